@@ -1,0 +1,148 @@
+# factory: top-level GNU Makefile.
+#
+# Every directory of the design builds one program; libcommon/ builds
+# libcommon.a, linked by all of them.  Objects and programs go to $(O).
+
+PREFIX		?= /usr/local
+SBINDIR		?= $(PREFIX)/sbin
+LIBEXECDIR	?= $(PREFIX)/libexec/factory
+MANDIR		?= $(PREFIX)/share/man
+SHAREDIR	?= $(PREFIX)/share/factory
+DESTDIR		?=
+
+O		?= build
+CC		?= cc
+PKG_CONFIG	?= pkg-config
+
+# Debian packages the build, the tests and the demo need.
+DEBS = build-essential pkg-config libevent-dev libbsd-dev libssl-dev \
+	libgit2-dev libyaml-dev check libseccomp-dev libjansson-dev \
+	mandoc git bubblewrap util-linux iproute2 procps
+
+PKGS_COMMON	= libbsd-overlay libevent libcrypto yaml-0.1 libseccomp jansson
+PKGS_GIT	= libgit2
+
+CFLAGS		?= -O2 -g
+CFLAGS		+= -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
+		   -Wmissing-prototypes -Wstrict-prototypes -Wshadow \
+		   -D_GNU_SOURCE -Ilibcommon \
+		   -DFACTORY_LIBEXECDIR=\"$(LIBEXECDIR)\" \
+		   $(shell $(PKG_CONFIG) --cflags $(PKGS_COMMON) $(PKGS_GIT) 2>/dev/null)
+ifdef SAN
+CFLAGS		+= -fsanitize=address,undefined -fno-sanitize-recover=all \
+		   -fno-omit-frame-pointer
+LDFLAGS		+= -fsanitize=address,undefined
+endif
+ifdef TESTBUILD
+CFLAGS		+= -DFACTORY_TESTBUILD
+endif
+
+LIBS_COMMON	= $(shell $(PKG_CONFIG) --libs $(PKGS_COMMON) 2>/dev/null)
+LIBS_GIT	= $(shell $(PKG_CONFIG) --libs $(PKGS_GIT) 2>/dev/null)
+
+PROGS_SBIN	= factoryd factoryctl
+PROGS_LIBEXEC	= factory-worker factory-verifier factory-reconciler \
+		  factory-publisher
+PROGS		= $(PROGS_SBIN) $(PROGS_LIBEXEC)
+
+dir_factoryd		= supervisord-factory
+dir_factoryctl		= factoryctl
+dir_factory-worker	= worker
+dir_factory-verifier	= verifier
+dir_factory-reconciler	= reconciler
+dir_factory-publisher	= publisher
+
+libs_factoryd		= $(LIBS_COMMON)
+libs_factoryctl		= $(LIBS_COMMON)
+libs_factory-worker	= $(LIBS_GIT) $(LIBS_COMMON)
+libs_factory-verifier	= $(LIBS_GIT) $(LIBS_COMMON)
+libs_factory-reconciler	= $(LIBS_GIT) $(LIBS_COMMON)
+libs_factory-publisher	= $(LIBS_GIT) $(LIBS_COMMON)
+
+COMMON_SRCS	= $(wildcard libcommon/*.c)
+COMMON_OBJS	= $(COMMON_SRCS:%.c=$(O)/%.o)
+HEADERS		= $(wildcard libcommon/*.h */*.h)
+
+# Unit tests (check): regress/unit/test_NAME.c links libcommon.a and,
+# where it says so in unit_objs_NAME, objects of one program.
+UNIT_SRCS	= $(wildcard regress/unit/test_*.c)
+UNIT_TESTS	= $(UNIT_SRCS:regress/unit/%.c=$(O)/regress/unit/%)
+LIBS_CHECK	= $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+
+# Helper programs of the regress suite (regress/*/NAME.c, one file each).
+REGRESS_SRCS	= $(wildcard regress/*/prog_*.c regress/hostile/*.c)
+REGRESS_PROGS	= $(REGRESS_SRCS:%.c=$(O)/%)
+
+BENCH_SRCS	= $(wildcard bench/*.c)
+BENCH_PROGS	= $(BENCH_SRCS:%.c=$(O)/%)
+
+.PHONY: all tests deps check check-unit check-asan check-lint check-regress \
+	demo install clean bench
+
+all: $(PROGS:%=$(O)/%)
+
+$(O)/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(O)/libcommon.a: $(COMMON_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+.SECONDEXPANSION:
+$(PROGS:%=$(O)/%): $(O)/%: $$(patsubst %.c,$(O)/%.o,$$(wildcard $$(dir_$$*)/*.c)) $(O)/libcommon.a
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(O)/libcommon.a $(libs_$*)
+
+$(UNIT_TESTS): $(O)/regress/unit/%: $(O)/regress/unit/%.o $(O)/libcommon.a $$(unit_objs_$$*)
+	$(CC) $(LDFLAGS) -o $@ $< $(unit_objs_$*) $(O)/libcommon.a \
+		$(LIBS_CHECK) $(LIBS_GIT) $(LIBS_COMMON)
+
+$(REGRESS_PROGS) $(BENCH_PROGS): $(O)/%: $(O)/%.o $(O)/libcommon.a $$(prog_objs_$$(notdir $$*))
+	$(CC) $(LDFLAGS) -o $@ $< $(prog_objs_$(notdir $*)) $(O)/libcommon.a \
+		$(LIBS_GIT) $(LIBS_COMMON)
+
+-include $(wildcard regress/*/objs.mk)
+
+deps:
+	@missing=""; for p in $(DEBS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		    grep -q '^install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all present"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "deps: installing$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		    apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "deps: as root, run: apt-get install$$missing"; exit 1; fi
+
+tests: all $(UNIT_TESTS) $(REGRESS_PROGS)
+
+check: deps
+	$(MAKE) tests
+	$(MAKE) O=$(O)/asan SAN=1 TESTBUILD=1 $(O)/asan/libcommon.a \
+		$(UNIT_TESTS:$(O)/%=$(O)/asan/%)
+	$(MAKE) check-lint
+	O=$(O) sh regress/run-all.sh
+
+check-lint:
+	mandoc -Tlint -Wwarning man/*.[0-9]
+
+bench: all $(BENCH_PROGS)
+	O=$(O) sh bench/run.sh
+
+demo: deps
+	$(MAKE) all
+	O=$(O) sh etc/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR) \
+	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
+	    $(DESTDIR)$(SHAREDIR)
+	install -m 0555 $(PROGS_SBIN:%=$(O)/%) $(DESTDIR)$(SBINDIR)
+	install -m 0555 $(PROGS_LIBEXEC:%=$(O)/%) $(DESTDIR)$(LIBEXECDIR)
+	install -m 0444 man/*.5 $(DESTDIR)$(MANDIR)/man5
+	install -m 0444 man/*.8 $(DESTDIR)$(MANDIR)/man8
+	install -m 0444 etc/factoryd.conf $(DESTDIR)$(SHAREDIR)
+
+clean:
+	rm -rf $(O)

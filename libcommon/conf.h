@@ -1,0 +1,120 @@
+/*
+ * factoryd.conf(5) and factory-manifest(5): YAML, parsed with libyaml.
+ * Unknown keys and wrong types are errors; every error names
+ * FILE:LINE:COLUMN and the key.  The parent parses; children get what
+ * they need over imsg.
+ */
+#ifndef FACTORY_CONF_H
+#define FACTORY_CONF_H
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "factory.h"
+
+#define CONF_ERRLEN	1024
+
+enum forge {
+	FORGE_NONE,
+	FORGE_LOCAL,
+	FORGE_GITHUB
+};
+
+struct conf_user {
+	char		 name[64];	/* as written: a name or a number */
+	uid_t		 uid;
+	gid_t		 gid;
+};
+
+struct conf_github {
+	char		 api[256];
+	char		 owner[128];
+	char		 repo[128];
+	uint64_t	 repository_id;
+	char		 app_id[64];	/* app id or client id */
+	uint64_t	 installation_id;
+	char		 key[PATH_MAX];
+	char		 ca[PATH_MAX];
+};
+
+struct conf_repo {
+	TAILQ_ENTRY(conf_repo)	 entry;
+	char			 name[REPO_NAME_MAX];
+	char			 path[PATH_MAX];
+	enum forge		 forge;
+	char			 remote[PATH_MAX];	/* forge local */
+	char			 pulls[PATH_MAX];	/* forge local */
+	struct conf_github	 github;		/* forge github */
+};
+TAILQ_HEAD(conf_repos, conf_repo);
+
+struct factoryd_conf {
+	char			 file[PATH_MAX];
+	char			 socket[PATH_MAX];
+	char			 statedir[PATH_MAX];
+	char			 libexec[PATH_MAX];
+	struct conf_user	 users[PROC_MAX];	/* by enum factory_procid */
+	uid_t			 attempt_uid_lo;
+	uid_t			 attempt_uid_hi;
+	int			 max_attempts;
+	int			 verifiers;
+	int			 lease_ttl;		/* seconds */
+	int			 reconcile_interval;	/* seconds */
+	char			 receipt_key[PATH_MAX];
+	char			 verifier_key[PATH_MAX];
+	struct conf_repos	 repos;
+};
+
+enum approval {
+	APPROVAL_AUTO,
+	APPROVAL_MANUAL
+};
+
+struct manifest_limits {
+	uint64_t	 wall_ms;
+	uint64_t	 cpu_ms;
+	uint64_t	 memory;	/* bytes */
+	uint64_t	 pids;
+	uint64_t	 tree;		/* bytes */
+	uint64_t	 log;		/* bytes */
+};
+
+struct manifest {
+	char			 repository[REPO_NAME_MAX];
+	char			 baseline[256];	/* a ref or an oid, as given */
+	char			**scope;	/* NULL-terminated, each a valid glob */
+	char			**agent;	/* argv, NULL-terminated, non-empty */
+	char			**validate;	/* argv, NULL-terminated, non-empty */
+	char			**env;		/* "KEY=VALUE", NULL-terminated */
+	char			**exec;		/* allowed executables/dirs, or NULL: defaults */
+	char			**allow;	/* network egress "host:port", NULL: none */
+	struct manifest_limits	 limits;
+	char			 title[256];
+	enum approval		 approval;
+};
+
+/* conf.c */
+/* 0 ok; -1 with "FILE:LINE:COL: message" in err */
+int		 conf_parse(const char *, struct factoryd_conf **, char *, size_t);
+void		 conf_free(struct factoryd_conf *);
+void		 conf_print(FILE *, const struct factoryd_conf *);
+struct conf_repo *conf_repo(const struct factoryd_conf *, const char *);
+
+/* manifest.c */
+/* name is used in error messages; buf need not be NUL-terminated */
+int		 manifest_parse(const char *, const void *, size_t,
+		    struct manifest **, char *, size_t);
+void		 manifest_free(struct manifest *);
+void		 manifest_print(FILE *, const struct manifest *);
+/* Defaults applied to a manifest's missing limits. */
+extern const struct manifest_limits manifest_default_limits;
+
+/* glob.c: scope globs ("src/**", "*.c", "docs/?.md", "[a-z]*") */
+int		 glob_valid(const char *, char *, size_t);	/* 0 ok, -1 reason */
+int		 glob_match(const char *, const char *);	/* 1 match */
+int		 scope_match(char * const *, const char *);	/* any glob */
+
+#endif /* FACTORY_CONF_H */

@@ -1,0 +1,132 @@
+/*
+ * What every program of the suite shares: the process table, the imsg
+ * types, default paths and limits.
+ */
+#ifndef FACTORY_H
+#define FACTORY_H
+
+#include <sys/types.h>
+#include <stdint.h>
+
+#include "imsg.h"
+
+#define FACTORY_VERSION		"0.1"
+#define FACTORYD_CONF		"/etc/factoryd.conf"
+#define FACTORYD_SOCKET		"/run/factoryd.sock"
+#define FACTORYD_ROSUFFIX	".ro"
+#define FACTORYD_STATEDIR	"/var/lib/factory"
+#ifndef FACTORY_LIBEXECDIR
+#define FACTORY_LIBEXECDIR	"/usr/local/libexec/factory"
+#endif
+
+#define PROC_PARENT_FD		3	/* a child's end of its socketpair */
+#define FACTORY_MAXIMSG		(64 * 1024)
+#define ATTEMPT_ID_MAX		32	/* "a-20261129-0007" */
+#define REPO_NAME_MAX		64
+
+enum factory_procid {
+	PROC_PARENT,
+	PROC_WORKER,
+	PROC_VERIFIER,
+	PROC_RECONCILER,
+	PROC_PUBLISHER,
+	PROC_CONTROL,
+	PROC_MAX
+};
+
+/*
+ * One unveil(2) rule of a child.  A path beginning with '$' names a
+ * variable the parent passes on the child's command line (-V name=value,
+ * repeatable): "$state" becomes the state directory, and a variable
+ * with several values gives one rule each.
+ */
+struct proc_unveil {
+	const char	*path;
+	const char	*perm;
+};
+
+/*
+ * The process table: who runs what, as whom, under which policy.  A
+ * security reviewer reads this one table (libcommon/procs.c).
+ */
+struct factory_proc {
+	enum factory_procid	 id;
+	const char		*name;		/* "worker": config key, title */
+	const char		*binary;	/* in libexec */
+	const char		*promises;	/* pledge(2) */
+	const char		*why;		/* one line for factoryctl policy */
+	struct proc_unveil	 unveils[8];	/* ends with a NULL path */
+};
+
+extern const struct factory_proc factory_procs[PROC_MAX];
+
+/* procs.c */
+const struct factory_proc *proc_byid(enum factory_procid);
+const struct factory_proc *proc_byname(const char *);
+/*
+ * Run at the top of every child's main, before any message is read:
+ * checks fd 3 is a unix socket whose peer is the root parent, closes
+ * every other fd above 2, applies the table's unveil and pledge, and
+ * sets the title.  Returns the parent's fd.  Fatal on any failure.
+ */
+int	proc_child_init(enum factory_procid, int, char **);
+/* Expand and apply a table entry's unveils, then its pledge. */
+void	proc_apply_policy(const struct factory_proc *, char **, size_t);
+
+/*
+ * imsg types, one enum for the whole suite.  Payloads are described
+ * where they are composed; every dispatcher checks the sender.
+ */
+enum imsg_type {
+	IMSG_NONE,
+
+	/* factoryctl <-> parent */
+	IMSG_CTL_OK,		/* empty, or a JSON object */
+	IMSG_CTL_FAIL,		/* a NUL-terminated reason */
+	IMSG_CTL_DATA,		/* a piece of a JSON document or stream */
+	IMSG_CTL_END,
+	IMSG_CTL_STATUS,
+	IMSG_CTL_POLICY,
+	IMSG_CTL_RELOAD,
+	IMSG_CTL_LOG_VERBOSE,	/* int */
+	IMSG_CTL_SUBMIT,	/* struct ctl_submit + manifest bytes */
+	IMSG_CTL_LIST,
+	IMSG_CTL_SHOW,		/* attempt id */
+	IMSG_CTL_LOGS,		/* struct ctl_logs */
+	IMSG_CTL_CANCEL,	/* attempt id */
+	IMSG_CTL_APPROVE,	/* attempt id */
+	IMSG_CTL_RECEIPTS,	/* attempt id */
+	IMSG_CTL_ORPHANS,
+	IMSG_CTL_REAP,
+	IMSG_CTL_RECONCILE,
+
+	/* child -> parent, once, after its policy is applied */
+	IMSG_HELLO,		/* pledge_describe() text */
+
+	/* parent <-> worker */
+	IMSG_RESOLVE,		/* parent: repo path + ref; worker: oid or error */
+	IMSG_PROVISION,
+	IMSG_READY,
+	IMSG_COLLECT,
+	IMSG_RESULT,
+	IMSG_HEARTBEAT,
+
+	/* parent <-> verifier */
+	IMSG_VERIFY,
+	IMSG_VALIDATE_REQ,	/* verifier asks for the validation run */
+	IMSG_VALIDATE_DONE,	/* parent: the run's witnessed status */
+	IMSG_VERDICT,
+
+	/* parent <-> publisher */
+	IMSG_PUBLISH,
+	IMSG_PUBLISHED,
+
+	/* parent <-> reconciler */
+	IMSG_INVENTORY_REQ,
+	IMSG_INVENTORY,
+
+	IMSG_ERROR,		/* child: a request failed; a reason */
+	IMSG_MAX
+};
+
+#endif /* FACTORY_H */

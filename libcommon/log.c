@@ -1,0 +1,151 @@
+/*
+ * Logging for every process of the suite.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static int		 log_debug_stderr;
+static int		 log_verbose;
+static const char	*log_procname;
+
+void
+log_init(int debug, int facility)
+{
+	extern char	*__progname;
+
+	log_debug_stderr = debug;
+	if (!debug)
+		openlog(__progname, LOG_PID | LOG_NDELAY, facility);
+	tzset();
+}
+
+void
+log_procinit(const char *name)
+{
+	if (name != NULL)
+		log_procname = name;
+}
+
+void
+log_setverbose(int v)
+{
+	log_verbose = v;
+}
+
+int
+log_getverbose(void)
+{
+	return (log_verbose);
+}
+
+void
+vlog(int pri, const char *fmt, va_list ap)
+{
+	char	 buf[8192];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (log_debug_stderr) {
+		if (log_procname != NULL)
+			fprintf(stderr, "%s: %s\n", log_procname, buf);
+		else
+			fprintf(stderr, "%s\n", buf);
+		fflush(stderr);
+	} else
+		syslog(pri, "%s", buf);
+}
+
+static void
+log_errno(int pri, const char *fmt, va_list ap)
+{
+	char	 buf[8192];
+	int	 saved = errno;
+
+	if (fmt == NULL) {
+		snprintf(buf, sizeof(buf), "%s", strerror(saved));
+	} else {
+		vsnprintf(buf, sizeof(buf), fmt, ap);
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), ": %s",
+		    strerror(saved));
+	}
+	if (log_debug_stderr) {
+		if (log_procname != NULL)
+			fprintf(stderr, "%s: %s\n", log_procname, buf);
+		else
+			fprintf(stderr, "%s\n", buf);
+		fflush(stderr);
+	} else
+		syslog(pri, "%s", buf);
+	errno = saved;
+}
+
+void
+log_warn(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	log_errno(LOG_ERR, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_warnx(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_ERR, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_info(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_INFO, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_debug(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	if (log_verbose < 1)
+		return;
+	va_start(ap, fmt);
+	vlog(LOG_DEBUG, fmt, ap);
+	va_end(ap);
+}
+
+__dead void
+fatal(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	log_errno(LOG_CRIT, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+__dead void
+fatalx(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_CRIT, fmt, ap);
+	va_end(ap);
+	exit(1);
+}

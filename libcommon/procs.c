@@ -1,0 +1,240 @@
+/*
+ * The process table of the suite and the start-up every child shares.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bsd/unistd.h>
+
+#include "factory.h"
+#include "log.h"
+#include "pledge.h"
+
+/*
+ * Each child's policy.  Users come from factoryd.conf(5) (users:); the
+ * parent sets uid, gid and an empty group list before execve(2).
+ */
+const struct factory_proc factory_procs[PROC_MAX] = {
+	[PROC_PARENT] = {
+		PROC_PARENT, "parent", "factoryd",
+		NULL,
+		"root; owns the journal, the sockets and the spawning of "
+		"sandboxes; needs mount, namespaces and setuid, so no pledge",
+		{ { NULL, NULL } }
+	},
+	[PROC_WORKER] = {
+		PROC_WORKER, "worker", "factory-worker",
+		/*
+		 * stdio: imsg.  rpath wpath cpath fattr: libgit2 checkouts
+		 * and commits under the attempts directory.  flock: libgit2
+		 * lock files.  recvfd: none yet, kept for attempt dir fds.
+		 * No exec, no network, no keys.
+		 */
+		"stdio rpath wpath cpath fattr flock recvfd",
+		"libgit2 work on repositories and attempt trees",
+		{
+			{ "$state/attempts", "rwc" },	/* trees, bundles */
+			{ "$repos", "r" },		/* baselines, alternates */
+			{ NULL, NULL }
+		}
+	},
+	[PROC_VERIFIER] = {
+		PROC_VERIFIER, "verifier", "factory-verifier",
+		/*
+		 * stdio: imsg.  rpath: the repositories and its key.
+		 * wpath cpath: its scratch directory only (unveil).
+		 * recvfd: the bundle arrives as an fd.  No exec, no
+		 * network; replaced after every verdict.
+		 */
+		"stdio rpath wpath cpath flock recvfd",
+		"re-derives a bundle's facts and signs the verdict",
+		{
+			{ "$state/verify", "rwc" },	/* scratch repositories */
+			{ "$repos", "r" },		/* baselines */
+			{ "$verifier_key", "r" },	/* signing key */
+			{ NULL, NULL }
+		}
+	},
+	[PROC_RECONCILER] = {
+		PROC_RECONCILER, "reconciler", "factory-reconciler",
+		/*
+		 * stdio: imsg.  rpath: a read-only view of every resource.
+		 * Nothing else: it reports, the parent acts.
+		 */
+		"stdio rpath",
+		"lists what exists: attempt dirs, cgroups, processes, "
+		"mounts, branches",
+		{
+			{ "$state", "r" },
+			{ "/proc", "r" },
+			{ "/sys/fs/cgroup", "r" },
+			{ "$repos", "r" },
+			{ "$remotes", "r" },
+			{ NULL, NULL }
+		}
+	},
+	[PROC_PUBLISHER] = {
+		PROC_PUBLISHER, "publisher", "factory-publisher",
+		/*
+		 * stdio: imsg.  rpath wpath cpath flock: pushes into local
+		 * remotes and writes pull records.  recvfd: the bundle.
+		 * inet dns: the forge API (forge github).  No exec, never
+		 * reads attempt trees (not unveiled).
+		 */
+		"stdio rpath wpath cpath flock recvfd inet dns",
+		"the only holder of forge credentials; pushes one branch, "
+		"opens one pull request",
+		{
+			{ "$remotes", "rwc" },		/* forge local */
+			{ "$pulls", "rwc" },		/* forge local */
+			{ "$forge_keys", "r" },		/* forge github */
+			{ "/etc/ssl", "r" },		/* CA bundles */
+			{ NULL, NULL }
+		}
+	},
+	[PROC_CONTROL] = {
+		PROC_CONTROL, "control", "factoryctl",
+		NULL,
+		"the operator's client; holds nothing",
+		{ { NULL, NULL } }
+	},
+};
+
+const struct factory_proc *
+proc_byid(enum factory_procid id)
+{
+	if (id < 0 || id >= PROC_MAX)
+		return (NULL);
+	return (&factory_procs[id]);
+}
+
+const struct factory_proc *
+proc_byname(const char *name)
+{
+	int	 i;
+
+	for (i = 0; i < PROC_MAX; i++)
+		if (strcmp(factory_procs[i].name, name) == 0)
+			return (&factory_procs[i]);
+	return (NULL);
+}
+
+/*
+ * Expand the table's unveil rules with the variables given on the
+ * command line and apply them, then pledge.  Any failure is fatal.
+ */
+void
+proc_apply_policy(const struct factory_proc *p, char **vars, size_t nvars)
+{
+	const struct proc_unveil *u;
+	size_t			 i, n;
+	char			 path[PATH_MAX];
+	const char		*rest;
+
+	for (u = p->unveils; u->path != NULL; u++) {
+		if (u->path[0] != '$') {
+			if (unveil(u->path, u->perm) == -1)
+				fatal("unveil %s", u->path);
+			continue;
+		}
+		n = strcspn(u->path + 1, "/");
+		rest = u->path + 1 + n;
+		for (i = 0; i < nvars; i++) {
+			if (strncmp(vars[i], u->path + 1, n) != 0 ||
+			    vars[i][n] != '=')
+				continue;
+			if ((size_t)snprintf(path, sizeof(path), "%s%s",
+			    vars[i] + n + 1, rest) >= sizeof(path))
+				fatalx("unveil: path too long");
+			if (unveil(path, u->perm) == -1)
+				fatal("unveil %s", path);
+		}
+	}
+	if (unveil(NULL, NULL) == -1)
+		fatal("unveil lock");
+	if (pledge(p->promises, NULL) == -1)
+		fatal("pledge");
+}
+
+/*
+ * The parent's socket must be on fd 3, a unix stream socket whose peer
+ * is our parent process running as root.  Anything else means we were
+ * not started by factoryd.
+ */
+static void
+proc_check_parent_fd(const char *name)
+{
+	struct stat	 sb;
+	struct ucred	 cred;
+	socklen_t	 len = sizeof(cred);
+	int		 type;
+	socklen_t	 tlen = sizeof(type);
+
+	if (fstat(PROC_PARENT_FD, &sb) == -1 || !S_ISSOCK(sb.st_mode))
+		fatalx("%s: no socket on fd %d: not started by factoryd",
+		    name, PROC_PARENT_FD);
+	if (getsockopt(PROC_PARENT_FD, SOL_SOCKET, SO_TYPE, &type,
+	    &tlen) == -1 || type != SOCK_STREAM)
+		fatalx("%s: fd %d is not a stream socket", name,
+		    PROC_PARENT_FD);
+	if (getsockopt(PROC_PARENT_FD, SOL_SOCKET, SO_PEERCRED, &cred,
+	    &len) == -1)
+		fatal("%s: SO_PEERCRED", name);
+	if (cred.pid != getppid() || cred.uid != 0)
+		fatalx("%s: fd %d peer is pid %d uid %u, not the root parent",
+		    name, PROC_PARENT_FD, (int)cred.pid, (unsigned)cred.uid);
+}
+
+int
+proc_child_init(enum factory_procid id, int argc, char **argv)
+{
+	const struct factory_proc *p = proc_byid(id);
+	char		**vars = NULL;
+	size_t		 nvars = 0;
+	int		 ch, debug = 0, verbose = 0;
+
+	log_init(1, LOG_DAEMON);	/* until -d is known: stderr */
+	while ((ch = getopt(argc, argv, "dvV:")) != -1) {
+		switch (ch) {
+		case 'd':
+			debug = 1;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'V':
+			if (strchr(optarg, '=') == NULL)
+				fatalx("%s: -V %s: expected name=value",
+				    p->name, optarg);
+			vars = reallocarray(vars, nvars + 1, sizeof(*vars));
+			if (vars == NULL)
+				fatal(NULL);
+			vars[nvars++] = optarg;
+			break;
+		default:
+			fatalx("usage: %s [-dv] [-V name=value]", p->binary);
+		}
+	}
+	if (optind != argc)
+		fatalx("usage: %s [-dv] [-V name=value]", p->binary);
+
+	log_init(debug, LOG_DAEMON);
+	log_setverbose(verbose);
+	log_procinit(p->name);
+
+	proc_check_parent_fd(p->name);
+	closefrom(PROC_PARENT_FD + 1);
+	setproctitle("%s", p->name);
+
+	proc_apply_policy(p, vars, nvars);
+	free(vars);
+	return (PROC_PARENT_FD);
+}
