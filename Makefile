@@ -11,20 +11,22 @@ SHAREDIR	?= $(PREFIX)/share/factory
 DESTDIR		?=
 
 O		?= build
+OBJ		= $(O)/obj
 CC		?= cc
 PKG_CONFIG	?= pkg-config
 
 # Debian packages the build, the tests and the demo need.
 DEBS = build-essential pkg-config libevent-dev libbsd-dev libssl-dev \
 	libgit2-dev libyaml-dev check libseccomp-dev libjansson-dev \
-	mandoc git bubblewrap util-linux iproute2 procps
+	mandoc git jq bubblewrap util-linux iproute2 procps
 
-PKGS_COMMON	= libbsd-overlay libevent libcrypto yaml-0.1 libseccomp jansson
+PKGS_COMMON	= libbsd-overlay libbsd-ctor libevent libcrypto yaml-0.1 libseccomp jansson
 PKGS_GIT	= libgit2
 
 CFLAGS		?= -O2 -g
 CFLAGS		+= -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 		   -Wmissing-prototypes -Wstrict-prototypes -Wshadow \
+		   -Wno-format-truncation \
 		   -D_GNU_SOURCE -Ilibcommon \
 		   -DFACTORY_LIBEXECDIR=\"$(LIBEXECDIR)\" \
 		   $(shell $(PKG_CONFIG) --cflags $(PKGS_COMMON) $(PKGS_GIT) 2>/dev/null)
@@ -60,7 +62,7 @@ libs_factory-reconciler	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-publisher	= $(LIBS_GIT) $(LIBS_COMMON)
 
 COMMON_SRCS	= $(wildcard libcommon/*.c)
-COMMON_OBJS	= $(COMMON_SRCS:%.c=$(O)/%.o)
+COMMON_OBJS	= $(COMMON_SRCS:%.c=$(OBJ)/%.o)
 HEADERS		= $(wildcard libcommon/*.h */*.h)
 
 # Unit tests (check): regress/unit/test_NAME.c links libcommon.a and,
@@ -81,23 +83,26 @@ BENCH_PROGS	= $(BENCH_SRCS:%.c=$(O)/%)
 
 all: $(PROGS:%=$(O)/%)
 
-$(O)/%.o: %.c $(HEADERS)
+$(OBJ)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	@echo "CC $<"
+	@$(CC) $(CFLAGS) -c -o $@ $<
 
 $(O)/libcommon.a: $(COMMON_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
 .SECONDEXPANSION:
-$(PROGS:%=$(O)/%): $(O)/%: $$(patsubst %.c,$(O)/%.o,$$(wildcard $$(dir_$$*)/*.c)) $(O)/libcommon.a
+$(PROGS:%=$(O)/%): $(O)/%: $$(addprefix $(OBJ)/,$$(subst .c,.o,$$(wildcard $$(dir_$$*)/*.c))) $(O)/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(O)/libcommon.a $(libs_$*)
 
-$(UNIT_TESTS): $(O)/regress/unit/%: $(O)/regress/unit/%.o $(O)/libcommon.a $$(unit_objs_$$*)
+$(UNIT_TESTS): $(O)/regress/unit/%: $(OBJ)/regress/unit/%.o $(O)/libcommon.a $$(unit_objs_$$*)
+	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(unit_objs_$*) $(O)/libcommon.a \
 		$(LIBS_CHECK) $(LIBS_GIT) $(LIBS_COMMON)
 
-$(REGRESS_PROGS) $(BENCH_PROGS): $(O)/%: $(O)/%.o $(O)/libcommon.a $$(prog_objs_$$(notdir $$*))
+$(REGRESS_PROGS) $(BENCH_PROGS): $(O)/%: $(OBJ)/%.o $(O)/libcommon.a $$(prog_objs_$$(notdir $$*))
+	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(prog_objs_$(notdir $*)) $(O)/libcommon.a \
 		$(LIBS_GIT) $(LIBS_COMMON)
 

@@ -112,7 +112,7 @@ void		 manifest_print(FILE *, const struct manifest *);
 /* Defaults applied to a manifest's missing limits. */
 extern const struct manifest_limits manifest_default_limits;
 
-/* glob.c: scope globs ("src/**", "*.c", "docs/?.md", "[a-z]*") */
+/* glob.c: scope globs, the rules are in factory-manifest(5) */
 int		 glob_valid(const char *, char *, size_t);	/* 0 ok, -1 reason */
 int		 glob_match(const char *, const char *);	/* 1 match */
 int		 scope_match(char * const *, const char *);	/* any glob */

@@ -112,7 +112,8 @@ enum imsg_type {
 	IMSG_HEARTBEAT,
 
 	/* parent <-> verifier */
-	IMSG_VERIFY,
+	IMSG_VERIFY_LOG,	/* the attempt log, as an fd, for the secret scan */
+	IMSG_VERIFY,		/* JSON facts + the bundle as an fd */
 	IMSG_VALIDATE_REQ,	/* verifier asks for the validation run */
 	IMSG_VALIDATE_DONE,	/* parent: the run's witnessed status */
 	IMSG_VERDICT,

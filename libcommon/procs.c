@@ -10,9 +10,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <syslog.h>
 #include <string.h>
 #include <unistd.h>
-#include <bsd/unistd.h>
 
 #include "factory.h"
 #include "log.h"
@@ -51,10 +51,11 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 		/*
 		 * stdio: imsg.  rpath: the repositories and its key.
 		 * wpath cpath: its scratch directory only (unveil).
-		 * recvfd: the bundle arrives as an fd.  No exec, no
-		 * network; replaced after every verdict.
+		 * fattr: libgit2 sets modes in the scratch repositories it
+		 * makes.  recvfd: the bundle arrives as an fd.  No exec,
+		 * no network; replaced after every verdict.
 		 */
-		"stdio rpath wpath cpath flock recvfd",
+		"stdio rpath wpath cpath fattr flock recvfd",
 		"re-derives a bundle's facts and signs the verdict",
 		{
 			{ "$state/verify", "rwc" },	/* scratch repositories */
@@ -84,12 +85,13 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 	[PROC_PUBLISHER] = {
 		PROC_PUBLISHER, "publisher", "factory-publisher",
 		/*
-		 * stdio: imsg.  rpath wpath cpath flock: pushes into local
-		 * remotes and writes pull records.  recvfd: the bundle.
+		 * stdio: imsg.  rpath wpath cpath fattr flock: pushes into
+		 * local remotes (libgit2 sets modes on the objects it
+		 * writes) and writes pull records.  recvfd: the bundle.
 		 * inet dns: the forge API (forge github).  No exec, never
 		 * reads attempt trees (not unveiled).
 		 */
-		"stdio rpath wpath cpath flock recvfd inet dns",
+		"stdio rpath wpath cpath fattr flock recvfd inet dns",
 		"the only holder of forge credentials; pushes one branch, "
 		"opens one pull request",
 		{
@@ -226,11 +228,11 @@ proc_child_init(enum factory_procid id, int argc, char **argv)
 	if (optind != argc)
 		fatalx("usage: %s [-dv] [-V name=value]", p->binary);
 
+	/* Still on stderr: someone starting us by hand sees why not. */
+	proc_check_parent_fd(p->name);
 	log_init(debug, LOG_DAEMON);
 	log_setverbose(verbose);
 	log_procinit(p->name);
-
-	proc_check_parent_fd(p->name);
 	closefrom(PROC_PARENT_FD + 1);
 	setproctitle("%s", p->name);
 

@@ -1,0 +1,265 @@
+/*
+ * factoryctl: talks to factoryd over its control socket.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <err.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "factoryctl.h"
+#include "imsg.h"
+#include "log.h"
+
+int		 ctl_json;
+const char	*ctl_socket = FACTORYD_SOCKET;
+
+static const struct ctl_cmd ctl_cmds[] = {
+	{ "log",	0, cmd_log,	"log verbose | brief" },
+	{ "policy",	1, cmd_policy,	"policy" },
+	{ "reload",	0, cmd_reload,	"reload" },
+	{ "status",	1, cmd_status,	"status" },
+};
+#define NCMDS	(sizeof(ctl_cmds) / sizeof(ctl_cmds[0]))
+
+__dead void
+ctl_usage(const char *cmd)
+{
+	size_t	 i;
+
+	if (cmd != NULL) {
+		for (i = 0; i < NCMDS; i++)
+			if (strcmp(ctl_cmds[i].name, cmd) == 0)
+				fprintf(stderr, "usage: factoryctl [-j] "
+				    "[-s socket] %s\n", ctl_cmds[i].usage);
+		exit(CTL_EXIT_USAGE);
+	}
+	fprintf(stderr, "usage: factoryctl [-j] [-s socket] command "
+	    "[argument ...]\ncommands:\n");
+	for (i = 0; i < NCMDS; i++)
+		fprintf(stderr, "\t%s\n", ctl_cmds[i].usage);
+	exit(CTL_EXIT_USAGE);
+}
+
+static const struct ctl_cmd *
+ctl_lookup(const char *name)
+{
+	const struct ctl_cmd	*match = NULL;
+	size_t			 i, len = strlen(name);
+
+	for (i = 0; i < NCMDS; i++) {
+		if (strcmp(ctl_cmds[i].name, name) == 0)
+			return (&ctl_cmds[i]);
+		if (strncmp(ctl_cmds[i].name, name, len) == 0) {
+			if (match != NULL) {
+				fprintf(stderr, "factoryctl: ambiguous command "
+				    "\"%s\"\n", name);
+				exit(CTL_EXIT_USAGE);
+			}
+			match = &ctl_cmds[i];
+		}
+	}
+	if (match == NULL) {
+		fprintf(stderr, "factoryctl: unknown command \"%s\"\n", name);
+		ctl_usage(NULL);
+	}
+	return (match);
+}
+
+static int
+ctl_connect_path(const char *path)
+{
+	struct sockaddr_un	 sun;
+	int			 s;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlcpy(sun.sun_path, path, sizeof(sun.sun_path)) >=
+	    sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return (-1);
+	if (connect(s, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		close(s);
+		return (-1);
+	}
+	return (s);
+}
+
+/*
+ * Read-only commands fall back to the .ro socket when the read-write
+ * one is not ours to open.
+ */
+int
+ctl_connect(int readonly)
+{
+	char	 ro[PATH_MAX];
+	int	 s, saved;
+
+	if ((s = ctl_connect_path(ctl_socket)) != -1)
+		return (s);
+	saved = errno;
+	if (readonly && (saved == EACCES || saved == EPERM)) {
+		snprintf(ro, sizeof(ro), "%s%s", ctl_socket,
+		    FACTORYD_ROSUFFIX);
+		if ((s = ctl_connect_path(ro)) != -1)
+			return (s);
+	}
+	fprintf(stderr, "factoryctl: connect %s: %s\n", ctl_socket,
+	    strerror(saved));
+	exit(CTL_EXIT_USAGE);
+}
+
+/*
+ * One request, one answer: DATA pieces then END (a JSON document), or
+ * FAIL with a reason.  Returns 0, or 1 if refused (reason in err).
+ */
+int
+ctl_request(int s, uint32_t type, const void *data, size_t len,
+    json_t **out, char *reason, size_t reasonlen)
+{
+	struct imsgbuf	 ibuf;
+	struct imsg	 imsg;
+	json_error_t	 jerr;
+	struct pollfd	 pfd;
+	char		*doc = NULL;
+	size_t		 doclen = 0, n;
+	int		 done = 0, ret = 0, r;
+
+	if (imsgbuf_init(&ibuf, s) == -1 ||
+	    imsgbuf_set_maxsize(&ibuf, FACTORY_MAXIMSG) == -1)
+		err(CTL_EXIT_USAGE, "imsgbuf_init");
+	if (imsg_compose(&ibuf, type, 0, 0, -1, data, len) == -1 ||
+	    imsgbuf_flush(&ibuf) == -1)
+		err(CTL_EXIT_USAGE, "send request");
+	while (!done) {
+		pfd.fd = s;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			err(CTL_EXIT_USAGE, "poll");
+		}
+		if ((r = imsgbuf_read(&ibuf)) == -1)
+			err(CTL_EXIT_USAGE, "read");
+		if (r == 0)
+			errx(CTL_EXIT_USAGE, "factoryd closed the connection");
+		for (;;) {
+			if ((r = imsgbuf_get(&ibuf, &imsg)) == -1)
+				errx(CTL_EXIT_USAGE, "malformed answer");
+			if (r == 0)
+				break;
+			n = imsg_get_len(&imsg);
+			switch (imsg_get_type(&imsg)) {
+			case IMSG_CTL_DATA:
+				if ((doc = realloc(doc, doclen + n + 1)) ==
+				    NULL)
+					err(CTL_EXIT_USAGE, NULL);
+				memcpy(doc + doclen, imsg.data, n);
+				doclen += n;
+				doc[doclen] = '\0';
+				break;
+			case IMSG_CTL_END:
+				done = 1;
+				break;
+			case IMSG_CTL_FAIL:
+				if (n == 0 || n > reasonlen ||
+				    imsg_get_strbuf(&imsg, reason,
+				    reasonlen) == -1)
+					strlcpy(reason, "refused", reasonlen);
+				ret = 1;
+				done = 1;
+				break;
+			default:
+				errx(CTL_EXIT_USAGE, "unexpected answer %u",
+				    imsg_get_type(&imsg));
+			}
+			imsg_free(&imsg);
+			if (done)
+				break;
+		}
+	}
+	imsgbuf_clear(&ibuf);
+	if (ret == 0 && out != NULL) {
+		if ((*out = json_loads(doc != NULL ? doc : "{}", 0, &jerr)) ==
+		    NULL)
+			errx(CTL_EXIT_USAGE, "bad JSON from factoryd: %s",
+			    jerr.text);
+	}
+	free(doc);
+	return (ret);
+}
+
+/* Connect, request, print a refusal. */
+int
+ctl_simple(int readonly, uint32_t type, const void *data, size_t len,
+    json_t **out)
+{
+	char	 err[1024];
+	int	 s, ret;
+
+	s = ctl_connect(readonly);
+	ret = ctl_request(s, type, data, len, out, err, sizeof(err));
+	close(s);
+	if (ret != 0)
+		fprintf(stderr, "factoryctl: %s\n", err);
+	return (ret);
+}
+
+void
+ctl_print_json(json_t *o)
+{
+	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	putchar('\n');
+}
+
+const char *
+ctl_duration(long long s, char *buf, size_t len)
+{
+	if (s < 60)
+		snprintf(buf, len, "%llds", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%lldm%02llds", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, len, "%lldh%02lldm", s / 3600, (s / 60) % 60);
+	else
+		snprintf(buf, len, "%lldd%02lldh", s / 86400, (s / 3600) % 24);
+	return (buf);
+}
+
+int
+main(int argc, char *argv[])
+{
+	const struct ctl_cmd	*cmd;
+	int			 ch;
+
+	while ((ch = getopt(argc, argv, "+js:")) != -1) {
+		switch (ch) {
+		case 'j':
+			ctl_json = 1;
+			break;
+		case 's':
+			ctl_socket = optarg;
+			break;
+		default:
+			ctl_usage(NULL);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		ctl_usage(NULL);
+	cmd = ctl_lookup(argv[0]);
+	optind = 1;
+	optreset = 1;
+	return (cmd->fn(argc, argv));
+}

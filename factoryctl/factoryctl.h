@@ -1,0 +1,40 @@
+/*
+ * factoryctl: the operator's client of factoryd's control sockets.
+ */
+#ifndef FACTORYCTL_H
+#define FACTORYCTL_H
+
+#include <jansson.h>
+
+#include "factory.h"
+
+#define CTL_EXIT_OK		0
+#define CTL_EXIT_REFUSED	1
+#define CTL_EXIT_USAGE		2
+
+struct ctl_cmd {
+	const char	*name;
+	int		 readonly;	/* works on the .ro socket */
+	int		(*fn)(int, char **);
+	const char	*usage;
+};
+
+extern int		 ctl_json;	/* -j */
+extern const char	*ctl_socket;	/* -s */
+
+/* factoryctl.c */
+__attribute__((__noreturn__)) void ctl_usage(const char *);
+int	 ctl_connect(int);
+int	 ctl_request(int, uint32_t, const void *, size_t, json_t **,
+	    char *, size_t);
+int	 ctl_simple(int, uint32_t, const void *, size_t, json_t **);
+void	 ctl_print_json(json_t *);
+const char *ctl_duration(long long, char *, size_t);
+
+/* status.c */
+int	 cmd_status(int, char **);
+int	 cmd_policy(int, char **);
+int	 cmd_reload(int, char **);
+int	 cmd_log(int, char **);
+
+#endif /* FACTORYCTL_H */

@@ -1,0 +1,728 @@
+/*
+ * factoryd.conf(5): parsed once, by the parent, into struct
+ * factoryd_conf.  Every key has a default except the repositories;
+ * every error is one line naming FILE:LINE:COLUMN and the key.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "yaml.h"
+
+/* A configuration is not a data set. */
+#define CONF_MAXSIZE		(1024 * 1024)
+#define ATTEMPT_UID_LO		62000
+#define ATTEMPT_UID_HI		62999
+/* (uid_t)-1 means "no uid" to the set*id calls. */
+#define UID_LAST		((uint64_t)UINT32_MAX - 1)
+#define CA_DEFAULT		"/etc/ssl/certs/ca-certificates.crt"
+
+/* The four unprivileged roles and their default users. */
+static const struct {
+	enum factory_procid	 id;
+	const char		*key;
+	const char		*user;
+} conf_roles[] = {
+	{ PROC_WORKER,		"worker",	"_factoryw" },
+	{ PROC_VERIFIER,	"verifier",	"_factoryv" },
+	{ PROC_RECONCILER,	"reconciler",	"_factoryr" },
+	{ PROC_PUBLISHER,	"publisher",	"_factoryp" },
+};
+#define NROLES	(sizeof(conf_roles) / sizeof(conf_roles[0]))
+
+/* Where a user came from, to point an error at it. */
+struct conf_where {
+	int	 line;
+	int	 col;
+	char	 path[32];
+};
+
+static const char * const conf_topkeys[] = {
+	"socket", "state-dir", "libexec", "users", "attempt-uids",
+	"max-attempts", "verifiers", "lease-ttl", "reconcile-interval",
+	"keys", "repositories", NULL
+};
+
+static void
+conf_defaults(struct factoryd_conf *c)
+{
+	size_t	 i;
+
+	strlcpy(c->socket, FACTORYD_SOCKET, sizeof(c->socket));
+	strlcpy(c->statedir, FACTORYD_STATEDIR, sizeof(c->statedir));
+	strlcpy(c->libexec, FACTORY_LIBEXECDIR, sizeof(c->libexec));
+	for (i = 0; i < NROLES; i++)
+		strlcpy(c->users[conf_roles[i].id].name, conf_roles[i].user,
+		    sizeof(c->users[0].name));
+	c->attempt_uid_lo = ATTEMPT_UID_LO;
+	c->attempt_uid_hi = ATTEMPT_UID_HI;
+	c->max_attempts = 4;
+	c->verifiers = 2;
+	c->lease_ttl = 30;
+	c->reconcile_interval = 60;
+	strlcpy(c->receipt_key, "/etc/factory/keys/receipt.key",
+	    sizeof(c->receipt_key));
+	strlcpy(c->verifier_key, "/etc/factory/keys/verifier.key",
+	    sizeof(c->verifier_key));
+	TAILQ_INIT(&c->repos);
+}
+
+/* [A-Za-z0-9._-]{1,63}, not starting with '.' (nor '-', for argv). */
+static int
+conf_goodname(const char *s, size_t max)
+{
+	size_t	 n = strlen(s);
+
+	if (n == 0 || n > max || s[0] == '.' || s[0] == '-')
+		return (0);
+	return (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._-") == n);
+}
+
+/*
+ * A user: a name (its uid and primary gid), a uid (the gid is the
+ * same number) or "uid:gid".  Root's uid and gid are refused: a role
+ * running as root would hold everything the separation takes away.
+ */
+static int
+conf_resolve(const char *s, struct conf_user *u, char *why, size_t len)
+{
+	struct passwd	*pw;
+	const char	*colon;
+	char		 num[32];
+	uint64_t	 uid, gid;
+
+	if (strlcpy(u->name, s, sizeof(u->name)) >= sizeof(u->name)) {
+		snprintf(why, len, "longer than %zu bytes",
+		    sizeof(u->name) - 1);
+		return (-1);
+	}
+	if ((colon = strchr(s, ':')) != NULL &&
+	    (size_t)(colon - s) < sizeof(num)) {
+		memcpy(num, s, (size_t)(colon - s));
+		num[colon - s] = '\0';
+		if (y_parse_uint(num, &uid) != 0 ||
+		    y_parse_uint(colon + 1, &gid) != 0) {
+			snprintf(why, len, "expected uid:gid, not \"%s\"", s);
+			return (-1);
+		}
+	} else if (s[0] >= '0' && s[0] <= '9') {
+		if (y_parse_uint(s, &uid) != 0) {
+			snprintf(why, len, "expected a user name or a uid, "
+			    "not \"%s\"", s);
+			return (-1);
+		}
+		gid = uid;
+	} else {
+		if (!conf_goodname(s, 32)) {
+			snprintf(why, len, "not a user name: \"%s\"", s);
+			return (-1);
+		}
+		errno = 0;
+		if ((pw = getpwnam(s)) == NULL) {
+			snprintf(why, len, "unknown user %s", s);
+			return (-1);
+		}
+		uid = pw->pw_uid;
+		gid = pw->pw_gid;
+	}
+	if (uid > UID_LAST || gid > UID_LAST) {
+		snprintf(why, len, "%s is out of range", s);
+		return (-1);
+	}
+	if (uid == 0) {
+		snprintf(why, len, "root (uid 0) is refused");
+		return (-1);
+	}
+	if (gid == 0) {
+		snprintf(why, len, "gid 0 (root's group) is refused");
+		return (-1);
+	}
+	u->uid = (uid_t)uid;
+	u->gid = (gid_t)gid;
+	return (0);
+}
+
+static int
+conf_users(struct yerr *e, const struct ynode *users, struct factoryd_conf *c,
+    struct conf_where *where)
+{
+	static const char * const keys[] = {
+		"worker", "verifier", "reconciler", "publisher", NULL
+	};
+	const struct ynode	*n;
+	struct conf_user	*u;
+	char			 why[128];
+	size_t			 i, j;
+
+	if (users != NULL && (y_map(e, users, "a mapping of roles to users")
+	    == -1 || y_keys(e, users, keys) == -1))
+		return (-1);
+	for (i = 0; i < NROLES; i++) {
+		u = &c->users[conf_roles[i].id];
+		snprintf(where[i].path, sizeof(where[i].path), "users.%s",
+		    conf_roles[i].key);
+		where[i].line = where[i].col = 1;
+		if ((n = y_get(users, conf_roles[i].key)) != NULL) {
+			where[i].line = n->line;
+			where[i].col = n->col;
+			if (y_str(e, n, "a user name or a uid", 0, NULL, 0)
+			    == -1)
+				return (-1);
+			if (conf_resolve(n->str, u, why, sizeof(why)) == -1)
+				return (y_fail(e, n, "%s", why));
+		} else {
+			if (users != NULL) {
+				where[i].line = users->line;
+				where[i].col = users->col;
+			}
+			if (conf_resolve(u->name, u, why, sizeof(why)) == -1)
+				return (y_failat(e, where[i].line,
+				    where[i].col, where[i].path,
+				    "%s (the default)", why));
+		}
+		/* One uid per role: a shared uid could signal and ptrace. */
+		for (j = 0; j < i; j++)
+			if (c->users[conf_roles[j].id].uid == u->uid)
+				return (y_failat(e, where[i].line,
+				    where[i].col, where[i].path,
+				    "uid %u is also users.%s",
+				    (unsigned)u->uid, conf_roles[j].key));
+	}
+	return (0);
+}
+
+/*
+ * Attempt uids are handed to untrusted code, and each attempt gets the
+ * group of the same number: neither may be a role's uid or gid.
+ */
+static int
+conf_attempt_uids(struct yerr *e, const struct ynode *n,
+    struct factoryd_conf *c, const struct conf_where *where)
+{
+	const struct conf_user	*u;
+	const char		*dash;
+	char			 lo[32];
+	uint64_t		 vlo, vhi;
+	size_t			 i;
+
+	if (n != NULL) {
+		if (y_str(e, n, "a uid range LO-HI", 64, NULL, 0) == -1)
+			return (-1);
+		if ((dash = strchr(n->str, '-')) == NULL ||
+		    (size_t)(dash - n->str) >= sizeof(lo))
+			return (y_fail(e, n, "expected a uid range LO-HI, "
+			    "not \"%s\"", n->str));
+		memcpy(lo, n->str, (size_t)(dash - n->str));
+		lo[dash - n->str] = '\0';
+		if (y_parse_uint(lo, &vlo) != 0 ||
+		    y_parse_uint(dash + 1, &vhi) != 0)
+			return (y_fail(e, n, "expected a uid range LO-HI, "
+			    "not \"%s\"", n->str));
+		if (vlo == 0 || vlo > vhi || vhi > UID_LAST)
+			return (y_fail(e, n, "%s: need 0 < LO <= HI <= %llu",
+			    n->str, (unsigned long long)UID_LAST));
+		c->attempt_uid_lo = (uid_t)vlo;
+		c->attempt_uid_hi = (uid_t)vhi;
+	}
+	for (i = 0; i < NROLES; i++) {
+		u = &c->users[conf_roles[i].id];
+		if ((u->uid < c->attempt_uid_lo ||
+		    u->uid > c->attempt_uid_hi) &&
+		    (u->gid < c->attempt_uid_lo ||
+		    u->gid > c->attempt_uid_hi))
+			continue;
+		if (n != NULL)
+			return (y_fail(e, n, "%u-%u overlaps %s (uid %u, "
+			    "gid %u)", (unsigned)c->attempt_uid_lo,
+			    (unsigned)c->attempt_uid_hi, where[i].path,
+			    (unsigned)u->uid, (unsigned)u->gid));
+		return (y_failat(e, where[i].line, where[i].col,
+		    where[i].path, "uid %u, gid %u: inside the default "
+		    "attempt-uids %u-%u", (unsigned)u->uid, (unsigned)u->gid,
+		    (unsigned)c->attempt_uid_lo, (unsigned)c->attempt_uid_hi));
+	}
+	return (0);
+}
+
+/* A duration in whole seconds within lo..hi seconds. */
+static int
+conf_seconds(struct yerr *e, const struct ynode *n, int lo, int hi, int *out)
+{
+	uint64_t	 ms;
+
+	if (n == NULL)
+		return (0);
+	if (y_duration(e, n, &ms) == -1)
+		return (-1);
+	if (ms % 1000 != 0)
+		return (y_fail(e, n, "%s: not a whole number of seconds",
+		    n->str));
+	if (ms / 1000 < (uint64_t)lo || ms / 1000 > (uint64_t)hi)
+		return (y_fail(e, n, "%s is out of range %ds-%ds", n->str, lo,
+		    hi));
+	*out = (int)(ms / 1000);
+	return (0);
+}
+
+static int
+conf_int(struct yerr *e, const struct ynode *n, int lo, int hi, int *out)
+{
+	uint64_t	 v;
+
+	if (n == NULL)
+		return (0);
+	if (y_uint(e, n, (uint64_t)lo, (uint64_t)hi, &v) == -1)
+		return (-1);
+	*out = (int)v;
+	return (0);
+}
+
+static int
+conf_optpath(struct yerr *e, const struct ynode *n, char *dst, size_t len)
+{
+	if (n == NULL)
+		return (0);
+	return (y_path(e, n, dst, len));
+}
+
+static int
+conf_keys(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
+{
+	static const char * const keys[] = { "receipts", "verifier", NULL };
+
+	if (n == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping of key files") == -1 ||
+	    y_keys(e, n, keys) == -1)
+		return (-1);
+	if (conf_optpath(e, y_get(n, "receipts"), c->receipt_key,
+	    sizeof(c->receipt_key)) == -1 ||
+	    conf_optpath(e, y_get(n, "verifier"), c->verifier_key,
+	    sizeof(c->verifier_key)) == -1)
+		return (-1);
+	return (0);
+}
+
+/* An owner or repository name on the forge. */
+static int
+conf_forgename(struct yerr *e, const struct ynode *n, char *dst, size_t len)
+{
+	if (y_str(e, n, "a name", 0, dst, len) == -1)
+		return (-1);
+	if (!conf_goodname(n->str, len - 1))
+		return (y_fail(e, n, "not a valid name: \"%s\"", n->str));
+	return (0);
+}
+
+static int
+conf_github_id(struct yerr *e, const struct ynode *pub, struct conf_github *g)
+{
+	const struct ynode	*app, *client;
+	uint64_t		 v = 0;
+
+	app = y_get(pub, "app-id");
+	client = y_get(pub, "client-id");
+	if (app != NULL && client != NULL)
+		return (y_fail(e, client, "app-id and client-id are "
+		    "exclusive: give one"));
+	if (app != NULL) {
+		/* App ids are numbers; conf_print relies on it. */
+		if (y_uint(e, app, 1, UINT64_MAX, &v) == -1)
+			return (-1);
+		return (y_str(e, app, "an app id", 0, g->app_id,
+		    sizeof(g->app_id)));
+	}
+	if (client == NULL)
+		return (y_need(e, pub, "app-id") == NULL ? -1 : 0);
+	if (y_str(e, client, "a client id", 0, g->app_id,
+	    sizeof(g->app_id)) == -1)
+		return (-1);
+	if (!conf_goodname(client->str, sizeof(g->app_id) - 1) ||
+	    strspn(client->str, "0123456789") == client->len)
+		return (y_fail(e, client, "not a client id: \"%s\" (a number "
+		    "is an app-id)", client->str));
+	return (0);
+}
+
+static int
+conf_github(struct yerr *e, const struct ynode *pub, struct conf_github *g)
+{
+	const struct ynode	*n;
+
+	if ((n = y_need(e, pub, "api")) == NULL ||
+	    y_str(e, n, "a URL", 0, g->api, sizeof(g->api)) == -1)
+		return (-1);
+	if ((strncmp(g->api, "https://", 8) != 0 || g->api[8] == '\0') &&
+	    (strncmp(g->api, "http://", 7) != 0 || g->api[7] == '\0'))
+		return (y_fail(e, n, "expected an https:// or http:// URL, "
+		    "not \"%s\"", n->str));
+	if (y_hasctl(g->api) || strchr(g->api, ' ') != NULL)
+		return (y_fail(e, n, "a URL has no spaces or control "
+		    "characters"));
+	if ((n = y_need(e, pub, "owner")) == NULL ||
+	    conf_forgename(e, n, g->owner, sizeof(g->owner)) == -1)
+		return (-1);
+	if ((n = y_need(e, pub, "repo")) == NULL ||
+	    conf_forgename(e, n, g->repo, sizeof(g->repo)) == -1)
+		return (-1);
+	if ((n = y_need(e, pub, "repository-id")) == NULL ||
+	    y_uint(e, n, 1, UINT64_MAX, &g->repository_id) == -1)
+		return (-1);
+	if (conf_github_id(e, pub, g) == -1)
+		return (-1);
+	if ((n = y_need(e, pub, "installation-id")) == NULL ||
+	    y_uint(e, n, 1, UINT64_MAX, &g->installation_id) == -1)
+		return (-1);
+	if ((n = y_need(e, pub, "key")) == NULL ||
+	    y_path(e, n, g->key, sizeof(g->key)) == -1)
+		return (-1);
+	strlcpy(g->ca, CA_DEFAULT, sizeof(g->ca));
+	return (conf_optpath(e, y_get(pub, "ca"), g->ca, sizeof(g->ca)));
+}
+
+static int
+conf_publish(struct yerr *e, const struct ynode *pub, struct conf_repo *r)
+{
+	static const char * const knone[] = { "forge", NULL };
+	static const char * const klocal[] = {
+		"forge", "remote", "pulls", NULL
+	};
+	static const char * const kgithub[] = {
+		"forge", "api", "owner", "repo", "repository-id", "app-id",
+		"client-id", "installation-id", "key", "ca", NULL
+	};
+	const struct ynode	*n;
+
+	if (y_map(e, pub, "a mapping") == -1)
+		return (-1);
+	if ((n = y_need(e, pub, "forge")) == NULL ||
+	    y_str(e, n, "a forge", 0, NULL, 0) == -1)
+		return (-1);
+	if (strcmp(n->str, "none") == 0) {
+		r->forge = FORGE_NONE;
+		return (y_keys(e, pub, knone));
+	}
+	if (strcmp(n->str, "local") == 0) {
+		r->forge = FORGE_LOCAL;
+		if (y_keys(e, pub, klocal) == -1 ||
+		    (n = y_need(e, pub, "remote")) == NULL ||
+		    y_path(e, n, r->remote, sizeof(r->remote)) == -1 ||
+		    (n = y_need(e, pub, "pulls")) == NULL ||
+		    y_path(e, n, r->pulls, sizeof(r->pulls)) == -1)
+			return (-1);
+		return (0);
+	}
+	if (strcmp(n->str, "github") == 0) {
+		r->forge = FORGE_GITHUB;
+		if (y_keys(e, pub, kgithub) == -1)
+			return (-1);
+		return (conf_github(e, pub, &r->github));
+	}
+	return (y_fail(e, n, "unknown forge \"%s\": expected none, local or "
+	    "github", n->str));
+}
+
+static int
+conf_repo1(struct yerr *e, const struct ynode *key, const struct ynode *val,
+    struct factoryd_conf *c)
+{
+	static const char * const keys[] = { "path", "publish", NULL };
+	const struct ynode	*n;
+	struct conf_repo	*r, *at;
+
+	if (!conf_goodname(key->str, REPO_NAME_MAX - 1) || key->str[0] == '-')
+		return (y_fail(e, key, "not a repository name: letters, "
+		    "digits, '.', '_' and '-', at most %d, not starting with "
+		    "'.' or '-'", REPO_NAME_MAX - 1));
+	if (y_map(e, val, "a mapping") == -1 || y_keys(e, val, keys) == -1)
+		return (-1);
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return (y_fail(e, key, "out of memory"));
+	strlcpy(r->name, key->str, sizeof(r->name));
+	r->forge = FORGE_NONE;
+	/* Sorted by name, so that conf_print's order does not depend on
+	 * the file's. */
+	TAILQ_FOREACH(at, &c->repos, entry)
+		if (strcmp(at->name, r->name) > 0)
+			break;
+	if (at != NULL)
+		TAILQ_INSERT_BEFORE(at, r, entry);
+	else
+		TAILQ_INSERT_TAIL(&c->repos, r, entry);
+	if ((n = y_need(e, val, "path")) == NULL ||
+	    y_path(e, n, r->path, sizeof(r->path)) == -1)
+		return (-1);
+	if ((n = y_get(val, "publish")) != NULL)
+		return (conf_publish(e, n, r));
+	return (0);
+}
+
+static int
+conf_repos(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
+{
+	size_t	 i;
+
+	if (n == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping of repository names") == -1)
+		return (-1);
+	for (i = 0; i < n->nkids; i++)
+		if (conf_repo1(e, n->keys[i], n->kids[i], c) == -1)
+			return (-1);
+	return (0);
+}
+
+static int
+conf_paths(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
+{
+	const struct ynode	*n;
+	struct sockaddr_un	 sun;
+
+	if ((n = y_get(root, "socket")) != NULL) {
+		if (y_path(e, n, c->socket, sizeof(c->socket)) == -1)
+			return (-1);
+		/* Both sockets must fit a sockaddr_un. */
+		if (strlen(c->socket) + strlen(FACTORYD_ROSUFFIX) >=
+		    sizeof(sun.sun_path))
+			return (y_fail(e, n, "longer than %zu bytes, too long "
+			    "for a unix socket with its \"%s\" twin",
+			    sizeof(sun.sun_path) - 1 -
+			    strlen(FACTORYD_ROSUFFIX), FACTORYD_ROSUFFIX));
+	}
+	if (conf_optpath(e, y_get(root, "state-dir"), c->statedir,
+	    sizeof(c->statedir)) == -1 ||
+	    conf_optpath(e, y_get(root, "libexec"), c->libexec,
+	    sizeof(c->libexec)) == -1)
+		return (-1);
+	return (0);
+}
+
+static int
+conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
+{
+	struct conf_where	 where[NROLES];
+
+	if (y_keys(e, root, conf_topkeys) == -1 ||
+	    conf_paths(e, root, c) == -1 ||
+	    conf_users(e, y_get(root, "users"), c, where) == -1 ||
+	    conf_attempt_uids(e, y_get(root, "attempt-uids"), c, where) == -1 ||
+	    conf_int(e, y_get(root, "max-attempts"), 1, 1024,
+	    &c->max_attempts) == -1 ||
+	    conf_int(e, y_get(root, "verifiers"), 1, 16, &c->verifiers) == -1 ||
+	    conf_seconds(e, y_get(root, "lease-ttl"), 1, 3600,
+	    &c->lease_ttl) == -1 ||
+	    conf_seconds(e, y_get(root, "reconcile-interval"), 1, 86400,
+	    &c->reconcile_interval) == -1 ||
+	    conf_keys(e, y_get(root, "keys"), c) == -1 ||
+	    conf_repos(e, y_get(root, "repositories"), c) == -1)
+		return (-1);
+	return (0);
+}
+
+/* The whole file, at most CONF_MAXSIZE bytes. */
+static char *
+conf_read(const char *file, size_t *lenp, char *err, size_t errlen)
+{
+	struct stat	 st;
+	char		*buf = NULL;
+	ssize_t		 r;
+	size_t		 len = 0;
+	int		 fd;
+
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+		return (NULL);
+	}
+	if (fstat(fd, &st) == -1) {
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+		goto bad;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", file);
+		goto bad;
+	}
+	if (st.st_size > CONF_MAXSIZE) {
+		snprintf(err, errlen, "%s: larger than %d bytes", file,
+		    CONF_MAXSIZE);
+		goto bad;
+	}
+	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+		goto bad;
+	}
+	while (len < (size_t)st.st_size) {
+		r = read(fd, buf + len, (size_t)st.st_size - len);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			snprintf(err, errlen, "%s: read: %s", file,
+			    r == 0 ? "file shrank" : strerror(errno));
+			goto bad;
+		}
+		len += (size_t)r;
+	}
+	close(fd);
+	*lenp = len;
+	return (buf);
+ bad:
+	free(buf);
+	close(fd);
+	return (NULL);
+}
+
+int
+conf_parse(const char *file, struct factoryd_conf **confp, char *err,
+    size_t errlen)
+{
+	struct factoryd_conf	*c;
+	struct ynode		*root;
+	struct yerr		 e;
+	char			*buf;
+	size_t			 len;
+
+	*confp = NULL;
+	if ((buf = conf_read(file, &len, err, errlen)) == NULL)
+		return (-1);
+	y_errinit(&e, file, err, errlen);
+	root = y_load(&e, buf, len);
+	free(buf);
+	if (root == NULL)
+		return (-1);
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		y_failat(&e, 1, 1, NULL, "out of memory");
+		y_free(root);
+		return (-1);
+	}
+	conf_defaults(c);
+	strlcpy(c->file, file, sizeof(c->file));
+	if (conf_build(&e, root, c) == -1) {
+		y_free(root);
+		conf_free(c);
+		return (-1);
+	}
+	y_free(root);
+	*confp = c;
+	return (0);
+}
+
+void
+conf_free(struct factoryd_conf *c)
+{
+	struct conf_repo	*r;
+
+	if (c == NULL)
+		return;
+	while ((r = TAILQ_FIRST(&c->repos)) != NULL) {
+		TAILQ_REMOVE(&c->repos, r, entry);
+		free(r);
+	}
+	free(c);
+}
+
+struct conf_repo *
+conf_repo(const struct factoryd_conf *c, const char *name)
+{
+	struct conf_repo	*r;
+
+	TAILQ_FOREACH(r, &c->repos, entry)
+		if (strcmp(r->name, name) == 0)
+			return (r);
+	return (NULL);
+}
+
+static void
+conf_printkv(FILE *fp, const char *indent, const char *key, const char *val)
+{
+	fprintf(fp, "%s%s: ", indent, key);
+	y_printstr(fp, val);
+	fputc('\n', fp);
+}
+
+static void
+conf_printpublish(FILE *fp, const struct conf_repo *r)
+{
+	const struct conf_github	*g = &r->github;
+	const char			*in = "      ";
+
+	fprintf(fp, "    publish:\n");
+	switch (r->forge) {
+	case FORGE_NONE:
+		fprintf(fp, "%sforge: none\n", in);
+		break;
+	case FORGE_LOCAL:
+		fprintf(fp, "%sforge: local\n", in);
+		conf_printkv(fp, in, "remote", r->remote);
+		conf_printkv(fp, in, "pulls", r->pulls);
+		break;
+	case FORGE_GITHUB:
+		fprintf(fp, "%sforge: github\n", in);
+		conf_printkv(fp, in, "api", g->api);
+		conf_printkv(fp, in, "owner", g->owner);
+		conf_printkv(fp, in, "repo", g->repo);
+		fprintf(fp, "%srepository-id: %llu\n", in,
+		    (unsigned long long)g->repository_id);
+		/* App ids are numbers, client ids never are. */
+		conf_printkv(fp, in, strspn(g->app_id, "0123456789") ==
+		    strlen(g->app_id) ? "app-id" : "client-id", g->app_id);
+		fprintf(fp, "%sinstallation-id: %llu\n", in,
+		    (unsigned long long)g->installation_id);
+		conf_printkv(fp, in, "key", g->key);
+		conf_printkv(fp, in, "ca", g->ca);
+		break;
+	}
+}
+
+void
+conf_print(FILE *fp, const struct factoryd_conf *c)
+{
+	const struct conf_user	*u;
+	const struct conf_repo	*r;
+	size_t			 i;
+
+	conf_printkv(fp, "", "socket", c->socket);
+	conf_printkv(fp, "", "state-dir", c->statedir);
+	conf_printkv(fp, "", "libexec", c->libexec);
+	fprintf(fp, "users:\n");
+	for (i = 0; i < NROLES; i++) {
+		u = &c->users[conf_roles[i].id];
+		fprintf(fp, "  %s: ", conf_roles[i].key);
+		y_printstr(fp, u->name);
+		fprintf(fp, "\t# uid %u gid %u\n", (unsigned)u->uid,
+		    (unsigned)u->gid);
+	}
+	fprintf(fp, "attempt-uids: %u-%u\n", (unsigned)c->attempt_uid_lo,
+	    (unsigned)c->attempt_uid_hi);
+	fprintf(fp, "max-attempts: %d\n", c->max_attempts);
+	fprintf(fp, "verifiers: %d\n", c->verifiers);
+	fprintf(fp, "lease-ttl: ");
+	y_printduration(fp, (uint64_t)c->lease_ttl * 1000);
+	fprintf(fp, "\nreconcile-interval: ");
+	y_printduration(fp, (uint64_t)c->reconcile_interval * 1000);
+	fprintf(fp, "\nkeys:\n");
+	conf_printkv(fp, "  ", "receipts", c->receipt_key);
+	conf_printkv(fp, "  ", "verifier", c->verifier_key);
+	if (TAILQ_EMPTY(&c->repos)) {
+		fprintf(fp, "repositories: {}\n");
+		return;
+	}
+	fprintf(fp, "repositories:\n");
+	TAILQ_FOREACH(r, &c->repos, entry) {
+		fprintf(fp, "  ");
+		y_printstr(fp, r->name);
+		fprintf(fp, ":\n");
+		conf_printkv(fp, "    ", "path", r->path);
+		conf_printpublish(fp, r);
+	}
+}

@@ -1,0 +1,490 @@
+/*
+ * factory-manifest(5): what a submitter asks for.  The parent parses
+ * the bytes it received; the repository name is checked against the
+ * configuration by the caller, everything else here.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "yaml.h"
+
+#define MANIFEST_MAXSIZE	(64 * 1024)	/* what one imsg carries */
+#define TITLE_MAXCHARS		200
+#define PIDS_MAX		4194304		/* the kernel's top pid_max */
+
+const struct manifest_limits manifest_default_limits = {
+	.wall_ms = 10 * 60 * 1000,
+	.cpu_ms = 5 * 60 * 1000,
+	.memory = 1024ULL * 1024 * 1024,
+	.pids = 256,
+	.tree = 1024ULL * 1024 * 1024,
+	.log = 8 * 1024 * 1024
+};
+
+static const char * const manifest_keys[] = {
+	"repository", "baseline", "scope", "agent", "validate", "env",
+	"limits", "network", "exec", "title", "approval", NULL
+};
+
+static int
+m_repository(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	const struct ynode	*n;
+	size_t			 len;
+
+	if ((n = y_need(e, root, "repository")) == NULL ||
+	    y_str(e, n, "a repository name", 0, NULL, 0) == -1)
+		return (-1);
+	len = strlen(n->str);
+	if (len >= sizeof(m->repository) || n->str[0] == '.' ||
+	    n->str[0] == '-' || strspn(n->str, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789._-") != len)
+		return (y_fail(e, n, "not a repository name: \"%s\"", n->str));
+	strlcpy(m->repository, n->str, sizeof(m->repository));
+	return (0);
+}
+
+/*
+ * A ref or a commit id as given; the worker resolves it.  What could
+ * be read as an option or walk out of refs/ is refused here.
+ */
+static int
+m_baseline(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	const struct ynode	*n;
+
+	if ((n = y_need(e, root, "baseline")) == NULL ||
+	    y_str(e, n, "a ref or a commit id", 0, m->baseline,
+	    sizeof(m->baseline)) == -1)
+		return (-1);
+	if (y_hasctl(n->str))
+		return (y_fail(e, n, "contains a control character"));
+	if (n->str[0] == '-')
+		return (y_fail(e, n, "starts with '-'"));
+	if (strstr(n->str, "..") != NULL)
+		return (y_fail(e, n, "contains \"..\""));
+	return (0);
+}
+
+/* A single line of at most TITLE_MAXCHARS characters. */
+static int
+m_title(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	const struct ynode	*n;
+	const unsigned char	*p;
+	size_t			 chars = 0;
+
+	if ((n = y_need(e, root, "title")) == NULL ||
+	    y_str(e, n, "a title", 0, m->title, sizeof(m->title)) == -1)
+		return (-1);
+	if (y_hasctl(n->str))
+		return (y_fail(e, n, "a title is a single line without "
+		    "control characters"));
+	for (p = (const unsigned char *)n->str; *p != '\0'; p++)
+		if ((*p & 0xc0) != 0x80)
+			chars++;
+	if (chars > TITLE_MAXCHARS)
+		return (y_fail(e, n, "longer than %d characters",
+		    TITLE_MAXCHARS));
+	return (0);
+}
+
+static int
+m_scope(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	const struct ynode	*n;
+	char			 why[128];
+	size_t			 i;
+
+	if ((n = y_need(e, root, "scope")) == NULL ||
+	    y_strv(e, n, "globs", &m->scope) == -1)
+		return (-1);
+	for (i = 0; m->scope[i] != NULL; i++)
+		if (glob_valid(m->scope[i], why, sizeof(why)) == -1)
+			return (y_fail(e, n->kids[i], "bad glob \"%s\": %s",
+			    m->scope[i], why));
+	return (0);
+}
+
+static int
+m_argv(struct yerr *e, const struct ynode *root, const char *key,
+    char ***argv)
+{
+	const struct ynode	*n;
+
+	if ((n = y_need(e, root, key)) == NULL ||
+	    y_strv(e, n, "arguments", argv) == -1)
+		return (-1);
+	/* No PATH search: the program is named exactly. */
+	if ((*argv)[0][0] != '/')
+		return (y_fail(e, n->kids[0], "not an absolute path: %s",
+		    (*argv)[0]));
+	return (0);
+}
+
+static int
+m_envname(const char *s)
+{
+	size_t	 n = strlen(s);
+
+	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
+		return (0);
+	return (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_") == n);
+}
+
+static int
+m_env(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	const struct ynode	*n, *k, *v;
+	size_t			 i;
+
+	n = y_get(root, "env");
+	if ((m->env = calloc(n == NULL ? 1 : n->nkids + 1,
+	    sizeof(*m->env))) == NULL)
+		return (y_failat(e, 1, 1, "env", "out of memory"));
+	if (n == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping of variables to values") == -1)
+		return (-1);
+	for (i = 0; i < n->nkids; i++) {
+		k = n->keys[i];
+		v = n->kids[i];
+		if (!m_envname(k->str))
+			return (y_fail(e, k, "not a variable name: "
+			    "[A-Za-z_][A-Za-z0-9_]*"));
+		/* The sandbox sets these; a manifest does not move them. */
+		if (strcmp(k->str, "HOME") == 0 || strcmp(k->str, "PATH") == 0)
+			return (y_fail(e, k, "refused: factory sets %s",
+			    k->str));
+		/* An empty value must be written "". */
+		if (v->kind != YN_SCALAR || y_isnull(v))
+			return (y_fail(e, v, "expected a string, not %s",
+			    y_what(v)));
+		if (strlen(v->str) != v->len)
+			return (y_fail(e, v, "contains a NUL character"));
+		if (asprintf(&m->env[i], "%s=%s", k->str, v->str) == -1) {
+			m->env[i] = NULL;
+			return (y_fail(e, v, "out of memory"));
+		}
+	}
+	return (0);
+}
+
+static int
+m_limit(struct yerr *e, const struct ynode *lim, const char *key, int kind,
+    uint64_t *out)
+{
+	const struct ynode	*n;
+	uint64_t		 v = 0;
+
+	if ((n = y_get(lim, key)) == NULL)
+		return (0);
+	if (kind == 'd' && y_duration(e, n, &v) == -1)
+		return (-1);
+	if (kind == 's' && y_size(e, n, &v) == -1)
+		return (-1);
+	if (kind == 'n' && y_uint(e, n, 0, PIDS_MAX, &v) == -1)
+		return (-1);
+	if (v == 0)
+		return (y_fail(e, n, "zero is refused: leave %s out for the "
+		    "default", key));
+	*out = v;
+	return (0);
+}
+
+static int
+m_limits(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	static const char * const keys[] = {
+		"wall", "cpu", "memory", "pids", "tree", "log", NULL
+	};
+	const struct ynode	*n;
+
+	m->limits = manifest_default_limits;
+	if ((n = y_get(root, "limits")) == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping of limits") == -1 ||
+	    y_keys(e, n, keys) == -1 ||
+	    m_limit(e, n, "wall", 'd', &m->limits.wall_ms) == -1 ||
+	    m_limit(e, n, "cpu", 'd', &m->limits.cpu_ms) == -1 ||
+	    m_limit(e, n, "memory", 's', &m->limits.memory) == -1 ||
+	    m_limit(e, n, "pids", 'n', &m->limits.pids) == -1 ||
+	    m_limit(e, n, "tree", 's', &m->limits.tree) == -1 ||
+	    m_limit(e, n, "log", 's', &m->limits.log) == -1)
+		return (-1);
+	return (0);
+}
+
+/* A host name: dot-separated labels of letters, digits and '-'. */
+static int
+m_hostname(const char *h, size_t len)
+{
+	size_t	 i, label = 0;
+
+	if (len == 0 || len > 253)
+		return (0);
+	for (i = 0; i < len; i++) {
+		if (h[i] == '.') {
+			if (label == 0 || h[i - 1] == '-')
+				return (0);
+			label = 0;
+			continue;
+		}
+		if (!((h[i] >= 'a' && h[i] <= 'z') ||
+		    (h[i] >= 'A' && h[i] <= 'Z') ||
+		    (h[i] >= '0' && h[i] <= '9') || h[i] == '-'))
+			return (0);
+		if ((label == 0 && h[i] == '-') || ++label > 63)
+			return (0);
+	}
+	return (label > 0 && h[len - 1] != '-');
+}
+
+/* "host:port", "1.2.3.4:port" or "[v6]:port". */
+static int
+m_hostport(const char *s)
+{
+	char		 addr[INET6_ADDRSTRLEN];
+	unsigned char	 bin[sizeof(struct in6_addr)];
+	const char	*colon, *end;
+	uint64_t	 port;
+	size_t		 hlen;
+
+	if (s[0] == '[') {
+		if ((end = strchr(s, ']')) == NULL || end[1] != ':')
+			return (0);
+		hlen = (size_t)(end - s - 1);
+		if (hlen == 0 || hlen >= sizeof(addr))
+			return (0);
+		memcpy(addr, s + 1, hlen);
+		addr[hlen] = '\0';
+		if (inet_pton(AF_INET6, addr, bin) != 1)
+			return (0);
+		colon = end + 1;
+	} else {
+		if ((colon = strchr(s, ':')) == NULL ||
+		    strchr(colon + 1, ':') != NULL)
+			return (0);
+		hlen = (size_t)(colon - s);
+		if (!m_hostname(s, hlen))
+			return (0);
+	}
+	if (y_parse_uint(colon + 1, &port) != 0 || port == 0 || port > 65535)
+		return (0);
+	return (1);
+}
+
+static int
+m_network(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	static const char * const keys[] = { "allow", NULL };
+	const struct ynode	*n, *allow;
+	size_t			 i;
+
+	if ((n = y_get(root, "network")) == NULL)
+		return (0);
+	if (n->kind == YN_SCALAR && strcmp(n->str, "none") == 0)
+		return (0);
+	if (n->kind == YN_SCALAR && !y_isnull(n))
+		return (y_fail(e, n, "expected none or a mapping with allow, "
+		    "not \"%s\"", n->str));
+	if (n->kind != YN_MAP)
+		return (y_fail(e, n, "expected none or a mapping with allow, "
+		    "not %s", y_what(n)));
+	if (y_keys(e, n, keys) == -1 ||
+	    (allow = y_need(e, n, "allow")) == NULL ||
+	    y_strv(e, allow, "host:port", &m->allow) == -1)
+		return (-1);
+	for (i = 0; m->allow[i] != NULL; i++)
+		if (!m_hostport(m->allow[i]))
+			return (y_fail(e, allow->kids[i], "expected host:port "
+			    "(port 1-65535), not \"%s\"", m->allow[i]));
+	return (0);
+}
+
+static int
+m_exec(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	const struct ynode	*n;
+	size_t			 i;
+
+	if ((n = y_get(root, "exec")) == NULL)
+		return (0);
+	if (y_strv(e, n, "absolute paths", &m->exec) == -1)
+		return (-1);
+	for (i = 0; i < n->nkids; i++)
+		if (y_path(e, n->kids[i], NULL, PATH_MAX) == -1)
+			return (-1);
+	return (0);
+}
+
+static int
+m_approval(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	const struct ynode	*n;
+
+	m->approval = APPROVAL_AUTO;
+	if ((n = y_get(root, "approval")) == NULL)
+		return (0);
+	if (y_str(e, n, "auto or manual", 0, NULL, 0) == -1)
+		return (-1);
+	if (strcmp(n->str, "auto") == 0)
+		return (0);
+	if (strcmp(n->str, "manual") == 0) {
+		m->approval = APPROVAL_MANUAL;
+		return (0);
+	}
+	return (y_fail(e, n, "expected auto or manual, not \"%s\"", n->str));
+}
+
+static int
+m_build(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	if (y_keys(e, root, manifest_keys) == -1 ||
+	    m_repository(e, root, m) == -1 ||
+	    m_baseline(e, root, m) == -1 ||
+	    m_title(e, root, m) == -1 ||
+	    m_scope(e, root, m) == -1 ||
+	    m_argv(e, root, "agent", &m->agent) == -1 ||
+	    m_argv(e, root, "validate", &m->validate) == -1 ||
+	    m_env(e, root, m) == -1 ||
+	    m_limits(e, root, m) == -1 ||
+	    m_network(e, root, m) == -1 ||
+	    m_exec(e, root, m) == -1 ||
+	    m_approval(e, root, m) == -1)
+		return (-1);
+	return (0);
+}
+
+int
+manifest_parse(const char *name, const void *buf, size_t len,
+    struct manifest **mp, char *err, size_t errlen)
+{
+	struct manifest	*m;
+	struct ynode	*root;
+	struct yerr	 e;
+
+	*mp = NULL;
+	y_errinit(&e, name, err, errlen);
+	if (len > MANIFEST_MAXSIZE)
+		return (y_failat(&e, 1, 1, NULL, "larger than %d bytes",
+		    MANIFEST_MAXSIZE));
+	if ((root = y_load(&e, buf, len)) == NULL)
+		return (-1);
+	if ((m = calloc(1, sizeof(*m))) == NULL) {
+		y_free(root);
+		return (y_failat(&e, 1, 1, NULL, "out of memory"));
+	}
+	if (m_build(&e, root, m) == -1) {
+		y_free(root);
+		manifest_free(m);
+		return (-1);
+	}
+	y_free(root);
+	*mp = m;
+	return (0);
+}
+
+void
+manifest_free(struct manifest *m)
+{
+	if (m == NULL)
+		return;
+	y_strvfree(m->scope);
+	y_strvfree(m->agent);
+	y_strvfree(m->validate);
+	y_strvfree(m->env);
+	y_strvfree(m->exec);
+	y_strvfree(m->allow);
+	free(m);
+}
+
+static void
+m_printlist(FILE *fp, const char *indent, const char *key, char * const *v)
+{
+	size_t	 i;
+
+	if (v == NULL || v[0] == NULL) {
+		fprintf(fp, "%s%s: []\n", indent, key);
+		return;
+	}
+	fprintf(fp, "%s%s:\n", indent, key);
+	for (i = 0; v[i] != NULL; i++) {
+		fprintf(fp, "%s  - ", indent);
+		y_printstr(fp, v[i]);
+		fputc('\n', fp);
+	}
+}
+
+static void
+m_printenv(FILE *fp, char * const *env)
+{
+	const char	*eq;
+	char		 name[256];
+	size_t		 i;
+
+	if (env == NULL || env[0] == NULL) {
+		fprintf(fp, "env: {}\n");
+		return;
+	}
+	fprintf(fp, "env:\n");
+	for (i = 0; env[i] != NULL; i++) {
+		if ((eq = strchr(env[i], '=')) == NULL)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - env[i]),
+		    env[i]);
+		fprintf(fp, "  ");
+		y_printstr(fp, name);
+		fprintf(fp, ": ");
+		y_printstr(fp, eq + 1);
+		fputc('\n', fp);
+	}
+}
+
+void
+manifest_print(FILE *fp, const struct manifest *m)
+{
+	const struct manifest_limits	*l = &m->limits;
+
+	fprintf(fp, "repository: ");
+	y_printstr(fp, m->repository);
+	fprintf(fp, "\nbaseline: ");
+	y_printstr(fp, m->baseline);
+	fprintf(fp, "\ntitle: ");
+	y_printstr(fp, m->title);
+	fputc('\n', fp);
+	m_printlist(fp, "", "scope", m->scope);
+	m_printlist(fp, "", "agent", m->agent);
+	m_printlist(fp, "", "validate", m->validate);
+	m_printenv(fp, m->env);
+	fprintf(fp, "limits:\n  wall: ");
+	y_printduration(fp, l->wall_ms);
+	fprintf(fp, "\n  cpu: ");
+	y_printduration(fp, l->cpu_ms);
+	fprintf(fp, "\n  memory: ");
+	y_printsize(fp, l->memory);
+	fprintf(fp, "\n  pids: %llu\n  tree: ", (unsigned long long)l->pids);
+	y_printsize(fp, l->tree);
+	fprintf(fp, "\n  log: ");
+	y_printsize(fp, l->log);
+	fputc('\n', fp);
+	if (m->allow == NULL)
+		fprintf(fp, "network: none\n");
+	else {
+		fprintf(fp, "network:\n");
+		m_printlist(fp, "  ", "allow", m->allow);
+	}
+	if (m->exec != NULL)
+		m_printlist(fp, "", "exec", m->exec);
+	fprintf(fp, "approval: %s\n",
+	    m->approval == APPROVAL_MANUAL ? "manual" : "auto");
+}

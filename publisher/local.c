@@ -1,0 +1,838 @@
+/*
+ * The local forge: a bare repository stands in for the forge's git
+ * remote and a directory of JSON files for its pull requests.  The
+ * checks are the ones a real forge publication makes before pushing:
+ * the verdict is the verifier's, for this attempt and this commit, and
+ * the bundle holds exactly that branch and nothing else.
+ *
+ * Files this touches, and nothing else (the publisher runs with only
+ * the remotes and pulls directories unveiled): under the remote, its
+ * config, refs, packed-refs, objects/ (read, and a new pack plus index
+ * written through temporary files) and, if core.logAllRefUpdates asks
+ * for it, logs/; under the pulls directory, .lock, the records and one
+ * temporary file.  libgit2 is kept away from $HOME and /etc/gitconfig
+ * by pub_git_init().
+ */
+#include <sys/types.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <git2.h>
+#include <jansson.h>
+
+#include "factory.h"
+#include "crypto.h"
+#include "log.h"
+#include "publisher.h"
+
+#define PUB_HEXSZ		40
+#define PUB_BUNDLE_SIGNATURE	"# v2 git bundle"
+#define PUB_READ_CHUNK		(64 * 1024)
+
+/* What a bundle's header said; the pack starts at pack_off. */
+struct pub_bundle {
+	git_oid		 prereq;
+	git_oid		 tip;
+	off_t		 pack_off;
+};
+
+static int	 pub_fail(char *, size_t, const char *, ...)
+		    __attribute__((__format__ (printf, 3, 4)));
+static int	 pub_gitfail(char *, size_t, const char *, ...)
+		    __attribute__((__format__ (printf, 3, 4)));
+static int	 pub_attempt_valid(const char *);
+static int	 pub_hex40(const char *, size_t);
+static int	 pub_check_req(const struct publish_req *, char *, size_t);
+static int	 pub_check_verdict(const struct publish_req *, char *, size_t);
+static int	 pub_bundle_line(const struct publish_req *, const char *,
+		    struct pub_bundle *, int *, int *, char *, size_t);
+static int	 pub_bundle_header(const struct publish_req *,
+		    struct pub_bundle *, char *, size_t);
+static int	 pub_branch_state(git_repository *, const char *,
+		    const git_oid *, char *, size_t);
+static int	 pub_index_pack(git_repository *, git_odb *, int, off_t,
+		    char *, size_t);
+static int	 pub_push(const struct publish_req *, const struct pub_bundle *,
+		    int *, char *, size_t);
+static json_t	*pub_record_read(int, const char *, int *, char *, size_t);
+static int	 pub_record_number(json_t *);
+static int	 pub_record_highest(int, int *, char *, size_t);
+static json_t	*pub_record_make(const struct publish_req *, int, char *,
+		    size_t);
+static int	 pub_record_write(int, const char *, json_t *, char *, size_t);
+static int	 pub_record(const struct publish_req *, int *, int *, char *,
+		    size_t);
+
+static int
+pub_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	if (errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return (-1);
+}
+
+/* Like pub_fail, followed by libgit2's last error if it has one. */
+static int
+pub_gitfail(char *err, size_t errlen, const char *fmt, ...)
+{
+	const git_error	*e = git_error_last();
+	va_list		 ap;
+	size_t		 n;
+
+	if (errlen == 0)
+		return (-1);
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	n = strlen(err);
+	if (e != NULL && e->message != NULL && n < errlen)
+		snprintf(err + n, errlen - n, ": %s", e->message);
+	return (-1);
+}
+
+void
+pub_git_init(void)
+{
+	static const int levels[] = {
+		GIT_CONFIG_LEVEL_PROGRAMDATA, GIT_CONFIG_LEVEL_SYSTEM,
+		GIT_CONFIG_LEVEL_XDG, GIT_CONFIG_LEVEL_GLOBAL
+	};
+	size_t		 i;
+
+	if (git_libgit2_init() < 0)
+		fatalx("libgit2 init failed");
+	/* Only the remote's own config may steer libgit2. */
+	for (i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+		if (git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, levels[i],
+		    "") < 0)
+			fatalx("libgit2: cannot empty config search path %d",
+			    levels[i]);
+	/* The remotes belong to the forge's uid, not to us. */
+	if (git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0) < 0)
+		fatalx("libgit2: cannot turn owner validation off");
+	/*
+	 * A pull record is fsynced before it is reported; the branch and
+	 * the objects it names must be on disk before it.
+	 */
+	if (git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 1) < 0)
+		fatalx("libgit2: cannot turn fsync on");
+}
+
+/* Safe as one path component and inside a ref name. */
+static int
+pub_attempt_valid(const char *id)
+{
+	size_t	 i, len;
+
+	len = strlen(id);
+	if (len == 0 || len > ATTEMPT_ID_MAX || !isalnum((unsigned char)id[0]))
+		return (0);
+	if (strstr(id, "..") != NULL ||
+	    (len >= 5 && strcmp(id + len - 5, ".lock") == 0))
+		return (0);
+	for (i = 0; i < len; i++)
+		if (!isalnum((unsigned char)id[i]) && id[i] != '-' &&
+		    id[i] != '_' && id[i] != '.')
+			return (0);
+	return (1);
+}
+
+/* Exactly 40 lowercase hex digits at s (len bytes available). */
+static int
+pub_hex40(const char *s, size_t len)
+{
+	size_t	 i;
+
+	if (len < PUB_HEXSZ)
+		return (0);
+	for (i = 0; i < PUB_HEXSZ; i++)
+		if (!isdigit((unsigned char)s[i]) && (s[i] < 'a' || s[i] > 'f'))
+			return (0);
+	return (1);
+}
+
+static int
+pub_check_req(const struct publish_req *req, char *err, size_t errlen)
+{
+	char	 ref[256];
+	int	 valid = 0;
+
+	if (req->attempt == NULL || !pub_attempt_valid(req->attempt))
+		return (pub_fail(err, errlen, "bad attempt id"));
+	if (req->remote == NULL || req->remote[0] != '/')
+		return (pub_fail(err, errlen, "remote must be an absolute path"));
+	/* Room for the record's path in publish_result. */
+	if (req->pulls == NULL || req->pulls[0] != '/' ||
+	    strlen(req->pulls) + ATTEMPT_ID_MAX + 8 > PATH_MAX)
+		return (pub_fail(err, errlen,
+		    "pulls must be an absolute path shorter than %d",
+		    PATH_MAX - ATTEMPT_ID_MAX - 8));
+	if (req->commit == NULL || strlen(req->commit) != PUB_HEXSZ ||
+	    !pub_hex40(req->commit, PUB_HEXSZ))
+		return (pub_fail(err, errlen, "commit must be 40 lowercase hex"));
+	if (req->title == NULL || req->verdict == NULL ||
+	    req->verifier_pub == NULL || req->sig == NULL)
+		return (pub_fail(err, errlen, "incomplete publish request"));
+	if (req->base == NULL || (size_t)snprintf(ref, sizeof(ref),
+	    "refs/heads/%s", req->base) >= sizeof(ref) ||
+	    git_reference_name_is_valid(&valid, ref) < 0 || !valid)
+		return (pub_fail(err, errlen, "bad base branch name"));
+	if (req->bundle_fd < 0)
+		return (pub_fail(err, errlen, "no bundle"));
+	return (0);
+}
+
+/*
+ * The verdict must be signed by the pinned verifier key over exactly
+ * these bytes, and say yes to this attempt and this commit.  Duplicate
+ * keys are refused so no reader can see a different verdict than the
+ * one checked here.
+ */
+static int
+pub_check_verdict(const struct publish_req *req, char *err, size_t errlen)
+{
+	json_t		*v, *o;
+	json_error_t	 jerr;
+	size_t		 len = strlen(req->verdict);
+	int		 rv = -1;
+
+	if (req->siglen != ED25519_SIG_LEN)
+		return (pub_fail(err, errlen, "verdict: signature is %zu "
+		    "bytes, not %d", req->siglen, ED25519_SIG_LEN));
+	if (ed25519_verify(req->verifier_pub, req->verdict, len,
+	    req->sig) != 0)
+		return (pub_fail(err, errlen, "verdict: bad signature for "
+		    "the pinned verifier key"));
+	if ((v = json_loadb(req->verdict, len, JSON_REJECT_DUPLICATES,
+	    &jerr)) == NULL)
+		return (pub_fail(err, errlen, "verdict: line %d: %s",
+		    jerr.line, jerr.text));
+	if (!json_is_object(v))
+		pub_fail(err, errlen, "verdict: not a JSON object");
+	else if (!json_is_true(json_object_get(v, "accepted")))
+		pub_fail(err, errlen, "verdict: not accepted");
+	else if (!json_is_string(o = json_object_get(v, "attempt")) ||
+	    strcmp(json_string_value(o), req->attempt) != 0)
+		pub_fail(err, errlen, "verdict: not for attempt %s (%.*s)",
+		    req->attempt, ATTEMPT_ID_MAX, json_is_string(o) ?
+		    json_string_value(o) : "none");
+	else if (!json_is_string(o = json_object_get(v, "commit")) ||
+	    strcmp(json_string_value(o), req->commit) != 0)
+		pub_fail(err, errlen, "verdict: not for commit %s (%.40s)",
+		    req->commit, json_is_string(o) ? json_string_value(o) :
+		    "none");
+	else
+		rv = 0;
+	json_decref(v);
+	return (rv);
+}
+
+/*
+ * One header line after the signature: "-<oid>[ <comment>]" names a
+ * prerequisite, "<oid> <refname>" a ref.  Only our branch may appear.
+ */
+static int
+pub_bundle_line(const struct publish_req *req, const char *line,
+    struct pub_bundle *b, int *nprereq, int *nref, char *err, size_t errlen)
+{
+	size_t	 len = strlen(line);
+	char	 want[256];
+
+	if (line[0] == '-') {
+		if (!pub_hex40(line + 1, len - 1) ||
+		    (len > PUB_HEXSZ + 1 && line[PUB_HEXSZ + 1] != ' '))
+			return (pub_fail(err, errlen,
+			    "bundle: bad prerequisite line"));
+		if (++*nprereq > 1)
+			return (pub_fail(err, errlen,
+			    "bundle: more than one prerequisite"));
+		if (git_oid_fromstrn(&b->prereq, line + 1, PUB_HEXSZ) < 0)
+			return (pub_gitfail(err, errlen, "bundle: prerequisite"));
+		return (0);
+	}
+	if (!pub_hex40(line, len) || len < PUB_HEXSZ + 2 ||
+	    line[PUB_HEXSZ] != ' ')
+		return (pub_fail(err, errlen, "bundle: bad header line"));
+	if (++*nref > 1)
+		return (pub_fail(err, errlen, "bundle: more than one ref"));
+	snprintf(want, sizeof(want), "%s%s", PUB_REF_PREFIX, req->attempt);
+	if (strcmp(line + PUB_HEXSZ + 1, want) != 0)
+		return (pub_fail(err, errlen, "bundle: ref is not %s", want));
+	if (strncmp(line, req->commit, PUB_HEXSZ) != 0)
+		return (pub_fail(err, errlen, "bundle: %s is %.40s, not the "
+		    "verdict's commit %s", want, line, req->commit));
+	if (git_oid_fromstrn(&b->tip, line, PUB_HEXSZ) < 0)
+		return (pub_gitfail(err, errlen, "bundle: ref"));
+	return (0);
+}
+
+/*
+ * Read and check the header of a v2 bundle from offset 0: the
+ * signature line, exactly one prerequisite, exactly one ref (ours, at
+ * the verdict's commit), a blank line.  pread(2) leaves the fd's
+ * offset alone.
+ */
+static int
+pub_bundle_header(const struct publish_req *req, struct pub_bundle *b,
+    char *err, size_t errlen)
+{
+	struct stat	 sb;
+	char		*buf, *end, *line, *nl;
+	size_t		 len = 0;
+	ssize_t		 n;
+	int		 nprereq = 0, nref = 0, rv = -1;
+
+	if (fstat(req->bundle_fd, &sb) == -1)
+		return (pub_fail(err, errlen, "bundle: fstat: %s",
+		    strerror(errno)));
+	if (!S_ISREG(sb.st_mode))
+		return (pub_fail(err, errlen, "bundle: not a regular file"));
+	if ((buf = malloc(PUB_BUNDLE_HEADER_MAX + 1)) == NULL)
+		return (pub_fail(err, errlen, "bundle: out of memory"));
+	while (len < PUB_BUNDLE_HEADER_MAX) {
+		n = pread(req->bundle_fd, buf + len,
+		    PUB_BUNDLE_HEADER_MAX - len, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			pub_fail(err, errlen, "bundle: read: %s",
+			    strerror(errno));
+			goto done;
+		}
+		if (n == 0)
+			break;
+		len += n;
+		if (memmem(buf, len, "\n\n", 2) != NULL)
+			break;
+	}
+	if ((end = memmem(buf, len, "\n\n", 2)) == NULL) {
+		pub_fail(err, errlen, "bundle: no end of header in %zu bytes",
+		    len);
+		goto done;
+	}
+	if (memchr(buf, '\0', end - buf) != NULL) {
+		pub_fail(err, errlen, "bundle: NUL byte in header");
+		goto done;
+	}
+	end[1] = '\0';
+	b->pack_off = end + 2 - buf;
+
+	line = buf;
+	nl = strchr(line, '\n');
+	*nl = '\0';
+	if (strcmp(line, PUB_BUNDLE_SIGNATURE) != 0) {
+		pub_fail(err, errlen, "bundle: not a v2 git bundle");
+		goto done;
+	}
+	for (line = nl + 1; *line != '\0'; line = nl + 1) {
+		nl = strchr(line, '\n');
+		*nl = '\0';
+		if (pub_bundle_line(req, line, b, &nprereq, &nref, err,
+		    errlen) == -1)
+			goto done;
+	}
+	if (nprereq != 1)
+		pub_fail(err, errlen, "bundle: no prerequisite");
+	else if (nref != 1)
+		pub_fail(err, errlen, "bundle: no ref");
+	else
+		rv = 0;
+ done:
+	free(buf);
+	return (rv);
+}
+
+/*
+ * 0: the branch is absent; 1: it is at want already; -1: it holds
+ * something else, or could not be read.
+ */
+static int
+pub_branch_state(git_repository *repo, const char *refname,
+    const git_oid *want, char *err, size_t errlen)
+{
+	git_reference	*ref;
+	char		 hex[GIT_OID_HEXSZ + 1];
+	int		 rc;
+
+	if ((rc = git_reference_lookup(&ref, repo, refname)) ==
+	    GIT_ENOTFOUND)
+		return (0);
+	if (rc < 0)
+		return (pub_gitfail(err, errlen, "%s", refname));
+	if (git_reference_type(ref) != GIT_REFERENCE_DIRECT) {
+		git_reference_free(ref);
+		return (pub_fail(err, errlen, "branch %s is a symbolic ref",
+		    refname + strlen("refs/heads/")));
+	}
+	if (!git_oid_equal(git_reference_target(ref), want)) {
+		git_oid_tostr(hex, sizeof(hex), git_reference_target(ref));
+		git_reference_free(ref);
+		return (pub_fail(err, errlen, "branch %s already holds %s",
+		    refname + strlen("refs/heads/"), hex));
+	}
+	git_reference_free(ref);
+	return (1);
+}
+
+/*
+ * Stream the pack after the header into the remote's objects/pack.
+ * The indexer completes a thin pack from the remote's objects and,
+ * with verify, refuses a pack naming an object that is neither in it
+ * nor in the remote.
+ */
+static int
+pub_index_pack(git_repository *repo, git_odb *odb, int fd, off_t off,
+    char *err, size_t errlen)
+{
+	git_indexer_options	 opts;
+	git_indexer_progress	 st;
+	git_indexer		*idx = NULL;
+	char			 dir[PATH_MAX];
+	char			*buf;
+	ssize_t			 n;
+	int			 rv = -1;
+
+	if ((size_t)snprintf(dir, sizeof(dir), "%sobjects/pack",
+	    git_repository_path(repo)) >= sizeof(dir))
+		return (pub_fail(err, errlen, "remote: path too long"));
+	if ((buf = malloc(PUB_READ_CHUNK)) == NULL)
+		return (pub_fail(err, errlen, "bundle: out of memory"));
+	memset(&st, 0, sizeof(st));
+	if (git_indexer_options_init(&opts, GIT_INDEXER_OPTIONS_VERSION) < 0) {
+		pub_gitfail(err, errlen, "bundle: indexer options");
+		goto done;
+	}
+	opts.verify = 1;
+	if (git_indexer_new(&idx, dir, 0, odb, &opts) < 0) {
+		pub_gitfail(err, errlen, "bundle: indexer for %s", dir);
+		goto done;
+	}
+	for (;;) {
+		n = pread(fd, buf, PUB_READ_CHUNK, off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			pub_fail(err, errlen, "bundle: read: %s",
+			    strerror(errno));
+			goto done;
+		}
+		if (n == 0)
+			break;
+		if (git_indexer_append(idx, buf, n, &st) < 0) {
+			pub_gitfail(err, errlen, "bundle: pack");
+			goto done;
+		}
+		off += n;
+	}
+	if (git_indexer_commit(idx, &st) < 0) {
+		pub_gitfail(err, errlen, "bundle: pack");
+		goto done;
+	}
+	if (git_odb_refresh(odb) < 0) {
+		pub_gitfail(err, errlen, "remote: refresh objects");
+		goto done;
+	}
+	rv = 0;
+ done:
+	git_indexer_free(idx);
+	free(buf);
+	return (rv);
+}
+
+/*
+ * Bring the bundle's objects into the remote and point our branch at
+ * the commit.  *created is set when the branch was made here.
+ */
+static int
+pub_push(const struct publish_req *req, const struct pub_bundle *b,
+    int *created, char *err, size_t errlen)
+{
+	git_repository	*repo = NULL;
+	git_odb		*odb = NULL;
+	git_reference	*ref = NULL;
+	git_object	*obj = NULL;
+	char		 refname[256], hex[GIT_OID_HEXSZ + 1];
+	int		 rc, rv = -1;
+
+	*created = 0;
+	snprintf(refname, sizeof(refname), "%s%s", PUB_REF_PREFIX,
+	    req->attempt);
+	if (git_repository_open_ext(&repo, req->remote,
+	    GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_NO_DOTGIT,
+	    NULL) < 0)
+		return (pub_gitfail(err, errlen, "remote %s", req->remote));
+	if (!git_repository_is_bare(repo)) {
+		pub_fail(err, errlen, "remote %s: not a bare repository",
+		    req->remote);
+		goto done;
+	}
+	/* Look before writing anything: a refusal changes nothing. */
+	if ((rc = pub_branch_state(repo, refname, &b->tip, err,
+	    errlen)) != 0) {
+		rv = rc == 1 ? 0 : -1;
+		goto done;
+	}
+	if (git_repository_odb(&odb, repo) < 0) {
+		pub_gitfail(err, errlen, "remote %s: objects", req->remote);
+		goto done;
+	}
+	if (!git_odb_exists(odb, &b->prereq)) {
+		git_oid_tostr(hex, sizeof(hex), &b->prereq);
+		pub_fail(err, errlen, "bundle: prerequisite %s is not in the "
+		    "remote", hex);
+		goto done;
+	}
+	if (pub_index_pack(repo, odb, req->bundle_fd, b->pack_off, err,
+	    errlen) == -1)
+		goto done;
+	if (git_object_lookup(&obj, repo, &b->tip, GIT_OBJECT_COMMIT) < 0) {
+		pub_gitfail(err, errlen, "bundle: commit %s", req->commit);
+		goto done;
+	}
+	/* The pack may carry anything; the branch must grow the baseline. */
+	if (git_graph_descendant_of(repo, &b->tip, &b->prereq) != 1) {
+		git_oid_tostr(hex, sizeof(hex), &b->prereq);
+		pub_fail(err, errlen, "bundle: commit %s does not descend "
+		    "from the prerequisite %s", req->commit, hex);
+		goto done;
+	}
+	rc = git_reference_create(&ref, repo, refname, &b->tip, 0,
+	    "factory: publish");
+	if (rc == GIT_EEXISTS) {
+		/* Made since we looked: fine only if it is ours. */
+		rv = pub_branch_state(repo, refname, &b->tip, err, errlen) ==
+		    1 ? 0 : -1;
+		goto done;
+	}
+	if (rc < 0) {
+		pub_gitfail(err, errlen, "remote: create %s", refname);
+		goto done;
+	}
+	*created = 1;
+	rv = 0;
+ done:
+	git_reference_free(ref);
+	git_object_free(obj);
+	git_odb_free(odb);
+	git_repository_free(repo);
+	return (rv);
+}
+
+/*
+ * A pull record, parsed.  NULL with *absent set if there is no such
+ * file; NULL with a reason if it cannot be read or is not an object.
+ */
+static json_t *
+pub_record_read(int dirfd, const char *name, int *absent, char *err,
+    size_t errlen)
+{
+	struct stat	 sb;
+	json_t		*j = NULL;
+	json_error_t	 jerr;
+	char		*buf = NULL;
+	ssize_t		 n;
+	size_t		 len = 0;
+	int		 fd;
+
+	*absent = 0;
+	if ((fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+	    O_NONBLOCK)) == -1) {
+		if (errno == ENOENT)
+			*absent = 1;
+		else
+			pub_fail(err, errlen, "pull record %s: %s", name,
+			    strerror(errno));
+		return (NULL);
+	}
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+	    sb.st_size > PUB_RECORD_MAX) {
+		pub_fail(err, errlen, "pull record %s: not a regular file "
+		    "of at most %d bytes", name, PUB_RECORD_MAX);
+		goto done;
+	}
+	if ((buf = malloc(sb.st_size + 1)) == NULL) {
+		pub_fail(err, errlen, "pull record %s: out of memory", name);
+		goto done;
+	}
+	while (len < (size_t)sb.st_size) {
+		n = read(fd, buf + len, sb.st_size - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	if (len != (size_t)sb.st_size) {
+		pub_fail(err, errlen, "pull record %s: short read", name);
+		goto done;
+	}
+	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (j == NULL)
+		pub_fail(err, errlen, "pull record %s: %s", name, jerr.text);
+	else if (!json_is_object(j) || pub_record_number(j) == -1) {
+		pub_fail(err, errlen, "pull record %s: no valid number", name);
+		json_decref(j);
+		j = NULL;
+	}
+ done:
+	free(buf);
+	close(fd);
+	return (j);
+}
+
+static int
+pub_record_number(json_t *j)
+{
+	json_t		*n = json_object_get(j, "number");
+	json_int_t	 v;
+
+	if (!json_is_integer(n))
+		return (-1);
+	v = json_integer_value(n);
+	if (v < 1 || v >= INT_MAX)
+		return (-1);
+	return ((int)v);
+}
+
+/*
+ * The highest number among the records.  A record that cannot be read
+ * is an error: skipping it could hand out its number twice.
+ */
+static int
+pub_record_highest(int dirfd, int *highest, char *err, size_t errlen)
+{
+	DIR		*d;
+	struct dirent	*de;
+	json_t		*j;
+	size_t		 len;
+	int		 fd, absent, n, rv = 0;
+
+	*highest = 0;
+	if ((fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1)
+		return (pub_fail(err, errlen, "pulls: %s", strerror(errno)));
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return (pub_fail(err, errlen, "pulls: %s", strerror(errno)));
+	}
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (de->d_name[0] == '.' || len <= 5 ||
+		    strcmp(de->d_name + len - 5, ".json") != 0)
+			continue;
+		if ((j = pub_record_read(dirfd, de->d_name, &absent, err,
+		    errlen)) == NULL) {
+			if (absent)
+				continue;
+			rv = -1;
+			break;
+		}
+		if ((n = pub_record_number(j)) > *highest)
+			*highest = n;
+		json_decref(j);
+	}
+	closedir(d);
+	return (rv);
+}
+
+static json_t *
+pub_record_make(const struct publish_req *req, int number, char *err,
+    size_t errlen)
+{
+	char		 head[128], digest[SHA256_HEX_LEN + 1];
+	char		 vhash[sizeof("sha256:") + SHA256_HEX_LEN];
+	char		 created[32];
+	struct tm	 tm;
+	time_t		 now = time(NULL);
+	json_t		*j;
+
+	snprintf(head, sizeof(head), "%s%s", PUB_BRANCH_PREFIX, req->attempt);
+	if (sha256_hex(req->verdict, strlen(req->verdict), digest) != 0) {
+		pub_fail(err, errlen, "pull record: sha256 failed");
+		return (NULL);
+	}
+	snprintf(vhash, sizeof(vhash), "sha256:%s", digest);
+	if (gmtime_r(&now, &tm) == NULL ||
+	    strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
+		pub_fail(err, errlen, "pull record: cannot format the time");
+		return (NULL);
+	}
+	/* json_string fails on invalid UTF-8, e.g. in the title. */
+	j = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
+	    "number", number, "head", head, "base", req->base,
+	    "title", req->title, "attempt", req->attempt,
+	    "commit", req->commit, "verdict", vhash, "created", created);
+	if (j == NULL)
+		pub_fail(err, errlen, "pull record: title or base is not "
+		    "valid UTF-8");
+	return (j);
+}
+
+/* Temporary file, fsync, rename, fsync of the directory. */
+static int
+pub_record_write(int dirfd, const char *attempt, json_t *j, char *err,
+    size_t errlen)
+{
+	char	 name[ATTEMPT_ID_MAX + 8], tmp[ATTEMPT_ID_MAX + 16];
+	char	*text;
+	size_t	 len, off = 0;
+	ssize_t	 n;
+	int	 fd, rv = -1;
+
+	snprintf(name, sizeof(name), "%s.json", attempt);
+	snprintf(tmp, sizeof(tmp), ".%s.json.tmp", attempt);
+	if ((text = json_dumps(j, JSON_PRESERVE_ORDER | JSON_INDENT(2))) ==
+	    NULL)
+		return (pub_fail(err, errlen, "pull record: out of memory"));
+	len = strlen(text);
+	text[len++] = '\n';	/* replaces the NUL; len counts bytes */
+	/* A leftover of a crash holds no number anyone was told. */
+	if (unlinkat(dirfd, tmp, 0) == -1 && errno != ENOENT) {
+		pub_fail(err, errlen, "pulls/%s: %s", tmp, strerror(errno));
+		goto done;
+	}
+	if ((fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, 0644)) == -1) {
+		pub_fail(err, errlen, "pulls/%s: %s", tmp, strerror(errno));
+		goto done;
+	}
+	while (off < len) {
+		if ((n = write(fd, text + off, len - off)) == -1) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		off += n;
+	}
+	if (off != len || fsync(fd) == -1) {
+		pub_fail(err, errlen, "pulls/%s: %s", tmp, strerror(errno));
+		close(fd);
+		unlinkat(dirfd, tmp, 0);
+		goto done;
+	}
+	if (close(fd) == -1 || renameat(dirfd, tmp, dirfd, name) == -1) {
+		pub_fail(err, errlen, "pulls/%s: %s", name, strerror(errno));
+		unlinkat(dirfd, tmp, 0);
+		goto done;
+	}
+	if (fsync(dirfd) == -1) {
+		pub_fail(err, errlen, "pulls: fsync: %s", strerror(errno));
+		goto done;
+	}
+	rv = 0;
+ done:
+	free(text);
+	return (rv);
+}
+
+/*
+ * Find or make the attempt's record, all under the lock so that two
+ * publications can neither share a number nor make two records.
+ */
+static int
+pub_record(const struct publish_req *req, int *number, int *created,
+    char *err, size_t errlen)
+{
+	json_t		*j = NULL, *c;
+	char		 name[ATTEMPT_ID_MAX + 8];
+	int		 dirfd, lockfd = -1, absent, highest, rv = -1;
+
+	*created = 0;
+	snprintf(name, sizeof(name), "%s.json", req->attempt);
+	if ((dirfd = open(req->pulls, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1)
+		return (pub_fail(err, errlen, "%s: %s", req->pulls,
+		    strerror(errno)));
+	if ((lockfd = openat(dirfd, PUB_LOCKFILE, O_RDWR | O_CREAT |
+	    O_NOFOLLOW | O_CLOEXEC, 0600)) == -1 ||
+	    flock(lockfd, LOCK_EX) == -1) {
+		pub_fail(err, errlen, "%s/%s: %s", req->pulls, PUB_LOCKFILE,
+		    strerror(errno));
+		goto done;
+	}
+	if ((j = pub_record_read(dirfd, name, &absent, err, errlen)) != NULL) {
+		c = json_object_get(j, "commit");
+		if (!json_is_string(c) ||
+		    strcmp(json_string_value(c), req->commit) != 0) {
+			pub_fail(err, errlen, "pull record %s names another "
+			    "commit", name);
+			goto done;
+		}
+		*number = pub_record_number(j);
+		rv = 0;
+		goto done;
+	}
+	if (!absent)
+		goto done;
+	if (pub_record_highest(dirfd, &highest, err, errlen) == -1)
+		goto done;
+	if (highest >= INT_MAX - 1) {
+		pub_fail(err, errlen, "pulls: numbers exhausted");
+		goto done;
+	}
+	if ((j = pub_record_make(req, highest + 1, err, errlen)) == NULL ||
+	    pub_record_write(dirfd, req->attempt, j, err, errlen) == -1)
+		goto done;
+	*number = highest + 1;
+	*created = 1;
+	rv = 0;
+ done:
+	json_decref(j);
+	if (lockfd != -1)
+		close(lockfd);	/* releases the lock */
+	close(dirfd);
+	return (rv);
+}
+
+int
+publish_local(const struct publish_req *req, struct publish_result *res,
+    char *err, size_t errlen)
+{
+	struct pub_bundle	 b;
+	int			 branch_made, record_made, number = 0;
+	size_t			 plen;
+
+	memset(res, 0, sizeof(*res));
+	if (errlen > 0)
+		err[0] = '\0';
+	if (pub_check_req(req, err, errlen) == -1 ||
+	    pub_check_verdict(req, err, errlen) == -1)
+		return (-1);
+	memset(&b, 0, sizeof(b));
+	if (pub_bundle_header(req, &b, err, errlen) == -1)
+		return (-1);
+	if (pub_push(req, &b, &branch_made, err, errlen) == -1)
+		return (-1);
+	if (pub_record(req, &number, &record_made, err, errlen) == -1)
+		return (-1);
+
+	snprintf(res->branch, sizeof(res->branch), "%s%s", PUB_BRANCH_PREFIX,
+	    req->attempt);
+	plen = strlen(req->pulls);
+	if ((size_t)snprintf(res->record, sizeof(res->record), "%s%s%s.json",
+	    req->pulls, plen > 0 && req->pulls[plen - 1] == '/' ? "" : "/",
+	    req->attempt) >= sizeof(res->record))
+		return (pub_fail(err, errlen, "pulls: path too long"));
+	res->number = number;
+	res->reused = !branch_made && !record_made;
+	log_debug("published %s at %s: %s, pull %d%s", req->attempt,
+	    req->commit, res->branch, number, res->reused ? " (reused)" : "");
+	return (0);
+}

@@ -1,0 +1,172 @@
+#!/bin/sh
+# The real factoryd, in the foreground, from a temp config: five
+# processes under their own uids and policies; restarts; a hostile
+# child and a hostile control client; reloads; a clean SIGTERM.
+
+. "$(dirname "$0")/../lib.sh"
+
+T=$(regress_tmpdir)
+SOCK=$T/factoryd.sock
+UIDS="61001 61002 61003 61004"
+write_conf() {	# libexec
+	cat >"$T/factoryd.conf" <<CONF
+socket: $SOCK
+state-dir: $T/state
+libexec: $1
+verifiers: 1
+keys:
+  receipts: $T/keys/receipt.key
+  verifier: $T/keys/verifier.key
+users:
+  worker: 61001
+  verifier: 61002
+  reconciler: 61003
+  publisher: 61004
+CONF
+}
+write_conf "$O"
+start_factoryd "$T/factoryd.conf" "$T/log"
+
+status() { "$O/factoryctl" -s "$SOCK" -j status; }
+child_pid() { status | jq -r ".processes[] | select(.name==\"$1\") | .pid"; }
+wait_running() {	# name [not-pid]
+	i=0
+	while [ $i -lt 100 ]; do
+		p=$(status | jq -r ".processes[] | select(.name==\"$1\" and .state==\"running\") | .pid")
+		if [ -n "$p" ] && [ "$p" != 0 ] && [ "$p" != "${2:-}" ]; then
+			echo "$p"
+			return 0
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+for n in worker verifier reconciler publisher; do
+	wait_running $n >/dev/null || fail "$n never became running"
+done
+
+n=$(status | jq '[.processes[] | select(.state=="running")] | length')
+check "five processes run" [ "$n" = 5 ]
+
+uids=""
+for n in worker verifier reconciler publisher; do
+	p=$(child_pid $n)
+	u=$(awk '/^Uid:/ {print $2" "$3" "$4" "$5}' /proc/$p/status)
+	g=$(awk '/^Groups:/ {print $2}' /proc/$p/status)
+	set -- $u
+	check "$n runs as its own non-root uid ($1)" \
+	    [ "$1" != 0 ] && [ "$1" = "$2" ] && [ "$1" = "$3" ] && [ "$1" = "$4" ]
+	check "$n has no supplementary groups" [ -z "$g" ]
+	uids="$uids $1"
+	check "$n: Seccomp 2" grep -q '^Seccomp:[[:space:]]*2' /proc/$p/status
+	check "$n: NoNewPrivs 1" grep -q '^NoNewPrivs:[[:space:]]*1' /proc/$p/status
+	check "$n: title" grep -q "$n" /proc/$p/cmdline
+	fds=$(ls /proc/$p/fd | sort -n | tr '\n' ' ')
+	check "$n: only fds 0-3 and its own event fds" \
+	    sh -c "ls -l /proc/$p/fd | grep -q 'socket:' && [ \$(ls -l /proc/$p/fd | grep -c 'socket:') = 1 ]"
+done
+distinct=$(echo $uids | tr ' ' '\n' | sort -u | wc -l)
+check "four distinct child uids" [ "$distinct" = 4 ]
+
+# Star topology: each child's only socket is its channel to the parent.
+ppid=$FACTORYD_PID
+for n in worker verifier reconciler publisher; do
+	p=$(child_pid $n)
+	ino=$(ls -l /proc/$p/fd | sed -n 's/.*socket:\[\([0-9]*\)\].*/\1/p')
+	check "$n's channel peers with the parent only" \
+	    sh -c "ss -xpH | grep -w $ino | grep -q 'pid=$ppid,'"
+done
+
+"$O/factoryctl" -s "$SOCK" policy >"$T/policy"
+check "policy shows the worker's applied promises" \
+    grep -q 'promises: stdio rpath wpath cpath fattr flock recvfd' "$T/policy"
+check "policy shows unveils" grep -q "unveil: $T/state/attempts rwc" "$T/policy"
+check "policy shows landlock and seccomp" \
+    sh -c "grep -q 'landlock: abi' '$T/policy' && grep -q 'seccomp: default kill-process' '$T/policy'"
+check "status by prefix" "$O/factoryctl" -s "$SOCK" stat
+
+# A child started by hand refuses to run.
+"$O/factory-worker" >"$T/byhand" 2>&1 </dev/null
+st=$?
+check "worker started by hand refuses (exit $st)" \
+    sh -c "[ $st -ne 0 ] && grep -q 'not started by factoryd' '$T/byhand'"
+
+# Kill the worker: it comes back with a new pid.
+old=$(child_pid worker)
+kill -KILL "$old"
+new=$(wait_running worker "$old")
+check "worker restarted after SIGKILL ($old -> $new)" [ -n "$new" ]
+r=$(status | jq '.processes[] | select(.name=="worker") | .restarts')
+check "worker restart counted" [ "$r" -ge 1 ]
+
+# A malformed control request closes that client only.
+out=$("$O/regress/daemon/prog_badchild" ctl "$SOCK")
+check "garbage on the control socket closes the client" [ "$out" = closed ]
+check "parent still answers after garbage" status
+
+# Read-only socket: reads yes, writes refused.
+"$O/factoryctl" -s "$SOCK.ro" reload >/dev/null 2>&1
+check "reload on the .ro socket refused (exit 1)" [ $? = 1 ]
+check "status on the .ro socket" "$O/factoryctl" -s "$SOCK.ro" status
+check "sockets have modes 0660 and 0666" \
+    sh -c "[ \$(stat -c %a '$SOCK') = 660 ] && [ \$(stat -c %a '$SOCK.ro') = 666 ]"
+if command -v setpriv >/dev/null; then
+	check "a non-root user reads status through the .ro socket" \
+	    setpriv --reuid 65534 --regid 65534 --clear-groups "$O/factoryctl" -s "$SOCK" status
+	setpriv --reuid 65534 --regid 65534 --clear-groups "$O/factoryctl" -s "$SOCK" reload >/dev/null 2>&1
+	check "a non-root user cannot reload (exit 2)" [ $? = 2 ]
+fi
+
+# Hostile children: each is killed and restarted, the parent lives on.
+mkdir -p "$T/badexec"
+for b in factory-verifier factory-reconciler factory-publisher; do
+	ln -s "$O/$b" "$T/badexec/$b"
+done
+cp "$O/regress/daemon/prog_badchild" "$T/badexec/factory-worker"
+chmod 755 "$T" "$T/badexec"
+for mode in type huge hello2; do
+	echo $mode >"$T/badexec/factory-worker.mode"
+	write_conf "$T/badexec"
+	: >"$T/log.mark"
+	before=$(wc -l <"$T/log")
+	"$O/factoryctl" -s "$SOCK" reload >/dev/null
+	i=0
+	while [ $i -lt 50 ] && ! tail -n +$before "$T/log" | grep -q 'worker (pid [0-9]*): .*killing it'; do
+		sleep 0.1; i=$((i + 1))
+	done
+	check "hostile worker ($mode) is killed" sh -c "tail -n +$before '$T/log' | grep -q 'worker (pid [0-9]*): .*killing it'"
+	check "parent survives a hostile worker ($mode)" status
+done
+write_conf "$O"
+"$O/factoryctl" -s "$SOCK" reload >/dev/null
+sleep 0.2
+check "worker back after the good config" wait_running worker
+
+# A broken config on reload keeps the old one.
+echo "sokcet: [" >"$T/factoryd.conf"
+out=$("$O/factoryctl" -s "$SOCK" reload 2>&1)
+st=$?
+check "broken reload refused (exit $st)" sh -c "[ $st = 1 ] && echo '$out' | grep -q 'old configuration kept'"
+check "broken reload logged" grep -q 'reload failed, keeping the old configuration' "$T/log"
+check "still five processes running" \
+    sh -c "[ \$('$O/factoryctl' -s '$SOCK' -j status | jq '[.processes[] | select(.state==\"running\")] | length') = 5 ]"
+kill -HUP "$FACTORYD_PID"
+sleep 0.2
+check "SIGHUP with a broken config keeps running" status
+
+# SIGTERM: nothing left behind.
+pids=$(status | jq -r '.processes[].pid')
+stop_factoryd
+for p in $pids; do
+	check "pid $p gone after SIGTERM" sh -c "! kill -0 $p 2>/dev/null"
+done
+check "no socket left" sh -c "[ ! -e '$SOCK' ] && [ ! -e '$SOCK.ro' ]"
+left=""
+for u in $UIDS; do
+	left="$left$(uid_procs $u)"
+done
+check "no process of a child uid left" [ -z "$left" ]
+
+regress_done

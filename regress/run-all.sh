@@ -1,0 +1,81 @@
+#!/bin/sh
+# Runs the whole regress suite: the unit tests (plain and sanitized
+# builds), then every regress/*/run.sh.  Prints one closing line,
+# "N passed, N failed", and exits non-zero if anything failed.
+#
+# Usage: O=build sh regress/run-all.sh [dir ...]
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+O=${O:-build}
+case $O in /*) ;; *) O=$top/$O ;; esac
+export O
+
+passed=0
+failed=0
+failures=""
+
+count() {	# name, output file, status
+	p=$(grep -c '^ok ' "$2")
+	f=$(grep -c '^not ok ' "$2")
+	if [ "$3" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "not ok - $1: exited $3"
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	[ "$f" -gt 0 ] && failures="$failures $1"
+}
+
+unit() {	# test binary
+	name=$1
+	out=$(mktemp)
+	CK_FORK=yes "$name" >"$out" 2>&1
+	st=$?
+	cat "$out"
+	# check prints "100%: Checks: N, Failures: F, Errors: E"
+	line=$(grep -E 'Checks: [0-9]+' "$out" | tail -n 1)
+	n=$(echo "$line" | sed -E 's/.*Checks: ([0-9]+).*/\1/')
+	f=$(echo "$line" | sed -E 's/.*Failures: ([0-9]+), Errors: ([0-9]+).*/\1 \2/' | awk '{print $1+$2}')
+	[ -n "$n" ] || { n=0; f=1; }
+	[ "$st" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+	passed=$((passed + n - f))
+	failed=$((failed + f))
+	[ "$f" -gt 0 ] && failures="$failures $(basename "$name")"
+	rm -f "$out"
+}
+
+dirs="$*"
+if [ -z "$dirs" ]; then
+	for t in "$O"/regress/unit/test_*; do
+		case $t in *.o) continue ;; esac
+		[ -x "$t" ] || continue
+		echo "== unit $(basename "$t")"
+		unit "$t"
+	done
+	for t in "$O"/asan/regress/unit/test_*; do
+		case $t in *.o) continue ;; esac
+		[ -x "$t" ] || continue
+		echo "== unit (asan) $(basename "$t")"
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		LSAN_OPTIONS=suppressions=$top/regress/lsan.supp \
+		    unit "$t"
+	done
+	dirs=$(ls -d "$top"/regress/*/ | sed 's|/$||')
+fi
+for d in $dirs; do
+	[ -f "$d/run.sh" ] || continue
+	name=$(basename "$d")
+	echo "== regress $name"
+	out=$(mktemp)
+	sh "$d/run.sh" >"$out" 2>&1
+	st=$?
+	cat "$out"
+	count "$name" "$out" "$st"
+	rm -f "$out"
+done
+
+echo
+[ -n "$failures" ] && echo "failed:$failures"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,204 @@
+/*
+ * prog_sbx: a small launcher over the sandbox API, for the regress
+ * tests.  Spawns, waits (a wall deadline enforced with sandbox_kill),
+ * prints what happened and what the cgroups measured, destroys.
+ *
+ *	prog_sbx [-P] [-i id] -u uid -t tree [-H hide]... [-m mem] [-p pids]
+ *	    [-c cpu_ms] [-f fsize] [-n nofile] [-w wall_s] [-l logfile]
+ *	    [-x exec_allow]... [-e VAR=value]... -- argv...
+ *
+ * Exits 0 if the destroy succeeded, 1 if it did not, 2 if the spawn
+ * failed, 3 on a usage error.  -P prints sandbox_probe's line only.
+ */
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../supervisord-factory/sandbox.h"
+
+#define MAXLIST	32
+
+static volatile sig_atomic_t	 expired;
+
+static void
+onalarm(int sig)
+{
+	expired = 1;
+}
+
+static __dead void
+usage(void)
+{
+	fprintf(stderr, "usage: prog_sbx [-P] [-i id] -u uid -t tree "
+	    "[-H hide] [-m mem] [-p pids] [-c cpu_ms] [-f fsize] "
+	    "[-n nofile] [-w wall_s] [-l logfile] [-x exec_allow] "
+	    "[-e VAR=value] -- argv...\n");
+	exit(3);
+}
+
+static void
+add(char **list, int *n, char *s)
+{
+	if (*n == MAXLIST - 1)
+		errx(3, "too many");
+	list[(*n)++] = s;
+	list[*n] = NULL;
+}
+
+static uint64_t
+num(const char *s)
+{
+	char	*ep;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &ep, 10);
+	if (errno != 0 || ep == s || *ep != '\0')
+		errx(3, "bad number %s", s);
+	return v;
+}
+
+static int
+probe(void)
+{
+	char	 msg[1024];
+
+	if (sandbox_probe(msg, sizeof(msg)) == -1) {
+		printf("probe failed: %s\n", msg);
+		return 1;
+	}
+	printf("probe ok: %s\n", msg);
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct sandbox_spec	 spec;
+	struct sandbox		 sb;
+	struct sandbox_usage	 u;
+	struct sigaction	 sa;
+	char			*hide[MAXLIST], *xa[MAXLIST], *env[MAXLIST];
+	char			 idbuf[64], msg[1024];
+	int			 nhide = 0, nxa = 0, nenv = 0, ch, st, rc;
+	unsigned int		 wall = 0;
+	pid_t			 pid;
+
+	memset(&spec, 0, sizeof(spec));
+	hide[0] = xa[0] = env[0] = NULL;
+	spec.logfd = STDOUT_FILENO;
+	snprintf(idbuf, sizeof(idbuf), "sbx-%ld", (long)getpid());
+	spec.id = idbuf;
+	while ((ch = getopt(argc, argv, "c:e:f:H:i:l:m:n:p:Pt:u:w:x:")) != -1) {
+		switch (ch) {
+		case 'c':
+			spec.cpu_ms = num(optarg);
+			break;
+		case 'e':
+			add(env, &nenv, optarg);
+			break;
+		case 'f':
+			spec.fsize = num(optarg);
+			break;
+		case 'H':
+			add(hide, &nhide, optarg);
+			break;
+		case 'i':
+			spec.id = optarg;
+			break;
+		case 'l':
+			spec.logfd = open(optarg, O_WRONLY | O_CREAT | O_TRUNC |
+			    O_CLOEXEC, 0644);
+			if (spec.logfd == -1)
+				err(3, "%s", optarg);
+			break;
+		case 'm':
+			spec.memory = num(optarg);
+			break;
+		case 'n':
+			spec.nofile = num(optarg);
+			break;
+		case 'p':
+			spec.pids = num(optarg);
+			break;
+		case 'P':
+			return probe();
+		case 't':
+			spec.tree = optarg;
+			break;
+		case 'u':
+			spec.uid = spec.gid = (uid_t)num(optarg);
+			break;
+		case 'w':
+			wall = (unsigned int)num(optarg);
+			break;
+		case 'x':
+			add(xa, &nxa, optarg);
+			break;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0 || spec.tree == NULL || spec.uid == 0)
+		usage();
+	if (nenv == 0) {
+		add(env, &nenv, "HOME=/tmp");
+		add(env, &nenv, "PATH=/usr/bin:/bin");
+	}
+	spec.argv = argv;
+	spec.env = env;
+	spec.hide = nhide > 0 ? hide : NULL;
+	spec.exec_allow = nxa > 0 ? xa : NULL;
+
+	if (sandbox_spawn(&spec, &sb, msg, sizeof(msg)) == -1) {
+		printf("spawn: %s\n", msg);
+		fflush(stdout);
+		return 2;
+	}
+	printf("pid %ld\n", (long)sb.pid);
+	fflush(stdout);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = onalarm;	/* no SA_RESTART: waitpid returns */
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(wall);
+	while ((pid = waitpid(sb.pid, &st, 0)) == -1 && errno == EINTR) {
+		if (expired) {
+			if (sandbox_kill(&sb) == -1)
+				warn("sandbox_kill");
+			expired = 0;
+			printf("timeout\n");
+		}
+	}
+	alarm(0);
+	if (pid == -1)
+		err(1, "waitpid");
+	st = sandbox_exitstatus(&sb, st);
+	if (WIFEXITED(st))
+		printf("exit %d\n", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		printf("signal %d\n", WTERMSIG(st));
+	if (sandbox_usage(&sb, &u) == -1)
+		printf("usage: incomplete\n");
+	printf("usage cpu_ms %" PRIu64 " mem_peak %" PRIu64 " pids_peak %"
+	    PRIu64 " pids_denied %" PRIu64 " oom_kills %" PRIu64 "\n",
+	    u.cpu_ms, u.mem_peak, u.pids_peak, u.pids_denied, u.oom_kills);
+	rc = 0;
+	if (sandbox_destroy(&sb, msg, sizeof(msg)) == -1) {
+		printf("destroy: %s\n", msg);
+		rc = 1;
+	} else
+		printf("destroyed\n");
+	return rc;
+}

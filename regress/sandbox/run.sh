@@ -1,0 +1,284 @@
+#!/bin/bash
+# The agent sandbox, attacked by a hostile agent (prog_probe).  Every
+# case asserts the refusal and the final state: the launcher destroyed
+# the cgroups, no cgroup directory of the id is left, and no process of
+# the case's uid survives.  Needs root.  O: the build directory.
+
+: "${O:?O must name the build directory}"
+P="$O/regress/sandbox"
+SBX="$P/prog_sbx"
+PR="$P/prog_probe"
+FAILED=0
+BGPIDS=""
+IDS=""
+N=0
+
+T=$(mktemp -d /var/tmp/sbx-regress.XXXXXX) || exit 1
+TT=$(mktemp -d /tmp/sbx-regress.XXXXXX) || exit 1
+MARK=/tmp/sbx-host-marker.$$
+
+cleanup() {
+	local p id d
+	for p in $BGPIDS; do kill -9 "$p" 2>/dev/null; done
+	for id in $IDS; do
+		for d in /sys/fs/cgroup/*/factory/"$id"; do
+			[ -d "$d" ] && rmdir "$d" 2>/dev/null
+		done
+	done
+	rm -rf "$T" "$TT" "$MARK"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+if [ "$(id -u)" != 0 ]; then
+	echo "not ok - sandbox: needs root"
+	exit 1
+fi
+
+# The layout of an attempt: the tree lies inside the state directory,
+# which the agent must not see.
+mkdir -p "$T/state/attempts/a1/tree" "$T/keys" "$TT/state/attempts/a2/tree"
+echo "s3cret" >"$T/state/secret"
+echo "PRIVATE KEY" >"$T/keys/key.pem"
+echo "token" >"$T/keyfile"
+echo "s3cret" >"$TT/state/secret"
+chmod 755 "$T" "$TT"
+TREE="$T/state/attempts/a1/tree"
+TREE2="$TT/state/attempts/a2/tree"
+echo marker >"$MARK"
+
+XALL="-x $P -x /lib -x /lib64 -x /usr/lib -x /usr/bin -x /bin"
+
+ok() { echo "ok - $1"; }
+notok() { echo "not ok - $1: $2"; FAILED=1; }
+
+uid_procs() {
+	grep -l "^Uid:[[:space:]]*$1[[:space:]]" /proc/[0-9]*/status 2>/dev/null |
+	    sed 's|/proc/||; s|/status||' | tr '\n' ' '
+}
+
+# sbx NAME [prog_sbx options] -- argv: runs in a fresh uid and id,
+# leaves the output in $OUT and checks the final state; sets $U, $ID.
+sbx() {
+	local name="$1"; shift
+	N=$((N + 1))
+	U=$((63900 + N))
+	ID="sbxreg-$$-$N"
+	IDS="$IDS $ID"
+	chown "$U:$U" "$TREE" "$TREE2"
+	OUT=$("$SBX" -i "$ID" -u "$U" -H "$T/state" -H "$T/keys" \
+	    -H "$T/keyfile" -H "$TT/state" ${XA:-$XALL} "$@" 2>&1)
+	RC=$?
+	final "$name"
+}
+
+# The state every case must end in.
+final() {
+	local d left
+	for d in /sys/fs/cgroup/*/factory/"$ID"; do
+		[ -e "$d" ] && left="$left $d"
+	done
+	if [ -n "$left" ]; then
+		notok "$1" "cgroups left:$left"
+		return 1
+	fi
+	left=$(uid_procs "$U")
+	if [ -n "$left" ]; then
+		notok "$1" "processes of uid $U left: $left"
+		kill -9 $left 2>/dev/null
+		return 1
+	fi
+	return 0
+}
+
+# expect NAME LINE...: every line must be in $OUT, and it was destroyed.
+expect() {
+	local name="$1" l; shift
+	for l in "$@"; do
+		if ! printf '%s\n' "$OUT" | grep -qxF -- "$l"; then
+			notok "$name" "no line '$l' in: $(echo $OUT)"
+			return
+		fi
+	done
+	if [ "$RC" != 0 ] || ! printf '%s\n' "$OUT" | grep -qx destroyed; then
+		notok "$name" "not destroyed (rc $RC): $(echo $OUT)"
+		return
+	fi
+	ok "$name"
+}
+
+# --- identity
+sbx identity -t "$TREE" -- /bin/sh -c \
+    'grep -E "^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):" /proc/self/status | tr -s "\t " " " | sed "s/ *\$//"; pwd; echo w >w && echo writable; hostname'
+expect identity "Uid: $U $U $U $U" "Gid: $U $U $U $U" "Groups:" \
+    "CapInh: 0000000000000000" "CapPrm: 0000000000000000" \
+    "CapEff: 0000000000000000" "CapBnd: 0000000000000000" \
+    "CapAmb: 0000000000000000" "NoNewPrivs: 1" "Seccomp: 2" \
+    "$TREE" writable "$ID" "exit 0"
+[ "$(stat -c %u "$TREE/w" 2>/dev/null)" = "$U" ] ||
+    notok identity-file "tree file not owned by $U on the host"
+
+# --- filesystem
+for t in /etc/factory-x:EROFS /usr/factory-x:EROFS /var/tmp/factory-x:EROFS \
+    "$T/state/attempts/a1/other:EROFS" "$T/outside:EROFS"; do
+	f=${t%:*}; e=${t##*:}
+	sbx "write-$f" -t "$TREE" -- "$PR" write "$f"
+	expect "write $f refused" "$e" "exit 1"
+	[ -e "$f" ] && notok "write $f" "exists on the host"
+done
+h=$(sha256sum /etc/passwd)
+sbx symlink -t "$TREE" -- /bin/sh -c 'ln -s /etc/passwd link; echo x >>link && echo wrote'
+expect "symlink out of the tree refused" "exit 2"
+printf '%s\n' "$OUT" | grep -qx wrote && notok symlink "write went through"
+[ "$(sha256sum /etc/passwd)" = "$h" ] || notok symlink "/etc/passwd changed"
+rm -f "$TREE/link"
+sbx hardlink -t "$TREE" -- /bin/ln /etc/shadow "$TREE/hl"
+expect "hardlink of /etc/shadow refused" "exit 1"
+[ -e "$TREE/hl" ] && notok hardlink "link exists"
+
+# --- hidden state, keys, host /tmp
+sbx secret -t "$TREE" -- "$PR" read "$T/state/secret"
+expect "state dir secret hidden" ENOENT "exit 1"
+sbx key -t "$TREE" -- "$PR" read "$T/keys/key.pem"
+expect "key dir hidden" ENOENT "exit 1"
+sbx keyfile -t "$TREE" -- "$PR" read "$T/keyfile"
+expect "key file masked (reads empty)" "read 0" "exit 0"
+sbx tmp -t "$TREE" -- "$PR" read "$MARK"
+expect "host /tmp invisible" ENOENT "exit 1"
+sbx tree-under-tmp -t "$TREE2" -- /bin/sh -c \
+    "pwd; echo x >f && echo writable; cat $TT/state/secret || echo hidden"
+expect "tree below /tmp and a hidden dir stays writable" "$TREE2" writable \
+    hidden "exit 0"
+[ -f "$TREE2/f" ] || notok tree-under-tmp "file not on the host"
+
+# --- network
+sbx netdev -t "$TREE" -- /bin/sh -c \
+    "sed -n 's/^ *\([^:]*\):.*/\1/p' /proc/net/dev | tr '\n' ' '; echo"
+expect "network namespace has only lo" "lo " "exit 0"
+
+PORT=$((20000 + $$ % 20000))
+"$PR" listen-tcp "$PORT" >"$T/tcp.log" 2>&1 &
+BGPIDS="$BGPIDS $!"
+disown $!
+ABS="sbx-regress-$$"
+"$PR" listen-abstract "$ABS" >"$T/abs.log" 2>&1 &
+BGPIDS="$BGPIDS $!"
+disown $!
+sleep 0.3
+c1=$("$PR" connect "$PORT"); c2=$("$PR" abstract "$ABS")
+if [ "$c1" != ok ] || [ "$c2" != ok ]; then
+	notok "network control" "host listeners unreachable from the host ($c1 $c2)"
+else
+	sbx tcp -t "$TREE" -- "$PR" connect "$PORT"
+	expect "TCP to a host listener on 127.0.0.1 refused" "exit 1"
+	printf '%s\n' "$OUT" | grep -qx ok && notok tcp "connected"
+	sbx abstract -t "$TREE" -- "$PR" abstract "$ABS"
+	expect "host abstract unix socket unreachable" "exit 1"
+	printf '%s\n' "$OUT" | grep -qx ok && notok abstract "connected"
+	sleep 0.1
+	[ "$(grep -c accepted "$T/tcp.log")" = 1 ] ||
+	    notok tcp-listener "accepted $(grep -c accepted "$T/tcp.log") (want 1)"
+	[ "$(grep -c accepted "$T/abs.log")" = 1 ] ||
+	    notok abstract-listener "accepted $(grep -c accepted "$T/abs.log") (want 1)"
+fi
+
+# --- system calls
+for c in unshare setns mount ptrace bpf keyctl iouring perf userfaultfd \
+    clone-ns personality personality-hi; do
+	sbx "$c" -t "$TREE" -- "$PR" "$c"
+	expect "seccomp: $c refused" EPERM "exit 1"
+done
+sbx clone3 -t "$TREE" -- "$PR" clone3
+expect "seccomp: clone3 is ENOSYS (glibc falls back to clone)" ENOSYS "exit 1"
+sbx fork -t "$TREE" -- "$PR" fork
+expect "seccomp: plain fork allowed" ok "exit 0"
+sbx personality-query -t "$TREE" -- "$PR" personality-query
+expect "seccomp: personality query allowed" ok "exit 0"
+for c in tiocsti tiocsti-hi x32 i386; do
+	sbx "$c" -t "$TREE" -- "$PR" "$c"
+	expect "seccomp: $c kills" "signal 31"
+done
+sbx tiocgwinsz -t "$TREE" -- "$PR" tiocgwinsz
+expect "seccomp: other ioctls pass" ENOTTY "exit 1"
+
+# --- budgets
+sbx forkbomb -p 20 -t "$TREE" -- "$PR" forkbomb
+if printf '%s\n' "$OUT" | grep -Eqx 'forks (1[0-9]|[0-9]) then EAGAIN' &&
+    printf '%s\n' "$OUT" | grep -Eq 'pids_denied [1-9]'; then
+	expect "fork bomb stopped by pids.max" "exit 0"
+else
+	notok "fork bomb" "$(echo $OUT)"
+fi
+sbx membomb -m 67108864 -t "$TREE" -- "$PR" membomb 512
+peak=$(printf '%s\n' "$OUT" | sed -n 's/.*mem_peak \([0-9]*\).*/\1/p')
+if printf '%s\n' "$OUT" | grep -Eq 'oom_kills [1-9]' &&
+    [ -n "$peak" ] && [ "$peak" -le 67108864 ]; then
+	expect "memory bomb OOM-killed within 64 MiB" "signal 9"
+else
+	notok "memory bomb" "$(echo $OUT)"
+fi
+s=$(date +%s)
+sbx cpu -c 1000 -w 20 -t "$TREE" -- "$PR" spin
+d=$(($(date +%s) - s))
+if [ "$d" -le 5 ]; then
+	expect "busy loop killed by RLIMIT_CPU (SIGXCPU)" "signal 24"
+else
+	notok cpu "took ${d}s"
+fi
+s=$(date +%s)
+sbx wall -w 2 -t "$TREE" -- /bin/sleep 1000
+d=$(($(date +%s) - s))
+if [ "$d" -le 5 ]; then
+	expect "sleep killed at the wall deadline" timeout "signal 9"
+else
+	notok wall "took ${d}s"
+fi
+
+# --- escapes from the kill switch
+rm -f "$TREE/pid"
+sbx daemon-exit -t "$TREE" -- /bin/sh -c "$PR daemon $TREE/pid; echo started"
+if [ -s "$TREE/pid" ]; then
+	expect "double-forked setsid daemon dies with the agent" started "exit 0"
+else
+	notok daemon-exit "no pid file: $(echo $OUT)"
+fi
+
+rm -f "$TREE/pid"
+N=$((N + 1)); U=$((63900 + N)); ID="sbxreg-$$-$N"; IDS="$IDS $ID"
+chown "$U:$U" "$TREE"
+"$SBX" -i "$ID" -u "$U" -w 3 -t "$TREE" -x "$P" -x /lib -x /lib64 \
+    -x /usr/lib -x /bin -x /usr/bin -- /bin/sh -c \
+    "$PR daemon $TREE/pid; exec /bin/sleep 1000" >"$T/kill.log" 2>&1 &
+bg=$!
+BGPIDS="$BGPIDS $bg"
+for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$TREE/pid" ] && break; sleep 0.2; done
+during=$(uid_procs "$U")
+wait "$bg"
+RC=$?
+OUT=$(cat "$T/kill.log")
+if [ -z "$during" ]; then
+	notok daemon-kill "no process of uid $U while it ran"
+elif final daemon-kill; then
+	expect "double-forked setsid daemon dies with the kill" timeout
+fi
+
+# --- tools, fds, environment
+XA="-x $P -x /lib -x /lib64 -x /usr/lib" \
+    sbx exec-deny -t "$TREE" -- "$PR" exec /usr/bin/id
+expect "exec outside exec_allow refused" EACCES "exit 1"
+exec 7</dev/null
+sbx fds -t "$TREE" -- "$PR" fds
+exec 7<&-
+expect "only fds 0 1 2 at exec" "0 1 2" "exit 0"
+sbx env -e A=1 -e "B=two words" -t "$TREE" -- "$PR" env
+expect "environment exactly as given" A=1 "B=two words" "exit 0"
+[ "$(printf '%s\n' "$OUT" | grep -c =)" = 2 ] || notok env "extra variables"
+sbx enoent -t "$TREE" -- /nonexistent/agent
+if [ "$RC" = 2 ] && printf '%s\n' "$OUT" | grep -qx \
+    'spawn: exec /nonexistent/agent: No such file or directory'; then
+	ok "exec failure reported by spawn"
+else
+	notok enoent "rc $RC: $(echo $OUT)"
+fi
+
+exit $FAILED

@@ -1,0 +1,872 @@
+/*
+ * The libgit2 work of the worker (resolve, provision, collect, bundle)
+ * and of the verifier (bundle, recheck, checkout), against real
+ * repositories made with the git CLI in a temporary directory.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include "conf.h"
+#include "../../worker/worker.h"
+#include "../../verifier/verifier.h"
+
+#define ID	"a-20261129-0007"
+#define TITLE	"Fix the thing"
+#define DIGEST	"sha256:" \
+	"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define MSG	TITLE "\n\nAttempt-Id: " ID "\nManifest-Digest: " DIGEST "\n"
+
+/* Short enough that every path made from them fits PATH_MAX. */
+static char	 tmp[64], repo[128], adir[128];
+static char	 tree[256], bundle[256], base[GITW_HEXSZ + 1];
+static char	 objsum[128], err[1024];
+static char	*scope[] = { "src/**", "docs/*.md", NULL };
+
+static int	 sh(const char *, ...)
+		    __attribute__((__format__ (printf, 1, 2)));
+static int	 out(char *, size_t, const char *, ...)
+		    __attribute__((__format__ (printf, 3, 4)));
+
+/* Runs a shell command; its exit status, or -1. */
+static int
+sh(const char *fmt, ...)
+{
+	char	*cmd;
+	va_list	 ap;
+	int	 st;
+
+	va_start(ap, fmt);
+	ck_assert_int_ne(vasprintf(&cmd, fmt, ap), -1);
+	va_end(ap);
+	st = system(cmd);
+	free(cmd);
+	return (WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+/* Runs a shell command and keeps its output, without the last '\n'. */
+static int
+out(char *buf, size_t len, const char *fmt, ...)
+{
+	FILE	*fp;
+	char	*cmd;
+	size_t	 n;
+	va_list	 ap;
+	int	 st;
+
+	va_start(ap, fmt);
+	ck_assert_int_ne(vasprintf(&cmd, fmt, ap), -1);
+	va_end(ap);
+	ck_assert_ptr_nonnull(fp = popen(cmd, "r"));
+	n = fread(buf, 1, len - 1, fp);
+	buf[n] = '\0';
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	st = pclose(fp);
+	free(cmd);
+	return (WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+static void
+put(const char *rel, const char *data)
+{
+	char	 path[PATH_MAX];
+	FILE	*fp;
+
+	snprintf(path, sizeof(path), "%s/%s", tree, rel);
+	ck_assert_msg((fp = fopen(path, "w")) != NULL, "%s", path);
+	fputs(data, fp);
+	ck_assert_int_eq(fclose(fp), 0);
+}
+
+/* What the repository's object store looks like: names, sizes, times. */
+static void
+objects_sum(char *buf, size_t len)
+{
+	ck_assert_int_eq(out(buf, len, "cd %s/.git/objects && find . "
+	    "-printf '%%p %%s %%T@ %%C@\\n' | sort | sha256sum", repo), 0);
+}
+
+static void
+setup(void)
+{
+	char	 e[1024];
+
+	strlcpy(tmp, "/tmp/test_git.XXXXXX", sizeof(tmp));
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	snprintf(repo, sizeof(repo), "%s/repo", tmp);
+	snprintf(adir, sizeof(adir), "%s/a1", tmp);
+	snprintf(tree, sizeof(tree), "%s/tree", adir);
+	snprintf(bundle, sizeof(bundle), "%s/bundle", adir);
+	/* The git CLI of the tests must not read the host's config. */
+	setenv("HOME", tmp, 1);
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	setenv("GIT_AUTHOR_NAME", "test", 1);
+	setenv("GIT_AUTHOR_EMAIL", "test@localhost", 1);
+	setenv("GIT_COMMITTER_NAME", "test", 1);
+	setenv("GIT_COMMITTER_EMAIL", "test@localhost", 1);
+	ck_assert_msg(gitv_init(e, sizeof(e)) == 0, "%s", e);
+	ck_assert_msg(gitw_init(e, sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(sh("git init -q -b main %s && cd %s && "
+	    "mkdir -p src docs .github/workflows && "
+	    "printf 'int a;\\n' > src/a.c && printf 'int b;\\n' > src/b.c && "
+	    "printf '#!/bin/sh\\n' > src/run.sh && chmod 755 src/run.sh && "
+	    "printf '# x\\n' > docs/x.md && printf 'readme\\n' > README && "
+	    "printf 'on: push\\n' > .github/workflows/ci.yml && "
+	    "git add -A && git commit -q -m 'initial commit'", repo, repo),
+	    0);
+	ck_assert_msg(resolve(repo, "main", base, e, sizeof(e)) == 0, "%s",
+	    e);
+	objects_sum(objsum, sizeof(objsum));
+	ck_assert_int_eq(mkdir(adir, 0700), 0);
+	ck_assert_msg(provision(repo, base, adir, e, sizeof(e)) == 0, "%s",
+	    e);
+}
+
+static void
+teardown(void)
+{
+	sh("rm -rf %s", tmp);
+	git_libgit2_shutdown();
+	git_libgit2_shutdown();
+}
+
+static int
+do_collect(struct collect_result *res, uint64_t limit)
+{
+	struct collect_req	 req;
+
+	memset(&req, 0, sizeof(req));
+	req.repo_path = repo;
+	req.baseline_hex = base;
+	req.attempt_dir = adir;
+	req.scope = scope;
+	req.title = TITLE;
+	req.attempt_id = ID;
+	req.manifest_digest = DIGEST;
+	req.tree_limit = limit;
+	req.bundle_path = bundle;
+	return (collect(&req, res, err, sizeof(err)));
+}
+
+static const char *
+join(char **v, size_t n)
+{
+	static char	 buf[4096];
+	size_t		 i;
+
+	buf[0] = '\0';
+	for (i = 0; i < n; i++) {
+		strlcat(buf, "[", sizeof(buf));
+		strlcat(buf, v[i], sizeof(buf));
+		strlcat(buf, "]", sizeof(buf));
+	}
+	return (buf);
+}
+
+static int
+has(char **v, size_t n, const char *s)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return (1);
+	return (0);
+}
+
+/* Collects and expects exactly these reasons (NULL-terminated). */
+static void
+expect_rejects(uint64_t limit, ...)
+{
+	struct collect_result	 res;
+	const char		*s;
+	struct stat		 st;
+	va_list			 ap;
+	size_t			 n = 0;
+
+	unlink(bundle);
+	ck_assert_msg(do_collect(&res, limit) == 0, "%s", err);
+	va_start(ap, limit);
+	while ((s = va_arg(ap, const char *)) != NULL) {
+		ck_assert_msg(has(res.rejects, res.nrejects, s),
+		    "want \"%s\" in %s", s, join(res.rejects, res.nrejects));
+		n++;
+	}
+	va_end(ap);
+	ck_assert_msg(res.nrejects == n, "want %zu reasons, got %s", n,
+	    join(res.rejects, res.nrejects));
+	ck_assert_str_eq(res.commit_hex, "");
+	ck_assert_int_eq(stat(bundle, &st), -1);
+	collect_result_free(&res);
+}
+
+static char
+change(const struct collect_result *res, const char *path)
+{
+	size_t	 i;
+
+	for (i = 0; i < res->nchanges; i++)
+		if (strcmp(res->changes[i].path, path) == 0)
+			return (res->changes[i].status);
+	return (0);
+}
+
+/* The object count in the header of a bundle's pack. */
+static unsigned
+pack_objects(const char *path)
+{
+	unsigned char	 buf[4096], *p;
+	ssize_t		 n;
+	int		 fd;
+
+	ck_assert_int_ne(fd = open(path, O_RDONLY), -1);
+	ck_assert_int_gt(n = read(fd, buf, sizeof(buf)), 0);
+	close(fd);
+	ck_assert_ptr_nonnull(p = memmem(buf, n, "\n\nPACK", 6));
+	p += 2 + 8;
+	return ((unsigned)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3]);
+}
+
+/* A good attempt: an edit and a new file, collected. */
+static void
+good_collect(struct collect_result *res)
+{
+	put("src/a.c", "int a = 1;\n");
+	put("src/new.c", "int n;\n");
+	ck_assert_msg(do_collect(res, 1 << 20) == 0, "%s", err);
+	ck_assert_msg(res->nrejects == 0, "%s",
+	    join(res->rejects, res->nrejects));
+}
+
+START_TEST(test_resolve)
+{
+	char	 hex[GITW_HEXSZ + 1], buf[128];
+
+	ck_assert_int_eq(out(buf, sizeof(buf), "git -C %s rev-parse main",
+	    repo), 0);
+	ck_assert_str_eq(base, buf);
+	ck_assert_msg(resolve(repo, buf, hex, err, sizeof(err)) == 0, "%s",
+	    err);
+	ck_assert_str_eq(hex, buf);
+	ck_assert_msg(resolve(repo, "refs/heads/main", hex, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(hex, buf);
+	ck_assert_int_eq(resolve(repo, "nosuchbranch", hex, err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "nosuchbranch") != NULL, "%s", err);
+	ck_assert_int_eq(resolve(repo, "0123456789012345678901234567890123"
+	    "456789", hex, err, sizeof(err)), -1);
+	ck_assert_int_eq(resolve(repo, "main^{tree}", hex, err,
+	    sizeof(err)), -1);
+}
+END_TEST
+
+START_TEST(test_provision)
+{
+	char		 buf[PATH_MAX + 64], objects[PATH_MAX], sum[128];
+	struct stat	 st;
+
+	ck_assert_int_eq(out(buf, sizeof(buf), "cat %s/src/a.c", tree), 0);
+	ck_assert_str_eq(buf, "int a;");
+	snprintf(buf, sizeof(buf), "%s/src/run.sh", tree);
+	ck_assert_int_eq(stat(buf, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0100, 0100);
+	ck_assert_int_eq(out(buf, sizeof(buf), "cat %s/.git/config; echo .",
+	    tree), 0);
+	ck_assert_str_eq(buf, GITW_TREE_CONFIG ".");
+	ck_assert_int_eq(out(buf, sizeof(buf), "cat %s/.git/HEAD", tree), 0);
+	ck_assert_str_eq(buf, base);
+	snprintf(buf, sizeof(buf), "%s/.git/objects", repo);
+	ck_assert_ptr_nonnull(realpath(buf, objects));
+	strlcat(objects, "\n.", sizeof(objects));
+	ck_assert_int_eq(out(buf, sizeof(buf),
+	    "cat %s/.git/objects/info/alternates; echo .", tree), 0);
+	ck_assert_str_eq(buf, objects);
+	snprintf(buf, sizeof(buf), "%s/.git/hooks", tree);
+	ck_assert_int_eq(stat(buf, &st), -1);
+	ck_assert_int_eq(out(buf, sizeof(buf), "find %s/.git/refs "
+	    "-mindepth 1 -not -path '*/refs/heads' -not -path '*/refs/tags'",
+	    tree), 0);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(out(buf, sizeof(buf), "git -C %s status "
+	    "--porcelain --ignored", tree), 0);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(out(buf, sizeof(buf), "git -C %s rev-parse HEAD",
+	    tree), 0);
+	ck_assert_str_eq(buf, base);
+	objects_sum(sum, sizeof(sum));
+	ck_assert_str_eq(sum, objsum);
+	/* A second provision into the same attempt is refused. */
+	ck_assert_int_eq(provision(repo, base, adir, err, sizeof(err)), -1);
+}
+END_TEST
+
+START_TEST(test_collect_edit)
+{
+	struct collect_result	 res;
+	struct stat		 st;
+	char			 buf[4096], clone[PATH_MAX], sum[128];
+
+	good_collect(&res);
+	ck_assert_int_eq(strlen(res.commit_hex), GITW_HEXSZ);
+	ck_assert_int_eq(change(&res, "src/a.c"), 'M');
+	ck_assert_int_eq(change(&res, "src/new.c"), 'A');
+	ck_assert_int_eq(res.nchanges, 2);
+	ck_assert_int_eq(out(buf, sizeof(buf), "git --git-dir=%s/collect.git "
+	    "log -1 --format='%%P %%T %%an <%%ae> %%cn <%%ce>' %s", adir,
+	    res.commit_hex), 0);
+	snprintf(clone, sizeof(clone), "%s %s factory <factory@localhost> "
+	    "factory <factory@localhost>", base, res.tree_hex);
+	ck_assert_str_eq(buf, clone);
+	ck_assert_int_eq(out(buf, sizeof(buf), "git --git-dir=%s/collect.git "
+	    "cat-file commit %s | sed '1,/^$/d'; echo .", adir,
+	    res.commit_hex), 0);
+	ck_assert_str_eq(buf, MSG ".");
+	/* The bundle: its digest, its size, and git's own opinion. */
+	ck_assert_int_eq(out(buf, sizeof(buf), "sha256sum < %s | cut -c1-64",
+	    bundle), 0);
+	ck_assert_str_eq(buf, res.bundle_sha256);
+	ck_assert_int_eq(stat(bundle, &st), 0);
+	ck_assert_int_eq(st.st_size, res.bundle_size);
+	snprintf(clone, sizeof(clone), "%s/clone", tmp);
+	ck_assert_int_eq(sh("git clone -q --no-local %s %s", repo, clone), 0);
+	ck_assert_int_eq(sh("git -C %s bundle verify -q %s >/dev/null 2>&1", clone, bundle),
+	    0);
+	ck_assert_int_eq(sh("git -C %s fetch -q %s refs/heads/factory/" ID
+	    ":refs/heads/got", clone, bundle), 0);
+	ck_assert_int_eq(out(buf, sizeof(buf), "git -C %s rev-parse got",
+	    clone), 0);
+	ck_assert_str_eq(buf, res.commit_hex);
+	ck_assert_int_eq(out(buf, sizeof(buf), "git -C %s show got:src/a.c",
+	    clone), 0);
+	ck_assert_str_eq(buf, "int a = 1;");
+	ck_assert_int_eq(out(buf, sizeof(buf), "git -C %s bundle list-heads "
+	    "%s", clone, bundle), 0);
+	snprintf(clone, sizeof(clone), "%s refs/heads/factory/" ID,
+	    res.commit_hex);
+	ck_assert_str_eq(buf, clone);
+	/* Only what the baseline lacks: a commit, 2 trees, 2 blobs. */
+	ck_assert_int_eq(pack_objects(bundle), 5);
+	objects_sum(sum, sizeof(sum));
+	ck_assert_str_eq(sum, objsum);
+	collect_result_free(&res);
+}
+END_TEST
+
+START_TEST(test_collect_scope)
+{
+	put("README", "changed\n");
+	put(".github/workflows/ci.yml", "on: pull_request\n");
+	put("docs/x.md", "# y\n");
+	expect_rejects(1 << 20, "README: outside the scope",
+	    ".github/workflows/ci.yml: outside the scope",
+	    ".github/workflows/ci.yml: change under .github/workflows/",
+	    NULL);
+}
+END_TEST
+
+START_TEST(test_collect_delete_mode)
+{
+	struct collect_result	 res;
+	char			 path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/src/b.c", tree);
+	ck_assert_int_eq(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/src/run.sh", tree);
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	ck_assert_msg(do_collect(&res, 0) == 0, "%s", err);
+	ck_assert_msg(res.nrejects == 0, "%s",
+	    join(res.rejects, res.nrejects));
+	ck_assert_int_eq(change(&res, "src/b.c"), 'D');
+	ck_assert_int_eq(change(&res, "src/run.sh"), 'M');
+	collect_result_free(&res);
+	/* Deleting outside the scope is a change outside the scope. */
+	snprintf(path, sizeof(path), "%s/README", tree);
+	ck_assert_int_eq(unlink(path), 0);
+	expect_rejects(0, "README: outside the scope", NULL);
+}
+END_TEST
+
+START_TEST(test_collect_dotgit)
+{
+	ck_assert_int_eq(sh("mkdir -p %s/src/.git %s/.GIT && "
+	    "echo x > %s/src/.git/x && echo y > %s/.GIT/config", tree, tree,
+	    tree, tree), 0);
+	expect_rejects(1 << 20, "src/.git: '.git' path component",
+	    ".GIT: '.git' path component", NULL);
+}
+END_TEST
+
+START_TEST(test_collect_gitconfig)
+{
+	put("src/a.c", "int a = 2;\n");
+	ck_assert_int_eq(sh("printf '[core]\\n\\tfsmonitor = evil\\n' >> "
+	    "%s/.git/config", tree), 0);
+	expect_rejects(1 << 20,
+	    ".git/config: differs from the provisioned config", NULL);
+}
+END_TEST
+
+START_TEST(test_collect_hook)
+{
+	put("src/a.c", "int a = 2;\n");
+	ck_assert_int_eq(sh("mkdir %s/.git/hooks && printf '#!/bin/sh\\n' > "
+	    "%s/.git/hooks/pre-commit && echo /tmp > "
+	    "%s/.git/objects/info/alternates", tree, tree, tree), 0);
+	expect_rejects(1 << 20, ".git/hooks/pre-commit: hook installed",
+	    ".git/objects/info/alternates: changed", NULL);
+}
+END_TEST
+
+START_TEST(test_collect_symlink_escape)
+{
+	ck_assert_int_eq(sh("ln -s ../../etc/passwd %s/src/evil && "
+	    "ln -s /etc/passwd %s/src/abs && ln -s ../src/../.. %s/src/n && "
+	    "ln -s ../.git/config %s/src/cfg", tree, tree, tree, tree), 0);
+	expect_rejects(1 << 20, "src/evil: symlink escapes the tree",
+	    "src/abs: absolute symlink",
+	    "src/n: symlink target not normalized",
+	    "src/cfg: symlink into .git", NULL);
+}
+END_TEST
+
+START_TEST(test_collect_symlink_inside)
+{
+	struct collect_result	 res;
+	char			 buf[256];
+
+	ck_assert_int_eq(sh("ln -s ../docs/x.md %s/src/ok", tree), 0);
+	ck_assert_msg(do_collect(&res, 1 << 20) == 0, "%s", err);
+	ck_assert_msg(res.nrejects == 0, "%s",
+	    join(res.rejects, res.nrejects));
+	ck_assert_int_eq(change(&res, "src/ok"), 'A');
+	ck_assert_int_eq(out(buf, sizeof(buf), "git --git-dir=%s/collect.git "
+	    "ls-tree %s src/ok | cut -c1-6", adir, res.commit_hex), 0);
+	ck_assert_str_eq(buf, "120000");
+	collect_result_free(&res);
+}
+END_TEST
+
+START_TEST(test_collect_hardlink_fifo)
+{
+	ck_assert_int_eq(sh("ln %s/src/a.c %s/src/h.c && mkfifo %s/src/p",
+	    tree, tree, tree), 0);
+	expect_rejects(1 << 20, "src/a.c: hardlinked file",
+	    "src/h.c: hardlinked file", "src/p: fifo", NULL);
+}
+END_TEST
+
+START_TEST(test_collect_nochange)
+{
+	expect_rejects(1 << 20, "tree: no change", NULL);
+}
+END_TEST
+
+START_TEST(test_collect_limit)
+{
+	put("src/big.c", "0123456789012345678901234567890123456789\n");
+	expect_rejects(48, "src/big.c: tree exceeds the size limit of 48 "
+	    "bytes", NULL);
+}
+END_TEST
+
+/* The agent's commits are not the result: only its files are. */
+START_TEST(test_collect_agent_commits)
+{
+	put("src/a.c", "int a = 3;\n");
+	ck_assert_int_eq(sh("git -C %s commit -q -am 'agent commit'", tree),
+	    0);
+	put("src/a.c", "int a;\n");
+	expect_rejects(1 << 20, "tree: no change", NULL);
+}
+END_TEST
+
+static void
+verify_open(const char *path, struct vbundle *vb, int *fd)
+{
+	ck_assert_int_ne(*fd = open(path, O_RDONLY), -1);
+	ck_assert_msg(vbundle_open(*fd, vb, err, sizeof(err)) == 0, "%s",
+	    err);
+}
+
+static void
+recheck_run(const struct vbundle *vb, const char *log,
+    struct recheck_result *rr)
+{
+	struct recheck_req	 req;
+
+	memset(&req, 0, sizeof(req));
+	req.gitdir = vb->gitdir;
+	req.commit_hex = vb->commit;
+	req.attempt_id = ID;
+	req.baseline_hex = base;
+	req.scope = scope;
+	req.title = TITLE;
+	req.manifest_digest = DIGEST;
+	req.log = log;
+	req.loglen = log ? strlen(log) : 0;
+	ck_assert_msg(recheck(&req, rr, err, sizeof(err)) == 0, "%s", err);
+}
+
+START_TEST(test_verify_good)
+{
+	struct collect_result	 res;
+	struct recheck_result	 rr;
+	struct vbundle		 vb;
+	struct stat		 st;
+	char			 scratch[PATH_MAX], dest[PATH_MAX];
+	char			 buf[256];
+	int			 fd;
+
+	good_collect(&res);
+	verify_open(bundle, &vb, &fd);
+	ck_assert_str_eq(vb.prereq, base);
+	ck_assert_str_eq(vb.commit, res.commit_hex);
+	ck_assert_str_eq(vb.attempt_id, ID);
+	snprintf(scratch, sizeof(scratch), "%s/v.git", tmp);
+	ck_assert_msg(vbundle_index(&vb, repo, scratch, base, err,
+	    sizeof(err)) == 0, "%s", err);
+	recheck_run(&vb, "build ok\n", &rr);
+	ck_assert_msg(rr.accepted, "%s", join(rr.findings, rr.nfindings));
+	ck_assert_str_eq(rr.tree_hex, res.tree_hex);
+	recheck_result_free(&rr);
+	snprintf(dest, sizeof(dest), "%s/check", tmp);
+	ck_assert_msg(vcheckout(vb.gitdir, vb.commit, dest, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(out(buf, sizeof(buf), "cat %s/src/a.c %s/src/new.c "
+	    "%s/README", dest, dest, dest), 0);
+	ck_assert_str_eq(buf, "int a = 1;\nint n;\nreadme");
+	snprintf(buf, sizeof(buf), "%s/.git", dest);
+	ck_assert_int_eq(stat(buf, &st), -1);
+	snprintf(buf, sizeof(buf), "%s/src/run.sh", dest);
+	ck_assert_int_eq(stat(buf, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0100, 0100);
+	/* The wrong baseline for this manifest is refused. */
+	snprintf(scratch, sizeof(scratch), "%s/v2.git", tmp);
+	ck_assert_int_eq(vbundle_index(&vb, repo, scratch, res.commit_hex,
+	    err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "prerequisite") != NULL, "%s", err);
+	close(fd);
+	collect_result_free(&res);
+}
+END_TEST
+
+/* Writes a bundle with this header and the pack of the good one. */
+static void
+rewrite_header(const char *path, const char *hdr)
+{
+	char	*data, *p;
+	FILE	*fp;
+	long	 len;
+
+	ck_assert_ptr_nonnull(fp = fopen(bundle, "r"));
+	fseek(fp, 0, SEEK_END);
+	len = ftell(fp);
+	rewind(fp);
+	ck_assert_ptr_nonnull(data = malloc(len));
+	ck_assert_int_eq(fread(data, 1, len, fp), len);
+	fclose(fp);
+	ck_assert_ptr_nonnull(p = memmem(data, len, "\n\nPACK", 6));
+	p += 2;
+	ck_assert_ptr_nonnull(fp = fopen(path, "w"));
+	fputs(hdr, fp);
+	fwrite(p, 1, len - (p - data), fp);
+	ck_assert_int_eq(fclose(fp), 0);
+	free(data);
+}
+
+static void
+expect_open_fails(const char *hdr, const char *why)
+{
+	struct vbundle	 vb;
+	char		 path[PATH_MAX];
+	int		 fd;
+
+	snprintf(path, sizeof(path), "%s/bad.bundle", tmp);
+	rewrite_header(path, hdr);
+	ck_assert_int_ne(fd = open(path, O_RDONLY), -1);
+	ck_assert_msg(vbundle_open(fd, &vb, err, sizeof(err)) == -1,
+	    "accepted: %s", hdr);
+	ck_assert_msg(strstr(err, why) != NULL, "%s", err);
+	close(fd);
+}
+
+START_TEST(test_verify_bad_header)
+{
+	struct collect_result	 res;
+	struct vbundle		 vb;
+	char			 hdr[1024], path[PATH_MAX], *big, *comment;
+	const char		*c;
+	int			 fd;
+
+	good_collect(&res);
+	c = res.commit_hex;
+	snprintf(hdr, sizeof(hdr), "# v2 git bundle\n-%s x\n%s "
+	    "refs/heads/factory/" ID "\n%s refs/heads/factory/b\n\n", base, c,
+	    c);
+	expect_open_fails(hdr, "exactly one ref");
+	snprintf(hdr, sizeof(hdr), "# v2 git bundle\n-%s x\n-%s y\n%s "
+	    "refs/heads/factory/" ID "\n\n", base, c, c);
+	expect_open_fails(hdr, "exactly one ref");
+	snprintf(hdr, sizeof(hdr), "# v2 git bundle\n%s "
+	    "refs/heads/factory/" ID "\n\n", c);
+	expect_open_fails(hdr, "prerequisite");
+	snprintf(hdr, sizeof(hdr), "# v3 git bundle\n-%s x\n%s "
+	    "refs/heads/factory/" ID "\n\n", base, c);
+	expect_open_fails(hdr, "not a v2");
+	snprintf(hdr, sizeof(hdr), "# v2 git bundle\n-%s x\n%s "
+	    "refs/heads/main\n\n", base, c);
+	expect_open_fails(hdr, "is not refs/heads/factory/");
+	snprintf(hdr, sizeof(hdr), "# v2 git bundle\n-%s x\n%s "
+	    "refs/heads/factory/../x\n\n", base, c);
+	expect_open_fails(hdr, "is not refs/heads/factory/");
+	/* A header past 64 KiB, in a long prerequisite comment. */
+	ck_assert_ptr_nonnull(comment = malloc(70 * 1024));
+	memset(comment, 'x', 70 * 1024);
+	comment[70 * 1024 - 1] = '\0';
+	ck_assert_int_ne(asprintf(&big, "# v2 git bundle\n-%s %s\n%s "
+	    "refs/heads/factory/" ID "\n\n", base, comment, c), -1);
+	expect_open_fails(big, "no end of header");
+	free(big);
+	free(comment);
+	/* A wrong prerequisite parses, and is refused by the index. */
+	snprintf(hdr, sizeof(hdr), "# v2 git bundle\n-%s x\n%s "
+	    "refs/heads/factory/" ID "\n\n", c, c);
+	snprintf(path, sizeof(path), "%s/pre.bundle", tmp);
+	rewrite_header(path, hdr);
+	verify_open(path, &vb, &fd);
+	snprintf(path, sizeof(path), "%s/v.git", tmp);
+	ck_assert_int_eq(vbundle_index(&vb, repo, path, base, err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "prerequisite") != NULL, "%s", err);
+	close(fd);
+	collect_result_free(&res);
+}
+END_TEST
+
+/* A bundle made by hand with git itself, outside the scope. */
+START_TEST(test_verify_handmade)
+{
+	struct recheck_result	 rr;
+	struct vbundle		 vb;
+	char			 clone[PATH_MAX], path[PATH_MAX];
+	int			 fd;
+
+	snprintf(clone, sizeof(clone), "%s/clone", tmp);
+	snprintf(path, sizeof(path), "%s/hand.bundle", tmp);
+	ck_assert_int_eq(sh("git clone -q --no-local %s %s && cd %s && "
+	    "git checkout -q -b factory/" ID " && echo evil > README && "
+	    "git commit -qam '" TITLE "' -m 'Attempt-Id: " ID
+	    "' && git bundle create -q %s factory/" ID " ^%s", repo, clone,
+	    clone, path, base), 0);
+	verify_open(path, &vb, &fd);
+	snprintf(path, sizeof(path), "%s/v.git", tmp);
+	ck_assert_msg(vbundle_index(&vb, repo, path, base, err,
+	    sizeof(err)) == 0, "%s", err);
+	recheck_run(&vb, NULL, &rr);
+	ck_assert_int_eq(rr.accepted, 0);
+	ck_assert_msg(has(rr.findings, rr.nfindings,
+	    "README: outside the scope"), "%s",
+	    join(rr.findings, rr.nfindings));
+	ck_assert_msg(has(rr.findings, rr.nfindings,
+	    "commit: trailers differ from the manifest"), "%s",
+	    join(rr.findings, rr.nfindings));
+	ck_assert_int_eq(rr.nfindings, 2);
+	recheck_result_free(&rr);
+	close(fd);
+}
+END_TEST
+
+/* What git itself can put in a tree: a gitlink, a link out, ".Git". */
+START_TEST(test_verify_structure)
+{
+	struct recheck_result	 rr;
+	struct vbundle		 vb;
+	char			 clone[PATH_MAX], path[PATH_MAX];
+	int			 fd;
+
+	snprintf(clone, sizeof(clone), "%s/clone", tmp);
+	snprintf(path, sizeof(path), "%s/hand.bundle", tmp);
+	ck_assert_int_eq(sh("git clone -q --no-local %s %s && cd %s && "
+	    "git update-index --add --cacheinfo 160000,%s,src/sub && "
+	    "ln -s ../../etc/passwd src/evil && git add src/evil && "
+	    "printf '" TITLE "\\n\\nAttempt-Id: " ID "\\nManifest-Digest: "
+	    DIGEST "\\n' > ../msg && git commit -q -F ../msg && "
+	    "b=$(echo x | git hash-object -w --stdin) && "
+	    "s=$( (git ls-tree HEAD:src; printf '100644 blob %%s\\t.Git\\n' "
+	    "$b) | git mktree) && "
+	    "r=$( (git ls-tree HEAD | grep -v 'src$'; "
+	    "printf '040000 tree %%s\\tsrc\\n' $s) | git mktree) && "
+	    "c=$(git commit-tree $r -p %s -F ../msg) && "
+	    "git branch factory/" ID " $c && "
+	    "git bundle create -q %s factory/" ID " ^%s", repo, clone, clone,
+	    base, base, path, base), 0);
+	verify_open(path, &vb, &fd);
+	snprintf(path, sizeof(path), "%s/v.git", tmp);
+	ck_assert_msg(vbundle_index(&vb, repo, path, base, err,
+	    sizeof(err)) == 0, "%s", err);
+	recheck_run(&vb, NULL, &rr);
+	ck_assert_int_eq(rr.accepted, 0);
+	ck_assert_msg(has(rr.findings, rr.nfindings, "src/sub: gitlink") &&
+	    has(rr.findings, rr.nfindings,
+	    "src/evil: symlink escapes the tree") &&
+	    has(rr.findings, rr.nfindings,
+	    "src/.Git: '.git' path component") &&
+	    rr.nfindings == 3, "%s", join(rr.findings, rr.nfindings));
+	recheck_result_free(&rr);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_verify_secrets)
+{
+	struct collect_result	 res;
+	struct recheck_result	 rr;
+	struct vbundle		 vb;
+	char			 data[256], tok[64], path[PATH_MAX];
+	int			 fd;
+
+	/* Made at run time, so this file holds no token-looking string. */
+	snprintf(tok, sizeof(tok), "gh%s_%s", "p",
+	    "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789");
+	snprintf(data, sizeof(data), "int a;\nconst char *t = \"%s\";\n", tok);
+	put("src/a.c", data);
+	snprintf(data, sizeof(data), "-----BEGIN %s-----\nMIIE\n", "RSA "
+	    "PRIVATE KEY");
+	put("src/key.pem", data);
+	ck_assert_msg(do_collect(&res, 1 << 20) == 0, "%s", err);
+	ck_assert_msg(res.nrejects == 0, "%s",
+	    join(res.rejects, res.nrejects));
+	verify_open(bundle, &vb, &fd);
+	snprintf(path, sizeof(path), "%s/v.git", tmp);
+	ck_assert_msg(vbundle_index(&vb, repo, path, base, err,
+	    sizeof(err)) == 0, "%s", err);
+	snprintf(data, sizeof(data), "ok\nkey %s%s\nslack %s-1234\n",
+	    "AKIA", "ABCDEFGHIJKLMNOP", "xoxb");
+	recheck_run(&vb, data, &rr);
+	ck_assert_int_eq(rr.accepted, 0);
+	ck_assert_msg(has(rr.findings, rr.nfindings,
+	    "src/a.c: GitHub token on line 2") &&
+	    has(rr.findings, rr.nfindings,
+	    "src/key.pem: private key block on line 1") &&
+	    has(rr.findings, rr.nfindings, "log:2: AWS access key id") &&
+	    has(rr.findings, rr.nfindings, "log:3: Slack token") &&
+	    rr.nfindings == 4, "%s", join(rr.findings, rr.nfindings));
+	ck_assert_ptr_null(strstr(join(rr.findings, rr.nfindings), tok));
+	recheck_result_free(&rr);
+	close(fd);
+	collect_result_free(&res);
+}
+END_TEST
+
+static double
+since(const struct timespec *t0)
+{
+	struct timespec	 t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return ((t1.tv_sec - t0->tv_sec) * 1e3 +
+	    (t1.tv_nsec - t0->tv_nsec) / 1e6);
+}
+
+/* Not a pass/fail bound: prints what provision costs at this size. */
+START_TEST(test_provision_2000)
+{
+	struct collect_result	 res;
+	struct timespec		 t0;
+	char			 big[128], a2[128], buf[64];
+	double			 ms;
+
+	snprintf(big, sizeof(big), "%s/big", tmp);
+	snprintf(a2, sizeof(a2), "%s/a2", tmp);
+	ck_assert_int_eq(sh("git init -q -b main %s && cd %s && "
+	    "for d in $(seq 1 40); do mkdir -p src/d$d; "
+	    "for f in $(seq 1 50); do echo \"file $d $f\" > src/d$d/f$f.c; "
+	    "done; done && git add -A && git commit -q -m big", big, big), 0);
+	ck_assert_msg(resolve(big, "main", base, err, sizeof(err)) == 0, "%s",
+	    err);
+	ck_assert_int_eq(mkdir(a2, 0700), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_msg(provision(big, base, a2, err, sizeof(err)) == 0, "%s",
+	    err);
+	ms = since(&t0);
+	fprintf(stderr, "provision of 2000 files: %.1f ms\n", ms);
+	ck_assert_int_eq(out(buf, sizeof(buf), "git -C %s/tree status "
+	    "--porcelain | wc -l", a2), 0);
+	ck_assert_str_eq(buf, "0");
+	strlcpy(repo, big, sizeof(repo));
+	strlcpy(adir, a2, sizeof(adir));
+	snprintf(tree, sizeof(tree), "%s/tree", adir);
+	snprintf(bundle, sizeof(bundle), "%s/bundle", adir);
+	put("src/d7/f7.c", "changed\n");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_msg(do_collect(&res, 0) == 0, "%s", err);
+	ms = since(&t0);
+	fprintf(stderr, "collect of 2000 files: %.1f ms\n", ms);
+	ck_assert_msg(res.nrejects == 0, "%s",
+	    join(res.rejects, res.nrejects));
+	ck_assert_int_eq(res.nchanges, 1);
+	collect_result_free(&res);
+}
+END_TEST
+
+static Suite *
+git_suite(void)
+{
+	Suite	*s = suite_create("git");
+	TCase	*w = tcase_create("worker"), *v = tcase_create("verifier");
+
+	tcase_add_checked_fixture(w, setup, teardown);
+	tcase_add_checked_fixture(v, setup, teardown);
+	tcase_set_timeout(w, 120);
+	tcase_set_timeout(v, 120);
+	tcase_add_test(w, test_resolve);
+	tcase_add_test(w, test_provision);
+	tcase_add_test(w, test_collect_edit);
+	tcase_add_test(w, test_collect_scope);
+	tcase_add_test(w, test_collect_delete_mode);
+	tcase_add_test(w, test_collect_dotgit);
+	tcase_add_test(w, test_collect_gitconfig);
+	tcase_add_test(w, test_collect_hook);
+	tcase_add_test(w, test_collect_symlink_escape);
+	tcase_add_test(w, test_collect_symlink_inside);
+	tcase_add_test(w, test_collect_hardlink_fifo);
+	tcase_add_test(w, test_collect_nochange);
+	tcase_add_test(w, test_collect_limit);
+	tcase_add_test(w, test_collect_agent_commits);
+	tcase_add_test(w, test_provision_2000);
+	tcase_add_test(v, test_verify_good);
+	tcase_add_test(v, test_verify_bad_header);
+	tcase_add_test(v, test_verify_handmade);
+	tcase_add_test(v, test_verify_structure);
+	tcase_add_test(v, test_verify_secrets);
+	suite_add_tcase(s, w);
+	suite_add_tcase(s, v);
+	return (s);
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(git_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}

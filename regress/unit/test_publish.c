@@ -1,0 +1,708 @@
+/*
+ * Unit tests of publisher/local.c: a real repository, a bare remote
+ * owned by another uid, bundles made by git(1), verdicts signed with a
+ * key made here.  Every refusal is checked to have changed nothing.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <git2.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+
+#include "factory.h"
+#include "../../publisher/publisher.h"
+
+#define REMOTE_UID	4242	/* owns the remote: not us */
+#define PUBLISHER_UID	4343	/* the policy test runs as this */
+
+static char		 tmp[PATH_MAX];
+static char		 remote[PATH_MAX];
+static char		 pulls[PATH_MAX];
+static char		 c_main[41], c_a1[41], c_a2[41], c_a3[41];
+static EVP_PKEY		*key;
+static unsigned char	 pub[32];
+
+static char		 base[PATH_MAX];	/* one per run; holds every tmp */
+
+static void
+sh(const char *fmt, ...)
+{
+	char	 cmd[4096];
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
+}
+
+/* First line of a command's output, "" if none or it failed. */
+static void
+sh_out(char *out, size_t outlen, const char *fmt, ...)
+{
+	char	 cmd[4096];
+	FILE	*f;
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	out[0] = '\0';
+	ck_assert_ptr_nonnull(f = popen(cmd, "r"));
+	if (fgets(out, outlen, f) == NULL)
+		out[0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	if (pclose(f) != 0)
+		out[0] = '\0';
+}
+
+static void
+rev(char out[41], const char *what)
+{
+	char	 buf[128];
+
+	sh_out(buf, sizeof(buf), "git -C %s/work rev-parse %s", tmp, what);
+	ck_assert_uint_eq(strlen(buf), 40);
+	memcpy(out, buf, 41);
+}
+
+/*
+ * work: main (base), factory/a-1 and factory/a-2 on top of it, and
+ * factory/a-3 on an unpushed commit.  remote.git: a bare clone taken
+ * before a-1, owned by REMOTE_UID.  Bundles a-1, a-2, a-3, two-refs.
+ * $HOME/.gitconfig asks for reflogs everywhere: the publisher must
+ * not read it (no logs/ appears in the remote).
+ */
+static void
+setup_repos(void)
+{
+	EVP_PKEY_CTX	*kctx;
+	size_t		 len = sizeof(pub);
+
+	snprintf(tmp, sizeof(tmp), "%s/t.XXXXXX", base);
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	ck_assert_int_eq(chmod(tmp, 0755), 0);
+	snprintf(remote, sizeof(remote), "%s/remote.git", tmp);
+	snprintf(pulls, sizeof(pulls), "%s/pulls", tmp);
+	setenv("HOME", tmp, 1);
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	setenv("GIT_AUTHOR_NAME", "t", 1);
+	setenv("GIT_AUTHOR_EMAIL", "t@localhost", 1);
+	setenv("GIT_COMMITTER_NAME", "t", 1);
+	setenv("GIT_COMMITTER_EMAIL", "t@localhost", 1);
+	sh("printf '[core]\\n\\tlogAllRefUpdates = always\\n"
+	    "[safe]\\n\\tdirectory = *\\n' > %s/.gitconfig", tmp);
+	sh("cd %s && git init -q -b main work && cd work && "
+	    "echo one > f && git add f && git commit -qm base && "
+	    "git clone -q --bare . ../remote.git && "
+	    "git checkout -qb factory/a-1 && echo two >> f && "
+	    "git commit -qam 'change one' && "
+	    "git bundle create ../a-1.bundle factory/a-1 ^main 2>/dev/null && "
+	    "git checkout -q main && git checkout -qb factory/a-2 && "
+	    "echo three > g && git add g && git commit -qm 'change two' && "
+	    "git bundle create ../a-2.bundle factory/a-2 ^main 2>/dev/null && "
+	    "git bundle create ../two.bundle factory/a-1 factory/a-2 ^main "
+	    "2>/dev/null && "
+	    "git checkout -q main && git checkout -qb unpushed && "
+	    "echo four > h && git add h && git commit -qm unpushed && "
+	    "git checkout -qb factory/a-3 && echo five >> h && "
+	    "git commit -qam 'change three' && "
+	    "git bundle create ../a-3.bundle factory/a-3 ^unpushed "
+	    "2>/dev/null && mkdir ../pulls && "
+	    "chown -R %d:%d ../remote.git", tmp, REMOTE_UID, REMOTE_UID);
+	rev(c_main, "main");
+	rev(c_a1, "factory/a-1");
+	rev(c_a2, "factory/a-2");
+	rev(c_a3, "factory/a-3");
+
+	ck_assert_ptr_nonnull(kctx = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519,
+	    NULL));
+	ck_assert_int_eq(EVP_PKEY_keygen_init(kctx), 1);
+	key = NULL;
+	ck_assert_int_eq(EVP_PKEY_keygen(kctx, &key), 1);
+	EVP_PKEY_CTX_free(kctx);
+	ck_assert_int_eq(EVP_PKEY_get_raw_public_key(key, pub, &len), 1);
+	ck_assert_uint_eq(len, sizeof(pub));
+}
+
+static void
+teardown_repos(void)
+{
+	EVP_PKEY_free(key);
+	key = NULL;
+	if (tmp[0] != '\0')
+		sh("rm -rf %s", tmp);
+	tmp[0] = '\0';
+}
+
+static void
+setup(void)
+{
+	setup_repos();
+	pub_git_init();
+}
+
+static void
+teardown(void)
+{
+	git_libgit2_shutdown();
+	teardown_repos();
+}
+
+/* One publication and what it was built from. */
+struct pubcase {
+	const char		*attempt;
+	const char		*bundle;	/* file name in tmp */
+	const char		*commit;	/* the request's */
+	int			 fd;		/* the bundle if open, or -1 */
+	char			 verdict[512];
+	unsigned char		 sig[64];
+	size_t			 siglen;
+	struct publish_result	 res;
+	char			 err[512];
+};
+
+static void
+sign(struct pubcase *pc)
+{
+	EVP_MD_CTX	*ctx;
+
+	pc->siglen = sizeof(pc->sig);
+	ck_assert_ptr_nonnull(ctx = EVP_MD_CTX_new());
+	ck_assert_int_eq(EVP_DigestSignInit(ctx, NULL, NULL, NULL, key), 1);
+	ck_assert_int_eq(EVP_DigestSign(ctx, pc->sig, &pc->siglen,
+	    (const unsigned char *)pc->verdict, strlen(pc->verdict)), 1);
+	EVP_MD_CTX_free(ctx);
+}
+
+/* A signed verdict: accepted or not, for the given attempt and commit. */
+static void
+pubcase(struct pubcase *pc, const char *attempt, const char *bundle,
+    const char *commit, int accepted, const char *vcommit)
+{
+	memset(pc, 0, sizeof(*pc));
+	pc->attempt = attempt;
+	pc->bundle = bundle;
+	pc->commit = commit;
+	pc->fd = -1;
+	snprintf(pc->verdict, sizeof(pc->verdict),
+	    "{\"accepted\":%s,\"attempt\":\"%s\",\"commit\":\"%s\","
+	    "\"key\":\"SHA256:x\"}", accepted ? "true" : "false", attempt,
+	    vcommit);
+	sign(pc);
+}
+
+static int
+run(struct pubcase *pc)
+{
+	struct publish_req	 req;
+	char			 path[PATH_MAX];
+	int			 rv;
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, pc->bundle);
+	memset(&req, 0, sizeof(req));
+	req.attempt = pc->attempt;
+	req.remote = remote;
+	req.pulls = pulls;
+	req.title = "Fix the frobnicator";
+	req.base = "main";
+	req.commit = pc->commit;
+	req.verdict = pc->verdict;
+	req.sig = pc->sig;
+	req.siglen = pc->siglen;
+	req.verifier_pub = pub;
+	/* Under a policy the bundle is an fd opened before, as received. */
+	if ((req.bundle_fd = pc->fd) == -1)
+		ck_assert_int_ne(req.bundle_fd = open(path,
+		    O_RDONLY | O_CLOEXEC), -1);
+	rv = publish_local(&req, &pc->res, pc->err, sizeof(pc->err));
+	if (pc->fd == -1)
+		close(req.bundle_fd);
+	return (rv);
+}
+
+/* The remote's branch factory/<attempt>, "" if absent. */
+static void
+remote_branch(char out[64], const char *attempt)
+{
+	sh_out(out, 64, "git -C %s rev-parse -q --verify "
+	    "refs/heads/factory/%s^{commit}", remote, attempt);
+}
+
+static int
+count_dir(const char *dir, const char *suffix)
+{
+	DIR		*d;
+	struct dirent	*de;
+	size_t		 len;
+	int		 n = 0;
+
+	ck_assert_ptr_nonnull(d = opendir(dir));
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (de->d_name[0] != '.' && len >= strlen(suffix) &&
+		    strcmp(de->d_name + len - strlen(suffix), suffix) == 0)
+			n++;
+	}
+	closedir(d);
+	return (n);
+}
+
+static int
+count_packs(void)
+{
+	char	 dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s/objects/pack", remote);
+	return (count_dir(dir, ".pack"));
+}
+
+/* A refusal: the reason mentions want, and nothing in the forge moved. */
+static void
+assert_refused(struct pubcase *pc, const char *want, int packs)
+{
+	char	 b[64];
+
+	ck_assert_int_eq(run(pc), -1);
+	if (getenv("TEST_PUBLISH_VERBOSE") != NULL)
+		fprintf(stderr, "refused: %s\n", pc->err);
+	ck_assert_msg(strstr(pc->err, want) != NULL, "err \"%s\" lacks "
+	    "\"%s\"", pc->err, want);
+	ck_assert_ptr_null(strchr(pc->err, '\n'));
+	remote_branch(b, pc->attempt);
+	ck_assert_str_eq(b, "");
+	ck_assert_int_eq(count_dir(pulls, ".json"), 0);
+	if (packs >= 0)
+		ck_assert_int_eq(count_packs(), packs);
+	/* No temporary file of the indexer is left behind either. */
+	sh("test -z \"$(ls %s/objects/pack | grep -v '^pack-')\"", remote);
+}
+
+static void
+assert_record(struct pubcase *pc, int number)
+{
+	json_t		*j;
+	json_error_t	 jerr;
+	char		 path[PATH_MAX], head[64], vhash[80];
+	unsigned char	 md[SHA256_DIGEST_LENGTH];
+	const char	*created;
+	int		 i;
+
+	snprintf(path, sizeof(path), "%s/%s.json", pulls, pc->attempt);
+	ck_assert_str_eq(pc->res.record, path);
+	ck_assert_int_eq(pc->res.number, number);
+	snprintf(head, sizeof(head), "factory/%s", pc->attempt);
+	ck_assert_str_eq(pc->res.branch, head);
+
+	j = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	ck_assert_msg(j != NULL, "%s: %s", path, jerr.text);
+	ck_assert_int_eq(json_object_size(j), 8);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "number")),
+	    number);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "head")), head);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "base")), "main");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "title")),
+	    "Fix the frobnicator");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "attempt")),
+	    pc->attempt);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "commit")),
+	    pc->commit);
+	SHA256((const unsigned char *)pc->verdict, strlen(pc->verdict), md);
+	strlcpy(vhash, "sha256:", sizeof(vhash));
+	for (i = 0; i < SHA256_DIGEST_LENGTH; i++)
+		snprintf(vhash + 7 + 2 * i, 3, "%02x", md[i]);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "verdict")),
+	    vhash);
+	created = json_string_value(json_object_get(j, "created"));
+	ck_assert_ptr_nonnull(created);
+	ck_assert_uint_eq(strlen(created), 20);	/* 2026-11-29T09:10:11Z */
+	ck_assert_int_eq(created[10], 'T');
+	ck_assert_int_eq(created[19], 'Z');
+	json_decref(j);
+}
+
+static void
+assert_published(struct pubcase *pc)
+{
+	char	 b[64], path[PATH_MAX];
+
+	remote_branch(b, pc->attempt);
+	ck_assert_str_eq(b, pc->commit);
+	sh_out(b, sizeof(b), "git -C %s log --format=%%H -1 factory/%s",
+	    remote, pc->attempt);
+	ck_assert_str_eq(b, pc->commit);
+	/* The whole history is there: git agrees the remote is intact. */
+	sh("git -C %s fsck --no-dangling --no-progress", remote);
+	/* $HOME/.gitconfig asked for reflogs; it must have been ignored. */
+	snprintf(path, sizeof(path), "%s/logs/refs/heads/factory/%s", remote,
+	    pc->attempt);
+	ck_assert_int_eq(access(path, F_OK), -1);
+}
+
+START_TEST(test_happy)
+{
+	struct pubcase	 pc;
+	char		 refs[256];
+
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	ck_assert_msg(run(&pc) == 0, "publish: %s", pc.err);
+	ck_assert_int_eq(pc.res.reused, 0);
+	assert_published(&pc);
+	assert_record(&pc, 1);
+	ck_assert_int_eq(count_dir(pulls, ".json"), 1);
+	/* Nothing but the one branch changed. */
+	sh_out(refs, sizeof(refs), "git -C %s for-each-ref "
+	    "--format='%%(refname)' | tr '\\n' ' '", remote);
+	ck_assert_str_eq(refs, "refs/heads/factory/a-1 refs/heads/main ");
+}
+END_TEST
+
+START_TEST(test_twice)
+{
+	struct pubcase	 pc;
+	char		 first[8192], again[8192];
+
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	ck_assert_msg(run(&pc) == 0, "publish: %s", pc.err);
+	sh_out(first, sizeof(first), "tr -d '\\n' < %s", pc.res.record);
+	ck_assert_msg(run(&pc) == 0, "again: %s", pc.err);
+	ck_assert_int_eq(pc.res.reused, 1);
+	assert_published(&pc);
+	assert_record(&pc, 1);
+	sh_out(again, sizeof(again), "tr -d '\\n' < %s", pc.res.record);
+	ck_assert_str_eq(first, again);
+	ck_assert_int_eq(count_dir(pulls, ".json"), 1);
+	ck_assert_int_eq(count_dir(pulls, ".tmp"), 0);
+	/* The second time nothing was indexed. */
+	ck_assert_int_eq(count_packs(), 1);
+}
+END_TEST
+
+START_TEST(test_second_attempt)
+{
+	struct pubcase	 p1, p2;
+
+	pubcase(&p1, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	pubcase(&p2, "a-2", "a-2.bundle", c_a2, 1, c_a2);
+	ck_assert_msg(run(&p1) == 0, "publish a-1: %s", p1.err);
+	ck_assert_msg(run(&p2) == 0, "publish a-2: %s", p2.err);
+	ck_assert_int_eq(p2.res.reused, 0);
+	assert_published(&p1);
+	assert_published(&p2);
+	assert_record(&p1, 1);
+	assert_record(&p2, 2);
+	ck_assert_int_eq(count_dir(pulls, ".json"), 2);
+	/* Replays keep their numbers. */
+	ck_assert_int_eq(run(&p1), 0);
+	ck_assert_int_eq(p1.res.number, 1);
+	ck_assert_int_eq(run(&p2), 0);
+	ck_assert_int_eq(p2.res.number, 2);
+}
+END_TEST
+
+START_TEST(test_bad_signature)
+{
+	struct pubcase	 pc;
+	int		 packs = count_packs();
+
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	pc.sig[10] ^= 0x01;
+	assert_refused(&pc, "bad signature", packs);
+
+	/* Signed bytes that differ from the verdict given. */
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	strlcat(pc.verdict, " ", sizeof(pc.verdict));
+	assert_refused(&pc, "bad signature", packs);
+
+	/* A key other than the pinned one. */
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	pub[0] ^= 0x01;
+	assert_refused(&pc, "bad signature", packs);
+	pub[0] ^= 0x01;
+
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	pc.siglen = 63;
+	assert_refused(&pc, "signature is 63 bytes", packs);
+}
+END_TEST
+
+START_TEST(test_other_commit)
+{
+	struct pubcase	 pc;
+	int		 packs = count_packs();
+
+	/* The verdict accepted another commit than the one asked for. */
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_main);
+	assert_refused(&pc, "verdict: not for commit", packs);
+	/* Verdict and request agree, the bundle holds something else. */
+	pubcase(&pc, "a-1", "a-1.bundle", c_a2, 1, c_a2);
+	assert_refused(&pc, "not the verdict's commit", packs);
+	/* A verdict for another attempt. */
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	snprintf(pc.verdict, sizeof(pc.verdict), "{\"accepted\":true,"
+	    "\"attempt\":\"a-2\",\"commit\":\"%s\"}", c_a1);
+	sign(&pc);
+	assert_refused(&pc, "verdict: not for attempt a-1", packs);
+	/* The right branch of another attempt's bundle. */
+	pubcase(&pc, "a-1", "a-2.bundle", c_a2, 1, c_a2);
+	assert_refused(&pc, "ref is not refs/heads/factory/a-1", packs);
+}
+END_TEST
+
+START_TEST(test_not_accepted)
+{
+	struct pubcase	 pc;
+	int		 packs = count_packs();
+
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 0, c_a1);
+	assert_refused(&pc, "verdict: not accepted", packs);
+	/* "accepted" must be the boolean true, and said once. */
+	snprintf(pc.verdict, sizeof(pc.verdict), "{\"accepted\":1,"
+	    "\"attempt\":\"a-1\",\"commit\":\"%s\"}", c_a1);
+	sign(&pc);
+	assert_refused(&pc, "verdict: not accepted", packs);
+	snprintf(pc.verdict, sizeof(pc.verdict), "{\"accepted\":false,"
+	    "\"accepted\":true,\"attempt\":\"a-1\",\"commit\":\"%s\"}", c_a1);
+	sign(&pc);
+	assert_refused(&pc, "duplicate", packs);
+	snprintf(pc.verdict, sizeof(pc.verdict), "{\"accepted\":true,"
+	    "\"attempt\":\"a-1\",\"commit\":\"%s\"} {}", c_a1);
+	sign(&pc);
+	assert_refused(&pc, "verdict:", packs);
+}
+END_TEST
+
+START_TEST(test_branch_taken)
+{
+	struct pubcase	 pc;
+	char		 b[64], want[128];
+	int		 packs = count_packs();
+
+	sh("git -C %s update-ref refs/heads/factory/a-1 %s", remote, c_main);
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	ck_assert_int_eq(run(&pc), -1);
+	snprintf(want, sizeof(want), "branch factory/a-1 already holds %s",
+	    c_main);
+	ck_assert_str_eq(pc.err, want);
+	remote_branch(b, "a-1");
+	ck_assert_str_eq(b, c_main);
+	ck_assert_int_eq(count_dir(pulls, ".json"), 0);
+	ck_assert_int_eq(count_packs(), packs);
+}
+END_TEST
+
+START_TEST(test_two_refs)
+{
+	struct pubcase	 pc;
+	int		 packs = count_packs();
+
+	pubcase(&pc, "a-1", "two.bundle", c_a1, 1, c_a1);
+	assert_refused(&pc, "more than one ref", packs);
+}
+END_TEST
+
+START_TEST(test_missing_prerequisite)
+{
+	struct pubcase	 pc;
+	char		 unpushed[41], want[128];
+	int		 packs = count_packs();
+
+	rev(unpushed, "unpushed");
+	pubcase(&pc, "a-3", "a-3.bundle", c_a3, 1, c_a3);
+	snprintf(want, sizeof(want), "bundle: prerequisite %s is not in the "
+	    "remote", unpushed);
+	assert_refused(&pc, want, packs);
+}
+END_TEST
+
+/* Bundles cut by hand: each header rule refused on its own. */
+START_TEST(test_bad_headers)
+{
+	struct pubcase	 pc;
+	int		 packs = count_packs();
+
+	/* No prerequisite: a full history is not what we publish. */
+	sh("cd %s && git -C work bundle create ../full.bundle factory/a-1 "
+	    "2>/dev/null", tmp);
+	pubcase(&pc, "a-1", "full.bundle", c_a1, 1, c_a1);
+	assert_refused(&pc, "bundle: no prerequisite", packs);
+	/* Two prerequisites. */
+	sh("cd %s && (head -n 2 a-1.bundle; sed -n 2p a-1.bundle; "
+	    "tail -n +3 a-1.bundle) > twopre.bundle", tmp);
+	pubcase(&pc, "a-1", "twopre.bundle", c_a1, 1, c_a1);
+	assert_refused(&pc, "more than one prerequisite", packs);
+	/* v3 is not accepted. */
+	sh("cd %s && (echo '# v3 git bundle'; tail -n +2 a-1.bundle) > "
+	    "v3.bundle", tmp);
+	pubcase(&pc, "a-1", "v3.bundle", c_a1, 1, c_a1);
+	assert_refused(&pc, "not a v2 git bundle", packs);
+	/* A truncated pack indexes nothing and names no branch. */
+	sh("cd %s && head -c -100 a-1.bundle > short.bundle", tmp);
+	pubcase(&pc, "a-1", "short.bundle", c_a1, 1, c_a1);
+	assert_refused(&pc, "bundle: pack", packs);
+}
+END_TEST
+
+/*
+ * A well-formed header over a pack that lacks the changed file: the
+ * commit would point at a blob the remote does not have.
+ */
+START_TEST(test_incomplete_pack)
+{
+	struct pubcase	 pc;
+	int		 packs = count_packs();
+
+	sh("cd %s && printf '# v2 git bundle\\n-%s base\\n"
+	    "%s refs/heads/factory/a-1\\n\\n' > holed.bundle && "
+	    "git -C work rev-parse factory/a-1 'factory/a-1^{tree}' | "
+	    "git -C work pack-objects -q --stdout >> holed.bundle", tmp,
+	    c_main, c_a1);
+	pubcase(&pc, "a-1", "holed.bundle", c_a1, 1, c_a1);
+	assert_refused(&pc, "missing", packs);
+	/* The same objects plus the blob are accepted. */
+	sh("cd %s && printf '# v2 git bundle\\n-%s base\\n"
+	    "%s refs/heads/factory/a-1\\n\\n' > whole.bundle && "
+	    "git -C work rev-parse factory/a-1 'factory/a-1^{tree}' "
+	    "'factory/a-1:f' | "
+	    "git -C work pack-objects -q --stdout >> whole.bundle", tmp,
+	    c_main, c_a1);
+	pubcase(&pc, "a-1", "whole.bundle", c_a1, 1, c_a1);
+	ck_assert_msg(run(&pc) == 0, "publish: %s", pc.err);
+	assert_published(&pc);
+}
+END_TEST
+
+#if !defined(__SANITIZE_ADDRESS__)
+/*
+ * The publisher's own policy from the process table, as another uid
+ * than the remote's owner, with HOME outside what is unveiled: the
+ * whole publication must work with nothing else.
+ */
+START_TEST(test_policy)
+{
+	struct pubcase	 pc;
+	char		 vremotes[PATH_MAX + 16], vpulls[PATH_MAX + 16];
+	char		 path[PATH_MAX];
+	char		*vars[2];
+	pid_t		 pid;
+	gid_t		 gid = PUBLISHER_UID;
+	int		 status;
+
+	sh("chmod -R a+rwX %s %s", remote, pulls);
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	snprintf(vremotes, sizeof(vremotes), "remotes=%s", remote);
+	snprintf(vpulls, sizeof(vpulls), "pulls=%s", pulls);
+	vars[0] = vremotes;
+	vars[1] = vpulls;
+	snprintf(vpulls, sizeof(vpulls), "%s/a-1.bundle", tmp);
+	ck_assert_int_ne(pc.fd = open(vpulls, O_RDONLY | O_CLOEXEC), -1);
+	snprintf(vpulls, sizeof(vpulls), "pulls=%s", pulls);
+	ck_assert_int_ne(pid = fork(), -1);
+	if (pid == 0) {
+		if (setgroups(1, &gid) == -1 ||
+		    setresgid(gid, gid, gid) == -1 ||
+		    setresuid(PUBLISHER_UID, PUBLISHER_UID,
+		    PUBLISHER_UID) == -1)
+			_exit(2);
+		proc_apply_policy(proc_byid(PROC_PUBLISHER), vars, 2);
+		/* The control: the policy is in force, $HOME is hidden. */
+		snprintf(path, sizeof(path), "%s/.gitconfig", tmp);
+		if (open(path, O_RDONLY) != -1 || errno != EACCES)
+			_exit(4);
+		pub_git_init();
+		if (run(&pc) == -1) {
+			fprintf(stderr, "publish under policy: %s\n", pc.err);
+			_exit(1);
+		}
+		snprintf(path, sizeof(path), "%s/a-1.json", pulls);
+		_exit(pc.res.number == 1 && pc.res.reused == 0 &&
+		    strcmp(pc.res.record, path) == 0 &&
+		    strcmp(pc.res.branch, "factory/a-1") == 0 ? 0 : 3);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	close(pc.fd);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "child status %#x", status);
+	/* What the child checked it was told. */
+	snprintf(pc.res.record, sizeof(pc.res.record), "%s/a-1.json", pulls);
+	strlcpy(pc.res.branch, "factory/a-1", sizeof(pc.res.branch));
+	pc.res.number = 1;
+	assert_published(&pc);
+	assert_record(&pc, 1);
+}
+END_TEST
+#endif
+
+static Suite *
+publish_suite(void)
+{
+	Suite	*s;
+	TCase	*tc;
+
+	s = suite_create("publish");
+	tc = tcase_create("local");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_happy);
+	tcase_add_test(tc, test_twice);
+	tcase_add_test(tc, test_second_attempt);
+	tcase_add_test(tc, test_bad_signature);
+	tcase_add_test(tc, test_other_commit);
+	tcase_add_test(tc, test_not_accepted);
+	tcase_add_test(tc, test_branch_taken);
+	tcase_add_test(tc, test_two_refs);
+	tcase_add_test(tc, test_missing_prerequisite);
+	tcase_add_test(tc, test_bad_headers);
+	tcase_add_test(tc, test_incomplete_pack);
+	suite_add_tcase(s, tc);
+#if !defined(__SANITIZE_ADDRESS__)
+	/* libgit2 is initialised after the policy, as in the daemon. */
+	tc = tcase_create("policy");
+	tcase_add_checked_fixture(tc, setup_repos, teardown_repos);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_policy);
+	suite_add_tcase(s, tc);
+#endif
+	return (s);
+}
+
+int
+main(void)
+{
+	SRunner	*sr;
+	char	 cmd[PATH_MAX + 16];
+	int	 failed;
+
+	/*
+	 * A failed assertion ends a forked test without its teardown: the
+	 * runner removes what every test made, whatever happened.
+	 */
+	strlcpy(base, "/tmp/test_publish.XXXXXX", sizeof(base));
+	if (mkdtemp(base) == NULL || chmod(base, 0755) == -1) {
+		perror(base);
+		return (EXIT_FAILURE);
+	}
+	sr = srunner_create(publish_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", base);
+	if (system(cmd) != 0)
+		failed++;
+	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}

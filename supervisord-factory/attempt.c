@@ -1,0 +1,1518 @@
+/*
+ * Attempts: their journal, their receipts and their lifecycle.
+ *
+ * Every transition is one journal record holding one signed receipt;
+ * the record is fsynced before the step it authorizes has any effect,
+ * and the state is rebuilt from the same records at start.  Live and
+ * replayed transitions go through the same attempt_apply().
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "factoryd.h"
+#include "journal.h"
+#include "log.h"
+#include "receipt.h"
+
+static const char *state_names[AS_MAX] = {
+	"queued", "provisioning", "ready", "running", "result-ready",
+	"verifying", "verified", "publishing", "published", "teardown",
+	"terminated", "failed", "rejected", "cancelled", "orphaned"
+};
+
+static const char *stage_names[ST_MAX] = {
+	"queue", "allocation", "checkout", "sandbox", "run", "collect",
+	"verify", "publish"
+};
+
+/*
+ * Receipt kinds, the state each leads to, and the states it may come
+ * from.  AS_MAX as the target keeps the state (a fact was recorded).
+ */
+struct transition {
+	const char		*kind;
+	enum attempt_state	 to;
+	uint32_t		 from;		/* bit mask of states */
+};
+#define B(s)	(1U << (s))
+#define LIVE	(B(AS_QUEUED) | B(AS_PROVISIONING) | B(AS_READY) | \
+		 B(AS_RUNNING) | B(AS_RESULT_READY) | B(AS_VERIFYING) | \
+		 B(AS_VERIFIED) | B(AS_PUBLISHING))
+#define ENDED	(B(AS_PUBLISHED) | B(AS_FAILED) | B(AS_REJECTED) | \
+		 B(AS_CANCELLED) | B(AS_ORPHANED))
+static const struct transition transitions[] = {
+	{ "submitted",		AS_QUEUED,	 0 },
+	{ "allocating",		AS_PROVISIONING, B(AS_QUEUED) },
+	{ "ready",		AS_READY,	 B(AS_PROVISIONING) },
+	{ "running",		AS_RUNNING,	 B(AS_READY) },
+	{ "exited",		AS_MAX,		 B(AS_RUNNING) },
+	{ "result-ready",	AS_RESULT_READY, B(AS_RUNNING) },
+	{ "verifying",		AS_VERIFYING,	 B(AS_RESULT_READY) },
+	{ "validated",		AS_MAX,		 B(AS_VERIFYING) },
+	{ "verdict",		AS_VERIFIED,	 B(AS_VERIFYING) },
+	{ "approved",		AS_MAX,		 B(AS_VERIFIED) },
+	{ "publishing",		AS_PUBLISHING,	 B(AS_VERIFIED) },
+	{ "published",		AS_PUBLISHED,	 B(AS_PUBLISHING) },
+	{ "rejected",		AS_REJECTED,	 B(AS_RUNNING) |
+						 B(AS_VERIFYING) },
+	{ "failed",		AS_FAILED,	 LIVE },
+	{ "cancelled",		AS_CANCELLED,	 LIVE },
+	{ "teardown",		AS_TEARDOWN,	 ENDED },
+	{ "terminated",		AS_TERMINATED,	 B(AS_TEARDOWN) },
+};
+#undef B
+
+static void	attempt_provision(struct attempt *);
+static void	attempt_verify(struct attempt *);
+static void	attempt_publish(struct attempt *);
+static void	attempt_teardown(struct attempt *);
+static void	attempt_fail(struct attempt *, const char *, const char *,
+		    ...) __attribute__((__format__ (printf, 3, 4)));
+
+static uint32_t	 next_day_seq;
+static char	 next_day[9];
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+const char *
+attempt_state_name(enum attempt_state s)
+{
+	if (s >= AS_MAX)
+		return ("unknown");
+	return (state_names[s]);
+}
+
+int
+attempt_terminal(const struct attempt *a)
+{
+	return (a->outcome != AS_MAX);
+}
+
+struct attempt *
+attempt_find(const char *id)
+{
+	struct attempt	*a;
+
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (strcmp(a->id, id) == 0)
+			return (a);
+	return (NULL);
+}
+
+void
+attempt_logpath(struct attempt *a, int validation, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/logs/%s%s.log", env->conf->statedir, a->id,
+	    validation ? ".validate" : "");
+}
+
+static const struct transition *
+transition_find(const char *kind)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(transitions) / sizeof(transitions[0]); i++)
+		if (strcmp(transitions[i].kind, kind) == 0)
+			return (&transitions[i]);
+	return (NULL);
+}
+
+static struct attempt *
+attempt_new(const char *id)
+{
+	struct attempt	*a;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		fatal(NULL);
+	strlcpy(a->id, id, sizeof(a->id));
+	a->state = AS_QUEUED;
+	a->outcome = AS_MAX;
+	a->exit_status = -1;
+	strlcpy(a->prev, RECEIPT_ZERO_PREV, sizeof(a->prev));
+	snprintf(a->dir, sizeof(a->dir), "%s/attempts/%s",
+	    env->conf->statedir, id);
+	snprintf(a->vdir, sizeof(a->vdir), "%s/verify/%s",
+	    env->conf->statedir, id);
+	TAILQ_INSERT_TAIL(&env->attempts, a, entry);
+	return (a);
+}
+
+static void
+usage_from_json(struct sandbox_usage *u, json_t *o)
+{
+	if (o == NULL)
+		return;
+	u->cpu_ms = json_integer_value(json_object_get(o, "cpu_ms"));
+	u->mem_peak = json_integer_value(json_object_get(o, "mem_peak"));
+	u->pids_peak = json_integer_value(json_object_get(o, "pids_peak"));
+	u->oom_kills = json_integer_value(json_object_get(o, "oom_kills"));
+}
+
+static json_t *
+usage_json(const struct sandbox_usage *u)
+{
+	return (json_pack("{s:I, s:I, s:I, s:I, s:I}",
+	    "cpu_ms", (json_int_t)u->cpu_ms,
+	    "mem_peak", (json_int_t)u->mem_peak,
+	    "pids_peak", (json_int_t)u->pids_peak,
+	    "pids_denied", (json_int_t)u->pids_denied,
+	    "oom_kills", (json_int_t)u->oom_kills));
+}
+
+static void
+set_reason(struct attempt *a, json_t *facts)
+{
+	const char	*r;
+
+	if ((r = json_string_value(json_object_get(facts, "reason"))) !=
+	    NULL) {
+		free(a->reason);
+		a->reason = strdup(r);
+	}
+}
+
+/*
+ * What a transition means for the attempt in memory.  The same code
+ * runs live and on replay, so the rebuilt state is the state we had.
+ */
+static void
+attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
+    uint64_t epoch, uint64_t ms)
+{
+	const char	*s;
+	json_t		*v;
+
+	a->epoch = epoch;
+	if (strcmp(t->kind, "submitted") == 0) {
+		a->t[ST_QUEUE] = ms;
+		if ((s = json_string_value(json_object_get(facts,
+		    "baseline"))) != NULL)
+			strlcpy(a->baseline, s, sizeof(a->baseline));
+		if ((s = json_string_value(json_object_get(facts,
+		    "manifest_digest"))) != NULL)
+			strlcpy(a->digest, s, sizeof(a->digest));
+		if ((s = json_string_value(json_object_get(facts,
+		    "repository"))) != NULL)
+			strlcpy(a->repo, s, sizeof(a->repo));
+		a->submitter = json_integer_value(json_object_get(facts,
+		    "submitter"));
+	} else if (strcmp(t->kind, "allocating") == 0) {
+		a->t[ST_ALLOCATION] = ms;
+		a->uid = json_integer_value(json_object_get(facts, "uid"));
+	} else if (strcmp(t->kind, "ready") == 0) {
+		a->t[ST_SANDBOX] = ms;
+	} else if (strcmp(t->kind, "running") == 0) {
+		a->t[ST_RUN] = ms;
+	} else if (strcmp(t->kind, "exited") == 0) {
+		a->t[ST_COLLECT] = ms;
+		a->exit_status = json_integer_value(json_object_get(facts,
+		    "status"));
+		usage_from_json(&a->usage, json_object_get(facts, "usage"));
+	} else if (strcmp(t->kind, "result-ready") == 0) {
+		a->t[ST_VERIFY] = ms;
+		if ((s = json_string_value(json_object_get(facts, "commit")))
+		    != NULL)
+			strlcpy(a->commit, s, sizeof(a->commit));
+		if ((s = json_string_value(json_object_get(facts, "tree")))
+		    != NULL)
+			strlcpy(a->tree, s, sizeof(a->tree));
+		if ((s = json_string_value(json_object_get(facts,
+		    "bundle_sha256"))) != NULL)
+			strlcpy(a->bundle_sha256, s, sizeof(a->bundle_sha256));
+		a->bundle_size = json_integer_value(json_object_get(facts,
+		    "bundle_size"));
+		json_decref(a->changes);
+		a->changes = json_incref(json_object_get(facts, "changes"));
+	} else if (strcmp(t->kind, "verifying") == 0) {
+		a->vuid = json_integer_value(json_object_get(facts, "uid"));
+	} else if (strcmp(t->kind, "verdict") == 0) {
+		a->t[ST_PUBLISH] = ms;
+		json_decref(a->findings);
+		a->findings = json_incref(json_object_get(facts, "findings"));
+		if (!json_is_true(json_object_get(facts, "accepted"))) {
+			a->state = AS_REJECTED;
+			a->outcome = AS_REJECTED;
+			a->rejected_by_verdict = 1;
+			if (a->reason == NULL && (v = json_object_get(facts,
+			    "reason")) != NULL)
+				set_reason(a, facts);
+			return;
+		}
+	} else if (strcmp(t->kind, "approved") == 0) {
+		a->approved = 1;
+		a->approver = json_integer_value(json_object_get(facts,
+		    "uid"));
+	} else if (strcmp(t->kind, "published") == 0) {
+		a->t[ST_MAX] = ms;
+		if ((s = json_string_value(json_object_get(facts, "branch")))
+		    != NULL)
+			strlcpy(a->branch, s, sizeof(a->branch));
+		a->pull = json_integer_value(json_object_get(facts, "pull"));
+		if ((s = json_string_value(json_object_get(facts, "record")))
+		    != NULL)
+			strlcpy(a->record, s, sizeof(a->record));
+	} else if (strcmp(t->kind, "rejected") == 0 ||
+	    strcmp(t->kind, "failed") == 0 ||
+	    strcmp(t->kind, "cancelled") == 0)
+		set_reason(a, facts);
+	else if (strcmp(t->kind, "terminated") == 0)
+		a->torn_down = 1;
+
+	if (t->to != AS_MAX)
+		a->state = t->to;
+	switch (t->to) {
+	case AS_PUBLISHED:
+	case AS_FAILED:
+	case AS_REJECTED:
+	case AS_CANCELLED:
+	case AS_ORPHANED:
+		a->outcome = t->to;
+		if (a->t[ST_MAX] == 0)
+			a->t[ST_MAX] = ms;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Append a receipt line to the attempt's journal and chain, then apply
+ * it.  -1 if the journal refused it (disk full): nothing changed.
+ */
+static int
+attempt_commit(struct attempt *a, const char *line, json_t *extra)
+{
+	json_t			*rec, *r, *facts;
+	const struct transition	*t;
+	char			*payload, hash[SHA256_HEX_LEN + 1];
+	const char		*kind;
+	uint64_t		 ms = now_ms();
+	json_error_t		 jerr;
+
+	if ((r = json_loads(line, 0, &jerr)) == NULL)
+		fatalx("%s: own receipt does not parse", a->id);
+	kind = json_string_value(json_object_get(r, "kind"));
+	if (kind == NULL || (t = transition_find(kind)) == NULL)
+		fatalx("%s: receipt of unknown kind", a->id);
+
+	rec = extra != NULL ? json_incref(extra) : json_object();
+	json_object_set_new(rec, "receipt", json_string(line));
+	json_object_set_new(rec, "ms", json_integer((json_int_t)ms));
+	if ((payload = json_dumps(rec, JSON_COMPACT)) == NULL)
+		fatal("json_dumps");
+	json_decref(rec);
+	if (journal_append(env->journal, payload, strlen(payload), NULL) ==
+	    -1) {
+		log_warn("%s: journal append of %s", a->id, kind);
+		free(payload);
+		json_decref(r);
+		return (-1);
+	}
+	free(payload);
+
+	receipt_hash(line, hash);
+	a->receipts = reallocarray(a->receipts, a->nreceipts + 1,
+	    sizeof(*a->receipts));
+	if (a->receipts == NULL || (a->receipts[a->nreceipts] =
+	    strdup(line)) == NULL)
+		fatal(NULL);
+	a->nreceipts++;
+	strlcpy(a->prev, hash, sizeof(a->prev));
+	facts = json_object_get(r, "facts");
+	attempt_apply(a, t, facts, json_integer_value(json_object_get(r,
+	    "epoch")), ms);
+	log_debug("%s: %s -> %s", a->id, kind, attempt_state_name(a->state));
+	json_decref(r);
+	return (0);
+}
+
+/*
+ * A transition decided by the parent: checked against the table,
+ * signed with the receipt key, journaled, applied.  facts is stolen.
+ */
+static int
+attempt_transition(struct attempt *a, const char *kind, json_t *facts,
+    json_t *extra)
+{
+	const struct transition	*t;
+	char			*line;
+	int			 ret;
+
+	if ((t = transition_find(kind)) == NULL)
+		fatalx("transition to unknown kind %s", kind);
+	if (t->from != 0 && (t->from & (1U << a->state)) == 0) {
+		log_warnx("%s: illegal transition %s from state %s, refused",
+		    a->id, kind, attempt_state_name(a->state));
+		json_decref(facts);
+		return (-1);
+	}
+	if (facts == NULL)
+		facts = json_object();
+	if (receipt_make(a->id, a->nreceipts, kind, a->epoch, a->prev,
+	    RECEIPT_SIGNER_RECEIPTS, env->receipt_key, facts, &line) == -1)
+		fatalx("%s: cannot sign a receipt", a->id);
+	json_decref(facts);
+	ret = attempt_commit(a, line, extra);
+	free(line);
+	return (ret);
+}
+
+static void
+attempt_fail(struct attempt *a, const char *kind, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 buf[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	log_info("%s: %s: %s", a->id, kind, buf);
+	if (attempt_transition(a, kind, json_pack("{s:s}", "reason", buf),
+	    NULL) == -1)
+		return;
+	attempt_teardown(a);
+}
+
+/* Replay: one journal record. */
+static int
+attempt_replay_cb(void *arg, uint64_t seq, const char *payload, size_t len)
+{
+	json_t			*rec, *r;
+	json_error_t		 jerr;
+	const char		*line, *id, *kind, *raw;
+	const struct transition	*t;
+	struct attempt		*a;
+	char			 hash[SHA256_HEX_LEN + 1], err[256];
+	uint64_t		 rseq;
+
+	if ((rec = json_loadb(payload, len, 0, &jerr)) == NULL) {
+		log_warnx("journal record %llu: %s",
+		    (unsigned long long)seq, jerr.text);
+		return (-1);
+	}
+	line = json_string_value(json_object_get(rec, "receipt"));
+	if (line == NULL || (r = json_loads(line, 0, &jerr)) == NULL) {
+		log_warnx("journal record %llu: no receipt",
+		    (unsigned long long)seq);
+		json_decref(rec);
+		return (-1);
+	}
+	id = json_string_value(json_object_get(r, "attempt"));
+	kind = json_string_value(json_object_get(r, "kind"));
+	rseq = json_integer_value(json_object_get(r, "seq"));
+	if (id == NULL || kind == NULL || (t = transition_find(kind)) ==
+	    NULL) {
+		log_warnx("journal record %llu: bad receipt",
+		    (unsigned long long)seq);
+		goto bad;
+	}
+	if ((a = attempt_find(id)) == NULL) {
+		if (strcmp(kind, "submitted") != 0 ||
+		    (raw = json_string_value(json_object_get(rec,
+		    "manifest"))) == NULL) {
+			log_warnx("journal record %llu: %s before submitted",
+			    (unsigned long long)seq, id);
+			goto bad;
+		}
+		a = attempt_new(id);
+		a->manifest_raw = strdup(raw);
+		a->manifest_len = strlen(raw);
+		if (manifest_parse(id, raw, a->manifest_len, &a->m, err,
+		    sizeof(err)) == -1) {
+			log_warnx("journal: %s: frozen manifest: %s", id, err);
+			goto bad;
+		}
+	}
+	if (rseq != a->nreceipts || strcmp(json_string_value(
+	    json_object_get(r, "prev")), a->prev) != 0) {
+		log_warnx("journal record %llu: %s receipt %llu out of chain",
+		    (unsigned long long)seq, id, (unsigned long long)rseq);
+		goto bad;
+	}
+	receipt_hash(line, hash);
+	a->receipts = reallocarray(a->receipts, a->nreceipts + 1,
+	    sizeof(*a->receipts));
+	if (a->receipts == NULL ||
+	    (a->receipts[a->nreceipts] = strdup(line)) == NULL)
+		fatal(NULL);
+	a->nreceipts++;
+	strlcpy(a->prev, hash, sizeof(a->prev));
+	attempt_apply(a, t, json_object_get(r, "facts"),
+	    json_integer_value(json_object_get(r, "epoch")),
+	    json_integer_value(json_object_get(rec, "ms")));
+	json_decref(r);
+	json_decref(rec);
+	return (0);
+ bad:
+	json_decref(r);
+	json_decref(rec);
+	return (-1);
+}
+
+/*
+ * After replay: what was in flight when the parent stopped cannot go
+ * on (its processes died with us); it fails with a reason and is torn
+ * down.  Queued attempts wait for the scheduler, verified ones for
+ * their approval, publishing ones publish again (idempotently).
+ */
+static void
+attempt_recover(void)
+{
+	struct attempt	*a, *tmp;
+
+	TAILQ_FOREACH_SAFE(a, &env->attempts, entry, tmp) {
+		switch (a->state) {
+		case AS_QUEUED:
+		case AS_VERIFIED:
+		case AS_TERMINATED:
+			break;
+		case AS_PUBLISHING:
+			attempt_publish(a);
+			break;
+		case AS_PROVISIONING:
+		case AS_READY:
+		case AS_RUNNING:
+		case AS_RESULT_READY:
+		case AS_VERIFYING:
+			attempt_fail(a, "failed", "interrupted in state %s: "
+			    "factoryd restarted", attempt_state_name(a->state));
+			break;
+		default:
+			/* Ended but not torn down. */
+			attempt_teardown(a);
+			break;
+		}
+	}
+}
+
+int
+attempt_init(char *err, size_t errlen)
+{
+	char		 path[PATH_MAX];
+	const char	*sub[] = { "attempts", "verify", "logs" };
+	size_t		 i;
+
+	TAILQ_INIT(&env->attempts);
+	for (i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", env->conf->statedir,
+		    sub[i]);
+		if (mkdir(path, 0755) == -1 && errno != EEXIST) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			return (-1);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/journal", env->conf->statedir);
+	env->replaying = 1;
+	if (journal_open(path, &env->journal, attempt_replay_cb, NULL, err,
+	    errlen) == -1)
+		return (-1);
+	env->replaying = 0;
+	log_info("journal: %llu records replayed",
+	    (unsigned long long)journal_seq(env->journal));
+	attempt_recover();
+	return (0);
+}
+
+/* "a-YYYYMMDD-NNNN", unique: the day's counter starts after any seen. */
+static void
+attempt_newid(char *buf, size_t len)
+{
+	struct attempt	*a;
+	char		 day[9];
+	time_t		 t = time(NULL);
+	struct tm	 tm;
+	unsigned	 n;
+
+	gmtime_r(&t, &tm);
+	strftime(day, sizeof(day), "%Y%m%d", &tm);
+	if (strcmp(day, next_day) != 0) {
+		strlcpy(next_day, day, sizeof(next_day));
+		next_day_seq = 1;
+		TAILQ_FOREACH(a, &env->attempts, entry)
+			if (strncmp(a->id + 2, day, 8) == 0 &&
+			    sscanf(a->id + 11, "%u", &n) == 1 &&
+			    n >= next_day_seq)
+				next_day_seq = n + 1;
+	}
+	snprintf(buf, len, "a-%s-%04u", day, next_day_seq++);
+}
+
+/*
+ * Submission, in two steps: the manifest is parsed and checked here;
+ * the worker resolves the baseline to a commit id; then the attempt
+ * exists (journaled with its frozen manifest) and the client hears its
+ * id.
+ */
+struct pending {
+	uint32_t		 req;
+	uint32_t		 ctl;		/* control connection id */
+	uid_t			 uid;
+	char			*raw;
+	size_t			 len;
+	struct manifest		*m;
+	struct pending		*next;
+};
+static struct pending	*pendings;
+static uint32_t		 pending_next = 1;
+
+void
+attempt_submit(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct ibuf		 ib;
+	struct pending		*p;
+	struct conf_repo	*repo;
+	struct manifest		*m;
+	char			 name[PATH_MAX], err[CONF_ERRLEN];
+	json_t			*req;
+	char			*s;
+	size_t			 len;
+
+	if (imsg_get_ibuf(imsg, &ib) == -1 ||
+	    ibuf_get_string(&ib, name, sizeof(name)) == -1 ||
+	    (len = ibuf_size(&ib)) == 0) {
+		control_fail(c, "submit: empty manifest");
+		return;
+	}
+	if (manifest_parse(name, ibuf_data(&ib), len, &m, err,
+	    sizeof(err)) == -1) {
+		control_fail(c, "%s", err);
+		return;
+	}
+	if ((repo = conf_repo(env->conf, m->repository)) == NULL) {
+		control_fail(c, "%s: repository: \"%s\" is not a repository "
+		    "of this factoryd", name, m->repository);
+		manifest_free(m);
+		return;
+	}
+	if ((p = calloc(1, sizeof(*p))) == NULL ||
+	    (p->raw = malloc(len + 1)) == NULL)
+		fatal(NULL);
+	memcpy(p->raw, ibuf_data(&ib), len);
+	p->raw[len] = '\0';
+	if (strlen(p->raw) != len) {
+		control_fail(c, "%s: manifest contains a NUL byte", name);
+		free(p->raw);
+		free(p);
+		manifest_free(m);
+		return;
+	}
+	p->len = len;
+	p->m = m;
+	p->req = pending_next++;
+	p->ctl = c->id;
+	p->uid = c->uid;
+	req = json_pack("{s:i, s:s, s:s}", "req", (int)p->req, "repo",
+	    repo->path, "ref", m->baseline);
+	s = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	if (proc_compose(PROC_WORKER, IMSG_RESOLVE, 0, -1, s,
+	    strlen(s) + 1) == -1) {
+		control_fail(c, "worker not running, try again");
+		free(s);
+		free(p->raw);
+		free(p);
+		manifest_free(m);
+		return;
+	}
+	free(s);
+	p->next = pendings;
+	pendings = p;
+}
+
+static void
+attempt_resolved(json_t *o)
+{
+	struct pending	**pp, *p;
+	struct ctl_conn	*c;
+	struct attempt	*a;
+	const char	*oid, *error;
+	char		 id[ATTEMPT_ID_MAX], hex[SHA256_HEX_LEN + 1];
+	uint32_t	 req = json_integer_value(json_object_get(o, "req"));
+	json_t		*facts, *extra;
+
+	for (pp = &pendings; *pp != NULL; pp = &(*pp)->next)
+		if ((*pp)->req == req)
+			break;
+	if ((p = *pp) == NULL) {
+		log_warnx("worker: resolve answer for unknown request %u",
+		    req);
+		return;
+	}
+	*pp = p->next;
+	c = control_byid(p->ctl);
+	oid = json_string_value(json_object_get(o, "oid"));
+	error = json_string_value(json_object_get(o, "error"));
+	if (oid == NULL || strlen(oid) != 40) {
+		if (c != NULL)
+			control_fail(c, "baseline: %s", error ? error :
+			    "cannot be resolved");
+		goto done;
+	}
+	attempt_newid(id, sizeof(id));
+	a = attempt_new(id);
+	a->manifest_raw = p->raw;
+	a->manifest_len = p->len;
+	a->m = p->m;
+	p->raw = NULL;
+	p->m = NULL;
+	sha256_hex(a->manifest_raw, a->manifest_len, hex);
+	facts = json_pack("{s:s, s:s, s:s, s:s, s:i}",
+	    "manifest_digest", "", "repository", a->m->repository,
+	    "baseline", oid, "requested", a->m->baseline,
+	    "submitter", (int)p->uid);
+	snprintf(a->digest, sizeof(a->digest), "sha256:%s", hex);
+	json_object_set_new(facts, "manifest_digest", json_string(a->digest));
+	extra = json_pack("{s:s}", "manifest", a->manifest_raw);
+	if (attempt_transition(a, "submitted", facts, extra) == -1) {
+		json_decref(extra);
+		TAILQ_REMOVE(&env->attempts, a, entry);
+		if (c != NULL)
+			control_fail(c, "journal refused the submission "
+			    "(disk full?): not accepted");
+		free(a->manifest_raw);
+		manifest_free(a->m);
+		free(a);
+		goto done;
+	}
+	json_decref(extra);
+	log_info("%s: submitted by uid %u: %s at %s, manifest %s", a->id,
+	    (unsigned)p->uid, a->m->repository, a->baseline, a->digest);
+	if (c != NULL)
+		control_send_obj(c, json_pack("{s:s, s:s, s:s}", "id", a->id,
+		    "baseline", a->baseline, "manifest_digest", a->digest));
+	attempt_schedule();
+ done:
+	free(p->raw);
+	if (p->m != NULL)
+		manifest_free(p->m);
+	free(p);
+}
+
+static int
+uid_in_use(uid_t uid)
+{
+	struct attempt	*a;
+
+	TAILQ_FOREACH(a, &env->attempts, entry) {
+		if (a->torn_down)
+			continue;
+		if ((a->uid == uid && a->state != AS_QUEUED) || a->vuid == uid)
+			return (1);
+	}
+	return (0);
+}
+
+static uid_t
+uid_allocate(void)
+{
+	uid_t	 u;
+
+	for (u = env->conf->attempt_uid_lo; u <= env->conf->attempt_uid_hi;
+	    u++)
+		if (!uid_in_use(u))
+			return (u);
+	return (0);
+}
+
+static int
+attempt_active(const struct attempt *a)
+{
+	return (a->state >= AS_PROVISIONING && a->state <= AS_VERIFYING);
+}
+
+void
+attempt_schedule(void)
+{
+	struct attempt	*a;
+	int		 active = 0;
+
+	if (env->replaying || env->shutting_down)
+		return;
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (attempt_active(a))
+			active++;
+	TAILQ_FOREACH(a, &env->attempts, entry) {
+		if (a->state == AS_RESULT_READY && a->verifier == NULL)
+			attempt_verify(a);
+		if (a->state == AS_PUBLISHING && !a->cancel_requested)
+			attempt_publish(a);
+	}
+	TAILQ_FOREACH(a, &env->attempts, entry) {
+		if (active >= env->conf->max_attempts)
+			break;
+		if (a->state != AS_QUEUED)
+			continue;
+		attempt_provision(a);
+		if (attempt_active(a))
+			active++;
+	}
+}
+
+static struct conf_repo *
+attempt_repo(struct attempt *a)
+{
+	struct conf_repo	*r;
+
+	if ((r = conf_repo(env->conf, a->m->repository)) == NULL)
+		attempt_fail(a, "failed", "repository %s is no longer "
+		    "configured", a->m->repository);
+	return (r);
+}
+
+/* queued -> provisioning: journal the allocation, then make it. */
+static void
+attempt_provision(struct attempt *a)
+{
+	struct conf_repo	*repo;
+	struct sandbox		 sb;
+	json_t			*facts, *cg, *req;
+	char			*s;
+	uid_t			 uid;
+	int			 i;
+
+	if ((repo = attempt_repo(a)) == NULL)
+		return;
+	if ((uid = uid_allocate()) == 0)
+		return;		/* stays queued */
+	memset(&sb, 0, sizeof(sb));
+	if (sandbox_cgroup_paths(a->id, &sb) == -1) {
+		attempt_fail(a, "failed", "no cgroup layout on this host");
+		return;
+	}
+	cg = json_array();
+	for (i = 0; i < sb.ncgroups; i++)
+		json_array_append_new(cg, json_string(sb.cgroups[i]));
+	facts = json_pack("{s:i, s:s, s:o}", "uid", (int)uid, "dir", a->dir,
+	    "cgroups", cg);
+	if (attempt_transition(a, "allocating", facts, NULL) == -1)
+		return;
+
+	/* The worker writes here; the agent sees only tree/, later. */
+	if (fs_mkdir_owned(a->dir, 0700, env->conf->users[PROC_WORKER].uid,
+	    env->conf->users[PROC_WORKER].gid) == -1) {
+		attempt_fail(a, "failed", "%s: %s", a->dir, strerror(errno));
+		return;
+	}
+	a->t[ST_CHECKOUT] = now_ms();
+	req = json_pack("{s:s, s:s, s:s, s:s}", "id", a->id, "repo",
+	    repo->path, "baseline", a->baseline, "dir", a->dir);
+	s = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	if (proc_compose(PROC_WORKER, IMSG_PROVISION, 0, -1, s,
+	    strlen(s) + 1) == -1)
+		attempt_fail(a, "failed", "worker not running");
+	free(s);
+}
+
+/* ready: hand the tree to the attempt's uid and start the agent. */
+static void
+attempt_start_agent(struct attempt *a)
+{
+	char		 tree[PATH_MAX], err[512];
+	json_t		*facts, *cg;
+	int		 i;
+
+	snprintf(tree, sizeof(tree), "%s/tree", a->dir);
+	if (fs_chown_tree(tree, a->uid, a->uid) == -1) {
+		attempt_fail(a, "failed", "%s: chown: %s", tree,
+		    strerror(errno));
+		return;
+	}
+	if ((a->run = run_start(a, 0, tree, err, sizeof(err))) == NULL) {
+		attempt_fail(a, "failed", "sandbox: %s", err);
+		return;
+	}
+	a->epoch++;
+	cg = json_array();
+	for (i = 0; i < a->run->sb.ncgroups; i++)
+		json_array_append_new(cg, json_string(a->run->sb.cgroups[i]));
+	facts = json_pack("{s:i, s:i, s:o}", "uid", (int)a->uid, "pid",
+	    (int)a->run->sb.pid, "cgroups", cg);
+	if (attempt_transition(a, "running", facts, NULL) == -1) {
+		a->run->cancelled = 1;
+		run_kill(a->run);
+	}
+	log_info("%s: agent running as uid %u (epoch %llu)", a->id,
+	    (unsigned)a->uid, (unsigned long long)a->epoch);
+}
+
+static void
+attempt_collect(struct attempt *a)
+{
+	struct conf_repo	*repo;
+	json_t			*req, *scope;
+	char			*s, bundle[PATH_MAX];
+	int			 i;
+
+	if ((repo = attempt_repo(a)) == NULL)
+		return;
+	scope = json_array();
+	for (i = 0; a->m->scope[i] != NULL; i++)
+		json_array_append_new(scope, json_string(a->m->scope[i]));
+	snprintf(bundle, sizeof(bundle), "%s/bundle", a->dir);
+	req = json_pack("{s:s, s:I, s:s, s:s, s:s, s:o, s:s, s:s, s:I, s:s}",
+	    "id", a->id, "epoch", (json_int_t)a->epoch, "repo", repo->path,
+	    "baseline", a->baseline, "dir", a->dir, "scope", scope,
+	    "title", a->m->title, "digest", a->digest,
+	    "tree_limit", (json_int_t)a->m->limits.tree, "bundle", bundle);
+	s = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	if (proc_compose(PROC_WORKER, IMSG_COLLECT, 0, -1, s,
+	    strlen(s) + 1) == -1)
+		attempt_fail(a, "failed", "worker not running");
+	free(s);
+}
+
+static void
+attempt_agent_done(struct attempt *a, struct run *r)
+{
+	json_t	*facts;
+	int	 st = r->status;
+
+	a->run = NULL;
+	a->usage = r->usage;
+	facts = json_pack("{s:i, s:b, s:b, s:o, s:I, s:b}",
+	    "status", st, "timedout", r->timedout, "cancelled", r->cancelled,
+	    "usage", usage_json(&r->usage), "log_bytes",
+	    (json_int_t)r->logged, "log_truncated", r->logtrunc);
+	run_free(r);
+	if (a->state != AS_RUNNING) {
+		/* Cancelled while running: already recorded. */
+		json_decref(facts);
+		attempt_teardown(a);
+		return;
+	}
+	if (attempt_transition(a, "exited", facts, NULL) == -1)
+		return;
+	if (a->cancel_requested) {
+		attempt_fail(a, "cancelled", "cancelled by uid %u",
+		    (unsigned)a->approver);
+		return;
+	}
+	if (a->usage.oom_kills > 0 && WIFSIGNALED(st))
+		attempt_fail(a, "failed", "agent killed: memory limit of "
+		    "%llu bytes", (unsigned long long)a->m->limits.memory);
+	else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU)
+		attempt_fail(a, "failed", "agent killed: cpu limit");
+	else if (r == NULL || a->exit_status == -1)
+		attempt_fail(a, "failed", "agent: no exit status");
+	else if (WIFSIGNALED(st))
+		attempt_fail(a, "failed", "agent killed by signal %d%s",
+		    WTERMSIG(st), a->t[ST_COLLECT] - a->t[ST_RUN] >=
+		    a->m->limits.wall_ms ? " (wall time exceeded)" : "");
+	else if (WEXITSTATUS(st) != 0)
+		attempt_fail(a, "failed", "agent exited with status %d",
+		    WEXITSTATUS(st));
+	else
+		attempt_collect(a);
+}
+
+static void
+attempt_validation_done(struct attempt *a, struct run *r)
+{
+	json_t		*facts;
+	char		*s;
+	int		 st = r->status;
+
+	a->run = NULL;
+	facts = json_pack("{s:i, s:b, s:o}", "status", st, "timedout",
+	    r->timedout, "usage", usage_json(&r->usage));
+	run_free(r);
+	if (a->state != AS_VERIFYING) {
+		json_decref(facts);
+		return;
+	}
+	if (attempt_transition(a, "validated", facts, NULL) == -1)
+		return;
+	if (a->verifier == NULL || a->verifier->state != CHILD_RUNNING) {
+		attempt_fail(a, "failed", "verifier lost during validation");
+		return;
+	}
+	facts = json_pack("{s:s, s:i, s:b, s:b}", "id", a->id, "status", st,
+	    "timedout", r == NULL ? 0 : 0, "passed",
+	    WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	s = json_dumps(facts, JSON_COMPACT);
+	json_decref(facts);
+	imsgev_compose(&a->verifier->iev, IMSG_VALIDATE_DONE, 0, 0, -1, s,
+	    strlen(s) + 1);
+	free(s);
+}
+
+void
+attempt_run_done(struct run *r)
+{
+	struct attempt	*a = r->attempt;
+
+	if (r->validation)
+		attempt_validation_done(a, r);
+	else
+		attempt_agent_done(a, r);
+	attempt_schedule();
+}
+
+static struct child *
+verifier_free(void)
+{
+	struct child	*c;
+	int		 i;
+
+	for (i = 0; i < env->nchildren; i++) {
+		c = &env->children[i];
+		if (c->id == PROC_VERIFIER && c->state == CHILD_RUNNING &&
+		    env->busy[i] == NULL)
+			return (c);
+	}
+	return (NULL);
+}
+
+static int
+child_index(struct child *c)
+{
+	return ((int)(c - env->children));
+}
+
+/* result-ready -> verifying: a fresh verifier gets the bundle. */
+static void
+attempt_verify(struct attempt *a)
+{
+	struct conf_repo	*repo;
+	struct child		*v;
+	json_t			*req, *scope, *facts;
+	char			*s, path[PATH_MAX];
+	uid_t			 vuid;
+	int			 bfd, lfd, i;
+
+	if ((v = verifier_free()) == NULL)
+		return;		/* when one says HELLO */
+	if ((repo = attempt_repo(a)) == NULL)
+		return;
+	if ((vuid = uid_allocate()) == 0)
+		return;
+	facts = json_pack("{s:i, s:s, s:i}", "uid", (int)vuid, "dir",
+	    a->vdir, "verifier_pid", (int)v->pid);
+	if (attempt_transition(a, "verifying", facts, NULL) == -1)
+		return;
+	if (fs_mkdir_owned(a->vdir, 0700, env->conf->users[PROC_VERIFIER].uid,
+	    env->conf->users[PROC_VERIFIER].gid) == -1) {
+		attempt_fail(a, "failed", "%s: %s", a->vdir, strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/bundle", a->dir);
+	if ((bfd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		attempt_fail(a, "failed", "%s: %s", path, strerror(errno));
+		return;
+	}
+	attempt_logpath(a, 0, path, sizeof(path));
+	if ((lfd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		lfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	scope = json_array();
+	for (i = 0; a->m->scope[i] != NULL; i++)
+		json_array_append_new(scope, json_string(a->m->scope[i]));
+	req = json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:s, "
+	    "s:I, s:s, s:I, s:I}",
+	    "id", a->id, "repo", repo->path, "baseline", a->baseline,
+	    "scope", scope, "title", a->m->title, "digest", a->digest,
+	    "commit", a->commit, "bundle_sha256", a->bundle_sha256,
+	    "dir", a->vdir, "seq", (json_int_t)a->nreceipts,
+	    "prev", a->prev, "epoch", (json_int_t)a->epoch,
+	    "wall_ms", (json_int_t)a->m->limits.wall_ms);
+	s = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	a->verifier = v;
+	env->busy[child_index(v)] = a;
+	imsgev_compose(&v->iev, IMSG_VERIFY_LOG, 0, 0, lfd, NULL, 0);
+	imsgev_compose(&v->iev, IMSG_VERIFY, 0, 0, bfd, s, strlen(s) + 1);
+	free(s);
+	log_info("%s: verifying, verifier pid %d", a->id, (int)v->pid);
+}
+
+static void
+attempt_publish(struct attempt *a)
+{
+	struct conf_repo	*repo;
+	json_t			*req;
+	char			*s, path[PATH_MAX];
+	int			 bfd;
+
+	if ((repo = attempt_repo(a)) == NULL)
+		return;
+	if (a->state == AS_VERIFIED) {
+		if (repo->forge == FORGE_NONE) {
+			log_info("%s: verified; repository %s publishes "
+			    "nowhere", a->id, repo->name);
+			return;
+		}
+		if (attempt_transition(a, "publishing", NULL, NULL) == -1)
+			return;
+	}
+	snprintf(path, sizeof(path), "%s/bundle", a->dir);
+	if ((bfd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		attempt_fail(a, "failed", "%s: %s", path, strerror(errno));
+		return;
+	}
+	req = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
+	    "id", a->id, "forge", repo->forge == FORGE_LOCAL ? "local" :
+	    "github", "repository", repo->name, "remote", repo->remote,
+	    "pulls", repo->pulls, "title", a->m->title,
+	    "base", a->m->baseline, "commit", a->commit);
+	json_object_set_new(req, "verdict", json_string(a->verdict != NULL ?
+	    a->verdict : ""));
+	s = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	if (proc_compose(PROC_PUBLISHER, IMSG_PUBLISH, 0, bfd, s,
+	    strlen(s) + 1) == -1)
+		log_info("%s: publisher not running; publishing when it is",
+		    a->id);
+	free(s);
+}
+
+/*
+ * Teardown is checked, not assumed: the sandbox is gone (run.c checked
+ * its cgroups empty and removed them) and the directories are removed
+ * before "terminated" is journaled; only then is the uid free again.
+ */
+static void
+attempt_teardown(struct attempt *a)
+{
+	char	 err[256];
+
+	if (a->torn_down)
+		return;
+	if (a->run != NULL) {
+		a->run->cancelled = 1;
+		run_kill(a->run);
+		return;		/* again when it is reaped */
+	}
+	if (a->verifier != NULL) {
+		env->busy[child_index(a->verifier)] = NULL;
+		if (a->verifier->pid > 0)
+			proc_kill(a->verifier, "its attempt ended");
+		a->verifier = NULL;
+	}
+	if (a->state != AS_TEARDOWN &&
+	    attempt_transition(a, "teardown", NULL, NULL) == -1)
+		return;
+	if (a->state == AS_VERIFIED)
+		return;
+	if (fs_remove_tree(a->dir) == -1 || fs_remove_tree(a->vdir) == -1) {
+		snprintf(err, sizeof(err), "%s", strerror(errno));
+		log_warnx("%s: teardown: %s; will retry", a->id, err);
+		return;
+	}
+	(void)attempt_transition(a, "terminated", json_pack("{s:b}",
+	    "dirs_removed", 1), NULL);
+}
+
+void
+attempt_cancel(struct attempt *a, uid_t uid)
+{
+	a->approver = uid;
+	if (a->run != NULL && !a->run->validation) {
+		a->cancel_requested = 1;
+		a->run->cancelled = 1;
+		run_kill(a->run);
+		return;
+	}
+	attempt_fail(a, "cancelled", "cancelled by uid %u", (unsigned)uid);
+}
+
+int
+attempt_approve(struct attempt *a, uid_t uid, char *err, size_t errlen)
+{
+	if (a->state != AS_VERIFIED) {
+		snprintf(err, errlen, "%s is %s, not verified", a->id,
+		    attempt_state_name(a->outcome != AS_MAX ? a->outcome :
+		    a->state));
+		return (-1);
+	}
+	if (a->approved) {
+		snprintf(err, errlen, "%s is already approved", a->id);
+		return (-1);
+	}
+	if (attempt_transition(a, "approved", json_pack("{s:i}", "uid",
+	    (int)uid), NULL) == -1) {
+		snprintf(err, errlen, "journal refused the approval");
+		return (-1);
+	}
+	log_info("%s: approved by uid %u", a->id, (unsigned)uid);
+	attempt_publish(a);
+	return (0);
+}
+
+/* Messages about attempts from the children. */
+
+static json_t *
+child_json(struct child *c, struct imsg *imsg)
+{
+	json_t		*o;
+	json_error_t	 jerr;
+	size_t		 len = imsg_get_len(imsg);
+	char		*buf;
+
+	if (len == 0 || len > FACTORY_MAXIMSG || (buf = malloc(len)) ==
+	    NULL)
+		return (NULL);
+	if (imsg_get_strbuf(imsg, buf, len) == -1) {
+		free(buf);
+		return (NULL);
+	}
+	o = json_loads(buf, JSON_REJECT_DUPLICATES, &jerr);
+	free(buf);
+	if (o != NULL && !json_is_object(o)) {
+		json_decref(o);
+		return (NULL);
+	}
+	return (o);
+}
+
+/*
+ * The attempt a child's message is about, if it is in a state where
+ * that message makes sense and the epoch is current.  A message that
+ * comes too late (the attempt was cancelled) is logged and dropped.
+ */
+static struct attempt *
+child_attempt(struct child *c, json_t *o, enum attempt_state want,
+    int check_epoch)
+{
+	struct attempt	*a;
+	const char	*id = json_string_value(json_object_get(o, "id"));
+	json_int_t	 epoch;
+
+	if (id == NULL || (a = attempt_find(id)) == NULL) {
+		log_warnx("%s: message for unknown attempt %s",
+		    factory_procs[c->id].name, id ? id : "(none)");
+		return (NULL);
+	}
+	if (a->state != want) {
+		log_warnx("%s: %s is %s, message dropped",
+		    factory_procs[c->id].name, a->id,
+		    attempt_state_name(a->state));
+		return (NULL);
+	}
+	if (check_epoch) {
+		epoch = json_integer_value(json_object_get(o, "epoch"));
+		if ((uint64_t)epoch != a->epoch) {
+			log_warnx("%s: %s: stale epoch %lld (current %llu), "
+			    "refused", factory_procs[c->id].name, a->id,
+			    (long long)epoch, (unsigned long long)a->epoch);
+			return (NULL);
+		}
+	}
+	return (a);
+}
+
+static void
+worker_result(struct attempt *a, json_t *o)
+{
+	json_t		*rejects, *facts;
+	const char	*commit, *tree, *sha;
+	size_t		 i;
+	json_t		*v;
+	char		 buf[1024] = "";
+
+	rejects = json_object_get(o, "rejects");
+	if (json_array_size(rejects) > 0) {
+		json_array_foreach(rejects, i, v) {
+			if (i > 0)
+				strlcat(buf, "; ", sizeof(buf));
+			strlcat(buf, json_string_value(v) ? json_string_value(v)
+			    : "?", sizeof(buf));
+		}
+		facts = json_pack("{s:s, s:O}", "reason", buf, "rejects",
+		    rejects);
+		log_info("%s: rejected: %s", a->id, buf);
+		if (attempt_transition(a, "rejected", facts, NULL) == 0)
+			attempt_teardown(a);
+		return;
+	}
+	commit = json_string_value(json_object_get(o, "commit"));
+	tree = json_string_value(json_object_get(o, "tree"));
+	sha = json_string_value(json_object_get(o, "bundle_sha256"));
+	if (commit == NULL || tree == NULL || sha == NULL ||
+	    strlen(commit) != 40 || strlen(tree) != 40 || strlen(sha) != 64) {
+		attempt_fail(a, "failed", "worker: malformed result");
+		return;
+	}
+	facts = json_pack("{s:s, s:s, s:s, s:I, s:O}", "commit", commit,
+	    "tree", tree, "bundle_sha256", sha, "bundle_size",
+	    json_integer_value(json_object_get(o, "bundle_size")),
+	    "changes", json_object_get(o, "changes") ?
+	    json_object_get(o, "changes") : json_array());
+	if (attempt_transition(a, "result-ready", facts, NULL) == -1)
+		return;
+	log_info("%s: result ready, commit %s", a->id, a->commit);
+	attempt_verify(a);
+}
+
+static int
+dispatch_worker(struct child *c, struct imsg *imsg, json_t *o)
+{
+	struct attempt	*a;
+	const char	*e;
+
+	switch (imsg_get_type(imsg)) {
+	case IMSG_RESOLVE:
+		attempt_resolved(o);
+		return (0);
+	case IMSG_READY:
+		if ((a = child_attempt(c, o, AS_PROVISIONING, 0)) == NULL)
+			return (0);
+		if (attempt_transition(a, "ready", NULL, NULL) == 0)
+			attempt_start_agent(a);
+		return (0);
+	case IMSG_RESULT:
+		if ((a = child_attempt(c, o, AS_RUNNING, 1)) == NULL)
+			return (0);
+		worker_result(a, o);
+		return (0);
+	case IMSG_ERROR:
+		e = json_string_value(json_object_get(o, "error"));
+		if ((a = attempt_find(json_string_value(json_object_get(o,
+		    "id")) ?: "")) != NULL && !attempt_terminal(a) &&
+		    (a->state == AS_PROVISIONING || a->state == AS_RUNNING))
+			attempt_fail(a, "failed", "worker: %s", e ? e : "error");
+		return (0);
+	}
+	return (-1);
+}
+
+static int
+dispatch_verifier(struct child *c, struct imsg *imsg, json_t *o)
+{
+	struct attempt	*a;
+	const char	*line, *e;
+	char		 kind[RECEIPT_KIND_MAX + 1], err[512], path[PATH_MAX];
+	int		 idx = child_index(c);
+
+	if ((a = env->busy[idx]) == NULL || strcmp(a->id,
+	    json_string_value(json_object_get(o, "id")) ?: "") != 0)
+		return (-1);	/* not what we gave it */
+	switch (imsg_get_type(imsg)) {
+	case IMSG_VALIDATE_REQ:
+		if (a->state != AS_VERIFYING || a->run != NULL)
+			return (-1);
+		/* Our own path, whatever the verifier says. */
+		snprintf(path, sizeof(path), "%s/checkout", a->vdir);
+		if (fs_chown_tree(path, a->vuid, a->vuid) == -1) {
+			attempt_fail(a, "failed", "%s: %s", path,
+			    strerror(errno));
+			return (0);
+		}
+		if ((a->run = run_start(a, 1, path, err, sizeof(err))) ==
+		    NULL)
+			attempt_fail(a, "failed", "validation sandbox: %s",
+			    err);
+		return (0);
+	case IMSG_VERDICT:
+		line = json_string_value(json_object_get(o, "receipt"));
+		if (line == NULL || receipt_check(line, a->id, a->nreceipts,
+		    a->prev, RECEIPT_SIGNER_VERIFIER, env->verifier_pub, kind,
+		    err, sizeof(err)) == -1 || strcmp(kind, "verdict") != 0) {
+			log_warnx("%s: verdict refused: %s", a->id,
+			    line == NULL ? "no receipt" : err);
+			return (-1);
+		}
+		env->busy[idx] = NULL;
+		a->verifier = NULL;
+		if (attempt_commit(a, line, NULL) == -1)
+			return (0);
+		free(a->verdict);
+		a->verdict = strdup(line);
+		log_info("%s: verdict: %s", a->id, a->state == AS_VERIFIED ?
+		    "accepted" : "rejected");
+		if (a->state != AS_VERIFIED)
+			attempt_teardown(a);
+		else if (a->m->approval == APPROVAL_AUTO || a->approved)
+			attempt_publish(a);
+		return (0);
+	case IMSG_ERROR:
+		e = json_string_value(json_object_get(o, "error"));
+		env->busy[idx] = NULL;
+		a->verifier = NULL;
+		attempt_fail(a, "failed", "verifier: %s", e ? e : "error");
+		return (0);
+	}
+	return (-1);
+}
+
+static int
+dispatch_publisher(struct child *c, struct imsg *imsg, json_t *o)
+{
+	struct attempt	*a;
+	const char	*e;
+	json_t		*facts;
+
+	switch (imsg_get_type(imsg)) {
+	case IMSG_PUBLISHED:
+		if ((a = child_attempt(c, o, AS_PUBLISHING, 0)) == NULL)
+			return (0);
+		facts = json_pack("{s:O, s:O, s:O, s:O}",
+		    "branch", json_object_get(o, "branch") ?: json_null(),
+		    "pull", json_object_get(o, "number") ?: json_null(),
+		    "record", json_object_get(o, "record") ?: json_null(),
+		    "reused", json_object_get(o, "reused") ?: json_false());
+		if (attempt_transition(a, "published", facts, NULL) == -1)
+			return (0);
+		log_info("%s: published %s, pull request %d", a->id,
+		    a->branch, a->pull);
+		attempt_teardown(a);
+		return (0);
+	case IMSG_ERROR:
+		if ((a = child_attempt(c, o, AS_PUBLISHING, 0)) == NULL)
+			return (0);
+		e = json_string_value(json_object_get(o, "error"));
+		attempt_fail(a, "failed", "publisher: %s", e ? e : "error");
+		return (0);
+	}
+	return (-1);
+}
+
+/*
+ * 0 if handled, -1 if the message is not one this child may send (the
+ * caller kills the child).
+ */
+int
+attempt_dispatch(struct child *c, struct imsg *imsg)
+{
+	json_t	*o;
+	int	 ret = -1;
+
+	if ((o = child_json(c, imsg)) == NULL)
+		return (-1);
+	switch (c->id) {
+	case PROC_WORKER:
+		ret = dispatch_worker(c, imsg, o);
+		break;
+	case PROC_VERIFIER:
+		ret = dispatch_verifier(c, imsg, o);
+		break;
+	case PROC_PUBLISHER:
+		ret = dispatch_publisher(c, imsg, o);
+		break;
+	default:
+		break;
+	}
+	json_decref(o);
+	attempt_schedule();
+	return (ret);
+}
+
+/* A child died: what it held cannot complete. */
+void
+attempt_child_lost(struct child *c)
+{
+	struct attempt	*a;
+	int		 idx = child_index(c);
+
+	if (c->id == PROC_VERIFIER && (a = env->busy[idx]) != NULL) {
+		env->busy[idx] = NULL;
+		a->verifier = NULL;
+		if (a->state == AS_VERIFYING)
+			attempt_fail(a, "failed", "verifier died");
+	}
+	if (c->id != PROC_WORKER)
+		return;
+	TAILQ_FOREACH(a, &env->attempts, entry) {
+		if (a->state == AS_PROVISIONING)
+			attempt_fail(a, "failed", "worker died while "
+			    "provisioning");
+		else if (a->state == AS_RUNNING && a->run == NULL)
+			attempt_fail(a, "failed", "worker died while "
+			    "collecting");
+	}
+}
+
+void
+attempt_shutdown(void)
+{
+	struct attempt	*a;
+
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (a->run != NULL)
+			run_kill(a->run);
+}
+
+static json_t *
+stages_json(struct attempt *a)
+{
+	json_t		*o = json_object();
+	int		 i, j;
+	uint64_t	 end;
+
+	for (i = 0; i < ST_MAX; i++) {
+		if (a->t[i] == 0)
+			continue;
+		end = 0;
+		for (j = i + 1; j <= ST_MAX; j++)
+			if (a->t[j] != 0) {
+				end = a->t[j];
+				break;
+			}
+		if (end == 0 && attempt_terminal(a))
+			continue;
+		if (end == 0)
+			end = now_ms();
+		json_object_set_new(o, stage_names[i],
+		    json_integer((json_int_t)(end - a->t[i])));
+	}
+	return (o);
+}
+
+json_t *
+attempt_json(struct attempt *a)
+{
+	json_t	*o;
+
+	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b}",
+	    "id", a->id,
+	    "state", attempt_state_name(a->outcome != AS_MAX ? a->outcome :
+	    a->state),
+	    "phase", attempt_state_name(a->state),
+	    "repository", a->repo, "baseline", a->baseline,
+	    "manifest_digest", a->digest, "title", a->m->title,
+	    "approved", a->approved, "terminated", a->torn_down);
+	if (a->reason != NULL)
+		json_object_set_new(o, "reason", json_string(a->reason));
+	json_object_set_new(o, "stages", stages_json(a));
+	if (a->commit[0] != '\0')
+		json_object_set_new(o, "commit", json_string(a->commit));
+	if (a->branch[0] != '\0')
+		json_object_set_new(o, "branch", json_string(a->branch));
+	if (a->pull > 0)
+		json_object_set_new(o, "pull", json_integer(a->pull));
+	if (a->record[0] != '\0')
+		json_object_set_new(o, "record", json_string(a->record));
+	json_object_set_new(o, "epoch", json_integer((json_int_t)a->epoch));
+	json_object_set_new(o, "uid", json_integer(a->uid));
+	json_object_set_new(o, "receipts",
+	    json_integer((json_int_t)a->nreceipts));
+	if (a->exit_status != -1)
+		json_object_set_new(o, "exit", json_integer(a->exit_status));
+	json_object_set_new(o, "usage", json_pack("{s:f, s:I, s:I, s:I}",
+	    "cpu_seconds", a->usage.cpu_ms / 1000.0,
+	    "peak_memory", (json_int_t)a->usage.mem_peak,
+	    "pids", (json_int_t)a->usage.pids_peak,
+	    "oom_kills", (json_int_t)a->usage.oom_kills));
+	if (a->changes != NULL)
+		json_object_set(o, "changes", a->changes);
+	if (a->findings != NULL)
+		json_object_set(o, "findings", a->findings);
+	return (o);
+}

@@ -1,0 +1,613 @@
+/*
+ * The cgroups of an attempt.  Two layouts are supported, found once by
+ * reading /proc/self/mountinfo:
+ *
+ * hybrid	v1 controllers, each mounted on its own (or joined, as in
+ *		cpu,cpuacct), plus a cgroup2 hierarchy without controllers.
+ *		The limits live in <memory,pids,cpu,cpuacct>/factory/<id>;
+ *		<unified>/factory/<id> gives cgroup.kill and cgroup.events.
+ * v2		one cgroup2 tree with memory, pids and cpu available; one
+ *		directory factory/<id> holds everything.
+ *
+ * Nothing here is found by pattern: every directory is computed from
+ * the attempt id alone (sandbox_cgroup_paths), so the parent can
+ * journal the paths before creating them and remove exactly those.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+
+#define CG_PARENT	"factory"	/* our subtree in every hierarchy */
+#define CG_MNTMAX	512		/* a cgroup mount point; longer: unused */
+
+struct cgmounts {
+	int			 done;
+	enum sandbox_cgmode	 mode;
+	char			 memory[CG_MNTMAX];
+	char			 pids[CG_MNTMAX];
+	char			 cpu[CG_MNTMAX];
+	char			 cpuacct[CG_MNTMAX];
+	char			 unified[CG_MNTMAX];
+	char			 why[128];	/* why CGMODE_NONE */
+};
+
+static struct cgmounts	cgm;
+
+static int	cg_readfile(const char *, const char *, char *, size_t);
+static int	cg_writefile(const char *, const char *, const char *,
+		    char *, size_t);
+static int	cg_hasword(const char *, const char *);
+static int	cg_keyval(const char *, const char *, const char *,
+		    uint64_t *);
+static int	cg_populated(struct sandbox *, int, char *, size_t);
+static void	cg_scan_mounts(void);
+
+/* Does the space- or comma-separated list s contain word w? */
+static int
+cg_hasword(const char *s, const char *w)
+{
+	size_t	 n = strlen(w);
+	const char *p = s;
+
+	while ((p = strstr(p, w)) != NULL) {
+		if ((p == s || p[-1] == ' ' || p[-1] == ',') &&
+		    (p[n] == '\0' || p[n] == ' ' || p[n] == ',' ||
+		    p[n] == '\n'))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+static int
+cg_readfile(const char *dir, const char *file, char *buf, size_t len)
+{
+	char	 path[PATH_MAX];
+	ssize_t	 n;
+	int	 fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+	    sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n == -1)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int
+cg_writefile(const char *dir, const char *file, const char *val,
+    char *err, size_t errlen)
+{
+	char	 path[PATH_MAX];
+	size_t	 len = strlen(val);
+	int	 fd, saved;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+	    sizeof(path)) {
+		snprintf(err, errlen, "%s/%s: path too long", dir, file);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1) {
+		saved = errno;
+		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+		errno = saved;
+		return -1;
+	}
+	if (write(fd, val, len) != (ssize_t)len) {
+		saved = errno;
+		snprintf(err, errlen, "write %s to %s: %s", val, path,
+		    strerror(errno));
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* The number after "key " in a flat keyed file such as memory.events. */
+static int
+cg_keyval(const char *dir, const char *file, const char *key,
+    uint64_t *val)
+{
+	char	 buf[4096], *p;
+	size_t	 n = strlen(key);
+
+	if (cg_readfile(dir, file, buf, sizeof(buf)) == -1)
+		return -1;
+	for (p = buf; p != NULL && *p != '\0'; ) {
+		if (strncmp(p, key, n) == 0 && p[n] == ' ') {
+			*val = strtoull(p + n + 1, NULL, 10);
+			return 0;
+		}
+		if ((p = strchr(p, '\n')) != NULL)
+			p++;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+/*
+ * Find the hierarchies.  mountinfo field 5 is the mount point; after
+ * " - " come the type, the source and the super options, which name
+ * the v1 controllers.
+ */
+static void
+cg_scan_mounts(void)
+{
+	FILE	*f;
+	char	 line[4096], buf[1024], *mnt, *sep, *type, *opts, *p;
+	int	 i;
+
+	if (cgm.done)
+		return;
+	cgm.done = 1;
+	cgm.mode = CGMODE_NONE;
+	if ((f = fopen("/proc/self/mountinfo", "re")) == NULL) {
+		snprintf(cgm.why, sizeof(cgm.why), "/proc/self/mountinfo: %s",
+		    strerror(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if ((sep = strstr(line, " - ")) == NULL)
+			continue;
+		*sep = '\0';
+		mnt = line;
+		for (i = 0; i < 4 && mnt != NULL; i++)
+			if ((mnt = strchr(mnt, ' ')) != NULL)
+				mnt++;
+		if (mnt == NULL || (p = strchr(mnt, ' ')) == NULL)
+			continue;
+		*p = '\0';
+		type = sep + 3;
+		if ((p = strchr(type, ' ')) == NULL)
+			continue;
+		*p = '\0';
+		if ((opts = strchr(p + 1, ' ')) == NULL)
+			continue;
+		opts++;
+		opts[strcspn(opts, "\n")] = '\0';
+		/* Escaped or overlong: not a mount point we would use. */
+		if (strchr(mnt, '\\') != NULL || strlen(mnt) >= CG_MNTMAX)
+			continue;
+		if (strcmp(type, "cgroup2") == 0) {
+			if (cgm.unified[0] == '\0')
+				strlcpy(cgm.unified, mnt, sizeof(cgm.unified));
+			continue;
+		}
+		if (strcmp(type, "cgroup") != 0)
+			continue;
+		if (cg_hasword(opts, "memory") && cgm.memory[0] == '\0')
+			strlcpy(cgm.memory, mnt, sizeof(cgm.memory));
+		if (cg_hasword(opts, "pids") && cgm.pids[0] == '\0')
+			strlcpy(cgm.pids, mnt, sizeof(cgm.pids));
+		if (cg_hasword(opts, "cpu") && cgm.cpu[0] == '\0')
+			strlcpy(cgm.cpu, mnt, sizeof(cgm.cpu));
+		if (cg_hasword(opts, "cpuacct") && cgm.cpuacct[0] == '\0')
+			strlcpy(cgm.cpuacct, mnt, sizeof(cgm.cpuacct));
+	}
+	fclose(f);
+
+	if (cgm.unified[0] != '\0' && cg_readfile(cgm.unified,
+	    "cgroup.controllers", buf, sizeof(buf)) == 0 &&
+	    cg_hasword(buf, "memory") && cg_hasword(buf, "pids")) {
+		cgm.mode = CGMODE_V2;
+		strlcpy(cgm.memory, cgm.unified, sizeof(cgm.memory));
+		strlcpy(cgm.pids, cgm.unified, sizeof(cgm.pids));
+		if (cg_hasword(buf, "cpu")) {
+			strlcpy(cgm.cpu, cgm.unified, sizeof(cgm.cpu));
+			strlcpy(cgm.cpuacct, cgm.unified,
+			    sizeof(cgm.cpuacct));
+		} else
+			cgm.cpu[0] = cgm.cpuacct[0] = '\0';
+		return;
+	}
+	if (cgm.memory[0] == '\0') {
+		snprintf(cgm.why, sizeof(cgm.why), "no memory controller");
+		return;
+	}
+	if (cgm.pids[0] == '\0') {
+		snprintf(cgm.why, sizeof(cgm.why), "no pids controller");
+		return;
+	}
+	cgm.mode = CGMODE_HYBRID;
+}
+
+enum sandbox_cgmode
+cgroup_mode(char *err, size_t errlen)
+{
+	cg_scan_mounts();
+	if (cgm.mode == CGMODE_NONE && err != NULL)
+		snprintf(err, errlen, "cgroup: %s", cgm.why);
+	return cgm.mode;
+}
+
+/* Attempt ids name directories: a plain name, nothing else. */
+static int
+cg_goodid(const char *id)
+{
+	const char	*p;
+
+	if (id == NULL || *id == '\0' || *id == '.' || strlen(id) > 64)
+		return 0;
+	for (p = id; *p != '\0'; p++)
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' &&
+		    *p != '.')
+			return 0;
+	return 1;
+}
+
+/* Index of the cgroup under mount mnt, adding it if new. */
+static int
+cg_slot(struct sandbox *sb, const char *mnt, const char *id)
+{
+	char	 path[PATH_MAX];
+	int	 i;
+
+	if (mnt[0] == '\0')
+		return -1;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", mnt, CG_PARENT,
+	    id) >= sizeof(path))
+		return -2;
+	for (i = 0; i < sb->ncgroups; i++)
+		if (strcmp(sb->cgroups[i], path) == 0)
+			return i;
+	if (sb->ncgroups == SANDBOX_MAXCG)
+		return -2;
+	strlcpy(sb->cgroups[sb->ncgroups], path, PATH_MAX);
+	return sb->ncgroups++;
+}
+
+int
+sandbox_cgroup_paths(const char *id, struct sandbox *sb)
+{
+	memset(sb, 0, sizeof(*sb));
+	sb->pid = -1;
+	sb->fd = -1;
+	sb->agent_status = -1;
+	cg_scan_mounts();
+	if (!cg_goodid(id) || cgm.mode == CGMODE_NONE)
+		return -1;
+	sb->mode = cgm.mode;
+	sb->cg_memory = cg_slot(sb, cgm.memory, id);
+	sb->cg_pids = cg_slot(sb, cgm.pids, id);
+	sb->cg_cpu = cg_slot(sb, cgm.cpu, id);
+	sb->cg_cpuacct = cg_slot(sb, cgm.cpuacct, id);
+	sb->cg_kill = cg_slot(sb, cgm.unified, id);
+	if (sb->cg_memory < 0 || sb->cg_pids < 0 || sb->cg_cpu == -2 ||
+	    sb->cg_cpuacct == -2 || sb->cg_kill == -2)
+		return -1;
+	return 0;
+}
+
+/* The v2 controllers must be enabled on the way down to factory/<id>. */
+static int
+cg_v2_delegate(char *err, size_t errlen)
+{
+	char	 path[PATH_MAX], buf[1024];
+	const char *ctl[] = { "+memory", "+pids", "+cpu" };
+	size_t	 i;
+
+	snprintf(path, sizeof(path), "%s/%s", cgm.unified, CG_PARENT);
+	if (cg_readfile(path, "cgroup.subtree_control", buf,
+	    sizeof(buf)) == 0 && cg_hasword(buf, "memory") &&
+	    cg_hasword(buf, "pids"))
+		return 0;
+	for (i = 0; i < sizeof(ctl) / sizeof(ctl[0]); i++) {
+		if (cgm.cpu[0] == '\0' && strcmp(ctl[i], "+cpu") == 0)
+			continue;
+		if (cg_writefile(cgm.unified, "cgroup.subtree_control",
+		    ctl[i], err, errlen) == -1 && errno != EBUSY)
+			return -1;
+		if (cg_writefile(path, "cgroup.subtree_control", ctl[i],
+		    err, errlen) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+cg_limit(const char *dir, const char *file, uint64_t v, char *err,
+    size_t errlen)
+{
+	char	 buf[32];
+
+	if (v == 0)
+		return 0;
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	return cg_writefile(dir, file, buf, err, errlen);
+}
+
+static int
+cg_limits(struct sandbox *sb, const struct sandbox_spec *spec, char *err,
+    size_t errlen)
+{
+	const char	*mem = sb->cgroups[sb->cg_memory];
+	const char	*pids = sb->cgroups[sb->cg_pids];
+	char		 path[PATH_MAX];
+
+	if (sb->mode == CGMODE_V2) {
+		if (cg_limit(mem, "memory.max", spec->memory, err,
+		    errlen) == -1)
+			return -1;
+		/* No swap: the limit is the limit. */
+		if (spec->memory != 0 && cg_writefile(mem, "memory.swap.max",
+		    "0", err, errlen) == -1 && errno != ENOENT)
+			return -1;
+		return cg_limit(pids, "pids.max", spec->pids, err, errlen);
+	}
+	if (cg_limit(mem, "memory.limit_in_bytes", spec->memory, err,
+	    errlen) == -1)
+		return -1;
+	snprintf(path, sizeof(path), "%s/memory.memsw.limit_in_bytes", mem);
+	if (spec->memory != 0 && access(path, F_OK) == 0 &&
+	    cg_limit(mem, "memory.memsw.limit_in_bytes", spec->memory, err,
+	    errlen) == -1)
+		return -1;
+	return cg_limit(pids, "pids.max", spec->pids, err, errlen);
+}
+
+int
+cgroup_create(struct sandbox *sb, const struct sandbox_spec *spec,
+    char *err, size_t errlen)
+{
+	char	 parent[PATH_MAX], *p;
+	int	 i, made;
+
+	for (made = 0; made < sb->ncgroups; made++) {
+		strlcpy(parent, sb->cgroups[made], sizeof(parent));
+		if ((p = strrchr(parent, '/')) != NULL)
+			*p = '\0';
+		if (mkdir(parent, 0755) == -1 && errno != EEXIST) {
+			snprintf(err, errlen, "mkdir %s: %s", parent,
+			    strerror(errno));
+			goto fail;
+		}
+		/* An existing one is not ours to reuse: ids are unique. */
+		if (mkdir(sb->cgroups[made], 0755) == -1) {
+			snprintf(err, errlen, "mkdir %s: %s",
+			    sb->cgroups[made], strerror(errno));
+			goto fail;
+		}
+	}
+	if (sb->mode == CGMODE_V2 && cg_v2_delegate(err, errlen) == -1)
+		goto fail;
+	if (cg_limits(sb, spec, err, errlen) == -1)
+		goto fail;
+	return 0;
+ fail:
+	for (i = made - 1; i >= 0; i--)
+		rmdir(sb->cgroups[i]);
+	return -1;
+}
+
+int
+cgroup_open_procs(struct sandbox *sb, int *fds, char *err, size_t errlen)
+{
+	char	 path[PATH_MAX];
+	int	 i;
+
+	for (i = 0; i < sb->ncgroups; i++) {
+		snprintf(path, sizeof(path), "%s/cgroup.procs",
+		    sb->cgroups[i]);
+		if ((fds[i] = open(path, O_WRONLY | O_CLOEXEC)) == -1) {
+			snprintf(err, errlen, "open %s: %s", path,
+			    strerror(errno));
+			while (--i >= 0)
+				close(fds[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * SIGKILL everything.  cgroup.kill is atomic against forks; without it
+ * killing pid 1 makes the kernel kill the rest of the pid namespace,
+ * and a sweep of cgroup.procs catches anything that was in between.
+ */
+int
+cgroup_kill(struct sandbox *sb)
+{
+	char	 buf[8192], err[256], *p, *ep;
+	long	 pid;
+	int	 pass, found;
+
+	if (sb->cg_kill >= 0 && cg_writefile(sb->cgroups[sb->cg_kill],
+	    "cgroup.kill", "1", err, sizeof(err)) == 0)
+		return 0;
+	if (sb->pid > 0)
+		kill(sb->pid, SIGKILL);
+	for (pass = 0; pass < 100; pass++) {
+		if (cg_readfile(sb->cgroups[sb->cg_pids], "cgroup.procs", buf,
+		    sizeof(buf)) == -1)
+			return errno == ENOENT ? 0 : -1;
+		found = 0;
+		for (p = buf; *p != '\0'; p = ep) {
+			pid = strtol(p, &ep, 10);
+			if (ep == p)
+				break;
+			if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
+				found = 1;
+		}
+		if (!found)
+			return 0;
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+int
+sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)
+{
+	char	 buf[64];
+	uint64_t v;
+	int	 ret = 0;
+
+	memset(u, 0, sizeof(*u));
+	if (sb->mode == CGMODE_V2) {
+		const char *d = sb->cgroups[sb->cg_memory];
+
+		if (cg_keyval(d, "cpu.stat", "usage_usec", &v) == 0)
+			u->cpu_ms = (v + 999) / 1000;
+		else
+			ret = -1;
+		if (cg_readfile(d, "memory.peak", buf, sizeof(buf)) == 0)
+			u->mem_peak = strtoull(buf, NULL, 10);
+		if (cg_keyval(d, "memory.events", "oom_kill",
+		    &u->oom_kills) == -1)
+			ret = -1;
+	} else {
+		if (sb->cg_cpuacct >= 0 && cg_readfile(
+		    sb->cgroups[sb->cg_cpuacct], "cpuacct.usage", buf,
+		    sizeof(buf)) == 0)
+			u->cpu_ms = (strtoull(buf, NULL, 10) + 999999) /
+			    1000000;
+		else
+			ret = -1;
+		if (cg_readfile(sb->cgroups[sb->cg_memory],
+		    "memory.max_usage_in_bytes", buf, sizeof(buf)) == 0)
+			u->mem_peak = strtoull(buf, NULL, 10);
+		else
+			ret = -1;
+		if (cg_keyval(sb->cgroups[sb->cg_memory], "memory.oom_control",
+		    "oom_kill", &u->oom_kills) == -1)
+			ret = -1;
+	}
+	if (cg_readfile(sb->cgroups[sb->cg_pids], "pids.current", buf,
+	    sizeof(buf)) == 0)
+		u->pids_current = strtoull(buf, NULL, 10);
+	else
+		ret = -1;
+	if (cg_readfile(sb->cgroups[sb->cg_pids], "pids.peak", buf,
+	    sizeof(buf)) == 0)
+		u->pids_peak = strtoull(buf, NULL, 10);
+	(void)cg_keyval(sb->cgroups[sb->cg_pids], "pids.events", "max",
+	    &u->pids_denied);
+	return ret;
+}
+
+/* Is cgroup i (still) holding a process?  1 yes, 0 no, -1 error. */
+static int
+cg_populated(struct sandbox *sb, int i, char *what, size_t len)
+{
+	char	 buf[256];
+
+	if (i == sb->cg_kill || sb->mode == CGMODE_V2) {
+		if (cg_readfile(sb->cgroups[i], "cgroup.events", buf,
+		    sizeof(buf)) == -1)
+			return errno == ENOENT ? 0 : -1;
+		snprintf(what, len, "populated");
+		return strstr(buf, "populated 1") != NULL;
+	}
+	if (cg_readfile(sb->cgroups[i], "cgroup.procs", buf, sizeof(buf)) ==
+	    -1)
+		return errno == ENOENT ? 0 : -1;
+	buf[strcspn(buf, "\n")] = '\0';
+	snprintf(what, len, "pid %.100s", buf);
+	return buf[0] != '\0';
+}
+
+/*
+ * Exiting tasks leave their cgroups a moment after the parent reaped
+ * pid 1, so emptiness is given a short grace before it is an error.
+ */
+int
+sandbox_destroy(struct sandbox *sb, char *err, size_t errlen)
+{
+	struct timespec	 ts = { 0, 2 * 1000 * 1000 };
+	char		 what[128];
+	int		 i, tries, pop, ret = 0;
+
+	if (sb->fd != -1) {
+		close(sb->fd);
+		sb->fd = -1;
+	}
+	for (i = sb->ncgroups - 1; i >= 0; i--) {
+		for (tries = 0; tries < 250; tries++) {
+			if ((pop = cg_populated(sb, i, what,
+			    sizeof(what))) == 0) {
+				if (rmdir(sb->cgroups[i]) == 0 ||
+				    errno == ENOENT)
+					break;
+				if (errno != EBUSY) {
+					snprintf(err, errlen, "rmdir %s: %s",
+					    sb->cgroups[i], strerror(errno));
+					ret = -1;
+					break;
+				}
+			} else if (pop == -1) {
+				snprintf(err, errlen, "%s: %s",
+				    sb->cgroups[i], strerror(errno));
+				ret = -1;
+				break;
+			}
+			nanosleep(&ts, NULL);
+		}
+		if (tries == 250) {
+			snprintf(err, errlen, "cgroup %s not empty (%s)",
+			    sb->cgroups[i], what);
+			ret = -1;
+		}
+	}
+	return ret;
+}
+
+int
+cgroup_probe(char *err, size_t errlen)
+{
+	char	 path[PATH_MAX];
+
+	if (cgroup_mode(err, errlen) == CGMODE_NONE)
+		return -1;
+	if (cgm.mode == CGMODE_HYBRID && cgm.cpuacct[0] == '\0') {
+		snprintf(err, errlen, "cgroup: no cpuacct controller");
+		return -1;
+	}
+	if (cgm.unified[0] == '\0') {
+		snprintf(err, errlen, "cgroup: no cgroup2 hierarchy "
+		    "(needed for cgroup.kill and cgroup.events)");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/%s", cgm.unified, CG_PARENT);
+	if (mkdir(path, 0755) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "cgroup: mkdir %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/%s/cgroup.kill", cgm.unified,
+	    CG_PARENT);
+	if (access(path, W_OK) == -1) {
+		snprintf(err, errlen, "cgroup: no cgroup.kill (kernel "
+		    "older than 5.14)");
+		return -1;
+	}
+	if (cgm.mode == CGMODE_V2 && cg_v2_delegate(err, errlen) == -1)
+		return -1;
+	snprintf(err, errlen, "cgroup %s: memory %s, pids %s, cpuacct %s, "
+	    "kill %s", cgm.mode == CGMODE_V2 ? "v2" : "hybrid", cgm.memory,
+	    cgm.pids, cgm.cpuacct[0] != '\0' ? cgm.cpuacct : "-",
+	    cgm.unified);
+	return 0;
+}

@@ -1,0 +1,547 @@
+/*
+ * The control sockets: the read-write one (mode 0660, group
+ * _factoryctl) and the read-only one (socket + ".ro", mode 0666).
+ * Every request is stamped with the peer's SO_PEERCRED uid.  A client
+ * that sends anything malformed is disconnected; nobody else notices.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "factoryd.h"
+#include "log.h"
+#include "receipt.h"
+
+#define CTL_GROUP	"_factoryctl"
+#define CTL_MAXCONNS	64
+
+struct ctl_listener {
+	struct event	 ev;
+	int		 fd;
+	int		 readonly;
+	char		 path[PATH_MAX];
+};
+
+struct ctl_handler {
+	uint32_t	 type;
+	int		 readonly;	/* allowed on the .ro socket */
+	void		(*fn)(struct ctl_conn *, struct imsg *);
+};
+
+static struct ctl_listener	 listeners[2];
+static int			 nconns;
+static uint32_t			 conn_next = 1;
+
+static void	control_accept(int, short, void *);
+static void	control_dispatch(int, short, void *);
+static void	control_close(struct ctl_conn *);
+static void	ctl_status(struct ctl_conn *, struct imsg *);
+static void	ctl_policy(struct ctl_conn *, struct imsg *);
+static void	ctl_reload(struct ctl_conn *, struct imsg *);
+static void	ctl_log_verbose(struct ctl_conn *, struct imsg *);
+static void	ctl_list(struct ctl_conn *, struct imsg *);
+static void	ctl_show(struct ctl_conn *, struct imsg *);
+static void	ctl_logs(struct ctl_conn *, struct imsg *);
+static void	ctl_cancel(struct ctl_conn *, struct imsg *);
+static void	ctl_approve(struct ctl_conn *, struct imsg *);
+static void	ctl_receipts(struct ctl_conn *, struct imsg *);
+
+static const struct ctl_handler ctl_handlers[] = {
+	{ IMSG_CTL_STATUS,	1, ctl_status },
+	{ IMSG_CTL_POLICY,	1, ctl_policy },
+	{ IMSG_CTL_RELOAD,	0, ctl_reload },
+	{ IMSG_CTL_LOG_VERBOSE,	0, ctl_log_verbose },
+	{ IMSG_CTL_SUBMIT,	0, attempt_submit },
+	{ IMSG_CTL_LIST,	1, ctl_list },
+	{ IMSG_CTL_SHOW,	1, ctl_show },
+	{ IMSG_CTL_LOGS,	1, ctl_logs },
+	{ IMSG_CTL_CANCEL,	0, ctl_cancel },
+	{ IMSG_CTL_APPROVE,	0, ctl_approve },
+	{ IMSG_CTL_RECEIPTS,	1, ctl_receipts },
+};
+
+static int
+control_listen(struct ctl_listener *l, const char *path, int readonly)
+{
+	struct sockaddr_un	 sun;
+	struct group		*gr;
+	mode_t			 old;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlcpy(sun.sun_path, path, sizeof(sun.sun_path)) >=
+	    sizeof(sun.sun_path)) {
+		log_warnx("control socket %s: path too long", path);
+		return (-1);
+	}
+	strlcpy(l->path, path, sizeof(l->path));
+	l->readonly = readonly;
+	if ((l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0)) == -1) {
+		log_warn("control socket %s", path);
+		return (-1);
+	}
+	if (unlink(path) == -1 && errno != ENOENT) {
+		log_warn("control socket %s: unlink", path);
+		goto fail;
+	}
+	old = umask(S_IXUSR | S_IXGRP | S_IRWXO);
+	if (bind(l->fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		log_warn("control socket %s: bind", path);
+		umask(old);
+		goto fail;
+	}
+	umask(old);
+	if (readonly) {
+		if (chmod(path, 0666) == -1)
+			goto failunlink;
+	} else {
+		if ((gr = getgrnam(CTL_GROUP)) != NULL &&
+		    chown(path, 0, gr->gr_gid) == -1)
+			goto failunlink;
+		if (chmod(path, 0660) == -1)
+			goto failunlink;
+	}
+	if (listen(l->fd, CTL_MAXCONNS) == -1)
+		goto failunlink;
+	event_set(&l->ev, l->fd, EV_READ | EV_PERSIST, control_accept, l);
+	event_add(&l->ev, NULL);
+	return (0);
+ failunlink:
+	log_warn("control socket %s", path);
+	unlink(path);
+ fail:
+	close(l->fd);
+	l->fd = -1;
+	return (-1);
+}
+
+int
+control_init(const char *path)
+{
+	char	 ro[PATH_MAX];
+
+	if ((size_t)snprintf(ro, sizeof(ro), "%s%s", path, FACTORYD_ROSUFFIX)
+	    >= sizeof(ro))
+		return (-1);
+	if (control_listen(&listeners[0], path, 0) == -1)
+		return (-1);
+	if (control_listen(&listeners[1], ro, 1) == -1) {
+		control_cleanup(path);
+		return (-1);
+	}
+	return (0);
+}
+
+void
+control_cleanup(const char *path)
+{
+	int	 i;
+
+	for (i = 0; i < 2; i++) {
+		if (listeners[i].fd <= 0)
+			continue;
+		event_del(&listeners[i].ev);
+		close(listeners[i].fd);
+		listeners[i].fd = -1;
+		unlink(listeners[i].path);
+	}
+}
+
+static void
+control_accept(int fd, short event, void *arg)
+{
+	struct ctl_listener	*l = arg;
+	struct ctl_conn		*c;
+	struct ucred		 cred;
+	socklen_t		 len = sizeof(cred);
+	int			 s;
+
+	if ((s = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) ==
+	    -1) {
+		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+			log_warn("control accept");
+		return;
+	}
+	if (nconns >= CTL_MAXCONNS) {
+		log_warnx("control: too many clients");
+		close(s);
+		return;
+	}
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
+		log_warn("control: SO_PEERCRED");
+		close(s);
+		return;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		log_warn("control");
+		close(s);
+		return;
+	}
+	c->id = conn_next++;
+	c->uid = cred.uid;
+	c->pid = cred.pid;
+	c->readonly = l->readonly;
+	if (imsgev_init(&c->iev, s, control_dispatch, c, FACTORY_MAXIMSG) ==
+	    -1) {
+		close(s);
+		free(c);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&env->ctl_conns, c, entry);
+	nconns++;
+}
+
+static void
+control_close(struct ctl_conn *c)
+{
+	TAILQ_REMOVE(&env->ctl_conns, c, entry);
+	imsgev_clear(&c->iev);
+	free(c);
+	nconns--;
+}
+
+struct ctl_conn *
+control_byid(uint32_t id)
+{
+	struct ctl_conn	*c;
+
+	TAILQ_FOREACH(c, &env->ctl_conns, entry)
+		if (c->id == id)
+			return (c);
+	return (NULL);
+}
+
+static void
+control_dispatch(int fd, short event, void *arg)
+{
+	struct ctl_conn		*c = arg;
+	const struct ctl_handler *h;
+	struct imsg		 imsg;
+	size_t			 i;
+	int			 n;
+
+	if (!imsgev_io(&c->iev, event)) {
+		control_close(c);
+		return;
+	}
+	for (;;) {
+		if ((n = imsgbuf_get(&c->iev.ibuf, &imsg)) == -1) {
+			log_warnx("control: malformed request from uid %u, "
+			    "closing", (unsigned)c->uid);
+			control_close(c);
+			return;
+		}
+		if (n == 0)
+			return;
+		h = NULL;
+		for (i = 0; i < sizeof(ctl_handlers) / sizeof(ctl_handlers[0]);
+		    i++)
+			if (ctl_handlers[i].type == imsg_get_type(&imsg))
+				h = &ctl_handlers[i];
+		if (h == NULL) {
+			log_warnx("control: unknown request %u from uid %u, "
+			    "closing", imsg_get_type(&imsg), (unsigned)c->uid);
+			imsg_free(&imsg);
+			control_close(c);
+			return;
+		}
+		if (c->readonly && !h->readonly)
+			control_fail(c, "read-only socket: request refused");
+		else
+			h->fn(c, &imsg);
+		imsg_free(&imsg);
+	}
+}
+
+/*
+ * A JSON document goes out in pieces that fit an imsg, then END.
+ */
+void
+control_send_json(struct ctl_conn *c, const char *json)
+{
+	size_t	 len = strlen(json), chunk = FACTORY_MAXIMSG - 64, off;
+
+	for (off = 0; off < len; off += chunk)
+		imsgev_compose(&c->iev, IMSG_CTL_DATA, 0, 0, -1, json + off,
+		    len - off < chunk ? len - off : chunk);
+	imsgev_compose(&c->iev, IMSG_CTL_END, 0, 0, -1, NULL, 0);
+}
+
+void
+control_send_obj(struct ctl_conn *c, json_t *obj)
+{
+	char	*s;
+
+	if ((s = json_dumps(obj, JSON_COMPACT)) == NULL)
+		fatal("json_dumps");
+	control_send_json(c, s);
+	free(s);
+	json_decref(obj);
+}
+
+void
+control_fail(struct ctl_conn *c, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 buf[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	imsgev_compose_str(&c->iev, IMSG_CTL_FAIL, 0, buf);
+}
+
+static json_t *
+proc_json(const char *name, pid_t pid, uid_t uid, const char *state,
+    time_t started, int restarts)
+{
+	return (json_pack("{s:s, s:i, s:i, s:s, s:I, s:i}",
+	    "name", name, "pid", (int)pid, "uid", (int)uid, "state", state,
+	    "uptime", (json_int_t)(started ? time(NULL) - started : 0),
+	    "restarts", restarts));
+}
+
+static void
+ctl_status(struct ctl_conn *c, struct imsg *imsg)
+{
+	json_t		*procs, *o;
+	struct child	*ch;
+	int		 i;
+
+	procs = json_array();
+	json_array_append_new(procs, proc_json("parent", getpid(), 0,
+	    "running", env->started, 0));
+	for (i = 0; i < env->nchildren; i++) {
+		ch = &env->children[i];
+		json_array_append_new(procs, proc_json(
+		    factory_procs[ch->id].name, ch->pid > 0 ? ch->pid : 0,
+		    env->conf->users[ch->id].uid, proc_state_name(ch->state),
+		    ch->pid > 0 ? ch->started : 0, ch->restarts));
+	}
+	o = json_pack("{s:o, s:s, s:i}", "processes", procs,
+	    "version", FACTORY_VERSION, "client_uid", (int)c->uid);
+	control_send_obj(c, o);
+}
+
+static void
+ctl_policy(struct ctl_conn *c, struct imsg *imsg)
+{
+	json_t			*procs;
+	const struct factory_proc *p;
+	struct child		*ch;
+	int			 i;
+
+	procs = json_array();
+	p = &factory_procs[PROC_PARENT];
+	json_array_append_new(procs, json_pack("{s:s, s:i, s:s, s:s}",
+	    "name", p->name, "uid", 0, "why", p->why,
+	    "applied", "no pledge: root supervisor"));
+	for (i = 0; i < env->nchildren; i++) {
+		ch = &env->children[i];
+		p = &factory_procs[ch->id];
+		json_array_append_new(procs, json_pack(
+		    "{s:s, s:i, s:i, s:s, s:s, s:s}",
+		    "name", p->name, "pid", ch->pid > 0 ? ch->pid : 0,
+		    "uid", (int)env->conf->users[ch->id].uid,
+		    "promises", p->promises, "why", p->why,
+		    "applied", ch->policy != NULL ? ch->policy :
+		    "(not running)"));
+	}
+	control_send_obj(c, json_pack("{s:o}", "processes", procs));
+}
+
+static void
+ctl_reload(struct ctl_conn *c, struct imsg *imsg)
+{
+	char	 errbuf[CONF_ERRLEN];
+
+	log_info("reload requested by uid %u", (unsigned)c->uid);
+	if (factoryd_reload(errbuf, sizeof(errbuf)) == -1)
+		control_fail(c, "reload failed, old configuration kept: %s",
+		    errbuf);
+	else
+		control_send_json(c, "{\"reloaded\":true}");
+}
+
+static void
+ctl_log_verbose(struct ctl_conn *c, struct imsg *imsg)
+{
+	int	 v;
+
+	if (imsg_get_data(imsg, &v, sizeof(v)) == -1 || v < 0 || v > 3) {
+		control_fail(c, "bad verbosity");
+		return;
+	}
+	log_setverbose(v);
+	env->verbose = v;
+	proc_broadcast(IMSG_CTL_LOG_VERBOSE, &v, sizeof(v));
+	log_info("log verbosity %d, set by uid %u", v, (unsigned)c->uid);
+	control_send_json(c, "{}");
+}
+
+/*
+ * Requests naming an attempt carry its id as a NUL-terminated string.
+ */
+static struct attempt *
+ctl_attempt(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct attempt	*a;
+	char		 id[ATTEMPT_ID_MAX];
+
+	if (imsg_get_strbuf(imsg, id, sizeof(id)) == -1) {
+		control_fail(c, "bad attempt id");
+		return (NULL);
+	}
+	if ((a = attempt_find(id)) == NULL)
+		control_fail(c, "%s: no such attempt", id);
+	return (a);
+}
+
+static void
+ctl_list(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct attempt	*a;
+	json_t		*arr = json_array();
+
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, "
+		    "s:s?}", "id", a->id, "state", attempt_state_name(
+		    a->outcome != AS_MAX ? a->outcome : a->state),
+		    "repository", a->repo, "title", a->m->title,
+		    "reason", a->reason));
+	control_send_obj(c, json_pack("{s:o}", "attempts", arr));
+}
+
+static void
+ctl_show(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct attempt	*a;
+
+	if ((a = ctl_attempt(c, imsg)) != NULL)
+		control_send_obj(c, attempt_json(a));
+}
+
+/*
+ * A piece of an attempt's log from an offset; the client asks again
+ * for more (logs -f).  Bytes that are not printable ASCII are shown as
+ * '?': the log is the agent's, and untrusted.
+ */
+static void
+ctl_logs(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct ibuf	 ib;
+	struct attempt	*a;
+	char		 id[ATTEMPT_ID_MAX], path[PATH_MAX], *buf;
+	uint64_t	 off;
+	uint8_t		 which;
+	ssize_t		 n, i;
+	int		 fd;
+
+	if (imsg_get_ibuf(imsg, &ib) == -1 || ibuf_get_n64(&ib, &off) == -1 ||
+	    ibuf_get_n8(&ib, &which) == -1 ||
+	    ibuf_get_string(&ib, id, sizeof(id)) == -1 ||
+	    ibuf_size(&ib) != 0 || which > 1) {
+		control_fail(c, "bad logs request");
+		return;
+	}
+	if ((a = attempt_find(id)) == NULL) {
+		control_fail(c, "%s: no such attempt", id);
+		return;
+	}
+	attempt_logpath(a, which, path, sizeof(path));
+	if ((buf = malloc(FACTORY_MAXIMSG / 2)) == NULL)
+		fatal(NULL);
+	n = 0;
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) != -1) {
+		n = pread(fd, buf, FACTORY_MAXIMSG / 2 - 1, (off_t)off);
+		close(fd);
+	}
+	if (n < 0)
+		n = 0;
+	for (i = 0; i < n; i++)
+		if ((buf[i] < 0x20 && buf[i] != '\n' && buf[i] != '\t') ||
+		    (unsigned char)buf[i] >= 0x7f)
+			buf[i] = '?';
+	buf[n] = '\0';
+	control_send_obj(c, json_pack("{s:s, s:I, s:s, s:b}", "data", buf,
+	    "offset", (json_int_t)(off + n), "state", attempt_state_name(
+	    a->outcome != AS_MAX ? a->outcome : a->state),
+	    "done", attempt_terminal(a) && a->run == NULL));
+	free(buf);
+}
+
+static void
+ctl_cancel(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct attempt	*a;
+
+	if ((a = ctl_attempt(c, imsg)) == NULL)
+		return;
+	if (attempt_terminal(a)) {
+		control_fail(c, "%s is already %s", a->id,
+		    attempt_state_name(a->outcome));
+		return;
+	}
+	log_info("%s: cancel requested by uid %u", a->id, (unsigned)c->uid);
+	attempt_cancel(a, c->uid);
+	control_send_obj(c, json_pack("{s:s, s:s}", "id", a->id, "state",
+	    attempt_state_name(a->outcome != AS_MAX ? a->outcome : a->state)));
+}
+
+static void
+ctl_approve(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct attempt	*a;
+	char		 err[256];
+
+	if ((a = ctl_attempt(c, imsg)) == NULL)
+		return;
+	if (attempt_approve(a, c->uid, err, sizeof(err)) == -1) {
+		control_fail(c, "%s", err);
+		return;
+	}
+	control_send_obj(c, json_pack("{s:s, s:i}", "id", a->id, "approver",
+	    (int)c->uid));
+}
+
+/* The export: a header with both public keys, then the chain. */
+static void
+ctl_receipts(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct attempt	*a;
+	char		*hdr, *out;
+	size_t		 len, i, off;
+
+	if ((a = ctl_attempt(c, imsg)) == NULL)
+		return;
+	if (receipt_header(a->id, env->receipt_pub, env->verifier_pub,
+	    &hdr) == -1) {
+		control_fail(c, "cannot make the receipt header");
+		return;
+	}
+	len = strlen(hdr) + 2;
+	for (i = 0; i < a->nreceipts; i++)
+		len += strlen(a->receipts[i]) + 1;
+	if ((out = malloc(len)) == NULL)
+		fatal(NULL);
+	off = snprintf(out, len, "%s\n", hdr);
+	for (i = 0; i < a->nreceipts; i++)
+		off += snprintf(out + off, len - off, "%s\n", a->receipts[i]);
+	free(hdr);
+	control_send_obj(c, json_pack("{s:s, s:s}", "id", a->id, "export",
+	    out));
+	free(out);
+}

@@ -1,0 +1,202 @@
+/*
+ * factoryd: the root parent of the factory suite.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <err.h>
+#include <errno.h>
+#include <event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "factoryd.h"
+#include "log.h"
+
+__dead static void	usage(void);
+static void		factoryd_sig(int, short, void *);
+static void		factoryd_shutdown(void);
+
+struct factoryd		*env;
+
+__dead static void
+usage(void)
+{
+	extern char	*__progname;
+
+	fprintf(stderr, "usage: %s [-dknv] [-f file]\n", __progname);
+	exit(1);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct event	 ev_sigint, ev_sigterm, ev_sighup, ev_sigchld;
+	struct factoryd_conf *conf;
+	char		 errbuf[CONF_ERRLEN];
+	const char	*conffile = FACTORYD_CONF;
+	int		 ch, debug = 0, noaction = 0, verbose = 0, mkkeys = 0;
+
+	log_init(1, LOG_DAEMON);
+	while ((ch = getopt(argc, argv, "df:knv")) != -1) {
+		switch (ch) {
+		case 'd':
+			debug = 1;
+			break;
+		case 'k':
+			mkkeys = 1;
+			break;
+		case 'f':
+			conffile = optarg;
+			break;
+		case 'n':
+			noaction = 1;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	if (argc != 0)
+		usage();
+
+	if (conf_parse(conffile, &conf, errbuf, sizeof(errbuf)) == -1) {
+		fprintf(stderr, "%s\n", errbuf);
+		exit(1);
+	}
+	if (noaction) {
+		if (verbose)
+			conf_print(stdout, conf);
+		fprintf(stderr, "configuration OK\n");
+		conf_free(conf);
+		exit(0);
+	}
+	if (geteuid() != 0)
+		errx(1, "need root privileges");
+	/* Reloads re-read it after daemon(3) changed directory. */
+	{
+		char	*abs;
+
+		if ((abs = realpath(conffile, NULL)) == NULL)
+			err(1, "%s", conffile);
+		conffile = abs;
+	}
+
+	if ((env = calloc(1, sizeof(*env))) == NULL)
+		err(1, NULL);
+	env->conf = conf;
+	env->conffile = conffile;
+	env->debug = debug;
+	env->verbose = verbose;
+	env->started = time(NULL);
+	TAILQ_INIT(&env->ctl_conns);
+
+	log_init(debug, LOG_DAEMON);
+	log_setverbose(verbose);
+	log_procinit("parent");
+	setproctitle("parent");
+
+	if (!debug && daemon(0, 0) == -1)
+		fatal("daemon");
+	/* Children get a known umask; files we make say their mode. */
+	umask(022);
+
+	event_init();
+	signal_set(&ev_sigint, SIGINT, factoryd_sig, NULL);
+	signal_set(&ev_sigterm, SIGTERM, factoryd_sig, NULL);
+	signal_set(&ev_sighup, SIGHUP, factoryd_sig, NULL);
+	signal_set(&ev_sigchld, SIGCHLD, factoryd_sig, NULL);
+	signal_add(&ev_sigint, NULL);
+	signal_add(&ev_sigterm, NULL);
+	signal_add(&ev_sighup, NULL);
+	signal_add(&ev_sigchld, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	/* Fail closed: no sandbox, no factoryd. */
+	if (sandbox_probe(errbuf, sizeof(errbuf)) == -1)
+		fatalx("sandbox: %s", errbuf);
+	log_info("sandbox: %s", errbuf);
+	if (mkdir(conf->statedir, 0755) == -1 && errno != EEXIST)
+		fatal("state-dir %s", conf->statedir);
+	if (mkkeys && keys_create(conf) == -1)
+		fatalx("keys: cannot create the missing keys");
+	if (keys_load() == -1)
+		fatalx("keys: cannot start without the signing keys");
+	if (attempt_init(errbuf, sizeof(errbuf)) == -1)
+		fatalx("journal: %s", errbuf);
+	if (control_init(conf->socket) == -1)
+		fatalx("control socket %s: cannot listen", conf->socket);
+
+	proc_init_children();
+	proc_start_all();
+	log_info("startup, version %s, config %s", FACTORY_VERSION, conffile);
+
+	event_dispatch();
+	factoryd_shutdown();
+	return (0);
+}
+
+static void
+factoryd_sig(int sig, short event, void *arg)
+{
+	char	 errbuf[CONF_ERRLEN];
+
+	switch (sig) {
+	case SIGINT:
+	case SIGTERM:
+		factoryd_shutdown();
+		break;
+	case SIGHUP:
+		log_info("SIGHUP: reloading %s", env->conffile);
+		(void)factoryd_reload(errbuf, sizeof(errbuf));
+		break;
+	case SIGCHLD:
+		proc_reap();
+		break;
+	}
+}
+
+/*
+ * A failed reload keeps the configuration in force and says why.
+ */
+int
+factoryd_reload(char *errbuf, size_t errlen)
+{
+	struct factoryd_conf	*conf;
+
+	if (conf_parse(env->conffile, &conf, errbuf, errlen) == -1) {
+		log_warnx("reload failed, keeping the old configuration: %s",
+		    errbuf);
+		return (-1);
+	}
+	if (strcmp(conf->socket, env->conf->socket) != 0)
+		log_warnx("reload: socket changes take effect on restart");
+	if (strcmp(conf->statedir, env->conf->statedir) != 0)
+		log_warnx("reload: state-dir changes take effect on restart");
+	strlcpy(conf->socket, env->conf->socket, sizeof(conf->socket));
+	strlcpy(conf->statedir, env->conf->statedir, sizeof(conf->statedir));
+	conf_free(env->conf);
+	env->conf = conf;
+	proc_reconfigure();
+	log_info("configuration reloaded");
+	return (0);
+}
+
+static void
+factoryd_shutdown(void)
+{
+	env->shutting_down = 1;
+	attempt_shutdown();
+	proc_stop_all();
+	control_cleanup(env->conf->socket);
+	log_info("terminating");
+	exit(0);
+}

@@ -1,0 +1,237 @@
+/*
+ * factoryd, the root parent: supervises the children, owns the journal,
+ * the control sockets and the spawning of sandboxes.
+ */
+#ifndef FACTORYD_H
+#define FACTORYD_H
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <event.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <openssl/evp.h>
+
+#include "conf.h"
+#include "crypto.h"
+#include "factory.h"
+#include "imsgev.h"
+#include "sandbox.h"
+
+#define CHILD_BACKOFF_MIN	1	/* seconds before a restart */
+#define CHILD_BACKOFF_MAX	30
+#define CHILD_STABLE		60	/* a child this old gets a fresh backoff */
+#define MAX_VERIFIERS		16
+
+enum child_state {
+	CHILD_DOWN,		/* waiting for its restart */
+	CHILD_STARTING,		/* forked, no HELLO yet */
+	CHILD_RUNNING,
+	CHILD_STOPPING
+};
+
+struct child {
+	enum factory_procid	 id;
+	int			 slot;		/* verifiers: 0..n-1 */
+	pid_t			 pid;
+	enum child_state	 state;
+	struct imsgev		 iev;
+	time_t			 started;
+	int			 restarts;
+	int			 backoff;
+	struct event		 restart_ev;
+	char			*policy;	/* what it applied (HELLO) */
+	char			*argv_key;	/* its command line, to see reloads */
+	int			 recycle;	/* restart at once when it exits */
+};
+
+/*
+ * Lifecycle states (DESIGN.md).  Every transition is a journal record
+ * carrying a signed receipt; attempt_transition() refuses illegal ones.
+ */
+enum attempt_state {
+	AS_QUEUED,
+	AS_PROVISIONING,
+	AS_READY,
+	AS_RUNNING,
+	AS_RESULT_READY,
+	AS_VERIFYING,
+	AS_VERIFIED,
+	AS_PUBLISHING,
+	AS_PUBLISHED,
+	AS_TEARDOWN,
+	AS_TERMINATED,
+	AS_FAILED,
+	AS_REJECTED,
+	AS_CANCELLED,
+	AS_ORPHANED,
+	AS_MAX
+};
+
+enum attempt_stage {
+	ST_QUEUE,
+	ST_ALLOCATION,
+	ST_CHECKOUT,
+	ST_SANDBOX,
+	ST_RUN,
+	ST_COLLECT,
+	ST_VERIFY,
+	ST_PUBLISH,
+	ST_MAX
+};
+
+/* A sandboxed run: the agent, or the verifier's validation run. */
+struct run {
+	struct attempt		*attempt;
+	int			 validation;
+	uid_t			 uid;
+	struct sandbox		 sb;
+	int			 active;	/* pid 1 not yet reaped */
+	int			 status;	/* agent's wait status */
+	int			 timedout;
+	int			 cancelled;
+	int			 detached;	/* attempt gone: free when reaped */
+	struct event		 deadline;
+	struct event		 logev;
+	int			 logpipe;	/* read end */
+	int			 logfd;		/* the attempt's log file */
+	uint64_t		 logged;
+	uint64_t		 logmax;
+	int			 logtrunc;
+	struct sandbox_usage	 usage;
+	uint64_t		 started_ms;
+};
+
+struct attempt {
+	TAILQ_ENTRY(attempt)	 entry;
+	char			 id[ATTEMPT_ID_MAX];
+	enum attempt_state	 state;
+	enum attempt_state	 outcome;	/* once terminal */
+	char			*reason;
+	char			*manifest_raw;
+	size_t			 manifest_len;
+	struct manifest		*m;
+	char			 digest[80];	/* "sha256:<hex>" */
+	char			 baseline[41];
+	char			 repo[REPO_NAME_MAX];
+	uid_t			 submitter;
+	uid_t			 uid;		/* agent */
+	uid_t			 vuid;		/* validation run */
+	char			 dir[PATH_MAX];
+	char			 vdir[PATH_MAX];
+	uint64_t		 epoch;
+	int			 approved;
+	uid_t			 approver;
+	int			 rejected_by_verdict;
+	struct run		*run;
+	struct child		*verifier;
+	char			 commit[41];
+	char			 tree[41];
+	char			 bundle_sha256[65];
+	uint64_t		 bundle_size;
+	char			*verdict;	/* the verdict receipt line */
+	char			 branch[128];
+	int			 pull;
+	char			 record[PATH_MAX];
+	json_t			*changes;
+	json_t			*findings;
+	struct sandbox_usage	 usage;
+	int			 exit_status;	/* -1: none yet */
+	uint64_t		 t[ST_MAX + 1];	/* ms at each stage start */
+	/* the receipt chain */
+	char		       **receipts;
+	size_t			 nreceipts;
+	char			 prev[SHA256_HEX_LEN + 1];
+	int			 torn_down;
+	int			 cancel_requested;
+};
+TAILQ_HEAD(attempts, attempt);
+
+struct ctl_conn {
+	TAILQ_ENTRY(ctl_conn)	 entry;
+	struct imsgev		 iev;
+	uint32_t		 id;
+	uid_t			 uid;		/* SO_PEERCRED */
+	pid_t			 pid;
+	int			 readonly;
+};
+
+struct factoryd {
+	struct factoryd_conf	*conf;
+	const char		*conffile;
+	int			 debug;
+	int			 verbose;
+	time_t			 started;
+	struct child		 children[PROC_MAX - 1 + MAX_VERIFIERS];
+	struct attempt		*busy[PROC_MAX - 1 + MAX_VERIFIERS];
+	int			 nchildren;
+	int			 shutting_down;
+	TAILQ_HEAD(, ctl_conn)	 ctl_conns;
+	struct attempts		 attempts;
+	struct journal		*journal;
+	EVP_PKEY		*receipt_key;
+	uint8_t			 receipt_pub[ED25519_PUB_LEN];
+	uint8_t			 verifier_pub[ED25519_PUB_LEN];
+	int			 replaying;
+};
+
+extern struct factoryd	*env;
+
+/* factoryd.c */
+int	 factoryd_reload(char *, size_t);
+
+/* proc.c */
+void	 proc_init_children(void);
+void	 proc_start_all(void);
+void	 proc_stop_all(void);
+void	 proc_reap(void);
+void	 proc_reconfigure(void);
+struct child *proc_find(enum factory_procid, int);
+void	 proc_kill(struct child *, const char *);
+int	 proc_compose(enum factory_procid, uint32_t, uint32_t, int,
+	    const void *, size_t);
+void	 proc_broadcast(uint32_t, const void *, size_t);
+const char *proc_state_name(enum child_state);
+
+/* attempt.c */
+int	 attempt_init(char *, size_t);
+void	 attempt_schedule(void);
+struct attempt *attempt_find(const char *);
+const char *attempt_state_name(enum attempt_state);
+int	 attempt_terminal(const struct attempt *);
+json_t	*attempt_json(struct attempt *);
+void	 attempt_submit(struct ctl_conn *, struct imsg *);
+void	 attempt_cancel(struct attempt *, uid_t);
+int	 attempt_approve(struct attempt *, uid_t, char *, size_t);
+int	 attempt_dispatch(struct child *, struct imsg *);
+void	 attempt_run_done(struct run *);
+void	 attempt_child_lost(struct child *);
+void	 attempt_shutdown(void);
+void	 attempt_logpath(struct attempt *, int, char *, size_t);
+
+/* keys.c */
+int	 keys_create(struct factoryd_conf *);
+int	 keys_load(void);
+
+/* run.c */
+struct run *run_start(struct attempt *, int, const char *, char *, size_t);
+int	 run_reap(pid_t, int);
+void	 run_kill(struct run *);
+void	 run_free(struct run *);
+
+/* fsutil.c */
+int	 fs_chown_tree(const char *, uid_t, gid_t);
+int	 fs_remove_tree(const char *);
+int	 fs_mkdir_owned(const char *, mode_t, uid_t, gid_t);
+
+/* control.c */
+int	 control_init(const char *);
+void	 control_cleanup(const char *);
+void	 control_send_json(struct ctl_conn *, const char *);
+void	 control_send_obj(struct ctl_conn *, json_t *);
+struct ctl_conn *control_byid(uint32_t);
+void	 control_fail(struct ctl_conn *, const char *, ...)
+	    __attribute__((__format__ (printf, 2, 3)));
+
+#endif /* FACTORYD_H */

@@ -1,0 +1,150 @@
+/*
+ * Walks over attempt trees, which the agent controlled: every step is
+ * relative to an open directory fd and never follows a symlink, so a
+ * link planted by the agent cannot redirect root's chown or unlink.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "factoryd.h"
+#include "log.h"
+
+#define FS_MAXDEPTH	256
+
+static int
+fs_walk_chown(int dfd, uid_t uid, gid_t gid, int depth)
+{
+	DIR		*d;
+	struct dirent	*de;
+	struct stat	 sb;
+	int		 fd, ret = 0;
+
+	if (depth > FS_MAXDEPTH) {
+		errno = ELOOP;
+		close(dfd);
+		return (-1);
+	}
+	if (fchown(dfd, uid, gid) == -1) {
+		close(dfd);
+		return (-1);
+	}
+	if ((d = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return (-1);
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) ==
+		    -1) {
+			ret = -1;
+			break;
+		}
+		if (S_ISDIR(sb.st_mode)) {
+			if ((fd = openat(dirfd(d), de->d_name, O_RDONLY |
+			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+			    fs_walk_chown(fd, uid, gid, depth + 1) == -1) {
+				ret = -1;
+				break;
+			}
+		} else if (fchownat(dirfd(d), de->d_name, uid, gid,
+		    AT_SYMLINK_NOFOLLOW) == -1) {
+			ret = -1;
+			break;
+		}
+	}
+	closedir(d);
+	return (ret);
+}
+
+int
+fs_chown_tree(const char *path, uid_t uid, gid_t gid)
+{
+	int	 fd;
+
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return (-1);
+	return (fs_walk_chown(fd, uid, gid, 0));
+}
+
+static int
+fs_walk_remove(int dfd, int depth)
+{
+	DIR		*d;
+	struct dirent	*de;
+	struct stat	 sb;
+	int		 fd, ret = 0;
+
+	if (depth > FS_MAXDEPTH) {
+		close(dfd);
+		errno = ELOOP;
+		return (-1);
+	}
+	if ((d = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return (-1);
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) ==
+		    -1) {
+			if (errno == ENOENT)
+				continue;
+			ret = -1;
+			continue;
+		}
+		if (S_ISDIR(sb.st_mode)) {
+			if ((fd = openat(dirfd(d), de->d_name, O_RDONLY |
+			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+			    fs_walk_remove(fd, depth + 1) == -1 ||
+			    unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == -1)
+				ret = -1;
+		} else if (unlinkat(dirfd(d), de->d_name, 0) == -1 &&
+		    errno != ENOENT)
+			ret = -1;
+	}
+	closedir(d);
+	return (ret);
+}
+
+/* rm -rf without following links; ENOENT is success. */
+int
+fs_remove_tree(const char *path)
+{
+	int	 fd;
+
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		if (errno == ENOENT)
+			return (0);
+		if (errno == ENOTDIR || errno == ELOOP)
+			return (unlink(path));
+		return (-1);
+	}
+	if (fs_walk_remove(fd, 0) == -1)
+		return (-1);
+	if (rmdir(path) == -1 && errno != ENOENT)
+		return (-1);
+	return (0);
+}
+
+int
+fs_mkdir_owned(const char *path, mode_t mode, uid_t uid, gid_t gid)
+{
+	if (mkdir(path, mode) == -1 && errno != EEXIST)
+		return (-1);
+	if (chown(path, uid, gid) == -1 || chmod(path, mode) == -1)
+		return (-1);
+	return (0);
+}

@@ -1,0 +1,492 @@
+/*
+ * The children: fork+exec from libexec with their socket on fd 3,
+ * under their own uid, restarted with backoff when they die or
+ * misbehave.  Star topology: each child has one channel, to us.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "factoryd.h"
+#include "log.h"
+
+#define CHILD_ARGV_MAX	64
+
+static void	proc_start(struct child *);
+static void	proc_restart_cb(int, short, void *);
+static void	proc_dispatch(int, short, void *);
+static int	proc_argv(struct child *, char **, size_t, char *, size_t);
+static void	proc_died(struct child *, int);
+__dead static void proc_exec(struct child *, int);
+
+static const char *
+child_name(struct child *c)
+{
+	return (factory_procs[c->id].name);
+}
+
+void
+proc_init_children(void)
+{
+	struct child	*c;
+	int		 i, n = 0;
+	enum factory_procid ids[] = { PROC_WORKER, PROC_RECONCILER,
+	    PROC_PUBLISHER };
+
+	for (i = 0; i < (int)(sizeof(ids) / sizeof(ids[0])); i++) {
+		c = &env->children[n++];
+		c->id = ids[i];
+	}
+	for (i = 0; i < env->conf->verifiers && i < MAX_VERIFIERS; i++) {
+		c = &env->children[n++];
+		c->id = PROC_VERIFIER;
+		c->slot = i;
+	}
+	env->nchildren = n;
+	for (i = 0; i < n; i++) {
+		c = &env->children[i];
+		c->pid = -1;
+		c->state = CHILD_DOWN;
+		c->backoff = CHILD_BACKOFF_MIN;
+		c->iev.ibuf.fd = -1;
+		evtimer_set(&c->restart_ev, proc_restart_cb, c);
+	}
+}
+
+void
+proc_start_all(void)
+{
+	int	 i;
+
+	for (i = 0; i < env->nchildren; i++)
+		proc_start(&env->children[i]);
+}
+
+struct child *
+proc_find(enum factory_procid id, int slot)
+{
+	int	 i;
+
+	for (i = 0; i < env->nchildren; i++)
+		if (env->children[i].id == id && env->children[i].slot == slot)
+			return (&env->children[i]);
+	return (NULL);
+}
+
+const char *
+proc_state_name(enum child_state s)
+{
+	switch (s) {
+	case CHILD_DOWN:
+		return ("down");
+	case CHILD_STARTING:
+		return ("starting");
+	case CHILD_RUNNING:
+		return ("running");
+	case CHILD_STOPPING:
+		return ("stopping");
+	}
+	return ("unknown");
+}
+
+/*
+ * The command line of a child: its flags and the variables its unveil
+ * rules refer to.  Also returns a key to tell whether a reload changed
+ * anything the child depends on.
+ */
+static int
+proc_argv(struct child *c, char **argv, size_t max, char *key, size_t keylen)
+{
+	struct factoryd_conf	*conf = env->conf;
+	const struct factory_proc *p = &factory_procs[c->id];
+	struct conf_repo	*r;
+	static char		 vars[CHILD_ARGV_MAX][PATH_MAX + 32];
+	size_t			 n = 0, v = 0, i;
+	char			 path[PATH_MAX + 32];
+
+#define ADDARG(s) do {							\
+	if (n + 1 >= max)						\
+		return (-1);						\
+	argv[n++] = (char *)(s);					\
+} while (0)
+#define ADDVAR(fmt, ...) do {						\
+	if (v >= CHILD_ARGV_MAX || n + 2 >= max)			\
+		return (-1);						\
+	snprintf(vars[v], sizeof(vars[v]), fmt, __VA_ARGS__);		\
+	ADDARG("-V");							\
+	ADDARG(vars[v++]);						\
+} while (0)
+
+	ADDARG(p->binary);
+	if (env->debug)
+		ADDARG("-d");
+	if (env->verbose > 0)
+		ADDARG(env->verbose > 1 ? "-vv" : "-v");
+	ADDVAR("state=%s", conf->statedir);
+	TAILQ_FOREACH(r, &conf->repos, entry) {
+		ADDVAR("repos=%s", r->path);
+		if (r->forge == FORGE_LOCAL) {
+			ADDVAR("remotes=%s", r->remote);
+			ADDVAR("pulls=%s", r->pulls);
+		} else if (r->forge == FORGE_GITHUB)
+			ADDVAR("forge_keys=%s", r->github.key);
+	}
+	if (c->id == PROC_VERIFIER)
+		ADDVAR("verifier_key=%s", conf->verifier_key);
+	argv[n] = NULL;
+#undef ADDARG
+#undef ADDVAR
+
+	snprintf(path, sizeof(path), "%s/%s %u:%u", conf->libexec, p->binary,
+	    (unsigned)conf->users[c->id].uid, (unsigned)conf->users[c->id].gid);
+	strlcpy(key, path, keylen);
+	for (i = 1; i < n; i++) {
+		strlcat(key, " ", keylen);
+		strlcat(key, argv[i], keylen);
+	}
+	return (0);
+}
+
+static void
+proc_start(struct child *c)
+{
+	int	 sv[2];
+	pid_t	 pid;
+	char	*argv[CHILD_ARGV_MAX * 2 + 8], key[8192];
+
+	if (env->shutting_down)
+		return;
+	if (proc_argv(c, argv, sizeof(argv) / sizeof(argv[0]), key,
+	    sizeof(key)) == -1) {
+		log_warnx("%s: too many arguments", child_name(c));
+		return;
+	}
+	free(c->argv_key);
+	c->argv_key = strdup(key);
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0, sv) == -1) {
+		log_warn("%s: socketpair", child_name(c));
+		goto retry;
+	}
+	switch (pid = fork()) {
+	case -1:
+		log_warn("%s: fork", child_name(c));
+		close(sv[0]);
+		close(sv[1]);
+		goto retry;
+	case 0:
+		close(sv[0]);
+		proc_exec(c, sv[1]);
+		/* NOTREACHED */
+	}
+	close(sv[1]);
+	c->pid = pid;
+	c->state = CHILD_STARTING;
+	c->started = time(NULL);
+	free(c->policy);
+	c->policy = NULL;
+	if (imsgev_init(&c->iev, sv[0], proc_dispatch, c, FACTORY_MAXIMSG)
+	    == -1)
+		fatal("imsgev_init");
+	imsgbuf_allow_fdpass(&c->iev.ibuf);
+	log_debug("%s: started pid %d", child_name(c), (int)pid);
+	return;
+ retry:
+	c->state = CHILD_DOWN;
+	proc_died(c, 0);
+}
+
+/*
+ * In the forked child: fd 3, nothing else, the child's user, exec.
+ * The parent is single-threaded, so the formatting below is safe here.
+ */
+__dead static void
+proc_exec(struct child *c, int fd)
+{
+	const struct factory_proc *p = &factory_procs[c->id];
+	struct conf_user	*u = &env->conf->users[c->id];
+	char			*argv[CHILD_ARGV_MAX * 2 + 8], key[8192];
+	char			 path[PATH_MAX];
+	char			*envp[] = { NULL };
+	sigset_t		 set;
+	int			 i;
+
+	if (fd == PROC_PARENT_FD) {
+		if (fcntl(fd, F_SETFD, 0) == -1 ||
+		    fcntl(fd, F_SETFL, 0) == -1)
+			_exit(127);
+	} else if (dup2(fd, PROC_PARENT_FD) == -1 ||
+	    fcntl(PROC_PARENT_FD, F_SETFL, 0) == -1)
+		_exit(127);
+	closefrom(PROC_PARENT_FD + 1);
+
+	for (i = 1; i < NSIG; i++)
+		signal(i, SIG_DFL);
+	sigemptyset(&set);
+	sigprocmask(SIG_SETMASK, &set, NULL);
+
+	if (setgroups(0, NULL) == -1 ||
+	    setresgid(u->gid, u->gid, u->gid) == -1 ||
+	    setresuid(u->uid, u->uid, u->uid) == -1) {
+		dprintf(2, "%s: cannot become uid %u gid %u: %s\n", p->name,
+		    (unsigned)u->uid, (unsigned)u->gid, strerror(errno));
+		_exit(127);
+	}
+	if (proc_argv(c, argv, sizeof(argv) / sizeof(argv[0]), key,
+	    sizeof(key)) == -1)
+		_exit(127);
+	snprintf(path, sizeof(path), "%s/%s", env->conf->libexec, p->binary);
+	execve(path, argv, envp);
+	dprintf(2, "%s: exec %s: %s\n", p->name, path, strerror(errno));
+	_exit(127);
+}
+
+static void
+proc_restart_cb(int fd, short event, void *arg)
+{
+	proc_start(arg);
+}
+
+/*
+ * Schedule a restart: 1s, 2s, 4s ... up to 30s; a child that ran for a
+ * minute starts again from 1s.
+ */
+static void
+proc_died(struct child *c, int ranfor)
+{
+	struct timeval	 tv;
+
+	if (env->shutting_down)
+		return;
+	if (ranfor >= CHILD_STABLE)
+		c->backoff = CHILD_BACKOFF_MIN;
+	tv.tv_sec = c->backoff;
+	tv.tv_usec = 0;
+	c->backoff = c->backoff * 2 > CHILD_BACKOFF_MAX ? CHILD_BACKOFF_MAX :
+	    c->backoff * 2;
+	c->restarts++;
+	log_info("%s: restarting in %lds", child_name(c), (long)tv.tv_sec);
+	evtimer_add(&c->restart_ev, &tv);
+}
+
+void
+proc_kill(struct child *c, const char *why)
+{
+	if (c->pid <= 0)
+		return;
+	log_warnx("%s (pid %d): %s, killing it", child_name(c), (int)c->pid,
+	    why);
+	kill(c->pid, SIGKILL);
+	imsgev_clear(&c->iev);
+}
+
+void
+proc_reap(void)
+{
+	struct child	*c;
+	pid_t		 pid;
+	int		 status, i;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		c = NULL;
+		for (i = 0; i < env->nchildren; i++)
+			if (env->children[i].pid == pid)
+				c = &env->children[i];
+		if (c == NULL) {
+			if (!run_reap(pid, status))
+				log_debug("reaped pid %d", (int)pid);
+			continue;
+		}
+		if (WIFSIGNALED(status))
+			log_warnx("%s (pid %d) killed by signal %d",
+			    child_name(c), (int)pid, WTERMSIG(status));
+		else if (WEXITSTATUS(status) != 0 || !env->shutting_down)
+			log_warnx("%s (pid %d) exited with status %d",
+			    child_name(c), (int)pid, WEXITSTATUS(status));
+		imsgev_clear(&c->iev);
+		c->pid = -1;
+		c->state = CHILD_DOWN;
+		attempt_child_lost(c);
+		/* A verifier that delivered its verdict is replaced now. */
+		if (c->id == PROC_VERIFIER && c->recycle) {
+			c->recycle = 0;
+			proc_start(c);
+			continue;
+		}
+		proc_died(c, (int)(time(NULL) - c->started));
+	}
+}
+
+/*
+ * After a reload: a child whose user, binary or unveil variables
+ * changed is stopped; proc_reap() starts it again under the new ones.
+ */
+void
+proc_reconfigure(void)
+{
+	struct child	*c;
+	char		*argv[CHILD_ARGV_MAX * 2 + 8], key[8192];
+	int		 i;
+
+	for (i = 0; i < env->nchildren; i++) {
+		c = &env->children[i];
+		if (proc_argv(c, argv, sizeof(argv) / sizeof(argv[0]), key,
+		    sizeof(key)) == -1)
+			continue;
+		if (c->argv_key != NULL && strcmp(key, c->argv_key) == 0)
+			continue;
+		if (c->pid > 0) {
+			log_info("%s: configuration changed, restarting",
+			    child_name(c));
+			c->backoff = CHILD_BACKOFF_MIN;
+			c->state = CHILD_STOPPING;
+			kill(c->pid, SIGTERM);
+		}
+	}
+}
+
+void
+proc_stop_all(void)
+{
+	struct child	*c;
+	int		 i, n, status;
+
+	for (i = 0; i < env->nchildren; i++) {
+		c = &env->children[i];
+		evtimer_del(&c->restart_ev);
+		if (c->pid > 0)
+			kill(c->pid, SIGTERM);
+	}
+	/* Give them a moment, then make sure. */
+	for (n = 0; n < 20; n++) {
+		for (i = 0; i < env->nchildren; i++) {
+			c = &env->children[i];
+			if (c->pid > 0 && waitpid(c->pid, &status, WNOHANG) ==
+			    c->pid)
+				c->pid = -1;
+		}
+		for (i = 0; i < env->nchildren; i++)
+			if (env->children[i].pid > 0)
+				break;
+		if (i == env->nchildren)
+			return;
+		usleep(50 * 1000);
+	}
+	for (i = 0; i < env->nchildren; i++) {
+		c = &env->children[i];
+		if (c->pid > 0) {
+			kill(c->pid, SIGKILL);
+			waitpid(c->pid, &status, 0);
+			c->pid = -1;
+		}
+	}
+}
+
+int
+proc_compose(enum factory_procid id, uint32_t type, uint32_t peerid, int fd,
+    const void *data, size_t len)
+{
+	struct child	*c = proc_find(id, 0);
+
+	if (c == NULL || c->state != CHILD_RUNNING) {
+		if (fd != -1)
+			close(fd);
+		errno = EAGAIN;
+		return (-1);
+	}
+	return (imsgev_compose(&c->iev, type, peerid, 0, fd, data, len));
+}
+
+void
+proc_broadcast(uint32_t type, const void *data, size_t len)
+{
+	struct child	*c;
+	int		 i;
+
+	for (i = 0; i < env->nchildren; i++) {
+		c = &env->children[i];
+		if (c->state == CHILD_RUNNING)
+			imsgev_compose(&c->iev, type, 0, 0, -1, data, len);
+	}
+}
+
+static int
+proc_hello(struct child *c, struct imsg *imsg)
+{
+	char	*text;
+	size_t	 len = imsg_get_len(imsg);
+
+	if (c->state != CHILD_STARTING || len == 0 || len > 8192)
+		return (-1);
+	if ((text = malloc(len)) == NULL)
+		fatal(NULL);
+	if (imsg_get_strbuf(imsg, text, len) == -1) {
+		free(text);
+		return (-1);
+	}
+	c->policy = text;
+	c->state = CHILD_RUNNING;
+	log_info("%s: running as uid %u, pid %d", child_name(c),
+	    (unsigned)env->conf->users[c->id].uid, (int)c->pid);
+	return (0);
+}
+
+/*
+ * Messages from a child.  A child is distrusted: anything unexpected
+ * or malformed gets it killed and restarted; the parent goes on.
+ */
+static void
+proc_dispatch(int fd, short event, void *arg)
+{
+	struct child	*c = arg;
+	struct imsg	 imsg;
+	int		 n;
+	char		 why[128];
+
+	if (!imsgev_io(&c->iev, event)) {
+		/* EOF: proc_reap() will see the exit. */
+		imsgev_clear(&c->iev);
+		return;
+	}
+	for (;;) {
+		if ((n = imsgbuf_get(&c->iev.ibuf, &imsg)) == -1) {
+			proc_kill(c, "malformed imsg");
+			return;
+		}
+		if (n == 0)
+			break;
+		switch (imsg_get_type(&imsg)) {
+		case IMSG_HELLO:
+			n = proc_hello(c, &imsg);
+			if (n == 0)
+				attempt_schedule();
+			break;
+		default:
+			if (c->state != CHILD_RUNNING)
+				n = -1;
+			else
+				n = attempt_dispatch(c, &imsg);
+			break;
+		}
+		if (n == -1) {
+			snprintf(why, sizeof(why), "unexpected imsg type %u",
+			    imsg_get_type(&imsg));
+			imsg_free(&imsg);
+			proc_kill(c, why);
+			return;
+		}
+		imsg_free(&imsg);
+	}
+}

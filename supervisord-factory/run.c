@@ -1,0 +1,331 @@
+/*
+ * Sandboxed runs: the agent of an attempt, and the independent
+ * validation run the verifier asks for.  The parent witnesses each:
+ * it waits for pid 1 itself, enforces the wall deadline, caps the log
+ * and reads resource usage from the cgroups, never from the agent.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "factoryd.h"
+#include "log.h"
+
+#define RUN_NOFILE	1024
+#define RUN_PATH	"PATH=/usr/local/bin:/usr/bin:/bin"
+#define RUN_HOME	"HOME=/tmp"
+#define RUN_MAXHIDE	64
+
+static struct run	*runs[256];
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+static void
+run_log_cb(int fd, short event, void *arg)
+{
+	struct run	*r = arg;
+	char		 buf[8192];
+	ssize_t		 n;
+	size_t		 keep;
+
+	for (;;) {
+		n = read(fd, buf, sizeof(buf));
+		if (n == -1 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n <= 0) {
+			event_del(&r->logev);
+			close(r->logpipe);
+			r->logpipe = -1;
+			return;
+		}
+		keep = (size_t)n;
+		if (r->logged + keep > r->logmax) {
+			keep = r->logmax - r->logged;
+			if (!r->logtrunc && !r->detached) {
+				r->logtrunc = 1;
+				log_info("%s: log reached its limit of %llu "
+				    "bytes, dropping the rest",
+				    r->attempt->id,
+				    (unsigned long long)r->logmax);
+			}
+		}
+		if (keep > 0 && write(r->logfd, buf, keep) != (ssize_t)keep)
+			log_warn("log write");
+		r->logged += keep;
+	}
+}
+
+static void
+run_deadline_cb(int fd, short event, void *arg)
+{
+	struct run	*r = arg;
+
+	log_info("%s: wall time of %llums reached, killing the %s",
+	    r->attempt->id, (unsigned long long)r->attempt->m->limits.wall_ms,
+	    r->validation ? "validation run" : "agent");
+	r->timedout = 1;
+	run_kill(r);
+}
+
+/* Paths the agent must not see: state, keys, sockets, remotes, homes. */
+static size_t
+run_hide_list(char **hide, size_t max)
+{
+	struct factoryd_conf	*conf = env->conf;
+	struct conf_repo	*repo;
+	static char		 store[RUN_MAXHIDE][PATH_MAX];
+	const char		*cand[RUN_MAXHIDE];
+	size_t			 n = 0, i, j;
+	char			 tmp[PATH_MAX];
+
+	cand[n++] = conf->statedir;
+	strlcpy(store[0], conf->receipt_key, PATH_MAX);
+	cand[n++] = dirname(store[0]);
+	strlcpy(store[1], conf->verifier_key, PATH_MAX);
+	cand[n++] = dirname(store[1]);
+	strlcpy(store[2], conf->socket, PATH_MAX);
+	cand[n++] = dirname(store[2]);
+	cand[n++] = "/root";
+	cand[n++] = "/home";
+	cand[n++] = "/etc/factory";
+	cand[n++] = "/etc/ssh";
+	i = 3;
+	TAILQ_FOREACH(repo, &conf->repos, entry) {
+		if (n + 3 >= RUN_MAXHIDE || i + 2 >= RUN_MAXHIDE)
+			break;
+		if (repo->forge == FORGE_LOCAL) {
+			cand[n++] = repo->remote;
+			cand[n++] = repo->pulls;
+		} else if (repo->forge == FORGE_GITHUB) {
+			strlcpy(store[i], repo->github.key, PATH_MAX);
+			cand[n++] = dirname(store[i++]);
+		}
+	}
+	/* Only existing directories, each once. */
+	j = 0;
+	for (i = 0; i < n && j + 1 < max; i++) {
+		struct stat	 sb;
+		size_t		 k;
+
+		if (stat(cand[i], &sb) == -1 || !S_ISDIR(sb.st_mode))
+			continue;
+		if (realpath(cand[i], tmp) == NULL || strcmp(tmp, "/") == 0)
+			continue;
+		for (k = 0; k < j; k++)
+			if (strcmp(hide[k], cand[i]) == 0)
+				break;
+		if (k == j)
+			hide[j++] = (char *)cand[i];
+	}
+	hide[j] = NULL;
+	return (j);
+}
+
+static char **
+run_env(const struct manifest *m)
+{
+	char	**e;
+	size_t	 n = 0, i;
+
+	while (m->env != NULL && m->env[n] != NULL)
+		n++;
+	if ((e = calloc(n + 3, sizeof(*e))) == NULL)
+		return (NULL);
+	for (i = 0; i < n; i++)
+		e[i] = m->env[i];
+	e[n++] = RUN_HOME;
+	e[n++] = RUN_PATH;
+	e[n] = NULL;
+	return (e);
+}
+
+struct run *
+run_start(struct attempt *a, int validation, const char *tree, char *err,
+    size_t errlen)
+{
+	struct sandbox_spec	 spec;
+	struct run		*r;
+	struct timeval		 tv;
+	char			*hide[RUN_MAXHIDE], logpath[PATH_MAX];
+	char			 id[ATTEMPT_ID_MAX + 4];
+	char			**envp;
+	int			 p[2], i;
+
+	for (i = 0; i < (int)(sizeof(runs) / sizeof(runs[0])); i++)
+		if (runs[i] == NULL)
+			break;
+	if (i == (int)(sizeof(runs) / sizeof(runs[0]))) {
+		snprintf(err, errlen, "too many sandboxes");
+		return (NULL);
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL ||
+	    (envp = run_env(a->m)) == NULL) {
+		free(r);
+		snprintf(err, errlen, "out of memory");
+		return (NULL);
+	}
+	r->attempt = a;
+	r->validation = validation;
+	r->uid = validation ? a->vuid : a->uid;
+	r->logmax = a->m->limits.log;
+	r->logpipe = r->logfd = -1;
+	r->status = -1;
+
+	attempt_logpath(a, validation, logpath, sizeof(logpath));
+	if ((r->logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND |
+	    O_CLOEXEC | O_NOFOLLOW, 0640)) == -1) {
+		snprintf(err, errlen, "%s: %s", logpath, strerror(errno));
+		goto fail;
+	}
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	r->logpipe = p[0];
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+
+	snprintf(id, sizeof(id), "%s%s", a->id, validation ? "-v" : "");
+	run_hide_list(hide, RUN_MAXHIDE);
+	memset(&spec, 0, sizeof(spec));
+	spec.id = id;
+	spec.uid = r->uid;
+	spec.gid = r->uid;
+	spec.tree = tree;
+	spec.argv = validation ? a->m->validate : a->m->agent;
+	spec.env = envp;
+	spec.hide = hide;
+	spec.exec_allow = a->m->exec;
+	spec.logfd = p[1];
+	spec.memory = a->m->limits.memory;
+	spec.pids = a->m->limits.pids;
+	spec.cpu_ms = a->m->limits.cpu_ms;
+	spec.fsize = a->m->limits.tree;
+	spec.nofile = RUN_NOFILE;
+
+	r->started_ms = now_ms();
+	if (sandbox_spawn(&spec, &r->sb, err, errlen) == -1) {
+		close(p[1]);
+		goto fail;
+	}
+	close(p[1]);
+	free(envp);
+	envp = NULL;
+	r->active = 1;
+	runs[i] = r;
+
+	event_set(&r->logev, r->logpipe, EV_READ | EV_PERSIST, run_log_cb, r);
+	event_add(&r->logev, NULL);
+	evtimer_set(&r->deadline, run_deadline_cb, r);
+	tv.tv_sec = a->m->limits.wall_ms / 1000;
+	tv.tv_usec = (a->m->limits.wall_ms % 1000) * 1000;
+	evtimer_add(&r->deadline, &tv);
+	return (r);
+ fail:
+	free(envp);
+	if (r->logpipe != -1)
+		close(r->logpipe);
+	if (r->logfd != -1)
+		close(r->logfd);
+	free(r);
+	return (NULL);
+}
+
+void
+run_kill(struct run *r)
+{
+	if (r->active && sandbox_kill(&r->sb) == -1)
+		log_warn("%s: sandbox kill", r->attempt->id);
+}
+
+/*
+ * SIGCHLD for a pid that is not a child process of ours: maybe a
+ * sandbox's pid 1.  Everything left in it is killed, the usage read,
+ * the cgroups checked empty and removed, then the attempt goes on.
+ */
+int
+run_reap(pid_t pid, int status)
+{
+	struct run	*r = NULL;
+	char		 err[512];
+	int		 i, tries;
+
+	for (i = 0; i < (int)(sizeof(runs) / sizeof(runs[0])); i++)
+		if (runs[i] != NULL && runs[i]->sb.pid == pid) {
+			r = runs[i];
+			runs[i] = NULL;
+			break;
+		}
+	if (r == NULL)
+		return (0);
+	r->active = 0;
+	if (r->detached) {
+		(void)sandbox_kill(&r->sb);
+		for (tries = 0; tries < 100; tries++) {
+			if (sandbox_destroy(&r->sb, err, sizeof(err)) == 0)
+				break;
+			usleep(10 * 1000);
+		}
+		r->attempt = NULL;
+		run_free(r);
+		return (1);
+	}
+	evtimer_del(&r->deadline);
+	r->status = sandbox_exitstatus(&r->sb, status);
+	(void)sandbox_kill(&r->sb);
+	if (sandbox_usage(&r->sb, &r->usage) == -1)
+		log_warn("%s: usage", r->attempt->id);
+	for (tries = 0; tries < 100; tries++) {
+		if (sandbox_destroy(&r->sb, err, sizeof(err)) == 0)
+			break;
+		usleep(10 * 1000);
+	}
+	if (tries == 100)
+		log_warnx("%s: sandbox teardown: %s", r->attempt->id, err);
+	if (r->logpipe != -1)
+		run_log_cb(r->logpipe, EV_READ, r);
+	attempt_run_done(r);
+	return (1);
+}
+
+void
+run_free(struct run *r)
+{
+	int	 i;
+
+	if (r == NULL)
+		return;
+	if (r->active) {
+		/* Kill it; run_reap() frees it once pid 1 is gone. */
+		r->detached = 1;
+		run_kill(r);
+		return;
+	}
+	for (i = 0; i < (int)(sizeof(runs) / sizeof(runs[0])); i++)
+		if (runs[i] == r)
+			runs[i] = NULL;
+	evtimer_del(&r->deadline);
+	if (r->logpipe != -1) {
+		event_del(&r->logev);
+		close(r->logpipe);
+	}
+	if (r->logfd != -1)
+		close(r->logfd);
+	free(r);
+}

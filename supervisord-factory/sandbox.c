@@ -1,0 +1,1010 @@
+/*
+ * The agent sandbox launcher.  Runs in the parent (root); see sandbox.h
+ * for the life of a sandbox and sandbox(7)-style notes below for why
+ * each step is where it is.
+ *
+ * Three processes take part in one spawn:
+ *
+ *   parent	creates the cgroups, clones pid 1 into new mount, pid,
+ *		net, ipc and uts namespaces, and reads a close-on-exec
+ *		pipe: EOF when the agent's execve succeeded, else the
+ *		reason pid 1 or the agent failed.
+ *   pid 1	joins the cgroups, enters a cgroup namespace, builds the
+ *		mount view, forks the agent and reaps; when the agent
+ *		exits it sends "S<wait status>" and exits, which kills
+ *		what is left in the namespace.
+ *   agent	rlimits, Landlock, uid, capabilities, seccomp, fds,
+ *		execve.
+ *
+ * Work that does not depend on the attempt is done once per parent:
+ * the seccomp program is compiled to BPF at the first probe or spawn.
+ */
+#include <sys/types.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/mount.h>
+#include <linux/seccomp.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "landlock.h"
+#include "sandbox.h"
+
+#define SBX_TMPSIZE	"size=64m"
+#define SBX_SETUP_MS	30000	/* a spawn that takes longer is broken */
+#define SBX_NSFLAGS	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | \
+			 CLONE_NEWIPC | CLONE_NEWUTS)
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC	(1U << 2)
+#endif
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME		0x00000080
+#endif
+
+/* What pid 1 needs, computed by the parent before the clone. */
+struct sbx_plan {
+	const struct sandbox_spec *spec;
+	char		 tree[PATH_MAX];	/* realpath */
+	char		 (*hide)[PATH_MAX];	/* realpaths, existing ones */
+	int		  nhide;
+	int		  procfds[SANDBOX_MAXCG];
+	int		  nprocfds;
+	int		  sock;			/* pid 1's end: 'S' status */
+	int		  errfd;		/* close-on-exec: setup errors */
+};
+
+static const char *const sbx_exec_default[] = {
+	"/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/libexec",
+	"/usr/local/bin", "/usr/lib", "/lib", "/lib64", NULL
+};
+
+/* Device nodes the agent gets, bound from the host's /dev. */
+static const char *const sbx_devices[] = {
+	"null", "zero", "full", "random", "urandom", "tty", NULL
+};
+
+static struct sock_fprog	 sbx_prog;	/* the compiled denylist */
+
+static int	sbx_seccomp_build(char *, size_t);
+static __dead void sbx_pid1(struct sbx_plan *);
+static __dead void sbx_agent(struct sbx_plan *, int);
+
+/* Report a failure of pid 1 or the agent on fd and exit. */
+static __dead void
+sbx_fail(int fd, const char *fmt, ...)
+{
+	char	 msg[512];
+	va_list	 ap;
+	int	 saved = errno;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (strstr(fmt, "%m") == NULL && saved != 0 &&
+	    fmt[strlen(fmt) - 1] == ':')
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), " %s",
+		    strerror(saved));
+	(void)write(fd, msg, strlen(msg));
+	_exit(127);
+}
+
+/*
+ * The seccomp denylist.  Agents run compilers, shells and test suites,
+ * so everything not listed is allowed.  EPERM where a program may
+ * merely probe (unshare, mount, ptrace from sanitizers and debuggers,
+ * keyrings) so it fails politely; KILL where the call only makes sense
+ * as an attack (kernel modules, kexec, terminal injection, handle-based
+ * open).  clone3 gets ENOSYS: its flags live in memory a filter cannot
+ * read, and glibc falls back to clone(2), whose flags we do check.
+ */
+struct sbx_rule {
+	const char	*name;
+	int		 nr;		/* if libseccomp does not know it */
+	int		 kill;
+};
+
+static const struct sbx_rule sbx_rules[] = {
+	{ "ptrace", -1, 0 },
+	{ "process_vm_readv", -1, 0 },
+	{ "process_vm_writev", -1, 0 },
+	{ "process_madvise", 440, 0 },
+	{ "pidfd_getfd", 438, 0 },
+	{ "bpf", -1, 0 },
+	{ "keyctl", -1, 0 },
+	{ "add_key", -1, 0 },
+	{ "request_key", -1, 0 },
+	{ "mount", -1, 0 },
+	{ "umount2", -1, 0 },
+	{ "pivot_root", -1, 0 },
+	{ "chroot", -1, 0 },
+	{ "move_mount", 429, 0 },
+	{ "open_tree", 428, 0 },
+	{ "open_tree_attr", 467, 0 },
+	{ "fsopen", 430, 0 },
+	{ "fsconfig", 431, 0 },
+	{ "fsmount", 432, 0 },
+	{ "fspick", 433, 0 },
+	{ "mount_setattr", 442, 0 },
+	{ "unshare", -1, 0 },
+	{ "setns", -1, 0 },
+	{ "io_uring_setup", 425, 0 },
+	{ "io_uring_enter", 426, 0 },
+	{ "io_uring_register", 427, 0 },
+	{ "perf_event_open", -1, 0 },
+	{ "userfaultfd", -1, 0 },
+	{ "name_to_handle_at", -1, 0 },
+	{ "acct", -1, 0 },
+	{ "quotactl", -1, 0 },
+	{ "quotactl_fd", 443, 0 },
+	{ "settimeofday", -1, 0 },
+	{ "clock_settime", -1, 0 },
+	{ "clock_adjtime", -1, 0 },
+	{ "adjtimex", -1, 0 },
+	{ "syslog", -1, 0 },
+	{ "lookup_dcookie", -1, 0 },
+	{ "vhangup", -1, 0 },
+	{ "uselib", -1, 0 },
+	{ "kexec_load", -1, 1 },
+	{ "kexec_file_load", -1, 1 },
+	{ "init_module", -1, 1 },
+	{ "finit_module", -1, 1 },
+	{ "delete_module", -1, 1 },
+	{ "reboot", -1, 1 },
+	{ "swapon", -1, 1 },
+	{ "swapoff", -1, 1 },
+	{ "iopl", -1, 1 },
+	{ "ioperm", -1, 1 },
+	{ "open_by_handle_at", -1, 1 },
+};
+
+static int
+sbx_sysnr(const struct sbx_rule *r)
+{
+	int	 nr;
+
+	nr = seccomp_syscall_resolve_name(r->name);
+	if (nr != __NR_SCMP_ERROR)
+		return nr;
+#ifdef __x86_64__
+	return r->nr;	/* numbers of x86_64, newer than libseccomp */
+#else
+	return -1;
+#endif
+}
+
+static int
+sbx_seccomp_rules(scmp_filter_ctx ctx)
+{
+	const unsigned long nsflags[] = { CLONE_NEWNS, CLONE_NEWUTS,
+	    CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
+	    CLONE_NEWCGROUP };
+	const unsigned long ttyioc[] = { TIOCSTI, TIOCLINUX };
+	size_t	 i;
+	int	 nr;
+
+	for (i = 0; i < sizeof(sbx_rules) / sizeof(sbx_rules[0]); i++) {
+		if ((nr = sbx_sysnr(&sbx_rules[i])) < 0)
+			continue;	/* not on this architecture */
+		if (seccomp_rule_add(ctx, sbx_rules[i].kill ?
+		    SCMP_ACT_KILL_PROCESS : SCMP_ACT_ERRNO(EPERM), nr, 0) < 0)
+			return -1;
+	}
+	/* Any namespace flag, one rule each: a filter compares, not tests. */
+	for (i = 0; i < sizeof(nsflags) / sizeof(nsflags[0]); i++)
+		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+		    SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ,
+		    nsflags[i], nsflags[i])) < 0)
+			return -1;
+	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3),
+	    0) < 0)
+		return -1;
+	/*
+	 * The kernel reads an ioctl command as 32 bits: compare only those,
+	 * so TIOCSTI with high bits set is caught as well.
+	 */
+	for (i = 0; i < sizeof(ttyioc) / sizeof(ttyioc[0]); i++)
+		if (seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS,
+		    SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_MASKED_EQ,
+		    0xffffffffUL, ttyioc[i])) < 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * personality(2) may only set PER_LINUX or query (0xffffffff): no
+ * switching ASLR off, no READ_IMPLIES_EXEC.  libseccomp compares an
+ * argument once per rule, and "neither 0 nor 0xffffffff" needs two,
+ * so this is a second, hand-written filter.  The kernel reads the
+ * argument as 32 bits; so does the filter (the low word, x86_64 is
+ * little-endian).  Other architectures are killed by the first filter.
+ */
+#define SBX_A0LO	(offsetof(struct seccomp_data, args[0]))
+static struct sock_filter sbx_persona_insns[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data,
+	    arch)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 5),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_personality, 0, 3),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SBX_A0LO),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffU, 0, 1),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+};
+static const struct sock_fprog sbx_persona = {
+	sizeof(sbx_persona_insns) / sizeof(sbx_persona_insns[0]),
+	sbx_persona_insns
+};
+
+/*
+ * Compile once and keep the BPF: a spawn then only calls seccomp(2).
+ * libseccomp 2.5 exports only to an fd, hence the memfd.  Only the
+ * native architecture is in the filter; any other (i386 through int
+ * 0x80, x32 numbers on x86_64, which libseccomp checks for when x32 is
+ * not added) hits the bad-arch action, set to kill the process.
+ */
+static int
+sbx_seccomp_build(char *err, size_t errlen)
+{
+	scmp_filter_ctx	 ctx;
+	struct stat	 st;
+	void		*buf = NULL;
+	int		 fd = -1, rc;
+
+	if (sbx_prog.filter != NULL)
+		return 0;
+	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL) {
+		snprintf(err, errlen, "seccomp: seccomp_init failed");
+		return -1;
+	}
+	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
+	    SCMP_ACT_KILL_PROCESS)) < 0 || (rc = seccomp_attr_set(ctx,
+	    SCMP_FLTATR_CTL_NNP, 0)) < 0) {
+		snprintf(err, errlen, "seccomp: attributes: %s",
+		    strerror(-rc));
+		goto fail;
+	}
+	if (sbx_seccomp_rules(ctx) == -1) {
+		snprintf(err, errlen, "seccomp: adding the denylist failed");
+		goto fail;
+	}
+	if ((fd = memfd_create("sbx-bpf", MFD_CLOEXEC)) == -1 ||
+	    (rc = seccomp_export_bpf(ctx, fd)) < 0 || fstat(fd, &st) == -1 ||
+	    st.st_size == 0 || st.st_size % sizeof(struct sock_filter) != 0 ||
+	    (buf = malloc(st.st_size)) == NULL ||
+	    pread(fd, buf, st.st_size, 0) != st.st_size) {
+		snprintf(err, errlen, "seccomp: exporting the filter failed");
+		free(buf);
+		goto fail;
+	}
+	close(fd);
+	seccomp_release(ctx);
+	sbx_prog.len = st.st_size / sizeof(struct sock_filter);
+	sbx_prog.filter = buf;
+	return 0;
+ fail:
+	if (fd != -1)
+		close(fd);
+	seccomp_release(ctx);
+	return -1;
+}
+
+static int
+sbx_probe_ns(char *err, size_t errlen)
+{
+	const char *const ns[] = { "mnt", "pid", "net", "ipc", "uts",
+	    "cgroup", NULL };
+	char	 path[64];
+	int	 i;
+
+	for (i = 0; ns[i] != NULL; i++) {
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns[i]);
+		if (access(path, F_OK) == -1) {
+			snprintf(err, errlen, "namespaces: no %s namespace",
+			    ns[i]);
+			return -1;
+		}
+	}
+	/* The new mount API: EBADF means the call exists. */
+	if (syscall(SYS_mount_setattr, -1, "", 0, NULL, 0) == -1 &&
+	    errno == ENOSYS) {
+		snprintf(err, errlen, "mount: no mount_setattr (kernel "
+		    "older than 5.12)");
+		return -1;
+	}
+	if (syscall(SYS_close_range, ~0U, ~0U, 0) == -1 && errno == ENOSYS) {
+		snprintf(err, errlen, "close_range: not supported");
+		return -1;
+	}
+	return 0;
+}
+
+int
+sandbox_probe(char *err, size_t errlen)
+{
+	char	 cg[512], avail[256];
+	int	 abi, fd;
+	ssize_t	 n;
+
+	if (sbx_probe_ns(err, errlen) == -1)
+		return -1;
+	if ((abi = landlock_abi()) == 0) {
+		snprintf(err, errlen, "landlock: not supported by this "
+		    "kernel (or not enabled in lsm=)");
+		return -1;
+	}
+	if (prctl(PR_GET_SECCOMP) == -1 && errno == EINVAL) {
+		snprintf(err, errlen, "seccomp: not supported by this kernel");
+		return -1;
+	}
+	if ((fd = open("/proc/sys/kernel/seccomp/actions_avail",
+	    O_RDONLY | O_CLOEXEC)) == -1 || (n = read(fd, avail,
+	    sizeof(avail) - 1)) <= 0) {
+		snprintf(err, errlen, "seccomp: no filter mode");
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	avail[n] = '\0';
+	if (strstr(avail, "kill_process") == NULL) {
+		snprintf(err, errlen, "seccomp: no kill_process action");
+		return -1;
+	}
+	if (sbx_seccomp_build(err, errlen) == -1)
+		return -1;
+	if (cgroup_probe(cg, sizeof(cg)) == -1) {
+		strlcpy(err, cg, errlen);
+		return -1;
+	}
+	snprintf(err, errlen, "namespaces mnt pid net ipc uts cgroup; "
+	    "landlock abi %d%s; seccomp denylist %u insns; %s", abi,
+	    abi < 4 ? " (no TCP rules: network relies on the namespace)" :
+	    abi < 6 ? " (no abstract unix or signal scoping)" : "",
+	    sbx_prog.len, cg);
+	return 0;
+}
+
+/* mkdir -p of rel below the directory base, inside a fresh tmpfs. */
+static int
+sbx_mkdirs(const char *base, const char *rel)
+{
+	char	 path[PATH_MAX], *p;
+	size_t	 blen = strlen(base);
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", base, rel) >=
+	    sizeof(path))
+		return -1;
+	for (p = path + blen + 1; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		if (p[-1] != '/') {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(path, 0755) == -1 && errno != EEXIST)
+				return -1;
+			*p = c;
+		}
+		if (*p == '\0')
+			break;
+	}
+	return 0;
+}
+
+/* If tree lies below dir, the part of it below dir; else NULL. */
+static const char *
+sbx_below(const char *tree, const char *dir)
+{
+	size_t	 n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return tree + 1;
+	if (strncmp(tree, dir, n) == 0 && tree[n] == '/')
+		return tree + n + 1;
+	return NULL;
+}
+
+/*
+ * A tmpfs over dir that keeps the way to the tree open: the tree is
+ * bound back last, over a directory made here before it goes read-only.
+ */
+static void
+sbx_cover(struct sbx_plan *pl, const char *dir, unsigned long flags,
+    const char *opts, int ro)
+{
+	const char	*rel;
+
+	if (mount("tmpfs", dir, "tmpfs", flags, opts) == -1)
+		sbx_fail(pl->errfd, "mount tmpfs on %s:", dir);
+	if ((rel = sbx_below(pl->tree, dir)) != NULL &&
+	    sbx_mkdirs(dir, rel) == -1)
+		sbx_fail(pl->errfd, "mkdir %s below %s:", rel, dir);
+	if (ro && mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
+	    flags, NULL) == -1)
+		sbx_fail(pl->errfd, "remount %s read-only:", dir);
+}
+
+/*
+ * Detached copies of the host's device nodes, taken before the view
+ * goes nodev and before /dev is covered.
+ */
+static void
+sbx_dev_clone(struct sbx_plan *pl, int *fds)
+{
+	char	 path[64];
+	int	 i;
+
+	for (i = 0; sbx_devices[i] != NULL; i++) {
+		snprintf(path, sizeof(path), "/dev/%s", sbx_devices[i]);
+		fds[i] = (int)syscall(SYS_open_tree, AT_FDCWD, path,
+		    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (fds[i] == -1 && errno != ENOENT)
+			sbx_fail(pl->errfd, "open_tree %s:", path);
+	}
+}
+
+static void
+sbx_dev(struct sbx_plan *pl, int *fds)
+{
+	int	 i, fd;
+	char	 path[64];
+
+	sbx_cover(pl, "/dev", MS_NOSUID | MS_NOEXEC, "size=64k,mode=755", 0);
+	for (i = 0; sbx_devices[i] != NULL; i++) {
+		if (fds[i] == -1)
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", sbx_devices[i]);
+		if ((fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0666)) ==
+		    -1)
+			sbx_fail(pl->errfd, "create %s:", path);
+		close(fd);
+		if (syscall(SYS_move_mount, fds[i], "", AT_FDCWD, path,
+		    MOVE_MOUNT_F_EMPTY_PATH) == -1)
+			sbx_fail(pl->errfd, "move_mount %s:", path);
+		close(fds[i]);
+	}
+	if (symlink("/proc/self/fd", "/dev/fd") == -1 ||
+	    symlink("/proc/self/fd/0", "/dev/stdin") == -1 ||
+	    symlink("/proc/self/fd/1", "/dev/stdout") == -1 ||
+	    symlink("/proc/self/fd/2", "/dev/stderr") == -1 ||
+	    mkdir("/dev/shm", 01777) == -1)
+		sbx_fail(pl->errfd, "populate /dev:");
+	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+	    "size=64m,mode=1777") == -1)
+		sbx_fail(pl->errfd, "mount /dev/shm:");
+	if (mount(NULL, "/dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
+	    MS_NOSUID | MS_NOEXEC, NULL) == -1)
+		sbx_fail(pl->errfd, "remount /dev read-only:");
+}
+
+/* The masks below the tree (intree) or elsewhere (!intree). */
+static void
+sbx_hide(struct sbx_plan *pl, int intree)
+{
+	struct stat	 st;
+	int		 i;
+
+	for (i = 0; i < pl->nhide; i++) {
+		if ((sbx_below(pl->hide[i], pl->tree) != NULL) != intree)
+			continue;
+		/* Under /tmp or an earlier mask it may be gone already. */
+		if (stat(pl->hide[i], &st) == -1)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			sbx_cover(pl, pl->hide[i], MS_NOSUID | MS_NODEV |
+			    MS_NOEXEC, "size=16k,mode=755", 1);
+			continue;
+		}
+		/*
+		 * A socket or a key file: the null device answers (so
+		 * not nodev: reading it gives nothing, not EACCES).
+		 */
+		if (mount("/dev/null", pl->hide[i], NULL, MS_BIND, NULL) ==
+		    -1 || mount(NULL, pl->hide[i], NULL, MS_REMOUNT |
+		    MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL) == -1)
+			sbx_fail(pl->errfd, "mask %s:", pl->hide[i]);
+	}
+}
+
+/*
+ * The mount view.  The tree is cloned first, while its path is still
+ * the host's; then the whole inherited tree goes read-only, nosuid,
+ * nodev in one recursive mount_setattr; then /tmp, /dev, /proc and the
+ * masks are laid over it; the tree is attached last, on top of
+ * whatever now covers its path.
+ */
+static void
+sbx_mounts(struct sbx_plan *pl)
+{
+	struct mount_attr	 ro = { .attr_set = MOUNT_ATTR_RDONLY |
+				     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+	struct mount_attr	 rw = { .attr_set = MOUNT_ATTR_NOSUID |
+				     MOUNT_ATTR_NODEV,
+				     .attr_clr = MOUNT_ATTR_RDONLY };
+	int			 treefd, devfds[8];
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
+		sbx_fail(pl->errfd, "make / private:");
+	treefd = (int)syscall(SYS_open_tree, AT_FDCWD, pl->tree,
+	    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (treefd == -1)
+		sbx_fail(pl->errfd, "open_tree %s:", pl->tree);
+	if (syscall(SYS_mount_setattr, treefd, "", AT_EMPTY_PATH |
+	    AT_RECURSIVE, &rw, sizeof(rw)) == -1)
+		sbx_fail(pl->errfd, "mount_setattr %s:", pl->tree);
+	sbx_dev_clone(pl, devfds);
+	if (syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &ro,
+	    sizeof(ro)) == -1)
+		sbx_fail(pl->errfd, "mount_setattr / read-only:");
+
+	sbx_cover(pl, "/tmp", MS_NOSUID | MS_NODEV,
+	    SBX_TMPSIZE ",mode=1777", 0);
+	sbx_dev(pl, devfds);
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	    "hidepid=invisible") == -1)
+		sbx_fail(pl->errfd, "mount /proc:");
+	sbx_hide(pl, 0);
+	if (syscall(SYS_move_mount, treefd, "", AT_FDCWD, pl->tree,
+	    MOVE_MOUNT_F_EMPTY_PATH) == -1)
+		sbx_fail(pl->errfd, "attach %s:", pl->tree);
+	close(treefd);
+	/* Masks inside the tree (.git/hooks, say) go over the tree. */
+	sbx_hide(pl, 1);
+}
+
+static void
+sbx_rlimit(int fd, int res, const char *name, uint64_t soft, uint64_t hard)
+{
+	struct rlimit	 rl;
+
+	rl.rlim_cur = soft;
+	rl.rlim_max = hard;
+	if (setrlimit(res, &rl) == -1)
+		sbx_fail(fd, "setrlimit %s:", name);
+}
+
+static void
+sbx_rlimits(const struct sandbox_spec *spec, int fd)
+{
+	uint64_t	 s;
+
+	if (spec->cpu_ms != 0) {
+		/* SIGXCPU at the soft limit, SIGKILL a second later. */
+		s = (spec->cpu_ms + 999) / 1000;
+		sbx_rlimit(fd, RLIMIT_CPU, "cpu", s, s + 1);
+	}
+	if (spec->fsize != 0)
+		sbx_rlimit(fd, RLIMIT_FSIZE, "fsize", spec->fsize,
+		    spec->fsize);
+	if (spec->nofile != 0)
+		sbx_rlimit(fd, RLIMIT_NOFILE, "nofile", spec->nofile,
+		    spec->nofile);
+	sbx_rlimit(fd, RLIMIT_CORE, "core", 0, 0);
+}
+
+/* The agent's Landlock ruleset, prepared while still root. */
+static struct landlock *
+sbx_landlock(struct sbx_plan *pl, int fd)
+{
+	const uint64_t	 rw = LL_FS_READ | LL_FS_WRITE | LL_FS_CREATE |
+			     LANDLOCK_ACCESS_FS_MAKE_FIFO |
+			     LANDLOCK_ACCESS_FS_MAKE_SOCK;
+	const uint64_t	 dev = LANDLOCK_ACCESS_FS_READ_FILE |
+			     LANDLOCK_ACCESS_FS_WRITE_FILE |
+			     LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	const char *const *ex;
+	struct landlock	*ll;
+	char		 path[64];
+	int		 i;
+
+	ll = landlock_new(LL_FS_ALL, LANDLOCK_ACCESS_NET_BIND_TCP |
+	    LANDLOCK_ACCESS_NET_CONNECT_TCP,
+	    LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL);
+	if (ll == NULL)
+		sbx_fail(fd, "landlock ruleset:");
+	if (landlock_allow_path(ll, "/", LL_FS_READ) == -1 ||
+	    landlock_allow_path(ll, pl->tree, rw) == -1 ||
+	    landlock_allow_path(ll, "/tmp", rw) == -1 ||
+	    landlock_allow_path(ll, "/dev/shm", rw) == -1)
+		sbx_fail(fd, "landlock rule:");
+	for (i = 0; sbx_devices[i] != NULL; i++) {
+		snprintf(path, sizeof(path), "/dev/%s", sbx_devices[i]);
+		if (landlock_allow_path(ll, path, dev) == -1 &&
+		    errno != ENOENT)
+			sbx_fail(fd, "landlock rule %s:", path);
+	}
+	ex = pl->spec->exec_allow != NULL ?
+	    (const char *const *)pl->spec->exec_allow : sbx_exec_default;
+	for (i = 0; ex[i] != NULL; i++)
+		if (landlock_allow_path(ll, ex[i], LL_FS_READ | LL_FS_EXEC) ==
+		    -1 && errno != ENOENT)
+			sbx_fail(fd, "landlock rule %s:", ex[i]);
+	return ll;
+}
+
+/*
+ * Capabilities: the bounding set needs CAP_SETPCAP to shrink, which
+ * setresuid() takes away, so it is emptied just before the uid change;
+ * effective and permitted go with the uid change itself, and are
+ * cleared and checked again after it.
+ */
+static void
+sbx_dropbounding(int fd)
+{
+	int	 cap;
+
+	for (cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1) {
+			if (errno == EINVAL)
+				break;
+			sbx_fail(fd, "drop capability %d:", cap);
+		}
+}
+
+static void
+sbx_dropcaps(int fd)
+{
+	struct __user_cap_header_struct	 h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct	 d[2];
+
+	memset(d, 0, sizeof(d));
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 ||
+	    syscall(SYS_capset, &h, d) == -1 ||
+	    syscall(SYS_capget, &h, d) == -1)
+		sbx_fail(fd, "drop capabilities:");
+	if (d[0].effective | d[0].permitted | d[0].inheritable |
+	    d[1].effective | d[1].permitted | d[1].inheritable)
+		sbx_fail(fd, "capabilities remain after setresuid");
+	if (prctl(PR_CAPBSET_READ, 0, 0, 0, 0) != 0)
+		sbx_fail(fd, "bounding set not empty");
+}
+
+static void
+sbx_stdio(const struct sandbox_spec *spec, int fd)
+{
+	int	 lfd, nfd;
+
+	/* Move the log out of the way first: it may be 0, 1 or 2. */
+	if ((lfd = fcntl(spec->logfd, F_DUPFD_CLOEXEC, 3)) == -1 ||
+	    (nfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1 ||
+	    dup2(nfd, 0) == -1 || dup2(lfd, 1) == -1 || dup2(lfd, 2) == -1)
+		sbx_fail(fd, "stdio:");
+	close(lfd);
+	if (nfd > 2)
+		close(nfd);
+}
+
+/* The agent: pid 2 of the namespace.  Never returns. */
+static __dead void
+sbx_agent(struct sbx_plan *pl, int fd)
+{
+	const struct sandbox_spec *spec = pl->spec;
+	struct landlock	*ll;
+	uid_t		 ru, eu, su;
+
+	/* The stdio dup2s below must not land on the error pipe. */
+	if (fd <= 2 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) == -1)
+		_exit(127);
+	if (setsid() == -1)
+		sbx_fail(fd, "setsid:");
+	sbx_stdio(spec, fd);
+	sbx_rlimits(spec, fd);
+	ll = sbx_landlock(pl, fd);
+	if (chdir(pl->tree) == -1)
+		sbx_fail(fd, "chdir %s:", pl->tree);
+	sbx_dropbounding(fd);
+	if (setgroups(0, NULL) == -1)
+		sbx_fail(fd, "setgroups:");
+	if (setresgid(spec->gid, spec->gid, spec->gid) == -1)
+		sbx_fail(fd, "setresgid %u:", (unsigned)spec->gid);
+	if (setresuid(spec->uid, spec->uid, spec->uid) == -1)
+		sbx_fail(fd, "setresuid %u:", (unsigned)spec->uid);
+	if (getresuid(&ru, &eu, &su) == -1 || ru != spec->uid ||
+	    eu != spec->uid || su != spec->uid)
+		sbx_fail(fd, "uid did not change");
+	sbx_dropcaps(fd);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		sbx_fail(fd, "no_new_privs:");
+	if (landlock_restrict(ll) == -1)
+		sbx_fail(fd, "landlock restrict:");
+	landlock_free(ll);
+	/* Close-on-exec, not close: fd must carry an execve failure. */
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
+		sbx_fail(fd, "close_range:");
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0,
+	    &sbx_persona) == -1 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &sbx_prog) == -1)
+		sbx_fail(fd, "seccomp:");
+	execve(spec->argv[0], spec->argv, spec->env);
+	sbx_fail(fd, "exec %s:", spec->argv[0]);
+}
+
+static void
+sbx_send(int sock, int tag, const void *data, size_t len)
+{
+	char	 buf[16];
+
+	if (len > sizeof(buf) - 1)
+		len = sizeof(buf) - 1;
+	buf[0] = (char)tag;
+	memcpy(buf + 1, data, len);
+	(void)send(sock, buf, len + 1, MSG_NOSIGNAL);
+}
+
+/* pid 1: reap everything, report the agent, exit with it. */
+static __dead void
+sbx_reap(int sock, pid_t agent)
+{
+	pid_t	 pid;
+	int	 st;
+
+	for (;;) {
+		pid = waitpid(-1, &st, 0);
+		if (pid == -1 && errno == EINTR)
+			continue;
+		if (pid == -1)
+			_exit(127);
+		if (pid != agent)
+			continue;
+		sbx_send(sock, 'S', &st, sizeof(st));
+		if (WIFEXITED(st))
+			_exit(WEXITSTATUS(st));
+		_exit(128 + WTERMSIG(st));
+	}
+}
+
+static __dead void
+sbx_pid1(struct sbx_plan *pl)
+{
+	struct pollfd	 pfd = { pl->sock, POLLIN, 0 };
+	pid_t		 agent;
+	int		 i;
+
+	/* Die with the parent; if it died already, the socket says so. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
+		_exit(127);
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)))
+		_exit(127);
+	for (i = 0; i < pl->nprocfds; i++) {
+		if (write(pl->procfds[i], "0", 1) != 1)
+			sbx_fail(pl->errfd, "join cgroup %d:", i);
+		close(pl->procfds[i]);
+	}
+	if (unshare(CLONE_NEWCGROUP) == -1)
+		sbx_fail(pl->errfd, "cgroup namespace:");
+	if (sethostname(pl->spec->id, strlen(pl->spec->id)) == -1)
+		sbx_fail(pl->errfd, "sethostname:");
+	sbx_mounts(pl);
+
+	if ((agent = fork()) == -1)
+		sbx_fail(pl->errfd, "fork agent:");
+	if (agent == 0)
+		sbx_agent(pl, pl->errfd);
+	/*
+	 * The parent reads the error pipe itself: EOF once the agent's
+	 * execve closed the last write end.  Pid 1 keeps only the socket:
+	 * it runs nothing and holds nothing.
+	 */
+	if (dup2(pl->sock, 0) == -1)
+		_exit(127);
+	syscall(SYS_close_range, 1, ~0U, 0);
+	sbx_reap(0, agent);
+}
+
+/* Resolve the tree and the masks while errors can still be returned. */
+static int
+sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
+    size_t errlen)
+{
+	char	 path[PATH_MAX];
+	int	 n;
+
+	memset(pl, 0, sizeof(*pl));
+	pl->spec = spec;
+	if (spec->tree == NULL || spec->tree[0] != '/' ||
+	    realpath(spec->tree, pl->tree) == NULL) {
+		snprintf(err, errlen, "tree %s: %s", spec->tree ? spec->tree :
+		    "(null)", spec->tree && spec->tree[0] == '/' ?
+		    strerror(errno) : "not an absolute path");
+		return -1;
+	}
+	if (strcmp(pl->tree, "/") == 0) {
+		snprintf(err, errlen, "tree may not be /");
+		return -1;
+	}
+	if (spec->argv == NULL || spec->argv[0] == NULL ||
+	    spec->argv[0][0] != '/' || spec->env == NULL) {
+		snprintf(err, errlen, "argv[0] must be an absolute path");
+		return -1;
+	}
+	if (spec->uid == 0 || spec->gid == 0) {
+		snprintf(err, errlen, "the agent may not run as root");
+		return -1;
+	}
+	for (n = 0; spec->hide != NULL && spec->hide[n] != NULL; n++)
+		;
+	if (n > 0 && (pl->hide = calloc(n, sizeof(*pl->hide))) == NULL) {
+		snprintf(err, errlen, "calloc: %s", strerror(errno));
+		return -1;
+	}
+	for (n = 0; spec->hide != NULL && spec->hide[n] != NULL; n++) {
+		if (realpath(spec->hide[n], path) == NULL) {
+			if (errno == ENOENT)
+				continue;	/* nothing there to see */
+			snprintf(err, errlen, "hide %s: %s", spec->hide[n],
+			    strerror(errno));
+			free(pl->hide);
+			return -1;
+		}
+		if (strcmp(path, "/") == 0 || strcmp(path, pl->tree) == 0) {
+			snprintf(err, errlen, "hide %s: would hide %s",
+			    spec->hide[n], path);
+			free(pl->hide);
+			return -1;
+		}
+		strlcpy(pl->hide[pl->nhide++], path, PATH_MAX);
+	}
+	return 0;
+}
+
+/*
+ * Wait for the error pipe: EOF when the agent's execve succeeded (its
+ * close-on-exec end was the last one), else the reason it failed.
+ */
+static int
+sbx_await(int fd, char *err, size_t errlen)
+{
+	struct pollfd	 pfd = { fd, POLLIN, 0 };
+	ssize_t		 n;
+	int		 rc;
+
+	while ((rc = poll(&pfd, 1, SBX_SETUP_MS)) == -1 && errno == EINTR)
+		;
+	if (rc == 0) {
+		snprintf(err, errlen, "sandbox setup timed out");
+		return -1;
+	}
+	while ((n = read(fd, err, errlen - 1)) == -1 && errno == EINTR)
+		;
+	if (n == 0)
+		return 0;
+	if (n < 0)
+		snprintf(err, errlen, "read error pipe: %s", strerror(errno));
+	else
+		err[n] = '\0';
+	return -1;
+}
+
+int
+sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
+    char *err, size_t errlen)
+{
+	struct sbx_plan	 pl;
+	char		 derr[256];
+	int		 sv[2], ep[2], i, st, rc;
+	pid_t		 pid;
+
+	if (sbx_seccomp_build(err, errlen) == -1)
+		return -1;
+	if (sandbox_cgroup_paths(spec->id, sb) == -1) {
+		snprintf(err, errlen, "attempt id %s: bad, or no cgroups",
+		    spec->id ? spec->id : "(null)");
+		return -1;
+	}
+	if (sbx_plan(&pl, spec, err, errlen) == -1)
+		return -1;
+	if (cgroup_create(sb, spec, err, errlen) == -1)
+		goto fail_plan;
+	if (cgroup_open_procs(sb, pl.procfds, err, errlen) == -1)
+		goto fail_cg;
+	pl.nprocfds = sb->ncgroups;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		snprintf(err, errlen, "socketpair: %s", strerror(errno));
+		goto fail_fds;
+	}
+	if (pipe2(ep, O_CLOEXEC) == -1) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		goto fail_fds;
+	}
+	pl.sock = sv[1];
+	pl.errfd = ep[1];
+	/* Like fork(2), with the namespaces: the child runs on a copy. */
+	pid = (pid_t)syscall(SYS_clone, SBX_NSFLAGS | SIGCHLD, NULL, NULL,
+	    NULL, 0);
+	if (pid == 0) {
+		close(sv[0]);
+		close(ep[0]);
+		sbx_pid1(&pl);
+	}
+	close(sv[1]);
+	close(ep[1]);
+	if (pid == -1) {
+		snprintf(err, errlen, "clone: %s", strerror(errno));
+		close(sv[0]);
+		close(ep[0]);
+		goto fail_fds;
+	}
+	for (i = 0; i < pl.nprocfds; i++)
+		close(pl.procfds[i]);
+	free(pl.hide);
+	sb->pid = pid;
+	sb->fd = sv[0];
+	rc = sbx_await(ep[0], err, errlen);
+	close(ep[0]);
+	if (rc == 0)
+		return 0;
+
+	/* Leave nothing behind: the namespace dies with its pid 1. */
+	cgroup_kill(sb);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	sb->pid = -1;
+	if (sandbox_destroy(sb, derr, sizeof(derr)) == -1)
+		snprintf(err + strlen(err), errlen - strlen(err), "; %s", derr);
+	return -1;
+
+ fail_fds:
+	for (i = 0; i < pl.nprocfds; i++)
+		close(pl.procfds[i]);
+ fail_cg:
+	(void)sandbox_destroy(sb, derr, sizeof(derr));
+ fail_plan:
+	free(pl.hide);
+	return -1;
+}
+
+int
+sandbox_exitstatus(struct sandbox *sb, int status)
+{
+	char	 msg[16];
+	ssize_t	 n;
+	int	 st;
+
+	while (sb->agent_status == -1 && sb->fd != -1) {
+		n = recv(sb->fd, msg, sizeof(msg), MSG_DONTWAIT);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (msg[0] == 'S' && n == 1 + (ssize_t)sizeof(st)) {
+			memcpy(&st, msg + 1, sizeof(st));
+			sb->agent_status = st;
+		}
+	}
+	return sb->agent_status != -1 ? sb->agent_status : status;
+}
+
+int
+sandbox_kill(struct sandbox *sb)
+{
+	return cgroup_kill(sb);
+}

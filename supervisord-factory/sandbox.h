@@ -1,0 +1,132 @@
+/*
+ * The agent sandbox: what the parent (factoryd, root) uses to start one
+ * attempt's argv in fresh namespaces, under a fresh uid, in its own
+ * cgroups, with Landlock and a seccomp denylist, and to kill, measure
+ * and remove it afterwards by exact path.
+ *
+ * Life of a sandbox, as the caller drives it:
+ *
+ *	sandbox_cgroup_paths(id, &sb)	what will be created; journal it
+ *	sandbox_spawn(&spec, &sb, ...)	creates, starts, returns once the
+ *					agent's execve(2) succeeded
+ *	waitpid(sb.pid, &st, ...)	the caller's SIGCHLD handling
+ *	sandbox_exitstatus(&sb, st)	the agent's own wait status
+ *	sandbox_kill(&sb)		at the deadline or on cancel
+ *	sandbox_usage(&sb, &u)		what the cgroups measured
+ *	sandbox_destroy(&sb, ...)	checks empty, removes by exact path
+ *
+ * sb.pid is pid 1 of the attempt's pid namespace (a small reaper that
+ * stays root inside the namespaces and runs nothing else); the agent
+ * is its only child.  When the agent exits, pid 1 reports the agent's
+ * wait status on sb.fd and exits too, which takes every other process
+ * of the namespace with it; pid 1 also dies with the parent
+ * (PR_SET_PDEATHSIG).
+ */
+#ifndef FACTORY_SANDBOX_H
+#define FACTORY_SANDBOX_H
+
+#include <sys/types.h>
+#include <limits.h>
+#include <stdint.h>
+
+#ifndef __dead
+#define __dead		__attribute__((__noreturn__))
+#endif
+
+#define SANDBOX_MAXCG		6	/* memory pids cpu cpuacct unified */
+
+struct sandbox_spec {
+	const char	 *id;		/* attempt id: names cgroups, hostname */
+	uid_t		  uid;		/* fresh per attempt, from the range */
+	gid_t		  gid;
+	const char	 *tree;		/* writable dir; cwd; at the same path */
+	char *const	 *argv;		/* argv[0] absolute */
+	char *const	 *env;		/* the whole environment */
+	char *const	 *hide;		/* masked with an empty read-only tmpfs */
+	char *const	 *exec_allow;	/* NULL: the system binary dirs */
+	int		  logfd;	/* the agent's stdout and stderr */
+	uint64_t	  memory;	/* bytes; 0: no limit for that one */
+	uint64_t	  pids;
+	uint64_t	  cpu_ms;	/* RLIMIT_CPU per process, rounded up */
+	uint64_t	  fsize;	/* bytes, RLIMIT_FSIZE */
+	uint64_t	  nofile;	/* RLIMIT_NOFILE */
+};
+
+enum sandbox_cgmode {
+	CGMODE_NONE,
+	CGMODE_HYBRID,		/* v1 controllers + controller-less cgroup2 */
+	CGMODE_V2		/* one unified tree with the controllers */
+};
+
+/* What was (or will be) created, so it can be killed and removed. */
+struct sandbox {
+	pid_t		 pid;		/* pid 1 of the namespace: waitpid it */
+	int		 fd;		/* pid 1 reports the agent's status here */
+	int		 agent_status;	/* -1 until read from fd */
+	enum sandbox_cgmode mode;
+	int		 ncgroups;
+	char		 cgroups[SANDBOX_MAXCG][PATH_MAX];
+	int		 cg_memory;	/* index into cgroups, -1: none */
+	int		 cg_pids;
+	int		 cg_cpu;
+	int		 cg_cpuacct;
+	int		 cg_kill;	/* the cgroup2 dir: kill, events */
+};
+
+struct sandbox_usage {
+	uint64_t	 cpu_ms;	/* user + system of every process */
+	uint64_t	 mem_peak;	/* bytes */
+	uint64_t	 pids_current;
+	uint64_t	 pids_peak;	/* 0 if the kernel does not keep it */
+	uint64_t	 pids_denied;	/* forks refused by pids.max */
+	uint64_t	 oom_kills;
+};
+
+/* sandbox.c */
+/*
+ * Every kernel feature the sandbox needs.  0 and a one-line summary in
+ * err (log it), or -1 and the first missing feature named in err.
+ * Also builds the seccomp program once; sandbox_spawn calls it itself
+ * if the caller did not.
+ */
+int	sandbox_probe(char *, size_t);
+/*
+ * Start spec->argv in a new sandbox.  sb receives the cgroup paths
+ * before they are created.  0 once the agent runs; -1 and a reason
+ * ("exec /bin/foo: No such file or directory") if anything failed, in
+ * which case the child was reaped and the cgroups were removed.
+ */
+int	sandbox_spawn(const struct sandbox_spec *, struct sandbox *,
+	    char *, size_t);
+/*
+ * Given pid 1's wait status, the agent's own wait status as pid 1
+ * reported it, or pid 1's status if it reported none (it was killed).
+ */
+int	sandbox_exitstatus(struct sandbox *, int);
+/* SIGKILL every process of the attempt, now.  0 or -1 with errno. */
+int	sandbox_kill(struct sandbox *);
+
+/* cgroup.c */
+/* Which cgroup layout this host has; CGMODE_NONE if unusable. */
+enum sandbox_cgmode cgroup_mode(char *, size_t);
+/*
+ * The cgroup directories of attempt id, computed without creating
+ * anything; -1 if the id is not a plain name or the host has no layout.
+ */
+int	sandbox_cgroup_paths(const char *, struct sandbox *);
+/* Create sb's cgroups with spec's limits; undoes itself on failure. */
+int	cgroup_create(struct sandbox *, const struct sandbox_spec *,
+	    char *, size_t);
+/* Open each cgroup's cgroup.procs for writing; fds[] gets ncgroups. */
+int	cgroup_open_procs(struct sandbox *, int *, char *, size_t);
+int	cgroup_kill(struct sandbox *);
+int	sandbox_usage(struct sandbox *, struct sandbox_usage *);
+/*
+ * Removes sb's cgroups if they are empty; -1 and what remains in err
+ * otherwise (they are left in place).  Closes sb->fd.
+ */
+int	sandbox_destroy(struct sandbox *, char *, size_t);
+/* Check the cgroup features the sandbox needs; -1 naming what lacks. */
+int	cgroup_probe(char *, size_t);
+
+#endif /* FACTORY_SANDBOX_H */

@@ -1,0 +1,471 @@
+/*
+ * Reading a bundle: a strict parse of its v2 header, then its pack
+ * indexed into a scratch repository of our own.  Nothing the bundle
+ * says is believed until the objects themselves confirm it.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include "factory.h"
+#include "verifier.h"
+
+#define SIGNATURE	"# v2 git bundle\n"
+#define PACK_MAGIC	"PACK"
+
+static void	 gerr(char *, size_t, const char *, ...)
+		    __attribute__((__format__ (printf, 3, 4)));
+static int	 hex40(const char *);
+static int	 id_valid(const char *, size_t);
+static char	*line_end(char *, char *);
+static int	 parse_header(char *, size_t, struct vbundle *, char *,
+		    size_t);
+static int	 objects_dir(const char *, char *, size_t, char *, size_t);
+static int	 put_file(int, const char *, const char *, const char *,
+		    char *, size_t);
+static int	 make_scratch(const char *, const char *, char *, size_t);
+static int	 index_pack(const struct vbundle *, git_odb *, const char *,
+		    char *, size_t);
+static int	 check_commit(const struct vbundle *, const char *,
+		    const char *, char *, size_t);
+
+static void
+gerr(char *err, size_t errlen, const char *fmt, ...)
+{
+	const git_error	*e;
+	va_list		 ap;
+	size_t		 n;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	if ((e = git_error_last()) != NULL && e->message != NULL) {
+		n = strlen(err);
+		if (n < errlen)
+			snprintf(err + n, errlen - n, ": %s", e->message);
+		git_error_clear();
+	}
+}
+
+int
+gitv_init(char *err, size_t errlen)
+{
+	static const int levels[] = {
+		GIT_CONFIG_LEVEL_PROGRAMDATA,
+		GIT_CONFIG_LEVEL_SYSTEM,
+		GIT_CONFIG_LEVEL_XDG,
+		GIT_CONFIG_LEVEL_GLOBAL
+	};
+	size_t	 i;
+
+	if (git_libgit2_init() < 0) {
+		gerr(err, errlen, "git_libgit2_init");
+		return (-1);
+	}
+	/* Host configuration must not change what we conclude. */
+	for (i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		if (git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, levels[i],
+		    "") < 0) {
+			gerr(err, errlen, "config search path level %d",
+			    levels[i]);
+			return (-1);
+		}
+	}
+	if (git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 1) < 0 ||
+	    git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 1) < 0) {
+		gerr(err, errlen, "libgit2 options");
+		return (-1);
+	}
+	return (0);
+}
+
+/* Lower case only: git writes it so, and one spelling per id. */
+static int
+hex40(const char *s)
+{
+	return (strspn(s, "0123456789abcdef") == GITV_HEXSZ);
+}
+
+static int
+id_valid(const char *id, size_t len)
+{
+	size_t	 i;
+
+	if (len == 0 || len > ATTEMPT_ID_MAX || id[0] == '.' ||
+	    id[0] == '-')
+		return (0);
+	if (len >= 5 && memcmp(id + len - 5, ".lock", 5) == 0)
+		return (0);
+	for (i = 0; i < len; i++) {
+		if (!isalnum((unsigned char)id[i]) && id[i] != '-' &&
+		    id[i] != '_' && id[i] != '.')
+			return (0);
+		if (i > 0 && id[i] == '.' && id[i - 1] == '.')
+			return (0);
+	}
+	return (1);
+}
+
+/* The '\n' ending the line at p, or NULL; the line becomes a string. */
+static char *
+line_end(char *p, char *end)
+{
+	char	*nl;
+
+	if ((nl = memchr(p, '\n', end - p)) == NULL)
+		return (NULL);
+	*nl = '\0';
+	return (nl);
+}
+
+/*
+ * buf holds len bytes of the bundle's start.  Exactly: the signature,
+ * "-<prerequisite>[ comment]", "<commit> <ref>", an empty line, then
+ * the pack's magic.
+ */
+static int
+parse_header(char *buf, size_t len, struct vbundle *vb, char *err,
+    size_t errlen)
+{
+	char	*p, *nl, *end = buf + len, *ref;
+	size_t	 slen = strlen(SIGNATURE);
+
+	if (len < slen || memcmp(buf, SIGNATURE, slen) != 0) {
+		snprintf(err, errlen, "bundle: not a v2 git bundle");
+		return (-1);
+	}
+	if ((p = memmem(buf, len, "\n\n", 2)) == NULL ||
+	    p + 2 - buf > VBUNDLE_HEADER_MAX) {
+		snprintf(err, errlen, "bundle: no end of header in the first "
+		    "%d bytes", VBUNDLE_HEADER_MAX);
+		return (-1);
+	}
+	if (memchr(buf, '\0', p - buf) != NULL) {
+		snprintf(err, errlen, "bundle: NUL byte in the header");
+		return (-1);
+	}
+	p = buf + slen;
+	if ((nl = line_end(p, end)) == NULL || p[0] != '-' ||
+	    strlen(p + 1) < GITV_HEXSZ || !hex40(p + 1) ||
+	    (p[1 + GITV_HEXSZ] != '\0' && p[1 + GITV_HEXSZ] != ' ')) {
+		snprintf(err, errlen, "bundle: line 2: want exactly one "
+		    "prerequisite");
+		return (-1);
+	}
+	memcpy(vb->prereq, p + 1, GITV_HEXSZ);
+	vb->prereq[GITV_HEXSZ] = '\0';
+	p = nl + 1;
+	if ((nl = line_end(p, end)) == NULL || p[0] == '-' ||
+	    strlen(p) < GITV_HEXSZ + 2 || !hex40(p) || p[GITV_HEXSZ] != ' ') {
+		snprintf(err, errlen, "bundle: line 3: want exactly one ref");
+		return (-1);
+	}
+	ref = p + GITV_HEXSZ + 1;
+	if (strncmp(ref, VBUNDLE_REFPREFIX, strlen(VBUNDLE_REFPREFIX)) != 0 ||
+	    !id_valid(ref + strlen(VBUNDLE_REFPREFIX),
+	    strlen(ref + strlen(VBUNDLE_REFPREFIX)))) {
+		snprintf(err, errlen, "bundle: ref \"%.80s\" is not "
+		    VBUNDLE_REFPREFIX "<attempt id>", ref);
+		return (-1);
+	}
+	memcpy(vb->commit, p, GITV_HEXSZ);
+	vb->commit[GITV_HEXSZ] = '\0';
+	strlcpy(vb->attempt_id, ref + strlen(VBUNDLE_REFPREFIX),
+	    sizeof(vb->attempt_id));
+	p = nl + 1;
+	if (p >= end || p[0] != '\n') {
+		snprintf(err, errlen, "bundle: line 4: want exactly one ref, "
+		    "then an empty line");
+		return (-1);
+	}
+	p++;
+	if ((size_t)(end - p) < strlen(PACK_MAGIC) ||
+	    memcmp(p, PACK_MAGIC, strlen(PACK_MAGIC)) != 0) {
+		snprintf(err, errlen, "bundle: no pack after the header");
+		return (-1);
+	}
+	vb->pack_offset = p - buf;
+	return (0);
+}
+
+int
+vbundle_open(int fd, struct vbundle *vb, char *err, size_t errlen)
+{
+	char	*buf;
+	size_t	 len = 0, want = VBUNDLE_HEADER_MAX + strlen(PACK_MAGIC);
+	ssize_t	 n;
+	int	 ret;
+
+	memset(vb, 0, sizeof(*vb));
+	vb->fd = -1;
+	if ((buf = malloc(want)) == NULL) {
+		snprintf(err, errlen, "bundle: out of memory");
+		return (-1);
+	}
+	while (len < want) {
+		n = pread(fd, buf + len, want - len, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			snprintf(err, errlen, "bundle: read: %s",
+			    strerror(errno));
+			free(buf);
+			return (-1);
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	ret = parse_header(buf, len, vb, err, errlen);
+	free(buf);
+	if (ret == 0)
+		vb->fd = fd;
+	return (ret);
+}
+
+/*
+ * The repository's objects directory, found without opening it with
+ * libgit2: its config and its owner are not ours to trust.
+ */
+static int
+objects_dir(const char *repo, char *out, size_t outlen, char *err,
+    size_t errlen)
+{
+	struct stat	 st;
+	char		 path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/HEAD", repo);
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		snprintf(path, sizeof(path), "%s/objects", repo);
+	else
+		snprintf(path, sizeof(path), "%s/.git/objects", repo);
+	if (realpath(path, out) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (-1);
+	}
+	if (stat(out, &st) == -1 || !S_ISDIR(st.st_mode) ||
+	    strlen(out) + 2 > outlen || strchr(out, '\n') != NULL) {
+		snprintf(err, errlen, "%s: not a usable objects directory",
+		    path);
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+put_file(int dirfd, const char *name, const char *data, const char *gitdir,
+    char *err, size_t errlen)
+{
+	size_t	 len = strlen(data);
+	int	 fd, ok;
+
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0644);
+	ok = fd != -1 && write(fd, data, len) == (ssize_t)len;
+	if (fd == -1 || close(fd) == -1 || !ok) {
+		snprintf(err, errlen, "%s/%s: %s", gitdir, name,
+		    strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * The scratch repository is made file by file, not with
+ * git_repository_init: that probes the filesystem with chmod(2), which
+ * the verifier's pledge does not allow, and writes more than we need.
+ * gitdir must be new or an empty directory.
+ */
+static int
+make_scratch(const char *gitdir, const char *objects, char *err,
+    size_t errlen)
+{
+	static const char *const dirs[] = {
+		"objects", "objects/info", "objects/pack", "refs",
+		"refs/heads", "refs/tags"
+	};
+	char	 alt[PATH_MAX + 1];
+	size_t	 i;
+	int	 fd, ret = -1;
+
+	if (mkdir(gitdir, 0700) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "%s: %s", gitdir, strerror(errno));
+		return (-1);
+	}
+	if ((fd = open(gitdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: %s", gitdir, strerror(errno));
+		return (-1);
+	}
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (mkdirat(fd, dirs[i], 0700) == -1) {
+			snprintf(err, errlen, "%s/%s: %s", gitdir, dirs[i],
+			    strerror(errno));
+			goto done;
+		}
+	}
+	snprintf(alt, sizeof(alt), "%s\n", objects);
+	if (put_file(fd, "HEAD", "ref: refs/heads/main\n", gitdir, err,
+	    errlen) == -1 ||
+	    put_file(fd, "config", "[core]\n\trepositoryformatversion = 0\n"
+	    "\tbare = true\n", gitdir, err, errlen) == -1 ||
+	    put_file(fd, "objects/info/alternates", alt, gitdir, err,
+	    errlen) == -1)
+		goto done;
+	ret = 0;
+ done:
+	close(fd);
+	return (ret);
+}
+
+/* Feeds the pack to git_indexer; odb completes a thin pack. */
+static int
+index_pack(const struct vbundle *vb, git_odb *odb, const char *gitdir,
+    char *err, size_t errlen)
+{
+	git_indexer_options	 opts;
+	git_indexer_progress	 stats;
+	git_indexer		*idx = NULL;
+	char			 packdir[PATH_MAX], *buf;
+	off_t			 off = vb->pack_offset;
+	ssize_t			 n;
+	int			 ret = -1;
+
+	if ((buf = malloc(64 * 1024)) == NULL) {
+		snprintf(err, errlen, "bundle: out of memory");
+		return (-1);
+	}
+	snprintf(packdir, sizeof(packdir), "%s/objects/pack", gitdir);
+	git_indexer_options_init(&opts, GIT_INDEXER_OPTIONS_VERSION);
+	opts.verify = 1;
+	memset(&stats, 0, sizeof(stats));
+	if (git_indexer_new(&idx, packdir, 0, odb, &opts) < 0) {
+		gerr(err, errlen, "bundle: indexer in %s", packdir);
+		goto done;
+	}
+	for (;;) {
+		n = pread(vb->fd, buf, 64 * 1024, off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			snprintf(err, errlen, "bundle: read: %s",
+			    strerror(errno));
+			goto done;
+		}
+		if (n == 0)
+			break;
+		if (git_indexer_append(idx, buf, n, &stats) < 0) {
+			gerr(err, errlen, "bundle: pack at offset %lld",
+			    (long long)off);
+			goto done;
+		}
+		off += n;
+	}
+	if (git_indexer_commit(idx, &stats) < 0) {
+		gerr(err, errlen, "bundle: pack");
+		goto done;
+	}
+	ret = 0;
+ done:
+	git_indexer_free(idx);
+	free(buf);
+	return (ret);
+}
+
+/* The ref's commit, with the baseline as its one and only parent. */
+static int
+check_commit(const struct vbundle *vb, const char *gitdir,
+    const char *baseline, char *err, size_t errlen)
+{
+	git_repository	*repo = NULL;
+	git_commit	*c = NULL;
+	git_oid		 oid;
+	char		 hex[GITV_HEXSZ + 1];
+	int		 ret = -1;
+
+	if (strcmp(vb->prereq, baseline) != 0) {
+		snprintf(err, errlen, "bundle: prerequisite %s is not the "
+		    "baseline %s", vb->prereq, baseline);
+		return (-1);
+	}
+	if (git_repository_open_bare(&repo, gitdir) < 0) {
+		gerr(err, errlen, "open %s", gitdir);
+		return (-1);
+	}
+	if (git_oid_fromstr(&oid, vb->commit) < 0 ||
+	    git_commit_lookup(&c, repo, &oid) < 0) {
+		gerr(err, errlen, "bundle: commit %s", vb->commit);
+		goto done;
+	}
+	if (git_commit_parentcount(c) != 1) {
+		snprintf(err, errlen, "bundle: commit %s has %u parents, "
+		    "not 1", vb->commit, git_commit_parentcount(c));
+		goto done;
+	}
+	git_oid_tostr(hex, sizeof(hex), git_commit_parent_id(c, 0));
+	if (strcmp(hex, baseline) != 0) {
+		snprintf(err, errlen, "bundle: commit %s has parent %s, not "
+		    "the baseline %s", vb->commit, hex, baseline);
+		goto done;
+	}
+	ret = 0;
+ done:
+	git_commit_free(c);
+	git_repository_free(repo);
+	return (ret);
+}
+
+int
+vbundle_index(struct vbundle *vb, const char *repo_path,
+    const char *scratch_dir, const char *baseline, char *err, size_t errlen)
+{
+	git_repository	*repo = NULL;
+	git_odb		*odb = NULL;
+	char		 objects[PATH_MAX];
+	int		 ret = -1;
+
+	if (vb->fd == -1) {
+		snprintf(err, errlen, "bundle: not opened");
+		return (-1);
+	}
+	if (!hex40(baseline) || strlen(baseline) != GITV_HEXSZ) {
+		snprintf(err, errlen, "baseline \"%s\" is not a 40-hex id",
+		    baseline);
+		return (-1);
+	}
+	if (strlcpy(vb->gitdir, scratch_dir, sizeof(vb->gitdir)) >=
+	    sizeof(vb->gitdir)) {
+		snprintf(err, errlen, "%s: path too long", scratch_dir);
+		return (-1);
+	}
+	if (objects_dir(repo_path, objects, sizeof(objects), err,
+	    errlen) == -1 ||
+	    make_scratch(scratch_dir, objects, err, errlen) == -1)
+		return (-1);
+	if (git_repository_open_bare(&repo, scratch_dir) < 0 ||
+	    git_repository_odb(&odb, repo) < 0) {
+		gerr(err, errlen, "open %s", scratch_dir);
+		goto done;
+	}
+	if (index_pack(vb, odb, scratch_dir, err, errlen) == -1)
+		goto done;
+	/* A fresh open sees the new pack. */
+	ret = check_commit(vb, scratch_dir, baseline, err, errlen);
+ done:
+	git_odb_free(odb);
+	git_repository_free(repo);
+	if (ret == -1)
+		vb->gitdir[0] = '\0';
+	return (ret);
+}

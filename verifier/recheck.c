@@ -1,0 +1,526 @@
+/*
+ * Re-deriving an attempt's facts from the scratch repository alone and
+ * the frozen manifest: the worker's checks are done again here, by a
+ * process that never saw the attempt tree, plus a secret scan.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include "conf.h"
+#include "factory.h"
+#include "verifier.h"
+
+#define WORKFLOWS	".github/workflows/"
+
+struct check {
+	git_repository	 *repo;
+	git_tree	 *tree;		/* the commit's */
+	char		***v;
+	size_t		 *n;
+	int		  failed;
+};
+
+static int	 addstr(char ***, size_t *, const char *, ...)
+		    __attribute__((__format__ (printf, 3, 4)));
+static void	 finding(struct check *, const char *, const char *, ...)
+		    __attribute__((__format__ (printf, 3, 4)));
+static int	 is_dotgit(const char *, size_t);
+static int	 has_dotgit(const char *);
+static const char *link_escapes(const char *, const char *, size_t);
+static size_t	 run(const char *, size_t, int (*)(int));
+static int	 is_tok(int);
+static int	 is_upalnum(int);
+static int	 is_pemlabel(int);
+static int	 is_patchar(int);
+static const char *secret_in(const char *, size_t);
+static void	 check_modes(struct check *, const char *);
+static void	 check_link(struct check *, const git_diff_delta *);
+static void	 scan_delta(struct check *, git_diff *, size_t,
+		    const git_diff_delta *);
+static void	 check_delta(struct check *, git_diff *, size_t,
+		    char * const *);
+static void	 check_message(struct check *, const git_commit *,
+		    const struct recheck_req *);
+static int	 gerr(char *, size_t, const char *);
+
+static int
+addstr(char ***v, size_t *n, const char *fmt, ...)
+{
+	char	**nv, *s;
+	va_list	  ap;
+	int	  r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r == -1)
+		return (-1);
+	if ((nv = reallocarray(*v, *n + 1, sizeof(*nv))) == NULL) {
+		free(s);
+		return (-1);
+	}
+	nv[(*n)++] = s;
+	*v = nv;
+	return (0);
+}
+
+static void
+finding(struct check *c, const char *path, const char *fmt, ...)
+{
+	char	 reason[256];
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	if (addstr(c->v, c->n, "%s: %s", path, reason) == -1)
+		c->failed = 1;
+}
+
+static int
+gerr(char *err, size_t errlen, const char *what)
+{
+	const git_error	*e = git_error_last();
+
+	snprintf(err, errlen, "%s%s%s", what, e != NULL ? ": " : "",
+	    e != NULL ? e->message : "");
+	git_error_clear();
+	return (-1);
+}
+
+/* ".git" in any case, with what NTFS folds into it, or GIT~1. */
+static int
+is_dotgit(const char *p, size_t len)
+{
+	size_t	 i;
+
+	if (len == 5 && strncasecmp(p, "git~1", 5) == 0)
+		return (1);
+	if (len < 4 || strncasecmp(p, ".git", 4) != 0)
+		return (0);
+	for (i = 4; i < len; i++)
+		if (p[i] != '.' && p[i] != ' ')
+			return (0);
+	return (1);
+}
+
+static int
+has_dotgit(const char *path)
+{
+	const char	*e;
+
+	for (;; path = e + 1) {
+		if ((e = strchr(path, '/')) == NULL)
+			return (is_dotgit(path, strlen(path)));
+		if (is_dotgit(path, e - path))
+			return (1);
+	}
+}
+
+/*
+ * NULL if a symlink at path with this target stays inside the tree,
+ * resolved lexically from the link's directory; ".." after a normal
+ * component is refused so that links cannot be chained out.
+ */
+static const char *
+link_escapes(const char *path, const char *t, size_t tlen)
+{
+	const char	*p, *e, *end = t + tlen;
+	long		 depth = 0;
+	int		 descended = 0;
+
+	if (tlen == 0)
+		return ("empty symlink");
+	if (memchr(t, '\0', tlen) != NULL)
+		return ("NUL in symlink target");
+	if (t[0] == '/')
+		return ("absolute symlink");
+	for (p = path; (p = strchr(p, '/')) != NULL; p++)
+		depth++;
+	for (p = t; p < end; p = e + 1) {
+		if ((e = memchr(p, '/', end - p)) == NULL)
+			e = end;
+		if (e == p || (e - p == 1 && p[0] == '.'))
+			continue;
+		if (e - p == 2 && p[0] == '.' && p[1] == '.') {
+			if (descended)
+				return ("symlink target not normalized");
+			if (--depth < 0)
+				return ("symlink escapes the tree");
+			continue;
+		}
+		if (is_dotgit(p, e - p))
+			return ("symlink into .git");
+		descended = 1;
+	}
+	return (NULL);
+}
+
+static int
+is_tok(int ch)
+{
+	return (isascii(ch) && isalnum(ch));
+}
+
+static int
+is_upalnum(int ch)
+{
+	return ((ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'));
+}
+
+static int
+is_pemlabel(int ch)
+{
+	return (is_upalnum(ch) || ch == ' ');
+}
+
+/* How many bytes from p on satisfy ok(). */
+static size_t
+run(const char *p, size_t len, int (*ok)(int))
+{
+	size_t	 i;
+
+	for (i = 0; i < len && ok((unsigned char)p[i]); i++)
+		;
+	return (i);
+}
+
+static int
+is_patchar(int ch)
+{
+	return (is_tok(ch) || ch == '_');
+}
+
+/* The kind of the first secret in one line, or NULL. */
+static const char *
+secret_in(const char *s, size_t len)
+{
+	static const char *const gh[] = {
+		"ghp_", "gho_", "ghu_", "ghs_", "ghr_"
+	};
+	size_t	 i, k, r;
+
+	for (i = 0; i < len; i++) {
+		const char	*p = s + i;
+		size_t		 left = len - i;
+
+		if (left >= 11 && memcmp(p, "-----BEGIN ", 11) == 0) {
+			r = run(p + 11, left - 11, is_pemlabel);
+			if (r >= 11 && left - 11 - r >= 5 &&
+			    memcmp(p + 11 + r - 11, "PRIVATE KEY", 11) == 0 &&
+			    memcmp(p + 11 + r, "-----", 5) == 0)
+				return ("private key block");
+		}
+		for (k = 0; k < sizeof(gh) / sizeof(gh[0]); k++)
+			if (left >= 4 && memcmp(p, gh[k], 4) == 0 &&
+			    run(p + 4, left - 4, is_tok) >= 36)
+				return ("GitHub token");
+		if (left >= 11 && memcmp(p, "github_pat_", 11) == 0 &&
+		    run(p + 11, left - 11, is_patchar) >= 22)
+			return ("GitHub token");
+		if (left >= 20 && (memcmp(p, "AKIA", 4) == 0 ||
+		    memcmp(p, "ASIA", 4) == 0) &&
+		    run(p + 4, 16, is_upalnum) == 16)
+			return ("AWS access key id");
+		if (left >= 5 && memcmp(p, "xox", 3) == 0 &&
+		    strchr("baprs", p[3]) != NULL && p[3] != '\0' &&
+		    p[4] == '-')
+			return ("Slack token");
+	}
+	return (NULL);
+}
+
+int
+secret_scan(const char *label, const char *buf, size_t len, char ***v,
+    size_t *n)
+{
+	const char	*p = buf, *end = buf + len, *nl, *why;
+	size_t		 line = 1;
+
+	for (; p < end; p = nl + 1, line++) {
+		if ((nl = memchr(p, '\n', end - p)) == NULL)
+			nl = end;
+		if ((why = secret_in(p, nl - p)) != NULL &&
+		    addstr(v, n, "%s:%zu: %s", label, line, why) == -1)
+			return (-1);
+	}
+	return (0);
+}
+
+/* Every component of a changed path has a mode we allow. */
+static void
+check_modes(struct check *c, const char *path)
+{
+	git_tree_entry	*e;
+	char		 buf[PATH_MAX], *slash;
+	unsigned	 mode;
+
+	if (strlcpy(buf, path, sizeof(buf)) >= sizeof(buf)) {
+		finding(c, path, "path too long");
+		return;
+	}
+	for (slash = buf; (slash = strchr(slash, '/')) != NULL; slash++) {
+		*slash = '\0';
+		if (git_tree_entry_bypath(&e, c->tree, buf) == 0) {
+			if (git_tree_entry_filemode_raw(e) != GIT_FILEMODE_TREE)
+				finding(c, buf, "mode %06o not allowed",
+				    git_tree_entry_filemode_raw(e));
+			git_tree_entry_free(e);
+		}
+		*slash = '/';
+	}
+	if (git_tree_entry_bypath(&e, c->tree, path) != 0) {
+		git_error_clear();
+		return;		/* deleted */
+	}
+	mode = git_tree_entry_filemode_raw(e);
+	if (mode == GIT_FILEMODE_COMMIT)
+		finding(c, path, "gitlink");
+	else if (mode != GIT_FILEMODE_BLOB &&
+	    mode != GIT_FILEMODE_BLOB_EXECUTABLE && mode != GIT_FILEMODE_LINK)
+		finding(c, path, "mode %06o not allowed", mode);
+	git_tree_entry_free(e);
+}
+
+static void
+check_link(struct check *c, const git_diff_delta *d)
+{
+	git_blob	*b;
+	const char	*why;
+
+	if (git_blob_lookup(&b, c->repo, &d->new_file.id) < 0) {
+		git_error_clear();
+		finding(c, d->new_file.path, "symlink blob missing");
+		return;
+	}
+	why = link_escapes(d->new_file.path, git_blob_rawcontent(b),
+	    git_blob_rawsize(b));
+	if (why != NULL)
+		finding(c, d->new_file.path, "%s", why);
+	git_blob_free(b);
+}
+
+/* Scans what the change added: added lines, or a whole binary blob. */
+static void
+scan_delta(struct check *c, git_diff *diff, size_t i,
+    const git_diff_delta *d)
+{
+	const git_diff_line	*l;
+	git_patch		*patch = NULL;
+	git_blob		*b = NULL;
+	const char		*why;
+	size_t			 h, j, nlines;
+
+	if (git_patch_from_diff(&patch, diff, i) < 0 || patch == NULL) {
+		git_error_clear();
+		finding(c, d->new_file.path, "cannot diff");
+		return;
+	}
+	if (d->flags & GIT_DIFF_FLAG_BINARY) {
+		if (git_blob_lookup(&b, c->repo, &d->new_file.id) < 0) {
+			git_error_clear();
+			finding(c, d->new_file.path, "blob missing");
+		} else if (secret_scan(d->new_file.path,
+		    git_blob_rawcontent(b), git_blob_rawsize(b), c->v,
+		    c->n) == -1)
+			c->failed = 1;
+		git_blob_free(b);
+		git_patch_free(patch);
+		return;
+	}
+	for (h = 0; h < git_patch_num_hunks(patch); h++) {
+		nlines = git_patch_num_lines_in_hunk(patch, h);
+		for (j = 0; j < nlines; j++) {
+			if (git_patch_get_line_in_hunk(&l, patch, h, j) < 0)
+				continue;
+			if (l->origin != GIT_DIFF_LINE_ADDITION)
+				continue;
+			if ((why = secret_in(l->content, l->content_len)) !=
+			    NULL)
+				finding(c, d->new_file.path, "%s on line %d",
+				    why, l->new_lineno);
+		}
+	}
+	git_patch_free(patch);
+}
+
+static void
+check_delta(struct check *c, git_diff *diff, size_t i, char * const *scope)
+{
+	const git_diff_delta	*d = git_diff_get_delta(diff, i);
+	const char		*path;
+
+	path = d->status == GIT_DELTA_DELETED ? d->old_file.path :
+	    d->new_file.path;
+	if (has_dotgit(path))
+		finding(c, path, "'.git' path component");
+	if (scope == NULL || scope_match(scope, path) != 1)
+		finding(c, path, "outside the scope");
+	if (strncasecmp(path, WORKFLOWS, strlen(WORKFLOWS)) == 0)
+		finding(c, path, "change under " WORKFLOWS);
+	if (d->status == GIT_DELTA_DELETED)
+		return;
+	check_modes(c, path);
+	if (d->new_file.mode == GIT_FILEMODE_LINK)
+		check_link(c, d);
+	else if (d->new_file.mode == GIT_FILEMODE_BLOB ||
+	    d->new_file.mode == GIT_FILEMODE_BLOB_EXECUTABLE)
+		scan_delta(c, diff, i, d);
+}
+
+static void
+check_message(struct check *c, const git_commit *commit,
+    const struct recheck_req *req)
+{
+	const char	*msg = git_commit_message_raw(commit), *nl;
+	char		*want;
+	size_t		 tlen = strlen(req->title);
+
+	if (asprintf(&want, "%s\n\nAttempt-Id: %s\nManifest-Digest: %s\n",
+	    req->title, req->attempt_id, req->manifest_digest) == -1) {
+		c->failed = 1;
+		return;
+	}
+	if (strcmp(msg, want) != 0) {
+		nl = strchr(msg, '\n');
+		if (nl == NULL || (size_t)(nl - msg) != tlen ||
+		    strncmp(msg, req->title, tlen) != 0)
+			finding(c, "commit", "title differs from the manifest");
+		else
+			finding(c, "commit", "trailers differ from the "
+			    "manifest");
+	}
+	free(want);
+}
+
+int
+recheck(const struct recheck_req *req, struct recheck_result *res, char *err,
+    size_t errlen)
+{
+	git_diff_options	 opts;
+	struct check		 c;
+	git_commit		*commit = NULL, *base = NULL;
+	git_tree		*btree = NULL;
+	git_diff		*diff = NULL;
+	git_oid			 oid, boid;
+	size_t			 i, n;
+	int			 ret = -1;
+
+	memset(res, 0, sizeof(*res));
+	memset(&c, 0, sizeof(c));
+	c.v = &res->findings;
+	c.n = &res->nfindings;
+	if (git_repository_open_bare(&c.repo, req->gitdir) < 0)
+		return (gerr(err, errlen, req->gitdir));
+	if (git_oid_fromstr(&oid, req->commit_hex) < 0 ||
+	    git_commit_lookup(&commit, c.repo, &oid) < 0 ||
+	    git_commit_tree(&c.tree, commit) < 0) {
+		gerr(err, errlen, req->commit_hex);
+		goto done;
+	}
+	if (git_oid_fromstr(&boid, req->baseline_hex) < 0 ||
+	    git_commit_lookup(&base, c.repo, &boid) < 0 ||
+	    git_commit_tree(&btree, base) < 0) {
+		gerr(err, errlen, req->baseline_hex);
+		goto done;
+	}
+	strlcpy(res->commit_hex, req->commit_hex, sizeof(res->commit_hex));
+	git_oid_tostr(res->tree_hex, sizeof(res->tree_hex),
+	    git_tree_id(c.tree));
+	if (git_commit_parentcount(commit) != 1 ||
+	    !git_oid_equal(git_commit_parent_id(commit, 0), &boid))
+		finding(&c, "commit", "parent is not the baseline %s",
+		    req->baseline_hex);
+	check_message(&c, commit, req);
+	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
+	opts.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
+	if (git_diff_tree_to_tree(&diff, c.repo, btree, c.tree, &opts) < 0) {
+		gerr(err, errlen, "diff against the baseline");
+		goto done;
+	}
+	n = git_diff_num_deltas(diff);
+	if (n == 0)
+		finding(&c, "tree", "no change");
+	for (i = 0; i < n && !c.failed; i++)
+		check_delta(&c, diff, i, req->scope);
+	if (req->log != NULL && !c.failed && secret_scan("log", req->log,
+	    req->loglen, c.v, c.n) == -1)
+		c.failed = 1;
+	if (c.failed) {
+		snprintf(err, errlen, "recheck of %s: out of memory",
+		    req->commit_hex);
+		goto done;
+	}
+	res->accepted = res->nfindings == 0;
+	ret = 0;
+ done:
+	git_diff_free(diff);
+	git_tree_free(btree);
+	git_tree_free(c.tree);
+	git_commit_free(base);
+	git_commit_free(commit);
+	git_repository_free(c.repo);
+	if (ret == -1)
+		res->accepted = 0;
+	return (ret);
+}
+
+void
+recheck_result_free(struct recheck_result *res)
+{
+	size_t	 i;
+
+	for (i = 0; i < res->nfindings; i++)
+		free(res->findings[i]);
+	free(res->findings);
+	memset(res, 0, sizeof(*res));
+}
+
+int
+vcheckout(const char *gitdir, const char *commit_hex, const char *dest,
+    char *err, size_t errlen)
+{
+	git_checkout_options	 opts;
+	git_repository		*repo = NULL;
+	git_commit		*commit = NULL;
+	git_oid			 oid;
+	int			 ret = -1;
+
+	if (mkdir(dest, 0755) == -1) {
+		snprintf(err, errlen, "%s: %s", dest, strerror(errno));
+		return (-1);
+	}
+	if (git_repository_open_bare(&repo, gitdir) < 0)
+		return (gerr(err, errlen, gitdir));
+	if (git_oid_fromstr(&oid, commit_hex) < 0 ||
+	    git_commit_lookup(&commit, repo, &oid) < 0) {
+		gerr(err, errlen, commit_hex);
+		goto done;
+	}
+	git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION);
+	opts.checkout_strategy = GIT_CHECKOUT_FORCE |
+	    GIT_CHECKOUT_DONT_UPDATE_INDEX;
+	/* The validation runs on the bundle's exact bytes. */
+	opts.disable_filters = 1;
+	opts.target_directory = dest;
+	if (git_checkout_tree(repo, (git_object *)commit, &opts) < 0) {
+		gerr(err, errlen, dest);
+		goto done;
+	}
+	ret = 0;
+ done:
+	git_commit_free(commit);
+	git_repository_free(repo);
+	return (ret);
+}
