@@ -22,10 +22,18 @@ int		 ctl_json;
 const char	*ctl_socket = FACTORYD_SOCKET;
 
 static const struct ctl_cmd ctl_cmds[] = {
+	{ "approve",	0, cmd_approve,	"approve id" },
+	{ "cancel",	0, cmd_cancel,	"cancel id" },
+	{ "list",	1, cmd_list,	"list" },
 	{ "log",	0, cmd_log,	"log verbose | brief" },
+	{ "logs",	1, cmd_logs,	"logs [-fv] id" },
 	{ "policy",	1, cmd_policy,	"policy" },
+	{ "receipts",	1, cmd_receipts, "receipts id" },
 	{ "reload",	0, cmd_reload,	"reload" },
+	{ "show",	1, cmd_show,	"show id" },
 	{ "status",	1, cmd_status,	"status" },
+	{ "submit",	0, cmd_submit,	"submit [-w] manifest" },
+	{ "verify",	1, cmd_verify,	"verify [-r fingerprint] [-V fingerprint] file" },
 };
 #define NCMDS	(sizeof(ctl_cmds) / sizeof(ctl_cmds[0]))
 
@@ -259,7 +267,6 @@ main(int argc, char *argv[])
 	if (argc < 1)
 		ctl_usage(NULL);
 	cmd = ctl_lookup(argv[0]);
-	optind = 1;
-	optreset = 1;
+	optind = 0;	/* glibc: start the command's own options afresh */
 	return (cmd->fn(argc, argv));
 }

@@ -37,4 +37,14 @@ int	 cmd_policy(int, char **);
 int	 cmd_reload(int, char **);
 int	 cmd_log(int, char **);
 
+/* attempt.c */
+int	 cmd_submit(int, char **);
+int	 cmd_list(int, char **);
+int	 cmd_show(int, char **);
+int	 cmd_logs(int, char **);
+int	 cmd_cancel(int, char **);
+int	 cmd_approve(int, char **);
+int	 cmd_receipts(int, char **);
+int	 cmd_verify(int, char **);
+
 #endif /* FACTORYCTL_H */

@@ -70,6 +70,8 @@ const struct factory_proc *proc_byname(const char *);
  * sets the title.  Returns the parent's fd.  Fatal on any failure.
  */
 int	proc_child_init(enum factory_procid, int, char **);
+/* The value of a -V variable given to this child, or NULL. */
+const char *proc_getvar(const char *);
 /* Expand and apply a table entry's unveils, then its pledge. */
 void	proc_apply_policy(const struct factory_proc *, char **, size_t);
 

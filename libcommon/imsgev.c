@@ -2,6 +2,7 @@
  * imsg channels on libevent.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -90,4 +91,58 @@ imsgev_io(struct imsgev *iev, short event)
 	}
 	imsgev_add(iev);
 	return (1);
+}
+
+/*
+ * JSON payloads: one NUL-terminated JSON object per message.  The
+ * object is stolen.  Used where a message carries many or variable
+ * fields (paths, lists); fixed-size ones use plain structs.
+ */
+int
+imsgev_compose_json(struct imsgev *iev, uint32_t type, int fd, json_t *o)
+{
+	char	*s;
+	int	 ret;
+
+	if ((s = json_dumps(o, JSON_COMPACT)) == NULL) {
+		json_decref(o);
+		return (-1);
+	}
+	json_decref(o);
+	ret = imsgev_compose(iev, type, 0, 0, fd, s, strlen(s) + 1);
+	free(s);
+	return (ret);
+}
+
+/* The payload as a JSON object, or NULL if it is anything else. */
+json_t *
+imsg_get_json(struct imsg *imsg)
+{
+	json_t		*o;
+	json_error_t	 jerr;
+	size_t		 len = imsg_get_len(imsg);
+	char		*buf;
+
+	if (len == 0 || (buf = malloc(len)) == NULL)
+		return (NULL);
+	if (imsg_get_strbuf(imsg, buf, len) == -1) {
+		free(buf);
+		return (NULL);
+	}
+	o = json_loads(buf, JSON_REJECT_DUPLICATES, &jerr);
+	free(buf);
+	if (o != NULL && !json_is_object(o)) {
+		json_decref(o);
+		return (NULL);
+	}
+	return (o);
+}
+
+/* A string member, or "" (never NULL) so callers can test its length. */
+const char *
+json_str(json_t *o, const char *key)
+{
+	const char	*s = json_string_value(json_object_get(o, key));
+
+	return (s != NULL ? s : "");
 }

@@ -5,6 +5,7 @@
 #define FACTORY_IMSGEV_H
 
 #include <event.h>
+#include <jansson.h>
 
 #include "imsg.h"
 
@@ -30,5 +31,8 @@ int	imsgev_compose_str(struct imsgev *, uint32_t, uint32_t,
  * on reading messages, 0 on EOF or error (the caller closes).
  */
 int	imsgev_io(struct imsgev *, short);
+int	imsgev_compose_json(struct imsgev *, uint32_t, int, json_t *);
+json_t	*imsg_get_json(struct imsg *);
+const char *json_str(json_t *, const char *);
 
 #endif /* FACTORY_IMSGEV_H */

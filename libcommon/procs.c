@@ -110,6 +110,22 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 	},
 };
 
+/* The -V variables a child was started with, for proc_getvar(). */
+static char	**proc_vars;
+static size_t	  proc_nvars;
+
+const char *
+proc_getvar(const char *name)
+{
+	size_t	 i, len = strlen(name);
+
+	for (i = 0; i < proc_nvars; i++)
+		if (strncmp(proc_vars[i], name, len) == 0 &&
+		    proc_vars[i][len] == '=')
+			return (proc_vars[i] + len + 1);
+	return (NULL);
+}
+
 const struct factory_proc *
 proc_byid(enum factory_procid id)
 {
@@ -237,6 +253,7 @@ proc_child_init(enum factory_procid id, int argc, char **argv)
 	setproctitle("%s", p->name);
 
 	proc_apply_policy(p, vars, nvars);
-	free(vars);
+	proc_vars = vars;
+	proc_nvars = nvars;
 	return (PROC_PARENT_FD);
 }

@@ -5,13 +5,18 @@
  * the verdict is the verifier's, for this attempt and this commit, and
  * the bundle holds exactly that branch and nothing else.
  *
- * Files this touches, and nothing else (the publisher runs with only
- * the remotes and pulls directories unveiled): under the remote, its
- * config, refs, packed-refs, objects/ (read, and a new pack plus index
- * written through temporary files) and, if core.logAllRefUpdates asks
- * for it, logs/; under the pulls directory, .lock, the records and one
- * temporary file.  libgit2 is kept away from $HOME and /etc/gitconfig
- * by pub_git_init().
+ * Files this touches (traced under the publisher's policy, which
+ * unveils the remotes, the pulls directory and /etc/ssl): under the
+ * remote, its config, HEAD, refs, packed-refs, objects/ (read; a new
+ * pack and index written through temporary files; info/commit-graph)
+ * and, only if the remote's core.logAllRefUpdates asks, logs/; under
+ * the pulls directory, .lock, the records and one temporary file.
+ * Outside them: git_libgit2_init() reads the CA bundle in /etc/ssl
+ * (mbedTLS); jansson tries /dev/urandom once for its hash seed and
+ * libgit2 /etc/localtime for the reflog identity's offset; both are
+ * refused by Landlock and fall back (time and pid; UTC).  $HOME and
+ * /etc/gitconfig are never opened: pub_git_init() empties the search
+ * paths.
  */
 #include <sys/types.h>
 #include <sys/file.h>
@@ -40,6 +45,7 @@
 #define PUB_HEXSZ		40
 #define PUB_BUNDLE_SIGNATURE	"# v2 git bundle"
 #define PUB_READ_CHUNK		(64 * 1024)
+#define PUB_LOCK_TRIES		40	/* of 50 ms: a ref locked by another */
 
 /* What a bundle's header said; the pack starts at pack_off. */
 struct pub_bundle {
@@ -64,6 +70,10 @@ static int	 pub_branch_state(git_repository *, const char *,
 		    const git_oid *, char *, size_t);
 static int	 pub_index_pack(git_repository *, git_odb *, int, off_t,
 		    char *, size_t);
+static int	 pub_import(git_repository *, const struct publish_req *,
+		    const struct pub_bundle *, char *, size_t);
+static int	 pub_branch_create(git_repository *, const char *,
+		    const git_oid *, char *, size_t);
 static int	 pub_push(const struct publish_req *, const struct pub_bundle *,
 		    int *, char *, size_t);
 static json_t	*pub_record_read(int, const char *, int *, char *, size_t);
@@ -200,15 +210,17 @@ pub_check_req(const struct publish_req *req, char *err, size_t errlen)
 }
 
 /*
- * The verdict must be signed by the pinned verifier key over exactly
- * these bytes, and say yes to this attempt and this commit.  Duplicate
+ * The verdict is the verifier's receipt of kind "verdict" (without its
+ * "sig", in canonical form).  It must be signed by the pinned verifier
+ * key over exactly these bytes, and say yes to this attempt and this
+ * commit.  Duplicate
  * keys are refused so no reader can see a different verdict than the
  * one checked here.
  */
 static int
 pub_check_verdict(const struct publish_req *req, char *err, size_t errlen)
 {
-	json_t		*v, *o;
+	json_t		*v, *o, *f;
 	json_error_t	 jerr;
 	size_t		 len = strlen(req->verdict);
 	int		 rv = -1;
@@ -224,16 +236,22 @@ pub_check_verdict(const struct publish_req *req, char *err, size_t errlen)
 	    &jerr)) == NULL)
 		return (pub_fail(err, errlen, "verdict: line %d: %s",
 		    jerr.line, jerr.text));
-	if (!json_is_object(v))
-		pub_fail(err, errlen, "verdict: not a JSON object");
-	else if (!json_is_true(json_object_get(v, "accepted")))
+	f = json_object_get(v, "facts");
+	if (!json_is_object(v) || !json_is_object(f))
+		pub_fail(err, errlen, "verdict: not a JSON object with facts");
+	else if (!json_is_string(o = json_object_get(v, "kind")) ||
+	    strcmp(json_string_value(o), "verdict") != 0 ||
+	    !json_is_string(o = json_object_get(v, "signer")) ||
+	    strcmp(json_string_value(o), "verifier") != 0)
+		pub_fail(err, errlen, "verdict: not a verifier's verdict");
+	else if (!json_is_true(json_object_get(f, "accepted")))
 		pub_fail(err, errlen, "verdict: not accepted");
 	else if (!json_is_string(o = json_object_get(v, "attempt")) ||
 	    strcmp(json_string_value(o), req->attempt) != 0)
 		pub_fail(err, errlen, "verdict: not for attempt %s (%.*s)",
 		    req->attempt, ATTEMPT_ID_MAX, json_is_string(o) ?
 		    json_string_value(o) : "none");
-	else if (!json_is_string(o = json_object_get(v, "commit")) ||
+	else if (!json_is_string(o = json_object_get(f, "commit")) ||
 	    strcmp(json_string_value(o), req->commit) != 0)
 		pub_fail(err, errlen, "verdict: not for commit %s (%.40s)",
 		    req->commit, json_is_string(o) ? json_string_value(o) :
@@ -457,18 +475,87 @@ pub_index_pack(git_repository *repo, git_odb *odb, int fd, off_t off,
 }
 
 /*
- * Bring the bundle's objects into the remote and point our branch at
- * the commit.  *created is set when the branch was made here.
+ * Bring the bundle's objects into the remote: its prerequisite must be
+ * there already, and its commit must grow from it.
+ */
+static int
+pub_import(git_repository *repo, const struct publish_req *req,
+    const struct pub_bundle *b, char *err, size_t errlen)
+{
+	git_odb		*odb = NULL;
+	git_object	*obj = NULL;
+	char		 hex[GIT_OID_HEXSZ + 1];
+	int		 rv = -1;
+
+	git_oid_tostr(hex, sizeof(hex), &b->prereq);
+	if (git_repository_odb(&odb, repo) < 0)
+		return (pub_gitfail(err, errlen, "remote %s: objects",
+		    req->remote));
+	if (!git_odb_exists(odb, &b->prereq)) {
+		pub_fail(err, errlen, "bundle: prerequisite %s is not in the "
+		    "remote", hex);
+		goto done;
+	}
+	if (pub_index_pack(repo, odb, req->bundle_fd, b->pack_off, err,
+	    errlen) == -1)
+		goto done;
+	if (git_object_lookup(&obj, repo, &b->tip, GIT_OBJECT_COMMIT) < 0) {
+		pub_gitfail(err, errlen, "bundle: commit %s", req->commit);
+		goto done;
+	}
+	/* The header may name any object it likes as the prerequisite. */
+	if (git_graph_descendant_of(repo, &b->tip, &b->prereq) != 1) {
+		pub_fail(err, errlen, "bundle: commit %s does not descend "
+		    "from the prerequisite %s", req->commit, hex);
+		goto done;
+	}
+	rv = 0;
+ done:
+	git_object_free(obj);
+	git_odb_free(odb);
+	return (rv);
+}
+
+/*
+ * Create the branch, never moving it: 1 if made here, 0 if someone
+ * made it at the same commit meanwhile, -1 otherwise.
+ */
+static int
+pub_branch_create(git_repository *repo, const char *refname,
+    const git_oid *tip, char *err, size_t errlen)
+{
+	git_reference	*ref = NULL;
+	struct timespec	 pause = { 0, 50 * 1000 * 1000 };
+	int		 rc, tries;
+
+	/* Another writer holds the ref's lock file: wait for it, briefly. */
+	for (tries = 0; ; tries++) {
+		rc = git_reference_create(&ref, repo, refname, tip, 0,
+		    "factory: publish");
+		if (rc != GIT_ELOCKED || tries >= PUB_LOCK_TRIES)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	if (rc == GIT_EEXISTS)
+		return (pub_branch_state(repo, refname, tip, err, errlen) ==
+		    1 ? 0 : -1);
+	if (rc < 0)
+		return (pub_gitfail(err, errlen, "remote: create %s",
+		    refname));
+	git_reference_free(ref);
+	return (1);
+}
+
+/*
+ * Import the bundle and point our branch at its commit, unless the
+ * branch is there already.  *created is set when it was made here.
  */
 static int
 pub_push(const struct publish_req *req, const struct pub_bundle *b,
     int *created, char *err, size_t errlen)
 {
 	git_repository	*repo = NULL;
-	git_odb		*odb = NULL;
-	git_reference	*ref = NULL;
-	git_object	*obj = NULL;
-	char		 refname[256], hex[GIT_OID_HEXSZ + 1];
+	char		 refname[256];
 	int		 rc, rv = -1;
 
 	*created = 0;
@@ -489,48 +576,13 @@ pub_push(const struct publish_req *req, const struct pub_bundle *b,
 		rv = rc == 1 ? 0 : -1;
 		goto done;
 	}
-	if (git_repository_odb(&odb, repo) < 0) {
-		pub_gitfail(err, errlen, "remote %s: objects", req->remote);
+	if (pub_import(repo, req, b, err, errlen) == -1 ||
+	    (rc = pub_branch_create(repo, refname, &b->tip, err,
+	    errlen)) == -1)
 		goto done;
-	}
-	if (!git_odb_exists(odb, &b->prereq)) {
-		git_oid_tostr(hex, sizeof(hex), &b->prereq);
-		pub_fail(err, errlen, "bundle: prerequisite %s is not in the "
-		    "remote", hex);
-		goto done;
-	}
-	if (pub_index_pack(repo, odb, req->bundle_fd, b->pack_off, err,
-	    errlen) == -1)
-		goto done;
-	if (git_object_lookup(&obj, repo, &b->tip, GIT_OBJECT_COMMIT) < 0) {
-		pub_gitfail(err, errlen, "bundle: commit %s", req->commit);
-		goto done;
-	}
-	/* The pack may carry anything; the branch must grow the baseline. */
-	if (git_graph_descendant_of(repo, &b->tip, &b->prereq) != 1) {
-		git_oid_tostr(hex, sizeof(hex), &b->prereq);
-		pub_fail(err, errlen, "bundle: commit %s does not descend "
-		    "from the prerequisite %s", req->commit, hex);
-		goto done;
-	}
-	rc = git_reference_create(&ref, repo, refname, &b->tip, 0,
-	    "factory: publish");
-	if (rc == GIT_EEXISTS) {
-		/* Made since we looked: fine only if it is ours. */
-		rv = pub_branch_state(repo, refname, &b->tip, err, errlen) ==
-		    1 ? 0 : -1;
-		goto done;
-	}
-	if (rc < 0) {
-		pub_gitfail(err, errlen, "remote: create %s", refname);
-		goto done;
-	}
-	*created = 1;
+	*created = rc;
 	rv = 0;
  done:
-	git_reference_free(ref);
-	git_object_free(obj);
-	git_odb_free(odb);
 	git_repository_free(repo);
 	return (rv);
 }

@@ -292,6 +292,30 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 	}
 }
 
+/* A journaled receipt joins the attempt's chain and takes effect. */
+static void
+attempt_chain(struct attempt *a, const struct transition *t,
+    const char *line, json_t *r, uint64_t ms)
+{
+	char	 hash[SHA256_HEX_LEN + 1];
+
+	receipt_hash(line, hash);
+	a->receipts = reallocarray(a->receipts, a->nreceipts + 1,
+	    sizeof(*a->receipts));
+	if (a->receipts == NULL || (a->receipts[a->nreceipts] =
+	    strdup(line)) == NULL)
+		fatal(NULL);
+	a->nreceipts++;
+	strlcpy(a->prev, hash, sizeof(a->prev));
+	if (strcmp(t->kind, "verdict") == 0) {
+		free(a->verdict);
+		if ((a->verdict = strdup(line)) == NULL)
+			fatal(NULL);
+	}
+	attempt_apply(a, t, json_object_get(r, "facts"),
+	    json_integer_value(json_object_get(r, "epoch")), ms);
+}
+
 /*
  * Append a receipt line to the attempt's journal and chain, then apply
  * it.  -1 if the journal refused it (disk full): nothing changed.
@@ -299,9 +323,9 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 static int
 attempt_commit(struct attempt *a, const char *line, json_t *extra)
 {
-	json_t			*rec, *r, *facts;
+	json_t			*rec, *r;
 	const struct transition	*t;
-	char			*payload, hash[SHA256_HEX_LEN + 1];
+	char			*payload;
 	const char		*kind;
 	uint64_t		 ms = now_ms();
 	json_error_t		 jerr;
@@ -327,17 +351,7 @@ attempt_commit(struct attempt *a, const char *line, json_t *extra)
 	}
 	free(payload);
 
-	receipt_hash(line, hash);
-	a->receipts = reallocarray(a->receipts, a->nreceipts + 1,
-	    sizeof(*a->receipts));
-	if (a->receipts == NULL || (a->receipts[a->nreceipts] =
-	    strdup(line)) == NULL)
-		fatal(NULL);
-	a->nreceipts++;
-	strlcpy(a->prev, hash, sizeof(a->prev));
-	facts = json_object_get(r, "facts");
-	attempt_apply(a, t, facts, json_integer_value(json_object_get(r,
-	    "epoch")), ms);
+	attempt_chain(a, t, line, r, ms);
 	log_debug("%s: %s -> %s", a->id, kind, attempt_state_name(a->state));
 	json_decref(r);
 	return (0);
@@ -399,7 +413,7 @@ attempt_replay_cb(void *arg, uint64_t seq, const char *payload, size_t len)
 	const char		*line, *id, *kind, *raw;
 	const struct transition	*t;
 	struct attempt		*a;
-	char			 hash[SHA256_HEX_LEN + 1], err[256];
+	char			 err[256];
 	uint64_t		 rseq;
 
 	if ((rec = json_loadb(payload, len, 0, &jerr)) == NULL) {
@@ -446,17 +460,8 @@ attempt_replay_cb(void *arg, uint64_t seq, const char *payload, size_t len)
 		    (unsigned long long)seq, id, (unsigned long long)rseq);
 		goto bad;
 	}
-	receipt_hash(line, hash);
-	a->receipts = reallocarray(a->receipts, a->nreceipts + 1,
-	    sizeof(*a->receipts));
-	if (a->receipts == NULL ||
-	    (a->receipts[a->nreceipts] = strdup(line)) == NULL)
-		fatal(NULL);
-	a->nreceipts++;
-	strlcpy(a->prev, hash, sizeof(a->prev));
-	attempt_apply(a, t, json_object_get(r, "facts"),
-	    json_integer_value(json_object_get(r, "epoch")),
-	    json_integer_value(json_object_get(rec, "ms")));
+	attempt_chain(a, t, line, r, json_integer_value(json_object_get(rec,
+	    "ms")));
 	json_decref(r);
 	json_decref(rec);
 	return (0);
@@ -751,7 +756,7 @@ attempt_schedule(void)
 	TAILQ_FOREACH(a, &env->attempts, entry) {
 		if (a->state == AS_RESULT_READY && a->verifier == NULL)
 			attempt_verify(a);
-		if (a->state == AS_PUBLISHING && !a->cancel_requested)
+		if (a->state == AS_PUBLISHING && !a->publish_sent)
 			attempt_publish(a);
 	}
 	TAILQ_FOREACH(a, &env->attempts, entry) {
@@ -928,12 +933,11 @@ static void
 attempt_validation_done(struct attempt *a, struct run *r)
 {
 	json_t		*facts;
-	char		*s;
-	int		 st = r->status;
+	int		 st = r->status, timedout = r->timedout;
 
 	a->run = NULL;
 	facts = json_pack("{s:i, s:b, s:o}", "status", st, "timedout",
-	    r->timedout, "usage", usage_json(&r->usage));
+	    timedout, "usage", usage_json(&r->usage));
 	run_free(r);
 	if (a->state != AS_VERIFYING) {
 		json_decref(facts);
@@ -945,14 +949,13 @@ attempt_validation_done(struct attempt *a, struct run *r)
 		attempt_fail(a, "failed", "verifier lost during validation");
 		return;
 	}
-	facts = json_pack("{s:s, s:i, s:b, s:b}", "id", a->id, "status", st,
-	    "timedout", r == NULL ? 0 : 0, "passed",
-	    WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	s = json_dumps(facts, JSON_COMPACT);
-	json_decref(facts);
-	imsgev_compose(&a->verifier->iev, IMSG_VALIDATE_DONE, 0, 0, -1, s,
-	    strlen(s) + 1);
-	free(s);
+	/* The chain grew by "validated": the verdict follows it. */
+	imsgev_compose_json(&a->verifier->iev, IMSG_VALIDATE_DONE, -1,
+	    json_pack("{s:s, s:i, s:b, s:b, s:I, s:s, s:I}", "id", a->id,
+	    "status", st, "timedout", timedout, "passed", !timedout &&
+	    WIFEXITED(st) && WEXITSTATUS(st) == 0, "seq",
+	    (json_int_t)a->nreceipts, "prev", a->prev, "epoch",
+	    (json_int_t)a->epoch));
 }
 
 void
@@ -1074,12 +1077,15 @@ attempt_publish(struct attempt *a)
 	    "base", a->m->baseline, "commit", a->commit);
 	json_object_set_new(req, "verdict", json_string(a->verdict != NULL ?
 	    a->verdict : ""));
+	json_object_set_new(req, "verifier_pub", json_string(env->verifier_pub_b64));
 	s = json_dumps(req, JSON_COMPACT);
 	json_decref(req);
 	if (proc_compose(PROC_PUBLISHER, IMSG_PUBLISH, 0, bfd, s,
 	    strlen(s) + 1) == -1)
 		log_info("%s: publisher not running; publishing when it is",
 		    a->id);
+	else
+		a->publish_sent = 1;
 	free(s);
 }
 
@@ -1331,10 +1337,9 @@ dispatch_verifier(struct child *c, struct imsg *imsg, json_t *o)
 		}
 		env->busy[idx] = NULL;
 		a->verifier = NULL;
+		c->recycle = 1;		/* it exits after one verdict */
 		if (attempt_commit(a, line, NULL) == -1)
 			return (0);
-		free(a->verdict);
-		a->verdict = strdup(line);
 		log_info("%s: verdict: %s", a->id, a->state == AS_VERIFIED ?
 		    "accepted" : "rejected");
 		if (a->state != AS_VERIFIED)
@@ -1427,6 +1432,9 @@ attempt_child_lost(struct child *c)
 		if (a->state == AS_VERIFYING)
 			attempt_fail(a, "failed", "verifier died");
 	}
+	if (c->id == PROC_PUBLISHER)
+		TAILQ_FOREACH(a, &env->attempts, entry)
+			a->publish_sent = 0;	/* idempotent: send again */
 	if (c->id != PROC_WORKER)
 		return;
 	TAILQ_FOREACH(a, &env->attempts, entry) {

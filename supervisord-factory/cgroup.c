@@ -292,7 +292,12 @@ sandbox_cgroup_paths(const char *id, struct sandbox *sb)
 	sb->mode = cgm.mode;
 	sb->cg_memory = cg_slot(sb, cgm.memory, id);
 	sb->cg_pids = cg_slot(sb, cgm.pids, id);
-	sb->cg_cpu = cg_slot(sb, cgm.cpu, id);
+	/*
+	 * No cpu cgroup on hybrid hosts: the spec has no rate limit, the
+	 * time budget is RLIMIT_CPU and the usage comes from cpuacct, so
+	 * it would cost a mkdir and an rmdir per attempt for nothing.
+	 */
+	sb->cg_cpu = sb->mode == CGMODE_V2 ? cg_slot(sb, cgm.cpu, id) : -1;
 	sb->cg_cpuacct = cg_slot(sb, cgm.cpuacct, id);
 	sb->cg_kill = cg_slot(sb, cgm.unified, id);
 	if (sb->cg_memory < 0 || sb->cg_pids < 0 || sb->cg_cpu == -2 ||

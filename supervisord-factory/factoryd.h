@@ -145,6 +145,7 @@ struct attempt {
 	char			 prev[SHA256_HEX_LEN + 1];
 	int			 torn_down;
 	int			 cancel_requested;
+	int			 publish_sent;	/* a PUBLISH is outstanding */
 };
 TAILQ_HEAD(attempts, attempt);
 
@@ -173,6 +174,7 @@ struct factoryd {
 	EVP_PKEY		*receipt_key;
 	uint8_t			 receipt_pub[ED25519_PUB_LEN];
 	uint8_t			 verifier_pub[ED25519_PUB_LEN];
+	char			 verifier_pub_b64[BASE64_SIZE(ED25519_PUB_LEN)];
 	int			 replaying;
 };
 

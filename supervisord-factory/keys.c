@@ -80,6 +80,8 @@ keys_load(void)
 		EVP_PKEY_free(v);
 		return (-1);
 	}
+	base64_encode(env->verifier_pub, ED25519_PUB_LEN, 1,
+	    env->verifier_pub_b64);
 	ed25519_fingerprint(v, fp);
 	EVP_PKEY_free(v);
 	log_info("keys: verifier key %s pinned", fp);

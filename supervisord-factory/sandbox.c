@@ -788,7 +788,7 @@ sbx_pid1(struct sbx_plan *pl)
 
 	/* Die with the parent; if it died already, the socket says so. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
-		_exit(127);
+		sbx_fail(pl->errfd, "pdeathsig:");
 	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)))
 		_exit(127);
 	for (i = 0; i < pl->nprocfds; i++) {
@@ -802,7 +802,12 @@ sbx_pid1(struct sbx_plan *pl)
 		sbx_fail(pl->errfd, "sethostname:");
 	sbx_mounts(pl);
 
-	if ((agent = fork()) == -1)
+	/*
+	 * vfork: pid 1 has nothing to do until the agent's execve, and
+	 * sharing the memory until then saves copying it.  The agent
+	 * never returns from sbx_agent; it execs or _exits.
+	 */
+	if ((agent = vfork()) == -1)
 		sbx_fail(pl->errfd, "fork agent:");
 	if (agent == 0)
 		sbx_agent(pl, pl->errfd);

@@ -1,30 +1,65 @@
 /*
- * factory-verifier: re-derives every fact of a bundle and signs a verdict; replaced after every verdict.
- * Started only by factoryd, with its channel on fd 3.
+ * factory-verifier: re-derives every fact of one bundle from the bundle
+ * and the frozen manifest alone, asks the parent for an independent
+ * validation run, and signs the verdict.  It serves one verification
+ * and exits; the parent starts a fresh one, so nothing a hostile bundle
+ * did survives into the next.  Started only by factoryd, on fd 3.
  */
 #include <sys/types.h>
+#include <sys/stat.h>
 
+#include <errno.h>
 #include <event.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "crypto.h"
 #include "factory.h"
 #include "imsgev.h"
 #include "log.h"
 #include "pledge.h"
+#include "receipt.h"
+#include "verifier.h"
+
+#define LOG_SCAN_MAX	(1024 * 1024)	/* bytes of the log scanned */
 
 static void	verifier_dispatch_parent(int, short, void *);
+static void	verifier_verify(json_t *, int);
+static void	verifier_validated(json_t *);
+static void	verifier_verdict(const char *);
 
 static struct imsgev	 iev_parent;
+static EVP_PKEY		*signkey;
+
+/* The one verification this process serves. */
+static struct {
+	json_t			*req;
+	int			 logfd;
+	int			 done;
+	struct recheck_result	 res;
+	json_t			*findings;
+	json_t			*validation;
+	char			 bundle_sha256[SHA256_HEX_LEN + 1];
+} cur = { NULL, -1, 0, { 0 }, NULL, NULL, "" };
 
 int
 main(int argc, char *argv[])
 {
-	int	 fd;
+	const char	*keypath;
+	char		 err[256];
+	int		 fd;
 
 	/* Policy first: fd 3 check, closefrom, unveil, pledge. */
 	fd = proc_child_init(PROC_VERIFIER, argc, argv);
+	if ((keypath = proc_getvar("verifier_key")) == NULL)
+		fatalx("no verifier_key given");
+	if ((signkey = ed25519_load_pem(keypath, err, sizeof(err))) == NULL)
+		fatalx("verifier key: %s", err);
+	if (gitv_init(err, sizeof(err)) == -1)
+		fatalx("libgit2: %s", err);
 
 	event_init();
 	if (imsgev_init(&iev_parent, fd, verifier_dispatch_parent, NULL,
@@ -37,6 +72,212 @@ main(int argc, char *argv[])
 	return (0);
 }
 
+static void
+finding(const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 buf[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	json_array_append_new(cur.findings, json_string(buf));
+}
+
+/* The bundle's SHA-256, read by us, never taken from the worker. */
+static int
+hash_fd(int fd, char hex[SHA256_HEX_LEN + 1])
+{
+	struct sha256_ctx	 ctx;
+	uint8_t			 md[SHA256_LEN], buf[65536];
+	ssize_t			 n;
+	off_t			 off = 0;
+
+	if (sha256_init(&ctx) == -1)
+		return (-1);
+	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+		sha256_update(&ctx, buf, n);
+		off += n;
+	}
+	if (n == -1) {
+		sha256_abort(&ctx);
+		return (-1);
+	}
+	if (sha256_final(&ctx, md) == -1)
+		return (-1);
+	hex_encode(md, sizeof(md), hex);
+	return (0);
+}
+
+static char *
+read_log(size_t *len)
+{
+	char	*buf;
+	ssize_t	 n;
+	size_t	 off = 0;
+
+	*len = 0;
+	if (cur.logfd == -1 || (buf = malloc(LOG_SCAN_MAX + 1)) == NULL)
+		return (NULL);
+	while (off < LOG_SCAN_MAX && (n = pread(cur.logfd, buf + off,
+	    LOG_SCAN_MAX - off, off)) > 0)
+		off += n;
+	buf[off] = '\0';
+	*len = off;
+	return (buf);
+}
+
+static void
+verifier_verify(json_t *o, int bfd)
+{
+	struct vbundle		 vb;
+	struct recheck_req	 rq;
+	json_t			*scope = json_object_get(o, "scope"), *v;
+	char			**globs, err[512], gitdir[PATH_MAX];
+	char			 checkout[PATH_MAX], *log;
+	size_t			 i, loglen;
+	const char		*dir = json_str(o, "dir");
+
+	if (cur.req != NULL)
+		fatalx("a second verification for one verifier");
+	cur.req = json_incref(o);
+	cur.findings = json_array();
+	log_info("%s: verifying", json_str(o, "id"));
+
+	if (bfd == -1 || hash_fd(bfd, cur.bundle_sha256) == -1) {
+		finding("bundle: cannot be read");
+		goto verdict;
+	}
+	if (strcmp(cur.bundle_sha256, json_str(o, "bundle_sha256")) != 0) {
+		finding("bundle: sha256 %s, the worker reported %s",
+		    cur.bundle_sha256, json_str(o, "bundle_sha256"));
+		goto verdict;
+	}
+	if (vbundle_open(bfd, &vb, err, sizeof(err)) == -1) {
+		finding("bundle: %s", err);
+		goto verdict;
+	}
+	if (strcmp(vb.attempt_id, json_str(o, "id")) != 0 ||
+	    strcmp(vb.commit, json_str(o, "commit")) != 0) {
+		finding("bundle: holds factory/%s at %s, expected factory/%s "
+		    "at %s", vb.attempt_id, vb.commit, json_str(o, "id"),
+		    json_str(o, "commit"));
+		goto verdict;
+	}
+	snprintf(gitdir, sizeof(gitdir), "%s/scratch.git", dir);
+	if (vbundle_index(&vb, json_str(o, "repo"), gitdir,
+	    json_str(o, "baseline"), err, sizeof(err)) == -1) {
+		finding("bundle: %s", err);
+		goto verdict;
+	}
+
+	if ((globs = calloc(json_array_size(scope) + 1, sizeof(*globs))) ==
+	    NULL)
+		fatal(NULL);
+	json_array_foreach(scope, i, v)
+		globs[i] = (char *)json_string_value(v);
+	log = read_log(&loglen);
+	memset(&rq, 0, sizeof(rq));
+	rq.gitdir = vb.gitdir;
+	rq.commit_hex = vb.commit;
+	rq.attempt_id = json_str(o, "id");
+	rq.baseline_hex = json_str(o, "baseline");
+	rq.scope = globs;
+	rq.title = json_str(o, "title");
+	rq.manifest_digest = json_str(o, "digest");
+	rq.log = log;
+	rq.loglen = loglen;
+	if (recheck(&rq, &cur.res, err, sizeof(err)) == -1)
+		finding("recheck: %s", err);
+	free(globs);
+	free(log);
+	for (i = 0; i < cur.res.nfindings; i++)
+		finding("%s", cur.res.findings[i]);
+	if (json_array_size(cur.findings) > 0)
+		goto verdict;
+
+	snprintf(checkout, sizeof(checkout), "%s/checkout", dir);
+	if (vcheckout(vb.gitdir, vb.commit, checkout, err, sizeof(err)) ==
+	    -1) {
+		finding("checkout: %s", err);
+		goto verdict;
+	}
+	/* The parent runs validate in a fresh sandbox and witnesses it. */
+	imsgev_compose_json(&iev_parent, IMSG_VALIDATE_REQ, -1, json_pack(
+	    "{s:s}", "id", json_str(o, "id")));
+	return;
+ verdict:
+	verifier_verdict(NULL);
+}
+
+static void
+verifier_validated(json_t *o)
+{
+	if (cur.req == NULL || cur.done ||
+	    strcmp(json_str(o, "id"), json_str(cur.req, "id")) != 0)
+		fatalx("validation result for nothing we asked");
+	/* The parent recorded the run: our receipt comes after it. */
+	json_object_set(cur.req, "seq", json_object_get(o, "seq"));
+	json_object_set(cur.req, "prev", json_object_get(o, "prev"));
+	json_object_set(cur.req, "epoch", json_object_get(o, "epoch"));
+	cur.validation = json_pack("{s:O, s:O, s:O}",
+	    "status", json_object_get(o, "status") ?: json_null(),
+	    "passed", json_object_get(o, "passed") ?: json_false(),
+	    "timedout", json_object_get(o, "timedout") ?: json_false());
+	if (!json_is_true(json_object_get(o, "passed")))
+		finding("validation: %s failed (wait status %lld)",
+		    "validate", json_integer_value(json_object_get(o,
+		    "status")));
+	verifier_verdict(NULL);
+}
+
+/*
+ * The verdict, as a receipt of the attempt's chain signed with our key:
+ * the parent gave us the sequence number and the previous hash, and
+ * checks the line before it accepts it.
+ */
+static void
+verifier_verdict(const char *unused)
+{
+	json_t		*facts, *o = cur.req;
+	char		*line;
+	int		 accepted;
+
+	accepted = json_array_size(cur.findings) == 0 &&
+	    cur.validation != NULL &&
+	    json_is_true(json_object_get(cur.validation, "passed"));
+	facts = json_pack("{s:b, s:s, s:s, s:s, s:s, s:s, s:O, s:o}",
+	    "accepted", accepted,
+	    "baseline", json_str(o, "baseline"),
+	    "commit", cur.res.commit_hex,
+	    "tree", cur.res.tree_hex,
+	    "bundle_sha256", cur.bundle_sha256,
+	    "manifest_digest", json_str(o, "digest"),
+	    "findings", cur.findings,
+	    "validation", cur.validation != NULL ? json_incref(
+	    cur.validation) : json_null());
+	if (!accepted)
+		json_object_set_new(facts, "reason", json_string(
+		    json_array_size(cur.findings) > 0 ? json_string_value(
+		    json_array_get(cur.findings, 0)) : "not validated"));
+	if (receipt_make(json_str(o, "id"), json_integer_value(
+	    json_object_get(o, "seq")), "verdict", json_integer_value(
+	    json_object_get(o, "epoch")), json_str(o, "prev"),
+	    RECEIPT_SIGNER_VERIFIER, signkey, facts, &line) == -1)
+		fatalx("cannot sign the verdict");
+	json_decref(facts);
+	imsgev_compose_json(&iev_parent, IMSG_VERDICT, -1, json_pack(
+	    "{s:s, s:s}", "id", json_str(o, "id"), "receipt", line));
+	free(line);
+	log_info("%s: verdict %s", json_str(o, "id"), accepted ? "accepted" :
+	    "rejected");
+	cur.done = 1;
+	/* One verdict per process: deliver it, then make way. */
+	if (imsgbuf_flush(&iev_parent.ibuf) == -1)
+		fatal("flush");
+	exit(0);
+}
+
 /*
  * The parent is the only peer.  Anything malformed from it is a
  * broken invariant: exit and let it restart us.
@@ -45,6 +286,7 @@ static void
 verifier_dispatch_parent(int fd, short event, void *arg)
 {
 	struct imsg	 imsg;
+	json_t		*o;
 	int		 n, v;
 
 	if (!imsgev_io(&iev_parent, event)) {
@@ -61,6 +303,22 @@ verifier_dispatch_parent(int fd, short event, void *arg)
 			if (imsg_get_data(&imsg, &v, sizeof(v)) == -1)
 				fatalx("bad IMSG_CTL_LOG_VERBOSE");
 			log_setverbose(v);
+			break;
+		case IMSG_VERIFY_LOG:
+			if (cur.logfd != -1)
+				fatalx("a second log");
+			cur.logfd = imsg_get_fd(&imsg);
+			break;
+		case IMSG_VERIFY:
+		case IMSG_VALIDATE_DONE:
+			if ((o = imsg_get_json(&imsg)) == NULL)
+				fatalx("bad imsg %u payload",
+				    imsg_get_type(&imsg));
+			if (imsg_get_type(&imsg) == IMSG_VERIFY)
+				verifier_verify(o, imsg_get_fd(&imsg));
+			else
+				verifier_validated(o);
+			json_decref(o);
 			break;
 		default:
 			fatalx("unexpected imsg %u", imsg_get_type(&imsg));

@@ -559,9 +559,12 @@ walk_dir(struct walk *w, int fd, char *path, size_t len, const git_tree *base,
 static void
 check_dotgit(struct walk *w, int treefd, const char *alternates)
 {
+	/* Each sends git elsewhere: another config, other hooks. */
 	static const char *const redirects[] = {
-		"commondir", "gitdir", "config.worktree"
+		"commondir", "config.worktree", "gitdir", "modules",
+		"worktrees"
 	};
+	char		 path[64];
 	struct stat	 st;
 	char		**names;
 	size_t		 i, n;
@@ -583,8 +586,11 @@ check_dotgit(struct walk *w, int treefd, const char *alternates)
 	    strlen(alternates)))
 		reject(w, ".git/objects/info/alternates", "changed");
 	for (i = 0; i < sizeof(redirects) / sizeof(redirects[0]); i++)
-		if (fstatat(gfd, redirects[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
-			reject(w, ".git", "%s added", redirects[i]);
+		if (fstatat(gfd, redirects[i], &st, AT_SYMLINK_NOFOLLOW) ==
+		    0) {
+			snprintf(path, sizeof(path), ".git/%s", redirects[i]);
+			reject(w, path, "not allowed");
+		}
 	if (fstatat(gfd, "hooks", &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISDIR(st.st_mode) || (hfd = openat(gfd, "hooks",
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)

@@ -1,6 +1,7 @@
 /*
- * factory-worker: libgit2 work on repositories and attempt trees: provisioning, collecting, bundles.
- * Started only by factoryd, with its channel on fd 3.
+ * factory-worker: libgit2 work on repositories and attempt trees:
+ * resolving baselines, provisioning trees, collecting results into
+ * bundles.  Started only by factoryd, with its channel on fd 3.
  */
 #include <sys/types.h>
 
@@ -13,28 +14,134 @@
 #include "imsgev.h"
 #include "log.h"
 #include "pledge.h"
+#include "worker.h"
+
+#define RESULT_MAXLIST	200	/* changes or rejects listed in a RESULT */
 
 static void	worker_dispatch_parent(int, short, void *);
+static void	worker_resolve(json_t *);
+static void	worker_provision(json_t *);
+static void	worker_collect(json_t *);
 
 static struct imsgev	 iev_parent;
 
 int
 main(int argc, char *argv[])
 {
+	char	 err[256];
 	int	 fd;
 
 	/* Policy first: fd 3 check, closefrom, unveil, pledge. */
 	fd = proc_child_init(PROC_WORKER, argc, argv);
+	if (gitw_init(err, sizeof(err)) == -1)
+		fatalx("libgit2: %s", err);
 
 	event_init();
 	if (imsgev_init(&iev_parent, fd, worker_dispatch_parent, NULL,
 	    FACTORY_MAXIMSG) == -1)
 		fatal("imsgev_init");
-	imsgbuf_allow_fdpass(&iev_parent.ibuf);
 	imsgev_compose_str(&iev_parent, IMSG_HELLO, 0, pledge_describe());
 
 	event_dispatch();
 	return (0);
+}
+
+static void
+worker_error(const char *id, const char *err)
+{
+	log_warnx("%s: %s", id, err);
+	imsgev_compose_json(&iev_parent, IMSG_ERROR, -1, json_pack(
+	    "{s:s, s:s}", "id", id, "error", err));
+}
+
+static void
+worker_resolve(json_t *o)
+{
+	char	 oid[GITW_HEXSZ + 1], err[512];
+	json_t	*req = json_object_get(o, "req");
+
+	if (resolve(json_str(o, "repo"), json_str(o, "ref"), oid, err,
+	    sizeof(err)) == -1)
+		imsgev_compose_json(&iev_parent, IMSG_RESOLVE, -1, json_pack(
+		    "{s:O, s:s}", "req", req, "error", err));
+	else
+		imsgev_compose_json(&iev_parent, IMSG_RESOLVE, -1, json_pack(
+		    "{s:O, s:s}", "req", req, "oid", oid));
+}
+
+static void
+worker_provision(json_t *o)
+{
+	const char	*id = json_str(o, "id");
+	char		 err[512];
+
+	if (provision(json_str(o, "repo"), json_str(o, "baseline"),
+	    json_str(o, "dir"), err, sizeof(err)) == -1) {
+		worker_error(id, err);
+		return;
+	}
+	log_debug("%s: provisioned", id);
+	imsgev_compose_json(&iev_parent, IMSG_READY, -1, json_pack("{s:s}",
+	    "id", id));
+}
+
+static void
+worker_collect(json_t *o)
+{
+	struct collect_req	 req;
+	struct collect_result	 res;
+	const char		*id = json_str(o, "id");
+	json_t			*scope = json_object_get(o, "scope"), *v;
+	json_t			*changes, *rejects;
+	char			**globs, err[512], st[2];
+	size_t			 i, n = json_array_size(scope);
+
+	if ((globs = calloc(n + 1, sizeof(*globs))) == NULL)
+		fatal(NULL);
+	json_array_foreach(scope, i, v)
+		globs[i] = (char *)json_string_value(v);
+	memset(&req, 0, sizeof(req));
+	req.repo_path = json_str(o, "repo");
+	req.baseline_hex = json_str(o, "baseline");
+	req.attempt_dir = json_str(o, "dir");
+	req.scope = globs;
+	req.title = json_str(o, "title");
+	req.attempt_id = id;
+	req.manifest_digest = json_str(o, "digest");
+	req.tree_limit = json_integer_value(json_object_get(o, "tree_limit"));
+	req.bundle_path = json_str(o, "bundle");
+	memset(&res, 0, sizeof(res));
+	if (collect(&req, &res, err, sizeof(err)) == -1) {
+		free(globs);
+		collect_result_free(&res);
+		worker_error(id, err);
+		return;
+	}
+	free(globs);
+
+	changes = json_array();
+	for (i = 0; i < res.nchanges && i < RESULT_MAXLIST; i++) {
+		st[0] = res.changes[i].status;
+		st[1] = '\0';
+		json_array_append_new(changes, json_pack("{s:s, s:s}",
+		    "status", st, "path", res.changes[i].path));
+	}
+	rejects = json_array();
+	for (i = 0; i < res.nrejects && i < RESULT_MAXLIST; i++)
+		json_array_append_new(rejects, json_string(res.rejects[i]));
+	if (res.nrejects > RESULT_MAXLIST)
+		json_array_append_new(rejects, json_sprintf("... and %zu more",
+		    res.nrejects - RESULT_MAXLIST));
+	imsgev_compose_json(&iev_parent, IMSG_RESULT, -1, json_pack(
+	    "{s:s, s:O, s:s, s:s, s:s, s:I, s:o, s:o}",
+	    "id", id, "epoch", json_object_get(o, "epoch"),
+	    "commit", res.commit_hex, "tree", res.tree_hex,
+	    "bundle_sha256", res.bundle_sha256,
+	    "bundle_size", (json_int_t)res.bundle_size,
+	    "changes", changes, "rejects", rejects));
+	log_debug("%s: collected, %zu changes, %zu rejects", id,
+	    res.nchanges, res.nrejects);
+	collect_result_free(&res);
 }
 
 /*
@@ -45,6 +152,7 @@ static void
 worker_dispatch_parent(int fd, short event, void *arg)
 {
 	struct imsg	 imsg;
+	json_t		*o;
 	int		 n, v;
 
 	if (!imsgev_io(&iev_parent, event)) {
@@ -61,6 +169,20 @@ worker_dispatch_parent(int fd, short event, void *arg)
 			if (imsg_get_data(&imsg, &v, sizeof(v)) == -1)
 				fatalx("bad IMSG_CTL_LOG_VERBOSE");
 			log_setverbose(v);
+			break;
+		case IMSG_RESOLVE:
+		case IMSG_PROVISION:
+		case IMSG_COLLECT:
+			if ((o = imsg_get_json(&imsg)) == NULL)
+				fatalx("bad imsg %u payload",
+				    imsg_get_type(&imsg));
+			if (imsg_get_type(&imsg) == IMSG_RESOLVE)
+				worker_resolve(o);
+			else if (imsg_get_type(&imsg) == IMSG_PROVISION)
+				worker_provision(o);
+			else
+				worker_collect(o);
+			json_decref(o);
 			break;
 		default:
 			fatalx("unexpected imsg %u", imsg_get_type(&imsg));

@@ -68,7 +68,9 @@ int	resolve(const char *, const char *, char [GITW_HEXSZ + 1], char *,
  * checkout of the baseline with a private .git made here: HEAD
  * detached at the baseline, GITW_TREE_CONFIG, alternates to the
  * repository's objects, no hooks, an index matching the checkout.
- * attempt_dir must exist; attempt_dir/tree must not.
+ * attempt_dir must exist; attempt_dir/tree must not.  A failure may
+ * leave a partial tree: the attempt dir is removed by its owner.  The
+ * files belong to the worker's uid; ~50-150 ms for 2000 files here.
  */
 int	provision(const char *, const char *, const char *, char *, size_t);
 /* The absolute objects directory of a repository, for alternates. */
@@ -94,8 +96,8 @@ void	collect_result_free(struct collect_result *);
 /*
  * gitw_bundle_write(repo, commit_hex, baseline_hex, attempt_id, path,
  * sha256_hex, size): a v2 bundle with one prerequisite (baseline), one
- * ref (refs/heads/factory/<attempt_id>) at commit, and
- * a pack of what commit has that the baseline lacks.  Written to
+ * ref (refs/heads/factory/<attempt_id>) at commit, and a pack of
+ * what commit has that the baseline lacks.  Written to
  * path.tmp, fsynced, renamed.  Fills sha256 hex and size.
  */
 struct git_repository;

@@ -30,8 +30,12 @@
 	"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define MSG	TITLE "\n\nAttempt-Id: " ID "\nManifest-Digest: " DIGEST "\n"
 
-/* Short enough that every path made from them fits PATH_MAX. */
-static char	 tmp[64], repo[128], adir[128];
+/*
+ * main() makes root and removes it at the end, so a test that fails
+ * (and ends its forked process before teardown) leaves nothing behind.
+ * Short enough that every path made from them fits PATH_MAX.
+ */
+static char	 root[32], tmp[64], repo[128], adir[128];
 static char	 tree[256], bundle[256], base[GITW_HEXSZ + 1];
 static char	 objsum[128], err[1024];
 static char	*scope[] = { "src/**", "docs/*.md", NULL };
@@ -105,7 +109,7 @@ setup(void)
 {
 	char	 e[1024];
 
-	strlcpy(tmp, "/tmp/test_git.XXXXXX", sizeof(tmp));
+	snprintf(tmp, sizeof(tmp), "%s/t.XXXXXX", root);
 	ck_assert_ptr_nonnull(mkdtemp(tmp));
 	snprintf(repo, sizeof(repo), "%s/repo", tmp);
 	snprintf(adir, sizeof(adir), "%s/a1", tmp);
@@ -139,7 +143,7 @@ setup(void)
 static void
 teardown(void)
 {
-	sh("rm -rf %s", tmp);
+	sh("/bin/rm -rf %s", tmp);
 	git_libgit2_shutdown();
 	git_libgit2_shutdown();
 }
@@ -344,8 +348,8 @@ START_TEST(test_collect_edit)
 	ck_assert_int_eq(st.st_size, res.bundle_size);
 	snprintf(clone, sizeof(clone), "%s/clone", tmp);
 	ck_assert_int_eq(sh("git clone -q --no-local %s %s", repo, clone), 0);
-	ck_assert_int_eq(sh("git -C %s bundle verify -q %s >/dev/null 2>&1", clone, bundle),
-	    0);
+	ck_assert_int_eq(sh("git -C %s bundle verify -q %s >/dev/null 2>&1",
+	    clone, bundle), 0);
 	ck_assert_int_eq(sh("git -C %s fetch -q %s refs/heads/factory/" ID
 	    ":refs/heads/got", clone, bundle), 0);
 	ck_assert_int_eq(out(buf, sizeof(buf), "git -C %s rev-parse got",
@@ -426,9 +430,11 @@ START_TEST(test_collect_hook)
 	put("src/a.c", "int a = 2;\n");
 	ck_assert_int_eq(sh("mkdir %s/.git/hooks && printf '#!/bin/sh\\n' > "
 	    "%s/.git/hooks/pre-commit && echo /tmp > "
-	    "%s/.git/objects/info/alternates", tree, tree, tree), 0);
+	    "%s/.git/objects/info/alternates && mkdir %s/.git/modules",
+	    tree, tree, tree, tree), 0);
 	expect_rejects(1 << 20, ".git/hooks/pre-commit: hook installed",
-	    ".git/objects/info/alternates: changed", NULL);
+	    ".git/objects/info/alternates: changed",
+	    ".git/modules: not allowed", NULL);
 }
 END_TEST
 
@@ -862,11 +868,22 @@ git_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(git_suite());
+	SRunner	*sr;
+	char	 cmd[64];
 	int	 failed;
 
+	strlcpy(root, "/tmp/test_git.XXXXXX", sizeof(root));
+	if (mkdtemp(root) == NULL) {
+		perror(root);
+		return (EXIT_FAILURE);
+	}
+	sr = srunner_create(git_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	/* Not sh(): check's assertions work inside tests only. */
+	snprintf(cmd, sizeof(cmd), "/bin/rm -rf %s", root);
+	if (system(cmd) != 0)
+		failed++;
 	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
 }

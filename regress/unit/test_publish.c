@@ -201,8 +201,9 @@ pubcase(struct pubcase *pc, const char *attempt, const char *bundle,
 	pc->commit = commit;
 	pc->fd = -1;
 	snprintf(pc->verdict, sizeof(pc->verdict),
-	    "{\"accepted\":%s,\"attempt\":\"%s\",\"commit\":\"%s\","
-	    "\"key\":\"SHA256:x\"}", accepted ? "true" : "false", attempt,
+	    "{\"attempt\":\"%s\",\"facts\":{\"accepted\":%s,"
+	    "\"commit\":\"%s\"},\"key\":\"SHA256:x\",\"kind\":\"verdict\","
+	    "\"signer\":\"verifier\"}", attempt, accepted ? "true" : "false",
 	    vcommit);
 	sign(pc);
 }
@@ -454,8 +455,9 @@ START_TEST(test_other_commit)
 	assert_refused(&pc, "not the verdict's commit", packs);
 	/* A verdict for another attempt. */
 	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
-	snprintf(pc.verdict, sizeof(pc.verdict), "{\"accepted\":true,"
-	    "\"attempt\":\"a-2\",\"commit\":\"%s\"}", c_a1);
+	snprintf(pc.verdict, sizeof(pc.verdict), "{\"attempt\":\"a-2\","
+	    "\"facts\":{\"accepted\":true,\"commit\":\"%s\"},"
+	    "\"kind\":\"verdict\",\"signer\":\"verifier\"}", c_a1);
 	sign(&pc);
 	assert_refused(&pc, "verdict: not for attempt a-1", packs);
 	/* The right branch of another attempt's bundle. */
@@ -472,16 +474,20 @@ START_TEST(test_not_accepted)
 	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 0, c_a1);
 	assert_refused(&pc, "verdict: not accepted", packs);
 	/* "accepted" must be the boolean true, and said once. */
-	snprintf(pc.verdict, sizeof(pc.verdict), "{\"accepted\":1,"
-	    "\"attempt\":\"a-1\",\"commit\":\"%s\"}", c_a1);
+	snprintf(pc.verdict, sizeof(pc.verdict), "{\"attempt\":\"a-1\","
+	    "\"facts\":{\"accepted\":1,\"commit\":\"%s\"},"
+	    "\"kind\":\"verdict\",\"signer\":\"verifier\"}", c_a1);
 	sign(&pc);
 	assert_refused(&pc, "verdict: not accepted", packs);
-	snprintf(pc.verdict, sizeof(pc.verdict), "{\"accepted\":false,"
-	    "\"accepted\":true,\"attempt\":\"a-1\",\"commit\":\"%s\"}", c_a1);
+	snprintf(pc.verdict, sizeof(pc.verdict), "{\"attempt\":\"a-1\","
+	    "\"facts\":{\"accepted\":false,\"accepted\":true,"
+	    "\"commit\":\"%s\"},\"kind\":\"verdict\","
+	    "\"signer\":\"verifier\"}", c_a1);
 	sign(&pc);
 	assert_refused(&pc, "duplicate", packs);
-	snprintf(pc.verdict, sizeof(pc.verdict), "{\"accepted\":true,"
-	    "\"attempt\":\"a-1\",\"commit\":\"%s\"} {}", c_a1);
+	snprintf(pc.verdict, sizeof(pc.verdict), "{\"attempt\":\"a-1\","
+	    "\"facts\":{\"accepted\":true,\"commit\":\"%s\"},"
+	    "\"kind\":\"verdict\",\"signer\":\"verifier\"} {}", c_a1);
 	sign(&pc);
 	assert_refused(&pc, "verdict:", packs);
 }
@@ -587,6 +593,77 @@ START_TEST(test_incomplete_pack)
 }
 END_TEST
 
+/*
+ * A header whose prerequisite is in the remote but is not an ancestor
+ * of the commit: the objects arrive (thin against main), no branch.
+ */
+START_TEST(test_unrelated_prerequisite)
+{
+	struct pubcase	 pc;
+	char		 b[64];
+
+	pubcase(&pc, "a-2", "a-2.bundle", c_a2, 1, c_a2);
+	ck_assert_msg(run(&pc) == 0, "publish a-2: %s", pc.err);
+	sh("cd %s && (echo '# v2 git bundle'; echo '-%s x'; "
+	    "tail -n +3 a-1.bundle) > unrelated.bundle", tmp, c_a2);
+	pubcase(&pc, "a-1", "unrelated.bundle", c_a1, 1, c_a1);
+	ck_assert_int_eq(run(&pc), -1);
+	ck_assert_msg(strstr(pc.err, "does not descend from the "
+	    "prerequisite") != NULL, "err: %s", pc.err);
+	remote_branch(b, "a-1");
+	ck_assert_str_eq(b, "");
+	ck_assert_int_eq(count_dir(pulls, ".json"), 1);
+}
+END_TEST
+
+/*
+ * Four publications at once, two per attempt: one record per attempt,
+ * numbers 1 and 2, and every caller told the number on disk.
+ */
+START_TEST(test_concurrent)
+{
+	struct pubcase	 pc[4];
+	pid_t		 pid[4];
+	int		 i, status, n1, n2;
+
+	pubcase(&pc[0], "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	pubcase(&pc[1], "a-2", "a-2.bundle", c_a2, 1, c_a2);
+	pc[2] = pc[0];
+	pc[3] = pc[1];
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_ne(pid[i] = fork(), -1);
+		if (pid[i] == 0) {
+			if (run(&pc[i]) == -1) {
+				fprintf(stderr, "child %d: %s\n", i, pc[i].err);
+				_exit(100);
+			}
+			_exit(pc[i].res.number);
+		}
+	}
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(waitpid(pid[i], &status, 0), pid[i]);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) >= 1 &&
+		    WEXITSTATUS(status) <= 2, "child %d: status %#x", i,
+		    status);
+		pc[i].res.number = WEXITSTATUS(status);
+	}
+	ck_assert_int_eq(count_dir(pulls, ".json"), 2);
+	ck_assert_int_eq(pc[0].res.number, pc[2].res.number);
+	ck_assert_int_eq(pc[1].res.number, pc[3].res.number);
+	n1 = pc[0].res.number;
+	n2 = pc[1].res.number;
+	ck_assert_int_eq(n1 + n2, 3);
+	/* A replay now reads what the racers wrote. */
+	ck_assert_int_eq(run(&pc[0]), 0);
+	ck_assert_int_eq(pc[0].res.reused, 1);
+	assert_record(&pc[0], n1);
+	ck_assert_int_eq(run(&pc[1]), 0);
+	assert_record(&pc[1], n2);
+	assert_published(&pc[0]);
+	assert_published(&pc[1]);
+}
+END_TEST
+
 #if !defined(__SANITIZE_ADDRESS__)
 /*
  * The publisher's own policy from the process table, as another uid
@@ -669,6 +746,8 @@ publish_suite(void)
 	tcase_add_test(tc, test_missing_prerequisite);
 	tcase_add_test(tc, test_bad_headers);
 	tcase_add_test(tc, test_incomplete_pack);
+	tcase_add_test(tc, test_unrelated_prerequisite);
+	tcase_add_loop_test(tc, test_concurrent, 0, 5);
 	suite_add_tcase(s, tc);
 #if !defined(__SANITIZE_ADDRESS__)
 	/* libgit2 is initialised after the policy, as in the daemon. */

@@ -1,0 +1,393 @@
+/*
+ * factoryctl submit, list, show, logs, cancel, approve, receipts,
+ * verify: the attempts.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "factoryctl.h"
+#include "imsg.h"
+#include "receipt.h"
+
+#define MANIFEST_MAX	(60 * 1024)
+#define POLL_USEC	(200 * 1000)
+
+static const char *stage_order[] = { "queue", "allocation", "checkout",
+    "sandbox", "run", "collect", "verify", "publish", NULL };
+
+static const char *
+jstr(json_t *o, const char *key)
+{
+	const char	*s = json_string_value(json_object_get(o, key));
+
+	return (s != NULL ? s : "");
+}
+
+static int
+terminal(const char *state)
+{
+	return (strcmp(state, "published") == 0 ||
+	    strcmp(state, "failed") == 0 || strcmp(state, "rejected") == 0 ||
+	    strcmp(state, "cancelled") == 0 || strcmp(state, "orphaned") == 0);
+}
+
+static json_t *
+show(const char *id)
+{
+	json_t	*o;
+
+	if (ctl_simple(1, IMSG_CTL_SHOW, id, strlen(id) + 1, &o) != 0)
+		exit(CTL_EXIT_REFUSED);
+	return (o);
+}
+
+static void
+print_stages(json_t *o)
+{
+	json_t	*st = json_object_get(o, "stages"), *v;
+	int	 i;
+
+	printf("stages:");
+	for (i = 0; stage_order[i] != NULL; i++)
+		if ((v = json_object_get(st, stage_order[i])) != NULL)
+			printf(" %s %lldms", stage_order[i],
+			    json_integer_value(v));
+	printf("\n");
+}
+
+static void
+print_attempt(json_t *o)
+{
+	json_t		*u, *a;
+	size_t		 i;
+	json_t		*v;
+
+	printf("id: %s\nstate: %s\n", jstr(o, "id"), jstr(o, "state"));
+	if (json_object_get(o, "reason") != NULL)
+		printf("reason: %s\n", jstr(o, "reason"));
+	printf("repository: %s\nbaseline: %s\ntitle: %s\nmanifest: %s\n",
+	    jstr(o, "repository"), jstr(o, "baseline"), jstr(o, "title"),
+	    jstr(o, "manifest_digest"));
+	print_stages(o);
+	if (json_object_get(o, "exit") != NULL)
+		printf("exit: wait status %lld\n",
+		    json_integer_value(json_object_get(o, "exit")));
+	u = json_object_get(o, "usage");
+	printf("usage: cpu %.2fs, peak memory %lld bytes, pids %lld\n",
+	    json_real_value(json_object_get(u, "cpu_seconds")),
+	    json_integer_value(json_object_get(u, "peak_memory")),
+	    json_integer_value(json_object_get(u, "pids")));
+	if (json_object_get(o, "commit") != NULL)
+		printf("commit: %s\n", jstr(o, "commit"));
+	if ((a = json_object_get(o, "changes")) != NULL)
+		json_array_foreach(a, i, v)
+			printf("\t%s %s\n", jstr(v, "status"), jstr(v, "path"));
+	if ((a = json_object_get(o, "findings")) != NULL &&
+	    json_array_size(a) > 0) {
+		printf("findings:\n");
+		json_array_foreach(a, i, v)
+			printf("\t%s\n", json_string_value(v));
+	}
+	if (json_object_get(o, "branch") != NULL)
+		printf("branch: %s\n", jstr(o, "branch"));
+	if (json_object_get(o, "pull") != NULL)
+		printf("pull request: #%lld (%s)\n",
+		    json_integer_value(json_object_get(o, "pull")),
+		    jstr(o, "record"));
+	printf("receipts: %lld\n",
+	    json_integer_value(json_object_get(o, "receipts")));
+}
+
+/*
+ * submit -w: follow the attempt, one line per state, until it ends.
+ * Exits 0 only if it was published.
+ */
+static int
+wait_attempt(const char *id)
+{
+	json_t		*o;
+	char		 last[64] = "";
+	const char	*st;
+	int		 ret;
+
+	for (;;) {
+		o = show(id);
+		st = jstr(o, "state");
+		if (strcmp(st, last) != 0) {
+			if (!ctl_json) {
+				printf("%s: %s", id, st);
+				if (strcmp(st, "verified") == 0 &&
+				    !json_is_true(json_object_get(o,
+				    "approved")))
+					printf(" (waiting for factoryctl "
+					    "approve %s)", id);
+				printf("\n");
+				fflush(stdout);
+			}
+			strlcpy(last, st, sizeof(last));
+		}
+		if (terminal(st) && json_is_true(json_object_get(o,
+		    "terminated"))) {
+			if (ctl_json)
+				ctl_print_json(o);
+			else
+				print_attempt(o);
+			ret = strcmp(st, "published") == 0 ? CTL_EXIT_OK :
+			    CTL_EXIT_REFUSED;
+			json_decref(o);
+			return (ret);
+		}
+		json_decref(o);
+		usleep(POLL_USEC);
+	}
+}
+
+int
+cmd_submit(int argc, char **argv)
+{
+	json_t		*o;
+	char		*buf, id[ATTEMPT_ID_MAX];
+	size_t		 nlen, len;
+	ssize_t		 n;
+	int		 ch, fd, wait = 0;
+
+	while ((ch = getopt(argc, argv, "w")) != -1) {
+		switch (ch) {
+		case 'w':
+			wait = 1;
+			break;
+		default:
+			ctl_usage("submit");
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1)
+		ctl_usage("submit");
+	if ((fd = open(argv[0], O_RDONLY)) == -1) {
+		warn("%s", argv[0]);
+		return (CTL_EXIT_USAGE);
+	}
+	nlen = strlen(argv[0]) + 1;
+	if ((buf = malloc(nlen + MANIFEST_MAX + 1)) == NULL)
+		err(CTL_EXIT_USAGE, NULL);
+	memcpy(buf, argv[0], nlen);
+	len = 0;
+	while ((n = read(fd, buf + nlen + len, MANIFEST_MAX + 1 - len)) > 0)
+		len += n;
+	close(fd);
+	if (n == -1 || len > MANIFEST_MAX) {
+		warnx("%s: %s", argv[0], n == -1 ? strerror(errno) :
+		    "larger than 60 KiB");
+		return (CTL_EXIT_USAGE);
+	}
+	if (ctl_simple(0, IMSG_CTL_SUBMIT, buf, nlen + len, &o) != 0)
+		return (CTL_EXIT_REFUSED);
+	free(buf);
+	strlcpy(id, jstr(o, "id"), sizeof(id));
+	if (!wait && ctl_json)
+		ctl_print_json(o);
+	else if (!wait || !ctl_json)
+		printf("%s\n", id);
+	json_decref(o);
+	if (!wait)
+		return (CTL_EXIT_OK);
+	fflush(stdout);
+	return (wait_attempt(id));
+}
+
+int
+cmd_list(int argc, char **argv)
+{
+	json_t	*o, *a;
+	size_t	 i;
+
+	if (argc != 1)
+		ctl_usage("list");
+	if (ctl_simple(1, IMSG_CTL_LIST, NULL, 0, &o) != 0)
+		return (CTL_EXIT_REFUSED);
+	if (ctl_json) {
+		ctl_print_json(o);
+		json_decref(o);
+		return (CTL_EXIT_OK);
+	}
+	printf("%-16s %-12s %-12s %s\n", "ATTEMPT", "STATE", "REPOSITORY",
+	    "TITLE");
+	json_array_foreach(json_object_get(o, "attempts"), i, a)
+		printf("%-16s %-12s %-12s %s\n", jstr(a, "id"),
+		    jstr(a, "state"), jstr(a, "repository"), jstr(a, "title"));
+	json_decref(o);
+	return (CTL_EXIT_OK);
+}
+
+int
+cmd_show(int argc, char **argv)
+{
+	json_t	*o;
+
+	if (argc != 2)
+		ctl_usage("show");
+	o = show(argv[1]);
+	if (ctl_json)
+		ctl_print_json(o);
+	else
+		print_attempt(o);
+	json_decref(o);
+	return (CTL_EXIT_OK);
+}
+
+int
+cmd_logs(int argc, char **argv)
+{
+	json_t		*o;
+	struct ibuf	*b;
+	uint64_t	 off = 0;
+	uint8_t		 which = 0;
+	const char	*data;
+	int		 ch, follow = 0, done;
+
+	while ((ch = getopt(argc, argv, "fv")) != -1) {
+		switch (ch) {
+		case 'f':
+			follow = 1;
+			break;
+		case 'v':
+			which = 1;
+			break;
+		default:
+			ctl_usage("logs");
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1)
+		ctl_usage("logs");
+	for (;;) {
+		if ((b = ibuf_dynamic(64, 1024)) == NULL ||
+		    ibuf_add_n64(b, off) == -1 || ibuf_add_n8(b, which) == -1 ||
+		    ibuf_add(b, argv[0], strlen(argv[0]) + 1) == -1)
+			err(CTL_EXIT_USAGE, "ibuf");
+		if (ctl_simple(1, IMSG_CTL_LOGS, ibuf_data(b), ibuf_size(b),
+		    &o) != 0)
+			return (CTL_EXIT_REFUSED);
+		ibuf_free(b);
+		data = jstr(o, "data");
+		fputs(data, stdout);
+		fflush(stdout);
+		off = json_integer_value(json_object_get(o, "offset"));
+		done = json_is_true(json_object_get(o, "done"));
+		json_decref(o);
+		if (*data != '\0')
+			continue;	/* more may be there already */
+		if (!follow || done)
+			return (CTL_EXIT_OK);
+		usleep(POLL_USEC);
+	}
+}
+
+static int
+simple_id(int argc, char **argv, uint32_t type, const char *verb)
+{
+	json_t	*o;
+
+	if (argc != 2)
+		ctl_usage(argv[0]);
+	if (ctl_simple(0, type, argv[1], strlen(argv[1]) + 1, &o) != 0)
+		return (CTL_EXIT_REFUSED);
+	if (ctl_json)
+		ctl_print_json(o);
+	else
+		printf("%s: %s\n", argv[1], verb);
+	json_decref(o);
+	return (CTL_EXIT_OK);
+}
+
+int
+cmd_cancel(int argc, char **argv)
+{
+	return (simple_id(argc, argv, IMSG_CTL_CANCEL, "cancelled"));
+}
+
+int
+cmd_approve(int argc, char **argv)
+{
+	return (simple_id(argc, argv, IMSG_CTL_APPROVE, "approved"));
+}
+
+int
+cmd_receipts(int argc, char **argv)
+{
+	json_t	*o;
+
+	if (argc != 2)
+		ctl_usage("receipts");
+	if (ctl_simple(1, IMSG_CTL_RECEIPTS, argv[1], strlen(argv[1]) + 1,
+	    &o) != 0)
+		return (CTL_EXIT_REFUSED);
+	fputs(jstr(o, "export"), stdout);
+	json_decref(o);
+	return (CTL_EXIT_OK);
+}
+
+/*
+ * Offline: needs no daemon.  -r and -V pin the receipt and verifier
+ * key fingerprints the chain must be signed with.
+ */
+int
+cmd_verify(int argc, char **argv)
+{
+	struct receipt_summary	 sum;
+	const char		*pin_r = NULL, *pin_v = NULL;
+	char			 err[512], line[256];
+	FILE			*f;
+	int			 ch, ret;
+
+	while ((ch = getopt(argc, argv, "r:V:")) != -1) {
+		switch (ch) {
+		case 'r':
+			pin_r = optarg;
+			break;
+		case 'V':
+			pin_v = optarg;
+			break;
+		default:
+			ctl_usage("verify");
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1)
+		ctl_usage("verify");
+	if (strcmp(argv[0], "-") == 0)
+		f = stdin;
+	else if ((f = fopen(argv[0], "r")) == NULL) {
+		warn("%s", argv[0]);
+		return (CTL_EXIT_USAGE);
+	}
+	ret = receipt_verify_file(f, pin_r, pin_v, &sum, err, sizeof(err));
+	if (f != stdin)
+		fclose(f);
+	if (ret == -1) {
+		if (ctl_json)
+			printf("{\"ok\": false, \"error\": \"%s\"}\n", err);
+		else
+			printf("%s: %s\n", argv[0], err);
+		return (CTL_EXIT_REFUSED);
+	}
+	receipt_summary_str(&sum, line, sizeof(line));
+	if (ctl_json)
+		printf("{\"ok\": true, \"attempt\": \"%s\", \"receipts\": %zu, "
+		    "\"last\": \"%s\"}\n", sum.attempt, sum.count,
+		    sum.last_kind);
+	else
+		printf("%s\n", line);
+	return (CTL_EXIT_OK);
+}
