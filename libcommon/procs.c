@@ -79,6 +79,7 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 			{ "/sys/fs/cgroup", "r" },
 			{ "$repos", "r" },
 			{ "$remotes", "r" },
+			{ "$pulls", "r" },
 			{ NULL, NULL }
 		}
 	},

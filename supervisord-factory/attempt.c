@@ -1077,7 +1077,17 @@ attempt_publish(struct attempt *a)
 	    "base", a->m->baseline, "commit", a->commit);
 	json_object_set_new(req, "verdict", json_string(a->verdict != NULL ?
 	    a->verdict : ""));
-	json_object_set_new(req, "verifier_pub", json_string(env->verifier_pub_b64));
+	json_object_set_new(req, "verifier_pub",
+	    json_string(env->verifier_pub_b64));
+	if (repo->forge == FORGE_GITHUB)
+		json_object_set_new(req, "github", json_pack(
+		    "{s:s, s:s, s:s, s:I, s:s, s:I, s:s, s:s}",
+		    "api", repo->github.api, "owner", repo->github.owner,
+		    "repo", repo->github.repo, "repository_id",
+		    (json_int_t)repo->github.repository_id,
+		    "app_id", repo->github.app_id, "installation_id",
+		    (json_int_t)repo->github.installation_id,
+		    "key", repo->github.key, "ca", repo->github.ca));
 	s = json_dumps(req, JSON_COMPACT);
 	json_decref(req);
 	if (proc_compose(PROC_PUBLISHER, IMSG_PUBLISH, 0, bfd, s,

@@ -144,6 +144,9 @@ proc_argv(struct child *c, char **argv, size_t max, char *key, size_t keylen)
 	}
 	if (c->id == PROC_VERIFIER)
 		ADDVAR("verifier_key=%s", conf->verifier_key);
+	if (c->id == PROC_RECONCILER)
+		ADDVAR("attempt_uids=%u-%u", (unsigned)conf->attempt_uid_lo,
+		    (unsigned)conf->attempt_uid_hi);
 	argv[n] = NULL;
 #undef ADDARG
 #undef ADDVAR
