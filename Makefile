@@ -18,10 +18,11 @@ PKG_CONFIG	?= pkg-config
 # Debian packages the build, the tests and the demo need.
 DEBS = build-essential pkg-config libevent-dev libbsd-dev libssl-dev \
 	libgit2-dev libyaml-dev check libseccomp-dev libjansson-dev \
-	mandoc git jq bubblewrap util-linux iproute2 procps
+	mandoc git jq bubblewrap util-linux iproute2 procps python3 openssl
 
 PKGS_COMMON	= libbsd-overlay libbsd-ctor libevent libcrypto yaml-0.1 libseccomp jansson
 PKGS_GIT	= libgit2
+PKGS_TLS	= libevent_openssl libssl
 
 CFLAGS		?= -O2 -g
 CFLAGS		+= -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
@@ -41,6 +42,7 @@ endif
 
 LIBS_COMMON	= $(shell $(PKG_CONFIG) --libs $(PKGS_COMMON) 2>/dev/null)
 LIBS_GIT	= $(shell $(PKG_CONFIG) --libs $(PKGS_GIT) 2>/dev/null)
+LIBS_TLS	= $(shell $(PKG_CONFIG) --libs $(PKGS_TLS) 2>/dev/null)
 
 PROGS_SBIN	= factoryd factoryctl
 PROGS_LIBEXEC	= factory-worker factory-verifier factory-reconciler \
@@ -59,7 +61,7 @@ libs_factoryctl		= $(LIBS_COMMON)
 libs_factory-worker	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-verifier	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-reconciler	= $(LIBS_GIT) $(LIBS_COMMON)
-libs_factory-publisher	= $(LIBS_GIT) $(LIBS_COMMON)
+libs_factory-publisher	= $(LIBS_GIT) $(LIBS_TLS) $(LIBS_COMMON)
 
 COMMON_SRCS	= $(wildcard libcommon/*.c)
 COMMON_OBJS	= $(COMMON_SRCS:%.c=$(OBJ)/%.o)
@@ -99,12 +101,12 @@ $(PROGS:%=$(O)/%): $(O)/%: $$(addprefix $(OBJ)/,$$(subst .c,.o,$$(wildcard $$(di
 $(UNIT_TESTS): $(O)/regress/unit/%: $(OBJ)/regress/unit/%.o $(O)/libcommon.a $$(unit_objs_$$*)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(unit_objs_$*) $(O)/libcommon.a \
-		$(LIBS_CHECK) $(LIBS_GIT) $(LIBS_COMMON)
+		$(LIBS_CHECK) $(LIBS_GIT) $(LIBS_TLS) $(LIBS_COMMON)
 
 $(REGRESS_PROGS) $(BENCH_PROGS): $(O)/%: $(OBJ)/%.o $(O)/libcommon.a $$(prog_objs_$$(notdir $$*))
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(prog_objs_$(notdir $*)) $(O)/libcommon.a \
-		$(LIBS_GIT) $(LIBS_COMMON)
+		$(LIBS_GIT) $(LIBS_TLS) $(LIBS_COMMON)
 
 -include $(wildcard regress/*/objs.mk)
 

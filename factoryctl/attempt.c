@@ -252,7 +252,7 @@ cmd_logs(int argc, char **argv)
 	uint64_t	 off = 0;
 	uint8_t		 which = 0;
 	const char	*data;
-	int		 ch, follow = 0, done;
+	int		 ch, follow = 0, done, more;
 
 	while ((ch = getopt(argc, argv, "fv")) != -1) {
 		switch (ch) {
@@ -282,10 +282,11 @@ cmd_logs(int argc, char **argv)
 		data = jstr(o, "data");
 		fputs(data, stdout);
 		fflush(stdout);
+		more = *data != '\0';
 		off = json_integer_value(json_object_get(o, "offset"));
 		done = json_is_true(json_object_get(o, "done"));
 		json_decref(o);
-		if (*data != '\0')
+		if (more)
 			continue;	/* more may be there already */
 		if (!follow || done)
 			return (CTL_EXIT_OK);

@@ -47,31 +47,15 @@
 #define PUB_READ_CHUNK		(64 * 1024)
 #define PUB_LOCK_TRIES		40	/* of 50 ms: a ref locked by another */
 
-/* What a bundle's header said; the pack starts at pack_off. */
-struct pub_bundle {
-	git_oid		 prereq;
-	git_oid		 tip;
-	off_t		 pack_off;
-};
-
-static int	 pub_fail(char *, size_t, const char *, ...)
-		    __attribute__((__format__ (printf, 3, 4)));
-static int	 pub_gitfail(char *, size_t, const char *, ...)
-		    __attribute__((__format__ (printf, 3, 4)));
 static int	 pub_attempt_valid(const char *);
 static int	 pub_hex40(const char *, size_t);
 static int	 pub_check_req(const struct publish_req *, char *, size_t);
-static int	 pub_check_verdict(const struct publish_req *, char *, size_t);
 static int	 pub_bundle_line(const struct publish_req *, const char *,
 		    struct pub_bundle *, int *, int *, char *, size_t);
-static int	 pub_bundle_header(const struct publish_req *,
-		    struct pub_bundle *, char *, size_t);
 static int	 pub_branch_state(git_repository *, const char *,
 		    const git_oid *, char *, size_t);
 static int	 pub_index_pack(git_repository *, git_odb *, int, off_t,
 		    char *, size_t);
-static int	 pub_import(git_repository *, const struct publish_req *,
-		    const struct pub_bundle *, char *, size_t);
 static int	 pub_branch_create(git_repository *, const char *,
 		    const git_oid *, char *, size_t);
 static int	 pub_push(const struct publish_req *, const struct pub_bundle *,
@@ -85,7 +69,7 @@ static int	 pub_record_write(int, const char *, json_t *, char *, size_t);
 static int	 pub_record(const struct publish_req *, int *, int *, char *,
 		    size_t);
 
-static int
+int
 pub_fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list	 ap;
@@ -99,7 +83,7 @@ pub_fail(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* Like pub_fail, followed by libgit2's last error if it has one. */
-static int
+int
 pub_gitfail(char *err, size_t errlen, const char *fmt, ...)
 {
 	const git_error	*e = git_error_last();
@@ -181,11 +165,8 @@ pub_hex40(const char *s, size_t len)
 static int
 pub_check_req(const struct publish_req *req, char *err, size_t errlen)
 {
-	char	 ref[256];
-	int	 valid = 0;
-
-	if (req->attempt == NULL || !pub_attempt_valid(req->attempt))
-		return (pub_fail(err, errlen, "bad attempt id"));
+	if (pub_check_common(req, err, errlen) == -1)
+		return (-1);
 	if (req->remote == NULL || req->remote[0] != '/')
 		return (pub_fail(err, errlen, "remote must be an absolute path"));
 	/* Room for the record's path in publish_result. */
@@ -194,6 +175,18 @@ pub_check_req(const struct publish_req *req, char *err, size_t errlen)
 		return (pub_fail(err, errlen,
 		    "pulls must be an absolute path shorter than %d",
 		    PATH_MAX - ATTEMPT_ID_MAX - 8));
+	return (0);
+}
+
+/* What every forge needs of a request; remote and pulls are local's. */
+int
+pub_check_common(const struct publish_req *req, char *err, size_t errlen)
+{
+	char	 ref[256];
+	int	 valid = 0;
+
+	if (req->attempt == NULL || !pub_attempt_valid(req->attempt))
+		return (pub_fail(err, errlen, "bad attempt id"));
 	if (req->commit == NULL || strlen(req->commit) != PUB_HEXSZ ||
 	    !pub_hex40(req->commit, PUB_HEXSZ))
 		return (pub_fail(err, errlen, "commit must be 40 lowercase hex"));
@@ -217,7 +210,7 @@ pub_check_req(const struct publish_req *req, char *err, size_t errlen)
  * keys are refused so no reader can see a different verdict than the
  * one checked here.
  */
-static int
+int
 pub_check_verdict(const struct publish_req *req, char *err, size_t errlen)
 {
 	json_t		*v, *o, *f;
@@ -307,7 +300,7 @@ pub_bundle_line(const struct publish_req *req, const char *line,
  * the verdict's commit), a blank line.  pread(2) leaves the fd's
  * offset alone.
  */
-static int
+int
 pub_bundle_header(const struct publish_req *req, struct pub_bundle *b,
     char *err, size_t errlen)
 {
@@ -478,7 +471,7 @@ pub_index_pack(git_repository *repo, git_odb *odb, int fd, off_t off,
  * Bring the bundle's objects into the remote: its prerequisite must be
  * there already, and its commit must grow from it.
  */
-static int
+int
 pub_import(git_repository *repo, const struct publish_req *req,
     const struct pub_bundle *b, char *err, size_t errlen)
 {
@@ -489,8 +482,8 @@ pub_import(git_repository *repo, const struct publish_req *req,
 
 	git_oid_tostr(hex, sizeof(hex), &b->prereq);
 	if (git_repository_odb(&odb, repo) < 0)
-		return (pub_gitfail(err, errlen, "remote %s: objects",
-		    req->remote));
+		return (pub_gitfail(err, errlen, "%s: objects",
+		    git_repository_path(repo)));
 	if (!git_odb_exists(odb, &b->prereq)) {
 		pub_fail(err, errlen, "bundle: prerequisite %s is not in the "
 		    "remote", hex);

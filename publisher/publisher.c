@@ -7,6 +7,8 @@
 #include <sys/types.h>
 
 #include <event.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +23,7 @@
 
 static void	publisher_dispatch_parent(int, short, void *);
 static void	publisher_publish(json_t *, int);
+static const char *publisher_scratch(void);
 
 static struct imsgev	 iev_parent;
 
@@ -29,6 +32,8 @@ main(int argc, char *argv[])
 {
 	int	 fd;
 
+	/* Before libevent or jansson allocate anything. */
+	gh_wipe_init();
 	/* Policy first: fd 3 check, closefrom, unveil, pledge. */
 	fd = proc_child_init(PROC_PUBLISHER, argc, argv);
 	pub_git_init();
@@ -52,28 +57,17 @@ publisher_error(const char *id, const char *err)
 	    "{s:s, s:s}", "id", id, "error", err));
 }
 
-/*
- * The verdict is the verifier's receipt line: what it signed is the
- * canonical form of the line without "sig".
- */
-static int
-verdict_split(const char *line, char **signed_out, uint8_t *sig,
-    size_t *siglen)
+/* forge github: where its object caches go, under the state dir. */
+static const char *
+publisher_scratch(void)
 {
-	json_t		*v;
-	json_error_t	 jerr;
-	const char	*b64;
+	static char	 path[PATH_MAX];
+	const char	*state = proc_getvar("state");
 
-	if ((v = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL ||
-	    (b64 = json_string_value(json_object_get(v, "sig"))) == NULL ||
-	    base64_decode(b64, sig, ED25519_SIG_LEN, siglen) == -1) {
-		json_decref(v);
-		return (-1);
-	}
-	json_object_del(v, "sig");
-	*signed_out = receipt_canonical(v);
-	json_decref(v);
-	return (*signed_out == NULL ? -1 : 0);
+	if (state == NULL || (size_t)snprintf(path, sizeof(path), "%s/%s",
+	    state, PUB_SCRATCH_DIR) >= sizeof(path))
+		return (NULL);
+	return (path);
 }
 
 static void
@@ -81,39 +75,30 @@ publisher_publish(json_t *o, int bfd)
 {
 	struct publish_req	 req;
 	struct publish_result	 res;
+	struct gh_conf		 gc;
 	const char		*id = json_str(o, "id");
+	const char		*forge = json_str(o, "forge");
 	char			*verdict = NULL, err[512];
 	uint8_t			 sig[ED25519_SIG_LEN], pub[ED25519_PUB_LEN];
-	size_t			 siglen, publen;
+	int			 rc;
 
-	if (strcmp(json_str(o, "forge"), "local") != 0) {
+	if (strcmp(forge, "local") != 0 && strcmp(forge, "github") != 0) {
 		publisher_error(id, "forge not supported by this publisher");
 		goto done;
 	}
-	if (base64_decode(json_str(o, "verifier_pub"), pub, sizeof(pub),
-	    &publen) == -1 || publen != sizeof(pub)) {
-		publisher_error(id, "no pinned verifier key");
+	if (pub_req_decode(o, bfd, &req, &verdict, sig, pub, err,
+	    sizeof(err)) == -1) {
+		publisher_error(id, err);
 		goto done;
 	}
-	if (verdict_split(json_str(o, "verdict"), &verdict, sig, &siglen) ==
-	    -1) {
-		publisher_error(id, "verdict: not a signed receipt");
-		goto done;
-	}
-	memset(&req, 0, sizeof(req));
-	req.attempt = id;
-	req.remote = json_str(o, "remote");
-	req.pulls = json_str(o, "pulls");
-	req.title = json_str(o, "title");
-	req.base = json_str(o, "base");
-	req.commit = json_str(o, "commit");
-	req.verdict = verdict;
-	req.sig = sig;
-	req.siglen = siglen;
-	req.verifier_pub = pub;
-	req.bundle_fd = bfd;
 	memset(&res, 0, sizeof(res));
-	if (publish_local(&req, &res, err, sizeof(err)) == -1) {
+	if (strcmp(forge, "github") == 0)
+		rc = gh_conf_from_json(json_object_get(o, "github"),
+		    publisher_scratch(), &gc, err, sizeof(err)) == -1 ? -1 :
+		    publish_github(&req, &gc, &res, err, sizeof(err));
+	else
+		rc = publish_local(&req, &res, err, sizeof(err));
+	if (rc == -1) {
 		publisher_error(id, err);
 		goto done;
 	}

@@ -11,12 +11,17 @@
 #include <sys/types.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include <git2.h>
+#include <jansson.h>
 
 #define PUB_BRANCH_PREFIX	"factory/"
 #define PUB_REF_PREFIX		"refs/heads/" PUB_BRANCH_PREFIX
 #define PUB_LOCKFILE		".lock"		/* in the pulls directory */
 #define PUB_RECORD_MAX		(64 * 1024)	/* bytes of one pull record */
 #define PUB_BUNDLE_HEADER_MAX	(64 * 1024)
+#define PUB_SCRATCH_DIR		"publish"	/* under $state: caches */
 
 /*
  * One publication.  Every string is borrowed and NUL-terminated; the
@@ -39,8 +44,45 @@ struct publish_req {
 struct publish_result {
 	char		 branch[128];		/* "factory/<attempt>" */
 	int		 number;		/* the pull record's number */
-	char		 record[PATH_MAX];	/* pulls/<attempt>.json */
+	char		 record[PATH_MAX];	/* pulls/<attempt>.json, or
+						   the pull request's URL */
 	int		 reused;		/* 1: this call changed nothing */
+};
+
+/* What a bundle's header said; the pack starts at pack_off. */
+struct pub_bundle {
+	git_oid		 prereq;
+	git_oid		 tip;
+	off_t		 pack_off;
+};
+
+/*
+ * Where a forge github repository publishes (the "github" object of
+ * IMSG_PUBLISH, from factoryd.conf), plus the publisher's own scratch
+ * directory and retry budget.
+ */
+struct gh_conf {
+	char		 api[256];	/* https://host[:port][/prefix] */
+	char		 owner[128];
+	char		 repo[128];
+	uint64_t	 repository_id;
+	char		 app_id[64];	/* App id or client id: the JWT's iss */
+	uint64_t	 installation_id;
+	char		 key[PATH_MAX];	/* the App's RSA private key, PEM */
+	char		 ca[PATH_MAX];	/* CA bundle for the API and git */
+	char		 scratch[PATH_MAX]; /* writable: object caches */
+	int		 wait_max;	/* seconds of retry-after, in all */
+	int		 timeout;	/* seconds per HTTP request */
+};
+
+/* An HTTP response; body is NUL-terminated (len excludes the NUL). */
+struct http_resp {
+	int		 status;
+	char		*body;
+	size_t		 len;
+	long		 retry_after;		/* seconds, -1: none */
+	long		 ratelimit_remaining;	/* -1: none */
+	long long	 ratelimit_reset;	/* epoch seconds, -1: none */
 };
 
 /* local.c */
@@ -72,5 +114,98 @@ void	pub_git_init(void);
  */
 int	publish_local(const struct publish_req *, struct publish_result *,
 	    char *, size_t);
+/* Shared with the other forges. */
+int	pub_fail(char *, size_t, const char *, ...)
+	    __attribute__((__format__ (printf, 3, 4)));
+int	pub_gitfail(char *, size_t, const char *, ...)
+	    __attribute__((__format__ (printf, 3, 4)));
+/* Attempt, commit, title, verdict, base and bundle fd are well formed. */
+int	pub_check_common(const struct publish_req *, char *, size_t);
+/* Step 1 of publish_local. */
+int	pub_check_verdict(const struct publish_req *, char *, size_t);
+/* The strict v2 header of step 2, read with pread(2). */
+int	pub_bundle_header(const struct publish_req *, struct pub_bundle *,
+	    char *, size_t);
+/*
+ * The rest of step 2 into any repository: the prerequisite must be in
+ * it; the pack is indexed with connectivity checks; the tip must
+ * descend from the prerequisite.
+ */
+int	pub_import(git_repository *, const struct publish_req *,
+	    const struct pub_bundle *, char *, size_t);
+
+/* request.c */
+/*
+ * Decode the common part of an IMSG_PUBLISH payload into req: the
+ * verifier's key (base64) and receipt line, split into the signed
+ * canonical bytes (*verdict, malloc'd: the caller frees it) and the
+ * signature (sig, ED25519_SIG_LEN bytes of the caller's).  Strings of
+ * req are borrowed from o.  Checks nothing beyond the decoding.
+ */
+int	pub_req_decode(json_t *, int, struct publish_req *, char **,
+	    uint8_t *, uint8_t *, char *, size_t);
+
+/* github.c */
+/*
+ * Once per process, before anything allocates: jansson and libevent
+ * wipe every block they free, so that a token that passed through a
+ * JSON string or an HTTP buffer does not outlive its use in the heap.
+ */
+void	gh_wipe_init(void);
+/*
+ * The "github" object of IMSG_PUBLISH into c, checked: an https api
+ * URL, owner and repo names, non-zero ids, absolute key and ca paths.
+ * scratch is the directory the publisher may write (its object
+ * caches).
+ */
+int	gh_conf_from_json(json_t *, const char *, struct gh_conf *, char *,
+	    size_t);
+/*
+ * Publish one attempt to GitHub, failing closed:
+ *  1. the request and the verdict, as publish_local's step 1, and the
+ *     bundle header;
+ *  2. a JWT (RS256, the App key) buys an installation token for
+ *     exactly repository_ids [repository_id] with contents and
+ *     pull_requests write; a wider grant is revoked and refused;
+ *  3. GET /repos/OWNER/REPO must name repository_id; its clone_url is
+ *     where git goes;
+ *  4. in the scratch cache scratch/gh-<repository_id>.git (flocked):
+ *     the base branch is fetched unless the bundle's prerequisite is
+ *     there already, the bundle is indexed, factory/<attempt> is
+ *     pushed unless the forge holds it at our commit already, and
+ *     refused if it holds another;
+ *  5. the pull request with head OWNER:factory/<attempt> (any state)
+ *     is reused, else created; a 422 is answered by looking again;
+ *  6. DELETE /installation/token, whatever happened after step 2.
+ * 403/429 with retry-after or an exhausted rate limit, and 5xx, are
+ * retried while the total wait stays within wait_max.  The token is
+ * kept in one malloc'd buffer, given to libgit2 only through the
+ * credential callback, and wiped after the revocation.  res->record
+ * is the pull request's html_url, res->number its number; reused is 1
+ * when neither a push nor a new pull request was needed.
+ */
+int	publish_github(const struct publish_req *, const struct gh_conf *,
+	    struct publish_result *, char *, size_t);
+
+/* http.c */
+struct http_conn;
+/*
+ * An HTTPS client for one base URL, https://host[:port][/prefix]: the
+ * server certificate is verified against the CA file and the host
+ * name (or IP address).  Each request runs to completion on a private
+ * event base, over a fresh connection.
+ */
+struct http_conn *http_open(const char *, const char *, int, char *,
+	    size_t);
+/*
+ * method (GET, POST, DELETE) on prefix + path, with an optional
+ * Authorization value (wiped from libevent's copy once sent) and JSON
+ * body.  0 with resp filled for any HTTP status; -1 on a connection,
+ * TLS or protocol failure.
+ */
+int	http_request(struct http_conn *, const char *, const char *,
+	    const char *, const char *, struct http_resp *, char *, size_t);
+void	http_resp_free(struct http_resp *);
+void	http_close(struct http_conn *);
 
 #endif /* PUBLISHER_H */

@@ -1,5 +1,6 @@
 /*
- * factory-reconciler: lists what exists, read-only, for the parent to compare with its journal.
+ * factory-reconciler: lists what exists, read-only, for the parent to
+ * compare with its journal.
  * Started only by factoryd, with its channel on fd 3.
  */
 #include <sys/types.h>
@@ -13,18 +14,38 @@
 #include "imsgev.h"
 #include "log.h"
 #include "pledge.h"
+#include "reconciler.h"
 
 static void	reconciler_dispatch_parent(int, short, void *);
 
 static struct imsgev	 iev_parent;
+static struct inv_config conf;
 
 int
 main(int argc, char *argv[])
 {
-	int	 fd;
+	const char	*uids;
+	int		 fd;
+
+	/*
+	 * Only a list of every -V value: proc_child_init() checks the
+	 * command line and keeps the first value of each name.
+	 */
+	recon_vars(argc, argv, &conf);
 
 	/* Policy first: fd 3 check, closefrom, unveil, pledge. */
 	fd = proc_child_init(PROC_RECONCILER, argc, argv);
+
+	if ((uids = proc_getvar("attempt_uids")) != NULL) {
+		if (inv_parse_uids(uids, &conf.uid_lo, &conf.uid_hi) == -1)
+			fatalx("attempt_uids %s: expected LO-HI", uids);
+		conf.have_uids = 1;
+	}
+	conf.cgroot = "/sys/fs/cgroup";
+	conf.procroot = "/proc";
+	conf.mountinfo = "/proc/self/mountinfo";
+	if (inv_git_init() == -1)
+		fatalx("libgit2 initialisation failed");
 
 	event_init();
 	if (imsgev_init(&iev_parent, fd, reconciler_dispatch_parent, NULL,
@@ -45,7 +66,7 @@ static void
 reconciler_dispatch_parent(int fd, short event, void *arg)
 {
 	struct imsg	 imsg;
-	int		 n, v;
+	int		 n;
 
 	if (!imsgev_io(&iev_parent, event)) {
 		log_debug("parent closed the channel, exiting");
@@ -56,15 +77,9 @@ reconciler_dispatch_parent(int fd, short event, void *arg)
 			fatalx("malformed imsg from the parent");
 		if (n == 0)
 			return;
-		switch (imsg_get_type(&imsg)) {
-		case IMSG_CTL_LOG_VERBOSE:
-			if (imsg_get_data(&imsg, &v, sizeof(v)) == -1)
-				fatalx("bad IMSG_CTL_LOG_VERBOSE");
-			log_setverbose(v);
-			break;
-		default:
-			fatalx("unexpected imsg %u", imsg_get_type(&imsg));
-		}
+		if (recon_imsg(&iev_parent, &imsg, &conf) == -1)
+			fatalx("bad imsg %u from the parent",
+			    imsg_get_type(&imsg));
 		imsg_free(&imsg);
 	}
 }

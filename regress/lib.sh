@@ -3,7 +3,6 @@
 
 : "${O:?O must name the build directory}"
 REGRESS_FAILED=0
-REGRESS_TMP=""
 FACTORYD_PID=""
 
 regress_cleanup() {
@@ -15,15 +14,22 @@ regress_cleanup() {
 		done
 		kill -KILL "$FACTORYD_PID" 2>/dev/null
 	fi
-	[ -n "$REGRESS_TMP" ] && rm -rf "$REGRESS_TMP"
+	while read -r d; do
+		case $d in /tmp/factory-regress.*) rm -rf "$d" ;; esac
+	done <"$REGRESS_TMPLIST"
+	rm -f "$REGRESS_TMPLIST"
 }
 trap regress_cleanup EXIT
 trap 'exit 1' INT TERM
 
+# Prints a new temp dir; it is removed on exit even though the caller
+# runs this in a subshell: its name goes through a file.
+REGRESS_TMPLIST=$(mktemp /tmp/factory-regress-list.XXXXXX)
 regress_tmpdir() {
-	REGRESS_TMP=$(mktemp -d /tmp/factory-regress.XXXXXX)
-	chmod 755 "$REGRESS_TMP"
-	echo "$REGRESS_TMP"
+	d=$(mktemp -d /tmp/factory-regress.XXXXXX) || exit 1
+	chmod 755 "$d"
+	echo "$d" >>"$REGRESS_TMPLIST"
+	echo "$d"
 }
 
 ok() { echo "ok - $*"; }
@@ -74,3 +80,90 @@ uid_procs() {
 regress_done() {
 	exit $REGRESS_FAILED
 }
+
+# A sample repository, its local remote and pull records dir, under $T:
+# $T/demo.git (main: README.md, src/a.c), $T/remote.git, $T/pulls.
+make_repos() {	# T publisher-uid
+	git init -q -b main "$1/src" &&
+	mkdir -p "$1/src/src" &&
+	echo "hello" >"$1/src/README.md" &&
+	printf 'int\nmain(void)\n{\n\treturn 0;\n}\n' >"$1/src/src/a.c" &&
+	git -C "$1/src" add -A &&
+	git -C "$1/src" -c user.name=test -c user.email=test@localhost \
+	    commit -qm "initial" &&
+	git clone -q --bare "$1/src" "$1/demo.git" &&
+	git clone -q --bare "$1/src" "$1/remote.git" &&
+	mkdir -p "$1/pulls" &&
+	chown -R "$2:$2" "$1/remote.git" "$1/pulls" ||
+	    fail "cannot make the sample repositories"
+}
+
+# A config for attempts: write_attempt_conf T uid-base attempt-uids
+write_attempt_conf() {
+	cat >"$1/factoryd.conf" <<CONF
+socket: $1/factoryd.sock
+state-dir: $1/state
+libexec: $O
+verifiers: 2
+max-attempts: 4
+attempt-uids: $3
+keys:
+  receipts: $1/keys/receipt.key
+  verifier: $1/keys/verifier.key
+users:
+  worker: $(($2 + 1))
+  verifier: $(($2 + 2))
+  reconciler: $(($2 + 3))
+  publisher: $(($2 + 4))
+repositories:
+  demo:
+    path: $1/demo.git
+    publish: {forge: local, remote: $1/remote.git, pulls: $1/pulls}
+CONF
+}
+
+# A manifest: write_manifest FILE AGENT-SCRIPT [VALIDATE-SCRIPT [EXTRA]]
+write_manifest() {
+	cat >"$1" <<MAN
+repository: demo
+baseline: main
+scope: ["src/**", "README.md"]
+agent: ["/bin/sh", "-c", $(printf '%s' "$2" | jq -Rs .)]
+validate: ["/bin/sh", "-c", $(printf '%s' "${3:-true}" | jq -Rs .)]
+limits: {wall: 20s, cpu: 10s, memory: 256M, pids: 64, tree: 50M, log: 1M}
+title: "regress"
+${4:-}
+MAN
+}
+
+ctl() { "$O/factoryctl" -s "$SOCK" "$@"; }
+
+# Submit and wait for the attempt to end and be torn down; prints the id.
+submit_wait() {	# manifest [seconds]
+	id=$(ctl submit "$1") || return 1
+	wait_terminated "$id" "${2:-60}"
+	echo "$id"
+}
+
+wait_terminated() {	# id seconds
+	i=0
+	while [ $i -lt $(($2 * 10)) ]; do
+		[ "$(ctl -j show "$1" | jq -r .terminated)" = true ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+wait_state() {	# id state seconds
+	i=0
+	while [ $i -lt $(($3 * 10)) ]; do
+		[ "$(ctl -j show "$1" | jq -r .phase)" = "$2" ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+field() { ctl -j show "$1" | jq -r ".$2"; }
+remote_branches() { git --git-dir="$T/remote.git" -c safe.directory='*' for-each-ref --format='%(refname:short)' refs/heads/factory/ | wc -l; }

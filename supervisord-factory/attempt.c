@@ -889,12 +889,12 @@ static void
 attempt_agent_done(struct attempt *a, struct run *r)
 {
 	json_t	*facts;
-	int	 st = r->status;
+	int	 st = r->status, timedout = r->timedout;
 
 	a->run = NULL;
 	a->usage = r->usage;
 	facts = json_pack("{s:i, s:b, s:b, s:o, s:I, s:b}",
-	    "status", st, "timedout", r->timedout, "cancelled", r->cancelled,
+	    "status", st, "timedout", timedout, "cancelled", r->cancelled,
 	    "usage", usage_json(&r->usage), "log_bytes",
 	    (json_int_t)r->logged, "log_truncated", r->logtrunc);
 	run_free(r);
@@ -906,22 +906,21 @@ attempt_agent_done(struct attempt *a, struct run *r)
 	}
 	if (attempt_transition(a, "exited", facts, NULL) == -1)
 		return;
-	if (a->cancel_requested) {
+	if (a->cancel_requested)
 		attempt_fail(a, "cancelled", "cancelled by uid %u",
 		    (unsigned)a->approver);
-		return;
-	}
-	if (a->usage.oom_kills > 0 && WIFSIGNALED(st))
+	else if (timedout)
+		attempt_fail(a, "failed", "agent killed: wall time of %llums "
+		    "exceeded", (unsigned long long)a->m->limits.wall_ms);
+	else if (a->usage.oom_kills > 0 && WIFSIGNALED(st))
 		attempt_fail(a, "failed", "agent killed: memory limit of "
 		    "%llu bytes", (unsigned long long)a->m->limits.memory);
 	else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU)
-		attempt_fail(a, "failed", "agent killed: cpu limit");
-	else if (r == NULL || a->exit_status == -1)
-		attempt_fail(a, "failed", "agent: no exit status");
+		attempt_fail(a, "failed", "agent killed: cpu limit of %llums",
+		    (unsigned long long)a->m->limits.cpu_ms);
 	else if (WIFSIGNALED(st))
-		attempt_fail(a, "failed", "agent killed by signal %d%s",
-		    WTERMSIG(st), a->t[ST_COLLECT] - a->t[ST_RUN] >=
-		    a->m->limits.wall_ms ? " (wall time exceeded)" : "");
+		attempt_fail(a, "failed", "agent killed by signal %d",
+		    WTERMSIG(st));
 	else if (WEXITSTATUS(st) != 0)
 		attempt_fail(a, "failed", "agent exited with status %d",
 		    WEXITSTATUS(st));

@@ -55,6 +55,7 @@
 #include "sandbox.h"
 
 #define SBX_TMPSIZE	"size=64m"
+#define SBX_MAXSOCKS	512	/* host unix sockets masked, at most */
 #define SBX_SETUP_MS	30000	/* a spawn that takes longer is broken */
 #define SBX_NSFLAGS	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | \
 			 CLONE_NEWIPC | CLONE_NEWUTS)
@@ -72,6 +73,8 @@ struct sbx_plan {
 	char		 tree[PATH_MAX];	/* realpath */
 	char		 (*hide)[PATH_MAX];	/* realpaths, existing ones */
 	int		  nhide;
+	char		 (*socks)[PATH_MAX];	/* the host's unix sockets */
+	int		  nsocks;
 	int		  procfds[SANDBOX_MAXCG];
 	int		  nprocfds;
 	int		  sock;			/* pid 1's end: 'S' status */
@@ -533,6 +536,49 @@ sbx_hide(struct sbx_plan *pl, int intree)
 }
 
 /*
+ * /run holds the host's services' sockets (dbus, postgres, docker) and
+ * pid files, whatever the configured socket path: an empty read-only
+ * tmpfs with only the /run/shm link.  Connecting to a pathname socket
+ * is no Landlock right at ABI 7, so hiding is the only refusal.
+ */
+static void
+sbx_run(struct sbx_plan *pl)
+{
+	struct stat	 st;
+
+	if (stat("/run", &st) == -1 || !S_ISDIR(st.st_mode))
+		return;
+	sbx_cover(pl, "/run", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	    "size=16k,mode=755", 0);
+	if (symlink("/dev/shm", "/run/shm") == -1 && errno != EEXIST)
+		sbx_fail(pl->errfd, "symlink /run/shm:");
+	if (mount(NULL, "/run", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
+	    MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == -1)
+		sbx_fail(pl->errfd, "remount /run read-only:");
+}
+
+/*
+ * Unix sockets the host had bound outside /run and /tmp (a database in
+ * /var/lib, say): the null device goes over each that is still visible,
+ * so connect(2) is refused.  One made after the spawn is not covered.
+ */
+static void
+sbx_socks(struct sbx_plan *pl)
+{
+	struct stat	 st;
+	int		 i;
+
+	for (i = 0; i < pl->nsocks; i++) {
+		if (lstat(pl->socks[i], &st) == -1 || !S_ISSOCK(st.st_mode))
+			continue;
+		if (mount("/dev/null", pl->socks[i], NULL, MS_BIND, NULL) ==
+		    -1 || mount(NULL, pl->socks[i], NULL, MS_REMOUNT |
+		    MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL) == -1)
+			sbx_fail(pl->errfd, "mask socket %s:", pl->socks[i]);
+	}
+}
+
+/*
  * The mount view.  The tree is cloned first, while its path is still
  * the host's; then the whole inherited tree goes read-only, nosuid,
  * nodev in one recursive mount_setattr; then /tmp, /dev, /proc and the
@@ -565,11 +611,13 @@ sbx_mounts(struct sbx_plan *pl)
 
 	sbx_cover(pl, "/tmp", MS_NOSUID | MS_NODEV,
 	    SBX_TMPSIZE ",mode=1777", 0);
+	sbx_run(pl);
 	sbx_dev(pl, devfds);
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    "hidepid=invisible") == -1)
 		sbx_fail(pl->errfd, "mount /proc:");
 	sbx_hide(pl, 0);
+	sbx_socks(pl);
 	if (syscall(SYS_move_mount, treefd, "", AT_FDCWD, pl->tree,
 	    MOVE_MOUNT_F_EMPTY_PATH) == -1)
 		sbx_fail(pl->errfd, "attach %s:", pl->tree);
@@ -822,6 +870,53 @@ sbx_pid1(struct sbx_plan *pl)
 	sbx_reap(0, agent);
 }
 
+/*
+ * The pathname unix sockets bound in the host's network namespace, read
+ * by the parent before the clone: each line of /proc/net/unix ends in
+ * the path, if any.  Not an error if it cannot be read: /run and /tmp
+ * are covered anyway.
+ */
+static void
+sbx_plan_socks(struct sbx_plan *pl)
+{
+	struct stat	 st;
+	FILE		*f;
+	char		*line = NULL, *p, path[PATH_MAX];
+	size_t		 sz = 0;
+	int		 i;
+
+	if ((f = fopen("/proc/net/unix", "re")) == NULL)
+		return;
+	while (getline(&line, &sz, f) != -1 && pl->nsocks < SBX_MAXSOCKS) {
+		line[strcspn(line, "\n")] = '\0';
+		if ((p = strrchr(line, ' ')) == NULL || p[1] != '/')
+			continue;
+		p++;
+		if (strncmp(p, "/run/", 5) == 0 || strncmp(p, "/tmp/", 5) == 0 ||
+		    sbx_below(p, pl->tree) != NULL)
+			continue;	/* covered whole, or the agent's own */
+		if (lstat(p, &st) == -1 || !S_ISSOCK(st.st_mode) ||
+		    realpath(p, path) == NULL)
+			continue;	/* another mount namespace's, or gone */
+		for (i = 0; i < pl->nsocks; i++)
+			if (strcmp(pl->socks[i], path) == 0)
+				break;
+		if (i < pl->nsocks)
+			continue;
+		if (pl->nsocks % 16 == 0) {
+			void *n = reallocarray(pl->socks, pl->nsocks + 16,
+			    sizeof(*pl->socks));
+
+			if (n == NULL)
+				break;
+			pl->socks = n;
+		}
+		strlcpy(pl->socks[pl->nsocks++], path, PATH_MAX);
+	}
+	free(line);
+	fclose(f);
+}
+
 /* Resolve the tree and the masks while errors can still be returned. */
 static int
 sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
@@ -875,6 +970,7 @@ sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
 		}
 		strlcpy(pl->hide[pl->nhide++], path, PATH_MAX);
 	}
+	sbx_plan_socks(pl);
 	return 0;
 }
 
@@ -960,6 +1056,7 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	for (i = 0; i < pl.nprocfds; i++)
 		close(pl.procfds[i]);
 	free(pl.hide);
+	free(pl.socks);
 	sb->pid = pid;
 	sb->fd = sv[0];
 	rc = sbx_await(ep[0], err, errlen);
@@ -984,6 +1081,7 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	(void)sandbox_destroy(sb, derr, sizeof(derr));
  fail_plan:
 	free(pl.hide);
+	free(pl.socks);
 	return -1;
 }
 

@@ -1,0 +1,1096 @@
+/*
+ * The github forge.  Per publication the publisher proves it is the
+ * GitHub App (a JWT signed with the App key), buys the narrowest token
+ * GitHub issues (one repository, contents and pull requests), pushes
+ * one branch with libgit2, opens or reuses one pull request, and
+ * revokes the token whatever happened.
+ *
+ * Every step is idempotent against the forge's own state, which is
+ * what makes a crash anywhere safe to replay: the branch is pushed
+ * only if the forge does not hold it at our commit already (and never
+ * moved if it holds another), and the pull request is looked up by
+ * its head before one is created.  A replayed PUBLISH after a crash
+ * between the push and the pull request finds the branch in place and
+ * creates the one missing pull request.
+ *
+ * The token lives in one malloc'd buffer of struct gh.  It reaches the
+ * API as an Authorization header (libevent's copy is wiped once sent)
+ * and git only through the credential callback, never a URL.  It is
+ * not logged: error messages carry the forge's status and message.
+ *
+ * libgit2 needs the bundle's prerequisite (the baseline) and its trees
+ * to compute what to push.  The publisher may not read the local
+ * repositories, so it keeps a cache of the forge repository's objects,
+ * scratch/gh-<repository-id>.git, filled by fetching the base branch
+ * when the prerequisite is not there yet (the first publication pays
+ * one fetch; later ones usually none) and flocked while in use.
+ */
+#include <sys/types.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <git2.h>
+#include <jansson.h>
+#include <openssl/bio.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
+#include "crypto.h"
+#include "factory.h"
+#include "log.h"
+#include "publisher.h"
+
+#define GH_KEY_MAX		(64 * 1024)	/* bytes of the App key file */
+#define GH_TOKEN_MAX		4096		/* opaque, but not unbounded */
+#define GH_JWT_PAST		60		/* iat, against clock skew */
+#define GH_JWT_LIFE		540		/* exp - now: under 10 minutes */
+#define GH_TRIES		4		/* per API call */
+#define GH_WAIT_MAX		60		/* seconds of backoff, default */
+#define GH_TIMEOUT		30		/* seconds per HTTP request */
+#define GH_CRED_TRIES		1		/* the callback answers once */
+
+enum gh_auth {
+	GH_AUTH_JWT,
+	GH_AUTH_TOKEN
+};
+
+/* One publication in progress. */
+struct gh {
+	const struct publish_req	*req;
+	const struct gh_conf		*conf;
+	struct http_conn		*http;
+	char				*jwt;
+	char				*token;
+	int				 waited;	/* seconds, in all */
+	int				 cred_calls;
+	char				 branch[128];	/* factory/<attempt> */
+	char				 refname[160];	/* refs/heads/... */
+	char				 clone_url[512];
+	char				 push_why[256];	/* a ref refused */
+};
+
+static void	 gh_free(void *);
+static void	*gh_realloc(void *, size_t);
+static void	*gh_ossl_malloc(size_t, const char *, int);
+static void	*gh_ossl_realloc(void *, size_t, const char *, int);
+static void	 gh_ossl_free(void *, const char *, int);
+static void	 gh_secret_free(char **);
+static int	 gh_name_ok(const char *, size_t);
+static int	 gh_b64url(const void *, size_t, char **);
+static EVP_PKEY	*gh_key_load(const char *, char *, size_t);
+static char	*gh_jwt(const struct gh_conf *, char *, size_t);
+static long	 gh_retry_wait(const struct http_resp *, int);
+static void	 gh_api_error(const char *, const char *,
+		    const struct http_resp *, char *, size_t);
+static int	 gh_api(struct gh *, const char *, const char *, enum gh_auth,
+		    json_t *, struct http_resp *, char *, size_t);
+static json_t	*gh_api_json(struct gh *, const char *, const char *,
+		    enum gh_auth, json_t *, int, int *, char *, size_t);
+static int	 gh_grant_ok(const struct gh_conf *, json_t *, char *, size_t);
+static int	 gh_token(struct gh *, char *, size_t);
+static void	 gh_revoke(struct gh *);
+static int	 gh_repo(struct gh *, char *, size_t);
+static int	 gh_cred(git_credential **, const char *, const char *,
+		    unsigned int, void *);
+static int	 gh_push_status(const char *, const char *, void *);
+static git_repository *gh_cache_open(struct gh *, int *, char *, size_t);
+static int	 gh_fetch_base(struct gh *, git_repository *,
+		    const struct pub_bundle *, char *, size_t);
+static int	 gh_remote_state(git_remote *, struct gh *, char *, size_t);
+static int	 gh_push(struct gh *, git_repository *, int *, char *,
+		    size_t);
+static int	 gh_cached(git_repository *, const struct pub_bundle *);
+static int	 gh_git(struct gh *, const struct pub_bundle *, int *, char *,
+		    size_t);
+static int	 gh_pull_find(struct gh *, int *, char *, size_t, char *,
+		    size_t);
+static int	 gh_pull_create(struct gh *, int *, char *, size_t, int *,
+		    char *, size_t);
+
+/*
+ * Free that wipes first.  jansson and libevent hand blocks to free()
+ * without telling their size; malloc_usable_size() knows it.
+ */
+static void
+gh_free(void *p)
+{
+	if (p == NULL)
+		return;
+	explicit_bzero(p, malloc_usable_size(p));
+	free(p);
+}
+
+/* realloc(3) would free the old block unwiped. */
+static void *
+gh_realloc(void *p, size_t n)
+{
+	void	*q;
+	size_t	 old;
+
+	if (p == NULL)
+		return (malloc(n));
+	if (n == 0) {
+		gh_free(p);
+		return (NULL);
+	}
+	if ((q = malloc(n)) == NULL)
+		return (NULL);
+	old = malloc_usable_size(p);
+	memcpy(q, p, old < n ? old : n);
+	gh_free(p);
+	return (q);
+}
+
+/* OpenSSL's signatures; its TLS record buffers hold the plaintext. */
+static void *
+gh_ossl_malloc(size_t n, const char *file, int line)
+{
+	return (malloc(n));
+}
+
+static void *
+gh_ossl_realloc(void *p, size_t n, const char *file, int line)
+{
+	return (gh_realloc(p, n));
+}
+
+static void
+gh_ossl_free(void *p, const char *file, int line)
+{
+	gh_free(p);
+}
+
+void
+gh_wipe_init(void)
+{
+	json_set_alloc_funcs(malloc, gh_free);
+	event_set_mem_functions(malloc, gh_realloc, gh_free);
+	/* Refused once OpenSSL has allocated: then its own frees stay. */
+	if (CRYPTO_set_mem_functions(gh_ossl_malloc, gh_ossl_realloc,
+	    gh_ossl_free) != 1)
+		log_debug("OpenSSL allocated already: its buffers are freed "
+		    "unwiped");
+}
+
+static void
+gh_secret_free(char **s)
+{
+	if (*s == NULL)
+		return;
+	explicit_bzero(*s, strlen(*s));
+	free(*s);
+	*s = NULL;
+}
+
+/* An owner or repository name: what GitHub allows, nothing that
+ * could change the meaning of a URL path or query. */
+static int
+gh_name_ok(const char *s, size_t max)
+{
+	size_t	 i, len = strlen(s);
+
+	if (len == 0 || len > max || strcmp(s, ".") == 0 ||
+	    strcmp(s, "..") == 0)
+		return (0);
+	for (i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' &&
+		    s[i] != '_' && s[i] != '.')
+			return (0);
+	return (1);
+}
+
+static int
+gh_conf_str(json_t *g, const char *key, char *dst, size_t dstlen,
+    char *err, size_t errlen)
+{
+	json_t	*v = json_object_get(g, key);
+
+	if (!json_is_string(v) || json_string_length(v) == 0 ||
+	    strlcpy(dst, json_string_value(v), dstlen) >= dstlen)
+		return (pub_fail(err, errlen, "github: %s: missing or too "
+		    "long", key));
+	return (0);
+}
+
+static int
+gh_conf_id(json_t *g, const char *key, uint64_t *dst, char *err,
+    size_t errlen)
+{
+	json_t	*v = json_object_get(g, key);
+
+	if (!json_is_integer(v) || json_integer_value(v) <= 0)
+		return (pub_fail(err, errlen, "github: %s: not a positive "
+		    "integer", key));
+	*dst = (uint64_t)json_integer_value(v);
+	return (0);
+}
+
+int
+gh_conf_from_json(json_t *g, const char *scratch, struct gh_conf *c,
+    char *err, size_t errlen)
+{
+	size_t	 i;
+
+	memset(c, 0, sizeof(*c));
+	if (!json_is_object(g))
+		return (pub_fail(err, errlen, "github: no settings"));
+	if (gh_conf_str(g, "api", c->api, sizeof(c->api), err, errlen) ==
+	    -1 || gh_conf_str(g, "owner", c->owner, sizeof(c->owner), err,
+	    errlen) == -1 || gh_conf_str(g, "repo", c->repo, sizeof(c->repo),
+	    err, errlen) == -1 || gh_conf_str(g, "app_id", c->app_id,
+	    sizeof(c->app_id), err, errlen) == -1 || gh_conf_str(g, "key",
+	    c->key, sizeof(c->key), err, errlen) == -1 || gh_conf_str(g,
+	    "ca", c->ca, sizeof(c->ca), err, errlen) == -1 ||
+	    gh_conf_id(g, "repository_id", &c->repository_id, err,
+	    errlen) == -1 || gh_conf_id(g, "installation_id",
+	    &c->installation_id, err, errlen) == -1)
+		return (-1);
+	if (strncmp(c->api, "https://", 8) != 0)
+		return (pub_fail(err, errlen, "github: api is not https"));
+	if (!gh_name_ok(c->owner, 39) || !gh_name_ok(c->repo, 100))
+		return (pub_fail(err, errlen, "github: bad owner or repo "
+		    "name"));
+	for (i = 0; c->app_id[i] != '\0'; i++)
+		if (!isalnum((unsigned char)c->app_id[i]) &&
+		    c->app_id[i] != '.')
+			return (pub_fail(err, errlen, "github: bad app id"));
+	if (c->key[0] != '/' || c->ca[0] != '/')
+		return (pub_fail(err, errlen, "github: key and ca must be "
+		    "absolute paths"));
+	if (scratch == NULL || scratch[0] != '/' || strlcpy(c->scratch,
+	    scratch, sizeof(c->scratch)) >= sizeof(c->scratch) - 64)
+		return (pub_fail(err, errlen, "github: bad scratch directory"));
+	c->wait_max = GH_WAIT_MAX;
+	c->timeout = GH_TIMEOUT;
+	return (0);
+}
+
+/* base64url without padding (RFC 7515), malloc'd. */
+static int
+gh_b64url(const void *data, size_t len, char **out)
+{
+	char	*s, *p;
+
+	if ((s = malloc(BASE64_SIZE(len))) == NULL)
+		return (-1);
+	base64_encode(data, len, 0, s);
+	for (p = s; *p != '\0'; p++)
+		if (*p == '+')
+			*p = '-';
+		else if (*p == '/')
+			*p = '_';
+	*out = s;
+	return (0);
+}
+
+/*
+ * The App key, read with read(2) into a buffer wiped afterwards (stdio
+ * would leave the PEM text in a freed buffer).  RSA of 2048 bits or
+ * more only: that is what GitHub issues, and RS256 needs.
+ */
+static EVP_PKEY *
+gh_key_load(const char *path, char *err, size_t errlen)
+{
+	EVP_PKEY	*pkey = NULL;
+	BIO		*bio;
+	char		*buf;
+	ssize_t		 n;
+	size_t		 len = 0;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
+		pub_fail(err, errlen, "App key %s: %s", path, strerror(errno));
+		return (NULL);
+	}
+	if ((buf = malloc(GH_KEY_MAX)) == NULL) {
+		close(fd);
+		pub_fail(err, errlen, "App key: out of memory");
+		return (NULL);
+	}
+	while (len < GH_KEY_MAX) {
+		if ((n = read(fd, buf + len, GH_KEY_MAX - len)) == -1 &&
+		    errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	if (len == 0 || len >= GH_KEY_MAX)
+		pub_fail(err, errlen, "App key %s: empty or larger than %d "
+		    "bytes", path, GH_KEY_MAX);
+	else if ((bio = BIO_new_mem_buf(buf, len)) == NULL)
+		pub_fail(err, errlen, "App key: out of memory");
+	else {
+		pkey = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+		BIO_free(bio);
+		if (pkey == NULL)
+			pub_fail(err, errlen, "App key %s: not a PEM private "
+			    "key", path);
+		else if (EVP_PKEY_get_base_id(pkey) != EVP_PKEY_RSA ||
+		    EVP_PKEY_get_bits(pkey) < 2048) {
+			pub_fail(err, errlen, "App key %s: not an RSA key of "
+			    "2048 bits or more", path);
+			EVP_PKEY_free(pkey);
+			pkey = NULL;
+		}
+	}
+	explicit_bzero(buf, GH_KEY_MAX);
+	free(buf);
+	return (pkey);
+}
+
+/*
+ * header.claims.signature, RS256.  iat is a minute in the past and
+ * exp nine minutes ahead, so that a clock off by a minute either way
+ * still gives a JWT GitHub takes (it refuses exp - iat over 10 min).
+ */
+static char *
+gh_jwt(const struct gh_conf *c, char *err, size_t errlen)
+{
+	static const char hdr[] = "{\"alg\":\"RS256\",\"typ\":\"JWT\"}";
+	EVP_PKEY	*pkey;
+	EVP_MD_CTX	*md = NULL;
+	json_t		*claims, *iss;
+	char		*cj = NULL, *h64 = NULL, *c64 = NULL, *s64 = NULL;
+	char		*input = NULL, *jwt = NULL;
+	unsigned char	*sig = NULL;
+	size_t		 siglen = 0, i;
+	time_t		 now = time(NULL);
+	int		 digits = 1;
+
+	if ((pkey = gh_key_load(c->key, err, errlen)) == NULL)
+		return (NULL);
+	for (i = 0; c->app_id[i] != '\0'; i++)
+		if (!isdigit((unsigned char)c->app_id[i]))
+			digits = 0;
+	/* An App id is a number; a client id ("Iv1.…") a string. */
+	iss = digits ? json_integer(strtoll(c->app_id, NULL, 10)) :
+	    json_string(c->app_id);
+	claims = json_pack("{s:I, s:I, s:o}", "iat",
+	    (json_int_t)(now - GH_JWT_PAST), "exp",
+	    (json_int_t)(now + GH_JWT_LIFE), "iss", iss);
+	if (claims == NULL ||
+	    (cj = json_dumps(claims, JSON_COMPACT | JSON_SORT_KEYS)) == NULL ||
+	    gh_b64url(hdr, strlen(hdr), &h64) == -1 ||
+	    gh_b64url(cj, strlen(cj), &c64) == -1 ||
+	    asprintf(&input, "%s.%s", h64, c64) == -1) {
+		input = NULL;
+		pub_fail(err, errlen, "JWT: out of memory");
+		goto done;
+	}
+	if ((md = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, pkey) != 1 ||
+	    EVP_DigestSign(md, NULL, &siglen, (unsigned char *)input,
+	    strlen(input)) != 1 || (sig = malloc(siglen)) == NULL ||
+	    EVP_DigestSign(md, sig, &siglen, (unsigned char *)input,
+	    strlen(input)) != 1 || gh_b64url(sig, siglen, &s64) == -1 ||
+	    asprintf(&jwt, "%s.%s", input, s64) == -1) {
+		jwt = NULL;
+		pub_fail(err, errlen, "JWT: RS256 signature failed");
+	}
+ done:
+	json_decref(claims);
+	free(cj);
+	free(h64);
+	free(c64);
+	free(s64);
+	free(sig);
+	free(input);
+	EVP_MD_CTX_free(md);
+	EVP_PKEY_free(pkey);
+	return (jwt);
+}
+
+/*
+ * Seconds to wait before trying again, or -1 if the answer is final.
+ * GitHub says "retry-after" for secondary limits, and an exhausted
+ * primary limit with x-ratelimit-remaining 0 until x-ratelimit-reset.
+ */
+static long
+gh_retry_wait(const struct http_resp *r, int try)
+{
+	long long	 d;
+
+	if (r->status == 403 || r->status == 429) {
+		if (r->retry_after >= 0)
+			return (r->retry_after > 0 ? r->retry_after : 1);
+		if (r->ratelimit_remaining == 0 && r->ratelimit_reset >= 0) {
+			d = r->ratelimit_reset - (long long)time(NULL) + 1;
+			return (d < 1 ? 1 : d > LONG_MAX ? LONG_MAX : (long)d);
+		}
+		return (r->status == 429 ? 60 : -1);
+	}
+	if (r->status == 502 || r->status == 503 || r->status == 504)
+		return (1L << try);
+	return (-1);
+}
+
+/* "POST /x: 422 Validation Failed", the message cut short. */
+static void
+gh_api_error(const char *method, const char *path,
+    const struct http_resp *r, char *err, size_t errlen)
+{
+	json_t		*j;
+	const char	*msg = NULL;
+
+	j = r->body != NULL ? json_loads(r->body, 0, NULL) : NULL;
+	if (j != NULL)
+		msg = json_string_value(json_object_get(j, "message"));
+	pub_fail(err, errlen, "%s %s: %d%s%.160s", method, path, r->status,
+	    msg != NULL ? " " : "", msg != NULL ? msg : "");
+	json_decref(j);
+}
+
+/*
+ * One API call, retried on rate limits and 5xx while the publication's
+ * total wait stays within wait_max.  Any final status is returned in r
+ * (the caller judges it); -1 only when no answer came, or waiting
+ * longer was refused.
+ */
+static int
+gh_api(struct gh *g, const char *method, const char *path,
+    enum gh_auth auth, json_t *body, struct http_resp *r, char *err,
+    size_t errlen)
+{
+	char		*hdr = NULL, *text = NULL;
+	long		 wait;
+	int		 try, rv = -1, n;
+
+	if (body != NULL && (text = json_dumps(body, JSON_COMPACT)) == NULL)
+		return (pub_fail(err, errlen, "%s %s: out of memory", method,
+		    path));
+	if (auth == GH_AUTH_JWT)
+		n = asprintf(&hdr, "Bearer %s", g->jwt);
+	else
+		n = asprintf(&hdr, "token %s", g->token);
+	if (n == -1) {
+		hdr = NULL;
+		pub_fail(err, errlen, "%s %s: out of memory", method, path);
+		goto done;
+	}
+	for (try = 0; ; try++) {
+		if (http_request(g->http, method, path, hdr, text, r, err,
+		    errlen) == -1)
+			goto done;
+		if ((wait = gh_retry_wait(r, try)) == -1 || try + 1 >=
+		    GH_TRIES)
+			break;
+		if (wait > g->conf->wait_max - g->waited) {
+			gh_api_error(method, path, r, err, errlen);
+			pub_fail(err, errlen, "%s %s: %d, retry after %ld s: "
+			    "more than the %d s left to wait", method, path,
+			    r->status, wait, g->conf->wait_max - g->waited);
+			http_resp_free(r);
+			goto done;
+		}
+		log_info("%s: %s %s: %d, retrying in %ld s", g->req->attempt,
+		    method, path, r->status, wait);
+		http_resp_free(r);
+		g->waited += wait;
+		sleep(wait);
+	}
+	rv = 0;
+ done:
+	gh_secret_free(&hdr);
+	free(text);
+	return (rv);
+}
+
+/*
+ * An API call whose answer must be JSON with status want (or, if
+ * also is non-zero, that status too: *status tells which).
+ */
+static json_t *
+gh_api_json(struct gh *g, const char *method, const char *path,
+    enum gh_auth auth, json_t *body, int want, int *status, char *err,
+    size_t errlen)
+{
+	struct http_resp	 r;
+	json_t			*j;
+	json_error_t		 jerr;
+
+	if (gh_api(g, method, path, auth, body, &r, err, errlen) == -1)
+		return (NULL);
+	if (status != NULL)
+		*status = r.status;
+	if (r.status != want) {
+		gh_api_error(method, path, &r, err, errlen);
+		http_resp_free(&r);
+		return (NULL);
+	}
+	if ((j = json_loadb(r.body, r.len, JSON_REJECT_DUPLICATES, &jerr)) ==
+	    NULL)
+		pub_fail(err, errlen, "%s %s: bad JSON: %s", method, path,
+		    jerr.text);
+	http_resp_free(&r);
+	return (j);
+}
+
+/*
+ * Exactly what was asked for: one repository, ours; contents and
+ * pull_requests write; metadata read (GitHub adds it to every token).
+ */
+static int
+gh_grant_ok(const struct gh_conf *c, json_t *t, char *why, size_t whylen)
+{
+	json_t		*perms, *repos, *v, *id;
+	const char	*k, *want;
+	int		 nwrite = 0;
+
+	perms = json_object_get(t, "permissions");
+	repos = json_object_get(t, "repositories");
+	if (!json_is_object(perms))
+		return (pub_fail(why, whylen, "no permissions in the grant"));
+	json_object_foreach(perms, k, v) {
+		if (strcmp(k, "contents") == 0 ||
+		    strcmp(k, "pull_requests") == 0) {
+			want = "write";
+			nwrite++;
+		} else if (strcmp(k, "metadata") == 0)
+			want = "read";
+		else
+			return (pub_fail(why, whylen, "permission %.64s "
+			    "granted", k));
+		if (!json_is_string(v) || strcmp(json_string_value(v),
+		    want) != 0)
+			return (pub_fail(why, whylen, "permission %s is not "
+			    "%s", k, want));
+	}
+	if (nwrite != 2)
+		return (pub_fail(why, whylen, "contents or pull_requests "
+		    "write missing"));
+	if ((v = json_object_get(t, "repository_selection")) != NULL &&
+	    (!json_is_string(v) || strcmp(json_string_value(v),
+	    "selected") != 0))
+		return (pub_fail(why, whylen, "repository selection is not "
+		    "\"selected\""));
+	if (!json_is_array(repos) || json_array_size(repos) != 1 ||
+	    !json_is_integer(id = json_object_get(json_array_get(repos, 0),
+	    "id")) || (uint64_t)json_integer_value(id) != c->repository_id)
+		return (pub_fail(why, whylen, "repositories is not exactly "
+		    "[%" PRIu64 "]", c->repository_id));
+	return (0);
+}
+
+static int
+gh_token(struct gh *g, char *err, size_t errlen)
+{
+	const struct gh_conf	*c = g->conf;
+	json_t			*body, *t;
+	const char		*tok;
+	char			 path[128], why[256];
+	size_t			 i, len;
+	int			 rv = -1;
+
+	if ((g->jwt = gh_jwt(c, err, errlen)) == NULL)
+		return (-1);
+	snprintf(path, sizeof(path), "/app/installations/%" PRIu64
+	    "/access_tokens", c->installation_id);
+	body = json_pack("{s:[I], s:{s:s, s:s}}", "repository_ids",
+	    (json_int_t)c->repository_id, "permissions", "contents", "write",
+	    "pull_requests", "write");
+	t = gh_api_json(g, "POST", path, GH_AUTH_JWT, body, 201, NULL, err,
+	    errlen);
+	json_decref(body);
+	gh_secret_free(&g->jwt);	/* one use: the token */
+	if (t == NULL)
+		return (-1);
+	tok = json_string_value(json_object_get(t, "token"));
+	len = tok != NULL ? strlen(tok) : 0;
+	for (i = 0; i < len; i++)
+		if (tok[i] <= ' ' || tok[i] > '~')
+			break;
+	if (len == 0 || len > GH_TOKEN_MAX || i != len) {
+		pub_fail(err, errlen, "POST %s: no usable token in the answer",
+		    path);
+		goto done;
+	}
+	if ((g->token = strdup(tok)) == NULL) {
+		pub_fail(err, errlen, "token: out of memory");
+		goto done;
+	}
+	if (gh_grant_ok(c, t, why, sizeof(why)) == -1) {
+		/* Do not hold more than asked for, not even briefly. */
+		pub_fail(err, errlen, "installation token refused and "
+		    "revoked: %s", why);
+		gh_revoke(g);
+		goto done;
+	}
+	log_info("%s: installation token for repository %" PRIu64 ", "
+	    "expires %.32s", g->req->attempt, c->repository_id,
+	    json_is_string(json_object_get(t, "expires_at")) ?
+	    json_string_value(json_object_get(t, "expires_at")) : "?");
+	rv = 0;
+ done:
+	json_decref(t);		/* gh_wipe_init: wiped on free */
+	return (rv);
+}
+
+/* Always, also after a failure: a token nobody holds is still live. */
+static void
+gh_revoke(struct gh *g)
+{
+	struct http_resp	 r;
+	char			 err[256];
+
+	if (g->token == NULL)
+		return;
+	if (gh_api(g, "DELETE", "/installation/token", GH_AUTH_TOKEN, NULL,
+	    &r, err, sizeof(err)) == -1)
+		log_warnx("%s: token not revoked: %s", g->req->attempt, err);
+	else {
+		if (r.status == 204)
+			log_info("%s: installation token revoked",
+			    g->req->attempt);
+		else {
+			gh_api_error("DELETE", "/installation/token", &r, err,
+			    sizeof(err));
+			log_warnx("%s: token not revoked: %s",
+			    g->req->attempt, err);
+		}
+		http_resp_free(&r);
+	}
+	gh_secret_free(&g->token);
+}
+
+/*
+ * The configured owner/repo must be the configured repository id (a
+ * rename or transfer must not redirect a publication), and it tells
+ * where git goes.
+ */
+static int
+gh_repo(struct gh *g, char *err, size_t errlen)
+{
+	const struct gh_conf	*c = g->conf;
+	json_t			*j, *id;
+	const char		*url;
+	char			 path[300];
+	int			 rv = -1;
+
+	snprintf(path, sizeof(path), "/repos/%s/%s", c->owner, c->repo);
+	if ((j = gh_api_json(g, "GET", path, GH_AUTH_TOKEN, NULL, 200, NULL,
+	    err, errlen)) == NULL)
+		return (-1);
+	id = json_object_get(j, "id");
+	url = json_string_value(json_object_get(j, "clone_url"));
+	if (!json_is_integer(id) || (uint64_t)json_integer_value(id) !=
+	    c->repository_id)
+		pub_fail(err, errlen, "%s/%s is not repository %" PRIu64,
+		    c->owner, c->repo, c->repository_id);
+	else if (url == NULL || strncmp(url, "https://", 8) != 0 ||
+	    strpbrk(url, "@?#") != NULL || strlcpy(g->clone_url, url,
+	    sizeof(g->clone_url)) >= sizeof(g->clone_url))
+		pub_fail(err, errlen, "%s/%s: clone_url is not a plain https "
+		    "URL", c->owner, c->repo);
+	else
+		rv = 0;
+	json_decref(j);
+	return (rv);
+}
+
+/* The token, once per git operation: a refused token is final. */
+static int
+gh_cred(git_credential **out, const char *url, const char *user,
+    unsigned int allowed, void *payload)
+{
+	struct gh	*g = payload;
+
+	if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) == 0 ||
+	    g->token == NULL || g->cred_calls++ >= GH_CRED_TRIES)
+		return (GIT_EAUTH);
+	return (git_credential_userpass_plaintext_new(out, "x-access-token",
+	    g->token));
+}
+
+/* The forge's word on each ref of the push: NULL status means taken. */
+static int
+gh_push_status(const char *ref, const char *status, void *payload)
+{
+	struct gh	*g = payload;
+
+	if (status != NULL)
+		snprintf(g->push_why, sizeof(g->push_why), "%s: %s", ref,
+		    status);
+	return (0);
+}
+
+/* The cache, opened or made, and flocked: *lockfd to close after. */
+static git_repository *
+gh_cache_open(struct gh *g, int *lockfd, char *err, size_t errlen)
+{
+	git_repository	*repo = NULL;
+	char		 path[PATH_MAX], lock[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/gh-%" PRIu64 ".git",
+	    g->conf->scratch, g->conf->repository_id);
+	snprintf(lock, sizeof(lock), "%s/gh-%" PRIu64 ".lock",
+	    g->conf->scratch, g->conf->repository_id);
+	if ((*lockfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+	    0600)) == -1 || flock(*lockfd, LOCK_EX) == -1) {
+		pub_fail(err, errlen, "%s: %s", lock, strerror(errno));
+		if (*lockfd != -1)
+			close(*lockfd);
+		*lockfd = -1;
+		return (NULL);
+	}
+	if (git_repository_open_bare(&repo, path) < 0 &&
+	    git_repository_init(&repo, path, 1) < 0) {
+		pub_gitfail(err, errlen, "cache %s", path);
+		close(*lockfd);
+		*lockfd = -1;
+		return (NULL);
+	}
+	return (repo);
+}
+
+/* Fetch the base branch, for the prerequisite and its trees. */
+static int
+gh_fetch_base(struct gh *g, git_repository *repo, const struct pub_bundle *b,
+    char *err, size_t errlen)
+{
+	git_fetch_options	 fo;
+	git_remote		*remote = NULL;
+	git_odb			*odb = NULL;
+	git_strarray		 specs;
+	char			 spec[512], hex[GIT_OID_HEXSZ + 1], *sp = spec;
+	int			 rv = -1;
+
+	git_oid_tostr(hex, sizeof(hex), &b->prereq);
+	if (git_repository_odb(&odb, repo) < 0)
+		return (pub_gitfail(err, errlen, "cache: objects"));
+	if (git_odb_exists(odb, &b->prereq)) {
+		git_odb_free(odb);
+		return (0);
+	}
+	snprintf(spec, sizeof(spec), "+refs/heads/%s:refs/forge/%s",
+	    g->req->base, g->req->base);
+	specs.strings = &sp;
+	specs.count = 1;
+	if (git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION) < 0 ||
+	    git_remote_create_anonymous(&remote, repo, g->clone_url) < 0) {
+		pub_gitfail(err, errlen, "fetch %s", g->clone_url);
+		goto done;
+	}
+	fo.callbacks.credentials = gh_cred;
+	fo.callbacks.payload = g;
+	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	fo.update_fetchhead = 0;
+	g->cred_calls = 0;
+	if (git_remote_fetch(remote, &specs, &fo, NULL) < 0) {
+		pub_gitfail(err, errlen, "fetch %s of %s", g->req->base,
+		    g->clone_url);
+		goto done;
+	}
+	if (git_odb_refresh(odb) < 0 || !git_odb_exists(odb, &b->prereq)) {
+		pub_fail(err, errlen, "the forge's %s does not hold the "
+		    "bundle's prerequisite %s", g->req->base, hex);
+		goto done;
+	}
+	log_debug("%s: fetched %s into the cache", g->req->attempt,
+	    g->req->base);
+	rv = 0;
+ done:
+	git_remote_free(remote);
+	git_odb_free(odb);
+	return (rv);
+}
+
+/*
+ * What the forge holds at our branch: 0 nothing, 1 our commit, -1
+ * something else (refused: a branch is never moved) or no answer.
+ */
+static int
+gh_remote_state(git_remote *remote, struct gh *g, char *err,
+    size_t errlen)
+{
+	const git_remote_head	**heads;
+	size_t			  n, i;
+	char			  hex[GIT_OID_HEXSZ + 1];
+
+	if (git_remote_ls(&heads, &n, remote) < 0)
+		return (pub_gitfail(err, errlen, "ls %s", g->clone_url));
+	for (i = 0; i < n; i++) {
+		if (strcmp(heads[i]->name, g->refname) != 0)
+			continue;
+		git_oid_tostr(hex, sizeof(hex), &heads[i]->oid);
+		if (strcmp(hex, g->req->commit) == 0)
+			return (1);
+		return (pub_fail(err, errlen, "branch %s on the forge holds "
+		    "%s, not %s", g->branch, hex, g->req->commit));
+	}
+	return (0);
+}
+
+/*
+ * Push our branch unless the forge has it at our commit.  The command
+ * goes out as "create" (old id zero), so a branch someone made since
+ * the advertisement is refused by the forge, not overwritten.
+ */
+static int
+gh_push(struct gh *g, git_repository *repo, int *pushed, char *err,
+    size_t errlen)
+{
+	git_remote_callbacks	 cb;
+	git_push_options	 po;
+	git_remote		*remote = NULL;
+	git_strarray		 specs;
+	char			 spec[400], *sp = spec;
+	int			 rc, rv = -1;
+
+	*pushed = 0;
+	snprintf(spec, sizeof(spec), "%s:%s", g->refname, g->refname);
+	specs.strings = &sp;
+	specs.count = 1;
+	if (git_remote_init_callbacks(&cb, GIT_REMOTE_CALLBACKS_VERSION) < 0 ||
+	    git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION) < 0 ||
+	    git_remote_create_anonymous(&remote, repo, g->clone_url) < 0)
+		return (pub_gitfail(err, errlen, "push %s", g->clone_url));
+	cb.credentials = gh_cred;
+	cb.push_update_reference = gh_push_status;
+	cb.payload = g;
+	g->cred_calls = 0;
+	g->push_why[0] = '\0';
+	if (git_remote_connect(remote, GIT_DIRECTION_PUSH, &cb, NULL,
+	    NULL) < 0) {
+		pub_gitfail(err, errlen, "push: connect %s", g->clone_url);
+		goto done;
+	}
+	if ((rc = gh_remote_state(remote, g, err, errlen)) != 0) {
+		rv = rc == 1 ? 0 : -1;
+		goto done;
+	}
+	po.callbacks = cb;
+	if (git_remote_upload(remote, &specs, &po) < 0) {
+		pub_gitfail(err, errlen, "push %s to %s", g->branch,
+		    g->clone_url);
+		goto done;
+	}
+	if (g->push_why[0] != '\0') {
+		pub_fail(err, errlen, "push refused by the forge: %s",
+		    g->push_why);
+		goto done;
+	}
+	*pushed = 1;
+	rv = 0;
+ done:
+	git_remote_disconnect(remote);
+	git_remote_free(remote);
+	return (rv);
+}
+
+/* The tip is in the cache already, a commit grown from the prereq. */
+static int
+gh_cached(git_repository *repo, const struct pub_bundle *b)
+{
+	git_commit	*c;
+
+	if (git_commit_lookup(&c, repo, &b->tip) < 0)
+		return (0);
+	git_commit_free(c);
+	return (git_graph_descendant_of(repo, &b->tip, &b->prereq) == 1);
+}
+
+static int
+gh_git(struct gh *g, const struct pub_bundle *b, int *pushed, char *err,
+    size_t errlen)
+{
+	git_repository	*repo;
+	git_reference	*ref = NULL;
+	int		 lockfd, rv = -1;
+
+	if (git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, g->conf->ca,
+	    NULL) < 0)
+		return (pub_gitfail(err, errlen, "CA file %s", g->conf->ca));
+	if ((repo = gh_cache_open(g, &lockfd, err, errlen)) == NULL)
+		return (-1);
+	if (gh_fetch_base(g, repo, b, err, errlen) == -1)
+		goto done;
+	/* Indexed by an earlier run (a replay): the same checks hold. */
+	if (!gh_cached(repo, b) && pub_import(repo, g->req, b, err,
+	    errlen) == -1)
+		goto done;
+	/* The cache is ours: its copy of the branch may be overwritten. */
+	if (git_reference_create(&ref, repo, g->refname, &b->tip, 1,
+	    "factory: publish") < 0) {
+		pub_gitfail(err, errlen, "cache: %s", g->refname);
+		goto done;
+	}
+	rv = gh_push(g, repo, pushed, err, errlen);
+ done:
+	git_reference_free(ref);
+	git_repository_free(repo);
+	close(lockfd);
+	return (rv);
+}
+
+/*
+ * The pull request whose head is our branch in our repository, in any
+ * state: a closed one is the attempt's answer too, and publishing
+ * again must not open a second.  1 found, 0 none, -1 no answer.
+ */
+static int
+gh_pull_find(struct gh *g, int *number, char *url, size_t urllen,
+    char *err, size_t errlen)
+{
+	const struct gh_conf	*c = g->conf;
+	json_t			*arr, *pr, *head, *id;
+	const char		*ref, *html;
+	char			 path[512];
+	size_t			 i;
+	json_int_t		 n, best = 0;
+
+	snprintf(path, sizeof(path), "/repos/%s/%s/pulls?head=%s:%s"
+	    "&state=all&per_page=100", c->owner, c->repo, c->owner,
+	    g->branch);
+	if ((arr = gh_api_json(g, "GET", path, GH_AUTH_TOKEN, NULL, 200,
+	    NULL, err, errlen)) == NULL)
+		return (-1);
+	if (!json_is_array(arr)) {
+		json_decref(arr);
+		return (pub_fail(err, errlen, "GET %s: not a list", path));
+	}
+	/* Check the filter's work: without OWNER: it matches anything. */
+	json_array_foreach(arr, i, pr) {
+		head = json_object_get(pr, "head");
+		ref = json_string_value(json_object_get(head, "ref"));
+		id = json_object_get(json_object_get(head, "repo"), "id");
+		n = json_integer_value(json_object_get(pr, "number"));
+		html = json_string_value(json_object_get(pr, "html_url"));
+		if (ref == NULL || strcmp(ref, g->branch) != 0 ||
+		    !json_is_integer(id) || (uint64_t)json_integer_value(id) !=
+		    c->repository_id || n <= 0 || n > INT_MAX ||
+		    html == NULL || (best != 0 && n > best))
+			continue;
+		if (strlcpy(url, html, urllen) >= urllen)
+			continue;
+		best = n;
+	}
+	json_decref(arr);
+	*number = (int)best;
+	return (best != 0);
+}
+
+/*
+ * Create it; on 422 (GitHub's answer to a duplicate, among others)
+ * look again instead of parsing the message.
+ */
+static int
+gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
+    int *created, char *err, size_t errlen)
+{
+	const struct gh_conf	*c = g->conf;
+	json_t			*body, *pr;
+	const char		*html;
+	char			 path[300], text[512], ferr[512];
+	json_int_t		 n;
+	int			 status = 0, rc;
+
+	*created = 0;
+	snprintf(path, sizeof(path), "/repos/%s/%s/pulls", c->owner, c->repo);
+	snprintf(text, sizeof(text), "Published by factory.\n\n"
+	    "Attempt: %s\nCommit: %s\n", g->req->attempt, g->req->commit);
+	body = json_pack("{s:s, s:s, s:s, s:s, s:b}", "title", g->req->title,
+	    "head", g->branch, "base", g->req->base, "body", text,
+	    "maintainer_can_modify", 0);
+	if (body == NULL)
+		return (pub_fail(err, errlen, "pull request: title or base "
+		    "is not valid UTF-8"));
+	pr = gh_api_json(g, "POST", path, GH_AUTH_TOKEN, body, 201, &status,
+	    err, errlen);
+	json_decref(body);
+	if (pr == NULL && status == 422) {
+		if ((rc = gh_pull_find(g, number, url, urllen, ferr,
+		    sizeof(ferr))) == 1) {
+			log_info("%s: pull request created meanwhile: #%d",
+			    g->req->attempt, *number);
+			return (0);
+		}
+		if (rc == -1)
+			pub_fail(err, errlen, "%s", ferr);
+		return (-1);
+	}
+	if (pr == NULL)
+		return (-1);
+	n = json_integer_value(json_object_get(pr, "number"));
+	html = json_string_value(json_object_get(pr, "html_url"));
+	if (n <= 0 || n > INT_MAX || html == NULL ||
+	    strlcpy(url, html, urllen) >= urllen) {
+		json_decref(pr);
+		return (pub_fail(err, errlen, "POST %s: no number or html_url",
+		    path));
+	}
+	*number = (int)n;
+	*created = 1;
+	json_decref(pr);
+	return (0);
+}
+
+int
+publish_github(const struct publish_req *req, const struct gh_conf *c,
+    struct publish_result *res, char *err, size_t errlen)
+{
+	struct gh		 g;
+	struct pub_bundle	 b;
+	int			 pushed = 0, created = 0, found, rv = -1;
+
+	memset(res, 0, sizeof(*res));
+	if (errlen > 0)
+		err[0] = '\0';
+	if (pub_check_common(req, err, errlen) == -1 ||
+	    pub_check_verdict(req, err, errlen) == -1)
+		return (-1);
+	memset(&b, 0, sizeof(b));
+	if (pub_bundle_header(req, &b, err, errlen) == -1)
+		return (-1);
+
+	memset(&g, 0, sizeof(g));
+	g.req = req;
+	g.conf = c;
+	snprintf(g.branch, sizeof(g.branch), "%s%s", PUB_BRANCH_PREFIX,
+	    req->attempt);
+	snprintf(g.refname, sizeof(g.refname), "refs/heads/%s", g.branch);
+	if ((g.http = http_open(c->api, c->ca, c->timeout, err, errlen)) ==
+	    NULL)
+		return (-1);
+	if (gh_token(&g, err, errlen) == -1)
+		goto done;
+	if (gh_repo(&g, err, errlen) == -1 ||
+	    gh_git(&g, &b, &pushed, err, errlen) == -1)
+		goto done;
+	if (pushed)
+		log_info("%s: pushed %s at %s", req->attempt, g.branch,
+		    req->commit);
+	if ((found = gh_pull_find(&g, &res->number, res->record,
+	    sizeof(res->record), err, errlen)) == -1)
+		goto done;
+	if (!found && gh_pull_create(&g, &res->number, res->record,
+	    sizeof(res->record), &created, err, errlen) == -1)
+		goto done;
+	log_info("%s: pull request #%d %s", req->attempt, res->number,
+	    created ? "created" : "reused");
+	strlcpy(res->branch, g.branch, sizeof(res->branch));
+	res->reused = !pushed && !created;
+	rv = 0;
+ done:
+	gh_revoke(&g);
+	gh_secret_free(&g.jwt);
+	http_close(g.http);
+	if (rv == -1)
+		memset(res, 0, sizeof(*res));
+	return (rv);
+}

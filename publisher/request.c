@@ -1,0 +1,72 @@
+/*
+ * The common part of an IMSG_PUBLISH payload, decoded for any forge.
+ * Kept out of publisher.c so that the regress programs decode what the
+ * parent sends with the very code the daemon runs.
+ */
+#include <sys/types.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "crypto.h"
+#include "factory.h"
+#include "imsgev.h"
+#include "publisher.h"
+#include "receipt.h"
+
+static int	verdict_split(const char *, char **, uint8_t *, size_t *);
+
+/*
+ * The verdict is the verifier's receipt line: what it signed is the
+ * canonical form of the line without "sig".
+ */
+static int
+verdict_split(const char *line, char **signed_out, uint8_t *sig,
+    size_t *siglen)
+{
+	json_t		*v;
+	json_error_t	 jerr;
+	const char	*b64;
+
+	*signed_out = NULL;
+	if ((v = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL ||
+	    (b64 = json_string_value(json_object_get(v, "sig"))) == NULL ||
+	    base64_decode(b64, sig, ED25519_SIG_LEN, siglen) == -1) {
+		json_decref(v);
+		return (-1);
+	}
+	json_object_del(v, "sig");
+	*signed_out = receipt_canonical(v);
+	json_decref(v);
+	return (*signed_out == NULL ? -1 : 0);
+}
+
+int
+pub_req_decode(json_t *o, int bfd, struct publish_req *req, char **verdict,
+    uint8_t *sig, uint8_t *pub, char *err, size_t errlen)
+{
+	size_t	 siglen, publen;
+
+	*verdict = NULL;
+	memset(req, 0, sizeof(*req));
+	if (base64_decode(json_str(o, "verifier_pub"), pub, ED25519_PUB_LEN,
+	    &publen) == -1 || publen != ED25519_PUB_LEN)
+		return (pub_fail(err, errlen, "no pinned verifier key"));
+	if (verdict_split(json_str(o, "verdict"), verdict, sig, &siglen) ==
+	    -1)
+		return (pub_fail(err, errlen, "verdict: not a signed receipt"));
+	req->attempt = json_str(o, "id");
+	req->remote = json_str(o, "remote");
+	req->pulls = json_str(o, "pulls");
+	req->title = json_str(o, "title");
+	req->base = json_str(o, "base");
+	req->commit = json_str(o, "commit");
+	req->verdict = *verdict;
+	req->sig = sig;
+	req->siglen = siglen;
+	req->verifier_pub = pub;
+	req->bundle_fd = bfd;
+	return (0);
+}

@@ -1,0 +1,407 @@
+#!/usr/bin/env python3
+# fakegh.py: a test double of GitHub for regress/github, never shipped.
+# Standard library only.  Two HTTPS listeners on 127.0.0.1 (ports
+# chosen by the kernel, written to --ports as "API GIT"):
+#
+#  API: POST /app/installations/ID/access_tokens (JWT RS256 checked
+#       against the App's public key with openssl(1), and its claims),
+#       GET /repos/O/R, GET/POST /repos/O/R/pulls (head=OWNER:BRANCH
+#       filter, 422 on a duplicate), DELETE /installation/token (204;
+#       the token is refused from then on).  Test hooks: POST /_control
+#       sets failure modes, GET /_state dumps tokens, pulls, requests.
+#  git: git http-backend behind a small CGI host, for any request with
+#       Basic x-access-token:<valid, unrevoked token>; 401 otherwise.
+import argparse
+import base64
+import json
+import os
+import secrets
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOCK = threading.Lock()
+STATE = {"tokens": {}, "pulls": [], "requests": [], "modes": {}}
+ARGS = None
+PORTS = {}
+
+
+def b64url_decode(s):
+    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+
+
+def note(kind, method, path, status, extra=None):
+    with LOCK:
+        r = {"t": time.time(), "server": kind, "method": method,
+             "path": path, "status": status}
+        if extra:
+            r.update(extra)
+        STATE["requests"].append(r)
+
+
+def jwt_check(jwt):
+    """None if the JWT is the App's and current, else why not."""
+    parts = jwt.split(".")
+    if len(parts) != 3:
+        return "not a JWT"
+    try:
+        hdr = json.loads(b64url_decode(parts[0]))
+        claims = json.loads(b64url_decode(parts[1]))
+        sig = b64url_decode(parts[2])
+    except ValueError:
+        return "undecodable JWT"
+    if hdr.get("alg") != "RS256":
+        return "alg is not RS256"
+    with tempfile.NamedTemporaryFile(dir=ARGS.dir) as f:
+        f.write(sig)
+        f.flush()
+        p = subprocess.run(["openssl", "dgst", "-sha256", "-verify",
+                            ARGS.app_pub, "-signature", f.name],
+                           input=(parts[0] + "." + parts[1]).encode(),
+                           capture_output=True)
+    if p.returncode != 0:
+        return "bad JWT signature"
+    now = int(time.time())
+    iat, exp, iss = claims.get("iat"), claims.get("exp"), claims.get("iss")
+    if str(iss) != ARGS.app_id:
+        return "iss is not the App"
+    if not isinstance(iat, int) or not isinstance(exp, int):
+        return "iat/exp missing"
+    if iat > now + 5 or exp <= now or exp - iat > 600:
+        return "JWT not current or longer than 10 minutes"
+    return None
+
+
+def token_of(headers):
+    a = headers.get("Authorization", "")
+    for p in ("token ", "Bearer "):
+        if a.startswith(p):
+            t = a[len(p):]
+            with LOCK:
+                r = STATE["tokens"].get(t)
+                if r is not None and not r["revoked"]:
+                    return t
+    return None
+
+
+def branch_sha(branch):
+    p = subprocess.run(["git", "--git-dir", ARGS.bare, "rev-parse",
+                        "--verify", "-q", "refs/heads/" + branch],
+                       capture_output=True, text=True)
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def make_pull(title, head, base):
+    """Caller holds LOCK."""
+    n = len(STATE["pulls"]) + 1
+    pr = {"number": n, "state": "open", "title": title,
+          "html_url": "https://github.test/%s/%s/pull/%d" %
+          (ARGS.owner, ARGS.repo, n),
+          "head": {"ref": head, "label": ARGS.owner + ":" + head,
+                   "sha": branch_sha(head),
+                   "repo": {"id": ARGS.repo_id}},
+          "base": {"ref": base, "repo": {"id": ARGS.repo_id}}}
+    STATE["pulls"].append(pr)
+    return pr
+
+
+class Handler(BaseHTTPRequestHandler):
+    server_version = "fakegh"
+
+    def log_message(self, fmt, *a):
+        pass
+
+    def body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            out = b""
+            while True:
+                n = int(self.rfile.readline().split(b";")[0], 16)
+                if n == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return out
+                out += self.rfile.read(n)
+                self.rfile.readline()
+        n = int(self.headers.get("Content-Length", "0"))
+        return self.rfile.read(n) if n > 0 else b""
+
+    def reply(self, status, obj=None, headers=None, raw=None):
+        data = raw if raw is not None else \
+            (json.dumps(obj).encode() if obj is not None else b"")
+        self.send_response(status)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        if raw is None:
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+        self.close_connection = True
+
+
+class API(Handler):
+    def do_GET(self):
+        self.route("GET")
+
+    def do_POST(self):
+        self.route("POST")
+
+    def do_DELETE(self):
+        self.route("DELETE")
+
+    def mode_hit(self, method, path):
+        """A failure mode for this request, consumed, or None."""
+        with LOCK:
+            m = STATE["modes"].get("retry")
+            if m and m["count"] > 0 and method == m["method"] and \
+                    path.startswith(m["prefix"]):
+                m["count"] -= 1
+                return m
+        return None
+
+    def route(self, method):
+        u = urllib.parse.urlsplit(self.path)
+        path, q = u.path, urllib.parse.parse_qs(u.query)
+        body = self.body()
+        status = self.dispatch(method, path, q, body)
+        note("api", method, path, status,
+             {"query": u.query} if u.query else None)
+
+    def dispatch(self, method, path, q, body):
+        if path == "/_control" and method == "POST":
+            c = json.loads(body)
+            with LOCK:
+                if "modes" in c:
+                    STATE["modes"] = c["modes"]
+                if "pull" in c:
+                    make_pull(c["pull"]["title"], c["pull"]["head"],
+                              c["pull"]["base"])
+            self.reply(200, {})
+            return 200
+        if path == "/_state" and method == "GET":
+            with LOCK:
+                self.reply(200, STATE)
+            return 200
+        m = self.mode_hit(method, path)
+        if m is not None:
+            self.reply(403, {"message": "You have exceeded a secondary "
+                             "rate limit."},
+                       {"Retry-After": str(m["after"])})
+            return 403
+        inst = "/app/installations/%d/access_tokens" % ARGS.installation
+        if path == inst and method == "POST":
+            return self.access_token(body)
+        repo = "/repos/%s/%s" % (ARGS.owner, ARGS.repo)
+        if path == "/installation/token" and method == "DELETE":
+            t = token_of(self.headers)
+            if t is None:
+                self.reply(401, {"message": "Bad credentials"})
+                return 401
+            with LOCK:
+                STATE["tokens"][t]["revoked"] = True
+            self.reply(204)
+            return 204
+        if token_of(self.headers) is None:
+            self.reply(401, {"message": "Bad credentials"})
+            return 401
+        if path == repo and method == "GET":
+            self.reply(200, {"id": ARGS.repo_id, "name": ARGS.repo,
+                             "full_name": ARGS.owner + "/" + ARGS.repo,
+                             "clone_url": "https://%s:%d/%s/%s.git"
+                             % (self.host(), PORTS["git"], ARGS.owner,
+                                ARGS.repo)})
+            return 200
+        if path == repo + "/pulls" and method == "GET":
+            return self.pulls_list(q)
+        if path == repo + "/pulls" and method == "POST":
+            return self.pulls_create(json.loads(body))
+        self.reply(404, {"message": "Not Found"})
+        return 404
+
+    def host(self):
+        """The host the client asked for: git goes to the same name."""
+        h = self.headers.get("Host", "localhost")
+        return h.rsplit(":", 1)[0] if not h.endswith("]") else h
+
+    def access_token(self, body):
+        a = self.headers.get("Authorization", "")
+        why = jwt_check(a[7:]) if a.startswith("Bearer ") else "no JWT"
+        if why is not None:
+            self.reply(401, {"message": why})
+            return 401
+        req = json.loads(body)
+        want = {"contents": "write", "pull_requests": "write"}
+        if req.get("repository_ids") != [ARGS.repo_id] or \
+                req.get("permissions") != want:
+            self.reply(422, {"message": "asked for the wrong grant"})
+            return 422
+        perms = dict(want, metadata="read")
+        with LOCK:
+            if STATE["modes"].get("wider"):
+                perms["administration"] = "write"
+            # New-format tokens are long: treat them as opaque.
+            t = "ghs_" + secrets.token_urlsafe(220)
+            STATE["tokens"][t] = {"revoked": False, "permissions": perms}
+        self.reply(201, {"token": t, "expires_at": "2099-01-01T00:00:00Z",
+                         "permissions": perms,
+                         "repository_selection": "selected",
+                         "repositories": [{"id": ARGS.repo_id,
+                                           "name": ARGS.repo}]})
+        return 201
+
+    def pulls_list(self, q):
+        head = q.get("head", [None])[0]
+        state = q.get("state", ["open"])[0]
+        with LOCK:
+            out = [p for p in STATE["pulls"]
+                   if state == "all" or p["state"] == state]
+            # As GitHub: without OWNER: the filter is ignored.
+            if head is not None and ":" in head:
+                out = [p for p in out if p["head"]["label"] == head]
+            self.reply(200, out)
+        return 200
+
+    def pulls_create(self, req):
+        head, base = req.get("head", ""), req.get("base", "")
+        if branch_sha(head) is None or branch_sha(base) is None:
+            self.reply(422, {"message": "Validation Failed",
+                             "errors": [{"field": "head",
+                                         "code": "invalid"}]})
+            return 422
+        with LOCK:
+            modes = STATE["modes"]
+            if modes.get("hang_pulls"):
+                pass
+            elif modes.get("race422"):
+                modes["race422"] = False
+                make_pull("made by a racing publisher", head, base)
+            if not modes.get("hang_pulls"):
+                dup = [p for p in STATE["pulls"] if p["state"] == "open"
+                       and p["head"]["ref"] == head]
+                if dup:
+                    self.reply(422, {"message": "Validation Failed",
+                                     "errors": [{"message": "A pull "
+                                                 "request already exists"
+                                                 " for %s:%s." %
+                                                 (ARGS.owner, head)}]})
+                    return 422
+                pr = make_pull(req.get("title", ""), head, base)
+        if modes.get("hang_pulls"):
+            time.sleep(60)
+            self.reply(500, {"message": "hung"})
+            return 500
+        self.reply(201, pr)
+        return 201
+
+
+class Git(Handler):
+    def do_GET(self):
+        self.cgi("GET")
+
+    def do_POST(self):
+        self.cgi("POST")
+
+    def cgi(self, method):
+        u = urllib.parse.urlsplit(self.path)
+        body = self.body()
+        a = self.headers.get("Authorization", "")
+        ok = False
+        if a.startswith("Basic "):
+            user, _, pw = base64.b64decode(a[6:]).decode().partition(":")
+            with LOCK:
+                r = STATE["tokens"].get(pw)
+                ok = user == "x-access-token" and r is not None and \
+                    not r["revoked"]
+        if not ok:
+            self.reply(401, {"message": "Bad credentials"},
+                       {"WWW-Authenticate": 'Basic realm="fakegh"'})
+            note("git", method, u.path, 401)
+            return
+        env = {"GIT_PROJECT_ROOT": ARGS.git_root, "GIT_HTTP_EXPORT_ALL": "1",
+               "PATH_INFO": u.path, "QUERY_STRING": u.query,
+               "REQUEST_METHOD": method, "REMOTE_USER": "x-access-token",
+               "REMOTE_ADDR": "127.0.0.1", "CONTENT_LENGTH": str(len(body)),
+               "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+               "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+               "HOME": ARGS.dir, "GIT_CONFIG_NOSYSTEM": "1"}
+        if self.headers.get("Content-Encoding"):
+            env["HTTP_CONTENT_ENCODING"] = self.headers["Content-Encoding"]
+        if self.headers.get("Git-Protocol"):
+            env["GIT_PROTOCOL"] = self.headers["Git-Protocol"]
+        p = subprocess.run(["git", "http-backend"], input=body, env=env,
+                           capture_output=True)
+        head, _, out = p.stdout.partition(b"\r\n\r\n")
+        if not _:
+            head, _, out = p.stdout.partition(b"\n\n")
+        status, hdrs = 200, {}
+        for line in head.decode(errors="replace").splitlines():
+            k, _, v = line.partition(":")
+            if k.lower() == "status":
+                status = int(v.split()[0])
+            elif k:
+                hdrs[k] = v.strip()
+        hdrs.pop("Content-Length", None)
+        raw = out
+        self.send_response(status)
+        for k, v in hdrs.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(raw)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(raw)
+        self.close_connection = True
+        note("git", method, u.path, status, {"query": u.query})
+
+
+class TLSServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, handler, ctx):
+        super().__init__(("127.0.0.1", 0), handler)
+        self.ctx = ctx
+
+    def get_request(self):
+        sock, addr = self.socket.accept()
+        # The handshake runs in the handler's thread, not here.
+        return self.ctx.wrap_socket(sock, server_side=True,
+                                    do_handshake_on_connect=False), addr
+
+    def finish_request(self, request, client_address):
+        try:
+            request.do_handshake()
+        except (ssl.SSLError, OSError):
+            request.close()
+            return
+        super().finish_request(request, client_address)
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    for a in ("dir", "cert", "key", "app-pub", "app-id", "owner", "repo",
+              "git-root", "ports"):
+        ap.add_argument("--" + a, required=True)
+    ap.add_argument("--installation", type=int, required=True)
+    ap.add_argument("--repo-id", type=int, required=True)
+    ARGS = ap.parse_args()
+    ARGS.bare = os.path.join(ARGS.git_root, ARGS.owner, ARGS.repo + ".git")
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(ARGS.cert, ARGS.key)
+    api, git = TLSServer(API, ctx), TLSServer(Git, ctx)
+    PORTS["api"], PORTS["git"] = api.server_address[1], git.server_address[1]
+    threading.Thread(target=git.serve_forever, daemon=True).start()
+    tmp = ARGS.ports + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%d %d\n" % (PORTS["api"], PORTS["git"]))
+    os.rename(tmp, ARGS.ports)
+    api.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
