@@ -39,6 +39,13 @@ terminal(const char *state)
 	    strcmp(state, "cancelled") == 0 || strcmp(state, "orphaned") == 0);
 }
 
+static void
+print_steal(json_t *o)
+{
+	ctl_print_json(o);
+	json_decref(o);
+}
+
 static json_t *
 show(const char *id)
 {
@@ -378,16 +385,17 @@ cmd_verify(int argc, char **argv)
 		fclose(f);
 	if (ret == -1) {
 		if (ctl_json)
-			printf("{\"ok\": false, \"error\": \"%s\"}\n", err);
+			print_steal(json_pack("{s:b, s:s}", "ok", 0, "error",
+			    err));
 		else
 			printf("%s: %s\n", argv[0], err);
 		return (CTL_EXIT_REFUSED);
 	}
 	receipt_summary_str(&sum, line, sizeof(line));
 	if (ctl_json)
-		printf("{\"ok\": true, \"attempt\": \"%s\", \"receipts\": %zu, "
-		    "\"last\": \"%s\"}\n", sum.attempt, sum.count,
-		    sum.last_kind);
+		print_steal(json_pack("{s:b, s:s, s:I, s:s, s:s}", "ok", 1,
+		    "attempt", sum.attempt, "receipts", (json_int_t)sum.count,
+		    "last", sum.last_kind, "head", sum.head));
 	else
 		printf("%s\n", line);
 	return (CTL_EXIT_OK);

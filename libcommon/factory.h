@@ -38,7 +38,8 @@ enum factory_procid {
  * One unveil(2) rule of a child.  A path beginning with '$' names a
  * variable the parent passes on the child's command line (-V name=value,
  * repeatable): "$state" becomes the state directory, and a variable
- * with several values gives one rule each.
+ * with several values gives one rule each.  A permission beginning
+ * with '?' marks a system file that may be absent.
  */
 struct proc_unveil {
 	const char	*path;
@@ -55,7 +56,7 @@ struct factory_proc {
 	const char		*binary;	/* in libexec */
 	const char		*promises;	/* pledge(2) */
 	const char		*why;		/* one line for factoryctl policy */
-	struct proc_unveil	 unveils[8];	/* ends with a NULL path */
+	struct proc_unveil	 unveils[16];	/* ends with a NULL path */
 };
 
 extern const struct factory_proc factory_procs[PROC_MAX];

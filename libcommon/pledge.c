@@ -645,8 +645,9 @@ add_socket_rules(scmp_filter_ctx ctx, unsigned int pr)
 		if ((pr & P_STDIO) && rule(ctx, SCMP_ACT_ERRNO(EACCES),
 		    SCMP_SYS(socket), 2, cmp) == -1)
 			return (-1);
-		if ((pr & P_GETPW) && rule(ctx, SCMP_ACT_ERRNO(EACCES),
-		    SCMP_SYS(socket), 1, cmp) == -1)
+		/* getaddrinfo(3) also looks for nscd first under dns. */
+		if ((pr & (P_GETPW | P_DNS)) && rule(ctx,
+		    SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1, cmp) == -1)
 			return (-1);
 	}
 	for (i = 0; i < 2; i++) {

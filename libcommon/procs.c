@@ -98,8 +98,15 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 		{
 			{ "$remotes", "rwc" },		/* forge local */
 			{ "$pulls", "rwc" },		/* forge local */
-			{ "$forge_keys", "r" },		/* forge github */
+			{ "$state/publish", "rwc" },	/* forge github caches */
+			{ "$forge_keys", "r" },		/* GitHub App keys */
+			{ "$forge_ca", "r" },		/* their CA files */
 			{ "/etc/ssl", "r" },		/* CA bundles */
+			{ "/etc/resolv.conf", "?r" },	/* dns */
+			{ "/etc/hosts", "?r" },
+			{ "/etc/nsswitch.conf", "?r" },
+			{ "/etc/host.conf", "?r" },
+			{ "/etc/gai.conf", "?r" },
 			{ NULL, NULL }
 		}
 	},
@@ -157,10 +164,13 @@ proc_apply_policy(const struct factory_proc *p, char **vars, size_t nvars)
 	size_t			 i, n;
 	char			 path[PATH_MAX];
 	const char		*rest;
+	int			 optional;
 
 	for (u = p->unveils; u->path != NULL; u++) {
 		if (u->path[0] != '$') {
-			if (unveil(u->path, u->perm) == -1)
+			optional = u->perm[0] == '?';
+			if (unveil(u->path, u->perm + optional) == -1 &&
+			    !(optional && errno == ENOENT))
 				fatal("unveil %s", u->path);
 			continue;
 		}

@@ -67,7 +67,7 @@ static const struct transition transitions[] = {
 						 B(AS_VERIFYING) },
 	{ "failed",		AS_FAILED,	 LIVE },
 	{ "cancelled",		AS_CANCELLED,	 LIVE },
-	{ "teardown",		AS_TEARDOWN,	 ENDED },
+	{ "teardown",		AS_TEARDOWN,	 ENDED | B(AS_VERIFIED) },
 	{ "terminated",		AS_TERMINATED,	 B(AS_TEARDOWN) },
 };
 #undef B
@@ -272,6 +272,8 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 	    strcmp(t->kind, "failed") == 0 ||
 	    strcmp(t->kind, "cancelled") == 0)
 		set_reason(a, facts);
+	else if (strcmp(t->kind, "teardown") == 0 && a->state == AS_VERIFIED)
+		a->outcome = AS_VERIFIED;	/* nowhere to publish */
 	else if (strcmp(t->kind, "terminated") == 0)
 		a->torn_down = 1;
 
@@ -511,7 +513,7 @@ int
 attempt_init(char *err, size_t errlen)
 {
 	char		 path[PATH_MAX];
-	const char	*sub[] = { "attempts", "verify", "logs" };
+	const char	*sub[] = { "attempts", "verify", "logs", "publish" };
 	size_t		 i;
 
 	TAILQ_INIT(&env->attempts);
@@ -522,6 +524,13 @@ attempt_init(char *err, size_t errlen)
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
 			return (-1);
 		}
+	}
+	/* The publisher's caches (forge github): its own. */
+	snprintf(path, sizeof(path), "%s/publish", env->conf->statedir);
+	if (fs_mkdir_owned(path, 0700, env->conf->users[PROC_PUBLISHER].uid,
+	    env->conf->users[PROC_PUBLISHER].gid) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (-1);
 	}
 	snprintf(path, sizeof(path), "%s/journal", env->conf->statedir);
 	env->replaying = 1;
@@ -1057,8 +1066,10 @@ attempt_publish(struct attempt *a)
 		return;
 	if (a->state == AS_VERIFIED) {
 		if (repo->forge == FORGE_NONE) {
+			/* Verified is as far as it goes: release it. */
 			log_info("%s: verified; repository %s publishes "
 			    "nowhere", a->id, repo->name);
+			attempt_teardown(a);
 			return;
 		}
 		if (attempt_transition(a, "publishing", NULL, NULL) == -1)
@@ -1123,8 +1134,6 @@ attempt_teardown(struct attempt *a)
 	}
 	if (a->state != AS_TEARDOWN &&
 	    attempt_transition(a, "teardown", NULL, NULL) == -1)
-		return;
-	if (a->state == AS_VERIFIED)
 		return;
 	if (fs_remove_tree(a->dir) == -1 || fs_remove_tree(a->vdir) == -1) {
 		snprintf(err, sizeof(err), "%s", strerror(errno));

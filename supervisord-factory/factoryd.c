@@ -38,6 +38,7 @@ main(int argc, char *argv[])
 {
 	struct event	 ev_sigint, ev_sigterm, ev_sighup, ev_sigchld;
 	struct factoryd_conf *conf;
+	struct event_base *evbase;
 	char		 errbuf[CONF_ERRLEN];
 	const char	*conffile = FACTORYD_CONF;
 	int		 ch, debug = 0, noaction = 0, verbose = 0, mkkeys = 0;
@@ -104,12 +105,10 @@ main(int argc, char *argv[])
 	log_procinit("parent");
 	setproctitle("parent");
 
-	if (!debug && daemon(0, 0) == -1)
-		fatal("daemon");
 	/* Children get a known umask; files we make say their mode. */
 	umask(022);
 
-	event_init();
+	evbase = event_init();
 	signal_set(&ev_sigint, SIGINT, factoryd_sig, NULL);
 	signal_set(&ev_sigterm, SIGTERM, factoryd_sig, NULL);
 	signal_set(&ev_sighup, SIGHUP, factoryd_sig, NULL);
@@ -119,6 +118,7 @@ main(int argc, char *argv[])
 	signal_add(&ev_sighup, NULL);
 	signal_add(&ev_sigchld, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);	/* a full journal is an error, not death */
 
 	/* Fail closed: no sandbox, no factoryd. */
 	if (sandbox_probe(errbuf, sizeof(errbuf)) == -1)
@@ -134,6 +134,9 @@ main(int argc, char *argv[])
 		fatalx("journal: %s", errbuf);
 	if (control_init(conf->socket) == -1)
 		fatalx("control socket %s: cannot listen", conf->socket);
+	/* Detach only now: a failure above reached the terminal. */
+	if (!debug && (daemon(0, 0) == -1 || event_reinit(evbase) == -1))
+		fatal("daemon");
 
 	proc_init_children();
 	proc_start_all();
@@ -181,8 +184,19 @@ factoryd_reload(char *errbuf, size_t errlen)
 		log_warnx("reload: socket changes take effect on restart");
 	if (strcmp(conf->statedir, env->conf->statedir) != 0)
 		log_warnx("reload: state-dir changes take effect on restart");
+	if (strcmp(conf->receipt_key, env->conf->receipt_key) != 0 ||
+	    strcmp(conf->verifier_key, env->conf->verifier_key) != 0)
+		log_warnx("reload: key changes take effect on restart");
+	if (conf->verifiers != env->conf->verifiers)
+		log_warnx("reload: verifiers changes take effect on restart");
+	/* What the running daemon pinned or bound stays as it is. */
 	strlcpy(conf->socket, env->conf->socket, sizeof(conf->socket));
 	strlcpy(conf->statedir, env->conf->statedir, sizeof(conf->statedir));
+	strlcpy(conf->receipt_key, env->conf->receipt_key,
+	    sizeof(conf->receipt_key));
+	strlcpy(conf->verifier_key, env->conf->verifier_key,
+	    sizeof(conf->verifier_key));
+	conf->verifiers = env->conf->verifiers;
 	conf_free(env->conf);
 	env->conf = conf;
 	proc_reconfigure();

@@ -139,8 +139,10 @@ proc_argv(struct child *c, char **argv, size_t max, char *key, size_t keylen)
 		if (r->forge == FORGE_LOCAL) {
 			ADDVAR("remotes=%s", r->remote);
 			ADDVAR("pulls=%s", r->pulls);
-		} else if (r->forge == FORGE_GITHUB)
+		} else if (r->forge == FORGE_GITHUB) {
 			ADDVAR("forge_keys=%s", r->github.key);
+			ADDVAR("forge_ca=%s", r->github.ca);
+		}
 	}
 	if (c->id == PROC_VERIFIER)
 		ADDVAR("verifier_key=%s", conf->verifier_key);

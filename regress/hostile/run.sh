@@ -228,6 +228,11 @@ check "wall: the agent was running and double-forked" \
 state "$id" failed "wall time" "sleep forever past limits.wall"
 outside "wall" "$id"
 
+manifest busy "$(shjson 'while :; do :; done')" "" 'limits: {cpu: 1s, wall: 30s}'
+id=$(submit busy) && wait_done "$id" 20 || notok "busy: did not end"
+state "$id" failed "^agent killed: cpu limit$" "busy loop past limits.cpu"
+outside "busy loop" "$id"
+
 # --- budgets: fork bomb, memory bomb, disk filler, log flood -----------
 
 manifest forkbomb "[\"$PROBE\", \"forkbomb\"]" "" 'limits: {pids: 32}'
@@ -322,6 +327,8 @@ state "$id" rejected "" "a failing validation"
 outside "hostile validation" "$id"
 
 check "factoryd still runs" kill -0 "$FACTORYD_PID"
+check "every sandbox was torn down (cgroups empty and removed)" \
+    sh -c "! grep -q 'sandbox teardown' '$T/log'"
 stop_factoryd
 check "the host listener saw nothing" sh -c "! grep -v '^ready' '$T/listen.out'"
 regress_done
