@@ -4,8 +4,6 @@
 # asserts that the act was refused (the agent's own report in its log),
 # that the attempt ended in the expected state with a reason, and that
 # nothing outside the attempt changed.  Needs root.  O: the build dir.
-#
-# Lines marked "# needs:" expect a daemon change not made yet.
 
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 
@@ -223,14 +221,14 @@ manifest wall "[\"$PROBE\", \"hang\"]" "" 'limits: {wall: 2s}'
 id=$(submit wall) && wait_done "$id" 20 || notok "wall: did not end"
 check "wall: the agent was running and double-forked" \
     grep -qx 'hang: double-forked, sleeping' "$(logf "$id")"
-# needs: attempt.c attempt_agent_done() to name the wall time from
-# r->timedout, not from journal timestamps that can fall short of it.
-state "$id" failed "wall time" "sleep forever past limits.wall"
+state "$id" failed "^agent killed: wall time of 2000ms exceeded$" \
+    "sleep forever past limits.wall"
 outside "wall" "$id"
 
 manifest busy "$(shjson 'while :; do :; done')" "" 'limits: {cpu: 1s, wall: 30s}'
 id=$(submit busy) && wait_done "$id" 20 || notok "busy: did not end"
-state "$id" failed "^agent killed: cpu limit$" "busy loop past limits.cpu"
+state "$id" failed "^agent killed: cpu limit of 1000ms$" \
+    "busy loop past limits.cpu"
 outside "busy loop" "$id"
 
 # --- budgets: fork bomb, memory bomb, disk filler, log flood -----------
