@@ -132,7 +132,13 @@ forbidden() {
 	expect "$p: TIOCSTI|1<<32" SIGSYS $p tiocsti-high
 	expect "$p: TIOCLINUX|1<<32" SIGSYS $p tioclinux-high
 	expect "$p: FIONREAD|1<<32" SIGSYS $p fionread-high
-	expect "$p: abstract-connect" SIGSYS $p abstract-connect "$ABSTRACT"
+	# Under dns, a unix socket is refused (EACCES) rather than fatal:
+	# getaddrinfo(3) probes nscd that way.
+	case $p in
+	publisher) ab=EACCES ;;
+	*) ab=SIGSYS ;;
+	esac
+	expect "$p: abstract-connect" $ab $p abstract-connect "$ABSTRACT"
 	got_usr1=0
 	expect "$p: kill-parent" SIGSYS $p kill-parent
 	[ "$got_usr1" -eq 0 ] && pass "$p: no signal reached the shell" ||
