@@ -1,0 +1,163 @@
+#!/bin/sh
+# make demo: the whole pipeline on an embedded default configuration,
+# a sample repository made on the fly, a sample agent and a local
+# remote, in a temp dir that is removed afterwards.  Run as root.
+#
+# Usage: O=build sh etc/demo.sh
+
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+O=${O:-build}
+case $O in /*) ;; *) O=$top/$O ;; esac
+[ "$(id -u)" = 0 ] || { echo "demo: run as root (factoryd is a root daemon)" >&2; exit 1; }
+
+# Not under /tmp: the sandbox gives the agent a private /tmp, and the
+# agent's git must see the repository's objects.
+D=$(mktemp -d /var/tmp/factory-demo.XXXXXX)
+chmod 755 "$D"
+PID=""
+cleanup() {
+	if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
+		kill -TERM "$PID"
+		wait "$PID" 2>/dev/null
+	fi
+	rm -rf "$D"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+say() { printf '\n== %s\n' "$*"; }
+
+say "a sample repository, its published remote and pull records in $D"
+git init -q -b main "$D/work"
+mkdir -p "$D/work/src"
+cat >"$D/work/README.md" <<'TXT'
+# greeter
+A tiny program that greets.
+TXT
+cat >"$D/work/src/greet.c" <<'TXT'
+#include <stdio.h>
+
+int
+main(void)
+{
+	printf("hello\n");
+	return 0;
+}
+TXT
+git -C "$D/work" add -A
+git -C "$D/work" -c user.name=demo -c user.email=demo@localhost commit -qm "greeter"
+git clone -q --bare "$D/work" "$D/greeter.git"
+git clone -q --bare "$D/work" "$D/greeter-published.git"
+mkdir "$D/pulls"
+chown -R 61504:61504 "$D/greeter-published.git" "$D/pulls"
+echo "$D/greeter.git (main at $(git -C "$D/work" rev-parse --short HEAD))"
+
+say "the configuration (factoryd.conf(5))"
+cat >"$D/factoryd.conf" <<CONF
+socket: $D/factoryd.sock
+state-dir: $D/state
+libexec: $O
+attempt-uids: 62500-62599
+max-attempts: 4
+verifiers: 2
+keys:
+  receipts: $D/keys/receipt.key
+  verifier: $D/keys/verifier.key
+users:
+  worker: 61501
+  verifier: 61502
+  reconciler: 61503
+  publisher: 61504
+repositories:
+  greeter:
+    path: $D/greeter.git
+    publish:
+      forge: local
+      remote: $D/greeter-published.git
+      pulls: $D/pulls
+CONF
+cat "$D/factoryd.conf"
+"$O/factoryd" -n -f "$D/factoryd.conf" || exit 1
+
+say "the agent: an untrusted script, run in the sandbox"
+cat >"$D/agent.sh" <<'TXT'
+#!/bin/sh
+# Make the greeting friendlier and say what we did.
+sed -i 's/hello/hello, world/' src/greet.c
+printf '\nIt now says "hello, world".\n' >> README.md
+echo "agent: changed $(git status --porcelain | wc -l) files as uid $(id -u)"
+TXT
+chmod 755 "$D/agent.sh"
+cat >"$D/greet.yaml" <<MAN
+repository: greeter
+baseline: main
+scope: ["src/**", "README.md"]
+agent: ["/bin/sh", "-c", $(jq -Rs . <"$D/agent.sh")]
+validate: ["/bin/sh", "-c", "grep -q 'hello, world' src/greet.c && grep -q world README.md"]
+env: {LANG: C.UTF-8}
+limits: {wall: 60s, cpu: 30s, memory: 512M, pids: 128, tree: 200M, log: 1M}
+network: none
+title: "Greet the world"
+approval: auto
+MAN
+cat "$D/greet.yaml"
+
+say "factoryd -dk -f $D/factoryd.conf"
+"$O/factoryd" -dk -f "$D/factoryd.conf" 2>"$D/factoryd.log" &
+PID=$!
+i=0
+while [ ! -S "$D/factoryd.sock" ] && [ $i -lt 100 ]; do
+	kill -0 "$PID" 2>/dev/null || break
+	sleep 0.1; i=$((i + 1))
+done
+[ -S "$D/factoryd.sock" ] || { cat "$D/factoryd.log"; exit 1; }
+ctl() { "$O/factoryctl" -s "$D/factoryd.sock" "$@"; }
+i=0
+while [ "$(ctl -j status | jq '[.processes[] | select(.state=="running")] | length')" != 6 ] &&
+    [ $i -lt 50 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+
+say "factoryctl status"
+ctl status
+say "factoryctl policy"
+ctl policy
+
+say "factoryctl submit -w greet.yaml"
+ctl submit -w "$D/greet.yaml" >"$D/submit.out"
+st=$?
+cat "$D/submit.out"
+id=$(head -1 "$D/submit.out")
+
+say "factoryctl logs $id"
+ctl logs "$id"
+
+say "the verdict (signed by the verifier)"
+ctl receipts "$id" >"$D/receipts.txt"
+grep '"kind":"verdict"' "$D/receipts.txt" | jq '{signer, key, facts}'
+
+say "the published branch"
+git --git-dir="$D/greeter-published.git" -c safe.directory='*' log --format='%h %s%n%b' -1 "factory/$id"
+git --git-dir="$D/greeter-published.git" -c safe.directory='*' diff --stat main "factory/$id"
+
+say "the pull request record"
+cat "$D/pulls/$id.json"; echo
+
+say "factoryctl verify receipts.txt (offline)"
+"$O/factoryctl" verify "$D/receipts.txt"
+vst=$?
+
+say "stopping factoryd"
+kill -TERM "$PID"
+wait "$PID" 2>/dev/null
+PID=""
+tail -n 3 "$D/factoryd.log"
+
+if [ $st -eq 0 ] && [ $vst -eq 0 ]; then
+	say "demo: $id published and its evidence verifies"
+	exit 0
+fi
+say "demo: failed (see above)"
+cat "$D/factoryd.log"
+exit 1
