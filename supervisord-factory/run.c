@@ -100,8 +100,10 @@ run_hide_list(char **hide, size_t max)
 	cand[n++] = dirname(store[0]);
 	strlcpy(store[1], conf->verifier_key, PATH_MAX);
 	cand[n++] = dirname(store[1]);
-	strlcpy(store[2], conf->socket, PATH_MAX);
-	cand[n++] = dirname(store[2]);
+	/* The control sockets themselves, not their directory. */
+	cand[n++] = conf->socket;
+	snprintf(store[2], PATH_MAX, "%s%s", conf->socket, FACTORYD_ROSUFFIX);
+	cand[n++] = store[2];
 	cand[n++] = "/root";
 	cand[n++] = "/home";
 	cand[n++] = "/etc/factory";
@@ -118,13 +120,13 @@ run_hide_list(char **hide, size_t max)
 			cand[n++] = dirname(store[i++]);
 		}
 	}
-	/* Only existing directories, each once. */
+	/* Only what exists, each once. */
 	j = 0;
 	for (i = 0; i < n && j + 1 < max; i++) {
 		struct stat	 sb;
 		size_t		 k;
 
-		if (stat(cand[i], &sb) == -1 || !S_ISDIR(sb.st_mode))
+		if (stat(cand[i], &sb) == -1)
 			continue;
 		if (realpath(cand[i], tmp) == NULL || strcmp(tmp, "/") == 0)
 			continue;
