@@ -124,12 +124,15 @@ deps:
 
 tests: all $(UNIT_TESTS) $(REGRESS_PROGS)
 
+# The regress suite runs a test build (crash points compiled in) of its
+# own, beside the release build, and the unit tests once more with the
+# sanitizers.
 check: deps
-	$(MAKE) tests
+	$(MAKE) O=$(O)/test TESTBUILD=1 tests
 	$(MAKE) O=$(O)/asan SAN=1 TESTBUILD=1 $(O)/asan/libcommon.a \
 		$(UNIT_TESTS:$(O)/%=$(O)/asan/%)
 	$(MAKE) check-lint
-	O=$(O) sh regress/run-all.sh
+	O=$(O)/test ASAN_O=$(O)/asan sh regress/run-all.sh
 
 check-lint:
 	mandoc -Tlint -Wwarning man/*.[0-9]

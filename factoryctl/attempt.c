@@ -400,3 +400,88 @@ cmd_verify(int argc, char **argv)
 		printf("%s\n", line);
 	return (CTL_EXIT_OK);
 }
+
+static void
+print_orphans(json_t *list)
+{
+	json_t	*v;
+	size_t	 i;
+
+	if (json_array_size(list) == 0) {
+		printf("no orphans\n");
+		return;
+	}
+	printf("%-20s %-8s %-8s %s\n", "ID", "KIND", "REAP", "WHAT");
+	json_array_foreach(list, i, v)
+		printf("%-20s %-8s %-8s %s\n", jstr(v, "id"), jstr(v, "kind"),
+		    json_is_true(json_object_get(v, "reapable")) ? "yes" :
+		    "forge", jstr(v, "what"));
+}
+
+int
+cmd_orphans(int argc, char **argv)
+{
+	json_t	*o;
+
+	if (argc != 1)
+		ctl_usage("orphans");
+	if (ctl_simple(1, IMSG_CTL_ORPHANS, NULL, 0, &o) != 0)
+		return (CTL_EXIT_REFUSED);
+	if (ctl_json)
+		ctl_print_json(o);
+	else
+		print_orphans(json_object_get(o, "orphans"));
+	json_decref(o);
+	return (CTL_EXIT_OK);
+}
+
+int
+cmd_reap(int argc, char **argv)
+{
+	json_t	*o, *v;
+	size_t	 i;
+
+	if (argc != 2)
+		ctl_usage("reap");
+	if (ctl_simple(0, IMSG_CTL_REAP, argv[1], strlen(argv[1]) + 1,
+	    &o) != 0)
+		return (CTL_EXIT_REFUSED);
+	if (ctl_json)
+		ctl_print_json(o);
+	else
+		json_array_foreach(json_object_get(o, "reaped"), i, v)
+			printf("%s: %s %s %s\n", argv[1], jstr(v, "kind"),
+			    jstr(v, "what"), json_is_true(json_object_get(v,
+			    "removed")) ? "removed" : "NOT removed");
+	json_decref(o);
+	return (CTL_EXIT_OK);
+}
+
+int
+cmd_reconcile(int argc, char **argv)
+{
+	json_t	*o, *v;
+	size_t	 i;
+
+	if (argc != 1)
+		ctl_usage("reconcile");
+	if (ctl_simple(0, IMSG_CTL_RECONCILE, NULL, 0, &o) != 0)
+		return (CTL_EXIT_REFUSED);
+	if (ctl_json) {
+		ctl_print_json(o);
+		json_decref(o);
+		return (CTL_EXIT_OK);
+	}
+	json_array_foreach(json_object_get(o, "actions"), i, v)
+		printf("%s: %s leftover %s %s\n", jstr(v, "attempt"),
+		    jstr(v, "kind"), jstr(v, "what"), json_is_true(
+		    json_object_get(v, "removed")) ? "removed" :
+		    "NOT removed");
+	if (json_array_size(json_object_get(o, "actions")) == 0)
+		printf("nothing to tear down\n");
+	print_orphans(json_object_get(o, "orphans"));
+	json_array_foreach(json_object_get(o, "errors"), i, v)
+		printf("warning: %s\n", json_string_value(v));
+	json_decref(o);
+	return (CTL_EXIT_OK);
+}

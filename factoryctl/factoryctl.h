@@ -46,5 +46,8 @@ int	 cmd_cancel(int, char **);
 int	 cmd_approve(int, char **);
 int	 cmd_receipts(int, char **);
 int	 cmd_verify(int, char **);
+int	 cmd_orphans(int, char **);
+int	 cmd_reap(int, char **);
+int	 cmd_reconcile(int, char **);
 
 #endif /* FACTORYCTL_H */

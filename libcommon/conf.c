@@ -51,7 +51,11 @@ struct conf_where {
 static const char * const conf_topkeys[] = {
 	"socket", "state-dir", "libexec", "users", "attempt-uids",
 	"max-attempts", "verifiers", "lease-ttl", "reconcile-interval",
-	"keys", "repositories", NULL
+	"keys", "repositories", "sandbox", NULL
+};
+
+const char *const conf_downgrade_names[] = {
+	"landlock", "landlock-net", "landlock-scopes", "cgroup-kill", NULL
 };
 
 static void
@@ -315,6 +319,40 @@ conf_keys(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 	return (0);
 }
 
+/* sandbox: {downgrade: [name, ...]}: features to run without. */
+static int
+conf_sandbox(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
+{
+	static const char * const keys[] = { "downgrade", NULL };
+	const struct ynode	*dg;
+	size_t			 i, j;
+
+	if (n == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping with downgrade") == -1 ||
+	    y_keys(e, n, keys) == -1)
+		return (-1);
+	if ((dg = y_get(n, "downgrade")) == NULL)
+		return (0);
+	if (dg->kind != YN_SEQ)
+		return (y_fail(e, dg, "expected a sequence of feature names, "
+		    "not %s", y_what(dg)));
+	for (i = 0; i < dg->nkids; i++) {
+		if (y_str(e, dg->kids[i], "a feature name", 64, NULL, 0) == -1)
+			return (-1);
+		for (j = 0; conf_downgrade_names[j] != NULL; j++)
+			if (strcmp(dg->kids[i]->str,
+			    conf_downgrade_names[j]) == 0)
+				break;
+		if (conf_downgrade_names[j] == NULL)
+			return (y_fail(e, dg->kids[i], "unknown feature \"%s\" "
+			    "(landlock, landlock-net, landlock-scopes, "
+			    "cgroup-kill)", dg->kids[i]->str));
+		c->sandbox_downgrade |= 1U << j;
+	}
+	return (0);
+}
+
 /* An owner or repository name on the forge. */
 static int
 conf_forgename(struct yerr *e, const struct ynode *n, char *dst, size_t len)
@@ -526,6 +564,7 @@ conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 	    conf_seconds(e, y_get(root, "reconcile-interval"), 1, 86400,
 	    &c->reconcile_interval) == -1 ||
 	    conf_keys(e, y_get(root, "keys"), c) == -1 ||
+	    conf_sandbox(e, y_get(root, "sandbox"), c) == -1 ||
 	    conf_repos(e, y_get(root, "repositories"), c) == -1)
 		return (-1);
 	return (0);
@@ -713,6 +752,13 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 	fprintf(fp, "\nkeys:\n");
 	conf_printkv(fp, "  ", "receipts", c->receipt_key);
 	conf_printkv(fp, "  ", "verifier", c->verifier_key);
+	if (c->sandbox_downgrade != 0) {
+		fprintf(fp, "sandbox:\n  downgrade:\n");
+		for (i = 0; conf_downgrade_names[i] != NULL; i++)
+			if (c->sandbox_downgrade & (1U << i))
+				fprintf(fp, "    - %s\n",
+				    conf_downgrade_names[i]);
+	}
 	if (TAILQ_EMPTY(&c->repos)) {
 		fprintf(fp, "repositories: {}\n");
 		return;

@@ -66,7 +66,18 @@ struct factoryd_conf {
 	char			 receipt_key[PATH_MAX];
 	char			 verifier_key[PATH_MAX];
 	struct conf_repos	 repos;
+	uint32_t		 sandbox_downgrade;	/* CONF_DG_* */
 };
+
+/*
+ * Sandbox features factoryd.conf may explicitly run without
+ * (sandbox.downgrade); bit i is named conf_downgrade_names[i].
+ */
+#define CONF_DG_LANDLOCK	0x01	/* no Landlock at all */
+#define CONF_DG_LANDLOCK_NET	0x02	/* no TCP bind/connect rules */
+#define CONF_DG_LANDLOCK_SCOPES	0x04	/* no abstract unix/signal scopes */
+#define CONF_DG_CGROUP_KILL	0x08	/* no cgroup.kill */
+extern const char *const conf_downgrade_names[];	/* NULL-terminated */
 
 enum approval {
 	APPROVAL_AUTO,

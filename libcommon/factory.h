@@ -24,6 +24,20 @@
 #define ATTEMPT_ID_MAX		32	/* "a-20261129-0007" */
 #define REPO_NAME_MAX		64
 
+/*
+ * Fault injection (test builds only): crashpoint("parent:after-verdict")
+ * exits at once when FACTORY_CRASH names that point.
+ */
+#define FACTORY_CRASH_ENV	"FACTORY_CRASH"
+#define CRASH_EXIT		86
+#ifdef FACTORY_TESTBUILD
+void	crashpoint(const char *);
+int	faultpoint(const char *);	/* 1: misbehave there */
+#else
+#define crashpoint(name)	do { } while (0)
+#define faultpoint(name)	0
+#endif
+
 enum factory_procid {
 	PROC_PARENT,
 	PROC_WORKER,
@@ -130,6 +144,10 @@ enum imsg_type {
 	IMSG_INVENTORY,
 
 	IMSG_ERROR,		/* child: a request failed; a reason */
+
+	/* factoryctl shell: SHELL, OK, then SHELL_FD x3, then the status */
+	IMSG_CTL_SHELL,		/* attempt id NUL argv NUL ... (or empty) */
+	IMSG_CTL_SHELL_FD,	/* empty, one fd: stdin, stdout, stderr */
 	IMSG_MAX
 };
 

@@ -536,6 +536,7 @@ pub_branch_create(git_repository *repo, const char *refname,
 		return (pub_gitfail(err, errlen, "remote: create %s",
 		    refname));
 	git_reference_free(ref);
+	crashpoint("publisher:after-push");
 	return (1);
 }
 

@@ -110,6 +110,7 @@ recon_imsg(struct imsgev *iev, struct imsg *imsg, const struct inv_config *c)
 		log_setverbose(v);
 		return (0);
 	case IMSG_INVENTORY_REQ:
+		crashpoint("reconciler:before-inventory");
 		return (recon_inventory(iev, imsg, c));
 	default:
 		log_warnx("unexpected imsg %u", imsg_get_type(imsg));

@@ -52,7 +52,7 @@ if [ -z "$dirs" ]; then
 		echo "== unit $(basename "$t")"
 		unit "$t"
 	done
-	for t in "$O"/asan/regress/unit/test_*; do
+	for t in "${ASAN_O:-$O/asan}"/regress/unit/test_*; do
 		case $t in *.o) continue ;; esac
 		[ -x "$t" ] || continue
 		echo "== unit (asan) $(basename "$t")"

@@ -57,7 +57,8 @@ static const struct transition transitions[] = {
 	{ "running",		AS_RUNNING,	 B(AS_READY) },
 	{ "exited",		AS_MAX,		 B(AS_RUNNING) },
 	{ "result-ready",	AS_RESULT_READY, B(AS_RUNNING) },
-	{ "verifying",		AS_VERIFYING,	 B(AS_RESULT_READY) },
+	{ "verifying",		AS_VERIFYING,	 B(AS_RESULT_READY) |
+						 B(AS_VERIFYING) },
 	{ "validated",		AS_MAX,		 B(AS_VERIFYING) },
 	{ "verdict",		AS_VERIFIED,	 B(AS_VERIFYING) },
 	{ "approved",		AS_MAX,		 B(AS_VERIFIED) },
@@ -69,10 +70,24 @@ static const struct transition transitions[] = {
 	{ "cancelled",		AS_CANCELLED,	 LIVE },
 	{ "teardown",		AS_TEARDOWN,	 ENDED | B(AS_VERIFIED) },
 	{ "terminated",		AS_TERMINATED,	 B(AS_TEARDOWN) },
+	/* A new lease: the holder was lost, the epoch fences it off. */
+	{ "lease",		AS_MAX,		 B(AS_PROVISIONING) |
+						 B(AS_RUNNING) },
+	/* A leftover the reconciler found, removed by its exact id. */
+	{ "reaped",		AS_MAX,		 ENDED | B(AS_TEARDOWN) |
+						 B(AS_TERMINATED) },
+	/* An operator entered the sandbox (factoryctl shell). */
+	{ "shell",		AS_MAX,		 B(AS_RUNNING) },
 };
 #undef B
 
 static void	attempt_provision(struct attempt *);
+static void	attempt_send_provision(struct attempt *);
+static void	attempt_collect(struct attempt *);
+static int	attempt_cleanup_sandboxes(struct attempt *);
+static int	attempt_held_by_worker(struct attempt *);
+static void	attempt_start_agent(struct attempt *);
+static void	attempt_new_lease(struct attempt *, const char *);
 static void	attempt_verify(struct attempt *);
 static void	attempt_publish(struct attempt *);
 static void	attempt_teardown(struct attempt *);
@@ -423,6 +438,11 @@ attempt_replay_cb(void *arg, uint64_t seq, const char *payload, size_t len)
 		    (unsigned long long)seq, jerr.text);
 		return (-1);
 	}
+	if (json_object_get(rec, "reap") != NULL) {
+		/* An operator removed an orphan: nothing to rebuild. */
+		json_decref(rec);
+		return (0);
+	}
 	line = json_string_value(json_object_get(rec, "receipt"));
 	if (line == NULL || (r = json_loads(line, 0, &jerr)) == NULL) {
 		log_warnx("journal record %llu: no receipt",
@@ -474,35 +494,48 @@ attempt_replay_cb(void *arg, uint64_t seq, const char *payload, size_t len)
 }
 
 /*
- * After replay: what was in flight when the parent stopped cannot go
- * on (its processes died with us); it fails with a reason and is torn
- * down.  Queued attempts wait for the scheduler, verified ones for
- * their approval, publishing ones publish again (idempotently).
+ * After replay, each attempt is driven on from its last journaled state
+ * when that can be done without trusting anything that died with the
+ * old parent, and fails with a reason otherwise.  Its leftover
+ * sandboxes (their processes died with us: pid 1 of each has the
+ * parent-death signal) are removed by their exact cgroup paths first.
  */
 static void
 attempt_recover(void)
 {
-	struct attempt	*a, *tmp;
+	struct attempt	*a;
 
-	TAILQ_FOREACH_SAFE(a, &env->attempts, entry, tmp) {
+	TAILQ_FOREACH(a, &env->attempts, entry) {
+		if (a->torn_down || a->state == AS_QUEUED)
+			continue;
+		(void)attempt_cleanup_sandboxes(a);
 		switch (a->state) {
-		case AS_QUEUED:
-		case AS_VERIFIED:
-		case AS_TERMINATED:
-			break;
-		case AS_PUBLISHING:
-			attempt_publish(a);
-			break;
 		case AS_PROVISIONING:
-		case AS_READY:
-		case AS_RUNNING:
-		case AS_RESULT_READY:
-		case AS_VERIFYING:
-			attempt_fail(a, "failed", "interrupted in state %s: "
-			    "factoryd restarted", attempt_state_name(a->state));
+			attempt_new_lease(a, "factoryd restarted");
 			break;
+		case AS_READY:
+			/* Provisioned; the agent never ran. */
+			attempt_start_agent(a);
+			break;
+		case AS_RUNNING:
+			if (a->exit_status == -1)
+				attempt_fail(a, "failed", "agent interrupted: "
+				    "factoryd restarted while it ran");
+			else
+				attempt_new_lease(a, "factoryd restarted");
+			break;
+		case AS_VERIFYING:
+			/* A fresh verifier starts over from the bundle. */
+			a->reverify = 1;
+			break;
+		case AS_VERIFIED:
+			if (a->m->approval == APPROVAL_AUTO || a->approved)
+				attempt_publish(a);
+			break;
+		case AS_RESULT_READY:
+		case AS_PUBLISHING:
+			break;		/* attempt_schedule() goes on */
 		default:
-			/* Ended but not torn down. */
 			attempt_teardown(a);
 			break;
 		}
@@ -763,7 +796,8 @@ attempt_schedule(void)
 		if (attempt_active(a))
 			active++;
 	TAILQ_FOREACH(a, &env->attempts, entry) {
-		if (a->state == AS_RESULT_READY && a->verifier == NULL)
+		if ((a->state == AS_RESULT_READY || a->reverify) &&
+		    a->verifier == NULL)
 			attempt_verify(a);
 		if (a->state == AS_PUBLISHING && !a->publish_sent)
 			attempt_publish(a);
@@ -796,8 +830,7 @@ attempt_provision(struct attempt *a)
 {
 	struct conf_repo	*repo;
 	struct sandbox		 sb;
-	json_t			*facts, *cg, *req;
-	char			*s;
+	json_t			*facts, *cg;
 	uid_t			 uid;
 	int			 i;
 
@@ -815,8 +848,10 @@ attempt_provision(struct attempt *a)
 		json_array_append_new(cg, json_string(sb.cgroups[i]));
 	facts = json_pack("{s:i, s:s, s:o}", "uid", (int)uid, "dir", a->dir,
 	    "cgroups", cg);
+	a->epoch = 1;		/* the first lease */
 	if (attempt_transition(a, "allocating", facts, NULL) == -1)
 		return;
+	crashpoint("parent:after-allocating");
 
 	/* The worker writes here; the agent sees only tree/, later. */
 	if (fs_mkdir_owned(a->dir, 0700, env->conf->users[PROC_WORKER].uid,
@@ -824,15 +859,23 @@ attempt_provision(struct attempt *a)
 		attempt_fail(a, "failed", "%s: %s", a->dir, strerror(errno));
 		return;
 	}
+	crashpoint("parent:after-dir");
 	a->t[ST_CHECKOUT] = now_ms();
-	req = json_pack("{s:s, s:s, s:s, s:s}", "id", a->id, "repo",
-	    repo->path, "baseline", a->baseline, "dir", a->dir);
-	s = json_dumps(req, JSON_COMPACT);
-	json_decref(req);
-	if (proc_compose(PROC_WORKER, IMSG_PROVISION, 0, -1, s,
-	    strlen(s) + 1) == -1)
-		attempt_fail(a, "failed", "worker not running");
-	free(s);
+	attempt_send_provision(a);
+}
+
+static void
+attempt_send_provision(struct attempt *a)
+{
+	struct conf_repo	*repo;
+
+	if ((repo = attempt_repo(a)) == NULL)
+		return;
+	if (proc_compose_json(PROC_WORKER, IMSG_PROVISION, -1, json_pack(
+	    "{s:s, s:I, s:s, s:s, s:s}", "id", a->id, "epoch",
+	    (json_int_t)a->epoch, "repo", repo->path, "baseline", a->baseline,
+	    "dir", a->dir)) == -1)
+		a->redrive = 1;		/* when the worker is back */
 }
 
 /* ready: hand the tree to the attempt's uid and start the agent. */
@@ -853,7 +896,6 @@ attempt_start_agent(struct attempt *a)
 		attempt_fail(a, "failed", "sandbox: %s", err);
 		return;
 	}
-	a->epoch++;
 	cg = json_array();
 	for (i = 0; i < a->run->sb.ncgroups; i++)
 		json_array_append_new(cg, json_string(a->run->sb.cgroups[i]));
@@ -863,6 +905,7 @@ attempt_start_agent(struct attempt *a)
 		a->run->cancelled = 1;
 		run_kill(a->run);
 	}
+	crashpoint("parent:after-running");
 	log_info("%s: agent running as uid %u (epoch %llu)", a->id,
 	    (unsigned)a->uid, (unsigned long long)a->epoch);
 }
@@ -872,7 +915,7 @@ attempt_collect(struct attempt *a)
 {
 	struct conf_repo	*repo;
 	json_t			*req, *scope;
-	char			*s, bundle[PATH_MAX];
+	char			 bundle[PATH_MAX];
 	int			 i;
 
 	if ((repo = attempt_repo(a)) == NULL)
@@ -886,12 +929,8 @@ attempt_collect(struct attempt *a)
 	    "baseline", a->baseline, "dir", a->dir, "scope", scope,
 	    "title", a->m->title, "digest", a->digest,
 	    "tree_limit", (json_int_t)a->m->limits.tree, "bundle", bundle);
-	s = json_dumps(req, JSON_COMPACT);
-	json_decref(req);
-	if (proc_compose(PROC_WORKER, IMSG_COLLECT, 0, -1, s,
-	    strlen(s) + 1) == -1)
-		attempt_fail(a, "failed", "worker not running");
-	free(s);
+	if (proc_compose_json(PROC_WORKER, IMSG_COLLECT, -1, req) == -1)
+		a->redrive = 1;		/* when the worker is back */
 }
 
 static void
@@ -947,7 +986,8 @@ attempt_validation_done(struct attempt *a, struct run *r)
 	facts = json_pack("{s:i, s:b, s:o}", "status", st, "timedout",
 	    timedout, "usage", usage_json(&r->usage));
 	run_free(r);
-	if (a->state != AS_VERIFYING) {
+	if (a->state != AS_VERIFYING || a->verifier == NULL) {
+		/* Cancelled, or its verifier died: verified again. */
 		json_decref(facts);
 		return;
 	}
@@ -1014,7 +1054,16 @@ attempt_verify(struct attempt *a)
 		return;		/* when one says HELLO */
 	if ((repo = attempt_repo(a)) == NULL)
 		return;
-	if ((vuid = uid_allocate()) == 0)
+	if (a->reverify) {
+		/* Whatever the lost verification left goes first. */
+		if (fs_remove_tree(a->vdir) == -1) {
+			attempt_fail(a, "failed", "%s: %s", a->vdir,
+			    strerror(errno));
+			return;
+		}
+		a->reverify = 0;
+		vuid = a->vuid;
+	} else if ((vuid = uid_allocate()) == 0)
 		return;
 	facts = json_pack("{s:i, s:s, s:i}", "uid", (int)vuid, "dir",
 	    a->vdir, "verifier_pid", (int)v->pid);
@@ -1114,10 +1163,51 @@ attempt_publish(struct attempt *a)
  * its cgroups empty and removed them) and the directories are removed
  * before "terminated" is journaled; only then is the uid free again.
  */
+/*
+ * Kill and remove an attempt's cgroups, the agent's and the validation
+ * run's, by the exact paths its id gives (the ones journaled at
+ * allocation), whether or not this process created them.
+ */
+static int
+attempt_cleanup_sandboxes(struct attempt *a)
+{
+	struct sandbox	 sb;
+	char		 id[ATTEMPT_ID_MAX + 4], err[512];
+	int		 v, ret = 0;
+
+	for (v = 0; v < 2; v++) {
+		snprintf(id, sizeof(id), "%s%s", a->id, v ? "-v" : "");
+		if (sandbox_cgroup_paths(id, &sb) == -1)
+			continue;
+		(void)sandbox_kill(&sb);
+		if (sandbox_destroy(&sb, err, sizeof(err)) == -1) {
+			log_warnx("%s: %s", a->id, err);
+			ret = -1;
+		}
+	}
+	return (ret);
+}
+
+static void
+attempt_retry_cb(int fd, short event, void *arg)
+{
+	struct attempt	*a = arg;
+
+	a->retry_set = 0;
+	attempt_teardown(a);
+}
+
+/*
+ * Teardown is checked, not assumed: every cgroup of the attempt is
+ * empty and removed, no process of its uids is left, its directories
+ * are gone; only then is "terminated" journaled and its uids free for
+ * another attempt.  What cannot be removed now is tried again later.
+ */
 static void
 attempt_teardown(struct attempt *a)
 {
-	char	 err[256];
+	struct timeval	 tv = { 5, 0 };
+	int		 left = 0;
 
 	if (a->torn_down)
 		return;
@@ -1135,12 +1225,28 @@ attempt_teardown(struct attempt *a)
 	if (a->state != AS_TEARDOWN &&
 	    attempt_transition(a, "teardown", NULL, NULL) == -1)
 		return;
+	if (attempt_cleanup_sandboxes(a) == -1)
+		left++;
+	if (a->uid != 0 && uid_kill_all(a->uid) > 0)
+		left++;
+	if (a->vuid != 0 && uid_kill_all(a->vuid) > 0)
+		left++;
 	if (fs_remove_tree(a->dir) == -1 || fs_remove_tree(a->vdir) == -1) {
-		snprintf(err, sizeof(err), "%s", strerror(errno));
-		log_warnx("%s: teardown: %s; will retry", a->id, err);
+		log_warn("%s: teardown", a->id);
+		left++;
+	}
+	if (left > 0) {
+		log_warnx("%s: teardown incomplete, retrying in %llds", a->id,
+		    (long long)tv.tv_sec);
+		if (!a->retry_set) {
+			evtimer_set(&a->retry_ev, attempt_retry_cb, a);
+			evtimer_add(&a->retry_ev, &tv);
+			a->retry_set = 1;
+		}
 		return;
 	}
-	(void)attempt_transition(a, "terminated", json_pack("{s:b}",
+	(void)attempt_transition(a, "terminated", json_pack(
+	    "{s:b, s:b, s:b}", "cgroups_removed", 1, "processes_gone", 1,
 	    "dirs_removed", 1), NULL);
 }
 
@@ -1281,6 +1387,7 @@ worker_result(struct attempt *a, json_t *o)
 	    json_object_get(o, "changes") : json_array());
 	if (attempt_transition(a, "result-ready", facts, NULL) == -1)
 		return;
+	crashpoint("parent:after-result-ready");
 	log_info("%s: result ready, commit %s", a->id, a->commit);
 	attempt_verify(a);
 }
@@ -1296,7 +1403,7 @@ dispatch_worker(struct child *c, struct imsg *imsg, json_t *o)
 		attempt_resolved(o);
 		return (0);
 	case IMSG_READY:
-		if ((a = child_attempt(c, o, AS_PROVISIONING, 0)) == NULL)
+		if ((a = child_attempt(c, o, AS_PROVISIONING, 1)) == NULL)
 			return (0);
 		if (attempt_transition(a, "ready", NULL, NULL) == 0)
 			attempt_start_agent(a);
@@ -1358,6 +1465,7 @@ dispatch_verifier(struct child *c, struct imsg *imsg, json_t *o)
 		c->recycle = 1;		/* it exits after one verdict */
 		if (attempt_commit(a, line, NULL) == -1)
 			return (0);
+		crashpoint("parent:after-verdict");
 		log_info("%s: verdict: %s", a->id, a->state == AS_VERIFIED ?
 		    "accepted" : "rejected");
 		if (a->state != AS_VERIFIED)
@@ -1429,6 +1537,15 @@ attempt_dispatch(struct child *c, struct imsg *imsg)
 	case PROC_PUBLISHER:
 		ret = dispatch_publisher(c, imsg, o);
 		break;
+	case PROC_RECONCILER:
+		if (imsg_get_type(imsg) == IMSG_INVENTORY) {
+			attempt_inventory(o);
+			ret = 0;
+		} else if (imsg_get_type(imsg) == IMSG_ERROR) {
+			log_warnx("reconciler: %s", json_str(o, "error"));
+			ret = 0;
+		}
+		break;
 	default:
 		break;
 	}
@@ -1447,22 +1564,97 @@ attempt_child_lost(struct child *c)
 	if (c->id == PROC_VERIFIER && (a = env->busy[idx]) != NULL) {
 		env->busy[idx] = NULL;
 		a->verifier = NULL;
-		if (a->state == AS_VERIFYING)
-			attempt_fail(a, "failed", "verifier died");
+		if (a->run != NULL && a->run->validation) {
+			/* Its validation run goes with it. */
+			a->run->cancelled = 1;
+			run_kill(a->run);
+		}
+		if (a->state == AS_VERIFYING && ++a->redrives > 3)
+			attempt_fail(a, "failed", "verifier died, three times");
+		else if (a->state == AS_VERIFYING) {
+			log_info("%s: verifier died; verifying again", a->id);
+			a->reverify = 1;
+		}
 	}
 	if (c->id == PROC_PUBLISHER)
 		TAILQ_FOREACH(a, &env->attempts, entry)
 			a->publish_sent = 0;	/* idempotent: send again */
 	if (c->id != PROC_WORKER)
 		return;
-	TAILQ_FOREACH(a, &env->attempts, entry) {
-		if (a->state == AS_PROVISIONING)
-			attempt_fail(a, "failed", "worker died while "
-			    "provisioning");
-		else if (a->state == AS_RUNNING && a->run == NULL)
-			attempt_fail(a, "failed", "worker died while "
-			    "collecting");
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (attempt_held_by_worker(a))
+			attempt_new_lease(a, "worker lost");
+}
+
+/* What the worker is doing for an attempt: provisioning or collecting. */
+static int
+attempt_held_by_worker(struct attempt *a)
+{
+	return (a->state == AS_PROVISIONING || (a->state == AS_RUNNING &&
+	    a->run == NULL && a->exit_status != -1));
+}
+
+/*
+ * The holder of the lease is gone: a new epoch, journaled, fences off
+ * anything it might still send; the step is done again by a new
+ * holder, at most three times.
+ */
+static void
+attempt_new_lease(struct attempt *a, const char *why)
+{
+	if (a->redrives >= 3) {
+		attempt_fail(a, "failed", "%s, three times", why);
+		return;
 	}
+	a->redrives++;
+	a->epoch++;
+	if (attempt_transition(a, "lease", json_pack("{s:s, s:I}", "reason",
+	    why, "epoch", (json_int_t)a->epoch), NULL) == -1)
+		return;
+	log_info("%s: %s: new lease, epoch %llu", a->id, why,
+	    (unsigned long long)a->epoch);
+	a->redrive = 1;
+}
+
+/* Resend what the lost holder was doing. */
+static void
+attempt_redrive(struct attempt *a)
+{
+	char	 tree[PATH_MAX];
+
+	a->redrive = 0;
+	if (a->state == AS_PROVISIONING) {
+		/* Whatever the last one left of the checkout goes. */
+		snprintf(tree, sizeof(tree), "%s/tree", a->dir);
+		if (fs_remove_tree(tree) == -1 || fs_mkdir_owned(a->dir, 0700,
+		    env->conf->users[PROC_WORKER].uid,
+		    env->conf->users[PROC_WORKER].gid) == -1) {
+			attempt_fail(a, "failed", "%s: %s", a->dir,
+			    strerror(errno));
+			return;
+		}
+		snprintf(tree, sizeof(tree), "%s/collect.git", a->dir);
+		(void)fs_remove_tree(tree);
+		attempt_send_provision(a);
+	} else if (attempt_held_by_worker(a)) {
+		snprintf(tree, sizeof(tree), "%s/collect.git", a->dir);
+		(void)fs_remove_tree(tree);
+		attempt_collect(a);
+	}
+}
+
+void
+attempt_child_ready(struct child *c)
+{
+	struct attempt	*a;
+
+	if (c->id == PROC_WORKER)
+		TAILQ_FOREACH(a, &env->attempts, entry)
+			if (a->redrive)
+				attempt_redrive(a);
+	if (c->id == PROC_RECONCILER)
+		attempt_reconcile(NULL);
+	attempt_schedule();
 }
 
 void
@@ -1541,4 +1733,13 @@ attempt_json(struct attempt *a)
 	if (a->findings != NULL)
 		json_object_set(o, "findings", a->findings);
 	return (o);
+}
+
+/* The reconciler found and removed a leftover of this attempt. */
+void
+attempt_record_reaped(struct attempt *a, const char *kind, const char *what,
+    int removed)
+{
+	(void)attempt_transition(a, "reaped", json_pack("{s:s, s:s, s:b}",
+	    "resource", kind, "what", what, "removed", removed), NULL);
 }

@@ -549,6 +549,11 @@ sandbox_destroy(struct sandbox *sb, char *err, size_t errlen)
 		close(sb->fd);
 		sb->fd = -1;
 	}
+	/* Egress listeners not taken by the parent's forwarder. */
+	for (i = 0; i < sb->nlfd; i++)
+		if (sb->lfd[i] != -1)
+			close(sb->lfd[i]);
+	sb->nlfd = 0;
 	for (i = sb->ncgroups - 1; i >= 0; i--) {
 		for (tries = 0; tries < 250; tries++) {
 			if ((pop = cg_populated(sb, i, what,
@@ -580,10 +585,11 @@ sandbox_destroy(struct sandbox *sb, char *err, size_t errlen)
 }
 
 int
-cgroup_probe(char *err, size_t errlen)
+cgroup_probe(char *err, size_t errlen, int *nokill)
 {
 	char	 path[PATH_MAX];
 
+	*nokill = 0;
 	if (cgroup_mode(err, errlen) == CGMODE_NONE)
 		return -1;
 	if (cgm.mode == CGMODE_HYBRID && cgm.cpuacct[0] == '\0') {
@@ -591,28 +597,25 @@ cgroup_probe(char *err, size_t errlen)
 		return -1;
 	}
 	if (cgm.unified[0] == '\0') {
-		snprintf(err, errlen, "cgroup: no cgroup2 hierarchy "
-		    "(needed for cgroup.kill and cgroup.events)");
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/%s", cgm.unified, CG_PARENT);
-	if (mkdir(path, 0755) == -1 && errno != EEXIST) {
-		snprintf(err, errlen, "cgroup: mkdir %s: %s", path,
-		    strerror(errno));
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/%s/cgroup.kill", cgm.unified,
-	    CG_PARENT);
-	if (access(path, W_OK) == -1) {
-		snprintf(err, errlen, "cgroup: no cgroup.kill (kernel "
-		    "older than 5.14)");
-		return -1;
+		/* Emptiness then comes from the v1 cgroup.procs files. */
+		*nokill = 1;
+	} else {
+		snprintf(path, sizeof(path), "%s/%s", cgm.unified, CG_PARENT);
+		if (mkdir(path, 0755) == -1 && errno != EEXIST) {
+			snprintf(err, errlen, "cgroup: mkdir %s: %s", path,
+			    strerror(errno));
+			return -1;
+		}
+		snprintf(path, sizeof(path), "%s/%s/cgroup.kill",
+		    cgm.unified, CG_PARENT);
+		if (access(path, W_OK) == -1)
+			*nokill = 1;
 	}
 	if (cgm.mode == CGMODE_V2 && cg_v2_delegate(err, errlen) == -1)
 		return -1;
 	snprintf(err, errlen, "cgroup %s: memory %s, pids %s, cpuacct %s, "
 	    "kill %s", cgm.mode == CGMODE_V2 ? "v2" : "hybrid", cgm.memory,
 	    cgm.pids, cgm.cpuacct[0] != '\0' ? cgm.cpuacct : "-",
-	    cgm.unified);
+	    cgm.unified[0] != '\0' && !*nokill ? cgm.unified : "-");
 	return 0;
 }

@@ -57,6 +57,9 @@ static void	ctl_logs(struct ctl_conn *, struct imsg *);
 static void	ctl_cancel(struct ctl_conn *, struct imsg *);
 static void	ctl_approve(struct ctl_conn *, struct imsg *);
 static void	ctl_receipts(struct ctl_conn *, struct imsg *);
+static void	ctl_orphans(struct ctl_conn *, struct imsg *);
+static void	ctl_reap(struct ctl_conn *, struct imsg *);
+static void	ctl_reconcile(struct ctl_conn *, struct imsg *);
 
 static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_STATUS,	1, ctl_status },
@@ -70,6 +73,9 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_CANCEL,	0, ctl_cancel },
 	{ IMSG_CTL_APPROVE,	0, ctl_approve },
 	{ IMSG_CTL_RECEIPTS,	1, ctl_receipts },
+	{ IMSG_CTL_ORPHANS,	1, ctl_orphans },
+	{ IMSG_CTL_REAP,	0, ctl_reap },
+	{ IMSG_CTL_RECONCILE,	0, ctl_reconcile },
 };
 
 static int
@@ -544,4 +550,34 @@ ctl_receipts(struct ctl_conn *c, struct imsg *imsg)
 	control_send_obj(c, json_pack("{s:s, s:s}", "id", a->id, "export",
 	    out));
 	free(out);
+}
+
+static void
+ctl_orphans(struct ctl_conn *c, struct imsg *imsg)
+{
+	control_send_obj(c, orphans_json());
+}
+
+static void
+ctl_reap(struct ctl_conn *c, struct imsg *imsg)
+{
+	json_t	*out;
+	char	 id[64], err[512];
+
+	if (imsg_get_strbuf(imsg, id, sizeof(id)) == -1) {
+		control_fail(c, "bad orphan id");
+		return;
+	}
+	if (orphans_reap(id, c->uid, &out, err, sizeof(err)) == -1) {
+		control_fail(c, "%s", err);
+		return;
+	}
+	control_send_obj(c, out);
+}
+
+static void
+ctl_reconcile(struct ctl_conn *c, struct imsg *imsg)
+{
+	log_info("reconcile requested by uid %u", (unsigned)c->uid);
+	attempt_reconcile(c);	/* answered when the inventory is in */
 }

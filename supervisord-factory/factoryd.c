@@ -140,6 +140,7 @@ main(int argc, char *argv[])
 
 	proc_init_children();
 	proc_start_all();
+	proc_watchdog_init();
 	log_info("startup, version %s, config %s", FACTORY_VERSION, conffile);
 
 	event_dispatch();

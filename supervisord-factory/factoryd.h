@@ -44,6 +44,8 @@ struct child {
 	char			*policy;	/* what it applied (HELLO) */
 	char			*argv_key;	/* its command line, to see reloads */
 	int			 recycle;	/* restart at once when it exits */
+	int			 recycled;	/* verdicts delivered */
+	time_t			 heartbeat;	/* worker: last heartbeat */
 };
 
 /*
@@ -101,6 +103,7 @@ struct run {
 	int			 logtrunc;
 	struct sandbox_usage	 usage;
 	uint64_t		 started_ms;
+	struct egress		*egress;	/* network.allow, or NULL */
 };
 
 struct attempt {
@@ -146,6 +149,11 @@ struct attempt {
 	int			 torn_down;
 	int			 cancel_requested;
 	int			 publish_sent;	/* a PUBLISH is outstanding */
+	int			 redrive;	/* resend to a new worker */
+	int			 reverify;	/* verify again, a fresh verifier */
+	int			 redrives;	/* leases granted after the first */
+	struct event		 retry_ev;	/* teardown retries */
+	int			 retry_set;
 };
 TAILQ_HEAD(attempts, attempt);
 
@@ -156,6 +164,7 @@ struct ctl_conn {
 	uid_t			 uid;		/* SO_PEERCRED */
 	pid_t			 pid;
 	int			 readonly;
+	struct shell		*shell;		/* factoryctl shell, or NULL */
 };
 
 struct factoryd {
@@ -193,6 +202,8 @@ struct child *proc_find(enum factory_procid, int);
 void	 proc_kill(struct child *, const char *);
 int	 proc_compose(enum factory_procid, uint32_t, uint32_t, int,
 	    const void *, size_t);
+int	 proc_compose_json(enum factory_procid, uint32_t, int, json_t *);
+void	 proc_watchdog_init(void);
 void	 proc_broadcast(uint32_t, const void *, size_t);
 const char *proc_state_name(enum child_state);
 
@@ -209,6 +220,15 @@ int	 attempt_approve(struct attempt *, uid_t, char *, size_t);
 int	 attempt_dispatch(struct child *, struct imsg *);
 void	 attempt_run_done(struct run *);
 void	 attempt_child_lost(struct child *);
+void	 attempt_child_ready(struct child *);
+void	 attempt_reconcile(struct ctl_conn *);
+void	 attempt_record_reaped(struct attempt *, const char *, const char *,
+	    int);
+
+/* reconcile.c */
+void	 attempt_inventory(json_t *);
+json_t	*orphans_json(void);
+int	 orphans_reap(const char *, uid_t, json_t **, char *, size_t);
 void	 attempt_shutdown(void);
 void	 attempt_logpath(struct attempt *, int, char *, size_t);
 
@@ -226,6 +246,23 @@ void	 run_free(struct run *);
 int	 fs_chown_tree(const char *, uid_t, gid_t);
 int	 fs_remove_tree(const char *);
 int	 fs_mkdir_owned(const char *, mode_t, uid_t, gid_t);
+int	 uid_kill_all(uid_t);
+
+/* egress.c */
+struct egress;
+/* 0 and *out NULL if allow is NULL; -1 and a reason if a name fails. */
+int	 egress_new(const char *, char *const *, struct egress **, char *,
+	    size_t);
+void	 egress_spec(struct egress *, struct sandbox_spec *);
+void	 egress_start(struct egress *, struct sandbox *);
+void	 egress_free(struct egress *);
+
+/* shell.c */
+struct shell;
+void	 shell_request(struct ctl_conn *, struct imsg *);
+void	 shell_fd(struct ctl_conn *, struct imsg *);
+void	 shell_conn_closed(struct ctl_conn *);
+int	 shell_reap(pid_t, int);
 
 /* control.c */
 int	 control_init(const char *);

@@ -9,6 +9,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -147,4 +149,49 @@ fs_mkdir_owned(const char *path, mode_t mode, uid_t uid, gid_t gid)
 	if (chown(path, uid, gid) == -1 || chmod(path, mode) == -1)
 		return (-1);
 	return (0);
+}
+
+/*
+ * Kill every process whose real uid is uid, by exact pid, and say how
+ * many were still there.  Only attempt uids are ever passed: they run
+ * nothing but sandboxes.
+ */
+int
+uid_kill_all(uid_t uid)
+{
+	DIR		*d;
+	struct dirent	*de;
+	char		 path[64], line[256];
+	FILE		*f;
+	unsigned long	 ruid;
+	int		 found = 0, pass;
+	pid_t		 pid;
+
+	for (pass = 0; pass < 3; pass++) {
+		found = 0;
+		if ((d = opendir("/proc")) == NULL)
+			return (-1);
+		while ((de = readdir(d)) != NULL) {
+			if ((pid = (pid_t)strtol(de->d_name, NULL, 10)) <= 0)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/status",
+			    (int)pid);
+			if ((f = fopen(path, "r")) == NULL)
+				continue;
+			ruid = (unsigned long)-1;
+			while (fgets(line, sizeof(line), f) != NULL)
+				if (sscanf(line, "Uid: %lu", &ruid) == 1)
+					break;
+			fclose(f);
+			if (ruid != uid)
+				continue;
+			found++;
+			kill(pid, SIGKILL);
+		}
+		closedir(d);
+		if (found == 0)
+			return (0);
+		usleep(20 * 1000);
+	}
+	return (found);
 }

@@ -146,6 +146,8 @@ proc_argv(struct child *c, char **argv, size_t max, char *key, size_t keylen)
 	}
 	if (c->id == PROC_VERIFIER)
 		ADDVAR("verifier_key=%s", conf->verifier_key);
+	if (c->id == PROC_WORKER)
+		ADDVAR("heartbeat_ms=%d", conf->lease_ttl * 1000 / 3);
 	if (c->id == PROC_RECONCILER)
 		ADDVAR("attempt_uids=%u-%u", (unsigned)conf->attempt_uid_lo,
 		    (unsigned)conf->attempt_uid_hi);
@@ -224,9 +226,20 @@ proc_exec(struct child *c, int fd)
 	struct conf_user	*u = &env->conf->users[c->id];
 	char			*argv[CHILD_ARGV_MAX * 2 + 8], key[8192];
 	char			 path[PATH_MAX];
-	char			*envp[] = { NULL };
+	char			*envp[] = { NULL, NULL };
 	sigset_t		 set;
 	int			 i;
+#ifdef FACTORY_TESTBUILD
+	static char		 crash[128];
+	const char		*want = getenv(FACTORY_CRASH_ENV);
+
+	/* Only a child's first life crashes, or it would never recover. */
+	if (want != NULL && c->restarts == 0 && !c->recycled) {
+		snprintf(crash, sizeof(crash), "%s=%s", FACTORY_CRASH_ENV,
+		    want);
+		envp[0] = crash;
+	}
+#endif
 
 	if (fd == PROC_PARENT_FD) {
 		if (fcntl(fd, F_SETFD, 0) == -1 ||
@@ -327,6 +340,7 @@ proc_reap(void)
 		/* A verifier that delivered its verdict is replaced now. */
 		if (c->id == PROC_VERIFIER && c->recycle) {
 			c->recycle = 0;
+			c->recycled++;
 			proc_start(c);
 			continue;
 		}
@@ -338,6 +352,43 @@ proc_reap(void)
  * After a reload: a child whose user, binary or unveil variables
  * changed is stopped; proc_reap() starts it again under the new ones.
  */
+/*
+ * The worker's lease: silent for lease-ttl, it is killed; the parent
+ * bumps the epochs of what it held and drives them on with a new one.
+ */
+static struct event	 ev_watchdog;
+
+static void
+proc_watchdog(int fd, short event, void *arg)
+{
+	struct child	*c;
+	struct timeval	 tv;
+	time_t		 now = time(NULL);
+	char		 why[64];
+	int		 i;
+
+	for (i = 0; i < env->nchildren; i++) {
+		c = &env->children[i];
+		if (c->id != PROC_WORKER || c->state != CHILD_RUNNING)
+			continue;
+		if (now - c->heartbeat > env->conf->lease_ttl) {
+			snprintf(why, sizeof(why), "no heartbeat for %llds",
+			    (long long)(now - c->heartbeat));
+			proc_kill(c, why);
+		}
+	}
+	tv.tv_sec = env->conf->lease_ttl / 3 > 0 ? env->conf->lease_ttl / 3 : 1;
+	tv.tv_usec = 0;
+	evtimer_add(&ev_watchdog, &tv);
+}
+
+void
+proc_watchdog_init(void)
+{
+	evtimer_set(&ev_watchdog, proc_watchdog, NULL);
+	proc_watchdog(-1, 0, NULL);
+}
+
 void
 proc_reconfigure(void)
 {
@@ -414,6 +465,22 @@ proc_compose(enum factory_procid id, uint32_t type, uint32_t peerid, int fd,
 	return (imsgev_compose(&c->iev, type, peerid, 0, fd, data, len));
 }
 
+/* A JSON request to the (first) child of that kind; the object is stolen. */
+int
+proc_compose_json(enum factory_procid id, uint32_t type, int fd, json_t *o)
+{
+	struct child	*c = proc_find(id, 0);
+
+	if (c == NULL || c->state != CHILD_RUNNING) {
+		json_decref(o);
+		if (fd != -1)
+			close(fd);
+		errno = EAGAIN;
+		return (-1);
+	}
+	return (imsgev_compose_json(&c->iev, type, fd, o));
+}
+
 void
 proc_broadcast(uint32_t type, const void *data, size_t len)
 {
@@ -443,6 +510,7 @@ proc_hello(struct child *c, struct imsg *imsg)
 	}
 	c->policy = text;
 	c->state = CHILD_RUNNING;
+	c->heartbeat = time(NULL);
 	log_info("%s: running as uid %u, pid %d", child_name(c),
 	    (unsigned)env->conf->users[c->id].uid, (int)c->pid);
 	return (0);
@@ -476,7 +544,13 @@ proc_dispatch(int fd, short event, void *arg)
 		case IMSG_HELLO:
 			n = proc_hello(c, &imsg);
 			if (n == 0)
-				attempt_schedule();
+				attempt_child_ready(c);
+			break;
+		case IMSG_HEARTBEAT:
+			if (c->id != PROC_WORKER || c->state != CHILD_RUNNING)
+				n = -1;
+			else
+				c->heartbeat = time(NULL);
 			break;
 		default:
 			if (c->state != CHILD_RUNNING)

@@ -29,10 +29,15 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <net/if.h>
+#include <netinet/in.h>
+
 #include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/mount.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/seccomp.h>
 
 #include <errno.h>
@@ -48,15 +53,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include "conf.h"
 #include "landlock.h"
 #include "sandbox.h"
 
 #define SBX_TMPSIZE	"size=64m"
 #define SBX_MAXSOCKS	512	/* host unix sockets masked, at most */
 #define SBX_SETUP_MS	30000	/* a spawn that takes longer is broken */
+#define SBX_HOSTS	"/run/factory-hosts"	/* then bound on /etc/hosts */
 #define SBX_NSFLAGS	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | \
 			 CLONE_NEWIPC | CLONE_NEWUTS)
 
@@ -92,10 +100,13 @@ static const char *const sbx_devices[] = {
 };
 
 static struct sock_fprog	 sbx_prog;	/* the compiled denylist */
+static uint32_t			 sbx_downgraded;	/* CONF_DG_* in force */
 
 static int	sbx_seccomp_build(char *, size_t);
 static __dead void sbx_pid1(struct sbx_plan *);
 static __dead void sbx_agent(struct sbx_plan *, int);
+static void	sbx_confine(const struct sandbox_spec *, const char *,
+		    const uint16_t *, int, int);
 
 /* Report a failure of pid 1 or the agent on fd and exit. */
 static __dead void
@@ -347,20 +358,82 @@ sbx_probe_ns(char *err, size_t errlen)
 	return 0;
 }
 
-int
-sandbox_probe(char *err, size_t errlen)
+/*
+ * Test builds can pretend a feature is missing, to prove that factoryd
+ * refuses to start without it and runs with an explicit downgrade:
+ * FACTORY_TEST_NOFEATURE is a comma-separated list of downgrade names.
+ */
+static int
+sbx_faked_missing(const char *name)
 {
-	char	 cg[512], avail[256];
-	int	 abi, fd;
+#ifdef FACTORY_TESTBUILD
+	const char	*s = getenv("FACTORY_TEST_NOFEATURE"), *p;
+	size_t		 n = strlen(name);
+
+	for (p = s; p != NULL && (p = strstr(p, name)) != NULL; p += n)
+		if ((p == s || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+			return 1;
+#endif
+	return 0;
+}
+
+/*
+ * Feature bit is missing: allowed if the configuration downgrades it
+ * (remembered for sandbox_downgraded), else the reason in err.
+ */
+static int
+sbx_lacks(uint32_t allowed, uint32_t bit, const char *why, char *err,
+    size_t errlen)
+{
+	const char	*name = "?";
+	int		 i;
+
+	for (i = 0; conf_downgrade_names[i] != NULL; i++)
+		if (bit == (1U << i))
+			name = conf_downgrade_names[i];
+	if (allowed & bit) {
+		sbx_downgraded |= bit;
+		return 0;
+	}
+	snprintf(err, errlen, "%s: %s; factoryd.conf sandbox.downgrade "
+	    "[%s] runs without it", name, why, name);
+	return -1;
+}
+
+/* Landlock and its network and scope rights, each downgradable. */
+static int
+sbx_probe_landlock(uint32_t allowed, int *abip, char *err, size_t errlen)
+{
+	int	 abi = landlock_abi();
+
+	if (sbx_faked_missing("landlock"))
+		abi = 0;
+	*abip = abi;
+	if (abi == 0)
+		/* Without Landlock its rights are gone too: one downgrade. */
+		return sbx_lacks(allowed, CONF_DG_LANDLOCK, "Landlock is not "
+		    "supported by this kernel (or not enabled in lsm=)", err,
+		    errlen);
+	if (abi < 4 || sbx_faked_missing("landlock-net"))
+		if (sbx_lacks(allowed, CONF_DG_LANDLOCK_NET, "Landlock has no "
+		    "TCP bind/connect rules (ABI 4): TCP relies on the network "
+		    "namespace alone", err, errlen) == -1)
+			return -1;
+	if (abi < 6 || sbx_faked_missing("landlock-scopes"))
+		if (sbx_lacks(allowed, CONF_DG_LANDLOCK_SCOPES, "Landlock has "
+		    "no abstract unix socket or signal scopes (ABI 6)", err,
+		    errlen) == -1)
+			return -1;
+	return 0;
+}
+
+static int
+sbx_probe_seccomp(char *err, size_t errlen)
+{
+	char	 avail[256];
+	int	 fd;
 	ssize_t	 n;
 
-	if (sbx_probe_ns(err, errlen) == -1)
-		return -1;
-	if ((abi = landlock_abi()) == 0) {
-		snprintf(err, errlen, "landlock: not supported by this "
-		    "kernel (or not enabled in lsm=)");
-		return -1;
-	}
 	if (prctl(PR_GET_SECCOMP) == -1 && errno == EINVAL) {
 		snprintf(err, errlen, "seccomp: not supported by this kernel");
 		return -1;
@@ -379,18 +452,61 @@ sandbox_probe(char *err, size_t errlen)
 		snprintf(err, errlen, "seccomp: no kill_process action");
 		return -1;
 	}
-	if (sbx_seccomp_build(err, errlen) == -1)
+	return sbx_seccomp_build(err, errlen);
+}
+
+int
+sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
+{
+	char	 cg[512];
+	int	 abi, nokill;
+
+	sbx_downgraded = 0;
+	if (sbx_probe_ns(err, errlen) == -1 ||
+	    sbx_probe_landlock(allowed, &abi, err, errlen) == -1 ||
+	    sbx_probe_seccomp(err, errlen) == -1)
 		return -1;
-	if (cgroup_probe(cg, sizeof(cg)) == -1) {
+	if (cgroup_probe(cg, sizeof(cg), &nokill) == -1) {
 		strlcpy(err, cg, errlen);
 		return -1;
 	}
+	if ((nokill || sbx_faked_missing("cgroup-kill")) &&
+	    sbx_lacks(allowed, CONF_DG_CGROUP_KILL, "no cgroup2 cgroup.kill "
+	    "(kernel 5.14): a cancel kills pid 1 and sweeps cgroup.procs",
+	    err, errlen) == -1)
+		return -1;
 	snprintf(err, errlen, "namespaces mnt pid net ipc uts cgroup; "
-	    "landlock abi %d%s; seccomp denylist %u insns; %s", abi,
-	    abi < 4 ? " (no TCP rules: network relies on the namespace)" :
-	    abi < 6 ? " (no abstract unix or signal scoping)" : "",
-	    sbx_prog.len, cg);
+	    "landlock abi %d; seccomp denylist %u insns; %s; downgraded: %s",
+	    abi, sbx_prog.len, cg, sandbox_downgrade_text());
 	return 0;
+}
+
+int
+sandbox_probe(char *err, size_t errlen)
+{
+	return sandbox_probe_downgrade(0, err, errlen);
+}
+
+uint32_t
+sandbox_downgraded(void)
+{
+	return sbx_downgraded;
+}
+
+const char *
+sandbox_downgrade_text(void)
+{
+	static char	 buf[128];
+	int		 i;
+
+	buf[0] = '\0';
+	for (i = 0; conf_downgrade_names[i] != NULL; i++)
+		if (sbx_downgraded & (1U << i)) {
+			if (buf[0] != '\0')
+				strlcat(buf, " ", sizeof(buf));
+			strlcat(buf, conf_downgrade_names[i], sizeof(buf));
+		}
+	return buf[0] != '\0' ? buf : "none";
 }
 
 /* mkdir -p of rel below the directory base, inside a fresh tmpfs. */
@@ -536,6 +652,36 @@ sbx_hide(struct sbx_plan *pl, int intree)
 }
 
 /*
+ * With egress, the names the manifest allows resolve through a hosts
+ * file of their own and nothing else does: written into the fresh /run
+ * before it goes read-only, bound over /etc/hosts after.
+ */
+static void
+sbx_hosts_write(struct sbx_plan *pl)
+{
+	size_t	 len = strlen(pl->spec->hosts);
+	int	 fd;
+
+	if ((fd = open(SBX_HOSTS, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC,
+	    0644)) == -1 || write(fd, pl->spec->hosts, len) != (ssize_t)len)
+		sbx_fail(pl->errfd, "write %s:", SBX_HOSTS);
+	close(fd);
+}
+
+static void
+sbx_hosts_bind(struct sbx_plan *pl)
+{
+	struct stat	 st;
+
+	if (stat(SBX_HOSTS, &st) == -1)
+		sbx_fail(pl->errfd, "egress needs /run for %s:", SBX_HOSTS);
+	if (mount(SBX_HOSTS, "/etc/hosts", NULL, MS_BIND, NULL) == -1 ||
+	    mount(NULL, "/etc/hosts", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
+	    MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == -1)
+		sbx_fail(pl->errfd, "bind %s on /etc/hosts:", SBX_HOSTS);
+}
+
+/*
  * /run holds the host's services' sockets (dbus, postgres, docker) and
  * pid files, whatever the configured socket path: an empty read-only
  * tmpfs with only the /run/shm link.  Connecting to a pathname socket
@@ -552,6 +698,8 @@ sbx_run(struct sbx_plan *pl)
 	    "size=16k,mode=755", 0);
 	if (symlink("/dev/shm", "/run/shm") == -1 && errno != EEXIST)
 		sbx_fail(pl->errfd, "symlink /run/shm:");
+	if (pl->spec->hosts != NULL)
+		sbx_hosts_write(pl);
 	if (mount(NULL, "/run", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
 	    MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == -1)
 		sbx_fail(pl->errfd, "remount /run read-only:");
@@ -612,6 +760,8 @@ sbx_mounts(struct sbx_plan *pl)
 	sbx_cover(pl, "/tmp", MS_NOSUID | MS_NODEV,
 	    SBX_TMPSIZE ",mode=1777", 0);
 	sbx_run(pl);
+	if (pl->spec->hosts != NULL)
+		sbx_hosts_bind(pl);
 	sbx_dev(pl, devfds);
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    "hidepid=invisible") == -1)
@@ -656,9 +806,14 @@ sbx_rlimits(const struct sandbox_spec *spec, int fd)
 	sbx_rlimit(fd, RLIMIT_CORE, "core", 0, 0);
 }
 
-/* The agent's Landlock ruleset, prepared while still root. */
+/*
+ * The agent's Landlock ruleset, prepared while still root.  TCP
+ * connect is allowed to the egress ports only: inside the namespace
+ * only the parent's listeners are there to reach.
+ */
 static struct landlock *
-sbx_landlock(struct sbx_plan *pl, int fd)
+sbx_landlock(const struct sandbox_spec *spec, const char *tree,
+    const uint16_t *ports, int nports, int fd)
 {
 	const uint64_t	 rw = LL_FS_READ | LL_FS_WRITE | LL_FS_CREATE |
 			     LANDLOCK_ACCESS_FS_MAKE_FIFO |
@@ -677,7 +832,7 @@ sbx_landlock(struct sbx_plan *pl, int fd)
 	if (ll == NULL)
 		sbx_fail(fd, "landlock ruleset:");
 	if (landlock_allow_path(ll, "/", LL_FS_READ) == -1 ||
-	    landlock_allow_path(ll, pl->tree, rw) == -1 ||
+	    landlock_allow_path(ll, tree, rw) == -1 ||
 	    landlock_allow_path(ll, "/tmp", rw) == -1 ||
 	    landlock_allow_path(ll, "/dev/shm", rw) == -1)
 		sbx_fail(fd, "landlock rule:");
@@ -687,12 +842,17 @@ sbx_landlock(struct sbx_plan *pl, int fd)
 		    errno != ENOENT)
 			sbx_fail(fd, "landlock rule %s:", path);
 	}
-	ex = pl->spec->exec_allow != NULL ?
-	    (const char *const *)pl->spec->exec_allow : sbx_exec_default;
+	ex = spec->exec_allow != NULL ?
+	    (const char *const *)spec->exec_allow : sbx_exec_default;
 	for (i = 0; ex[i] != NULL; i++)
 		if (landlock_allow_path(ll, ex[i], LL_FS_READ | LL_FS_EXEC) ==
 		    -1 && errno != ENOENT)
 			sbx_fail(fd, "landlock rule %s:", ex[i]);
+	for (i = 0; i < nports; i++)
+		if (landlock_allow_port(ll, ports[i],
+		    LANDLOCK_ACCESS_NET_CONNECT_TCP) == -1)
+			sbx_fail(fd, "landlock rule port %u:",
+			    (unsigned)ports[i]);
 	return ll;
 }
 
@@ -748,24 +908,23 @@ sbx_stdio(const struct sandbox_spec *spec, int fd)
 		close(nfd);
 }
 
-/* The agent: pid 2 of the namespace.  Never returns. */
-static __dead void
-sbx_agent(struct sbx_plan *pl, int fd)
+/*
+ * Everything between a root process in the sandbox's namespaces and
+ * the execve of an agent or an operator's shell, in the fixed order:
+ * rlimits, Landlock ruleset, chdir, bounding set, groups, gid, uid,
+ * capabilities, no_new_privs, Landlock, fds, seccomp.  Errors go to fd.
+ */
+static void
+sbx_confine(const struct sandbox_spec *spec, const char *tree,
+    const uint16_t *ports, int nports, int fd)
 {
-	const struct sandbox_spec *spec = pl->spec;
 	struct landlock	*ll;
 	uid_t		 ru, eu, su;
 
-	/* The stdio dup2s below must not land on the error pipe. */
-	if (fd <= 2 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) == -1)
-		_exit(127);
-	if (setsid() == -1)
-		sbx_fail(fd, "setsid:");
-	sbx_stdio(spec, fd);
 	sbx_rlimits(spec, fd);
-	ll = sbx_landlock(pl, fd);
-	if (chdir(pl->tree) == -1)
-		sbx_fail(fd, "chdir %s:", pl->tree);
+	ll = sbx_landlock(spec, tree, ports, nports, fd);
+	if (chdir(tree) == -1)
+		sbx_fail(fd, "chdir %s:", tree);
 	sbx_dropbounding(fd);
 	if (setgroups(0, NULL) == -1)
 		sbx_fail(fd, "setgroups:");
@@ -789,6 +948,40 @@ sbx_agent(struct sbx_plan *pl, int fd)
 	    &sbx_persona) == -1 ||
 	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &sbx_prog) == -1)
 		sbx_fail(fd, "seccomp:");
+}
+
+/* The egress ports of spec, for the Landlock connect rules. */
+static int
+sbx_ports(const struct sandbox_spec *spec, uint16_t *ports)
+{
+	const struct sockaddr_storage	*ss;
+	int				 i, n = 0;
+
+	for (i = 0; i < spec->nlisten && i < SANDBOX_MAXLISTEN; i++) {
+		ss = &spec->listen[i].addr;
+		ports[n++] = ntohs(ss->ss_family == AF_INET6 ?
+		    ((const struct sockaddr_in6 *)ss)->sin6_port :
+		    ((const struct sockaddr_in *)ss)->sin_port);
+	}
+	return n;
+}
+
+/* The agent: pid 2 of the namespace.  Never returns. */
+static __dead void
+sbx_agent(struct sbx_plan *pl, int fd)
+{
+	const struct sandbox_spec *spec = pl->spec;
+	uint16_t	 ports[SANDBOX_MAXLISTEN];
+	int		 nports;
+
+	/* The stdio dup2s below must not land on the error pipe. */
+	if (fd <= 2 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) == -1)
+		_exit(127);
+	if (setsid() == -1)
+		sbx_fail(fd, "setsid:");
+	sbx_stdio(spec, fd);
+	nports = sbx_ports(spec, ports);
+	sbx_confine(spec, pl->tree, ports, nports, fd);
 	execve(spec->argv[0], spec->argv, spec->env);
 	sbx_fail(fd, "exec %s:", spec->argv[0]);
 }
@@ -827,6 +1020,154 @@ sbx_reap(int sock, pid_t agent)
 	}
 }
 
+/* A fresh network namespace's loopback is down: egress needs it up. */
+static void
+sbx_lo_up(struct sbx_plan *pl)
+{
+	struct ifreq	 ifr;
+	int		 s;
+
+	if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		sbx_fail(pl->errfd, "socket:");
+	memset(&ifr, 0, sizeof(ifr));
+	strlcpy(ifr.ifr_name, "lo", sizeof(ifr.ifr_name));
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) == -1)
+		sbx_fail(pl->errfd, "lo flags:");
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) == -1)
+		sbx_fail(pl->errfd, "lo up:");
+	close(s);
+}
+
+static void
+sbx_rta(struct nlmsghdr *nh, int type, const void *data, size_t len)
+{
+	struct rtattr	*rta;
+
+	rta = (struct rtattr *)((char *)nh + NLMSG_ALIGN(nh->nlmsg_len));
+	rta->rta_type = type;
+	rta->rta_len = RTA_LENGTH(len);
+	memcpy(RTA_DATA(rta), data, len);
+	nh->nlmsg_len = NLMSG_ALIGN(nh->nlmsg_len) + RTA_ALIGN(rta->rta_len);
+}
+
+/*
+ * An allowed literal address that is not loopback is put on lo, so the
+ * agent connects to the address it was given, and reaches the parent.
+ */
+static void
+sbx_lo_addr(struct sbx_plan *pl, const struct sockaddr_storage *ss)
+{
+	struct {
+		struct nlmsghdr		 nh;
+		struct ifaddrmsg	 ifa;
+		char			 attrs[2 * RTA_SPACE(16)];
+	} req;
+	struct {
+		struct nlmsghdr		 nh;
+		struct nlmsgerr		 e;
+	} ack;
+	const void	*a;
+	size_t		 alen;
+	int		 s;
+
+	if (ss->ss_family == AF_INET6) {
+		a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+		alen = 16;
+	} else {
+		a = &((const struct sockaddr_in *)ss)->sin_addr;
+		alen = 4;
+	}
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.ifa));
+	req.nh.nlmsg_type = RTM_NEWADDR;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE;
+	req.nh.nlmsg_seq = 1;
+	req.ifa.ifa_family = ss->ss_family;
+	req.ifa.ifa_prefixlen = alen * 8;
+	req.ifa.ifa_flags = IFA_F_NODAD | IFA_F_PERMANENT;
+	req.ifa.ifa_index = if_nametoindex("lo");
+	sbx_rta(&req.nh, IFA_LOCAL, a, alen);
+	sbx_rta(&req.nh, IFA_ADDRESS, a, alen);
+	if ((s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC,
+	    NETLINK_ROUTE)) == -1 ||
+	    send(s, &req, req.nh.nlmsg_len, 0) == -1 ||
+	    recv(s, &ack, sizeof(ack), 0) < (ssize_t)sizeof(ack))
+		sbx_fail(pl->errfd, "rtnetlink:");
+	close(s);
+	if (ack.nh.nlmsg_type != NLMSG_ERROR)
+		sbx_fail(pl->errfd, "rtnetlink: unexpected answer %u",
+		    (unsigned)ack.nh.nlmsg_type);
+	if (ack.e.error != 0 && ack.e.error != -EEXIST) {
+		errno = -ack.e.error;
+		sbx_fail(pl->errfd, "add an egress address to lo:");
+	}
+}
+
+/* The listening sockets go to the parent in one message, tagged 'L'. */
+static void
+sbx_sendfds(struct sbx_plan *pl, const int *fds, int n)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int) * SANDBOX_MAXLISTEN)];
+	} cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+	char		 tag = 'L';
+
+	memset(&msg, 0, sizeof(msg));
+	memset(&cm, 0, sizeof(cm));
+	iov.iov_base = &tag;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+	memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+	if (sendmsg(pl->sock, &msg, MSG_NOSIGNAL) == -1)
+		sbx_fail(pl->errfd, "send egress listeners:");
+}
+
+/*
+ * Egress endpoints: lo up, the literal addresses on it, one listening
+ * socket per allowed destination, all handed to the parent.  Pid 1
+ * keeps none of them: it accepts nothing and forwards nothing.
+ */
+static void
+sbx_net(struct sbx_plan *pl)
+{
+	const struct sandbox_spec *spec = pl->spec;
+	int	 fds[SANDBOX_MAXLISTEN], i, one = 1;
+
+	sbx_lo_up(pl);
+	for (i = 0; i < spec->nlisten; i++)
+		if (spec->listen[i].addlo)
+			sbx_lo_addr(pl, &spec->listen[i].addr);
+	for (i = 0; i < spec->nlisten; i++) {
+		if ((fds[i] = socket(spec->listen[i].addr.ss_family,
+		    SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+			sbx_fail(pl->errfd, "egress socket:");
+		if (spec->listen[i].addr.ss_family == AF_INET6 &&
+		    setsockopt(fds[i], IPPROTO_IPV6, IPV6_V6ONLY, &one,
+		    sizeof(one)) == -1)
+			sbx_fail(pl->errfd, "egress socket v6only:");
+		if (bind(fds[i], (const struct sockaddr *)&spec->listen[i].addr,
+		    spec->listen[i].addrlen) == -1)
+			sbx_fail(pl->errfd, "bind egress endpoint %d:", i);
+		if (listen(fds[i], 64) == -1)
+			sbx_fail(pl->errfd, "listen egress endpoint %d:", i);
+	}
+	sbx_sendfds(pl, fds, spec->nlisten);
+	for (i = 0; i < spec->nlisten; i++)
+		close(fds[i]);
+}
+
 static __dead void
 sbx_pid1(struct sbx_plan *pl)
 {
@@ -848,6 +1189,8 @@ sbx_pid1(struct sbx_plan *pl)
 		sbx_fail(pl->errfd, "cgroup namespace:");
 	if (sethostname(pl->spec->id, strlen(pl->spec->id)) == -1)
 		sbx_fail(pl->errfd, "sethostname:");
+	if (pl->spec->nlisten > 0)
+		sbx_net(pl);
 	sbx_mounts(pl);
 
 	/*
@@ -947,6 +1290,12 @@ sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
 		snprintf(err, errlen, "the agent may not run as root");
 		return -1;
 	}
+	if (spec->nlisten < 0 || spec->nlisten > SANDBOX_MAXLISTEN ||
+	    (spec->nlisten > 0 && spec->listen == NULL)) {
+		snprintf(err, errlen, "more than %d egress endpoints",
+		    SANDBOX_MAXLISTEN);
+		return -1;
+	}
 	for (n = 0; spec->hide != NULL && spec->hide[n] != NULL; n++)
 		;
 	if (n > 0 && (pl->hide = calloc(n, sizeof(*pl->hide))) == NULL) {
@@ -1002,6 +1351,53 @@ sbx_await(int fd, char *err, size_t errlen)
 	return -1;
 }
 
+/*
+ * Pid 1's listening sockets: queued before it forked the agent, so
+ * here by the time the agent's execve is known.
+ */
+static int
+sbx_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int) * SANDBOX_MAXLISTEN)];
+	} cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+	char		 tag;
+	ssize_t		 r;
+	int		 got = 0;
+
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = &tag;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	while ((r = recvmsg(sb->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC)) ==
+	    -1 && errno == EINTR)
+		;
+	for (c = r > 0 ? CMSG_FIRSTHDR(&msg) : NULL; c != NULL;
+	    c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		got = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		if (got > SANDBOX_MAXLISTEN)
+			got = SANDBOX_MAXLISTEN;
+		memcpy(sb->lfd, CMSG_DATA(c), sizeof(int) * got);
+		sb->nlfd = got;
+	}
+	if (r != 1 || tag != 'L' || got != n ||
+	    (msg.msg_flags & MSG_CTRUNC)) {
+		snprintf(err, errlen, "egress: pid 1 sent %d of %d listening "
+		    "sockets", got, n);
+		return -1;
+	}
+	return 0;
+}
+
 int
 sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
     char *err, size_t errlen)
@@ -1020,6 +1416,10 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	}
 	if (sbx_plan(&pl, spec, err, errlen) == -1)
 		return -1;
+	sb->uid = spec->uid;
+	sb->gid = spec->gid;
+	strlcpy(sb->tree, pl.tree, sizeof(sb->tree));
+	sb->nports = sbx_ports(spec, sb->ports);
 	if (cgroup_create(sb, spec, err, errlen) == -1)
 		goto fail_plan;
 	if (cgroup_open_procs(sb, pl.procfds, err, errlen) == -1)
@@ -1061,7 +1461,8 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	sb->fd = sv[0];
 	rc = sbx_await(ep[0], err, errlen);
 	close(ep[0]);
-	if (rc == 0)
+	if (rc == 0 && (spec->nlisten == 0 ||
+	    sbx_recvfds(sb, spec->nlisten, err, errlen) == 0))
 		return 0;
 
 	/* Leave nothing behind: the namespace dies with its pid 1. */
@@ -1110,4 +1511,138 @@ int
 sandbox_kill(struct sandbox *sb)
 {
 	return cgroup_kill(sb);
+}
+
+/*
+ * The operator's command in a running sandbox, after the waiter joined
+ * the namespaces: fds 0-2 are the operator's, 3 the error pipe; the
+ * waiter's pidfd and cgroup fds above it are closed first.
+ */
+static __dead void
+sbx_enter_cmd(struct sandbox *sb, const struct sandbox_spec *spec)
+{
+	struct sandbox_spec	 as = *spec;
+
+	if (syscall(SYS_close_range, 4, ~0U, 0) == -1)
+		sbx_fail(3, "close_range:");
+	if (setsid() == -1)
+		sbx_fail(3, "setsid:");
+	as.uid = sb->uid;
+	as.gid = sb->gid;
+	sbx_confine(&as, sb->tree, sb->ports, sb->nports, 3);
+	/* After the uid change, which clears it: dies with its waiter. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
+		sbx_fail(3, "pdeathsig:");
+	execve(spec->argv[0], spec->argv, spec->env);
+	sbx_fail(3, "exec %s:", spec->argv[0]);
+}
+
+/*
+ * The waiter: a child of the parent, root, in the sandbox's cgroups
+ * and (after setns) its namespaces; its child is in the pid namespace
+ * too.  It runs nothing itself and exits with the command's status.
+ * want[] holds the fds it needs, moved to 0..n-1: stdin, stdout,
+ * stderr, the error pipe, the pidfd of pid 1, the cgroup.procs fds.
+ */
+static __dead void
+sbx_enter_waiter(struct sandbox *sb, const struct sandbox_spec *spec,
+    const int *want, int n)
+{
+	const int	 sigs[] = { SIGCHLD, SIGHUP, SIGINT, SIGTERM, SIGPIPE };
+	int		 hi[3 + 2 + SANDBOX_MAXCG], i, st;
+	pid_t		 cmd;
+
+	for (i = 0; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++)
+		signal(sigs[i], SIG_DFL);
+	for (i = 0; i < n; i++)
+		if ((hi[i] = fcntl(want[i], F_DUPFD, 64)) == -1)
+			_exit(127);
+	for (i = 0; i < n; i++)
+		if (dup2(hi[i], i) == -1)
+			_exit(127);
+	syscall(SYS_close_range, n, ~0U, 0);
+	if (fcntl(3, F_SETFD, FD_CLOEXEC) == -1)
+		_exit(127);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
+		sbx_fail(3, "pdeathsig:");
+	/* Counted and killed with the attempt: the cgroups first. */
+	for (i = 5; i < n; i++)
+		if (write(i, "0", 1) != 1)
+			sbx_fail(3, "join cgroup %d:", i - 5);
+	if (setns(4, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+	    CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP) == -1)
+		sbx_fail(3, "setns into pid %d:", (int)sb->pid);
+	if ((cmd = fork()) == -1)
+		sbx_fail(3, "fork:");
+	if (cmd == 0)
+		sbx_enter_cmd(sb, spec);
+	syscall(SYS_close_range, 0, ~0U, 0);
+	while (waitpid(cmd, &st, 0) == -1)
+		if (errno != EINTR)
+			_exit(127);
+	if (WIFSIGNALED(st))
+		_exit(128 + WTERMSIG(st));
+	_exit(WEXITSTATUS(st));
+}
+
+pid_t
+sandbox_enter(struct sandbox *sb, const struct sandbox_spec *spec,
+    const int *fds, char *err, size_t errlen)
+{
+	int	 want[3 + 2 + SANDBOX_MAXCG], ep[2], n, i, rc;
+	pid_t	 pid;
+
+	if (sb->pid <= 0 || sb->uid == 0 || sb->tree[0] == '\0') {
+		snprintf(err, errlen, "the sandbox is not running");
+		return -1;
+	}
+	if (spec->argv == NULL || spec->argv[0] == NULL ||
+	    spec->argv[0][0] != '/' || spec->env == NULL) {
+		snprintf(err, errlen, "argv[0] must be an absolute path");
+		return -1;
+	}
+	if (sbx_seccomp_build(err, errlen) == -1)
+		return -1;
+	for (i = 0; i < 3; i++)
+		want[i] = fds[i];
+	if (pipe2(ep, O_CLOEXEC) == -1) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	want[3] = ep[1];
+	/* A pidfd: pid 1 cannot be swapped for another process meanwhile. */
+	if ((want[4] = (int)syscall(SYS_pidfd_open, sb->pid, 0)) == -1) {
+		snprintf(err, errlen, "pidfd_open %d: %s", (int)sb->pid,
+		    strerror(errno));
+		close(ep[0]);
+		close(ep[1]);
+		return -1;
+	}
+	if (cgroup_open_procs(sb, want + 5, err, errlen) == -1) {
+		close(want[4]);
+		close(ep[0]);
+		close(ep[1]);
+		return -1;
+	}
+	n = 5 + sb->ncgroups;
+	pid = fork();
+	if (pid == 0) {
+		close(ep[0]);
+		sbx_enter_waiter(sb, spec, want, n);
+	}
+	for (i = 3; i < n; i++)
+		close(want[i]);
+	if (pid == -1) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(ep[0]);
+		return -1;
+	}
+	rc = sbx_await(ep[0], err, errlen);
+	close(ep[0]);
+	if (rc == 0)
+		return pid;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+		;
+	return -1;
 }

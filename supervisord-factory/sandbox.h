@@ -26,6 +26,7 @@
 #define FACTORY_SANDBOX_H
 
 #include <sys/types.h>
+#include <sys/socket.h>
 #include <limits.h>
 #include <stdint.h>
 
@@ -34,6 +35,19 @@
 #endif
 
 #define SANDBOX_MAXCG		6	/* memory pids cpu cpuacct unified */
+#define SANDBOX_MAXLISTEN	32	/* egress endpoints of one sandbox */
+
+/*
+ * One TCP endpoint inside the sandbox's network namespace, where the
+ * agent reaches an allowed destination.  Pid 1 binds and listens on it
+ * and hands the listening socket to the parent, which accepts and
+ * forwards (egress.c); nothing else listens in the namespace.
+ */
+struct sandbox_listen {
+	struct sockaddr_storage	 addr;		/* address and port inside */
+	socklen_t		 addrlen;
+	int			 addlo;		/* add the address to lo */
+};
 
 struct sandbox_spec {
 	const char	 *id;		/* attempt id: names cgroups, hostname */
@@ -50,6 +64,10 @@ struct sandbox_spec {
 	uint64_t	  cpu_ms;	/* RLIMIT_CPU per process, rounded up */
 	uint64_t	  fsize;	/* bytes, RLIMIT_FSIZE */
 	uint64_t	  nofile;	/* RLIMIT_NOFILE */
+	/* Egress: NULL/0 keeps the namespace empty, lo down. */
+	const struct sandbox_listen *listen;
+	int		  nlisten;
+	const char	 *hosts;	/* /etc/hosts in the sandbox, or NULL */
 };
 
 enum sandbox_cgmode {
@@ -71,6 +89,15 @@ struct sandbox {
 	int		 cg_cpu;
 	int		 cg_cpuacct;
 	int		 cg_kill;	/* the cgroup2 dir: kill, events */
+	/* For sandbox_enter(): who the agent is and where. */
+	uid_t		 uid;
+	gid_t		 gid;
+	char		 tree[PATH_MAX];
+	uint16_t	 ports[SANDBOX_MAXLISTEN];	/* Landlock connect */
+	int		 nports;
+	/* Listening sockets inside the namespace, as spec->listen. */
+	int		 lfd[SANDBOX_MAXLISTEN];
+	int		 nlfd;
 };
 
 struct sandbox_usage {
@@ -91,6 +118,15 @@ struct sandbox_usage {
  */
 int	sandbox_probe(char *, size_t);
 /*
+ * The same, but a missing feature whose CONF_DG_* bit is in the first
+ * argument (factoryd.conf sandbox.downgrade) is logged in err and
+ * allowed; the features run without are then in sandbox_downgraded().
+ */
+int	sandbox_probe_downgrade(uint32_t, char *, size_t);
+uint32_t sandbox_downgraded(void);
+/* "none", or the names of the features running without, for policy. */
+const char *sandbox_downgrade_text(void);
+/*
  * Start spec->argv in a new sandbox.  sb receives the cgroup paths
  * before they are created.  0 once the agent runs; -1 and a reason
  * ("exec /bin/foo: No such file or directory") if anything failed, in
@@ -105,6 +141,18 @@ int	sandbox_spawn(const struct sandbox_spec *, struct sandbox *,
 int	sandbox_exitstatus(struct sandbox *, int);
 /* SIGKILL every process of the attempt, now.  0 or -1 with errno. */
 int	sandbox_kill(struct sandbox *);
+/*
+ * Start argv inside a running sandbox as a second agent would be: in
+ * its cgroups and namespaces (mnt, pid, net, ipc, uts, cgroup), as its
+ * uid and gid, no capabilities, no_new_privs, the same Landlock (with
+ * spec->exec_allow) and seccomp, spec's rlimits, cwd the tree, fds[0..2]
+ * as stdin, stdout and stderr, env as environment.  Only exec_allow,
+ * argv, env and the limits of spec are read.  Returns the pid of a
+ * waiter (a child of the caller) that exits with the command's exit
+ * status, or 128 + its signal; -1 and a reason in err.
+ */
+pid_t	sandbox_enter(struct sandbox *, const struct sandbox_spec *,
+	    const int *, char *, size_t);
 
 /* cgroup.c */
 /* Which cgroup layout this host has; CGMODE_NONE if unusable. */
@@ -126,7 +174,11 @@ int	sandbox_usage(struct sandbox *, struct sandbox_usage *);
  * otherwise (they are left in place).  Closes sb->fd.
  */
 int	sandbox_destroy(struct sandbox *, char *, size_t);
-/* Check the cgroup features the sandbox needs; -1 naming what lacks. */
-int	cgroup_probe(char *, size_t);
+/*
+ * Check the cgroup features the sandbox needs; -1 naming what lacks.
+ * A missing cgroup.kill is not an error here: *nokill says so, and
+ * the caller decides.
+ */
+int	cgroup_probe(char *, size_t, int *);
 
 #endif /* FACTORY_SANDBOX_H */

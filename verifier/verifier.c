@@ -260,6 +260,7 @@ verifier_verdict(const char *unused)
 		json_object_set_new(facts, "reason", json_string(
 		    json_array_size(cur.findings) > 0 ? json_string_value(
 		    json_array_get(cur.findings, 0)) : "not validated"));
+	crashpoint("verifier:before-verdict");
 	if (receipt_make(json_str(o, "id"), json_integer_value(
 	    json_object_get(o, "seq")), "verdict", json_integer_value(
 	    json_object_get(o, "epoch")), json_str(o, "prev"),

@@ -24,12 +24,27 @@ static void	worker_provision(json_t *);
 static void	worker_collect(json_t *);
 
 static struct imsgev	 iev_parent;
+static struct event	 ev_heartbeat;
+static struct timeval	 tv_heartbeat;
+
+/*
+ * Our lease on the attempts we hold: the parent kills us if we stay
+ * silent for its lease-ttl.  A libgit2 call that blocks longer than
+ * that is treated as a hung worker, which it is.
+ */
+static void
+worker_heartbeat(int fd, short event, void *arg)
+{
+	imsgev_compose(&iev_parent, IMSG_HEARTBEAT, 0, 0, -1, NULL, 0);
+	evtimer_add(&ev_heartbeat, &tv_heartbeat);
+}
 
 int
 main(int argc, char *argv[])
 {
-	char	 err[256];
-	int	 fd;
+	char		 err[256];
+	long long	 ms;
+	int		 fd;
 
 	/* Policy first: fd 3 check, closefrom, unveil, pledge. */
 	fd = proc_child_init(PROC_WORKER, argc, argv);
@@ -41,6 +56,15 @@ main(int argc, char *argv[])
 	    FACTORY_MAXIMSG) == -1)
 		fatal("imsgev_init");
 	imsgev_compose_str(&iev_parent, IMSG_HELLO, 0, pledge_describe());
+
+	ms = proc_getvar("heartbeat_ms") ? strtonum(proc_getvar(
+	    "heartbeat_ms"), 100, 3600 * 1000, NULL) : 10000;
+	if (ms == 0)
+		fatalx("bad heartbeat_ms");
+	tv_heartbeat.tv_sec = ms / 1000;
+	tv_heartbeat.tv_usec = (ms % 1000) * 1000;
+	evtimer_set(&ev_heartbeat, worker_heartbeat, NULL);
+	evtimer_add(&ev_heartbeat, &tv_heartbeat);
 
 	event_dispatch();
 	return (0);
@@ -81,8 +105,9 @@ worker_provision(json_t *o)
 		return;
 	}
 	log_debug("%s: provisioned", id);
-	imsgev_compose_json(&iev_parent, IMSG_READY, -1, json_pack("{s:s}",
-	    "id", id));
+	crashpoint("worker:before-ready");
+	imsgev_compose_json(&iev_parent, IMSG_READY, -1, json_pack("{s:s, s:O}",
+	    "id", id, "epoch", json_object_get(o, "epoch")));
 }
 
 static void
@@ -132,6 +157,14 @@ worker_collect(json_t *o)
 	if (res.nrejects > RESULT_MAXLIST)
 		json_array_append_new(rejects, json_sprintf("... and %zu more",
 		    res.nrejects - RESULT_MAXLIST));
+	crashpoint("worker:before-result");
+	if (faultpoint("worker:stale-result"))
+		imsgev_compose_json(&iev_parent, IMSG_RESULT, -1, json_pack(
+		    "{s:s, s:I, s:s, s:s, s:s, s:I, s:[], s:[]}", "id", id,
+		    "epoch", json_integer_value(json_object_get(o, "epoch")) -
+		    1, "commit", res.commit_hex, "tree", res.tree_hex,
+		    "bundle_sha256", res.bundle_sha256, "bundle_size",
+		    (json_int_t)res.bundle_size, "changes", "rejects"));
 	imsgev_compose_json(&iev_parent, IMSG_RESULT, -1, json_pack(
 	    "{s:s, s:O, s:s, s:s, s:s, s:I, s:o, s:o}",
 	    "id", id, "epoch", json_object_get(o, "epoch"),

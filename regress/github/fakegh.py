@@ -11,6 +11,8 @@
 #       sets failure modes, GET /_state dumps tokens, pulls, requests.
 #  git: git http-backend behind a small CGI host, for any request with
 #       Basic x-access-token:<valid, unrevoked token>; 401 otherwise.
+# --tokens FILE: every token issued is appended to FILE, a line each,
+# before it is handed out, so that a test can grep for all of them.
 import argparse
 import base64
 import json
@@ -26,7 +28,8 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
-STATE = {"tokens": {}, "pulls": [], "requests": [], "modes": {}}
+STATE = {"tokens": {}, "pulls": [], "requests": [], "modes": {},
+         "hung": []}
 ARGS = None
 PORTS = {}
 
@@ -248,6 +251,9 @@ class API(Handler):
             # New-format tokens are long: treat them as opaque.
             t = "ghs_" + secrets.token_urlsafe(220)
             STATE["tokens"][t] = {"revoked": False, "permissions": perms}
+            if ARGS.tokens:
+                with open(ARGS.tokens, "a") as f:
+                    f.write(t + "\n")
         self.reply(201, {"token": t, "expires_at": "2099-01-01T00:00:00Z",
                          "permissions": perms,
                          "repository_selection": "selected",
@@ -293,6 +299,8 @@ class API(Handler):
                     return 422
                 pr = make_pull(req.get("title", ""), head, base)
         if modes.get("hang_pulls"):
+            with LOCK:
+                STATE["hung"].append(head)
             time.sleep(60)
             self.reply(500, {"message": "hung"})
             return 500
@@ -389,6 +397,7 @@ def main():
         ap.add_argument("--" + a, required=True)
     ap.add_argument("--installation", type=int, required=True)
     ap.add_argument("--repo-id", type=int, required=True)
+    ap.add_argument("--tokens")
     ARGS = ap.parse_args()
     ARGS.bare = os.path.join(ARGS.git_root, ARGS.owner, ARGS.repo + ".git")
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

@@ -2,7 +2,8 @@
 # regress/github: the publisher's github forge (publisher/github.c,
 # http.c) against loopback test doubles: fakegh.py serves the GitHub
 # API and git smart HTTP (git http-backend) over TLS with a CA made
-# here.  prog_ghpub runs one publication through the publisher's code.
+# here.  prog_ghpub runs one publication through the publisher's code;
+# daemon.sh, run last, publishes through the real factoryd.
 #
 # Layout: $T/srv (the servers' files, CA, requests), $T/keys (App key,
 # verifier key), $T/work (the git checkout making bundles), $T/state
@@ -396,21 +397,21 @@ else
 fi
 
 # 13. Under the publisher's own policy (pledge and unveil from the
-# process table).  The cache directory stands in for the "$state/publish"
-# rwc unveil the table lacks so far (given here as a pulls directory),
-# the test CA and key are unveiled as forge keys are.
+# process table, with the -V variables the daemon passes): its cache
+# under "$state/publish", the App key and the CA as forge keys, and the
+# API's name resolved by glibc under "dns" (resolver files unveiled,
+# unix sockets refused).  A fresh state dir: the cache is filled again.
 ID=a-20261129-0013
 mkbundle $ID && message $ID
-mkdir -p "$T/state/publish-policy"
-# A numeric host: glibc's resolver is not allowed by the policy yet.
-sed -i -e "s|\"_scratch\":\"$T/state/publish\"|\"_scratch\":\"$T/state/publish-policy\"|" \
-    -e "s|https://localhost:|https://127.0.0.1:|" "$T/$ID.json"
+mkdir -p "$T/state/policy/publish"
+sed -i -e "s|\"_scratch\":\"$T/state/publish\"|\"_scratch\":\"$T/state/policy/publish\"|" \
+    "$T/$ID.json"
 if grep -q __asan_init "$PROG"; then
 	# LeakSanitizer stops the world with ptrace at exit: seccomp kills.
 	RC=skip
 else
-	"$PROG" -p -V "state=$T/state" -V "forge_keys=$T/keys/app.pem" \
-	    -V "forge_keys=$T/srv/ca.pem" -V "pulls=$T/state/publish-policy" \
+	"$PROG" -p -V "state=$T/state/policy" \
+	    -V "forge_keys=$T/keys/app.pem" -V "forge_ca=$T/srv/ca.pem" \
 	    "$T/keys/verifier.pem" "$T/$ID.json" "$T/$ID.bundle" \
 	    > "$T/state/out/$ID" 2>> "$T/state/logs/$ID.log"
 	RC=$?
@@ -428,9 +429,12 @@ fi
 
 # 10. No token, live or revoked, in any file the publisher wrote (its
 # logs, output, and caches, binary files included).
+# Every 32-character slice of each: a token cut short is found too.
 state | jq -r '.tokens | keys[]' > "$T/srv/tokens"
 N=$(wc -l < "$T/srv/tokens")
-LEAK=$(grep -rlF -f "$T/srv/tokens" "$T/state" 2>/dev/null)
+awk '{ for (i = 1; i + 31 <= length($0); i += 32) print substr($0, i, 32) }' \
+    "$T/srv/tokens" > "$T/srv/slices"
+LEAK=$(grep -rlF -f "$T/srv/slices" "$T/state" 2>/dev/null)
 if [ "$N" -lt 8 ]; then
 	nok token-not-leaked "only $N tokens issued"
 elif [ -n "$LEAK" ]; then
@@ -440,5 +444,9 @@ elif ! grep -q 'installation token revoked' "$T/state/logs/"*.log; then
 else
 	ok token-not-leaked
 fi
+
+# The same forge through the real daemon: factoryd, its publisher child
+# under its policy, the journal, recovery after SIGKILL (daemon.sh).
+sh "$HERE/daemon.sh" || FAIL=1
 
 exit $FAIL

@@ -1,0 +1,365 @@
+#!/bin/sh
+# regress/github, through the real daemon: factoryd publishes verified
+# attempts of a repository whose forge is github to fakegh.py.  Called
+# by run.sh (O: the absolute build directory); prints ok / not ok lines
+# and exits non-zero if a case failed.  Needs root.
+#
+# Everything lives under /var/tmp (as regress/hostile does): $T/srv is
+# the forge (CA, servers' files, the tokens it issued), $T/keys the
+# daemon's keys and the App key (the publisher's, 0400), $T/state the
+# daemon's state dir, $T/log its stderr (-d -vv).  No token the forge
+# issued may appear in the log, the journal, the receipts, or any file
+# under $T/state.
+
+. "$(dirname "$0")/../lib.sh"
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+UIDBASE=61300			# worker +1 ... publisher +4
+PUBUID=$((UIDBASE + 4))
+OWNER=acme
+REPO=widget
+REPO_ID=424242
+APP_ID=4321
+INST=8765
+SRVPID=
+OLDPUB=
+
+gh_cleanup() {
+	[ -n "$SRVPID" ] && kill "$SRVPID" 2>/dev/null &&
+	    wait "$SRVPID" 2>/dev/null
+	regress_cleanup		# stops factoryd
+	# The publisher of the killed factoryd, if still in its request.
+	[ -n "$OLDPUB" ] && kill -KILL "$OLDPUB" 2>/dev/null
+	case ${T:-} in
+	/var/tmp/factory-github.*)
+		if [ -n "${KEEP:-}" ]; then echo "# kept $T" >&2
+		else rm -rf "$T"; fi
+		;;
+	esac
+}
+trap gh_cleanup EXIT
+
+if [ "$(id -u)" != 0 ]; then
+	echo "not ok - github daemon: needs root"
+	exit 1
+fi
+
+T=$(mktemp -d /var/tmp/factory-github.XXXXXX) || exit 1
+chmod 755 "$T"
+SOCK=$T/run/factoryd.sock
+CONF=$T/factoryd.conf
+LOG=$T/log
+
+# factoryd in the foreground, logging everything it and its children
+# say, into $LOG.
+start_daemon() {
+	rm -f "$SOCK" "$SOCK.ro"	# a killed factoryd leaves them
+	"$O/factoryd" -dkvv -f "$CONF" 2>>"$LOG" &
+	FACTORYD_PID=$!
+	i=0
+	while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do
+		kill -0 "$FACTORYD_PID" 2>/dev/null || break
+		sleep 0.05; i=$((i + 1))
+	done
+	[ -S "$SOCK" ] || { tail -20 "$LOG" >&2; fail "factoryd did not start"; }
+}
+
+# The forge: a CA, a server certificate, the App key, fakegh.
+setup_forge() {
+	mkdir -p "$T/srv/git/$OWNER" "$T/keys" "$T/run" || return 1
+	cd "$T/srv" || return 1
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key \
+	    -out ca.pem -days 1 -subj /CN=factory-regress-ca \
+	    -addext basicConstraints=critical,CA:TRUE \
+	    -addext keyUsage=critical,keyCertSign 2>/dev/null || return 1
+	openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr \
+	    -subj /CN=localhost 2>/dev/null || return 1
+	printf '%s\n' 'subjectAltName=DNS:localhost,IP:127.0.0.1,DNS:127.0.0.1' \
+	    'basicConstraints=CA:FALSE' 'extendedKeyUsage=serverAuth' \
+	    > srv.ext
+	openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key \
+	    -CAcreateserial -out srv.pem -days 1 -extfile srv.ext \
+	    2>/dev/null || return 1
+	chmod 644 ca.pem
+	# The App key as an operator installs it: the publisher's, 0400.
+	openssl genrsa -traditional -out "$T/keys/app.pem" 2048 \
+	    2>/dev/null || return 1
+	openssl rsa -in "$T/keys/app.pem" -pubout -out app-pub.pem \
+	    2>/dev/null || return 1
+	chown "$PUBUID:$PUBUID" "$T/keys/app.pem" &&
+	    chmod 400 "$T/keys/app.pem" || return 1
+	# The forge's repository holds the same main as ours.
+	BARE=$T/srv/git/$OWNER/$REPO.git
+	git clone -q --bare "$T/src" "$BARE" &&
+	    git -C "$BARE" config http.receivepack true || return 1
+	python3 "$HERE/fakegh.py" --dir "$T/srv" --cert "$T/srv/srv.pem" \
+	    --key "$T/srv/srv.key" --app-pub "$T/srv/app-pub.pem" \
+	    --app-id $APP_ID --owner $OWNER --repo $REPO \
+	    --git-root "$T/srv/git" --ports "$T/srv/ports" \
+	    --installation $INST --repo-id $REPO_ID \
+	    --tokens "$T/srv/tokens" 2>"$T/srv/server.err" &
+	SRVPID=$!
+	i=0
+	while [ ! -s "$T/srv/ports" ] && [ $i -lt 100 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	[ -s "$T/srv/ports" ] || return 1
+	read -r APIPORT GITPORT < "$T/srv/ports"
+	API=https://127.0.0.1:$APIPORT
+}
+
+write_conf() {
+	cat >"$CONF" <<CONF
+socket: $SOCK
+state-dir: $T/state
+libexec: $O
+verifiers: 2
+max-attempts: 4
+attempt-uids: 62300-62349
+keys:
+  receipts: $T/keys/receipt.key
+  verifier: $T/keys/verifier.key
+users:
+  worker: $((UIDBASE + 1))
+  verifier: $((UIDBASE + 2))
+  reconciler: $((UIDBASE + 3))
+  publisher: $PUBUID
+repositories:
+  demo:
+    path: $T/demo.git
+    publish:
+      forge: github
+      api: $API
+      owner: $OWNER
+      repo: $REPO
+      repository-id: $REPO_ID
+      app-id: $APP_ID
+      installation-id: $INST
+      key: $T/keys/app.pem
+      ca: $T/srv/ca.pem
+  named:
+    path: $T/demo.git
+    publish:
+      forge: github
+      api: https://localhost:$APIPORT
+      owner: $OWNER
+      repo: $REPO
+      repository-id: $REPO_ID
+      app-id: $APP_ID
+      installation-id: $INST
+      key: $T/keys/app.pem
+      ca: $T/srv/ca.pem
+CONF
+}
+
+# The forge's test hooks.
+fctl() {
+	curl -sf --cacert "$T/srv/ca.pem" -X POST -d "$1" "$API/_control" \
+	    >/dev/null
+}
+fstate() {
+	curl -sf --cacert "$T/srv/ca.pem" "$API/_state"
+}
+npulls() { fstate | jq "[.pulls[] | select(.head.ref == \"factory/$1\")] |
+    length"; }
+pull_of() { fstate | jq -c ".pulls[] | select(.head.ref == \"factory/$1\")"; }
+forge_branch() {
+	git --git-dir "$BARE" rev-parse -q --verify "refs/heads/factory/$1"
+}
+nlive() { fstate | jq '[.tokens[] | select(.revoked == false)] | length'; }
+ntok() { wc -l < "$T/srv/tokens"; }
+# How many of the tokens issued after the first $1 are live.
+nlive_since() {
+	tail -n +$(($1 + 1)) "$T/srv/tokens" | jq -R . | jq -s . >"$T/srv/since"
+	fstate | jq --slurpfile s "$T/srv/since" \
+	    '[.tokens | to_entries[] | select(.key as $k | $s[0] |
+	    index($k)) | select(.value.revoked == false)] | length'
+}
+# Successful pushes (receive-pack POSTs) the git server answered.
+npushes() { fstate | jq '[.requests[] | select(.server == "git" and
+    .method == "POST" and (.path | endswith("/git-receive-pack")) and
+    .status == 200)] | length'; }
+
+make_repos "$T" "$PUBUID"
+if ! setup_forge; then
+	echo "not ok - github daemon setup: see below"
+	cat "$T/srv/server.err" 2>/dev/null
+	exit 1
+fi
+write_conf
+
+# The configuration is accepted as factoryd.conf(5) documents it.
+check "factoryd -n accepts the github repository" \
+    "$O/factoryd" -n -f "$CONF"
+start_daemon
+
+# 1. Happy path: published, one pull request at our commit, the token
+# revoked.
+write_manifest "$T/m1.yaml" 'echo one >> README.md' 'grep -q one README.md'
+OUT=$(timeout 120 "$O/factoryctl" -s "$SOCK" -j submit -w "$T/m1.yaml")
+RC=$?
+ID1=$(printf '%s' "$OUT" | jq -r .id 2>/dev/null)
+PR=$(pull_of "$ID1")
+if [ $RC -ne 0 ] || [ "$(field "$ID1" state)" != published ]; then
+	notok "daemon-happy-path: exit $RC, state $(field "$ID1" state):" \
+	    "$(field "$ID1" reason)"
+elif [ "$(npulls "$ID1")" != 1 ]; then
+	notok "daemon-happy-path: $(npulls "$ID1") pull requests"
+elif [ "$(field "$ID1" pull)" != "$(printf '%s' "$PR" | jq .number)" ] ||
+    [ "$(field "$ID1" record)" != \
+    "$(printf '%s' "$PR" | jq -r .html_url)" ]; then
+	notok "daemon-happy-path: show has pull $(field "$ID1" pull)," \
+	    "record $(field "$ID1" record); the forge has $PR"
+elif [ "$(forge_branch "$ID1")" != "$(field "$ID1" commit)" ] ||
+    [ "$(printf '%s' "$PR" | jq -r .head.sha)" != "$(field "$ID1" commit)" ]
+then
+	notok "daemon-happy-path: factory/$ID1 on the forge is not" \
+	    "$(field "$ID1" commit)"
+elif [ "$(wc -l < "$T/srv/tokens")" != 1 ] || [ "$(nlive)" != 0 ]; then
+	notok "daemon-happy-path: $(wc -l < "$T/srv/tokens") tokens," \
+	    "$(nlive) live"
+else
+	ok "daemon-happy-path"
+fi
+
+# 2. factoryd killed after the push, while the pull request is being
+# created: restarted, it publishes the attempt again, which ends with
+# exactly one pull request and no second push.  The killed factoryd's
+# publisher is left to notice on its own (its request times out).
+fctl '{"modes":{"hang_pulls":true}}'
+ID3=$(ctl submit "$T/m1.yaml")
+i=0
+while [ $i -lt 600 ] && ! fstate | jq -e ".hung | index(\"factory/$ID3\")" \
+    >/dev/null; do
+	sleep 0.1; i=$((i + 1))
+done
+COMMIT3=$(field "$ID3" commit)
+STATE3=$(field "$ID3" state)
+OLDPUB=$(ctl -j status | jq -r '.processes[] | select(.name=="publisher") |
+    .pid')
+PUSHES=$(npushes)
+N=$(ntok)
+# While it holds a token: not in its argv, nor its environment.
+if [ -z "$OLDPUB" ] || ! tr '\0' ' ' < "/proc/$OLDPUB/cmdline" |
+    grep -q factory-publisher; then
+	notok "daemon-token-not-in-argv: no publisher found (${OLDPUB:-none})"
+elif [ ! -s "$T/srv/tokens" ]; then
+	notok "daemon-token-not-in-argv: no token issued"
+elif tr '\0' '\n' < "/proc/$OLDPUB/cmdline" | grep -qF -f "$T/srv/tokens" ||
+    tr '\0' '\n' < "/proc/$OLDPUB/environ" | grep -qF -f "$T/srv/tokens"
+then
+	notok "daemon-token-not-in-argv: in the publisher's argv or environment"
+else
+	ok "daemon-token-not-in-argv"
+fi
+kill -KILL "$FACTORYD_PID"
+wait "$FACTORYD_PID" 2>/dev/null
+FACTORYD_PID=
+fctl '{"modes":{}}'
+start_daemon
+wait_terminated "$ID3" 90
+if [ "$STATE3" != publishing ] || [ -z "$COMMIT3" ] ||
+    [ "$(forge_branch "$ID3")" != "$COMMIT3" ]; then
+	notok "daemon-crash-resume: before the kill: state $STATE3," \
+	    "branch $(forge_branch "$ID3"), commit $COMMIT3"
+elif [ "$(field "$ID3" state)" != published ]; then
+	notok "daemon-crash-resume: state $(field "$ID3" state):" \
+	    "$(field "$ID3" reason)"
+elif [ "$(npulls "$ID3")" != 1 ] ||
+    [ "$(field "$ID3" pull)" != "$(pull_of "$ID3" | jq .number)" ]; then
+	notok "daemon-crash-resume: $(npulls "$ID3") pull requests, show" \
+	    "says $(field "$ID3" pull)"
+elif [ "$(npushes)" != "$PUSHES" ]; then
+	notok "daemon-crash-resume: pushed again ($PUSHES -> $(npushes))"
+elif [ "$(ntok)" != $((N + 1)) ] || [ "$(nlive_since $N)" != 0 ]; then
+	notok "daemon-crash-resume: the resumed run's token is live"
+else
+	ok "daemon-crash-resume"
+fi
+
+# 3. A second attempt gets its own branch and pull request.
+write_manifest "$T/m2.yaml" 'echo two >> README.md'
+N=$(ntok)
+OUT=$(timeout 120 "$O/factoryctl" -s "$SOCK" -j submit -w "$T/m2.yaml")
+RC=$?
+ID2=$(printf '%s' "$OUT" | jq -r .id 2>/dev/null)
+if [ $RC -ne 0 ] || [ "$(field "$ID2" state)" != published ]; then
+	notok "daemon-second-attempt: exit $RC, state $(field "$ID2" state):" \
+	    "$(field "$ID2" reason)"
+elif [ "$(npulls "$ID2")" != 1 ] || [ "$(npulls "$ID1")" != 1 ]; then
+	notok "daemon-second-attempt: pulls $(fstate | jq -c \
+	    '[.pulls[] | .head.ref]')"
+elif [ "$(field "$ID2" pull)" = "$(field "$ID1" pull)" ] ||
+    [ "$(field "$ID2" pull)" != "$(pull_of "$ID2" | jq .number)" ]; then
+	notok "daemon-second-attempt: pull $(field "$ID2" pull)"
+elif [ "$(forge_branch "$ID2")" != "$(field "$ID2" commit)" ] ||
+    [ "$(ntok)" != $((N + 1)) ] || [ "$(nlive_since $N)" != 0 ]; then
+	notok "daemon-second-attempt: branch, or of $(($(ntok) - N))" \
+	    "tokens $(nlive_since $N) live"
+else
+	ok "daemon-second-attempt"
+fi
+
+# 4. The API by name: glibc resolves it in the publisher, under its
+# "dns" promise and the resolver files it unveils.
+write_manifest "$T/m2b.yaml" 'echo named >> README.md'
+sed -i 's/^repository: demo$/repository: named/' "$T/m2b.yaml"
+N=$(ntok)
+OUT=$(timeout 120 "$O/factoryctl" -s "$SOCK" -j submit -w "$T/m2b.yaml")
+RC=$?
+ID2B=$(printf '%s' "$OUT" | jq -r .id 2>/dev/null)
+if [ $RC -ne 0 ] || [ "$(field "$ID2B" state)" != published ]; then
+	notok "daemon-api-by-name: exit $RC, state $(field "$ID2B" state):" \
+	    "$(field "$ID2B" reason)"
+elif [ "$(npulls "$ID2B")" != 1 ] ||
+    [ "$(forge_branch "$ID2B")" != "$(field "$ID2B" commit)" ] ||
+    [ "$(ntok)" != $((N + 1)) ] || [ "$(nlive_since $N)" != 0 ]; then
+	notok "daemon-api-by-name: $(npulls "$ID2B") pulls, of" \
+	    "$(($(ntok) - N)) tokens $(nlive_since $N) live"
+else
+	ok "daemon-api-by-name"
+fi
+
+# The killed factoryd's publisher ends when its request does: it sees
+# the closed channel, and revokes its token on the way out.
+i=0
+while [ -n "$OLDPUB" ] && kill -0 "$OLDPUB" 2>/dev/null && [ $i -lt 450 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+if kill -0 "$OLDPUB" 2>/dev/null; then
+	notok "daemon-orphan-publisher-exits: pid $OLDPUB still runs"
+elif [ "$(nlive)" != 0 ]; then
+	notok "daemon-orphan-publisher-exits: $(nlive) live tokens"
+else
+	ok "daemon-orphan-publisher-exits"
+	OLDPUB=
+fi
+
+# 5. No token the forge issued anywhere the daemon wrote: its log, the
+# journal, the receipts exported, any file under the state dir.
+for id in $ID1 $ID2 $ID2B $ID3; do
+	ctl receipts "$id" >"$T/receipts-$id.txt"
+done
+# Every 32-character slice of every token: a token cut short (a log line
+# truncated, a buffer split) is still found.
+NTOK=$(wc -l < "$T/srv/tokens")
+awk '{ for (i = 1; i + 31 <= length($0); i += 32) print substr($0, i, 32) }' \
+    "$T/srv/tokens" > "$T/srv/slices"
+LEAK=$(grep -lF -f "$T/srv/slices" "$LOG" "$T/state/journal" \
+    "$T"/receipts-*.txt 2>/dev/null; grep -rlF -f "$T/srv/slices" \
+    "$T/state" 2>/dev/null)
+if [ "$NTOK" -lt 5 ]; then
+	notok "daemon-token-not-leaked: only $NTOK tokens issued"
+elif [ -n "$LEAK" ]; then
+	notok "daemon-token-not-leaked: found in $LEAK"
+elif [ "$(grep -c 'installation token revoked' "$LOG")" -lt 5 ] ||
+    [ ! -s "$T/state/journal" ] ||
+    [ ! -s "$T/receipts-$ID1.txt" ] || [ ! -s "$T/receipts-$ID3.txt" ]; then
+	notok "daemon-token-not-leaked: the log, journal or receipts are" \
+	    "not where the test looks"
+else
+	ok "daemon-token-not-leaked"
+fi
+
+stop_factoryd
+regress_done
