@@ -33,6 +33,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "receipts",	1, cmd_receipts, "receipts id" },
 	{ "reconcile",	0, cmd_reconcile, "reconcile" },
 	{ "reload",	0, cmd_reload,	"reload" },
+	{ "shell",	0, cmd_shell,	"shell id [-- command [argument ...]]" },
 	{ "show",	1, cmd_show,	"show id" },
 	{ "status",	1, cmd_status,	"status" },
 	{ "submit",	0, cmd_submit,	"submit [-w] manifest" },

@@ -50,4 +50,7 @@ int	 cmd_orphans(int, char **);
 int	 cmd_reap(int, char **);
 int	 cmd_reconcile(int, char **);
 
+/* shell.c */
+int	 cmd_shell(int, char **);
+
 #endif /* FACTORYCTL_H */

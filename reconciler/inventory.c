@@ -23,7 +23,16 @@
 #include "log.h"
 #include "reconciler.h"
 
-#define INV_CGPARENT	"factory"		/* in every hierarchy */
+#define INV_CGTOP	"factory"		/* in every hierarchy */
+
+/* factory/<instance>: the cgroups of the daemon that started us. */
+static const char	*inv_cgparent = INV_CGTOP;
+
+void
+inv_set_cgparent(const char *p)
+{
+	inv_cgparent = p;
+}
 #define INV_REFPREFIX	"refs/heads/factory/"
 #define INV_BRANCHPFX	"factory/"
 #define INV_PULLLOCK	".lock"		/* the publisher's own */
@@ -309,11 +318,11 @@ inv_cgroup_dir(int fd, const char *path, struct inv_names *l,
 	DIR		*d;
 	char		 full[PATH_MAX];
 
-	if ((d = inv_opendir(fd, INV_CGPARENT)) == NULL) {
+	if ((d = inv_opendir(fd, inv_cgparent)) == NULL) {
 		if (errno == ELOOP || errno == ENOTDIR)
 			t->skipped++;	/* not our directory */
 		else if (errno != ENOENT)
-			inv_error(t, "%s/%s: %s", path, INV_CGPARENT,
+			inv_error(t, "%s/%s: %s", path, inv_cgparent,
 			    strerror(errno));
 		return;
 	}
@@ -331,9 +340,9 @@ inv_cgroup_dir(int fd, const char *path, struct inv_names *l,
 			continue;
 		}
 		if ((size_t)snprintf(full, sizeof(full), "%s/%s/%s", path,
-		    INV_CGPARENT, de->d_name) >= sizeof(full)) {
+		    inv_cgparent, de->d_name) >= sizeof(full)) {
 			inv_error(t, "%s/%s: path too long", path,
-			    INV_CGPARENT);
+			    inv_cgparent);
 			continue;
 		}
 		inv_names_add(l, full);
@@ -365,7 +374,7 @@ inv_list_cgroups(const char *root, struct inv_tally *t)
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0 ||
-		    strcmp(de->d_name, INV_CGPARENT) == 0)
+		    strcmp(de->d_name, INV_CGTOP) == 0)
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &sb,
 		    AT_SYMLINK_NOFOLLOW) == -1 || !S_ISDIR(sb.st_mode))

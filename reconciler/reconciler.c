@@ -42,6 +42,8 @@ main(int argc, char *argv[])
 		conf.have_uids = 1;
 	}
 	conf.cgroot = "/sys/fs/cgroup";
+	if (proc_getvar("cgroup_parent") != NULL)
+		inv_set_cgparent(proc_getvar("cgroup_parent"));
 	conf.procroot = "/proc";
 	conf.mountinfo = "/proc/self/mountinfo";
 	if (inv_git_init() == -1)

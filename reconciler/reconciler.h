@@ -47,6 +47,7 @@ struct inv_config {
 };
 
 /* inventory.c */
+void	 inv_set_cgparent(const char *);	/* "factory/<instance>" */
 /* 1 if s is an attempt id; with vsuffix, "<id>-v" is one too. */
 int	 inv_id_valid(const char *, int);
 /* "LO-HI" of attempt_uids: 0, or -1 if malformed, reversed or from 0. */

@@ -15,7 +15,15 @@ regress_cleanup() {
 		kill -KILL "$FACTORYD_PID" 2>/dev/null
 	fi
 	while read -r d; do
-		case $d in /tmp/factory-regress.*) rm -rf "$d" ;; esac
+		if [ -n "${REGRESS_KEEP:-}" ]; then
+			echo "# kept $d" >&2
+			continue
+		fi
+		case $d in /tmp/factory-regress.*) ;; *) continue ;; esac
+		# A test that failed half way may leave a mount behind.
+		awk -v d="$d/" 'index($2, d) == 1 {print $2}' /proc/mounts |
+		    sort -r | while read -r m; do umount -l "$m"; done
+		rm -rf "$d"
 	done <"$REGRESS_TMPLIST"
 	rm -f "$REGRESS_TMPLIST"
 }
@@ -57,6 +65,20 @@ start_factoryd() {	# conf log
 		cat "$2" >&2
 		fail "factoryd did not start"
 	fi
+	wait_children "$sock"
+}
+
+# Until every child has said hello.
+wait_children() {	# socket
+	i=0
+	while [ $i -lt 100 ]; do
+		"$O/factoryctl" -s "$1" -j status 2>/dev/null |
+		    jq -e '[.processes[] | select(.state != "running")] | length == 0' \
+		    >/dev/null && return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
 }
 
 stop_factoryd() {

@@ -8,6 +8,7 @@
  */
 #include <sys/types.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -23,6 +24,12 @@
 #include "journal.h"
 #include "log.h"
 #include "receipt.h"
+
+/*
+ * Free space the state dir keeps for the attempts already accepted:
+ * below it, new submissions are refused, before anything is journaled.
+ */
+#define STATE_RESERVE	(1024 * 1024)
 
 static const char *state_names[AS_MAX] = {
 	"queued", "provisioning", "ready", "running", "result-ready",
@@ -623,6 +630,7 @@ void
 attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 {
 	struct ibuf		 ib;
+	struct statvfs		 vfs;
 	struct pending		*p;
 	struct conf_repo	*repo;
 	struct manifest		*m;
@@ -645,6 +653,15 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 	if ((repo = conf_repo(env->conf, m->repository)) == NULL) {
 		control_fail(c, "%s: repository: \"%s\" is not a repository "
 		    "of this factoryd", name, m->repository);
+		manifest_free(m);
+		return;
+	}
+	if (statvfs(env->conf->statedir, &vfs) == 0 &&
+	    (uint64_t)vfs.f_bavail * vfs.f_frsize < STATE_RESERVE) {
+		control_fail(c, "state-dir %s: %llu KiB free, less than the "
+		    "%d KiB kept in reserve: not accepted",
+		    env->conf->statedir, (unsigned long long)vfs.f_bavail *
+		    vfs.f_frsize / 1024, STATE_RESERVE / 1024);
 		manifest_free(m);
 		return;
 	}

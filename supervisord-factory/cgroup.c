@@ -30,7 +30,20 @@
 
 #include "sandbox.h"
 
-#define CG_PARENT	"factory"	/* our subtree in every hierarchy */
+#define CG_TOP		"factory"	/* our subtree in every hierarchy */
+
+/*
+ * One daemon's cgroups: factory/<instance>/<id>.  Attempt ids are
+ * unique per journal only, so a second factoryd on the host (or a
+ * regress run beside a real one) must never meet ours by name.
+ */
+static char	 cg_parent[64] = CG_TOP;
+
+void
+sandbox_set_instance(const char *tag)
+{
+	snprintf(cg_parent, sizeof(cg_parent), "%s/%s", CG_TOP, tag);
+}
 #define CG_MNTMAX	512		/* a cgroup mount point; longer: unused */
 
 struct cgmounts {
@@ -267,7 +280,7 @@ cg_slot(struct sandbox *sb, const char *mnt, const char *id)
 
 	if (mnt[0] == '\0')
 		return -1;
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", mnt, CG_PARENT,
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", mnt, cg_parent,
 	    id) >= sizeof(path))
 		return -2;
 	for (i = 0; i < sb->ncgroups; i++)
@@ -310,11 +323,11 @@ sandbox_cgroup_paths(const char *id, struct sandbox *sb)
 static int
 cg_v2_delegate(char *err, size_t errlen)
 {
-	char	 path[PATH_MAX], buf[1024];
+	char	 path[PATH_MAX], top[PATH_MAX], buf[1024];
 	const char *ctl[] = { "+memory", "+pids", "+cpu" };
 	size_t	 i;
 
-	snprintf(path, sizeof(path), "%s/%s", cgm.unified, CG_PARENT);
+	snprintf(path, sizeof(path), "%s/%s", cgm.unified, cg_parent);
 	if (cg_readfile(path, "cgroup.subtree_control", buf,
 	    sizeof(buf)) == 0 && cg_hasword(buf, "memory") &&
 	    cg_hasword(buf, "pids"))
@@ -324,6 +337,10 @@ cg_v2_delegate(char *err, size_t errlen)
 			continue;
 		if (cg_writefile(cgm.unified, "cgroup.subtree_control",
 		    ctl[i], err, errlen) == -1 && errno != EBUSY)
+			return -1;
+		snprintf(top, sizeof(top), "%s/%s", cgm.unified, CG_TOP);
+		if (cg_writefile(top, "cgroup.subtree_control", ctl[i],
+		    err, errlen) == -1 && errno != EBUSY)
 			return -1;
 		if (cg_writefile(path, "cgroup.subtree_control", ctl[i],
 		    err, errlen) == -1)
@@ -384,6 +401,16 @@ cgroup_create(struct sandbox *sb, const struct sandbox_spec *spec,
 		strlcpy(parent, sb->cgroups[made], sizeof(parent));
 		if ((p = strrchr(parent, '/')) != NULL)
 			*p = '\0';
+		/* factory/ first, then factory/<instance>/. */
+		if ((p = strrchr(parent, '/')) != NULL) {
+			*p = '\0';
+			if (mkdir(parent, 0755) == -1 && errno != EEXIST) {
+				snprintf(err, errlen, "mkdir %s: %s", parent,
+				    strerror(errno));
+				goto fail;
+			}
+			*p = '/';
+		}
 		if (mkdir(parent, 0755) == -1 && errno != EEXIST) {
 			snprintf(err, errlen, "mkdir %s: %s", parent,
 			    strerror(errno));
@@ -600,14 +627,16 @@ cgroup_probe(char *err, size_t errlen, int *nokill)
 		/* Emptiness then comes from the v1 cgroup.procs files. */
 		*nokill = 1;
 	} else {
-		snprintf(path, sizeof(path), "%s/%s", cgm.unified, CG_PARENT);
+		snprintf(path, sizeof(path), "%s/%s", cgm.unified, CG_TOP);
+		(void)mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/%s", cgm.unified, cg_parent);
 		if (mkdir(path, 0755) == -1 && errno != EEXIST) {
 			snprintf(err, errlen, "cgroup: mkdir %s: %s", path,
 			    strerror(errno));
 			return -1;
 		}
 		snprintf(path, sizeof(path), "%s/%s/cgroup.kill",
-		    cgm.unified, CG_PARENT);
+		    cgm.unified, cg_parent);
 		if (access(path, W_OK) == -1)
 			*nokill = 1;
 	}

@@ -76,6 +76,8 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_ORPHANS,	1, ctl_orphans },
 	{ IMSG_CTL_REAP,	0, ctl_reap },
 	{ IMSG_CTL_RECONCILE,	0, ctl_reconcile },
+	{ IMSG_CTL_SHELL,	0, shell_request },
+	{ IMSG_CTL_SHELL_FD,	0, shell_fd },
 };
 
 static int
@@ -206,6 +208,9 @@ control_accept(int fd, short event, void *arg)
 		free(c);
 		return;
 	}
+	/* factoryctl shell passes its stdio; never on the .ro socket. */
+	if (!c->readonly)
+		imsgbuf_allow_fdpass(&c->iev.ibuf);
 	TAILQ_INSERT_TAIL(&env->ctl_conns, c, entry);
 	nconns++;
 }
@@ -214,6 +219,7 @@ static void
 control_close(struct ctl_conn *c)
 {
 	TAILQ_REMOVE(&env->ctl_conns, c, entry);
+	shell_conn_closed(c);
 	imsgev_clear(&c->iev);
 	free(c);
 	nconns--;
@@ -260,6 +266,16 @@ control_dispatch(int fd, short event, void *arg)
 		if (h == NULL) {
 			log_warnx("control: unknown request %u from uid %u, "
 			    "closing", imsg_get_type(&imsg), (unsigned)c->uid);
+			imsg_free(&imsg);
+			control_close(c);
+			return;
+		}
+		/* Only SHELL_FD carries a descriptor. */
+		if (h->type != IMSG_CTL_SHELL_FD &&
+		    (n = imsg_get_fd(&imsg)) != -1) {
+			close(n);
+			log_warnx("control: descriptor with request %u from "
+			    "uid %u, closing", h->type, (unsigned)c->uid);
 			imsg_free(&imsg);
 			control_close(c);
 			return;
@@ -352,9 +368,10 @@ ctl_policy(struct ctl_conn *c, struct imsg *imsg)
 
 	procs = json_array();
 	p = &factory_procs[PROC_PARENT];
-	json_array_append_new(procs, json_pack("{s:s, s:i, s:s, s:s}",
+	json_array_append_new(procs, json_pack("{s:s, s:i, s:s, s:s, s:s}",
 	    "name", p->name, "uid", 0, "why", p->why,
-	    "applied", "no pledge: root supervisor"));
+	    "applied", "no pledge: root supervisor",
+	    "sandbox_downgrade", sandbox_downgrade_text()));
 	for (i = 0; i < env->nchildren; i++) {
 		ch = &env->children[i];
 		p = &factory_procs[ch->id];

@@ -21,6 +21,7 @@
 __dead static void	usage(void);
 static void		factoryd_sig(int, short, void *);
 static void		factoryd_shutdown(void);
+static void		factoryd_instance(const char *);
 
 struct factoryd		*env;
 
@@ -120,12 +121,14 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);	/* a full journal is an error, not death */
 
-	/* Fail closed: no sandbox, no factoryd. */
-	if (sandbox_probe(errbuf, sizeof(errbuf)) == -1)
-		fatalx("sandbox: %s", errbuf);
-	log_info("sandbox: %s", errbuf);
 	if (mkdir(conf->statedir, 0755) == -1 && errno != EEXIST)
 		fatal("state-dir %s", conf->statedir);
+	factoryd_instance(conf->statedir);
+	/* Fail closed: no sandbox, no factoryd, but for explicit downgrades. */
+	if (sandbox_probe_downgrade(conf->sandbox_downgrade, errbuf,
+	    sizeof(errbuf)) == -1)
+		fatalx("sandbox: %s", errbuf);
+	log_info("sandbox: %s", errbuf);
 	if (mkkeys && keys_create(conf) == -1)
 		fatalx("keys: cannot create the missing keys");
 	if (keys_load() == -1)
@@ -146,6 +149,24 @@ main(int argc, char *argv[])
 	event_dispatch();
 	factoryd_shutdown();
 	return (0);
+}
+
+/*
+ * This daemon's name among others on the host: the first 8 hex digits
+ * of the SHA-256 of its state dir's real path.  It names our cgroup
+ * subtree, so two daemons never meet there.
+ */
+static void
+factoryd_instance(const char *statedir)
+{
+	char	 real[PATH_MAX], hex[SHA256_HEX_LEN + 1];
+
+	if (realpath(statedir, real) == NULL)
+		fatal("state-dir %s", statedir);
+	sha256_hex(real, strlen(real), hex);
+	hex[8] = '\0';
+	strlcpy(env->instance, hex, sizeof(env->instance));
+	sandbox_set_instance(env->instance);
 }
 
 static void

@@ -185,6 +185,7 @@ struct factoryd {
 	uint8_t			 verifier_pub[ED25519_PUB_LEN];
 	char			 verifier_pub_b64[BASE64_SIZE(ED25519_PUB_LEN)];
 	int			 replaying;
+	char			 instance[16];	/* names our cgroup subtree */
 };
 
 extern struct factoryd	*env;

@@ -148,9 +148,11 @@ proc_argv(struct child *c, char **argv, size_t max, char *key, size_t keylen)
 		ADDVAR("verifier_key=%s", conf->verifier_key);
 	if (c->id == PROC_WORKER)
 		ADDVAR("heartbeat_ms=%d", conf->lease_ttl * 1000 / 3);
-	if (c->id == PROC_RECONCILER)
+	if (c->id == PROC_RECONCILER) {
 		ADDVAR("attempt_uids=%u-%u", (unsigned)conf->attempt_uid_lo,
 		    (unsigned)conf->attempt_uid_hi);
+		ADDVAR("cgroup_parent=factory/%s", env->instance);
+	}
 	argv[n] = NULL;
 #undef ADDARG
 #undef ADDVAR

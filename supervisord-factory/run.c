@@ -220,6 +220,11 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 	spec.cpu_ms = a->m->limits.cpu_ms;
 	spec.fsize = a->m->limits.tree;
 	spec.nofile = RUN_NOFILE;
+	if (egress_new(id, a->m->allow, &r->egress, err, errlen) == -1) {
+		close(p[1]);
+		goto fail;
+	}
+	egress_spec(r->egress, &spec);
 
 	r->started_ms = now_ms();
 	if (sandbox_spawn(&spec, &r->sb, err, errlen) == -1) {
@@ -227,6 +232,7 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 		goto fail;
 	}
 	close(p[1]);
+	egress_start(r->egress, &r->sb);
 	free(envp);
 	envp = NULL;
 	r->active = 1;
@@ -241,6 +247,7 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 	return (r);
  fail:
 	free(envp);
+	egress_free(r->egress);
 	if (r->logpipe != -1)
 		close(r->logpipe);
 	if (r->logfd != -1)
@@ -268,6 +275,8 @@ run_reap(pid_t pid, int status)
 	char		 err[512];
 	int		 i, tries;
 
+	if (shell_reap(pid, status))
+		return (1);
 	for (i = 0; i < (int)(sizeof(runs) / sizeof(runs[0])); i++)
 		if (runs[i] != NULL && runs[i]->sb.pid == pid) {
 			r = runs[i];
@@ -277,6 +286,9 @@ run_reap(pid_t pid, int status)
 	if (r == NULL)
 		return (0);
 	r->active = 0;
+	/* Its connections hold the namespace: they end with pid 1. */
+	egress_free(r->egress);
+	r->egress = NULL;
 	if (r->detached) {
 		(void)sandbox_kill(&r->sb);
 		for (tries = 0; tries < 100; tries++) {
@@ -323,6 +335,8 @@ run_free(struct run *r)
 		if (runs[i] == r)
 			runs[i] = NULL;
 	evtimer_del(&r->deadline);
+	egress_free(r->egress);
+	r->egress = NULL;
 	if (r->logpipe != -1) {
 		event_del(&r->logev);
 		close(r->logpipe);

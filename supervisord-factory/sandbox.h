@@ -155,6 +155,8 @@ pid_t	sandbox_enter(struct sandbox *, const struct sandbox_spec *,
 	    const int *, char *, size_t);
 
 /* cgroup.c */
+/* Our subtree is factory/<tag>: call once, before anything else. */
+void	sandbox_set_instance(const char *);
 /* Which cgroup layout this host has; CGMODE_NONE if unusable. */
 enum sandbox_cgmode cgroup_mode(char *, size_t);
 /*

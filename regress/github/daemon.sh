@@ -14,7 +14,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-UIDBASE=61300			# worker +1 ... publisher +4
+UIDBASE=61600			# worker +1 ... publisher +4; attempts 62600-62649
 PUBUID=$((UIDBASE + 4))
 OWNER=acme
 REPO=widget
@@ -115,7 +115,7 @@ state-dir: $T/state
 libexec: $O
 verifiers: 2
 max-attempts: 4
-attempt-uids: 62300-62349
+attempt-uids: 62600-62649
 keys:
   receipts: $T/keys/receipt.key
   verifier: $T/keys/verifier.key
@@ -154,11 +154,10 @@ CONF
 
 # The forge's test hooks.
 fctl() {
-	curl -sf --cacert "$T/srv/ca.pem" -X POST -d "$1" "$API/_control" \
-	    >/dev/null
+	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" "$API/_control" "$1" >/dev/null
 }
 fstate() {
-	curl -sf --cacert "$T/srv/ca.pem" "$API/_state"
+	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" "$API/_state"
 }
 npulls() { fstate | jq "[.pulls[] | select(.head.ref == \"factory/$1\")] |
     length"; }
@@ -195,7 +194,9 @@ start_daemon
 
 # 1. Happy path: published, one pull request at our commit, the token
 # revoked.
-write_manifest "$T/m1.yaml" 'echo one >> README.md' 'grep -q one README.md'
+write_manifest "$T/m1.yaml" "if [ -e '$T/keys/app.pem' ]; then
+    echo 'app key: visible'; else echo 'app key: hidden'; fi
+    echo one >> README.md" 'grep -q one README.md'
 OUT=$(timeout 120 "$O/factoryctl" -s "$SOCK" -j submit -w "$T/m1.yaml")
 RC=$?
 ID1=$(printf '%s' "$OUT" | jq -r .id 2>/dev/null)
@@ -222,19 +223,23 @@ else
 	ok "daemon-happy-path"
 fi
 
+# The agent does not even see the App key (its directory is masked).
+check "daemon-app-key-hidden-from-agent" sh -c \
+    "'$O/factoryctl' -s '$SOCK' logs '$ID1' | grep -qx 'app key: hidden'"
+
 # 2. factoryd killed after the push, while the pull request is being
 # created: restarted, it publishes the attempt again, which ends with
 # exactly one pull request and no second push.  The killed factoryd's
 # publisher is left to notice on its own (its request times out).
 fctl '{"modes":{"hang_pulls":true}}'
-ID3=$(ctl submit "$T/m1.yaml")
+IDK=$(ctl submit "$T/m1.yaml")
 i=0
-while [ $i -lt 600 ] && ! fstate | jq -e ".hung | index(\"factory/$ID3\")" \
+while [ $i -lt 600 ] && ! fstate | jq -e ".hung | index(\"factory/$IDK\")" \
     >/dev/null; do
 	sleep 0.1; i=$((i + 1))
 done
-COMMIT3=$(field "$ID3" commit)
-STATE3=$(field "$ID3" state)
+COMMITK=$(field "$IDK" commit)
+STATEK=$(field "$IDK" state)
 OLDPUB=$(ctl -j status | jq -r '.processes[] | select(.name=="publisher") |
     .pid')
 PUSHES=$(npushes)
@@ -257,24 +262,60 @@ wait "$FACTORYD_PID" 2>/dev/null
 FACTORYD_PID=
 fctl '{"modes":{}}'
 start_daemon
-wait_terminated "$ID3" 90
-if [ "$STATE3" != publishing ] || [ -z "$COMMIT3" ] ||
-    [ "$(forge_branch "$ID3")" != "$COMMIT3" ]; then
-	notok "daemon-crash-resume: before the kill: state $STATE3," \
-	    "branch $(forge_branch "$ID3"), commit $COMMIT3"
-elif [ "$(field "$ID3" state)" != published ]; then
-	notok "daemon-crash-resume: state $(field "$ID3" state):" \
-	    "$(field "$ID3" reason)"
-elif [ "$(npulls "$ID3")" != 1 ] ||
-    [ "$(field "$ID3" pull)" != "$(pull_of "$ID3" | jq .number)" ]; then
-	notok "daemon-crash-resume: $(npulls "$ID3") pull requests, show" \
-	    "says $(field "$ID3" pull)"
+wait_terminated "$IDK" 90
+if [ "$STATEK" != publishing ] || [ -z "$COMMITK" ] ||
+    [ "$(forge_branch "$IDK")" != "$COMMITK" ]; then
+	notok "daemon-crash-resume: before the kill: state $STATEK," \
+	    "branch $(forge_branch "$IDK"), commit $COMMITK"
+elif [ "$(field "$IDK" state)" != published ]; then
+	notok "daemon-crash-resume: state $(field "$IDK" state):" \
+	    "$(field "$IDK" reason)"
+elif [ "$(npulls "$IDK")" != 1 ] ||
+    [ "$(field "$IDK" pull)" != "$(pull_of "$IDK" | jq .number)" ]; then
+	notok "daemon-crash-resume: $(npulls "$IDK") pull requests, show" \
+	    "says $(field "$IDK" pull)"
 elif [ "$(npushes)" != "$PUSHES" ]; then
 	notok "daemon-crash-resume: pushed again ($PUSHES -> $(npushes))"
 elif [ "$(ntok)" != $((N + 1)) ] || [ "$(nlive_since $N)" != 0 ]; then
 	notok "daemon-crash-resume: the resumed run's token is live"
 else
 	ok "daemon-crash-resume"
+fi
+
+# 2b. The publisher alone killed in the same place: factoryd restarts
+# it and sends the publication again, which ends the same way.  The
+# killed publisher could not revoke its token: it stays live (GitHub
+# would expire it within the hour).
+fctl '{"modes":{"hang_pulls":true}}'
+N=$(ntok)
+IDP=$(ctl submit "$T/m1.yaml")
+i=0
+while [ $i -lt 600 ] && ! fstate | jq -e ".hung | index(\"factory/$IDP\")" \
+    >/dev/null; do
+	sleep 0.1; i=$((i + 1))
+done
+PUB=$(ctl -j status | jq -r '.processes[] | select(.name=="publisher") |
+    .pid')
+PUSHES=$(npushes)
+[ -n "$PUB" ] && [ "$PUB" != 0 ] && kill -KILL "$PUB"
+fctl '{"modes":{}}'
+wait_terminated "$IDP" 90
+if [ -z "$PUB" ] || [ "$PUB" = 0 ] ||
+    [ "$(forge_branch "$IDP")" != "$(field "$IDP" commit)" ]; then
+	notok "daemon-publisher-killed-resume: publisher ${PUB:-none}," \
+	    "branch $(forge_branch "$IDP")"
+elif [ "$(field "$IDP" state)" != published ]; then
+	notok "daemon-publisher-killed-resume: state $(field "$IDP" state):" \
+	    "$(field "$IDP" reason)"
+elif [ "$(npulls "$IDP")" != 1 ] || [ "$(npushes)" != "$PUSHES" ] ||
+    [ "$(field "$IDP" pull)" != "$(pull_of "$IDP" | jq .number)" ]; then
+	notok "daemon-publisher-killed-resume: $(npulls "$IDP") pulls," \
+	    "pushes $PUSHES -> $(npushes)"
+elif [ "$(ntok)" != $((N + 2)) ] || [ "$(nlive_since $N)" != 1 ]; then
+	notok "daemon-publisher-killed-resume: of $(($(ntok) - N)) tokens" \
+	    "$(nlive_since $N) live, wanted the killed run's only"
+else
+	ok "daemon-publisher-killed-resume"
 fi
 
 # 3. A second attempt gets its own branch and pull request.
@@ -328,8 +369,9 @@ while [ -n "$OLDPUB" ] && kill -0 "$OLDPUB" 2>/dev/null && [ $i -lt 450 ]; do
 done
 if kill -0 "$OLDPUB" 2>/dev/null; then
 	notok "daemon-orphan-publisher-exits: pid $OLDPUB still runs"
-elif [ "$(nlive)" != 0 ]; then
-	notok "daemon-orphan-publisher-exits: $(nlive) live tokens"
+elif [ "$(nlive)" != 1 ]; then
+	# The one left is the publisher killed in 2b.
+	notok "daemon-orphan-publisher-exits: $(nlive) live tokens, not 1"
 else
 	ok "daemon-orphan-publisher-exits"
 	OLDPUB=
@@ -337,7 +379,7 @@ fi
 
 # 5. No token the forge issued anywhere the daemon wrote: its log, the
 # journal, the receipts exported, any file under the state dir.
-for id in $ID1 $ID2 $ID2B $ID3; do
+for id in $ID1 $ID2 $ID2B $IDK $IDP; do
 	ctl receipts "$id" >"$T/receipts-$id.txt"
 done
 # Every 32-character slice of every token: a token cut short (a log line
@@ -348,13 +390,13 @@ awk '{ for (i = 1; i + 31 <= length($0); i += 32) print substr($0, i, 32) }' \
 LEAK=$(grep -lF -f "$T/srv/slices" "$LOG" "$T/state/journal" \
     "$T"/receipts-*.txt 2>/dev/null; grep -rlF -f "$T/srv/slices" \
     "$T/state" 2>/dev/null)
-if [ "$NTOK" -lt 5 ]; then
+if [ "$NTOK" -lt 7 ]; then
 	notok "daemon-token-not-leaked: only $NTOK tokens issued"
 elif [ -n "$LEAK" ]; then
 	notok "daemon-token-not-leaked: found in $LEAK"
-elif [ "$(grep -c 'installation token revoked' "$LOG")" -lt 5 ] ||
+elif [ "$(grep -c 'installation token revoked' "$LOG")" -lt 6 ] ||
     [ ! -s "$T/state/journal" ] ||
-    [ ! -s "$T/receipts-$ID1.txt" ] || [ ! -s "$T/receipts-$ID3.txt" ]; then
+    [ ! -s "$T/receipts-$ID1.txt" ] || [ ! -s "$T/receipts-$IDK.txt" ]; then
 	notok "daemon-token-not-leaked: the log, journal or receipts are" \
 	    "not where the test looks"
 else

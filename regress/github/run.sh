@@ -96,11 +96,10 @@ setup() {
 
 # The servers' test hooks, over TLS with the test CA.
 ctl() {
-	curl -sf --cacert "$T/srv/ca.pem" -X POST -d "$1" "$API/_control" \
-	    >/dev/null
+	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" "$API/_control" "$1" >/dev/null
 }
 state() {
-	curl -sf --cacert "$T/srv/ca.pem" "$API/_state"
+	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" "$API/_state"
 }
 
 # mkbundle ID: a commit on factory/ID over main, bundled; sets COMMIT.

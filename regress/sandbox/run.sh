@@ -281,4 +281,76 @@ else
 	notok enoent "rc $RC: $(echo $OUT)"
 fi
 
+# --- fail closed, with explicit downgrades (factoryd itself)
+#
+# A test build honours FACTORY_TEST_NOFEATURE, naming features its
+# sandbox probe must take as missing; a release build has no such door.
+dg_conf() {	# extra YAML line
+	mkdir -p "$T/dg"
+	cat >"$T/dg/factoryd.conf" <<CONF
+socket: $T/dg/factoryd.sock
+state-dir: $T/dg/state
+libexec: $O
+attempt-uids: 64500-64509
+keys:
+  receipts: $T/dg/receipt.key
+  verifier: $T/dg/verifier.key
+users:
+  worker: 61101
+  verifier: 61102
+  reconciler: 61103
+  publisher: 61104
+$1
+CONF
+}
+dg_conf "sandbox: {downgrade: [landlock-net, no-such-feature]}"
+if "$O/factoryd" -n -f "$T/dg/factoryd.conf" 2>"$T/dg/err"; then
+	notok downgrade-conf "an unknown feature name was accepted"
+elif grep -q 'sandbox.downgrade\[1\]\|unknown feature "no-such-feature"' \
+    "$T/dg/err"; then
+	ok "factoryd.conf: an unknown downgrade name is refused, named"
+else
+	notok downgrade-conf "$(cat "$T/dg/err")"
+fi
+if ! grep -q FACTORY_TEST_NOFEATURE "$O/factoryd"; then
+	ok "# SKIP fail-closed downgrade: factoryd not built with TESTBUILD=1"
+else
+	dg_conf ""
+	FACTORY_TEST_NOFEATURE=landlock-net timeout 20 "$O/factoryd" -dk \
+	    -f "$T/dg/factoryd.conf" 2>"$T/dg/log1"
+	RC=$?
+	if [ "$RC" != 0 ] && [ "$RC" != 124 ] && grep -q \
+	    "sandbox: landlock-net: .*downgrade \[landlock-net\]" "$T/dg/log1"
+	then
+		ok "a missing landlock-net stops factoryd, naming it"
+	else
+		notok fail-closed "rc $RC: $(tail -n 2 "$T/dg/log1")"
+	fi
+	dg_conf "sandbox: {downgrade: [landlock-net]}"
+	FACTORY_TEST_NOFEATURE=landlock-net "$O/factoryd" -dk \
+	    -f "$T/dg/factoryd.conf" 2>"$T/dg/log2" &
+	DGPID=$!
+	BGPIDS="$BGPIDS $DGPID"
+	i=0
+	while [ ! -S "$T/dg/factoryd.sock" ] && [ $i -lt 100 ]; do
+		kill -0 $DGPID 2>/dev/null || break
+		sleep 0.05; i=$((i + 1))
+	done
+	DG=$("$O/factoryctl" -s "$T/dg/factoryd.sock" -j policy 2>&1 |
+	    jq -r '.processes[] | select(.name == "parent") |
+	    .sandbox_downgrade' 2>&1)
+	if [ "$DG" = landlock-net ]; then
+		ok "downgraded landlock-net: factoryd runs, policy shows it"
+	else
+		notok downgrade "policy says '$DG': $(tail -n 2 "$T/dg/log2")"
+	fi
+	if grep -q "sandbox: .*downgraded: landlock-net" "$T/dg/log2"; then
+		ok "the downgrade is logged at startup"
+	else
+		notok downgrade-log "$(grep sandbox: "$T/dg/log2")"
+	fi
+	kill -TERM $DGPID
+	wait $DGPID 2>/dev/null
+fi
+
 exit $FAILED

@@ -1,0 +1,136 @@
+#!/bin/bash
+# network.allow through the real daemon: an agent reaches exactly the
+# listed host:port destinations, by address and by name, and nothing
+# else: not another port of the same host, not the host's other
+# loopback services, not an unlisted address, no DNS, no UDP out.  A
+# control case without network.allow reaches nothing.  Needs root.
+
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../hostile/hlib.sh"
+trap hostile_cleanup EXIT
+H_UIDLO=64300		# apart from the hostile suite's uids
+H_UIDHI=64399
+
+if [ "$(id -u)" != 0 ]; then
+	echo "not ok - egress: needs root"
+	exit 1
+fi
+command -v jq >/dev/null || fail "egress: needs jq"
+command -v python3 >/dev/null || fail "egress: needs python3"
+
+P=$O/regress/hostile
+PROBE=$P/probe
+h_setup
+
+# The host: an echo server (A) and a recorder (B) that must stay
+# silent, and the hostile suite's listener, a host service on loopback.
+bg python3 "$(dirname "$0")/echo.py" >"$T/echo.out"
+bg "$P/listen" "factory-egress.$$" "$T/run/egress.sock" >"$T/listen.out"
+i=0
+while { ! grep -q '^ready' "$T/echo.out" ||
+    ! grep -q '^ready' "$T/listen.out"; } && [ $i -lt 100 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+read -r _ A B <<<"$(grep '^ready' "$T/echo.out")"
+HPORT=$(awk '/^ready/ {print $2}' "$T/listen.out")
+[ -n "$A" ] && [ -n "$B" ] && [ -n "$HPORT" ] ||
+    fail "egress: host listeners did not start"
+
+# A second name the host resolves to 127.0.0.1 (/etc/hosts), if any:
+# allowed, it must work; the others listed there must not resolve.
+ALIAS=$(awk '$1 == "127.0.0.1" { for (i = 2; i <= NF; i++)
+    if ($i != "localhost" && $i ~ /^[a-z][a-z0-9.-]*$/) { print $i; exit } }' \
+    /etc/hosts)
+UNLISTED=$(awk -v a="$ALIAS" '$1 ~ /^127\./ { for (i = 2; i <= NF; i++)
+    if ($i != "localhost" && $i != a && $i ~ /^[a-z][a-z0-9.-]*$/) {
+    print $i; exit } }' /etc/hosts)
+
+start_factoryd "$T/factoryd.conf" "$T/log"
+SNAP=$(snapshot 2>&1)
+
+# The agent: each line "ACT: RESULT".
+AGENT='t() {
+	if exec 3<>"/dev/tcp/$2/$3"; then
+		echo "ping-$1" >&3
+		if read -r -t 10 l <&3; then echo "$1: $l"
+		else echo "$1: no answer"; fi
+		exec 3>&-
+	else
+		echo "$1: refused"
+	fi
+}
+t addr 127.0.0.1 '$A'
+t name localhost '$A'
+[ -n "'$ALIAS'" ] && t alias "'$ALIAS'" '$A'
+t port-b 127.0.0.1 '$B'
+t other-addr 127.0.0.9 '$A'
+t host-service 127.0.0.1 '$HPORT'
+'$PROBE' tcp 127.0.0.1 '$B'
+'$PROBE' tcp 127.0.0.1 '$HPORT'
+'$PROBE' resolve example.org
+[ -n "'$UNLISTED'" ] && '$PROBE' resolve "'$UNLISTED'"
+echo udp >/dev/udp/127.0.0.1/'$HPORT'
+echo "hosts: $(getent hosts localhost)"
+echo done'
+ALLOW="\"127.0.0.1:$A\", \"localhost:$A\""
+[ -n "$ALIAS" ] && ALLOW="$ALLOW, \"$ALIAS:$A\""
+
+# --- allowed: exactly the listed destinations ------------------------
+
+manifest egress "$(jq -cn --arg s "$AGENT" '["/bin/bash", "-c", $s]')" "" \
+    "network: {allow: [$ALLOW]}"
+id=$(submit egress) && wait_done "$id" 60 || notok "egress: attempt did not end"
+L=$(logf "$id")
+check "allowed address 127.0.0.1:$A answers" grep -qx "addr: ping-addr" "$L"
+check "allowed name localhost:$A answers" grep -qx "name: ping-name" "$L"
+if [ -n "$ALIAS" ]; then
+	check "allowed name $ALIAS:$A answers (via 127.0.0.2)" \
+	    grep -qx "alias: ping-alias" "$L"
+else
+	ok "# SKIP no second loopback name in /etc/hosts"
+fi
+check "the echo server saw exactly the allowed pings" [ "$(grep '^A ' \
+    "$T/echo.out" | sort | tr '\n' ' ')" = "$( { echo "A ping-addr";
+    echo "A ping-name"; [ -n "$ALIAS" ] && echo "A ping-alias"; } | sort |
+    tr '\n' ' ')" ]
+check "same host, unlisted port: refused" grep -qx "port-b: refused" "$L"
+refused "$id" "tcp 127.0.0.1:$B" "EACCES"
+check "unlisted address, allowed port: refused" \
+    grep -qx "other-addr: refused" "$L"
+check "the host's loopback service: refused" \
+    grep -qx "host-service: refused" "$L"
+refused "$id" "tcp 127.0.0.1:$HPORT" "EACCES"
+refused "$id" "resolve example.org" "(EAI_NONAME|EAI_AGAIN|EAI_FAIL)"
+if [ -n "$UNLISTED" ]; then
+	refused "$id" "resolve $UNLISTED" "(EAI_NONAME|EAI_AGAIN|EAI_FAIL)"
+else
+	ok "# SKIP no unlisted loopback name in /etc/hosts"
+fi
+check "the sandbox's hosts file maps localhost to 127.0.0.1" \
+    grep -qE "^hosts: 127\.0\.0\.1 +localhost$" "$L"
+check "the agent ran to its end" grep -qx done "$L"
+check "recorder B: no connection" sh -c "! grep -q '^B' '$T/echo.out'"
+check "host service: no connection, no datagram" \
+    [ "$(grep -vc '^ready' "$T/listen.out")" = 0 ]
+check "factoryd logged the allowed destinations" \
+    grep -q "$id: egress allowed to 127.0.0.1:$A (127.0.0.1 port $A)" "$T/log"
+state "$id" rejected "^tree: no change$" "egress agent"
+outside "egress" "$id"
+
+# --- the same agent without network.allow reaches nothing ------------
+
+manifest none "$(jq -cn --arg s "$AGENT" '["/bin/bash", "-c", $s]')"
+id=$(submit none) && wait_done "$id" 60 || notok "none: attempt did not end"
+L=$(logf "$id")
+check "no allow list: 127.0.0.1:$A refused" grep -qx "addr: refused" "$L"
+check "no allow list: localhost:$A refused" grep -qx "name: refused" "$L"
+refused "$id" "tcp 127.0.0.1:$B" "(EACCES|ENETUNREACH)"
+check "no allow list: the echo server saw nothing more" \
+    [ "$(grep -c '^A ' "$T/echo.out")" = "$( [ -n "$ALIAS" ] && echo 3 ||
+    echo 2)" ]
+state "$id" rejected "^tree: no change$" "no-network agent"
+outside "none" "$id"
+
+regress_done
