@@ -84,7 +84,7 @@ static const struct transition transitions[] = {
 	{ "reaped",		AS_MAX,		 ENDED | B(AS_TEARDOWN) |
 						 B(AS_TERMINATED) },
 	/* An operator entered the sandbox (factoryctl shell). */
-	{ "shell",		AS_MAX,		 B(AS_RUNNING) },
+	{ "shell",		AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
 };
 #undef B
 
@@ -1759,4 +1759,15 @@ attempt_record_reaped(struct attempt *a, const char *kind, const char *what,
 {
 	(void)attempt_transition(a, "reaped", json_pack("{s:s, s:s, s:b}",
 	    "resource", kind, "what", what, "removed", removed), NULL);
+}
+
+/*
+ * A fact about a running attempt that changes no state, signed into its
+ * chain (e.g. an operator's shell); refused, with a log line, where
+ * the transition table does not allow that kind.
+ */
+void
+attempt_note(struct attempt *a, const char *kind, json_t *facts)
+{
+	(void)attempt_transition(a, kind, facts, NULL);
 }

@@ -223,6 +223,7 @@ void	 attempt_run_done(struct run *);
 void	 attempt_child_lost(struct child *);
 void	 attempt_child_ready(struct child *);
 void	 attempt_reconcile(struct ctl_conn *);
+void	 attempt_note(struct attempt *, const char *, json_t *);
 void	 attempt_record_reaped(struct attempt *, const char *, const char *,
 	    int);
 

@@ -176,6 +176,10 @@ shell_start(struct ctl_conn *c, struct shell *sh)
 	}
 	log_info("%s: shell entered by uid %u, pid %d: %s", a->id,
 	    (unsigned)sh->uid, (int)sh->pid, sh->argv[0]);
+	/* Into the evidence: who entered the sandbox, with what. */
+	attempt_note(a, "shell", json_pack("{s:s, s:i, s:s, s:i}", "event",
+	    "enter", "uid", (int)sh->uid, "argv0", sh->argv[0], "pid",
+	    (int)sh->pid));
 	return;
  fail:
 	c->shell = NULL;
@@ -223,6 +227,7 @@ shell_reap(pid_t pid, int status)
 {
 	struct shell	*sh;
 	struct ctl_conn	*c;
+	struct attempt	*a;
 	int		 code;
 
 	TAILQ_FOREACH(sh, &shells, entry)
@@ -233,6 +238,9 @@ shell_reap(pid_t pid, int status)
 	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	log_info("%s: shell of uid %u ended, status %d", sh->id,
 	    (unsigned)sh->uid, code);
+	if ((a = attempt_find(sh->id)) != NULL)
+		attempt_note(a, "shell", json_pack("{s:s, s:i, s:i}", "event",
+		    "exit", "uid", (int)sh->uid, "status", code));
 	if (sh->connid != 0 && (c = control_byid(sh->connid)) != NULL) {
 		c->shell = NULL;
 		control_send_obj(c, json_pack("{s:s, s:i}", "id", sh->id,

@@ -48,15 +48,19 @@ setpriv --reuid $AUID --regid $AUID --clear-groups sleep 60 &
 SLEEPPID=$!
 
 # A cgroup in one hierarchy of the host, removed by exact path.
+CGP=regress$$
 for h in unified memory; do
 	if [ -d /sys/fs/cgroup/$h ]; then
 		if [ ! -d /sys/fs/cgroup/$h/factory ]; then
 			mkdir /sys/fs/cgroup/$h/factory &&
 			    CGMADE="/sys/fs/cgroup/$h/factory"
 		fi
-		mkdir /sys/fs/cgroup/$h/factory/$ID &&
-		    CGMADE="/sys/fs/cgroup/$h/factory/$ID $CGMADE"
-		CG=/sys/fs/cgroup/$h/factory/$ID
+		# Our own daemon subtree, as factoryd makes factory/<tag>.
+		mkdir /sys/fs/cgroup/$h/factory/$CGP &&
+		    CGMADE="/sys/fs/cgroup/$h/factory/$CGP $CGMADE"
+		mkdir /sys/fs/cgroup/$h/factory/$CGP/$ID &&
+		    CGMADE="/sys/fs/cgroup/$h/factory/$CGP/$ID $CGMADE"
+		CG=/sys/fs/cgroup/$h/factory/$CGP/$ID
 		break
 	fi
 done
@@ -67,6 +71,7 @@ run_rec() {	# [-b]
 	    "$O/factory-reconciler" -d -V "state=$T/state" \
 	    -V "repos=$T/demo.git" -V "remotes=$T/demo.git" \
 	    -V "pulls=$T/pulls" -V "attempt_uids=$AUID-$((AUID + 1))" \
+	    -V "cgroup_parent=factory/$CGP" \
 	    2>"$T/rec.log"
 }
 run_rec >"$T/out"

@@ -114,7 +114,7 @@ check "refused: a relative argv[0]" grep -q "absolute argv" "$T/shell.err"
 
 # --- it ends with its factoryctl, and with the attempt --------------------
 
-ctl shell "$id" -- /bin/sleep 301 &
+"$O/factoryctl" -s "$SOCK" shell "$id" -- /bin/sleep 301 &
 CPID=$!
 i=0
 while ! pgrep -u "$AUID" -f "sleep 301" >/dev/null && [ $i -lt 50 ]; do
