@@ -117,25 +117,41 @@ print_attempt(json_t *o)
  * submit -w: follow the attempt, one line per state, until it ends.
  * Exits 0 only if it was published.
  */
+/* The stage running now and how long it has taken, "run 1.2s". */
+static void
+current_stage(json_t *o, char *buf, size_t len)
+{
+	json_t		*st = json_object_get(o, "stages"), *v;
+	int		 i;
+
+	buf[0] = '\0';
+	for (i = 0; stage_order[i] != NULL; i++)
+		if ((v = json_object_get(st, stage_order[i])) != NULL)
+			snprintf(buf, len, "%s %.1fs", stage_order[i],
+			    json_integer_value(v) / 1000.0);
+}
+
 static int
 wait_attempt(const char *id)
 {
 	json_t		*o;
-	char		 last[64] = "";
+	char		 last[64] = "", stage[64];
 	const char	*st;
-	int		 ret;
+	int		 ret, ticks = 0;
 
 	for (;;) {
 		o = show(id);
 		st = jstr(o, "state");
-		if (strcmp(st, last) != 0) {
+		current_stage(o, stage, sizeof(stage));
+		/* Each new state, and a progress line every 5 s. */
+		if (strcmp(st, last) != 0 || ++ticks % 25 == 0) {
 			if (!ctl_json) {
-				printf("%s: %s", id, st);
+				printf("%s: %s (%s)", id, st, stage);
 				if (strcmp(st, "verified") == 0 &&
 				    !json_is_true(json_object_get(o,
 				    "approved")))
-					printf(" (waiting for factoryctl "
-					    "approve %s)", id);
+					printf(", waiting for factoryctl "
+					    "approve %s", id);
 				printf("\n");
 				fflush(stdout);
 			}

@@ -402,10 +402,10 @@ conf_github(struct yerr *e, const struct ynode *pub, struct conf_github *g)
 	if ((n = y_need(e, pub, "api")) == NULL ||
 	    y_str(e, n, "a URL", 0, g->api, sizeof(g->api)) == -1)
 		return (-1);
-	if ((strncmp(g->api, "https://", 8) != 0 || g->api[8] == '\0') &&
-	    (strncmp(g->api, "http://", 7) != 0 || g->api[7] == '\0'))
-		return (y_fail(e, n, "expected an https:// or http:// URL, "
-		    "not \"%s\"", n->str));
+	/* Tokens travel there: never in the clear. */
+	if (strncmp(g->api, "https://", 8) != 0 || g->api[8] == '\0')
+		return (y_fail(e, n, "expected an https:// URL, not \"%s\"",
+		    n->str));
 	if (y_hasctl(g->api) || strchr(g->api, ' ') != NULL)
 		return (y_fail(e, n, "a URL has no spaces or control "
 		    "characters"));
