@@ -18,6 +18,7 @@
 #include <openssl/pem.h>
 
 #include "crypto.h"
+#include "util.h"
 
 static const char b64chars[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -263,23 +264,6 @@ pem_encode(EVP_PKEY *key, size_t *lenp)
 	return (buf);
 }
 
-static int
-fsync_dir_of(const char *path)
-{
-	char	 copy[PATH_MAX];
-	int	 fd, rv;
-
-	if (strlcpy(copy, path, sizeof(copy)) >= sizeof(copy)) {
-		errno = ENAMETOOLONG;
-		return (-1);
-	}
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd == -1)
-		return (-1);
-	rv = fsync(fd);
-	close(fd);
-	return (rv);
-}
 
 static int
 write_all(int fd, const char *buf, size_t len)

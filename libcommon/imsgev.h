@@ -35,4 +35,7 @@ int	imsgev_compose_json(struct imsgev *, uint32_t, int, json_t *);
 json_t	*imsg_get_json(struct imsg *);
 const char *json_str(json_t *, const char *);
 
+/* child.c */
+void	child_start(struct imsgev *, int, int (*)(struct imsg *));
+
 #endif /* FACTORY_IMSGEV_H */

@@ -15,6 +15,7 @@
 #include "crypto.h"
 #include "log.h"
 #include "receipt.h"
+#include "util.h"
 
 #define CANON_FLAGS	(JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII)
 #define PARSE_FLAGS	(JSON_REJECT_DUPLICATES)
@@ -60,21 +61,6 @@ static const struct {
 };
 #define RECEIPT_NMEMBERS (sizeof(receipt_members) / sizeof(receipt_members[0]))
 
-static void
-fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((__format__ (printf, 3, 4)));
-
-static void
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 char *
 receipt_canonical(const json_t *obj)
@@ -277,14 +263,14 @@ check_members(const json_t *obj, uint64_t pos, char *err, size_t errlen)
 	for (i = 0; i < RECEIPT_NMEMBERS; i++) {
 		v = json_object_get(obj, receipt_members[i].name);
 		if (v == NULL || json_typeof(v) != receipt_members[i].type) {
-			fail(err, errlen, "receipt %" PRIu64 ": %s \"%s\"", pos,
+			errfmt(err, errlen, "receipt %" PRIu64 ": %s \"%s\"", pos,
 			    v == NULL ? "missing" : "bad",
 			    receipt_members[i].name);
 			return (-1);
 		}
 	}
 	if (json_object_size(obj) != RECEIPT_NMEMBERS) {
-		fail(err, errlen, "receipt %" PRIu64 ": unexpected members",
+		errfmt(err, errlen, "receipt %" PRIu64 ": unexpected members",
 		    pos);
 		return (-1);
 	}
@@ -302,17 +288,17 @@ check_signer(const json_t *obj, const struct chain *c, uint64_t pos,
 	signer = json_string_value(json_object_get(obj, "signer"));
 	fp = json_string_value(json_object_get(obj, "key"));
 	if ((k = key_index(signer)) == -1) {
-		fail(err, errlen, "receipt %" PRIu64 ": unknown signer %.32s",
+		errfmt(err, errlen, "receipt %" PRIu64 ": unknown signer %.32s",
 		    pos, signer);
 		return (-1);
 	}
 	if (!c->keys[k].present) {
-		fail(err, errlen, "receipt %" PRIu64 ": signer %s has no key "
+		errfmt(err, errlen, "receipt %" PRIu64 ": signer %s has no key "
 		    "in the header", pos, signer);
 		return (-1);
 	}
 	if (strcmp(fp, c->keys[k].fp) != 0) {
-		fail(err, errlen, "receipt %" PRIu64 ": key %.60s is not the "
+		errfmt(err, errlen, "receipt %" PRIu64 ": key %.60s is not the "
 		    "%s key %s", pos, fp, signer, c->keys[k].fp);
 		return (-1);
 	}
@@ -330,29 +316,29 @@ check_place(const json_t *obj, const struct chain *c, char *err,
 	uint64_t	 pos = c->seq;
 
 	if (json_integer_value(json_object_get(obj, "v")) != RECEIPT_VERSION) {
-		fail(err, errlen, "receipt %" PRIu64 ": unsupported version",
+		errfmt(err, errlen, "receipt %" PRIu64 ": unsupported version",
 		    pos);
 		return (-1);
 	}
 	attempt = json_string_value(json_object_get(obj, "attempt"));
 	if (strcmp(attempt, c->attempt) != 0) {
-		fail(err, errlen, "receipt %" PRIu64 ": not for attempt %s",
+		errfmt(err, errlen, "receipt %" PRIu64 ": not for attempt %s",
 		    pos, c->attempt);
 		return (-1);
 	}
 	seq = json_integer_value(json_object_get(obj, "seq"));
 	if (seq < 0 || (uint64_t)seq != pos) {
-		fail(err, errlen, "receipt %" PRIu64 ": seq %lld, expected %"
+		errfmt(err, errlen, "receipt %" PRIu64 ": seq %lld, expected %"
 		    PRIu64, pos, (long long)seq, pos);
 		return (-1);
 	}
 	prev = json_string_value(json_object_get(obj, "prev"));
 	if (strcmp(prev, c->prev) != 0) {
 		if (pos == 0)
-			fail(err, errlen, "receipt 0: prev is not the chain "
+			errfmt(err, errlen, "receipt 0: prev is not the chain "
 			    "start (64 zeros)");
 		else
-			fail(err, errlen, "receipt %" PRIu64 ": prev does not "
+			errfmt(err, errlen, "receipt %" PRIu64 ": prev does not "
 			    "match receipt %" PRIu64, pos, pos - 1);
 		return (-1);
 	}
@@ -367,15 +353,15 @@ check_fields(const json_t *obj, uint64_t pos, char *err, size_t errlen)
 	kind = json_string_value(json_object_get(obj, "kind"));
 	ts = json_string_value(json_object_get(obj, "time"));
 	if (!valid_kind(kind)) {
-		fail(err, errlen, "receipt %" PRIu64 ": bad kind", pos);
+		errfmt(err, errlen, "receipt %" PRIu64 ": bad kind", pos);
 		return (-1);
 	}
 	if (!valid_time(ts)) {
-		fail(err, errlen, "receipt %" PRIu64 ": bad time", pos);
+		errfmt(err, errlen, "receipt %" PRIu64 ": bad time", pos);
 		return (-1);
 	}
 	if (json_integer_value(json_object_get(obj, "epoch")) < 0) {
-		fail(err, errlen, "receipt %" PRIu64 ": bad epoch", pos);
+		errfmt(err, errlen, "receipt %" PRIu64 ": bad epoch", pos);
 		return (-1);
 	}
 	return (0);
@@ -399,9 +385,9 @@ check_line(const char *line, size_t len, const struct chain *c,
 	if ((obj = json_loadb(line, len, PARSE_FLAGS, &jerr)) == NULL ||
 	    !json_is_object(obj)) {
 		if (lineno > 0)
-			fail(err, errlen, "line %zu: not JSON", lineno);
+			errfmt(err, errlen, "line %zu: not JSON", lineno);
 		else
-			fail(err, errlen, "receipt %" PRIu64 ": not JSON",
+			errfmt(err, errlen, "receipt %" PRIu64 ": not JSON",
 			    c->seq);
 		goto out;
 	}
@@ -414,12 +400,12 @@ check_line(const char *line, size_t len, const struct chain *c,
 	/* The line is hashed as written: only one spelling is accepted. */
 	if ((canon = receipt_canonical(obj)) == NULL ||
 	    strlen(canon) != len || memcmp(canon, line, len) != 0) {
-		fail(err, errlen, "receipt %" PRIu64 " (kind %s): not in "
+		errfmt(err, errlen, "receipt %" PRIu64 " (kind %s): not in "
 		    "canonical form", c->seq, kind);
 		goto out;
 	}
 	if (verify_object(obj, k->pub) == -1) {
-		fail(err, errlen, "receipt %" PRIu64 " (kind %s): bad "
+		errfmt(err, errlen, "receipt %" PRIu64 " (kind %s): bad "
 		    "signature", c->seq, kind);
 		goto out;
 	}
@@ -444,7 +430,7 @@ receipt_check(const char *line, const char *attempt, uint64_t seq,
 	memset(&c, 0, sizeof(c));
 	if ((k = key_index(signer)) == -1 ||
 	    strlen(prev_hex) > SHA256_HEX_LEN) {
-		fail(err, errlen, "receipt %" PRIu64 ": bad arguments", seq);
+		errfmt(err, errlen, "receipt %" PRIu64 ": bad arguments", seq);
 		return (-1);
 	}
 	c.attempt = attempt;
@@ -512,18 +498,18 @@ parse_header_key(const char *name, json_t *v, const char *pinned,
 	if (fp == NULL || b64 == NULL ||
 	    base64_decode(b64, ck->pub, sizeof(ck->pub), &len) == -1 ||
 	    len != sizeof(ck->pub)) {
-		fail(err, errlen, "header: bad %s key", name);
+		errfmt(err, errlen, "header: bad %s key", name);
 		return (-1);
 	}
 	if (ed25519_fingerprint_raw(ck->pub, ck->fp) == -1)
 		return (-1);
 	if (strcmp(fp, ck->fp) != 0) {
-		fail(err, errlen, "header: %s key fingerprint %.60s does not "
+		errfmt(err, errlen, "header: %s key fingerprint %.60s does not "
 		    "match its public key", name, fp);
 		return (-1);
 	}
 	if (pinned != NULL && strcmp(pinned, ck->fp) != 0) {
-		fail(err, errlen, "header: %s key %s does not match the "
+		errfmt(err, errlen, "header: %s key %s does not match the "
 		    "pinned %.60s", name, ck->fp, pinned);
 		return (-1);
 	}
@@ -542,29 +528,29 @@ parse_header(const char *line, size_t len, const char *pins[KEY_MAX],
 
 	if ((*hdrp = hdr = json_loadb(line, len, PARSE_FLAGS, &jerr)) == NULL ||
 	    !json_is_object(hdr)) {
-		fail(err, errlen, "line 1: not JSON");
+		errfmt(err, errlen, "line 1: not JSON");
 		return (-1);
 	}
 	v = json_object_get(hdr, "factory-receipts");
 	attempt = json_string_value(json_object_get(hdr, "attempt"));
 	keys = json_object_get(hdr, "keys");
 	if (!json_is_integer(v) || attempt == NULL || !json_is_object(keys)) {
-		fail(err, errlen, "line 1: not a factory-receipts header");
+		errfmt(err, errlen, "line 1: not a factory-receipts header");
 		return (-1);
 	}
 	if (json_integer_value(v) != RECEIPT_EXPORT_VERSION) {
-		fail(err, errlen, "header: unsupported version %lld",
+		errfmt(err, errlen, "header: unsupported version %lld",
 		    (long long)json_integer_value(v));
 		return (-1);
 	}
 	if (!valid_attempt(attempt)) {
-		fail(err, errlen, "header: bad attempt id");
+		errfmt(err, errlen, "header: bad attempt id");
 		return (-1);
 	}
 	c->attempt = attempt;	/* lives as long as hdr */
 	json_object_foreach(keys, name, v) {
 		if ((k = key_index(name)) == -1) {
-			fail(err, errlen, "header: unknown key %.32s", name);
+			errfmt(err, errlen, "header: unknown key %.32s", name);
 			return (-1);
 		}
 		if (parse_header_key(name, v, pins[k], &c->keys[k], err,
@@ -573,7 +559,7 @@ parse_header(const char *line, size_t len, const char *pins[KEY_MAX],
 	}
 	for (k = 0; k < KEY_MAX; k++) {
 		if (pins[k] != NULL && !c->keys[k].present) {
-			fail(err, errlen, "header: no %s key, but one is "
+			errfmt(err, errlen, "header: no %s key, but one is "
 			    "pinned", key_names[k]);
 			return (-1);
 		}
@@ -641,14 +627,14 @@ verify_chain(const char *buf, size_t len, struct chain *c, char *last_kind,
 	while (next_line(buf, len, &off, &line, &linelen)) {
 		lineno++;
 		if (linelen > RECEIPT_LINE_MAX) {
-			fail(err, errlen, "line %zu: too long", lineno);
+			errfmt(err, errlen, "line %zu: too long", lineno);
 			return (-1);
 		}
 		if (check_line(line, linelen, c, lineno, last_kind, err,
 		    errlen) == -1)
 			return (-1);
 		if (sha256_hex(line, linelen, c->prev) == -1) {
-			fail(err, errlen, "line %zu: sha256 failed", lineno);
+			errfmt(err, errlen, "line %zu: sha256 failed", lineno);
 			return (-1);
 		}
 		c->seq++;
@@ -656,7 +642,7 @@ verify_chain(const char *buf, size_t len, struct chain *c, char *last_kind,
 		*lastlen = linelen;
 	}
 	if (c->seq == 0) {
-		fail(err, errlen, "no receipts after the header");
+		errfmt(err, errlen, "no receipts after the header");
 		return (-1);
 	}
 	return (0);
@@ -678,11 +664,11 @@ receipt_verify_buf(const char *buf, size_t len, const char *pin_receipts,
 	memset(&c, 0, sizeof(c));
 	strlcpy(c.prev, RECEIPT_ZERO_PREV, sizeof(c.prev));
 	if (len == 0 || !next_line(buf, len, &off, &line, &linelen)) {
-		fail(err, errlen, "empty file");
+		errfmt(err, errlen, "empty file");
 		return (-1);
 	}
 	if (linelen > RECEIPT_LINE_MAX) {
-		fail(err, errlen, "line 1: too long");
+		errfmt(err, errlen, "line 1: too long");
 		return (-1);
 	}
 	if (parse_header(line, linelen, pins, &c, &hdr, err, errlen) == -1)
@@ -711,14 +697,14 @@ receipt_verify_file(FILE *fp, const char *pin_receipts,
 	for (;;) {
 		if (len == size) {
 			if (size >= RECEIPT_FILE_MAX) {
-				fail(err, errlen, "file larger than %d bytes",
+				errfmt(err, errlen, "file larger than %d bytes",
 				    RECEIPT_FILE_MAX);
 				free(buf);
 				return (-1);
 			}
 			size = size == 0 ? 65536 : size * 2;
 			if ((nbuf = realloc(buf, size)) == NULL) {
-				fail(err, errlen, "out of memory");
+				errfmt(err, errlen, "out of memory");
 				free(buf);
 				return (-1);
 			}
@@ -729,7 +715,7 @@ receipt_verify_file(FILE *fp, const char *pin_receipts,
 		len += n;
 	}
 	if (ferror(fp)) {
-		fail(err, errlen, "read: %s", strerror(errno));
+		errfmt(err, errlen, "read: %s", strerror(errno));
 		free(buf);
 		return (-1);
 	}
@@ -775,22 +761,22 @@ verdict_verify(const json_t *verdict, const uint8_t pub[ED25519_PUB_LEN],
 	char		 fp[CRYPTO_FP_SIZE];
 
 	if (ed25519_fingerprint_raw(pub, fp) == -1) {
-		fail(err, errlen, "verdict: cannot fingerprint the key");
+		errfmt(err, errlen, "verdict: cannot fingerprint the key");
 		return (-1);
 	}
 	key = json_string_value(json_object_get(verdict, "key"));
 	sig = json_string_value(json_object_get(verdict, "sig"));
 	if (!json_is_object(verdict) || key == NULL || sig == NULL) {
-		fail(err, errlen, "verdict: not a signed verdict");
+		errfmt(err, errlen, "verdict: not a signed verdict");
 		return (-1);
 	}
 	if (strcmp(key, fp) != 0) {
-		fail(err, errlen, "verdict: signed by %.60s, not by %s", key,
+		errfmt(err, errlen, "verdict: signed by %.60s, not by %s", key,
 		    fp);
 		return (-1);
 	}
 	if (verify_object(verdict, pub) == -1) {
-		fail(err, errlen, "verdict: bad signature");
+		errfmt(err, errlen, "verdict: bad signature");
 		return (-1);
 	}
 	return (0);

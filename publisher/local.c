@@ -39,6 +39,7 @@
 
 #include "factory.h"
 #include "crypto.h"
+#include "gitcommon.h"
 #include "log.h"
 #include "publisher.h"
 
@@ -104,29 +105,15 @@ pub_gitfail(char *err, size_t errlen, const char *fmt, ...)
 void
 pub_git_init(void)
 {
-	static const int levels[] = {
-		GIT_CONFIG_LEVEL_PROGRAMDATA, GIT_CONFIG_LEVEL_SYSTEM,
-		GIT_CONFIG_LEVEL_XDG, GIT_CONFIG_LEVEL_GLOBAL
-	};
-	size_t		 i;
+	char	 err[256];
 
-	if (git_libgit2_init() < 0)
-		fatalx("libgit2 init failed");
-	/* Only the remote's own config may steer libgit2. */
-	for (i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
-		if (git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, levels[i],
-		    "") < 0)
-			fatalx("libgit2: cannot empty config search path %d",
-			    levels[i]);
-	/* The remotes belong to the forge's uid, not to us. */
-	if (git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0) < 0)
-		fatalx("libgit2: cannot turn owner validation off");
 	/*
-	 * A pull record is fsynced before it is reported; the branch and
-	 * the objects it names must be on disk before it.
+	 * The remotes belong to the forge's uid, not to us.  A pull record
+	 * is fsynced before it is reported; the branch and the objects it
+	 * names must be on disk before it.
 	 */
-	if (git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 1) < 0)
-		fatalx("libgit2: cannot turn fsync on");
+	if (gitc_init(GITC_FSYNC, err, sizeof(err)) == -1)
+		fatalx("libgit2: %s", err);
 }
 
 /* Safe as one path component and inside a ref name. */

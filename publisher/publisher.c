@@ -21,7 +21,7 @@
 #include "publisher.h"
 #include "receipt.h"
 
-static void	publisher_dispatch_parent(int, short, void *);
+static int	publisher_imsg(struct imsg *);
 static void	publisher_publish(json_t *, int);
 static const char *publisher_scratch(void);
 
@@ -38,12 +38,7 @@ main(int argc, char *argv[])
 	fd = proc_child_init(PROC_PUBLISHER, argc, argv);
 	pub_git_init();
 
-	event_init();
-	if (imsgev_init(&iev_parent, fd, publisher_dispatch_parent, NULL,
-	    FACTORY_MAXIMSG) == -1)
-		fatal("imsgev_init");
-	imsgbuf_allow_fdpass(&iev_parent.ibuf);
-	imsgev_compose_str(&iev_parent, IMSG_HELLO, 0, pledge_describe());
+	child_start(&iev_parent, fd, publisher_imsg);
 
 	event_dispatch();
 	return (0);
@@ -114,41 +109,16 @@ publisher_publish(json_t *o, int bfd)
 		close(bfd);
 }
 
-/*
- * The parent is the only peer.  Anything malformed from it is a
- * broken invariant: exit and let it restart us.
- */
-static void
-publisher_dispatch_parent(int fd, short event, void *arg)
+/* Requests from the parent; -1 for anything else. */
+static int
+publisher_imsg(struct imsg *imsg)
 {
-	struct imsg	 imsg;
-	json_t		*o;
-	int		 n, v;
+	json_t	*o;
 
-	if (!imsgev_io(&iev_parent, event)) {
-		log_debug("parent closed the channel, exiting");
-		exit(0);
-	}
-	for (;;) {
-		if ((n = imsgbuf_get(&iev_parent.ibuf, &imsg)) == -1)
-			fatalx("malformed imsg from the parent");
-		if (n == 0)
-			return;
-		switch (imsg_get_type(&imsg)) {
-		case IMSG_CTL_LOG_VERBOSE:
-			if (imsg_get_data(&imsg, &v, sizeof(v)) == -1)
-				fatalx("bad IMSG_CTL_LOG_VERBOSE");
-			log_setverbose(v);
-			break;
-		case IMSG_PUBLISH:
-			if ((o = imsg_get_json(&imsg)) == NULL)
-				fatalx("bad IMSG_PUBLISH payload");
-			publisher_publish(o, imsg_get_fd(&imsg));
-			json_decref(o);
-			break;
-		default:
-			fatalx("unexpected imsg %u", imsg_get_type(&imsg));
-		}
-		imsg_free(&imsg);
-	}
+	if (imsg_get_type(imsg) != IMSG_PUBLISH ||
+	    (o = imsg_get_json(imsg)) == NULL)
+		return (-1);
+	publisher_publish(o, imsg_get_fd(imsg));
+	json_decref(o);
+	return (0);
 }

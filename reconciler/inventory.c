@@ -20,6 +20,7 @@
 #include <git2.h>
 #include <jansson.h>
 
+#include "gitcommon.h"
 #include "log.h"
 #include "reconciler.h"
 
@@ -565,29 +566,15 @@ inv_list_mounts(const char *mountinfo, const char *below,
 int
 inv_git_init(void)
 {
-	static const int levels[] = {
-		GIT_CONFIG_LEVEL_PROGRAMDATA,
-		GIT_CONFIG_LEVEL_SYSTEM,
-		GIT_CONFIG_LEVEL_XDG,
-		GIT_CONFIG_LEVEL_GLOBAL
-	};
 	static int	 done;
-	size_t		 i;
 
 	if (done)
 		return (0);
-	if (git_libgit2_init() < 0)
-		return (-1);
-	/* Host configuration must not steer what we read. */
-	for (i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
-		if (git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, levels[i],
-		    "") < 0)
-			return (-1);
 	/*
 	 * The repositories and remotes belong to the operator and the
 	 * publisher, not to us; we only list their refs.
 	 */
-	if (git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0) < 0)
+	if (gitc_init(0, NULL, 0) == -1)
 		return (-1);
 	done = 1;
 	return (0);

@@ -16,7 +16,7 @@
 #include "pledge.h"
 #include "reconciler.h"
 
-static void	reconciler_dispatch_parent(int, short, void *);
+static int	reconciler_imsg(struct imsg *);
 
 static struct imsgev	 iev_parent;
 static struct inv_config conf;
@@ -49,39 +49,15 @@ main(int argc, char *argv[])
 	if (inv_git_init() == -1)
 		fatalx("libgit2 initialisation failed");
 
-	event_init();
-	if (imsgev_init(&iev_parent, fd, reconciler_dispatch_parent, NULL,
-	    FACTORY_MAXIMSG) == -1)
-		fatal("imsgev_init");
-	imsgbuf_allow_fdpass(&iev_parent.ibuf);
-	imsgev_compose_str(&iev_parent, IMSG_HELLO, 0, pledge_describe());
+	child_start(&iev_parent, fd, reconciler_imsg);
 
 	event_dispatch();
 	return (0);
 }
 
-/*
- * The parent is the only peer.  Anything malformed from it is a
- * broken invariant: exit and let it restart us.
- */
-static void
-reconciler_dispatch_parent(int fd, short event, void *arg)
+/* Requests from the parent; -1 for anything else. */
+static int
+reconciler_imsg(struct imsg *imsg)
 {
-	struct imsg	 imsg;
-	int		 n;
-
-	if (!imsgev_io(&iev_parent, event)) {
-		log_debug("parent closed the channel, exiting");
-		exit(0);
-	}
-	for (;;) {
-		if ((n = imsgbuf_get(&iev_parent.ibuf, &imsg)) == -1)
-			fatalx("malformed imsg from the parent");
-		if (n == 0)
-			return;
-		if (recon_imsg(&iev_parent, &imsg, &conf) == -1)
-			fatalx("bad imsg %u from the parent",
-			    imsg_get_type(&imsg));
-		imsg_free(&imsg);
-	}
+	return (recon_imsg(&iev_parent, imsg, &conf));
 }

@@ -1305,30 +1305,6 @@ attempt_approve(struct attempt *a, uid_t uid, char *err, size_t errlen)
 
 /* Messages about attempts from the children. */
 
-static json_t *
-child_json(struct child *c, struct imsg *imsg)
-{
-	json_t		*o;
-	json_error_t	 jerr;
-	size_t		 len = imsg_get_len(imsg);
-	char		*buf;
-
-	if (len == 0 || len > FACTORY_MAXIMSG || (buf = malloc(len)) ==
-	    NULL)
-		return (NULL);
-	if (imsg_get_strbuf(imsg, buf, len) == -1) {
-		free(buf);
-		return (NULL);
-	}
-	o = json_loads(buf, JSON_REJECT_DUPLICATES, &jerr);
-	free(buf);
-	if (o != NULL && !json_is_object(o)) {
-		json_decref(o);
-		return (NULL);
-	}
-	return (o);
-}
-
 /*
  * The attempt a child's message is about, if it is in a state where
  * that message makes sense and the epoch is current.  A message that
@@ -1542,7 +1518,7 @@ attempt_dispatch(struct child *c, struct imsg *imsg)
 	json_t	*o;
 	int	 ret = -1;
 
-	if ((o = child_json(c, imsg)) == NULL)
+	if ((o = imsg_get_json(imsg)) == NULL)
 		return (-1);
 	switch (c->id) {
 	case PROC_WORKER:

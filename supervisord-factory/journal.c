@@ -24,6 +24,7 @@
 #include "crypto.h"
 #include "log.h"
 #include "journal.h"
+#include "util.h"
 
 #define JOURNAL_REC_OVERHEAD	(JOURNAL_HDR_LEN + JOURNAL_TRAILER_LEN)
 #define JOURNAL_WRITE_MAX	(64 * 1024 * 1024)	/* one batch */
@@ -42,21 +43,6 @@ struct jmap {
 	size_t		 size;
 };
 
-static void
-jerr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((__format__ (printf, 3, 4)));
-
-static void
-jerr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static void
 put_header(uint8_t *h, uint32_t len, uint64_t seq)
@@ -240,7 +226,7 @@ replay(const struct jmap *m, size_t end, journal_replay_cb cb, void *arg,
 	if (cb == NULL)
 		return (0);
 	if ((buf = malloc(JOURNAL_PAYLOAD_MAX + 1)) == NULL) {
-		jerr(err, errlen, "journal: replay: %s", strerror(errno));
+		errfmt(err, errlen, "journal: replay: %s", strerror(errno));
 		return (-1);
 	}
 	while (off < end) {
@@ -248,7 +234,7 @@ replay(const struct jmap *m, size_t end, journal_replay_cb cb, void *arg,
 		memcpy(buf, m->p + off + JOURNAL_HDR_LEN, len);
 		buf[len] = '\0';
 		if (cb(arg, seq, buf, len) != 0) {
-			jerr(err, errlen, "journal: replay stopped at record "
+			errfmt(err, errlen, "journal: replay stopped at record "
 			    "%" PRIu64 " (offset %zu)", seq, off);
 			free(buf);
 			return (-1);
@@ -259,23 +245,6 @@ replay(const struct jmap *m, size_t end, journal_replay_cb cb, void *arg,
 	return (0);
 }
 
-static int
-fsync_parent(const char *path)
-{
-	char	 copy[PATH_MAX];
-	int	 fd, rv;
-
-	if (strlcpy(copy, path, sizeof(copy)) >= sizeof(copy)) {
-		errno = ENAMETOOLONG;
-		return (-1);
-	}
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd == -1)
-		return (-1);
-	rv = fsync(fd);
-	close(fd);
-	return (rv);
-}
 
 /* Open the file, creating it durably if it does not exist, and lock it. */
 static int
@@ -288,26 +257,26 @@ open_file(const char *path, char *err, size_t errlen)
 	if (fd == -1 && errno == ENOENT) {
 		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC |
 		    O_NOFOLLOW, 0600);
-		if (fd != -1 && (fsync(fd) == -1 || fsync_parent(path) == -1)) {
-			jerr(err, errlen, "journal: %s: fsync after create: %s",
+		if (fd != -1 && (fsync(fd) == -1 || fsync_dir_of(path) == -1)) {
+			errfmt(err, errlen, "journal: %s: fsync after create: %s",
 			    path, strerror(errno));
 			close(fd);
 			return (-1);
 		}
 	}
 	if (fd == -1) {
-		jerr(err, errlen, "journal: %s: %s", path, strerror(errno));
+		errfmt(err, errlen, "journal: %s: %s", path, strerror(errno));
 		return (-1);
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
-		jerr(err, errlen, "journal: %s: %s", path,
+		errfmt(err, errlen, "journal: %s: %s", path,
 		    errno == EWOULDBLOCK ? "locked by another process" :
 		    strerror(errno));
 		close(fd);
 		return (-1);
 	}
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		jerr(err, errlen, "journal: %s: not a regular file", path);
+		errfmt(err, errlen, "journal: %s: not a regular file", path);
 		close(fd);
 		return (-1);
 	}
@@ -322,13 +291,13 @@ handle_tail(struct journal *j, const struct jmap *m, const char *why,
 	size_t	 found;
 
 	if (find_good(m, j->end, j->head, &found)) {
-		jerr(err, errlen, "journal: %s: corrupt record at offset %lld "
+		errfmt(err, errlen, "journal: %s: corrupt record at offset %lld "
 		    "(%s), followed by a good record at offset %zu", path,
 		    (long long)j->end, why, found);
 		return (-1);
 	}
 	if (ftruncate(j->fd, j->end) == -1 || fsync(j->fd) == -1) {
-		jerr(err, errlen, "journal: %s: cutting the torn tail: %s",
+		errfmt(err, errlen, "journal: %s: cutting the torn tail: %s",
 		    path, strerror(errno));
 		return (-1);
 	}
@@ -350,7 +319,7 @@ journal_open(const char *path, struct journal **jp, journal_replay_cb cb,
 
 	*jp = NULL;
 	if ((j = calloc(1, sizeof(*j))) == NULL) {
-		jerr(err, errlen, "journal: %s", strerror(errno));
+		errfmt(err, errlen, "journal: %s", strerror(errno));
 		return (-1);
 	}
 	if ((j->fd = open_file(path, err, errlen)) == -1) {
@@ -358,7 +327,7 @@ journal_open(const char *path, struct journal **jp, journal_replay_cb cb,
 		return (-1);
 	}
 	if (fstat(j->fd, &st) == -1) {
-		jerr(err, errlen, "journal: %s: fstat: %s", path,
+		errfmt(err, errlen, "journal: %s: fstat: %s", path,
 		    strerror(errno));
 		goto out;
 	}
@@ -366,7 +335,7 @@ journal_open(const char *path, struct journal **jp, journal_replay_cb cb,
 		p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, j->fd, 0);
 		if (p == MAP_FAILED) {
 			p = NULL;
-			jerr(err, errlen, "journal: %s: mmap: %s", path,
+			errfmt(err, errlen, "journal: %s: mmap: %s", path,
 			    strerror(errno));
 			goto out;
 		}

@@ -19,13 +19,12 @@
 #include <git2.h>
 
 #include "factory.h"
+#include "gitcommon.h"
 #include "verifier.h"
 
 #define SIGNATURE	"# v2 git bundle\n"
 #define PACK_MAGIC	"PACK"
 
-static void	 gerr(char *, size_t, const char *, ...)
-		    __attribute__((__format__ (printf, 3, 4)));
 static int	 hex40(const char *);
 static int	 id_valid(const char *, size_t);
 static char	*line_end(char *, char *);
@@ -40,54 +39,12 @@ static int	 index_pack(const struct vbundle *, git_odb *, const char *,
 static int	 check_commit(const struct vbundle *, const char *,
 		    const char *, char *, size_t);
 
-static void
-gerr(char *err, size_t errlen, const char *fmt, ...)
-{
-	const git_error	*e;
-	va_list		 ap;
-	size_t		 n;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	if ((e = git_error_last()) != NULL && e->message != NULL) {
-		n = strlen(err);
-		if (n < errlen)
-			snprintf(err + n, errlen - n, ": %s", e->message);
-		git_error_clear();
-	}
-}
 
 int
 gitv_init(char *err, size_t errlen)
 {
-	static const int levels[] = {
-		GIT_CONFIG_LEVEL_PROGRAMDATA,
-		GIT_CONFIG_LEVEL_SYSTEM,
-		GIT_CONFIG_LEVEL_XDG,
-		GIT_CONFIG_LEVEL_GLOBAL
-	};
-	size_t	 i;
-
-	if (git_libgit2_init() < 0) {
-		gerr(err, errlen, "git_libgit2_init");
-		return (-1);
-	}
-	/* Host configuration must not change what we conclude. */
-	for (i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
-		if (git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, levels[i],
-		    "") < 0) {
-			gerr(err, errlen, "config search path level %d",
-			    levels[i]);
-			return (-1);
-		}
-	}
-	if (git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 1) < 0 ||
-	    git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 1) < 0) {
-		gerr(err, errlen, "libgit2 options");
-		return (-1);
-	}
-	return (0);
+	/* Only scratch repositories we made ourselves are opened. */
+	return (gitc_init(GITC_OWNER_CHECK | GITC_STRICT, err, errlen));
 }
 
 /* Lower case only: git writes it so, and one spelling per id. */
@@ -351,7 +308,7 @@ index_pack(const struct vbundle *vb, git_odb *odb, const char *gitdir,
 	opts.verify = 1;
 	memset(&stats, 0, sizeof(stats));
 	if (git_indexer_new(&idx, packdir, 0, odb, &opts) < 0) {
-		gerr(err, errlen, "bundle: indexer in %s", packdir);
+		gitc_err(err, errlen, "bundle: indexer in %s", packdir);
 		goto done;
 	}
 	for (;;) {
@@ -366,14 +323,14 @@ index_pack(const struct vbundle *vb, git_odb *odb, const char *gitdir,
 		if (n == 0)
 			break;
 		if (git_indexer_append(idx, buf, n, &stats) < 0) {
-			gerr(err, errlen, "bundle: pack at offset %lld",
+			gitc_err(err, errlen, "bundle: pack at offset %lld",
 			    (long long)off);
 			goto done;
 		}
 		off += n;
 	}
 	if (git_indexer_commit(idx, &stats) < 0) {
-		gerr(err, errlen, "bundle: pack");
+		gitc_err(err, errlen, "bundle: pack");
 		goto done;
 	}
 	ret = 0;
@@ -400,12 +357,12 @@ check_commit(const struct vbundle *vb, const char *gitdir,
 		return (-1);
 	}
 	if (git_repository_open_bare(&repo, gitdir) < 0) {
-		gerr(err, errlen, "open %s", gitdir);
+		gitc_err(err, errlen, "open %s", gitdir);
 		return (-1);
 	}
 	if (git_oid_fromstr(&oid, vb->commit) < 0 ||
 	    git_commit_lookup(&c, repo, &oid) < 0) {
-		gerr(err, errlen, "bundle: commit %s", vb->commit);
+		gitc_err(err, errlen, "bundle: commit %s", vb->commit);
 		goto done;
 	}
 	if (git_commit_parentcount(c) != 1) {
@@ -455,7 +412,7 @@ vbundle_index(struct vbundle *vb, const char *repo_path,
 		return (-1);
 	if (git_repository_open_bare(&repo, scratch_dir) < 0 ||
 	    git_repository_odb(&odb, repo) < 0) {
-		gerr(err, errlen, "open %s", scratch_dir);
+		gitc_err(err, errlen, "open %s", scratch_dir);
 		goto done;
 	}
 	if (index_pack(vb, odb, scratch_dir, err, errlen) == -1)

@@ -26,7 +26,7 @@
 
 #define LOG_SCAN_MAX	(1024 * 1024)	/* bytes of the log scanned */
 
-static void	verifier_dispatch_parent(int, short, void *);
+static int	verifier_imsg(struct imsg *);
 static void	verifier_verify(json_t *, int);
 static void	verifier_validated(json_t *);
 static void	verifier_verdict(const char *);
@@ -61,12 +61,7 @@ main(int argc, char *argv[])
 	if (gitv_init(err, sizeof(err)) == -1)
 		fatalx("libgit2: %s", err);
 
-	event_init();
-	if (imsgev_init(&iev_parent, fd, verifier_dispatch_parent, NULL,
-	    FACTORY_MAXIMSG) == -1)
-		fatal("imsgev_init");
-	imsgbuf_allow_fdpass(&iev_parent.ibuf);
-	imsgev_compose_str(&iev_parent, IMSG_HELLO, 0, pledge_describe());
+	child_start(&iev_parent, fd, verifier_imsg);
 
 	event_dispatch();
 	return (0);
@@ -279,51 +274,28 @@ verifier_verdict(const char *unused)
 	exit(0);
 }
 
-/*
- * The parent is the only peer.  Anything malformed from it is a
- * broken invariant: exit and let it restart us.
- */
-static void
-verifier_dispatch_parent(int fd, short event, void *arg)
+/* Requests from the parent; -1 for anything else. */
+static int
+verifier_imsg(struct imsg *imsg)
 {
-	struct imsg	 imsg;
-	json_t		*o;
-	int		 n, v;
+	json_t	*o;
 
-	if (!imsgev_io(&iev_parent, event)) {
-		log_debug("parent closed the channel, exiting");
-		exit(0);
+	switch (imsg_get_type(imsg)) {
+	case IMSG_VERIFY_LOG:
+		if (cur.logfd != -1)
+			return (-1);	/* one log per verification */
+		cur.logfd = imsg_get_fd(imsg);
+		return (0);
+	case IMSG_VERIFY:
+	case IMSG_VALIDATE_DONE:
+		if ((o = imsg_get_json(imsg)) == NULL)
+			return (-1);
+		if (imsg_get_type(imsg) == IMSG_VERIFY)
+			verifier_verify(o, imsg_get_fd(imsg));
+		else
+			verifier_validated(o);
+		json_decref(o);
+		return (0);
 	}
-	for (;;) {
-		if ((n = imsgbuf_get(&iev_parent.ibuf, &imsg)) == -1)
-			fatalx("malformed imsg from the parent");
-		if (n == 0)
-			return;
-		switch (imsg_get_type(&imsg)) {
-		case IMSG_CTL_LOG_VERBOSE:
-			if (imsg_get_data(&imsg, &v, sizeof(v)) == -1)
-				fatalx("bad IMSG_CTL_LOG_VERBOSE");
-			log_setverbose(v);
-			break;
-		case IMSG_VERIFY_LOG:
-			if (cur.logfd != -1)
-				fatalx("a second log");
-			cur.logfd = imsg_get_fd(&imsg);
-			break;
-		case IMSG_VERIFY:
-		case IMSG_VALIDATE_DONE:
-			if ((o = imsg_get_json(&imsg)) == NULL)
-				fatalx("bad imsg %u payload",
-				    imsg_get_type(&imsg));
-			if (imsg_get_type(&imsg) == IMSG_VERIFY)
-				verifier_verify(o, imsg_get_fd(&imsg));
-			else
-				verifier_validated(o);
-			json_decref(o);
-			break;
-		default:
-			fatalx("unexpected imsg %u", imsg_get_type(&imsg));
-		}
-		imsg_free(&imsg);
-	}
+	return (-1);
 }

@@ -25,6 +25,7 @@
 #include <git2.h>
 #include <openssl/evp.h>
 
+#include "gitcommon.h"
 #include "worker.h"
 
 #define BUNDLE_SIGNATURE	"# v2 git bundle\n"
@@ -86,7 +87,7 @@ bundle_header(git_repository *repo, const git_oid *base, const char *commit,
 
 	git_oid_tostr(bhex, sizeof(bhex), base);
 	if (git_commit_lookup(&bc, repo, base) < 0) {
-		gitw_err(err, errlen, "bundle: baseline %s", bhex);
+		gitc_err(err, errlen, "bundle: baseline %s", bhex);
 		return (-1);
 	}
 	/* The summary is one line; git shows it as the comment. */
@@ -116,7 +117,7 @@ bundle_pack(git_repository *repo, const git_oid *commit, const git_oid *base,
 	    git_revwalk_push(walk, commit) < 0 ||
 	    git_revwalk_hide(walk, base) < 0 ||
 	    git_packbuilder_insert_walk(pb, walk) < 0) {
-		gitw_err(err, errlen, "bundle: pack objects");
+		gitc_err(err, errlen, "bundle: pack objects");
 		goto done;
 	}
 	if (git_packbuilder_foreach(pb, pack_cb, out) < 0) {
@@ -124,7 +125,7 @@ bundle_pack(git_repository *repo, const git_oid *commit, const git_oid *base,
 			snprintf(err, errlen, "bundle: write: %s",
 			    strerror(out->error));
 		else
-			gitw_err(err, errlen, "bundle: write pack");
+			gitc_err(err, errlen, "bundle: write pack");
 		goto done;
 	}
 	ret = 0;
@@ -167,7 +168,7 @@ gitw_bundle_write(git_repository *repo, const char *commit_hex,
 	out.fd = -1;
 	if (git_oid_fromstr(&commit, commit_hex) < 0 ||
 	    git_oid_fromstr(&base, base_hex) < 0) {
-		gitw_err(err, errlen, "bundle: bad id %s or %s", commit_hex,
+		gitc_err(err, errlen, "bundle: bad id %s or %s", commit_hex,
 		    base_hex);
 		return (-1);
 	}

@@ -27,6 +27,7 @@
 
 #include "conf.h"
 #include "factory.h"
+#include "gitcommon.h"
 #include "worker.h"
 
 #define WORKFLOWS	".github/workflows/"
@@ -362,7 +363,7 @@ add_file(struct walk *w, int dirfd, const char *name, const char *path,
 	    git_treebuilder_insert(NULL, bld, name, &oid,
 	    (st.st_mode & S_IXUSR) ? GIT_FILEMODE_BLOB_EXECUTABLE :
 	    GIT_FILEMODE_BLOB) < 0) {
-		gitw_err(w->err, w->errlen, "%s: store blob", path);
+		gitc_err(w->err, w->errlen, "%s: store blob", path);
 		ret = -1;
 	}
  done:
@@ -407,7 +408,7 @@ add_link(struct walk *w, int dirfd, const char *name, const char *path,
 	if (add_blob(w, target, n, &oid) < 0 ||
 	    git_treebuilder_insert(NULL, bld, name, &oid,
 	    GIT_FILEMODE_LINK) < 0) {
-		gitw_err(w->err, w->errlen, "%s: store symlink", path);
+		gitc_err(w->err, w->errlen, "%s: store symlink", path);
 		return (-1);
 	}
 	return (0);
@@ -463,7 +464,7 @@ walk_dir(struct walk *w, int fd, char *path, size_t len, const git_tree *base,
 		return (0);
 	}
 	if (git_treebuilder_new(&bld, w->repo, NULL) < 0) {
-		gitw_err(w->err, w->errlen, "treebuilder");
+		gitc_err(w->err, w->errlen, "treebuilder");
 		goto done;
 	}
 	for (i = 0; i < n && !w->failed; i++) {
@@ -517,7 +518,7 @@ walk_dir(struct walk *w, int fd, char *path, size_t len, const git_tree *base,
 			ret = -1;
 			if (has && git_treebuilder_insert(NULL, bld, names[i],
 			    &oid, GIT_FILEMODE_TREE) < 0) {
-				gitw_err(w->err, w->errlen, "%s: tree entry",
+				gitc_err(w->err, w->errlen, "%s: tree entry",
 				    path);
 				goto done;
 			}
@@ -539,7 +540,7 @@ walk_dir(struct walk *w, int fd, char *path, size_t len, const git_tree *base,
 		*nonempty = 1;
 		ret = 0;
 	} else if (git_treebuilder_write(out, bld) < 0)
-		gitw_err(w->err, w->errlen, "%s: write tree", len ? path : ".");
+		gitc_err(w->err, w->errlen, "%s: write tree", len ? path : ".");
 	else {
 		*nonempty = 1;
 		ret = 0;
@@ -638,7 +639,7 @@ diff_changes(struct walk *w, git_tree *btree, const git_oid *toid,
 	opts.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
 	if (git_tree_lookup(&tree, w->repo, toid) < 0 ||
 	    git_diff_tree_to_tree(&diff, w->repo, btree, tree, &opts) < 0) {
-		gitw_err(w->err, w->errlen, "diff against the baseline");
+		gitc_err(w->err, w->errlen, "diff against the baseline");
 		goto done;
 	}
 	n = git_diff_num_deltas(diff);
@@ -705,7 +706,7 @@ open_scratch(const char *attempt_dir, const char *alternates,
 	    GIT_REPOSITORY_INIT_OPTIONS_VERSION);
 	opts.flags = GIT_REPOSITORY_INIT_BARE | GIT_REPOSITORY_INIT_MKDIR;
 	if (git_repository_init_ext(repo, path, &opts) < 0) {
-		gitw_err(err, errlen, "init %s", path);
+		gitc_err(err, errlen, "init %s", path);
 		return (-1);
 	}
 	git_repository_free(*repo);
@@ -720,7 +721,7 @@ open_scratch(const char *attempt_dir, const char *alternates,
 	}
 	path[strlen(path) - strlen("/objects/info/alternates")] = '\0';
 	if (git_repository_open_bare(repo, path) < 0) {
-		gitw_err(err, errlen, "open %s", path);
+		gitc_err(err, errlen, "open %s", path);
 		return (-1);
 	}
 	return (0);
@@ -747,7 +748,7 @@ make_commit(const struct collect_req *req, git_repository *repo,
 	    git_tree_lookup(&tree, repo, toid) < 0 ||
 	    git_commit_create(out, repo, NULL, sig, sig, NULL, msg, tree, 1,
 	    &parent) < 0) {
-		gitw_err(err, errlen, "commit of attempt %s", req->attempt_id);
+		gitc_err(err, errlen, "commit of attempt %s", req->attempt_id);
 		goto done;
 	}
 	ret = 0;
@@ -811,7 +812,7 @@ collect(const struct collect_req *req, struct collect_result *res, char *err,
 	    git_oid_fromstr(&boid, req->baseline_hex) < 0 ||
 	    git_commit_lookup(&base, w.repo, &boid) < 0 ||
 	    git_commit_tree(&btree, base) < 0) {
-		gitw_err(err, errlen, "%s: baseline %s", req->repo_path,
+		gitc_err(err, errlen, "%s: baseline %s", req->repo_path,
 		    req->baseline_hex);
 		goto done;
 	}

@@ -26,6 +26,7 @@
 #include <git2.h>
 
 #include "factory.h"
+#include "gitcommon.h"
 #include "worker.h"
 
 static int	write_at(int, const char *, const char *, char *, size_t);
@@ -34,59 +35,16 @@ static int	make_gitdir(int, const char *, const char *, char *, size_t);
 static int	checkout_baseline(const char *, const git_oid *, char *,
 		    size_t);
 
-void
-gitw_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	const git_error	*e;
-	va_list		 ap;
-	size_t		 n;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	if ((e = git_error_last()) != NULL && e->message != NULL) {
-		n = strlen(err);
-		if (n < errlen)
-			snprintf(err + n, errlen - n, ": %s", e->message);
-		git_error_clear();
-	}
-}
 
 int
 gitw_init(char *err, size_t errlen)
 {
-	static const int levels[] = {
-		GIT_CONFIG_LEVEL_PROGRAMDATA,
-		GIT_CONFIG_LEVEL_SYSTEM,
-		GIT_CONFIG_LEVEL_XDG,
-		GIT_CONFIG_LEVEL_GLOBAL
-	};
-	size_t	 i;
-
-	if (git_libgit2_init() < 0) {
-		gitw_err(err, errlen, "git_libgit2_init");
-		return (-1);
-	}
-	/* Host configuration must not steer checkouts or commits. */
-	for (i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
-		if (git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, levels[i],
-		    "") < 0) {
-			gitw_err(err, errlen, "config search path level %d",
-			    levels[i]);
-			return (-1);
-		}
-	}
 	/*
 	 * The repositories belong to the operator, not to _factoryw, and
 	 * the only repositories we open are those and our own scratch
 	 * ones: an agent's .git is read as plain files, never opened.
 	 */
-	if (git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0) < 0 ||
-	    git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 1) < 0) {
-		gitw_err(err, errlen, "libgit2 options");
-		return (-1);
-	}
-	return (0);
+	return (gitc_init(GITC_STRICT, err, errlen));
 }
 
 int
@@ -118,7 +76,7 @@ gitw_objects_dir(const char *repo_path, char *out, size_t outlen, char *err,
 
 	if (git_repository_open_ext(&repo, repo_path,
 	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-		gitw_err(err, errlen, "open repository %s", repo_path);
+		gitc_err(err, errlen, "open repository %s", repo_path);
 		return (-1);
 	}
 	/* commondir: a linked worktree keeps its objects there. */
@@ -152,7 +110,7 @@ resolve(const char *repo_path, const char *ref, char out[GITW_HEXSZ + 1],
 
 	if (git_repository_open_ext(&repo, repo_path,
 	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-		gitw_err(err, errlen, "open repository %s", repo_path);
+		gitc_err(err, errlen, "open repository %s", repo_path);
 		return (-1);
 	}
 	for (i = 0; ref[i] != '\0' && isxdigit((unsigned char)ref[i]); i++)
@@ -160,17 +118,17 @@ resolve(const char *repo_path, const char *ref, char out[GITW_HEXSZ + 1],
 	if (i == GITW_HEXSZ && ref[i] == '\0') {
 		if (git_oid_fromstr(&oid, ref) < 0 ||
 		    git_object_lookup(&obj, repo, &oid, GIT_OBJECT_ANY) < 0) {
-			gitw_err(err, errlen, "%s: object %s", repo_path, ref);
+			gitc_err(err, errlen, "%s: object %s", repo_path, ref);
 			goto done;
 		}
 	} else if (ref[0] == '\0' || ref[0] == '-' ||
 	    git_revparse_single(&obj, repo, ref) < 0) {
-		gitw_err(err, errlen, "%s: cannot resolve \"%s\"", repo_path,
+		gitc_err(err, errlen, "%s: cannot resolve \"%s\"", repo_path,
 		    ref);
 		goto done;
 	}
 	if (git_object_peel(&commit, obj, GIT_OBJECT_COMMIT) < 0) {
-		gitw_err(err, errlen, "%s: \"%s\" is not a commit", repo_path,
+		gitc_err(err, errlen, "%s: \"%s\" is not a commit", repo_path,
 		    ref);
 		goto done;
 	}
@@ -269,11 +227,11 @@ checkout_baseline(const char *tree, const git_oid *oid, char *err,
 	git_oid_tostr(hex, sizeof(hex), oid);
 	if (git_repository_open_ext(&repo, tree,
 	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-		gitw_err(err, errlen, "open %s", tree);
+		gitc_err(err, errlen, "open %s", tree);
 		return (-1);
 	}
 	if (git_commit_lookup(&commit, repo, oid) < 0) {
-		gitw_err(err, errlen, "%s: baseline %s", tree, hex);
+		gitc_err(err, errlen, "%s: baseline %s", tree, hex);
 		goto done;
 	}
 	git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION);
@@ -285,7 +243,7 @@ checkout_baseline(const char *tree, const git_oid *oid, char *err,
 	 */
 	opts.disable_filters = 1;
 	if (git_checkout_tree(repo, (git_object *)commit, &opts) < 0) {
-		gitw_err(err, errlen, "checkout %s into %s", hex, tree);
+		gitc_err(err, errlen, "checkout %s into %s", hex, tree);
 		goto done;
 	}
 	ret = 0;
@@ -315,11 +273,11 @@ provision(const char *repo_path, const char *baseline, const char *attempt_dir,
 	/* The baseline must be a commit of the repository itself. */
 	if (git_repository_open_ext(&repo, repo_path,
 	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-		gitw_err(err, errlen, "open repository %s", repo_path);
+		gitc_err(err, errlen, "open repository %s", repo_path);
 		return (-1);
 	}
 	if (git_commit_lookup(&commit, repo, &oid) < 0) {
-		gitw_err(err, errlen, "%s: baseline %s", repo_path, baseline);
+		gitc_err(err, errlen, "%s: baseline %s", repo_path, baseline);
 		goto done;
 	}
 	if ((size_t)snprintf(tree, sizeof(tree), "%s/tree", attempt_dir) >=

@@ -18,7 +18,7 @@
 
 #define RESULT_MAXLIST	200	/* changes or rejects listed in a RESULT */
 
-static void	worker_dispatch_parent(int, short, void *);
+static int	worker_imsg(struct imsg *);
 static void	worker_resolve(json_t *);
 static void	worker_provision(json_t *);
 static void	worker_collect(json_t *);
@@ -51,11 +51,7 @@ main(int argc, char *argv[])
 	if (gitw_init(err, sizeof(err)) == -1)
 		fatalx("libgit2: %s", err);
 
-	event_init();
-	if (imsgev_init(&iev_parent, fd, worker_dispatch_parent, NULL,
-	    FACTORY_MAXIMSG) == -1)
-		fatal("imsgev_init");
-	imsgev_compose_str(&iev_parent, IMSG_HELLO, 0, pledge_describe());
+	child_start(&iev_parent, fd, worker_imsg);
 
 	ms = proc_getvar("heartbeat_ms") ? strtonum(proc_getvar(
 	    "heartbeat_ms"), 100, 3600 * 1000, NULL) : 10000;
@@ -177,49 +173,28 @@ worker_collect(json_t *o)
 	collect_result_free(&res);
 }
 
-/*
- * The parent is the only peer.  Anything malformed from it is a
- * broken invariant: exit and let it restart us.
- */
-static void
-worker_dispatch_parent(int fd, short event, void *arg)
+/* Requests from the parent; -1 for anything else. */
+static int
+worker_imsg(struct imsg *imsg)
 {
-	struct imsg	 imsg;
-	json_t		*o;
-	int		 n, v;
+	json_t	*o;
 
-	if (!imsgev_io(&iev_parent, event)) {
-		log_debug("parent closed the channel, exiting");
-		exit(0);
+	switch (imsg_get_type(imsg)) {
+	case IMSG_RESOLVE:
+	case IMSG_PROVISION:
+	case IMSG_COLLECT:
+		break;
+	default:
+		return (-1);
 	}
-	for (;;) {
-		if ((n = imsgbuf_get(&iev_parent.ibuf, &imsg)) == -1)
-			fatalx("malformed imsg from the parent");
-		if (n == 0)
-			return;
-		switch (imsg_get_type(&imsg)) {
-		case IMSG_CTL_LOG_VERBOSE:
-			if (imsg_get_data(&imsg, &v, sizeof(v)) == -1)
-				fatalx("bad IMSG_CTL_LOG_VERBOSE");
-			log_setverbose(v);
-			break;
-		case IMSG_RESOLVE:
-		case IMSG_PROVISION:
-		case IMSG_COLLECT:
-			if ((o = imsg_get_json(&imsg)) == NULL)
-				fatalx("bad imsg %u payload",
-				    imsg_get_type(&imsg));
-			if (imsg_get_type(&imsg) == IMSG_RESOLVE)
-				worker_resolve(o);
-			else if (imsg_get_type(&imsg) == IMSG_PROVISION)
-				worker_provision(o);
-			else
-				worker_collect(o);
-			json_decref(o);
-			break;
-		default:
-			fatalx("unexpected imsg %u", imsg_get_type(&imsg));
-		}
-		imsg_free(&imsg);
-	}
+	if ((o = imsg_get_json(imsg)) == NULL)
+		return (-1);
+	if (imsg_get_type(imsg) == IMSG_RESOLVE)
+		worker_resolve(o);
+	else if (imsg_get_type(imsg) == IMSG_PROVISION)
+		worker_provision(o);
+	else
+		worker_collect(o);
+	json_decref(o);
+	return (0);
 }

@@ -77,9 +77,6 @@ int	provision(const char *, const char *, const char *, char *, size_t);
 int	gitw_objects_dir(const char *, char *, size_t, char *, size_t);
 /* 1 if an attempt id is safe in a ref name and a path component. */
 int	gitw_attempt_id_valid(const char *);
-/* Formats a reason into err, followed by libgit2's last error if any. */
-void	gitw_err(char *, size_t, const char *, ...)
-	    __attribute__((__format__ (printf, 3, 4)));
 
 /* collect.c */
 /*

@@ -1,0 +1,47 @@
+/*
+ * Small things every program needs the same way.
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* A reason into a caller's buffer, which may be absent (errlen 0). */
+void
+errfmt(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	if (errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Make a new or renamed directory entry durable: fsync its directory. */
+int
+fsync_dir_of(const char *path)
+{
+	char	 copy[PATH_MAX];
+	int	 fd, rv;
+
+	if (strlcpy(copy, path, sizeof(copy)) >= sizeof(copy)) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	if ((fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1)
+		return (-1);
+	rv = fsync(fd);
+	close(fd);
+	return (rv);
+}

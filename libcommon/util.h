@@ -1,0 +1,13 @@
+/*
+ * Small shared utilities (util.c).
+ */
+#ifndef FACTORY_UTIL_H
+#define FACTORY_UTIL_H
+
+#include <stddef.h>
+
+void	errfmt(char *, size_t, const char *, ...)
+	    __attribute__((__format__ (printf, 3, 4)));
+int	fsync_dir_of(const char *);
+
+#endif /* FACTORY_UTIL_H */
