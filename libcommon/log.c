@@ -46,12 +46,10 @@ log_getverbose(void)
 	return (log_verbose);
 }
 
-void
-vlog(int pri, const char *fmt, va_list ap)
+/* One line, to stderr with -d, else to syslog. */
+static void
+log_emit(int pri, const char *buf)
 {
-	char	 buf[8192];
-
-	vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (log_debug_stderr) {
 		if (log_procname != NULL)
 			fprintf(stderr, "%s: %s\n", log_procname, buf);
@@ -60,6 +58,15 @@ vlog(int pri, const char *fmt, va_list ap)
 		fflush(stderr);
 	} else
 		syslog(pri, "%s", buf);
+}
+
+void
+vlog(int pri, const char *fmt, va_list ap)
+{
+	char	 buf[8192];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	log_emit(pri, buf);
 }
 
 static void
@@ -75,14 +82,7 @@ log_errno(int pri, const char *fmt, va_list ap)
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), ": %s",
 		    strerror(saved));
 	}
-	if (log_debug_stderr) {
-		if (log_procname != NULL)
-			fprintf(stderr, "%s: %s\n", log_procname, buf);
-		else
-			fprintf(stderr, "%s\n", buf);
-		fflush(stderr);
-	} else
-		syslog(pri, "%s", buf);
+	log_emit(pri, buf);
 	errno = saved;
 }
 

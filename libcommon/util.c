@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -44,4 +45,26 @@ fsync_dir_of(const char *path)
 	rv = fsync(fd);
 	close(fd);
 	return (rv);
+}
+
+/* Append a formatted string to a growing array of strings. */
+int
+strv_addf(char ***v, size_t *n, const char *fmt, ...)
+{
+	char	**nv, *s;
+	va_list	  ap;
+	int	  r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r == -1)
+		return (-1);
+	if ((nv = reallocarray(*v, *n + 1, sizeof(*nv))) == NULL) {
+		free(s);
+		return (-1);
+	}
+	nv[(*n)++] = s;
+	*v = nv;
+	return (0);
 }

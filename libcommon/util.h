@@ -9,5 +9,7 @@
 void	errfmt(char *, size_t, const char *, ...)
 	    __attribute__((__format__ (printf, 3, 4)));
 int	fsync_dir_of(const char *);
+int	strv_addf(char ***, size_t *, const char *, ...)
+	    __attribute__((__format__ (printf, 3, 4)));
 
 #endif /* FACTORY_UTIL_H */

@@ -20,6 +20,7 @@
 #include "conf.h"
 #include "factory.h"
 #include "verifier.h"
+#include "util.h"
 
 #define WORKFLOWS	".github/workflows/"
 
@@ -31,8 +32,6 @@ struct check {
 	int		  failed;
 };
 
-static int	 addstr(char ***, size_t *, const char *, ...)
-		    __attribute__((__format__ (printf, 3, 4)));
 static void	 finding(struct check *, const char *, const char *, ...)
 		    __attribute__((__format__ (printf, 3, 4)));
 static int	 is_dotgit(const char *, size_t);
@@ -54,26 +53,6 @@ static void	 check_message(struct check *, const git_commit *,
 		    const struct recheck_req *);
 static int	 gerr(char *, size_t, const char *);
 
-static int
-addstr(char ***v, size_t *n, const char *fmt, ...)
-{
-	char	**nv, *s;
-	va_list	  ap;
-	int	  r;
-
-	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (r == -1)
-		return (-1);
-	if ((nv = reallocarray(*v, *n + 1, sizeof(*nv))) == NULL) {
-		free(s);
-		return (-1);
-	}
-	nv[(*n)++] = s;
-	*v = nv;
-	return (0);
-}
 
 static void
 finding(struct check *c, const char *path, const char *fmt, ...)
@@ -84,7 +63,7 @@ finding(struct check *c, const char *path, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
-	if (addstr(c->v, c->n, "%s: %s", path, reason) == -1)
+	if (strv_addf(c->v, c->n, "%s: %s", path, reason) == -1)
 		c->failed = 1;
 }
 
@@ -252,7 +231,7 @@ secret_scan(const char *label, const char *buf, size_t len, char ***v,
 		if ((nl = memchr(p, '\n', end - p)) == NULL)
 			nl = end;
 		if ((why = secret_in(p, nl - p)) != NULL &&
-		    addstr(v, n, "%s:%zu: %s", label, line, why) == -1)
+		    strv_addf(v, n, "%s:%zu: %s", label, line, why) == -1)
 			return (-1);
 	}
 	return (0);

@@ -29,6 +29,7 @@
 #include "factory.h"
 #include "gitcommon.h"
 #include "worker.h"
+#include "util.h"
 
 #define WORKFLOWS	".github/workflows/"
 
@@ -44,8 +45,6 @@ struct walk {
 	size_t			 errlen;
 };
 
-static int	 addstr(char ***, size_t *, const char *, ...)
-		    __attribute__((__format__ (printf, 3, 4)));
 static void	 reject(struct walk *, const char *, const char *, ...)
 		    __attribute__((__format__ (printf, 3, 4)));
 static int	 is_dotgit(const char *);
@@ -74,26 +73,6 @@ static int	 make_commit(const struct collect_req *, git_repository *,
 		    const git_commit *, const git_oid *, git_oid *, char *,
 		    size_t);
 
-static int
-addstr(char ***v, size_t *n, const char *fmt, ...)
-{
-	char	**nv, *s;
-	va_list	  ap;
-	int	  r;
-
-	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (r == -1)
-		return (-1);
-	if ((nv = reallocarray(*v, *n + 1, sizeof(*nv))) == NULL) {
-		free(s);
-		return (-1);
-	}
-	nv[(*n)++] = s;
-	*v = nv;
-	return (0);
-}
 
 /* Records "path: reason"; every reason is kept, not just the first. */
 static void
@@ -105,7 +84,7 @@ reject(struct walk *w, const char *path, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
-	if (addstr(&w->res->rejects, &w->res->nrejects, "%s: %s", path,
+	if (strv_addf(&w->res->rejects, &w->res->nrejects, "%s: %s", path,
 	    reason) == -1 && !w->failed) {
 		snprintf(w->err, w->errlen, "out of memory");
 		w->failed = 1;
@@ -213,7 +192,7 @@ read_names(int fd, char ***names, size_t *n)
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		if (addstr(names, n, "%s", de->d_name) == -1) {
+		if (strv_addf(names, n, "%s", de->d_name) == -1) {
 			errno = ENOMEM;
 			break;
 		}
