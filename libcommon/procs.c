@@ -27,7 +27,8 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 		PROC_PARENT, "parent", "factoryd",
 		NULL,
 		"root; owns the journal, the sockets and the spawning of "
-		"sandboxes; needs mount, namespaces and setuid, so no pledge",
+		"sandboxes; needs mount, namespaces and setuid, so a seccomp "
+		"denylist (parent_policy.c) instead of a pledge",
 		{ { NULL, NULL } }
 	},
 	[PROC_WORKER] = {

@@ -370,7 +370,7 @@ ctl_policy(struct ctl_conn *c, struct imsg *imsg)
 	p = &factory_procs[PROC_PARENT];
 	json_array_append_new(procs, json_pack("{s:s, s:i, s:s, s:s, s:s}",
 	    "name", p->name, "uid", 0, "why", p->why,
-	    "applied", "no pledge: root supervisor",
+	    "applied", parent_policy_describe(),
 	    "sandbox_downgrade", sandbox_downgrade_text()));
 	for (i = 0; i < env->nchildren; i++) {
 		ch = &env->children[i];

@@ -83,6 +83,9 @@ main(int argc, char *argv[])
 	}
 	if (geteuid() != 0)
 		errx(1, "need root privileges");
+	/* What even the root parent never needs, before anything else. */
+	if (parent_policy_apply(errbuf, sizeof(errbuf)) == -1)
+		errx(1, "policy: %s", errbuf);
 	/* Reloads re-read it after daemon(3) changed directory. */
 	{
 		char	*abs;

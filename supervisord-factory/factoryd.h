@@ -244,6 +244,10 @@ int	 run_reap(pid_t, int);
 void	 run_kill(struct run *);
 void	 run_free(struct run *);
 
+/* parent_policy.c */
+int	 parent_policy_apply(char *, size_t);
+const char *parent_policy_describe(void);
+
 /* fsutil.c */
 int	 fs_chown_tree(const char *, uid_t, gid_t);
 int	 fs_remove_tree(const char *);

@@ -67,6 +67,8 @@ for n in worker verifier reconciler publisher; do
 	check "$n: only fds 0-3 and its own event fds" \
 	    sh -c "ls -l /proc/$p/fd | grep -q 'socket:' && [ \$(ls -l /proc/$p/fd | grep -c 'socket:') = 1 ]"
 done
+check "parent: Seccomp 2 (its denylist)" \
+    grep -q '^Seccomp:[[:space:]]*2' /proc/$FACTORYD_PID/status
 distinct=$(echo $uids | tr ' ' '\n' | sort -u | wc -l)
 check "four distinct child uids" [ "$distinct" = 4 ]
 
@@ -83,6 +85,8 @@ done
 check "policy shows the worker's applied promises" \
     grep -q 'promises: stdio rpath wpath cpath fattr flock recvfd' "$T/policy"
 check "policy shows unveils" grep -q "unveil: $T/state/attempts rwc" "$T/policy"
+check "policy shows the parent's denylist" \
+    grep -q 'seccomp: denylist, [0-9]* syscalls refused with EPERM' "$T/policy"
 check "policy shows landlock and seccomp" \
     sh -c "grep -q 'landlock: abi' '$T/policy' && grep -q 'seccomp: default kill-process' '$T/policy'"
 check "status by prefix" "$O/factoryctl" -s "$SOCK" stat
