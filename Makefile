@@ -80,12 +80,18 @@ REGRESS_PROGS	= $(REGRESS_SRCS:%.c=$(O)/%)
 BENCH_SRCS	= $(wildcard bench/*.c)
 BENCH_PROGS	= $(BENCH_SRCS:%.c=$(O)/%)
 
-.PHONY: all tests deps check check-unit check-asan check-lint check-regress \
+.PHONY: FORCE all tests deps check check-unit check-asan check-lint check-regress \
 	demo install clean bench
 
 all: $(PROGS:%=$(O)/%)
 
-$(OBJ)/%.o: %.c $(HEADERS)
+# The compiled-in paths: objects are rebuilt when PREFIX or LIBEXECDIR
+# change, so `make PREFIX=/usr install` installs what it says.
+$(O)/paths.stamp: FORCE
+	@mkdir -p $(O)
+	@echo '$(LIBEXECDIR)' | cmp -s - $@ || echo '$(LIBEXECDIR)' >$@
+
+$(OBJ)/%.o: %.c $(HEADERS) $(O)/paths.stamp
 	@mkdir -p $(dir $@)
 	@echo "CC $<"
 	@$(CC) $(CFLAGS) -c -o $@ $<
