@@ -973,7 +973,7 @@ attempt_agent_done(struct attempt *a, struct run *r)
 		return;
 	if (a->cancel_requested)
 		attempt_fail(a, "cancelled", "cancelled by uid %u",
-		    (unsigned)a->approver);
+		    (unsigned)a->canceller);
 	else if (timedout)
 		attempt_fail(a, "failed", "agent killed: wall time of %llums "
 		    "exceeded", (unsigned long long)a->m->limits.wall_ms);
@@ -1004,8 +1004,10 @@ attempt_validation_done(struct attempt *a, struct run *r)
 	    timedout, "usage", usage_json(&r->usage));
 	run_free(r);
 	if (a->state != AS_VERIFYING || a->verifier == NULL) {
-		/* Cancelled, or its verifier died: verified again. */
+		/* Ended meanwhile, or its verifier died: verified again. */
 		json_decref(facts);
+		if (attempt_terminal(a))
+			attempt_teardown(a);
 		return;
 	}
 	if (attempt_transition(a, "validated", facts, NULL) == -1)
@@ -1270,7 +1272,7 @@ attempt_teardown(struct attempt *a)
 void
 attempt_cancel(struct attempt *a, uid_t uid)
 {
-	a->approver = uid;
+	a->canceller = uid;
 	if (a->run != NULL && !a->run->validation) {
 		a->cancel_requested = 1;
 		a->run->cancelled = 1;

@@ -126,6 +126,7 @@ struct attempt {
 	uint64_t		 epoch;
 	int			 approved;
 	uid_t			 approver;
+	uid_t			 canceller;
 	int			 rejected_by_verdict;
 	struct run		*run;
 	struct child		*verifier;
