@@ -31,14 +31,6 @@ jstr(json_t *o, const char *key)
 	return (s != NULL ? s : "");
 }
 
-static int
-terminal(const char *state)
-{
-	return (strcmp(state, "published") == 0 ||
-	    strcmp(state, "failed") == 0 || strcmp(state, "rejected") == 0 ||
-	    strcmp(state, "cancelled") == 0 || strcmp(state, "orphaned") == 0);
-}
-
 static void
 print_steal(json_t *o)
 {
@@ -157,8 +149,8 @@ wait_attempt(const char *id)
 			}
 			strlcpy(last, st, sizeof(last));
 		}
-		if (terminal(st) && json_is_true(json_object_get(o,
-		    "terminated"))) {
+		/* Torn down: whatever it ended as, it goes no further. */
+		if (json_is_true(json_object_get(o, "terminated"))) {
 			if (ctl_json)
 				ctl_print_json(o);
 			else
@@ -318,12 +310,13 @@ cmd_logs(int argc, char **argv)
 }
 
 static int
-simple_id(int argc, char **argv, uint32_t type, const char *verb)
+simple_id(int argc, char **argv, uint32_t type, const char *cmd,
+    const char *verb)
 {
 	json_t	*o;
 
 	if (argc != 2)
-		ctl_usage(argv[0]);
+		ctl_usage(cmd);
 	if (ctl_simple(0, type, argv[1], strlen(argv[1]) + 1, &o) != 0)
 		return (CTL_EXIT_REFUSED);
 	if (ctl_json)
@@ -337,13 +330,14 @@ simple_id(int argc, char **argv, uint32_t type, const char *verb)
 int
 cmd_cancel(int argc, char **argv)
 {
-	return (simple_id(argc, argv, IMSG_CTL_CANCEL, "cancelled"));
+	return (simple_id(argc, argv, IMSG_CTL_CANCEL, "cancel", "cancelled"));
 }
 
 int
 cmd_approve(int argc, char **argv)
 {
-	return (simple_id(argc, argv, IMSG_CTL_APPROVE, "approved"));
+	return (simple_id(argc, argv, IMSG_CTL_APPROVE, "approve",
+	    "approved"));
 }
 
 int

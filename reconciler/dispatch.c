@@ -88,8 +88,9 @@ recon_inventory(struct imsgev *iev, struct imsg *imsg,
 	if (inv_fit(inv, INV_MAXJSON) == -1) {
 		json_decref(inv);
 		log_warnx("inventory does not fit in one message");
-		return (imsgev_compose_str(iev, IMSG_ERROR, 0,
-		    "inventory does not fit in one message") == -1 ? -1 : 0);
+		return (imsgev_compose_json(iev, IMSG_ERROR, -1, json_pack(
+		    "{s:s}", "error", "inventory does not fit in one "
+		    "message")) == -1 ? -1 : 0);
 	}
 	if (imsgev_compose_json(iev, IMSG_INVENTORY, -1, inv) == -1) {
 		log_warn("IMSG_INVENTORY");

@@ -264,6 +264,9 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		a->changes = json_incref(json_object_get(facts, "changes"));
 	} else if (strcmp(t->kind, "verifying") == 0) {
 		a->vuid = json_integer_value(json_object_get(facts, "uid"));
+		a->verifies++;
+	} else if (strcmp(t->kind, "lease") == 0) {
+		a->redrives++;		/* counted from the journal */
 	} else if (strcmp(t->kind, "verdict") == 0) {
 		a->t[ST_PUBLISH] = ms;
 		json_decref(a->findings);
@@ -507,7 +510,7 @@ attempt_replay_cb(void *arg, uint64_t seq, const char *payload, size_t len)
  * sandboxes (their processes died with us: pid 1 of each has the
  * parent-death signal) are removed by their exact cgroup paths first.
  */
-static void
+void
 attempt_recover(void)
 {
 	struct attempt	*a;
@@ -580,7 +583,6 @@ attempt_init(char *err, size_t errlen)
 	env->replaying = 0;
 	log_info("journal: %llu records replayed",
 	    (unsigned long long)journal_seq(env->journal));
-	attempt_recover();
 	return (0);
 }
 
@@ -1564,7 +1566,7 @@ attempt_child_lost(struct child *c)
 			a->run->cancelled = 1;
 			run_kill(a->run);
 		}
-		if (a->state == AS_VERIFYING && ++a->redrives > 3)
+		if (a->state == AS_VERIFYING && a->verifies >= 3)
 			attempt_fail(a, "failed", "verifier died, three times");
 		else if (a->state == AS_VERIFYING) {
 			log_info("%s: verifier died; verifying again", a->id);
@@ -1601,7 +1603,6 @@ attempt_new_lease(struct attempt *a, const char *why)
 		attempt_fail(a, "failed", "%s, three times", why);
 		return;
 	}
-	a->redrives++;
 	a->epoch++;
 	if (attempt_transition(a, "lease", json_pack("{s:s, s:I}", "reason",
 	    why, "epoch", (json_int_t)a->epoch), NULL) == -1)

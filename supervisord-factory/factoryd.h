@@ -153,6 +153,7 @@ struct attempt {
 	int			 redrive;	/* resend to a new worker */
 	int			 reverify;	/* verify again, a fresh verifier */
 	int			 redrives;	/* leases granted after the first */
+	int			 verifies;	/* verifications started */
 	struct event		 retry_ev;	/* teardown retries */
 	int			 retry_set;
 };
@@ -212,6 +213,7 @@ const char *proc_state_name(enum child_state);
 /* attempt.c */
 int	 attempt_init(char *, size_t);
 void	 attempt_schedule(void);
+void	 attempt_recover(void);
 struct attempt *attempt_find(const char *);
 const char *attempt_state_name(enum attempt_state);
 int	 attempt_terminal(const struct attempt *);

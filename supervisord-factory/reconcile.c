@@ -317,15 +317,17 @@ orphans_reap(const char *id, uid_t uid, json_t **out, char *err,
 	char		*s;
 	int		 ok, n = 0;
 
-	TAILQ_FOREACH_SAFE(o, &orphans, entry, tmp) {
-		if (strcmp(o->id, id) != 0)
-			continue;
-		if (!o->reapable) {
+	/* All or nothing: refuse before removing anything. */
+	TAILQ_FOREACH(o, &orphans, entry)
+		if (strcmp(o->id, id) == 0 && !o->reapable) {
 			snprintf(err, errlen, "%s: %s %s belongs to the forge; "
 			    "remove it there", id, o->kind, o->what);
 			json_decref(done);
 			return (-1);
 		}
+	TAILQ_FOREACH_SAFE(o, &orphans, entry, tmp) {
+		if (strcmp(o->id, id) != 0)
+			continue;
 		rec = json_pack("{s:{s:s, s:s, s:s, s:i}}", "reap", "id", id,
 		    "kind", o->kind, "what", o->what, "uid", (int)uid);
 		s = json_dumps(rec, JSON_COMPACT);
