@@ -5,26 +5,19 @@
  *
  * Three processes take part in one spawn:
  *
- *   parent	clones pid 1 into new mount, pid and uts namespaces and
- *		a fresh network and IPC namespace (from the pool, see
- *		below); while pid 1 builds its mount view, creates the
- *		cgroups, moves pid 1 into them and says "G"; then reads
- *		a close-on-exec pipe: EOF when the agent's execve
- *		succeeded, else the reason pid 1 or the agent failed.
- *   pid 1	enters the pooled namespaces, builds the mount view,
- *		waits for "G" (it is in the cgroups now), enters a cgroup
- *		namespace, forks the agent and reaps; when the agent
+ *   parent	creates the cgroups, clones pid 1 into new mount, pid,
+ *		net, ipc and uts namespaces, and reads a close-on-exec
+ *		pipe: EOF when the agent's execve succeeded, else the
+ *		reason pid 1 or the agent failed.
+ *   pid 1	joins the cgroups, enters a cgroup namespace, builds the
+ *		mount view, forks the agent and reaps; when the agent
  *		exits it sends "S<wait status>" and exits, which kills
  *		what is left in the namespace.
  *   agent	rlimits, Landlock, uid, capabilities, seccomp, fds,
  *		execve.
  *
- * Work that does not depend on the attempt is done once per parent,
- * or ahead of the spawn: the seccomp program is compiled to BPF at the
- * first probe or spawn, and network and IPC namespaces are made ahead
- * (sandbox_pool_fill), each handed to exactly one sandbox.  The cgroup
- * set-up runs on the parent's side beside pid 1's mounts; no process
- * of the agent exists before pid 1 is in the cgroups.
+ * Work that does not depend on the attempt is done once per parent:
+ * the seccomp program is compiled to BPF at the first probe or spawn.
  */
 #include <sys/types.h>
 #include <sys/mman.h>
@@ -72,8 +65,8 @@
 #define SBX_MAXSOCKS	512	/* host unix sockets masked, at most */
 #define SBX_SETUP_MS	30000	/* a spawn that takes longer is broken */
 #define SBX_HOSTS	"/run/factory-hosts"	/* then bound on /etc/hosts */
-#define SBX_NSFLAGS	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS)
-#define SBX_POOLNS	(CLONE_NEWNET | CLONE_NEWIPC)	/* or pooled */
+#define SBX_NSFLAGS	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | \
+			 CLONE_NEWIPC | CLONE_NEWUTS)
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC	(1U << 2)
@@ -90,8 +83,8 @@ struct sbx_plan {
 	int		  nhide;
 	char		 (*socks)[PATH_MAX];	/* the host's unix sockets */
 	int		  nsocks;
-	int		  netfd;		/* pooled namespaces, or -1 */
-	int		  ipcfd;
+	int		  procfds[SANDBOX_MAXCG];
+	int		  nprocfds;
 	int		  sock;			/* pid 1's end: 'S' status */
 	int		  errfd;		/* close-on-exec: setup errors */
 };
@@ -303,16 +296,9 @@ sbx_seccomp_build(char *err, size_t errlen)
 		snprintf(err, errlen, "seccomp: seccomp_init failed");
 		return -1;
 	}
-	/*
-	 * Optimize 2 sorts the syscall numbers into a binary tree: an
-	 * allowed call walks a few compares instead of the whole list,
-	 * and loading the filter costs half (the kernel runs it once for
-	 * every syscall number, to cache the ones always allowed).
-	 */
 	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
 	    SCMP_ACT_KILL_PROCESS)) < 0 || (rc = seccomp_attr_set(ctx,
-	    SCMP_FLTATR_CTL_NNP, 0)) < 0 || (rc = seccomp_attr_set(ctx,
-	    SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0) {
+	    SCMP_FLTATR_CTL_NNP, 0)) < 0) {
 		snprintf(err, errlen, "seccomp: attributes: %s",
 		    strerror(-rc));
 		goto fail;
@@ -521,83 +507,6 @@ sandbox_downgrade_text(void)
 			strlcat(buf, conf_downgrade_names[i], sizeof(buf));
 		}
 	return buf[0] != '\0' ? buf : "none";
-}
-
-/*
- * The namespace pool.  A new network namespace is the dearest part of
- * a spawn (about a third of a millisecond here, the kernel setting up
- * every per-namespace subsystem), and an IPC one costs a little too.
- * So they are made ahead, off the spawn's path, and held only as fds
- * by the parent: a throwaway child is cloned into new ones, opens them
- * through /proc into the fd table it shares with the parent, and
- * exits.  Nothing ever runs in a pooled namespace before the sandbox
- * it is given to; each is given once (its fd is closed as pid 1 is
- * cloned) and dies with that sandbox.  An empty pool costs nothing
- * but speed: the clone then makes them as it always did.
- */
-struct sbx_nsfds {
-	int	 net;
-	int	 ipc;
-};
-
-static struct sbx_nsfds	 sbx_pool[SANDBOX_POOLMAX];
-static int		 sbx_npool;
-
-static int
-sbx_pool_child(void *arg)
-{
-	struct sbx_nsfds	*ns = arg;
-
-	ns->net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	ns->ipc = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
-	_exit(0);
-}
-
-/*
- * CLONE_VM and CLONE_VFORK as posix_spawn does: nothing is copied, and
- * the parent sleeps until the child has exited.  No exit signal: the
- * daemon's SIGCHLD reaper never sees it; it is reaped here.
- */
-static int
-sbx_pool_make(struct sbx_nsfds *ns)
-{
-	char	 stack[16384] __attribute__((aligned(16)));
-	pid_t	 pid;
-	int	 st;
-
-	ns->net = ns->ipc = -1;
-	pid = clone(sbx_pool_child, stack + sizeof(stack), CLONE_VM |
-	    CLONE_VFORK | CLONE_FILES | SBX_POOLNS, ns);
-	if (pid == -1)
-		return -1;
-	while (waitpid(pid, &st, __WCLONE) == -1 && errno == EINTR)
-		;
-	if (ns->net != -1 && ns->ipc != -1)
-		return 0;
-	if (ns->net != -1)
-		close(ns->net);
-	if (ns->ipc != -1)
-		close(ns->ipc);
-	return -1;
-}
-
-int
-sandbox_pool_fill(int want)
-{
-	if (want > SANDBOX_POOLMAX)
-		want = SANDBOX_POOLMAX;
-	while (sbx_npool < want && sbx_pool_make(&sbx_pool[sbx_npool]) == 0)
-		sbx_npool++;
-	return sbx_npool;
-}
-
-static int
-sbx_pool_take(struct sbx_nsfds *ns)
-{
-	if (sbx_npool == 0)
-		return 0;
-	*ns = sbx_pool[--sbx_npool];
-	return 1;
 }
 
 /* mkdir -p of rel below the directory base, inside a fresh tmpfs. */
