@@ -73,6 +73,13 @@ repositories:
     path: $T/repo.git
     publish: {forge: local, remote: $T/remote.git, pulls: $T/pulls}
 CONF
+	# The probers, where agents can see them whatever the build dir
+	# is: a build under /tmp is hidden from them like the rest of /tmp.
+	mkdir "$T/bin"
+	cp "$P/probe" "$P/listen" "$T/bin/" || fail "copy the probers"
+	chmod 755 "$T/bin" "$T/bin/probe" "$T/bin/listen"
+	P=$T/bin
+	PROBE=$P/probe
 }
 
 # manifest NAME AGENT-ARGV-JSON [VALIDATE-ARGV-JSON [YAML LINES]]
