@@ -247,6 +247,11 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		a->exit_status = json_integer_value(json_object_get(facts,
 		    "status"));
 		usage_from_json(&a->usage, json_object_get(facts, "usage"));
+		if ((v = json_object_get(facts, "seccomp_denials")) != NULL &&
+		    json_array_size(v) > 0) {
+			json_decref(a->denials);
+			a->denials = json_deep_copy(v);
+		}
 	} else if (strcmp(t->kind, "result-ready") == 0) {
 		a->t[ST_VERIFY] = ms;
 		if ((s = json_string_value(json_object_get(facts, "commit")))
@@ -960,10 +965,12 @@ attempt_agent_done(struct attempt *a, struct run *r)
 
 	a->run = NULL;
 	a->usage = r->usage;
-	facts = json_pack("{s:i, s:b, s:b, s:o, s:I, s:b}",
+	audit_flush();
+	facts = json_pack("{s:i, s:b, s:b, s:o, s:I, s:b, s:O}",
 	    "status", st, "timedout", timedout, "cancelled", r->cancelled,
 	    "usage", usage_json(&r->usage), "log_bytes",
-	    (json_int_t)r->logged, "log_truncated", r->logtrunc);
+	    (json_int_t)r->logged, "log_truncated", r->logtrunc,
+	    "seccomp_denials", a->denials != NULL ? a->denials : json_array());
 	run_free(r);
 	if (a->state != AS_RUNNING) {
 		/* Cancelled while running: already recorded. */
@@ -1002,8 +1009,11 @@ attempt_validation_done(struct attempt *a, struct run *r)
 	int		 st = r->status, timedout = r->timedout;
 
 	a->run = NULL;
-	facts = json_pack("{s:i, s:b, s:o}", "status", st, "timedout",
-	    timedout, "usage", usage_json(&r->usage));
+	audit_flush();
+	facts = json_pack("{s:i, s:b, s:o, s:I, s:b, s:O}", "status", st,
+	    "timedout", timedout, "usage", usage_json(&r->usage),
+	    "log_bytes", (json_int_t)r->logged, "log_truncated", r->logtrunc,
+	    "seccomp_denials", a->denials != NULL ? a->denials : json_array());
 	run_free(r);
 	if (a->state != AS_VERIFYING || a->verifier == NULL) {
 		/* Ended meanwhile, or its verifier died: verified again. */
@@ -1728,6 +1738,8 @@ attempt_json(struct attempt *a)
 		json_object_set(o, "changes", a->changes);
 	if (a->findings != NULL)
 		json_object_set(o, "findings", a->findings);
+	if (a->denials != NULL)
+		json_object_set(o, "seccomp_denials", a->denials);
 	return (o);
 }
 

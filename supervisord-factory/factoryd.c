@@ -147,6 +147,7 @@ main(int argc, char *argv[])
 	proc_init_children();
 	proc_start_all();
 	proc_watchdog_init();
+	audit_init();
 	/* After detaching: sandboxes it starts die with their parent. */
 	attempt_recover();
 	log_info("startup, version %s, config %s", FACTORY_VERSION, conffile);

@@ -140,6 +140,7 @@ struct attempt {
 	char			 record[PATH_MAX];
 	json_t			*changes;
 	json_t			*findings;
+	json_t			*denials;	/* seccomp, from the kernel log */
 	struct sandbox_usage	 usage;
 	int			 exit_status;	/* -1: none yet */
 	uint64_t		 t[ST_MAX + 1];	/* ms at each stage start */
@@ -246,6 +247,10 @@ struct run *run_start(struct attempt *, int, const char *, char *, size_t);
 int	 run_reap(pid_t, int);
 void	 run_kill(struct run *);
 void	 run_free(struct run *);
+
+/* audit.c */
+void	 audit_init(void);
+void	 audit_flush(void);
 
 /* parent_policy.c */
 int	 parent_policy_apply(char *, size_t);

@@ -45,6 +45,16 @@ fp=$(ctl -j status >/dev/null; grep -o 'verifier key SHA256:[^ ]*' "$T/log" | he
 check "verify with the pinned verifier key" "$O/factoryctl" verify -V "$fp" "$T/r.txt"
 check "verify with a wrong pinned key fails" sh -c "! '$O/factoryctl' verify -V SHA256:AAAA '$T/r.txt'"
 
+# A refused syscall is evidence: the kernel's seccomp record of it
+# reaches the attempt's receipts.
+write_manifest "$T/deny.yaml" 'unshare --user true || echo refused; echo d >> README.md'
+id=$(submit_wait "$T/deny.yaml") || fail "denial case did not finish"
+check "seccomp denial: the attempt went on" [ "$(field $id state)" = published ]
+check "seccomp denial: shown by show -j" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j show $id | jq -e '.seccomp_denials[] | select(.syscall == \"unshare\" and .action == \"errno\")'"
+check "seccomp denial: in the exited receipt" \
+    sh -c "'$O/factoryctl' -s '$SOCK' receipts $id | grep '\"kind\":\"exited\"' | grep -q '\"syscall\":\"unshare\"'"
+
 # Out of scope: rejected, nothing pushed, no pull record.
 n=$(remote_branches)
 write_manifest "$T/scope.yaml" 'echo x > Makefile; echo y >> README.md'

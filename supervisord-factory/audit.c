@@ -1,0 +1,124 @@
+/*
+ * Seccomp denials of the sandboxes, as the kernel reports them: the
+ * agent's filter is loaded with SECCOMP_FILTER_FLAG_LOG, so every call
+ * it refuses becomes an audit record (type 1326) in the kernel log,
+ * with the uid that made it.  Attempt uids are fresh per attempt, so a
+ * record names its attempt exactly.  The counts go into the "exited"
+ * and "validated" receipts and factoryctl show.  The kernel rate-limits
+ * these records: a count is a lower bound, never an invention.
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "factoryd.h"
+#include "log.h"
+
+#define AUDIT_MAXKINDS	32	/* distinct syscalls kept per attempt */
+
+static struct event	 ev_kmsg;
+static int		 kmsg_fd = -1;
+
+static void
+audit_note(uid_t uid, int nr, unsigned long code)
+{
+	struct attempt	*a;
+	json_t		*d, *v;
+	const char	*name, *action;
+	size_t		 i;
+	char		*sname;
+
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (!a->torn_down && a->state != AS_QUEUED &&
+		    (a->uid == uid || a->vuid == uid))
+			break;
+	if (a == NULL)
+		return;
+	sname = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+	name = sname != NULL ? sname : "?";
+	action = (code & 0xffff0000UL) == 0x80000000UL ? "kill" :
+	    (code & 0xffff0000UL) == 0x00050000UL ? "errno" : "other";
+	if (a->denials == NULL)
+		a->denials = json_array();
+	d = a->denials;
+	json_array_foreach(d, i, v)
+		if (strcmp(json_string_value(json_object_get(v, "syscall")),
+		    name) == 0 && strcmp(json_string_value(json_object_get(v,
+		    "action")), action) == 0) {
+			json_object_set_new(v, "count", json_integer(
+			    json_integer_value(json_object_get(v, "count")) + 1));
+			free(sname);
+			return;
+		}
+	if (json_array_size(d) < AUDIT_MAXKINDS)
+		json_array_append_new(d, json_pack("{s:s, s:s, s:i, s:b}",
+		    "syscall", name, "action", action, "count", 1,
+		    "validation", a->vuid == uid));
+	free(sname);
+}
+
+/* One kernel log record per read(2). */
+static void
+audit_read(int fd, short event, void *arg)
+{
+	char		 buf[8192], *p;
+	ssize_t		 n;
+	unsigned long	 uid, code;
+	int		 nr;
+
+	for (;;) {
+		if ((n = read(fd, buf, sizeof(buf) - 1)) == -1) {
+			if (errno == EPIPE)
+				continue;	/* overwritten: lost some */
+			return;			/* EAGAIN */
+		}
+		if (n == 0)
+			return;
+		buf[n] = '\0';
+		if (strstr(buf, "type=1326") == NULL)
+			continue;
+		if ((p = strstr(buf, " uid=")) == NULL ||
+		    sscanf(p, " uid=%lu", &uid) != 1 ||
+		    (p = strstr(buf, " syscall=")) == NULL ||
+		    sscanf(p, " syscall=%d", &nr) != 1 ||
+		    (p = strstr(buf, " code=")) == NULL ||
+		    sscanf(p, " code=%lx", &code) != 1)
+			continue;
+		if (uid >= env->conf->attempt_uid_lo &&
+		    uid <= env->conf->attempt_uid_hi)
+			audit_note((uid_t)uid, nr, code);
+	}
+}
+
+/* From now on only: what the kernel logged before is not ours. */
+void
+audit_init(void)
+{
+	if ((kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK |
+	    O_CLOEXEC)) == -1) {
+		log_warn("audit: /dev/kmsg (seccomp denials not recorded)");
+		return;
+	}
+	if (lseek(kmsg_fd, 0, SEEK_END) == -1) {
+		log_warn("audit: /dev/kmsg");
+		close(kmsg_fd);
+		kmsg_fd = -1;
+		return;
+	}
+	event_set(&ev_kmsg, kmsg_fd, EV_READ | EV_PERSIST, audit_read, NULL);
+	event_add(&ev_kmsg, NULL);
+}
+
+/* Before a run's receipt: take in whatever the kernel has logged. */
+void
+audit_flush(void)
+{
+	if (kmsg_fd != -1)
+		audit_read(kmsg_fd, EV_READ, NULL);
+}
