@@ -1,5 +1,7 @@
 #!/bin/sh
 # make bench: the spawn benchmark (bench/spawn.c).  Needs root.
 # O: the build directory.  ROUNDS: launches of each kind (default 50).
+# POOL: namespaces kept ready, as factoryd keeps them (default 2; 0: no
+# pool, every clone makes its own).
 : "${O:?O must name the build directory}"
-exec "$O/bench/spawn" -n "${ROUNDS:-50}"
+exec "$O/bench/spawn" -n "${ROUNDS:-50}" -p "${POOL:-2}"

@@ -3,11 +3,26 @@
  * bubblewrap, unshare(1) and a plain fork+exec, all running /bin/true.
  * Each launcher runs its rounds in one block (see main for why).
  *
- *	spawn [-n rounds] [-u uid]
+ *	spawn [-n rounds] [-p pool] [-u uid]
  *
- * factory's figure is the whole life of a sandbox: cgroups created
- * with limits, namespaces, mounts, Landlock, seccomp, uid change,
- * fd and environment scrubbing, execve, wait, usage read, destroy.
+ * Two figures per launcher:
+ *
+ * launch	from the call until the program's execve(2) succeeded
+ *		(sandbox_spawn returning; for fork+exec, EOF on a
+ *		close-on-exec pipe).  bwrap and unshare(1) do not say
+ *		when their child execs: "-".
+ * cycle	the whole life, as the daemon lives it.  For factory:
+ *		sandbox_spawn (cgroups created with limits, namespaces,
+ *		mounts, Landlock, seccomp, uid change, fd and environment
+ *		scrubbing, execve), then the refill of the namespace pool
+ *		that factoryd does right after a spawn (while the agent
+ *		runs), wait, usage read, destroy (cgroups checked empty
+ *		and removed).  For the others: fork, exec, wait.
+ *
+ * Nothing a round causes is left out of its cycle: the namespaces a
+ * launch takes from the pool are made again inside the same cycle.
+ * -p 0 runs without the pool (every clone makes its own).  The ratios
+ * compare cycles, the only figure every launcher has.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -44,6 +59,9 @@ static char *const true_argv[] = { "/bin/true", NULL };
 static char *const env[] = { "HOME=/tmp", "PATH=/usr/bin:/bin", NULL };
 static char *const hide[] = { "/root", "/home", "/etc/factory", NULL };
 
+static int	 pool = SANDBOX_POOL;
+static double	 refill;		/* of the last factory round */
+
 static double
 now_ms(void)
 {
@@ -53,31 +71,43 @@ now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void
-run_exec(char *const argv[])
+/* fork, exec, wait; the launch ends at EOF of a close-on-exec pipe. */
+static double
+run_exec(char *const argv[], double start)
 {
+	double	 launch;
 	pid_t	 pid;
-	int	 st;
+	char	 c;
+	int	 st, p[2];
 
+	if (pipe2(p, O_CLOEXEC) == -1)
+		err(1, "pipe");
 	if ((pid = fork()) == -1)
 		err(1, "fork");
 	if (pid == 0) {
 		execv(argv[0], argv);
 		_exit(127);
 	}
+	close(p[1]);
+	if (read(p[0], &c, 1) != 0)
+		errx(1, "%s: exec failed", argv[0]);
+	launch = now_ms() - start;
+	close(p[0]);
 	if (waitpid(pid, &st, 0) == -1)
 		err(1, "waitpid");
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		errx(1, "%s failed (status %#x)", argv[0], st);
+	return launch;
 }
 
-static void
-run_factory(const char *tree, uid_t uid, int round, int logfd)
+static double
+run_factory(const char *tree, uid_t uid, int round, int logfd, double start)
 {
 	struct sandbox_spec	 spec;
 	struct sandbox		 sb;
 	struct sandbox_usage	 u;
 	char			 id[64], msg[512];
+	double			 launch;
 	int			 st;
 
 	memset(&spec, 0, sizeof(spec));
@@ -97,6 +127,12 @@ run_factory(const char *tree, uid_t uid, int round, int logfd)
 	spec.nofile = 1024;
 	if (sandbox_spawn(&spec, &sb, msg, sizeof(msg)) == -1)
 		errx(1, "sandbox_spawn: %s", msg);
+	launch = now_ms() - start;
+	/* What factoryd does next, while the agent runs. */
+	refill = now_ms();
+	if (pool > 0 && sandbox_pool_fill(pool) != pool)
+		errx(1, "the namespace pool could not be refilled");
+	refill = now_ms() - refill;
 	if (waitpid(sb.pid, &st, 0) == -1)
 		err(1, "waitpid");
 	st = sandbox_exitstatus(&sb, st);
@@ -105,6 +141,7 @@ run_factory(const char *tree, uid_t uid, int round, int logfd)
 	(void)sandbox_usage(&sb, &u);
 	if (sandbox_destroy(&sb, msg, sizeof(msg)) == -1)
 		errx(1, "sandbox_destroy: %s", msg);
+	return launch;
 }
 
 static int
@@ -123,32 +160,61 @@ pct(double *v, int n, int p)
 	return v[i < 0 ? 0 : i];
 }
 
+static double
+median(double *v, int n)
+{
+	qsort(v, n, sizeof(double), cmp);
+	return pct(v, n, 50);
+}
+
 int
 main(int argc, char *argv[])
 {
-	double	*t[L_MAX], med[L_MAX], s;
+	double	*t[L_MAX], *la[L_MAX], *rf, med[L_MAX], lmed, s, l1;
 	char	 tree[] = "/var/tmp/factory-bench.XXXXXX", msg[1024];
 	int	 n = 50, ch, i, l, logfd, have[L_MAX];
 	uid_t	 uid = 63990;
 
-	while ((ch = getopt(argc, argv, "n:u:")) != -1) {
+	while ((ch = getopt(argc, argv, "n:p:u:")) != -1) {
 		switch (ch) {
 		case 'n':
 			n = atoi(optarg);
+			break;
+		case 'p':
+			pool = atoi(optarg);
 			break;
 		case 'u':
 			uid = (uid_t)atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: spawn [-n rounds] [-u uid]\n");
+			fprintf(stderr, "usage: spawn [-n rounds] [-p pool] "
+			    "[-u uid]\n");
 			return 1;
 		}
 	}
-	if (n < 1)
-		errx(1, "bad -n");
+	if (n < 1 || pool < 0 || pool > SANDBOX_POOLMAX)
+		errx(1, "bad -n or -p");
 	if (sandbox_probe(msg, sizeof(msg)) == -1)
 		errx(1, "sandbox_probe: %s", msg);
 	printf("probe: %s\n", msg);
+	/* The probe filled the pool to SANDBOX_POOL; -p says otherwise. */
+	while (pool < sandbox_pool_fill(0)) {
+		struct sandbox_spec	 spec;
+		struct sandbox		 sb;
+		char			*argv0[] = { "/nonexistent", NULL };
+
+		/* Drain it through failed spawns, the only way out. */
+		memset(&spec, 0, sizeof(spec));
+		spec.id = "bench-drain";
+		spec.uid = spec.gid = uid;
+		spec.tree = "/var/tmp";
+		spec.argv = argv0;
+		spec.env = env;
+		spec.logfd = 2;
+		if (sandbox_spawn(&spec, &sb, msg, sizeof(msg)) == 0)
+			errx(1, "draining the pool: a spawn succeeded");
+	}
+	(void)sandbox_pool_fill(pool);
 	if (mkdtemp(tree) == NULL || chown(tree, uid, uid) == -1)
 		err(1, "%s", tree);
 	if ((logfd = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1)
@@ -157,8 +223,11 @@ main(int argc, char *argv[])
 	have[L_BWRAP] = access(bwrap_argv[0], X_OK) == 0;
 	have[L_UNSHARE] = access(unshare_argv[0], X_OK) == 0;
 	for (l = 0; l < L_MAX; l++)
-		if ((t[l] = calloc(n, sizeof(double))) == NULL)
+		if ((t[l] = calloc(n, sizeof(double))) == NULL ||
+		    (la[l] = calloc(n, sizeof(double))) == NULL)
 			err(1, NULL);
+	if ((rf = calloc(n, sizeof(double))) == NULL)
+		err(1, NULL);
 
 	/*
 	 * One launcher at a time, a warm-up run first and a pause after:
@@ -173,46 +242,61 @@ main(int argc, char *argv[])
 			s = now_ms();
 			switch (l) {
 			case L_FACTORY:
-				run_factory(tree, uid, i + 1, logfd);
+				l1 = run_factory(tree, uid, i + 1, logfd, s);
 				break;
 			case L_BWRAP:
-				run_exec(bwrap_argv);
+				(void)run_exec(bwrap_argv, s);
+				l1 = -1;
 				break;
 			case L_UNSHARE:
-				run_exec(unshare_argv);
+				(void)run_exec(unshare_argv, s);
+				l1 = -1;
 				break;
 			default:
-				run_exec(true_argv);
+				l1 = run_exec(true_argv, s);
 				break;
 			}
-			if (i >= 0)
+			if (i >= 0) {
 				t[l][i] = now_ms() - s;
+				la[l][i] = l1;
+				if (l == L_FACTORY)
+					rf[i] = refill;
+			}
 		}
 		usleep(300 * 1000);
 	}
 	rmdir(tree);
 
-	printf("%d runs each of /bin/true\n", n);
-	printf("%-22s %9s %9s %9s %11s %11s\n", "launcher", "median", "p90",
-	    "max", "/bwrap", "/fork+exec");
+	printf("%d runs each of /bin/true; namespace pool %d%s\n", n, pool,
+	    pool == 0 ? " (off)" : ", refilled inside each factory cycle");
+	printf("%-22s %9s %9s %9s %9s %9s %9s\n", "launcher", "launch",
+	    "cycle", "p90", "max", "/bwrap", "/fork+ex");
 	for (l = 0; l < L_MAX; l++) {
 		if (!have[l])
 			continue;
-		qsort(t[l], n, sizeof(double), cmp);
-		med[l] = pct(t[l], n, 50);
+		med[l] = median(t[l], n);
 	}
 	for (l = 0; l < L_MAX; l++) {
 		if (!have[l]) {
 			printf("%-22s (not installed)\n", lname[l]);
 			continue;
 		}
-		printf("%-22s %7.2fms %7.2fms %7.2fms ", lname[l], med[l],
-		    pct(t[l], n, 90), t[l][n - 1]);
-		if (have[L_BWRAP])
-			printf("%10.2fx ", med[l] / med[L_BWRAP]);
+		lmed = median(la[l], n);
+		printf("%-22s ", lname[l]);
+		if (lmed >= 0)
+			printf("%7.2fms ", lmed);
 		else
-			printf("%11s ", "-");
-		printf("%10.2fx\n", med[l] / med[L_PLAIN]);
+			printf("%9s ", "-");
+		printf("%7.2fms %7.2fms %7.2fms ", med[l], pct(t[l], n, 90),
+		    t[l][n - 1]);
+		if (have[L_BWRAP])
+			printf("%8.2fx ", med[l] / med[L_BWRAP]);
+		else
+			printf("%9s ", "-");
+		printf("%8.2fx\n", med[l] / med[L_PLAIN]);
 	}
+	printf("medians; the ratios are of the cycles.  factory's cycle "
+	    "includes the pool refill: %.2fms\n", pool > 0 ? median(rf, n) :
+	    0.0);
 	return 0;
 }

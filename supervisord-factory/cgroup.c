@@ -55,6 +55,7 @@ struct cgmounts {
 	char			 cpuacct[CG_MNTMAX];
 	char			 unified[CG_MNTMAX];
 	char			 why[128];	/* why CGMODE_NONE */
+	int			 memsw;		/* 0 unknown, 1 yes, -1 no */
 };
 
 static struct cgmounts	cgm;
@@ -311,7 +312,12 @@ sandbox_cgroup_paths(const char *id, struct sandbox *sb)
 	 * it would cost a mkdir and an rmdir per attempt for nothing.
 	 */
 	sb->cg_cpu = sb->mode == CGMODE_V2 ? cg_slot(sb, cgm.cpu, id) : -1;
-	sb->cg_cpuacct = cg_slot(sb, cgm.cpuacct, id);
+	/*
+	 * Nor a cpuacct one when there is a cgroup2 tree: even without
+	 * controllers its cpu.stat counts every process's CPU time.
+	 */
+	sb->cg_cpuacct = sb->mode == CGMODE_V2 || cgm.unified[0] == '\0' ?
+	    cg_slot(sb, cgm.cpuacct, id) : -1;
 	sb->cg_kill = cg_slot(sb, cgm.unified, id);
 	if (sb->cg_memory < 0 || sb->cg_pids < 0 || sb->cg_cpu == -2 ||
 	    sb->cg_cpuacct == -2 || sb->cg_kill == -2)
@@ -382,42 +388,63 @@ cg_limits(struct sandbox *sb, const struct sandbox_spec *spec, char *err,
 	if (cg_limit(mem, "memory.limit_in_bytes", spec->memory, err,
 	    errlen) == -1)
 		return -1;
-	snprintf(path, sizeof(path), "%s/memory.memsw.limit_in_bytes", mem);
-	if (spec->memory != 0 && access(path, F_OK) == 0 &&
+	/* Without swap accounting there is no memsw file: looked up once. */
+	if (cgm.memsw == 0) {
+		snprintf(path, sizeof(path), "%s/memory.memsw.limit_in_bytes",
+		    mem);
+		cgm.memsw = access(path, F_OK) == 0 ? 1 : -1;
+	}
+	if (spec->memory != 0 && cgm.memsw == 1 &&
 	    cg_limit(mem, "memory.memsw.limit_in_bytes", spec->memory, err,
 	    errlen) == -1)
 		return -1;
 	return cg_limit(pids, "pids.max", spec->pids, err, errlen);
 }
 
+/*
+ * factory/ and factory/<instance>/ above a new cgroup: made once, and
+ * again only when a mkdir of an attempt's cgroup says they are gone.
+ */
+static int
+cg_mkparents(const char *path, char *err, size_t errlen)
+{
+	char	 parent[PATH_MAX], *p;
+
+	strlcpy(parent, path, sizeof(parent));
+	if ((p = strrchr(parent, '/')) != NULL)
+		*p = '\0';
+	/* factory/ first, then factory/<instance>/. */
+	if ((p = strrchr(parent, '/')) != NULL) {
+		*p = '\0';
+		if (mkdir(parent, 0755) == -1 && errno != EEXIST) {
+			snprintf(err, errlen, "mkdir %s: %s", parent,
+			    strerror(errno));
+			return -1;
+		}
+		*p = '/';
+	}
+	if (mkdir(parent, 0755) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "mkdir %s: %s", parent, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int
 cgroup_create(struct sandbox *sb, const struct sandbox_spec *spec,
     char *err, size_t errlen)
 {
-	char	 parent[PATH_MAX], *p;
-	int	 i, made;
+	int	 i, made, rc;
 
 	for (made = 0; made < sb->ncgroups; made++) {
-		strlcpy(parent, sb->cgroups[made], sizeof(parent));
-		if ((p = strrchr(parent, '/')) != NULL)
-			*p = '\0';
-		/* factory/ first, then factory/<instance>/. */
-		if ((p = strrchr(parent, '/')) != NULL) {
-			*p = '\0';
-			if (mkdir(parent, 0755) == -1 && errno != EEXIST) {
-				snprintf(err, errlen, "mkdir %s: %s", parent,
-				    strerror(errno));
-				goto fail;
-			}
-			*p = '/';
-		}
-		if (mkdir(parent, 0755) == -1 && errno != EEXIST) {
-			snprintf(err, errlen, "mkdir %s: %s", parent,
-			    strerror(errno));
-			goto fail;
-		}
 		/* An existing one is not ours to reuse: ids are unique. */
-		if (mkdir(sb->cgroups[made], 0755) == -1) {
+		if ((rc = mkdir(sb->cgroups[made], 0755)) == -1 &&
+		    errno == ENOENT) {
+			if (cg_mkparents(sb->cgroups[made], err, errlen) == -1)
+				goto fail;
+			rc = mkdir(sb->cgroups[made], 0755);
+		}
+		if (rc == -1) {
 			snprintf(err, errlen, "mkdir %s: %s",
 			    sb->cgroups[made], strerror(errno));
 			goto fail;
@@ -516,6 +543,10 @@ sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)
 		    sizeof(buf)) == 0)
 			u->cpu_ms = (strtoull(buf, NULL, 10) + 999999) /
 			    1000000;
+		else if (sb->cg_cpuacct < 0 && sb->cg_kill >= 0 &&
+		    cg_keyval(sb->cgroups[sb->cg_kill], "cpu.stat",
+		    "usage_usec", &v) == 0)
+			u->cpu_ms = (v + 999) / 1000;
 		else
 			ret = -1;
 		if (cg_readfile(sb->cgroups[sb->cg_memory],
@@ -582,6 +613,13 @@ sandbox_destroy(struct sandbox *sb, char *err, size_t errlen)
 			close(sb->lfd[i]);
 	sb->nlfd = 0;
 	for (i = sb->ncgroups - 1; i >= 0; i--) {
+		/*
+		 * rmdir(2) itself refuses a cgroup that holds a process
+		 * (EBUSY): the emptiness check and the removal are one
+		 * step.  Only a refusal is looked into, and retried.
+		 */
+		if (rmdir(sb->cgroups[i]) == 0 || errno == ENOENT)
+			continue;
 		for (tries = 0; tries < 250; tries++) {
 			if ((pop = cg_populated(sb, i, what,
 			    sizeof(what))) == 0) {
@@ -619,8 +657,10 @@ cgroup_probe(char *err, size_t errlen, int *nokill)
 	*nokill = 0;
 	if (cgroup_mode(err, errlen) == CGMODE_NONE)
 		return -1;
-	if (cgm.mode == CGMODE_HYBRID && cgm.cpuacct[0] == '\0') {
-		snprintf(err, errlen, "cgroup: no cpuacct controller");
+	if (cgm.mode == CGMODE_HYBRID && cgm.cpuacct[0] == '\0' &&
+	    cgm.unified[0] == '\0') {
+		snprintf(err, errlen, "cgroup: no cpuacct controller and no "
+		    "cgroup2 cpu.stat");
 		return -1;
 	}
 	if (cgm.unified[0] == '\0') {
@@ -642,9 +682,10 @@ cgroup_probe(char *err, size_t errlen, int *nokill)
 	}
 	if (cgm.mode == CGMODE_V2 && cg_v2_delegate(err, errlen) == -1)
 		return -1;
-	snprintf(err, errlen, "cgroup %s: memory %s, pids %s, cpuacct %s, "
+	snprintf(err, errlen, "cgroup %s: memory %s, pids %s, cpu time %s, "
 	    "kill %s", cgm.mode == CGMODE_V2 ? "v2" : "hybrid", cgm.memory,
-	    cgm.pids, cgm.cpuacct[0] != '\0' ? cgm.cpuacct : "-",
+	    cgm.pids, cgm.mode == CGMODE_V2 || cgm.unified[0] == '\0' ?
+	    cgm.cpuacct : cgm.unified,
 	    cgm.unified[0] != '\0' && !*nokill ? cgm.unified : "-");
 	return 0;
 }

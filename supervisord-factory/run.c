@@ -237,6 +237,8 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 	envp = NULL;
 	r->active = 1;
 	runs[i] = r;
+	/* The next sandbox's namespaces, made while this agent runs. */
+	(void)sandbox_pool_fill(SANDBOX_POOL);
 
 	event_set(&r->logev, r->logpipe, EV_READ | EV_PERSIST, run_log_cb, r);
 	event_add(&r->logev, NULL);

@@ -5,19 +5,26 @@
  *
  * Three processes take part in one spawn:
  *
- *   parent	creates the cgroups, clones pid 1 into new mount, pid,
- *		net, ipc and uts namespaces, and reads a close-on-exec
- *		pipe: EOF when the agent's execve succeeded, else the
- *		reason pid 1 or the agent failed.
- *   pid 1	joins the cgroups, enters a cgroup namespace, builds the
- *		mount view, forks the agent and reaps; when the agent
+ *   parent	clones pid 1 into new mount, pid and uts namespaces and
+ *		a fresh network and IPC namespace (from the pool, see
+ *		below); while pid 1 builds its mount view, creates the
+ *		cgroups, moves pid 1 into them and says "G"; then reads
+ *		a close-on-exec pipe: EOF when the agent's execve
+ *		succeeded, else the reason pid 1 or the agent failed.
+ *   pid 1	enters the pooled namespaces, builds the mount view,
+ *		waits for "G" (it is in the cgroups now), enters a cgroup
+ *		namespace, forks the agent and reaps; when the agent
  *		exits it sends "S<wait status>" and exits, which kills
  *		what is left in the namespace.
  *   agent	rlimits, Landlock, uid, capabilities, seccomp, fds,
  *		execve.
  *
- * Work that does not depend on the attempt is done once per parent:
- * the seccomp program is compiled to BPF at the first probe or spawn.
+ * Work that does not depend on the attempt is done once per parent,
+ * or ahead of the spawn: the seccomp program is compiled to BPF at the
+ * first probe or spawn, and network and IPC namespaces are made ahead
+ * (sandbox_pool_fill), each handed to exactly one sandbox.  The cgroup
+ * set-up runs on the parent's side beside pid 1's mounts; no process
+ * of the agent exists before pid 1 is in the cgroups.
  */
 #include <sys/types.h>
 #include <sys/mman.h>
@@ -65,8 +72,8 @@
 #define SBX_MAXSOCKS	512	/* host unix sockets masked, at most */
 #define SBX_SETUP_MS	30000	/* a spawn that takes longer is broken */
 #define SBX_HOSTS	"/run/factory-hosts"	/* then bound on /etc/hosts */
-#define SBX_NSFLAGS	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | \
-			 CLONE_NEWIPC | CLONE_NEWUTS)
+#define SBX_NSFLAGS	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS)
+#define SBX_POOLNS	(CLONE_NEWNET | CLONE_NEWIPC)	/* or pooled */
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC	(1U << 2)
@@ -83,8 +90,9 @@ struct sbx_plan {
 	int		  nhide;
 	char		 (*socks)[PATH_MAX];	/* the host's unix sockets */
 	int		  nsocks;
-	int		  procfds[SANDBOX_MAXCG];
-	int		  nprocfds;
+	int		  ncgroups;		/* pid 1 joins as many */
+	int		  netfd;		/* pooled namespaces, or -1 */
+	int		  ipcfd;
 	int		  sock;			/* pid 1's end: 'S' status */
 	int		  errfd;		/* close-on-exec: setup errors */
 };
@@ -94,7 +102,16 @@ static const char *const sbx_exec_default[] = {
 	"/usr/local/bin", "/usr/lib", "/lib", "/lib64", NULL
 };
 
-/* Device nodes the agent gets, bound from the host's /dev. */
+/*
+ * The same, resolved and without duplicates once per parent (with a
+ * merged /usr, /bin and /usr/bin are one directory): one Landlock rule
+ * each.  NULL until then, or if it could not be done.
+ */
+static const char	*sbx_exec_dirs[sizeof(sbx_exec_default) /
+			    sizeof(sbx_exec_default[0])];
+static int		 sbx_exec_done;
+
+/* Device nodes the agent gets: the host's numbers and modes. */
 static const char *const sbx_devices[] = {
 	"null", "zero", "full", "random", "urandom", "tty", NULL
 };
@@ -275,6 +292,33 @@ static const struct sock_fprog sbx_persona = {
 	sbx_persona_insns
 };
 
+static void
+sbx_exec_resolve(void)
+{
+	char	 path[PATH_MAX];
+	int	 i, j, n = 0;
+
+	if (sbx_exec_done)
+		return;
+	sbx_exec_done = 1;
+	for (i = 0; sbx_exec_default[i] != NULL; i++) {
+		if (realpath(sbx_exec_default[i], path) == NULL)
+			continue;	/* not on this host */
+		for (j = 0; j < n; j++)
+			if (strcmp(sbx_exec_dirs[j], path) == 0)
+				break;
+		if (j < n)
+			continue;
+		if ((sbx_exec_dirs[n] = strdup(path)) == NULL) {
+			while (n > 0)
+				free((char *)sbx_exec_dirs[--n]);
+			sbx_exec_dirs[0] = NULL;	/* the list as given */
+			return;
+		}
+		n++;
+	}
+}
+
 /*
  * Compile once and keep the BPF: a spawn then only calls seccomp(2).
  * libseccomp 2.5 exports only to an fd, hence the memfd.  Only the
@@ -296,9 +340,16 @@ sbx_seccomp_build(char *err, size_t errlen)
 		snprintf(err, errlen, "seccomp: seccomp_init failed");
 		return -1;
 	}
+	/*
+	 * Optimize 2 sorts the syscall numbers into a binary tree: an
+	 * allowed call walks a few compares instead of the whole list,
+	 * and loading the filter costs half (the kernel runs it once for
+	 * every syscall number, to cache the ones always allowed).
+	 */
 	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
 	    SCMP_ACT_KILL_PROCESS)) < 0 || (rc = seccomp_attr_set(ctx,
-	    SCMP_FLTATR_CTL_NNP, 0)) < 0) {
+	    SCMP_FLTATR_CTL_NNP, 0)) < 0 || (rc = seccomp_attr_set(ctx,
+	    SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0) {
 		snprintf(err, errlen, "seccomp: attributes: %s",
 		    strerror(-rc));
 		goto fail;
@@ -475,9 +526,10 @@ sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 	    "(kernel 5.14): a cancel kills pid 1 and sweeps cgroup.procs",
 	    err, errlen) == -1)
 		return -1;
-	snprintf(err, errlen, "namespaces mnt pid net ipc uts cgroup; "
-	    "landlock abi %d; seccomp denylist %u insns; %s; downgraded: %s",
-	    abi, sbx_prog.len, cg, sandbox_downgrade_text());
+	snprintf(err, errlen, "namespaces mnt pid net ipc uts cgroup "
+	    "(net+ipc pool %d); landlock abi %d; seccomp denylist %u insns; "
+	    "%s; downgraded: %s", sandbox_pool_fill(SANDBOX_POOL), abi,
+	    sbx_prog.len, cg, sandbox_downgrade_text());
 	return 0;
 }
 
@@ -507,6 +559,83 @@ sandbox_downgrade_text(void)
 			strlcat(buf, conf_downgrade_names[i], sizeof(buf));
 		}
 	return buf[0] != '\0' ? buf : "none";
+}
+
+/*
+ * The namespace pool.  A new network namespace is the dearest part of
+ * a spawn (about a third of a millisecond here, the kernel setting up
+ * every per-namespace subsystem), and an IPC one costs a little too.
+ * So they are made ahead, off the spawn's path, and held only as fds
+ * by the parent: a throwaway child is cloned into new ones, opens them
+ * through /proc into the fd table it shares with the parent, and
+ * exits.  Nothing ever runs in a pooled namespace before the sandbox
+ * it is given to; each is given once (its fd is closed as pid 1 is
+ * cloned) and dies with that sandbox.  An empty pool costs nothing
+ * but speed: the clone then makes them as it always did.
+ */
+struct sbx_nsfds {
+	int	 net;
+	int	 ipc;
+};
+
+static struct sbx_nsfds	 sbx_pool[SANDBOX_POOLMAX];
+static int		 sbx_npool;
+
+static int
+sbx_pool_child(void *arg)
+{
+	struct sbx_nsfds	*ns = arg;
+
+	ns->net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	ns->ipc = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
+	_exit(0);
+}
+
+/*
+ * CLONE_VM and CLONE_VFORK as posix_spawn does: nothing is copied, and
+ * the parent sleeps until the child has exited.  No exit signal: the
+ * daemon's SIGCHLD reaper never sees it; it is reaped here.
+ */
+static int
+sbx_pool_make(struct sbx_nsfds *ns)
+{
+	char	 stack[16384] __attribute__((aligned(16)));
+	pid_t	 pid;
+	int	 st;
+
+	ns->net = ns->ipc = -1;
+	pid = clone(sbx_pool_child, stack + sizeof(stack), CLONE_VM |
+	    CLONE_VFORK | CLONE_FILES | SBX_POOLNS, ns);
+	if (pid == -1)
+		return -1;
+	while (waitpid(pid, &st, __WCLONE) == -1 && errno == EINTR)
+		;
+	if (ns->net != -1 && ns->ipc != -1)
+		return 0;
+	if (ns->net != -1)
+		close(ns->net);
+	if (ns->ipc != -1)
+		close(ns->ipc);
+	return -1;
+}
+
+int
+sandbox_pool_fill(int want)
+{
+	if (want > SANDBOX_POOLMAX)
+		want = SANDBOX_POOLMAX;
+	while (sbx_npool < want && sbx_pool_make(&sbx_pool[sbx_npool]) == 0)
+		sbx_npool++;
+	return sbx_npool;
+}
+
+static int
+sbx_pool_take(struct sbx_nsfds *ns)
+{
+	if (sbx_npool == 0)
+		return 0;
+	*ns = sbx_pool[--sbx_npool];
+	return 1;
 }
 
 /* mkdir -p of rel below the directory base, inside a fresh tmpfs. */
@@ -570,44 +699,47 @@ sbx_cover(struct sbx_plan *pl, const char *dir, unsigned long flags,
 }
 
 /*
- * Detached copies of the host's device nodes, taken before the view
- * goes nodev and before /dev is covered.
+ * The host's device numbers and modes, read before /dev is covered.
+ * Pid 1 is root in the first user namespace: it makes the nodes
+ * itself (mknod), which is far cheaper than a bind mount for each and
+ * leaves fewer mounts to tear down.
  */
 static void
-sbx_dev_clone(struct sbx_plan *pl, int *fds)
+sbx_dev_stat(struct sbx_plan *pl, struct stat *st)
 {
 	char	 path[64];
 	int	 i;
 
 	for (i = 0; sbx_devices[i] != NULL; i++) {
 		snprintf(path, sizeof(path), "/dev/%s", sbx_devices[i]);
-		fds[i] = (int)syscall(SYS_open_tree, AT_FDCWD, path,
-		    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-		if (fds[i] == -1 && errno != ENOENT)
-			sbx_fail(pl->errfd, "open_tree %s:", path);
+		if (stat(path, &st[i]) == -1) {
+			if (errno != ENOENT)
+				sbx_fail(pl->errfd, "stat %s:", path);
+			st[i].st_mode = 0;	/* the host has none */
+		} else if (!S_ISCHR(st[i].st_mode))
+			sbx_fail(pl->errfd, "%s: not a character device",
+			    path);
 	}
 }
 
 static void
-sbx_dev(struct sbx_plan *pl, int *fds)
+sbx_dev(struct sbx_plan *pl, const struct stat *st)
 {
-	int	 i, fd;
 	char	 path[64];
+	mode_t	 um;
+	int	 i;
 
 	sbx_cover(pl, "/dev", MS_NOSUID | MS_NOEXEC, "size=64k,mode=755", 0);
+	um = umask(0);		/* the host's modes, exactly */
 	for (i = 0; sbx_devices[i] != NULL; i++) {
-		if (fds[i] == -1)
+		if (st[i].st_mode == 0)
 			continue;
 		snprintf(path, sizeof(path), "/dev/%s", sbx_devices[i]);
-		if ((fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0666)) ==
-		    -1)
-			sbx_fail(pl->errfd, "create %s:", path);
-		close(fd);
-		if (syscall(SYS_move_mount, fds[i], "", AT_FDCWD, path,
-		    MOVE_MOUNT_F_EMPTY_PATH) == -1)
-			sbx_fail(pl->errfd, "move_mount %s:", path);
-		close(fds[i]);
+		if (mknod(path, S_IFCHR | (st[i].st_mode & 0777),
+		    st[i].st_rdev) == -1)
+			sbx_fail(pl->errfd, "mknod %s:", path);
 	}
+	umask(um);
 	if (symlink("/proc/self/fd", "/dev/fd") == -1 ||
 	    symlink("/proc/self/fd/0", "/dev/stdin") == -1 ||
 	    symlink("/proc/self/fd/1", "/dev/stdout") == -1 ||
@@ -741,7 +873,9 @@ sbx_mounts(struct sbx_plan *pl)
 	struct mount_attr	 rw = { .attr_set = MOUNT_ATTR_NOSUID |
 				     MOUNT_ATTR_NODEV,
 				     .attr_clr = MOUNT_ATTR_RDONLY };
-	int			 treefd, devfds[8];
+	struct stat		 devst[sizeof(sbx_devices) /
+				     sizeof(sbx_devices[0])];
+	int			 treefd;
 
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		sbx_fail(pl->errfd, "make / private:");
@@ -752,7 +886,7 @@ sbx_mounts(struct sbx_plan *pl)
 	if (syscall(SYS_mount_setattr, treefd, "", AT_EMPTY_PATH |
 	    AT_RECURSIVE, &rw, sizeof(rw)) == -1)
 		sbx_fail(pl->errfd, "mount_setattr %s:", pl->tree);
-	sbx_dev_clone(pl, devfds);
+	sbx_dev_stat(pl, devst);
 	if (syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &ro,
 	    sizeof(ro)) == -1)
 		sbx_fail(pl->errfd, "mount_setattr / read-only:");
@@ -762,7 +896,7 @@ sbx_mounts(struct sbx_plan *pl)
 	sbx_run(pl);
 	if (pl->spec->hosts != NULL)
 		sbx_hosts_bind(pl);
-	sbx_dev(pl, devfds);
+	sbx_dev(pl, devst);
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    "hidepid=invisible") == -1)
 		sbx_fail(pl->errfd, "mount /proc:");
@@ -843,7 +977,8 @@ sbx_landlock(const struct sandbox_spec *spec, const char *tree,
 			sbx_fail(fd, "landlock rule %s:", path);
 	}
 	ex = spec->exec_allow != NULL ?
-	    (const char *const *)spec->exec_allow : sbx_exec_default;
+	    (const char *const *)spec->exec_allow : sbx_exec_dirs[0] != NULL ?
+	    sbx_exec_dirs : sbx_exec_default;
 	for (i = 0; ex[i] != NULL; i++)
 		if (landlock_allow_path(ll, ex[i], LL_FS_READ | LL_FS_EXEC) ==
 		    -1 && errno != ENOENT)
@@ -1110,9 +1245,12 @@ sbx_lo_addr(struct sbx_plan *pl, const struct sockaddr_storage *ss)
 	}
 }
 
-/* The listening sockets go to the parent in one message, tagged 'L'. */
-static void
-sbx_sendfds(struct sbx_plan *pl, const int *fds, int n)
+/*
+ * One message between the parent and pid 1: a tag byte, and n fds
+ * (at most SANDBOX_MAXLISTEN) attached.  -1 with errno if not sent.
+ */
+static int
+sbx_sendtag(int sock, char tag, const int *fds, int n)
 {
 	union {
 		struct cmsghdr	 h;
@@ -1121,7 +1259,6 @@ sbx_sendfds(struct sbx_plan *pl, const int *fds, int n)
 	struct msghdr	 msg;
 	struct iovec	 iov;
 	struct cmsghdr	*c;
-	char		 tag = 'L';
 
 	memset(&msg, 0, sizeof(msg));
 	memset(&cm, 0, sizeof(cm));
@@ -1129,15 +1266,68 @@ sbx_sendfds(struct sbx_plan *pl, const int *fds, int n)
 	iov.iov_len = 1;
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
+	if (n > 0) {
+		msg.msg_control = cm.buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+	}
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == -1 ? -1 : 0;
+}
+
+/*
+ * The next message on sock: its tag in *tag and the fds attached (at
+ * most max; close-on-exec) in fds.  Returns how many fds came, or -1
+ * if no message did (EOF, an error, or nothing there with
+ * MSG_DONTWAIT) or it was cut short; fds that came are closed then.
+ */
+static int
+sbx_recvtag(int sock, int flags, char *tag, int *fds, int max)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int) * SANDBOX_MAXLISTEN)];
+	} cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+	ssize_t		 r;
+	int		 got = 0, n, i;
+
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = tag;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
 	msg.msg_control = cm.buf;
-	msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int) * n);
-	memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
-	if (sendmsg(pl->sock, &msg, MSG_NOSIGNAL) == -1)
-		sbx_fail(pl->errfd, "send egress listeners:");
+	msg.msg_controllen = sizeof(cm.buf);
+	while ((r = recvmsg(sock, &msg, flags | MSG_CMSG_CLOEXEC)) == -1 &&
+	    errno == EINTR)
+		;
+	for (c = r > 0 ? CMSG_FIRSTHDR(&msg) : NULL; c != NULL;
+	    c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			int	 fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			if (got < max)
+				fds[got++] = fd;
+			else
+				close(fd);
+		}
+	}
+	if (r != 1 || (msg.msg_flags & MSG_CTRUNC)) {
+		while (got > 0)
+			close(fds[--got]);
+		return -1;
+	}
+	return got;
 }
 
 /*
@@ -1169,9 +1359,36 @@ sbx_net(struct sbx_plan *pl)
 		if (listen(fds[i], 64) == -1)
 			sbx_fail(pl->errfd, "listen egress endpoint %d:", i);
 	}
-	sbx_sendfds(pl, fds, spec->nlisten);
+	/* In one message, tagged 'L'. */
+	if (sbx_sendtag(pl->sock, 'L', fds, spec->nlisten) == -1)
+		sbx_fail(pl->errfd, "send egress listeners:");
 	for (i = 0; i < spec->nlisten; i++)
 		close(fds[i]);
+}
+
+/*
+ * The parent creates the attempt's cgroups while pid 1 builds its view
+ * and sends "G" with their cgroup.procs files open for writing: pid 1
+ * joins every one before anything of the agent exists.  Anything else
+ * (EOF) means the parent gave up on this sandbox.
+ */
+static void
+sbx_await_cgroups(struct sbx_plan *pl)
+{
+	int	 fds[SANDBOX_MAXCG], n, i;
+	char	 tag = 0;
+
+	if ((n = sbx_recvtag(pl->sock, 0, &tag, fds, SANDBOX_MAXCG)) == -1 ||
+	    tag != 'G')
+		_exit(127);
+	if (n != pl->ncgroups)
+		sbx_fail(pl->errfd, "pid 1 got %d of %d cgroups", n,
+		    pl->ncgroups);
+	for (i = 0; i < n; i++) {
+		if (write(fds[i], "0", 1) != 1)
+			sbx_fail(pl->errfd, "join cgroup %d:", i);
+		close(fds[i]);
+	}
 }
 
 static __dead void
@@ -1179,25 +1396,24 @@ sbx_pid1(struct sbx_plan *pl)
 {
 	struct pollfd	 pfd = { pl->sock, POLLIN, 0 };
 	pid_t		 agent;
-	int		 i;
 
 	/* Die with the parent; if it died already, the socket says so. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
 		sbx_fail(pl->errfd, "pdeathsig:");
 	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)))
 		_exit(127);
-	for (i = 0; i < pl->nprocfds; i++) {
-		if (write(pl->procfds[i], "0", 1) != 1)
-			sbx_fail(pl->errfd, "join cgroup %d:", i);
-		close(pl->procfds[i]);
-	}
-	if (unshare(CLONE_NEWCGROUP) == -1)
-		sbx_fail(pl->errfd, "cgroup namespace:");
+	if (pl->netfd != -1 && (setns(pl->netfd, CLONE_NEWNET) == -1 ||
+	    setns(pl->ipcfd, CLONE_NEWIPC) == -1))
+		sbx_fail(pl->errfd, "enter the pooled namespaces:");
 	if (sethostname(pl->spec->id, strlen(pl->spec->id)) == -1)
 		sbx_fail(pl->errfd, "sethostname:");
 	if (pl->spec->nlisten > 0)
 		sbx_net(pl);
 	sbx_mounts(pl);
+	sbx_await_cgroups(pl);
+	/* Rooted at the attempt's cgroups: after the move, not before. */
+	if (unshare(CLONE_NEWCGROUP) == -1)
+		sbx_fail(pl->errfd, "cgroup namespace:");
 
 	/*
 	 * vfork: pid 1 has nothing to do until the agent's execve, and
@@ -1364,44 +1580,42 @@ sbx_await(int fd, char *err, size_t errlen)
 static int
 sbx_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
 {
-	union {
-		struct cmsghdr	 h;
-		char		 buf[CMSG_SPACE(sizeof(int) * SANDBOX_MAXLISTEN)];
-	} cm;
-	struct msghdr	 msg;
-	struct iovec	 iov;
-	struct cmsghdr	*c;
-	char		 tag;
-	ssize_t		 r;
-	int		 got = 0;
+	char	 tag = 0;
+	int	 got;
 
-	memset(&msg, 0, sizeof(msg));
-	iov.iov_base = &tag;
-	iov.iov_len = 1;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cm.buf;
-	msg.msg_controllen = sizeof(cm.buf);
-	while ((r = recvmsg(sb->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC)) ==
-	    -1 && errno == EINTR)
-		;
-	for (c = r > 0 ? CMSG_FIRSTHDR(&msg) : NULL; c != NULL;
-	    c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		got = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		if (got > SANDBOX_MAXLISTEN)
-			got = SANDBOX_MAXLISTEN;
-		memcpy(sb->lfd, CMSG_DATA(c), sizeof(int) * got);
+	got = sbx_recvtag(sb->fd, MSG_DONTWAIT, &tag, sb->lfd,
+	    SANDBOX_MAXLISTEN);
+	if (got >= 0)
 		sb->nlfd = got;
-	}
-	if (r != 1 || tag != 'L' || got != n ||
-	    (msg.msg_flags & MSG_CTRUNC)) {
+	if (got != n || tag != 'L') {
 		snprintf(err, errlen, "egress: pid 1 sent %d of %d listening "
-		    "sockets", got, n);
+		    "sockets", got < 0 ? 0 : got, n);
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The parent's half of the cgroups, done while pid 1 builds its view:
+ * create them with the limits and hand pid 1 their cgroup.procs.  (A
+ * process writing "0", itself, is much cheaper to move than one the
+ * parent names by pid: that takes a lock every fork must wait for.)
+ */
+static int
+sbx_cgroups(const struct sandbox_spec *spec, struct sandbox *sb, char *err,
+    size_t errlen)
+{
+	int	 fds[SANDBOX_MAXCG], i, rc;
+
+	if (cgroup_create(sb, spec, err, errlen) == -1 ||
+	    cgroup_open_procs(sb, fds, err, errlen) == -1)
+		return -1;
+	if ((rc = sbx_sendtag(sb->fd, 'G', fds, sb->ncgroups)) == -1)
+		snprintf(err, errlen, "send pid 1 its cgroups: %s",
+		    strerror(errno));
+	for (i = 0; i < sb->ncgroups; i++)
+		close(fds[i]);
+	return rc;
 }
 
 int
@@ -1409,12 +1623,14 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
     char *err, size_t errlen)
 {
 	struct sbx_plan	 pl;
+	struct sbx_nsfds ns;
 	char		 derr[256];
-	int		 sv[2], ep[2], i, st, rc;
+	int		 sv[2], ep[2], st, rc, pooled;
 	pid_t		 pid;
 
 	if (sbx_seccomp_build(err, errlen) == -1)
 		return -1;
+	sbx_exec_resolve();
 	if (sandbox_cgroup_paths(spec->id, sb) == -1) {
 		snprintf(err, errlen, "attempt id %s: bad, or no cgroups",
 		    spec->id ? spec->id : "(null)");
@@ -1426,30 +1642,34 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	sb->gid = spec->gid;
 	strlcpy(sb->tree, pl.tree, sizeof(sb->tree));
 	sb->nports = sbx_ports(spec, sb->ports);
-	if (cgroup_create(sb, spec, err, errlen) == -1)
-		goto fail_plan;
-	if (cgroup_open_procs(sb, pl.procfds, err, errlen) == -1)
-		goto fail_cg;
-	pl.nprocfds = sb->ncgroups;
+	pl.ncgroups = sb->ncgroups;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
 		snprintf(err, errlen, "socketpair: %s", strerror(errno));
-		goto fail_fds;
+		goto fail_plan;
 	}
 	if (pipe2(ep, O_CLOEXEC) == -1) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
-		goto fail_fds;
+		goto fail_plan;
 	}
 	pl.sock = sv[1];
 	pl.errfd = ep[1];
+	pooled = sbx_pool_take(&ns);
+	pl.netfd = pooled ? ns.net : -1;
+	pl.ipcfd = pooled ? ns.ipc : -1;
 	/* Like fork(2), with the namespaces: the child runs on a copy. */
-	pid = (pid_t)syscall(SYS_clone, SBX_NSFLAGS | SIGCHLD, NULL, NULL,
-	    NULL, 0);
+	pid = (pid_t)syscall(SYS_clone, SBX_NSFLAGS | (pooled ? 0 :
+	    SBX_POOLNS) | SIGCHLD, NULL, NULL, NULL, 0);
 	if (pid == 0) {
 		close(sv[0]);
 		close(ep[0]);
 		sbx_pid1(&pl);
+	}
+	/* Pid 1 holds the pooled namespaces now, and nobody else. */
+	if (pooled) {
+		close(ns.net);
+		close(ns.ipc);
 	}
 	close(sv[1]);
 	close(ep[1]);
@@ -1457,15 +1677,15 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 		snprintf(err, errlen, "clone: %s", strerror(errno));
 		close(sv[0]);
 		close(ep[0]);
-		goto fail_fds;
+		goto fail_plan;
 	}
-	for (i = 0; i < pl.nprocfds; i++)
-		close(pl.procfds[i]);
 	free(pl.hide);
 	free(pl.socks);
 	sb->pid = pid;
 	sb->fd = sv[0];
-	rc = sbx_await(ep[0], err, errlen);
+	rc = sbx_cgroups(spec, sb, err, errlen);
+	if (rc == 0)
+		rc = sbx_await(ep[0], err, errlen);
 	close(ep[0]);
 	if (rc == 0 && (spec->nlisten == 0 ||
 	    sbx_recvfds(sb, spec->nlisten, err, errlen) == 0))
@@ -1481,11 +1701,6 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 		snprintf(err + strlen(err), errlen - strlen(err), "; %s", derr);
 	return -1;
 
- fail_fds:
-	for (i = 0; i < pl.nprocfds; i++)
-		close(pl.procfds[i]);
- fail_cg:
-	(void)sandbox_destroy(sb, derr, sizeof(derr));
  fail_plan:
 	free(pl.hide);
 	free(pl.socks);
@@ -1609,6 +1824,7 @@ sandbox_enter(struct sandbox *sb, const struct sandbox_spec *spec,
 	}
 	if (sbx_seccomp_build(err, errlen) == -1)
 		return -1;
+	sbx_exec_resolve();
 	for (i = 0; i < 3; i++)
 		want[i] = fds[i];
 	if (pipe2(ep, O_CLOEXEC) == -1) {

@@ -36,6 +36,8 @@
 
 #define SANDBOX_MAXCG		6	/* memory pids cpu cpuacct unified */
 #define SANDBOX_MAXLISTEN	32	/* egress endpoints of one sandbox */
+#define SANDBOX_POOLMAX		8	/* namespaces made ahead, at most */
+#define SANDBOX_POOL		2	/* what the daemon keeps ready */
 
 /*
  * One TCP endpoint inside the sandbox's network namespace, where the
@@ -113,8 +115,8 @@ struct sandbox_usage {
 /*
  * Every kernel feature the sandbox needs.  0 and a one-line summary in
  * err (log it), or -1 and the first missing feature named in err.
- * Also builds the seccomp program once; sandbox_spawn calls it itself
- * if the caller did not.
+ * Also builds the seccomp program once (sandbox_spawn does it itself
+ * if the caller did not) and fills the namespace pool to SANDBOX_POOL.
  */
 int	sandbox_probe(char *, size_t);
 /*
@@ -126,6 +128,14 @@ int	sandbox_probe_downgrade(uint32_t, char *, size_t);
 uint32_t sandbox_downgraded(void);
 /* "none", or the names of the features running without, for policy. */
 const char *sandbox_downgrade_text(void);
+/*
+ * Make fresh network and IPC namespaces ahead of the spawns that will
+ * use them, until want (at most SANDBOX_POOLMAX) are ready; returns how
+ * many are.  Each is handed to one sandbox only, and a spawn with the
+ * pool empty makes its own, so calling this is never required: call it
+ * where the time is not waited for (the probe fills SANDBOX_POOL).
+ */
+int	sandbox_pool_fill(int);
 /*
  * Start spec->argv in a new sandbox.  sb receives the cgroup paths
  * before they are created.  0 once the agent runs; -1 and a reason

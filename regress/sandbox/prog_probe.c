@@ -203,28 +203,44 @@ do_membomb(const char *mb)
 	return 1;
 }
 
-/* Double fork, new session, sleep; the pid (in the namespace) to a file. */
+/*
+ * Double fork, new session, sleep; the pid (in the namespace) to a file.
+ * Returns only once the daemon has written the file and runs: a pipe
+ * whose write end the daemon alone holds by then gives a byte after
+ * the file, or EOF if the daemon died first.  The caller then exits
+ * with the daemon certainly alive, which is what the test is about.
+ */
 static int
 do_daemon(const char *pidfile)
 {
 	pid_t	 pid;
 	FILE	*f;
+	char	 c;
+	int	 p[2];
 
-	if ((pid = fork()) == -1)
+	if (pipe(p) == -1 || (pid = fork()) == -1)
 		return result(-1);
 	if (pid > 0) {
+		close(p[1]);
 		waitpid(pid, NULL, 0);
+		if (read(p[0], &c, 1) != 1) {
+			printf("daemon did not start\n");
+			return 1;
+		}
 		return 0;
 	}
+	close(p[0]);
 	setsid();
 	if ((pid = fork()) != 0)
 		_exit(pid == -1);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
-	if ((f = fopen(pidfile, "w")) != NULL) {
-		fprintf(f, "%ld\n", (long)getpid());
-		fclose(f);
-	}
+	if ((f = fopen(pidfile, "w")) == NULL ||
+	    fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f) == EOF)
+		_exit(1);
+	if (write(p[1], "r", 1) != 1)
+		_exit(1);
+	close(p[1]);
 	for (;;)
 		pause();
 }

@@ -35,6 +35,13 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 
+# The prober where agents can see it whatever the build dir is: a
+# build under /tmp is hidden from them like the rest of /tmp.
+mkdir "$T/bin" && cp "$PR" "$T/bin/prog_probe" && chmod 755 "$T" "$T/bin" ||
+    exit 1
+PR=$T/bin/prog_probe
+P=$T/bin		# what the exec allowlists (-x "$P") grant
+
 # The layout of an attempt: the tree lies inside the state directory,
 # which the agent must not see.
 mkdir -p "$T/state/attempts/a1/tree" "$T/keys" "$TT/state/attempts/a2/tree"
