@@ -647,12 +647,49 @@ y_number_unit(const char *s, uint64_t *v, const char **unit)
 	return (y_parse_uint(digits, v));
 }
 
+struct y_unit {
+	const char	*name;
+	uint64_t	 mult;
+};
+
+static const struct y_unit duration_units[] = {
+	{ "", 1000 }, { "ms", 1 }, { "s", 1000 }, { "m", 60 * 1000 },
+	{ "h", 60 * 60 * 1000 }, { NULL, 0 }
+};
+static const struct y_unit size_units[] = {
+	{ "", 1 }, { "K", 1024 }, { "M", 1024 * 1024 },
+	{ "G", 1024 * 1024 * 1024 }, { NULL, 0 }
+};
+
+/* A number with one of the units, scaled, without overflow. */
 static int
-y_scale(uint64_t v, uint64_t mult, uint64_t *out)
+y_parse_units(const char *s, const struct y_unit *units, uint64_t *out,
+    const char *syntax, const char *unknown, const char **why)
 {
-	if (v > UINT64_MAX / mult)
+	uint64_t	 v = 0;
+	const char	*unit;
+	int		 r;
+
+	if ((r = y_number_unit(s, &v, &unit)) == -1) {
+		*why = syntax;
 		return (-1);
-	*out = v * mult;
+	}
+	if (r == -2) {
+		*why = "too large";
+		return (-1);
+	}
+	for (; units->name != NULL; units++)
+		if (strcmp(unit, units->name) == 0)
+			break;
+	if (units->name == NULL) {
+		*why = unknown;
+		return (-1);
+	}
+	if (v > UINT64_MAX / units->mult) {
+		*why = "too large";
+		return (-1);
+	}
+	*out = v * units->mult;
 	return (0);
 }
 
@@ -660,70 +697,18 @@ y_scale(uint64_t v, uint64_t mult, uint64_t *out)
 int
 y_parse_duration(const char *s, uint64_t *ms, const char **why)
 {
-	uint64_t	 v = 0, mult;
-	const char	*unit;
-	int		 r;
-
-	if ((r = y_number_unit(s, &v, &unit)) == -1) {
-		*why = "expected a duration such as 30s, 5m or 1h";
-		return (-1);
-	}
-	if (r == -2) {
-		*why = "too large";
-		return (-1);
-	}
-	if (strcmp(unit, "ms") == 0)
-		mult = 1;
-	else if (*unit == '\0' || strcmp(unit, "s") == 0)
-		mult = 1000;
-	else if (strcmp(unit, "m") == 0)
-		mult = 60 * 1000;
-	else if (strcmp(unit, "h") == 0)
-		mult = 60 * 60 * 1000;
-	else {
-		*why = "unknown unit: expected ms, s, m or h";
-		return (-1);
-	}
-	if (y_scale(v, mult, ms) == -1) {
-		*why = "too large";
-		return (-1);
-	}
-	return (0);
+	return (y_parse_units(s, duration_units, ms,
+	    "expected a duration such as 30s, 5m or 1h",
+	    "unknown unit: expected ms, s, m or h", why));
 }
 
 /* A size in bytes: 512, 64K, 512M, 1G (powers of 1024). */
 int
 y_parse_size(const char *s, uint64_t *bytes, const char **why)
 {
-	uint64_t	 v = 0, mult;
-	const char	*unit;
-	int		 r;
-
-	if ((r = y_number_unit(s, &v, &unit)) == -1) {
-		*why = "expected a size such as 4096, 64K, 512M or 1G";
-		return (-1);
-	}
-	if (r == -2) {
-		*why = "too large";
-		return (-1);
-	}
-	if (*unit == '\0')
-		mult = 1;
-	else if (strcmp(unit, "K") == 0)
-		mult = 1024;
-	else if (strcmp(unit, "M") == 0)
-		mult = 1024 * 1024;
-	else if (strcmp(unit, "G") == 0)
-		mult = 1024 * 1024 * 1024;
-	else {
-		*why = "unknown unit: expected K, M or G";
-		return (-1);
-	}
-	if (y_scale(v, mult, bytes) == -1) {
-		*why = "too large";
-		return (-1);
-	}
-	return (0);
+	return (y_parse_units(s, size_units, bytes,
+	    "expected a size such as 4096, 64K, 512M or 1G",
+	    "unknown unit: expected K, M or G", why));
 }
 
 int
