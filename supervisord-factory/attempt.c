@@ -1057,8 +1057,9 @@ verifier_free(void)
 
 	for (i = 0; i < env->nchildren; i++) {
 		c = &env->children[i];
+		/* One that gave its verdict is on its way out. */
 		if (c->id == PROC_VERIFIER && c->state == CHILD_RUNNING &&
-		    env->busy[i] == NULL)
+		    env->busy[i] == NULL && !c->recycle)
 			return (c);
 	}
 	return (NULL);

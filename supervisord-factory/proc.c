@@ -335,8 +335,14 @@ proc_reap(void)
 		else if (WEXITSTATUS(status) != 0 || !env->shutting_down)
 			log_warnx("%s (pid %d) exited with status %d",
 			    child_name(c), (int)pid, WEXITSTATUS(status));
+		/*
+		 * What it said before it died still counts (a verifier
+		 * exits right after its verdict): read it first.
+		 */
+		c->pid = -1;	/* reaped: never signal that pid again */
+		if (c->iev.ibuf.fd != -1)
+			proc_dispatch(c->iev.ibuf.fd, EV_READ, c);
 		imsgev_clear(&c->iev);
-		c->pid = -1;
 		c->state = CHILD_DOWN;
 		attempt_child_lost(c);
 		/* A verifier that delivered its verdict is replaced now. */

@@ -754,6 +754,16 @@ sbx_dev(struct sbx_plan *pl, const struct stat *st)
 		sbx_fail(pl->errfd, "remount /dev read-only:");
 }
 
+/* A file or socket covered, read-only, by the null device. */
+static void
+sbx_null_over(struct sbx_plan *pl, const char *path)
+{
+	if (mount("/dev/null", path, NULL, MS_BIND, NULL) == -1 ||
+	    mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
+	    MS_NOSUID | MS_NOEXEC, NULL) == -1)
+		sbx_fail(pl->errfd, "mask %s:", path);
+}
+
 /* The masks below the tree (intree) or elsewhere (!intree). */
 static void
 sbx_hide(struct sbx_plan *pl, int intree)
@@ -776,10 +786,7 @@ sbx_hide(struct sbx_plan *pl, int intree)
 		 * A socket or a key file: the null device answers (so
 		 * not nodev: reading it gives nothing, not EACCES).
 		 */
-		if (mount("/dev/null", pl->hide[i], NULL, MS_BIND, NULL) ==
-		    -1 || mount(NULL, pl->hide[i], NULL, MS_REMOUNT |
-		    MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL) == -1)
-			sbx_fail(pl->errfd, "mask %s:", pl->hide[i]);
+		sbx_null_over(pl, pl->hide[i]);
 	}
 }
 
@@ -851,10 +858,7 @@ sbx_socks(struct sbx_plan *pl)
 	for (i = 0; i < pl->nsocks; i++) {
 		if (lstat(pl->socks[i], &st) == -1 || !S_ISSOCK(st.st_mode))
 			continue;
-		if (mount("/dev/null", pl->socks[i], NULL, MS_BIND, NULL) ==
-		    -1 || mount(NULL, pl->socks[i], NULL, MS_REMOUNT |
-		    MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL) == -1)
-			sbx_fail(pl->errfd, "mask socket %s:", pl->socks[i]);
+		sbx_null_over(pl, pl->socks[i]);
 	}
 }
 
