@@ -68,7 +68,9 @@ for d in $dirs; do
 	name=$(basename "$d")
 	echo "== regress $name"
 	out=$(mktemp)
-	sh "$d/run.sh" >"$out" 2>&1
+	# Each script runs under the shell its first line names.
+	interp=$(sed -n '1s/^#! *//p' "$d/run.sh")
+	${interp:-sh} "$d/run.sh" >"$out" 2>&1
 	st=$?
 	cat "$out"
 	count "$name" "$out" "$st"

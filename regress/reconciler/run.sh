@@ -11,7 +11,7 @@ T=$(regress_tmpdir)
 REGRESS_TMP=$T		# set in the subshell above only
 RUID=61993			# the reconciler's uid here
 AUID=61990			# an attempt uid
-ID=a-19700101-$$		# a cgroup id no factoryd would make
+ID=a-19700101-$(printf %06d $$)	# a cgroup id no factoryd would make
 CGMADE=""
 SLEEPPID=""
 
