@@ -40,7 +40,7 @@ main(int argc, char *argv[])
 	struct event	 ev_sigint, ev_sigterm, ev_sighup, ev_sigchld;
 	struct factoryd_conf *conf;
 	struct event_base *evbase;
-	char		 errbuf[CONF_ERRLEN];
+	char		 errbuf[CONF_ERRLEN], *abs;
 	const char	*conffile = FACTORYD_CONF;
 	int		 ch, debug = 0, noaction = 0, verbose = 0, mkkeys = 0;
 
@@ -50,11 +50,11 @@ main(int argc, char *argv[])
 		case 'd':
 			debug = 1;
 			break;
-		case 'k':
-			mkkeys = 1;
-			break;
 		case 'f':
 			conffile = optarg;
+			break;
+		case 'k':
+			mkkeys = 1;
 			break;
 		case 'n':
 			noaction = 1;
@@ -87,13 +87,9 @@ main(int argc, char *argv[])
 	if (parent_policy_apply(errbuf, sizeof(errbuf)) == -1)
 		errx(1, "policy: %s", errbuf);
 	/* Reloads re-read it after daemon(3) changed directory. */
-	{
-		char	*abs;
-
-		if ((abs = realpath(conffile, NULL)) == NULL)
-			err(1, "%s", conffile);
-		conffile = abs;
-	}
+	if ((abs = realpath(conffile, NULL)) == NULL)
+		err(1, "%s", conffile);
+	conffile = abs;
 
 	if ((env = calloc(1, sizeof(*env))) == NULL)
 		err(1, NULL);
@@ -104,7 +100,7 @@ main(int argc, char *argv[])
 	env->started = time(NULL);
 	TAILQ_INIT(&env->ctl_conns);
 
-	log_init(debug, LOG_DAEMON);
+	/* On stderr until we detach: start-up failures reach the terminal. */
 	log_setverbose(verbose);
 	log_procinit("parent");
 	setproctitle("parent");
@@ -143,6 +139,7 @@ main(int argc, char *argv[])
 	/* Detach only now: a failure above reached the terminal. */
 	if (!debug && (daemon(0, 0) == -1 || event_reinit(evbase) == -1))
 		fatal("daemon");
+	log_init(debug, LOG_DAEMON);
 
 	proc_init_children();
 	proc_start_all();
