@@ -689,3 +689,26 @@ cgroup_probe(char *err, size_t errlen, int *nokill)
 	    cgm.unified[0] != '\0' && !*nokill ? cgm.unified : "-");
 	return 0;
 }
+
+/*
+ * At shutdown: our factory/<instance> directories, if they are empty
+ * (rmdir(2) refuses a cgroup with children, so nothing of an attempt
+ * can go this way: those are removed by teardown, by exact path).
+ */
+void
+sandbox_instance_remove(void)
+{
+	const char	*mnt[] = { cgm.memory, cgm.pids, cgm.cpu, cgm.cpuacct,
+			    cgm.unified };
+	char		 path[PATH_MAX];
+	size_t		 i;
+
+	if (strcmp(cg_parent, CG_TOP) == 0)
+		return;		/* no instance of ours */
+	for (i = 0; i < sizeof(mnt) / sizeof(mnt[0]); i++) {
+		if (mnt[i][0] == '\0')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", mnt[i], cg_parent);
+		(void)rmdir(path);
+	}
+}

@@ -235,6 +235,7 @@ factoryd_shutdown(void)
 	env->shutting_down = 1;
 	attempt_shutdown();
 	proc_stop_all();
+	sandbox_instance_remove();
 	control_cleanup(env->conf->socket);
 	log_info("terminating");
 	exit(0);

@@ -167,6 +167,8 @@ pid_t	sandbox_enter(struct sandbox *, const struct sandbox_spec *,
 /* cgroup.c */
 /* Our subtree is factory/<tag>: call once, before anything else. */
 void	sandbox_set_instance(const char *);
+/* At shutdown: remove factory/<instance> where it is empty. */
+void	sandbox_instance_remove(void);
 /* Which cgroup layout this host has; CGMODE_NONE if unusable. */
 enum sandbox_cgmode cgroup_mode(char *, size_t);
 /*

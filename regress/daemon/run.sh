@@ -167,6 +167,9 @@ for p in $pids; do
 	check "pid $p gone after SIGTERM" sh -c "! kill -0 $p 2>/dev/null"
 done
 check "no socket left" sh -c "[ ! -e '$SOCK' ] && [ ! -e '$SOCK.ro' ]"
+tag=$(printf %s "$(realpath "$T/state")" | sha256sum | cut -c1-8)
+check "no cgroup directory of this daemon left (factory/$tag)" \
+    sh -c "! ls -d /sys/fs/cgroup/*/factory/$tag 2>/dev/null | grep -q ."
 left=""
 for u in $UIDS; do
 	left="$left$(uid_procs $u)"
