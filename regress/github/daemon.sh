@@ -12,6 +12,7 @@
 # under $T/state.
 
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/ca.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 UIDBASE=61600			# worker +1 ... publisher +4; attempts 62600-62649
@@ -68,18 +69,7 @@ start_daemon() {
 setup_forge() {
 	mkdir -p "$T/srv/git/$OWNER" "$T/keys" "$T/run" || return 1
 	cd "$T/srv" || return 1
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key \
-	    -out ca.pem -days 1 -subj /CN=factory-regress-ca \
-	    -addext basicConstraints=critical,CA:TRUE \
-	    -addext keyUsage=critical,keyCertSign 2>/dev/null || return 1
-	openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr \
-	    -subj /CN=localhost 2>/dev/null || return 1
-	printf '%s\n' 'subjectAltName=DNS:localhost,IP:127.0.0.1,DNS:127.0.0.1' \
-	    'basicConstraints=CA:FALSE' 'extendedKeyUsage=serverAuth' \
-	    > srv.ext
-	openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key \
-	    -CAcreateserial -out srv.pem -days 1 -extfile srv.ext \
-	    2>/dev/null || return 1
+	make_test_ca || return 1
 	chmod 644 ca.pem
 	# The App key as an operator installs it: the publisher's, 0400.
 	openssl genrsa -traditional -out "$T/keys/app.pem" 2048 \

@@ -14,6 +14,7 @@ set -u
 : "${O:?O must be the absolute build directory}"
 PROG=$O/regress/github/prog_ghpub
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/ca.sh"
 FAIL=0
 SRVPID=
 # For a sanitizer build of prog_ghpub: libgit2's own leaks are known.
@@ -42,21 +43,7 @@ setup() {
 	mkdir -p "$T/srv/git/$OWNER" "$T/keys" "$T/work" "$T/state/publish" \
 	    "$T/state/logs" "$T/state/out" || return 1
 	cd "$T/srv" || return 1
-	# A throwaway CA and a server certificate for localhost and
-	# 127.0.0.1 (as an address for OpenSSL, and as a name for the
-	# mbedTLS of libgit2, which matches names only).
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key \
-	    -out ca.pem -days 1 -subj /CN=factory-regress-ca \
-	    -addext basicConstraints=critical,CA:TRUE \
-	    -addext keyUsage=critical,keyCertSign 2>/dev/null || return 1
-	openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr \
-	    -subj /CN=localhost 2>/dev/null || return 1
-	printf '%s\n' 'subjectAltName=DNS:localhost,IP:127.0.0.1,DNS:127.0.0.1' \
-	    'basicConstraints=CA:FALSE' 'extendedKeyUsage=serverAuth' \
-	    > srv.ext
-	openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key \
-	    -CAcreateserial -out srv.pem -days 1 -extfile srv.ext \
-	    2>/dev/null || return 1
+	make_test_ca || return 1
 	# Another CA, which signed nothing the servers present.
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout other.key \
 	    -out other.pem -days 1 -subj /CN=other-ca 2>/dev/null || return 1
