@@ -189,12 +189,14 @@ struct factoryd {
 	char			 verifier_pub_b64[BASE64_SIZE(ED25519_PUB_LEN)];
 	int			 replaying;
 	char			 instance[16];	/* names our cgroup subtree */
+	int			 binfd[PROC_MAX];	/* children, opened at start */
 };
 
 extern struct factoryd	*env;
 
 /* factoryd.c */
 int	 factoryd_reload(char *, size_t);
+int	 factoryd_open_binary(const char *, const char *, char *, size_t);
 
 /* proc.c */
 void	 proc_init_children(void);
