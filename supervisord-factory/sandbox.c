@@ -78,6 +78,9 @@
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC	(1U << 2)
 #endif
+#define SBX_MFD_EXEC	0x0010U		/* MFD_EXEC, Linux 6.3 */
+#define SBX_MEMFD_NOEXEC "/proc/sys/vm/memfd_noexec"
+
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME		0x00000080
 #endif
@@ -253,6 +256,18 @@ sbx_seccomp_rules(scmp_filter_ctx ctx)
 			return -1;
 	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3),
 	    0) < 0)
+		return -1;
+	/*
+	 * No execution from a descriptor: fexecve(3) and execveat(2) of
+	 * an fd run what Landlock never saw by path (a memfd).  Programs
+	 * exec by path; this costs them nothing.  No executable memfds
+	 * either (pid 1 also sets vm.memfd_noexec=2 for the namespace).
+	 */
+	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execveat),
+	    1, SCMP_A4(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH)) < 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+	    SCMP_SYS(memfd_create), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, SBX_MFD_EXEC,
+	    SBX_MFD_EXEC)) < 0)
 		return -1;
 	/*
 	 * The kernel reads an ioctl command as 32 bits: compare only those,
@@ -445,6 +460,11 @@ sbx_probe_ns(char *err, size_t errlen)
 	}
 	if (syscall(SYS_close_range, ~0U, ~0U, 0) == -1 && errno == ENOSYS) {
 		snprintf(err, errlen, "close_range: not supported");
+		return -1;
+	}
+	if (access(SBX_MEMFD_NOEXEC, F_OK) == -1) {
+		snprintf(err, errlen, "memfd: no %s (kernel older than 6.3)",
+		    SBX_MEMFD_NOEXEC);
 		return -1;
 	}
 	return 0;
@@ -787,8 +807,8 @@ sbx_dev(struct sbx_plan *pl, const struct stat *st)
 	    symlink("/proc/self/fd/2", "/dev/stderr") == -1 ||
 	    mkdir("/dev/shm", 01777) == -1)
 		sbx_fail(pl->errfd, "populate /dev:");
-	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
-	    "size=64m,mode=1777") == -1)
+	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV |
+	    MS_NOEXEC, "size=64m,mode=1777") == -1)
 		sbx_fail(pl->errfd, "mount /dev/shm:");
 	if (mount(NULL, "/dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
 	    MS_NOSUID | MS_NOEXEC, NULL) == -1)
@@ -904,6 +924,24 @@ sbx_socks(struct sbx_plan *pl)
 }
 
 /*
+ * Memfds of this pid namespace (and those below it) are created
+ * without execute permission and sealed so (vm.memfd_noexec=2, per pid
+ * namespace since Linux 6.3): bytes written to one never run through
+ * /proc/self/fd, where Landlock, which sees paths, does not look.
+ * Only root may change it, and a namespace may not lower it.
+ */
+static void
+sbx_memfd_noexec(struct sbx_plan *pl)
+{
+	int	 fd;
+
+	if ((fd = open(SBX_MEMFD_NOEXEC, O_WRONLY | O_CLOEXEC)) == -1 ||
+	    write(fd, "2\n", 2) != 2)
+		sbx_fail(pl->errfd, "%s:", SBX_MEMFD_NOEXEC);
+	close(fd);
+}
+
+/*
  * The mount view.  The tree is cloned first, while its path is still
  * the host's; then the whole inherited tree goes read-only, nosuid,
  * nodev in one recursive mount_setattr; then /tmp, /dev, /proc and the
@@ -916,7 +954,7 @@ sbx_mounts(struct sbx_plan *pl)
 	struct mount_attr	 ro = { .attr_set = MOUNT_ATTR_RDONLY |
 				     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
 	struct mount_attr	 rw = { .attr_set = MOUNT_ATTR_NOSUID |
-				     MOUNT_ATTR_NODEV,
+				     MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
 				     .attr_clr = MOUNT_ATTR_RDONLY };
 	struct stat		 devst[sizeof(sbx_devices) /
 				     sizeof(sbx_devices[0])];
@@ -936,7 +974,7 @@ sbx_mounts(struct sbx_plan *pl)
 	    sizeof(ro)) == -1)
 		sbx_fail(pl->errfd, "mount_setattr / read-only:");
 
-	sbx_cover(pl, "/tmp", MS_NOSUID | MS_NODEV,
+	sbx_cover(pl, "/tmp", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    SBX_TMPSIZE ",mode=1777", 0);
 	sbx_run(pl);
 	if (pl->spec->hosts != NULL)
@@ -945,6 +983,7 @@ sbx_mounts(struct sbx_plan *pl)
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    "hidepid=invisible") == -1)
 		sbx_fail(pl->errfd, "mount /proc:");
+	sbx_memfd_noexec(pl);
 	sbx_hide(pl, 0);
 	sbx_socks(pl);
 	if (syscall(SYS_move_mount, treefd, "", AT_FDCWD, pl->tree,

@@ -25,6 +25,11 @@
  *					family but unix, inet, inet6 and
  *					netlink route; those four as controls
  *					("works")
+ *	probe written			run bytes the agent wrote: a memfd
+ *					through /proc/self/fd, fexecve and
+ *					execveat; copies in the tree, /tmp
+ *					and /dev/shm by path, by fd and
+ *					through the dynamic loader
  *	probe ioctl tiocsti|tioclinux [high]
  *					the terminal injections (the filter
  *					kills the process)
@@ -433,6 +438,146 @@ do_families(void)
 	fflush(stdout);
 }
 
+#ifndef MFD_EXEC
+#define MFD_EXEC		0x0010U
+#endif
+#define PROBE_LDSO	"/lib64/ld-linux-x86-64.so.2"
+#define PROBE_BIN	"/bin/true"
+
+/* A copy of PROBE_BIN's bytes into fd, executable where the mode allows. */
+static int
+copy_true(int fd)
+{
+	char	 buf[65536];
+	ssize_t	 n;
+	int	 in;
+
+	if ((in = open(PROBE_BIN, O_RDONLY | O_CLOEXEC)) == -1)
+		return (-1);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(fd, buf, n) != n) {
+			close(in);
+			return (-1);
+		}
+	close(in);
+	(void)fchmod(fd, 0755);
+	return (n == 0 ? 0 : -1);
+}
+
+/*
+ * Run what = 0: execv(path), 1: fexecve(fd), 2: execveat(fd, "",
+ * AT_EMPTY_PATH), 3: the dynamic loader on path, in a child.  The
+ * copy is /bin/true: exit 0 means the written bytes ran.  A refused
+ * exec reports its errno; the loader refusing to map reports its exit.
+ */
+static void
+run_written(const char *act, int what, const char *path, int fd)
+{
+	char	*argv[] = { (char *)path, NULL };
+	char	*ldargv[] = { PROBE_LDSO, (char *)path, NULL };
+	pid_t	 pid;
+	int	 st, p[2], e = 0;
+
+	if (pipe2(p, O_CLOEXEC) == -1 || (pid = fork()) == -1) {
+		TRY(act, -1);
+		return;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		if (what == 0)
+			execv(path, argv);
+		else if (what == 1)
+			fexecve(fd, argv, environ);
+		else if (what == 2)
+			syscall(SYS_execveat, fd, "", argv, environ,
+			    AT_EMPTY_PATH);
+		else
+			execv(PROBE_LDSO, ldargv);
+		e = errno;
+		(void)write(p[1], &e, sizeof(e));
+		_exit(126);
+	}
+	close(p[1]);
+	if (read(p[0], &e, sizeof(e)) != sizeof(e))
+		e = 0;
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	if (e != 0)
+		report(act, -1, e);
+	else if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		report(act, 0, 0);
+	else {
+		printf("%s: exit %d\n", act, WIFEXITED(st) ?
+		    WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		fflush(stdout);
+	}
+}
+
+/* A file of written bytes at path, then every way to run it. */
+static void
+written_file(const char *where, const char *path)
+{
+	char	 act[128], fdpath[64];
+	int	 fd;
+
+	snprintf(act, sizeof(act), "write copy %s", where);
+	(void)unlink(path);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0755)) == -1 || copy_true(fd) == -1) {
+		TRY(act, -1);
+		return;
+	}
+	close(fd);
+	snprintf(act, sizeof(act), "exec %s copy", where);
+	run_written(act, 0, path, -1);
+	snprintf(act, sizeof(act), "ld.so %s copy", where);
+	run_written(act, 3, path, -1);
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	snprintf(act, sizeof(act), "exec /proc/self/fd of %s copy", where);
+	run_written(act, 0, fdpath, fd);
+	snprintf(act, sizeof(act), "fexecve %s copy", where);
+	run_written(act, 1, path, fd);
+	snprintf(act, sizeof(act), "execveat %s copy", where);
+	run_written(act, 2, path, fd);
+	close(fd);
+	unlink(path);
+}
+
+static void
+do_written(void)
+{
+	char	 fdpath[64];
+	int	 fd;
+	long	 r;
+
+	r = syscall(SYS_memfd_create, "hostile", MFD_EXEC);
+	if (r != -1)
+		close((int)r);
+	TRY("memfd_create MFD_EXEC", r);
+	if ((fd = (int)syscall(SYS_memfd_create, "hostile", 0)) == -1 ||
+	    copy_true(fd) == -1) {
+		TRY("memfd copy", -1);
+		return;
+	}
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	run_written("exec memfd", 0, fdpath, fd);
+	run_written("fexecve memfd", 1, fdpath, fd);
+	run_written("execveat memfd", 2, fdpath, fd);
+	TRY("memfd fchmod 0755", fchmod(fd, 0755));
+	close(fd);
+	written_file("tree", "./hostile-true");
+	written_file("/tmp", "/tmp/hostile-true");
+	written_file("/dev/shm", "/dev/shm/hostile-true");
+	/* A binary the agent may run, but not through an fd. */
+	if ((fd = open(PROBE_BIN, O_RDONLY | O_CLOEXEC)) != -1) {
+		run_written("fexecve /bin/true", 1, PROBE_BIN, fd);
+		run_written("execveat /bin/true", 2, PROBE_BIN, fd);
+		close(fd);
+	}
+}
+
 /* The filter kills the process: a line after the ioctl means it did not. */
 static void
 do_ioctl(const char *which, int high)
@@ -679,6 +824,8 @@ main(int argc, char *argv[])
 		do_syscalls();
 	else if (strcmp(act, "families") == 0)
 		do_families();
+	else if (strcmp(act, "written") == 0)
+		do_written();
 	else if (strcmp(act, "ioctl") == 0 && argc >= 3)
 		do_ioctl(argv[2], argc == 4 && strcmp(argv[3], "high") == 0);
 	else if (strcmp(act, "fds") == 0) {
