@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "esc.h"
 #include "factoryd.h"
 #include "journal.h"
 #include "log.h"
@@ -267,6 +268,8 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		    "bundle_size"));
 		json_decref(a->changes);
 		a->changes = json_incref(json_object_get(facts, "changes"));
+		a->changes_total = json_integer_value(json_object_get(facts,
+		    "changes_total"));
 	} else if (strcmp(t->kind, "verifying") == 0) {
 		a->vuid = json_integer_value(json_object_get(facts, "uid"));
 		a->verifies++;
@@ -276,6 +279,8 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		a->t[ST_PUBLISH] = ms;
 		json_decref(a->findings);
 		a->findings = json_incref(json_object_get(facts, "findings"));
+		a->findings_total = json_integer_value(json_object_get(facts,
+		    "nfindings"));
 		if (!json_is_true(json_object_get(facts, "accepted"))) {
 			a->state = AS_REJECTED;
 			a->outcome = AS_REJECTED;
@@ -1356,25 +1361,54 @@ child_attempt(struct child *c, json_t *o, enum attempt_state want,
 	return (a);
 }
 
+/*
+ * The worker's result: rejected if it counted any reject, whatever it
+ * listed.  Every listed path and reason is in the suite's encoding
+ * (esc.h), which is printable ASCII: safe in a receipt, a log line and
+ * factoryctl show.
+ */
 static void
 worker_result(struct attempt *a, json_t *o)
 {
-	json_t		*rejects, *facts;
+	json_t		*rejects, *changes, *facts, *v;
 	const char	*commit, *tree, *sha;
+	json_int_t	 nrejects, nchanges;
 	size_t		 i;
-	json_t		*v;
 	char		 buf[1024] = "";
 
 	rejects = json_object_get(o, "rejects");
-	if (json_array_size(rejects) > 0) {
+	changes = json_object_get(o, "changes");
+	nrejects = json_integer_value(json_object_get(o, "rejects_total"));
+	nchanges = json_integer_value(json_object_get(o, "changes_total"));
+	if (!json_is_array(rejects) || !json_is_array(changes) ||
+	    nrejects < (json_int_t)json_array_size(rejects) ||
+	    nchanges < (json_int_t)json_array_size(changes) ||
+	    (nrejects > 0 && json_array_size(rejects) == 0)) {
+		attempt_fail(a, "failed", "worker: malformed result");
+		return;
+	}
+	json_array_foreach(rejects, i, v)
+		if (!json_is_string(v) || !esc_valid(json_string_value(v))) {
+			attempt_fail(a, "failed", "worker: malformed result");
+			return;
+		}
+	json_array_foreach(changes, i, v)
+		if (!esc_valid(json_str(v, "path"))) {
+			attempt_fail(a, "failed", "worker: malformed result");
+			return;
+		}
+	if (nrejects > 0) {
 		json_array_foreach(rejects, i, v) {
 			if (i > 0)
 				strlcat(buf, "; ", sizeof(buf));
-			strlcat(buf, json_string_value(v) ? json_string_value(v)
-			    : "?", sizeof(buf));
+			strlcat(buf, json_string_value(v), sizeof(buf));
 		}
-		facts = json_pack("{s:s, s:O}", "reason", buf, "rejects",
-		    rejects);
+		if (nrejects > (json_int_t)json_array_size(rejects))
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+			    "; and %lld more", (long long)(nrejects -
+			    (json_int_t)json_array_size(rejects)));
+		facts = json_pack("{s:s, s:O, s:I}", "reason", buf, "rejects",
+		    rejects, "rejects_total", nrejects);
 		log_info("%s: rejected: %s", a->id, buf);
 		if (attempt_transition(a, "rejected", facts, NULL) == 0)
 			attempt_teardown(a);
@@ -1388,11 +1422,10 @@ worker_result(struct attempt *a, json_t *o)
 		attempt_fail(a, "failed", "worker: malformed result");
 		return;
 	}
-	facts = json_pack("{s:s, s:s, s:s, s:I, s:O}", "commit", commit,
+	facts = json_pack("{s:s, s:s, s:s, s:I, s:O, s:I}", "commit", commit,
 	    "tree", tree, "bundle_sha256", sha, "bundle_size",
 	    json_integer_value(json_object_get(o, "bundle_size")),
-	    "changes", json_object_get(o, "changes") ?
-	    json_object_get(o, "changes") : json_array());
+	    "changes", changes, "changes_total", nchanges);
 	if (attempt_transition(a, "result-ready", facts, NULL) == -1)
 		return;
 	crashpoint("parent:after-result-ready");
@@ -1432,6 +1465,59 @@ dispatch_worker(struct child *c, struct imsg *imsg, json_t *o)
 	return (-1);
 }
 
+/*
+ * A signed verdict must also say one thing: accepted only with no
+ * finding counted or listed and a passed validation; every finding in
+ * the suite's encoding.  A verifier that signs a contradiction is
+ * refused (and killed) like one that signs garbage.
+ */
+static int
+verdict_consistent(const char *line, char *err, size_t errlen)
+{
+	json_t		*r, *facts, *list, *v, *n, *acc;
+	json_error_t	 jerr;
+	size_t		 i;
+	int		 ret = -1;
+
+	if ((r = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
+		snprintf(err, errlen, "not JSON");
+		return (-1);
+	}
+	facts = json_object_get(r, "facts");
+	acc = json_object_get(facts, "accepted");
+	list = json_object_get(facts, "findings");
+	n = json_object_get(facts, "nfindings");
+	if (!json_is_boolean(acc) || !json_is_array(list) ||
+	    !json_is_integer(n) || json_integer_value(n) < 0 ||
+	    (size_t)json_integer_value(n) < json_array_size(list)) {
+		snprintf(err, errlen, "accepted, findings or nfindings "
+		    "missing or mistyped");
+		goto done;
+	}
+	json_array_foreach(list, i, v)
+		if (!json_is_string(v) || !esc_valid(json_string_value(v))) {
+			snprintf(err, errlen, "finding %zu is not an escaped "
+			    "string", i);
+			goto done;
+		}
+	if (json_is_true(acc) && (json_integer_value(n) != 0 ||
+	    !json_is_true(json_object_get(json_object_get(facts,
+	    "validation"), "passed")))) {
+		snprintf(err, errlen, "accepted with %lld findings or no "
+		    "passed validation", (long long)json_integer_value(n));
+		goto done;
+	}
+	if (json_is_false(acc) && (!json_is_string(v = json_object_get(facts,
+	    "reason")) || !esc_valid(json_string_value(v)))) {
+		snprintf(err, errlen, "rejected without a reason");
+		goto done;
+	}
+	ret = 0;
+ done:
+	json_decref(r);
+	return (ret);
+}
+
 static int
 dispatch_verifier(struct child *c, struct imsg *imsg, json_t *o)
 {
@@ -1466,6 +1552,10 @@ dispatch_verifier(struct child *c, struct imsg *imsg, json_t *o)
 		    err, sizeof(err)) == -1 || strcmp(kind, "verdict") != 0) {
 			log_warnx("%s: verdict refused: %s", a->id,
 			    line == NULL ? "no receipt" : err);
+			return (-1);
+		}
+		if (verdict_consistent(line, err, sizeof(err)) == -1) {
+			log_warnx("%s: verdict refused: %s", a->id, err);
 			return (-1);
 		}
 		env->busy[idx] = NULL;
@@ -1737,8 +1827,14 @@ attempt_json(struct attempt *a)
 	    "oom_kills", (json_int_t)a->usage.oom_kills));
 	if (a->changes != NULL)
 		json_object_set(o, "changes", a->changes);
+	if (a->changes_total > json_array_size(a->changes))
+		json_object_set_new(o, "changes_total",
+		    json_integer((json_int_t)a->changes_total));
 	if (a->findings != NULL)
 		json_object_set(o, "findings", a->findings);
+	if (a->findings_total > json_array_size(a->findings))
+		json_object_set_new(o, "findings_total",
+		    json_integer((json_int_t)a->findings_total));
 	if (a->denials != NULL)
 		json_object_set(o, "seccomp_denials", a->denials);
 	return (o);

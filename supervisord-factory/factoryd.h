@@ -138,8 +138,10 @@ struct attempt {
 	char			 branch[128];
 	int			 pull;
 	char			 record[PATH_MAX];
-	json_t			*changes;
-	json_t			*findings;
+	json_t			*changes;	/* listed, escaped (esc.h) */
+	size_t			 changes_total;	/* counted by the worker */
+	json_t			*findings;	/* listed, escaped */
+	size_t			 findings_total; /* counted by the verifier */
 	json_t			*denials;	/* seccomp, from the kernel log */
 	struct sandbox_usage	 usage;
 	int			 exit_status;	/* -1: none yet */
