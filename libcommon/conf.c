@@ -51,6 +51,7 @@ struct conf_where {
 static const char * const conf_topkeys[] = {
 	"socket", "state-dir", "libexec", "users", "attempt-uids",
 	"max-attempts", "verifiers", "lease-ttl", "reconcile-interval",
+	"control-idle-timeout",
 	"keys", "repositories", "sandbox", NULL
 };
 
@@ -75,6 +76,7 @@ conf_defaults(struct factoryd_conf *c)
 	c->verifiers = 2;
 	c->lease_ttl = 30;
 	c->reconcile_interval = 60;
+	c->control_idle = 60;
 	strlcpy(c->receipt_key, "/etc/factory/keys/receipt.key",
 	    sizeof(c->receipt_key));
 	strlcpy(c->verifier_key, "/etc/factory/keys/verifier.key",
@@ -563,6 +565,8 @@ conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 	    &c->lease_ttl) == -1 ||
 	    conf_seconds(e, y_get(root, "reconcile-interval"), 1, 86400,
 	    &c->reconcile_interval) == -1 ||
+	    conf_seconds(e, y_get(root, "control-idle-timeout"), 1, 3600,
+	    &c->control_idle) == -1 ||
 	    conf_keys(e, y_get(root, "keys"), c) == -1 ||
 	    conf_sandbox(e, y_get(root, "sandbox"), c) == -1 ||
 	    conf_repos(e, y_get(root, "repositories"), c) == -1)
@@ -749,6 +753,8 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 	y_printduration(fp, (uint64_t)c->lease_ttl * 1000);
 	fprintf(fp, "\nreconcile-interval: ");
 	y_printduration(fp, (uint64_t)c->reconcile_interval * 1000);
+	fprintf(fp, "\ncontrol-idle-timeout: ");
+	y_printduration(fp, (uint64_t)c->control_idle * 1000);
 	fprintf(fp, "\nkeys:\n");
 	conf_printkv(fp, "  ", "receipts", c->receipt_key);
 	conf_printkv(fp, "  ", "verifier", c->verifier_key);

@@ -63,6 +63,7 @@ struct factoryd_conf {
 	int			 verifiers;
 	int			 lease_ttl;		/* seconds */
 	int			 reconcile_interval;	/* seconds */
+	int			 control_idle;		/* seconds */
 	char			 receipt_key[PATH_MAX];
 	char			 verifier_key[PATH_MAX];
 	struct conf_repos	 repos;

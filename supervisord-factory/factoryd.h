@@ -169,6 +169,8 @@ struct ctl_conn {
 	uid_t			 uid;		/* SO_PEERCRED */
 	pid_t			 pid;
 	int			 readonly;
+	int			 awaiting;	/* an answer comes later */
+	struct event		 idle;		/* control-idle-timeout */
 	struct shell		*shell;		/* factoryctl shell, or NULL */
 };
 
