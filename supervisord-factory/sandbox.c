@@ -68,7 +68,7 @@
 #include "landlock.h"
 #include "sandbox.h"
 
-#define SBX_TMPSIZE	"size=64m"
+#define SBX_TMPSIZE	"size=64m,nr_inodes=16384"
 #define SBX_MAXSOCKS	512	/* host unix sockets masked, at most */
 #define SBX_SETUP_MS	30000	/* a spawn that takes longer is broken */
 #define SBX_HOSTS	"/run/factory-hosts"	/* then bound on /etc/hosts */
@@ -808,7 +808,7 @@ sbx_dev(struct sbx_plan *pl, const struct stat *st)
 	    mkdir("/dev/shm", 01777) == -1)
 		sbx_fail(pl->errfd, "populate /dev:");
 	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV |
-	    MS_NOEXEC, "size=64m,mode=1777") == -1)
+	    MS_NOEXEC, SBX_TMPSIZE ",mode=1777") == -1)
 		sbx_fail(pl->errfd, "mount /dev/shm:");
 	if (mount(NULL, "/dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
 	    MS_NOSUID | MS_NOEXEC, NULL) == -1)
