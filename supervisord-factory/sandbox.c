@@ -93,12 +93,30 @@ struct sbx_plan {
 	int		  nhide;
 	char		 (*socks)[PATH_MAX];	/* the host's unix sockets */
 	int		  nsocks;
+	char		 (*binds)[PATH_MAX];	/* shown read-only, realpaths */
+	int		 *bexec;		/* 0: noexec (spec->expose) */
+	int		  nbinds;
 	int		  ncgroups;		/* pid 1 joins as many */
 	int		  netfd;		/* pooled namespaces, or -1 */
 	int		  ipcfd;
 	int		  sock;			/* pid 1's end: 'S' status */
 	int		  errfd;		/* close-on-exec: setup errors */
 };
+
+/*
+ * The agent's root is built from this allowlist, read-only: the system
+ * directories programs need and nothing else of the host (no /home,
+ * /root, /srv, /opt, /var, /sys, /mnt, no other repository, no state,
+ * keys or sockets).  The tree, the repository's objects and the
+ * manifest's exec paths are added by exact path.  A symlink (a merged
+ * /usr) is recreated as the same symlink.
+ */
+static const char *const sbx_rootdirs[] = {
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/etc", NULL
+};
+#define SBX_NROOTDIRS	(sizeof(sbx_rootdirs) / sizeof(sbx_rootdirs[0]) - 1)
+#define SBX_STAGE	"/tmp"	/* where the new root is built, then / */
 
 static const char *const sbx_exec_default[] = {
 	"/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/libexec",
@@ -941,39 +959,141 @@ sbx_memfd_noexec(struct sbx_plan *pl)
 	close(fd);
 }
 
+/* A detached copy of the host's mounts at path, with attr set. */
+static int
+sbx_clone(struct sbx_plan *pl, const char *path, uint64_t attr)
+{
+	struct mount_attr	 ma = { .attr_set = attr };
+	int			 fd;
+
+	if (!(attr & MOUNT_ATTR_RDONLY))
+		ma.attr_clr = MOUNT_ATTR_RDONLY;
+	fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE |
+	    OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (fd == -1)
+		sbx_fail(pl->errfd, "open_tree %s:", path);
+	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE,
+	    &ma, sizeof(ma)) == -1)
+		sbx_fail(pl->errfd, "mount_setattr %s:", path);
+	return fd;
+}
+
 /*
- * The mount view.  The tree is cloned first, while its path is still
- * the host's; then the whole inherited tree goes read-only, nosuid,
- * nodev in one recursive mount_setattr; then /tmp, /dev, /proc and the
- * masks are laid over it; the tree is attached last, on top of
- * whatever now covers its path.
+ * Attach the detached mount fd at path in the new root, making the
+ * directories (or, for a file, the empty file) it is mounted on.
+ */
+static void
+sbx_attach(struct sbx_plan *pl, int fd, const char *path)
+{
+	struct stat	 st;
+	char		 parent[PATH_MAX], *p;
+	int		 f;
+
+	if (lstat(path, &st) == -1) {
+		if (fstat(fd, &st) == -1)
+			sbx_fail(pl->errfd, "fstat %s:", path);
+		strlcpy(parent, path, sizeof(parent));
+		if (!S_ISDIR(st.st_mode) && (p = strrchr(parent, '/')) != NULL)
+			*p = '\0';
+		if (parent[0] != '\0' && sbx_mkdirs("", parent + 1) == -1)
+			sbx_fail(pl->errfd, "mkdir %s:", parent);
+		if (!S_ISDIR(st.st_mode)) {
+			if ((f = open(path, O_CREAT | O_EXCL | O_WRONLY |
+			    O_CLOEXEC, 0444)) == -1)
+				sbx_fail(pl->errfd, "create %s:", path);
+			close(f);
+		}
+	}
+	if (syscall(SYS_move_mount, fd, "", AT_FDCWD, path,
+	    MOVE_MOUNT_F_EMPTY_PATH) == -1)
+		sbx_fail(pl->errfd, "attach %s:", path);
+	close(fd);
+}
+
+/*
+ * Everything the new root takes from the host, taken while the host's
+ * tree is still there: the allowlisted system directories (or their
+ * symlinks), the binds, the tree.
+ */
+static void
+sbx_take(struct sbx_plan *pl, int *rootfd, char (*link)[PATH_MAX],
+    int *bindfd, int *treefd)
+{
+	const uint64_t	 ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+			     MOUNT_ATTR_NODEV;
+	struct stat	 st;
+	ssize_t		 n;
+	int		 i;
+
+	for (i = 0; sbx_rootdirs[i] != NULL; i++) {
+		rootfd[i] = -1;
+		link[i][0] = '\0';
+		if (lstat(sbx_rootdirs[i], &st) == -1)
+			continue;	/* not on this host */
+		if (S_ISLNK(st.st_mode)) {
+			n = readlink(sbx_rootdirs[i], link[i], PATH_MAX - 1);
+			if (n <= 0)
+				sbx_fail(pl->errfd, "readlink %s:",
+				    sbx_rootdirs[i]);
+			link[i][n] = '\0';
+		} else if (S_ISDIR(st.st_mode))
+			rootfd[i] = sbx_clone(pl, sbx_rootdirs[i], ro);
+	}
+	for (i = 0; i < pl->nbinds; i++)
+		bindfd[i] = sbx_clone(pl, pl->binds[i], ro |
+		    (pl->bexec[i] ? 0 : MOUNT_ATTR_NOEXEC));
+	*treefd = sbx_clone(pl, pl->tree, MOUNT_ATTR_NOSUID |
+	    MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+}
+
+/*
+ * An empty tmpfs becomes the root: built at SBX_STAGE, then
+ * pivot_root(".", ".") and the host's tree, now on top, detached.
+ * Nothing of the host is reachable after this but the fds taken.
+ */
+static void
+sbx_newroot(struct sbx_plan *pl)
+{
+	if (mount("tmpfs", SBX_STAGE, "tmpfs", MS_NOSUID | MS_NODEV |
+	    MS_NOEXEC, "size=1m,mode=755") == -1)
+		sbx_fail(pl->errfd, "mount the new root:");
+	if (chdir(SBX_STAGE) == -1 ||
+	    syscall(SYS_pivot_root, ".", ".") == -1 ||
+	    umount2(".", MNT_DETACH) == -1 || chdir("/") == -1)
+		sbx_fail(pl->errfd, "pivot_root:");
+}
+
+/*
+ * The mount view.  What the root takes from the host is cloned first;
+ * then an empty root replaces the host's, the system directories go
+ * in, a private /tmp, /run, /dev and /proc, the manifest's exec paths,
+ * the masks; the tree and the repository's objects last, on top of
+ * whatever covers their paths; the root itself goes read-only.
  */
 static void
 sbx_mounts(struct sbx_plan *pl)
 {
-	struct mount_attr	 ro = { .attr_set = MOUNT_ATTR_RDONLY |
-				     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
-	struct mount_attr	 rw = { .attr_set = MOUNT_ATTR_NOSUID |
-				     MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-				     .attr_clr = MOUNT_ATTR_RDONLY };
-	struct stat		 devst[sizeof(sbx_devices) /
-				     sizeof(sbx_devices[0])];
-	int			 treefd;
+	struct stat	 devst[sizeof(sbx_devices) / sizeof(sbx_devices[0])];
+	char		 link[SBX_NROOTDIRS][PATH_MAX];
+	int		 rootfd[SBX_NROOTDIRS], bindfd[SANDBOX_MAXBINDS];
+	int		 treefd, i;
 
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		sbx_fail(pl->errfd, "make / private:");
-	treefd = (int)syscall(SYS_open_tree, AT_FDCWD, pl->tree,
-	    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-	if (treefd == -1)
-		sbx_fail(pl->errfd, "open_tree %s:", pl->tree);
-	if (syscall(SYS_mount_setattr, treefd, "", AT_EMPTY_PATH |
-	    AT_RECURSIVE, &rw, sizeof(rw)) == -1)
-		sbx_fail(pl->errfd, "mount_setattr %s:", pl->tree);
+	sbx_take(pl, rootfd, link, bindfd, &treefd);
 	sbx_dev_stat(pl, devst);
-	if (syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &ro,
-	    sizeof(ro)) == -1)
-		sbx_fail(pl->errfd, "mount_setattr / read-only:");
+	sbx_newroot(pl);
 
+	for (i = 0; sbx_rootdirs[i] != NULL; i++) {
+		if (link[i][0] != '\0' && symlink(link[i],
+		    sbx_rootdirs[i]) == -1)
+			sbx_fail(pl->errfd, "symlink %s:", sbx_rootdirs[i]);
+		if (rootfd[i] != -1)
+			sbx_attach(pl, rootfd[i], sbx_rootdirs[i]);
+	}
+	if (mkdir("/tmp", 0755) == -1 || mkdir("/run", 0755) == -1 ||
+	    mkdir("/dev", 0755) == -1 || mkdir("/proc", 0555) == -1)
+		sbx_fail(pl->errfd, "mkdir in the new root:");
 	sbx_cover(pl, "/tmp", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    SBX_TMPSIZE ",mode=1777", 0);
 	sbx_run(pl);
@@ -984,12 +1104,18 @@ sbx_mounts(struct sbx_plan *pl)
 	    "hidepid=invisible") == -1)
 		sbx_fail(pl->errfd, "mount /proc:");
 	sbx_memfd_noexec(pl);
+	for (i = 0; i < pl->nbinds; i++)
+		if (pl->bexec[i])
+			sbx_attach(pl, bindfd[i], pl->binds[i]);
 	sbx_hide(pl, 0);
 	sbx_socks(pl);
-	if (syscall(SYS_move_mount, treefd, "", AT_FDCWD, pl->tree,
-	    MOVE_MOUNT_F_EMPTY_PATH) == -1)
-		sbx_fail(pl->errfd, "attach %s:", pl->tree);
-	close(treefd);
+	sbx_attach(pl, treefd, pl->tree);
+	for (i = 0; i < pl->nbinds; i++)
+		if (!pl->bexec[i])
+			sbx_attach(pl, bindfd[i], pl->binds[i]);
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
+	    MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == -1)
+		sbx_fail(pl->errfd, "remount / read-only:");
 	/* Masks inside the tree (.git/hooks, say) go over the tree. */
 	sbx_hide(pl, 1);
 }
@@ -1568,6 +1694,92 @@ sbx_plan_socks(struct sbx_plan *pl)
 	fclose(f);
 }
 
+/* Whether path is one of the root's system directories or below one. */
+static int
+sbx_in_root(const char *path)
+{
+	char	 real[PATH_MAX];
+	int	 i;
+
+	for (i = 0; sbx_rootdirs[i] != NULL; i++) {
+		if (realpath(sbx_rootdirs[i], real) == NULL)
+			continue;
+		if (strcmp(path, real) == 0 || sbx_below(path, real) != NULL)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+sbx_plan_bind(struct sbx_plan *pl, const char *what, const char *path,
+    int exec, char *err, size_t errlen)
+{
+	char	 real[PATH_MAX];
+
+	if (path[0] != '/') {
+		snprintf(err, errlen, "%s %s: not an absolute path", what,
+		    path);
+		return -1;
+	}
+	if (realpath(path, real) == NULL) {
+		if (errno == ENOENT)
+			return 0;	/* nothing to show */
+		snprintf(err, errlen, "%s %s: %s", what, path,
+		    strerror(errno));
+		return -1;
+	}
+	if (strcmp(real, "/") == 0) {
+		snprintf(err, errlen, "%s %s: would show the host's root",
+		    what, path);
+		return -1;
+	}
+	if (sbx_in_root(real) || strcmp(real, pl->tree) == 0 ||
+	    sbx_below(real, pl->tree) != NULL)
+		return 0;	/* there already */
+	if (pl->nbinds == SANDBOX_MAXBINDS) {
+		snprintf(err, errlen, "more than %d exec and expose paths",
+		    SANDBOX_MAXBINDS);
+		return -1;
+	}
+	strlcpy(pl->binds[pl->nbinds], real, PATH_MAX);
+	pl->bexec[pl->nbinds++] = exec;
+	return 0;
+}
+
+/*
+ * What the root shows beyond its system directories: the manifest's
+ * exec paths (executable) and spec->expose (not), read-only.
+ */
+static int
+sbx_plan_binds(struct sbx_plan *pl, const struct sandbox_spec *spec,
+    char *err, size_t errlen)
+{
+	int	 i;
+
+	if ((pl->binds = calloc(SANDBOX_MAXBINDS, sizeof(*pl->binds))) ==
+	    NULL || (pl->bexec = calloc(SANDBOX_MAXBINDS,
+	    sizeof(*pl->bexec))) == NULL) {
+		snprintf(err, errlen, "calloc: %s", strerror(errno));
+		goto fail;
+	}
+	for (i = 0; spec->exec_allow != NULL && spec->exec_allow[i] != NULL;
+	    i++)
+		if (sbx_plan_bind(pl, "exec", spec->exec_allow[i], 1, err,
+		    errlen) == -1)
+			goto fail;
+	for (i = 0; spec->expose != NULL && spec->expose[i] != NULL; i++)
+		if (sbx_plan_bind(pl, "expose", spec->expose[i], 0, err,
+		    errlen) == -1)
+			goto fail;
+	return 0;
+ fail:
+	free(pl->binds);
+	free(pl->bexec);
+	pl->binds = NULL;
+	pl->bexec = NULL;
+	return -1;
+}
+
 /* Resolve the tree and the masks while errors can still be returned. */
 static int
 sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
@@ -1626,6 +1838,10 @@ sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
 			return -1;
 		}
 		strlcpy(pl->hide[pl->nhide++], path, PATH_MAX);
+	}
+	if (sbx_plan_binds(pl, spec, err, errlen) == -1) {
+		free(pl->hide);
+		return -1;
 	}
 	sbx_plan_socks(pl);
 	return 0;
@@ -1767,6 +1983,8 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	}
 	free(pl.hide);
 	free(pl.socks);
+	free(pl.binds);
+	free(pl.bexec);
 	sb->pid = pid;
 	sb->fd = sv[0];
 	rc = sbx_cgroups(spec, sb, err, errlen);
@@ -1790,6 +2008,8 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
  fail_plan:
 	free(pl.hide);
 	free(pl.socks);
+	free(pl.binds);
+	free(pl.bexec);
 	return -1;
 }
 

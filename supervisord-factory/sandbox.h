@@ -38,6 +38,7 @@
 #define SANDBOX_MAXLISTEN	32	/* egress endpoints of one sandbox */
 #define SANDBOX_POOLMAX		8	/* namespaces made ahead, at most */
 #define SANDBOX_POOL		2	/* what the daemon keeps ready */
+#define SANDBOX_MAXBINDS	32	/* exec and expose paths, at most */
 
 /*
  * One TCP endpoint inside the sandbox's network namespace, where the
@@ -60,6 +61,8 @@ struct sandbox_spec {
 	char *const	 *env;		/* the whole environment */
 	char *const	 *hide;		/* masked with an empty read-only tmpfs */
 	char *const	 *exec_allow;	/* NULL: the system binary dirs */
+	/* Shown read-only and noexec: the repository's objects. */
+	char *const	 *expose;
 	int		  logfd;	/* the agent's stdout and stderr */
 	uint64_t	  memory;	/* bytes; 0: no limit for that one */
 	uint64_t	  pids;

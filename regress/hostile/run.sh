@@ -75,6 +75,9 @@ outside "good" "$id"
 
 # --- one attempt, every refusal: filesystem, network, syscalls, tools ---
 
+h_hostfile /home HOMEF && h_hostfile /srv SRVF && h_hostfile /opt OPTF ||
+    fail "host files"
+
 bg setpriv --reuid $H_UIDLO --regid $H_UIDLO --clear-groups sleep 300
 HOSTSLEEP=$BGPID
 sleep 0.1
@@ -82,6 +85,10 @@ script="
 P=$PROBE
 \$P read /etc/shadow $T/state/journal $T/keys/verifier.key \
     $T/keys/receipt.key $T/fdsecret $T/remote.git/config
+\$P read $T/other.git/HEAD $T/other.git/config $T/other.git/packed-refs \
+    ${OTHEROBJ:-$T/other.git/objects/none} ${OTHERPACK:-$T/other.git/none.pack} \
+    $HOMEF $SRVF $OPTF $T/world-readable $T/factoryd.conf /var/lib/dpkg/status \
+    /sys/kernel/notes
 \$P write /etc/factory-hostile $T/repo.git/objects/factory-hostile \
     $T/repo.git/hooks/pre-receive $T/repo.git/config \
     $T/remote.git/hooks/post-receive $T/pulls/factory-hostile.json \
@@ -115,11 +122,19 @@ refused "$id" "read /etc/shadow" EACCES
 refused "$id" "read $T/state/journal" ENOENT
 refused "$id" "read $T/keys/verifier.key" ENOENT
 refused "$id" "read $T/keys/receipt.key" ENOENT
-refused "$id" "read $T/fdsecret" EACCES
+refused "$id" "read $T/fdsecret" ENOENT
 refused "$id" "read $T/remote.git/config" ENOENT
+# The root is an allowlist: other repositories, the config, /home,
+# /srv, /opt, /var, /sys are not in the agent's view at all.
+for f in $T/other.git/HEAD $T/other.git/config $T/other.git/packed-refs \
+    ${OTHEROBJ:-$T/other.git/objects/none} ${OTHERPACK:-$T/other.git/none.pack} \
+    $HOMEF $SRVF $OPTF $T/world-readable $T/factoryd.conf /var/lib/dpkg/status \
+    /sys/kernel/notes; do
+	refused "$id" "read $f" ENOENT
+done
 refused "$id" "write /etc/factory-hostile" EROFS
 refused "$id" "write $T/repo.git/objects/factory-hostile" EROFS
-refused "$id" "write $T/repo.git/hooks/pre-receive" EROFS
+refused "$id" "write $T/repo.git/hooks/pre-receive" ENOENT
 refused "$id" "write $T/repo.git/config" 'E(ROFS|ACCES)'
 refused "$id" "write $T/remote.git/hooks/post-receive" ENOENT
 refused "$id" "write $T/pulls/factory-hostile.json" 'E(ROFS|NOENT)'

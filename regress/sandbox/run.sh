@@ -48,6 +48,9 @@ mkdir -p "$T/state/attempts/a1/tree" "$T/keys" "$TT/state/attempts/a2/tree"
 echo "s3cret" >"$T/state/secret"
 echo "PRIVATE KEY" >"$T/keys/key.pem"
 echo "token" >"$T/keyfile"
+echo "token" >"$T/bin/keyfile"		# in a path the agent is shown
+echo "world" >"$T/world-readable"
+chmod 644 "$T/world-readable" "$T/bin/keyfile"
 echo "s3cret" >"$TT/state/secret"
 chmod 755 "$T" "$TT"
 TREE="$T/state/attempts/a1/tree"
@@ -74,7 +77,8 @@ sbx() {
 	IDS="$IDS $ID"
 	chown "$U:$U" "$TREE" "$TREE2"
 	OUT=$("$SBX" -i "$ID" -u "$U" -H "$T/state" -H "$T/keys" \
-	    -H "$T/keyfile" -H "$TT/state" ${XA:-$XALL} "$@" 2>&1)
+	    -H "$T/keyfile" -H "$T/bin/keyfile" -H "$TT/state" ${XA:-$XALL} \
+	    "$@" 2>&1)
 	RC=$?
 	final "$name"
 }
@@ -149,7 +153,22 @@ expect "state dir secret hidden" ENOENT "exit 1"
 sbx key -t "$TREE" -- "$PR" read "$T/keys/key.pem"
 expect "key dir hidden" ENOENT "exit 1"
 sbx keyfile -t "$TREE" -- "$PR" read "$T/keyfile"
-expect "key file masked (reads empty)" "read 0" "exit 0"
+expect "key file outside the root's allowlist absent" ENOENT "exit 1"
+sbx keyfile-shown -t "$TREE" -- "$PR" read "$T/bin/keyfile"
+expect "key file in a shown exec path masked (reads empty)" "read 0" "exit 0"
+sbx world -t "$TREE" -- "$PR" read "$T/world-readable"
+expect "a world-readable host file outside the allowlist absent" ENOENT \
+    "exit 1"
+for f in /var/lib/dpkg/status /sys/kernel/notes /proc/1/environ; do
+	sbx "host-$f" -t "$TREE" -- "$PR" read "$f"
+	expect "host $f not in the view" ENOENT "exit 1"
+done
+mkdir -p "$T/repo.git/objects/ab" && echo obj >"$T/repo.git/objects/ab/cd" &&
+    echo cfg >"$T/repo.git/config" && chmod -R a+rX "$T/repo.git"
+sbx expose -R "$T/repo.git/objects" -t "$TREE" -- /bin/sh -c \
+    "cat $T/repo.git/objects/ab/cd; cat $T/repo.git/config || echo noconfig; echo x >$T/repo.git/objects/x || echo readonly"
+expect "expose: the repository's objects read-only, nothing else of it" \
+    obj noconfig readonly "exit 0"
 sbx tmp -t "$TREE" -- "$PR" read "$MARK"
 expect "host /tmp invisible" ENOENT "exit 1"
 sbx tree-under-tmp -t "$TREE2" -- /bin/sh -c \
