@@ -69,7 +69,6 @@
 #include "sandbox.h"
 
 #define SBX_TMPSIZE	"size=64m"
-#define SBX_MAXSOCKS	512	/* host unix sockets masked, at most */
 #define SBX_SETUP_MS	30000	/* a spawn that takes longer is broken */
 #define SBX_HOSTS	"/run/factory-hosts"	/* then bound on /etc/hosts */
 #define SBX_NSFLAGS	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS)
@@ -91,8 +90,6 @@ struct sbx_plan {
 	char		 tree[PATH_MAX];	/* realpath */
 	char		 (*hide)[PATH_MAX];	/* realpaths, existing ones */
 	int		  nhide;
-	char		 (*socks)[PATH_MAX];	/* the host's unix sockets */
-	int		  nsocks;
 	char		 (*binds)[PATH_MAX];	/* shown read-only, realpaths */
 	int		 *bexec;		/* 0: noexec (spec->expose) */
 	int		  nbinds;
@@ -900,10 +897,10 @@ sbx_hosts_bind(struct sbx_plan *pl)
 }
 
 /*
- * /run holds the host's services' sockets (dbus, postgres, docker) and
- * pid files, whatever the configured socket path: an empty read-only
- * tmpfs with only the /run/shm link.  Connecting to a pathname socket
- * is no Landlock right at ABI 7, so hiding is the only refusal.
+ * A private /run: an empty read-only tmpfs with only the /run/shm link
+ * (and the hosts file).  Host sockets are not enumerated and masked:
+ * connecting to a pathname socket is no Landlock right at ABI 7, so
+ * the root holds none of the host's, by construction (sbx_mounts).
  */
 static void
 sbx_run(struct sbx_plan *pl)
@@ -921,24 +918,6 @@ sbx_run(struct sbx_plan *pl)
 	if (mount(NULL, "/run", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
 	    MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == -1)
 		sbx_fail(pl->errfd, "remount /run read-only:");
-}
-
-/*
- * Unix sockets the host had bound outside /run and /tmp (a database in
- * /var/lib, say): the null device goes over each that is still visible,
- * so connect(2) is refused.  One made after the spawn is not covered.
- */
-static void
-sbx_socks(struct sbx_plan *pl)
-{
-	struct stat	 st;
-	int		 i;
-
-	for (i = 0; i < pl->nsocks; i++) {
-		if (lstat(pl->socks[i], &st) == -1 || !S_ISSOCK(st.st_mode))
-			continue;
-		sbx_null_over(pl, pl->socks[i]);
-	}
 }
 
 /*
@@ -1108,7 +1087,6 @@ sbx_mounts(struct sbx_plan *pl)
 		if (pl->bexec[i])
 			sbx_attach(pl, bindfd[i], pl->binds[i]);
 	sbx_hide(pl, 0);
-	sbx_socks(pl);
 	sbx_attach(pl, treefd, pl->tree);
 	for (i = 0; i < pl->nbinds; i++)
 		if (!pl->bexec[i])
@@ -1647,53 +1625,6 @@ sbx_pid1(struct sbx_plan *pl)
 	sbx_reap(0, agent);
 }
 
-/*
- * The pathname unix sockets bound in the host's network namespace, read
- * by the parent before the clone: each line of /proc/net/unix ends in
- * the path, if any.  Not an error if it cannot be read: /run and /tmp
- * are covered anyway.
- */
-static void
-sbx_plan_socks(struct sbx_plan *pl)
-{
-	struct stat	 st;
-	FILE		*f;
-	char		*line = NULL, *p, path[PATH_MAX];
-	size_t		 sz = 0;
-	int		 i;
-
-	if ((f = fopen("/proc/net/unix", "re")) == NULL)
-		return;
-	while (getline(&line, &sz, f) != -1 && pl->nsocks < SBX_MAXSOCKS) {
-		line[strcspn(line, "\n")] = '\0';
-		if ((p = strrchr(line, ' ')) == NULL || p[1] != '/')
-			continue;
-		p++;
-		if (strncmp(p, "/run/", 5) == 0 || strncmp(p, "/tmp/", 5) == 0 ||
-		    sbx_below(p, pl->tree) != NULL)
-			continue;	/* covered whole, or the agent's own */
-		if (lstat(p, &st) == -1 || !S_ISSOCK(st.st_mode) ||
-		    realpath(p, path) == NULL)
-			continue;	/* another mount namespace's, or gone */
-		for (i = 0; i < pl->nsocks; i++)
-			if (strcmp(pl->socks[i], path) == 0)
-				break;
-		if (i < pl->nsocks)
-			continue;
-		if (pl->nsocks % 16 == 0) {
-			void *n = reallocarray(pl->socks, pl->nsocks + 16,
-			    sizeof(*pl->socks));
-
-			if (n == NULL)
-				break;
-			pl->socks = n;
-		}
-		strlcpy(pl->socks[pl->nsocks++], path, PATH_MAX);
-	}
-	free(line);
-	fclose(f);
-}
-
 /* Whether path is one of the root's system directories or below one. */
 static int
 sbx_in_root(const char *path)
@@ -1843,7 +1774,6 @@ sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
 		free(pl->hide);
 		return -1;
 	}
-	sbx_plan_socks(pl);
 	return 0;
 }
 
@@ -1982,7 +1912,6 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 		goto fail_plan;
 	}
 	free(pl.hide);
-	free(pl.socks);
 	free(pl.binds);
 	free(pl.bexec);
 	sb->pid = pid;
@@ -2007,7 +1936,6 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 
  fail_plan:
 	free(pl.hide);
-	free(pl.socks);
 	free(pl.binds);
 	free(pl.bexec);
 	return -1;

@@ -33,6 +33,19 @@ while ! grep -q '^ready' "$T/listen.out" && [ $i -lt 50 ]; do
 done
 PORT=$(awk '/^ready/ {print $2}' "$T/listen.out")
 [ -n "$PORT" ] || fail "host listener did not start"
+# Host sockets a /proc/net/unix parser misses: a name with a space,
+# more than 512 of them, one bound in another network namespace.
+NSOCKS=600
+mkdir -p "$T/socks" "$T/nssocks"
+bg "$P/socks" "$T/socks" $NSOCKS >>"$T/socks.out"
+bg unshare -n "$P/socks" "$T/nssocks" 1 >>"$T/nssocks.out"
+i=0
+while ! { grep -q '^ready' "$T/socks.out" && grep -q '^ready' "$T/nssocks.out"; } &&
+    [ $i -lt 100 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+grep -q '^ready' "$T/socks.out" && grep -q '^ready' "$T/nssocks.out" ||
+    fail "host socket listeners did not start"
 echo "fd-secret-$TOKEN" >"$T/fdsecret"
 chmod 600 "$T/fdsecret"
 exec 7<"$T/fdsecret"
@@ -100,6 +113,9 @@ P=$PROBE
 \$P abstract $ABSTRACT
 \$P unix $H_RUNSOCK
 \$P unix $SOCK
+\$P unix '$T/socks/a b.sock'
+\$P unix $T/nssocks/s.0
+\$P unixmany $T/socks $NSOCKS
 \$P kill $FACTORYD_PID $HOSTSLEEP
 \$P syscalls
 \$P families
@@ -148,6 +164,20 @@ refused "$id" "abstract @$ABSTRACT" 'E(CONNREFUSED|PERM)'
 refused "$id" "unix $H_RUNSOCK" 'E(NOENT|ACCES|CONNREFUSED)'
 # The control socket is covered by /dev/null (or hidden with its dir).
 refused "$id" "unix $SOCK" 'E(NOENT|CONNREFUSED)'
+for f in "$T/socks/a b.sock" "$T/nssocks/s.0"; do
+	refused "$id" "unix $f" ENOENT
+done
+refused "$id" "unix $T/socks/s.*" ENOENT
+# The controls: from the host, each of them answers.
+answers() {	# the probe exits 1 when what it tried went through
+	! "$P/probe" "$@"
+}
+check "host side: the socket with a space answers" \
+    answers unix "$T/socks/a b.sock"
+check "host side: the socket of another netns answers" \
+    answers unix "$T/nssocks/s.0"
+check "host side: all $NSOCKS sockets answer" \
+    answers unixmany "$T/socks" $NSOCKS
 refused "$id" "kill $FACTORYD_PID" ESRCH
 refused "$id" "kill $HOSTSLEEP" ESRCH
 for s in "ptrace attach" "ptrace traceme" process_vm_readv bpf keyctl \
@@ -381,4 +411,8 @@ check "every sandbox was torn down (cgroups empty and removed)" \
     sh -c "! grep -q 'sandbox teardown' '$T/log'"
 stop_factoryd
 check "the host listener saw nothing" sh -c "! grep -v '^ready' '$T/listen.out'"
+check "the host sockets saw only the host's controls" \
+    [ "$(grep -c '^accepted' "$T/socks.out")" = $((NSOCKS + 1)) ]
+check "the other netns socket saw only the host's control" \
+    [ "$(grep -c '^accepted' "$T/nssocks.out")" = 1 ]
 regress_done
