@@ -46,7 +46,7 @@ LIBS_TLS	= $(shell $(PKG_CONFIG) --libs $(PKGS_TLS) 2>/dev/null)
 
 PROGS_SBIN	= factoryd factoryctl
 PROGS_LIBEXEC	= factory-worker factory-verifier factory-reconciler \
-		  factory-publisher
+		  factory-publisher factory-sandbox
 PROGS		= $(PROGS_SBIN) $(PROGS_LIBEXEC)
 
 dir_factoryd		= supervisord-factory
@@ -55,6 +55,7 @@ dir_factory-worker	= worker
 dir_factory-verifier	= verifier
 dir_factory-reconciler	= reconciler
 dir_factory-publisher	= publisher
+dir_factory-sandbox	= sandbox
 
 libs_factoryd		= $(LIBS_COMMON)
 libs_factoryctl		= $(LIBS_COMMON)
@@ -62,6 +63,13 @@ libs_factory-worker	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-verifier	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-reconciler	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-publisher	= $(LIBS_GIT) $(LIBS_TLS) $(LIBS_COMMON)
+# The launcher is exec'd for every sandbox: as few libraries as it needs.
+libs_factory-sandbox	= $(shell $(PKG_CONFIG) --libs libbsd-overlay 2>/dev/null)
+
+# Objects a program takes from another directory: the parent starts the
+# sandbox with the launcher's plan encoder and runs its inside for the
+# operator's shell.
+objs_factoryd		= $(OBJ)/sandbox/child.o $(OBJ)/sandbox/plan.o
 
 COMMON_SRCS	= $(wildcard libcommon/*.c)
 COMMON_OBJS	= $(COMMON_SRCS:%.c=$(OBJ)/%.o)
@@ -101,7 +109,7 @@ $(O)/libcommon.a: $(COMMON_OBJS)
 	$(AR) rcs $@ $^
 
 .SECONDEXPANSION:
-$(PROGS:%=$(O)/%): $(O)/%: $$(addprefix $(OBJ)/,$$(subst .c,.o,$$(wildcard $$(dir_$$*)/*.c))) $(O)/libcommon.a
+$(PROGS:%=$(O)/%): $(O)/%: $$(addprefix $(OBJ)/,$$(subst .c,.o,$$(wildcard $$(dir_$$*)/*.c))) $$(objs_$$*) $(O)/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(O)/libcommon.a $(libs_$*)
 
 $(UNIT_TESTS): $(O)/regress/unit/%: $(OBJ)/regress/unit/%.o $(O)/libcommon.a $$(unit_objs_$$*)

@@ -66,7 +66,7 @@
 
 #include "conf.h"
 #include "landlock.h"
-#include "sbx.h"
+#include "../sandbox/sbx.h"
 
 #define SBX_SETUP_MS	30000	/* a spawn that takes longer is broken */
 #define SBX_NSFLAGS	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS)
@@ -82,6 +82,7 @@
 static uint32_t			 sbx_downgraded;	/* CONF_DG_* in force */
 
 static int	sbx_seccomp_build(char *, size_t);
+static int	sbx_launcher = -1;	/* factory-sandbox, or a fork */
 
 
 /*
@@ -805,6 +806,77 @@ sbx_cgroups(const struct sandbox_spec *spec, struct sandbox *sb, char *err,
 	return rc;
 }
 
+void
+sandbox_set_launcher(int fd)
+{
+	sbx_launcher = fd;
+}
+
+/*
+ * In the clone, at once: the launcher's descriptors at their numbers
+ * (sbx.h), no other, and execveat(2) of the binary opened at start.
+ * Until then this is a copy of the parent, keys and all; after it a
+ * fresh image that reads its plan from the socket.
+ */
+static __dead void
+sbx_exec_launcher(struct sbx_plan *pl)
+{
+	char	*argv[] = { "factory-sandbox", "attempt", NULL, NULL };
+	char	*envp[] = { NULL };
+	int	 want[SBX_FD_MAX - SBX_FD_SOCK + 1], hi[SBX_FD_MAX -
+		     SBX_FD_SOCK + 1], n = SBX_FD_MAX - SBX_FD_SOCK + 1, i;
+
+	want[SBX_FD_SOCK - SBX_FD_SOCK] = pl->sock;
+	want[SBX_FD_ERR - SBX_FD_SOCK] = pl->errfd;
+	want[SBX_FD_LOG - SBX_FD_SOCK] = pl->spec->logfd;
+	want[SBX_FD_NET - SBX_FD_SOCK] = pl->netfd;
+	want[SBX_FD_IPC - SBX_FD_SOCK] = pl->ipcfd;
+	want[n - 1] = sbx_launcher;
+	/* Its title, from the start: which attempt it serves. */
+	argv[2] = (char *)pl->spec->id;
+	/* Out of the way first: a wanted fd may sit on another's number. */
+	for (i = 0; i < n; i++)
+		if ((hi[i] = want[i] == -1 ? -1 : fcntl(want[i],
+		    F_DUPFD_CLOEXEC, 64)) == -1 && want[i] != -1)
+			sbx_fail(pl->errfd, "launcher fds:");
+	for (i = 0; i < n; i++) {
+		if (hi[i] == -1)
+			(void)close(SBX_FD_SOCK + i);
+		else if (dup3(hi[i], SBX_FD_SOCK + i, i == n - 1 ?
+		    O_CLOEXEC : 0) == -1)
+			_exit(127);
+	}
+	syscall(SYS_close_range, SBX_FD_SOCK + n, ~0U, 0);
+	syscall(SYS_execveat, SBX_FD_SOCK + n - 1, "", argv, envp,
+	    AT_EMPTY_PATH);
+	sbx_fail(SBX_FD_ERR, "exec factory-sandbox:");
+}
+
+/* The plan, as the launcher's first message; queued before the clone. */
+static int
+sbx_send_plan(int sock, const struct sbx_plan *pl, char *err,
+    size_t errlen)
+{
+	void	*wire;
+	size_t	 len;
+	int	 buf = SBX_PLAN_MAX + 4096;
+
+	if ((wire = sbx_plan_encode(pl, &sbx_prog, &len)) == NULL) {
+		snprintf(err, errlen, "plan: %s", strerror(errno));
+		return -1;
+	}
+	if (len > 128 * 1024)
+		(void)setsockopt(sock, SOL_SOCKET, SO_SNDBUFFORCE, &buf,
+		    sizeof(buf));
+	if (send(sock, wire, len, MSG_NOSIGNAL) != (ssize_t)len) {
+		snprintf(err, errlen, "send the plan: %s", strerror(errno));
+		free(wire);
+		return -1;
+	}
+	free(wire);
+	return 0;
+}
+
 int
 sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
     char *err, size_t errlen)
@@ -845,14 +917,22 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	pooled = sbx_pool_take(&ns);
 	pl.netfd = pooled ? ns.net : -1;
 	pl.ipcfd = pooled ? ns.ipc : -1;
+	if (sbx_launcher != -1 && sbx_send_plan(sv[0], &pl, err,
+	    errlen) == -1) {
+		pid = -2;	/* not cloned */
+		goto fail_clone;
+	}
 	/* Like fork(2), with the namespaces: the child runs on a copy. */
 	pid = (pid_t)syscall(SYS_clone, SBX_NSFLAGS | (pooled ? 0 :
 	    SBX_POOLNS) | SIGCHLD, NULL, NULL, NULL, 0);
 	if (pid == 0) {
 		close(sv[0]);
 		close(ep[0]);
+		if (sbx_launcher != -1)
+			sbx_exec_launcher(&pl);
 		sbx_pid1(&pl);
 	}
+ fail_clone:
 	/* Pid 1 holds the pooled namespaces now, and nobody else. */
 	if (pooled) {
 		close(ns.net);
@@ -860,8 +940,9 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	}
 	close(sv[1]);
 	close(ep[1]);
-	if (pid == -1) {
-		snprintf(err, errlen, "clone: %s", strerror(errno));
+	if (pid < 0) {
+		if (pid == -1)
+			snprintf(err, errlen, "clone: %s", strerror(errno));
 		close(sv[0]);
 		close(ep[0]);
 		goto fail_plan;

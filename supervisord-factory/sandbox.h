@@ -140,6 +140,14 @@ const char *sandbox_downgrade_text(void);
  */
 int	sandbox_pool_fill(int);
 /*
+ * The factory-sandbox launcher, opened by the caller (factoryd: at
+ * start, from libexec): pid 1 of every sandbox is then that binary,
+ * exec'd right after the clone, holding only its plan and fds.
+ * Without it (-1, the default) pid 1 runs in a fork of the caller,
+ * which keeps a copy of the caller's memory: for the bench only.
+ */
+void	sandbox_set_launcher(int);
+/*
  * Start spec->argv in a new sandbox.  sb receives the cgroup paths
  * before they are created.  0 once the agent runs; -1 and a reason
  * ("exec /bin/foo: No such file or directory") if anything failed, in

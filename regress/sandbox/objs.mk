@@ -1,5 +1,6 @@
-# The sandbox launcher's objects, for its regress helper and the bench.
-SANDBOX_OBJS = $(OBJ)/supervisord-factory/sandbox.o $(OBJ)/supervisord-factory/sbxchild.o \
-	$(OBJ)/supervisord-factory/cgroup.o
+# The sandbox's objects, for its regress helper and the bench.
+SANDBOX_OBJS = $(OBJ)/supervisord-factory/sandbox.o \
+	$(OBJ)/supervisord-factory/cgroup.o $(OBJ)/sandbox/child.o \
+	$(OBJ)/sandbox/plan.o
 prog_objs_prog_sbx = $(SANDBOX_OBJS)
 prog_objs_spawn = $(SANDBOX_OBJS)

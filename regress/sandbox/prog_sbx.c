@@ -3,12 +3,15 @@
  * tests.  Spawns, waits (a wall deadline enforced with sandbox_kill),
  * prints what happened and what the cgroups measured, destroys.
  *
- *	prog_sbx [-P] [-i id] -u uid -t tree [-H hide]... [-m mem] [-p pids]
+ *	prog_sbx [-P] [-L launcher] [-i id] -u uid -t tree [-H hide]...
+ *	    [-m mem] [-p pids]
  *	    [-c cpu_ms] [-f fsize] [-n nofile] [-w wall_s] [-l logfile]
  *	    [-x exec_allow]... [-R expose]... [-e VAR=value]... -- argv...
  *
  * Exits 0 if the destroy succeeded, 1 if it did not, 2 if the spawn
  * failed, 3 on a usage error.  -P prints sandbox_probe's line only.
+ * -L names the factory-sandbox binary to start as pid 1, as factoryd
+ * does; without it pid 1 is a fork of prog_sbx.
  */
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -38,7 +41,8 @@ onalarm(int sig)
 static __dead void
 usage(void)
 {
-	fprintf(stderr, "usage: prog_sbx [-P] [-i id] -u uid -t tree "
+	fprintf(stderr, "usage: prog_sbx [-P] [-L launcher] [-i id] -u uid "
+	    "-t tree "
 	    "[-H hide] [-m mem] [-p pids] [-c cpu_ms] [-f fsize] "
 	    "[-n nofile] [-w wall_s] [-l logfile] [-x exec_allow] "
 	    "[-R expose] [-e VAR=value] -- argv...\n");
@@ -100,7 +104,7 @@ main(int argc, char *argv[])
 	spec.logfd = STDOUT_FILENO;
 	snprintf(idbuf, sizeof(idbuf), "sbx-%ld", (long)getpid());
 	spec.id = idbuf;
-	while ((ch = getopt(argc, argv, "c:e:f:H:i:l:m:n:p:PR:t:u:w:x:")) != -1) {
+	while ((ch = getopt(argc, argv, "c:e:f:H:i:L:l:m:n:p:PR:t:u:w:x:")) != -1) {
 		switch (ch) {
 		case 'c':
 			spec.cpu_ms = num(optarg);
@@ -116,6 +120,11 @@ main(int argc, char *argv[])
 			break;
 		case 'i':
 			spec.id = optarg;
+			break;
+		case 'L':
+			if ((ch = open(optarg, O_PATH | O_CLOEXEC)) == -1)
+				err(3, "%s", optarg);
+			sandbox_set_launcher(ch);
 			break;
 		case 'l':
 			spec.logfd = open(optarg, O_WRONLY | O_CREAT | O_TRUNC |

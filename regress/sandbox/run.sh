@@ -58,6 +58,8 @@ TREE2="$TT/state/attempts/a2/tree"
 echo marker >"$MARK"
 
 XALL="-x $P -x /lib -x /lib64 -x /usr/lib -x /usr/bin -x /bin"
+# Pid 1 is the launcher binary, as factoryd starts it.
+LAUNCH="-L $O/factory-sandbox"
 
 ok() { echo "ok - $1"; }
 notok() { echo "not ok - $1: $2"; FAILED=1; }
@@ -76,7 +78,7 @@ sbx() {
 	ID="sbxreg-$$-$N"
 	IDS="$IDS $ID"
 	chown "$U:$U" "$TREE" "$TREE2"
-	OUT=$("$SBX" -i "$ID" -u "$U" -H "$T/state" -H "$T/keys" \
+	OUT=$("$SBX" $LAUNCH -i "$ID" -u "$U" -H "$T/state" -H "$T/keys" \
 	    -H "$T/keyfile" -H "$T/bin/keyfile" -H "$TT/state" ${XA:-$XALL} \
 	    "$@" 2>&1)
 	RC=$?
@@ -288,7 +290,7 @@ fi
 rm -f "$TREE/pid"
 N=$((N + 1)); U=$((63900 + N)); ID="sbxreg-$$-$N"; IDS="$IDS $ID"
 chown "$U:$U" "$TREE"
-"$SBX" -i "$ID" -u "$U" -w 3 -t "$TREE" -x "$P" -x /lib -x /lib64 \
+"$SBX" $LAUNCH -i "$ID" -u "$U" -w 3 -t "$TREE" -x "$P" -x /lib -x /lib64 \
     -x /usr/lib -x /bin -x /usr/bin -- /bin/sh -c \
     "$PR daemon $TREE/pid; exec /bin/sleep 1000" >"$T/kill.log" 2>&1 &
 bg=$!

@@ -1,8 +1,8 @@
 /*
- * Inside the sandbox library: what the parent's side (sandbox.c), the
- * side that runs as pid 1 and the agent (sbxchild.c), the plan's wire
- * format (sbxplan.c) and the launcher (sandbox/launcher.c) share.
- * Not for other callers: they use sandbox.h.
+ * What the parent's side of the sandbox (supervisord-factory/sandbox.c),
+ * the side that runs as pid 1 and the agent (child.c), the plan's wire
+ * format (plan.c) and the launcher (launcher.c) share.  Not for other
+ * callers: they use sandbox.h.
  */
 #ifndef FACTORY_SBX_H
 #define FACTORY_SBX_H
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sandbox.h"
+#include "../supervisord-factory/sandbox.h"
 
 #define SBX_TMPSIZE	"size=64m"
 #define SBX_HOSTS	"/run/factory-hosts"	/* then bound on /etc/hosts */
@@ -50,7 +50,7 @@ struct sbx_plan {
 	int		  errfd;		/* close-on-exec: setup errors */
 };
 
-/* sbxchild.c */
+/* child.c */
 extern const char *const sbx_rootdirs[];
 extern const char *const sbx_exec_default[];
 extern const char	*sbx_exec_dirs[];
@@ -67,7 +67,7 @@ int		sbx_sendtag(int, char, const int *, int);
 int		sbx_recvtag(int, int, char *, int *, int);
 __dead void	sbx_pid1(struct sbx_plan *);
 
-/* sbxplan.c */
+/* plan.c */
 /* The plan and the denylist as bytes; NULL and errno ENOMEM or E2BIG. */
 void	*sbx_plan_encode(const struct sbx_plan *, const struct sock_fprog *,
 	    size_t *);
