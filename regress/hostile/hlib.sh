@@ -108,7 +108,7 @@ CONF
 	# The probers, where agents can see them whatever the build dir
 	# is: a build under /tmp is hidden from them like the rest of /tmp.
 	mkdir "$T/bin"
-	cp "$P/probe" "$P/listen" "$P/socks" "$T/bin/" ||
+	cp "$P/probe" "$P/listen" "$P/socks" "$P/memscan" "$T/bin/" ||
 	    fail "copy the probers"
 	chmod 755 "$T/bin" "$T/bin/probe" "$T/bin/listen" "$T/bin/socks"
 	P=$T/bin

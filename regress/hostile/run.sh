@@ -262,6 +262,24 @@ vtree=$T/state/attempts/$victim/tree
 check "victim runs 2 processes (uid $vuid: $vpids)" \
     [ "$(echo $vpids | wc -w)" = 2 ]
 check "victim's file is in its tree on the host" [ -f "$vtree/src/secret.c" ]
+# Its pid 1: the launcher binary, titled by the attempt, holding nothing
+# of the parent's memory (the receipt signing key, say).
+vpid1=""
+for p in $(cat /sys/fs/cgroup/*/factory/*/"$victim"/cgroup.procs 2>/dev/null |
+    sort -u); do
+	grep -q '^NSpid:.*[[:space:]]1$' /proc/$p/status 2>/dev/null && vpid1=$p
+done
+check "victim's pid 1 found ($vpid1)" [ -n "$vpid1" ]
+check "pid 1 runs factory-sandbox" \
+    [ "$(readlink /proc/$vpid1/exe)" = "$(readlink -f "$O/factory-sandbox")" ]
+check "pid 1's title names its attempt" \
+    [ "$(tr '\0' ' ' </proc/$vpid1/cmdline)" = "factory-sandbox attempt $victim " ]
+keyhex=$(openssl pkey -in "$T/keys/receipt.key" -outform DER 2>/dev/null |
+    tail -c 32 | od -An -tx1 | tr -d ' \n')
+check "the control: the parent's memory holds the receipt key" \
+    [ "$("$P/memscan" "$FACTORYD_PID" "$keyhex")" = found ]
+check "pid 1's memory does not hold the receipt key" \
+    [ "$("$P/memscan" "$vpid1" "$keyhex")" = absent ]
 script="
 P=$PROBE
 \$P read $vtree/src/secret.c
