@@ -68,8 +68,8 @@ read_plan(void)
 		;
 	if (n == -1)
 		sbx_fail(SBX_FD_ERR, "plan: recvmsg:");
-	if (n == 0)
-		_exit(127);	/* the parent gave up on us */
+	if (n == 0)	/* EOF, or an empty message */
+		sbx_fail(SBX_FD_ERR, "plan: none came");
 	if (msg.msg_controllen != 0 || (msg.msg_flags & MSG_CTRUNC))
 		sbx_fail(SBX_FD_ERR, "plan: came with descriptors");
 	if ((size_t)n > SBX_PLAN_MAX || (msg.msg_flags & MSG_TRUNC))

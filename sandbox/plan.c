@@ -501,6 +501,8 @@ sbx_plan_decode(const void *data, size_t len, struct sock_fprog *prog,
 	struct plan_out	*o;
 	struct rbuf	 r;
 
+	prog->len = 0;
+	prog->filter = NULL;
 	if (len > SBX_PLAN_MAX) {
 		snprintf(err, errlen, "plan: %zu bytes, more than %d", len,
 		    SBX_PLAN_MAX);

@@ -4,3 +4,5 @@ SANDBOX_OBJS = $(OBJ)/supervisord-factory/sandbox.o \
 	$(OBJ)/sandbox/plan.o
 prog_objs_prog_sbx = $(SANDBOX_OBJS)
 prog_objs_spawn = $(SANDBOX_OBJS)
+unit_objs_test_sbxplan = $(OBJ)/sandbox/plan.o
+prog_objs_prog_launch = $(SANDBOX_OBJS)

@@ -6,6 +6,7 @@
 
 : "${O:?O must name the build directory}"
 P="$O/regress/sandbox"
+P0=$P
 SBX="$P/prog_sbx"
 PR="$P/prog_probe"
 FAILED=0
@@ -324,6 +325,47 @@ if [ "$RC" = 2 ] && printf '%s\n' "$OUT" | grep -qx \
 else
 	notok enoent "rc $RC: $(echo $OUT)"
 fi
+
+# --- the launcher, driven by hand (prog_launch hands it its fds)
+LAUNCHER=$O/factory-sandbox
+PL=$P0/prog_launch
+N=$((N + 1)); U=$((63900 + N)); chown "$U:$U" "$TREE"
+OUT=$("$PL" "$LAUNCHER" good "$TREE" "$U" -- /bin/sh -c 'id -u; exit 3' 2>&1)
+if printf '%s\n' "$OUT" | grep -qx "$U" &&
+    printf '%s\n' "$OUT" | grep -qx "exit 3"; then
+	ok "launcher: a good plan runs the agent as uid $U"
+else
+	notok launcher-good "$(echo $OUT)"
+fi
+while IFS='|' read -r mode want; do
+	OUT=$("$PL" "$LAUNCHER" $mode "$TREE" "$U" -- /bin/true 2>&1)
+	if printf '%s\n' "$OUT" | grep -qxF "error: plan: $want" &&
+	    printf '%s\n' "$OUT" | grep -qx "exit 127"; then
+		ok "launcher: $mode refused ($want)"
+	else
+		notok "launcher-$mode" "$(echo $OUT)"
+	fi
+done <<EOF
+cut 0|none came
+cut 7|version: truncated
+cut 30|tree: truncated
+cut 40|tree: length $(printf %s "$TREE" | wc -c) out of bounds
+trailing|1 bytes after the end
+magic|magic: not a sandbox plan
+withfd|came with descriptors
+title|id launch-1, started as attempt launch-2
+noplan|none came
+badid|id: not a plain name
+EOF
+OUT=$("$LAUNCHER" 2>&1); RC=$?
+[ "$RC" = 1 ] && printf '%s\n' "$OUT" | grep -q "started by factoryd only" &&
+    ok "launcher: run by hand, refuses" || notok launcher-hand "$OUT"
+OUT=$("$LAUNCHER" attempt x 2>&1); RC=$?
+[ "$RC" = 1 ] && printf '%s\n' "$OUT" | grep -q "not pid 1" &&
+    ok "launcher: not pid 1, refuses" || notok launcher-pid "$OUT"
+OUT=$(unshare -pf "$LAUNCHER" attempt x 2>&1); RC=$?
+[ "$RC" = 1 ] && printf '%s\n' "$OUT" | grep -q "fd 3 is not a seqpacket socket" &&
+    ok "launcher: pid 1 without its fds, refuses" || notok launcher-fds "$OUT"
 
 # --- fail closed, with explicit downgrades (factoryd itself)
 #
