@@ -63,8 +63,12 @@ libs_factory-worker	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-verifier	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-reconciler	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-publisher	= $(LIBS_GIT) $(LIBS_TLS) $(LIBS_COMMON)
-# The launcher is exec'd for every sandbox: as few libraries as it needs.
-libs_factory-sandbox	= $(shell $(PKG_CONFIG) --libs libbsd-overlay 2>/dev/null)
+# The launcher is exec'd for every sandbox: static, with the one library
+# it needs, so no dynamic loading is paid for on each spawn.
+libs_factory-sandbox	= $(shell $(PKG_CONFIG) --static --libs libbsd-overlay 2>/dev/null)
+ifndef SAN
+ldflags_factory-sandbox	= -static
+endif
 
 # Objects a program takes from another directory: the parent starts the
 # sandbox with the launcher's plan encoder and runs its inside for the
@@ -110,7 +114,7 @@ $(O)/libcommon.a: $(COMMON_OBJS)
 
 .SECONDEXPANSION:
 $(PROGS:%=$(O)/%): $(O)/%: $$(addprefix $(OBJ)/,$$(subst .c,.o,$$(wildcard $$(dir_$$*)/*.c))) $$(objs_$$*) $(O)/libcommon.a
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(O)/libcommon.a $(libs_$*)
+	$(CC) $(LDFLAGS) $(ldflags_$*) -o $@ $(filter %.o,$^) $(O)/libcommon.a $(libs_$*)
 
 $(UNIT_TESTS): $(O)/regress/unit/%: $(OBJ)/regress/unit/%.o $(O)/libcommon.a $$(unit_objs_$$*)
 	@mkdir -p $(dir $@)
