@@ -204,7 +204,7 @@ sbx_mkdirs(const char *base, const char *rel)
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", base, rel) >=
 	    sizeof(path))
-		return -1;
+		return (-1);
 	for (p = path + blen + 1; ; p++) {
 		if (*p != '/' && *p != '\0')
 			continue;
@@ -213,13 +213,13 @@ sbx_mkdirs(const char *base, const char *rel)
 
 			*p = '\0';
 			if (mkdir(path, 0755) == -1 && errno != EEXIST)
-				return -1;
+				return (-1);
 			*p = c;
 		}
 		if (*p == '\0')
 			break;
 	}
-	return 0;
+	return (0);
 }
 
 /* If tree lies below dir, the part of it below dir; else NULL. */
@@ -229,10 +229,10 @@ sbx_below(const char *tree, const char *dir)
 	size_t	 n = strlen(dir);
 
 	if (strcmp(dir, "/") == 0)
-		return tree + 1;
+		return (tree + 1);
 	if (strncmp(tree, dir, n) == 0 && tree[n] == '/')
-		return tree + n + 1;
-	return NULL;
+		return (tree + n + 1);
+	return (NULL);
 }
 
 /*
@@ -435,7 +435,7 @@ sbx_clone(struct sbx_plan *pl, const char *path, uint64_t attr)
 	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE,
 	    &ma, sizeof(ma)) == -1)
 		sbx_fail(pl->errfd, "mount_setattr %s:", path);
-	return fd;
+	return (fd);
 }
 
 /*
@@ -657,7 +657,7 @@ sbx_landlock(const struct sandbox_spec *spec, const char *tree,
 		    LANDLOCK_ACCESS_NET_CONNECT_TCP) == -1)
 			sbx_fail(fd, "landlock rule port %u:",
 			    (unsigned)ports[i]);
-	return ll;
+	return (ll);
 }
 
 /*
@@ -775,7 +775,7 @@ sbx_ports(const struct sandbox_spec *spec, uint16_t *ports)
 		    ((const struct sockaddr_in6 *)ss)->sin6_port :
 		    ((const struct sockaddr_in *)ss)->sin_port);
 	}
-	return n;
+	return (n);
 }
 
 /* The agent: pid 2 of the namespace.  Never returns. */
@@ -946,7 +946,7 @@ sbx_sendtag(int sock, char tag, const int *fds, int n)
 		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
 		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
 	}
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == -1 ? -1 : 0;
+	return (sendmsg(sock, &msg, MSG_NOSIGNAL) == -1 ? -1 : 0);
 }
 
 /*
@@ -996,9 +996,9 @@ sbx_recvtag(int sock, int flags, char *tag, int *fds, int max)
 	if (r != 1 || (msg.msg_flags & MSG_CTRUNC)) {
 		while (got > 0)
 			close(fds[--got]);
-		return -1;
+		return (-1);
 	}
-	return got;
+	return (got);
 }
 
 /*

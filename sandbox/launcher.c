@@ -79,7 +79,7 @@ read_plan(void)
 	    sizeof(err))) == NULL)
 		sbx_fail(SBX_FD_ERR, "%s", err);
 	free(buf);
-	return pl;
+	return (pl);
 }
 
 int

@@ -163,10 +163,10 @@ sbx_plan_encode(const struct sbx_plan *pl, const struct sock_fprog *prog,
 	if (w.failed) {
 		free(w.p);
 		errno = w.failed;
-		return NULL;
+		return (NULL);
 	}
 	*lenp = w.len;
-	return w.p;
+	return (w.p);
 }
 
 /*
@@ -214,15 +214,15 @@ static int
 get(struct rbuf *r, void *data, size_t len, const char *field)
 {
 	if (r->failed)
-		return -1;
+		return (-1);
 	if (len > r->left) {
 		bad(r, "%s: truncated", field);
-		return -1;
+		return (-1);
 	}
 	memcpy(data, r->p, len);
 	r->p += len;
 	r->left -= len;
-	return 0;
+	return (0);
 }
 
 static uint32_t
@@ -231,7 +231,7 @@ get_u32(struct rbuf *r, const char *field)
 	uint32_t	 v = 0;
 
 	(void)get(r, &v, sizeof(v), field);
-	return v;
+	return (v);
 }
 
 static uint64_t
@@ -240,7 +240,7 @@ get_u64(struct rbuf *r, const char *field)
 	uint64_t	 v = 0;
 
 	(void)get(r, &v, sizeof(v), field);
-	return v;
+	return (v);
 }
 
 static int
@@ -250,7 +250,7 @@ get_bool(struct rbuf *r, const char *field)
 
 	if (get(r, &v, sizeof(v), field) == 0 && v > 1)
 		bad(r, "%s: %u is not 0 or 1", field, v);
-	return v;
+	return (v);
 }
 
 /* A string of at most max bytes, NUL-terminated in the arena. */
@@ -261,14 +261,14 @@ get_str(struct rbuf *r, size_t max, const char *field)
 	char		*s;
 
 	if (r->failed)
-		return NULL;
+		return (NULL);
 	if (len > max || len > r->left) {
 		bad(r, "%s: length %u out of bounds", field, len);
-		return NULL;
+		return (NULL);
 	}
 	if (memchr(r->p, '\0', len) != NULL) {
 		bad(r, "%s: contains a NUL", field);
-		return NULL;
+		return (NULL);
 	}
 	s = r->out->arena + r->out->used;
 	memcpy(s, r->p, len);
@@ -276,7 +276,7 @@ get_str(struct rbuf *r, size_t max, const char *field)
 	r->out->used += len + 1;
 	r->p += len;
 	r->left -= len;
-	return s;
+	return (s);
 }
 
 static char *
@@ -286,7 +286,7 @@ get_path(struct rbuf *r, const char *field)
 
 	if (s != NULL && s[0] != '/')
 		bad(r, "%s: not an absolute path", field);
-	return s;
+	return (s);
 }
 
 /* A count of at most max, then an array of n + 1 pointers. */
@@ -299,21 +299,21 @@ get_strv(struct rbuf *r, uint32_t max, int optional, int paths,
 	uint32_t	 n = get_u32(r, field), i;
 
 	if (r->failed || (optional && n == PLAN_NONE))
-		return NULL;
+		return (NULL);
 	if (n > max) {
 		bad(r, "%s: %u entries, more than %u", field, n, max);
-		return NULL;
+		return (NULL);
 	}
 	if ((v = calloc(n + 1, sizeof(*v))) == NULL) {
 		bad(r, "%s: out of memory", field);
-		return NULL;
+		return (NULL);
 	}
 	for (i = 0; i < n && !r->failed; i++) {
 		snprintf(name, sizeof(name), "%s[%u]", field, i);
 		v[i] = paths ? get_path(r, name) :
 		    get_str(r, SBX_PLAN_MAX, name);
 	}
-	return v;
+	return (v);
 }
 
 static int
@@ -324,14 +324,14 @@ get_paths(struct rbuf *r, char (**out)[PATH_MAX], uint32_t max,
 	uint32_t	 n = get_u32(r, field), i;
 
 	if (r->failed)
-		return 0;
+		return (0);
 	if (n > max) {
 		bad(r, "%s: %u entries, more than %u", field, n, max);
-		return 0;
+		return (0);
 	}
 	if (n > 0 && (*out = calloc(n, sizeof(**out))) == NULL) {
 		bad(r, "%s: out of memory", field);
-		return 0;
+		return (0);
 	}
 	for (i = 0; i < n && !r->failed; i++) {
 		snprintf(name, sizeof(name), "%s[%u]", field, i);
@@ -506,13 +506,13 @@ sbx_plan_decode(const void *data, size_t len, struct sock_fprog *prog,
 	if (len > SBX_PLAN_MAX) {
 		snprintf(err, errlen, "plan: %zu bytes, more than %d", len,
 		    SBX_PLAN_MAX);
-		return NULL;
+		return (NULL);
 	}
 	if ((o = calloc(1, sizeof(*o))) == NULL ||
 	    (o->arena = malloc(len + 1)) == NULL) {
 		free(o);
 		snprintf(err, errlen, "plan: out of memory");
-		return NULL;
+		return (NULL);
 	}
 	memset(&r, 0, sizeof(r));
 	r.p = data;
@@ -525,9 +525,9 @@ sbx_plan_decode(const void *data, size_t len, struct sock_fprog *prog,
 		prog->len = 0;
 		prog->filter = NULL;
 		sbx_plan_free(&o->pl);
-		return NULL;
+		return (NULL);
 	}
-	return &o->pl;
+	return (&o->pl);
 }
 
 void

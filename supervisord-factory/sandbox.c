@@ -161,11 +161,11 @@ sbx_sysnr(const struct sbx_rule *r)
 
 	nr = seccomp_syscall_resolve_name(r->name);
 	if (nr != __NR_SCMP_ERROR)
-		return nr;
+		return (nr);
 #ifdef __x86_64__
-	return r->nr;	/* numbers of x86_64, newer than libseccomp */
+	return (r->nr);	/* numbers of x86_64, newer than libseccomp */
 #else
-	return -1;
+	return (-1);
 #endif
 }
 
@@ -184,17 +184,17 @@ sbx_seccomp_rules(scmp_filter_ctx ctx)
 			continue;	/* not on this architecture */
 		if (seccomp_rule_add(ctx, sbx_rules[i].kill ?
 		    SCMP_ACT_KILL_PROCESS : SCMP_ACT_ERRNO(EPERM), nr, 0) < 0)
-			return -1;
+			return (-1);
 	}
 	/* Any namespace flag, one rule each: a filter compares, not tests. */
 	for (i = 0; i < sizeof(nsflags) / sizeof(nsflags[0]); i++)
 		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
 		    SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ,
 		    nsflags[i], nsflags[i])) < 0)
-			return -1;
+			return (-1);
 	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3),
 	    0) < 0)
-		return -1;
+		return (-1);
 	/*
 	 * No execution from a descriptor: fexecve(3) and execveat(2) of
 	 * an fd run what Landlock never saw by path (a memfd).  Programs
@@ -206,7 +206,7 @@ sbx_seccomp_rules(scmp_filter_ctx ctx)
 	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
 	    SCMP_SYS(memfd_create), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, SBX_MFD_EXEC,
 	    SBX_MFD_EXEC)) < 0)
-		return -1;
+		return (-1);
 	/*
 	 * The kernel reads an ioctl command as 32 bits: compare only those,
 	 * so TIOCSTI with high bits set is caught as well.
@@ -215,8 +215,8 @@ sbx_seccomp_rules(scmp_filter_ctx ctx)
 		if (seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS,
 		    SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_MASKED_EQ,
 		    0xffffffffUL, ttyioc[i])) < 0)
-			return -1;
-	return 0;
+			return (-1);
+	return (0);
 }
 
 
@@ -238,10 +238,10 @@ sbx_seccomp_build(char *err, size_t errlen)
 	int		 fd = -1, rc;
 
 	if (sbx_prog.filter != NULL)
-		return 0;
+		return (0);
 	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL) {
 		snprintf(err, errlen, "seccomp: seccomp_init failed");
-		return -1;
+		return (-1);
 	}
 	/*
 	 * Optimize 2 sorts the syscall numbers into a binary tree: an
@@ -274,12 +274,12 @@ sbx_seccomp_build(char *err, size_t errlen)
 	seccomp_release(ctx);
 	sbx_prog.len = st.st_size / sizeof(struct sock_filter);
 	sbx_prog.filter = buf;
-	return 0;
+	return (0);
  fail:
 	if (fd != -1)
 		close(fd);
 	seccomp_release(ctx);
-	return -1;
+	return (-1);
 }
 
 static int
@@ -295,7 +295,7 @@ sbx_probe_ns(char *err, size_t errlen)
 		if (access(path, F_OK) == -1) {
 			snprintf(err, errlen, "namespaces: no %s namespace",
 			    ns[i]);
-			return -1;
+			return (-1);
 		}
 	}
 	/* The new mount API: EBADF means the call exists. */
@@ -303,18 +303,18 @@ sbx_probe_ns(char *err, size_t errlen)
 	    errno == ENOSYS) {
 		snprintf(err, errlen, "mount: no mount_setattr (kernel "
 		    "older than 5.12)");
-		return -1;
+		return (-1);
 	}
 	if (syscall(SYS_close_range, ~0U, ~0U, 0) == -1 && errno == ENOSYS) {
 		snprintf(err, errlen, "close_range: not supported");
-		return -1;
+		return (-1);
 	}
 	if (access(SBX_MEMFD_NOEXEC, F_OK) == -1) {
 		snprintf(err, errlen, "memfd: no %s (kernel older than 6.3)",
 		    SBX_MEMFD_NOEXEC);
-		return -1;
+		return (-1);
 	}
-	return 0;
+	return (0);
 }
 
 /*
@@ -331,9 +331,9 @@ sbx_faked_missing(const char *name)
 
 	for (p = s; p != NULL && (p = strstr(p, name)) != NULL; p += n)
 		if ((p == s || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
-			return 1;
+			return (1);
 #endif
-	return 0;
+	return (0);
 }
 
 /*
@@ -352,11 +352,11 @@ sbx_lacks(uint32_t allowed, uint32_t bit, const char *why, char *err,
 			name = conf_downgrade_names[i];
 	if (allowed & bit) {
 		sbx_downgraded |= bit;
-		return 0;
+		return (0);
 	}
 	snprintf(err, errlen, "%s: %s; factoryd.conf sandbox.downgrade "
 	    "[%s] runs without it", name, why, name);
-	return -1;
+	return (-1);
 }
 
 /* Landlock and its network and scope rights, each downgradable. */
@@ -370,20 +370,20 @@ sbx_probe_landlock(uint32_t allowed, int *abip, char *err, size_t errlen)
 	*abip = abi;
 	if (abi == 0)
 		/* Without Landlock its rights are gone too: one downgrade. */
-		return sbx_lacks(allowed, CONF_DG_LANDLOCK, "Landlock is not "
+		return (sbx_lacks(allowed, CONF_DG_LANDLOCK, "Landlock is not "
 		    "supported by this kernel (or not enabled in lsm=)", err,
-		    errlen);
+		    errlen));
 	if (abi < 4 || sbx_faked_missing("landlock-net"))
 		if (sbx_lacks(allowed, CONF_DG_LANDLOCK_NET, "Landlock has no "
 		    "TCP bind/connect rules (ABI 4): TCP relies on the network "
 		    "namespace alone", err, errlen) == -1)
-			return -1;
+			return (-1);
 	if (abi < 6 || sbx_faked_missing("landlock-scopes"))
 		if (sbx_lacks(allowed, CONF_DG_LANDLOCK_SCOPES, "Landlock has "
 		    "no abstract unix socket or signal scopes (ABI 6)", err,
 		    errlen) == -1)
-			return -1;
-	return 0;
+			return (-1);
+	return (0);
 }
 
 static int
@@ -395,7 +395,7 @@ sbx_probe_seccomp(char *err, size_t errlen)
 
 	if (prctl(PR_GET_SECCOMP) == -1 && errno == EINVAL) {
 		snprintf(err, errlen, "seccomp: not supported by this kernel");
-		return -1;
+		return (-1);
 	}
 	if ((fd = open("/proc/sys/kernel/seccomp/actions_avail",
 	    O_RDONLY | O_CLOEXEC)) == -1 || (n = read(fd, avail,
@@ -403,15 +403,15 @@ sbx_probe_seccomp(char *err, size_t errlen)
 		snprintf(err, errlen, "seccomp: no filter mode");
 		if (fd != -1)
 			close(fd);
-		return -1;
+		return (-1);
 	}
 	close(fd);
 	avail[n] = '\0';
 	if (strstr(avail, "kill_process") == NULL) {
 		snprintf(err, errlen, "seccomp: no kill_process action");
-		return -1;
+		return (-1);
 	}
-	return sbx_seccomp_build(err, errlen);
+	return (sbx_seccomp_build(err, errlen));
 }
 
 int
@@ -424,33 +424,33 @@ sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 	if (sbx_probe_ns(err, errlen) == -1 ||
 	    sbx_probe_landlock(allowed, &abi, err, errlen) == -1 ||
 	    sbx_probe_seccomp(err, errlen) == -1)
-		return -1;
+		return (-1);
 	if (cgroup_probe(cg, sizeof(cg), &nokill) == -1) {
 		strlcpy(err, cg, errlen);
-		return -1;
+		return (-1);
 	}
 	if ((nokill || sbx_faked_missing("cgroup-kill")) &&
 	    sbx_lacks(allowed, CONF_DG_CGROUP_KILL, "no cgroup2 cgroup.kill "
 	    "(kernel 5.14): a cancel kills pid 1 and sweeps cgroup.procs",
 	    err, errlen) == -1)
-		return -1;
+		return (-1);
 	snprintf(err, errlen, "namespaces mnt pid net ipc uts cgroup "
 	    "(net+ipc pool %d); landlock abi %d; seccomp denylist %u insns; "
 	    "%s; downgraded: %s", sandbox_pool_fill(SANDBOX_POOL), abi,
 	    sbx_prog.len, cg, sandbox_downgrade_text());
-	return 0;
+	return (0);
 }
 
 int
 sandbox_probe(char *err, size_t errlen)
 {
-	return sandbox_probe_downgrade(0, err, errlen);
+	return (sandbox_probe_downgrade(0, err, errlen));
 }
 
 uint32_t
 sandbox_downgraded(void)
 {
-	return sbx_downgraded;
+	return (sbx_downgraded);
 }
 
 const char *
@@ -466,7 +466,7 @@ sandbox_downgrade_text(void)
 				strlcat(buf, " ", sizeof(buf));
 			strlcat(buf, conf_downgrade_names[i], sizeof(buf));
 		}
-	return buf[0] != '\0' ? buf : "none";
+	return (buf[0] != '\0' ? buf : "none");
 }
 
 /*
@@ -515,16 +515,16 @@ sbx_pool_make(struct sbx_nsfds *ns)
 	pid = clone(sbx_pool_child, stack + sizeof(stack), CLONE_VM |
 	    CLONE_VFORK | CLONE_FILES | SBX_POOLNS, ns);
 	if (pid == -1)
-		return -1;
+		return (-1);
 	while (waitpid(pid, &st, __WCLONE) == -1 && errno == EINTR)
 		;
 	if (ns->net != -1 && ns->ipc != -1)
-		return 0;
+		return (0);
 	if (ns->net != -1)
 		close(ns->net);
 	if (ns->ipc != -1)
 		close(ns->ipc);
-	return -1;
+	return (-1);
 }
 
 int
@@ -534,16 +534,16 @@ sandbox_pool_fill(int want)
 		want = SANDBOX_POOLMAX;
 	while (sbx_npool < want && sbx_pool_make(&sbx_pool[sbx_npool]) == 0)
 		sbx_npool++;
-	return sbx_npool;
+	return (sbx_npool);
 }
 
 static int
 sbx_pool_take(struct sbx_nsfds *ns)
 {
 	if (sbx_npool == 0)
-		return 0;
+		return (0);
 	*ns = sbx_pool[--sbx_npool];
-	return 1;
+	return (1);
 }
 
 
@@ -592,9 +592,9 @@ sbx_in_root(const char *path)
 		if (realpath(sbx_rootdirs[i], real) == NULL)
 			continue;
 		if (strcmp(path, real) == 0 || sbx_below(path, real) != NULL)
-			return 1;
+			return (1);
 	}
-	return 0;
+	return (0);
 }
 
 static int
@@ -606,31 +606,31 @@ sbx_plan_bind(struct sbx_plan *pl, const char *what, const char *path,
 	if (path[0] != '/') {
 		snprintf(err, errlen, "%s %s: not an absolute path", what,
 		    path);
-		return -1;
+		return (-1);
 	}
 	if (realpath(path, real) == NULL) {
 		if (errno == ENOENT)
-			return 0;	/* nothing to show */
+			return (0);	/* nothing to show */
 		snprintf(err, errlen, "%s %s: %s", what, path,
 		    strerror(errno));
-		return -1;
+		return (-1);
 	}
 	if (strcmp(real, "/") == 0) {
 		snprintf(err, errlen, "%s %s: would show the host's root",
 		    what, path);
-		return -1;
+		return (-1);
 	}
 	if (sbx_in_root(real) || strcmp(real, pl->tree) == 0 ||
 	    sbx_below(real, pl->tree) != NULL)
-		return 0;	/* there already */
+		return (0);	/* there already */
 	if (pl->nbinds == SANDBOX_MAXBINDS) {
 		snprintf(err, errlen, "more than %d exec and expose paths",
 		    SANDBOX_MAXBINDS);
-		return -1;
+		return (-1);
 	}
 	strlcpy(pl->binds[pl->nbinds], real, PATH_MAX);
 	pl->bexec[pl->nbinds++] = exec;
-	return 0;
+	return (0);
 }
 
 /*
@@ -658,13 +658,13 @@ sbx_plan_binds(struct sbx_plan *pl, const struct sandbox_spec *spec,
 		if (sbx_plan_bind(pl, "expose", spec->expose[i], 0, err,
 		    errlen) == -1)
 			goto fail;
-	return 0;
+	return (0);
  fail:
 	free(pl->binds);
 	free(pl->bexec);
 	pl->binds = NULL;
 	pl->bexec = NULL;
-	return -1;
+	return (-1);
 }
 
 /* Resolve the tree and the masks while errors can still be returned. */
@@ -682,32 +682,32 @@ sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
 		snprintf(err, errlen, "tree %s: %s", spec->tree ? spec->tree :
 		    "(null)", spec->tree && spec->tree[0] == '/' ?
 		    strerror(errno) : "not an absolute path");
-		return -1;
+		return (-1);
 	}
 	if (strcmp(pl->tree, "/") == 0) {
 		snprintf(err, errlen, "tree may not be /");
-		return -1;
+		return (-1);
 	}
 	if (spec->argv == NULL || spec->argv[0] == NULL ||
 	    spec->argv[0][0] != '/' || spec->env == NULL) {
 		snprintf(err, errlen, "argv[0] must be an absolute path");
-		return -1;
+		return (-1);
 	}
 	if (spec->uid == 0 || spec->gid == 0) {
 		snprintf(err, errlen, "the agent may not run as root");
-		return -1;
+		return (-1);
 	}
 	if (spec->nlisten < 0 || spec->nlisten > SANDBOX_MAXLISTEN ||
 	    (spec->nlisten > 0 && spec->listen == NULL)) {
 		snprintf(err, errlen, "more than %d egress endpoints",
 		    SANDBOX_MAXLISTEN);
-		return -1;
+		return (-1);
 	}
 	for (n = 0; spec->hide != NULL && spec->hide[n] != NULL; n++)
 		;
 	if (n > 0 && (pl->hide = calloc(n, sizeof(*pl->hide))) == NULL) {
 		snprintf(err, errlen, "calloc: %s", strerror(errno));
-		return -1;
+		return (-1);
 	}
 	for (n = 0; spec->hide != NULL && spec->hide[n] != NULL; n++) {
 		if (realpath(spec->hide[n], path) == NULL) {
@@ -716,21 +716,21 @@ sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
 			snprintf(err, errlen, "hide %s: %s", spec->hide[n],
 			    strerror(errno));
 			free(pl->hide);
-			return -1;
+			return (-1);
 		}
 		if (strcmp(path, "/") == 0 || strcmp(path, pl->tree) == 0) {
 			snprintf(err, errlen, "hide %s: would hide %s",
 			    spec->hide[n], path);
 			free(pl->hide);
-			return -1;
+			return (-1);
 		}
 		strlcpy(pl->hide[pl->nhide++], path, PATH_MAX);
 	}
 	if (sbx_plan_binds(pl, spec, err, errlen) == -1) {
 		free(pl->hide);
-		return -1;
+		return (-1);
 	}
-	return 0;
+	return (0);
 }
 
 /*
@@ -748,17 +748,17 @@ sbx_await(int fd, char *err, size_t errlen)
 		;
 	if (rc == 0) {
 		snprintf(err, errlen, "sandbox setup timed out");
-		return -1;
+		return (-1);
 	}
 	while ((n = read(fd, err, errlen - 1)) == -1 && errno == EINTR)
 		;
 	if (n == 0)
-		return 0;
+		return (0);
 	if (n < 0)
 		snprintf(err, errlen, "read error pipe: %s", strerror(errno));
 	else
 		err[n] = '\0';
-	return -1;
+	return (-1);
 }
 
 /*
@@ -778,9 +778,9 @@ sbx_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
 	if (got != n || tag != 'L') {
 		snprintf(err, errlen, "egress: pid 1 sent %d of %d listening "
 		    "sockets", got < 0 ? 0 : got, n);
-		return -1;
+		return (-1);
 	}
-	return 0;
+	return (0);
 }
 
 /*
@@ -797,13 +797,13 @@ sbx_cgroups(const struct sandbox_spec *spec, struct sandbox *sb, char *err,
 
 	if (cgroup_create(sb, spec, err, errlen) == -1 ||
 	    cgroup_open_procs(sb, fds, err, errlen) == -1)
-		return -1;
+		return (-1);
 	if ((rc = sbx_sendtag(sb->fd, 'G', fds, sb->ncgroups)) == -1)
 		snprintf(err, errlen, "send pid 1 its cgroups: %s",
 		    strerror(errno));
 	for (i = 0; i < sb->ncgroups; i++)
 		close(fds[i]);
-	return rc;
+	return (rc);
 }
 
 void
@@ -863,7 +863,7 @@ sbx_send_plan(int sock, const struct sbx_plan *pl, char *err,
 
 	if ((wire = sbx_plan_encode(pl, &sbx_prog, &len)) == NULL) {
 		snprintf(err, errlen, "plan: %s", strerror(errno));
-		return -1;
+		return (-1);
 	}
 	if (len > 128 * 1024)
 		(void)setsockopt(sock, SOL_SOCKET, SO_SNDBUFFORCE, &buf,
@@ -871,10 +871,10 @@ sbx_send_plan(int sock, const struct sbx_plan *pl, char *err,
 	if (send(sock, wire, len, MSG_NOSIGNAL) != (ssize_t)len) {
 		snprintf(err, errlen, "send the plan: %s", strerror(errno));
 		free(wire);
-		return -1;
+		return (-1);
 	}
 	free(wire);
-	return 0;
+	return (0);
 }
 
 int
@@ -888,15 +888,15 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	pid_t		 pid;
 
 	if (sbx_seccomp_build(err, errlen) == -1)
-		return -1;
+		return (-1);
 	sbx_exec_resolve();
 	if (sandbox_cgroup_paths(spec->id, sb) == -1) {
 		snprintf(err, errlen, "attempt id %s: bad, or no cgroups",
 		    spec->id ? spec->id : "(null)");
-		return -1;
+		return (-1);
 	}
 	if (sbx_plan(&pl, spec, err, errlen) == -1)
-		return -1;
+		return (-1);
 	sb->uid = spec->uid;
 	sb->gid = spec->gid;
 	strlcpy(sb->tree, pl.tree, sizeof(sb->tree));
@@ -958,7 +958,7 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	close(ep[0]);
 	if (rc == 0 && (spec->nlisten == 0 ||
 	    sbx_recvfds(sb, spec->nlisten, err, errlen) == 0))
-		return 0;
+		return (0);
 
 	/* Leave nothing behind: the namespace dies with its pid 1. */
 	cgroup_kill(sb);
@@ -968,13 +968,13 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	sb->pid = -1;
 	if (sandbox_destroy(sb, derr, sizeof(derr)) == -1)
 		snprintf(err + strlen(err), errlen - strlen(err), "; %s", derr);
-	return -1;
+	return (-1);
 
  fail_plan:
 	free(pl.hide);
 	free(pl.binds);
 	free(pl.bexec);
-	return -1;
+	return (-1);
 }
 
 int
@@ -995,13 +995,13 @@ sandbox_exitstatus(struct sandbox *sb, int status)
 			sb->agent_status = st;
 		}
 	}
-	return sb->agent_status != -1 ? sb->agent_status : status;
+	return (sb->agent_status != -1 ? sb->agent_status : status);
 }
 
 int
 sandbox_kill(struct sandbox *sb)
 {
-	return cgroup_kill(sb);
+	return (cgroup_kill(sb));
 }
 
 /*
