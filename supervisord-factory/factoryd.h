@@ -203,6 +203,7 @@ struct factoryd {
 	int			 replaying;
 	char			 instance[16];	/* names our cgroup subtree */
 	int			 binfd[PROC_MAX];	/* children, opened at start */
+	int			 sandboxfd;	/* factory-sandbox, likewise */
 };
 
 extern struct factoryd	*env;
