@@ -144,6 +144,8 @@ worker:result-utf8:RESULT: not JSON
 worker:error-missing:ERROR: missing field id
 worker:error-unescaped:ERROR: field error: not of its kind
 worker:heartbeat-payload:HEARTBEAT: 3 bytes of payload
+verifier:error-missing:ERROR: missing field id
+publisher:error-unescaped:ERROR: field error: not of its kind
 verifier:validate-missing:VALIDATE_REQ: missing field id
 verifier:verdict-type:VERDICT: field receipt: not a string
 publisher:published-missing:PUBLISHED: missing field record
@@ -197,6 +199,24 @@ while IFS=: read -r proc mode text; do
 	"$O/factoryctl" -s "$SOCK" reload >/dev/null
 	wait_real "$proc" || notok "$proc did not come back after $mode"
 done <"$T/badmodes"
+# A broken parent: each real child exits 1 on a malformed request,
+# saying what was wrong (prog_badparent plays the parent).
+while IFS=: read -r bin mode text; do
+	out=$("$O/regress/daemon/prog_badparent" "$O/factory-$bin" "$mode" \
+	    -V state="$T/state" -V verifier_key="$T/keys/verifier.key" 2>&1)
+	check "$bin exits 1 on a malformed $mode from its parent" \
+	    sh -c 'printf "%s\n" "$1" | grep -qx "exit 1" &&
+	    printf "%s\n" "$1" | grep -qF -- "$2"' sh "$out" "$text"
+done <<'MODES'
+worker:resolve-missing:from the parent: RESOLVE: missing field ref
+worker:resolve-trailing:from the parent: RESOLVE: bytes after the NUL
+worker:provision-type:from the parent: PROVISION: field epoch: not an integer
+worker:collect-extra:from the parent: COLLECT: unexpected field "x"
+verifier:verify-nul:from the parent: VERIFY: not JSON
+verifier:validate-done-early:validation result for nothing we asked
+publisher:publish-github:from the parent: PUBLISH: github settings for forge github
+MODES
+
 # A broken config on reload keeps the old one.
 echo "sokcet: [" >"$T/factoryd.conf"
 out=$("$O/factoryctl" -s "$SOCK" reload 2>&1)
