@@ -72,7 +72,8 @@ struct msgdesc {
 #define PSTR(st, m, cls, max)	{ #m, F_PSTR, cls, offsetof(st, m), max, \
 				  0, 0, 0, 0 }
 #define NUM(st, m, t, lo, hi)	{ #m, t, 0, offsetof(st, m), 0, 0, lo, hi, 0 }
-#define BOOL(st, m)		{ #m, F_BOOL, 0, offsetof(st, m), 0, 0, 0, 1, 0 }
+#define BOOL(st, m)		{ #m, F_BOOL, 0, offsetof(st, m), 0, 0, 0, 1, \
+				  0 }
 #define STRV(st, m, cls, n)	{ #m, F_STRV, cls, offsetof(st, m), \
 				  MSG_LIST_MAX, offsetof(st, n), 0, 0, 0 }
 #define NELEM(a)		(sizeof(a) / sizeof((a)[0]))

@@ -187,7 +187,7 @@ struct msg_publish {
 	char		 commit[MSG_HEX40];
 	char		*verdict;		/* the verdict receipt line */
 	char		 verifier_pub[64];	/* base64 of the raw key */
-	int		 has_github;		/* forge github: github is set */
+	int		 has_github;		/* forge github: github set */
 	struct msg_github github;
 };
 

@@ -43,8 +43,9 @@ static const struct {
 	    "\"status\":0,\"timedout\":false,\"passed\":true,\"seq\":1,"
 	    "\"prev\":\"" HEX64 "\",\"epoch\":1}", 0 },
 	{ "verify-nul", IMSG_VERIFY, "{\"id\":\"a\\u0000\"}", 0 },
-	{ "publish-github", IMSG_PUBLISH, "{\"id\":\"a-1\",\"forge\":\"github\","
-	    "\"repository\":\"r\",\"remote\":\"\",\"pulls\":\"\",\"title\":\"t\","
+	{ "publish-github", IMSG_PUBLISH, "{\"id\":\"a-1\","
+	    "\"forge\":\"github\",\"repository\":\"r\",\"remote\":\"\","
+	    "\"pulls\":\"\",\"title\":\"t\","
 	    "\"base\":\"main\",\"commit\":\"" HEX40 "\",\"verdict\":\"{}\","
 	    "\"verifier_pub\":\"AAAA\"}", 0 },
 };

@@ -461,7 +461,8 @@ START_TEST(test_classes)
 	refuse(MSG_READY, "id", "\"a-2026120100000000000000000000000001\"");
 	accept(MSG_READY, "id", "\"a-20261201-0001\"");
 	/* Hex. */
-	refuse(MSG_RESOLVED, "oid", "\"0123456789ABCDEF0123456789abcdef01234567\"");
+	refuse(MSG_RESOLVED, "oid",
+	    "\"0123456789ABCDEF0123456789abcdef01234567\"");
 	refuse(MSG_RESOLVED, "oid", "\"0123\"");
 	refuse(MSG_RESULT, "commit", "\"0123\"");
 	refuse(MSG_VERIFY, "prev", "\"" HEX40 "\"");
