@@ -1423,10 +1423,14 @@ changes_json(const struct msg_result *m)
 	json_t	*list;
 	size_t	 i;
 
-	list = json_array();
+	/* Out of memory is fatal: a change is never silently left out. */
+	if ((list = json_array()) == NULL)
+		fatal(NULL);
 	for (i = 0; i < m->nchanges; i++)
-		json_array_append_new(list, json_pack("{s:s, s:s}", "status",
-		    m->changes[i].status, "path", m->changes[i].path));
+		if (json_array_append_new(list, json_pack("{s:s, s:s}",
+		    "status", m->changes[i].status, "path",
+		    m->changes[i].path)) == -1)
+			fatal(NULL);
 	return (list);
 }
 
@@ -1440,22 +1444,29 @@ static void
 worker_result(struct attempt *a, const struct msg_result *m)
 {
 	json_t		*rejects, *facts;
-	size_t		 i;
+	size_t		 i, shown;
 	char		 buf[1024] = "";
 
 	if (m->rejects_total > 0) {
-		rejects = json_array();
-		for (i = 0; i < m->nrejects; i++) {
-			if (i > 0)
+		if ((rejects = json_array()) == NULL)
+			fatal(NULL);
+		/* Whole reasons only: an escape is never cut in two. */
+		for (i = 0, shown = 0; i < m->nrejects; i++) {
+			if (json_array_append_new(rejects,
+			    json_string(m->rejects[i])) == -1)
+				fatal(NULL);
+			if (strlen(buf) + strlen(m->rejects[i]) + 2 + 32 >=
+			    sizeof(buf))
+				continue;
+			if (shown > 0)
 				strlcat(buf, "; ", sizeof(buf));
 			strlcat(buf, m->rejects[i], sizeof(buf));
-			json_array_append_new(rejects,
-			    json_string(m->rejects[i]));
+			shown++;
 		}
-		if (m->rejects_total > m->nrejects)
+		if (m->rejects_total > shown)
 			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
-			    "; and %llu more", (unsigned long long)
-			    (m->rejects_total - m->nrejects));
+			    "%sand %llu more", shown > 0 ? "; " : "",
+			    (unsigned long long)(m->rejects_total - shown));
 		facts = json_pack("{s:s, s:o, s:I}", "reason", buf, "rejects",
 		    rejects, "rejects_total", (json_int_t)m->rejects_total);
 		log_info("%s: rejected: %s", a->id, buf);

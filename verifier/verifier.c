@@ -260,9 +260,13 @@ verdict_facts(int accepted, size_t nlisted)
 	struct msg_verify *o = &cur.req;
 	size_t		 i;
 
-	list = json_array();
+	/* Out of memory is fatal: a finding is never silently left out. */
+	if ((list = json_array()) == NULL)
+		fatal(NULL);
 	for (i = 0; i < nlisted; i++)
-		json_array_append_new(list, json_string(cur.findings[i]));
+		if (json_array_append_new(list, json_string(
+		    cur.findings[i])) == -1)
+			fatal(NULL);
 	facts = json_pack("{s:b, s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:o}",
 	    "accepted", accepted,
 	    "baseline", o->baseline,
