@@ -105,6 +105,22 @@ write_manifest "$T/content.yaml" "$TOKEN"'; printf "\377\376token=%s%s\300\n" $t
 submit_case "$T/content.yaml" || fail "content case did not finish"
 refused "a secret between invalid UTF-8 bytes" "$id" 'src/bin.txt'
 
+# 7. More than one message lists: counted, never dropped unsaid.
+write_manifest "$T/many.yaml" 'i=0; while [ $i -lt 300 ]; do f=$(printf "src/m\377${i}x"); echo $i >"${f%x}"; i=$((i + 1)); done' true
+submit_case "$T/many.yaml" 120 || fail "many changes did not finish"
+st=$(field $id state)
+check "300 changes: published (is $st)" [ "$st" = published ]
+ctl -j show "$id" >"$T/show.json"
+check "300 changes: show counts them all, lists some" \
+    jq -e '.changes_total == 300 and (.changes | length) > 0 and (.changes | length) < 300' "$T/show.json"
+check "300 changes: the remote holds all 300" \
+    [ "$(git --git-dir="$T/remote.git" -c safe.directory='*' ls-tree --name-only "refs/heads/factory/$id" src/ | grep -c '^"src/m')" = 300 ]
+write_manifest "$T/manyout.yaml" 'i=0; while [ $i -lt 300 ]; do f=$(printf "o\377${i}x"); echo $i >"${f%x}"; i=$((i + 1)); done' true
+submit_case "$T/manyout.yaml" 120 || fail "many rejects did not finish"
+refused "300 out of scope" "$id" 'more'
+check "300 out of scope: the receipt counts 300 rejects" \
+    sh -c "'$O/factoryctl' -s '$SOCK' receipts $id | grep '\"kind\":\"rejected\"' | grep -q '\"rejects_total\":300'"
+
 # A verifier that signs, with the real verifier key, a verdict that
 # contradicts itself: "accepted" over a finding it counted but did not
 # list (the headline defect, played by the verifier), over one it
