@@ -103,6 +103,9 @@ static void	attempt_publish(struct attempt *);
 static void	attempt_teardown(struct attempt *);
 static void	attempt_fail(struct attempt *, const char *, const char *,
 		    ...) __attribute__((__format__ (printf, 3, 4)));
+static void	attempt_stall(struct attempt *, const char *, const char *,
+		    json_t *);
+static void	attempt_after_exit(struct attempt *);
 
 static uint32_t	 next_day_seq;
 static char	 next_day[9];
@@ -241,6 +244,8 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 	} else if (strcmp(t->kind, "allocating") == 0) {
 		a->t[ST_ALLOCATION] = ms;
 		a->uid = json_integer_value(json_object_get(facts, "uid"));
+		a->disk = json_integer_value(json_object_get(json_object_get(
+		    facts, "disk"), "size"));
 	} else if (strcmp(t->kind, "ready") == 0) {
 		a->t[ST_SANDBOX] = ms;
 	} else if (strcmp(t->kind, "running") == 0) {
@@ -249,6 +254,9 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		a->t[ST_COLLECT] = ms;
 		a->exit_status = json_integer_value(json_object_get(facts,
 		    "status"));
+		a->timedout = json_is_true(json_object_get(facts, "timedout"));
+		a->disk_full = json_is_true(json_object_get(json_object_get(
+		    facts, "disk"), "full"));
 		usage_from_json(&a->usage, json_object_get(facts, "usage"));
 		if ((v = json_object_get(facts, "seccomp_denials")) != NULL &&
 		    json_array_size(v) > 0) {
@@ -383,7 +391,10 @@ attempt_commit(struct attempt *a, const char *line, json_t *extra)
 	json_decref(rec);
 	if (journal_append(env->journal, payload, strlen(payload), NULL) ==
 	    -1) {
-		log_warn("%s: journal append of %s", a->id, kind);
+		/* Once, and once a minute while it stays refused. */
+		if (a->stall_tries % 60 == 0)
+			log_warn("%s: journal append of %s", a->id, kind);
+		attempt_stall(a, kind, line, extra);
 		free(payload);
 		json_decref(r);
 		return (-1);
@@ -441,6 +452,140 @@ attempt_fail(struct attempt *a, const char *kind, const char *fmt, ...)
 	    NULL) == -1)
 		return;
 	attempt_teardown(a);
+}
+
+/*
+ * A record the journal refused (the state file system is full) must
+ * not leave its attempt where it was.  It is kept and tried again from
+ * a timer while the daemon goes on serving; once journaled, the
+ * attempt goes on from there.  Only the records that end an attempt,
+ * and the agent's exit, are kept as they were: for any other, the
+ * attempt fails with a reason once the journal takes records again.
+ * Records the caller answers for (submitted, approved) or that only
+ * inform (reaped, shell) are not kept.
+ */
+#define STALL_RETRY_SEC	1
+
+static const char *const stall_kept[] = {
+	"failed", "cancelled", "rejected", "published", "teardown",
+	"terminated", "exited", "verdict", NULL
+};
+static const char *const stall_skipped[] = {
+	"submitted", "approved", "reaped", "shell", NULL
+};
+
+static int
+kind_in(const char *kind, const char *const *list)
+{
+	size_t	 i;
+
+	for (i = 0; list[i] != NULL; i++)
+		if (strcmp(kind, list[i]) == 0)
+			return (1);
+	return (0);
+}
+
+static void	attempt_unstall_cb(int, short, void *);
+
+static void
+attempt_stall(struct attempt *a, const char *kind, const char *line,
+    json_t *extra)
+{
+	struct timeval	 tv = { STALL_RETRY_SEC, 0 };
+
+	if (kind_in(kind, stall_skipped))
+		return;
+	/* The first refused decision stands. */
+	if (a->stall_line == NULL) {
+		if ((a->stall_line = strdup(line)) == NULL)
+			fatal(NULL);
+		a->stall_extra = extra != NULL ? json_incref(extra) : NULL;
+		if (a->stall_tries++ % 60 == 0)
+			log_warnx("journal: %s: %s refused (%s), retrying "
+			    "every %ds", a->id, kind, strerror(errno),
+			    STALL_RETRY_SEC);
+	}
+	if (!a->stall_set) {
+		evtimer_set(&a->stall_ev, attempt_unstall_cb, a);
+		evtimer_add(&a->stall_ev, &tv);
+		a->stall_set = 1;
+	}
+}
+
+static void	attempt_verdict_next(struct attempt *);
+
+/* The refused record is in the journal now: what it was to lead to. */
+static void
+attempt_stall_next(struct attempt *a, const char *kind)
+{
+	if (strcmp(kind, "terminated") == 0)
+		return;
+	if (strcmp(kind, "exited") == 0)
+		attempt_after_exit(a);
+	else if (strcmp(kind, "verdict") == 0)
+		attempt_verdict_next(a);
+	else
+		attempt_teardown(a);
+}
+
+/* Try the refused record again, exactly as it was signed if it can be. */
+static int
+attempt_unstall(struct attempt *a, const char *line, json_t *extra,
+    char *kind, size_t kindlen)
+{
+	json_t		*r;
+	int		 same, ret;
+
+	if ((r = json_loads(line, 0, NULL)) == NULL)
+		fatalx("%s: own receipt does not parse", a->id);
+	strlcpy(kind, json_string_value(json_object_get(r, "kind")), kindlen);
+	same = (size_t)json_integer_value(json_object_get(r, "seq")) ==
+	    a->nreceipts && strcmp(json_string_value(json_object_get(r,
+	    "prev")), a->prev) == 0;
+	if (!kind_in(kind, stall_kept))
+		ret = -1;
+	else if (same)
+		ret = attempt_commit(a, line, extra);
+	else if (strcmp(kind, "verdict") == 0)
+		ret = -1;	/* the verifier's signature is for that place */
+	else
+		ret = attempt_transition(a, kind, json_deep_copy(
+		    json_object_get(r, "facts")), extra);
+	json_decref(r);
+	return (ret);
+}
+
+static void
+attempt_unstall_cb(int fd, short event, void *arg)
+{
+	struct attempt	*a = arg;
+	json_t		*extra;
+	char		*line, kind[RECEIPT_KIND_MAX + 1];
+	int		 ret;
+
+	a->stall_set = 0;
+	if ((line = a->stall_line) == NULL || a->torn_down) {
+		free(line);
+		a->stall_line = NULL;
+		return;
+	}
+	extra = a->stall_extra;
+	a->stall_line = NULL;
+	a->stall_extra = NULL;
+	ret = attempt_unstall(a, line, extra, kind, sizeof(kind));
+	free(line);
+	json_decref(extra);
+	if (a->stall_line != NULL)
+		return;		/* refused again; the timer is set */
+	a->stall_tries = 0;
+	if (ret == 0)
+		attempt_stall_next(a, kind);
+	else if (!attempt_terminal(a) && a->state != AS_TEARDOWN)
+		attempt_fail(a, "failed", "the journal refused its %s record "
+		    "(state file system full)", kind);
+	else
+		attempt_teardown(a);
+	attempt_schedule();
 }
 
 /* Replay: one journal record. */
@@ -650,6 +795,7 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 	struct manifest		*m;
 	struct msg_resolve	 rq;
 	char			 name[PATH_MAX], err[CONF_ERRLEN];
+	char			 sz1[32], sz2[32];
 	size_t			 len;
 
 	if (imsg_get_ibuf(imsg, &ib) == -1 ||
@@ -666,6 +812,21 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 	if ((repo = conf_repo(env->conf, m->repository)) == NULL) {
 		control_fail(c, "%s: repository: \"%s\" is not a repository "
 		    "of this factoryd", name, m->repository);
+		manifest_free(m);
+		return;
+	}
+	if (m->limits.disk > env->conf->disk_max) {
+		control_fail(c, "%s: limits: disk: %s is more than the %s "
+		    "attempt-disk max: not accepted", name,
+		    conf_size(m->limits.disk, sz1, sizeof(sz1)),
+		    conf_size(env->conf->disk_max, sz2, sizeof(sz2)));
+		manifest_free(m);
+		return;
+	}
+	if (!journal_reserve_held(env->journal)) {
+		control_fail(c, "state-dir %s: the journal cannot keep its "
+		    "%zu KiB in reserve: not accepted", env->conf->statedir,
+		    journal_reserve_size(env->journal) / 1024);
 		manifest_free(m);
 		return;
 	}
@@ -861,6 +1022,8 @@ attempt_provision(struct attempt *a)
 	struct sandbox		 sb;
 	json_t			*facts, *cg;
 	uid_t			 uid;
+	uint64_t		 bytes;
+	char			 s1[PATH_MAX + 64], s2[32];
 	int			 i;
 
 	if ((repo = attempt_repo(a)) == NULL)
@@ -875,8 +1038,14 @@ attempt_provision(struct attempt *a)
 	cg = json_array();
 	for (i = 0; i < sb.ncgroups; i++)
 		json_array_append_new(cg, json_string(sb.cgroups[i]));
-	facts = json_pack("{s:i, s:s, s:o}", "uid", (int)uid, "dir", a->dir,
-	    "cgroups", cg);
+	if ((bytes = disk_limit(a->m)) > env->conf->disk_max) {
+		attempt_fail(a, "failed", "limits: disk: %s is more than the %s "
+		    "attempt-disk max", conf_size(bytes, s1, sizeof(s1)),
+		    conf_size(env->conf->disk_max, s2, sizeof(s2)));
+		return;
+	}
+	facts = json_pack("{s:i, s:s, s:o, s:o}", "uid", (int)uid, "dir",
+	    a->dir, "cgroups", cg, "disk", disk_facts(a->dir, bytes));
 	a->epoch = 1;		/* the first lease */
 	if (attempt_transition(a, "allocating", facts, NULL) == -1)
 		return;
@@ -886,6 +1055,11 @@ attempt_provision(struct attempt *a)
 	if (fs_mkdir_owned(a->dir, 0700, env->conf->users[PROC_WORKER].uid,
 	    env->conf->users[PROC_WORKER].gid) == -1) {
 		attempt_fail(a, "failed", "%s: %s", a->dir, strerror(errno));
+		return;
+	}
+	if (disk_mount(a->dir, a->disk, env->conf->users[PROC_WORKER].uid,
+	    env->conf->users[PROC_WORKER].gid, s1, sizeof(s1)) == -1) {
+		attempt_fail(a, "failed", "%s", s1);
 		return;
 	}
 	crashpoint("parent:after-dir");
@@ -999,8 +1173,8 @@ attempt_collect(struct attempt *a)
 static void
 attempt_agent_done(struct attempt *a, struct run *r)
 {
-	json_t	*facts;
-	int	 st = r->status, timedout = r->timedout;
+	json_t	*facts, *disk;
+	int	 st = r->status, timedout = r->timedout, full;
 
 	a->run = NULL;
 	a->usage = r->usage;
@@ -1011,6 +1185,9 @@ attempt_agent_done(struct attempt *a, struct run *r)
 	    (json_int_t)r->logged, "log_truncated", r->logtrunc,
 	    "seccomp_denials", a->denials != NULL ? a->denials : json_array());
 	run_free(r);
+	/* Measured here, on our side of the mount. */
+	if ((disk = disk_usage(a->dir, a->disk, &full)) != NULL)
+		json_object_set_new(facts, "disk", disk);
 	if (a->state != AS_RUNNING) {
 		/* Cancelled while running: already recorded. */
 		json_decref(facts);
@@ -1019,10 +1196,20 @@ attempt_agent_done(struct attempt *a, struct run *r)
 	}
 	if (attempt_transition(a, "exited", facts, NULL) == -1)
 		return;
+	attempt_after_exit(a);
+}
+
+/* The agent's exit is journaled: on to collect, or why not. */
+static void
+attempt_after_exit(struct attempt *a)
+{
+	char	 size[32];
+	int	 st = a->exit_status;
+
 	if (a->cancel_requested)
 		attempt_fail(a, "cancelled", "cancelled by uid %u",
 		    (unsigned)a->canceller);
-	else if (timedout)
+	else if (a->timedout)
 		attempt_fail(a, "failed", "agent killed: wall time of %llums "
 		    "exceeded", (unsigned long long)a->m->limits.wall_ms);
 	else if (a->usage.oom_kills > 0 && WIFSIGNALED(st))
@@ -1031,6 +1218,9 @@ attempt_agent_done(struct attempt *a, struct run *r)
 	else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU)
 		attempt_fail(a, "failed", "agent killed: cpu limit of %llums",
 		    (unsigned long long)a->m->limits.cpu_ms);
+	else if (a->disk_full)
+		attempt_fail(a, "failed", "agent filled its disk limit of %s",
+		    conf_size(a->disk, size, sizeof(size)));
 	else if (WIFSIGNALED(st))
 		attempt_fail(a, "failed", "agent killed by signal %d",
 		    WTERMSIG(st));
@@ -1128,6 +1318,7 @@ attempt_verify(struct attempt *a)
 	char			*s, path[PATH_MAX], err[MSG_ERRLEN];
 	size_t			 len;
 	uid_t			 vuid;
+	uint64_t		 bytes;
 	int			 bfd, lfd;
 
 	if ((v = verifier_free()) == NULL)
@@ -1136,7 +1327,8 @@ attempt_verify(struct attempt *a)
 		return;
 	if (a->reverify) {
 		/* Whatever the lost verification left goes first. */
-		if (fs_remove_tree(a->vdir) == -1) {
+		if (disk_unmount(a->vdir) == -1 ||
+		    fs_remove_tree(a->vdir) == -1) {
 			attempt_fail(a, "failed", "%s: %s", a->vdir,
 			    strerror(errno));
 			return;
@@ -1145,13 +1337,21 @@ attempt_verify(struct attempt *a)
 		vuid = a->vuid;
 	} else if ((vuid = uid_allocate()) == 0)
 		return;
-	facts = json_pack("{s:i, s:s, s:i}", "uid", (int)vuid, "dir",
-	    a->vdir, "verifier_pid", (int)v->pid);
+	/* The validation run is bounded as the agent was. */
+	bytes = a->disk != 0 ? a->disk : disk_limit(a->m);
+	facts = json_pack("{s:i, s:s, s:i, s:o}", "uid", (int)vuid, "dir",
+	    a->vdir, "verifier_pid", (int)v->pid, "disk",
+	    disk_facts(a->vdir, bytes));
 	if (attempt_transition(a, "verifying", facts, NULL) == -1)
 		return;
 	if (fs_mkdir_owned(a->vdir, 0700, env->conf->users[PROC_VERIFIER].uid,
 	    env->conf->users[PROC_VERIFIER].gid) == -1) {
 		attempt_fail(a, "failed", "%s: %s", a->vdir, strerror(errno));
+		return;
+	}
+	if (disk_mount(a->vdir, bytes, env->conf->users[PROC_VERIFIER].uid,
+	    env->conf->users[PROC_VERIFIER].gid, path, sizeof(path)) == -1) {
+		attempt_fail(a, "failed", "%s", path);
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/bundle", a->dir);
@@ -1327,7 +1527,9 @@ attempt_teardown(struct attempt *a)
 		left++;
 	if (a->vuid != 0 && uid_kill_all(a->vuid) > 0)
 		left++;
-	if (fs_remove_tree(a->dir) == -1 || fs_remove_tree(a->vdir) == -1) {
+	/* The disks by their journaled paths, then what was under them. */
+	if (disk_unmount(a->dir) == -1 || disk_unmount(a->vdir) == -1 ||
+	    fs_remove_tree(a->dir) == -1 || fs_remove_tree(a->vdir) == -1) {
 		log_warn("%s: teardown", a->id);
 		left++;
 	}
@@ -1625,6 +1827,17 @@ verdict_consistent(const char *line, char *err, size_t errlen)
 	return (ret);
 }
 
+static void
+attempt_verdict_next(struct attempt *a)
+{
+	log_info("%s: verdict: %s", a->id, a->state == AS_VERIFIED ?
+	    "accepted" : "rejected");
+	if (a->state != AS_VERIFIED)
+		attempt_teardown(a);
+	else if (a->m->approval == APPROVAL_AUTO || a->approved)
+		attempt_publish(a);
+}
+
 static int
 verifier_verdict(struct child *c, struct attempt *a, const char *line,
     char *why, size_t whylen)
@@ -1648,12 +1861,7 @@ verifier_verdict(struct child *c, struct attempt *a, const char *line,
 	if (attempt_commit(a, line, NULL) == -1)
 		return (0);
 	crashpoint("parent:after-verdict");
-	log_info("%s: verdict: %s", a->id, a->state == AS_VERIFIED ?
-	    "accepted" : "rejected");
-	if (a->state != AS_VERIFIED)
-		attempt_teardown(a);
-	else if (a->m->approval == APPROVAL_AUTO || a->approved)
-		attempt_publish(a);
+	attempt_verdict_next(a);
 	return (0);
  refused:
 	log_warnx("%s: verdict refused: %s", a->id, err);
@@ -1875,6 +2083,13 @@ attempt_redrive(struct attempt *a)
 		    env->conf->users[PROC_WORKER].gid) == -1) {
 			attempt_fail(a, "failed", "%s: %s", a->dir,
 			    strerror(errno));
+			return;
+		}
+		if (a->disk != 0 && disk_mount(a->dir, a->disk,
+		    env->conf->users[PROC_WORKER].uid,
+		    env->conf->users[PROC_WORKER].gid, tree,
+		    sizeof(tree)) == -1) {
+			attempt_fail(a, "failed", "%s", tree);
 			return;
 		}
 		snprintf(tree, sizeof(tree), "%s/collect.git", a->dir);
