@@ -13,6 +13,7 @@
 #include "factory.h"
 #include "imsgev.h"
 #include "log.h"
+#include "msg.h"
 #include "pledge.h"
 
 static int	(*child_handler)(struct imsg *);
@@ -52,10 +53,16 @@ child_dispatch(int fd, short event, void *arg)
 void
 child_start(struct imsgev *iev, int fd, int (*handler)(struct imsg *))
 {
+	char	*hello;
+
 	child_handler = handler;
 	event_init();
 	if (imsgev_init(iev, fd, child_dispatch, iev, FACTORY_MAXIMSG) == -1)
 		fatal("imsgev_init");
 	imsgbuf_allow_fdpass(&iev->ibuf);
-	imsgev_compose_str(iev, IMSG_HELLO, 0, pledge_describe());
+	/* Paths of the policy are the operator's bytes: escaped. */
+	if ((hello = msg_hello_make(pledge_describe())) == NULL)
+		fatal("hello");
+	imsgev_compose_str(iev, IMSG_HELLO, 0, hello);
+	free(hello);
 }

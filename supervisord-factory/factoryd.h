@@ -17,6 +17,7 @@
 #include "crypto.h"
 #include "factory.h"
 #include "imsgev.h"
+#include "msg.h"
 #include "sandbox.h"
 
 #define CHILD_BACKOFF_MIN	1	/* seconds before a restart */
@@ -223,6 +224,13 @@ void	 proc_kill(struct child *, const char *);
 int	 proc_compose(enum factory_procid, uint32_t, uint32_t, int,
 	    const void *, size_t);
 int	 proc_compose_json(enum factory_procid, uint32_t, int, json_t *);
+/*
+ * A typed message (msg.h) to the first child of that kind: -1 with
+ * errno EAGAIN if it is not running, EINVAL (and err) if the struct
+ * cannot be encoded.  fd is closed on failure.
+ */
+int	 proc_compose_msg(enum factory_procid, uint32_t, enum msg_kind, int,
+	    const void *, char *, size_t);
 void	 proc_watchdog_init(void);
 void	 proc_broadcast(uint32_t, const void *, size_t);
 const char *proc_state_name(enum child_state);
@@ -238,7 +246,8 @@ json_t	*attempt_json(struct attempt *);
 void	 attempt_submit(struct ctl_conn *, struct imsg *);
 void	 attempt_cancel(struct attempt *, uid_t);
 int	 attempt_approve(struct attempt *, uid_t, char *, size_t);
-int	 attempt_dispatch(struct child *, struct imsg *);
+/* -1 and why (for the log) if the child is to be killed. */
+int	 attempt_dispatch(struct child *, struct imsg *, char *, size_t);
 void	 attempt_run_done(struct run *);
 void	 attempt_child_lost(struct child *);
 void	 attempt_child_ready(struct child *);

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "esc.h"
 #include "factoryd.h"
 #include "log.h"
 
@@ -144,6 +145,7 @@ shell_start(struct ctl_conn *c, struct shell *sh)
 	struct sandbox_spec	 spec;
 	struct attempt		*a;
 	char			 err[512], ps1[ATTEMPT_ID_MAX + 16];
+	json_t			*argv0;
 	char			*envp[5];
 	int			 i;
 
@@ -174,11 +176,12 @@ shell_start(struct ctl_conn *c, struct shell *sh)
 		control_fail(c, "%s: shell: %s", a->id, err);
 		goto fail;
 	}
+	/* Into the evidence: who entered the sandbox, with what, escaped. */
+	argv0 = esc_json_str(sh->argv[0]);
 	log_info("%s: shell entered by uid %u, pid %d: %s", a->id,
-	    (unsigned)sh->uid, (int)sh->pid, sh->argv[0]);
-	/* Into the evidence: who entered the sandbox, with what. */
-	attempt_note(a, "shell", json_pack("{s:s, s:i, s:s, s:i}", "event",
-	    "enter", "uid", (int)sh->uid, "argv0", sh->argv[0], "pid",
+	    (unsigned)sh->uid, (int)sh->pid, json_string_value(argv0));
+	attempt_note(a, "shell", json_pack("{s:s, s:i, s:o, s:i}", "event",
+	    "enter", "uid", (int)sh->uid, "argv0", argv0, "pid",
 	    (int)sh->pid));
 	return;
  fail:
