@@ -1546,10 +1546,9 @@ attempt_dispatch(struct child *c, struct imsg *imsg)
 		ret = dispatch_publisher(c, imsg, o);
 		break;
 	case PROC_RECONCILER:
-		if (imsg_get_type(imsg) == IMSG_INVENTORY) {
-			attempt_inventory(o);
-			ret = 0;
-		} else if (imsg_get_type(imsg) == IMSG_ERROR) {
+		if (imsg_get_type(imsg) == IMSG_INVENTORY)
+			ret = attempt_inventory(o);
+		else if (imsg_get_type(imsg) == IMSG_ERROR) {
 			log_warnx("reconciler: %s", json_str(o, "error"));
 			ret = 0;
 		}

@@ -4,6 +4,7 @@
  * link planted by the agent cannot redirect root's chown or unlink.
  */
 #include <sys/types.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 
 #include <dirent.h>
@@ -194,4 +195,87 @@ uid_kill_all(uid_t uid)
 		usleep(20 * 1000);
 	}
 	return (found);
+}
+
+/*
+ * The real, effective, saved and file system uids of pid, from
+ * /proc/PID/status; -1 if it cannot be read (gone: ESRCH).
+ */
+static int
+pid_uids(pid_t pid, uid_t uids[4])
+{
+	char		 path[64], buf[4096], *p;
+	unsigned long	 u[4];
+	ssize_t		 n;
+	int		 fd, saved;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		if (errno == ENOENT)
+			errno = ESRCH;
+		return (-1);
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	saved = errno;
+	close(fd);
+	if (n == -1) {
+		errno = saved;
+		return (-1);
+	}
+	buf[n] = '\0';
+	if ((p = strstr(buf, "\nUid:")) == NULL ||
+	    sscanf(p + 5, "%lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) !=
+	    4) {
+		errno = EINVAL;
+		return (-1);
+	}
+	for (n = 0; n < 4; n++)
+		uids[n] = (uid_t)u[n];
+	return (0);
+}
+
+/*
+ * SIGKILL pid only if it is a process whose four uids are all uid.
+ * The process is pinned with a pidfd before its uids are read, and
+ * the signal goes to the pidfd: if the pid was reused meanwhile, the
+ * uids read may be another process's, but the signal can only reach
+ * the one pinned, which is then gone (ESRCH).  0 if killed or already
+ * gone; -1 with errno EPERM (*found is the real uid seen) or another
+ * error.
+ */
+int
+pid_kill_uid(pid_t pid, uid_t uid, uid_t *found)
+{
+	uid_t	 uids[4];
+	int	 pfd, i, saved;
+
+	*found = (uid_t)-1;
+	if (pid < 2) {
+		errno = EINVAL;
+		return (-1);
+	}
+	if ((pfd = pidfd_open(pid, 0)) == -1)
+		return (errno == ESRCH ? 0 : -1);
+	if (pid_uids(pid, uids) == -1) {
+		saved = errno;
+		close(pfd);
+		errno = saved;
+		return (saved == ESRCH ? 0 : -1);
+	}
+	*found = uids[0];
+	for (i = 0; i < 4; i++)
+		if (uids[i] != uid) {
+			close(pfd);
+			errno = EPERM;
+			return (-1);
+		}
+	if (pidfd_send_signal(pfd, SIGKILL, NULL, 0) == -1 &&
+	    errno != ESRCH) {
+		saved = errno;
+		close(pfd);
+		errno = saved;
+		return (-1);
+	}
+	close(pfd);
+	return (0);
 }
