@@ -1962,6 +1962,7 @@ attempt_dispatch(struct child *c, struct imsg *imsg, char *why,
 	json_t		*o;
 	int		 ret = -1;
 
+	why[0] = '\0';
 	if (c->id == PROC_RECONCILER) {
 		if ((o = imsg_get_json(imsg)) == NULL) {
 			snprintf(why, whylen, "malformed imsg type %u",
@@ -1969,15 +1970,15 @@ attempt_dispatch(struct child *c, struct imsg *imsg, char *why,
 			return (-1);
 		}
 		if (imsg_get_type(imsg) == IMSG_INVENTORY) {
-			attempt_inventory(o);
-			ret = 0;
+			if ((ret = attempt_inventory(o)) == -1)
+				snprintf(why, whylen, "INVENTORY: malformed");
 		} else if (imsg_get_type(imsg) == IMSG_ERROR) {
 			log_warnx("reconciler: %s", json_str(o, "error"));
 			ret = 0;
 		}
 		json_decref(o);
 		attempt_schedule();
-		if (ret == -1)
+		if (ret == -1 && why[0] == '\0')
 			snprintf(why, whylen, "unexpected imsg type %u",
 			    imsg_get_type(imsg));
 		return (ret);

@@ -257,7 +257,7 @@ void	 attempt_record_reaped(struct attempt *, const char *, const char *,
 	    int);
 
 /* reconcile.c */
-void	 attempt_inventory(json_t *);
+int	 attempt_inventory(json_t *);
 json_t	*orphans_json(void);
 int	 orphans_reap(const char *, uid_t, json_t **, char *, size_t);
 void	 attempt_shutdown(void);
@@ -294,6 +294,7 @@ int	 fs_chown_tree(const char *, uid_t, gid_t);
 int	 fs_remove_tree(const char *);
 int	 fs_mkdir_owned(const char *, mode_t, uid_t, gid_t);
 int	 uid_kill_all(uid_t);
+int	 pid_kill_uid(pid_t, uid_t, uid_t *);
 
 /* egress.c */
 struct egress;
