@@ -2,6 +2,7 @@
  * factoryd: the root parent of the factory suite.
  */
 #include <sys/types.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -26,6 +27,7 @@ __dead static void	usage(void);
 static void		factoryd_sig(int, short, void *);
 static void		factoryd_shutdown(void);
 static void		factoryd_instance(const char *);
+static void		factoryd_nofile(const struct factoryd_conf *);
 static int		factoryd_open_binaries(const char *, int *, int *,
 			    char *, size_t);
 
@@ -145,6 +147,7 @@ main(int argc, char *argv[])
 		fatalx("keys: cannot start without the signing keys");
 	if (attempt_init(errbuf, sizeof(errbuf)) == -1)
 		fatalx("journal: %s", errbuf);
+	factoryd_nofile(conf);
 	if (control_init(conf->socket) == -1)
 		fatalx("control socket %s: cannot listen", conf->socket);
 	/* Detach only now: a failure above reached the terminal. */
@@ -266,6 +269,48 @@ factoryd_instance(const char *statedir)
 	hex[8] = '\0';
 	strlcpy(env->instance, hex, sizeof(env->instance));
 	sandbox_set_instance(env->instance);
+}
+
+/*
+ * Enough descriptors for every bound the configuration allows at once
+ * (control connections, each attempt's egress, its sandbox's pipes and
+ * logs, the children's channels), so that running out is a test of a
+ * bound, not the ordinary state of a busy host.  Raised, never
+ * lowered; a hard limit below the need is raised too (we are root),
+ * and where even root may not, the soft limit goes up to the hard one.
+ */
+#define NOFILE_BASE	256	/* journal, children, listeners, slack */
+#define NOFILE_ATTEMPT	64	/* a sandbox's pipes, logs, cgroup files */
+
+static void
+factoryd_nofile(const struct factoryd_conf *conf)
+{
+	struct rlimit	 rl;
+	rlim_t		 need;
+
+	need = NOFILE_BASE + control_nofile() + (rlim_t)conf->max_attempts *
+	    (NOFILE_ATTEMPT + egress_nofile());
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("getrlimit RLIMIT_NOFILE");
+	if (rl.rlim_cur >= need)
+		return;
+	rl.rlim_cur = need;
+	if (rl.rlim_max < need)
+		rl.rlim_max = need;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		log_info("RLIMIT_NOFILE raised to %llu",
+		    (unsigned long long)need);
+		return;
+	}
+	log_warn("setrlimit RLIMIT_NOFILE %llu", (unsigned long long)need);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("getrlimit RLIMIT_NOFILE");
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("setrlimit RLIMIT_NOFILE %llu",
+		    (unsigned long long)rl.rlim_max);
+	log_warnx("RLIMIT_NOFILE only %llu, %llu wanted",
+	    (unsigned long long)rl.rlim_max, (unsigned long long)need);
 }
 
 static void

@@ -304,6 +304,7 @@ int	 egress_new(const char *, char *const *, struct egress **, char *,
 void	 egress_spec(struct egress *, struct sandbox_spec *);
 void	 egress_start(struct egress *, struct sandbox *);
 void	 egress_free(struct egress *);
+int	 egress_nofile(void);
 
 /* shell.c */
 struct shell;
@@ -315,6 +316,7 @@ int	 shell_reap(pid_t, int);
 /* control.c */
 int	 control_init(const char *);
 void	 control_cleanup(const char *);
+int	 control_nofile(void);
 void	 control_send_json(struct ctl_conn *, const char *);
 void	 control_send_obj(struct ctl_conn *, json_t *);
 struct ctl_conn *control_byid(uint32_t);
