@@ -145,6 +145,38 @@ check_dirs(json_t *names, const char *sub)
 	}
 }
 
+/*
+ * An attempt's disks (disk.c) are mounted at exactly attempts/ID and
+ * verify/ID; they go before the directories under them can.  Other
+ * mounts below the state directory are not ours to judge here.
+ */
+static void
+check_mounts(json_t *mounts)
+{
+	struct attempt	*a;
+	json_t		*v;
+	size_t		 i;
+	char		 path[PATH_MAX];
+	const char	*id, *target;
+
+	json_array_foreach(mounts, i, v) {
+		id = json_str(v, "attempt");
+		target = json_str(v, "target");
+		snprintf(path, sizeof(path), "%s/attempts/%s",
+		    env->conf->statedir, id);
+		if (strcmp(target, path) != 0) {
+			snprintf(path, sizeof(path), "%s/verify/%s",
+			    env->conf->statedir, id);
+			if (strcmp(target, path) != 0)
+				continue;
+		}
+		if ((a = attempt_find(id)) == NULL)
+			orphan_add(id, "mount", target, 1);
+		else if (a->torn_down)
+			act(a, "mount", target, disk_unmount(target) == 0);
+	}
+}
+
 static int
 cgroup_remove(const char *path)
 {
@@ -262,6 +294,7 @@ attempt_inventory(json_t *inv)
 	orphans_clear();
 	json_decref(last_actions);
 	last_actions = json_array();
+	check_mounts(json_object_get(inv, "mounts"));
 	check_dirs(json_object_get(inv, "attempt_dirs"), "attempts");
 	check_dirs(json_object_get(inv, "verify_dirs"), "verify");
 	check_cgroups(json_object_get(inv, "cgroups"));
@@ -339,7 +372,9 @@ orphans_reap(const char *id, uid_t uid, json_t **out, char *err,
 			return (-1);
 		}
 		free(s);
-		if (strcmp(o->kind, "dir") == 0)
+		if (strcmp(o->kind, "mount") == 0)
+			ok = disk_unmount(o->what) == 0;
+		else if (strcmp(o->kind, "dir") == 0)
 			ok = fs_remove_tree(o->what) == 0;
 		else if (strcmp(o->kind, "cgroup") == 0)
 			ok = cgroup_remove(o->what) == 0;

@@ -41,6 +41,7 @@ STATE=$T/state
 # 1. 1 MiB files until ENOSPC on a 4M disk.
 write_manifest "$T/fill.yaml" '
 i=0
+sleep 1
 while dd if=/dev/zero of=f$i bs=1M count=1 2>/dev/null; do i=$((i + 1)); done
 echo "wrote $i files before ENOSPC"; echo x >> README.md' 'true'
 sed -i 's/^limits: {/limits: {disk: 4M, /' "$T/fill.yaml"
@@ -120,9 +121,23 @@ sed -i 's/^limits: {/limits: {disk: 1G, /' "$T/huge.yaml"
 ctl submit "$T/huge.yaml" >"$T/out" 2>&1
 check "disk above the maximum: refused" \
     grep -q 'limits: disk: 1G is more than the 256M attempt-disk max' "$T/out"
+
+# 6. A disk no journal record accounts for is an orphan, and reap
+# unmounts it by its exact path before its directory goes.
+oid=a-20261201-9999
+mkdir "$STATE/attempts/$oid"
+mount -t tmpfs -o size=1m tmpfs "$STATE/attempts/$oid" || fail "cannot mount a tmpfs"
+echo leftover >"$STATE/attempts/$oid/f"
+ctl reconcile >/dev/null
+check "orphan disk: listed as a mount" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j orphans | jq -e '.orphans[] | select(.kind == \"mount\" and .id == \"$oid\" and .what == \"$STATE/attempts/$oid\")'"
+ctl reap "$oid" >"$T/out" 2>&1
+check "orphan disk: reaped ($(head -1 "$T/out"))" [ -z "$(attempt_mount "$STATE" $oid)" ]
+check "orphan disk: its directory removed after it" [ ! -e "$STATE/attempts/$oid" ]
+umount "$STATE/attempts/$oid" 2>/dev/null
 stop_factoryd
 
-# 6. A state dir on a small tmpfs, filled from outside while an
+# 7. A state dir on a small tmpfs, filled from outside while an
 # attempt runs.  With the journal's reserve the attempt goes on; the
 # fault point journal:no-reserve takes the reserve away, and appends
 # fail until the test frees space: the attempt must then go on too.
@@ -172,7 +187,7 @@ done
 check "no-reserve: a failed append is retried on a timer" \
     grep -q 'journal: .* retrying' "$S/log"
 
-# 7. A restart on a full state fs starts, serves status, refuses new
+# 8. A restart on a full state fs starts, serves status, refuses new
 # work with a reason, and recovers when space returns; an attempt cut
 # off by the restart is failed and torn down once it can be journaled.
 start_factoryd "$S/factoryd.conf" "$S/log"
