@@ -30,7 +30,9 @@ assert_ended() {	# name id state
 	    [ "$(field $2 state)" = "$3" ]
 	check "$1: torn down, terminated journaled" \
 	    sh -c "[ \"\$('$O/factoryctl' -s '$SOCK' -j show $2 | jq -r .terminated)\" = true ] &&
-	    '$O/factoryctl' -s '$SOCK' receipts $2 | tail -1 | grep -q '\"kind\":\"terminated\"'"
+	    '$O/factoryctl' -s '$SOCK' receipts $2 | grep -q '\"kind\":\"terminated\"'"
+	check "$1: nothing of it left for the reconciler" \
+	    sh -c "! '$O/factoryctl' -s '$SOCK' receipts $2 | grep -q '\"kind\":\"reaped\"'"
 	check "$1: no mount left" [ -z "$(attempt_mount "$STATE" $2)" ]
 	check "$1: no attempt dir left" [ ! -e "$STATE/attempts/$2" ]
 	check "$1: the daemon serves status" ctl -j status
@@ -95,11 +97,47 @@ assert_ended "fallocate to the brim" "$id" failed
 check "fallocate to the brim: the allocated space counted" \
     sh -c "'$O/factoryctl' -s '$SOCK' logs $id | awk '/after fallocate/ {exit !(\$3+0 < 1024)}'"
 
+# Nearly full, not quite: the collection then runs short of space; the
+# attempt ends either way, with nothing left.
+write_manifest "$T/nearly.yaml" '
+dd if=/dev/zero of=big bs=4k 2>/dev/null; rm -f small
+dd if=/dev/zero of=small bs=4k count=1 2>/dev/null
+truncate -s -128k big; echo n >> README.md' 'true'
+sed -i 's/^limits: {/limits: {disk: 4M, /; s/^scope: \[/scope: ["big", "small", /' "$T/nearly.yaml"
+id=$(submit_wait "$T/nearly.yaml")
+st=$(field $id state)
+check "nearly full: ended ($st: $(field $id reason))" \
+    sh -c "[ '$st' = published ] || [ '$st' = failed ] || [ '$st' = rejected ]"
+assert_ended "nearly full" "$id" "$st"
+
+# The validation run has a disk of the same size: filling it fails the
+# validation, not the daemon.
+write_manifest "$T/vfill.yaml" 'echo v >> README.md' 'sleep 2
+i=0
+while dd if=/dev/zero of=v$i bs=1M count=1 2>/dev/null; do i=$((i + 1)); done
+echo "validation wrote $i files"; exit 1'
+sed -i 's/^limits: {/limits: {disk: 4M, /' "$T/vfill.yaml"
+id=$(ctl submit "$T/vfill.yaml")
+wait_state "$id" verifying 30
+i=0
+while [ $i -lt 100 ] && [ -z "$(awk -v d="$STATE/verify/$id" '$5 == d' /proc/self/mountinfo)" ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check "validation: its own tmpfs at verify/$id" \
+    sh -c "awk -v d='$STATE/verify/$id' '\$5 == d' /proc/self/mountinfo | grep -q ' - tmpfs .*size=4096k'"
+wait_terminated "$id" 60
+assert_ended "validation fills its disk" "$id" rejected
+check "validation: no verify dir or mount left" \
+    sh -c "[ ! -e '$STATE/verify/$id' ] && ! awk -v d='$STATE/verify/$id' '\$5 == d' /proc/self/mountinfo | grep -q ."
+
 # 4. /tmp and /dev/shm in the sandbox are bounded too.
 write_manifest "$T/tmp.yaml" '
 for d in /tmp /dev/shm; do
-	dd if=/dev/zero of=$d/big bs=1M count=512 2>/dev/null
-	echo "$d big $(($(stat -c %s $d/big) / 1048576))M"; rm -f $d/big
+	n=0
+	while dd if=/dev/zero of=$d/b$n bs=1M count=16 2>/dev/null; do
+		n=$((n + 1)); [ $n -ge 32 ] && break
+	done
+	echo "$d big $(($(cat $d/b* | wc -c) / 1048576))M"; rm -f $d/b*
 	i=0
 	while true > $d/n$i 2>/dev/null; do i=$((i + 1)); [ $i -ge 100000 ] && break; done
 	echo "$d files $i"; rm -f $d/n*
@@ -109,7 +147,7 @@ id=$(submit_wait "$T/tmp.yaml" 120)
 assert_ended "/tmp and /dev/shm" "$id" published
 ctl logs "$id" >"$T/tmp.log" 2>&1
 for d in /tmp /dev/shm; do
-	check "$d: a 512M write stops at the bound ($(grep "^$d big" "$T/tmp.log"))" \
+	check "$d: 512M in 16M files stops at the bound ($(grep "^$d big" "$T/tmp.log"))" \
 	    sh -c "grep '^$d big' '$T/tmp.log' | awk '{exit !(\$3+0 <= 64)}'"
 	check "$d: inodes are bounded ($(grep "^$d files" "$T/tmp.log"))" \
 	    sh -c "grep '^$d files' '$T/tmp.log' | awk '{exit !(\$3 < 100000)}'"
