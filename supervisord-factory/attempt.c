@@ -987,6 +987,9 @@ attempt_schedule(void)
 		if (a->state == AS_PUBLISHING && !a->publish_sent)
 			attempt_publish(a);
 	}
+	/* What the journal keeps in reserve is for ending, not starting. */
+	if (!journal_reserve_held(env->journal))
+		return;
 	TAILQ_FOREACH(a, &env->attempts, entry) {
 		if (active >= env->conf->max_attempts)
 			break;

@@ -186,6 +186,8 @@ write_attempt_conf "$S" 61500 $RANGE_LO-$RANGE_HI
 cat >>"$S/factoryd.conf" <<CONF
 attempt-disk: {default: 4M, max: 8M}
 CONF
+# One at a time: the second attempt waits in the queue.
+sed -i 's/^max-attempts: .*/max-attempts: 1/' "$S/factoryd.conf"
 mount -t tmpfs -o size=8m tmpfs "$S/state" || fail "cannot mount a tmpfs"
 SOCK=$S/factoryd.sock
 STATE=$S/state
@@ -204,15 +206,25 @@ for mode in reserve no-reserve; do
 	fi
 	id=$(ctl submit "$T/slow.yaml")
 	wait_state "$id" running 20
+	queued=$(ctl submit "$T/slow.yaml")
 	fill
 	sleep 6
 	check "full state fs ($mode): the daemon serves status" ctl -j status
 	check "full state fs ($mode): show answers" ctl -j show "$id"
 	"$O/factoryctl" -s "$SOCK" submit "$T/slow.yaml" >"$T/out" 2>&1
-	check "full state fs ($mode): a new submission is refused" \
+	check "full state fs ($mode): a new submission is refused ($(cat "$T/out"))" \
 	    grep -q 'not accepted' "$T/out"
+	if [ $mode = reserve ]; then
+		check "full state fs: the queued attempt waits for space ($(field $queued phase))" \
+		    [ "$(field $queued phase)" = queued ]
+	fi
 	rm -f "$S/state/fill"
 	wait_terminated "$id" 60
+	wait_terminated "$queued" 60
+	st=$(field "$queued" state)
+	check "full state fs ($mode): the queued $queued ended ($st: $(field $queued reason))" \
+	    sh -c "[ '$st' = published ] || { [ '$st' = failed ] && [ -n \"\$('$O/factoryctl' -s '$SOCK' -j show $queued | jq -r '.reason // empty')\" ]; }"
+	assert_ended "full state fs ($mode), queued" "$queued" "$st"
 	st=$(field "$id" state)
 	check "full state fs ($mode): $id completed or failed with a reason ($st: $(field $id reason))" \
 	    sh -c "[ '$st' = published ] || { [ '$st' = failed ] && [ -n \"\$('$O/factoryctl' -s '$SOCK' -j show $id | jq -r '.reason // empty')\" ]; }"
