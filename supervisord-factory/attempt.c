@@ -969,6 +969,28 @@ attempt_active(const struct attempt *a)
 	return (a->state >= AS_PROVISIONING && a->state <= AS_VERIFYING);
 }
 
+static void
+schedule_cb(int fd, short event, void *arg)
+{
+	attempt_schedule();
+}
+
+/* Look again in a second: nothing else may happen when space returns. */
+static void
+schedule_later(void)
+{
+	static struct event	 ev;
+	static int		 set;
+	struct timeval		 tv = { STALL_RETRY_SEC, 0 };
+
+	if (!set) {
+		evtimer_set(&ev, schedule_cb, NULL);
+		set = 1;
+	}
+	if (!evtimer_pending(&ev, NULL))
+		evtimer_add(&ev, &tv);
+}
+
 void
 attempt_schedule(void)
 {
@@ -988,8 +1010,10 @@ attempt_schedule(void)
 			attempt_publish(a);
 	}
 	/* What the journal keeps in reserve is for ending, not starting. */
-	if (!journal_reserve_held(env->journal))
+	if (!journal_reserve_held(env->journal)) {
+		schedule_later();
 		return;
+	}
 	TAILQ_FOREACH(a, &env->attempts, entry) {
 		if (active >= env->conf->max_attempts)
 			break;

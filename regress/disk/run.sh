@@ -219,6 +219,14 @@ for mode in reserve no-reserve; do
 		    [ "$(field $queued phase)" = queued ]
 	fi
 	rm -f "$S/state/fill"
+	if [ $mode = reserve ]; then
+		i=0
+		while [ "$(field $queued phase)" = queued ] && [ $i -lt 50 ]; do
+			sleep 0.1; i=$((i + 1))
+		done
+		check "full state fs: the queued attempt starts within 5s of space returning" \
+		    [ "$(field $queued phase)" != queued ]
+	fi
 	wait_terminated "$id" 60
 	wait_terminated "$queued" 60
 	st=$(field "$queued" state)
@@ -250,11 +258,17 @@ sleep 1
 fill
 FACTORY_CRASH=journal:no-reserve "$O/factoryd" -dk -f "$S/factoryd.conf" 2>>"$S/log" &
 FACTORYD_PID=$!
+# The killed daemon's socket is still there: wait for an answer.
 i=0
-while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+while ! ctl -j status >/dev/null 2>&1 && [ $i -lt 200 ]; do
+	kill -0 "$FACTORYD_PID" 2>/dev/null || break
+	sleep 0.1; i=$((i + 1))
+done
 check "restart on a full state fs: factoryd starts" kill -0 "$FACTORYD_PID"
 wait_children "$SOCK"
-check "restart on a full state fs: status answers" ctl -j status
+ctl -j status >"$T/status" 2>&1
+check "restart on a full state fs: status answers ($(head -c 300 "$T/status"))" \
+    jq -e .processes "$T/status"
 check "restart on a full state fs: the cut-off attempt is listed" ctl -j show "$id"
 "$O/factoryctl" -s "$SOCK" submit "$T/slow.yaml" >"$T/out" 2>&1
 check "restart on a full state fs: a submission is refused with a reason" \
