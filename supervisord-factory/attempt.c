@@ -817,19 +817,19 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 		manifest_free(m);
 		return;
 	}
-	if (!journal_reserve_held(env->journal)) {
-		control_fail(c, "state-dir %s: the journal cannot keep its "
-		    "%zu KiB in reserve: not accepted", env->conf->statedir,
-		    journal_reserve_size(env->journal) / 1024);
-		manifest_free(m);
-		return;
-	}
 	if (statvfs(env->conf->statedir, &vfs) == 0 &&
 	    (uint64_t)vfs.f_bavail * vfs.f_frsize < STATE_RESERVE) {
 		control_fail(c, "state-dir %s: %llu KiB free, less than the "
 		    "%d KiB kept in reserve: not accepted",
 		    env->conf->statedir, (unsigned long long)vfs.f_bavail *
 		    vfs.f_frsize / 1024, STATE_RESERVE / 1024);
+		manifest_free(m);
+		return;
+	}
+	if (!journal_reserve_held(env->journal)) {
+		control_fail(c, "state-dir %s: the journal cannot keep its "
+		    "%zu KiB in reserve: not accepted", env->conf->statedir,
+		    journal_reserve_size(env->journal) / 1024);
 		manifest_free(m);
 		return;
 	}
