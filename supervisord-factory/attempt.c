@@ -823,19 +823,19 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 		manifest_free(m);
 		return;
 	}
-	if (!journal_reserve_held(env->journal)) {
-		control_fail(c, "state-dir %s: the journal cannot keep its "
-		    "%zu KiB in reserve: not accepted", env->conf->statedir,
-		    journal_reserve_size(env->journal) / 1024);
-		manifest_free(m);
-		return;
-	}
 	if (statvfs(env->conf->statedir, &vfs) == 0 &&
 	    (uint64_t)vfs.f_bavail * vfs.f_frsize < STATE_RESERVE) {
 		control_fail(c, "state-dir %s: %llu KiB free, less than the "
 		    "%d KiB kept in reserve: not accepted",
 		    env->conf->statedir, (unsigned long long)vfs.f_bavail *
 		    vfs.f_frsize / 1024, STATE_RESERVE / 1024);
+		manifest_free(m);
+		return;
+	}
+	if (!journal_reserve_held(env->journal)) {
+		control_fail(c, "state-dir %s: the journal cannot keep its "
+		    "%zu KiB in reserve: not accepted", env->conf->statedir,
+		    journal_reserve_size(env->journal) / 1024);
 		manifest_free(m);
 		return;
 	}
@@ -974,6 +974,28 @@ attempt_active(const struct attempt *a)
 	return (a->state >= AS_PROVISIONING && a->state <= AS_VERIFYING);
 }
 
+static void
+schedule_cb(int fd, short event, void *arg)
+{
+	attempt_schedule();
+}
+
+/* Look again in a second: nothing else may happen when space returns. */
+static void
+schedule_later(void)
+{
+	static struct event	 ev;
+	static int		 set;
+	struct timeval		 tv = { STALL_RETRY_SEC, 0 };
+
+	if (!set) {
+		evtimer_set(&ev, schedule_cb, NULL);
+		set = 1;
+	}
+	if (!evtimer_pending(&ev, NULL))
+		evtimer_add(&ev, &tv);
+}
+
 void
 attempt_schedule(void)
 {
@@ -991,6 +1013,11 @@ attempt_schedule(void)
 			attempt_verify(a);
 		if (a->state == AS_PUBLISHING && !a->publish_sent)
 			attempt_publish(a);
+	}
+	/* What the journal keeps in reserve is for ending, not starting. */
+	if (!journal_reserve_held(env->journal)) {
+		schedule_later();
+		return;
 	}
 	TAILQ_FOREACH(a, &env->attempts, entry) {
 		if (active >= env->conf->max_attempts)

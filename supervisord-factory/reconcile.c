@@ -40,18 +40,19 @@ enum orphan_kind {
 	OK_CGROUP,
 	OK_PROCESS,
 	OK_BRANCH,	/* the forge's: listed, never reaped */
-	OK_PULL
+	OK_PULL,
+	OK_MOUNT	/* an attempt's disk (disk.c) at attempts/ or verify/<id> */
 };
 
 static const char *const orphan_kinds[] = {
-	"dir", "dir", "cgroup", "process", "branch", "pull"
+	"dir", "dir", "cgroup", "process", "branch", "pull", "mount"
 };
 
 struct orphan {
 	TAILQ_ENTRY(orphan)	 entry;
 	char			 id[64];	/* what reap takes */
 	enum orphan_kind	 kind;
-	int			 validation;	/* cgroup: "<id>-v" */
+	int			 validation;	/* cgroup: "<id>-v"; mount: verify/ */
 	pid_t			 pid;		/* process */
 	uid_t			 uid;
 	char			 what[PATH_MAX];	/* shown, never used */
@@ -326,6 +327,29 @@ check_dirs(struct invmsg_id *ids, size_t n, int verify)
 	}
 }
 
+/*
+ * An attempt's disks are mounted at exactly attempts/ID and verify/ID
+ * (the path derived here from the id); they go before the directories
+ * under them can, so they are looked at, and listed, first.
+ */
+static void
+check_mounts(struct invmsg *m)
+{
+	struct attempt	*a;
+	char		 path[PATH_MAX];
+	size_t		 i;
+
+	for (i = 0; i < m->nmounts; i++) {
+		rc_dirpath(m->mounts[i].id, m->mounts[i].verify, path,
+		    sizeof(path));
+		if ((a = attempt_find(m->mounts[i].id)) == NULL)
+			orphan_add(m->mounts[i].id, OK_MOUNT, path)->validation =
+			    m->mounts[i].verify;
+		else if (a->torn_down)
+			act(a, "mount", path, disk_unmount(path) == 0);
+	}
+}
+
 static void
 check_cgroups(struct invmsg *m)
 {
@@ -474,6 +498,7 @@ attempt_inventory(json_t *inv)
 	orphans_clear();
 	json_decref(last_actions);
 	last_actions = json_array();
+	check_mounts(&m);
 	check_dirs(m.dirs, m.ndirs, 0);
 	check_dirs(m.vdirs, m.nvdirs, 1);
 	check_cgroups(&m);
@@ -522,6 +547,12 @@ orphan_remove(struct orphan *o, uid_t uid, int *pending, char *why,
 	case OK_VDIR:
 		rc_dirpath(o->id, o->kind == OK_VDIR, path, sizeof(path));
 		if (fs_remove_tree(path) == 0)
+			return (0);
+		snprintf(why, len, "%s", strerror(errno));
+		return (-1);
+	case OK_MOUNT:
+		rc_dirpath(o->id, o->validation, path, sizeof(path));
+		if (disk_unmount(path) == 0)
 			return (0);
 		snprintf(why, len, "%s", strerror(errno));
 		return (-1);
