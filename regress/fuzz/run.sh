@@ -1,6 +1,7 @@
 #!/bin/sh
 # regress/fuzz: one libFuzzer harness per parser of untrusted input
-# (fuzz_NAME.c) and its seed corpus (corpus/NAME/).
+# (fuzz_NAME.c), its seed corpus (corpus/NAME/) and, for fuzzing, a
+# libFuzzer dictionary of its tokens (NAME.dict).
 #
 # Without arguments (make check): every corpus replayed once through
 # its harness, deterministic and quick.  An input that once broke a
@@ -93,9 +94,11 @@ fuzz() {	# NAME SECONDS
 		return
 	fi
 	mkdir -p "$FUZZ_O/corpus/$n" "$D/crashes"
+	dict=""
+	[ -f "$D/$n.dict" ] && dict=-dict=$D/$n.dict
 	echo "# fuzz $n: $2 s"
 	"$b" -max_total_time="$2" -print_final_stats=1 -timeout=10 \
-	    -rss_limit_mb=2048 \
+	    -rss_limit_mb=2048 $dict \
 	    -artifact_prefix="$D/crashes/$n-" \
 	    "$FUZZ_O/corpus/$n" "$D/corpus/$n" >"$LOG/$n" 2>&1
 	st=$?
