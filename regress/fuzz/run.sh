@@ -81,7 +81,7 @@ replay() {	# NAME
 		pass "replay $n ($# inputs)"
 	else
 		fail "replay $n" "exit $?"
-		grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz:|Running:)' "$LOG/$n" |
+		grep -aE '^(==[0-9]+==ERROR|SUMMARY|fuzz:|Running:)' "$LOG/$n" |
 		    tail -n 6 | sed 's/^/#  /'
 	fi
 }
@@ -102,16 +102,15 @@ fuzz() {	# NAME SECONDS
 	    -artifact_prefix="$D/crashes/$n-" \
 	    "$FUZZ_O/corpus/$n" "$D/corpus/$n" >"$LOG/$n" 2>&1
 	st=$?
-	grep -E '^stat::|^(==[0-9]+==ERROR|SUMMARY|fuzz:)|^artifact_prefix|Test unit written' \
+	grep -aE '^stat::|^(==[0-9]+==ERROR|SUMMARY|fuzz:)|^artifact_prefix|Test unit written' \
 	    "$LOG/$n" | sed 's/^/#  /'
-	cov=$(grep -E '^#[0-9]+' "$LOG/$n" | tail -n 1 |
+	cov=$(grep -aE '^#[0-9]+' "$LOG/$n" | tail -n 1 |
 	    sed -E 's/^#([0-9]+)[^c]*cov: ([0-9]+) ft: ([0-9]+) corp: ([0-9]+).*/\1 execs, cov \2, ft \3, corpus \4/')
 	execs=$(sed -n 's/^stat::number_of_executed_units: //p' "$LOG/$n")
 	if [ "$st" = 0 ]; then
 		pass "fuzz $n: ${execs:-?} executions; last: $cov"
 	else
 		fail "fuzz $n" "exit $st after ${execs:-?} executions; last: $cov"
-		grep -E 'Test unit written to' "$LOG/$n" | sed 's/^/#  /'
 	fi
 }
 
