@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "crypto.h"
+#include "esc.h"
 #include "factory.h"
 #include "imsgev.h"
 #include "log.h"
@@ -44,12 +45,18 @@ main(int argc, char *argv[])
 	return (0);
 }
 
+/*
+ * A reason may quote a forge's answer or name a path: it goes out in
+ * the suite's encoding (esc.h), like every string we send.
+ */
 static void
 publisher_error(const char *id, const char *err)
 {
-	log_warnx("%s: %s", id, err);
+	json_t	*e = esc_json_str(err);
+
+	log_warnx("%s: %s", id, json_string_value(e));
 	imsgev_compose_json(&iev_parent, IMSG_ERROR, -1, json_pack(
-	    "{s:s, s:s}", "id", id, "error", err));
+	    "{s:s, s:o}", "id", id, "error", e));
 }
 
 /* forge github: where its object caches go, under the state dir. */
@@ -100,9 +107,9 @@ publisher_publish(json_t *o, int bfd)
 	log_info("%s: %s branch %s, pull request %d", id, res.reused ?
 	    "already published:" : "published", res.branch, res.number);
 	imsgev_compose_json(&iev_parent, IMSG_PUBLISHED, -1, json_pack(
-	    "{s:s, s:s, s:i, s:s, s:b}", "id", id, "branch", res.branch,
-	    "number", res.number, "record", res.record, "reused",
-	    res.reused));
+	    "{s:s, s:o, s:i, s:o, s:b}", "id", id, "branch",
+	    esc_json_str(res.branch), "number", res.number, "record",
+	    esc_json_str(res.record), "reused", res.reused));
  done:
 	free(verdict);
 	if (bfd != -1)

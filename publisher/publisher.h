@@ -20,7 +20,6 @@
 #define PUB_REF_PREFIX		"refs/heads/" PUB_BRANCH_PREFIX
 #define PUB_LOCKFILE		".lock"		/* in the pulls directory */
 #define PUB_RECORD_MAX		(64 * 1024)	/* bytes of one pull record */
-#define PUB_BUNDLE_HEADER_MAX	(64 * 1024)
 #define PUB_SCRATCH_DIR		"publish"	/* under $state: caches */
 
 /*

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "esc.h"
 #include "factoryd.h"
 #include "journal.h"
 #include "log.h"
@@ -100,6 +101,9 @@ static void	attempt_publish(struct attempt *);
 static void	attempt_teardown(struct attempt *);
 static void	attempt_fail(struct attempt *, const char *, const char *,
 		    ...) __attribute__((__format__ (printf, 3, 4)));
+static void	attempt_stall(struct attempt *, const char *, const char *,
+		    json_t *);
+static void	attempt_after_exit(struct attempt *);
 
 static uint32_t	 next_day_seq;
 static char	 next_day[9];
@@ -238,6 +242,8 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 	} else if (strcmp(t->kind, "allocating") == 0) {
 		a->t[ST_ALLOCATION] = ms;
 		a->uid = json_integer_value(json_object_get(facts, "uid"));
+		a->disk = json_integer_value(json_object_get(json_object_get(
+		    facts, "disk"), "size"));
 	} else if (strcmp(t->kind, "ready") == 0) {
 		a->t[ST_SANDBOX] = ms;
 	} else if (strcmp(t->kind, "running") == 0) {
@@ -246,6 +252,9 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		a->t[ST_COLLECT] = ms;
 		a->exit_status = json_integer_value(json_object_get(facts,
 		    "status"));
+		a->timedout = json_is_true(json_object_get(facts, "timedout"));
+		a->disk_full = json_is_true(json_object_get(json_object_get(
+		    facts, "disk"), "full"));
 		usage_from_json(&a->usage, json_object_get(facts, "usage"));
 		if ((v = json_object_get(facts, "seccomp_denials")) != NULL &&
 		    json_array_size(v) > 0) {
@@ -267,6 +276,8 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		    "bundle_size"));
 		json_decref(a->changes);
 		a->changes = json_incref(json_object_get(facts, "changes"));
+		a->changes_total = json_integer_value(json_object_get(facts,
+		    "changes_total"));
 	} else if (strcmp(t->kind, "verifying") == 0) {
 		a->vuid = json_integer_value(json_object_get(facts, "uid"));
 		a->verifies++;
@@ -276,6 +287,8 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		a->t[ST_PUBLISH] = ms;
 		json_decref(a->findings);
 		a->findings = json_incref(json_object_get(facts, "findings"));
+		a->findings_total = json_integer_value(json_object_get(facts,
+		    "nfindings"));
 		if (!json_is_true(json_object_get(facts, "accepted"))) {
 			a->state = AS_REJECTED;
 			a->outcome = AS_REJECTED;
@@ -376,7 +389,10 @@ attempt_commit(struct attempt *a, const char *line, json_t *extra)
 	json_decref(rec);
 	if (journal_append(env->journal, payload, strlen(payload), NULL) ==
 	    -1) {
-		log_warn("%s: journal append of %s", a->id, kind);
+		/* Once, and once a minute while it stays refused. */
+		if (a->stall_tries % 60 == 0)
+			log_warn("%s: journal append of %s", a->id, kind);
+		attempt_stall(a, kind, line, extra);
 		free(payload);
 		json_decref(r);
 		return (-1);
@@ -434,6 +450,140 @@ attempt_fail(struct attempt *a, const char *kind, const char *fmt, ...)
 	    NULL) == -1)
 		return;
 	attempt_teardown(a);
+}
+
+/*
+ * A record the journal refused (the state file system is full) must
+ * not leave its attempt where it was.  It is kept and tried again from
+ * a timer while the daemon goes on serving; once journaled, the
+ * attempt goes on from there.  Only the records that end an attempt,
+ * and the agent's exit, are kept as they were: for any other, the
+ * attempt fails with a reason once the journal takes records again.
+ * Records the caller answers for (submitted, approved) or that only
+ * inform (reaped, shell) are not kept.
+ */
+#define STALL_RETRY_SEC	1
+
+static const char *const stall_kept[] = {
+	"failed", "cancelled", "rejected", "published", "teardown",
+	"terminated", "exited", "verdict", NULL
+};
+static const char *const stall_skipped[] = {
+	"submitted", "approved", "reaped", "shell", NULL
+};
+
+static int
+kind_in(const char *kind, const char *const *list)
+{
+	size_t	 i;
+
+	for (i = 0; list[i] != NULL; i++)
+		if (strcmp(kind, list[i]) == 0)
+			return (1);
+	return (0);
+}
+
+static void	attempt_unstall_cb(int, short, void *);
+
+static void
+attempt_stall(struct attempt *a, const char *kind, const char *line,
+    json_t *extra)
+{
+	struct timeval	 tv = { STALL_RETRY_SEC, 0 };
+
+	if (kind_in(kind, stall_skipped))
+		return;
+	/* The first refused decision stands. */
+	if (a->stall_line == NULL) {
+		if ((a->stall_line = strdup(line)) == NULL)
+			fatal(NULL);
+		a->stall_extra = extra != NULL ? json_incref(extra) : NULL;
+		if (a->stall_tries++ % 60 == 0)
+			log_warnx("journal: %s: %s refused (%s), retrying "
+			    "every %ds", a->id, kind, strerror(errno),
+			    STALL_RETRY_SEC);
+	}
+	if (!a->stall_set) {
+		evtimer_set(&a->stall_ev, attempt_unstall_cb, a);
+		evtimer_add(&a->stall_ev, &tv);
+		a->stall_set = 1;
+	}
+}
+
+static void	attempt_verdict_next(struct attempt *);
+
+/* The refused record is in the journal now: what it was to lead to. */
+static void
+attempt_stall_next(struct attempt *a, const char *kind)
+{
+	if (strcmp(kind, "terminated") == 0)
+		return;
+	if (strcmp(kind, "exited") == 0)
+		attempt_after_exit(a);
+	else if (strcmp(kind, "verdict") == 0)
+		attempt_verdict_next(a);
+	else
+		attempt_teardown(a);
+}
+
+/* Try the refused record again, exactly as it was signed if it can be. */
+static int
+attempt_unstall(struct attempt *a, const char *line, json_t *extra,
+    char *kind, size_t kindlen)
+{
+	json_t		*r;
+	int		 same, ret;
+
+	if ((r = json_loads(line, 0, NULL)) == NULL)
+		fatalx("%s: own receipt does not parse", a->id);
+	strlcpy(kind, json_string_value(json_object_get(r, "kind")), kindlen);
+	same = (size_t)json_integer_value(json_object_get(r, "seq")) ==
+	    a->nreceipts && strcmp(json_string_value(json_object_get(r,
+	    "prev")), a->prev) == 0;
+	if (!kind_in(kind, stall_kept))
+		ret = -1;
+	else if (same)
+		ret = attempt_commit(a, line, extra);
+	else if (strcmp(kind, "verdict") == 0)
+		ret = -1;	/* the verifier's signature is for that place */
+	else
+		ret = attempt_transition(a, kind, json_deep_copy(
+		    json_object_get(r, "facts")), extra);
+	json_decref(r);
+	return (ret);
+}
+
+static void
+attempt_unstall_cb(int fd, short event, void *arg)
+{
+	struct attempt	*a = arg;
+	json_t		*extra;
+	char		*line, kind[RECEIPT_KIND_MAX + 1];
+	int		 ret;
+
+	a->stall_set = 0;
+	if ((line = a->stall_line) == NULL || a->torn_down) {
+		free(line);
+		a->stall_line = NULL;
+		return;
+	}
+	extra = a->stall_extra;
+	a->stall_line = NULL;
+	a->stall_extra = NULL;
+	ret = attempt_unstall(a, line, extra, kind, sizeof(kind));
+	free(line);
+	json_decref(extra);
+	if (a->stall_line != NULL)
+		return;		/* refused again; the timer is set */
+	a->stall_tries = 0;
+	if (ret == 0)
+		attempt_stall_next(a, kind);
+	else if (!attempt_terminal(a) && a->state != AS_TEARDOWN)
+		attempt_fail(a, "failed", "the journal refused its %s record "
+		    "(state file system full)", kind);
+	else
+		attempt_teardown(a);
+	attempt_schedule();
 }
 
 /* Replay: one journal record. */
@@ -642,6 +792,7 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 	struct conf_repo	*repo;
 	struct manifest		*m;
 	char			 name[PATH_MAX], err[CONF_ERRLEN];
+	char			 sz1[32], sz2[32];
 	json_t			*req;
 	char			*s;
 	size_t			 len;
@@ -660,6 +811,21 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 	if ((repo = conf_repo(env->conf, m->repository)) == NULL) {
 		control_fail(c, "%s: repository: \"%s\" is not a repository "
 		    "of this factoryd", name, m->repository);
+		manifest_free(m);
+		return;
+	}
+	if (m->limits.disk > env->conf->disk_max) {
+		control_fail(c, "%s: limits: disk: %s is more than the %s "
+		    "attempt-disk max: not accepted", name,
+		    conf_size(m->limits.disk, sz1, sizeof(sz1)),
+		    conf_size(env->conf->disk_max, sz2, sizeof(sz2)));
+		manifest_free(m);
+		return;
+	}
+	if (!journal_reserve_held(env->journal)) {
+		control_fail(c, "state-dir %s: the journal cannot keep its "
+		    "%zu KiB in reserve: not accepted", env->conf->statedir,
+		    journal_reserve_size(env->journal) / 1024);
 		manifest_free(m);
 		return;
 	}
@@ -856,6 +1022,8 @@ attempt_provision(struct attempt *a)
 	struct sandbox		 sb;
 	json_t			*facts, *cg;
 	uid_t			 uid;
+	uint64_t		 bytes;
+	char			 s1[PATH_MAX + 64], s2[32];
 	int			 i;
 
 	if ((repo = attempt_repo(a)) == NULL)
@@ -870,8 +1038,14 @@ attempt_provision(struct attempt *a)
 	cg = json_array();
 	for (i = 0; i < sb.ncgroups; i++)
 		json_array_append_new(cg, json_string(sb.cgroups[i]));
-	facts = json_pack("{s:i, s:s, s:o}", "uid", (int)uid, "dir", a->dir,
-	    "cgroups", cg);
+	if ((bytes = disk_limit(a->m)) > env->conf->disk_max) {
+		attempt_fail(a, "failed", "limits: disk: %s is more than the %s "
+		    "attempt-disk max", conf_size(bytes, s1, sizeof(s1)),
+		    conf_size(env->conf->disk_max, s2, sizeof(s2)));
+		return;
+	}
+	facts = json_pack("{s:i, s:s, s:o, s:o}", "uid", (int)uid, "dir",
+	    a->dir, "cgroups", cg, "disk", disk_facts(a->dir, bytes));
 	a->epoch = 1;		/* the first lease */
 	if (attempt_transition(a, "allocating", facts, NULL) == -1)
 		return;
@@ -881,6 +1055,11 @@ attempt_provision(struct attempt *a)
 	if (fs_mkdir_owned(a->dir, 0700, env->conf->users[PROC_WORKER].uid,
 	    env->conf->users[PROC_WORKER].gid) == -1) {
 		attempt_fail(a, "failed", "%s: %s", a->dir, strerror(errno));
+		return;
+	}
+	if (disk_mount(a->dir, a->disk, env->conf->users[PROC_WORKER].uid,
+	    env->conf->users[PROC_WORKER].gid, s1, sizeof(s1)) == -1) {
+		attempt_fail(a, "failed", "%s", s1);
 		return;
 	}
 	crashpoint("parent:after-dir");
@@ -960,8 +1139,8 @@ attempt_collect(struct attempt *a)
 static void
 attempt_agent_done(struct attempt *a, struct run *r)
 {
-	json_t	*facts;
-	int	 st = r->status, timedout = r->timedout;
+	json_t	*facts, *disk;
+	int	 st = r->status, timedout = r->timedout, full;
 
 	a->run = NULL;
 	a->usage = r->usage;
@@ -972,6 +1151,9 @@ attempt_agent_done(struct attempt *a, struct run *r)
 	    (json_int_t)r->logged, "log_truncated", r->logtrunc,
 	    "seccomp_denials", a->denials != NULL ? a->denials : json_array());
 	run_free(r);
+	/* Measured here, on our side of the mount. */
+	if ((disk = disk_usage(a->dir, a->disk, &full)) != NULL)
+		json_object_set_new(facts, "disk", disk);
 	if (a->state != AS_RUNNING) {
 		/* Cancelled while running: already recorded. */
 		json_decref(facts);
@@ -980,10 +1162,20 @@ attempt_agent_done(struct attempt *a, struct run *r)
 	}
 	if (attempt_transition(a, "exited", facts, NULL) == -1)
 		return;
+	attempt_after_exit(a);
+}
+
+/* The agent's exit is journaled: on to collect, or why not. */
+static void
+attempt_after_exit(struct attempt *a)
+{
+	char	 size[32];
+	int	 st = a->exit_status;
+
 	if (a->cancel_requested)
 		attempt_fail(a, "cancelled", "cancelled by uid %u",
 		    (unsigned)a->canceller);
-	else if (timedout)
+	else if (a->timedout)
 		attempt_fail(a, "failed", "agent killed: wall time of %llums "
 		    "exceeded", (unsigned long long)a->m->limits.wall_ms);
 	else if (a->usage.oom_kills > 0 && WIFSIGNALED(st))
@@ -992,6 +1184,9 @@ attempt_agent_done(struct attempt *a, struct run *r)
 	else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU)
 		attempt_fail(a, "failed", "agent killed: cpu limit of %llums",
 		    (unsigned long long)a->m->limits.cpu_ms);
+	else if (a->disk_full)
+		attempt_fail(a, "failed", "agent filled its disk limit of %s",
+		    conf_size(a->disk, size, sizeof(size)));
 	else if (WIFSIGNALED(st))
 		attempt_fail(a, "failed", "agent killed by signal %d",
 		    WTERMSIG(st));
@@ -1080,6 +1275,7 @@ attempt_verify(struct attempt *a)
 	json_t			*req, *scope, *facts;
 	char			*s, path[PATH_MAX];
 	uid_t			 vuid;
+	uint64_t		 bytes;
 	int			 bfd, lfd, i;
 
 	if ((v = verifier_free()) == NULL)
@@ -1088,7 +1284,8 @@ attempt_verify(struct attempt *a)
 		return;
 	if (a->reverify) {
 		/* Whatever the lost verification left goes first. */
-		if (fs_remove_tree(a->vdir) == -1) {
+		if (disk_unmount(a->vdir) == -1 ||
+		    fs_remove_tree(a->vdir) == -1) {
 			attempt_fail(a, "failed", "%s: %s", a->vdir,
 			    strerror(errno));
 			return;
@@ -1097,13 +1294,21 @@ attempt_verify(struct attempt *a)
 		vuid = a->vuid;
 	} else if ((vuid = uid_allocate()) == 0)
 		return;
-	facts = json_pack("{s:i, s:s, s:i}", "uid", (int)vuid, "dir",
-	    a->vdir, "verifier_pid", (int)v->pid);
+	/* The validation run is bounded as the agent was. */
+	bytes = a->disk != 0 ? a->disk : disk_limit(a->m);
+	facts = json_pack("{s:i, s:s, s:i, s:o}", "uid", (int)vuid, "dir",
+	    a->vdir, "verifier_pid", (int)v->pid, "disk",
+	    disk_facts(a->vdir, bytes));
 	if (attempt_transition(a, "verifying", facts, NULL) == -1)
 		return;
 	if (fs_mkdir_owned(a->vdir, 0700, env->conf->users[PROC_VERIFIER].uid,
 	    env->conf->users[PROC_VERIFIER].gid) == -1) {
 		attempt_fail(a, "failed", "%s: %s", a->vdir, strerror(errno));
+		return;
+	}
+	if (disk_mount(a->vdir, bytes, env->conf->users[PROC_VERIFIER].uid,
+	    env->conf->users[PROC_VERIFIER].gid, path, sizeof(path)) == -1) {
+		attempt_fail(a, "failed", "%s", path);
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/bundle", a->dir);
@@ -1264,7 +1469,9 @@ attempt_teardown(struct attempt *a)
 		left++;
 	if (a->vuid != 0 && uid_kill_all(a->vuid) > 0)
 		left++;
-	if (fs_remove_tree(a->dir) == -1 || fs_remove_tree(a->vdir) == -1) {
+	/* The disks by their journaled paths, then what was under them. */
+	if (disk_unmount(a->dir) == -1 || disk_unmount(a->vdir) == -1 ||
+	    fs_remove_tree(a->dir) == -1 || fs_remove_tree(a->vdir) == -1) {
 		log_warn("%s: teardown", a->id);
 		left++;
 	}
@@ -1357,25 +1564,54 @@ child_attempt(struct child *c, json_t *o, enum attempt_state want,
 	return (a);
 }
 
+/*
+ * The worker's result: rejected if it counted any reject, whatever it
+ * listed.  Every listed path and reason is in the suite's encoding
+ * (esc.h), which is printable ASCII: safe in a receipt, a log line and
+ * factoryctl show.
+ */
 static void
 worker_result(struct attempt *a, json_t *o)
 {
-	json_t		*rejects, *facts;
+	json_t		*rejects, *changes, *facts, *v;
 	const char	*commit, *tree, *sha;
+	json_int_t	 nrejects, nchanges;
 	size_t		 i;
-	json_t		*v;
 	char		 buf[1024] = "";
 
 	rejects = json_object_get(o, "rejects");
-	if (json_array_size(rejects) > 0) {
+	changes = json_object_get(o, "changes");
+	nrejects = json_integer_value(json_object_get(o, "rejects_total"));
+	nchanges = json_integer_value(json_object_get(o, "changes_total"));
+	if (!json_is_array(rejects) || !json_is_array(changes) ||
+	    nrejects < (json_int_t)json_array_size(rejects) ||
+	    nchanges < (json_int_t)json_array_size(changes) ||
+	    (nrejects > 0 && json_array_size(rejects) == 0)) {
+		attempt_fail(a, "failed", "worker: malformed result");
+		return;
+	}
+	json_array_foreach(rejects, i, v)
+		if (!json_is_string(v) || !esc_valid(json_string_value(v))) {
+			attempt_fail(a, "failed", "worker: malformed result");
+			return;
+		}
+	json_array_foreach(changes, i, v)
+		if (!esc_valid(json_str(v, "path"))) {
+			attempt_fail(a, "failed", "worker: malformed result");
+			return;
+		}
+	if (nrejects > 0) {
 		json_array_foreach(rejects, i, v) {
 			if (i > 0)
 				strlcat(buf, "; ", sizeof(buf));
-			strlcat(buf, json_string_value(v) ? json_string_value(v)
-			    : "?", sizeof(buf));
+			strlcat(buf, json_string_value(v), sizeof(buf));
 		}
-		facts = json_pack("{s:s, s:O}", "reason", buf, "rejects",
-		    rejects);
+		if (nrejects > (json_int_t)json_array_size(rejects))
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+			    "; and %lld more", (long long)(nrejects -
+			    (json_int_t)json_array_size(rejects)));
+		facts = json_pack("{s:s, s:O, s:I}", "reason", buf, "rejects",
+		    rejects, "rejects_total", nrejects);
 		log_info("%s: rejected: %s", a->id, buf);
 		if (attempt_transition(a, "rejected", facts, NULL) == 0)
 			attempt_teardown(a);
@@ -1389,11 +1625,10 @@ worker_result(struct attempt *a, json_t *o)
 		attempt_fail(a, "failed", "worker: malformed result");
 		return;
 	}
-	facts = json_pack("{s:s, s:s, s:s, s:I, s:O}", "commit", commit,
+	facts = json_pack("{s:s, s:s, s:s, s:I, s:O, s:I}", "commit", commit,
 	    "tree", tree, "bundle_sha256", sha, "bundle_size",
 	    json_integer_value(json_object_get(o, "bundle_size")),
-	    "changes", json_object_get(o, "changes") ?
-	    json_object_get(o, "changes") : json_array());
+	    "changes", changes, "changes_total", nchanges);
 	if (attempt_transition(a, "result-ready", facts, NULL) == -1)
 		return;
 	crashpoint("parent:after-result-ready");
@@ -1433,6 +1668,70 @@ dispatch_worker(struct child *c, struct imsg *imsg, json_t *o)
 	return (-1);
 }
 
+/*
+ * A signed verdict must also say one thing: accepted only with no
+ * finding counted or listed and a passed validation; every finding in
+ * the suite's encoding.  A verifier that signs a contradiction is
+ * refused (and killed) like one that signs garbage.
+ */
+static int
+verdict_consistent(const char *line, char *err, size_t errlen)
+{
+	json_t		*r, *facts, *list, *v, *n, *acc;
+	json_error_t	 jerr;
+	size_t		 i;
+	int		 ret = -1;
+
+	if ((r = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
+		snprintf(err, errlen, "not JSON");
+		return (-1);
+	}
+	facts = json_object_get(r, "facts");
+	acc = json_object_get(facts, "accepted");
+	list = json_object_get(facts, "findings");
+	n = json_object_get(facts, "nfindings");
+	if (!json_is_boolean(acc) || !json_is_array(list) ||
+	    !json_is_integer(n) || json_integer_value(n) < 0 ||
+	    (size_t)json_integer_value(n) < json_array_size(list)) {
+		snprintf(err, errlen, "accepted, findings or nfindings "
+		    "missing or mistyped");
+		goto done;
+	}
+	json_array_foreach(list, i, v)
+		if (!json_is_string(v) || !esc_valid(json_string_value(v))) {
+			snprintf(err, errlen, "finding %zu is not an escaped "
+			    "string", i);
+			goto done;
+		}
+	if (json_is_true(acc) && (json_integer_value(n) != 0 ||
+	    !json_is_true(json_object_get(json_object_get(facts,
+	    "validation"), "passed")))) {
+		snprintf(err, errlen, "accepted with %lld findings or no "
+		    "passed validation", (long long)json_integer_value(n));
+		goto done;
+	}
+	if (json_is_false(acc) && (!json_is_string(v = json_object_get(facts,
+	    "reason")) || !esc_valid(json_string_value(v)))) {
+		snprintf(err, errlen, "rejected without a reason");
+		goto done;
+	}
+	ret = 0;
+ done:
+	json_decref(r);
+	return (ret);
+}
+
+static void
+attempt_verdict_next(struct attempt *a)
+{
+	log_info("%s: verdict: %s", a->id, a->state == AS_VERIFIED ?
+	    "accepted" : "rejected");
+	if (a->state != AS_VERIFIED)
+		attempt_teardown(a);
+	else if (a->m->approval == APPROVAL_AUTO || a->approved)
+		attempt_publish(a);
+}
+
 static int
 dispatch_verifier(struct child *c, struct imsg *imsg, json_t *o)
 {
@@ -1469,18 +1768,17 @@ dispatch_verifier(struct child *c, struct imsg *imsg, json_t *o)
 			    line == NULL ? "no receipt" : err);
 			return (-1);
 		}
+		if (verdict_consistent(line, err, sizeof(err)) == -1) {
+			log_warnx("%s: verdict refused: %s", a->id, err);
+			return (-1);
+		}
 		env->busy[idx] = NULL;
 		a->verifier = NULL;
 		c->recycle = 1;		/* it exits after one verdict */
 		if (attempt_commit(a, line, NULL) == -1)
 			return (0);
 		crashpoint("parent:after-verdict");
-		log_info("%s: verdict: %s", a->id, a->state == AS_VERIFIED ?
-		    "accepted" : "rejected");
-		if (a->state != AS_VERIFIED)
-			attempt_teardown(a);
-		else if (a->m->approval == APPROVAL_AUTO || a->approved)
-			attempt_publish(a);
+		attempt_verdict_next(a);
 		return (0);
 	case IMSG_ERROR:
 		e = json_string_value(json_object_get(o, "error"));
@@ -1641,6 +1939,13 @@ attempt_redrive(struct attempt *a)
 			    strerror(errno));
 			return;
 		}
+		if (a->disk != 0 && disk_mount(a->dir, a->disk,
+		    env->conf->users[PROC_WORKER].uid,
+		    env->conf->users[PROC_WORKER].gid, tree,
+		    sizeof(tree)) == -1) {
+			attempt_fail(a, "failed", "%s", tree);
+			return;
+		}
 		snprintf(tree, sizeof(tree), "%s/collect.git", a->dir);
 		(void)fs_remove_tree(tree);
 		attempt_send_provision(a);
@@ -1738,8 +2043,14 @@ attempt_json(struct attempt *a)
 	    "oom_kills", (json_int_t)a->usage.oom_kills));
 	if (a->changes != NULL)
 		json_object_set(o, "changes", a->changes);
+	if (a->changes_total > json_array_size(a->changes))
+		json_object_set_new(o, "changes_total",
+		    json_integer((json_int_t)a->changes_total));
 	if (a->findings != NULL)
 		json_object_set(o, "findings", a->findings);
+	if (a->findings_total > json_array_size(a->findings))
+		json_object_set_new(o, "findings_total",
+		    json_integer((json_int_t)a->findings_total));
 	if (a->denials != NULL)
 		json_object_set(o, "seccomp_denials", a->denials);
 	return (o);

@@ -138,8 +138,10 @@ struct attempt {
 	char			 branch[128];
 	int			 pull;
 	char			 record[PATH_MAX];
-	json_t			*changes;
-	json_t			*findings;
+	json_t			*changes;	/* listed, escaped (esc.h) */
+	size_t			 changes_total;	/* counted by the worker */
+	json_t			*findings;	/* listed, escaped */
+	size_t			 findings_total; /* counted by the verifier */
 	json_t			*denials;	/* seccomp, from the kernel log */
 	struct sandbox_usage	 usage;
 	int			 exit_status;	/* -1: none yet */
@@ -157,6 +159,15 @@ struct attempt {
 	int			 verifies;	/* verifications started */
 	struct event		 retry_ev;	/* teardown retries */
 	int			 retry_set;
+	uint64_t		 disk;		/* bytes, journaled at allocation */
+	int			 timedout;	/* from the exited record */
+	int			 disk_full;	/* from the exited record */
+	/* A record the journal refused (disk full), tried again later. */
+	char			*stall_line;
+	json_t			*stall_extra;
+	struct event		 stall_ev;
+	int			 stall_set;
+	int			 stall_tries;	/* refused again, for the log */
 };
 TAILQ_HEAD(attempts, attempt);
 
@@ -167,6 +178,8 @@ struct ctl_conn {
 	uid_t			 uid;		/* SO_PEERCRED */
 	pid_t			 pid;
 	int			 readonly;
+	int			 awaiting;	/* an answer comes later */
+	struct event		 idle;		/* control-idle-timeout */
 	struct shell		*shell;		/* factoryctl shell, or NULL */
 };
 
@@ -189,12 +202,14 @@ struct factoryd {
 	char			 verifier_pub_b64[BASE64_SIZE(ED25519_PUB_LEN)];
 	int			 replaying;
 	char			 instance[16];	/* names our cgroup subtree */
+	int			 binfd[PROC_MAX];	/* children, opened at start */
 };
 
 extern struct factoryd	*env;
 
 /* factoryd.c */
 int	 factoryd_reload(char *, size_t);
+int	 factoryd_open_binary(const char *, const char *, char *, size_t);
 
 /* proc.c */
 void	 proc_init_children(void);
@@ -255,6 +270,14 @@ void	 audit_flush(void);
 /* parent_policy.c */
 int	 parent_policy_apply(char *, size_t);
 const char *parent_policy_describe(void);
+
+/* disk.c */
+uint64_t disk_inodes(uint64_t);
+uint64_t disk_limit(const struct manifest *);
+json_t	*disk_facts(const char *, uint64_t);
+int	 disk_mount(const char *, uint64_t, uid_t, gid_t, char *, size_t);
+int	 disk_unmount(const char *);
+json_t	*disk_usage(const char *, uint64_t, int *);
 
 /* fsutil.c */
 int	 fs_chown_tree(const char *, uid_t, gid_t);

@@ -22,6 +22,7 @@
 #include "log.h"
 
 #define CHILD_ARGV_MAX	64
+#define PROC_BIN_FD	(PROC_PARENT_FD + 1)	/* the binary, until exec */
 
 static void	proc_start(struct child *);
 static void	proc_restart_cb(int, short, void *);
@@ -218,8 +219,9 @@ proc_start(struct child *c)
 }
 
 /*
- * In the forked child: fd 3, nothing else, the child's user, exec.
- * The parent is single-threaded, so the formatting below is safe here.
+ * In the forked child: fd 3, nothing else, the child's user, exec of
+ * the binary opened at start (fd 4 until the exec closes it).  The
+ * parent is single-threaded, so the formatting below is safe here.
  */
 __dead static void
 proc_exec(struct child *c, int fd)
@@ -230,7 +232,7 @@ proc_exec(struct child *c, int fd)
 	char			 path[PATH_MAX];
 	char			*envp[] = { NULL, NULL };
 	sigset_t		 set;
-	int			 i;
+	int			 i, bin;
 #ifdef FACTORY_TESTBUILD
 	static char		 crash[128];
 	const char		*want = getenv(FACTORY_CRASH_ENV);
@@ -243,6 +245,10 @@ proc_exec(struct child *c, int fd)
 	}
 #endif
 
+	/* Above fd 3 first: the binary's fd may be 3 itself. */
+	if ((bin = fcntl(env->binfd[c->id], F_DUPFD_CLOEXEC,
+	    PROC_PARENT_FD + 1)) == -1)
+		_exit(127);
 	if (fd == PROC_PARENT_FD) {
 		if (fcntl(fd, F_SETFD, 0) == -1 ||
 		    fcntl(fd, F_SETFL, 0) == -1)
@@ -250,7 +256,10 @@ proc_exec(struct child *c, int fd)
 	} else if (dup2(fd, PROC_PARENT_FD) == -1 ||
 	    fcntl(PROC_PARENT_FD, F_SETFL, 0) == -1)
 		_exit(127);
-	closefrom(PROC_PARENT_FD + 1);
+	if (bin != PROC_BIN_FD && (dup3(bin, PROC_BIN_FD, O_CLOEXEC) == -1 ||
+	    close(bin) == -1))
+		_exit(127);
+	closefrom(PROC_BIN_FD + 1);
 
 	for (i = 1; i < NSIG; i++)
 		signal(i, SIG_DFL);
@@ -268,7 +277,7 @@ proc_exec(struct child *c, int fd)
 	    sizeof(key)) == -1)
 		_exit(127);
 	snprintf(path, sizeof(path), "%s/%s", env->conf->libexec, p->binary);
-	execve(path, argv, envp);
+	fexecve(PROC_BIN_FD, argv, envp);
 	dprintf(2, "%s: exec %s: %s\n", p->name, path, strerror(errno));
 	_exit(127);
 }

@@ -68,7 +68,7 @@
 #include "landlock.h"
 #include "sandbox.h"
 
-#define SBX_TMPSIZE	"size=64m"
+#define SBX_TMPSIZE	"size=64m,nr_inodes=16384"
 #define SBX_MAXSOCKS	512	/* host unix sockets masked, at most */
 #define SBX_SETUP_MS	30000	/* a spawn that takes longer is broken */
 #define SBX_HOSTS	"/run/factory-hosts"	/* then bound on /etc/hosts */
@@ -78,6 +78,9 @@
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC	(1U << 2)
 #endif
+#define SBX_MFD_EXEC	0x0010U		/* MFD_EXEC, Linux 6.3 */
+#define SBX_MEMFD_NOEXEC "/proc/sys/vm/memfd_noexec"
+
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME		0x00000080
 #endif
@@ -255,6 +258,18 @@ sbx_seccomp_rules(scmp_filter_ctx ctx)
 	    0) < 0)
 		return -1;
 	/*
+	 * No execution from a descriptor: fexecve(3) and execveat(2) of
+	 * an fd run what Landlock never saw by path (a memfd).  Programs
+	 * exec by path; this costs them nothing.  No executable memfds
+	 * either (pid 1 also sets vm.memfd_noexec=2 for the namespace).
+	 */
+	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execveat),
+	    1, SCMP_A4(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH)) < 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+	    SCMP_SYS(memfd_create), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, SBX_MFD_EXEC,
+	    SBX_MFD_EXEC)) < 0)
+		return -1;
+	/*
 	 * The kernel reads an ioctl command as 32 bits: compare only those,
 	 * so TIOCSTI with high bits set is caught as well.
 	 */
@@ -290,6 +305,47 @@ static struct sock_filter sbx_persona_insns[] = {
 static const struct sock_fprog sbx_persona = {
 	sizeof(sbx_persona_insns) / sizeof(sbx_persona_insns[0]),
 	sbx_persona_insns
+};
+
+/*
+ * Socket families, an allowlist: unix, inet, inet6, and netlink with
+ * the route protocol only (getaddrinfo's AI_ADDRCONFIG and ip(8) read
+ * addresses through it).  Anything else, vsock first (on a VM host it
+ * reaches the hypervisor side whatever the network namespace), packet,
+ * alg, the other netlink protocols and families whose modules would be
+ * loaded on demand, is refused before the kernel looks: EAFNOSUPPORT,
+ * or EPROTONOSUPPORT for netlink.  socketpair(2) takes unix only.  The
+ * kernel reads family and protocol as ints: the filter compares the
+ * low words.  A hand-written filter, for the same reason as above.
+ */
+#define SBX_A2LO	(offsetof(struct seccomp_data, args[2]))
+#define SBX_EAFNO	(SECCOMP_RET_ERRNO | EAFNOSUPPORT)
+#define SBX_EPROTO	(SECCOMP_RET_ERRNO | EPROTONOSUPPORT)
+static struct sock_filter sbx_family_insns[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data,
+	    arch)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 12),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 3, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socketpair, 0, 9),
+	/* socketpair */
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SBX_A0LO),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 7, 8),
+	/* socket */
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SBX_A0LO),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 5, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 4, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 3, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_NETLINK, 0, 3),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SBX_A2LO),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NETLINK_ROUTE, 0, 2),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	BPF_STMT(BPF_RET | BPF_K, SBX_EAFNO),
+	BPF_STMT(BPF_RET | BPF_K, SBX_EPROTO),
+};
+static const struct sock_fprog sbx_family = {
+	sizeof(sbx_family_insns) / sizeof(sbx_family_insns[0]),
+	sbx_family_insns
 };
 
 static void
@@ -404,6 +460,11 @@ sbx_probe_ns(char *err, size_t errlen)
 	}
 	if (syscall(SYS_close_range, ~0U, ~0U, 0) == -1 && errno == ENOSYS) {
 		snprintf(err, errlen, "close_range: not supported");
+		return -1;
+	}
+	if (access(SBX_MEMFD_NOEXEC, F_OK) == -1) {
+		snprintf(err, errlen, "memfd: no %s (kernel older than 6.3)",
+		    SBX_MEMFD_NOEXEC);
 		return -1;
 	}
 	return 0;
@@ -746,8 +807,8 @@ sbx_dev(struct sbx_plan *pl, const struct stat *st)
 	    symlink("/proc/self/fd/2", "/dev/stderr") == -1 ||
 	    mkdir("/dev/shm", 01777) == -1)
 		sbx_fail(pl->errfd, "populate /dev:");
-	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
-	    "size=64m,mode=1777") == -1)
+	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV |
+	    MS_NOEXEC, SBX_TMPSIZE ",mode=1777") == -1)
 		sbx_fail(pl->errfd, "mount /dev/shm:");
 	if (mount(NULL, "/dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
 	    MS_NOSUID | MS_NOEXEC, NULL) == -1)
@@ -863,6 +924,24 @@ sbx_socks(struct sbx_plan *pl)
 }
 
 /*
+ * Memfds of this pid namespace (and those below it) are created
+ * without execute permission and sealed so (vm.memfd_noexec=2, per pid
+ * namespace since Linux 6.3): bytes written to one never run through
+ * /proc/self/fd, where Landlock, which sees paths, does not look.
+ * Only root may change it, and a namespace may not lower it.
+ */
+static void
+sbx_memfd_noexec(struct sbx_plan *pl)
+{
+	int	 fd;
+
+	if ((fd = open(SBX_MEMFD_NOEXEC, O_WRONLY | O_CLOEXEC)) == -1 ||
+	    write(fd, "2\n", 2) != 2)
+		sbx_fail(pl->errfd, "%s:", SBX_MEMFD_NOEXEC);
+	close(fd);
+}
+
+/*
  * The mount view.  The tree is cloned first, while its path is still
  * the host's; then the whole inherited tree goes read-only, nosuid,
  * nodev in one recursive mount_setattr; then /tmp, /dev, /proc and the
@@ -875,7 +954,7 @@ sbx_mounts(struct sbx_plan *pl)
 	struct mount_attr	 ro = { .attr_set = MOUNT_ATTR_RDONLY |
 				     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
 	struct mount_attr	 rw = { .attr_set = MOUNT_ATTR_NOSUID |
-				     MOUNT_ATTR_NODEV,
+				     MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
 				     .attr_clr = MOUNT_ATTR_RDONLY };
 	struct stat		 devst[sizeof(sbx_devices) /
 				     sizeof(sbx_devices[0])];
@@ -895,7 +974,7 @@ sbx_mounts(struct sbx_plan *pl)
 	    sizeof(ro)) == -1)
 		sbx_fail(pl->errfd, "mount_setattr / read-only:");
 
-	sbx_cover(pl, "/tmp", MS_NOSUID | MS_NODEV,
+	sbx_cover(pl, "/tmp", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    SBX_TMPSIZE ",mode=1777", 0);
 	sbx_run(pl);
 	if (pl->spec->hosts != NULL)
@@ -904,6 +983,7 @@ sbx_mounts(struct sbx_plan *pl)
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    "hidepid=invisible") == -1)
 		sbx_fail(pl->errfd, "mount /proc:");
+	sbx_memfd_noexec(pl);
 	sbx_hide(pl, 0);
 	sbx_socks(pl);
 	if (syscall(SYS_move_mount, treefd, "", AT_FDCWD, pl->tree,
@@ -1090,6 +1170,8 @@ sbx_confine(const struct sandbox_spec *spec, const char *tree,
 	 */
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0,
 	    &sbx_persona) == -1 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+	    SECCOMP_FILTER_FLAG_LOG, &sbx_family) == -1 ||
 	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 	    SECCOMP_FILTER_FLAG_LOG, &sbx_prog) == -1)
 		sbx_fail(fd, "seccomp:");

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "crypto.h"
+#include "esc.h"
 #include "factory.h"
 #include "imsgev.h"
 #include "log.h"
@@ -25,6 +26,11 @@
 #include "verifier.h"
 
 #define LOG_SCAN_MAX	(1024 * 1024)	/* bytes of the log scanned */
+/*
+ * A verdict travels as one imsg: the findings it lists are cut to fit
+ * (the count and the decision never are).
+ */
+#define VERDICT_MSG_MAX	(FACTORY_MAXIMSG - 1024)
 
 static int	verifier_imsg(struct imsg *);
 static void	verifier_verify(json_t *, int);
@@ -40,10 +46,11 @@ static struct {
 	int			 logfd;
 	int			 done;
 	struct recheck_result	 res;
-	json_t			*findings;
+	char			**findings;	/* escaped, esc.h */
+	size_t			 nfindings;	/* what the verdict counts */
 	json_t			*validation;
 	char			 bundle_sha256[SHA256_HEX_LEN + 1];
-} cur = { NULL, -1, 0, { 0 }, NULL, NULL, "" };
+} cur = { NULL, -1, 0, { 0 }, NULL, 0, NULL, "" };
 
 int
 main(int argc, char *argv[])
@@ -67,16 +74,37 @@ main(int argc, char *argv[])
 	return (0);
 }
 
+/*
+ * One finding, kept in the suite's encoding (esc.h): the bytes of a
+ * path are whatever the bundle says, so they are escaped here, once.
+ * It is counted before anything else can go wrong: a finding that
+ * cannot be formatted or encoded still rejects the bundle.
+ */
 static void
 finding(const char *fmt, ...)
 {
 	va_list	 ap;
-	char	 buf[1024];
+	char	*raw = NULL, *enc = NULL, **v;
+	int	 n;
 
+	cur.nfindings++;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = vasprintf(&raw, fmt, ap);
 	va_end(ap);
-	json_array_append_new(cur.findings, json_string(buf));
+	if (n == -1 || (enc = esc_strdup(raw, n)) == NULL) {
+		free(enc);
+		enc = NULL;
+		if (asprintf(&enc, "finding %zu: cannot be encoded",
+		    cur.nfindings) == -1)
+			fatal(NULL);
+	}
+	if (n != -1)
+		free(raw);
+	if ((v = reallocarray(cur.findings, cur.nfindings,
+	    sizeof(*v))) == NULL)
+		fatal(NULL);
+	cur.findings = v;
+	cur.findings[cur.nfindings - 1] = enc;
 }
 
 /* The bundle's SHA-256, read by us, never taken from the worker. */
@@ -136,7 +164,6 @@ verifier_verify(json_t *o, int bfd)
 	if (cur.req != NULL)
 		fatalx("a second verification for one verifier");
 	cur.req = json_incref(o);
-	cur.findings = json_array();
 	log_info("%s: verifying", json_str(o, "id"));
 
 	if (bfd == -1 || hash_fd(bfd, cur.bundle_sha256) == -1) {
@@ -188,7 +215,7 @@ verifier_verify(json_t *o, int bfd)
 	free(log);
 	for (i = 0; i < cur.res.nfindings; i++)
 		finding("%s", cur.res.findings[i]);
-	if (json_array_size(cur.findings) > 0)
+	if (cur.nfindings > 0)
 		goto verdict;
 
 	snprintf(checkout, sizeof(checkout), "%s/checkout", dir);
@@ -227,46 +254,82 @@ verifier_validated(json_t *o)
 }
 
 /*
- * The verdict, as a receipt of the attempt's chain signed with our key:
- * the parent gave us the sequence number and the previous hash, and
- * checks the line before it accepts it.
+ * The verdict facts, listing the first nlisted findings.  accepted
+ * comes from our own count of findings, never from a JSON array.
  */
-static void
-verifier_verdict(const char *unused)
+static json_t *
+verdict_facts(int accepted, size_t nlisted)
 {
-	json_t		*facts, *o = cur.req;
-	char		*line;
-	int		 accepted;
+	json_t		*facts, *list, *o = cur.req;
+	size_t		 i;
 
-	accepted = json_array_size(cur.findings) == 0 &&
-	    cur.validation != NULL &&
-	    json_is_true(json_object_get(cur.validation, "passed"));
-	facts = json_pack("{s:b, s:s, s:s, s:s, s:s, s:s, s:O, s:o}",
+	list = json_array();
+	for (i = 0; i < nlisted; i++)
+		json_array_append_new(list, json_string(cur.findings[i]));
+	facts = json_pack("{s:b, s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:o}",
 	    "accepted", accepted,
 	    "baseline", json_str(o, "baseline"),
 	    "commit", cur.res.commit_hex,
 	    "tree", cur.res.tree_hex,
 	    "bundle_sha256", cur.bundle_sha256,
 	    "manifest_digest", json_str(o, "digest"),
-	    "findings", cur.findings,
+	    "findings", list,
+	    "nfindings", (json_int_t)cur.nfindings,
 	    "validation", cur.validation != NULL ? json_incref(
 	    cur.validation) : json_null());
+	if (facts == NULL)
+		fatalx("cannot make the verdict facts");
 	if (!accepted)
 		json_object_set_new(facts, "reason", json_string(
-		    json_array_size(cur.findings) > 0 ? json_string_value(
-		    json_array_get(cur.findings, 0)) : "not validated"));
+		    cur.nfindings > 0 ? cur.findings[0] : "not validated"));
+	return (facts);
+}
+
+/*
+ * The verdict, as a receipt of the attempt's chain signed with our key:
+ * the parent gave us the sequence number and the previous hash, and
+ * checks the line before it accepts it.  It lists as many findings as
+ * fit in one message, and always counts them all.
+ */
+static void
+verifier_verdict(const char *unused)
+{
+	json_t		*facts, *o = cur.req, *msg;
+	char		*line, *s;
+	size_t		 nlisted = cur.nfindings;
+	int		 accepted;
+
+	accepted = cur.nfindings == 0 && cur.validation != NULL &&
+	    json_is_true(json_object_get(cur.validation, "passed"));
 	crashpoint("verifier:before-verdict");
-	if (receipt_make(json_str(o, "id"), json_integer_value(
-	    json_object_get(o, "seq")), "verdict", json_integer_value(
-	    json_object_get(o, "epoch")), json_str(o, "prev"),
-	    RECEIPT_SIGNER_VERIFIER, signkey, facts, &line) == -1)
-		fatalx("cannot sign the verdict");
-	json_decref(facts);
-	imsgev_compose_json(&iev_parent, IMSG_VERDICT, -1, json_pack(
-	    "{s:s, s:s}", "id", json_str(o, "id"), "receipt", line));
+	for (;;) {
+		facts = verdict_facts(accepted, nlisted);
+		if (receipt_make(json_str(o, "id"), json_integer_value(
+		    json_object_get(o, "seq")), "verdict", json_integer_value(
+		    json_object_get(o, "epoch")), json_str(o, "prev"),
+		    RECEIPT_SIGNER_VERIFIER, signkey, facts, &line) == -1)
+			fatalx("cannot sign the verdict");
+		json_decref(facts);
+		if ((msg = json_pack("{s:s, s:s}", "id", json_str(o, "id"),
+		    "receipt", line)) == NULL ||
+		    (s = json_dumps(msg, JSON_COMPACT)) == NULL)
+			fatalx("cannot encode the verdict");
+		json_decref(msg);
+		if (strlen(s) < VERDICT_MSG_MAX || nlisted == 0)
+			break;
+		free(s);
+		free(line);
+		nlisted /= 2;
+	}
+	if (strlen(s) >= VERDICT_MSG_MAX)
+		fatalx("verdict too long for one message");
+	if (imsgev_compose(&iev_parent, IMSG_VERDICT, 0, 0, -1, s,
+	    strlen(s) + 1) == -1)
+		fatal("verdict");
+	free(s);
 	free(line);
-	log_info("%s: verdict %s", json_str(o, "id"), accepted ? "accepted" :
-	    "rejected");
+	log_info("%s: verdict %s, %zu findings", json_str(o, "id"),
+	    accepted ? "accepted" : "rejected", cur.nfindings);
 	cur.done = 1;
 	/* One verdict per process: deliver it, then make way. */
 	if (imsgbuf_flush(&iev_parent.ibuf) == -1)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "esc.h"
 #include "factory.h"
 #include "imsgev.h"
 #include "log.h"
@@ -17,6 +18,12 @@
 #include "worker.h"
 
 #define RESULT_MAXLIST	200	/* changes or rejects listed in a RESULT */
+/*
+ * Bytes of escaped paths and reasons listed in a RESULT: with the rest
+ * it stays under FACTORY_MAXIMSG.  What does not fit is counted, never
+ * dropped unsaid: changes_total and rejects_total are the full counts.
+ */
+#define RESULT_LISTBYTES	(16 * 1024)
 
 static int	worker_imsg(struct imsg *);
 static void	worker_resolve(json_t *);
@@ -66,12 +73,15 @@ main(int argc, char *argv[])
 	return (0);
 }
 
+/* A reason may name a path of the tree: it goes out escaped. */
 static void
 worker_error(const char *id, const char *err)
 {
-	log_warnx("%s: %s", id, err);
+	json_t	*e = esc_json_str(err);
+
+	log_warnx("%s: %s", id, json_string_value(e));
 	imsgev_compose_json(&iev_parent, IMSG_ERROR, -1, json_pack(
-	    "{s:s, s:s}", "id", id, "error", err));
+	    "{s:s, s:o}", "id", id, "error", e));
 }
 
 static void
@@ -83,7 +93,7 @@ worker_resolve(json_t *o)
 	if (resolve(json_str(o, "repo"), json_str(o, "ref"), oid, err,
 	    sizeof(err)) == -1)
 		imsgev_compose_json(&iev_parent, IMSG_RESOLVE, -1, json_pack(
-		    "{s:O, s:s}", "req", req, "error", err));
+		    "{s:O, s:o}", "req", req, "error", esc_json_str(err)));
 	else
 		imsgev_compose_json(&iev_parent, IMSG_RESOLVE, -1, json_pack(
 		    "{s:O, s:s}", "req", req, "oid", oid));
@@ -114,8 +124,9 @@ worker_collect(json_t *o)
 	const char		*id = json_str(o, "id");
 	json_t			*scope = json_object_get(o, "scope"), *v;
 	json_t			*changes, *rejects;
+	json_t			*p;
 	char			**globs, err[512], st[2];
-	size_t			 i, n = json_array_size(scope);
+	size_t			 i, used, n = json_array_size(scope);
 
 	if ((globs = calloc(n + 1, sizeof(*globs))) == NULL)
 		fatal(NULL);
@@ -141,33 +152,46 @@ worker_collect(json_t *o)
 	free(globs);
 
 	changes = json_array();
-	for (i = 0; i < res.nchanges && i < RESULT_MAXLIST; i++) {
+	for (i = 0, used = 0; i < res.nchanges && i < RESULT_MAXLIST; i++) {
 		st[0] = res.changes[i].status;
 		st[1] = '\0';
-		json_array_append_new(changes, json_pack("{s:s, s:s}",
-		    "status", st, "path", res.changes[i].path));
+		p = esc_json_str(res.changes[i].path);
+		if ((used += strlen(json_string_value(p))) > RESULT_LISTBYTES &&
+		    i > 0) {
+			json_decref(p);
+			break;
+		}
+		json_array_append_new(changes, json_pack("{s:s, s:o}",
+		    "status", st, "path", p));
 	}
 	rejects = json_array();
-	for (i = 0; i < res.nrejects && i < RESULT_MAXLIST; i++)
-		json_array_append_new(rejects, json_string(res.rejects[i]));
-	if (res.nrejects > RESULT_MAXLIST)
-		json_array_append_new(rejects, json_sprintf("... and %zu more",
-		    res.nrejects - RESULT_MAXLIST));
+	for (i = 0, used = 0; i < res.nrejects && i < RESULT_MAXLIST; i++) {
+		p = esc_json_str(res.rejects[i]);
+		if ((used += strlen(json_string_value(p))) > RESULT_LISTBYTES &&
+		    i > 0) {
+			json_decref(p);
+			break;
+		}
+		json_array_append_new(rejects, p);
+	}
 	crashpoint("worker:before-result");
 	if (faultpoint("worker:stale-result"))
 		imsgev_compose_json(&iev_parent, IMSG_RESULT, -1, json_pack(
-		    "{s:s, s:I, s:s, s:s, s:s, s:I, s:[], s:[]}", "id", id,
-		    "epoch", json_integer_value(json_object_get(o, "epoch")) -
-		    1, "commit", res.commit_hex, "tree", res.tree_hex,
-		    "bundle_sha256", res.bundle_sha256, "bundle_size",
-		    (json_int_t)res.bundle_size, "changes", "rejects"));
+		    "{s:s, s:I, s:s, s:s, s:s, s:I, s:[], s:I, s:[], s:I}",
+		    "id", id, "epoch", json_integer_value(json_object_get(o,
+		    "epoch")) - 1, "commit", res.commit_hex, "tree",
+		    res.tree_hex, "bundle_sha256", res.bundle_sha256,
+		    "bundle_size", (json_int_t)res.bundle_size, "changes",
+		    "changes_total", (json_int_t)0, "rejects",
+		    "rejects_total", (json_int_t)0));
 	imsgev_compose_json(&iev_parent, IMSG_RESULT, -1, json_pack(
-	    "{s:s, s:O, s:s, s:s, s:s, s:I, s:o, s:o}",
+	    "{s:s, s:O, s:s, s:s, s:s, s:I, s:o, s:I, s:o, s:I}",
 	    "id", id, "epoch", json_object_get(o, "epoch"),
 	    "commit", res.commit_hex, "tree", res.tree_hex,
 	    "bundle_sha256", res.bundle_sha256,
 	    "bundle_size", (json_int_t)res.bundle_size,
-	    "changes", changes, "rejects", rejects));
+	    "changes", changes, "changes_total", (json_int_t)res.nchanges,
+	    "rejects", rejects, "rejects_total", (json_int_t)res.nrejects));
 	log_debug("%s: collected, %zu changes, %zu rejects", id,
 	    res.nchanges, res.nrejects);
 	collect_result_free(&res);

@@ -176,4 +176,90 @@ for u in $UIDS; do
 done
 check "no process of a child uid left" [ -z "$left" ]
 
+# The children are started from binaries the parent opened at start:
+# a build inside a 0700 directory (a clone under /root) still runs,
+# although the children cannot traverse the path to their binaries.
+PRIV=$T/priv
+mkdir -p "$PRIV/build" "$T/p-keys"
+for b in factoryd factory-worker factory-verifier factory-reconciler \
+    factory-publisher; do
+	cp "$O/$b" "$PRIV/build/$b" || fail "copy $b"
+done
+chmod 700 "$PRIV"
+SOCK=$T/p.sock
+cat >"$T/p.conf" <<CONF
+socket: $SOCK
+state-dir: $T/p-state
+libexec: $PRIV/build
+verifiers: 1
+keys:
+  receipts: $T/p-keys/receipt.key
+  verifier: $T/p-keys/verifier.key
+users:
+  worker: 61001
+  verifier: 61002
+  reconciler: 61003
+  publisher: 61004
+CONF
+OUT_O=$O
+O=$PRIV/build start_factoryd "$T/p.conf" "$T/p.log"
+O=$OUT_O
+check "a build in a 0700 directory: every child runs" wait_children "$SOCK"
+n=$(status | jq '[.processes[] | select(.state=="running")] | length')
+check "a build in a 0700 directory: five processes run ($n)" [ "$n" = 5 ]
+check "a build in a 0700 directory: no exec failure logged" \
+    sh -c "! grep -q 'exec .*Permission denied' '$T/p.log'"
+# A reload naming a libexec whose worker is group writable is refused.
+mkdir "$PRIV/gw"
+for x in factory-worker factory-verifier factory-reconciler factory-publisher; do
+	cp "$O/$x" "$PRIV/gw/$x"
+done
+chmod 775 "$PRIV/gw/factory-worker"
+cp "$T/p.conf" "$T/p.conf.good"
+sed -i "s|^libexec: .*|libexec: $PRIV/gw|" "$T/p.conf"
+out=$("$O/factoryctl" -s "$SOCK" reload 2>&1)
+check "a reload to a group-writable worker is refused" \
+    grep -q "reload failed.*$PRIV/gw/factory-worker: group or other writable" "$T/p.log"
+n=$(status | jq '[.processes[] | select(.state=="running")] | length')
+check "after the refused reload, five processes still run ($n)" [ "$n" = 5 ]
+cp "$T/p.conf.good" "$T/p.conf"
+stop_factoryd
+
+# A child binary that someone other than root could change is refused
+# at start, naming the file; nothing is started.
+badbin() {	# name setup-command...
+	local name=$1 b=$PRIV/bad/factory-worker
+	shift
+	rm -rf "$PRIV/bad"
+	mkdir "$PRIV/bad"
+	for x in factory-worker factory-verifier factory-reconciler \
+	    factory-publisher; do
+		cp "$O/$x" "$PRIV/bad/$x"
+	done
+	"$@" "$b"
+	sed "s|^libexec: .*|libexec: $PRIV/bad|" "$T/p.conf" >"$T/bad.conf"
+	: >"$T/bad.log"
+	timeout 10 "$O/factoryd" -d -f "$T/bad.conf" 2>"$T/bad.log"
+	st=$?
+	if [ "$st" != 0 ] && [ "$st" != 124 ] && grep -qF "$b" "$T/bad.log" &&
+	    grep -q "$BADMSG" "$T/bad.log"; then
+		ok "a $name child binary stops factoryd ($(tail -n 1 "$T/bad.log"))"
+	else
+		notok "a $name child binary stops factoryd: exit $st: $(tail -n 2 "$T/bad.log" | tr '\n' ' ')"
+	fi
+	check "a $name child binary: no socket left" [ ! -e "$SOCK" ]
+}
+BADMSG="group or other writable" badbin group-writable chmod 775
+BADMSG="group or other writable" badbin other-writable chmod 757
+BADMSG="not owned by root" badbin non-root-owned chown 61001:0
+BADMSG="not a regular file" badbin directory sh -c 'rm "$1"; mkdir "$1"' sh
+BADMSG="No such file" badbin missing rm
+BADMSG="not owned by root" badbin symlinked-non-root sh -c \
+    'cp "$1" "$1.real"; chown 61001 "$1.real"; rm "$1"; ln -s "$1.real" "$1"' sh
+left=""
+for u in $UIDS; do
+	left="$left$(uid_procs $u)"
+done
+check "no process of a child uid left after the refusals" [ -z "$left" ]
+
 regress_done

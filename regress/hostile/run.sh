@@ -95,6 +95,8 @@ P=$PROBE
 \$P unix $SOCK
 \$P kill $FACTORYD_PID $HOSTSLEEP
 \$P syscalls
+\$P families
+\$P written
 \$P escape $T/state/journal
 for a in tiocsti tioclinux; do
 	for h in '' high; do
@@ -140,6 +142,39 @@ for s in "ptrace attach" "ptrace traceme" process_vm_readv bpf keyctl \
 	refused "$id" "$s" EPERM
 done
 refused "$id" clone3 ENOSYS
+# Socket families: an allowlist of unix, inet, inet6 and netlink route.
+while read -r f; do
+	case $f in
+	netlink*)	refused "$id" "socket $f" EPROTONOSUPPORT ;;
+	*)		refused "$id" "socket $f" EAFNOSUPPORT ;;
+	esac
+done <<EOF
+$(sed -n 's/^\t{ "\([^"]*\)", .*/\1/p' "$(dirname "$0")/probe.c")
+EOF
+for f in vsock inet netlink "vsock high"; do
+	refused "$id" "socketpair $f" EAFNOSUPPORT
+done
+for f in unix inet inet6 "netlink route"; do
+	check "socket $f works (the allowlist)" \
+	    grep -qx "socket $f: works" "$(logf "$id")"
+done
+check "socketpair unix works" grep -qx "socketpair unix: works" "$(logf "$id")"
+# Bytes the agent wrote never run: not from a memfd, not from the tree,
+# /tmp or /dev/shm, by path, by fd, through /proc/self/fd or ld.so.
+refused "$id" "memfd_create MFD_EXEC" 'E(PERM|ACCES|INVAL)'
+refused "$id" "exec memfd" EACCES
+refused "$id" "fexecve memfd" EPERM
+refused "$id" "execveat memfd" EPERM
+refused "$id" "memfd fchmod 0755" EPERM
+for w in tree /tmp /dev/shm; do
+	refused "$id" "exec $w copy" EACCES
+	refused "$id" "ld.so $w copy" "exit 127"
+	refused "$id" "exec /proc/self/fd of $w copy" EACCES
+	refused "$id" "fexecve $w copy" EPERM
+	refused "$id" "execveat $w copy" EPERM
+done
+refused "$id" "fexecve /bin/true" EPERM
+refused "$id" "execveat /bin/true" EPERM
 refused "$id" "write /proc/self/exe" 'E(TXTBSY|ACCES|ROFS)'
 refused "$id" "write /proc/1/exe" 'E(NOENT|ACCES)'
 refused "$id" "readlink /proc/1/root" 'E(NOENT|ACCES)'

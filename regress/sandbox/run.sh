@@ -205,6 +205,22 @@ for c in tiocsti tiocsti-hi x32 i386; do
 	sbx "$c" -t "$TREE" -- "$PR" "$c"
 	expect "seccomp: $c kills" "signal 31"
 done
+# Socket families: unix, inet, inet6 and netlink route only.
+sbx families -t "$TREE" -- "$PR" families
+bad=$(printf '%s\n' "$OUT" | awk '
+    /^family / { f = $2 + 0
+	if (f == 1 || f == 2 || f == 10 || f == 16) next
+	if ($0 != "family " f ": EAFNOSUPPORT EAFNOSUPPORT EAFNOSUPPORT EAFNOSUPPORT")
+		print }
+    /^netlink / { p = $2 + 0
+	if (p == 0) { if ($3 != "ok") print; next }
+	if ($3 != "EPROTONOSUPPORT") print }' | head -n 3 | tr '\n' ';')
+if [ -z "$bad" ] && printf '%s\n' "$OUT" | grep -q '^family 40:'; then
+	expect "seccomp: every family but unix/inet/inet6/netlink-route refused" \
+	    "netlink 0: ok" "exit 0"
+else
+	notok families "not refused: $bad"
+fi
 sbx tiocgwinsz -t "$TREE" -- "$PR" tiocgwinsz
 expect "seccomp: other ioctls pass" ENOTTY "exit 1"
 
