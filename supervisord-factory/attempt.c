@@ -1503,6 +1503,7 @@ attempt_cleanup_sandboxes(struct attempt *a)
 		if (sandbox_cgroup_paths(id, &sb) == -1)
 			continue;
 		(void)sandbox_kill(&sb);
+		shell_cgroups_remove(&sb);
 		if (sandbox_destroy(&sb, err, sizeof(err)) == -1) {
 			log_warnx("%s: %s", a->id, err);
 			ret = -1;

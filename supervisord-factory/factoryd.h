@@ -312,6 +312,7 @@ void	 shell_request(struct ctl_conn *, struct imsg *);
 void	 shell_fd(struct ctl_conn *, struct imsg *);
 void	 shell_conn_closed(struct ctl_conn *);
 int	 shell_reap(pid_t, int);
+void	 shell_cgroups_remove(const struct sandbox *);
 
 /* control.c */
 int	 control_init(const char *);

@@ -1005,136 +1005,25 @@ sandbox_kill(struct sandbox *sb)
 }
 
 /*
- * The operator's command in a running sandbox, after the waiter joined
- * the namespaces: fds 0-2 are the operator's, 3 the error pipe; the
- * waiter's pidfd and cgroup fds above it are closed first.
+ * For the operator's shell (shell.c): what a spawn prepares once per
+ * parent, and the agent's confinement applied to the calling process.
  */
-static __dead void
-sbx_enter_cmd(struct sandbox *sb, const struct sandbox_spec *spec)
+int
+sandbox_prepare(char *err, size_t errlen)
 {
-	struct sandbox_spec	 as = *spec;
-
-	if (syscall(SYS_close_range, 4, ~0U, 0) == -1)
-		sbx_fail(3, "close_range:");
-	if (setsid() == -1)
-		sbx_fail(3, "setsid:");
-	as.uid = sb->uid;
-	as.gid = sb->gid;
-	sbx_confine(&as, sb->tree, sb->ports, sb->nports, 3);
-	/* After the uid change, which clears it: dies with its waiter. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
-		sbx_fail(3, "pdeathsig:");
-	execve(spec->argv[0], spec->argv, spec->env);
-	sbx_fail(3, "exec %s:", spec->argv[0]);
-}
-
-/*
- * The waiter: a child of the parent, root, in the sandbox's cgroups
- * and (after setns) its namespaces; its child is in the pid namespace
- * too.  It runs nothing itself and exits with the command's status.
- * want[] holds the fds it needs, moved to 0..n-1: stdin, stdout,
- * stderr, the error pipe, the pidfd of pid 1, the cgroup.procs fds.
- */
-static __dead void
-sbx_enter_waiter(struct sandbox *sb, const struct sandbox_spec *spec,
-    const int *want, int n)
-{
-	const int	 sigs[] = { SIGCHLD, SIGHUP, SIGINT, SIGTERM, SIGPIPE };
-	int		 hi[3 + 2 + SANDBOX_MAXCG], i, st;
-	pid_t		 cmd;
-
-	for (i = 0; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++)
-		signal(sigs[i], SIG_DFL);
-	for (i = 0; i < n; i++)
-		if ((hi[i] = fcntl(want[i], F_DUPFD, 64)) == -1)
-			_exit(127);
-	for (i = 0; i < n; i++)
-		if (dup2(hi[i], i) == -1)
-			_exit(127);
-	syscall(SYS_close_range, n, ~0U, 0);
-	if (fcntl(3, F_SETFD, FD_CLOEXEC) == -1)
-		_exit(127);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
-		sbx_fail(3, "pdeathsig:");
-	/* Counted and killed with the attempt: the cgroups first. */
-	for (i = 5; i < n; i++)
-		if (write(i, "0", 1) != 1)
-			sbx_fail(3, "join cgroup %d:", i - 5);
-	if (setns(4, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
-	    CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP) == -1)
-		sbx_fail(3, "setns into pid %d:", (int)sb->pid);
-	if ((cmd = fork()) == -1)
-		sbx_fail(3, "fork:");
-	if (cmd == 0)
-		sbx_enter_cmd(sb, spec);
-	syscall(SYS_close_range, 0, ~0U, 0);
-	while (waitpid(cmd, &st, 0) == -1)
-		if (errno != EINTR)
-			_exit(127);
-	if (WIFSIGNALED(st))
-		_exit(128 + WTERMSIG(st));
-	_exit(WEXITSTATUS(st));
-}
-
-pid_t
-sandbox_enter(struct sandbox *sb, const struct sandbox_spec *spec,
-    const int *fds, char *err, size_t errlen)
-{
-	int	 want[3 + 2 + SANDBOX_MAXCG], ep[2], n, i, rc;
-	pid_t	 pid;
-
-	if (sb->pid <= 0 || sb->uid == 0 || sb->tree[0] == '\0') {
-		snprintf(err, errlen, "the sandbox is not running");
-		return -1;
-	}
-	if (spec->argv == NULL || spec->argv[0] == NULL ||
-	    spec->argv[0][0] != '/' || spec->env == NULL) {
-		snprintf(err, errlen, "argv[0] must be an absolute path");
-		return -1;
-	}
 	if (sbx_seccomp_build(err, errlen) == -1)
 		return -1;
 	sbx_exec_resolve();
-	for (i = 0; i < 3; i++)
-		want[i] = fds[i];
-	if (pipe2(ep, O_CLOEXEC) == -1) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
-		return -1;
-	}
-	want[3] = ep[1];
-	/* A pidfd: pid 1 cannot be swapped for another process meanwhile. */
-	if ((want[4] = (int)syscall(SYS_pidfd_open, sb->pid, 0)) == -1) {
-		snprintf(err, errlen, "pidfd_open %d: %s", (int)sb->pid,
-		    strerror(errno));
-		close(ep[0]);
-		close(ep[1]);
-		return -1;
-	}
-	if (cgroup_open_procs(sb, want + 5, err, errlen) == -1) {
-		close(want[4]);
-		close(ep[0]);
-		close(ep[1]);
-		return -1;
-	}
-	n = 5 + sb->ncgroups;
-	pid = fork();
-	if (pid == 0) {
-		close(ep[0]);
-		sbx_enter_waiter(sb, spec, want, n);
-	}
-	for (i = 3; i < n; i++)
-		close(want[i]);
-	if (pid == -1) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
-		close(ep[0]);
-		return -1;
-	}
-	rc = sbx_await(ep[0], err, errlen);
-	close(ep[0]);
-	if (rc == 0)
-		return pid;
-	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
-		;
-	return -1;
+	return 0;
+}
+
+void
+sandbox_confine(const struct sandbox *sb, const struct sandbox_spec *spec,
+    int fd)
+{
+	struct sandbox_spec	 as = *spec;
+
+	as.uid = sb->uid;
+	as.gid = sb->gid;
+	sbx_confine(&as, sb->tree, sb->ports, sb->nports, fd);
 }

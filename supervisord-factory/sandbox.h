@@ -94,7 +94,7 @@ struct sandbox {
 	int		 cg_cpu;
 	int		 cg_cpuacct;
 	int		 cg_kill;	/* the cgroup2 dir: kill, events */
-	/* For sandbox_enter(): who the agent is and where. */
+	/* For sandbox_confine(): who the agent is and where. */
 	uid_t		 uid;
 	gid_t		 gid;
 	char		 tree[PATH_MAX];
@@ -163,17 +163,19 @@ int	sandbox_exitstatus(struct sandbox *, int);
 /* SIGKILL every process of the attempt, now.  0 or -1 with errno. */
 int	sandbox_kill(struct sandbox *);
 /*
- * Start argv inside a running sandbox as a second agent would be: in
- * its cgroups and namespaces (mnt, pid, net, ipc, uts, cgroup), as its
- * uid and gid, no capabilities, no_new_privs, the same Landlock (with
- * spec->exec_allow) and seccomp, spec's rlimits, cwd the tree, fds[0..2]
- * as stdin, stdout and stderr, env as environment.  Only exec_allow,
- * argv, env and the limits of spec are read.  Returns the pid of a
- * waiter (a child of the caller) that exits with the command's exit
- * status, or 128 + its signal; -1 and a reason in err.
+ * What sandbox_confine() needs once per parent (the seccomp program,
+ * the exec directories): call it in the parent before forking.
  */
-pid_t	sandbox_enter(struct sandbox *, const struct sandbox_spec *,
-	    const int *, char *, size_t);
+int	sandbox_prepare(char *, size_t);
+/*
+ * Confine the calling process, root in a running sandbox's namespaces,
+ * as that sandbox's agent is: rlimits from spec, Landlock (with
+ * spec->exec_allow), chdir to the tree, no groups, the agent's uid and
+ * gid, no capabilities, no_new_privs, fds above 2 close-on-exec,
+ * seccomp.  On failure the reason goes to fd and the process exits.
+ */
+void	sandbox_confine(const struct sandbox *, const struct sandbox_spec *,
+	    int);
 
 /* cgroup.c */
 /* Our subtree is factory/<tag>: call once, before anything else. */
