@@ -1,135 +1,69 @@
 /*
- * The publisher's HTTP client (publisher/http.c) reading a response:
- * libevent's parser (status line, headers, Content-Length and chunked
- * bodies, with the client's limits) and http.c's own reading of the
- * answer (http_done: status, rate-limit headers, body).  The server
- * listens on a loopback port, answers with the input and closes; TLS
- * is left out, the parse is the same.  http.c is built here unchanged,
- * with its static functions in reach.
+ * The publisher's HTTP client (publisher/http.c) reading a forge's
+ * answer: http_parse() takes the bytes received so far and whether the
+ * connection ended there.  The input is one answer; it is parsed whole
+ * (with and without the connection's end) and cut in two, and what
+ * the parser promises is checked: a complete answer has a status of
+ * 200 or more, a NUL-terminated body within the bound, and stays the
+ * same answer when more bytes or the end of the connection follow.
  */
-#include <sys/socket.h>
-
-#include <netinet/in.h>
-
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-
 #include "../../publisher/http.c"
 #include "fuzz.h"
-
-static struct http_conn	 hc;
-static int		 lfd = -1;
-
-/* The server's side of one exchange. */
-struct server {
-	const uint8_t	*data;
-	size_t		 size;
-	int		 fd;
-};
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct sockaddr_in	 sin;
-	socklen_t		 len = sizeof(sin);
-
-	/* A server that hangs up mid-request is not a reason to die. */
-	signal(SIGPIPE, SIG_IGN);
-	FUZZ_ASSERT((hc.base = event_base_new()) != NULL, "event base");
-	/*
-	 * evhttp connects by itself (a connection it did not make is
-	 * reset): a listener on a loopback port the kernel picks.
-	 */
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	FUZZ_ASSERT((lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, 0)) != -1 && bind(lfd, (struct sockaddr *)&sin,
-	    sizeof(sin)) == 0 && listen(lfd, 8) == 0 &&
-	    getsockname(lfd, (struct sockaddr *)&sin, &len) == 0,
-	    "listener: %s", strerror(errno));
-	strlcpy(hc.host, "127.0.0.1", sizeof(hc.host));
-	hc.port = ntohs(sin.sin_port);
-	hc.timeout = 5;
 	return (0);
 }
 
-/* Accept, answer with the input, and stop writing. */
-static void
-serve(evutil_socket_t l, short what, void *arg)
+static int
+parse(const uint8_t *data, size_t size, int eof, struct http_resp *r)
 {
-	struct server	*s = arg;
-	const uint8_t	*p = s->data;
-	size_t		 left = s->size;
-	ssize_t		 n;
+	char	 err[256];
+	int	 rc;
 
-	if ((s->fd = accept4(l, NULL, NULL, SOCK_CLOEXEC)) == -1)
-		return;
-	while (left > 0) {
-		if ((n = write(s->fd, p, left)) <= 0)
-			break;
-		p += n;
-		left -= n;
+	err[0] = '\0';
+	rc = http_parse((const char *)data, size, eof, r, err, sizeof(err));
+	FUZZ_ASSERT(rc == -1 || rc == 0 || rc == 1, "rc %d", rc);
+	if (rc == -1)
+		FUZZ_ASSERT(err[0] != '\0' && r->body == NULL,
+		    "a refusal without a reason, or half an answer");
+	if (rc == 0)
+		FUZZ_ASSERT(!eof && r->body == NULL, "incomplete at the end");
+	if (rc == 1) {
+		FUZZ_ASSERT(r->status >= 200 && r->status <= 999, "status %d",
+		    r->status);
+		FUZZ_ASSERT(r->body != NULL && r->len <= HTTP_BODY_MAX &&
+		    r->body[r->len] == '\0', "body");
+		FUZZ_ASSERT(r->retry_after >= -1 &&
+		    r->ratelimit_remaining >= -1 && r->ratelimit_reset >= -1,
+		    "headers");
 	}
-	shutdown(s->fd, SHUT_WR);
+	return (rc);
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct server		 srv;
-	struct http_call	 call;
-	struct http_resp	 resp;
-	struct event		*ev;
-	struct evhttp_connection *conn;
-	struct evhttp_request	*req;
-	struct evkeyvalq	*h;
+	struct http_resp	 whole, open, half;
+	int			 rw, ro, rh;
 
-	memset(&call, 0, sizeof(call));
-	memset(&resp, 0, sizeof(resp));
-	call.hc = &hc;
-	call.resp = &resp;
-	srv.data = data;
-	srv.size = size;
-	srv.fd = -1;
-	FUZZ_ASSERT((conn = evhttp_connection_base_new(hc.base, NULL,
-	    hc.host, hc.port)) != NULL, "connection");
-	/* The limits http_request() sets. */
-	evhttp_connection_set_timeout(conn, hc.timeout);
-	evhttp_connection_set_max_body_size(conn, HTTP_BODY_MAX);
-	evhttp_connection_set_retries(conn, 0);
-	FUZZ_ASSERT((req = evhttp_request_new(http_done, &call)) != NULL,
-	    "request");
-	evhttp_request_set_error_cb(req, http_error);
-	h = evhttp_request_get_output_headers(req);
-	FUZZ_ASSERT(evhttp_add_header(h, "Host", "api.github.test") == 0 &&
-	    evhttp_add_header(h, "Connection", "close") == 0 &&
-	    evhttp_add_header(h, "Authorization", "token ghs_fuzz") == 0,
-	    "headers");
-	FUZZ_ASSERT((ev = event_new(hc.base, lfd, EV_READ, serve, &srv)) !=
-	    NULL && event_add(ev, NULL) == 0, "accept event");
-	FUZZ_ASSERT(evhttp_make_request(conn, req, EVHTTP_REQ_GET,
-	    "/repos/octo/site") == 0, "make request");
-	event_base_dispatch(hc.base);
-	event_free(ev);
-	FUZZ_ASSERT(srv.fd != -1, "the client never connected");
-
-	if (call.done && !call.failed) {
-		/*
-		 * libevent takes any number but 0 for a status ("HTTP/1.1
-		 * -7"); the callers compare it with exact values.
-		 */
-		FUZZ_ASSERT(resp.status != 0, "status 0");
-		FUZZ_ASSERT(resp.body != NULL && resp.body[resp.len] == '\0' &&
-		    resp.len <= HTTP_BODY_MAX, "body");
-		FUZZ_ASSERT(resp.retry_after >= -1 &&
-		    resp.ratelimit_remaining >= -1 &&
-		    resp.ratelimit_reset >= -1, "headers");
-	} else
-		FUZZ_ASSERT(resp.body == NULL || call.failed, "half an answer");
-	http_resp_free(&resp);
-	evhttp_connection_free(conn);
-	close(srv.fd);
+	rw = parse(data, size, 1, &whole);
+	ro = parse(data, size, 0, &open);
+	rh = parse(data, size / 2, 0, &half);
+	/* What is complete before the end is the same answer at the end. */
+	if (ro == 1)
+		FUZZ_ASSERT(rw == 1 && whole.status == open.status &&
+		    whole.len == open.len &&
+		    memcmp(whole.body, open.body, whole.len) == 0,
+		    "the end of the connection changed a complete answer");
+	if (rh == 1)
+		FUZZ_ASSERT(ro == 1 && open.status == half.status &&
+		    open.len == half.len &&
+		    memcmp(open.body, half.body, open.len) == 0,
+		    "more bytes changed a complete answer");
+	http_resp_free(&whole);
+	http_resp_free(&open);
+	http_resp_free(&half);
 	return (0);
 }
