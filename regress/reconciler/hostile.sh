@@ -11,8 +11,10 @@ H=$T/hostile
 HSOCK=$H/factoryd.sock
 mkdir -p "$H/badexec"
 : >"$H/log"
-for b in factory-worker factory-verifier factory-publisher; do
-	cp "$O/$b" "$H/badexec/$b"
+# Every child binary of the build (whatever their number), but the
+# reconciler.
+for b in "$O"/factory-*; do
+	cp "$b" "$H/badexec/"
 done
 cp "$O/regress/reconciler/prog_badrec" "$H/badexec/factory-reconciler"
 chmod 755 "$H" "$H/badexec"
