@@ -18,7 +18,8 @@ PKG_CONFIG	?= pkg-config
 # Debian packages the build, the tests and the demo need.
 DEBS = build-essential pkg-config libevent-dev libbsd-dev libssl-dev \
 	libgit2-dev libyaml-dev check libseccomp-dev libjansson-dev \
-	mandoc git jq bubblewrap util-linux iproute2 procps python3 openssl
+	mandoc git jq bubblewrap util-linux iproute2 procps python3 openssl \
+	clang-14 libclang-rt-14-dev llvm-14
 
 PKGS_COMMON	= libbsd-overlay libbsd-ctor libevent libcrypto yaml-0.1 libseccomp jansson
 PKGS_GIT	= libgit2
@@ -46,7 +47,7 @@ LIBS_TLS	= $(shell $(PKG_CONFIG) --libs $(PKGS_TLS) 2>/dev/null)
 
 PROGS_SBIN	= factoryd factoryctl
 PROGS_LIBEXEC	= factory-worker factory-verifier factory-reconciler \
-		  factory-publisher
+		  factory-publisher factory-sandbox
 PROGS		= $(PROGS_SBIN) $(PROGS_LIBEXEC)
 
 dir_factoryd		= supervisord-factory
@@ -55,6 +56,7 @@ dir_factory-worker	= worker
 dir_factory-verifier	= verifier
 dir_factory-reconciler	= reconciler
 dir_factory-publisher	= publisher
+dir_factory-sandbox	= sandbox
 
 libs_factoryd		= $(LIBS_COMMON)
 libs_factoryctl		= $(LIBS_COMMON)
@@ -62,6 +64,17 @@ libs_factory-worker	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-verifier	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-reconciler	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-publisher	= $(LIBS_GIT) $(LIBS_TLS) $(LIBS_COMMON)
+# The launcher is exec'd for every sandbox: static, with the one library
+# it needs, so no dynamic loading is paid for on each spawn.
+libs_factory-sandbox	= $(shell $(PKG_CONFIG) --static --libs libbsd-overlay 2>/dev/null)
+ifndef SAN
+ldflags_factory-sandbox	= -static
+endif
+
+# Objects a program takes from another directory: the parent starts the
+# sandbox with the launcher's plan encoder and runs its inside for the
+# operator's shell.
+objs_factoryd		= $(OBJ)/sandbox/child.o $(OBJ)/sandbox/plan.o
 
 COMMON_SRCS	= $(wildcard libcommon/*.c)
 COMMON_OBJS	= $(COMMON_SRCS:%.c=$(OBJ)/%.o)
@@ -77,11 +90,26 @@ LIBS_CHECK	= $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 REGRESS_SRCS	= $(wildcard regress/*/prog_*.c regress/hostile/*.c)
 REGRESS_PROGS	= $(REGRESS_SRCS:%.c=$(O)/%)
 
+# libFuzzer harnesses (regress/fuzz/fuzz_NAME.c), built with clang
+# into $(O)/fuzz over an instrumented libcommon (FUZZ=1); fuzz_objs_NAME
+# in regress/fuzz/objs.mk names the program objects one links.
+FUZZ_CC		?= clang-14
+FUZZ_S		?= 60
+FUZZ_SRCS	= $(wildcard regress/fuzz/fuzz_*.c)
+FUZZ_PROGS	= $(FUZZ_SRCS:%.c=$(O)/%)
+FUZZ_SAN	= -fsanitize=fuzzer,address,undefined
+ifdef FUZZ
+CFLAGS		+= -fsanitize=fuzzer-no-link,address,undefined \
+		   -fno-sanitize-recover=all -fno-omit-frame-pointer \
+		   -Wno-unknown-warning-option -Wno-include-next-absolute-path \
+		   -Wno-missing-field-initializers
+endif
+
 BENCH_SRCS	= $(wildcard bench/*.c)
 BENCH_PROGS	= $(BENCH_SRCS:%.c=$(O)/%)
 
 .PHONY: FORCE all tests deps check check-unit check-asan check-lint check-regress \
-	demo install clean bench
+	demo install clean bench fuzz fuzz-build fuzz-progs
 
 all: $(PROGS:%=$(O)/%)
 
@@ -101,8 +129,8 @@ $(O)/libcommon.a: $(COMMON_OBJS)
 	$(AR) rcs $@ $^
 
 .SECONDEXPANSION:
-$(PROGS:%=$(O)/%): $(O)/%: $$(addprefix $(OBJ)/,$$(subst .c,.o,$$(wildcard $$(dir_$$*)/*.c))) $(O)/libcommon.a
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(O)/libcommon.a $(libs_$*)
+$(PROGS:%=$(O)/%): $(O)/%: $$(addprefix $(OBJ)/,$$(subst .c,.o,$$(wildcard $$(dir_$$*)/*.c))) $$(objs_$$*) $(O)/libcommon.a
+	$(CC) $(LDFLAGS) $(ldflags_$*) -o $@ $(filter %.o,$^) $(O)/libcommon.a $(libs_$*)
 
 $(UNIT_TESTS): $(O)/regress/unit/%: $(OBJ)/regress/unit/%.o $(O)/libcommon.a $$(unit_objs_$$*)
 	@mkdir -p $(dir $@)
@@ -113,6 +141,11 @@ $(REGRESS_PROGS) $(BENCH_PROGS): $(O)/%: $(OBJ)/%.o $(O)/libcommon.a $$(prog_obj
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(prog_objs_$(notdir $*)) $(O)/libcommon.a \
 		$(LIBS_GIT) $(LIBS_TLS) $(LIBS_COMMON)
+
+$(FUZZ_PROGS): $(O)/regress/fuzz/fuzz_%: $(OBJ)/regress/fuzz/fuzz_%.o $(O)/libcommon.a $$(fuzz_objs_$$*)
+	@mkdir -p $(dir $@)
+	$(CC) $(FUZZ_SAN) $(fuzz_ldflags_$*) -o $@ $< $(fuzz_objs_$*) \
+		$(O)/libcommon.a $(LIBS_GIT) $(LIBS_TLS) $(LIBS_COMMON)
 
 -include $(wildcard regress/*/objs.mk)
 
@@ -137,8 +170,19 @@ check: deps
 	$(MAKE) O=$(O)/test TESTBUILD=1 tests
 	$(MAKE) O=$(O)/asan SAN=1 TESTBUILD=1 $(O)/asan/libcommon.a \
 		$(UNIT_TESTS:$(O)/%=$(O)/asan/%)
+	$(MAKE) fuzz-build
 	$(MAKE) check-lint
-	O=$(O)/test ASAN_O=$(O)/asan sh regress/run-all.sh
+	O=$(O)/test ASAN_O=$(O)/asan FUZZ_O=$(O)/fuzz sh regress/run-all.sh
+
+# The harnesses, instrumented: regress/fuzz/run.sh replays their
+# corpora in check; fuzz runs each for FUZZ_S seconds, one at a time.
+fuzz-build:
+	$(MAKE) O=$(O)/fuzz FUZZ=1 CC=$(FUZZ_CC) fuzz-progs
+
+fuzz-progs: $(FUZZ_PROGS)
+
+fuzz: fuzz-build
+	FUZZ_O=$(O)/fuzz sh regress/fuzz/run.sh -f $(FUZZ_S)
 
 check-lint:
 	mandoc -Tlint -Wwarning man/*.[0-9]

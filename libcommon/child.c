@@ -14,6 +14,7 @@
 #include "factory.h"
 #include "imsgev.h"
 #include "log.h"
+#include "msg.h"
 #include "pledge.h"
 
 static int	(*child_handler)(struct imsg *);
@@ -53,6 +54,8 @@ child_dispatch(int fd, short event, void *arg)
 void
 child_start(struct imsgev *iev, int fd, int (*handler)(struct imsg *))
 {
+	char	*hello;
+
 	child_handler = handler;
 	/*
 	 * No child dies of what a peer does: a closed socket or pipe is
@@ -65,5 +68,9 @@ child_start(struct imsgev *iev, int fd, int (*handler)(struct imsg *))
 	if (imsgev_init(iev, fd, child_dispatch, iev, FACTORY_MAXIMSG) == -1)
 		fatal("imsgev_init");
 	imsgbuf_allow_fdpass(&iev->ibuf);
-	imsgev_compose_str(iev, IMSG_HELLO, 0, pledge_describe());
+	/* Paths of the policy are the operator's bytes: escaped. */
+	if ((hello = msg_hello_make(pledge_describe())) == NULL)
+		fatal("hello");
+	imsgev_compose_str(iev, IMSG_HELLO, 0, hello);
+	free(hello);
 }

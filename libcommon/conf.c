@@ -51,6 +51,7 @@ struct conf_where {
 static const char * const conf_topkeys[] = {
 	"socket", "state-dir", "libexec", "users", "attempt-uids",
 	"max-attempts", "verifiers", "lease-ttl", "reconcile-interval",
+	"control-idle-timeout", "attempt-disk",
 	"keys", "repositories", "sandbox", NULL
 };
 
@@ -75,6 +76,9 @@ conf_defaults(struct factoryd_conf *c)
 	c->verifiers = 2;
 	c->lease_ttl = 30;
 	c->reconcile_interval = 60;
+	c->control_idle = 60;
+	c->disk_default = 1024ULL * 1024 * 1024;
+	c->disk_max = 4ULL * 1024 * 1024 * 1024;
 	strlcpy(c->receipt_key, "/etc/factory/keys/receipt.key",
 	    sizeof(c->receipt_key));
 	strlcpy(c->verifier_key, "/etc/factory/keys/verifier.key",
@@ -320,6 +324,59 @@ conf_keys(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 }
 
 /* sandbox: {downgrade: [name, ...]}: features to run without. */
+/* A size the way these files write it: 4M, 1G, 1536K, 100. */
+const char *
+conf_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char	 units[] = "KMGT";
+	int			 u = -1;
+
+	while (u < 3 && bytes != 0 && bytes % 1024 == 0) {
+		bytes /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%llu", (unsigned long long)bytes);
+	else
+		snprintf(buf, len, "%llu%c", (unsigned long long)bytes,
+		    units[u]);
+	return (buf);
+}
+
+/*
+ * attempt-disk: {default: SIZE, max: SIZE}, the size of the file
+ * system each attempt's tree lives on while it runs.
+ */
+static int
+conf_disk(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
+{
+	static const char * const keys[] = { "default", "max", NULL };
+	const struct ynode	*d, *m;
+	char			 b1[32], b2[32];
+
+	if (n == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping with default and max") == -1 ||
+	    y_keys(e, n, keys) == -1)
+		return (-1);
+	d = y_get(n, "default");
+	m = y_get(n, "max");
+	if ((d != NULL && y_size(e, d, &c->disk_default) == -1) ||
+	    (m != NULL && y_size(e, m, &c->disk_max) == -1))
+		return (-1);
+	if (d != NULL && c->disk_default < DISK_MIN)
+		return (y_fail(e, d, "%s is less than the 1M a checkout "
+		    "needs at least", d->str));
+	if (m != NULL && c->disk_max < DISK_MIN)
+		return (y_fail(e, m, "%s is less than the 1M a checkout "
+		    "needs at least", m->str));
+	if (c->disk_default > c->disk_max)
+		return (y_fail(e, d != NULL ? d : m, "default %s is more than "
+		    "max %s", conf_size(c->disk_default, b1, sizeof(b1)),
+		    conf_size(c->disk_max, b2, sizeof(b2))));
+	return (0);
+}
+
 static int
 conf_sandbox(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 {
@@ -563,6 +620,9 @@ conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 	    &c->lease_ttl) == -1 ||
 	    conf_seconds(e, y_get(root, "reconcile-interval"), 1, 86400,
 	    &c->reconcile_interval) == -1 ||
+	    conf_seconds(e, y_get(root, "control-idle-timeout"), 1, 3600,
+	    &c->control_idle) == -1 ||
+	    conf_disk(e, y_get(root, "attempt-disk"), c) == -1 ||
 	    conf_keys(e, y_get(root, "keys"), c) == -1 ||
 	    conf_sandbox(e, y_get(root, "sandbox"), c) == -1 ||
 	    conf_repos(e, y_get(root, "repositories"), c) == -1)
@@ -749,6 +809,12 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 	y_printduration(fp, (uint64_t)c->lease_ttl * 1000);
 	fprintf(fp, "\nreconcile-interval: ");
 	y_printduration(fp, (uint64_t)c->reconcile_interval * 1000);
+	fprintf(fp, "\ncontrol-idle-timeout: ");
+	y_printduration(fp, (uint64_t)c->control_idle * 1000);
+	fprintf(fp, "\nattempt-disk:\n  default: ");
+	y_printsize(fp, c->disk_default);
+	fprintf(fp, "\n  max: ");
+	y_printsize(fp, c->disk_max);
 	fprintf(fp, "\nkeys:\n");
 	conf_printkv(fp, "  ", "receipts", c->receipt_key);
 	conf_printkv(fp, "  ", "verifier", c->verifier_key);

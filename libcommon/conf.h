@@ -63,6 +63,9 @@ struct factoryd_conf {
 	int			 verifiers;
 	int			 lease_ttl;		/* seconds */
 	int			 reconcile_interval;	/* seconds */
+	int			 control_idle;		/* seconds */
+	uint64_t		 disk_default;	/* attempt-disk, bytes */
+	uint64_t		 disk_max;
 	char			 receipt_key[PATH_MAX];
 	char			 verifier_key[PATH_MAX];
 	struct conf_repos	 repos;
@@ -91,6 +94,7 @@ struct manifest_limits {
 	uint64_t	 pids;
 	uint64_t	 tree;		/* bytes */
 	uint64_t	 log;		/* bytes */
+	uint64_t	 disk;		/* bytes; 0: attempt-disk default */
 };
 
 struct manifest {
@@ -113,6 +117,8 @@ int		 conf_parse(const char *, struct factoryd_conf **, char *, size_t);
 void		 conf_free(struct factoryd_conf *);
 void		 conf_print(FILE *, const struct factoryd_conf *);
 struct conf_repo *conf_repo(const struct factoryd_conf *, const char *);
+/* A size as the files write it ("4M", "1536K"), in buf. */
+const char	*conf_size(uint64_t, char *, size_t);
 
 /* manifest.c */
 /* name is used in error messages; buf need not be NUL-terminated */
@@ -120,6 +126,11 @@ int		 manifest_parse(const char *, const void *, size_t,
 		    struct manifest **, char *, size_t);
 void		 manifest_free(struct manifest *);
 void		 manifest_print(FILE *, const struct manifest *);
+/*
+ * The smallest attempt disk (factoryd.conf attempt-disk, a manifest's
+ * limits.disk): a checkout must fit.
+ */
+#define DISK_MIN	(1024 * 1024)
 /* Defaults applied to a manifest's missing limits. */
 extern const struct manifest_limits manifest_default_limits;
 

@@ -205,7 +205,7 @@ static int
 m_limits(struct yerr *e, const struct ynode *root, struct manifest *m)
 {
 	static const char * const keys[] = {
-		"wall", "cpu", "memory", "pids", "tree", "log", NULL
+		"wall", "cpu", "memory", "pids", "tree", "log", "disk", NULL
 	};
 	const struct ynode	*n;
 
@@ -219,8 +219,13 @@ m_limits(struct yerr *e, const struct ynode *root, struct manifest *m)
 	    m_limit(e, n, "memory", 's', &m->limits.memory) == -1 ||
 	    m_limit(e, n, "pids", 'n', &m->limits.pids) == -1 ||
 	    m_limit(e, n, "tree", 's', &m->limits.tree) == -1 ||
-	    m_limit(e, n, "log", 's', &m->limits.log) == -1)
+	    m_limit(e, n, "log", 's', &m->limits.log) == -1 ||
+	    m_limit(e, n, "disk", 's', &m->limits.disk) == -1)
 		return (-1);
+	/* Its maximum is factoryd.conf's: checked when it is submitted. */
+	if (m->limits.disk != 0 && m->limits.disk < DISK_MIN)
+		return (y_fail(e, y_get(n, "disk"), "%s is less than the 1M "
+		    "a checkout needs at least", y_get(n, "disk")->str));
 	return (0);
 }
 
@@ -477,6 +482,11 @@ manifest_print(FILE *fp, const struct manifest *m)
 	fprintf(fp, "\n  log: ");
 	y_printsize(fp, l->log);
 	fputc('\n', fp);
+	if (l->disk != 0) {
+		fprintf(fp, "  disk: ");
+		y_printsize(fp, l->disk);
+		fputc('\n', fp);
+	}
 	if (m->allow == NULL)
 		fprintf(fp, "network: none\n");
 	else {

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "crypto.h"
+#include "esc.h"
 #include "log.h"
 #include "receipt.h"
 #include "util.h"
@@ -60,6 +61,23 @@ static const struct {
 	{ "v",		JSON_INTEGER },
 };
 #define RECEIPT_NMEMBERS (sizeof(receipt_members) / sizeof(receipt_members[0]))
+
+/*
+ * A string from the file being verified, as an error message shows
+ * it: its first max bytes in the suite's encoding (esc.h), so that no
+ * byte of it reaches a terminal as it is.
+ */
+#define SHOWN_MAX	64
+#define SHOWN_SIZE	(SHOWN_MAX * ESC_MAXEXPAND + 1)
+static const char *
+shown(const char *s, size_t max, char buf[SHOWN_SIZE])
+{
+	if (max > SHOWN_MAX)
+		max = SHOWN_MAX;
+	if (esc_encode(s, strnlen(s, max), buf, SHOWN_SIZE) == -1)
+		return ("?");
+	return (buf);
+}
 
 
 char *
@@ -283,13 +301,14 @@ check_signer(const json_t *obj, const struct chain *c, uint64_t pos,
     const struct chain_key **kp, char *err, size_t errlen)
 {
 	const char	*signer, *fp;
+	char		 b1[SHOWN_SIZE], b2[SHOWN_SIZE];
 	int		 k;
 
 	signer = json_string_value(json_object_get(obj, "signer"));
 	fp = json_string_value(json_object_get(obj, "key"));
 	if ((k = key_index(signer)) == -1) {
-		errfmt(err, errlen, "receipt %" PRIu64 ": unknown signer %.32s",
-		    pos, signer);
+		errfmt(err, errlen, "receipt %" PRIu64 ": unknown signer %s",
+		    pos, shown(signer, 32, b1));
 		return (-1);
 	}
 	if (!c->keys[k].present) {
@@ -298,8 +317,9 @@ check_signer(const json_t *obj, const struct chain *c, uint64_t pos,
 		return (-1);
 	}
 	if (strcmp(fp, c->keys[k].fp) != 0) {
-		errfmt(err, errlen, "receipt %" PRIu64 ": key %.60s is not the "
-		    "%s key %s", pos, fp, signer, c->keys[k].fp);
+		errfmt(err, errlen, "receipt %" PRIu64 ": key %s is not the "
+		    "%s key %s", pos, shown(fp, 60, b1), shown(signer, 32, b2),
+		    c->keys[k].fp);
 		return (-1);
 	}
 	*kp = &c->keys[k];
@@ -491,6 +511,7 @@ parse_header_key(const char *name, json_t *v, const char *pinned,
     struct chain_key *ck, char *err, size_t errlen)
 {
 	const char	*fp, *b64;
+	char		 b1[SHOWN_SIZE];
 	size_t		 len;
 
 	fp = json_string_value(json_object_get(v, "fingerprint"));
@@ -504,13 +525,13 @@ parse_header_key(const char *name, json_t *v, const char *pinned,
 	if (ed25519_fingerprint_raw(ck->pub, ck->fp) == -1)
 		return (-1);
 	if (strcmp(fp, ck->fp) != 0) {
-		errfmt(err, errlen, "header: %s key fingerprint %.60s does not "
-		    "match its public key", name, fp);
+		errfmt(err, errlen, "header: %s key fingerprint %s does not "
+		    "match its public key", name, shown(fp, 60, b1));
 		return (-1);
 	}
 	if (pinned != NULL && strcmp(pinned, ck->fp) != 0) {
 		errfmt(err, errlen, "header: %s key %s does not match the "
-		    "pinned %.60s", name, ck->fp, pinned);
+		    "pinned %s", name, ck->fp, shown(pinned, 60, b1));
 		return (-1);
 	}
 	ck->present = 1;
@@ -524,6 +545,7 @@ parse_header(const char *line, size_t len, const char *pins[KEY_MAX],
 	json_t		*hdr, *keys, *v;
 	json_error_t	 jerr;
 	const char	*name, *attempt;
+	char		 b1[SHOWN_SIZE];
 	int		 k;
 
 	if ((*hdrp = hdr = json_loadb(line, len, PARSE_FLAGS, &jerr)) == NULL ||
@@ -550,7 +572,8 @@ parse_header(const char *line, size_t len, const char *pins[KEY_MAX],
 	c->attempt = attempt;	/* lives as long as hdr */
 	json_object_foreach(keys, name, v) {
 		if ((k = key_index(name)) == -1) {
-			errfmt(err, errlen, "header: unknown key %.32s", name);
+			errfmt(err, errlen, "header: unknown key %s",
+			    shown(name, 32, b1));
 			return (-1);
 		}
 		if (parse_header_key(name, v, pins[k], &c->keys[k], err,
@@ -758,7 +781,7 @@ verdict_verify(const json_t *verdict, const uint8_t pub[ED25519_PUB_LEN],
     char *err, size_t errlen)
 {
 	const char	*key, *sig;
-	char		 fp[CRYPTO_FP_SIZE];
+	char		 fp[CRYPTO_FP_SIZE], b1[SHOWN_SIZE];
 
 	if (ed25519_fingerprint_raw(pub, fp) == -1) {
 		errfmt(err, errlen, "verdict: cannot fingerprint the key");
@@ -771,8 +794,8 @@ verdict_verify(const json_t *verdict, const uint8_t pub[ED25519_PUB_LEN],
 		return (-1);
 	}
 	if (strcmp(key, fp) != 0) {
-		errfmt(err, errlen, "verdict: signed by %.60s, not by %s", key,
-		    fp);
+		errfmt(err, errlen, "verdict: signed by %s, not by %s",
+		    shown(key, 60, b1), fp);
 		return (-1);
 	}
 	if (verify_object(verdict, pub) == -1) {

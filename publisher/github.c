@@ -1112,8 +1112,10 @@ gh_pull_find(struct gh *g, int *number, char *url, size_t urllen,
 		    c->repository_id || n <= 0 || n > INT_MAX ||
 		    html == NULL || (best != 0 && n > best))
 			continue;
-		if (strlcpy(url, html, urllen) >= urllen)
+		/* Too long for url: skipped, leaving the best one's there. */
+		if (strlen(html) >= urllen)
 			continue;
+		strlcpy(url, html, urllen);
 		best = n;
 	}
 	json_decref(arr);

@@ -38,6 +38,7 @@
 #include <git2.h>
 #include <jansson.h>
 
+#include "bundlehdr.h"
 #include "factory.h"
 #include "crypto.h"
 #include "gitcommon.h"
@@ -45,15 +46,12 @@
 #include "publisher.h"
 
 #define PUB_HEXSZ		40
-#define PUB_BUNDLE_SIGNATURE	"# v2 git bundle"
 #define PUB_READ_CHUNK		(64 * 1024)
 #define PUB_LOCK_TRIES		40	/* of 50 ms: a ref locked by another */
 
 static int	 pub_attempt_valid(const char *);
 static int	 pub_hex40(const char *, size_t);
 static int	 pub_check_req(const struct publish_req *, char *, size_t);
-static int	 pub_bundle_line(const struct publish_req *, const char *,
-		    struct pub_bundle *, int *, int *, char *, size_t);
 static int	 pub_branch_state(git_repository *, const char *,
 		    const git_oid *, char *, size_t);
 static int	 pub_index_pack(git_repository *, git_odb *, int, off_t,
@@ -247,118 +245,32 @@ pub_check_verdict(const struct publish_req *req, char *err, size_t errlen)
 }
 
 /*
- * One header line after the signature: "-<oid>[ <comment>]" names a
- * prerequisite, "<oid> <refname>" a ref.  Only our branch may appear.
- */
-static int
-pub_bundle_line(const struct publish_req *req, const char *line,
-    struct pub_bundle *b, int *nprereq, int *nref, char *err, size_t errlen)
-{
-	size_t	 len = strlen(line);
-	char	 want[256];
-
-	if (line[0] == '-') {
-		if (!pub_hex40(line + 1, len - 1) ||
-		    (len > PUB_HEXSZ + 1 && line[PUB_HEXSZ + 1] != ' '))
-			return (pub_fail(err, errlen,
-			    "bundle: bad prerequisite line"));
-		if (++*nprereq > 1)
-			return (pub_fail(err, errlen,
-			    "bundle: more than one prerequisite"));
-		if (git_oid_fromstrn(&b->prereq, line + 1, PUB_HEXSZ) < 0)
-			return (pub_gitfail(err, errlen, "bundle: prerequisite"));
-		return (0);
-	}
-	if (!pub_hex40(line, len) || len < PUB_HEXSZ + 2 ||
-	    line[PUB_HEXSZ] != ' ')
-		return (pub_fail(err, errlen, "bundle: bad header line"));
-	if (++*nref > 1)
-		return (pub_fail(err, errlen, "bundle: more than one ref"));
-	snprintf(want, sizeof(want), "%s%s", PUB_REF_PREFIX, req->attempt);
-	if (strcmp(line + PUB_HEXSZ + 1, want) != 0)
-		return (pub_fail(err, errlen, "bundle: ref is not %s", want));
-	if (strncmp(line, req->commit, PUB_HEXSZ) != 0)
-		return (pub_fail(err, errlen, "bundle: %s is %.40s, not the "
-		    "verdict's commit %s", want, line, req->commit));
-	if (git_oid_fromstrn(&b->tip, line, PUB_HEXSZ) < 0)
-		return (pub_gitfail(err, errlen, "bundle: ref"));
-	return (0);
-}
-
-/*
- * Read and check the header of a v2 bundle from offset 0: the
- * signature line, exactly one prerequisite, exactly one ref (ours, at
- * the verdict's commit), a blank line.  pread(2) leaves the fd's
- * offset alone.
+ * Read and check the header of a v2 bundle from offset 0 with the
+ * shared strict parser (libcommon/bundlehdr.c), then hold it to the
+ * request: exactly our branch, at the verdict's commit.  pread(2)
+ * leaves the fd's offset alone.
  */
 int
 pub_bundle_header(const struct publish_req *req, struct pub_bundle *b,
     char *err, size_t errlen)
 {
-	struct stat	 sb;
-	char		*buf, *end, *line, *nl;
-	size_t		 len = 0;
-	ssize_t		 n;
-	int		 nprereq = 0, nref = 0, rv = -1;
+	struct bundle_hdr	 h;
 
-	if (fstat(req->bundle_fd, &sb) == -1)
-		return (pub_fail(err, errlen, "bundle: fstat: %s",
-		    strerror(errno)));
-	if (!S_ISREG(sb.st_mode))
-		return (pub_fail(err, errlen, "bundle: not a regular file"));
-	if ((buf = malloc(PUB_BUNDLE_HEADER_MAX + 1)) == NULL)
-		return (pub_fail(err, errlen, "bundle: out of memory"));
-	while (len < PUB_BUNDLE_HEADER_MAX) {
-		n = pread(req->bundle_fd, buf + len,
-		    PUB_BUNDLE_HEADER_MAX - len, len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			pub_fail(err, errlen, "bundle: read: %s",
-			    strerror(errno));
-			goto done;
-		}
-		if (n == 0)
-			break;
-		len += n;
-		if (memmem(buf, len, "\n\n", 2) != NULL)
-			break;
-	}
-	if ((end = memmem(buf, len, "\n\n", 2)) == NULL) {
-		pub_fail(err, errlen, "bundle: no end of header in %zu bytes",
-		    len);
-		goto done;
-	}
-	if (memchr(buf, '\0', end - buf) != NULL) {
-		pub_fail(err, errlen, "bundle: NUL byte in header");
-		goto done;
-	}
-	end[1] = '\0';
-	b->pack_off = end + 2 - buf;
-
-	line = buf;
-	nl = strchr(line, '\n');
-	*nl = '\0';
-	if (strcmp(line, PUB_BUNDLE_SIGNATURE) != 0) {
-		pub_fail(err, errlen, "bundle: not a v2 git bundle");
-		goto done;
-	}
-	for (line = nl + 1; *line != '\0'; line = nl + 1) {
-		nl = strchr(line, '\n');
-		*nl = '\0';
-		if (pub_bundle_line(req, line, b, &nprereq, &nref, err,
-		    errlen) == -1)
-			goto done;
-	}
-	if (nprereq != 1)
-		pub_fail(err, errlen, "bundle: no prerequisite");
-	else if (nref != 1)
-		pub_fail(err, errlen, "bundle: no ref");
-	else
-		rv = 0;
- done:
-	free(buf);
-	return (rv);
+	if (bundle_hdr_read(req->bundle_fd, &h, err, errlen) == -1)
+		return (-1);
+	if (strcmp(h.attempt, req->attempt) != 0)
+		return (pub_fail(err, errlen, "bundle: ref is not %s%s",
+		    PUB_REF_PREFIX, req->attempt));
+	if (strcmp(h.commit, req->commit) != 0)
+		return (pub_fail(err, errlen, "bundle: %s%s is %s, not the "
+		    "verdict's commit %s", PUB_REF_PREFIX, req->attempt,
+		    h.commit, req->commit));
+	if (git_oid_fromstrn(&b->prereq, h.prereq, PUB_HEXSZ) < 0)
+		return (pub_gitfail(err, errlen, "bundle: prerequisite"));
+	if (git_oid_fromstrn(&b->tip, h.commit, PUB_HEXSZ) < 0)
+		return (pub_gitfail(err, errlen, "bundle: ref"));
+	b->pack_off = h.pack_offset;
+	return (0);
 }
 
 /*

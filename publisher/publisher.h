@@ -20,7 +20,6 @@
 #define PUB_REF_PREFIX		"refs/heads/" PUB_BRANCH_PREFIX
 #define PUB_LOCKFILE		".lock"		/* in the pulls directory */
 #define PUB_RECORD_MAX		(64 * 1024)	/* bytes of one pull record */
-#define PUB_BUNDLE_HEADER_MAX	(64 * 1024)
 #define PUB_SCRATCH_DIR		"publish"	/* under $state: caches */
 
 /*
@@ -146,7 +145,12 @@ int	pub_import(git_repository *, const struct publish_req *,
  * canonical bytes (*verdict, malloc'd: the caller frees it) and the
  * signature (sig, ED25519_SIG_LEN bytes of the caller's).  Strings of
  * req are borrowed from o.  Checks nothing beyond the decoding.
+ * pub_req_from_msg takes IMSG_PUBLISH as msg_read() decoded it, which
+ * the daemon does; pub_req_decode a JSON object (regress/github).
  */
+struct msg_publish;
+int	pub_req_from_msg(const struct msg_publish *, int, struct publish_req *,
+	    char **, uint8_t *, uint8_t *, char *, size_t);
 int	pub_req_decode(json_t *, int, struct publish_req *, char **,
 	    uint8_t *, uint8_t *, char *, size_t);
 

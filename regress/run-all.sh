@@ -70,7 +70,9 @@ for d in $dirs; do
 	out=$(mktemp)
 	# Each script runs under the shell its first line names.
 	interp=$(sed -n '1s/^#! *//p' "$d/run.sh")
-	${interp:-sh} "$d/run.sh" >"$out" 2>&1
+	# One copy of a suite at a time on this machine: suites use fixed
+	# uid ranges and ports.
+	flock "/tmp/factory-lock.$name" ${interp:-sh} "$d/run.sh" >"$out" 2>&1
 	st=$?
 	cat "$out"
 	count "$name" "$out" "$st"

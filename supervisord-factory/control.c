@@ -3,6 +3,14 @@
  * _factoryctl) and the read-only one (socket + ".ro", mode 0666).
  * Every request is stamped with the peer's SO_PEERCRED uid.  A client
  * that sends anything malformed is disconnected; nobody else notices.
+ *
+ * Any local user may talk to the .ro socket, so nothing a client does
+ * may cost the daemon more than a bounded amount: each socket has its
+ * own connection cap, each uid a share of it, the rw socket keeps
+ * slots only root may take, a connection is not read while an answer
+ * to it is still queued (a client that never reads gets one answer
+ * buffered, not one per request), and a connection that neither sends
+ * a request nor takes its answer for control-idle-timeout is closed.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -25,28 +33,41 @@
 #include "receipt.h"
 
 #define CTL_GROUP	"_factoryctl"
-#define CTL_MAXCONNS	64
+#define CTL_MAXCONNS	64	/* per socket */
+#define CTL_RO_PERUID	8	/* .ro: one uid's share */
+#define CTL_RW_PERUID	16	/* rw: one uid's share, but root's */
+#define CTL_RW_ROOT	16	/* rw: slots kept for root */
+#define CTL_PAUSE_S	1	/* accept retried after, out of fds */
 
 struct ctl_listener {
 	struct event	 ev;
+	struct event	 pause;		/* accept off until it fires */
+	int		 paused;
 	int		 fd;
 	int		 readonly;
+	int		 nconns;
+	time_t		 refused;	/* last refusal logged */
 	char		 path[PATH_MAX];
 };
 
 struct ctl_handler {
 	uint32_t	 type;
 	int		 readonly;	/* allowed on the .ro socket */
+	int		 async;		/* answered later, from elsewhere */
 	void		(*fn)(struct ctl_conn *, struct imsg *);
 };
 
 static struct ctl_listener	 listeners[2];
-static int			 nconns;
 static uint32_t			 conn_next = 1;
 
 static void	control_accept(int, short, void *);
+static void	control_resume(int, short, void *);
+static void	control_pause(struct ctl_listener *);
 static void	control_dispatch(int, short, void *);
 static void	control_close(struct ctl_conn *);
+static void	control_events(struct ctl_conn *);
+static void	control_touch(struct ctl_conn *);
+static void	control_idle(int, short, void *);
 static void	ctl_status(struct ctl_conn *, struct imsg *);
 static void	ctl_policy(struct ctl_conn *, struct imsg *);
 static void	ctl_reload(struct ctl_conn *, struct imsg *);
@@ -62,22 +83,22 @@ static void	ctl_reap(struct ctl_conn *, struct imsg *);
 static void	ctl_reconcile(struct ctl_conn *, struct imsg *);
 
 static const struct ctl_handler ctl_handlers[] = {
-	{ IMSG_CTL_STATUS,	1, ctl_status },
-	{ IMSG_CTL_POLICY,	1, ctl_policy },
-	{ IMSG_CTL_RELOAD,	0, ctl_reload },
-	{ IMSG_CTL_LOG_VERBOSE,	0, ctl_log_verbose },
-	{ IMSG_CTL_SUBMIT,	0, attempt_submit },
-	{ IMSG_CTL_LIST,	1, ctl_list },
-	{ IMSG_CTL_SHOW,	1, ctl_show },
-	{ IMSG_CTL_LOGS,	1, ctl_logs },
-	{ IMSG_CTL_CANCEL,	0, ctl_cancel },
-	{ IMSG_CTL_APPROVE,	0, ctl_approve },
-	{ IMSG_CTL_RECEIPTS,	1, ctl_receipts },
-	{ IMSG_CTL_ORPHANS,	1, ctl_orphans },
-	{ IMSG_CTL_REAP,	0, ctl_reap },
-	{ IMSG_CTL_RECONCILE,	0, ctl_reconcile },
-	{ IMSG_CTL_SHELL,	0, shell_request },
-	{ IMSG_CTL_SHELL_FD,	0, shell_fd },
+	{ IMSG_CTL_STATUS,	1, 0, ctl_status },
+	{ IMSG_CTL_POLICY,	1, 0, ctl_policy },
+	{ IMSG_CTL_RELOAD,	0, 0, ctl_reload },
+	{ IMSG_CTL_LOG_VERBOSE,	0, 0, ctl_log_verbose },
+	{ IMSG_CTL_SUBMIT,	0, 1, attempt_submit },
+	{ IMSG_CTL_LIST,	1, 0, ctl_list },
+	{ IMSG_CTL_SHOW,	1, 0, ctl_show },
+	{ IMSG_CTL_LOGS,	1, 0, ctl_logs },
+	{ IMSG_CTL_CANCEL,	0, 0, ctl_cancel },
+	{ IMSG_CTL_APPROVE,	0, 0, ctl_approve },
+	{ IMSG_CTL_RECEIPTS,	1, 0, ctl_receipts },
+	{ IMSG_CTL_ORPHANS,	1, 0, ctl_orphans },
+	{ IMSG_CTL_REAP,	0, 0, ctl_reap },
+	{ IMSG_CTL_RECONCILE,	0, 1, ctl_reconcile },
+	{ IMSG_CTL_SHELL,	0, 0, shell_request },
+	{ IMSG_CTL_SHELL_FD,	0, 0, shell_fd },
 };
 
 static int
@@ -126,6 +147,8 @@ control_listen(struct ctl_listener *l, const char *path, int readonly)
 		goto failunlink;
 	event_set(&l->ev, l->fd, EV_READ | EV_PERSIST, control_accept, l);
 	event_add(&l->ev, NULL);
+	evtimer_set(&l->pause, control_resume, l);
+	l->paused = 0;
 	return (0);
  failunlink:
 	log_warn("control socket %s", path);
@@ -162,10 +185,36 @@ control_cleanup(const char *path)
 		if (listeners[i].fd <= 0)
 			continue;
 		event_del(&listeners[i].ev);
+		evtimer_del(&listeners[i].pause);
 		close(listeners[i].fd);
 		listeners[i].fd = -1;
 		unlink(listeners[i].path);
 	}
+}
+
+/*
+ * May one more connection of uid be taken on l?  Each socket has its
+ * own cap, so the .ro socket filling up costs the rw one nothing; a
+ * uid gets a share of a socket; root's slots on the rw socket are
+ * never taken by anyone else, so root is always served there.
+ */
+static int
+control_admit(struct ctl_listener *l, uid_t uid)
+{
+	struct ctl_conn	*c;
+	int		 mine = 0;
+
+	if (l->nconns >= CTL_MAXCONNS)
+		return (0);
+	if (!l->readonly && uid == 0)
+		return (1);
+	TAILQ_FOREACH(c, &env->ctl_conns, entry)
+		if (c->readonly == l->readonly && c->uid == uid)
+			mine++;
+	if (l->readonly)
+		return (mine < CTL_RO_PERUID);
+	return (mine < CTL_RW_PERUID &&
+	    l->nconns < CTL_MAXCONNS - CTL_RW_ROOT);
 }
 
 static void
@@ -175,21 +224,37 @@ control_accept(int fd, short event, void *arg)
 	struct ctl_conn		*c;
 	struct ucred		 cred;
 	socklen_t		 len = sizeof(cred);
+	time_t			 now;
 	int			 s;
 
 	if ((s = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) ==
 	    -1) {
-		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-			log_warn("control accept");
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		    errno == ENOMEM)
+			control_pause(l);
+		else if (errno != EAGAIN && errno != EINTR &&
+		    errno != ECONNABORTED)
+			log_warn("control: %s: accept", l->path);
 		return;
 	}
-	if (nconns >= CTL_MAXCONNS) {
-		log_warnx("control: too many clients");
-		close(s);
-		return;
+	if (l->paused) {
+		log_info("control: %s: accepting again", l->path);
+		l->paused = 0;
 	}
 	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
 		log_warn("control: SO_PEERCRED");
+		close(s);
+		return;
+	}
+	if (!control_admit(l, cred.uid)) {
+		/* At most one line a second, whatever a flood does. */
+		if ((now = time(NULL)) != l->refused) {
+			l->refused = now;
+			log_warnx("control: %s: connection of uid %u refused: "
+			    "%d open, at most %d, %d per uid", l->path,
+			    (unsigned)cred.uid, l->nconns, CTL_MAXCONNS,
+			    l->readonly ? CTL_RO_PERUID : CTL_RW_PERUID);
+		}
 		close(s);
 		return;
 	}
@@ -211,18 +276,121 @@ control_accept(int fd, short event, void *arg)
 	/* factoryctl shell passes its stdio; never on the .ro socket. */
 	if (!c->readonly)
 		imsgbuf_allow_fdpass(&c->iev.ibuf);
+	evtimer_set(&c->idle, control_idle, c);
+	control_touch(c);
 	TAILQ_INSERT_TAIL(&env->ctl_conns, c, entry);
-	nconns++;
+	l->nconns++;
+}
+
+/*
+ * Out of descriptors (or memory): the pending connection stays in the
+ * backlog and the listener stays readable, so accepting again at once
+ * would spin.  Stop accepting for a second, or until one of ours
+ * closes; say so once per episode, not once per try.
+ */
+static void
+control_pause(struct ctl_listener *l)
+{
+	struct timeval	 tv = { CTL_PAUSE_S, 0 };
+
+	if (!l->paused)
+		log_warn("control: %s: accept: not accepting for %ds, or "
+		    "until a connection closes", l->path, CTL_PAUSE_S);
+	l->paused = 1;
+	event_del(&l->ev);
+	evtimer_add(&l->pause, &tv);
+}
+
+/* Accepting again; l->paused stays set until an accept succeeds. */
+static void
+control_resume(int fd, short event, void *arg)
+{
+	struct ctl_listener	*l = arg;
+
+	evtimer_del(&l->pause);
+	event_add(&l->ev, NULL);
 }
 
 static void
 control_close(struct ctl_conn *c)
 {
+	int	 i;
+
 	TAILQ_REMOVE(&env->ctl_conns, c, entry);
 	shell_conn_closed(c);
+	evtimer_del(&c->idle);
 	imsgev_clear(&c->iev);
+	listeners[c->readonly].nconns--;
 	free(c);
-	nconns--;
+	/* A descriptor came free. */
+	for (i = 0; i < 2; i++)
+		if (listeners[i].paused && evtimer_pending(&listeners[i].pause,
+		    NULL))
+			control_resume(-1, 0, &listeners[i]);
+}
+
+/* The descriptors the control sockets may hold at once. */
+int
+control_nofile(void)
+{
+	return (2 * (CTL_MAXCONNS + 1));
+}
+
+/* Another control-idle-timeout from now. */
+static void
+control_touch(struct ctl_conn *c)
+{
+	struct timeval	 tv;
+
+	tv.tv_sec = env->conf->control_idle;
+	tv.tv_usec = 0;
+	evtimer_add(&c->idle, &tv);
+}
+
+/*
+ * No request and no answer taken for the whole timeout: the slot goes
+ * back.  A shell session is quiet on this socket by nature.
+ */
+static void
+control_idle(int fd, short event, void *arg)
+{
+	struct ctl_conn	*c = arg;
+
+	if (c->shell != NULL) {
+		control_touch(c);
+		return;
+	}
+	log_debug("control: uid %u idle for %ds, closing", (unsigned)c->uid,
+	    env->conf->control_idle);
+	control_close(c);
+}
+
+/*
+ * Busy: an answer is still queued, or one is owed.  A busy connection
+ * is not read: the next request waits in the socket, where it costs
+ * the sender's buffer, not ours.
+ */
+static int
+control_busy(struct ctl_conn *c)
+{
+	return (c->awaiting || imsgbuf_queuelen(&c->iev.ibuf) > 0);
+}
+
+/* Read when idle, write when something is queued, never both blind. */
+static void
+control_events(struct ctl_conn *c)
+{
+	short	 ev = 0;
+
+	if (!control_busy(c))
+		ev |= EV_READ;
+	if (imsgbuf_queuelen(&c->iev.ibuf) > 0)
+		ev |= EV_WRITE;
+	event_del(&c->iev.ev);
+	c->iev.events = ev;
+	event_set(&c->iev.ev, c->iev.ibuf.fd, ev, control_dispatch, c);
+	if (ev != 0)
+		event_add(&c->iev.ev, NULL);
 }
 
 struct ctl_conn *
@@ -236,39 +404,44 @@ control_byid(uint32_t id)
 	return (NULL);
 }
 
-static void
-control_dispatch(int fd, short event, void *arg)
+/* The handler of a request type, or NULL. */
+static const struct ctl_handler *
+control_handler(uint32_t type)
 {
-	struct ctl_conn		*c = arg;
+	size_t	 i;
+
+	for (i = 0; i < sizeof(ctl_handlers) / sizeof(ctl_handlers[0]); i++)
+		if (ctl_handlers[i].type == type)
+			return (&ctl_handlers[i]);
+	return (NULL);
+}
+
+/*
+ * The requests already read, one at a time while the connection is
+ * not busy.  -1 if the client was closed.
+ */
+static int
+control_requests(struct ctl_conn *c)
+{
 	const struct ctl_handler *h;
 	struct imsg		 imsg;
-	size_t			 i;
 	int			 n;
 
-	if (!imsgev_io(&c->iev, event)) {
-		control_close(c);
-		return;
-	}
-	for (;;) {
+	while (!control_busy(c)) {
 		if ((n = imsgbuf_get(&c->iev.ibuf, &imsg)) == -1) {
 			log_warnx("control: malformed request from uid %u, "
 			    "closing", (unsigned)c->uid);
 			control_close(c);
-			return;
+			return (-1);
 		}
 		if (n == 0)
-			return;
-		h = NULL;
-		for (i = 0; i < sizeof(ctl_handlers) / sizeof(ctl_handlers[0]);
-		    i++)
-			if (ctl_handlers[i].type == imsg_get_type(&imsg))
-				h = &ctl_handlers[i];
-		if (h == NULL) {
+			return (0);
+		if ((h = control_handler(imsg_get_type(&imsg))) == NULL) {
 			log_warnx("control: unknown request %u from uid %u, "
 			    "closing", imsg_get_type(&imsg), (unsigned)c->uid);
 			imsg_free(&imsg);
 			control_close(c);
-			return;
+			return (-1);
 		}
 		/* Only SHELL_FD carries a descriptor. */
 		if (h->type != IMSG_CTL_SHELL_FD &&
@@ -278,14 +451,53 @@ control_dispatch(int fd, short event, void *arg)
 			    "uid %u, closing", h->type, (unsigned)c->uid);
 			imsg_free(&imsg);
 			control_close(c);
-			return;
+			return (-1);
 		}
+		control_touch(c);
 		if (c->readonly && !h->readonly)
 			control_fail(c, "read-only socket: request refused");
-		else
+		else {
 			h->fn(c, &imsg);
+			if (h->async && imsgbuf_queuelen(&c->iev.ibuf) == 0)
+				c->awaiting = 1;
+		}
 		imsg_free(&imsg);
 	}
+	return (0);
+}
+
+static void
+control_dispatch(int fd, short event, void *arg)
+{
+	struct ctl_conn		*c = arg;
+
+	if (event & EV_WRITE) {
+		if (imsgbuf_write(&c->iev.ibuf) == -1) {
+			if (errno != EPIPE && errno != ECONNRESET)
+				log_warn("control: uid %u", (unsigned)c->uid);
+			control_close(c);
+			return;
+		}
+		/* The client takes its answer: not idle. */
+		control_touch(c);
+	}
+	/* A stray read event while busy (another module's compose). */
+	if ((event & EV_READ) && !control_busy(c)) {
+		switch (imsgbuf_read(&c->iev.ibuf)) {
+		case -1:
+			if (errno != ECONNRESET)
+				log_warn("control: uid %u, closing",
+				    (unsigned)c->uid);
+			control_close(c);
+			return;
+		case 0:
+			control_close(c);
+			return;
+		}
+	}
+	if (control_requests(c) == -1)
+		return;
+	control_events(c);
 }
 
 /*
@@ -300,6 +512,8 @@ control_send_json(struct ctl_conn *c, const char *json)
 		imsgev_compose(&c->iev, IMSG_CTL_DATA, 0, 0, -1, json + off,
 		    len - off < chunk ? len - off : chunk);
 	imsgev_compose(&c->iev, IMSG_CTL_END, 0, 0, -1, NULL, 0);
+	c->awaiting = 0;
+	control_events(c);
 }
 
 void
@@ -324,6 +538,8 @@ control_fail(struct ctl_conn *c, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	imsgev_compose_str(&c->iev, IMSG_CTL_FAIL, 0, buf);
+	c->awaiting = 0;
+	control_events(c);
 }
 
 static json_t *

@@ -2,12 +2,15 @@
  * factoryd: the root parent of the factory suite.
  */
 #include <sys/types.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <err.h>
 #include <errno.h>
 #include <event.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +21,15 @@
 #include "factoryd.h"
 #include "log.h"
 
+#define FACTORY_SANDBOX_BIN	"factory-sandbox"	/* pid 1 of a sandbox */
+
 __dead static void	usage(void);
 static void		factoryd_sig(int, short, void *);
 static void		factoryd_shutdown(void);
 static void		factoryd_instance(const char *);
+static void		factoryd_nofile(const struct factoryd_conf *);
+static int		factoryd_open_binaries(const char *, int *, int *,
+			    char *, size_t);
 
 struct factoryd		*env;
 
@@ -93,6 +101,11 @@ main(int argc, char *argv[])
 
 	if ((env = calloc(1, sizeof(*env))) == NULL)
 		err(1, NULL);
+	/* Before anything is started: a binary we would not run stops us. */
+	if (factoryd_open_binaries(conf->libexec, env->binfd,
+	    &env->sandboxfd, errbuf, sizeof(errbuf)) == -1)
+		errx(1, "child binary %s", errbuf);
+	sandbox_set_launcher(env->sandboxfd);
 	env->conf = conf;
 	env->conffile = conffile;
 	env->debug = debug;
@@ -134,6 +147,7 @@ main(int argc, char *argv[])
 		fatalx("keys: cannot start without the signing keys");
 	if (attempt_init(errbuf, sizeof(errbuf)) == -1)
 		fatalx("journal: %s", errbuf);
+	factoryd_nofile(conf);
 	if (control_init(conf->socket) == -1)
 		fatalx("control socket %s: cannot listen", conf->socket);
 	/* Detach only now: a failure above reached the terminal. */
@@ -155,6 +169,91 @@ main(int argc, char *argv[])
 }
 
 /*
+ * Open a binary the parent starts, once.  Children are exec'd from
+ * the fd (execveat(2) with AT_EMPTY_PATH), so neither a path the
+ * child's uid cannot traverse (a build under /root) nor a file put in
+ * its place later changes what runs.  Only a regular file that no one
+ * but root can have written is taken; the error names the file.
+ */
+int
+factoryd_open_binary(const char *dir, const char *name, char *err,
+    size_t errlen)
+{
+	struct stat	 sb;
+	char		 path[PATH_MAX];
+	int		 fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+	    sizeof(path)) {
+		snprintf(err, errlen, "%s/%s: path too long", dir, name);
+		return (-1);
+	}
+	if ((fd = open(path, O_PATH | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (-1);
+	}
+	if (fstat(fd, &sb) == -1) {
+		snprintf(err, errlen, "%s: fstat: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		goto fail;
+	}
+	if (sb.st_uid != 0) {
+		snprintf(err, errlen, "%s: not owned by root (uid %u)", path,
+		    (unsigned)sb.st_uid);
+		goto fail;
+	}
+	if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(err, errlen, "%s: group or other writable (mode "
+		    "%04o)", path, (unsigned)(sb.st_mode & 07777));
+		goto fail;
+	}
+	/* The children run under their own uids, in no group of root's. */
+	if ((sb.st_mode & S_IXOTH) == 0) {
+		snprintf(err, errlen, "%s: not executable by others (mode "
+		    "%04o)", path, (unsigned)(sb.st_mode & 07777));
+		goto fail;
+	}
+	return (fd);
+ fail:
+	close(fd);
+	return (-1);
+}
+
+/*
+ * Every binary of the process table into fds[PROC_MAX], and the
+ * sandbox launcher into *sbx; all or none.
+ */
+static int
+factoryd_open_binaries(const char *dir, int *fds, int *sbx, char *err,
+    size_t errlen)
+{
+	int	 i;
+
+	for (i = 0; i < PROC_MAX; i++)
+		fds[i] = -1;
+	for (i = 0; i < PROC_MAX; i++) {
+		if (i == PROC_PARENT || i == PROC_CONTROL)
+			continue;	/* not children */
+		if ((fds[i] = factoryd_open_binary(dir,
+		    factory_procs[i].binary, err, errlen)) == -1)
+			goto fail;
+	}
+	if ((*sbx = factoryd_open_binary(dir, FACTORY_SANDBOX_BIN, err,
+	    errlen)) != -1)
+		return (0);
+ fail:
+	for (i = 0; i < PROC_MAX; i++)
+		if (fds[i] != -1) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+	return (-1);
+}
+
+/*
  * This daemon's name among others on the host: the first 8 hex digits
  * of the SHA-256 of its state dir's real path.  It names our cgroup
  * subtree, so two daemons never meet there.
@@ -170,6 +269,48 @@ factoryd_instance(const char *statedir)
 	hex[8] = '\0';
 	strlcpy(env->instance, hex, sizeof(env->instance));
 	sandbox_set_instance(env->instance);
+}
+
+/*
+ * Enough descriptors for every bound the configuration allows at once
+ * (control connections, each attempt's egress, its sandbox's pipes and
+ * logs, the children's channels), so that running out is a test of a
+ * bound, not the ordinary state of a busy host.  Raised, never
+ * lowered; a hard limit below the need is raised too (we are root),
+ * and where even root may not, the soft limit goes up to the hard one.
+ */
+#define NOFILE_BASE	256	/* journal, children, listeners, slack */
+#define NOFILE_ATTEMPT	64	/* a sandbox's pipes, logs, cgroup files */
+
+static void
+factoryd_nofile(const struct factoryd_conf *conf)
+{
+	struct rlimit	 rl;
+	rlim_t		 need;
+
+	need = NOFILE_BASE + control_nofile() + (rlim_t)conf->max_attempts *
+	    (NOFILE_ATTEMPT + egress_nofile());
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("getrlimit RLIMIT_NOFILE");
+	if (rl.rlim_cur >= need)
+		return;
+	rl.rlim_cur = need;
+	if (rl.rlim_max < need)
+		rl.rlim_max = need;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		log_info("RLIMIT_NOFILE raised to %llu",
+		    (unsigned long long)need);
+		return;
+	}
+	log_warn("setrlimit RLIMIT_NOFILE %llu", (unsigned long long)need);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("getrlimit RLIMIT_NOFILE");
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("setrlimit RLIMIT_NOFILE %llu",
+		    (unsigned long long)rl.rlim_max);
+	log_warnx("RLIMIT_NOFILE only %llu, %llu wanted",
+	    (unsigned long long)rl.rlim_max, (unsigned long long)need);
 }
 
 static void
@@ -199,11 +340,30 @@ int
 factoryd_reload(char *errbuf, size_t errlen)
 {
 	struct factoryd_conf	*conf;
+	int			 fds[PROC_MAX], sbx, i;
 
 	if (conf_parse(env->conffile, &conf, errbuf, errlen) == -1) {
 		log_warnx("reload failed, keeping the old configuration: %s",
 		    errbuf);
 		return (-1);
+	}
+	/* Another libexec: its binaries are opened, and checked, now. */
+	if (strcmp(conf->libexec, env->conf->libexec) != 0) {
+		if (factoryd_open_binaries(conf->libexec, fds, &sbx, errbuf,
+		    errlen) == -1) {
+			log_warnx("reload failed, keeping the old "
+			    "configuration: %s", errbuf);
+			conf_free(conf);
+			return (-1);
+		}
+		for (i = 0; i < PROC_MAX; i++) {
+			if (env->binfd[i] != -1)
+				close(env->binfd[i]);
+			env->binfd[i] = fds[i];
+		}
+		close(env->sandboxfd);
+		env->sandboxfd = sbx;
+		sandbox_set_launcher(sbx);
 	}
 	if (strcmp(conf->socket, env->conf->socket) != 0)
 		log_warnx("reload: socket changes take effect on restart");

@@ -17,6 +17,7 @@
 #include "crypto.h"
 #include "factory.h"
 #include "imsgev.h"
+#include "msg.h"
 #include "sandbox.h"
 
 #define CHILD_BACKOFF_MIN	1	/* seconds before a restart */
@@ -138,8 +139,10 @@ struct attempt {
 	char			 branch[128];
 	int			 pull;
 	char			 record[PATH_MAX];
-	json_t			*changes;
-	json_t			*findings;
+	json_t			*changes;	/* listed, escaped (esc.h) */
+	size_t			 changes_total;	/* counted by the worker */
+	json_t			*findings;	/* listed, escaped */
+	size_t			 findings_total; /* counted by the verifier */
 	json_t			*denials;	/* seccomp, from the kernel log */
 	struct sandbox_usage	 usage;
 	int			 exit_status;	/* -1: none yet */
@@ -157,6 +160,15 @@ struct attempt {
 	int			 verifies;	/* verifications started */
 	struct event		 retry_ev;	/* teardown retries */
 	int			 retry_set;
+	uint64_t		 disk;		/* bytes, journaled at allocation */
+	int			 timedout;	/* from the exited record */
+	int			 disk_full;	/* from the exited record */
+	/* A record the journal refused (disk full), tried again later. */
+	char			*stall_line;
+	json_t			*stall_extra;
+	struct event		 stall_ev;
+	int			 stall_set;
+	int			 stall_tries;	/* refused again, for the log */
 };
 TAILQ_HEAD(attempts, attempt);
 
@@ -167,6 +179,8 @@ struct ctl_conn {
 	uid_t			 uid;		/* SO_PEERCRED */
 	pid_t			 pid;
 	int			 readonly;
+	int			 awaiting;	/* an answer comes later */
+	struct event		 idle;		/* control-idle-timeout */
 	struct shell		*shell;		/* factoryctl shell, or NULL */
 };
 
@@ -189,12 +203,15 @@ struct factoryd {
 	char			 verifier_pub_b64[BASE64_SIZE(ED25519_PUB_LEN)];
 	int			 replaying;
 	char			 instance[16];	/* names our cgroup subtree */
+	int			 binfd[PROC_MAX];	/* children, opened at start */
+	int			 sandboxfd;	/* factory-sandbox, likewise */
 };
 
 extern struct factoryd	*env;
 
 /* factoryd.c */
 int	 factoryd_reload(char *, size_t);
+int	 factoryd_open_binary(const char *, const char *, char *, size_t);
 
 /* proc.c */
 void	 proc_init_children(void);
@@ -207,6 +224,13 @@ void	 proc_kill(struct child *, const char *);
 int	 proc_compose(enum factory_procid, uint32_t, uint32_t, int,
 	    const void *, size_t);
 int	 proc_compose_json(enum factory_procid, uint32_t, int, json_t *);
+/*
+ * A typed message (msg.h) to the first child of that kind: -1 with
+ * errno EAGAIN if it is not running, EINVAL (and err) if the struct
+ * cannot be encoded.  fd is closed on failure.
+ */
+int	 proc_compose_msg(enum factory_procid, uint32_t, enum msg_kind, int,
+	    const void *, char *, size_t);
 void	 proc_watchdog_init(void);
 void	 proc_broadcast(uint32_t, const void *, size_t);
 const char *proc_state_name(enum child_state);
@@ -222,7 +246,8 @@ json_t	*attempt_json(struct attempt *);
 void	 attempt_submit(struct ctl_conn *, struct imsg *);
 void	 attempt_cancel(struct attempt *, uid_t);
 int	 attempt_approve(struct attempt *, uid_t, char *, size_t);
-int	 attempt_dispatch(struct child *, struct imsg *);
+/* -1 and why (for the log) if the child is to be killed. */
+int	 attempt_dispatch(struct child *, struct imsg *, char *, size_t);
 void	 attempt_run_done(struct run *);
 void	 attempt_child_lost(struct child *);
 void	 attempt_child_ready(struct child *);
@@ -232,7 +257,7 @@ void	 attempt_record_reaped(struct attempt *, const char *, const char *,
 	    int);
 
 /* reconcile.c */
-void	 attempt_inventory(json_t *);
+int	 attempt_inventory(json_t *);
 json_t	*orphans_json(void);
 int	 orphans_reap(const char *, uid_t, json_t **, char *, size_t);
 void	 attempt_shutdown(void);
@@ -256,11 +281,20 @@ void	 audit_flush(void);
 int	 parent_policy_apply(char *, size_t);
 const char *parent_policy_describe(void);
 
+/* disk.c */
+uint64_t disk_inodes(uint64_t);
+uint64_t disk_limit(const struct manifest *);
+json_t	*disk_facts(const char *, uint64_t);
+int	 disk_mount(const char *, uint64_t, uid_t, gid_t, char *, size_t);
+int	 disk_unmount(const char *);
+json_t	*disk_usage(const char *, uint64_t, int *);
+
 /* fsutil.c */
 int	 fs_chown_tree(const char *, uid_t, gid_t);
 int	 fs_remove_tree(const char *);
 int	 fs_mkdir_owned(const char *, mode_t, uid_t, gid_t);
 int	 uid_kill_all(uid_t);
+int	 pid_kill_uid(pid_t, uid_t, uid_t *);
 
 /* egress.c */
 struct egress;
@@ -270,6 +304,7 @@ int	 egress_new(const char *, char *const *, struct egress **, char *,
 void	 egress_spec(struct egress *, struct sandbox_spec *);
 void	 egress_start(struct egress *, struct sandbox *);
 void	 egress_free(struct egress *);
+int	 egress_nofile(void);
 
 /* shell.c */
 struct shell;
@@ -277,10 +312,12 @@ void	 shell_request(struct ctl_conn *, struct imsg *);
 void	 shell_fd(struct ctl_conn *, struct imsg *);
 void	 shell_conn_closed(struct ctl_conn *);
 int	 shell_reap(pid_t, int);
+void	 shell_cgroups_remove(const struct sandbox *);
 
 /* control.c */
 int	 control_init(const char *);
 void	 control_cleanup(const char *);
+int	 control_nofile(void);
 void	 control_send_json(struct ctl_conn *, const char *);
 void	 control_send_obj(struct ctl_conn *, json_t *);
 struct ctl_conn *control_byid(uint32_t);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "crypto.h"
+#include "factory.h"
 #include "log.h"
 #include "journal.h"
 #include "util.h"
@@ -35,6 +36,9 @@ struct journal {
 	uint64_t	 seq;		/* of the last record, 0: none */
 	uint8_t		 head[JOURNAL_TRAILER_LEN];
 	int		 broken;	/* a failed append was not undone */
+	size_t		 reserve;	/* bytes kept allocated past end */
+	off_t		 reserved_to;	/* allocated up to here */
+	int		 short_reserve;	/* could not allocate it all */
 };
 
 /* A read-only view of the file while it is opened. */
@@ -306,6 +310,61 @@ handle_tail(struct journal *j, const struct jmap *m, const char *why,
 	return (0);
 }
 
+/*
+ * Keep j->reserve bytes allocated past the end of the file (its size
+ * unchanged): the appends that end attempts land there when the file
+ * system is full, since writing into allocated blocks needs no more.
+ * After an append it is topped up once half of it is used; whole,
+ * when the caller asks whether it is held.  A file system that cannot
+ * preallocate has no reserve, said once.
+ */
+static void
+reserve_fill(struct journal *j, int whole)
+{
+	static int	 unsupported;
+	off_t		 want;
+
+	want = j->end + (off_t)(whole ? j->reserve : j->reserve / 2);
+	if (j->reserve == 0 || (!j->short_reserve && j->reserved_to >= want))
+		return;
+	if (fallocate(j->fd, FALLOC_FL_KEEP_SIZE, j->end, j->reserve) == 0) {
+		if (j->short_reserve)
+			log_info("journal: %zu KiB in reserve again",
+			    j->reserve / 1024);
+		j->short_reserve = 0;
+		j->reserved_to = j->end + j->reserve;
+		return;
+	}
+	if (errno == EOPNOTSUPP) {
+		if (!unsupported)
+			log_warnx("journal: this file system cannot "
+			    "preallocate: no space in reserve");
+		unsupported = 1;
+		j->reserve = 0;
+		return;
+	}
+	if (!j->short_reserve)
+		log_warn("journal: cannot keep %zu KiB in reserve",
+		    j->reserve / 1024);
+	j->short_reserve = 1;
+	/* What is left of the old reserve still counts. */
+	if (j->reserved_to < j->end)
+		j->reserved_to = j->end;
+}
+
+int
+journal_reserve_held(struct journal *j)
+{
+	reserve_fill(j, 1);
+	return (!j->short_reserve);
+}
+
+size_t
+journal_reserve_size(const struct journal *j)
+{
+	return (j->reserve);
+}
+
 int
 journal_open(const char *path, struct journal **jp, journal_replay_cb cb,
     void *arg, char *err, size_t errlen)
@@ -348,6 +407,16 @@ journal_open(const char *path, struct journal **jp, journal_replay_cb cb,
 		goto out;
 	if (replay(&m, j->end, cb, arg, err, errlen) == -1)
 		goto out;
+	/* A full disk is no reason not to start: status still works. */
+	j->reserve = JOURNAL_RESERVE;
+	if (faultpoint("journal:no-reserve")) {
+		/* As if none had ever been kept: punch out what was. */
+		(void)fallocate(j->fd, FALLOC_FL_PUNCH_HOLE |
+		    FALLOC_FL_KEEP_SIZE, j->end, JOURNAL_RESERVE * 4);
+		j->reserve = 0;
+	}
+	j->reserved_to = j->end;
+	reserve_fill(j, 0);
 	rv = 0;
  out:
 	if (p != NULL)
@@ -393,6 +462,9 @@ rollback(struct journal *j)
 		    "refusing further appends", (long long)j->end);
 		j->broken = 1;
 	}
+	/* The cut took the preallocated blocks with it. */
+	j->reserved_to = j->end;
+	reserve_fill(j, 0);
 	errno = saved;
 }
 
@@ -473,6 +545,7 @@ journal_append_many(struct journal *j, const struct iovec *iov, size_t n,
 	j->end += total;
 	j->seq += n;
 	memcpy(j->head, head, sizeof(j->head));
+	reserve_fill(j, 0);
 	return (0);
 }
 

@@ -28,6 +28,8 @@
 #define JOURNAL_TRAILER_LEN	32
 #define JOURNAL_PAYLOAD_MAX	(1024 * 1024)
 #define JOURNAL_BATCH_MAX	256	/* records of one batch */
+/* Kept allocated past the end, for the records that end attempts. */
+#define JOURNAL_RESERVE		(256 * 1024)
 
 struct journal;
 
@@ -42,7 +44,9 @@ typedef int (*journal_replay_cb)(void *, uint64_t, const char *, size_t);
 /*
  * Open or create (mode 0600, directory fsynced) the journal at path,
  * lock it against a second opener, verify every record, then replay
- * them through cb (may be NULL).  A torn or corrupt tail (anything
+ * them through cb (may be NULL), then allocate JOURNAL_RESERVE bytes
+ * past its end (not an error if the disk is full: see
+ * journal_reserve_held()).  A torn or corrupt tail (anything
  * after the last good record with no good record behind it) is cut
  * off and logged.  A bad record followed by a good one is corruption
  * of acknowledged records: the open fails, naming the offset.
@@ -62,6 +66,14 @@ int	 journal_append(struct journal *, const char *, size_t, uint64_t *);
  */
 int	 journal_append_many(struct journal *, const struct iovec *, size_t,
 	    uint64_t *);
+/*
+ * Is the whole reserve allocated (trying to allocate what it lacks
+ * first)?
+ * While it is not, the caller accepts no new work.  1 also when the
+ * file system cannot preallocate at all (logged once).
+ */
+int	 journal_reserve_held(struct journal *);
+size_t	 journal_reserve_size(const struct journal *);
 /* The last record's number, 0 for an empty journal. */
 uint64_t journal_seq(const struct journal *);
 /* The last record's trailer in hex (64 zeros for an empty journal). */

@@ -6,11 +6,9 @@
 #include <sys/types.h>
 #include <sys/stat.h>
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,18 +16,11 @@
 
 #include <git2.h>
 
+#include "bundlehdr.h"
 #include "factory.h"
 #include "gitcommon.h"
 #include "verifier.h"
 
-#define SIGNATURE	"# v2 git bundle\n"
-#define PACK_MAGIC	"PACK"
-
-static int	 hex40(const char *);
-static int	 id_valid(const char *, size_t);
-static char	*line_end(char *, char *);
-static int	 parse_header(char *, size_t, struct vbundle *, char *,
-		    size_t);
 static int	 objects_dir(const char *, char *, size_t, char *, size_t);
 static int	 put_file(int, const char *, const char *, const char *,
 		    char *, size_t);
@@ -47,148 +38,21 @@ gitv_init(char *err, size_t errlen)
 	return (gitc_init(GITC_OWNER_CHECK | GITC_STRICT, err, errlen));
 }
 
-/* Lower case only: git writes it so, and one spelling per id. */
-static int
-hex40(const char *s)
-{
-	return (strspn(s, "0123456789abcdef") == GITV_HEXSZ);
-}
-
-static int
-id_valid(const char *id, size_t len)
-{
-	size_t	 i;
-
-	if (len == 0 || len > ATTEMPT_ID_MAX || id[0] == '.' ||
-	    id[0] == '-')
-		return (0);
-	if (len >= 5 && memcmp(id + len - 5, ".lock", 5) == 0)
-		return (0);
-	for (i = 0; i < len; i++) {
-		if (!isalnum((unsigned char)id[i]) && id[i] != '-' &&
-		    id[i] != '_' && id[i] != '.')
-			return (0);
-		if (i > 0 && id[i] == '.' && id[i - 1] == '.')
-			return (0);
-	}
-	return (1);
-}
-
-/* The '\n' ending the line at p, or NULL; the line becomes a string. */
-static char *
-line_end(char *p, char *end)
-{
-	char	*nl;
-
-	if ((nl = memchr(p, '\n', end - p)) == NULL)
-		return (NULL);
-	*nl = '\0';
-	return (nl);
-}
-
-/*
- * buf holds len bytes of the bundle's start.  Exactly: the signature,
- * "-<prerequisite>[ comment]", "<commit> <ref>", an empty line, then
- * the pack's magic.
- */
-static int
-parse_header(char *buf, size_t len, struct vbundle *vb, char *err,
-    size_t errlen)
-{
-	char	*p, *nl, *end = buf + len, *ref;
-	size_t	 slen = strlen(SIGNATURE);
-
-	if (len < slen || memcmp(buf, SIGNATURE, slen) != 0) {
-		snprintf(err, errlen, "bundle: not a v2 git bundle");
-		return (-1);
-	}
-	if ((p = memmem(buf, len, "\n\n", 2)) == NULL ||
-	    p + 2 - buf > VBUNDLE_HEADER_MAX) {
-		snprintf(err, errlen, "bundle: no end of header in the first "
-		    "%d bytes", VBUNDLE_HEADER_MAX);
-		return (-1);
-	}
-	if (memchr(buf, '\0', p - buf) != NULL) {
-		snprintf(err, errlen, "bundle: NUL byte in the header");
-		return (-1);
-	}
-	p = buf + slen;
-	if ((nl = line_end(p, end)) == NULL || p[0] != '-' ||
-	    strlen(p + 1) < GITV_HEXSZ || !hex40(p + 1) ||
-	    (p[1 + GITV_HEXSZ] != '\0' && p[1 + GITV_HEXSZ] != ' ')) {
-		snprintf(err, errlen, "bundle: line 2: want exactly one "
-		    "prerequisite");
-		return (-1);
-	}
-	memcpy(vb->prereq, p + 1, GITV_HEXSZ);
-	vb->prereq[GITV_HEXSZ] = '\0';
-	p = nl + 1;
-	if ((nl = line_end(p, end)) == NULL || p[0] == '-' ||
-	    strlen(p) < GITV_HEXSZ + 2 || !hex40(p) || p[GITV_HEXSZ] != ' ') {
-		snprintf(err, errlen, "bundle: line 3: want exactly one ref");
-		return (-1);
-	}
-	ref = p + GITV_HEXSZ + 1;
-	if (strncmp(ref, VBUNDLE_REFPREFIX, strlen(VBUNDLE_REFPREFIX)) != 0 ||
-	    !id_valid(ref + strlen(VBUNDLE_REFPREFIX),
-	    strlen(ref + strlen(VBUNDLE_REFPREFIX)))) {
-		snprintf(err, errlen, "bundle: ref \"%.80s\" is not "
-		    VBUNDLE_REFPREFIX "<attempt id>", ref);
-		return (-1);
-	}
-	memcpy(vb->commit, p, GITV_HEXSZ);
-	vb->commit[GITV_HEXSZ] = '\0';
-	strlcpy(vb->attempt_id, ref + strlen(VBUNDLE_REFPREFIX),
-	    sizeof(vb->attempt_id));
-	p = nl + 1;
-	if (p >= end || p[0] != '\n') {
-		snprintf(err, errlen, "bundle: line 4: want exactly one ref, "
-		    "then an empty line");
-		return (-1);
-	}
-	p++;
-	if ((size_t)(end - p) < strlen(PACK_MAGIC) ||
-	    memcmp(p, PACK_MAGIC, strlen(PACK_MAGIC)) != 0) {
-		snprintf(err, errlen, "bundle: no pack after the header");
-		return (-1);
-	}
-	vb->pack_offset = p - buf;
-	return (0);
-}
-
 int
 vbundle_open(int fd, struct vbundle *vb, char *err, size_t errlen)
 {
-	char	*buf;
-	size_t	 len = 0, want = VBUNDLE_HEADER_MAX + strlen(PACK_MAGIC);
-	ssize_t	 n;
-	int	 ret;
+	struct bundle_hdr	 h;
 
 	memset(vb, 0, sizeof(*vb));
 	vb->fd = -1;
-	if ((buf = malloc(want)) == NULL) {
-		snprintf(err, errlen, "bundle: out of memory");
+	if (bundle_hdr_read(fd, &h, err, errlen) == -1)
 		return (-1);
-	}
-	while (len < want) {
-		n = pread(fd, buf + len, want - len, len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			snprintf(err, errlen, "bundle: read: %s",
-			    strerror(errno));
-			free(buf);
-			return (-1);
-		}
-		if (n == 0)
-			break;
-		len += n;
-	}
-	ret = parse_header(buf, len, vb, err, errlen);
-	free(buf);
-	if (ret == 0)
-		vb->fd = fd;
-	return (ret);
+	memcpy(vb->prereq, h.prereq, sizeof(vb->prereq));
+	memcpy(vb->commit, h.commit, sizeof(vb->commit));
+	strlcpy(vb->attempt_id, h.attempt, sizeof(vb->attempt_id));
+	vb->pack_offset = h.pack_offset;
+	vb->fd = fd;
+	return (0);
 }
 
 /*
@@ -396,7 +260,8 @@ vbundle_index(struct vbundle *vb, const char *repo_path,
 		snprintf(err, errlen, "bundle: not opened");
 		return (-1);
 	}
-	if (!hex40(baseline) || strlen(baseline) != GITV_HEXSZ) {
+	if (strlen(baseline) != GITV_HEXSZ ||
+	    !bundle_hex40(baseline, GITV_HEXSZ)) {
 		snprintf(err, errlen, "baseline \"%s\" is not a 40-hex id",
 		    baseline);
 		return (-1);

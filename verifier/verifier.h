@@ -16,8 +16,6 @@
 #include "factory.h"
 
 #define GITV_HEXSZ		40
-#define VBUNDLE_HEADER_MAX	(64 * 1024)
-#define VBUNDLE_REFPREFIX	"refs/heads/factory/"
 
 /* A bundle whose header was parsed; the pack follows at pack_offset. */
 struct vbundle {
@@ -59,10 +57,10 @@ struct recheck_result {
  */
 int	gitv_init(char *, size_t);
 /*
- * Parses the header of the bundle on fd strictly: the v2 signature,
- * exactly one prerequisite, exactly one ref refs/heads/factory/<id>,
- * lower-case 40-hex ids, at most VBUNDLE_HEADER_MAX bytes, then a
- * pack.  Reads with pread(2); fd stays the caller's.
+ * Parses the header of the bundle on fd with bundle_hdr_read()
+ * (libcommon/bundlehdr.h: the v2 signature, exactly one prerequisite,
+ * exactly one ref refs/heads/factory/<id>, then a pack).  Reads with
+ * pread(2); fd stays the caller's.
  */
 int	vbundle_open(int, struct vbundle *, char *, size_t);
 /*

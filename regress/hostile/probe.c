@@ -14,6 +14,9 @@
  *	probe resolve NAME		getaddrinfo(3)
  *	probe abstract NAME		connect to an abstract unix socket
  *	probe unix PATH			connect to a pathname unix socket
+ *	probe unixmany DIR N		connect to DIR/s.0 ... DIR/s.N-1, one
+ *					line: the errno if every one was
+ *					refused alike
  *	probe kill PID ...		kill(PID, SIGTERM)
  *	probe syscalls			ptrace, process_vm_readv, bpf, keyctl,
  *					add_key, mount, umount2, unshare,
@@ -21,6 +24,15 @@
  *					io_uring_setup, perf_event_open,
  *					userfaultfd, name_to_handle_at,
  *					personality, chroot
+ *	probe families			socket(2) and socketpair(2) of every
+ *					family but unix, inet, inet6 and
+ *					netlink route; those four as controls
+ *					("works")
+ *	probe written			run bytes the agent wrote: a memfd
+ *					through /proc/self/fd, fexecve and
+ *					execveat; copies in the tree, /tmp
+ *					and /dev/shm by path, by fd and
+ *					through the dynamic loader
  *	probe ioctl tiocsti|tioclinux [high]
  *					the terminal injections (the filter
  *					kills the process)
@@ -245,6 +257,42 @@ do_unix(const char *name, int abstract)
 }
 
 static void
+do_unixmany(const char *dir, int n)
+{
+	struct sockaddr_un	 sun;
+	char			 act[256];
+	int			 i, s, e = 0, mixed = 0, ok = 0;
+
+	snprintf(act, sizeof(act), "unix %s/s.*", dir);
+	for (i = 0; i < n; i++) {
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/s.%d", dir,
+		    i);
+		if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
+		    -1) {
+			TRY(act, -1);
+			return;
+		}
+		if (connect(s, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+			ok++;
+		else if (e == 0)
+			e = errno;
+		else if (errno != e)
+			mixed = 1;
+		close(s);
+	}
+	if (ok > 0) {
+		printf("%s: ALLOWED %d of %d\n", act, ok, n);
+		went_through = 1;
+	} else if (mixed)
+		printf("%s: mixed errors\n", act);
+	else
+		printf("%s: %s\n", act, ename(e));
+	fflush(stdout);
+}
+
+static void
 do_kill(const char *pid)
 {
 	char	 act[64];
@@ -320,6 +368,253 @@ do_syscalls(void)
 	TRY("personality addr_no_randomize",
 	    personality(PER_LINUX | ADDR_NO_RANDOMIZE));
 	TRY("chroot", chroot("/tmp"));
+}
+
+/*
+ * Families an agent has no use for, each with a type and protocol the
+ * kernel would take (vsock reaches the hypervisor of a VM host whatever
+ * the network namespace; alg, packet and netlink diag are kernel attack
+ * surface; an unknown family may load a module).  The family and the
+ * protocol are ints to the kernel: "high" variants set bit 32 to catch
+ * a filter that compares 64 bits.
+ */
+static const struct family {
+	const char	*name;
+	unsigned long	 domain;
+	int		 type;
+	unsigned long	 proto;
+} families[] = {
+	{ "unspec", 0, SOCK_STREAM, 0 },
+	{ "vsock stream", 40, SOCK_STREAM, 0 },
+	{ "vsock dgram", 40, SOCK_DGRAM, 0 },
+	{ "vsock seqpacket", 40, SOCK_SEQPACKET, 0 },
+	{ "vsock high", 0x100000000UL | 40, SOCK_STREAM, 0 },
+	{ "packet raw", 17, SOCK_RAW, 0x0300 },	/* htons(ETH_P_ALL) */
+	{ "packet dgram", 17, SOCK_DGRAM, 0x0300 },
+	{ "netlink usersock", 16, SOCK_RAW, 2 },
+	{ "netlink firewall", 16, SOCK_RAW, 3 },
+	{ "netlink sock_diag", 16, SOCK_RAW, 4 },
+	{ "netlink nflog", 16, SOCK_RAW, 5 },
+	{ "netlink xfrm", 16, SOCK_RAW, 6 },
+	{ "netlink selinux", 16, SOCK_RAW, 7 },
+	{ "netlink iscsi", 16, SOCK_RAW, 8 },
+	{ "netlink audit", 16, SOCK_RAW, 9 },
+	{ "netlink fib_lookup", 16, SOCK_RAW, 10 },
+	{ "netlink connector", 16, SOCK_RAW, 11 },
+	{ "netlink netfilter", 16, SOCK_RAW, 12 },
+	{ "netlink kobject_uevent", 16, SOCK_DGRAM, 15 },
+	{ "netlink generic", 16, SOCK_RAW, 16 },
+	{ "netlink scsitransport", 16, SOCK_RAW, 18 },
+	{ "netlink rdma", 16, SOCK_RAW, 20 },
+	{ "netlink crypto", 16, SOCK_RAW, 21 },
+	{ "netlink smc", 16, SOCK_RAW, 22 },
+	{ "netlink sock_diag high", 16, SOCK_RAW, 0x100000000UL | 4 },
+	{ "bluetooth hci", 31, SOCK_RAW, 1 },
+	{ "bluetooth l2cap", 31, SOCK_SEQPACKET, 0 },
+	{ "bluetooth rfcomm", 31, SOCK_STREAM, 3 },
+	{ "alg", 38, SOCK_SEQPACKET, 0 },
+	{ "key", 15, SOCK_RAW, 2 },			/* PF_KEY_V2 */
+	{ "xdp", 44, SOCK_RAW, 0 },
+	{ "can raw", 29, SOCK_RAW, 1 },
+	{ "tipc", 30, SOCK_RDM, 0 },
+	{ "rds", 21, SOCK_SEQPACKET, 0 },
+	{ "llc", 26, SOCK_DGRAM, 0 },
+	{ "kcm", 41, SOCK_DGRAM, 0 },
+	{ "qipcrtr", 42, SOCK_DGRAM, 0 },
+	{ "smc", 43, SOCK_STREAM, 0 },
+	{ "mctp", 45, SOCK_DGRAM, 0 },
+	{ "appletalk", 5, SOCK_DGRAM, 0 },
+	{ "ax25", 3, SOCK_SEQPACKET, 0 },
+	{ "ipx", 4, SOCK_DGRAM, 0 },
+	{ "x25", 9, SOCK_SEQPACKET, 0 },
+	{ "phonet", 35, SOCK_DGRAM, 0 },
+	{ "ieee802154", 36, SOCK_RAW, 0 },
+	{ "caif", 37, SOCK_SEQPACKET, 0 },
+	{ "nfc", 39, SOCK_SEQPACKET, 0 },
+	{ "rxrpc", 33, SOCK_DGRAM, 2 },
+	{ "atmpvc", 8, SOCK_DGRAM, 0 },
+	{ "pppox", 24, SOCK_STREAM, 0 },
+	{ "family 63", 63, SOCK_STREAM, 0 },
+	{ "family 255", 255, SOCK_STREAM, 0 },
+	{ "family -1", 0xffffffffUL, SOCK_STREAM, 0 },
+};
+
+static void
+do_families(void)
+{
+	char	 act[80];
+	size_t	 i;
+	long	 r;
+	int	 sv[2], e;
+
+	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		snprintf(act, sizeof(act), "socket %s", families[i].name);
+		r = syscall(SYS_socket, families[i].domain, families[i].type,
+		    families[i].proto);
+		e = errno;
+		if (r != -1)
+			close((int)r);
+		report(act, r, e);
+	}
+	/* socketpair(2) is for unix sockets only. */
+	TRY("socketpair vsock", socketpair(40, SOCK_STREAM, 0, sv));
+	TRY("socketpair inet", socketpair(AF_INET, SOCK_STREAM, 0, sv));
+	TRY("socketpair netlink", socketpair(AF_NETLINK, SOCK_RAW, 0, sv));
+	TRY("socketpair vsock high", syscall(SYS_socketpair,
+	    0x100000000UL | 40, SOCK_STREAM, 0, sv));
+	/* The controls: what agents need works. */
+	r = socket(AF_UNIX, SOCK_STREAM, 0);
+	printf("socket unix: %s\n", r == -1 ? ename(errno) : "works");
+	r = socket(AF_INET, SOCK_STREAM, 0);
+	printf("socket inet: %s\n", r == -1 ? ename(errno) : "works");
+	r = socket(AF_INET6, SOCK_DGRAM, 0);
+	printf("socket inet6: %s\n", r == -1 ? ename(errno) : "works");
+	r = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0);
+	printf("socket netlink route: %s\n", r == -1 ? ename(errno) :
+	    "works");
+	r = socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv);
+	printf("socketpair unix: %s\n", r == -1 ? ename(errno) : "works");
+	fflush(stdout);
+}
+
+#ifndef MFD_EXEC
+#define MFD_EXEC		0x0010U
+#endif
+#define PROBE_LDSO	"/lib64/ld-linux-x86-64.so.2"
+#define PROBE_BIN	"/bin/true"
+
+/* A copy of PROBE_BIN's bytes into fd, executable where the mode allows. */
+static int
+copy_true(int fd)
+{
+	char	 buf[65536];
+	ssize_t	 n;
+	int	 in;
+
+	if ((in = open(PROBE_BIN, O_RDONLY | O_CLOEXEC)) == -1)
+		return (-1);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(fd, buf, n) != n) {
+			close(in);
+			return (-1);
+		}
+	close(in);
+	(void)fchmod(fd, 0755);
+	return (n == 0 ? 0 : -1);
+}
+
+/*
+ * Run what = 0: execv(path), 1: fexecve(fd), 2: execveat(fd, "",
+ * AT_EMPTY_PATH), 3: the dynamic loader on path, in a child.  The
+ * copy is /bin/true: exit 0 means the written bytes ran.  A refused
+ * exec reports its errno; the loader refusing to map reports its exit.
+ */
+static void
+run_written(const char *act, int what, const char *path, int fd)
+{
+	char	*argv[] = { (char *)path, NULL };
+	char	*ldargv[] = { PROBE_LDSO, (char *)path, NULL };
+	pid_t	 pid;
+	int	 st, p[2], e = 0;
+
+	if (pipe2(p, O_CLOEXEC) == -1 || (pid = fork()) == -1) {
+		TRY(act, -1);
+		return;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		if (what == 0)
+			execv(path, argv);
+		else if (what == 1)
+			fexecve(fd, argv, environ);
+		else if (what == 2)
+			syscall(SYS_execveat, fd, "", argv, environ,
+			    AT_EMPTY_PATH);
+		else
+			execv(PROBE_LDSO, ldargv);
+		e = errno;
+		(void)write(p[1], &e, sizeof(e));
+		_exit(126);
+	}
+	close(p[1]);
+	if (read(p[0], &e, sizeof(e)) != sizeof(e))
+		e = 0;
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	if (e != 0)
+		report(act, -1, e);
+	else if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		report(act, 0, 0);
+	else {
+		printf("%s: exit %d\n", act, WIFEXITED(st) ?
+		    WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		fflush(stdout);
+	}
+}
+
+/* A file of written bytes at path, then every way to run it. */
+static void
+written_file(const char *where, const char *path)
+{
+	char	 act[128], fdpath[64];
+	int	 fd;
+
+	snprintf(act, sizeof(act), "write copy %s", where);
+	(void)unlink(path);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0755)) == -1 || copy_true(fd) == -1) {
+		TRY(act, -1);
+		return;
+	}
+	close(fd);
+	snprintf(act, sizeof(act), "exec %s copy", where);
+	run_written(act, 0, path, -1);
+	snprintf(act, sizeof(act), "ld.so %s copy", where);
+	run_written(act, 3, path, -1);
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	snprintf(act, sizeof(act), "exec /proc/self/fd of %s copy", where);
+	run_written(act, 0, fdpath, fd);
+	snprintf(act, sizeof(act), "fexecve %s copy", where);
+	run_written(act, 1, path, fd);
+	snprintf(act, sizeof(act), "execveat %s copy", where);
+	run_written(act, 2, path, fd);
+	close(fd);
+	unlink(path);
+}
+
+static void
+do_written(void)
+{
+	char	 fdpath[64];
+	int	 fd;
+	long	 r;
+
+	r = syscall(SYS_memfd_create, "hostile", MFD_EXEC);
+	if (r != -1)
+		close((int)r);
+	TRY("memfd_create MFD_EXEC", r);
+	if ((fd = (int)syscall(SYS_memfd_create, "hostile", 0)) == -1 ||
+	    copy_true(fd) == -1) {
+		TRY("memfd copy", -1);
+		return;
+	}
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	run_written("exec memfd", 0, fdpath, fd);
+	run_written("fexecve memfd", 1, fdpath, fd);
+	run_written("execveat memfd", 2, fdpath, fd);
+	TRY("memfd fchmod 0755", fchmod(fd, 0755));
+	close(fd);
+	written_file("tree", "./hostile-true");
+	written_file("/tmp", "/tmp/hostile-true");
+	written_file("/dev/shm", "/dev/shm/hostile-true");
+	/* A binary the agent may run, but not through an fd. */
+	if ((fd = open(PROBE_BIN, O_RDONLY | O_CLOEXEC)) != -1) {
+		run_written("fexecve /bin/true", 1, PROBE_BIN, fd);
+		run_written("execveat /bin/true", 2, PROBE_BIN, fd);
+		close(fd);
+	}
 }
 
 /* The filter kills the process: a line after the ioctl means it did not. */
@@ -561,11 +856,17 @@ main(int argc, char *argv[])
 		do_unix(argv[2], 1);
 	else if (strcmp(act, "unix") == 0 && argc == 3)
 		do_unix(argv[2], 0);
+	else if (strcmp(act, "unixmany") == 0 && argc == 4)
+		do_unixmany(argv[2], atoi(argv[3]));
 	else if (strcmp(act, "kill") == 0)
 		for (i = 2; i < argc; i++)
 			do_kill(argv[i]);
 	else if (strcmp(act, "syscalls") == 0)
 		do_syscalls();
+	else if (strcmp(act, "families") == 0)
+		do_families();
+	else if (strcmp(act, "written") == 0)
+		do_written();
 	else if (strcmp(act, "ioctl") == 0 && argc >= 3)
 		do_ioctl(argv[2], argc == 4 && strcmp(argv[3], "high") == 0);
 	else if (strcmp(act, "fds") == 0) {

@@ -290,6 +290,38 @@ do_bpf(void)
 	return result(syscall(SYS_bpf, 0, attr, 72));
 }
 
+/*
+ * Every family 0..63 with each common type, one line per family:
+ * "family N: R R R R" (stream dgram raw seqpacket), R "ok" or the
+ * errno; then every netlink protocol 0..31 the same way, raw only.
+ */
+static int
+do_families(void)
+{
+	const int	 types[] = { SOCK_STREAM, SOCK_DGRAM, SOCK_RAW,
+			    SOCK_SEQPACKET };
+	int		 f, t, s;
+
+	for (f = 0; f < 64; f++) {
+		printf("family %d:", f);
+		for (t = 0; t < 4; t++) {
+			s = socket(f, types[t], 0);
+			printf(" %s", s == -1 ? strerrorname_np(errno) : "ok");
+			if (s != -1)
+				close(s);
+		}
+		printf("\n");
+	}
+	for (f = 0; f < 32; f++) {
+		s = socket(AF_NETLINK, SOCK_RAW, f);
+		printf("netlink %d: %s\n", f, s == -1 ? strerrorname_np(errno) :
+		    "ok");
+		if (s != -1)
+			close(s);
+	}
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -367,6 +399,8 @@ main(int argc, char *argv[])
 	}
 	if (strcmp(cmd, "fds") == 0)
 		return do_fds();
+	if (strcmp(cmd, "families") == 0)
+		return do_families();
 	if (strcmp(cmd, "env") == 0) {
 		for (e = environ; *e != NULL; e++)
 			printf("%s\n", *e);

@@ -624,10 +624,10 @@ START_TEST(test_verify_bad_header)
 	snprintf(hdr, sizeof(hdr), "# v2 git bundle\n-%s x\n%s "
 	    "refs/heads/factory/" ID "\n%s refs/heads/factory/b\n\n", base, c,
 	    c);
-	expect_open_fails(hdr, "exactly one ref");
+	expect_open_fails(hdr, "more than one ref");
 	snprintf(hdr, sizeof(hdr), "# v2 git bundle\n-%s x\n-%s y\n%s "
 	    "refs/heads/factory/" ID "\n\n", base, c, c);
-	expect_open_fails(hdr, "exactly one ref");
+	expect_open_fails(hdr, "more than one prerequisite");
 	snprintf(hdr, sizeof(hdr), "# v2 git bundle\n%s "
 	    "refs/heads/factory/" ID "\n\n", c);
 	expect_open_fails(hdr, "prerequisite");

@@ -566,14 +566,26 @@ START_TEST(t_fsize_limit)
 END_TEST
 
 static void
-tmpfs_setup(void)
+tmpfs_mount(const char *opts)
 {
 	tmp_setup();
 	snprintf(mnt, sizeof(mnt), "%s/mnt", tmpdir);
 	if (mkdir(mnt, 0700) == -1)
 		abort();
-	if (mount("tmpfs", mnt, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k") == 0)
+	if (mount("tmpfs", mnt, "tmpfs", MS_NOSUID | MS_NODEV, opts) == 0)
 		mounted = 1;
+}
+
+static void
+tmpfs_setup(void)
+{
+	tmpfs_mount("size=64k");
+}
+
+static void
+tmpfs1m_setup(void)
+{
+	tmpfs_mount("size=1m");
 }
 
 START_TEST(t_enospc)
@@ -619,11 +631,90 @@ START_TEST(t_enospc)
 	log_to(logp);
 	ck_assert_int_eq(journal_open(path, &j, NULL, &s, err, sizeof(err)), 0);
 	ck_assert_uint_eq(journal_seq(j), acked);
+	/* Too small for a reserve: it opens, and says so, once. */
+	ck_assert_int_eq(journal_reserve_held(j), 0);
 	journal_close(j);
 	log = slurp(logp, &loglen);
-	ck_assert_uint_eq(loglen, 0);
+	ck_assert_ptr_nonnull(strstr(log, "cannot keep 256 KiB in reserve"));
+	ck_assert_ptr_null(strstr(log, "cut"));
+	ck_assert_ptr_null(strchr(strchr(log, '\n') + 1, '\n'));
 	free(log);
 	free(before);
+}
+END_TEST
+
+static int
+count_cb(void *arg, uint64_t seq, const char *p, size_t len)
+{
+	struct seen	*s = arg;
+
+	s->n++;
+	ck_assert_uint_eq(seq, s->n);
+	return (0);
+}
+
+/* Fill the file system from outside, as a runaway writer would. */
+static void
+fill(const char *path)
+{
+	char	 blk[4096];
+	int	 fd;
+
+	memset(blk, 'f', sizeof(blk));
+	ck_assert_int_ne(fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600),
+	    -1);
+	while (write(fd, blk, sizeof(blk)) > 0)
+		;
+	ck_assert_int_eq(errno, ENOSPC);
+	close(fd);
+}
+
+/*
+ * The reserve: with the file system full, the records that end the
+ * attempts still land (about 200 of 1 KiB); new work is refused while
+ * the reserve is short, until space returns; a restart keeps it.
+ */
+START_TEST(t_reserve)
+{
+	struct journal	*j;
+	struct seen	 s = { 0, 0 };
+	char		 path[160], filler[160], err[256], buf[1100];
+	uint64_t	 seq = 0;
+	size_t		 len;
+	int		 n;
+
+	if (!mounted) {
+		ck_assert_int_ne(geteuid(), 0);
+		fprintf(stdout, "t_reserve: skipped, cannot mount tmpfs\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/journal", mnt);
+	snprintf(filler, sizeof(filler), "%s/fill", mnt);
+	ck_assert_int_eq(journal_open(path, &j, NULL, NULL, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(journal_reserve_held(j), 1);
+	fill(filler);
+	for (n = 0; n < 200; n++) {
+		len = snprintf(buf, sizeof(buf), "{\"n\":%d,\"pad\":\"%0*d\"}",
+		    n, 1000, 0);
+		ck_assert_msg(journal_append(j, buf, len, &seq) == 0,
+		    "record %d on a full disk: %s", n, strerror(errno));
+	}
+	ck_assert_uint_eq(seq, 200);
+	ck_assert_int_eq(journal_reserve_held(j), 0);
+	ck_assert_int_eq(file_size(path), journal_size(j));
+	/* A restart on the full disk: it opens, with what is left. */
+	journal_close(j);
+	ck_assert_int_eq(journal_open(path, &j, count_cb, &s, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(s.n, 200);
+	ck_assert_int_eq(journal_reserve_held(j), 0);
+	/* Space again: the reserve is whole again. */
+	ck_assert_int_eq(unlink(filler), 0);
+	ck_assert_int_eq(journal_reserve_held(j), 1);
+	ck_assert_int_eq(journal_append(j, buf, len, &seq), 0);
+	ck_assert_uint_eq(seq, 201);
+	journal_close(j);
 }
 END_TEST
 
@@ -676,6 +767,7 @@ journal_suite(void)
 	Suite	*s = suite_create("journal");
 	TCase	*tc = tcase_create("core");
 	TCase	*tf = tcase_create("full");
+	TCase	*tr;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_unchecked_fixture(tc, tmp_setup, tmp_teardown);
@@ -693,6 +785,11 @@ journal_suite(void)
 	tcase_add_unchecked_fixture(tf, tmpfs_setup, tmp_teardown);
 	tcase_add_test(tf, t_enospc);
 	suite_add_tcase(s, tf);
+
+	tr = tcase_create("reserve");
+	tcase_add_unchecked_fixture(tr, tmpfs1m_setup, tmp_teardown);
+	tcase_add_test(tr, t_reserve);
+	suite_add_tcase(s, tr);
 	return (s);
 }
 
