@@ -179,6 +179,14 @@ START_TEST(t_nul_and_sizes)
 	ck_assert_uint_eq(r.len, 0);
 	ck_assert_str_eq(r.body, "");
 	http_resp_free(&r);
+	/* 204 and 304 framed as chunked: still no body (fuzz_http found
+	 * the chunks copied into the empty one). */
+	ck_assert_int_eq(parse("HTTP/1.1 304 Not Modified\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+	    0, &r), 1);
+	ck_assert_uint_eq(r.len, 0);
+	ck_assert_str_eq(r.body, "");
+	http_resp_free(&r);
 	/* A Retry-After that is not a number is none. */
 	ck_assert_int_eq(parse("HTTP/1.1 503 Busy\r\nRetry-After: soon\r\n"
 	    "Content-Length: 0\r\n\r\n", 0, &r), 1);
