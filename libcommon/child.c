@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <event.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include "factory.h"
@@ -56,6 +57,13 @@ child_start(struct imsgev *iev, int fd, int (*handler)(struct imsg *))
 	char	*hello;
 
 	child_handler = handler;
+	/*
+	 * No child dies of what a peer does: a closed socket or pipe is
+	 * EPIPE, handled where it happens (the publisher's forge, the
+	 * parent's channel).
+	 */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		fatal("signal SIGPIPE");
 	event_init();
 	if (imsgev_init(iev, fd, child_dispatch, iev, FACTORY_MAXIMSG) == -1)
 		fatal("imsgev_init");

@@ -151,9 +151,9 @@ enum imsg_type {
 
 	IMSG_ERROR,		/* a request failed: MSG_ERROR (reconciler: its own) */
 
-	/* factoryctl shell: SHELL, OK, then SHELL_FD x3, then the status */
+	/* factoryctl shell: SHELL, OK, then SHELL_FD, then the status */
 	IMSG_CTL_SHELL,		/* attempt id NUL argv NUL ... (or empty) */
-	IMSG_CTL_SHELL_FD,	/* empty, one fd: stdin, stdout, stderr */
+	IMSG_CTL_SHELL_FD,	/* struct ctl_shell_tty, one fd: the relay */
 	IMSG_MAX
 };
 

@@ -8,6 +8,7 @@
 
 #include <event.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,14 @@ main(int argc, char *argv[])
 {
 	int	 fd;
 
+	/*
+	 * A forge that closes the connection mid-push must be an error
+	 * of that publication, not the publisher's death (and a token
+	 * left unrevoked): libgit2 and OpenSSL write without
+	 * MSG_NOSIGNAL.  Before anything else can write to a socket.
+	 */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		return (1);
 	/* Before libevent or jansson allocate anything. */
 	gh_wipe_init();
 	/* Policy first: fd 3 check, closefrom, unveil, pledge. */

@@ -823,19 +823,19 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 		manifest_free(m);
 		return;
 	}
-	if (!journal_reserve_held(env->journal)) {
-		control_fail(c, "state-dir %s: the journal cannot keep its "
-		    "%zu KiB in reserve: not accepted", env->conf->statedir,
-		    journal_reserve_size(env->journal) / 1024);
-		manifest_free(m);
-		return;
-	}
 	if (statvfs(env->conf->statedir, &vfs) == 0 &&
 	    (uint64_t)vfs.f_bavail * vfs.f_frsize < STATE_RESERVE) {
 		control_fail(c, "state-dir %s: %llu KiB free, less than the "
 		    "%d KiB kept in reserve: not accepted",
 		    env->conf->statedir, (unsigned long long)vfs.f_bavail *
 		    vfs.f_frsize / 1024, STATE_RESERVE / 1024);
+		manifest_free(m);
+		return;
+	}
+	if (!journal_reserve_held(env->journal)) {
+		control_fail(c, "state-dir %s: the journal cannot keep its "
+		    "%zu KiB in reserve: not accepted", env->conf->statedir,
+		    journal_reserve_size(env->journal) / 1024);
 		manifest_free(m);
 		return;
 	}
@@ -974,6 +974,28 @@ attempt_active(const struct attempt *a)
 	return (a->state >= AS_PROVISIONING && a->state <= AS_VERIFYING);
 }
 
+static void
+schedule_cb(int fd, short event, void *arg)
+{
+	attempt_schedule();
+}
+
+/* Look again in a second: nothing else may happen when space returns. */
+static void
+schedule_later(void)
+{
+	static struct event	 ev;
+	static int		 set;
+	struct timeval		 tv = { STALL_RETRY_SEC, 0 };
+
+	if (!set) {
+		evtimer_set(&ev, schedule_cb, NULL);
+		set = 1;
+	}
+	if (!evtimer_pending(&ev, NULL))
+		evtimer_add(&ev, &tv);
+}
+
 void
 attempt_schedule(void)
 {
@@ -991,6 +1013,11 @@ attempt_schedule(void)
 			attempt_verify(a);
 		if (a->state == AS_PUBLISHING && !a->publish_sent)
 			attempt_publish(a);
+	}
+	/* What the journal keeps in reserve is for ending, not starting. */
+	if (!journal_reserve_held(env->journal)) {
+		schedule_later();
+		return;
 	}
 	TAILQ_FOREACH(a, &env->attempts, entry) {
 		if (active >= env->conf->max_attempts)
@@ -1476,6 +1503,7 @@ attempt_cleanup_sandboxes(struct attempt *a)
 		if (sandbox_cgroup_paths(id, &sb) == -1)
 			continue;
 		(void)sandbox_kill(&sb);
+		shell_cgroups_remove(&sb);
 		if (sandbox_destroy(&sb, err, sizeof(err)) == -1) {
 			log_warnx("%s: %s", a->id, err);
 			ret = -1;
@@ -1962,6 +1990,7 @@ attempt_dispatch(struct child *c, struct imsg *imsg, char *why,
 	json_t		*o;
 	int		 ret = -1;
 
+	why[0] = '\0';
 	if (c->id == PROC_RECONCILER) {
 		if ((o = imsg_get_json(imsg)) == NULL) {
 			snprintf(why, whylen, "malformed imsg type %u",
@@ -1969,15 +1998,15 @@ attempt_dispatch(struct child *c, struct imsg *imsg, char *why,
 			return (-1);
 		}
 		if (imsg_get_type(imsg) == IMSG_INVENTORY) {
-			attempt_inventory(o);
-			ret = 0;
+			if ((ret = attempt_inventory(o)) == -1)
+				snprintf(why, whylen, "INVENTORY: malformed");
 		} else if (imsg_get_type(imsg) == IMSG_ERROR) {
 			log_warnx("reconciler: %s", json_str(o, "error"));
 			ret = 0;
 		}
 		json_decref(o);
 		attempt_schedule();
-		if (ret == -1)
+		if (ret == -1 && why[0] == '\0')
 			snprintf(why, whylen, "unexpected imsg type %u",
 			    imsg_get_type(imsg));
 		return (ret);

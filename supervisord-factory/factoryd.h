@@ -204,6 +204,7 @@ struct factoryd {
 	int			 replaying;
 	char			 instance[16];	/* names our cgroup subtree */
 	int			 binfd[PROC_MAX];	/* children, opened at start */
+	int			 sandboxfd;	/* factory-sandbox, likewise */
 };
 
 extern struct factoryd	*env;
@@ -256,7 +257,7 @@ void	 attempt_record_reaped(struct attempt *, const char *, const char *,
 	    int);
 
 /* reconcile.c */
-void	 attempt_inventory(json_t *);
+int	 attempt_inventory(json_t *);
 json_t	*orphans_json(void);
 int	 orphans_reap(const char *, uid_t, json_t **, char *, size_t);
 void	 attempt_shutdown(void);
@@ -293,6 +294,7 @@ int	 fs_chown_tree(const char *, uid_t, gid_t);
 int	 fs_remove_tree(const char *);
 int	 fs_mkdir_owned(const char *, mode_t, uid_t, gid_t);
 int	 uid_kill_all(uid_t);
+int	 pid_kill_uid(pid_t, uid_t, uid_t *);
 
 /* egress.c */
 struct egress;
@@ -302,6 +304,7 @@ int	 egress_new(const char *, char *const *, struct egress **, char *,
 void	 egress_spec(struct egress *, struct sandbox_spec *);
 void	 egress_start(struct egress *, struct sandbox *);
 void	 egress_free(struct egress *);
+int	 egress_nofile(void);
 
 /* shell.c */
 struct shell;
@@ -309,10 +312,12 @@ void	 shell_request(struct ctl_conn *, struct imsg *);
 void	 shell_fd(struct ctl_conn *, struct imsg *);
 void	 shell_conn_closed(struct ctl_conn *);
 int	 shell_reap(pid_t, int);
+void	 shell_cgroups_remove(const struct sandbox *);
 
 /* control.c */
 int	 control_init(const char *);
 void	 control_cleanup(const char *);
+int	 control_nofile(void);
 void	 control_send_json(struct ctl_conn *, const char *);
 void	 control_send_obj(struct ctl_conn *, json_t *);
 struct ctl_conn *control_byid(uint32_t);

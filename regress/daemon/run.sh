@@ -169,7 +169,7 @@ while IFS=: read -r proc mode text; do
 	n=$((n + 1))
 	d=$T/badexec$n
 	mkdir -p "$d"
-	for b in factory-worker factory-verifier factory-reconciler factory-publisher; do
+	for b in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox; do
 		ln -s "$O/$b" "$d/$b"
 	done
 	rm "$d/factory-$proc"
@@ -251,7 +251,7 @@ check "no process of a child uid left" [ -z "$left" ]
 PRIV=$T/priv
 mkdir -p "$PRIV/build" "$T/p-keys"
 for b in factoryd factory-worker factory-verifier factory-reconciler \
-    factory-publisher; do
+    factory-publisher factory-sandbox; do
 	cp "$O/$b" "$PRIV/build/$b" || fail "copy $b"
 done
 chmod 700 "$PRIV"
@@ -280,7 +280,7 @@ check "a build in a 0700 directory: no exec failure logged" \
     sh -c "! grep -q 'exec .*Permission denied' '$T/p.log'"
 # A reload naming a libexec whose worker is group writable is refused.
 mkdir "$PRIV/gw"
-for x in factory-worker factory-verifier factory-reconciler factory-publisher; do
+for x in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox; do
 	cp "$O/$x" "$PRIV/gw/$x"
 done
 chmod 775 "$PRIV/gw/factory-worker"
@@ -297,12 +297,12 @@ stop_factoryd
 # A child binary that someone other than root could change is refused
 # at start, naming the file; nothing is started.
 badbin() {	# name setup-command...
-	local name=$1 b=$PRIV/bad/factory-worker
+	local name=$1 b=$PRIV/bad/${BADBIN:-factory-worker}
 	shift
 	rm -rf "$PRIV/bad"
 	mkdir "$PRIV/bad"
 	for x in factory-worker factory-verifier factory-reconciler \
-	    factory-publisher; do
+	    factory-publisher factory-sandbox; do
 		cp "$O/$x" "$PRIV/bad/$x"
 	done
 	"$@" "$b"
@@ -325,6 +325,12 @@ BADMSG="not a regular file" badbin directory sh -c 'rm "$1"; mkdir "$1"' sh
 BADMSG="No such file" badbin missing rm
 BADMSG="not owned by root" badbin symlinked-non-root sh -c \
     'cp "$1" "$1.real"; chown 61001 "$1.real"; rm "$1"; ln -s "$1.real" "$1"' sh
+# The sandbox launcher, pid 1 of every sandbox, likewise.
+BADBIN=factory-sandbox BADMSG="group or other writable" \
+    badbin "group-writable launcher" chmod 775
+BADBIN=factory-sandbox BADMSG="not owned by root" \
+    badbin "non-root-owned launcher" chown 61001:0
+BADBIN=factory-sandbox BADMSG="No such file" badbin "missing launcher" rm
 left=""
 for u in $UIDS; do
 	left="$left$(uid_procs $u)"
