@@ -1,17 +1,21 @@
 /*
- * The agent sandbox launcher.  Runs in the parent (root); see sandbox.h
- * for the life of a sandbox and sandbox(7)-style notes below for why
- * each step is where it is.
+ * The agent sandbox, the parent's side (root): the plan, the cgroups,
+ * the namespace pool, the spawn and the teardown by exact path; see
+ * sandbox.h for the life of a sandbox.  What runs inside is in
+ * sandbox/ (child.c), as the factory-sandbox launcher binary.
  *
  * Three processes take part in one spawn:
  *
- *   parent	clones pid 1 into new mount, pid and uts namespaces and
+ *   parent	computes the plan and queues it on pid 1's socket,
+ *		clones pid 1 into new mount, pid and uts namespaces and
  *		a fresh network and IPC namespace (from the pool, see
- *		below); while pid 1 builds its mount view, creates the
- *		cgroups, moves pid 1 into them and says "G"; then reads
- *		a close-on-exec pipe: EOF when the agent's execve
+ *		below), where it execs factory-sandbox at once; while
+ *		pid 1 builds its mount view, creates the cgroups, hands
+ *		pid 1 their cgroup.procs and says "G"; then reads a
+ *		close-on-exec pipe: EOF when the agent's execve
  *		succeeded, else the reason pid 1 or the agent failed.
- *   pid 1	enters the pooled namespaces, builds the mount view,
+ *   pid 1	reads and decodes the plan, enters the pooled
+ *		namespaces, builds the mount view,
  *		waits for "G" (it is in the cgroups now), enters a cgroup
  *		namespace, forks the agent and reaps; when the agent
  *		exits it sends "S<wait status>" and exits, which kills
