@@ -911,9 +911,10 @@ attempt_start_agent(struct attempt *a)
 	int		 i;
 
 	snprintf(tree, sizeof(tree), "%s/tree", a->dir);
-	if (fs_chown_tree(tree, a->uid, a->uid) == -1) {
-		attempt_fail(a, "failed", "%s: chown: %s", tree,
-		    strerror(errno));
+	/* The worker made it: everything in it must be the worker's. */
+	if (fs_chown_tree(tree, env->conf->users[PROC_WORKER].uid, a->uid,
+	    a->uid, err, sizeof(err)) == -1) {
+		attempt_fail(a, "failed", "%s: chown: %s", tree, err);
 		return;
 	}
 	if ((a->run = run_start(a, 0, tree, err, sizeof(err))) == NULL) {
@@ -1078,7 +1079,7 @@ attempt_verify(struct attempt *a)
 	struct conf_repo	*repo;
 	struct child		*v;
 	json_t			*req, *scope, *facts;
-	char			*s, path[PATH_MAX];
+	char			*s, path[PATH_MAX], why[256];
 	uid_t			 vuid;
 	int			 bfd, lfd, i;
 
@@ -1107,12 +1108,13 @@ attempt_verify(struct attempt *a)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/bundle", a->dir);
-	if ((bfd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-		attempt_fail(a, "failed", "%s: %s", path, strerror(errno));
+	if ((bfd = fs_open_untrusted(path, env->conf->users[PROC_WORKER].uid,
+	    why, sizeof(why))) == -1) {
+		attempt_fail(a, "failed", "%s: %s", path, why);
 		return;
 	}
 	attempt_logpath(a, 0, path, sizeof(path));
-	if ((lfd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	if ((lfd = fs_open_untrusted(path, 0, why, sizeof(why))) == -1)
 		lfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	scope = json_array();
 	for (i = 0; a->m->scope[i] != NULL; i++)
@@ -1140,7 +1142,7 @@ attempt_publish(struct attempt *a)
 {
 	struct conf_repo	*repo;
 	json_t			*req;
-	char			*s, path[PATH_MAX];
+	char			*s, path[PATH_MAX], why[256];
 	int			 bfd;
 
 	if ((repo = attempt_repo(a)) == NULL)
@@ -1157,8 +1159,9 @@ attempt_publish(struct attempt *a)
 			return;
 	}
 	snprintf(path, sizeof(path), "%s/bundle", a->dir);
-	if ((bfd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-		attempt_fail(a, "failed", "%s: %s", path, strerror(errno));
+	if ((bfd = fs_open_untrusted(path, env->conf->users[PROC_WORKER].uid,
+	    why, sizeof(why))) == -1) {
+		attempt_fail(a, "failed", "%s: %s", path, why);
 		return;
 	}
 	req = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
@@ -1449,9 +1452,9 @@ dispatch_verifier(struct child *c, struct imsg *imsg, json_t *o)
 			return (-1);
 		/* Our own path, whatever the verifier says. */
 		snprintf(path, sizeof(path), "%s/checkout", a->vdir);
-		if (fs_chown_tree(path, a->vuid, a->vuid) == -1) {
-			attempt_fail(a, "failed", "%s: %s", path,
-			    strerror(errno));
+		if (fs_chown_tree(path, env->conf->users[PROC_VERIFIER].uid,
+		    a->vuid, a->vuid, err, sizeof(err)) == -1) {
+			attempt_fail(a, "failed", "%s: chown: %s", path, err);
 			return (0);
 		}
 		if ((a->run = run_start(a, 1, path, err, sizeof(err))) ==

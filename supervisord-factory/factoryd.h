@@ -257,7 +257,8 @@ int	 parent_policy_apply(char *, size_t);
 const char *parent_policy_describe(void);
 
 /* fsutil.c */
-int	 fs_chown_tree(const char *, uid_t, gid_t);
+int	 fs_chown_tree(const char *, uid_t, uid_t, gid_t, char *, size_t);
+int	 fs_open_untrusted(const char *, uid_t, char *, size_t);
 int	 fs_remove_tree(const char *);
 int	 fs_mkdir_owned(const char *, mode_t, uid_t, gid_t);
 int	 uid_kill_all(uid_t);
