@@ -1571,6 +1571,8 @@ attempt_child_lost(struct child *c)
 	struct attempt	*a;
 	int		 idx = child_index(c);
 
+	if (c->id == PROC_RECONCILER)
+		reconcile_child_lost();
 	if (c->id == PROC_VERIFIER && (a = env->busy[idx]) != NULL) {
 		env->busy[idx] = NULL;
 		a->verifier = NULL;

@@ -233,6 +233,7 @@ void	 attempt_record_reaped(struct attempt *, const char *, const char *,
 
 /* reconcile.c */
 int	 attempt_inventory(json_t *);
+void	 reconcile_child_lost(void);
 json_t	*orphans_json(void);
 int	 orphans_reap(const char *, uid_t, json_t **, char *, size_t);
 void	 attempt_shutdown(void);

@@ -497,6 +497,20 @@ attempt_inventory(json_t *inv)
 	return (0);
 }
 
+/* The reconciler died: a factoryctl reconcile waiting for it hears so. */
+void
+reconcile_child_lost(void)
+{
+	struct ctl_conn	*c;
+
+	if (pending_out != NULL || pending_ctl == 0)
+		return;
+	if ((c = control_byid(pending_ctl)) != NULL)
+		control_fail(c, "the reconciler died before it answered; it "
+		    "is restarted, try again");
+	pending_ctl = 0;
+}
+
 json_t *
 orphans_json(void)
 {

@@ -122,6 +122,19 @@ malformed "trailing bytes" "$EMPTY {}" ""
 malformed "NUL in an id" \
     "$(j '.attempt_dirs = ["a-20990101-0001\u0000/../../canary"]')"
 
+# A reconciler that dies instead of answering: factoryctl reconcile is
+# told so, it does not wait forever.
+canary
+hstart "$EMPTY"
+sleep 0.5
+rm -f "$H/badexec/factory-reconciler.json"	# it exits on the next request
+timeout 20 "$O/factoryctl" -s "$HSOCK" reconcile >"$H/rec.out" 2>&1
+st=$?
+check "dying reconciler: factoryctl reconcile ends (exit $st, not 124)" \
+    sh -c "[ $st != 124 ] && [ $st != 0 ]"
+check "dying reconciler: factoryd answers" hctl status
+hstop
+
 # well NAME PID: a well-formed lie about a process; not signalled.
 lie() {
 	canary
