@@ -270,6 +270,9 @@ rc_cgroup_remove(const char *id, int validation, int reaped, uid_t reaper)
 	struct timeval		 tv = { 0, RC_CGTICK_MS * 1000 };
 	int			 rc;
 
+	TAILQ_FOREACH(r, &cgremovals, entry)
+		if (strcmp(r->id, id) == 0 && r->validation == validation)
+			return (0);	/* killed already, being looked at */
 	if ((rc = rc_cgroup_try(id, validation, 1)) != 0)
 		return (rc);
 	if ((r = calloc(1, sizeof(*r))) == NULL)
