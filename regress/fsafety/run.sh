@@ -49,6 +49,11 @@ check "deep trees: the symbolic links' target is untouched" \
 check "deep trees: no teardown retry logged" \
     sh -c "! grep -q 'teardown incomplete' '$T/log'"
 check "deep trees: factoryd answers" ctl status
+# Our own instance's cgroups only: another suite's daemon may run an
+# attempt of the same id beside us.
+INST=$(printf %s "$(realpath "$T/state")" | sha256sum | cut -c1-8)
+check "deep trees: no cgroup of ours left" \
+    sh -c "! ls -d /sys/fs/cgroup/*/factory/$INST/a-* 2>/dev/null | grep -q ."
 stop_factoryd
 
 # A hostile worker (prog_badworker) puts something else where the bundle
@@ -137,6 +142,9 @@ badbundle "a FIFO" fifo
 for f in "$W"/state/attempts/*/bundle; do
 	[ -p "$f" ] && timeout 2 sh -c ": >'$f'"
 done
+INST=$(printf %s "$(realpath "$W/state")" | sha256sum | cut -c1-8)
+check "bundles: no cgroup of ours left" \
+    sh -c "! ls -d /sys/fs/cgroup/*/factory/$INST/a-* 2>/dev/null | grep -q ."
 check "bundles: /etc/shadow untouched" \
     [ "$(sha256sum /etc/shadow)" = "$SHADOW" ]
 check "bundles: the root file untouched" \
