@@ -47,7 +47,7 @@ LIBS_TLS	= $(shell $(PKG_CONFIG) --libs $(PKGS_TLS) 2>/dev/null)
 
 PROGS_SBIN	= factoryd factoryctl
 PROGS_LIBEXEC	= factory-worker factory-verifier factory-reconciler \
-		  factory-publisher
+		  factory-publisher factory-egress
 PROGS		= $(PROGS_SBIN) $(PROGS_LIBEXEC)
 
 dir_factoryd		= supervisord-factory
@@ -56,6 +56,7 @@ dir_factory-worker	= worker
 dir_factory-verifier	= verifier
 dir_factory-reconciler	= reconciler
 dir_factory-publisher	= publisher
+dir_factory-egress	= egress
 
 libs_factoryd		= $(LIBS_COMMON)
 libs_factoryctl		= $(LIBS_COMMON)
@@ -63,6 +64,7 @@ libs_factory-worker	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-verifier	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-reconciler	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-publisher	= $(LIBS_GIT) $(LIBS_TLS) $(LIBS_COMMON)
+libs_factory-egress	= $(LIBS_COMMON)
 
 COMMON_SRCS	= $(wildcard libcommon/*.c)
 COMMON_OBJS	= $(COMMON_SRCS:%.c=$(OBJ)/%.o)
