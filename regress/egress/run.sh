@@ -3,7 +3,11 @@
 # listed host:port destinations, by address and by name, and nothing
 # else: not another port of the same host, not the host's other
 # loopback services, not an unlisted address, no DNS, no UDP out.  A
-# control case without network.allow reaches nothing.  Needs root.
+# control case without network.allow reaches nothing.  The forwarding
+# is factory-egress's, under its own uid and policy: factoryd holds no
+# TCP connection; a killed factory-egress is restarted and gets the
+# running sandboxes' endpoints again; out of descriptors it backs off
+# instead of spinning.  Needs root.
 
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 
