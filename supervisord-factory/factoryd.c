@@ -21,13 +21,15 @@
 #include "factoryd.h"
 #include "log.h"
 
+#define FACTORY_SANDBOX_BIN	"factory-sandbox"	/* pid 1 of a sandbox */
+
 __dead static void	usage(void);
 static void		factoryd_sig(int, short, void *);
 static void		factoryd_shutdown(void);
 static void		factoryd_instance(const char *);
 static void		factoryd_nofile(const struct factoryd_conf *);
-static int		factoryd_open_binaries(const char *, int *, char *,
-			    size_t);
+static int		factoryd_open_binaries(const char *, int *, int *,
+			    char *, size_t);
 
 struct factoryd		*env;
 
@@ -100,9 +102,10 @@ main(int argc, char *argv[])
 	if ((env = calloc(1, sizeof(*env))) == NULL)
 		err(1, NULL);
 	/* Before anything is started: a binary we would not run stops us. */
-	if (factoryd_open_binaries(conf->libexec, env->binfd, errbuf,
-	    sizeof(errbuf)) == -1)
+	if (factoryd_open_binaries(conf->libexec, env->binfd,
+	    &env->sandboxfd, errbuf, sizeof(errbuf)) == -1)
 		errx(1, "child binary %s", errbuf);
+	sandbox_set_launcher(env->sandboxfd);
 	env->conf = conf;
 	env->conffile = conffile;
 	env->debug = debug;
@@ -219,9 +222,13 @@ factoryd_open_binary(const char *dir, const char *name, char *err,
 	return (-1);
 }
 
-/* Every binary of the process table, into fds[PROC_MAX]; all or none. */
+/*
+ * Every binary of the process table into fds[PROC_MAX], and the
+ * sandbox launcher into *sbx; all or none.
+ */
 static int
-factoryd_open_binaries(const char *dir, int *fds, char *err, size_t errlen)
+factoryd_open_binaries(const char *dir, int *fds, int *sbx, char *err,
+    size_t errlen)
 {
 	int	 i;
 
@@ -234,7 +241,9 @@ factoryd_open_binaries(const char *dir, int *fds, char *err, size_t errlen)
 		    factory_procs[i].binary, err, errlen)) == -1)
 			goto fail;
 	}
-	return (0);
+	if ((*sbx = factoryd_open_binary(dir, FACTORY_SANDBOX_BIN, err,
+	    errlen)) != -1)
+		return (0);
  fail:
 	for (i = 0; i < PROC_MAX; i++)
 		if (fds[i] != -1) {
@@ -331,7 +340,7 @@ int
 factoryd_reload(char *errbuf, size_t errlen)
 {
 	struct factoryd_conf	*conf;
-	int			 fds[PROC_MAX], i;
+	int			 fds[PROC_MAX], sbx, i;
 
 	if (conf_parse(env->conffile, &conf, errbuf, errlen) == -1) {
 		log_warnx("reload failed, keeping the old configuration: %s",
@@ -340,7 +349,7 @@ factoryd_reload(char *errbuf, size_t errlen)
 	}
 	/* Another libexec: its binaries are opened, and checked, now. */
 	if (strcmp(conf->libexec, env->conf->libexec) != 0) {
-		if (factoryd_open_binaries(conf->libexec, fds, errbuf,
+		if (factoryd_open_binaries(conf->libexec, fds, &sbx, errbuf,
 		    errlen) == -1) {
 			log_warnx("reload failed, keeping the old "
 			    "configuration: %s", errbuf);
@@ -352,6 +361,9 @@ factoryd_reload(char *errbuf, size_t errlen)
 				close(env->binfd[i]);
 			env->binfd[i] = fds[i];
 		}
+		close(env->sandboxfd);
+		env->sandboxfd = sbx;
+		sandbox_set_launcher(sbx);
 	}
 	if (strcmp(conf->socket, env->conf->socket) != 0)
 		log_warnx("reload: socket changes take effect on restart");
