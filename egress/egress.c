@@ -97,7 +97,8 @@ main(int argc, char *argv[])
 	 * Test builds, regress/egress: so few descriptors that accepting
 	 * runs out of them.  Before the policy, which refuses setrlimit.
 	 */
-	if (faultpoint("egress:nofile") && getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+	if (faultpoint("egress:nofile") &&
+	    getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		rl.rlim_cur = EG_FAULT_NOFILE;
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
