@@ -2147,6 +2147,8 @@ attempt_child_ready(struct child *c)
 				attempt_redrive(a);
 	if (c->id == PROC_RECONCILER)
 		attempt_reconcile(NULL);
+	if (c->id == PROC_EGRESS)
+		egress_child_ready();
 	attempt_schedule();
 }
 

@@ -306,6 +306,7 @@ int	 egress_new(const char *, char *const *, struct egress **, char *,
 void	 egress_spec(struct egress *, struct sandbox_spec *);
 void	 egress_start(struct egress *, struct sandbox *);
 void	 egress_free(struct egress *);
+void	 egress_child_ready(void);
 int	 egress_nofile(void);
 
 /* shell.c */
