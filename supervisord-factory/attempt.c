@@ -156,7 +156,7 @@ attempt_transition(struct attempt *a, const char *kind, json_t *facts,
 
 	if ((t = transition_find(kind)) == NULL)
 		fatalx("transition to unknown kind %s", kind);
-	if (!transition_legal(t, a->state)) {
+	if (!lifecycle_legal(a, t)) {
 		log_warnx("%s: illegal transition %s from state %s, refused",
 		    a->id, kind, attempt_state_name(a->state));
 		json_decref(facts);
@@ -1543,6 +1543,12 @@ verifier_verdict(struct child *c, struct attempt *a, const char *line,
 		goto refused;
 	if (strcmp(kind, "verdict") != 0) {
 		snprintf(err, sizeof(err), "a receipt of kind %s", kind);
+		goto refused;
+	}
+	/* The table decides here too: replay would refuse it. */
+	if (!lifecycle_legal(a, transition_find(kind))) {
+		snprintf(err, sizeof(err), "illegal from state %s",
+		    attempt_state_name(a->state));
 		goto refused;
 	}
 	if (verdict_consistent(line, err, sizeof(err)) == -1)

@@ -254,6 +254,7 @@ const struct transition *transition_find(const char *);
 size_t	 transition_count(void);
 const struct transition *transition_at(size_t);
 int	 transition_legal(const struct transition *, enum attempt_state);
+int	 lifecycle_legal(const struct attempt *, const struct transition *);
 struct attempt *lifecycle_find(struct attempts *, const char *);
 struct attempt *lifecycle_new(struct attempts *, const char *, const char *);
 void	 lifecycle_chain(struct attempt *, const struct transition *,

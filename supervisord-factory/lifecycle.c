@@ -105,11 +105,25 @@ transition_at(size_t i)
 	return (&transitions[i]);
 }
 
-/* May a receipt of this kind follow in state s?  0 from: no check. */
+/* May a receipt of this kind follow in state s? */
 int
 transition_legal(const struct transition *t, enum attempt_state s)
 {
-	return (t->from == 0 || (s < AS_MAX && (t->from & (1U << s)) != 0));
+	return (s < AS_MAX && (t->from & (1U << s)) != 0);
+}
+
+/*
+ * May this receipt be the attempt's next one?  A kind with no states
+ * (submitted) is only ever the first receipt; any other needs one
+ * before it.  Live transitions and replayed records are both checked,
+ * so replay cannot rebuild a state no live run could reach.
+ */
+int
+lifecycle_legal(const struct attempt *a, const struct transition *t)
+{
+	if (t->from == 0)
+		return (a->nreceipts == 0);
+	return (a->nreceipts > 0 && transition_legal(t, a->state));
 }
 
 struct attempt *
@@ -363,6 +377,12 @@ lifecycle_replay(void *arg, uint64_t seq, const char *payload, size_t len)
 	    json_object_get(r, "prev")), a->prev) != 0) {
 		log_warnx("journal record %llu: %s receipt %llu out of chain",
 		    (unsigned long long)seq, id, (unsigned long long)rseq);
+		goto bad;
+	}
+	if (!lifecycle_legal(a, t)) {
+		log_warnx("journal record %llu: %s: illegal transition %s "
+		    "from state %s", (unsigned long long)seq, id, kind,
+		    attempt_state_name(a->state));
 		goto bad;
 	}
 	lifecycle_chain(a, t, line, r, json_integer_value(json_object_get(rec,
