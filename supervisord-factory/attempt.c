@@ -1648,6 +1648,37 @@ dispatch_publisher(struct child *c, enum msg_kind k, union child_msg *m)
 }
 
 /*
+ * The reconciler's ERROR: exactly {"error": a string of at most
+ * RECONCILER_ERROR_MAX bytes}.  Its text is the reconciler's, so it
+ * is logged in the esc.h encoding, never as it came.
+ */
+#define RECONCILER_ERROR_MAX	1024
+
+static int
+reconciler_error(json_t *o, char *why, size_t whylen)
+{
+	json_t	*v;
+	char	*text;
+
+	if (!json_is_object(o) || json_object_size(o) != 1 ||
+	    (v = json_object_get(o, "error")) == NULL || !json_is_string(v)) {
+		snprintf(why, whylen, "ERROR: not {\"error\": a string}");
+		return (-1);
+	}
+	if (json_string_length(v) > RECONCILER_ERROR_MAX) {
+		snprintf(why, whylen, "ERROR: error of %zu bytes, more than "
+		    "%d", json_string_length(v), RECONCILER_ERROR_MAX);
+		return (-1);
+	}
+	if ((text = esc_strdup(json_string_value(v), json_string_length(v)))
+	    == NULL)
+		fatal(NULL);
+	log_warnx("reconciler: %s", text);
+	free(text);
+	return (0);
+}
+
+/*
  * 0 if handled, -1 if the message is not one this child may send or
  * does not decode (the caller kills the child, logging why).
  */
@@ -1663,17 +1694,16 @@ attempt_dispatch(struct child *c, struct imsg *imsg, char *why,
 	why[0] = '\0';
 	if (c->id == PROC_RECONCILER) {
 		if ((o = imsg_get_json(imsg)) == NULL) {
-			snprintf(why, whylen, "malformed imsg type %u",
-			    imsg_get_type(imsg));
+			snprintf(why, whylen, "malformed imsg type %u%s",
+			    imsg_get_type(imsg), imsg_get_type(imsg) ==
+			    IMSG_ERROR ? " (ERROR: not a JSON object)" : "");
 			return (-1);
 		}
 		if (imsg_get_type(imsg) == IMSG_INVENTORY) {
 			if ((ret = attempt_inventory(o)) == -1)
 				snprintf(why, whylen, "INVENTORY: malformed");
-		} else if (imsg_get_type(imsg) == IMSG_ERROR) {
-			log_warnx("reconciler: %s", json_str(o, "error"));
-			ret = 0;
-		}
+		} else if (imsg_get_type(imsg) == IMSG_ERROR)
+			ret = reconciler_error(o, why, whylen);
 		json_decref(o);
 		attempt_schedule();
 		if (ret == -1 && why[0] == '\0')
