@@ -38,6 +38,7 @@
 #define SANDBOX_MAXLISTEN	32	/* egress endpoints of one sandbox */
 #define SANDBOX_POOLMAX		8	/* namespaces made ahead, at most */
 #define SANDBOX_POOL		2	/* what the daemon keeps ready */
+#define SANDBOX_MAXBINDS	32	/* exec and expose paths, at most */
 
 /*
  * One TCP endpoint inside the sandbox's network namespace, where the
@@ -60,6 +61,8 @@ struct sandbox_spec {
 	char *const	 *env;		/* the whole environment */
 	char *const	 *hide;		/* masked with an empty read-only tmpfs */
 	char *const	 *exec_allow;	/* NULL: the system binary dirs */
+	/* Shown read-only and noexec: the repository's objects. */
+	char *const	 *expose;
 	int		  logfd;	/* the agent's stdout and stderr */
 	uint64_t	  memory;	/* bytes; 0: no limit for that one */
 	uint64_t	  pids;
@@ -91,7 +94,7 @@ struct sandbox {
 	int		 cg_cpu;
 	int		 cg_cpuacct;
 	int		 cg_kill;	/* the cgroup2 dir: kill, events */
-	/* For sandbox_enter(): who the agent is and where. */
+	/* For sandbox_confine(): who the agent is and where. */
 	uid_t		 uid;
 	gid_t		 gid;
 	char		 tree[PATH_MAX];
@@ -137,6 +140,14 @@ const char *sandbox_downgrade_text(void);
  */
 int	sandbox_pool_fill(int);
 /*
+ * The factory-sandbox launcher, opened by the caller (factoryd: at
+ * start, from libexec): pid 1 of every sandbox is then that binary,
+ * exec'd right after the clone, holding only its plan and fds.
+ * Without it (-1, the default) pid 1 runs in a fork of the caller,
+ * which keeps a copy of the caller's memory: for the bench only.
+ */
+void	sandbox_set_launcher(int);
+/*
  * Start spec->argv in a new sandbox.  sb receives the cgroup paths
  * before they are created.  0 once the agent runs; -1 and a reason
  * ("exec /bin/foo: No such file or directory") if anything failed, in
@@ -152,17 +163,19 @@ int	sandbox_exitstatus(struct sandbox *, int);
 /* SIGKILL every process of the attempt, now.  0 or -1 with errno. */
 int	sandbox_kill(struct sandbox *);
 /*
- * Start argv inside a running sandbox as a second agent would be: in
- * its cgroups and namespaces (mnt, pid, net, ipc, uts, cgroup), as its
- * uid and gid, no capabilities, no_new_privs, the same Landlock (with
- * spec->exec_allow) and seccomp, spec's rlimits, cwd the tree, fds[0..2]
- * as stdin, stdout and stderr, env as environment.  Only exec_allow,
- * argv, env and the limits of spec are read.  Returns the pid of a
- * waiter (a child of the caller) that exits with the command's exit
- * status, or 128 + its signal; -1 and a reason in err.
+ * What sandbox_confine() needs once per parent (the seccomp program,
+ * the exec directories): call it in the parent before forking.
  */
-pid_t	sandbox_enter(struct sandbox *, const struct sandbox_spec *,
-	    const int *, char *, size_t);
+int	sandbox_prepare(char *, size_t);
+/*
+ * Confine the calling process, root in a running sandbox's namespaces,
+ * as that sandbox's agent is: rlimits from spec, Landlock (with
+ * spec->exec_allow), chdir to the tree, no groups, the agent's uid and
+ * gid, no capabilities, no_new_privs, fds above 2 close-on-exec,
+ * seccomp.  On failure the reason goes to fd and the process exits.
+ */
+void	sandbox_confine(const struct sandbox *, const struct sandbox_spec *,
+	    int);
 
 /* cgroup.c */
 /* Our subtree is factory/<tag>: call once, before anything else. */

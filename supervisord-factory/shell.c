@@ -1,62 +1,193 @@
 /*
  * factoryctl shell: an operator enters a running attempt's sandbox to
- * debug it.  The command runs as a second agent would (sandbox_enter):
- * the attempt's namespaces, cgroups, uid and gid, no capabilities,
- * no_new_privs, the same Landlock, seccomp and rlimits, cwd the tree.
- * Its stdin, stdout and stderr are factoryctl's own, passed over the
- * read-write control socket; nothing else of the operator's goes in.
+ * debug it.  The command runs as a second agent would: the attempt's
+ * namespaces, uid and gid, no capabilities, no_new_privs, the same
+ * Landlock, seccomp and rlimits, cwd the tree.  Nothing of the
+ * operator's goes in: its terminal is a pty this process allocated,
+ * whose slave is the command's stdin, stdout and stderr, and whose
+ * master the parent relays to factoryctl over a socket factoryctl
+ * passed and the parent alone reads and writes (ctlshell.h).
  *
- * The exchange, on one connection:
+ * The agent can write the tree, /tmp and /dev/shm, and may have
+ * planted startup files there, so HOME is a tmpfs of the session's
+ * own, in a mount namespace of its own, and the environment is ours
+ * (no ENV, BASH_ENV or INPUTRC).  The session's processes live in a
+ * cgroup of their own below the attempt's cgroup2 directory,
+ * shell-<slot>; when the command exits, or the operator's connection
+ * or relay goes, that cgroup is killed whole (setsid, double forks
+ * and ignored SIGHUPs included) before anything else happens.
+ *
+ * Processes, for one session:
+ *	parent	the pty, the session cgroup, the relay, the journal note
+ *	waiter	a root child of the parent in the sandbox's namespaces
+ *		but in none of its cgroups; forks the command, waits for
+ *		it, kills the session cgroup, waits for it to empty,
+ *		removes it and HOME's mount point, exits with the status
+ *	command	joins the session cgroup, gets a private mount namespace
+ *		with the fresh HOME, the pty as controlling terminal,
+ *		the agent's confinement (sandbox_confine), execve
+ *
+ * The exchange, on one control connection:
  *	ctl -> parent	SHELL (attempt id, argv)	checked, answered OK
- *	ctl -> parent	SHELL_FD x3 (stdin, stdout, stderr)
- *	parent		starts the command, closes its copies of the fds
- *	parent -> ctl	{"id", "status"} when the command ends
- * The connection closing first kills the command.
+ *	ctl -> parent	SHELL_FD (struct ctl_shell_tty, the relay)
+ *	parent		starts the command; relays
+ *	parent -> ctl	{"id", "status"} when the session ended and its
+ *			last output went out on the relay
  */
 #include <sys/types.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "ctlshell.h"
+#include "esc.h"
 #include "factoryd.h"
 #include "log.h"
 
 #define SHELL_MAX	8	/* running at once, all attempts */
 #define SHELL_MAXARGS	64
 #define SHELL_NOFILE	1024
+#define SHELL_BUFMAX	(64 * 1024)	/* queued each way, then reading stops */
+#define SHELL_SETUP_MS	10000	/* a start that takes longer is broken */
+#define SHELL_EMPTY_MS	5000	/* the waiter waits for the kill this long */
+#define SHELL_HOME	"/tmp/.factory-home-XXXXXX"
+#define SHELL_HOMEOPTS	"size=16m,nr_inodes=4096,mode=0700"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC	(1U << 2)
+#endif
 
 struct shell {
 	TAILQ_ENTRY(shell)	 entry;
 	uint32_t		 connid;	/* 0 once the client left */
 	uid_t			 uid;		/* the operator */
+	int			 slot;		/* shell-<slot>, -1: none */
 	char			 id[ATTEMPT_ID_MAX];
 	char			*args;		/* argv strings, NUL-separated */
 	char			*argv[SHELL_MAXARGS + 1];
-	int			 fds[3];
-	int			 nfds;
-	pid_t			 pid;		/* the waiter, once started */
+	struct ctl_shell_tty	 tty;
+	int			 relay;		/* the operator's socket */
+	int			 master;	/* the pty */
+	int			 killfd;	/* the session's cgroup.kill */
+	char			 cgdir[PATH_MAX];	/* the session cgroup */
+	pid_t			 pid;		/* the waiter; 0: not started */
+	int			 ended;		/* no more input goes in */
+	int			 status;	/* the command's, once reaped */
+	int			 lastnl;	/* last input byte was '\n' */
+	struct evbuffer		*in;		/* to the pty */
+	struct evbuffer		*out;		/* to the relay */
+	struct event		 ev_rr, ev_rw, ev_mr, ev_mw;
+	unsigned		 on;		/* which of the four are added */
 };
+
+#define ON_RR	0x1
+#define ON_RW	0x2
+#define ON_MR	0x4
+#define ON_MW	0x8
 
 static TAILQ_HEAD(, shell)	 shells = TAILQ_HEAD_INITIALIZER(shells);
 static int			 nshells;
+static unsigned			 slots;		/* in use, a bit each */
+
+static void	shell_relay_read(int, short, void *);
+static void	shell_relay_write(int, short, void *);
+static void	shell_master_read(int, short, void *);
+static void	shell_master_write(int, short, void *);
+
+/* One of the four relay events on or off. */
+static void
+shell_ev(struct shell *sh, unsigned which, int on)
+{
+	struct event	*ev;
+
+	switch (which) {
+	case ON_RR:
+		ev = &sh->ev_rr;
+		break;
+	case ON_RW:
+		ev = &sh->ev_rw;
+		break;
+	case ON_MR:
+		ev = &sh->ev_mr;
+		break;
+	default:
+		ev = &sh->ev_mw;
+		break;
+	}
+	if (on && !(sh->on & which)) {
+		event_add(ev, NULL);
+		sh->on |= which;
+	} else if (!on && (sh->on & which)) {
+		event_del(ev);
+		sh->on &= ~which;
+	}
+}
+
+static void
+shell_close_relay(struct shell *sh)
+{
+	shell_ev(sh, ON_RR, 0);
+	shell_ev(sh, ON_RW, 0);
+	if (sh->relay != -1)
+		close(sh->relay);
+	sh->relay = -1;
+}
+
+static void
+shell_close_master(struct shell *sh)
+{
+	shell_ev(sh, ON_MR, 0);
+	shell_ev(sh, ON_MW, 0);
+	/* Closing the master hangs up any slave a leaked fd still holds. */
+	if (sh->master != -1)
+		close(sh->master);
+	sh->master = -1;
+}
 
 static void
 shell_free(struct shell *sh)
 {
-	int	 i;
-
-	for (i = 0; i < sh->nfds; i++)
-		close(sh->fds[i]);
+	shell_close_relay(sh);
+	shell_close_master(sh);
+	if (sh->killfd != -1)
+		close(sh->killfd);
+	if (sh->in != NULL)
+		evbuffer_free(sh->in);
+	if (sh->out != NULL)
+		evbuffer_free(sh->out);
+	if (sh->slot != -1)
+		slots &= ~(1U << sh->slot);
 	TAILQ_REMOVE(&shells, sh, entry);
 	nshells--;
 	free(sh->args);
 	free(sh);
+}
+
+/* Every process the session started, now: the cgroup's kill switch. */
+static void
+shell_kill(struct shell *sh)
+{
+	if (sh->killfd != -1 && write(sh->killfd, "1", 1) != 1 &&
+	    errno != ENODEV && errno != ENOENT)
+		log_warn("%s: kill session cgroup %s", sh->id, sh->cgdir);
 }
 
 /* Only the agent of a running attempt, never its validation run. */
@@ -120,6 +251,8 @@ shell_request(struct ctl_conn *c, struct imsg *imsg)
 	}
 	if ((sh = calloc(1, sizeof(*sh))) == NULL)
 		fatal(NULL);
+	sh->slot = -1;
+	sh->relay = sh->master = sh->killfd = -1;
 	TAILQ_INSERT_TAIL(&shells, sh, entry);
 	nshells++;
 	if (shell_parse(sh, imsg) == -1) {
@@ -138,21 +271,442 @@ shell_request(struct ctl_conn *c, struct imsg *imsg)
 	imsgev_compose(&c->iev, IMSG_CTL_OK, 0, 0, -1, NULL, 0);
 }
 
+/* The terminal's description, from the operator: exact and bounded. */
+static int
+shell_tty_ok(const struct ctl_shell_tty *t)
+{
+	size_t	 i, n;
+
+	if (t->interactive > 1 || t->rows == 0 || t->cols == 0 ||
+	    t->rows > 4096 || t->cols > 4096)
+		return (0);
+	if ((n = strnlen(t->term, sizeof(t->term))) == 0 ||
+	    n == sizeof(t->term))
+		return (0);
+	for (i = 0; i < n; i++)
+		if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "0123456789._+-", t->term[i]) == NULL)
+			return (0);
+	return (1);
+}
+
+/* The relay must be a unix seqpacket socket: packets keep their tags. */
+static int
+shell_relay_ok(int fd)
+{
+	struct stat	 st;
+	socklen_t	 len;
+	int		 v;
+
+	if (fstat(fd, &st) == -1 || !S_ISSOCK(st.st_mode))
+		return (0);
+	len = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len) == -1 ||
+	    v != SOCK_SEQPACKET)
+		return (0);
+	len = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &len) == -1 ||
+	    v != AF_UNIX)
+		return (0);
+	return (fcntl(fd, F_SETFL, O_NONBLOCK) != -1 &&
+	    fcntl(fd, F_SETFD, FD_CLOEXEC) != -1);
+}
+
+/*
+ * The pty: master kept by the parent, slave (root-owned, 0600) for the
+ * command.  Without an operator's terminal, the line discipline only
+ * delimits lines and turns ^D into end of input: no echo, no signals,
+ * no output processing, so bytes pass as they are.
+ */
+static int
+shell_pty(struct shell *sh, int *slave, char *err, size_t errlen)
+{
+	struct winsize	 ws;
+	struct termios	 t;
+	char		 name[64];
+
+	*slave = -1;
+	if ((sh->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) ==
+	    -1 || grantpt(sh->master) == -1 || unlockpt(sh->master) == -1 ||
+	    ptsname_r(sh->master, name, sizeof(name)) != 0 ||
+	    (*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) == -1 ||
+	    fchown(*slave, 0, 0) == -1 || fchmod(*slave, 0600) == -1) {
+		snprintf(err, errlen, "pty: %s", strerror(errno));
+		return (-1);
+	}
+	memset(&ws, 0, sizeof(ws));
+	ws.ws_row = sh->tty.rows;
+	ws.ws_col = sh->tty.cols;
+	if (ioctl(sh->master, TIOCSWINSZ, &ws) == -1 ||
+	    tcgetattr(*slave, &t) == -1) {
+		snprintf(err, errlen, "pty: %s", strerror(errno));
+		return (-1);
+	}
+	if (sh->tty.interactive)
+		t.c_iflag |= IUTF8;
+	else {
+		t.c_iflag = 0;
+		t.c_oflag = 0;
+		t.c_lflag = ICANON;
+		t.c_cc[VERASE] = t.c_cc[VKILL] = t.c_cc[VEOL] =
+		    t.c_cc[VEOL2] = _POSIX_VDISABLE;
+		t.c_cc[VEOF] = 4;
+	}
+	if (tcsetattr(*slave, TCSANOW, &t) == -1 ||
+	    fcntl(sh->master, F_SETFL, O_NONBLOCK) == -1) {
+		snprintf(err, errlen, "pty: %s", strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+shell_open_at(const char *dir, const char *file, int flags)
+{
+	char	 path[PATH_MAX];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+	    sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	return (open(path, flags | O_CLOEXEC | O_NOFOLLOW));
+}
+
+/*
+ * The session cgroup, shell-<slot> below the attempt's cgroup2
+ * directory, a path the parent derives from the attempt id alone.  Its
+ * procs replace that directory's in the command's list; the v1
+ * controllers' cgroups (limits) are the attempt's.  fds: the command's
+ * cgroup.procs files, then the session's cgroup.events and the
+ * attempt's cgroup2 directory (for the waiter's rmdir).
+ */
+static int
+shell_cgroup(struct shell *sh, const struct sandbox *sb, int *fds, int *n,
+    char *err, size_t errlen)
+{
+	int	 i, fd;
+
+	*n = 0;
+	/* A leftover of a lost daemon: empty by now, or it is refused. */
+	(void)rmdir(sh->cgdir);
+	if (mkdir(sh->cgdir, 0755) == -1) {
+		snprintf(err, errlen, "mkdir %s: %s", sh->cgdir,
+		    strerror(errno));
+		return (-1);
+	}
+	if ((sh->killfd = shell_open_at(sh->cgdir, "cgroup.kill",
+	    O_WRONLY)) == -1) {
+		snprintf(err, errlen, "%s/cgroup.kill: %s", sh->cgdir,
+		    strerror(errno));
+		return (-1);
+	}
+	for (i = 0; i < sb->ncgroups; i++) {
+		fd = shell_open_at(i == sb->cg_kill ? sh->cgdir :
+		    sb->cgroups[i], "cgroup.procs", O_WRONLY);
+		if (fd == -1)
+			goto fail;
+		fds[(*n)++] = fd;
+	}
+	if ((fds[(*n)++] = shell_open_at(sh->cgdir, "cgroup.events",
+	    O_RDONLY)) == -1 || (fds[(*n)++] = open(sb->cgroups[sb->cg_kill],
+	    O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		(*n)--;
+		goto fail;
+	}
+	return (0);
+ fail:
+	snprintf(err, errlen, "session cgroup %s: %s", sh->cgdir,
+	    strerror(errno));
+	return (-1);
+}
+
+/* Report a failure of the waiter or the command on fd and exit. */
+static __dead void
+shell_fail(int fd, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 buf[256];
+	int	 n, saved = errno;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0 && n < (int)sizeof(buf) - 2 && fmt[strlen(fmt) - 1] ==
+	    ':') {
+		snprintf(buf + n, sizeof(buf) - n, " %s", strerror(saved));
+		n = strlen(buf);
+	}
+	if (n > 0)
+		(void)write(fd, buf, (size_t)n < sizeof(buf) ? (size_t)n :
+		    sizeof(buf) - 1);
+	_exit(127);
+}
+
+/* Layout of the waiter's descriptors. */
+#define W_SLAVE	0	/* 0, 1, 2: the pty slave */
+#define W_ERR	3	/* close-on-exec pipe: setup errors */
+#define W_PIDFD	4	/* pid 1 of the sandbox */
+#define W_KILL	5	/* the session's cgroup.kill */
+#define W_PROCS	6	/* cgroup.procs x nprocs, events, cgroup2 dir */
+
+/* Move want[0..n-1] to 0..n-1 and close everything else. */
+static void
+shell_fds(const int *want, int n)
+{
+	int	 hi[W_PROCS + SANDBOX_MAXCG + 2], i;
+
+	for (i = 0; i < n; i++)
+		if ((hi[i] = fcntl(want[i], F_DUPFD, 64)) == -1)
+			_exit(127);
+	for (i = 0; i < n; i++)
+		if (dup2(hi[i], i) == -1)
+			_exit(127);
+	syscall(SYS_close_range, n, ~0U, 0);
+	if (fcntl(W_ERR, F_SETFD, FD_CLOEXEC) == -1)
+		_exit(127);
+}
+
+/*
+ * The command: pid namespace, mount namespace and the rest are the
+ * waiter's (the sandbox's); the cgroups, a private mount namespace
+ * for HOME, the terminal and the agent's confinement are its own.
+ */
+static __dead void
+shell_command(struct sandbox *sb, const struct sandbox_spec *spec,
+    const char *home, int nprocs)
+{
+	char	 opts[128];
+	int	 i;
+
+	/* The session cgroup first: nothing of it may escape the kill. */
+	for (i = 0; i < nprocs; i++)
+		if (write(W_PROCS + i, "0", 1) != 1)
+			shell_fail(W_ERR, "join cgroup %d:", i);
+	if (setns(W_PIDFD, CLONE_NEWCGROUP) == -1)
+		shell_fail(W_ERR, "setns cgroup:");
+	if (unshare(CLONE_NEWNS) == -1 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
+		shell_fail(W_ERR, "mount namespace:");
+	snprintf(opts, sizeof(opts), "%s,uid=%u,gid=%u", SHELL_HOMEOPTS,
+	    (unsigned)sb->uid, (unsigned)sb->gid);
+	if (mount("tmpfs", home, "tmpfs", MS_NOSUID | MS_NODEV, opts) == -1)
+		shell_fail(W_ERR, "mount HOME %s:", home);
+	syscall(SYS_close_range, W_PIDFD, ~0U, 0);
+	if (setsid() == -1 || ioctl(W_SLAVE, TIOCSCTTY, 0) == -1)
+		shell_fail(W_ERR, "controlling terminal:");
+	sandbox_confine(sb, spec, W_ERR);
+	/* After the uid change, which clears it: dies with its waiter. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
+		shell_fail(W_ERR, "pdeathsig:");
+	execve(spec->argv[0], spec->argv, spec->env);
+	shell_fail(W_ERR, "exec %s:", spec->argv[0]);
+}
+
+/* Until the session cgroup holds no process, or the bound. */
+static void
+shell_wait_empty(int evfd)
+{
+	struct pollfd	 pfd;
+	char		 buf[256];
+	ssize_t		 n;
+	int		 waited;
+
+	for (waited = 0; waited < SHELL_EMPTY_MS; waited += 50) {
+		if ((n = pread(evfd, buf, sizeof(buf) - 1, 0)) <= 0)
+			return;
+		buf[n] = '\0';
+		if (strstr(buf, "populated 0") != NULL)
+			return;
+		pfd.fd = evfd;
+		pfd.events = POLLPRI;
+		(void)poll(&pfd, 1, 50);
+	}
+}
+
+static __dead void
+shell_waiter(struct sandbox *sb, const struct sandbox_spec *spec,
+    const int *want, int n, int nprocs, char *home, const char *cgname)
+{
+	const int	 sigs[] = { SIGCHLD, SIGHUP, SIGINT, SIGTERM, SIGPIPE };
+	sigset_t	 none;
+	pid_t		 cmd;
+	int		 i, st, evfd = W_PROCS + nprocs, dirfd = evfd + 1;
+
+	for (i = 0; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++)
+		signal(sigs[i], SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	shell_fds(want, n);
+	for (i = 1; i <= 2; i++)
+		if (dup2(W_SLAVE, i) == -1)
+			_exit(127);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
+		shell_fail(W_ERR, "pdeathsig:");
+	if (setns(W_PIDFD, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+	    CLONE_NEWIPC | CLONE_NEWUTS) == -1)
+		shell_fail(W_ERR, "setns into pid %d:", (int)sb->pid);
+	/* Root-owned in the sticky /tmp: the agent can neither move it nor
+	 * write into it; the tmpfs on it is seen by the session alone. */
+	if (mkdtemp(home) == NULL)
+		shell_fail(W_ERR, "mkdtemp %s:", home);
+	if ((cmd = fork()) == -1)
+		shell_fail(W_ERR, "fork:");
+	if (cmd == 0)
+		shell_command(sb, spec, home, nprocs);
+	for (i = 0; i < evfd; i++)
+		if (i != W_KILL)
+			close(i);
+	while (waitpid(cmd, &st, 0) == -1)
+		if (errno != EINTR)
+			break;
+	/* Before anything else: every process the session started. */
+	(void)write(W_KILL, "1", 1);
+	shell_wait_empty(evfd);
+	(void)unlinkat(dirfd, cgname, AT_REMOVEDIR);
+	(void)rmdir(home);
+	if (WIFSIGNALED(st))
+		_exit(128 + WTERMSIG(st));
+	_exit(WEXITSTATUS(st));
+}
+
+/* Until the pipe's EOF (exec done) or a reason; -1 on a reason. */
+static int
+shell_await(int fd, char *err, size_t errlen)
+{
+	struct pollfd	 pfd;
+	ssize_t		 n;
+
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	for (;;) {
+		n = poll(&pfd, 1, SHELL_SETUP_MS);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(err, errlen, "no answer from the sandbox");
+			return (-1);
+		}
+		n = read(fd, err, errlen - 1);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == 0)
+			return (0);
+		if (n < 0)
+			n = snprintf(err, errlen, "read: %s", strerror(errno));
+		err[n] = '\0';
+		return (-1);
+	}
+}
+
+/* Fork the waiter with its fds; 0 once the command's execve succeeded. */
+static int
+shell_spawn(struct shell *sh, struct attempt *a, const struct sandbox_spec
+    *spec, char *home, char *err, size_t errlen)
+{
+	struct sandbox	*sb = &a->run->sb;
+	char		 cgname[32];
+	int		 want[W_PROCS + SANDBOX_MAXCG + 2], ep[2], slave, n;
+	int		 i, rc;
+
+	want[W_ERR] = want[W_PIDFD] = ep[0] = -1;
+	n = 0;
+	if (shell_pty(sh, &slave, err, errlen) == -1)
+		goto fail;
+	want[W_SLAVE] = slave;
+	want[1] = want[2] = slave;
+	want[W_KILL] = -1;
+	if (shell_cgroup(sh, sb, want + W_PROCS, &n, err, errlen) == -1)
+		goto fail;
+	want[W_KILL] = sh->killfd;
+	/* A pidfd: pid 1 cannot be swapped for another process meanwhile. */
+	if ((want[W_PIDFD] = (int)syscall(SYS_pidfd_open, sb->pid, 0)) ==
+	    -1) {
+		snprintf(err, errlen, "pidfd_open %d: %s", (int)sb->pid,
+		    strerror(errno));
+		goto fail;
+	}
+	if (pipe2(ep, O_CLOEXEC) == -1) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		ep[0] = -1;
+		goto fail;
+	}
+	want[W_ERR] = ep[1];
+	snprintf(cgname, sizeof(cgname), "shell-%d", sh->slot);
+	if ((sh->pid = fork()) == 0) {
+		close(ep[0]);
+		shell_waiter(sb, spec, want, W_PROCS + n, n - 2, home, cgname);
+	}
+	close(ep[1]);
+	want[W_ERR] = -1;
+	if (sh->pid == -1) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		sh->pid = 0;
+		goto fail;
+	}
+	rc = shell_await(ep[0], err, errlen);
+	close(ep[0]);
+	ep[0] = -1;
+	if (rc == 0)
+		goto done;
+	shell_kill(sh);
+	kill(sh->pid, SIGKILL);
+	while (waitpid(sh->pid, NULL, 0) == -1 && errno == EINTR)
+		;
+	sh->pid = 0;
+ fail:
+	rc = -1;
+	if (sh->pid == 0)
+		(void)rmdir(sh->cgdir);
+ done:
+	if (ep[0] != -1)
+		close(ep[0]);
+	if (want[W_ERR] != -1)
+		close(want[W_ERR]);
+	if (want[W_PIDFD] != -1)
+		close(want[W_PIDFD]);
+	for (i = 0; i < n; i++)
+		close(want[W_PROCS + i]);
+	if (slave != -1)
+		close(slave);
+	return (rc);
+}
+
 static void
 shell_start(struct ctl_conn *c, struct shell *sh)
 {
 	struct sandbox_spec	 spec;
 	struct attempt		*a;
 	char			 err[512], ps1[ATTEMPT_ID_MAX + 16];
-	char			*envp[5];
+	char			 term[CTL_SHELL_TERMMAX + 8];
+	char			 home[sizeof(SHELL_HOME) + 8];
+	char			*envp[6];
+	json_t			*argv0 = NULL;
 	int			 i;
 
 	if ((a = shell_attempt(c, sh->id)) == NULL)
 		goto fail;
+	for (i = 0; i < SHELL_MAX; i++)
+		if (!(slots & (1U << i)))
+			break;
+	sh->slot = i;
+	slots |= 1U << i;
+	if (sandbox_prepare(err, sizeof(err)) == -1)
+		goto refused;
+	if (a->run->sb.cg_kill < 0) {
+		snprintf(err, sizeof(err), "no cgroup2 directory: the session "
+		    "could not be killed whole");
+		goto refused;
+	}
+	snprintf(sh->cgdir, sizeof(sh->cgdir), "%s/shell-%d",
+	    a->run->sb.cgroups[a->run->sb.cg_kill], sh->slot);
+	/* The waiter fills in HOME's name (mkdtemp) in its own copy. */
+	snprintf(home, sizeof(home), "HOME=%s", SHELL_HOME);
 	snprintf(ps1, sizeof(ps1), "PS1=%s$ ", a->id);
-	envp[0] = "HOME=/tmp";
+	snprintf(term, sizeof(term), "TERM=%s", sh->tty.term);
+	envp[0] = home;
 	envp[1] = "PATH=/usr/local/bin:/usr/bin:/bin";
-	envp[2] = "TERM=dumb";
+	envp[2] = term;
 	envp[3] = ps1;
 	envp[4] = NULL;
 	memset(&spec, 0, sizeof(spec));
@@ -163,24 +717,36 @@ shell_start(struct ctl_conn *c, struct shell *sh)
 	spec.cpu_ms = a->m->limits.cpu_ms;
 	spec.fsize = a->m->limits.tree;
 	spec.nofile = SHELL_NOFILE;
-	sh->pid = sandbox_enter(&a->run->sb, &spec, sh->fds, err, sizeof(err));
-	/* The command has its copies; the parent keeps none. */
-	for (i = 0; i < sh->nfds; i++)
-		close(sh->fds[i]);
-	sh->nfds = 0;
-	if (sh->pid == -1) {
-		log_warnx("%s: shell for uid %u refused: %s", a->id,
-		    (unsigned)sh->uid, err);
-		control_fail(c, "%s: shell: %s", a->id, err);
-		goto fail;
-	}
+	/* Into the evidence before it exists: who, with what (escaped), where. */
+	argv0 = esc_json_str(sh->argv[0]);
+	attempt_note(a, "shell", json_pack("{s:s, s:i, s:O, s:s}", "event",
+	    "enter", "uid", (int)sh->uid, "argv0", argv0, "cgroup",
+	    sh->cgdir));
+	if (shell_spawn(sh, a, &spec, home + 5, err, sizeof(err)) == -1)
+		goto refused;
+	if ((sh->in = evbuffer_new()) == NULL ||
+	    (sh->out = evbuffer_new()) == NULL)
+		fatal(NULL);
+	event_set(&sh->ev_rr, sh->relay, EV_READ | EV_PERSIST,
+	    shell_relay_read, sh);
+	event_set(&sh->ev_rw, sh->relay, EV_WRITE | EV_PERSIST,
+	    shell_relay_write, sh);
+	event_set(&sh->ev_mr, sh->master, EV_READ | EV_PERSIST,
+	    shell_master_read, sh);
+	event_set(&sh->ev_mw, sh->master, EV_WRITE | EV_PERSIST,
+	    shell_master_write, sh);
+	shell_ev(sh, ON_RR, 1);
+	shell_ev(sh, ON_MR, 1);
+	sh->lastnl = 1;
 	log_info("%s: shell entered by uid %u, pid %d: %s", a->id,
-	    (unsigned)sh->uid, (int)sh->pid, sh->argv[0]);
-	/* Into the evidence: who entered the sandbox, with what. */
-	attempt_note(a, "shell", json_pack("{s:s, s:i, s:s, s:i}", "event",
-	    "enter", "uid", (int)sh->uid, "argv0", sh->argv[0], "pid",
-	    (int)sh->pid));
+	    (unsigned)sh->uid, (int)sh->pid, json_string_value(argv0));
+	json_decref(argv0);
 	return;
+ refused:
+	json_decref(argv0);
+	log_warnx("%s: shell for uid %u refused: %s", a->id,
+	    (unsigned)sh->uid, err);
+	control_fail(c, "%s: shell: %s", a->id, err);
  fail:
 	c->shell = NULL;
 	shell_free(sh);
@@ -192,19 +758,188 @@ shell_fd(struct ctl_conn *c, struct imsg *imsg)
 	struct shell	*sh = c->shell;
 	int		 fd = imsg_get_fd(imsg);
 
-	if (sh == NULL || sh->pid != 0 || sh->nfds == 3 || fd == -1 ||
-	    imsg_get_len(imsg) != 0) {
+	if (sh == NULL || sh->pid != 0 || sh->relay != -1 || fd == -1 ||
+	    imsg_get_data(imsg, &sh->tty, sizeof(sh->tty)) == -1 ||
+	    !shell_tty_ok(&sh->tty) || !shell_relay_ok(fd)) {
 		if (fd != -1)
 			close(fd);
-		control_fail(c, "unexpected shell descriptor");
+		control_fail(c, "bad shell terminal: a struct ctl_shell_tty "
+		    "and a unix seqpacket socket");
+		if (sh != NULL && sh->pid == 0) {
+			c->shell = NULL;
+			shell_free(sh);
+		}
 		return;
 	}
-	sh->fds[sh->nfds++] = fd;
-	if (sh->nfds == 3)
-		shell_start(c, sh);
+	sh->relay = fd;
+	shell_start(c, sh);
 }
 
-/* The client left: its command goes too (the waiter takes it along). */
+/*
+ * The operator is gone (connection or relay): the session goes, whole.
+ * The waiter sees its command die and is reaped as usual.
+ */
+static void
+shell_hangup(struct shell *sh)
+{
+	sh->ended = 1;
+	shell_close_relay(sh);
+	shell_ev(sh, ON_MW, 0);
+	shell_kill(sh);
+}
+
+static void
+shell_relay_read(int fd, short event, void *arg)
+{
+	struct shell	*sh = arg;
+	unsigned char	 pkt[1 + CTL_SHELL_CHUNK];
+	struct winsize	 ws;
+	uint16_t	 rc[2];
+	ssize_t		 n;
+
+	if ((n = recv(fd, pkt, sizeof(pkt), MSG_DONTWAIT | MSG_TRUNC)) ==
+	    -1) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		shell_hangup(sh);
+		return;
+	}
+	if (n == 0) {
+		shell_hangup(sh);
+		return;
+	}
+	if (n > (ssize_t)sizeof(pkt) || (pkt[0] == CTL_SHELL_IN && n < 2) ||
+	    (pkt[0] == CTL_SHELL_WINSZ && n != 1 + (ssize_t)sizeof(rc)) ||
+	    (pkt[0] == CTL_SHELL_EOF && n != 1) || (pkt[0] != CTL_SHELL_IN &&
+	    pkt[0] != CTL_SHELL_WINSZ && pkt[0] != CTL_SHELL_EOF)) {
+		log_warnx("%s: shell of uid %u: malformed relay packet, "
+		    "ending the session", sh->id, (unsigned)sh->uid);
+		shell_hangup(sh);
+		return;
+	}
+	if (sh->ended)
+		return;		/* after the command: never into the pty */
+	switch (pkt[0]) {
+	case CTL_SHELL_IN:
+		evbuffer_add(sh->in, pkt + 1, n - 1);
+		sh->lastnl = pkt[n - 1] == '\n';
+		break;
+	case CTL_SHELL_EOF:
+		/* A partial line needs one ^D to end it, then one for EOF. */
+		evbuffer_add(sh->in, "\004\004", sh->lastnl ? 1 : 2);
+		sh->lastnl = 1;
+		break;
+	default:
+		memcpy(rc, pkt + 1, sizeof(rc));
+		memset(&ws, 0, sizeof(ws));
+		ws.ws_row = rc[0];
+		ws.ws_col = rc[1];
+		if (rc[0] > 0 && rc[1] > 0 && rc[0] <= 4096 && rc[1] <= 4096)
+			(void)ioctl(sh->master, TIOCSWINSZ, &ws);
+		return;
+	}
+	shell_ev(sh, ON_MW, 1);
+	if (evbuffer_get_length(sh->in) >= SHELL_BUFMAX)
+		shell_ev(sh, ON_RR, 0);
+}
+
+static void
+shell_master_write(int fd, short event, void *arg)
+{
+	struct shell	*sh = arg;
+
+	if (sh->ended) {
+		shell_ev(sh, ON_MW, 0);
+		return;
+	}
+	if (evbuffer_write(sh->in, fd) == -1 && errno != EAGAIN &&
+	    errno != EINTR) {
+		shell_ev(sh, ON_MW, 0);
+		return;
+	}
+	if (evbuffer_get_length(sh->in) == 0)
+		shell_ev(sh, ON_MW, 0);
+	if (evbuffer_get_length(sh->in) < SHELL_BUFMAX && sh->relay != -1)
+		shell_ev(sh, ON_RR, 1);
+}
+
+/* Read what the pty has; 0 at its end (every slave closed). */
+static int
+shell_master_drain(struct shell *sh, int once)
+{
+	char	 buf[CTL_SHELL_CHUNK];
+	ssize_t	 n;
+
+	do {
+		if (evbuffer_get_length(sh->out) >= SHELL_BUFMAX) {
+			shell_ev(sh, ON_MR, 0);
+			return (1);
+		}
+		n = read(sh->master, buf, sizeof(buf));
+		if (n > 0 && sh->relay != -1)
+			evbuffer_add(sh->out, buf, n);
+	} while (n > 0 && !once);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return (1);
+	return (n > 0);
+}
+
+static void
+shell_finish(struct shell *sh)
+{
+	struct ctl_conn	*c;
+
+	if (sh->connid != 0 && (c = control_byid(sh->connid)) != NULL) {
+		c->shell = NULL;
+		control_send_obj(c, json_pack("{s:s, s:i}", "id", sh->id,
+		    "status", sh->status));
+	}
+	shell_free(sh);
+}
+
+static void
+shell_master_read(int fd, short event, void *arg)
+{
+	struct shell	*sh = arg;
+
+	if (!shell_master_drain(sh, 1))
+		shell_ev(sh, ON_MR, 0);
+	if (evbuffer_get_length(sh->out) > 0 && sh->relay != -1)
+		shell_ev(sh, ON_RW, 1);
+}
+
+static void
+shell_relay_write(int fd, short event, void *arg)
+{
+	struct shell	*sh = arg;
+	unsigned char	 pkt[1 + CTL_SHELL_CHUNK];
+	size_t		 n;
+	ssize_t		 w;
+
+	while ((n = evbuffer_get_length(sh->out)) > 0) {
+		if (n > CTL_SHELL_CHUNK)
+			n = CTL_SHELL_CHUNK;
+		pkt[0] = CTL_SHELL_OUT;
+		evbuffer_copyout(sh->out, pkt + 1, n);
+		if ((w = send(fd, pkt, n + 1, MSG_DONTWAIT | MSG_NOSIGNAL)) ==
+		    -1) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			shell_hangup(sh);
+			if (sh->pid == -1)
+				shell_finish(sh);
+			return;
+		}
+		evbuffer_drain(sh->out, n);
+	}
+	shell_ev(sh, ON_RW, 0);
+	if (sh->master != -1 && !(sh->on & ON_MR) && sh->pid != -1)
+		shell_ev(sh, ON_MR, 1);
+	if (sh->pid == -1)
+		shell_finish(sh);	/* the last output went out */
+}
+
+/* The client left: its session goes too. */
 void
 shell_conn_closed(struct ctl_conn *c)
 {
@@ -215,37 +950,68 @@ shell_conn_closed(struct ctl_conn *c)
 	c->shell = NULL;
 	sh->connid = 0;
 	if (sh->pid > 0) {
-		/* Still our unreaped child: the pid cannot be reused. */
-		kill(sh->pid, SIGKILL);
+		/* The waiter is reaped as usual, then sh is freed. */
+		shell_hangup(sh);
 		return;
 	}
 	shell_free(sh);
+}
+
+/*
+ * Teardown of an attempt, also one a lost daemon left: the session
+ * cgroups below its cgroup2 directory, by their exact names, so the
+ * directory itself can go.  What is still in them was killed with the
+ * attempt; one still busy is left for the caller's retry.
+ */
+void
+shell_cgroups_remove(const struct sandbox *sb)
+{
+	char	 path[PATH_MAX];
+	int	 i;
+
+	if (sb->cg_kill < 0)
+		return;
+	for (i = 0; i < SHELL_MAX; i++) {
+		snprintf(path, sizeof(path), "%s/shell-%d",
+		    sb->cgroups[sb->cg_kill], i);
+		if (rmdir(path) == -1 && errno != ENOENT && errno != EBUSY)
+			log_warn("%s", path);
+	}
 }
 
 int
 shell_reap(pid_t pid, int status)
 {
 	struct shell	*sh;
-	struct ctl_conn	*c;
 	struct attempt	*a;
 	int		 code;
 
 	TAILQ_FOREACH(sh, &shells, entry)
-		if (sh->pid == pid)
+		if (sh->pid == pid && pid > 0)
 			break;
 	if (sh == NULL)
 		return (0);
 	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	sh->pid = -1;
+	sh->ended = 1;
+	sh->status = code;
+	/* The waiter killed and removed it; if it could not, we try. */
+	shell_kill(sh);
+	if (rmdir(sh->cgdir) == -1 && errno != ENOENT)
+		log_warn("%s: session cgroup %s", sh->id, sh->cgdir);
 	log_info("%s: shell of uid %u ended, status %d", sh->id,
 	    (unsigned)sh->uid, code);
 	if ((a = attempt_find(sh->id)) != NULL)
 		attempt_note(a, "shell", json_pack("{s:s, s:i, s:i}", "event",
 		    "exit", "uid", (int)sh->uid, "status", code));
-	if (sh->connid != 0 && (c = control_byid(sh->connid)) != NULL) {
-		c->shell = NULL;
-		control_send_obj(c, json_pack("{s:s, s:i}", "id", sh->id,
-		    "status", code));
-	}
-	shell_free(sh);
+	/* Its last output, then the status. */
+	shell_ev(sh, ON_MW, 0);
+	if (sh->master != -1)
+		(void)shell_master_drain(sh, 0);
+	shell_close_master(sh);
+	if (sh->relay != -1 && evbuffer_get_length(sh->out) > 0)
+		shell_ev(sh, ON_RW, 1);
+	else
+		shell_finish(sh);
 	return (1);
 }

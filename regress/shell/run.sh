@@ -2,9 +2,11 @@
 # factoryctl shell through the real daemon: an operator's command in a
 # running attempt's sandbox runs as the agent would (its uid, seccomp,
 # no_new_privs, no capabilities, its pid namespace and tree, Landlock),
-# with factoryctl's stdio and exit status; it is refused on the .ro
-# socket and for an attempt that is not running; it dies with the
-# attempt and with its factoryctl.  Needs root.
+# on a terminal factoryd allocated and relays (no fd of the operator's
+# goes in), with a fresh HOME, no startup file the agent could have
+# written, and every process it started killed when it ends; it is
+# refused on the .ro socket and for an attempt that is not running; it
+# dies with the attempt and with its factoryctl.  Needs root.
 
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 
@@ -19,6 +21,8 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 command -v jq >/dev/null || fail "shell: needs jq"
+command -v python3 >/dev/null || fail "shell: needs python3"
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 P=$O/regress/hostile
 h_setup
@@ -37,7 +41,20 @@ wait_state() {
 	return 1
 }
 
-manifest sleeper '["/bin/sleep", "120"]'
+# The agent plants every startup file a shell or readline could read
+# from a place it can write (HOME was /tmp), each of which would leave
+# a mark and start a reader of the terminal; and text with escape
+# sequences for the operator to look at.
+PLANT='for f in .bashrc .profile .shrc .kshrc .bash_profile .bash_login \
+    .envrc .zshrc .mkshrc; do
+	printf "echo ran >/tmp/ran%s\n(trap \"\" HUP; setsid sh -c \"exec cat >>/tmp/keys\" <&0 >/dev/null 2>&1 &)\n" "$f" >/tmp/$f
+	cp /tmp/$f "$PWD/$f"
+done
+printf "set editing-mode vi\n" >/tmp/.inputrc
+cp /tmp/.inputrc "$PWD/.inputrc"
+printf "agent-says \033]0;retitled\007\033[2J done\n" >/tmp/evil
+exec /bin/sleep 600'
+manifest sleeper "$(shjson "$PLANT")"
 id=$(submit sleeper) && wait_state "$id" running ||
     fail "shell: the sleeping attempt did not start"
 AUID=$(show "$id" | jq -r .uid)
@@ -78,15 +95,23 @@ check "the sandbox's hostname" [ "$(echo "$OUT" | grep '^hostname:')" = \
     "hostname: $id" ]
 check "Landlock: /etc not writable" sh -c "echo '$OUT' | grep -qx 'etc: refused'"
 check "the tree is writable" sh -c "echo '$OUT' | grep -qx 'tree: written'"
-check "nothing on stderr" [ ! -s "$T/shell.err" ]
+check "nothing on factoryctl's stderr" [ ! -s "$T/shell.err" ]
 
 OUT=$(echo "through stdin" | ctl shell "$id" -- /bin/cat)
-check "stdin and stdout are factoryctl's" [ "$OUT" = "through stdin" ]
+check "stdin and stdout are relayed" [ "$OUT" = "through stdin" ]
 ctl shell "$id" -- /bin/sh -c 'echo to-stderr >&2; exit 7' \
-    >/dev/null 2>"$T/shell.err"
+    >"$T/shell.out" 2>"$T/shell.err"
 RC=$?
 check "the command's exit status is factoryctl's" [ "$RC" = 7 ]
-check "stderr is factoryctl's" grep -qx to-stderr "$T/shell.err"
+check "its stderr comes through the terminal, on stdout" \
+    grep -qx to-stderr "$T/shell.out"
+check "factoryctl's own stderr stays empty" [ ! -s "$T/shell.err" ]
+OUT=$(ctl shell "$id" -- /bin/sh -c 'for f in 0 1 2; do
+    readlink /proc/$$/fd/$f; done; [ -t 0 ] && [ -t 1 ] && echo terminal' \
+    </dev/null 2>&1)
+check "the command's stdio is a terminal, not factoryctl's pipes" \
+    sh -c "echo '$OUT' | grep -qx terminal && ! echo '$OUT' |
+    grep -qE 'pipe:|socket:|null'"
 ctl shell "$id" -- /bin/sh -c 'kill -9 $$'
 RC=$?
 check "a command killed by signal 9 gives 137" [ "$RC" = 137 ]
@@ -99,6 +124,136 @@ check "entry logged with the operator's uid" \
     grep -q "$id: shell entered by uid 0, pid [0-9]*: /bin/sh" "$T/log"
 check "exit logged with the operator's uid" \
     grep -q "$id: shell of uid 0 ended, status 7" "$T/log"
+
+# --- hostile: the terminal is factoryd's, the session dies whole --------
+
+# ptyrun OUT ROWS COLS ARGS... < script: factoryctl on a terminal of its own.
+ptyrun() {
+	local out=$1 r=$2 c=$3
+	shift 3
+	python3 "$HERE/ptyrun.py" "$out" "$r" "$c" "$O/factoryctl" -s "$SOCK" \
+	    shell "$@"
+}
+
+# gone REGEX: no process of the attempt's uid matches, within 3 s.
+gone() {
+	local i=0
+	while pgrep -u "$AUID" -f "$1" >/dev/null && [ $i -lt 30 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	! pgrep -u "$AUID" -f "$1" >/dev/null
+}
+
+# Session A: bash, interactive, on an operator's terminal of 37x101.
+rm -f "$T/fds-checked"
+ptyrun "$T/ptyA.out" 37 101 "$id" -- /bin/bash -i >"$T/ptyA.res" 2>&1 <<EOF &
+expect \\\$ 15
+mode
+send echo "home=\$HOME n=\$(ls -A "\$HOME" | wc -l) owner=\$(stat -c %u "\$HOME") env=\${ENV-unset}"; bind -v | grep editing-mode; stty size\n
+expect [0-9]+ [0-9]+\r\n
+send sleep 1001 & setsid sleep 1002 & (sh -c 'sleep 1003 &' &); echo "start""ed"\n
+expect started
+waitfile $T/fds-checked
+resize 40 120
+sleep 0.5
+send stty size\n
+expect 40 120
+send cat /tmp/evil\n
+expect done
+send (trap '' HUP; setsid sh -c 'exec cat >>/tmp/keys' <&0 >/dev/null 2>&1 &); sleep 0.3; exit\n
+wait 15
+after SECRET-AFTER-EXIT\n
+sleep 1
+EOF
+APID=$!
+i=0
+while ! pgrep -u "$AUID" -f "sleep 1003" >/dev/null && [ $i -lt 100 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+sleep 0.3
+OPTY=""
+NFD=0
+BAD=""
+for p in $(pgrep -u "$AUID" -f "sleep 100[123]|bash -i"); do
+	for f in /proc/$p/fd/*; do
+		[ -e "$f" ] || continue
+		l=$(readlink "$f")
+		NFD=$((NFD + 1))
+		case $l in
+		/dev/pts/*)
+			[ -z "$OPTY" ] && OPTY=$l
+			[ "$l" = "$OPTY" ] || BAD="$BAD $p:$l" ;;
+		/dev/null) ;;	# sh -c gives a background job that
+		*)	BAD="$BAD $p:$l" ;;
+		esac
+	done
+done
+touch "$T/fds-checked"
+wait $APID
+RES=$(cat "$T/ptyA.res")
+echo "$RES" | sed 's/^/# /'
+[ -z "$BAD" ] || echo "# not the session's terminal:$BAD"
+check "the session's processes hold one terminal and nothing else ($NFD fds)" \
+    [ -n "$OPTY" -a -z "$BAD" -a "$NFD" -ge 9 ]
+check "that terminal is factoryd's pty, not the operator's" \
+    [ "$OPTY" != "$(echo "$RES" | sed -n 's/^operator-pty //p')" ]
+check "factoryctl puts the operator's terminal in raw mode" \
+    grep -qx 'mode: raw' "$T/ptyA.res"
+check "HOME is a fresh empty directory of the attempt's uid, ENV unset" \
+    grep -qa "home=/[^ ]* n=0 owner=$AUID env=unset" "$T/ptyA.out"
+check "HOME is not /tmp" sh -c "! grep -qa 'home=/tmp ' '$T/ptyA.out'"
+check "no .inputrc of the agent's was read" \
+    grep -qa "editing-mode emacs" "$T/ptyA.out"
+check "the window size is passed (37 101)" grep -qa "^37 101" "$T/ptyA.out"
+check "and a change of it (40 120)" grep -qa "40 120" "$T/ptyA.out"
+check "the agent's escape sequences reach the operator through the relay" \
+    grep -qaF "$(printf 'agent-says \033]0;retitled\007')" "$T/ptyA.out"
+check "exit ends the session with status 0" grep -qx 'status 0' "$T/ptyA.res"
+check "factoryctl restores the terminal on exit" \
+    grep -qx 'restored yes' "$T/ptyA.res"
+check "a background process dies at session end" gone "sleep 1001"
+check "a setsid one too" gone "sleep 1002"
+check "a double-forked one too" gone "sleep 1003"
+check "the terminal's reader is gone too" gone "cat$"
+OUT=$(ctl shell "$id" -- /bin/sh -c 'ls -A /tmp | grep "^ran" | tr "\n" " "
+echo; cat /tmp/keys 2>/dev/null; echo keys-end' </dev/null 2>&1)
+check "no startup file of the agent's ran" \
+    [ "$(echo "$OUT" | sed -n 1p | tr -d ' ')" = "" ]
+check "keystrokes after exit never reach the agent" \
+    sh -c "echo '$OUT' | grep -q keys-end && ! echo '$OUT' | grep -q SECRET"
+
+# Session B: sh, and the operator's connection goes (factoryctl killed).
+ptyrun "$T/ptyB.out" 24 80 "$id" >"$T/ptyB.res" 2>&1 <<EOF
+expect \\\$ 15
+send setsid sleep 1011 & sleep 1012 & (trap '' HUP; setsid sleep 1013 &); echo "start""ed"\n
+expect started
+sleep 0.3
+signal SIGKILL
+wait 5
+EOF
+check "factoryctl killed: its setsid process dies" gone "sleep 1011"
+check "its background process dies" gone "sleep 1012"
+check "its HUP-ignoring double-forked one dies" gone "sleep 1013"
+OUT=$(ctl shell "$id" -- /bin/sh -c 'ls -A /tmp | grep "^ran"' </dev/null 2>&1)
+check "sh read no startup file either" [ -z "$OUT" ]
+
+# Sessions C, D: factoryctl killed by a signal restores the terminal and
+# the session dies with its connection.
+for sig in TERM HUP; do
+	ptyrun "$T/ptyC.out" 24 80 "$id" >"$T/ptyC.res" 2>&1 <<EOF
+expect \\\$ 15
+send setsid sleep 1021 & echo "start""ed"\n
+expect started
+signal SIG$sig
+wait 5
+EOF
+	check "SIG$sig: factoryctl restores the terminal" \
+	    grep -qx 'restored yes' "$T/ptyC.res"
+	check "SIG$sig: and the session dies with it" gone "sleep 1021"
+done
+check "no session cgroup is left behind" sh -c "! ls -d \
+    /sys/fs/cgroup/unified/factory/*/$id/shell-* \
+    /sys/fs/cgroup/factory/*/$id/shell-* 2>/dev/null"
 
 # --- refusals -----------------------------------------------------------
 

@@ -1,0 +1,249 @@
+/*
+ * Unit tests of libcommon/vis.c: the display form of untrusted bytes.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vis.h"
+
+/* The form of n bytes, with flags, in a buffer of the checks' own. */
+static const char *
+form(const char *s, size_t n, int flags)
+{
+	static char	 buf[1024];
+	size_t		 len;
+
+	len = vis_buf(buf, sizeof(buf), s, n, flags);
+	ck_assert_uint_lt(len, sizeof(buf));
+	ck_assert_uint_eq(len, strlen(buf));
+	return (buf);
+}
+
+/* No byte a terminal acts on: below 0x20 (but allowed \n \t), DEL. */
+static void
+assert_inert(const char *s, int flags)
+{
+	const unsigned char	*p;
+
+	for (p = (const unsigned char *)s; *p != '\0'; p++) {
+		if ((*p == '\n' && (flags & VIS_NL)) ||
+		    (*p == '\t' && (flags & VIS_TAB)))
+			continue;
+		ck_assert_msg(*p >= 0x20 && *p != 0x7f,
+		    "raw byte 0x%02x in \"%s\"", *p, s);
+	}
+}
+
+/* Every byte alone. */
+START_TEST(test_every_byte)
+{
+	char		 in[1], want[8];
+	const char	*got;
+	int		 flags;
+
+	for (flags = 0; flags <= (VIS_NL | VIS_TAB); flags++) {
+		in[0] = (char)_i;
+		got = form(in, 1, flags);
+		if ((_i == '\n' && (flags & VIS_NL)) ||
+		    (_i == '\t' && (flags & VIS_TAB)))
+			snprintf(want, sizeof(want), "%c", _i);
+		else if (_i == '\\')
+			strlcpy(want, "\\\\", sizeof(want));
+		else if (_i < 0x20 || _i >= 0x7f)
+			snprintf(want, sizeof(want), "\\x%02x", _i);
+		else
+			snprintf(want, sizeof(want), "%c", _i);
+		ck_assert_str_eq(got, want);
+		assert_inert(got, flags);
+	}
+}
+END_TEST
+
+/* Every pair of bytes: never a raw control, never longer than 4x. */
+START_TEST(test_every_pair)
+{
+	char		 in[3];
+	const char	*got;
+	int		 b;
+
+	for (b = 0; b < 256; b++) {
+		in[0] = (char)_i;
+		in[1] = (char)b;
+		in[2] = 'z';
+		got = form(in, 3, 0);
+		assert_inert(got, 0);
+		ck_assert_uint_le(strlen(got), 12);
+		ck_assert_int_eq(got[strlen(got) - 1], 'z');
+	}
+}
+END_TEST
+
+static const struct {
+	const char	*in;
+	size_t		 len;
+	const char	*want;
+} cases[] = {
+	/* Printable UTF-8 passes. */
+	{ "plain.txt", 9, "plain.txt" },
+	{ "\xc3\xa9t\xc3\xa9", 5, "\xc3\xa9t\xc3\xa9" },
+	{ "\xe2\x82\xac", 3, "\xe2\x82\xac" },			/* U+20AC */
+	{ "\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80" },		/* U+1F600 */
+	{ "\xc2\xa0", 2, "\xc2\xa0" },				/* U+00A0 */
+	{ "\xef\xbf\xbd", 3, "\xef\xbf\xbd" },			/* U+FFFD */
+	{ "\xf4\x8f\xbf\xbf", 4, "\xf4\x8f\xbf\xbf" },		/* U+10FFFF */
+	{ "\xed\x9f\xbf", 3, "\xed\x9f\xbf" },			/* U+D7FF */
+	{ "\xee\x80\x80", 3, "\xee\x80\x80" },			/* U+E000 */
+	/* The file name of the issue. */
+	{ "zz\r\x1b[1A\x1b[2K\tM README.md", 23,
+	    "zz\\x0d\\x1b[1A\\x1b[2K\\x09M README.md" },
+	{ "\x1b]0;title\x07", 10, "\\x1b]0;title\\x07" },
+	{ "a\0b", 3, "a\\x00b" },
+	{ "back\\slash", 10, "back\\\\slash" },
+	/* C1 controls, valid UTF-8 all the same. */
+	{ "\xc2\x80", 2, "\\u{0080}" },
+	{ "\xc2\x85", 2, "\\u{0085}" },
+	{ "\xc2\x9b" "31m", 5, "\\u{009B}31m" },
+	{ "\xc2\x9f", 2, "\\u{009F}" },
+	/* Bidi and format controls, separators. */
+	{ "\xe2\x80\xaa", 3, "\\u{202A}" },
+	{ "a\xe2\x80\xae" "cod.exe", 11, "a\\u{202E}cod.exe" },
+	{ "\xe2\x81\xa6", 3, "\\u{2066}" },
+	{ "\xe2\x81\xa9", 3, "\\u{2069}" },
+	{ "\xe2\x81\xaa", 3, "\xe2\x81\xaa" },			/* U+206A */
+	{ "\xe2\x80\xa9", 3, "\\u{2029}" },
+	{ "\xe2\x80\x8f", 3, "\\u{200F}" },
+	{ "\xd8\x9c", 2, "\\u{061C}" },
+	/* Overlong forms. */
+	{ "\xc0\x80", 2, "\\xc0\\x80" },
+	{ "\xc1\xbf", 2, "\\xc1\\xbf" },
+	{ "\xe0\x80\xaf", 3, "\\xe0\\x80\\xaf" },
+	{ "\xe0\x9f\xbf", 3, "\\xe0\\x9f\\xbf" },
+	{ "\xf0\x80\x80\xaf", 4, "\\xf0\\x80\\x80\\xaf" },
+	{ "\xf0\x8f\xbf\xbf", 4, "\\xf0\\x8f\\xbf\\xbf" },
+	/* Surrogates, and past U+10FFFF. */
+	{ "\xed\xa0\x80", 3, "\\xed\\xa0\\x80" },
+	{ "\xed\xbf\xbf", 3, "\\xed\\xbf\\xbf" },
+	{ "\xf4\x90\x80\x80", 4, "\\xf4\\x90\\x80\\x80" },
+	{ "\xf5\x80\x80\x80", 4, "\\xf5\\x80\\x80\\x80" },
+	{ "\xff\xfe", 2, "\\xff\\xfe" },
+	/* Truncated sequences: at the end, and before other bytes. */
+	{ "\xe2\x82", 2, "\\xe2\\x82" },
+	{ "\xf0\x9f\x98", 3, "\\xf0\\x9f\\x98" },
+	{ "\xe2\x82" "A", 3, "\\xe2\\x82A" },
+	{ "\xc3" "\xc3\xa9", 3, "\\xc3\xc3\xa9" },
+	{ "\x80\xbf", 2, "\\x80\\xbf" },
+	/* A C1 control cut short is an invalid byte. */
+	{ "\xc2", 1, "\\xc2" },
+};
+
+START_TEST(test_cases)
+{
+	const char	*got;
+
+	got = form(cases[_i].in, cases[_i].len, 0);
+	ck_assert_msg(strcmp(got, cases[_i].want) == 0,
+	    "case %d: got \"%s\", want \"%s\"", _i, got, cases[_i].want);
+	assert_inert(got, 0);
+}
+END_TEST
+
+START_TEST(test_flags)
+{
+	ck_assert_str_eq(form("a\nb\tc\r", 6, 0), "a\\x0ab\\x09c\\x0d");
+	ck_assert_str_eq(form("a\nb\tc\r", 6, VIS_NL), "a\nb\\x09c\\x0d");
+	ck_assert_str_eq(form("a\nb\tc\r", 6, VIS_NL | VIS_TAB),
+	    "a\nb\tc\\x0d");
+}
+END_TEST
+
+/* A short buffer: cut at a whole unit, the full length returned. */
+START_TEST(test_truncation)
+{
+	char	 buf[8];
+	size_t	 n;
+
+	n = vis_buf(buf, sizeof(buf), "abc\x1b" "def", 7, 0);
+	ck_assert_uint_eq(n, 10);
+	ck_assert_str_eq(buf, "abc\\x1b");
+	n = vis_buf(buf, 6, "abc\x1b" "def", 7, 0);
+	ck_assert_str_eq(buf, "abc");		/* not "abc\x1" */
+	n = vis_buf(buf, 5, "ab\xe2\x82\xac", 5, 0);
+	ck_assert_uint_eq(n, 5);
+	ck_assert_str_eq(buf, "ab");		/* not half a character */
+	ck_assert_uint_eq(vis_buf(NULL, 0, "\xff", 1, 0), 4);
+	n = vis_buf(buf, 1, "x", 1, 0);
+	ck_assert_str_eq(buf, "");
+}
+END_TEST
+
+START_TEST(test_alloc)
+{
+	char	 in[256], *s;
+	int	 i;
+
+	for (i = 0; i < 256; i++)
+		in[i] = (char)i;
+	s = vis_alloc(in, sizeof(in), 0);
+	ck_assert_ptr_nonnull(s);
+	assert_inert(s, 0);
+	ck_assert_uint_eq(strlen(s), vis_buf(NULL, 0, in, sizeof(in), 0));
+	free(s);
+	s = vis_alloc("", 0, 0);
+	ck_assert_str_eq(s, "");
+	free(s);
+}
+END_TEST
+
+START_TEST(test_tail)
+{
+	ck_assert_uint_eq(vis_tail("abc", 3), 0);
+	ck_assert_uint_eq(vis_tail("a\xe2", 2), 1);
+	ck_assert_uint_eq(vis_tail("a\xe2\x82", 3), 2);
+	ck_assert_uint_eq(vis_tail("a\xe2\x82\xac", 4), 0);	/* complete */
+	ck_assert_uint_eq(vis_tail("\xf0\x9f\x98", 3), 3);
+	ck_assert_uint_eq(vis_tail("\xf0", 1), 1);
+	ck_assert_uint_eq(vis_tail("\xe0", 1), 1);
+	ck_assert_uint_eq(vis_tail("\xe0\x80", 2), 0);	/* overlong anyway */
+	ck_assert_uint_eq(vis_tail("\xed\xa0", 2), 0);	/* a surrogate */
+	ck_assert_uint_eq(vis_tail("\xc0", 1), 0);
+	ck_assert_uint_eq(vis_tail("\xff", 1), 0);
+	ck_assert_uint_eq(vis_tail("\x80\x80\x80", 3), 0);
+	ck_assert_uint_eq(vis_tail("\xf4\x90", 2), 0);	/* past U+10FFFF */
+	ck_assert_uint_eq(vis_tail("", 0), 0);
+}
+END_TEST
+
+static Suite *
+vis_suite(void)
+{
+	Suite	*s;
+	TCase	*tc;
+
+	s = suite_create("vis");
+	tc = tcase_create("core");
+	tcase_add_loop_test(tc, test_every_byte, 0, 256);
+	tcase_add_loop_test(tc, test_every_pair, 0, 256);
+	tcase_add_loop_test(tc, test_cases, 0,
+	    sizeof(cases) / sizeof(cases[0]));
+	tcase_add_test(tc, test_flags);
+	tcase_add_test(tc, test_truncation);
+	tcase_add_test(tc, test_alloc);
+	tcase_add_test(tc, test_tail);
+	suite_add_tcase(s, tc);
+	return (s);
+}
+
+int
+main(void)
+{
+	SRunner	*sr;
+	int	 failed;
+
+	sr = srunner_create(vis_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}
