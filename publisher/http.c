@@ -586,9 +586,11 @@ http_parse(const char *buf, size_t len, int eof, struct http_resp *r,
 		    "chunked"));
 	body = hend + 4;
 	blen = buf + len - body;
-	if (status == 204 || status == 304)
+	if (status == 204 || status == 304) {
+		/* No body whatever the headers say: nothing to copy either. */
 		blen = 0;
-	else if (chunked) {
+		chunked = 0;
+	} else if (chunked) {
 		if ((rc = http_chunks(body, blen, NULL, &blen, err,
 		    errlen)) != 1)
 			return (rc == 0 && eof ? pub_fail(err, errlen,
