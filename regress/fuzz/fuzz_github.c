@@ -116,6 +116,7 @@ split(const char *d, size_t size, size_t *modelen)
 {
 	const char	*p, *end = d + size, *nl, *z;
 	struct answer	*a;
+	char		 line[128];
 
 	memset(&fake, 0, sizeof(fake));
 	if ((nl = memchr(d, '\n', size)) == NULL)
@@ -128,7 +129,9 @@ split(const char *d, size_t size, size_t *modelen)
 		a->retry_after = a->remaining = a->reset = -1;
 		if ((nl = memchr(p, '\n', z - p)) == NULL)
 			nl = z;
-		sscanf(p, "%d %ld %ld %lld", &a->status, &a->retry_after,
+		/* The input is not NUL-terminated: sscanf needs a string. */
+		snprintf(line, sizeof(line), "%.*s", (int)(nl - p), p);
+		sscanf(line, "%d %ld %ld %lld", &a->status, &a->retry_after,
 		    &a->remaining, &a->reset);
 		a->body = nl < z ? nl + 1 : z;
 		a->len = z - a->body;
