@@ -38,7 +38,7 @@
 #define MSG_TITLE_MAX	256
 #define MSG_ESC_MAX	(16 * 1024)	/* an escaped reason, path, record */
 #define MSG_LIST_MAX	1024		/* entries of a list */
-#define MSG_HELLO_MAX	8192		/* HELLO text, NUL included */
+#define MSG_HELLO_MAX	(32 * 1024)	/* HELLO text, NUL included */
 #define MSG_ERRLEN	256		/* what a decoder says is wrong */
 
 enum msg_kind {

@@ -72,7 +72,7 @@ for d in $dirs; do
 	interp=$(sed -n '1s/^#! *//p' "$d/run.sh")
 	# One copy of a suite at a time on this machine: suites use fixed
 	# uid ranges and ports.
-	flock "/tmp/factory-lock.$name" ${interp:-sh} "$d/run.sh" >"$out" 2>&1
+	flock "/tmp/factory-suite.$name.lock" ${interp:-sh} "$d/run.sh" >"$out" 2>&1
 	st=$?
 	cat "$out"
 	count "$name" "$out" "$st"

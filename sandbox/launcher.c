@@ -14,6 +14,7 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,7 @@ main(int argc, char *argv[])
 {
 	struct sbx_plan		*pl;
 	struct sandbox_spec	*spec;
+	sigset_t		 set;
 	int			 fd;
 
 	/* The command line is the title: "factory-sandbox attempt ID". */
@@ -97,6 +99,10 @@ main(int argc, char *argv[])
 		errx(1, "not pid 1 of a new pid namespace: started by "
 		    "factoryd only");
 	check_fds();
+	/* Blocked by the parent around the clone: the agent starts clean. */
+	sigemptyset(&set);
+	if (sigprocmask(SIG_SETMASK, &set, NULL) == -1)
+		err(1, "sigprocmask");
 	/* The error pipe reports execve of the agent by closing. */
 	for (fd = SBX_FD_SOCK; fd < SBX_FD_MAX; fd++)
 		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);

@@ -1,17 +1,21 @@
 /*
- * The agent sandbox launcher.  Runs in the parent (root); see sandbox.h
- * for the life of a sandbox and sandbox(7)-style notes below for why
- * each step is where it is.
+ * The agent sandbox, the parent's side (root): the plan, the cgroups,
+ * the namespace pool, the spawn and the teardown by exact path; see
+ * sandbox.h for the life of a sandbox.  What runs inside is in
+ * sandbox/ (child.c), as the factory-sandbox launcher binary.
  *
  * Three processes take part in one spawn:
  *
- *   parent	clones pid 1 into new mount, pid and uts namespaces and
+ *   parent	computes the plan and queues it on pid 1's socket,
+ *		clones pid 1 into new mount, pid and uts namespaces and
  *		a fresh network and IPC namespace (from the pool, see
- *		below); while pid 1 builds its mount view, creates the
- *		cgroups, moves pid 1 into them and says "G"; then reads
- *		a close-on-exec pipe: EOF when the agent's execve
+ *		below), where it execs factory-sandbox at once; while
+ *		pid 1 builds its mount view, creates the cgroups, hands
+ *		pid 1 their cgroup.procs and says "G"; then reads a
+ *		close-on-exec pipe: EOF when the agent's execve
  *		succeeded, else the reason pid 1 or the agent failed.
- *   pid 1	enters the pooled namespaces, builds the mount view,
+ *   pid 1	reads and decodes the plan, enters the pooled
+ *		namespaces, builds the mount view,
  *		waits for "G" (it is in the cgroups now), enters a cgroup
  *		namespace, forks the agent and reaps; when the agent
  *		exits it sends "S<wait status>" and exits, which kills
@@ -852,6 +856,37 @@ sbx_exec_launcher(struct sbx_plan *pl)
 	sbx_fail(SBX_FD_ERR, "exec factory-sandbox:");
 }
 
+static int
+sbx_launcher_child(void *arg)
+{
+	sbx_exec_launcher(arg);
+}
+
+/*
+ * The launcher execs at once, so it need not run on a copy of the
+ * parent: CLONE_VM and CLONE_VFORK, as posix_spawn(3) does, copy no
+ * page tables and leave the parent asleep until the execve.  Signals
+ * stay blocked meanwhile (the parent's handlers must not run in the
+ * child); the launcher unblocks them.  -1 with errno if not cloned.
+ */
+static pid_t
+sbx_clone_launcher(struct sbx_plan *pl, int nsflags)
+{
+	char		 stack[32768] __attribute__((aligned(16)));
+	sigset_t	 all, old;
+	pid_t		 pid;
+	int		 saved;
+
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = clone(sbx_launcher_child, stack + sizeof(stack), CLONE_VM |
+	    CLONE_VFORK | nsflags | SIGCHLD, pl);
+	saved = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+	return (pid);
+}
+
 /* The plan, as the launcher's first message; queued before the clone. */
 static int
 sbx_send_plan(int sock, const struct sbx_plan *pl, char *err,
@@ -922,15 +957,18 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 		pid = -2;	/* not cloned */
 		goto fail_clone;
 	}
-	/* Like fork(2), with the namespaces: the child runs on a copy. */
-	pid = (pid_t)syscall(SYS_clone, SBX_NSFLAGS | (pooled ? 0 :
-	    SBX_POOLNS) | SIGCHLD, NULL, NULL, NULL, 0);
-	if (pid == 0) {
-		close(sv[0]);
-		close(ep[0]);
-		if (sbx_launcher != -1)
-			sbx_exec_launcher(&pl);
-		sbx_pid1(&pl);
+	if (sbx_launcher != -1)
+		pid = sbx_clone_launcher(&pl, SBX_NSFLAGS | (pooled ? 0 :
+		    SBX_POOLNS));
+	else {
+		/* Like fork(2), with the namespaces: pid 1 runs on a copy. */
+		pid = (pid_t)syscall(SYS_clone, SBX_NSFLAGS | (pooled ? 0 :
+		    SBX_POOLNS) | SIGCHLD, NULL, NULL, NULL, 0);
+		if (pid == 0) {
+			close(sv[0]);
+			close(ep[0]);
+			sbx_pid1(&pl);
+		}
 	}
  fail_clone:
 	/* Pid 1 holds the pooled namespaces now, and nobody else. */

@@ -15,8 +15,9 @@
  *	sandbox_usage(&sb, &u)		what the cgroups measured
  *	sandbox_destroy(&sb, ...)	checks empty, removes by exact path
  *
- * sb.pid is pid 1 of the attempt's pid namespace (a small reaper that
- * stays root inside the namespaces and runs nothing else); the agent
+ * sb.pid is pid 1 of the attempt's pid namespace, the factory-sandbox
+ * launcher (a small reaper that stays root inside the namespaces, holds
+ * only its plan and runs nothing else); the agent
  * is its only child.  When the agent exits, pid 1 reports the agent's
  * wait status on sb.fd and exits too, which takes every other process
  * of the namespace with it; pid 1 also dies with the parent

@@ -129,9 +129,11 @@ check "300 out of scope: the receipt counts 300 rejects" \
 liar() {	# mode expected-text
 	d=$T/liar-$1
 	mkdir -p "$d"
-	for b in factory-worker factory-reconciler factory-publisher; do
-		ln -s "$O/$b" "$d/$b"
+	# Every child binary of the build, the verifier replaced.
+	for b in "$O"/factory-*; do
+		ln -s "$b" "$d/"
 	done
+	rm "$d/factory-verifier"
 	cp "$O/regress/daemon/prog_badchild" "$d/factory-verifier"
 	echo "$1" >"$d/factory-verifier.mode"
 	chmod 755 "$d"

@@ -36,8 +36,11 @@ range_procs() {
 # Everything an attempt may leave behind is gone.
 assert_clean() {	# name id
 	check "$1: no process of an attempt uid" [ -z "$(range_procs)" ]
+	# This daemon's own cgroups (factory/<instance>): another daemon on
+	# the machine may have an attempt of the same id.
+	tag=$(printf %s "$(realpath "$T/state")" | sha256sum | cut -c1-8)
 	check "$1: no cgroup of the attempt" \
-	    sh -c "! ls -d /sys/fs/cgroup/*/factory/*/$2 /sys/fs/cgroup/*/factory/*/$2-v 2>/dev/null | grep -q ."
+	    sh -c "! ls -d /sys/fs/cgroup/*/factory/$tag/$2 /sys/fs/cgroup/*/factory/$tag/$2-v 2>/dev/null | grep -q ."
 	check "$1: no attempt or verify dir" \
 	    sh -c "[ ! -e '$T/state/attempts/$2' ] && [ ! -e '$T/state/verify/$2' ]"
 	b=$(git --git-dir="$T/remote.git" -c safe.directory='*' for-each-ref "refs/heads/factory/$2" | wc -l)

@@ -1,4 +1,4 @@
-# A throwaway CA and a server certificate for localhost and 127.0.0.1
+# A throwaway CA and a server certificate for localhost, 127.0.0.1, ::1
 # (as an address for OpenSSL, and as a name for the mbedTLS of libgit2,
 # which matches names only), in the current directory: ca.pem, ca.key,
 # srv.pem, srv.key.  Sourced by run.sh and daemon.sh.
@@ -9,7 +9,7 @@ make_test_ca() {
 	    -addext keyUsage=critical,keyCertSign 2>/dev/null || return 1
 	openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr \
 	    -subj /CN=localhost 2>/dev/null || return 1
-	printf '%s\n' 'subjectAltName=DNS:localhost,IP:127.0.0.1,DNS:127.0.0.1' \
+	printf '%s\n' 'subjectAltName=DNS:localhost,IP:127.0.0.1,DNS:127.0.0.1,IP:::1' \
 	    'basicConstraints=CA:FALSE' 'extendedKeyUsage=serverAuth' \
 	    > srv.ext
 	openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key \

@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 # fakegh.py: a test double of GitHub for regress/github, never shipped.
-# Standard library only.  Three HTTPS listeners on 127.0.0.1 (ports
-# chosen by the kernel, written to --ports as "API GIT CTL"):
+# Standard library only.  Three HTTPS listeners (ports chosen by the
+# kernel, written to --ports as "API GIT CTL"), each on every address
+# of --listen: "auto" (the default: every address "localhost" resolves
+# to, as clients will find it), or a comma list such as "127.0.0.1" or
+# "::1,127.0.0.1"; each port is the same on all of them.  --silent ADDR
+# also holds each port on ADDR with a full accept queue, so that
+# connecting there neither succeeds nor fails (SYNs dropped):
 #
 #  API: POST /app/installations/ID/access_tokens (JWT RS256 checked
 #       against the App's public key with openssl(1), and its claims),
@@ -534,8 +539,20 @@ class Git(Handler):
 class TLSServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, kind, handler, ctx):
-        super().__init__(("127.0.0.1", 0), handler)
+    def __init__(self, kind, handler, ctx, addr, port):
+        self.address_family = socket.AF_INET6 if ":" in addr else \
+            socket.AF_INET
+        super().__init__((addr, port), handler, bind_and_activate=False)
+        if self.address_family == socket.AF_INET6:
+            # ::1 only: the IPv4 side is a listener of its own, or none.
+            self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY,
+                                   1)
+        try:
+            self.server_bind()
+            self.server_activate()
+        except OSError:
+            self.server_close()
+            raise
         self.kind = kind
         self.ctx = ctx
 
@@ -562,6 +579,64 @@ class TLSServer(ThreadingHTTPServer):
         super().finish_request(request, client_address)
 
 
+def listen_addrs(spec):
+    """The addresses to listen on, in order, without repeats."""
+    if spec != "auto":
+        return spec.split(",")
+    out = []
+    for ai in socket.getaddrinfo("localhost", None, type=socket.SOCK_STREAM):
+        if ai[4][0] in out:
+            continue
+        # A name may point where this host cannot listen (::1 with
+        # IPv6 off): a client gets "refused" there and moves on.
+        try:
+            with socket.socket(ai[0], socket.SOCK_STREAM) as t:
+                t.bind((ai[4][0], 0))
+        except OSError:
+            continue
+        out.append(ai[4][0])
+    return out
+
+
+def listen_all(kind, handler, ctx, addrs):
+    """One listener per address, all on one port (tries a few ports if
+    the kernel's choice for the first is taken on another)."""
+    for _ in range(20):
+        group = [TLSServer(kind, handler, ctx, addrs[0], 0)]
+        port = group[0].server_address[1]
+        try:
+            for a in addrs[1:]:
+                group.append(TLSServer(kind, handler, ctx, a, port))
+            return group
+        except OSError:
+            for g in group:
+                g.server_close()
+    raise SystemExit("fakegh: no port free on all of %s" % addrs)
+
+
+def silent(addr, port):
+    """addr:port accepts nothing and refuses nothing: its accept queue
+    is full, so the kernel drops every SYN (a host that swallows
+    packets).  The sockets are returned to be kept open."""
+    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    if fam == socket.AF_INET6:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    s.bind((addr, port))
+    s.listen(0)
+    keep = [s]
+    for _ in range(3):
+        c = socket.socket(fam, socket.SOCK_STREAM)
+        c.setblocking(False)
+        try:
+            c.connect((addr, port))
+        except BlockingIOError:
+            pass
+        keep.append(c)
+    time.sleep(0.2)
+    return keep
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
@@ -571,17 +646,24 @@ def main():
     ap.add_argument("--installation", type=int, required=True)
     ap.add_argument("--repo-id", type=int, required=True)
     ap.add_argument("--tokens")
+    ap.add_argument("--listen", default="auto")
+    ap.add_argument("--silent")
     ARGS = ap.parse_args()
     ARGS.bare = os.path.join(ARGS.git_root, ARGS.owner, ARGS.repo + ".git")
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(ARGS.cert, ARGS.key)
-    api, git = TLSServer("api", API, ctx), TLSServer("git", Git, ctx)
+    addrs = listen_addrs(ARGS.listen)
     # The tests' hooks on a port of their own: no fault reaches them.
-    ctl = TLSServer("ctl", API, ctx)
-    PORTS["api"], PORTS["git"] = api.server_address[1], git.server_address[1]
-    PORTS["ctl"] = ctl.server_address[1]
-    threading.Thread(target=git.serve_forever, daemon=True).start()
-    threading.Thread(target=ctl.serve_forever, daemon=True).start()
+    servers = []
+    for kind, handler in (("api", API), ("git", Git), ("ctl", API)):
+        group = listen_all(kind, handler, ctx, addrs)
+        PORTS[kind] = group[0].server_address[1]
+        servers += group
+    for srv in servers[1:]:
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+    api = servers[0]
+    holes = [silent(ARGS.silent, p) for p in PORTS.values()] \
+        if ARGS.silent else []
     tmp = ARGS.ports + ".tmp"
     with open(tmp, "w") as f:
         f.write("%d %d %d\n" % (PORTS["api"], PORTS["git"], PORTS["ctl"]))

@@ -22,9 +22,11 @@ SRVPID=
 export LSAN_OPTIONS
 
 T=$(mktemp -d /tmp/regress-github.XXXXXX)
+SRVPIDS=
 cleanup() {
-	[ -n "$SRVPID" ] && kill "$SRVPID" 2>/dev/null
-	[ -n "$SRVPID" ] && wait "$SRVPID" 2>/dev/null
+	for p in $SRVPID $SRVPIDS; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
 	if [ -n "${KEEP:-}" ]; then echo "# kept $T"; else rm -rf "$T"; fi
 }
 trap cleanup EXIT
@@ -65,28 +67,42 @@ setup() {
 	    git config user.name test || return 1
 	echo base > README && git add README &&
 	    git commit -q -m base && git push -q "$BARE" main || return 1
-	python3 "$HERE/fakegh.py" --dir "$T/srv" --cert "$T/srv/srv.pem" \
-	    --key "$T/srv/srv.key" --app-pub "$T/srv/app-pub.pem" \
-	    --app-id $APP_ID --owner $OWNER --repo $REPO \
-	    --git-root "$T/srv/git" --ports "$T/srv/ports" \
-	    --installation $INST --repo-id $REPO_ID \
-	    2>"$T/srv/server.err" &
-	SRVPID=$!
-	i=0
-	while [ ! -s "$T/srv/ports" ] && [ $i -lt 100 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
-	[ -s "$T/srv/ports" ] || return 1
+	fakegh auto "$T/srv/ports" || return 1
+	SRVPID=$FAKEPID
 	read -r APIPORT GITPORT CTLPORT < "$T/srv/ports"
 	API=https://localhost:$APIPORT
 }
 
+# fakegh LISTEN PORTSFILE [WRAPPER...]: a forge on the addresses LISTEN
+# (fakegh.py --listen), started through WRAPPER (e.g. a private
+# /etc/hosts); FAKEPID its pid, once PORTSFILE is written.
+fakegh() {
+	fg_listen=$1 fg_ports=$2
+	shift 2
+	"$@" python3 "$HERE/fakegh.py" --dir "$T/srv" --cert "$T/srv/srv.pem" \
+	    --key "$T/srv/srv.key" --app-pub "$T/srv/app-pub.pem" \
+	    --app-id $APP_ID --owner $OWNER --repo $REPO \
+	    --git-root "$T/srv/git" --ports "$fg_ports" \
+	    --installation $INST --repo-id $REPO_ID --listen "$fg_listen" \
+	    ${FG_SILENT:+--silent "$FG_SILENT"} 2>>"$T/srv/server.err" &
+	FAKEPID=$!
+	i=0
+	while [ ! -s "$fg_ports" ] && [ $i -lt 100 ]; do
+		kill -0 $FAKEPID 2>/dev/null || break
+		sleep 0.1; i=$((i + 1))
+	done
+	[ -s "$fg_ports" ]
+}
+
 # The servers' test hooks, over TLS with the test CA.
+CTLHOST=localhost
 ctl() {
-	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" "https://localhost:$CTLPORT/_control" "$1" >/dev/null
+	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" \
+	    "https://$CTLHOST:$CTLPORT/_control" "$1" >/dev/null
 }
 state() {
-	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" "https://localhost:$CTLPORT/_state"
+	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" \
+	    "https://$CTLHOST:$CTLPORT/_state"
 }
 
 # mkbundle ID: a commit on factory/ID over main, bundled; sets COMMIT.
@@ -416,10 +432,14 @@ fi
 # The forge's bad days: dropped connections, 5xx, stalls, chunked.
 . "$HERE/baddays.sh"
 
+# A name with several addresses, the first one dead (addrs.sh).
+. "$HERE/addrs.sh"
+
 # 10. No token, live or revoked, in any file the publisher wrote (its
 # logs, output, and caches, binary files included).
 # Every 32-character slice of each: a token cut short is found too.
-state | jq -r '.tokens | keys[]' > "$T/srv/tokens"
+{ state | jq -r '.tokens | keys[]'; cat "$T/srv/tokens.extra" \
+    2>/dev/null; } > "$T/srv/tokens"
 N=$(wc -l < "$T/srv/tokens")
 awk '{ for (i = 1; i + 31 <= length($0); i += 32) print substr($0, i, 32) }' \
     "$T/srv/tokens" > "$T/srv/slices"

@@ -318,6 +318,13 @@ expect "only fds 0 1 2 at exec" "0 1 2" "exit 0"
 sbx env -e A=1 -e "B=two words" -t "$TREE" -- "$PR" env
 expect "environment exactly as given" A=1 "B=two words" "exit 0"
 [ "$(printf '%s\n' "$OUT" | grep -c =)" = 2 ] || notok env "extra variables"
+XA="-x /" sbx exec-root -t "$TREE" -- /bin/true
+if [ "$RC" = 2 ] && printf '%s\n' "$OUT" | grep -qx \
+    'spawn: exec /: would show the host.s root'; then
+	ok "an exec path of / is refused: it would show the host's root"
+else
+	notok exec-root "rc $RC: $(echo $OUT)"
+fi
 sbx enoent -t "$TREE" -- /nonexistent/agent
 if [ "$RC" = 2 ] && printf '%s\n' "$OUT" | grep -qx \
     'spawn: exec /nonexistent/agent: No such file or directory'; then

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "esc.h"
+#include "receipt.h"
 
 /* What each byte must become, written out apart from esc.c. */
 static void
@@ -224,6 +225,26 @@ START_TEST(test_large)
 }
 END_TEST
 
+/*
+ * factoryctl verify quotes strings of the file it reads: escaped, so a
+ * hostile receipts file cannot write to the operator's terminal.
+ */
+START_TEST(test_receipt_errors)
+{
+	const char	*f = "{\"factory-receipts\":1,\"attempt\":\"a-1\","
+	    "\"keys\":{\"\\u001b]0;owned\\u0007\\u00ff\":{}}}\n";
+	char		 err[512];
+	size_t		 i;
+
+	ck_assert_int_eq(receipt_verify_buf(f, strlen(f), NULL, NULL, NULL,
+	    err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "unknown key \\x1b]0;owned\\x07\\xc3\\xbf")
+	    != NULL, "%s", err);
+	for (i = 0; err[i] != '\0'; i++)
+		ck_assert(err[i] >= 0x20 && err[i] <= 0x7e);
+}
+END_TEST
+
 static Suite *
 esc_suite(void)
 {
@@ -238,6 +259,7 @@ esc_suite(void)
 	tcase_add_test(tc, test_random_text);
 	tcase_add_test(tc, test_bounds);
 	tcase_add_test(tc, test_large);
+	tcase_add_test(tc, test_receipt_errors);
 	suite_add_tcase(s, tc);
 	return (s);
 }

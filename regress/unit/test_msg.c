@@ -627,6 +627,62 @@ START_TEST(test_hello)
 }
 END_TEST
 
+/*
+ * Random damage to a valid payload: the decoder never crashes, and
+ * whatever it accepts encodes again, to bytes it accepts the same way.
+ */
+START_TEST(test_random_damage)
+{
+	enum msg_kind	 k = _i;
+	char		 a[64 * 1024], b[64 * 1024], err[MSG_ERRLEN];
+	char		*s, *buf, *e1, *e2;
+	size_t		 len, n, l1, l2, j;
+	int		 round;
+
+	fill(k, a);
+	ck_assert_ptr_nonnull(s = msg_encode(k, a, &len, err, sizeof(err)));
+	ck_assert_ptr_nonnull(buf = malloc(len + 8));
+	srandom(0xbad + k);
+	for (round = 0; round < 3000; round++) {
+		memcpy(buf, s, len);
+		n = len;
+		for (j = 0; j < 1 + (size_t)random() % 3 && n > 1; j++) {
+			switch (random() % 4) {
+			case 0:		/* a byte changed */
+				buf[random() % (n - 1)] = (char)random();
+				break;
+			case 1:		/* a byte changed to a likely one */
+				buf[random() % (n - 1)] =
+				    "\"{}[],:0-9\\ux"[random() % 14];
+				break;
+			case 2:		/* cut short */
+				n = 1 + (size_t)random() % n;
+				buf[n - 1] = '\0';
+				break;
+			case 3:		/* a field dropped by its comma */
+				buf[random() % (n - 1)] = ',';
+				break;
+			}
+		}
+		if (msg_read(k, buf, n, b, err, sizeof(err)) == -1)
+			continue;
+		e1 = msg_encode(k, b, &l1, err, sizeof(err));
+		ck_assert_msg(e1 != NULL, "%s: accepted, not encodable: %s",
+		    msg_kind_name(k), err);
+		msg_free(k, b);
+		ck_assert_int_eq(msg_read(k, e1, l1, b, err, sizeof(err)), 0);
+		ck_assert_ptr_nonnull(e2 = msg_encode(k, b, &l2, err,
+		    sizeof(err)));
+		ck_assert_str_eq(e1, e2);
+		msg_free(k, b);
+		free(e1);
+		free(e2);
+	}
+	free(buf);
+	free(s);
+}
+END_TEST
+
 static Suite *
 msg_suite(void)
 {
@@ -640,6 +696,7 @@ msg_suite(void)
 	tcase_add_loop_test(tc, test_trailing_bytes, 0, MSG_KIND_MAX);
 	tcase_add_loop_test(tc, test_nul_and_duplicate, 0, MSG_KIND_MAX);
 	tcase_add_loop_test(tc, test_oversized, 0, MSG_KIND_MAX);
+	tcase_add_loop_test(tc, test_random_damage, 0, MSG_KIND_MAX);
 	tcase_add_test(tc, test_classes);
 	tcase_add_test(tc, test_relations);
 	tcase_add_test(tc, test_encode_refuses);
