@@ -129,7 +129,8 @@ check "300 out of scope: the receipt counts 300 rejects" \
 liar() {	# mode expected-text
 	d=$T/liar-$1
 	mkdir -p "$d"
-	for b in factory-worker factory-reconciler factory-publisher; do
+	for b in factory-worker factory-reconciler factory-publisher \
+	    factory-sandbox factory-egress; do
 		ln -s "$O/$b" "$d/$b"
 	done
 	cp "$O/regress/daemon/prog_badchild" "$d/factory-verifier"
