@@ -11,7 +11,8 @@ H=$T/hostile
 HSOCK=$H/factoryd.sock
 mkdir -p "$H/badexec"
 : >"$H/log"
-for b in factory-worker factory-verifier factory-publisher; do
+for b in factory-worker factory-verifier factory-publisher factory-sandbox \
+    factory-egress; do
 	cp "$O/$b" "$H/badexec/$b"
 done
 cp "$O/regress/reconciler/prog_badrec" "$H/badexec/factory-reconciler"
