@@ -489,7 +489,8 @@ shell_command(struct sandbox *sb, const struct sandbox_spec *spec,
 		shell_fail(W_ERR, "mount namespace:");
 	snprintf(opts, sizeof(opts), "%s,uid=%u,gid=%u", SHELL_HOMEOPTS,
 	    (unsigned)sb->uid, (unsigned)sb->gid);
-	if (mount("tmpfs", home, "tmpfs", MS_NOSUID | MS_NODEV, opts) == -1)
+	if (mount("tmpfs", home, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	    opts) == -1)
 		shell_fail(W_ERR, "mount HOME %s:", home);
 	syscall(SYS_close_range, W_PIDFD, ~0U, 0);
 	if (setsid() == -1 || ioctl(W_SLAVE, TIOCSCTTY, 0) == -1)
@@ -648,8 +649,11 @@ shell_spawn(struct shell *sh, struct attempt *a, const struct sandbox_spec
 	ep[0] = -1;
 	if (rc == 0)
 		goto done;
+	/*
+	 * The waiter reported and goes on its own, removing HOME's mount
+	 * point and the session cgroup; killing it would leave them.
+	 */
 	shell_kill(sh);
-	kill(sh->pid, SIGKILL);
 	while (waitpid(sh->pid, NULL, 0) == -1 && errno == EINTR)
 		;
 	sh->pid = 0;
