@@ -68,6 +68,15 @@ check "show: the title is there" grep -q 'red, bidi' "$T/title.txt"
 check "show: no C1 or bidi control in the title" inert "$T/title.txt" tab
 check "show -j: the exact title" sh -c "ctl() { '$O/factoryctl' -s '$SOCK' \"\$@\"; }
     ctl -j show '$tid' | jq -r .title | grep -q \"\$(printf 'c1 \302\23331m')\""
+# The receipts: exact into a file (verify needs every byte), in display
+# form on a terminal; the same text while it holds nothing to escape.
+ctl receipts "$id" >"$T/hr.txt"
+echo "wait" | python3 "$(dirname "$0")/../shell/ptyrun.py" "$T/hrtty.raw" 24 80 \
+    "$O/factoryctl" -s "$SOCK" receipts "$id" >/dev/null 2>&1
+tr -d '\r' <"$T/hrtty.raw" >"$T/hrtty.txt"
+check "receipts on a terminal: no raw control byte" inert "$T/hrtty.txt"
+check "receipts on a terminal: the export, as text" cmp -s "$T/hr.txt" \
+    "$T/hrtty.txt"
 ctl list >"$T/list.txt" 2>&1
 check "list: no raw control byte" inert "$T/list.txt"
 ctl logs "$id" >"$T/logs.txt" 2>&1
