@@ -407,12 +407,13 @@ shell_cgroup(struct shell *sh, const struct sandbox *sb, int *fds, int *n,
 			goto fail;
 		fds[(*n)++] = fd;
 	}
-	if ((fds[(*n)++] = shell_open_at(sh->cgdir, "cgroup.events",
-	    O_RDONLY)) == -1 || (fds[(*n)++] = open(sb->cgroups[sb->cg_kill],
-	    O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
-		(*n)--;
+	if ((fd = shell_open_at(sh->cgdir, "cgroup.events", O_RDONLY)) == -1)
 		goto fail;
-	}
+	fds[(*n)++] = fd;
+	if ((fd = open(sb->cgroups[sb->cg_kill], O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1)
+		goto fail;
+	fds[(*n)++] = fd;
 	return (0);
  fail:
 	snprintf(err, errlen, "session cgroup %s: %s", sh->cgdir,
