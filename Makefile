@@ -47,7 +47,7 @@ LIBS_TLS	= $(shell $(PKG_CONFIG) --libs $(PKGS_TLS) 2>/dev/null)
 
 PROGS_SBIN	= factoryd factoryctl
 PROGS_LIBEXEC	= factory-worker factory-verifier factory-reconciler \
-		  factory-publisher
+		  factory-publisher factory-sandbox
 PROGS		= $(PROGS_SBIN) $(PROGS_LIBEXEC)
 
 dir_factoryd		= supervisord-factory
@@ -56,6 +56,7 @@ dir_factory-worker	= worker
 dir_factory-verifier	= verifier
 dir_factory-reconciler	= reconciler
 dir_factory-publisher	= publisher
+dir_factory-sandbox	= sandbox
 
 libs_factoryd		= $(LIBS_COMMON)
 libs_factoryctl		= $(LIBS_COMMON)
@@ -63,6 +64,17 @@ libs_factory-worker	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-verifier	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-reconciler	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-publisher	= $(LIBS_GIT) $(LIBS_TLS) $(LIBS_COMMON)
+# The launcher is exec'd for every sandbox: static, with the one library
+# it needs, so no dynamic loading is paid for on each spawn.
+libs_factory-sandbox	= $(shell $(PKG_CONFIG) --static --libs libbsd-overlay 2>/dev/null)
+ifndef SAN
+ldflags_factory-sandbox	= -static
+endif
+
+# Objects a program takes from another directory: the parent starts the
+# sandbox with the launcher's plan encoder and runs its inside for the
+# operator's shell.
+objs_factoryd		= $(OBJ)/sandbox/child.o $(OBJ)/sandbox/plan.o
 
 COMMON_SRCS	= $(wildcard libcommon/*.c)
 COMMON_OBJS	= $(COMMON_SRCS:%.c=$(OBJ)/%.o)
@@ -117,8 +129,8 @@ $(O)/libcommon.a: $(COMMON_OBJS)
 	$(AR) rcs $@ $^
 
 .SECONDEXPANSION:
-$(PROGS:%=$(O)/%): $(O)/%: $$(addprefix $(OBJ)/,$$(subst .c,.o,$$(wildcard $$(dir_$$*)/*.c))) $(O)/libcommon.a
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(O)/libcommon.a $(libs_$*)
+$(PROGS:%=$(O)/%): $(O)/%: $$(addprefix $(OBJ)/,$$(subst .c,.o,$$(wildcard $$(dir_$$*)/*.c))) $$(objs_$$*) $(O)/libcommon.a
+	$(CC) $(LDFLAGS) $(ldflags_$*) -o $@ $(filter %.o,$^) $(O)/libcommon.a $(libs_$*)
 
 $(UNIT_TESTS): $(O)/regress/unit/%: $(OBJ)/regress/unit/%.o $(O)/libcommon.a $$(unit_objs_$$*)
 	@mkdir -p $(dir $@)

@@ -2,8 +2,11 @@
  * spawn: how long starting an agent takes, factory's sandbox against
  * bubblewrap, unshare(1) and a plain fork+exec, all running /bin/true.
  * Each launcher runs its rounds in one block (see main for why).
+ * factory's sandbox runs twice: with pid 1 a fork of the caller, as it
+ * was, and with pid 1 the factory-sandbox binary, exec'd from an fd
+ * right after the clone, as factoryd runs it now.
  *
- *	spawn [-n rounds] [-p pool] [-u uid]
+ *	spawn [-n rounds] [-p pool] [-u uid] [-L factory-sandbox]
  *
  * Two figures per launcher:
  *
@@ -39,11 +42,11 @@
 
 #include "../supervisord-factory/sandbox.h"
 
-enum { L_FACTORY, L_BWRAP, L_UNSHARE, L_PLAIN, L_MAX };
+enum { L_FORKED, L_FACTORY, L_BWRAP, L_UNSHARE, L_PLAIN, L_MAX };
 
 static const char *const lname[L_MAX] = {
-	"factory sandbox", "bwrap --unshare-all", "unshare(1) user+all",
-	"fork+exec"
+	"factory, pid 1 forked", "factory-sandbox", "bwrap --unshare-all",
+	"unshare(1) user+all", "fork+exec"
 };
 
 static char *const bwrap_argv[] = {
@@ -172,11 +175,15 @@ main(int argc, char *argv[])
 {
 	double	*t[L_MAX], *la[L_MAX], *rf, med[L_MAX], lmed, s, l1;
 	char	 tree[] = "/var/tmp/factory-bench.XXXXXX", msg[1024];
-	int	 n = 50, ch, i, l, logfd, have[L_MAX];
+	int	 n = 50, ch, i, l, logfd, have[L_MAX], launcher = -1;
 	uid_t	 uid = 63990;
 
-	while ((ch = getopt(argc, argv, "n:p:u:")) != -1) {
+	while ((ch = getopt(argc, argv, "L:n:p:u:")) != -1) {
 		switch (ch) {
+		case 'L':
+			if ((launcher = open(optarg, O_PATH | O_CLOEXEC)) == -1)
+				err(1, "%s", optarg);
+			break;
 		case 'n':
 			n = atoi(optarg);
 			break;
@@ -188,7 +195,7 @@ main(int argc, char *argv[])
 			break;
 		default:
 			fprintf(stderr, "usage: spawn [-n rounds] [-p pool] "
-			    "[-u uid]\n");
+			    "[-u uid] [-L factory-sandbox]\n");
 			return 1;
 		}
 	}
@@ -219,7 +226,8 @@ main(int argc, char *argv[])
 		err(1, "%s", tree);
 	if ((logfd = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1)
 		err(1, "/dev/null");
-	have[L_FACTORY] = have[L_PLAIN] = 1;
+	have[L_FORKED] = have[L_PLAIN] = 1;
+	have[L_FACTORY] = launcher != -1;
 	have[L_BWRAP] = access(bwrap_argv[0], X_OK) == 0;
 	have[L_UNSHARE] = access(unshare_argv[0], X_OK) == 0;
 	for (l = 0; l < L_MAX; l++)
@@ -241,7 +249,10 @@ main(int argc, char *argv[])
 		for (i = -1; i < n; i++) {
 			s = now_ms();
 			switch (l) {
+			case L_FORKED:
 			case L_FACTORY:
+				sandbox_set_launcher(l == L_FACTORY ?
+				    launcher : -1);
 				l1 = run_factory(tree, uid, i + 1, logfd, s);
 				break;
 			case L_BWRAP:
@@ -259,7 +270,8 @@ main(int argc, char *argv[])
 			if (i >= 0) {
 				t[l][i] = now_ms() - s;
 				la[l][i] = l1;
-				if (l == L_FACTORY)
+				if (l == L_FACTORY || (l == L_FORKED &&
+				    !have[L_FACTORY]))
 					rf[i] = refill;
 			}
 		}

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bundlehdr.h"
+#include "esc.h"
 
 #define PREFIX_LEN	(sizeof(BUNDLE_REF_PREFIX) - 1)
 #define SIG_LEN		(sizeof(BUNDLE_SIGNATURE) - 1)
@@ -49,24 +50,12 @@ hdr_fail(char *err, size_t errlen, const char *fmt, ...)
 	return (-1);
 }
 
-/* A ref name from the bundle, fit for a log line: controls as \xNN. */
+/* A ref name from the bundle, fit for a log line (esc.h), cut short. */
 static void
 hdr_show(const char *s, size_t len, char *dst, size_t dstlen)
 {
-	size_t	 i, o = 0;
-
-	if (len > SHOW_MAX)
-		len = SHOW_MAX;
-	/* Room for "\xNN" and the NUL. */
-	for (i = 0; i < len && o + 5 <= dstlen; i++) {
-		if ((unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x7f &&
-		    s[i] != '\\' && s[i] != '"')
-			dst[o++] = s[i];
-		else
-			o += snprintf(dst + o, dstlen - o, "\\x%02x",
-			    (unsigned char)s[i]);
-	}
-	dst[o] = '\0';
+	if (esc_encode(s, len < SHOW_MAX ? len : SHOW_MAX, dst, dstlen) == -1)
+		strlcpy(dst, "?", dstlen);
 }
 
 int
@@ -130,7 +119,7 @@ hdr_ref(struct hdr_state *st, const char *line, size_t len, char *err,
 {
 	const char	*ref = line + BUNDLE_HEXSZ + 1;
 	size_t		 rlen;
-	char		 show[SHOW_MAX * 4 + 1];
+	char		 show[SHOW_MAX * ESC_MAXEXPAND + 1];
 
 	if (len < BUNDLE_HEXSZ + 2 || !bundle_hex40(line, len) ||
 	    line[BUNDLE_HEXSZ] != ' ')

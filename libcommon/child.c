@@ -8,11 +8,13 @@
 #include <sys/types.h>
 
 #include <event.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include "factory.h"
 #include "imsgev.h"
 #include "log.h"
+#include "msg.h"
 #include "pledge.h"
 
 static int	(*child_handler)(struct imsg *);
@@ -52,10 +54,23 @@ child_dispatch(int fd, short event, void *arg)
 void
 child_start(struct imsgev *iev, int fd, int (*handler)(struct imsg *))
 {
+	char	*hello;
+
 	child_handler = handler;
+	/*
+	 * No child dies of what a peer does: a closed socket or pipe is
+	 * EPIPE, handled where it happens (the publisher's forge, the
+	 * parent's channel).
+	 */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		fatal("signal SIGPIPE");
 	event_init();
 	if (imsgev_init(iev, fd, child_dispatch, iev, FACTORY_MAXIMSG) == -1)
 		fatal("imsgev_init");
 	imsgbuf_allow_fdpass(&iev->ibuf);
-	imsgev_compose_str(iev, IMSG_HELLO, 0, pledge_describe());
+	/* Paths of the policy are the operator's bytes: escaped. */
+	if ((hello = msg_hello_make(pledge_describe())) == NULL)
+		fatal("hello");
+	imsgev_compose_str(iev, IMSG_HELLO, 0, hello);
+	free(hello);
 }

@@ -91,8 +91,11 @@ const char *proc_getvar(const char *);
 void	proc_apply_policy(const struct factory_proc *, char **, size_t);
 
 /*
- * imsg types, one enum for the whole suite.  Payloads are described
- * where they are composed; every dispatcher checks the sender.
+ * imsg types, one enum for the whole suite.  The payloads between the
+ * parent and the worker, verifier and publisher are the structs of
+ * msg.h (MSG_*), encoded and decoded by msg.c only; every dispatcher
+ * checks the sender, and a child whose message does not decode is
+ * killed (factory-workers(8), MESSAGES).
  */
 enum imsg_type {
 	IMSG_NONE,
@@ -117,33 +120,36 @@ enum imsg_type {
 	IMSG_CTL_REAP,
 	IMSG_CTL_RECONCILE,
 
-	/* child -> parent, once, after its policy is applied */
-	IMSG_HELLO,		/* pledge_describe() text */
+	/*
+	 * child -> parent, once, first: pledge_describe() text, escaped
+	 * line by line (msg_hello_make, msg_hello_read)
+	 */
+	IMSG_HELLO,
 
 	/* parent <-> worker */
-	IMSG_RESOLVE,		/* parent: repo path + ref; worker: oid or error */
-	IMSG_PROVISION,
-	IMSG_READY,
-	IMSG_COLLECT,
-	IMSG_RESULT,
-	IMSG_HEARTBEAT,
+	IMSG_RESOLVE,		/* parent: MSG_RESOLVE; worker: MSG_RESOLVED */
+	IMSG_PROVISION,		/* parent: MSG_PROVISION */
+	IMSG_READY,		/* worker: MSG_READY */
+	IMSG_COLLECT,		/* parent: MSG_COLLECT */
+	IMSG_RESULT,		/* worker: MSG_RESULT */
+	IMSG_HEARTBEAT,		/* worker: no payload */
 
 	/* parent <-> verifier */
-	IMSG_VERIFY_LOG,	/* the attempt log, as an fd, for the secret scan */
-	IMSG_VERIFY,		/* JSON facts + the bundle as an fd */
-	IMSG_VALIDATE_REQ,	/* verifier asks for the validation run */
-	IMSG_VALIDATE_DONE,	/* parent: the run's witnessed status */
-	IMSG_VERDICT,
+	IMSG_VERIFY_LOG,	/* parent: no payload, the attempt log's fd */
+	IMSG_VERIFY,		/* parent: MSG_VERIFY + the bundle as an fd */
+	IMSG_VALIDATE_REQ,	/* verifier: MSG_VALIDATE_REQ */
+	IMSG_VALIDATE_DONE,	/* parent: MSG_VALIDATE_DONE, witnessed */
+	IMSG_VERDICT,		/* verifier: MSG_VERDICT */
 
 	/* parent <-> publisher */
-	IMSG_PUBLISH,
-	IMSG_PUBLISHED,
+	IMSG_PUBLISH,		/* parent: MSG_PUBLISH + the bundle as an fd */
+	IMSG_PUBLISHED,		/* publisher: MSG_PUBLISHED */
 
 	/* parent <-> reconciler */
 	IMSG_INVENTORY_REQ,
 	IMSG_INVENTORY,
 
-	IMSG_ERROR,		/* child: a request failed; a reason */
+	IMSG_ERROR,		/* a request failed: MSG_ERROR (reconciler: its own) */
 
 	/* factoryctl shell: SHELL, OK, then SHELL_FD, then the status */
 	IMSG_CTL_SHELL,		/* attempt id NUL argv NUL ... (or empty) */

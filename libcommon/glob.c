@@ -14,7 +14,8 @@
  * A pattern is matched against the whole path, component by
  * component, so a pattern without '/' matches only at the top
  * ("*.c" matches "x.c", not "src/x.c"; that is "**" "/" "*.c").  A
- * leading dot is not special.
+ * leading dot is not special.  Patterns are UTF-8; paths may hold
+ * any bytes.
  *
  * Both levels (characters within a component, components within a
  * path) backtrack only to the most recent star, which is enough for
@@ -272,7 +273,9 @@ comp_valid(const char *p, const char *pe, char *why, size_t len)
 int
 glob_valid(const char *pattern, char *why, size_t len)
 {
-	const char	*p, *pe;
+	const char	*p, *pe, *end;
+	uint32_t	 cp;
+	size_t		 n;
 
 	if (pattern == NULL || *pattern == '\0')
 		return (glob_why(why, len, "empty pattern"));
@@ -282,6 +285,17 @@ glob_valid(const char *pattern, char *why, size_t len)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			return (glob_why(why, len,
 			    "contains a control character"));
+	/*
+	 * '?' and '*' step over whole characters, a literal byte over one
+	 * byte: a pattern byte outside a UTF-8 sequence would let the two
+	 * cut a path in different places, and matching would depend on
+	 * which one got there first.
+	 */
+	end = pattern + strlen(pattern);
+	for (p = pattern; *p != '\0'; p += n)
+		if ((n = u8_next(p, end, &cp)) == 1 &&
+		    (unsigned char)*p >= 0x80)
+			return (glob_why(why, len, "not UTF-8"));
 	if (*pattern == '/')
 		return (glob_why(why, len, "absolute: globs are relative to "
 		    "the top of the repository"));

@@ -35,6 +35,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <malloc.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,9 +59,11 @@
 #define GH_TOKEN_MAX		4096		/* opaque, but not unbounded */
 #define GH_JWT_PAST		60		/* iat, against clock skew */
 #define GH_JWT_LIFE		540		/* exp - now: under 10 minutes */
-#define GH_TRIES		4		/* per API call */
+#define GH_TRIES		4		/* per API call, fetch or push */
 #define GH_WAIT_MAX		60		/* seconds of backoff, default */
 #define GH_TIMEOUT		30		/* seconds per HTTP request */
+#define GH_BUDGET		300		/* seconds of a publication */
+#define GH_BACKOFF_MAX		8		/* seconds between two tries */
 #define GH_CRED_TRIES		1		/* the callback answers once */
 
 enum gh_auth {
@@ -76,6 +79,9 @@ struct gh {
 	char				*jwt;
 	char				*token;
 	int				 waited;	/* seconds, in all */
+	int64_t				 deadline;	/* net_now() ms */
+	int				 git_transient;	/* the last git
+							   failure may mend */
 	int				 cred_calls;
 	char				 branch[128];	/* factory/<attempt> */
 	char				 refname[160];	/* refs/heads/... */
@@ -93,7 +99,13 @@ static int	 gh_name_ok(const char *, size_t);
 static int	 gh_b64url(const void *, size_t, char **);
 static EVP_PKEY	*gh_key_load(const char *, char *, size_t);
 static char	*gh_jwt(const struct gh_conf *, char *, size_t);
-static long	 gh_retry_wait(const struct http_resp *, int);
+static long	 gh_retry_wait(const struct http_resp *);
+static int	 gh_backoff(struct gh *, long, char *, size_t);
+static int	 gh_git_failed(struct gh *, int, char *, size_t,
+		    const char *, ...)
+		    __attribute__((__format__ (printf, 5, 6)));
+static int	 gh_with_token(struct gh *, const struct pub_bundle *,
+		    struct publish_result *, char *, size_t);
 static void	 gh_api_error(const char *, const char *,
 		    const struct http_resp *, char *, size_t);
 static int	 gh_api(struct gh *, const char *, const char *, enum gh_auth,
@@ -110,8 +122,13 @@ static int	 gh_push_status(const char *, const char *, void *);
 static git_repository *gh_cache_open(struct gh *, int *, char *, size_t);
 static int	 gh_fetch_base(struct gh *, git_repository *,
 		    const struct pub_bundle *, char *, size_t);
+static int	 gh_fetch_once(struct gh *, git_repository *, int *, char *,
+		    size_t);
+static int	 gh_git_retry(struct gh *, int (*)(struct gh *,
+		    git_repository *, int *, char *, size_t),
+		    git_repository *, int *, char *, size_t);
 static int	 gh_remote_state(git_remote *, struct gh *, char *, size_t);
-static int	 gh_push(struct gh *, git_repository *, int *, char *,
+static int	 gh_push_once(struct gh *, git_repository *, int *, char *,
 		    size_t);
 static int	 gh_cached(git_repository *, const struct pub_bundle *);
 static int	 gh_git(struct gh *, const struct pub_bundle *, int *, char *,
@@ -276,6 +293,7 @@ gh_conf_from_json(json_t *g, const char *scratch, struct gh_conf *c,
 		return (pub_fail(err, errlen, "github: bad scratch directory"));
 	c->wait_max = GH_WAIT_MAX;
 	c->timeout = GH_TIMEOUT;
+	c->budget = GH_BUDGET;
 	return (0);
 }
 
@@ -417,12 +435,13 @@ gh_jwt(const struct gh_conf *c, char *err, size_t errlen)
 }
 
 /*
- * Seconds to wait before trying again, or -1 if the answer is final.
+ * Seconds to wait before trying again, -2 for the caller's backoff, or
+ * -1 if the answer is final.
  * GitHub says "retry-after" for secondary limits, and an exhausted
  * primary limit with x-ratelimit-remaining 0 until x-ratelimit-reset.
  */
 static long
-gh_retry_wait(const struct http_resp *r, int try)
+gh_retry_wait(const struct http_resp *r)
 {
 	long long	 d;
 
@@ -435,9 +454,40 @@ gh_retry_wait(const struct http_resp *r, int try)
 		}
 		return (r->status == 429 ? 60 : -1);
 	}
-	if (r->status == 502 || r->status == 503 || r->status == 504)
-		return (1L << try);
+	if (r->status == 500 || r->status == 502 || r->status == 503 ||
+	    r->status == 504) {
+		if (r->retry_after >= 0)
+			return (r->retry_after > 0 ? r->retry_after : 1);
+		return (-2);	/* the caller's backoff */
+	}
 	return (-1);
+}
+
+/*
+ * Sleep wait seconds before another try, if the retry budget (wait_max)
+ * and the publication's deadline allow it; -1 with err (which holds
+ * the last failure) extended by why not.
+ */
+static int
+gh_backoff(struct gh *g, long wait, char *err, size_t errlen)
+{
+	size_t	 n = strlen(err);
+
+	if (wait > g->conf->wait_max - g->waited) {
+		snprintf(err + n, errlen - n, ": retry after %ld s: more "
+		    "than the %d s left to wait", wait,
+		    g->conf->wait_max - g->waited);
+		return (-1);
+	}
+	if (net_now() + wait * 1000 >= g->deadline) {
+		snprintf(err + n, errlen - n, " (the publication's budget "
+		    "of %d s is spent)", g->conf->budget);
+		return (-1);
+	}
+	log_info("%s: %s, retrying in %ld s", g->req->attempt, err, wait);
+	g->waited += wait;
+	sleep(wait);
+	return (0);
 }
 
 /* "POST /x: 422 Validation Failed", the message cut short. */
@@ -457,10 +507,11 @@ gh_api_error(const char *method, const char *path,
 }
 
 /*
- * One API call, retried on rate limits and 5xx while the publication's
- * total wait stays within wait_max.  Any final status is returned in r
- * (the caller judges it); -1 only when no answer came, or waiting
- * longer was refused.
+ * One API call, tried again (GH_TRIES in all) when no answer came, on
+ * 5xx and on rate limits, while the waits stay within wait_max and the
+ * publication's deadline.  Any final status is returned in r (the
+ * caller judges it); -1 when no usable answer came in the end, or
+ * waiting longer was refused, with the last reason in err.
  */
 static int
 gh_api(struct gh *g, const char *method, const char *path,
@@ -469,40 +520,44 @@ gh_api(struct gh *g, const char *method, const char *path,
 {
 	char		*hdr = NULL, *text = NULL;
 	long		 wait;
-	int		 try, rv = -1, n;
+	size_t		 n;
+	int		 try, rv = -1, rc;
 
 	if (body != NULL && (text = json_dumps(body, JSON_COMPACT)) == NULL)
 		return (pub_fail(err, errlen, "%s %s: out of memory", method,
 		    path));
 	if (auth == GH_AUTH_JWT)
-		n = asprintf(&hdr, "Bearer %s", g->jwt);
+		rc = asprintf(&hdr, "Bearer %s", g->jwt);
 	else
-		n = asprintf(&hdr, "token %s", g->token);
-	if (n == -1) {
+		rc = asprintf(&hdr, "token %s", g->token);
+	if (rc == -1) {
 		hdr = NULL;
 		pub_fail(err, errlen, "%s %s: out of memory", method, path);
 		goto done;
 	}
-	for (try = 0; ; try++) {
-		if (http_request(g->http, method, path, hdr, text, r, err,
-		    errlen) == -1)
+	for (try = 1; ; try++) {
+		http_deadline(g->http, g->deadline);
+		if ((rc = http_request(g->http, method, path, hdr, text, r,
+		    err, errlen)) == HTTP_FINAL)
 			goto done;
-		if ((wait = gh_retry_wait(r, try)) == -1 || try + 1 >=
-		    GH_TRIES)
-			break;
-		if (wait > g->conf->wait_max - g->waited) {
+		if (rc == 0 && (wait = gh_retry_wait(r)) == -1)
+			break;		/* final: the caller judges it */
+		if (rc == 0) {
 			gh_api_error(method, path, r, err, errlen);
-			pub_fail(err, errlen, "%s %s: %d, retry after %ld s: "
-			    "more than the %d s left to wait", method, path,
-			    r->status, wait, g->conf->wait_max - g->waited);
 			http_resp_free(r);
+		} else
+			wait = -2;
+		if (try >= GH_TRIES) {
+			n = strlen(err);
+			snprintf(err + n, errlen - n, " (gave up after %d "
+			    "tries)", try);
 			goto done;
 		}
-		log_info("%s: %s %s: %d, retrying in %ld s", g->req->attempt,
-		    method, path, r->status, wait);
-		http_resp_free(r);
-		g->waited += wait;
-		sleep(wait);
+		if (wait == -2)
+			wait = (1L << (try - 1)) > GH_BACKOFF_MAX ?
+			    GH_BACKOFF_MAX : 1L << (try - 1);
+		if (gh_backoff(g, wait, err, errlen) == -1)
+			goto done;
 	}
 	rv = 0;
  done:
@@ -625,10 +680,10 @@ gh_token(struct gh *g, char *err, size_t errlen)
 		goto done;
 	}
 	if (gh_grant_ok(c, t, why, sizeof(why)) == -1) {
-		/* Do not hold more than asked for, not even briefly. */
+		/* Do not hold more than asked for: publish_github's one
+		 * way out revokes it at once. */
 		pub_fail(err, errlen, "installation token refused and "
 		    "revoked: %s", why);
-		gh_revoke(g);
 		goto done;
 	}
 	log_info("%s: installation token for repository %" PRIu64 ", "
@@ -646,10 +701,14 @@ static void
 gh_revoke(struct gh *g)
 {
 	struct http_resp	 r;
-	char			 err[256];
+	char			 err[512];
 
 	if (g->token == NULL)
 		return;
+	/* Its own tries and time: a spent publication still revokes. */
+	g->waited = 0;
+	g->deadline = net_now() + (int64_t)g->conf->timeout * 3000 +
+	    GH_BACKOFF_MAX * 1000;
 	if (gh_api(g, "DELETE", "/installation/token", GH_AUTH_TOKEN, NULL,
 	    &r, err, sizeof(err)) == -1)
 		log_warnx("%s: token not revoked: %s", g->req->attempt, err);
@@ -758,17 +817,107 @@ gh_cache_open(struct gh *g, int *lockfd, char *err, size_t errlen)
 	return (repo);
 }
 
+/*
+ * A libgit2 call failed: err as pub_gitfail, and whether trying again
+ * may mend it (the network, HTTP or TLS layer; not a refused
+ * credential or certificate).
+ */
+static int
+gh_git_failed(struct gh *g, int code, char *err, size_t errlen,
+    const char *fmt, ...)
+{
+	const git_error	*e = git_error_last();
+	va_list		 ap;
+	size_t		 n;
+
+	g->git_transient = code != GIT_EAUTH && code != GIT_ECERTIFICATE &&
+	    e != NULL && (e->klass == GIT_ERROR_NET ||
+	    e->klass == GIT_ERROR_HTTP || e->klass == GIT_ERROR_SSL ||
+	    e->klass == GIT_ERROR_OS);
+	if (errlen == 0)
+		return (-1);
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	n = strlen(err);
+	if (e != NULL && e->message != NULL && n < errlen)
+		snprintf(err + n, errlen - n, ": %s", e->message);
+	return (-1);
+}
+
+/*
+ * A fetch or push, tried again (GH_TRIES in all, with the API's
+ * backoff) while it fails for a reason that may mend.  Each try runs
+ * from its start: a fresh connection, the forge's refs read again.
+ */
+static int
+gh_git_retry(struct gh *g, int (*op)(struct gh *, git_repository *, int *,
+    char *, size_t), git_repository *repo, int *arg, char *err,
+    size_t errlen)
+{
+	size_t	 n;
+	long	 wait;
+	int	 try;
+
+	for (try = 1; ; try++) {
+		g->git_transient = 0;
+		net_git_limits(g->conf->timeout, g->deadline);
+		if (op(g, repo, arg, err, errlen) == 0)
+			return (0);
+		if (!g->git_transient)
+			return (-1);
+		if (try >= GH_TRIES) {
+			n = strlen(err);
+			snprintf(err + n, errlen - n, " (gave up after %d "
+			    "tries)", try);
+			return (-1);
+		}
+		wait = (1L << (try - 1)) > GH_BACKOFF_MAX ? GH_BACKOFF_MAX :
+		    1L << (try - 1);
+		if (gh_backoff(g, wait, err, errlen) == -1)
+			return (-1);
+	}
+}
+
+static int
+gh_fetch_once(struct gh *g, git_repository *repo, int *unused, char *err,
+    size_t errlen)
+{
+	git_fetch_options	 fo;
+	git_remote		*remote = NULL;
+	git_strarray		 specs;
+	char			 spec[512], *sp = spec;
+	int			 rc, rv = -1;
+
+	snprintf(spec, sizeof(spec), "+refs/heads/%s:refs/forge/%s",
+	    g->req->base, g->req->base);
+	specs.strings = &sp;
+	specs.count = 1;
+	if (git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION) < 0 ||
+	    git_remote_create_anonymous(&remote, repo, g->clone_url) < 0)
+		return (pub_gitfail(err, errlen, "fetch %s", g->clone_url));
+	fo.callbacks.credentials = gh_cred;
+	fo.callbacks.payload = g;
+	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	fo.update_fetchhead = 0;
+	g->cred_calls = 0;
+	if ((rc = git_remote_fetch(remote, &specs, &fo, NULL)) < 0)
+		gh_git_failed(g, rc, err, errlen, "fetch %s of %s",
+		    g->req->base, g->clone_url);
+	else
+		rv = 0;
+	git_remote_free(remote);
+	return (rv);
+}
+
 /* Fetch the base branch, for the prerequisite and its trees. */
 static int
 gh_fetch_base(struct gh *g, git_repository *repo, const struct pub_bundle *b,
     char *err, size_t errlen)
 {
-	git_fetch_options	 fo;
-	git_remote		*remote = NULL;
-	git_odb			*odb = NULL;
-	git_strarray		 specs;
-	char			 spec[512], hex[GIT_OID_HEXSZ + 1], *sp = spec;
-	int			 rv = -1;
+	git_odb	*odb = NULL;
+	char	 hex[GIT_OID_HEXSZ + 1];
+	int	 rv = -1;
 
 	git_oid_tostr(hex, sizeof(hex), &b->prereq);
 	if (git_repository_odb(&odb, repo) < 0)
@@ -777,25 +926,8 @@ gh_fetch_base(struct gh *g, git_repository *repo, const struct pub_bundle *b,
 		git_odb_free(odb);
 		return (0);
 	}
-	snprintf(spec, sizeof(spec), "+refs/heads/%s:refs/forge/%s",
-	    g->req->base, g->req->base);
-	specs.strings = &sp;
-	specs.count = 1;
-	if (git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION) < 0 ||
-	    git_remote_create_anonymous(&remote, repo, g->clone_url) < 0) {
-		pub_gitfail(err, errlen, "fetch %s", g->clone_url);
+	if (gh_git_retry(g, gh_fetch_once, repo, NULL, err, errlen) == -1)
 		goto done;
-	}
-	fo.callbacks.credentials = gh_cred;
-	fo.callbacks.payload = g;
-	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
-	fo.update_fetchhead = 0;
-	g->cred_calls = 0;
-	if (git_remote_fetch(remote, &specs, &fo, NULL) < 0) {
-		pub_gitfail(err, errlen, "fetch %s of %s", g->req->base,
-		    g->clone_url);
-		goto done;
-	}
 	if (git_odb_refresh(odb) < 0 || !git_odb_exists(odb, &b->prereq)) {
 		pub_fail(err, errlen, "the forge's %s does not hold the "
 		    "bundle's prerequisite %s", g->req->base, hex);
@@ -805,7 +937,6 @@ gh_fetch_base(struct gh *g, git_repository *repo, const struct pub_bundle *b,
 	    g->req->base);
 	rv = 0;
  done:
-	git_remote_free(remote);
 	git_odb_free(odb);
 	return (rv);
 }
@@ -822,8 +953,11 @@ gh_remote_state(git_remote *remote, struct gh *g, char *err,
 	size_t			  n, i;
 	char			  hex[GIT_OID_HEXSZ + 1];
 
-	if (git_remote_ls(&heads, &n, remote) < 0)
-		return (pub_gitfail(err, errlen, "ls %s", g->clone_url));
+	int				  rc;
+
+	if ((rc = git_remote_ls(&heads, &n, remote)) < 0)
+		return (gh_git_failed(g, rc, err, errlen, "ls %s",
+		    g->clone_url));
 	for (i = 0; i < n; i++) {
 		if (strcmp(heads[i]->name, g->refname) != 0)
 			continue;
@@ -842,7 +976,7 @@ gh_remote_state(git_remote *remote, struct gh *g, char *err,
  * the advertisement is refused by the forge, not overwritten.
  */
 static int
-gh_push(struct gh *g, git_repository *repo, int *pushed, char *err,
+gh_push_once(struct gh *g, git_repository *repo, int *pushed, char *err,
     size_t errlen)
 {
 	git_remote_callbacks	 cb;
@@ -865,9 +999,10 @@ gh_push(struct gh *g, git_repository *repo, int *pushed, char *err,
 	cb.payload = g;
 	g->cred_calls = 0;
 	g->push_why[0] = '\0';
-	if (git_remote_connect(remote, GIT_DIRECTION_PUSH, &cb, NULL,
-	    NULL) < 0) {
-		pub_gitfail(err, errlen, "push: connect %s", g->clone_url);
+	if ((rc = git_remote_connect(remote, GIT_DIRECTION_PUSH, &cb, NULL,
+	    NULL)) < 0) {
+		gh_git_failed(g, rc, err, errlen, "push: connect %s",
+		    g->clone_url);
 		goto done;
 	}
 	if ((rc = gh_remote_state(remote, g, err, errlen)) != 0) {
@@ -875,8 +1010,8 @@ gh_push(struct gh *g, git_repository *repo, int *pushed, char *err,
 		goto done;
 	}
 	po.callbacks = cb;
-	if (git_remote_upload(remote, &specs, &po) < 0) {
-		pub_gitfail(err, errlen, "push %s to %s", g->branch,
+	if ((rc = git_remote_upload(remote, &specs, &po)) < 0) {
+		gh_git_failed(g, rc, err, errlen, "push %s to %s", g->branch,
 		    g->clone_url);
 		goto done;
 	}
@@ -913,6 +1048,7 @@ gh_git(struct gh *g, const struct pub_bundle *b, int *pushed, char *err,
 	git_reference	*ref = NULL;
 	int		 lockfd, rv = -1;
 
+	net_git_init();
 	if (git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, g->conf->ca,
 	    NULL) < 0)
 		return (pub_gitfail(err, errlen, "CA file %s", g->conf->ca));
@@ -930,7 +1066,7 @@ gh_git(struct gh *g, const struct pub_bundle *b, int *pushed, char *err,
 		pub_gitfail(err, errlen, "cache: %s", g->refname);
 		goto done;
 	}
-	rv = gh_push(g, repo, pushed, err, errlen);
+	rv = gh_git_retry(g, gh_push_once, repo, pushed, err, errlen);
  done:
 	git_reference_free(ref);
 	git_repository_free(repo);
@@ -1042,13 +1178,40 @@ gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
 	return (0);
 }
 
+/* Everything done with the token, which the caller revokes after. */
+static int
+gh_with_token(struct gh *g, const struct pub_bundle *b,
+    struct publish_result *res, char *err, size_t errlen)
+{
+	const struct publish_req	*req = g->req;
+	int				 pushed = 0, created = 0, found;
+
+	if (gh_repo(g, err, errlen) == -1 ||
+	    gh_git(g, b, &pushed, err, errlen) == -1)
+		return (-1);
+	if (pushed)
+		log_info("%s: pushed %s at %s", req->attempt, g->branch,
+		    req->commit);
+	if ((found = gh_pull_find(g, &res->number, res->record,
+	    sizeof(res->record), err, errlen)) == -1)
+		return (-1);
+	if (!found && gh_pull_create(g, &res->number, res->record,
+	    sizeof(res->record), &created, err, errlen) == -1)
+		return (-1);
+	log_info("%s: pull request #%d %s", req->attempt, res->number,
+	    created ? "created" : "reused");
+	strlcpy(res->branch, g->branch, sizeof(res->branch));
+	res->reused = !pushed && !created;
+	return (0);
+}
+
 int
 publish_github(const struct publish_req *req, const struct gh_conf *c,
     struct publish_result *res, char *err, size_t errlen)
 {
 	struct gh		 g;
 	struct pub_bundle	 b;
-	int			 pushed = 0, created = 0, found, rv = -1;
+	int			 rv = -1;
 
 	memset(res, 0, sizeof(*res));
 	if (errlen > 0)
@@ -1063,32 +1226,20 @@ publish_github(const struct publish_req *req, const struct gh_conf *c,
 	memset(&g, 0, sizeof(g));
 	g.req = req;
 	g.conf = c;
+	g.deadline = net_now() + (int64_t)(c->budget > 0 ? c->budget :
+	    GH_BUDGET) * 1000;
 	snprintf(g.branch, sizeof(g.branch), "%s%s", PUB_BRANCH_PREFIX,
 	    req->attempt);
 	snprintf(g.refname, sizeof(g.refname), "refs/heads/%s", g.branch);
 	if ((g.http = http_open(c->api, c->ca, c->timeout, err, errlen)) ==
 	    NULL)
 		return (-1);
-	if (gh_token(&g, err, errlen) == -1)
-		goto done;
-	if (gh_repo(&g, err, errlen) == -1 ||
-	    gh_git(&g, &b, &pushed, err, errlen) == -1)
-		goto done;
-	if (pushed)
-		log_info("%s: pushed %s at %s", req->attempt, g.branch,
-		    req->commit);
-	if ((found = gh_pull_find(&g, &res->number, res->record,
-	    sizeof(res->record), err, errlen)) == -1)
-		goto done;
-	if (!found && gh_pull_create(&g, &res->number, res->record,
-	    sizeof(res->record), &created, err, errlen) == -1)
-		goto done;
-	log_info("%s: pull request #%d %s", req->attempt, res->number,
-	    created ? "created" : "reused");
-	strlcpy(res->branch, g.branch, sizeof(res->branch));
-	res->reused = !pushed && !created;
-	rv = 0;
- done:
+	/*
+	 * The one way out once a token may be held: whatever gh_token or
+	 * gh_with_token did or failed to do, the revocation runs.
+	 */
+	if (gh_token(&g, err, errlen) == 0)
+		rv = gh_with_token(&g, &b, res, err, errlen);
 	gh_revoke(&g);
 	gh_secret_free(&g.jwt);
 	http_close(g.http);

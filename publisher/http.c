@@ -1,68 +1,67 @@
 /*
- * A small synchronous HTTPS client for the forge API: libevent's evhttp
- * over bufferevent_openssl.  Each request opens a fresh connection on
- * a private event base and runs it to completion, so that the caller
- * (one publication at a time) reads as straight-line code.  The server
- * certificate is checked against the configured CA file only, and its
- * name against the URL's host.
+ * A small synchronous HTTPS client for the forge API.  Each request
+ * opens a fresh connection (net_connect: every address of the name, in
+ * order), runs TLS with OpenSSL on it and one HTTP/1.1 exchange with
+ * "Connection: close", so that the caller (one publication at a time)
+ * reads as straight-line code.  The server certificate is checked
+ * against the configured CA file only, and its name against the URL's
+ * host.  Every wait is bounded by the request's timeout and by the
+ * deadline the caller set.
+ *
+ * The answer is the forge's, not ours: http_parse() takes it strictly
+ * (status line, header syntax, one framing, bounded sizes, chunk sizes
+ * checked before use) and refuses anything else.
  */
 #include <sys/types.h>
-#include <sys/queue.h>
 #include <sys/socket.h>
 
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
-#include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
 #include "publisher.h"
 
+#define HTTP_HEAD_MAX		(64 * 1024)
 #define HTTP_BODY_MAX		(4 * 1024 * 1024)
+#define HTTP_CHUNK_LINE_MAX	1024	/* size, extensions, CRLF */
+#define HTTP_READ		16384
 #define HTTP_USER_AGENT		"factory-publisher"
 
 struct http_conn {
-	struct event_base	*base;
-	SSL_CTX			*ctx;
-	char			 host[256];
-	int			 port;
-	int			 is_ip;
-	char			 prefix[256];	/* "" or "/api/v3" */
-	int			 timeout;
-};
-
-/* One request in flight. */
-struct http_call {
-	struct http_conn	*hc;
-	SSL			*ssl;
-	struct http_resp	*resp;
-	int			 done;
-	int			 failed;
-	int			 have_reqerr;
-	enum evhttp_request_error reqerr;
+	SSL_CTX		*ctx;
+	char		 host[256];
+	int		 port;
+	int		 is_ip;
+	char		 prefix[256];	/* "" or "/api/v3" */
+	int		 timeout;	/* seconds per request */
+	int64_t		 deadline;	/* net_now() ms, 0: none */
 };
 
 static int	 http_parse_url(struct http_conn *, const char *, char *,
 		    size_t);
-static long	 http_header_long(struct evkeyvalq *, const char *);
-static void	 http_wipe_auth(struct evhttp_request *);
-static void	 http_done(struct evhttp_request *, void *);
-static void	 http_error(enum evhttp_request_error, void *);
 static SSL	*http_ssl(struct http_conn *, char *, size_t);
-static void	 http_why(struct http_call *, char *, size_t);
+static int	 http_tls_wait(SSL *, int, int, int64_t);
+static int	 http_tls_fail(struct http_conn *, SSL *, int, const char *,
+		    char *, size_t);
+static int	 http_exchange(struct http_conn *, int, const char *, size_t,
+		    struct http_resp *, int64_t, char *, size_t);
+static char	*http_build(struct http_conn *, const char *, const char *,
+		    const char *, const char *, size_t *);
+static long	 http_num(const char *, size_t, int);
+static int	 http_chunks(const char *, size_t, char *, size_t *, char *,
+		    size_t);
 
 /* https://host[:port][/prefix], nothing else: no user info, query. */
 static int
@@ -125,10 +124,6 @@ http_open(const char *url, const char *ca, int timeout, char *err,
 	if (http_parse_url(hc, url, err, errlen) == -1)
 		goto fail;
 	hc->is_ip = inet_pton(AF_INET, hc->host, &addr) == 1;
-	if ((hc->base = event_base_new()) == NULL) {
-		pub_fail(err, errlen, "event_base_new failed");
-		goto fail;
-	}
 	if ((hc->ctx = SSL_CTX_new(TLS_client_method())) == NULL ||
 	    SSL_CTX_set_min_proto_version(hc->ctx, TLS1_2_VERSION) != 1) {
 		pub_fail(err, errlen, "TLS context: %s",
@@ -155,9 +150,13 @@ http_close(struct http_conn *hc)
 		return;
 	if (hc->ctx != NULL)
 		SSL_CTX_free(hc->ctx);
-	if (hc->base != NULL)
-		event_base_free(hc->base);
 	free(hc);
+}
+
+void
+http_deadline(struct http_conn *hc, int64_t deadline)
+{
+	hc->deadline = deadline;
 }
 
 void
@@ -169,81 +168,6 @@ http_resp_free(struct http_resp *r)
 		free(r->body);
 	}
 	memset(r, 0, sizeof(*r));
-}
-
-/* A non-negative integer header, or -1. */
-static long
-http_header_long(struct evkeyvalq *h, const char *name)
-{
-	const char	*v;
-	char		*end;
-	long		 n;
-
-	if ((v = evhttp_find_header(h, name)) == NULL)
-		return (-1);
-	while (isspace((unsigned char)*v))
-		v++;
-	errno = 0;
-	n = strtol(v, &end, 10);
-	if (end == v || errno != 0 || n < 0)
-		return (-1);
-	return (n);
-}
-
-/* libevent keeps its own copy of each header until the request dies. */
-static void
-http_wipe_auth(struct evhttp_request *req)
-{
-	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
-	struct evkeyval		*kv;
-
-	if (h == NULL)
-		return;
-	TAILQ_FOREACH(kv, h, next)
-		if (strcasecmp(kv->key, "Authorization") == 0)
-			explicit_bzero(kv->value, strlen(kv->value));
-}
-
-static void
-http_error(enum evhttp_request_error e, void *arg)
-{
-	struct http_call	*call = arg;
-
-	call->reqerr = e;
-	call->have_reqerr = 1;
-	call->failed = 1;
-}
-
-static void
-http_done(struct evhttp_request *req, void *arg)
-{
-	struct http_call	*call = arg;
-	struct http_resp	*r = call->resp;
-	struct evbuffer		*in;
-	struct evkeyvalq	*h;
-	size_t			 len;
-
-	call->done = 1;
-	event_base_loopbreak(call->hc->base);
-	if (req == NULL || evhttp_request_get_response_code(req) == 0) {
-		call->failed = 1;
-		return;
-	}
-	http_wipe_auth(req);
-	r->status = evhttp_request_get_response_code(req);
-	h = evhttp_request_get_input_headers(req);
-	r->retry_after = http_header_long(h, "Retry-After");
-	r->ratelimit_remaining = http_header_long(h, "X-RateLimit-Remaining");
-	r->ratelimit_reset = http_header_long(h, "X-RateLimit-Reset");
-	in = evhttp_request_get_input_buffer(req);
-	len = evbuffer_get_length(in);
-	if ((r->body = malloc(len + 1)) == NULL) {
-		call->failed = 1;
-		return;
-	}
-	evbuffer_remove(in, r->body, len);
-	r->body[len] = '\0';
-	r->len = len;
 }
 
 static SSL *
@@ -272,50 +196,170 @@ http_ssl(struct http_conn *hc, char *err, size_t errlen)
 	return (NULL);
 }
 
-/* Why a request failed, as precisely as the layers below tell. */
-static void
-http_why(struct http_call *call, char *err, size_t errlen)
+/* After SSL_ERROR_WANT_*: 1 go on, 0 the deadline passed, -1 error. */
+static int
+http_tls_wait(SSL *ssl, int fd, int rc, int64_t until)
 {
-	struct http_conn	*hc = call->hc;
-	long			 v;
-	unsigned long		 e;
+	switch (SSL_get_error(ssl, rc)) {
+	case SSL_ERROR_WANT_READ:
+		return (net_wait(fd, POLLIN, until));
+	case SSL_ERROR_WANT_WRITE:
+		return (net_wait(fd, POLLOUT, until));
+	default:
+		return (-1);
+	}
+}
 
-	if (call->ssl != NULL &&
-	    (v = SSL_get_verify_result(call->ssl)) != X509_V_OK) {
+/*
+ * Why a TLS call failed: HTTP_FINAL for a certificate the CA does not
+ * vouch for (trying again cannot mend it), HTTP_TRANSIENT otherwise.
+ */
+static int
+http_tls_fail(struct http_conn *hc, SSL *ssl, int timedout,
+    const char *what, char *err, size_t errlen)
+{
+	long		 v;
+	unsigned long	 e;
+
+	if ((v = SSL_get_verify_result(ssl)) != X509_V_OK) {
 		pub_fail(err, errlen, "%s:%d: TLS: certificate: %s", hc->host,
 		    hc->port, X509_verify_cert_error_string(v));
-		return;
-	}
-	if ((e = ERR_peek_last_error()) != 0) {
-		pub_fail(err, errlen, "%s:%d: TLS: %s", hc->host, hc->port,
-		    ERR_reason_error_string(e));
 		ERR_clear_error();
-		return;
+		return (HTTP_FINAL);
 	}
-	if (!call->have_reqerr) {
-		pub_fail(err, errlen, "%s:%d: cannot connect", hc->host,
-		    hc->port);
-		return;
+	if (timedout)
+		pub_fail(err, errlen, "%s:%d: %s: timed out after %d s",
+		    hc->host, hc->port, what, hc->timeout);
+	else if ((e = ERR_peek_last_error()) != 0)
+		pub_fail(err, errlen, "%s:%d: %s: TLS: %s", hc->host, hc->port,
+		    what, ERR_reason_error_string(e));
+	else if (errno != 0)
+		pub_fail(err, errlen, "%s:%d: %s: %s", hc->host, hc->port,
+		    what, strerror(errno));
+	else
+		pub_fail(err, errlen, "%s:%d: %s: connection closed",
+		    hc->host, hc->port, what);
+	ERR_clear_error();
+	return (HTTP_TRANSIENT);
+}
+
+/*
+ * The request's bytes, malloc'd (the caller wipes them: they hold the
+ * Authorization value).
+ */
+static char *
+http_build(struct http_conn *hc, const char *method, const char *uri,
+    const char *auth, const char *body, size_t *lenp)
+{
+	char	*s, host[300], clen[64];
+	int	 n;
+
+	if (hc->port == 443)
+		strlcpy(host, hc->host, sizeof(host));
+	else
+		snprintf(host, sizeof(host), "%s:%d", hc->host, hc->port);
+	clen[0] = '\0';
+	if (body != NULL)
+		snprintf(clen, sizeof(clen), "Content-Type: application/json"
+		    "\r\nContent-Length: %zu\r\n", strlen(body));
+	n = asprintf(&s, "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\n"
+	    "Accept: application/vnd.github+json\r\n"
+	    "X-GitHub-Api-Version: 2022-11-28\r\nConnection: close\r\n"
+	    "%s%s%s%s\r\n%s", method, uri, host, HTTP_USER_AGENT,
+	    auth != NULL ? "Authorization: " : "", auth != NULL ? auth : "",
+	    auth != NULL ? "\r\n" : "", clen, body != NULL ? body : "");
+	if (n == -1)
+		return (NULL);
+	*lenp = n;
+	return (s);
+}
+
+/* One request on a connected socket: TLS, write, read, parse. */
+static int
+http_exchange(struct http_conn *hc, int fd, const char *req, size_t reqlen,
+    struct http_resp *resp, int64_t until, char *err, size_t errlen)
+{
+	SSL	*ssl;
+	char	*buf = NULL;
+	size_t	 len = 0, cap = 0, off = 0;
+	int	 rc, w, rv = HTTP_TRANSIENT, eof = 0;
+
+	if ((ssl = http_ssl(hc, err, errlen)) == NULL)
+		return (HTTP_FINAL);
+	if (SSL_set_fd(ssl, fd) != 1) {
+		SSL_free(ssl);
+		return (pub_fail(err, errlen, "TLS: SSL_set_fd failed"));
 	}
-	switch (call->reqerr) {
-	case EVREQ_HTTP_TIMEOUT:
-		pub_fail(err, errlen, "%s:%d: timed out after %d s", hc->host,
-		    hc->port, hc->timeout);
-		break;
-	case EVREQ_HTTP_EOF:
-		pub_fail(err, errlen, "%s:%d: connection closed", hc->host,
-		    hc->port);
-		break;
-	case EVREQ_HTTP_INVALID_HEADER:
-	case EVREQ_HTTP_DATA_TOO_LONG:
-		pub_fail(err, errlen, "%s:%d: bad or oversized response",
-		    hc->host, hc->port);
-		break;
-	default:
-		pub_fail(err, errlen, "%s:%d: cannot connect", hc->host,
-		    hc->port);
-		break;
+	errno = 0;
+	while ((rc = SSL_connect(ssl)) != 1)
+		if ((w = http_tls_wait(ssl, fd, rc, until)) != 1) {
+			rv = http_tls_fail(hc, ssl, w == 0, "TLS handshake",
+			    err, errlen);
+			goto done;
+		}
+	while (off < reqlen) {
+		errno = 0;
+		if ((rc = SSL_write(ssl, req + off, reqlen - off)) > 0) {
+			off += rc;
+			continue;
+		}
+		if ((w = http_tls_wait(ssl, fd, rc, until)) != 1) {
+			rv = http_tls_fail(hc, ssl, w == 0, "sending", err,
+			    errlen);
+			goto done;
+		}
 	}
+	for (;;) {
+		if ((rc = http_parse(buf, len, eof, resp, err, errlen)) == 1) {
+			rv = 0;
+			break;
+		}
+		if (rc == -1 || eof)
+			goto done;	/* err says why: transient */
+		if (cap - len < HTTP_READ) {
+			if (cap >= HTTP_HEAD_MAX + 2 * HTTP_BODY_MAX) {
+				pub_fail(err, errlen, "%s:%d: answer too "
+				    "large", hc->host, hc->port);
+				goto done;
+			}
+			if (pub_grow(&buf, &cap, cap < 4 * HTTP_READ ?
+			    4 * HTTP_READ : 2 * cap) == -1) {
+				pub_fail(err, errlen, "out of memory");
+				goto done;
+			}
+		}
+		errno = 0;
+		if ((rc = SSL_read(ssl, buf + len, cap - len)) > 0) {
+			len += rc;
+			continue;
+		}
+		if (SSL_get_error(ssl, rc) == SSL_ERROR_ZERO_RETURN ||
+		    (SSL_get_error(ssl, rc) == SSL_ERROR_SYSCALL &&
+		    ERR_peek_error() == 0 && errno == 0)) {
+			eof = 1;	/* the answer may end with the line */
+			continue;
+		}
+		/* OpenSSL 3 says "unexpected eof" for a close without
+		 * close_notify: that is an EOF too. */
+		if (ERR_GET_REASON(ERR_peek_error()) ==
+		    SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+			ERR_clear_error();
+			eof = 1;
+			continue;
+		}
+		if ((w = http_tls_wait(ssl, fd, rc, until)) != 1) {
+			rv = http_tls_fail(hc, ssl, w == 0, "reading the "
+			    "answer", err, errlen);
+			goto done;
+		}
+	}
+ done:
+	if (buf != NULL) {
+		explicit_bzero(buf, cap);
+		free(buf);
+	}
+	SSL_free(ssl);
+	return (rv);
 }
 
 int
@@ -323,92 +367,255 @@ http_request(struct http_conn *hc, const char *method, const char *path,
     const char *auth, const char *body, struct http_resp *resp, char *err,
     size_t errlen)
 {
-	struct http_call	 call;
-	struct bufferevent	*bev = NULL;
-	struct evhttp_connection *conn = NULL;
-	struct evhttp_request	*req;
-	struct evkeyvalq	*h;
-	enum evhttp_cmd_type	 cmd;
-	char			 uri[1024], len[32], hosthdr[300];
-	int			 rv = -1;
+	char		 uri[1024], port[8], *req;
+	size_t		 reqlen;
+	int64_t		 until, left;
+	int		 fd, rv;
 
 	memset(resp, 0, sizeof(*resp));
-	memset(&call, 0, sizeof(call));
-	call.hc = hc;
-	call.resp = resp;
-	if (strcmp(method, "GET") == 0)
-		cmd = EVHTTP_REQ_GET;
-	else if (strcmp(method, "POST") == 0)
-		cmd = EVHTTP_REQ_POST;
-	else if (strcmp(method, "DELETE") == 0)
-		cmd = EVHTTP_REQ_DELETE;
-	else
+	if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0 &&
+	    strcmp(method, "DELETE") != 0)
 		return (pub_fail(err, errlen, "HTTP method %s", method));
 	if ((size_t)snprintf(uri, sizeof(uri), "%s%s", hc->prefix, path) >=
 	    sizeof(uri))
 		return (pub_fail(err, errlen, "URL path too long"));
-	ERR_clear_error();
-	if ((call.ssl = http_ssl(hc, err, errlen)) == NULL)
-		return (-1);
-	/* The bufferevent owns the SSL (and frees it) from here on. */
-	if ((bev = bufferevent_openssl_socket_new(hc->base, -1, call.ssl,
-	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE)) == NULL) {
-		SSL_free(call.ssl);
-		return (pub_fail(err, errlen, "TLS bufferevent failed"));
-	}
-	if ((conn = evhttp_connection_base_bufferevent_new(hc->base, NULL,
-	    bev, hc->host, hc->port)) == NULL) {
-		bufferevent_free(bev);
-		return (pub_fail(err, errlen, "evhttp connection failed"));
-	}
-	evhttp_connection_set_timeout(conn, hc->timeout);
-	evhttp_connection_set_max_body_size(conn, HTTP_BODY_MAX);
-	evhttp_connection_set_retries(conn, 0);
-	if ((req = evhttp_request_new(http_done, &call)) == NULL) {
-		pub_fail(err, errlen, "evhttp request failed");
-		goto done;
-	}
-	evhttp_request_set_error_cb(req, http_error);
-	h = evhttp_request_get_output_headers(req);
-	snprintf(len, sizeof(len), "%zu", body != NULL ? strlen(body) : 0);
-	if (hc->port == 443)
-		strlcpy(hosthdr, hc->host, sizeof(hosthdr));
-	else
-		snprintf(hosthdr, sizeof(hosthdr), "%s:%d", hc->host,
+	if (strpbrk(uri, " \r\n") != NULL || (auth != NULL &&
+	    strpbrk(auth, "\r\n") != NULL))
+		return (pub_fail(err, errlen, "CR, LF or space in the "
+		    "request line or a header"));
+	until = net_now() + (int64_t)hc->timeout * 1000;
+	if (hc->deadline != 0 && hc->deadline < until)
+		until = hc->deadline;
+	if ((left = until - net_now()) <= 0) {
+		pub_fail(err, errlen, "%s:%d: no time left", hc->host,
 		    hc->port);
-	if (evhttp_add_header(h, "Host", hosthdr) != 0 ||
-	    evhttp_add_header(h, "User-Agent", HTTP_USER_AGENT) != 0 ||
-	    evhttp_add_header(h, "Accept", "application/vnd.github+json") !=
-	    0 ||
-	    evhttp_add_header(h, "X-GitHub-Api-Version", "2022-11-28") != 0 ||
-	    evhttp_add_header(h, "Connection", "close") != 0 ||
-	    (auth != NULL && evhttp_add_header(h, "Authorization", auth) !=
-	    0) ||
-	    (body != NULL && (evhttp_add_header(h, "Content-Type",
-	    "application/json") != 0 ||
-	    evhttp_add_header(h, "Content-Length", len) != 0 ||
-	    evbuffer_add(evhttp_request_get_output_buffer(req), body,
-	    strlen(body)) != 0))) {
-		http_wipe_auth(req);
-		evhttp_request_free(req);
-		pub_fail(err, errlen, "evhttp: cannot build the request");
-		goto done;
+		return (HTTP_TRANSIENT);
 	}
-	/* On failure evhttp_make_request frees req. */
-	if (evhttp_make_request(conn, req, cmd, uri) != 0) {
-		pub_fail(err, errlen, "%s %s: cannot send", method, uri);
-		goto done;
+	if ((req = http_build(hc, method, uri, auth, body, &reqlen)) == NULL)
+		return (pub_fail(err, errlen, "out of memory"));
+	snprintf(port, sizeof(port), "%d", hc->port);
+	ERR_clear_error();
+	if ((fd = net_connect(hc->host, port, (int)left, err, errlen)) == -1)
+		rv = HTTP_TRANSIENT;
+	else {
+		rv = http_exchange(hc, fd, req, reqlen, resp, until, err,
+		    errlen);
+		close(fd);
 	}
-	/* Returns when http_done breaks the loop or nothing is pending. */
-	event_base_dispatch(hc->base);
-	if (!call.done || call.failed) {
-		http_why(&call, err, errlen);
+	explicit_bzero(req, reqlen);
+	free(req);
+	if (rv != 0)
 		http_resp_free(resp);
-		goto done;
-	}
-	rv = 0;
- done:
-	/* Frees the bufferevent and, through it, the SSL. */
-	evhttp_connection_free(conn);
 	return (rv);
+}
+
+/* buf grows to at least want bytes; the old block is wiped. */
+int
+pub_grow(char **buf, size_t *cap, size_t want)
+{
+	char	*n;
+
+	if (want <= *cap)
+		return (0);
+	if ((n = malloc(want)) == NULL)
+		return (-1);
+	if (*buf != NULL) {
+		memcpy(n, *buf, *cap);
+		explicit_bzero(*buf, *cap);
+		free(*buf);
+	}
+	*buf = n;
+	*cap = want;
+	return (0);
+}
+
+/* A header's value: a non-negative decimal, or -1 (hex: a chunk). */
+static long
+http_num(const char *s, size_t len, int hex)
+{
+	long	 n = 0;
+	size_t	 i;
+	int	 d;
+
+	if (len == 0 || len > (hex ? 8 : 18))
+		return (-1);
+	for (i = 0; i < len; i++) {
+		if (isdigit((unsigned char)s[i]))
+			d = s[i] - '0';
+		else if (hex && isxdigit((unsigned char)s[i]))
+			d = tolower((unsigned char)s[i]) - 'a' + 10;
+		else
+			return (-1);
+		n = n * (hex ? 16 : 10) + d;
+	}
+	return (n);
+}
+
+/*
+ * A chunked body in buf[0..len): 1 complete (out, if not NULL, gets
+ * the data; *outlen its length), 0 more is needed, -1 malformed.
+ */
+static int
+http_chunks(const char *buf, size_t len, char *out, size_t *outlen,
+    char *err, size_t errlen)
+{
+	const char	*p = buf, *end = buf + len, *eol, *semi;
+	long		 n;
+	size_t		 total = 0;
+
+	for (;;) {
+		if ((eol = memmem(p, end - p, "\r\n", 2)) == NULL)
+			return ((size_t)(end - p) > HTTP_CHUNK_LINE_MAX ?
+			    pub_fail(err, errlen, "chunk size line too "
+			    "long") : 0);
+		if (eol - p > HTTP_CHUNK_LINE_MAX)
+			return (pub_fail(err, errlen, "chunk size line too "
+			    "long"));
+		semi = memchr(p, ';', eol - p);
+		n = http_num(p, (semi != NULL ? semi : eol) - p, 1);
+		if (n < 0)
+			return (pub_fail(err, errlen, "malformed chunk size "
+			    "%.*s", (int)((eol - p) > 24 ? 24 : eol - p),
+			    p));
+		if ((size_t)n > HTTP_BODY_MAX - total)
+			return (pub_fail(err, errlen, "chunked body larger "
+			    "than %d bytes", HTTP_BODY_MAX));
+		p = eol + 2;
+		if (n == 0)
+			break;
+		if ((size_t)(end - p) < (size_t)n + 2)
+			return (0);
+		if (p[n] != '\r' || p[n + 1] != '\n')
+			return (pub_fail(err, errlen, "chunk of %ld bytes not "
+			    "followed by CRLF", n));
+		if (out != NULL)
+			memcpy(out + total, p, n);
+		total += n;
+		p += n + 2;
+	}
+	/* Trailers, then the empty line. */
+	for (;;) {
+		if ((eol = memmem(p, end - p, "\r\n", 2)) == NULL)
+			return ((size_t)(end - p) > HTTP_CHUNK_LINE_MAX ?
+			    pub_fail(err, errlen, "chunk trailer too long") :
+			    0);
+		if (eol == p)
+			break;
+		p = eol + 2;
+	}
+	*outlen = total;
+	return (1);
+}
+
+/*
+ * The status line, headers and body of an answer in buf[0..len); eof:
+ * the connection ended there.  1 complete (resp filled, its body
+ * malloc'd), 0 more is needed, -1 malformed (err says why).
+ */
+int
+http_parse(const char *buf, size_t len, int eof, struct http_resp *r,
+    char *err, size_t errlen)
+{
+	const char	*hend, *p, *eol, *colon, *v, *body;
+	size_t		 hlen, vlen, blen;
+	long		 clen = -1, n;
+	int		 chunked = 0, status, rc;
+
+	memset(r, 0, sizeof(*r));
+	r->retry_after = r->ratelimit_remaining = r->ratelimit_reset = -1;
+	if (buf == NULL || (hend = memmem(buf, len, "\r\n\r\n", 4)) ==
+	    NULL) {
+		if (len > HTTP_HEAD_MAX)
+			return (pub_fail(err, errlen, "answer headers over %d "
+			    "bytes", HTTP_HEAD_MAX));
+		return (eof ? pub_fail(err, errlen, "connection closed "
+		    "%s", len == 0 ? "without an answer" : "in the answer's "
+		    "headers") : 0);
+	}
+	hlen = hend - buf + 2;		/* through the last header's CRLF */
+	if (hlen > HTTP_HEAD_MAX)
+		return (pub_fail(err, errlen, "answer headers over %d bytes",
+		    HTTP_HEAD_MAX));
+	if (hlen < 14 || memcmp(buf, "HTTP/1.", 7) != 0 ||
+	    (buf[7] != '0' && buf[7] != '1') || buf[8] != ' ' ||
+	    (status = (int)http_num(buf + 9, 3, 0)) < 100 ||
+	    (buf[12] != ' ' && buf[12] != '\r'))
+		return (pub_fail(err, errlen, "not an HTTP/1.x status line"));
+	if (status < 200)
+		return (pub_fail(err, errlen, "unexpected status %d", status));
+	r->status = status;
+	p = memmem(buf, hlen, "\r\n", 2) + 2;
+	for (; p < buf + hlen; p = eol + 2) {
+		eol = memmem(p, buf + hlen - p, "\r\n", 2);
+		if ((colon = memchr(p, ':', eol - p)) == NULL || colon == p ||
+		    memchr(p, ' ', colon - p) != NULL ||
+		    memchr(p, '\t', colon - p) != NULL)
+			return (pub_fail(err, errlen, "malformed header line"));
+		for (v = colon + 1; v < eol && (*v == ' ' || *v == '\t'); v++)
+			;
+		for (vlen = eol - v; vlen > 0 && (v[vlen - 1] == ' ' ||
+		    v[vlen - 1] == '\t'); vlen--)
+			;
+		if (memchr(p, '\0', eol - p) != NULL)
+			return (pub_fail(err, errlen, "NUL in a header"));
+#define HDR(name)	((size_t)(colon - p) == strlen(name) && \
+			    strncasecmp(p, name, colon - p) == 0)
+		if (HDR("Content-Length")) {
+			if ((n = http_num(v, vlen, 0)) < 0 ||
+			    (clen != -1 && n != clen))
+				return (pub_fail(err, errlen, "bad or "
+				    "conflicting Content-Length"));
+			clen = n;
+		} else if (HDR("Transfer-Encoding")) {
+			if (vlen != 7 || strncasecmp(v, "chunked", 7) != 0 ||
+			    chunked)
+				return (pub_fail(err, errlen, "transfer "
+				    "encoding %.*s not supported",
+				    (int)(vlen > 32 ? 32 : vlen), v));
+			chunked = 1;
+		} else if (HDR("Retry-After"))
+			r->retry_after = http_num(v, vlen, 0);
+		else if (HDR("X-RateLimit-Remaining"))
+			r->ratelimit_remaining = http_num(v, vlen, 0);
+		else if (HDR("X-RateLimit-Reset"))
+			r->ratelimit_reset = http_num(v, vlen, 0);
+#undef HDR
+	}
+	if (chunked && clen != -1)
+		return (pub_fail(err, errlen, "both Content-Length and "
+		    "chunked"));
+	body = hend + 4;
+	blen = buf + len - body;
+	if (status == 204 || status == 304) {
+		/* No body whatever the headers say: nothing to copy either. */
+		blen = 0;
+		chunked = 0;
+	} else if (chunked) {
+		if ((rc = http_chunks(body, blen, NULL, &blen, err,
+		    errlen)) != 1)
+			return (rc == 0 && eof ? pub_fail(err, errlen,
+			    "connection closed in a chunked body") : rc);
+	} else if (clen != -1) {
+		if (clen > HTTP_BODY_MAX)
+			return (pub_fail(err, errlen, "body of %ld bytes, over "
+			    "%d", clen, HTTP_BODY_MAX));
+		if (blen < (size_t)clen)
+			return (eof ? pub_fail(err, errlen, "connection closed "
+			    "after %zu of %ld bytes", blen, clen) : 0);
+		blen = clen;
+	} else if (blen > HTTP_BODY_MAX)
+		return (pub_fail(err, errlen, "body over %d bytes",
+		    HTTP_BODY_MAX));
+	else if (!eof)
+		return (0);	/* the body ends with the connection */
+	if ((r->body = malloc(blen + 1)) == NULL)
+		return (pub_fail(err, errlen, "out of memory"));
+	if (chunked)
+		http_chunks(body, buf + len - body, r->body, &blen, err,
+		    errlen);
+	else
+		memcpy(r->body, body, blen);
+	r->body[blen] = '\0';
+	r->len = blen;
+	return (1);
 }

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,9 @@ pub_git_init(void)
 {
 	char	 err[256];
 
+	/* A forge that drops the line must not kill us mid-publication. */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		fatal("signal SIGPIPE");
 	/*
 	 * The remotes belong to the forge's uid, not to us.  A pull record
 	 * is fsynced before it is reported; the branch and the objects it

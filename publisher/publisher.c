@@ -8,6 +8,7 @@
 
 #include <event.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +19,13 @@
 #include "factory.h"
 #include "imsgev.h"
 #include "log.h"
+#include "msg.h"
 #include "pledge.h"
 #include "publisher.h"
 #include "receipt.h"
 
 static int	publisher_imsg(struct imsg *);
-static void	publisher_publish(json_t *, int);
+static void	publisher_publish(const struct msg_publish *, int);
 static const char *publisher_scratch(void);
 
 static struct imsgev	 iev_parent;
@@ -33,6 +35,14 @@ main(int argc, char *argv[])
 {
 	int	 fd;
 
+	/*
+	 * A forge that closes the connection mid-push must be an error
+	 * of that publication, not the publisher's death (and a token
+	 * left unrevoked): libgit2 and OpenSSL write without
+	 * MSG_NOSIGNAL.  Before anything else can write to a socket.
+	 */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		return (1);
 	/* Before libevent or jansson allocate anything. */
 	gh_wipe_init();
 	/* Policy first: fd 3 check, closefrom, unveil, pledge. */
@@ -50,13 +60,40 @@ main(int argc, char *argv[])
  * the suite's encoding (esc.h), like every string we send.
  */
 static void
+publisher_send(uint32_t type, enum msg_kind k, const void *m)
+{
+	char	 err[MSG_ERRLEN];
+
+	if (msg_compose(&iev_parent, type, k, -1, m, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+}
+
+static void
 publisher_error(const char *id, const char *err)
 {
-	json_t	*e = esc_json_str(err);
+	struct msg_error	 m;
 
-	log_warnx("%s: %s", id, json_string_value(e));
-	imsgev_compose_json(&iev_parent, IMSG_ERROR, -1, json_pack(
-	    "{s:s, s:o}", "id", id, "error", e));
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, id, sizeof(m.id));
+	if (esc_encode(err, strlen(err), m.error, sizeof(m.error)) == -1)
+		strlcpy(m.error, "(reason too long)", sizeof(m.error));
+	log_warnx("%s: %s", id, m.error);
+	publisher_send(IMSG_ERROR, MSG_ERROR, &m);
+}
+
+/* The github settings as gh_conf_from_json() checks them. */
+static json_t *
+publisher_github_json(const struct msg_github *g)
+{
+	json_t	*o;
+
+	if ((o = json_pack("{s:s, s:s, s:s, s:I, s:s, s:I, s:s, s:s}",
+	    "api", g->api, "owner", g->owner, "repo", g->repo,
+	    "repository_id", (json_int_t)g->repository_id, "app_id",
+	    g->app_id, "installation_id", (json_int_t)g->installation_id,
+	    "key", g->key, "ca", g->ca)) == NULL)
+		fatalx("github settings");
+	return (o);
 }
 
 /* forge github: where its object caches go, under the state dir. */
@@ -73,32 +110,31 @@ publisher_scratch(void)
 }
 
 static void
-publisher_publish(json_t *o, int bfd)
+publisher_publish(const struct msg_publish *o, int bfd)
 {
 	struct publish_req	 req;
 	struct publish_result	 res;
+	struct msg_published	 m;
 	struct gh_conf		 gc;
-	const char		*id = json_str(o, "id");
-	const char		*forge = json_str(o, "forge");
+	const char		*id = o->id;
 	char			*verdict = NULL, err[512];
 	uint8_t			 sig[ED25519_SIG_LEN], pub[ED25519_PUB_LEN];
+	json_t			*gj;
 	int			 rc;
 
-	if (strcmp(forge, "local") != 0 && strcmp(forge, "github") != 0) {
-		publisher_error(id, "forge not supported by this publisher");
-		goto done;
-	}
-	if (pub_req_decode(o, bfd, &req, &verdict, sig, pub, err,
+	if (pub_req_from_msg(o, bfd, &req, &verdict, sig, pub, err,
 	    sizeof(err)) == -1) {
 		publisher_error(id, err);
 		goto done;
 	}
 	memset(&res, 0, sizeof(res));
-	if (strcmp(forge, "github") == 0)
-		rc = gh_conf_from_json(json_object_get(o, "github"),
-		    publisher_scratch(), &gc, err, sizeof(err)) == -1 ? -1 :
-		    publish_github(&req, &gc, &res, err, sizeof(err));
-	else
+	if (o->has_github) {
+		gj = publisher_github_json(&o->github);
+		rc = gh_conf_from_json(gj, publisher_scratch(), &gc, err,
+		    sizeof(err)) == -1 ? -1 : publish_github(&req, &gc, &res,
+		    err, sizeof(err));
+		json_decref(gj);
+	} else
 		rc = publish_local(&req, &res, err, sizeof(err));
 	if (rc == -1) {
 		publisher_error(id, err);
@@ -106,26 +142,36 @@ publisher_publish(json_t *o, int bfd)
 	}
 	log_info("%s: %s branch %s, pull request %d", id, res.reused ?
 	    "already published:" : "published", res.branch, res.number);
-	imsgev_compose_json(&iev_parent, IMSG_PUBLISHED, -1, json_pack(
-	    "{s:s, s:o, s:i, s:o, s:b}", "id", id, "branch",
-	    esc_json_str(res.branch), "number", res.number, "record",
-	    esc_json_str(res.record), "reused", res.reused));
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, id, sizeof(m.id));
+	if (esc_encode(res.branch, strlen(res.branch), m.branch,
+	    sizeof(m.branch)) == -1 || esc_encode(res.record,
+	    strlen(res.record), m.record, sizeof(m.record)) == -1)
+		fatalx("%s: branch or record too long", id);
+	m.number = res.number;
+	m.reused = res.reused;
+	publisher_send(IMSG_PUBLISHED, MSG_PUBLISHED, &m);
  done:
 	free(verdict);
 	if (bfd != -1)
 		close(bfd);
 }
 
-/* Requests from the parent; -1 for anything else. */
+/*
+ * Requests from the parent, decoded strictly; -1 for anything else.
+ * A malformed one is a broken parent: we exit.
+ */
 static int
 publisher_imsg(struct imsg *imsg)
 {
-	json_t	*o;
+	struct msg_publish	 m;
+	char			 err[MSG_ERRLEN];
 
-	if (imsg_get_type(imsg) != IMSG_PUBLISH ||
-	    (o = imsg_get_json(imsg)) == NULL)
+	if (imsg_get_type(imsg) != IMSG_PUBLISH)
 		return (-1);
-	publisher_publish(o, imsg_get_fd(imsg));
-	json_decref(o);
+	if (msg_get(imsg, MSG_PUBLISH, &m, err, sizeof(err)) == -1)
+		fatalx("from the parent: %s", err);
+	publisher_publish(&m, imsg_get_fd(imsg));
+	msg_free(MSG_PUBLISH, &m);
 	return (0);
 }

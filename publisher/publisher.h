@@ -71,7 +71,9 @@ struct gh_conf {
 	char		 ca[PATH_MAX];	/* CA bundle for the API and git */
 	char		 scratch[PATH_MAX]; /* writable: object caches */
 	int		 wait_max;	/* seconds of retry-after, in all */
-	int		 timeout;	/* seconds per HTTP request */
+	int		 timeout;	/* seconds per HTTP request, and per
+					   wait of a git read or write */
+	int		 budget;	/* seconds of a whole publication */
 };
 
 /* An HTTP response; body is NUL-terminated (len excludes the NUL). */
@@ -86,11 +88,14 @@ struct http_resp {
 
 /* local.c */
 /*
- * Once per process, before publish_local: initialises libgit2, empties
- * its configuration search paths (system, xdg, global, programdata) so
- * no host or $HOME config steers it, turns owner validation off (the
- * remotes belong to another uid) and turns on fsync of what it writes
- * into a git directory.  Fatal on failure.
+ * Once per process, before publish_local: ignores SIGPIPE (a forge
+ * that drops a connection is an error, never a death: OpenSSL and
+ * libgit2 write to sockets without MSG_NOSIGNAL), initialises libgit2,
+ * empties its configuration search paths
+ * (system, xdg, global, programdata) so no host or $HOME config steers
+ * it, turns owner validation off (the remotes belong to another uid)
+ * and turns on fsync of what it writes into a git directory.  Fatal on
+ * failure.
  */
 void	pub_git_init(void);
 /*
@@ -140,7 +145,12 @@ int	pub_import(git_repository *, const struct publish_req *,
  * canonical bytes (*verdict, malloc'd: the caller frees it) and the
  * signature (sig, ED25519_SIG_LEN bytes of the caller's).  Strings of
  * req are borrowed from o.  Checks nothing beyond the decoding.
+ * pub_req_from_msg takes IMSG_PUBLISH as msg_read() decoded it, which
+ * the daemon does; pub_req_decode a JSON object (regress/github).
  */
+struct msg_publish;
+int	pub_req_from_msg(const struct msg_publish *, int, struct publish_req *,
+	    char **, uint8_t *, uint8_t *, char *, size_t);
 int	pub_req_decode(json_t *, int, struct publish_req *, char **,
 	    uint8_t *, uint8_t *, char *, size_t);
 
@@ -175,36 +185,76 @@ int	gh_conf_from_json(json_t *, const char *, struct gh_conf *, char *,
  *     refused if it holds another;
  *  5. the pull request with head OWNER:factory/<attempt> (any state)
  *     is reused, else created; a 422 is answered by looking again;
- *  6. DELETE /installation/token, whatever happened after step 2.
- * 403/429 with retry-after or an exhausted rate limit, and 5xx, are
- * retried while the total wait stays within wait_max.  The token is
- * kept in one malloc'd buffer, given to libgit2 only through the
- * credential callback, and wiped after the revocation.  res->record
- * is the pull request's html_url, res->number its number; reused is 1
- * when neither a push nor a new pull request was needed.
+ *  6. DELETE /installation/token, whatever happened after step 2: the
+ *     publication has one exit path once a token is held.
+ * An API call or a git fetch or push that fails for want of an answer
+ * (refused, closed, reset, timed out, a malformed answer) or is
+ * answered 500, 502, 503 or 504 is tried again, up to GH_TRIES times,
+ * after 1, 2, 4 s (or the Retry-After asked for); 403/429 with
+ * retry-after or an exhausted rate limit are retried too.  Waits
+ * count against wait_max, and everything against budget: past it the
+ * publication fails with the last reason.  The revocation gets its own
+ * tries and time, so that a spent budget still revokes.  A token whose
+ * answer never arrived cannot be revoked (GitHub expires it within the
+ * hour).  The token is kept in one malloc'd buffer, given to libgit2
+ * only through the credential callback, and wiped after the
+ * revocation.  res->record is the pull request's html_url,
+ * res->number its number; reused is 1 when neither a push nor a new
+ * pull request was needed.
  */
 int	publish_github(const struct publish_req *, const struct gh_conf *,
 	    struct publish_result *, char *, size_t);
 
 /* http.c */
+#define HTTP_FINAL	(-1)	/* trying again cannot mend it */
+#define HTTP_TRANSIENT	(-2)	/* no answer: connect, timeout, closed */
 struct http_conn;
 /*
  * An HTTPS client for one base URL, https://host[:port][/prefix]: the
  * server certificate is verified against the CA file and the host
- * name (or IP address).  Each request runs to completion on a private
- * event base, over a fresh connection.
+ * name (or IP address).  Each request runs to completion over a fresh
+ * connection, waiting at most timeout seconds.
  */
 struct http_conn *http_open(const char *, const char *, int, char *,
 	    size_t);
+/* No request waits past deadline (net_now() ms; 0: none). */
+void	http_deadline(struct http_conn *, int64_t);
 /*
  * method (GET, POST, DELETE) on prefix + path, with an optional
- * Authorization value (wiped from libevent's copy once sent) and JSON
- * body.  0 with resp filled for any HTTP status; -1 on a connection,
- * TLS or protocol failure.
+ * Authorization value and JSON body (the request's bytes are wiped
+ * once sent).  0 with resp filled for any HTTP status; HTTP_FINAL or
+ * HTTP_TRANSIENT with err set when no usable answer came.
  */
 int	http_request(struct http_conn *, const char *, const char *,
 	    const char *, const char *, struct http_resp *, char *, size_t);
+/*
+ * An answer in buf[0..len), eof if the connection ended there: 1
+ * complete (resp filled, body malloc'd), 0 more is needed, -1
+ * malformed.  Strict: an HTTP/1.x status line, header syntax, one
+ * framing (Content-Length, chunked, or the connection's end), chunk
+ * sizes in hex of at most 8 digits, bounded sizes.
+ */
+int	http_parse(const char *, size_t, int, struct http_resp *, char *,
+	    size_t);
 void	http_resp_free(struct http_resp *);
 void	http_close(struct http_conn *);
+/* *buf grows to want bytes; the old block is wiped before it is freed. */
+int	pub_grow(char **, size_t *, size_t);
+
+/* net.c */
+/* Milliseconds of CLOCK_MONOTONIC. */
+int64_t	net_now(void);
+/* poll(2) one fd until a net_now() time: 1 ready, 0 timed out, -1. */
+int	net_wait(int, short, int64_t);
+/*
+ * A connected non-blocking TCP socket to host:port: every address
+ * getaddrinfo gives, in its order, each with a share of timeout_ms; -1
+ * with each address's reason in err.
+ */
+int	net_connect(const char *, const char *, int, char *, size_t);
+/* libgit2 gets net.c's sockets under its HTTPS; once is enough. */
+void	net_git_init(void);
+/* Each git read or write waits at most timeout s, never past deadline. */
+void	net_git_limits(int, int64_t);
 
 #endif /* PUBLISHER_H */

@@ -13,6 +13,7 @@
 #include "crypto.h"
 #include "factory.h"
 #include "imsgev.h"
+#include "msg.h"
 #include "publisher.h"
 #include "receipt.h"
 
@@ -41,6 +42,39 @@ verdict_split(const char *line, char **signed_out, uint8_t *sig,
 	*signed_out = receipt_canonical(v);
 	json_decref(v);
 	return (*signed_out == NULL ? -1 : 0);
+}
+
+/*
+ * IMSG_PUBLISH as the daemon's publisher reads it: msg_read() has
+ * checked every field; what is left is the verdict's signature form
+ * and the pinned key.
+ */
+int
+pub_req_from_msg(const struct msg_publish *o, int bfd,
+    struct publish_req *req, char **verdict, uint8_t *sig, uint8_t *pub,
+    char *err, size_t errlen)
+{
+	size_t	 siglen, publen;
+
+	*verdict = NULL;
+	memset(req, 0, sizeof(*req));
+	if (base64_decode(o->verifier_pub, pub, ED25519_PUB_LEN, &publen) ==
+	    -1 || publen != ED25519_PUB_LEN)
+		return (pub_fail(err, errlen, "no pinned verifier key"));
+	if (verdict_split(o->verdict, verdict, sig, &siglen) == -1)
+		return (pub_fail(err, errlen, "verdict: not a signed receipt"));
+	req->attempt = o->id;
+	req->remote = o->remote;
+	req->pulls = o->pulls;
+	req->title = o->title;
+	req->base = o->base;
+	req->commit = o->commit;
+	req->verdict = *verdict;
+	req->sig = sig;
+	req->siglen = siglen;
+	req->verifier_pub = pub;
+	req->bundle_fd = bfd;
+	return (0);
 }
 
 int

@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "gitcommon.h"
+#include "invmsg.h"
 #include "log.h"
 #include "reconciler.h"
 
@@ -35,7 +36,6 @@ inv_set_cgparent(const char *p)
 	inv_cgparent = p;
 }
 #define INV_REFPREFIX	"refs/heads/factory/"
-#define INV_BRANCHPFX	"factory/"
 #define INV_PULLLOCK	".lock"		/* the publisher's own */
 #define INV_RECORDMAX	(64 * 1024)		/* a pull record */
 #define INV_STATUSMAX	4096		/* /proc/<pid>/status */
@@ -61,6 +61,7 @@ static int	 inv_process(int, const char *, uid_t, uid_t, json_t *,
 		    struct inv_tally *);
 static void	 inv_unescape(char *);
 static const char *inv_mount_attempt(const char *, char *, size_t);
+static json_t	*inv_mount_json(struct inv_names *);
 static json_t	*inv_pull_record(int, const char *, const char *);
 static int	 inv_seen(const char **, size_t, const char *);
 static int	 inv_strcmp(const void *, const void *);
@@ -114,25 +115,16 @@ inv_printable(const char *s)
 	return (1);
 }
 
+/* The parent's own syntax, plus the "-v" of a validation cgroup. */
 int
 inv_id_valid(const char *s, int vsuffix)
 {
-	size_t	 i, n;
+	size_t	 len = strlen(s);
 
-	if (strlen(s) >= ATTEMPT_ID_MAX || s[0] != 'a' || s[1] != '-')
-		return (0);
-	for (i = 2; i < 10; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return (0);
-	if (s[10] != '-')
-		return (0);
-	for (i = 11, n = 0; s[i] >= '0' && s[i] <= '9'; i++)
-		n++;
-	if (n < 4)
-		return (0);
-	if (s[i] == '\0')
+	if (invmsg_id_valid(s, len))
 		return (1);
-	return (vsuffix && strcmp(s + i, "-v") == 0);
+	return (vsuffix && len > 2 && strcmp(s + len - 2, "-v") == 0 &&
+	    invmsg_id_valid(s, len - 2));
 }
 
 int
@@ -392,6 +384,48 @@ inv_list_cgroups(const char *root, struct inv_tally *t)
 }
 
 /*
+ * The parent names cgroups itself, from an id: each attempt's (and
+ * each validation run's) once, whatever the hierarchies it is in.
+ * paths is consumed.
+ */
+json_t *
+inv_cgroup_ids(json_t *paths)
+{
+	struct inv_names l = { NULL, 0, 0 };
+	json_t		*arr, *v;
+	const char	*p, *base;
+	size_t		 i, n;
+
+	json_array_foreach(paths, i, v) {
+		p = json_string_value(v);
+		base = strrchr(p, '/') != NULL ? strrchr(p, '/') + 1 : p;
+		inv_names_add(&l, base);	/* listed: an id, or "<id>-v" */
+	}
+	json_decref(paths);
+	if ((arr = json_array()) == NULL)
+		fatalx("inventory: out of memory");
+	if (l.n > 0)
+		qsort(l.v, l.n, sizeof(*l.v), inv_strcmp);
+	for (i = 0; i < l.n; i++) {
+		if (i == 0 || strcmp(l.v[i], l.v[i - 1]) != 0) {
+			n = strlen(l.v[i]);
+			if (n > 2 && strcmp(l.v[i] + n - 2, "-v") == 0) {
+				l.v[i][n - 2] = '\0';
+				inv_push(arr, json_pack("{s:s, s:b}", "id",
+				    l.v[i], "validation", 1));
+				l.v[i][n - 2] = '-';
+			} else
+				inv_push(arr, json_pack("{s:s, s:b}", "id",
+				    l.v[i], "validation", 0));
+		}
+	}
+	for (i = 0; i < l.n; i++)
+		free(l.v[i]);
+	free(l.v);
+	return (arr);
+}
+
+/*
  * One /proc entry: appended if its real uid is in range.  A process
  * that exits while we look is not an error.
  */
@@ -487,46 +521,72 @@ inv_unescape(char *s)
 
 /*
  * The attempt a mount belongs to, from the part of its target below
- * the state directory: attempts/<id>[/...] or verify/<id>[/...].
+ * the state directory: attempts/<id>[/...] or verify/<id>[/...].  The
+ * name is "a:<id>" or "v:<id>", which sorts and compares as one.
  */
 static const char *
-inv_mount_attempt(const char *rest, char *id, size_t len)
+inv_mount_attempt(const char *rest, char *name, size_t len)
 {
 	size_t	 n;
+	char	 kind;
 
-	if (strncmp(rest, "attempts/", 9) == 0)
+	if (strncmp(rest, "attempts/", 9) == 0) {
 		rest += 9;
-	else if (strncmp(rest, "verify/", 7) == 0)
+		kind = 'a';
+	} else if (strncmp(rest, "verify/", 7) == 0) {
 		rest += 7;
-	else
+		kind = 'v';
+	} else
 		return (NULL);
 	n = strcspn(rest, "/");
-	if (n >= len)
+	if (n + 2 >= len)
 		return (NULL);
-	memcpy(id, rest, n);
-	id[n] = '\0';
-	return (inv_id_valid(id, 0) ? id : NULL);
+	name[0] = kind;
+	name[1] = ':';
+	memcpy(name + 2, rest, n);
+	name[n + 2] = '\0';
+	return (inv_id_valid(name + 2, 0) ? name : NULL);
+}
+
+/* {id, verify} of each "a:<id>" or "v:<id>", once each. */
+static json_t *
+inv_mount_json(struct inv_names *l)
+{
+	json_t	*arr;
+	size_t	 i;
+
+	if ((arr = json_array()) == NULL)
+		fatalx("inventory: out of memory");
+	if (l->n > 0)
+		qsort(l->v, l->n, sizeof(*l->v), inv_strcmp);
+	for (i = 0; i < l->n; i++) {
+		if (i == 0 || strcmp(l->v[i], l->v[i - 1]) != 0)
+			inv_push(arr, json_pack("{s:s, s:b}", "id",
+			    l->v[i] + 2, "verify", l->v[i][0] == 'v'));
+	}
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+	return (arr);
 }
 
 json_t *
 inv_list_mounts(const char *mountinfo, const char *below,
     struct inv_tally *t)
 {
+	struct inv_names l = { NULL, 0, 0 };
 	FILE		*f;
-	json_t		*arr, *m;
 	char		*line = NULL, *fields[5], *p, *sep, *fstype;
-	char		 id[ATTEMPT_ID_MAX];
-	const char	*attempt;
+	char		 name[ATTEMPT_ID_MAX + 2];
 	size_t		 linesz = 0, blen, i;
 
-	if ((arr = json_array()) == NULL)
-		fatalx("inventory: out of memory");
 	blen = strlen(below);
 	while (blen > 1 && below[blen - 1] == '/')
 		blen--;
 	if ((f = fopen(mountinfo, "re")) == NULL) {
 		inv_error(t, "%s: %s", mountinfo, strerror(errno));
-		return (arr);
+		return (inv_mount_json(&l));
 	}
 	while (getline(&line, &linesz, f) != -1) {
 		line[strcspn(line, "\n")] = '\0';
@@ -547,20 +607,16 @@ inv_list_mounts(const char *mountinfo, const char *below,
 			t->skipped++;
 			continue;
 		}
-		m = json_pack("{s:s, s:s}", "target", fields[4],
-		    "fstype", fstype);
-		attempt = inv_mount_attempt(fields[4] + blen + (blen > 1), id,
-		    sizeof(id));
-		if (m != NULL && attempt != NULL &&
-		    json_object_set_new(m, "attempt", inv_strj(attempt)) == -1)
-			fatalx("inventory: out of memory");
-		inv_push(arr, m);
+		/* Only an attempt's mounts are the parent's business. */
+		if (inv_mount_attempt(fields[4] + blen + (blen > 1), name,
+		    sizeof(name)) != NULL)
+			inv_names_add(&l, name);
 	}
 	if (ferror(f))
 		inv_error(t, "%s: read error", mountinfo);
 	free(line);
 	fclose(f);
-	return (arr);
+	return (inv_mount_json(&l));
 }
 
 int
@@ -626,9 +682,8 @@ inv_list_branches(const char *path, struct inv_tally *t)
 			continue;
 		}
 		git_oid_tostr(hex, sizeof(hex), oid);
-		inv_push(arr, json_pack("{s:s, s:s+, s:s}", "repo", path,
-		    "branch", INV_BRANCHPFX, name + strlen(INV_REFPREFIX),
-		    "commit", hex));
+		inv_push(arr, json_pack("{s:s, s:s, s:s}", "repo", path,
+		    "id", name + strlen(INV_REFPREFIX), "commit", hex));
 		git_reference_free(ref);
 	}
 	if (rc != GIT_ITEROVER)
@@ -668,7 +723,7 @@ inv_pull_record(int dfd, const char *dir, const char *name)
 	if (json_is_object(j) && json_is_integer(num) &&
 	    (v = json_integer_value(num)) > 0 && v <= INT_MAX &&
 	    strcmp(json_str(j, "attempt"), id) == 0)
-		rec = json_pack("{s:s, s:s, s:I}", "dir", dir, "attempt", id,
+		rec = json_pack("{s:s, s:s, s:I}", "dir", dir, "id", id,
 		    "number", v);
 	json_decref(j);
 	return (rec);
@@ -758,7 +813,8 @@ inventory_build(const struct inv_config *c)
 		inv_set(inv, "mounts", inv_list_mounts(c->mountinfo,
 		    c->state, &t));
 	}
-	inv_set(inv, "cgroups", inv_list_cgroups(c->cgroot, &t));
+	inv_set(inv, "cgroups", inv_cgroup_ids(inv_list_cgroups(c->cgroot,
+	    &t)));
 	if (c->have_uids)
 		inv_set(inv, "processes", inv_list_processes(c->procroot,
 		    c->uid_lo, c->uid_hi, &t));

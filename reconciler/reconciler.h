@@ -5,9 +5,9 @@
  * The listing functions take the paths they look at as arguments, talk
  * no imsg and write nothing.  Each returns a new JSON array (never
  * NULL: running out of memory is fatal).  Names found on the file
- * system are untrusted: only attempt ids (a-YYYYMMDD-NNNN, at least
- * four digits in the sequence) are listed, anything else is counted in
- * the tally's skipped and left out.  Symbolic links are never followed
+ * system are untrusted: only attempt ids (a-YYYYMMDD-NNNN, four to ten
+ * digits in the sequence, as the parent checks them) are listed,
+ * anything else is counted in the tally's skipped and left out.  Symbolic links are never followed
  * below the configured paths.  What cannot be read becomes one line in
  * the tally's errors; a directory that does not exist is empty.
  */
@@ -63,21 +63,28 @@ json_t	*inv_list_dir(const char *, struct inv_tally *);
  * tree) and root/<hierarchy>/factory/ (v1 controllers, unified).
  */
 json_t	*inv_list_cgroups(const char *, struct inv_tally *);
+/*
+ * {id, validation} of each attempt whose cgroup (or validation run's
+ * cgroup, "<id>-v") is in a list of inv_list_cgroups(), which is
+ * consumed; each once.
+ */
+json_t	*inv_cgroup_ids(json_t *);
 /* {pid, uid, comm} of processes whose real uid is in [lo, hi]. */
 json_t	*inv_list_processes(const char *, uid_t, uid_t,
 	    struct inv_tally *);
 /*
- * {target, fstype[, attempt]} of the mounts in a mountinfo file whose
- * target lies strictly below dir; attempt when the target is inside
- * dir/attempts/<id> or dir/verify/<id>.
+ * {id, verify} of each attempt with a mount (in a mountinfo file)
+ * inside dir/attempts/<id> or, verify true, dir/verify/<id>; each
+ * once.
  */
 json_t	*inv_list_mounts(const char *, const char *, struct inv_tally *);
-/* {repo, branch, commit} of refs/heads/factory/<id> in one repository. */
+/* {repo, id, commit} of refs/heads/factory/<id> in one repository. */
 json_t	*inv_list_branches(const char *, struct inv_tally *);
-/* {dir, attempt, number} of the <id>.json pull records in dir. */
+/* {dir, id, number} of the <id>.json pull records in dir. */
 json_t	*inv_list_pulls(const char *, struct inv_tally *);
 /*
- * The whole inventory object: the lists above plus "skipped",
+ * The whole inventory object, IMSG_INVENTORY as invmsg.h reads it:
+ * the lists above (cgroups by inv_cgroup_ids()) plus "skipped",
  * "errors" and "truncated" (false).
  */
 json_t	*inventory_build(const struct inv_config *);

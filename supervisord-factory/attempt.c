@@ -91,6 +91,8 @@ static const struct transition transitions[] = {
 
 static void	attempt_provision(struct attempt *);
 static void	attempt_send_provision(struct attempt *);
+static void	attempt_send_worker(struct attempt *, uint32_t, enum msg_kind,
+		    const void *, char *, size_t);
 static void	attempt_collect(struct attempt *);
 static int	attempt_cleanup_sandboxes(struct attempt *);
 static int	attempt_held_by_worker(struct attempt *);
@@ -791,10 +793,9 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 	struct pending		*p;
 	struct conf_repo	*repo;
 	struct manifest		*m;
+	struct msg_resolve	 rq;
 	char			 name[PATH_MAX], err[CONF_ERRLEN];
 	char			 sz1[32], sz2[32];
-	json_t			*req;
-	char			*s;
 	size_t			 len;
 
 	if (imsg_get_ibuf(imsg, &ib) == -1 ||
@@ -822,19 +823,19 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 		manifest_free(m);
 		return;
 	}
-	if (!journal_reserve_held(env->journal)) {
-		control_fail(c, "state-dir %s: the journal cannot keep its "
-		    "%zu KiB in reserve: not accepted", env->conf->statedir,
-		    journal_reserve_size(env->journal) / 1024);
-		manifest_free(m);
-		return;
-	}
 	if (statvfs(env->conf->statedir, &vfs) == 0 &&
 	    (uint64_t)vfs.f_bavail * vfs.f_frsize < STATE_RESERVE) {
 		control_fail(c, "state-dir %s: %llu KiB free, less than the "
 		    "%d KiB kept in reserve: not accepted",
 		    env->conf->statedir, (unsigned long long)vfs.f_bavail *
 		    vfs.f_frsize / 1024, STATE_RESERVE / 1024);
+		manifest_free(m);
+		return;
+	}
+	if (!journal_reserve_held(env->journal)) {
+		control_fail(c, "state-dir %s: the journal cannot keep its "
+		    "%zu KiB in reserve: not accepted", env->conf->statedir,
+		    journal_reserve_size(env->journal) / 1024);
 		manifest_free(m);
 		return;
 	}
@@ -852,36 +853,38 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 	}
 	p->len = len;
 	p->m = m;
-	p->req = pending_next++;
+	if ((p->req = pending_next++) == 0)
+		p->req = pending_next++;	/* 0 is no request */
 	p->ctl = c->id;
 	p->uid = c->uid;
-	req = json_pack("{s:i, s:s, s:s}", "req", (int)p->req, "repo",
-	    repo->path, "ref", m->baseline);
-	s = json_dumps(req, JSON_COMPACT);
-	json_decref(req);
-	if (proc_compose(PROC_WORKER, IMSG_RESOLVE, 0, -1, s,
-	    strlen(s) + 1) == -1) {
-		control_fail(c, "worker not running, try again");
-		free(s);
+	memset(&rq, 0, sizeof(rq));
+	rq.req = p->req;
+	strlcpy(rq.repo, repo->path, sizeof(rq.repo));
+	strlcpy(rq.ref, m->baseline, sizeof(rq.ref));
+	if (proc_compose_msg(PROC_WORKER, IMSG_RESOLVE, MSG_RESOLVE, -1, &rq,
+	    err, sizeof(err)) == -1) {
+		if (errno == EAGAIN)
+			control_fail(c, "worker not running, try again");
+		else
+			control_fail(c, "%s", err);
 		free(p->raw);
 		free(p);
 		manifest_free(m);
 		return;
 	}
-	free(s);
 	p->next = pendings;
 	pendings = p;
 }
 
 static void
-attempt_resolved(json_t *o)
+attempt_resolved(const struct msg_resolved *o)
 {
 	struct pending	**pp, *p;
 	struct ctl_conn	*c;
 	struct attempt	*a;
-	const char	*oid, *error;
+	const char	*oid = o->oid;
 	char		 id[ATTEMPT_ID_MAX], hex[SHA256_HEX_LEN + 1];
-	uint32_t	 req = json_integer_value(json_object_get(o, "req"));
+	uint32_t	 req = o->req;
 	json_t		*facts, *extra;
 
 	for (pp = &pendings; *pp != NULL; pp = &(*pp)->next)
@@ -894,12 +897,9 @@ attempt_resolved(json_t *o)
 	}
 	*pp = p->next;
 	c = control_byid(p->ctl);
-	oid = json_string_value(json_object_get(o, "oid"));
-	error = json_string_value(json_object_get(o, "error"));
-	if (oid == NULL || strlen(oid) != 40) {
+	if (o->oid[0] == '\0') {
 		if (c != NULL)
-			control_fail(c, "baseline: %s", error ? error :
-			    "cannot be resolved");
+			control_fail(c, "baseline: %s", o->error);
 		goto done;
 	}
 	attempt_newid(id, sizeof(id));
@@ -974,6 +974,28 @@ attempt_active(const struct attempt *a)
 	return (a->state >= AS_PROVISIONING && a->state <= AS_VERIFYING);
 }
 
+static void
+schedule_cb(int fd, short event, void *arg)
+{
+	attempt_schedule();
+}
+
+/* Look again in a second: nothing else may happen when space returns. */
+static void
+schedule_later(void)
+{
+	static struct event	 ev;
+	static int		 set;
+	struct timeval		 tv = { STALL_RETRY_SEC, 0 };
+
+	if (!set) {
+		evtimer_set(&ev, schedule_cb, NULL);
+		set = 1;
+	}
+	if (!evtimer_pending(&ev, NULL))
+		evtimer_add(&ev, &tv);
+}
+
 void
 attempt_schedule(void)
 {
@@ -991,6 +1013,11 @@ attempt_schedule(void)
 			attempt_verify(a);
 		if (a->state == AS_PUBLISHING && !a->publish_sent)
 			attempt_publish(a);
+	}
+	/* What the journal keeps in reserve is for ending, not starting. */
+	if (!journal_reserve_held(env->journal)) {
+		schedule_later();
+		return;
 	}
 	TAILQ_FOREACH(a, &env->attempts, entry) {
 		if (active >= env->conf->max_attempts)
@@ -1071,14 +1098,36 @@ static void
 attempt_send_provision(struct attempt *a)
 {
 	struct conf_repo	*repo;
+	struct msg_provision	 m;
+	char			 err[MSG_ERRLEN];
 
 	if ((repo = attempt_repo(a)) == NULL)
 		return;
-	if (proc_compose_json(PROC_WORKER, IMSG_PROVISION, -1, json_pack(
-	    "{s:s, s:I, s:s, s:s, s:s}", "id", a->id, "epoch",
-	    (json_int_t)a->epoch, "repo", repo->path, "baseline", a->baseline,
-	    "dir", a->dir)) == -1)
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, a->id, sizeof(m.id));
+	m.epoch = a->epoch;
+	strlcpy(m.repo, repo->path, sizeof(m.repo));
+	strlcpy(m.baseline, a->baseline, sizeof(m.baseline));
+	strlcpy(m.dir, a->dir, sizeof(m.dir));
+	attempt_send_worker(a, IMSG_PROVISION, MSG_PROVISION, &m, err,
+	    sizeof(err));
+}
+
+/*
+ * A request to the worker; if it is not running, sent again when it
+ * is back.  One that cannot be encoded fails the attempt, with why.
+ */
+static void
+attempt_send_worker(struct attempt *a, uint32_t type, enum msg_kind k,
+    const void *m, char *err, size_t errlen)
+{
+	if (proc_compose_msg(PROC_WORKER, type, k, -1, m, err, errlen) == 0)
+		return;
+	if (errno == EAGAIN)
 		a->redrive = 1;		/* when the worker is back */
+	else
+		attempt_fail(a, "failed", "cannot send %s: %s",
+		    msg_kind_name(k), err);
 }
 
 /* ready: hand the tree to the attempt's uid and start the agent. */
@@ -1113,27 +1162,39 @@ attempt_start_agent(struct attempt *a)
 	    (unsigned)a->uid, (unsigned long long)a->epoch);
 }
 
+static size_t
+strv_len(char * const *v)
+{
+	size_t	 n = 0;
+
+	while (v != NULL && v[n] != NULL)
+		n++;
+	return (n);
+}
+
 static void
 attempt_collect(struct attempt *a)
 {
 	struct conf_repo	*repo;
-	json_t			*req, *scope;
-	char			 bundle[PATH_MAX];
-	int			 i;
+	struct msg_collect	 m;
+	char			 err[MSG_ERRLEN];
 
 	if ((repo = attempt_repo(a)) == NULL)
 		return;
-	scope = json_array();
-	for (i = 0; a->m->scope[i] != NULL; i++)
-		json_array_append_new(scope, json_string(a->m->scope[i]));
-	snprintf(bundle, sizeof(bundle), "%s/bundle", a->dir);
-	req = json_pack("{s:s, s:I, s:s, s:s, s:s, s:o, s:s, s:s, s:I, s:s}",
-	    "id", a->id, "epoch", (json_int_t)a->epoch, "repo", repo->path,
-	    "baseline", a->baseline, "dir", a->dir, "scope", scope,
-	    "title", a->m->title, "digest", a->digest,
-	    "tree_limit", (json_int_t)a->m->limits.tree, "bundle", bundle);
-	if (proc_compose_json(PROC_WORKER, IMSG_COLLECT, -1, req) == -1)
-		a->redrive = 1;		/* when the worker is back */
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, a->id, sizeof(m.id));
+	m.epoch = a->epoch;
+	strlcpy(m.repo, repo->path, sizeof(m.repo));
+	strlcpy(m.baseline, a->baseline, sizeof(m.baseline));
+	strlcpy(m.dir, a->dir, sizeof(m.dir));
+	m.scope = a->m->scope;		/* borrowed */
+	m.nscope = strv_len(a->m->scope);
+	strlcpy(m.title, a->m->title, sizeof(m.title));
+	strlcpy(m.digest, a->digest, sizeof(m.digest));
+	m.tree_limit = a->m->limits.tree;
+	snprintf(m.bundle, sizeof(m.bundle), "%s/bundle", a->dir);
+	attempt_send_worker(a, IMSG_COLLECT, MSG_COLLECT, &m, err,
+	    sizeof(err));
 }
 
 static void
@@ -1200,7 +1261,9 @@ attempt_after_exit(struct attempt *a)
 static void
 attempt_validation_done(struct attempt *a, struct run *r)
 {
+	struct msg_validate_done m;
 	json_t		*facts;
+	char		 err[MSG_ERRLEN];
 	int		 st = r->status, timedout = r->timedout;
 
 	a->run = NULL;
@@ -1224,12 +1287,17 @@ attempt_validation_done(struct attempt *a, struct run *r)
 		return;
 	}
 	/* The chain grew by "validated": the verdict follows it. */
-	imsgev_compose_json(&a->verifier->iev, IMSG_VALIDATE_DONE, -1,
-	    json_pack("{s:s, s:i, s:b, s:b, s:I, s:s, s:I}", "id", a->id,
-	    "status", st, "timedout", timedout, "passed", !timedout &&
-	    WIFEXITED(st) && WEXITSTATUS(st) == 0, "seq",
-	    (json_int_t)a->nreceipts, "prev", a->prev, "epoch",
-	    (json_int_t)a->epoch));
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, a->id, sizeof(m.id));
+	m.status = st;
+	m.timedout = timedout;
+	m.passed = !timedout && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	m.seq = a->nreceipts;
+	strlcpy(m.prev, a->prev, sizeof(m.prev));
+	m.epoch = a->epoch;
+	if (msg_compose(&a->verifier->iev, IMSG_VALIDATE_DONE,
+	    MSG_VALIDATE_DONE, -1, &m, err, sizeof(err)) == -1)
+		attempt_fail(a, "failed", "cannot send %s", err);
 }
 
 void
@@ -1272,11 +1340,13 @@ attempt_verify(struct attempt *a)
 {
 	struct conf_repo	*repo;
 	struct child		*v;
-	json_t			*req, *scope, *facts;
-	char			*s, path[PATH_MAX];
+	struct msg_verify	 m;
+	json_t			*facts;
+	char			*s, path[PATH_MAX], err[MSG_ERRLEN];
+	size_t			 len;
 	uid_t			 vuid;
 	uint64_t		 bytes;
-	int			 bfd, lfd, i;
+	int			 bfd, lfd;
 
 	if ((v = verifier_free()) == NULL)
 		return;		/* when one says HELLO */
@@ -1319,23 +1389,33 @@ attempt_verify(struct attempt *a)
 	attempt_logpath(a, 0, path, sizeof(path));
 	if ((lfd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
 		lfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	scope = json_array();
-	for (i = 0; a->m->scope[i] != NULL; i++)
-		json_array_append_new(scope, json_string(a->m->scope[i]));
-	req = json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:s, "
-	    "s:I, s:s, s:I, s:I}",
-	    "id", a->id, "repo", repo->path, "baseline", a->baseline,
-	    "scope", scope, "title", a->m->title, "digest", a->digest,
-	    "commit", a->commit, "bundle_sha256", a->bundle_sha256,
-	    "dir", a->vdir, "seq", (json_int_t)a->nreceipts,
-	    "prev", a->prev, "epoch", (json_int_t)a->epoch,
-	    "wall_ms", (json_int_t)a->m->limits.wall_ms);
-	s = json_dumps(req, JSON_COMPACT);
-	json_decref(req);
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, a->id, sizeof(m.id));
+	strlcpy(m.repo, repo->path, sizeof(m.repo));
+	strlcpy(m.baseline, a->baseline, sizeof(m.baseline));
+	m.scope = a->m->scope;		/* borrowed */
+	m.nscope = strv_len(a->m->scope);
+	strlcpy(m.title, a->m->title, sizeof(m.title));
+	strlcpy(m.digest, a->digest, sizeof(m.digest));
+	strlcpy(m.commit, a->commit, sizeof(m.commit));
+	strlcpy(m.bundle_sha256, a->bundle_sha256, sizeof(m.bundle_sha256));
+	strlcpy(m.dir, a->vdir, sizeof(m.dir));
+	m.seq = a->nreceipts;
+	strlcpy(m.prev, a->prev, sizeof(m.prev));
+	m.epoch = a->epoch;
+	m.wall_ms = a->m->limits.wall_ms;
+	if ((s = msg_encode(MSG_VERIFY, &m, &len, err, sizeof(err))) ==
+	    NULL) {
+		close(bfd);
+		if (lfd != -1)
+			close(lfd);
+		attempt_fail(a, "failed", "cannot send %s", err);
+		return;
+	}
 	a->verifier = v;
 	env->busy[child_index(v)] = a;
 	imsgev_compose(&v->iev, IMSG_VERIFY_LOG, 0, 0, lfd, NULL, 0);
-	imsgev_compose(&v->iev, IMSG_VERIFY, 0, 0, bfd, s, strlen(s) + 1);
+	imsgev_compose(&v->iev, IMSG_VERIFY, 0, 0, bfd, s, len);
 	free(s);
 	log_info("%s: verifying, verifier pid %d", a->id, (int)v->pid);
 }
@@ -1344,8 +1424,9 @@ static void
 attempt_publish(struct attempt *a)
 {
 	struct conf_repo	*repo;
-	json_t			*req;
-	char			*s, path[PATH_MAX];
+	struct msg_publish	 m;
+	struct msg_github	*g;
+	char			 path[PATH_MAX], err[MSG_ERRLEN];
 	int			 bfd;
 
 	if ((repo = attempt_repo(a)) == NULL)
@@ -1366,33 +1447,38 @@ attempt_publish(struct attempt *a)
 		attempt_fail(a, "failed", "%s: %s", path, strerror(errno));
 		return;
 	}
-	req = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
-	    "id", a->id, "forge", repo->forge == FORGE_LOCAL ? "local" :
-	    "github", "repository", repo->name, "remote", repo->remote,
-	    "pulls", repo->pulls, "title", a->m->title,
-	    "base", a->m->baseline, "commit", a->commit);
-	json_object_set_new(req, "verdict", json_string(a->verdict != NULL ?
-	    a->verdict : ""));
-	json_object_set_new(req, "verifier_pub",
-	    json_string(env->verifier_pub_b64));
-	if (repo->forge == FORGE_GITHUB)
-		json_object_set_new(req, "github", json_pack(
-		    "{s:s, s:s, s:s, s:I, s:s, s:I, s:s, s:s}",
-		    "api", repo->github.api, "owner", repo->github.owner,
-		    "repo", repo->github.repo, "repository_id",
-		    (json_int_t)repo->github.repository_id,
-		    "app_id", repo->github.app_id, "installation_id",
-		    (json_int_t)repo->github.installation_id,
-		    "key", repo->github.key, "ca", repo->github.ca));
-	s = json_dumps(req, JSON_COMPACT);
-	json_decref(req);
-	if (proc_compose(PROC_PUBLISHER, IMSG_PUBLISH, 0, bfd, s,
-	    strlen(s) + 1) == -1)
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, a->id, sizeof(m.id));
+	strlcpy(m.forge, repo->forge == FORGE_LOCAL ? "local" : "github",
+	    sizeof(m.forge));
+	strlcpy(m.repository, repo->name, sizeof(m.repository));
+	strlcpy(m.remote, repo->remote, sizeof(m.remote));
+	strlcpy(m.pulls, repo->pulls, sizeof(m.pulls));
+	strlcpy(m.title, a->m->title, sizeof(m.title));
+	strlcpy(m.base, a->m->baseline, sizeof(m.base));
+	strlcpy(m.commit, a->commit, sizeof(m.commit));
+	m.verdict = a->verdict != NULL ? a->verdict : "";
+	strlcpy(m.verifier_pub, env->verifier_pub_b64, sizeof(m.verifier_pub));
+	if (repo->forge == FORGE_GITHUB) {
+		m.has_github = 1;
+		g = &m.github;
+		strlcpy(g->api, repo->github.api, sizeof(g->api));
+		strlcpy(g->owner, repo->github.owner, sizeof(g->owner));
+		strlcpy(g->repo, repo->github.repo, sizeof(g->repo));
+		g->repository_id = repo->github.repository_id;
+		strlcpy(g->app_id, repo->github.app_id, sizeof(g->app_id));
+		g->installation_id = repo->github.installation_id;
+		strlcpy(g->key, repo->github.key, sizeof(g->key));
+		strlcpy(g->ca, repo->github.ca, sizeof(g->ca));
+	}
+	if (proc_compose_msg(PROC_PUBLISHER, IMSG_PUBLISH, MSG_PUBLISH, bfd,
+	    &m, err, sizeof(err)) == 0)
+		a->publish_sent = 1;
+	else if (errno == EAGAIN)
 		log_info("%s: publisher not running; publishing when it is",
 		    a->id);
 	else
-		a->publish_sent = 1;
-	free(s);
+		attempt_fail(a, "failed", "cannot send %s", err);
 }
 
 /*
@@ -1532,18 +1618,17 @@ attempt_approve(struct attempt *a, uid_t uid, char *err, size_t errlen)
  * The attempt a child's message is about, if it is in a state where
  * that message makes sense and the epoch is current.  A message that
  * comes too late (the attempt was cancelled) is logged and dropped.
+ * The id was decoded (msg.h): it is printable.
  */
 static struct attempt *
-child_attempt(struct child *c, json_t *o, enum attempt_state want,
-    int check_epoch)
+child_attempt(struct child *c, const char *id, uint64_t epoch,
+    enum attempt_state want, int check_epoch)
 {
 	struct attempt	*a;
-	const char	*id = json_string_value(json_object_get(o, "id"));
-	json_int_t	 epoch;
 
-	if (id == NULL || (a = attempt_find(id)) == NULL) {
+	if ((a = attempt_find(id)) == NULL) {
 		log_warnx("%s: message for unknown attempt %s",
-		    factory_procs[c->id].name, id ? id : "(none)");
+		    factory_procs[c->id].name, id);
 		return (NULL);
 	}
 	if (a->state != want) {
@@ -1552,16 +1637,31 @@ child_attempt(struct child *c, json_t *o, enum attempt_state want,
 		    attempt_state_name(a->state));
 		return (NULL);
 	}
-	if (check_epoch) {
-		epoch = json_integer_value(json_object_get(o, "epoch"));
-		if ((uint64_t)epoch != a->epoch) {
-			log_warnx("%s: %s: stale epoch %lld (current %llu), "
-			    "refused", factory_procs[c->id].name, a->id,
-			    (long long)epoch, (unsigned long long)a->epoch);
-			return (NULL);
-		}
+	if (check_epoch && epoch != a->epoch) {
+		log_warnx("%s: %s: stale epoch %llu (current %llu), refused",
+		    factory_procs[c->id].name, a->id,
+		    (unsigned long long)epoch, (unsigned long long)a->epoch);
+		return (NULL);
 	}
 	return (a);
+}
+
+/* The listed changes, as the receipt and factoryctl show keep them. */
+static json_t *
+changes_json(const struct msg_result *m)
+{
+	json_t	*list;
+	size_t	 i;
+
+	/* Out of memory is fatal: a change is never silently left out. */
+	if ((list = json_array()) == NULL)
+		fatal(NULL);
+	for (i = 0; i < m->nchanges; i++)
+		if (json_array_append_new(list, json_pack("{s:s, s:s}",
+		    "status", m->changes[i].status, "path",
+		    m->changes[i].path)) == -1)
+			fatal(NULL);
+	return (list);
 }
 
 /*
@@ -1571,64 +1671,43 @@ child_attempt(struct child *c, json_t *o, enum attempt_state want,
  * factoryctl show.
  */
 static void
-worker_result(struct attempt *a, json_t *o)
+worker_result(struct attempt *a, const struct msg_result *m)
 {
-	json_t		*rejects, *changes, *facts, *v;
-	const char	*commit, *tree, *sha;
-	json_int_t	 nrejects, nchanges;
-	size_t		 i;
+	json_t		*rejects, *facts;
+	size_t		 i, shown;
 	char		 buf[1024] = "";
 
-	rejects = json_object_get(o, "rejects");
-	changes = json_object_get(o, "changes");
-	nrejects = json_integer_value(json_object_get(o, "rejects_total"));
-	nchanges = json_integer_value(json_object_get(o, "changes_total"));
-	if (!json_is_array(rejects) || !json_is_array(changes) ||
-	    nrejects < (json_int_t)json_array_size(rejects) ||
-	    nchanges < (json_int_t)json_array_size(changes) ||
-	    (nrejects > 0 && json_array_size(rejects) == 0)) {
-		attempt_fail(a, "failed", "worker: malformed result");
-		return;
-	}
-	json_array_foreach(rejects, i, v)
-		if (!json_is_string(v) || !esc_valid(json_string_value(v))) {
-			attempt_fail(a, "failed", "worker: malformed result");
-			return;
-		}
-	json_array_foreach(changes, i, v)
-		if (!esc_valid(json_str(v, "path"))) {
-			attempt_fail(a, "failed", "worker: malformed result");
-			return;
-		}
-	if (nrejects > 0) {
-		json_array_foreach(rejects, i, v) {
-			if (i > 0)
+	if (m->rejects_total > 0) {
+		if ((rejects = json_array()) == NULL)
+			fatal(NULL);
+		/* Whole reasons only: an escape is never cut in two. */
+		for (i = 0, shown = 0; i < m->nrejects; i++) {
+			if (json_array_append_new(rejects,
+			    json_string(m->rejects[i])) == -1)
+				fatal(NULL);
+			if (strlen(buf) + strlen(m->rejects[i]) + 2 + 32 >=
+			    sizeof(buf))
+				continue;
+			if (shown > 0)
 				strlcat(buf, "; ", sizeof(buf));
-			strlcat(buf, json_string_value(v), sizeof(buf));
+			strlcat(buf, m->rejects[i], sizeof(buf));
+			shown++;
 		}
-		if (nrejects > (json_int_t)json_array_size(rejects))
+		if (m->rejects_total > shown)
 			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
-			    "; and %lld more", (long long)(nrejects -
-			    (json_int_t)json_array_size(rejects)));
-		facts = json_pack("{s:s, s:O, s:I}", "reason", buf, "rejects",
-		    rejects, "rejects_total", nrejects);
+			    "%sand %llu more", shown > 0 ? "; " : "",
+			    (unsigned long long)(m->rejects_total - shown));
+		facts = json_pack("{s:s, s:o, s:I}", "reason", buf, "rejects",
+		    rejects, "rejects_total", (json_int_t)m->rejects_total);
 		log_info("%s: rejected: %s", a->id, buf);
 		if (attempt_transition(a, "rejected", facts, NULL) == 0)
 			attempt_teardown(a);
 		return;
 	}
-	commit = json_string_value(json_object_get(o, "commit"));
-	tree = json_string_value(json_object_get(o, "tree"));
-	sha = json_string_value(json_object_get(o, "bundle_sha256"));
-	if (commit == NULL || tree == NULL || sha == NULL ||
-	    strlen(commit) != 40 || strlen(tree) != 40 || strlen(sha) != 64) {
-		attempt_fail(a, "failed", "worker: malformed result");
-		return;
-	}
-	facts = json_pack("{s:s, s:s, s:s, s:I, s:O, s:I}", "commit", commit,
-	    "tree", tree, "bundle_sha256", sha, "bundle_size",
-	    json_integer_value(json_object_get(o, "bundle_size")),
-	    "changes", changes, "changes_total", nchanges);
+	facts = json_pack("{s:s, s:s, s:s, s:I, s:o, s:I}", "commit",
+	    m->commit, "tree", m->tree, "bundle_sha256", m->bundle_sha256,
+	    "bundle_size", (json_int_t)m->bundle_size, "changes",
+	    changes_json(m), "changes_total", (json_int_t)m->changes_total);
 	if (attempt_transition(a, "result-ready", facts, NULL) == -1)
 		return;
 	crashpoint("parent:after-result-ready");
@@ -1636,36 +1715,91 @@ worker_result(struct attempt *a, json_t *o)
 	attempt_verify(a);
 }
 
+/*
+ * What each child may send, decoded into one struct.  -1 (the child
+ * is killed) for a message that child may not send or that does not
+ * decode; why says which.
+ */
+union child_msg {
+	struct msg_resolved	 resolved;
+	struct msg_ready	 ready;
+	struct msg_result	 result;
+	struct msg_error	 error;
+	struct msg_validate_req	 validate_req;
+	struct msg_verdict	 verdict;
+	struct msg_published	 published;
+};
+
 static int
-dispatch_worker(struct child *c, struct imsg *imsg, json_t *o)
+child_msg_kind(struct child *c, uint32_t type, enum msg_kind *k)
+{
+	switch (c->id) {
+	case PROC_WORKER:
+		if (type == IMSG_RESOLVE)
+			*k = MSG_RESOLVED;
+		else if (type == IMSG_READY)
+			*k = MSG_READY;
+		else if (type == IMSG_RESULT)
+			*k = MSG_RESULT;
+		else if (type == IMSG_ERROR)
+			*k = MSG_ERROR;
+		else
+			return (-1);
+		return (0);
+	case PROC_VERIFIER:
+		if (type == IMSG_VALIDATE_REQ)
+			*k = MSG_VALIDATE_REQ;
+		else if (type == IMSG_VERDICT)
+			*k = MSG_VERDICT;
+		else if (type == IMSG_ERROR)
+			*k = MSG_ERROR;
+		else
+			return (-1);
+		return (0);
+	case PROC_PUBLISHER:
+		if (type == IMSG_PUBLISHED)
+			*k = MSG_PUBLISHED;
+		else if (type == IMSG_ERROR)
+			*k = MSG_ERROR;
+		else
+			return (-1);
+		return (0);
+	default:
+		return (-1);
+	}
+}
+
+static int
+dispatch_worker(struct child *c, enum msg_kind k, union child_msg *m)
 {
 	struct attempt	*a;
-	const char	*e;
 
-	switch (imsg_get_type(imsg)) {
-	case IMSG_RESOLVE:
-		attempt_resolved(o);
+	switch (k) {
+	case MSG_RESOLVED:
+		attempt_resolved(&m->resolved);
 		return (0);
-	case IMSG_READY:
-		if ((a = child_attempt(c, o, AS_PROVISIONING, 1)) == NULL)
+	case MSG_READY:
+		if ((a = child_attempt(c, m->ready.id, m->ready.epoch,
+		    AS_PROVISIONING, 1)) == NULL)
 			return (0);
 		if (attempt_transition(a, "ready", NULL, NULL) == 0)
 			attempt_start_agent(a);
 		return (0);
-	case IMSG_RESULT:
-		if ((a = child_attempt(c, o, AS_RUNNING, 1)) == NULL)
+	case MSG_RESULT:
+		if ((a = child_attempt(c, m->result.id, m->result.epoch,
+		    AS_RUNNING, 1)) == NULL)
 			return (0);
-		worker_result(a, o);
+		worker_result(a, &m->result);
 		return (0);
-	case IMSG_ERROR:
-		e = json_string_value(json_object_get(o, "error"));
-		if ((a = attempt_find(json_string_value(json_object_get(o,
-		    "id")) ?: "")) != NULL && !attempt_terminal(a) &&
-		    (a->state == AS_PROVISIONING || a->state == AS_RUNNING))
-			attempt_fail(a, "failed", "worker: %s", e ? e : "error");
+	case MSG_ERROR:
+		if ((a = attempt_find(m->error.id)) != NULL &&
+		    !attempt_terminal(a) && (a->state == AS_PROVISIONING ||
+		    a->state == AS_RUNNING))
+			attempt_fail(a, "failed", "worker: %s", m->error.error);
 		return (0);
+	default:
+		return (-1);
 	}
-	return (-1);
 }
 
 /*
@@ -1733,20 +1867,58 @@ attempt_verdict_next(struct attempt *a)
 }
 
 static int
-dispatch_verifier(struct child *c, struct imsg *imsg, json_t *o)
+verifier_verdict(struct child *c, struct attempt *a, const char *line,
+    char *why, size_t whylen)
+{
+	char	 kind[RECEIPT_KIND_MAX + 1], err[512];
+	int	 idx = child_index(c);
+
+	if (receipt_check(line, a->id, a->nreceipts, a->prev,
+	    RECEIPT_SIGNER_VERIFIER, env->verifier_pub, kind, err,
+	    sizeof(err)) == -1)
+		goto refused;
+	if (strcmp(kind, "verdict") != 0) {
+		snprintf(err, sizeof(err), "a receipt of kind %s", kind);
+		goto refused;
+	}
+	if (verdict_consistent(line, err, sizeof(err)) == -1)
+		goto refused;
+	env->busy[idx] = NULL;
+	a->verifier = NULL;
+	c->recycle = 1;		/* it exits after one verdict */
+	if (attempt_commit(a, line, NULL) == -1)
+		return (0);
+	crashpoint("parent:after-verdict");
+	attempt_verdict_next(a);
+	return (0);
+ refused:
+	log_warnx("%s: verdict refused: %s", a->id, err);
+	snprintf(why, whylen, "VERDICT refused: %s", err);
+	return (-1);
+}
+
+static int
+dispatch_verifier(struct child *c, enum msg_kind k, union child_msg *m,
+    char *why, size_t whylen)
 {
 	struct attempt	*a;
-	const char	*line, *e;
-	char		 kind[RECEIPT_KIND_MAX + 1], err[512], path[PATH_MAX];
+	const char	*id;
+	char		 err[512], path[PATH_MAX];
 	int		 idx = child_index(c);
 
-	if ((a = env->busy[idx]) == NULL || strcmp(a->id,
-	    json_string_value(json_object_get(o, "id")) ?: "") != 0)
-		return (-1);	/* not what we gave it */
-	switch (imsg_get_type(imsg)) {
-	case IMSG_VALIDATE_REQ:
-		if (a->state != AS_VERIFYING || a->run != NULL)
+	id = k == MSG_VALIDATE_REQ ? m->validate_req.id : k == MSG_VERDICT ?
+	    m->verdict.id : m->error.id;
+	if ((a = env->busy[idx]) == NULL || strcmp(a->id, id) != 0) {
+		snprintf(why, whylen, "%s for %s, not what it was given",
+		    msg_kind_name(k), id);
+		return (-1);
+	}
+	switch (k) {
+	case MSG_VALIDATE_REQ:
+		if (a->state != AS_VERIFYING || a->run != NULL) {
+			snprintf(why, whylen, "VALIDATE_REQ out of turn");
 			return (-1);
+		}
 		/* Our own path, whatever the verifier says. */
 		snprintf(path, sizeof(path), "%s/checkout", a->vdir);
 		if (fs_chown_tree(path, a->vuid, a->vuid) == -1) {
@@ -1759,104 +1931,107 @@ dispatch_verifier(struct child *c, struct imsg *imsg, json_t *o)
 			attempt_fail(a, "failed", "validation sandbox: %s",
 			    err);
 		return (0);
-	case IMSG_VERDICT:
-		line = json_string_value(json_object_get(o, "receipt"));
-		if (line == NULL || receipt_check(line, a->id, a->nreceipts,
-		    a->prev, RECEIPT_SIGNER_VERIFIER, env->verifier_pub, kind,
-		    err, sizeof(err)) == -1 || strcmp(kind, "verdict") != 0) {
-			log_warnx("%s: verdict refused: %s", a->id,
-			    line == NULL ? "no receipt" : err);
-			return (-1);
-		}
-		if (verdict_consistent(line, err, sizeof(err)) == -1) {
-			log_warnx("%s: verdict refused: %s", a->id, err);
-			return (-1);
-		}
+	case MSG_VERDICT:
+		return (verifier_verdict(c, a, m->verdict.receipt, why,
+		    whylen));
+	case MSG_ERROR:
 		env->busy[idx] = NULL;
 		a->verifier = NULL;
-		c->recycle = 1;		/* it exits after one verdict */
-		if (attempt_commit(a, line, NULL) == -1)
-			return (0);
-		crashpoint("parent:after-verdict");
-		attempt_verdict_next(a);
+		attempt_fail(a, "failed", "verifier: %s", m->error.error);
 		return (0);
-	case IMSG_ERROR:
-		e = json_string_value(json_object_get(o, "error"));
-		env->busy[idx] = NULL;
-		a->verifier = NULL;
-		attempt_fail(a, "failed", "verifier: %s", e ? e : "error");
-		return (0);
+	default:
+		return (-1);
 	}
-	return (-1);
 }
 
 static int
-dispatch_publisher(struct child *c, struct imsg *imsg, json_t *o)
+dispatch_publisher(struct child *c, enum msg_kind k, union child_msg *m)
 {
 	struct attempt	*a;
-	const char	*e;
 	json_t		*facts;
 
-	switch (imsg_get_type(imsg)) {
-	case IMSG_PUBLISHED:
-		if ((a = child_attempt(c, o, AS_PUBLISHING, 0)) == NULL)
+	switch (k) {
+	case MSG_PUBLISHED:
+		if ((a = child_attempt(c, m->published.id, 0, AS_PUBLISHING,
+		    0)) == NULL)
 			return (0);
-		facts = json_pack("{s:O, s:O, s:O, s:O}",
-		    "branch", json_object_get(o, "branch") ?: json_null(),
-		    "pull", json_object_get(o, "number") ?: json_null(),
-		    "record", json_object_get(o, "record") ?: json_null(),
-		    "reused", json_object_get(o, "reused") ?: json_false());
+		facts = json_pack("{s:s, s:I, s:s, s:b}",
+		    "branch", m->published.branch,
+		    "pull", (json_int_t)m->published.number,
+		    "record", m->published.record,
+		    "reused", m->published.reused);
 		if (attempt_transition(a, "published", facts, NULL) == -1)
 			return (0);
 		log_info("%s: published %s, pull request %d", a->id,
 		    a->branch, a->pull);
 		attempt_teardown(a);
 		return (0);
-	case IMSG_ERROR:
-		if ((a = child_attempt(c, o, AS_PUBLISHING, 0)) == NULL)
+	case MSG_ERROR:
+		if ((a = child_attempt(c, m->error.id, 0, AS_PUBLISHING,
+		    0)) == NULL)
 			return (0);
-		e = json_string_value(json_object_get(o, "error"));
-		attempt_fail(a, "failed", "publisher: %s", e ? e : "error");
+		attempt_fail(a, "failed", "publisher: %s", m->error.error);
 		return (0);
+	default:
+		return (-1);
 	}
-	return (-1);
 }
 
 /*
- * 0 if handled, -1 if the message is not one this child may send (the
- * caller kills the child).
+ * 0 if handled, -1 if the message is not one this child may send or
+ * does not decode (the caller kills the child, logging why).
  */
 int
-attempt_dispatch(struct child *c, struct imsg *imsg)
+attempt_dispatch(struct child *c, struct imsg *imsg, char *why,
+    size_t whylen)
 {
-	json_t	*o;
-	int	 ret = -1;
+	union child_msg	 m;
+	enum msg_kind	 k;
+	json_t		*o;
+	int		 ret = -1;
 
-	if ((o = imsg_get_json(imsg)) == NULL)
-		return (-1);
-	switch (c->id) {
-	case PROC_WORKER:
-		ret = dispatch_worker(c, imsg, o);
-		break;
-	case PROC_VERIFIER:
-		ret = dispatch_verifier(c, imsg, o);
-		break;
-	case PROC_PUBLISHER:
-		ret = dispatch_publisher(c, imsg, o);
-		break;
-	case PROC_RECONCILER:
+	why[0] = '\0';
+	if (c->id == PROC_RECONCILER) {
+		if ((o = imsg_get_json(imsg)) == NULL) {
+			snprintf(why, whylen, "malformed imsg type %u",
+			    imsg_get_type(imsg));
+			return (-1);
+		}
 		if (imsg_get_type(imsg) == IMSG_INVENTORY) {
-			attempt_inventory(o);
-			ret = 0;
+			if ((ret = attempt_inventory(o)) == -1)
+				snprintf(why, whylen, "INVENTORY: malformed");
 		} else if (imsg_get_type(imsg) == IMSG_ERROR) {
 			log_warnx("reconciler: %s", json_str(o, "error"));
 			ret = 0;
 		}
+		json_decref(o);
+		attempt_schedule();
+		if (ret == -1 && why[0] == '\0')
+			snprintf(why, whylen, "unexpected imsg type %u",
+			    imsg_get_type(imsg));
+		return (ret);
+	}
+	if (child_msg_kind(c, imsg_get_type(imsg), &k) == -1) {
+		snprintf(why, whylen, "unexpected imsg type %u",
+		    imsg_get_type(imsg));
+		return (-1);
+	}
+	if (msg_get(imsg, k, &m, why, whylen) == -1)
+		return (-1);
+	switch (c->id) {
+	case PROC_WORKER:
+		ret = dispatch_worker(c, k, &m);
+		break;
+	case PROC_VERIFIER:
+		ret = dispatch_verifier(c, k, &m, why, whylen);
+		break;
+	case PROC_PUBLISHER:
+		ret = dispatch_publisher(c, k, &m);
 		break;
 	default:
 		break;
 	}
-	json_decref(o);
+	msg_free(k, &m);
 	attempt_schedule();
 	return (ret);
 }

@@ -37,9 +37,12 @@
 #define CTL_RO_PERUID	8	/* .ro: one uid's share */
 #define CTL_RW_PERUID	16	/* rw: one uid's share, but root's */
 #define CTL_RW_ROOT	16	/* rw: slots kept for root */
+#define CTL_PAUSE_S	1	/* accept retried after, out of fds */
 
 struct ctl_listener {
 	struct event	 ev;
+	struct event	 pause;		/* accept off until it fires */
+	int		 paused;
 	int		 fd;
 	int		 readonly;
 	int		 nconns;
@@ -58,6 +61,8 @@ static struct ctl_listener	 listeners[2];
 static uint32_t			 conn_next = 1;
 
 static void	control_accept(int, short, void *);
+static void	control_resume(int, short, void *);
+static void	control_pause(struct ctl_listener *);
 static void	control_dispatch(int, short, void *);
 static void	control_close(struct ctl_conn *);
 static void	control_events(struct ctl_conn *);
@@ -142,6 +147,8 @@ control_listen(struct ctl_listener *l, const char *path, int readonly)
 		goto failunlink;
 	event_set(&l->ev, l->fd, EV_READ | EV_PERSIST, control_accept, l);
 	event_add(&l->ev, NULL);
+	evtimer_set(&l->pause, control_resume, l);
+	l->paused = 0;
 	return (0);
  failunlink:
 	log_warn("control socket %s", path);
@@ -178,6 +185,7 @@ control_cleanup(const char *path)
 		if (listeners[i].fd <= 0)
 			continue;
 		event_del(&listeners[i].ev);
+		evtimer_del(&listeners[i].pause);
 		close(listeners[i].fd);
 		listeners[i].fd = -1;
 		unlink(listeners[i].path);
@@ -221,9 +229,17 @@ control_accept(int fd, short event, void *arg)
 
 	if ((s = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) ==
 	    -1) {
-		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-			log_warn("control accept");
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		    errno == ENOMEM)
+			control_pause(l);
+		else if (errno != EAGAIN && errno != EINTR &&
+		    errno != ECONNABORTED)
+			log_warn("control: %s: accept", l->path);
 		return;
+	}
+	if (l->paused) {
+		log_info("control: %s: accepting again", l->path);
+		l->paused = 0;
 	}
 	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
 		log_warn("control: SO_PEERCRED");
@@ -266,15 +282,58 @@ control_accept(int fd, short event, void *arg)
 	l->nconns++;
 }
 
+/*
+ * Out of descriptors (or memory): the pending connection stays in the
+ * backlog and the listener stays readable, so accepting again at once
+ * would spin.  Stop accepting for a second, or until one of ours
+ * closes; say so once per episode, not once per try.
+ */
+static void
+control_pause(struct ctl_listener *l)
+{
+	struct timeval	 tv = { CTL_PAUSE_S, 0 };
+
+	if (!l->paused)
+		log_warn("control: %s: accept: not accepting for %ds, or "
+		    "until a connection closes", l->path, CTL_PAUSE_S);
+	l->paused = 1;
+	event_del(&l->ev);
+	evtimer_add(&l->pause, &tv);
+}
+
+/* Accepting again; l->paused stays set until an accept succeeds. */
+static void
+control_resume(int fd, short event, void *arg)
+{
+	struct ctl_listener	*l = arg;
+
+	evtimer_del(&l->pause);
+	event_add(&l->ev, NULL);
+}
+
 static void
 control_close(struct ctl_conn *c)
 {
+	int	 i;
+
 	TAILQ_REMOVE(&env->ctl_conns, c, entry);
 	shell_conn_closed(c);
 	evtimer_del(&c->idle);
 	imsgev_clear(&c->iev);
 	listeners[c->readonly].nconns--;
 	free(c);
+	/* A descriptor came free. */
+	for (i = 0; i < 2; i++)
+		if (listeners[i].paused && evtimer_pending(&listeners[i].pause,
+		    NULL))
+			control_resume(-1, 0, &listeners[i]);
+}
+
+/* The descriptors the control sockets may hold at once. */
+int
+control_nofile(void)
+{
+	return (2 * (CTL_MAXCONNS + 1));
 }
 
 /* Another control-idle-timeout from now. */

@@ -42,6 +42,7 @@
 #define EG_MAXCONNS	64		/* open connections per sandbox */
 #define EG_HIWAT	(256 * 1024)	/* bytes queued towards one side */
 #define EG_HOSTSMAX	(SANDBOX_MAXLISTEN * 300 + 256)
+#define EG_PAUSE_S	1		/* accept retried after, out of fds */
 
 struct eg_conn {
 	TAILQ_ENTRY(eg_conn)	 entry;
@@ -56,6 +57,8 @@ struct eg_endpoint {
 	struct egress		*eg;
 	int			 fd;		/* listening, in the sandbox */
 	struct event		 ev;
+	struct event		 pause;		/* accept off until it fires */
+	int			 paused;
 	struct sockaddr_storage	 to;		/* the destination */
 	socklen_t		 tolen;
 	char			 what[300];	/* "host:port (addr)" */
@@ -74,6 +77,7 @@ struct egress {
 };
 
 static void	eg_accept(int, short, void *);
+static void	eg_resume(int, short, void *);
 static void	eg_read(struct bufferevent *, void *);
 static void	eg_write(struct bufferevent *, void *);
 static void	eg_event(struct bufferevent *, short, void *);
@@ -314,6 +318,7 @@ egress_start(struct egress *eg, struct sandbox *sb)
 		event_set(&ep->ev, ep->fd, EV_READ | EV_PERSIST, eg_accept,
 		    ep);
 		event_add(&ep->ev, NULL);
+		evtimer_set(&ep->pause, eg_resume, ep);
 		/* The loop's base, for the bufferevents: event_set chose it. */
 		eg->base = event_get_base(&ep->ev);
 		log_info("%s: egress allowed to %s", eg->id, ep->what);
@@ -323,16 +328,51 @@ egress_start(struct egress *eg, struct sandbox *sb)
 }
 
 static void
+eg_resume(int fd, short event, void *arg)
+{
+	struct eg_endpoint	*ep = arg;
+
+	evtimer_del(&ep->pause);
+	event_add(&ep->ev, NULL);
+}
+
+/*
+ * Out of descriptors: the agent's connection stays in the backlog and
+ * the listener readable; accepting again at once would spin.  Stop for
+ * a second or until a connection of this sandbox closes, and say so
+ * once per episode.
+ */
+static void
+eg_pause(struct eg_endpoint *ep)
+{
+	struct timeval	 tv = { EG_PAUSE_S, 0 };
+
+	if (!ep->paused)
+		log_warn("%s: egress to %s: accept: not accepting for %ds, or "
+		    "until a connection closes", ep->eg->id, ep->what,
+		    EG_PAUSE_S);
+	ep->paused = 1;
+	event_del(&ep->ev);
+	evtimer_add(&ep->pause, &tv);
+}
+
+static void
 eg_conn_free(struct eg_conn *c)
 {
-	int	 i;
+	struct egress	*eg = c->eg;
+	int		 i;
 
 	for (i = 0; i < 2; i++)
 		if (c->side[i] != NULL)
 			bufferevent_free(c->side[i]);
-	TAILQ_REMOVE(&c->eg->conns, c, entry);
-	c->eg->nconns--;
+	TAILQ_REMOVE(&eg->conns, c, entry);
+	eg->nconns--;
 	free(c);
+	/* Descriptors came free. */
+	for (i = 0; i < eg->n; i++)
+		if (eg->ep[i].paused && evtimer_pending(&eg->ep[i].pause,
+		    NULL))
+			eg_resume(-1, 0, &eg->ep[i]);
 }
 
 void
@@ -348,8 +388,10 @@ egress_free(struct egress *eg)
 	for (i = 0; i < eg->n; i++) {
 		if (eg->ep[i].fd == -1)
 			continue;
-		if (eg->started)
+		if (eg->started) {
 			event_del(&eg->ep[i].ev);
+			evtimer_del(&eg->ep[i].pause);
+		}
 		close(eg->ep[i].fd);
 	}
 	free(eg->hosts);
@@ -366,10 +408,18 @@ eg_accept(int fd, short event, void *arg)
 
 	if ((s = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) ==
 	    -1) {
-		if (errno != EAGAIN && errno != EINTR &&
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		    errno == ENOMEM)
+			eg_pause(ep);
+		else if (errno != EAGAIN && errno != EINTR &&
 		    errno != ECONNABORTED)
 			log_warn("%s: egress accept", eg->id);
 		return;
+	}
+	if (ep->paused) {
+		log_info("%s: egress to %s: accepting again", eg->id,
+		    ep->what);
+		ep->paused = 0;
 	}
 	if (eg->nconns >= EG_MAXCONNS) {
 		log_info("%s: egress to %s refused: %d connections open",
@@ -410,6 +460,13 @@ eg_accept(int fd, short event, void *arg)
 		log_info("%s: egress to %s: connect failed", eg->id, ep->what);
 		eg_conn_free(c);
 	}
+}
+
+/* The descriptors one sandbox's egress may hold at once. */
+int
+egress_nofile(void)
+{
+	return (SANDBOX_MAXLISTEN + 2 * EG_MAXCONNS);
 }
 
 static int

@@ -2,6 +2,7 @@
  * factoryd: the root parent of the factory suite.
  */
 #include <sys/types.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -20,12 +21,15 @@
 #include "factoryd.h"
 #include "log.h"
 
+#define FACTORY_SANDBOX_BIN	"factory-sandbox"	/* pid 1 of a sandbox */
+
 __dead static void	usage(void);
 static void		factoryd_sig(int, short, void *);
 static void		factoryd_shutdown(void);
 static void		factoryd_instance(const char *);
-static int		factoryd_open_binaries(const char *, int *, char *,
-			    size_t);
+static void		factoryd_nofile(const struct factoryd_conf *);
+static int		factoryd_open_binaries(const char *, int *, int *,
+			    char *, size_t);
 
 struct factoryd		*env;
 
@@ -98,9 +102,10 @@ main(int argc, char *argv[])
 	if ((env = calloc(1, sizeof(*env))) == NULL)
 		err(1, NULL);
 	/* Before anything is started: a binary we would not run stops us. */
-	if (factoryd_open_binaries(conf->libexec, env->binfd, errbuf,
-	    sizeof(errbuf)) == -1)
+	if (factoryd_open_binaries(conf->libexec, env->binfd,
+	    &env->sandboxfd, errbuf, sizeof(errbuf)) == -1)
 		errx(1, "child binary %s", errbuf);
+	sandbox_set_launcher(env->sandboxfd);
 	env->conf = conf;
 	env->conffile = conffile;
 	env->debug = debug;
@@ -142,6 +147,7 @@ main(int argc, char *argv[])
 		fatalx("keys: cannot start without the signing keys");
 	if (attempt_init(errbuf, sizeof(errbuf)) == -1)
 		fatalx("journal: %s", errbuf);
+	factoryd_nofile(conf);
 	if (control_init(conf->socket) == -1)
 		fatalx("control socket %s: cannot listen", conf->socket);
 	/* Detach only now: a failure above reached the terminal. */
@@ -216,9 +222,13 @@ factoryd_open_binary(const char *dir, const char *name, char *err,
 	return (-1);
 }
 
-/* Every binary of the process table, into fds[PROC_MAX]; all or none. */
+/*
+ * Every binary of the process table into fds[PROC_MAX], and the
+ * sandbox launcher into *sbx; all or none.
+ */
 static int
-factoryd_open_binaries(const char *dir, int *fds, char *err, size_t errlen)
+factoryd_open_binaries(const char *dir, int *fds, int *sbx, char *err,
+    size_t errlen)
 {
 	int	 i;
 
@@ -231,7 +241,9 @@ factoryd_open_binaries(const char *dir, int *fds, char *err, size_t errlen)
 		    factory_procs[i].binary, err, errlen)) == -1)
 			goto fail;
 	}
-	return (0);
+	if ((*sbx = factoryd_open_binary(dir, FACTORY_SANDBOX_BIN, err,
+	    errlen)) != -1)
+		return (0);
  fail:
 	for (i = 0; i < PROC_MAX; i++)
 		if (fds[i] != -1) {
@@ -257,6 +269,48 @@ factoryd_instance(const char *statedir)
 	hex[8] = '\0';
 	strlcpy(env->instance, hex, sizeof(env->instance));
 	sandbox_set_instance(env->instance);
+}
+
+/*
+ * Enough descriptors for every bound the configuration allows at once
+ * (control connections, each attempt's egress, its sandbox's pipes and
+ * logs, the children's channels), so that running out is a test of a
+ * bound, not the ordinary state of a busy host.  Raised, never
+ * lowered; a hard limit below the need is raised too (we are root),
+ * and where even root may not, the soft limit goes up to the hard one.
+ */
+#define NOFILE_BASE	256	/* journal, children, listeners, slack */
+#define NOFILE_ATTEMPT	64	/* a sandbox's pipes, logs, cgroup files */
+
+static void
+factoryd_nofile(const struct factoryd_conf *conf)
+{
+	struct rlimit	 rl;
+	rlim_t		 need;
+
+	need = NOFILE_BASE + control_nofile() + (rlim_t)conf->max_attempts *
+	    (NOFILE_ATTEMPT + egress_nofile());
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("getrlimit RLIMIT_NOFILE");
+	if (rl.rlim_cur >= need)
+		return;
+	rl.rlim_cur = need;
+	if (rl.rlim_max < need)
+		rl.rlim_max = need;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		log_info("RLIMIT_NOFILE raised to %llu",
+		    (unsigned long long)need);
+		return;
+	}
+	log_warn("setrlimit RLIMIT_NOFILE %llu", (unsigned long long)need);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("getrlimit RLIMIT_NOFILE");
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("setrlimit RLIMIT_NOFILE %llu",
+		    (unsigned long long)rl.rlim_max);
+	log_warnx("RLIMIT_NOFILE only %llu, %llu wanted",
+	    (unsigned long long)rl.rlim_max, (unsigned long long)need);
 }
 
 static void
@@ -286,7 +340,7 @@ int
 factoryd_reload(char *errbuf, size_t errlen)
 {
 	struct factoryd_conf	*conf;
-	int			 fds[PROC_MAX], i;
+	int			 fds[PROC_MAX], sbx, i;
 
 	if (conf_parse(env->conffile, &conf, errbuf, errlen) == -1) {
 		log_warnx("reload failed, keeping the old configuration: %s",
@@ -295,7 +349,7 @@ factoryd_reload(char *errbuf, size_t errlen)
 	}
 	/* Another libexec: its binaries are opened, and checked, now. */
 	if (strcmp(conf->libexec, env->conf->libexec) != 0) {
-		if (factoryd_open_binaries(conf->libexec, fds, errbuf,
+		if (factoryd_open_binaries(conf->libexec, fds, &sbx, errbuf,
 		    errlen) == -1) {
 			log_warnx("reload failed, keeping the old "
 			    "configuration: %s", errbuf);
@@ -307,6 +361,9 @@ factoryd_reload(char *errbuf, size_t errlen)
 				close(env->binfd[i]);
 			env->binfd[i] = fds[i];
 		}
+		close(env->sandboxfd);
+		env->sandboxfd = sbx;
+		sandbox_set_launcher(sbx);
 	}
 	if (strcmp(conf->socket, env->conf->socket) != 0)
 		log_warnx("reload: socket changes take effect on restart");

@@ -17,6 +17,7 @@
 #include "crypto.h"
 #include "factory.h"
 #include "imsgev.h"
+#include "msg.h"
 #include "sandbox.h"
 
 #define CHILD_BACKOFF_MIN	1	/* seconds before a restart */
@@ -203,6 +204,7 @@ struct factoryd {
 	int			 replaying;
 	char			 instance[16];	/* names our cgroup subtree */
 	int			 binfd[PROC_MAX];	/* children, opened at start */
+	int			 sandboxfd;	/* factory-sandbox, likewise */
 };
 
 extern struct factoryd	*env;
@@ -222,6 +224,13 @@ void	 proc_kill(struct child *, const char *);
 int	 proc_compose(enum factory_procid, uint32_t, uint32_t, int,
 	    const void *, size_t);
 int	 proc_compose_json(enum factory_procid, uint32_t, int, json_t *);
+/*
+ * A typed message (msg.h) to the first child of that kind: -1 with
+ * errno EAGAIN if it is not running, EINVAL (and err) if the struct
+ * cannot be encoded.  fd is closed on failure.
+ */
+int	 proc_compose_msg(enum factory_procid, uint32_t, enum msg_kind, int,
+	    const void *, char *, size_t);
 void	 proc_watchdog_init(void);
 void	 proc_broadcast(uint32_t, const void *, size_t);
 const char *proc_state_name(enum child_state);
@@ -237,7 +246,8 @@ json_t	*attempt_json(struct attempt *);
 void	 attempt_submit(struct ctl_conn *, struct imsg *);
 void	 attempt_cancel(struct attempt *, uid_t);
 int	 attempt_approve(struct attempt *, uid_t, char *, size_t);
-int	 attempt_dispatch(struct child *, struct imsg *);
+/* -1 and why (for the log) if the child is to be killed. */
+int	 attempt_dispatch(struct child *, struct imsg *, char *, size_t);
 void	 attempt_run_done(struct run *);
 void	 attempt_child_lost(struct child *);
 void	 attempt_child_ready(struct child *);
@@ -247,7 +257,7 @@ void	 attempt_record_reaped(struct attempt *, const char *, const char *,
 	    int);
 
 /* reconcile.c */
-void	 attempt_inventory(json_t *);
+int	 attempt_inventory(json_t *);
 json_t	*orphans_json(void);
 int	 orphans_reap(const char *, uid_t, json_t **, char *, size_t);
 void	 attempt_shutdown(void);
@@ -284,6 +294,7 @@ int	 fs_chown_tree(const char *, uid_t, gid_t);
 int	 fs_remove_tree(const char *);
 int	 fs_mkdir_owned(const char *, mode_t, uid_t, gid_t);
 int	 uid_kill_all(uid_t);
+int	 pid_kill_uid(pid_t, uid_t, uid_t *);
 
 /* egress.c */
 struct egress;
@@ -293,6 +304,7 @@ int	 egress_new(const char *, char *const *, struct egress **, char *,
 void	 egress_spec(struct egress *, struct sandbox_spec *);
 void	 egress_start(struct egress *, struct sandbox *);
 void	 egress_free(struct egress *);
+int	 egress_nofile(void);
 
 /* shell.c */
 struct shell;
@@ -305,6 +317,7 @@ void	 shell_cgroups_remove(const struct sandbox *);
 /* control.c */
 int	 control_init(const char *);
 void	 control_cleanup(const char *);
+int	 control_nofile(void);
 void	 control_send_json(struct ctl_conn *, const char *);
 void	 control_send_obj(struct ctl_conn *, json_t *);
 struct ctl_conn *control_byid(uint32_t);

@@ -4,12 +4,15 @@
  * link planted by the agent cannot redirect root's chown or unlink.
  */
 #include <sys/types.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,64 +81,222 @@ fs_chown_tree(const char *path, uid_t uid, gid_t gid)
 	return (fs_walk_chown(fd, uid, gid, 0));
 }
 
-static int
-fs_walk_remove(int dfd, int depth)
-{
-	DIR		*d;
-	struct dirent	*de;
-	struct stat	 sb;
-	int		 fd, ret = 0;
+/*
+ * Removal holds at most FS_RMLEVELS directories open, however deep the
+ * tree: a directory found at the last level is renamed to the top of
+ * the tree (in one file system a rename is one step, and the name is
+ * ours) and emptied from there later.  No path is ever built, so names
+ * of NAME_MAX bytes at any depth are fine.  Each directory is read
+ * again until a pass removes nothing: entries removed while a stream
+ * reads may move, and hoisted ones arrive at the top.
+ */
+#define FS_RMLEVELS	8
+#define FS_RMPASSES	1000	/* of one directory, plus one per hoist */
+#define FS_RMPREFIX	".factory-rm."
 
-	if (depth > FS_MAXDEPTH) {
-		close(dfd);
-		errno = ELOOP;
-		return (-1);
-	}
-	if ((d = fdopendir(dfd)) == NULL) {
-		close(dfd);
-		return (-1);
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) ==
-		    -1) {
-			if (errno == ENOENT)
-				continue;
-			ret = -1;
-			continue;
-		}
-		if (S_ISDIR(sb.st_mode)) {
-			if ((fd = openat(dirfd(d), de->d_name, O_RDONLY |
-			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-			    fs_walk_remove(fd, depth + 1) == -1 ||
-			    unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == -1)
-				ret = -1;
-		} else if (unlinkat(dirfd(d), de->d_name, 0) == -1 &&
-		    errno != ENOENT)
-			ret = -1;
-	}
-	closedir(d);
-	return (ret);
+struct fs_rmlevel {
+	DIR		*d;
+	int		 progress;	/* this pass removed something */
+	unsigned	 passes;
+	char		 name[NAME_MAX + 1];	/* in the level above */
+};
+
+struct fs_rm {
+	struct fs_rmlevel lv[FS_RMLEVELS];
+	int		 depth;
+	uint64_t	 mnt_id;	/* of the top: never another mount */
+	uint32_t	 dev_major, dev_minor;
+	unsigned	 hoisted;
+	int		 err;		/* the first errno that stopped us */
+};
+
+static void
+fs_rm_err(struct fs_rm *rm, int e)
+{
+	if (rm->err == 0)
+		rm->err = e;
 }
 
-/* rm -rf without following links; ENOENT is success. */
+/* Is it on the top's own mount?  A mount point is never entered. */
+static int
+fs_rm_ours(const struct fs_rm *rm, const struct statx *stx)
+{
+	return ((stx->stx_mask & STATX_MNT_ID) != 0 &&
+	    stx->stx_mnt_id == rm->mnt_id &&
+	    stx->stx_dev_major == rm->dev_major &&
+	    stx->stx_dev_minor == rm->dev_minor);
+}
+
+/* Move directory name of dfd to the top, under a name of ours. */
+static void
+fs_rm_hoist(struct fs_rm *rm, struct fs_rmlevel *l, const char *name)
+{
+	char	 tmp[sizeof(FS_RMPREFIX) + 16];
+	int	 tries;
+
+	for (tries = 0; tries < 1000; tries++) {
+		snprintf(tmp, sizeof(tmp), FS_RMPREFIX "%u", rm->hoisted++);
+		if (renameat2(dirfd(l->d), name, dirfd(rm->lv[0].d), tmp,
+		    RENAME_NOREPLACE) == 0) {
+			l->progress = rm->lv[0].progress = 1;
+			return;
+		}
+		if (errno == ENOENT)
+			return;
+		if (errno != EEXIST)
+			break;
+	}
+	fs_rm_err(rm, errno);
+}
+
+/* Go into directory name of the current level. */
+static void
+fs_rm_down(struct fs_rm *rm, struct fs_rmlevel *l, const char *name)
+{
+	struct fs_rmlevel	*n = &rm->lv[rm->depth + 1];
+	struct statx		 stx;
+	int			 fd;
+
+	if ((fd = openat(dirfd(l->d), name, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) == -1) {
+		if (errno != ENOENT)
+			fs_rm_err(rm, errno);
+		return;
+	}
+	/* What was looked at may have been swapped since. */
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID,
+	    &stx) == -1 || !fs_rm_ours(rm, &stx)) {
+		fs_rm_err(rm, EBUSY);
+		close(fd);
+		return;
+	}
+	if ((n->d = fdopendir(fd)) == NULL) {
+		fs_rm_err(rm, errno);
+		close(fd);
+		return;
+	}
+	n->progress = 0;
+	n->passes = 0;
+	strlcpy(n->name, name, sizeof(n->name));
+	rm->depth++;
+}
+
+/* The current level is as empty as it gets: close it, remove it. */
+static void
+fs_rm_up(struct fs_rm *rm)
+{
+	struct fs_rmlevel	*l = &rm->lv[rm->depth];
+	struct fs_rmlevel	*p = &rm->lv[rm->depth - 1];
+
+	closedir(l->d);
+	l->d = NULL;
+	rm->depth--;
+	if (unlinkat(dirfd(p->d), l->name, AT_REMOVEDIR) == 0 ||
+	    errno == ENOENT)
+		p->progress = 1;
+	else
+		fs_rm_err(rm, errno);
+}
+
+static void
+fs_rm_entry(struct fs_rm *rm, struct fs_rmlevel *l, const char *name)
+{
+	struct statx	 stx;
+
+	if (statx(dirfd(l->d), name, AT_SYMLINK_NOFOLLOW, STATX_TYPE |
+	    STATX_MNT_ID, &stx) == -1) {
+		if (errno != ENOENT)
+			fs_rm_err(rm, errno);
+		return;
+	}
+	if (!fs_rm_ours(rm, &stx)) {
+		fs_rm_err(rm, EBUSY);	/* something is mounted here */
+		return;
+	}
+	if (!S_ISDIR(stx.stx_mode)) {
+		if (unlinkat(dirfd(l->d), name, 0) == 0 || errno == ENOENT)
+			l->progress = 1;
+		else
+			fs_rm_err(rm, errno);
+	} else if (rm->depth + 1 == FS_RMLEVELS)
+		fs_rm_hoist(rm, l, name);
+	else
+		fs_rm_down(rm, l, name);
+}
+
+/* Empty the top level, open in rm->lv[0]. */
+static int
+fs_rm_run(struct fs_rm *rm)
+{
+	struct fs_rmlevel	*l;
+	struct dirent		*de;
+	unsigned		 max;
+
+	for (;;) {
+		l = &rm->lv[rm->depth];
+		errno = 0;
+		if ((de = readdir(l->d)) != NULL) {
+			if (strcmp(de->d_name, ".") != 0 &&
+			    strcmp(de->d_name, "..") != 0)
+				fs_rm_entry(rm, l, de->d_name);
+			continue;
+		}
+		if (errno != 0) {
+			fs_rm_err(rm, errno);
+			l->progress = 0;
+		}
+		max = FS_RMPASSES + (rm->depth == 0 ? rm->hoisted : 0);
+		if (l->progress && ++l->passes < max) {
+			l->progress = 0;
+			rewinddir(l->d);
+			continue;
+		}
+		if (l->progress)
+			fs_rm_err(rm, EAGAIN);	/* something keeps writing */
+		if (rm->depth == 0)
+			return (rm->err == 0 ? 0 : -1);
+		fs_rm_up(rm);
+	}
+}
+
+/*
+ * rm -rf without following links or entering another mount, at any
+ * depth; ENOENT is success.  -1 with errno: EBUSY for a mount below.
+ */
 int
 fs_remove_tree(const char *path)
 {
-	int	 fd;
+	struct fs_rm	 rm;
+	struct statx	 stx;
+	int		 fd, rc;
 
 	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1) {
+	    O_NONBLOCK | O_CLOEXEC)) == -1) {
 		if (errno == ENOENT)
 			return (0);
 		if (errno == ENOTDIR || errno == ELOOP)
-			return (unlink(path));
+			return (unlink(path) == -1 && errno != ENOENT ? -1 : 0);
 		return (-1);
 	}
-	if (fs_walk_remove(fd, 0) == -1)
+	memset(&rm, 0, sizeof(rm));
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID,
+	    &stx) == -1 || (stx.stx_mask & STATX_MNT_ID) == 0) {
+		close(fd);
 		return (-1);
+	}
+	rm.mnt_id = stx.stx_mnt_id;
+	rm.dev_major = stx.stx_dev_major;
+	rm.dev_minor = stx.stx_dev_minor;
+	if ((rm.lv[0].d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return (-1);
+	}
+	rc = fs_rm_run(&rm);
+	closedir(rm.lv[0].d);
+	if (rc == -1) {
+		errno = rm.err;
+		return (-1);
+	}
 	if (rmdir(path) == -1 && errno != ENOENT)
 		return (-1);
 	return (0);
@@ -154,7 +315,9 @@ fs_mkdir_owned(const char *path, mode_t mode, uid_t uid, gid_t gid)
 /*
  * Kill every process whose real uid is uid, by exact pid, and say how
  * many were still there.  Only attempt uids are ever passed: they run
- * nothing but sandboxes.
+ * nothing but sandboxes.  Each is signalled through a pidfd after its
+ * uids were read again (pid_kill_uid), so a pid reused between the
+ * scan and the signal is not hit.
  */
 int
 uid_kill_all(uid_t uid)
@@ -164,6 +327,7 @@ uid_kill_all(uid_t uid)
 	char		 path[64], line[256];
 	FILE		*f;
 	unsigned long	 ruid;
+	uid_t		 seen;
 	int		 found = 0, pass;
 	pid_t		 pid;
 
@@ -172,11 +336,11 @@ uid_kill_all(uid_t uid)
 		if ((d = opendir("/proc")) == NULL)
 			return (-1);
 		while ((de = readdir(d)) != NULL) {
-			if ((pid = (pid_t)strtol(de->d_name, NULL, 10)) <= 0)
+			if ((pid = (pid_t)strtol(de->d_name, NULL, 10)) <= 1)
 				continue;
 			snprintf(path, sizeof(path), "/proc/%d/status",
 			    (int)pid);
-			if ((f = fopen(path, "r")) == NULL)
+			if ((f = fopen(path, "re")) == NULL)
 				continue;
 			ruid = (unsigned long)-1;
 			while (fgets(line, sizeof(line), f) != NULL)
@@ -186,7 +350,7 @@ uid_kill_all(uid_t uid)
 			if (ruid != uid)
 				continue;
 			found++;
-			kill(pid, SIGKILL);
+			(void)pid_kill_uid(pid, uid, &seen);
 		}
 		closedir(d);
 		if (found == 0)
@@ -194,4 +358,87 @@ uid_kill_all(uid_t uid)
 		usleep(20 * 1000);
 	}
 	return (found);
+}
+
+/*
+ * The real, effective, saved and file system uids of pid, from
+ * /proc/PID/status; -1 if it cannot be read (gone: ESRCH).
+ */
+static int
+pid_uids(pid_t pid, uid_t uids[4])
+{
+	char		 path[64], buf[4096], *p;
+	unsigned long	 u[4];
+	ssize_t		 n;
+	int		 fd, saved;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		if (errno == ENOENT)
+			errno = ESRCH;
+		return (-1);
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	saved = errno;
+	close(fd);
+	if (n == -1) {
+		errno = saved;
+		return (-1);
+	}
+	buf[n] = '\0';
+	if ((p = strstr(buf, "\nUid:")) == NULL ||
+	    sscanf(p + 5, "%lu %lu %lu %lu", &u[0], &u[1], &u[2], &u[3]) !=
+	    4) {
+		errno = EINVAL;
+		return (-1);
+	}
+	for (n = 0; n < 4; n++)
+		uids[n] = (uid_t)u[n];
+	return (0);
+}
+
+/*
+ * SIGKILL pid only if it is a process whose four uids are all uid.
+ * The process is pinned with a pidfd before its uids are read, and
+ * the signal goes to the pidfd: if the pid was reused meanwhile, the
+ * uids read may be another process's, but the signal can only reach
+ * the one pinned, which is then gone (ESRCH).  0 if killed or already
+ * gone; -1 with errno EPERM (*found is the real uid seen) or another
+ * error.
+ */
+int
+pid_kill_uid(pid_t pid, uid_t uid, uid_t *found)
+{
+	uid_t	 uids[4];
+	int	 pfd, i, saved;
+
+	*found = (uid_t)-1;
+	if (pid < 2) {
+		errno = EINVAL;
+		return (-1);
+	}
+	if ((pfd = pidfd_open(pid, 0)) == -1)
+		return (errno == ESRCH ? 0 : -1);
+	if (pid_uids(pid, uids) == -1) {
+		saved = errno;
+		close(pfd);
+		errno = saved;
+		return (saved == ESRCH ? 0 : -1);
+	}
+	*found = uids[0];
+	for (i = 0; i < 4; i++)
+		if (uids[i] != uid) {
+			close(pfd);
+			errno = EPERM;
+			return (-1);
+		}
+	if (pidfd_send_signal(pfd, SIGKILL, NULL, 0) == -1 &&
+	    errno != ESRCH) {
+		saved = errno;
+		close(pfd);
+		errno = saved;
+		return (-1);
+	}
+	close(pfd);
+	return (0);
 }

@@ -314,16 +314,18 @@ handle_tail(struct journal *j, const struct jmap *m, const char *why,
  * Keep j->reserve bytes allocated past the end of the file (its size
  * unchanged): the appends that end attempts land there when the file
  * system is full, since writing into allocated blocks needs no more.
- * Topped up once half of it is used.  A file system that cannot
+ * After an append it is topped up once half of it is used; whole,
+ * when the caller asks whether it is held.  A file system that cannot
  * preallocate has no reserve, said once.
  */
 static void
-reserve_fill(struct journal *j)
+reserve_fill(struct journal *j, int whole)
 {
 	static int	 unsupported;
+	off_t		 want;
 
-	if (j->reserve == 0 || (!j->short_reserve &&
-	    j->reserved_to >= j->end + (off_t)j->reserve / 2))
+	want = j->end + (off_t)(whole ? j->reserve : j->reserve / 2);
+	if (j->reserve == 0 || (!j->short_reserve && j->reserved_to >= want))
 		return;
 	if (fallocate(j->fd, FALLOC_FL_KEEP_SIZE, j->end, j->reserve) == 0) {
 		if (j->short_reserve)
@@ -353,7 +355,7 @@ reserve_fill(struct journal *j)
 int
 journal_reserve_held(struct journal *j)
 {
-	reserve_fill(j);
+	reserve_fill(j, 1);
 	return (!j->short_reserve);
 }
 
@@ -414,7 +416,7 @@ journal_open(const char *path, struct journal **jp, journal_replay_cb cb,
 		j->reserve = 0;
 	}
 	j->reserved_to = j->end;
-	reserve_fill(j);
+	reserve_fill(j, 0);
 	rv = 0;
  out:
 	if (p != NULL)
@@ -462,7 +464,7 @@ rollback(struct journal *j)
 	}
 	/* The cut took the preallocated blocks with it. */
 	j->reserved_to = j->end;
-	reserve_fill(j);
+	reserve_fill(j, 0);
 	errno = saved;
 }
 
@@ -543,7 +545,7 @@ journal_append_many(struct journal *j, const struct iovec *iov, size_t n,
 	j->end += total;
 	j->seq += n;
 	memcpy(j->head, head, sizeof(j->head));
-	reserve_fill(j);
+	reserve_fill(j, 0);
 	return (0);
 }
 

@@ -67,7 +67,8 @@ int	 journal_append(struct journal *, const char *, size_t, uint64_t *);
 int	 journal_append_many(struct journal *, const struct iovec *, size_t,
 	    uint64_t *);
 /*
- * Is the whole reserve allocated (trying again to allocate it first)?
+ * Is the whole reserve allocated (trying to allocate what it lacks
+ * first)?
  * While it is not, the caller accepts no new work.  1 also when the
  * file system cannot preallocate at all (logged once).
  */

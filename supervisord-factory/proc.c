@@ -498,6 +498,39 @@ proc_compose_json(enum factory_procid id, uint32_t type, int fd, json_t *o)
 	return (imsgev_compose_json(&c->iev, type, fd, o));
 }
 
+int
+proc_compose_msg(enum factory_procid id, uint32_t type, enum msg_kind k,
+    int fd, const void *m, char *err, size_t errlen)
+{
+	struct child	*c = proc_find(id, 0);
+	char		*s;
+	size_t		 len;
+	int		 ret;
+
+	if ((s = msg_encode(k, m, &len, err, errlen)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		errno = EINVAL;
+		return (-1);
+	}
+	if (c == NULL || c->state != CHILD_RUNNING) {
+		free(s);
+		if (fd != -1)
+			close(fd);
+		snprintf(err, errlen, "%s not running", factory_procs[id].name);
+		errno = EAGAIN;
+		return (-1);
+	}
+	ret = imsgev_compose(&c->iev, type, 0, 0, fd, s, len);
+	free(s);
+	if (ret == -1) {
+		snprintf(err, errlen, "%s: %s", msg_kind_name(k),
+		    strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
 void
 proc_broadcast(uint32_t type, const void *data, size_t len)
 {
@@ -511,20 +544,20 @@ proc_broadcast(uint32_t type, const void *data, size_t len)
 	}
 }
 
+/* HELLO: once, first, its text escaped line by line (msg.h). */
 static int
-proc_hello(struct child *c, struct imsg *imsg)
+proc_hello(struct child *c, struct imsg *imsg, char *why, size_t whylen)
 {
-	char	*text;
-	size_t	 len = imsg_get_len(imsg);
+	struct ibuf	 ib;
+	char		*text;
 
-	if (c->state != CHILD_STARTING || len == 0 || len > 8192)
-		return (-1);
-	if ((text = malloc(len)) == NULL)
-		fatal(NULL);
-	if (imsg_get_strbuf(imsg, text, len) == -1) {
-		free(text);
+	if (c->state != CHILD_STARTING) {
+		snprintf(why, whylen, "a second HELLO");
 		return (-1);
 	}
+	if (imsg_get_ibuf(imsg, &ib) == -1 || msg_hello_read(ibuf_data(&ib),
+	    ibuf_size(&ib), &text, why, whylen) == -1)
+		return (-1);
 	c->policy = text;
 	c->state = CHILD_RUNNING;
 	c->heartbeat = time(NULL);
@@ -543,7 +576,8 @@ proc_dispatch(int fd, short event, void *arg)
 	struct child	*c = arg;
 	struct imsg	 imsg;
 	int		 n;
-	char		 why[128];
+	uint32_t	 type;
+	char		 why[MSG_ERRLEN], msg[MSG_ERRLEN + 64];
 
 	if (!imsgev_io(&c->iev, event)) {
 		/* EOF: proc_reap() will see the exit. */
@@ -557,30 +591,38 @@ proc_dispatch(int fd, short event, void *arg)
 		}
 		if (n == 0)
 			break;
-		switch (imsg_get_type(&imsg)) {
+		type = imsg_get_type(&imsg);
+		snprintf(why, sizeof(why), "unexpected imsg type %u", type);
+		switch (type) {
 		case IMSG_HELLO:
-			n = proc_hello(c, &imsg);
+			n = proc_hello(c, &imsg, why, sizeof(why));
 			if (n == 0)
 				attempt_child_ready(c);
 			break;
 		case IMSG_HEARTBEAT:
+			/* Empty, from the worker, once it runs. */
 			if (c->id != PROC_WORKER || c->state != CHILD_RUNNING)
 				n = -1;
-			else
+			else if (imsg_get_len(&imsg) != 0) {
+				snprintf(why, sizeof(why), "HEARTBEAT: %zu "
+				    "bytes of payload", imsg_get_len(&imsg));
+				n = -1;
+			} else
 				c->heartbeat = time(NULL);
 			break;
 		default:
 			if (c->state != CHILD_RUNNING)
 				n = -1;
 			else
-				n = attempt_dispatch(c, &imsg);
+				n = attempt_dispatch(c, &imsg, why,
+				    sizeof(why));
 			break;
 		}
 		if (n == -1) {
-			snprintf(why, sizeof(why), "unexpected imsg type %u",
-			    imsg_get_type(&imsg));
+			snprintf(msg, sizeof(msg), "malformed message (imsg "
+			    "type %u): %s", type, why);
 			imsg_free(&imsg);
-			proc_kill(c, why);
+			proc_kill(c, msg);
 			return;
 		}
 		imsg_free(&imsg);

@@ -6,12 +6,18 @@
  * the removal journaled; anything no journal record accounts for is an
  * orphan, listed by factoryctl orphans and removed only by factoryctl
  * reap ID.  Nothing is ever matched by pattern.
+ *
+ * The reconciler is as untrusted as any child: it names resources by
+ * kind and attempt id (a process by pid and uid), invmsg_decode()
+ * checks every byte, and a malformed inventory gets it killed.  Every
+ * path acted on is ours, made from an id that passed our own syntax
+ * check; a pid is pinned with a pidfd and its uids read again by us
+ * before it is signalled.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
 
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,23 +27,77 @@
 #include <unistd.h>
 
 #include "factoryd.h"
+#include "invmsg.h"
 #include "journal.h"
 #include "log.h"
+
+#define RC_CGTICK_MS	20	/* a killed cgroup is looked at again */
+#define RC_CGTRIES	50	/* for this many ticks, then given up */
+
+enum orphan_kind {
+	OK_DIR,		/* attempts/<id> */
+	OK_VDIR,	/* verify/<id> */
+	OK_CGROUP,
+	OK_PROCESS,
+	OK_BRANCH,	/* the forge's: listed, never reaped */
+	OK_PULL,
+	OK_MOUNT	/* an attempt's disk (disk.c) at attempts/ or verify/<id> */
+};
+
+static const char *const orphan_kinds[] = {
+	"dir", "dir", "cgroup", "process", "branch", "pull", "mount"
+};
 
 struct orphan {
 	TAILQ_ENTRY(orphan)	 entry;
 	char			 id[64];	/* what reap takes */
-	char			 kind[16];	/* dir, cgroup, process, ... */
-	char			 what[PATH_MAX];	/* exact path or pid */
-	int			 reapable;
+	enum orphan_kind	 kind;
+	int			 validation;	/* cgroup: "<id>-v"; mount: verify/ */
+	pid_t			 pid;		/* process */
+	uid_t			 uid;
+	char			 what[PATH_MAX];	/* shown, never used */
 };
 TAILQ_HEAD(orphans, orphan);
 
+/* A cgroup killed, waiting for the kernel to empty it. */
+struct cgremoval {
+	TAILQ_ENTRY(cgremoval)	 entry;
+	char			 id[ATTEMPT_ID_MAX];
+	int			 validation;
+	int			 reaped;	/* by factoryctl reap */
+	uid_t			 reaper;
+	int			 tries;
+};
+TAILQ_HEAD(cgremovals, cgremoval);
+
 static struct orphans	 orphans = TAILQ_HEAD_INITIALIZER(orphans);
+static struct cgremovals cgremovals = TAILQ_HEAD_INITIALIZER(cgremovals);
 static uint32_t		 pending_ctl;		/* factoryctl reconcile */
+static json_t		*pending_out;		/* its answer, once ready */
 static json_t		*last_actions;
-static struct event	 ev_reconcile;
-static int		 ev_reconcile_set;
+static struct event	 ev_reconcile, ev_cgroups;
+static int		 ev_reconcile_set, ev_cgroups_set;
+
+static void	 orphans_clear(void);
+static struct orphan *orphan_add(const char *, enum orphan_kind,
+		    const char *);
+static int	 orphan_reapable(const struct orphan *);
+static int	 finished(struct attempt *);
+static void	 act(struct attempt *, const char *, const char *, int);
+static void	 rc_dirpath(const char *, int, char *, size_t);
+static void	 rc_cgname(const char *, int, char *, size_t);
+static int	 rc_cgroup_try(const char *, int, int);
+static void	 rc_cgroup_done(struct cgremoval *, int);
+static void	 rc_cgroup_tick(int, short, void *);
+static int	 rc_cgroup_remove(const char *, int, int, uid_t);
+static int	 rc_kill(pid_t, uid_t, const char *, char *, size_t);
+static struct attempt *uid_owner(uid_t);
+static void	 check_dirs(struct invmsg_id *, size_t, int);
+static void	 check_cgroups(struct invmsg *);
+static void	 check_processes(struct invmsg *);
+static void	 check_published(struct invmsg *);
+static json_t	*orphan_list(void);
+static void	 rc_answer(void);
 
 static void
 orphans_clear(void)
@@ -50,18 +110,24 @@ orphans_clear(void)
 	}
 }
 
-static void
-orphan_add(const char *id, const char *kind, const char *what, int reapable)
+static struct orphan *
+orphan_add(const char *id, enum orphan_kind kind, const char *what)
 {
 	struct orphan	*o;
 
 	if ((o = calloc(1, sizeof(*o))) == NULL)
 		fatal(NULL);
 	strlcpy(o->id, id, sizeof(o->id));
-	strlcpy(o->kind, kind, sizeof(o->kind));
+	o->kind = kind;
 	strlcpy(o->what, what, sizeof(o->what));
-	o->reapable = reapable;
 	TAILQ_INSERT_TAIL(&orphans, o, entry);
+	return (o);
+}
+
+static int
+orphan_reapable(const struct orphan *o)
+{
+	return (o->kind != OK_BRANCH && o->kind != OK_PULL);
 }
 
 static void
@@ -94,20 +160,6 @@ attempt_reconcile(struct ctl_conn *c)
 		pending_ctl = c->id;
 }
 
-/* The attempt an inventory name belongs to ("a-...", "a-...-v"). */
-static struct attempt *
-owner(const char *name)
-{
-	char	 id[ATTEMPT_ID_MAX];
-	size_t	 len = strlen(name);
-
-	strlcpy(id, name, sizeof(id));
-	if (len > 2 && strcmp(name + len - 2, "-v") == 0 &&
-	    len - 2 < sizeof(id))
-		id[len - 2] = '\0';
-	return (attempt_find(id));
-}
-
 /* Ended and torn down (or being): its resources may go. */
 static int
 finished(struct attempt *a)
@@ -118,66 +170,208 @@ finished(struct attempt *a)
 static void
 act(struct attempt *a, const char *kind, const char *what, int ok)
 {
-	json_array_append_new(last_actions, json_pack("{s:s, s:s, s:s, s:b}",
-	    "attempt", a->id, "kind", kind, "what", what, "removed", ok));
+	if (last_actions != NULL)
+		json_array_append_new(last_actions, json_pack("{s:s, s:s, "
+		    "s:s, s:b}", "attempt", a->id, "kind", kind, "what", what,
+		    "removed", ok));
 	log_info("%s: reconcile: %s leftover %s %s", a->id, kind, what,
 	    ok ? "removed" : "could not be removed");
 	attempt_record_reaped(a, kind, what, ok);
 }
 
+/* Our own path of an attempt's directory, from its checked id. */
 static void
-check_dirs(json_t *names, const char *sub)
+rc_dirpath(const char *id, int verify, char *path, size_t len)
+{
+	snprintf(path, len, "%s/%s/%s", env->conf->statedir,
+	    verify ? "verify" : "attempts", id);
+}
+
+static void
+rc_cgname(const char *id, int validation, char *name, size_t len)
+{
+	snprintf(name, len, "%s%s", id, validation ? "-v" : "");
+}
+
+/*
+ * The cgroups we would have made for this name, by our own naming
+ * (sandbox_cgroup_paths): killed once (first), then removed, deepest
+ * last made first.  1 if all are gone, 0 if one is still busy, -1 on
+ * any other error.
+ */
+static int
+rc_cgroup_try(const char *id, int validation, int dokill)
+{
+	struct sandbox	 sb;
+	char		 name[ATTEMPT_ID_MAX + 2];
+	int		 i, busy = 0;
+
+	rc_cgname(id, validation, name, sizeof(name));
+	if (sandbox_cgroup_paths(name, &sb) == -1) {
+		errno = EINVAL;
+		return (-1);
+	}
+	if (dokill && cgroup_kill(&sb) == -1 && errno != ENOENT)
+		log_warn("%s: reconcile: cgroup kill", name);
+	for (i = sb.ncgroups - 1; i >= 0; i--) {
+		if (rmdir(sb.cgroups[i]) == 0 || errno == ENOENT)
+			continue;
+		if (errno != EBUSY)
+			return (-1);
+		busy = 1;
+	}
+	return (busy ? 0 : 1);
+}
+
+static void
+rc_cgroup_done(struct cgremoval *r, int ok)
 {
 	struct attempt	*a;
-	json_t		*v;
-	size_t		 i;
-	char		 path[PATH_MAX];
-	const char	*name;
+	char		 name[ATTEMPT_ID_MAX + 2];
 
-	json_array_foreach(names, i, v) {
-		name = json_string_value(v);
-		snprintf(path, sizeof(path), "%s/%s/%s", env->conf->statedir,
-		    sub, name);
-		if ((a = attempt_find(name)) == NULL)
-			orphan_add(name, "dir", path, 1);
+	rc_cgname(r->id, r->validation, name, sizeof(name));
+	if (r->reaped)
+		log_info("reap %s: cgroup %s by uid %u: %s", r->id, name,
+		    (unsigned)r->reaper, ok ? "removed" : "still busy, "
+		    "not removed");
+	else if ((a = attempt_find(r->id)) != NULL)
+		act(a, "cgroup", name, ok);
+	TAILQ_REMOVE(&cgremovals, r, entry);
+	free(r);
+}
+
+/*
+ * Killed processes leave their cgroup a moment later: a timer, never
+ * a sleep, in the root event loop.
+ */
+static void
+rc_cgroup_tick(int fd, short event, void *arg)
+{
+	struct cgremoval	*r, *tmp;
+	struct timeval		 tv = { 0, RC_CGTICK_MS * 1000 };
+	int			 rc;
+
+	TAILQ_FOREACH_SAFE(r, &cgremovals, entry, tmp) {
+		rc = rc_cgroup_try(r->id, r->validation, 0);
+		if (rc == 0 && ++r->tries < RC_CGTRIES)
+			continue;
+		rc_cgroup_done(r, rc == 1);
+	}
+	if (!TAILQ_EMPTY(&cgremovals))
+		evtimer_add(&ev_cgroups, &tv);
+	else
+		rc_answer();
+}
+
+/* 1 removed now, 0 killed and pending (logged when done), -1 error. */
+static int
+rc_cgroup_remove(const char *id, int validation, int reaped, uid_t reaper)
+{
+	struct cgremoval	*r;
+	struct timeval		 tv = { 0, RC_CGTICK_MS * 1000 };
+	int			 rc;
+
+	if ((rc = rc_cgroup_try(id, validation, 1)) != 0)
+		return (rc);
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		fatal(NULL);
+	strlcpy(r->id, id, sizeof(r->id));
+	r->validation = validation;
+	r->reaped = reaped;
+	r->reaper = reaper;
+	TAILQ_INSERT_TAIL(&cgremovals, r, entry);
+	if (!ev_cgroups_set) {
+		evtimer_set(&ev_cgroups, rc_cgroup_tick, NULL);
+		ev_cgroups_set = 1;
+	}
+	if (!evtimer_pending(&ev_cgroups, NULL))
+		evtimer_add(&ev_cgroups, &tv);
+	return (0);
+}
+
+/*
+ * SIGKILL pid if our own reading says it runs as uid; why says what
+ * happened otherwise.  0 killed or gone, -1 refused or failed.
+ */
+static int
+rc_kill(pid_t pid, uid_t uid, const char *who, char *why, size_t len)
+{
+	uid_t	 found;
+
+	if (pid_kill_uid(pid, uid, &found) == 0)
+		return (0);
+	if (errno == EPERM)
+		snprintf(why, len, "pid %d: uid %u, not %s's %u: not "
+		    "signalled", (int)pid, (unsigned)found, who,
+		    (unsigned)uid);
+	else
+		snprintf(why, len, "pid %d: %s: not signalled", (int)pid,
+		    strerror(errno));
+	log_warnx("reconcile: %s", why);
+	return (-1);
+}
+
+static void
+check_dirs(struct invmsg_id *ids, size_t n, int verify)
+{
+	struct attempt	*a;
+	char		 path[PATH_MAX];
+	size_t		 i;
+
+	for (i = 0; i < n; i++) {
+		rc_dirpath(ids[i].id, verify, path, sizeof(path));
+		if ((a = attempt_find(ids[i].id)) == NULL)
+			orphan_add(ids[i].id, verify ? OK_VDIR : OK_DIR, path);
 		else if (a->torn_down)
 			act(a, "dir", path, fs_remove_tree(path) == 0);
 	}
 }
 
-static int
-cgroup_remove(const char *path)
+/*
+ * An attempt's disks are mounted at exactly attempts/ID and verify/ID
+ * (the path derived here from the id); they go before the directories
+ * under them can, so they are looked at, and listed, first.
+ */
+static void
+check_mounts(struct invmsg *m)
 {
-	char	 kill[PATH_MAX];
-	FILE	*f;
+	struct attempt	*a;
+	char		 path[PATH_MAX];
+	size_t		 i;
 
-	/* The unified hierarchy's kill switch, where this path has one. */
-	snprintf(kill, sizeof(kill), "%s/cgroup.kill", path);
-	if ((f = fopen(kill, "w")) != NULL) {
-		fputs("1", f);
-		fclose(f);
-		usleep(20 * 1000);
+	for (i = 0; i < m->nmounts; i++) {
+		rc_dirpath(m->mounts[i].id, m->mounts[i].verify, path,
+		    sizeof(path));
+		if ((a = attempt_find(m->mounts[i].id)) == NULL)
+			orphan_add(m->mounts[i].id, OK_MOUNT, path)->validation =
+			    m->mounts[i].verify;
+		else if (a->torn_down)
+			act(a, "mount", path, disk_unmount(path) == 0);
 	}
-	return (rmdir(path) == 0 || errno == ENOENT ? 0 : -1);
 }
 
 static void
-check_cgroups(json_t *paths)
+check_cgroups(struct invmsg *m)
 {
 	struct attempt	*a;
-	json_t		*v;
+	struct orphan	*o;
+	struct sandbox	 sb;
+	char		 name[ATTEMPT_ID_MAX + 2];
 	size_t		 i;
-	char		 tmp[PATH_MAX];
-	const char	*path, *name;
+	int		 rc;
 
-	json_array_foreach(paths, i, v) {
-		path = json_string_value(v);
-		strlcpy(tmp, path, sizeof(tmp));
-		name = basename(tmp);
-		if ((a = owner(name)) == NULL)
-			orphan_add(name, "cgroup", path, 1);
-		else if (finished(a))
-			act(a, "cgroup", path, cgroup_remove(path) == 0);
+	for (i = 0; i < m->ncgroups; i++) {
+		rc_cgname(m->cgroups[i].id, m->cgroups[i].validation, name,
+		    sizeof(name));
+		if ((a = attempt_find(m->cgroups[i].id)) == NULL) {
+			/* Shown as the first of our own paths for it. */
+			o = orphan_add(m->cgroups[i].id, OK_CGROUP,
+			    sandbox_cgroup_paths(name, &sb) == 0 &&
+			    sb.ncgroups > 0 ? sb.cgroups[0] : name);
+			o->validation = m->cgroups[i].validation;
+		} else if (finished(a) && (rc = rc_cgroup_remove(a->id,
+		    m->cgroups[i].validation, 0, 0)) != 0)
+			act(a, "cgroup", name, rc == 1);
 	}
 }
 
@@ -194,114 +388,196 @@ uid_owner(uid_t uid)
 }
 
 static void
-check_processes(json_t *procs)
+check_processes(struct invmsg *m)
 {
-	struct attempt	*a;
-	json_t		*v;
-	size_t		 i;
-	char		 id[64], what[128];
-	pid_t		 pid;
-	uid_t		 uid;
+	struct invmsg_proc	*p;
+	struct attempt		*a;
+	struct orphan		*o;
+	char			 id[64], what[128], why[256];
+	size_t			 i;
 
-	json_array_foreach(procs, i, v) {
-		pid = json_integer_value(json_object_get(v, "pid"));
-		uid = json_integer_value(json_object_get(v, "uid"));
-		snprintf(id, sizeof(id), "pid:%d", (int)pid);
-		snprintf(what, sizeof(what), "pid %d uid %u (%s)", (int)pid,
-		    (unsigned)uid, json_str(v, "comm"));
-		if ((a = uid_owner(uid)) == NULL)
-			orphan_add(id, "process", what, 1);
-		else if (a->state == AS_TEARDOWN)
-			act(a, "process", what, kill(pid, SIGKILL) == 0);
+	for (i = 0; i < m->nprocs; i++) {
+		p = &m->procs[i];
+		snprintf(id, sizeof(id), "pid:%d", (int)p->pid);
+		snprintf(what, sizeof(what), "pid %d uid %u (%s)",
+		    (int)p->pid, (unsigned)p->uid, p->comm);
+		if ((a = uid_owner(p->uid)) == NULL) {
+			o = orphan_add(id, OK_PROCESS, what);
+			o->pid = p->pid;
+			o->uid = p->uid;
+		} else if (a->state == AS_TEARDOWN)
+			act(a, "process", what, rc_kill(p->pid, p->uid, a->id,
+			    why, sizeof(why)) == 0);
 	}
 }
 
 /* Branches and pull records are the forge's: listed, never removed. */
 static void
-check_published(json_t *branches, json_t *pulls)
+check_published(struct invmsg *m)
 {
 	struct attempt	*a;
-	json_t		*v;
 	size_t		 i;
-	const char	*b;
 	char		 what[PATH_MAX];
 
-	json_array_foreach(branches, i, v) {
-		b = json_str(v, "branch");
-		if (strncmp(b, "factory/", 8) != 0)
-			continue;
-		a = attempt_find(b + 8);
-		if (a != NULL && a->outcome == AS_PUBLISHED)
-			continue;
-		if (a != NULL && a->state == AS_PUBLISHING)
-			continue;
-		snprintf(what, sizeof(what), "%s in %s", b, json_str(v,
-		    "repo"));
-		orphan_add(b + 8, "branch", what, 0);
-	}
-	json_array_foreach(pulls, i, v) {
-		a = attempt_find(json_str(v, "attempt"));
+	for (i = 0; i < m->nbranches; i++) {
+		a = attempt_find(m->branches[i].id);
 		if (a != NULL && (a->outcome == AS_PUBLISHED ||
 		    a->state == AS_PUBLISHING))
 			continue;
-		snprintf(what, sizeof(what), "pull #%lld in %s",
-		    json_integer_value(json_object_get(v, "number")),
-		    json_str(v, "dir"));
-		orphan_add(json_str(v, "attempt"), "pull", what, 0);
+		snprintf(what, sizeof(what), "factory/%s in %s",
+		    m->branches[i].id, m->branches[i].repo);
+		orphan_add(m->branches[i].id, OK_BRANCH, what);
+	}
+	for (i = 0; i < m->npulls; i++) {
+		a = attempt_find(m->pulls[i].id);
+		if (a != NULL && (a->outcome == AS_PUBLISHED ||
+		    a->state == AS_PUBLISHING))
+			continue;
+		snprintf(what, sizeof(what), "pull #%d in %s",
+		    m->pulls[i].number, m->pulls[i].dir);
+		orphan_add(m->pulls[i].id, OK_PULL, what);
 	}
 }
 
-void
-attempt_inventory(json_t *inv)
-{
-	struct ctl_conn	*c;
-	struct orphan	*o;
-	json_t		*list, *out;
-	size_t		 n;
-
-	orphans_clear();
-	json_decref(last_actions);
-	last_actions = json_array();
-	check_dirs(json_object_get(inv, "attempt_dirs"), "attempts");
-	check_dirs(json_object_get(inv, "verify_dirs"), "verify");
-	check_cgroups(json_object_get(inv, "cgroups"));
-	check_processes(json_object_get(inv, "processes"));
-	check_published(json_object_get(inv, "branches"),
-	    json_object_get(inv, "pulls"));
-	n = 0;
-	TAILQ_FOREACH(o, &orphans, entry)
-		n++;
-	if (n > 0)
-		log_info("reconcile: %zu orphans (factoryctl orphans)", n);
-	if (pending_ctl == 0 || (c = control_byid(pending_ctl)) == NULL) {
-		pending_ctl = 0;
-		return;
-	}
-	pending_ctl = 0;
-	list = json_array();
-	TAILQ_FOREACH(o, &orphans, entry)
-		json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:b}",
-		    "id", o->id, "kind", o->kind, "what", o->what,
-		    "reapable", o->reapable));
-	out = json_pack("{s:O, s:o, s:O, s:O}", "actions", last_actions,
-	    "orphans", list, "truncated", json_object_get(inv, "truncated") ?
-	    json_object_get(inv, "truncated") : json_false(),
-	    "errors", json_object_get(inv, "errors") ?
-	    json_object_get(inv, "errors") : json_array());
-	control_send_obj(c, out);
-}
-
-json_t *
-orphans_json(void)
+static json_t *
+orphan_list(void)
 {
 	struct orphan	*o;
 	json_t		*list = json_array();
 
 	TAILQ_FOREACH(o, &orphans, entry)
 		json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:b}",
-		    "id", o->id, "kind", o->kind, "what", o->what,
-		    "reapable", o->reapable));
-	return (json_pack("{s:o}", "orphans", list));
+		    "id", o->id, "kind", orphan_kinds[o->kind], "what",
+		    o->what, "reapable", orphan_reapable(o)));
+	return (list);
+}
+
+/* factoryctl reconcile hears the result once no removal is pending. */
+static void
+rc_answer(void)
+{
+	struct ctl_conn	*c;
+
+	if (pending_out == NULL || !TAILQ_EMPTY(&cgremovals))
+		return;
+	if (pending_ctl != 0 && (c = control_byid(pending_ctl)) != NULL) {
+		json_object_set(pending_out, "actions", last_actions);
+		control_send_obj(c, pending_out);
+	} else
+		json_decref(pending_out);
+	pending_out = NULL;
+	pending_ctl = 0;
+}
+
+/*
+ * An IMSG_INVENTORY.  -1 if it is malformed: the caller kills the
+ * reconciler.
+ */
+int
+attempt_inventory(json_t *inv)
+{
+	struct invmsg	 m;
+	struct orphan	*o;
+	struct ctl_conn	*c;
+	json_t		*errs;
+	char		 err[512];
+	size_t		 n, i;
+
+	if (invmsg_decode(inv, env->conf->attempt_uid_lo,
+	    env->conf->attempt_uid_hi, &m, err, sizeof(err)) == -1) {
+		log_warnx("reconciler: IMSG_INVENTORY refused: %s", err);
+		invmsg_free(&m);
+		if (pending_ctl != 0 && (c = control_byid(pending_ctl)) !=
+		    NULL && pending_out == NULL)
+			control_fail(c, "the reconciler sent a malformed "
+			    "inventory and is restarted: %s", err);
+		if (pending_out == NULL)
+			pending_ctl = 0;
+		return (-1);
+	}
+	orphans_clear();
+	json_decref(last_actions);
+	last_actions = json_array();
+	check_mounts(&m);
+	check_dirs(m.dirs, m.ndirs, 0);
+	check_dirs(m.vdirs, m.nvdirs, 1);
+	check_cgroups(&m);
+	check_processes(&m);
+	check_published(&m);
+	n = 0;
+	TAILQ_FOREACH(o, &orphans, entry)
+		n++;
+	if (n > 0)
+		log_info("reconcile: %zu orphans (factoryctl orphans)", n);
+	if (pending_ctl != 0 && pending_out == NULL) {
+		errs = json_array();
+		for (i = 0; i < m.nerrors; i++)
+			json_array_append_new(errs, json_string(m.errors[i]));
+		pending_out = json_pack("{s:o, s:o, s:b, s:o}", "actions",
+		    json_array(), "orphans", orphan_list(), "truncated",
+		    m.truncated, "errors", errs);
+	}
+	invmsg_free(&m);
+	rc_answer();
+	return (0);
+}
+
+json_t *
+orphans_json(void)
+{
+	return (json_pack("{s:o}", "orphans", orphan_list()));
+}
+
+/* One orphan, journaled already.  0 removed, -1 not (why says). */
+static int
+orphan_remove(struct orphan *o, uid_t uid, int *pending, char *why,
+    size_t len)
+{
+	char	 path[PATH_MAX];
+	int	 rc;
+
+	*pending = 0;
+	why[0] = '\0';
+	if (o->kind != OK_PROCESS && attempt_find(o->id) != NULL) {
+		snprintf(why, len, "%s is an attempt now", o->id);
+		return (-1);
+	}
+	switch (o->kind) {
+	case OK_DIR:
+	case OK_VDIR:
+		rc_dirpath(o->id, o->kind == OK_VDIR, path, sizeof(path));
+		if (fs_remove_tree(path) == 0)
+			return (0);
+		snprintf(why, len, "%s", strerror(errno));
+		return (-1);
+	case OK_MOUNT:
+		rc_dirpath(o->id, o->validation, path, sizeof(path));
+		if (disk_unmount(path) == 0)
+			return (0);
+		snprintf(why, len, "%s", strerror(errno));
+		return (-1);
+	case OK_CGROUP:
+		if ((rc = rc_cgroup_remove(o->id, o->validation, 1, uid)) ==
+		    1)
+			return (0);
+		if (rc == 0) {
+			*pending = 1;
+			snprintf(why, len, "killed, removal pending");
+		} else
+			snprintf(why, len, "%s", strerror(errno));
+		return (-1);
+	case OK_PROCESS:
+		/* Not since taken by an attempt, and still that uid. */
+		if (uid_owner(o->uid) != NULL) {
+			snprintf(why, len, "uid %u is an attempt's now",
+			    (unsigned)o->uid);
+			return (-1);
+		}
+		return (rc_kill(o->pid, o->uid, "the orphan", why, len));
+	default:
+		snprintf(why, len, "not removable");
+		return (-1);
+	}
 }
 
 /*
@@ -314,14 +590,15 @@ orphans_reap(const char *id, uid_t uid, json_t **out, char *err,
 {
 	struct orphan	*o, *tmp;
 	json_t		*done = json_array(), *rec;
-	char		*s;
-	int		 ok, n = 0;
+	char		*s, why[256];
+	int		 ok, pending, n = 0;
 
 	/* All or nothing: refuse before removing anything. */
 	TAILQ_FOREACH(o, &orphans, entry)
-		if (strcmp(o->id, id) == 0 && !o->reapable) {
+		if (strcmp(o->id, id) == 0 && !orphan_reapable(o)) {
 			snprintf(err, errlen, "%s: %s %s belongs to the forge; "
-			    "remove it there", id, o->kind, o->what);
+			    "remove it there", id, orphan_kinds[o->kind],
+			    o->what);
 			json_decref(done);
 			return (-1);
 		}
@@ -329,7 +606,8 @@ orphans_reap(const char *id, uid_t uid, json_t **out, char *err,
 		if (strcmp(o->id, id) != 0)
 			continue;
 		rec = json_pack("{s:{s:s, s:s, s:s, s:i}}", "reap", "id", id,
-		    "kind", o->kind, "what", o->what, "uid", (int)uid);
+		    "kind", orphan_kinds[o->kind], "what", o->what, "uid",
+		    (int)uid);
 		s = json_dumps(rec, JSON_COMPACT);
 		json_decref(rec);
 		if (journal_append(env->journal, s, strlen(s), NULL) == -1) {
@@ -339,16 +617,13 @@ orphans_reap(const char *id, uid_t uid, json_t **out, char *err,
 			return (-1);
 		}
 		free(s);
-		if (strcmp(o->kind, "dir") == 0)
-			ok = fs_remove_tree(o->what) == 0;
-		else if (strcmp(o->kind, "cgroup") == 0)
-			ok = cgroup_remove(o->what) == 0;
-		else
-			ok = kill((pid_t)strtol(id + 4, NULL, 10), SIGKILL) == 0;
-		log_info("reap %s: %s %s by uid %u: %s", id, o->kind, o->what,
-		    (unsigned)uid, ok ? "removed" : strerror(errno));
-		json_array_append_new(done, json_pack("{s:s, s:s, s:b}",
-		    "kind", o->kind, "what", o->what, "removed", ok));
+		ok = orphan_remove(o, uid, &pending, why, sizeof(why)) == 0;
+		log_info("reap %s: %s %s by uid %u: %s", id,
+		    orphan_kinds[o->kind], o->what, (unsigned)uid,
+		    ok ? "removed" : why);
+		json_array_append_new(done, json_pack("{s:s, s:s, s:b, s:s}",
+		    "kind", orphan_kinds[o->kind], "what", o->what, "removed",
+		    ok, "reason", why));
 		TAILQ_REMOVE(&orphans, o, entry);
 		free(o);
 		n++;

@@ -84,9 +84,14 @@ run_deadline_cb(int fd, short event, void *arg)
 	run_kill(r);
 }
 
-/* Paths the agent must not see: state, keys, sockets, remotes, homes. */
+/*
+ * Paths the agent must not see: state, keys, sockets, remotes, homes,
+ * the configuration, every other repository.  The sandbox's root holds
+ * only system directories and what it is given by path, so most of
+ * these are not there anyway; the masks keep them out of those too.
+ */
 static size_t
-run_hide_list(char **hide, size_t max)
+run_hide_list(const char *own, char **hide, size_t max)
 {
 	struct factoryd_conf	*conf = env->conf;
 	struct conf_repo	*repo;
@@ -108,10 +113,13 @@ run_hide_list(char **hide, size_t max)
 	cand[n++] = "/home";
 	cand[n++] = "/etc/factory";
 	cand[n++] = "/etc/ssh";
+	cand[n++] = env->conffile;
 	i = 3;
 	TAILQ_FOREACH(repo, &conf->repos, entry) {
-		if (n + 3 >= RUN_MAXHIDE || i + 2 >= RUN_MAXHIDE)
+		if (n + 4 >= RUN_MAXHIDE || i + 2 >= RUN_MAXHIDE)
 			break;
+		if (strcmp(repo->name, own) != 0)
+			cand[n++] = repo->path;
 		if (repo->forge == FORGE_LOCAL) {
 			cand[n++] = repo->remote;
 			cand[n++] = repo->pulls;
@@ -140,6 +148,27 @@ run_hide_list(char **hide, size_t max)
 	return (j);
 }
 
+/*
+ * The objects of the attempt's repository, which the tree's .git
+ * reaches through alternates: the only part of it the agent sees.
+ */
+static int
+run_objects(const struct manifest *m, char *path, size_t len)
+{
+	struct conf_repo	*repo;
+	struct stat		 sb;
+
+	if ((repo = conf_repo(env->conf, m->repository)) == NULL)
+		return (-1);
+	snprintf(path, len, "%s/objects", repo->path);
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+		return (0);
+	snprintf(path, len, "%s/.git/objects", repo->path);
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+		return (0);
+	return (-1);
+}
+
 static char **
 run_env(const struct manifest *m)
 {
@@ -166,6 +195,7 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 	struct run		*r;
 	struct timeval		 tv;
 	char			*hide[RUN_MAXHIDE], logpath[PATH_MAX];
+	char			 objects[PATH_MAX], *expose[2];
 	char			 id[ATTEMPT_ID_MAX + 4];
 	char			**envp;
 	int			 p[2], i;
@@ -204,7 +234,10 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 
 	snprintf(id, sizeof(id), "%s%s", a->id, validation ? "-v" : "");
-	run_hide_list(hide, RUN_MAXHIDE);
+	run_hide_list(a->m->repository, hide, RUN_MAXHIDE);
+	expose[0] = run_objects(a->m, objects, sizeof(objects)) == 0 ?
+	    objects : NULL;
+	expose[1] = NULL;
 	memset(&spec, 0, sizeof(spec));
 	spec.id = id;
 	spec.uid = r->uid;
@@ -214,6 +247,7 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 	spec.env = envp;
 	spec.hide = hide;
 	spec.exec_allow = a->m->exec;
+	spec.expose = expose;
 	spec.logfd = p[1];
 	spec.memory = a->m->limits.memory;
 	spec.pids = a->m->limits.pids;

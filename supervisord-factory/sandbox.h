@@ -38,6 +38,7 @@
 #define SANDBOX_MAXLISTEN	32	/* egress endpoints of one sandbox */
 #define SANDBOX_POOLMAX		8	/* namespaces made ahead, at most */
 #define SANDBOX_POOL		2	/* what the daemon keeps ready */
+#define SANDBOX_MAXBINDS	32	/* exec and expose paths, at most */
 
 /*
  * One TCP endpoint inside the sandbox's network namespace, where the
@@ -60,6 +61,8 @@ struct sandbox_spec {
 	char *const	 *env;		/* the whole environment */
 	char *const	 *hide;		/* masked with an empty read-only tmpfs */
 	char *const	 *exec_allow;	/* NULL: the system binary dirs */
+	/* Shown read-only and noexec: the repository's objects. */
+	char *const	 *expose;
 	int		  logfd;	/* the agent's stdout and stderr */
 	uint64_t	  memory;	/* bytes; 0: no limit for that one */
 	uint64_t	  pids;
@@ -136,6 +139,14 @@ const char *sandbox_downgrade_text(void);
  * where the time is not waited for (the probe fills SANDBOX_POOL).
  */
 int	sandbox_pool_fill(int);
+/*
+ * The factory-sandbox launcher, opened by the caller (factoryd: at
+ * start, from libexec): pid 1 of every sandbox is then that binary,
+ * exec'd right after the clone, holding only its plan and fds.
+ * Without it (-1, the default) pid 1 runs in a fork of the caller,
+ * which keeps a copy of the caller's memory: for the bench only.
+ */
+void	sandbox_set_launcher(int);
 /*
  * Start spec->argv in a new sandbox.  sb receives the cgroup paths
  * before they are created.  0 once the agent runs; -1 and a reason

@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "ctlshell.h"
+#include "esc.h"
 #include "factoryd.h"
 #include "log.h"
 
@@ -685,6 +686,7 @@ shell_start(struct ctl_conn *c, struct shell *sh)
 	char			 term[CTL_SHELL_TERMMAX + 8];
 	char			 home[sizeof(SHELL_HOME) + 8];
 	char			*envp[6];
+	json_t			*argv0 = NULL;
 	int			 i;
 
 	if ((a = shell_attempt(c, sh->id)) == NULL)
@@ -720,9 +722,10 @@ shell_start(struct ctl_conn *c, struct shell *sh)
 	spec.cpu_ms = a->m->limits.cpu_ms;
 	spec.fsize = a->m->limits.tree;
 	spec.nofile = SHELL_NOFILE;
-	/* Into the evidence before it exists: who, with what, where. */
-	attempt_note(a, "shell", json_pack("{s:s, s:i, s:s, s:s}", "event",
-	    "enter", "uid", (int)sh->uid, "argv0", sh->argv[0], "cgroup",
+	/* Into the evidence before it exists: who, with what (escaped), where. */
+	argv0 = esc_json_str(sh->argv[0]);
+	attempt_note(a, "shell", json_pack("{s:s, s:i, s:O, s:s}", "event",
+	    "enter", "uid", (int)sh->uid, "argv0", argv0, "cgroup",
 	    sh->cgdir));
 	if (shell_spawn(sh, a, &spec, home + 5, err, sizeof(err)) == -1)
 		goto refused;
@@ -741,9 +744,11 @@ shell_start(struct ctl_conn *c, struct shell *sh)
 	shell_ev(sh, ON_MR, 1);
 	sh->lastnl = 1;
 	log_info("%s: shell entered by uid %u, pid %d: %s", a->id,
-	    (unsigned)sh->uid, (int)sh->pid, sh->argv[0]);
+	    (unsigned)sh->uid, (int)sh->pid, json_string_value(argv0));
+	json_decref(argv0);
 	return;
  refused:
+	json_decref(argv0);
 	log_warnx("%s: shell for uid %u refused: %s", a->id,
 	    (unsigned)sh->uid, err);
 	control_fail(c, "%s: shell: %s", a->id, err);

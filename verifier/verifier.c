@@ -21,6 +21,7 @@
 #include "factory.h"
 #include "imsgev.h"
 #include "log.h"
+#include "msg.h"
 #include "pledge.h"
 #include "receipt.h"
 #include "verifier.h"
@@ -33,8 +34,8 @@
 #define VERDICT_MSG_MAX	(FACTORY_MAXIMSG - 1024)
 
 static int	verifier_imsg(struct imsg *);
-static void	verifier_verify(json_t *, int);
-static void	verifier_validated(json_t *);
+static void	verifier_verify(int);
+static void	verifier_validated(const struct msg_validate_done *);
 static void	verifier_verdict(const char *);
 
 static struct imsgev	 iev_parent;
@@ -42,7 +43,8 @@ static EVP_PKEY		*signkey;
 
 /* The one verification this process serves. */
 static struct {
-	json_t			*req;
+	struct msg_verify	 req;		/* have_req: decoded */
+	int			 have_req;
 	int			 logfd;
 	int			 done;
 	struct recheck_result	 res;
@@ -50,7 +52,7 @@ static struct {
 	size_t			 nfindings;	/* what the verdict counts */
 	json_t			*validation;
 	char			 bundle_sha256[SHA256_HEX_LEN + 1];
-} cur = { NULL, -1, 0, { 0 }, NULL, 0, NULL, "" };
+} cur = { .logfd = -1 };
 
 int
 main(int argc, char *argv[])
@@ -150,68 +152,60 @@ read_log(size_t *len)
 	return (buf);
 }
 
+/* cur.req is the parent's request; bfd the bundle. */
 static void
-verifier_verify(json_t *o, int bfd)
+verifier_verify(int bfd)
 {
+	struct msg_verify	*o = &cur.req;
+	struct msg_validate_req	 m;
 	struct vbundle		 vb;
 	struct recheck_req	 rq;
-	json_t			*scope = json_object_get(o, "scope"), *v;
-	char			**globs, err[512], gitdir[PATH_MAX];
+	char			 err[512], gitdir[PATH_MAX];
 	char			 checkout[PATH_MAX], *log;
 	size_t			 i, loglen;
-	const char		*dir = json_str(o, "dir");
+	const char		*dir = o->dir;
 
-	if (cur.req != NULL)
-		fatalx("a second verification for one verifier");
-	cur.req = json_incref(o);
-	log_info("%s: verifying", json_str(o, "id"));
+	log_info("%s: verifying", o->id);
 
 	if (bfd == -1 || hash_fd(bfd, cur.bundle_sha256) == -1) {
 		finding("bundle: cannot be read");
 		goto verdict;
 	}
-	if (strcmp(cur.bundle_sha256, json_str(o, "bundle_sha256")) != 0) {
+	if (strcmp(cur.bundle_sha256, o->bundle_sha256) != 0) {
 		finding("bundle: sha256 %s, the worker reported %s",
-		    cur.bundle_sha256, json_str(o, "bundle_sha256"));
+		    cur.bundle_sha256, o->bundle_sha256);
 		goto verdict;
 	}
 	if (vbundle_open(bfd, &vb, err, sizeof(err)) == -1) {
 		finding("bundle: %s", err);
 		goto verdict;
 	}
-	if (strcmp(vb.attempt_id, json_str(o, "id")) != 0 ||
-	    strcmp(vb.commit, json_str(o, "commit")) != 0) {
+	if (strcmp(vb.attempt_id, o->id) != 0 ||
+	    strcmp(vb.commit, o->commit) != 0) {
 		finding("bundle: holds factory/%s at %s, expected factory/%s "
-		    "at %s", vb.attempt_id, vb.commit, json_str(o, "id"),
-		    json_str(o, "commit"));
+		    "at %s", vb.attempt_id, vb.commit, o->id, o->commit);
 		goto verdict;
 	}
 	snprintf(gitdir, sizeof(gitdir), "%s/scratch.git", dir);
-	if (vbundle_index(&vb, json_str(o, "repo"), gitdir,
-	    json_str(o, "baseline"), err, sizeof(err)) == -1) {
+	if (vbundle_index(&vb, o->repo, gitdir, o->baseline, err,
+	    sizeof(err)) == -1) {
 		finding("bundle: %s", err);
 		goto verdict;
 	}
 
-	if ((globs = calloc(json_array_size(scope) + 1, sizeof(*globs))) ==
-	    NULL)
-		fatal(NULL);
-	json_array_foreach(scope, i, v)
-		globs[i] = (char *)json_string_value(v);
 	log = read_log(&loglen);
 	memset(&rq, 0, sizeof(rq));
 	rq.gitdir = vb.gitdir;
 	rq.commit_hex = vb.commit;
-	rq.attempt_id = json_str(o, "id");
-	rq.baseline_hex = json_str(o, "baseline");
-	rq.scope = globs;
-	rq.title = json_str(o, "title");
-	rq.manifest_digest = json_str(o, "digest");
+	rq.attempt_id = o->id;
+	rq.baseline_hex = o->baseline;
+	rq.scope = o->scope;
+	rq.title = o->title;
+	rq.manifest_digest = o->digest;
 	rq.log = log;
 	rq.loglen = loglen;
 	if (recheck(&rq, &cur.res, err, sizeof(err)) == -1)
 		finding("recheck: %s", err);
-	free(globs);
 	free(log);
 	for (i = 0; i < cur.res.nfindings; i++)
 		finding("%s", cur.res.findings[i]);
@@ -225,31 +219,33 @@ verifier_verify(json_t *o, int bfd)
 		goto verdict;
 	}
 	/* The parent runs validate in a fresh sandbox and witnesses it. */
-	imsgev_compose_json(&iev_parent, IMSG_VALIDATE_REQ, -1, json_pack(
-	    "{s:s}", "id", json_str(o, "id")));
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, o->id, sizeof(m.id));
+	if (msg_compose(&iev_parent, IMSG_VALIDATE_REQ, MSG_VALIDATE_REQ, -1,
+	    &m, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	return;
  verdict:
 	verifier_verdict(NULL);
 }
 
 static void
-verifier_validated(json_t *o)
+verifier_validated(const struct msg_validate_done *o)
 {
-	if (cur.req == NULL || cur.done ||
-	    strcmp(json_str(o, "id"), json_str(cur.req, "id")) != 0)
+	if (!cur.have_req || cur.done || cur.validation != NULL ||
+	    strcmp(o->id, cur.req.id) != 0)
 		fatalx("validation result for nothing we asked");
 	/* The parent recorded the run: our receipt comes after it. */
-	json_object_set(cur.req, "seq", json_object_get(o, "seq"));
-	json_object_set(cur.req, "prev", json_object_get(o, "prev"));
-	json_object_set(cur.req, "epoch", json_object_get(o, "epoch"));
-	cur.validation = json_pack("{s:O, s:O, s:O}",
-	    "status", json_object_get(o, "status") ?: json_null(),
-	    "passed", json_object_get(o, "passed") ?: json_false(),
-	    "timedout", json_object_get(o, "timedout") ?: json_false());
-	if (!json_is_true(json_object_get(o, "passed")))
+	cur.req.seq = o->seq;
+	strlcpy(cur.req.prev, o->prev, sizeof(cur.req.prev));
+	cur.req.epoch = o->epoch;
+	if ((cur.validation = json_pack("{s:I, s:b, s:b}", "status",
+	    (json_int_t)o->status, "passed", o->passed, "timedout",
+	    o->timedout)) == NULL)
+		fatal(NULL);
+	if (!o->passed)
 		finding("validation: %s failed (wait status %lld)",
-		    "validate", json_integer_value(json_object_get(o,
-		    "status")));
+		    "validate", (long long)o->status);
 	verifier_verdict(NULL);
 }
 
@@ -260,19 +256,24 @@ verifier_validated(json_t *o)
 static json_t *
 verdict_facts(int accepted, size_t nlisted)
 {
-	json_t		*facts, *list, *o = cur.req;
+	json_t		*facts, *list;
+	struct msg_verify *o = &cur.req;
 	size_t		 i;
 
-	list = json_array();
+	/* Out of memory is fatal: a finding is never silently left out. */
+	if ((list = json_array()) == NULL)
+		fatal(NULL);
 	for (i = 0; i < nlisted; i++)
-		json_array_append_new(list, json_string(cur.findings[i]));
+		if (json_array_append_new(list, json_string(
+		    cur.findings[i])) == -1)
+			fatal(NULL);
 	facts = json_pack("{s:b, s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:o}",
 	    "accepted", accepted,
-	    "baseline", json_str(o, "baseline"),
+	    "baseline", o->baseline,
 	    "commit", cur.res.commit_hex,
 	    "tree", cur.res.tree_hex,
 	    "bundle_sha256", cur.bundle_sha256,
-	    "manifest_digest", json_str(o, "digest"),
+	    "manifest_digest", o->digest,
 	    "findings", list,
 	    "nfindings", (json_int_t)cur.nfindings,
 	    "validation", cur.validation != NULL ? json_incref(
@@ -294,9 +295,11 @@ verdict_facts(int accepted, size_t nlisted)
 static void
 verifier_verdict(const char *unused)
 {
-	json_t		*facts, *o = cur.req, *msg;
-	char		*line, *s;
-	size_t		 nlisted = cur.nfindings;
+	struct msg_verify *o = &cur.req;
+	struct msg_verdict m;
+	json_t		*facts;
+	char		*line, *s, err[MSG_ERRLEN];
+	size_t		 nlisted = cur.nfindings, len;
 	int		 accepted;
 
 	accepted = cur.nfindings == 0 && cur.validation != NULL &&
@@ -304,31 +307,29 @@ verifier_verdict(const char *unused)
 	crashpoint("verifier:before-verdict");
 	for (;;) {
 		facts = verdict_facts(accepted, nlisted);
-		if (receipt_make(json_str(o, "id"), json_integer_value(
-		    json_object_get(o, "seq")), "verdict", json_integer_value(
-		    json_object_get(o, "epoch")), json_str(o, "prev"),
+		if (receipt_make(o->id, o->seq, "verdict", o->epoch, o->prev,
 		    RECEIPT_SIGNER_VERIFIER, signkey, facts, &line) == -1)
 			fatalx("cannot sign the verdict");
 		json_decref(facts);
-		if ((msg = json_pack("{s:s, s:s}", "id", json_str(o, "id"),
-		    "receipt", line)) == NULL ||
-		    (s = json_dumps(msg, JSON_COMPACT)) == NULL)
-			fatalx("cannot encode the verdict");
-		json_decref(msg);
-		if (strlen(s) < VERDICT_MSG_MAX || nlisted == 0)
+		memset(&m, 0, sizeof(m));
+		strlcpy(m.id, o->id, sizeof(m.id));
+		m.receipt = line;
+		if ((s = msg_encode(MSG_VERDICT, &m, &len, err,
+		    sizeof(err))) == NULL)
+			fatalx("%s", err);
+		if (len < VERDICT_MSG_MAX || nlisted == 0)
 			break;
 		free(s);
 		free(line);
 		nlisted /= 2;
 	}
-	if (strlen(s) >= VERDICT_MSG_MAX)
+	if (len >= VERDICT_MSG_MAX)
 		fatalx("verdict too long for one message");
-	if (imsgev_compose(&iev_parent, IMSG_VERDICT, 0, 0, -1, s,
-	    strlen(s) + 1) == -1)
+	if (imsgev_compose(&iev_parent, IMSG_VERDICT, 0, 0, -1, s, len) == -1)
 		fatal("verdict");
 	free(s);
 	free(line);
-	log_info("%s: verdict %s, %zu findings", json_str(o, "id"),
+	log_info("%s: verdict %s, %zu findings", o->id,
 	    accepted ? "accepted" : "rejected", cur.nfindings);
 	cur.done = 1;
 	/* One verdict per process: deliver it, then make way. */
@@ -337,27 +338,36 @@ verifier_verdict(const char *unused)
 	exit(0);
 }
 
-/* Requests from the parent; -1 for anything else. */
+/*
+ * Requests from the parent, decoded strictly; -1 for anything else.
+ * A malformed one is a broken parent: we exit.
+ */
 static int
 verifier_imsg(struct imsg *imsg)
 {
-	json_t	*o;
+	struct msg_validate_done	 done;
+	char				 err[MSG_ERRLEN];
 
 	switch (imsg_get_type(imsg)) {
 	case IMSG_VERIFY_LOG:
-		if (cur.logfd != -1)
+		if (cur.logfd != -1 || imsg_get_len(imsg) != 0)
 			return (-1);	/* one log per verification */
 		cur.logfd = imsg_get_fd(imsg);
 		return (0);
 	case IMSG_VERIFY:
+		if (cur.have_req)
+			fatalx("a second verification for one verifier");
+		if (msg_get(imsg, MSG_VERIFY, &cur.req, err, sizeof(err)) == -1)
+			fatalx("from the parent: %s", err);
+		cur.have_req = 1;
+		verifier_verify(imsg_get_fd(imsg));
+		return (0);
 	case IMSG_VALIDATE_DONE:
-		if ((o = imsg_get_json(imsg)) == NULL)
-			return (-1);
-		if (imsg_get_type(imsg) == IMSG_VERIFY)
-			verifier_verify(o, imsg_get_fd(imsg));
-		else
-			verifier_validated(o);
-		json_decref(o);
+		if (msg_get(imsg, MSG_VALIDATE_DONE, &done, err,
+		    sizeof(err)) == -1)
+			fatalx("from the parent: %s", err);
+		verifier_validated(&done);
+		msg_free(MSG_VALIDATE_DONE, &done);
 		return (0);
 	}
 	return (-1);

@@ -14,6 +14,7 @@
 #include "factory.h"
 #include "imsgev.h"
 #include "log.h"
+#include "msg.h"
 #include "pledge.h"
 #include "worker.h"
 
@@ -26,9 +27,9 @@
 #define RESULT_LISTBYTES	(16 * 1024)
 
 static int	worker_imsg(struct imsg *);
-static void	worker_resolve(json_t *);
-static void	worker_provision(json_t *);
-static void	worker_collect(json_t *);
+static void	worker_resolve(const struct msg_resolve *);
+static void	worker_provision(const struct msg_provision *);
+static void	worker_collect(const struct msg_collect *);
 
 static struct imsgev	 iev_parent;
 static struct event	 ev_heartbeat;
@@ -73,152 +74,189 @@ main(int argc, char *argv[])
 	return (0);
 }
 
+/* Our own messages are encoded by the parent's rules, or we are broken. */
+static void
+worker_send(uint32_t type, enum msg_kind k, const void *m)
+{
+	char	 err[MSG_ERRLEN];
+
+	if (msg_compose(&iev_parent, type, k, -1, m, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+}
+
 /* A reason may name a path of the tree: it goes out escaped. */
 static void
 worker_error(const char *id, const char *err)
 {
-	json_t	*e = esc_json_str(err);
+	struct msg_error	 m;
 
-	log_warnx("%s: %s", id, json_string_value(e));
-	imsgev_compose_json(&iev_parent, IMSG_ERROR, -1, json_pack(
-	    "{s:s, s:o}", "id", id, "error", e));
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, id, sizeof(m.id));
+	if (esc_encode(err, strlen(err), m.error, sizeof(m.error)) == -1)
+		strlcpy(m.error, "(reason too long)", sizeof(m.error));
+	log_warnx("%s: %s", id, m.error);
+	worker_send(IMSG_ERROR, MSG_ERROR, &m);
 }
 
 static void
-worker_resolve(json_t *o)
+worker_resolve(const struct msg_resolve *q)
 {
-	char	 oid[GITW_HEXSZ + 1], err[512];
-	json_t	*req = json_object_get(o, "req");
+	struct msg_resolved	 m;
+	char			 err[512];
 
-	if (resolve(json_str(o, "repo"), json_str(o, "ref"), oid, err,
-	    sizeof(err)) == -1)
-		imsgev_compose_json(&iev_parent, IMSG_RESOLVE, -1, json_pack(
-		    "{s:O, s:o}", "req", req, "error", esc_json_str(err)));
-	else
-		imsgev_compose_json(&iev_parent, IMSG_RESOLVE, -1, json_pack(
-		    "{s:O, s:s}", "req", req, "oid", oid));
+	memset(&m, 0, sizeof(m));
+	m.req = q->req;
+	if (resolve(q->repo, q->ref, m.oid, err, sizeof(err)) == -1) {
+		m.oid[0] = '\0';
+		if (esc_encode(err, strlen(err), m.error,
+		    sizeof(m.error)) == -1 || m.error[0] == '\0')
+			strlcpy(m.error, "cannot be resolved",
+			    sizeof(m.error));
+	}
+	worker_send(IMSG_RESOLVE, MSG_RESOLVED, &m);
 }
 
 static void
-worker_provision(json_t *o)
+worker_provision(const struct msg_provision *q)
 {
-	const char	*id = json_str(o, "id");
-	char		 err[512];
+	struct msg_ready	 m;
+	char			 err[512];
 
-	if (provision(json_str(o, "repo"), json_str(o, "baseline"),
-	    json_str(o, "dir"), err, sizeof(err)) == -1) {
-		worker_error(id, err);
+	if (provision(q->repo, q->baseline, q->dir, err, sizeof(err)) == -1) {
+		worker_error(q->id, err);
 		return;
 	}
-	log_debug("%s: provisioned", id);
+	log_debug("%s: provisioned", q->id);
 	crashpoint("worker:before-ready");
-	imsgev_compose_json(&iev_parent, IMSG_READY, -1, json_pack("{s:s, s:O}",
-	    "id", id, "epoch", json_object_get(o, "epoch")));
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, q->id, sizeof(m.id));
+	m.epoch = q->epoch;
+	worker_send(IMSG_READY, MSG_READY, &m);
+}
+
+/*
+ * The lists of a RESULT, escaped, as many entries as fit; the totals
+ * are always the full counts.  The first entry of each is always
+ * listed (a path is at most PATH_MAX bytes: its encoding fits).
+ */
+static void
+result_lists(const struct collect_result *res, struct msg_result *m)
+{
+	size_t	 i, used;
+	char	*p;
+
+	m->changes_total = res->nchanges;
+	m->rejects_total = res->nrejects;
+	if ((m->changes = calloc(res->nchanges + 1, sizeof(*m->changes))) ==
+	    NULL || (m->rejects = calloc(res->nrejects + 1,
+	    sizeof(*m->rejects))) == NULL)
+		fatal(NULL);
+	for (i = 0, used = 0; i < res->nchanges && i < RESULT_MAXLIST; i++) {
+		if ((p = esc_strdup(res->changes[i].path,
+		    strlen(res->changes[i].path))) == NULL)
+			fatal(NULL);
+		if ((used += strlen(p)) > RESULT_LISTBYTES && i > 0) {
+			free(p);
+			break;
+		}
+		m->changes[i].status[0] = res->changes[i].status;
+		m->changes[i].path = p;
+		m->nchanges++;
+	}
+	for (i = 0, used = 0; i < res->nrejects && i < RESULT_MAXLIST; i++) {
+		if ((p = esc_strdup(res->rejects[i],
+		    strlen(res->rejects[i]))) == NULL)
+			fatal(NULL);
+		if ((used += strlen(p)) > RESULT_LISTBYTES && i > 0) {
+			free(p);
+			break;
+		}
+		m->rejects[i] = p;
+		m->nrejects++;
+	}
 }
 
 static void
-worker_collect(json_t *o)
+worker_collect(const struct msg_collect *q)
 {
 	struct collect_req	 req;
 	struct collect_result	 res;
-	const char		*id = json_str(o, "id");
-	json_t			*scope = json_object_get(o, "scope"), *v;
-	json_t			*changes, *rejects;
-	json_t			*p;
-	char			**globs, err[512], st[2];
-	size_t			 i, used, n = json_array_size(scope);
+	struct msg_result	 m;
+	char			 err[512];
 
-	if ((globs = calloc(n + 1, sizeof(*globs))) == NULL)
-		fatal(NULL);
-	json_array_foreach(scope, i, v)
-		globs[i] = (char *)json_string_value(v);
 	memset(&req, 0, sizeof(req));
-	req.repo_path = json_str(o, "repo");
-	req.baseline_hex = json_str(o, "baseline");
-	req.attempt_dir = json_str(o, "dir");
-	req.scope = globs;
-	req.title = json_str(o, "title");
-	req.attempt_id = id;
-	req.manifest_digest = json_str(o, "digest");
-	req.tree_limit = json_integer_value(json_object_get(o, "tree_limit"));
-	req.bundle_path = json_str(o, "bundle");
+	req.repo_path = q->repo;
+	req.baseline_hex = q->baseline;
+	req.attempt_dir = q->dir;
+	req.scope = q->scope;
+	req.title = q->title;
+	req.attempt_id = q->id;
+	req.manifest_digest = q->digest;
+	req.tree_limit = q->tree_limit;
+	req.bundle_path = q->bundle;
 	memset(&res, 0, sizeof(res));
 	if (collect(&req, &res, err, sizeof(err)) == -1) {
-		free(globs);
 		collect_result_free(&res);
-		worker_error(id, err);
+		worker_error(q->id, err);
 		return;
 	}
-	free(globs);
-
-	changes = json_array();
-	for (i = 0, used = 0; i < res.nchanges && i < RESULT_MAXLIST; i++) {
-		st[0] = res.changes[i].status;
-		st[1] = '\0';
-		p = esc_json_str(res.changes[i].path);
-		if ((used += strlen(json_string_value(p))) > RESULT_LISTBYTES &&
-		    i > 0) {
-			json_decref(p);
-			break;
-		}
-		json_array_append_new(changes, json_pack("{s:s, s:o}",
-		    "status", st, "path", p));
-	}
-	rejects = json_array();
-	for (i = 0, used = 0; i < res.nrejects && i < RESULT_MAXLIST; i++) {
-		p = esc_json_str(res.rejects[i]);
-		if ((used += strlen(json_string_value(p))) > RESULT_LISTBYTES &&
-		    i > 0) {
-			json_decref(p);
-			break;
-		}
-		json_array_append_new(rejects, p);
-	}
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, q->id, sizeof(m.id));
+	m.epoch = q->epoch;
+	strlcpy(m.commit, res.commit_hex, sizeof(m.commit));
+	strlcpy(m.tree, res.tree_hex, sizeof(m.tree));
+	strlcpy(m.bundle_sha256, res.bundle_sha256, sizeof(m.bundle_sha256));
+	m.bundle_size = res.bundle_size;
+	result_lists(&res, &m);
 	crashpoint("worker:before-result");
-	if (faultpoint("worker:stale-result"))
-		imsgev_compose_json(&iev_parent, IMSG_RESULT, -1, json_pack(
-		    "{s:s, s:I, s:s, s:s, s:s, s:I, s:[], s:I, s:[], s:I}",
-		    "id", id, "epoch", json_integer_value(json_object_get(o,
-		    "epoch")) - 1, "commit", res.commit_hex, "tree",
-		    res.tree_hex, "bundle_sha256", res.bundle_sha256,
-		    "bundle_size", (json_int_t)res.bundle_size, "changes",
-		    "changes_total", (json_int_t)0, "rejects",
-		    "rejects_total", (json_int_t)0));
-	imsgev_compose_json(&iev_parent, IMSG_RESULT, -1, json_pack(
-	    "{s:s, s:O, s:s, s:s, s:s, s:I, s:o, s:I, s:o, s:I}",
-	    "id", id, "epoch", json_object_get(o, "epoch"),
-	    "commit", res.commit_hex, "tree", res.tree_hex,
-	    "bundle_sha256", res.bundle_sha256,
-	    "bundle_size", (json_int_t)res.bundle_size,
-	    "changes", changes, "changes_total", (json_int_t)res.nchanges,
-	    "rejects", rejects, "rejects_total", (json_int_t)res.nrejects));
-	log_debug("%s: collected, %zu changes, %zu rejects", id,
+	if (faultpoint("worker:stale-result")) {
+		m.epoch--;
+		worker_send(IMSG_RESULT, MSG_RESULT, &m);
+		m.epoch++;
+	}
+	worker_send(IMSG_RESULT, MSG_RESULT, &m);
+	log_debug("%s: collected, %zu changes, %zu rejects", q->id,
 	    res.nchanges, res.nrejects);
+	msg_free(MSG_RESULT, &m);
 	collect_result_free(&res);
 }
 
-/* Requests from the parent; -1 for anything else. */
+/*
+ * Requests from the parent, decoded strictly; -1 for anything else.
+ * A malformed one is a broken parent: we exit.
+ */
 static int
 worker_imsg(struct imsg *imsg)
 {
-	json_t	*o;
+	union {
+		struct msg_resolve	 resolve;
+		struct msg_provision	 provision;
+		struct msg_collect	 collect;
+	}		 m;
+	enum msg_kind	 k;
+	char		 err[MSG_ERRLEN];
 
 	switch (imsg_get_type(imsg)) {
 	case IMSG_RESOLVE:
+		k = MSG_RESOLVE;
+		break;
 	case IMSG_PROVISION:
+		k = MSG_PROVISION;
+		break;
 	case IMSG_COLLECT:
+		k = MSG_COLLECT;
 		break;
 	default:
 		return (-1);
 	}
-	if ((o = imsg_get_json(imsg)) == NULL)
-		return (-1);
-	if (imsg_get_type(imsg) == IMSG_RESOLVE)
-		worker_resolve(o);
-	else if (imsg_get_type(imsg) == IMSG_PROVISION)
-		worker_provision(o);
+	if (msg_get(imsg, k, &m, err, sizeof(err)) == -1)
+		fatalx("from the parent: %s", err);
+	if (k == MSG_RESOLVE)
+		worker_resolve(&m.resolve);
+	else if (k == MSG_PROVISION)
+		worker_provision(&m.provision);
 	else
-		worker_collect(o);
-	json_decref(o);
+		worker_collect(&m.collect);
+	msg_free(k, &m);
 	return (0);
 }

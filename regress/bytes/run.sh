@@ -105,6 +105,57 @@ write_manifest "$T/content.yaml" "$TOKEN"'; printf "\377\376token=%s%s\300\n" $t
 submit_case "$T/content.yaml" || fail "content case did not finish"
 refused "a secret between invalid UTF-8 bytes" "$id" 'src/bin.txt'
 
+# 7. More than one message lists: counted, never dropped unsaid.
+write_manifest "$T/many.yaml" 'i=0; while [ $i -lt 300 ]; do f=$(printf "src/m\377${i}x"); echo $i >"${f%x}"; i=$((i + 1)); done' true
+submit_case "$T/many.yaml" 120 || fail "many changes did not finish"
+st=$(field $id state)
+check "300 changes: published (is $st)" [ "$st" = published ]
+ctl -j show "$id" >"$T/show.json"
+check "300 changes: show counts them all, lists some" \
+    jq -e '.changes_total == 300 and (.changes | length) > 0 and (.changes | length) < 300' "$T/show.json"
+check "300 changes: the remote holds all 300" \
+    [ "$(git --git-dir="$T/remote.git" -c safe.directory='*' ls-tree --name-only "refs/heads/factory/$id" src/ | grep -c '^"src/m')" = 300 ]
+write_manifest "$T/manyout.yaml" 'i=0; while [ $i -lt 300 ]; do f=$(printf "o\377${i}x"); echo $i >"${f%x}"; i=$((i + 1)); done' true
+submit_case "$T/manyout.yaml" 120 || fail "many rejects did not finish"
+refused "300 out of scope" "$id" 'more'
+check "300 out of scope: the receipt counts 300 rejects" \
+    sh -c "'$O/factoryctl' -s '$SOCK' receipts $id | grep '\"kind\":\"rejected\"' | grep -q '\"rejects_total\":300'"
+
+# A verifier that signs, with the real verifier key, a verdict that
+# contradicts itself: "accepted" over a finding it counted but did not
+# list (the headline defect, played by the verifier), over one it
+# listed, without a passed validation, without a count.  The parent
+# refuses each and kills the verifier; the attempt never publishes.
+liar() {	# mode expected-text
+	d=$T/liar-$1
+	mkdir -p "$d"
+	for b in factory-worker factory-reconciler factory-publisher; do
+		ln -s "$O/$b" "$d/$b"
+	done
+	cp "$O/regress/daemon/prog_badchild" "$d/factory-verifier"
+	echo "$1" >"$d/factory-verifier.mode"
+	chmod 755 "$d"
+	sed -i "s|^libexec: .*|libexec: $d|" "$T/factoryd.conf"
+	ctl reload >/dev/null
+	wait_children "$SOCK"
+	before=$(($(wc -l <"$T/log") + 1))
+	write_manifest "$T/liar.yaml" 'echo liar >>README.md'
+	submit_case "$T/liar.yaml" 90 || notok "liar $1: did not finish"
+	st=$(field "$id" state)
+	check "a verifier signing $1: not published (is $st)" \
+	    sh -c "[ '$st' != published ] && [ '$(remote_branches)' = '$n' ] && [ ! -e '$T/pulls/$id.json' ]"
+	check "a verifier signing $1: the verdict is refused, the verifier killed" \
+	    sh -c "tail -n +$before '$T/log' | grep -F '$id: verdict refused: $2' >/dev/null &&
+	    tail -n +$before '$T/log' | grep -q 'verifier (pid [0-9]*): malformed message .*VERDICT refused.*killing it'"
+	sed -i "s|^libexec: .*|libexec: $O|" "$T/factoryd.conf"
+	ctl reload >/dev/null
+	wait_children "$SOCK"
+}
+liar verdict-hidden-finding 'accepted with 1 findings or no passed validation'
+liar verdict-listed-finding 'accepted with 1 findings or no passed validation'
+liar verdict-unvalidated 'accepted with 0 findings or no passed validation'
+liar verdict-no-count 'accepted, findings or nfindings missing or mistyped'
+
 # The daemon's log carries no raw byte of any name.
 check "the daemon log has no byte of a name unescaped" \
     sh -c "! LC_ALL=C grep -q \"\$(printf '[\\200-\\377\\001-\\010\\013-\\037]')\" '$T/log'"

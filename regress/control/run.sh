@@ -53,8 +53,16 @@ IDLE=4
 make_repos "$T" 61704
 write_attempt_conf "$T" 61700 64700-64719
 echo "control-idle-timeout: ${IDLE}s" >>"$T/factoryd.conf"
+# Started with a low descriptor limit, factoryd raises it to what its
+# configured bounds need.
+hard=$(ulimit -Hn)
+ulimit -Sn 128
 start_factoryd "$T/factoryd.conf" "$T/log"
+ulimit -Sn "$hard"
 P=$FACTORYD_PID
+soft=$(awk '/^Max open files/ {print $4}' /proc/$P/limits)
+check "factoryd raised RLIMIT_NOFILE from 128 at start (to $soft)" \
+    [ "$soft" -ge 1024 ]
 
 rss() { awk '/^VmRSS:/ {print $2}' /proc/$P/status; }
 nfds() { ls /proc/$P/fd | wc -l; }
@@ -168,5 +176,34 @@ check "no descriptor leaked to factoryd ($fds)" [ "$fds" -lt 60 ]
 check "root: status after the attacks" ctl status
 check "uid 65534: status after the attacks" as 65534 "$O/factoryctl" -s "$SOCK" status
 check "factoryd logged the refusals" grep -q "control: .*uid 65534" "$T/log"
+
+# --- out of descriptors: no busy loop, service comes back -------------
+
+ticks() { awk '{print $14 + $15}' /proc/$P/stat; }
+lim=$(( $(nfds) + 4 ))
+prlimit --pid "$P" --nofile=$lim: || fail "control: prlimit"
+lines0=$(wc -l <"$T/log")
+for u in $(seq 65000 65009); do
+	bg "$u" "$F" conns "$RO" 8 8 >"$T/emfile.$u"
+done
+bg 0 "$F" conns "$SOCK" 16 8 >"$T/emfile.root"
+sleep 1
+t0=$(ticks)
+sleep 3
+t1=$(ticks)
+lines=$(( $(wc -l <"$T/log") - lines0 ))
+check "at the descriptor limit ($lim), factoryd uses < 0.3s CPU in 3s ($((t1 - t0)) ticks)" \
+    [ $((t1 - t0)) -lt 30 ]
+check "at the descriptor limit, the log grows by a few lines ($lines)" \
+    [ "$lines" -lt 20 ]
+check "factoryd logged running out of descriptors" \
+    grep -q "control: .*accept.*: Too many open files" "$T/log"
+stop_bg
+i=0
+while ! ctl status >/dev/null 2>&1 && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+check "the flood over, root is served again (limit still $lim)" ctl status
+check "the flood over, uid 65534 is served again" \
+    as 65534 "$O/factoryctl" -s "$SOCK" status
+prlimit --pid "$P" --nofile=1024:
 
 regress_done

@@ -1,11 +1,15 @@
 /*
  * A hostile stand-in for a child process, or a hostile control
  * client.  As a child (installed in a test libexec under a child's
- * name), it reads its misbehaviour from "badchild.mode" beside its
+ * name), it reads its misbehaviour from "NAME.mode" beside its
  * binary: "type" sends a valid HELLO then an unknown imsg type,
  * "huge" a header whose length is beyond any maximum, "hello2" two
- * HELLOs.  As "prog_badchild ctl SOCKET" it connects to a control
- * socket and sends a truncated-then-invalid request.
+ * HELLOs; the modes of the table below send one malformed message of
+ * a kind that child may send (msg.h), and the "verdict-*" modes play
+ * a verifier that signs, with the real verifier key, a verdict whose
+ * accepted flag contradicts its findings.  As "prog_badchild ctl
+ * SOCKET" it connects to a control socket and sends a
+ * truncated-then-invalid request.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -20,7 +24,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crypto.h"
 #include "factory.h"
+#include "imsg.h"
+#include "msg.h"
+#include "receipt.h"
 
 static void
 send_msg(int fd, uint32_t type, uint32_t len, const void *data, size_t dlen)
@@ -44,6 +52,184 @@ hello(int fd)
 
 	send_msg(fd, IMSG_HELLO, sizeof(struct imsg_hdr) + strlen(t) + 1, t,
 	    strlen(t) + 1);
+}
+
+/* A payload as the children send it: the bytes and a NUL. */
+static void
+send_str(int fd, uint32_t type, const char *s)
+{
+	send_msg(fd, type, sizeof(struct imsg_hdr) + strlen(s) + 1, s,
+	    strlen(s) + 1);
+}
+
+#define HEX40	"0123456789abcdef0123456789abcdef01234567"
+#define HEX64	HEX40 "0123456789abcdef01234567"
+
+/*
+ * One malformed message of each kind a child may send: after a valid
+ * HELLO, the parent must kill the child and name what was wrong.
+ */
+static const struct badmsg {
+	const char	*mode;
+	uint32_t	 type;
+	const char	*payload;	/* NULL: raw, see badmsg_raw() */
+} badmsgs[] = {
+	{ "resolve-both", IMSG_RESOLVE,
+	    "{\"req\":1,\"oid\":\"" HEX40 "\",\"error\":\"x\"}" },
+	{ "resolve-missing", IMSG_RESOLVE, "{\"oid\":\"" HEX40 "\"}" },
+	{ "ready-missing", IMSG_READY, "{\"id\":\"a-1\"}" },
+	{ "ready-extra", IMSG_READY,
+	    "{\"id\":\"a-1\",\"epoch\":1,\"x\":1}" },
+	{ "ready-type", IMSG_READY, "{\"id\":\"a-1\",\"epoch\":\"1\"}" },
+	{ "ready-trailing", IMSG_READY, NULL },
+	{ "ready-nul", IMSG_READY, "{\"id\":\"a-1\\u0000\",\"epoch\":1}" },
+	{ "result-raw-path", IMSG_RESULT, "{\"id\":\"a-1\",\"epoch\":1,"
+	    "\"commit\":\"\",\"tree\":\"\",\"bundle_sha256\":\"\","
+	    "\"bundle_size\":0,\"changes\":[],\"changes_total\":0,"
+	    "\"rejects\":[\"\\u001b[2K\"],\"rejects_total\":1}" },
+	{ "result-hidden-reject", IMSG_RESULT, "{\"id\":\"a-1\",\"epoch\":1,"
+	    "\"commit\":\"" HEX40 "\",\"tree\":\"" HEX40 "\","
+	    "\"bundle_sha256\":\"" HEX64 "\",\"bundle_size\":0,"
+	    "\"changes\":[],\"changes_total\":0,\"rejects\":[],"
+	    "\"rejects_total\":1}" },
+	{ "result-utf8", IMSG_RESULT, NULL },
+	{ "error-missing", IMSG_ERROR, "{\"error\":\"x\"}" },
+	{ "error-unescaped", IMSG_ERROR, "{\"id\":\"a-1\",\"error\":\"\\n\"}" },
+	{ "heartbeat-payload", IMSG_HEARTBEAT, "{}" },
+	{ "hello-raw", IMSG_HELLO, NULL },
+	{ "validate-missing", IMSG_VALIDATE_REQ, "{}" },
+	{ "verdict-type", IMSG_VERDICT, "{\"id\":\"a-1\",\"receipt\":1}" },
+	{ "published-missing", IMSG_PUBLISHED,
+	    "{\"id\":\"a-1\",\"branch\":\"b\",\"number\":1,\"reused\":false}" },
+	{ "published-escape", IMSG_PUBLISHED, "{\"id\":\"a-1\",\"branch\":"
+	    "\"\\u001b]0;x\\u0007\",\"number\":1,\"record\":\"r\","
+	    "\"reused\":false}" },
+};
+
+/* The ones JSON text cannot say. */
+static void
+badmsg_raw(const struct badmsg *b)
+{
+	static const char	 ready[] = "{\"id\":\"a-1\",\"epoch\":1}\0junk";
+	static const char	 result[] = "{\"id\":\"a-1\",\"epoch\":1,"
+	    "\"commit\":\"\",\"tree\":\"\",\"bundle_sha256\":\"\","
+	    "\"bundle_size\":0,\"changes\":[],\"changes_total\":0,"
+	    "\"rejects\":[\"src/\377.txt: outside the scope\"],"
+	    "\"rejects_total\":1}";
+	static const char	 hello[] = "promises: \377\033[2K";
+
+	if (strcmp(b->mode, "ready-trailing") == 0)
+		send_msg(PROC_PARENT_FD, b->type, sizeof(struct imsg_hdr) +
+		    sizeof(ready), ready, sizeof(ready));
+	else if (strcmp(b->mode, "result-utf8") == 0)
+		send_str(PROC_PARENT_FD, b->type, result);
+	else
+		send_str(PROC_PARENT_FD, b->type, hello);
+}
+
+static int
+badmsg(const char *mode)
+{
+	const struct badmsg	*b;
+	size_t			 i;
+
+	for (i = 0; i < sizeof(badmsgs) / sizeof(badmsgs[0]); i++) {
+		b = &badmsgs[i];
+		if (strcmp(b->mode, mode) != 0)
+			continue;
+		if (b->type != IMSG_HELLO)
+			hello(PROC_PARENT_FD);
+		if (b->payload != NULL)
+			send_str(PROC_PARENT_FD, b->type, b->payload);
+		else
+			badmsg_raw(b);
+		return (0);
+	}
+	return (-1);
+}
+
+/*
+ * A verifier with the real key that signs a lie: the verdict facts of
+ * each mode contradict themselves.  The parent must refuse the verdict
+ * and kill the verifier, whatever the signature.
+ */
+static json_t *
+lying_facts(const char *mode, const struct msg_verify *v)
+{
+	json_t	*f;
+
+	f = json_pack("{s:b, s:s, s:s, s:s, s:s, s:s, s:[], s:i, s:{s:i, s:b, "
+	    "s:b}}", "accepted", 1, "baseline", v->baseline, "commit",
+	    v->commit, "tree", v->commit, "bundle_sha256", v->bundle_sha256,
+	    "manifest_digest", v->digest, "findings", "nfindings", 0,
+	    "validation", "status", 0, "passed", 1, "timedout", 0);
+	if (strcmp(mode, "verdict-hidden-finding") == 0)
+		/* The headline: a finding counted, dropped from the list. */
+		json_object_set_new(f, "nfindings", json_integer(1));
+	else if (strcmp(mode, "verdict-listed-finding") == 0) {
+		json_object_set_new(f, "nfindings", json_integer(1));
+		json_array_append_new(json_object_get(f, "findings"),
+		    json_string("src/\\xff.txt: GitHub token on line 1"));
+	} else if (strcmp(mode, "verdict-unvalidated") == 0)
+		json_object_set_new(f, "validation", json_null());
+	else if (strcmp(mode, "verdict-no-count") == 0)
+		json_object_del(f, "nfindings");
+	else
+		errx(1, "unknown mode %s", mode);
+	return (f);
+}
+
+static int
+lying_verifier(const char *mode, int argc, char *argv[])
+{
+	struct imsgbuf		 ib;
+	struct imsg		 imsg;
+	struct msg_verify	 v;
+	struct msg_verdict	 out;
+	EVP_PKEY		*key = NULL;
+	json_t			*facts;
+	char			 e[512], *line, *s;
+	size_t			 len;
+	ssize_t			 n;
+	int			 i;
+
+	for (i = 1; i < argc; i++)
+		if (strncmp(argv[i], "verifier_key=", 13) == 0 &&
+		    (key = ed25519_load_pem(argv[i] + 13, e,
+		    sizeof(e))) == NULL)
+			errx(1, "%s", e);
+	if (key == NULL)
+		errx(1, "no verifier_key");
+	hello(PROC_PARENT_FD);
+	if (imsgbuf_init(&ib, PROC_PARENT_FD) == -1)
+		err(1, "imsgbuf_init");
+	imsgbuf_allow_fdpass(&ib);
+	for (;;) {
+		if ((n = imsgbuf_get(&ib, &imsg)) == -1)
+			errx(1, "bad imsg");
+		if (n == 0) {
+			if (imsgbuf_read(&ib) != 1)
+				return (0);
+			continue;
+		}
+		if (imsg_get_type(&imsg) == IMSG_VERIFY)
+			break;
+		imsg_free(&imsg);
+	}
+	if (msg_get(&imsg, MSG_VERIFY, &v, e, sizeof(e)) == -1)
+		errx(1, "%s", e);
+	facts = lying_facts(mode, &v);
+	if (receipt_make(v.id, v.seq, "verdict", v.epoch, v.prev,
+	    RECEIPT_SIGNER_VERIFIER, key, facts, &line) == -1)
+		errx(1, "receipt_make");
+	memset(&out, 0, sizeof(out));
+	strlcpy(out.id, v.id, sizeof(out.id));
+	out.receipt = line;
+	if ((s = msg_encode(MSG_VERDICT, &out, &len, e, sizeof(e))) == NULL)
+		errx(1, "%s", e);
+	send_msg(PROC_PARENT_FD, IMSG_VERDICT, sizeof(struct imsg_hdr) + len,
+	    s, len);
+	return (0);
 }
 
 static int
@@ -70,7 +256,7 @@ ctl(const char *path)
 int
 main(int argc, char *argv[])
 {
-	char	 self[PATH_MAX], mode[32] = "";
+	char	 self[PATH_MAX], mode[64] = "";
 	FILE	*f;
 	ssize_t	 n;
 	char	 buf[256];
@@ -97,7 +283,11 @@ main(int argc, char *argv[])
 	} else if (strcmp(mode, "hello2") == 0) {
 		hello(PROC_PARENT_FD);
 		hello(PROC_PARENT_FD);
-	} else
+	} else if (strncmp(mode, "verdict-", 8) == 0 &&
+	    strcmp(mode, "verdict-type") != 0) {
+		if (lying_verifier(mode, argc, argv) == -1)
+			return (1);
+	} else if (badmsg(mode) == -1)
 		errx(1, "unknown mode %s", mode);
 	/* Wait to be killed. */
 	while (read(PROC_PARENT_FD, buf, sizeof(buf)) > 0)

@@ -124,29 +124,98 @@ if command -v setpriv >/dev/null; then
 fi
 
 # Hostile children: each is killed and restarted, the parent lives on.
-mkdir -p "$T/badexec"
-for b in factory-verifier factory-reconciler factory-publisher; do
-	ln -s "$O/$b" "$T/badexec/$b"
-done
-cp "$O/regress/daemon/prog_badchild" "$T/badexec/factory-worker"
-chmod 755 "$T" "$T/badexec"
-for mode in type huge hello2; do
-	echo $mode >"$T/badexec/factory-worker.mode"
-	write_conf "$T/badexec"
-	: >"$T/log.mark"
-	before=$(wc -l <"$T/log")
+# PROC:MODE:TEXT: the child PROC (prog_badchild in MODE) sends one
+# malformed message; the log must say it killed PROC and why, TEXT.
+cat >"$T/badmodes" <<'MODES'
+worker:type:unexpected imsg type 9999
+worker:huge:malformed imsg
+worker:hello2:a second HELLO
+worker:hello-raw:HELLO: a line is not escaped
+worker:resolve-both:RESOLVE (answer): not exactly one of oid and error
+worker:resolve-missing:RESOLVE (answer): missing field req
+worker:ready-missing:READY: missing field epoch
+worker:ready-extra:READY: unexpected field "x"
+worker:ready-type:READY: field epoch: not an integer
+worker:ready-trailing:READY: bytes after the NUL
+worker:ready-nul:READY: not JSON
+worker:result-raw-path:RESULT: field rejects: not of its kind
+worker:result-hidden-reject:RESULT: rejects counted, none listed
+worker:result-utf8:RESULT: not JSON
+worker:error-missing:ERROR: missing field id
+worker:error-unescaped:ERROR: field error: not of its kind
+worker:heartbeat-payload:HEARTBEAT: 3 bytes of payload
+verifier:error-missing:ERROR: missing field id
+publisher:error-unescaped:ERROR: field error: not of its kind
+verifier:validate-missing:VALIDATE_REQ: missing field id
+verifier:verdict-type:VERDICT: field receipt: not a string
+publisher:published-missing:PUBLISHED: missing field record
+publisher:published-escape:PUBLISHED: field branch: not of its kind
+MODES
+# The real binary of a child is back and running.
+wait_real() {	# name
+	i=0
+	while [ $i -lt 100 ]; do
+		p=$(status | jq -r ".processes[] | select(.name==\"$1\" and .state==\"running\") | .pid")
+		[ -n "$p" ] && [ "$p" != 0 ] &&
+		    [ "$(readlink /proc/$p/exe 2>/dev/null)" = "$O/factory-$1" ] &&
+		    return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+n=0
+while IFS=: read -r proc mode text; do
+	n=$((n + 1))
+	d=$T/badexec$n
+	mkdir -p "$d"
+	for b in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox; do
+		ln -s "$O/$b" "$d/$b"
+	done
+	rm "$d/factory-$proc"
+	cp "$O/regress/daemon/prog_badchild" "$d/factory-$proc"
+	echo "$mode" >"$d/factory-$proc.mode"
+	chmod 755 "$T" "$d"
+	before=$(($(wc -l <"$T/log") + 1))
+	write_conf "$d"
 	"$O/factoryctl" -s "$SOCK" reload >/dev/null
 	i=0
-	while [ $i -lt 50 ] && ! tail -n +$before "$T/log" | grep -q 'worker (pid [0-9]*): .*killing it'; do
+	while [ $i -lt 100 ] && ! tail -n +$before "$T/log" |
+	    grep -q "^.*$proc (pid [0-9]*): .*killing it"; do
 		sleep 0.1; i=$((i + 1))
 	done
-	check "hostile worker ($mode) is killed" sh -c "tail -n +$before '$T/log' | grep -q 'worker (pid [0-9]*): .*killing it'"
-	check "parent survives a hostile worker ($mode)" status
-done
-write_conf "$O"
-"$O/factoryctl" -s "$SOCK" reload >/dev/null
-sleep 0.2
-check "worker back after the good config" wait_running worker
+	line=$(tail -n +$before "$T/log" | grep "$proc (pid [0-9]*): .*killing it" | head -1)
+	check "hostile $proc ($mode) is killed: $line" \
+	    sh -c 'printf "%s\n" "$1" | grep -qF -- "$2"' sh "$line" "$text"
+	i=0
+	while [ $i -lt 50 ] && ! tail -n +$before "$T/log" |
+	    grep -q "$proc: restarting in"; do
+		sleep 0.1; i=$((i + 1))
+	done
+	check "hostile $proc ($mode) is restarted" \
+	    sh -c "tail -n +$before '$T/log' | grep -q '$proc: restarting in'"
+	check "parent survives a hostile $proc ($mode)" status
+	write_conf "$O"
+	"$O/factoryctl" -s "$SOCK" reload >/dev/null
+	wait_real "$proc" || notok "$proc did not come back after $mode"
+done <"$T/badmodes"
+# A broken parent: each real child exits 1 on a malformed request,
+# saying what was wrong (prog_badparent plays the parent).
+while IFS=: read -r bin mode text; do
+	out=$("$O/regress/daemon/prog_badparent" "$O/factory-$bin" "$mode" \
+	    -V state="$T/state" -V verifier_key="$T/keys/verifier.key" 2>&1)
+	check "$bin exits 1 on a malformed $mode from its parent" \
+	    sh -c 'printf "%s\n" "$1" | grep -qx "exit 1" &&
+	    printf "%s\n" "$1" | grep -qF -- "$2"' sh "$out" "$text"
+done <<'MODES'
+worker:resolve-missing:from the parent: RESOLVE: missing field ref
+worker:resolve-trailing:from the parent: RESOLVE: bytes after the NUL
+worker:provision-type:from the parent: PROVISION: field epoch: not an integer
+worker:collect-extra:from the parent: COLLECT: unexpected field "x"
+verifier:verify-nul:from the parent: VERIFY: not JSON
+verifier:validate-done-early:validation result for nothing we asked
+publisher:publish-github:from the parent: PUBLISH: github settings for forge github
+MODES
 
 # A broken config on reload keeps the old one.
 echo "sokcet: [" >"$T/factoryd.conf"
@@ -182,7 +251,7 @@ check "no process of a child uid left" [ -z "$left" ]
 PRIV=$T/priv
 mkdir -p "$PRIV/build" "$T/p-keys"
 for b in factoryd factory-worker factory-verifier factory-reconciler \
-    factory-publisher; do
+    factory-publisher factory-sandbox; do
 	cp "$O/$b" "$PRIV/build/$b" || fail "copy $b"
 done
 chmod 700 "$PRIV"
@@ -211,7 +280,7 @@ check "a build in a 0700 directory: no exec failure logged" \
     sh -c "! grep -q 'exec .*Permission denied' '$T/p.log'"
 # A reload naming a libexec whose worker is group writable is refused.
 mkdir "$PRIV/gw"
-for x in factory-worker factory-verifier factory-reconciler factory-publisher; do
+for x in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox; do
 	cp "$O/$x" "$PRIV/gw/$x"
 done
 chmod 775 "$PRIV/gw/factory-worker"
@@ -228,12 +297,12 @@ stop_factoryd
 # A child binary that someone other than root could change is refused
 # at start, naming the file; nothing is started.
 badbin() {	# name setup-command...
-	local name=$1 b=$PRIV/bad/factory-worker
+	local name=$1 b=$PRIV/bad/${BADBIN:-factory-worker}
 	shift
 	rm -rf "$PRIV/bad"
 	mkdir "$PRIV/bad"
 	for x in factory-worker factory-verifier factory-reconciler \
-	    factory-publisher; do
+	    factory-publisher factory-sandbox; do
 		cp "$O/$x" "$PRIV/bad/$x"
 	done
 	"$@" "$b"
@@ -256,6 +325,12 @@ BADMSG="not a regular file" badbin directory sh -c 'rm "$1"; mkdir "$1"' sh
 BADMSG="No such file" badbin missing rm
 BADMSG="not owned by root" badbin symlinked-non-root sh -c \
     'cp "$1" "$1.real"; chown 61001 "$1.real"; rm "$1"; ln -s "$1.real" "$1"' sh
+# The sandbox launcher, pid 1 of every sandbox, likewise.
+BADBIN=factory-sandbox BADMSG="group or other writable" \
+    badbin "group-writable launcher" chmod 775
+BADBIN=factory-sandbox BADMSG="not owned by root" \
+    badbin "non-root-owned launcher" chown 61001:0
+BADBIN=factory-sandbox BADMSG="No such file" badbin "missing launcher" rm
 left=""
 for u in $UIDS; do
 	left="$left$(uid_procs $u)"

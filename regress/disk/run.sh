@@ -30,7 +30,9 @@ assert_ended() {	# name id state
 	    [ "$(field $2 state)" = "$3" ]
 	check "$1: torn down, terminated journaled" \
 	    sh -c "[ \"\$('$O/factoryctl' -s '$SOCK' -j show $2 | jq -r .terminated)\" = true ] &&
-	    '$O/factoryctl' -s '$SOCK' receipts $2 | tail -1 | grep -q '\"kind\":\"terminated\"'"
+	    '$O/factoryctl' -s '$SOCK' receipts $2 | grep -q '\"kind\":\"terminated\"'"
+	check "$1: nothing of it left for the reconciler" \
+	    sh -c "! '$O/factoryctl' -s '$SOCK' receipts $2 | grep -q '\"kind\":\"reaped\"'"
 	check "$1: no mount left" [ -z "$(attempt_mount "$STATE" $2)" ]
 	check "$1: no attempt dir left" [ ! -e "$STATE/attempts/$2" ]
 	check "$1: the daemon serves status" ctl -j status
@@ -41,6 +43,7 @@ STATE=$T/state
 # 1. 1 MiB files until ENOSPC on a 4M disk.
 write_manifest "$T/fill.yaml" '
 i=0
+sleep 1
 while dd if=/dev/zero of=f$i bs=1M count=1 2>/dev/null; do i=$((i + 1)); done
 echo "wrote $i files before ENOSPC"; echo x >> README.md' 'true'
 sed -i 's/^limits: {/limits: {disk: 4M, /' "$T/fill.yaml"
@@ -94,11 +97,47 @@ assert_ended "fallocate to the brim" "$id" failed
 check "fallocate to the brim: the allocated space counted" \
     sh -c "'$O/factoryctl' -s '$SOCK' logs $id | awk '/after fallocate/ {exit !(\$3+0 < 1024)}'"
 
+# Nearly full, not quite: the collection then runs short of space; the
+# attempt ends either way, with nothing left.
+write_manifest "$T/nearly.yaml" '
+dd if=/dev/zero of=big bs=4k 2>/dev/null; rm -f small
+dd if=/dev/zero of=small bs=4k count=1 2>/dev/null
+truncate -s -128k big; echo n >> README.md' 'true'
+sed -i 's/^limits: {/limits: {disk: 4M, /; s/^scope: \[/scope: ["big", "small", /' "$T/nearly.yaml"
+id=$(submit_wait "$T/nearly.yaml")
+st=$(field $id state)
+check "nearly full: ended ($st: $(field $id reason))" \
+    sh -c "[ '$st' = published ] || [ '$st' = failed ] || [ '$st' = rejected ]"
+assert_ended "nearly full" "$id" "$st"
+
+# The validation run has a disk of the same size: filling it fails the
+# validation, not the daemon.
+write_manifest "$T/vfill.yaml" 'echo v >> README.md' 'sleep 2
+i=0
+while dd if=/dev/zero of=v$i bs=1M count=1 2>/dev/null; do i=$((i + 1)); done
+echo "validation wrote $i files"; exit 1'
+sed -i 's/^limits: {/limits: {disk: 4M, /' "$T/vfill.yaml"
+id=$(ctl submit "$T/vfill.yaml")
+wait_state "$id" verifying 30
+i=0
+while [ $i -lt 100 ] && [ -z "$(awk -v d="$STATE/verify/$id" '$5 == d' /proc/self/mountinfo)" ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check "validation: its own tmpfs at verify/$id" \
+    sh -c "awk -v d='$STATE/verify/$id' '\$5 == d' /proc/self/mountinfo | grep -q ' - tmpfs .*size=4096k'"
+wait_terminated "$id" 60
+assert_ended "validation fills its disk" "$id" rejected
+check "validation: no verify dir or mount left" \
+    sh -c "[ ! -e '$STATE/verify/$id' ] && ! awk -v d='$STATE/verify/$id' '\$5 == d' /proc/self/mountinfo | grep -q ."
+
 # 4. /tmp and /dev/shm in the sandbox are bounded too.
 write_manifest "$T/tmp.yaml" '
 for d in /tmp /dev/shm; do
-	dd if=/dev/zero of=$d/big bs=1M count=512 2>/dev/null
-	echo "$d big $(($(stat -c %s $d/big) / 1048576))M"; rm -f $d/big
+	n=0
+	while dd if=/dev/zero of=$d/b$n bs=1M count=16 2>/dev/null; do
+		n=$((n + 1)); [ $n -ge 32 ] && break
+	done
+	echo "$d big $(($(cat $d/b* | wc -c) / 1048576))M"; rm -f $d/b*
 	i=0
 	while true > $d/n$i 2>/dev/null; do i=$((i + 1)); [ $i -ge 100000 ] && break; done
 	echo "$d files $i"; rm -f $d/n*
@@ -108,7 +147,7 @@ id=$(submit_wait "$T/tmp.yaml" 120)
 assert_ended "/tmp and /dev/shm" "$id" published
 ctl logs "$id" >"$T/tmp.log" 2>&1
 for d in /tmp /dev/shm; do
-	check "$d: a 512M write stops at the bound ($(grep "^$d big" "$T/tmp.log"))" \
+	check "$d: 512M in 16M files stops at the bound ($(grep "^$d big" "$T/tmp.log"))" \
 	    sh -c "grep '^$d big' '$T/tmp.log' | awk '{exit !(\$3+0 <= 64)}'"
 	check "$d: inodes are bounded ($(grep "^$d files" "$T/tmp.log"))" \
 	    sh -c "grep '^$d files' '$T/tmp.log' | awk '{exit !(\$3 < 100000)}'"
@@ -120,9 +159,23 @@ sed -i 's/^limits: {/limits: {disk: 1G, /' "$T/huge.yaml"
 ctl submit "$T/huge.yaml" >"$T/out" 2>&1
 check "disk above the maximum: refused" \
     grep -q 'limits: disk: 1G is more than the 256M attempt-disk max' "$T/out"
+
+# 6. A disk no journal record accounts for is an orphan, and reap
+# unmounts it by its exact path before its directory goes.
+oid=a-20261201-9999
+mkdir "$STATE/attempts/$oid"
+mount -t tmpfs -o size=1m tmpfs "$STATE/attempts/$oid" || fail "cannot mount a tmpfs"
+echo leftover >"$STATE/attempts/$oid/f"
+ctl reconcile >/dev/null
+check "orphan disk: listed as a mount" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j orphans | jq -e '.orphans[] | select(.kind == \"mount\" and .id == \"$oid\" and .what == \"$STATE/attempts/$oid\")'"
+ctl reap "$oid" >"$T/out" 2>&1
+check "orphan disk: reaped ($(head -1 "$T/out"))" [ -z "$(attempt_mount "$STATE" $oid)" ]
+check "orphan disk: its directory removed after it" [ ! -e "$STATE/attempts/$oid" ]
+umount "$STATE/attempts/$oid" 2>/dev/null
 stop_factoryd
 
-# 6. A state dir on a small tmpfs, filled from outside while an
+# 7. A state dir on a small tmpfs, filled from outside while an
 # attempt runs.  With the journal's reserve the attempt goes on; the
 # fault point journal:no-reserve takes the reserve away, and appends
 # fail until the test frees space: the attempt must then go on too.
@@ -133,6 +186,8 @@ write_attempt_conf "$S" 61500 $RANGE_LO-$RANGE_HI
 cat >>"$S/factoryd.conf" <<CONF
 attempt-disk: {default: 4M, max: 8M}
 CONF
+# One at a time: the second attempt waits in the queue.
+sed -i 's/^max-attempts: .*/max-attempts: 1/' "$S/factoryd.conf"
 mount -t tmpfs -o size=8m tmpfs "$S/state" || fail "cannot mount a tmpfs"
 SOCK=$S/factoryd.sock
 STATE=$S/state
@@ -151,15 +206,33 @@ for mode in reserve no-reserve; do
 	fi
 	id=$(ctl submit "$T/slow.yaml")
 	wait_state "$id" running 20
+	queued=$(ctl submit "$T/slow.yaml")
 	fill
 	sleep 6
 	check "full state fs ($mode): the daemon serves status" ctl -j status
 	check "full state fs ($mode): show answers" ctl -j show "$id"
 	"$O/factoryctl" -s "$SOCK" submit "$T/slow.yaml" >"$T/out" 2>&1
-	check "full state fs ($mode): a new submission is refused" \
+	check "full state fs ($mode): a new submission is refused ($(cat "$T/out"))" \
 	    grep -q 'not accepted' "$T/out"
+	if [ $mode = reserve ]; then
+		check "full state fs: the queued attempt waits for space ($(field $queued phase))" \
+		    [ "$(field $queued phase)" = queued ]
+	fi
 	rm -f "$S/state/fill"
+	if [ $mode = reserve ]; then
+		i=0
+		while [ "$(field $queued phase)" = queued ] && [ $i -lt 50 ]; do
+			sleep 0.1; i=$((i + 1))
+		done
+		check "full state fs: the queued attempt starts within 5s of space returning" \
+		    [ "$(field $queued phase)" != queued ]
+	fi
 	wait_terminated "$id" 60
+	wait_terminated "$queued" 60
+	st=$(field "$queued" state)
+	check "full state fs ($mode): the queued $queued ended ($st: $(field $queued reason))" \
+	    sh -c "[ '$st' = published ] || { [ '$st' = failed ] && [ -n \"\$('$O/factoryctl' -s '$SOCK' -j show $queued | jq -r '.reason // empty')\" ]; }"
+	assert_ended "full state fs ($mode), queued" "$queued" "$st"
 	st=$(field "$id" state)
 	check "full state fs ($mode): $id completed or failed with a reason ($st: $(field $id reason))" \
 	    sh -c "[ '$st' = published ] || { [ '$st' = failed ] && [ -n \"\$('$O/factoryctl' -s '$SOCK' -j show $id | jq -r '.reason // empty')\" ]; }"
@@ -172,7 +245,7 @@ done
 check "no-reserve: a failed append is retried on a timer" \
     grep -q 'journal: .* retrying' "$S/log"
 
-# 7. A restart on a full state fs starts, serves status, refuses new
+# 8. A restart on a full state fs starts, serves status, refuses new
 # work with a reason, and recovers when space returns; an attempt cut
 # off by the restart is failed and torn down once it can be journaled.
 start_factoryd "$S/factoryd.conf" "$S/log"
@@ -185,11 +258,17 @@ sleep 1
 fill
 FACTORY_CRASH=journal:no-reserve "$O/factoryd" -dk -f "$S/factoryd.conf" 2>>"$S/log" &
 FACTORYD_PID=$!
+# The killed daemon's socket is still there: wait for an answer.
 i=0
-while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+while ! ctl -j status >/dev/null 2>&1 && [ $i -lt 200 ]; do
+	kill -0 "$FACTORYD_PID" 2>/dev/null || break
+	sleep 0.1; i=$((i + 1))
+done
 check "restart on a full state fs: factoryd starts" kill -0 "$FACTORYD_PID"
 wait_children "$SOCK"
-check "restart on a full state fs: status answers" ctl -j status
+ctl -j status >"$T/status" 2>&1
+check "restart on a full state fs: status answers ($(head -c 300 "$T/status"))" \
+    jq -e .processes "$T/status"
 check "restart on a full state fs: the cut-off attempt is listed" ctl -j show "$id"
 "$O/factoryctl" -s "$SOCK" submit "$T/slow.yaml" >"$T/out" 2>&1
 check "restart on a full state fs: a submission is refused with a reason" \

@@ -133,4 +133,60 @@ check "no allow list: the echo server saw nothing more" \
 state "$id" rejected "^tree: no change$" "no-network agent"
 outside "none" "$id"
 
+# --- the forwarder out of descriptors: no busy loop, then service -----
+
+# The process that accepts the agent's connections.
+EGPID=$FACTORYD_PID
+FLOOD='echo start
+sleep 3
+for i in $(seq 1 40); do exec {fd}<>/dev/tcp/127.0.0.1/'$A' || break; done
+echo opened
+sleep 5
+for f in /proc/self/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done 2>/dev/null
+sleep 2
+t() {
+	if exec 3<>"/dev/tcp/$2/$3"; then
+		echo "ping-$1" >&3
+		if read -r -t 10 l <&3; then echo "$1: $l"
+		else echo "$1: no answer"; fi
+		exec 3>&-
+	else
+		echo "$1: refused"
+	fi
+}
+t after 127.0.0.1 '$A'
+echo done'
+manifest emfile "$(jq -cn --arg s "$FLOOD" '["/bin/bash", "-c", $s]')" "" \
+    "network: {allow: [\"127.0.0.1:$A\"]}"
+id=$(submit emfile)
+if [ -n "$id" ] && wait_log "$id" '^start$' 30; then
+	ticks() { awk '{print $14 + $15}' /proc/$EGPID/stat; }
+	# Room for two forwarded connections above the lowest free
+	# descriptor number, then none.
+	free=$(ls /proc/$EGPID/fd | sort -n | awk 'BEGIN {n = 0}
+	    $1 == n {n++} END {print n}')
+	lim=$((free + 4))
+	soft=$(awk '/^Max open files/ {print $4}' /proc/$EGPID/limits)
+	prlimit --pid "$EGPID" --nofile=$lim:
+	lines0=$(wc -l <"$T/log")
+	t0=$(ticks)
+	sleep 5
+	t1=$(ticks)
+	lines=$(( $(wc -l <"$T/log") - lines0 ))
+	prlimit --pid "$EGPID" --nofile=$soft:
+	check "egress at the descriptor limit ($lim): < 0.5s CPU in 5s ($((t1 - t0)) ticks)" \
+	    [ $((t1 - t0)) -lt 50 ]
+	check "egress at the descriptor limit: a few log lines ($lines)" \
+	    [ "$lines" -lt 30 ]
+	check "egress logged running out of descriptors, once" \
+	    [ "$(grep -c "$id: egress to .*: accept: .*Too many open files" \
+	    "$T/log")" = 1 ]
+	wait_done "$id" 60 || notok "emfile: attempt did not end"
+	L=$(logf "$id")
+	check "egress serves the agent again once descriptors are back" \
+	    grep -qx "after: ping-after" "$L"
+else
+	notok "emfile: the agent did not start"
+fi
+
 regress_done

@@ -1,100 +1,69 @@
 /*
- * The publisher's HTTP client (publisher/http.c) reading a response:
- * libevent's parser (status line, headers, Content-Length and chunked
- * bodies, with the client's limits) and http.c's own reading of the
- * answer (http_done: status, rate-limit headers, body).  The server is
- * the other end of a socketpair that writes the input and closes; TLS
- * is left out, the parse is the same.  http.c is built here unchanged,
- * with its static functions in reach.
+ * The publisher's HTTP client (publisher/http.c) reading a forge's
+ * answer: http_parse() takes the bytes received so far and whether the
+ * connection ended there.  The input is one answer; it is parsed whole
+ * (with and without the connection's end) and cut in two, and what
+ * the parser promises is checked: a complete answer has a status of
+ * 200 or more, a NUL-terminated body within the bound, and stays the
+ * same answer when more bytes or the end of the connection follow.
  */
-#include <sys/socket.h>
-
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-
 #include "../../publisher/http.c"
 #include "fuzz.h"
-
-static struct http_conn	 hc;
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	/* A server that hangs up mid-request is not a reason to die. */
-	signal(SIGPIPE, SIG_IGN);
-	FUZZ_ASSERT((hc.base = event_base_new()) != NULL, "event base");
-	strlcpy(hc.host, "api.github.test", sizeof(hc.host));
-	hc.port = 443;
-	hc.timeout = 5;
 	return (0);
 }
 
-/* Writes as much as the socket takes now; the rest is dropped. */
-static void
-serve(int fd, const uint8_t *data, size_t size)
+static int
+parse(const uint8_t *data, size_t size, int eof, struct http_resp *r)
 {
-	ssize_t	 n;
+	char	 err[256];
+	int	 rc;
 
-	while (size > 0) {
-		if ((n = write(fd, data, size)) <= 0)
-			break;
-		data += n;
-		size -= n;
+	err[0] = '\0';
+	rc = http_parse((const char *)data, size, eof, r, err, sizeof(err));
+	FUZZ_ASSERT(rc == -1 || rc == 0 || rc == 1, "rc %d", rc);
+	if (rc == -1)
+		FUZZ_ASSERT(err[0] != '\0' && r->body == NULL,
+		    "a refusal without a reason, or half an answer");
+	if (rc == 0)
+		FUZZ_ASSERT(!eof && r->body == NULL, "incomplete at the end");
+	if (rc == 1) {
+		FUZZ_ASSERT(r->status >= 200 && r->status <= 999, "status %d",
+		    r->status);
+		FUZZ_ASSERT(r->body != NULL && r->len <= HTTP_BODY_MAX &&
+		    r->body[r->len] == '\0', "body");
+		FUZZ_ASSERT(r->retry_after >= -1 &&
+		    r->ratelimit_remaining >= -1 && r->ratelimit_reset >= -1,
+		    "headers");
 	}
-	shutdown(fd, SHUT_WR);
+	return (rc);
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct http_call	 call;
-	struct http_resp	 resp;
-	struct bufferevent	*bev;
-	struct evhttp_connection *conn;
-	struct evhttp_request	*req;
-	struct evkeyvalq	*h;
-	int			 sv[2];
+	struct http_resp	 whole, open, half;
+	int			 rw, ro, rh;
 
-	FUZZ_ASSERT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, 0, sv) == 0, "socketpair");
-	memset(&call, 0, sizeof(call));
-	memset(&resp, 0, sizeof(resp));
-	call.hc = &hc;
-	call.resp = &resp;
-	FUZZ_ASSERT((bev = bufferevent_socket_new(hc.base, sv[0],
-	    BEV_OPT_CLOSE_ON_FREE)) != NULL, "bufferevent");
-	FUZZ_ASSERT((conn = evhttp_connection_base_bufferevent_new(hc.base,
-	    NULL, bev, hc.host, hc.port)) != NULL, "connection");
-	/* The limits http_request() sets. */
-	evhttp_connection_set_timeout(conn, hc.timeout);
-	evhttp_connection_set_max_body_size(conn, HTTP_BODY_MAX);
-	evhttp_connection_set_retries(conn, 0);
-	FUZZ_ASSERT((req = evhttp_request_new(http_done, &call)) != NULL,
-	    "request");
-	evhttp_request_set_error_cb(req, http_error);
-	h = evhttp_request_get_output_headers(req);
-	FUZZ_ASSERT(evhttp_add_header(h, "Host", hc.host) == 0 &&
-	    evhttp_add_header(h, "Connection", "close") == 0 &&
-	    evhttp_add_header(h, "Authorization", "token ghs_fuzz") == 0,
-	    "headers");
-	FUZZ_ASSERT(evhttp_make_request(conn, req, EVHTTP_REQ_GET,
-	    "/repos/octo/site") == 0, "make request");
-	serve(sv[1], data, size);
-	event_base_dispatch(hc.base);
-
-	if (call.done && !call.failed) {
-		FUZZ_ASSERT(resp.status >= 100 && resp.status <= 999,
-		    "status %d", resp.status);
-		FUZZ_ASSERT(resp.body != NULL && resp.body[resp.len] == '\0' &&
-		    resp.len <= HTTP_BODY_MAX, "body");
-		FUZZ_ASSERT(resp.retry_after >= -1 &&
-		    resp.ratelimit_remaining >= -1 &&
-		    resp.ratelimit_reset >= -1, "headers");
-	} else
-		FUZZ_ASSERT(resp.body == NULL || call.failed, "half an answer");
-	http_resp_free(&resp);
-	evhttp_connection_free(conn);
-	close(sv[1]);
+	rw = parse(data, size, 1, &whole);
+	ro = parse(data, size, 0, &open);
+	rh = parse(data, size / 2, 0, &half);
+	/* What is complete before the end is the same answer at the end. */
+	if (ro == 1)
+		FUZZ_ASSERT(rw == 1 && whole.status == open.status &&
+		    whole.len == open.len &&
+		    memcmp(whole.body, open.body, whole.len) == 0,
+		    "the end of the connection changed a complete answer");
+	if (rh == 1)
+		FUZZ_ASSERT(ro == 1 && open.status == half.status &&
+		    open.len == half.len &&
+		    memcmp(open.body, half.body, open.len) == 0,
+		    "more bytes changed a complete answer");
+	http_resp_free(&whole);
+	http_resp_free(&open);
+	http_resp_free(&half);
 	return (0);
 }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # regress/fuzz: one libFuzzer harness per parser of untrusted input
-# (fuzz_NAME.c) and its seed corpus (corpus/NAME/).
+# (fuzz_NAME.c), its seed corpus (corpus/NAME/) and, for fuzzing, a
+# libFuzzer dictionary of its tokens (NAME.dict).
 #
 # Without arguments (make check): every corpus replayed once through
 # its harness, deterministic and quick.  An input that once broke a
@@ -80,7 +81,7 @@ replay() {	# NAME
 		pass "replay $n ($# inputs)"
 	else
 		fail "replay $n" "exit $?"
-		grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz:|Running:)' "$LOG/$n" |
+		grep -aE '^(==[0-9]+==ERROR|SUMMARY|fuzz:|Running:)' "$LOG/$n" |
 		    tail -n 6 | sed 's/^/#  /'
 	fi
 }
@@ -93,22 +94,23 @@ fuzz() {	# NAME SECONDS
 		return
 	fi
 	mkdir -p "$FUZZ_O/corpus/$n" "$D/crashes"
+	dict=""
+	[ -f "$D/$n.dict" ] && dict=-dict=$D/$n.dict
 	echo "# fuzz $n: $2 s"
 	"$b" -max_total_time="$2" -print_final_stats=1 -timeout=10 \
-	    -rss_limit_mb=2048 \
+	    -rss_limit_mb=2048 $dict \
 	    -artifact_prefix="$D/crashes/$n-" \
 	    "$FUZZ_O/corpus/$n" "$D/corpus/$n" >"$LOG/$n" 2>&1
 	st=$?
-	grep -E '^stat::|^(==[0-9]+==ERROR|SUMMARY|fuzz:)|^artifact_prefix|Test unit written' \
+	grep -aE '^stat::|^(==[0-9]+==ERROR|SUMMARY|fuzz:)|^artifact_prefix|Test unit written' \
 	    "$LOG/$n" | sed 's/^/#  /'
-	cov=$(grep -E '^#[0-9]+' "$LOG/$n" | tail -n 1 |
+	cov=$(grep -aE '^#[0-9]+' "$LOG/$n" | tail -n 1 |
 	    sed -E 's/^#([0-9]+)[^c]*cov: ([0-9]+) ft: ([0-9]+) corp: ([0-9]+).*/\1 execs, cov \2, ft \3, corpus \4/')
 	execs=$(sed -n 's/^stat::number_of_executed_units: //p' "$LOG/$n")
 	if [ "$st" = 0 ]; then
 		pass "fuzz $n: ${execs:-?} executions; last: $cov"
 	else
 		fail "fuzz $n" "exit $st after ${execs:-?} executions; last: $cov"
-		grep -E 'Test unit written to' "$LOG/$n" | sed 's/^/#  /'
 	fi
 }
 

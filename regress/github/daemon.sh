@@ -94,7 +94,7 @@ setup_forge() {
 		sleep 0.1; i=$((i + 1))
 	done
 	[ -s "$T/srv/ports" ] || return 1
-	read -r APIPORT GITPORT < "$T/srv/ports"
+	read -r APIPORT GITPORT CTLPORT < "$T/srv/ports"
 	API=https://127.0.0.1:$APIPORT
 }
 
@@ -144,10 +144,10 @@ CONF
 
 # The forge's test hooks.
 fctl() {
-	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" "$API/_control" "$1" >/dev/null
+	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" "https://localhost:$CTLPORT/_control" "$1" >/dev/null
 }
 fstate() {
-	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" "$API/_state"
+	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" "https://localhost:$CTLPORT/_state"
 }
 npulls() { fstate | jq "[.pulls[] | select(.head.ref == \"factory/$1\")] |
     length"; }
@@ -331,6 +331,45 @@ else
 	ok "daemon-second-attempt"
 fi
 
+# 3b. The forge drops the connection in the middle of the push (8 MiB
+# that do not compress, so the pack is still being written): the
+# publisher is not killed (SIGPIPE), retries, publishes one branch and
+# one pull request, and revokes the one token it minted.
+write_manifest "$T/m3b.yaml" 'mkdir -p src &&
+    head -c 8388608 /dev/urandom > src/big.bin'
+N=$(ntok)
+PUB=$(ctl -j status | jq -r '.processes[] | select(.name=="publisher") |
+    .pid')
+fctl '{"modes":{"faults":[{"server":"git","method":"POST",
+    "prefix":"/acme/widget.git/git-receive-pack","do":"drop-body",
+    "count":1}]}}'
+OUT=$(timeout 120 "$O/factoryctl" -s "$SOCK" -j submit -w "$T/m3b.yaml")
+RC=$?
+HITS=$(fstate | jq '.modes.faults[0].hits // 0')
+fctl '{"modes":{}}'
+ID3B=$(printf '%s' "$OUT" | jq -r .id 2>/dev/null)
+PUB2=$(ctl -j status | jq -r '.processes[] | select(.name=="publisher") |
+    .pid')
+if [ "$HITS" != 1 ]; then
+	notok "daemon-drop-mid-push: the forge dropped $HITS pushes, not 1"
+elif [ $RC -ne 0 ] || [ "$(field "$ID3B" state)" != published ]; then
+	notok "daemon-drop-mid-push: exit $RC, state $(field "$ID3B" state):" \
+	    "$(field "$ID3B" reason)"
+elif [ -z "$PUB" ] || [ "$PUB" != "$PUB2" ] ||
+    grep -Eq "publisher \(pid $PUB\) (killed|exited)" "$LOG"; then
+	notok "daemon-drop-mid-push: publisher $PUB is now $PUB2:" \
+	    "$(grep -E 'publisher \(pid' "$LOG" | tail -1)"
+elif [ "$(npulls "$ID3B")" != 1 ] ||
+    [ "$(forge_branch "$ID3B")" != "$(field "$ID3B" commit)" ]; then
+	notok "daemon-drop-mid-push: $(npulls "$ID3B") pulls, branch" \
+	    "$(forge_branch "$ID3B")"
+elif [ "$(ntok)" != $((N + 1)) ] || [ "$(nlive_since $N)" != 0 ]; then
+	notok "daemon-drop-mid-push: of $(($(ntok) - N)) tokens" \
+	    "$(nlive_since $N) live"
+else
+	ok "daemon-drop-mid-push"
+fi
+
 # 4. The API by name: glibc resolves it in the publisher, under its
 # "dns" promise and the resolver files it unveils.
 write_manifest "$T/m2b.yaml" 'echo named >> README.md'
@@ -369,7 +408,7 @@ fi
 
 # 5. No token the forge issued anywhere the daemon wrote: its log, the
 # journal, the receipts exported, any file under the state dir.
-for id in $ID1 $ID2 $ID2B $IDK $IDP; do
+for id in $ID1 $ID2 $ID2B $ID3B $IDK $IDP; do
 	ctl receipts "$id" >"$T/receipts-$id.txt"
 done
 # Every 32-character slice of every token: a token cut short (a log line

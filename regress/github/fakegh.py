@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # fakegh.py: a test double of GitHub for regress/github, never shipped.
-# Standard library only.  Two HTTPS listeners on 127.0.0.1 (ports
-# chosen by the kernel, written to --ports as "API GIT"):
+# Standard library only.  Three HTTPS listeners on 127.0.0.1 (ports
+# chosen by the kernel, written to --ports as "API GIT CTL"):
 #
 #  API: POST /app/installations/ID/access_tokens (JWT RS256 checked
 #       against the App's public key with openssl(1), and its claims),
@@ -11,14 +11,36 @@
 #       sets failure modes, GET /_state dumps tokens, pulls, requests.
 #  git: git http-backend behind a small CGI host, for any request with
 #       Basic x-access-token:<valid, unrevoked token>; 401 otherwise.
+#  CTL: the API again, for the tests' hooks: no fault applies to it.
 # --tokens FILE: every token issued is appended to FILE, a line each,
 # before it is handed out, so that a test can grep for all of them.
+#
+# Bad days (POST /_control {"modes":{"faults":[F, ...]}}), each F
+# {"server": "api"|"git", "method": M, "prefix": P, "count": N,
+# "do": WHAT, ...} consumed by the first N requests that match:
+#  drop-request   close (RST) right after the request's headers
+#  drop-body      read part of the request body (a push), then RST
+#  drop-response  do the work, send half the answer, then RST
+#  status         answer "status" (500, 502, 503...) without doing the
+#                 work, with Retry-After "retry_after" if given
+#  stall          read the request, never answer (until the client
+#                 goes away)
+#  stall-body     do the work, send the headers and half the body, stall
+#  stall-accept   (no method/prefix) accept, never do the TLS handshake
+#  chunked        do the work, answer with a chunked body
+#  badchunk       do the work, answer chunked with a bad chunk size
+#                 line "bad" (default "zz")
+# /_state counts tokens minted, delivered (the whole answer written)
+# and revoked.
 import argparse
 import base64
 import json
 import os
 import secrets
+import select
+import socket
 import ssl
+import struct
 import subprocess
 import sys
 import tempfile
@@ -113,11 +135,151 @@ def make_pull(title, head, base):
     return pr
 
 
+def fault_take(server, method, path, accept=False):
+    """The first pending fault for this request (or connection)."""
+    with LOCK:
+        for f in STATE["modes"].get("faults", []):
+            if f.get("count", 1) <= 0 or f.get("server", "api") != server:
+                continue
+            if accept != (f["do"] == "stall-accept"):
+                continue
+            if not accept and (f.get("method", method) != method or
+                               not path.startswith(f.get("prefix", ""))):
+                continue
+            f["count"] = f.get("count", 1) - 1
+            f["hits"] = f.get("hits", 0) + 1
+            return dict(f)
+    return None
+
+
+def rst(sock):
+    """Close without TLS close_notify, with a RST: a dropped line."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                        struct.pack("ii", 1, 0))
+    except OSError:
+        pass
+    try:
+        os.close(sock.detach())
+    except OSError:
+        pass
+
+
+def wait_gone(sock, limit=300):
+    """Hold the connection until the client closes it (or limit s)."""
+    end = time.time() + limit
+    try:
+        raw = socket.socket(fileno=os.dup(sock.fileno()))
+    except OSError:
+        return
+    try:
+        while time.time() < end:
+            r, _, _ = select.select([raw], [], [], 1)
+            if r and not raw.recv(4096, socket.MSG_PEEK):
+                break
+            if r:
+                raw.recv(4096)
+    except OSError:
+        pass
+    finally:
+        raw.close()
+
+
 class Handler(BaseHTTPRequestHandler):
     server_version = "fakegh"
+    fault = None
+    aborted = False
 
     def log_message(self, fmt, *a):
         pass
+
+    def finish(self):
+        if self.aborted:
+            return
+        try:
+            super().finish()
+        except (OSError, ValueError):
+            pass
+
+    def abort(self):
+        self.aborted = True
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+        except (OSError, ValueError):
+            pass
+        rst(self.connection)
+
+    def fault_before(self, server, method, path):
+        """Faults that act before the work; True if the request ends."""
+        f = self.fault = fault_take(server, method, path)
+        if f is None:
+            return False
+        what = f["do"]
+        if what == "drop-request":
+            self.abort()
+        elif what == "drop-body":
+            n = int(self.headers.get("Content-Length", "0") or 0)
+            self.rfile.read1(min(n, 512) if n else 512)
+            self.abort()
+        elif what == "status":
+            self.body()
+            h = {}
+            if f.get("retry_after") is not None:
+                h["Retry-After"] = str(f["retry_after"])
+            self.fault = None
+            self.reply(f["status"], {"message": "a bad day: %d" %
+                                     f["status"]}, h)
+        elif what == "stall":
+            self.body()
+            wait_gone(self.connection)
+            self.abort()
+        else:
+            return False
+        note(server, method, path, "fault:" + what)
+        return True
+
+    def send_answer(self, status, hdrs, data):
+        """The answer, as the fault of this request has it; True if
+        all of it was written."""
+        what = self.fault["do"] if self.fault else None
+        self.send_response(status)
+        for k, v in hdrs.items():
+            self.send_header(k, v)
+        if what in ("chunked", "badchunk"):
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        try:
+            if what == "chunked":
+                for i in range(0, len(data), 7):
+                    c = data[i:i + 7]
+                    self.wfile.write(b"%x;ext=1\r\n%s\r\n" % (len(c), c))
+                self.wfile.write(b"0\r\n\r\n")
+            elif what == "badchunk":
+                bad = self.fault.get("bad", "zz").encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (3, data[:3]))
+                self.wfile.write(bad + b"\r\n" + data[3:] + b"\r\n")
+                self.wfile.write(b"0\r\n\r\n")
+            elif what == "drop-response":
+                self.wfile.write(data[:len(data) // 2])
+                self.abort()
+                return False
+            elif what == "stall-body":
+                self.wfile.write(data[:len(data) // 2])
+                self.wfile.flush()
+                wait_gone(self.connection)
+                self.abort()
+                return False
+            else:
+                self.wfile.write(data)
+            self.wfile.flush()
+        except (OSError, ValueError):
+            return False
+        return what != "badchunk"
 
     def body(self):
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
@@ -136,16 +298,10 @@ class Handler(BaseHTTPRequestHandler):
     def reply(self, status, obj=None, headers=None, raw=None):
         data = raw if raw is not None else \
             (json.dumps(obj).encode() if obj is not None else b"")
-        self.send_response(status)
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
+        h = dict(headers or {})
         if raw is None:
-            self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(data)
-        self.close_connection = True
+            h["Content-Type"] = "application/json"
+        return self.send_answer(status, h, data)
 
 
 class API(Handler):
@@ -171,6 +327,9 @@ class API(Handler):
     def route(self, method):
         u = urllib.parse.urlsplit(self.path)
         path, q = u.path, urllib.parse.parse_qs(u.query)
+        if self.server.kind != "ctl" and \
+                self.fault_before("api", method, path):
+            return
         body = self.body()
         status = self.dispatch(method, path, q, body)
         note("api", method, path, status,
@@ -189,7 +348,14 @@ class API(Handler):
             return 200
         if path == "/_state" and method == "GET":
             with LOCK:
-                self.reply(200, STATE)
+                toks = STATE["tokens"].values()
+                STATE["counts"] = {
+                    "minted": len(toks),
+                    "delivered": len([t for t in toks if t["delivered"]]),
+                    "revoked": len([t for t in toks if t["revoked"]])}
+                data = json.dumps(STATE).encode()
+            self.fault = None
+            self.reply(200, raw=data)
             return 200
         m = self.mode_hit(method, path)
         if m is not None:
@@ -250,15 +416,19 @@ class API(Handler):
                 perms["administration"] = "write"
             # New-format tokens are long: treat them as opaque.
             t = "ghs_" + secrets.token_urlsafe(220)
-            STATE["tokens"][t] = {"revoked": False, "permissions": perms}
+            STATE["tokens"][t] = {"revoked": False, "permissions": perms,
+                                  "delivered": False}
             if ARGS.tokens:
                 with open(ARGS.tokens, "a") as f:
                     f.write(t + "\n")
-        self.reply(201, {"token": t, "expires_at": "2099-01-01T00:00:00Z",
-                         "permissions": perms,
-                         "repository_selection": "selected",
-                         "repositories": [{"id": ARGS.repo_id,
-                                           "name": ARGS.repo}]})
+        if self.reply(201, {"token": t,
+                            "expires_at": "2099-01-01T00:00:00Z",
+                            "permissions": perms,
+                            "repository_selection": "selected",
+                            "repositories": [{"id": ARGS.repo_id,
+                                              "name": ARGS.repo}]}):
+            with LOCK:
+                STATE["tokens"][t]["delivered"] = True
         return 201
 
     def pulls_list(self, q):
@@ -317,6 +487,8 @@ class Git(Handler):
 
     def cgi(self, method):
         u = urllib.parse.urlsplit(self.path)
+        if self.fault_before("git", method, u.path):
+            return
         body = self.body()
         a = self.headers.get("Authorization", "")
         ok = False
@@ -355,24 +527,20 @@ class Git(Handler):
             elif k:
                 hdrs[k] = v.strip()
         hdrs.pop("Content-Length", None)
-        raw = out
-        self.send_response(status)
-        for k, v in hdrs.items():
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(raw)))
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(raw)
-        self.close_connection = True
+        self.send_answer(status, hdrs, out)
         note("git", method, u.path, status, {"query": u.query})
 
 
 class TLSServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, handler, ctx):
+    def __init__(self, kind, handler, ctx):
         super().__init__(("127.0.0.1", 0), handler)
+        self.kind = kind
         self.ctx = ctx
+
+    def handle_error(self, request, client_address):
+        pass
 
     def get_request(self):
         sock, addr = self.socket.accept()
@@ -381,6 +549,11 @@ class TLSServer(ThreadingHTTPServer):
                                     do_handshake_on_connect=False), addr
 
     def finish_request(self, request, client_address):
+        if fault_take(self.kind, None, None, accept=True) is not None:
+            note(self.kind, "-", "-", "fault:stall-accept")
+            wait_gone(request)
+            rst(request)
+            return
         try:
             request.do_handshake()
         except (ssl.SSLError, OSError):
@@ -402,12 +575,16 @@ def main():
     ARGS.bare = os.path.join(ARGS.git_root, ARGS.owner, ARGS.repo + ".git")
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(ARGS.cert, ARGS.key)
-    api, git = TLSServer(API, ctx), TLSServer(Git, ctx)
+    api, git = TLSServer("api", API, ctx), TLSServer("git", Git, ctx)
+    # The tests' hooks on a port of their own: no fault reaches them.
+    ctl = TLSServer("ctl", API, ctx)
     PORTS["api"], PORTS["git"] = api.server_address[1], git.server_address[1]
+    PORTS["ctl"] = ctl.server_address[1]
     threading.Thread(target=git.serve_forever, daemon=True).start()
+    threading.Thread(target=ctl.serve_forever, daemon=True).start()
     tmp = ARGS.ports + ".tmp"
     with open(tmp, "w") as f:
-        f.write("%d %d\n" % (PORTS["api"], PORTS["git"]))
+        f.write("%d %d %d\n" % (PORTS["api"], PORTS["git"], PORTS["ctl"]))
     os.rename(tmp, ARGS.ports)
     api.serve_forever()
 

@@ -12,7 +12,8 @@
  * and "verifier_pub": this program signs a verdict receipt for its id
  * and commit with the Ed25519 key (accepted unless "_accepted" is
  * false), fills both in, and runs pub_req_decode, gh_conf_from_json
- * (scratch directory "_scratch", retry budget "_wait_max") and
+ * (scratch directory "_scratch", retry budget "_wait_max", seconds per
+ * request "_timeout", seconds of the publication "_budget") and
  * publish_github.  On success it prints the IMSG_PUBLISHED payload on
  * stdout and exits 0; on a refusal it prints "error: REASON" and exits
  * 1.  The log goes to stderr.
@@ -139,6 +140,11 @@ main(int argc, char *argv[])
 	if (rc == 0 && json_is_integer(json_object_get(o, "_wait_max")))
 		gc.wait_max = json_integer_value(json_object_get(o,
 		    "_wait_max"));
+	if (rc == 0 && json_is_integer(json_object_get(o, "_timeout")))
+		gc.timeout = json_integer_value(json_object_get(o,
+		    "_timeout"));
+	if (rc == 0 && json_is_integer(json_object_get(o, "_budget")))
+		gc.budget = json_integer_value(json_object_get(o, "_budget"));
 	if (rc == 0)
 		rc = publish_github(&req, &gc, &res, err, sizeof(err));
 	if (rc == -1)

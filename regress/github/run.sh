@@ -77,16 +77,16 @@ setup() {
 		sleep 0.1; i=$((i + 1))
 	done
 	[ -s "$T/srv/ports" ] || return 1
-	read -r APIPORT GITPORT < "$T/srv/ports"
+	read -r APIPORT GITPORT CTLPORT < "$T/srv/ports"
 	API=https://localhost:$APIPORT
 }
 
 # The servers' test hooks, over TLS with the test CA.
 ctl() {
-	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" "$API/_control" "$1" >/dev/null
+	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" "https://localhost:$CTLPORT/_control" "$1" >/dev/null
 }
 state() {
-	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" "$API/_state"
+	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" "https://localhost:$CTLPORT/_state"
 }
 
 # mkbundle ID: a commit on factory/ID over main, bundled; sets COMMIT.
@@ -412,6 +412,9 @@ elif [ "$(forge_branch $ID)" != "$COMMIT" ] || [ "$(npulls $ID)" != 1 ]; then
 else
 	ok under-policy
 fi
+
+# The forge's bad days: dropped connections, 5xx, stalls, chunked.
+. "$HERE/baddays.sh"
 
 # 10. No token, live or revoked, in any file the publisher wrote (its
 # logs, output, and caches, binary files included).

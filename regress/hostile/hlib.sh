@@ -25,6 +25,23 @@ hostile_cleanup() {
 		;;
 	esac
 	[ -n "$H_RUNSOCK" ] && rm -f "$H_RUNSOCK"
+	for p in $H_HOSTFILES; do
+		case $p in
+		/home/factory-hostile.*|/srv/factory-hostile.*|/opt/factory-hostile.*)
+			rm -f "$p" ;;
+		esac
+	done
+}
+
+# World-readable files in host directories an agent has no business in.
+H_HOSTFILES=""
+h_hostfile() {	# dir variable: sets variable to the file made in dir
+	local f
+	f=$(mktemp "$1/factory-hostile.XXXXXX") || return 1
+	H_HOSTFILES="$H_HOSTFILES $f"
+	echo "host-secret" >"$f"
+	chmod 644 "$f"
+	printf -v "$2" %s "$f"
 }
 
 # A started background helper, remembered by pid.
@@ -53,6 +70,16 @@ h_setup() {
 	    fail "git clone"
 	chown -R 61104:61104 "$T/remote.git"
 	mkdir "$T/pulls" && chown 61104:61104 "$T/pulls"
+	# Another configured repository, which no agent of demo may read.
+	(cd "$T/src" && echo other-secret >other-secret &&
+	    git add other-secret &&
+	    git -c user.name=t -c user.email=t@example.org commit -qm other &&
+	    git clone -q --bare "$T/src" "$T/other.git" &&
+	    git reset -q --hard HEAD~1) || fail "git: the other repository"
+	OTHEROBJ=$(find "$T/other.git/objects" -type f | head -n 1)
+	[ -n "$OTHEROBJ" ] || (cd "$T/other.git" && git repack -qa)
+	OTHERPACK=$(find "$T/other.git/objects" -name '*.pack' | head -n 1)
+	chmod -R a+rX "$T/other.git"
 	cat >"$T/factoryd.conf" <<CONF
 socket: $SOCK
 state-dir: $T/state
@@ -72,12 +99,18 @@ repositories:
   demo:
     path: $T/repo.git
     publish: {forge: local, remote: $T/remote.git, pulls: $T/pulls}
+  other:
+    path: $T/other.git
 CONF
+	chmod 644 "$T/factoryd.conf"
+	echo world >"$T/world-readable"
+	chmod 644 "$T/world-readable"
 	# The probers, where agents can see them whatever the build dir
 	# is: a build under /tmp is hidden from them like the rest of /tmp.
 	mkdir "$T/bin"
-	cp "$P/probe" "$P/listen" "$T/bin/" || fail "copy the probers"
-	chmod 755 "$T/bin" "$T/bin/probe" "$T/bin/listen"
+	cp "$P/probe" "$P/listen" "$P/socks" "$P/memscan" "$T/bin/" ||
+	    fail "copy the probers"
+	chmod 755 "$T/bin" "$T/bin/probe" "$T/bin/listen" "$T/bin/socks"
 	P=$T/bin
 	PROBE=$P/probe
 }
@@ -198,7 +231,10 @@ snapshot() {
 	ls -la --time-style=+ /etc | md5sum
 	sha256sum "$T/keys"/* /etc/passwd /etc/shadow
 	cat "$T/listen.out"
-	ls /dev/shm /var/tmp | grep -i hostile
+	# Not the temp dirs of hostile suites (another clone's may come
+	# and go meanwhile): what an agent would leave has no such suffix.
+	ls /dev/shm /var/tmp | grep -i hostile |
+	    grep -Ev '^factory-hostile\.[A-Za-z0-9]{6}$'
 }
 
 # outside NAME ID: nothing outside the attempt changed since the last

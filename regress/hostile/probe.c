@@ -14,6 +14,9 @@
  *	probe resolve NAME		getaddrinfo(3)
  *	probe abstract NAME		connect to an abstract unix socket
  *	probe unix PATH			connect to a pathname unix socket
+ *	probe unixmany DIR N		connect to DIR/s.0 ... DIR/s.N-1, one
+ *					line: the errno if every one was
+ *					refused alike
  *	probe kill PID ...		kill(PID, SIGTERM)
  *	probe syscalls			ptrace, process_vm_readv, bpf, keyctl,
  *					add_key, mount, umount2, unshare,
@@ -251,6 +254,42 @@ do_unix(const char *name, int abstract)
 	if (r == 0)
 		(void)write(s, "hostile\n", 8);
 	close(s);
+}
+
+static void
+do_unixmany(const char *dir, int n)
+{
+	struct sockaddr_un	 sun;
+	char			 act[256];
+	int			 i, s, e = 0, mixed = 0, ok = 0;
+
+	snprintf(act, sizeof(act), "unix %s/s.*", dir);
+	for (i = 0; i < n; i++) {
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/s.%d", dir,
+		    i);
+		if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
+		    -1) {
+			TRY(act, -1);
+			return;
+		}
+		if (connect(s, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+			ok++;
+		else if (e == 0)
+			e = errno;
+		else if (errno != e)
+			mixed = 1;
+		close(s);
+	}
+	if (ok > 0) {
+		printf("%s: ALLOWED %d of %d\n", act, ok, n);
+		went_through = 1;
+	} else if (mixed)
+		printf("%s: mixed errors\n", act);
+	else
+		printf("%s: %s\n", act, ename(e));
+	fflush(stdout);
 }
 
 static void
@@ -817,6 +856,8 @@ main(int argc, char *argv[])
 		do_unix(argv[2], 1);
 	else if (strcmp(act, "unix") == 0 && argc == 3)
 		do_unix(argv[2], 0);
+	else if (strcmp(act, "unixmany") == 0 && argc == 4)
+		do_unixmany(argv[2], atoi(argv[3]));
 	else if (strcmp(act, "kill") == 0)
 		for (i = 2; i < argc; i++)
 			do_kill(argv[i]);

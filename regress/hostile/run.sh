@@ -33,6 +33,19 @@ while ! grep -q '^ready' "$T/listen.out" && [ $i -lt 50 ]; do
 done
 PORT=$(awk '/^ready/ {print $2}' "$T/listen.out")
 [ -n "$PORT" ] || fail "host listener did not start"
+# Host sockets a /proc/net/unix parser misses: a name with a space,
+# more than 512 of them, one bound in another network namespace.
+NSOCKS=600
+mkdir -p "$T/socks" "$T/nssocks"
+bg "$P/socks" "$T/socks" $NSOCKS >>"$T/socks.out"
+bg unshare -n "$P/socks" "$T/nssocks" 1 >>"$T/nssocks.out"
+i=0
+while ! { grep -q '^ready' "$T/socks.out" && grep -q '^ready' "$T/nssocks.out"; } &&
+    [ $i -lt 100 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+grep -q '^ready' "$T/socks.out" && grep -q '^ready' "$T/nssocks.out" ||
+    fail "host socket listeners did not start"
 echo "fd-secret-$TOKEN" >"$T/fdsecret"
 chmod 600 "$T/fdsecret"
 exec 7<"$T/fdsecret"
@@ -75,6 +88,9 @@ outside "good" "$id"
 
 # --- one attempt, every refusal: filesystem, network, syscalls, tools ---
 
+h_hostfile /home HOMEF && h_hostfile /srv SRVF && h_hostfile /opt OPTF ||
+    fail "host files"
+
 bg setpriv --reuid $H_UIDLO --regid $H_UIDLO --clear-groups sleep 300
 HOSTSLEEP=$BGPID
 sleep 0.1
@@ -82,6 +98,10 @@ script="
 P=$PROBE
 \$P read /etc/shadow $T/state/journal $T/keys/verifier.key \
     $T/keys/receipt.key $T/fdsecret $T/remote.git/config
+\$P read $T/other.git/HEAD $T/other.git/config $T/other.git/packed-refs \
+    ${OTHEROBJ:-$T/other.git/objects/none} ${OTHERPACK:-$T/other.git/none.pack} \
+    $HOMEF $SRVF $OPTF $T/world-readable $T/factoryd.conf /var/lib/dpkg/status \
+    /sys/kernel/notes
 \$P write /etc/factory-hostile $T/repo.git/objects/factory-hostile \
     $T/repo.git/hooks/pre-receive $T/repo.git/config \
     $T/remote.git/hooks/post-receive $T/pulls/factory-hostile.json \
@@ -93,6 +113,9 @@ P=$PROBE
 \$P abstract $ABSTRACT
 \$P unix $H_RUNSOCK
 \$P unix $SOCK
+\$P unix '$T/socks/a b.sock'
+\$P unix $T/nssocks/s.0
+\$P unixmany $T/socks $NSOCKS
 \$P kill $FACTORYD_PID $HOSTSLEEP
 \$P syscalls
 \$P families
@@ -115,11 +138,19 @@ refused "$id" "read /etc/shadow" EACCES
 refused "$id" "read $T/state/journal" ENOENT
 refused "$id" "read $T/keys/verifier.key" ENOENT
 refused "$id" "read $T/keys/receipt.key" ENOENT
-refused "$id" "read $T/fdsecret" EACCES
+refused "$id" "read $T/fdsecret" ENOENT
 refused "$id" "read $T/remote.git/config" ENOENT
+# The root is an allowlist: other repositories, the config, /home,
+# /srv, /opt, /var, /sys are not in the agent's view at all.
+for f in $T/other.git/HEAD $T/other.git/config $T/other.git/packed-refs \
+    ${OTHEROBJ:-$T/other.git/objects/none} ${OTHERPACK:-$T/other.git/none.pack} \
+    $HOMEF $SRVF $OPTF $T/world-readable $T/factoryd.conf /var/lib/dpkg/status \
+    /sys/kernel/notes; do
+	refused "$id" "read $f" ENOENT
+done
 refused "$id" "write /etc/factory-hostile" EROFS
 refused "$id" "write $T/repo.git/objects/factory-hostile" EROFS
-refused "$id" "write $T/repo.git/hooks/pre-receive" EROFS
+refused "$id" "write $T/repo.git/hooks/pre-receive" ENOENT
 refused "$id" "write $T/repo.git/config" 'E(ROFS|ACCES)'
 refused "$id" "write $T/remote.git/hooks/post-receive" ENOENT
 refused "$id" "write $T/pulls/factory-hostile.json" 'E(ROFS|NOENT)'
@@ -133,6 +164,20 @@ refused "$id" "abstract @$ABSTRACT" 'E(CONNREFUSED|PERM)'
 refused "$id" "unix $H_RUNSOCK" 'E(NOENT|ACCES|CONNREFUSED)'
 # The control socket is covered by /dev/null (or hidden with its dir).
 refused "$id" "unix $SOCK" 'E(NOENT|CONNREFUSED)'
+for f in "$T/socks/a b.sock" "$T/nssocks/s.0"; do
+	refused "$id" "unix $f" ENOENT
+done
+refused "$id" "unix $T/socks/s.*" ENOENT
+# The controls: from the host, each of them answers.
+answers() {	# the probe exits 1 when what it tried went through
+	! "$P/probe" "$@"
+}
+check "host side: the socket with a space answers" \
+    answers unix "$T/socks/a b.sock"
+check "host side: the socket of another netns answers" \
+    answers unix "$T/nssocks/s.0"
+check "host side: all $NSOCKS sockets answer" \
+    answers unixmany "$T/socks" $NSOCKS
 refused "$id" "kill $FACTORYD_PID" ESRCH
 refused "$id" "kill $HOSTSLEEP" ESRCH
 for s in "ptrace attach" "ptrace traceme" process_vm_readv bpf keyctl \
@@ -217,6 +262,24 @@ vtree=$T/state/attempts/$victim/tree
 check "victim runs 2 processes (uid $vuid: $vpids)" \
     [ "$(echo $vpids | wc -w)" = 2 ]
 check "victim's file is in its tree on the host" [ -f "$vtree/src/secret.c" ]
+# Its pid 1: the launcher binary, titled by the attempt, holding nothing
+# of the parent's memory (the receipt signing key, say).
+vpid1=""
+for p in $(cat /sys/fs/cgroup/*/factory/*/"$victim"/cgroup.procs 2>/dev/null |
+    sort -u); do
+	grep -q '^NSpid:.*[[:space:]]1$' /proc/$p/status 2>/dev/null && vpid1=$p
+done
+check "victim's pid 1 found ($vpid1)" [ -n "$vpid1" ]
+check "pid 1 runs factory-sandbox" \
+    [ "$(readlink /proc/$vpid1/exe)" = "$(readlink -f "$O/factory-sandbox")" ]
+check "pid 1's title names its attempt" \
+    [ "$(tr '\0' ' ' </proc/$vpid1/cmdline)" = "factory-sandbox attempt $victim " ]
+keyhex=$(openssl pkey -in "$T/keys/receipt.key" -outform DER 2>/dev/null |
+    tail -c 32 | od -An -tx1 | tr -d ' \n')
+check "the control: the parent's memory holds the receipt key" \
+    [ "$("$P/memscan" "$FACTORYD_PID" "$keyhex")" = found ]
+check "pid 1's memory does not hold the receipt key" \
+    [ "$("$P/memscan" "$vpid1" "$keyhex")" = absent ]
 script="
 P=$PROBE
 \$P read $vtree/src/secret.c
@@ -366,4 +429,8 @@ check "every sandbox was torn down (cgroups empty and removed)" \
     sh -c "! grep -q 'sandbox teardown' '$T/log'"
 stop_factoryd
 check "the host listener saw nothing" sh -c "! grep -v '^ready' '$T/listen.out'"
+check "the host sockets saw only the host's controls" \
+    [ "$(grep -c '^accepted' "$T/socks.out")" = $((NSOCKS + 1)) ]
+check "the other netns socket saw only the host's control" \
+    [ "$(grep -c '^accepted' "$T/nssocks.out")" = 1 ]
 regress_done

@@ -85,16 +85,17 @@ check "attempt_dirs exactly the two attempts" \
 check "verify_dirs" q '.verify_dirs == ["a-20261129-0001"]'
 check "branches: only factory/<id>, once for repo and remote" \
     q --arg r "$T/demo.git" --arg c "$commit" \
-    '[.branches[] | [.repo, .branch, .commit]] ==
-    [[$r, "factory/a-20261129-0001", $c]]'
+    '[.branches[] | [.repo, .id, .commit]] ==
+    [[$r, "a-20261129-0001", $c]]'
 check "pulls" q --arg d "$T/pulls" \
-    '[.pulls[] | [.dir, .attempt, .number]] == [[$d, "a-20261129-0001", 3]]'
+    '[.pulls[] | [.dir, .id, .number]] == [[$d, "a-20261129-0001", 3]]'
 check "the attempt uid's process" \
     q --argjson p "$SLEEPPID" --argjson u "$AUID" \
     '[.processes[] | select(.pid == $p and .uid == $u and
     .comm == "sleep")] | length == 1'
 if [ -n "${CG:-}" ]; then
-	check "the host cgroup $CG" q --arg g "$CG" 'any(.cgroups[]; . == $g)'
+	check "the host cgroup $CG, by id" q --arg i "$ID" \
+	    'any(.cgroups[]; . == {"id": $i, "validation": false})'
 fi
 check "skipped: bad name, symlink, foreign branch, junk" q '.skipped == 4'
 check "no errors under the policy" q '.errors == []'
@@ -152,5 +153,7 @@ sleep 0.5
 check "still running after start-up" kill -0 "$pid"
 stop_factoryd
 check "gone after factoryd stops" sh -c "! kill -0 $pid 2>/dev/null"
+
+. "$(dirname "$0")/hostile.sh"
 
 regress_done

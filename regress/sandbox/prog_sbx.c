@@ -3,12 +3,15 @@
  * tests.  Spawns, waits (a wall deadline enforced with sandbox_kill),
  * prints what happened and what the cgroups measured, destroys.
  *
- *	prog_sbx [-P] [-i id] -u uid -t tree [-H hide]... [-m mem] [-p pids]
+ *	prog_sbx [-P] [-L launcher] [-i id] -u uid -t tree [-H hide]...
+ *	    [-m mem] [-p pids]
  *	    [-c cpu_ms] [-f fsize] [-n nofile] [-w wall_s] [-l logfile]
- *	    [-x exec_allow]... [-e VAR=value]... -- argv...
+ *	    [-x exec_allow]... [-R expose]... [-e VAR=value]... -- argv...
  *
  * Exits 0 if the destroy succeeded, 1 if it did not, 2 if the spawn
  * failed, 3 on a usage error.  -P prints sandbox_probe's line only.
+ * -L names the factory-sandbox binary to start as pid 1, as factoryd
+ * does; without it pid 1 is a fork of prog_sbx.
  */
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -38,10 +41,11 @@ onalarm(int sig)
 static __dead void
 usage(void)
 {
-	fprintf(stderr, "usage: prog_sbx [-P] [-i id] -u uid -t tree "
+	fprintf(stderr, "usage: prog_sbx [-P] [-L launcher] [-i id] -u uid "
+	    "-t tree "
 	    "[-H hide] [-m mem] [-p pids] [-c cpu_ms] [-f fsize] "
 	    "[-n nofile] [-w wall_s] [-l logfile] [-x exec_allow] "
-	    "[-e VAR=value] -- argv...\n");
+	    "[-R expose] [-e VAR=value] -- argv...\n");
 	exit(3);
 }
 
@@ -88,17 +92,19 @@ main(int argc, char *argv[])
 	struct sandbox_usage	 u;
 	struct sigaction	 sa;
 	char			*hide[MAXLIST], *xa[MAXLIST], *env[MAXLIST];
+	char			*ex[MAXLIST];
 	char			 idbuf[64], msg[1024];
-	int			 nhide = 0, nxa = 0, nenv = 0, ch, st, rc;
+	int			 nhide = 0, nxa = 0, nenv = 0, nex = 0, ch, st;
+	int			 rc;
 	unsigned int		 wall = 0;
 	pid_t			 pid;
 
 	memset(&spec, 0, sizeof(spec));
-	hide[0] = xa[0] = env[0] = NULL;
+	hide[0] = xa[0] = env[0] = ex[0] = NULL;
 	spec.logfd = STDOUT_FILENO;
 	snprintf(idbuf, sizeof(idbuf), "sbx-%ld", (long)getpid());
 	spec.id = idbuf;
-	while ((ch = getopt(argc, argv, "c:e:f:H:i:l:m:n:p:Pt:u:w:x:")) != -1) {
+	while ((ch = getopt(argc, argv, "c:e:f:H:i:L:l:m:n:p:PR:t:u:w:x:")) != -1) {
 		switch (ch) {
 		case 'c':
 			spec.cpu_ms = num(optarg);
@@ -114,6 +120,11 @@ main(int argc, char *argv[])
 			break;
 		case 'i':
 			spec.id = optarg;
+			break;
+		case 'L':
+			if ((ch = open(optarg, O_PATH | O_CLOEXEC)) == -1)
+				err(3, "%s", optarg);
+			sandbox_set_launcher(ch);
 			break;
 		case 'l':
 			spec.logfd = open(optarg, O_WRONLY | O_CREAT | O_TRUNC |
@@ -132,6 +143,9 @@ main(int argc, char *argv[])
 			break;
 		case 'P':
 			return probe();
+		case 'R':
+			add(ex, &nex, optarg);
+			break;
 		case 't':
 			spec.tree = optarg;
 			break;
@@ -160,6 +174,7 @@ main(int argc, char *argv[])
 	spec.env = env;
 	spec.hide = nhide > 0 ? hide : NULL;
 	spec.exec_allow = nxa > 0 ? xa : NULL;
+	spec.expose = nex > 0 ? ex : NULL;
 
 	if (sandbox_spawn(&spec, &sb, msg, sizeof(msg)) == -1) {
 		printf("spawn: %s\n", msg);

@@ -6,6 +6,7 @@
 
 : "${O:?O must name the build directory}"
 P="$O/regress/sandbox"
+P0=$P
 SBX="$P/prog_sbx"
 PR="$P/prog_probe"
 FAILED=0
@@ -48,6 +49,9 @@ mkdir -p "$T/state/attempts/a1/tree" "$T/keys" "$TT/state/attempts/a2/tree"
 echo "s3cret" >"$T/state/secret"
 echo "PRIVATE KEY" >"$T/keys/key.pem"
 echo "token" >"$T/keyfile"
+echo "token" >"$T/bin/keyfile"		# in a path the agent is shown
+echo "world" >"$T/world-readable"
+chmod 644 "$T/world-readable" "$T/bin/keyfile"
 echo "s3cret" >"$TT/state/secret"
 chmod 755 "$T" "$TT"
 TREE="$T/state/attempts/a1/tree"
@@ -55,6 +59,8 @@ TREE2="$TT/state/attempts/a2/tree"
 echo marker >"$MARK"
 
 XALL="-x $P -x /lib -x /lib64 -x /usr/lib -x /usr/bin -x /bin"
+# Pid 1 is the launcher binary, as factoryd starts it.
+LAUNCH="-L $O/factory-sandbox"
 
 ok() { echo "ok - $1"; }
 notok() { echo "not ok - $1: $2"; FAILED=1; }
@@ -73,8 +79,9 @@ sbx() {
 	ID="sbxreg-$$-$N"
 	IDS="$IDS $ID"
 	chown "$U:$U" "$TREE" "$TREE2"
-	OUT=$("$SBX" -i "$ID" -u "$U" -H "$T/state" -H "$T/keys" \
-	    -H "$T/keyfile" -H "$TT/state" ${XA:-$XALL} "$@" 2>&1)
+	OUT=$("$SBX" $LAUNCH -i "$ID" -u "$U" -H "$T/state" -H "$T/keys" \
+	    -H "$T/keyfile" -H "$T/bin/keyfile" -H "$TT/state" ${XA:-$XALL} \
+	    "$@" 2>&1)
 	RC=$?
 	final "$name"
 }
@@ -149,7 +156,22 @@ expect "state dir secret hidden" ENOENT "exit 1"
 sbx key -t "$TREE" -- "$PR" read "$T/keys/key.pem"
 expect "key dir hidden" ENOENT "exit 1"
 sbx keyfile -t "$TREE" -- "$PR" read "$T/keyfile"
-expect "key file masked (reads empty)" "read 0" "exit 0"
+expect "key file outside the root's allowlist absent" ENOENT "exit 1"
+sbx keyfile-shown -t "$TREE" -- "$PR" read "$T/bin/keyfile"
+expect "key file in a shown exec path masked (reads empty)" "read 0" "exit 0"
+sbx world -t "$TREE" -- "$PR" read "$T/world-readable"
+expect "a world-readable host file outside the allowlist absent" ENOENT \
+    "exit 1"
+for f in /var/lib/dpkg/status /sys/kernel/notes /proc/1/environ; do
+	sbx "host-$f" -t "$TREE" -- "$PR" read "$f"
+	expect "host $f not in the view" ENOENT "exit 1"
+done
+mkdir -p "$T/repo.git/objects/ab" && echo obj >"$T/repo.git/objects/ab/cd" &&
+    echo cfg >"$T/repo.git/config" && chmod -R a+rX "$T/repo.git"
+sbx expose -R "$T/repo.git/objects" -t "$TREE" -- /bin/sh -c \
+    "cat $T/repo.git/objects/ab/cd; cat $T/repo.git/config || echo noconfig; echo x >$T/repo.git/objects/x || echo readonly"
+expect "expose: the repository's objects read-only, nothing else of it" \
+    obj noconfig readonly "exit 0"
 sbx tmp -t "$TREE" -- "$PR" read "$MARK"
 expect "host /tmp invisible" ENOENT "exit 1"
 sbx tree-under-tmp -t "$TREE2" -- /bin/sh -c \
@@ -269,7 +291,7 @@ fi
 rm -f "$TREE/pid"
 N=$((N + 1)); U=$((63900 + N)); ID="sbxreg-$$-$N"; IDS="$IDS $ID"
 chown "$U:$U" "$TREE"
-"$SBX" -i "$ID" -u "$U" -w 3 -t "$TREE" -x "$P" -x /lib -x /lib64 \
+"$SBX" $LAUNCH -i "$ID" -u "$U" -w 3 -t "$TREE" -x "$P" -x /lib -x /lib64 \
     -x /usr/lib -x /bin -x /usr/bin -- /bin/sh -c \
     "$PR daemon $TREE/pid; exec /bin/sleep 1000" >"$T/kill.log" 2>&1 &
 bg=$!
@@ -303,6 +325,47 @@ if [ "$RC" = 2 ] && printf '%s\n' "$OUT" | grep -qx \
 else
 	notok enoent "rc $RC: $(echo $OUT)"
 fi
+
+# --- the launcher, driven by hand (prog_launch hands it its fds)
+LAUNCHER=$O/factory-sandbox
+PL=$P0/prog_launch
+N=$((N + 1)); U=$((63900 + N)); chown "$U:$U" "$TREE"
+OUT=$("$PL" "$LAUNCHER" good "$TREE" "$U" -- /bin/sh -c 'id -u; exit 3' 2>&1)
+if printf '%s\n' "$OUT" | grep -qx "$U" &&
+    printf '%s\n' "$OUT" | grep -qx "exit 3"; then
+	ok "launcher: a good plan runs the agent as uid $U"
+else
+	notok launcher-good "$(echo $OUT)"
+fi
+while IFS='|' read -r mode want; do
+	OUT=$("$PL" "$LAUNCHER" $mode "$TREE" "$U" -- /bin/true 2>&1)
+	if printf '%s\n' "$OUT" | grep -qxF "error: plan: $want" &&
+	    printf '%s\n' "$OUT" | grep -qx "exit 127"; then
+		ok "launcher: $mode refused ($want)"
+	else
+		notok "launcher-$mode" "$(echo $OUT)"
+	fi
+done <<EOF
+cut 0|none came
+cut 7|version: truncated
+cut 30|tree: truncated
+cut 40|tree: length $(printf %s "$TREE" | wc -c) out of bounds
+trailing|1 bytes after the end
+magic|magic: not a sandbox plan
+withfd|came with descriptors
+title|id launch-1, started as attempt launch-2
+noplan|none came
+badid|id: not a plain name
+EOF
+OUT=$("$LAUNCHER" 2>&1); RC=$?
+[ "$RC" = 1 ] && printf '%s\n' "$OUT" | grep -q "started by factoryd only" &&
+    ok "launcher: run by hand, refuses" || notok launcher-hand "$OUT"
+OUT=$("$LAUNCHER" attempt x 2>&1); RC=$?
+[ "$RC" = 1 ] && printf '%s\n' "$OUT" | grep -q "not pid 1" &&
+    ok "launcher: not pid 1, refuses" || notok launcher-pid "$OUT"
+OUT=$(unshare -pf "$LAUNCHER" attempt x 2>&1); RC=$?
+[ "$RC" = 1 ] && printf '%s\n' "$OUT" | grep -q "fd 3 is not a seqpacket socket" &&
+    ok "launcher: pid 1 without its fds, refuses" || notok launcher-fds "$OUT"
 
 # --- fail closed, with explicit downgrades (factoryd itself)
 #

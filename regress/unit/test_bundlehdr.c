@@ -166,7 +166,7 @@ START_TEST(test_ref)
 	/* What the ref says reaches a log line escaped, and cut short. */
 	refused("# v2 git bundle\n-" BASE "\n" TIP
 	    " refs/heads/factory/\x1b[2K\"\\\n\nPACK",
-	    "ref \"refs/heads/factory/\\x1b[2K\\x22\\x5c\" is not");
+	    "ref \"refs/heads/factory/\\x1b[2K\"\\\\\" is not");
 	memset(s, 'x', sizeof(s));
 	memcpy(s, "# v2 git bundle\n-" BASE "\n" TIP " ", 16 + 42 + 41);
 	memcpy(s + sizeof(s) - 7, "\n\nPACK", 7);

@@ -112,6 +112,19 @@ static const struct {
 	{ "a\tb",		"contains a control character" },
 	{ "a\x7f",		"contains a control character" },
 	{ "a\\",		"'\\' at the end of a component" },
+	/*
+	 * Characters are UTF-8: a byte that is not part of a character
+	 * would let '?' and '*' split the path in two ways (regress/fuzz
+	 * found "*\xe7?\xaf" not matching "\xe7\xe7\xaf\xaf").
+	 */
+	{ "\xc3\xa9/[\xc3\xa0-\xc3\xbf]",	NULL },
+	{ "*\xe7?\xaf",		"not UTF-8" },
+	{ "\xff",		"not UTF-8" },
+	{ "a\xc3",		"not UTF-8" },
+	{ "\xa9x",		"not UTF-8" },
+	{ "[\xc3]",		"not UTF-8" },
+	{ "\xe2\x82x",		"not UTF-8" },
+	{ "\xf8\x88\x80\x80\x80",	"not UTF-8" },
 };
 
 START_TEST(test_valid_table)

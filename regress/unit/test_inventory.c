@@ -28,6 +28,7 @@
 
 #include "factory.h"
 #include "imsgev.h"
+#include "invmsg.h"
 #include "../../reconciler/reconciler.h"
 
 #define TEST_UID	61990		/* the test's attempt uid range */
@@ -464,7 +465,6 @@ START_TEST(test_mounts)
 {
 	struct inv_tally t;
 	char		 s[PATH_MAX], mi[PATH_MAX], below[PATH_MAX];
-	char		 want[PATH_MAX];
 	json_t		*arr, *e;
 
 	strlcpy(s, tdir("mnt"), sizeof(s));
@@ -473,28 +473,19 @@ START_TEST(test_mounts)
 	snprintf(below, sizeof(below), "%s//", s);	/* trailing slashes */
 	inv_tally_init(&t);
 	arr = inv_list_mounts(mi, below, &t);
-	ck_assert_uint_eq(json_array_size(arr), 4);
+	/* Only attempts' mounts, by id: no paths reach the parent. */
+	ck_assert_uint_eq(json_array_size(arr), 2);
 	ck_assert_int_eq(t.skipped, MOUNTS_SKIPPED);
-
-	snprintf(want, sizeof(want), "%s/attempts/a-20261129-0001/tree", s);
-	ck_assert_ptr_nonnull(e = find_by(arr, "target", want));
-	ck_assert_str_eq(json_str(e, "fstype"), "overlay");
-	ck_assert_str_eq(json_str(e, "attempt"), "a-20261129-0001");
-	snprintf(want, sizeof(want), "%s/with space", s);
-	ck_assert_ptr_nonnull(e = find_by(arr, "target", want));
-	ck_assert_ptr_null(json_object_get(e, "attempt"));
-	snprintf(want, sizeof(want), "%s/verify/a-20261129-0002", s);
-	ck_assert_ptr_nonnull(e = find_by(arr, "target", want));
-	ck_assert_str_eq(json_str(e, "attempt"), "a-20261129-0002");
-	snprintf(want, sizeof(want), "%s/attempts/not-an-id/x", s);
-	ck_assert_ptr_nonnull(e = find_by(arr, "target", want));
-	ck_assert_ptr_null(json_object_get(e, "attempt"));
+	ck_assert_ptr_nonnull(e = find_by(arr, "id", "a-20261129-0001"));
+	ck_assert(json_is_false(json_object_get(e, "verify")));
+	ck_assert_uint_eq(json_object_size(e), 2);
+	ck_assert_ptr_nonnull(e = find_by(arr, "id", "a-20261129-0002"));
+	ck_assert(json_is_true(json_object_get(e, "verify")));
 	json_decref(arr);
 
-	/* The real table: the cgroup hierarchies are below /sys. */
+	/* The real table reads; nothing of an attempt below /sys. */
 	arr = inv_list_mounts("/proc/self/mountinfo", "/sys", &t);
-	ck_assert_uint_ge(json_array_size(arr), 1);
-	ck_assert_ptr_nonnull(find_by(arr, "target", "/sys/fs/cgroup"));
+	ck_assert_uint_eq(json_array_size(arr), 0);
 	ck_assert_uint_eq(json_array_size(t.errors), 0);
 	json_decref(arr);
 
@@ -590,7 +581,7 @@ START_TEST(test_branches)
 	ck_assert_uint_eq(json_array_size(arr), 1);
 	e = json_array_get(arr, 0);
 	ck_assert_str_eq(json_str(e, "repo"), repo);
-	ck_assert_str_eq(json_str(e, "branch"), "factory/a-20261129-0001");
+	ck_assert_str_eq(json_str(e, "id"), "a-20261129-0001");
 	ck_assert_str_eq(json_str(e, "commit"), hex1);
 	ck_assert_int_eq(t.skipped, BRANCHES_SKIPPED);
 	ck_assert_uint_eq(json_array_size(t.errors), 0);
@@ -599,7 +590,7 @@ START_TEST(test_branches)
 	arr = inv_list_branches(remote, &t);
 	ck_assert_uint_eq(json_array_size(arr), 1);
 	e = json_array_get(arr, 0);
-	ck_assert_str_eq(json_str(e, "branch"), "factory/a-20261129-0009");
+	ck_assert_str_eq(json_str(e, "id"), "a-20261129-0009");
 	ck_assert_str_eq(json_str(e, "commit"), hex2);
 	json_decref(arr);
 
@@ -663,10 +654,10 @@ START_TEST(test_pulls)
 	alarm(0);
 	ck_assert_uint_eq(json_array_size(arr), 2);
 	ck_assert_int_eq(t.skipped, PULLS_SKIPPED);
-	ck_assert_ptr_nonnull(e = find_by(arr, "attempt", "a-20261129-0001"));
+	ck_assert_ptr_nonnull(e = find_by(arr, "id", "a-20261129-0001"));
 	ck_assert_int_eq(json_integer_value(json_object_get(e, "number")), 1);
 	ck_assert_str_eq(json_str(e, "dir"), d);
-	ck_assert_ptr_nonnull(e = find_by(arr, "attempt", "a-20261129-0002"));
+	ck_assert_ptr_nonnull(e = find_by(arr, "id", "a-20261129-0002"));
 	ck_assert_int_eq(json_integer_value(json_object_get(e, "number")), 2);
 	ck_assert_uint_eq(json_array_size(t.errors), 0);
 	json_decref(arr);
@@ -740,6 +731,8 @@ START_TEST(test_dispatch)
 	const char	*repos[2], *remotes[1], *pullv[1];
 	const char	*keys[] = { "attempt_dirs", "verify_dirs", "cgroups",
 			    "processes", "mounts", "branches", "pulls" };
+	struct invmsg	 m;
+	char		 err[512];
 	json_t		*inv;
 	uint32_t	 rtype;
 	size_t		 i;
@@ -792,10 +785,11 @@ START_TEST(test_dispatch)
 	    "attempt_dirs")), 3);
 	ck_assert_uint_eq(json_array_size(json_object_get(inv,
 	    "verify_dirs")), 1);
-	ck_assert_uint_eq(json_array_size(json_object_get(inv, "cgroups")), 4);
+	/* Four cgroup paths: one attempt's and its validation run's. */
+	ck_assert_uint_eq(json_array_size(json_object_get(inv, "cgroups")), 2);
 	ck_assert_uint_eq(json_array_size(json_object_get(inv, "processes")),
 	    1);
-	ck_assert_uint_eq(json_array_size(json_object_get(inv, "mounts")), 4);
+	ck_assert_uint_eq(json_array_size(json_object_get(inv, "mounts")), 2);
 	ck_assert_uint_eq(json_array_size(json_object_get(inv, "branches")),
 	    2);
 	ck_assert_uint_eq(json_array_size(json_object_get(inv, "pulls")), 2);
@@ -804,6 +798,18 @@ START_TEST(test_dispatch)
 	    BRANCHES_SKIPPED + PULLS_SKIPPED);
 	ck_assert_uint_eq(json_array_size(json_object_get(inv, "errors")), 0);
 	ck_assert(json_is_false(json_object_get(inv, "truncated")));
+	/* What we send is what the parent's strict decoder takes. */
+	ck_assert_msg(invmsg_decode(inv, TEST_UID, TEST_UID + 1, &m, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(m.ncgroups, 2);
+	ck_assert_str_eq(m.cgroups[0].id, "a-20261129-0001");
+	ck_assert(!m.cgroups[0].validation);
+	ck_assert(m.cgroups[1].validation);
+	ck_assert_uint_eq(m.nprocs, 1);
+	ck_assert_int_eq(m.procs[0].pid, 123);
+	ck_assert_uint_eq(m.nbranches, 2);
+	ck_assert_uint_eq(m.npulls, 2);
+	invmsg_free(&m);
 	json_decref(inv);
 
 	/* No payload is an empty request too. */
@@ -832,6 +838,161 @@ START_TEST(test_dispatch)
 	    &inv), -1);
 	ck_assert_int_eq(roundtrip(&c, IMSG_CTL_LOG_VERBOSE, &v, sizeof(v),
 	    &rtype, &inv), 0);
+}
+END_TEST
+
+/*
+ * The parent's strict reading of an inventory: one good message, then
+ * each way a hostile reconciler could bend it.  Each bad one is
+ * refused with a reason that names the member.
+ */
+#define GOOD_INV "{\"attempt_dirs\": [\"a-20261129-0001\"], " \
+	"\"verify_dirs\": [], \"cgroups\": [{\"id\": \"a-20261129-0001\", " \
+	"\"validation\": true}], \"processes\": [{\"pid\": 123, " \
+	"\"uid\": 61990, \"comm\": \"sh\"}], \"mounts\": [{\"id\": " \
+	"\"a-20261129-0001\", \"verify\": false}], \"branches\": " \
+	"[{\"repo\": \"/r.git\", \"id\": \"a-20261129-0001\", \"commit\": " \
+	"\"0123456789abcdef0123456789abcdef01234567\"}], \"pulls\": " \
+	"[{\"dir\": \"/p\", \"id\": \"a-20261129-0001\", \"number\": 3}], " \
+	"\"skipped\": 2, \"errors\": [\"x: denied\"], \"truncated\": false}"
+
+static int
+decode_edit(const char *jq_like_key, json_t *v, char *err, size_t len)
+{
+	struct invmsg	 m;
+	json_t		*o;
+	int		 rc;
+
+	ck_assert_ptr_nonnull(o = json_loads(GOOD_INV, 0, NULL));
+	if (v == NULL)
+		json_object_del(o, jq_like_key);
+	else
+		json_object_set_new(o, jq_like_key, v);
+	rc = invmsg_decode(o, TEST_UID, TEST_UID + 1, &m, err, len);
+	invmsg_free(&m);
+	json_decref(o);
+	return (rc);
+}
+
+/* A bad value for key must be refused with a reason naming want. */
+static void
+refused(const char *key, const char *value, const char *want)
+{
+	char	 err[512];
+	json_t	*v = NULL;
+
+	if (value != NULL)
+		ck_assert_msg((v = json_loads(value, JSON_DECODE_ANY |
+		    JSON_ALLOW_NUL, NULL)) != NULL, "test JSON %s", value);
+	ck_assert_msg(decode_edit(key, v, err, sizeof(err)) == -1,
+	    "%s = %s accepted", key, value ? value : "(none)");
+	ck_assert_msg(strstr(err, want) != NULL, "%s = %s: \"%s\" does "
+	    "not name %s", key, value ? value : "(none)", err, want);
+}
+
+START_TEST(test_decode)
+{
+	struct invmsg	 m;
+	json_t		*o;
+	char		 err[512];
+	const char	*keys[] = { "attempt_dirs", "verify_dirs", "cgroups",
+			    "processes", "mounts", "branches", "pulls",
+			    "skipped", "errors", "truncated" };
+	size_t		 i;
+
+	ck_assert_ptr_nonnull(o = json_loads(GOOD_INV, 0, NULL));
+	ck_assert_msg(invmsg_decode(o, TEST_UID, TEST_UID + 1, &m, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(m.ndirs, 1);
+	ck_assert_str_eq(m.dirs[0].id, "a-20261129-0001");
+	ck_assert(m.cgroups[0].validation);
+	ck_assert_int_eq(m.procs[0].pid, 123);
+	ck_assert_uint_eq(m.procs[0].uid, TEST_UID);
+	ck_assert_str_eq(m.branches[0].repo, "/r.git");
+	ck_assert_int_eq(m.pulls[0].number, 3);
+	ck_assert_int_eq(m.skipped, 2);
+	ck_assert_str_eq(m.errors[0], "x: denied");
+	invmsg_free(&m);
+	/* Not an object, or nothing. */
+	ck_assert_int_eq(invmsg_decode(NULL, 1, 2, &m, err, sizeof(err)),
+	    -1);
+	invmsg_free(&m);
+	json_decref(o);
+
+	/* Every member is required. */
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		refused(keys[i], NULL, keys[i]);
+	refused("extra", "1", "extra");
+	refused("path", "\"/etc\"", "path");
+
+	/* Ids: ours, never a path. */
+	refused("attempt_dirs", "[\"../../etc\"]", "attempt_dirs[0]");
+	refused("attempt_dirs", "[\"/etc\"]", "attempt_dirs[0]");
+	refused("attempt_dirs", "[\"a-20261129-0001/../..\"]",
+	    "attempt_dirs[0]");
+	refused("attempt_dirs", "[\"a-20261129-0001\\u0000/x\"]", "NUL");
+	refused("attempt_dirs", "[\"a-20261129-00000000001\"]",
+	    "attempt_dirs[0]");
+	refused("attempt_dirs", "[\"a-20261129-001\"]", "attempt_dirs[0]");
+	refused("attempt_dirs", "[\"a-20261129-0001-v\"]", "attempt_dirs[0]");
+	refused("attempt_dirs", "[\"\"]", "attempt_dirs[0]");
+	refused("attempt_dirs", "[\"a-20261129-0001\\n\"]", "attempt_dirs[0]");
+	refused("attempt_dirs", "[1]", "attempt_dirs[0]");
+	refused("attempt_dirs", "\"a-20261129-0001\"", "attempt_dirs");
+	refused("verify_dirs", "[\"a-20261129-0001\", \"..\"]",
+	    "verify_dirs[1]");
+	refused("cgroups", "[\"/sys/fs/cgroup/unified/factory/x/"
+	    "a-20261129-0001\"]", "cgroups[0]");
+	refused("cgroups", "[{\"id\": \"a-20261129-0001-v\", "
+	    "\"validation\": false}]", "cgroups[0]");
+	refused("cgroups", "[{\"id\": \"a-20261129-0001\", "
+	    "\"validation\": 1}]", "cgroups[0]");
+	refused("cgroups", "[{\"id\": \"a-20261129-0001\"}]", "cgroups[0]");
+	refused("cgroups", "[{\"id\": \"a-20261129-0001\", "
+	    "\"validation\": true, \"path\": \"/\"}]", "cgroups[0]");
+	refused("mounts", "[{\"id\": \"../x\", \"verify\": true}]",
+	    "mounts[0]");
+
+	/* Processes: never pid 1 or below, only attempt uids. */
+	refused("processes", "[{\"pid\": 1, \"uid\": 61990, \"comm\": "
+	    "\"x\"}]", "processes[0]");
+	refused("processes", "[{\"pid\": 0, \"uid\": 61990, \"comm\": "
+	    "\"x\"}]", "processes[0]");
+	refused("processes", "[{\"pid\": -1, \"uid\": 61990, \"comm\": "
+	    "\"x\"}]", "processes[0]");
+	refused("processes", "[{\"pid\": 99999999999, \"uid\": 61990, "
+	    "\"comm\": \"x\"}]", "processes[0]");
+	refused("processes", "[{\"pid\": 12.0, \"uid\": 61990, \"comm\": "
+	    "\"x\"}]", "processes[0]");
+	refused("processes", "[{\"pid\": \"12\", \"uid\": 61990, "
+	    "\"comm\": \"x\"}]", "processes[0]");
+	refused("processes", "[{\"pid\": 12, \"uid\": 0, \"comm\": "
+	    "\"x\"}]", "uid 0");
+	refused("processes", "[{\"pid\": 12, \"uid\": 61992, \"comm\": "
+	    "\"x\"}]", "uid 61992");
+	refused("processes", "[{\"pid\": 12, \"uid\": 61990, \"comm\": "
+	    "\"\\u001b[2J\"}]", "processes[0].comm");
+	refused("processes", "[{\"pid\": 12, \"uid\": 61990}]",
+	    "processes[0]");
+	refused("processes", "[{\"pid\": 12, \"uid\": 61990, \"comm\": "
+	    "\"x\", \"kill\": true}]", "processes[0]");
+
+	/* Shown only, but typed and bounded all the same. */
+	refused("branches", "[{\"repo\": \"/r\", \"id\": "
+	    "\"a-20261129-0001\", \"commit\": \"xyz\"}]", "branches[0]");
+	refused("branches", "[{\"repo\": \"/r\\u00ff\", \"id\": "
+	    "\"a-20261129-0001\", \"commit\": "
+	    "\"0123456789abcdef0123456789abcdef01234567\"}]",
+	    "branches[0].repo");
+	refused("pulls", "[{\"dir\": \"/p\", \"id\": \"a-20261129-0001\", "
+	    "\"number\": 0}]", "pulls[0]");
+	refused("pulls", "[{\"dir\": \"/p\", \"attempt\": "
+	    "\"a-20261129-0001\", \"number\": 2}]", "pulls[0]");
+	refused("skipped", "-1", "skipped");
+	refused("skipped", "\"0\"", "skipped");
+	refused("truncated", "0", "truncated");
+	refused("errors", "[1]", "errors[0]");
+	refused("errors", "[\"\\u0007bell\"]", "errors[0]");
 }
 END_TEST
 
@@ -933,6 +1094,7 @@ inventory_suite(void)
 	tcase_add_test(tc, test_branches);
 	tcase_add_test(tc, test_pulls);
 	tcase_add_test(tc, test_dispatch);
+	tcase_add_test(tc, test_decode);
 	tcase_add_test(tc, test_truncate);
 	tcase_add_test(tc, test_vars);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,896 @@
+/*
+ * Strict payloads of the child messages; see msg.h.  Each message is a
+ * table of fields; one encoder and one decoder walk the tables.
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "esc.h"
+#include "imsgev.h"
+#include "msg.h"
+
+enum ftype {
+	F_STR,		/* char[size], NUL-terminated */
+	F_PSTR,		/* char *, at most size bytes */
+	F_U32,		/* uint32_t */
+	F_U64,		/* uint64_t */
+	F_I64,		/* int64_t */
+	F_BOOL,		/* int, 0 or 1 */
+	F_STRV,		/* char **, count at cnt, at most size entries */
+	F_CHANGES,	/* struct msg_change *, count at cnt */
+	F_GITHUB	/* struct msg_github, presence flag (int) at cnt */
+};
+
+enum fclass {
+	C_TEXT,		/* the parent's own: any UTF-8 without NUL */
+	C_ABS,		/* an absolute path */
+	C_ID,		/* an attempt id */
+	C_HEX40,	/* 40 lower-case hex digits */
+	C_HEX40E,	/* the same, or empty */
+	C_HEX64,
+	C_HEX64E,
+	C_DIGEST,	/* "sha256:" and 64 hex digits */
+	C_ESC,		/* the suite's encoding, esc.h */
+	C_PRINT,	/* printable ASCII */
+	C_B64,		/* base64 */
+	C_STATUS,	/* one of A M D T */
+	C_FORGE		/* "local" or "github" */
+};
+
+struct field {
+	const char	*key;
+	enum ftype	 type;
+	enum fclass	 cls;		/* strings, and list entries */
+	size_t		 off;
+	size_t		 size;		/* see enum ftype */
+	size_t		 cnt;		/* lists and F_GITHUB */
+	long long	 min, max;	/* numbers */
+	int		 optional;	/* may be absent (encoded if set) */
+};
+
+struct msgdesc {
+	const char		*name;
+	size_t			 size;
+	const struct field	*f;
+	size_t			 nf;
+	int			(*check)(const void *, char *, size_t);
+};
+
+#define MEMBER_SIZE(st, m)	sizeof(((st *)0)->m)
+#define STR(st, m, cls)		{ #m, F_STR, cls, offsetof(st, m), \
+				  MEMBER_SIZE(st, m), 0, 0, 0, 0 }
+#define OSTR(st, m, cls)	{ #m, F_STR, cls, offsetof(st, m), \
+				  MEMBER_SIZE(st, m), 0, 0, 0, 1 }
+#define PSTR(st, m, cls, max)	{ #m, F_PSTR, cls, offsetof(st, m), max, \
+				  0, 0, 0, 0 }
+#define NUM(st, m, t, lo, hi)	{ #m, t, 0, offsetof(st, m), 0, 0, lo, hi, 0 }
+#define BOOL(st, m)		{ #m, F_BOOL, 0, offsetof(st, m), 0, 0, 0, 1, \
+				  0 }
+#define STRV(st, m, cls, n)	{ #m, F_STRV, cls, offsetof(st, m), \
+				  MSG_LIST_MAX, offsetof(st, n), 0, 0, 0 }
+#define NELEM(a)		(sizeof(a) / sizeof((a)[0]))
+#define EPOCH_MAX		(1LL << 53)
+#define SIZE_LIMIT		(1LL << 62)
+
+static const struct field f_resolve[] = {
+	NUM(struct msg_resolve, req, F_U32, 1, UINT32_MAX),
+	STR(struct msg_resolve, repo, C_ABS),
+	STR(struct msg_resolve, ref, C_TEXT),
+};
+
+static const struct field f_resolved[] = {
+	NUM(struct msg_resolved, req, F_U32, 1, UINT32_MAX),
+	OSTR(struct msg_resolved, oid, C_HEX40),
+	OSTR(struct msg_resolved, error, C_ESC),
+};
+
+static const struct field f_provision[] = {
+	STR(struct msg_provision, id, C_ID),
+	NUM(struct msg_provision, epoch, F_U64, 1, EPOCH_MAX),
+	STR(struct msg_provision, repo, C_ABS),
+	STR(struct msg_provision, baseline, C_HEX40),
+	STR(struct msg_provision, dir, C_ABS),
+};
+
+static const struct field f_ready[] = {
+	STR(struct msg_ready, id, C_ID),
+	/* A stale epoch is the parent's to refuse, not malformed. */
+	NUM(struct msg_ready, epoch, F_U64, 0, EPOCH_MAX),
+};
+
+static const struct field f_collect[] = {
+	STR(struct msg_collect, id, C_ID),
+	NUM(struct msg_collect, epoch, F_U64, 1, EPOCH_MAX),
+	STR(struct msg_collect, repo, C_ABS),
+	STR(struct msg_collect, baseline, C_HEX40),
+	STR(struct msg_collect, dir, C_ABS),
+	STRV(struct msg_collect, scope, C_TEXT, nscope),
+	STR(struct msg_collect, title, C_TEXT),
+	STR(struct msg_collect, digest, C_DIGEST),
+	NUM(struct msg_collect, tree_limit, F_U64, 0, SIZE_LIMIT),
+	STR(struct msg_collect, bundle, C_ABS),
+};
+
+static const struct field f_result[] = {
+	STR(struct msg_result, id, C_ID),
+	NUM(struct msg_result, epoch, F_U64, 0, EPOCH_MAX),
+	STR(struct msg_result, commit, C_HEX40E),
+	STR(struct msg_result, tree, C_HEX40E),
+	STR(struct msg_result, bundle_sha256, C_HEX64E),
+	NUM(struct msg_result, bundle_size, F_U64, 0, SIZE_LIMIT),
+	{ "changes", F_CHANGES, C_ESC, offsetof(struct msg_result, changes),
+	    MSG_LIST_MAX, offsetof(struct msg_result, nchanges), 0, 0, 0 },
+	NUM(struct msg_result, changes_total, F_U64, 0, SIZE_LIMIT),
+	STRV(struct msg_result, rejects, C_ESC, nrejects),
+	NUM(struct msg_result, rejects_total, F_U64, 0, SIZE_LIMIT),
+};
+
+static const struct field f_error[] = {
+	STR(struct msg_error, id, C_ID),
+	STR(struct msg_error, error, C_ESC),
+};
+
+static const struct field f_verify[] = {
+	STR(struct msg_verify, id, C_ID),
+	STR(struct msg_verify, repo, C_ABS),
+	STR(struct msg_verify, baseline, C_HEX40),
+	STRV(struct msg_verify, scope, C_TEXT, nscope),
+	STR(struct msg_verify, title, C_TEXT),
+	STR(struct msg_verify, digest, C_DIGEST),
+	STR(struct msg_verify, commit, C_HEX40),
+	STR(struct msg_verify, bundle_sha256, C_HEX64),
+	STR(struct msg_verify, dir, C_ABS),
+	NUM(struct msg_verify, seq, F_U64, 1, EPOCH_MAX),
+	STR(struct msg_verify, prev, C_HEX64),
+	NUM(struct msg_verify, epoch, F_U64, 1, EPOCH_MAX),
+	NUM(struct msg_verify, wall_ms, F_U64, 0, SIZE_LIMIT),
+};
+
+static const struct field f_validate_req[] = {
+	STR(struct msg_validate_req, id, C_ID),
+};
+
+static const struct field f_validate_done[] = {
+	STR(struct msg_validate_done, id, C_ID),
+	NUM(struct msg_validate_done, status, F_I64, INT32_MIN, INT32_MAX),
+	BOOL(struct msg_validate_done, timedout),
+	BOOL(struct msg_validate_done, passed),
+	NUM(struct msg_validate_done, seq, F_U64, 1, EPOCH_MAX),
+	STR(struct msg_validate_done, prev, C_HEX64),
+	NUM(struct msg_validate_done, epoch, F_U64, 1, EPOCH_MAX),
+};
+
+static const struct field f_verdict[] = {
+	STR(struct msg_verdict, id, C_ID),
+	PSTR(struct msg_verdict, receipt, C_PRINT, FACTORY_MAXIMSG),
+};
+
+static const struct field f_github[] = {
+	STR(struct msg_github, api, C_TEXT),
+	STR(struct msg_github, owner, C_TEXT),
+	STR(struct msg_github, repo, C_TEXT),
+	NUM(struct msg_github, repository_id, F_U64, 1, SIZE_LIMIT),
+	STR(struct msg_github, app_id, C_TEXT),
+	NUM(struct msg_github, installation_id, F_U64, 1, SIZE_LIMIT),
+	STR(struct msg_github, key, C_ABS),
+	STR(struct msg_github, ca, C_ABS),
+};
+
+static const struct field f_publish[] = {
+	STR(struct msg_publish, id, C_ID),
+	STR(struct msg_publish, forge, C_FORGE),
+	STR(struct msg_publish, repository, C_TEXT),
+	STR(struct msg_publish, remote, C_TEXT),
+	STR(struct msg_publish, pulls, C_TEXT),
+	STR(struct msg_publish, title, C_TEXT),
+	STR(struct msg_publish, base, C_TEXT),
+	STR(struct msg_publish, commit, C_HEX40),
+	PSTR(struct msg_publish, verdict, C_PRINT, FACTORY_MAXIMSG),
+	STR(struct msg_publish, verifier_pub, C_B64),
+	{ "github", F_GITHUB, 0, offsetof(struct msg_publish, github), 0,
+	    offsetof(struct msg_publish, has_github), 0, 0, 1 },
+};
+
+static const struct field f_published[] = {
+	STR(struct msg_published, id, C_ID),
+	STR(struct msg_published, branch, C_ESC),
+	NUM(struct msg_published, number, F_I64, 1, INT32_MAX),
+	STR(struct msg_published, record, C_ESC),
+	BOOL(struct msg_published, reused),
+};
+
+static int	check_resolved(const void *, char *, size_t);
+static int	check_result(const void *, char *, size_t);
+static int	check_verdict(const void *, char *, size_t);
+static int	check_publish(const void *, char *, size_t);
+
+#define DESC(name, st, f, check)	{ name, sizeof(st), f, NELEM(f), check }
+static const struct msgdesc descs[MSG_KIND_MAX] = {
+	[MSG_RESOLVE] = DESC("RESOLVE", struct msg_resolve, f_resolve, NULL),
+	[MSG_RESOLVED] = DESC("RESOLVE (answer)", struct msg_resolved,
+	    f_resolved, check_resolved),
+	[MSG_PROVISION] = DESC("PROVISION", struct msg_provision, f_provision,
+	    NULL),
+	[MSG_READY] = DESC("READY", struct msg_ready, f_ready, NULL),
+	[MSG_COLLECT] = DESC("COLLECT", struct msg_collect, f_collect, NULL),
+	[MSG_RESULT] = DESC("RESULT", struct msg_result, f_result,
+	    check_result),
+	[MSG_ERROR] = DESC("ERROR", struct msg_error, f_error, NULL),
+	[MSG_VERIFY] = DESC("VERIFY", struct msg_verify, f_verify, NULL),
+	[MSG_VALIDATE_REQ] = DESC("VALIDATE_REQ", struct msg_validate_req,
+	    f_validate_req, NULL),
+	[MSG_VALIDATE_DONE] = DESC("VALIDATE_DONE", struct msg_validate_done,
+	    f_validate_done, NULL),
+	[MSG_VERDICT] = DESC("VERDICT", struct msg_verdict, f_verdict,
+	    check_verdict),
+	[MSG_PUBLISH] = DESC("PUBLISH", struct msg_publish, f_publish,
+	    check_publish),
+	[MSG_PUBLISHED] = DESC("PUBLISHED", struct msg_published, f_published,
+	    NULL),
+};
+
+static int
+merr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return (-1);
+}
+
+const char *
+msg_kind_name(enum msg_kind k)
+{
+	if ((unsigned)k >= MSG_KIND_MAX)
+		return ("unknown");
+	return (descs[k].name);
+}
+
+size_t
+msg_size(enum msg_kind k)
+{
+	if ((unsigned)k >= MSG_KIND_MAX)
+		return (0);
+	return (descs[k].size);
+}
+
+static int
+all_of(const char *s, const char *set)
+{
+	return (s[strspn(s, set)] == '\0');
+}
+
+#define HEX	"0123456789abcdef"
+
+/* 1 if the NUL-terminated s is of class c. */
+static int
+class_ok(enum fclass c, const char *s)
+{
+	size_t	 len = strlen(s), i;
+
+	switch (c) {
+	case C_TEXT:
+		return (1);
+	case C_ABS:
+		return (s[0] == '/');
+	case C_ID:
+		return (len > 0 && len < ATTEMPT_ID_MAX && s[0] != '.' &&
+		    s[0] != '-' && all_of(s, "abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"));
+	case C_HEX40E:
+		if (len == 0)
+			return (1);
+		/* FALLTHROUGH */
+	case C_HEX40:
+		return (len == 40 && all_of(s, HEX));
+	case C_HEX64E:
+		if (len == 0)
+			return (1);
+		/* FALLTHROUGH */
+	case C_HEX64:
+		return (len == 64 && all_of(s, HEX));
+	case C_DIGEST:
+		return (len == 71 && strncmp(s, "sha256:", 7) == 0 &&
+		    all_of(s + 7, HEX));
+	case C_ESC:
+		return (esc_valid(s));
+	case C_PRINT:
+		for (i = 0; i < len; i++)
+			if (s[i] < 0x20 || s[i] > 0x7e)
+				return (0);
+		return (1);
+	case C_B64:
+		return (all_of(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "abcdefghijklmnopqrstuvwxyz0123456789+/="));
+	case C_STATUS:
+		return (len == 1 && strchr("AMDT", s[0]) != NULL);
+	case C_FORGE:
+		return (strcmp(s, "local") == 0 || strcmp(s, "github") == 0);
+	}
+	return (0);
+}
+
+/* A string value of at most max bytes, of its class. */
+static const char *
+get_str(const struct field *f, json_t *v, size_t max, char *err,
+    size_t errlen)
+{
+	const char	*s;
+
+	if (!json_is_string(v)) {
+		merr(err, errlen, "field %s: not a string", f->key);
+		return (NULL);
+	}
+	s = json_string_value(v);
+	if (strlen(s) != json_string_length(v)) {
+		merr(err, errlen, "field %s: NUL in the string", f->key);
+		return (NULL);
+	}
+	if (strlen(s) > max) {
+		merr(err, errlen, "field %s: longer than %zu bytes", f->key,
+		    max);
+		return (NULL);
+	}
+	if (!class_ok(f->cls, s)) {
+		merr(err, errlen, "field %s: not of its kind", f->key);
+		return (NULL);
+	}
+	return (s);
+}
+
+static int
+get_num(const struct field *f, json_t *v, void *p, char *err, size_t errlen)
+{
+	json_int_t	 n;
+
+	if (f->type == F_BOOL) {
+		if (!json_is_boolean(v))
+			return (merr(err, errlen, "field %s: not a boolean",
+			    f->key));
+		*(int *)p = json_is_true(v);
+		return (0);
+	}
+	if (!json_is_integer(v))
+		return (merr(err, errlen, "field %s: not an integer", f->key));
+	n = json_integer_value(v);
+	if (n < f->min || n > f->max)
+		return (merr(err, errlen, "field %s: %lld out of range",
+		    f->key, (long long)n));
+	if (f->type == F_U32)
+		*(uint32_t *)p = (uint32_t)n;
+	else if (f->type == F_U64)
+		*(uint64_t *)p = (uint64_t)n;
+	else
+		*(int64_t *)p = (int64_t)n;
+	return (0);
+}
+
+static int	decode_obj(json_t *, const struct field *, size_t, void *,
+		    char *, size_t);
+
+static int
+get_strv(const struct field *f, json_t *v, void *p, size_t *cnt, char *err,
+    size_t errlen)
+{
+	char		***vp = p, **list;
+	const char	 *s;
+	json_t		 *e;
+	size_t		  i;
+
+	if (!json_is_array(v))
+		return (merr(err, errlen, "field %s: not an array", f->key));
+	if (json_array_size(v) > f->size)
+		return (merr(err, errlen, "field %s: more than %zu entries",
+		    f->key, f->size));
+	if ((list = calloc(json_array_size(v) + 1, sizeof(*list))) == NULL)
+		return (merr(err, errlen, "field %s: %s", f->key,
+		    strerror(errno)));
+	*vp = list;
+	json_array_foreach(v, i, e) {
+		if ((s = get_str(f, e, MSG_ESC_MAX, err, errlen)) == NULL)
+			return (-1);
+		if ((list[i] = strdup(s)) == NULL)
+			return (merr(err, errlen, "%s", strerror(errno)));
+		*cnt = i + 1;
+	}
+	return (0);
+}
+
+static const struct field f_change[] = {
+	STR(struct msg_change, status, C_STATUS),
+	PSTR(struct msg_change, path, C_ESC, MSG_ESC_MAX),
+};
+
+static int
+get_changes(const struct field *f, json_t *v, void *p, size_t *cnt,
+    char *err, size_t errlen)
+{
+	struct msg_change	**cp = p, *list;
+	json_t			 *e;
+	size_t			  i;
+
+	if (!json_is_array(v))
+		return (merr(err, errlen, "field %s: not an array", f->key));
+	if (json_array_size(v) > f->size)
+		return (merr(err, errlen, "field %s: more than %zu entries",
+		    f->key, f->size));
+	if ((list = calloc(json_array_size(v) + 1, sizeof(*list))) == NULL)
+		return (merr(err, errlen, "%s", strerror(errno)));
+	*cp = list;
+	json_array_foreach(v, i, e) {
+		*cnt = i + 1;
+		if (decode_obj(e, f_change, NELEM(f_change), &list[i], err,
+		    errlen) == -1)
+			return (-1);
+	}
+	return (0);
+}
+
+static int
+get_field(const struct field *f, json_t *v, char *base, char *err,
+    size_t errlen)
+{
+	const char	*s;
+	void		*p = base + f->off;
+
+	switch (f->type) {
+	case F_STR:
+		if ((s = get_str(f, v, f->size - 1, err, errlen)) == NULL)
+			return (-1);
+		strlcpy(p, s, f->size);
+		return (0);
+	case F_PSTR:
+		if ((s = get_str(f, v, f->size, err, errlen)) == NULL)
+			return (-1);
+		if ((*(char **)p = strdup(s)) == NULL)
+			return (merr(err, errlen, "%s", strerror(errno)));
+		return (0);
+	case F_U32:
+	case F_U64:
+	case F_I64:
+	case F_BOOL:
+		return (get_num(f, v, p, err, errlen));
+	case F_STRV:
+		return (get_strv(f, v, p, (size_t *)(base + f->cnt), err,
+		    errlen));
+	case F_CHANGES:
+		return (get_changes(f, v, p, (size_t *)(base + f->cnt), err,
+		    errlen));
+	case F_GITHUB:
+		*(int *)(base + f->cnt) = 1;
+		return (decode_obj(v, f_github, NELEM(f_github), p, err,
+		    errlen));
+	}
+	return (merr(err, errlen, "field %s: bad table", f->key));
+}
+
+/* An object with exactly the table's fields (the optional ones may lack). */
+static int
+decode_obj(json_t *o, const struct field *f, size_t nf, void *st, char *err,
+    size_t errlen)
+{
+	const char	*key;
+	json_t		*v;
+	size_t		 i;
+	char		 shown[32 * ESC_MAXEXPAND + 1];
+
+	if (!json_is_object(o))
+		return (merr(err, errlen, "not an object"));
+	json_object_foreach(o, key, v) {
+		for (i = 0; i < nf; i++)
+			if (strcmp(key, f[i].key) == 0)
+				break;
+		if (i == nf) {
+			if (esc_encode(key, strnlen(key, 32), shown,
+			    sizeof(shown)) == -1)
+				strlcpy(shown, "?", sizeof(shown));
+			return (merr(err, errlen, "unexpected field \"%s\"",
+			    shown));
+		}
+	}
+	for (i = 0; i < nf; i++) {
+		if ((v = json_object_get(o, f[i].key)) == NULL) {
+			if (f[i].optional)
+				continue;
+			return (merr(err, errlen, "missing field %s",
+			    f[i].key));
+		}
+		if (get_field(&f[i], v, st, err, errlen) == -1)
+			return (-1);
+	}
+	return (0);
+}
+
+static void
+free_obj(const struct field *f, size_t nf, void *st)
+{
+	char			*base = st, **v;
+	struct msg_change	*c;
+	size_t			 i, j, n;
+
+	for (i = 0; i < nf; i++) {
+		switch (f[i].type) {
+		case F_PSTR:
+			free(*(char **)(base + f[i].off));
+			*(char **)(base + f[i].off) = NULL;
+			break;
+		case F_STRV:
+			v = *(char ***)(base + f[i].off);
+			n = *(size_t *)(base + f[i].cnt);
+			for (j = 0; v != NULL && j < n; j++)
+				free(v[j]);
+			free(v);
+			*(char ***)(base + f[i].off) = NULL;
+			*(size_t *)(base + f[i].cnt) = 0;
+			break;
+		case F_CHANGES:
+			c = *(struct msg_change **)(base + f[i].off);
+			n = *(size_t *)(base + f[i].cnt);
+			for (j = 0; c != NULL && j < n; j++)
+				free(c[j].path);
+			free(c);
+			*(struct msg_change **)(base + f[i].off) = NULL;
+			*(size_t *)(base + f[i].cnt) = 0;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+void
+msg_free(enum msg_kind k, void *st)
+{
+	if ((unsigned)k >= MSG_KIND_MAX || st == NULL)
+		return;
+	free_obj(descs[k].f, descs[k].nf, st);
+}
+
+int
+msg_read(enum msg_kind k, const void *data, size_t len, void *st, char *err,
+    size_t errlen)
+{
+	const struct msgdesc	*d;
+	json_t			*o;
+	json_error_t		 jerr;
+	const char		*p = data;
+	char			 e[MSG_ERRLEN];
+
+	if ((unsigned)k >= MSG_KIND_MAX)
+		return (merr(err, errlen, "unknown message kind"));
+	d = &descs[k];
+	memset(st, 0, d->size);
+	if (len == 0 || p[len - 1] != '\0')
+		return (merr(err, errlen, "%s: payload not NUL-terminated",
+		    d->name));
+	if (memchr(p, '\0', len - 1) != NULL)
+		return (merr(err, errlen, "%s: bytes after the NUL", d->name));
+	/* json_loadb refuses anything after the value, and "\u0000". */
+	if ((o = json_loadb(p, len - 1, JSON_REJECT_DUPLICATES, &jerr)) ==
+	    NULL)
+		return (merr(err, errlen, "%s: not JSON at byte %d", d->name,
+		    jerr.position));
+	if (decode_obj(o, d->f, d->nf, st, e, sizeof(e)) == -1 ||
+	    (d->check != NULL && d->check(st, e, sizeof(e)) == -1)) {
+		json_decref(o);
+		free_obj(d->f, d->nf, st);
+		memset(st, 0, d->size);
+		return (merr(err, errlen, "%s: %s", d->name, e));
+	}
+	json_decref(o);
+	return (0);
+}
+
+static json_t *
+enc_str(const struct field *f, const char *s, size_t max, char *err,
+    size_t errlen)
+{
+	json_t	*v;
+
+	if (s == NULL)
+		s = "";
+	if (strlen(s) > max || !class_ok(f->cls, s)) {
+		merr(err, errlen, "field %s: not of its kind or too long",
+		    f->key);
+		return (NULL);
+	}
+	if ((v = json_string(s)) == NULL)
+		merr(err, errlen, "field %s: not UTF-8", f->key);
+	return (v);
+}
+
+static json_t	*encode_obj(const struct field *, size_t, const void *, char *,
+		    size_t);
+
+static json_t *
+enc_list(const struct field *f, const char *base, char *err, size_t errlen)
+{
+	json_t		*a, *v;
+	size_t		 i, n = *(const size_t *)(base + f->cnt);
+	char * const	*sv;
+	const struct msg_change *c;
+
+	if (n > f->size) {
+		merr(err, errlen, "field %s: more than %zu entries", f->key,
+		    f->size);
+		return (NULL);
+	}
+	if ((a = json_array()) == NULL)
+		return (NULL);
+	for (i = 0; i < n; i++) {
+		if (f->type == F_STRV) {
+			sv = *(char * const * const *)(base + f->off);
+			v = enc_str(f, sv[i], MSG_ESC_MAX, err, errlen);
+		} else {
+			c = *(const struct msg_change * const *)(base + f->off);
+			v = encode_obj(f_change, NELEM(f_change), &c[i], err,
+			    errlen);
+		}
+		if (v == NULL || json_array_append_new(a, v) == -1) {
+			json_decref(a);
+			return (NULL);
+		}
+	}
+	return (a);
+}
+
+static json_t *
+enc_field(const struct field *f, const char *base, char *err, size_t errlen)
+{
+	const void	*p = base + f->off;
+	long long	 n;
+
+	switch (f->type) {
+	case F_STR:
+		return (enc_str(f, p, f->size - 1, err, errlen));
+	case F_PSTR:
+		return (enc_str(f, *(char * const *)p, f->size, err, errlen));
+	case F_BOOL:
+		return (json_boolean(*(const int *)p));
+	case F_U32:
+	case F_U64:
+	case F_I64:
+		if (f->type == F_U32)
+			n = *(const uint32_t *)p;
+		else if (f->type == F_U64)
+			n = *(const uint64_t *)p > (uint64_t)f->max ? f->max +
+			    1 : (long long)*(const uint64_t *)p;
+		else
+			n = *(const int64_t *)p;
+		if (n < f->min || n > f->max) {
+			merr(err, errlen, "field %s: %lld out of range",
+			    f->key, n);
+			return (NULL);
+		}
+		return (json_integer(n));
+	case F_STRV:
+	case F_CHANGES:
+		return (enc_list(f, base, err, errlen));
+	case F_GITHUB:
+		return (encode_obj(f_github, NELEM(f_github), p, err, errlen));
+	}
+	return (NULL);
+}
+
+/* Is an optional field set: a non-empty string, a present object. */
+static int
+opt_set(const struct field *f, const char *base)
+{
+	if (f->type == F_GITHUB)
+		return (*(const int *)(base + f->cnt));
+	if (f->type == F_STR)
+		return (base[f->off] != '\0');
+	return (1);
+}
+
+static json_t *
+encode_obj(const struct field *f, size_t nf, const void *st, char *err,
+    size_t errlen)
+{
+	const char	*base = st;
+	json_t		*o, *v;
+	size_t		 i;
+
+	if ((o = json_object()) == NULL)
+		return (NULL);
+	for (i = 0; i < nf; i++) {
+		if (f[i].optional && !opt_set(&f[i], base))
+			continue;
+		if ((v = enc_field(&f[i], base, err, errlen)) == NULL ||
+		    json_object_set_new(o, f[i].key, v) == -1) {
+			json_decref(o);
+			return (NULL);
+		}
+	}
+	return (o);
+}
+
+char *
+msg_encode(enum msg_kind k, const void *st, size_t *len, char *err,
+    size_t errlen)
+{
+	const struct msgdesc	*d;
+	json_t			*o;
+	char			*s, e[MSG_ERRLEN] = "out of memory";
+
+	if ((unsigned)k >= MSG_KIND_MAX) {
+		merr(err, errlen, "unknown message kind");
+		return (NULL);
+	}
+	d = &descs[k];
+	if ((d->check != NULL && d->check(st, e, sizeof(e)) == -1) ||
+	    (o = encode_obj(d->f, d->nf, st, e, sizeof(e))) == NULL) {
+		merr(err, errlen, "%s: %s", d->name, e);
+		return (NULL);
+	}
+	s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (s == NULL) {
+		merr(err, errlen, "%s: cannot encode", d->name);
+		return (NULL);
+	}
+	*len = strlen(s) + 1;
+	return (s);
+}
+
+/* What the tables cannot say: relations between fields. */
+static int
+check_resolved(const void *st, char *err, size_t errlen)
+{
+	const struct msg_resolved	*m = st;
+
+	if ((m->oid[0] == '\0') == (m->error[0] == '\0'))
+		return (merr(err, errlen, "not exactly one of oid and error"));
+	return (0);
+}
+
+static int
+check_result(const void *st, char *err, size_t errlen)
+{
+	const struct msg_result	*m = st;
+
+	if (m->changes_total < m->nchanges || m->rejects_total < m->nrejects)
+		return (merr(err, errlen, "a total below what is listed"));
+	if (m->rejects_total > 0 && m->nrejects == 0)
+		return (merr(err, errlen, "rejects counted, none listed"));
+	if (m->rejects_total == 0 && (m->commit[0] == '\0' ||
+	    m->tree[0] == '\0' || m->bundle_sha256[0] == '\0'))
+		return (merr(err, errlen, "no reject and no commit, tree or "
+		    "bundle"));
+	return (0);
+}
+
+static int
+check_verdict(const void *st, char *err, size_t errlen)
+{
+	const struct msg_verdict	*m = st;
+
+	if (m->receipt == NULL || m->receipt[0] == '\0')
+		return (merr(err, errlen, "no receipt"));
+	return (0);
+}
+
+static int
+check_publish(const void *st, char *err, size_t errlen)
+{
+	const struct msg_publish	*m = st;
+
+	if ((strcmp(m->forge, "github") == 0) != (m->has_github != 0))
+		return (merr(err, errlen, "github settings for forge %s",
+		    m->forge));
+	if (m->verdict == NULL)
+		return (merr(err, errlen, "no verdict"));
+	return (0);
+}
+
+char *
+msg_hello_make(const char *text)
+{
+	const char	*p, *nl;
+	char		*out, *o;
+	size_t		 len = 0, n;
+
+	for (p = text; ; p = nl + 1) {
+		nl = strchr(p, '\n');
+		n = nl != NULL ? (size_t)(nl - p) : strlen(p);
+		len += esc_len(p, n) + 1;
+		if (nl == NULL)
+			break;
+	}
+	if ((out = malloc(len + 1)) == NULL)
+		return (NULL);
+	o = out;
+	for (p = text; ; p = nl + 1) {
+		nl = strchr(p, '\n');
+		n = nl != NULL ? (size_t)(nl - p) : strlen(p);
+		o += esc_encode(p, n, o, len + 1 - (o - out));
+		if (nl == NULL)
+			break;
+		*o++ = '\n';
+	}
+	*o = '\0';
+	return (out);
+}
+
+int
+msg_hello_read(const void *data, size_t len, char **text, char *err,
+    size_t errlen)
+{
+	const char	*p = data, *nl, *line;
+	char		*copy;
+
+	*text = NULL;
+	if (len < 2 || len > MSG_HELLO_MAX)
+		return (merr(err, errlen, "HELLO: %zu bytes", len));
+	if (p[len - 1] != '\0' || memchr(p, '\0', len - 1) != NULL)
+		return (merr(err, errlen, "HELLO: not one NUL-terminated "
+		    "string"));
+	if ((copy = strdup(p)) == NULL)
+		return (merr(err, errlen, "HELLO: %s", strerror(errno)));
+	/* Line by line in the suite's encoding. */
+	for (line = copy; ; line = nl + 1) {
+		if ((nl = strchr(line, '\n')) != NULL)
+			*(char *)nl = '\0';
+		if (!esc_valid(line)) {
+			free(copy);
+			return (merr(err, errlen, "HELLO: a line is not "
+			    "escaped"));
+		}
+		if (nl == NULL)
+			break;
+		*(char *)nl = '\n';
+	}
+	*text = copy;
+	return (0);
+}
+
+int
+msg_get(struct imsg *imsg, enum msg_kind k, void *st, char *err,
+    size_t errlen)
+{
+	struct ibuf	 ib;
+
+	if (imsg_get_ibuf(imsg, &ib) == -1)
+		return (merr(err, errlen, "%s: no payload",
+		    msg_kind_name(k)));
+	return (msg_read(k, ibuf_data(&ib), ibuf_size(&ib), st, err,
+	    errlen));
+}
+
+int
+msg_compose(struct imsgev *iev, uint32_t type, enum msg_kind k, int fd,
+    const void *st, char *err, size_t errlen)
+{
+	char	*s;
+	size_t	 len;
+	int	 ret;
+
+	if ((s = msg_encode(k, st, &len, err, errlen)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return (-1);
+	}
+	if (len > FACTORY_MAXIMSG - IMSG_HEADER_SIZE) {
+		free(s);
+		if (fd != -1)
+			close(fd);
+		return (merr(err, errlen, "%s: %zu bytes, more than one "
+		    "message holds", msg_kind_name(k), len));
+	}
+	ret = imsgev_compose(iev, type, 0, 0, fd, s, len);
+	free(s);
+	if (ret == -1)
+		return (merr(err, errlen, "%s: %s", msg_kind_name(k),
+		    strerror(errno)));
+	return (0);
+}

@@ -1,0 +1,169 @@
+/*
+ * prog_launch: drives the factory-sandbox launcher by hand, the way
+ * bubblewrap's tests drive bwrap: clones a new pid and mount namespace,
+ * hands the launcher its descriptors as factoryd does (sbx.h) and a
+ * plan, good or spoiled, then prints what came back.
+ *
+ *	prog_launch LAUNCHER MODE [ARG] TREE UID -- argv...
+ *
+ * MODE good runs argv (no cgroups: an empty "G") and prints "exit N";
+ * the others print "error: TEXT" from the error pipe, or "no error":
+ * cut N (the plan's first N bytes), trailing (a byte more), magic,
+ * withfd (an fd attached to the plan), title (started for another
+ * attempt), noplan (the socket closed at once), badid.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../sandbox/sbx.h"
+
+static char	*envp[] = { "HOME=/tmp", "PATH=/usr/bin:/bin", NULL };
+
+static void
+send_plan(int sock, const unsigned char *w, size_t len, int withfd)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+	int		 fd = 0;
+
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = (void *)w;
+	iov.iov_len = len;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	if (withfd) {
+		msg.msg_control = cm.buf;
+		msg.msg_controllen = sizeof(cm.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+	}
+	if (sendmsg(sock, &msg, 0) == -1)
+		err(1, "send the plan");
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct sandbox_spec	 spec;
+	struct sbx_plan		 pl;
+	const char		*mode;
+	unsigned char		*w, *c;
+	size_t			 len, n = 0;
+	char			 buf[1024], *largv[4], probe[1024];
+	ssize_t			 r;
+	int			 sv[2], ep[2], bin, i, st, a = 2;
+	pid_t			 pid;
+
+	if (argc < 6)
+		errx(2, "usage: prog_launch launcher mode [arg] tree uid -- "
+		    "argv");
+	if ((bin = open(argv[1], O_PATH | O_CLOEXEC)) == -1)
+		err(2, "%s", argv[1]);
+	mode = argv[a++];
+	if (strcmp(mode, "cut") == 0)
+		n = strtoul(argv[a++], NULL, 10);
+	memset(&spec, 0, sizeof(spec));
+	memset(&pl, 0, sizeof(pl));
+	spec.id = strcmp(mode, "badid") == 0 ? "a/b" : "launch-1";
+	strlcpy(pl.tree, argv[a++], sizeof(pl.tree));
+	spec.uid = spec.gid = (uid_t)strtoul(argv[a++], NULL, 10);
+	if (strcmp(argv[a++], "--") != 0)
+		errx(2, "-- expected");
+	spec.argv = argv + a;
+	spec.env = envp;
+	spec.nofile = 64;
+	pl.spec = &spec;
+	pl.netfd = pl.ipcfd = -1;
+	if (sandbox_probe(probe, sizeof(probe)) == -1)
+		errx(2, "probe: %s", probe);
+	if ((w = sbx_plan_encode(&pl, &sbx_prog, &len)) == NULL)
+		err(2, "encode");
+	if (strcmp(mode, "cut") == 0 && n < len)
+		len = n;
+	if (strcmp(mode, "trailing") == 0) {
+		if ((c = realloc(w, len + 1)) == NULL)
+			err(2, NULL);
+		w = c;
+		w[len++] = 0;
+	}
+	if (strcmp(mode, "magic") == 0)
+		w[0] ^= 0xff;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1 ||
+	    pipe2(ep, O_CLOEXEC) == -1)
+		err(2, "socketpair");
+	if (strcmp(mode, "noplan") != 0)
+		send_plan(sv[0], w, len, strcmp(mode, "withfd") == 0);
+	else
+		shutdown(sv[0], SHUT_WR);
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS |
+	    CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, 0, 0, 0, 0);
+	if (pid == -1)
+		err(2, "clone");
+	if (pid == 0) {
+		/* Up out of the way first: bin may sit on 3, say. */
+		if ((sv[1] = fcntl(sv[1], F_DUPFD, 64)) == -1 ||
+		    (ep[1] = fcntl(ep[1], F_DUPFD, 64)) == -1 ||
+		    (bin = fcntl(bin, F_DUPFD, 64)) == -1 ||
+		    dup2(sv[1], 3) == -1 || dup2(ep[1], 4) == -1 ||
+		    dup2(1, 5) == -1 || dup2(bin, 8) == -1)
+			_exit(126);
+		syscall(SYS_close_range, 9, ~0U, 0);
+		largv[0] = "factory-sandbox";
+		largv[1] = "attempt";
+		largv[2] = strcmp(mode, "title") == 0 ? "launch-2" :
+		    (char *)spec.id;
+		largv[3] = NULL;
+		syscall(SYS_execveat, 8, "", largv, envp, AT_EMPTY_PATH);
+		_exit(126);
+	}
+	close(sv[1]);
+	close(ep[1]);
+	if (strcmp(mode, "good") == 0) {
+		/* No cgroups here: pid 1 joins none. */
+		if (sbx_sendtag(sv[0], 'G', NULL, 0) == -1)
+			err(2, "send G");
+	}
+	r = read(ep[0], buf, sizeof(buf) - 1);
+	if (r > 0) {
+		buf[r] = '\0';
+		printf("error: %s\n", buf);
+	} else
+		printf("no error\n");
+	fflush(stdout);
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	if (strcmp(mode, "good") == 0) {
+		r = recv(sv[0], buf, sizeof(buf), MSG_DONTWAIT);
+		if (r == 1 + (ssize_t)sizeof(i) && buf[0] == 'S') {
+			memcpy(&i, buf + 1, sizeof(i));
+			st = i;
+		}
+	}
+	if (WIFEXITED(st))
+		printf("exit %d\n", WEXITSTATUS(st));
+	else
+		printf("signal %d\n", WTERMSIG(st));
+	free(w);
+	return (0);
+}

@@ -1,0 +1,326 @@
+/*
+ * fsutil.c: root's removal of trees an agent shaped.  Depth beyond any
+ * fd limit (300, 5000 and 20000 levels under RLIMIT_NOFILE 32), names
+ * of NAME_MAX bytes far past PATH_MAX, modes that lock an owner out,
+ * FIFOs and sockets, symbolic links to / and to a tree outside, a
+ * mount and a bind mount inside (never crossed), a wide directory.
+ * Needs root (mounts, chown).
+ */
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/sysmacros.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../supervisord-factory/factoryd.h"
+
+static char	 base[] = "/tmp/test_fsutil.XXXXXX";
+static char	 mnt[PATH_MAX];
+
+/*
+ * On a tmpfs of its own: the disk here discards every freed block,
+ * which makes each rmdir cost a millisecond.  The tests run forked:
+ * the mount point of test_mounts is known here beforehand.
+ */
+static void
+setup(void)
+{
+	if (mkdtemp(base) == NULL ||
+	    mount("tmpfs", base, "tmpfs", 0, "size=256m,mode=0755") == -1) {
+		perror(base);
+		exit(1);
+	}
+	snprintf(mnt, sizeof(mnt), "%s/mnt/d/d/d/m", base);
+}
+
+static void
+teardown(void)
+{
+	char	 cmd[PATH_MAX + 64];
+
+	umount2(mnt, MNT_DETACH);
+	if (umount2(base, MNT_DETACH) == -1)
+		perror(base);
+	/* Not our code: what a failed test left may be deep. */
+	snprintf(cmd, sizeof(cmd), "rm -rf --one-file-system '%s'", base);
+	if (system(cmd) != 0)
+		fprintf(stderr, "%s failed\n", cmd);
+}
+
+static void
+pathf(char *buf, const char *name)
+{
+	snprintf(buf, PATH_MAX, "%s/%s", base, name);
+}
+
+/*
+ * depth directories below dir, each named name (one fd at a time), a
+ * file in the deepest.
+ */
+static void
+make_deep(const char *dir, int depth, const char *name)
+{
+	int	 fd, nfd, i, f;
+
+	ck_assert_int_ne(fd = open(dir, O_RDONLY | O_DIRECTORY), -1);
+	for (i = 0; i < depth; i++) {
+		ck_assert_msg(mkdirat(fd, name, 0755) == 0, "mkdir at %d: %s",
+		    i, strerror(errno));
+		ck_assert_int_ne(nfd = openat(fd, name, O_RDONLY |
+		    O_DIRECTORY), -1);
+		close(fd);
+		fd = nfd;
+	}
+	ck_assert_int_ne(f = openat(fd, "leaf", O_WRONLY | O_CREAT, 0644),
+	    -1);
+	close(f);
+	close(fd);
+}
+
+static void
+writef(const char *path, const char *text)
+{
+	int	 fd;
+
+	ck_assert_msg((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC,
+	    0644)) != -1, "%s: %s", path, strerror(errno));
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static int
+exists(const char *path)
+{
+	struct stat	 sb;
+
+	return (lstat(path, &sb) == 0);
+}
+
+/* A low fd limit: a walk holding one fd per level cannot pass. */
+static void
+few_fds(void)
+{
+	struct rlimit	 rl = { 32, 32 };
+
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
+
+START_TEST(test_deep)
+{
+	char	 t[PATH_MAX];
+	int	 depths[] = { 300, 5000, 20000 }, i;
+
+	few_fds();
+	for (i = 0; i < 3; i++) {
+		pathf(t, "deep");
+		ck_assert_int_eq(mkdir(t, 0755), 0);
+		make_deep(t, depths[i], "d");
+		ck_assert_msg(fs_remove_tree(t) == 0, "depth %d: %s",
+		    depths[i], strerror(errno));
+		ck_assert(!exists(t));
+	}
+}
+END_TEST
+
+START_TEST(test_long_names)
+{
+	char	 t[PATH_MAX], name[NAME_MAX + 1];
+
+	few_fds();
+	memset(name, 'n', NAME_MAX);
+	name[NAME_MAX] = '\0';
+	pathf(t, "long");
+	ck_assert_int_eq(mkdir(t, 0755), 0);
+	/* 100 levels of 255 bytes: a path of 25 KB, six times PATH_MAX. */
+	make_deep(t, 100, name);
+	ck_assert_msg(fs_remove_tree(t) == 0, "%s", strerror(errno));
+	ck_assert(!exists(t));
+}
+END_TEST
+
+START_TEST(test_modes)
+{
+	char	 t[PATH_MAX], p[PATH_MAX];
+	const mode_t modes[] = { 0, 01777, 04777, 02711, 0111, 0200 };
+	size_t	 i;
+
+	pathf(t, "modes");
+	ck_assert_int_eq(mkdir(t, 0755), 0);
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		snprintf(p, sizeof(p), "%s/d%zu", t, i);
+		ck_assert_int_eq(mkdir(p, 0755), 0);
+		snprintf(p, sizeof(p), "%s/d%zu/f", t, i);
+		writef(p, "x");
+		ck_assert_int_eq(chmod(p, modes[i]), 0);
+		snprintf(p, sizeof(p), "%s/d%zu/sub", t, i);
+		ck_assert_int_eq(mkdir(p, 0755), 0);
+		ck_assert_int_eq(chmod(p, modes[i]), 0);
+		snprintf(p, sizeof(p), "%s/d%zu", t, i);
+		ck_assert_int_eq(chown(p, 61999, 61999), 0);
+		ck_assert_int_eq(chmod(p, modes[i]), 0);
+	}
+	ck_assert_int_eq(chmod(t, 0), 0);
+	ck_assert_msg(fs_remove_tree(t) == 0, "%s", strerror(errno));
+	ck_assert(!exists(t));
+}
+END_TEST
+
+START_TEST(test_special)
+{
+	struct sockaddr_un	 sun;
+	char			 t[PATH_MAX], p[PATH_MAX];
+	int			 s;
+
+	pathf(t, "special");
+	ck_assert_int_eq(mkdir(t, 0755), 0);
+	snprintf(p, sizeof(p), "%s/fifo", t);
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/sock", t);
+	ck_assert_int_ne(s = socket(AF_UNIX, SOCK_STREAM, 0), -1);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	close(s);
+	snprintf(p, sizeof(p), "%s/null", t);
+	ck_assert_int_eq(mknod(p, S_IFCHR | 0666, makedev(1, 3)), 0);
+	alarm(10);	/* a FIFO opened would block here */
+	ck_assert_msg(fs_remove_tree(t) == 0, "%s", strerror(errno));
+	alarm(0);
+	ck_assert(!exists(t));
+}
+END_TEST
+
+START_TEST(test_links)
+{
+	char	 t[PATH_MAX], out[PATH_MAX], p[PATH_MAX];
+
+	pathf(out, "outside");
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	snprintf(p, sizeof(p), "%s/keep", out);
+	writef(p, "keep");
+	pathf(t, "links");
+	ck_assert_int_eq(mkdir(t, 0755), 0);
+	make_deep(t, 400, "d");
+	snprintf(p, sizeof(p), "%s/root", t);
+	ck_assert_int_eq(symlink("/", p), 0);
+	snprintf(p, sizeof(p), "%s/out", t);
+	ck_assert_int_eq(symlink(out, p), 0);
+	snprintf(p, sizeof(p), "%s/d/d/d/out", t);
+	ck_assert_int_eq(symlink(out, p), 0);
+	/* A hard link to a file outside: the link goes, the file stays. */
+	snprintf(p, sizeof(p), "%s/d/hard", t);
+	snprintf(out, sizeof(out), "%s/outside/keep", base);
+	ck_assert_int_eq(link(out, p), 0);
+	ck_assert_msg(fs_remove_tree(t) == 0, "%s", strerror(errno));
+	ck_assert(!exists(t));
+	ck_assert(exists(out));
+	ck_assert(exists("/etc/passwd"));
+
+	/* The path itself a link: the link goes, not its target. */
+	pathf(p, "outlink");
+	pathf(out, "outside");
+	ck_assert_int_eq(symlink(out, p), 0);
+	ck_assert_int_eq(fs_remove_tree(p), 0);
+	ck_assert(!exists(p));
+	snprintf(p, sizeof(p), "%s/keep", out);
+	ck_assert(exists(p));
+
+	pathf(p, "nonexistent");
+	ck_assert_int_eq(fs_remove_tree(p), 0);
+}
+END_TEST
+
+/* A mount below is another file system: never entered, an error. */
+START_TEST(test_mounts)
+{
+	char	 t[PATH_MAX], out[PATH_MAX], p[PATH_MAX];
+
+	pathf(out, "outside2");
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	snprintf(p, sizeof(p), "%s/keep", out);
+	writef(p, "keep");
+	pathf(t, "mnt");
+	ck_assert_int_eq(mkdir(t, 0755), 0);
+	make_deep(t, 40, "d");
+	ck_assert_int_eq(mkdir(mnt, 0755), 0);
+
+	/* The same file system, bound: same st_dev, another mount. */
+	ck_assert_int_eq(mount(out, mnt, NULL, MS_BIND, NULL), 0);
+	ck_assert_int_eq(fs_remove_tree(t), -1);
+	ck_assert(exists(p));
+	ck_assert_int_eq(umount2(mnt, MNT_DETACH), 0);
+
+	ck_assert_int_eq(mount("tmpfs", mnt, "tmpfs", 0, "size=1m"), 0);
+	snprintf(p, sizeof(p), "%s/inmount", mnt);
+	writef(p, "x");
+	ck_assert_int_eq(fs_remove_tree(t), -1);
+	ck_assert(exists(p));
+	ck_assert_int_eq(umount2(mnt, MNT_DETACH), 0);
+
+	/* Unmounted, the rest goes. */
+	ck_assert_msg(fs_remove_tree(t) == 0, "%s", strerror(errno));
+	ck_assert(!exists(t));
+	snprintf(p, sizeof(p), "%s/keep", out);
+	ck_assert(exists(p));
+}
+END_TEST
+
+/* Wide as well as deep: no quadratic rescans. */
+START_TEST(test_wide)
+{
+	char	 t[PATH_MAX], p[PATH_MAX];
+	int	 i;
+
+	few_fds();
+	pathf(t, "wide");
+	ck_assert_int_eq(mkdir(t, 0755), 0);
+	for (i = 0; i < 3000; i++) {
+		snprintf(p, sizeof(p), "%s/f%d", t, i);
+		writef(p, "");
+		snprintf(p, sizeof(p), "%s/d%d", t, i);
+		ck_assert_int_eq(mkdir(p, 0755), 0);
+		if (i % 100 == 0)
+			make_deep(p, 60, "x");
+	}
+	alarm(60);
+	ck_assert_msg(fs_remove_tree(t) == 0, "%s", strerror(errno));
+	alarm(0);
+	ck_assert(!exists(t));
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("fsutil");
+	TCase	*tc = tcase_create("core");
+	SRunner	*sr;
+	int	 failed;
+
+	tcase_add_unchecked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_deep);
+	tcase_add_test(tc, test_long_names);
+	tcase_add_test(tc, test_modes);
+	tcase_add_test(tc, test_special);
+	tcase_add_test(tc, test_links);
+	tcase_add_test(tc, test_mounts);
+	tcase_add_test(tc, test_wide);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return (failed == 0 ? 0 : 1);
+}

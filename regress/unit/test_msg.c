@@ -1,0 +1,663 @@
+/*
+ * Unit tests of libcommon/msg.c: for every message kind, a valid
+ * struct round-trips, and every field missing, an extra field, every
+ * field of the wrong JSON type, trailing bytes, a NUL in a string, an
+ * oversized string and a duplicated key are each refused; plus the
+ * classes of strings and the relations between fields.
+ */
+#include <sys/types.h>
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "msg.h"
+
+#define HEX40	"0123456789abcdef0123456789abcdef01234567"
+#define HEX64	"0123456789abcdef0123456789abcdef" \
+		"0123456789abcdef0123456789abcdef"
+
+static char	*scope[] = { "src/**", "README.md", NULL };
+static char	*rejects[] = { "src/\\xff.txt: outside the scope", NULL };
+static struct msg_change changes[] = {
+	{ "A", "src/\\xff.txt" }, { "M", "README.md" }
+};
+
+/* A valid struct of each kind, in st (msg_size(k) bytes, zeroed). */
+static void
+fill(enum msg_kind k, void *st)
+{
+	memset(st, 0, msg_size(k));
+	switch (k) {
+	case MSG_RESOLVE: {
+		struct msg_resolve *m = st;
+		m->req = 7;
+		strlcpy(m->repo, "/srv/git/demo.git", sizeof(m->repo));
+		strlcpy(m->ref, "main", sizeof(m->ref));
+		break;
+	}
+	case MSG_RESOLVED: {
+		struct msg_resolved *m = st;
+		m->req = 7;
+		strlcpy(m->oid, HEX40, sizeof(m->oid));
+		break;
+	}
+	case MSG_PROVISION: {
+		struct msg_provision *m = st;
+		strlcpy(m->id, "a-20261201-0001", sizeof(m->id));
+		m->epoch = 1;
+		strlcpy(m->repo, "/srv/git/demo.git", sizeof(m->repo));
+		strlcpy(m->baseline, HEX40, sizeof(m->baseline));
+		strlcpy(m->dir, "/var/lib/factory/attempts/a", sizeof(m->dir));
+		break;
+	}
+	case MSG_READY: {
+		struct msg_ready *m = st;
+		strlcpy(m->id, "a-20261201-0001", sizeof(m->id));
+		m->epoch = 2;
+		break;
+	}
+	case MSG_COLLECT: {
+		struct msg_collect *m = st;
+		strlcpy(m->id, "a-20261201-0001", sizeof(m->id));
+		m->epoch = 1;
+		strlcpy(m->repo, "/r", sizeof(m->repo));
+		strlcpy(m->baseline, HEX40, sizeof(m->baseline));
+		strlcpy(m->dir, "/d", sizeof(m->dir));
+		m->scope = scope;
+		m->nscope = 2;
+		strlcpy(m->title, "Fix caf\xc3\xa9", sizeof(m->title));
+		strlcpy(m->digest, "sha256:" HEX64, sizeof(m->digest));
+		m->tree_limit = 1 << 20;
+		strlcpy(m->bundle, "/d/bundle", sizeof(m->bundle));
+		break;
+	}
+	case MSG_RESULT: {
+		struct msg_result *m = st;
+		strlcpy(m->id, "a-20261201-0001", sizeof(m->id));
+		m->epoch = 1;
+		strlcpy(m->commit, HEX40, sizeof(m->commit));
+		strlcpy(m->tree, HEX40, sizeof(m->tree));
+		strlcpy(m->bundle_sha256, HEX64, sizeof(m->bundle_sha256));
+		m->bundle_size = 1234;
+		m->changes = changes;
+		m->nchanges = 2;
+		m->changes_total = 5;
+		break;
+	}
+	case MSG_ERROR: {
+		struct msg_error *m = st;
+		strlcpy(m->id, "a-20261201-0001", sizeof(m->id));
+		strlcpy(m->error, "src/\\xff: unreadable", sizeof(m->error));
+		break;
+	}
+	case MSG_VERIFY: {
+		struct msg_verify *m = st;
+		strlcpy(m->id, "a-1", sizeof(m->id));
+		strlcpy(m->repo, "/r", sizeof(m->repo));
+		strlcpy(m->baseline, HEX40, sizeof(m->baseline));
+		m->scope = scope;
+		m->nscope = 2;
+		strlcpy(m->title, "t", sizeof(m->title));
+		strlcpy(m->digest, "sha256:" HEX64, sizeof(m->digest));
+		strlcpy(m->commit, HEX40, sizeof(m->commit));
+		strlcpy(m->bundle_sha256, HEX64, sizeof(m->bundle_sha256));
+		strlcpy(m->dir, "/v", sizeof(m->dir));
+		m->seq = 6;
+		strlcpy(m->prev, HEX64, sizeof(m->prev));
+		m->epoch = 1;
+		m->wall_ms = 20000;
+		break;
+	}
+	case MSG_VALIDATE_REQ: {
+		struct msg_validate_req *m = st;
+		strlcpy(m->id, "a-1", sizeof(m->id));
+		break;
+	}
+	case MSG_VALIDATE_DONE: {
+		struct msg_validate_done *m = st;
+		strlcpy(m->id, "a-1", sizeof(m->id));
+		m->status = 256;
+		m->passed = 0;
+		m->timedout = 1;
+		m->seq = 7;
+		strlcpy(m->prev, HEX64, sizeof(m->prev));
+		m->epoch = 1;
+		break;
+	}
+	case MSG_VERDICT: {
+		struct msg_verdict *m = st;
+		strlcpy(m->id, "a-1", sizeof(m->id));
+		m->receipt = "{\"attempt\":\"a-1\",\"facts\":{\"x\":\"\\n\"}}";
+		break;
+	}
+	case MSG_PUBLISH: {
+		struct msg_publish *m = st;
+		strlcpy(m->id, "a-1", sizeof(m->id));
+		strlcpy(m->forge, "github", sizeof(m->forge));
+		strlcpy(m->repository, "demo", sizeof(m->repository));
+		strlcpy(m->title, "t", sizeof(m->title));
+		strlcpy(m->base, "main", sizeof(m->base));
+		strlcpy(m->commit, HEX40, sizeof(m->commit));
+		m->verdict = "{}";
+		strlcpy(m->verifier_pub, "AAAA", sizeof(m->verifier_pub));
+		m->has_github = 1;
+		strlcpy(m->github.api, "https://api.github.com",
+		    sizeof(m->github.api));
+		strlcpy(m->github.owner, "o", sizeof(m->github.owner));
+		strlcpy(m->github.repo, "r", sizeof(m->github.repo));
+		m->github.repository_id = 9;
+		strlcpy(m->github.app_id, "123", sizeof(m->github.app_id));
+		m->github.installation_id = 10;
+		strlcpy(m->github.key, "/k", sizeof(m->github.key));
+		strlcpy(m->github.ca, "/ca", sizeof(m->github.ca));
+		break;
+	}
+	case MSG_PUBLISHED: {
+		struct msg_published *m = st;
+		strlcpy(m->id, "a-1", sizeof(m->id));
+		strlcpy(m->branch, "factory/a-1", sizeof(m->branch));
+		m->number = 3;
+		strlcpy(m->record, "/p/a-1.json", sizeof(m->record));
+		m->reused = 1;
+		break;
+	}
+	default:
+		ck_abort_msg("no fixture for kind %d", k);
+	}
+}
+
+/* The valid payload of a kind, as a JSON object. */
+static json_t *
+valid_json(enum msg_kind k)
+{
+	char	 st[64 * 1024], err[MSG_ERRLEN], *s;
+	size_t	 len;
+	json_t	*o;
+
+	ck_assert_uint_le(msg_size(k), sizeof(st));
+	fill(k, st);
+	s = msg_encode(k, st, &len, err, sizeof(err));
+	ck_assert_msg(s != NULL, "%s: %s", msg_kind_name(k), err);
+	ck_assert_uint_eq(len, strlen(s) + 1);
+	o = json_loads(s, 0, NULL);
+	ck_assert_ptr_nonnull(o);
+	free(s);
+	return (o);
+}
+
+/* Decode a JSON object as a payload: the decoder's answer. */
+static int
+read_json(enum msg_kind k, json_t *o, char *err, size_t errlen)
+{
+	char	 st[64 * 1024], *s;
+	int	 rv;
+
+	s = json_dumps(o, JSON_COMPACT);
+	ck_assert_ptr_nonnull(s);
+	rv = msg_read(k, s, strlen(s) + 1, st, err, errlen);
+	if (rv == 0)
+		msg_free(k, st);
+	free(s);
+	return (rv);
+}
+
+static int
+read_raw(enum msg_kind k, const char *s, size_t len)
+{
+	char	 st[64 * 1024], err[MSG_ERRLEN];
+	int	 rv;
+
+	rv = msg_read(k, s, len, st, err, sizeof(err));
+	if (rv == 0)
+		msg_free(k, st);
+	return (rv);
+}
+
+/* A NUL-terminated payload given as a C string. */
+static int
+read_str(enum msg_kind k, const char *s)
+{
+	return (read_raw(k, s, strlen(s) + 1));
+}
+
+START_TEST(test_round_trip)
+{
+	enum msg_kind	 k = _i;
+	char		 a[64 * 1024], b[64 * 1024], err[MSG_ERRLEN], *s, *s2;
+	size_t		 len, len2;
+
+	fill(k, a);
+	ck_assert_ptr_nonnull(s = msg_encode(k, a, &len, err, sizeof(err)));
+	ck_assert_msg(msg_read(k, s, len, b, err, sizeof(err)) == 0, "%s: %s",
+	    msg_kind_name(k), err);
+	/* What was read encodes to the same bytes. */
+	ck_assert_ptr_nonnull(s2 = msg_encode(k, b, &len2, err, sizeof(err)));
+	ck_assert_str_eq(s, s2);
+	msg_free(k, b);
+	free(s);
+	free(s2);
+}
+END_TEST
+
+START_TEST(test_missing_field)
+{
+	enum msg_kind	 k = _i;
+	json_t		*o = valid_json(k), *c;
+	const char	*key;
+	json_t		*v;
+	char		 err[MSG_ERRLEN];
+
+	json_object_foreach(o, key, v) {
+		c = json_deep_copy(o);
+		json_object_del(c, key);
+		/* Only RESOLVE's answer and PUBLISH's github are optional. */
+		if ((k == MSG_RESOLVED && strcmp(key, "oid") == 0)) {
+			ck_assert_int_eq(read_json(k, c, err, sizeof(err)),
+			    -1);	/* then neither oid nor error */
+		} else if (k == MSG_PUBLISH && strcmp(key, "github") == 0) {
+			ck_assert_int_eq(read_json(k, c, err, sizeof(err)),
+			    -1);	/* forge github needs it */
+		} else {
+			ck_assert_msg(read_json(k, c, err, sizeof(err)) == -1,
+			    "%s without %s accepted", msg_kind_name(k), key);
+			ck_assert_msg(strstr(err, key) != NULL, "%s: %s",
+			    key, err);
+		}
+		json_decref(c);
+	}
+	json_decref(o);
+}
+END_TEST
+
+START_TEST(test_extra_field)
+{
+	enum msg_kind	 k = _i;
+	json_t		*o = valid_json(k);
+	char		 err[MSG_ERRLEN];
+
+	json_object_set_new(o, "extra", json_string("x"));
+	ck_assert_int_eq(read_json(k, o, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "unexpected field \"extra\"") != NULL,
+	    "%s", err);
+	json_decref(o);
+}
+END_TEST
+
+/* Something of another JSON type than v. */
+static json_t *
+other_type(json_t *v)
+{
+	if (json_is_string(v))
+		return (json_integer(1));
+	if (json_is_integer(v))
+		return (json_string("1"));
+	if (json_is_boolean(v))
+		return (json_integer(1));
+	if (json_is_array(v))
+		return (json_object());
+	if (json_is_object(v))
+		return (json_array());
+	return (json_null());
+}
+
+START_TEST(test_wrong_type)
+{
+	enum msg_kind	 k = _i;
+	json_t		*o = valid_json(k), *c, *v, *e;
+	const char	*key;
+	char		 err[MSG_ERRLEN];
+
+	json_object_foreach(o, key, v) {
+		c = json_deep_copy(o);
+		json_object_set_new(c, key, other_type(v));
+		ck_assert_msg(read_json(k, c, err, sizeof(err)) == -1,
+		    "%s.%s of another type accepted", msg_kind_name(k), key);
+		json_object_set_new(c, key, json_null());
+		ck_assert_int_eq(read_json(k, c, err, sizeof(err)), -1);
+		json_object_set_new(c, key, json_real(1.0));
+		ck_assert_int_eq(read_json(k, c, err, sizeof(err)), -1);
+		/* An entry of a list of the wrong type. */
+		if (json_is_array(v) && json_array_size(v) > 0) {
+			e = json_deep_copy(v);
+			json_array_set_new(e, 0, other_type(json_array_get(v,
+			    0)));
+			json_object_set_new(c, key, e);
+			ck_assert_msg(read_json(k, c, err, sizeof(err)) == -1,
+			    "%s.%s[0] of another type accepted",
+			    msg_kind_name(k), key);
+		}
+		json_decref(c);
+	}
+	json_decref(o);
+}
+END_TEST
+
+START_TEST(test_trailing_bytes)
+{
+	enum msg_kind	 k = _i;
+	json_t		*o = valid_json(k);
+	char		*s, *t;
+	size_t		 len;
+
+	s = json_dumps(o, JSON_COMPACT);
+	len = strlen(s);
+	ck_assert_int_eq(read_raw(k, s, len + 1), 0);
+	/* No NUL, bytes after the NUL, a value after the object. */
+	ck_assert_int_eq(read_raw(k, s, len), -1);
+	ck_assert_ptr_nonnull(t = calloc(1, len + 8));
+	memcpy(t, s, len);
+	ck_assert_int_eq(read_raw(k, t, len + 2), -1);
+	memcpy(t + len, " {}", 4);
+	ck_assert_int_eq(read_raw(k, t, len + 4), -1);
+	memcpy(t + len, "x", 2);
+	ck_assert_int_eq(read_raw(k, t, len + 2), -1);
+	/* The object cut short. */
+	t[len - 1] = '\0';
+	ck_assert_int_eq(read_raw(k, t, len), -1);
+	ck_assert_int_eq(read_raw(k, "", 0), -1);
+	ck_assert_int_eq(read_raw(k, "", 1), -1);
+	ck_assert_int_eq(read_raw(k, "[]", 3), -1);
+	ck_assert_int_eq(read_raw(k, "null", 5), -1);
+	free(t);
+	free(s);
+	json_decref(o);
+}
+END_TEST
+
+/* A string with "\u0000" inside, and a duplicated key. */
+START_TEST(test_nul_and_duplicate)
+{
+	enum msg_kind	 k = _i;
+	json_t		*o = valid_json(k);
+	const char	*key = NULL, *kk;
+	json_t		*v;
+	char		*s, *t, *p;
+
+	json_object_foreach(o, kk, v)
+		if (json_is_string(v) && key == NULL)
+			key = kk;
+	ck_assert_ptr_nonnull(key);
+	s = json_dumps(o, JSON_COMPACT);
+	/* "key":"value" becomes "key":"\u0000value". */
+	ck_assert_ptr_nonnull(t = malloc(strlen(s) + 64));
+	snprintf(t, strlen(s) + 64, "\"%s\":\"", key);
+	ck_assert_ptr_nonnull(p = strstr(s, t));
+	p += strlen(t);
+	snprintf(t, strlen(s) + 64, "%.*s\\u0000%s", (int)(p - s), s, p);
+	ck_assert_int_eq(read_raw(k, t, strlen(t) + 1), -1);
+	/* {"key":..., "key":...}: the same key twice. */
+	snprintf(t, strlen(s) + 64, "{\"%s\":\"\",%s", key, s + 1);
+	ck_assert_int_eq(read_raw(k, t, strlen(t) + 1), -1);
+	free(t);
+	free(s);
+	json_decref(o);
+}
+END_TEST
+
+START_TEST(test_oversized)
+{
+	enum msg_kind	 k = _i;
+	json_t		*o = valid_json(k), *c, *v;
+	const char	*key;
+	char		*big, err[MSG_ERRLEN];
+	size_t		 n = FACTORY_MAXIMSG + 16;
+
+	ck_assert_ptr_nonnull(big = malloc(n + 1));
+	memset(big, 'a', n);
+	big[n] = '\0';
+	json_object_foreach(o, key, v) {
+		if (!json_is_string(v))
+			continue;
+		c = json_deep_copy(o);
+		json_object_set_new(c, key, json_string(big));
+		ck_assert_msg(read_json(k, c, err, sizeof(err)) == -1,
+		    "%s.%s of %zu bytes accepted", msg_kind_name(k), key, n);
+		json_decref(c);
+	}
+	json_decref(o);
+	free(big);
+}
+END_TEST
+
+/* A field value that must be refused: kind, key, JSON text. */
+static void
+refuse(enum msg_kind k, const char *key, const char *text)
+{
+	json_t	*o = valid_json(k), *v;
+	char	 err[MSG_ERRLEN];
+
+	ck_assert_ptr_nonnull(v = json_loads(text, JSON_DECODE_ANY, NULL));
+	json_object_set_new(o, key, v);
+	ck_assert_msg(read_json(k, o, err, sizeof(err)) == -1,
+	    "%s.%s = %s accepted", msg_kind_name(k), key, text);
+	json_decref(o);
+}
+
+static void
+accept(enum msg_kind k, const char *key, const char *text)
+{
+	json_t	*o = valid_json(k), *v;
+	char	 err[MSG_ERRLEN];
+
+	ck_assert_ptr_nonnull(v = json_loads(text, JSON_DECODE_ANY, NULL));
+	json_object_set_new(o, key, v);
+	ck_assert_msg(read_json(k, o, err, sizeof(err)) == 0,
+	    "%s.%s = %s refused: %s", msg_kind_name(k), key, text, err);
+	json_decref(o);
+}
+
+START_TEST(test_classes)
+{
+	/* Attempt ids. */
+	refuse(MSG_READY, "id", "\"\"");
+	refuse(MSG_READY, "id", "\"../a\"");
+	refuse(MSG_READY, "id", "\"a/b\"");
+	refuse(MSG_READY, "id", "\"-a\"");
+	refuse(MSG_READY, "id", "\"a\\nb\"");
+	refuse(MSG_READY, "id", "\"a-2026120100000000000000000000000001\"");
+	accept(MSG_READY, "id", "\"a-20261201-0001\"");
+	/* Hex. */
+	refuse(MSG_RESOLVED, "oid",
+	    "\"0123456789ABCDEF0123456789abcdef01234567\"");
+	refuse(MSG_RESOLVED, "oid", "\"0123\"");
+	refuse(MSG_RESULT, "commit", "\"0123\"");
+	refuse(MSG_VERIFY, "prev", "\"" HEX40 "\"");
+	refuse(MSG_VERIFY, "digest", "\"sha256:" HEX40 "\"");
+	/* Escaped strings: printable ASCII in the one encoding. */
+	refuse(MSG_ERROR, "error", "\"a\\nb\"");
+	refuse(MSG_ERROR, "error", "\"caf\\u00e9\"");
+	refuse(MSG_ERROR, "error", "\"\\\\x41\\\\\"");
+	refuse(MSG_ERROR, "error", "\"\\u001b[2K\"");
+	accept(MSG_ERROR, "error", "\"src/\\\\xff\\\\\\\\ ok\"");
+	refuse(MSG_RESULT, "rejects", "[\"a\\u007f\"]");
+	refuse(MSG_RESULT, "changes", "[{\"status\":\"A\",\"path\":\"\\n\"}]");
+	refuse(MSG_RESULT, "changes", "[{\"status\":\"X\",\"path\":\"a\"}]");
+	refuse(MSG_RESULT, "changes",
+	    "[{\"status\":\"A\",\"path\":\"a\",\"x\":1}]");
+	refuse(MSG_RESULT, "changes", "[{\"status\":\"A\"}]");
+	refuse(MSG_PUBLISHED, "branch", "\"factory/\\u0007\"");
+	refuse(MSG_VERDICT, "receipt", "\"{\\u00e9}\"");
+	/* Paths from the parent are absolute. */
+	refuse(MSG_PROVISION, "dir", "\"relative/dir\"");
+	refuse(MSG_PUBLISH, "forge", "\"gitlab\"");
+	/* Numbers in range. */
+	refuse(MSG_RESOLVE, "req", "0");
+	refuse(MSG_RESOLVE, "req", "4294967296");
+	refuse(MSG_READY, "epoch", "-1");
+	accept(MSG_READY, "epoch", "0");	/* stale: the parent says so */
+	refuse(MSG_PROVISION, "epoch", "0");
+	refuse(MSG_PUBLISHED, "number", "0");
+	refuse(MSG_RESULT, "bundle_size", "-1");
+	/* Beyond 64 bits: not even JSON jansson reads. */
+	ck_assert_int_eq(read_str(MSG_READY, "{\"id\":\"a\",\"epoch\":"
+	    "18446744073709551616}"), -1);
+	refuse(MSG_VALIDATE_DONE, "passed", "1");
+}
+END_TEST
+
+START_TEST(test_relations)
+{
+	struct msg_resolved	 r;
+	struct msg_result	 res;
+	struct msg_publish	 p;
+	char			 err[MSG_ERRLEN];
+	size_t			 len;
+
+	/* Exactly one of oid and error. */
+	fill(MSG_RESOLVED, &r);
+	strlcpy(r.error, "no such ref", sizeof(r.error));
+	ck_assert_ptr_null(msg_encode(MSG_RESOLVED, &r, &len, err,
+	    sizeof(err)));
+	r.oid[0] = '\0';
+	free(msg_encode(MSG_RESOLVED, &r, &len, err, sizeof(err)));
+	r.error[0] = '\0';
+	ck_assert_ptr_null(msg_encode(MSG_RESOLVED, &r, &len, err,
+	    sizeof(err)));
+	ck_assert_int_eq(read_str(MSG_RESOLVED, "{\"req\":1}"), -1);
+	ck_assert_int_eq(read_str(MSG_RESOLVED,
+	    "{\"req\":1,\"oid\":\"" HEX40 "\",\"error\":\"x\"}"), -1);
+	ck_assert_int_eq(read_str(MSG_RESOLVED,
+	    "{\"req\":1,\"error\":\"x\"}"), 0);
+
+	/* Totals never below what is listed; a reject counted is listed. */
+	fill(MSG_RESULT, &res);
+	res.changes_total = 1;
+	ck_assert_ptr_null(msg_encode(MSG_RESULT, &res, &len, err,
+	    sizeof(err)));
+	fill(MSG_RESULT, &res);
+	res.rejects_total = 3;
+	ck_assert_ptr_null(msg_encode(MSG_RESULT, &res, &len, err,
+	    sizeof(err)));
+	res.rejects = rejects;
+	res.nrejects = 1;
+	free(msg_encode(MSG_RESULT, &res, &len, err, sizeof(err)));
+	/* No reject: a commit, a tree and a bundle. */
+	fill(MSG_RESULT, &res);
+	res.commit[0] = '\0';
+	ck_assert_ptr_null(msg_encode(MSG_RESULT, &res, &len, err,
+	    sizeof(err)));
+	refuse(MSG_RESULT, "rejects_total", "1");
+	refuse(MSG_RESULT, "changes_total", "1");
+
+	/* Forge github with its settings, local without. */
+	fill(MSG_PUBLISH, &p);
+	p.has_github = 0;
+	ck_assert_ptr_null(msg_encode(MSG_PUBLISH, &p, &len, err,
+	    sizeof(err)));
+	strlcpy(p.forge, "local", sizeof(p.forge));
+	free(msg_encode(MSG_PUBLISH, &p, &len, err, sizeof(err)));
+	p.has_github = 1;
+	ck_assert_ptr_null(msg_encode(MSG_PUBLISH, &p, &len, err,
+	    sizeof(err)));
+	refuse(MSG_PUBLISH, "github", "{\"api\":\"https://x\"}");
+}
+END_TEST
+
+/* The encoder refuses what the decoder would: never a silent drop. */
+START_TEST(test_encode_refuses)
+{
+	struct msg_error	 e;
+	struct msg_collect	 c;
+	char			 err[MSG_ERRLEN], *bad[] = { "\xff", NULL };
+	size_t			 len;
+
+	fill(MSG_ERROR, &e);
+	strlcpy(e.error, "raw \xff byte", sizeof(e.error));
+	ck_assert_ptr_null(msg_encode(MSG_ERROR, &e, &len, err, sizeof(err)));
+	ck_assert_msg(strstr(err, "error") != NULL, "%s", err);
+	fill(MSG_COLLECT, &c);
+	c.scope = bad;
+	c.nscope = 1;
+	ck_assert_ptr_null(msg_encode(MSG_COLLECT, &c, &len, err,
+	    sizeof(err)));
+	fill(MSG_COLLECT, &c);
+	c.nscope = MSG_LIST_MAX + 1;
+	ck_assert_ptr_null(msg_encode(MSG_COLLECT, &c, &len, err,
+	    sizeof(err)));
+	ck_assert_ptr_null(msg_encode(MSG_KIND_MAX, &c, &len, err,
+	    sizeof(err)));
+}
+END_TEST
+
+START_TEST(test_list_bound)
+{
+	json_t	*o = valid_json(MSG_COLLECT), *a;
+	char	 err[MSG_ERRLEN];
+	int	 i;
+
+	a = json_array();
+	for (i = 0; i < MSG_LIST_MAX + 1; i++)
+		json_array_append_new(a, json_string("x"));
+	json_object_set_new(o, "scope", a);
+	ck_assert_int_eq(read_json(MSG_COLLECT, o, err, sizeof(err)), -1);
+	json_decref(o);
+}
+END_TEST
+
+START_TEST(test_hello)
+{
+	char	*t, *h, err[MSG_ERRLEN], big[MSG_HELLO_MAX + 1];
+
+	ck_assert_ptr_nonnull(h = msg_hello_make("promises: stdio\n"
+	    "unveil: /srv/caf\xc3\xa9 r\nlast"));
+	ck_assert_str_eq(h, "promises: stdio\nunveil: /srv/caf\\xc3\\xa9 r\n"
+	    "last");
+	ck_assert_int_eq(msg_hello_read(h, strlen(h) + 1, &t, err,
+	    sizeof(err)), 0);
+	ck_assert_str_eq(t, h);
+	free(t);
+	free(h);
+	ck_assert_int_eq(msg_hello_read("a\tb", 4, &t, err, sizeof(err)), -1);
+	ck_assert_int_eq(msg_hello_read("a\xff", 3, &t, err, sizeof(err)), -1);
+	ck_assert_int_eq(msg_hello_read("ab", 2, &t, err, sizeof(err)), -1);
+	ck_assert_int_eq(msg_hello_read("a\0b", 4, &t, err, sizeof(err)), -1);
+	ck_assert_int_eq(msg_hello_read("", 1, &t, err, sizeof(err)), -1);
+	ck_assert_int_eq(msg_hello_read("\\", 2, &t, err, sizeof(err)), -1);
+	memset(big, 'a', sizeof(big));
+	big[sizeof(big) - 1] = '\0';
+	ck_assert_int_eq(msg_hello_read(big, sizeof(big), &t, err,
+	    sizeof(err)), -1);
+	ck_assert_int_eq(msg_hello_read(big + 1, sizeof(big) - 1, &t, err,
+	    sizeof(err)), 0);
+	free(t);
+}
+END_TEST
+
+static Suite *
+msg_suite(void)
+{
+	Suite	*s = suite_create("msg");
+	TCase	*tc = tcase_create("msg");
+
+	tcase_add_loop_test(tc, test_round_trip, 0, MSG_KIND_MAX);
+	tcase_add_loop_test(tc, test_missing_field, 0, MSG_KIND_MAX);
+	tcase_add_loop_test(tc, test_extra_field, 0, MSG_KIND_MAX);
+	tcase_add_loop_test(tc, test_wrong_type, 0, MSG_KIND_MAX);
+	tcase_add_loop_test(tc, test_trailing_bytes, 0, MSG_KIND_MAX);
+	tcase_add_loop_test(tc, test_nul_and_duplicate, 0, MSG_KIND_MAX);
+	tcase_add_loop_test(tc, test_oversized, 0, MSG_KIND_MAX);
+	tcase_add_test(tc, test_classes);
+	tcase_add_test(tc, test_relations);
+	tcase_add_test(tc, test_encode_refuses);
+	tcase_add_test(tc, test_list_bound);
+	tcase_add_test(tc, test_hello);
+	suite_add_tcase(s, tc);
+	return (s);
+}
+
+int
+main(void)
+{
+	SRunner	*sr;
+	int	 failed;
+
+	sr = srunner_create(msg_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}

@@ -1,0 +1,361 @@
+/*
+ * Unit tests of sandbox/plan.c: the plan factoryd hands the
+ * factory-sandbox launcher.  What is encoded decodes to the same; a
+ * plan cut anywhere, with a byte too many, or with any field out of
+ * its bounds is refused, naming the field.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../sandbox/sbx.h"
+
+static char *argv_[] = { "/bin/sh", "-c", "echo hi", NULL };
+static char *env_[] = { "HOME=/tmp", "PATH=/usr/bin:/bin", NULL };
+static char *exec_[] = { "/usr/bin", "/opt/tool/bin", NULL };
+static struct sock_filter insns[3] = {
+	{ 0x20, 0, 0, 4 }, { 0x15, 0, 1, 0xc000003e }, { 0x06, 0, 0, 0 }
+};
+
+static struct sandbox_spec	 spec;
+static struct sandbox_listen	 lst[2];
+static struct sbx_plan		 plan;
+static char			 hide_[2][PATH_MAX] = { "/etc/factory", "/home" };
+static char			 binds_[2][PATH_MAX] = { "/opt/tool/bin",
+				    "/srv/git/r.git/objects" };
+static int			 bexec_[2] = { 1, 0 };
+static struct sock_fprog	 prog = { 3, insns };
+
+static void
+setup(void)
+{
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&lst[0].addr;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&lst[1].addr;
+
+	memset(&spec, 0, sizeof(spec));
+	memset(lst, 0, sizeof(lst));
+	memset(&plan, 0, sizeof(plan));
+	spec.id = "a-20261201-0001";
+	spec.uid = 64001;
+	spec.gid = 64001;
+	spec.argv = argv_;
+	spec.env = env_;
+	spec.exec_allow = exec_;
+	spec.cpu_ms = 5000;
+	spec.fsize = 1 << 20;
+	spec.nofile = 1024;
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(443);
+	inet_pton(AF_INET, "127.0.0.2", &sin->sin_addr);
+	lst[0].addrlen = sizeof(*sin);
+	lst[0].addlo = 1;
+	sin6->sin6_family = AF_INET6;
+	sin6->sin6_port = htons(80);
+	lst[1].addrlen = sizeof(*sin6);
+	spec.listen = lst;
+	spec.nlisten = 2;
+	spec.hosts = "127.0.0.2 example.org\n";
+	plan.spec = &spec;
+	strlcpy(plan.tree, "/var/lib/factory/attempts/a/tree",
+	    sizeof(plan.tree));
+	plan.hide = hide_;
+	plan.nhide = 2;
+	plan.binds = binds_;
+	plan.bexec = bexec_;
+	plan.nbinds = 2;
+	plan.ncgroups = 4;
+	plan.netfd = 9;
+	plan.ipcfd = 10;
+}
+
+static unsigned char *
+encode(size_t *len)
+{
+	unsigned char	*w = sbx_plan_encode(&plan, &prog, len);
+
+	ck_assert_ptr_nonnull(w);
+	return w;
+}
+
+/* Decoding must fail, and the error must name what. */
+static void
+refused(const void *w, size_t len, const char *want)
+{
+	struct sock_fprog	 p;
+	struct sbx_plan		*d;
+	char			 err[256] = "";
+
+	d = sbx_plan_decode(w, len, &p, err, sizeof(err));
+	if (d != NULL)
+		sbx_plan_free(d);
+	ck_assert_msg(d == NULL, "accepted, wanted '%s'", want);
+	ck_assert_msg(strstr(err, want) != NULL, "error '%s', wanted '%s'",
+	    err, want);
+	ck_assert_ptr_null(p.filter);
+}
+
+START_TEST(test_roundtrip)
+{
+	struct sock_fprog	 p;
+	struct sbx_plan		*d;
+	unsigned char		*w;
+	size_t			 len;
+	char			 err[256];
+	int			 i;
+
+	w = encode(&len);
+	d = sbx_plan_decode(w, len, &p, err, sizeof(err));
+	ck_assert_msg(d != NULL, "%s", err);
+	ck_assert_str_eq(d->spec->id, spec.id);
+	ck_assert_uint_eq(d->spec->uid, 64001);
+	ck_assert_uint_eq(d->spec->gid, 64001);
+	ck_assert_str_eq(d->tree, plan.tree);
+	ck_assert_str_eq(d->spec->tree, plan.tree);
+	for (i = 0; argv_[i] != NULL; i++)
+		ck_assert_str_eq(d->spec->argv[i], argv_[i]);
+	ck_assert_ptr_null(d->spec->argv[i]);
+	for (i = 0; env_[i] != NULL; i++)
+		ck_assert_str_eq(d->spec->env[i], env_[i]);
+	ck_assert_ptr_null(d->spec->env[i]);
+	ck_assert_str_eq(d->spec->exec_allow[1], "/opt/tool/bin");
+	ck_assert_ptr_null(d->spec->exec_allow[2]);
+	ck_assert_int_eq(d->nhide, 2);
+	ck_assert_str_eq(d->hide[1], "/home");
+	ck_assert_int_eq(d->nbinds, 2);
+	ck_assert_str_eq(d->binds[1], binds_[1]);
+	ck_assert_int_eq(d->bexec[0], 1);
+	ck_assert_int_eq(d->bexec[1], 0);
+	ck_assert_int_eq(d->ncgroups, 4);
+	ck_assert_int_ne(d->netfd, -1);
+	ck_assert_uint_eq(d->spec->cpu_ms, 5000);
+	ck_assert_uint_eq(d->spec->fsize, 1 << 20);
+	ck_assert_uint_eq(d->spec->nofile, 1024);
+	ck_assert_int_eq(d->spec->nlisten, 2);
+	ck_assert_int_eq(memcmp(&d->spec->listen[0], &lst[0],
+	    sizeof(lst[0])), 0);
+	ck_assert_int_eq(memcmp(&d->spec->listen[1], &lst[1],
+	    sizeof(lst[1])), 0);
+	ck_assert_str_eq(d->spec->hosts, spec.hosts);
+	ck_assert_uint_eq(p.len, 3);
+	ck_assert_int_eq(memcmp(p.filter, insns, sizeof(insns)), 0);
+	sbx_plan_free(d);
+	free(w);
+}
+END_TEST
+
+/* No exec list is not an empty one; no pool, no hosts. */
+START_TEST(test_optional)
+{
+	struct sock_fprog	 p;
+	struct sbx_plan		*d;
+	unsigned char		*w;
+	size_t			 len;
+	char			 err[256];
+
+	spec.exec_allow = NULL;
+	spec.hosts = NULL;
+	plan.netfd = plan.ipcfd = -1;
+	w = encode(&len);
+	d = sbx_plan_decode(w, len, &p, err, sizeof(err));
+	ck_assert_msg(d != NULL, "%s", err);
+	ck_assert_ptr_null(d->spec->exec_allow);
+	ck_assert_ptr_null(d->spec->hosts);
+	ck_assert_int_eq(d->netfd, -1);
+	sbx_plan_free(d);
+	free(w);
+}
+END_TEST
+
+/* Cut at every byte: always refused, never read past the end. */
+START_TEST(test_truncated)
+{
+	unsigned char	*w, *c;
+	size_t		 len, n;
+
+	w = encode(&len);
+	for (n = 0; n < len; n++) {
+		/* A copy of exactly n bytes: ASan sees any overread. */
+		c = malloc(n + 1);
+		memcpy(c, w, n);
+		refused(c, n, "");
+		free(c);
+	}
+	free(w);
+}
+END_TEST
+
+START_TEST(test_trailing)
+{
+	unsigned char	*w, *c;
+	size_t		 len;
+
+	w = encode(&len);
+	c = malloc(len + 1);
+	memcpy(c, w, len);
+	c[len] = 0;
+	refused(c, len + 1, "1 bytes after the end");
+	free(c);
+	free(w);
+}
+END_TEST
+
+START_TEST(test_too_big)
+{
+	unsigned char	*w = calloc(1, SBX_PLAN_MAX + 1);
+
+	refused(w, SBX_PLAN_MAX + 1, "more than");
+	free(w);
+}
+END_TEST
+
+/* Field by field: the value that must be refused, and the word said. */
+START_TEST(test_fields)
+{
+	static char	*noabs[] = { "sh", NULL }, *noargv[] = { NULL };
+	static char	 rel[2][PATH_MAX] = { "etc/factory", "/home" };
+	static char	 nul[] = "/bin/sh";
+	unsigned char	*w;
+	size_t		 len;
+
+	spec.id = "../escape";
+	w = encode(&len);
+	refused(w, len, "id: not a plain name");
+	free(w);
+	setup();
+	spec.id = "";
+	w = encode(&len);
+	refused(w, len, "id:");
+	free(w);
+	setup();
+	spec.uid = 0;
+	w = encode(&len);
+	refused(w, len, "may not run as root");
+	free(w);
+	setup();
+	strlcpy(plan.tree, "/", sizeof(plan.tree));
+	w = encode(&len);
+	refused(w, len, "tree: may not be /");
+	free(w);
+	setup();
+	spec.argv = noabs;
+	w = encode(&len);
+	refused(w, len, "argv[0]: not an absolute path");
+	free(w);
+	setup();
+	spec.argv = noargv;
+	w = encode(&len);
+	refused(w, len, "argv[0]: not an absolute path");
+	free(w);
+	setup();
+	plan.hide = rel;
+	w = encode(&len);
+	refused(w, len, "hide[0]: not an absolute path");
+	free(w);
+	setup();
+	plan.ncgroups = SANDBOX_MAXCG + 1;
+	w = encode(&len);
+	refused(w, len, "ncgroups");
+	free(w);
+	setup();
+	lst[1].addrlen = sizeof(struct sockaddr_in);	/* v6 family, v4 size */
+	w = encode(&len);
+	refused(w, len, "listen[1]: family");
+	free(w);
+	setup();
+	lst[0].addrlen = 3;
+	w = encode(&len);
+	refused(w, len, "listen[0]: address length 3");
+	free(w);
+	setup();
+	/* A NUL inside argv[0] on the wire: overwrite after encoding. */
+	argv_[0] = nul;
+	w = encode(&len);
+	{
+		unsigned char	*p = memmem(w, len, "/bin/sh", 7);
+
+		ck_assert_ptr_nonnull(p);
+		p[4] = '\0';
+		refused(w, len, "argv[0]: contains a NUL");
+	}
+	free(w);
+	setup();
+	prog.len = 0;
+	w = encode(&len);
+	refused(w, len, "seccomp: 0 instructions");
+	free(w);
+	prog.len = 3;
+}
+END_TEST
+
+/* Bytes flipped in the header and the booleans. */
+START_TEST(test_header)
+{
+	unsigned char	*w;
+	size_t		 len;
+
+	w = encode(&len);
+	w[0] ^= 1;
+	refused(w, len, "magic");
+	w[0] ^= 1;
+	w[4] = 2;
+	refused(w, len, "version");
+	free(w);
+}
+END_TEST
+
+/* A count beyond its bound is refused before anything is allocated. */
+START_TEST(test_counts)
+{
+	unsigned char	*w;
+	uint32_t	 big = 0x7fffffff;
+	size_t		 len, off;
+
+	w = encode(&len);
+	/* The argv count follows magic, version, id, uid, gid, tree. */
+	off = 8 + 4 + strlen(spec.id) + 8 + 4 + strlen(plan.tree);
+	memcpy(w + off, &big, sizeof(big));
+	refused(w, len, "argv: 2147483647 entries");
+	free(w);
+}
+END_TEST
+
+static Suite *
+plan_suite(void)
+{
+	Suite	*s;
+	TCase	*tc;
+
+	s = suite_create("sbxplan");
+	tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, test_roundtrip);
+	tcase_add_test(tc, test_optional);
+	tcase_add_test(tc, test_truncated);
+	tcase_add_test(tc, test_trailing);
+	tcase_add_test(tc, test_too_big);
+	tcase_add_test(tc, test_fields);
+	tcase_add_test(tc, test_header);
+	tcase_add_test(tc, test_counts);
+	suite_add_tcase(s, tc);
+	return (s);
+}
+
+int
+main(void)
+{
+	SRunner	*sr;
+	int	 failed;
+
+	sr = srunner_create(plan_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}

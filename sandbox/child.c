@@ -1,0 +1,1107 @@
+/*
+ * The sandbox from the inside: what runs as pid 1 of the new
+ * namespaces and as the agent before its execve.  In factoryd this is
+ * reached only through sandbox_enter (the operator's shell); a
+ * sandbox's pid 1 is the factory-sandbox launcher, a fresh binary
+ * holding the plan and its fds and nothing of the parent's memory
+ * (sandbox/launcher.c).  A test build without a launcher runs it in a
+ * fork of the caller instead (sandbox_spawn, for the bench).
+ */
+#include <sys/types.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <net/if.h>
+#include <netinet/in.h>
+
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/mount.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/seccomp.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "landlock.h"
+#include "sbx.h"
+
+struct sock_fprog	 sbx_prog;	/* the compiled denylist */
+
+/*
+ * The agent's root is built from this allowlist, read-only: the system
+ * directories programs need and nothing else of the host (no /home,
+ * /root, /srv, /opt, /var, /sys, /mnt, no other repository, no state,
+ * keys or sockets).  The tree, the repository's objects and the
+ * manifest's exec paths are added by exact path.  A symlink (a merged
+ * /usr) is recreated as the same symlink.
+ */
+const char *const sbx_rootdirs[] = {
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/etc", NULL
+};
+#define SBX_NROOTDIRS	(sizeof(sbx_rootdirs) / sizeof(sbx_rootdirs[0]) - 1)
+#define SBX_STAGE	"/tmp"	/* where the new root is built, then / */
+
+const char *const sbx_exec_default[] = {
+	"/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/libexec",
+	"/usr/local/bin", "/usr/lib", "/lib", "/lib64", NULL
+};
+
+/*
+ * The same, resolved and without duplicates once per parent (with a
+ * merged /usr, /bin and /usr/bin are one directory): one Landlock rule
+ * each.  NULL until then, or if it could not be done.
+ */
+const char	*sbx_exec_dirs[sizeof(sbx_exec_default) /
+			    sizeof(sbx_exec_default[0])];
+static int		 sbx_exec_done;
+
+/* Device nodes the agent gets: the host's numbers and modes. */
+static const char *const sbx_devices[] = {
+	"null", "zero", "full", "random", "urandom", "tty", NULL
+};
+
+/* Report a failure of pid 1 or the agent on fd and exit. */
+__dead void
+sbx_fail(int fd, const char *fmt, ...)
+{
+	char	 msg[512];
+	va_list	 ap;
+	int	 saved = errno;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (strstr(fmt, "%m") == NULL && saved != 0 &&
+	    fmt[strlen(fmt) - 1] == ':')
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), " %s",
+		    strerror(saved));
+	(void)write(fd, msg, strlen(msg));
+	_exit(127);
+}
+
+/*
+ * personality(2) may only set PER_LINUX or query (0xffffffff): no
+ * switching ASLR off, no READ_IMPLIES_EXEC.  libseccomp compares an
+ * argument once per rule, and "neither 0 nor 0xffffffff" needs two,
+ * so this is a second, hand-written filter.  The kernel reads the
+ * argument as 32 bits; so does the filter (the low word, x86_64 is
+ * little-endian).  Other architectures are killed by the first filter.
+ */
+#define SBX_A0LO	(offsetof(struct seccomp_data, args[0]))
+static struct sock_filter sbx_persona_insns[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data,
+	    arch)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 5),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_personality, 0, 3),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SBX_A0LO),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffU, 0, 1),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+};
+static const struct sock_fprog sbx_persona = {
+	sizeof(sbx_persona_insns) / sizeof(sbx_persona_insns[0]),
+	sbx_persona_insns
+};
+
+/*
+ * Socket families, an allowlist: unix, inet, inet6, and netlink with
+ * the route protocol only (getaddrinfo's AI_ADDRCONFIG and ip(8) read
+ * addresses through it).  Anything else, vsock first (on a VM host it
+ * reaches the hypervisor side whatever the network namespace), packet,
+ * alg, the other netlink protocols and families whose modules would be
+ * loaded on demand, is refused before the kernel looks: EAFNOSUPPORT,
+ * or EPROTONOSUPPORT for netlink.  socketpair(2) takes unix only.  The
+ * kernel reads family and protocol as ints: the filter compares the
+ * low words.  A hand-written filter, for the same reason as above.
+ */
+#define SBX_A2LO	(offsetof(struct seccomp_data, args[2]))
+#define SBX_EAFNO	(SECCOMP_RET_ERRNO | EAFNOSUPPORT)
+#define SBX_EPROTO	(SECCOMP_RET_ERRNO | EPROTONOSUPPORT)
+static struct sock_filter sbx_family_insns[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data,
+	    arch)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 12),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 3, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socketpair, 0, 9),
+	/* socketpair */
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SBX_A0LO),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 7, 8),
+	/* socket */
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SBX_A0LO),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 5, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 4, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 3, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_NETLINK, 0, 3),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SBX_A2LO),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NETLINK_ROUTE, 0, 2),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	BPF_STMT(BPF_RET | BPF_K, SBX_EAFNO),
+	BPF_STMT(BPF_RET | BPF_K, SBX_EPROTO),
+};
+static const struct sock_fprog sbx_family = {
+	sizeof(sbx_family_insns) / sizeof(sbx_family_insns[0]),
+	sbx_family_insns
+};
+
+void
+sbx_exec_resolve(void)
+{
+	char	 path[PATH_MAX];
+	int	 i, j, n = 0;
+
+	if (sbx_exec_done)
+		return;
+	sbx_exec_done = 1;
+	for (i = 0; sbx_exec_default[i] != NULL; i++) {
+		if (realpath(sbx_exec_default[i], path) == NULL)
+			continue;	/* not on this host */
+		for (j = 0; j < n; j++)
+			if (strcmp(sbx_exec_dirs[j], path) == 0)
+				break;
+		if (j < n)
+			continue;
+		if ((sbx_exec_dirs[n] = strdup(path)) == NULL) {
+			while (n > 0)
+				free((char *)sbx_exec_dirs[--n]);
+			sbx_exec_dirs[0] = NULL;	/* the list as given */
+			return;
+		}
+		n++;
+	}
+}
+
+/* mkdir -p of rel below the directory base, inside a fresh tmpfs. */
+int
+sbx_mkdirs(const char *base, const char *rel)
+{
+	char	 path[PATH_MAX], *p;
+	size_t	 blen = strlen(base);
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", base, rel) >=
+	    sizeof(path))
+		return (-1);
+	for (p = path + blen + 1; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		if (p[-1] != '/') {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(path, 0755) == -1 && errno != EEXIST)
+				return (-1);
+			*p = c;
+		}
+		if (*p == '\0')
+			break;
+	}
+	return (0);
+}
+
+/* If tree lies below dir, the part of it below dir; else NULL. */
+const char *
+sbx_below(const char *tree, const char *dir)
+{
+	size_t	 n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return (tree + 1);
+	if (strncmp(tree, dir, n) == 0 && tree[n] == '/')
+		return (tree + n + 1);
+	return (NULL);
+}
+
+/*
+ * A tmpfs over dir that keeps the way to the tree open: the tree is
+ * bound back last, over a directory made here before it goes read-only.
+ */
+static void
+sbx_cover(struct sbx_plan *pl, const char *dir, unsigned long flags,
+    const char *opts, int ro)
+{
+	const char	*rel;
+
+	if (mount("tmpfs", dir, "tmpfs", flags, opts) == -1)
+		sbx_fail(pl->errfd, "mount tmpfs on %s:", dir);
+	if ((rel = sbx_below(pl->tree, dir)) != NULL &&
+	    sbx_mkdirs(dir, rel) == -1)
+		sbx_fail(pl->errfd, "mkdir %s below %s:", rel, dir);
+	if (ro && mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
+	    flags, NULL) == -1)
+		sbx_fail(pl->errfd, "remount %s read-only:", dir);
+}
+
+/*
+ * The host's device numbers and modes, read before /dev is covered.
+ * Pid 1 is root in the first user namespace: it makes the nodes
+ * itself (mknod), which is far cheaper than a bind mount for each and
+ * leaves fewer mounts to tear down.
+ */
+static void
+sbx_dev_stat(struct sbx_plan *pl, struct stat *st)
+{
+	char	 path[64];
+	int	 i;
+
+	for (i = 0; sbx_devices[i] != NULL; i++) {
+		snprintf(path, sizeof(path), "/dev/%s", sbx_devices[i]);
+		if (stat(path, &st[i]) == -1) {
+			if (errno != ENOENT)
+				sbx_fail(pl->errfd, "stat %s:", path);
+			st[i].st_mode = 0;	/* the host has none */
+		} else if (!S_ISCHR(st[i].st_mode))
+			sbx_fail(pl->errfd, "%s: not a character device",
+			    path);
+	}
+}
+
+static void
+sbx_dev(struct sbx_plan *pl, const struct stat *st)
+{
+	char	 path[64];
+	mode_t	 um;
+	int	 i;
+
+	sbx_cover(pl, "/dev", MS_NOSUID | MS_NOEXEC, "size=64k,mode=755", 0);
+	um = umask(0);		/* the host's modes, exactly */
+	for (i = 0; sbx_devices[i] != NULL; i++) {
+		if (st[i].st_mode == 0)
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", sbx_devices[i]);
+		if (mknod(path, S_IFCHR | (st[i].st_mode & 0777),
+		    st[i].st_rdev) == -1)
+			sbx_fail(pl->errfd, "mknod %s:", path);
+	}
+	umask(um);
+	if (symlink("/proc/self/fd", "/dev/fd") == -1 ||
+	    symlink("/proc/self/fd/0", "/dev/stdin") == -1 ||
+	    symlink("/proc/self/fd/1", "/dev/stdout") == -1 ||
+	    symlink("/proc/self/fd/2", "/dev/stderr") == -1 ||
+	    mkdir("/dev/shm", 01777) == -1)
+		sbx_fail(pl->errfd, "populate /dev:");
+	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV |
+	    MS_NOEXEC, SBX_TMPSIZE ",mode=1777") == -1)
+		sbx_fail(pl->errfd, "mount /dev/shm:");
+	if (mount(NULL, "/dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
+	    MS_NOSUID | MS_NOEXEC, NULL) == -1)
+		sbx_fail(pl->errfd, "remount /dev read-only:");
+}
+
+/* A file or socket covered, read-only, by the null device. */
+static void
+sbx_null_over(struct sbx_plan *pl, const char *path)
+{
+	if (mount("/dev/null", path, NULL, MS_BIND, NULL) == -1 ||
+	    mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
+	    MS_NOSUID | MS_NOEXEC, NULL) == -1)
+		sbx_fail(pl->errfd, "mask %s:", path);
+}
+
+/* The masks below the tree (intree) or elsewhere (!intree). */
+static void
+sbx_hide(struct sbx_plan *pl, int intree)
+{
+	struct stat	 st;
+	int		 i;
+
+	for (i = 0; i < pl->nhide; i++) {
+		if ((sbx_below(pl->hide[i], pl->tree) != NULL) != intree)
+			continue;
+		/* Under /tmp or an earlier mask it may be gone already. */
+		if (stat(pl->hide[i], &st) == -1)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			sbx_cover(pl, pl->hide[i], MS_NOSUID | MS_NODEV |
+			    MS_NOEXEC, "size=16k,mode=755", 1);
+			continue;
+		}
+		/*
+		 * A socket or a key file: the null device answers (so
+		 * not nodev: reading it gives nothing, not EACCES).
+		 */
+		sbx_null_over(pl, pl->hide[i]);
+	}
+}
+
+/*
+ * With egress, the names the manifest allows resolve through a hosts
+ * file of their own and nothing else does: written into the fresh /run
+ * before it goes read-only, bound over /etc/hosts after.
+ */
+static void
+sbx_hosts_write(struct sbx_plan *pl)
+{
+	size_t	 len = strlen(pl->spec->hosts);
+	int	 fd;
+
+	if ((fd = open(SBX_HOSTS, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC,
+	    0644)) == -1 || write(fd, pl->spec->hosts, len) != (ssize_t)len)
+		sbx_fail(pl->errfd, "write %s:", SBX_HOSTS);
+	close(fd);
+}
+
+static void
+sbx_hosts_bind(struct sbx_plan *pl)
+{
+	struct stat	 st;
+
+	if (stat(SBX_HOSTS, &st) == -1)
+		sbx_fail(pl->errfd, "egress needs /run for %s:", SBX_HOSTS);
+	if (mount(SBX_HOSTS, "/etc/hosts", NULL, MS_BIND, NULL) == -1 ||
+	    mount(NULL, "/etc/hosts", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
+	    MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == -1)
+		sbx_fail(pl->errfd, "bind %s on /etc/hosts:", SBX_HOSTS);
+}
+
+/*
+ * A private /run: an empty read-only tmpfs with only the /run/shm link
+ * (and the hosts file).  Host sockets are not enumerated and masked:
+ * connecting to a pathname socket is no Landlock right at ABI 7, so
+ * the root holds none of the host's, by construction (sbx_mounts).
+ */
+static void
+sbx_run(struct sbx_plan *pl)
+{
+	struct stat	 st;
+
+	if (stat("/run", &st) == -1 || !S_ISDIR(st.st_mode))
+		return;
+	sbx_cover(pl, "/run", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	    "size=16k,mode=755", 0);
+	if (symlink("/dev/shm", "/run/shm") == -1 && errno != EEXIST)
+		sbx_fail(pl->errfd, "symlink /run/shm:");
+	if (pl->spec->hosts != NULL)
+		sbx_hosts_write(pl);
+	if (mount(NULL, "/run", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
+	    MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == -1)
+		sbx_fail(pl->errfd, "remount /run read-only:");
+}
+
+/*
+ * Memfds of this pid namespace (and those below it) are created
+ * without execute permission and sealed so (vm.memfd_noexec=2, per pid
+ * namespace since Linux 6.3): bytes written to one never run through
+ * /proc/self/fd, where Landlock, which sees paths, does not look.
+ * Only root may change it, and a namespace may not lower it.
+ */
+static void
+sbx_memfd_noexec(struct sbx_plan *pl)
+{
+	int	 fd;
+
+	if ((fd = open(SBX_MEMFD_NOEXEC, O_WRONLY | O_CLOEXEC)) == -1 ||
+	    write(fd, "2\n", 2) != 2)
+		sbx_fail(pl->errfd, "%s:", SBX_MEMFD_NOEXEC);
+	close(fd);
+}
+
+/* A detached copy of the host's mounts at path, with attr set. */
+static int
+sbx_clone(struct sbx_plan *pl, const char *path, uint64_t attr)
+{
+	struct mount_attr	 ma = { .attr_set = attr };
+	int			 fd;
+
+	if (!(attr & MOUNT_ATTR_RDONLY))
+		ma.attr_clr = MOUNT_ATTR_RDONLY;
+	fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE |
+	    OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (fd == -1)
+		sbx_fail(pl->errfd, "open_tree %s:", path);
+	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE,
+	    &ma, sizeof(ma)) == -1)
+		sbx_fail(pl->errfd, "mount_setattr %s:", path);
+	return (fd);
+}
+
+/*
+ * Attach the detached mount fd at path in the new root, making the
+ * directories (or, for a file, the empty file) it is mounted on.
+ */
+static void
+sbx_attach(struct sbx_plan *pl, int fd, const char *path)
+{
+	struct stat	 st;
+	char		 parent[PATH_MAX], *p;
+	int		 f;
+
+	if (lstat(path, &st) == -1) {
+		if (fstat(fd, &st) == -1)
+			sbx_fail(pl->errfd, "fstat %s:", path);
+		strlcpy(parent, path, sizeof(parent));
+		if (!S_ISDIR(st.st_mode) && (p = strrchr(parent, '/')) != NULL)
+			*p = '\0';
+		if (parent[0] != '\0' && sbx_mkdirs("", parent + 1) == -1)
+			sbx_fail(pl->errfd, "mkdir %s:", parent);
+		if (!S_ISDIR(st.st_mode)) {
+			if ((f = open(path, O_CREAT | O_EXCL | O_WRONLY |
+			    O_CLOEXEC, 0444)) == -1)
+				sbx_fail(pl->errfd, "create %s:", path);
+			close(f);
+		}
+	}
+	if (syscall(SYS_move_mount, fd, "", AT_FDCWD, path,
+	    MOVE_MOUNT_F_EMPTY_PATH) == -1)
+		sbx_fail(pl->errfd, "attach %s:", path);
+	close(fd);
+}
+
+/*
+ * Everything the new root takes from the host, taken while the host's
+ * tree is still there: the allowlisted system directories (or their
+ * symlinks), the binds, the tree.
+ */
+static void
+sbx_take(struct sbx_plan *pl, int *rootfd, char (*link)[PATH_MAX],
+    int *bindfd, int *treefd)
+{
+	const uint64_t	 ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+			     MOUNT_ATTR_NODEV;
+	struct stat	 st;
+	ssize_t		 n;
+	int		 i;
+
+	for (i = 0; sbx_rootdirs[i] != NULL; i++) {
+		rootfd[i] = -1;
+		link[i][0] = '\0';
+		if (lstat(sbx_rootdirs[i], &st) == -1)
+			continue;	/* not on this host */
+		if (S_ISLNK(st.st_mode)) {
+			n = readlink(sbx_rootdirs[i], link[i], PATH_MAX - 1);
+			if (n <= 0)
+				sbx_fail(pl->errfd, "readlink %s:",
+				    sbx_rootdirs[i]);
+			link[i][n] = '\0';
+		} else if (S_ISDIR(st.st_mode))
+			rootfd[i] = sbx_clone(pl, sbx_rootdirs[i], ro);
+	}
+	for (i = 0; i < pl->nbinds; i++)
+		bindfd[i] = sbx_clone(pl, pl->binds[i], ro |
+		    (pl->bexec[i] ? 0 : MOUNT_ATTR_NOEXEC));
+	*treefd = sbx_clone(pl, pl->tree, MOUNT_ATTR_NOSUID |
+	    MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+}
+
+/*
+ * An empty tmpfs becomes the root: built at SBX_STAGE, then
+ * pivot_root(".", ".") and the host's tree, now on top, detached.
+ * Nothing of the host is reachable after this but the fds taken.
+ */
+static void
+sbx_newroot(struct sbx_plan *pl)
+{
+	if (mount("tmpfs", SBX_STAGE, "tmpfs", MS_NOSUID | MS_NODEV |
+	    MS_NOEXEC, "size=1m,mode=755") == -1)
+		sbx_fail(pl->errfd, "mount the new root:");
+	if (chdir(SBX_STAGE) == -1 ||
+	    syscall(SYS_pivot_root, ".", ".") == -1 ||
+	    umount2(".", MNT_DETACH) == -1 || chdir("/") == -1)
+		sbx_fail(pl->errfd, "pivot_root:");
+}
+
+/*
+ * The mount view.  What the root takes from the host is cloned first;
+ * then an empty root replaces the host's, the system directories go
+ * in, a private /tmp, /run, /dev and /proc, the manifest's exec paths,
+ * the masks; the tree and the repository's objects last, on top of
+ * whatever covers their paths; the root itself goes read-only.
+ */
+static void
+sbx_mounts(struct sbx_plan *pl)
+{
+	struct stat	 devst[sizeof(sbx_devices) / sizeof(sbx_devices[0])];
+	char		 link[SBX_NROOTDIRS][PATH_MAX];
+	int		 rootfd[SBX_NROOTDIRS], bindfd[SANDBOX_MAXBINDS];
+	int		 treefd, i;
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
+		sbx_fail(pl->errfd, "make / private:");
+	sbx_take(pl, rootfd, link, bindfd, &treefd);
+	sbx_dev_stat(pl, devst);
+	sbx_newroot(pl);
+
+	for (i = 0; sbx_rootdirs[i] != NULL; i++) {
+		if (link[i][0] != '\0' && symlink(link[i],
+		    sbx_rootdirs[i]) == -1)
+			sbx_fail(pl->errfd, "symlink %s:", sbx_rootdirs[i]);
+		if (rootfd[i] != -1)
+			sbx_attach(pl, rootfd[i], sbx_rootdirs[i]);
+	}
+	if (mkdir("/tmp", 0755) == -1 || mkdir("/run", 0755) == -1 ||
+	    mkdir("/dev", 0755) == -1 || mkdir("/proc", 0555) == -1)
+		sbx_fail(pl->errfd, "mkdir in the new root:");
+	sbx_cover(pl, "/tmp", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	    SBX_TMPSIZE ",mode=1777", 0);
+	sbx_run(pl);
+	if (pl->spec->hosts != NULL)
+		sbx_hosts_bind(pl);
+	sbx_dev(pl, devst);
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	    "hidepid=invisible") == -1)
+		sbx_fail(pl->errfd, "mount /proc:");
+	sbx_memfd_noexec(pl);
+	for (i = 0; i < pl->nbinds; i++)
+		if (pl->bexec[i])
+			sbx_attach(pl, bindfd[i], pl->binds[i]);
+	sbx_hide(pl, 0);
+	sbx_attach(pl, treefd, pl->tree);
+	for (i = 0; i < pl->nbinds; i++)
+		if (!pl->bexec[i])
+			sbx_attach(pl, bindfd[i], pl->binds[i]);
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
+	    MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == -1)
+		sbx_fail(pl->errfd, "remount / read-only:");
+	/* Masks inside the tree (.git/hooks, say) go over the tree. */
+	sbx_hide(pl, 1);
+}
+
+static void
+sbx_rlimit(int fd, int res, const char *name, uint64_t soft, uint64_t hard)
+{
+	struct rlimit	 rl;
+
+	rl.rlim_cur = soft;
+	rl.rlim_max = hard;
+	if (setrlimit(res, &rl) == -1)
+		sbx_fail(fd, "setrlimit %s:", name);
+}
+
+static void
+sbx_rlimits(const struct sandbox_spec *spec, int fd)
+{
+	uint64_t	 s;
+
+	if (spec->cpu_ms != 0) {
+		/* SIGXCPU at the soft limit, SIGKILL a second later. */
+		s = (spec->cpu_ms + 999) / 1000;
+		sbx_rlimit(fd, RLIMIT_CPU, "cpu", s, s + 1);
+	}
+	if (spec->fsize != 0)
+		sbx_rlimit(fd, RLIMIT_FSIZE, "fsize", spec->fsize,
+		    spec->fsize);
+	if (spec->nofile != 0)
+		sbx_rlimit(fd, RLIMIT_NOFILE, "nofile", spec->nofile,
+		    spec->nofile);
+	sbx_rlimit(fd, RLIMIT_CORE, "core", 0, 0);
+}
+
+/*
+ * The agent's Landlock ruleset, prepared while still root.  TCP
+ * connect is allowed to the egress ports only: inside the namespace
+ * only the parent's listeners are there to reach.
+ */
+static struct landlock *
+sbx_landlock(const struct sandbox_spec *spec, const char *tree,
+    const uint16_t *ports, int nports, int fd)
+{
+	const uint64_t	 rw = LL_FS_READ | LL_FS_WRITE | LL_FS_CREATE |
+			     LANDLOCK_ACCESS_FS_MAKE_FIFO |
+			     LANDLOCK_ACCESS_FS_MAKE_SOCK;
+	const uint64_t	 dev = LANDLOCK_ACCESS_FS_READ_FILE |
+			     LANDLOCK_ACCESS_FS_WRITE_FILE |
+			     LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	const char *const *ex;
+	struct landlock	*ll;
+	char		 path[64];
+	int		 i;
+
+	ll = landlock_new(LL_FS_ALL, LANDLOCK_ACCESS_NET_BIND_TCP |
+	    LANDLOCK_ACCESS_NET_CONNECT_TCP,
+	    LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL);
+	if (ll == NULL)
+		sbx_fail(fd, "landlock ruleset:");
+	if (landlock_allow_path(ll, "/", LL_FS_READ) == -1 ||
+	    landlock_allow_path(ll, tree, rw) == -1 ||
+	    landlock_allow_path(ll, "/tmp", rw) == -1 ||
+	    landlock_allow_path(ll, "/dev/shm", rw) == -1)
+		sbx_fail(fd, "landlock rule:");
+	for (i = 0; sbx_devices[i] != NULL; i++) {
+		snprintf(path, sizeof(path), "/dev/%s", sbx_devices[i]);
+		if (landlock_allow_path(ll, path, dev) == -1 &&
+		    errno != ENOENT)
+			sbx_fail(fd, "landlock rule %s:", path);
+	}
+	ex = spec->exec_allow != NULL ?
+	    (const char *const *)spec->exec_allow : sbx_exec_dirs[0] != NULL ?
+	    sbx_exec_dirs : sbx_exec_default;
+	for (i = 0; ex[i] != NULL; i++)
+		if (landlock_allow_path(ll, ex[i], LL_FS_READ | LL_FS_EXEC) ==
+		    -1 && errno != ENOENT)
+			sbx_fail(fd, "landlock rule %s:", ex[i]);
+	for (i = 0; i < nports; i++)
+		if (landlock_allow_port(ll, ports[i],
+		    LANDLOCK_ACCESS_NET_CONNECT_TCP) == -1)
+			sbx_fail(fd, "landlock rule port %u:",
+			    (unsigned)ports[i]);
+	return (ll);
+}
+
+/*
+ * Capabilities: the bounding set needs CAP_SETPCAP to shrink, which
+ * setresuid() takes away, so it is emptied just before the uid change;
+ * effective and permitted go with the uid change itself, and are
+ * cleared and checked again after it.
+ */
+static void
+sbx_dropbounding(int fd)
+{
+	int	 cap;
+
+	for (cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1) {
+			if (errno == EINVAL)
+				break;
+			sbx_fail(fd, "drop capability %d:", cap);
+		}
+}
+
+static void
+sbx_dropcaps(int fd)
+{
+	struct __user_cap_header_struct	 h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct	 d[2];
+
+	memset(d, 0, sizeof(d));
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 ||
+	    syscall(SYS_capset, &h, d) == -1 ||
+	    syscall(SYS_capget, &h, d) == -1)
+		sbx_fail(fd, "drop capabilities:");
+	if (d[0].effective | d[0].permitted | d[0].inheritable |
+	    d[1].effective | d[1].permitted | d[1].inheritable)
+		sbx_fail(fd, "capabilities remain after setresuid");
+	if (prctl(PR_CAPBSET_READ, 0, 0, 0, 0) != 0)
+		sbx_fail(fd, "bounding set not empty");
+}
+
+static void
+sbx_stdio(const struct sandbox_spec *spec, int fd)
+{
+	int	 lfd, nfd;
+
+	/* Move the log out of the way first: it may be 0, 1 or 2. */
+	if ((lfd = fcntl(spec->logfd, F_DUPFD_CLOEXEC, 3)) == -1 ||
+	    (nfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1 ||
+	    dup2(nfd, 0) == -1 || dup2(lfd, 1) == -1 || dup2(lfd, 2) == -1)
+		sbx_fail(fd, "stdio:");
+	close(lfd);
+	if (nfd > 2)
+		close(nfd);
+}
+
+/*
+ * Everything between a root process in the sandbox's namespaces and
+ * the execve of an agent or an operator's shell, in the fixed order:
+ * rlimits, Landlock ruleset, chdir, bounding set, groups, gid, uid,
+ * capabilities, no_new_privs, Landlock, fds, seccomp.  Errors go to fd.
+ */
+void
+sbx_confine(const struct sandbox_spec *spec, const char *tree,
+    const uint16_t *ports, int nports, int fd)
+{
+	struct landlock	*ll;
+	uid_t		 ru, eu, su;
+
+	sbx_rlimits(spec, fd);
+	ll = sbx_landlock(spec, tree, ports, nports, fd);
+	if (chdir(tree) == -1)
+		sbx_fail(fd, "chdir %s:", tree);
+	sbx_dropbounding(fd);
+	if (setgroups(0, NULL) == -1)
+		sbx_fail(fd, "setgroups:");
+	if (setresgid(spec->gid, spec->gid, spec->gid) == -1)
+		sbx_fail(fd, "setresgid %u:", (unsigned)spec->gid);
+	if (setresuid(spec->uid, spec->uid, spec->uid) == -1)
+		sbx_fail(fd, "setresuid %u:", (unsigned)spec->uid);
+	if (getresuid(&ru, &eu, &su) == -1 || ru != spec->uid ||
+	    eu != spec->uid || su != spec->uid)
+		sbx_fail(fd, "uid did not change");
+	sbx_dropcaps(fd);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		sbx_fail(fd, "no_new_privs:");
+	if (landlock_restrict(ll) == -1)
+		sbx_fail(fd, "landlock restrict:");
+	landlock_free(ll);
+	/* Close-on-exec, not close: fd must carry an execve failure. */
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
+		sbx_fail(fd, "close_range:");
+	/*
+	 * FLAG_LOG: every denial, EPERM ones included, is an audit record
+	 * (type 1326, with the attempt's uid and the syscall number) in
+	 * the kernel log; the parent does not collect them (yet).
+	 */
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0,
+	    &sbx_persona) == -1 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+	    SECCOMP_FILTER_FLAG_LOG, &sbx_family) == -1 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+	    SECCOMP_FILTER_FLAG_LOG, &sbx_prog) == -1)
+		sbx_fail(fd, "seccomp:");
+}
+
+/* The egress ports of spec, for the Landlock connect rules. */
+int
+sbx_ports(const struct sandbox_spec *spec, uint16_t *ports)
+{
+	const struct sockaddr_storage	*ss;
+	int				 i, n = 0;
+
+	for (i = 0; i < spec->nlisten && i < SANDBOX_MAXLISTEN; i++) {
+		ss = &spec->listen[i].addr;
+		ports[n++] = ntohs(ss->ss_family == AF_INET6 ?
+		    ((const struct sockaddr_in6 *)ss)->sin6_port :
+		    ((const struct sockaddr_in *)ss)->sin_port);
+	}
+	return (n);
+}
+
+/* The agent: pid 2 of the namespace.  Never returns. */
+static __dead void
+sbx_agent(struct sbx_plan *pl, int fd)
+{
+	const struct sandbox_spec *spec = pl->spec;
+	uint16_t	 ports[SANDBOX_MAXLISTEN];
+	int		 nports;
+
+	/* The stdio dup2s below must not land on the error pipe. */
+	if (fd <= 2 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) == -1)
+		_exit(127);
+	if (setsid() == -1)
+		sbx_fail(fd, "setsid:");
+	sbx_stdio(spec, fd);
+	nports = sbx_ports(spec, ports);
+	sbx_confine(spec, pl->tree, ports, nports, fd);
+	execve(spec->argv[0], spec->argv, spec->env);
+	sbx_fail(fd, "exec %s:", spec->argv[0]);
+}
+
+static void
+sbx_send(int sock, int tag, const void *data, size_t len)
+{
+	char	 buf[16];
+
+	if (len > sizeof(buf) - 1)
+		len = sizeof(buf) - 1;
+	buf[0] = (char)tag;
+	memcpy(buf + 1, data, len);
+	(void)send(sock, buf, len + 1, MSG_NOSIGNAL);
+}
+
+/* pid 1: reap everything, report the agent, exit with it. */
+static __dead void
+sbx_reap(int sock, pid_t agent)
+{
+	pid_t	 pid;
+	int	 st;
+
+	for (;;) {
+		pid = waitpid(-1, &st, 0);
+		if (pid == -1 && errno == EINTR)
+			continue;
+		if (pid == -1)
+			_exit(127);
+		if (pid != agent)
+			continue;
+		sbx_send(sock, 'S', &st, sizeof(st));
+		if (WIFEXITED(st))
+			_exit(WEXITSTATUS(st));
+		_exit(128 + WTERMSIG(st));
+	}
+}
+
+/* A fresh network namespace's loopback is down: egress needs it up. */
+static void
+sbx_lo_up(struct sbx_plan *pl)
+{
+	struct ifreq	 ifr;
+	int		 s;
+
+	if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		sbx_fail(pl->errfd, "socket:");
+	memset(&ifr, 0, sizeof(ifr));
+	strlcpy(ifr.ifr_name, "lo", sizeof(ifr.ifr_name));
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) == -1)
+		sbx_fail(pl->errfd, "lo flags:");
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) == -1)
+		sbx_fail(pl->errfd, "lo up:");
+	close(s);
+}
+
+static void
+sbx_rta(struct nlmsghdr *nh, int type, const void *data, size_t len)
+{
+	struct rtattr	*rta;
+
+	rta = (struct rtattr *)((char *)nh + NLMSG_ALIGN(nh->nlmsg_len));
+	rta->rta_type = type;
+	rta->rta_len = RTA_LENGTH(len);
+	memcpy(RTA_DATA(rta), data, len);
+	nh->nlmsg_len = NLMSG_ALIGN(nh->nlmsg_len) + RTA_ALIGN(rta->rta_len);
+}
+
+/*
+ * An allowed literal address that is not loopback is put on lo, so the
+ * agent connects to the address it was given, and reaches the parent.
+ */
+static void
+sbx_lo_addr(struct sbx_plan *pl, const struct sockaddr_storage *ss)
+{
+	struct {
+		struct nlmsghdr		 nh;
+		struct ifaddrmsg	 ifa;
+		char			 attrs[2 * RTA_SPACE(16)];
+	} req;
+	struct {
+		struct nlmsghdr		 nh;
+		struct nlmsgerr		 e;
+	} ack;
+	const void	*a;
+	size_t		 alen;
+	int		 s;
+
+	if (ss->ss_family == AF_INET6) {
+		a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+		alen = 16;
+	} else {
+		a = &((const struct sockaddr_in *)ss)->sin_addr;
+		alen = 4;
+	}
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.ifa));
+	req.nh.nlmsg_type = RTM_NEWADDR;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE;
+	req.nh.nlmsg_seq = 1;
+	req.ifa.ifa_family = ss->ss_family;
+	req.ifa.ifa_prefixlen = alen * 8;
+	req.ifa.ifa_flags = IFA_F_NODAD | IFA_F_PERMANENT;
+	req.ifa.ifa_index = if_nametoindex("lo");
+	sbx_rta(&req.nh, IFA_LOCAL, a, alen);
+	sbx_rta(&req.nh, IFA_ADDRESS, a, alen);
+	if ((s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC,
+	    NETLINK_ROUTE)) == -1 ||
+	    send(s, &req, req.nh.nlmsg_len, 0) == -1 ||
+	    recv(s, &ack, sizeof(ack), 0) < (ssize_t)sizeof(ack))
+		sbx_fail(pl->errfd, "rtnetlink:");
+	close(s);
+	if (ack.nh.nlmsg_type != NLMSG_ERROR)
+		sbx_fail(pl->errfd, "rtnetlink: unexpected answer %u",
+		    (unsigned)ack.nh.nlmsg_type);
+	if (ack.e.error != 0 && ack.e.error != -EEXIST) {
+		errno = -ack.e.error;
+		sbx_fail(pl->errfd, "add an egress address to lo:");
+	}
+}
+
+/*
+ * One message between the parent and pid 1: a tag byte, and n fds
+ * (at most SANDBOX_MAXLISTEN) attached.  -1 with errno if not sent.
+ */
+int
+sbx_sendtag(int sock, char tag, const int *fds, int n)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int) * SANDBOX_MAXLISTEN)];
+	} cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+
+	memset(&msg, 0, sizeof(msg));
+	memset(&cm, 0, sizeof(cm));
+	iov.iov_base = &tag;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	if (n > 0) {
+		msg.msg_control = cm.buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+	}
+	return (sendmsg(sock, &msg, MSG_NOSIGNAL) == -1 ? -1 : 0);
+}
+
+/*
+ * The next message on sock: its tag in *tag and the fds attached (at
+ * most max; close-on-exec) in fds.  Returns how many fds came, or -1
+ * if no message did (EOF, an error, or nothing there with
+ * MSG_DONTWAIT) or it was cut short; fds that came are closed then.
+ */
+int
+sbx_recvtag(int sock, int flags, char *tag, int *fds, int max)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int) * SANDBOX_MAXLISTEN)];
+	} cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+	ssize_t		 r;
+	int		 got = 0, n, i;
+
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = tag;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	while ((r = recvmsg(sock, &msg, flags | MSG_CMSG_CLOEXEC)) == -1 &&
+	    errno == EINTR)
+		;
+	for (c = r > 0 ? CMSG_FIRSTHDR(&msg) : NULL; c != NULL;
+	    c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			int	 fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			if (got < max)
+				fds[got++] = fd;
+			else
+				close(fd);
+		}
+	}
+	if (r != 1 || (msg.msg_flags & MSG_CTRUNC)) {
+		while (got > 0)
+			close(fds[--got]);
+		return (-1);
+	}
+	return (got);
+}
+
+/*
+ * Egress endpoints: lo up, the literal addresses on it, one listening
+ * socket per allowed destination, all handed to the parent.  Pid 1
+ * keeps none of them: it accepts nothing and forwards nothing.
+ */
+static void
+sbx_net(struct sbx_plan *pl)
+{
+	const struct sandbox_spec *spec = pl->spec;
+	int	 fds[SANDBOX_MAXLISTEN], i, one = 1;
+
+	sbx_lo_up(pl);
+	for (i = 0; i < spec->nlisten; i++)
+		if (spec->listen[i].addlo)
+			sbx_lo_addr(pl, &spec->listen[i].addr);
+	for (i = 0; i < spec->nlisten; i++) {
+		if ((fds[i] = socket(spec->listen[i].addr.ss_family,
+		    SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+			sbx_fail(pl->errfd, "egress socket:");
+		if (spec->listen[i].addr.ss_family == AF_INET6 &&
+		    setsockopt(fds[i], IPPROTO_IPV6, IPV6_V6ONLY, &one,
+		    sizeof(one)) == -1)
+			sbx_fail(pl->errfd, "egress socket v6only:");
+		if (bind(fds[i], (const struct sockaddr *)&spec->listen[i].addr,
+		    spec->listen[i].addrlen) == -1)
+			sbx_fail(pl->errfd, "bind egress endpoint %d:", i);
+		if (listen(fds[i], 64) == -1)
+			sbx_fail(pl->errfd, "listen egress endpoint %d:", i);
+	}
+	/* In one message, tagged 'L'. */
+	if (sbx_sendtag(pl->sock, 'L', fds, spec->nlisten) == -1)
+		sbx_fail(pl->errfd, "send egress listeners:");
+	for (i = 0; i < spec->nlisten; i++)
+		close(fds[i]);
+}
+
+/*
+ * The parent creates the attempt's cgroups while pid 1 builds its view
+ * and sends "G" with their cgroup.procs files open for writing: pid 1
+ * joins every one before anything of the agent exists.  Anything else
+ * (EOF) means the parent gave up on this sandbox.
+ */
+static void
+sbx_await_cgroups(struct sbx_plan *pl)
+{
+	int	 fds[SANDBOX_MAXCG], n, i;
+	char	 tag = 0;
+
+	if ((n = sbx_recvtag(pl->sock, 0, &tag, fds, SANDBOX_MAXCG)) == -1 ||
+	    tag != 'G')
+		_exit(127);
+	if (n != pl->ncgroups)
+		sbx_fail(pl->errfd, "pid 1 got %d of %d cgroups", n,
+		    pl->ncgroups);
+	for (i = 0; i < n; i++) {
+		if (write(fds[i], "0", 1) != 1)
+			sbx_fail(pl->errfd, "join cgroup %d:", i);
+		close(fds[i]);
+	}
+}
+
+__dead void
+sbx_pid1(struct sbx_plan *pl)
+{
+	struct pollfd	 pfd = { pl->sock, POLLIN, 0 };
+	pid_t		 agent;
+
+	/* Die with the parent; if it died already, the socket says so. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
+		sbx_fail(pl->errfd, "pdeathsig:");
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)))
+		_exit(127);
+	if (pl->netfd != -1 && (setns(pl->netfd, CLONE_NEWNET) == -1 ||
+	    setns(pl->ipcfd, CLONE_NEWIPC) == -1))
+		sbx_fail(pl->errfd, "enter the pooled namespaces:");
+	if (sethostname(pl->spec->id, strlen(pl->spec->id)) == -1)
+		sbx_fail(pl->errfd, "sethostname:");
+	if (pl->spec->nlisten > 0)
+		sbx_net(pl);
+	sbx_mounts(pl);
+	sbx_await_cgroups(pl);
+	/* Rooted at the attempt's cgroups: after the move, not before. */
+	if (unshare(CLONE_NEWCGROUP) == -1)
+		sbx_fail(pl->errfd, "cgroup namespace:");
+
+	/*
+	 * vfork: pid 1 has nothing to do until the agent's execve, and
+	 * sharing the memory until then saves copying it.  The agent
+	 * never returns from sbx_agent; it execs or _exits.
+	 */
+	if ((agent = vfork()) == -1)
+		sbx_fail(pl->errfd, "fork agent:");
+	if (agent == 0)
+		sbx_agent(pl, pl->errfd);
+	/*
+	 * The parent reads the error pipe itself: EOF once the agent's
+	 * execve closed the last write end.  Pid 1 keeps only the socket:
+	 * it runs nothing and holds nothing.
+	 */
+	if (dup2(pl->sock, 0) == -1)
+		_exit(127);
+	syscall(SYS_close_range, 1, ~0U, 0);
+	sbx_reap(0, agent);
+}

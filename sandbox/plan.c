@@ -1,0 +1,550 @@
+/*
+ * The plan of one sandbox as bytes: what the parent computed (the
+ * spec, the resolved tree, masks and binds, the compiled seccomp
+ * program), sent to the launcher as one message on its socket.  The
+ * parent is the launcher's only peer and is trusted, but the launcher
+ * still decodes field by field: every count and length has a bound,
+ * strings carry no NUL, paths are absolute, nothing is left over.
+ *
+ * Format, integers in host order (the peer is on this host):
+ *
+ *	u32 magic "SBXP", u32 version
+ *	str id; u32 uid, gid; str tree
+ *	strv argv; strv env; optstrv exec_allow; strv hide
+ *	u32 n, n x (str path, u8 exec)		binds
+ *	u32 ncgroups; u8 pooled
+ *	u64 cpu_ms, fsize, nofile
+ *	u32 n, n x (u32 len, len bytes, u8 addlo)	egress endpoints
+ *	u8 has_hosts [str hosts]
+ *	u32 n, n x 8 bytes			the seccomp program
+ *
+ * str is u32 length and bytes; strv is u32 count and strings;
+ * optstrv's count is 0xffffffff for "none given".
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbx.h"
+
+#define PLAN_MAGIC	0x50584253U	/* "SBXP" */
+#define PLAN_VERSION	1U
+#define PLAN_NONE	0xffffffffU
+#define PLAN_MAXARGV	4096
+#define PLAN_MAXENV	4096
+#define PLAN_MAXPATHS	256
+#define PLAN_MAXHOSTS	(64 * 1024)
+#define PLAN_MAXID	63
+
+struct wbuf {
+	unsigned char	*p;
+	size_t		 len, cap;
+	int		 failed;
+};
+
+static void
+put(struct wbuf *w, const void *data, size_t len)
+{
+	unsigned char	*n;
+	size_t		 cap;
+
+	if (w->failed)
+		return;
+	if (w->len + len > SBX_PLAN_MAX) {
+		w->failed = E2BIG;
+		return;
+	}
+	if (w->len + len > w->cap) {
+		cap = w->cap == 0 ? 4096 : w->cap;
+		while (cap < w->len + len)
+			cap *= 2;
+		if ((n = realloc(w->p, cap)) == NULL) {
+			w->failed = ENOMEM;
+			return;
+		}
+		w->p = n;
+		w->cap = cap;
+	}
+	memcpy(w->p + w->len, data, len);
+	w->len += len;
+}
+
+static void
+put_u8(struct wbuf *w, uint8_t v)
+{
+	put(w, &v, sizeof(v));
+}
+
+static void
+put_u32(struct wbuf *w, uint32_t v)
+{
+	put(w, &v, sizeof(v));
+}
+
+static void
+put_u64(struct wbuf *w, uint64_t v)
+{
+	put(w, &v, sizeof(v));
+}
+
+static void
+put_str(struct wbuf *w, const char *s)
+{
+	size_t	 len = strlen(s);
+
+	put_u32(w, (uint32_t)len);
+	put(w, s, len);
+}
+
+static void
+put_strv(struct wbuf *w, char *const *v, int optional)
+{
+	uint32_t	 n = 0;
+
+	if (v == NULL) {
+		put_u32(w, optional ? PLAN_NONE : 0);
+		return;
+	}
+	while (v[n] != NULL)
+		n++;
+	put_u32(w, n);
+	for (n = 0; v[n] != NULL; n++)
+		put_str(w, v[n]);
+}
+
+void *
+sbx_plan_encode(const struct sbx_plan *pl, const struct sock_fprog *prog,
+    size_t *lenp)
+{
+	const struct sandbox_spec *spec = pl->spec;
+	struct wbuf	 w = { NULL, 0, 0, 0 };
+	int		 i;
+
+	put_u32(&w, PLAN_MAGIC);
+	put_u32(&w, PLAN_VERSION);
+	put_str(&w, spec->id);
+	put_u32(&w, spec->uid);
+	put_u32(&w, spec->gid);
+	put_str(&w, pl->tree);
+	put_strv(&w, spec->argv, 0);
+	put_strv(&w, spec->env, 0);
+	put_strv(&w, spec->exec_allow, 1);
+	put_u32(&w, (uint32_t)pl->nhide);
+	for (i = 0; i < pl->nhide; i++)
+		put_str(&w, pl->hide[i]);
+	put_u32(&w, (uint32_t)pl->nbinds);
+	for (i = 0; i < pl->nbinds; i++) {
+		put_str(&w, pl->binds[i]);
+		put_u8(&w, pl->bexec[i] != 0);
+	}
+	put_u32(&w, (uint32_t)pl->ncgroups);
+	put_u8(&w, pl->netfd != -1);
+	put_u64(&w, spec->cpu_ms);
+	put_u64(&w, spec->fsize);
+	put_u64(&w, spec->nofile);
+	put_u32(&w, (uint32_t)spec->nlisten);
+	for (i = 0; i < spec->nlisten; i++) {
+		put_u32(&w, spec->listen[i].addrlen);
+		put(&w, &spec->listen[i].addr, spec->listen[i].addrlen);
+		put_u8(&w, spec->listen[i].addlo != 0);
+	}
+	put_u8(&w, spec->hosts != NULL);
+	if (spec->hosts != NULL)
+		put_str(&w, spec->hosts);
+	put_u32(&w, prog->len);
+	put(&w, prog->filter, (size_t)prog->len * sizeof(*prog->filter));
+	if (w.failed) {
+		free(w.p);
+		errno = w.failed;
+		return (NULL);
+	}
+	*lenp = w.len;
+	return (w.p);
+}
+
+/*
+ * The decoded plan and everything it points to: the spec, the arrays
+ * and one arena for the strings, which never needs more bytes than
+ * the input (each string's 4-byte length pays for its NUL).
+ */
+struct plan_out {
+	struct sbx_plan		 pl;	/* first: sbx_plan_free() casts */
+	struct sandbox_spec	 spec;
+	char			*arena;
+	size_t			 used;
+	char			**argv;
+	char			**env;
+	char			**exec;
+	struct sandbox_listen	*listen;
+	struct sock_filter	*bpf;
+};
+
+struct rbuf {
+	const unsigned char	*p;
+	size_t			 left;
+	struct plan_out		*out;
+	char			*err;
+	size_t			 errlen;
+	int			 failed;
+};
+
+static void
+bad(struct rbuf *r, const char *fmt, ...)
+{
+	char	 msg[256];
+	va_list	 ap;
+
+	if (r->failed)
+		return;
+	r->failed = 1;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(r->err, r->errlen, "plan: %s", msg);
+}
+
+static int
+get(struct rbuf *r, void *data, size_t len, const char *field)
+{
+	if (r->failed)
+		return (-1);
+	if (len > r->left) {
+		bad(r, "%s: truncated", field);
+		return (-1);
+	}
+	memcpy(data, r->p, len);
+	r->p += len;
+	r->left -= len;
+	return (0);
+}
+
+static uint32_t
+get_u32(struct rbuf *r, const char *field)
+{
+	uint32_t	 v = 0;
+
+	(void)get(r, &v, sizeof(v), field);
+	return (v);
+}
+
+static uint64_t
+get_u64(struct rbuf *r, const char *field)
+{
+	uint64_t	 v = 0;
+
+	(void)get(r, &v, sizeof(v), field);
+	return (v);
+}
+
+static int
+get_bool(struct rbuf *r, const char *field)
+{
+	uint8_t	 v = 0;
+
+	if (get(r, &v, sizeof(v), field) == 0 && v > 1)
+		bad(r, "%s: %u is not 0 or 1", field, v);
+	return (v);
+}
+
+/* A string of at most max bytes, NUL-terminated in the arena. */
+static char *
+get_str(struct rbuf *r, size_t max, const char *field)
+{
+	uint32_t	 len = get_u32(r, field);
+	char		*s;
+
+	if (r->failed)
+		return (NULL);
+	if (len > max || len > r->left) {
+		bad(r, "%s: length %u out of bounds", field, len);
+		return (NULL);
+	}
+	if (memchr(r->p, '\0', len) != NULL) {
+		bad(r, "%s: contains a NUL", field);
+		return (NULL);
+	}
+	s = r->out->arena + r->out->used;
+	memcpy(s, r->p, len);
+	s[len] = '\0';
+	r->out->used += len + 1;
+	r->p += len;
+	r->left -= len;
+	return (s);
+}
+
+static char *
+get_path(struct rbuf *r, const char *field)
+{
+	char	*s = get_str(r, PATH_MAX - 1, field);
+
+	if (s != NULL && s[0] != '/')
+		bad(r, "%s: not an absolute path", field);
+	return (s);
+}
+
+/* A count of at most max, then an array of n + 1 pointers. */
+static char **
+get_strv(struct rbuf *r, uint32_t max, int optional, int paths,
+    const char *field)
+{
+	char		 name[64];
+	char		**v;
+	uint32_t	 n = get_u32(r, field), i;
+
+	if (r->failed || (optional && n == PLAN_NONE))
+		return (NULL);
+	if (n > max) {
+		bad(r, "%s: %u entries, more than %u", field, n, max);
+		return (NULL);
+	}
+	if ((v = calloc(n + 1, sizeof(*v))) == NULL) {
+		bad(r, "%s: out of memory", field);
+		return (NULL);
+	}
+	for (i = 0; i < n && !r->failed; i++) {
+		snprintf(name, sizeof(name), "%s[%u]", field, i);
+		v[i] = paths ? get_path(r, name) :
+		    get_str(r, SBX_PLAN_MAX, name);
+	}
+	return (v);
+}
+
+static int
+get_paths(struct rbuf *r, char (**out)[PATH_MAX], uint32_t max,
+    const char *field)
+{
+	char		 name[64], *s;
+	uint32_t	 n = get_u32(r, field), i;
+
+	if (r->failed)
+		return (0);
+	if (n > max) {
+		bad(r, "%s: %u entries, more than %u", field, n, max);
+		return (0);
+	}
+	if (n > 0 && (*out = calloc(n, sizeof(**out))) == NULL) {
+		bad(r, "%s: out of memory", field);
+		return (0);
+	}
+	for (i = 0; i < n && !r->failed; i++) {
+		snprintf(name, sizeof(name), "%s[%u]", field, i);
+		if ((s = get_path(r, name)) != NULL)
+			strlcpy((*out)[i], s, PATH_MAX);
+	}
+	return (int)n;
+}
+
+static void
+get_id(struct rbuf *r, struct sandbox_spec *spec)
+{
+	const char	*s = get_str(r, PLAN_MAXID, "id");
+
+	if (s == NULL)
+		return;
+	if (s[0] == '\0' || s[0] == '.' || strspn(s, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != strlen(s))
+		bad(r, "id: not a plain name");
+	spec->id = s;
+}
+
+static void
+get_binds(struct rbuf *r, struct sbx_plan *pl)
+{
+	char		 name[64], *s;
+	uint32_t	 n = get_u32(r, "binds"), i;
+
+	if (r->failed)
+		return;
+	if (n > SANDBOX_MAXBINDS) {
+		bad(r, "binds: %u entries, more than %d", n, SANDBOX_MAXBINDS);
+		return;
+	}
+	if ((pl->binds = calloc(n + 1, sizeof(*pl->binds))) == NULL ||
+	    (pl->bexec = calloc(n + 1, sizeof(*pl->bexec))) == NULL) {
+		bad(r, "binds: out of memory");
+		return;
+	}
+	for (i = 0; i < n && !r->failed; i++) {
+		snprintf(name, sizeof(name), "binds[%u]", i);
+		if ((s = get_path(r, name)) != NULL)
+			strlcpy(pl->binds[i], s, PATH_MAX);
+		snprintf(name, sizeof(name), "binds[%u].exec", i);
+		pl->bexec[i] = get_bool(r, name);
+	}
+	pl->nbinds = (int)n;
+}
+
+static void
+get_listen(struct rbuf *r, struct plan_out *o)
+{
+	struct sandbox_listen	*l;
+	char			 name[64];
+	uint32_t		 n = get_u32(r, "listen"), i;
+	sa_family_t		 fam;
+
+	if (r->failed)
+		return;
+	if (n > SANDBOX_MAXLISTEN) {
+		bad(r, "listen: %u endpoints, more than %d", n,
+		    SANDBOX_MAXLISTEN);
+		return;
+	}
+	if (n > 0 && (o->listen = calloc(n, sizeof(*o->listen))) == NULL) {
+		bad(r, "listen: out of memory");
+		return;
+	}
+	for (i = 0; i < n && !r->failed; i++) {
+		l = &o->listen[i];
+		snprintf(name, sizeof(name), "listen[%u]", i);
+		l->addrlen = get_u32(r, name);
+		if (!r->failed && l->addrlen != sizeof(struct sockaddr_in) &&
+		    l->addrlen != sizeof(struct sockaddr_in6)) {
+			bad(r, "%s: address length %u", name, l->addrlen);
+			break;
+		}
+		if (get(r, &l->addr, l->addrlen, name) == -1)
+			break;
+		fam = l->addr.ss_family;
+		if (!((fam == AF_INET && l->addrlen ==
+		    sizeof(struct sockaddr_in)) || (fam == AF_INET6 &&
+		    l->addrlen == sizeof(struct sockaddr_in6))))
+			bad(r, "%s: family %u with length %u", name, fam,
+			    l->addrlen);
+		snprintf(name, sizeof(name), "listen[%u].addlo", i);
+		l->addlo = get_bool(r, name);
+	}
+	o->spec.listen = o->listen;
+	o->spec.nlisten = (int)n;
+}
+
+static void
+get_prog(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
+{
+	uint32_t	 n = get_u32(r, "seccomp");
+
+	if (r->failed)
+		return;
+	if (n == 0 || n > SBX_BPF_MAX) {
+		bad(r, "seccomp: %u instructions, not 1 to %d", n,
+		    SBX_BPF_MAX);
+		return;
+	}
+	if ((o->bpf = calloc(n, sizeof(*o->bpf))) == NULL) {
+		bad(r, "seccomp: out of memory");
+		return;
+	}
+	if (get(r, o->bpf, (size_t)n * sizeof(*o->bpf), "seccomp") == 0) {
+		prog->len = (unsigned short)n;
+		prog->filter = o->bpf;
+	}
+}
+
+static void
+get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
+{
+	struct sandbox_spec	*spec = &o->spec;
+	struct sbx_plan		*pl = &o->pl;
+	char			*s;
+
+	if (get_u32(r, "magic") != PLAN_MAGIC && !r->failed)
+		bad(r, "magic: not a sandbox plan");
+	if (get_u32(r, "version") != PLAN_VERSION && !r->failed)
+		bad(r, "version: not %u", PLAN_VERSION);
+	get_id(r, spec);
+	spec->uid = get_u32(r, "uid");
+	spec->gid = get_u32(r, "gid");
+	if (!r->failed && (spec->uid == 0 || spec->gid == 0))
+		bad(r, "uid, gid: the agent may not run as root");
+	if ((s = get_path(r, "tree")) != NULL) {
+		if (strcmp(s, "/") == 0)
+			bad(r, "tree: may not be /");
+		strlcpy(pl->tree, s, sizeof(pl->tree));
+	}
+	o->argv = get_strv(r, PLAN_MAXARGV, 0, 0, "argv");
+	if (!r->failed && (o->argv[0] == NULL || o->argv[0][0] != '/'))
+		bad(r, "argv[0]: not an absolute path");
+	o->env = get_strv(r, PLAN_MAXENV, 0, 0, "env");
+	o->exec = get_strv(r, PLAN_MAXPATHS, 1, 1, "exec");
+	pl->nhide = get_paths(r, &pl->hide, PLAN_MAXPATHS, "hide");
+	get_binds(r, pl);
+	pl->ncgroups = (int)get_u32(r, "ncgroups");
+	if (!r->failed && (pl->ncgroups < 0 || pl->ncgroups > SANDBOX_MAXCG))
+		bad(r, "ncgroups: %d out of bounds", pl->ncgroups);
+	pl->netfd = pl->ipcfd = get_bool(r, "pooled") ? 0 : -1;
+	spec->cpu_ms = get_u64(r, "cpu_ms");
+	spec->fsize = get_u64(r, "fsize");
+	spec->nofile = get_u64(r, "nofile");
+	get_listen(r, o);
+	if (get_bool(r, "hosts"))
+		spec->hosts = get_str(r, PLAN_MAXHOSTS, "hosts");
+	get_prog(r, o, prog);
+	if (!r->failed && r->left != 0)
+		bad(r, "%zu bytes after the end", r->left);
+	spec->tree = pl->tree;
+	spec->argv = o->argv;
+	spec->env = o->env;
+	spec->exec_allow = o->exec;
+	pl->spec = spec;
+}
+
+struct sbx_plan *
+sbx_plan_decode(const void *data, size_t len, struct sock_fprog *prog,
+    char *err, size_t errlen)
+{
+	struct plan_out	*o;
+	struct rbuf	 r;
+
+	prog->len = 0;
+	prog->filter = NULL;
+	if (len > SBX_PLAN_MAX) {
+		snprintf(err, errlen, "plan: %zu bytes, more than %d", len,
+		    SBX_PLAN_MAX);
+		return (NULL);
+	}
+	if ((o = calloc(1, sizeof(*o))) == NULL ||
+	    (o->arena = malloc(len + 1)) == NULL) {
+		free(o);
+		snprintf(err, errlen, "plan: out of memory");
+		return (NULL);
+	}
+	memset(&r, 0, sizeof(r));
+	r.p = data;
+	r.left = len;
+	r.out = o;
+	r.err = err;
+	r.errlen = errlen;
+	get_all(&r, o, prog);
+	if (r.failed) {
+		prog->len = 0;
+		prog->filter = NULL;
+		sbx_plan_free(&o->pl);
+		return (NULL);
+	}
+	return (&o->pl);
+}
+
+void
+sbx_plan_free(struct sbx_plan *pl)
+{
+	struct plan_out	*o = (struct plan_out *)pl;
+
+	if (o == NULL)
+		return;
+	free(o->pl.hide);
+	free(o->pl.binds);
+	free(o->pl.bexec);
+	free(o->argv);
+	free(o->env);
+	free(o->exec);
+	free(o->listen);
+	free(o->bpf);
+	free(o->arena);
+	free(o);
+}

@@ -1,0 +1,84 @@
+/*
+ * What the parent's side of the sandbox (supervisord-factory/sandbox.c),
+ * the side that runs as pid 1 and the agent (child.c), the plan's wire
+ * format (plan.c) and the launcher (launcher.c) share.  Not for other
+ * callers: they use sandbox.h.
+ */
+#ifndef FACTORY_SBX_H
+#define FACTORY_SBX_H
+
+#include <sys/types.h>
+#include <linux/filter.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../supervisord-factory/sandbox.h"
+
+#define SBX_TMPSIZE	"size=64m,nr_inodes=16384"
+#define SBX_HOSTS	"/run/factory-hosts"	/* then bound on /etc/hosts */
+#define SBX_MFD_EXEC	0x0010U		/* MFD_EXEC, Linux 6.3 */
+#define SBX_MEMFD_NOEXEC "/proc/sys/vm/memfd_noexec"
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC	(1U << 2)
+#endif
+
+/* The launcher's descriptors, as the parent hands them over. */
+#define SBX_FD_SOCK	3	/* the plan, then "G", "L", "S" messages */
+#define SBX_FD_ERR	4	/* setup errors; EOF at the agent's execve */
+#define SBX_FD_LOG	5	/* the agent's stdout and stderr */
+#define SBX_FD_NET	6	/* pooled network namespace, if any */
+#define SBX_FD_IPC	7	/* pooled IPC namespace, if any */
+#define SBX_FD_MAX	8	/* the first fd the launcher does not keep */
+
+#define SBX_PLAN_MAX	(256 * 1024)	/* bytes of an encoded plan */
+#define SBX_BPF_MAX	4096		/* BPF_MAXINSNS */
+
+/* What pid 1 needs, computed by the parent before the clone. */
+struct sbx_plan {
+	const struct sandbox_spec *spec;
+	char		 tree[PATH_MAX];	/* realpath */
+	char		 (*hide)[PATH_MAX];	/* realpaths, existing ones */
+	int		  nhide;
+	char		 (*binds)[PATH_MAX];	/* shown read-only, realpaths */
+	int		 *bexec;		/* 0: noexec (spec->expose) */
+	int		  nbinds;
+	int		  ncgroups;		/* pid 1 joins as many */
+	int		  netfd;		/* pooled namespaces, or -1 */
+	int		  ipcfd;
+	int		  sock;			/* pid 1's end: 'S' status */
+	int		  errfd;		/* close-on-exec: setup errors */
+};
+
+/* child.c */
+extern const char *const sbx_rootdirs[];
+extern const char *const sbx_exec_default[];
+extern const char	*sbx_exec_dirs[];
+extern struct sock_fprog sbx_prog;	/* the denylist, compiled */
+__dead void	sbx_fail(int, const char *, ...)
+		    __attribute__((__format__(printf, 2, 3)));
+void		sbx_exec_resolve(void);
+int		sbx_mkdirs(const char *, const char *);
+const char	*sbx_below(const char *, const char *);
+void		sbx_confine(const struct sandbox_spec *, const char *,
+		    const uint16_t *, int, int);
+int		sbx_ports(const struct sandbox_spec *, uint16_t *);
+int		sbx_sendtag(int, char, const int *, int);
+int		sbx_recvtag(int, int, char *, int *, int);
+__dead void	sbx_pid1(struct sbx_plan *);
+
+/* plan.c */
+/* The plan and the denylist as bytes; NULL and errno ENOMEM or E2BIG. */
+void	*sbx_plan_encode(const struct sbx_plan *, const struct sock_fprog *,
+	    size_t *);
+/*
+ * The bytes back, strictly: every count and length bounded, strings
+ * without NUL, paths absolute, no byte left over.  A plan whose spec
+ * and arrays live in one allocation (sbx_plan_free), or NULL and the
+ * offending field named in err.
+ */
+struct sbx_plan *sbx_plan_decode(const void *, size_t, struct sock_fprog *,
+	    char *, size_t);
+void	sbx_plan_free(struct sbx_plan *);
+
+#endif /* FACTORY_SBX_H */
