@@ -572,7 +572,10 @@ shell_waiter(struct sandbox *sb, const struct sandbox_spec *spec,
 	_exit(WEXITSTATUS(st));
 }
 
-/* Until the pipe's EOF (exec done) or a reason; -1 on a reason. */
+/*
+ * Until the pipe's EOF (exec done) or a reason: 0, or -1 with the
+ * reason in err, or -2 if nothing came within SHELL_SETUP_MS.
+ */
 static int
 shell_await(int fd, char *err, size_t errlen)
 {
@@ -587,7 +590,7 @@ shell_await(int fd, char *err, size_t errlen)
 			continue;
 		if (n <= 0) {
 			snprintf(err, errlen, "no answer from the sandbox");
-			return (-1);
+			return (-2);
 		}
 		n = read(fd, err, errlen - 1);
 		if (n == -1 && errno == EINTR)
@@ -652,10 +655,13 @@ shell_spawn(struct shell *sh, struct attempt *a, const struct sandbox_spec
 	if (rc == 0)
 		goto done;
 	/*
-	 * The waiter reported and goes on its own, removing HOME's mount
-	 * point and the session cgroup; killing it would leave them.
+	 * A waiter that reported goes on its own, removing HOME's mount
+	 * point and the session cgroup (killing it would leave them); one
+	 * that said nothing in time is killed.
 	 */
 	shell_kill(sh);
+	if (rc == -2)
+		kill(sh->pid, SIGKILL);
 	while (waitpid(sh->pid, NULL, 0) == -1 && errno == EINTR)
 		;
 	sh->pid = 0;
