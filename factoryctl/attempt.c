@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include "factoryctl.h"
+#include "esc.h"
 #include "imsg.h"
 #include "receipt.h"
+#include "vis.h"
 
 #define MANIFEST_MAX	(60 * 1024)
 #define POLL_USEC	(200 * 1000)
@@ -23,12 +25,11 @@
 static const char *stage_order[] = { "queue", "allocation", "checkout",
     "sandbox", "run", "collect", "verify", "publish", NULL };
 
+/* A member for display (vis.h): nothing in it acts on a terminal. */
 static const char *
 jstr(json_t *o, const char *key)
 {
-	const char	*s = json_string_value(json_object_get(o, key));
-
-	return (s != NULL ? s : "");
+	return (ctl_jvis(json_object_get(o, key)));
 }
 
 static void
@@ -93,7 +94,7 @@ print_attempt(json_t *o)
 	    json_array_size(a) > 0) {
 		printf("findings:\n");
 		json_array_foreach(a, i, v)
-			printf("\t%s\n", json_string_value(v));
+			printf("\t%s\n", ctl_jvis(v));
 	}
 	if (json_object_get(o, "branch") != NULL)
 		printf("branch: %s\n", jstr(o, "branch"));
@@ -188,7 +189,7 @@ cmd_submit(int argc, char **argv)
 	if (argc != 1)
 		ctl_usage("submit");
 	if ((fd = open(argv[0], O_RDONLY)) == -1) {
-		warn("%s", argv[0]);
+		warn("%s", ctl_vis(argv[0]));
 		return (CTL_EXIT_USAGE);
 	}
 	nlen = strlen(argv[0]) + 1;
@@ -200,7 +201,7 @@ cmd_submit(int argc, char **argv)
 		len += n;
 	close(fd);
 	if (n == -1 || len > MANIFEST_MAX) {
-		warnx("%s: %s", argv[0], n == -1 ? strerror(errno) :
+		warnx("%s: %s", ctl_vis(argv[0]), n == -1 ? strerror(errno) :
 		    "larger than 60 KiB");
 		return (CTL_EXIT_USAGE);
 	}
@@ -266,7 +267,9 @@ cmd_logs(int argc, char **argv)
 	struct ibuf	*b;
 	uint64_t	 off = 0;
 	uint8_t		 which = 0;
-	const char	*data;
+	json_t		*d;
+	char		*carry = NULL, *data;
+	size_t		 ncarry = 0, len, keep;
 	int		 ch, follow = 0, done, more;
 
 	while ((ch = getopt(argc, argv, "fv")) != -1) {
@@ -294,17 +297,40 @@ cmd_logs(int argc, char **argv)
 		    &o) != 0)
 			return (CTL_EXIT_REFUSED);
 		ibuf_free(b);
-		data = jstr(o, "data");
-		fputs(data, stdout);
+		d = json_object_get(o, "data");
+		more = json_string_length(d) > 0;
+		if (ctl_json)
+			ctl_print_json(o);
+		else if (more) {
+			/*
+			 * The agent's own bytes: lines and tabs as they are,
+			 * the rest in display form; a character cut between
+			 * two answers waits for its end.
+			 */
+			len = ncarry + json_string_length(d);
+			if ((data = realloc(carry, len)) == NULL)
+				err(CTL_EXIT_USAGE, NULL);
+			memcpy(data + ncarry, json_string_value(d),
+			    json_string_length(d));
+			keep = vis_tail(data, len);
+			fputs(ctl_visn(data, len - keep, VIS_NL | VIS_TAB),
+			    stdout);
+			memmove(data, data + len - keep, keep);
+			carry = data;
+			ncarry = keep;
+		}
 		fflush(stdout);
-		more = *data != '\0';
 		off = json_integer_value(json_object_get(o, "offset"));
 		done = json_is_true(json_object_get(o, "done"));
 		json_decref(o);
 		if (more)
 			continue;	/* more may be there already */
-		if (!follow || done)
+		if (!follow || done) {
+			if (ncarry > 0)
+				fputs(ctl_visn(carry, ncarry, 0), stdout);
+			free(carry);
 			return (CTL_EXIT_OK);
+		}
 		usleep(POLL_USEC);
 	}
 }
@@ -322,7 +348,7 @@ simple_id(int argc, char **argv, uint32_t type, const char *cmd,
 	if (ctl_json)
 		ctl_print_json(o);
 	else
-		printf("%s: %s\n", argv[1], verb);
+		printf("%s: %s\n", ctl_vis(argv[1]), verb);
 	json_decref(o);
 	return (CTL_EXIT_OK);
 }
@@ -350,7 +376,19 @@ cmd_receipts(int argc, char **argv)
 	if (ctl_simple(1, IMSG_CTL_RECEIPTS, argv[1], strlen(argv[1]) + 1,
 	    &o) != 0)
 		return (CTL_EXIT_REFUSED);
-	fputs(jstr(o, "export"), stdout);
+	/*
+	 * The export is data for verify, exact in a file or a pipe; on a
+	 * terminal, a person reads it: in display form, lines kept.
+	 */
+	if (ctl_json)
+		ctl_print_json(o);
+	else if (isatty(STDOUT_FILENO))
+		fputs(ctl_visn(json_string_value(json_object_get(o, "export")),
+		    json_string_length(json_object_get(o, "export")), VIS_NL),
+		    stdout);
+	else
+		fwrite(json_string_value(json_object_get(o, "export")), 1,
+		    json_string_length(json_object_get(o, "export")), stdout);
 	json_decref(o);
 	return (CTL_EXIT_OK);
 }
@@ -365,6 +403,7 @@ cmd_verify(int argc, char **argv)
 	struct receipt_summary	 sum;
 	const char		*pin_r = NULL, *pin_v = NULL;
 	char			 err[512], line[256];
+	json_t			*e;
 	FILE			*f;
 	int			 ch, ret;
 
@@ -387,18 +426,20 @@ cmd_verify(int argc, char **argv)
 	if (strcmp(argv[0], "-") == 0)
 		f = stdin;
 	else if ((f = fopen(argv[0], "r")) == NULL) {
-		warn("%s", argv[0]);
+		warn("%s", ctl_vis(argv[0]));
 		return (CTL_EXIT_USAGE);
 	}
 	ret = receipt_verify_file(f, pin_r, pin_v, &sum, err, sizeof(err));
 	if (f != stdin)
 		fclose(f);
 	if (ret == -1) {
+		/* A message with bytes JSON cannot hold: in esc.h's form. */
 		if (ctl_json)
-			print_steal(json_pack("{s:b, s:s}", "ok", 0, "error",
-			    err));
+			print_steal(json_pack("{s:b, s:o}", "ok", 0, "error",
+			    (e = json_string(err)) != NULL ? e :
+			    esc_json_str(err)));
 		else
-			printf("%s: %s\n", argv[0], err);
+			printf("%s: %s\n", ctl_vis(argv[0]), ctl_vis(err));
 		return (CTL_EXIT_REFUSED);
 	}
 	receipt_summary_str(&sum, line, sizeof(line));
@@ -407,7 +448,7 @@ cmd_verify(int argc, char **argv)
 		    "attempt", sum.attempt, "receipts", (json_int_t)sum.count,
 		    "last", sum.last_kind, "head", sum.head));
 	else
-		printf("%s\n", line);
+		printf("%s\n", ctl_vis(line));
 	return (CTL_EXIT_OK);
 }
 
@@ -460,7 +501,8 @@ cmd_reap(int argc, char **argv)
 		ctl_print_json(o);
 	else
 		json_array_foreach(json_object_get(o, "reaped"), i, v)
-			printf("%s: %s %s %s\n", argv[1], jstr(v, "kind"),
+			printf("%s: %s %s %s\n", ctl_vis(argv[1]),
+			    jstr(v, "kind"),
 			    jstr(v, "what"), json_is_true(json_object_get(v,
 			    "removed")) ? "removed" : "NOT removed");
 	json_decref(o);
@@ -491,7 +533,7 @@ cmd_reconcile(int argc, char **argv)
 		printf("nothing to tear down\n");
 	print_orphans(json_object_get(o, "orphans"));
 	json_array_foreach(json_object_get(o, "errors"), i, v)
-		printf("warning: %s\n", json_string_value(v));
+		printf("warning: %s\n", ctl_jvis(v));
 	json_decref(o);
 	return (CTL_EXIT_OK);
 }

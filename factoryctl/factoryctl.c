@@ -1,5 +1,9 @@
 /*
- * factoryctl: talks to factoryd over its control socket.
+ * factoryctl: talks to factoryd over its control socket.  Everything
+ * it prints for a person goes through ctl_vis() (vis.h): names, reasons
+ * and logs come from agents and children, and none of their bytes may
+ * act on the operator's terminal.  -j prints exact values, in JSON
+ * escapes only (ctl_print_json).
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -17,6 +21,9 @@
 #include "factoryctl.h"
 #include "imsg.h"
 #include "log.h"
+#include "vis.h"
+
+#define CTL_VISRING	16	/* ctl_vis() results alive at once */
 
 int		 ctl_json;
 const char	*ctl_socket = FACTORYD_SOCKET;
@@ -72,14 +79,15 @@ ctl_lookup(const char *name)
 		if (strncmp(ctl_cmds[i].name, name, len) == 0) {
 			if (match != NULL) {
 				fprintf(stderr, "factoryctl: ambiguous command "
-				    "\"%s\"\n", name);
+				    "\"%s\"\n", ctl_vis(name));
 				exit(CTL_EXIT_USAGE);
 			}
 			match = &ctl_cmds[i];
 		}
 	}
 	if (match == NULL) {
-		fprintf(stderr, "factoryctl: unknown command \"%s\"\n", name);
+		fprintf(stderr, "factoryctl: unknown command \"%s\"\n",
+		    ctl_vis(name));
 		ctl_usage(NULL);
 	}
 	return (match);
@@ -126,7 +134,7 @@ ctl_connect(int readonly)
 		if ((s = ctl_connect_path(ro)) != -1)
 			return (s);
 	}
-	fprintf(stderr, "factoryctl: connect %s: %s\n", ctl_socket,
+	fprintf(stderr, "factoryctl: connect %s: %s\n", ctl_vis(ctl_socket),
 	    strerror(saved));
 	exit(CTL_EXIT_USAGE);
 }
@@ -205,7 +213,7 @@ ctl_request(int s, uint32_t type, const void *data, size_t len,
 		if ((*out = json_loads(doc != NULL ? doc : "{}", 0, &jerr)) ==
 		    NULL)
 			errx(CTL_EXIT_USAGE, "bad JSON from factoryd: %s",
-			    jerr.text);
+			    ctl_vis(jerr.text));
 	}
 	free(doc);
 	return (ret);
@@ -223,15 +231,65 @@ ctl_simple(int readonly, uint32_t type, const void *data, size_t len,
 	ret = ctl_request(s, type, data, len, out, err, sizeof(err));
 	close(s);
 	if (ret != 0)
-		fprintf(stderr, "factoryctl: %s\n", err);
+		fprintf(stderr, "factoryctl: %s\n", ctl_vis(err));
 	return (ret);
 }
 
+/*
+ * The display form of len bytes at s, valid until CTL_VISRING more
+ * calls.  Values from factoryd are in the suite's encoding already
+ * (esc.h), whose backslashes show once.
+ */
+const char *
+ctl_visn(const char *s, size_t len, int flags)
+{
+	static char	*ring[CTL_VISRING];
+	static size_t	 next;
+	char		**slot = &ring[next++ % CTL_VISRING];
+
+	free(*slot);
+	if ((*slot = vis_alloc(s != NULL ? s : "", s != NULL ? len : 0,
+	    flags | VIS_NOSLASH)) == NULL)
+		err(CTL_EXIT_USAGE, NULL);
+	return (*slot);
+}
+
+const char *
+ctl_vis(const char *s)
+{
+	return (ctl_visn(s, s != NULL ? strlen(s) : 0, 0));
+}
+
+/* A JSON string for display, NULs included; "" if it is not one. */
+const char *
+ctl_jvis(json_t *v)
+{
+	if (!json_is_string(v))
+		return ("");
+	return (ctl_visn(json_string_value(v), json_string_length(v), 0));
+}
+
+/*
+ * Exact values: jansson escapes the C0 controls; ASCII-only output
+ * escapes C1 and bidirectional controls too (\u009b, \u202e), and DEL,
+ * which jansson leaves raw, can only be inside a string.
+ */
 void
 ctl_print_json(json_t *o)
 {
-	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	char	*s, *p;
+
+	if ((s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+	    JSON_ENSURE_ASCII)) == NULL)
+		errx(CTL_EXIT_USAGE, "cannot print JSON");
+	for (p = s; *p != '\0'; p++) {
+		if (*p == 0x7f)
+			fputs("\\u007f", stdout);
+		else
+			putchar(*p);
+	}
 	putchar('\n');
+	free(s);
 }
 
 const char *

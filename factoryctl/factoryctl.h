@@ -29,6 +29,9 @@ int	 ctl_request(int, uint32_t, const void *, size_t, json_t **,
 	    char *, size_t);
 int	 ctl_simple(int, uint32_t, const void *, size_t, json_t **);
 void	 ctl_print_json(json_t *);
+const char *ctl_visn(const char *, size_t, int);
+const char *ctl_vis(const char *);
+const char *ctl_jvis(json_t *);
 const char *ctl_duration(long long, char *, size_t);
 
 /* status.c */

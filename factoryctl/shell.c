@@ -125,7 +125,7 @@ shell_answer(struct imsgbuf *ibuf, json_t **out, char *reason,
 			if (out != NULL && (*out = json_loads(doc != NULL ?
 			    doc : "{}", 0, &jerr)) == NULL)
 				errx(CTL_EXIT_USAGE, "bad JSON from factoryd: "
-				    "%s", jerr.text);
+				    "%s", ctl_vis(jerr.text));
 			ret = 0;
 			break;
 		case IMSG_CTL_FAIL:
@@ -384,7 +384,7 @@ cmd_shell(int argc, char *argv[])
 	return (status);
  refused:
 	shell_restore();
-	fprintf(stderr, "factoryctl: %s\n", reason);
+	fprintf(stderr, "factoryctl: %s\n", ctl_vis(reason));
 	imsgbuf_clear(&ibuf);
 	close(s);
 	return (CTL_EXIT_REFUSED);

@@ -27,10 +27,10 @@ cmd_status(int argc, char **argv)
 	    "STATE", "UPTIME", "RESTARTS");
 	json_array_foreach(json_object_get(o, "processes"), i, p) {
 		printf("%-12s %7lld %7lld %-9s %8s %8lld\n",
-		    json_string_value(json_object_get(p, "name")),
+		    ctl_jvis(json_object_get(p, "name")),
 		    json_integer_value(json_object_get(p, "pid")),
 		    json_integer_value(json_object_get(p, "uid")),
-		    json_string_value(json_object_get(p, "state")),
+		    ctl_jvis(json_object_get(p, "state")),
 		    ctl_duration(json_integer_value(json_object_get(p,
 		    "uptime")), buf, sizeof(buf)),
 		    json_integer_value(json_object_get(p, "restarts")));
@@ -57,16 +57,16 @@ cmd_policy(int argc, char **argv)
 	}
 	json_array_foreach(json_object_get(o, "processes"), i, p) {
 		printf("%s (uid %lld): %s\n",
-		    json_string_value(json_object_get(p, "name")),
+		    ctl_jvis(json_object_get(p, "name")),
 		    json_integer_value(json_object_get(p, "uid")),
-		    json_string_value(json_object_get(p, "why")));
+		    ctl_jvis(json_object_get(p, "why")));
 		if ((prom = json_object_get(p, "promises")) != NULL)
-			printf("\tdeclared: %s\n", json_string_value(prom));
+			printf("\tdeclared: %s\n", ctl_jvis(prom));
 		s = json_string_value(json_object_get(p, "applied"));
 		while (s != NULL && *s != '\0') {
 			nl = strchr(s, '\n');
-			printf("\t%.*s\n", nl ? (int)(nl - s) : (int)strlen(s),
-			    s);
+			printf("\t%s\n", ctl_visn(s, nl ? (size_t)(nl - s) :
+			    strlen(s), 0));
 			s = nl ? nl + 1 : NULL;
 		}
 	}
@@ -104,6 +104,6 @@ cmd_log(int argc, char **argv)
 	if (ctl_simple(0, IMSG_CTL_LOG_VERBOSE, &v, sizeof(v), NULL) != 0)
 		return (CTL_EXIT_REFUSED);
 	if (!ctl_json)
-		printf("logging %s\n", argv[1]);
+		printf("logging %s\n", ctl_vis(argv[1]));
 	return (CTL_EXIT_OK);
 }

@@ -1,5 +1,10 @@
 /*
- * Logging for every process of the suite.
+ * Logging for every process of the suite.  Every line goes out in the
+ * display form of vis.h, whatever its arguments hold: a file name, a
+ * ref or a reason from a child or an agent cannot move the cursor,
+ * retitle the terminal or forge a line of its own (a newline in an
+ * argument is shown as \x0a).  Text already in the suite's encoding
+ * (esc.h) shows once.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -11,6 +16,9 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "vis.h"
+
+#define LOG_MAXLINE	8192	/* composed, before its display form */
 
 static int		 log_debug_stderr;
 static int		 log_verbose;
@@ -48,8 +56,11 @@ log_getverbose(void)
 
 /* One line, to stderr with -d, else to syslog. */
 static void
-log_emit(int pri, const char *buf)
+log_emit(int pri, const char *raw)
 {
+	char	 buf[LOG_MAXLINE * 2];
+
+	(void)vis_buf(buf, sizeof(buf), raw, strlen(raw), VIS_NOSLASH);
 	if (log_debug_stderr) {
 		if (log_procname != NULL)
 			fprintf(stderr, "%s: %s\n", log_procname, buf);
@@ -63,7 +74,7 @@ log_emit(int pri, const char *buf)
 void
 vlog(int pri, const char *fmt, va_list ap)
 {
-	char	 buf[8192];
+	char	 buf[LOG_MAXLINE];
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	log_emit(pri, buf);
@@ -72,7 +83,7 @@ vlog(int pri, const char *fmt, va_list ap)
 static void
 log_errno(int pri, const char *fmt, va_list ap)
 {
-	char	 buf[8192];
+	char	 buf[LOG_MAXLINE];
 	int	 saved = errno;
 
 	if (fmt == NULL) {

@@ -102,7 +102,7 @@ vis_buf(char *dst, size_t dstsize, const void *src, size_t srclen,
 			snprintf(esc, sizeof(esc), "\\x%02x", s[i]);
 			vis_put(&o, esc, 4);
 			n = 1;
-		} else if (cp == '\\')
+		} else if (cp == '\\' && !(flags & VIS_NOSLASH))
 			vis_put(&o, "\\\\", 2);
 		else if ((cp == '\n' && (flags & VIS_NL)) ||
 		    (cp == '\t' && (flags & VIS_TAB)))

@@ -19,6 +19,12 @@
 
 #define VIS_NL		0x01	/* newlines pass: they separate lines */
 #define VIS_TAB		0x02	/* tabs pass */
+/*
+ * The backslash passes as itself: for text already in the suite's
+ * encoding (esc.h), whose backslashes are escapes to be shown once.
+ * The form is then not reversible, but still inert.
+ */
+#define VIS_NOSLASH	0x04
 
 /*
  * The display form of src[0..len) into dst, always NUL-terminated if

@@ -408,12 +408,13 @@ shell_cgroup(struct shell *sh, const struct sandbox *sb, int *fds, int *n,
 			goto fail;
 		fds[(*n)++] = fd;
 	}
-	if ((fds[(*n)++] = shell_open_at(sh->cgdir, "cgroup.events",
-	    O_RDONLY)) == -1 || (fds[(*n)++] = open(sb->cgroups[sb->cg_kill],
-	    O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
-		(*n)--;
+	if ((fd = shell_open_at(sh->cgdir, "cgroup.events", O_RDONLY)) == -1)
 		goto fail;
-	}
+	fds[(*n)++] = fd;
+	if ((fd = open(sb->cgroups[sb->cg_kill], O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1)
+		goto fail;
+	fds[(*n)++] = fd;
 	return (0);
  fail:
 	snprintf(err, errlen, "session cgroup %s: %s", sh->cgdir,
@@ -490,7 +491,8 @@ shell_command(struct sandbox *sb, const struct sandbox_spec *spec,
 		shell_fail(W_ERR, "mount namespace:");
 	snprintf(opts, sizeof(opts), "%s,uid=%u,gid=%u", SHELL_HOMEOPTS,
 	    (unsigned)sb->uid, (unsigned)sb->gid);
-	if (mount("tmpfs", home, "tmpfs", MS_NOSUID | MS_NODEV, opts) == -1)
+	if (mount("tmpfs", home, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	    opts) == -1)
 		shell_fail(W_ERR, "mount HOME %s:", home);
 	syscall(SYS_close_range, W_PIDFD, ~0U, 0);
 	if (setsid() == -1 || ioctl(W_SLAVE, TIOCSCTTY, 0) == -1)
@@ -570,7 +572,10 @@ shell_waiter(struct sandbox *sb, const struct sandbox_spec *spec,
 	_exit(WEXITSTATUS(st));
 }
 
-/* Until the pipe's EOF (exec done) or a reason; -1 on a reason. */
+/*
+ * Until the pipe's EOF (exec done) or a reason: 0, or -1 with the
+ * reason in err, or -2 if nothing came within SHELL_SETUP_MS.
+ */
 static int
 shell_await(int fd, char *err, size_t errlen)
 {
@@ -585,7 +590,7 @@ shell_await(int fd, char *err, size_t errlen)
 			continue;
 		if (n <= 0) {
 			snprintf(err, errlen, "no answer from the sandbox");
-			return (-1);
+			return (-2);
 		}
 		n = read(fd, err, errlen - 1);
 		if (n == -1 && errno == EINTR)
@@ -649,8 +654,14 @@ shell_spawn(struct shell *sh, struct attempt *a, const struct sandbox_spec
 	ep[0] = -1;
 	if (rc == 0)
 		goto done;
+	/*
+	 * A waiter that reported goes on its own, removing HOME's mount
+	 * point and the session cgroup (killing it would leave them); one
+	 * that said nothing in time is killed.
+	 */
 	shell_kill(sh);
-	kill(sh->pid, SIGKILL);
+	if (rc == -2)
+		kill(sh->pid, SIGKILL);
 	while (waitpid(sh->pid, NULL, 0) == -1 && errno == EINTR)
 		;
 	sh->pid = 0;

@@ -151,7 +151,7 @@ expect \\\$ 15
 mode
 send echo "home=\$HOME n=\$(ls -A "\$HOME" | wc -l) owner=\$(stat -c %u "\$HOME") env=\${ENV-unset}"; bind -v | grep editing-mode; stty size\n
 expect [0-9]+ [0-9]+\r\n
-send sleep 1001 & setsid sleep 1002 & (sh -c 'sleep 1003 &' &); echo "start""ed"\n
+send echo x >"\$HOME/mine"; sleep 1001 & setsid sleep 1002 & (sh -c 'sleep 1003 &' &); echo "start""ed"\n
 expect started
 waitfile $T/fds-checked
 resize 40 120
@@ -188,6 +188,14 @@ for p in $(pgrep -u "$AUID" -f "sleep 100[123]|bash -i"); do
 		esac
 	done
 done
+# What another process of the attempt (another session, as the agent
+# would) sees of that HOME: an empty root-owned directory it cannot
+# write.
+OTHER=$(ctl shell "$id" -- /bin/sh -c 'for d in /tmp/.factory-home-*; do
+	[ "$d" = "$HOME" ] && continue
+	echo "seen $(stat -c %u "$d") $(ls -A "$d" 2>/dev/null | wc -l)"
+	: 2>/dev/null >"$d/planted" && echo "planted"
+done' </dev/null 2>&1)
 touch "$T/fds-checked"
 wait $APID
 RES=$(cat "$T/ptyA.res")
@@ -202,6 +210,11 @@ check "factoryctl puts the operator's terminal in raw mode" \
 check "HOME is a fresh empty directory of the attempt's uid, ENV unset" \
     grep -qa "home=/[^ ]* n=0 owner=$AUID env=unset" "$T/ptyA.out"
 check "HOME is not /tmp" sh -c "! grep -qa 'home=/tmp ' '$T/ptyA.out'"
+check "another process of the attempt sees that HOME empty, root's" \
+    [ "$OTHER" = "seen 0 0" ]
+check "HOME is gone after the session" sh -c "! '$O/factoryctl' -s '$SOCK' \
+    shell '$id' -- /bin/sh -c 'ls -d /tmp/.factory-home-* | grep -vx \"\$HOME\"' \
+    </dev/null"
 check "no .inputrc of the agent's was read" \
     grep -qa "editing-mode emacs" "$T/ptyA.out"
 check "the window size is passed (37 101)" grep -qa "^37 101" "$T/ptyA.out"

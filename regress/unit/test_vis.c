@@ -6,6 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "log.h"
 #include "vis.h"
 
 /* The form of n bytes, with flags, in a buffer of the checks' own. */
@@ -43,13 +48,13 @@ START_TEST(test_every_byte)
 	const char	*got;
 	int		 flags;
 
-	for (flags = 0; flags <= (VIS_NL | VIS_TAB); flags++) {
+	for (flags = 0; flags <= (VIS_NL | VIS_TAB | VIS_NOSLASH); flags++) {
 		in[0] = (char)_i;
 		got = form(in, 1, flags);
 		if ((_i == '\n' && (flags & VIS_NL)) ||
 		    (_i == '\t' && (flags & VIS_TAB)))
 			snprintf(want, sizeof(want), "%c", _i);
-		else if (_i == '\\')
+		else if (_i == '\\' && !(flags & VIS_NOSLASH))
 			strlcpy(want, "\\\\", sizeof(want));
 		else if (_i < 0x20 || _i >= 0x7f)
 			snprintf(want, sizeof(want), "\\x%02x", _i);
@@ -155,6 +160,9 @@ START_TEST(test_flags)
 	ck_assert_str_eq(form("a\nb\tc\r", 6, VIS_NL), "a\nb\\x09c\\x0d");
 	ck_assert_str_eq(form("a\nb\tc\r", 6, VIS_NL | VIS_TAB),
 	    "a\nb\tc\\x0d");
+	ck_assert_str_eq(form("src/\\xff\x1b", 9, VIS_NOSLASH),
+	    "src/\\xff\\x1b");
+	ck_assert_str_eq(form("src/\\xff", 8, 0), "src/\\\\xff");
 }
 END_TEST
 
@@ -215,6 +223,47 @@ START_TEST(test_tail)
 }
 END_TEST
 
+/* What log.c writes to stderr (-d) for one call, through a pipe. */
+static const char *
+logged(int witherrno, const char *arg)
+{
+	static char	 buf[4096];
+	ssize_t		 n;
+	int		 p[2], saved;
+
+	ck_assert_int_eq(pipe(p), 0);
+	saved = dup(2);
+	ck_assert_int_eq(dup2(p[1], 2), 2);
+	log_init(1, LOG_DAEMON);
+	log_procinit("t");
+	if (witherrno) {
+		errno = ENOENT;
+		log_warn("open %s", arg);
+	} else
+		log_warnx("name %s", arg);
+	dup2(saved, 2);
+	close(saved);
+	close(p[1]);
+	n = read(p[0], buf, sizeof(buf) - 1);
+	close(p[0]);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	return (buf);
+}
+
+/* Every log line: the bytes of its arguments shown, never acted on. */
+START_TEST(test_log_line)
+{
+	ck_assert_str_eq(logged(0, "zz\r\x1b[1A\x1b[2K\tM README.md"),
+	    "t: name zz\\x0d\\x1b[1A\\x1b[2K\\x09M README.md\n");
+	ck_assert_str_eq(logged(1, "a\nb\xc2\x9b"),
+	    "t: open a\\x0ab\\u{009B}: No such file or directory\n");
+	/* Text in the suite's encoding shows once, not doubled. */
+	ck_assert_str_eq(logged(0, "src/\\xff.txt"),
+	    "t: name src/\\xff.txt\n");
+}
+END_TEST
+
 static Suite *
 vis_suite(void)
 {
@@ -231,6 +280,7 @@ vis_suite(void)
 	tcase_add_test(tc, test_truncation);
 	tcase_add_test(tc, test_alloc);
 	tcase_add_test(tc, test_tail);
+	tcase_add_test(tc, test_log_line);
 	suite_add_tcase(s, tc);
 	return (s);
 }
