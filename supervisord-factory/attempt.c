@@ -1139,9 +1139,10 @@ attempt_start_agent(struct attempt *a)
 	int		 i;
 
 	snprintf(tree, sizeof(tree), "%s/tree", a->dir);
-	if (fs_chown_tree(tree, a->uid, a->uid) == -1) {
-		attempt_fail(a, "failed", "%s: chown: %s", tree,
-		    strerror(errno));
+	/* The worker made it: everything in it must be the worker's. */
+	if (fs_chown_tree(tree, env->conf->users[PROC_WORKER].uid, a->uid,
+	    a->uid, err, sizeof(err)) == -1) {
+		attempt_fail(a, "failed", "%s: chown: %s", tree, err);
 		return;
 	}
 	if ((a->run = run_start(a, 0, tree, err, sizeof(err))) == NULL) {
@@ -1342,7 +1343,7 @@ attempt_verify(struct attempt *a)
 	struct child		*v;
 	struct msg_verify	 m;
 	json_t			*facts;
-	char			*s, path[PATH_MAX], err[MSG_ERRLEN];
+	char			*s, path[PATH_MAX], err[MSG_ERRLEN], why[256];
 	size_t			 len;
 	uid_t			 vuid;
 	uint64_t		 bytes;
@@ -1382,12 +1383,13 @@ attempt_verify(struct attempt *a)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/bundle", a->dir);
-	if ((bfd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-		attempt_fail(a, "failed", "%s: %s", path, strerror(errno));
+	if ((bfd = fs_open_untrusted(path, env->conf->users[PROC_WORKER].uid,
+	    why, sizeof(why))) == -1) {
+		attempt_fail(a, "failed", "%s: %s", path, why);
 		return;
 	}
 	attempt_logpath(a, 0, path, sizeof(path));
-	if ((lfd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	if ((lfd = fs_open_untrusted(path, 0, why, sizeof(why))) == -1)
 		lfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	memset(&m, 0, sizeof(m));
 	strlcpy(m.id, a->id, sizeof(m.id));
@@ -1426,7 +1428,7 @@ attempt_publish(struct attempt *a)
 	struct conf_repo	*repo;
 	struct msg_publish	 m;
 	struct msg_github	*g;
-	char			 path[PATH_MAX], err[MSG_ERRLEN];
+	char			 path[PATH_MAX], err[MSG_ERRLEN], why[256];
 	int			 bfd;
 
 	if ((repo = attempt_repo(a)) == NULL)
@@ -1443,8 +1445,9 @@ attempt_publish(struct attempt *a)
 			return;
 	}
 	snprintf(path, sizeof(path), "%s/bundle", a->dir);
-	if ((bfd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-		attempt_fail(a, "failed", "%s: %s", path, strerror(errno));
+	if ((bfd = fs_open_untrusted(path, env->conf->users[PROC_WORKER].uid,
+	    why, sizeof(why))) == -1) {
+		attempt_fail(a, "failed", "%s: %s", path, why);
 		return;
 	}
 	memset(&m, 0, sizeof(m));
@@ -1921,9 +1924,9 @@ dispatch_verifier(struct child *c, enum msg_kind k, union child_msg *m,
 		}
 		/* Our own path, whatever the verifier says. */
 		snprintf(path, sizeof(path), "%s/checkout", a->vdir);
-		if (fs_chown_tree(path, a->vuid, a->vuid) == -1) {
-			attempt_fail(a, "failed", "%s: %s", path,
-			    strerror(errno));
+		if (fs_chown_tree(path, env->conf->users[PROC_VERIFIER].uid,
+		    a->vuid, a->vuid, err, sizeof(err)) == -1) {
+			attempt_fail(a, "failed", "%s: chown: %s", path, err);
 			return (0);
 		}
 		if ((a->run = run_start(a, 1, path, err, sizeof(err))) ==
@@ -2043,6 +2046,8 @@ attempt_child_lost(struct child *c)
 	struct attempt	*a;
 	int		 idx = child_index(c);
 
+	if (c->id == PROC_RECONCILER)
+		reconcile_child_lost();
 	if (c->id == PROC_VERIFIER && (a = env->busy[idx]) != NULL) {
 		env->busy[idx] = NULL;
 		a->verifier = NULL;

@@ -258,6 +258,7 @@ void	 attempt_record_reaped(struct attempt *, const char *, const char *,
 
 /* reconcile.c */
 int	 attempt_inventory(json_t *);
+void	 reconcile_child_lost(void);
 json_t	*orphans_json(void);
 int	 orphans_reap(const char *, uid_t, json_t **, char *, size_t);
 void	 attempt_shutdown(void);
@@ -290,7 +291,8 @@ int	 disk_unmount(const char *);
 json_t	*disk_usage(const char *, uint64_t, int *);
 
 /* fsutil.c */
-int	 fs_chown_tree(const char *, uid_t, gid_t);
+int	 fs_chown_tree(const char *, uid_t, uid_t, gid_t, char *, size_t);
+int	 fs_open_untrusted(const char *, uid_t, char *, size_t);
 int	 fs_remove_tree(const char *);
 int	 fs_mkdir_owned(const char *, mode_t, uid_t, gid_t);
 int	 uid_kill_all(uid_t);

@@ -23,8 +23,56 @@
 
 #define FS_MAXDEPTH	256
 
+/*
+ * What a chown walk may meet: entries made by from (or already given
+ * to uid), and no file with a second name.  A hard link would hand the
+ * file it names, wherever it is, to the new owner.
+ */
 static int
-fs_walk_chown(int dfd, uid_t uid, gid_t gid, int depth)
+fs_chown_ok(const struct stat *sb, uid_t from, uid_t uid, const char *name,
+    char *why, size_t len)
+{
+	if (sb->st_uid != from && sb->st_uid != uid) {
+		snprintf(why, len, "%.200s: owned by uid %u, not %u", name,
+		    (unsigned)sb->st_uid, (unsigned)from);
+		errno = EPERM;
+		return (-1);
+	}
+	if (!S_ISDIR(sb->st_mode) && sb->st_nlink != 1) {
+		snprintf(why, len, "%.200s: %ju links", name,
+		    (uintmax_t)sb->st_nlink);
+		errno = EMLINK;
+		return (-1);
+	}
+	return (0);
+}
+
+/* One entry that is not a directory, pinned by an O_PATH fd. */
+static int
+fs_chown_one(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid,
+    char *why, size_t len)
+{
+	struct stat	 sb;
+	int		 fd, rc = -1;
+
+	if ((fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		snprintf(why, len, "%.200s: %s", name, strerror(errno));
+		return (-1);
+	}
+	if (fstat(fd, &sb) == -1)
+		snprintf(why, len, "%.200s: %s", name, strerror(errno));
+	else if (fs_chown_ok(&sb, from, uid, name, why, len) == 0) {
+		if ((rc = fchownat(fd, "", uid, gid, AT_EMPTY_PATH)) == -1)
+			snprintf(why, len, "%.200s: %s", name,
+			    strerror(errno));
+	}
+	close(fd);
+	return (rc);
+}
+
+static int
+fs_walk_chown(int dfd, uid_t from, uid_t uid, gid_t gid, int depth,
+    char *why, size_t len)
 {
 	DIR		*d;
 	struct dirent	*de;
@@ -32,15 +80,20 @@ fs_walk_chown(int dfd, uid_t uid, gid_t gid, int depth)
 	int		 fd, ret = 0;
 
 	if (depth > FS_MAXDEPTH) {
+		snprintf(why, len, "deeper than %d directories", FS_MAXDEPTH);
 		errno = ELOOP;
 		close(dfd);
 		return (-1);
 	}
-	if (fchown(dfd, uid, gid) == -1) {
+	if (fstat(dfd, &sb) == -1 || fs_chown_ok(&sb, from, uid, "directory",
+	    why, len) == -1 || fchown(dfd, uid, gid) == -1) {
+		if (why[0] == '\0')
+			snprintf(why, len, "%s", strerror(errno));
 		close(dfd);
 		return (-1);
 	}
 	if ((d = fdopendir(dfd)) == NULL) {
+		snprintf(why, len, "%s", strerror(errno));
 		close(dfd);
 		return (-1);
 	}
@@ -50,18 +103,27 @@ fs_walk_chown(int dfd, uid_t uid, gid_t gid, int depth)
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) ==
 		    -1) {
+			snprintf(why, len, "%.200s: %s", de->d_name,
+			    strerror(errno));
 			ret = -1;
 			break;
 		}
 		if (S_ISDIR(sb.st_mode)) {
 			if ((fd = openat(dirfd(d), de->d_name, O_RDONLY |
-			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-			    fs_walk_chown(fd, uid, gid, depth + 1) == -1) {
+			    O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK |
+			    O_CLOEXEC)) == -1) {
+				snprintf(why, len, "%.200s: %s", de->d_name,
+				    strerror(errno));
 				ret = -1;
 				break;
 			}
-		} else if (fchownat(dirfd(d), de->d_name, uid, gid,
-		    AT_SYMLINK_NOFOLLOW) == -1) {
+			if (fs_walk_chown(fd, from, uid, gid, depth + 1, why,
+			    len) == -1) {
+				ret = -1;
+				break;
+			}
+		} else if (fs_chown_one(dirfd(d), de->d_name, from, uid, gid,
+		    why, len) == -1) {
 			ret = -1;
 			break;
 		}
@@ -70,15 +132,94 @@ fs_walk_chown(int dfd, uid_t uid, gid_t gid, int depth)
 	return (ret);
 }
 
+/*
+ * Give a tree that from made to uid:gid, refusing anything from did not
+ * make and any hard link; why says what stopped it.
+ */
 int
-fs_chown_tree(const char *path, uid_t uid, gid_t gid)
+fs_chown_tree(const char *path, uid_t from, uid_t uid, gid_t gid, char *why,
+    size_t len)
 {
 	int	 fd;
 
+	why[0] = '\0';
 	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1)
+	    O_NONBLOCK | O_CLOEXEC)) == -1) {
+		snprintf(why, len, "%s", strerror(errno));
 		return (-1);
-	return (fs_walk_chown(fd, uid, gid, 0));
+	}
+	return (fs_walk_chown(fd, from, uid, gid, 0, why, len));
+}
+
+static const char *
+fs_typename(mode_t m)
+{
+	if (S_ISFIFO(m))
+		return ("a FIFO");
+	if (S_ISDIR(m))
+		return ("a directory");
+	if (S_ISLNK(m))
+		return ("a symbolic link");
+	if (S_ISSOCK(m))
+		return ("a socket");
+	if (S_ISCHR(m))
+		return ("a character device");
+	if (S_ISBLK(m))
+		return ("a block device");
+	return ("of an unknown type");
+}
+
+/*
+ * Open for reading a file a child or an agent could have put in place:
+ * never blocking (a FIFO), never through a symbolic link, never opening
+ * what is not a regular file (opening a device has effects of its own),
+ * only one owner made, with no second name.  The file is looked at
+ * through an O_PATH descriptor, which opens nothing, and then that very
+ * inode is opened.  -1 and a reason otherwise.
+ */
+int
+fs_open_untrusted(const char *path, uid_t owner, char *why, size_t len)
+{
+	struct stat	 sb, sb2;
+	char		 proc[64];
+	int		 pfd, fd, fl;
+
+	if ((pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		snprintf(why, len, "%s", strerror(errno));
+		return (-1);
+	}
+	if (fstat(pfd, &sb) == -1) {
+		snprintf(why, len, "%s", strerror(errno));
+		close(pfd);
+		return (-1);
+	}
+	if (!S_ISREG(sb.st_mode) || sb.st_uid != owner ||
+	    sb.st_nlink != 1) {
+		if (!S_ISREG(sb.st_mode))
+			snprintf(why, len, "not a regular file: %s",
+			    fs_typename(sb.st_mode));
+		else if (sb.st_uid != owner)
+			snprintf(why, len, "owned by uid %u, not %u",
+			    (unsigned)sb.st_uid, (unsigned)owner);
+		else
+			snprintf(why, len, "%ju links, not one",
+			    (uintmax_t)sb.st_nlink);
+		close(pfd);
+		errno = EPERM;
+		return (-1);
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	close(pfd);
+	if (fd == -1 || fstat(fd, &sb2) == -1 || sb2.st_dev != sb.st_dev ||
+	    sb2.st_ino != sb.st_ino || (fl = fcntl(fd, F_GETFL)) == -1 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1) {
+		snprintf(why, len, "reopen: %s", strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return (-1);
+	}
+	return (fd);
 }
 
 /*
@@ -302,13 +443,27 @@ fs_remove_tree(const char *path)
 	return (0);
 }
 
+/*
+ * A directory of ours for a child: made, or found, then owned and
+ * moded through a descriptor, never by a path that could be a link.
+ */
 int
 fs_mkdir_owned(const char *path, mode_t mode, uid_t uid, gid_t gid)
 {
+	int	 fd, saved;
+
 	if (mkdir(path, mode) == -1 && errno != EEXIST)
 		return (-1);
-	if (chown(path, uid, gid) == -1 || chmod(path, mode) == -1)
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC)) == -1)
 		return (-1);
+	if (fchown(fd, uid, gid) == -1 || fchmod(fd, mode) == -1) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return (-1);
+	}
+	close(fd);
 	return (0);
 }
 

@@ -271,6 +271,9 @@ rc_cgroup_remove(const char *id, int validation, int reaped, uid_t reaper)
 	struct timeval		 tv = { 0, RC_CGTICK_MS * 1000 };
 	int			 rc;
 
+	TAILQ_FOREACH(r, &cgremovals, entry)
+		if (strcmp(r->id, id) == 0 && r->validation == validation)
+			return (0);	/* killed already, being looked at */
 	if ((rc = rc_cgroup_try(id, validation, 1)) != 0)
 		return (rc);
 	if ((r = calloc(1, sizeof(*r))) == NULL)
@@ -520,6 +523,20 @@ attempt_inventory(json_t *inv)
 	invmsg_free(&m);
 	rc_answer();
 	return (0);
+}
+
+/* The reconciler died: a factoryctl reconcile waiting for it hears so. */
+void
+reconcile_child_lost(void)
+{
+	struct ctl_conn	*c;
+
+	if (pending_out != NULL || pending_ctl == 0)
+		return;
+	if ((c = control_byid(pending_ctl)) != NULL)
+		control_fail(c, "the reconciler died before it answered; it "
+		    "is restarted, try again");
+	pending_ctl = 0;
 }
 
 json_t *

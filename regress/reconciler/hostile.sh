@@ -28,8 +28,11 @@ sleep 300 &
 ROOTPID=$!
 setpriv --reuid 65534 --regid 65534 --clear-groups sleep 300 &
 NOBODYPID=$!
+CGPID=""
+CGD=""
 hcleanup() {
-	kill -KILL "$ROOTPID" "$NOBODYPID" 2>/dev/null
+	kill -KILL "$ROOTPID" "$NOBODYPID" $CGPID 2>/dev/null
+	[ -n "$CGD" ] && rmdir "$CGD" 2>/dev/null
 	cleanup
 }
 trap hcleanup EXIT
@@ -124,6 +127,19 @@ malformed "trailing bytes" "$EMPTY {}" ""
 malformed "NUL in an id" \
     "$(j '.attempt_dirs = ["a-20990101-0001\u0000/../../canary"]')"
 
+# A reconciler that dies instead of answering: factoryctl reconcile is
+# told so, it does not wait forever.
+canary
+hstart "$EMPTY"
+sleep 0.5
+rm -f "$H/badexec/factory-reconciler.json"	# it exits on the next request
+timeout 20 "$O/factoryctl" -s "$HSOCK" reconcile >"$H/rec.out" 2>&1
+st=$?
+check "dying reconciler: factoryctl reconcile ends (exit $st, not 124)" \
+    sh -c "[ $st != 124 ] && [ $st != 0 ]"
+check "dying reconciler: factoryd answers" hctl status
+hstop
+
 # well NAME PID: a well-formed lie about a process; not signalled.
 lie() {
 	canary
@@ -164,3 +180,39 @@ check "unknown id: nothing else touched" canary_intact
 check "unknown id: the reconciler was not killed" \
     sh -c "! tail -n +$HMARK '$H/log' | grep -q 'reconciler (pid'"
 hstop
+
+# A well-formed id of no attempt in cgroups: the parent's own cgroup of
+# that name, and only that, is killed and removed (by a timer, not a
+# sleep: reap answers at once, the removal follows).
+if [ -d /sys/fs/cgroup/unified ]; then
+	canary
+	hstart "$(j '.cgroups = [{"id": "a-20990101-0003",
+	    "validation": false}]')"
+	INST=$(printf %s "$(realpath "$H/state")" | sha256sum | cut -c1-8)
+	CGD=/sys/fs/cgroup/unified/factory/$INST/a-20990101-0003
+	mkdir "$CGD"
+	sh -c "echo \$\$ >'$CGD/cgroup.procs' && exec sleep 300" &
+	CGPID=$!
+	sleep 0.2
+	hctl reconcile >/dev/null 2>&1
+	check "unknown cgroup: an orphan at the parent's own path" \
+	    sh -c "'$O/factoryctl' -s '$HSOCK' -j orphans | jq -e --arg p \
+	    '/factory/$INST/a-20990101-0003' '.orphans | any(.id ==
+	    \"a-20990101-0003\" and .kind == \"cgroup\" and
+	    (.what | endswith(\$p)))'"
+	hctl reap a-20990101-0003 >/dev/null 2>&1
+	i=0
+	while { [ -d "$CGD" ] || kill -0 "$CGPID" 2>/dev/null; } &&
+	    [ $i -lt 30 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	check "unknown cgroup: its process killed" \
+	    sh -c "! kill -0 $CGPID 2>/dev/null"
+	check "unknown cgroup: removed" [ ! -d "$CGD" ]
+	check "unknown cgroup: the removal logged" \
+	    sh -c "tail -n +$HMARK '$H/log' |
+	    grep -q 'reap a-20990101-0003: cgroup .* removed'"
+	check "unknown cgroup: the victims alive" \
+	    kill -0 "$ROOTPID" "$NOBODYPID"
+	hstop
+fi

@@ -4,7 +4,9 @@
  * of NAME_MAX bytes far past PATH_MAX, modes that lock an owner out,
  * FIFOs and sockets, symbolic links to / and to a tree outside, a
  * mount and a bind mount inside (never crossed), a wide directory.
- * Needs root (mounts, chown).
+ * And what root opens or chowns of a child's: a FIFO, a link, a
+ * directory, a socket, a device, a hard link, someone else's file.
+ * Needs root (mounts, chown, mknod).
  */
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -300,6 +302,129 @@ START_TEST(test_wide)
 }
 END_TEST
 
+/*
+ * Files a child may have put where root reads: only a regular file of
+ * the expected owner with one link is opened, and nothing blocks.
+ */
+START_TEST(test_open_untrusted)
+{
+	struct sockaddr_un	 sun;
+	char			 d[PATH_MAX], p[PATH_MAX], q[PATH_MAX];
+	char			 why[256], buf[8];
+	int			 fd, s;
+
+	pathf(d, "open");
+	ck_assert_int_eq(mkdir(d, 0755), 0);
+	snprintf(p, sizeof(p), "%s/good", d);
+	writef(p, "good");
+	ck_assert_int_eq(chown(p, 61999, 61999), 0);
+	ck_assert_int_ne(fd = fs_open_untrusted(p, 61999, why, sizeof(why)),
+	    -1);
+	ck_assert_int_eq(read(fd, buf, sizeof(buf)), 4);
+	ck_assert_int_eq(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+	close(fd);
+
+	/* Someone else's. */
+	ck_assert_int_eq(fs_open_untrusted(p, 61998, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "owned by uid 61999"));
+
+	/* A second name: a hard link to a root file. */
+	snprintf(q, sizeof(q), "%s/rootfile", d);
+	writef(q, "root");
+	snprintf(p, sizeof(p), "%s/hard", d);
+	ck_assert_int_eq(link(q, p), 0);
+	ck_assert_int_eq(fs_open_untrusted(p, 0, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "2 links"));
+
+	alarm(10);	/* a FIFO opened for reading would block */
+	snprintf(p, sizeof(p), "%s/fifo", d);
+	ck_assert_int_eq(mkfifo(p, 0644), 0);
+	ck_assert_int_eq(fs_open_untrusted(p, 0, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "a FIFO"));
+	alarm(0);
+
+	snprintf(p, sizeof(p), "%s/link", d);
+	ck_assert_int_eq(symlink("/etc/shadow", p), 0);
+	ck_assert_int_eq(fs_open_untrusted(p, 0, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "a symbolic link"));
+
+	ck_assert_int_eq(fs_open_untrusted(d, 0, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "a directory"));
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/sock", d);
+	ck_assert_int_ne(s = socket(AF_UNIX, SOCK_STREAM, 0), -1);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	close(s);
+	ck_assert_int_eq(fs_open_untrusted(sun.sun_path, 0, why,
+	    sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "a socket"));
+
+	/* A device is never opened: its open(2) could do something. */
+	snprintf(p, sizeof(p), "%s/dev", d);
+	ck_assert_int_eq(mknod(p, S_IFCHR | 0666, makedev(1, 3)), 0);
+	ck_assert_int_eq(fs_open_untrusted(p, 0, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "a character device"));
+
+	snprintf(p, sizeof(p), "%s/none", d);
+	ck_assert_int_eq(fs_open_untrusted(p, 0, why, sizeof(why)), -1);
+}
+END_TEST
+
+/* A tree handed to an attempt: only what its maker made, no links. */
+START_TEST(test_chown_tree)
+{
+	struct stat	 sb;
+	char		 t[PATH_MAX], p[PATH_MAX], q[PATH_MAX], why[256];
+
+	pathf(t, "chown");
+	ck_assert_int_eq(mkdir(t, 0755), 0);
+	snprintf(p, sizeof(p), "%s/sub", t);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/sub/f", t);
+	writef(p, "x");
+	snprintf(p, sizeof(p), "%s/sub/fifo", t);
+	ck_assert_int_eq(mkfifo(p, 0644), 0);
+	snprintf(p, sizeof(p), "%s/l", t);
+	ck_assert_int_eq(symlink("/etc/passwd", p), 0);
+	snprintf(p, sizeof(p), "chown -hR 61990:61990 '%s'", t);
+	ck_assert_int_eq(system(p), 0);
+	alarm(10);
+	ck_assert_msg(fs_chown_tree(t, 61990, 61991, 61991, why,
+	    sizeof(why)) == 0, "%s", why);
+	alarm(0);
+	snprintf(p, sizeof(p), "%s/sub/fifo", t);
+	ck_assert_int_eq(lstat(p, &sb), 0);
+	ck_assert_uint_eq(sb.st_uid, 61991);
+	ck_assert_int_eq(lstat("/etc/passwd", &sb), 0);
+	ck_assert_uint_eq(sb.st_uid, 0);
+
+	/* A hard link to a root file inside: refused, the file stays root's. */
+	pathf(q, "rootfile2");
+	writef(q, "root");
+	snprintf(p, sizeof(p), "%s/sub/hard", t);
+	ck_assert_int_eq(link(q, p), 0);
+	ck_assert_int_eq(fs_chown_tree(t, 61991, 61992, 61992, why,
+	    sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "hard: owned by uid 0"));
+	ck_assert_int_eq(stat(q, &sb), 0);
+	ck_assert_uint_eq(sb.st_uid, 0);
+	/* Its maker's, but with a second name outside: refused too. */
+	pathf(t, "chown2");
+	ck_assert_int_eq(mkdir(t, 0755), 0);
+	ck_assert_int_eq(chown(t, 61992, 61992), 0);
+	ck_assert_int_eq(chown(q, 61992, 61992), 0);
+	snprintf(p, sizeof(p), "%s/hard", t);
+	ck_assert_int_eq(link(q, p), 0);
+	ck_assert_int_eq(fs_chown_tree(t, 61992, 61993, 61993, why,
+	    sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "hard: 3 links") != NULL, "%s", why);
+	ck_assert_int_eq(stat(q, &sb), 0);
+	ck_assert_uint_eq(sb.st_uid, 61992);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -317,6 +442,8 @@ main(void)
 	tcase_add_test(tc, test_links);
 	tcase_add_test(tc, test_mounts);
 	tcase_add_test(tc, test_wide);
+	tcase_add_test(tc, test_open_untrusted);
+	tcase_add_test(tc, test_chown_tree);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

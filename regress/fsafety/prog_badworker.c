@@ -1,0 +1,197 @@
+/*
+ * A hostile worker, installed in a test libexec as factory-worker.  It
+ * speaks the worker's side of the protocol just well enough for an
+ * attempt to reach COLLECT (a baseline given in its conf file, an
+ * empty tree, heartbeats), then puts something other than a bundle
+ * where the parent will open it and reports a result.
+ *
+ * "factory-worker.conf" beside the binary, read again at each COLLECT:
+ *	oid HEX		the baseline every RESOLVE answers
+ *	mode MODE	fifo, symlink, dir, socket, link (a hard link) or
+ *			good (a regular file of its own)
+ *	target PATH	what symlink and link point at
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <err.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "factory.h"
+#include "imsg.h"
+#include "imsgev.h"
+
+struct bw_conf {
+	char	 oid[41];
+	char	 mode[16];
+	char	 target[PATH_MAX];
+};
+
+static char		 conf_path[PATH_MAX];
+static struct imsgbuf	 ib;
+
+static void
+bw_read_conf(struct bw_conf *c)
+{
+	FILE	*f;
+	char	 line[PATH_MAX + 16], *v;
+
+	memset(c, 0, sizeof(*c));
+	if ((f = fopen(conf_path, "r")) == NULL)
+		err(1, "%s", conf_path);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if ((v = strchr(line, ' ')) == NULL)
+			continue;
+		*v++ = '\0';
+		if (strcmp(line, "oid") == 0)
+			strlcpy(c->oid, v, sizeof(c->oid));
+		else if (strcmp(line, "mode") == 0)
+			strlcpy(c->mode, v, sizeof(c->mode));
+		else if (strcmp(line, "target") == 0)
+			strlcpy(c->target, v, sizeof(c->target));
+	}
+	fclose(f);
+}
+
+static void
+bw_send(uint32_t type, json_t *o)
+{
+	char	*s;
+
+	if (o == NULL || (s = json_dumps(o, JSON_COMPACT)) == NULL)
+		errx(1, "json");
+	json_decref(o);
+	if (imsg_compose(&ib, type, 0, 0, -1, s, strlen(s) + 1) == -1)
+		err(1, "imsg_compose");
+	free(s);
+}
+
+/* Whatever the mode says, where the bundle should be. */
+static void
+bw_plant(const struct bw_conf *c, const char *path)
+{
+	struct sockaddr_un	 sun;
+	int			 s, fd;
+
+	unlink(path);
+	if (strcmp(c->mode, "fifo") == 0) {
+		if (mkfifo(path, 0644) == -1)
+			err(1, "mkfifo %s", path);
+	} else if (strcmp(c->mode, "symlink") == 0) {
+		if (symlink(c->target, path) == -1)
+			err(1, "symlink %s", path);
+	} else if (strcmp(c->mode, "link") == 0) {
+		if (link(c->target, path) == -1)
+			err(1, "link %s", path);
+	} else if (strcmp(c->mode, "dir") == 0) {
+		if (mkdir(path, 0755) == -1)
+			err(1, "mkdir %s", path);
+	} else if (strcmp(c->mode, "socket") == 0) {
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		strlcpy(sun.sun_path, path, sizeof(sun.sun_path));
+		if ((s = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
+		    bind(s, (struct sockaddr *)&sun, sizeof(sun)) == -1)
+			err(1, "bind %s", path);
+		close(s);
+	} else if (strcmp(c->mode, "good") == 0) {
+		if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644)) == -1)
+			err(1, "%s", path);
+		close(fd);
+	} else
+		errx(1, "unknown mode %s", c->mode);
+}
+
+static void
+bw_dispatch(struct imsg *imsg)
+{
+	struct bw_conf	 c;
+	json_t		*o;
+	char		 tree[PATH_MAX];
+	int		 fd;
+
+	if ((o = imsg_get_json(imsg)) == NULL)
+		return;
+	bw_read_conf(&c);
+	switch (imsg_get_type(imsg)) {
+	case IMSG_RESOLVE:
+		bw_send(IMSG_RESOLVE, json_pack("{s:O, s:s}", "req",
+		    json_object_get(o, "req"), "oid", c.oid));
+		break;
+	case IMSG_PROVISION:
+		snprintf(tree, sizeof(tree), "%s/tree", json_str(o, "dir"));
+		if (mkdir(tree, 0755) == -1)
+			err(1, "mkdir %s", tree);
+		strlcat(tree, "/README.md", sizeof(tree));
+		if ((fd = open(tree, O_WRONLY | O_CREAT, 0644)) != -1)
+			close(fd);
+		bw_send(IMSG_READY, json_pack("{s:s, s:O}", "id",
+		    json_str(o, "id"), "epoch", json_object_get(o, "epoch")));
+		break;
+	case IMSG_COLLECT:
+		bw_plant(&c, json_str(o, "bundle"));
+		bw_send(IMSG_RESULT, json_pack("{s:s, s:O, s:s, s:s, s:s, "
+		    "s:I, s:[], s:[]}", "id", json_str(o, "id"), "epoch",
+		    json_object_get(o, "epoch"), "commit", c.oid, "tree",
+		    "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+		    "bundle_sha256", "e3b0c44298fc1c149afbf4c8996fb924"
+		    "27ae41e4649b934ca495991b7852b855", "bundle_size",
+		    (json_int_t)0, "changes", "rejects"));
+		break;
+	default:
+		break;
+	}
+	json_decref(o);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct pollfd	 pfd;
+	struct imsg	 imsg;
+	const char	*t = "promises: (hostile test worker)";
+	ssize_t		 n;
+
+	if ((n = readlink("/proc/self/exe", conf_path,
+	    sizeof(conf_path) - 8)) == -1)
+		err(1, "readlink");
+	conf_path[n] = '\0';
+	strlcat(conf_path, ".conf", sizeof(conf_path));
+	if (imsgbuf_init(&ib, PROC_PARENT_FD) == -1 ||
+	    imsgbuf_set_maxsize(&ib, FACTORY_MAXIMSG) == -1)
+		err(1, "imsgbuf_init");
+	if (imsg_compose(&ib, IMSG_HELLO, 0, 0, -1, t, strlen(t) + 1) == -1)
+		err(1, "imsg_compose");
+	pfd.fd = PROC_PARENT_FD;
+	pfd.events = POLLIN;
+	for (;;) {
+		if (imsgbuf_flush(&ib) == -1)
+			err(1, "imsgbuf_flush");
+		/* A heartbeat whenever the parent is quiet for 200 ms. */
+		if (poll(&pfd, 1, 200) == 0) {
+			if (imsg_compose(&ib, IMSG_HEARTBEAT, 0, 0, -1, NULL,
+			    0) == -1)
+				err(1, "imsg_compose");
+			continue;
+		}
+		if (imsgbuf_read(&ib) != 1)
+			return (0);
+		while ((n = imsgbuf_get(&ib, &imsg)) == 1) {
+			bw_dispatch(&imsg);
+			imsg_free(&imsg);
+		}
+		if (n == -1)
+			errx(1, "malformed imsg from the parent");
+	}
+}
