@@ -66,6 +66,8 @@ enter_main(const char *id)
 	for (sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			(void)sigaction(sig, &sa, NULL);
+	/* Blocked by the parent around the clone. */
+	sigemptyset(&sa.sa_mask);
 	(void)sigprocmask(SIG_SETMASK, &sa.sa_mask, NULL);
 	for (fd = 0; fd < SBX_EFD_PROCS; fd++)
 		if (fcntl(fd, F_GETFD) == -1)

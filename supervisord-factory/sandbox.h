@@ -178,6 +178,33 @@ int	sandbox_prepare(char *, size_t);
 void	sandbox_confine(const struct sandbox *, const struct sandbox_spec *,
 	    int);
 
+/*
+ * An operator's shell in a running sandbox (factoryctl shell): what
+ * the waiter, factory-sandbox in its enter mode, is handed.
+ */
+struct sandbox_enter {
+	const struct sandbox_spec *spec;  /* argv, env (HOME=home), limits */
+	const char	*home;		/* mkdtemp(3) template, in /tmp */
+	const char	*cgname;	/* session cgroup, below cg_kill's */
+	int		 tty;		/* pty slave: stdin, stdout, stderr */
+	int		 errfd;		/* setup errors; EOF at the execve */
+	int		 pidfd;		/* pid 1 of the sandbox */
+	int		 killfd;	/* the session's cgroup.kill */
+	/* cgroup.procs x (ncgfds - 2), cgroup.events, the cgroup2 dir. */
+	const int	*cgfds;
+	int		 ncgfds;
+};
+/*
+ * Start the waiter of an operator's shell in sb: it enters pid 1's
+ * namespaces, makes HOME, forks the command into the session cgroup
+ * with the agent's confinement (as sandbox_confine) and waits for it;
+ * when it exits, the session cgroup is killed whole and removed.  The
+ * waiter's pid, whose exit status is the command's, or -1 and err.
+ * Needs the launcher (sandbox_set_launcher).
+ */
+pid_t	sandbox_enter(const struct sandbox *, const struct sandbox_enter *,
+	    char *, size_t);
+
 /* cgroup.c */
 /* Our subtree is factory/<tag>: call once, before anything else. */
 void	sandbox_set_instance(const char *);

@@ -6,7 +6,9 @@
 # goes in), with a fresh HOME, no startup file the agent could have
 # written, and every process it started killed when it ends; it is
 # refused on the .ro socket and for an attempt that is not running; it
-# dies with the attempt and with its factoryctl.  Needs root.
+# dies with the attempt and with its factoryctl.  Its waiter is the
+# factory-sandbox binary, holding nothing of factoryd's memory.  Needs
+# root.
 
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 
@@ -266,6 +268,51 @@ ctl shell a-19700101-9999 -- /bin/true 2>"$T/shell.err"
 check "refused for an unknown attempt" grep -q "no such attempt" "$T/shell.err"
 ctl shell "$id" -- sh 2>"$T/shell.err"
 check "refused: a relative argv[0]" grep -q "absolute argv" "$T/shell.err"
+
+# --- no process of the session holds the parent's memory ----------------
+
+# The waiter of a session (the parent of its command) is the
+# factory-sandbox binary in its enter mode, not a fork of factoryd: it
+# and the command hold no copy of the receipt signing key.
+"$O/factoryctl" -s "$SOCK" shell "$id" -- /bin/sleep 304 >/dev/null 2>&1 &
+CPID=$!
+i=0
+while ! SPID=$(pgrep -u "$AUID" -f "sleep 304") && [ $i -lt 50 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+WPID=$(awk '/^PPid:/ { print $2 }' /proc/$SPID/status 2>/dev/null)
+check "the session's command and waiter found ($SPID, $WPID)" \
+    [ -n "$SPID" -a -n "$WPID" ]
+check "the waiter runs factory-sandbox" \
+    [ "$(readlink /proc/$WPID/exe)" = "$(readlink -f "$O/factory-sandbox")" ]
+check "the waiter's title names its attempt" \
+    [ "$(tr '\0' ' ' </proc/$WPID/cmdline)" = "factory-sandbox enter $id " ]
+keyhex=$(openssl pkey -in "$T/keys/receipt.key" -outform DER 2>/dev/null |
+    tail -c 32 | od -An -tx1 | tr -d ' \n')
+check "the control: the parent's memory holds the receipt key" \
+    [ "$("$P/memscan" "$FACTORYD_PID" "$keyhex")" = found ]
+check "the waiter's memory does not hold the receipt key" \
+    [ "$("$P/memscan" "$WPID" "$keyhex")" = absent ]
+check "the command's memory does not either" \
+    [ "$("$P/memscan" "$SPID" "$keyhex")" = absent ]
+kill -KILL $CPID
+wait $CPID 2>/dev/null
+check "and the session ends with its factoryctl" gone "sleep 304"
+# Started any other way, the enter mode refuses before reading anything.
+OUT=$("$O/factory-sandbox" enter "$id" </dev/null 2>&1 3>/dev/null 4>&-)
+check "factory-sandbox enter, not from factoryd: refused" \
+    [ "$OUT" = "factory-sandbox: fd 4 is not a seqpacket socket: not started by factoryd" ]
+OUT=$(python3 -c '
+import os, socket, subprocess, sys
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+r, w = os.pipe()
+os.dup2(w, 3); os.dup2(b.fileno(), 4)
+a.send(b"SBXE" + b"\xff" * 64)
+p = subprocess.Popen([sys.argv[1], "enter", sys.argv[2]], pass_fds=(3, 4))
+os.close(3); os.close(4); os.close(w); b.close()
+print(os.read(r, 512).decode(), p.wait())' "$O/factory-sandbox" "$id" 2>&1)
+check "an enter plan of garbage: refused naming the field ($OUT)" \
+    sh -c "echo '$OUT' | grep -q '^plan: .* 127\$'"
 
 # --- it ends with its factoryctl, and with the attempt --------------------
 
