@@ -302,17 +302,33 @@ check "and the session ends with its factoryctl" gone "sleep 304"
 OUT=$("$O/factory-sandbox" enter "$id" </dev/null 2>&1 3>/dev/null 4>&-)
 check "factory-sandbox enter, not from factoryd: refused" \
     [ "$OUT" = "factory-sandbox: fd 4 is not a seqpacket socket: not started by factoryd" ]
-OUT=$(python3 -c '
-import os, socket, subprocess, sys
+# enterraw NFDS BYTES: the launcher with the plan BYTES (python) and the
+# error pipe, fds 5 to NFDS-1 on /dev/null; prints its error and status.
+enterraw() {
+	python3 -c '
+import fcntl, os, socket, subprocess, sys
+hi = lambda fd: fcntl.fcntl(fd, fcntl.F_DUPFD, 32)
 a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 r, w = os.pipe()
-os.dup2(w, 3); os.dup2(b.fileno(), 4)
-a.send(b"SBXE" + b"\xff" * 64)
-p = subprocess.Popen([sys.argv[1], "enter", sys.argv[2]], pass_fds=(3, 4))
-os.close(3); os.close(4); os.close(w); b.close()
-print(os.read(r, 512).decode(), p.wait())' "$O/factory-sandbox" "$id" 2>&1)
+a, b, r, w = hi(a.detach()), hi(b.detach()), hi(r), hi(w)
+os.dup2(w, 3); os.dup2(b, 4)
+fds = [3, 4]
+for fd in range(5, int(sys.argv[3])):
+	os.dup2(os.open("/dev/null", os.O_RDONLY), fd); fds.append(fd)
+socket.socket(fileno=a).send(eval(sys.argv[4]))
+p = subprocess.Popen([sys.argv[1], "enter", sys.argv[2]], pass_fds=fds)
+for fd in fds + [w, b]: os.close(fd)
+print(os.read(r, 512).decode(), p.wait())' "$O/factory-sandbox" "$id" "$@" 2>&1
+}
+OUT=$(enterraw 5 'b"SBXE"')
+check "factory-sandbox enter without its fds: refused ($OUT)" \
+    [ "$OUT" = "enter: fd 5 is missing 127" ]
+OUT=$(enterraw 12 'b"SBXE" + b"\xff" * 64')
 check "an enter plan of garbage: refused naming the field ($OUT)" \
-    sh -c "echo '$OUT' | grep -q '^plan: .* 127\$'"
+    [ "$OUT" = "plan: version: not 1 127" ]
+OUT=$(enterraw 12 'b"SBXP" + b"\x01\0\0\0"')
+check "an agent's plan is not an enter plan ($OUT)" \
+    [ "$OUT" = "plan: magic: not an enter plan 127" ]
 
 # --- it ends with its factoryctl, and with the attempt --------------------
 
