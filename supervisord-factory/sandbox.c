@@ -1088,8 +1088,8 @@ sandbox_kill(struct sandbox *sb)
 }
 
 /*
- * For the operator's shell (shell.c): what a spawn prepares once per
- * parent, and the agent's confinement applied to the calling process.
+ * For the operator's shell (shell.c): the seccomp program its enter
+ * plan carries, built once per parent.
  */
 int
 sandbox_prepare(char *err, size_t errlen)
@@ -1098,17 +1098,6 @@ sandbox_prepare(char *err, size_t errlen)
 		return -1;
 	sbx_exec_resolve();
 	return 0;
-}
-
-void
-sandbox_confine(const struct sandbox *sb, const struct sandbox_spec *spec,
-    int fd)
-{
-	struct sandbox_spec	 as = *spec;
-
-	as.uid = sb->uid;
-	as.gid = sb->gid;
-	sbx_confine(&as, sb->tree, sb->ports, sb->nports, fd);
 }
 
 /*
