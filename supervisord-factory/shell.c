@@ -70,7 +70,6 @@
 #define SHELL_SETUP_MS	10000	/* a start that takes longer is broken */
 #define SHELL_HOME	"/tmp/.factory-home-XXXXXX"
 
-
 struct shell {
 	TAILQ_ENTRY(shell)	 entry;
 	uint32_t		 connid;	/* 0 once the client left */
@@ -549,7 +548,7 @@ shell_start(struct ctl_conn *c, struct shell *sh)
 	}
 	snprintf(sh->cgdir, sizeof(sh->cgdir), "%s/shell-%d",
 	    a->run->sb.cgroups[a->run->sb.cg_kill], sh->slot);
-	/* The waiter fills in HOME's name (mkdtemp) in its own copy. */
+	/* A template: the waiter makes HOME (mkdtemp) and sets it here. */
 	snprintf(home, sizeof(home), "HOME=%s", SHELL_HOME);
 	snprintf(ps1, sizeof(ps1), "PS1=%s$ ", a->id);
 	snprintf(term, sizeof(term), "TERM=%s", sh->tty.term);
