@@ -1,7 +1,8 @@
 /*
  * What the parent's side of the sandbox (supervisord-factory/sandbox.c),
  * the side that runs as pid 1 and the agent (child.c), the plan's wire
- * format (plan.c) and the launcher (launcher.c) share.  Not for other
+ * format (plan.c), the launcher (launcher.c) and its enter mode, the
+ * waiter of an operator's shell (enter.c), share.  Not for other
  * callers: they use sandbox.h.
  */
 #ifndef FACTORY_SBX_H
