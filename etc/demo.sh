@@ -69,6 +69,7 @@ users:
   verifier: 61502
   reconciler: 61503
   publisher: 61504
+  egress: 61505
 repositories:
   greeter:
     path: $D/greeter.git

@@ -28,7 +28,7 @@
 #define UID_LAST		((uint64_t)UINT32_MAX - 1)
 #define CA_DEFAULT		"/etc/ssl/certs/ca-certificates.crt"
 
-/* The four unprivileged roles and their default users. */
+/* The unprivileged roles and their default users. */
 static const struct {
 	enum factory_procid	 id;
 	const char		*key;
@@ -38,6 +38,7 @@ static const struct {
 	{ PROC_VERIFIER,	"verifier",	"_factoryv" },
 	{ PROC_RECONCILER,	"reconciler",	"_factoryr" },
 	{ PROC_PUBLISHER,	"publisher",	"_factoryp" },
+	{ PROC_EGRESS,		"egress",	"_factorye" },
 };
 #define NROLES	(sizeof(conf_roles) / sizeof(conf_roles[0]))
 
@@ -167,7 +168,8 @@ conf_users(struct yerr *e, const struct ynode *users, struct factoryd_conf *c,
     struct conf_where *where)
 {
 	static const char * const keys[] = {
-		"worker", "verifier", "reconciler", "publisher", NULL
+		"worker", "verifier", "reconciler", "publisher", "egress",
+		NULL
 	};
 	const struct ynode	*n;
 	struct conf_user	*u;

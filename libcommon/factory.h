@@ -44,6 +44,7 @@ enum factory_procid {
 	PROC_VERIFIER,
 	PROC_RECONCILER,
 	PROC_PUBLISHER,
+	PROC_EGRESS,
 	PROC_CONTROL,
 	PROC_MAX
 };
@@ -154,6 +155,10 @@ enum imsg_type {
 	/* factoryctl shell: SHELL, OK, then SHELL_FD, then the status */
 	IMSG_CTL_SHELL,		/* attempt id NUL argv NUL ... (or empty) */
 	IMSG_CTL_SHELL_FD,	/* struct ctl_shell_tty, one fd: the relay */
+
+	/* parent -> egress (egressmsg.h); egress sends nothing but HELLO */
+	IMSG_EGRESS_LISTEN,	/* one endpoint + its listening socket */
+	IMSG_EGRESS_CLOSE,	/* attempt id: its endpoints go */
 	IMSG_MAX
 };
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "conf.h"
+#include "log.h"
 #include "yaml.h"
 
 #define MANIFEST_MAXSIZE	(64 * 1024)	/* what one imsg carries */
@@ -434,7 +435,7 @@ static void
 m_printenv(FILE *fp, char * const *env)
 {
 	const char	*eq;
-	char		 name[256];
+	char		*name;
 	size_t		 i;
 
 	if (env == NULL || env[0] == NULL) {
@@ -445,13 +446,15 @@ m_printenv(FILE *fp, char * const *env)
 	for (i = 0; env[i] != NULL; i++) {
 		if ((eq = strchr(env[i], '=')) == NULL)
 			continue;
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - env[i]),
-		    env[i]);
+		/* Names have no bound but the manifest's size: print it whole. */
+		if ((name = strndup(env[i], eq - env[i])) == NULL)
+			fatal("%s", __func__);
 		fprintf(fp, "  ");
 		y_printstr(fp, name);
 		fprintf(fp, ": ");
 		y_printstr(fp, eq + 1);
 		fputc('\n', fp);
+		free(name);
 	}
 }
 

@@ -34,7 +34,9 @@
  * - Without unix, socket(AF_UNIX, SOCK_DGRAM) fails with EACCES under
  *   stdio (syslog(3) reconnecting), and any AF_UNIX socket under getpw
  *   (glibc's nscd probe), which also allows read-only opens; dns: socket(AF_NETLINK) fails with
- *   EAFNOSUPPORT (getaddrinfo's interface probe).  Any other socket
+ *   EAFNOSUPPORT (getaddrinfo's interface probe).  dns, like OpenBSD's,
+ *   reads the resolver's files: read-only opens and stat(2) of a path,
+ *   which Landlock keeps to what is unveiled (the resolver files).  Any other socket
  *   family not promised kills.
  */
 #include <sys/types.h>
@@ -220,6 +222,7 @@ static const struct {
 	{ P_RPATH, SCMP_SYS(stat) },
 	{ P_RPATH, SCMP_SYS(lstat) },
 	{ P_RPATH, SCMP_SYS(newfstatat) },
+	{ P_DNS, SCMP_SYS(newfstatat) },	/* resolv.conf changed? */
 	{ P_RPATH, SCMP_SYS(statx) },
 	{ P_RPATH, SCMP_SYS(access) },
 	{ P_RPATH, SCMP_SYS(faccessat) },
@@ -599,7 +602,7 @@ add_open_rules(scmp_filter_ctx ctx, unsigned int pr)
 		flags = accs[a] | crs[c] | trs[t];
 		ok = 1;
 		if (accs[a] != O_WRONLY && (pr & P_RPATH) == 0 &&
-		    !((pr & P_GETPW) && accs[a] == O_RDONLY &&
+		    !((pr & (P_GETPW | P_DNS)) && accs[a] == O_RDONLY &&
 		    crs[c] == 0 && trs[t] == 0))
 			ok = 0;
 		if (accs[a] != O_RDONLY && (pr & P_WPATH) == 0)

@@ -111,6 +111,28 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 			{ NULL, NULL }
 		}
 	},
+	[PROC_EGRESS] = {
+		PROC_EGRESS, "egress", "factory-egress",
+		/*
+		 * stdio: imsg.  recvfd: each sandbox's listening sockets,
+		 * made by the parent in the sandbox's network namespace.
+		 * inet: accept there, connect to the one destination the
+		 * parent fixed for each.  dns: names of network.allow,
+		 * resolved once per endpoint.  Copies bytes, parses none;
+		 * no files but the resolver's.
+		 */
+		"stdio inet dns recvfd",
+		"forwards each sandbox endpoint of network.allow to its one "
+		"destination; copies bytes, parses none",
+		{
+			{ "/etc/resolv.conf", "?r" },	/* dns */
+			{ "/etc/hosts", "?r" },
+			{ "/etc/nsswitch.conf", "?r" },
+			{ "/etc/host.conf", "?r" },
+			{ "/etc/gai.conf", "?r" },
+			{ NULL, NULL }
+		}
+	},
 	[PROC_CONTROL] = {
 		PROC_CONTROL, "control", "factoryctl",
 		NULL,

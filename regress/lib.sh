@@ -137,6 +137,7 @@ users:
   verifier: $(($2 + 2))
   reconciler: $(($2 + 3))
   publisher: $(($2 + 4))
+  egress: $(($2 + 5))
 repositories:
   demo:
     path: $1/demo.git

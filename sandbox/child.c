@@ -419,19 +419,30 @@ sbx_memfd_noexec(struct sbx_plan *pl)
 	close(fd);
 }
 
-/* A detached copy of the host's mounts at path, with attr set. */
+/*
+ * A detached copy of the host's mounts at path, with attr set.  A
+ * child-writable path (the tree: its parent directory is the worker's
+ * or the verifier's) is taken only as the directory it is, never
+ * through a symbolic link put there after the parent looked.
+ */
 static int
-sbx_clone(struct sbx_plan *pl, const char *path, uint64_t attr)
+sbx_clone(struct sbx_plan *pl, const char *path, uint64_t attr, int untrusted)
 {
 	struct mount_attr	 ma = { .attr_set = attr };
+	struct stat		 st;
 	int			 fd;
 
 	if (!(attr & MOUNT_ATTR_RDONLY))
 		ma.attr_clr = MOUNT_ATTR_RDONLY;
 	fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE |
-	    OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	    OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+	    (untrusted ? AT_SYMLINK_NOFOLLOW : 0));
 	if (fd == -1)
 		sbx_fail(pl->errfd, "open_tree %s:", path);
+	if (untrusted && (fstat(fd, &st) == -1 || !S_ISDIR(st.st_mode))) {
+		errno = ENOTDIR;
+		sbx_fail(pl->errfd, "tree %s:", path);
+	}
 	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE,
 	    &ma, sizeof(ma)) == -1)
 		sbx_fail(pl->errfd, "mount_setattr %s:", path);
@@ -497,13 +508,13 @@ sbx_take(struct sbx_plan *pl, int *rootfd, char (*link)[PATH_MAX],
 				    sbx_rootdirs[i]);
 			link[i][n] = '\0';
 		} else if (S_ISDIR(st.st_mode))
-			rootfd[i] = sbx_clone(pl, sbx_rootdirs[i], ro);
+			rootfd[i] = sbx_clone(pl, sbx_rootdirs[i], ro, 0);
 	}
 	for (i = 0; i < pl->nbinds; i++)
 		bindfd[i] = sbx_clone(pl, pl->binds[i], ro |
-		    (pl->bexec[i] ? 0 : MOUNT_ATTR_NOEXEC));
+		    (pl->bexec[i] ? 0 : MOUNT_ATTR_NOEXEC), 0);
 	*treefd = sbx_clone(pl, pl->tree, MOUNT_ATTR_NOSUID |
-	    MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	    MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 1);
 }
 
 /*

@@ -1,10 +1,11 @@
 /*
- * Attempts: their journal, their receipts and their lifecycle.
+ * Attempts: their journal, their receipts, their scheduling and the
+ * dispatch of their children's messages.
  *
  * Every transition is one journal record holding one signed receipt;
  * the record is fsynced before the step it authorizes has any effect,
- * and the state is rebuilt from the same records at start.  Live and
- * replayed transitions go through the same attempt_apply().
+ * and the state is rebuilt from the same records at start.  What a
+ * record means (the table, the apply, the replay) is in lifecycle.c.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -32,62 +33,10 @@
  */
 #define STATE_RESERVE	(1024 * 1024)
 
-static const char *state_names[AS_MAX] = {
-	"queued", "provisioning", "ready", "running", "result-ready",
-	"verifying", "verified", "publishing", "published", "teardown",
-	"terminated", "failed", "rejected", "cancelled", "orphaned"
-};
-
 static const char *stage_names[ST_MAX] = {
 	"queue", "allocation", "checkout", "sandbox", "run", "collect",
 	"verify", "publish"
 };
-
-/*
- * Receipt kinds, the state each leads to, and the states it may come
- * from.  AS_MAX as the target keeps the state (a fact was recorded).
- */
-struct transition {
-	const char		*kind;
-	enum attempt_state	 to;
-	uint32_t		 from;		/* bit mask of states */
-};
-#define B(s)	(1U << (s))
-#define LIVE	(B(AS_QUEUED) | B(AS_PROVISIONING) | B(AS_READY) | \
-		 B(AS_RUNNING) | B(AS_RESULT_READY) | B(AS_VERIFYING) | \
-		 B(AS_VERIFIED) | B(AS_PUBLISHING))
-#define ENDED	(B(AS_PUBLISHED) | B(AS_FAILED) | B(AS_REJECTED) | \
-		 B(AS_CANCELLED) | B(AS_ORPHANED))
-static const struct transition transitions[] = {
-	{ "submitted",		AS_QUEUED,	 0 },
-	{ "allocating",		AS_PROVISIONING, B(AS_QUEUED) },
-	{ "ready",		AS_READY,	 B(AS_PROVISIONING) },
-	{ "running",		AS_RUNNING,	 B(AS_READY) },
-	{ "exited",		AS_MAX,		 B(AS_RUNNING) },
-	{ "result-ready",	AS_RESULT_READY, B(AS_RUNNING) },
-	{ "verifying",		AS_VERIFYING,	 B(AS_RESULT_READY) |
-						 B(AS_VERIFYING) },
-	{ "validated",		AS_MAX,		 B(AS_VERIFYING) },
-	{ "verdict",		AS_VERIFIED,	 B(AS_VERIFYING) },
-	{ "approved",		AS_MAX,		 B(AS_VERIFIED) },
-	{ "publishing",		AS_PUBLISHING,	 B(AS_VERIFIED) },
-	{ "published",		AS_PUBLISHED,	 B(AS_PUBLISHING) },
-	{ "rejected",		AS_REJECTED,	 B(AS_RUNNING) |
-						 B(AS_VERIFYING) },
-	{ "failed",		AS_FAILED,	 LIVE },
-	{ "cancelled",		AS_CANCELLED,	 LIVE },
-	{ "teardown",		AS_TEARDOWN,	 ENDED | B(AS_VERIFIED) },
-	{ "terminated",		AS_TERMINATED,	 B(AS_TEARDOWN) },
-	/* A new lease: the holder was lost, the epoch fences it off. */
-	{ "lease",		AS_MAX,		 B(AS_PROVISIONING) |
-						 B(AS_RUNNING) },
-	/* A leftover the reconciler found, removed by its exact id. */
-	{ "reaped",		AS_MAX,		 ENDED | B(AS_TEARDOWN) |
-						 B(AS_TERMINATED) },
-	/* An operator entered the sandbox (factoryctl shell). */
-	{ "shell",		AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
-};
-#undef B
 
 static void	attempt_provision(struct attempt *);
 static void	attempt_send_provision(struct attempt *);
@@ -119,14 +68,6 @@ now_ms(void)
 	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }
 
-const char *
-attempt_state_name(enum attempt_state s)
-{
-	if (s >= AS_MAX)
-		return ("unknown");
-	return (state_names[s]);
-}
-
 int
 attempt_terminal(const struct attempt *a)
 {
@@ -136,12 +77,7 @@ attempt_terminal(const struct attempt *a)
 struct attempt *
 attempt_find(const char *id)
 {
-	struct attempt	*a;
-
-	TAILQ_FOREACH(a, &env->attempts, entry)
-		if (strcmp(a->id, id) == 0)
-			return (a);
-	return (NULL);
+	return (lifecycle_find(&env->attempts, id));
 }
 
 void
@@ -149,48 +85,6 @@ attempt_logpath(struct attempt *a, int validation, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/logs/%s%s.log", env->conf->statedir, a->id,
 	    validation ? ".validate" : "");
-}
-
-static const struct transition *
-transition_find(const char *kind)
-{
-	size_t	 i;
-
-	for (i = 0; i < sizeof(transitions) / sizeof(transitions[0]); i++)
-		if (strcmp(transitions[i].kind, kind) == 0)
-			return (&transitions[i]);
-	return (NULL);
-}
-
-static struct attempt *
-attempt_new(const char *id)
-{
-	struct attempt	*a;
-
-	if ((a = calloc(1, sizeof(*a))) == NULL)
-		fatal(NULL);
-	strlcpy(a->id, id, sizeof(a->id));
-	a->state = AS_QUEUED;
-	a->outcome = AS_MAX;
-	a->exit_status = -1;
-	strlcpy(a->prev, RECEIPT_ZERO_PREV, sizeof(a->prev));
-	snprintf(a->dir, sizeof(a->dir), "%s/attempts/%s",
-	    env->conf->statedir, id);
-	snprintf(a->vdir, sizeof(a->vdir), "%s/verify/%s",
-	    env->conf->statedir, id);
-	TAILQ_INSERT_TAIL(&env->attempts, a, entry);
-	return (a);
-}
-
-static void
-usage_from_json(struct sandbox_usage *u, json_t *o)
-{
-	if (o == NULL)
-		return;
-	u->cpu_ms = json_integer_value(json_object_get(o, "cpu_ms"));
-	u->mem_peak = json_integer_value(json_object_get(o, "mem_peak"));
-	u->pids_peak = json_integer_value(json_object_get(o, "pids_peak"));
-	u->oom_kills = json_integer_value(json_object_get(o, "oom_kills"));
 }
 
 static json_t *
@@ -202,165 +96,6 @@ usage_json(const struct sandbox_usage *u)
 	    "pids_peak", (json_int_t)u->pids_peak,
 	    "pids_denied", (json_int_t)u->pids_denied,
 	    "oom_kills", (json_int_t)u->oom_kills));
-}
-
-static void
-set_reason(struct attempt *a, json_t *facts)
-{
-	const char	*r;
-
-	if ((r = json_string_value(json_object_get(facts, "reason"))) !=
-	    NULL) {
-		free(a->reason);
-		a->reason = strdup(r);
-	}
-}
-
-/*
- * What a transition means for the attempt in memory.  The same code
- * runs live and on replay, so the rebuilt state is the state we had.
- */
-static void
-attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
-    uint64_t epoch, uint64_t ms)
-{
-	const char	*s;
-	json_t		*v;
-
-	a->epoch = epoch;
-	if (strcmp(t->kind, "submitted") == 0) {
-		a->t[ST_QUEUE] = ms;
-		if ((s = json_string_value(json_object_get(facts,
-		    "baseline"))) != NULL)
-			strlcpy(a->baseline, s, sizeof(a->baseline));
-		if ((s = json_string_value(json_object_get(facts,
-		    "manifest_digest"))) != NULL)
-			strlcpy(a->digest, s, sizeof(a->digest));
-		if ((s = json_string_value(json_object_get(facts,
-		    "repository"))) != NULL)
-			strlcpy(a->repo, s, sizeof(a->repo));
-		a->submitter = json_integer_value(json_object_get(facts,
-		    "submitter"));
-	} else if (strcmp(t->kind, "allocating") == 0) {
-		a->t[ST_ALLOCATION] = ms;
-		a->uid = json_integer_value(json_object_get(facts, "uid"));
-		a->disk = json_integer_value(json_object_get(json_object_get(
-		    facts, "disk"), "size"));
-	} else if (strcmp(t->kind, "ready") == 0) {
-		a->t[ST_SANDBOX] = ms;
-	} else if (strcmp(t->kind, "running") == 0) {
-		a->t[ST_RUN] = ms;
-	} else if (strcmp(t->kind, "exited") == 0) {
-		a->t[ST_COLLECT] = ms;
-		a->exit_status = json_integer_value(json_object_get(facts,
-		    "status"));
-		a->timedout = json_is_true(json_object_get(facts, "timedout"));
-		a->disk_full = json_is_true(json_object_get(json_object_get(
-		    facts, "disk"), "full"));
-		usage_from_json(&a->usage, json_object_get(facts, "usage"));
-		if ((v = json_object_get(facts, "seccomp_denials")) != NULL &&
-		    json_array_size(v) > 0) {
-			json_decref(a->denials);
-			a->denials = json_deep_copy(v);
-		}
-	} else if (strcmp(t->kind, "result-ready") == 0) {
-		a->t[ST_VERIFY] = ms;
-		if ((s = json_string_value(json_object_get(facts, "commit")))
-		    != NULL)
-			strlcpy(a->commit, s, sizeof(a->commit));
-		if ((s = json_string_value(json_object_get(facts, "tree")))
-		    != NULL)
-			strlcpy(a->tree, s, sizeof(a->tree));
-		if ((s = json_string_value(json_object_get(facts,
-		    "bundle_sha256"))) != NULL)
-			strlcpy(a->bundle_sha256, s, sizeof(a->bundle_sha256));
-		a->bundle_size = json_integer_value(json_object_get(facts,
-		    "bundle_size"));
-		json_decref(a->changes);
-		a->changes = json_incref(json_object_get(facts, "changes"));
-		a->changes_total = json_integer_value(json_object_get(facts,
-		    "changes_total"));
-	} else if (strcmp(t->kind, "verifying") == 0) {
-		a->vuid = json_integer_value(json_object_get(facts, "uid"));
-		a->verifies++;
-	} else if (strcmp(t->kind, "lease") == 0) {
-		a->redrives++;		/* counted from the journal */
-	} else if (strcmp(t->kind, "verdict") == 0) {
-		a->t[ST_PUBLISH] = ms;
-		json_decref(a->findings);
-		a->findings = json_incref(json_object_get(facts, "findings"));
-		a->findings_total = json_integer_value(json_object_get(facts,
-		    "nfindings"));
-		if (!json_is_true(json_object_get(facts, "accepted"))) {
-			a->state = AS_REJECTED;
-			a->outcome = AS_REJECTED;
-			a->rejected_by_verdict = 1;
-			if (a->reason == NULL && (v = json_object_get(facts,
-			    "reason")) != NULL)
-				set_reason(a, facts);
-			return;
-		}
-	} else if (strcmp(t->kind, "approved") == 0) {
-		a->approved = 1;
-		a->approver = json_integer_value(json_object_get(facts,
-		    "uid"));
-	} else if (strcmp(t->kind, "published") == 0) {
-		a->t[ST_MAX] = ms;
-		if ((s = json_string_value(json_object_get(facts, "branch")))
-		    != NULL)
-			strlcpy(a->branch, s, sizeof(a->branch));
-		a->pull = json_integer_value(json_object_get(facts, "pull"));
-		if ((s = json_string_value(json_object_get(facts, "record")))
-		    != NULL)
-			strlcpy(a->record, s, sizeof(a->record));
-	} else if (strcmp(t->kind, "rejected") == 0 ||
-	    strcmp(t->kind, "failed") == 0 ||
-	    strcmp(t->kind, "cancelled") == 0)
-		set_reason(a, facts);
-	else if (strcmp(t->kind, "teardown") == 0 && a->state == AS_VERIFIED)
-		a->outcome = AS_VERIFIED;	/* nowhere to publish */
-	else if (strcmp(t->kind, "terminated") == 0)
-		a->torn_down = 1;
-
-	if (t->to != AS_MAX)
-		a->state = t->to;
-	switch (t->to) {
-	case AS_PUBLISHED:
-	case AS_FAILED:
-	case AS_REJECTED:
-	case AS_CANCELLED:
-	case AS_ORPHANED:
-		a->outcome = t->to;
-		if (a->t[ST_MAX] == 0)
-			a->t[ST_MAX] = ms;
-		break;
-	default:
-		break;
-	}
-}
-
-/* A journaled receipt joins the attempt's chain and takes effect. */
-static void
-attempt_chain(struct attempt *a, const struct transition *t,
-    const char *line, json_t *r, uint64_t ms)
-{
-	char	 hash[SHA256_HEX_LEN + 1];
-
-	receipt_hash(line, hash);
-	a->receipts = reallocarray(a->receipts, a->nreceipts + 1,
-	    sizeof(*a->receipts));
-	if (a->receipts == NULL || (a->receipts[a->nreceipts] =
-	    strdup(line)) == NULL)
-		fatal(NULL);
-	a->nreceipts++;
-	strlcpy(a->prev, hash, sizeof(a->prev));
-	if (strcmp(t->kind, "verdict") == 0) {
-		free(a->verdict);
-		if ((a->verdict = strdup(line)) == NULL)
-			fatal(NULL);
-	}
-	attempt_apply(a, t, json_object_get(r, "facts"),
-	    json_integer_value(json_object_get(r, "epoch")), ms);
 }
 
 /*
@@ -401,7 +136,7 @@ attempt_commit(struct attempt *a, const char *line, json_t *extra)
 	}
 	free(payload);
 
-	attempt_chain(a, t, line, r, ms);
+	lifecycle_chain(a, t, line, r, ms);
 	log_debug("%s: %s -> %s", a->id, kind, attempt_state_name(a->state));
 	json_decref(r);
 	return (0);
@@ -421,7 +156,7 @@ attempt_transition(struct attempt *a, const char *kind, json_t *facts,
 
 	if ((t = transition_find(kind)) == NULL)
 		fatalx("transition to unknown kind %s", kind);
-	if (t->from != 0 && (t->from & (1U << a->state)) == 0) {
+	if (!lifecycle_legal(a, t)) {
 		log_warnx("%s: illegal transition %s from state %s, refused",
 		    a->id, kind, attempt_state_name(a->state));
 		json_decref(facts);
@@ -588,78 +323,6 @@ attempt_unstall_cb(int fd, short event, void *arg)
 	attempt_schedule();
 }
 
-/* Replay: one journal record. */
-static int
-attempt_replay_cb(void *arg, uint64_t seq, const char *payload, size_t len)
-{
-	json_t			*rec, *r;
-	json_error_t		 jerr;
-	const char		*line, *id, *kind, *raw;
-	const struct transition	*t;
-	struct attempt		*a;
-	char			 err[256];
-	uint64_t		 rseq;
-
-	if ((rec = json_loadb(payload, len, 0, &jerr)) == NULL) {
-		log_warnx("journal record %llu: %s",
-		    (unsigned long long)seq, jerr.text);
-		return (-1);
-	}
-	if (json_object_get(rec, "reap") != NULL) {
-		/* An operator removed an orphan: nothing to rebuild. */
-		json_decref(rec);
-		return (0);
-	}
-	line = json_string_value(json_object_get(rec, "receipt"));
-	if (line == NULL || (r = json_loads(line, 0, &jerr)) == NULL) {
-		log_warnx("journal record %llu: no receipt",
-		    (unsigned long long)seq);
-		json_decref(rec);
-		return (-1);
-	}
-	id = json_string_value(json_object_get(r, "attempt"));
-	kind = json_string_value(json_object_get(r, "kind"));
-	rseq = json_integer_value(json_object_get(r, "seq"));
-	if (id == NULL || kind == NULL || (t = transition_find(kind)) ==
-	    NULL) {
-		log_warnx("journal record %llu: bad receipt",
-		    (unsigned long long)seq);
-		goto bad;
-	}
-	if ((a = attempt_find(id)) == NULL) {
-		if (strcmp(kind, "submitted") != 0 ||
-		    (raw = json_string_value(json_object_get(rec,
-		    "manifest"))) == NULL) {
-			log_warnx("journal record %llu: %s before submitted",
-			    (unsigned long long)seq, id);
-			goto bad;
-		}
-		a = attempt_new(id);
-		a->manifest_raw = strdup(raw);
-		a->manifest_len = strlen(raw);
-		if (manifest_parse(id, raw, a->manifest_len, &a->m, err,
-		    sizeof(err)) == -1) {
-			log_warnx("journal: %s: frozen manifest: %s", id, err);
-			goto bad;
-		}
-	}
-	if (rseq != a->nreceipts || strcmp(json_string_value(
-	    json_object_get(r, "prev")), a->prev) != 0) {
-		log_warnx("journal record %llu: %s receipt %llu out of chain",
-		    (unsigned long long)seq, id, (unsigned long long)rseq);
-		goto bad;
-	}
-	attempt_chain(a, t, line, r, json_integer_value(json_object_get(rec,
-	    "ms")));
-	json_decref(r);
-	json_decref(rec);
-	return (0);
- bad:
-	json_decref(r);
-	json_decref(rec);
-	return (-1);
-}
-
 /*
  * After replay, each attempt is driven on from its last journaled state
  * when that can be done without trusting anything that died with the
@@ -714,6 +377,7 @@ attempt_init(char *err, size_t errlen)
 {
 	char		 path[PATH_MAX];
 	const char	*sub[] = { "attempts", "verify", "logs", "publish" };
+	struct lifecycle_replay replay = { &env->attempts, env->conf->statedir };
 	size_t		 i;
 
 	TAILQ_INIT(&env->attempts);
@@ -734,7 +398,7 @@ attempt_init(char *err, size_t errlen)
 	}
 	snprintf(path, sizeof(path), "%s/journal", env->conf->statedir);
 	env->replaying = 1;
-	if (journal_open(path, &env->journal, attempt_replay_cb, NULL, err,
+	if (journal_open(path, &env->journal, lifecycle_replay, &replay, err,
 	    errlen) == -1)
 		return (-1);
 	env->replaying = 0;
@@ -903,7 +567,7 @@ attempt_resolved(const struct msg_resolved *o)
 		goto done;
 	}
 	attempt_newid(id, sizeof(id));
-	a = attempt_new(id);
+	a = lifecycle_new(&env->attempts, env->conf->statedir, id);
 	a->manifest_raw = p->raw;
 	a->manifest_len = p->len;
 	a->m = p->m;
@@ -1884,6 +1548,12 @@ verifier_verdict(struct child *c, struct attempt *a, const char *line,
 		snprintf(err, sizeof(err), "a receipt of kind %s", kind);
 		goto refused;
 	}
+	/* The table decides here too: replay would refuse it. */
+	if (!lifecycle_legal(a, transition_find(kind))) {
+		snprintf(err, sizeof(err), "illegal from state %s",
+		    attempt_state_name(a->state));
+		goto refused;
+	}
 	if (verdict_consistent(line, err, sizeof(err)) == -1)
 		goto refused;
 	env->busy[idx] = NULL;
@@ -1981,6 +1651,37 @@ dispatch_publisher(struct child *c, enum msg_kind k, union child_msg *m)
 }
 
 /*
+ * The reconciler's ERROR: exactly {"error": a string of at most
+ * RECONCILER_ERROR_MAX bytes}.  Its text is the reconciler's, so it
+ * is logged in the esc.h encoding, never as it came.
+ */
+#define RECONCILER_ERROR_MAX	1024
+
+static int
+reconciler_error(json_t *o, char *why, size_t whylen)
+{
+	json_t	*v;
+	char	*text;
+
+	if (!json_is_object(o) || json_object_size(o) != 1 ||
+	    (v = json_object_get(o, "error")) == NULL || !json_is_string(v)) {
+		snprintf(why, whylen, "ERROR: not {\"error\": a string}");
+		return (-1);
+	}
+	if (json_string_length(v) > RECONCILER_ERROR_MAX) {
+		snprintf(why, whylen, "ERROR: error of %zu bytes, more than "
+		    "%d", json_string_length(v), RECONCILER_ERROR_MAX);
+		return (-1);
+	}
+	if ((text = esc_strdup(json_string_value(v), json_string_length(v)))
+	    == NULL)
+		fatal(NULL);
+	log_warnx("reconciler: %s", text);
+	free(text);
+	return (0);
+}
+
+/*
  * 0 if handled, -1 if the message is not one this child may send or
  * does not decode (the caller kills the child, logging why).
  */
@@ -1996,17 +1697,16 @@ attempt_dispatch(struct child *c, struct imsg *imsg, char *why,
 	why[0] = '\0';
 	if (c->id == PROC_RECONCILER) {
 		if ((o = imsg_get_json(imsg)) == NULL) {
-			snprintf(why, whylen, "malformed imsg type %u",
-			    imsg_get_type(imsg));
+			snprintf(why, whylen, "malformed imsg type %u%s",
+			    imsg_get_type(imsg), imsg_get_type(imsg) ==
+			    IMSG_ERROR ? " (ERROR: not a JSON object)" : "");
 			return (-1);
 		}
 		if (imsg_get_type(imsg) == IMSG_INVENTORY) {
 			if ((ret = attempt_inventory(o)) == -1)
 				snprintf(why, whylen, "INVENTORY: malformed");
-		} else if (imsg_get_type(imsg) == IMSG_ERROR) {
-			log_warnx("reconciler: %s", json_str(o, "error"));
-			ret = 0;
-		}
+		} else if (imsg_get_type(imsg) == IMSG_ERROR)
+			ret = reconciler_error(o, why, whylen);
 		json_decref(o);
 		attempt_schedule();
 		if (ret == -1 && why[0] == '\0')
@@ -2147,6 +1847,8 @@ attempt_child_ready(struct child *c)
 				attempt_redrive(a);
 	if (c->id == PROC_RECONCILER)
 		attempt_reconcile(NULL);
+	if (c->id == PROC_EGRESS)
+		egress_child_ready();
 	attempt_schedule();
 }
 

@@ -235,12 +235,37 @@ void	 proc_watchdog_init(void);
 void	 proc_broadcast(uint32_t, const void *, size_t);
 const char *proc_state_name(enum child_state);
 
+/*
+ * lifecycle.c: receipt kinds, the state each leads to (AS_MAX keeps
+ * the state: a fact was recorded), and the states it may come from.
+ */
+struct transition {
+	const char		*kind;
+	enum attempt_state	 to;
+	uint32_t		 from;		/* bit mask of states */
+};
+/* What lifecycle_replay(), a journal_open() callback, rebuilds into. */
+struct lifecycle_replay {
+	struct attempts		*attempts;
+	const char		*statedir;
+};
+const char *attempt_state_name(enum attempt_state);
+const struct transition *transition_find(const char *);
+size_t	 transition_count(void);
+const struct transition *transition_at(size_t);
+int	 transition_legal(const struct transition *, enum attempt_state);
+int	 lifecycle_legal(const struct attempt *, const struct transition *);
+struct attempt *lifecycle_find(struct attempts *, const char *);
+struct attempt *lifecycle_new(struct attempts *, const char *, const char *);
+void	 lifecycle_chain(struct attempt *, const struct transition *,
+	    const char *, json_t *, uint64_t);
+int	 lifecycle_replay(void *, uint64_t, const char *, size_t);
+
 /* attempt.c */
 int	 attempt_init(char *, size_t);
 void	 attempt_schedule(void);
 void	 attempt_recover(void);
 struct attempt *attempt_find(const char *);
-const char *attempt_state_name(enum attempt_state);
 int	 attempt_terminal(const struct attempt *);
 json_t	*attempt_json(struct attempt *);
 void	 attempt_submit(struct ctl_conn *, struct imsg *);
@@ -306,6 +331,7 @@ int	 egress_new(const char *, char *const *, struct egress **, char *,
 void	 egress_spec(struct egress *, struct sandbox_spec *);
 void	 egress_start(struct egress *, struct sandbox *);
 void	 egress_free(struct egress *);
+void	 egress_child_ready(void);
 int	 egress_nofile(void);
 
 /* shell.c */

@@ -43,7 +43,7 @@ proc_init_children(void)
 	struct child	*c;
 	int		 i, n = 0;
 	enum factory_procid ids[] = { PROC_WORKER, PROC_RECONCILER,
-	    PROC_PUBLISHER };
+	    PROC_PUBLISHER, PROC_EGRESS };
 
 	for (i = 0; i < (int)(sizeof(ids) / sizeof(ids[0])); i++) {
 		c = &env->children[n++];

@@ -48,6 +48,17 @@ static const struct {
 	    "\"pulls\":\"\",\"title\":\"t\","
 	    "\"base\":\"main\",\"commit\":\"" HEX40 "\",\"verdict\":\"{}\","
 	    "\"verifier_pub\":\"AAAA\"}", 0 },
+	/* factory-egress: id NUL, n32 endpoint, n16 port, n8 kind, host NUL */
+	{ "listen-nofd", IMSG_EGRESS_LISTEN,
+	    "a-1\0" "\0\0\0\0" "\0P" "\x04" "127.0.0.1", 21 },
+	{ "listen-trailing", IMSG_EGRESS_LISTEN,
+	    "a-1\0" "\0\0\0\0" "\0P" "\x04" "127.0.0.1\0" "x", 22 },
+	{ "listen-kind", IMSG_EGRESS_LISTEN,
+	    "a-1\0" "\0\0\0\0" "\0P" "\x09" "127.0.0.1", 21 },
+	{ "listen-name", IMSG_EGRESS_LISTEN,
+	    "a-1\0" "\0\0\0\0" "\0P" "\x01" "../etc", 18 },
+	{ "close-id", IMSG_EGRESS_CLOSE, "../x", 0 },
+	{ "egress-resolve", IMSG_RESOLVE, "{}", 0 },
 };
 
 static void

@@ -92,8 +92,16 @@ bw_plant(const struct bw_conf *c, const char *path)
 		if (symlink(c->target, path) == -1)
 			err(1, "symlink %s", path);
 	} else if (strcmp(c->mode, "link") == 0) {
-		if (link(c->target, path) == -1)
-			err(1, "link %s", path);
+		/*
+		 * The attempt directory is a file system of its own (its
+		 * disk): a link to a file outside cannot be made at all.
+		 * Then the bundle is simply missing.
+		 */
+		if (link(c->target, path) == -1) {
+			if (errno != EXDEV)
+				err(1, "link %s", path);
+			warn("bw: link %s", path);
+		}
 	} else if (strcmp(c->mode, "dir") == 0) {
 		if (mkdir(path, 0755) == -1)
 			err(1, "mkdir %s", path);
@@ -141,13 +149,15 @@ bw_dispatch(struct imsg *imsg)
 		break;
 	case IMSG_COLLECT:
 		bw_plant(&c, json_str(o, "bundle"));
+		/* A well-formed RESULT (msg.h): only the bundle lies. */
 		bw_send(IMSG_RESULT, json_pack("{s:s, s:O, s:s, s:s, s:s, "
-		    "s:I, s:[], s:[]}", "id", json_str(o, "id"), "epoch",
-		    json_object_get(o, "epoch"), "commit", c.oid, "tree",
-		    "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+		    "s:I, s:[], s:I, s:[], s:I}", "id", json_str(o, "id"),
+		    "epoch", json_object_get(o, "epoch"), "commit", c.oid,
+		    "tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
 		    "bundle_sha256", "e3b0c44298fc1c149afbf4c8996fb924"
 		    "27ae41e4649b934ca495991b7852b855", "bundle_size",
-		    (json_int_t)0, "changes", "rejects"));
+		    (json_int_t)0, "changes", "changes_total", (json_int_t)0,
+		    "rejects", "rejects_total", (json_int_t)0));
 		break;
 	default:
 		break;

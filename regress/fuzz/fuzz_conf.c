@@ -2,8 +2,8 @@
  * factoryd.conf(5): conf_parse() on any bytes, as the parent reads its
  * configuration (also on a reload, from a file an operator may have
  * half written).  A config that parses prints, and the print parses
- * again to the same print (the promise regress/conf checks on its
- * golden files).
+ * again to the same config and the same print (the promise
+ * regress/conf checks on its golden files).
  */
 #include <limits.h>
 
@@ -21,6 +21,41 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	fuzz_fdpath(fd1, path1, sizeof(path1));
 	fuzz_fdpath(fd2, path2, sizeof(path2));
 	return (0);
+}
+
+/*
+ * The print says what the config says: it parses to the same values.
+ * Compared as bytes, but for the file name and the list links (both
+ * configs are calloc'd and filled the same way, so their padding and
+ * what follows a string's NUL agree too).
+ */
+static void
+check_same(const struct factoryd_conf *a, const struct factoryd_conf *b)
+{
+	static struct factoryd_conf	 ca, cb;
+	const struct conf_repo		*ra, *rb;
+	struct conf_repo		 xa, xb;
+
+	ca = *a;
+	cb = *b;
+	memset(ca.file, 0, sizeof(ca.file));
+	memset(cb.file, 0, sizeof(cb.file));
+	memset(&ca.repos, 0, sizeof(ca.repos));
+	memset(&cb.repos, 0, sizeof(cb.repos));
+	FUZZ_ASSERT(memcmp(&ca, &cb, sizeof(ca)) == 0,
+	    "the print parses to another config");
+	rb = TAILQ_FIRST(&b->repos);
+	TAILQ_FOREACH(ra, &a->repos, entry) {
+		FUZZ_ASSERT(rb != NULL, "a repository less");
+		xa = *ra;
+		xb = *rb;
+		memset(&xa.entry, 0, sizeof(xa.entry));
+		memset(&xb.entry, 0, sizeof(xb.entry));
+		FUZZ_ASSERT(memcmp(&xa, &xb, sizeof(xa)) == 0,
+		    "repository %s differs", ra->name);
+		rb = TAILQ_NEXT(rb, entry);
+	}
+	FUZZ_ASSERT(rb == NULL, "a repository more");
 }
 
 /* The print of c, malloc'd; *len its size. */
@@ -56,6 +91,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_memfd_set(fd2, p1, l1);
 	FUZZ_ASSERT(conf_parse(path2, &c2, err, sizeof(err)) == 0,
 	    "the print does not parse: %s\n%s", err, p1);
+	check_same(c, c2);
 	p2 = print(c2, &l2);
 	FUZZ_ASSERT(l1 == l2 && memcmp(p1, p2, l1) == 0,
 	    "the print prints differently:\n%s\n---\n%s", p1, p2);

@@ -4,8 +4,9 @@
  * the pull request lookup and creation, revocation, error messages and
  * retry advice, and the "github" settings the parent sends.  The
  * forge is a stand-in: http_request() is replaced at link time
- * (--wrap) by one that answers from the input, so github.c is built
- * here unchanged, with its static functions in reach.
+ * (--wrap) by one that answers from the input (http_parse has its own
+ * harness), so github.c is built here unchanged, with its static
+ * functions in reach.
  *
  * Input: one line "MODE" (token, repo, find, create, revoke, conf),
  * then answers separated by NUL bytes, each a line "STATUS
@@ -44,7 +45,7 @@ int	__wrap_http_request(struct http_conn *, const char *, const char *,
 	    const char *, const char *, struct http_resp *, char *, size_t);
 void	__wrap_http_deadline(struct http_conn *, int64_t);
 
-/* No connection here: the publication's deadline is the harness's. */
+/* There is no connection. */
 void
 __wrap_http_deadline(struct http_conn *hc, int64_t deadline)
 {
@@ -64,8 +65,10 @@ __wrap_http_request(struct http_conn *hc, const char *method,
 		strlcpy(fake.deleted, auth != NULL ? auth : "",
 		    sizeof(fake.deleted));
 	}
-	if (fake.next >= fake.n)
-		return (pub_fail(err, errlen, "stand-in: connection closed"));
+	if (fake.next >= fake.n) {
+		pub_fail(err, errlen, "stand-in: connection closed");
+		return (HTTP_TRANSIENT);
+	}
 	a = &fake.a[fake.next++];
 	resp->status = a->status;
 	resp->retry_after = a->retry_after;
@@ -113,6 +116,7 @@ split(const char *d, size_t size, size_t *modelen)
 {
 	const char	*p, *end = d + size, *nl, *z;
 	struct answer	*a;
+	char		 line[128];
 
 	memset(&fake, 0, sizeof(fake));
 	if ((nl = memchr(d, '\n', size)) == NULL)
@@ -125,7 +129,9 @@ split(const char *d, size_t size, size_t *modelen)
 		a->retry_after = a->remaining = a->reset = -1;
 		if ((nl = memchr(p, '\n', z - p)) == NULL)
 			nl = z;
-		sscanf(p, "%d %ld %ld %lld", &a->status, &a->retry_after,
+		/* The input is not NUL-terminated: sscanf needs a string. */
+		snprintf(line, sizeof(line), "%.*s", (int)(nl - p), p);
+		sscanf(line, "%d %ld %ld %lld", &a->status, &a->retry_after,
 		    &a->remaining, &a->reset);
 		a->body = nl < z ? nl + 1 : z;
 		a->len = z - a->body;
@@ -148,6 +154,7 @@ conf_init(struct gh_conf *c)
 	strlcpy(c->scratch, tmpdir, sizeof(c->scratch));
 	c->wait_max = 0;	/* never sleep: a wait is refused */
 	c->timeout = 1;
+	c->budget = 10;
 }
 
 /* The grant, read independently: exactly what gh_token asked for. */
@@ -184,6 +191,10 @@ grant_exact(const char *body, size_t len, uint64_t repo)
 	return (ok);
 }
 
+/*
+ * As publish_github: the token, then, whatever happened, the one way
+ * out that revokes what is held.
+ */
 static void
 mode_token(struct gh *g)
 {
@@ -192,22 +203,13 @@ mode_token(struct gh *g)
 
 	rv = gh_token(g, err, sizeof(err));
 	FUZZ_ASSERT(g->jwt == NULL, "the JWT outlived its one use");
-	if (rv == -1) {
-		/*
-		 * A token refused for its grant is still held: the one way
-		 * out of a publication (publish_github) revokes it.
-		 */
-		if (g->token != NULL) {
-			gh_revoke(g);
-			FUZZ_ASSERT(g->token == NULL && fake.deletes == 1,
-			    "a refused token was not revoked");
-		}
+	if (rv == 0)
+		FUZZ_ASSERT(g->token != NULL && grant_exact(fake.last_body,
+		    fake.last_len, g->conf->repository_id),
+		    "a wider grant was accepted");
+	if (g->token == NULL)
 		return;
-	}
-	FUZZ_ASSERT(g->token != NULL && strlen(g->token) <= GH_TOKEN_MAX,
-	    "token");
-	FUZZ_ASSERT(grant_exact(fake.last_body, fake.last_len,
-	    g->conf->repository_id), "a wider grant was accepted");
+	FUZZ_ASSERT(strlen(g->token) <= GH_TOKEN_MAX, "token");
 	snprintf(tok, sizeof(tok), "token %s", g->token);
 	gh_revoke(g);
 	FUZZ_ASSERT(g->token == NULL && fake.deletes == 1 &&
@@ -365,6 +367,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&g, 0, sizeof(g));
 	g.req = &req;
 	g.conf = &c;
+	g.deadline = net_now() + c.budget * 1000;
 	snprintf(g.branch, sizeof(g.branch), "%s%s", PUB_BRANCH_PREFIX,
 	    req.attempt);
 	snprintf(g.refname, sizeof(g.refname), "refs/heads/%s", g.branch);

@@ -1,69 +1,77 @@
 /*
- * The publisher's HTTP client (publisher/http.c) reading a forge's
- * answer: http_parse() takes the bytes received so far and whether the
- * connection ended there.  The input is one answer; it is parsed whole
- * (with and without the connection's end) and cut in two, and what
- * the parser promises is checked: a complete answer has a status of
- * 200 or more, a NUL-terminated body within the bound, and stays the
- * same answer when more bytes or the end of the connection follow.
+ * The publisher's reading of an HTTP answer from the forge
+ * (publisher/http.c: http_parse, pure): status line, headers,
+ * Content-Length, chunked or connection-delimited bodies, each bounded.
+ * The client parses what it has each time more arrives, then once more
+ * at the end of the connection; so, for every prefix the client could
+ * hold, the answer must not depend on where the reads fell: a prefix
+ * that is complete gives the answer the whole gives, and one refused
+ * means the whole is refused.
  */
-#include "../../publisher/http.c"
+#include "../../publisher/publisher.h"
 #include "fuzz.h"
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
+#define SPLITS_ALL	512	/* up to this size, every prefix is tried */
+#define SPLITS		64
+
+struct answer {
+	int		 rc;
+	struct http_resp r;
+	char		 err[256];
+};
+
+static void
+parse(const char *buf, size_t len, int eof, struct answer *a)
 {
-	return (0);
+	a->err[0] = '\0';
+	a->rc = http_parse(buf, len, eof, &a->r, a->err, sizeof(a->err));
+	FUZZ_ASSERT(a->rc == 1 || a->rc == 0 || a->rc == -1, "rc %d", a->rc);
+	FUZZ_ASSERT(a->rc != 0 || !eof, "more needed after the end");
+	if (a->rc == 1) {
+		FUZZ_ASSERT(a->r.status >= 200 && a->r.status <= 999 &&
+		    a->r.body != NULL && a->r.body[a->r.len] == '\0' &&
+		    a->r.len <= 4 * 1024 * 1024 && a->r.len <= len,
+		    "answer: status %d, %zu bytes", a->r.status, a->r.len);
+		FUZZ_ASSERT(a->r.retry_after >= -1 &&
+		    a->r.ratelimit_remaining >= -1 &&
+		    a->r.ratelimit_reset >= -1, "headers");
+		return;
+	}
+	FUZZ_ASSERT(a->r.body == NULL, "a body without an answer");
+	/* The reason may quote the answer: publisher.c escapes it. */
+	if (a->rc == -1)
+		FUZZ_ASSERT(a->err[0] != '\0', "refused without a reason");
 }
 
-static int
-parse(const uint8_t *data, size_t size, int eof, struct http_resp *r)
+static void
+same(const struct answer *a, const struct answer *b, size_t k)
 {
-	char	 err[256];
-	int	 rc;
-
-	err[0] = '\0';
-	rc = http_parse((const char *)data, size, eof, r, err, sizeof(err));
-	FUZZ_ASSERT(rc == -1 || rc == 0 || rc == 1, "rc %d", rc);
-	if (rc == -1)
-		FUZZ_ASSERT(err[0] != '\0' && r->body == NULL,
-		    "a refusal without a reason, or half an answer");
-	if (rc == 0)
-		FUZZ_ASSERT(!eof && r->body == NULL, "incomplete at the end");
-	if (rc == 1) {
-		FUZZ_ASSERT(r->status >= 200 && r->status <= 999, "status %d",
-		    r->status);
-		FUZZ_ASSERT(r->body != NULL && r->len <= HTTP_BODY_MAX &&
-		    r->body[r->len] == '\0', "body");
-		FUZZ_ASSERT(r->retry_after >= -1 &&
-		    r->ratelimit_remaining >= -1 && r->ratelimit_reset >= -1,
-		    "headers");
-	}
-	return (rc);
+	FUZZ_ASSERT(a->rc == b->rc && a->r.status == b->r.status &&
+	    a->r.len == b->r.len && memcmp(a->r.body, b->r.body,
+	    a->r.len) == 0 && a->r.retry_after == b->r.retry_after &&
+	    a->r.ratelimit_remaining == b->r.ratelimit_remaining &&
+	    a->r.ratelimit_reset == b->r.ratelimit_reset,
+	    "complete after %zu bytes, but the whole answer differs", k);
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct http_resp	 whole, open, half;
-	int			 rw, ro, rh;
+	struct answer	 whole, part;
+	const char	*buf = (const char *)data;
+	size_t		 k, step;
 
-	rw = parse(data, size, 1, &whole);
-	ro = parse(data, size, 0, &open);
-	rh = parse(data, size / 2, 0, &half);
-	/* What is complete before the end is the same answer at the end. */
-	if (ro == 1)
-		FUZZ_ASSERT(rw == 1 && whole.status == open.status &&
-		    whole.len == open.len &&
-		    memcmp(whole.body, open.body, whole.len) == 0,
-		    "the end of the connection changed a complete answer");
-	if (rh == 1)
-		FUZZ_ASSERT(ro == 1 && open.status == half.status &&
-		    open.len == half.len &&
-		    memcmp(open.body, half.body, open.len) == 0,
-		    "more bytes changed a complete answer");
-	http_resp_free(&whole);
-	http_resp_free(&open);
-	http_resp_free(&half);
+	parse(buf, size, 1, &whole);
+	step = size <= SPLITS_ALL ? 1 : size / SPLITS;
+	for (k = 0; k < size; k += step) {
+		parse(buf, k, 0, &part);
+		if (part.rc == 1)
+			same(&part, &whole, k);
+		else if (part.rc == -1)
+			FUZZ_ASSERT(whole.rc == -1, "refused after %zu bytes "
+			    "(%s), but the whole is not", k, part.err);
+		http_resp_free(&part.r);
+	}
+	http_resp_free(&whole.r);
 	return (0);
 }

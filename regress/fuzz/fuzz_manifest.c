@@ -1,13 +1,45 @@
 /*
  * factory-manifest(5): manifest_parse() on any bytes, as the parent
  * receives them from any member of _factoryctl.  A manifest that
- * parses prints, and the print parses again to the same print.
+ * parses prints, and the print parses again to the same manifest and
+ * the same print.
  */
 #include "conf.h"
 #include "fuzz.h"
 
 #define NAME		"m.yaml"
 #define MANIFEST_MAX	(64 * 1024)	/* manifest.c's bound */
+
+static int
+strv_eq(char * const *a, char * const *b)
+{
+	size_t	 i;
+
+	if (a == NULL || b == NULL)
+		return (a == b);
+	for (i = 0; a[i] != NULL && b[i] != NULL; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return (0);
+	return (a[i] == b[i]);
+}
+
+/* The print says what the manifest says: it parses to the same. */
+static void
+check_same(const struct manifest *a, const struct manifest *b)
+{
+	FUZZ_ASSERT(strcmp(a->repository, b->repository) == 0 &&
+	    strcmp(a->baseline, b->baseline) == 0 &&
+	    strcmp(a->title, b->title) == 0, "repository, baseline, title");
+	FUZZ_ASSERT(strv_eq(a->scope, b->scope), "scope");
+	FUZZ_ASSERT(strv_eq(a->agent, b->agent), "agent");
+	FUZZ_ASSERT(strv_eq(a->validate, b->validate), "validate");
+	FUZZ_ASSERT(strv_eq(a->env, b->env), "env");
+	FUZZ_ASSERT(strv_eq(a->exec, b->exec), "exec");
+	FUZZ_ASSERT(strv_eq(a->allow, b->allow), "network.allow");
+	FUZZ_ASSERT(memcmp(&a->limits, &b->limits, sizeof(a->limits)) == 0,
+	    "limits");
+	FUZZ_ASSERT(a->approval == b->approval, "approval");
+}
 
 static char *
 print(const struct manifest *m, size_t *len)
@@ -53,6 +85,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(manifest_parse(NAME, p1, l1, &m2, err,
 		    sizeof(err)) == 0, "the print does not parse: %s\n%s",
 		    err, p1);
+		check_same(m, m2);
 		p2 = print(m2, &l2);
 		FUZZ_ASSERT(l1 == l2 && memcmp(p1, p2, l1) == 0,
 		    "the print prints differently:\n%s\n---\n%s", p1, p2);

@@ -9,10 +9,12 @@
 #
 # With -f SECONDS (make fuzz): each target fuzzed for that long, one
 # after the other, one process (the machine is shared).  New inputs go
-# to $FUZZ_O/corpus/NAME (kept between runs, never committed), crashes
-# to regress/fuzz/crashes/ (gitignored); per target, libFuzzer's final
+# to $FUZZ_O/corpus/NAME (kept between runs), crashes to
+# regress/fuzz/crashes/ (gitignored); per target, libFuzzer's final
 # statistics and one summary line with executions and coverage.
-# -t NAME,... limits either mode to some targets.
+# -t NAME,... limits either mode to some targets.  A run's finds join
+# the committed corpus, minimised, with
+#	$FUZZ_O/regress/fuzz/fuzz_NAME -merge=1 corpus/NAME $FUZZ_O/corpus/NAME
 #
 # The harnesses are the instrumented build of `make fuzz-build`, in
 # $FUZZ_O (default: $O/../fuzz, beside the test build).

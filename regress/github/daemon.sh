@@ -15,7 +15,7 @@
 . "$(dirname "$0")/ca.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-UIDBASE=61600			# worker +1 ... publisher +4; attempts 62600-62649
+UIDBASE=61600			# worker +1 ... publisher +4, egress +5; attempts 62600-62649
 PUBUID=$((UIDBASE + 4))
 OWNER=acme
 REPO=widget
@@ -114,6 +114,7 @@ users:
   verifier: $((UIDBASE + 2))
   reconciler: $((UIDBASE + 3))
   publisher: $PUBUID
+  egress: $((UIDBASE + 5))
 repositories:
   demo:
     path: $T/demo.git

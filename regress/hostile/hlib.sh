@@ -95,6 +95,7 @@ users:
   verifier: 61102
   reconciler: 61103
   publisher: 61104
+  egress: 61105
 repositories:
   demo:
     path: $T/repo.git

@@ -135,7 +135,7 @@ forbidden() {
 	# Under dns, a unix socket is refused (EACCES) rather than fatal:
 	# getaddrinfo(3) probes nscd that way.
 	case $p in
-	publisher) ab=EACCES ;;
+	publisher|egress) ab=EACCES ;;
 	*) ab=SIGSYS ;;
 	esac
 	expect "$p: abstract-connect" $ab $p abstract-connect "$ABSTRACT"
@@ -154,7 +154,7 @@ needed() {
 	expect "$p: FIONREAD" ENOTTY $p fionread
 }
 
-for p in worker verifier reconciler publisher; do
+for p in worker verifier reconciler publisher egress; do
 	needed $p
 	forbidden $p
 done
@@ -233,6 +233,16 @@ expect "publisher: read a repository" EACCES publisher read \
     "$T/repos/r.git/HEAD"
 expect "publisher: read the verifier key" EACCES publisher read \
     "$T/keys/verifier.key"
+
+# egress: sockets and the resolver's files, nothing else on disk.
+expect "egress: inet socket" ok egress inet
+expect "egress: tcp connect (nothing listens)" ECONNREFUSED egress \
+    tcp-connect 1
+expect "egress: read /etc/hosts (the resolver)" ok egress read /etc/hosts
+expect "egress: read the state dir" EACCES egress read "$T/state/journal"
+expect "egress: read a forge key" EACCES egress read "$T/forge_keys/app.pem"
+expect "egress: write a file" SIGSYS egress write "$T/pulls/p-1"
+expect "egress: create a file" SIGSYS egress create "$T/pulls/p-3"
 
 # The Landlock layers on their own, behind promises that let the
 # syscall through seccomp (the worker's unveils, other promises).

@@ -140,6 +140,35 @@ check "dying reconciler: factoryctl reconcile ends (exit $st, not 124)" \
 check "dying reconciler: factoryd answers" hctl status
 hstop
 
+# The reconciler's ERROR: {"error": a string} and nothing else, its
+# text logged escaped (esc.h), never raw: no terminal escape, no line
+# of its own.  Anything else gets the reconciler killed.
+malformed "ERROR not an object" '!error ["x"]' "" ERROR
+malformed "ERROR not a string" '!error {"error":7}' "" ERROR
+malformed "ERROR extra member" '!error {"error":"x","at":1}' "" ERROR
+malformed "ERROR too long" "!error {\"error\":\"$(printf '%02000d' 0)\"}" \
+    "" ERROR
+canary
+hstart '!error {"error":"evil\u001b[2J\nfake: line \u00ff"}'
+errlogged() {
+	i=0
+	while [ $i -lt 50 ]; do
+		hlog | grep -qF 'reconciler: evil\x1b[2J\x0afake: line \xc3\xbf' &&
+		    return 0
+		sleep 0.1; i=$((i + 1))
+	done
+	return 1
+}
+check "reconciler ERROR: logged escaped" errlogged
+check "reconciler ERROR: no line of its own" \
+    sh -c "! tail -n +$HMARK '$H/log' | grep -q '^fake'"
+check "reconciler ERROR: no raw escape byte" \
+    sh -c "! tail -n +$HMARK '$H/log' | grep -q \"\$(printf '\\033')\""
+check "reconciler ERROR: not killed" sh -c "! tail -n +$HMARK '$H/log' |
+    grep -q 'reconciler (pid [0-9]*): .*killing it'"
+check "reconciler ERROR: factoryd answers" hctl status
+hstop
+
 # well NAME PID: a well-formed lie about a process; not signalled.
 lie() {
 	canary

@@ -4,7 +4,9 @@
  * IMSG_INVENTORY_REQ with the bytes of "factory-reconciler.json"
  * beside its binary, sent as they are and NUL-terminated, as an
  * IMSG_INVENTORY.  The file is read again for each request, so a test
- * can change the answer between two reconciliations.  Everything else
+ * can change the answer between two reconciliations.  A file that
+ * starts with "!error " is sent, after that prefix, as an IMSG_ERROR
+ * instead.  Everything else
  * from the parent is ignored; EOF ends it.
  */
 #include <sys/types.h>
@@ -45,6 +47,12 @@ answer(struct imsgbuf *ib)
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n++] = '\0';
+	if (strncmp(buf, "!error ", 7) == 0) {
+		if (imsg_compose(ib, IMSG_ERROR, 0, 0, -1, buf + 7, n - 7) ==
+		    -1)
+			err(1, "imsg_compose");
+		return;
+	}
 	if (imsg_compose(ib, IMSG_INVENTORY, 0, 0, -1, buf, n) == -1)
 		err(1, "imsg_compose");
 }

@@ -122,6 +122,7 @@ users:
   verifier: 61002
   reconciler: $RUID
   publisher: 61004
+  egress: 61005
 repositories:
   demo:
     path: $T/demo.git

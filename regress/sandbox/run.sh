@@ -393,6 +393,7 @@ users:
   verifier: 61102
   reconciler: 61103
   publisher: 61104
+  egress: 61105
 $1
 CONF
 }

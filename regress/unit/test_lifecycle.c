@@ -1,0 +1,543 @@
+/*
+ * lifecycle.c: every (state, kind) pair the lifecycle does not allow
+ * is refused, live and on replay; the allowed ones lead where
+ * DESIGN.md says; and replaying the journal records of a sequence
+ * rebuilds the attempt the live application of it built.
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "crypto.h"
+#include "log.h"
+#include "receipt.h"
+#include "../../supervisord-factory/factoryd.h"
+
+/* lifecycle.o is linked alone; factoryd.h declares this. */
+struct factoryd	*env;
+
+#define S(s)	(1U << (s))
+#define LIVE	(S(AS_QUEUED) | S(AS_PROVISIONING) | S(AS_READY) | \
+		 S(AS_RUNNING) | S(AS_RESULT_READY) | S(AS_VERIFYING) | \
+		 S(AS_VERIFIED) | S(AS_PUBLISHING))
+#define ENDED	(S(AS_PUBLISHED) | S(AS_FAILED) | S(AS_REJECTED) | \
+		 S(AS_CANCELLED) | S(AS_ORPHANED))
+#define KEEP	AS_MAX
+
+/*
+ * The lifecycle restated here, independently of lifecycle.c's table:
+ * a change to one without the other fails.  "submitted" has no states:
+ * it is only ever an attempt's first receipt.
+ */
+static const struct {
+	const char		*kind;
+	enum attempt_state	 to;
+	uint32_t		 from;
+} expect[] = {
+	{ "submitted",	  AS_QUEUED,	   0 },
+	{ "allocating",	  AS_PROVISIONING, S(AS_QUEUED) },
+	{ "ready",	  AS_READY,	   S(AS_PROVISIONING) },
+	{ "running",	  AS_RUNNING,	   S(AS_READY) },
+	{ "exited",	  KEEP,		   S(AS_RUNNING) },
+	{ "result-ready", AS_RESULT_READY, S(AS_RUNNING) },
+	{ "verifying",	  AS_VERIFYING,	   S(AS_RESULT_READY) |
+					   S(AS_VERIFYING) },
+	{ "validated",	  KEEP,		   S(AS_VERIFYING) },
+	{ "verdict",	  AS_VERIFIED,	   S(AS_VERIFYING) },
+	{ "approved",	  KEEP,		   S(AS_VERIFIED) },
+	{ "publishing",	  AS_PUBLISHING,   S(AS_VERIFIED) },
+	{ "published",	  AS_PUBLISHED,	   S(AS_PUBLISHING) },
+	{ "rejected",	  AS_REJECTED,	   S(AS_RUNNING) | S(AS_VERIFYING) },
+	{ "failed",	  AS_FAILED,	   LIVE },
+	{ "cancelled",	  AS_CANCELLED,	   LIVE },
+	{ "teardown",	  AS_TEARDOWN,	   ENDED | S(AS_VERIFIED) },
+	{ "terminated",	  AS_TERMINATED,   S(AS_TEARDOWN) },
+	{ "lease",	  KEEP,		   S(AS_PROVISIONING) | S(AS_RUNNING) },
+	{ "reaped",	  KEEP,		   ENDED | S(AS_TEARDOWN) |
+					   S(AS_TERMINATED) },
+	{ "shell",	  KEEP,		   LIVE | ENDED | S(AS_TEARDOWN) },
+};
+#define NEXPECT	(sizeof(expect) / sizeof(expect[0]))
+
+static const char manifest[] =
+    "repository: demo\n"
+    "baseline: main\n"
+    "title: \"lifecycle\"\n"
+    "scope: [\"src/**\"]\n"
+    "agent: [\"/bin/true\"]\n"
+    "validate: [\"/bin/true\"]\n"
+    "approval: auto\n";
+
+static EVP_PKEY		*key;
+static struct attempts	 live_list, replay_list;
+
+static void
+setup(void)
+{
+	log_init(1, LOG_DAEMON);
+	if (key == NULL && (key = ed25519_generate()) == NULL)
+		abort();
+	TAILQ_INIT(&live_list);
+	TAILQ_INIT(&replay_list);
+}
+
+static void
+attempt_free(struct attempt *a)
+{
+	size_t	 i;
+
+	for (i = 0; i < a->nreceipts; i++)
+		free(a->receipts[i]);
+	free(a->receipts);
+	free(a->reason);
+	free(a->verdict);
+	free(a->manifest_raw);
+	if (a->m != NULL)
+		manifest_free(a->m);
+	json_decref(a->changes);
+	json_decref(a->findings);
+	json_decref(a->denials);
+	free(a);
+}
+
+static void
+list_free(struct attempts *l)
+{
+	struct attempt	*a;
+
+	while ((a = TAILQ_FIRST(l)) != NULL) {
+		TAILQ_REMOVE(l, a, entry);
+		attempt_free(a);
+	}
+}
+
+static void
+teardown(void)
+{
+	list_free(&live_list);
+	list_free(&replay_list);
+}
+
+/* A signed receipt of kind for a's next place in its chain. */
+static char *
+make(struct attempt *a, const char *kind, json_t *facts)
+{
+	char	*line;
+
+	ck_assert_int_eq(receipt_make(a->id, a->nreceipts, kind, a->epoch,
+	    a->prev, RECEIPT_SIGNER_RECEIPTS, key, facts, &line), 0);
+	return (line);
+}
+
+/* The live path: the legality check, then the receipt takes effect. */
+static int
+live(struct attempt *a, const char *kind, json_t *facts, uint64_t ms)
+{
+	const struct transition	*t;
+	json_t			*r;
+	char			*line;
+
+	ck_assert_ptr_nonnull(t = transition_find(kind));
+	if (!lifecycle_legal(a, t))
+		return (-1);
+	line = make(a, kind, facts);
+	ck_assert_ptr_nonnull(r = json_loads(line, 0, NULL));
+	lifecycle_chain(a, t, line, r, ms);
+	json_decref(r);
+	free(line);
+	return (0);
+}
+
+/* The journal record attempt_commit() writes for a receipt line. */
+static int
+replay_line(uint64_t seq, const char *line, uint64_t ms, int first)
+{
+	struct lifecycle_replay	 ctx = { &replay_list, "/nonexistent" };
+	json_t			*rec;
+	char			*p;
+	int			 ret;
+
+	rec = json_pack("{s:s, s:I}", "receipt", line, "ms", (json_int_t)ms);
+	if (first)
+		json_object_set_new(rec, "manifest", json_string(manifest));
+	ck_assert_ptr_nonnull(p = json_dumps(rec, JSON_COMPACT));
+	ret = lifecycle_replay(&ctx, seq, p, strlen(p));
+	free(p);
+	json_decref(rec);
+	return (ret);
+}
+
+static struct attempt *
+fresh(struct attempts *l, const char *id)
+{
+	struct attempt	*a;
+	char		 err[256];
+
+	a = lifecycle_new(l, "/nonexistent", id);
+	ck_assert_msg(manifest_parse(id, manifest, strlen(manifest), &a->m,
+	    err, sizeof(err)) == 0, "%s", err);
+	return (a);
+}
+
+/* An attempt in state s with one receipt behind it. */
+static struct attempt *
+in_state(enum attempt_state s)
+{
+	struct attempt	*a;
+
+	a = fresh(&live_list, "a-20261201-0001");
+	ck_assert_int_eq(live(a, "submitted", NULL, 1), 0);
+	a->state = s;
+	return (a);
+}
+
+START_TEST(test_table_matches)
+{
+	size_t	 i, j;
+
+	ck_assert_uint_eq(transition_count(), NEXPECT);
+	for (i = 0; i < transition_count(); i++) {
+		const struct transition *t = transition_at(i);
+
+		for (j = 0; j < NEXPECT; j++)
+			if (strcmp(expect[j].kind, t->kind) == 0)
+				break;
+		ck_assert_msg(j < NEXPECT, "kind %s not in DESIGN", t->kind);
+		ck_assert_int_eq(t->to, expect[j].to);
+		ck_assert_ptr_eq(transition_find(t->kind), t);
+	}
+	ck_assert_ptr_null(transition_at(transition_count()));
+	ck_assert_ptr_null(transition_find(""));
+	ck_assert_ptr_null(transition_find("Submitted"));
+	ck_assert_ptr_null(transition_find("submitted "));
+	ck_assert_ptr_null(transition_find("terminate"));
+}
+END_TEST
+
+/* Exhaustive: every kind in every state, legal exactly where allowed. */
+START_TEST(test_every_pair)
+{
+	size_t			 i;
+	enum attempt_state	 s;
+	struct attempt		*a;
+	int			 want, got;
+	json_t			*facts;
+
+	for (i = 0; i < NEXPECT; i++) {
+		for (s = 0; s < AS_MAX; s++) {
+			a = in_state(s);
+			want = (expect[i].from & S(s)) != 0;
+			ck_assert_int_eq(lifecycle_legal(a,
+			    transition_find(expect[i].kind)), want);
+			facts = json_pack("{s:b}", "accepted", 1);
+			got = live(a, expect[i].kind, facts, 2);
+			json_decref(facts);
+			ck_assert_msg(got == (want ? 0 : -1),
+			    "%s from %s: %s", expect[i].kind,
+			    attempt_state_name(s), want ? "refused" :
+			    "accepted");
+			if (!want) {
+				ck_assert_int_eq(a->state, s);
+				ck_assert_uint_eq(a->nreceipts, 1);
+			} else {
+				ck_assert_int_eq(a->state, expect[i].to ==
+				    KEEP ? s : expect[i].to);
+				ck_assert_uint_eq(a->nreceipts, 2);
+			}
+			teardown();
+		}
+	}
+}
+END_TEST
+
+/* A state out of range is never a place a receipt can come from. */
+START_TEST(test_bad_state)
+{
+	size_t		 i;
+	struct attempt	*a;
+
+	a = in_state(AS_MAX);
+	for (i = 0; i < NEXPECT; i++)
+		ck_assert_int_eq(lifecycle_legal(a,
+		    transition_find(expect[i].kind)), 0);
+	a->state = (enum attempt_state)31;
+	for (i = 0; i < NEXPECT; i++)
+		ck_assert_int_eq(lifecycle_legal(a,
+		    transition_find(expect[i].kind)), 0);
+}
+END_TEST
+
+START_TEST(test_verdict_rejects)
+{
+	struct attempt	*a;
+	json_t		*facts;
+
+	a = in_state(AS_VERIFYING);
+	facts = json_pack("{s:b, s:s}", "accepted", 0, "reason", "tests fail");
+	ck_assert_int_eq(live(a, "verdict", facts, 5), 0);
+	json_decref(facts);
+	ck_assert_int_eq(a->state, AS_REJECTED);
+	ck_assert_int_eq(a->outcome, AS_REJECTED);
+	ck_assert_int_eq(a->rejected_by_verdict, 1);
+	ck_assert_str_eq(a->reason, "tests fail");
+}
+END_TEST
+
+struct step {
+	const char	*kind;
+	const char	*facts;		/* JSON */
+};
+
+static const struct step published[] = {
+	{ "submitted", "{\"baseline\":\"0123456789012345678901234567890123"
+	    "456789\",\"manifest_digest\":\"sha256:ab\",\"repository\":"
+	    "\"demo\",\"submitter\":1000}" },
+	{ "allocating", "{\"uid\":70001,\"disk\":{\"size\":1048576}}" },
+	{ "ready", "{}" },
+	{ "running", "{}" },
+	{ "lease", "{}" },
+	{ "exited", "{\"status\":0,\"timedout\":false,\"usage\":{\"cpu_ms\":"
+	    "5,\"mem_peak\":4096,\"pids_peak\":3,\"oom_kills\":0},"
+	    "\"seccomp_denials\":[{\"nr\":1}]}" },
+	{ "result-ready", "{\"commit\":\"1111111111111111111111111111111111"
+	    "111111\",\"tree\":\"2222222222222222222222222222222222222222\","
+	    "\"bundle_sha256\":\"33\",\"bundle_size\":77,\"changes\":[\"a\"],"
+	    "\"changes_total\":1}" },
+	{ "verifying", "{\"uid\":70002}" },
+	{ "validated", "{}" },
+	{ "verifying", "{\"uid\":70003}" },
+	{ "verdict", "{\"accepted\":true,\"findings\":[],\"nfindings\":0}" },
+	{ "approved", "{\"uid\":0}" },
+	{ "publishing", "{}" },
+	{ "published", "{\"branch\":\"factory/x\",\"pull\":7,\"record\":"
+	    "\"/r\"}" },
+	{ "teardown", "{}" },
+	{ "reaped", "{}" },
+	{ "terminated", "{}" },
+	{ NULL, NULL }
+};
+
+static const struct step failing[] = {
+	{ "submitted", "{\"repository\":\"demo\",\"submitter\":1001}" },
+	{ "allocating", "{\"uid\":70004}" },
+	{ "lease", "{}" },
+	{ "shell", "{}" },
+	{ "failed", "{\"reason\":\"worker lost twice\"}" },
+	{ "teardown", "{}" },
+	{ "terminated", "{}" },
+	{ NULL, NULL }
+};
+
+static const struct step rejected[] = {
+	{ "submitted", "{}" },
+	{ "allocating", "{\"uid\":70005}" },
+	{ "ready", "{}" },
+	{ "running", "{}" },
+	{ "result-ready", "{}" },
+	{ "verifying", "{\"uid\":70006}" },
+	{ "verdict", "{\"accepted\":false,\"reason\":\"scope\","
+	    "\"findings\":[\"x\"],\"nfindings\":3}" },
+	{ "teardown", "{}" },
+	{ NULL, NULL }
+};
+
+static void
+same(const struct attempt *x, const struct attempt *y)
+{
+	size_t	 i;
+
+	ck_assert_str_eq(x->id, y->id);
+	ck_assert_int_eq(x->state, y->state);
+	ck_assert_int_eq(x->outcome, y->outcome);
+	ck_assert_int_eq(x->reason == NULL, y->reason == NULL);
+	if (x->reason != NULL)
+		ck_assert_str_eq(x->reason, y->reason);
+	for (i = 0; i <= ST_MAX; i++)
+		ck_assert_uint_eq(x->t[i], y->t[i]);
+	ck_assert_uint_eq(x->nreceipts, y->nreceipts);
+	for (i = 0; i < x->nreceipts; i++)
+		ck_assert_str_eq(x->receipts[i], y->receipts[i]);
+	ck_assert_str_eq(x->prev, y->prev);
+	ck_assert_int_eq(x->redrives, y->redrives);
+	ck_assert_int_eq(x->verifies, y->verifies);
+	ck_assert_int_eq(x->exit_status, y->exit_status);
+	ck_assert_int_eq(x->uid, y->uid);
+	ck_assert_int_eq(x->vuid, y->vuid);
+	ck_assert_int_eq(x->submitter, y->submitter);
+	ck_assert_uint_eq(x->disk, y->disk);
+	ck_assert_int_eq(x->approved, y->approved);
+	ck_assert_int_eq(x->torn_down, y->torn_down);
+	ck_assert_int_eq(x->rejected_by_verdict, y->rejected_by_verdict);
+	ck_assert_uint_eq(x->changes_total, y->changes_total);
+	ck_assert_uint_eq(x->findings_total, y->findings_total);
+	ck_assert_uint_eq(x->bundle_size, y->bundle_size);
+	ck_assert_uint_eq(x->usage.cpu_ms, y->usage.cpu_ms);
+	ck_assert_uint_eq(x->usage.mem_peak, y->usage.mem_peak);
+	ck_assert_str_eq(x->baseline, y->baseline);
+	ck_assert_str_eq(x->digest, y->digest);
+	ck_assert_str_eq(x->repo, y->repo);
+	ck_assert_str_eq(x->commit, y->commit);
+	ck_assert_str_eq(x->tree, y->tree);
+	ck_assert_str_eq(x->branch, y->branch);
+	ck_assert_int_eq(x->pull, y->pull);
+	ck_assert_int_eq(x->verdict == NULL, y->verdict == NULL);
+	ck_assert_int_eq(json_equal(x->changes, y->changes) ||
+	    (x->changes == NULL && y->changes == NULL), 1);
+	ck_assert_int_eq(json_equal(x->denials, y->denials) ||
+	    (x->denials == NULL && y->denials == NULL), 1);
+}
+
+/* Live, then the same receipts as journal records into a fresh list. */
+static void
+replay_equals_live(const struct step *steps, const char *id,
+    enum attempt_state final)
+{
+	struct attempt	*a, *b;
+	json_t		*facts;
+	size_t		 i;
+
+	a = fresh(&live_list, id);
+	for (i = 0; steps[i].kind != NULL; i++) {
+		ck_assert_ptr_nonnull(facts = json_loads(steps[i].facts, 0,
+		    NULL));
+		ck_assert_msg(live(a, steps[i].kind, facts, 1000 + i) == 0,
+		    "%s refused live", steps[i].kind);
+		json_decref(facts);
+	}
+	ck_assert_int_eq(a->state, final);
+	for (i = 0; i < a->nreceipts; i++)
+		ck_assert_int_eq(replay_line(i + 1, a->receipts[i], 1000 + i,
+		    i == 0), 0);
+	ck_assert_ptr_nonnull(b = lifecycle_find(&replay_list, id));
+	ck_assert_ptr_eq(lifecycle_find(&live_list, id), a);
+	ck_assert_ptr_null(lifecycle_find(&replay_list, "a-20261201-9999"));
+	same(a, b);
+}
+
+START_TEST(test_replay_published)
+{
+	replay_equals_live(published, "a-20261201-0002", AS_TERMINATED);
+}
+END_TEST
+
+START_TEST(test_replay_failed)
+{
+	replay_equals_live(failing, "a-20261201-0003", AS_TERMINATED);
+}
+END_TEST
+
+START_TEST(test_replay_rejected)
+{
+	replay_equals_live(rejected, "a-20261201-0004", AS_TEARDOWN);
+}
+END_TEST
+
+/*
+ * Replay refuses what live refuses: a chained, signed record of a
+ * kind its attempt's state does not allow (a journal written by a
+ * broken or older parent, or edited) fails the replay instead of
+ * rebuilding a state no live run could have reached.
+ */
+START_TEST(test_replay_refuses_illegal)
+{
+	struct attempt	*a;
+	char		*line;
+	const char	*id = "a-20261201-0005";
+	size_t		 i, k;
+
+	for (k = 0; k < NEXPECT; k++) {
+		a = fresh(&live_list, id);
+		ck_assert_int_eq(live(a, "submitted", NULL, 1), 0);
+		ck_assert_int_eq(replay_line(1, a->receipts[0], 1, 1), 0);
+		/* queued: every kind not allowed from there */
+		if (expect[k].from & S(AS_QUEUED))
+			goto next;
+		line = make(a, expect[k].kind, NULL);
+		ck_assert_msg(replay_line(2, line, 2, 0) == -1,
+		    "replay applied %s from queued", expect[k].kind);
+		free(line);
+		a = lifecycle_find(&replay_list, id);
+		ck_assert_int_eq(a->state, AS_QUEUED);
+		ck_assert_uint_eq(a->nreceipts, 1);
+ next:
+		teardown();
+	}
+	/* and deeper in: published straight after running */
+	a = fresh(&live_list, id);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(live(a, published[i].kind, NULL, i), 0);
+	for (i = 0; i < a->nreceipts; i++)
+		ck_assert_int_eq(replay_line(i + 1, a->receipts[i], i,
+		    i == 0), 0);
+	line = make(a, "published", NULL);
+	ck_assert_int_eq(replay_line(5, line, 5, 0), -1);
+	free(line);
+	ck_assert_int_eq(lifecycle_find(&replay_list, id)->state,
+	    AS_RUNNING);
+}
+END_TEST
+
+/* Out of chain, unknown kind, no receipt: refused as before. */
+START_TEST(test_replay_malformed)
+{
+	struct lifecycle_replay	 ctx = { &replay_list, "/nonexistent" };
+	struct attempt		*a;
+	char			*line;
+	const char		*bad[] = { "", "{", "[]", "{\"receipt\":1}",
+	    "{\"receipt\":\"{}\"}", "{\"receipt\":\"not json\"}" };
+	size_t			 i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_int_eq(lifecycle_replay(&ctx, 1, bad[i],
+		    strlen(bad[i])), -1);
+	a = fresh(&live_list, "a-20261201-0006");
+	/* running before submitted */
+	line = make(a, "running", NULL);
+	ck_assert_int_eq(replay_line(1, line, 1, 0), -1);
+	free(line);
+	ck_assert_ptr_null(TAILQ_FIRST(&replay_list));
+	ck_assert_int_eq(live(a, "submitted", NULL, 1), 0);
+	ck_assert_int_eq(replay_line(1, a->receipts[0], 1, 1), 0);
+	/* the same record twice: out of chain */
+	ck_assert_int_eq(replay_line(2, a->receipts[0], 1, 1), -1);
+	line = make(a, "no-such-kind", NULL);
+	ck_assert_int_eq(replay_line(2, line, 2, 0), -1);
+	free(line);
+}
+END_TEST
+
+static Suite *
+lifecycle_suite(void)
+{
+	Suite	*s = suite_create("lifecycle");
+	TCase	*tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_table_matches);
+	tcase_add_test(tc, test_every_pair);
+	tcase_add_test(tc, test_bad_state);
+	tcase_add_test(tc, test_verdict_rejects);
+	tcase_add_test(tc, test_replay_published);
+	tcase_add_test(tc, test_replay_failed);
+	tcase_add_test(tc, test_replay_rejected);
+	tcase_add_test(tc, test_replay_refuses_illegal);
+	tcase_add_test(tc, test_replay_malformed);
+	suite_add_tcase(s, tc);
+	return (s);
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(lifecycle_suite());
+	int	 nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return (nf == 0 ? 0 : 1);
+}

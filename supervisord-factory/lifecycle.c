@@ -1,0 +1,397 @@
+/*
+ * The lifecycle of an attempt: the transition table, what each
+ * journaled receipt means for the attempt in memory, and the replay of
+ * journal records at start.  Live and replayed transitions go through
+ * the same attempt_apply(), so the rebuilt state is the state we had.
+ * Nothing here schedules, signs or talks to a child (attempt.c does).
+ */
+#include <sys/types.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "factoryd.h"
+#include "log.h"
+#include "receipt.h"
+
+static const char *state_names[AS_MAX] = {
+	"queued", "provisioning", "ready", "running", "result-ready",
+	"verifying", "verified", "publishing", "published", "teardown",
+	"terminated", "failed", "rejected", "cancelled", "orphaned"
+};
+
+/*
+ * Receipt kinds, the state each leads to, and the states it may come
+ * from.  AS_MAX as the target keeps the state (a fact was recorded).
+ */
+#define B(s)	(1U << (s))
+#define LIVE	(B(AS_QUEUED) | B(AS_PROVISIONING) | B(AS_READY) | \
+		 B(AS_RUNNING) | B(AS_RESULT_READY) | B(AS_VERIFYING) | \
+		 B(AS_VERIFIED) | B(AS_PUBLISHING))
+#define ENDED	(B(AS_PUBLISHED) | B(AS_FAILED) | B(AS_REJECTED) | \
+		 B(AS_CANCELLED) | B(AS_ORPHANED))
+static const struct transition transitions[] = {
+	{ "submitted",		AS_QUEUED,	 0 },
+	{ "allocating",		AS_PROVISIONING, B(AS_QUEUED) },
+	{ "ready",		AS_READY,	 B(AS_PROVISIONING) },
+	{ "running",		AS_RUNNING,	 B(AS_READY) },
+	{ "exited",		AS_MAX,		 B(AS_RUNNING) },
+	{ "result-ready",	AS_RESULT_READY, B(AS_RUNNING) },
+	{ "verifying",		AS_VERIFYING,	 B(AS_RESULT_READY) |
+						 B(AS_VERIFYING) },
+	{ "validated",		AS_MAX,		 B(AS_VERIFYING) },
+	{ "verdict",		AS_VERIFIED,	 B(AS_VERIFYING) },
+	{ "approved",		AS_MAX,		 B(AS_VERIFIED) },
+	{ "publishing",		AS_PUBLISHING,	 B(AS_VERIFIED) },
+	{ "published",		AS_PUBLISHED,	 B(AS_PUBLISHING) },
+	{ "rejected",		AS_REJECTED,	 B(AS_RUNNING) |
+						 B(AS_VERIFYING) },
+	{ "failed",		AS_FAILED,	 LIVE },
+	{ "cancelled",		AS_CANCELLED,	 LIVE },
+	{ "teardown",		AS_TEARDOWN,	 ENDED | B(AS_VERIFIED) },
+	{ "terminated",		AS_TERMINATED,	 B(AS_TEARDOWN) },
+	/* A new lease: the holder was lost, the epoch fences it off. */
+	{ "lease",		AS_MAX,		 B(AS_PROVISIONING) |
+						 B(AS_RUNNING) },
+	/* A leftover the reconciler found, removed by its exact id. */
+	{ "reaped",		AS_MAX,		 ENDED | B(AS_TEARDOWN) |
+						 B(AS_TERMINATED) },
+	/* An operator entered the sandbox (factoryctl shell). */
+	{ "shell",		AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
+};
+#undef B
+
+const char *
+attempt_state_name(enum attempt_state s)
+{
+	if (s >= AS_MAX)
+		return ("unknown");
+	return (state_names[s]);
+}
+
+const struct transition *
+transition_find(const char *kind)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(transitions) / sizeof(transitions[0]); i++)
+		if (strcmp(transitions[i].kind, kind) == 0)
+			return (&transitions[i]);
+	return (NULL);
+}
+
+struct attempt *
+lifecycle_find(struct attempts *list, const char *id)
+{
+	struct attempt	*a;
+
+	TAILQ_FOREACH(a, list, entry)
+		if (strcmp(a->id, id) == 0)
+			return (a);
+	return (NULL);
+}
+
+size_t
+transition_count(void)
+{
+	return (sizeof(transitions) / sizeof(transitions[0]));
+}
+
+const struct transition *
+transition_at(size_t i)
+{
+	if (i >= transition_count())
+		return (NULL);
+	return (&transitions[i]);
+}
+
+/* May a receipt of this kind follow in state s? */
+int
+transition_legal(const struct transition *t, enum attempt_state s)
+{
+	return (s < AS_MAX && (t->from & (1U << s)) != 0);
+}
+
+/*
+ * May this receipt be the attempt's next one?  A kind with no states
+ * (submitted) is only ever the first receipt; any other needs one
+ * before it.  Live transitions and replayed records are both checked,
+ * so replay cannot rebuild a state no live run could reach.
+ */
+int
+lifecycle_legal(const struct attempt *a, const struct transition *t)
+{
+	if (t->from == 0)
+		return (a->nreceipts == 0);
+	return (a->nreceipts > 0 && transition_legal(t, a->state));
+}
+
+struct attempt *
+lifecycle_new(struct attempts *list, const char *statedir,
+    const char *id)
+{
+	struct attempt	*a;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		fatal(NULL);
+	strlcpy(a->id, id, sizeof(a->id));
+	a->state = AS_QUEUED;
+	a->outcome = AS_MAX;
+	a->exit_status = -1;
+	strlcpy(a->prev, RECEIPT_ZERO_PREV, sizeof(a->prev));
+	snprintf(a->dir, sizeof(a->dir), "%s/attempts/%s",
+	    statedir, id);
+	snprintf(a->vdir, sizeof(a->vdir), "%s/verify/%s",
+	    statedir, id);
+	TAILQ_INSERT_TAIL(list, a, entry);
+	return (a);
+}
+
+static void
+usage_from_json(struct sandbox_usage *u, json_t *o)
+{
+	if (o == NULL)
+		return;
+	u->cpu_ms = json_integer_value(json_object_get(o, "cpu_ms"));
+	u->mem_peak = json_integer_value(json_object_get(o, "mem_peak"));
+	u->pids_peak = json_integer_value(json_object_get(o, "pids_peak"));
+	u->oom_kills = json_integer_value(json_object_get(o, "oom_kills"));
+}
+
+static void
+set_reason(struct attempt *a, json_t *facts)
+{
+	const char	*r;
+
+	if ((r = json_string_value(json_object_get(facts, "reason"))) !=
+	    NULL) {
+		free(a->reason);
+		a->reason = strdup(r);
+	}
+}
+
+/*
+ * What a transition means for the attempt in memory.  The same code
+ * runs live and on replay, so the rebuilt state is the state we had.
+ */
+static void
+attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
+    uint64_t epoch, uint64_t ms)
+{
+	const char	*s;
+	json_t		*v;
+
+	a->epoch = epoch;
+	if (strcmp(t->kind, "submitted") == 0) {
+		a->t[ST_QUEUE] = ms;
+		if ((s = json_string_value(json_object_get(facts,
+		    "baseline"))) != NULL)
+			strlcpy(a->baseline, s, sizeof(a->baseline));
+		if ((s = json_string_value(json_object_get(facts,
+		    "manifest_digest"))) != NULL)
+			strlcpy(a->digest, s, sizeof(a->digest));
+		if ((s = json_string_value(json_object_get(facts,
+		    "repository"))) != NULL)
+			strlcpy(a->repo, s, sizeof(a->repo));
+		a->submitter = json_integer_value(json_object_get(facts,
+		    "submitter"));
+	} else if (strcmp(t->kind, "allocating") == 0) {
+		a->t[ST_ALLOCATION] = ms;
+		a->uid = json_integer_value(json_object_get(facts, "uid"));
+		a->disk = json_integer_value(json_object_get(json_object_get(
+		    facts, "disk"), "size"));
+	} else if (strcmp(t->kind, "ready") == 0) {
+		a->t[ST_SANDBOX] = ms;
+	} else if (strcmp(t->kind, "running") == 0) {
+		a->t[ST_RUN] = ms;
+	} else if (strcmp(t->kind, "exited") == 0) {
+		a->t[ST_COLLECT] = ms;
+		a->exit_status = json_integer_value(json_object_get(facts,
+		    "status"));
+		a->timedout = json_is_true(json_object_get(facts, "timedout"));
+		a->disk_full = json_is_true(json_object_get(json_object_get(
+		    facts, "disk"), "full"));
+		usage_from_json(&a->usage, json_object_get(facts, "usage"));
+		if ((v = json_object_get(facts, "seccomp_denials")) != NULL &&
+		    json_array_size(v) > 0) {
+			json_decref(a->denials);
+			a->denials = json_deep_copy(v);
+		}
+	} else if (strcmp(t->kind, "result-ready") == 0) {
+		a->t[ST_VERIFY] = ms;
+		if ((s = json_string_value(json_object_get(facts, "commit")))
+		    != NULL)
+			strlcpy(a->commit, s, sizeof(a->commit));
+		if ((s = json_string_value(json_object_get(facts, "tree")))
+		    != NULL)
+			strlcpy(a->tree, s, sizeof(a->tree));
+		if ((s = json_string_value(json_object_get(facts,
+		    "bundle_sha256"))) != NULL)
+			strlcpy(a->bundle_sha256, s, sizeof(a->bundle_sha256));
+		a->bundle_size = json_integer_value(json_object_get(facts,
+		    "bundle_size"));
+		json_decref(a->changes);
+		a->changes = json_incref(json_object_get(facts, "changes"));
+		a->changes_total = json_integer_value(json_object_get(facts,
+		    "changes_total"));
+	} else if (strcmp(t->kind, "verifying") == 0) {
+		a->vuid = json_integer_value(json_object_get(facts, "uid"));
+		a->verifies++;
+	} else if (strcmp(t->kind, "lease") == 0) {
+		a->redrives++;		/* counted from the journal */
+	} else if (strcmp(t->kind, "verdict") == 0) {
+		a->t[ST_PUBLISH] = ms;
+		json_decref(a->findings);
+		a->findings = json_incref(json_object_get(facts, "findings"));
+		a->findings_total = json_integer_value(json_object_get(facts,
+		    "nfindings"));
+		if (!json_is_true(json_object_get(facts, "accepted"))) {
+			a->state = AS_REJECTED;
+			a->outcome = AS_REJECTED;
+			a->rejected_by_verdict = 1;
+			if (a->reason == NULL && (v = json_object_get(facts,
+			    "reason")) != NULL)
+				set_reason(a, facts);
+			return;
+		}
+	} else if (strcmp(t->kind, "approved") == 0) {
+		a->approved = 1;
+		a->approver = json_integer_value(json_object_get(facts,
+		    "uid"));
+	} else if (strcmp(t->kind, "published") == 0) {
+		a->t[ST_MAX] = ms;
+		if ((s = json_string_value(json_object_get(facts, "branch")))
+		    != NULL)
+			strlcpy(a->branch, s, sizeof(a->branch));
+		a->pull = json_integer_value(json_object_get(facts, "pull"));
+		if ((s = json_string_value(json_object_get(facts, "record")))
+		    != NULL)
+			strlcpy(a->record, s, sizeof(a->record));
+	} else if (strcmp(t->kind, "rejected") == 0 ||
+	    strcmp(t->kind, "failed") == 0 ||
+	    strcmp(t->kind, "cancelled") == 0)
+		set_reason(a, facts);
+	else if (strcmp(t->kind, "teardown") == 0 && a->state == AS_VERIFIED)
+		a->outcome = AS_VERIFIED;	/* nowhere to publish */
+	else if (strcmp(t->kind, "terminated") == 0)
+		a->torn_down = 1;
+
+	if (t->to != AS_MAX)
+		a->state = t->to;
+	switch (t->to) {
+	case AS_PUBLISHED:
+	case AS_FAILED:
+	case AS_REJECTED:
+	case AS_CANCELLED:
+	case AS_ORPHANED:
+		a->outcome = t->to;
+		if (a->t[ST_MAX] == 0)
+			a->t[ST_MAX] = ms;
+		break;
+	default:
+		break;
+	}
+}
+
+/* A journaled receipt joins the attempt's chain and takes effect. */
+void
+lifecycle_chain(struct attempt *a, const struct transition *t,
+    const char *line, json_t *r, uint64_t ms)
+{
+	char	 hash[SHA256_HEX_LEN + 1];
+
+	receipt_hash(line, hash);
+	a->receipts = reallocarray(a->receipts, a->nreceipts + 1,
+	    sizeof(*a->receipts));
+	if (a->receipts == NULL || (a->receipts[a->nreceipts] =
+	    strdup(line)) == NULL)
+		fatal(NULL);
+	a->nreceipts++;
+	strlcpy(a->prev, hash, sizeof(a->prev));
+	if (strcmp(t->kind, "verdict") == 0) {
+		free(a->verdict);
+		if ((a->verdict = strdup(line)) == NULL)
+			fatal(NULL);
+	}
+	attempt_apply(a, t, json_object_get(r, "facts"),
+	    json_integer_value(json_object_get(r, "epoch")), ms);
+}
+
+/* Replay: one journal record. */
+int
+lifecycle_replay(void *arg, uint64_t seq, const char *payload, size_t len)
+{
+	json_t			*rec, *r;
+	json_error_t		 jerr;
+	const char		*line, *id, *kind, *raw;
+	const struct transition	*t;
+	struct lifecycle_replay	*ctx = arg;
+	struct attempt		*a;
+	char			 err[256];
+	uint64_t		 rseq;
+
+	if ((rec = json_loadb(payload, len, 0, &jerr)) == NULL) {
+		log_warnx("journal record %llu: %s",
+		    (unsigned long long)seq, jerr.text);
+		return (-1);
+	}
+	if (json_object_get(rec, "reap") != NULL) {
+		/* An operator removed an orphan: nothing to rebuild. */
+		json_decref(rec);
+		return (0);
+	}
+	line = json_string_value(json_object_get(rec, "receipt"));
+	if (line == NULL || (r = json_loads(line, 0, &jerr)) == NULL) {
+		log_warnx("journal record %llu: no receipt",
+		    (unsigned long long)seq);
+		json_decref(rec);
+		return (-1);
+	}
+	id = json_string_value(json_object_get(r, "attempt"));
+	kind = json_string_value(json_object_get(r, "kind"));
+	rseq = json_integer_value(json_object_get(r, "seq"));
+	if (id == NULL || kind == NULL || (t = transition_find(kind)) ==
+	    NULL) {
+		log_warnx("journal record %llu: bad receipt",
+		    (unsigned long long)seq);
+		goto bad;
+	}
+	if ((a = lifecycle_find(ctx->attempts, id)) == NULL) {
+		if (strcmp(kind, "submitted") != 0 ||
+		    (raw = json_string_value(json_object_get(rec,
+		    "manifest"))) == NULL) {
+			log_warnx("journal record %llu: %s before submitted",
+			    (unsigned long long)seq, id);
+			goto bad;
+		}
+		a = lifecycle_new(ctx->attempts, ctx->statedir, id);
+		a->manifest_raw = strdup(raw);
+		a->manifest_len = strlen(raw);
+		if (manifest_parse(id, raw, a->manifest_len, &a->m, err,
+		    sizeof(err)) == -1) {
+			log_warnx("journal: %s: frozen manifest: %s", id, err);
+			goto bad;
+		}
+	}
+	if (rseq != a->nreceipts || strcmp(json_string_value(
+	    json_object_get(r, "prev")), a->prev) != 0) {
+		log_warnx("journal record %llu: %s receipt %llu out of chain",
+		    (unsigned long long)seq, id, (unsigned long long)rseq);
+		goto bad;
+	}
+	if (!lifecycle_legal(a, t)) {
+		log_warnx("journal record %llu: %s: illegal transition %s "
+		    "from state %s", (unsigned long long)seq, id, kind,
+		    attempt_state_name(a->state));
+		goto bad;
+	}
+	lifecycle_chain(a, t, line, r, json_integer_value(json_object_get(rec,
+	    "ms")));
+	json_decref(r);
+	json_decref(rec);
+	return (0);
+ bad:
+	json_decref(r);
+	json_decref(rec);
+	return (-1);
+}
