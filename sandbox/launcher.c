@@ -4,12 +4,14 @@
  * start, so it holds nothing of the parent's memory: only the plan,
  * read from its socket, and the descriptors it was handed (sbx.h).
  * Then it builds the mount view, joins the cgroups the parent made,
- * starts the agent and reaps (child.c).  Started any other way, it
- * refuses.
+ * starts the agent and reaps (child.c).  In its enter mode it is the
+ * waiter of an operator's factoryctl shell instead (enter.c).  Started
+ * any other way, it refuses.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include <err.h>
 #include <errno.h>
@@ -22,41 +24,90 @@
 
 #include "sbx.h"
 
+static void	*read_msg(int, int, size_t *);
+
 /* The descriptors must be what factoryd hands over. */
 static void
-check_fds(void)
+check_fds(int sock, int errfd)
 {
 	struct stat	 st;
 	int		 type;
 	socklen_t	 len = sizeof(type);
 
-	if (fstat(SBX_FD_SOCK, &st) == -1 || !S_ISSOCK(st.st_mode) ||
-	    getsockopt(SBX_FD_SOCK, SOL_SOCKET, SO_TYPE, &type, &len) == -1 ||
+	if (fstat(sock, &st) == -1 || !S_ISSOCK(st.st_mode) ||
+	    getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &len) == -1 ||
 	    type != SOCK_SEQPACKET)
 		errx(1, "fd %d is not a seqpacket socket: not started by "
-		    "factoryd", SBX_FD_SOCK);
-	if (fstat(SBX_FD_ERR, &st) == -1 || !S_ISFIFO(st.st_mode))
+		    "factoryd", sock);
+	if (fstat(errfd, &st) == -1 || !S_ISFIFO(st.st_mode))
 		errx(1, "fd %d is not a pipe: not started by factoryd",
-		    SBX_FD_ERR);
+		    errfd);
 }
 
-/* The plan: one message, no descriptors, at most SBX_PLAN_MAX bytes. */
-static struct sbx_plan *
-read_plan(void)
+/*
+ * The waiter of an operator's shell: the enter plan, then the
+ * sandbox's namespaces (enter.c).  Every descriptor of SBX_EFD_* must
+ * be there; the ones above are closed.
+ */
+static __dead void
+enter_main(const char *id)
+{
+	struct sbx_enter	*en;
+	struct sigaction	 sa;
+	char			 err[512];
+	size_t			 len;
+	void			*buf;
+	int			 fd, sig;
+
+	check_fds(SBX_EFD_SOCK, SBX_EFD_ERR);
+	/* Nothing the parent ignored stays ignored for the command. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)sigaction(sig, &sa, NULL);
+	/* Blocked by the parent around the clone. */
+	sigemptyset(&sa.sa_mask);
+	(void)sigprocmask(SIG_SETMASK, &sa.sa_mask, NULL);
+	for (fd = 0; fd < SBX_EFD_PROCS; fd++)
+		if (fcntl(fd, F_GETFD) == -1)
+			sbx_fail(SBX_EFD_ERR, "enter: fd %d is missing", fd);
+	(void)fcntl(SBX_EFD_ERR, F_SETFD, FD_CLOEXEC);
+	buf = read_msg(SBX_EFD_SOCK, SBX_EFD_ERR, &len);
+	if ((en = sbx_enter_decode(buf, len, &sbx_prog, err,
+	    sizeof(err))) == NULL)
+		sbx_fail(SBX_EFD_ERR, "%s", err);
+	free(buf);
+	close(SBX_EFD_SOCK);
+	if (strcmp(id, en->spec->id) != 0)
+		sbx_fail(SBX_EFD_ERR, "plan: id %s, started to enter %s",
+		    en->spec->id, id);
+	for (fd = SBX_EFD_PROCS; fd < SBX_EFD_PROCS + en->nprocs + 2; fd++)
+		if (fcntl(fd, F_SETFD, FD_CLOEXEC) == -1)
+			sbx_fail(SBX_EFD_ERR, "enter: fd %d is missing", fd);
+	syscall(SYS_close_range, SBX_EFD_PROCS + en->nprocs + 2, ~0U, 0);
+	sbx_exec_resolve();
+	sbx_enter(en);
+}
+
+/*
+ * A plan: one message on sock, no descriptors, at most SBX_PLAN_MAX
+ * bytes; errors to errfd.
+ */
+static void *
+read_msg(int sock, int errfd, size_t *lenp)
 {
 	union {
 		struct cmsghdr	 h;
 		char		 buf[CMSG_SPACE(sizeof(int) * 4)];
 	} cm;
-	struct sbx_plan	*pl;
 	struct msghdr	 msg;
 	struct iovec	 iov;
-	char		 err[512];
 	ssize_t		 n;
 	void		*buf;
 
 	if ((buf = malloc(SBX_PLAN_MAX)) == NULL)
-		sbx_fail(SBX_FD_ERR, "plan: out of memory");
+		sbx_fail(errfd, "plan: out of memory");
 	memset(&msg, 0, sizeof(msg));
 	iov.iov_base = buf;
 	iov.iov_len = SBX_PLAN_MAX;
@@ -64,19 +115,32 @@ read_plan(void)
 	msg.msg_iovlen = 1;
 	msg.msg_control = cm.buf;
 	msg.msg_controllen = sizeof(cm.buf);
-	while ((n = recvmsg(SBX_FD_SOCK, &msg, MSG_TRUNC | MSG_CMSG_CLOEXEC)) ==
+	while ((n = recvmsg(sock, &msg, MSG_TRUNC | MSG_CMSG_CLOEXEC)) ==
 	    -1 && errno == EINTR)
 		;
 	if (n == -1)
-		sbx_fail(SBX_FD_ERR, "plan: recvmsg:");
+		sbx_fail(errfd, "plan: recvmsg:");
 	if (n == 0)	/* EOF, or an empty message */
-		sbx_fail(SBX_FD_ERR, "plan: none came");
+		sbx_fail(errfd, "plan: none came");
 	if (msg.msg_controllen != 0 || (msg.msg_flags & MSG_CTRUNC))
-		sbx_fail(SBX_FD_ERR, "plan: came with descriptors");
+		sbx_fail(errfd, "plan: came with descriptors");
 	if ((size_t)n > SBX_PLAN_MAX || (msg.msg_flags & MSG_TRUNC))
-		sbx_fail(SBX_FD_ERR, "plan: %zd bytes, more than %d", n,
+		sbx_fail(errfd, "plan: %zd bytes, more than %d", n,
 		    SBX_PLAN_MAX);
-	if ((pl = sbx_plan_decode(buf, (size_t)n, &sbx_prog, err,
+	*lenp = (size_t)n;
+	return (buf);
+}
+
+static struct sbx_plan *
+read_plan(void)
+{
+	struct sbx_plan	*pl;
+	char		 err[512];
+	size_t		 len;
+	void		*buf;
+
+	buf = read_msg(SBX_FD_SOCK, SBX_FD_ERR, &len);
+	if ((pl = sbx_plan_decode(buf, len, &sbx_prog, err,
 	    sizeof(err))) == NULL)
 		sbx_fail(SBX_FD_ERR, "%s", err);
 	free(buf);
@@ -91,14 +155,20 @@ main(int argc, char *argv[])
 	sigset_t		 set;
 	int			 fd;
 
-	/* The command line is the title: "factory-sandbox attempt ID". */
-	if (argc != 3 || strcmp(argv[1], "attempt") != 0)
-		errx(1, "usage: factory-sandbox attempt id (started by "
-		    "factoryd only)");
+	/*
+	 * The command line is the title: "factory-sandbox attempt ID",
+	 * or "factory-sandbox enter ID" for an operator's shell.
+	 */
+	if (argc != 3 || (strcmp(argv[1], "attempt") != 0 &&
+	    strcmp(argv[1], "enter") != 0))
+		errx(1, "usage: factory-sandbox attempt | enter id (started "
+		    "by factoryd only)");
+	if (strcmp(argv[1], "enter") == 0)
+		enter_main(argv[2]);
 	if (getpid() != 1)
 		errx(1, "not pid 1 of a new pid namespace: started by "
 		    "factoryd only");
-	check_fds();
+	check_fds(SBX_FD_SOCK, SBX_FD_ERR);
 	/* Blocked by the parent around the clone: the agent starts clean. */
 	sigemptyset(&set);
 	if (sigprocmask(SIG_SETMASK, &set, NULL) == -1)

@@ -35,6 +35,7 @@
 #include "sbx.h"
 
 #define PLAN_MAGIC	0x50584253U	/* "SBXP" */
+#define ENTER_MAGIC	0x45584253U	/* "SBXE" */
 #define PLAN_VERSION	1U
 #define PLAN_NONE	0xffffffffU
 #define PLAN_MAXARGV	4096
@@ -119,6 +120,31 @@ put_strv(struct wbuf *w, char *const *v, int optional)
 		put_str(w, v[n]);
 }
 
+/* Who runs what, where: shared with the enter plan. */
+static void
+put_who(struct wbuf *w, const struct sandbox_spec *spec, const char *tree)
+{
+	put_str(w, spec->id);
+	put_u32(w, spec->uid);
+	put_u32(w, spec->gid);
+	put_str(w, tree);
+	put_strv(w, spec->argv, 0);
+	put_strv(w, spec->env, 0);
+	put_strv(w, spec->exec_allow, 1);
+}
+
+static void *
+put_done(struct wbuf *w, size_t *lenp)
+{
+	if (w->failed) {
+		free(w->p);
+		errno = w->failed;
+		return (NULL);
+	}
+	*lenp = w->len;
+	return (w->p);
+}
+
 void *
 sbx_plan_encode(const struct sbx_plan *pl, const struct sock_fprog *prog,
     size_t *lenp)
@@ -129,13 +155,7 @@ sbx_plan_encode(const struct sbx_plan *pl, const struct sock_fprog *prog,
 
 	put_u32(&w, PLAN_MAGIC);
 	put_u32(&w, PLAN_VERSION);
-	put_str(&w, spec->id);
-	put_u32(&w, spec->uid);
-	put_u32(&w, spec->gid);
-	put_str(&w, pl->tree);
-	put_strv(&w, spec->argv, 0);
-	put_strv(&w, spec->env, 0);
-	put_strv(&w, spec->exec_allow, 1);
+	put_who(&w, spec, pl->tree);
 	put_u32(&w, (uint32_t)pl->nhide);
 	for (i = 0; i < pl->nhide; i++)
 		put_str(&w, pl->hide[i]);
@@ -160,13 +180,7 @@ sbx_plan_encode(const struct sbx_plan *pl, const struct sock_fprog *prog,
 		put_str(&w, spec->hosts);
 	put_u32(&w, prog->len);
 	put(&w, prog->filter, (size_t)prog->len * sizeof(*prog->filter));
-	if (w.failed) {
-		free(w.p);
-		errno = w.failed;
-		return (NULL);
-	}
-	*lenp = w.len;
-	return (w.p);
+	return (put_done(&w, lenp));
 }
 
 /*
@@ -189,7 +203,8 @@ struct plan_out {
 struct rbuf {
 	const unsigned char	*p;
 	size_t			 left;
-	struct plan_out		*out;
+	char			*arena;		/* len + 1 bytes */
+	size_t			 used;
 	char			*err;
 	size_t			 errlen;
 	int			 failed;
@@ -270,10 +285,10 @@ get_str(struct rbuf *r, size_t max, const char *field)
 		bad(r, "%s: contains a NUL", field);
 		return (NULL);
 	}
-	s = r->out->arena + r->out->used;
+	s = r->arena + r->used;
 	memcpy(s, r->p, len);
 	s[len] = '\0';
-	r->out->used += len + 1;
+	r->used += len + 1;
 	r->p += len;
 	r->left -= len;
 	return (s);
@@ -425,7 +440,7 @@ get_listen(struct rbuf *r, struct plan_out *o)
 }
 
 static void
-get_prog(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
+get_prog(struct rbuf *r, struct sock_filter **bpf, struct sock_fprog *prog)
 {
 	uint32_t	 n = get_u32(r, "seccomp");
 
@@ -436,27 +451,26 @@ get_prog(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 		    SBX_BPF_MAX);
 		return;
 	}
-	if ((o->bpf = calloc(n, sizeof(*o->bpf))) == NULL) {
+	if ((*bpf = calloc(n, sizeof(**bpf))) == NULL) {
 		bad(r, "seccomp: out of memory");
 		return;
 	}
-	if (get(r, o->bpf, (size_t)n * sizeof(*o->bpf), "seccomp") == 0) {
+	if (get(r, *bpf, (size_t)n * sizeof(**bpf), "seccomp") == 0) {
 		prog->len = (unsigned short)n;
-		prog->filter = o->bpf;
+		prog->filter = *bpf;
 	}
 }
 
+/*
+ * Who runs what, where: the part an agent's plan and an enter plan
+ * share.  tree has PATH_MAX bytes.
+ */
 static void
-get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
+get_who(struct rbuf *r, struct sandbox_spec *spec, char *tree, char ***argv,
+    char ***env, char ***exec)
 {
-	struct sandbox_spec	*spec = &o->spec;
-	struct sbx_plan		*pl = &o->pl;
-	char			*s;
+	char	*s;
 
-	if (get_u32(r, "magic") != PLAN_MAGIC && !r->failed)
-		bad(r, "magic: not a sandbox plan");
-	if (get_u32(r, "version") != PLAN_VERSION && !r->failed)
-		bad(r, "version: not %u", PLAN_VERSION);
 	get_id(r, spec);
 	spec->uid = get_u32(r, "uid");
 	spec->gid = get_u32(r, "gid");
@@ -465,13 +479,26 @@ get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 	if ((s = get_path(r, "tree")) != NULL) {
 		if (strcmp(s, "/") == 0)
 			bad(r, "tree: may not be /");
-		strlcpy(pl->tree, s, sizeof(pl->tree));
+		strlcpy(tree, s, PATH_MAX);
 	}
-	o->argv = get_strv(r, PLAN_MAXARGV, 0, 0, "argv");
-	if (!r->failed && (o->argv[0] == NULL || o->argv[0][0] != '/'))
+	*argv = get_strv(r, PLAN_MAXARGV, 0, 0, "argv");
+	if (!r->failed && ((*argv)[0] == NULL || (*argv)[0][0] != '/'))
 		bad(r, "argv[0]: not an absolute path");
-	o->env = get_strv(r, PLAN_MAXENV, 0, 0, "env");
-	o->exec = get_strv(r, PLAN_MAXPATHS, 1, 1, "exec");
+	*env = get_strv(r, PLAN_MAXENV, 0, 0, "env");
+	*exec = get_strv(r, PLAN_MAXPATHS, 1, 1, "exec");
+}
+
+static void
+get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
+{
+	struct sandbox_spec	*spec = &o->spec;
+	struct sbx_plan		*pl = &o->pl;
+
+	if (get_u32(r, "magic") != PLAN_MAGIC && !r->failed)
+		bad(r, "magic: not a sandbox plan");
+	if (get_u32(r, "version") != PLAN_VERSION && !r->failed)
+		bad(r, "version: not %u", PLAN_VERSION);
+	get_who(r, spec, pl->tree, &o->argv, &o->env, &o->exec);
 	pl->nhide = get_paths(r, &pl->hide, PLAN_MAXPATHS, "hide");
 	get_binds(r, pl);
 	pl->ncgroups = (int)get_u32(r, "ncgroups");
@@ -484,7 +511,7 @@ get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 	get_listen(r, o);
 	if (get_bool(r, "hosts"))
 		spec->hosts = get_str(r, PLAN_MAXHOSTS, "hosts");
-	get_prog(r, o, prog);
+	get_prog(r, &o->bpf, prog);
 	if (!r->failed && r->left != 0)
 		bad(r, "%zu bytes after the end", r->left);
 	spec->tree = pl->tree;
@@ -517,7 +544,7 @@ sbx_plan_decode(const void *data, size_t len, struct sock_fprog *prog,
 	memset(&r, 0, sizeof(r));
 	r.p = data;
 	r.left = len;
-	r.out = o;
+	r.arena = o->arena;
 	r.err = err;
 	r.errlen = errlen;
 	get_all(&r, o, prog);
@@ -544,6 +571,191 @@ sbx_plan_free(struct sbx_plan *pl)
 	free(o->env);
 	free(o->exec);
 	free(o->listen);
+	free(o->bpf);
+	free(o->arena);
+	free(o);
+}
+
+/*
+ * The enter plan: factoryctl shell's waiter, which joins a running
+ * sandbox (sbx.h, SBX_EFD_*).  After the shared part:
+ *
+ *	u64 cpu_ms, fsize, nofile
+ *	u32 n, n x u16				egress ports (Landlock)
+ *	u32 nprocs; str home; str cgname
+ *	u32 n, n x 8 bytes			the seccomp program
+ */
+void *
+sbx_enter_encode(const struct sbx_enter *en, const struct sock_fprog *prog,
+    size_t *lenp)
+{
+	const struct sandbox_spec *spec = en->spec;
+	struct wbuf	 w = { NULL, 0, 0, 0 };
+	int		 i;
+
+	put_u32(&w, ENTER_MAGIC);
+	put_u32(&w, PLAN_VERSION);
+	put_who(&w, spec, en->tree);
+	put_u64(&w, spec->cpu_ms);
+	put_u64(&w, spec->fsize);
+	put_u64(&w, spec->nofile);
+	put_u32(&w, (uint32_t)en->nports);
+	for (i = 0; i < en->nports && i < SANDBOX_MAXLISTEN; i++)
+		put(&w, &en->ports[i], sizeof(en->ports[i]));
+	put_u32(&w, (uint32_t)en->nprocs);
+	put_str(&w, en->home);
+	put_str(&w, en->cgname);
+	put_u32(&w, prog->len);
+	put(&w, prog->filter, (size_t)prog->len * sizeof(*prog->filter));
+	return (put_done(&w, lenp));
+}
+
+struct enter_out {
+	struct sbx_enter	 en;	/* first: sbx_enter_free() casts */
+	struct sandbox_spec	 spec;
+	char			*arena;
+	char			**argv;
+	char			**env;
+	char			**exec;
+	struct sock_filter	*bpf;
+};
+
+static void
+get_ports(struct rbuf *r, struct sbx_enter *en)
+{
+	char		 name[64];
+	uint32_t	 n = get_u32(r, "ports"), i;
+
+	if (r->failed)
+		return;
+	if (n > SANDBOX_MAXLISTEN) {
+		bad(r, "ports: %u, more than %d", n, SANDBOX_MAXLISTEN);
+		return;
+	}
+	for (i = 0; i < n && !r->failed; i++) {
+		snprintf(name, sizeof(name), "ports[%u]", i);
+		if (get(r, &en->ports[i], sizeof(en->ports[i]), name) == 0 &&
+		    en->ports[i] == 0)
+			bad(r, "%s: port 0", name);
+	}
+	en->nports = (int)n;
+}
+
+/*
+ * HOME: a mkdtemp(3) template directly in /tmp, the only place the
+ * waiter creates anything; the cgroup: shell-<digits>, one name below
+ * the attempt's cgroup2 directory.
+ */
+static void
+get_home(struct rbuf *r, struct sbx_enter *en)
+{
+	const char	*s = get_path(r, "home");
+	size_t		 len;
+
+	if (s == NULL || r->failed)
+		return;
+	len = strlen(s);
+	/* At least one character of a name before XXXXXX: never . or .. */
+	if (strncmp(s, "/tmp/", 5) != 0 || len < 5 + 7 ||
+	    strchr(s + 5, '/') != NULL || strcmp(s + len - 6, "XXXXXX") != 0) {
+		bad(r, "home: not a template /tmp/NAMEXXXXXX");
+		return;
+	}
+	strlcpy(en->home, s, sizeof(en->home));
+}
+
+static void
+get_cgname(struct rbuf *r, struct sbx_enter *en)
+{
+	const char	*s = get_str(r, sizeof(en->cgname) - 1, "cgname");
+
+	if (s == NULL || r->failed)
+		return;
+	if (strncmp(s, "shell-", 6) != 0 || s[6] == '\0' ||
+	    strspn(s + 6, "0123456789") != strlen(s + 6)) {
+		bad(r, "cgname: not shell-N");
+		return;
+	}
+	strlcpy(en->cgname, s, sizeof(en->cgname));
+}
+
+static void
+get_enter(struct rbuf *r, struct enter_out *o, struct sock_fprog *prog)
+{
+	struct sandbox_spec	*spec = &o->spec;
+	struct sbx_enter	*en = &o->en;
+
+	if (get_u32(r, "magic") != ENTER_MAGIC && !r->failed)
+		bad(r, "magic: not an enter plan");
+	if (get_u32(r, "version") != PLAN_VERSION && !r->failed)
+		bad(r, "version: not %u", PLAN_VERSION);
+	get_who(r, spec, en->tree, &o->argv, &o->env, &o->exec);
+	spec->cpu_ms = get_u64(r, "cpu_ms");
+	spec->fsize = get_u64(r, "fsize");
+	spec->nofile = get_u64(r, "nofile");
+	get_ports(r, en);
+	en->nprocs = (int)get_u32(r, "nprocs");
+	if (!r->failed && (en->nprocs < 1 || en->nprocs > SANDBOX_MAXCG))
+		bad(r, "nprocs: %d out of bounds", en->nprocs);
+	get_home(r, en);
+	get_cgname(r, en);
+	get_prog(r, &o->bpf, prog);
+	if (!r->failed && r->left != 0)
+		bad(r, "%zu bytes after the end", r->left);
+	spec->tree = en->tree;
+	spec->argv = o->argv;
+	spec->env = o->env;
+	spec->exec_allow = o->exec;
+	spec->logfd = -1;
+	en->spec = spec;
+}
+
+struct sbx_enter *
+sbx_enter_decode(const void *data, size_t len, struct sock_fprog *prog,
+    char *err, size_t errlen)
+{
+	struct enter_out	*o;
+	struct rbuf		 r;
+
+	prog->len = 0;
+	prog->filter = NULL;
+	if (len > SBX_PLAN_MAX) {
+		snprintf(err, errlen, "plan: %zu bytes, more than %d", len,
+		    SBX_PLAN_MAX);
+		return (NULL);
+	}
+	if ((o = calloc(1, sizeof(*o))) == NULL ||
+	    (o->arena = malloc(len + 1)) == NULL) {
+		free(o);
+		snprintf(err, errlen, "plan: out of memory");
+		return (NULL);
+	}
+	memset(&r, 0, sizeof(r));
+	r.p = data;
+	r.left = len;
+	r.arena = o->arena;
+	r.err = err;
+	r.errlen = errlen;
+	get_enter(&r, o, prog);
+	if (r.failed) {
+		prog->len = 0;
+		prog->filter = NULL;
+		sbx_enter_free(&o->en);
+		return (NULL);
+	}
+	return (&o->en);
+}
+
+void
+sbx_enter_free(struct sbx_enter *en)
+{
+	struct enter_out	*o = (struct enter_out *)en;
+
+	if (o == NULL)
+		return;
+	free(o->argv);
+	free(o->env);
+	free(o->exec);
 	free(o->bpf);
 	free(o->arena);
 	free(o);

@@ -1,7 +1,8 @@
 /*
  * What the parent's side of the sandbox (supervisord-factory/sandbox.c),
  * the side that runs as pid 1 and the agent (child.c), the plan's wire
- * format (plan.c) and the launcher (launcher.c) share.  Not for other
+ * format (plan.c), the launcher (launcher.c) and its enter mode, the
+ * waiter of an operator's shell (enter.c), share.  Not for other
  * callers: they use sandbox.h.
  */
 #ifndef FACTORY_SBX_H
@@ -31,6 +32,19 @@
 #define SBX_FD_IPC	7	/* pooled IPC namespace, if any */
 #define SBX_FD_MAX	8	/* the first fd the launcher does not keep */
 
+/*
+ * The enter mode's (factoryctl shell's waiter's), from the parent:
+ * the plan on a socket, the rest at fixed numbers.
+ */
+#define SBX_EFD_SLAVE	0	/* 0, 1, 2: the session's pty slave */
+#define SBX_EFD_ERR	3	/* setup errors; EOF at the command's execve */
+#define SBX_EFD_SOCK	4	/* the enter plan, one message */
+#define SBX_EFD_PIDFD	5	/* pid 1 of the sandbox: setns(2) */
+#define SBX_EFD_KILL	6	/* the session cgroup's cgroup.kill */
+#define SBX_EFD_PROCS	7	/* cgroup.procs x nprocs, the session's
+				 * cgroup.events, the cgroup2 directory */
+#define SBX_EFD_MAX	(SBX_EFD_PROCS + SANDBOX_MAXCG + 2)
+
 #define SBX_PLAN_MAX	(256 * 1024)	/* bytes of an encoded plan */
 #define SBX_BPF_MAX	4096		/* BPF_MAXINSNS */
 
@@ -48,6 +62,17 @@ struct sbx_plan {
 	int		  ipcfd;
 	int		  sock;			/* pid 1's end: 'S' status */
 	int		  errfd;		/* close-on-exec: setup errors */
+};
+
+/* What the waiter of factoryctl shell needs. */
+struct sbx_enter {
+	const struct sandbox_spec *spec;	/* argv, env, uid, limits */
+	char		 tree[PATH_MAX];
+	uint16_t	 ports[SANDBOX_MAXLISTEN];	/* Landlock connect */
+	int		 nports;
+	int		 nprocs;		/* cgroup.procs fds */
+	char		 home[PATH_MAX];	/* a mkdtemp(3) template */
+	char		 cgname[32];		/* shell-<slot> */
 };
 
 /* child.c */
@@ -80,5 +105,14 @@ void	*sbx_plan_encode(const struct sbx_plan *, const struct sock_fprog *,
 struct sbx_plan *sbx_plan_decode(const void *, size_t, struct sock_fprog *,
 	    char *, size_t);
 void	sbx_plan_free(struct sbx_plan *);
+/* The same for an enter plan, strictly decoded as the plan is. */
+void	*sbx_enter_encode(const struct sbx_enter *, const struct sock_fprog *,
+	    size_t *);
+struct sbx_enter *sbx_enter_decode(const void *, size_t, struct sock_fprog *,
+	    char *, size_t);
+void	sbx_enter_free(struct sbx_enter *);
+
+/* enter.c */
+__dead void	sbx_enter(struct sbx_enter *);
 
 #endif /* FACTORY_SBX_H */

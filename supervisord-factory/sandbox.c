@@ -862,6 +862,51 @@ sbx_launcher_child(void *arg)
 	sbx_exec_launcher(arg);
 }
 
+/* What the enter child execs with, on the parent's stack meanwhile. */
+struct sbx_enter_args {
+	const struct sandbox_enter *se;
+	int		 sock;
+	const char	*id;
+};
+
+/*
+ * The enter mode's descriptors at their numbers (sbx.h, SBX_EFD_*),
+ * no other, and the launcher.  Like sbx_exec_launcher, on the
+ * parent's memory until the execve: nothing is written but the stack.
+ */
+static int
+sbx_enter_child(void *arg)
+{
+	const struct sbx_enter_args	*ea = arg;
+	const struct sandbox_enter	*se = ea->se;
+	char	*argv[] = { "factory-sandbox", "enter", NULL, NULL };
+	char	*envp[] = { NULL };
+	int	 want[SBX_EFD_MAX + 1], hi[SBX_EFD_MAX + 1], n, i;
+
+	want[0] = want[1] = want[2] = se->tty;
+	want[SBX_EFD_ERR] = se->errfd;
+	want[SBX_EFD_SOCK] = ea->sock;
+	want[SBX_EFD_PIDFD] = se->pidfd;
+	want[SBX_EFD_KILL] = se->killfd;
+	for (i = 0; i < se->ncgfds; i++)
+		want[SBX_EFD_PROCS + i] = se->cgfds[i];
+	n = SBX_EFD_PROCS + se->ncgfds;
+	want[n++] = sbx_launcher;
+	argv[2] = (char *)ea->id;
+	/* Dies with the parent; kept across the execve. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
+		sbx_fail(se->errfd, "pdeathsig:");
+	for (i = 0; i < n; i++)
+		if ((hi[i] = fcntl(want[i], F_DUPFD_CLOEXEC, 64)) == -1)
+			sbx_fail(se->errfd, "enter fds:");
+	for (i = 0; i < n; i++)
+		if (dup3(hi[i], i, i == n - 1 ? O_CLOEXEC : 0) == -1)
+			_exit(127);
+	syscall(SYS_close_range, n, ~0U, 0);
+	syscall(SYS_execveat, n - 1, "", argv, envp, AT_EMPTY_PATH);
+	sbx_fail(SBX_EFD_ERR, "exec factory-sandbox:");
+}
+
 /*
  * The launcher execs at once, so it need not run on a copy of the
  * parent: CLONE_VM and CLONE_VFORK, as posix_spawn(3) does, copy no
@@ -870,7 +915,7 @@ sbx_launcher_child(void *arg)
  * child); the launcher unblocks them.  -1 with errno if not cloned.
  */
 static pid_t
-sbx_clone_launcher(struct sbx_plan *pl, int nsflags)
+sbx_clone_launcher(int (*fn)(void *), void *arg, int nsflags)
 {
 	char		 stack[32768] __attribute__((aligned(16)));
 	sigset_t	 all, old;
@@ -879,8 +924,8 @@ sbx_clone_launcher(struct sbx_plan *pl, int nsflags)
 
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pid = clone(sbx_launcher_child, stack + sizeof(stack), CLONE_VM |
-	    CLONE_VFORK | nsflags | SIGCHLD, pl);
+	pid = clone(fn, stack + sizeof(stack), CLONE_VM | CLONE_VFORK |
+	    nsflags | SIGCHLD, arg);
 	saved = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
@@ -958,8 +1003,8 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 		goto fail_clone;
 	}
 	if (sbx_launcher != -1)
-		pid = sbx_clone_launcher(&pl, SBX_NSFLAGS | (pooled ? 0 :
-		    SBX_POOLNS));
+		pid = sbx_clone_launcher(sbx_launcher_child, &pl,
+		    SBX_NSFLAGS | (pooled ? 0 : SBX_POOLNS));
 	else {
 		/* Like fork(2), with the namespaces: pid 1 runs on a copy. */
 		pid = (pid_t)syscall(SYS_clone, SBX_NSFLAGS | (pooled ? 0 :
@@ -1043,8 +1088,8 @@ sandbox_kill(struct sandbox *sb)
 }
 
 /*
- * For the operator's shell (shell.c): what a spawn prepares once per
- * parent, and the agent's confinement applied to the calling process.
+ * For the operator's shell (shell.c): the seccomp program its enter
+ * plan carries, built once per parent.
  */
 int
 sandbox_prepare(char *err, size_t errlen)
@@ -1055,13 +1100,68 @@ sandbox_prepare(char *err, size_t errlen)
 	return 0;
 }
 
-void
-sandbox_confine(const struct sandbox *sb, const struct sandbox_spec *spec,
-    int fd)
+/*
+ * An operator's shell session: factory-sandbox enter, with the enter
+ * plan queued on its socket before the clone.  The launcher does the
+ * rest (sandbox/enter.c); the caller waits on se->errfd's other end.
+ */
+pid_t
+sandbox_enter(const struct sandbox *sb, const struct sandbox_enter *se,
+    char *err, size_t errlen)
 {
-	struct sandbox_spec	 as = *spec;
+	struct sandbox_spec	 as = *se->spec;
+	struct sbx_enter_args	 ea;
+	struct sbx_enter	 en;
+	void			*wire;
+	size_t			 len;
+	pid_t			 pid;
+	int			 sv[2];
 
+	if (sbx_launcher == -1) {
+		snprintf(err, errlen, "no factory-sandbox launcher");
+		return (-1);
+	}
+	if (se->ncgfds < 3 || se->ncgfds > SANDBOX_MAXCG + 2) {
+		snprintf(err, errlen, "%d session cgroup fds", se->ncgfds);
+		return (-1);
+	}
 	as.uid = sb->uid;
 	as.gid = sb->gid;
-	sbx_confine(&as, sb->tree, sb->ports, sb->nports, fd);
+	memset(&en, 0, sizeof(en));
+	en.spec = &as;
+	strlcpy(en.tree, sb->tree, sizeof(en.tree));
+	memcpy(en.ports, sb->ports, sizeof(en.ports));
+	en.nports = sb->nports;
+	en.nprocs = se->ncgfds - 2;
+	if (strlcpy(en.home, se->home, sizeof(en.home)) >= sizeof(en.home) ||
+	    strlcpy(en.cgname, se->cgname, sizeof(en.cgname)) >=
+	    sizeof(en.cgname)) {
+		snprintf(err, errlen, "HOME or cgroup name too long");
+		return (-1);
+	}
+	if ((wire = sbx_enter_encode(&en, &sbx_prog, &len)) == NULL) {
+		snprintf(err, errlen, "enter plan: %s", strerror(errno));
+		return (-1);
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		snprintf(err, errlen, "socketpair: %s", strerror(errno));
+		free(wire);
+		return (-1);
+	}
+	if (send(sv[0], wire, len, MSG_NOSIGNAL) != (ssize_t)len) {
+		snprintf(err, errlen, "send the enter plan: %s",
+		    strerror(errno));
+		pid = -1;
+		goto done;
+	}
+	ea.se = se;
+	ea.sock = sv[1];
+	ea.id = as.id;
+	if ((pid = sbx_clone_launcher(sbx_enter_child, &ea, 0)) == -1)
+		snprintf(err, errlen, "clone: %s", strerror(errno));
+ done:
+	free(wire);
+	close(sv[0]);
+	close(sv[1]);
+	return (pid);
 }

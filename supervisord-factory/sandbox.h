@@ -95,7 +95,7 @@ struct sandbox {
 	int		 cg_cpu;
 	int		 cg_cpuacct;
 	int		 cg_kill;	/* the cgroup2 dir: kill, events */
-	/* For sandbox_confine(): who the agent is and where. */
+	/* For sandbox_enter(): who the agent is and where. */
 	uid_t		 uid;
 	gid_t		 gid;
 	char		 tree[PATH_MAX];
@@ -164,19 +164,37 @@ int	sandbox_exitstatus(struct sandbox *, int);
 /* SIGKILL every process of the attempt, now.  0 or -1 with errno. */
 int	sandbox_kill(struct sandbox *);
 /*
- * What sandbox_confine() needs once per parent (the seccomp program,
- * the exec directories): call it in the parent before forking.
+ * What sandbox_enter() needs once per parent (the seccomp program):
+ * call it before the first session.
  */
 int	sandbox_prepare(char *, size_t);
+
 /*
- * Confine the calling process, root in a running sandbox's namespaces,
- * as that sandbox's agent is: rlimits from spec, Landlock (with
- * spec->exec_allow), chdir to the tree, no groups, the agent's uid and
- * gid, no capabilities, no_new_privs, fds above 2 close-on-exec,
- * seccomp.  On failure the reason goes to fd and the process exits.
+ * An operator's shell in a running sandbox (factoryctl shell): what
+ * the waiter, factory-sandbox in its enter mode, is handed.
  */
-void	sandbox_confine(const struct sandbox *, const struct sandbox_spec *,
-	    int);
+struct sandbox_enter {
+	const struct sandbox_spec *spec;  /* argv, env (HOME=home), limits */
+	const char	*home;		/* mkdtemp(3) template, in /tmp */
+	const char	*cgname;	/* session cgroup, below cg_kill's */
+	int		 tty;		/* pty slave: stdin, stdout, stderr */
+	int		 errfd;		/* setup errors; EOF at the execve */
+	int		 pidfd;		/* pid 1 of the sandbox */
+	int		 killfd;	/* the session's cgroup.kill */
+	/* cgroup.procs x (ncgfds - 2), cgroup.events, the cgroup2 dir. */
+	const int	*cgfds;
+	int		 ncgfds;
+};
+/*
+ * Start the waiter of an operator's shell in sb: it enters pid 1's
+ * namespaces, makes HOME, forks the command into the session cgroup
+ * with exactly the agent's confinement (sbx_confine) and waits for
+ * it; when it exits, the session cgroup is killed whole and removed.  The
+ * waiter's pid, whose exit status is the command's, or -1 and err.
+ * Needs the launcher (sandbox_set_launcher).
+ */
+pid_t	sandbox_enter(const struct sandbox *, const struct sandbox_enter *,
+	    char *, size_t);
 
 /* cgroup.c */
 /* Our subtree is factory/<tag>: call once, before anything else. */

@@ -19,13 +19,16 @@
  *
  * Processes, for one session:
  *	parent	the pty, the session cgroup, the relay, the journal note
- *	waiter	a root child of the parent in the sandbox's namespaces
- *		but in none of its cgroups; forks the command, waits for
- *		it, kills the session cgroup, waits for it to empty,
- *		removes it and HOME's mount point, exits with the status
+ *	waiter	factory-sandbox in its enter mode (sandbox_enter),
+ *		exec'd at once, so it holds nothing of the parent's
+ *		memory: a root child of the parent in the sandbox's
+ *		namespaces but in none of its cgroups; forks the command,
+ *		waits for it, kills the session cgroup, waits for it to
+ *		empty, removes it and HOME's mount point, exits with the
+ *		status
  *	command	joins the session cgroup, gets a private mount namespace
  *		with the fresh HOME, the pty as controlling terminal,
- *		the agent's confinement (sandbox_confine), execve
+ *		the agent's confinement (sbx_confine), execve
  *
  * The exchange, on one control connection:
  *	ctl -> parent	SHELL (attempt id, argv)	checked, answered OK
@@ -36,8 +39,6 @@
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
-#include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -67,13 +68,7 @@
 #define SHELL_NOFILE	1024
 #define SHELL_BUFMAX	(64 * 1024)	/* queued each way, then reading stops */
 #define SHELL_SETUP_MS	10000	/* a start that takes longer is broken */
-#define SHELL_EMPTY_MS	5000	/* the waiter waits for the kill this long */
 #define SHELL_HOME	"/tmp/.factory-home-XXXXXX"
-#define SHELL_HOMEOPTS	"size=16m,nr_inodes=4096,mode=0700"
-
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC	(1U << 2)
-#endif
 
 struct shell {
 	TAILQ_ENTRY(shell)	 entry;
@@ -422,156 +417,6 @@ shell_cgroup(struct shell *sh, const struct sandbox *sb, int *fds, int *n,
 	return (-1);
 }
 
-/* Report a failure of the waiter or the command on fd and exit. */
-static __dead void
-shell_fail(int fd, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	 buf[256];
-	int	 n, saved = errno;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0 && n < (int)sizeof(buf) - 2 && fmt[strlen(fmt) - 1] ==
-	    ':') {
-		snprintf(buf + n, sizeof(buf) - n, " %s", strerror(saved));
-		n = strlen(buf);
-	}
-	if (n > 0)
-		(void)write(fd, buf, (size_t)n < sizeof(buf) ? (size_t)n :
-		    sizeof(buf) - 1);
-	_exit(127);
-}
-
-/* Layout of the waiter's descriptors. */
-#define W_SLAVE	0	/* 0, 1, 2: the pty slave */
-#define W_ERR	3	/* close-on-exec pipe: setup errors */
-#define W_PIDFD	4	/* pid 1 of the sandbox */
-#define W_KILL	5	/* the session's cgroup.kill */
-#define W_PROCS	6	/* cgroup.procs x nprocs, events, cgroup2 dir */
-
-/* Move want[0..n-1] to 0..n-1 and close everything else. */
-static void
-shell_fds(const int *want, int n)
-{
-	int	 hi[W_PROCS + SANDBOX_MAXCG + 2], i;
-
-	for (i = 0; i < n; i++)
-		if ((hi[i] = fcntl(want[i], F_DUPFD, 64)) == -1)
-			_exit(127);
-	for (i = 0; i < n; i++)
-		if (dup2(hi[i], i) == -1)
-			_exit(127);
-	syscall(SYS_close_range, n, ~0U, 0);
-	if (fcntl(W_ERR, F_SETFD, FD_CLOEXEC) == -1)
-		_exit(127);
-}
-
-/*
- * The command: pid namespace, mount namespace and the rest are the
- * waiter's (the sandbox's); the cgroups, a private mount namespace
- * for HOME, the terminal and the agent's confinement are its own.
- */
-static __dead void
-shell_command(struct sandbox *sb, const struct sandbox_spec *spec,
-    const char *home, int nprocs)
-{
-	char	 opts[128];
-	int	 i;
-
-	/* The session cgroup first: nothing of it may escape the kill. */
-	for (i = 0; i < nprocs; i++)
-		if (write(W_PROCS + i, "0", 1) != 1)
-			shell_fail(W_ERR, "join cgroup %d:", i);
-	if (setns(W_PIDFD, CLONE_NEWCGROUP) == -1)
-		shell_fail(W_ERR, "setns cgroup:");
-	if (unshare(CLONE_NEWNS) == -1 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
-		shell_fail(W_ERR, "mount namespace:");
-	snprintf(opts, sizeof(opts), "%s,uid=%u,gid=%u", SHELL_HOMEOPTS,
-	    (unsigned)sb->uid, (unsigned)sb->gid);
-	if (mount("tmpfs", home, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-	    opts) == -1)
-		shell_fail(W_ERR, "mount HOME %s:", home);
-	syscall(SYS_close_range, W_PIDFD, ~0U, 0);
-	if (setsid() == -1 || ioctl(W_SLAVE, TIOCSCTTY, 0) == -1)
-		shell_fail(W_ERR, "controlling terminal:");
-	sandbox_confine(sb, spec, W_ERR);
-	/* After the uid change, which clears it: dies with its waiter. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
-		shell_fail(W_ERR, "pdeathsig:");
-	execve(spec->argv[0], spec->argv, spec->env);
-	shell_fail(W_ERR, "exec %s:", spec->argv[0]);
-}
-
-/* Until the session cgroup holds no process, or the bound. */
-static void
-shell_wait_empty(int evfd)
-{
-	struct pollfd	 pfd;
-	char		 buf[256];
-	ssize_t		 n;
-	int		 waited;
-
-	for (waited = 0; waited < SHELL_EMPTY_MS; waited += 50) {
-		if ((n = pread(evfd, buf, sizeof(buf) - 1, 0)) <= 0)
-			return;
-		buf[n] = '\0';
-		if (strstr(buf, "populated 0") != NULL)
-			return;
-		pfd.fd = evfd;
-		pfd.events = POLLPRI;
-		(void)poll(&pfd, 1, 50);
-	}
-}
-
-static __dead void
-shell_waiter(struct sandbox *sb, const struct sandbox_spec *spec,
-    const int *want, int n, int nprocs, char *home, const char *cgname)
-{
-	const int	 sigs[] = { SIGCHLD, SIGHUP, SIGINT, SIGTERM, SIGPIPE };
-	sigset_t	 none;
-	pid_t		 cmd;
-	int		 i, st, evfd = W_PROCS + nprocs, dirfd = evfd + 1;
-
-	for (i = 0; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++)
-		signal(sigs[i], SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	shell_fds(want, n);
-	for (i = 1; i <= 2; i++)
-		if (dup2(W_SLAVE, i) == -1)
-			_exit(127);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
-		shell_fail(W_ERR, "pdeathsig:");
-	if (setns(W_PIDFD, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
-	    CLONE_NEWIPC | CLONE_NEWUTS) == -1)
-		shell_fail(W_ERR, "setns into pid %d:", (int)sb->pid);
-	/* Root-owned in the sticky /tmp: the agent can neither move it nor
-	 * write into it; the tmpfs on it is seen by the session alone. */
-	if (mkdtemp(home) == NULL)
-		shell_fail(W_ERR, "mkdtemp %s:", home);
-	if ((cmd = fork()) == -1)
-		shell_fail(W_ERR, "fork:");
-	if (cmd == 0)
-		shell_command(sb, spec, home, nprocs);
-	for (i = 0; i < evfd; i++)
-		if (i != W_KILL)
-			close(i);
-	while (waitpid(cmd, &st, 0) == -1)
-		if (errno != EINTR)
-			break;
-	/* Before anything else: every process the session started. */
-	(void)write(W_KILL, "1", 1);
-	shell_wait_empty(evfd);
-	(void)unlinkat(dirfd, cgname, AT_REMOVEDIR);
-	(void)rmdir(home);
-	if (WIFSIGNALED(st))
-		_exit(128 + WTERMSIG(st));
-	_exit(WEXITSTATUS(st));
-}
-
 /*
  * Until the pipe's EOF (exec done) or a reason: 0, or -1 with the
  * reason in err, or -2 if nothing came within SHELL_SETUP_MS.
@@ -604,29 +449,28 @@ shell_await(int fd, char *err, size_t errlen)
 	}
 }
 
-/* Fork the waiter with its fds; 0 once the command's execve succeeded. */
+/*
+ * Start the waiter, factory-sandbox enter, with its fds; 0 once the
+ * command's execve succeeded.
+ */
 static int
 shell_spawn(struct shell *sh, struct attempt *a, const struct sandbox_spec
     *spec, char *home, char *err, size_t errlen)
 {
-	struct sandbox	*sb = &a->run->sb;
-	char		 cgname[32];
-	int		 want[W_PROCS + SANDBOX_MAXCG + 2], ep[2], slave, n;
-	int		 i, rc;
+	struct sandbox		*sb = &a->run->sb;
+	struct sandbox_enter	 se;
+	char			 cgname[32];
+	int			 cgfds[SANDBOX_MAXCG + 2], ep[2], slave, n, i, rc;
 
-	want[W_ERR] = want[W_PIDFD] = ep[0] = -1;
+	memset(&se, 0, sizeof(se));
+	se.errfd = se.pidfd = ep[0] = -1;
 	n = 0;
 	if (shell_pty(sh, &slave, err, errlen) == -1)
 		goto fail;
-	want[W_SLAVE] = slave;
-	want[1] = want[2] = slave;
-	want[W_KILL] = -1;
-	if (shell_cgroup(sh, sb, want + W_PROCS, &n, err, errlen) == -1)
+	if (shell_cgroup(sh, sb, cgfds, &n, err, errlen) == -1)
 		goto fail;
-	want[W_KILL] = sh->killfd;
 	/* A pidfd: pid 1 cannot be swapped for another process meanwhile. */
-	if ((want[W_PIDFD] = (int)syscall(SYS_pidfd_open, sb->pid, 0)) ==
-	    -1) {
+	if ((se.pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0)) == -1) {
 		snprintf(err, errlen, "pidfd_open %d: %s", (int)sb->pid,
 		    strerror(errno));
 		goto fail;
@@ -636,16 +480,19 @@ shell_spawn(struct shell *sh, struct attempt *a, const struct sandbox_spec
 		ep[0] = -1;
 		goto fail;
 	}
-	want[W_ERR] = ep[1];
 	snprintf(cgname, sizeof(cgname), "shell-%d", sh->slot);
-	if ((sh->pid = fork()) == 0) {
-		close(ep[0]);
-		shell_waiter(sb, spec, want, W_PROCS + n, n - 2, home, cgname);
-	}
+	se.spec = spec;
+	se.home = home;
+	se.cgname = cgname;
+	se.tty = slave;
+	se.errfd = ep[1];
+	se.killfd = sh->killfd;
+	se.cgfds = cgfds;
+	se.ncgfds = n;
+	sh->pid = sandbox_enter(sb, &se, err, errlen);
 	close(ep[1]);
-	want[W_ERR] = -1;
+	se.errfd = -1;
 	if (sh->pid == -1) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
 		sh->pid = 0;
 		goto fail;
 	}
@@ -672,12 +519,12 @@ shell_spawn(struct shell *sh, struct attempt *a, const struct sandbox_spec
  done:
 	if (ep[0] != -1)
 		close(ep[0]);
-	if (want[W_ERR] != -1)
-		close(want[W_ERR]);
-	if (want[W_PIDFD] != -1)
-		close(want[W_PIDFD]);
+	if (se.errfd != -1)
+		close(se.errfd);
+	if (se.pidfd != -1)
+		close(se.pidfd);
 	for (i = 0; i < n; i++)
-		close(want[W_PROCS + i]);
+		close(cgfds[i]);
 	if (slave != -1)
 		close(slave);
 	return (rc);
@@ -711,7 +558,7 @@ shell_start(struct ctl_conn *c, struct shell *sh)
 	}
 	snprintf(sh->cgdir, sizeof(sh->cgdir), "%s/shell-%d",
 	    a->run->sb.cgroups[a->run->sb.cg_kill], sh->slot);
-	/* The waiter fills in HOME's name (mkdtemp) in its own copy. */
+	/* A template: the waiter makes HOME (mkdtemp) and sets it here. */
 	snprintf(home, sizeof(home), "HOME=%s", SHELL_HOME);
 	snprintf(ps1, sizeof(ps1), "PS1=%s$ ", a->id);
 	snprintf(term, sizeof(term), "TERM=%s", sh->tty.term);

@@ -6,7 +6,9 @@
 # goes in), with a fresh HOME, no startup file the agent could have
 # written, and every process it started killed when it ends; it is
 # refused on the .ro socket and for an attempt that is not running; it
-# dies with the attempt and with its factoryctl.  Needs root.
+# dies with the attempt and with its factoryctl.  Its waiter is the
+# factory-sandbox binary, holding nothing of factoryd's memory.  Needs
+# root.
 
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 
@@ -279,6 +281,67 @@ ctl shell a-19700101-9999 -- /bin/true 2>"$T/shell.err"
 check "refused for an unknown attempt" grep -q "no such attempt" "$T/shell.err"
 ctl shell "$id" -- sh 2>"$T/shell.err"
 check "refused: a relative argv[0]" grep -q "absolute argv" "$T/shell.err"
+
+# --- no process of the session holds the parent's memory ----------------
+
+# The waiter of a session (the parent of its command) is the
+# factory-sandbox binary in its enter mode, not a fork of factoryd: it
+# and the command hold no copy of the receipt signing key.
+"$O/factoryctl" -s "$SOCK" shell "$id" -- /bin/sleep 304 >/dev/null 2>&1 &
+CPID=$!
+i=0
+while ! SPID=$(pgrep -u "$AUID" -f "sleep 304") && [ $i -lt 50 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+WPID=$(awk '/^PPid:/ { print $2 }' /proc/$SPID/status 2>/dev/null)
+check "the session's command and waiter found ($SPID, $WPID)" \
+    [ -n "$SPID" -a -n "$WPID" ]
+check "the waiter runs factory-sandbox" \
+    [ "$(readlink /proc/$WPID/exe)" = "$(readlink -f "$O/factory-sandbox")" ]
+check "the waiter's title names its attempt" \
+    [ "$(tr '\0' ' ' </proc/$WPID/cmdline)" = "factory-sandbox enter $id " ]
+keyhex=$(openssl pkey -in "$T/keys/receipt.key" -outform DER 2>/dev/null |
+    tail -c 32 | od -An -tx1 | tr -d ' \n')
+check "the control: the parent's memory holds the receipt key" \
+    [ "$("$P/memscan" "$FACTORYD_PID" "$keyhex")" = found ]
+check "the waiter's memory does not hold the receipt key" \
+    [ "$("$P/memscan" "$WPID" "$keyhex")" = absent ]
+check "the command's memory does not either" \
+    [ "$("$P/memscan" "$SPID" "$keyhex")" = absent ]
+kill -KILL $CPID
+wait $CPID 2>/dev/null
+check "and the session ends with its factoryctl" gone "sleep 304"
+# Started any other way, the enter mode refuses before reading anything.
+OUT=$("$O/factory-sandbox" enter "$id" </dev/null 2>&1 3>/dev/null 4>&-)
+check "factory-sandbox enter, not from factoryd: refused" \
+    [ "$OUT" = "factory-sandbox: fd 4 is not a seqpacket socket: not started by factoryd" ]
+# enterraw NFDS BYTES: the launcher with the plan BYTES (python) and the
+# error pipe, fds 5 to NFDS-1 on /dev/null; prints its error and status.
+enterraw() {
+	python3 -c '
+import fcntl, os, socket, subprocess, sys
+hi = lambda fd: fcntl.fcntl(fd, fcntl.F_DUPFD, 32)
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+r, w = os.pipe()
+a, b, r, w = hi(a.detach()), hi(b.detach()), hi(r), hi(w)
+os.dup2(w, 3); os.dup2(b, 4)
+fds = [3, 4]
+for fd in range(5, int(sys.argv[3])):
+	os.dup2(os.open("/dev/null", os.O_RDONLY), fd); fds.append(fd)
+socket.socket(fileno=a).send(eval(sys.argv[4]))
+p = subprocess.Popen([sys.argv[1], "enter", sys.argv[2]], pass_fds=fds)
+for fd in fds + [w, b]: os.close(fd)
+print(os.read(r, 512).decode(), p.wait())' "$O/factory-sandbox" "$id" "$@" 2>&1
+}
+OUT=$(enterraw 5 'b"SBXE"')
+check "factory-sandbox enter without its fds: refused ($OUT)" \
+    [ "$OUT" = "enter: fd 5 is missing 127" ]
+OUT=$(enterraw 12 'b"SBXE" + b"\xff" * 64')
+check "an enter plan of garbage: refused naming the field ($OUT)" \
+    [ "$OUT" = "plan: version: not 1 127" ]
+OUT=$(enterraw 12 'b"SBXP" + b"\x01\0\0\0"')
+check "an agent's plan is not an enter plan ($OUT)" \
+    [ "$OUT" = "plan: magic: not an enter plan 127" ]
 
 # --- it ends with its factoryctl, and with the attempt --------------------
 

@@ -2,7 +2,8 @@
  * Unit tests of sandbox/plan.c: the plan factoryd hands the
  * factory-sandbox launcher.  What is encoded decodes to the same; a
  * plan cut anywhere, with a byte too many, or with any field out of
- * its bounds is refused, naming the field.
+ * its bounds is refused, naming the field.  The same for the enter
+ * plan of factoryctl shell's waiter.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -326,6 +327,216 @@ START_TEST(test_counts)
 }
 END_TEST
 
+/* --- the enter plan: factoryctl shell's waiter ------------------------- */
+
+static struct sbx_enter		 ent;
+
+static void
+enter_setup(void)
+{
+	setup();
+	memset(&ent, 0, sizeof(ent));
+	ent.spec = &spec;
+	strlcpy(ent.tree, plan.tree, sizeof(ent.tree));
+	ent.ports[0] = 443;
+	ent.ports[1] = 80;
+	ent.nports = 2;
+	ent.nprocs = 4;
+	strlcpy(ent.home, "/tmp/.factory-home-XXXXXX", sizeof(ent.home));
+	strlcpy(ent.cgname, "shell-3", sizeof(ent.cgname));
+}
+
+static unsigned char *
+enter_encode(size_t *len)
+{
+	unsigned char	*w = sbx_enter_encode(&ent, &prog, len);
+
+	ck_assert_ptr_nonnull(w);
+	return w;
+}
+
+static void
+enter_refused(const void *w, size_t len, const char *want)
+{
+	struct sock_fprog	 p;
+	struct sbx_enter	*d;
+	char			 err[256] = "";
+
+	d = sbx_enter_decode(w, len, &p, err, sizeof(err));
+	if (d != NULL)
+		sbx_enter_free(d);
+	ck_assert_msg(d == NULL, "accepted, wanted '%s'", want);
+	ck_assert_msg(strstr(err, want) != NULL, "error '%s', wanted '%s'",
+	    err, want);
+	ck_assert_ptr_null(p.filter);
+}
+
+START_TEST(test_enter_roundtrip)
+{
+	struct sock_fprog	 p;
+	struct sbx_enter	*d;
+	unsigned char		*w;
+	size_t			 len;
+	char			 err[256];
+	int			 i;
+
+	w = enter_encode(&len);
+	d = sbx_enter_decode(w, len, &p, err, sizeof(err));
+	ck_assert_msg(d != NULL, "%s", err);
+	ck_assert_str_eq(d->spec->id, spec.id);
+	ck_assert_uint_eq(d->spec->uid, 64001);
+	ck_assert_uint_eq(d->spec->gid, 64001);
+	ck_assert_str_eq(d->tree, plan.tree);
+	ck_assert_str_eq(d->spec->tree, plan.tree);
+	for (i = 0; argv_[i] != NULL; i++)
+		ck_assert_str_eq(d->spec->argv[i], argv_[i]);
+	ck_assert_ptr_null(d->spec->argv[i]);
+	for (i = 0; env_[i] != NULL; i++)
+		ck_assert_str_eq(d->spec->env[i], env_[i]);
+	ck_assert_ptr_null(d->spec->env[i]);
+	ck_assert_str_eq(d->spec->exec_allow[1], "/opt/tool/bin");
+	ck_assert_uint_eq(d->spec->cpu_ms, 5000);
+	ck_assert_uint_eq(d->spec->fsize, 1 << 20);
+	ck_assert_uint_eq(d->spec->nofile, 1024);
+	ck_assert_int_eq(d->nports, 2);
+	ck_assert_uint_eq(d->ports[0], 443);
+	ck_assert_uint_eq(d->ports[1], 80);
+	ck_assert_int_eq(d->nprocs, 4);
+	ck_assert_str_eq(d->home, "/tmp/.factory-home-XXXXXX");
+	ck_assert_str_eq(d->cgname, "shell-3");
+	ck_assert_uint_eq(p.len, 3);
+	ck_assert_mem_eq(p.filter, insns, sizeof(insns));
+	sbx_enter_free(d);
+	free(w);
+}
+END_TEST
+
+/* Cut anywhere, or one byte too many: refused. */
+START_TEST(test_enter_truncated)
+{
+	unsigned char	*w, *x;
+	size_t		 len, cut;
+
+	w = enter_encode(&len);
+	for (cut = 0; cut < len; cut++)
+		enter_refused(w, cut, cut == 0 ? "magic" : "plan: ");
+	x = calloc(1, len + 1);
+	memcpy(x, w, len);
+	enter_refused(x, len + 1, "1 bytes after the end");
+	free(x);
+	free(w);
+}
+END_TEST
+
+/* The other kind of plan, each way round. */
+START_TEST(test_enter_magic)
+{
+	struct sock_fprog	 p;
+	struct sbx_plan		*d;
+	unsigned char		*w;
+	size_t			 len;
+	char			 err[256] = "";
+
+	w = encode(&len);
+	enter_refused(w, len, "magic: not an enter plan");
+	free(w);
+	w = enter_encode(&len);
+	d = sbx_plan_decode(w, len, &p, err, sizeof(err));
+	ck_assert_ptr_null(d);
+	ck_assert_msg(strstr(err, "magic") != NULL, "%s", err);
+	w[4] = 2;
+	enter_refused(w, len, "version");
+	free(w);
+}
+END_TEST
+
+static void
+enter_bad(const char *want)
+{
+	unsigned char	*w;
+	size_t		 len;
+
+	w = enter_encode(&len);
+	enter_refused(w, len, want);
+	free(w);
+}
+
+START_TEST(test_enter_fields)
+{
+	static char	*noargv[] = { NULL }, *relargv[] = { "sh", NULL };
+	static const char *homes[] = {
+		"/tmp/XXXXXX",			/* no name before the X's */
+		"/tmp/.factory-home-XXXXX",	/* not a template */
+		"/tmp/a/b-XXXXXX",		/* below /tmp */
+		"/var/tmp/h-XXXXXX",		/* elsewhere */
+		"tmp/h-XXXXXX",			/* relative */
+		"/tmp/../etc/h-XXXXXX",
+	};
+	static const char *cgs[] = {
+		"shell-", "shell-1/../..", "other-1", "shell-1x", "..",
+	};
+	size_t		 i;
+
+	spec.uid = 0;
+	enter_bad("may not run as root");
+	enter_setup();
+	spec.argv = noargv;
+	enter_bad("argv[0]: not an absolute path");
+	spec.argv = relargv;
+	enter_bad("argv[0]: not an absolute path");
+	enter_setup();
+	strlcpy(ent.tree, "/", sizeof(ent.tree));
+	enter_bad("tree: may not be /");
+	enter_setup();
+	ent.nports = SANDBOX_MAXLISTEN + 1;
+	enter_bad("ports: 33, more than 32");
+	enter_setup();
+	ent.ports[1] = 0;
+	enter_bad("ports[1]: port 0");
+	enter_setup();
+	ent.nprocs = 0;
+	enter_bad("nprocs: 0 out of bounds");
+	ent.nprocs = SANDBOX_MAXCG + 1;
+	enter_bad("nprocs: 7 out of bounds");
+	ent.nprocs = -1;
+	enter_bad("nprocs: -1 out of bounds");
+	enter_setup();
+	for (i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {
+		strlcpy(ent.home, homes[i], sizeof(ent.home));
+		enter_bad("home: ");
+	}
+	enter_setup();
+	for (i = 0; i < sizeof(cgs) / sizeof(cgs[0]); i++) {
+		strlcpy(ent.cgname, cgs[i], sizeof(ent.cgname));
+		enter_bad("cgname: not shell-N");
+	}
+	enter_setup();
+	prog.len = 0;
+	enter_bad("seccomp: 0 instructions");
+	prog.len = 3;
+}
+END_TEST
+
+/* A NUL inside a string, a count far beyond its bound. */
+START_TEST(test_enter_bytes)
+{
+	unsigned char	*w;
+	uint32_t	 big = 0x7fffffff;
+	size_t		 len, off;
+
+	w = enter_encode(&len);
+	off = 8 + 4;		/* magic, version, the id's length */
+	w[off + 2] = '\0';
+	enter_refused(w, len, "id: contains a NUL");
+	free(w);
+	w = enter_encode(&len);
+	off = 8 + 4 + strlen(spec.id) + 8 + 4 + strlen(ent.tree);
+	memcpy(w + off, &big, sizeof(big));
+	enter_refused(w, len, "argv: 2147483647 entries");
+	free(w);
+}
+END_TEST
+
 static Suite *
 plan_suite(void)
 {
@@ -343,6 +554,14 @@ plan_suite(void)
 	tcase_add_test(tc, test_fields);
 	tcase_add_test(tc, test_header);
 	tcase_add_test(tc, test_counts);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("enter");
+	tcase_add_checked_fixture(tc, enter_setup, NULL);
+	tcase_add_test(tc, test_enter_roundtrip);
+	tcase_add_test(tc, test_enter_truncated);
+	tcase_add_test(tc, test_enter_magic);
+	tcase_add_test(tc, test_enter_fields);
+	tcase_add_test(tc, test_enter_bytes);
 	suite_add_tcase(s, tc);
 	return (s);
 }
