@@ -270,7 +270,7 @@ cmd_logs(int argc, char **argv)
 	json_t		*d;
 	char		*carry = NULL, *data;
 	size_t		 ncarry = 0, len, keep;
-	int		 ch, follow = 0, done, more;
+	int		 ch, follow = 0, done, more, n;
 
 	while ((ch = getopt(argc, argv, "fv")) != -1) {
 		switch (ch) {
@@ -303,15 +303,21 @@ cmd_logs(int argc, char **argv)
 			ctl_print_json(o);
 		else if (more) {
 			/*
-			 * The agent's own bytes: lines and tabs as they are,
-			 * the rest in display form; a character cut between
-			 * two answers waits for its end.
+			 * The agent's own bytes, exact in the esc.h encoding:
+			 * lines and tabs as they are, the rest in display
+			 * form; a character cut between two answers waits for
+			 * its end.  An answer that does not decode is the
+			 * daemon's fault, and said so.
 			 */
 			len = ncarry + json_string_length(d);
 			if ((data = realloc(carry, len)) == NULL)
 				err(CTL_EXIT_USAGE, NULL);
-			memcpy(data + ncarry, json_string_value(d),
-			    json_string_length(d));
+			if ((n = esc_decode(json_string_value(d),
+			    json_string_length(d), data + ncarry,
+			    json_string_length(d))) == -1)
+				errx(CTL_EXIT_REFUSED, "logs: an answer not in "
+				    "the escaped form");
+			len = ncarry + (size_t)n;
 			keep = vis_tail(data, len);
 			fputs(ctl_visn(data, len - keep, VIS_NL | VIS_TAB),
 			    stdout);

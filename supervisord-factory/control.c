@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "esc.h"
 #include "factoryd.h"
 #include "log.h"
 #include "receipt.h"
@@ -38,6 +39,7 @@
 #define CTL_RW_PERUID	16	/* rw: one uid's share, but root's */
 #define CTL_RW_ROOT	16	/* rw: slots kept for root */
 #define CTL_PAUSE_S	1	/* accept retried after, out of fds */
+#define CTL_LOGPIECE	(FACTORY_MAXIMSG / 8)	/* log bytes an answer */
 
 struct ctl_listener {
 	struct event	 ev;
@@ -675,8 +677,10 @@ ctl_show(struct ctl_conn *c, struct imsg *imsg)
 
 /*
  * A piece of an attempt's log from an offset; the client asks again
- * for more (logs -f).  Bytes that are not printable ASCII are shown as
- * '?': the log is the agent's, and untrusted.
+ * for more (logs -f).  The log is the agent's, and untrusted: its bytes
+ * go out exact in the suite's one encoding (esc.h), which factoryctl
+ * decodes and shows in display form.  A piece is a quarter of a
+ * message, since the encoding is at most four bytes a byte.
  */
 static void
 ctl_logs(struct ctl_conn *c, struct imsg *imsg)
@@ -686,7 +690,7 @@ ctl_logs(struct ctl_conn *c, struct imsg *imsg)
 	char		 id[ATTEMPT_ID_MAX], path[PATH_MAX], *buf;
 	uint64_t	 off;
 	uint8_t		 which;
-	ssize_t		 n, i;
+	ssize_t		 n;
 	int		 fd;
 
 	if (imsg_get_ibuf(imsg, &ib) == -1 || ibuf_get_n64(&ib, &off) == -1 ||
@@ -701,21 +705,18 @@ ctl_logs(struct ctl_conn *c, struct imsg *imsg)
 		return;
 	}
 	attempt_logpath(a, which, path, sizeof(path));
-	if ((buf = malloc(FACTORY_MAXIMSG / 2)) == NULL)
+	if ((buf = malloc(CTL_LOGPIECE)) == NULL)
 		fatal(NULL);
 	n = 0;
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) != -1) {
-		n = pread(fd, buf, FACTORY_MAXIMSG / 2 - 1, (off_t)off);
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) != -1) {
+		n = pread(fd, buf, CTL_LOGPIECE, (off_t)off);
 		close(fd);
 	}
 	if (n < 0)
 		n = 0;
-	for (i = 0; i < n; i++)
-		if ((buf[i] < 0x20 && buf[i] != '\n' && buf[i] != '\t') ||
-		    (unsigned char)buf[i] >= 0x7f)
-			buf[i] = '?';
-	buf[n] = '\0';
-	control_send_obj(c, json_pack("{s:s, s:I, s:s, s:b}", "data", buf,
+	control_send_obj(c, json_pack("{s:o, s:I, s:s, s:b}", "data",
+	    esc_json(buf, (size_t)n),
 	    "offset", (json_int_t)(off + n), "state", attempt_state_name(
 	    a->outcome != AS_MAX ? a->outcome : a->state),
 	    "done", attempt_terminal(a) && a->run == NULL));

@@ -96,6 +96,11 @@ ctl -j logs "$id" >"$T/logs.json"
 check "logs -j: JSON" jq -e .data "$T/logs.json"
 check "logs -j: the data as the daemon sent it" sh -c "jq -r .data \
     '$T/logs.json' | grep -q reversed"
+# Exact: the agent's bytes, every one (none turned into '?'), in the
+# suite's encoding; decoded, they are the log's own bytes.
+check "logs -j: the agent's bytes exact, escaped" sh -c "jq -r .data \
+    '$T/logs.json' | grep -qF 'agent: \\x1b[2J\\x1b]0;retitled\\x07 \\x0d\\x1b[1Aover\\x08\\x7f \\xc2\\x9b 31m \\xe2\\x80\\xae reversed\\x0a'"
+check "logs: a C1 CSI shown, not dropped" grep -qF 'u{009B}' "$T/logs.txt"
 
 # The daemon's refusals carry what the client sent, and its log lines
 # what children and agents wrote.
