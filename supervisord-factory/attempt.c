@@ -1437,7 +1437,7 @@ child_msg_kind(struct child *c, uint32_t type, enum msg_kind *k)
 }
 
 static int
-dispatch_worker(struct child *c, enum msg_kind k, union child_msg *m)
+worker_msg(struct child *c, enum msg_kind k, union child_msg *m)
 {
 	struct attempt	*a;
 
@@ -1571,7 +1571,7 @@ verifier_verdict(struct child *c, struct attempt *a, const char *line,
 }
 
 static int
-dispatch_verifier(struct child *c, enum msg_kind k, union child_msg *m,
+verifier_msg(struct child *c, enum msg_kind k, union child_msg *m,
     char *why, size_t whylen)
 {
 	struct attempt	*a;
@@ -1618,7 +1618,7 @@ dispatch_verifier(struct child *c, enum msg_kind k, union child_msg *m,
 }
 
 static int
-dispatch_publisher(struct child *c, enum msg_kind k, union child_msg *m)
+publisher_msg(struct child *c, enum msg_kind k, union child_msg *m)
 {
 	struct attempt	*a;
 	json_t		*facts;
@@ -1682,38 +1682,47 @@ reconciler_error(json_t *o, char *why, size_t whylen)
 }
 
 /*
- * 0 if handled, -1 if the message is not one this child may send or
- * does not decode (the caller kills the child, logging why).
+ * The parent's side of each kind of child, reached from the dispatch
+ * table in factoryd.c: 0 if handled, -1 if the message is not one this
+ * child may send or does not decode (proc.c kills the child, logging
+ * why).
  */
 int
-attempt_dispatch(struct child *c, struct imsg *imsg, char *why,
+dispatch_reconciler(struct child *c, struct imsg *imsg, char *why,
     size_t whylen)
 {
-	union child_msg	 m;
-	enum msg_kind	 k;
 	json_t		*o;
 	int		 ret = -1;
 
 	why[0] = '\0';
-	if (c->id == PROC_RECONCILER) {
-		if ((o = imsg_get_json(imsg)) == NULL) {
-			snprintf(why, whylen, "malformed imsg type %u%s",
-			    imsg_get_type(imsg), imsg_get_type(imsg) ==
-			    IMSG_ERROR ? " (ERROR: not a JSON object)" : "");
-			return (-1);
-		}
-		if (imsg_get_type(imsg) == IMSG_INVENTORY) {
-			if ((ret = attempt_inventory(o)) == -1)
-				snprintf(why, whylen, "INVENTORY: malformed");
-		} else if (imsg_get_type(imsg) == IMSG_ERROR)
-			ret = reconciler_error(o, why, whylen);
-		json_decref(o);
-		attempt_schedule();
-		if (ret == -1 && why[0] == '\0')
-			snprintf(why, whylen, "unexpected imsg type %u",
-			    imsg_get_type(imsg));
-		return (ret);
+	if ((o = imsg_get_json(imsg)) == NULL) {
+		snprintf(why, whylen, "malformed imsg type %u%s",
+		    imsg_get_type(imsg), imsg_get_type(imsg) == IMSG_ERROR ?
+		    " (ERROR: not a JSON object)" : "");
+		return (-1);
 	}
+	if (imsg_get_type(imsg) == IMSG_INVENTORY) {
+		if ((ret = attempt_inventory(o)) == -1)
+			snprintf(why, whylen, "INVENTORY: malformed");
+	} else if (imsg_get_type(imsg) == IMSG_ERROR)
+		ret = reconciler_error(o, why, whylen);
+	json_decref(o);
+	attempt_schedule();
+	if (ret == -1 && why[0] == '\0')
+		snprintf(why, whylen, "unexpected imsg type %u",
+		    imsg_get_type(imsg));
+	return (ret);
+}
+
+/* A typed message (msg.h) from a worker, verifier or publisher. */
+static int
+dispatch_typed(struct child *c, struct imsg *imsg, char *why, size_t whylen)
+{
+	union child_msg	 m;
+	enum msg_kind	 k;
+	int		 ret = -1;
+
+	why[0] = '\0';
 	if (child_msg_kind(c, imsg_get_type(imsg), &k) == -1) {
 		snprintf(why, whylen, "unexpected imsg type %u",
 		    imsg_get_type(imsg));
@@ -1723,13 +1732,13 @@ attempt_dispatch(struct child *c, struct imsg *imsg, char *why,
 		return (-1);
 	switch (c->id) {
 	case PROC_WORKER:
-		ret = dispatch_worker(c, k, &m);
+		ret = worker_msg(c, k, &m);
 		break;
 	case PROC_VERIFIER:
-		ret = dispatch_verifier(c, k, &m, why, whylen);
+		ret = verifier_msg(c, k, &m, why, whylen);
 		break;
 	case PROC_PUBLISHER:
-		ret = dispatch_publisher(c, k, &m);
+		ret = publisher_msg(c, k, &m);
 		break;
 	default:
 		break;
@@ -1739,35 +1748,65 @@ attempt_dispatch(struct child *c, struct imsg *imsg, char *why,
 	return (ret);
 }
 
+int
+dispatch_worker(struct child *c, struct imsg *imsg, char *why,
+    size_t whylen)
+{
+	return (dispatch_typed(c, imsg, why, whylen));
+}
+
+int
+dispatch_verifier(struct child *c, struct imsg *imsg, char *why,
+    size_t whylen)
+{
+	return (dispatch_typed(c, imsg, why, whylen));
+}
+
+int
+dispatch_publisher(struct child *c, struct imsg *imsg, char *why,
+    size_t whylen)
+{
+	return (dispatch_typed(c, imsg, why, whylen));
+}
+
 /* A child died: what it held cannot complete. */
 void
-attempt_child_lost(struct child *c)
+verifier_lost(struct child *c)
 {
 	struct attempt	*a;
 	int		 idx = child_index(c);
 
-	if (c->id == PROC_RECONCILER)
-		reconcile_child_lost();
-	if (c->id == PROC_VERIFIER && (a = env->busy[idx]) != NULL) {
-		env->busy[idx] = NULL;
-		a->verifier = NULL;
-		if (a->run != NULL && a->run->validation) {
-			/* Its validation run goes with it. */
-			a->run->cancelled = 1;
-			run_kill(a->run);
-		}
-		if (a->state == AS_VERIFYING && a->verifies >= 3)
-			attempt_fail(a, "failed", "verifier died, three times");
-		else if (a->state == AS_VERIFYING) {
-			log_info("%s: verifier died; verifying again", a->id);
-			a->reverify = 1;
-		}
-	}
-	if (c->id == PROC_PUBLISHER)
-		TAILQ_FOREACH(a, &env->attempts, entry)
-			a->publish_sent = 0;	/* idempotent: send again */
-	if (c->id != PROC_WORKER)
+	if ((a = env->busy[idx]) == NULL)
 		return;
+	env->busy[idx] = NULL;
+	a->verifier = NULL;
+	if (a->run != NULL && a->run->validation) {
+		/* Its validation run goes with it. */
+		a->run->cancelled = 1;
+		run_kill(a->run);
+	}
+	if (a->state == AS_VERIFYING && a->verifies >= 3)
+		attempt_fail(a, "failed", "verifier died, three times");
+	else if (a->state == AS_VERIFYING) {
+		log_info("%s: verifier died; verifying again", a->id);
+		a->reverify = 1;
+	}
+}
+
+void
+publisher_lost(struct child *c)
+{
+	struct attempt	*a;
+
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		a->publish_sent = 0;	/* idempotent: send again */
+}
+
+void
+worker_lost(struct child *c)
+{
+	struct attempt	*a;
+
 	TAILQ_FOREACH(a, &env->attempts, entry)
 		if (attempt_held_by_worker(a))
 			attempt_new_lease(a, "worker lost");
@@ -1837,18 +1876,42 @@ attempt_redrive(struct attempt *a)
 }
 
 void
-attempt_child_ready(struct child *c)
+worker_ready(struct child *c)
 {
 	struct attempt	*a;
 
-	if (c->id == PROC_WORKER)
-		TAILQ_FOREACH(a, &env->attempts, entry)
-			if (a->redrive)
-				attempt_redrive(a);
-	if (c->id == PROC_RECONCILER)
-		attempt_reconcile(NULL);
-	if (c->id == PROC_EGRESS)
-		egress_child_ready();
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (a->redrive)
+			attempt_redrive(a);
+	attempt_schedule();
+}
+
+void
+reconciler_ready(struct child *c)
+{
+	attempt_reconcile(NULL);
+	attempt_schedule();
+}
+
+/* A factoryctl reconcile waiting on it is answered. */
+void
+reconciler_lost(struct child *c)
+{
+	reconcile_child_lost();
+}
+
+/* A restarted factory-egress gets every endpoint again. */
+void
+egress_ready(struct child *c)
+{
+	egress_child_ready();
+	attempt_schedule();
+}
+
+/* A verifier or the publisher is up: work may wait for it. */
+void
+child_ready(struct child *c)
+{
 	attempt_schedule();
 }
 

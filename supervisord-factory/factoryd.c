@@ -33,6 +33,33 @@ static int		factoryd_open_binaries(const char *, int *, int *,
 
 struct factoryd		*env;
 
+/* The parent's side of each kind of child (vmd's shape). */
+static const struct child_handler child_handlers[] = {
+	{ PROC_WORKER,		dispatch_worker,	worker_ready,
+	    worker_lost },
+	{ PROC_VERIFIER,	dispatch_verifier,	child_ready,
+	    verifier_lost },
+	{ PROC_PUBLISHER,	dispatch_publisher,	child_ready,
+	    publisher_lost },
+	{ PROC_RECONCILER,	dispatch_reconciler,	reconciler_ready,
+	    reconciler_lost },
+	/* It sends nothing but HELLO: any other message is malformed. */
+	{ PROC_EGRESS,		NULL,			egress_ready,
+	    NULL },
+};
+
+const struct child_handler *
+child_handler(enum factory_procid id)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(child_handlers) / sizeof(child_handlers[0]);
+	    i++)
+		if (child_handlers[i].id == id)
+			return (&child_handlers[i]);
+	return (NULL);
+}
+
 __dead static void
 usage(void)
 {

@@ -209,6 +209,20 @@ struct factoryd {
 
 extern struct factoryd	*env;
 
+/*
+ * factoryd.c: what the parent does with each kind of child, one row
+ * per kind; proc.c is transport only and consults it.  A NULL member:
+ * nothing to do (no dispatch: every message of that child is refused).
+ */
+struct child_handler {
+	enum factory_procid	 id;
+	int			(*dispatch)(struct child *, struct imsg *,
+				    char *, size_t);
+	void			(*ready)(struct child *);
+	void			(*lost)(struct child *);
+};
+const struct child_handler *child_handler(enum factory_procid);
+
 /* factoryd.c */
 int	 factoryd_reload(char *, size_t);
 int	 factoryd_open_binary(const char *, const char *, char *, size_t);
@@ -271,11 +285,24 @@ json_t	*attempt_json(struct attempt *);
 void	 attempt_submit(struct ctl_conn *, struct imsg *);
 void	 attempt_cancel(struct attempt *, uid_t);
 int	 attempt_approve(struct attempt *, uid_t, char *, size_t);
-/* -1 and why (for the log) if the child is to be killed. */
-int	 attempt_dispatch(struct child *, struct imsg *, char *, size_t);
 void	 attempt_run_done(struct run *);
-void	 attempt_child_lost(struct child *);
-void	 attempt_child_ready(struct child *);
+/*
+ * The parent's side of each kind of child (factoryd.c's table):
+ * dispatch_* return -1 and why (for the log) if the child is to be
+ * killed; *_ready run once it said HELLO, *_lost once it is gone.
+ */
+int	 dispatch_worker(struct child *, struct imsg *, char *, size_t);
+int	 dispatch_verifier(struct child *, struct imsg *, char *, size_t);
+int	 dispatch_publisher(struct child *, struct imsg *, char *, size_t);
+int	 dispatch_reconciler(struct child *, struct imsg *, char *, size_t);
+void	 worker_ready(struct child *);
+void	 reconciler_ready(struct child *);
+void	 reconciler_lost(struct child *);
+void	 egress_ready(struct child *);
+void	 child_ready(struct child *);
+void	 worker_lost(struct child *);
+void	 verifier_lost(struct child *);
+void	 publisher_lost(struct child *);
 void	 attempt_reconcile(struct ctl_conn *);
 void	 attempt_note(struct attempt *, const char *, json_t *);
 void	 attempt_record_reaped(struct attempt *, const char *, const char *,

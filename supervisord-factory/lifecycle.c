@@ -22,7 +22,8 @@ static const char *state_names[AS_MAX] = {
 
 /*
  * Receipt kinds, the state each leads to, and the states it may come
- * from.  AS_MAX as the target keeps the state (a fact was recorded).
+ * from.  AS_MAX as the target keeps the state (a fact was recorded);
+ * no states (0) is only ever an attempt's first receipt.
  */
 #define B(s)	(1U << (s))
 #define LIVE	(B(AS_QUEUED) | B(AS_PROVISIONING) | B(AS_READY) | \

@@ -2,6 +2,9 @@
  * The children: fork+exec from libexec with their socket on fd 3,
  * under their own uid, restarted with backoff when they die or
  * misbehave.  Star topology: each child has one channel, to us.
+ * Transport only: what a child's messages mean, and what its coming
+ * up or going away means, is the row of its kind in factoryd.c's
+ * child_handler() table.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -324,6 +327,7 @@ proc_kill(struct child *c, const char *why)
 void
 proc_reap(void)
 {
+	const struct child_handler *h;
 	struct child	*c;
 	pid_t		 pid;
 	int		 status, i;
@@ -353,7 +357,8 @@ proc_reap(void)
 			proc_dispatch(c->iev.ibuf.fd, EV_READ, c);
 		imsgev_clear(&c->iev);
 		c->state = CHILD_DOWN;
-		attempt_child_lost(c);
+		if ((h = child_handler(c->id)) != NULL && h->lost != NULL)
+			h->lost(c);
 		/* A verifier that delivered its verdict is replaced now. */
 		if (c->id == PROC_VERIFIER && c->recycle) {
 			c->recycle = 0;
@@ -573,6 +578,7 @@ proc_hello(struct child *c, struct imsg *imsg, char *why, size_t whylen)
 static void
 proc_dispatch(int fd, short event, void *arg)
 {
+	const struct child_handler *h;
 	struct child	*c = arg;
 	struct imsg	 imsg;
 	int		 n;
@@ -596,8 +602,9 @@ proc_dispatch(int fd, short event, void *arg)
 		switch (type) {
 		case IMSG_HELLO:
 			n = proc_hello(c, &imsg, why, sizeof(why));
-			if (n == 0)
-				attempt_child_ready(c);
+			if (n == 0 && (h = child_handler(c->id)) != NULL &&
+			    h->ready != NULL)
+				h->ready(c);
 			break;
 		case IMSG_HEARTBEAT:
 			/* Empty, from the worker, once it runs. */
@@ -611,11 +618,12 @@ proc_dispatch(int fd, short event, void *arg)
 				c->heartbeat = time(NULL);
 			break;
 		default:
-			if (c->state != CHILD_RUNNING)
+			if (c->state != CHILD_RUNNING ||
+			    (h = child_handler(c->id)) == NULL ||
+			    h->dispatch == NULL)
 				n = -1;
 			else
-				n = attempt_dispatch(c, &imsg, why,
-				    sizeof(why));
+				n = h->dispatch(c, &imsg, why, sizeof(why));
 			break;
 		}
 		if (n == -1) {
