@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 
 #include <err.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -63,8 +64,9 @@ main(int argc, char *argv[])
 	struct imsgbuf	 ib;
 	struct imsg	 imsg;
 	uid_t		 uid;
+	extern char	**environ;
 	pid_t		 pid;
-	int		 sv[2], status, bad = 0;
+	int		 sv[2], status, bad = 0, bin;
 
 	if (argc > 1 && strcmp(argv[1], "-b") == 0) {
 		bad = 1;
@@ -82,11 +84,17 @@ main(int argc, char *argv[])
 	case 0:
 		if (dup2(sv[1], PROC_PARENT_FD) == -1)
 			err(1, "dup2");
+		/*
+		 * Opened as root, run as uid: as factoryd does, so that a
+		 * build in a directory uid cannot traverse (/root) runs.
+		 */
+		if ((bin = open(argv[2], O_PATH | O_CLOEXEC)) == -1)
+			err(1, "%s", argv[2]);
 		if (setgroups(0, NULL) == -1 ||
 		    setresgid(uid, uid, uid) == -1 ||
 		    setresuid(uid, uid, uid) == -1)
 			err(1, "drop to uid %u", (unsigned)uid);
-		execv(argv[2], argv + 2);
+		fexecve(bin, argv + 2, environ);
 		err(1, "%s", argv[2]);
 	}
 	close(sv[1]);
