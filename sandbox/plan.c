@@ -210,6 +210,32 @@ struct rbuf {
 	int			 failed;
 };
 
+/*
+ * A reader over one plan of at most SBX_PLAN_MAX bytes; its strings
+ * are copied, NUL-terminated, into a new arena of len + 1 bytes.
+ */
+static int
+rbuf_open(struct rbuf *r, const void *data, size_t len, char **arena,
+    char *err, size_t errlen)
+{
+	if (len > SBX_PLAN_MAX) {
+		snprintf(err, errlen, "plan: %zu bytes, more than %d", len,
+		    SBX_PLAN_MAX);
+		return (-1);
+	}
+	if ((*arena = malloc(len + 1)) == NULL) {
+		snprintf(err, errlen, "plan: out of memory");
+		return (-1);
+	}
+	memset(r, 0, sizeof(*r));
+	r->p = data;
+	r->left = len;
+	r->arena = *arena;
+	r->err = err;
+	r->errlen = errlen;
+	return (0);
+}
+
 static void
 bad(struct rbuf *r, const char *fmt, ...)
 {
@@ -530,23 +556,14 @@ sbx_plan_decode(const void *data, size_t len, struct sock_fprog *prog,
 
 	prog->len = 0;
 	prog->filter = NULL;
-	if (len > SBX_PLAN_MAX) {
-		snprintf(err, errlen, "plan: %zu bytes, more than %d", len,
-		    SBX_PLAN_MAX);
-		return (NULL);
-	}
-	if ((o = calloc(1, sizeof(*o))) == NULL ||
-	    (o->arena = malloc(len + 1)) == NULL) {
-		free(o);
+	if ((o = calloc(1, sizeof(*o))) == NULL) {
 		snprintf(err, errlen, "plan: out of memory");
 		return (NULL);
 	}
-	memset(&r, 0, sizeof(r));
-	r.p = data;
-	r.left = len;
-	r.arena = o->arena;
-	r.err = err;
-	r.errlen = errlen;
+	if (rbuf_open(&r, data, len, &o->arena, err, errlen) == -1) {
+		free(o);
+		return (NULL);
+	}
 	get_all(&r, o, prog);
 	if (r.failed) {
 		prog->len = 0;
@@ -719,23 +736,14 @@ sbx_enter_decode(const void *data, size_t len, struct sock_fprog *prog,
 
 	prog->len = 0;
 	prog->filter = NULL;
-	if (len > SBX_PLAN_MAX) {
-		snprintf(err, errlen, "plan: %zu bytes, more than %d", len,
-		    SBX_PLAN_MAX);
-		return (NULL);
-	}
-	if ((o = calloc(1, sizeof(*o))) == NULL ||
-	    (o->arena = malloc(len + 1)) == NULL) {
-		free(o);
+	if ((o = calloc(1, sizeof(*o))) == NULL) {
 		snprintf(err, errlen, "plan: out of memory");
 		return (NULL);
 	}
-	memset(&r, 0, sizeof(r));
-	r.p = data;
-	r.left = len;
-	r.arena = o->arena;
-	r.err = err;
-	r.errlen = errlen;
+	if (rbuf_open(&r, data, len, &o->arena, err, errlen) == -1) {
+		free(o);
+		return (NULL);
+	}
 	get_enter(&r, o, prog);
 	if (r.failed) {
 		prog->len = 0;
