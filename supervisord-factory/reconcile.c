@@ -142,6 +142,12 @@ attempt_reconcile(struct ctl_conn *c)
 {
 	struct timeval	 tv;
 
+	/* One waiting client at a time: a second would strand the first. */
+	if (c != NULL && pending_ctl != 0 && control_byid(pending_ctl) !=
+	    NULL) {
+		control_fail(c, "a reconcile is already running, try again");
+		return;
+	}
 	if (!ev_reconcile_set) {
 		evtimer_set(&ev_reconcile, reconcile_timer, NULL);
 		ev_reconcile_set = 1;
