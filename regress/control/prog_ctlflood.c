@@ -31,6 +31,8 @@
  *				    connection from each of its N uids,
  *				    held HOLD seconds; prints "connected C
  *				    open K" (K the ones the daemon kept)
+ *	connectexit SOCK	    a child connects and exits at once,
+ *				    before the daemon can accept it
  *	submitgone SOCK FILE N	    N times: submit FILE, close after 0 to
  *				    20 ms (the i-th waits i % 21), never
  *				    reading; prints "sent N"
@@ -512,6 +514,21 @@ userns(const char *path, unsigned owner, unsigned base, int n, int nested,
 }
 
 static int
+connectexit(const char *path)
+{
+	pid_t	 pid;
+
+	if ((pid = fork()) == -1)
+		err(2, "fork");
+	if (pid == 0)
+		_exit(dial(path, 0) == -1 ? 2 : 0);
+	if (waitpid(pid, NULL, 0) == -1)
+		err(2, "waitpid");
+	printf("gone\n");
+	return (0);
+}
+
+static int
 submitgone(const char *path, const char *file, int n)
 {
 	struct imsg_hdr	 h;
@@ -565,9 +582,12 @@ main(int argc, char *argv[])
 	if (argc == 8 && strcmp(argv[1], "userns") == 0)
 		return (userns(argv[2], atoi(argv[3]), atoi(argv[4]),
 		    atoi(argv[5]), atoi(argv[6]), atoi(argv[7])));
+	if (argc == 3 && strcmp(argv[1], "connectexit") == 0)
+		return (connectexit(argv[2]));
 	if (argc == 5 && strcmp(argv[1], "submitgone") == 0)
 		return (submitgone(argv[2], argv[3], atoi(argv[4])));
 	fprintf(stderr, "usage: prog_ctlflood flood|conns|idle|slowloris|"
-	    "hugelen|fdpass|manyfds|slowread|userns|submitgone SOCK ...\n");
+	    "hugelen|fdpass|manyfds|slowread|userns|connectexit|submitgone "
+	    "SOCK ...\n");
 	return (2);
 }

@@ -36,4 +36,16 @@ check "uid $OWN itself keeps its 4 connections ($(cat "$T/own"))" [ "${own:-0}" 
 check "a nested namespace of uid $OWN gets the other 4 at most ($(cat "$T/uns2"))" \
     [ "${kept:-999}" -le 4 ]
 wait "$U1" "$U2"
+# A peer that is gone before it is accepted: its namespace cannot be
+# told, so it is refused (its pid may be anyone's by then).
+kill -STOP "$P"
+as 65529 "$F" connectexit "$RO" >"$T/cexit"
+kill -CONT "$P"
+i=0
+while ! grep -q "connection of uid 65529 refused: its user namespace cannot be told" "$T/log" &&
+    [ $i -lt 30 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check "a peer gone before it was accepted is refused, and logged" \
+    grep -q "connection of uid 65529 refused: its user namespace cannot be told" "$T/log"
 check "root: status after the namespaces" ctl status
