@@ -110,3 +110,25 @@ for id in $(ctl -j list | jq -r ".attempts[$a0:][] | .id"); do
 done
 check "every journaled one of them ran to its end, none cancelled" \
     [ $bad = 0 ]
+
+# A reconcile waits for the reconciler the same way: its client leaves,
+# the wait goes; the next client's reconcile is taken, and answered.
+R=$(ctl -j status | jq -r '.processes[] | select(.name == "reconciler") | .pid')
+kill -STOP "$R"
+"$O/factoryctl" -s "$SOCK" reconcile >/dev/null 2>&1 &
+RP=$!
+BGPIDS="$BGPIDS $RP"
+check "a reconcile waits for the held reconciler ($(nwaits) waits)" \
+    until_waits 1 10
+{ kill -KILL "$RP"; wait "$RP"; } 2>/dev/null
+check "its client killed: the wait is dropped at once ($(nwaits))" \
+    until_waits 0 2
+"$O/factoryctl" -s "$SOCK" reconcile >"$T/rc2.out" 2>&1 &
+RP=$!
+BGPIDS="$BGPIDS $RP"
+until_waits 1 10
+kill -CONT "$R"
+wait "$RP"
+check "the next client's reconcile is answered ($(head -n 1 "$T/rc2.out"))" \
+    sh -c "! grep -q 'already running\|closed the connection' '$T/rc2.out'"
+check "no wait left after the reconciles ($(nwaits))" until_waits 0 2
