@@ -3,7 +3,7 @@
  * tests.  Spawns, waits (a wall deadline enforced with sandbox_kill),
  * prints what happened and what the cgroups measured, destroys.
  *
- *	prog_sbx [-P] [-L launcher] [-i id] -u uid -t tree [-H hide]...
+ *	prog_sbx [-FP] [-L launcher] [-i id] -u uid -t tree [-H hide]...
  *	    [-m mem] [-p pids]
  *	    [-c cpu_ms] [-f fsize] [-n nofile] [-w wall_s] [-l logfile]
  *	    [-x exec_allow]... [-R expose]... [-e VAR=value]... -- argv...
@@ -11,7 +11,9 @@
  * Exits 0 if the destroy succeeded, 1 if it did not, 2 if the spawn
  * failed, 3 on a usage error.  -P prints sandbox_probe's line only.
  * -L names the factory-sandbox binary to start as pid 1, as factoryd
- * does; without it pid 1 is a fork of prog_sbx.
+ * does: one of the launcher pool, started ahead and given the plan
+ * (-F: a fresh one, as when the pool is empty); without it pid 1 is a
+ * fork of prog_sbx.
  */
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -41,7 +43,7 @@ onalarm(int sig)
 static __dead void
 usage(void)
 {
-	fprintf(stderr, "usage: prog_sbx [-P] [-L launcher] [-i id] -u uid "
+	fprintf(stderr, "usage: prog_sbx [-FP] [-L launcher] [-i id] -u uid "
 	    "-t tree "
 	    "[-H hide] [-m mem] [-p pids] [-c cpu_ms] [-f fsize] "
 	    "[-n nofile] [-w wall_s] [-l logfile] [-x exec_allow] "
@@ -95,6 +97,7 @@ main(int argc, char *argv[])
 	char			*ex[MAXLIST];
 	char			 idbuf[64], msg[1024];
 	int			 nhide = 0, nxa = 0, nenv = 0, nex = 0, ch, st;
+	int			 fresh = 0, launcher = 0;
 	int			 rc;
 	unsigned int		 wall = 0;
 	pid_t			 pid;
@@ -104,13 +107,16 @@ main(int argc, char *argv[])
 	spec.logfd = STDOUT_FILENO;
 	snprintf(idbuf, sizeof(idbuf), "sbx-%ld", (long)getpid());
 	spec.id = idbuf;
-	while ((ch = getopt(argc, argv, "c:e:f:H:i:L:l:m:n:p:PR:t:u:w:x:")) != -1) {
+	while ((ch = getopt(argc, argv, "c:e:Ff:H:i:L:l:m:n:p:PR:t:u:w:x:")) != -1) {
 		switch (ch) {
 		case 'c':
 			spec.cpu_ms = num(optarg);
 			break;
 		case 'e':
 			add(env, &nenv, optarg);
+			break;
+		case 'F':
+			fresh = 1;
 			break;
 		case 'f':
 			spec.fsize = num(optarg);
@@ -125,6 +131,7 @@ main(int argc, char *argv[])
 			if ((ch = open(optarg, O_PATH | O_CLOEXEC)) == -1)
 				err(3, "%s", optarg);
 			sandbox_set_launcher(ch);
+			launcher = 1;
 			break;
 		case 'l':
 			spec.logfd = open(optarg, O_WRONLY | O_CREAT | O_TRUNC |
@@ -176,6 +183,9 @@ main(int argc, char *argv[])
 	spec.exec_allow = nxa > 0 ? xa : NULL;
 	spec.expose = nex > 0 ? ex : NULL;
 
+	/* As factoryd: the launcher started ahead, then handed the plan. */
+	if (launcher && !fresh && sandbox_pool_fill(1) != 1)
+		errx(2, "the launcher pool could not be filled");
 	if (sandbox_spawn(&spec, &sb, msg, sizeof(msg)) == -1) {
 		printf("spawn: %s\n", msg);
 		fflush(stdout);
