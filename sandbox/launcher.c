@@ -188,10 +188,10 @@ set_title(int errfd, char *argv[], const char *id)
 /*
  * The ready mode: started by the parent ahead of any attempt, with
  * its socket and error pipe only.  It makes the namespaces the clone
- * did not (mount, uts, network, IPC: fresh, and nothing but this
- * process has been in them), says "R" on the socket, and waits.  The
- * plan then comes with one descriptor, the agent's log; from there on
- * it is what a fresh launcher is.  It serves one attempt and exits
+ * did not (uts, network, IPC: fresh, and nothing but this process has
+ * been in them), says "R" on the socket, and waits.  The plan then
+ * comes with one descriptor, the agent's log; it copies the mount
+ * namespace, and from there on it is what a fresh launcher is.  It serves one attempt and exits
  * with it: a launcher never sees a second plan.
  */
 static __dead void
@@ -216,14 +216,20 @@ ready_main(char *argv[])
 	sigemptyset(&set);
 	if (sigprocmask(SIG_SETMASK, &set, NULL) == -1)
 		sbx_fail(SBX_FD_ERR, "sigprocmask:");
-	if (unshare(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWNET |
-	    CLONE_NEWIPC) == -1)
+	if (unshare(CLONE_NEWUTS | CLONE_NEWNET | CLONE_NEWIPC) == -1)
 		sbx_fail(SBX_FD_ERR, "ready: namespaces:");
 	sbx_exec_resolve();
 	if (sbx_sendtag(SBX_FD_SOCK, 'R', NULL, 0) == -1)
 		_exit(127);	/* the parent is gone */
 	pl = read_plan(&logfd);
 	spec = (struct sandbox_spec *)pl->spec;
+	/*
+	 * The mount namespace is copied now, not ahead: the attempt's
+	 * tree (its disk, its overlay) was mounted after this launcher
+	 * started, and a copy made then would not hold it.
+	 */
+	if (unshare(CLONE_NEWNS) == -1)
+		sbx_fail(SBX_FD_ERR, "mount namespace:");
 	/* The first free number may be its number already. */
 	if (logfd != SBX_FD_LOG) {
 		if (dup3(logfd, SBX_FD_LOG, O_CLOEXEC) == -1)

@@ -965,8 +965,9 @@ sbx_clone_launcher(int (*fn)(void *), void *arg, int nsflags, int *pidfd)
  * parent keeps a few launchers started ahead ("factory-sandbox ready",
  * launcher.c): each cloned into a new pid namespace and exec'd at
  * once, exactly as a fresh one, with its socket and error pipe and
- * nothing else; it makes its own mount, uts, network and IPC
- * namespaces, says "R" and waits for a plan.  A spawn takes the oldest
+ * nothing else; it makes its own uts, network and IPC namespaces, says
+ * "R" and waits for a plan (its mount namespace it copies when the
+ * plan comes: the attempt's tree is mounted after it started).  A spawn takes the oldest
  * that said "R" and sends it the plan and the agent's log; from there
  * it is what a fresh launcher is.  Each serves one attempt: no fd,
  * namespace or memory of an earlier attempt can be in it, and the uid

@@ -17,11 +17,14 @@
  * must say "R" ("ready", or "not ready"), then it prints the fds the
  * waiting launcher holds ("fds: ...") and which of its namespaces are
  * not ours ("fresh: ..."), and sends the plan: ready (with the log fd:
- * runs argv, prints its title once the agent exec'd), readynofd (no
- * fd), readytwofd (two), readyroom (started without the room for its
- * title: it must refuse before "R").
+ * runs argv, prints its title once the agent exec'd), readylate (as
+ * ready, the tree a tmpfs mounted at TREE-late after "R", as a tree
+ * made for the attempt is), readynofd (no fd), readytwofd (two),
+ * readyroom (started without the room for its title: it must refuse
+ * before "R").
  */
 #include <sys/types.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -149,8 +152,10 @@ print_title(pid_t pid)
  * plan w (len bytes) with nfd fds.
  */
 static int
-ready(int bin, const char *mode, unsigned char *w, size_t len)
+ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
+    size_t len)
 {
+	char	 late[PATH_MAX];
 	char	 room[SBX_TITLE_ROOM + 1], buf[1024], tag = 0, *largv[4];
 	int	 sv[2], ep[2], st, i, nfd = 1;
 	ssize_t	 r;
@@ -198,6 +203,19 @@ ready(int bin, const char *mode, unsigned char *w, size_t len)
 	print_fresh(pid);
 	print_title(pid);
 	fflush(stdout);
+	late[0] = '\0';
+	if (strcmp(mode, "readylate") == 0) {
+		/* Made after the launcher was: it must see it all the same. */
+		snprintf(late, sizeof(late), "%s-late", pl->tree);
+		if (mkdir(late, 0755) == -1 || mount("tmpfs", late, "tmpfs", 0,
+		    "size=1m") == -1 || chown(late, pl->spec->uid,
+		    pl->spec->gid) == -1)
+			err(2, "%s", late);
+		strlcpy(pl->tree, late, sizeof(pl->tree));
+		free(w);
+		if ((w = sbx_plan_encode(pl, &sbx_prog, &len)) == NULL)
+			err(2, "encode");
+	}
 	send_plan(sv[0], w, len, nfd);
 	if (sbx_sendtag(sv[0], 'G', NULL, 0) == -1)
 		err(2, "send G");
@@ -221,6 +239,14 @@ ready(int bin, const char *mode, unsigned char *w, size_t len)
 		printf("exit %d\n", WEXITSTATUS(st));
 	else
 		printf("signal %d\n", WTERMSIG(st));
+	if (late[0] != '\0') {
+		snprintf(buf, sizeof(buf), "%s/file", late);
+		printf("host sees the file: %s\n", access(buf, F_OK) == 0 ?
+		    "yes" : "no");
+		if (umount2(late, MNT_DETACH) == -1 || rmdir(late) == -1)
+			err(2, "%s", late);
+	}
+	free(w);
 	return (0);
 }
 
@@ -272,7 +298,7 @@ main(int argc, char *argv[])
 	if (strcmp(mode, "magic") == 0)
 		w[0] ^= 0xff;
 	if (strncmp(mode, "ready", 5) == 0)
-		return (ready(bin, mode, w, len));
+		return (ready(bin, mode, &pl, w, len));
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1 ||
 	    pipe2(ep, O_CLOEXEC) == -1)

@@ -375,17 +375,31 @@ badid|id: not a plain name
 EOF
 # A launcher of the pool, by hand: before its plan it holds its socket
 # and error pipe and nothing else (the stray fd 9 is gone), its
-# namespaces are all new, and its plan must come with the log fd.
+# namespaces are new but the mount one (made at the plan), and its plan
+# must come with the log fd.
 OUT=$("$PL" "$LAUNCHER" ready "$TREE" "$U" -- /bin/sh -c 'id -u; exit 3' 2>&1)
 if printf '%s\n' "$OUT" | grep -qx "ready" &&
     printf '%s\n' "$OUT" | grep -qx "fds: 0 1 2 3 4" &&
-    printf '%s\n' "$OUT" | grep -qx "fresh: mnt uts net ipc pid" &&
+    printf '%s\n' "$OUT" | grep -qx "fresh: uts net ipc pid" &&
     printf '%s\n' "$OUT" | grep -qx "title: factory-sandbox attempt launch-1 |" &&
     printf '%s\n' "$OUT" | grep -qx "$U" &&
     printf '%s\n' "$OUT" | grep -qx "exit 3"; then
 	ok "launcher pool: a ready launcher holds nothing else, runs the plan as uid $U, says its attempt"
 else
 	notok launcher-ready "$(echo $OUT)"
+fi
+# A tree mounted after the launcher was started (an attempt's disk or
+# overlay is) is in its view: it takes the host's mounts at its plan.
+OUT=$("$PL" "$LAUNCHER" readylate "$TREE" "$U" -- /bin/sh -c 'echo x >file && echo wrote; exit 3' 2>&1)
+if printf '%s\n' "$OUT" | grep -qx "no error" &&
+    printf '%s\n' "$OUT" | grep -qx "wrote" &&
+    printf '%s\n' "$OUT" | grep -qx "exit 3" &&
+    printf '%s\n' "$OUT" | grep -qx "host sees the file: yes"; then
+	ok "launcher pool: a tree mounted after the launcher started is the tree"
+else
+	notok launcher-readylate "$(echo $OUT)"
+	mountpoint -q "$TREE-late" && umount -l "$TREE-late"
+	rmdir "$TREE-late" 2>/dev/null
 fi
 for mode in readynofd readytwofd; do
 	OUT=$("$PL" "$LAUNCHER" $mode "$TREE" "$U" -- /bin/true 2>&1)
