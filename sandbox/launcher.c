@@ -132,8 +132,8 @@ read_msg(int sock, int errfd, size_t *lenp, int *fdp)
 	if (fdp == NULL && (c != NULL || (msg.msg_flags & MSG_CTRUNC)))
 		sbx_fail(errfd, "plan: came with descriptors");
 	if (fdp != NULL && ((msg.msg_flags & MSG_CTRUNC) || c == NULL ||
-	    c->cmsg_level != SOL_SOCKET ||
-	    c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)) ||
+	    c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(sizeof(int)) ||
 	    CMSG_NXTHDR(&msg, c) != NULL))
 		sbx_fail(errfd, "plan: not with exactly one descriptor");
 	if ((size_t)n > SBX_PLAN_MAX || (msg.msg_flags & MSG_TRUNC))
@@ -191,8 +191,9 @@ set_title(int errfd, char *argv[], const char *id)
  * did not (uts, network, IPC: fresh, and nothing but this process has
  * been in them), says "R" on the socket, and waits.  The plan then
  * comes with one descriptor, the agent's log; it copies the mount
- * namespace, and from there on it is what a fresh launcher is.  It serves one attempt and exits
- * with it: a launcher never sees a second plan.
+ * namespace, and from there on it is what a fresh launcher is.  It
+ * serves one attempt and exits with it: a launcher never sees a second
+ * plan.
  */
 static __dead void
 ready_main(char *argv[])
@@ -255,9 +256,9 @@ main(int argc, char *argv[])
 
 	/*
 	 * The command line is the title: "factory-sandbox attempt ID",
-	 * "factory-sandbox ready" (and room) until a launcher of the pool
-	 * serves one,
-	 * or "factory-sandbox enter ID" for an operator's shell.
+	 * "factory-sandbox ready" (and its room) until a launcher of the
+	 * pool serves one, or "factory-sandbox enter ID" for an
+	 * operator's shell.
 	 */
 	if (argc == 3 && strcmp(argv[1], "ready") == 0 &&
 	    strlen(argv[2]) == SBX_TITLE_ROOM &&

@@ -967,11 +967,12 @@ sbx_clone_launcher(int (*fn)(void *), void *arg, int nsflags, int *pidfd)
  * once, exactly as a fresh one, with its socket and error pipe and
  * nothing else; it makes its own uts, network and IPC namespaces, says
  * "R" and waits for a plan (its mount namespace it copies when the
- * plan comes: the attempt's tree is mounted after it started).  A spawn takes the oldest
- * that said "R" and sends it the plan and the agent's log; from there
- * it is what a fresh launcher is.  Each serves one attempt: no fd,
- * namespace or memory of an earlier attempt can be in it, and the uid
- * and cgroups are the attempt's own, as always.  One that died or
+ * plan comes: the attempt's tree is mounted after it started).  A
+ * spawn takes the oldest that said "R" and sends it the plan and the
+ * agent's log; from there it is what a fresh launcher is.  Each
+ * serves one attempt: no fd, namespace or memory of an earlier attempt
+ * can be in it, and the uid and cgroups are the attempt's own, as
+ * always.  One that died or
  * said anything else is killed through its pidfd and dropped; with
  * the pool empty a spawn starts a fresh launcher.  They die with the
  * parent (PR_SET_PDEATHSIG) and are killed when the launcher binary
