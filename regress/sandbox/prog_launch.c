@@ -217,8 +217,8 @@ ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
 			err(2, "encode");
 	}
 	send_plan(sv[0], w, len, nfd);
-	if (sbx_sendtag(sv[0], 'G', NULL, 0) == -1)
-		err(2, "send G");
+	/* A launcher that refused its plan may be gone already. */
+	(void)sbx_sendtag(sv[0], 'G', NULL, 0);
 	r = read(ep[0], buf, sizeof(buf) - 1);
 	if (r > 0) {
 		buf[r] = '\0';

@@ -3,7 +3,7 @@
  * tests.  Spawns, waits (a wall deadline enforced with sandbox_kill),
  * prints what happened and what the cgroups measured, destroys.
  *
- *	prog_sbx [-FP] [-L launcher] [-i id] -u uid -t tree [-H hide]...
+ *	prog_sbx [-FKP] [-L launcher] [-i id] -u uid -t tree [-H hide]...
  *	    [-m mem] [-p pids]
  *	    [-c cpu_ms] [-f fsize] [-n nofile] [-w wall_s] [-l logfile]
  *	    [-x exec_allow]... [-R expose]... [-e VAR=value]... -- argv...
@@ -12,12 +12,14 @@
  * failed, 3 on a usage error.  -P prints sandbox_probe's line only.
  * -L names the factory-sandbox binary to start as pid 1, as factoryd
  * does: one of the launcher pool, started ahead and given the plan
- * (-F: a fresh one, as when the pool is empty); without it pid 1 is a
- * fork of prog_sbx.
+ * (-F: a fresh one, as when the pool is empty; -K: the pool holds two
+ * and the oldest is killed before the spawn, which must take the
+ * other); without it pid 1 is a fork of prog_sbx.
  */
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +45,7 @@ onalarm(int sig)
 static __dead void
 usage(void)
 {
-	fprintf(stderr, "usage: prog_sbx [-FP] [-L launcher] [-i id] -u uid "
+	fprintf(stderr, "usage: prog_sbx [-FKP] [-L launcher] [-i id] -u uid "
 	    "-t tree "
 	    "[-H hide] [-m mem] [-p pids] [-c cpu_ms] [-f fsize] "
 	    "[-n nofile] [-w wall_s] [-l logfile] [-x exec_allow] "
@@ -86,6 +88,58 @@ probe(void)
 	return 0;
 }
 
+/*
+ * The oldest launcher of the pool (the lowest pid among our children
+ * titled "factory-sandbox ready") dies before it is taken.
+ */
+static void
+kill_oldest(void)
+{
+	char		 path[64], buf[512];
+	struct dirent	*de;
+	DIR		*d;
+	FILE		*f;
+	siginfo_t	 si;
+	long		 pid, ppid, low = 0;
+	size_t		 n;
+
+	if ((d = opendir("/proc")) == NULL)
+		err(2, "/proc");
+	while ((de = readdir(d)) != NULL) {
+		if ((pid = atol(de->d_name)) <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		if (strrchr(buf, ')') == NULL || sscanf(strrchr(buf, ')') + 2,
+		    "%*c %ld", &ppid) != 1 || ppid != (long)getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		if (n > 16 && strcmp(buf + 16, "ready") == 0 &&
+		    (low == 0 || pid < low))
+			low = pid;
+	}
+	closedir(d);
+	if (low == 0)
+		errx(2, "no ready launcher to kill");
+	if (kill((pid_t)low, SIGKILL) == -1)
+		err(2, "kill %ld", low);
+	/* Dead, not reaped: the pool must find it so and reap it. */
+	while (waitid(P_PID, (id_t)low, &si, WEXITED | WNOWAIT) == -1)
+		if (errno != EINTR)
+			err(2, "waitid %ld", low);
+	printf("killed %ld\n", low);
+	fflush(stdout);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -97,7 +151,7 @@ main(int argc, char *argv[])
 	char			*ex[MAXLIST];
 	char			 idbuf[64], msg[1024];
 	int			 nhide = 0, nxa = 0, nenv = 0, nex = 0, ch, st;
-	int			 fresh = 0, launcher = 0;
+	int			 fresh = 0, launcher = 0, killone = 0;
 	int			 rc;
 	unsigned int		 wall = 0;
 	pid_t			 pid;
@@ -107,7 +161,7 @@ main(int argc, char *argv[])
 	spec.logfd = STDOUT_FILENO;
 	snprintf(idbuf, sizeof(idbuf), "sbx-%ld", (long)getpid());
 	spec.id = idbuf;
-	while ((ch = getopt(argc, argv, "c:e:Ff:H:i:L:l:m:n:p:PR:t:u:w:x:")) != -1) {
+	while ((ch = getopt(argc, argv, "c:e:Ff:H:i:KL:l:m:n:p:PR:t:u:w:x:")) != -1) {
 		switch (ch) {
 		case 'c':
 			spec.cpu_ms = num(optarg);
@@ -117,6 +171,9 @@ main(int argc, char *argv[])
 			break;
 		case 'F':
 			fresh = 1;
+			break;
+		case 'K':
+			killone = 1;
 			break;
 		case 'f':
 			spec.fsize = num(optarg);
@@ -184,8 +241,11 @@ main(int argc, char *argv[])
 	spec.expose = nex > 0 ? ex : NULL;
 
 	/* As factoryd: the launcher started ahead, then handed the plan. */
-	if (launcher && !fresh && sandbox_pool_fill(1) != 1)
+	if (launcher && !fresh && sandbox_pool_fill(killone ? 2 : 1) !=
+	    (killone ? 2 : 1))
 		errx(2, "the launcher pool could not be filled");
+	if (killone)
+		kill_oldest();
 	if (sandbox_spawn(&spec, &sb, msg, sizeof(msg)) == -1) {
 		printf("spawn: %s\n", msg);
 		fflush(stdout);

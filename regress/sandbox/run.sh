@@ -162,6 +162,18 @@ sbx secret -t "$TREE" -- "$PR" read "$T/state/secret"
 expect "state dir secret hidden" ENOENT "exit 1"
 sbx secret-fresh -F -t "$TREE" -- "$PR" read "$T/state/secret"
 expect "fresh: state dir secret hidden" ENOENT "exit 1"
+# A launcher of the pool that died while it waited is dropped (reaped,
+# not handed the plan); the spawn takes the next one.
+sbx pool-dead -K -t "$TREE" -- /bin/sh -c 'id -u; hostname'
+K=$(printf '%s\n' "$OUT" | sed -n 's/^killed //p')
+if [ -n "$K" ] && printf '%s\n' "$OUT" | grep -qx "$U" &&
+    printf '%s\n' "$OUT" | grep -qx "$ID" &&
+    ! printf '%s\n' "$OUT" | grep -qx "pid $K" &&
+    printf '%s\n' "$OUT" | grep -qx destroyed && [ ! -e "/proc/$K" ]; then
+	ok "launcher pool: a dead launcher is dropped and reaped, the next one serves"
+else
+	notok pool-dead "$(echo $OUT)"
+fi
 sbx key -t "$TREE" -- "$PR" read "$T/keys/key.pem"
 expect "key dir hidden" ENOENT "exit 1"
 sbx keyfile -t "$TREE" -- "$PR" read "$T/keyfile"
