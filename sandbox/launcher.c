@@ -49,6 +49,24 @@ check_fds(int sock, int errfd)
 }
 
 /*
+ * Nothing the parent ignored (factoryd: SIGPIPE, SIGXFSZ) stays
+ * ignored for what runs here: an ignored disposition survives
+ * execve(2), and the agent's own would be the parent's.
+ */
+static void
+default_signals(void)
+{
+	struct sigaction	 sa;
+	int			 sig;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)sigaction(sig, &sa, NULL);
+}
+
+/*
  * The waiter of an operator's shell: the enter plan, then the
  * sandbox's namespaces (enter.c).  Every descriptor of SBX_EFD_* must
  * be there; the ones above are closed.
@@ -61,15 +79,10 @@ enter_main(const char *id)
 	char			 err[512];
 	size_t			 len;
 	void			*buf;
-	int			 fd, sig;
+	int			 fd;
 
 	check_fds(SBX_EFD_SOCK, SBX_EFD_ERR);
-	/* Nothing the parent ignored stays ignored for the command. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			(void)sigaction(sig, &sa, NULL);
+	default_signals();
 	/* Blocked by the parent around the clone. */
 	sigemptyset(&sa.sa_mask);
 	(void)sigprocmask(SIG_SETMASK, &sa.sa_mask, NULL);
@@ -214,6 +227,7 @@ ready_main(char *argv[])
 	/* It may wait long: it dies with the parent meanwhile. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
 		sbx_fail(SBX_FD_ERR, "pdeathsig:");
+	default_signals();
 	sigemptyset(&set);
 	if (sigprocmask(SIG_SETMASK, &set, NULL) == -1)
 		sbx_fail(SBX_FD_ERR, "sigprocmask:");
@@ -274,6 +288,7 @@ main(int argc, char *argv[])
 		errx(1, "not pid 1 of a new pid namespace: started by "
 		    "factoryd only");
 	check_fds(SBX_FD_SOCK, SBX_FD_ERR);
+	default_signals();
 	/* Blocked by the parent around the clone: the agent starts clean. */
 	sigemptyset(&set);
 	if (sigprocmask(SIG_SETMASK, &set, NULL) == -1)

@@ -3,7 +3,7 @@
  * tests.  Spawns, waits (a wall deadline enforced with sandbox_kill),
  * prints what happened and what the cgroups measured, destroys.
  *
- *	prog_sbx [-FKP] [-L launcher] [-i id] -u uid -t tree [-H hide]...
+ *	prog_sbx [-FIKP] [-L launcher] [-i id] -u uid -t tree [-H hide]...
  *	    [-m mem] [-p pids]
  *	    [-c cpu_ms] [-f fsize] [-n nofile] [-w wall_s] [-l logfile]
  *	    [-x exec_allow]... [-R expose]... [-e VAR=value]... -- argv...
@@ -14,7 +14,8 @@
  * does: one of the launcher pool, started ahead and given the plan
  * (-F: a fresh one, as when the pool is empty; -K: the pool holds two
  * and the oldest is killed before the spawn, which must take the
- * other); without it pid 1 is a fork of prog_sbx.
+ * other); without it pid 1 is a fork of prog_sbx.  -I ignores SIGPIPE
+ * and SIGXFSZ first, as factoryd does.
  */
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -45,7 +46,7 @@ onalarm(int sig)
 static __dead void
 usage(void)
 {
-	fprintf(stderr, "usage: prog_sbx [-FKP] [-L launcher] [-i id] -u uid "
+	fprintf(stderr, "usage: prog_sbx [-FIKP] [-L launcher] [-i id] -u uid "
 	    "-t tree "
 	    "[-H hide] [-m mem] [-p pids] [-c cpu_ms] [-f fsize] "
 	    "[-n nofile] [-w wall_s] [-l logfile] [-x exec_allow] "
@@ -161,7 +162,7 @@ main(int argc, char *argv[])
 	spec.logfd = STDOUT_FILENO;
 	snprintf(idbuf, sizeof(idbuf), "sbx-%ld", (long)getpid());
 	spec.id = idbuf;
-	while ((ch = getopt(argc, argv, "c:e:Ff:H:i:KL:l:m:n:p:PR:t:u:w:x:")) != -1) {
+	while ((ch = getopt(argc, argv, "c:e:Ff:H:Ii:KL:l:m:n:p:PR:t:u:w:x:")) != -1) {
 		switch (ch) {
 		case 'c':
 			spec.cpu_ms = num(optarg);
@@ -171,6 +172,10 @@ main(int argc, char *argv[])
 			break;
 		case 'F':
 			fresh = 1;
+			break;
+		case 'I':
+			signal(SIGPIPE, SIG_IGN);
+			signal(SIGXFSZ, SIG_IGN);
 			break;
 		case 'K':
 			killone = 1;

@@ -162,6 +162,13 @@ sbx secret -t "$TREE" -- "$PR" read "$T/state/secret"
 expect "state dir secret hidden" ENOENT "exit 1"
 sbx secret-fresh -F -t "$TREE" -- "$PR" read "$T/state/secret"
 expect "fresh: state dir secret hidden" ENOENT "exit 1"
+# What the parent ignores (factoryd: SIGPIPE, SIGXFSZ) is not ignored
+# by the agent: a write past RLIMIT_FSIZE kills it, as it should.
+for f in "" -F; do
+	sbx "sigign$f" -I $f -t "$TREE" -- /bin/grep SigIgn /proc/self/status
+	expect "no signal the parent ignores is ignored by the agent${f:+ (fresh)}" \
+	    "SigIgn:	0000000000000000" "exit 0"
+done
 # A launcher of the pool that died while it waited is dropped (reaped,
 # not handed the plan); the spawn takes the next one.
 sbx pool-dead -K -t "$TREE" -- /bin/sh -c 'id -u; hostname'
