@@ -972,11 +972,10 @@ sbx_clone_launcher(int (*fn)(void *), void *arg, int nsflags, int *pidfd)
  * agent's log; from there it is what a fresh launcher is.  Each
  * serves one attempt: no fd, namespace or memory of an earlier attempt
  * can be in it, and the uid and cgroups are the attempt's own, as
- * always.  One that died or
- * said anything else is killed through its pidfd and dropped; with
- * the pool empty a spawn starts a fresh launcher.  They die with the
- * parent (PR_SET_PDEATHSIG) and are killed when the launcher binary
- * changes.
+ * always.  One that died or said anything else is killed through its
+ * pidfd and dropped; with the pool empty a spawn starts a fresh
+ * launcher.  They die with the parent (PR_SET_PDEATHSIG) and are
+ * killed when the launcher binary changes.
  */
 /* In the clone: fds 3 and 4, the launcher's binary, nothing else. */
 static int
@@ -990,7 +989,6 @@ sbx_ready_child(void *arg)
 
 	memset(room, ' ', SBX_TITLE_ROOM);
 	room[SBX_TITLE_ROOM] = '\0';
-
 	want[0] = fds[0];
 	want[1] = fds[1];
 	want[2] = sbx_launcher;
