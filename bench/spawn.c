@@ -84,6 +84,8 @@ static char *const env[] = { "HOME=/tmp", "PATH=/usr/bin:/bin", NULL };
 static char *const hide[] = { "/root", "/home", "/etc/factory", NULL };
 
 static int	 pool = SANDBOX_POOL;
+static char	 benchtree[] = "/var/tmp/factory-bench.XXXXXX";
+static int	 havetree;
 static double	 refill;		/* of the last factory round */
 
 static double
@@ -169,6 +171,14 @@ run_factory(const char *tree, uid_t uid, int round, int logfd, int fill,
 	return launch;
 }
 
+/* The tree goes, also when a round fails (errx). */
+static void
+rmtree(void)
+{
+	if (havetree)
+		(void)rmdir(benchtree);
+}
+
 /* User and system time of this process and its reaped children, ms. */
 static double
 cpu_ms(void)
@@ -210,7 +220,7 @@ int
 main(int argc, char *argv[])
 {
 	double	*t[L_MAX], *la[L_MAX], *rf, med[L_MAX], cpu[L_MAX], lmed, s, l1;
-	char	 tree[] = "/var/tmp/factory-bench.XXXXXX", msg[1024];
+	char	 msg[1024];
 	int	 n = 50, ch, i, l, logfd, have[L_MAX], launcher = -1;
 	uid_t	 uid = 63990;
 
@@ -257,8 +267,12 @@ main(int argc, char *argv[])
 		if (sandbox_spawn(&spec, &sb, msg, sizeof(msg)) == 0)
 			errx(1, "draining the pool: a spawn succeeded");
 	}
-	if (mkdtemp(tree) == NULL || chown(tree, uid, uid) == -1)
-		err(1, "%s", tree);
+	if (mkdtemp(benchtree) == NULL)
+		err(1, "%s", benchtree);
+	havetree = 1;
+	atexit(rmtree);
+	if (chown(benchtree, uid, uid) == -1)
+		err(1, "%s", benchtree);
 	if ((logfd = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1)
 		err(1, "/dev/null");
 	have[L_FORKED] = have[L_PLAIN] = 1;
@@ -292,7 +306,7 @@ main(int argc, char *argv[])
 			case L_FACTORY:
 				sandbox_set_launcher(l == L_FORKED ? -1 :
 				    launcher);
-				l1 = run_factory(tree, uid, i + 1, logfd,
+				l1 = run_factory(benchtree, uid, i + 1, logfd,
 				    pool > 0 && l != L_FRESH, s);
 				break;
 			case L_BWRAP:
@@ -320,7 +334,6 @@ main(int argc, char *argv[])
 		sandbox_set_launcher(-1);
 		usleep(300 * 1000);
 	}
-	rmdir(tree);
 
 	printf("%d runs each of /bin/true; pool %d%s\n", n, pool,
 	    pool == 0 ? " (off)" : ", refilled inside each factory cycle "
