@@ -121,6 +121,23 @@ check "running: the run counts up, no total yet" sh -c "'$O/factoryctl' \
     -s '$SOCK' -j show $slow | jq -e '.stages.run >= 300 and
     .stages.total == null and .stages.overhead == null and
     .stages.collect == null' >/dev/null"
+# pid 1 is born in its cgroup2 directory and joins the v1 ones itself
+# (the fast ways): the whole sandbox, pid 1 and the agent, is in every
+# one of the attempt's cgroups, the same processes in each.
+cgdirs=$(find /sys/fs/cgroup -maxdepth 5 -type d -name "$slow" -path '*/factory/*')
+check "running: the attempt has cgroups" [ -n "$cgdirs" ]
+: >"$T/cgsets"
+for d in $cgdirs; do
+	sort -n "$d/cgroup.procs" | tr '\n' ' ' >>"$T/cgsets"
+	echo >>"$T/cgsets"
+done
+check "running: every cgroup holds the same processes" \
+    [ "$(sort -u "$T/cgsets" | wc -l)" = 1 ]
+check "running: pid 1 and the agent, at least" \
+    [ "$(head -n 1 "$T/cgsets" | wc -w)" -ge 2 ]
+p1=$(ctl receipts "$slow" | grep '"kind":"running"' | jq -r .facts.pid)
+check "running: the running receipt's pid 1 is among them" \
+    grep -qw "$p1" "$T/cgsets"
 wait_terminated "$slow" 60 || fail "slow attempt did not finish"
 
 # Rebuilt from the journal, exactly.
