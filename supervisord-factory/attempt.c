@@ -1252,9 +1252,7 @@ attempt_teardown(struct attempt *a)
 		return;
 	if (attempt_cleanup_sandboxes(a) == -1)
 		left++;
-	if (a->uid != 0 && uid_kill_all(a->uid) > 0)
-		left++;
-	if (a->vuid != 0 && uid_kill_all(a->vuid) > 0)
+	if (uid_kill_all(a->uid, a->vuid) > 0)
 		left++;
 	/* The disks by their journaled paths, then what was under them. */
 	if (disk_unmount(a->dir) == -1 || disk_unmount(a->vdir) == -1 ||

@@ -383,7 +383,7 @@ int	 fs_chown_tree(const char *, uid_t, uid_t, gid_t, char *, size_t);
 int	 fs_open_untrusted(const char *, uid_t, char *, size_t);
 int	 fs_remove_tree(const char *);
 int	 fs_mkdir_owned(const char *, mode_t, uid_t, gid_t);
-int	 uid_kill_all(uid_t);
+int	 uid_kill_all(uid_t, uid_t);
 int	 pid_kill_uid(pid_t, uid_t, uid_t *);
 
 /* egress.c */
