@@ -974,11 +974,12 @@ sbx_enter_child(void *arg)
  * page tables and leave the parent asleep until the execve.  Signals
  * stay blocked meanwhile (the parent's handlers must not run in the
  * child); the launcher unblocks them.  -1 with errno if not cloned.
+ * For the enter mode, and for an agent's pid 1 where it cannot be
+ * born in its cgroup2 directory (sbx_clone_into).
  */
 static pid_t
 sbx_clone_launcher(int (*fn)(void *), void *arg, int nsflags)
 {
-	/* The enter mode's, and the agent's where it cannot be born in. */
 	char		 stack[32768] __attribute__((aligned(16)));
 	sigset_t	 all, old;
 	pid_t		 pid;
