@@ -1,5 +1,7 @@
 #!/bin/sh
-# make bench: the spawn benchmark (bench/spawn.c).  Needs root.
+# make bench: the spawn benchmark (bench/spawn.c), then the daemon's
+# overhead per attempt and attempts per second (bench/attempts.sh).
+# Needs root.
 # O: the build directory.  ROUNDS: launches of each kind (default 50).
 # POOL: launchers (and, for the forked pid 1, network and IPC
 # namespaces) kept ready, as factoryd keeps them (default 2; 0: no
@@ -8,5 +10,6 @@
 # factory-sandbox per spawn (the pool empty), and one from the pool of
 # launchers started ahead (now, as factoryd runs it).
 : "${O:?O must name the build directory}"
-exec "$O/bench/spawn" -n "${ROUNDS:-50}" -p "${POOL:-2}" \
-    -L "$O/factory-sandbox"
+"$O/bench/spawn" -n "${ROUNDS:-50}" -p "${POOL:-2}" \
+    -L "$O/factory-sandbox" || exit 1
+sh "$(dirname "$0")/attempts.sh" || exit 1

@@ -22,8 +22,18 @@
 #define MANIFEST_MAX	(60 * 1024)
 #define POLL_USEC	(200 * 1000)
 
+/* The stages one after another; a part is shown after its stage. */
 static const char *stage_order[] = { "queue", "allocation", "checkout",
-    "sandbox", "run", "collect", "verify", "publish", NULL };
+    "sandbox", "image", "cache", "run", "collect", "verify", "validation",
+    "publish", "teardown", NULL };
+
+/* A part measured inside a stage, not a stage of its own. */
+static int
+stage_part(const char *name)
+{
+	return (strcmp(name, "image") == 0 || strcmp(name, "cache") == 0 ||
+	    strcmp(name, "validation") == 0);
+}
 
 /* A member for display (vis.h): nothing in it acts on a terminal. */
 static const char *
@@ -56,11 +66,19 @@ print_stages(json_t *o)
 	int	 i;
 
 	printf("stages:");
-	for (i = 0; stage_order[i] != NULL; i++)
-		if ((v = json_object_get(st, stage_order[i])) != NULL)
+	for (i = 0; stage_order[i] != NULL; i++) {
+		/* Not reached, or not used by this attempt: "-". */
+		if (json_is_integer(v = json_object_get(st, stage_order[i])))
 			printf(" %s %lldms", stage_order[i],
 			    json_integer_value(v));
+		else
+			printf(" %s -", stage_order[i]);
+	}
 	printf("\n");
+	if (json_is_integer(v = json_object_get(st, "overhead")))
+		printf("overhead: %lldms of %lldms (all but the run and the "
+		    "validation run)\n", json_integer_value(v),
+		    json_integer_value(json_object_get(st, "total")));
 }
 
 static void
@@ -119,7 +137,8 @@ current_stage(json_t *o, char *buf, size_t len)
 
 	buf[0] = '\0';
 	for (i = 0; stage_order[i] != NULL; i++)
-		if ((v = json_object_get(st, stage_order[i])) != NULL)
+		if (!stage_part(stage_order[i]) &&
+		    json_is_integer(v = json_object_get(st, stage_order[i])))
 			snprintf(buf, len, "%s %.1fs", stage_order[i],
 			    json_integer_value(v) / 1000.0);
 }

@@ -1050,8 +1050,9 @@ sbx_net(struct sbx_plan *pl)
 
 /*
  * The parent creates the attempt's cgroups while pid 1 builds its view
- * and sends "G" with their cgroup.procs files open for writing: pid 1
- * joins every one before anything of the agent exists.  Anything else
+ * and sends "G" with their "tasks" (v1) or cgroup.procs (v2) files open
+ * for writing: pid 1, single-threaded, joins every one by writing "0"
+ * before anything of the agent exists.  Anything else
  * (EOF) means the parent gave up on this sandbox.
  */
 static void

@@ -33,11 +33,6 @@
  */
 #define STATE_RESERVE	(1024 * 1024)
 
-static const char *stage_names[ST_MAX] = {
-	"queue", "allocation", "checkout", "sandbox", "run", "collect",
-	"verify", "publish"
-};
-
 static void	attempt_provision(struct attempt *);
 static void	attempt_send_provision(struct attempt *);
 static void	attempt_send_worker(struct attempt *, uint32_t, enum msg_kind,
@@ -810,6 +805,7 @@ attempt_start_agent(struct attempt *a)
 		attempt_fail(a, "failed", "sandbox: %s", err);
 		return;
 	}
+	a->t[ST_RUN] = a->run->started_ms;
 	cg = json_array();
 	for (i = 0; i < a->run->sb.ncgroups; i++)
 		json_array_append_new(cg, json_string(a->run->sb.cgroups[i]));
@@ -859,6 +855,41 @@ attempt_collect(struct attempt *a)
 	    sizeof(err));
 }
 
+static uint64_t
+ms_between(uint64_t from, uint64_t to)
+{
+	return (from != 0 && to > from ? to - from : 0);
+}
+
+/*
+ * The exited record's times: the sandbox's start after "ready", the
+ * agent's run from its start until pid 1 was reaped, and the parts of
+ * the sandbox stage that were measured.
+ */
+static json_t *
+run_times(struct attempt *a, struct run *r)
+{
+	json_t	*o;
+
+	o = json_pack("{s:I, s:I}", "sandbox_ms", (json_int_t)ms_between(
+	    a->t[ST_SANDBOX], r->started_ms), "run_ms",
+	    (json_int_t)ms_between(r->started_ms, r->ended_ms));
+	if (a->part_ms[PART_IMAGE] >= 0)
+		json_object_set_new(o, "image_ms",
+		    json_integer(a->part_ms[PART_IMAGE]));
+	if (a->part_ms[PART_CACHE] >= 0)
+		json_object_set_new(o, "cache_ms",
+		    json_integer(a->part_ms[PART_CACHE]));
+	return (o);
+}
+
+void
+attempt_part_time(struct attempt *a, enum attempt_part p, uint64_t ms)
+{
+	if (p >= 0 && p < PART_MAX)
+		a->part_ms[p] = (int64_t)ms;
+}
+
 static void
 attempt_agent_done(struct attempt *a, struct run *r)
 {
@@ -868,11 +899,12 @@ attempt_agent_done(struct attempt *a, struct run *r)
 	a->run = NULL;
 	a->usage = r->usage;
 	audit_flush();
-	facts = json_pack("{s:i, s:b, s:b, s:o, s:I, s:b, s:O}",
+	facts = json_pack("{s:i, s:b, s:b, s:o, s:I, s:b, s:O, s:o}",
 	    "status", st, "timedout", timedout, "cancelled", r->cancelled,
 	    "usage", usage_json(&r->usage), "log_bytes",
 	    (json_int_t)r->logged, "log_truncated", r->logtrunc,
-	    "seccomp_denials", a->denials != NULL ? a->denials : json_array());
+	    "seccomp_denials", a->denials != NULL ? a->denials : json_array(),
+	    "times", run_times(a, r));
 	run_free(r);
 	/* Measured here, on our side of the mount. */
 	if ((disk = disk_usage(a->dir, a->disk, &full)) != NULL)
@@ -930,10 +962,11 @@ attempt_validation_done(struct attempt *a, struct run *r)
 
 	a->run = NULL;
 	audit_flush();
-	facts = json_pack("{s:i, s:b, s:o, s:I, s:b, s:O}", "status", st,
+	facts = json_pack("{s:i, s:b, s:o, s:I, s:b, s:O, s:I}", "status", st,
 	    "timedout", timedout, "usage", usage_json(&r->usage),
 	    "log_bytes", (json_int_t)r->logged, "log_truncated", r->logtrunc,
-	    "seccomp_denials", a->denials != NULL ? a->denials : json_array());
+	    "seccomp_denials", a->denials != NULL ? a->denials : json_array(),
+	    "run_ms", (json_int_t)ms_between(r->started_ms, r->ended_ms));
 	run_free(r);
 	if (a->state != AS_VERIFYING || a->verifier == NULL) {
 		/* Ended meanwhile, or its verifier died: verified again. */
@@ -1195,6 +1228,7 @@ static void
 attempt_teardown(struct attempt *a)
 {
 	struct timeval	 tv = { 5, 0 };
+	uint64_t	 end;
 	int		 left = 0;
 
 	if (a->torn_down)
@@ -1215,9 +1249,7 @@ attempt_teardown(struct attempt *a)
 		return;
 	if (attempt_cleanup_sandboxes(a) == -1)
 		left++;
-	if (a->uid != 0 && uid_kill_all(a->uid) > 0)
-		left++;
-	if (a->vuid != 0 && uid_kill_all(a->vuid) > 0)
+	if (uid_kill_all(a->uid, a->vuid) > 0)
 		left++;
 	/* The disks by their journaled paths, then what was under them. */
 	if (disk_unmount(a->dir) == -1 || disk_unmount(a->vdir) == -1 ||
@@ -1235,9 +1267,12 @@ attempt_teardown(struct attempt *a)
 		}
 		return;
 	}
+	/* The receipt says how long each stage took; show says the same. */
+	end = now_ms();
 	(void)attempt_transition(a, "terminated", json_pack(
-	    "{s:b, s:b, s:b}", "cgroups_removed", 1, "processes_gone", 1,
-	    "dirs_removed", 1), NULL);
+	    "{s:b, s:b, s:b, s:o}", "cgroups_removed", 1, "processes_gone", 1,
+	    "dirs_removed", 1, "stages", lifecycle_stages(a, end, end)),
+	    NULL);
 }
 
 void
@@ -1446,7 +1481,9 @@ worker_msg(struct child *c, enum msg_kind k, union child_msg *m)
 		if ((a = child_attempt(c, m->ready.id, m->ready.epoch,
 		    AS_PROVISIONING, 1)) == NULL)
 			return (0);
-		if (attempt_transition(a, "ready", NULL, NULL) == 0)
+		if (attempt_transition(a, "ready", a->t[ST_CHECKOUT] != 0 ?
+		    json_pack("{s:I}", "checkout_ms", (json_int_t)(now_ms() -
+		    a->t[ST_CHECKOUT])) : NULL, NULL) == 0)
 			attempt_start_agent(a);
 		return (0);
 	case MSG_RESULT:
@@ -1925,32 +1962,6 @@ attempt_shutdown(void)
 			run_kill(a->run);
 }
 
-static json_t *
-stages_json(struct attempt *a)
-{
-	json_t		*o = json_object();
-	int		 i, j;
-	uint64_t	 end;
-
-	for (i = 0; i < ST_MAX; i++) {
-		if (a->t[i] == 0)
-			continue;
-		end = 0;
-		for (j = i + 1; j <= ST_MAX; j++)
-			if (a->t[j] != 0) {
-				end = a->t[j];
-				break;
-			}
-		if (end == 0 && attempt_terminal(a))
-			continue;
-		if (end == 0)
-			end = now_ms();
-		json_object_set_new(o, stage_names[i],
-		    json_integer((json_int_t)(end - a->t[i])));
-	}
-	return (o);
-}
-
 json_t *
 attempt_json(struct attempt *a)
 {
@@ -1966,7 +1977,7 @@ attempt_json(struct attempt *a)
 	    "approved", a->approved, "terminated", a->torn_down);
 	if (a->reason != NULL)
 		json_object_set_new(o, "reason", json_string(a->reason));
-	json_object_set_new(o, "stages", stages_json(a));
+	json_object_set_new(o, "stages", lifecycle_stages(a, now_ms(), 0));
 	if (a->commit[0] != '\0')
 		json_object_set_new(o, "commit", json_string(a->commit));
 	if (a->branch[0] != '\0')

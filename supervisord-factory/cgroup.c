@@ -468,9 +468,21 @@ cgroup_open_procs(struct sandbox *sb, int *fds, char *err, size_t errlen)
 	int	 i;
 
 	for (i = 0; i < sb->ncgroups; i++) {
-		snprintf(path, sizeof(path), "%s/cgroup.procs",
-		    sb->cgroups[i]);
-		if ((fds[i] = open(path, O_WRONLY | O_CLOEXEC)) == -1) {
+		/*
+		 * A v1 hierarchy's "tasks": pid 1 writes "0" there, which
+		 * moves the thread that writes, without the global lock a
+		 * write to cgroup.procs takes (and waits an RCU grace
+		 * period for, ~10 ms here).  Pid 1 is single-threaded, so
+		 * that moves all of it.  cgroup2 has no "tasks".
+		 */
+		snprintf(path, sizeof(path), "%s/tasks", sb->cgroups[i]);
+		if ((fds[i] = open(path, O_WRONLY | O_CLOEXEC)) == -1 &&
+		    errno == ENOENT) {
+			snprintf(path, sizeof(path), "%s/cgroup.procs",
+			    sb->cgroups[i]);
+			fds[i] = open(path, O_WRONLY | O_CLOEXEC);
+		}
+		if (fds[i] == -1) {
 			snprintf(err, errlen, "open %s: %s", path,
 			    strerror(errno));
 			while (--i >= 0)

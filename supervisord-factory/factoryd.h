@@ -72,16 +72,37 @@ enum attempt_state {
 	AS_MAX
 };
 
+/*
+ * The stages of an attempt, one after another: they partition its time
+ * from "submitted" to "terminated".  t[] holds each one's start (ms
+ * since the epoch, 0: not reached), t[ST_MAX] the end; a stage lasts
+ * until the next start that is set.  Its sources are journal records
+ * (and durations the parent measured, in their facts), so replay
+ * rebuilds them as they were.
+ */
 enum attempt_stage {
-	ST_QUEUE,
-	ST_ALLOCATION,
-	ST_CHECKOUT,
-	ST_SANDBOX,
-	ST_RUN,
-	ST_COLLECT,
-	ST_VERIFY,
-	ST_PUBLISH,
+	ST_QUEUE,		/* submitted, waiting for a slot and a uid */
+	ST_ALLOCATION,		/* allocating: directories, disk */
+	ST_CHECKOUT,		/* the worker's tree */
+	ST_SANDBOX,		/* ready: the agent's sandbox starts */
+	ST_RUN,			/* the agent, from its start to pid 1 reaped */
+	ST_COLLECT,		/* sandbox removed, the worker collects */
+	ST_VERIFY,		/* result-ready to the verdict */
+	ST_PUBLISH,		/* the verdict to published, or approval */
+	ST_TEARDOWN,		/* ended: teardown until terminated */
 	ST_MAX
+};
+
+/*
+ * Parts measured inside a stage and shown beside it, not in it: image
+ * and cache are taken out of the sandbox stage, the validation run out
+ * of verify.  -1: none (shown as null, "-" by factoryctl show).
+ */
+enum attempt_part {
+	PART_IMAGE,		/* the image made ready for the sandbox */
+	PART_CACHE,		/* cache lookup, or miss and setup run */
+	PART_VALIDATION,	/* the verifier's validation run */
+	PART_MAX
 };
 
 /* A sandboxed run: the agent, or the verifier's validation run. */
@@ -103,7 +124,8 @@ struct run {
 	uint64_t		 logmax;
 	int			 logtrunc;
 	struct sandbox_usage	 usage;
-	uint64_t		 started_ms;
+	uint64_t		 started_ms;	/* pid 1 said the argv runs */
+	uint64_t		 ended_ms;	/* pid 1 reaped */
 	struct egress		*egress;	/* network.allow, or NULL */
 };
 
@@ -147,6 +169,7 @@ struct attempt {
 	struct sandbox_usage	 usage;
 	int			 exit_status;	/* -1: none yet */
 	uint64_t		 t[ST_MAX + 1];	/* ms at each stage start */
+	int64_t			 part_ms[PART_MAX];	/* -1: none */
 	/* the receipt chain */
 	char		       **receipts;
 	size_t			 nreceipts;
@@ -277,6 +300,13 @@ struct attempt *lifecycle_find(struct attempts *, const char *);
 struct attempt *lifecycle_new(struct attempts *, const char *, const char *);
 void	 lifecycle_chain(struct attempt *, const struct transition *,
 	    const char *, json_t *, uint64_t);
+/*
+ * The stages in ms (factoryctl show's "stages"): every stage and part
+ * by name, a number or null; "total" and "overhead" (total minus the
+ * agent's run and the validation run) once ended at end (0: not yet;
+ * the stage under way is counted up to now).
+ */
+json_t	*lifecycle_stages(const struct attempt *, uint64_t, uint64_t);
 int	 lifecycle_replay(void *, uint64_t, const char *, size_t);
 
 /* attempt.c */
@@ -290,6 +320,12 @@ void	 attempt_submit(struct ctl_conn *, struct imsg *);
 void	 attempt_cancel(struct attempt *, uid_t);
 int	 attempt_approve(struct attempt *, uid_t, char *, size_t);
 void	 attempt_run_done(struct run *);
+/*
+ * A part of the sandbox stage measured where it happens (the image
+ * made ready, the cache looked up or filled): journaled with the
+ * agent's exit, shown by show and in the terminated receipt.
+ */
+void	 attempt_part_time(struct attempt *, enum attempt_part, uint64_t);
 /*
  * The parent's side of each kind of child (factoryd.c's table):
  * dispatch_* return -1 and why (for the log) if the child is to be
@@ -351,7 +387,7 @@ int	 fs_chown_tree(const char *, uid_t, uid_t, gid_t, char *, size_t);
 int	 fs_open_untrusted(const char *, uid_t, char *, size_t);
 int	 fs_remove_tree(const char *);
 int	 fs_mkdir_owned(const char *, mode_t, uid_t, gid_t);
-int	 uid_kill_all(uid_t);
+int	 uid_kill_all(uid_t, uid_t);
 int	 pid_kill_uid(pid_t, uid_t, uid_t *);
 
 /* egress.c */

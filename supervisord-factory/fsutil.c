@@ -467,25 +467,48 @@ fs_mkdir_owned(const char *path, mode_t mode, uid_t uid, gid_t gid)
 	return (0);
 }
 
+/* The real uid of pid from /proc/PID/status, or -1. */
+static long
+pid_ruid(pid_t pid)
+{
+	char	 path[64], buf[1024], *p;
+	ssize_t	 n;
+	int	 fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return (-1);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return (-1);
+	buf[n] = '\0';
+	/* "Uid:" comes early, after the name (at most 64 bytes, escaped). */
+	if ((p = strstr(buf, "\nUid:")) == NULL)
+		return (-1);
+	return (strtol(p + 5, NULL, 10));
+}
+
 /*
- * Kill every process whose real uid is uid, by exact pid, and say how
- * many were still there.  Only attempt uids are ever passed: they run
+ * Kill every process whose real uid is uid or uid2 (0: none), by exact
+ * pid, and say how many were still there: one pass over /proc for an
+ * attempt's two uids.  Only attempt uids are ever passed: they run
  * nothing but sandboxes.  Each is signalled through a pidfd after its
  * uids were read again (pid_kill_uid), so a pid reused between the
  * scan and the signal is not hit.
  */
 int
-uid_kill_all(uid_t uid)
+uid_kill_all(uid_t uid, uid_t uid2)
 {
 	DIR		*d;
 	struct dirent	*de;
-	char		 path[64], line[256];
-	FILE		*f;
-	unsigned long	 ruid;
+	long		 ruid;
 	uid_t		 seen;
 	int		 found = 0, pass;
 	pid_t		 pid;
 
+	if (uid == 0 && uid2 == 0)
+		return (0);
 	for (pass = 0; pass < 3; pass++) {
 		found = 0;
 		if ((d = opendir("/proc")) == NULL)
@@ -493,19 +516,11 @@ uid_kill_all(uid_t uid)
 		while ((de = readdir(d)) != NULL) {
 			if ((pid = (pid_t)strtol(de->d_name, NULL, 10)) <= 1)
 				continue;
-			snprintf(path, sizeof(path), "/proc/%d/status",
-			    (int)pid);
-			if ((f = fopen(path, "re")) == NULL)
-				continue;
-			ruid = (unsigned long)-1;
-			while (fgets(line, sizeof(line), f) != NULL)
-				if (sscanf(line, "Uid: %lu", &ruid) == 1)
-					break;
-			fclose(f);
-			if (ruid != uid)
+			if ((ruid = pid_ruid(pid)) <= 0 ||
+			    ((uid_t)ruid != uid && (uid_t)ruid != uid2))
 				continue;
 			found++;
-			(void)pid_kill_uid(pid, uid, &seen);
+			(void)pid_kill_uid(pid, (uid_t)ruid, &seen);
 		}
 		closedir(d);
 		if (found == 0)

@@ -132,6 +132,7 @@ lifecycle_new(struct attempts *list, const char *statedir,
     const char *id)
 {
 	struct attempt	*a;
+	int		 i;
 
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		fatal(NULL);
@@ -139,6 +140,8 @@ lifecycle_new(struct attempts *list, const char *statedir,
 	a->state = AS_QUEUED;
 	a->outcome = AS_MAX;
 	a->exit_status = -1;
+	for (i = 0; i < PART_MAX; i++)
+		a->part_ms[i] = -1;
 	strlcpy(a->prev, RECEIPT_ZERO_PREV, sizeof(a->prev));
 	snprintf(a->dir, sizeof(a->dir), "%s/attempts/%s",
 	    statedir, id);
@@ -169,6 +172,54 @@ set_reason(struct attempt *a, json_t *facts)
 		free(a->reason);
 		a->reason = strdup(r);
 	}
+}
+
+/*
+ * The agent's exit record: how long its sandbox took to start after
+ * "ready" and how long it ran, as the parent measured them, and the
+ * parts of the sandbox stage.  An old record without them: the
+ * record's own time ends the run.
+ */
+static void
+apply_run_times(struct attempt *a, json_t *times, uint64_t ms)
+{
+	static const struct {
+		const char		*name;
+		enum attempt_part	 part;
+	} parts[] = { { "image_ms", PART_IMAGE }, { "cache_ms", PART_CACHE } };
+	json_t		*sb, *run, *v;
+	size_t		 i;
+
+	sb = json_object_get(times, "sandbox_ms");
+	run = json_object_get(times, "run_ms");
+	if (a->t[ST_SANDBOX] != 0 && json_is_integer(sb) &&
+	    json_is_integer(run) && json_integer_value(sb) >= 0 &&
+	    json_integer_value(run) >= 0) {
+		a->t[ST_RUN] = a->t[ST_SANDBOX] + json_integer_value(sb);
+		a->t[ST_COLLECT] = a->t[ST_RUN] + json_integer_value(run);
+	} else
+		a->t[ST_COLLECT] = ms;
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if ((v = json_object_get(times, parts[i].name)) != NULL &&
+		    json_is_integer(v) && json_integer_value(v) >= 0)
+			a->part_ms[parts[i].part] = json_integer_value(v);
+}
+
+/*
+ * The terminated receipt carries the stages as they were when it was
+ * signed; its total fixes the end, so what show prints later is what
+ * the receipt says.
+ */
+static uint64_t
+terminated_at(const struct attempt *a, json_t *facts, uint64_t ms)
+{
+	json_t	*total;
+
+	total = json_object_get(json_object_get(facts, "stages"), "total");
+	if (a->t[ST_QUEUE] != 0 && json_is_integer(total) &&
+	    json_integer_value(total) >= 0)
+		return (a->t[ST_QUEUE] + json_integer_value(total));
+	return (ms);
 }
 
 /*
@@ -203,10 +254,17 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		    facts, "disk"), "size"));
 	} else if (strcmp(t->kind, "ready") == 0) {
 		a->t[ST_SANDBOX] = ms;
+		/* The checkout began this long before it was ready. */
+		if ((v = json_object_get(facts, "checkout_ms")) != NULL &&
+		    json_is_integer(v) && json_integer_value(v) >= 0 &&
+		    (uint64_t)json_integer_value(v) <= ms)
+			a->t[ST_CHECKOUT] = ms - json_integer_value(v);
 	} else if (strcmp(t->kind, "running") == 0) {
-		a->t[ST_RUN] = ms;
+		/* Live, the start was taken when pid 1 said it ran. */
+		if (a->t[ST_RUN] == 0)
+			a->t[ST_RUN] = ms;
 	} else if (strcmp(t->kind, "exited") == 0) {
-		a->t[ST_COLLECT] = ms;
+		apply_run_times(a, json_object_get(facts, "times"), ms);
 		a->exit_status = json_integer_value(json_object_get(facts,
 		    "status"));
 		a->timedout = json_is_true(json_object_get(facts, "timedout"));
@@ -238,15 +296,20 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 	} else if (strcmp(t->kind, "verifying") == 0) {
 		a->vuid = json_integer_value(json_object_get(facts, "uid"));
 		a->verifies++;
+	} else if (strcmp(t->kind, "validated") == 0) {
+		if ((v = json_object_get(facts, "run_ms")) != NULL &&
+		    json_is_integer(v) && json_integer_value(v) >= 0)
+			a->part_ms[PART_VALIDATION] = json_integer_value(v);
 	} else if (strcmp(t->kind, "lease") == 0) {
 		a->redrives++;		/* counted from the journal */
 	} else if (strcmp(t->kind, "verdict") == 0) {
-		a->t[ST_PUBLISH] = ms;
 		json_decref(a->findings);
 		a->findings = json_incref(json_object_get(facts, "findings"));
 		a->findings_total = json_integer_value(json_object_get(facts,
 		    "nfindings"));
 		if (!json_is_true(json_object_get(facts, "accepted"))) {
+			/* Nothing to publish: the end follows the verdict. */
+			a->t[ST_TEARDOWN] = ms;
 			a->state = AS_REJECTED;
 			a->outcome = AS_REJECTED;
 			a->rejected_by_verdict = 1;
@@ -255,12 +318,13 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 				set_reason(a, facts);
 			return;
 		}
+		a->t[ST_PUBLISH] = ms;
 	} else if (strcmp(t->kind, "approved") == 0) {
 		a->approved = 1;
 		a->approver = json_integer_value(json_object_get(facts,
 		    "uid"));
 	} else if (strcmp(t->kind, "published") == 0) {
-		a->t[ST_MAX] = ms;
+		a->t[ST_TEARDOWN] = ms;
 		if ((s = json_string_value(json_object_get(facts, "branch")))
 		    != NULL)
 			strlcpy(a->branch, s, sizeof(a->branch));
@@ -272,10 +336,15 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 	    strcmp(t->kind, "failed") == 0 ||
 	    strcmp(t->kind, "cancelled") == 0)
 		set_reason(a, facts);
-	else if (strcmp(t->kind, "teardown") == 0 && a->state == AS_VERIFIED)
-		a->outcome = AS_VERIFIED;	/* nowhere to publish */
-	else if (strcmp(t->kind, "terminated") == 0)
+	else if (strcmp(t->kind, "teardown") == 0) {
+		if (a->state == AS_VERIFIED)
+			a->outcome = AS_VERIFIED;	/* nowhere to publish */
+		if (a->t[ST_TEARDOWN] == 0)
+			a->t[ST_TEARDOWN] = ms;
+	} else if (strcmp(t->kind, "terminated") == 0) {
 		a->torn_down = 1;
+		a->t[ST_MAX] = terminated_at(a, facts, ms);
+	}
 
 	if (t->to != AS_MAX)
 		a->state = t->to;
@@ -286,12 +355,81 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 	case AS_CANCELLED:
 	case AS_ORPHANED:
 		a->outcome = t->to;
-		if (a->t[ST_MAX] == 0)
-			a->t[ST_MAX] = ms;
+		if (a->t[ST_TEARDOWN] == 0)
+			a->t[ST_TEARDOWN] = ms;
 		break;
 	default:
 		break;
 	}
+}
+
+static const char *stage_names[ST_MAX] = {
+	"queue", "allocation", "checkout", "sandbox", "run", "collect",
+	"verify", "publish", "teardown"
+};
+static const char *part_names[PART_MAX] = { "image", "cache", "validation" };
+
+static int64_t
+part(const struct attempt *a, enum attempt_part p)
+{
+	return (a->part_ms[p] > 0 ? a->part_ms[p] : 0);
+}
+
+/*
+ * A stage lasts from its start to the next start that is set; a stage
+ * never reached is null.  The one under way counts up to now.  Parts
+ * are taken out of the stage they are in, so that the stages and parts
+ * add up to the total.
+ */
+static json_t *
+stage_value(const struct attempt *a, int i, uint64_t now, uint64_t end)
+{
+	uint64_t	 to = 0;
+	int64_t		 d;
+	int		 j;
+
+	if (a->t[i] == 0)
+		return (json_null());
+	for (j = i + 1; j < ST_MAX && to == 0; j++)
+		to = a->t[j];
+	if (to == 0)
+		to = end != 0 ? end : now;
+	d = to > a->t[i] ? (int64_t)(to - a->t[i]) : 0;
+	if (i == ST_SANDBOX)
+		d -= part(a, PART_IMAGE) + part(a, PART_CACHE);
+	else if (i == ST_VERIFY)
+		d -= part(a, PART_VALIDATION);
+	return (json_integer(d > 0 ? d : 0));
+}
+
+json_t *
+lifecycle_stages(const struct attempt *a, uint64_t now, uint64_t end)
+{
+	json_t	*o;
+	int64_t	 total;
+	int	 i;
+
+	if ((o = json_object()) == NULL)
+		fatal(NULL);
+	if (end == 0)
+		end = a->t[ST_MAX];
+	for (i = 0; i < ST_MAX; i++)
+		json_object_set_new(o, stage_names[i],
+		    stage_value(a, i, now, end));
+	for (i = 0; i < PART_MAX; i++)
+		json_object_set_new(o, part_names[i], a->part_ms[i] >= 0 ?
+		    json_integer(a->part_ms[i]) : json_null());
+	if (end == 0 || a->t[ST_QUEUE] == 0 || end < a->t[ST_QUEUE]) {
+		json_object_set_new(o, "total", json_null());
+		json_object_set_new(o, "overhead", json_null());
+		return (o);
+	}
+	total = (int64_t)(end - a->t[ST_QUEUE]);
+	json_object_set_new(o, "total", json_integer(total));
+	json_object_set_new(o, "overhead", json_integer(total -
+	    json_integer_value(json_object_get(o, "run")) -
+	    part(a, PART_VALIDATION)));
+	return (o);
 }
 
 /* A journaled receipt joins the attempt's chain and takes effect. */

@@ -260,11 +260,12 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 	}
 	egress_spec(r->egress, &spec);
 
-	r->started_ms = now_ms();
 	if (sandbox_spawn(&spec, &r->sb, err, errlen) == -1) {
 		close(p[1]);
 		goto fail;
 	}
+	/* Pid 1 has said the argv is exec'd: the run starts here. */
+	r->started_ms = now_ms();
 	close(p[1]);
 	egress_start(r->egress, &r->sb);
 	free(envp);
@@ -321,6 +322,7 @@ run_reap(pid_t pid, int status)
 		}
 	if (r == NULL)
 		return (0);
+	r->ended_ms = now_ms();
 	r->active = 0;
 	/* Its connections hold the namespace: they end with pid 1. */
 	egress_free(r->egress);

@@ -49,6 +49,7 @@
 #include <linux/mount.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/sched.h>	/* clone3: struct clone_args */
 #include <linux/seccomp.h>
 
 #include <errno.h>
@@ -810,25 +811,85 @@ sbx_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
 
 /*
  * The parent's half of the cgroups, done while pid 1 builds its view:
- * create them with the limits and hand pid 1 their cgroup.procs.  (A
- * process writing "0", itself, is much cheaper to move than one the
- * parent names by pid: that takes a lock every fork must wait for.)
+ * create them with the limits and hand pid 1 the files it joins them
+ * through (cgroup_open_procs()).  (A thread writing "0", itself, to a
+ * v1 "tasks" file is much cheaper to move than a process named by pid
+ * or moved through cgroup.procs: that takes a lock every fork must
+ * wait for, and an RCU grace period.)
  */
 static int
-sbx_cgroups(const struct sandbox_spec *spec, struct sandbox *sb, char *err,
-    size_t errlen)
+sbx_cgroups(const struct sandbox_spec *spec, struct sandbox *sb, int made,
+    int born, char *err, size_t errlen)
 {
-	int	 fds[SANDBOX_MAXCG], i, rc;
+	int	 fds[SANDBOX_MAXCG], i, n, rc;
 
-	if (cgroup_create(sb, spec, err, errlen) == -1 ||
-	    cgroup_open_procs(sb, fds, err, errlen) == -1)
+	if (!made && cgroup_create(sb, spec, err, errlen) == -1)
 		return (-1);
-	if ((rc = sbx_sendtag(sb->fd, 'G', fds, sb->ncgroups)) == -1)
+	if (cgroup_open_procs(sb, fds, err, errlen) == -1)
+		return (-1);
+	/* Not the one it was cloned into. */
+	for (i = 0, n = 0; i < sb->ncgroups; i++)
+		if (i == born)
+			close(fds[i]);
+		else
+			fds[n++] = fds[i];
+	if ((rc = sbx_sendtag(sb->fd, 'G', fds, n)) == -1)
 		snprintf(err, errlen, "send pid 1 its cgroups: %s",
 		    strerror(errno));
-	for (i = 0; i < sb->ncgroups; i++)
+	for (i = 0; i < n; i++)
 		close(fds[i]);
 	return (rc);
+}
+
+/*
+ * Whether this kernel clones into a cgroup2 directory (Linux 5.7):
+ * asked once, by a child that exits at once.
+ */
+static int
+sbx_into_works(int cgfd)
+{
+	static int		 works = -1;
+	struct clone_args	 ca;
+	sigset_t		 all, old;
+	pid_t			 pid;
+	int			 st;
+
+	if (works != -1)
+		return (works);
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_INTO_CGROUP;
+	ca.exit_signal = SIGCHLD;
+	ca.cgroup = (uint64_t)cgfd;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	if ((pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca))) == 0)
+		_exit(0);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	works = pid > 0;
+	if (pid > 0)
+		while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+			;
+	return (works);
+}
+
+/*
+ * The cgroup2 directory pid 1 is to be born in: open, or -1 (pid 1
+ * joins it itself) where there is none or the kernel cannot.
+ */
+static int
+sbx_into_fd(const struct sandbox *sb)
+{
+	int	 fd;
+
+	if (sbx_launcher == -1 || sb->cg_kill < 0 ||
+	    (fd = open(sb->cgroups[sb->cg_kill], O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1)
+		return (-1);
+	if (!sbx_into_works(fd)) {
+		close(fd);
+		return (-1);
+	}
+	return (fd);
 }
 
 void
@@ -938,6 +999,8 @@ sbx_enter_child(void *arg)
  * stay blocked meanwhile (the parent's handlers must not run in the
  * child); the launcher unblocks them.  With pidfd, a pidfd of the
  * child lands there (CLONE_PIDFD).  -1 with errno if not cloned.
+ * For the enter mode, the pool, and a fresh pid 1 where it cannot be
+ * born in its cgroup2 directory (sbx_clone_into).
  */
 static pid_t
 sbx_clone_launcher(int (*fn)(void *), void *arg, int nsflags, int *pidfd)
@@ -957,6 +1020,38 @@ sbx_clone_launcher(int (*fn)(void *), void *arg, int nsflags, int *pidfd)
 	errno = saved;
 	return (pid);
 }
+
+/*
+ * The agent's pid 1, born in its cgroup2 directory (clone3(2),
+ * CLONE_INTO_CGROUP): no move, so none of the global lock and RCU
+ * grace period a write to cgroup.procs waits for (~10 ms here, twice
+ * an attempt).  Not CLONE_VM: from the syscall's return on, the child
+ * would run on a stack of its own, so it runs, like fork(2), on a
+ * copy of the parent until the execve, which CLONE_VFORK waits for.
+ * Signals are blocked meanwhile, as for sbx_clone_launcher.
+ */
+static pid_t
+sbx_clone_into(struct sbx_plan *pl, int nsflags, int cgfd)
+{
+	struct clone_args	 ca;
+	sigset_t		 all, old;
+	pid_t			 pid;
+	int			 saved;
+
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_VFORK | CLONE_INTO_CGROUP | (uint64_t)nsflags;
+	ca.exit_signal = SIGCHLD;
+	ca.cgroup = (uint64_t)cgfd;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	if ((pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca))) == 0)
+		sbx_exec_launcher(pl);
+	saved = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+	return (pid);
+}
+
 
 /*
  * The launcher pool.  Exec'ing the launcher and making its namespaces
@@ -1142,8 +1237,8 @@ sbx_send_plan(int sock, const struct sbx_plan *pl, int logfd, char *err,
  * the read end of its error pipe; -1 and err if none was started.
  */
 static int
-sbx_start(struct sbx_plan *pl, pid_t *pidp, int *sockp, int *efdp,
-    char *err, size_t errlen)
+sbx_start(struct sbx_plan *pl, int cgfd, pid_t *pidp, int *sockp,
+    int *efdp, char *err, size_t errlen)
 {
 	struct sbx_nsfds ns;
 	int		 sv[2], ep[2], pooled;
@@ -1170,7 +1265,10 @@ sbx_start(struct sbx_plan *pl, pid_t *pidp, int *sockp, int *efdp,
 		pid = -2;	/* not cloned */
 		goto done;
 	}
-	if (sbx_launcher != -1)
+	if (cgfd != -1)
+		pid = sbx_clone_into(pl, SBX_NSFLAGS | (pooled ? 0 :
+		    SBX_POOLNS), cgfd);
+	else if (sbx_launcher != -1)
 		pid = sbx_clone_launcher(sbx_launcher_child, pl,
 		    SBX_NSFLAGS | (pooled ? 0 : SBX_POOLNS), NULL);
 	else {
@@ -1236,7 +1334,7 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 {
 	struct sbx_plan	 pl;
 	char		 derr[256];
-	int		 sock, efd, st, rc;
+	int		 sock, efd, st, rc, cgfd, born, made;
 	pid_t		 pid;
 
 	if (sbx_seccomp_build(err, errlen) == -1)
@@ -1253,17 +1351,48 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	sb->gid = spec->gid;
 	strlcpy(sb->tree, pl.tree, sizeof(sb->tree));
 	sb->nports = sbx_ports(spec, sb->ports);
+	/*
+	 * A launcher of the pool joins each of its cgroups itself.  A
+	 * fresh one, where it can be, is born in its cgroup2 directory
+	 * (sbx_clone_into): the cgroups are made first and it joins only
+	 * the others (v1) itself.
+	 */
+	cgfd = born = sock = efd = -1;
+	pid = -1;
+	made = 0;
 	pl.ncgroups = sb->ncgroups;
-	rc = sbx_launcher != -1 && sbx_start_ready(&pl, spec->logfd, &pid,
-	    &sock, &efd) ? 0 : sbx_start(&pl, &pid, &sock, &efd, err, errlen);
+	if (sbx_launcher != -1 && sbx_start_ready(&pl, spec->logfd, &pid,
+	    &sock, &efd))
+		rc = 0;
+	else {
+		rc = 0;
+		if (sbx_launcher != -1 && sb->cg_kill >= 0) {
+			if ((rc = cgroup_create(sb, spec, err, errlen)) == 0) {
+				made = 1;
+				if ((cgfd = sbx_into_fd(sb)) != -1)
+					born = sb->cg_kill;
+			}
+		}
+		pl.ncgroups = sb->ncgroups - (born != -1);
+		if (rc == 0)
+			rc = sbx_start(&pl, cgfd, &pid, &sock, &efd, err,
+			    errlen);
+		if (cgfd != -1)
+			close(cgfd);
+	}
 	free(pl.hide);
 	free(pl.binds);
 	free(pl.bexec);
-	if (rc == -1)
+	if (rc == -1) {
+		sb->pid = -1;
+		if (made && sandbox_destroy(sb, derr, sizeof(derr)) == -1)
+			snprintf(err + strlen(err), errlen - strlen(err),
+			    "; %s", derr);
 		return (-1);
+	}
 	sb->pid = pid;
 	sb->fd = sock;
-	rc = sbx_cgroups(spec, sb, err, errlen);
+	rc = sbx_cgroups(spec, sb, made, born, err, errlen);
 	if (rc == 0)
 		rc = sbx_await(efd, err, errlen);
 	close(efd);

@@ -211,7 +211,11 @@ int	sandbox_cgroup_paths(const char *, struct sandbox *);
 /* Create sb's cgroups with spec's limits; undoes itself on failure. */
 int	cgroup_create(struct sandbox *, const struct sandbox_spec *,
 	    char *, size_t);
-/* Open each cgroup's cgroup.procs for writing; fds[] gets ncgroups. */
+/*
+ * Open, for writing, the file through which a single-threaded process
+ * joins each cgroup by writing "0" (v1 "tasks", else cgroup.procs);
+ * fds[] gets ncgroups.
+ */
 int	cgroup_open_procs(struct sandbox *, int *, char *, size_t);
 int	cgroup_kill(struct sandbox *);
 int	sandbox_usage(struct sandbox *, struct sandbox_usage *);

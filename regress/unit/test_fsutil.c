@@ -6,6 +6,7 @@
  * mount and a bind mount inside (never crossed), a wide directory.
  * And what root opens or chowns of a child's: a FIFO, a link, a
  * directory, a socket, a device, a hard link, someone else's file.
+ * And the kill of an attempt's processes by their uids.
  * Needs root (mounts, chown, mknod).
  */
 #include <sys/mount.h>
@@ -14,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 
 #include <check.h>
 #include <errno.h>
@@ -425,6 +427,59 @@ START_TEST(test_chown_tree)
 }
 END_TEST
 
+/*
+ * uid_kill_all: one pass kills the processes of both an attempt's uids
+ * and nothing else: not another uid, not root for a uid of 0 ("none").
+ * The children killed stay zombies (and counted) until reaped here.
+ */
+static pid_t
+child_as(uid_t uid)
+{
+	pid_t	 pid;
+
+	if ((pid = fork()) == 0) {
+		if (setresgid(uid, uid, uid) == -1 ||
+		    setresuid(uid, uid, uid) == -1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	ck_assert_int_gt(pid, 0);
+	return (pid);
+}
+
+static int
+killed(pid_t pid)
+{
+	int	 st;
+
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	return (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+}
+
+START_TEST(test_uid_kill_all)
+{
+	pid_t	 a, b, other;
+	int	 st;
+
+	a = child_as(63591);
+	b = child_as(63592);
+	other = child_as(63594);
+	usleep(50 * 1000);	/* each has changed its uids */
+	ck_assert_int_ge(uid_kill_all(63591, 63592), 0);
+	ck_assert(killed(a));
+	ck_assert(killed(b));
+	ck_assert_int_eq(uid_kill_all(63591, 63592), 0);
+	ck_assert_int_eq(waitpid(other, &st, WNOHANG), 0);
+	/* None: 0 is never root, nor anyone else. */
+	ck_assert_int_eq(uid_kill_all(0, 0), 0);
+	ck_assert_int_eq(waitpid(other, &st, WNOHANG), 0);
+	ck_assert_int_ge(uid_kill_all(63594, 0), 0);
+	ck_assert(killed(other));
+	ck_assert_int_eq(uid_kill_all(0, 63594), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -444,6 +499,7 @@ main(void)
 	tcase_add_test(tc, test_wide);
 	tcase_add_test(tc, test_open_untrusted);
 	tcase_add_test(tc, test_chown_tree);
+	tcase_add_test(tc, test_uid_kill_all);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

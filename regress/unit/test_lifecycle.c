@@ -358,6 +358,8 @@ same(const struct attempt *x, const struct attempt *y)
 		ck_assert_str_eq(x->reason, y->reason);
 	for (i = 0; i <= ST_MAX; i++)
 		ck_assert_uint_eq(x->t[i], y->t[i]);
+	for (i = 0; i < PART_MAX; i++)
+		ck_assert_int_eq(x->part_ms[i], y->part_ms[i]);
 	ck_assert_uint_eq(x->nreceipts, y->nreceipts);
 	for (i = 0; i < x->nreceipts; i++)
 		ck_assert_str_eq(x->receipts[i], y->receipts[i]);
@@ -421,6 +423,165 @@ replay_equals_live(const struct step *steps, const char *id,
 START_TEST(test_replay_published)
 {
 	replay_equals_live(published, "a-20261201-0002", AS_TERMINATED);
+}
+END_TEST
+
+/*
+ * Stage times: from the records' times and the durations the parent
+ * measured in their facts; the stages and parts add up to the total.
+ */
+struct timed_step {
+	const char	*kind;
+	const char	*facts;
+	uint64_t	 ms;
+};
+
+static const struct timed_step timed[] = {
+	{ "submitted", "{}", 1000 },
+	{ "allocating", "{\"uid\":70001}", 1010 },
+	{ "ready", "{\"checkout_ms\":60}", 1100 },
+	{ "running", "{}", 1150 },
+	{ "exited", "{\"status\":0,\"times\":{\"sandbox_ms\":40,"
+	    "\"run_ms\":1000,\"image_ms\":15,\"cache_ms\":5}}", 2150 },
+	{ "result-ready", "{}", 2200 },
+	{ "verifying", "{\"uid\":70002}", 2210 },
+	{ "validated", "{\"run_ms\":300}", 2600 },
+	{ "verdict", "{\"accepted\":true,\"findings\":[],\"nfindings\":0}",
+	    2700 },
+	{ "publishing", "{}", 2705 },
+	{ "published", "{}", 2800 },
+	{ "teardown", "{}", 2801 },
+	/* signed at 2855, journaled a little later */
+	{ "terminated", "{\"stages\":{\"total\":1855}}", 2857 },
+	{ NULL, NULL, 0 }
+};
+
+static json_t *
+timed_run(const struct timed_step *steps, const char *id, size_t upto)
+{
+	struct attempt	*a, *b;
+	json_t		*facts, *o, *r;
+	size_t		 i;
+
+	a = fresh(&live_list, id);
+	for (i = 0; steps[i].kind != NULL && i < upto; i++) {
+		ck_assert_ptr_nonnull(facts = json_loads(steps[i].facts, 0,
+		    NULL));
+		ck_assert_msg(live(a, steps[i].kind, facts, steps[i].ms) == 0,
+		    "%s refused live", steps[i].kind);
+		json_decref(facts);
+	}
+	for (i = 0; i < a->nreceipts; i++)
+		ck_assert_int_eq(replay_line(i + 1, a->receipts[i],
+		    steps[i].ms, i == 0), 0);
+	ck_assert_ptr_nonnull(b = lifecycle_find(&replay_list, id));
+	same(a, b);
+	o = lifecycle_stages(a, 5000, 0);
+	r = lifecycle_stages(b, 5000, 0);
+	ck_assert(json_equal(o, r));
+	json_decref(r);
+	return (o);
+}
+
+static json_int_t
+stage(json_t *o, const char *name)
+{
+	json_t	*v = json_object_get(o, name);
+
+	ck_assert_msg(json_is_integer(v), "%s is not a number", name);
+	return (json_integer_value(v));
+}
+
+START_TEST(test_stages)
+{
+	const char	*keys[] = { "queue", "allocation", "checkout",
+	    "sandbox", "image", "cache", "run", "collect", "verify",
+	    "validation", "publish", "teardown" };
+	json_t		*o;
+	json_int_t	 sum = 0;
+	size_t		 i;
+
+	o = timed_run(timed, "a-20261201-0010", 100);
+	ck_assert_int_eq(stage(o, "queue"), 10);
+	ck_assert_int_eq(stage(o, "allocation"), 30);
+	ck_assert_int_eq(stage(o, "checkout"), 60);
+	/* 40 ms from ready to the agent's start, 20 of them in parts */
+	ck_assert_int_eq(stage(o, "sandbox"), 20);
+	ck_assert_int_eq(stage(o, "image"), 15);
+	ck_assert_int_eq(stage(o, "cache"), 5);
+	ck_assert_int_eq(stage(o, "run"), 1000);
+	ck_assert_int_eq(stage(o, "collect"), 60);
+	ck_assert_int_eq(stage(o, "verify"), 200);
+	ck_assert_int_eq(stage(o, "validation"), 300);
+	ck_assert_int_eq(stage(o, "publish"), 100);
+	/* the end the receipt's total says, not the record's time */
+	ck_assert_int_eq(stage(o, "teardown"), 55);
+	ck_assert_int_eq(stage(o, "total"), 1855);
+	ck_assert_int_eq(stage(o, "overhead"), 1855 - 1000 - 300);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		sum += stage(o, keys[i]);
+	ck_assert_int_eq(sum, 1855);
+	json_decref(o);
+}
+END_TEST
+
+/* Under way: the open stage counts up to now, nothing later is set. */
+START_TEST(test_stages_running)
+{
+	json_t	*o;
+
+	o = timed_run(timed, "a-20261201-0011", 4);	/* up to running */
+	ck_assert_int_eq(stage(o, "sandbox"), 50);
+	ck_assert_int_eq(stage(o, "run"), 5000 - 1150);
+	ck_assert(json_is_null(json_object_get(o, "collect")));
+	ck_assert(json_is_null(json_object_get(o, "verify")));
+	ck_assert(json_is_null(json_object_get(o, "validation")));
+	ck_assert(json_is_null(json_object_get(o, "image")));
+	ck_assert(json_is_null(json_object_get(o, "total")));
+	ck_assert(json_is_null(json_object_get(o, "overhead")));
+	json_decref(o);
+}
+END_TEST
+
+/*
+ * Times a broken or older parent journaled (negative, mistyped, longer
+ * than the attempt has existed): ignored, the records' own times used,
+ * live and on replay alike; no stage is negative.
+ */
+static const struct timed_step badtimes[] = {
+	{ "submitted", "{}", 1000 },
+	{ "allocating", "{}", 1010 },
+	{ "ready", "{\"checkout_ms\":5000}", 1100 },
+	{ "running", "{}", 1150 },
+	{ "exited", "{\"times\":{\"sandbox_ms\":-4,\"run_ms\":\"x\","
+	    "\"image_ms\":-1,\"cache_ms\":1.5}}", 2150 },
+	{ "result-ready", "{}", 2200 },
+	{ "verifying", "{}", 2210 },
+	{ "validated", "{\"run_ms\":-300}", 2600 },
+	{ "failed", "{\"reason\":\"x\"}", 2650 },
+	{ "teardown", "{}", 2651 },
+	{ "terminated", "{\"stages\":{\"total\":\"long\"}}", 2700 },
+	{ NULL, NULL, 0 }
+};
+
+START_TEST(test_stages_bad_times)
+{
+	json_t	*o;
+
+	o = timed_run(badtimes, "a-20261201-0012", 100);
+	ck_assert_int_eq(stage(o, "allocation"), 90);
+	ck_assert(json_is_null(json_object_get(o, "checkout")));
+	ck_assert_int_eq(stage(o, "sandbox"), 50);
+	ck_assert_int_eq(stage(o, "run"), 1000);
+	ck_assert(json_is_null(json_object_get(o, "image")));
+	ck_assert(json_is_null(json_object_get(o, "cache")));
+	ck_assert(json_is_null(json_object_get(o, "validation")));
+	ck_assert_int_eq(stage(o, "verify"), 450);
+	ck_assert(json_is_null(json_object_get(o, "publish")));
+	ck_assert_int_eq(stage(o, "teardown"), 50);
+	ck_assert_int_eq(stage(o, "total"), 1700);
+	ck_assert_int_eq(stage(o, "overhead"), 700);
+	json_decref(o);
 }
 END_TEST
 
@@ -522,6 +683,9 @@ lifecycle_suite(void)
 	tcase_add_test(tc, test_bad_state);
 	tcase_add_test(tc, test_verdict_rejects);
 	tcase_add_test(tc, test_replay_published);
+	tcase_add_test(tc, test_stages);
+	tcase_add_test(tc, test_stages_running);
+	tcase_add_test(tc, test_stages_bad_times);
 	tcase_add_test(tc, test_replay_failed);
 	tcase_add_test(tc, test_replay_rejected);
 	tcase_add_test(tc, test_replay_refuses_illegal);

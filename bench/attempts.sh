@@ -1,0 +1,97 @@
+#!/bin/sh
+# The daemon's own cost per attempt: a real factoryd on a temp config
+# (the regress suites' helpers), a 3-file local repository, a trivial
+# agent (one line appended) and validation (/bin/true), auto approval,
+# a local forge.
+#
+#  - overhead: N attempts one after another, after WARM warm-up ones;
+#    per attempt the daemon's own time, factoryctl show's "overhead"
+#    (everything but the agent's run and the validation run), p50/p90;
+#  - throughput: BURST attempts submitted at once with max-attempts: 4,
+#    attempts per second from the first submission to the last one torn
+#    down.
+#
+# O: the build directory.  ATTEMPTS (default 20), WARM (3), BURST (40).
+# Needs root.  Everything it makes is removed on exit.
+
+: "${O:?O must name the build directory}"
+top=$(cd "$(dirname "$0")/.." && pwd)
+case $O in /*) ;; *) O=$top/$O ;; esac
+. "$top/regress/lib.sh"
+
+N=${ATTEMPTS:-20}
+WARM=${WARM:-3}
+BURST=${BURST:-40}
+
+# Users and attempt uids of its own: no regress suite uses these.
+T=$(regress_tmpdir)
+SOCK=$T/factoryd.sock
+make_repos "$T" 63604
+write_attempt_conf "$T" 63600 63610-63699
+start_factoryd "$T/factoryd.conf" "$T/log"
+write_manifest "$T/m.yaml" 'echo x >> README.md' true
+
+# Milliseconds since the epoch.
+now() { date +%s%3N; }
+
+# p-th percentile (nearest rank) of the numbers on stdin.
+pct() {
+	sort -n | awk -v p="$1" '{v[NR] = $1}
+	    END {if (NR == 0) {print "-"; exit}
+	    r = int((p * NR + 99) / 100); if (r < 1) r = 1; print v[r]}'
+}
+
+# lib.sh's functions use i, id and s: the bench's own names are b_*.
+wait_all() {	# seconds id...
+	b_s=$1
+	shift
+	for b_id in "$@"; do
+		wait_terminated "$b_id" "$b_s" || fail "bench: $b_id did not end"
+		[ "$(field "$b_id" state)" = published ] ||
+		    fail "bench: $b_id ended $(field "$b_id" state)"
+	done
+}
+
+b_i=0
+while [ $b_i -lt "$WARM" ]; do
+	b_id=$(submit_wait "$T/m.yaml" 60) || fail "bench: warm-up attempt"
+	wait_all 60 "$b_id"
+	b_i=$((b_i + 1))
+done
+
+: >"$T/over"
+: >"$T/stages"
+b_i=0
+while [ $b_i -lt "$N" ]; do
+	b_id=$(submit_wait "$T/m.yaml" 60) || fail "bench: attempt $b_i"
+	wait_all 60 "$b_id"
+	ctl -j show "$b_id" | jq -c .stages >>"$T/stages"
+	jq -r '.overhead' <"$T/stages" | tail -n 1 >>"$T/over"
+	b_i=$((b_i + 1))
+done
+
+b_ids=""
+t0=$(now)
+b_i=0
+while [ $b_i -lt "$BURST" ]; do
+	b_ids="$b_ids $(ctl submit "$T/m.yaml")" || fail "bench: burst submit"
+	b_i=$((b_i + 1))
+done
+# shellcheck disable=SC2086
+wait_all 120 $b_ids
+t1=$(now)
+
+echo "attempts: $N sequential (after $WARM warm-up), 3-file repository"
+printf '  overhead per attempt: p50 %s ms, p90 %s ms\n' \
+    "$(pct 50 <"$T/over")" "$(pct 90 <"$T/over")"
+for k in queue allocation image cache checkout sandbox run collect verify \
+    validation publish teardown total; do
+	printf '  %-11s p50 %s ms\n' "$k" "$(jq -r ".$k // empty" \
+	    <"$T/stages" | pct 50)"
+done
+echo "throughput: $BURST attempts submitted at once, max-attempts: 4"
+awk -v n="$BURST" -v ms=$((t1 - t0)) 'BEGIN {
+	printf "  %d attempts in %d ms: %.1f attempts/s\n", n, ms,
+	    n * 1000 / ms }'
+stop_factoryd
+regress_done
