@@ -196,6 +196,14 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 			strlcpy(a->repo, s, sizeof(a->repo));
 		a->submitter = json_integer_value(json_object_get(facts,
 		    "submitter"));
+		/* The environment as resolved then: never the name again. */
+		v = json_object_get(facts, "environment");
+		if ((s = json_string_value(json_object_get(v, "image"))) !=
+		    NULL)
+			strlcpy(a->image, s, sizeof(a->image));
+		if ((s = json_string_value(json_object_get(v, "toolchain"))) !=
+		    NULL)
+			strlcpy(a->toolchain, s, sizeof(a->toolchain));
 	} else if (strcmp(t->kind, "allocating") == 0) {
 		a->t[ST_ALLOCATION] = ms;
 		a->uid = json_integer_value(json_object_get(facts, "uid"));
