@@ -62,6 +62,8 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 			{ "$state/verify", "rwc" },	/* scratch repositories */
 			{ "$repos", "r" },		/* baselines */
 			{ "$verifier_key", "r" },	/* signing key */
+			/* Images: the toolchain digest, checked again. */
+			{ "$state/images", "?r" },
 			{ NULL, NULL }
 		}
 	},
@@ -190,8 +192,9 @@ proc_apply_policy(const struct factory_proc *p, char **vars, size_t nvars)
 	int			 optional;
 
 	for (u = p->unveils; u->path != NULL; u++) {
+		/* "?": a path that may not exist (yet). */
+		optional = u->perm[0] == '?';
 		if (u->path[0] != '$') {
-			optional = u->perm[0] == '?';
 			if (unveil(u->path, u->perm + optional) == -1 &&
 			    !(optional && errno == ENOENT))
 				fatal("unveil %s", u->path);
@@ -206,7 +209,8 @@ proc_apply_policy(const struct factory_proc *p, char **vars, size_t nvars)
 			if ((size_t)snprintf(path, sizeof(path), "%s%s",
 			    vars[i] + n + 1, rest) >= sizeof(path))
 				fatalx("unveil: path too long");
-			if (unveil(path, u->perm) == -1)
+			if (unveil(path, u->perm + optional) == -1 &&
+			    !(optional && errno == ENOENT))
 				fatal("unveil %s", path);
 		}
 	}

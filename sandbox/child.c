@@ -544,7 +544,7 @@ sbx_newroot(struct sbx_plan *pl)
  * followed: what a path names is what the image's tree says.
  */
 static void
-sbx_imageroot(struct sbx_plan *pl)
+sbx_imageroot(struct sbx_plan *pl, int imagefd)
 {
 	char	 opts[PATH_MAX + 128];
 
@@ -555,10 +555,11 @@ sbx_imageroot(struct sbx_plan *pl)
 	    mkdir(SBX_STAGE "/w", 0755) == -1 ||
 	    mkdir(SBX_STAGE "/r", 0755) == -1)
 		sbx_fail(pl->errfd, "mkdir in %s:", SBX_STAGE);
-	if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir="
-	    SBX_STAGE "/u,workdir=" SBX_STAGE "/w,redirect_dir=nofollow,"
-	    "volatile", pl->image) >= sizeof(opts))
-		sbx_fail(pl->errfd, "image %s: path too long", pl->image);
+	/* By the fd taken before the stage covered the host's /tmp. */
+	if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=/proc/self/fd/%d,"
+	    "upperdir=" SBX_STAGE "/u,workdir=" SBX_STAGE "/w,"
+	    "redirect_dir=nofollow,volatile", imagefd) >= sizeof(opts))
+		sbx_fail(pl->errfd, "image %s: options too long", pl->image);
 	if (mount("overlay", SBX_STAGE "/r", "overlay", MS_NOSUID | MS_NODEV,
 	    opts) == -1)
 		sbx_fail(pl->errfd, "mount image %s:", pl->image);
@@ -566,6 +567,7 @@ sbx_imageroot(struct sbx_plan *pl)
 	    syscall(SYS_pivot_root, ".", ".") == -1 ||
 	    umount2(".", MNT_DETACH) == -1 || chdir("/") == -1)
 		sbx_fail(pl->errfd, "pivot_root into the image:");
+	close(imagefd);
 }
 
 /*
@@ -617,14 +619,18 @@ sbx_mounts(struct sbx_plan *pl)
 	struct stat	 devst[sizeof(sbx_devices) / sizeof(sbx_devices[0])];
 	char		 link[SBX_NROOTDIRS][PATH_MAX];
 	int		 rootfd[SBX_NROOTDIRS], bindfd[SANDBOX_MAXBINDS];
-	int		 treefd, i;
+	int		 treefd, imagefd = -1, i;
 
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		sbx_fail(pl->errfd, "make / private:");
+	/* The image's directory, as it is now, wherever it lives. */
+	if (pl->image[0] != '\0' && (imagefd = open(pl->image, O_PATH |
+	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		sbx_fail(pl->errfd, "image %s:", pl->image);
 	sbx_take(pl, rootfd, link, bindfd, &treefd);
 	sbx_dev_stat(pl, devst);
 	if (pl->image[0] != '\0') {
-		sbx_imageroot(pl);
+		sbx_imageroot(pl, imagefd);
 		sbx_mkpoint(pl, "/tmp", 1);
 		sbx_mkpoint(pl, "/run", 1);
 		sbx_mkpoint(pl, "/dev", 1);

@@ -378,7 +378,8 @@ int
 attempt_init(char *err, size_t errlen)
 {
 	char		 path[PATH_MAX];
-	const char	*sub[] = { "attempts", "verify", "logs", "publish" };
+	const char	*sub[] = { "attempts", "verify", "logs", "publish",
+	    "images" };
 	struct lifecycle_replay replay = { &env->attempts, env->conf->statedir };
 	size_t		 i;
 
@@ -1233,6 +1234,22 @@ attempt_verify(struct attempt *a)
 	strlcpy(m.prev, a->prev, sizeof(m.prev));
 	m.epoch = a->epoch;
 	m.wall_ms = a->m->limits.wall_ms;
+	/* What the verifier checks again, from the image itself. */
+	if (a->image[0] != '\0') {
+		strlcpy(m.image, a->image, sizeof(m.image));
+		if (image_rootfs(a->image + 7, m.rootfs, sizeof(m.rootfs)) ==
+		    -1) {
+			close(bfd);
+			if (lfd != -1)
+				close(lfd);
+			attempt_fail(a, "failed", "image %s: no longer in the "
+			    "store", a->image);
+			return;
+		}
+		strlcpy(m.toolchain, a->toolchain, sizeof(m.toolchain));
+		m.tools = a->m->toolchain;	/* borrowed */
+		m.ntools = strv_len(a->m->toolchain);
+	}
 	if ((s = msg_encode(MSG_VERIFY, &m, &len, err, sizeof(err))) ==
 	    NULL) {
 		close(bfd);
@@ -1685,6 +1702,36 @@ verdict_consistent(const char *line, char *err, size_t errlen)
 	return (ret);
 }
 
+/*
+ * An accepted verdict states the environment frozen at submission: a
+ * verifier that passed a result on another image, or none, lies.
+ */
+static int
+verdict_environment(struct attempt *a, const char *line, char *err,
+    size_t errlen)
+{
+	json_t		*r, *facts, *got, *want;
+	json_error_t	 jerr;
+	int		 ret = 0;
+
+	if ((r = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
+		snprintf(err, errlen, "not JSON");
+		return (-1);
+	}
+	facts = json_object_get(r, "facts");
+	got = json_object_get(facts, "environment");
+	want = env_facts(a->image, a->toolchain, NULL);
+	if (json_is_true(json_object_get(facts, "accepted")) &&
+	    (got == NULL || !json_equal(got, want))) {
+		snprintf(err, errlen, "accepted on an environment that is not "
+		    "the attempt's");
+		ret = -1;
+	}
+	json_decref(want);
+	json_decref(r);
+	return (ret);
+}
+
 static void
 attempt_verdict_next(struct attempt *a)
 {
@@ -1717,7 +1764,8 @@ verifier_verdict(struct child *c, struct attempt *a, const char *line,
 		    attempt_state_name(a->state));
 		goto refused;
 	}
-	if (verdict_consistent(line, err, sizeof(err)) == -1)
+	if (verdict_consistent(line, err, sizeof(err)) == -1 ||
+	    verdict_environment(a, line, err, sizeof(err)) == -1)
 		goto refused;
 	env->busy[idx] = NULL;
 	a->verifier = NULL;
