@@ -124,6 +124,15 @@ check "digests: show" sh -c "'$O/factoryctl' -s '$SOCK' show $id | grep -q '^too
 check "digests: the receipts verify offline" \
     sh -c "'$O/factoryctl' verify '$T/view.r' | grep -q '^OK'"
 
+# Replayed from the journal: the same frozen environment, not the name
+# resolved again.
+field "$id" environment >"$T/env.before"
+stop_factoryd
+start_factoryd "$T/factoryd.conf" "$T/log"
+field "$id" environment >"$T/env.after"
+check "restart: the frozen environment is replayed as it was" \
+    sh -c "cmp -s '$T/env.before' '$T/env.after' && grep -q 'sha256:$H1' '$T/env.after'"
+
 # The same toolchain paths in a second image with one file changed.
 write_env "$T/bb2.yaml" demo bb 'echo two >> README.md' true '[/usr/bin/cc, /bin/busybox]'
 sed -i "s/image: \"bb\"/image: \"bb2\"/" "$T/bb2.yaml"
