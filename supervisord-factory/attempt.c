@@ -621,7 +621,8 @@ env_facts(const char *image, const char *toolchain, const char *ref)
 	if (strncmp(toolchain, "sha256:", 7) == 0)
 		toolchain += 7;
 	snprintf(buf, sizeof(buf), "sha256:%s", image);
-	o = json_pack("{s:s}", "image", buf);
+	if ((o = json_pack("{s:s}", "image", buf)) == NULL)
+		fatal(NULL);
 	if (ref != NULL)
 		json_object_set_new(o, "ref", json_string(ref));
 	if (toolchain[0] != '\0') {
@@ -629,8 +630,6 @@ env_facts(const char *image, const char *toolchain, const char *ref)
 		json_object_set_new(o, "toolchain", json_string(buf));
 	} else
 		json_object_set_new(o, "toolchain", json_null());
-	if (o == NULL)
-		fatal(NULL);
 	return (o);
 }
 
