@@ -184,6 +184,18 @@ id4=$(submit_wait "$T/strictok.yaml") || notok "strict: pinned did not finish"
 check "strict: a pinned image is accepted and runs" \
     [ "$(field $id4 state)" = verified ]
 
+# With egress, the hosts file is bound over /etc/hosts, which an image
+# need not have (bb has no /etc at all).
+write_env "$T/hosts.yaml" demo "sha256:$H1" \
+    'grep -q localhost /etc/hosts && echo "CHECK hosts ok"; echo h >> README.md'
+echo 'network: {allow: ["localhost:60999"]}' >>"$T/hosts.yaml"
+id7=$(submit_wait "$T/hosts.yaml") || notok "hosts: did not finish"
+check "egress in an image: its own /etc/hosts" \
+    sh -c "'$O/factoryctl' -s '$SOCK' logs $id7 | grep -q '^CHECK hosts ok'"
+check "egress in an image: published" [ "$(field $id7 state)" = published ]
+check "egress in an image: the image has no /etc still" \
+    [ ! -e "$STATE/images/sha256/$H1/rootfs/etc" ]
+
 # Symbolic links of an image never lead outside it.
 mkimage esc "$H3" || fail "cannot lay out image esc"
 e=$STATE/images/sha256/$H3/rootfs
