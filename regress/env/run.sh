@@ -286,5 +286,41 @@ check "changed toolchain: the verdict says it" \
 check "changed toolchain: nothing pushed" \
     sh -c "! git --git-dir='$T/remote.git' -c safe.directory='*' rev-parse -q --verify refs/heads/factory/$id6"
 
+# The launcher alone, as regress/sandbox drives it: an image that is not
+# root's alone, or whose path the overlay's options cannot carry, is
+# refused before anything is created; a good one is the whole root.
+SBX=$O/regress/sandbox/prog_sbx
+SU=66455
+ST=$T/sbxtree
+mkdir -p "$ST" && chown "$SU:$SU" "$ST"
+sbxrun() {	# image argv...: the output in $T/sbx.out
+	img=$1; shift
+	"$SBX" -L "$O/factory-sandbox" -i "envsbx-$$-$SU" -u "$SU" -t "$ST" \
+	    -w 20 -I "$img" -- "$@" >"$T/sbx.out" 2>&1
+}
+sbxrun "$STATE/images/sha256/$H1/rootfs" /bin/sh -c 'test ! -e /etc/passwd && test ! -e /usr/lib && echo in-image'
+check "launcher: an image is the root" \
+    sh -c "grep -q '^in-image' '$T/sbx.out' && grep -q '^exit 0' '$T/sbx.out'"
+mkdir -p "$T/notroot/bin" && cp "$BB" "$T/notroot/bin/sh" &&
+    chown -R "$SU:$SU" "$T/notroot"
+sbxrun "$T/notroot" /bin/sh -c true
+check "launcher: an image not root's is refused" grep -qF \
+    "spawn: image $T/notroot: not a root-owned directory only root writes" \
+    "$T/sbx.out"
+mkdir -p "$T/gw/bin" && cp "$BB" "$T/gw/bin/sh" && chmod 775 "$T/gw"
+sbxrun "$T/gw" /bin/sh -c true
+check "launcher: a group-writable image is refused" grep -qF \
+    "spawn: image $T/gw: not a root-owned directory only root writes" \
+    "$T/sbx.out"
+mkdir -p "$T/a,upperdir=x/bin" && cp "$BB" "$T/a,upperdir=x/bin/sh" &&
+    chmod 755 "$T/a,upperdir=x"
+sbxrun "$T/a,upperdir=x" /bin/sh -c true
+check "launcher: an image path with a comma is refused" grep -qF \
+    "spawn: image $T/a,upperdir=x: may not be / or contain ','" "$T/sbx.out"
+sbxrun / /bin/sh -c true
+check "launcher: / as an image is refused" grep -qF \
+    "spawn: image /: may not be /" "$T/sbx.out"
+check "launcher: no process of its uid left" [ -z "$(uid_procs $SU)" ]
+
 stop_factoryd
 regress_done

@@ -3,7 +3,8 @@
  * tests.  Spawns, waits (a wall deadline enforced with sandbox_kill),
  * prints what happened and what the cgroups measured, destroys.
  *
- *	prog_sbx [-P] [-L launcher] [-i id] -u uid -t tree [-H hide]...
+ *	prog_sbx [-P] [-L launcher] [-i id] [-I image] -u uid -t tree
+ *	    [-H hide]...
  *	    [-m mem] [-p pids]
  *	    [-c cpu_ms] [-f fsize] [-n nofile] [-w wall_s] [-l logfile]
  *	    [-x exec_allow]... [-R expose]... [-e VAR=value]... -- argv...
@@ -41,7 +42,7 @@ onalarm(int sig)
 static __dead void
 usage(void)
 {
-	fprintf(stderr, "usage: prog_sbx [-P] [-L launcher] [-i id] -u uid "
+	fprintf(stderr, "usage: prog_sbx [-P] [-L launcher] [-i id] [-I image] -u uid "
 	    "-t tree "
 	    "[-H hide] [-m mem] [-p pids] [-c cpu_ms] [-f fsize] "
 	    "[-n nofile] [-w wall_s] [-l logfile] [-x exec_allow] "
@@ -104,7 +105,7 @@ main(int argc, char *argv[])
 	spec.logfd = STDOUT_FILENO;
 	snprintf(idbuf, sizeof(idbuf), "sbx-%ld", (long)getpid());
 	spec.id = idbuf;
-	while ((ch = getopt(argc, argv, "c:e:f:H:i:L:l:m:n:p:PR:t:u:w:x:")) != -1) {
+	while ((ch = getopt(argc, argv, "c:e:f:H:I:i:L:l:m:n:p:PR:t:u:w:x:")) != -1) {
 		switch (ch) {
 		case 'c':
 			spec.cpu_ms = num(optarg);
@@ -117,6 +118,9 @@ main(int argc, char *argv[])
 			break;
 		case 'H':
 			add(hide, &nhide, optarg);
+			break;
+		case 'I':
+			spec.image = optarg;	/* a rootfs: the agent's root */
 			break;
 		case 'i':
 			spec.id = optarg;
