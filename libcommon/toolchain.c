@@ -23,6 +23,11 @@
 
 #define TC_MAXLINKS	40		/* as the kernel's MAXSYMLINKS */
 #define TC_MAXDEPTH	128		/* directories deep */
+/*
+ * Bytes hashed for one digest, all files together: the parent hashes
+ * at submission, in its event loop (about 0.8 s at this bound).
+ */
+#define TC_MAXBYTES	(1024LL * 1024 * 1024)
 
 struct tcwalk {
 	int	 fds[TC_MAXDEPTH];	/* fds[0] is the root, not ours */
@@ -168,8 +173,10 @@ toolchain_digest(int rootfd, char *const *paths,
     char out[SHA256_HEX_LEN + 1], char *err, size_t errlen)
 {
 	struct sha256_ctx	 ctx;
+	struct stat		 st;
 	uint8_t			 md[SHA256_LEN];
 	char			 hex[SHA256_HEX_LEN + 1];
+	long long		 total = 0;
 	size_t			 i;
 	int			 fd;
 
@@ -182,6 +189,14 @@ toolchain_digest(int rootfd, char *const *paths,
 			snprintf(err, errlen, "toolchain: %s: %s in the image",
 			    paths[i], errno == EINVAL || errno == EISDIR ?
 			    "not a regular file" : strerror(errno));
+			sha256_abort(&ctx);
+			return (-1);
+		}
+		if (fstat(fd, &st) == -1 || (total += st.st_size) >
+		    TC_MAXBYTES) {
+			snprintf(err, errlen, "toolchain: %s: more than %lld "
+			    "bytes in all", paths[i], TC_MAXBYTES);
+			close(fd);
 			sha256_abort(&ctx);
 			return (-1);
 		}

@@ -167,6 +167,24 @@ START_TEST(test_refused)
 }
 END_TEST
 
+/* A sparse file over the bound: refused before a byte is read. */
+START_TEST(test_bound)
+{
+	char	 path[PATH_MAX], *paths[] = { "/bin/big", NULL };
+	char	 got[SHA256_HEX_LEN + 1], err[256];
+	int	 fd;
+
+	snprintf(path, sizeof(path), "%s/bin/big", root);
+	ck_assert_int_ne(fd = open(path, O_CREAT | O_WRONLY, 0644), -1);
+	ck_assert_int_eq(ftruncate(fd, 1024LL * 1024 * 1024 + 1), 0);
+	close(fd);
+	ck_assert_int_eq(toolchain_digest(rootfd, paths, got, err,
+	    sizeof(err)), -1);
+	ck_assert_str_eq(err, "toolchain: /bin/big: more than 1073741824 "
+	    "bytes in all");
+}
+END_TEST
+
 static Suite *
 toolchain_suite(void)
 {
@@ -177,6 +195,7 @@ toolchain_suite(void)
 	tcase_add_test(tc, test_files);
 	tcase_add_test(tc, test_links);
 	tcase_add_test(tc, test_refused);
+	tcase_add_test(tc, test_bound);
 	suite_add_tcase(s, tc);
 	return (s);
 }
