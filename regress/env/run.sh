@@ -184,6 +184,20 @@ id4=$(submit_wait "$T/strictok.yaml") || notok "strict: pinned did not finish"
 check "strict: a pinned image is accepted and runs" \
     [ "$(field $id4 state)" = verified ]
 
+# exec names paths inside the image: /bin runs, the image's
+# /usr/libexec does not, and nothing of the host's is added.
+write_env "$T/exec.yaml" demo "sha256:$H1" \
+    'if /usr/libexec/id -u >/dev/null 2>&1; then echo "CHECK libexec ran"; else echo "CHECK libexec refused"; fi
+test ! -e /usr/lib/git-core && echo "CHECK no-host ok"; echo e >> README.md'
+echo 'exec: ["/bin"]' >>"$T/exec.yaml"
+id8=$(submit_wait "$T/exec.yaml") || notok "exec: did not finish"
+ctl logs "$id8" >"$T/exec.log" 2>&1
+check "exec in an image: a path outside exec is refused" \
+    grep -q '^CHECK libexec refused' "$T/exec.log"
+check "exec in an image: no host path is bound for it" \
+    grep -q '^CHECK no-host ok' "$T/exec.log"
+check "exec in an image: published" [ "$(field $id8 state)" = published ]
+
 # With egress, the hosts file is bound over /etc/hosts, which an image
 # need not have (bb has no /etc at all).
 write_env "$T/hosts.yaml" demo "sha256:$H1" \
