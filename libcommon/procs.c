@@ -53,8 +53,9 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 		 * stdio: imsg.  rpath: the repositories and its key.
 		 * wpath cpath: its scratch directory only (unveil).
 		 * fattr: libgit2 sets modes in the scratch repositories it
-		 * makes.  recvfd: the bundle arrives as an fd.  No exec,
-		 * no network; replaced after every verdict.
+		 * makes.  recvfd: the bundle, the log and an image's
+		 * rootfs arrive as fds.  No exec, no network; replaced
+		 * after every verdict.
 		 */
 		"stdio rpath wpath cpath fattr flock recvfd",
 		"re-derives a bundle's facts and signs the verdict",
@@ -62,7 +63,7 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 			{ "$state/verify", "rwc" },	/* scratch repositories */
 			{ "$repos", "r" },		/* baselines */
 			{ "$verifier_key", "r" },	/* signing key */
-			/* Images: the toolchain digest, checked again. */
+			/* Below the rootfs fd: the toolchain, hashed again. */
 			{ "$state/images", "?r" },
 			{ NULL, NULL }
 		}

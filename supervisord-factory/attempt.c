@@ -378,8 +378,7 @@ int
 attempt_init(char *err, size_t errlen)
 {
 	char		 path[PATH_MAX];
-	const char	*sub[] = { "attempts", "verify", "logs", "publish",
-	    "images" };
+	const char	*sub[] = { "attempts", "verify", "logs", "publish" };
 	struct lifecycle_replay replay = { &env->attempts, env->conf->statedir };
 	size_t		 i;
 
@@ -391,6 +390,15 @@ attempt_init(char *err, size_t errlen)
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
 			return (-1);
 		}
+	}
+	/*
+	 * The image store's top, root's (image.h): it exists before the
+	 * first verifier starts, whose Landlock rule names it.
+	 */
+	snprintf(path, sizeof(path), "%s/images", env->conf->statedir);
+	if (mkdir(path, 0711) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (-1);
 	}
 	/* The publisher's caches (forge github): its own. */
 	snprintf(path, sizeof(path), "%s/publish", env->conf->statedir);
@@ -1174,7 +1182,7 @@ attempt_verify(struct attempt *a)
 	size_t			 len;
 	uid_t			 vuid;
 	uint64_t		 bytes;
-	int			 bfd, lfd;
+	int			 bfd, lfd, rfd;
 
 	if ((v = verifier_free()) == NULL)
 		return;		/* when one says HELLO */
@@ -1260,6 +1268,15 @@ attempt_verify(struct attempt *a)
 	a->verifier = v;
 	env->busy[child_index(v)] = a;
 	imsgev_compose(&v->iev, IMSG_VERIFY_LOG, 0, 0, lfd, NULL, 0);
+	/* The verifier cannot walk the store: it gets the rootfs itself. */
+	if (m.rootfs[0] != '\0') {
+		if ((rfd = open(m.rootfs, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC)) == -1)
+			log_warn("%s: %s", a->id, m.rootfs);	/* a finding */
+		else
+			imsgev_compose(&v->iev, IMSG_VERIFY_ROOTFS, 0, 0, rfd,
+			    NULL, 0);
+	}
 	imsgev_compose(&v->iev, IMSG_VERIFY, 0, 0, bfd, s, len);
 	free(s);
 	log_info("%s: verifying, verifier pid %d", a->id, (int)v->pid);

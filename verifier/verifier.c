@@ -48,13 +48,14 @@ static struct {
 	struct msg_verify	 req;		/* have_req: decoded */
 	int			 have_req;
 	int			 logfd;
+	int			 rootfd;	/* the image's rootfs, or -1 */
 	int			 done;
 	struct recheck_result	 res;
 	char			**findings;	/* escaped, esc.h */
 	size_t			 nfindings;	/* what the verdict counts */
 	json_t			*validation;
 	char			 bundle_sha256[SHA256_HEX_LEN + 1];
-} cur = { .logfd = -1 };
+} cur = { .logfd = -1, .rootfd = -1 };
 
 int
 main(int argc, char *argv[])
@@ -180,12 +181,12 @@ verify_environment(const struct msg_verify *o)
 		    o->image);
 		return;
 	}
-	if ((fd = open(o->rootfs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1) {
-		finding("environment: image %s: %s", o->image,
-		    strerror(errno));
+	/* The store above the rootfs is root's alone: the parent opened it. */
+	if ((fd = cur.rootfd) == -1) {
+		finding("environment: image %s: no rootfs given", o->image);
 		return;
 	}
+	cur.rootfd = -1;
 	if (fstat(fd, &st) == -1 || st.st_uid != 0 ||
 	    (st.st_mode & 022) != 0) {
 		finding("environment: image %s: rootfs not root's alone",
@@ -426,6 +427,13 @@ verifier_imsg(struct imsg *imsg)
 		if (cur.logfd != -1 || imsg_get_len(imsg) != 0)
 			return (-1);	/* one log per verification */
 		cur.logfd = imsg_get_fd(imsg);
+		return (0);
+	case IMSG_VERIFY_ROOTFS:
+		if (cur.rootfd != -1 || cur.have_req ||
+		    imsg_get_len(imsg) != 0)
+			return (-1);	/* one, before the request */
+		if ((cur.rootfd = imsg_get_fd(imsg)) == -1)
+			return (-1);
 		return (0);
 	case IMSG_VERIFY:
 		if (cur.have_req)

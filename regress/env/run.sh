@@ -47,6 +47,8 @@ mkimage() {
 	chmod 755 "$r/usr/bin/cc"
 	chown -R 0:0 "$STATE/images"
 	chmod -R go-w "$STATE/images"
+	# As the store keeps them: nobody but root walks to a rootfs.
+	chmod 700 "$STATE/images/sha256" "$STATE/images/names"
 	printf 'sha256:%s\n' "$2" >"$STATE/images/names/$1"
 }
 hex() { printf '%064d' "$1"; }	# a digest of the store, any 64 hex
