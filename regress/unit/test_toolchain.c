@@ -138,6 +138,7 @@ START_TEST(test_files)
 	put("bin/cc", "cc, changed\n");
 	c1[0] = "cc, changed\n";
 	expect(p1, c1);
+	put("bin/cc", "cc\n");		/* the tree is shared */
 }
 END_TEST
 
