@@ -81,6 +81,26 @@ print_stages(json_t *o)
 		    json_integer_value(json_object_get(st, "total")));
 }
 
+/* The daemon's strings, escaped: a name is an operator's label. */
+static void
+print_environment(json_t *e)
+{
+	json_t	*v;
+
+	if (json_is_string(e)) {
+		printf("environment: %s\n", ctl_jvis(e));
+		return;
+	}
+	if (!json_is_object(e))
+		return;
+	printf("image: %s", ctl_jvis(json_object_get(e, "image")));
+	if ((v = json_object_get(e, "ref")) != NULL)
+		printf(" (%s)", ctl_jvis(v));
+	printf("\n");
+	if (json_is_string(v = json_object_get(e, "toolchain")))
+		printf("toolchain: %s\n", ctl_jvis(v));
+}
+
 static void
 print_attempt(json_t *o)
 {
@@ -94,6 +114,7 @@ print_attempt(json_t *o)
 	printf("repository: %s\nbaseline: %s\ntitle: %s\nmanifest: %s\n",
 	    jstr(o, "repository"), jstr(o, "baseline"), jstr(o, "title"),
 	    jstr(o, "manifest_digest"));
+	print_environment(json_object_get(o, "environment"));
 	print_stages(o);
 	if (json_object_get(o, "exit") != NULL)
 		printf("exit: wait status %lld\n",

@@ -53,7 +53,7 @@ static const char * const conf_topkeys[] = {
 	"socket", "state-dir", "libexec", "users", "attempt-uids",
 	"max-attempts", "verifiers", "lease-ttl", "reconcile-interval",
 	"control-idle-timeout", "attempt-disk",
-	"keys", "repositories", "sandbox", NULL
+	"keys", "repositories", "sandbox", "environment", NULL
 };
 
 const char *const conf_downgrade_names[] = {
@@ -84,6 +84,9 @@ conf_defaults(struct factoryd_conf *c)
 	    sizeof(c->receipt_key));
 	strlcpy(c->verifier_key, "/etc/factory/keys/verifier.key",
 	    sizeof(c->verifier_key));
+	/* Today's behaviour unless the operator says otherwise. */
+	c->envpolicy.require_digest = 0;
+	c->envpolicy.host_root = 1;
 	TAILQ_INIT(&c->repos);
 }
 
@@ -412,6 +415,61 @@ conf_sandbox(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 	return (0);
 }
 
+/* One of two words: *out 1 for yes, 0 for no. */
+static int
+conf_word(struct yerr *e, const struct ynode *n, const char *yes,
+    const char *no, int *out)
+{
+	if (n == NULL)
+		return (0);
+	if (y_str(e, n, yes, 16, NULL, 0) == -1)
+		return (-1);
+	if (strcmp(n->str, yes) == 0)
+		*out = 1;
+	else if (strcmp(n->str, no) == 0)
+		*out = 0;
+	else
+		return (y_fail(e, n, "expected %s or %s, not \"%s\"", yes, no,
+		    n->str));
+	return (0);
+}
+
+/*
+ * environment: {require-digest: yes|no, host-root: allow|deny}, at the
+ * top (the defaults) or in a repository (its own).
+ */
+static int
+conf_environment(struct yerr *e, const struct ynode *n,
+    struct conf_envpolicy *p)
+{
+	static const char * const keys[] = { "require-digest", "host-root",
+	    NULL };
+
+	if (n == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping with require-digest and host-root") ==
+	    -1 || y_keys(e, n, keys) == -1 ||
+	    conf_word(e, y_get(n, "require-digest"), "yes", "no",
+	    &p->require_digest) == -1 ||
+	    conf_word(e, y_get(n, "host-root"), "allow", "deny",
+	    &p->host_root) == -1)
+		return (-1);
+	return (0);
+}
+
+void
+conf_envpolicy(const struct factoryd_conf *c, const struct conf_repo *r,
+    struct conf_envpolicy *out)
+{
+	*out = c->envpolicy;
+	if (r == NULL)
+		return;
+	if (r->envpolicy.require_digest != CONF_UNSET)
+		out->require_digest = r->envpolicy.require_digest;
+	if (r->envpolicy.host_root != CONF_UNSET)
+		out->host_root = r->envpolicy.host_root;
+}
+
 /* An owner or repository name on the forge. */
 static int
 conf_forgename(struct yerr *e, const struct ynode *n, char *dst, size_t len)
@@ -535,7 +593,8 @@ static int
 conf_repo1(struct yerr *e, const struct ynode *key, const struct ynode *val,
     struct factoryd_conf *c)
 {
-	static const char * const keys[] = { "path", "publish", NULL };
+	static const char * const keys[] = { "path", "publish",
+	    "environment", NULL };
 	const struct ynode	*n;
 	struct conf_repo	*r, *at;
 
@@ -549,6 +608,7 @@ conf_repo1(struct yerr *e, const struct ynode *key, const struct ynode *val,
 		return (y_fail(e, key, "out of memory"));
 	strlcpy(r->name, key->str, sizeof(r->name));
 	r->forge = FORGE_NONE;
+	r->envpolicy.require_digest = r->envpolicy.host_root = CONF_UNSET;
 	/* Sorted by name, so that conf_print's order does not depend on
 	 * the file's. */
 	TAILQ_FOREACH(at, &c->repos, entry)
@@ -560,6 +620,9 @@ conf_repo1(struct yerr *e, const struct ynode *key, const struct ynode *val,
 		TAILQ_INSERT_TAIL(&c->repos, r, entry);
 	if ((n = y_need(e, val, "path")) == NULL ||
 	    y_path(e, n, r->path, sizeof(r->path)) == -1)
+		return (-1);
+	if (conf_environment(e, y_get(val, "environment"), &r->envpolicy) ==
+	    -1)
 		return (-1);
 	if ((n = y_get(val, "publish")) != NULL)
 		return (conf_publish(e, n, r));
@@ -627,6 +690,8 @@ conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 	    conf_disk(e, y_get(root, "attempt-disk"), c) == -1 ||
 	    conf_keys(e, y_get(root, "keys"), c) == -1 ||
 	    conf_sandbox(e, y_get(root, "sandbox"), c) == -1 ||
+	    conf_environment(e, y_get(root, "environment"),
+	    &c->envpolicy) == -1 ||
 	    conf_repos(e, y_get(root, "repositories"), c) == -1)
 		return (-1);
 	return (0);
@@ -785,6 +850,18 @@ conf_printpublish(FILE *fp, const struct conf_repo *r)
 	}
 }
 
+static void
+conf_printenv(FILE *fp, const char *in, const struct conf_envpolicy *p)
+{
+	fprintf(fp, "%senvironment:\n", in);
+	if (p->require_digest != CONF_UNSET)
+		fprintf(fp, "%s  require-digest: %s\n", in,
+		    p->require_digest ? "yes" : "no");
+	if (p->host_root != CONF_UNSET)
+		fprintf(fp, "%s  host-root: %s\n", in,
+		    p->host_root ? "allow" : "deny");
+}
+
 void
 conf_print(FILE *fp, const struct factoryd_conf *c)
 {
@@ -827,6 +904,9 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 				fprintf(fp, "    - %s\n",
 				    conf_downgrade_names[i]);
 	}
+	/* Only what differs from the defaults, as the file said it. */
+	if (c->envpolicy.require_digest != 0 || c->envpolicy.host_root != 1)
+		conf_printenv(fp, "", &c->envpolicy);
 	if (TAILQ_EMPTY(&c->repos)) {
 		fprintf(fp, "repositories: {}\n");
 		return;
@@ -837,6 +917,9 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 		y_printstr(fp, r->name);
 		fprintf(fp, ":\n");
 		conf_printkv(fp, "    ", "path", r->path);
+		if (r->envpolicy.require_digest != CONF_UNSET ||
+		    r->envpolicy.host_root != CONF_UNSET)
+			conf_printenv(fp, "    ", &r->envpolicy);
 		conf_printpublish(fp, r);
 	}
 }

@@ -40,8 +40,19 @@ struct conf_github {
 	char		 ca[PATH_MAX];
 };
 
+/*
+ * factoryd.conf environment: the policy on a manifest's environment;
+ * a repository's own fields override the global ones where set.
+ */
+#define CONF_UNSET	(-1)
+struct conf_envpolicy {
+	int		 require_digest;	/* a name needs @sha256:HEX */
+	int		 host_root;		/* 1 allow, 0 deny */
+};
+
 struct conf_repo {
 	TAILQ_ENTRY(conf_repo)	 entry;
+	struct conf_envpolicy	 envpolicy;	/* CONF_UNSET: the global */
 	char			 name[REPO_NAME_MAX];
 	char			 path[PATH_MAX];
 	enum forge		 forge;
@@ -70,6 +81,7 @@ struct factoryd_conf {
 	char			 verifier_key[PATH_MAX];
 	struct conf_repos	 repos;
 	uint32_t		 sandbox_downgrade;	/* CONF_DG_* */
+	struct conf_envpolicy	 envpolicy;	/* never CONF_UNSET */
 };
 
 /*
@@ -97,6 +109,9 @@ struct manifest_limits {
 	uint64_t	 disk;		/* bytes; 0: attempt-disk default */
 };
 
+#define MANIFEST_IMAGE_MAX	160	/* NAME@sha256:HEX, with room */
+#define MANIFEST_TOOLCHAIN_MAX	64	/* toolchain paths, at most */
+
 struct manifest {
 	char			 repository[REPO_NAME_MAX];
 	char			 baseline[256];	/* a ref or an oid, as given */
@@ -109,6 +124,13 @@ struct manifest {
 	struct manifest_limits	 limits;
 	char			 title[256];
 	enum approval		 approval;
+	/*
+	 * environment.image as written (NAME, NAME@sha256:HEX or
+	 * sha256:HEX), "" for the host root; resolved to a digest at
+	 * submission.  toolchain: absolute paths inside the image, or NULL.
+	 */
+	char			 image[MANIFEST_IMAGE_MAX];
+	char			**toolchain;
 };
 
 /* conf.c */
@@ -117,6 +139,9 @@ int		 conf_parse(const char *, struct factoryd_conf **, char *, size_t);
 void		 conf_free(struct factoryd_conf *);
 void		 conf_print(FILE *, const struct factoryd_conf *);
 struct conf_repo *conf_repo(const struct factoryd_conf *, const char *);
+/* The environment policy for repository r (NULL: the global one). */
+void		 conf_envpolicy(const struct factoryd_conf *,
+		    const struct conf_repo *, struct conf_envpolicy *);
 /* A size as the files write it ("4M", "1536K"), in buf. */
 const char	*conf_size(uint64_t, char *, size_t);
 

@@ -159,6 +159,13 @@ enum imsg_type {
 	/* parent -> egress (egressmsg.h); egress sends nothing but HELLO */
 	IMSG_EGRESS_LISTEN,	/* one endpoint + its listening socket */
 	IMSG_EGRESS_CLOSE,	/* attempt id: its endpoints go */
+
+	/*
+	 * parent -> verifier, before IMSG_VERIFY, with an image: no
+	 * payload, the image's rootfs directory as an fd (the store's
+	 * directories above it are root's alone)
+	 */
+	IMSG_VERIFY_ROOTFS,
 	IMSG_MAX
 };
 

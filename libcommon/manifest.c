@@ -32,8 +32,12 @@ const struct manifest_limits manifest_default_limits = {
 
 static const char * const manifest_keys[] = {
 	"repository", "baseline", "scope", "agent", "validate", "env",
-	"limits", "network", "exec", "title", "approval", NULL
+	"limits", "network", "exec", "title", "approval", "environment", NULL
 };
+
+#define IMAGE_NAMEMAX	64	/* as factoryctl image import takes them */
+#define IMAGE_HEX	64
+#define IMAGE_SHA	"sha256:"
 
 static int
 m_repository(struct yerr *e, const struct ynode *root, struct manifest *m)
@@ -333,6 +337,121 @@ m_exec(struct yerr *e, const struct ynode *root, struct manifest *m)
 	return (0);
 }
 
+/* NAME: [A-Za-z0-9._-], at most 64, not starting with '.' or '-'. */
+static int
+m_imagename(const char *s, size_t len)
+{
+	if (len == 0 || len > IMAGE_NAMEMAX || s[0] == '.' || s[0] == '-')
+		return (0);
+	return (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._-") >= len);
+}
+
+/* "sha256:" and 64 lower-case hex digits, and nothing after. */
+static int
+m_imagedigest(const char *s)
+{
+	size_t	 n = strlen(IMAGE_SHA);
+
+	return (strncmp(s, IMAGE_SHA, n) == 0 && strlen(s + n) == IMAGE_HEX &&
+	    strspn(s + n, "0123456789abcdef") == IMAGE_HEX);
+}
+
+/* NAME, NAME@sha256:HEX or sha256:HEX, by syntax; the store decides. */
+static int
+m_imageref(const char *s)
+{
+	const char	*at;
+
+	if (strncmp(s, IMAGE_SHA, strlen(IMAGE_SHA)) == 0)
+		return (m_imagedigest(s));
+	if ((at = strchr(s, '@')) == NULL)
+		return (m_imagename(s, strlen(s)));
+	return (m_imagename(s, (size_t)(at - s)) && m_imagedigest(at + 1));
+}
+
+/*
+ * A path inside the image, as written: absolute, no empty, "." or ".."
+ * component, no trailing '/'.  Where it leads is decided beneath the
+ * image's root when it is hashed, never here.
+ */
+static int
+m_imagepath(const char *s, const char **why)
+{
+	const char	*p, *q;
+	size_t		 len;
+
+	*why = "not an absolute path";
+	if (s[0] != '/')
+		return (0);
+	*why = "contains a control character";
+	if (y_hasctl(s))
+		return (0);
+	*why = "longer than PATH_MAX";
+	if (strlen(s) >= PATH_MAX)
+		return (0);
+	*why = "an empty, \".\" or \"..\" component";
+	for (p = s + 1; ; p = q + 1) {
+		q = strchrnul(p, '/');
+		len = (size_t)(q - p);
+		if (len == 0 || (len == 1 && p[0] == '.') ||
+		    (len == 2 && p[0] == '.' && p[1] == '.'))
+			return (0);
+		if (*q == '\0')
+			break;
+	}
+	return (1);
+}
+
+static int
+m_toolchain(struct yerr *e, const struct ynode *n, struct manifest *m)
+{
+	const char	*why;
+	size_t		 i, j;
+
+	if (y_strv(e, n, "paths inside the image", &m->toolchain) == -1)
+		return (-1);
+	if (n->nkids > MANIFEST_TOOLCHAIN_MAX)
+		return (y_fail(e, n, "%zu paths, more than %d", n->nkids,
+		    MANIFEST_TOOLCHAIN_MAX));
+	for (i = 0; m->toolchain[i] != NULL; i++) {
+		if (!m_imagepath(m->toolchain[i], &why))
+			return (y_fail(e, n->kids[i], "%s: %s",
+			    m->toolchain[i], why));
+		for (j = 0; j < i; j++)
+			if (strcmp(m->toolchain[i], m->toolchain[j]) == 0)
+				return (y_fail(e, n->kids[i], "%s: listed "
+				    "twice", m->toolchain[i]));
+	}
+	return (0);
+}
+
+/* environment: {image: REF, toolchain: [PATH, ...]} */
+static int
+m_environment(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	static const char * const keys[] = { "image", "toolchain", NULL };
+	const struct ynode	*n, *img, *tc;
+
+	if ((n = y_get(root, "environment")) == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping with image and toolchain") == -1 ||
+	    y_keys(e, n, keys) == -1)
+		return (-1);
+	if ((img = y_need(e, n, "image")) == NULL ||
+	    y_str(e, img, "an image reference", 0, m->image,
+	    sizeof(m->image)) == -1)
+		return (-1);
+	if (!m_imageref(m->image))
+		return (y_fail(e, img, "expected NAME, NAME@sha256:HEX or "
+		    "sha256:HEX (64 lower-case hex digits), not \"%s\"",
+		    m->image));
+	if ((tc = y_get(n, "toolchain")) != NULL &&
+	    m_toolchain(e, tc, m) == -1)
+		return (-1);
+	return (0);
+}
+
 static int
 m_approval(struct yerr *e, const struct ynode *root, struct manifest *m)
 {
@@ -366,7 +485,8 @@ m_build(struct yerr *e, const struct ynode *root, struct manifest *m)
 	    m_limits(e, root, m) == -1 ||
 	    m_network(e, root, m) == -1 ||
 	    m_exec(e, root, m) == -1 ||
-	    m_approval(e, root, m) == -1)
+	    m_approval(e, root, m) == -1 ||
+	    m_environment(e, root, m) == -1)
 		return (-1);
 	return (0);
 }
@@ -411,6 +531,7 @@ manifest_free(struct manifest *m)
 	y_strvfree(m->env);
 	y_strvfree(m->exec);
 	y_strvfree(m->allow);
+	y_strvfree(m->toolchain);
 	free(m);
 }
 
@@ -500,4 +621,11 @@ manifest_print(FILE *fp, const struct manifest *m)
 		m_printlist(fp, "", "exec", m->exec);
 	fprintf(fp, "approval: %s\n",
 	    m->approval == APPROVAL_MANUAL ? "manual" : "auto");
+	if (m->image[0] != '\0') {
+		fprintf(fp, "environment:\n  image: ");
+		y_printstr(fp, m->image);
+		fputc('\n', fp);
+		if (m->toolchain != NULL)
+			m_printlist(fp, "  ", "toolchain", m->toolchain);
+	}
 }

@@ -152,6 +152,10 @@ static const struct field f_verify[] = {
 	STR(struct msg_verify, prev, C_HEX64),
 	NUM(struct msg_verify, epoch, F_U64, 1, EPOCH_MAX),
 	NUM(struct msg_verify, wall_ms, F_U64, 0, SIZE_LIMIT),
+	OSTR(struct msg_verify, image, C_DIGEST),
+	OSTR(struct msg_verify, rootfs, C_ABS),
+	STRV(struct msg_verify, tools, C_ABS, ntools),
+	OSTR(struct msg_verify, toolchain, C_DIGEST),
 };
 
 static const struct field f_validate_req[] = {
@@ -210,6 +214,7 @@ static const struct field f_published[] = {
 static int	check_resolved(const void *, char *, size_t);
 static int	check_result(const void *, char *, size_t);
 static int	check_verdict(const void *, char *, size_t);
+static int	check_verify(const void *, char *, size_t);
 static int	check_publish(const void *, char *, size_t);
 
 #define DESC(name, st, f, check)	{ name, sizeof(st), f, NELEM(f), check }
@@ -224,7 +229,8 @@ static const struct msgdesc descs[MSG_KIND_MAX] = {
 	[MSG_RESULT] = DESC("RESULT", struct msg_result, f_result,
 	    check_result),
 	[MSG_ERROR] = DESC("ERROR", struct msg_error, f_error, NULL),
-	[MSG_VERIFY] = DESC("VERIFY", struct msg_verify, f_verify, NULL),
+	[MSG_VERIFY] = DESC("VERIFY", struct msg_verify, f_verify,
+	    check_verify),
 	[MSG_VALIDATE_REQ] = DESC("VALIDATE_REQ", struct msg_validate_req,
 	    f_validate_req, NULL),
 	[MSG_VALIDATE_DONE] = DESC("VALIDATE_DONE", struct msg_validate_done,
@@ -777,6 +783,22 @@ check_verdict(const void *st, char *err, size_t errlen)
 
 	if (m->receipt == NULL || m->receipt[0] == '\0')
 		return (merr(err, errlen, "no receipt"));
+	return (0);
+}
+
+/* An image comes with its rootfs; a toolchain with its paths. */
+static int
+check_verify(const void *st, char *err, size_t errlen)
+{
+	const struct msg_verify	*m = st;
+
+	if ((m->image[0] == '\0') != (m->rootfs[0] == '\0'))
+		return (merr(err, errlen, "an image without its rootfs, or "
+		    "the reverse"));
+	if ((m->toolchain[0] == '\0') != (m->ntools == 0) ||
+	    (m->ntools > 0 && m->image[0] == '\0'))
+		return (merr(err, errlen, "a toolchain without its paths or "
+		    "its image"));
 	return (0);
 }
 

@@ -144,6 +144,15 @@ struct msg_verify {
 	char		 prev[MSG_HEX64];
 	uint64_t	 epoch;
 	uint64_t	 wall_ms;
+	/*
+	 * The environment frozen at submission: "" (the host root) or the
+	 * image's digest, its rootfs, the toolchain paths and digest.
+	 */
+	char		 image[MSG_DIGEST];
+	char		 rootfs[PATH_MAX];
+	char		**tools;
+	size_t		 ntools;
+	char		 toolchain[MSG_DIGEST];
 };
 
 struct msg_validate_req {

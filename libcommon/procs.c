@@ -53,8 +53,9 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 		 * stdio: imsg.  rpath: the repositories and its key.
 		 * wpath cpath: its scratch directory only (unveil).
 		 * fattr: libgit2 sets modes in the scratch repositories it
-		 * makes.  recvfd: the bundle arrives as an fd.  No exec,
-		 * no network; replaced after every verdict.
+		 * makes.  recvfd: the bundle, the log and an image's
+		 * rootfs arrive as fds.  No exec, no network; replaced
+		 * after every verdict.
 		 */
 		"stdio rpath wpath cpath fattr flock recvfd",
 		"re-derives a bundle's facts and signs the verdict",
@@ -62,6 +63,8 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 			{ "$state/verify", "rwc" },	/* scratch repositories */
 			{ "$repos", "r" },		/* baselines */
 			{ "$verifier_key", "r" },	/* signing key */
+			/* Below the rootfs fd: the toolchain, hashed again. */
+			{ "$state/images", "?r" },
 			{ NULL, NULL }
 		}
 	},
@@ -190,8 +193,9 @@ proc_apply_policy(const struct factory_proc *p, char **vars, size_t nvars)
 	int			 optional;
 
 	for (u = p->unveils; u->path != NULL; u++) {
+		/* "?": a path that may not exist (yet). */
+		optional = u->perm[0] == '?';
 		if (u->path[0] != '$') {
-			optional = u->perm[0] == '?';
 			if (unveil(u->path, u->perm + optional) == -1 &&
 			    !(optional && errno == ENOENT))
 				fatal("unveil %s", u->path);
@@ -206,7 +210,8 @@ proc_apply_policy(const struct factory_proc *p, char **vars, size_t nvars)
 			if ((size_t)snprintf(path, sizeof(path), "%s%s",
 			    vars[i] + n + 1, rest) >= sizeof(path))
 				fatalx("unveil: path too long");
-			if (unveil(path, u->perm) == -1)
+			if (unveil(path, u->perm + optional) == -1 &&
+			    !(optional && errno == ENOENT))
 				fatal("unveil %s", path);
 		}
 	}

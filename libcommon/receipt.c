@@ -41,6 +41,7 @@ struct chain {
 	uint64_t		 seq;
 	char			 prev[SHA256_HEX_LEN + 1];
 	struct chain_key	 keys[KEY_MAX];
+	char			*env;	/* the submitted environment, canonical */
 };
 
 /* The members of a receipt and their types: nothing more, nothing less. */
@@ -638,6 +639,72 @@ next_line(const char *buf, size_t len, size_t *off, const char **line,
 	return (1);
 }
 
+/*
+ * An environment as compared: "host (floating)", or the image and the
+ * toolchain digests (the submitted receipt also names the reference as
+ * written, which later ones need not repeat).
+ */
+static char *
+env_canon(json_t *e)
+{
+	json_t	*o;
+	char	*s;
+
+	if (!json_is_object(e))
+		return (json_dumps(e, CANON_FLAGS | JSON_ENCODE_ANY));
+	if ((o = json_object()) == NULL)
+		return (NULL);
+	json_object_set(o, "image", json_object_get(e, "image"));
+	json_object_set(o, "toolchain", json_object_get(e, "toolchain"));
+	s = json_dumps(o, CANON_FLAGS);
+	json_decref(o);
+	return (s);
+}
+
+/*
+ * The environment frozen at submission (factory-manifest(5)) is the one
+ * every later run states: running, validated and the verdict carry the
+ * same digests.  A chain whose submitted receipt has none (written
+ * before environments) has nothing to compare.
+ */
+static int
+check_env(const char *line, size_t len, struct chain *c, char *err,
+    size_t errlen)
+{
+	static const char *const kinds[] = { "running", "validated",
+	    "verdict", NULL };
+	json_t		*obj, *e;
+	const char	*kind;
+	char		*got = NULL;
+	size_t		 i;
+	int		 rv = 0;
+
+	if ((obj = json_loadb(line, len, PARSE_FLAGS, NULL)) == NULL)
+		return (0);	/* check_line said it already */
+	kind = json_string_value(json_object_get(obj, "kind"));
+	e = json_object_get(json_object_get(obj, "facts"), "environment");
+	if (kind != NULL && strcmp(kind, "submitted") == 0) {
+		if (e != NULL && (c->env = env_canon(e)) == NULL)
+			rv = -1;
+		goto out;
+	}
+	for (i = 0; kinds[i] != NULL && kind != NULL; i++)
+		if (strcmp(kind, kinds[i]) == 0)
+			break;
+	if (c->env == NULL || kinds[i] == NULL || kind == NULL)
+		goto out;
+	if (e == NULL || (got = env_canon(e)) == NULL ||
+	    strcmp(got, c->env) != 0) {
+		errfmt(err, errlen, "receipt %" PRIu64 " (kind %s): "
+		    "environment is not the submitted one", c->seq, kind);
+		rv = -1;
+	}
+ out:
+	free(got);
+	json_decref(obj);
+	return (rv);
+}
+
 static int
 verify_chain(const char *buf, size_t len, struct chain *c, char *last_kind,
     const char **lastp, size_t *lastlen, char *err, size_t errlen)
@@ -654,6 +721,7 @@ verify_chain(const char *buf, size_t len, struct chain *c, char *last_kind,
 			return (-1);
 		}
 		if (check_line(line, linelen, c, lineno, last_kind, err,
+		    errlen) == -1 || check_env(line, linelen, c, err,
 		    errlen) == -1)
 			return (-1);
 		if (sha256_hex(line, linelen, c->prev) == -1) {
@@ -704,6 +772,7 @@ receipt_verify_buf(const char *buf, size_t len, const char *pin_receipts,
 	}
 	rv = 0;
  out:
+	free(c.env);
 	json_decref(hdr);
 	return (rv);
 }

@@ -499,7 +499,8 @@ sbx_take(struct sbx_plan *pl, int *rootfd, char (*link)[PATH_MAX],
 	for (i = 0; sbx_rootdirs[i] != NULL; i++) {
 		rootfd[i] = -1;
 		link[i][0] = '\0';
-		if (lstat(sbx_rootdirs[i], &st) == -1)
+		/* With an image, nothing of the host's system. */
+		if (pl->image[0] != '\0' || lstat(sbx_rootdirs[i], &st) == -1)
 			continue;	/* not on this host */
 		if (S_ISLNK(st.st_mode)) {
 			n = readlink(sbx_rootdirs[i], link[i], PATH_MAX - 1);
@@ -535,6 +536,77 @@ sbx_newroot(struct sbx_plan *pl)
 }
 
 /*
+ * With an image, the root is an overlay: the image, read-only, below a
+ * small tmpfs that only takes the mount points the view needs (an
+ * image need not have /proc, and cannot be written: it is shared and
+ * content-addressed).  Once they exist the whole root goes read-only;
+ * the image itself is never written.  Redirects in the image are not
+ * followed: what a path names is what the image's tree says.
+ */
+static void
+sbx_imageroot(struct sbx_plan *pl, int imagefd)
+{
+	char	 opts[PATH_MAX + 128];
+
+	if (mount("tmpfs", SBX_STAGE, "tmpfs", MS_NOSUID | MS_NODEV |
+	    MS_NOEXEC, "size=4m,mode=755") == -1)
+		sbx_fail(pl->errfd, "mount the image's upper layer:");
+	if (mkdir(SBX_STAGE "/u", 0755) == -1 ||
+	    mkdir(SBX_STAGE "/w", 0755) == -1 ||
+	    mkdir(SBX_STAGE "/r", 0755) == -1)
+		sbx_fail(pl->errfd, "mkdir in %s:", SBX_STAGE);
+	/* By the fd taken before the stage covered the host's /tmp. */
+	if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=/proc/self/fd/%d,"
+	    "upperdir=" SBX_STAGE "/u,workdir=" SBX_STAGE "/w,"
+	    "redirect_dir=nofollow,volatile", imagefd) >= sizeof(opts))
+		sbx_fail(pl->errfd, "image %s: options too long", pl->image);
+	if (mount("overlay", SBX_STAGE "/r", "overlay", MS_NOSUID | MS_NODEV,
+	    opts) == -1)
+		sbx_fail(pl->errfd, "mount image %s:", pl->image);
+	if (chdir(SBX_STAGE "/r") == -1 ||
+	    syscall(SYS_pivot_root, ".", ".") == -1 ||
+	    umount2(".", MNT_DETACH) == -1 || chdir("/") == -1)
+		sbx_fail(pl->errfd, "pivot_root into the image:");
+	close(imagefd);
+}
+
+/*
+ * A mount point of the view in the image's root: a real directory
+ * (dir) or an empty regular file.  Whatever the image has there, a
+ * symbolic link (/tmp -> /), a file where a directory goes, goes
+ * first: a mount never follows anything the image put in its way.
+ */
+static void
+sbx_mkpoint(struct sbx_plan *pl, const char *path, int dir)
+{
+	struct stat	 st;
+	char		 parent[PATH_MAX], *p;
+	int		 fd;
+
+	if (lstat(path, &st) == 0) {
+		if (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode))
+			return;
+		if ((S_ISDIR(st.st_mode) ? rmdir(path) : unlink(path)) == -1)
+			sbx_fail(pl->errfd, "image: remove %s to mount on it:",
+			    path);
+	}
+	strlcpy(parent, path, sizeof(parent));
+	if ((p = strrchr(parent, '/')) != NULL && p != parent) {
+		*p = '\0';
+		sbx_mkpoint(pl, parent, 1);
+	}
+	if (dir) {
+		if (mkdir(path, 0755) == -1)
+			sbx_fail(pl->errfd, "image: mkdir %s:", path);
+		return;
+	}
+	if ((fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC |
+	    O_NOFOLLOW, 0444)) == -1)
+		sbx_fail(pl->errfd, "image: create %s:", path);
+	close(fd);
+}
+
+/*
  * The mount view.  What the root takes from the host is cloned first;
  * then an empty root replaces the host's, the system directories go
  * in, a private /tmp, /run, /dev and /proc, the manifest's exec paths,
@@ -547,13 +619,28 @@ sbx_mounts(struct sbx_plan *pl)
 	struct stat	 devst[sizeof(sbx_devices) / sizeof(sbx_devices[0])];
 	char		 link[SBX_NROOTDIRS][PATH_MAX];
 	int		 rootfd[SBX_NROOTDIRS], bindfd[SANDBOX_MAXBINDS];
-	int		 treefd, i;
+	int		 treefd, imagefd = -1, i;
 
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		sbx_fail(pl->errfd, "make / private:");
+	/* The image's directory, as it is now, wherever it lives. */
+	if (pl->image[0] != '\0' && (imagefd = open(pl->image, O_PATH |
+	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		sbx_fail(pl->errfd, "image %s:", pl->image);
 	sbx_take(pl, rootfd, link, bindfd, &treefd);
 	sbx_dev_stat(pl, devst);
-	sbx_newroot(pl);
+	if (pl->image[0] != '\0') {
+		sbx_imageroot(pl, imagefd);
+		sbx_mkpoint(pl, "/tmp", 1);
+		sbx_mkpoint(pl, "/run", 1);
+		sbx_mkpoint(pl, "/dev", 1);
+		sbx_mkpoint(pl, "/proc", 1);
+		if (pl->spec->hosts != NULL)
+			sbx_mkpoint(pl, "/etc/hosts", 0);
+		/* The tree's own path, made before / goes read-only. */
+		sbx_mkpoint(pl, pl->tree, 1);
+	} else
+		sbx_newroot(pl);
 
 	for (i = 0; sbx_rootdirs[i] != NULL; i++) {
 		if (link[i][0] != '\0' && symlink(link[i],
@@ -562,8 +649,9 @@ sbx_mounts(struct sbx_plan *pl)
 		if (rootfd[i] != -1)
 			sbx_attach(pl, rootfd[i], sbx_rootdirs[i]);
 	}
-	if (mkdir("/tmp", 0755) == -1 || mkdir("/run", 0755) == -1 ||
-	    mkdir("/dev", 0755) == -1 || mkdir("/proc", 0555) == -1)
+	if (pl->image[0] == '\0' && (mkdir("/tmp", 0755) == -1 ||
+	    mkdir("/run", 0755) == -1 || mkdir("/dev", 0755) == -1 ||
+	    mkdir("/proc", 0555) == -1))
 		sbx_fail(pl->errfd, "mkdir in the new root:");
 	sbx_cover(pl, "/tmp", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    SBX_TMPSIZE ",mode=1777", 0);
@@ -583,8 +671,10 @@ sbx_mounts(struct sbx_plan *pl)
 	for (i = 0; i < pl->nbinds; i++)
 		if (!pl->bexec[i])
 			sbx_attach(pl, bindfd[i], pl->binds[i]);
+	/* The image's programs run; the host's empty tmpfs root runs none. */
 	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
-	    MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == -1)
+	    MS_NOSUID | MS_NODEV | (pl->image[0] != '\0' ? 0 : MS_NOEXEC),
+	    NULL) == -1)
 		sbx_fail(pl->errfd, "remount / read-only:");
 	/* Masks inside the tree (.git/hooks, say) go over the tree. */
 	sbx_hide(pl, 1);
@@ -656,8 +746,10 @@ sbx_landlock(const struct sandbox_spec *spec, const char *tree,
 		    errno != ENOENT)
 			sbx_fail(fd, "landlock rule %s:", path);
 	}
+	/* The host's resolved list says nothing of an image's links. */
 	ex = spec->exec_allow != NULL ?
-	    (const char *const *)spec->exec_allow : sbx_exec_dirs[0] != NULL ?
+	    (const char *const *)spec->exec_allow :
+	    spec->image == NULL && sbx_exec_dirs[0] != NULL ?
 	    sbx_exec_dirs : sbx_exec_default;
 	for (i = 0; ex[i] != NULL; i++)
 		if (landlock_allow_path(ll, ex[i], LL_FS_READ | LL_FS_EXEC) ==

@@ -10,7 +10,8 @@
  *
  *	u32 magic "SBXP", u32 version
  *	str id; u32 uid, gid; str tree
- *	strv argv; strv env; optstrv exec_allow; strv hide
+ *	strv argv; strv env; optstrv exec_allow; u8 has_image [str image]
+ *	strv hide
  *	u32 n, n x (str path, u8 exec)		binds
  *	u32 ncgroups; u8 pooled
  *	u64 cpu_ms, fsize, nofile
@@ -36,7 +37,7 @@
 
 #define PLAN_MAGIC	0x50584253U	/* "SBXP" */
 #define ENTER_MAGIC	0x45584253U	/* "SBXE" */
-#define PLAN_VERSION	1U
+#define PLAN_VERSION	2U
 #define PLAN_NONE	0xffffffffU
 #define PLAN_MAXARGV	4096
 #define PLAN_MAXENV	4096
@@ -122,7 +123,8 @@ put_strv(struct wbuf *w, char *const *v, int optional)
 
 /* Who runs what, where: shared with the enter plan. */
 static void
-put_who(struct wbuf *w, const struct sandbox_spec *spec, const char *tree)
+put_who(struct wbuf *w, const struct sandbox_spec *spec, const char *tree,
+    const char *image)
 {
 	put_str(w, spec->id);
 	put_u32(w, spec->uid);
@@ -131,6 +133,9 @@ put_who(struct wbuf *w, const struct sandbox_spec *spec, const char *tree)
 	put_strv(w, spec->argv, 0);
 	put_strv(w, spec->env, 0);
 	put_strv(w, spec->exec_allow, 1);
+	put_u8(w, image != NULL);
+	if (image != NULL)
+		put_str(w, image);
 }
 
 static void *
@@ -155,7 +160,7 @@ sbx_plan_encode(const struct sbx_plan *pl, const struct sock_fprog *prog,
 
 	put_u32(&w, PLAN_MAGIC);
 	put_u32(&w, PLAN_VERSION);
-	put_who(&w, spec, pl->tree);
+	put_who(&w, spec, pl->tree, pl->image[0] != '\0' ? pl->image : NULL);
 	put_u32(&w, (uint32_t)pl->nhide);
 	for (i = 0; i < pl->nhide; i++)
 		put_str(&w, pl->hide[i]);
@@ -491,6 +496,27 @@ get_prog(struct rbuf *r, struct sock_filter **bpf, struct sock_fprog *prog)
  * Who runs what, where: the part an agent's plan and an enter plan
  * share.  tree has PATH_MAX bytes.
  */
+/*
+ * The image's rootfs: absolute, not /, and nothing the overlay's
+ * option string would read as a separator (',' ':' '\\').
+ */
+static void
+get_image(struct rbuf *r, struct sandbox_spec *spec)
+{
+	const char	*s;
+
+	spec->image = NULL;
+	if (!get_bool(r, "image"))
+		return;
+	if ((s = get_path(r, "image")) == NULL)
+		return;
+	if (strcmp(s, "/") == 0)
+		bad(r, "image: may not be /");
+	else if (strpbrk(s, ",:\\") != NULL)
+		bad(r, "image: contains ',', ':' or '\\'");
+	spec->image = s;
+}
+
 static void
 get_who(struct rbuf *r, struct sandbox_spec *spec, char *tree, char ***argv,
     char ***env, char ***exec)
@@ -512,6 +538,7 @@ get_who(struct rbuf *r, struct sandbox_spec *spec, char *tree, char ***argv,
 		bad(r, "argv[0]: not an absolute path");
 	*env = get_strv(r, PLAN_MAXENV, 0, 0, "env");
 	*exec = get_strv(r, PLAN_MAXPATHS, 1, 1, "exec");
+	get_image(r, spec);
 }
 
 static void
@@ -544,6 +571,8 @@ get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 	spec->argv = o->argv;
 	spec->env = o->env;
 	spec->exec_allow = o->exec;
+	if (spec->image != NULL)
+		strlcpy(pl->image, spec->image, sizeof(pl->image));
 	pl->spec = spec;
 }
 
@@ -612,7 +641,7 @@ sbx_enter_encode(const struct sbx_enter *en, const struct sock_fprog *prog,
 
 	put_u32(&w, ENTER_MAGIC);
 	put_u32(&w, PLAN_VERSION);
-	put_who(&w, spec, en->tree);
+	put_who(&w, spec, en->tree, spec->image);
 	put_u64(&w, spec->cpu_ms);
 	put_u64(&w, spec->fsize);
 	put_u64(&w, spec->nofile);

@@ -60,6 +60,7 @@
 struct sbx_plan {
 	const struct sandbox_spec *spec;
 	char		 tree[PATH_MAX];	/* realpath */
+	char		 image[PATH_MAX];	/* realpath, "": the host's */
 	char		 (*hide)[PATH_MAX];	/* realpaths, existing ones */
 	int		  nhide;
 	char		 (*binds)[PATH_MAX];	/* shown read-only, realpaths */

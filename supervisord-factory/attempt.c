@@ -23,9 +23,11 @@
 
 #include "esc.h"
 #include "factoryd.h"
+#include "image.h"
 #include "journal.h"
 #include "log.h"
 #include "receipt.h"
+#include "toolchain.h"
 
 /*
  * Free space the state dir keeps for the attempts already accepted:
@@ -384,6 +386,15 @@ attempt_init(char *err, size_t errlen)
 			return (-1);
 		}
 	}
+	/*
+	 * The image store's top, root's (image.h): it exists before the
+	 * first verifier starts, whose Landlock rule names it.
+	 */
+	snprintf(path, sizeof(path), "%s/images", env->conf->statedir);
+	if (mkdir(path, 0711) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (-1);
+	}
 	/* The publisher's caches (forge github): its own. */
 	snprintf(path, sizeof(path), "%s/publish", env->conf->statedir);
 	if (fs_mkdir_owned(path, 0700, env->conf->users[PROC_PUBLISHER].uid,
@@ -439,6 +450,8 @@ struct pending {
 	char			*raw;
 	size_t			 len;
 	struct manifest		*m;
+	char			 image[IMAGE_HEXLEN + 1];	/* "": host */
+	char			 toolchain[SHA256_HEX_LEN + 1];	/* "": none */
 };
 
 static void
@@ -450,6 +463,58 @@ pending_drop(void *arg)
 	if (p->m != NULL)
 		manifest_free(p->m);
 	free(p);
+}
+
+/*
+ * The manifest's environment against the policy, resolved: the image's
+ * digest and the toolchain digest into p.  -1 and the refusal in err.
+ */
+static int
+attempt_environment(const char *name, const struct conf_repo *repo,
+    const struct manifest *m, struct pending *p, char *err, size_t errlen)
+{
+	struct conf_envpolicy	 pol;
+	char			 why[CONF_ERRLEN], root[PATH_MAX];
+	int			 pinned, fd;
+
+	conf_envpolicy(env->conf, repo, &pol);
+	if (m->image[0] == '\0') {
+		if (pol.host_root)
+			return (0);
+		snprintf(err, errlen, "%s: environment: missing: an image is "
+		    "required for repository %s (host-root: deny)", name,
+		    repo->name);
+		return (-1);
+	}
+	if (image_resolve(m->image, p->image, &pinned, why, sizeof(why)) ==
+	    -1) {
+		snprintf(err, errlen, "%s: environment.image: %s", name, why);
+		return (-1);
+	}
+	if (!pinned && pol.require_digest) {
+		snprintf(err, errlen, "%s: environment.image: %s: no digest, "
+		    "refused by require-digest: yes (write %s@sha256:%s)",
+		    name, m->image, m->image, p->image);
+		return (-1);
+	}
+	if (m->toolchain == NULL)
+		return (0);
+	if (image_rootfs(p->image, root, sizeof(root)) == -1 ||
+	    (fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: environment.image: sha256:%s: no "
+		    "rootfs", name, p->image);
+		return (-1);
+	}
+	/* A path that is not in the image can never run: refused now. */
+	if (toolchain_digest(fd, m->toolchain, p->toolchain, why,
+	    sizeof(why)) == -1) {
+		close(fd);
+		snprintf(err, errlen, "%s: environment.%s", name, why);
+		return (-1);
+	}
+	close(fd);
+	return (0);
 }
 
 void
@@ -520,6 +585,11 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 	}
 	p->len = len;
 	p->m = m;
+	if (attempt_environment(name, repo, m, p, err, sizeof(err)) == -1) {
+		control_fail(c, "%s", err);
+		pending_drop(p);
+		return;
+	}
 	p->uid = c->uid;
 	memset(&rq, 0, sizeof(rq));
 	rq.req = control_wait(c, CTL_WAIT_SUBMIT, p, pending_drop);
@@ -534,6 +604,35 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 			control_fail(c, "%s", err);
 		pending_drop(p);
 	}
+}
+
+/*
+ * The environment as receipts say it: the image and toolchain digests,
+ * or "host (floating)".  ref is what the manifest wrote, if known.
+ */
+static json_t *
+env_facts(const char *image, const char *toolchain, const char *ref)
+{
+	json_t	*o;
+	char	 buf[80];
+
+	if (image[0] == '\0')
+		return (json_string("host (floating)"));
+	if (strncmp(image, "sha256:", 7) == 0)
+		image += 7;
+	if (strncmp(toolchain, "sha256:", 7) == 0)
+		toolchain += 7;
+	snprintf(buf, sizeof(buf), "sha256:%s", image);
+	if ((o = json_pack("{s:s}", "image", buf)) == NULL)
+		fatal(NULL);
+	if (ref != NULL)
+		json_object_set_new(o, "ref", json_string(ref));
+	if (toolchain[0] != '\0') {
+		snprintf(buf, sizeof(buf), "sha256:%s", toolchain);
+		json_object_set_new(o, "toolchain", json_string(buf));
+	} else
+		json_object_set_new(o, "toolchain", json_null());
+	return (o);
 }
 
 static void
@@ -577,6 +676,8 @@ attempt_resolved(const struct msg_resolved *o)
 	    "submitter", (int)p->uid);
 	snprintf(a->digest, sizeof(a->digest), "sha256:%s", hex);
 	json_object_set_new(facts, "manifest_digest", json_string(a->digest));
+	json_object_set_new(facts, "environment", env_facts(p->image,
+	    p->toolchain, a->m->image));
 	extra = json_pack("{s:s}", "manifest", a->manifest_raw);
 	if (attempt_transition(a, "submitted", facts, extra) == -1) {
 		json_decref(extra);
@@ -786,6 +887,71 @@ attempt_send_worker(struct attempt *a, uint32_t type, enum msg_kind k,
 		    msg_kind_name(k), err);
 }
 
+/*
+ * Before each sandbox of an attempt with an image: the image is still
+ * in the store and its toolchain still gives the digest frozen at
+ * submission.  The store is root's, so a change is an operator's doing
+ * (or worse): the run would not be the one the receipts describe.
+ */
+static int
+attempt_env_check(struct attempt *a, char *err, size_t errlen)
+{
+	char	 root[PATH_MAX], hex[SHA256_HEX_LEN + 1], why[512];
+	int	 fd;
+
+	if (a->image[0] == '\0')
+		return (0);
+	if (image_rootfs(a->image + 7, root, sizeof(root)) == -1) {
+		snprintf(err, errlen, "image %s: no longer in the store",
+		    a->image);
+		return (-1);
+	}
+	if (a->m->toolchain == NULL)
+		return (0);
+	if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "image %s: %s", a->image,
+		    strerror(errno));
+		return (-1);
+	}
+	if (toolchain_digest(fd, a->m->toolchain, hex, why,
+	    sizeof(why)) == -1) {
+		close(fd);
+		snprintf(err, errlen, "image %s: %s", a->image, why);
+		return (-1);
+	}
+	close(fd);
+	if (strcmp(hex, a->toolchain + 7) != 0) {
+		snprintf(err, errlen, "image %s: toolchain digest sha256:%s, "
+		    "not the sha256:%s frozen at submission", a->image, hex,
+		    a->toolchain + 7);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * An image an attempt still needs (image rm refuses it): hex bare or
+ * as "sha256:HEX".  An ended attempt's sandboxes are gone, and its
+ * receipts keep the digest.
+ */
+int
+attempt_uses_image(const char *hex)
+{
+	struct attempt	*a;
+
+	/* Test builds: regress/image's "in use" without an attempt. */
+	if (faultpoint("image:in-use"))
+		return (1);
+	if (strncmp(hex, "sha256:", 7) == 0)
+		hex += 7;
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (!attempt_terminal(a) && !a->torn_down &&
+		    a->image[0] != '\0' && strcmp(a->image + 7, hex) == 0)
+			return (1);
+	return (0);
+}
+
 /* ready: hand the tree to the attempt's uid and start the agent. */
 static void
 attempt_start_agent(struct attempt *a)
@@ -801,6 +967,10 @@ attempt_start_agent(struct attempt *a)
 		attempt_fail(a, "failed", "%s: chown: %s", tree, err);
 		return;
 	}
+	if (attempt_env_check(a, err, sizeof(err)) == -1) {
+		attempt_fail(a, "failed", "environment: %s", err);
+		return;
+	}
 	if ((a->run = run_start(a, 0, tree, err, sizeof(err))) == NULL) {
 		attempt_fail(a, "failed", "sandbox: %s", err);
 		return;
@@ -809,8 +979,9 @@ attempt_start_agent(struct attempt *a)
 	cg = json_array();
 	for (i = 0; i < a->run->sb.ncgroups; i++)
 		json_array_append_new(cg, json_string(a->run->sb.cgroups[i]));
-	facts = json_pack("{s:i, s:i, s:o}", "uid", (int)a->uid, "pid",
-	    (int)a->run->sb.pid, "cgroups", cg);
+	facts = json_pack("{s:i, s:i, s:o, s:o}", "uid", (int)a->uid, "pid",
+	    (int)a->run->sb.pid, "cgroups", cg, "environment",
+	    env_facts(a->image, a->toolchain, NULL));
 	if (attempt_transition(a, "running", facts, NULL) == -1) {
 		a->run->cancelled = 1;
 		run_kill(a->run);
@@ -962,11 +1133,12 @@ attempt_validation_done(struct attempt *a, struct run *r)
 
 	a->run = NULL;
 	audit_flush();
-	facts = json_pack("{s:i, s:b, s:o, s:I, s:b, s:O, s:I}", "status", st,
-	    "timedout", timedout, "usage", usage_json(&r->usage),
+	facts = json_pack("{s:i, s:b, s:o, s:I, s:b, s:O, s:I, s:o}", "status",
+	    st, "timedout", timedout, "usage", usage_json(&r->usage),
 	    "log_bytes", (json_int_t)r->logged, "log_truncated", r->logtrunc,
 	    "seccomp_denials", a->denials != NULL ? a->denials : json_array(),
-	    "run_ms", (json_int_t)ms_between(r->started_ms, r->ended_ms));
+	    "run_ms", (json_int_t)ms_between(r->started_ms, r->ended_ms),
+	    "environment", env_facts(a->image, a->toolchain, NULL));
 	run_free(r);
 	if (a->state != AS_VERIFYING || a->verifier == NULL) {
 		/* Ended meanwhile, or its verifier died: verified again. */
@@ -1041,7 +1213,7 @@ attempt_verify(struct attempt *a)
 	size_t			 len;
 	uid_t			 vuid;
 	uint64_t		 bytes;
-	int			 bfd, lfd;
+	int			 bfd, lfd, rfd;
 
 	if ((v = verifier_free()) == NULL)
 		return;		/* when one says HELLO */
@@ -1100,6 +1272,22 @@ attempt_verify(struct attempt *a)
 	strlcpy(m.prev, a->prev, sizeof(m.prev));
 	m.epoch = a->epoch;
 	m.wall_ms = a->m->limits.wall_ms;
+	/* What the verifier checks again, from the image itself. */
+	if (a->image[0] != '\0') {
+		strlcpy(m.image, a->image, sizeof(m.image));
+		if (image_rootfs(a->image + 7, m.rootfs, sizeof(m.rootfs)) ==
+		    -1) {
+			close(bfd);
+			if (lfd != -1)
+				close(lfd);
+			attempt_fail(a, "failed", "image %s: no longer in the "
+			    "store", a->image);
+			return;
+		}
+		strlcpy(m.toolchain, a->toolchain, sizeof(m.toolchain));
+		m.tools = a->m->toolchain;	/* borrowed */
+		m.ntools = strv_len(a->m->toolchain);
+	}
 	if ((s = msg_encode(MSG_VERIFY, &m, &len, err, sizeof(err))) ==
 	    NULL) {
 		close(bfd);
@@ -1111,6 +1299,15 @@ attempt_verify(struct attempt *a)
 	a->verifier = v;
 	env->busy[child_index(v)] = a;
 	imsgev_compose(&v->iev, IMSG_VERIFY_LOG, 0, 0, lfd, NULL, 0);
+	/* The verifier cannot walk the store: it gets the rootfs itself. */
+	if (m.rootfs[0] != '\0') {
+		if ((rfd = open(m.rootfs, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC)) == -1)
+			log_warn("%s: %s", a->id, m.rootfs);	/* a finding */
+		else
+			imsgev_compose(&v->iev, IMSG_VERIFY_ROOTFS, 0, 0, rfd,
+			    NULL, 0);
+	}
 	imsgev_compose(&v->iev, IMSG_VERIFY, 0, 0, bfd, s, len);
 	free(s);
 	log_info("%s: verifying, verifier pid %d", a->id, (int)v->pid);
@@ -1556,6 +1753,36 @@ verdict_consistent(const char *line, char *err, size_t errlen)
 	return (ret);
 }
 
+/*
+ * An accepted verdict states the environment frozen at submission: a
+ * verifier that passed a result on another image, or none, lies.
+ */
+static int
+verdict_environment(struct attempt *a, const char *line, char *err,
+    size_t errlen)
+{
+	json_t		*r, *facts, *got, *want;
+	json_error_t	 jerr;
+	int		 ret = 0;
+
+	if ((r = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
+		snprintf(err, errlen, "not JSON");
+		return (-1);
+	}
+	facts = json_object_get(r, "facts");
+	got = json_object_get(facts, "environment");
+	want = env_facts(a->image, a->toolchain, NULL);
+	if (json_is_true(json_object_get(facts, "accepted")) &&
+	    (got == NULL || !json_equal(got, want))) {
+		snprintf(err, errlen, "accepted on an environment that is not "
+		    "the attempt's");
+		ret = -1;
+	}
+	json_decref(want);
+	json_decref(r);
+	return (ret);
+}
+
 static void
 attempt_verdict_next(struct attempt *a)
 {
@@ -1588,7 +1815,8 @@ verifier_verdict(struct child *c, struct attempt *a, const char *line,
 		    attempt_state_name(a->state));
 		goto refused;
 	}
-	if (verdict_consistent(line, err, sizeof(err)) == -1)
+	if (verdict_consistent(line, err, sizeof(err)) == -1 ||
+	    verdict_environment(a, line, err, sizeof(err)) == -1)
 		goto refused;
 	env->busy[idx] = NULL;
 	a->verifier = NULL;
@@ -1631,6 +1859,11 @@ verifier_msg(struct child *c, enum msg_kind k, union child_msg *m,
 		if (fs_chown_tree(path, env->conf->users[PROC_VERIFIER].uid,
 		    a->vuid, a->vuid, err, sizeof(err)) == -1) {
 			attempt_fail(a, "failed", "%s: chown: %s", path, err);
+			return (0);
+		}
+		if (attempt_env_check(a, err, sizeof(err)) == -1) {
+			attempt_fail(a, "failed", "validation environment: %s",
+			    err);
 			return (0);
 		}
 		if ((a->run = run_start(a, 1, path, err, sizeof(err))) ==
@@ -1978,6 +2211,8 @@ attempt_json(struct attempt *a)
 	if (a->reason != NULL)
 		json_object_set_new(o, "reason", json_string(a->reason));
 	json_object_set_new(o, "stages", lifecycle_stages(a, now_ms(), 0));
+	json_object_set_new(o, "environment", env_facts(a->image,
+	    a->toolchain, a->m->image[0] != '\0' ? a->m->image : NULL));
 	if (a->commit[0] != '\0')
 		json_object_set_new(o, "commit", json_string(a->commit));
 	if (a->branch[0] != '\0')

@@ -139,6 +139,9 @@ struct attempt {
 	size_t			 manifest_len;
 	struct manifest		*m;
 	char			 digest[80];	/* "sha256:<hex>" */
+	/* Frozen at submission: "sha256:<hex>", or "" for the host root. */
+	char			 image[80];
+	char			 toolchain[80];	/* "" without a toolchain */
 	char			 baseline[41];
 	char			 repo[REPO_NAME_MAX];
 	uid_t			 submitter;

@@ -33,6 +33,8 @@ int	image_resolve(const char *, char [IMAGE_HEXLEN + 1], int *, char *,
 	    size_t);
 /* The image's rootfs directory; -1 if it is not in the store. */
 int	image_rootfs(const char *, char *, size_t);
+/* 1 if a non-terminal attempt's frozen manifest uses that digest (attempt.c). */
+int	attempt_uses_image(const char *);
 /* A syntactically valid image name. */
 int	image_name_valid(const char *);
 

@@ -174,6 +174,14 @@ set_reason(struct attempt *a, json_t *facts)
 	}
 }
 
+/* "sha256:" and 64 lower-case hex digits: what the digests are. */
+static int
+lifecycle_digest(const char *s)
+{
+	return (strncmp(s, "sha256:", 7) == 0 && strlen(s + 7) == 64 &&
+	    strspn(s + 7, "0123456789abcdef") == 64);
+}
+
 /*
  * The agent's exit record: how long its sandbox took to start after
  * "ready" and how long it ran, as the parent measured them, and the
@@ -247,6 +255,14 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 			strlcpy(a->repo, s, sizeof(a->repo));
 		a->submitter = json_integer_value(json_object_get(facts,
 		    "submitter"));
+		/* The environment as resolved then: never the name again. */
+		v = json_object_get(facts, "environment");
+		if ((s = json_string_value(json_object_get(v, "image"))) !=
+		    NULL && lifecycle_digest(s))
+			strlcpy(a->image, s, sizeof(a->image));
+		if ((s = json_string_value(json_object_get(v, "toolchain"))) !=
+		    NULL && lifecycle_digest(s))
+			strlcpy(a->toolchain, s, sizeof(a->toolchain));
 	} else if (strcmp(t->kind, "allocating") == 0) {
 		a->t[ST_ALLOCATION] = ms;
 		a->uid = json_integer_value(json_object_get(facts, "uid"));

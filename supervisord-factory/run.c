@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "factoryd.h"
+#include "image.h"
 #include "log.h"
 
 #define RUN_NOFILE	1024
@@ -196,6 +197,7 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 	struct timeval		 tv;
 	char			*hide[RUN_MAXHIDE], logpath[PATH_MAX];
 	char			 objects[PATH_MAX], *expose[2];
+	char			 image[PATH_MAX];
 	char			 id[ATTEMPT_ID_MAX + 4];
 	char			**envp;
 	int			 p[2], i;
@@ -254,6 +256,17 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 	spec.cpu_ms = a->m->limits.cpu_ms;
 	spec.fsize = a->m->limits.tree;
 	spec.nofile = RUN_NOFILE;
+	/* The digest frozen at submission, for the agent and validation. */
+	if (a->image[0] != '\0') {
+		if (image_rootfs(a->image + strlen("sha256:"), image,
+		    sizeof(image)) == -1) {
+			snprintf(err, errlen, "image %s: not in the store",
+			    a->image);
+			close(p[1]);
+			goto fail;
+		}
+		spec.image = image;
+	}
 	if (egress_new(id, a->m->allow, &r->egress, err, errlen) == -1) {
 		close(p[1]);
 		goto fail;

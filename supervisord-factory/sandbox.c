@@ -646,7 +646,8 @@ sbx_plan_bind(struct sbx_plan *pl, const char *what, const char *path,
 		    what, path);
 		return (-1);
 	}
-	if (sbx_in_root(real) || strcmp(real, pl->tree) == 0 ||
+	if ((pl->image[0] == '\0' && sbx_in_root(real)) ||
+	    strcmp(real, pl->tree) == 0 ||
 	    sbx_below(real, pl->tree) != NULL)
 		return (0);	/* there already */
 	if (pl->nbinds == SANDBOX_MAXBINDS) {
@@ -675,8 +676,9 @@ sbx_plan_binds(struct sbx_plan *pl, const struct sandbox_spec *spec,
 		snprintf(err, errlen, "calloc: %s", strerror(errno));
 		goto fail;
 	}
-	for (i = 0; spec->exec_allow != NULL && spec->exec_allow[i] != NULL;
-	    i++)
+	/* With an image, exec paths are its own: nothing of the host's. */
+	for (i = 0; pl->image[0] == '\0' && spec->exec_allow != NULL &&
+	    spec->exec_allow[i] != NULL; i++)
 		if (sbx_plan_bind(pl, "exec", spec->exec_allow[i], 1, err,
 		    errlen) == -1)
 			goto fail;
@@ -691,6 +693,36 @@ sbx_plan_binds(struct sbx_plan *pl, const struct sandbox_spec *spec,
 	pl->binds = NULL;
 	pl->bexec = NULL;
 	return (-1);
+}
+
+/*
+ * The image's rootfs: a root-owned directory that is not / and that
+ * the overlay's option string can carry as it is.
+ */
+static int
+sbx_plan_image(struct sbx_plan *pl, const char *image, char *err,
+    size_t errlen)
+{
+	struct stat	 st;
+
+	if (image[0] != '/' || realpath(image, pl->image) == NULL) {
+		snprintf(err, errlen, "image %s: %s", image, image[0] == '/' ?
+		    strerror(errno) : "not an absolute path");
+		return (-1);
+	}
+	if (stat(pl->image, &st) == -1 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != 0 || (st.st_mode & 022) != 0) {
+		snprintf(err, errlen, "image %s: not a root-owned directory "
+		    "only root writes", pl->image);
+		return (-1);
+	}
+	if (strcmp(pl->image, "/") == 0 || strpbrk(pl->image, ",:\\") !=
+	    NULL) {
+		snprintf(err, errlen, "image %s: may not be / or contain "
+		    "',', ':' or '\\'", pl->image);
+		return (-1);
+	}
+	return (0);
 }
 
 /* Resolve the tree and the masks while errors can still be returned. */
@@ -714,6 +746,9 @@ sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
 		snprintf(err, errlen, "tree may not be /");
 		return (-1);
 	}
+	if (spec->image != NULL && sbx_plan_image(pl, spec->image, err,
+	    errlen) == -1)
+		return (-1);
 	if (spec->argv == NULL || spec->argv[0] == NULL ||
 	    spec->argv[0][0] != '/' || spec->env == NULL) {
 		snprintf(err, errlen, "argv[0] must be an absolute path");

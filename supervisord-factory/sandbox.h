@@ -74,6 +74,12 @@ struct sandbox_spec {
 	const struct sandbox_listen *listen;
 	int		  nlisten;
 	const char	 *hosts;	/* /etc/hosts in the sandbox, or NULL */
+	/*
+	 * An image's rootfs: the agent's root, read-only, and nothing of
+	 * the host's; exec_allow then names paths inside it.  NULL: the
+	 * host's system directories.
+	 */
+	const char	 *image;
 };
 
 enum sandbox_cgmode {

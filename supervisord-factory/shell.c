@@ -61,6 +61,7 @@
 #include "ctlshell.h"
 #include "esc.h"
 #include "factoryd.h"
+#include "image.h"
 #include "log.h"
 
 #define SHELL_MAX	8	/* running at once, all attempts */
@@ -536,6 +537,7 @@ shell_start(struct ctl_conn *c, struct shell *sh)
 	struct sandbox_spec	 spec;
 	struct attempt		*a;
 	char			 err[512], ps1[ATTEMPT_ID_MAX + 16];
+	char			 imgroot[PATH_MAX];
 	char			 term[CTL_SHELL_TERMMAX + 8];
 	char			 home[sizeof(SHELL_HOME) + 8];
 	char			*envp[6];
@@ -572,6 +574,10 @@ shell_start(struct ctl_conn *c, struct shell *sh)
 	spec.argv = sh->argv;
 	spec.env = envp;
 	spec.exec_allow = a->m->exec;
+	/* In an image the exec defaults are the image's paths, as the agent's. */
+	if (a->image[0] != '\0' && image_rootfs(a->image + 7, imgroot,
+	    sizeof(imgroot)) == 0)
+		spec.image = imgroot;
 	spec.cpu_ms = a->m->limits.cpu_ms;
 	spec.fsize = a->m->limits.tree;
 	spec.nofile = SHELL_NOFILE;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <event.h>
 #include <limits.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "msg.h"
 #include "pledge.h"
 #include "receipt.h"
+#include "toolchain.h"
 #include "verifier.h"
 
 #define LOG_SCAN_MAX	(1024 * 1024)	/* bytes of the log scanned */
@@ -46,13 +48,14 @@ static struct {
 	struct msg_verify	 req;		/* have_req: decoded */
 	int			 have_req;
 	int			 logfd;
+	int			 rootfd;	/* the image's rootfs, or -1 */
 	int			 done;
 	struct recheck_result	 res;
 	char			**findings;	/* escaped, esc.h */
 	size_t			 nfindings;	/* what the verdict counts */
 	json_t			*validation;
 	char			 bundle_sha256[SHA256_HEX_LEN + 1];
-} cur = { .logfd = -1 };
+} cur = { .logfd = -1, .rootfd = -1 };
 
 int
 main(int argc, char *argv[])
@@ -152,6 +155,73 @@ read_log(size_t *len)
 	return (buf);
 }
 
+/*
+ * The environment, checked again from the image itself: the rootfs is
+ * the digest's directory of the store, root's and written by no one
+ * else, and its toolchain gives the digest frozen at submission.
+ * Any difference is a finding: the run was not the one the manifest
+ * was accepted for.
+ */
+static void
+verify_environment(const struct msg_verify *o)
+{
+	struct stat	 st;
+	char		 want[PATH_MAX], hex[SHA256_HEX_LEN + 1], err[512];
+	size_t		 n, w;
+	int		 fd;
+
+	if (o->image[0] == '\0')
+		return;
+	snprintf(want, sizeof(want), "/images/sha256/%s/rootfs",
+	    o->image + strlen("sha256:"));
+	n = strlen(o->rootfs);
+	w = strlen(want);
+	if (n < w || strcmp(o->rootfs + n - w, want) != 0) {
+		finding("environment: rootfs %s is not image %s's", o->rootfs,
+		    o->image);
+		return;
+	}
+	/* The store above the rootfs is root's alone: the parent opened it. */
+	if ((fd = cur.rootfd) == -1) {
+		finding("environment: image %s: no rootfs given", o->image);
+		return;
+	}
+	cur.rootfd = -1;
+	if (fstat(fd, &st) == -1 || st.st_uid != 0 ||
+	    (st.st_mode & 022) != 0) {
+		finding("environment: image %s: rootfs not root's alone",
+		    o->image);
+		close(fd);
+		return;
+	}
+	if (o->ntools > 0) {
+		if (toolchain_digest(fd, o->tools, hex, err,
+		    sizeof(err)) == -1)
+			finding("environment: image %s: %s", o->image, err);
+		else if (strcmp(hex, o->toolchain + strlen("sha256:")) != 0)
+			finding("environment: image %s: toolchain digest "
+			    "sha256:%s, not the %s frozen at submission",
+			    o->image, hex, o->toolchain);
+	}
+	close(fd);
+}
+
+/* The environment as the verdict states it. */
+static json_t *
+environment_json(const struct msg_verify *o)
+{
+	json_t	*e;
+
+	if (o->image[0] == '\0')
+		return (json_string("host (floating)"));
+	e = json_pack("{s:s, s:o}", "image", o->image, "toolchain",
+	    o->toolchain[0] != '\0' ? json_string(o->toolchain) :
+	    json_null());
+	if (e == NULL)
+		fatal(NULL);
+	return (e);
+}
+
 /* cur.req is the parent's request; bfd the bundle. */
 static void
 verifier_verify(int bfd)
@@ -166,6 +236,9 @@ verifier_verify(int bfd)
 	const char		*dir = o->dir;
 
 	log_info("%s: verifying", o->id);
+	verify_environment(o);
+	if (cur.nfindings > 0)
+		goto verdict;
 
 	if (bfd == -1 || hash_fd(bfd, cur.bundle_sha256) == -1) {
 		finding("bundle: cannot be read");
@@ -280,6 +353,7 @@ verdict_facts(int accepted, size_t nlisted)
 	    cur.validation) : json_null());
 	if (facts == NULL)
 		fatalx("cannot make the verdict facts");
+	json_object_set_new(facts, "environment", environment_json(o));
 	if (!accepted)
 		json_object_set_new(facts, "reason", json_string(
 		    cur.nfindings > 0 ? cur.findings[0] : "not validated"));
@@ -353,6 +427,13 @@ verifier_imsg(struct imsg *imsg)
 		if (cur.logfd != -1 || imsg_get_len(imsg) != 0)
 			return (-1);	/* one log per verification */
 		cur.logfd = imsg_get_fd(imsg);
+		return (0);
+	case IMSG_VERIFY_ROOTFS:
+		if (cur.rootfd != -1 || cur.have_req ||
+		    imsg_get_len(imsg) != 0)
+			return (-1);	/* one, before the request */
+		if ((cur.rootfd = imsg_get_fd(imsg)) == -1)
+			return (-1);
 		return (0);
 	case IMSG_VERIFY:
 		if (cur.have_req)

@@ -3,7 +3,8 @@
  * tests.  Spawns, waits (a wall deadline enforced with sandbox_kill),
  * prints what happened and what the cgroups measured, destroys.
  *
- *	prog_sbx [-FIKP] [-L launcher] [-i id] -u uid -t tree [-H hide]...
+ *	prog_sbx [-FKPS] [-L launcher] [-i id] [-I image] -u uid -t tree
+ *	    [-H hide]...
  *	    [-m mem] [-p pids]
  *	    [-c cpu_ms] [-f fsize] [-n nofile] [-w wall_s] [-l logfile]
  *	    [-x exec_allow]... [-R expose]... [-e VAR=value]... -- argv...
@@ -46,7 +47,8 @@ onalarm(int sig)
 static __dead void
 usage(void)
 {
-	fprintf(stderr, "usage: prog_sbx [-FIKP] [-L launcher] [-i id] -u uid "
+	fprintf(stderr, "usage: prog_sbx [-FKPS] [-L launcher] [-i id] "
+	    "[-I image] -u uid "
 	    "-t tree "
 	    "[-H hide] [-m mem] [-p pids] [-c cpu_ms] [-f fsize] "
 	    "[-n nofile] [-w wall_s] [-l logfile] [-x exec_allow] "
@@ -162,7 +164,8 @@ main(int argc, char *argv[])
 	spec.logfd = STDOUT_FILENO;
 	snprintf(idbuf, sizeof(idbuf), "sbx-%ld", (long)getpid());
 	spec.id = idbuf;
-	while ((ch = getopt(argc, argv, "c:e:Ff:H:Ii:KL:l:m:n:p:PR:t:u:w:x:")) != -1) {
+	while ((ch = getopt(argc, argv,
+	    "c:e:Ff:H:I:i:KL:l:m:n:p:PR:St:u:w:x:")) != -1) {
 		switch (ch) {
 		case 'c':
 			spec.cpu_ms = num(optarg);
@@ -173,7 +176,7 @@ main(int argc, char *argv[])
 		case 'F':
 			fresh = 1;
 			break;
-		case 'I':
+		case 'S':
 			signal(SIGPIPE, SIG_IGN);
 			signal(SIGXFSZ, SIG_IGN);
 			break;
@@ -185,6 +188,9 @@ main(int argc, char *argv[])
 			break;
 		case 'H':
 			add(hide, &nhide, optarg);
+			break;
+		case 'I':
+			spec.image = optarg;	/* a rootfs: the agent's root */
 			break;
 		case 'i':
 			spec.id = optarg;

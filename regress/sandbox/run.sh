@@ -165,7 +165,7 @@ expect "fresh: state dir secret hidden" ENOENT "exit 1"
 # What the parent ignores (factoryd: SIGPIPE, SIGXFSZ) is not ignored
 # by the agent: a write past RLIMIT_FSIZE kills it, as it should.
 for f in "" -F; do
-	sbx "sigign$f" -I $f -t "$TREE" -- /bin/grep SigIgn /proc/self/status
+	sbx "sigign$f" -S $f -t "$TREE" -- /bin/grep SigIgn /proc/self/status
 	expect "no signal the parent ignores is ignored by the agent${f:+ (fresh)}" \
 	    "SigIgn:	0000000000000000" "exit 0"
 done

@@ -467,6 +467,13 @@ START_TEST(test_classes)
 	refuse(MSG_RESULT, "commit", "\"0123\"");
 	refuse(MSG_VERIFY, "prev", "\"" HEX40 "\"");
 	refuse(MSG_VERIFY, "digest", "\"sha256:" HEX40 "\"");
+	/* The environment: an image comes with its rootfs, and the reverse. */
+	refuse(MSG_VERIFY, "image", "\"sha256:" HEX64 "\"");
+	refuse(MSG_VERIFY, "rootfs", "\"/s/images/sha256/x/rootfs\"");
+	refuse(MSG_VERIFY, "image", "\"" HEX64 "\"");
+	refuse(MSG_VERIFY, "toolchain", "\"sha256:" HEX64 "\"");
+	refuse(MSG_VERIFY, "tools", "[\"/usr/bin/cc\"]");
+	refuse(MSG_VERIFY, "tools", "[\"usr/bin/cc\"]");
 	/* Escaped strings: printable ASCII in the one encoding. */
 	refuse(MSG_ERROR, "error", "\"a\\nb\"");
 	refuse(MSG_ERROR, "error", "\"caf\\u00e9\"");

@@ -592,6 +592,87 @@ START_TEST(t_long_chain)
 }
 END_TEST
 
+/*
+ * A chain of three, submitted-running-verdict, whose environments are
+ * given as JSON (NULL: no environment fact); 0 if it verifies, else -1
+ * with the error in err.
+ */
+static int
+env_chain(const char *e0, const char *e1, const char *e2, char *err,
+    size_t errlen)
+{
+	static const char *const ek[3] = { "submitted", "running", "verdict" };
+	const char	*envs[3] = { e0, e1, e2 };
+	char		 prev[SHA256_HEX_LEN + 1] = RECEIPT_ZERO_PREV;
+	char		*l[3], *h, *buf;
+	json_t		*facts;
+	size_t		 len;
+	int		 i, rv;
+
+	for (i = 0; i < 3; i++) {
+		facts = json_object();
+		if (envs[i] != NULL)
+			json_object_set_new(facts, "environment",
+			    json_loads(envs[i], JSON_DECODE_ANY, NULL));
+		ck_assert_int_eq(receipt_make_at(ATTEMPT, i, ek[i], 1, prev,
+		    i == 2 ? RECEIPT_SIGNER_VERIFIER : RECEIPT_SIGNER_RECEIPTS,
+		    i == 2 ? vkey : rkey, facts, 1795943411 + i, &l[i]), 0);
+		json_decref(facts);
+		ck_assert_int_eq(receipt_hash(l[i], prev), 0);
+	}
+	ck_assert_int_eq(receipt_header(ATTEMPT, rpub, vpub, &h), 0);
+	ck_assert_int_ne(asprintf(&buf, "%s\n%s\n%s\n%s\n", h, l[0], l[1],
+	    l[2]), -1);
+	len = strlen(buf);
+	err[0] = '\0';
+	rv = receipt_verify_buf(buf, len, NULL, NULL, NULL, err, errlen);
+	for (i = 0; i < 3; i++)
+		free(l[i]);
+	free(h);
+	free(buf);
+	return (rv);
+}
+
+#define ENV_A	"{\"image\": \"sha256:" \
+		"0000000000000000000000000000000000000000000000000000000000000001" \
+		"\", \"toolchain\": \"sha256:" \
+		"00000000000000000000000000000000000000000000000000000000000000aa\""
+/*
+ * The environment frozen at submission is the one every later receipt
+ * states: the same digests (the reference as written only at first),
+ * or the chain does not verify.
+ */
+START_TEST(t_environment)
+{
+	char	 err[256];
+
+	ck_assert_msg(env_chain(ENV_A ", \"ref\": \"bb\"}", ENV_A "}",
+	    ENV_A "}", err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(env_chain("\"host (floating)\"", "\"host (floating)\"",
+	    "\"host (floating)\"", err, sizeof(err)) == 0, "%s", err);
+	/* Before environments: nothing to compare. */
+	ck_assert_msg(env_chain(NULL, NULL, NULL, err, sizeof(err)) == 0,
+	    "%s", err);
+	/* A run on another toolchain, on the host, or silent on it. */
+	ck_assert_int_eq(env_chain(ENV_A "}", ENV_A "}",
+	    "{\"image\": \"sha256:0000000000000000000000000000000000000000"
+	    "000000000000000000000001\", \"toolchain\": null}", err,
+	    sizeof(err)), -1);
+	ck_assert_str_eq(err, "receipt 2 (kind verdict): environment is not "
+	    "the submitted one");
+	ck_assert_int_eq(env_chain(ENV_A "}", "\"host (floating)\"", ENV_A "}",
+	    err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "receipt 1 (kind running): environment is not "
+	    "the submitted one");
+	ck_assert_int_eq(env_chain(ENV_A "}", NULL, ENV_A "}", err,
+	    sizeof(err)), -1);
+	ck_assert_str_eq(err, "receipt 1 (kind running): environment is not "
+	    "the submitted one");
+	ck_assert_int_eq(env_chain("\"host (floating)\"", ENV_A "}", NULL,
+	    err, sizeof(err)), -1);
+}
+END_TEST
+
 static Suite *
 receipt_suite(void)
 {
@@ -616,6 +697,7 @@ receipt_suite(void)
 	tcase_add_test(tc, t_make_refuses);
 	tcase_add_test(tc, t_verdict);
 	tcase_add_test(tc, t_long_chain);
+	tcase_add_test(tc, t_environment);
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -33,6 +33,9 @@ static char			 binds_[2][PATH_MAX] = { "/opt/tool/bin",
 				    "/srv/git/r.git/objects" };
 static int			 bexec_[2] = { 1, 0 };
 static struct sock_fprog	 prog = { 3, insns };
+#define IMAGE	"/var/lib/factory/images/sha256/" \
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" \
+		"/rootfs"
 
 static void
 setup(void)
@@ -66,6 +69,7 @@ setup(void)
 	plan.spec = &spec;
 	strlcpy(plan.tree, "/var/lib/factory/attempts/a/tree",
 	    sizeof(plan.tree));
+	strlcpy(plan.image, IMAGE, sizeof(plan.image));
 	plan.hide = hide_;
 	plan.nhide = 2;
 	plan.binds = binds_;
@@ -163,12 +167,15 @@ START_TEST(test_optional)
 	spec.exec_allow = NULL;
 	spec.hosts = NULL;
 	plan.netfd = plan.ipcfd = -1;
+	plan.image[0] = '\0';
 	w = encode(&len);
 	d = sbx_plan_decode(w, len, &p, err, sizeof(err));
 	ck_assert_msg(d != NULL, "%s", err);
 	ck_assert_ptr_null(d->spec->exec_allow);
 	ck_assert_ptr_null(d->spec->hosts);
 	ck_assert_int_eq(d->netfd, -1);
+	ck_assert_str_eq(d->image, "");
+	ck_assert_ptr_null(d->spec->image);
 	sbx_plan_free(d);
 	free(w);
 }
@@ -255,6 +262,27 @@ START_TEST(test_fields)
 	refused(w, len, "argv[0]: not an absolute path");
 	free(w);
 	setup();
+	strlcpy(plan.image, "/", sizeof(plan.image));
+	w = encode(&len);
+	refused(w, len, "image: may not be /");
+	free(w);
+	setup();
+	strlcpy(plan.image, "images/x/rootfs", sizeof(plan.image));
+	w = encode(&len);
+	refused(w, len, "image: not an absolute path");
+	free(w);
+	setup();
+	/* The overlay's options are comma- and colon-separated. */
+	strlcpy(plan.image, "/x,upperdir=/etc", sizeof(plan.image));
+	w = encode(&len);
+	refused(w, len, "image: contains");
+	free(w);
+	setup();
+	strlcpy(plan.image, "/a:/b", sizeof(plan.image));
+	w = encode(&len);
+	refused(w, len, "image: contains");
+	free(w);
+	setup();
 	plan.hide = rel;
 	w = encode(&len);
 	refused(w, len, "hide[0]: not an absolute path");
@@ -305,7 +333,8 @@ START_TEST(test_header)
 	w[0] ^= 1;
 	refused(w, len, "magic");
 	w[0] ^= 1;
-	w[4] = 2;
+	/* A plan of the format before images: refused, not misread. */
+	w[4] = 1;
 	refused(w, len, "version");
 	free(w);
 }
@@ -444,7 +473,7 @@ START_TEST(test_enter_magic)
 	d = sbx_plan_decode(w, len, &p, err, sizeof(err));
 	ck_assert_ptr_null(d);
 	ck_assert_msg(strstr(err, "magic") != NULL, "%s", err);
-	w[4] = 2;
+	w[4] = 1;
 	enter_refused(w, len, "version");
 	free(w);
 }
