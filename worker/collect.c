@@ -495,6 +495,20 @@ walk_dir(struct walk *w, int fd, char *path, size_t len, const git_tree *base,
 			if (ret == -1)
 				goto done;
 			ret = -1;
+			/*
+			 * A submodule is checked out as an empty directory:
+			 * left so, it is the baseline's gitlink.  Anything
+			 * else there (a file, a link, content) is a change
+			 * of the gitlink, which diff_changes refuses.
+			 */
+			if (!has && be != NULL &&
+			    git_tree_entry_filemode(be) == GIT_FILEMODE_COMMIT &&
+			    git_treebuilder_insert(NULL, bld, names[i],
+			    git_tree_entry_id(be), GIT_FILEMODE_COMMIT) < 0) {
+				gitc_err(w->err, w->errlen, "%s: gitlink",
+				    path);
+				goto done;
+			}
 			if (has && git_treebuilder_insert(NULL, bld, names[i],
 			    &oid, GIT_FILEMODE_TREE) < 0) {
 				gitc_err(w->err, w->errlen, "%s: tree entry",
@@ -650,6 +664,10 @@ diff_changes(struct walk *w, git_tree *btree, const git_oid *toid,
 			goto done;
 		}
 		nc[res->nchanges++].status = st;
+		/* factory never writes a submodule: no commit to check. */
+		if (d->old_file.mode == GIT_FILEMODE_COMMIT ||
+		    d->new_file.mode == GIT_FILEMODE_COMMIT)
+			reject(w, path, "submodule (gitlink) changed");
 		if (scope == NULL || scope_match(scope, path) != 1)
 			reject(w, path, "outside the scope");
 		if (strncasecmp(path, WORKFLOWS, strlen(WORKFLOWS)) == 0)

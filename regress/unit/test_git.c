@@ -501,6 +501,76 @@ START_TEST(test_collect_agent_commits)
 }
 END_TEST
 
+/*
+ * The baseline gains a gitlink at src/sub (and one outside the scope,
+ * at vendor/mod), and the attempt tree is provisioned again: a
+ * submodule's directory is checked out empty.
+ */
+static void
+gitlink_baseline(void)
+{
+	char	 e[1024];
+
+	ck_assert_int_eq(sh("cd %s && git update-index --add --cacheinfo "
+	    "160000,1111111111111111111111111111111111111111,src/sub && "
+	    "git update-index --add --cacheinfo "
+	    "160000,2222222222222222222222222222222222222222,vendor/mod && "
+	    "git commit -q -m 'two submodules'", repo), 0);
+	ck_assert_msg(resolve(repo, "main", base, e, sizeof(e)) == 0, "%s",
+	    e);
+	ck_assert_int_eq(sh("/bin/rm -rf %s && mkdir %s", adir, adir), 0);
+	ck_assert_msg(provision(repo, base, adir, e, sizeof(e)) == 0, "%s",
+	    e);
+	ck_assert_int_eq(sh("test -d %s/src/sub && test -d %s/vendor/mod",
+	    tree, tree), 0);
+}
+
+/* An untouched submodule is no change, outside the scope or not. */
+START_TEST(test_collect_gitlink_kept)
+{
+	struct collect_result	 res;
+	char			 mode[64];
+
+	gitlink_baseline();
+	put("src/a.c", "int a = 4;\n");
+	ck_assert_msg(do_collect(&res, 1 << 20) == 0, "%s", err);
+	ck_assert_msg(res.nrejects == 0, "%s",
+	    join(res.rejects, res.nrejects));
+	ck_assert_uint_eq(res.nchanges, 1);
+	ck_assert_int_eq(change(&res, "src/a.c"), 'M');
+	ck_assert_int_eq(sh("git -C %s/collect.git ls-tree %s vendor/mod | "
+	    "grep -q '^160000 commit 2222222222222222222222222222222222222222"
+	    "'", adir, res.tree_hex), 0);
+	ck_assert_int_eq(out(mode, sizeof(mode), "git -C %s/collect.git "
+	    "ls-tree %s src/sub | cut -c1-6", adir, res.tree_hex), 0);
+	ck_assert_str_eq(mode, "160000");
+	collect_result_free(&res);
+	/* Nothing but the submodules: still no change. */
+	put("src/a.c", "int a;\n");
+	expect_rejects(1 << 20, "tree: no change", NULL);
+}
+END_TEST
+
+/* A touched submodule is refused, in the scope or not. */
+START_TEST(test_collect_gitlink_touched)
+{
+	gitlink_baseline();
+	put("src/sub/x.c", "int x;\n");
+	expect_rejects(1 << 20, "src/sub: submodule (gitlink) changed",
+	    NULL);
+	ck_assert_int_eq(sh("/bin/rm -rf %s/src/sub && "
+	    "rmdir %s/vendor/mod", tree, tree), 0);
+	expect_rejects(1 << 20, "src/sub: submodule (gitlink) changed",
+	    "vendor/mod: submodule (gitlink) changed",
+	    "vendor/mod: outside the scope", NULL);
+	put("src/sub", "a file now\n");
+	ck_assert_int_eq(sh("ln -s ../src %s/vendor/mod", tree), 0);
+	expect_rejects(1 << 20, "src/sub: submodule (gitlink) changed",
+	    "vendor/mod: submodule (gitlink) changed",
+	    "vendor/mod: outside the scope", NULL);
+}
+END_TEST
+
 static void
 verify_open(const char *path, struct vbundle *vb, int *fd)
 {
@@ -854,6 +924,8 @@ git_suite(void)
 	tcase_add_test(w, test_collect_nochange);
 	tcase_add_test(w, test_collect_limit);
 	tcase_add_test(w, test_collect_agent_commits);
+	tcase_add_test(w, test_collect_gitlink_kept);
+	tcase_add_test(w, test_collect_gitlink_touched);
 	tcase_add_test(w, test_provision_2000);
 	tcase_add_test(v, test_verify_good);
 	tcase_add_test(v, test_verify_bad_header);
