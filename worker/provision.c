@@ -34,6 +34,7 @@ static int	mkdir_at(int, const char *, const char *, char *, size_t);
 static int	make_gitdir(int, const char *, const char *, char *, size_t);
 static int	checkout_baseline(const char *, const git_oid *, char *,
 		    size_t);
+static int	write_index(git_commit *, const char *, char *, size_t);
 
 
 int
@@ -309,6 +310,157 @@ provision(const char *repo_path, const char *baseline, const char *attempt_dir,
 		close(gfd);
 	if (tfd != -1)
 		close(tfd);
+	if (afd != -1)
+		close(afd);
+	git_commit_free(commit);
+	git_repository_free(repo);
+	return (ret);
+}
+
+/*
+ * The pristine checkout of a baseline into dest, an empty directory
+ * the parent made for us: the blobs' exact bytes, no .git, no index
+ * (nothing reads one: the attempt trees are overlays on it, and their
+ * .git is their own).  Checked out from the repository's own object
+ * store, which checkout with a target directory and no index update
+ * only reads.
+ */
+int
+pristine_checkout(const char *repo_path, const char *baseline,
+    const char *dest, char *err, size_t errlen)
+{
+	git_checkout_options	 opts;
+	git_repository		*repo = NULL;
+	git_commit		*commit = NULL;
+	git_oid			 oid;
+	int			 ret = -1;
+
+	if (strlen(baseline) != GITW_HEXSZ ||
+	    git_oid_fromstr(&oid, baseline) < 0) {
+		snprintf(err, errlen, "baseline \"%s\" is not a 40-hex id",
+		    baseline);
+		git_error_clear();
+		return (-1);
+	}
+	if (git_repository_open_ext(&repo, repo_path,
+	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		gitc_err(err, errlen, "open repository %s", repo_path);
+		return (-1);
+	}
+	if (git_commit_lookup(&commit, repo, &oid) < 0) {
+		gitc_err(err, errlen, "%s: baseline %s", repo_path, baseline);
+		goto done;
+	}
+	git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION);
+	/*
+	 * No index to write or compare: the target is empty, so nothing
+	 * is looked up in the repository's work tree or index either.
+	 */
+	opts.checkout_strategy = GIT_CHECKOUT_FORCE |
+	    GIT_CHECKOUT_DONT_UPDATE_INDEX;
+	opts.disable_filters = 1;	/* exact bytes, as collect hashes */
+	opts.target_directory = dest;
+	if (git_checkout_tree(repo, (git_object *)commit, &opts) < 0) {
+		gitc_err(err, errlen, "checkout %s into %s", baseline, dest);
+		goto done;
+	}
+	ret = 0;
+ done:
+	git_commit_free(commit);
+	git_repository_free(repo);
+	return (ret);
+}
+
+/*
+ * upper/.git/index: the baseline's entries without stat data, so that
+ * git in the tree sees a clean checkout (it hashes each file once, on
+ * its first refresh, and records what it saw) rather than every file
+ * deleted and untracked.
+ */
+static int
+write_index(git_commit *commit, const char *attempt_dir, char *err,
+    size_t errlen)
+{
+	git_index	*idx = NULL;
+	git_tree	*tree = NULL;
+	char		 path[PATH_MAX];
+	int		 ret = -1;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/upper/.git/index",
+	    attempt_dir) >= sizeof(path)) {
+		snprintf(err, errlen, "%s: path too long", attempt_dir);
+		return (-1);
+	}
+	if (git_commit_tree(&tree, commit) < 0 ||
+	    git_index_open(&idx, path) < 0 ||
+	    git_index_read_tree(idx, tree) < 0 ||
+	    git_index_write(idx) < 0) {
+		gitc_err(err, errlen, "%s", path);
+		goto done;
+	}
+	ret = 0;
+ done:
+	git_index_free(idx);
+	git_tree_free(tree);
+	return (ret);
+}
+
+/*
+ * The per-attempt layer of an overlay tree: attempt_dir/upper/.git
+ * (as provision makes it, with no index: git builds one when the
+ * agent first asks) and attempt_dir/tree, the empty directory the
+ * overlay is mounted on.  The pristine checkout is the lower layer.
+ */
+int
+provision_upper(const char *repo_path, const char *baseline,
+    const char *attempt_dir, char *err, size_t errlen)
+{
+	git_repository	*repo = NULL;
+	git_commit	*commit = NULL;
+	git_oid		 oid;
+	int		 afd = -1, ufd = -1, gfd = -1, ret = -1;
+
+	if (strlen(baseline) != GITW_HEXSZ ||
+	    git_oid_fromstr(&oid, baseline) < 0) {
+		snprintf(err, errlen, "baseline \"%s\" is not a 40-hex id",
+		    baseline);
+		git_error_clear();
+		return (-1);
+	}
+	if (git_repository_open_ext(&repo, repo_path,
+	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		gitc_err(err, errlen, "open repository %s", repo_path);
+		return (-1);
+	}
+	if (git_commit_lookup(&commit, repo, &oid) < 0) {
+		gitc_err(err, errlen, "%s: baseline %s", repo_path, baseline);
+		goto done;
+	}
+	if ((afd = open(attempt_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1) {
+		snprintf(err, errlen, "%s: %s", attempt_dir, strerror(errno));
+		goto done;
+	}
+	if (mkdirat(afd, "tree", 0755) == -1 ||
+	    mkdirat(afd, "upper", 0755) == -1 ||
+	    (ufd = openat(afd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 ||
+	    mkdirat(ufd, ".git", 0755) == -1 ||
+	    (gfd = openat(ufd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s/upper/.git: %s", attempt_dir,
+		    strerror(errno));
+		goto done;
+	}
+	if (make_gitdir(gfd, repo_path, baseline, err, errlen) == -1 ||
+	    write_index(commit, attempt_dir, err, errlen) == -1)
+		goto done;
+	ret = 0;
+ done:
+	if (gfd != -1)
+		close(gfd);
+	if (ufd != -1)
+		close(ufd);
 	if (afd != -1)
 		close(afd);
 	git_commit_free(commit);
