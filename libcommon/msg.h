@@ -78,6 +78,7 @@ struct msg_provision {
 	char		 repo[PATH_MAX];
 	char		 baseline[MSG_HEX40];
 	char		 dir[PATH_MAX];
+	char		 pristine[PATH_MAX];	/* "": already checked out */
 };
 
 struct msg_ready {

@@ -40,6 +40,7 @@ static const char *stage_names[ST_MAX] = {
 
 static void	attempt_provision(struct attempt *);
 static void	attempt_send_provision(struct attempt *);
+static int	attempt_mount_tree(struct attempt *, char *, size_t);
 static void	attempt_send_worker(struct attempt *, uint32_t, enum msg_kind,
 		    const void *, char *, size_t);
 static void	attempt_collect(struct attempt *);
@@ -376,7 +377,8 @@ int
 attempt_init(char *err, size_t errlen)
 {
 	char		 path[PATH_MAX];
-	const char	*sub[] = { "attempts", "verify", "logs", "publish" };
+	const char	*sub[] = { "attempts", "verify", "logs", "publish",
+	    "pristine" };
 	struct lifecycle_replay replay = { &env->attempts, env->conf->statedir };
 	size_t		 i;
 
@@ -714,7 +716,7 @@ attempt_provision(struct attempt *a)
 	json_t			*facts, *cg;
 	uid_t			 uid;
 	uint64_t		 bytes;
-	char			 s1[PATH_MAX + 64], s2[32];
+	char			 s1[PATH_MAX + 64], s2[32], lower[PATH_MAX];
 	int			 i;
 
 	if ((repo = attempt_repo(a)) == NULL)
@@ -735,8 +737,16 @@ attempt_provision(struct attempt *a)
 		    conf_size(env->conf->disk_max, s2, sizeof(s2)));
 		return;
 	}
-	facts = json_pack("{s:i, s:s, s:o, s:o}", "uid", (int)uid, "dir",
-	    a->dir, "cgroups", cg, "disk", disk_facts(a->dir, bytes));
+	if (pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
+	    -1) {
+		json_decref(cg);
+		attempt_fail(a, "failed", "%s: pristine path too long",
+		    a->repo);
+		return;
+	}
+	facts = json_pack("{s:i, s:s, s:o, s:o, s:o}", "uid", (int)uid,
+	    "dir", a->dir, "cgroups", cg, "disk", disk_facts(a->dir, bytes),
+	    "overlay", disk_overlay_facts(lower, a->dir));
 	a->epoch = 1;		/* the first lease */
 	if (attempt_transition(a, "allocating", facts, NULL) == -1)
 		return;
@@ -768,6 +778,12 @@ attempt_send_provision(struct attempt *a)
 	if ((repo = attempt_repo(a)) == NULL)
 		return;
 	memset(&m, 0, sizeof(m));
+	/* A cold commit: the worker checks it out for everyone. */
+	if (pristine_prepare(a, m.pristine, sizeof(m.pristine), err,
+	    sizeof(err)) == -1) {
+		attempt_fail(a, "failed", "%s", err);
+		return;
+	}
 	strlcpy(m.id, a->id, sizeof(m.id));
 	m.epoch = a->epoch;
 	strlcpy(m.repo, repo->path, sizeof(m.repo));
@@ -794,6 +810,54 @@ attempt_send_worker(struct attempt *a, uint32_t type, enum msg_kind k,
 		    msg_kind_name(k), err);
 }
 
+/*
+ * ready: the tree becomes an overlay of the pristine checkout and the
+ * upper layer the worker made; both handed to the attempt's uid.  Done
+ * again after a restart: a tree already mounted is left as it is.
+ */
+static int
+attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
+{
+	struct stat	 st;
+	char		 tmp[PATH_MAX], lower[PATH_MAX], path[PATH_MAX];
+	char		 why[256];
+	uint64_t	 t0 = now_ms();
+
+	if (pristine_path(a->repo, a->baseline, ".", tmp, sizeof(tmp)) ==
+	    -1 || strlcat(tmp, a->id, sizeof(tmp)) >= sizeof(tmp) ||
+	    pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
+	    -1) {
+		snprintf(err, errlen, "%s: pristine path too long", a->repo);
+		return (-1);
+	}
+	/* A cold checkout of ours becomes the shared one. */
+	if (lstat(tmp, &st) == 0 && pristine_commit(a, tmp, why,
+	    sizeof(why)) == -1) {
+		snprintf(err, errlen, "pristine %s: %s", tmp, why);
+		return (-1);
+	}
+	if (disk_overlay_mounted(a->dir))
+		return (0);
+	/* The worker made it: everything in it must be the worker's. */
+	snprintf(path, sizeof(path), "%s/upper", a->dir);
+	if (fs_chown_tree(path, env->conf->users[PROC_WORKER].uid, a->uid,
+	    a->uid, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "%s: chown: %s", path, why);
+		return (-1);
+	}
+	/* The overlay's scratch: root's, out of everyone else's reach. */
+	snprintf(path, sizeof(path), "%s/work", a->dir);
+	if (fs_remove_tree(path) == -1 || fs_mkdir_owned(path, 0700, 0, 0) ==
+	    -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (-1);
+	}
+	if (disk_overlay(lower, a->dir, a->uid, a->uid, err, errlen) == -1)
+		return (-1);
+	log_debug("%s: tree mounted in %d ms", a->id, (int)(now_ms() - t0));
+	return (0);
+}
+
 /* ready: hand the tree to the attempt's uid and start the agent. */
 static void
 attempt_start_agent(struct attempt *a)
@@ -803,10 +867,8 @@ attempt_start_agent(struct attempt *a)
 	int		 i;
 
 	snprintf(tree, sizeof(tree), "%s/tree", a->dir);
-	/* The worker made it: everything in it must be the worker's. */
-	if (fs_chown_tree(tree, env->conf->users[PROC_WORKER].uid, a->uid,
-	    a->uid, err, sizeof(err)) == -1) {
-		attempt_fail(a, "failed", "%s: chown: %s", tree, err);
+	if (attempt_mount_tree(a, err, sizeof(err)) == -1) {
+		attempt_fail(a, "failed", "%s", err);
 		return;
 	}
 	if ((a->run = run_start(a, 0, tree, err, sizeof(err))) == NULL) {
@@ -1222,6 +1284,8 @@ attempt_teardown(struct attempt *a)
 		left++;
 	if (a->vuid != 0 && uid_kill_all(a->vuid) > 0)
 		left++;
+	/* A cold checkout this attempt did not finish goes too. */
+	pristine_drop_tmp(a);
 	/* The disks by their journaled paths, then what was under them. */
 	if (disk_unmount(a->dir) == -1 || disk_unmount(a->vdir) == -1 ||
 	    fs_remove_tree(a->dir) == -1 || fs_remove_tree(a->vdir) == -1) {
@@ -1850,8 +1914,15 @@ attempt_redrive(struct attempt *a)
 	a->redrive = 0;
 	if (a->state == AS_PROVISIONING) {
 		/* Whatever the last one left of the checkout goes. */
+		snprintf(tree, sizeof(tree), "%s/upper", a->dir);
+		if (fs_remove_tree(tree) == -1) {
+			attempt_fail(a, "failed", "%s: %s", tree,
+			    strerror(errno));
+			return;
+		}
 		snprintf(tree, sizeof(tree), "%s/tree", a->dir);
-		if (fs_remove_tree(tree) == -1 || fs_mkdir_owned(a->dir, 0700,
+		if (disk_overlay_unmount(a->dir) == -1 ||
+		    fs_remove_tree(tree) == -1 || fs_mkdir_owned(a->dir, 0700,
 		    env->conf->users[PROC_WORKER].uid,
 		    env->conf->users[PROC_WORKER].gid) == -1) {
 			attempt_fail(a, "failed", "%s: %s", a->dir,
