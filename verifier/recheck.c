@@ -487,6 +487,15 @@ vcheckout(const char *gitdir, const char *commit_hex, const char *dest,
 		gerr(err, errlen, commit_hex);
 		goto done;
 	}
+	/*
+	 * A gitlink is looked up as a submodule, which libgit2 refuses in
+	 * a bare repository: our scratch one gets the checkout as its work
+	 * tree, in memory only (nothing is written to its config).
+	 */
+	if (git_repository_set_workdir(repo, dest, 0) < 0) {
+		gerr(err, errlen, dest);
+		goto done;
+	}
 	git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION);
 	opts.checkout_strategy = GIT_CHECKOUT_FORCE |
 	    GIT_CHECKOUT_DONT_UPDATE_INDEX;

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <git2.h>
@@ -318,22 +319,193 @@ provision(const char *repo_path, const char *baseline, const char *attempt_dir,
 }
 
 /*
+ * A checkout of our own rather than git_checkout_tree: nothing to
+ * compare (the target is empty), no attributes, filters or index, and
+ * no submodule lookup, which libgit2 refuses without a work tree.  A
+ * gitlink becomes an empty directory, as git leaves an uninitialised
+ * submodule.  Each entry is made relative to its directory's fd,
+ * O_EXCL and without following links, so a name the tree holds twice
+ * or a link planted by an earlier entry cannot redirect a write.
+ */
+struct pco {
+	git_repository	*repo;
+	char		*err;
+	size_t		 errlen;
+	char		 path[PATH_MAX];
+};
+
+static int	pco_tree(struct pco *, const git_tree *, int, size_t);
+static int	pco_blob(struct pco *, const git_tree_entry *, int);
+static int	pco_name_ok(const char *);
+
+/* A name git could hold that is safe as one path component here. */
+static int
+pco_name_ok(const char *name)
+{
+	size_t	 i;
+
+	if (name[0] == '\0' || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0 || strchr(name, '/') != NULL)
+		return (0);
+	if (strncasecmp(name, ".git", 4) == 0) {
+		for (i = 4; name[i] == '.' || name[i] == ' '; i++)
+			;
+		if (name[i] == '\0')
+			return (0);
+	}
+	return (strcasecmp(name, "git~1") != 0);
+}
+
+static int
+pco_blob(struct pco *p, const git_tree_entry *e, int dirfd)
+{
+	git_blob	*b = NULL;
+	const char	*name = git_tree_entry_name(e), *data;
+	char		*target = NULL;
+	size_t		 len, off = 0;
+	ssize_t		 n;
+	int		 fd = -1, ret = -1;
+
+	if (git_blob_lookup(&b, p->repo, git_tree_entry_id(e)) < 0) {
+		gitc_err(p->err, p->errlen, "%s: blob", p->path);
+		return (-1);
+	}
+	data = git_blob_rawcontent(b);
+	len = git_blob_rawsize(b);
+	if (git_tree_entry_filemode(e) == GIT_FILEMODE_LINK) {
+		if (len == 0 || len >= PATH_MAX || memchr(data, '\0', len) !=
+		    NULL || (target = strndup(data, len)) == NULL) {
+			snprintf(p->err, p->errlen, "%s: unusable symlink "
+			    "target", p->path);
+			goto done;
+		}
+		if (symlinkat(target, dirfd, name) == -1) {
+			snprintf(p->err, p->errlen, "%s: %s", p->path,
+			    strerror(errno));
+			goto done;
+		}
+		ret = 0;
+		goto done;
+	}
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, git_tree_entry_filemode(e) ==
+	    GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644);
+	if (fd == -1) {
+		snprintf(p->err, p->errlen, "%s: %s", p->path,
+		    strerror(errno));
+		goto done;
+	}
+	while (off < len) {
+		if ((n = write(fd, data + off, len - off)) == -1) {
+			if (errno == EINTR)
+				continue;
+			snprintf(p->err, p->errlen, "%s: %s", p->path,
+			    strerror(errno));
+			goto done;
+		}
+		off += n;
+	}
+	ret = 0;
+ done:
+	if (fd != -1 && close(fd) == -1 && ret == 0) {
+		snprintf(p->err, p->errlen, "%s: %s", p->path,
+		    strerror(errno));
+		ret = -1;
+	}
+	free(target);
+	git_blob_free(b);
+	return (ret);
+}
+
+/* The entries of t into the directory dirfd, p->path[0..len) its path. */
+static int
+pco_tree(struct pco *p, const git_tree *t, int dirfd, size_t len)
+{
+	const git_tree_entry	*e;
+	git_tree		*sub;
+	const char		*name;
+	size_t			 i, n = git_tree_entrycount(t), nlen;
+	int			 cfd, rc;
+
+	for (i = 0; i < n; i++) {
+		e = git_tree_entry_byindex(t, i);
+		name = git_tree_entry_name(e);
+		nlen = strlen(name);
+		if (len + 1 + nlen >= sizeof(p->path)) {
+			snprintf(p->err, p->errlen, "%s/%s: path too long",
+			    p->path, name);
+			return (-1);
+		}
+		if (len != 0)
+			p->path[len] = '/';
+		memcpy(p->path + len + (len != 0), name, nlen + 1);
+		if (!pco_name_ok(name)) {
+			snprintf(p->err, p->errlen, "%s: refused name",
+			    p->path);
+			return (-1);
+		}
+		switch (git_tree_entry_filemode(e)) {
+		case GIT_FILEMODE_BLOB:
+		case GIT_FILEMODE_BLOB_EXECUTABLE:
+		case GIT_FILEMODE_LINK:
+			if (pco_blob(p, e, dirfd) == -1)
+				return (-1);
+			break;
+		case GIT_FILEMODE_COMMIT:
+		case GIT_FILEMODE_TREE:
+			if (mkdirat(dirfd, name, 0755) == -1) {
+				snprintf(p->err, p->errlen, "%s: %s", p->path,
+				    strerror(errno));
+				return (-1);
+			}
+			if (git_tree_entry_filemode(e) == GIT_FILEMODE_COMMIT)
+				break;
+			if (git_tree_lookup(&sub, p->repo,
+			    git_tree_entry_id(e)) < 0) {
+				gitc_err(p->err, p->errlen, "%s: tree",
+				    p->path);
+				return (-1);
+			}
+			cfd = openat(dirfd, name, O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+			rc = cfd == -1 ? -1 : pco_tree(p, sub,
+			    cfd, len + (len != 0) + nlen);
+			if (cfd == -1)
+				snprintf(p->err, p->errlen, "%s: %s", p->path,
+				    strerror(errno));
+			else
+				close(cfd);
+			git_tree_free(sub);
+			if (rc == -1)
+				return (-1);
+			break;
+		default:
+			snprintf(p->err, p->errlen, "%s: mode %06o", p->path,
+			    git_tree_entry_filemode_raw(e));
+			return (-1);
+		}
+		p->path[len] = '\0';
+	}
+	return (0);
+}
+
+/*
  * The pristine checkout of a baseline into dest, an empty directory
  * the parent made for us: the blobs' exact bytes, no .git, no index
  * (nothing reads one: the attempt trees are overlays on it, and their
- * .git is their own).  Checked out from the repository's own object
- * store, which checkout with a target directory and no index update
- * only reads.
+ * .git is their own).  Only the repository's objects are read.
  */
 int
 pristine_checkout(const char *repo_path, const char *baseline,
     const char *dest, char *err, size_t errlen)
 {
-	git_checkout_options	 opts;
-	git_repository		*repo = NULL;
-	git_commit		*commit = NULL;
-	git_oid			 oid;
-	int			 ret = -1;
+	struct pco	 p;
+	git_repository	*repo = NULL;
+	git_commit	*commit = NULL;
+	git_tree	*tree = NULL;
+	git_oid		 oid;
+	char		 where[PATH_MAX + 1024];
+	int		 fd = -1, ret = -1;
 
 	if (strlen(baseline) != GITW_HEXSZ ||
 	    git_oid_fromstr(&oid, baseline) < 0) {
@@ -347,25 +519,32 @@ pristine_checkout(const char *repo_path, const char *baseline,
 		gitc_err(err, errlen, "open repository %s", repo_path);
 		return (-1);
 	}
-	if (git_commit_lookup(&commit, repo, &oid) < 0) {
+	if (git_commit_lookup(&commit, repo, &oid) < 0 ||
+	    git_commit_tree(&tree, commit) < 0) {
 		gitc_err(err, errlen, "%s: baseline %s", repo_path, baseline);
 		goto done;
 	}
-	git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION);
-	/*
-	 * No index to write or compare: the target is empty, so nothing
-	 * is looked up in the repository's work tree or index either.
-	 */
-	opts.checkout_strategy = GIT_CHECKOUT_FORCE |
-	    GIT_CHECKOUT_DONT_UPDATE_INDEX;
-	opts.disable_filters = 1;	/* exact bytes, as collect hashes */
-	opts.target_directory = dest;
-	if (git_checkout_tree(repo, (git_object *)commit, &opts) < 0) {
-		gitc_err(err, errlen, "checkout %s into %s", baseline, dest);
+	if ((fd = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: %s", dest, strerror(errno));
+		goto done;
+	}
+	memset(&p, 0, sizeof(p));
+	p.repo = repo;
+	p.err = err;
+	p.errlen = errlen;
+	if (pco_tree(&p, tree, fd, 0) == -1) {
+		/* Say where: the path alone is relative to dest. */
+		snprintf(where, sizeof(where), "checkout into %s: %s", dest,
+		    err);
+		strlcpy(err, where, errlen);
 		goto done;
 	}
 	ret = 0;
  done:
+	if (fd != -1)
+		close(fd);
+	git_tree_free(tree);
 	git_commit_free(commit);
 	git_repository_free(repo);
 	return (ret);

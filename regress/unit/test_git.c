@@ -783,6 +783,7 @@ START_TEST(test_overlay_gitlink)
 	umount2(tree, MNT_DETACH);
 	ck_assert_int_eq(sh("cd %s && git update-index --add --cacheinfo "
 	    "160000,1111111111111111111111111111111111111111,src/sub && "
+	    "ln -s a.c src/rel && git add src/rel && "
 	    "git commit -q -m sub", repo), 0);
 	ck_assert_msg(resolve(repo, "main", base, e, sizeof(e)) == 0, "%s",
 	    e);
@@ -798,6 +799,22 @@ START_TEST(test_overlay_gitlink)
 	    "volatile,userxattr,redirect_dir=nofollow,metacopy=off,index=off,"
 	    "xino=off", pristine, upper, adir);
 	ck_assert_int_eq(mount("overlay", tree, "overlay", 0, opts), 0);
+	/* From a bare repository too, as factoryd's usually are. */
+	ck_assert_int_eq(sh("git clone -q --bare %s %s/bare.git && "
+	    "mkdir %s/p2", repo, tmp, tmp), 0);
+	snprintf(opts, sizeof(opts), "%s/bare.git", tmp);
+	snprintf(e, sizeof(e), "%s/p2", tmp);
+	ck_assert_msg(pristine_checkout(opts, base, e, err, sizeof(err)) ==
+	    0, "%s", err);
+	ck_assert_int_eq(sh("diff -r %s %s/p2 && test -d %s/p2/src/sub && "
+	    "test -L %s/p2/src/rel && test -x %s/p2/src/run.sh", pristine, tmp,
+	    tmp, tmp, tmp), 0);
+	/* The verifier's checkout of a commit with a gitlink, too. */
+	snprintf(e, sizeof(e), "%s/vc", tmp);
+	ck_assert_msg(vcheckout(opts, base, e, err, sizeof(err)) == 0, "%s",
+	    err);
+	ck_assert_int_eq(sh("test -d %s/vc/src/sub && test -L %s/vc/src/rel",
+	    tmp, tmp), 0);
 	put("src/a.c", "int a = 6;\n");
 	expect_one("src/a.c", 'M');
 	put("src/sub/x", "x\n");
