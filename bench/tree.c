@@ -145,7 +145,8 @@ main(int argc, char *argv[])
 		snprintf(path, sizeof(path), "%s/work", dir);
 		if (mkdir(path, 0700) == -1)
 			err(1, "%s", path);
-		if (disk_overlay(pristine, dir, 0, 0, msg, sizeof(msg)) == -1)
+		if (disk_overlay(pristine, dir, "tree", 0, 0, msg,
+		    sizeof(msg)) == -1)
 			errx(1, "%s", msg);
 		warm[i] = now() - t;
 

@@ -41,6 +41,7 @@ static const char *stage_names[ST_MAX] = {
 static void	attempt_provision(struct attempt *);
 static void	attempt_send_provision(struct attempt *);
 static int	attempt_mount_tree(struct attempt *, char *, size_t);
+static int	attempt_mount_checkout(struct attempt *, uid_t, char *, size_t);
 static void	attempt_send_worker(struct attempt *, uint32_t, enum msg_kind,
 		    const void *, char *, size_t);
 static void	attempt_collect(struct attempt *);
@@ -746,7 +747,7 @@ attempt_provision(struct attempt *a)
 	}
 	facts = json_pack("{s:i, s:s, s:o, s:o, s:o}", "uid", (int)uid,
 	    "dir", a->dir, "cgroups", cg, "disk", disk_facts(a->dir, bytes),
-	    "overlay", disk_overlay_facts(lower, a->dir));
+	    "overlay", disk_overlay_facts(lower, a->dir, "tree"));
 	a->epoch = 1;		/* the first lease */
 	if (attempt_transition(a, "allocating", facts, NULL) == -1)
 		return;
@@ -836,7 +837,7 @@ attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
 		snprintf(err, errlen, "pristine %s: %s", tmp, why);
 		return (-1);
 	}
-	if (disk_overlay_mounted(a->dir))
+	if (disk_overlay_mounted(a->dir, "tree"))
 		return (0);
 	/* The worker made it: everything in it must be the worker's. */
 	snprintf(path, sizeof(path), "%s/upper", a->dir);
@@ -852,10 +853,58 @@ attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return (-1);
 	}
-	if (disk_overlay(lower, a->dir, a->uid, a->uid, err, errlen) == -1)
+	if (disk_overlay(lower, a->dir, "tree", a->uid, a->uid, err,
+	    errlen) == -1)
 		return (-1);
+	crashpoint("parent:after-tree");
 	log_debug("%s: tree mounted in %d ms", a->id, (int)(now_ms() - t0));
 	return (0);
+}
+
+/*
+ * The validation run's tree, verify/ID/checkout: an overlay of the
+ * pristine checkout and verify/ID/upper, as an attempt's tree is.  For
+ * the verifier first (uid, its own), which writes the commit's changes
+ * through it; then, for the run, handed to the validation uid: the
+ * overlay is mounted again over the same upper, which becomes that
+ * uid's, with the pristine tree seen as that uid's.
+ */
+static int
+attempt_mount_checkout(struct attempt *a, uid_t uid, char *err, size_t errlen)
+{
+	uid_t	 vu = env->conf->users[PROC_VERIFIER].uid;
+	gid_t	 vg = env->conf->users[PROC_VERIFIER].gid;
+	char	 lower[PATH_MAX], path[PATH_MAX];
+
+	if (pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
+	    -1) {
+		snprintf(err, errlen, "%s: pristine path too long", a->repo);
+		return (-1);
+	}
+	if (uid == vu) {
+		snprintf(path, sizeof(path), "%s/upper", a->vdir);
+		if (fs_mkdir_owned(path, 0755, vu, vg) == -1)
+			goto fail;
+		snprintf(path, sizeof(path), "%s/checkout", a->vdir);
+		if (fs_mkdir_owned(path, 0755, 0, 0) == -1)
+			goto fail;
+	} else {
+		snprintf(path, sizeof(path), "%s/checkout", a->vdir);
+		if (disk_overlay_unmount(a->vdir, "checkout") == -1)
+			goto fail;
+		if (disk_chown_upper(a->vdir, vu, uid, err, errlen) == -1)
+			return (-1);
+	}
+	/* A volatile overlay's work dir is not mounted twice: a new one. */
+	snprintf(path, sizeof(path), "%s/work", a->vdir);
+	if (fs_remove_tree(path) == -1 || fs_mkdir_owned(path, 0700, 0, 0) ==
+	    -1)
+		goto fail;
+	return (disk_overlay(lower, a->vdir, "checkout", uid, uid, err,
+	    errlen));
+ fail:
+	snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	return (-1);
 }
 
 /* ready: hand the tree to the attempt's uid and start the agent. */
@@ -1093,9 +1142,16 @@ attempt_verify(struct attempt *a)
 		return;
 	/* The validation run is bounded as the agent was. */
 	bytes = a->disk != 0 ? a->disk : disk_limit(a->m);
-	facts = json_pack("{s:i, s:s, s:i, s:o}", "uid", (int)vuid, "dir",
-	    a->vdir, "verifier_pid", (int)v->pid, "disk",
-	    disk_facts(a->vdir, bytes));
+	if (pristine_path(a->repo, a->baseline, "", path, sizeof(path)) ==
+	    -1) {
+		attempt_fail(a, "failed", "%s: pristine path too long",
+		    a->repo);
+		return;
+	}
+	facts = json_pack("{s:i, s:s, s:i, s:o, s:o}", "uid", (int)vuid,
+	    "dir", a->vdir, "verifier_pid", (int)v->pid, "disk",
+	    disk_facts(a->vdir, bytes), "overlay", disk_overlay_facts(path,
+	    a->vdir, "checkout"));
 	if (attempt_transition(a, "verifying", facts, NULL) == -1)
 		return;
 	if (fs_mkdir_owned(a->vdir, 0700, env->conf->users[PROC_VERIFIER].uid,
@@ -1104,7 +1160,9 @@ attempt_verify(struct attempt *a)
 		return;
 	}
 	if (disk_mount(a->vdir, bytes, env->conf->users[PROC_VERIFIER].uid,
-	    env->conf->users[PROC_VERIFIER].gid, path, sizeof(path)) == -1) {
+	    env->conf->users[PROC_VERIFIER].gid, path, sizeof(path)) == -1 ||
+	    attempt_mount_checkout(a, env->conf->users[PROC_VERIFIER].uid,
+	    path, sizeof(path)) == -1) {
 		attempt_fail(a, "failed", "%s", path);
 		return;
 	}
@@ -1658,9 +1716,9 @@ verifier_msg(struct child *c, enum msg_kind k, union child_msg *m,
 		}
 		/* Our own path, whatever the verifier says. */
 		snprintf(path, sizeof(path), "%s/checkout", a->vdir);
-		if (fs_chown_tree(path, env->conf->users[PROC_VERIFIER].uid,
-		    a->vuid, a->vuid, err, sizeof(err)) == -1) {
-			attempt_fail(a, "failed", "%s: chown: %s", path, err);
+		if (attempt_mount_checkout(a, a->vuid, err, sizeof(err)) ==
+		    -1) {
+			attempt_fail(a, "failed", "%s: %s", path, err);
 			return (0);
 		}
 		if ((a->run = run_start(a, 1, path, err, sizeof(err))) ==
@@ -1921,7 +1979,7 @@ attempt_redrive(struct attempt *a)
 			return;
 		}
 		snprintf(tree, sizeof(tree), "%s/tree", a->dir);
-		if (disk_overlay_unmount(a->dir) == -1 ||
+		if (disk_overlay_unmount(a->dir, "tree") == -1 ||
 		    fs_remove_tree(tree) == -1 || fs_mkdir_owned(a->dir, 0700,
 		    env->conf->users[PROC_WORKER].uid,
 		    env->conf->users[PROC_WORKER].gid) == -1) {

@@ -30,6 +30,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -49,6 +50,8 @@
 static int	disk_mounted(const char *);
 static int	disk_unmount_one(const char *);
 static int	disk_userns(uid_t, gid_t, char *, size_t);
+static int	disk_chown_one(const char *, const struct stat *, int,
+		    struct FTW *);
 
 uint64_t
 disk_inodes(uint64_t bytes)
@@ -125,11 +128,9 @@ disk_mount(const char *path, uint64_t bytes, uid_t uid, gid_t gid,
 int
 disk_unmount(const char *path)
 {
-	char	 tree[PATH_MAX];
-
 	/* The tree's overlay sits on the disk: it goes first. */
-	if ((size_t)snprintf(tree, sizeof(tree), "%s/tree", path) <
-	    sizeof(tree) && disk_mounted(path) && disk_unmount_one(tree) == -1)
+	if (disk_mounted(path) && (disk_overlay_unmount(path, "tree") == -1 ||
+	    disk_overlay_unmount(path, "checkout") == -1))
 		return (-1);
 	return (disk_unmount_one(path));
 }
@@ -237,8 +238,9 @@ disk_userns(uid_t uid, gid_t gid, char *err, size_t errlen)
 }
 
 /*
- * The attempt's tree: an overlay on dir/tree of lower (a pristine
- * checkout, root's) and dir/upper, dir/work.  The lower is a detached,
+ * The attempt's tree: an overlay on dir/name (tree, or checkout for the
+ * validation run) of lower (a pristine checkout, root's) and dir/upper,
+ * dir/work.  The lower is a detached,
  * read-only, idmapped clone of the pristine tree in which root's files
  * are uid's, so the agent may write (copy up) what it owns in its view
  * while the pristine tree itself stays root's and is never written: the
@@ -247,14 +249,14 @@ disk_userns(uid_t uid, gid_t gid, char *err, size_t errlen)
  * mounted (a restart): left as it is.
  */
 int
-disk_overlay(const char *lower, const char *dir, uid_t uid, gid_t gid,
-    char *err, size_t errlen)
+disk_overlay(const char *lower, const char *dir, const char *name, uid_t uid,
+    gid_t gid, char *err, size_t errlen)
 {
 	struct mount_attr	 attr;
 	char			 tree[PATH_MAX], opts[3 * PATH_MAX + 256];
 	int			 ns, tfd = -1, ret = -1;
 
-	if ((size_t)snprintf(tree, sizeof(tree), "%s/tree", dir) >=
+	if ((size_t)snprintf(tree, sizeof(tree), "%s/%s", dir, name) >=
 	    sizeof(tree)) {
 		snprintf(err, errlen, "%s: path too long", dir);
 		return (-1);
@@ -299,25 +301,25 @@ disk_overlay(const char *lower, const char *dir, uid_t uid, gid_t gid,
 	return (ret);
 }
 
-/* Is the tree's overlay mounted on dir/tree? */
+/* Is the overlay mounted on dir/name? */
 int
-disk_overlay_mounted(const char *dir)
+disk_overlay_mounted(const char *dir, const char *name)
 {
 	char	 tree[PATH_MAX];
 
-	if ((size_t)snprintf(tree, sizeof(tree), "%s/tree", dir) >=
+	if ((size_t)snprintf(tree, sizeof(tree), "%s/%s", dir, name) >=
 	    sizeof(tree))
 		return (0);
 	return (disk_mounted(tree));
 }
 
-/* The tree's overlay alone, the disk under it kept. */
+/* The overlay on dir/name alone, the disk under it kept. */
 int
-disk_overlay_unmount(const char *dir)
+disk_overlay_unmount(const char *dir, const char *name)
 {
 	char	 tree[PATH_MAX];
 
-	if ((size_t)snprintf(tree, sizeof(tree), "%s/tree", dir) >=
+	if ((size_t)snprintf(tree, sizeof(tree), "%s/%s", dir, name) >=
 	    sizeof(tree)) {
 		errno = ENAMETOOLONG;
 		return (-1);
@@ -327,9 +329,57 @@ disk_overlay_unmount(const char *dir)
 
 /* What the journal records before the overlay is made. */
 json_t *
-disk_overlay_facts(const char *lower, const char *dir)
+disk_overlay_facts(const char *lower, const char *dir, const char *name)
 {
-	return (json_pack("{s:s, s:s+, s:s, s:s+, s:s+}", "fs", "overlay",
-	    "target", dir, "/tree", "lower", lower, "upper", dir, "/upper",
+	return (json_pack("{s:s, s:s++, s:s, s:s+, s:s+}", "fs", "overlay",
+	    "target", dir, "/", name, "lower", lower, "upper", dir, "/upper",
 	    "work", dir, "/work"));
+}
+
+/*
+ * The upper dir handed from one user to the next (the verifier, who
+ * wrote the commit's changes, to the validation run's uid): every
+ * entry must be from's, with one name, but the whiteouts the overlay
+ * itself made, which stay as they are.
+ */
+static uid_t	 chown_from, chown_to;
+static int	 chown_bad;
+
+static int
+disk_chown_one(const char *path, const struct stat *st, int flag,
+    struct FTW *ftw)
+{
+	if (S_ISCHR(st->st_mode) && st->st_rdev == 0)
+		return (0);
+	if (st->st_uid != chown_from || (!S_ISDIR(st->st_mode) &&
+	    st->st_nlink > 1) || flag == FTW_NS || flag == FTW_DNR) {
+		chown_bad = 1;
+		return (1);
+	}
+	if (fchownat(AT_FDCWD, path, chown_to, chown_to,
+	    AT_SYMLINK_NOFOLLOW) == -1)
+		return (-1);
+	return (0);
+}
+
+int
+disk_chown_upper(const char *dir, uid_t from, uid_t to, char *err,
+    size_t errlen)
+{
+	char	 upper[PATH_MAX];
+	int	 rc;
+
+	snprintf(upper, sizeof(upper), "%s/upper", dir);
+	chown_from = from;
+	chown_to = to;
+	chown_bad = 0;
+	rc = nftw(upper, disk_chown_one, 16, FTW_PHYS | FTW_MOUNT);
+	if (rc == 0)
+		return (0);
+	if (chown_bad)
+		snprintf(err, errlen, "%s: an entry not made by uid %u",
+		    upper, (unsigned)from);
+	else
+		snprintf(err, errlen, "%s: %s", upper, strerror(errno));
+	return (-1);
 }

@@ -104,14 +104,16 @@ repositories:
 CONF
 start_factoryd "$T/factoryd.conf" "$T/log"
 
-# odd NAME AGENT-SCRIPT: a manifest for the odd repository, scope all.
+# odd NAME AGENT-SCRIPT [VALIDATE-SCRIPT]: a manifest for the odd
+# repository, scope all.  The validation runs on the verifier's tree:
+# the pristine checkout with the commit's changes written through.
 odd() {
 	cat >"$T/$1.yaml" <<MAN
 repository: odd
 baseline: main
 scope: ["**"]
 agent: ["/bin/sh", "-c", $(printf '%s' "$2" | jq -Rs .)]
-validate: ["/bin/sh", "-c", "true"]
+validate: ["/bin/sh", "-c", $(printf '%s' "${3:-true}" | jq -Rs .)]
 limits: {wall: 30s, cpu: 20s, memory: 256M, pids: 64, tree: 50M, log: 1M}
 title: "roundtrip $1"
 MAN
@@ -126,17 +128,19 @@ published() { [ "$(field "$1" state)" = published ]; }
 
 # The agent sees the baseline as git has it: links, modes, exact bytes
 # (no eol conversion, no filter), the submodule an empty directory.
+# (Modes by stat: the sandbox mounts the tree noexec, so test -x says
+# no to everything there.)
 odd one 'set -e
 test -L src/rel && [ "$(readlink src/rel)" = a.c ]
 [ "$(readlink src/abs)" = /etc/hostname ]
-test -x src/run.sh && ! test -x src/a.c
+[ "$(stat -c %a src/run.sh)" = 755 ] && [ "$(stat -c %a src/a.c)" = 644 ]
 ! grep -q "$(printf "\r")" docs/crlf.txt
 grep -q "^version https://git-lfs" docs/model.lfs
 [ -d vendor/lib ] && [ -z "$(ls -A vendor/lib)" ]
 [ "$(cat docs/Case.txt)" = upper ] && [ "$(cat docs/case.txt)" = lower ]
 test -f "$(printf "docs/caf\351.txt")"
 git status --porcelain >/tmp/st; ! grep -q . /tmp/st
-echo "int a = 1;" > src/a.c'
+echo "int a = 1;" > src/a.c' 'grep -q "int a = 1;" src/a.c && test -L src/rel && [ "$(stat -c %a src/run.sh)" = 755 ] && [ -d vendor/lib ]'
 id=$(submit_wait "$T/one.yaml" 90) || fail "one-file case did not finish"
 check "one file: published" published "$id"
 check "one file: the commit changes exactly src/a.c" \
@@ -148,7 +152,7 @@ check "one file: links and modes kept" sh -c \
 check "one file: the cold checkout is in the cache list" sh -c \
     "'$O/factoryctl' -s '$SOCK' -j cache list | jq -e '.caches[] | select(.repo == \"odd\" and .commit == \"$BASE\" and .bytes > 0)'"
 
-odd del 'rm docs/data.bin'
+odd del 'rm docs/data.bin' '! test -e docs/data.bin && test -f docs/crlf.txt'
 id=$(submit_wait "$T/del.yaml" 60) || fail "delete case did not finish"
 check "delete: published" published "$id"
 check "delete: exactly docs/data.bin deleted" \
@@ -156,7 +160,7 @@ check "delete: exactly docs/data.bin deleted" \
 
 # A directory renamed (an absolute link moved along would be a new
 # absolute link, refused: docs/ has none).
-odd mvdir 'mv docs papers'
+odd mvdir 'mv docs papers' '! test -e docs && test -f papers/Case.txt && test -f papers/case.txt'
 id=$(submit_wait "$T/mvdir.yaml" 60) || fail "rename case did not finish"
 check "rename a directory: published" published "$id"
 check "rename a directory: its 7 files deleted" \
@@ -165,13 +169,13 @@ check "rename a directory: and added under the new name" \
     [ "$(diffof "$id" | grep -c "^A	papers/")" = 7 ]
 check "rename a directory: nothing else" [ "$(diffof "$id" | wc -l)" = 14 ]
 
-odd dirfile 'rm -rf docs && echo now a file > docs'
+odd dirfile 'rm -rf docs && echo now a file > docs' '[ "$(cat docs)" = "now a file" ]'
 id=$(submit_wait "$T/dirfile.yaml" 60) || fail "dir-to-file case did not finish"
 check "a directory replaced by a file: published" published "$id"
 check "a directory replaced by a file: its files deleted, the file added" \
     [ "$(diffof "$id" | sort | tr '\t\n' ' |')" = "$(printf 'A docs|D docs/Case.txt|D docs/caf\351.txt|D docs/case.txt|D docs/crlf.txt|D docs/data.bin|D docs/export.txt|D docs/model.lfs|')" ]
 
-odd chmod 'chmod 755 src/b.c'
+odd chmod 'chmod 755 src/b.c' '[ "$(stat -c %a src/b.c)" = 755 ]'
 id=$(submit_wait "$T/chmod.yaml" 60) || fail "chmod case did not finish"
 check "chmod: published" published "$id"
 check "chmod: exactly src/b.c changed" \

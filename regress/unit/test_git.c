@@ -776,6 +776,45 @@ START_TEST(test_overlay_rules)
 }
 END_TEST
 
+/*
+ * The verifier's tree: an overlay of the pristine checkout, with the
+ * commit's changes written through it, is the commit's checkout.
+ */
+START_TEST(test_overlay_vapply)
+{
+	struct collect_result	 res;
+	char			 opts[1024], gitdir[PATH_MAX], full[PATH_MAX];
+	char			 merged[PATH_MAX];
+
+	ck_assert_int_eq(sh("cd %s && echo 'int a = 7;' > src/a.c && "
+	    "rm src/b.c && mkdir src/b.c && echo x > src/b.c/x && "
+	    "chmod 644 src/run.sh && ln -s a.c src/lnk && "
+	    "mkdir -p src/deep/er && echo d > src/deep/er/f", tree), 0);
+	unlink(bundle);
+	ck_assert_msg(do_collect(&res, 1 << 20) == 0, "%s", err);
+	ck_assert_msg(res.nrejects == 0, "%s",
+	    join(res.rejects, res.nrejects));
+	snprintf(gitdir, sizeof(gitdir), "%s/collect.git", adir);
+	snprintf(full, sizeof(full), "%s/full", tmp);
+	snprintf(merged, sizeof(merged), "%s/v/checkout", tmp);
+	ck_assert_msg(vcheckout(gitdir, res.commit_hex, full, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(sh("mkdir -p %s/v/upper %s/v/work %s", tmp, tmp,
+	    merged), 0);
+	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s/v/upper,"
+	    "workdir=%s/v/work,volatile,userxattr,redirect_dir=nofollow,"
+	    "metacopy=off,index=off,xino=off", pristine, tmp, tmp);
+	ck_assert_int_eq(mount("overlay", merged, "overlay", 0, opts), 0);
+	ck_assert_msg(vcheckout(gitdir, res.commit_hex, merged, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(sh("diff -r --no-dereference %s %s && "
+	    "test -L %s/src/lnk && ! test -x %s/src/run.sh && "
+	    "test -d %s/src/b.c", full, merged, merged, merged, merged), 0);
+	ck_assert_int_eq(umount2(merged, 0), 0);
+	collect_result_free(&res);
+}
+END_TEST
+
 START_TEST(test_overlay_gitlink)
 {
 	char	 e[1024], opts[1024];
@@ -1195,6 +1234,7 @@ git_suite(void)
 	tcase_add_test(o, test_overlay_opaque);
 	tcase_add_test(o, test_overlay_rules);
 	tcase_add_test(o, test_overlay_gitlink);
+	tcase_add_test(o, test_overlay_vapply);
 	suite_add_tcase(s, w);
 	suite_add_tcase(s, o);
 	suite_add_tcase(s, v);
