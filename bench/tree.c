@@ -8,6 +8,7 @@
  * warm		an attempt's tree on a warm commit: its tmpfs, the
  *		worker's upper layer (.git and an index of the baseline),
  *		the overlay of the idmapped pristine checkout mounted.
+ * upper	of which the worker's upper layer.
  * libgit2	the checkout the worker made for every attempt before:
  *		git_checkout_tree of the baseline with an index.
  * collect	one file changed through the tree, collected into a
@@ -94,9 +95,10 @@ main(int argc, char *argv[])
 	const char		*repo = NULL, *wd = NULL;
 	char			 base[GITW_HEXSZ + 1], msg[1024];
 	char			 pristine[PATH_MAX], dir[PATH_MAX];
+	char			 index[PATH_MAX + 8];
 	char			 path[PATH_MAX + 64], bundle[PATH_MAX + 64];
 	char			*scope[] = { "**", NULL };
-	double			*warm, *lg2, *col, t, cold;
+	double			*warm, *lg2, *col, *up, t, t2, cold;
 	int			 ch, i, n = 5;
 	FILE			*fp;
 
@@ -122,7 +124,8 @@ main(int argc, char *argv[])
 		errx(1, "%s", msg);
 	if ((warm = calloc(n, sizeof(*warm))) == NULL ||
 	    (lg2 = calloc(n, sizeof(*lg2))) == NULL ||
-	    (col = calloc(n, sizeof(*col))) == NULL)
+	    (col = calloc(n, sizeof(*col))) == NULL ||
+	    (up = calloc(n, sizeof(*up))) == NULL)
 		err(1, NULL);
 	head_of(repo, base);
 
@@ -133,6 +136,7 @@ main(int argc, char *argv[])
 	if (pristine_checkout(repo, base, pristine, msg, sizeof(msg)) == -1)
 		errx(1, "%s", msg);
 	cold = now() - t;
+	snprintf(index, sizeof(index), "%s.index", pristine);
 
 	for (i = 0; i < n; i++) {
 		snprintf(dir, sizeof(dir), "%s/a%d", wd, i);
@@ -140,8 +144,11 @@ main(int argc, char *argv[])
 		if (mkdir(dir, 0700) == -1 ||
 		    disk_mount(dir, 1ULL << 30, 0, 0, msg, sizeof(msg)) == -1)
 			errx(1, "%s: %s", dir, msg);
-		if (provision_upper(repo, base, dir, msg, sizeof(msg)) == -1)
+		t2 = now();
+		if (provision_upper(repo, base, dir, index, msg,
+		    sizeof(msg)) == -1)
 			errx(1, "%s", msg);
+		up[i] = now() - t2;
 		snprintf(path, sizeof(path), "%s/work", dir);
 		if (mkdir(path, 0700) == -1)
 			err(1, "%s", path);
@@ -192,6 +199,7 @@ main(int argc, char *argv[])
 	}
 	printf("cold %.2f\n", cold);
 	printf("warm %.2f\n", median(warm, n));
+	printf("upper %.2f\n", median(up, n));
 	printf("libgit2 %.2f\n", median(lg2, n));
 	printf("collect %.2f\n", median(col, n));
 	return (0);

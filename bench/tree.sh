@@ -61,6 +61,7 @@ echo "trees: $files files, $bytes bytes, $R rounds, medians in ms"
 printf '%-34s %10s %8s\n' "" "ms" "x warm"
 row() { printf '%-34s %10s %8s\n' "$1" "$2" "$(echo "$2 $warm" | awk '{printf "%.0f", $1 / $2}')"; }
 row "warm overlay tree" "$warm"
+row "  of which .git and its index" "$(get upper)"
 row "git worktree add --detach" "$wt"
 row "git clone --shared" "$cs"
 row "libgit2 checkout (before)" "$(get libgit2)"

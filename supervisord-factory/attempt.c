@@ -781,7 +781,8 @@ attempt_send_provision(struct attempt *a)
 	memset(&m, 0, sizeof(m));
 	/* A cold commit: the worker checks it out for everyone. */
 	if (pristine_prepare(a, m.pristine, sizeof(m.pristine), err,
-	    sizeof(err)) == -1) {
+	    sizeof(err)) == -1 || pristine_path(a->repo, a->baseline, "",
+	    m.lower, sizeof(m.lower)) == -1) {
 		attempt_fail(a, "failed", "%s", err);
 		return;
 	}

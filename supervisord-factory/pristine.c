@@ -4,7 +4,8 @@
  * lower layer of its tree's overlay (disk.c).
  *
  * Layout: STATE/pristine/REPO/COMMIT, and beside it COMMIT.size (its
- * bytes, whose modification time is its last use).  A cold checkout is
+ * bytes, whose modification time is its last use) and COMMIT.index
+ * (the index of the baseline each attempt's .git gets a copy of).  A cold checkout is
  * made by the worker into COMMIT.ID, a directory of the worker's that
  * this attempt alone uses; when the worker says READY, the parent makes
  * every entry of it root's (refusing any the worker did not make, or
@@ -148,6 +149,7 @@ pristine_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 {
 	struct stat	 st;
 	char		 path[PATH_MAX], size[PATH_MAX], buf[32];
+	char		 index[PATH_MAX], tindex[PATH_MAX + 8];
 	int		 fd, n;
 
 	if (pristine_path(a->repo, a->baseline, "", path, sizeof(path)) ==
@@ -157,10 +159,36 @@ pristine_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 		return (-1);
 	}
 	if (lstat(path, &st) == 0) {
-		if (fs_remove_tree(tmp) == -1)
-			log_warn("%s: %s", a->id, tmp);
+		pristine_drop_tmp(a);
 		pristine_touch(a->repo, a->baseline);
 		return (0);
+	}
+	/*
+	 * The index the worker left in it, as .git (no tree holds that
+	 * name): moved out, root's.  Anything else there fails it.
+	 */
+	if (pristine_path(a->repo, a->baseline, ".index", index,
+	    sizeof(index)) == -1 || (size_t)snprintf(tindex, sizeof(tindex),
+	    "%s/.git", tmp) >= sizeof(tindex)) {
+		snprintf(err, errlen, "%s: pristine path too long", a->repo);
+		return (-1);
+	}
+	if ((fd = open(tindex, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1 && errno != ENOENT) {
+		snprintf(err, errlen, "%s: %s", tindex, strerror(errno));
+		return (-1);
+	}
+	if (fd != -1) {
+		if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+		    st.st_uid != env->conf->users[PROC_WORKER].uid ||
+		    st.st_nlink != 1 || fchown(fd, 0, 0) == -1 ||
+		    fchmod(fd, 0644) == -1 || rename(tindex, index) == -1) {
+			close(fd);
+			snprintf(err, errlen, "%s: not the worker's index, or "
+			    "cannot be made root's", tindex);
+			return (-1);
+		}
+		close(fd);
 	}
 	if (fs_chown_tree(tmp, env->conf->users[PROC_WORKER].uid, 0, 0, err,
 	    errlen) == -1)
@@ -201,6 +229,9 @@ pristine_drop_tmp(struct attempt *a)
 	    strlcat(tmp, a->id, sizeof(tmp)) >= sizeof(tmp))
 		return;
 	if (fs_remove_tree(tmp) == -1)
+		log_warn("%s: %s", a->id, tmp);
+	if (strlcat(tmp, ".index", sizeof(tmp)) < sizeof(tmp) &&
+	    unlink(tmp) == -1 && errno != ENOENT)
 		log_warn("%s: %s", a->id, tmp);
 }
 
@@ -304,6 +335,9 @@ pristine_remove(const char *repo, const char *commit)
 	if (fs_remove_tree(path) == -1)
 		return (-1);
 	if (unlink(size) == -1 && errno != ENOENT)
+		return (-1);
+	if (pristine_path(repo, commit, ".index", size, sizeof(size)) == 0 &&
+	    unlink(size) == -1 && errno != ENOENT)
 		return (-1);
 	return (0);
 }

@@ -36,6 +36,7 @@ static int	make_gitdir(int, const char *, const char *, char *, size_t);
 static int	checkout_baseline(const char *, const git_oid *, char *,
 		    size_t);
 static int	write_index(git_commit *, const char *, char *, size_t);
+static int	copy_index(const char *, int);
 
 
 int
@@ -491,9 +492,9 @@ pco_tree(struct pco *p, const git_tree *t, int dirfd, size_t len)
 
 /*
  * The pristine checkout of a baseline into dest, an empty directory
- * the parent made for us: the blobs' exact bytes, no .git, no index
- * (nothing reads one: the attempt trees are overlays on it, and their
- * .git is their own).  Only the repository's objects are read.
+ * the parent made for us: the blobs' exact bytes; in dest/.git, the
+ * index every attempt's .git gets a copy of.  Only the repository's
+ * objects are read.
  */
 int
 pristine_checkout(const char *repo_path, const char *baseline,
@@ -540,6 +541,18 @@ pristine_checkout(const char *repo_path, const char *baseline,
 		strlcpy(err, where, errlen);
 		goto done;
 	}
+	/*
+	 * Its index, for each attempt's .git to copy, as dest/.git: the
+	 * one name no tree can hold (refused above), so nothing of the
+	 * checkout is in its way.  The parent moves it out, beside it.
+	 */
+	if ((size_t)snprintf(where, sizeof(where), "%s/.git", dest) >=
+	    sizeof(where)) {
+		snprintf(err, errlen, "%s: path too long", dest);
+		goto done;
+	}
+	if (write_index(commit, where, err, errlen) == -1)
+		goto done;
 	ret = 0;
  done:
 	if (fd != -1)
@@ -551,25 +564,18 @@ pristine_checkout(const char *repo_path, const char *baseline,
 }
 
 /*
- * upper/.git/index: the baseline's entries without stat data, so that
- * git in the tree sees a clean checkout (it hashes each file once, on
+ * An index of the baseline's entries without stat data, at path: git
+ * in the tree then sees a clean checkout (it hashes each file once, on
  * its first refresh, and records what it saw) rather than every file
  * deleted and untracked.
  */
 static int
-write_index(git_commit *commit, const char *attempt_dir, char *err,
-    size_t errlen)
+write_index(git_commit *commit, const char *path, char *err, size_t errlen)
 {
 	git_index	*idx = NULL;
 	git_tree	*tree = NULL;
-	char		 path[PATH_MAX];
 	int		 ret = -1;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/upper/.git/index",
-	    attempt_dir) >= sizeof(path)) {
-		snprintf(err, errlen, "%s: path too long", attempt_dir);
-		return (-1);
-	}
 	if (git_commit_tree(&tree, commit) < 0 ||
 	    git_index_open(&idx, path) < 0 ||
 	    git_index_read_tree(idx, tree) < 0 ||
@@ -585,6 +591,49 @@ write_index(git_commit *commit, const char *attempt_dir, char *err,
 }
 
 /*
+ * A copy of the index a pristine checkout keeps beside it: the same
+ * bytes for every attempt on the commit, so each copies it rather than
+ * building it again from the trees (which costs with the repository's
+ * size).  -1 if there is none, or it cannot be read: then it is built.
+ */
+static int
+copy_index(const char *from, int gitfd)
+{
+	char	 buf[65536];
+	ssize_t	 n, w, off;
+	int	 in, out, ret = -1;
+
+	if ((in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return (-1);
+	if ((out = openat(gitfd, "index", O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, 0644)) == -1) {
+		close(in);
+		return (-1);
+	}
+	for (;;) {
+		if ((n = read(in, buf, sizeof(buf))) == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n == 0 ? 0 : -1;
+			break;
+		}
+		for (off = 0; off < n; off += w)
+			if ((w = write(out, buf + off, n - off)) == -1 &&
+			    errno != EINTR)
+				goto done;
+			else if (w == -1)
+				w = 0;
+	}
+ done:
+	close(in);
+	if (close(out) == -1)
+		ret = -1;
+	if (ret == -1)
+		(void)unlinkat(gitfd, "index", 0);
+	return (ret);
+}
+
+/*
  * The per-attempt layer of an overlay tree: attempt_dir/upper/.git
  * (as provision makes it, with no index: git builds one when the
  * agent first asks) and attempt_dir/tree, the empty directory the
@@ -592,8 +641,9 @@ write_index(git_commit *commit, const char *attempt_dir, char *err,
  */
 int
 provision_upper(const char *repo_path, const char *baseline,
-    const char *attempt_dir, char *err, size_t errlen)
+    const char *attempt_dir, const char *index, char *err, size_t errlen)
 {
+	char		 path[PATH_MAX];
 	git_repository	*repo = NULL;
 	git_commit	*commit = NULL;
 	git_oid		 oid;
@@ -631,9 +681,17 @@ provision_upper(const char *repo_path, const char *baseline,
 		    strerror(errno));
 		goto done;
 	}
-	if (make_gitdir(gfd, repo_path, baseline, err, errlen) == -1 ||
-	    write_index(commit, attempt_dir, err, errlen) == -1)
+	if (make_gitdir(gfd, repo_path, baseline, err, errlen) == -1)
 		goto done;
+	if (index == NULL || copy_index(index, gfd) == -1) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/upper/.git/index",
+		    attempt_dir) >= sizeof(path)) {
+			snprintf(err, errlen, "%s: path too long", attempt_dir);
+			goto done;
+		}
+		if (write_index(commit, path, err, errlen) == -1)
+			goto done;
+	}
 	ret = 0;
  done:
 	if (gfd != -1)

@@ -81,17 +81,20 @@ int	resolve(const char *, const char *, char [GITW_HEXSZ + 1], char *,
 int	provision(const char *, const char *, const char *, char *, size_t);
 /*
  * pristine_checkout(repo, baseline_hex, dest): the baseline's files,
- * exact bytes, into the empty directory dest; no .git, no index.
+ * exact bytes, into the empty directory dest; and dest/.git, a file:
+ * an index of them.
  */
 int	pristine_checkout(const char *, const char *, const char *, char *,
 	    size_t);
 /*
- * provision_upper(repo, baseline_hex, attempt_dir): attempt_dir/upper
- * holding only the tree's .git (as provision's, without an index) and
- * attempt_dir/tree, empty: the overlay's upper layer and mount point.
+ * provision_upper(repo, baseline_hex, attempt_dir, index): attempt_dir/
+ * upper holding only the tree's .git (as provision's, its index a copy
+ * of the file index if it can be read, else made from the baseline)
+ * and attempt_dir/tree, empty: the overlay's upper layer and mount
+ * point.
  */
-int	provision_upper(const char *, const char *, const char *, char *,
-	    size_t);
+int	provision_upper(const char *, const char *, const char *,
+	    const char *, char *, size_t);
 /* The absolute objects directory of a repository, for alternates. */
 int	gitw_objects_dir(const char *, char *, size_t, char *, size_t);
 /* 1 if an attempt id is safe in a ref name and a path component. */

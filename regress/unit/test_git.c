@@ -601,8 +601,15 @@ setup_overlay(void)
 	    pristine), 0);
 	ck_assert_msg(pristine_checkout(repo, base, pristine, e,
 	    sizeof(e)) == 0, "%s", e);
-	ck_assert_msg(provision_upper(repo, base, adir, e, sizeof(e)) == 0,
-	    "%s", e);
+	/*
+	 * The index made with the pristine checkout (as its .git, which
+	 * factoryd moves out beside it), copied.
+	 */
+	snprintf(opts, sizeof(opts), "%s/.git", pristine);
+	ck_assert_msg(provision_upper(repo, base, adir, opts, e,
+	    sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(sh("cmp -s %s %s/.git/index && mv %s %s.index",
+	    opts, upper, opts, pristine), 0);
 	ck_assert_int_eq(sh("mkdir -m 700 %s/work", adir), 0);
 	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s/work,"
 	    "volatile,userxattr,redirect_dir=nofollow,metacopy=off,index=off,"
@@ -830,7 +837,8 @@ START_TEST(test_overlay_gitlink)
 	    pristine, adir, pristine), 0);
 	ck_assert_msg(pristine_checkout(repo, base, pristine, e,
 	    sizeof(e)) == 0, "%s", e);
-	ck_assert_msg(provision_upper(repo, base, adir, e, sizeof(e)) == 0,
+	ck_assert_msg(provision_upper(repo, base, adir, NULL, e,
+	    sizeof(e)) == 0,
 	    "%s", e);
 	ck_assert_int_eq(sh("mkdir -m 700 %s/work && test -d %s/src/sub",
 	    adir, pristine), 0);
