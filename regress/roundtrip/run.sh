@@ -85,7 +85,7 @@ verifiers: 2
 max-attempts: 4
 attempt-uids: 65200-65219
 attempt-disk: {default: 512M, max: 1G}
-pristine-cache: 2G
+pristine-cache: 200M
 keys:
   receipts: $T/keys/receipt.key
   verifier: $T/keys/verifier.key
@@ -225,14 +225,25 @@ check "the pristine trees are root's and not writable by others" sh -c \
     "[ -z \"\$(find '$T/state/pristine' -mindepth 1 \( ! -uid 0 -o -perm /022 \) ! -type l | head -1)\" ]"
 check "no overlay or disk left mounted" sh -c \
     "! grep -q ' $T/state/attempts/' /proc/mounts"
+# pristine-cache is 200M: the big tree (over it alone) came in while its
+# attempt used it, and the odd one, least recently used, went for it.
+BIG=$(git --git-dir="$T/big.git" rev-parse main)
+check "eviction: the least recently used tree went" \
+    [ ! -e "$T/state/pristine/odd/$BASE" ]
+check "eviction: logged" grep -q "pristine odd/$BASE: evicted" "$T/log"
+check "eviction: one in use is kept, even over the bound" \
+    [ -d "$T/state/pristine/big/$BIG" ]
+check "cache list shows the big one" sh -c \
+    "'$O/factoryctl' -s '$SOCK' -j cache list | jq -e '[.caches[] | select(.repo == \"big\")] | length == 1'"
 check "cache rm refuses an unknown key" sh -c "! '$O/factoryctl' -s '$SOCK' cache rm odd/0000000000000000000000000000000000000000"
-check "cache rm removes the odd repository's tree" \
-    ctl cache rm "odd/$BASE"
-check "cache rm: gone" [ ! -e "$T/state/pristine/odd/$BASE" ]
+check "cache rm refuses a bad key" sh -c "! '$O/factoryctl' -s '$SOCK' cache rm ../../etc"
+check "cache rm removes the big tree" ctl cache rm "big/$BIG"
+check "cache rm: gone, and its index" sh -c \
+    "[ ! -e '$T/state/pristine/big/$BIG' ] && [ ! -e '$T/state/pristine/big/$BIG.index' ]"
 odd again 'echo "int a = 2;" > src/a.c'
-id=$(submit_wait "$T/again.yaml" 60) || fail "after-rm case did not finish"
-check "after cache rm: checked out again, published" published "$id"
-check "after cache rm: exactly src/a.c" \
+id=$(submit_wait "$T/again.yaml" 60) || fail "after-eviction case did not finish"
+check "after eviction: checked out again, published" published "$id"
+check "after eviction: exactly src/a.c" \
     [ "$(diffof "$id")" = "$(printf 'M\tsrc/a.c')" ]
 stop_factoryd
 regress_done
