@@ -212,7 +212,8 @@ read_names(int fd, char ***names, size_t *n)
 		return (-1);
 	}
 	closedir(d);
-	qsort(*names, *n, sizeof(**names), namecmp);
+	if (*n > 0)		/* an empty directory has no array at all */
+		qsort(*names, *n, sizeof(**names), namecmp);
 	return (0);
 }
 
