@@ -1,9 +1,12 @@
 #!/bin/sh
 # make bench: the spawn benchmark (bench/spawn.c).  Needs root.
 # O: the build directory.  ROUNDS: launches of each kind (default 50).
-# POOL: namespaces kept ready, as factoryd keeps them (default 2; 0: no
-# pool, every clone makes its own).  factory's sandbox runs twice: pid 1
-# forked from the caller (before) and the factory-sandbox binary (now).
+# POOL: launchers (and, for the forked pid 1, network and IPC
+# namespaces) kept ready, as factoryd keeps them (default 2; 0: no
+# pool, every clone makes its own).  factory's sandbox runs three ways:
+# pid 1 forked from the caller (before the launcher binary), a fresh
+# factory-sandbox per spawn (the pool empty), and one from the pool of
+# launchers started ahead (now, as factoryd runs it).
 : "${O:?O must name the build directory}"
 sh "$(dirname "$0")/tree.sh" || exit 1	# trees and collect
 exec "$O/bench/spawn" -n "${ROUNDS:-50}" -p "${POOL:-2}" \

@@ -2,9 +2,13 @@
  * spawn: how long starting an agent takes, factory's sandbox against
  * bubblewrap, unshare(1) and a plain fork+exec, all running /bin/true.
  * Each launcher runs its rounds in one block (see main for why).
- * factory's sandbox runs twice: with pid 1 a fork of the caller, as it
- * was, and with pid 1 the factory-sandbox binary, exec'd from an fd
- * right after the clone, as factoryd runs it now.
+ * factory's sandbox runs three ways: with pid 1 a fork of the caller,
+ * as it was before the launcher binary (with the namespace pool); with
+ * pid 1 a fresh factory-sandbox, cloned and exec'd for the spawn (the
+ * launcher pool off: what a spawn costs when the pool is empty); and
+ * with pid 1 a factory-sandbox of the launcher pool, started ahead,
+ * as factoryd runs it now.  The launcher with only the namespace pool
+ * (between the two) no longer exists in the code.
  *
  *	spawn [-n rounds] [-p pool] [-u uid] [-L factory-sandbox]
  *
@@ -14,20 +18,29 @@
  *		(sandbox_spawn returning; for fork+exec, EOF on a
  *		close-on-exec pipe).  bwrap and unshare(1) do not say
  *		when their child execs: "-".
- * cycle	the whole life, as the daemon lives it.  For factory:
+ * cycle	the whole life, as the daemon lives it: from the spawn
+ *		request to the reaped exit.  For factory:
  *		sandbox_spawn (cgroups created with limits, namespaces,
  *		mounts, Landlock, seccomp, uid change, fd and environment
- *		scrubbing, execve), then the refill of the namespace pool
- *		that factoryd does right after a spawn (while the agent
+ *		scrubbing, execve), then the refill of the pool that
+ *		factoryd does right after a spawn (while the agent
  *		runs), wait, usage read, destroy (cgroups checked empty
  *		and removed).  For the others: fork, exec, wait.
  *
- * Nothing a round causes is left out of its cycle: the namespaces a
- * launch takes from the pool are made again inside the same cycle.
- * -p 0 runs without the pool (every clone makes its own).  The ratios
- * compare cycles, the only figure every launcher has.
+ * Nothing a round causes is left out of its cycle: what a launch takes
+ * from a pool is made again inside the same cycle (the parent's part
+ * of it: a launcher of the pool goes on making its namespaces in its
+ * own process while the agent runs, as in factoryd; if it is not ready
+ * by the next spawn, that spawn waits for it).  -p 0 runs without the
+ * pools (every clone makes its own).  The ratios compare cycles, the
+ * only figure every launcher has.  cpu is the processor time the
+ * rounds took in this process and every process it (or a sandbox's
+ * pid 1) reaped, per round: work that the pools only move, not save,
+ * shows there (kernel threads, such as the one freeing network
+ * namespaces, are not counted).
  */
 #include <sys/types.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -42,11 +55,19 @@
 
 #include "../supervisord-factory/sandbox.h"
 
-enum { L_FORKED, L_FACTORY, L_BWRAP, L_UNSHARE, L_PLAIN, L_MAX };
+enum { L_FORKED, L_FRESH, L_FACTORY, L_BWRAP, L_UNSHARE, L_PLAIN, L_MAX };
 
 static const char *const lname[L_MAX] = {
-	"factory, pid 1 forked", "factory-sandbox", "bwrap --unshare-all",
-	"unshare(1) user+all", "fork+exec"
+	"factory, pid 1 forked", "factory-sandbox fresh", "factory-sandbox pool",
+	"bwrap --unshare-all", "unshare(1) user+all", "fork+exec"
+};
+
+/*
+ * The order they run in: the fresh launcher before anything fills the
+ * namespace pool (it must make its own), the forked pid 1 after.
+ */
+static const int lorder[L_MAX] = {
+	L_FRESH, L_FACTORY, L_FORKED, L_BWRAP, L_UNSHARE, L_PLAIN
 };
 
 static char *const bwrap_argv[] = {
@@ -63,6 +84,8 @@ static char *const env[] = { "HOME=/tmp", "PATH=/usr/bin:/bin", NULL };
 static char *const hide[] = { "/root", "/home", "/etc/factory", NULL };
 
 static int	 pool = SANDBOX_POOL;
+static char	 benchtree[] = "/var/tmp/factory-bench.XXXXXX";
+static int	 havetree;
 static double	 refill;		/* of the last factory round */
 
 static double
@@ -104,7 +127,8 @@ run_exec(char *const argv[], double start)
 }
 
 static double
-run_factory(const char *tree, uid_t uid, int round, int logfd, double start)
+run_factory(const char *tree, uid_t uid, int round, int logfd, int fill,
+    double start)
 {
 	struct sandbox_spec	 spec;
 	struct sandbox		 sb;
@@ -133,8 +157,8 @@ run_factory(const char *tree, uid_t uid, int round, int logfd, double start)
 	launch = now_ms() - start;
 	/* What factoryd does next, while the agent runs. */
 	refill = now_ms();
-	if (pool > 0 && sandbox_pool_fill(pool) != pool)
-		errx(1, "the namespace pool could not be refilled");
+	if (fill && sandbox_pool_fill(pool) != pool)
+		errx(1, "the pool could not be refilled");
 	refill = now_ms() - refill;
 	if (waitpid(sb.pid, &st, 0) == -1)
 		err(1, "waitpid");
@@ -145,6 +169,28 @@ run_factory(const char *tree, uid_t uid, int round, int logfd, double start)
 	if (sandbox_destroy(&sb, msg, sizeof(msg)) == -1)
 		errx(1, "sandbox_destroy: %s", msg);
 	return launch;
+}
+
+/* The tree goes, also when a round fails (errx). */
+static void
+rmtree(void)
+{
+	if (havetree)
+		(void)rmdir(benchtree);
+}
+
+/* User and system time of this process and its reaped children, ms. */
+static double
+cpu_ms(void)
+{
+	struct rusage	 s, c;
+
+	if (getrusage(RUSAGE_SELF, &s) == -1 ||
+	    getrusage(RUSAGE_CHILDREN, &c) == -1)
+		err(1, "getrusage");
+	return (s.ru_utime.tv_sec + s.ru_stime.tv_sec + c.ru_utime.tv_sec +
+	    c.ru_stime.tv_sec) * 1e3 + (s.ru_utime.tv_usec + s.ru_stime.tv_usec +
+	    c.ru_utime.tv_usec + c.ru_stime.tv_usec) / 1e3;
 }
 
 static int
@@ -173,8 +219,8 @@ median(double *v, int n)
 int
 main(int argc, char *argv[])
 {
-	double	*t[L_MAX], *la[L_MAX], *rf, med[L_MAX], lmed, s, l1;
-	char	 tree[] = "/var/tmp/factory-bench.XXXXXX", msg[1024];
+	double	*t[L_MAX], *la[L_MAX], *rf, med[L_MAX], cpu[L_MAX], lmed, s, l1;
+	char	 msg[1024];
 	int	 n = 50, ch, i, l, logfd, have[L_MAX], launcher = -1;
 	uid_t	 uid = 63990;
 
@@ -204,8 +250,8 @@ main(int argc, char *argv[])
 	if (sandbox_probe(msg, sizeof(msg)) == -1)
 		errx(1, "sandbox_probe: %s", msg);
 	printf("probe: %s\n", msg);
-	/* The probe filled the pool to SANDBOX_POOL; -p says otherwise. */
-	while (pool < sandbox_pool_fill(0)) {
+	/* The probe filled the namespace pool: empty it. */
+	while (sandbox_pool_fill(0) > 0) {
 		struct sandbox_spec	 spec;
 		struct sandbox		 sb;
 		char			*argv0[] = { "/nonexistent", NULL };
@@ -221,13 +267,16 @@ main(int argc, char *argv[])
 		if (sandbox_spawn(&spec, &sb, msg, sizeof(msg)) == 0)
 			errx(1, "draining the pool: a spawn succeeded");
 	}
-	(void)sandbox_pool_fill(pool);
-	if (mkdtemp(tree) == NULL || chown(tree, uid, uid) == -1)
-		err(1, "%s", tree);
+	if (mkdtemp(benchtree) == NULL)
+		err(1, "%s", benchtree);
+	havetree = 1;
+	atexit(rmtree);
+	if (chown(benchtree, uid, uid) == -1)
+		err(1, "%s", benchtree);
 	if ((logfd = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1)
 		err(1, "/dev/null");
 	have[L_FORKED] = have[L_PLAIN] = 1;
-	have[L_FACTORY] = launcher != -1;
+	have[L_FRESH] = have[L_FACTORY] = launcher != -1;
 	have[L_BWRAP] = access(bwrap_argv[0], X_OK) == 0;
 	have[L_UNSHARE] = access(unshare_argv[0], X_OK) == 0;
 	for (l = 0; l < L_MAX; l++)
@@ -243,17 +292,22 @@ main(int argc, char *argv[])
 	 * workers after the wait returns, and interleaving the launchers
 	 * would bill one launcher's teardown to the next one.
 	 */
-	for (l = 0; l < L_MAX; l++) {
+	for (ch = 0; ch < L_MAX; ch++) {
+		l = lorder[ch];
 		if (!have[l])
 			continue;
 		for (i = -1; i < n; i++) {
+			if (i == 0)
+				cpu[l] = cpu_ms();
 			s = now_ms();
 			switch (l) {
 			case L_FORKED:
+			case L_FRESH:
 			case L_FACTORY:
-				sandbox_set_launcher(l == L_FACTORY ?
-				    launcher : -1);
-				l1 = run_factory(tree, uid, i + 1, logfd, s);
+				sandbox_set_launcher(l == L_FORKED ? -1 :
+				    launcher);
+				l1 = run_factory(benchtree, uid, i + 1, logfd,
+				    pool > 0 && l != L_FRESH, s);
 				break;
 			case L_BWRAP:
 				(void)run_exec(bwrap_argv, s);
@@ -275,14 +329,17 @@ main(int argc, char *argv[])
 					rf[i] = refill;
 			}
 		}
+		cpu[l] = (cpu_ms() - cpu[l]) / n;
+		/* The launchers left in the pool are killed and reaped. */
+		sandbox_set_launcher(-1);
 		usleep(300 * 1000);
 	}
-	rmdir(tree);
 
-	printf("%d runs each of /bin/true; namespace pool %d%s\n", n, pool,
-	    pool == 0 ? " (off)" : ", refilled inside each factory cycle");
-	printf("%-22s %9s %9s %9s %9s %9s %9s\n", "launcher", "launch",
-	    "cycle", "p90", "max", "/bwrap", "/fork+ex");
+	printf("%d runs each of /bin/true; pool %d%s\n", n, pool,
+	    pool == 0 ? " (off)" : ", refilled inside each factory cycle "
+	    "(launchers; namespaces for the forked pid 1)");
+	printf("%-22s %9s %9s %9s %9s %9s %9s %9s\n", "launcher", "launch",
+	    "cycle", "p90", "max", "cpu", "/bwrap", "/fork+ex");
 	for (l = 0; l < L_MAX; l++) {
 		if (!have[l])
 			continue;
@@ -299,16 +356,16 @@ main(int argc, char *argv[])
 			printf("%7.2fms ", lmed);
 		else
 			printf("%9s ", "-");
-		printf("%7.2fms %7.2fms %7.2fms ", med[l], pct(t[l], n, 90),
-		    t[l][n - 1]);
+		printf("%7.2fms %7.2fms %7.2fms %7.2fms ", med[l], pct(t[l], n, 90),
+		    t[l][n - 1], cpu[l]);
 		if (have[L_BWRAP])
 			printf("%8.2fx ", med[l] / med[L_BWRAP]);
 		else
 			printf("%9s ", "-");
 		printf("%8.2fx\n", med[l] / med[L_PLAIN]);
 	}
-	printf("medians; the ratios are of the cycles.  factory's cycle "
-	    "includes the pool refill: %.2fms\n", pool > 0 ? median(rf, n) :
+	printf("medians; the ratios are of the cycles.  The pool's cycle "
+	    "includes its refill: %.2fms\n", pool > 0 ? median(rf, n) :
 	    0.0);
 	return 0;
 }

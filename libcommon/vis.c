@@ -72,13 +72,55 @@ vis_utf8(const unsigned char *s, size_t n, uint32_t *cp)
 	return (len);
 }
 
-/* Code points a terminal or a bidi algorithm would act on. */
+/*
+ * Code points that are not seen but acted on, by a terminal, by the
+ * bidi algorithm, or by a reader who cannot tell "a" from "a" with a
+ * zero width space behind it: the C1 controls, the separators, and
+ * Unicode's format characters (category Cf, as of Unicode 15), the
+ * whole tags block with them.  Sorted, first and last of each range.
+ */
+static const struct {
+	uint32_t	 lo, hi;
+} vis_invisible[] = {
+	{ 0x0080, 0x009f },	/* C1 controls */
+	{ 0x00ad, 0x00ad },	/* soft hyphen */
+	{ 0x0600, 0x0605 },	/* Arabic number signs */
+	{ 0x061c, 0x061c },	/* Arabic letter mark */
+	{ 0x06dd, 0x06dd },	/* Arabic end of ayah */
+	{ 0x070f, 0x070f },	/* Syriac abbreviation mark */
+	{ 0x0890, 0x0891 },	/* Arabic pound and piastre marks above */
+	{ 0x08e2, 0x08e2 },	/* Arabic disputed end of ayah */
+	{ 0x180e, 0x180e },	/* Mongolian vowel separator */
+	{ 0x200b, 0x200f },	/* zero width space, joiners, LRM, RLM */
+	{ 0x2028, 0x202e },	/* line, paragraph separators; embeddings */
+	{ 0x2060, 0x206f },	/* word joiner, invisible operators,
+				   isolates, deprecated format controls */
+	{ 0xfeff, 0xfeff },	/* zero width no-break space (BOM) */
+	{ 0xfff9, 0xfffb },	/* interlinear annotation */
+	{ 0x110bd, 0x110bd },	/* Kaithi number sign */
+	{ 0x110cd, 0x110cd },	/* Kaithi number sign above */
+	{ 0x13430, 0x1343f },	/* Egyptian hieroglyph format controls */
+	{ 0x1bca0, 0x1bca3 },	/* shorthand format controls */
+	{ 0x1d173, 0x1d17a },	/* musical symbol format controls */
+	{ 0xe0000, 0xe007f },	/* tags */
+};
+
 static int
 vis_active(uint32_t cp)
 {
-	return ((cp >= 0x80 && cp <= 0x9f) || cp == 0x061c ||
-	    cp == 0x200e || cp == 0x200f || cp == 0x2028 || cp == 0x2029 ||
-	    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069));
+	size_t	 lo = 0, hi = sizeof(vis_invisible) / sizeof(vis_invisible[0]);
+	size_t	 mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (cp < vis_invisible[mid].lo)
+			hi = mid;
+		else if (cp > vis_invisible[mid].hi)
+			lo = mid + 1;
+		else
+			return (1);
+	}
+	return (0);
 }
 
 size_t

@@ -5,9 +5,11 @@
  * written out instead:
  *	C0 controls, DEL, a byte that is not part of valid UTF-8
  *	(overlong forms, surrogates, past U+10FFFF, truncated)	\xNN
- *	C1 controls U+0080-U+009F, the bidirectional and format
- *	controls U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069,
- *	and the separators U+2028, U+2029			\u{XXXX}
+ *	C1 controls U+0080-U+009F, the separators U+2028, U+2029,
+ *	and every format character (Unicode's Cf: zero width space
+ *	and joiners U+200B-U+200F, bidi controls U+202A-U+202E and
+ *	U+2066-U+2069, U+00AD, U+061C, U+180E, U+2060-U+206F,
+ *	U+FEFF, the tags U+E0000-U+E007F, ...)			\u{XXXX}
  *	the backslash itself					\\
  * so the form is unambiguous and holds no byte below 0x20 (but a
  * newline or tab the caller let through), no DEL and no ESC.

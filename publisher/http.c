@@ -10,7 +10,8 @@
  *
  * The answer is the forge's, not ours: http_parse() takes it strictly
  * (status line, header syntax, one framing, bounded sizes, chunk sizes
- * checked before use) and refuses anything else.
+ * checked before use, a body delimited by the close only after a TLS
+ * close_notify) and refuses anything else.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -333,18 +334,23 @@ http_exchange(struct http_conn *hc, int fd, const char *req, size_t reqlen,
 			len += rc;
 			continue;
 		}
-		if (SSL_get_error(ssl, rc) == SSL_ERROR_ZERO_RETURN ||
-		    (SSL_get_error(ssl, rc) == SSL_ERROR_SYSCALL &&
-		    ERR_peek_error() == 0 && errno == 0)) {
-			eof = 1;	/* the answer may end with the line */
+		/* The peer ended TLS: whatever came is all it sent. */
+		if (SSL_get_error(ssl, rc) == SSL_ERROR_ZERO_RETURN) {
+			eof = HTTP_EOF_CLEAN;
 			continue;
 		}
-		/* OpenSSL 3 says "unexpected eof" for a close without
-		 * close_notify: that is an EOF too. */
-		if (ERR_GET_REASON(ERR_peek_error()) ==
+		/*
+		 * The connection ended without close_notify (OpenSSL 3
+		 * says "unexpected eof"): anyone on the path can do that,
+		 * so only an answer whose framing says it is whole may end
+		 * here; http_parse() knows which.
+		 */
+		if ((SSL_get_error(ssl, rc) == SSL_ERROR_SYSCALL &&
+		    ERR_peek_error() == 0 && errno == 0) ||
+		    ERR_GET_REASON(ERR_peek_error()) ==
 		    SSL_R_UNEXPECTED_EOF_WHILE_READING) {
 			ERR_clear_error();
-			eof = 1;
+			eof = HTTP_EOF_UNCLEAN;
 			continue;
 		}
 		if ((w = http_tls_wait(ssl, fd, rc, until)) != 1) {
@@ -608,6 +614,11 @@ http_parse(const char *buf, size_t len, int eof, struct http_resp *r,
 		    HTTP_BODY_MAX));
 	else if (!eof)
 		return (0);	/* the body ends with the connection */
+	else if (eof != HTTP_EOF_CLEAN)
+		/* Only close_notify tells its end from an attacker's cut. */
+		return (pub_fail(err, errlen, "connection closed without TLS "
+		    "close_notify after %zu bytes of a body that only the "
+		    "close delimits: it may be cut short", blen));
 	if ((r->body = malloc(blen + 1)) == NULL)
 		return (pub_fail(err, errlen, "out of memory"));
 	if (chunked)

@@ -232,8 +232,13 @@ int	http_request(struct http_conn *, const char *, const char *,
  * complete (resp filled, body malloc'd), 0 more is needed, -1
  * malformed.  Strict: an HTTP/1.x status line, header syntax, one
  * framing (Content-Length, chunked, or the connection's end), chunk
- * sizes in hex of at most 8 digits, bounded sizes.
+ * sizes in hex of at most 8 digits, bounded sizes.  A body framed by
+ * the connection's end is taken only if the peer ended TLS with a
+ * close_notify (HTTP_EOF_CLEAN): a bare close may be an attacker's
+ * cut (HTTP_EOF_UNCLEAN).
  */
+#define HTTP_EOF_CLEAN		1	/* close_notify, then the end */
+#define HTTP_EOF_UNCLEAN	2	/* the end without close_notify */
 int	http_parse(const char *, size_t, int, struct http_resp *, char *,
 	    size_t);
 void	http_resp_free(struct http_resp *);

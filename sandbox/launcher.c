@@ -4,11 +4,14 @@
  * start, so it holds nothing of the parent's memory: only the plan,
  * read from its socket, and the descriptors it was handed (sbx.h).
  * Then it builds the mount view, joins the cgroups the parent made,
- * starts the agent and reaps (child.c).  In its enter mode it is the
- * waiter of an operator's factoryctl shell instead (enter.c).  Started
- * any other way, it refuses.
+ * starts the agent and reaps (child.c).  In its ready mode it is
+ * started ahead of the attempt it will serve (the parent's launcher
+ * pool): it makes its namespaces, says "R" and waits for the plan.  In
+ * its enter mode it is the waiter of an operator's factoryctl shell
+ * instead (enter.c).  Started any other way, it refuses.
  */
 #include <sys/types.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -16,6 +19,7 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +28,7 @@
 
 #include "sbx.h"
 
-static void	*read_msg(int, int, size_t *);
+static void	*read_msg(int, int, size_t *, int *);
 
 /* The descriptors must be what factoryd hands over. */
 static void
@@ -45,6 +49,24 @@ check_fds(int sock, int errfd)
 }
 
 /*
+ * Nothing the parent ignored (factoryd: SIGPIPE, SIGXFSZ) stays
+ * ignored for what runs here: an ignored disposition survives
+ * execve(2), and the agent's own would be the parent's.
+ */
+static void
+default_signals(void)
+{
+	struct sigaction	 sa;
+	int			 sig;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)sigaction(sig, &sa, NULL);
+}
+
+/*
  * The waiter of an operator's shell: the enter plan, then the
  * sandbox's namespaces (enter.c).  Every descriptor of SBX_EFD_* must
  * be there; the ones above are closed.
@@ -57,15 +79,10 @@ enter_main(const char *id)
 	char			 err[512];
 	size_t			 len;
 	void			*buf;
-	int			 fd, sig;
+	int			 fd;
 
 	check_fds(SBX_EFD_SOCK, SBX_EFD_ERR);
-	/* Nothing the parent ignored stays ignored for the command. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			(void)sigaction(sig, &sa, NULL);
+	default_signals();
 	/* Blocked by the parent around the clone. */
 	sigemptyset(&sa.sa_mask);
 	(void)sigprocmask(SIG_SETMASK, &sa.sa_mask, NULL);
@@ -73,7 +90,7 @@ enter_main(const char *id)
 		if (fcntl(fd, F_GETFD) == -1)
 			sbx_fail(SBX_EFD_ERR, "enter: fd %d is missing", fd);
 	(void)fcntl(SBX_EFD_ERR, F_SETFD, FD_CLOEXEC);
-	buf = read_msg(SBX_EFD_SOCK, SBX_EFD_ERR, &len);
+	buf = read_msg(SBX_EFD_SOCK, SBX_EFD_ERR, &len, NULL);
 	if ((en = sbx_enter_decode(buf, len, &sbx_prog, err,
 	    sizeof(err))) == NULL)
 		sbx_fail(SBX_EFD_ERR, "%s", err);
@@ -91,17 +108,19 @@ enter_main(const char *id)
 }
 
 /*
- * A plan: one message on sock, no descriptors, at most SBX_PLAN_MAX
- * bytes; errors to errfd.
+ * A plan: one message on sock, at most SBX_PLAN_MAX bytes; errors to
+ * errfd.  With fdp NULL no descriptor may come with it; else exactly
+ * one, which lands in *fdp (close-on-exec).
  */
 static void *
-read_msg(int sock, int errfd, size_t *lenp)
+read_msg(int sock, int errfd, size_t *lenp, int *fdp)
 {
 	union {
 		struct cmsghdr	 h;
 		char		 buf[CMSG_SPACE(sizeof(int) * 4)];
 	} cm;
 	struct msghdr	 msg;
+	struct cmsghdr	*c;
 	struct iovec	 iov;
 	ssize_t		 n;
 	void		*buf;
@@ -122,29 +141,123 @@ read_msg(int sock, int errfd, size_t *lenp)
 		sbx_fail(errfd, "plan: recvmsg:");
 	if (n == 0)	/* EOF, or an empty message */
 		sbx_fail(errfd, "plan: none came");
-	if (msg.msg_controllen != 0 || (msg.msg_flags & MSG_CTRUNC))
+	c = CMSG_FIRSTHDR(&msg);
+	if (fdp == NULL && (c != NULL || (msg.msg_flags & MSG_CTRUNC)))
 		sbx_fail(errfd, "plan: came with descriptors");
+	if (fdp != NULL && ((msg.msg_flags & MSG_CTRUNC) || c == NULL ||
+	    c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(sizeof(int)) ||
+	    CMSG_NXTHDR(&msg, c) != NULL))
+		sbx_fail(errfd, "plan: not with exactly one descriptor");
 	if ((size_t)n > SBX_PLAN_MAX || (msg.msg_flags & MSG_TRUNC))
 		sbx_fail(errfd, "plan: %zd bytes, more than %d", n,
 		    SBX_PLAN_MAX);
+	if (fdp != NULL)
+		memcpy(fdp, CMSG_DATA(c), sizeof(*fdp));
 	*lenp = (size_t)n;
 	return (buf);
 }
 
 static struct sbx_plan *
-read_plan(void)
+read_plan(int *logfdp)
 {
 	struct sbx_plan	*pl;
 	char		 err[512];
 	size_t		 len;
 	void		*buf;
 
-	buf = read_msg(SBX_FD_SOCK, SBX_FD_ERR, &len);
+	buf = read_msg(SBX_FD_SOCK, SBX_FD_ERR, &len, logfdp);
 	if ((pl = sbx_plan_decode(buf, len, &sbx_prog, err,
 	    sizeof(err))) == NULL)
 		sbx_fail(SBX_FD_ERR, "%s", err);
 	free(buf);
 	return (pl);
+}
+
+/*
+ * A launcher of the pool was started as "factory-sandbox ready" and a
+ * third argument of SBX_TITLE_ROOM spaces: once it serves an attempt,
+ * its title says which, as a fresh one's does.  The title is written
+ * over the arguments (contiguous, as the kernel lays them out), and
+ * their last byte is left non-NUL: the kernel then shows everything up
+ * to the first NUL as the command line, as for setproctitle(3).
+ */
+static void
+set_title(int errfd, char *argv[], const char *id)
+{
+	char	*base = argv[0], *end = argv[2] + strlen(argv[2]) + 1;
+	int	 n;
+
+	if (argv[1] != argv[0] + strlen(argv[0]) + 1 ||
+	    argv[2] != argv[1] + strlen(argv[1]) + 1)
+		sbx_fail(errfd, "title: arguments not contiguous");
+	memset(base, 0, end - base);
+	n = snprintf(base, end - base - 1, "factory-sandbox attempt %s", id);
+	if (n < 0 || n >= end - base - 1)
+		sbx_fail(errfd, "title: no room for id %s", id);
+	end[-1] = ' ';
+}
+
+/*
+ * The ready mode: started by the parent ahead of any attempt, with
+ * its socket and error pipe only.  It makes the namespaces the clone
+ * did not (uts, network, IPC: fresh, and nothing but this process has
+ * been in them), says "R" on the socket, and waits.  The plan then
+ * comes with one descriptor, the agent's log; it copies the mount
+ * namespace, and from there on it is what a fresh launcher is.  It
+ * serves one attempt and exits with it: a launcher never sees a second
+ * plan.
+ */
+static __dead void
+ready_main(char *argv[])
+{
+	struct sbx_plan		*pl;
+	struct sandbox_spec	*spec;
+	sigset_t		 set;
+	int			 logfd = -1;
+
+	if (getpid() != 1)
+		errx(1, "not pid 1 of a new pid namespace: started by "
+		    "factoryd only");
+	check_fds(SBX_FD_SOCK, SBX_FD_ERR);
+	/* Nothing but the socket and the pipe, whatever was inherited. */
+	syscall(SYS_close_range, SBX_FD_ERR + 1, ~0U, 0);
+	(void)fcntl(SBX_FD_SOCK, F_SETFD, FD_CLOEXEC);
+	(void)fcntl(SBX_FD_ERR, F_SETFD, FD_CLOEXEC);
+	/* It may wait long: it dies with the parent meanwhile. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
+		sbx_fail(SBX_FD_ERR, "pdeathsig:");
+	default_signals();
+	sigemptyset(&set);
+	if (sigprocmask(SIG_SETMASK, &set, NULL) == -1)
+		sbx_fail(SBX_FD_ERR, "sigprocmask:");
+	if (unshare(CLONE_NEWUTS | CLONE_NEWNET | CLONE_NEWIPC) == -1)
+		sbx_fail(SBX_FD_ERR, "ready: namespaces:");
+	sbx_exec_resolve();
+	if (sbx_sendtag(SBX_FD_SOCK, 'R', NULL, 0) == -1)
+		_exit(127);	/* the parent is gone */
+	pl = read_plan(&logfd);
+	spec = (struct sandbox_spec *)pl->spec;
+	/*
+	 * The mount namespace is copied now, not ahead: the attempt's
+	 * tree (its disk, its overlay) was mounted after this launcher
+	 * started, and a copy made then would not hold it.
+	 */
+	if (unshare(CLONE_NEWNS) == -1)
+		sbx_fail(SBX_FD_ERR, "mount namespace:");
+	/* The first free number may be its number already. */
+	if (logfd != SBX_FD_LOG) {
+		if (dup3(logfd, SBX_FD_LOG, O_CLOEXEC) == -1)
+			sbx_fail(SBX_FD_ERR, "the log fd:");
+		close(logfd);
+	}
+	set_title(SBX_FD_ERR, argv, spec->id);
+	pl->sock = SBX_FD_SOCK;
+	pl->errfd = SBX_FD_ERR;
+	spec->logfd = SBX_FD_LOG;
+	/* In its own namespaces already: nothing to enter. */
+	pl->netfd = pl->ipcfd = -1;
+	sbx_pid1(pl);
 }
 
 int
@@ -157,8 +270,14 @@ main(int argc, char *argv[])
 
 	/*
 	 * The command line is the title: "factory-sandbox attempt ID",
-	 * or "factory-sandbox enter ID" for an operator's shell.
+	 * "factory-sandbox ready" (and its room) until a launcher of the
+	 * pool serves one, or "factory-sandbox enter ID" for an
+	 * operator's shell.
 	 */
+	if (argc == 3 && strcmp(argv[1], "ready") == 0 &&
+	    strlen(argv[2]) == SBX_TITLE_ROOM &&
+	    strspn(argv[2], " ") == SBX_TITLE_ROOM)
+		ready_main(argv);
 	if (argc != 3 || (strcmp(argv[1], "attempt") != 0 &&
 	    strcmp(argv[1], "enter") != 0))
 		errx(1, "usage: factory-sandbox attempt | enter id (started "
@@ -169,6 +288,7 @@ main(int argc, char *argv[])
 		errx(1, "not pid 1 of a new pid namespace: started by "
 		    "factoryd only");
 	check_fds(SBX_FD_SOCK, SBX_FD_ERR);
+	default_signals();
 	/* Blocked by the parent around the clone: the agent starts clean. */
 	sigemptyset(&set);
 	if (sigprocmask(SIG_SETMASK, &set, NULL) == -1)
@@ -176,7 +296,7 @@ main(int argc, char *argv[])
 	/* The error pipe reports execve of the agent by closing. */
 	for (fd = SBX_FD_SOCK; fd < SBX_FD_MAX; fd++)
 		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-	pl = read_plan();
+	pl = read_plan(NULL);
 	spec = (struct sandbox_spec *)pl->spec;
 	if (strcmp(argv[2], spec->id) != 0)
 		sbx_fail(SBX_FD_ERR, "plan: id %s, started as attempt %s",

@@ -33,6 +33,14 @@
 #define SBX_FD_MAX	8	/* the first fd the launcher does not keep */
 
 /*
+ * A launcher of the pool ("factory-sandbox ready", started ahead) has
+ * SBX_FD_SOCK and SBX_FD_ERR only; the log comes with its plan, and it
+ * makes its network and IPC namespaces itself.  Its third argument is
+ * this many spaces: the room its title is written into.
+ */
+#define SBX_TITLE_ROOM	80
+
+/*
  * The enter mode's (factoryctl shell's waiter's), from the parent:
  * the plan on a socket, the rest at fixed numbers.
  */

@@ -438,19 +438,27 @@ attempt_newid(char *buf, size_t len)
  * Submission, in two steps: the manifest is parsed and checked here;
  * the worker resolves the baseline to a commit id; then the attempt
  * exists (journaled with its frozen manifest) and the client hears its
- * id.
+ * id.  In between the submission waits in control.c's table, by its
+ * connection: a client that leaves before the journal has it leaves
+ * no attempt (pending_drop), one that leaves after cancels nothing.
  */
 struct pending {
-	uint32_t		 req;
-	uint32_t		 ctl;		/* control connection id */
 	uid_t			 uid;
 	char			*raw;
 	size_t			 len;
 	struct manifest		*m;
-	struct pending		*next;
 };
-static struct pending	*pendings;
-static uint32_t		 pending_next = 1;
+
+static void
+pending_drop(void *arg)
+{
+	struct pending	*p = arg;
+
+	free(p->raw);
+	if (p->m != NULL)
+		manifest_free(p->m);
+	free(p);
+}
 
 void
 attempt_submit(struct ctl_conn *c, struct imsg *imsg)
@@ -520,53 +528,47 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 	}
 	p->len = len;
 	p->m = m;
-	if ((p->req = pending_next++) == 0)
-		p->req = pending_next++;	/* 0 is no request */
-	p->ctl = c->id;
 	p->uid = c->uid;
 	memset(&rq, 0, sizeof(rq));
-	rq.req = p->req;
+	rq.req = control_wait(c, CTL_WAIT_SUBMIT, p, pending_drop);
 	strlcpy(rq.repo, repo->path, sizeof(rq.repo));
 	strlcpy(rq.ref, m->baseline, sizeof(rq.ref));
 	if (proc_compose_msg(PROC_WORKER, IMSG_RESOLVE, MSG_RESOLVE, -1, &rq,
 	    err, sizeof(err)) == -1) {
+		control_wait_take(rq.req, CTL_WAIT_SUBMIT, NULL);
 		if (errno == EAGAIN)
 			control_fail(c, "worker not running, try again");
 		else
 			control_fail(c, "%s", err);
-		free(p->raw);
-		free(p);
-		manifest_free(m);
-		return;
+		pending_drop(p);
 	}
-	p->next = pendings;
-	pendings = p;
 }
 
 static void
 attempt_resolved(const struct msg_resolved *o)
 {
-	struct pending	**pp, *p;
+	struct pending	*p;
 	struct ctl_conn	*c;
 	struct attempt	*a;
 	const char	*oid = o->oid;
 	char		 id[ATTEMPT_ID_MAX], hex[SHA256_HEX_LEN + 1];
 	uint32_t	 req = o->req;
 	json_t		*facts, *extra;
+	void		*arg;
 
-	for (pp = &pendings; *pp != NULL; pp = &(*pp)->next)
-		if ((*pp)->req == req)
-			break;
-	if ((p = *pp) == NULL) {
-		log_warnx("worker: resolve answer for unknown request %u",
-		    req);
+	if ((c = control_wait_take(req, CTL_WAIT_SUBMIT, &arg)) == NULL) {
+		/* Its client left: dropped, never journaled. */
+		if (control_wait_issued(req))
+			log_debug("worker: baseline of dropped submission %u",
+			    req);
+		else
+			log_warnx("worker: resolve answer for unknown "
+			    "request %u", req);
 		return;
 	}
-	*pp = p->next;
-	c = control_byid(p->ctl);
+	p = arg;
 	if (o->oid[0] == '\0') {
-		if (c != NULL)
-			control_fail(c, "baseline: %s", o->error);
+		control_fail(c, "baseline: %s", o->error);
 		goto done;
 	}
 	attempt_newid(id, sizeof(id));
@@ -587,9 +589,8 @@ attempt_resolved(const struct msg_resolved *o)
 	if (attempt_transition(a, "submitted", facts, extra) == -1) {
 		json_decref(extra);
 		TAILQ_REMOVE(&env->attempts, a, entry);
-		if (c != NULL)
-			control_fail(c, "journal refused the submission "
-			    "(disk full?): not accepted");
+		control_fail(c, "journal refused the submission "
+		    "(disk full?): not accepted");
 		free(a->manifest_raw);
 		manifest_free(a->m);
 		free(a);
@@ -598,15 +599,11 @@ attempt_resolved(const struct msg_resolved *o)
 	json_decref(extra);
 	log_info("%s: submitted by uid %u: %s at %s, manifest %s", a->id,
 	    (unsigned)p->uid, a->m->repository, a->baseline, a->digest);
-	if (c != NULL)
-		control_send_obj(c, json_pack("{s:s, s:s, s:s}", "id", a->id,
-		    "baseline", a->baseline, "manifest_digest", a->digest));
+	control_send_obj(c, json_pack("{s:s, s:s, s:s}", "id", a->id,
+	    "baseline", a->baseline, "manifest_digest", a->digest));
 	attempt_schedule();
  done:
-	free(p->raw);
-	if (p->m != NULL)
-		manifest_free(p->m);
-	free(p);
+	pending_drop(p);
 }
 
 static int
@@ -1933,6 +1930,9 @@ worker_lost(struct child *c)
 	TAILQ_FOREACH(a, &env->attempts, entry)
 		if (attempt_held_by_worker(a))
 			attempt_new_lease(a, "worker lost");
+	/* Its baselines will not come: nothing of theirs is journaled. */
+	control_wait_fail(CTL_WAIT_SUBMIT, "the worker died before it "
+	    "resolved the baseline; it is restarted, try again");
 }
 
 /* What the worker is doing for an attempt: provisioning or collecting. */

@@ -9,18 +9,39 @@
  * own connection cap, each uid a share of it, the rw socket keeps
  * slots only root may take, a connection is not read while an answer
  * to it is still queued (a client that never reads gets one answer
- * buffered, not one per request), and a connection that neither sends
- * a request nor takes its answer for control-idle-timeout is closed.
+ * buffered, not one per request), a connection that sends no request
+ * for control-idle-timeout is closed, and so is one that has not taken
+ * all of an answer control-idle-timeout after it was queued: a reader
+ * that takes a byte now and then cannot keep its slot, or the answer's
+ * memory, for longer.  The kernel holds at most CTL_SNDBUF of an
+ * answer for it; the rest waits here, under that deadline.
+ *
+ * A share is a user's, not a uid's: a user with subordinate uids can
+ * present many of them from a user namespace of its own, so a peer in
+ * a namespace below ours counts against the owner of the outermost
+ * one (control_owner).
+ *
+ * A request answered later (a submission waits for the worker, a
+ * reconcile for the reconciler) is a row in one table here, keyed by
+ * its connection; the module that answers keeps only the row's id.
+ * A connection that closes, also while it waits, drops its rows at
+ * once: no answer can reach another connection that took its
+ * descriptor, and nothing of a client gone stays behind.
  */
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+
+#include <linux/nsfs.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <jansson.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +54,15 @@
 #include "log.h"
 #include "receipt.h"
 
+/* Linux 6.5 and 6.11; older headers lack them. */
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD	77
+#endif
+#ifndef PIDFD_GET_USER_NAMESPACE
+#define PIDFD_GET_USER_NAMESPACE	_IO(0xff, 9)
+#endif
+#define CTL_USERNS_DEPTH	33	/* the kernel nests at most 32 */
+
 #define CTL_GROUP	"_factoryctl"
 #define CTL_MAXCONNS	64	/* per socket */
 #define CTL_RO_PERUID	8	/* .ro: one uid's share */
@@ -40,6 +70,7 @@
 #define CTL_RW_ROOT	16	/* rw: slots kept for root */
 #define CTL_PAUSE_S	1	/* accept retried after, out of fds */
 #define CTL_LOGPIECE	(FACTORY_MAXIMSG / 8)	/* log bytes an answer */
+#define CTL_SNDBUF	4096		/* the kernel doubles it */
 
 struct ctl_listener {
 	struct event	 ev;
@@ -59,8 +90,31 @@ struct ctl_handler {
 	void		(*fn)(struct ctl_conn *, struct imsg *);
 };
 
+struct ctl_wait {
+	TAILQ_ENTRY(ctl_wait)	 entry;
+	struct ctl_conn		*conn;
+	uint32_t		 id;
+	enum ctl_wait_kind	 kind;
+	void			*arg;
+	void			(*drop)(void *);
+	time_t			 since;
+};
+
 static struct ctl_listener	 listeners[2];
 static uint32_t			 conn_next = 1;
+static TAILQ_HEAD(, ctl_wait)	 waits = TAILQ_HEAD_INITIALIZER(waits);
+static uint32_t			 wait_next = 1;
+static int			 wait_wrapped;
+
+/* What a connection that closes leaves behind, per kind of wait. */
+static const char *const wait_gone[CTL_WAIT_MAX] = {
+	"its submission (not journaled yet: no attempt) is dropped",
+	"its reconcile goes on, unanswered",
+};
+/* Who answers each kind. */
+static const char *const wait_whom[CTL_WAIT_MAX] = {
+	"the worker", "the reconciler",
+};
 
 static void	control_accept(int, short, void *);
 static void	control_resume(int, short, void *);
@@ -70,6 +124,7 @@ static void	control_close(struct ctl_conn *);
 static void	control_events(struct ctl_conn *);
 static void	control_touch(struct ctl_conn *);
 static void	control_idle(int, short, void *);
+static struct ctl_conn *control_wait_remove(struct ctl_wait *, void **);
 static void	ctl_status(struct ctl_conn *, struct imsg *);
 static void	ctl_policy(struct ctl_conn *, struct imsg *);
 static void	ctl_reload(struct ctl_conn *, struct imsg *);
@@ -198,6 +253,108 @@ control_cleanup(const char *path)
 	}
 }
 
+/* 1 if the namespaces at fd a and b are one, 0 if not, -1 error. */
+static int
+control_samens(int a, int b)
+{
+	struct stat	 sa, sb;
+
+	if (fstat(a, &sa) == -1 || fstat(b, &sb) == -1)
+		return (-1);
+	return (sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}
+
+/*
+ * The peer's user namespace, from a pidfd of the process that
+ * connected: SO_PEERPIDFD names that very process, so no pid can have
+ * been reused meanwhile.  A kernel without PIDFD_GET_USER_NAMESPACE:
+ * /proc by pid, and the pidfd still alive after, so the process read
+ * there was the peer.  Without SO_PEERPIDFD, a pidfd of SO_PEERCRED's
+ * pid, the same way (a pid reused before it is the one race left).
+ * -1 if the peer is gone or cannot be told.
+ */
+static int
+control_peer_userns(int s, pid_t pid)
+{
+	socklen_t	 len = sizeof(int);
+	char		 path[64];
+	int		 pidfd, nsfd, saved;
+
+	if (getsockopt(s, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == -1 &&
+	    (pidfd = syscall(SYS_pidfd_open, pid, 0)) == -1)
+		return (-1);
+	if ((nsfd = ioctl(pidfd, PIDFD_GET_USER_NAMESPACE, 0)) != -1 ||
+	    errno != ENOTTY) {
+		saved = errno;
+		close(pidfd);
+		errno = saved;
+		return (nsfd);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	if ((nsfd = open(path, O_RDONLY | O_CLOEXEC)) != -1 &&
+	    syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == -1) {
+		close(nsfd);
+		nsfd = -1;
+	}
+	saved = errno;
+	close(pidfd);
+	errno = saved;
+	return (nsfd);
+}
+
+/*
+ * Whose share a connection takes: its uid if the peer is in our user
+ * namespace, else the owner (the creator's uid, as we see it) of the
+ * outermost namespace between the peer's and ours.  -1 if that cannot
+ * be told (the peer left, /proc is not ours to read): refused.
+ */
+static int
+control_owner(int s, const struct ucred *cred, uid_t *owner)
+{
+	static int	 ours = -1;
+	uid_t		 u;
+	int		 ns, parent, same, depth;
+
+	if (ours == -1 && (ours = open("/proc/self/ns/user",
+	    O_RDONLY | O_CLOEXEC)) == -1)
+		return (-1);
+	if ((ns = control_peer_userns(s, cred->pid)) == -1)
+		return (-1);
+	for (depth = 0; depth < CTL_USERNS_DEPTH; depth++) {
+		if ((same = control_samens(ns, ours)) != 0) {
+			close(ns);
+			if (same == -1)
+				return (-1);
+			*owner = cred->uid;	/* ours: the uid itself */
+			return (0);
+		}
+		if ((parent = ioctl(ns, NS_GET_PARENT)) == -1) {
+			/* Not below ours: the kernel mapped it for us. */
+			close(ns);
+			if (errno != EPERM)
+				return (-1);
+			*owner = cred->uid;
+			return (0);
+		}
+		if ((same = control_samens(parent, ours)) == 1) {
+			close(parent);
+			if (ioctl(ns, NS_GET_OWNER_UID, &u) == -1) {
+				close(ns);
+				return (-1);
+			}
+			close(ns);
+			*owner = u;
+			return (0);
+		}
+		close(ns);
+		ns = parent;
+		if (same == -1)
+			break;
+	}
+	close(ns);
+	return (-1);
+}
+
 /*
  * May one more connection of uid be taken on l?  Each socket has its
  * own cap, so the .ro socket filling up costs the rw one nothing; a
@@ -205,7 +362,7 @@ control_cleanup(const char *path)
  * never taken by anyone else, so root is always served there.
  */
 static int
-control_admit(struct ctl_listener *l, uid_t uid)
+control_admit(struct ctl_listener *l, uid_t uid, uid_t owner)
 {
 	struct ctl_conn	*c;
 	int		 mine = 0;
@@ -215,7 +372,7 @@ control_admit(struct ctl_listener *l, uid_t uid)
 	if (!l->readonly && uid == 0)
 		return (1);
 	TAILQ_FOREACH(c, &env->ctl_conns, entry)
-		if (c->readonly == l->readonly && c->uid == uid)
+		if (c->readonly == l->readonly && c->owner == owner)
 			mine++;
 	if (l->readonly)
 		return (mine < CTL_RO_PERUID);
@@ -231,6 +388,7 @@ control_accept(int fd, short event, void *arg)
 	struct ucred		 cred;
 	socklen_t		 len = sizeof(cred);
 	time_t			 now;
+	uid_t			 owner;
 	int			 s;
 
 	if ((s = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) ==
@@ -243,23 +401,40 @@ control_accept(int fd, short event, void *arg)
 			log_warn("control: %s: accept", l->path);
 		return;
 	}
-	if (l->paused) {
-		log_info("control: %s: accepting again", l->path);
-		l->paused = 0;
-	}
 	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
 		log_warn("control: SO_PEERCRED");
 		close(s);
 		return;
 	}
-	if (!control_admit(l, cred.uid)) {
+	/* It takes descriptors of its own: out of them, as accept is. */
+	if (control_owner(s, &cred, &owner) == -1) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOMEM) {
+			close(s);
+			control_pause(l);
+			return;
+		}
+		if ((now = time(NULL)) != l->refused) {
+			l->refused = now;
+			log_warn("control: %s: connection of uid %u refused: "
+			    "its user namespace cannot be told", l->path,
+			    (unsigned)cred.uid);
+		}
+		close(s);
+		return;
+	}
+	if (l->paused) {
+		log_info("control: %s: accepting again", l->path);
+		l->paused = 0;
+	}
+	if (!control_admit(l, cred.uid, owner)) {
 		/* At most one line a second, whatever a flood does. */
 		if ((now = time(NULL)) != l->refused) {
 			l->refused = now;
-			log_warnx("control: %s: connection of uid %u refused: "
-			    "%d open, at most %d, %d per uid", l->path,
-			    (unsigned)cred.uid, l->nconns, CTL_MAXCONNS,
-			    l->readonly ? CTL_RO_PERUID : CTL_RW_PERUID);
+			log_warnx("control: %s: connection of uid %u (user "
+			    "%u) refused: %d open, at most %d, %d per user",
+			    l->path, (unsigned)cred.uid, (unsigned)owner,
+			    l->nconns, CTL_MAXCONNS, l->readonly ?
+			    CTL_RO_PERUID : CTL_RW_PERUID);
 		}
 		close(s);
 		return;
@@ -271,6 +446,7 @@ control_accept(int fd, short event, void *arg)
 	}
 	c->id = conn_next++;
 	c->uid = cred.uid;
+	c->owner = owner;
 	c->pid = cred.pid;
 	c->readonly = l->readonly;
 	if (imsgev_init(&c->iev, s, control_dispatch, c, FACTORY_MAXIMSG) ==
@@ -279,6 +455,14 @@ control_accept(int fd, short event, void *arg)
 		free(c);
 		return;
 	}
+	/*
+	 * What the kernel holds of an answer for a client that does not
+	 * read stays small, also once we closed our end; failing that,
+	 * the default stands, and the deadline still bounds our part.
+	 */
+	if (setsockopt(s, SOL_SOCKET, SO_SNDBUF, &(int){ CTL_SNDBUF },
+	    sizeof(int)) == -1)
+		log_warn("control: SO_SNDBUF");
 	/* factoryctl shell passes its stdio; never on the .ro socket. */
 	if (!c->readonly)
 		imsgbuf_allow_fdpass(&c->iev.ibuf);
@@ -307,7 +491,7 @@ control_pause(struct ctl_listener *l)
 	evtimer_add(&l->pause, &tv);
 }
 
-/* Accepting again; l->paused stays set until an accept succeeds. */
+/* Accepting again; l->paused stays set until a connection is taken. */
 static void
 control_resume(int fd, short event, void *arg)
 {
@@ -320,9 +504,20 @@ control_resume(int fd, short event, void *arg)
 static void
 control_close(struct ctl_conn *c)
 {
-	int	 i;
+	struct ctl_wait	*w, *tw;
+	int		 i;
 
 	TAILQ_REMOVE(&env->ctl_conns, c, entry);
+	TAILQ_FOREACH_SAFE(w, &waits, entry, tw) {
+		if (w->conn != c)
+			continue;
+		log_info("control: uid %u left: %s", (unsigned)c->uid,
+		    wait_gone[w->kind]);
+		TAILQ_REMOVE(&waits, w, entry);
+		if (w->drop != NULL)
+			w->drop(w->arg);
+		free(w);
+	}
 	shell_conn_closed(c);
 	evtimer_del(&c->idle);
 	imsgev_clear(&c->iev);
@@ -339,7 +534,11 @@ control_close(struct ctl_conn *c)
 int
 control_nofile(void)
 {
-	return (2 * (CTL_MAXCONNS + 1));
+	/*
+	 * Each socket's connections and listener; our user namespace; a
+	 * pidfd and a namespace for a moment, in control_owner().
+	 */
+	return (2 * (CTL_MAXCONNS + 1) + 3);
 }
 
 /* Another control-idle-timeout from now. */
@@ -354,14 +553,65 @@ control_touch(struct ctl_conn *c)
 }
 
 /*
- * No request and no answer taken for the whole timeout: the slot goes
- * back.  A shell session is quiet on this socket by nature.
+ * A connection that waits is not idle: we owe it.  The child that
+ * answers is watched (heartbeats, lease-ttl), so a wait older than
+ * lease-ttl and the idle timeout together means an answer that will
+ * not come: the client hears so, and what it waited for is dropped.
+ * 1 if c still waits within bounds.
+ */
+static int
+control_wait_bounded(struct ctl_conn *c)
+{
+	struct ctl_wait	*w, *tw;
+	enum ctl_wait_kind kind;
+	time_t		 now = time(NULL);
+	int		 bound, waiting = 0;
+
+	bound = env->conf->lease_ttl + env->conf->control_idle;
+	TAILQ_FOREACH_SAFE(w, &waits, entry, tw) {
+		if (w->conn != c)
+			continue;
+		if (now - w->since < bound) {
+			waiting = 1;
+			continue;
+		}
+		kind = w->kind;
+		log_warnx("control: uid %u: no answer from %s within %ds: "
+		    "%s", (unsigned)c->uid, wait_whom[kind], bound,
+		    wait_gone[kind]);
+		if (w->drop != NULL)
+			w->drop(w->arg);
+		control_wait_remove(w, NULL);
+		control_fail(c, "no answer from %s within %ds, try again",
+		    wait_whom[kind], bound);
+	}
+	return (waiting);
+}
+
+/*
+ * No request for the whole timeout, or an answer not taken whole
+ * within it: the slot goes back.  A shell session is quiet on this
+ * socket by nature.
  */
 static void
 control_idle(int fd, short event, void *arg)
 {
 	struct ctl_conn	*c = arg;
 
+	if (c->nwaits > 0 && !c->sending) {
+		if (control_wait_bounded(c) || c->sending) {
+			control_touch(c);
+			return;
+		}
+	}
+	if (c->sending) {
+		log_warnx("control: uid %u did not take all of an answer "
+		    "within %ds (%u messages left): closing",
+		    (unsigned)c->uid, env->conf->control_idle,
+		    imsgbuf_queuelen(&c->iev.ibuf));
+		control_close(c);
+		return;
+	}
 	if (c->shell != NULL) {
 		control_touch(c);
 		return;
@@ -390,8 +640,22 @@ control_events(struct ctl_conn *c)
 
 	if (!control_busy(c))
 		ev |= EV_READ;
+	else if (!c->halfclosed)
+		ev |= EV_CLOSED;	/* a client that leaves while it waits */
 	if (imsgbuf_queuelen(&c->iev.ibuf) > 0)
 		ev |= EV_WRITE;
+	/*
+	 * The answer's deadline runs from when it is queued, whatever
+	 * the client takes of it meanwhile; idle time from when it is
+	 * all taken.
+	 */
+	if ((ev & EV_WRITE) && !c->sending) {
+		c->sending = 1;
+		control_touch(c);
+	} else if (!(ev & EV_WRITE) && c->sending) {
+		c->sending = 0;
+		control_touch(c);
+	}
 	event_del(&c->iev.ev);
 	c->iev.events = ev;
 	event_set(&c->iev.ev, c->iev.ibuf.fd, ev, control_dispatch, c);
@@ -472,11 +736,34 @@ control_requests(struct ctl_conn *c)
 	return (0);
 }
 
+/*
+ * The peer shut its side while we owe it an answer (EV_CLOSED).  Gone
+ * altogether (POLLHUP: nobody will read the answer): closed now, its
+ * waits dropped.  Only its sending side: it may still read, so the
+ * answer goes out and the read after it sees the end.
+ */
+static int
+control_hangup(struct ctl_conn *c)
+{
+	struct pollfd	 pfd;
+
+	pfd.fd = c->iev.ibuf.fd;
+	pfd.events = 0;
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR))) {
+		control_close(c);
+		return (-1);
+	}
+	c->halfclosed = 1;
+	return (0);
+}
+
 static void
 control_dispatch(int fd, short event, void *arg)
 {
 	struct ctl_conn		*c = arg;
 
+	if ((event & EV_CLOSED) && control_hangup(c) == -1)
+		return;
 	if (event & EV_WRITE) {
 		if (imsgbuf_write(&c->iev.ibuf) == -1) {
 			if (errno != EPIPE && errno != ECONNRESET)
@@ -484,8 +771,6 @@ control_dispatch(int fd, short event, void *arg)
 			control_close(c);
 			return;
 		}
-		/* The client takes its answer: not idle. */
-		control_touch(c);
 	}
 	/* A stray read event while busy (another module's compose). */
 	if ((event & EV_READ) && !control_busy(c)) {
@@ -504,6 +789,100 @@ control_dispatch(int fd, short event, void *arg)
 	if (control_requests(c) == -1)
 		return;
 	control_events(c);
+}
+
+/*
+ * A row for a request answered later.  Ids are never 0 and never two
+ * alive at once, also after the counter wraps.
+ */
+uint32_t
+control_wait(struct ctl_conn *c, enum ctl_wait_kind kind, void *arg,
+    void (*drop)(void *))
+{
+	struct ctl_wait	*w, *o;
+	uint32_t	 id;
+
+	do {
+		if ((id = wait_next++) == 0) {
+			wait_wrapped = 1;
+			id = wait_next++;
+		}
+		TAILQ_FOREACH(o, &waits, entry)
+			if (o->id == id)
+				break;
+	} while (o != NULL);
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		fatal(NULL);
+	w->conn = c;
+	w->id = id;
+	w->kind = kind;
+	w->arg = arg;
+	w->drop = drop;
+	w->since = time(NULL);
+	TAILQ_INSERT_TAIL(&waits, w, entry);
+	c->nwaits++;
+	c->awaiting = 1;
+	return (id);
+}
+
+static struct ctl_conn *
+control_wait_remove(struct ctl_wait *w, void **argp)
+{
+	struct ctl_conn	*c = w->conn;
+
+	TAILQ_REMOVE(&waits, w, entry);
+	c->nwaits--;
+	if (argp != NULL)
+		*argp = w->arg;
+	free(w);
+	return (c);
+}
+
+struct ctl_conn *
+control_wait_take(uint32_t id, enum ctl_wait_kind kind, void **argp)
+{
+	struct ctl_wait	*w;
+
+	TAILQ_FOREACH(w, &waits, entry)
+		if (w->id == id && w->kind == kind)
+			return (control_wait_remove(w, argp));
+	return (NULL);
+}
+
+void
+control_wait_fail(enum ctl_wait_kind kind, const char *why)
+{
+	struct ctl_wait	*w, *tw;
+	struct ctl_conn	*c;
+	void		*arg;
+
+	TAILQ_FOREACH_SAFE(w, &waits, entry, tw) {
+		if (w->kind != kind)
+			continue;
+		if (w->drop != NULL)
+			w->drop(w->arg);
+		c = control_wait_remove(w, &arg);
+		control_fail(c, "%s", why);
+	}
+}
+
+/* The waits of a kind; CTL_WAIT_MAX: of every kind. */
+size_t
+control_wait_count(enum ctl_wait_kind kind)
+{
+	struct ctl_wait	*w;
+	size_t		 n = 0;
+
+	TAILQ_FOREACH(w, &waits, entry)
+		if (kind == CTL_WAIT_MAX || w->kind == kind)
+			n++;
+	return (n);
+}
+
+int
+control_wait_issued(uint32_t id)
+{
+	return (id != 0 && (wait_wrapped || id < wait_next));
 }
 
 /*
@@ -575,8 +954,11 @@ ctl_status(struct ctl_conn *c, struct imsg *imsg)
 		    env->conf->users[ch->id].uid, proc_state_name(ch->state),
 		    ch->pid > 0 ? ch->started : 0, ch->restarts));
 	}
-	o = json_pack("{s:o, s:s, s:i}", "processes", procs,
-	    "version", FACTORY_VERSION, "client_uid", (int)c->uid);
+	o = json_pack("{s:o, s:s, s:i, s:{s:i, s:i, s:I}}", "processes",
+	    procs, "version", FACTORY_VERSION, "client_uid", (int)c->uid,
+	    "control", "connections", listeners[0].nconns,
+	    "readonly_connections", listeners[1].nconns,
+	    "waits", (json_int_t)control_wait_count(CTL_WAIT_MAX));
 	control_send_obj(c, o);
 }
 

@@ -177,10 +177,14 @@ struct ctl_conn {
 	struct imsgev		 iev;
 	uint32_t		 id;
 	uid_t			 uid;		/* SO_PEERCRED */
+	uid_t			 owner;		/* whose share it takes */
 	pid_t			 pid;
 	int			 readonly;
 	int			 awaiting;	/* an answer comes later */
+	int			 nwaits;	/* its rows in control.c's waits */
+	int			 halfclosed;	/* shut its sending side */
 	struct event		 idle;		/* control-idle-timeout */
+	int			 sending;	/* an answer is on its way */
 	struct shell		*shell;		/* factoryctl shell, or NULL */
 };
 
@@ -386,6 +390,28 @@ void	 shell_fd(struct ctl_conn *, struct imsg *);
 void	 shell_conn_closed(struct ctl_conn *);
 int	 shell_reap(pid_t, int);
 void	 shell_cgroups_remove(const struct sandbox *);
+
+/*
+ * control.c: a request answered later waits in control.c's table of
+ * waits, keyed by its connection.  control_wait() makes the row (arg
+ * is the owner's, drop() frees it if the connection goes first) and
+ * returns its id, the one thing the owner keeps or sends to a child;
+ * control_wait_take() removes the row for the answer: its connection
+ * and arg, or NULL if the connection closed (the row went with it).
+ */
+enum ctl_wait_kind {
+	CTL_WAIT_SUBMIT,	/* the worker resolves the baseline */
+	CTL_WAIT_RECONCILE,	/* the reconciler's inventory */
+	CTL_WAIT_MAX
+};
+uint32_t control_wait(struct ctl_conn *, enum ctl_wait_kind, void *,
+	    void (*)(void *));
+struct ctl_conn *control_wait_take(uint32_t, enum ctl_wait_kind, void **);
+/* Every wait of a kind: its client hears why, its arg is dropped. */
+void	 control_wait_fail(enum ctl_wait_kind, const char *);
+size_t	 control_wait_count(enum ctl_wait_kind);
+/* Was id ever returned by control_wait()? */
+int	 control_wait_issued(uint32_t);
 
 /* control.c */
 int	 control_init(const char *);

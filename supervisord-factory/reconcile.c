@@ -72,7 +72,7 @@ TAILQ_HEAD(cgremovals, cgremoval);
 
 static struct orphans	 orphans = TAILQ_HEAD_INITIALIZER(orphans);
 static struct cgremovals cgremovals = TAILQ_HEAD_INITIALIZER(cgremovals);
-static uint32_t		 pending_ctl;		/* factoryctl reconcile */
+static uint32_t		 pending_ctl;		/* its wait (control.c) */
 static json_t		*pending_out;		/* its answer, once ready */
 static json_t		*last_actions;
 static struct event	 ev_reconcile, ev_cgroups;
@@ -143,8 +143,7 @@ attempt_reconcile(struct ctl_conn *c)
 	struct timeval	 tv;
 
 	/* One waiting client at a time: a second would strand the first. */
-	if (c != NULL && pending_ctl != 0 && control_byid(pending_ctl) !=
-	    NULL) {
+	if (c != NULL && control_wait_count(CTL_WAIT_RECONCILE) > 0) {
 		control_fail(c, "a reconcile is already running, try again");
 		return;
 	}
@@ -163,7 +162,7 @@ attempt_reconcile(struct ctl_conn *c)
 		return;
 	}
 	if (c != NULL)
-		pending_ctl = c->id;
+		pending_ctl = control_wait(c, CTL_WAIT_RECONCILE, NULL, NULL);
 }
 
 /* Ended and torn down (or being): its resources may go. */
@@ -469,7 +468,8 @@ rc_answer(void)
 
 	if (pending_out == NULL || !TAILQ_EMPTY(&cgremovals))
 		return;
-	if (pending_ctl != 0 && (c = control_byid(pending_ctl)) != NULL) {
+	if (pending_ctl != 0 && (c = control_wait_take(pending_ctl,
+	    CTL_WAIT_RECONCILE, NULL)) != NULL) {
 		json_object_set(pending_out, "actions", last_actions);
 		control_send_obj(c, pending_out);
 	} else
@@ -496,8 +496,9 @@ attempt_inventory(json_t *inv)
 	    env->conf->attempt_uid_hi, &m, err, sizeof(err)) == -1) {
 		log_warnx("reconciler: IMSG_INVENTORY refused: %s", err);
 		invmsg_free(&m);
-		if (pending_ctl != 0 && (c = control_byid(pending_ctl)) !=
-		    NULL && pending_out == NULL)
+		if (pending_out == NULL && pending_ctl != 0 &&
+		    (c = control_wait_take(pending_ctl, CTL_WAIT_RECONCILE,
+		    NULL)) != NULL)
 			control_fail(c, "the reconciler sent a malformed "
 			    "inventory and is restarted: %s", err);
 		if (pending_out == NULL)
@@ -539,7 +540,8 @@ reconcile_child_lost(void)
 
 	if (pending_out != NULL || pending_ctl == 0)
 		return;
-	if ((c = control_byid(pending_ctl)) != NULL)
+	if ((c = control_wait_take(pending_ctl, CTL_WAIT_RECONCILE,
+	    NULL)) != NULL)
 		control_fail(c, "the reconciler died before it answered; it "
 		    "is restarted, try again");
 	pending_ctl = 0;

@@ -88,6 +88,20 @@ static uint32_t			 sbx_downgraded;	/* CONF_DG_* in force */
 static int	sbx_seccomp_build(char *, size_t);
 static int	sbx_launcher = -1;	/* factory-sandbox, or a fork */
 
+/* A launcher of the pool (see sbx_ready_make). */
+struct sbx_ready {
+	pid_t	 pid;
+	int	 pidfd;		/* kill and reap without a pid reuse race */
+	int	 sock;		/* the parent's end */
+	int	 errfd;		/* the error pipe's read end */
+};
+
+static struct sbx_ready	 sbx_ready[SANDBOX_POOLMAX];
+static int		 sbx_nready;
+
+static int	sbx_ready_make(struct sbx_ready *);
+static void	sbx_ready_drain(void);
+
 
 /*
  * The seccomp denylist.  Agents run compilers, shells and test suites,
@@ -439,8 +453,9 @@ sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 	    err, errlen) == -1)
 		return (-1);
 	snprintf(err, errlen, "namespaces mnt pid net ipc uts cgroup "
-	    "(net+ipc pool %d); landlock abi %d; seccomp denylist %u insns; "
-	    "%s; downgraded: %s", sandbox_pool_fill(SANDBOX_POOL), abi,
+	    "(%s pool %d); landlock abi %d; seccomp denylist %u insns; "
+	    "%s; downgraded: %s", sbx_launcher != -1 ? "launcher" : "net+ipc",
+	    sandbox_pool_fill(SANDBOX_POOL), abi,
 	    sbx_prog.len, cg, sandbox_downgrade_text());
 	return (0);
 }
@@ -536,6 +551,12 @@ sandbox_pool_fill(int want)
 {
 	if (want > SANDBOX_POOLMAX)
 		want = SANDBOX_POOLMAX;
+	if (sbx_launcher != -1) {
+		while (sbx_nready < want &&
+		    sbx_ready_make(&sbx_ready[sbx_nready]) == 0)
+			sbx_nready++;
+		return (sbx_nready);
+	}
 	while (sbx_npool < want && sbx_pool_make(&sbx_pool[sbx_npool]) == 0)
 		sbx_npool++;
 	return (sbx_npool);
@@ -813,6 +834,9 @@ sbx_cgroups(const struct sandbox_spec *spec, struct sandbox *sb, char *err,
 void
 sandbox_set_launcher(int fd)
 {
+	/* Launchers started from another binary are not kept. */
+	if (fd != sbx_launcher)
+		sbx_ready_drain();
 	sbx_launcher = fd;
 }
 
@@ -912,10 +936,11 @@ sbx_enter_child(void *arg)
  * parent: CLONE_VM and CLONE_VFORK, as posix_spawn(3) does, copy no
  * page tables and leave the parent asleep until the execve.  Signals
  * stay blocked meanwhile (the parent's handlers must not run in the
- * child); the launcher unblocks them.  -1 with errno if not cloned.
+ * child); the launcher unblocks them.  With pidfd, a pidfd of the
+ * child lands there (CLONE_PIDFD).  -1 with errno if not cloned.
  */
 static pid_t
-sbx_clone_launcher(int (*fn)(void *), void *arg, int nsflags)
+sbx_clone_launcher(int (*fn)(void *), void *arg, int nsflags, int *pidfd)
 {
 	char		 stack[32768] __attribute__((aligned(16)));
 	sigset_t	 all, old;
@@ -925,21 +950,158 @@ sbx_clone_launcher(int (*fn)(void *), void *arg, int nsflags)
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid = clone(fn, stack + sizeof(stack), CLONE_VM | CLONE_VFORK |
-	    nsflags | SIGCHLD, arg);
+	    nsflags | (pidfd != NULL ? CLONE_PIDFD : 0) | SIGCHLD, arg,
+	    pidfd);
 	saved = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
 	return (pid);
 }
 
-/* The plan, as the launcher's first message; queued before the clone. */
+/*
+ * The launcher pool.  Exec'ing the launcher and making its namespaces
+ * is most of what a spawn costs (an execve alone is about half a
+ * millisecond here), and none of it depends on the attempt.  So the
+ * parent keeps a few launchers started ahead ("factory-sandbox ready",
+ * launcher.c): each cloned into a new pid namespace and exec'd at
+ * once, exactly as a fresh one, with its socket and error pipe and
+ * nothing else; it makes its own uts, network and IPC namespaces, says
+ * "R" and waits for a plan (its mount namespace it copies when the
+ * plan comes: the attempt's tree is mounted after it started).  A
+ * spawn takes the oldest that said "R" and sends it the plan and the
+ * agent's log; from there it is what a fresh launcher is.  Each
+ * serves one attempt: no fd, namespace or memory of an earlier attempt
+ * can be in it, and the uid and cgroups are the attempt's own, as
+ * always.  One that died or said anything else is killed through its
+ * pidfd and dropped; with the pool empty a spawn starts a fresh
+ * launcher.  They die with the parent (PR_SET_PDEATHSIG) and are
+ * killed when the launcher binary changes.
+ */
+/* In the clone: fds 3 and 4, the launcher's binary, nothing else. */
 static int
-sbx_send_plan(int sock, const struct sbx_plan *pl, char *err,
+sbx_ready_child(void *arg)
+{
+	const int	*fds = arg;
+	char		 room[SBX_TITLE_ROOM + 1];
+	char		*argv[] = { "factory-sandbox", "ready", room, NULL };
+	char		*envp[] = { NULL };
+	int		 want[3], hi[3], i;
+
+	memset(room, ' ', SBX_TITLE_ROOM);
+	room[SBX_TITLE_ROOM] = '\0';
+	want[0] = fds[0];
+	want[1] = fds[1];
+	want[2] = sbx_launcher;
+	for (i = 0; i < 3; i++)
+		if ((hi[i] = fcntl(want[i], F_DUPFD_CLOEXEC, 64)) == -1)
+			_exit(127);
+	for (i = 0; i < 3; i++)
+		if (dup3(hi[i], SBX_FD_SOCK + i, i == 2 ? O_CLOEXEC : 0) == -1)
+			_exit(127);
+	syscall(SYS_close_range, SBX_FD_SOCK + 3, ~0U, 0);
+	syscall(SYS_execveat, SBX_FD_SOCK + 2, "", argv, envp, AT_EMPTY_PATH);
+	sbx_fail(SBX_FD_ERR, "exec factory-sandbox:");
+}
+
+static int
+sbx_ready_make(struct sbx_ready *r)
+{
+	int	 sv[2], ep[2], fds[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+		return (-1);
+	if (pipe2(ep, O_CLOEXEC) == -1) {
+		close(sv[0]);
+		close(sv[1]);
+		return (-1);
+	}
+	fds[0] = sv[1];
+	fds[1] = ep[1];
+	r->pidfd = -1;
+	r->pid = sbx_clone_launcher(sbx_ready_child, fds, CLONE_NEWPID,
+	    &r->pidfd);
+	close(sv[1]);
+	close(ep[1]);
+	if (r->pid == -1) {
+		close(sv[0]);
+		close(ep[0]);
+		return (-1);
+	}
+	r->sock = sv[0];
+	r->errfd = ep[0];
+	return (0);
+}
+
+/* Kill it and reap it (unless the caller's reaper was first). */
+static void
+sbx_ready_drop(struct sbx_ready *r)
+{
+	siginfo_t	 si;
+
+	(void)syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+	while (waitid(P_PIDFD, r->pidfd, &si, WEXITED) == -1 &&
+	    errno == EINTR)
+		;
+	close(r->pidfd);
+	close(r->sock);
+	close(r->errfd);
+}
+
+static void
+sbx_ready_drain(void)
+{
+	while (sbx_nready > 0)
+		sbx_ready_drop(&sbx_ready[--sbx_nready]);
+}
+
+/*
+ * The oldest launcher of the pool that is ready, waiting for its "R"
+ * if it has not said it yet; 0 if none is.
+ */
+static int
+sbx_ready_take(struct sbx_ready *r)
+{
+	struct pollfd	 pfd;
+	char		 tag;
+	int		 rc;
+
+	while (sbx_nready > 0) {
+		*r = sbx_ready[0];
+		memmove(&sbx_ready[0], &sbx_ready[1], --sbx_nready *
+		    sizeof(sbx_ready[0]));
+		pfd.fd = r->sock;
+		pfd.events = POLLIN;
+		while ((rc = poll(&pfd, 1, SBX_SETUP_MS)) == -1 &&
+		    errno == EINTR)
+			;
+		tag = 0;
+		if (rc == 1 && sbx_recvtag(r->sock, MSG_DONTWAIT, &tag, NULL,
+		    0) == 0 && tag == 'R')
+			return (1);
+		sbx_ready_drop(r);
+	}
+	return (0);
+}
+
+/*
+ * The plan, as the launcher's first message: queued before the clone
+ * for a fresh launcher, sent to a ready one with the agent's log fd
+ * (logfd, or -1 for none).
+ */
+static int
+sbx_send_plan(int sock, const struct sbx_plan *pl, int logfd, char *err,
     size_t errlen)
 {
-	void	*wire;
-	size_t	 len;
-	int	 buf = SBX_PLAN_MAX + 4096;
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+	void		*wire;
+	size_t		 len;
+	int		 buf = SBX_PLAN_MAX + 4096;
 
 	if ((wire = sbx_plan_encode(pl, &sbx_prog, &len)) == NULL) {
 		snprintf(err, errlen, "plan: %s", strerror(errno));
@@ -948,7 +1110,22 @@ sbx_send_plan(int sock, const struct sbx_plan *pl, char *err,
 	if (len > 128 * 1024)
 		(void)setsockopt(sock, SOL_SOCKET, SO_SNDBUFFORCE, &buf,
 		    sizeof(buf));
-	if (send(sock, wire, len, MSG_NOSIGNAL) != (ssize_t)len) {
+	memset(&msg, 0, sizeof(msg));
+	memset(&cm, 0, sizeof(cm));
+	iov.iov_base = wire;
+	iov.iov_len = len;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	if (logfd != -1) {
+		msg.msg_control = cm.buf;
+		msg.msg_controllen = sizeof(cm.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &logfd, sizeof(logfd));
+	}
+	if (sendmsg(sock, &msg, MSG_NOSIGNAL) != (ssize_t)len) {
 		snprintf(err, errlen, "send the plan: %s", strerror(errno));
 		free(wire);
 		return (-1);
@@ -957,14 +1134,109 @@ sbx_send_plan(int sock, const struct sbx_plan *pl, char *err,
 	return (0);
 }
 
+/*
+ * A fresh pid 1: the launcher cloned into new namespaces (the network
+ * and IPC ones from the namespace pool, if it has any) and exec'd at
+ * once, its plan queued on its socket first; or, without a launcher,
+ * a fork of the caller.  Its pid, the parent's end of its socket and
+ * the read end of its error pipe; -1 and err if none was started.
+ */
+static int
+sbx_start(struct sbx_plan *pl, pid_t *pidp, int *sockp, int *efdp,
+    char *err, size_t errlen)
+{
+	struct sbx_nsfds ns;
+	int		 sv[2], ep[2], pooled;
+	pid_t		 pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		snprintf(err, errlen, "socketpair: %s", strerror(errno));
+		return (-1);
+	}
+	if (pipe2(ep, O_CLOEXEC) == -1) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return (-1);
+	}
+	pl->sock = sv[1];
+	pl->errfd = ep[1];
+	ns.net = ns.ipc = -1;
+	pooled = sbx_pool_take(&ns);
+	pl->netfd = pooled ? ns.net : -1;
+	pl->ipcfd = pooled ? ns.ipc : -1;
+	if (sbx_launcher != -1 && sbx_send_plan(sv[0], pl, -1, err,
+	    errlen) == -1) {
+		pid = -2;	/* not cloned */
+		goto done;
+	}
+	if (sbx_launcher != -1)
+		pid = sbx_clone_launcher(sbx_launcher_child, pl,
+		    SBX_NSFLAGS | (pooled ? 0 : SBX_POOLNS), NULL);
+	else {
+		/* Like fork(2), with the namespaces: pid 1 runs on a copy. */
+		pid = (pid_t)syscall(SYS_clone, SBX_NSFLAGS | (pooled ? 0 :
+		    SBX_POOLNS) | SIGCHLD, NULL, NULL, NULL, 0);
+		if (pid == 0) {
+			close(sv[0]);
+			close(ep[0]);
+			sbx_pid1(pl);
+		}
+	}
+	if (pid == -1)
+		snprintf(err, errlen, "clone: %s", strerror(errno));
+ done:
+	/* Pid 1 holds the pooled namespaces now, and nobody else. */
+	if (pooled) {
+		close(ns.net);
+		close(ns.ipc);
+	}
+	close(sv[1]);
+	close(ep[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		close(ep[0]);
+		return (-1);
+	}
+	*pidp = pid;
+	*sockp = sv[0];
+	*efdp = ep[0];
+	return (0);
+}
+
+/*
+ * A launcher of the pool, if one is ready, given the plan.  One that
+ * dies before it has it is dropped and the next one tried.
+ */
+static int
+sbx_start_ready(struct sbx_plan *pl, int logfd, pid_t *pidp, int *sockp,
+    int *efdp)
+{
+	struct sbx_ready r;
+	char		 err[256];
+
+	pl->netfd = pl->ipcfd = -1;	/* it has made its own */
+	while (sbx_ready_take(&r)) {
+		if (sbx_send_plan(r.sock, pl, logfd, err, sizeof(err)) == -1) {
+			sbx_ready_drop(&r);
+			continue;
+		}
+		close(r.pidfd);
+		*pidp = r.pid;
+		*sockp = r.sock;
+		*efdp = r.errfd;
+		return (1);
+	}
+	return (0);
+}
+
 int
 sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
     char *err, size_t errlen)
 {
 	struct sbx_plan	 pl;
-	struct sbx_nsfds ns;
 	char		 derr[256];
-	int		 sv[2], ep[2], st, rc, pooled;
+	int		 sock, efd, st, rc;
 	pid_t		 pid;
 
 	if (sbx_seccomp_build(err, errlen) == -1)
@@ -982,63 +1254,19 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	strlcpy(sb->tree, pl.tree, sizeof(sb->tree));
 	sb->nports = sbx_ports(spec, sb->ports);
 	pl.ncgroups = sb->ncgroups;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
-		snprintf(err, errlen, "socketpair: %s", strerror(errno));
-		goto fail_plan;
-	}
-	if (pipe2(ep, O_CLOEXEC) == -1) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
-		close(sv[0]);
-		close(sv[1]);
-		goto fail_plan;
-	}
-	pl.sock = sv[1];
-	pl.errfd = ep[1];
-	pooled = sbx_pool_take(&ns);
-	pl.netfd = pooled ? ns.net : -1;
-	pl.ipcfd = pooled ? ns.ipc : -1;
-	if (sbx_launcher != -1 && sbx_send_plan(sv[0], &pl, err,
-	    errlen) == -1) {
-		pid = -2;	/* not cloned */
-		goto fail_clone;
-	}
-	if (sbx_launcher != -1)
-		pid = sbx_clone_launcher(sbx_launcher_child, &pl,
-		    SBX_NSFLAGS | (pooled ? 0 : SBX_POOLNS));
-	else {
-		/* Like fork(2), with the namespaces: pid 1 runs on a copy. */
-		pid = (pid_t)syscall(SYS_clone, SBX_NSFLAGS | (pooled ? 0 :
-		    SBX_POOLNS) | SIGCHLD, NULL, NULL, NULL, 0);
-		if (pid == 0) {
-			close(sv[0]);
-			close(ep[0]);
-			sbx_pid1(&pl);
-		}
-	}
- fail_clone:
-	/* Pid 1 holds the pooled namespaces now, and nobody else. */
-	if (pooled) {
-		close(ns.net);
-		close(ns.ipc);
-	}
-	close(sv[1]);
-	close(ep[1]);
-	if (pid < 0) {
-		if (pid == -1)
-			snprintf(err, errlen, "clone: %s", strerror(errno));
-		close(sv[0]);
-		close(ep[0]);
-		goto fail_plan;
-	}
+	rc = sbx_launcher != -1 && sbx_start_ready(&pl, spec->logfd, &pid,
+	    &sock, &efd) ? 0 : sbx_start(&pl, &pid, &sock, &efd, err, errlen);
 	free(pl.hide);
 	free(pl.binds);
 	free(pl.bexec);
+	if (rc == -1)
+		return (-1);
 	sb->pid = pid;
-	sb->fd = sv[0];
+	sb->fd = sock;
 	rc = sbx_cgroups(spec, sb, err, errlen);
 	if (rc == 0)
-		rc = sbx_await(ep[0], err, errlen);
-	close(ep[0]);
+		rc = sbx_await(efd, err, errlen);
+	close(efd);
 	if (rc == 0 && (spec->nlisten == 0 ||
 	    sbx_recvfds(sb, spec->nlisten, err, errlen) == 0))
 		return (0);
@@ -1051,12 +1279,6 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	sb->pid = -1;
 	if (sandbox_destroy(sb, derr, sizeof(derr)) == -1)
 		snprintf(err + strlen(err), errlen - strlen(err), "; %s", derr);
-	return (-1);
-
- fail_plan:
-	free(pl.hide);
-	free(pl.binds);
-	free(pl.bexec);
 	return (-1);
 }
 
@@ -1157,7 +1379,7 @@ sandbox_enter(const struct sandbox *sb, const struct sandbox_enter *se,
 	ea.se = se;
 	ea.sock = sv[1];
 	ea.id = as.id;
-	if ((pid = sbx_clone_launcher(sbx_enter_child, &ea, 0)) == -1)
+	if ((pid = sbx_clone_launcher(sbx_enter_child, &ea, 0, NULL)) == -1)
 		snprintf(err, errlen, "clone: %s", strerror(errno));
  done:
 	free(wire);

@@ -17,16 +17,40 @@
  *	hugelen SOCK		    a header claiming 2 GiB; prints "closed"
  *	fdpass SOCK		    a STATUS carrying a descriptor; "closed"
  *	manyfds SOCK		    a SHELL_FD carrying 64 descriptors; "closed"
+ *	slowread SOCK TYPE ID CHUNK MS SECS
+ *				    TYPE (show or receipts) of attempt ID,
+ *				    then read CHUNK bytes every MS
+ *				    ms, for at most SECS; prints "complete
+ *				    B bytes after N ms", "closed after N ms,
+ *				    B bytes" or "open after N ms, B bytes"
+ *	userns SOCK OWNER BASE N NESTED HOLD
+ *				    as OWNER, a user namespace mapping its
+ *				    uids 0..N-1 to BASE..BASE+N-1 (written
+ *				    by us, root, as newuidmap would), with
+ *				    NESTED 1 another inside it; one
+ *				    connection from each of its N uids,
+ *				    held HOLD seconds; prints "connected C
+ *				    open K" (K the ones the daemon kept)
+ *	connectexit SOCK	    a child connects and exits at once,
+ *				    before the daemon can accept it
+ *	submitgone SOCK FILE N	    N times: submit FILE, close after 0 to
+ *				    20 ms (the i-th waits i % 21), never
+ *				    reading; prints "sent N"
  */
 #include <sys/types.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,6 +294,270 @@ withfds(const char *path, uint32_t type, int nfds)
 	return (0);
 }
 
+static long
+ms_since(const struct timespec *t0)
+{
+	struct timespec	 t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return ((t1.tv_sec - t0->tv_sec) * 1000 +
+	    (t1.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+/* Has buf[0..len) an END message, after whole messages?  */
+static int
+has_end(const unsigned char *buf, size_t len)
+{
+	struct imsg_hdr	 h;
+	size_t		 off = 0, n;
+
+	while (len - off >= sizeof(h)) {
+		memcpy(&h, buf + off, sizeof(h));
+		n = h.len & 0x7fffffffU;
+		if (n < sizeof(h) || len - off < n)
+			return (0);
+		if (h.type == IMSG_CTL_END || h.type == IMSG_CTL_FAIL)
+			return (1);
+		off += n;
+	}
+	return (0);
+}
+
+static int
+slowread(const char *path, const char *what, const char *id, int chunk,
+    int ms, int secs)
+{
+	struct imsg_hdr	 h;
+	struct timespec	 t0;
+	struct pollfd	 pfd;
+	static unsigned char buf[4 * 1024 * 1024];
+	char		 msg[sizeof(h) + ATTEMPT_ID_MAX];
+	size_t		 got = 0, len = sizeof(h) + strlen(id) + 1;
+	ssize_t		 n;
+	int		 s;
+
+	if ((s = dial(path, 0)) == -1)
+		err(2, "%s", path);
+	if (strlen(id) + 1 > ATTEMPT_ID_MAX || chunk < 1)
+		errx(2, "bad arguments");
+	header(&h, strcmp(what, "receipts") == 0 ? IMSG_CTL_RECEIPTS :
+	    IMSG_CTL_SHOW, len);
+	memcpy(msg, &h, sizeof(h));
+	memcpy(msg + sizeof(h), id, strlen(id) + 1);
+	if (send(s, msg, len, MSG_NOSIGNAL) != (ssize_t)len)
+		err(2, "send");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (ms_since(&t0) < secs * 1000L) {
+		usleep(ms * 1000);
+		if (got + chunk > sizeof(buf))
+			break;
+		n = recv(s, buf + got, chunk, MSG_DONTWAIT);
+		if (n == 0 || (n == -1 && errno != EAGAIN)) {
+			printf("closed after %ld ms, %zu bytes\n",
+			    ms_since(&t0), got);
+			return (0);
+		}
+		if (n > 0)
+			got += n;
+		/* Closed by the daemon, with bytes still in our queue. */
+		pfd.fd = s;
+		pfd.events = POLLRDHUP;
+		if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLRDHUP) &&
+		    !has_end(buf, got)) {
+			printf("closed after %ld ms, %zu bytes\n",
+			    ms_since(&t0), got);
+			return (0);
+		}
+		if (has_end(buf, got)) {
+			printf("complete %zu bytes after %ld ms\n", got,
+			    ms_since(&t0));
+			return (0);
+		}
+	}
+	printf("open after %ld ms, %zu bytes\n", ms_since(&t0), got);
+	return (0);
+}
+
+/* Map the user namespace of pid: inside 0..n-1 to outside base... */
+static int
+idmap(pid_t pid, unsigned base, int n)
+{
+	const char *const files[] = { "uid_map", "gid_map" };
+	char	 path[64], map[64];
+	int	 fd, i, len;
+
+	len = snprintf(map, sizeof(map), "0 %u %d\n", base, n);
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid,
+		    files[i]);
+		if ((fd = open(path, O_WRONLY)) == -1)
+			return (-1);
+		if (write(fd, map, len) != len) {
+			close(fd);
+			return (-1);
+		}
+		close(fd);
+	}
+	return (0);
+}
+
+/*
+ * A child in a new user namespace, mapped by its parent (us): in the
+ * child, 0 once it is mapped and root there; in the parent, the
+ * child's pid.  The child becomes uid drop (if not -1) first, so that
+ * the namespace is that uid's.
+ */
+static pid_t
+userns_child(unsigned base, int n, long drop)
+{
+	int	 ready[2], go[2];
+	char	 c;
+	pid_t	 pid;
+
+	if (pipe(ready) == -1 || pipe(go) == -1)
+		err(2, "pipe");
+	if ((pid = fork()) == -1)
+		err(2, "fork");
+	if (pid == 0) {
+		close(ready[0]);
+		close(go[1]);
+		if (drop != -1 && (setgroups(0, NULL) == -1 ||
+		    setresgid(drop, drop, drop) == -1 ||
+		    setresuid(drop, drop, drop) == -1))
+			err(2, "becoming uid %ld", drop);
+		if (unshare(CLONE_NEWUSER) == -1)
+			err(2, "unshare");
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		if (setresgid(0, 0, 0) == -1 || setresuid(0, 0, 0) == -1)
+			err(2, "root in the namespace");
+		/* So that a namespace of ours may be mapped by us. */
+		if (prctl(PR_SET_DUMPABLE, 1) == -1)
+			err(2, "PR_SET_DUMPABLE");
+		close(ready[1]);
+		close(go[0]);
+		return (0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	if (read(ready[0], &c, 1) != 1 || idmap(pid, base, n) == -1 ||
+	    write(go[1], "g", 1) != 1)
+		err(2, "mapping the user namespace of %d", (int)pid);
+	close(ready[0]);
+	close(go[1]);
+	return (pid);
+}
+
+/* The n uids of the namespace, a connection each; results to res. */
+static void
+userns_conns(const char *path, int n, int hold, int res)
+{
+	pid_t	 pid;
+	int	 i, s;
+	char	 c;
+
+	for (i = 0; i < n; i++) {
+		if ((pid = fork()) == -1)
+			err(2, "fork");
+		if (pid != 0)
+			continue;
+		if (setresgid(i, i, i) == -1 || setresuid(i, i, i) == -1)
+			err(2, "uid %d in the namespace", i);
+		if ((s = dial(path, 1)) == -1)
+			c = 'f';
+		else {
+			usleep(500 * 1000);
+			c = closed_within(s, 0) ? 'c' : 'o';
+		}
+		if (write(res, &c, 1) != 1)
+			_exit(2);
+		sleep(hold);
+		_exit(0);
+	}
+	while (wait(NULL) > 0)
+		;
+}
+
+static int
+userns(const char *path, unsigned owner, unsigned base, int n, int nested,
+    int hold)
+{
+	int	 res[2], got = 0, open = 0, connected = 0;
+	char	 c;
+
+	if (pipe(res) == -1)
+		err(2, "pipe");
+	if (userns_child(base, n, owner) == 0) {
+		close(res[0]);
+		if (nested && userns_child(0, n, -1) != 0) {
+			close(res[1]);
+			while (wait(NULL) > 0)
+				;
+			_exit(0);
+		}
+		userns_conns(path, n, hold, res[1]);
+		_exit(0);
+	}
+	close(res[1]);
+	while (got < n && read(res[0], &c, 1) == 1) {
+		got++;
+		if (c != 'f')
+			connected++;
+		if (c == 'o')
+			open++;
+	}
+	printf("connected %d open %d\n", connected, open);
+	fflush(stdout);
+	while (wait(NULL) > 0)
+		;
+	return (0);
+}
+
+static int
+connectexit(const char *path)
+{
+	pid_t	 pid;
+
+	if ((pid = fork()) == -1)
+		err(2, "fork");
+	if (pid == 0)
+		_exit(dial(path, 0) == -1 ? 2 : 0);
+	if (waitpid(pid, NULL, 0) == -1)
+		err(2, "waitpid");
+	printf("gone\n");
+	return (0);
+}
+
+static int
+submitgone(const char *path, const char *file, int n)
+{
+	struct imsg_hdr	 h;
+	static char	 msg[sizeof(h) + PATH_MAX + 65536];
+	size_t		 nlen = strlen(file) + 1, len;
+	ssize_t		 r;
+	int		 fd, s, i, sent = 0;
+
+	if (nlen > PATH_MAX || (fd = open(file, O_RDONLY)) == -1)
+		err(2, "%s", file);
+	memcpy(msg + sizeof(h), file, nlen);
+	len = sizeof(h) + nlen;
+	while ((r = read(fd, msg + len, sizeof(msg) - len)) > 0)
+		len += r;
+	close(fd);
+	header(&h, IMSG_CTL_SUBMIT, len);
+	memcpy(msg, &h, sizeof(h));
+	for (i = 0; i < n; i++) {
+		if ((s = dial(path, 0)) == -1)
+			err(2, "%s", path);
+		if (send(s, msg, len, MSG_NOSIGNAL) == (ssize_t)len)
+			sent++;
+		usleep((i % 21) * 1000);
+		close(s);
+	}
+	printf("sent %d\n", sent);
+	return (0);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -288,7 +576,18 @@ main(int argc, char *argv[])
 		return (withfds(argv[2], IMSG_CTL_STATUS, 1));
 	if (argc == 3 && strcmp(argv[1], "manyfds") == 0)
 		return (withfds(argv[2], IMSG_CTL_SHELL_FD, 64));
+	if (argc == 8 && strcmp(argv[1], "slowread") == 0)
+		return (slowread(argv[2], argv[3], argv[4], atoi(argv[5]),
+		    atoi(argv[6]), atoi(argv[7])));
+	if (argc == 8 && strcmp(argv[1], "userns") == 0)
+		return (userns(argv[2], atoi(argv[3]), atoi(argv[4]),
+		    atoi(argv[5]), atoi(argv[6]), atoi(argv[7])));
+	if (argc == 3 && strcmp(argv[1], "connectexit") == 0)
+		return (connectexit(argv[2]));
+	if (argc == 5 && strcmp(argv[1], "submitgone") == 0)
+		return (submitgone(argv[2], argv[3], atoi(argv[4])));
 	fprintf(stderr, "usage: prog_ctlflood flood|conns|idle|slowloris|"
-	    "hugelen|fdpass|manyfds SOCK ...\n");
+	    "hugelen|fdpass|manyfds|slowread|userns|connectexit|submitgone "
+	    "SOCK ...\n");
 	return (2);
 }

@@ -4,7 +4,10 @@
 # holds idle ones, dribbles a header, lies in a length field or passes
 # descriptors.  Meanwhile root's status and cancel on the read-write
 # socket are served, factoryd's memory stays bounded, and idle
-# connections are closed after control-idle-timeout.  Needs root.
+# connections are closed after control-idle-timeout.  Then (sourced):
+# submissions whose clients vanish while they wait (waits.sh), readers
+# that take an answer a little at a time (slow.sh), and one user's many
+# uids from user namespaces of its own (userns.sh).  Needs root.
 
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 
@@ -205,5 +208,9 @@ check "the flood over, root is served again (limit still $lim)" ctl status
 check "the flood over, uid 65534 is served again" \
     as 65534 "$O/factoryctl" -s "$SOCK" status
 prlimit --pid "$P" --nofile=1024:
+
+. "$(dirname "$0")/waits.sh"
+. "$(dirname "$0")/slow.sh"
+. "$(dirname "$0")/userns.sh"
 
 regress_done

@@ -35,6 +35,20 @@ if bad:
 PY
 }
 
+# unseen FILE: no format character (Unicode's Cf: zero width space and
+# joiners, bidi controls, soft hyphen, BOM, tags) raw in FILE.
+unseen() {
+	python3 - "$1" <<'PY'
+import sys, unicodedata
+t = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+bad = sorted(set("U+%04X" % ord(c) for c in t
+    if unicodedata.category(c) == "Cf" or 0xe0000 <= ord(c) <= 0xe007f))
+if bad:
+    print("raw:", " ".join(bad))
+    sys.exit(1)
+PY
+}
+
 # The file name of the issue, one that retitles the terminal, one that
 # reverses the text that follows, one with a C1 CSI, one with DEL; and
 # a log of the same bytes.
@@ -44,7 +58,9 @@ n2=$(printf "src/\033]0;retitled\007.c")
 n3=$(printf "src/bidi\342\200\256txt.exe")
 n4=$(printf "src/c1\302\23331m.c")
 n5=$(printf "src/del\177.c")
-for n in "$n1" "$n2" "$n3" "$n4" "$n5"; do echo x >"$n"; done
+n6=$(printf "src/zw\342\200\213sp\342\200\215j\357\273\277bom\302\255shy\363\240\200\201tag.c")
+for n in "$n1" "$n2" "$n3" "$n4" "$n5" "$n6"; do echo x >"$n"; done
+printf "unseen: a\342\200\213b \342\201\246iso\342\201\251 \330\234 \341\240\216 \363\240\201\277 end\n"
 printf "agent: \033[2J\033]0;retitled\007 \r\033[1Aover\010\177 \302\233 31m \342\200\256 reversed\n"
 printf "tab\there\n"'
 write_manifest "$T/hostile.yaml" "$AGENT"
@@ -82,6 +98,16 @@ check "list: no raw control byte" inert "$T/list.txt"
 ctl logs "$id" >"$T/logs.txt" 2>&1
 check "logs: the agent's line is there" grep -q 'reversed' "$T/logs.txt"
 check "logs: no raw control byte" inert "$T/logs.txt" tab
+check "show: no format character raw (zero width, BOM, tags)" \
+    unseen "$T/show.txt"
+# A path is in the suite's encoding from the worker on: byte by byte.
+check "show: the zero width name, escaped" grep -qF \
+    'src/zw\xe2\x80\x8bsp\xe2\x80\x8dj\xef\xbb\xbfbom\xc2\xadshy\xf3\xa0\x80\x81tag.c' \
+    "$T/show.txt"
+check "logs: no format character raw" unseen "$T/logs.txt"
+check "logs: the invisibles shown" grep -qF \
+    'unseen: a\u{200B}b \u{2066}iso\u{2069} \u{061C} \u{180E} \u{E007F} end' \
+    "$T/logs.txt"
 check "logs: the tab that is text stays a tab" grep -q "$(printf 'tab\there')" \
     "$T/logs.txt"
 

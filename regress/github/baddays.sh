@@ -115,6 +115,16 @@ badday api-badchunk-overflow \
     "chunk" 40
 badday api-badchunk-negative \
     "[$(F api GET $RP badchunk ',"count":100,"bad":"-5"')]" "chunk" 40
+# A body delimited by the connection's end: whole only after a TLS
+# close_notify; a bare close (a FIN anyone on the path can send) is
+# refused, cut or not, and the request tried again.
+badday api-close-notify "[$(F api GET $RP close-notify)]" ok
+badday api-close-cut "[$(F api GET $RP close-cut)]" ok
+badday api-close-bare "[$(F api GET $RP/pulls close-bare)]" ok
+badday api-close-cut-always "[$(F api GET $RP close-cut ',"count":100')]" \
+    "close_notify" 40
+badday api-close-bare-always \
+    "[$(F api GET $RP close-bare ',"count":100')]" "close_notify" 40
 badday api-revoke-dropped "[$(F api DELETE /installation/token drop-request)]" ok
 badday api-revoke-stalled "[$(F api DELETE /installation/token stall)]" ok 30 \
     "$SHORT"

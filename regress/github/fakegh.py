@@ -35,6 +35,13 @@
 #  chunked        do the work, answer with a chunked body
 #  badchunk       do the work, answer chunked with a bad chunk size
 #                 line "bad" (default "zz")
+#  close-notify   do the work, answer with a body that the close
+#                 delimits (no Content-Length, not chunked), end TLS
+#                 with close_notify: a whole answer
+#  close-cut      the same, half the body, then a FIN without
+#                 close_notify: a truncation an attacker can make
+#  close-bare     the same, all the body, then a FIN without
+#                 close_notify: nothing tells it from close-cut
 # /_state counts tokens minted, delivered (the whole answer written)
 # and revoked.
 import argparse
@@ -215,6 +222,27 @@ class Handler(BaseHTTPRequestHandler):
             pass
         rst(self.connection)
 
+    def fin(self):
+        """Close with a FIN, without TLS close_notify."""
+        self.aborted = True
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+        except (OSError, ValueError):
+            pass
+        try:
+            os.close(self.connection.detach())
+        except OSError:
+            pass
+
+    def close_tls(self):
+        """End TLS with close_notify (the client need not answer)."""
+        try:
+            self.wfile.flush()
+            self.connection.unwrap()
+        except (ssl.SSLError, OSError, ValueError):
+            pass
+
     def fault_before(self, server, method, path):
         """Faults that act before the work; True if the request ends."""
         f = self.fault = fault_take(server, method, path)
@@ -251,9 +279,10 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         for k, v in hdrs.items():
             self.send_header(k, v)
+        closed = what in ("close-notify", "close-cut", "close-bare")
         if what in ("chunked", "badchunk"):
             self.send_header("Transfer-Encoding", "chunked")
-        else:
+        elif not closed:
             self.send_header("Content-Length", str(len(data)))
         self.send_header("Connection", "close")
         self.end_headers()
@@ -269,6 +298,14 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"%x\r\n%s\r\n" % (3, data[:3]))
                 self.wfile.write(bad + b"\r\n" + data[3:] + b"\r\n")
                 self.wfile.write(b"0\r\n\r\n")
+            elif closed:
+                cut = len(data) // 2 if what == "close-cut" else len(data)
+                self.wfile.write(data[:cut])
+                if what == "close-notify":
+                    self.close_tls()
+                    return True
+                self.fin()
+                return False
             elif what == "drop-response":
                 self.wfile.write(data[:len(data) // 2])
                 self.abort()

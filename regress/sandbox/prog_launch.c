@@ -11,12 +11,26 @@
  * cut N (the plan's first N bytes), trailing (a byte more), magic,
  * withfd (an fd attached to the plan), title (started for another
  * attempt), noplan (the socket closed at once), badid.
+ *
+ * The ready modes start it as a launcher of the pool ("factory-sandbox
+ * ready", a new pid namespace only, one stray fd besides its two): it
+ * must say "R" ("ready", or "not ready"), then it prints the fds the
+ * waiting launcher holds ("fds: ...") and which of its namespaces are
+ * not ours ("fresh: ..."), and sends the plan: ready (with the log fd:
+ * runs argv, prints its title once the agent exec'd), readylate (as
+ * ready, the tree a tmpfs mounted at TREE-late after "R", as a tree
+ * made for the attempt is), readynofd (no fd), readytwofd (two),
+ * readyroom (started without the room for its title: it must refuse
+ * before "R").
  */
 #include <sys/types.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,29 +50,204 @@ send_plan(int sock, const unsigned char *w, size_t len, int withfd)
 {
 	union {
 		struct cmsghdr	 h;
-		char		 buf[CMSG_SPACE(sizeof(int))];
+		char		 buf[CMSG_SPACE(sizeof(int) * 2)];
 	} cm;
 	struct msghdr	 msg;
 	struct iovec	 iov;
 	struct cmsghdr	*c;
-	int		 fd = 0;
+	int		 fd[2] = { 1, 1 };
 
 	memset(&msg, 0, sizeof(msg));
 	iov.iov_base = (void *)w;
 	iov.iov_len = len;
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
-	if (withfd) {
+	if (withfd > 0) {
 		msg.msg_control = cm.buf;
-		msg.msg_controllen = sizeof(cm.buf);
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * withfd);
 		c = CMSG_FIRSTHDR(&msg);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+		c->cmsg_len = CMSG_LEN(sizeof(int) * withfd);
+		memcpy(CMSG_DATA(c), fd, sizeof(int) * withfd);
 	}
 	if (sendmsg(sock, &msg, 0) == -1)
 		err(1, "send the plan");
+}
+
+/* The fds pid holds, in order. */
+static void
+print_fds(pid_t pid)
+{
+	char		 path[64];
+	struct dirent	*de;
+	DIR		*d;
+	int		 fds[64], n = 0, i, j, t;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		err(2, "%s", path);
+	while ((de = readdir(d)) != NULL && n < 64)
+		if (de->d_name[0] != '.')
+			fds[n++] = atoi(de->d_name);
+	closedir(d);
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			if (fds[j] < fds[i]) {
+				t = fds[i];
+				fds[i] = fds[j];
+				fds[j] = t;
+			}
+	printf("fds:");
+	for (i = 0; i < n; i++)
+		printf(" %d", fds[i]);
+	printf("\n");
+}
+
+/* The namespaces of pid that are not the caller's. */
+static void
+print_fresh(pid_t pid)
+{
+	const char *const ns[] = { "mnt", "uts", "net", "ipc", "pid", NULL };
+	struct stat	 a, b;
+	char		 path[64];
+	int		 i;
+
+	printf("fresh:");
+	for (i = 0; ns[i] != NULL; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, ns[i]);
+		if (stat(path, &a) == -1)
+			err(2, "%s", path);
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns[i]);
+		if (stat(path, &b) == -1)
+			err(2, "%s", path);
+		if (a.st_ino != b.st_ino)
+			printf(" %s", ns[i]);
+	}
+	printf("\n");
+}
+
+/* Its command line, NULs shown as spaces. */
+static void
+print_title(pid_t pid)
+{
+	char	 path[64], buf[256];
+	ssize_t	 n, i;
+	int	 fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1 ||
+	    (n = read(fd, buf, sizeof(buf) - 1)) < 0)
+		err(2, "%s", path);
+	close(fd);
+	for (i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	printf("title: %s|\n", buf);
+}
+
+/*
+ * The ready modes: the launcher as factoryd's pool starts it, then the
+ * plan w (len bytes) with nfd fds.
+ */
+static int
+ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
+    size_t len)
+{
+	char	 late[PATH_MAX];
+	char	 room[SBX_TITLE_ROOM + 1], buf[1024], tag = 0, *largv[4];
+	int	 sv[2], ep[2], st, i, nfd = 1;
+	ssize_t	 r;
+	pid_t	 pid;
+
+	if (strcmp(mode, "readynofd") == 0)
+		nfd = 0;
+	else if (strcmp(mode, "readytwofd") == 0)
+		nfd = 2;
+	memset(room, ' ', sizeof(room) - 1);
+	room[strcmp(mode, "readyroom") == 0 ? 10 : SBX_TITLE_ROOM] = '\0';
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1 ||
+	    pipe2(ep, O_CLOEXEC) == -1)
+		err(2, "socketpair");
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
+	if (pid == -1)
+		err(2, "clone");
+	if (pid == 0) {
+		if ((sv[1] = fcntl(sv[1], F_DUPFD, 64)) == -1 ||
+		    (ep[1] = fcntl(ep[1], F_DUPFD, 64)) == -1 ||
+		    (bin = fcntl(bin, F_DUPFD, 64)) == -1 ||
+		    dup2(sv[1], 3) == -1 || dup2(ep[1], 4) == -1 ||
+		    dup2(bin, 8) == -1 || dup2(1, 9) == -1)
+			_exit(126);
+		syscall(SYS_close_range, 10, ~0U, 0);
+		largv[0] = "factory-sandbox";
+		largv[1] = "ready";
+		largv[2] = room;
+		largv[3] = NULL;
+		syscall(SYS_execveat, 8, "", largv, envp, AT_EMPTY_PATH);
+		_exit(126);
+	}
+	close(sv[1]);
+	close(ep[1]);
+	if (sbx_recvtag(sv[0], 0, &tag, NULL, 0) != 0 || tag != 'R') {
+		printf("not ready\n");
+		fflush(stdout);
+		while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+			;
+		printf("exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128);
+		return (0);
+	}
+	printf("ready\n");
+	print_fds(pid);
+	print_fresh(pid);
+	print_title(pid);
+	fflush(stdout);
+	late[0] = '\0';
+	if (strcmp(mode, "readylate") == 0) {
+		/* Made after the launcher was: it must see it all the same. */
+		snprintf(late, sizeof(late), "%s-late", pl->tree);
+		if (mkdir(late, 0755) == -1 || mount("tmpfs", late, "tmpfs", 0,
+		    "size=1m") == -1 || chown(late, pl->spec->uid,
+		    pl->spec->gid) == -1)
+			err(2, "%s", late);
+		strlcpy(pl->tree, late, sizeof(pl->tree));
+		free(w);
+		if ((w = sbx_plan_encode(pl, &sbx_prog, &len)) == NULL)
+			err(2, "encode");
+	}
+	send_plan(sv[0], w, len, nfd);
+	/* A launcher that refused its plan may be gone already. */
+	(void)sbx_sendtag(sv[0], 'G', NULL, 0);
+	r = read(ep[0], buf, sizeof(buf) - 1);
+	if (r > 0) {
+		buf[r] = '\0';
+		printf("error: %s\n", buf);
+	} else {
+		printf("no error\n");
+		print_title(pid);
+	}
+	fflush(stdout);
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	r = recv(sv[0], buf, sizeof(buf), MSG_DONTWAIT);
+	if (r == 1 + (ssize_t)sizeof(i) && buf[0] == 'S') {
+		memcpy(&i, buf + 1, sizeof(i));
+		st = i;
+	}
+	if (WIFEXITED(st))
+		printf("exit %d\n", WEXITSTATUS(st));
+	else
+		printf("signal %d\n", WTERMSIG(st));
+	if (late[0] != '\0') {
+		snprintf(buf, sizeof(buf), "%s/file", late);
+		printf("host sees the file: %s\n", access(buf, F_OK) == 0 ?
+		    "yes" : "no");
+		if (umount2(late, MNT_DETACH) == -1 || rmdir(late) == -1)
+			err(2, "%s", late);
+	}
+	free(w);
+	return (0);
 }
 
 int
@@ -108,6 +297,8 @@ main(int argc, char *argv[])
 	}
 	if (strcmp(mode, "magic") == 0)
 		w[0] ^= 0xff;
+	if (strncmp(mode, "ready", 5) == 0)
+		return (ready(bin, mode, &pl, w, len));
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1 ||
 	    pipe2(ep, O_CLOEXEC) == -1)

@@ -3,7 +3,7 @@
  * tests.  Spawns, waits (a wall deadline enforced with sandbox_kill),
  * prints what happened and what the cgroups measured, destroys.
  *
- *	prog_sbx [-P] [-L launcher] [-i id] -u uid -t tree [-H hide]...
+ *	prog_sbx [-FIKP] [-L launcher] [-i id] -u uid -t tree [-H hide]...
  *	    [-m mem] [-p pids]
  *	    [-c cpu_ms] [-f fsize] [-n nofile] [-w wall_s] [-l logfile]
  *	    [-x exec_allow]... [-R expose]... [-e VAR=value]... -- argv...
@@ -11,11 +11,16 @@
  * Exits 0 if the destroy succeeded, 1 if it did not, 2 if the spawn
  * failed, 3 on a usage error.  -P prints sandbox_probe's line only.
  * -L names the factory-sandbox binary to start as pid 1, as factoryd
- * does; without it pid 1 is a fork of prog_sbx.
+ * does: one of the launcher pool, started ahead and given the plan
+ * (-F: a fresh one, as when the pool is empty; -K: the pool holds two
+ * and the oldest is killed before the spawn, which must take the
+ * other); without it pid 1 is a fork of prog_sbx.  -I ignores SIGPIPE
+ * and SIGXFSZ first, as factoryd does.
  */
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +46,7 @@ onalarm(int sig)
 static __dead void
 usage(void)
 {
-	fprintf(stderr, "usage: prog_sbx [-P] [-L launcher] [-i id] -u uid "
+	fprintf(stderr, "usage: prog_sbx [-FIKP] [-L launcher] [-i id] -u uid "
 	    "-t tree "
 	    "[-H hide] [-m mem] [-p pids] [-c cpu_ms] [-f fsize] "
 	    "[-n nofile] [-w wall_s] [-l logfile] [-x exec_allow] "
@@ -84,6 +89,58 @@ probe(void)
 	return 0;
 }
 
+/*
+ * The oldest launcher of the pool (the lowest pid among our children
+ * titled "factory-sandbox ready") dies before it is taken.
+ */
+static void
+kill_oldest(void)
+{
+	char		 path[64], buf[512];
+	struct dirent	*de;
+	DIR		*d;
+	FILE		*f;
+	siginfo_t	 si;
+	long		 pid, ppid, low = 0;
+	size_t		 n;
+
+	if ((d = opendir("/proc")) == NULL)
+		err(2, "/proc");
+	while ((de = readdir(d)) != NULL) {
+		if ((pid = atol(de->d_name)) <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		if (strrchr(buf, ')') == NULL || sscanf(strrchr(buf, ')') + 2,
+		    "%*c %ld", &ppid) != 1 || ppid != (long)getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		if (n > 16 && strcmp(buf + 16, "ready") == 0 &&
+		    (low == 0 || pid < low))
+			low = pid;
+	}
+	closedir(d);
+	if (low == 0)
+		errx(2, "no ready launcher to kill");
+	if (kill((pid_t)low, SIGKILL) == -1)
+		err(2, "kill %ld", low);
+	/* Dead, not reaped: the pool must find it so and reap it. */
+	while (waitid(P_PID, (id_t)low, &si, WEXITED | WNOWAIT) == -1)
+		if (errno != EINTR)
+			err(2, "waitid %ld", low);
+	printf("killed %ld\n", low);
+	fflush(stdout);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -95,6 +152,7 @@ main(int argc, char *argv[])
 	char			*ex[MAXLIST];
 	char			 idbuf[64], msg[1024];
 	int			 nhide = 0, nxa = 0, nenv = 0, nex = 0, ch, st;
+	int			 fresh = 0, launcher = 0, killone = 0;
 	int			 rc;
 	unsigned int		 wall = 0;
 	pid_t			 pid;
@@ -104,13 +162,23 @@ main(int argc, char *argv[])
 	spec.logfd = STDOUT_FILENO;
 	snprintf(idbuf, sizeof(idbuf), "sbx-%ld", (long)getpid());
 	spec.id = idbuf;
-	while ((ch = getopt(argc, argv, "c:e:f:H:i:L:l:m:n:p:PR:t:u:w:x:")) != -1) {
+	while ((ch = getopt(argc, argv, "c:e:Ff:H:Ii:KL:l:m:n:p:PR:t:u:w:x:")) != -1) {
 		switch (ch) {
 		case 'c':
 			spec.cpu_ms = num(optarg);
 			break;
 		case 'e':
 			add(env, &nenv, optarg);
+			break;
+		case 'F':
+			fresh = 1;
+			break;
+		case 'I':
+			signal(SIGPIPE, SIG_IGN);
+			signal(SIGXFSZ, SIG_IGN);
+			break;
+		case 'K':
+			killone = 1;
 			break;
 		case 'f':
 			spec.fsize = num(optarg);
@@ -125,6 +193,7 @@ main(int argc, char *argv[])
 			if ((ch = open(optarg, O_PATH | O_CLOEXEC)) == -1)
 				err(3, "%s", optarg);
 			sandbox_set_launcher(ch);
+			launcher = 1;
 			break;
 		case 'l':
 			spec.logfd = open(optarg, O_WRONLY | O_CREAT | O_TRUNC |
@@ -176,6 +245,12 @@ main(int argc, char *argv[])
 	spec.exec_allow = nxa > 0 ? xa : NULL;
 	spec.expose = nex > 0 ? ex : NULL;
 
+	/* As factoryd: the launcher started ahead, then handed the plan. */
+	if (launcher && !fresh && sandbox_pool_fill(killone ? 2 : 1) !=
+	    (killone ? 2 : 1))
+		errx(2, "the launcher pool could not be filled");
+	if (killone)
+		kill_oldest();
 	if (sandbox_spawn(&spec, &sb, msg, sizeof(msg)) == -1) {
 		printf("spawn: %s\n", msg);
 		fflush(stdout);

@@ -131,6 +131,13 @@ expect identity "Uid: $U $U $U $U" "Gid: $U $U $U $U" "Groups:" \
     "$TREE" writable "$ID" "exit 0"
 [ "$(stat -c %u "$TREE/w" 2>/dev/null)" = "$U" ] ||
     notok identity-file "tree file not owned by $U on the host"
+# Every case runs its pid 1 from the launcher pool, as factoryd does;
+# this one and "fresh: secret" from a fresh launcher (the pool empty).
+sbx identity-fresh -F -t "$TREE" -- /bin/sh -c \
+    'grep -E "^(Uid|Gid|Groups|CapEff|CapBnd|NoNewPrivs|Seccomp):" /proc/self/status | tr -s "\t " " " | sed "s/ *\$//"; pwd; hostname'
+expect "identity, fresh launcher" "Uid: $U $U $U $U" "Gid: $U $U $U $U" \
+    "Groups:" "CapEff: 0000000000000000" "CapBnd: 0000000000000000" \
+    "NoNewPrivs: 1" "Seccomp: 2" "$TREE" "$ID" "exit 0"
 
 # --- filesystem
 for t in /etc/factory-x:EROFS /usr/factory-x:EROFS /var/tmp/factory-x:EROFS \
@@ -153,6 +160,27 @@ expect "hardlink of /etc/shadow refused" "exit 1"
 # --- hidden state, keys, host /tmp
 sbx secret -t "$TREE" -- "$PR" read "$T/state/secret"
 expect "state dir secret hidden" ENOENT "exit 1"
+sbx secret-fresh -F -t "$TREE" -- "$PR" read "$T/state/secret"
+expect "fresh: state dir secret hidden" ENOENT "exit 1"
+# What the parent ignores (factoryd: SIGPIPE, SIGXFSZ) is not ignored
+# by the agent: a write past RLIMIT_FSIZE kills it, as it should.
+for f in "" -F; do
+	sbx "sigign$f" -I $f -t "$TREE" -- /bin/grep SigIgn /proc/self/status
+	expect "no signal the parent ignores is ignored by the agent${f:+ (fresh)}" \
+	    "SigIgn:	0000000000000000" "exit 0"
+done
+# A launcher of the pool that died while it waited is dropped (reaped,
+# not handed the plan); the spawn takes the next one.
+sbx pool-dead -K -t "$TREE" -- /bin/sh -c 'id -u; hostname'
+K=$(printf '%s\n' "$OUT" | sed -n 's/^killed //p')
+if [ -n "$K" ] && printf '%s\n' "$OUT" | grep -qx "$U" &&
+    printf '%s\n' "$OUT" | grep -qx "$ID" &&
+    ! printf '%s\n' "$OUT" | grep -qx "pid $K" &&
+    printf '%s\n' "$OUT" | grep -qx destroyed && [ ! -e "/proc/$K" ]; then
+	ok "launcher pool: a dead launcher is dropped and reaped, the next one serves"
+else
+	notok pool-dead "$(echo $OUT)"
+fi
 sbx key -t "$TREE" -- "$PR" read "$T/keys/key.pem"
 expect "key dir hidden" ENOENT "exit 1"
 sbx keyfile -t "$TREE" -- "$PR" read "$T/keyfile"
@@ -364,6 +392,52 @@ title|id launch-1, started as attempt launch-2
 noplan|none came
 badid|id: not a plain name
 EOF
+# A launcher of the pool, by hand: before its plan it holds its socket
+# and error pipe and nothing else (the stray fd 9 is gone), its
+# namespaces are new but the mount one (made at the plan), and its plan
+# must come with the log fd.
+OUT=$("$PL" "$LAUNCHER" ready "$TREE" "$U" -- /bin/sh -c 'id -u; exit 3' 2>&1)
+if printf '%s\n' "$OUT" | grep -qx "ready" &&
+    printf '%s\n' "$OUT" | grep -qx "fds: 0 1 2 3 4" &&
+    printf '%s\n' "$OUT" | grep -qx "fresh: uts net ipc pid" &&
+    printf '%s\n' "$OUT" | grep -qx "title: factory-sandbox attempt launch-1 |" &&
+    printf '%s\n' "$OUT" | grep -qx "$U" &&
+    printf '%s\n' "$OUT" | grep -qx "exit 3"; then
+	ok "launcher pool: a ready launcher holds nothing else, runs the plan as uid $U, says its attempt"
+else
+	notok launcher-ready "$(echo $OUT)"
+fi
+# A tree mounted after the launcher was started (an attempt's disk or
+# overlay is) is in its view: it takes the host's mounts at its plan.
+OUT=$("$PL" "$LAUNCHER" readylate "$TREE" "$U" -- /bin/sh -c 'echo x >file && echo wrote; exit 3' 2>&1)
+if printf '%s\n' "$OUT" | grep -qx "no error" &&
+    printf '%s\n' "$OUT" | grep -qx "wrote" &&
+    printf '%s\n' "$OUT" | grep -qx "exit 3" &&
+    printf '%s\n' "$OUT" | grep -qx "host sees the file: yes"; then
+	ok "launcher pool: a tree mounted after the launcher started is the tree"
+else
+	notok launcher-readylate "$(echo $OUT)"
+	mountpoint -q "$TREE-late" && umount -l "$TREE-late"
+	rmdir "$TREE-late" 2>/dev/null
+fi
+for mode in readynofd readytwofd; do
+	OUT=$("$PL" "$LAUNCHER" $mode "$TREE" "$U" -- /bin/true 2>&1)
+	if printf '%s\n' "$OUT" | grep -qxF "error: plan: not with exactly one descriptor" &&
+	    printf '%s\n' "$OUT" | grep -qx "exit 127"; then
+		ok "launcher pool: $mode refused"
+	else
+		notok "launcher-$mode" "$(echo $OUT)"
+	fi
+done
+OUT=$("$PL" "$LAUNCHER" readyroom "$TREE" "$U" -- /bin/true 2>&1)
+printf '%s\n' "$OUT" | grep -qx "not ready" &&
+    printf '%s\n' "$OUT" | grep -q "started by factoryd only" &&
+    ok "launcher pool: no room for the title, refuses before ready" ||
+    notok launcher-readyroom "$(echo $OUT)"
+OUT=$(unshare -pf "$LAUNCHER" ready "$(printf '%80s' '')" 2>&1); RC=$?
+[ "$RC" = 1 ] && printf '%s\n' "$OUT" | grep -q "fd 3 is not a seqpacket socket" &&
+    ok "launcher pool: ready without its fds, refuses" ||
+    notok launcher-readyfds "$OUT"
 OUT=$("$LAUNCHER" 2>&1); RC=$?
 [ "$RC" = 1 ] && printf '%s\n' "$OUT" | grep -q "started by factoryd only" &&
     ok "launcher: run by hand, refuses" || notok launcher-hand "$OUT"

@@ -195,6 +195,51 @@ START_TEST(t_nul_and_sizes)
 }
 END_TEST
 
+/*
+ * A body that ends with the connection is whole only if TLS said so
+ * (close_notify); one cut by a bare close is refused, naming it.  A
+ * body framed otherwise needs no close_notify: its framing says where
+ * it ends.
+ */
+START_TEST(t_close_notify)
+{
+	struct http_resp r;
+	char		 part[128];
+	const char	*cd = "HTTP/1.1 200 OK\r\nX-A: 1\r\n\r\n{\"full\":1}";
+	size_t		 i;
+
+	ck_assert_int_eq(parse(cd, HTTP_EOF_CLEAN, &r), 1);
+	ck_assert_str_eq(r.body, "{\"full\":1}");
+	http_resp_free(&r);
+	/* Whole, or cut anywhere in the body: without close_notify, no. */
+	for (i = strstr(cd, "\r\n\r\n") - cd + 4; i <= strlen(cd); i++) {
+		memcpy(part, cd, i);
+		part[i] = '\0';
+		ck_assert_int_eq(parse(part, 0, &r), 0);
+		ck_assert_int_eq(parse(part, HTTP_EOF_UNCLEAN, &r), -1);
+		ck_assert_msg(strstr(err, "close_notify") != NULL, "%s", err);
+	}
+	ck_assert_int_eq(parse("HTTP/1.0 200 OK\r\n\r\n", HTTP_EOF_UNCLEAN,
+	    &r), -1);
+	/* Framed bodies, whole: the close does not matter. */
+	ck_assert_int_eq(parse("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+	    "\r\nok", HTTP_EOF_UNCLEAN, &r), 1);
+	http_resp_free(&r);
+	ck_assert_int_eq(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: "
+	    "chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", HTTP_EOF_UNCLEAN,
+	    &r), 1);
+	http_resp_free(&r);
+	ck_assert_int_eq(parse("HTTP/1.1 204 No Content\r\n\r\n",
+	    HTTP_EOF_UNCLEAN, &r), 1);
+	http_resp_free(&r);
+	/* Framed and cut: refused as before, whichever the close. */
+	ck_assert_int_eq(parse("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n"
+	    "\r\nok", HTTP_EOF_UNCLEAN, &r), -1);
+	ck_assert_int_eq(parse("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n"
+	    "\r\nok", HTTP_EOF_CLEAN, &r), -1);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -208,6 +253,7 @@ main(void)
 	tcase_add_test(tc, t_chunked);
 	tcase_add_test(tc, t_malformed);
 	tcase_add_test(tc, t_nul_and_sizes);
+	tcase_add_test(tc, t_close_notify);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -116,7 +116,7 @@ static const struct {
 	{ "a\xe2\x80\xae" "cod.exe", 11, "a\\u{202E}cod.exe" },
 	{ "\xe2\x81\xa6", 3, "\\u{2066}" },
 	{ "\xe2\x81\xa9", 3, "\\u{2069}" },
-	{ "\xe2\x81\xaa", 3, "\xe2\x81\xaa" },			/* U+206A */
+	{ "\xe2\x81\xaa", 3, "\\u{206A}" },
 	{ "\xe2\x80\xa9", 3, "\\u{2029}" },
 	{ "\xe2\x80\x8f", 3, "\\u{200F}" },
 	{ "\xd8\x9c", 2, "\\u{061C}" },
@@ -264,6 +264,122 @@ START_TEST(test_log_line)
 }
 END_TEST
 
+/*
+ * The invisible and format characters (Unicode's Cf, the separators,
+ * the tags block): each range's first and last code point is escaped,
+ * and the code points just outside it pass.  A list of the checks'
+ * own, written from the Unicode tables, not from vis.c.
+ */
+static const struct {
+	unsigned	 lo, hi;
+} invisibles[] = {
+	{ 0x00ad, 0x00ad },	/* soft hyphen */
+	{ 0x0600, 0x0605 },	/* Arabic number signs */
+	{ 0x061c, 0x061c },	/* Arabic letter mark */
+	{ 0x06dd, 0x06dd },
+	{ 0x070f, 0x070f },
+	{ 0x0890, 0x0891 },
+	{ 0x08e2, 0x08e2 },
+	{ 0x180e, 0x180e },	/* Mongolian vowel separator */
+	{ 0x200b, 0x200f },	/* zero width space, joiners, marks */
+	{ 0x2028, 0x202e },	/* separators, bidi embeddings */
+	{ 0x2060, 0x206f },	/* word joiner, isolates, deprecated */
+	{ 0xfeff, 0xfeff },	/* zero width no-break space, BOM */
+	{ 0xfff9, 0xfffb },	/* interlinear annotation */
+	{ 0x110bd, 0x110bd },
+	{ 0x110cd, 0x110cd },
+	{ 0x13430, 0x1343f },	/* Egyptian hieroglyph format controls */
+	{ 0x1bca0, 0x1bca3 },	/* shorthand format controls */
+	{ 0x1d173, 0x1d17a },	/* musical symbol format controls */
+	{ 0xe0000, 0xe007f },	/* tags */
+};
+
+static size_t
+utf8(unsigned cp, char *b)
+{
+	if (cp < 0x80) {
+		b[0] = (char)cp;
+		return (1);
+	}
+	if (cp < 0x800) {
+		b[0] = (char)(0xc0 | cp >> 6);
+		b[1] = (char)(0x80 | (cp & 0x3f));
+		return (2);
+	}
+	if (cp < 0x10000) {
+		b[0] = (char)(0xe0 | cp >> 12);
+		b[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		b[2] = (char)(0x80 | (cp & 0x3f));
+		return (3);
+	}
+	b[0] = (char)(0xf0 | cp >> 18);
+	b[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	b[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	b[3] = (char)(0x80 | (cp & 0x3f));
+	return (4);
+}
+
+static int
+invisible(unsigned cp)
+{
+	size_t	 i;
+
+	if (cp >= 0x80 && cp <= 0x9f)
+		return (1);
+	for (i = 0; i < sizeof(invisibles) / sizeof(invisibles[0]); i++)
+		if (cp >= invisibles[i].lo && cp <= invisibles[i].hi)
+			return (1);
+	return (0);
+}
+
+/* "x<cp>y": escaped as \u{XXXX} between the two, or passed whole. */
+static void
+assert_form(unsigned cp)
+{
+	char	 in[8], want[32];
+	size_t	 n;
+
+	in[0] = 'x';
+	n = utf8(cp, in + 1);
+	in[n + 1] = 'y';
+	if (invisible(cp))
+		snprintf(want, sizeof(want), "x\\u{%04X}y", cp);
+	else {
+		memcpy(want, in, n + 2);
+		want[n + 2] = '\0';
+	}
+	ck_assert_msg(strcmp(form(in, n + 2, 0), want) == 0,
+	    "U+%04X: \"%s\", not \"%s\"", cp, form(in, n + 2, 0), want);
+}
+
+START_TEST(test_invisibles)
+{
+	unsigned	 lo = invisibles[_i].lo, hi = invisibles[_i].hi;
+
+	ck_assert(invisible(lo) && invisible(hi));
+	assert_form(lo);
+	assert_form(hi);
+	assert_form((lo + hi) / 2);
+	assert_form(lo - 1);
+	assert_form(hi + 1);
+}
+END_TEST
+
+/* Between the ranges, a sample of the plane: nothing else escaped. */
+START_TEST(test_visible_plane)
+{
+	unsigned	 cp;
+
+	for (cp = 0xa0; cp < 0x30000; cp += 7) {
+		if (cp >= 0xd800 && cp <= 0xdfff)
+			continue;
+		assert_form(cp);
+	}
+	for (cp = 0xdff00; cp <= 0xe0100; cp++)
+		assert_form(cp);
+}
+END_TEST
+
 static Suite *
 vis_suite(void)
 {
@@ -281,6 +397,9 @@ vis_suite(void)
 	tcase_add_test(tc, test_alloc);
 	tcase_add_test(tc, test_tail);
 	tcase_add_test(tc, test_log_line);
+	tcase_add_loop_test(tc, test_invisibles, 0,
+	    sizeof(invisibles) / sizeof(invisibles[0]));
+	tcase_add_test(tc, test_visible_plane);
 	suite_add_tcase(s, tc);
 	return (s);
 }
