@@ -136,7 +136,11 @@ main(int argc, char *argv[])
 	if (pristine_checkout(repo, base, pristine, msg, sizeof(msg)) == -1)
 		errx(1, "%s", msg);
 	cold = now() - t;
+	/* As the parent does: the index moves out, beside the tree. */
 	snprintf(index, sizeof(index), "%s.index", pristine);
+	snprintf(path, sizeof(path), "%s/.git", pristine);
+	if (rename(path, index) == -1)
+		err(1, "rename %s", path);
 
 	for (i = 0; i < n; i++) {
 		snprintf(dir, sizeof(dir), "%s/a%d", wd, i);
