@@ -5,11 +5,12 @@
  *
  * Layout: STATE/pristine/REPO/COMMIT, and beside it COMMIT.size (its
  * bytes, whose modification time is its last use) and COMMIT.index
- * (the index of the baseline each attempt's .git gets a copy of).  A cold checkout is
- * made by the worker into COMMIT.ID, a directory of the worker's that
- * this attempt alone uses; when the worker says READY, the parent makes
- * every entry of it root's (refusing any the worker did not make, or
- * with a second name) and renames it to COMMIT.  Root's, and reached by
+ * (the index of the baseline each attempt's .git gets a copy of).  A
+ * cold checkout is made by the worker into COMMIT.ID, a directory of
+ * the worker's that this attempt alone uses, its index as COMMIT.ID/.git
+ * (no tree can hold that name); when the worker says READY, the parent
+ * moves the index out, makes every entry root's (refusing any the
+ * worker did not make, or with a second name) and renames it to COMMIT.  Root's, and reached by
  * the attempts only through a read-only idmapped clone, it cannot be
  * written by the agent, the verifier or the worker.  Two attempts that
  * check out the same commit at once both make one; the first renamed
