@@ -10,6 +10,7 @@
 # factory-sandbox per spawn (the pool empty), and one from the pool of
 # launchers started ahead (now, as factoryd runs it).
 : "${O:?O must name the build directory}"
+sh "$(dirname "$0")/tree.sh" || exit 1	# trees and collect
 "$O/bench/spawn" -n "${ROUNDS:-50}" -p "${POOL:-2}" \
     -L "$O/factory-sandbox" || exit 1
 sh "$(dirname "$0")/attempts.sh" || exit 1

@@ -30,6 +30,7 @@ const char	*ctl_socket = FACTORYD_SOCKET;
 
 static const struct ctl_cmd ctl_cmds[] = {
 	{ "approve",	0, cmd_approve,	"approve id" },
+	{ "cache",	1, cmd_cache,	"cache list | rm repository/commit" },
 	{ "cancel",	0, cmd_cancel,	"cancel id" },
 	{ "list",	1, cmd_list,	"list" },
 	{ "log",	0, cmd_log,	"log verbose | brief" },

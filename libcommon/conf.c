@@ -52,7 +52,7 @@ struct conf_where {
 static const char * const conf_topkeys[] = {
 	"socket", "state-dir", "libexec", "users", "attempt-uids",
 	"max-attempts", "verifiers", "lease-ttl", "reconcile-interval",
-	"control-idle-timeout", "attempt-disk",
+	"control-idle-timeout", "attempt-disk", "pristine-cache",
 	"keys", "repositories", "sandbox", "environment", NULL
 };
 
@@ -80,6 +80,7 @@ conf_defaults(struct factoryd_conf *c)
 	c->control_idle = 60;
 	c->disk_default = 1024ULL * 1024 * 1024;
 	c->disk_max = 4ULL * 1024 * 1024 * 1024;
+	c->pristine_max = 16ULL * 1024 * 1024 * 1024;
 	strlcpy(c->receipt_key, "/etc/factory/keys/receipt.key",
 	    sizeof(c->receipt_key));
 	strlcpy(c->verifier_key, "/etc/factory/keys/verifier.key",
@@ -688,6 +689,8 @@ conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 	    conf_seconds(e, y_get(root, "control-idle-timeout"), 1, 3600,
 	    &c->control_idle) == -1 ||
 	    conf_disk(e, y_get(root, "attempt-disk"), c) == -1 ||
+	    (y_get(root, "pristine-cache") != NULL && y_size(e, y_get(root,
+	    "pristine-cache"), &c->pristine_max) == -1) ||
 	    conf_keys(e, y_get(root, "keys"), c) == -1 ||
 	    conf_sandbox(e, y_get(root, "sandbox"), c) == -1 ||
 	    conf_environment(e, y_get(root, "environment"),

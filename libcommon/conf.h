@@ -77,6 +77,7 @@ struct factoryd_conf {
 	int			 control_idle;		/* seconds */
 	uint64_t		 disk_default;	/* attempt-disk, bytes */
 	uint64_t		 disk_max;
+	uint64_t		 pristine_max;	/* pristine-cache, bytes */
 	char			 receipt_key[PATH_MAX];
 	char			 verifier_key[PATH_MAX];
 	struct conf_repos	 repos;

@@ -120,6 +120,8 @@ enum imsg_type {
 	IMSG_CTL_ORPHANS,
 	IMSG_CTL_REAP,
 	IMSG_CTL_RECONCILE,
+	IMSG_CTL_CACHE_LIST,
+	IMSG_CTL_CACHE_RM,	/* "repository/commit" */
 
 	/*
 	 * child -> parent, once, first: pledge_describe() text, escaped

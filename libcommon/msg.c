@@ -98,6 +98,8 @@ static const struct field f_provision[] = {
 	STR(struct msg_provision, repo, C_ABS),
 	STR(struct msg_provision, baseline, C_HEX40),
 	STR(struct msg_provision, dir, C_ABS),
+	OSTR(struct msg_provision, pristine, C_ABS),
+	STR(struct msg_provision, lower, C_ABS),
 };
 
 static const struct field f_ready[] = {

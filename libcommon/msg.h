@@ -78,6 +78,8 @@ struct msg_provision {
 	char		 repo[PATH_MAX];
 	char		 baseline[MSG_HEX40];
 	char		 dir[PATH_MAX];
+	char		 pristine[PATH_MAX];	/* "": already checked out */
+	char		 lower[PATH_MAX];	/* the pristine checkout */
 };
 
 struct msg_ready {

@@ -229,6 +229,8 @@ static const struct {
 	{ P_RPATH, SCMP_SYS(faccessat2) },
 	{ P_RPATH, SCMP_SYS(readlink) },
 	{ P_RPATH, SCMP_SYS(readlinkat) },
+	/* an overlay's opaque-dir marker, on an open directory */
+	{ P_RPATH, SCMP_SYS(fgetxattr) },
 	{ P_RPATH, SCMP_SYS(getdents) },
 	{ P_RPATH, SCMP_SYS(getdents64) },
 	{ P_RPATH, SCMP_SYS(getcwd) },

@@ -43,6 +43,7 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 		"libgit2 work on repositories and attempt trees",
 		{
 			{ "$state/attempts", "rwc" },	/* trees, bundles */
+			{ "$state/pristine", "rwc" },	/* cold checkouts */
 			{ "$repos", "r" },		/* baselines, alternates */
 			{ NULL, NULL }
 		}

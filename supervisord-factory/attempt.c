@@ -37,6 +37,8 @@
 
 static void	attempt_provision(struct attempt *);
 static void	attempt_send_provision(struct attempt *);
+static int	attempt_mount_tree(struct attempt *, char *, size_t);
+static int	attempt_mount_checkout(struct attempt *, uid_t, char *, size_t);
 static void	attempt_send_worker(struct attempt *, uint32_t, enum msg_kind,
 		    const void *, char *, size_t);
 static void	attempt_collect(struct attempt *);
@@ -373,7 +375,8 @@ int
 attempt_init(char *err, size_t errlen)
 {
 	char		 path[PATH_MAX];
-	const char	*sub[] = { "attempts", "verify", "logs", "publish" };
+	const char	*sub[] = { "attempts", "verify", "logs", "publish",
+	    "pristine" };
 	struct lifecycle_replay replay = { &env->attempts, env->conf->statedir };
 	size_t		 i;
 
@@ -807,7 +810,7 @@ attempt_provision(struct attempt *a)
 	json_t			*facts, *cg;
 	uid_t			 uid;
 	uint64_t		 bytes;
-	char			 s1[PATH_MAX + 64], s2[32];
+	char			 s1[PATH_MAX + 64], s2[32], lower[PATH_MAX];
 	int			 i;
 
 	if ((repo = attempt_repo(a)) == NULL)
@@ -828,8 +831,16 @@ attempt_provision(struct attempt *a)
 		    conf_size(env->conf->disk_max, s2, sizeof(s2)));
 		return;
 	}
-	facts = json_pack("{s:i, s:s, s:o, s:o}", "uid", (int)uid, "dir",
-	    a->dir, "cgroups", cg, "disk", disk_facts(a->dir, bytes));
+	if (pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
+	    -1) {
+		json_decref(cg);
+		attempt_fail(a, "failed", "%s: pristine path too long",
+		    a->repo);
+		return;
+	}
+	facts = json_pack("{s:i, s:s, s:o, s:o, s:o}", "uid", (int)uid,
+	    "dir", a->dir, "cgroups", cg, "disk", disk_facts(a->dir, bytes),
+	    "overlay", disk_overlay_facts(lower, a->dir, "tree"));
 	a->epoch = 1;		/* the first lease */
 	if (attempt_transition(a, "allocating", facts, NULL) == -1)
 		return;
@@ -861,6 +872,13 @@ attempt_send_provision(struct attempt *a)
 	if ((repo = attempt_repo(a)) == NULL)
 		return;
 	memset(&m, 0, sizeof(m));
+	/* A cold commit: the worker checks it out for everyone. */
+	if (pristine_prepare(a, m.pristine, sizeof(m.pristine), err,
+	    sizeof(err)) == -1 || pristine_path(a->repo, a->baseline, "",
+	    m.lower, sizeof(m.lower)) == -1) {
+		attempt_fail(a, "failed", "%s", err);
+		return;
+	}
 	strlcpy(m.id, a->id, sizeof(m.id));
 	m.epoch = a->epoch;
 	strlcpy(m.repo, repo->path, sizeof(m.repo));
@@ -931,6 +949,56 @@ attempt_env_check(struct attempt *a, char *err, size_t errlen)
 }
 
 /*
+ * ready: the tree becomes an overlay of the pristine checkout and the
+ * upper layer the worker made; both handed to the attempt's uid.  Done
+ * again after a restart: a tree already mounted is left as it is.
+ */
+static int
+attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
+{
+	struct stat	 st;
+	char		 tmp[PATH_MAX], lower[PATH_MAX], path[PATH_MAX];
+	char		 why[256];
+	uint64_t	 t0 = now_ms();
+
+	if (pristine_path(a->repo, a->baseline, ".", tmp, sizeof(tmp)) ==
+	    -1 || strlcat(tmp, a->id, sizeof(tmp)) >= sizeof(tmp) ||
+	    pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
+	    -1) {
+		snprintf(err, errlen, "%s: pristine path too long", a->repo);
+		return (-1);
+	}
+	/* A cold checkout of ours becomes the shared one. */
+	if (lstat(tmp, &st) == 0 && pristine_commit(a, tmp, why,
+	    sizeof(why)) == -1) {
+		snprintf(err, errlen, "pristine %s: %s", tmp, why);
+		return (-1);
+	}
+	if (disk_overlay_mounted(a->dir, "tree"))
+		return (0);
+	/* The worker made it: everything in it must be the worker's. */
+	snprintf(path, sizeof(path), "%s/upper", a->dir);
+	if (fs_chown_tree(path, env->conf->users[PROC_WORKER].uid, a->uid,
+	    a->uid, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "%s: chown: %s", path, why);
+		return (-1);
+	}
+	/* The overlay's scratch: root's, out of everyone else's reach. */
+	snprintf(path, sizeof(path), "%s/work", a->dir);
+	if (fs_remove_tree(path) == -1 || fs_mkdir_owned(path, 0700, 0, 0) ==
+	    -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (-1);
+	}
+	if (disk_overlay(lower, a->dir, "tree", a->uid, a->uid, err,
+	    errlen) == -1)
+		return (-1);
+	crashpoint("parent:after-tree");
+	log_debug("%s: tree mounted in %d ms", a->id, (int)(now_ms() - t0));
+	return (0);
+}
+
+/*
  * An image an attempt still needs (image rm refuses it): hex bare or
  * as "sha256:HEX".  An ended attempt's sandboxes are gone, and its
  * receipts keep the digest.
@@ -952,6 +1020,52 @@ attempt_uses_image(const char *hex)
 	return (0);
 }
 
+/*
+ * The validation run's tree, verify/ID/checkout: an overlay of the
+ * pristine checkout and verify/ID/upper, as an attempt's tree is.  For
+ * the verifier first (uid, its own), which writes the commit's changes
+ * through it; then, for the run, handed to the validation uid: the
+ * overlay is mounted again over the same upper, which becomes that
+ * uid's, with the pristine tree seen as that uid's.
+ */
+static int
+attempt_mount_checkout(struct attempt *a, uid_t uid, char *err, size_t errlen)
+{
+	uid_t	 vu = env->conf->users[PROC_VERIFIER].uid;
+	gid_t	 vg = env->conf->users[PROC_VERIFIER].gid;
+	char	 lower[PATH_MAX], path[PATH_MAX];
+
+	if (pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
+	    -1) {
+		snprintf(err, errlen, "%s: pristine path too long", a->repo);
+		return (-1);
+	}
+	if (uid == vu) {
+		snprintf(path, sizeof(path), "%s/upper", a->vdir);
+		if (fs_mkdir_owned(path, 0755, vu, vg) == -1)
+			goto fail;
+		snprintf(path, sizeof(path), "%s/checkout", a->vdir);
+		if (fs_mkdir_owned(path, 0755, 0, 0) == -1)
+			goto fail;
+	} else {
+		snprintf(path, sizeof(path), "%s/checkout", a->vdir);
+		if (disk_overlay_unmount(a->vdir, "checkout") == -1)
+			goto fail;
+		if (disk_chown_upper(a->vdir, vu, uid, err, errlen) == -1)
+			return (-1);
+	}
+	/* A volatile overlay's work dir is not mounted twice: a new one. */
+	snprintf(path, sizeof(path), "%s/work", a->vdir);
+	if (fs_remove_tree(path) == -1 || fs_mkdir_owned(path, 0700, 0, 0) ==
+	    -1)
+		goto fail;
+	return (disk_overlay(lower, a->vdir, "checkout", uid, uid, err,
+	    errlen));
+ fail:
+	snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	return (-1);
+}
+
 /* ready: hand the tree to the attempt's uid and start the agent. */
 static void
 attempt_start_agent(struct attempt *a)
@@ -961,10 +1075,8 @@ attempt_start_agent(struct attempt *a)
 	int		 i;
 
 	snprintf(tree, sizeof(tree), "%s/tree", a->dir);
-	/* The worker made it: everything in it must be the worker's. */
-	if (fs_chown_tree(tree, env->conf->users[PROC_WORKER].uid, a->uid,
-	    a->uid, err, sizeof(err)) == -1) {
-		attempt_fail(a, "failed", "%s: chown: %s", tree, err);
+	if (attempt_mount_tree(a, err, sizeof(err)) == -1) {
+		attempt_fail(a, "failed", "%s", err);
 		return;
 	}
 	if (attempt_env_check(a, err, sizeof(err)) == -1) {
@@ -1233,9 +1345,16 @@ attempt_verify(struct attempt *a)
 		return;
 	/* The validation run is bounded as the agent was. */
 	bytes = a->disk != 0 ? a->disk : disk_limit(a->m);
-	facts = json_pack("{s:i, s:s, s:i, s:o}", "uid", (int)vuid, "dir",
-	    a->vdir, "verifier_pid", (int)v->pid, "disk",
-	    disk_facts(a->vdir, bytes));
+	if (pristine_path(a->repo, a->baseline, "", path, sizeof(path)) ==
+	    -1) {
+		attempt_fail(a, "failed", "%s: pristine path too long",
+		    a->repo);
+		return;
+	}
+	facts = json_pack("{s:i, s:s, s:i, s:o, s:o}", "uid", (int)vuid,
+	    "dir", a->vdir, "verifier_pid", (int)v->pid, "disk",
+	    disk_facts(a->vdir, bytes), "overlay", disk_overlay_facts(path,
+	    a->vdir, "checkout"));
 	if (attempt_transition(a, "verifying", facts, NULL) == -1)
 		return;
 	if (fs_mkdir_owned(a->vdir, 0700, env->conf->users[PROC_VERIFIER].uid,
@@ -1244,7 +1363,9 @@ attempt_verify(struct attempt *a)
 		return;
 	}
 	if (disk_mount(a->vdir, bytes, env->conf->users[PROC_VERIFIER].uid,
-	    env->conf->users[PROC_VERIFIER].gid, path, sizeof(path)) == -1) {
+	    env->conf->users[PROC_VERIFIER].gid, path, sizeof(path)) == -1 ||
+	    attempt_mount_checkout(a, env->conf->users[PROC_VERIFIER].uid,
+	    path, sizeof(path)) == -1) {
 		attempt_fail(a, "failed", "%s", path);
 		return;
 	}
@@ -1448,6 +1569,8 @@ attempt_teardown(struct attempt *a)
 		left++;
 	if (uid_kill_all(a->uid, a->vuid) > 0)
 		left++;
+	/* A cold checkout this attempt did not finish goes too. */
+	pristine_drop_tmp(a);
 	/* The disks by their journaled paths, then what was under them. */
 	if (disk_unmount(a->dir) == -1 || disk_unmount(a->vdir) == -1 ||
 	    fs_remove_tree(a->dir) == -1 || fs_remove_tree(a->vdir) == -1) {
@@ -1856,9 +1979,9 @@ verifier_msg(struct child *c, enum msg_kind k, union child_msg *m,
 		}
 		/* Our own path, whatever the verifier says. */
 		snprintf(path, sizeof(path), "%s/checkout", a->vdir);
-		if (fs_chown_tree(path, env->conf->users[PROC_VERIFIER].uid,
-		    a->vuid, a->vuid, err, sizeof(err)) == -1) {
-			attempt_fail(a, "failed", "%s: chown: %s", path, err);
+		if (attempt_mount_checkout(a, a->vuid, err, sizeof(err)) ==
+		    -1) {
+			attempt_fail(a, "failed", "%s: %s", path, err);
 			return (0);
 		}
 		if (attempt_env_check(a, err, sizeof(err)) == -1) {
@@ -2120,8 +2243,15 @@ attempt_redrive(struct attempt *a)
 	a->redrive = 0;
 	if (a->state == AS_PROVISIONING) {
 		/* Whatever the last one left of the checkout goes. */
+		snprintf(tree, sizeof(tree), "%s/upper", a->dir);
+		if (fs_remove_tree(tree) == -1) {
+			attempt_fail(a, "failed", "%s: %s", tree,
+			    strerror(errno));
+			return;
+		}
 		snprintf(tree, sizeof(tree), "%s/tree", a->dir);
-		if (fs_remove_tree(tree) == -1 || fs_mkdir_owned(a->dir, 0700,
+		if (disk_overlay_unmount(a->dir, "tree") == -1 ||
+		    fs_remove_tree(tree) == -1 || fs_mkdir_owned(a->dir, 0700,
 		    env->conf->users[PROC_WORKER].uid,
 		    env->conf->users[PROC_WORKER].gid) == -1) {
 			attempt_fail(a, "failed", "%s: %s", a->dir,

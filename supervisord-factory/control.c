@@ -138,6 +138,8 @@ static void	ctl_receipts(struct ctl_conn *, struct imsg *);
 static void	ctl_orphans(struct ctl_conn *, struct imsg *);
 static void	ctl_reap(struct ctl_conn *, struct imsg *);
 static void	ctl_reconcile(struct ctl_conn *, struct imsg *);
+static void	ctl_cache_list(struct ctl_conn *, struct imsg *);
+static void	ctl_cache_rm(struct ctl_conn *, struct imsg *);
 
 static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_STATUS,	1, 0, ctl_status },
@@ -154,6 +156,8 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_ORPHANS,	1, 0, ctl_orphans },
 	{ IMSG_CTL_REAP,	0, 0, ctl_reap },
 	{ IMSG_CTL_RECONCILE,	0, 1, ctl_reconcile },
+	{ IMSG_CTL_CACHE_LIST,	1, 0, ctl_cache_list },
+	{ IMSG_CTL_CACHE_RM,	0, 0, ctl_cache_rm },
 	{ IMSG_CTL_SHELL,	0, 0, shell_request },
 	{ IMSG_CTL_SHELL_FD,	0, 0, shell_fd },
 };
@@ -1189,6 +1193,36 @@ ctl_reap(struct ctl_conn *c, struct imsg *imsg)
 		return;
 	}
 	control_send_obj(c, out);
+}
+
+static void
+ctl_cache_list(struct ctl_conn *c, struct imsg *imsg)
+{
+	control_send_obj(c, json_pack("{s:o}", "caches", pristine_list()));
+}
+
+/* "repository/commit": one pristine checkout, refused while in use. */
+static void
+ctl_cache_rm(struct ctl_conn *c, struct imsg *imsg)
+{
+	char	 key[REPO_NAME_MAX + 64], *slash;
+
+	if (imsg_get_strbuf(imsg, key, sizeof(key)) == -1 ||
+	    (slash = strchr(key, '/')) == NULL) {
+		control_fail(c, "bad cache key: repository/commit");
+		return;
+	}
+	*slash = '\0';
+	if (pristine_remove(key, slash + 1) == -1) {
+		control_fail(c, "%s/%.40s: %s", key, slash + 1, errno == EBUSY ?
+		    "in use by an attempt" : errno == ENOENT ?
+		    "no such cache entry" : strerror(errno));
+		return;
+	}
+	log_info("pristine %s/%s removed by uid %u", key, slash + 1,
+	    (unsigned)c->uid);
+	control_send_obj(c, json_pack("{s:s++}", "removed", key, "/",
+	    slash + 1));
 }
 
 static void

@@ -23,10 +23,19 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <linux/mount.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -37,6 +46,12 @@
 #define DISK_INODES_MIN		1024
 #define DISK_FULL_SLACK		(64 * 1024)	/* less free is full */
 #define DISK_MAXSTACK		8		/* mounts removed at most */
+
+static int	disk_mounted(const char *);
+static int	disk_unmount_one(const char *);
+static int	disk_userns(uid_t, gid_t, char *, size_t);
+static int	disk_chown_one(const char *, const struct stat *, int,
+		    struct FTW *);
 
 uint64_t
 disk_inodes(uint64_t bytes)
@@ -62,6 +77,10 @@ disk_facts(const char *path, uint64_t bytes)
 	    path, "size", (json_int_t)bytes, "inodes",
 	    (json_int_t)disk_inodes(bytes)));
 }
+
+#define DISK_OVL_OPTS \
+	"volatile,userxattr,redirect_dir=nofollow,metacopy=off,index=off," \
+	"xino=off"
 
 /* Is path the root of a file system of its own (a mount point)? */
 static int
@@ -109,6 +128,16 @@ disk_mount(const char *path, uint64_t bytes, uid_t uid, gid_t gid,
 int
 disk_unmount(const char *path)
 {
+	/* The tree's overlay sits on the disk: it goes first. */
+	if (disk_mounted(path) && (disk_overlay_unmount(path, "tree") == -1 ||
+	    disk_overlay_unmount(path, "checkout") == -1))
+		return (-1);
+	return (disk_unmount_one(path));
+}
+
+static int
+disk_unmount_one(const char *path)
+{
 	int	 i;
 
 	for (i = 0; i < DISK_MAXSTACK; i++) {
@@ -145,4 +174,212 @@ disk_usage(const char *path, uint64_t limit, int *full)
 	    (json_int_t)limit, "used", (json_int_t)(((uint64_t)vfs.f_blocks -
 	    vfs.f_bfree) * vfs.f_frsize), "inodes_used",
 	    (json_int_t)(vfs.f_files - vfs.f_ffree)));
+}
+
+/*
+ * A user namespace whose root is uid:gid outside, for an idmapped
+ * mount: its fd, the process that made it already gone.
+ */
+static int
+disk_userns(uid_t uid, gid_t gid, char *err, size_t errlen)
+{
+	char	 path[64], map[64];
+	pid_t	 pid;
+	int	 p[2], fd = -1, i, n, mfd;
+	char	 c;
+
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return (-1);
+	}
+	if ((pid = fork()) == -1) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return (-1);
+	}
+	if (pid == 0) {
+		/* Tell the parent, then wait until it has the namespace. */
+		close(p[0]);
+		c = unshare(CLONE_NEWUSER) == 0 ? 'y' : 'n';
+		if (write(p[1], &c, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], &c, 1) != 1 || c != 'y') {
+		snprintf(err, errlen, "unshare(CLONE_NEWUSER) failed");
+		goto done;
+	}
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid,
+		    i == 0 ? "uid_map" : "gid_map");
+		n = snprintf(map, sizeof(map), "0 %u 1\n",
+		    i == 0 ? (unsigned)uid : (unsigned)gid);
+		if ((mfd = open(path, O_WRONLY | O_CLOEXEC)) == -1 ||
+		    write(mfd, map, n) != n) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			if (mfd != -1)
+				close(mfd);
+			goto done;
+		}
+		close(mfd);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+ done:
+	close(p[0]);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+		;
+	return (fd);
+}
+
+/*
+ * The attempt's tree: an overlay on dir/name (tree, or checkout for the
+ * validation run) of lower (a pristine checkout, root's) and dir/upper,
+ * dir/work.  The lower is a detached,
+ * read-only, idmapped clone of the pristine tree in which root's files
+ * are uid's, so the agent may write (copy up) what it owns in its view
+ * while the pristine tree itself stays root's and is never written: the
+ * overlay only ever writes its upper.  The clone is attached nowhere;
+ * the overlay reaches it through /proc/self/fd and keeps it.  Already
+ * mounted (a restart): left as it is.
+ */
+int
+disk_overlay(const char *lower, const char *dir, const char *name, uid_t uid,
+    gid_t gid, char *err, size_t errlen)
+{
+	struct mount_attr	 attr;
+	char			 tree[PATH_MAX], opts[3 * PATH_MAX + 256];
+	int			 ns, tfd = -1, ret = -1;
+
+	if ((size_t)snprintf(tree, sizeof(tree), "%s/%s", dir, name) >=
+	    sizeof(tree)) {
+		snprintf(err, errlen, "%s: path too long", dir);
+		return (-1);
+	}
+	if (disk_mounted(tree))
+		return (0);
+	if ((ns = disk_userns(uid, gid, err, errlen)) == -1)
+		return (-1);
+	tfd = syscall(SYS_open_tree, AT_FDCWD, lower, OPEN_TREE_CLONE |
+	    OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+	if (tfd == -1) {
+		snprintf(err, errlen, "open_tree %s: %s", lower,
+		    strerror(errno));
+		goto done;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY |
+	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+	attr.userns_fd = ns;
+	if (syscall(SYS_mount_setattr, tfd, "", AT_EMPTY_PATH, &attr,
+	    sizeof(attr)) == -1) {
+		snprintf(err, errlen, "idmap %s: %s", lower, strerror(errno));
+		goto done;
+	}
+	if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=/proc/self/fd/%d,"
+	    "upperdir=%s/upper,workdir=%s/work," DISK_OVL_OPTS, tfd, dir,
+	    dir) >= sizeof(opts) || strpbrk(dir, ",:\\") != NULL) {
+		snprintf(err, errlen, "%s: unusable in overlay options", dir);
+		goto done;
+	}
+	if (mount("overlay", tree, "overlay", MS_NOSUID | MS_NODEV, opts) ==
+	    -1) {
+		snprintf(err, errlen, "mount overlay on %s: %s", tree,
+		    strerror(errno));
+		goto done;
+	}
+	ret = 0;
+ done:
+	if (tfd != -1)
+		close(tfd);
+	close(ns);
+	return (ret);
+}
+
+/* Is the overlay mounted on dir/name? */
+int
+disk_overlay_mounted(const char *dir, const char *name)
+{
+	char	 tree[PATH_MAX];
+
+	if ((size_t)snprintf(tree, sizeof(tree), "%s/%s", dir, name) >=
+	    sizeof(tree))
+		return (0);
+	return (disk_mounted(tree));
+}
+
+/* The overlay on dir/name alone, the disk under it kept. */
+int
+disk_overlay_unmount(const char *dir, const char *name)
+{
+	char	 tree[PATH_MAX];
+
+	if ((size_t)snprintf(tree, sizeof(tree), "%s/%s", dir, name) >=
+	    sizeof(tree)) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	return (disk_unmount_one(tree));
+}
+
+/* What the journal records before the overlay is made. */
+json_t *
+disk_overlay_facts(const char *lower, const char *dir, const char *name)
+{
+	return (json_pack("{s:s, s:s++, s:s, s:s+, s:s+}", "fs", "overlay",
+	    "target", dir, "/", name, "lower", lower, "upper", dir, "/upper",
+	    "work", dir, "/work"));
+}
+
+/*
+ * The upper dir handed from one user to the next (the verifier, who
+ * wrote the commit's changes, to the validation run's uid): every
+ * entry must be from's, with one name, but the whiteouts the overlay
+ * itself made, which stay as they are.
+ */
+static uid_t	 chown_from, chown_to;
+static int	 chown_bad;
+
+static int
+disk_chown_one(const char *path, const struct stat *st, int flag,
+    struct FTW *ftw)
+{
+	if (S_ISCHR(st->st_mode) && st->st_rdev == 0)
+		return (0);
+	if (st->st_uid != chown_from || (!S_ISDIR(st->st_mode) &&
+	    st->st_nlink > 1) || flag == FTW_NS || flag == FTW_DNR) {
+		chown_bad = 1;
+		return (1);
+	}
+	if (fchownat(AT_FDCWD, path, chown_to, chown_to,
+	    AT_SYMLINK_NOFOLLOW) == -1)
+		return (-1);
+	return (0);
+}
+
+int
+disk_chown_upper(const char *dir, uid_t from, uid_t to, char *err,
+    size_t errlen)
+{
+	char	 upper[PATH_MAX];
+	int	 rc;
+
+	snprintf(upper, sizeof(upper), "%s/upper", dir);
+	chown_from = from;
+	chown_to = to;
+	chown_bad = 0;
+	rc = nftw(upper, disk_chown_one, 16, FTW_PHYS | FTW_MOUNT);
+	if (rc == 0)
+		return (0);
+	if (chown_bad)
+		snprintf(err, errlen, "%s: an entry not made by uid %u",
+		    upper, (unsigned)from);
+	else
+		snprintf(err, errlen, "%s: %s", upper, strerror(errno));
+	return (-1);
 }

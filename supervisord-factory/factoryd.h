@@ -383,6 +383,24 @@ uint64_t disk_limit(const struct manifest *);
 json_t	*disk_facts(const char *, uint64_t);
 int	 disk_mount(const char *, uint64_t, uid_t, gid_t, char *, size_t);
 int	 disk_unmount(const char *);
+int	 disk_overlay(const char *, const char *, const char *, uid_t, gid_t,
+	    char *, size_t);
+json_t	*disk_overlay_facts(const char *, const char *, const char *);
+int	 disk_overlay_mounted(const char *, const char *);
+int	 disk_overlay_unmount(const char *, const char *);
+int	 disk_chown_upper(const char *, uid_t, uid_t, char *, size_t);
+
+/* pristine.c */
+int	 pristine_path(const char *, const char *, const char *, char *,
+	    size_t);
+int	 pristine_prepare(struct attempt *, char *, size_t, char *, size_t);
+void	 pristine_touch(const char *, const char *);
+int	 pristine_commit(struct attempt *, const char *, char *, size_t);
+void	 pristine_drop_tmp(struct attempt *);
+int	 pristine_in_use(const char *, const char *);
+int	 pristine_remove(const char *, const char *);
+void	 pristine_evict(void);
+json_t	*pristine_list(void);
 json_t	*disk_usage(const char *, uint64_t, int *);
 
 /* fsutil.c */

@@ -8,6 +8,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +54,11 @@ static void	 check_delta(struct check *, git_diff *, size_t,
 static void	 check_message(struct check *, const git_commit *,
 		    const struct recheck_req *);
 static int	 gerr(char *, size_t, const char *);
+static int	 va_parent(int, const char *, int, char *, size_t, const char **);
+static int	 va_delete(int, const char *);
+static int	 va_write(git_repository *, int, const git_diff_file *);
+static int	 vapply(git_repository *, git_commit *, const char *, char *,
+		    size_t);
 
 
 static void
@@ -466,16 +473,210 @@ recheck_result_free(struct recheck_result *res)
 	memset(res, 0, sizeof(*res));
 }
 
+/*
+ * The directory fd of path's parent below top (made if mkdirs), and in
+ * *leaf the last component; every step refuses a symbolic link, so no
+ * entry of the tree can send a write elsewhere.  -1 with errno.
+ */
+static int
+va_parent(int top, const char *path, int mkdirs, char *buf, size_t len,
+    const char **leaf)
+{
+	char	*p, *slash;
+	int	 fd, next;
+
+	if (strlcpy(buf, path, len) >= len) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	if ((fd = dup(top)) == -1)
+		return (-1);
+	for (p = buf; (slash = strchr(p, '/')) != NULL; p = slash + 1) {
+		*slash = '\0';
+		if (mkdirs && mkdirat(fd, p, 0755) == -1 && errno != EEXIST) {
+			close(fd);
+			return (-1);
+		}
+		next = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		close(fd);
+		if (next == -1)
+			return (-1);
+		fd = next;
+	}
+	*leaf = p;
+	return (fd);
+}
+
+/*
+ * Removes path, then each directory above it left empty: git holds no
+ * empty directory, so the tree looks as a checkout of the commit does.
+ */
+static int
+va_delete(int top, const char *path)
+{
+	char		 buf[PATH_MAX];
+	const char	*leaf;
+	char		*slash;
+	int		 fd;
+
+	if ((fd = va_parent(top, path, 0, buf, sizeof(buf), &leaf)) == -1)
+		return (-1);
+	if (unlinkat(fd, leaf, 0) == -1 && errno != ENOENT) {
+		close(fd);
+		return (-1);
+	}
+	close(fd);
+	strlcpy(buf, path, sizeof(buf));
+	while ((slash = strrchr(buf, '/')) != NULL) {
+		*slash = '\0';
+		if (unlinkat(top, buf, AT_REMOVEDIR) == -1)
+			break;		/* not empty, or not ours to judge */
+	}
+	return (0);
+}
+
+/* The blob of f at f->path, with its mode, replacing what is there. */
+static int
+va_write(git_repository *repo, int top, const git_diff_file *f)
+{
+	git_blob	*b = NULL;
+	char		 buf[PATH_MAX], *target = NULL;
+	const char	*leaf, *data;
+	size_t		 len, off = 0;
+	ssize_t		 n;
+	int		 dfd, fd = -1, ret = -1, saved;
+
+	if ((dfd = va_parent(top, f->path, 1, buf, sizeof(buf), &leaf)) == -1)
+		return (-1);
+	if (git_blob_lookup(&b, repo, &f->id) < 0) {
+		git_error_clear();
+		errno = ENOENT;
+		goto done;
+	}
+	data = git_blob_rawcontent(b);
+	len = git_blob_rawsize(b);
+	if (unlinkat(dfd, leaf, 0) == -1 && errno != ENOENT)
+		goto done;
+	if (f->mode == GIT_FILEMODE_LINK) {
+		if (len == 0 || len >= PATH_MAX ||
+		    memchr(data, '\0', len) != NULL ||
+		    (target = strndup(data, len)) == NULL) {
+			errno = EINVAL;
+			goto done;
+		}
+		ret = symlinkat(target, dfd, leaf);
+		goto done;
+	}
+	if ((fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, f->mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 :
+	    0644)) == -1)
+		goto done;
+	while (off < len) {
+		if ((n = write(fd, data + off, len - off)) == -1) {
+			if (errno == EINTR)
+				continue;
+			goto done;
+		}
+		off += n;
+	}
+	ret = 0;
+ done:
+	saved = errno;
+	if (fd != -1 && close(fd) == -1 && ret == 0) {
+		saved = errno;
+		ret = -1;
+	}
+	close(dfd);
+	free(target);
+	git_blob_free(b);
+	errno = saved;
+	return (ret);
+}
+
+/*
+ * dest already shows the commit's parent, the baseline (the parent's
+ * overlay of its pristine checkout): only the commit's changes are
+ * written, through it.  Deletions first, so a directory that becomes
+ * a file (or the reverse) is out of the way when the other comes.
+ */
+static int
+vapply(git_repository *repo, git_commit *commit, const char *dest, char *err,
+    size_t errlen)
+{
+	git_diff_options	 opts;
+	const git_diff_delta	*d;
+	git_commit		*parent = NULL;
+	git_tree		*pt = NULL, *ct = NULL;
+	git_diff		*diff = NULL;
+	size_t			 i, n;
+	int			 top, pass, ret = -1;
+
+	if ((top = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: %s", dest, strerror(errno));
+		return (-1);
+	}
+	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
+	opts.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
+	if (git_commit_parent(&parent, commit, 0) < 0 ||
+	    git_commit_tree(&pt, parent) < 0 ||
+	    git_commit_tree(&ct, commit) < 0 ||
+	    git_diff_tree_to_tree(&diff, repo, pt, ct, &opts) < 0) {
+		gerr(err, errlen, "diff against the baseline");
+		goto done;
+	}
+	n = git_diff_num_deltas(diff);
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < n; i++) {
+			d = git_diff_get_delta(diff, i);
+			if (pass == 0 && (d->status == GIT_DELTA_DELETED ||
+			    d->status == GIT_DELTA_TYPECHANGE) &&
+			    va_delete(top, d->old_file.path) == -1) {
+				snprintf(err, errlen, "%s/%s: %s", dest,
+				    d->old_file.path, strerror(errno));
+				goto done;
+			}
+			if (pass == 1 && d->status != GIT_DELTA_DELETED &&
+			    va_write(repo, top, &d->new_file) == -1) {
+				snprintf(err, errlen, "%s/%s: %s", dest,
+				    d->new_file.path, strerror(errno));
+				goto done;
+			}
+		}
+	}
+	ret = 0;
+ done:
+	git_diff_free(diff);
+	git_tree_free(ct);
+	git_tree_free(pt);
+	git_commit_free(parent);
+	close(top);
+	return (ret);
+}
+
 int
 vcheckout(const char *gitdir, const char *commit_hex, const char *dest,
     char *err, size_t errlen)
 {
+	struct stat		 st;
 	git_checkout_options	 opts;
 	git_repository		*repo = NULL;
 	git_commit		*commit = NULL;
 	git_oid			 oid;
 	int			 ret = -1;
 
+	/* Made by factoryd: the baseline, the overlay on its pristine tree. */
+	if (lstat(dest, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (git_repository_open_bare(&repo, gitdir) < 0)
+			return (gerr(err, errlen, gitdir));
+		if (git_oid_fromstr(&oid, commit_hex) < 0 ||
+		    git_commit_lookup(&commit, repo, &oid) < 0)
+			gerr(err, errlen, commit_hex);
+		else
+			ret = vapply(repo, commit, dest, err, errlen);
+		goto done;
+	}
 	if (mkdir(dest, 0755) == -1) {
 		snprintf(err, errlen, "%s: %s", dest, strerror(errno));
 		return (-1);
@@ -485,6 +686,15 @@ vcheckout(const char *gitdir, const char *commit_hex, const char *dest,
 	if (git_oid_fromstr(&oid, commit_hex) < 0 ||
 	    git_commit_lookup(&commit, repo, &oid) < 0) {
 		gerr(err, errlen, commit_hex);
+		goto done;
+	}
+	/*
+	 * A gitlink is looked up as a submodule, which libgit2 refuses in
+	 * a bare repository: our scratch one gets the checkout as its work
+	 * tree, in memory only (nothing is written to its config).
+	 */
+	if (git_repository_set_workdir(repo, dest, 0) < 0) {
+		gerr(err, errlen, dest);
 		goto done;
 	}
 	git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION);

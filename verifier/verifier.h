@@ -89,7 +89,10 @@ void	recheck_result_free(struct recheck_result *);
 int	secret_scan(const char *, const char *, size_t, char ***, size_t *);
 /*
  * vcheckout(gitdir, commit_hex, dest_dir): the commit's tree, exact
- * bytes, into dest_dir (created; must not exist), without a .git.
+ * bytes, into dest_dir, without a .git.  A dest_dir that does not
+ * exist is created and checked out whole; one that exists is factoryd's
+ * overlay of the baseline's pristine checkout, and only the commit's
+ * changes against its parent (the baseline) are written, through it.
  */
 int	vcheckout(const char *, const char *, const char *, char *, size_t);
 

@@ -41,6 +41,8 @@ static int	bundle_put(struct bundle_out *, const void *, size_t);
 static int	pack_cb(void *, size_t, void *);
 static int	bundle_header(git_repository *, const git_oid *, const char *,
 		    const char *, char **, char *, size_t);
+static int	pack_changed(git_packbuilder *, git_repository *,
+		    const git_tree *, const git_tree *);
 static int	bundle_pack(git_repository *, const git_oid *, const git_oid *,
 		    struct bundle_out *, char *, size_t);
 static int	sync_dir(const char *);
@@ -104,19 +106,79 @@ bundle_header(git_repository *repo, const git_oid *base, const char *commit,
 	return (0);
 }
 
+/*
+ * What the commit's tree has that the baseline's has not, by a walk of
+ * both trees side by side that skips every entry whose id is the same:
+ * the cost follows the change.  (git_packbuilder_insert_walk with the
+ * baseline hidden marks the baseline's whole tree first.)  A blob the
+ * baseline holds at another path may be packed again: harmless, the
+ * pack is only a little larger.
+ */
+static int
+pack_changed(git_packbuilder *pb, git_repository *repo, const git_tree *nt,
+    const git_tree *bt)
+{
+	const git_tree_entry	*e, *be;
+	git_tree		*sub = NULL, *bsub = NULL;
+	size_t			 i, n = git_tree_entrycount(nt);
+	int			 rc;
+
+	if (git_packbuilder_insert(pb, git_tree_id(nt), NULL) < 0)
+		return (-1);
+	for (i = 0; i < n; i++) {
+		e = git_tree_entry_byindex(nt, i);
+		be = bt != NULL ? git_tree_entry_byname(bt,
+		    git_tree_entry_name(e)) : NULL;
+		if (be != NULL && git_oid_equal(git_tree_entry_id(e),
+		    git_tree_entry_id(be)))
+			continue;
+		switch (git_tree_entry_type(e)) {
+		case GIT_OBJECT_BLOB:
+			if (git_packbuilder_insert(pb, git_tree_entry_id(e),
+			    NULL) < 0)
+				return (-1);
+			break;
+		case GIT_OBJECT_TREE:
+			if (git_tree_lookup(&sub, repo,
+			    git_tree_entry_id(e)) < 0)
+				return (-1);
+			if (be != NULL &&
+			    git_tree_entry_type(be) == GIT_OBJECT_TREE &&
+			    git_tree_lookup(&bsub, repo,
+			    git_tree_entry_id(be)) < 0) {
+				git_tree_free(sub);
+				return (-1);
+			}
+			rc = pack_changed(pb, repo, sub, bsub);
+			git_tree_free(bsub);
+			git_tree_free(sub);
+			bsub = sub = NULL;
+			if (rc == -1)
+				return (-1);
+			break;
+		default:
+			break;	/* a gitlink: no object of this repository */
+		}
+	}
+	return (0);
+}
+
 static int
 bundle_pack(git_repository *repo, const git_oid *commit, const git_oid *base,
     struct bundle_out *out, char *err, size_t errlen)
 {
 	git_packbuilder	*pb = NULL;
-	git_revwalk	*walk = NULL;
+	git_commit	*c = NULL, *bc = NULL;
+	git_tree	*t = NULL, *bt = NULL;
 	int		 ret = -1;
 
 	if (git_packbuilder_new(&pb, repo) < 0 ||
-	    git_revwalk_new(&walk, repo) < 0 ||
-	    git_revwalk_push(walk, commit) < 0 ||
-	    git_revwalk_hide(walk, base) < 0 ||
-	    git_packbuilder_insert_walk(pb, walk) < 0) {
+	    git_commit_lookup(&c, repo, commit) < 0 ||
+	    git_commit_lookup(&bc, repo, base) < 0 ||
+	    git_commit_tree(&t, c) < 0 || git_commit_tree(&bt, bc) < 0 ||
+	    git_packbuilder_insert(pb, commit, NULL) < 0 ||
+	    (!git_oid_equal(git_tree_id(t), git_tree_id(bt)) &&
+	    pack_changed(pb, repo, t, bt) == -1)) {
 		gitc_err(err, errlen, "bundle: pack objects");
 		goto done;
 	}
@@ -130,7 +192,10 @@ bundle_pack(git_repository *repo, const git_oid *commit, const git_oid *base,
 	}
 	ret = 0;
  done:
-	git_revwalk_free(walk);
+	git_tree_free(bt);
+	git_tree_free(t);
+	git_commit_free(bc);
+	git_commit_free(c);
 	git_packbuilder_free(pb);
 	return (ret);
 }

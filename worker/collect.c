@@ -11,6 +11,8 @@
  */
 #include <sys/types.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -41,6 +43,7 @@ struct walk {
 	uint64_t		 limit;
 	int			 toobig;
 	int			 failed;	/* could not decide */
+	int			 overlay;	/* walking an upper dir */
 	char			*err;
 	size_t			 errlen;
 };
@@ -59,8 +62,12 @@ static int	 add_file(struct walk *, int, const char *, const char *,
 static int	 add_link(struct walk *, int, const char *, const char *,
 		    git_treebuilder *);
 static int	 walk_dir(struct walk *, int, char *, size_t,
-		    const git_tree *, git_oid *, int *);
+		    const git_tree *, int, git_oid *, int *);
 static int	 same_as_base(git_treebuilder *, const git_tree *);
+static int	 is_whiteout(const struct stat *);
+static int	 is_opaque(struct walk *, int);
+static int	 walk_entry(struct walk *, int, const char *, char *, size_t,
+		    const git_tree *, int, git_treebuilder *);
 static void	 reject_hook(struct walk *, const char *);
 static void	 check_dotgit(struct walk *, int, const char *);
 static int	 diff_changes(struct walk *, git_tree *, const git_oid *,
@@ -205,7 +212,8 @@ read_names(int fd, char ***names, size_t *n)
 		return (-1);
 	}
 	closedir(d);
-	qsort(*names, *n, sizeof(**names), namecmp);
+	if (*n > 0)		/* an empty directory has no array at all */
+		qsort(*names, *n, sizeof(**names), namecmp);
 	return (0);
 }
 
@@ -419,22 +427,130 @@ same_as_base(git_treebuilder *bld, const git_tree *base)
 }
 
 /*
+ * An overlay whiteout: a character device 0/0.  The agent has no
+ * CAP_MKNOD and never sees the upper dir: only the overlay makes one.
+ */
+static int
+is_whiteout(const struct stat *st)
+{
+	return (S_ISCHR(st->st_mode) && major(st->st_rdev) == 0 &&
+	    minor(st->st_rdev) == 0);
+}
+
+/*
+ * Does the directory hide everything of the lower below it?  A whole
+ * tree (no overlay) is its own lower.  In an upper dir, the overlay
+ * (mounted with userxattr) marks it with user.overlay.opaque "y"; an
+ * agent setting that name through the merged tree gets it escaped to
+ * user.overlay.overlay.opaque, which is not this one.  Unreadable:
+ * taken as opaque, the choice that can only drop lower entries
+ * (deletions), which the scope then judges.
+ */
+static int
+is_opaque(struct walk *w, int fd)
+{
+	char	 val[8];
+	ssize_t	 n;
+
+	if (!w->overlay)
+		return (1);
+	n = fgetxattr(fd, "user.overlay.opaque", val, sizeof(val));
+	if (n == -1)
+		return (errno != ENODATA && errno != ENOTSUP);
+	return (n == 1 && val[0] == 'y');
+}
+
+/* One entry of a directory, into bld; -1 only when we cannot decide. */
+static int
+walk_entry(struct walk *w, int fd, const char *name, char *path, size_t len,
+    const git_tree *base, int merge, git_treebuilder *bld)
+{
+	const git_tree_entry	*be;
+	git_tree		*sub = NULL;
+	struct stat		 st;
+	git_oid			 oid;
+	int			 cfd, has, ret;
+
+	if (is_dotgit(name)) {
+		reject(w, path, "'.git' path component");
+		return (0);
+	}
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == -1) {
+		reject(w, path, "unreadable: %s", strerror(errno));
+		return (0);
+	}
+	be = base ? git_tree_entry_byname(base, name) : NULL;
+	/* What the upper holds replaces the lower's entry, if any. */
+	if (merge && git_treebuilder_get(bld, name) != NULL &&
+	    git_treebuilder_remove(bld, name) < 0) {
+		gitc_err(w->err, w->errlen, "%s: tree entry", path);
+		return (-1);
+	}
+	if (w->overlay && is_whiteout(&st))
+		return (0);		/* deleted */
+	if (S_ISREG(st.st_mode))
+		return (add_file(w, fd, name, path, &st, bld));
+	if (S_ISLNK(st.st_mode))
+		return (add_link(w, fd, name, path, bld));
+	if (S_ISFIFO(st.st_mode))
+		reject(w, path, "fifo");
+	else if (S_ISSOCK(st.st_mode))
+		reject(w, path, "socket");
+	else if (!S_ISDIR(st.st_mode))
+		reject(w, path, "device");
+	if (!S_ISDIR(st.st_mode))
+		return (0);
+	cfd = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (cfd == -1) {
+		reject(w, path, "unreadable directory: %s", strerror(errno));
+		return (0);
+	}
+	if (be != NULL && git_tree_entry_type(be) == GIT_OBJECT_TREE &&
+	    git_tree_lookup(&sub, w->repo, git_tree_entry_id(be)) < 0)
+		sub = NULL;
+	ret = walk_dir(w, cfd, path, len, sub, merge, &oid, &has);
+	git_tree_free(sub);
+	close(cfd);
+	if (ret == -1)
+		return (-1);
+	/*
+	 * A submodule is checked out as an empty directory: left so, it
+	 * is the baseline's gitlink.  Anything else there (a file, a link,
+	 * content) is a change of the gitlink, which diff_changes refuses.
+	 */
+	if (!has && be != NULL &&
+	    git_tree_entry_filemode(be) == GIT_FILEMODE_COMMIT &&
+	    git_treebuilder_insert(NULL, bld, name, git_tree_entry_id(be),
+	    GIT_FILEMODE_COMMIT) < 0) {
+		gitc_err(w->err, w->errlen, "%s: gitlink", path);
+		return (-1);
+	}
+	if (has && git_treebuilder_insert(NULL, bld, name, &oid,
+	    GIT_FILEMODE_TREE) < 0) {
+		gitc_err(w->err, w->errlen, "%s: tree entry", path);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
  * Builds the tree of the directory fd, whose path relative to the tree
- * is path[0..len) ("" at the top).  *nonempty is cleared for a
- * directory with nothing git can hold.  -1 only when we cannot decide.
+ * is path[0..len) ("" at the top), base the baseline's tree there.
+ * Over an overlay's upper dir, what the upper does not name is the
+ * baseline's while the lower shows through (merge: no opaque directory
+ * on the way): the cost follows the change, not the tree.  *nonempty
+ * is cleared for a directory with nothing git can hold.  -1 only when
+ * we cannot decide.
  */
 static int
 walk_dir(struct walk *w, int fd, char *path, size_t len, const git_tree *base,
-    git_oid *out, int *nonempty)
+    int merge, git_oid *out, int *nonempty)
 {
-	const git_tree_entry	*be;
 	git_treebuilder		*bld = NULL;
-	git_tree		*sub;
-	struct stat		 st;
-	git_oid			 oid;
 	char			**names;
 	size_t			 i, n, nlen;
-	int			 cfd, has, ret = -1;
+	int			 ret = -1;
 
 	*nonempty = 0;
 	if (read_names(fd, &names, &n) == -1) {
@@ -442,7 +558,8 @@ walk_dir(struct walk *w, int fd, char *path, size_t len, const git_tree *base,
 		    strerror(errno));
 		return (0);
 	}
-	if (git_treebuilder_new(&bld, w->repo, NULL) < 0) {
+	merge = merge && !is_opaque(w, fd);
+	if (git_treebuilder_new(&bld, w->repo, merge ? base : NULL) < 0) {
 		gitc_err(w->err, w->errlen, "treebuilder");
 		goto done;
 	}
@@ -458,55 +575,9 @@ walk_dir(struct walk *w, int fd, char *path, size_t len, const git_tree *base,
 		if (len != 0)
 			path[len] = '/';
 		memcpy(path + len + (len != 0), names[i], nlen + 1);
-		if (is_dotgit(names[i])) {
-			reject(w, path, "'.git' path component");
-			continue;
-		}
-		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == -1) {
-			reject(w, path, "unreadable: %s", strerror(errno));
-			continue;
-		}
-		if (S_ISREG(st.st_mode)) {
-			if (add_file(w, fd, names[i], path, &st, bld) == -1)
-				goto done;
-		} else if (S_ISLNK(st.st_mode)) {
-			if (add_link(w, fd, names[i], path, bld) == -1)
-				goto done;
-		} else if (S_ISDIR(st.st_mode)) {
-			cfd = openat(fd, names[i], O_RDONLY | O_DIRECTORY |
-			    O_NOFOLLOW | O_CLOEXEC);
-			if (cfd == -1) {
-				reject(w, path, "unreadable directory: %s",
-				    strerror(errno));
-				continue;
-			}
-			sub = NULL;
-			be = base ? git_tree_entry_byname(base, names[i]) :
-			    NULL;
-			if (be != NULL &&
-			    git_tree_entry_type(be) == GIT_OBJECT_TREE &&
-			    git_tree_lookup(&sub, w->repo,
-			    git_tree_entry_id(be)) < 0)
-				sub = NULL;
-			ret = walk_dir(w, cfd, path, len + (len != 0) + nlen,
-			    sub, &oid, &has);
-			git_tree_free(sub);
-			close(cfd);
-			if (ret == -1)
-				goto done;
-			ret = -1;
-			if (has && git_treebuilder_insert(NULL, bld, names[i],
-			    &oid, GIT_FILEMODE_TREE) < 0) {
-				gitc_err(w->err, w->errlen, "%s: tree entry",
-				    path);
-				goto done;
-			}
-		} else if (S_ISFIFO(st.st_mode))
-			reject(w, path, "fifo");
-		else if (S_ISSOCK(st.st_mode))
-			reject(w, path, "socket");
-		else
-			reject(w, path, "device");
+		if (walk_entry(w, fd, names[i], path,
+		    len + (len != 0) + nlen, base, merge, bld) == -1)
+			goto done;
 	}
 	if (w->failed)
 		goto done;
@@ -650,6 +721,10 @@ diff_changes(struct walk *w, git_tree *btree, const git_oid *toid,
 			goto done;
 		}
 		nc[res->nchanges++].status = st;
+		/* factory never writes a submodule: no commit to check. */
+		if (d->old_file.mode == GIT_FILEMODE_COMMIT ||
+		    d->new_file.mode == GIT_FILEMODE_COMMIT)
+			reject(w, path, "submodule (gitlink) changed");
 		if (scope == NULL || scope_match(scope, path) != 1)
 			reject(w, path, "outside the scope");
 		if (strncasecmp(path, WORKFLOWS, strlen(WORKFLOWS)) == 0)
@@ -795,14 +870,18 @@ collect(const struct collect_req *req, struct collect_result *res, char *err,
 		    req->baseline_hex);
 		goto done;
 	}
-	snprintf(tree, sizeof(tree), "%s/tree", req->attempt_dir);
+	if (req->upper != NULL) {
+		w.overlay = 1;
+		strlcpy(tree, req->upper, sizeof(tree));
+	} else
+		snprintf(tree, sizeof(tree), "%s/tree", req->attempt_dir);
 	if ((tfd = open(tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1) {
 		snprintf(err, errlen, "%s: %s", tree, strerror(errno));
 		goto done;
 	}
 	path[0] = '\0';
-	if (walk_dir(&w, tfd, path, 0, btree, &toid, &has) == -1)
+	if (walk_dir(&w, tfd, path, 0, btree, w.overlay, &toid, &has) == -1)
 		goto done;
 	check_dotgit(&w, tfd, alt);
 	if (w.failed)

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <git2.h>
@@ -34,6 +35,8 @@ static int	mkdir_at(int, const char *, const char *, char *, size_t);
 static int	make_gitdir(int, const char *, const char *, char *, size_t);
 static int	checkout_baseline(const char *, const git_oid *, char *,
 		    size_t);
+static int	write_index(git_commit *, const char *, char *, size_t);
+static int	copy_index(const char *, int);
 
 
 int
@@ -309,6 +312,392 @@ provision(const char *repo_path, const char *baseline, const char *attempt_dir,
 		close(gfd);
 	if (tfd != -1)
 		close(tfd);
+	if (afd != -1)
+		close(afd);
+	git_commit_free(commit);
+	git_repository_free(repo);
+	return (ret);
+}
+
+/*
+ * A checkout of our own rather than git_checkout_tree: nothing to
+ * compare (the target is empty), no attributes, filters or index, and
+ * no submodule lookup, which libgit2 refuses without a work tree.  A
+ * gitlink becomes an empty directory, as git leaves an uninitialised
+ * submodule.  Each entry is made relative to its directory's fd,
+ * O_EXCL and without following links, so a name the tree holds twice
+ * or a link planted by an earlier entry cannot redirect a write.
+ */
+struct pco {
+	git_repository	*repo;
+	char		*err;
+	size_t		 errlen;
+	char		 path[PATH_MAX];
+};
+
+static int	pco_tree(struct pco *, const git_tree *, int, size_t);
+static int	pco_blob(struct pco *, const git_tree_entry *, int);
+static int	pco_name_ok(const char *);
+
+/* A name git could hold that is safe as one path component here. */
+static int
+pco_name_ok(const char *name)
+{
+	size_t	 i;
+
+	if (name[0] == '\0' || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0 || strchr(name, '/') != NULL)
+		return (0);
+	if (strncasecmp(name, ".git", 4) == 0) {
+		for (i = 4; name[i] == '.' || name[i] == ' '; i++)
+			;
+		if (name[i] == '\0')
+			return (0);
+	}
+	return (strcasecmp(name, "git~1") != 0);
+}
+
+static int
+pco_blob(struct pco *p, const git_tree_entry *e, int dirfd)
+{
+	git_blob	*b = NULL;
+	const char	*name = git_tree_entry_name(e), *data;
+	char		*target = NULL;
+	size_t		 len, off = 0;
+	ssize_t		 n;
+	int		 fd = -1, ret = -1;
+
+	if (git_blob_lookup(&b, p->repo, git_tree_entry_id(e)) < 0) {
+		gitc_err(p->err, p->errlen, "%s: blob", p->path);
+		return (-1);
+	}
+	data = git_blob_rawcontent(b);
+	len = git_blob_rawsize(b);
+	if (git_tree_entry_filemode(e) == GIT_FILEMODE_LINK) {
+		if (len == 0 || len >= PATH_MAX || memchr(data, '\0', len) !=
+		    NULL || (target = strndup(data, len)) == NULL) {
+			snprintf(p->err, p->errlen, "%s: unusable symlink "
+			    "target", p->path);
+			goto done;
+		}
+		if (symlinkat(target, dirfd, name) == -1) {
+			snprintf(p->err, p->errlen, "%s: %s", p->path,
+			    strerror(errno));
+			goto done;
+		}
+		ret = 0;
+		goto done;
+	}
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, git_tree_entry_filemode(e) ==
+	    GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644);
+	if (fd == -1) {
+		snprintf(p->err, p->errlen, "%s: %s", p->path,
+		    strerror(errno));
+		goto done;
+	}
+	while (off < len) {
+		if ((n = write(fd, data + off, len - off)) == -1) {
+			if (errno == EINTR)
+				continue;
+			snprintf(p->err, p->errlen, "%s: %s", p->path,
+			    strerror(errno));
+			goto done;
+		}
+		off += n;
+	}
+	ret = 0;
+ done:
+	if (fd != -1 && close(fd) == -1 && ret == 0) {
+		snprintf(p->err, p->errlen, "%s: %s", p->path,
+		    strerror(errno));
+		ret = -1;
+	}
+	free(target);
+	git_blob_free(b);
+	return (ret);
+}
+
+/* The entries of t into the directory dirfd, p->path[0..len) its path. */
+static int
+pco_tree(struct pco *p, const git_tree *t, int dirfd, size_t len)
+{
+	const git_tree_entry	*e;
+	git_tree		*sub;
+	const char		*name;
+	size_t			 i, n = git_tree_entrycount(t), nlen;
+	int			 cfd, rc;
+
+	for (i = 0; i < n; i++) {
+		e = git_tree_entry_byindex(t, i);
+		name = git_tree_entry_name(e);
+		nlen = strlen(name);
+		if (len + 1 + nlen >= sizeof(p->path)) {
+			snprintf(p->err, p->errlen, "%s/%s: path too long",
+			    p->path, name);
+			return (-1);
+		}
+		if (len != 0)
+			p->path[len] = '/';
+		memcpy(p->path + len + (len != 0), name, nlen + 1);
+		if (!pco_name_ok(name)) {
+			snprintf(p->err, p->errlen, "%s: refused name",
+			    p->path);
+			return (-1);
+		}
+		switch (git_tree_entry_filemode(e)) {
+		case GIT_FILEMODE_BLOB:
+		case GIT_FILEMODE_BLOB_EXECUTABLE:
+		case GIT_FILEMODE_LINK:
+			if (pco_blob(p, e, dirfd) == -1)
+				return (-1);
+			break;
+		case GIT_FILEMODE_COMMIT:
+		case GIT_FILEMODE_TREE:
+			if (mkdirat(dirfd, name, 0755) == -1) {
+				snprintf(p->err, p->errlen, "%s: %s", p->path,
+				    strerror(errno));
+				return (-1);
+			}
+			if (git_tree_entry_filemode(e) == GIT_FILEMODE_COMMIT)
+				break;
+			if (git_tree_lookup(&sub, p->repo,
+			    git_tree_entry_id(e)) < 0) {
+				gitc_err(p->err, p->errlen, "%s: tree",
+				    p->path);
+				return (-1);
+			}
+			cfd = openat(dirfd, name, O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+			rc = cfd == -1 ? -1 : pco_tree(p, sub,
+			    cfd, len + (len != 0) + nlen);
+			if (cfd == -1)
+				snprintf(p->err, p->errlen, "%s: %s", p->path,
+				    strerror(errno));
+			else
+				close(cfd);
+			git_tree_free(sub);
+			if (rc == -1)
+				return (-1);
+			break;
+		default:
+			snprintf(p->err, p->errlen, "%s: mode %06o", p->path,
+			    git_tree_entry_filemode_raw(e));
+			return (-1);
+		}
+		p->path[len] = '\0';
+	}
+	return (0);
+}
+
+/*
+ * The pristine checkout of a baseline into dest, an empty directory
+ * the parent made for us: the blobs' exact bytes; in dest/.git, the
+ * index every attempt's .git gets a copy of.  Only the repository's
+ * objects are read.
+ */
+int
+pristine_checkout(const char *repo_path, const char *baseline,
+    const char *dest, char *err, size_t errlen)
+{
+	struct pco	 p;
+	git_repository	*repo = NULL;
+	git_commit	*commit = NULL;
+	git_tree	*tree = NULL;
+	git_oid		 oid;
+	char		 where[PATH_MAX + 1024];
+	int		 fd = -1, ret = -1;
+
+	if (strlen(baseline) != GITW_HEXSZ ||
+	    git_oid_fromstr(&oid, baseline) < 0) {
+		snprintf(err, errlen, "baseline \"%s\" is not a 40-hex id",
+		    baseline);
+		git_error_clear();
+		return (-1);
+	}
+	if (git_repository_open_ext(&repo, repo_path,
+	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		gitc_err(err, errlen, "open repository %s", repo_path);
+		return (-1);
+	}
+	if (git_commit_lookup(&commit, repo, &oid) < 0 ||
+	    git_commit_tree(&tree, commit) < 0) {
+		gitc_err(err, errlen, "%s: baseline %s", repo_path, baseline);
+		goto done;
+	}
+	if ((fd = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: %s", dest, strerror(errno));
+		goto done;
+	}
+	memset(&p, 0, sizeof(p));
+	p.repo = repo;
+	p.err = err;
+	p.errlen = errlen;
+	if (pco_tree(&p, tree, fd, 0) == -1) {
+		/* Say where: the path alone is relative to dest. */
+		snprintf(where, sizeof(where), "checkout into %s: %s", dest,
+		    err);
+		strlcpy(err, where, errlen);
+		goto done;
+	}
+	/*
+	 * Its index, for each attempt's .git to copy, as dest/.git: the
+	 * one name no tree can hold (refused above), so nothing of the
+	 * checkout is in its way.  The parent moves it out, beside it.
+	 */
+	if ((size_t)snprintf(where, sizeof(where), "%s/.git", dest) >=
+	    sizeof(where)) {
+		snprintf(err, errlen, "%s: path too long", dest);
+		goto done;
+	}
+	if (write_index(commit, where, err, errlen) == -1)
+		goto done;
+	ret = 0;
+ done:
+	if (fd != -1)
+		close(fd);
+	git_tree_free(tree);
+	git_commit_free(commit);
+	git_repository_free(repo);
+	return (ret);
+}
+
+/*
+ * An index of the baseline's entries without stat data, at path: git
+ * in the tree then sees a clean checkout (it hashes each file once, on
+ * its first refresh, and records what it saw) rather than every file
+ * deleted and untracked.
+ */
+static int
+write_index(git_commit *commit, const char *path, char *err, size_t errlen)
+{
+	git_index	*idx = NULL;
+	git_tree	*tree = NULL;
+	int		 ret = -1;
+
+	if (git_commit_tree(&tree, commit) < 0 ||
+	    git_index_open(&idx, path) < 0 ||
+	    git_index_read_tree(idx, tree) < 0 ||
+	    git_index_write(idx) < 0) {
+		gitc_err(err, errlen, "%s", path);
+		goto done;
+	}
+	ret = 0;
+ done:
+	git_index_free(idx);
+	git_tree_free(tree);
+	return (ret);
+}
+
+/*
+ * A copy of the index a pristine checkout keeps beside it: the same
+ * bytes for every attempt on the commit, so each copies it rather than
+ * building it again from the trees (which costs with the repository's
+ * size).  -1 if there is none, or it cannot be read: then it is built.
+ */
+static int
+copy_index(const char *from, int gitfd)
+{
+	char	 buf[65536];
+	ssize_t	 n, w, off;
+	int	 in, out, ret = -1;
+
+	if ((in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return (-1);
+	if ((out = openat(gitfd, "index", O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, 0644)) == -1) {
+		close(in);
+		return (-1);
+	}
+	for (;;) {
+		if ((n = read(in, buf, sizeof(buf))) == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n == 0 ? 0 : -1;
+			break;
+		}
+		for (off = 0; off < n; off += w)
+			if ((w = write(out, buf + off, n - off)) == -1 &&
+			    errno != EINTR)
+				goto done;
+			else if (w == -1)
+				w = 0;
+	}
+ done:
+	close(in);
+	if (close(out) == -1)
+		ret = -1;
+	if (ret == -1)
+		(void)unlinkat(gitfd, "index", 0);
+	return (ret);
+}
+
+/*
+ * The per-attempt layer of an overlay tree: attempt_dir/upper/.git
+ * (as provision makes it, with no index: git builds one when the
+ * agent first asks) and attempt_dir/tree, the empty directory the
+ * overlay is mounted on.  The pristine checkout is the lower layer.
+ */
+int
+provision_upper(const char *repo_path, const char *baseline,
+    const char *attempt_dir, const char *index, char *err, size_t errlen)
+{
+	char		 path[PATH_MAX];
+	git_repository	*repo = NULL;
+	git_commit	*commit = NULL;
+	git_oid		 oid;
+	int		 afd = -1, ufd = -1, gfd = -1, ret = -1;
+
+	if (strlen(baseline) != GITW_HEXSZ ||
+	    git_oid_fromstr(&oid, baseline) < 0) {
+		snprintf(err, errlen, "baseline \"%s\" is not a 40-hex id",
+		    baseline);
+		git_error_clear();
+		return (-1);
+	}
+	if (git_repository_open_ext(&repo, repo_path,
+	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		gitc_err(err, errlen, "open repository %s", repo_path);
+		return (-1);
+	}
+	if (git_commit_lookup(&commit, repo, &oid) < 0) {
+		gitc_err(err, errlen, "%s: baseline %s", repo_path, baseline);
+		goto done;
+	}
+	if ((afd = open(attempt_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1) {
+		snprintf(err, errlen, "%s: %s", attempt_dir, strerror(errno));
+		goto done;
+	}
+	if (mkdirat(afd, "tree", 0755) == -1 ||
+	    mkdirat(afd, "upper", 0755) == -1 ||
+	    (ufd = openat(afd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 ||
+	    mkdirat(ufd, ".git", 0755) == -1 ||
+	    (gfd = openat(ufd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s/upper/.git: %s", attempt_dir,
+		    strerror(errno));
+		goto done;
+	}
+	if (make_gitdir(gfd, repo_path, baseline, err, errlen) == -1)
+		goto done;
+	if (index == NULL || copy_index(index, gfd) == -1) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/upper/.git/index",
+		    attempt_dir) >= sizeof(path)) {
+			snprintf(err, errlen, "%s: path too long", attempt_dir);
+			goto done;
+		}
+		if (write_index(commit, path, err, errlen) == -1)
+			goto done;
+	}
+	ret = 0;
+ done:
+	if (gfd != -1)
+		close(gfd);
+	if (ufd != -1)
+		close(ufd);
 	if (afd != -1)
 		close(afd);
 	git_commit_free(commit);

@@ -6,6 +6,8 @@
 #include <sys/types.h>
 
 #include <event.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -120,9 +122,20 @@ static void
 worker_provision(const struct msg_provision *q)
 {
 	struct msg_ready	 m;
-	char			 err[512];
+	char			 err[512], index[PATH_MAX + 8];
 
-	if (provision(q->repo, q->baseline, q->dir, err, sizeof(err)) == -1) {
+	/* The shared pristine checkout first, if the parent asks for it. */
+	if (q->pristine[0] != '\0' && pristine_checkout(q->repo,
+	    q->baseline, q->pristine, err, sizeof(err)) == -1) {
+		worker_error(q->id, err);
+		return;
+	}
+	/* Its index, made with it, is copied rather than made again. */
+	if ((size_t)snprintf(index, sizeof(index), "%s%s",
+	    q->pristine[0] != '\0' ? q->pristine : q->lower,
+	    q->pristine[0] != '\0' ? "/.git" : ".index") >=
+	    sizeof(index) || provision_upper(q->repo, q->baseline, q->dir,
+	    index, err, sizeof(err)) == -1) {
 		worker_error(q->id, err);
 		return;
 	}
@@ -182,7 +195,7 @@ worker_collect(const struct msg_collect *q)
 	struct collect_req	 req;
 	struct collect_result	 res;
 	struct msg_result	 m;
-	char			 err[512];
+	char			 err[512], upper[PATH_MAX];
 
 	memset(&req, 0, sizeof(req));
 	req.repo_path = q->repo;
@@ -194,6 +207,13 @@ worker_collect(const struct msg_collect *q)
 	req.manifest_digest = q->digest;
 	req.tree_limit = q->tree_limit;
 	req.bundle_path = q->bundle;
+	/* The tree is an overlay: what the agent did is in its upper. */
+	if ((size_t)snprintf(upper, sizeof(upper), "%s/upper", q->dir) >=
+	    sizeof(upper)) {
+		worker_error(q->id, "attempt dir path too long");
+		return;
+	}
+	req.upper = upper;
 	memset(&res, 0, sizeof(res));
 	if (collect(&req, &res, err, sizeof(err)) == -1) {
 		collect_result_free(&res);

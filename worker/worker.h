@@ -34,6 +34,12 @@ struct collect_req {
 	const char	 *manifest_digest;	/* "sha256:<hex>" */
 	uint64_t	  tree_limit;		/* bytes, 0: no limit */
 	const char	 *bundle_path;
+	/*
+	 * The upper dir of the overlay the agent's tree was, or NULL to
+	 * walk attempt_dir/tree whole.  Over an upper dir, tree_limit
+	 * bounds the bytes of the files the agent added or changed.
+	 */
+	const char	 *upper;
 };
 
 struct collect_change {
@@ -73,6 +79,22 @@ int	resolve(const char *, const char *, char [GITW_HEXSZ + 1], char *,
  * files belong to the worker's uid; ~50-150 ms for 2000 files here.
  */
 int	provision(const char *, const char *, const char *, char *, size_t);
+/*
+ * pristine_checkout(repo, baseline_hex, dest): the baseline's files,
+ * exact bytes, into the empty directory dest; and dest/.git, a file:
+ * an index of them.
+ */
+int	pristine_checkout(const char *, const char *, const char *, char *,
+	    size_t);
+/*
+ * provision_upper(repo, baseline_hex, attempt_dir, index): attempt_dir/
+ * upper holding only the tree's .git (as provision's, its index a copy
+ * of the file index if it can be read, else made from the baseline)
+ * and attempt_dir/tree, empty: the overlay's upper layer and mount
+ * point.
+ */
+int	provision_upper(const char *, const char *, const char *,
+	    const char *, char *, size_t);
 /* The absolute objects directory of a repository, for alternates. */
 int	gitw_objects_dir(const char *, char *, size_t, char *, size_t);
 /* 1 if an attempt id is safe in a ref name and a path component. */

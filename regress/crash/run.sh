@@ -41,6 +41,8 @@ assert_clean() {	# name id
 	tag=$(printf %s "$(realpath "$T/state")" | sha256sum | cut -c1-8)
 	check "$1: no cgroup of the attempt" \
 	    sh -c "! ls -d /sys/fs/cgroup/*/factory/$tag/$2 /sys/fs/cgroup/*/factory/$tag/$2-v 2>/dev/null | grep -q ."
+	check "$1: no overlay or disk of the attempt mounted" \
+	    sh -c "! grep -q ' $T/state/[a-z]*/$2[ /]' /proc/mounts"
 	check "$1: no attempt or verify dir" \
 	    sh -c "[ ! -e '$T/state/attempts/$2' ] && [ ! -e '$T/state/verify/$2' ]"
 	b=$(git --git-dir="$T/remote.git" -c safe.directory='*' for-each-ref "refs/heads/factory/$2" | wc -l)
@@ -101,7 +103,7 @@ crash_at() {	# point
 }
 
 for point in parent:after-allocating parent:after-dir worker:before-ready \
-    parent:after-running worker:before-result parent:after-result-ready \
+    parent:after-tree parent:after-running worker:before-result parent:after-result-ready \
     verifier:before-verdict parent:after-verdict publisher:after-push \
     reconciler:before-inventory; do
 	crash_at $point

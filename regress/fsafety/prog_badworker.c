@@ -138,7 +138,11 @@ bw_dispatch(struct imsg *imsg)
 		    json_object_get(o, "req"), "oid", c.oid));
 		break;
 	case IMSG_PROVISION:
+		/* The tree's mount point and its upper layer, as provision. */
 		snprintf(tree, sizeof(tree), "%s/tree", json_str(o, "dir"));
+		if (mkdir(tree, 0755) == -1)
+			err(1, "mkdir %s", tree);
+		snprintf(tree, sizeof(tree), "%s/upper", json_str(o, "dir"));
 		if (mkdir(tree, 0755) == -1)
 			err(1, "mkdir %s", tree);
 		strlcat(tree, "/README.md", sizeof(tree));

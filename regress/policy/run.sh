@@ -31,7 +31,7 @@ trap 'exit 1' INT TERM
 trap 'got_usr1=$((got_usr1 + 1))' USR1
 
 # The daemon's directories, and things no child may see.
-mkdir -p "$T/state/attempts/a-1/tree" "$T/state/verify" "$T/state/publish" "$T/repos/r.git" \
+mkdir -p "$T/state/attempts/a-1/tree" "$T/state/verify" "$T/state/publish" "$T/state/pristine" "$T/repos/r.git" \
     "$T/remotes/r.git" "$T/pulls" "$T/forge_keys" "$T/keys" "$T/outside"
 echo tree >"$T/state/attempts/a-1/tree/file"
 echo journal >"$T/state/journal"

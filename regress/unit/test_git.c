@@ -4,10 +4,13 @@
  * repositories made with the git CLI in a temporary directory.
  */
 #include <sys/types.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 
 #include <check.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -38,6 +41,8 @@
 static char	 root[32], tmp[64], repo[128], adir[128];
 static char	 tree[256], bundle[256], base[GITW_HEXSZ + 1];
 static char	 objsum[128], err[1024];
+static char	 upper[256], pristine[256];
+static int	 overlay;		/* collect walks upper */
 static char	*scope[] = { "src/**", "docs/*.md", NULL };
 
 static int	 sh(const char *, ...)
@@ -163,6 +168,7 @@ do_collect(struct collect_result *res, uint64_t limit)
 	req.manifest_digest = DIGEST;
 	req.tree_limit = limit;
 	req.bundle_path = bundle;
+	req.upper = overlay ? upper : NULL;
 	return (collect(&req, res, err, sizeof(err)));
 }
 
@@ -501,6 +507,370 @@ START_TEST(test_collect_agent_commits)
 }
 END_TEST
 
+/*
+ * The baseline gains a gitlink at src/sub (and one outside the scope,
+ * at vendor/mod), and the attempt tree is provisioned again: a
+ * submodule's directory is checked out empty.
+ */
+static void
+gitlink_baseline(void)
+{
+	char	 e[1024];
+
+	ck_assert_int_eq(sh("cd %s && git update-index --add --cacheinfo "
+	    "160000,1111111111111111111111111111111111111111,src/sub && "
+	    "git update-index --add --cacheinfo "
+	    "160000,2222222222222222222222222222222222222222,vendor/mod && "
+	    "git commit -q -m 'two submodules'", repo), 0);
+	ck_assert_msg(resolve(repo, "main", base, e, sizeof(e)) == 0, "%s",
+	    e);
+	ck_assert_int_eq(sh("/bin/rm -rf %s && mkdir %s", adir, adir), 0);
+	ck_assert_msg(provision(repo, base, adir, e, sizeof(e)) == 0, "%s",
+	    e);
+	ck_assert_int_eq(sh("test -d %s/src/sub && test -d %s/vendor/mod",
+	    tree, tree), 0);
+}
+
+/* An untouched submodule is no change, outside the scope or not. */
+START_TEST(test_collect_gitlink_kept)
+{
+	struct collect_result	 res;
+	char			 mode[64];
+
+	gitlink_baseline();
+	put("src/a.c", "int a = 4;\n");
+	ck_assert_msg(do_collect(&res, 1 << 20) == 0, "%s", err);
+	ck_assert_msg(res.nrejects == 0, "%s",
+	    join(res.rejects, res.nrejects));
+	ck_assert_uint_eq(res.nchanges, 1);
+	ck_assert_int_eq(change(&res, "src/a.c"), 'M');
+	ck_assert_int_eq(sh("git -C %s/collect.git ls-tree %s vendor/mod | "
+	    "grep -q '^160000 commit 2222222222222222222222222222222222222222"
+	    "'", adir, res.tree_hex), 0);
+	ck_assert_int_eq(out(mode, sizeof(mode), "git -C %s/collect.git "
+	    "ls-tree %s src/sub | cut -c1-6", adir, res.tree_hex), 0);
+	ck_assert_str_eq(mode, "160000");
+	collect_result_free(&res);
+	/* Nothing but the submodules: still no change. */
+	put("src/a.c", "int a;\n");
+	expect_rejects(1 << 20, "tree: no change", NULL);
+}
+END_TEST
+
+/* A touched submodule is refused, in the scope or not. */
+START_TEST(test_collect_gitlink_touched)
+{
+	gitlink_baseline();
+	put("src/sub/x.c", "int x;\n");
+	expect_rejects(1 << 20, "src/sub: submodule (gitlink) changed",
+	    NULL);
+	ck_assert_int_eq(sh("/bin/rm -rf %s/src/sub && "
+	    "rmdir %s/vendor/mod", tree, tree), 0);
+	expect_rejects(1 << 20, "src/sub: submodule (gitlink) changed",
+	    "vendor/mod: submodule (gitlink) changed",
+	    "vendor/mod: outside the scope", NULL);
+	put("src/sub", "a file now\n");
+	ck_assert_int_eq(sh("ln -s ../src %s/vendor/mod", tree), 0);
+	expect_rejects(1 << 20, "src/sub: submodule (gitlink) changed",
+	    "vendor/mod: submodule (gitlink) changed",
+	    "vendor/mod: outside the scope", NULL);
+}
+END_TEST
+
+/*
+ * The tree as factoryd makes it: an overlay of the pristine checkout
+ * (lower) and attempt_dir/upper, mounted on attempt_dir/tree with the
+ * options of supervisord-factory/disk.c.
+ */
+static void
+setup_overlay(void)
+{
+	char	 e[1024], opts[1024];
+
+	/*
+	 * Each test runs in a process of its own: in a mount namespace of
+	 * its own too, its overlay goes with it, failed or not.
+	 */
+	ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL),
+	    0);
+	setup();
+	snprintf(pristine, sizeof(pristine), "%s/pristine", tmp);
+	snprintf(upper, sizeof(upper), "%s/upper", adir);
+	ck_assert_int_eq(sh("/bin/rm -rf %s && mkdir %s %s", adir, adir,
+	    pristine), 0);
+	ck_assert_msg(pristine_checkout(repo, base, pristine, e,
+	    sizeof(e)) == 0, "%s", e);
+	/*
+	 * The index made with the pristine checkout (as its .git, which
+	 * factoryd moves out beside it), copied.
+	 */
+	snprintf(opts, sizeof(opts), "%s/.git", pristine);
+	ck_assert_msg(provision_upper(repo, base, adir, opts, e,
+	    sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(sh("cmp -s %s %s/.git/index && mv %s %s.index",
+	    opts, upper, opts, pristine), 0);
+	ck_assert_int_eq(sh("mkdir -m 700 %s/work", adir), 0);
+	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s/work,"
+	    "volatile,userxattr,redirect_dir=nofollow,metacopy=off,index=off,"
+	    "xino=off", pristine, upper, adir);
+	ck_assert_msg(mount("overlay", tree, "overlay", MS_NOSUID | MS_NODEV,
+	    opts) == 0, "mount %s: %s", tree, strerror(errno));
+	overlay = 1;
+}
+
+static void
+teardown_overlay(void)
+{
+	overlay = 0;
+	umount2(tree, MNT_DETACH);
+	teardown();
+}
+
+/* Exactly one change, of this status. */
+static void
+expect_one(const char *path, char status)
+{
+	struct collect_result	 res;
+
+	unlink(bundle);
+	ck_assert_msg(do_collect(&res, 1 << 20) == 0, "%s", err);
+	ck_assert_msg(res.nrejects == 0, "%s",
+	    join(res.rejects, res.nrejects));
+	ck_assert_msg(res.nchanges == 1 && change(&res, path) == status,
+	    "want %c %s, got %zu changes, %s: %c", status, path,
+	    res.nchanges, res.nchanges ? res.changes[0].path : "-",
+	    res.nchanges ? res.changes[0].status : '-');
+	ck_assert_str_ne(res.commit_hex, "");
+	collect_result_free(&res);
+}
+
+START_TEST(test_overlay_provision)
+{
+	struct stat	 st;
+	char		 buf[64];
+
+	/* The tree is the baseline, its .git the upper's alone. */
+	ck_assert_int_eq(sh("cd %s && git status --porcelain | "
+	    "grep -q . && exit 1; test \"$(git rev-parse HEAD)\" = %s", tree,
+	    base), 0);
+	ck_assert_int_eq(stat(pristine, &st), 0);
+	snprintf(buf, sizeof(buf), "%s/.git", pristine);
+	ck_assert_int_eq(lstat(buf, &st), -1);
+	ck_assert_int_eq(sh("test \"$(ls -A %s)\" = .git", upper), 0);
+	expect_rejects(1 << 20, "tree: no change", NULL);
+}
+END_TEST
+
+START_TEST(test_overlay_edit)
+{
+	put("src/a.c", "int a = 5;\n");
+	expect_one("src/a.c", 'M');
+	/* Back to the baseline's bytes: copied up, but no change. */
+	put("src/a.c", "int a;\n");
+	ck_assert_int_eq(sh("touch %s/src/b.c && chmod 755 %s/src && "
+	    "test -f %s/src/b.c", tree, tree, upper), 0);
+	expect_rejects(1 << 20, "tree: no change", NULL);
+	/* Created and deleted again: nothing in upper says otherwise. */
+	put("src/tmp.c", "x\n");
+	ck_assert_int_eq(sh("rm %s/src/tmp.c", tree), 0);
+	expect_rejects(1 << 20, "tree: no change", NULL);
+	put("src/new.c", "int n;\n");
+	expect_one("src/new.c", 'A');
+}
+END_TEST
+
+START_TEST(test_overlay_delete_chmod)
+{
+	ck_assert_int_eq(sh("rm %s/src/b.c", tree), 0);
+	expect_one("src/b.c", 'D');
+	ck_assert_int_eq(sh("git -C %s checkout -q -- src/b.c && "
+	    "chmod 644 %s/src/run.sh", tree, tree), 0);
+	expect_one("src/run.sh", 'M');
+	ck_assert_int_eq(sh("chmod 755 %s/src/run.sh && rm %s/README", tree,
+	    tree), 0);
+	expect_rejects(1 << 20, "README: outside the scope", NULL);
+}
+END_TEST
+
+/* A directory renamed, or replaced by a file: opaque dirs, whiteouts. */
+START_TEST(test_overlay_rename_replace)
+{
+	struct collect_result	 res;
+
+	ck_assert_int_eq(sh("mkdir -p %s/src/lib && echo l > %s/src/lib/l.c",
+	    tree, tree), 0);
+	ck_assert_int_eq(sh("cd %s && git add -A src && git -c "
+	    "user.name=t -c user.email=t@l commit -qm lib", tree), 0);
+	/* Its own commit, undone in the files: no change. */
+	ck_assert_int_eq(sh("rm -rf %s/src/lib", tree), 0);
+	expect_rejects(1 << 20, "tree: no change", NULL);
+	ck_assert_int_eq(sh("mv %s/src %s/src2", tree, tree), 0);
+	unlink(bundle);
+	ck_assert_msg(do_collect(&res, 1 << 20) == 0, "%s", err);
+	ck_assert_int_eq(change(&res, "src/a.c"), 'D');
+	ck_assert_int_eq(change(&res, "src2/a.c"), 'A');
+	ck_assert_msg(has(res.rejects, res.nrejects,
+	    "src2/a.c: outside the scope"), "%s",
+	    join(res.rejects, res.nrejects));
+	collect_result_free(&res);
+	ck_assert_int_eq(sh("mv %s/src2 %s/src", tree, tree), 0);
+	expect_rejects(1 << 20, "tree: no change", NULL);
+	/* A directory replaced by a file, and a file by a directory. */
+	ck_assert_int_eq(sh("rm -rf %s/docs && echo d > %s/docs && "
+	    "rm %s/src/a.c && mkdir %s/src/a.c && echo i > %s/src/a.c/i",
+	    tree, tree, tree, tree, tree), 0);
+	unlink(bundle);
+	ck_assert_msg(do_collect(&res, 1 << 20) == 0, "%s", err);
+	ck_assert_int_eq(change(&res, "docs/x.md"), 'D');
+	ck_assert_int_eq(change(&res, "docs"), 'A');
+	ck_assert_int_eq(change(&res, "src/a.c"), 'D');
+	ck_assert_int_eq(change(&res, "src/a.c/i"), 'A');
+	collect_result_free(&res);
+}
+END_TEST
+
+/* A directory emptied and filled again hides all of the lower. */
+START_TEST(test_overlay_opaque)
+{
+	struct collect_result	 res;
+	char			 path[PATH_MAX];
+
+	ck_assert_int_eq(sh("rm -rf %s/src && mkdir %s/src && "
+	    "echo a > %s/src/a.c", tree, tree, tree), 0);
+	unlink(bundle);
+	ck_assert_msg(do_collect(&res, 1 << 20) == 0, "%s", err);
+	ck_assert_msg(res.nrejects == 0, "%s",
+	    join(res.rejects, res.nrejects));
+	ck_assert_int_eq(change(&res, "src/a.c"), 'M');
+	ck_assert_int_eq(change(&res, "src/b.c"), 'D');
+	ck_assert_int_eq(change(&res, "src/run.sh"), 'D');
+	ck_assert_uint_eq(res.nchanges, 3);
+	collect_result_free(&res);
+	/*
+	 * The agent's own "opaque" marker, set through the tree, is
+	 * escaped by the overlay: docs/ still shows the lower.
+	 */
+	snprintf(path, sizeof(path), "%s/docs", tree);
+	ck_assert_int_eq(sh("rm -rf %s/src && git -C %s checkout -q -- src",
+	    tree, tree), 0);
+	put("docs/y.md", "# y\n");
+	ck_assert_int_eq(setxattr(path, "user.overlay.opaque", "y", 1, 0),
+	    0);
+	expect_one("docs/y.md", 'A');
+}
+END_TEST
+
+/* Every rule of the whole walk holds over the upper dir too. */
+START_TEST(test_overlay_rules)
+{
+	ck_assert_int_eq(sh("mkdir %s/src/.git && echo x > %s/src/.git/x && "
+	    "ln -s /etc/passwd %s/src/abs && ln %s/src/a.c %s/src/hard && "
+	    "mkfifo %s/src/fifo && echo hook > %s/.git/hooks-x && "
+	    "mkdir %s/.git/hooks && echo h > %s/.git/hooks/pre-commit && "
+	    "echo '[core]' >> %s/.git/config && "
+	    "mkdir -p %s/.github/workflows && echo x > "
+	    "%s/.github/workflows/ci.yml", tree, tree, tree, tree, tree, tree,
+	    tree, tree, tree, tree, tree, tree), 0);
+	expect_rejects(1 << 20, "src/.git: '.git' path component",
+	    "src/abs: absolute symlink", "src/a.c: hardlinked file",
+	    "src/hard: hardlinked file", "src/fifo: fifo",
+	    ".git/hooks/pre-commit: hook installed",
+	    ".git/config: differs from the provisioned config",
+	    ".github/workflows/ci.yml: outside the scope",
+	    ".github/workflows/ci.yml: change under .github/workflows/",
+	    NULL);
+}
+END_TEST
+
+/*
+ * The verifier's tree: an overlay of the pristine checkout, with the
+ * commit's changes written through it, is the commit's checkout.
+ */
+START_TEST(test_overlay_vapply)
+{
+	struct collect_result	 res;
+	char			 opts[1024], gitdir[PATH_MAX], full[PATH_MAX];
+	char			 merged[PATH_MAX];
+
+	ck_assert_int_eq(sh("cd %s && echo 'int a = 7;' > src/a.c && "
+	    "rm src/b.c && mkdir src/b.c && echo x > src/b.c/x && "
+	    "chmod 644 src/run.sh && ln -s a.c src/lnk && "
+	    "mkdir -p src/deep/er && echo d > src/deep/er/f", tree), 0);
+	unlink(bundle);
+	ck_assert_msg(do_collect(&res, 1 << 20) == 0, "%s", err);
+	ck_assert_msg(res.nrejects == 0, "%s",
+	    join(res.rejects, res.nrejects));
+	snprintf(gitdir, sizeof(gitdir), "%s/collect.git", adir);
+	snprintf(full, sizeof(full), "%s/full", tmp);
+	snprintf(merged, sizeof(merged), "%s/v/checkout", tmp);
+	ck_assert_msg(vcheckout(gitdir, res.commit_hex, full, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(sh("mkdir -p %s/v/upper %s/v/work %s", tmp, tmp,
+	    merged), 0);
+	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s/v/upper,"
+	    "workdir=%s/v/work,volatile,userxattr,redirect_dir=nofollow,"
+	    "metacopy=off,index=off,xino=off", pristine, tmp, tmp);
+	ck_assert_int_eq(mount("overlay", merged, "overlay", 0, opts), 0);
+	ck_assert_msg(vcheckout(gitdir, res.commit_hex, merged, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(sh("diff -r --no-dereference %s %s && "
+	    "test -L %s/src/lnk && ! test -x %s/src/run.sh && "
+	    "test -d %s/src/b.c", full, merged, merged, merged, merged), 0);
+	ck_assert_int_eq(umount2(merged, 0), 0);
+	collect_result_free(&res);
+}
+END_TEST
+
+START_TEST(test_overlay_gitlink)
+{
+	char	 e[1024], opts[1024];
+
+	umount2(tree, MNT_DETACH);
+	ck_assert_int_eq(sh("cd %s && git update-index --add --cacheinfo "
+	    "160000,1111111111111111111111111111111111111111,src/sub && "
+	    "ln -s a.c src/rel && git add src/rel && "
+	    "git commit -q -m sub", repo), 0);
+	ck_assert_msg(resolve(repo, "main", base, e, sizeof(e)) == 0, "%s",
+	    e);
+	ck_assert_int_eq(sh("/bin/rm -rf %s %s && mkdir %s %s", adir,
+	    pristine, adir, pristine), 0);
+	ck_assert_msg(pristine_checkout(repo, base, pristine, e,
+	    sizeof(e)) == 0, "%s", e);
+	ck_assert_msg(provision_upper(repo, base, adir, NULL, e,
+	    sizeof(e)) == 0,
+	    "%s", e);
+	ck_assert_int_eq(sh("mkdir -m 700 %s/work && test -d %s/src/sub",
+	    adir, pristine), 0);
+	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s/work,"
+	    "volatile,userxattr,redirect_dir=nofollow,metacopy=off,index=off,"
+	    "xino=off", pristine, upper, adir);
+	ck_assert_int_eq(mount("overlay", tree, "overlay", 0, opts), 0);
+	/* From a bare repository too, as factoryd's usually are. */
+	ck_assert_int_eq(sh("git clone -q --bare %s %s/bare.git && "
+	    "mkdir %s/p2", repo, tmp, tmp), 0);
+	snprintf(opts, sizeof(opts), "%s/bare.git", tmp);
+	snprintf(e, sizeof(e), "%s/p2", tmp);
+	ck_assert_msg(pristine_checkout(opts, base, e, err, sizeof(err)) ==
+	    0, "%s", err);
+	ck_assert_int_eq(sh("diff -r %s %s/p2 && test -d %s/p2/src/sub && "
+	    "test -L %s/p2/src/rel && test -x %s/p2/src/run.sh", pristine, tmp,
+	    tmp, tmp, tmp), 0);
+	/* The verifier's checkout of a commit with a gitlink, too. */
+	snprintf(e, sizeof(e), "%s/vc", tmp);
+	ck_assert_msg(vcheckout(opts, base, e, err, sizeof(err)) == 0, "%s",
+	    err);
+	ck_assert_int_eq(sh("test -d %s/vc/src/sub && test -L %s/vc/src/rel",
+	    tmp, tmp), 0);
+	put("src/a.c", "int a = 6;\n");
+	expect_one("src/a.c", 'M');
+	put("src/sub/x", "x\n");
+	expect_rejects(1 << 20, "src/sub: submodule (gitlink) changed", NULL);
+	ck_assert_int_eq(sh("rm -rf %s/src/sub", tree), 0);
+	expect_rejects(1 << 20, "src/sub: submodule (gitlink) changed", NULL);
+}
+END_TEST
+
 static void
 verify_open(const char *path, struct vbundle *vb, int *fd)
 {
@@ -835,6 +1205,7 @@ git_suite(void)
 {
 	Suite	*s = suite_create("git");
 	TCase	*w = tcase_create("worker"), *v = tcase_create("verifier");
+	TCase	*o = tcase_create("overlay");
 
 	tcase_add_checked_fixture(w, setup, teardown);
 	tcase_add_checked_fixture(v, setup, teardown);
@@ -854,13 +1225,26 @@ git_suite(void)
 	tcase_add_test(w, test_collect_nochange);
 	tcase_add_test(w, test_collect_limit);
 	tcase_add_test(w, test_collect_agent_commits);
+	tcase_add_test(w, test_collect_gitlink_kept);
+	tcase_add_test(w, test_collect_gitlink_touched);
 	tcase_add_test(w, test_provision_2000);
 	tcase_add_test(v, test_verify_good);
 	tcase_add_test(v, test_verify_bad_header);
 	tcase_add_test(v, test_verify_handmade);
 	tcase_add_test(v, test_verify_structure);
 	tcase_add_test(v, test_verify_secrets);
+	tcase_add_checked_fixture(o, setup_overlay, teardown_overlay);
+	tcase_set_timeout(o, 120);
+	tcase_add_test(o, test_overlay_provision);
+	tcase_add_test(o, test_overlay_edit);
+	tcase_add_test(o, test_overlay_delete_chmod);
+	tcase_add_test(o, test_overlay_rename_replace);
+	tcase_add_test(o, test_overlay_opaque);
+	tcase_add_test(o, test_overlay_rules);
+	tcase_add_test(o, test_overlay_gitlink);
+	tcase_add_test(o, test_overlay_vapply);
 	suite_add_tcase(s, w);
+	suite_add_tcase(s, o);
 	suite_add_tcase(s, v);
 	return (s);
 }

@@ -52,6 +52,8 @@ fill(enum msg_kind k, void *st)
 		strlcpy(m->repo, "/srv/git/demo.git", sizeof(m->repo));
 		strlcpy(m->baseline, HEX40, sizeof(m->baseline));
 		strlcpy(m->dir, "/var/lib/factory/attempts/a", sizeof(m->dir));
+		strlcpy(m->lower, "/var/lib/factory/pristine/demo/" HEX40,
+		    sizeof(m->lower));
 		break;
 	}
 	case MSG_READY: {
@@ -490,6 +492,8 @@ START_TEST(test_classes)
 	refuse(MSG_VERDICT, "receipt", "\"{\\u00e9}\"");
 	/* Paths from the parent are absolute. */
 	refuse(MSG_PROVISION, "dir", "\"relative/dir\"");
+	refuse(MSG_PROVISION, "lower", "\"relative/pristine\"");
+	refuse(MSG_PROVISION, "pristine", "\"relative/pristine.tmp\"");
 	refuse(MSG_PUBLISH, "forge", "\"gitlab\"");
 	/* Numbers in range. */
 	refuse(MSG_RESOLVE, "req", "0");
