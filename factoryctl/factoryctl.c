@@ -31,6 +31,8 @@ const char	*ctl_socket = FACTORYD_SOCKET;
 static const struct ctl_cmd ctl_cmds[] = {
 	{ "approve",	0, cmd_approve,	"approve id" },
 	{ "cancel",	0, cmd_cancel,	"cancel id" },
+	{ "image",	1, cmd_image,	"image import [-v] name path | list | "
+	    "rm name | verify name" },
 	{ "list",	1, cmd_list,	"list" },
 	{ "log",	0, cmd_log,	"log verbose | brief" },
 	{ "logs",	1, cmd_logs,	"logs [-fv] id" },

@@ -53,6 +53,9 @@ int	 cmd_orphans(int, char **);
 int	 cmd_reap(int, char **);
 int	 cmd_reconcile(int, char **);
 
+/* image.c */
+int	 cmd_image(int, char **);
+
 /* shell.c */
 int	 cmd_shell(int, char **);
 

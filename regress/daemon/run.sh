@@ -23,6 +23,7 @@ users:
   reconciler: 61003
   publisher: 61004
   egress: 61005
+  image: 61006
 CONF
 }
 write_conf "$O"
@@ -170,7 +171,7 @@ while IFS=: read -r proc mode text; do
 	n=$((n + 1))
 	d=$T/badexec$n
 	mkdir -p "$d"
-	for b in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox factory-egress; do
+	for b in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox factory-egress factory-image; do
 		ln -s "$O/$b" "$d/$b"
 	done
 	rm "$d/factory-$proc"
@@ -258,7 +259,7 @@ check "no process of a child uid left" [ -z "$left" ]
 PRIV=$T/priv
 mkdir -p "$PRIV/build" "$T/p-keys"
 for b in factoryd factory-worker factory-verifier factory-reconciler \
-    factory-publisher factory-sandbox factory-egress; do
+    factory-publisher factory-sandbox factory-egress factory-image; do
 	cp "$O/$b" "$PRIV/build/$b" || fail "copy $b"
 done
 chmod 700 "$PRIV"
@@ -277,6 +278,7 @@ users:
   reconciler: 61003
   publisher: 61004
   egress: 61005
+  image: 61006
 CONF
 OUT_O=$O
 O=$PRIV/build start_factoryd "$T/p.conf" "$T/p.log"
@@ -288,7 +290,7 @@ check "a build in a 0700 directory: no exec failure logged" \
     sh -c "! grep -q 'exec .*Permission denied' '$T/p.log'"
 # A reload naming a libexec whose worker is group writable is refused.
 mkdir "$PRIV/gw"
-for x in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox factory-egress; do
+for x in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox factory-egress factory-image; do
 	cp "$O/$x" "$PRIV/gw/$x"
 done
 chmod 775 "$PRIV/gw/factory-worker"
@@ -310,7 +312,7 @@ badbin() {	# name setup-command...
 	rm -rf "$PRIV/bad"
 	mkdir "$PRIV/bad"
 	for x in factory-worker factory-verifier factory-reconciler \
-	    factory-publisher factory-sandbox factory-egress; do
+	    factory-publisher factory-sandbox factory-egress factory-image; do
 		cp "$O/$x" "$PRIV/bad/$x"
 	done
 	"$@" "$b"
