@@ -867,6 +867,12 @@ x_oci(struct x *x, int lfd, uint32_t *nlayers)
 
 	if ((m = x_manifest(x, lfd)) == NULL)
 		return (-1);
+	/* The config is not ours to read, but a layout must be whole. */
+	if ((fd = x_blob(x, lfd, json_object_get(m, "config"))) == -1) {
+		json_decref(m);
+		return (-1);
+	}
+	close(fd);
 	layers = json_object_get(m, "layers");
 	if (!json_is_array(layers) || json_array_size(layers) > X_LAYERSMAX) {
 		json_decref(m);

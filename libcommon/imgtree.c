@@ -242,6 +242,28 @@ walk_hash_file(struct imgwalk *w, int fd, off_t size, char hex[65])
 	return (0);
 }
 
+/* Does path a come before path b in the walk (pre-order, sorted)? */
+static int
+walk_before(const char *a, const char *b)
+{
+	size_t	 na, nb;
+	int	 c;
+
+	for (;;) {
+		na = strcspn(a, "/");
+		nb = strcspn(b, "/");
+		c = memcmp(a, b, na < nb ? na : nb);
+		if (c == 0 && na != nb)
+			c = na < nb ? -1 : 1;	/* "a" before "ab" */
+		if (c != 0)
+			return (c < 0);
+		if (a[na] == '\0' || b[nb] == '\0')
+			return (a[na] == '\0');	/* a parent first */
+		a += na + 1;
+		b += nb + 1;
+	}
+}
+
 /* Compare one record with canon's next one; differs set if not equal. */
 static int
 walk_compare(struct imgwalk *w, const char *rest)
@@ -257,12 +279,11 @@ walk_compare(struct imgwalk *w, const char *rest)
 	}
 	if (strcmp(w->cpath, w->path) != 0) {
 		w->differs = 1;
-		if (esc_encode(w->cpath, strlen(w->cpath), want,
-		    sizeof(want)) == -1)
-			strlcpy(want, "(a long name)", sizeof(want));
-		snprintf(a, sizeof(a), "the stored image has %s here",
-		    want);
-		return (walk_fail(w, a));
+		if (walk_before(w->path, w->cpath))
+			return (walk_fail(w, "in the tree, not in the stored "
+			    "image"));
+		strlcpy(w->path, w->cpath, sizeof(w->path));
+		return (walk_fail(w, "in the stored image, not in the tree"));
 	}
 	if (strcmp(w->crest, rest) != 0) {
 		w->differs = 1;
@@ -274,6 +295,22 @@ walk_compare(struct imgwalk *w, const char *rest)
 		    b);
 		return (walk_fail(w, want));
 	}
+	return (0);
+}
+
+/* Another name of a file this walk gave to root already? */
+static int
+walk_given(struct imgwalk *w, const struct stat *sb)
+{
+	size_t	 i;
+
+	if (!w->chown || sb->st_uid != 0 || !S_ISREG(sb->st_mode) ||
+	    sb->st_nlink < 2)
+		return (0);
+	for (i = 0; i < w->nlinks; i++)
+		if (w->links[i].dev == sb->st_dev &&
+		    w->links[i].ino == sb->st_ino)
+			return (1);
 	return (0);
 }
 
@@ -303,7 +340,7 @@ walk_entry(struct imgwalk *w, size_t plen)
 		return (walk_fail(w, "neither a directory, a regular file "
 		    "nor a symbolic link"));
 	}
-	if (sb.st_uid != w->owner) {
+	if (sb.st_uid != w->owner && !walk_given(w, &sb)) {
 		close(fd);
 		snprintf(rest, sizeof(rest), "owned by uid %u, not %u",
 		    (unsigned)sb.st_uid, (unsigned)w->owner);

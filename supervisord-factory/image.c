@@ -180,6 +180,8 @@ struct image_job {
 	json_t		*stripped;	/* [{path, what}], escaped paths */
 	int		 finished;	/* DONE or FAILED arrived */
 	int		 failed;
+	int		 fd;		/* the archive, until it is sent */
+	struct image_import lim;
 	char		 reason[IMAGE_REASONMAX];
 	struct image_done done;
 };
@@ -271,6 +273,8 @@ image_job_free(void)
 {
 	if (job == NULL)
 		return;
+	if (job->fd != -1)
+		close(job->fd);
 	json_decref(job->stripped);
 	free(job);
 	job = NULL;
@@ -292,6 +296,25 @@ image_journal(const char *op, const char *name, const char *hex, uid_t uid)
 	rc = journal_append(env->journal, s, strlen(s), NULL);
 	free(s);
 	return (rc);
+}
+
+/* The import to factory-image, once it runs. */
+static void
+image_send(struct child *ch)
+{
+	struct ctl_conn	*c;
+
+	if (job == NULL || job->fd == -1)
+		return;
+	if (imsgev_compose(&ch->iev, IMSG_IMAGE_IMPORT, 0, 0, job->fd,
+	    &job->lim, sizeof(job->lim)) == -1) {
+		if ((c = control_byid(job->conn)) != NULL)
+			control_fail(c, "image import: %s", strerror(errno));
+		job->fd = -1;
+		image_job_free();
+		return;
+	}
+	job->fd = -1;	/* imsg closes it once sent */
 }
 
 void
@@ -321,11 +344,9 @@ image_ctl_import(struct ctl_conn *c, struct imsg *imsg)
 		control_fail(c, "image import: no archive descriptor");
 		return;
 	}
-	if (job != NULL || ch == NULL || ch->state != CHILD_RUNNING) {
+	if (job != NULL || ch == NULL) {
 		close(fd);
-		control_fail(c, "image import: %s", job != NULL ?
-		    "another import is running" : "factory-image is not "
-		    "running yet; try again");
+		control_fail(c, "image import: another import is running");
 		return;
 	}
 	if ((job = calloc(1, sizeof(*job))) == NULL)
@@ -341,14 +362,13 @@ image_ctl_import(struct ctl_conn *c, struct imsg *imsg)
 	lim.max_entries = env->conf->image_max_files;
 	lim.max_depth = (uint32_t)env->conf->image_max_depth;
 	lim.max_path = (uint32_t)env->conf->image_max_path;
-	if (imsgev_compose(&ch->iev, IMSG_IMAGE_IMPORT, 0, 0, fd, &lim,
-	    sizeof(lim)) == -1) {
-		image_job_free();
-		control_fail(c, "image import: %s", strerror(errno));
-		return;
-	}
+	job->lim = lim;
+	job->fd = fd;
 	log_info("image import %s (%s) by uid %u", name, job->id,
 	    (unsigned)c->uid);
+	/* A factory-image still starting (the last import's) gets it. */
+	if (ch->state == CHILD_RUNNING)
+		image_send(ch);
 }
 
 /* A NUL-terminated, canonically escaped string of at most max bytes. */
@@ -376,7 +396,7 @@ dispatch_image(struct child *ch, struct imsg *imsg, char *why, size_t len)
 	uint32_t		 kind;
 	char			 path[IMAGE_REASONMAX];
 
-	if (job == NULL || job->finished) {
+	if (job == NULL || job->finished || job->fd != -1) {
 		snprintf(why, len, "a message with no import running");
 		return (-1);
 	}
@@ -434,8 +454,9 @@ dispatch_image(struct child *ch, struct imsg *imsg, char *why, size_t len)
 void
 image_ready(struct child *ch)
 {
-	/* A trash tree given back after the last import: it is emptied. */
+	/* What the last import left in staging goes. */
 	imsgev_compose(&ch->iev, IMSG_IMAGE_CLEAN, 0, 0, -1, NULL, 0);
+	image_send(ch);
 }
 
 /* Write path (mode 0600 root) whole, through a temporary and rename. */
@@ -610,8 +631,8 @@ image_lost(struct child *ch)
 	char		 err[IMAGE_REASONMAX + 64];
 	int		 rc = -1;
 
-	if (job == NULL)
-		return;
+	if (job == NULL || job->fd != -1)
+		return;		/* not sent yet: the next one gets it */
 	if (!job->finished)
 		snprintf(err, sizeof(err), "factory-image died during the "
 		    "import");

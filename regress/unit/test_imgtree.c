@@ -343,6 +343,7 @@ imgtree_suite(void)
 	TCase	*tc = tcase_create("core");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);	/* the deep tree, on a loaded host */
 	tcase_add_test(tc, test_path_clean);
 	tcase_add_test(tc, test_digest_vector);
 	tcase_add_test(tc, test_digest_changes);
