@@ -98,6 +98,13 @@ check "the same content is stored once" sh -c \
 check "a second import says it was already stored" sh -c \
     "jq -e '.existed == true' '$T/out'"
 
+# Progress: with -v on stderr, a few lines a second at most; without
+# it and not on a terminal, none.
+ctl image import -v progress "$T/r.tar" >/dev/null 2>"$T/progress"
+check "import -v: progress on stderr" grep -q '^import progress: [0-9]* entries, [0-9]* MiB$' "$T/progress"
+ctl image import progress "$T/r.tar" >/dev/null 2>"$T/progress"
+check "import without -v, not a terminal: no progress" [ ! -s "$T/progress" ]
+
 # A change of one mode or one byte is another image.
 chmod 700 "$R/bin/hello"
 d=$(import mode "$R") || notok "import mode: $(cat "$T/err")"
