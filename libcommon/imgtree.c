@@ -110,6 +110,7 @@ struct imgwalk {
 	char			*err;
 	size_t			 errlen;
 	int			 differs;
+	char			*buf;		/* IMG_READ bytes: reentrant */
 };
 
 static int
@@ -215,14 +216,14 @@ walk_hash_file(struct imgwalk *w, int fd, off_t size, char hex[65])
 {
 	struct sha256_ctx	 c;
 	uint8_t			 md[SHA256_LEN];
-	static char		 buf[IMG_READ];
+	char			*buf = w->buf;
 	ssize_t			 r;
 	off_t			 total = 0;
 	int			 i;
 
 	if (sha256_init(&c) == -1)
 		return (walk_fail(w, "sha256"));
-	while ((r = read(fd, buf, sizeof(buf))) > 0) {
+	while ((r = read(fd, buf, IMG_READ)) > 0) {
 		total += r;
 		if (sha256_update(&c, buf, (size_t)r) == -1) {
 			sha256_abort(&c);
@@ -511,11 +512,17 @@ imgwalk(int rootfd, uid_t owner, int chown, FILE *out, FILE *canon,
 	w.res = res;
 	w.err = err;
 	w.errlen = errlen;
+	if ((w.buf = malloc(IMG_READ)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return (-1);
+	}
 	if (sha256_init(&w.ctx) == -1) {
+		free(w.buf);
 		snprintf(err, errlen, "sha256");
 		return (-1);
 	}
 	rc = walk_run(&w);
+	free(w.buf);
 	if (rc == 0 && canon != NULL && getc(canon) != EOF) {
 		snprintf(err, errlen, "the stored image has entries the tree "
 		    "lacks, after the last one");

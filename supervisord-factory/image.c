@@ -14,6 +14,8 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +183,7 @@ struct image_job {
 	int		 finished;	/* DONE or FAILED arrived */
 	int		 failed;
 	int		 fd;		/* the archive, until it is sent */
+	int		 walking;	/* the parent's walk of its tree */
 	struct image_import lim;
 	char		 reason[IMAGE_REASONMAX];
 	struct image_done done;
@@ -496,25 +499,117 @@ image_set_name(const char *name, const char *hex)
 }
 
 /*
- * The tree the child left, moved out of its reach, checked, given to
- * root, hashed; then stored under its digest, or dropped if the store
- * has it already.  The answer for factoryctl in *out.
+ * A walk of a stored or staged tree (imgtree.c) runs on a thread of its
+ * own: hashing an image of hundreds of megabytes must not hold the
+ * event loop.  The thread touches nothing but its struct; the loop
+ * learns it is done from a pipe, joins it and goes on with done().
  */
-static int
-image_store(json_t **out, char *err, size_t errlen)
+#define IMAGE_WALKS_MAX	4	/* walks at once: imports and verifies */
+
+struct image_walk {
+	pthread_t		 thread;
+	int			 pipe[2];
+	struct event		 ev;
+	int			 rootfd;
+	uid_t			 owner;
+	int			 chown;
+	FILE			*out;
+	FILE			*canon;
+	struct imgwalk_result	 res;
+	char			 err[512];
+	int			 rc;
+	void			(*done)(struct image_walk *);
+	uint32_t		 conn;		/* verify: its connection */
+	char			 ref[IMAGE_REF_MAX + 2];
+	char			 hex[IMAGE_HEXLEN + 1];
+};
+
+static int	image_walks;
+
+static void *
+image_walk_run(void *arg)
 {
-	struct imgwalk_result	 r;
+	struct image_walk	*w = arg;
+	char			 c = 0;
+
+	w->rc = imgwalk(w->rootfd, w->owner, w->chown, w->out, w->canon,
+	    &w->res, w->err, sizeof(w->err));
+	(void)write(w->pipe[1], &c, 1);
+	return (NULL);
+}
+
+static void
+image_walk_end(int fd, short event, void *arg)
+{
+	struct image_walk	*w = arg;
+
+	event_del(&w->ev);
+	pthread_join(w->thread, NULL);
+	close(w->pipe[0]);
+	close(w->pipe[1]);
+	image_walks--;
+	w->done(w);
+}
+
+/* 0 and done() later, or -1 (nothing started, w is the caller's). */
+static int
+image_walk_start(struct image_walk *w)
+{
+	sigset_t	 all, old;
+	int		 rc;
+
+	if (image_walks >= IMAGE_WALKS_MAX) {
+		errno = EBUSY;
+		return (-1);
+	}
+	if (pipe2(w->pipe, O_CLOEXEC | O_NONBLOCK) == -1)
+		return (-1);
+	/* Signals stay the loop's: the thread starts with all blocked. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&w->thread, NULL, image_walk_run, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		close(w->pipe[0]);
+		close(w->pipe[1]);
+		errno = rc;
+		return (-1);
+	}
+	image_walks++;
+	event_set(&w->ev, w->pipe[0], EV_READ, image_walk_end, w);
+	event_add(&w->ev, NULL);
+	return (0);
+}
+
+/*
+ * The tree the child left, moved out of its reach, checked, given to
+ * root and hashed on a walk thread (image_store_done goes on from
+ * there); -1 and err if it cannot even start.
+ */
+static struct image_walk	 store_walk;
+
+static void	image_store_done(struct image_walk *);
+
+static void
+image_store_paths(char *tmp, char *canon)
+{
+	if (image_path(tmp, PATH_MAX, "tmp/%s", job->id) == -1 ||
+	    image_path(canon, PATH_MAX, "tmp/%s.canon", job->id) == -1)
+		fatalx("state-dir path too long");
+}
+
+static int
+image_store(char *err, size_t errlen)
+{
+	struct image_walk	*w = &store_walk;
 	struct stat		 sb;
-	char			 tmp[PATH_MAX], canon[PATH_MAX], dst[PATH_MAX];
-	char			 staging[PATH_MAX], why[512], *s;
-	json_t			*meta;
-	FILE			*f;
-	int			 sfd, wfd, rfd, existed = 0;
+	char			 tmp[PATH_MAX], canon[PATH_MAX];
+	char			 staging[PATH_MAX];
+	int			 sfd, wfd, rfd;
 	uid_t			 owner = env->conf->users[PROC_IMAGE].uid;
 
-	if (image_path(staging, sizeof(staging), "staging") == -1 ||
-	    image_path(tmp, sizeof(tmp), "tmp/%s", job->id) == -1 ||
-	    image_path(canon, sizeof(canon), "tmp/%s.canon", job->id) == -1) {
+	image_store_paths(tmp, canon);
+	if (image_path(staging, sizeof(staging), "staging") == -1) {
 		snprintf(err, errlen, "state-dir path too long");
 		return (-1);
 	}
@@ -536,9 +631,10 @@ image_store(json_t **out, char *err, size_t errlen)
 		return (-1);
 	}
 	close(wfd);
+	memset(w, 0, sizeof(*w));
 	if ((rfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1 || fstat(rfd, &sb) == -1 ||
-	    sb.st_uid != owner || (f = fopen(canon, "we")) == NULL) {
+	    sb.st_uid != owner || (w->out = fopen(canon, "we")) == NULL) {
 		snprintf(err, errlen, "the staged tree: %s", rfd == -1 ||
 		    sb.st_uid == owner ? strerror(errno) :
 		    "not the importer's");
@@ -546,22 +642,48 @@ image_store(json_t **out, char *err, size_t errlen)
 			close(rfd);
 		goto drop;
 	}
-	if (imgwalk(rfd, owner, 1, f, NULL, &r, why, sizeof(why)) == -1 ||
-	    fchown(rfd, 0, 0) == -1 || fchmod(rfd, 0755) == -1) {
-		snprintf(err, errlen, "the staged tree: %s", why);
-		fclose(f);
+	w->rootfd = rfd;
+	w->owner = owner;
+	w->chown = 1;
+	w->done = image_store_done;
+	if (image_walk_start(w) == -1) {
+		snprintf(err, errlen, "walk: %s", strerror(errno));
+		fclose(w->out);
 		close(rfd);
 		goto drop;
 	}
-	close(rfd);
-	if (fflush(f) == EOF || fsync(fileno(f)) == -1) {
-		snprintf(err, errlen, "entry list: %s", strerror(errno));
-		fclose(f);
+	job->walking = 1;
+	return (0);
+ drop:
+	(void)fs_remove_tree(tmp);
+	unlink(canon);
+	return (-1);
+}
+
+/* The walk is done: store it under its digest, or drop a copy. */
+static int
+image_store_finish(struct image_walk *w, json_t **out, char *err,
+    size_t errlen)
+{
+	struct imgwalk_result	*r = &w->res;
+	struct stat		 sb;
+	char			 tmp[PATH_MAX], canon[PATH_MAX], dst[PATH_MAX];
+	char			 staging[PATH_MAX], *s;
+	json_t			*meta;
+	int			 existed = 0;
+
+	image_store_paths(tmp, canon);
+	if (w->rc == -1 || fchown(w->rootfd, 0, 0) == -1 ||
+	    fchmod(w->rootfd, 0755) == -1) {
+		snprintf(err, errlen, "the staged tree: %s", w->rc == -1 ?
+		    w->err : strerror(errno));
 		goto drop;
 	}
-	fclose(f);
-
-	if (image_path(dst, sizeof(dst), "sha256/%s", r.hex) == -1) {
+	if (fflush(w->out) == EOF || fsync(fileno(w->out)) == -1) {
+		snprintf(err, errlen, "entry list: %s", strerror(errno));
+		goto drop;
+	}
+	if (image_path(dst, sizeof(dst), "sha256/%s", r->hex) == -1) {
 		snprintf(err, errlen, "state-dir path too long");
 		goto drop;
 	}
@@ -569,14 +691,14 @@ image_store(json_t **out, char *err, size_t errlen)
 		existed = 1;	/* stored once: this copy goes */
 	else {
 		meta = json_pack("{s:s, s:I, s:I, s:I, s:I, s:O, s:I, s:b, "
-		    "s:i}", "digest", "", "files", (json_int_t)r.files,
-		    "bytes", (json_int_t)r.bytes, "entries",
-		    (json_int_t)r.entries, "imported", (json_int_t)time(NULL),
+		    "s:i}", "digest", "", "files", (json_int_t)r->files,
+		    "bytes", (json_int_t)r->bytes, "entries",
+		    (json_int_t)r->entries, "imported", (json_int_t)time(NULL),
 		    "stripped", job->stripped, "stripped_total",
 		    (json_int_t)job->done.stripped, "oci", job->done.oci != 0,
 		    "layers", (int)job->done.layers);
 		json_object_set_new(meta, "digest", json_sprintf("%s%s",
-		    IMAGE_PREFIX, r.hex));
+		    IMAGE_PREFIX, r->hex));
 		s = json_dumps(meta, JSON_COMPACT | JSON_SORT_KEYS);
 		json_decref(meta);
 		if (image_path(staging, sizeof(staging), "tmp/%s.new",
@@ -588,7 +710,7 @@ image_store(json_t **out, char *err, size_t errlen)
 		    job->id) == -1 || rename(canon, dst) == -1 ||
 		    image_path(dst, sizeof(dst), "tmp/%s.new/rootfs",
 		    job->id) == -1 || rename(tmp, dst) == -1 ||
-		    image_path(dst, sizeof(dst), "sha256/%s", r.hex) == -1 ||
+		    image_path(dst, sizeof(dst), "sha256/%s", r->hex) == -1 ||
 		    rename(staging, dst) == -1) {
 			snprintf(err, errlen, "store: %s", strerror(errno));
 			free(s);
@@ -599,20 +721,20 @@ image_store(json_t **out, char *err, size_t errlen)
 	}
 	(void)fs_remove_tree(tmp);
 	unlink(canon);
-	if (image_set_name(job->name, r.hex) == -1) {
+	if (image_set_name(job->name, r->hex) == -1) {
 		snprintf(err, errlen, "name %s: %s", job->name,
 		    strerror(errno));
 		return (-1);
 	}
-	if (image_journal("import", job->name, r.hex, job->uid) == -1)
+	if (image_journal("import", job->name, r->hex, job->uid) == -1)
 		log_warn("image %s: journal", job->name);
 	log_info("image %s: sha256:%s, %llu files, %llu bytes%s", job->name,
-	    r.hex, (unsigned long long)r.files, (unsigned long long)r.bytes,
-	    existed ? ", already stored" : "");
+	    r->hex, (unsigned long long)r->files,
+	    (unsigned long long)r->bytes, existed ? ", already stored" : "");
 	*out = json_pack("{s:s, s:s+, s:I, s:I, s:I, s:O, s:I, s:b, s:b, "
-	    "s:i}", "name", job->name, "digest", IMAGE_PREFIX, r.hex,
-	    "files", (json_int_t)r.files, "bytes", (json_int_t)r.bytes,
-	    "entries", (json_int_t)r.entries, "stripped", job->stripped,
+	    "s:i}", "name", job->name, "digest", IMAGE_PREFIX, r->hex,
+	    "files", (json_int_t)r->files, "bytes", (json_int_t)r->bytes,
+	    "entries", (json_int_t)r->entries, "stripped", job->stripped,
 	    "stripped_total", (json_int_t)job->done.stripped, "existed",
 	    existed, "oci", job->done.oci != 0, "layers",
 	    (int)job->done.layers);
@@ -623,27 +745,16 @@ image_store(json_t **out, char *err, size_t errlen)
 	return (-1);
 }
 
-void
-image_lost(struct child *ch)
+/* The import's answer to factoryctl, and the end of the job. */
+static void
+image_answer(json_t *out, const char *err)
 {
 	struct ctl_conn	*c;
-	json_t		*out = NULL;
-	char		 err[IMAGE_REASONMAX + 64];
-	int		 rc = -1;
 
-	if (job == NULL || job->fd != -1)
-		return;		/* not sent yet: the next one gets it */
-	if (!job->finished)
-		snprintf(err, sizeof(err), "factory-image died during the "
-		    "import");
-	else if (job->failed)
-		snprintf(err, sizeof(err), "%s", job->reason);
-	else
-		rc = image_store(&out, err, sizeof(err));
-	if (rc == -1)
+	if (err != NULL)
 		log_warnx("image import %s: %s", job->name, err);
 	if ((c = control_byid(job->conn)) != NULL) {
-		if (rc == 0)
+		if (err == NULL)
 			control_send_obj(c, out);
 		else {
 			json_decref(out);
@@ -652,6 +763,36 @@ image_lost(struct child *ch)
 	} else
 		json_decref(out);
 	image_job_free();
+}
+
+static void
+image_store_done(struct image_walk *w)
+{
+	json_t	*out = NULL;
+	char	 err[IMAGE_REASONMAX + 64];
+	int	 rc;
+
+	rc = image_store_finish(w, &out, err, sizeof(err));
+	fclose(w->out);
+	close(w->rootfd);
+	image_answer(out, rc == 0 ? NULL : err);
+}
+
+void
+image_lost(struct child *ch)
+{
+	char	 err[IMAGE_REASONMAX + 64];
+
+	if (job == NULL || job->fd != -1 || job->walking)
+		return;		/* not sent yet: the next one gets it */
+	if (!job->finished)
+		snprintf(err, sizeof(err), "factory-image died during the "
+		    "import");
+	else if (job->failed)
+		snprintf(err, sizeof(err), "%s", job->reason);
+	else if (image_store(err, sizeof(err)) == 0)
+		return;		/* answered once the walk is done */
+	image_answer(NULL, err);
 }
 
 /* NAME or sha256:HEX of the request, to a digest in the store. */
@@ -760,50 +901,71 @@ image_ctl_rm(struct ctl_conn *c, struct imsg *imsg)
 	    "digest", IMAGE_PREFIX, hex, "removed", removed));
 }
 
+static void
+image_verify_done(struct image_walk *w)
+{
+	struct ctl_conn	*c = control_byid(w->conn);
+
+	close(w->rootfd);
+	fclose(w->canon);
+	if (c == NULL)
+		free(w);	/* the client went away */
+	else if (w->rc == -1)
+		control_fail(c, "image verify sha256:%s: first difference: %s",
+		    w->hex, w->err);
+	else if (strcmp(w->res.hex, w->hex) != 0)
+		control_fail(c, "image verify sha256:%s: the tree and its "
+		    "entry list hash to sha256:%s", w->hex, w->res.hex);
+	else
+		control_send_obj(c, json_pack("{s:s, s:s+, s:b, s:I, s:I}",
+		    "ref", w->ref, "digest", IMAGE_PREFIX, w->hex, "ok", 1,
+		    "files", (json_int_t)w->res.files, "bytes",
+		    (json_int_t)w->res.bytes));
+	if (c != NULL)
+		free(w);
+}
+
 void
 image_ctl_verify(struct ctl_conn *c, struct imsg *imsg)
 {
-	struct imgwalk_result	 r;
-	char			 ref[IMAGE_REF_MAX + 2], hex[IMAGE_HEXLEN + 1];
+	struct image_walk	*w;
 	char			 err[512], path[PATH_MAX];
-	FILE			*canon;
-	int			 byname, fd;
+	int			 byname;
 
-	if (image_ref(imsg, ref, sizeof(ref), hex, &byname, err,
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		fatal(NULL);
+	w->rootfd = -1;
+	if (image_ref(imsg, w->ref, sizeof(w->ref), w->hex, &byname, err,
 	    sizeof(err)) == -1) {
 		control_fail(c, "image verify: %s", err);
-		return;
+		goto fail;
 	}
-	if (image_path(path, sizeof(path), "sha256/%s/canon", hex) == -1 ||
-	    (canon = fopen(path, "re")) == NULL) {
+	if (image_path(path, sizeof(path), "sha256/%s/canon", w->hex) == -1 ||
+	    (w->canon = fopen(path, "re")) == NULL) {
 		control_fail(c, "image verify sha256:%s: no entry list: %s",
-		    hex, strerror(errno));
-		return;
+		    w->hex, strerror(errno));
+		goto fail;
 	}
-	if (image_rootfs(hex, path, sizeof(path)) == -1 ||
-	    (fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	if (image_rootfs(w->hex, path, sizeof(path)) == -1 ||
+	    (w->rootfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1) {
-		fclose(canon);
-		control_fail(c, "image verify sha256:%s: no rootfs", hex);
-		return;
+		control_fail(c, "image verify sha256:%s: no rootfs", w->hex);
+		goto fail;
 	}
-	if (imgwalk(fd, 0, 0, NULL, canon, &r, err, sizeof(err)) == -1) {
-		close(fd);
-		fclose(canon);
-		control_fail(c, "image verify sha256:%s: first difference: %s",
-		    hex, err);
-		return;
+	w->conn = c->id;
+	w->done = image_verify_done;
+	if (image_walk_start(w) == -1) {
+		control_fail(c, "image verify: %s", errno == EBUSY ?
+		    "too many walks running; try again" : strerror(errno));
+		goto fail;
 	}
-	close(fd);
-	fclose(canon);
-	if (strcmp(r.hex, hex) != 0) {
-		control_fail(c, "image verify sha256:%s: the tree and its "
-		    "entry list hash to sha256:%s", hex, r.hex);
-		return;
-	}
-	control_send_obj(c, json_pack("{s:s, s:s+, s:b, s:I, s:I}", "ref",
-	    ref, "digest", IMAGE_PREFIX, hex, "ok", 1, "files",
-	    (json_int_t)r.files, "bytes", (json_int_t)r.bytes));
+	return;
+ fail:
+	if (w->canon != NULL)
+		fclose(w->canon);
+	if (w->rootfd != -1)
+		close(w->rootfd);
+	free(w);
 }
 
 /* meta.json of hex, or NULL. */
