@@ -532,6 +532,9 @@ image_walk_run(void *arg)
 	struct image_walk	*w = arg;
 	char			 c = 0;
 
+	/* Test builds, regress/image: a walk slow enough to be seen. */
+	if (faultpoint("image:slow-walk"))
+		sleep(3);
 	w->rc = imgwalk(w->rootfd, w->owner, w->chown, w->out, w->canon,
 	    &w->res, w->err, sizeof(w->err));
 	(void)write(w->pipe[1], &c, 1);

@@ -226,6 +226,25 @@ check "image rm while in use: refused" sh -c \
 check "image rm while in use: still there" [ -d "$STORE/sha256/$hex" ]
 stop_factoryd
 start_factoryd "$T/factoryd.conf" "$T/log"
+# The parent's walk of a tree runs beside its event loop: a walk made
+# slow (test builds) holds the import, not the daemon.
+stop_factoryd
+FACTORY_CRASH=image:slow-walk start_factoryd "$T/factoryd.conf" "$T/log"
+ctl image import slow "$T/r.tar" >"$T/slow.out" 2>&1 &
+slow=$!
+sleep 1
+t0=$(date +%s%N)
+ctl status >/dev/null 2>&1
+t1=$(date +%s%N)
+check "a slow walk: status answered at once ($(( (t1 - t0) / 1000000 )) ms)" \
+    [ $(( (t1 - t0) / 1000000 )) -lt 1000 ]
+check "a slow walk: the import was still running then" kill -0 $slow
+check "image verify during the slow walk: answered, not refused" sh -c \
+    "'$O/factoryctl' -s '$SOCK' image verify t-r.tar.gz | grep -q '^OK'"
+wait $slow
+check "a slow walk: the import then succeeds" grep -q "^$dig_dir slow:" "$T/slow.out"
+stop_factoryd
+start_factoryd "$T/factoryd.conf" "$T/log"
 check "after a restart (journal replayed): still listed" sh -c \
     "'$O/factoryctl' -s '$SOCK' -j image list | jq -e '[.images[].names[]] | any(. == \"dir\")'"
 check "image rm as nobody: refused" sh -c \
