@@ -189,7 +189,8 @@ walk_push(struct imgwalk *w, int fd, size_t plen)
 		return (walk_fail(w, strerror(errno)));
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), name_cmp);
+	if (n > 0)
+		qsort(names, n, sizeof(*names), name_cmp);
 	if (w->nlv == w->maxlv) {
 		w->maxlv = w->maxlv ? w->maxlv * 2 : 16;
 		if ((l = reallocarray(w->lv, w->maxlv, sizeof(*l))) == NULL) {
@@ -445,6 +446,8 @@ walk_links(struct imgwalk *w)
 {
 	size_t	 i, j;
 
+	if (w->nlinks == 0)
+		return (0);
 	qsort(w->links, w->nlinks, sizeof(*w->links), link_cmp);
 	for (i = 0; i < w->nlinks; i = j) {
 		for (j = i + 1; j < w->nlinks && link_cmp(&w->links[i],
