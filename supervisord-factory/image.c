@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "esc.h"
@@ -171,7 +172,7 @@ image_resolve(const char *ref, char hex[IMAGE_HEXLEN + 1], int *pinned,
  * here, walked without following anything (imgtree.c), given to root
  * and hashed into the digest, which only the parent computes.
  */
-#define IMAGE_META_MAX	(256 * 1024)	/* meta.json, read back */
+#define IMAGE_RELAY_MS	200		/* progress to factoryctl, at most */
 
 /* The one import running: its request, then what the child said. */
 struct image_job {
@@ -184,6 +185,7 @@ struct image_job {
 	int		 failed;
 	int		 fd;		/* the archive, until it is sent */
 	int		 walking;	/* the parent's walk of its tree */
+	struct timespec	 relayed;	/* the last progress to factoryctl */
 	struct image_import lim;
 	char		 reason[IMAGE_REASONMAX];
 	struct image_done done;
@@ -395,6 +397,7 @@ dispatch_image(struct child *ch, struct imsg *imsg, char *why, size_t len)
 {
 	struct image_progress	 p;
 	struct ctl_conn		*c;
+	struct timespec		 now;
 	struct ibuf		 b;
 	uint32_t		 kind;
 	char			 path[IMAGE_REASONMAX];
@@ -413,6 +416,13 @@ dispatch_image(struct child *ch, struct imsg *imsg, char *why, size_t len)
 			snprintf(why, len, "IMAGE_PROGRESS: bad size");
 			return (-1);
 		}
+		/* A few a second, whatever the child sends. */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - job->relayed.tv_sec) * 1000 +
+		    (now.tv_nsec - job->relayed.tv_nsec) / 1000000 <
+		    IMAGE_RELAY_MS)
+			return (0);
+		job->relayed = now;
 		if ((c = control_byid(job->conn)) != NULL)
 			imsgev_compose(&c->iev, IMSG_CTL_IMAGE_PROGRESS, 0, 0,
 			    -1, &p, sizeof(p));
