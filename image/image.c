@@ -342,11 +342,11 @@ x_space(struct x *x, size_t n)
 		return (x_fail(x, NULL, "more than %llu bytes of files "
 		    "(images: max-size)",
 		    (unsigned long long)x->lim->max_bytes));
-	if (x->sincecheck < X_SPACECHECK)
-		return (0);
+	if (n < X_SPACECHECK && x->sincecheck < X_SPACECHECK)
+		return (0);	/* a big entry is checked at once */
 	x->sincecheck = 0;
 	if (fstatvfs(x->rootfd, &vfs) == 0 &&
-	    (uint64_t)vfs.f_bavail * vfs.f_frsize < X_RESERVE)
+	    (uint64_t)vfs.f_bavail * vfs.f_frsize < X_RESERVE + n)
 		return (x_fail(x, NULL, "the state directory's file system "
 		    "is full (less than %lluM free)",
 		    (unsigned long long)(X_RESERVE >> 20)));
@@ -359,9 +359,16 @@ x_file(struct x *x, struct archive *a, struct archive_entry *e, int dfd,
 {
 	const void	*buf;
 	size_t		 size;
-	la_int64_t	 off;
+	la_int64_t	 off, esize;
 	int		 fd, r;
 
+	/*
+	 * The size the entry says is what counts against the bounds, and
+	 * what the parent will read: a sparse entry is as big as it says.
+	 */
+	esize = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
+	if (esize < 0 || x_space(x, (uint64_t)esize) == -1)
+		return (x_fail(x, rel, "a size of %lld", (long long)esize));
 	if ((fd = openat(dfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 	    O_CLOEXEC, 0600)) == -1)
 		return (x_fail(x, rel, "%s", strerror(errno)));
@@ -374,18 +381,18 @@ x_file(struct x *x, struct archive *a, struct archive_entry *e, int dfd,
 			return (x_fail(x, rel, "archive: %s",
 			    archive_error_string(a)));
 		}
-		if (x_space(x, size) == -1 || pwrite(fd, buf, size, off) !=
-		    (ssize_t)size) {
-			if (x->err[0] == '\0')
-				x_fail(x, rel, "%s", strerror(errno));
+		if (off < 0 || (uint64_t)off + size > (uint64_t)esize) {
+			close(fd);
+			return (x_fail(x, rel, "data beyond its size"));
+		}
+		if (pwrite(fd, buf, size, off) != (ssize_t)size) {
+			x_fail(x, rel, "%s", strerror(errno));
 			close(fd);
 			return (-1);
 		}
 		x_progress(x, 0);
 	}
-	if ((archive_entry_size_is_set(e) &&
-	    ftruncate(fd, archive_entry_size(e)) == -1) ||
-	    fchmod(fd, mode) == -1) {
+	if (ftruncate(fd, esize) == -1 || fchmod(fd, mode) == -1) {
 		x_fail(x, rel, "%s", strerror(errno));
 		close(fd);
 		return (-1);

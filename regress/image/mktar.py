@@ -66,3 +66,14 @@ with open(os.path.join(out, "truncated.tar.gz"), "wb") as o:
     o.write(gz[:len(gz) // 2])
 with open(os.path.join(out, "garbage.bin"), "wb") as o:
     o.write(os.urandom(10000))
+
+# A header that says a terabyte, and no data: refused before reading.
+tar("huge.tar", [f("huge", b"x" * 512)], fmt=tarfile.USTAR_FORMAT)
+with open(os.path.join(out, "huge.tar"), "r+b") as o:
+    o.seek(124)
+    o.write(b"\x80" + (10 ** 12).to_bytes(11, "big"))  # base-256
+    o.seek(0)
+    hdr = bytearray(o.read(512))
+    hdr[148:156] = b" " * 8
+    o.seek(148)
+    o.write(b"%06o\0 " % sum(hdr))

@@ -152,6 +152,7 @@ refused hardlink-missing "$T/h/hardlink-missing.tar" 'not a regular file of the 
 refused too-many "$T/h/many.tar" 'more than 2000 entries'
 refused long-path "$T/h/longpath.tar" 'longer than 4095 bytes'
 refused too-deep "$T/h/deep.tar" 'deeper than 64'
+refused huge-entry "$T/h/huge.tar" 'images: max-size'
 refused truncated-gzip "$T/h/truncated.tar.gz" 'archive'
 refused not-an-archive "$T/h/garbage.bin" 'archive'
 check "the victim outside was not written" [ ! -e /tmp/factory-image-victim.$$ ]
