@@ -44,10 +44,12 @@ endif
 LIBS_COMMON	= $(shell $(PKG_CONFIG) --libs $(PKGS_COMMON) 2>/dev/null)
 LIBS_GIT	= $(shell $(PKG_CONFIG) --libs $(PKGS_GIT) 2>/dev/null)
 LIBS_TLS	= $(shell $(PKG_CONFIG) --libs $(PKGS_TLS) 2>/dev/null)
+LIBS_ARCHIVE	= $(shell $(PKG_CONFIG) --libs libarchive 2>/dev/null)
 
 PROGS_SBIN	= factoryd factoryctl
 PROGS_LIBEXEC	= factory-worker factory-verifier factory-reconciler \
-		  factory-publisher factory-sandbox factory-egress
+		  factory-publisher factory-sandbox factory-egress \
+		  factory-image
 PROGS		= $(PROGS_SBIN) $(PROGS_LIBEXEC)
 
 dir_factoryd		= supervisord-factory
@@ -58,14 +60,16 @@ dir_factory-reconciler	= reconciler
 dir_factory-publisher	= publisher
 dir_factory-sandbox	= sandbox
 dir_factory-egress	= egress
+dir_factory-image	= image
 
 libs_factoryd		= $(LIBS_COMMON)
-libs_factoryctl		= $(LIBS_COMMON)
+libs_factoryctl		= $(LIBS_ARCHIVE) $(LIBS_COMMON)
 libs_factory-worker	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-verifier	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-reconciler	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-publisher	= $(LIBS_GIT) $(LIBS_TLS) $(LIBS_COMMON)
 libs_factory-egress	= $(LIBS_COMMON)
+libs_factory-image	= $(LIBS_ARCHIVE) $(LIBS_COMMON)
 # The launcher is exec'd for every sandbox: static, with the one library
 # it needs, so no dynamic loading is paid for on each spawn.
 libs_factory-sandbox	= $(shell $(PKG_CONFIG) --static --libs libbsd-overlay 2>/dev/null)

@@ -32,6 +32,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "approve",	0, cmd_approve,	"approve id" },
 	{ "cache",	1, cmd_cache,	"cache list | rm repository/commit" },
 	{ "cancel",	0, cmd_cancel,	"cancel id" },
+	{ "image",	1, cmd_image,	"image import [-v] name path | list | "
+	    "rm name | verify name" },
 	{ "list",	1, cmd_list,	"list" },
 	{ "log",	0, cmd_log,	"log verbose | brief" },
 	{ "logs",	1, cmd_logs,	"logs [-fv] id" },

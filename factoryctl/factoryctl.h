@@ -56,6 +56,9 @@ int	 cmd_reconcile(int, char **);
 /* cache.c */
 int	 cmd_cache(int, char **);
 
+/* image.c */
+int	 cmd_image(int, char **);
+
 /* shell.c */
 int	 cmd_shell(int, char **);
 

@@ -39,6 +39,7 @@ static const struct {
 	{ PROC_RECONCILER,	"reconciler",	"_factoryr" },
 	{ PROC_PUBLISHER,	"publisher",	"_factoryp" },
 	{ PROC_EGRESS,		"egress",	"_factorye" },
+	{ PROC_IMAGE,		"image",	"_factoryi" },
 };
 #define NROLES	(sizeof(conf_roles) / sizeof(conf_roles[0]))
 
@@ -52,7 +53,7 @@ struct conf_where {
 static const char * const conf_topkeys[] = {
 	"socket", "state-dir", "libexec", "users", "attempt-uids",
 	"max-attempts", "verifiers", "lease-ttl", "reconcile-interval",
-	"control-idle-timeout", "attempt-disk", "pristine-cache",
+	"control-idle-timeout", "attempt-disk", "pristine-cache", "images",
 	"keys", "repositories", "sandbox", "environment", NULL
 };
 
@@ -81,6 +82,10 @@ conf_defaults(struct factoryd_conf *c)
 	c->disk_default = 1024ULL * 1024 * 1024;
 	c->disk_max = 4ULL * 1024 * 1024 * 1024;
 	c->pristine_max = 16ULL * 1024 * 1024 * 1024;
+	c->image_max_size = 8ULL * 1024 * 1024 * 1024;
+	c->image_max_files = 1000000;
+	c->image_max_depth = 256;
+	c->image_max_path = 4095;
 	strlcpy(c->receipt_key, "/etc/factory/keys/receipt.key",
 	    sizeof(c->receipt_key));
 	strlcpy(c->verifier_key, "/etc/factory/keys/verifier.key",
@@ -173,7 +178,7 @@ conf_users(struct yerr *e, const struct ynode *users, struct factoryd_conf *c,
 {
 	static const char * const keys[] = {
 		"worker", "verifier", "reconciler", "publisher", "egress",
-		NULL
+		"image", NULL
 	};
 	const struct ynode	*n;
 	struct conf_user	*u;
@@ -380,6 +385,47 @@ conf_disk(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 		return (y_fail(e, d != NULL ? d : m, "default %s is more than "
 		    "max %s", conf_size(c->disk_default, b1, sizeof(b1)),
 		    conf_size(c->disk_max, b2, sizeof(b2))));
+	return (0);
+}
+
+/*
+ * images: {max-size, max-files, max-depth, max-path}, the bounds of
+ * one import (factoryctl image import).
+ */
+static int
+conf_images(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
+{
+	static const char * const keys[] = { "max-size", "max-files",
+	    "max-depth", "max-path", NULL };
+	const struct ynode	*v;
+	uint64_t		 u;
+
+	if (n == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping of image import bounds") == -1 ||
+	    y_keys(e, n, keys) == -1)
+		return (-1);
+	if ((v = y_get(n, "max-size")) != NULL) {
+		if (y_size(e, v, &c->image_max_size) == -1)
+			return (-1);
+		if (c->image_max_size < 1024 * 1024)
+			return (y_fail(e, v, "%s is less than 1M", v->str));
+	}
+	if ((v = y_get(n, "max-files")) != NULL) {
+		if (y_uint(e, v, 1, 100000000, &u) == -1)
+			return (-1);
+		c->image_max_files = u;
+	}
+	if ((v = y_get(n, "max-depth")) != NULL) {
+		if (y_uint(e, v, 1, 1024, &u) == -1)
+			return (-1);
+		c->image_max_depth = (int)u;
+	}
+	if ((v = y_get(n, "max-path")) != NULL) {
+		if (y_uint(e, v, 16, 4095, &u) == -1)
+			return (-1);
+		c->image_max_path = (int)u;
+	}
 	return (0);
 }
 
@@ -691,6 +737,7 @@ conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 	    conf_disk(e, y_get(root, "attempt-disk"), c) == -1 ||
 	    (y_get(root, "pristine-cache") != NULL && y_size(e, y_get(root,
 	    "pristine-cache"), &c->pristine_max) == -1) ||
+	    conf_images(e, y_get(root, "images"), c) == -1 ||
 	    conf_keys(e, y_get(root, "keys"), c) == -1 ||
 	    conf_sandbox(e, y_get(root, "sandbox"), c) == -1 ||
 	    conf_environment(e, y_get(root, "environment"),
@@ -897,6 +944,11 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 	y_printsize(fp, c->disk_default);
 	fprintf(fp, "\n  max: ");
 	y_printsize(fp, c->disk_max);
+	fprintf(fp, "\nimages:\n  max-size: ");
+	y_printsize(fp, c->image_max_size);
+	fprintf(fp, "\n  max-files: %llu\n  max-depth: %d\n  max-path: %d",
+	    (unsigned long long)c->image_max_files, c->image_max_depth,
+	    c->image_max_path);
 	fprintf(fp, "\nkeys:\n");
 	conf_printkv(fp, "  ", "receipts", c->receipt_key);
 	conf_printkv(fp, "  ", "verifier", c->verifier_key);

@@ -78,6 +78,10 @@ struct factoryd_conf {
 	uint64_t		 disk_default;	/* attempt-disk, bytes */
 	uint64_t		 disk_max;
 	uint64_t		 pristine_max;	/* pristine-cache, bytes */
+	uint64_t		 image_max_size;	/* images: bounds */
+	uint64_t		 image_max_files;
+	int			 image_max_depth;
+	int			 image_max_path;
 	char			 receipt_key[PATH_MAX];
 	char			 verifier_key[PATH_MAX];
 	struct conf_repos	 repos;

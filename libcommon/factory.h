@@ -45,6 +45,7 @@ enum factory_procid {
 	PROC_RECONCILER,
 	PROC_PUBLISHER,
 	PROC_EGRESS,
+	PROC_IMAGE,
 	PROC_CONTROL,
 	PROC_MAX
 };
@@ -168,6 +169,21 @@ enum imsg_type {
 	 * directories above it are root's alone)
 	 */
 	IMSG_VERIFY_ROOTFS,
+
+	/* factoryctl image (factoryctl(8), IMAGES) */
+	IMSG_CTL_IMAGE_IMPORT,	/* name NUL, the archive as an fd */
+	IMSG_CTL_IMAGE_LIST,
+	IMSG_CTL_IMAGE_RM,	/* reference NUL */
+	IMSG_CTL_IMAGE_VERIFY,	/* reference NUL */
+	IMSG_CTL_IMAGE_PROGRESS, /* parent: struct image_progress */
+
+	/* parent <-> factory-image (imagemsg.h) */
+	IMSG_IMAGE_IMPORT,	/* parent: struct image_import + the archive */
+	IMSG_IMAGE_CLEAN,	/* parent: empty; staging is emptied */
+	IMSG_IMAGE_PROGRESS,	/* image: struct image_progress */
+	IMSG_IMAGE_STRIPPED,	/* image: uint32 kind, escaped path NUL */
+	IMSG_IMAGE_DONE,	/* image: struct image_done */
+	IMSG_IMAGE_FAILED,	/* image: an escaped reason NUL */
 	IMSG_MAX
 };
 

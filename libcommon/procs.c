@@ -137,6 +137,24 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 			{ NULL, NULL }
 		}
 	},
+	[PROC_IMAGE] = {
+		PROC_IMAGE, "image", "factory-image",
+		/*
+		 * stdio: imsg.  recvfd: the archive, opened by factoryctl
+		 * with the operator's rights.  rpath wpath cpath fattr:
+		 * its staging directory only (unveil), where it writes the
+		 * tree with the modes the archive says.  No exec, no
+		 * network, no chown: owners are the parent's to set.
+		 * One import per process: replaced after each.
+		 */
+		"stdio rpath wpath cpath fattr recvfd",
+		"parses an untrusted image archive into its staging "
+		"directory; one import, then replaced",
+		{
+			{ "$state/images/staging", "rwc" },
+			{ NULL, NULL }
+		}
+	},
 	[PROC_CONTROL] = {
 		PROC_CONTROL, "control", "factoryctl",
 		NULL,

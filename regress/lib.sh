@@ -138,6 +138,7 @@ users:
   reconciler: $(($2 + 3))
   publisher: $(($2 + 4))
   egress: $(($2 + 5))
+  image: $(($2 + 6))
 repositories:
   demo:
     path: $1/demo.git

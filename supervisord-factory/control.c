@@ -51,6 +51,7 @@
 
 #include "esc.h"
 #include "factoryd.h"
+#include "image.h"
 #include "log.h"
 #include "receipt.h"
 
@@ -160,6 +161,10 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_CACHE_RM,	0, 0, ctl_cache_rm },
 	{ IMSG_CTL_SHELL,	0, 0, shell_request },
 	{ IMSG_CTL_SHELL_FD,	0, 0, shell_fd },
+	{ IMSG_CTL_IMAGE_IMPORT, 0, 1, image_ctl_import },
+	{ IMSG_CTL_IMAGE_LIST,	1, 0, image_ctl_list },
+	{ IMSG_CTL_IMAGE_RM,	0, 0, image_ctl_rm },
+	{ IMSG_CTL_IMAGE_VERIFY, 1, 1, image_ctl_verify },
 };
 
 static int
@@ -713,8 +718,9 @@ control_requests(struct ctl_conn *c)
 			control_close(c);
 			return (-1);
 		}
-		/* Only SHELL_FD carries a descriptor. */
+		/* Only SHELL_FD and IMAGE_IMPORT carry a descriptor. */
 		if (h->type != IMSG_CTL_SHELL_FD &&
+		    h->type != IMSG_CTL_IMAGE_IMPORT &&
 		    (n = imsg_get_fd(&imsg)) != -1) {
 			close(n);
 			log_warnx("control: descriptor with request %u from "

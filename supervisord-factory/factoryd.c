@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "factoryd.h"
+#include "image.h"
 #include "log.h"
 
 #define FACTORY_SANDBOX_BIN	"factory-sandbox"	/* pid 1 of a sandbox */
@@ -46,6 +47,9 @@ static const struct child_handler child_handlers[] = {
 	/* It sends nothing but HELLO: any other message is malformed. */
 	{ PROC_EGRESS,		NULL,			egress_ready,
 	    NULL },
+	/* One import per process (image.c): lost ends the import. */
+	{ PROC_IMAGE,		dispatch_image,		image_ready,
+	    image_lost },
 };
 
 const struct child_handler *
@@ -183,6 +187,7 @@ main(int argc, char *argv[])
 	log_init(debug, LOG_DAEMON);
 
 	proc_init_children();
+	image_init();
 	proc_start_all();
 	proc_watchdog_init();
 	audit_init();

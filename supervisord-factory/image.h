@@ -38,4 +38,26 @@ int	attempt_uses_image(const char *);
 /* A syntactically valid image name. */
 int	image_name_valid(const char *);
 
+/*
+ * Is the image in use by an attempt that is not over?  image rm refuses
+ * then.  image.c has a weak default (no); attempt.c provides the real
+ * one once manifests name images (m->environment.digest).
+ */
+int	attempt_uses_image(const char *);
+
+struct ctl_conn;
+struct child;
+struct imsg;
+/* The store's directories, before the children start. */
+void	image_init(void);
+/* factoryctl image: import (root, with the archive's fd), rm, verify, list. */
+void	image_ctl_import(struct ctl_conn *, struct imsg *);
+void	image_ctl_rm(struct ctl_conn *, struct imsg *);
+void	image_ctl_verify(struct ctl_conn *, struct imsg *);
+void	image_ctl_list(struct ctl_conn *, struct imsg *);
+/* factory-image's row of the parent's table (factoryd.c). */
+int	dispatch_image(struct child *, struct imsg *, char *, size_t);
+void	image_ready(struct child *);
+void	image_lost(struct child *);
+
 #endif /* FACTORY_IMAGE_H */

@@ -490,8 +490,9 @@ lifecycle_replay(void *arg, uint64_t seq, const char *payload, size_t len)
 		    (unsigned long long)seq, jerr.text);
 		return (-1);
 	}
-	if (json_object_get(rec, "reap") != NULL) {
-		/* An operator removed an orphan: nothing to rebuild. */
+	if (json_object_get(rec, "reap") != NULL ||
+	    json_object_get(rec, "image") != NULL) {
+		/* An orphan removed, an image stored: nothing to rebuild. */
 		json_decref(rec);
 		return (0);
 	}

@@ -46,7 +46,7 @@ proc_init_children(void)
 	struct child	*c;
 	int		 i, n = 0;
 	enum factory_procid ids[] = { PROC_WORKER, PROC_RECONCILER,
-	    PROC_PUBLISHER, PROC_EGRESS };
+	    PROC_PUBLISHER, PROC_EGRESS, PROC_IMAGE };
 
 	for (i = 0; i < (int)(sizeof(ids) / sizeof(ids[0])); i++) {
 		c = &env->children[n++];
@@ -359,8 +359,11 @@ proc_reap(void)
 		c->state = CHILD_DOWN;
 		if ((h = child_handler(c->id)) != NULL && h->lost != NULL)
 			h->lost(c);
-		/* A verifier that delivered its verdict is replaced now. */
-		if (c->id == PROC_VERIFIER && c->recycle) {
+		/*
+		 * A verifier that delivered its verdict, factory-image
+		 * that finished its import: replaced now.
+		 */
+		if (c->recycle) {
 			c->recycle = 0;
 			c->recycled++;
 			proc_start(c);

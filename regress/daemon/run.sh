@@ -23,6 +23,7 @@ users:
   reconciler: 61003
   publisher: 61004
   egress: 61005
+  image: 61006
 CONF
 }
 write_conf "$O"
@@ -44,15 +45,15 @@ wait_running() {	# name [not-pid]
 	return 1
 }
 
-for n in worker verifier reconciler publisher egress; do
+for n in worker verifier reconciler publisher egress image; do
 	wait_running $n >/dev/null || fail "$n never became running"
 done
 
 n=$(status | jq '[.processes[] | select(.state=="running")] | length')
-check "six processes run" [ "$n" = 6 ]
+check "seven processes run" [ "$n" = 7 ]
 
 uids=""
-for n in worker verifier reconciler publisher egress; do
+for n in worker verifier reconciler publisher egress image; do
 	p=$(child_pid $n)
 	u=$(awk '/^Uid:/ {print $2" "$3" "$4" "$5}' /proc/$p/status)
 	g=$(awk '/^Groups:/ {print $2}' /proc/$p/status)
@@ -71,11 +72,11 @@ done
 check "parent: Seccomp 2 (its denylist)" \
     grep -q '^Seccomp:[[:space:]]*2' /proc/$FACTORYD_PID/status
 distinct=$(echo $uids | tr ' ' '\n' | sort -u | wc -l)
-check "five distinct child uids" [ "$distinct" = 5 ]
+check "six distinct child uids" [ "$distinct" = 6 ]
 
 # Star topology: each child's only socket is its channel to the parent.
 ppid=$FACTORYD_PID
-for n in worker verifier reconciler publisher egress; do
+for n in worker verifier reconciler publisher egress image; do
 	p=$(child_pid $n)
 	ino=$(ls -l /proc/$p/fd | sed -n 's/.*socket:\[\([0-9]*\)\].*/\1/p')
 	check "$n's channel peers with the parent only" \
@@ -170,7 +171,7 @@ while IFS=: read -r proc mode text; do
 	n=$((n + 1))
 	d=$T/badexec$n
 	mkdir -p "$d"
-	for b in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox factory-egress; do
+	for b in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox factory-egress factory-image; do
 		ln -s "$O/$b" "$d/$b"
 	done
 	rm "$d/factory-$proc"
@@ -230,8 +231,8 @@ out=$("$O/factoryctl" -s "$SOCK" reload 2>&1)
 st=$?
 check "broken reload refused (exit $st)" sh -c "[ $st = 1 ] && echo '$out' | grep -q 'old configuration kept'"
 check "broken reload logged" grep -q 'reload failed, keeping the old configuration' "$T/log"
-check "still six processes running" \
-    sh -c "[ \$('$O/factoryctl' -s '$SOCK' -j status | jq '[.processes[] | select(.state==\"running\")] | length') = 6 ]"
+check "still seven processes running" \
+    sh -c "[ \$('$O/factoryctl' -s '$SOCK' -j status | jq '[.processes[] | select(.state==\"running\")] | length') = 7 ]"
 kill -HUP "$FACTORYD_PID"
 sleep 0.2
 check "SIGHUP with a broken config keeps running" status
@@ -258,7 +259,7 @@ check "no process of a child uid left" [ -z "$left" ]
 PRIV=$T/priv
 mkdir -p "$PRIV/build" "$T/p-keys"
 for b in factoryd factory-worker factory-verifier factory-reconciler \
-    factory-publisher factory-sandbox factory-egress; do
+    factory-publisher factory-sandbox factory-egress factory-image; do
 	cp "$O/$b" "$PRIV/build/$b" || fail "copy $b"
 done
 chmod 700 "$PRIV"
@@ -277,18 +278,19 @@ users:
   reconciler: 61003
   publisher: 61004
   egress: 61005
+  image: 61006
 CONF
 OUT_O=$O
 O=$PRIV/build start_factoryd "$T/p.conf" "$T/p.log"
 O=$OUT_O
 check "a build in a 0700 directory: every child runs" wait_children "$SOCK"
 n=$(status | jq '[.processes[] | select(.state=="running")] | length')
-check "a build in a 0700 directory: six processes run ($n)" [ "$n" = 6 ]
+check "a build in a 0700 directory: seven processes run ($n)" [ "$n" = 7 ]
 check "a build in a 0700 directory: no exec failure logged" \
     sh -c "! grep -q 'exec .*Permission denied' '$T/p.log'"
 # A reload naming a libexec whose worker is group writable is refused.
 mkdir "$PRIV/gw"
-for x in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox factory-egress; do
+for x in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox factory-egress factory-image; do
 	cp "$O/$x" "$PRIV/gw/$x"
 done
 chmod 775 "$PRIV/gw/factory-worker"
@@ -298,7 +300,7 @@ out=$("$O/factoryctl" -s "$SOCK" reload 2>&1)
 check "a reload to a group-writable worker is refused" \
     grep -q "reload failed.*$PRIV/gw/factory-worker: group or other writable" "$T/p.log"
 n=$(status | jq '[.processes[] | select(.state=="running")] | length')
-check "after the refused reload, six processes still run ($n)" [ "$n" = 6 ]
+check "after the refused reload, seven processes still run ($n)" [ "$n" = 7 ]
 cp "$T/p.conf.good" "$T/p.conf"
 stop_factoryd
 
@@ -310,7 +312,7 @@ badbin() {	# name setup-command...
 	rm -rf "$PRIV/bad"
 	mkdir "$PRIV/bad"
 	for x in factory-worker factory-verifier factory-reconciler \
-	    factory-publisher factory-sandbox factory-egress; do
+	    factory-publisher factory-sandbox factory-egress factory-image; do
 		cp "$O/$x" "$PRIV/bad/$x"
 	done
 	"$@" "$b"

@@ -115,6 +115,7 @@ users:
   reconciler: $((UIDBASE + 3))
   publisher: $PUBUID
   egress: $((UIDBASE + 5))
+  image: $((UIDBASE + 6))
 repositories:
   demo:
     path: $T/demo.git

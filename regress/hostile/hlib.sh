@@ -96,6 +96,7 @@ users:
   reconciler: 61103
   publisher: 61104
   egress: 61105
+  image: 61106
 repositories:
   demo:
     path: $T/repo.git

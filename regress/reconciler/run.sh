@@ -123,6 +123,7 @@ users:
   reconciler: $RUID
   publisher: 61004
   egress: 61005
+  image: 61006
 repositories:
   demo:
     path: $T/demo.git

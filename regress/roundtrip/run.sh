@@ -95,6 +95,7 @@ users:
   reconciler: 65103
   publisher: 65104
   egress: 65105
+  image: 65106
 repositories:
   odd:
     path: $T/odd.git

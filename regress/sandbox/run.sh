@@ -468,6 +468,7 @@ users:
   reconciler: 61103
   publisher: 61104
   egress: 61105
+  image: 61106
 $1
 CONF
 }
