@@ -70,6 +70,7 @@ users:
   reconciler: 61503
   publisher: 61504
   egress: 61505
+  image: 61506
 repositories:
   greeter:
     path: $D/greeter.git
@@ -80,29 +81,6 @@ repositories:
 CONF
 cat "$D/factoryd.conf"
 "$O/factoryd" -n -f "$D/factoryd.conf" || exit 1
-
-say "the agent: an untrusted script, run in the sandbox"
-cat >"$D/agent.sh" <<'TXT'
-#!/bin/sh
-# Make the greeting friendlier and say what we did.
-sed -i 's/hello/hello, world/' src/greet.c
-printf '\nIt now says "hello, world".\n' >> README.md
-echo "agent: changed $(git status --porcelain | wc -l) files as uid $(id -u)"
-TXT
-chmod 755 "$D/agent.sh"
-cat >"$D/greet.yaml" <<MAN
-repository: greeter
-baseline: main
-scope: ["src/**", "README.md"]
-agent: ["/bin/sh", "-c", $(jq -Rs . <"$D/agent.sh")]
-validate: ["/bin/sh", "-c", "grep -q 'hello, world' src/greet.c && grep -q world README.md"]
-env: {LANG: C.UTF-8}
-limits: {wall: 60s, cpu: 30s, memory: 512M, pids: 128, tree: 200M, log: 1M}
-network: none
-title: "Greet the world"
-approval: auto
-MAN
-cat "$D/greet.yaml"
 
 say "factoryd -dk -f $D/factoryd.conf"
 "$O/factoryd" -dk -f "$D/factoryd.conf" 2>"$D/factoryd.log" &
@@ -115,10 +93,48 @@ done
 [ -S "$D/factoryd.sock" ] || { cat "$D/factoryd.log"; exit 1; }
 ctl() { "$O/factoryctl" -s "$D/factoryd.sock" "$@"; }
 i=0
-while [ "$(ctl -j status | jq '[.processes[] | select(.state=="running")] | length')" != 6 ] &&
+while [ "$(ctl -j status | jq '[.processes[] | select(.state=="running")] | length')" != 7 ] &&
     [ $i -lt 50 ]; do
 	sleep 0.1; i=$((i + 1))
 done
+
+say "the agent's environment: an image made from busybox-static, pinned by digest"
+# Nothing of the host's file system is in the agent's view: its root
+# is this image, read-only, plus its tree, /tmp, /dev and /proc.
+mkdir -p "$D/image/bin" "$D/image/etc"
+cp /bin/busybox "$D/image/bin/busybox"
+for a in $(/bin/busybox --list); do
+	[ "$a" = busybox ] || ln -s busybox "$D/image/bin/$a"
+done
+ctl -j image import demo "$D/image" >"$D/import.json" || exit 1
+digest=$(jq -r .digest "$D/import.json")
+ctl image list
+
+say "the agent: an untrusted script, run in the sandbox"
+cat >"$D/agent.sh" <<'TXT'
+#!/bin/sh
+# Make the greeting friendlier and say what we did.
+sed -i 's/hello/hello, world/' src/greet.c
+printf '\nIt now says "hello, world".\n' >> README.md
+echo "agent: changed src/greet.c and README.md as uid $(id -u)"
+echo "agent: its / holds: $(ls / | tr '\n' ' ')"
+TXT
+chmod 755 "$D/agent.sh"
+cat >"$D/greet.yaml" <<MAN
+repository: greeter
+baseline: main
+scope: ["src/**", "README.md"]
+agent: ["/bin/sh", "-c", $(jq -Rs . <"$D/agent.sh")]
+validate: ["/bin/sh", "-c", "grep -q 'hello, world' src/greet.c && grep -q world README.md"]
+env: {LANG: C.UTF-8}
+environment: {image: "demo@$digest", toolchain: [/bin/busybox]}
+limits: {wall: 60s, cpu: 30s, memory: 512M, pids: 128, tree: 200M, log: 1M}
+network: none
+title: "Greet the world"
+approval: auto
+MAN
+cat "$D/greet.yaml"
+
 
 say "factoryctl status"
 ctl status
@@ -159,6 +175,6 @@ if [ $st -eq 0 ] && [ $vst -eq 0 ]; then
 	say "demo: $id published and its evidence verifies"
 	exit 0
 fi
-say "demo: failed (see above)"
+say "demo: failed (submit exit $st, verify exit $vst; see above)"
 cat "$D/factoryd.log"
 exit 1

@@ -168,13 +168,13 @@ static int
 wait_attempt(const char *id)
 {
 	json_t		*o;
-	char		 last[64] = "", stage[64];
-	const char	*st;
+	char		 last[64] = "", stage[64], st[64];
 	int		 ret, ticks = 0;
 
 	for (;;) {
 		o = show(id);
-		st = jstr(o, "state");
+		/* A copy: jstr's buffers are reused by the printing below. */
+		strlcpy(st, jstr(o, "state"), sizeof(st));
 		current_stage(o, stage, sizeof(stage));
 		/* Each new state, and a progress line every 5 s. */
 		if (strcmp(st, last) != 0 || ++ticks % 25 == 0) {

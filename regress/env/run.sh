@@ -98,6 +98,10 @@ for n in no-etc-passwd no-host-usr-lib no-host-git no-state-journal \
 done
 check "image view: the attempt published (validation ran in the image)" \
     [ "$(field $id state)" = published ]
+# submit -w prints the whole attempt, environment and all, and still
+# exits 0 for a published one (its state was read from a reused buffer).
+check "image view: submit -w of it again exits 0 when published" \
+    "$O/factoryctl" -s "$SOCK" submit -w "$T/view.yaml"
 check "image view: the image is unchanged" \
     [ ! -e "$r/bin/x" -a ! -e "$r/new" -a ! -e "$r/tmp" ]
 
