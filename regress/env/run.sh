@@ -98,10 +98,13 @@ for n in no-etc-passwd no-host-usr-lib no-host-git no-state-journal \
 done
 check "image view: the attempt published (validation ran in the image)" \
     [ "$(field $id state)" = published ]
-# submit -w prints the whole attempt, environment and all, and still
-# exits 0 for a published one (its state was read from a reused buffer).
-check "image view: submit -w of it again exits 0 when published" \
-    "$O/factoryctl" -s "$SOCK" submit -w "$T/view.yaml"
+# submit -w prints the whole attempt, environment and every change, and
+# still exits 0 for a published one (its state was read from a display
+# buffer that the printing reused: a published attempt exited 1).
+write_env "$T/many.yaml" demo "bb@sha256:$H1" \
+    'mkdir -p src && for i in 1 2 3 4 5 6 7 8 9 10; do echo $i >src/m$i; done'
+check "image: submit -w of a published attempt of ten changes exits 0" \
+    "$O/factoryctl" -s "$SOCK" submit -w "$T/many.yaml"
 check "image view: the image is unchanged" \
     [ ! -e "$r/bin/x" -a ! -e "$r/new" -a ! -e "$r/tmp" ]
 
