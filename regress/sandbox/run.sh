@@ -181,6 +181,22 @@ if [ -n "$K" ] && printf '%s\n' "$OUT" | grep -qx "$U" &&
 else
 	notok pool-dead "$(echo $OUT)"
 fi
+# A launcher of the pool that lies about its pid 1 (a pidfd of another
+# process than a child it cloned, or none) fails the spawn, naming it;
+# the attempt's cgroups go and nothing of its uid is left (final).
+for f in init self sib null none; do
+	cp "$P0/prog_fakeready" "$TT/fakeready-$f"
+	SAVED=$LAUNCH
+	LAUNCH="-L $TT/fakeready-$f"
+	sbx "fake-$f" -t "$TREE" -- /bin/true
+	LAUNCH=$SAVED
+	if [ "$RC" = 2 ] && printf '%s\n' "$OUT" | grep -q "pooled launcher: " &&
+	    ! printf '%s\n' "$OUT" | grep -qx "exit 0"; then
+		ok "launcher pool: a pid 1 that is not one ($f) fails the spawn"
+	else
+		notok "pool-fake-$f" "rc $RC: $(echo $OUT)"
+	fi
+done
 sbx key -t "$TREE" -- "$PR" read "$T/keys/key.pem"
 expect "key dir hidden" ENOENT "exit 1"
 sbx keyfile -t "$TREE" -- "$PR" read "$T/keyfile"
