@@ -6,7 +6,8 @@
  * Then it builds the mount view, joins the cgroups the parent made,
  * starts the agent and reaps (child.c).  In its ready mode it is
  * started ahead of the attempt it will serve (the parent's launcher
- * pool): it makes its namespaces, says "R" and waits for the plan.  In
+ * pool): it makes its namespaces, says "R", waits for the plan and
+ * clones pid 1 into the attempt's cgroup2 directory (ready_main).  In
  * its enter mode it is the waiter of an operator's factoryctl shell
  * instead (enter.c).  Started any other way, it refuses.
  */

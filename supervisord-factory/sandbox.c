@@ -1093,13 +1093,18 @@ sbx_clone_into(struct sbx_plan *pl, int nsflags, int cgfd)
  * is most of what a spawn costs (an execve alone is about half a
  * millisecond here), and none of it depends on the attempt.  So the
  * parent keeps a few launchers started ahead ("factory-sandbox ready",
- * launcher.c): each cloned into a new pid namespace and exec'd at
- * once, exactly as a fresh one, with its socket and error pipe and
- * nothing else; it makes its own uts, network and IPC namespaces, says
- * "R" and waits for a plan (its mount namespace it copies when the
- * plan comes: the attempt's tree is mounted after it started).  A
- * spawn takes the oldest that said "R" and sends it the plan and the
- * agent's log; from there it is what a fresh launcher is.  Each
+ * launcher.c): each cloned and exec'd at once, exactly as a fresh
+ * one, with its socket and error pipe and nothing else; it makes its
+ * own uts, network and IPC namespaces, says "R" and waits for a plan.
+ * A spawn makes the cgroups, takes the oldest that said "R" and sends
+ * it the plan, the agent's log and the attempt's cgroup2 directory;
+ * it clones pid 1 (CLONE_PARENT: our child; new pid and mount
+ * namespaces, the mount one copied now since the attempt's tree was
+ * mounted after it started; CLONE_INTO_CGROUP: born in that
+ * directory, so nothing is moved in cgroup2, where a move waits for an
+ * RCU grace period) and exits; pid 1 says who it is with a pidfd of
+ * itself (sbx_ready_pid1), and from there it is what a fresh launcher
+ * is.  Each
  * serves one attempt: no fd, namespace or memory of an earlier attempt
  * can be in it, and the uid and cgroups are the attempt's own, as
  * always.  One that died or said anything else is killed through its
