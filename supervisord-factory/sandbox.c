@@ -1509,6 +1509,12 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	free(pl.bexec);
 	if (rc == -1) {
 		sb->pid = -1;
+		/*
+		 * A launcher of the pool had the cgroup2 directory: what it
+		 * may have started there dies before the removal.
+		 */
+		if (made)
+			(void)cgroup_kill(sb);
 		if (made && sandbox_destroy(sb, derr, sizeof(derr)) == -1)
 			snprintf(err + strlen(err), errlen - strlen(err),
 			    "; %s", derr);

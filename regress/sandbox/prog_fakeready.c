@@ -11,6 +11,8 @@
  *			grandchild of the parent)
  *	fakeready-null	"P" with /dev/null
  *	fakeready-none	"X" and no descriptor
+ *	fakeready-incg	a child of its own born in the attempt's cgroup2
+ *			directory, left running, and "P" with its pidfd
  *
  * The parent must fail the spawn, naming the pooled launcher, and
  * leave nothing behind.
@@ -19,9 +21,12 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
+#include <linux/sched.h>
+
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -54,24 +59,72 @@ sendtag(char tag, int fd)
 	(void)sendmsg(3, &msg, MSG_NOSIGNAL);
 }
 
+/* The plan, and the cgroup2 directory if one came with it (else -1). */
+static int
+recvplan(void)
+{
+	static char	 plan[300 * 1024];
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int) * 2)];
+	} cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+	int		 fds[2];
+
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = plan;
+	iov.iov_len = sizeof(plan);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	if (recvmsg(3, &msg, 0) <= 0)
+		_exit(1);
+	if ((c = CMSG_FIRSTHDR(&msg)) == NULL ||
+	    c->cmsg_len != CMSG_LEN(sizeof(int) * 2))
+		return (-1);
+	memcpy(fds, CMSG_DATA(c), sizeof(fds));
+	return (fds[1]);
+}
+
+/* A child in the cgroup2 directory cgfd, that waits to be killed. */
+static pid_t
+incg(int cgfd)
+{
+	struct clone_args	 ca;
+	pid_t			 pid;
+
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_INTO_CGROUP;
+	ca.exit_signal = SIGCHLD;
+	ca.cgroup = (unsigned long long)cgfd;
+	if ((pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca))) == 0) {
+		sleep(30);
+		_exit(0);
+	}
+	return (pid);
+}
+
 int
 main(void)
 {
-	static char	 plan[300 * 1024];
 	char		 exe[PATH_MAX], *name;
 	ssize_t		 n;
 	pid_t		 pid;
-	int		 fd = -1;
+	int		 fd = -1, cgfd;
 
 	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
 		return (1);
 	exe[n] = '\0';
 	name = basename(exe);
 	sendtag('R', -1);
-	/* The plan, and whatever came with it (closed at exit). */
-	if (recv(3, plan, sizeof(plan), 0) <= 0)
-		return (1);
-	if (strcmp(name, "fakeready-init") == 0)
+	cgfd = recvplan();
+	if (strcmp(name, "fakeready-incg") == 0) {
+		if (cgfd != -1 && (pid = incg(cgfd)) > 0)
+			fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	} else if (strcmp(name, "fakeready-init") == 0)
 		fd = (int)syscall(SYS_pidfd_open, 1, 0);
 	else if (strcmp(name, "fakeready-self") == 0)
 		fd = (int)syscall(SYS_pidfd_open, getpid(), 0);

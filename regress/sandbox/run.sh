@@ -183,8 +183,9 @@ else
 fi
 # A launcher of the pool that lies about its pid 1 (a pidfd of another
 # process than a child it cloned, or none) fails the spawn, naming it;
-# the attempt's cgroups go and nothing of its uid is left (final).
-for f in init self sib null none; do
+# the attempt's cgroups go and nothing of its uid is left (final);
+# what it started in the attempt's cgroup2 directory is killed.
+for f in init self sib null none incg; do
 	cp "$P0/prog_fakeready" "$TT/fakeready-$f"
 	SAVED=$LAUNCH
 	LAUNCH="-L $TT/fakeready-$f"
