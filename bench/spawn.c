@@ -10,7 +10,12 @@
  * as factoryd runs it now.  The launcher with only the namespace pool
  * (between the two) no longer exists in the code.
  *
- *	spawn [-n rounds] [-p pool] [-u uid] [-L factory-sandbox]
+ *	spawn [-n rounds] [-p pool] [-g gap] [-u uid] [-L factory-sandbox]
+ *
+ * -g pauses gap milliseconds between rounds, outside the figures: as
+ * in factoryd, where attempts do not start back to back.  Some kernel
+ * costs only show then: moving a process into a cgroup2 directory
+ * waits for an RCU grace period that a burst of moves shares.
  *
  * Two figures per launcher:
  *
@@ -221,14 +226,17 @@ main(int argc, char *argv[])
 {
 	double	*t[L_MAX], *la[L_MAX], *rf, med[L_MAX], cpu[L_MAX], lmed, s, l1;
 	char	 msg[1024];
-	int	 n = 50, ch, i, l, logfd, have[L_MAX], launcher = -1;
+	int	 n = 50, ch, i, l, logfd, have[L_MAX], launcher = -1, gap = 0;
 	uid_t	 uid = 63990;
 
-	while ((ch = getopt(argc, argv, "L:n:p:u:")) != -1) {
+	while ((ch = getopt(argc, argv, "L:g:n:p:u:")) != -1) {
 		switch (ch) {
 		case 'L':
 			if ((launcher = open(optarg, O_PATH | O_CLOEXEC)) == -1)
 				err(1, "%s", optarg);
+			break;
+		case 'g':
+			gap = atoi(optarg);
 			break;
 		case 'n':
 			n = atoi(optarg);
@@ -241,12 +249,13 @@ main(int argc, char *argv[])
 			break;
 		default:
 			fprintf(stderr, "usage: spawn [-n rounds] [-p pool] "
-			    "[-u uid] [-L factory-sandbox]\n");
+			    "[-g gap] [-u uid] [-L factory-sandbox]\n");
 			return 1;
 		}
 	}
-	if (n < 1 || pool < 0 || pool > SANDBOX_POOLMAX)
-		errx(1, "bad -n or -p");
+	if (n < 1 || pool < 0 || pool > SANDBOX_POOLMAX || gap < 0 ||
+	    gap > 10000)
+		errx(1, "bad -n, -p or -g");
 	if (sandbox_probe(msg, sizeof(msg)) == -1)
 		errx(1, "sandbox_probe: %s", msg);
 	printf("probe: %s\n", msg);
@@ -297,6 +306,8 @@ main(int argc, char *argv[])
 		if (!have[l])
 			continue;
 		for (i = -1; i < n; i++) {
+			if (gap > 0)
+				usleep(gap * 1000);
 			if (i == 0)
 				cpu[l] = cpu_ms();
 			s = now_ms();
@@ -335,6 +346,9 @@ main(int argc, char *argv[])
 		usleep(300 * 1000);
 	}
 
+	if (gap > 0)
+		printf("a pause of %d ms before each round (not counted)\n",
+		    gap);
 	printf("%d runs each of /bin/true; pool %d%s\n", n, pool,
 	    pool == 0 ? " (off)" : ", refilled inside each factory cycle "
 	    "(launchers; namespaces for the forked pid 1)");

@@ -6,7 +6,8 @@
  * Then it builds the mount view, joins the cgroups the parent made,
  * starts the agent and reaps (child.c).  In its ready mode it is
  * started ahead of the attempt it will serve (the parent's launcher
- * pool): it makes its namespaces, says "R" and waits for the plan.  In
+ * pool): it makes its namespaces, says "R", waits for the plan and
+ * clones pid 1 into the attempt's cgroup2 directory (ready_main).  In
  * its enter mode it is the waiter of an operator's factoryctl shell
  * instead (enter.c).  Started any other way, it refuses.
  */
@@ -14,7 +15,11 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
+
+#include <linux/magic.h>
+#include <linux/sched.h>
 
 #include <err.h>
 #include <errno.h>
@@ -28,7 +33,7 @@
 
 #include "sbx.h"
 
-static void	*read_msg(int, int, size_t *, int *);
+static void	*read_msg(int, int, size_t *, int *, int, int *);
 
 /* The descriptors must be what factoryd hands over. */
 static void
@@ -90,7 +95,7 @@ enter_main(const char *id)
 		if (fcntl(fd, F_GETFD) == -1)
 			sbx_fail(SBX_EFD_ERR, "enter: fd %d is missing", fd);
 	(void)fcntl(SBX_EFD_ERR, F_SETFD, FD_CLOEXEC);
-	buf = read_msg(SBX_EFD_SOCK, SBX_EFD_ERR, &len, NULL);
+	buf = read_msg(SBX_EFD_SOCK, SBX_EFD_ERR, &len, NULL, 0, NULL);
 	if ((en = sbx_enter_decode(buf, len, &sbx_prog, err,
 	    sizeof(err))) == NULL)
 		sbx_fail(SBX_EFD_ERR, "%s", err);
@@ -109,11 +114,12 @@ enter_main(const char *id)
 
 /*
  * A plan: one message on sock, at most SBX_PLAN_MAX bytes; errors to
- * errfd.  With fdp NULL no descriptor may come with it; else exactly
- * one, which lands in *fdp (close-on-exec).
+ * errfd.  With fdp NULL no descriptor may come with it; else at least
+ * one and at most maxfd, which land in fdp (close-on-exec); their
+ * number in *nfdp.
  */
 static void *
-read_msg(int sock, int errfd, size_t *lenp, int *fdp)
+read_msg(int sock, int errfd, size_t *lenp, int *fdp, int maxfd, int *nfdp)
 {
 	union {
 		struct cmsghdr	 h;
@@ -124,6 +130,7 @@ read_msg(int sock, int errfd, size_t *lenp, int *fdp)
 	struct iovec	 iov;
 	ssize_t		 n;
 	void		*buf;
+	int		 nfd = 0;
 
 	if ((buf = malloc(SBX_PLAN_MAX)) == NULL)
 		sbx_fail(errfd, "plan: out of memory");
@@ -144,29 +151,35 @@ read_msg(int sock, int errfd, size_t *lenp, int *fdp)
 	c = CMSG_FIRSTHDR(&msg);
 	if (fdp == NULL && (c != NULL || (msg.msg_flags & MSG_CTRUNC)))
 		sbx_fail(errfd, "plan: came with descriptors");
+	if (c != NULL && c->cmsg_len >= CMSG_LEN(0))
+		nfd = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
 	if (fdp != NULL && ((msg.msg_flags & MSG_CTRUNC) || c == NULL ||
 	    c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-	    c->cmsg_len != CMSG_LEN(sizeof(int)) ||
+	    nfd < 1 || nfd > maxfd ||
+	    c->cmsg_len != CMSG_LEN(sizeof(int) * nfd) ||
 	    CMSG_NXTHDR(&msg, c) != NULL))
-		sbx_fail(errfd, "plan: not with exactly one descriptor");
+		sbx_fail(errfd, "plan: not with 1 to %d descriptors", maxfd);
 	if ((size_t)n > SBX_PLAN_MAX || (msg.msg_flags & MSG_TRUNC))
 		sbx_fail(errfd, "plan: %zd bytes, more than %d", n,
 		    SBX_PLAN_MAX);
-	if (fdp != NULL)
-		memcpy(fdp, CMSG_DATA(c), sizeof(*fdp));
+	if (fdp != NULL) {
+		memcpy(fdp, CMSG_DATA(c), sizeof(*fdp) * nfd);
+		*nfdp = nfd;
+	}
 	*lenp = (size_t)n;
 	return (buf);
 }
 
+/* The plan, and with fdp the 1 to maxfd descriptors that came with it. */
 static struct sbx_plan *
-read_plan(int *logfdp)
+read_plan(int *fdp, int maxfd, int *nfdp)
 {
 	struct sbx_plan	*pl;
 	char		 err[512];
 	size_t		 len;
 	void		*buf;
 
-	buf = read_msg(SBX_FD_SOCK, SBX_FD_ERR, &len, logfdp);
+	buf = read_msg(SBX_FD_SOCK, SBX_FD_ERR, &len, fdp, maxfd, nfdp);
 	if ((pl = sbx_plan_decode(buf, len, &sbx_prog, err,
 	    sizeof(err))) == NULL)
 		sbx_fail(SBX_FD_ERR, "%s", err);
@@ -199,14 +212,55 @@ set_title(int errfd, char *argv[], const char *id)
 }
 
 /*
+ * The ready mode's pid 1, cloned when the plan came: out of the
+ * launcher that waited (CLONE_PARENT: a child of factoryd, as a fresh
+ * launcher is), in a new pid and mount namespace, and, with a cgroup2
+ * directory from the parent, born in it (CLONE_INTO_CGROUP).  The
+ * mount namespace is copied now, not ahead: the attempt's tree (its
+ * disk, its overlay) was mounted after the launcher started, and a
+ * copy made then would not hold it.  -1 if not cloned.
+ */
+static pid_t
+ready_clone(int cgfd)
+{
+	struct clone_args	 ca;
+
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_PARENT | CLONE_NEWPID | CLONE_NEWNS |
+	    (cgfd != -1 ? CLONE_INTO_CGROUP : 0);
+	/* With CLONE_PARENT, this one's (SIGCHLD): none may be given. */
+	ca.exit_signal = 0;
+	ca.cgroup = cgfd != -1 ? (uint64_t)cgfd : 0;
+	return ((pid_t)syscall(SYS_clone3, &ca, sizeof(ca)));
+}
+
+/* The cgroup2 directory fd from the parent, checked; -1 for none. */
+static int
+ready_cgfd(const int *fds, int n)
+{
+	struct statfs	 sfs;
+	struct stat	 st;
+
+	if (n < 2)
+		return (-1);
+	if (fstat(fds[1], &st) == -1 || !S_ISDIR(st.st_mode) ||
+	    fstatfs(fds[1], &sfs) == -1 || sfs.f_type != CGROUP2_SUPER_MAGIC)
+		sbx_fail(SBX_FD_ERR, "plan: fd 2 is not a cgroup2 directory");
+	return (fds[1]);
+}
+
+/*
  * The ready mode: started by the parent ahead of any attempt, with
- * its socket and error pipe only.  It makes the namespaces the clone
- * did not (uts, network, IPC: fresh, and nothing but this process has
+ * its socket and error pipe only.  It makes the namespaces it can
+ * ahead (uts, network, IPC: fresh, and nothing but this process has
  * been in them), says "R" on the socket, and waits.  The plan then
- * comes with one descriptor, the agent's log; it copies the mount
- * namespace, and from there on it is what a fresh launcher is.  It
- * serves one attempt and exits with it: a launcher never sees a second
- * plan.
+ * comes with the agent's log and, where the attempt has one, its
+ * cgroup2 directory.  It clones pid 1 (ready_clone), which tells the
+ * parent who it is ("P" and a pidfd of itself) and from there on is
+ * what a fresh launcher is; this process exits.  So nothing of it is
+ * ever moved between cgroups: a move into a cgroup2 directory waits
+ * for an RCU grace period (~14 ms here).  It serves one attempt: a
+ * launcher never sees a second plan.
  */
 static __dead void
 ready_main(char *argv[])
@@ -214,11 +268,9 @@ ready_main(char *argv[])
 	struct sbx_plan		*pl;
 	struct sandbox_spec	*spec;
 	sigset_t		 set;
-	int			 logfd = -1;
+	pid_t			 pid;
+	int			 fds[2], nfd, cgfd, self;
 
-	if (getpid() != 1)
-		errx(1, "not pid 1 of a new pid namespace: started by "
-		    "factoryd only");
 	check_fds(SBX_FD_SOCK, SBX_FD_ERR);
 	/* Nothing but the socket and the pipe, whatever was inherited. */
 	syscall(SYS_close_range, SBX_FD_ERR + 1, ~0U, 0);
@@ -236,20 +288,26 @@ ready_main(char *argv[])
 	sbx_exec_resolve();
 	if (sbx_sendtag(SBX_FD_SOCK, 'R', NULL, 0) == -1)
 		_exit(127);	/* the parent is gone */
-	pl = read_plan(&logfd);
+	pl = read_plan(fds, 2, &nfd);
 	spec = (struct sandbox_spec *)pl->spec;
-	/*
-	 * The mount namespace is copied now, not ahead: the attempt's
-	 * tree (its disk, its overlay) was mounted after this launcher
-	 * started, and a copy made then would not hold it.
-	 */
-	if (unshare(CLONE_NEWNS) == -1)
-		sbx_fail(SBX_FD_ERR, "mount namespace:");
+	cgfd = ready_cgfd(fds, nfd);
+	if ((pid = ready_clone(cgfd)) == -1)
+		sbx_fail(SBX_FD_ERR, "clone pid 1:");
+	if (pid > 0)
+		_exit(0);
+	if (cgfd != -1)
+		close(cgfd);
+	/* Who pid 1 is, before anything else on the socket. */
+	if ((self = (int)syscall(SYS_pidfd_open, getpid(), 0)) == -1)
+		sbx_fail(SBX_FD_ERR, "pidfd of pid 1:");
+	if (sbx_sendtag(SBX_FD_SOCK, 'P', &self, 1) == -1)
+		_exit(127);
+	close(self);
 	/* The first free number may be its number already. */
-	if (logfd != SBX_FD_LOG) {
-		if (dup3(logfd, SBX_FD_LOG, O_CLOEXEC) == -1)
+	if (fds[0] != SBX_FD_LOG) {
+		if (dup3(fds[0], SBX_FD_LOG, O_CLOEXEC) == -1)
 			sbx_fail(SBX_FD_ERR, "the log fd:");
-		close(logfd);
+		close(fds[0]);
 	}
 	set_title(SBX_FD_ERR, argv, spec->id);
 	pl->sock = SBX_FD_SOCK;
@@ -296,7 +354,7 @@ main(int argc, char *argv[])
 	/* The error pipe reports execve of the agent by closing. */
 	for (fd = SBX_FD_SOCK; fd < SBX_FD_MAX; fd++)
 		(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-	pl = read_plan(NULL);
+	pl = read_plan(NULL, 0, NULL);
 	spec = (struct sandbox_spec *)pl->spec;
 	if (strcmp(argv[2], spec->id) != 0)
 		sbx_fail(SBX_FD_ERR, "plan: id %s, started as attempt %s",

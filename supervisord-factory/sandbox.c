@@ -1093,13 +1093,18 @@ sbx_clone_into(struct sbx_plan *pl, int nsflags, int cgfd)
  * is most of what a spawn costs (an execve alone is about half a
  * millisecond here), and none of it depends on the attempt.  So the
  * parent keeps a few launchers started ahead ("factory-sandbox ready",
- * launcher.c): each cloned into a new pid namespace and exec'd at
- * once, exactly as a fresh one, with its socket and error pipe and
- * nothing else; it makes its own uts, network and IPC namespaces, says
- * "R" and waits for a plan (its mount namespace it copies when the
- * plan comes: the attempt's tree is mounted after it started).  A
- * spawn takes the oldest that said "R" and sends it the plan and the
- * agent's log; from there it is what a fresh launcher is.  Each
+ * launcher.c): each cloned and exec'd at once, exactly as a fresh
+ * one, with its socket and error pipe and nothing else; it makes its
+ * own uts, network and IPC namespaces, says "R" and waits for a plan.
+ * A spawn makes the cgroups, takes the oldest that said "R" and sends
+ * it the plan, the agent's log and the attempt's cgroup2 directory;
+ * it clones pid 1 (CLONE_PARENT: our child; new pid and mount
+ * namespaces, the mount one copied now since the attempt's tree was
+ * mounted after it started; CLONE_INTO_CGROUP: born in that
+ * directory, so nothing is moved in cgroup2, where a move waits for an
+ * RCU grace period) and exits; pid 1 says who it is with a pidfd of
+ * itself (sbx_ready_pid1), and from there it is what a fresh launcher
+ * is.  Each
  * serves one attempt: no fd, namespace or memory of an earlier attempt
  * can be in it, and the uid and cgroups are the attempt's own, as
  * always.  One that died or said anything else is killed through its
@@ -1148,8 +1153,8 @@ sbx_ready_make(struct sbx_ready *r)
 	fds[0] = sv[1];
 	fds[1] = ep[1];
 	r->pidfd = -1;
-	r->pid = sbx_clone_launcher(sbx_ready_child, fds, CLONE_NEWPID,
-	    &r->pidfd);
+	/* Not pid 1 of anything: its pid 1 is cloned at the plan. */
+	r->pid = sbx_clone_launcher(sbx_ready_child, fds, 0, &r->pidfd);
 	close(sv[1]);
 	close(ep[1]);
 	if (r->pid == -1) {
@@ -1216,22 +1221,23 @@ sbx_ready_take(struct sbx_ready *r)
 /*
  * The plan, as the launcher's first message: queued before the clone
  * for a fresh launcher, sent to a ready one with the agent's log fd
- * (logfd, or -1 for none).
+ * (logfd, or -1 for none) and the cgroup2 directory its pid 1 is to
+ * be born in (cgfd, or -1 for none).
  */
 static int
-sbx_send_plan(int sock, const struct sbx_plan *pl, int logfd, char *err,
-    size_t errlen)
+sbx_send_plan(int sock, const struct sbx_plan *pl, int logfd, int cgfd,
+    char *err, size_t errlen)
 {
 	union {
 		struct cmsghdr	 h;
-		char		 buf[CMSG_SPACE(sizeof(int))];
+		char		 buf[CMSG_SPACE(sizeof(int) * 2)];
 	} cm;
 	struct msghdr	 msg;
 	struct iovec	 iov;
 	struct cmsghdr	*c;
 	void		*wire;
 	size_t		 len;
-	int		 buf = SBX_PLAN_MAX + 4096;
+	int		 buf = SBX_PLAN_MAX + 4096, fds[2], n;
 
 	if ((wire = sbx_plan_encode(pl, &sbx_prog, &len)) == NULL) {
 		snprintf(err, errlen, "plan: %s", strerror(errno));
@@ -1246,14 +1252,17 @@ sbx_send_plan(int sock, const struct sbx_plan *pl, int logfd, char *err,
 	iov.iov_len = len;
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
+	fds[0] = logfd;
+	fds[1] = cgfd;
+	n = cgfd != -1 ? 2 : 1;
 	if (logfd != -1) {
 		msg.msg_control = cm.buf;
-		msg.msg_controllen = sizeof(cm.buf);
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
 		c = CMSG_FIRSTHDR(&msg);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &logfd, sizeof(logfd));
+		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
 	}
 	if (sendmsg(sock, &msg, MSG_NOSIGNAL) != (ssize_t)len) {
 		snprintf(err, errlen, "send the plan: %s", strerror(errno));
@@ -1295,7 +1304,7 @@ sbx_start(struct sbx_plan *pl, int cgfd, pid_t *pidp, int *sockp,
 	pooled = sbx_pool_take(&ns);
 	pl->netfd = pooled ? ns.net : -1;
 	pl->ipcfd = pooled ? ns.ipc : -1;
-	if (sbx_launcher != -1 && sbx_send_plan(sv[0], pl, -1, err,
+	if (sbx_launcher != -1 && sbx_send_plan(sv[0], pl, -1, -1, err,
 	    errlen) == -1) {
 		pid = -2;	/* not cloned */
 		goto done;
@@ -1338,24 +1347,106 @@ sbx_start(struct sbx_plan *pl, int cgfd, pid_t *pidp, int *sockp,
 }
 
 /*
- * A launcher of the pool, if one is ready, given the plan.  One that
- * dies before it has it is dropped and the next one tried.
+ * The pid of the pidfd pid 1 sent ("P"), if it is a child of ours
+ * (CLONE_PARENT) that is not the launcher it came from; else -1.
+ */
+static pid_t
+sbx_ready_pid1(int sock, pid_t launcher, char *err, size_t errlen)
+{
+	struct pollfd	 pfd = { sock, POLLIN, 0 };
+	siginfo_t	 si;
+	char		 path[64], buf[2048], *p, *ep, tag = 0;
+	long		 v;
+	int		 fd, rc, n;
+	pid_t		 pid = -1;
+
+	while ((rc = poll(&pfd, 1, SBX_SETUP_MS)) == -1 && errno == EINTR)
+		;
+	if (rc != 1 || sbx_recvtag(sock, MSG_DONTWAIT, &tag, &fd, 1) != 1 ||
+	    tag != 'P') {
+		snprintf(err, errlen, "pooled launcher: no pid 1 (tag %d)",
+		    tag);
+		return (-1);
+	}
+	/* Its pid, as this namespace numbers it. */
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if ((n = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+		rc = (int)read(n, buf, sizeof(buf) - 1);
+		close(n);
+		buf[rc > 0 ? rc : 0] = '\0';
+		if ((p = strstr(buf, "\nPid:\t")) != NULL) {
+			v = strtol(p + 6, &ep, 10);
+			if (ep != p + 6 && *ep == '\n' && v > 1 &&
+			    v != (long)launcher)
+				pid = (pid_t)v;
+		}
+	}
+	/* Not a pidfd, or not of a child of ours: waitid says ECHILD. */
+	memset(&si, 0, sizeof(si));
+	if (pid != -1 && (waitid(P_PIDFD, fd, &si, WEXITED | WNOHANG |
+	    WNOWAIT) == -1 || (si.si_pid != 0 && si.si_pid != pid)))
+		pid = -1;
+	close(fd);
+	if (pid == -1)
+		snprintf(err, errlen, "pooled launcher: pid 1's pidfd is "
+		    "not of a child");
+	return (pid);
+}
+
+/* What a launcher that has exited wrote on its error pipe, if anything. */
+static void
+sbx_ready_why(int errfd, char *err, size_t errlen)
+{
+	struct pollfd	 pfd = { errfd, POLLIN, 0 };
+	char		 buf[256];
+	ssize_t		 n;
+
+	if (poll(&pfd, 1, 0) != 1 || (n = read(errfd, buf,
+	    sizeof(buf) - 1)) <= 0)
+		return;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	snprintf(err + strlen(err), errlen - strlen(err), ": %s", buf);
+}
+
+/*
+ * A launcher of the pool, if one is ready, given the plan, the
+ * agent's log and the cgroup2 directory (cgfd, or -1) its pid 1 is to
+ * be born in.  One that dies before it has the plan is dropped and
+ * the next one tried; 1 if one has it, with *pidp its pid 1, or -1 if
+ * that pid 1 was not started (err says why); 0 if none was ready.
  */
 static int
-sbx_start_ready(struct sbx_plan *pl, int logfd, pid_t *pidp, int *sockp,
-    int *efdp)
+sbx_start_ready(struct sbx_plan *pl, int logfd, int cgfd, pid_t *pidp,
+    int *sockp, int *efdp, char *err, size_t errlen)
 {
 	struct sbx_ready r;
-	char		 err[256];
+	siginfo_t	 si;
+	char		 serr[256];
 
+	if (logfd == -1)
+		return (0);	/* a ready one is always given a log */
 	pl->netfd = pl->ipcfd = -1;	/* it has made its own */
 	while (sbx_ready_take(&r)) {
-		if (sbx_send_plan(r.sock, pl, logfd, err, sizeof(err)) == -1) {
+		if (sbx_send_plan(r.sock, pl, logfd, cgfd, serr,
+		    sizeof(serr)) == -1) {
 			sbx_ready_drop(&r);
 			continue;
 		}
+		*pidp = sbx_ready_pid1(r.sock, r.pid, err, errlen);
+		/* Its pid 1 is cloned: it exits (or is made to). */
+		(void)syscall(SYS_pidfd_send_signal, r.pidfd, SIGKILL, NULL,
+		    0);
+		while (waitid(P_PIDFD, r.pidfd, &si, WEXITED) == -1 &&
+		    errno == EINTR)
+			;
 		close(r.pidfd);
-		*pidp = r.pid;
+		if (*pidp == -1) {
+			sbx_ready_why(r.errfd, err, errlen);
+			close(r.sock);
+			close(r.errfd);
+			return (-1);
+		}
 		*sockp = r.sock;
 		*efdp = r.errfd;
 		return (1);
@@ -1387,39 +1478,43 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	strlcpy(sb->tree, pl.tree, sizeof(sb->tree));
 	sb->nports = sbx_ports(spec, sb->ports);
 	/*
-	 * A launcher of the pool joins each of its cgroups itself.  A
-	 * fresh one, where it can be, is born in its cgroup2 directory
-	 * (sbx_clone_into): the cgroups are made first and it joins only
-	 * the others (v1) itself.
+	 * Where it can be, pid 1 is born in its cgroup2 directory
+	 * (CLONE_INTO_CGROUP: by sbx_clone_into for a fresh launcher, by
+	 * the launcher itself for one of the pool), so the cgroups are
+	 * made first and it joins only the others (v1) itself.
 	 */
 	cgfd = born = sock = efd = -1;
 	pid = -1;
 	made = 0;
-	pl.ncgroups = sb->ncgroups;
-	if (sbx_launcher != -1 && sbx_start_ready(&pl, spec->logfd, &pid,
-	    &sock, &efd))
-		rc = 0;
-	else {
-		rc = 0;
-		if (sbx_launcher != -1 && sb->cg_kill >= 0) {
-			if ((rc = cgroup_create(sb, spec, err, errlen)) == 0) {
-				made = 1;
-				if ((cgfd = sbx_into_fd(sb)) != -1)
-					born = sb->cg_kill;
-			}
+	rc = 0;
+	if (sbx_launcher != -1 && sb->cg_kill >= 0) {
+		if ((rc = cgroup_create(sb, spec, err, errlen)) == 0) {
+			made = 1;
+			if ((cgfd = sbx_into_fd(sb)) != -1)
+				born = sb->cg_kill;
 		}
-		pl.ncgroups = sb->ncgroups - (born != -1);
-		if (rc == 0)
-			rc = sbx_start(&pl, cgfd, &pid, &sock, &efd, err,
-			    errlen);
-		if (cgfd != -1)
-			close(cgfd);
 	}
+	pl.ncgroups = sb->ncgroups - (born != -1);
+	if (rc == 0 && sbx_launcher != -1)
+		rc = sbx_start_ready(&pl, spec->logfd, cgfd, &pid, &sock,
+		    &efd, err, errlen);
+	if (rc == 0)
+		rc = sbx_start(&pl, cgfd, &pid, &sock, &efd, err, errlen);
+	else if (rc == 1)
+		rc = 0;
+	if (cgfd != -1)
+		close(cgfd);
 	free(pl.hide);
 	free(pl.binds);
 	free(pl.bexec);
 	if (rc == -1) {
 		sb->pid = -1;
+		/*
+		 * A launcher of the pool had the cgroup2 directory: what it
+		 * may have started there dies before the removal.
+		 */
+		if (made)
+			(void)cgroup_kill(sb);
 		if (made && sandbox_destroy(sb, derr, sizeof(derr)) == -1)
 			snprintf(err + strlen(err), errlen - strlen(err),
 			    "; %s", derr);

@@ -13,15 +13,20 @@
  * attempt), noplan (the socket closed at once), badid.
  *
  * The ready modes start it as a launcher of the pool ("factory-sandbox
- * ready", a new pid namespace only, one stray fd besides its two): it
+ * ready", no namespace of its own, one stray fd besides its two): it
  * must say "R" ("ready", or "not ready"), then it prints the fds the
  * waiting launcher holds ("fds: ...") and which of its namespaces are
  * not ours ("fresh: ..."), and sends the plan: ready (with the log fd:
- * runs argv, prints its title once the agent exec'd), readylate (as
- * ready, the tree a tmpfs mounted at TREE-late after "R", as a tree
- * made for the attempt is), readynofd (no fd), readytwofd (two),
- * readyroom (started without the room for its title: it must refuse
- * before "R").
+ * its pid 1 must say "P" with a pidfd of itself, a child of ours,
+ * "pid1: child, not the launcher", and which namespaces it has fresh;
+ * it runs argv, prints its title once the agent exec'd), readycg (as
+ * ready, with a cgroup2 directory made for it: "cgroup: LINE", the
+ * cgroup2 line of pid 1 before it was sent "G"), readylate (as ready,
+ * the tree a tmpfs mounted at TREE-late after "R", as a tree made for
+ * the attempt is), readynofd (no fd), readytwofd (a second fd that is
+ * no cgroup2 directory; readycgv1: a cgroup v1 one), readythreefd
+ * (three), readyroom (started
+ * without the room for its title: it must refuse before "R").
  */
 #include <sys/types.h>
 #include <sys/mount.h>
@@ -46,16 +51,17 @@
 static char	*envp[] = { "HOME=/tmp", "PATH=/usr/bin:/bin", NULL };
 
 static void
-send_plan(int sock, const unsigned char *w, size_t len, int withfd)
+send_plan(int sock, const unsigned char *w, size_t len, int withfd,
+    int cgfd)
 {
 	union {
 		struct cmsghdr	 h;
-		char		 buf[CMSG_SPACE(sizeof(int) * 2)];
+		char		 buf[CMSG_SPACE(sizeof(int) * 3)];
 	} cm;
 	struct msghdr	 msg;
 	struct iovec	 iov;
 	struct cmsghdr	*c;
-	int		 fd[2] = { 1, 1 };
+	int		 fd[3] = { 1, 1, 1 };
 
 	memset(&msg, 0, sizeof(msg));
 	iov.iov_base = (void *)w;
@@ -69,6 +75,8 @@ send_plan(int sock, const unsigned char *w, size_t len, int withfd)
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
 		c->cmsg_len = CMSG_LEN(sizeof(int) * withfd);
+		if (cgfd != -1)
+			fd[1] = cgfd;
 		memcpy(CMSG_DATA(c), fd, sizeof(int) * withfd);
 	}
 	if (sendmsg(sock, &msg, 0) == -1)
@@ -148,6 +156,57 @@ print_title(pid_t pid)
 }
 
 /*
+ * Pid 1 of a ready launcher: "P" and a pidfd of it, which must be of a
+ * child of ours (CLONE_PARENT) other than the launcher.  -1 if none
+ * came (the launcher refused its plan).
+ */
+static pid_t
+await_pid1(int sock, pid_t launcher)
+{
+	siginfo_t	 si;
+	char		 path[64], buf[1024], *p, tag = 0;
+	pid_t		 pid = -1;
+	ssize_t		 n;
+	int		 fd, f;
+
+	if (sbx_recvtag(sock, 0, &tag, &fd, 1) != 1 || tag != 'P')
+		return (-1);
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if ((f = open(path, O_RDONLY | O_CLOEXEC)) == -1 ||
+	    (n = read(f, buf, sizeof(buf) - 1)) <= 0)
+		err(2, "%s", path);
+	close(f);
+	buf[n] = '\0';
+	if ((p = strstr(buf, "\nPid:\t")) != NULL)
+		pid = (pid_t)atoi(p + 6);
+	memset(&si, 0, sizeof(si));
+	if (pid > 0 && pid != launcher && waitid(P_PIDFD, fd, &si,
+	    WEXITED | WNOHANG | WNOWAIT) == 0)
+		printf("pid1: child, not the launcher\n");
+	else
+		printf("pid1: %d, not a child other than the launcher\n",
+		    (int)pid);
+	close(fd);
+	return (pid);
+}
+
+/* Its cgroup2 line ("0::..."). */
+static void
+print_cgroup(pid_t pid)
+{
+	char	 path[64], line[512];
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		err(2, "%s", path);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "0::", 3) == 0)
+			printf("cgroup: %s", line);
+	fclose(f);
+}
+
+/*
  * The ready modes: the launcher as factoryd's pool starts it, then the
  * plan w (len bytes) with nfd fds.
  */
@@ -155,24 +214,40 @@ static int
 ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
     size_t len)
 {
-	char	 late[PATH_MAX];
+	char	 late[PATH_MAX], cgdir[PATH_MAX];
 	char	 room[SBX_TITLE_ROOM + 1], buf[1024], tag = 0, *largv[4];
-	int	 sv[2], ep[2], st, i, nfd = 1;
+	int	 sv[2], ep[2], st, i, nfd = 1, cgfd = -1;
 	ssize_t	 r;
-	pid_t	 pid;
+	pid_t	 pid, pid1;
 
 	if (strcmp(mode, "readynofd") == 0)
 		nfd = 0;
 	else if (strcmp(mode, "readytwofd") == 0)
 		nfd = 2;
+	else if (strcmp(mode, "readythreefd") == 0)
+		nfd = 3;
+	else if (strcmp(mode, "readycg") == 0) {
+		nfd = 2;
+		snprintf(cgdir, sizeof(cgdir), "/sys/fs/cgroup/unified/"
+		    "factory-regress-launch-%d", (int)getpid());
+		if (mkdir(cgdir, 0755) == -1 || (cgfd = open(cgdir,
+		    O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+			err(2, "%s", cgdir);
+	} else if (strcmp(mode, "readycgv1") == 0) {
+		/* A directory, of a cgroup v1 hierarchy: not the one. */
+		nfd = 2;
+		cgdir[0] = '\0';
+		if ((cgfd = open("/sys/fs/cgroup/pids", O_RDONLY |
+		    O_DIRECTORY | O_CLOEXEC)) == -1)
+			err(2, "/sys/fs/cgroup/pids");
+	}
 	memset(room, ' ', sizeof(room) - 1);
 	room[strcmp(mode, "readyroom") == 0 ? 10 : SBX_TITLE_ROOM] = '\0';
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1 ||
 	    pipe2(ep, O_CLOEXEC) == -1)
 		err(2, "socketpair");
-	pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
-	if (pid == -1)
-		err(2, "clone");
+	if ((pid = fork()) == -1)
+		err(2, "fork");
 	if (pid == 0) {
 		if ((sv[1] = fcntl(sv[1], F_DUPFD, 64)) == -1 ||
 		    (ep[1] = fcntl(ep[1], F_DUPFD, 64)) == -1 ||
@@ -216,7 +291,14 @@ ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
 		if ((w = sbx_plan_encode(pl, &sbx_prog, &len)) == NULL)
 			err(2, "encode");
 	}
-	send_plan(sv[0], w, len, nfd);
+	send_plan(sv[0], w, len, nfd, cgfd);
+	pid1 = await_pid1(sv[0], pid);
+	if (pid1 > 0 && cgfd != -1)
+		print_cgroup(pid1);
+	if (pid1 > 0) {
+		print_fresh(pid1);
+		fflush(stdout);
+	}
 	/* A launcher that refused its plan may be gone already. */
 	(void)sbx_sendtag(sv[0], 'G', NULL, 0);
 	r = read(ep[0], buf, sizeof(buf) - 1);
@@ -225,11 +307,24 @@ ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
 		printf("error: %s\n", buf);
 	} else {
 		printf("no error\n");
-		print_title(pid);
+		print_title(pid1);
 	}
 	fflush(stdout);
+	if (pid1 > 0) {
+		/* The launcher that waited exited once it had cloned. */
+		while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+			;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			printf("launcher status %#x\n", st);
+		pid = pid1;
+	}
 	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
 		;
+	if (cgfd != -1) {
+		close(cgfd);
+		if (cgdir[0] != '\0' && rmdir(cgdir) == -1)
+			printf("rmdir %s: %s\n", cgdir, strerror(errno));
+	}
 	r = recv(sv[0], buf, sizeof(buf), MSG_DONTWAIT);
 	if (r == 1 + (ssize_t)sizeof(i) && buf[0] == 'S') {
 		memcpy(&i, buf + 1, sizeof(i));
@@ -304,7 +399,7 @@ main(int argc, char *argv[])
 	    pipe2(ep, O_CLOEXEC) == -1)
 		err(2, "socketpair");
 	if (strcmp(mode, "noplan") != 0)
-		send_plan(sv[0], w, len, strcmp(mode, "withfd") == 0);
+		send_plan(sv[0], w, len, strcmp(mode, "withfd") == 0, -1);
 	else
 		shutdown(sv[0], SHUT_WR);
 	pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS |

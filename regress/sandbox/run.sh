@@ -181,6 +181,23 @@ if [ -n "$K" ] && printf '%s\n' "$OUT" | grep -qx "$U" &&
 else
 	notok pool-dead "$(echo $OUT)"
 fi
+# A launcher of the pool that lies about its pid 1 (a pidfd of another
+# process than a child it cloned, or none) fails the spawn, naming it;
+# the attempt's cgroups go and nothing of its uid is left (final);
+# what it started in the attempt's cgroup2 directory is killed.
+for f in init self sib null none incg; do
+	cp "$P0/prog_fakeready" "$TT/fakeready-$f"
+	SAVED=$LAUNCH
+	LAUNCH="-L $TT/fakeready-$f"
+	sbx "fake-$f" -t "$TREE" -- /bin/true
+	LAUNCH=$SAVED
+	if [ "$RC" = 2 ] && printf '%s\n' "$OUT" | grep -q "pooled launcher: " &&
+	    ! printf '%s\n' "$OUT" | grep -qx "exit 0"; then
+		ok "launcher pool: a pid 1 that is not one ($f) fails the spawn"
+	else
+		notok "pool-fake-$f" "rc $RC: $(echo $OUT)"
+	fi
+done
 sbx key -t "$TREE" -- "$PR" read "$T/keys/key.pem"
 expect "key dir hidden" ENOENT "exit 1"
 sbx keyfile -t "$TREE" -- "$PR" read "$T/keyfile"
@@ -393,19 +410,35 @@ noplan|none came
 badid|id: not a plain name
 EOF
 # A launcher of the pool, by hand: before its plan it holds its socket
-# and error pipe and nothing else (the stray fd 9 is gone), its
-# namespaces are new but the mount one (made at the plan), and its plan
-# must come with the log fd.
+# and error pipe and nothing else (the stray fd 9 is gone), its uts,
+# network and IPC namespaces are new, and its plan must come with the
+# log fd.  Its pid 1 is cloned at the plan, a child of ours (as a fresh
+# launcher is), in new pid and mount namespaces too, and says so with
+# a pidfd of itself.
 OUT=$("$PL" "$LAUNCHER" ready "$TREE" "$U" -- /bin/sh -c 'id -u; exit 3' 2>&1)
 if printf '%s\n' "$OUT" | grep -qx "ready" &&
     printf '%s\n' "$OUT" | grep -qx "fds: 0 1 2 3 4" &&
-    printf '%s\n' "$OUT" | grep -qx "fresh: uts net ipc pid" &&
+    printf '%s\n' "$OUT" | grep -qx "fresh: uts net ipc" &&
+    printf '%s\n' "$OUT" | grep -qx "pid1: child, not the launcher" &&
+    printf '%s\n' "$OUT" | grep -qx "fresh: mnt uts net ipc pid" &&
     printf '%s\n' "$OUT" | grep -qx "title: factory-sandbox attempt launch-1 |" &&
     printf '%s\n' "$OUT" | grep -qx "$U" &&
-    printf '%s\n' "$OUT" | grep -qx "exit 3"; then
-	ok "launcher pool: a ready launcher holds nothing else, runs the plan as uid $U, says its attempt"
+    printf '%s\n' "$OUT" | grep -qx "exit 3" &&
+    ! printf '%s\n' "$OUT" | grep -q "launcher status"; then
+	ok "launcher pool: a ready launcher holds nothing else, its pid 1 is our child, runs the plan as uid $U, says its attempt"
 else
 	notok launcher-ready "$(echo $OUT)"
+fi
+# Given a cgroup2 directory with the plan, pid 1 is born in it: it is
+# there before it was sent "G" (nothing of it is moved in cgroup2).
+OUT=$("$PL" "$LAUNCHER" readycg "$TREE" "$U" -- /bin/sh -c 'id -u; exit 3' 2>&1)
+if printf '%s\n' "$OUT" | grep -q "^cgroup: 0::/.*factory-regress-launch-[0-9]*$" &&
+    printf '%s\n' "$OUT" | grep -qx "no error" &&
+    printf '%s\n' "$OUT" | grep -qx "exit 3" &&
+    ! printf '%s\n' "$OUT" | grep -q "^rmdir"; then
+	ok "launcher pool: pid 1 is born in the cgroup2 directory it is given"
+else
+	notok launcher-readycg "$(echo $OUT)"
 fi
 # A tree mounted after the launcher was started (an attempt's disk or
 # overlay is) is in its view: it takes the host's mounts at its plan.
@@ -420,10 +453,15 @@ else
 	mountpoint -q "$TREE-late" && umount -l "$TREE-late"
 	rmdir "$TREE-late" 2>/dev/null
 fi
-for mode in readynofd readytwofd; do
+for c in "readynofd|not with 1 to 2 descriptors" \
+    "readythreefd|not with 1 to 2 descriptors" \
+    "readytwofd|fd 2 is not a cgroup2 directory" \
+    "readycgv1|fd 2 is not a cgroup2 directory"; do
+	mode=${c%%|*}
 	OUT=$("$PL" "$LAUNCHER" $mode "$TREE" "$U" -- /bin/true 2>&1)
-	if printf '%s\n' "$OUT" | grep -qxF "error: plan: not with exactly one descriptor" &&
-	    printf '%s\n' "$OUT" | grep -qx "exit 127"; then
+	if printf '%s\n' "$OUT" | grep -qxF "error: plan: ${c#*|}" &&
+	    printf '%s\n' "$OUT" | grep -qx "exit 127" &&
+	    ! printf '%s\n' "$OUT" | grep -q "^pid1:"; then
 		ok "launcher pool: $mode refused"
 	else
 		notok "launcher-$mode" "$(echo $OUT)"

@@ -1,0 +1,141 @@
+/*
+ * prog_fakeready: a misbehaving launcher of the pool, for the regress
+ * tests.  Started by the parent as "factory-sandbox ready" would be
+ * (fds 3 and 4, no environment), it says "R", takes the plan and then
+ * lies about its pid 1, as its own name (a copy of this binary) says:
+ *
+ *	fakeready-init	"P" with a pidfd of the host's init
+ *	fakeready-self	"P" with a pidfd of itself (a child, but the
+ *			launcher, not a pid 1 it cloned)
+ *	fakeready-sib	"P" with a pidfd of a child of its own (a
+ *			grandchild of the parent)
+ *	fakeready-null	"P" with /dev/null
+ *	fakeready-none	"X" and no descriptor
+ *	fakeready-incg	a child of its own born in the attempt's cgroup2
+ *			directory, left running, and "P" with its pidfd
+ *
+ * The parent must fail the spawn, naming the pooled launcher, and
+ * leave nothing behind.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+
+#include <linux/sched.h>
+
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+static void
+sendtag(char tag, int fd)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+
+	memset(&msg, 0, sizeof(msg));
+	memset(&cm, 0, sizeof(cm));
+	iov.iov_base = &tag;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	if (fd != -1) {
+		msg.msg_control = cm.buf;
+		msg.msg_controllen = sizeof(cm.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+	}
+	(void)sendmsg(3, &msg, MSG_NOSIGNAL);
+}
+
+/* The plan, and the cgroup2 directory if one came with it (else -1). */
+static int
+recvplan(void)
+{
+	static char	 plan[300 * 1024];
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int) * 2)];
+	} cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+	int		 fds[2];
+
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = plan;
+	iov.iov_len = sizeof(plan);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	if (recvmsg(3, &msg, 0) <= 0)
+		_exit(1);
+	if ((c = CMSG_FIRSTHDR(&msg)) == NULL ||
+	    c->cmsg_len != CMSG_LEN(sizeof(int) * 2))
+		return (-1);
+	memcpy(fds, CMSG_DATA(c), sizeof(fds));
+	return (fds[1]);
+}
+
+/* A child in the cgroup2 directory cgfd, that waits to be killed. */
+static pid_t
+incg(int cgfd)
+{
+	struct clone_args	 ca;
+	pid_t			 pid;
+
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_INTO_CGROUP;
+	ca.exit_signal = SIGCHLD;
+	ca.cgroup = (unsigned long long)cgfd;
+	if ((pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca))) == 0) {
+		sleep(30);
+		_exit(0);
+	}
+	return (pid);
+}
+
+int
+main(void)
+{
+	char		 exe[PATH_MAX], *name;
+	ssize_t		 n;
+	pid_t		 pid;
+	int		 fd = -1, cgfd;
+
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
+		return (1);
+	exe[n] = '\0';
+	name = basename(exe);
+	sendtag('R', -1);
+	cgfd = recvplan();
+	if (strcmp(name, "fakeready-incg") == 0) {
+		if (cgfd != -1 && (pid = incg(cgfd)) > 0)
+			fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	} else if (strcmp(name, "fakeready-init") == 0)
+		fd = (int)syscall(SYS_pidfd_open, 1, 0);
+	else if (strcmp(name, "fakeready-self") == 0)
+		fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	else if (strcmp(name, "fakeready-sib") == 0) {
+		if ((pid = fork()) == 0)
+			_exit(0);
+		fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	} else if (strcmp(name, "fakeready-null") == 0)
+		fd = open("/dev/null", O_RDONLY);
+	sendtag(fd == -1 ? 'X' : 'P', fd);
+	/* As a launcher that cloned would: gone, or killed meanwhile. */
+	sleep(1);
+	return (0);
+}
