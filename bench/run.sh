@@ -8,9 +8,15 @@
 # pool, every clone makes its own).  factory's sandbox runs three ways:
 # pid 1 forked from the caller (before the launcher binary), a fresh
 # factory-sandbox per spawn (the pool empty), and one from the pool of
-# launchers started ahead (now, as factoryd runs it).
+# launchers started ahead (now, as factoryd runs it).  The spawn table
+# is printed twice: back to back, and with GAP ms (default 50) between
+# rounds, as attempts come to factoryd (a write to cgroup.procs is cheap
+# only right after another one).
 : "${O:?O must name the build directory}"
 sh "$(dirname "$0")/tree.sh" || exit 1	# trees and collect
-"$O/bench/spawn" -n "${ROUNDS:-50}" -p "${POOL:-2}" \
-    -L "$O/factory-sandbox" || exit 1
+for gap in 0 "${GAP:-50}"; do
+	echo "== spawn, ${gap} ms between rounds"
+	"$O/bench/spawn" -n "${ROUNDS:-50}" -p "${POOL:-2}" -g "$gap" \
+	    -L "$O/factory-sandbox" || exit 1
+done
 sh "$(dirname "$0")/attempts.sh" || exit 1

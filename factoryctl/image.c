@@ -13,9 +13,11 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <dirent.h>
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,77 +32,176 @@
 
 #define TAR_BLOCK	(64 * 1024)
 
+#define TAR_MAXDEPTH	1024	/* factory-image refuses far less */
+
+struct tarwalk {
+	struct archive	*w;
+	char		 path[PATH_MAX];	/* relative, as the tar names it */
+	char		 buf[TAR_BLOCK];
+	int		 depth;
+};
+
+static int	tar_dir(struct tarwalk *, int);
+
+/*
+ * One entry, by what fstat of the descriptor we opened says, not by a
+ * name looked up again: the directory may belong to someone who swaps
+ * a file for a symbolic link while we read it (we are root), and a
+ * link is never followed: O_NOFOLLOW on every open, and what lstat saw
+ * must be what was opened.
+ */
+static int
+tar_entry(struct tarwalk *t, int dirfd, const char *name)
+{
+	struct archive_entry	*e;
+	struct stat		 lsb, sb;
+	char			 target[PATH_MAX];
+	ssize_t			 n;
+	off_t			 left;
+	int			 fd = -1, rc = 1;
+
+	if (fstatat(dirfd, name, &lsb, AT_SYMLINK_NOFOLLOW) == -1) {
+		warn("%s", t->path);
+		return (1);
+	}
+	if ((e = archive_entry_new()) == NULL)
+		errx(1, "libarchive");
+	if (S_ISLNK(lsb.st_mode)) {
+		if ((n = readlinkat(dirfd, name, target, sizeof(target) - 1)) ==
+		    -1) {
+			warn("%s", t->path);
+			goto done;
+		}
+		target[n] = '\0';
+		archive_entry_copy_stat(e, &lsb);
+		archive_entry_copy_symlink(e, target);
+		sb = lsb;
+	} else if (S_ISREG(lsb.st_mode) || S_ISDIR(lsb.st_mode)) {
+		if ((fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW |
+		    O_CLOEXEC | O_NONBLOCK | (S_ISDIR(lsb.st_mode) ?
+		    O_DIRECTORY : 0))) == -1 || fstat(fd, &sb) == -1) {
+			warn("%s", t->path);
+			goto done;
+		}
+		if (sb.st_dev != lsb.st_dev || sb.st_ino != lsb.st_ino ||
+		    (sb.st_mode & S_IFMT) != (lsb.st_mode & S_IFMT)) {
+			warnx("%s: changed while it was read", t->path);
+			goto done;
+		}
+		archive_entry_copy_stat(e, &sb);
+	} else {
+		/* Devices, fifos, sockets: factory-image says what it does. */
+		archive_entry_copy_stat(e, &lsb);
+		sb = lsb;
+	}
+	archive_entry_copy_pathname(e, t->path[0] != '\0' ? t->path : ".");
+	if (archive_write_header(t->w, e) != ARCHIVE_OK) {
+		warnx("%s: %s", t->path, archive_error_string(t->w));
+		goto done;
+	}
+	if (S_ISREG(sb.st_mode)) {
+		/* Exactly the size the header says, whatever happens. */
+		for (left = sb.st_size; left > 0; left -= n) {
+			n = read(fd, t->buf, left < (off_t)sizeof(t->buf) ?
+			    (size_t)left : sizeof(t->buf));
+			if (n <= 0) {
+				warnx("%s: %s", t->path, n == 0 ?
+				    "shrank while it was read" :
+				    strerror(errno));
+				goto done;
+			}
+			if (archive_write_data(t->w, t->buf, n) < 0) {
+				warnx("%s", archive_error_string(t->w));
+				goto done;
+			}
+		}
+	}
+	rc = S_ISDIR(sb.st_mode) ? tar_dir(t, fd) : 0;
+	fd = -1;	/* tar_dir closed it */
+ done:
+	if (fd != -1)
+		close(fd);
+	archive_entry_free(e);
+	return (rc);
+}
+
+/* The entries of the directory open at fd (closed here), depth first. */
+static int
+tar_dir(struct tarwalk *t, int fd)
+{
+	DIR		*d;
+	struct dirent	*de;
+	size_t		 len = strlen(t->path);
+	int		 rc = 0;
+
+	if (fd == -1)
+		return (0);
+	if (++t->depth > TAR_MAXDEPTH) {
+		warnx("%s: more than %d directories deep", t->path,
+		    TAR_MAXDEPTH);
+		close(fd);
+		return (1);
+	}
+	if ((d = fdopendir(fd)) == NULL) {
+		warn("%s", t->path);
+		close(fd);
+		return (1);
+	}
+	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if ((size_t)snprintf(t->path + len, sizeof(t->path) - len,
+		    "%s%s", len > 0 ? "/" : "", de->d_name) >=
+		    sizeof(t->path) - len) {
+			t->path[len] = '\0';
+			warnx("%s: a name too long below it", t->path[0] != '\0' ?
+			    t->path : ".");
+			rc = 1;
+			break;
+		}
+		rc = tar_entry(t, dirfd(d), de->d_name);
+		t->path[len] = '\0';
+	}
+	if (rc == 0 && errno != 0) {
+		warn("%s", t->path[0] != '\0' ? t->path : ".");
+		rc = 1;
+	}
+	closedir(d);
+	t->depth--;
+	return (rc);
+}
+
 /* The directory at path as a pax stream on fd; 0, or 1 and a warning. */
 static int
 image_tar_dir(const char *path, int fd)
 {
-	struct archive		*disk, *w;
-	struct archive_entry	*e;
-	const char		*p;
-	const void		*buf;
-	size_t			 size, plen = strlen(path);
-	la_int64_t		 off;
-	int			 r;
+	struct tarwalk	*t;
+	int		 dfd, rc;
 
-	while (plen > 1 && path[plen - 1] == '/')
-		plen--;
-	if ((disk = archive_read_disk_new()) == NULL ||
-	    (w = archive_write_new()) == NULL)
-		errx(1, "libarchive");
-	archive_read_disk_set_symlink_physical(disk);
-	archive_read_disk_set_behavior(disk, ARCHIVE_READDISK_NO_XATTR |
-	    ARCHIVE_READDISK_NO_ACL | ARCHIVE_READDISK_NO_FFLAGS);
-	archive_write_set_format_pax_restricted(w);
-	archive_write_set_bytes_in_last_block(w, 1);
-	if (archive_read_disk_open(disk, path) != ARCHIVE_OK ||
-	    archive_write_open_fd(w, fd) != ARCHIVE_OK) {
-		warnx("%s: %s", path, archive_error_string(disk));
+	if ((t = calloc(1, sizeof(*t))) == NULL || (t->w =
+	    archive_write_new()) == NULL)
+		errx(1, "out of memory");
+	archive_write_set_format_pax_restricted(t->w);
+	archive_write_set_bytes_in_last_block(t->w, 1);
+	if ((dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		warn("%s", path);
 		return (1);
 	}
-	for (;;) {
-		e = archive_entry_new();
-		if ((r = archive_read_next_header2(disk, e)) == ARCHIVE_EOF) {
-			archive_entry_free(e);
-			break;
-		}
-		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
-			warnx("%s: %s", path, archive_error_string(disk));
-			archive_entry_free(e);
-			return (1);
-		}
-		archive_read_disk_descend(disk);
-		/* Below the directory, as a tar of its contents says. */
-		p = archive_entry_pathname(e);
-		if (p == NULL || strncmp(p, path, plen) != 0) {
-			archive_entry_free(e);
-			continue;
-		}
-		p += plen;
-		while (*p == '/')
-			p++;
-		archive_entry_copy_pathname(e, *p == '\0' ? "." : p);
-		if (archive_write_header(w, e) != ARCHIVE_OK) {
-			warnx("%s", archive_error_string(w));
-			archive_entry_free(e);
-			return (1);
-		}
-		while (archive_entry_filetype(e) == AE_IFREG &&
-		    (r = archive_read_data_block(disk, &buf, &size, &off)) ==
-		    ARCHIVE_OK)
-			if (archive_write_data(w, buf, size) < 0) {
-				warnx("%s", archive_error_string(w));
-				archive_entry_free(e);
-				return (1);
-			}
-		archive_entry_free(e);
-	}
-	if (archive_write_close(w) != ARCHIVE_OK) {
-		warnx("%s", archive_error_string(w));
+	if (archive_write_open_fd(t->w, fd) != ARCHIVE_OK) {
+		warnx("%s", archive_error_string(t->w));
 		return (1);
 	}
-	archive_write_free(w);
-	archive_read_free(disk);
-	return (0);
+	/* "." first, as tar writes a directory's own entry. */
+	rc = tar_entry(t, dfd, ".");
+	close(dfd);
+	if (rc == 0 && archive_write_close(t->w) != ARCHIVE_OK) {
+		warnx("%s", archive_error_string(t->w));
+		rc = 1;
+	}
+	archive_write_free(t->w);
+	free(t);
+	return (rc);
 }
 
 /* PATH as a descriptor factory-image reads; *pid the tar writer or -1. */

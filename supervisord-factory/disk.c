@@ -237,6 +237,25 @@ disk_userns(uid_t uid, gid_t gid, char *err, size_t errlen)
 	return (fd);
 }
 
+/* dir/name as the directory it is, never through a link: O_PATH. */
+static int
+disk_opendir(const char *dir, const char *name, char *err, size_t errlen)
+{
+	char	 path[PATH_MAX];
+	int	 fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+	    sizeof(path)) {
+		snprintf(err, errlen, "%s: path too long", dir);
+		return (-1);
+	}
+	if ((fd = open(path, O_PATH | O_NOFOLLOW | O_DIRECTORY |
+	    O_CLOEXEC)) == -1)
+		snprintf(err, errlen, "%s: %s", path, errno == ENOTDIR ?
+		    "not a directory (a link?)" : strerror(errno));
+	return (fd);
+}
+
 /*
  * The attempt's tree: an overlay on dir/name (tree, or checkout for the
  * validation run) of lower (a pristine checkout, root's) and dir/upper,
@@ -254,7 +273,9 @@ disk_overlay(const char *lower, const char *dir, const char *name, uid_t uid,
 {
 	struct mount_attr	 attr;
 	char			 tree[PATH_MAX], opts[3 * PATH_MAX + 256];
-	int			 ns, tfd = -1, ret = -1;
+	char			 at[32];
+	int			 ns, tfd = -1, ufd = -1, wfd = -1, mfd = -1;
+	int			 ret = -1;
 
 	if ((size_t)snprintf(tree, sizeof(tree), "%s/%s", dir, name) >=
 	    sizeof(tree)) {
@@ -281,13 +302,24 @@ disk_overlay(const char *lower, const char *dir, const char *name, uid_t uid,
 		snprintf(err, errlen, "idmap %s: %s", lower, strerror(errno));
 		goto done;
 	}
+	/*
+	 * dir is the worker's (or the verifier's): upper, work and the
+	 * mount point are taken as the directories they are now, by
+	 * descriptor, so a symbolic link swapped in for one is refused
+	 * instead of followed by root.
+	 */
+	if ((ufd = disk_opendir(dir, "upper", err, errlen)) == -1 ||
+	    (wfd = disk_opendir(dir, "work", err, errlen)) == -1 ||
+	    (mfd = disk_opendir(dir, name, err, errlen)) == -1)
+		goto done;
 	if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=/proc/self/fd/%d,"
-	    "upperdir=%s/upper,workdir=%s/work," DISK_OVL_OPTS, tfd, dir,
-	    dir) >= sizeof(opts) || strpbrk(dir, ",:\\") != NULL) {
+	    "upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,"
+	    DISK_OVL_OPTS, tfd, ufd, wfd) >= sizeof(opts)) {
 		snprintf(err, errlen, "%s: unusable in overlay options", dir);
 		goto done;
 	}
-	if (mount("overlay", tree, "overlay", MS_NOSUID | MS_NODEV, opts) ==
+	snprintf(at, sizeof(at), "/proc/self/fd/%d", mfd);
+	if (mount("overlay", at, "overlay", MS_NOSUID | MS_NODEV, opts) ==
 	    -1) {
 		snprintf(err, errlen, "mount overlay on %s: %s", tree,
 		    strerror(errno));
@@ -297,6 +329,12 @@ disk_overlay(const char *lower, const char *dir, const char *name, uid_t uid,
  done:
 	if (tfd != -1)
 		close(tfd);
+	if (ufd != -1)
+		close(ufd);
+	if (wfd != -1)
+		close(wfd);
+	if (mfd != -1)
+		close(mfd);
 	close(ns);
 	return (ret);
 }

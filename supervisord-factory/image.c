@@ -472,14 +472,21 @@ image_ready(struct child *ch)
 	image_send(ch);
 }
 
-/* Write path (mode 0600 root) whole, through a temporary and rename. */
+/*
+ * Write path (mode 0600 root) whole, through a temporary and rename.
+ * The temporary is ".BASE.new": no image name starts with a dot, so it
+ * is never another name's file (NAME.new is a valid name).
+ */
 static int
 image_write_file(const char *path, const char *data, size_t len)
 {
-	char	 tmp[PATH_MAX];
-	int	 fd;
+	char		 tmp[PATH_MAX];
+	const char	*base;
+	int		 fd;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.new", path) >= sizeof(tmp))
+	base = (base = strrchr(path, '/')) != NULL ? base + 1 : path;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%.*s.%s.new",
+	    (int)(base - path), path, base) >= sizeof(tmp))
 		return (-1);
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
 	    O_CLOEXEC, 0600)) == -1)
