@@ -61,14 +61,20 @@ check_fds(int sock, int errfd)
 static void
 default_signals(void)
 {
-	struct sigaction	 sa;
-	int			 sig;
+	/*
+	 * The kernel's struct sigaction, all zero: SIG_DFL, no flags, an
+	 * empty mask, whatever the architecture's layout.  Not sigaction(3):
+	 * glibc refuses its own two real-time signals (32, 33), and those
+	 * may come ignored from whoever started factoryd.
+	 */
+	unsigned long	 ksa[4];
+	int		 sig;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (sig = 1; sig < NSIG; sig++)
+	memset(ksa, 0, sizeof(ksa));
+	for (sig = 1; sig <= 64; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
-			(void)sigaction(sig, &sa, NULL);
+			(void)syscall(SYS_rt_sigaction, sig, ksa, NULL,
+			    (size_t)8);
 }
 
 /*

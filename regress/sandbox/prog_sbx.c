@@ -19,6 +19,7 @@
  * and SIGXFSZ first, as factoryd does.
  */
 #include <sys/types.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
@@ -42,6 +43,23 @@ static void
 onalarm(int sig)
 {
 	expired = 1;
+}
+
+/*
+ * Ignore glibc's own real-time signals (32, 33) too, as a process that
+ * starts factoryd may have: sigaction(3) cannot, the syscall can.
+ */
+static void
+ignore_rt(void)
+{
+	unsigned long	 ksa[4];
+	int		 sig;
+
+	memset(ksa, 0, sizeof(ksa));
+	ksa[0] = (unsigned long)SIG_IGN;
+	for (sig = 32; sig <= 33; sig++)
+		if (syscall(SYS_rt_sigaction, sig, ksa, NULL, (size_t)8) == -1)
+			err(1, "rt_sigaction %d", sig);
 }
 
 static __dead void
@@ -179,6 +197,7 @@ main(int argc, char *argv[])
 		case 'S':
 			signal(SIGPIPE, SIG_IGN);
 			signal(SIGXFSZ, SIG_IGN);
+			ignore_rt();
 			break;
 		case 'K':
 			killone = 1;
