@@ -256,6 +256,37 @@ checkout_baseline(const char *tree, const git_oid *oid, char *err,
 	return (ret);
 }
 
+/*
+ * The baseline, a 40-hex id, as a commit of the repository itself: the
+ * repository and the commit, or -1 and err with nothing left open.
+ */
+static int
+baseline_open(const char *repo_path, const char *baseline, git_oid *oid,
+    git_repository **repo, git_commit **commit, char *err, size_t errlen)
+{
+	*repo = NULL;
+	*commit = NULL;
+	if (strlen(baseline) != GITW_HEXSZ ||
+	    git_oid_fromstr(oid, baseline) < 0) {
+		snprintf(err, errlen, "baseline \"%s\" is not a 40-hex id",
+		    baseline);
+		git_error_clear();
+		return (-1);
+	}
+	if (git_repository_open_ext(repo, repo_path,
+	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		gitc_err(err, errlen, "open repository %s", repo_path);
+		return (-1);
+	}
+	if (git_commit_lookup(commit, *repo, oid) < 0) {
+		gitc_err(err, errlen, "%s: baseline %s", repo_path, baseline);
+		git_repository_free(*repo);
+		*repo = NULL;
+		return (-1);
+	}
+	return (0);
+}
+
 int
 provision(const char *repo_path, const char *baseline, const char *attempt_dir,
     char *err, size_t errlen)
@@ -266,23 +297,9 @@ provision(const char *repo_path, const char *baseline, const char *attempt_dir,
 	char		 tree[PATH_MAX];
 	int		 afd = -1, tfd = -1, gfd = -1, ret = -1;
 
-	if (strlen(baseline) != GITW_HEXSZ ||
-	    git_oid_fromstr(&oid, baseline) < 0) {
-		snprintf(err, errlen, "baseline \"%s\" is not a 40-hex id",
-		    baseline);
-		git_error_clear();
+	if (baseline_open(repo_path, baseline, &oid, &repo, &commit, err,
+	    errlen) == -1)
 		return (-1);
-	}
-	/* The baseline must be a commit of the repository itself. */
-	if (git_repository_open_ext(&repo, repo_path,
-	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-		gitc_err(err, errlen, "open repository %s", repo_path);
-		return (-1);
-	}
-	if (git_commit_lookup(&commit, repo, &oid) < 0) {
-		gitc_err(err, errlen, "%s: baseline %s", repo_path, baseline);
-		goto done;
-	}
 	if ((size_t)snprintf(tree, sizeof(tree), "%s/tree", attempt_dir) >=
 	    sizeof(tree)) {
 		snprintf(err, errlen, "%s: path too long", attempt_dir);
@@ -508,20 +525,10 @@ pristine_checkout(const char *repo_path, const char *baseline,
 	char		 where[PATH_MAX + 1024];
 	int		 fd = -1, ret = -1;
 
-	if (strlen(baseline) != GITW_HEXSZ ||
-	    git_oid_fromstr(&oid, baseline) < 0) {
-		snprintf(err, errlen, "baseline \"%s\" is not a 40-hex id",
-		    baseline);
-		git_error_clear();
+	if (baseline_open(repo_path, baseline, &oid, &repo, &commit, err,
+	    errlen) == -1)
 		return (-1);
-	}
-	if (git_repository_open_ext(&repo, repo_path,
-	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-		gitc_err(err, errlen, "open repository %s", repo_path);
-		return (-1);
-	}
-	if (git_commit_lookup(&commit, repo, &oid) < 0 ||
-	    git_commit_tree(&tree, commit) < 0) {
+	if (git_commit_tree(&tree, commit) < 0) {
 		gitc_err(err, errlen, "%s: baseline %s", repo_path, baseline);
 		goto done;
 	}
@@ -649,22 +656,9 @@ provision_upper(const char *repo_path, const char *baseline,
 	git_oid		 oid;
 	int		 afd = -1, ufd = -1, gfd = -1, ret = -1;
 
-	if (strlen(baseline) != GITW_HEXSZ ||
-	    git_oid_fromstr(&oid, baseline) < 0) {
-		snprintf(err, errlen, "baseline \"%s\" is not a 40-hex id",
-		    baseline);
-		git_error_clear();
+	if (baseline_open(repo_path, baseline, &oid, &repo, &commit, err,
+	    errlen) == -1)
 		return (-1);
-	}
-	if (git_repository_open_ext(&repo, repo_path,
-	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-		gitc_err(err, errlen, "open repository %s", repo_path);
-		return (-1);
-	}
-	if (git_commit_lookup(&commit, repo, &oid) < 0) {
-		gitc_err(err, errlen, "%s: baseline %s", repo_path, baseline);
-		goto done;
-	}
 	if ((afd = open(attempt_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
 	    -1) {
 		snprintf(err, errlen, "%s: %s", attempt_dir, strerror(errno));
