@@ -172,22 +172,21 @@ tar_dir(struct tarwalk *t, int fd)
 	return (rc);
 }
 
-/* The directory at path as a pax stream on fd; 0, or 1 and a warning. */
+/*
+ * The directory open at dfd (the one the caller checked, not its name
+ * again) as a pax stream on fd; 0, or 1 and a warning.
+ */
 static int
-image_tar_dir(const char *path, int fd)
+image_tar_dir(int dfd, int fd)
 {
 	struct tarwalk	*t;
-	int		 dfd, rc;
+	int		 rc;
 
 	if ((t = calloc(1, sizeof(*t))) == NULL || (t->w =
 	    archive_write_new()) == NULL)
 		errx(1, "out of memory");
 	archive_write_set_format_pax_restricted(t->w);
 	archive_write_set_bytes_in_last_block(t->w, 1);
-	if ((dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
-		warn("%s", path);
-		return (1);
-	}
 	if (archive_write_open_fd(t->w, fd) != ARCHIVE_OK) {
 		warnx("%s", archive_error_string(t->w));
 		return (1);
@@ -221,7 +220,6 @@ image_source(const char *path, pid_t *pid)
 	if (!S_ISDIR(sb.st_mode))
 		errx(CTL_EXIT_REFUSED, "%s: neither a file nor a directory",
 		    ctl_vis(path));
-	close(fd);
 	if (pipe2(p, O_CLOEXEC) == -1)
 		err(CTL_EXIT_USAGE, "pipe");
 	switch (*pid = fork()) {
@@ -230,8 +228,9 @@ image_source(const char *path, pid_t *pid)
 	case 0:
 		close(p[0]);
 		signal(SIGPIPE, SIG_DFL);
-		_exit(image_tar_dir(path, p[1]));
+		_exit(image_tar_dir(fd, p[1]));
 	}
+	close(fd);
 	close(p[1]);
 	return (p[0]);
 }

@@ -67,7 +67,7 @@ default_signals(void)
 	 * glibc refuses its own two real-time signals (32, 33), and those
 	 * may come ignored from whoever started factoryd.
 	 */
-	unsigned long	 ksa[4];
+	unsigned long	 ksa[8];	/* larger than any architecture's */
 	int		 sig;
 
 	memset(ksa, 0, sizeof(ksa));
