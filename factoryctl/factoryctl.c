@@ -37,6 +37,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "list",	1, cmd_list,	"list" },
 	{ "log",	0, cmd_log,	"log verbose | brief" },
 	{ "logs",	1, cmd_logs,	"logs [-fv] id" },
+	{ "metrics",	1, cmd_metrics,	"metrics" },
 	{ "orphans",	1, cmd_orphans,	"orphans" },
 	{ "policy",	1, cmd_policy,	"policy" },
 	{ "reap",	0, cmd_reap,	"reap id" },
@@ -47,6 +48,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "show",	1, cmd_show,	"show id" },
 	{ "status",	1, cmd_status,	"status" },
 	{ "submit",	0, cmd_submit,	"submit [-w] manifest" },
+	{ "top",	1, cmd_top,	"top [-1] [-d seconds] [-n count]" },
 	{ "verify",	1, cmd_verify,	"verify [-r fingerprint] [-V fingerprint] file" },
 };
 #define NCMDS	(sizeof(ctl_cmds) / sizeof(ctl_cmds[0]))

@@ -59,6 +59,10 @@ int	 cmd_cache(int, char **);
 /* image.c */
 int	 cmd_image(int, char **);
 
+/* top.c */
+int	 cmd_top(int, char **);
+int	 cmd_metrics(int, char **);
+
 /* shell.c */
 int	 cmd_shell(int, char **);
 

@@ -75,6 +75,8 @@ struct factoryd_conf {
 	int			 lease_ttl;		/* seconds */
 	int			 reconcile_interval;	/* seconds */
 	int			 control_idle;		/* seconds */
+	char			 metrics_file[PATH_MAX];	/* "": none */
+	int			 metrics_interval;	/* seconds */
 	uint64_t		 disk_default;	/* attempt-disk, bytes */
 	uint64_t		 disk_max;
 	uint64_t		 pristine_max;	/* pristine-cache, bytes */

@@ -184,6 +184,9 @@ enum imsg_type {
 	IMSG_IMAGE_STRIPPED,	/* image: uint32 kind, escaped path NUL */
 	IMSG_IMAGE_DONE,	/* image: struct image_done */
 	IMSG_IMAGE_FAILED,	/* image: an escaped reason NUL */
+
+	/* client -> parent (read-only socket too): OpenMetrics text */
+	IMSG_CTL_METRICS,
 	IMSG_MAX
 };
 

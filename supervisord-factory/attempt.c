@@ -58,15 +58,6 @@ static void	attempt_after_exit(struct attempt *);
 static uint32_t	 next_day_seq;
 static char	 next_day[9];
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
 int
 attempt_terminal(const struct attempt *a)
 {
@@ -449,6 +440,10 @@ attempt_newid(char *buf, size_t len)
  * no attempt (pending_drop), one that leaves after cancels nothing.
  */
 struct pending {
+	TAILQ_ENTRY(pending)	 entry;		/* in resolving */
+	struct msg_resolve	 rq;		/* what the worker is asked */
+	int			 sent;		/* times handed to a worker */
+	pid_t			 to;		/* the worker it went to last */
 	uid_t			 uid;
 	char			*raw;
 	size_t			 len;
@@ -457,10 +452,32 @@ struct pending {
 	char			 toolchain[SHA256_HEX_LEN + 1];	/* "": none */
 };
 
+/*
+ * Submissions whose baseline is with the worker, or waiting for one: a
+ * worker restarted by a reload (or after a crash) gets them again when
+ * it says hello, so a submission during a reload waits instead of
+ * failing.  Bounded by the control wait's own deadline and by
+ * PENDING_MAX; resolving is read-only, so asking twice is harmless,
+ * but a baseline on which a worker died twice is refused.
+ */
+#define PENDING_MAX	256
+#define PENDING_SENDS	2
+static TAILQ_HEAD(, pending)	 resolving =
+    TAILQ_HEAD_INITIALIZER(resolving);
+static size_t			 nresolving;
+
+static int	pending_send(struct pending *);
+static void	pending_lost(void);
+
 static void
 pending_drop(void *arg)
 {
 	struct pending	*p = arg;
+
+	if (p->rq.req != 0) {
+		TAILQ_REMOVE(&resolving, p, entry);
+		nresolving--;
+	}
 
 	free(p->raw);
 	if (p->m != NULL)
@@ -528,7 +545,6 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 	struct pending		*p;
 	struct conf_repo	*repo;
 	struct manifest		*m;
-	struct msg_resolve	 rq;
 	char			 name[PATH_MAX], err[CONF_ERRLEN];
 	char			 sz1[32], sz2[32];
 	size_t			 len;
@@ -594,19 +610,49 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 		return;
 	}
 	p->uid = c->uid;
-	memset(&rq, 0, sizeof(rq));
-	rq.req = control_wait(c, CTL_WAIT_SUBMIT, p, pending_drop);
-	strlcpy(rq.repo, repo->path, sizeof(rq.repo));
-	strlcpy(rq.ref, m->baseline, sizeof(rq.ref));
-	if (proc_compose_msg(PROC_WORKER, IMSG_RESOLVE, MSG_RESOLVE, -1, &rq,
-	    err, sizeof(err)) == -1) {
-		control_wait_take(rq.req, CTL_WAIT_SUBMIT, NULL);
-		if (errno == EAGAIN)
-			control_fail(c, "worker not running, try again");
-		else
-			control_fail(c, "%s", err);
+	if (nresolving >= PENDING_MAX) {
+		control_fail(c, "%zu submissions are waiting for the worker: "
+		    "not accepted, try again", nresolving);
 		pending_drop(p);
+		return;
 	}
+	strlcpy(p->rq.repo, repo->path, sizeof(p->rq.repo));
+	strlcpy(p->rq.ref, m->baseline, sizeof(p->rq.ref));
+	p->rq.req = control_wait(c, CTL_WAIT_SUBMIT, p, pending_drop);
+	TAILQ_INSERT_TAIL(&resolving, p, entry);
+	nresolving++;
+	pending_send(p);
+}
+
+/*
+ * To the worker; not running (restarting after a reload or a crash):
+ * it stays in resolving, and worker_ready() sends it.  -1 only if it
+ * was refused and answered.
+ */
+static int
+pending_send(struct pending *p)
+{
+	struct ctl_conn	*c;
+	char		 err[CONF_ERRLEN];
+
+	struct child	*w;
+
+	if (proc_compose_msg(PROC_WORKER, IMSG_RESOLVE, MSG_RESOLVE, -1,
+	    &p->rq, err, sizeof(err)) == 0) {
+		w = proc_find(PROC_WORKER, 0);
+		p->to = w != NULL ? w->pid : 0;
+		p->sent++;
+		return (0);
+	}
+	if (errno == EAGAIN && !env->shutting_down) {
+		log_debug("submission %u waits for the worker", p->rq.req);
+		return (0);
+	}
+	if ((c = control_wait_take(p->rq.req, CTL_WAIT_SUBMIT, NULL)) != NULL)
+		control_fail(c, "%s", errno == EAGAIN ?
+		    "worker not running: factoryd is shutting down" : err);
+	pending_drop(p);
+	return (-1);
 }
 
 /*
@@ -661,6 +707,9 @@ attempt_resolved(const struct msg_resolved *o)
 		return;
 	}
 	p = arg;
+	TAILQ_REMOVE(&resolving, p, entry);
+	nresolving--;
+	p->rq.req = 0;		/* out of resolving */
 	if (o->oid[0] == '\0') {
 		control_fail(c, "baseline: %s", o->error);
 		goto done;
@@ -1547,6 +1596,7 @@ attempt_teardown(struct attempt *a)
 {
 	struct timeval	 tv = { 5, 0 };
 	uint64_t	 end;
+	json_t		*stages;
 	int		 left = 0;
 
 	if (a->torn_down)
@@ -1578,6 +1628,7 @@ attempt_teardown(struct attempt *a)
 		left++;
 	}
 	if (left > 0) {
+		metrics_teardown_failed();
 		log_warnx("%s: teardown incomplete, retrying in %llds", a->id,
 		    (long long)tv.tv_sec);
 		if (!a->retry_set) {
@@ -1589,10 +1640,12 @@ attempt_teardown(struct attempt *a)
 	}
 	/* The receipt says how long each stage took; show says the same. */
 	end = now_ms();
+	stages = lifecycle_stages(a, end, end);
 	(void)attempt_transition(a, "terminated", json_pack(
-	    "{s:b, s:b, s:b, s:o}", "cgroups_removed", 1, "processes_gone", 1,
-	    "dirs_removed", 1, "stages", lifecycle_stages(a, end, end)),
-	    NULL);
+	    "{s:b, s:b, s:b, s:O}", "cgroups_removed", 1, "processes_gone", 1,
+	    "dirs_removed", 1, "stages", stages), NULL);
+	metrics_attempt_done(stages);
+	json_decref(stages);
 }
 
 void
@@ -2200,9 +2253,28 @@ worker_lost(struct child *c)
 	TAILQ_FOREACH(a, &env->attempts, entry)
 		if (attempt_held_by_worker(a))
 			attempt_new_lease(a, "worker lost");
-	/* Its baselines will not come: nothing of theirs is journaled. */
-	control_wait_fail(CTL_WAIT_SUBMIT, "the worker died before it "
-	    "resolved the baseline; it is restarted, try again");
+	/*
+	 * Its baselines will not come: nothing of theirs is journaled.
+	 * The restarted worker is asked again, once.
+	 */
+	pending_lost();
+}
+
+static void
+pending_lost(void)
+{
+	struct pending	*p, *tp;
+	struct ctl_conn	*c;
+
+	TAILQ_FOREACH_SAFE(p, &resolving, entry, tp) {
+		if (p->sent < PENDING_SENDS)
+			continue;
+		if ((c = control_wait_take(p->rq.req, CTL_WAIT_SUBMIT,
+		    NULL)) != NULL)
+			control_fail(c, "the worker died twice resolving "
+			    "the baseline: not accepted");
+		pending_drop(p);
+	}
 }
 
 /* What the worker is doing for an attempt: provisioning or collecting. */
@@ -2280,9 +2352,15 @@ worker_ready(struct child *c)
 {
 	struct attempt	*a;
 
+	struct pending	*p, *tp;
+
 	TAILQ_FOREACH(a, &env->attempts, entry)
 		if (a->redrive)
 			attempt_redrive(a);
+	/* What a reload or a crash kept waiting, or gave the old one. */
+	TAILQ_FOREACH_SAFE(p, &resolving, entry, tp)
+		if (p->to != c->pid)
+			(void)pending_send(p);
 	attempt_schedule();
 }
 

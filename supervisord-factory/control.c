@@ -141,6 +141,7 @@ static void	ctl_reap(struct ctl_conn *, struct imsg *);
 static void	ctl_reconcile(struct ctl_conn *, struct imsg *);
 static void	ctl_cache_list(struct ctl_conn *, struct imsg *);
 static void	ctl_cache_rm(struct ctl_conn *, struct imsg *);
+static void	ctl_metrics(struct ctl_conn *, struct imsg *);
 
 static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_STATUS,	1, 0, ctl_status },
@@ -165,6 +166,7 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_IMAGE_LIST,	1, 0, image_ctl_list },
 	{ IMSG_CTL_IMAGE_RM,	0, 0, image_ctl_rm },
 	{ IMSG_CTL_IMAGE_VERIFY, 1, 1, image_ctl_verify },
+	{ IMSG_CTL_METRICS,	1, 0, ctl_metrics },
 };
 
 static int
@@ -960,12 +962,22 @@ ctl_status(struct ctl_conn *c, struct imsg *imsg)
 		    env->conf->users[ch->id].uid, proc_state_name(ch->state),
 		    ch->pid > 0 ? ch->started : 0, ch->restarts));
 	}
-	o = json_pack("{s:o, s:s, s:i, s:{s:i, s:i, s:I}}", "processes",
+	o = json_pack("{s:o, s:s, s:i, s:{s:i, s:i, s:I}, s:o}", "processes",
 	    procs, "version", FACTORY_VERSION, "client_uid", (int)c->uid,
 	    "control", "connections", listeners[0].nconns,
 	    "readonly_connections", listeners[1].nconns,
-	    "waits", (json_int_t)control_wait_count(CTL_WAIT_MAX));
+	    "waits", (json_int_t)control_wait_count(CTL_WAIT_MAX),
+	    "overview", metrics_overview());
 	control_send_obj(c, o);
+}
+
+static void
+ctl_metrics(struct ctl_conn *c, struct imsg *imsg)
+{
+	char	*text = metrics_text();
+
+	control_send_obj(c, json_pack("{s:s}", "openmetrics", text));
+	free(text);
 }
 
 static void

@@ -19,6 +19,7 @@
 #include "imsgev.h"
 #include "msg.h"
 #include "sandbox.h"
+#include "util.h"
 
 #define CHILD_BACKOFF_MIN	1	/* seconds before a restart */
 #define CHILD_BACKOFF_MAX	30
@@ -461,5 +462,17 @@ void	 control_send_obj(struct ctl_conn *, json_t *);
 struct ctl_conn *control_byid(uint32_t);
 void	 control_fail(struct ctl_conn *, const char *, ...)
 	    __attribute__((__format__ (printf, 2, 3)));
+
+/* metrics.c */
+void	 metrics_init(void);
+void	 metrics_reconfigure(void);
+void	 metrics_attempt_done(const json_t *);
+void	 metrics_teardown_failed(void);
+void	 metrics_fsync(uint64_t);
+json_t	*metrics_overview(void);
+char	*metrics_text(void);
+
+/* reconcile.c: leftovers found, not reaped yet. */
+size_t	 reconcile_orphan_count(void);
 
 #endif /* FACTORYD_H */

@@ -29,15 +29,6 @@
 
 static struct run	*runs[256];
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
 static void
 run_log_cb(int fd, short event, void *arg)
 {
