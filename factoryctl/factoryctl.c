@@ -152,6 +152,20 @@ int
 ctl_request(int s, uint32_t type, const void *data, size_t len,
     json_t **out, char *reason, size_t reasonlen)
 {
+	return (ctl_request_fd(s, type, -1, data, len, NULL, NULL, out,
+	    reason, reasonlen));
+}
+
+/*
+ * ctl_request with a descriptor sent along with the request (-1: none)
+ * and other(imsg, arg) for any answer but DATA, END and FAIL; without
+ * other, such an answer ends factoryctl.
+ */
+int
+ctl_request_fd(int s, uint32_t type, int fd, const void *data, size_t len,
+    void (*other)(struct imsg *, void *), void *arg, json_t **out,
+    char *reason, size_t reasonlen)
+{
 	struct imsgbuf	 ibuf;
 	struct imsg	 imsg;
 	json_error_t	 jerr;
@@ -163,7 +177,9 @@ ctl_request(int s, uint32_t type, const void *data, size_t len,
 	if (imsgbuf_init(&ibuf, s) == -1 ||
 	    imsgbuf_set_maxsize(&ibuf, FACTORY_MAXIMSG) == -1)
 		err(CTL_EXIT_USAGE, "imsgbuf_init");
-	if (imsg_compose(&ibuf, type, 0, 0, -1, data, len) == -1 ||
+	if (fd != -1)
+		imsgbuf_allow_fdpass(&ibuf);
+	if (imsg_compose(&ibuf, type, 0, 0, fd, data, len) == -1 ||
 	    imsgbuf_flush(&ibuf) == -1)
 		err(CTL_EXIT_USAGE, "send request");
 	while (!done) {
@@ -205,8 +221,10 @@ ctl_request(int s, uint32_t type, const void *data, size_t len,
 				done = 1;
 				break;
 			default:
-				errx(CTL_EXIT_USAGE, "unexpected answer %u",
-				    imsg_get_type(&imsg));
+				if (other == NULL)
+					errx(CTL_EXIT_USAGE, "unexpected "
+					    "answer %u", imsg_get_type(&imsg));
+				other(&imsg, arg);
 			}
 			imsg_free(&imsg);
 			if (done)

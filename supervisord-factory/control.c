@@ -165,7 +165,7 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_IMAGE_IMPORT, 0, 1, image_ctl_import },
 	{ IMSG_CTL_IMAGE_LIST,	1, 0, image_ctl_list },
 	{ IMSG_CTL_IMAGE_RM,	0, 0, image_ctl_rm },
-	{ IMSG_CTL_IMAGE_VERIFY, 1, 1, image_ctl_verify },
+	{ IMSG_CTL_IMAGE_VERIFY, 0, 1, image_ctl_verify },
 	{ IMSG_CTL_METRICS,	1, 0, ctl_metrics },
 };
 

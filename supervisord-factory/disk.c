@@ -39,6 +39,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "beneath.h"
 #include "factoryd.h"
 #include "log.h"
 
@@ -237,22 +238,45 @@ disk_userns(uid_t uid, gid_t gid, char *err, size_t errlen)
 	return (fd);
 }
 
-/* dir/name as the directory it is, never through a link: O_PATH. */
+/*
+ * dir, an attempt's or a verify directory below the state directory,
+ * by descriptor: every component below the state directory opened
+ * with no link followed (beneath.h), not only the last.
+ */
 static int
-disk_opendir(const char *dir, const char *name, char *err, size_t errlen)
+disk_openroot(const char *dir, char *err, size_t errlen)
 {
-	char	 path[PATH_MAX];
-	int	 fd;
+	const char	*sd = env->conf->statedir;
+	size_t		 n = strlen(sd);
+	int		 sfd, fd;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
-	    sizeof(path)) {
-		snprintf(err, errlen, "%s: path too long", dir);
+	if (strncmp(dir, sd, n) != 0 || dir[n] != '/' || dir[n + 1] == '\0') {
+		snprintf(err, errlen, "%s: not below the state directory", dir);
 		return (-1);
 	}
-	if ((fd = open(path, O_PATH | O_NOFOLLOW | O_DIRECTORY |
-	    O_CLOEXEC)) == -1)
-		snprintf(err, errlen, "%s: %s", path, errno == ENOTDIR ?
-		    "not a directory (a link?)" : strerror(errno));
+	if ((sfd = open(sd, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: %s", sd, strerror(errno));
+		return (-1);
+	}
+	if ((fd = open_beneath(sfd, dir + n + 1, O_PATH | O_DIRECTORY)) == -1)
+		snprintf(err, errlen, "%s: %s", dir, errno == ELOOP ||
+		    errno == ENOTDIR ? "a symbolic link in the path" :
+		    strerror(errno));
+	close(sfd);
+	return (fd);
+}
+
+/* name in the directory dfd (dir), as the directory it is: O_PATH. */
+static int
+disk_opendir(int dfd, const char *dir, const char *name, char *err,
+    size_t errlen)
+{
+	int	 fd;
+
+	if ((fd = open_beneath(dfd, name, O_PATH | O_DIRECTORY)) == -1)
+		snprintf(err, errlen, "%s/%s: %s", dir, name, errno == ELOOP ||
+		    errno == ENOTDIR ? "not a directory (a link?)" :
+		    strerror(errno));
 	return (fd);
 }
 
@@ -275,7 +299,7 @@ disk_overlay(const char *lower, const char *dir, const char *name, uid_t uid,
 	char			 tree[PATH_MAX], opts[3 * PATH_MAX + 256];
 	char			 at[32];
 	int			 ns, tfd = -1, ufd = -1, wfd = -1, mfd = -1;
-	int			 ret = -1;
+	int			 dfd = -1, ret = -1;
 
 	if ((size_t)snprintf(tree, sizeof(tree), "%s/%s", dir, name) >=
 	    sizeof(tree)) {
@@ -303,14 +327,16 @@ disk_overlay(const char *lower, const char *dir, const char *name, uid_t uid,
 		goto done;
 	}
 	/*
-	 * dir is the worker's (or the verifier's): upper, work and the
-	 * mount point are taken as the directories they are now, by
-	 * descriptor, so a symbolic link swapped in for one is refused
-	 * instead of followed by root.
+	 * dir is the worker's (or the verifier's): dir, then upper, work
+	 * and the mount point in it, are taken as the directories they
+	 * are now, by descriptor, with no link in any component below the
+	 * state directory, so a symbolic link swapped in anywhere is
+	 * refused instead of followed by root.
 	 */
-	if ((ufd = disk_opendir(dir, "upper", err, errlen)) == -1 ||
-	    (wfd = disk_opendir(dir, "work", err, errlen)) == -1 ||
-	    (mfd = disk_opendir(dir, name, err, errlen)) == -1)
+	if ((dfd = disk_openroot(dir, err, errlen)) == -1 ||
+	    (ufd = disk_opendir(dfd, dir, "upper", err, errlen)) == -1 ||
+	    (wfd = disk_opendir(dfd, dir, "work", err, errlen)) == -1 ||
+	    (mfd = disk_opendir(dfd, dir, name, err, errlen)) == -1)
 		goto done;
 	if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=/proc/self/fd/%d,"
 	    "upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,"
@@ -335,6 +361,8 @@ disk_overlay(const char *lower, const char *dir, const char *name, uid_t uid,
 		close(wfd);
 	if (mfd != -1)
 		close(mfd);
+	if (dfd != -1)
+		close(dfd);
 	close(ns);
 	return (ret);
 }
