@@ -56,34 +56,65 @@ pct() {
 }
 
 # lib.sh's functions use i, id and s: the bench's own names are b_*.
+# Waiting must not cost what it measures: lib.sh's wait_terminated
+# runs jq ten times a second, which took a third of the CPU of the
+# throughput run.  Here: factoryctl alone, every 20 ms, read by the
+# shell.
+b_done() {	# id seconds
+	b_n=$(($2 * 50))
+	while [ "$b_n" -gt 0 ]; do
+		b_out=$(ctl -j show "$1") || return 1
+		case $b_out in *'"terminated": true'*) break ;; esac
+		sleep 0.02
+		b_n=$((b_n - 1))
+	done
+	case $b_out in
+	*'"terminated": true'*'"state": "published"'* | \
+	    *'"state": "published"'*'"terminated": true'*) return 0 ;;
+	esac
+	return 1
+}
 wait_all() {	# seconds id...
 	b_s=$1
 	shift
 	for b_id in "$@"; do
-		wait_terminated "$b_id" "$b_s" || fail "bench: $b_id did not end"
-		[ "$(field "$b_id" state)" = published ] ||
-		    fail "bench: $b_id ended $(field "$b_id" state)"
+		b_done "$b_id" "$b_s" ||
+		    fail "bench: $b_id did not end published: $(field "$b_id" state)"
 	done
+}
+
+# CPU ms (user and system) of factoryd and each child that lives
+# through the run, one line each: "PID NAME MS".  Verifiers and
+# launchers are fresh per attempt and counted in none of these.
+cpu() {
+	b_hz=$(getconf CLK_TCK)
+	for b_p in "$FACTORYD_PID" $(pgrep -P "$FACTORYD_PID"); do
+		b_c=$(cat "/proc/$b_p/comm" 2>/dev/null) || continue
+		sed 's/^.*) //' "/proc/$b_p/stat" 2>/dev/null | awk -v p="$b_p" \
+		    -v n="$b_c" -v hz="$b_hz" '{print p, n, ($12 + $13) * 1000 / hz}'
+	done | sort
 }
 
 b_i=0
 while [ $b_i -lt "$WARM" ]; do
-	b_id=$(submit_wait "$T/m.yaml" 60) || fail "bench: warm-up attempt"
+	b_id=$(ctl submit "$T/m.yaml") || fail "bench: warm-up attempt"
 	wait_all 60 "$b_id"
 	b_i=$((b_i + 1))
 done
 
 : >"$T/over"
 : >"$T/stages"
+cpu >"$T/cpu0"
 b_i=0
 while [ $b_i -lt "$N" ]; do
-	b_id=$(submit_wait "$T/m.yaml" 60) || fail "bench: attempt $b_i"
+	b_id=$(ctl submit "$T/m.yaml") || fail "bench: attempt $b_i"
 	wait_all 60 "$b_id"
 	ctl -j show "$b_id" | jq -c .stages >>"$T/stages"
 	jq -r '.overhead' <"$T/stages" | tail -n 1 >>"$T/over"
 	b_i=$((b_i + 1))
 done
 
+cpu >"$T/cpu1"
 b_ids=""
 t0=$(now)
 b_i=0
@@ -104,6 +135,9 @@ for k in queue allocation image cache checkout sandbox run collect verify \
 	printf '  %-11s p50 %s ms\n' "$k" "$(jq -r ".$k // empty" \
 	    <"$T/stages" | pct 50)"
 done
+echo "  CPU per attempt, ms (of the long-lived processes):"
+join "$T/cpu0" "$T/cpu1" | awk -v n="$N" '$2 == $4 {printf "    %-18s %6.1f\n",
+    $2, ($5 - $3) / n}'
 echo "throughput: $BURST attempts submitted at once, max-attempts: 4"
 awk -v n="$BURST" -v ms=$((t1 - t0)) 'BEGIN {
 	printf "  %d attempts in %d ms: %.1f attempts/s\n", n, ms,
@@ -111,10 +145,10 @@ awk -v n="$BURST" -v ms=$((t1 - t0)) 'BEGIN {
 {
 	pct 50 <"$T/over" | awk '{printf "%-44s %10s  %s\n",
 	    "daemon overhead per attempt p50, ms (<= 50)", $1,
-	    $1 <= 50 ? "met" : "missed"}'
+	    ($1 <= 50 ? "met" : "missed")}'
 	awk -v n="$BURST" -v ms=$((t1 - t0)) 'BEGIN {v = n * 1000 / ms;
 	    printf "%-44s %10.1f  %s\n", "attempts/s, max-attempts: 4 (>= 10)",
-	    v, v >= 10 ? "met" : "missed"}'
+	    v, (v >= 10 ? "met" : "missed")}'
 } >>"${BENCH_SUMMARY:-/dev/stdout}"
 stop_factoryd
 regress_done
