@@ -11,6 +11,10 @@
  * (between the two) no longer exists in the code.
  *
  *	spawn [-n rounds] [-p pool] [-g gap] [-u uid] [-L factory-sandbox]
+ *	    [-o only]
+ *
+ * -o runs only the launchers whose numbers (in the table's order,
+ * from 1) it lists, as in -o 3,4: to trace one of them alone.
  *
  * -g pauses gap milliseconds between rounds, outside the figures: as
  * in factoryd, where attempts do not start back to back.  Some kernel
@@ -198,6 +202,20 @@ cpu_ms(void)
 	    c.ru_utime.tv_usec + c.ru_stime.tv_usec) / 1e3;
 }
 
+/* Is num one of the comma-separated list? */
+static int
+onlyhas(const char *list, const char *num)
+{
+	size_t	 n = strlen(num);
+	const char *p;
+
+	for (p = list; (p = strstr(p, num)) != NULL; p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == '\0' ||
+		    p[n] == ','))
+			return 1;
+	return 0;
+}
+
 static int
 cmp(const void *a, const void *b)
 {
@@ -226,10 +244,11 @@ main(int argc, char *argv[])
 {
 	double	*t[L_MAX], *la[L_MAX], *rf, med[L_MAX], cpu[L_MAX], lmed, s, l1;
 	char	 msg[1024];
+	const char *only = NULL;
 	int	 n = 50, ch, i, l, logfd, have[L_MAX], launcher = -1, gap = 0;
 	uid_t	 uid = 63990;
 
-	while ((ch = getopt(argc, argv, "L:g:n:p:u:")) != -1) {
+	while ((ch = getopt(argc, argv, "L:g:n:o:p:u:")) != -1) {
 		switch (ch) {
 		case 'L':
 			if ((launcher = open(optarg, O_PATH | O_CLOEXEC)) == -1)
@@ -241,6 +260,9 @@ main(int argc, char *argv[])
 		case 'n':
 			n = atoi(optarg);
 			break;
+		case 'o':
+			only = optarg;
+			break;
 		case 'p':
 			pool = atoi(optarg);
 			break;
@@ -249,7 +271,7 @@ main(int argc, char *argv[])
 			break;
 		default:
 			fprintf(stderr, "usage: spawn [-n rounds] [-p pool] "
-			    "[-g gap] [-u uid] [-L factory-sandbox]\n");
+			    "[-g gap] [-u uid] [-L factory-sandbox] [-o only]\n");
 			return 1;
 		}
 	}
@@ -288,6 +310,13 @@ main(int argc, char *argv[])
 	have[L_FRESH] = have[L_FACTORY] = launcher != -1;
 	have[L_BWRAP] = access(bwrap_argv[0], X_OK) == 0;
 	have[L_UNSHARE] = access(unshare_argv[0], X_OK) == 0;
+	for (l = 0; only != NULL && l < L_MAX; l++) {
+		char	 num[8];
+
+		snprintf(num, sizeof(num), "%d", l + 1);
+		if (!onlyhas(only, num))
+			have[l] = 0;
+	}
 	for (l = 0; l < L_MAX; l++)
 		if ((t[l] = calloc(n, sizeof(double))) == NULL ||
 		    (la[l] = calloc(n, sizeof(double))) == NULL)
@@ -376,7 +405,10 @@ main(int argc, char *argv[])
 			printf("%8.2fx ", med[l] / med[L_BWRAP]);
 		else
 			printf("%9s ", "-");
-		printf("%8.2fx\n", med[l] / med[L_PLAIN]);
+		if (have[L_PLAIN])
+			printf("%8.2fx\n", med[l] / med[L_PLAIN]);
+		else
+			printf("%9s\n", "-");
 	}
 	printf("medians; the ratios are of the cycles.  The pool's cycle "
 	    "includes its refill: %.2fms\n", pool > 0 ? median(rf, n) :

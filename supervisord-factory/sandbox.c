@@ -853,12 +853,12 @@ sbx_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
  * wait for, and an RCU grace period.)
  */
 static int
-sbx_cgroups(const struct sandbox_spec *spec, struct sandbox *sb, int made,
+sbx_cgroups(const struct sandbox_spec *spec, struct sandbox *sb, int first,
     int born, char *err, size_t errlen)
 {
 	int	 fds[SANDBOX_MAXCG], i, n, rc;
 
-	if (!made && cgroup_create(sb, spec, err, errlen) == -1)
+	if (cgroup_create(sb, spec, first, err, errlen) == -1)
 		return (-1);
 	if (cgroup_open_procs(sb, fds, err, errlen) == -1)
 		return (-1);
@@ -1410,47 +1410,55 @@ sbx_ready_why(int errfd, char *err, size_t errlen)
 }
 
 /*
- * A launcher of the pool, if one is ready, given the plan, the
- * agent's log and the cgroup2 directory (cgfd, or -1) its pid 1 is to
- * be born in.  One that dies before it has the plan is dropped and
- * the next one tried; 1 if one has it, with *pidp its pid 1, or -1 if
- * that pid 1 was not started (err says why); 0 if none was ready.
+ * A launcher of the pool, if one is ready, given the plan, the agent's
+ * log and the cgroup2 directory (cgfd, or -1) its pid 1 is to be born
+ * in.  One that dies before it has the plan is dropped and the next
+ * one tried; 1 if one has it (in *r), 0 if none was ready.
  */
 static int
-sbx_start_ready(struct sbx_plan *pl, int logfd, int cgfd, pid_t *pidp,
-    int *sockp, int *efdp, char *err, size_t errlen)
+sbx_ready_send(struct sbx_plan *pl, int logfd, int cgfd, struct sbx_ready *r)
 {
-	struct sbx_ready r;
-	siginfo_t	 si;
-	char		 serr[256];
+	char	 serr[256];
 
 	if (logfd == -1)
 		return (0);	/* a ready one is always given a log */
 	pl->netfd = pl->ipcfd = -1;	/* it has made its own */
-	while (sbx_ready_take(&r)) {
-		if (sbx_send_plan(r.sock, pl, logfd, cgfd, serr,
-		    sizeof(serr)) == -1) {
-			sbx_ready_drop(&r);
-			continue;
-		}
-		*pidp = sbx_ready_pid1(r.sock, r.pid, err, errlen);
-		/* Its pid 1 is cloned: it exits (or is made to). */
-		(void)syscall(SYS_pidfd_send_signal, r.pidfd, SIGKILL, NULL,
-		    0);
-		while (waitid(P_PIDFD, r.pidfd, &si, WEXITED) == -1 &&
-		    errno == EINTR)
-			;
-		close(r.pidfd);
-		if (*pidp == -1) {
-			sbx_ready_why(r.errfd, err, errlen);
-			close(r.sock);
-			close(r.errfd);
-			return (-1);
-		}
-		*sockp = r.sock;
-		*efdp = r.errfd;
-		return (1);
+	while (sbx_ready_take(r)) {
+		if (sbx_send_plan(r->sock, pl, logfd, cgfd, serr,
+		    sizeof(serr)) == 0)
+			return (1);
+		sbx_ready_drop(r);
 	}
+	return (0);
+}
+
+/*
+ * The pid 1 the launcher that has the plan cloned (*pidp), the
+ * parent's end of its socket and the read end of its error pipe; the
+ * launcher itself is reaped.  -1 and err if that pid 1 was not
+ * started.
+ */
+static int
+sbx_ready_finish(struct sbx_ready *r, pid_t *pidp, int *sockp, int *efdp,
+    char *err, size_t errlen)
+{
+	siginfo_t	 si;
+
+	*pidp = sbx_ready_pid1(r->sock, r->pid, err, errlen);
+	/* Its pid 1 is cloned: it exits (or is made to). */
+	(void)syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+	while (waitid(P_PIDFD, r->pidfd, &si, WEXITED) == -1 &&
+	    errno == EINTR)
+		;
+	close(r->pidfd);
+	if (*pidp == -1) {
+		sbx_ready_why(r->errfd, err, errlen);
+		close(r->sock);
+		close(r->errfd);
+		return (-1);
+	}
+	*sockp = r->sock;
+	*efdp = r->errfd;
 	return (0);
 }
 
@@ -1459,8 +1467,9 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
     char *err, size_t errlen)
 {
 	struct sbx_plan	 pl;
+	struct sbx_ready r;
 	char		 derr[256];
-	int		 sock, efd, st, rc, cgfd, born, made;
+	int		 sock, efd, st, rc, cgfd, born, first, gsent;
 	pid_t		 pid;
 
 	if (sbx_seccomp_build(err, errlen) == -1)
@@ -1480,28 +1489,35 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	/*
 	 * Where it can be, pid 1 is born in its cgroup2 directory
 	 * (CLONE_INTO_CGROUP: by sbx_clone_into for a fresh launcher, by
-	 * the launcher itself for one of the pool), so the cgroups are
-	 * made first and it joins only the others (v1) itself.
+	 * the launcher itself for one of the pool), so that directory is
+	 * made first, alone, and pid 1 joins only the others (v1) itself.
+	 * They are made, with the limits, while pid 1 builds its view; it
+	 * forks the agent only once it is in all of them ("G").
 	 */
-	cgfd = born = sock = efd = -1;
+	cgfd = born = first = sock = efd = -1;
 	pid = -1;
-	made = 0;
 	rc = 0;
 	if (sbx_launcher != -1 && sb->cg_kill >= 0) {
-		if ((rc = cgroup_create(sb, spec, err, errlen)) == 0) {
-			made = 1;
+		if ((rc = cgroup_create_one(sb, sb->cg_kill, err,
+		    errlen)) == 0) {
+			first = sb->cg_kill;
 			if ((cgfd = sbx_into_fd(sb)) != -1)
 				born = sb->cg_kill;
 		}
 	}
 	pl.ncgroups = sb->ncgroups - (born != -1);
-	if (rc == 0 && sbx_launcher != -1)
-		rc = sbx_start_ready(&pl, spec->logfd, cgfd, &pid, &sock,
-		    &efd, err, errlen);
-	if (rc == 0)
+	gsent = 0;	/* "G": 1 sent, -1 could not be */
+	if (rc == 0 && sbx_launcher != -1 &&
+	    sbx_ready_send(&pl, spec->logfd, cgfd, &r)) {
+		/* The plan and "G" back to back: no round trip between. */
+		sb->fd = r.sock;
+		gsent = sbx_cgroups(spec, sb, first, born, err, errlen) == 0 ?
+		    1 : -1;
+		rc = sbx_ready_finish(&r, &pid, &sock, &efd, gsent == 1 ? err :
+		    derr, gsent == 1 ? errlen : sizeof(derr));
+		sb->fd = -1;
+	} else if (rc == 0)
 		rc = sbx_start(&pl, cgfd, &pid, &sock, &efd, err, errlen);
-	else if (rc == 1)
-		rc = 0;
 	if (cgfd != -1)
 		close(cgfd);
 	free(pl.hide);
@@ -1513,16 +1529,19 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 		 * A launcher of the pool had the cgroup2 directory: what it
 		 * may have started there dies before the removal.
 		 */
-		if (made)
+		if (first != -1)
 			(void)cgroup_kill(sb);
-		if (made && sandbox_destroy(sb, derr, sizeof(derr)) == -1)
+		if (first != -1 && sandbox_destroy(sb, derr, sizeof(derr)) ==
+		    -1)
 			snprintf(err + strlen(err), errlen - strlen(err),
 			    "; %s", derr);
 		return (-1);
 	}
 	sb->pid = pid;
 	sb->fd = sock;
-	rc = sbx_cgroups(spec, sb, made, born, err, errlen);
+	rc = gsent == -1 ? -1 : 0;
+	if (gsent == 0)
+		rc = sbx_cgroups(spec, sb, first, born, err, errlen);
 	if (rc == 0)
 		rc = sbx_await(efd, err, errlen);
 	close(efd);
