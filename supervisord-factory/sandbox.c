@@ -1138,6 +1138,35 @@ sbx_ready_child(void *arg)
 	sbx_fail(SBX_FD_ERR, "exec factory-sandbox:");
 }
 
+/*
+ * Like fork(2), with a pidfd (CLONE_PIDFD): the refill runs while an
+ * agent runs, and the parent goes on at once instead of sleeping until
+ * the launcher's execve (CLONE_VFORK), the dearer half of starting
+ * one.  Until the execve the child is a copy of the parent, as with
+ * sbx_clone_into; it runs only sbx_ready_child, with every signal
+ * blocked (the launcher unblocks them).
+ */
+static pid_t
+sbx_fork_ready(int *fds, int *pidfd)
+{
+	sigset_t	 all, old;
+	pid_t		 pid;
+	int		 saved;
+
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = (pid_t)syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, NULL, pidfd,
+	    NULL, 0);
+	if (pid == 0) {
+		(void)sbx_ready_child(fds);
+		_exit(127);
+	}
+	saved = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+	return (pid);
+}
+
 static int
 sbx_ready_make(struct sbx_ready *r)
 {
@@ -1154,7 +1183,7 @@ sbx_ready_make(struct sbx_ready *r)
 	fds[1] = ep[1];
 	r->pidfd = -1;
 	/* Not pid 1 of anything: its pid 1 is cloned at the plan. */
-	r->pid = sbx_clone_launcher(sbx_ready_child, fds, 0, &r->pidfd);
+	r->pid = sbx_fork_ready(fds, &r->pidfd);
 	close(sv[1]);
 	close(ep[1]);
 	if (r->pid == -1) {
