@@ -194,27 +194,38 @@ read_plan(int *fdp, int maxfd, int *nfdp)
 }
 
 /*
- * A launcher of the pool was started as "factory-sandbox ready" and a
- * third argument of SBX_TITLE_ROOM spaces: once it serves an attempt,
- * its title says which, as a fresh one's does.  The title is written
- * over the arguments (contiguous, as the kernel lays them out), and
- * their last byte is left non-NUL: the kernel then shows everything up
- * to the first NUL as the command line, as for setproctitle(3).
+ * A launcher of the pool was started as "factory-sandbox ready" (or
+ * "zygote") and a third argument of SBX_TITLE_ROOM spaces: once it
+ * serves an attempt, its title says which, as a fresh one's does.  The
+ * title is written over the arguments (contiguous, as the kernel lays
+ * them out), and their last byte is left non-NUL: the kernel then
+ * shows everything up to the first NUL as the command line, as for
+ * setproctitle(3).  Where the arguments are is taken once, before the
+ * first title (title_init), since a title moves them.
  */
-static void
-set_title(int errfd, char *argv[], const char *id)
-{
-	char	*base = argv[0], *end = argv[2] + strlen(argv[2]) + 1;
-	int	 n;
+static char	*title_base, *title_end;
 
+static void
+title_init(int errfd, char *argv[])
+{
 	if (argv[1] != argv[0] + strlen(argv[0]) + 1 ||
 	    argv[2] != argv[1] + strlen(argv[1]) + 1)
 		sbx_fail(errfd, "title: arguments not contiguous");
-	memset(base, 0, end - base);
-	n = snprintf(base, end - base - 1, "factory-sandbox attempt %s", id);
-	if (n < 0 || n >= end - base - 1)
+	title_base = argv[0];
+	title_end = argv[2] + strlen(argv[2]) + 1;
+}
+
+static void
+set_title(int errfd, const char *what, const char *id)
+{
+	int	 n;
+
+	memset(title_base, 0, title_end - title_base);
+	n = snprintf(title_base, title_end - title_base - 1,
+	    "factory-sandbox %s%s%s", what, id[0] != '\0' ? " " : "", id);
+	if (n < 0 || n >= title_end - title_base - 1)
 		sbx_fail(errfd, "title: no room for id %s", id);
-	end[-1] = ' ';
+	title_end[-1] = ' ';
 }
 
 /*
@@ -269,7 +280,7 @@ ready_cgfd(const int *fds, int n)
  * launcher never sees a second plan.
  */
 static __dead void
-ready_main(char *argv[])
+ready_main(void)
 {
 	struct sbx_plan		*pl;
 	struct sandbox_spec	*spec;
@@ -315,13 +326,94 @@ ready_main(char *argv[])
 			sbx_fail(SBX_FD_ERR, "the log fd:");
 		close(fds[0]);
 	}
-	set_title(SBX_FD_ERR, argv, spec->id);
+	set_title(SBX_FD_ERR, "attempt", spec->id);
 	pl->sock = SBX_FD_SOCK;
 	pl->errfd = SBX_FD_ERR;
 	spec->logfd = SBX_FD_LOG;
 	/* In its own namespaces already: nothing to enter. */
 	pl->netfd = pl->ipcfd = -1;
 	sbx_pid1(pl);
+}
+
+/*
+ * The zygote: started once by the parent, as "factory-sandbox zygote"
+ * with the room for a title, its socket and error pipe only.  Each
+ * message it reads is "F" with two descriptors, the socket and error
+ * pipe of a launcher of the pool, nothing else; for each it clones
+ * that launcher (CLONE_PARENT: a child of the parent, as an exec'd one
+ * is; CLONE_PIDFD) and answers "Z" with a pidfd of it.  The launcher
+ * is a copy of the zygote, which has read nothing but such messages
+ * and made no namespace: what an exec'd one is, without the execve
+ * and the C library's start-up (the most of it, on a virtual machine,
+ * where every cpuid instruction traps).  Anything else on its socket
+ * and it exits, naming it on its error pipe; EOF and it exits.
+ */
+static void
+zygote_fork(int *fds)
+{
+	struct clone_args	 ca;
+	int			 pidfd = -1, hi[2], i;
+	pid_t			 pid;
+
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_PARENT | CLONE_PIDFD;
+	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	/* With CLONE_PARENT, this one's (SIGCHLD): none may be given. */
+	ca.exit_signal = 0;
+	if ((pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca))) == -1)
+		sbx_fail(SBX_FD_ERR, "zygote: clone:");
+	if (pid == 0) {
+		/* Its own socket and pipe at 3 and 4, over the zygote's. */
+		for (i = 0; i < 2; i++)
+			if ((hi[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64)) == -1)
+				_exit(127);
+		for (i = 0; i < 2; i++)
+			if (dup3(hi[i], SBX_FD_SOCK + i, O_CLOEXEC) == -1)
+				_exit(127);
+		syscall(SYS_close_range, SBX_FD_ERR + 1, ~0U, 0);
+		set_title(SBX_FD_ERR, "ready", "");
+		ready_main();
+	}
+	if (sbx_sendtag(SBX_FD_SOCK, 'Z', &pidfd, 1) == -1)
+		_exit(127);	/* the parent is gone */
+	close(pidfd);
+}
+
+static __dead void
+zygote_main(void)
+{
+	struct stat	 st;
+	char		 tag;
+	int		 fds[3], n, type;
+	socklen_t	 len;
+
+	check_fds(SBX_FD_SOCK, SBX_FD_ERR);
+	syscall(SYS_close_range, SBX_FD_ERR + 1, ~0U, 0);
+	(void)fcntl(SBX_FD_SOCK, F_SETFD, FD_CLOEXEC);
+	(void)fcntl(SBX_FD_ERR, F_SETFD, FD_CLOEXEC);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
+		sbx_fail(SBX_FD_ERR, "pdeathsig:");
+	/* Once for every launcher it makes: they inherit the list. */
+	sbx_exec_resolve();
+	for (;;) {
+		tag = 0;
+		if ((n = sbx_recvtag(SBX_FD_SOCK, 0, &tag, fds, 3)) == -1)
+			_exit(0);	/* EOF: the parent is gone */
+		if (tag != 'F' || n != 2)
+			sbx_fail(SBX_FD_ERR, "zygote: message '%c' with %d "
+			    "descriptors, not 'F' with 2", tag, n);
+		len = sizeof(type);
+		if (fstat(fds[0], &st) == -1 || !S_ISSOCK(st.st_mode) ||
+		    getsockopt(fds[0], SOL_SOCKET, SO_TYPE, &type, &len) ==
+		    -1 || type != SOCK_SEQPACKET)
+			sbx_fail(SBX_FD_ERR, "zygote: fd 1 is not a seqpacket "
+			    "socket");
+		if (fstat(fds[1], &st) == -1 || !S_ISFIFO(st.st_mode))
+			sbx_fail(SBX_FD_ERR, "zygote: fd 2 is not a pipe");
+		zygote_fork(fds);
+		close(fds[0]);
+		close(fds[1]);
+	}
 }
 
 int
@@ -338,10 +430,15 @@ main(int argc, char *argv[])
 	 * pool serves one, or "factory-sandbox enter ID" for an
 	 * operator's shell.
 	 */
-	if (argc == 3 && strcmp(argv[1], "ready") == 0 &&
+	if (argc == 3 && (strcmp(argv[1], "ready") == 0 ||
+	    strcmp(argv[1], "zygote") == 0) &&
 	    strlen(argv[2]) == SBX_TITLE_ROOM &&
-	    strspn(argv[2], " ") == SBX_TITLE_ROOM)
-		ready_main(argv);
+	    strspn(argv[2], " ") == SBX_TITLE_ROOM) {
+		title_init(SBX_FD_ERR, argv);
+		if (strcmp(argv[1], "zygote") == 0)
+			zygote_main();
+		ready_main();
+	}
 	if (argc != 3 || (strcmp(argv[1], "attempt") != 0 &&
 	    strcmp(argv[1], "enter") != 0))
 		errx(1, "usage: factory-sandbox attempt | enter id (started "

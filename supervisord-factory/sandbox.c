@@ -101,7 +101,11 @@ static struct sbx_ready	 sbx_ready[SANDBOX_POOLMAX];
 static int		 sbx_nready;
 
 static int	sbx_ready_make(struct sbx_ready *);
+static void	sbx_ready_drop(struct sbx_ready *);
 static void	sbx_ready_drain(void);
+static void	sbx_zygote_stop(void);
+static int	sbx_zygote_off;		/* it failed: exec them */
+static struct sbx_ready	 sbx_zygote = { -1, -1, -1, -1 };	/* its pid */
 
 
 /*
@@ -437,7 +441,7 @@ int
 sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 {
 	char	 cg[512];
-	int	 abi, nokill;
+	int	 abi, nokill, n;
 
 	sbx_downgraded = 0;
 	if (sbx_probe_ns(err, errlen) == -1 ||
@@ -453,10 +457,11 @@ sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 	    "(kernel 5.14): a cancel kills pid 1 and sweeps cgroup.procs",
 	    err, errlen) == -1)
 		return (-1);
+	n = sandbox_pool_fill(SANDBOX_POOL);
 	snprintf(err, errlen, "namespaces mnt pid net ipc uts cgroup "
 	    "(%s pool %d); landlock abi %d; seccomp denylist %u insns; "
-	    "%s; downgraded: %s", sbx_launcher != -1 ? "launcher" : "net+ipc",
-	    sandbox_pool_fill(SANDBOX_POOL), abi,
+	    "%s; downgraded: %s", sbx_launcher == -1 ? "net+ipc" :
+	    sbx_zygote.pid != -1 ? "launcher, zygote" : "launcher", n, abi,
 	    sbx_prog.len, cg, sandbox_downgrade_text());
 	return (0);
 }
@@ -931,8 +936,11 @@ void
 sandbox_set_launcher(int fd)
 {
 	/* Launchers started from another binary are not kept. */
-	if (fd != sbx_launcher)
+	if (fd != sbx_launcher) {
 		sbx_ready_drain();
+		sbx_zygote_stop();
+		sbx_zygote_off = 0;
+	}
 	sbx_launcher = fd;
 }
 
@@ -1093,11 +1101,13 @@ sbx_clone_into(struct sbx_plan *pl, int nsflags, int cgfd)
  * is most of what a spawn costs (an execve alone is about half a
  * millisecond here), and none of it depends on the attempt.  So the
  * parent keeps a few launchers started ahead ("factory-sandbox ready",
- * launcher.c): each cloned and exec'd at once, exactly as a fresh
- * one, with its socket and error pipe and nothing else; it makes its
- * own uts, network and IPC namespaces, says "R" and waits for a plan.
- * A spawn makes the cgroups, takes the oldest that said "R" and sends
- * it the plan, the agent's log and the attempt's cgroup2 directory;
+ * launcher.c): each cloned from the zygote (sbx_zygote_make), or
+ * cloned and exec'd at once as a fresh one is, with its socket and
+ * error pipe and nothing else; it makes its own uts, network and IPC
+ * namespaces, says "R" and waits for a plan.  A spawn makes the
+ * cgroup2 directory, takes the oldest that said "R" and sends it the
+ * plan, the agent's log and that directory, then "G" (the other
+ * cgroups, made meanwhile);
  * it clones pid 1 (CLONE_PARENT: our child; new pid and mount
  * namespaces, the mount one copied now since the attempt's tree was
  * mounted after it started; CLONE_INTO_CGROUP: born in that
@@ -1112,13 +1122,15 @@ sbx_clone_into(struct sbx_plan *pl, int nsflags, int cgfd)
  * launcher.  They die with the parent (PR_SET_PDEATHSIG) and are
  * killed when the launcher binary changes.
  */
-/* In the clone: fds 3 and 4, the launcher's binary, nothing else. */
-static int
-sbx_ready_child(void *arg)
+/*
+ * In the clone: fds 3 and 4, the launcher's binary, nothing else;
+ * mode "ready" or "zygote".
+ */
+static __dead void
+sbx_ready_child(const int *fds, char *mode)
 {
-	const int	*fds = arg;
 	char		 room[SBX_TITLE_ROOM + 1];
-	char		*argv[] = { "factory-sandbox", "ready", room, NULL };
+	char		*argv[] = { "factory-sandbox", mode, room, NULL };
 	char		*envp[] = { NULL };
 	int		 want[3], hi[3], i;
 
@@ -1147,7 +1159,7 @@ sbx_ready_child(void *arg)
  * blocked (the launcher unblocks them).
  */
 static pid_t
-sbx_fork_ready(int *fds, int *pidfd)
+sbx_fork_ready(int *fds, char *mode, int *pidfd)
 {
 	sigset_t	 all, old;
 	pid_t		 pid;
@@ -1157,18 +1169,20 @@ sbx_fork_ready(int *fds, int *pidfd)
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid = (pid_t)syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, NULL, pidfd,
 	    NULL, 0);
-	if (pid == 0) {
-		(void)sbx_ready_child(fds);
-		_exit(127);
-	}
+	if (pid == 0)
+		sbx_ready_child(fds, mode);
 	saved = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
 	return (pid);
 }
 
+/*
+ * A socket and error pipe, and "factory-sandbox mode" started with
+ * their other ends: in *r.
+ */
 static int
-sbx_ready_make(struct sbx_ready *r)
+sbx_ready_exec(struct sbx_ready *r, char *mode)
 {
 	int	 sv[2], ep[2], fds[2];
 
@@ -1183,7 +1197,7 @@ sbx_ready_make(struct sbx_ready *r)
 	fds[1] = ep[1];
 	r->pidfd = -1;
 	/* Not pid 1 of anything: its pid 1 is cloned at the plan. */
-	r->pid = sbx_fork_ready(fds, &r->pidfd);
+	r->pid = sbx_fork_ready(fds, mode, &r->pidfd);
 	close(sv[1]);
 	close(ep[1]);
 	if (r->pid == -1) {
@@ -1194,6 +1208,125 @@ sbx_ready_make(struct sbx_ready *r)
 	r->sock = sv[0];
 	r->errfd = ep[0];
 	return (0);
+}
+
+/*
+ * The pid of pidfd fd if it is of a child of ours other than notpid,
+ * else -1.  Its pid, as this namespace numbers it, from fdinfo; a
+ * pidfd of someone else's process makes waitid(2) say ECHILD.
+ */
+static pid_t
+sbx_pidfd_child(int fd, pid_t notpid)
+{
+	siginfo_t	 si;
+	char		 path[64], buf[2048], *p, *ep;
+	long		 v;
+	pid_t		 pid = -1;
+	int		 n, rc;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if ((n = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return (-1);
+	rc = (int)read(n, buf, sizeof(buf) - 1);
+	close(n);
+	buf[rc > 0 ? rc : 0] = '\0';
+	if ((p = strstr(buf, "\nPid:\t")) != NULL) {
+		v = strtol(p + 6, &ep, 10);
+		if (ep != p + 6 && *ep == '\n' && v > 1 && v != (long)notpid)
+			pid = (pid_t)v;
+	}
+	memset(&si, 0, sizeof(si));
+	if (pid != -1 && (waitid(P_PIDFD, fd, &si, WEXITED | WNOHANG |
+	    WNOWAIT) == -1 || (si.si_pid != 0 && si.si_pid != pid)))
+		pid = -1;
+	return (pid);
+}
+
+/*
+ * The zygote ("factory-sandbox zygote", launcher.c): started once,
+ * it clones each launcher of the pool from itself on an "F" carrying
+ * that launcher's socket and error pipe, and answers "Z" with a pidfd
+ * of it, a child of ours.  That saves the launcher's execve and the C
+ * library's start-up, most of its cost here.  A zygote that answers
+ * anything else, or nothing within SBX_ZYGOTE_MS, is killed, and
+ * launchers are exec'd one by one until the launcher binary changes.
+ */
+#define SBX_ZYGOTE_MS	5000
+
+
+static void
+sbx_zygote_stop(void)
+{
+	if (sbx_zygote.pid == -1)
+		return;
+	sbx_ready_drop(&sbx_zygote);
+	sbx_zygote.pid = sbx_zygote.pidfd = sbx_zygote.sock =
+	    sbx_zygote.errfd = -1;
+}
+
+static int
+sbx_zygote_make(struct sbx_ready *r)
+{
+	struct pollfd	 pfd;
+	char		 tag = 0;
+	int		 sv[2], ep[2], fds[2], fd = -1, rc;
+
+	if (sbx_zygote_off)
+		return (-1);
+	if (sbx_zygote.pid == -1 && sbx_ready_exec(&sbx_zygote,
+	    "zygote") == -1) {
+		sbx_zygote.pid = -1;
+		sbx_zygote_off = 1;
+		return (-1);
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+		return (-1);
+	if (pipe2(ep, O_CLOEXEC) == -1) {
+		close(sv[0]);
+		close(sv[1]);
+		return (-1);
+	}
+	fds[0] = sv[1];
+	fds[1] = ep[1];
+	rc = sbx_sendtag(sbx_zygote.sock, 'F', fds, 2);
+	close(sv[1]);
+	close(ep[1]);
+	pfd.fd = sbx_zygote.sock;
+	pfd.events = POLLIN;
+	if (rc == 0) {
+		while ((rc = poll(&pfd, 1, SBX_ZYGOTE_MS)) == -1 &&
+		    errno == EINTR)
+			;
+		if (rc != 1 || sbx_recvtag(sbx_zygote.sock, MSG_DONTWAIT,
+		    &tag, &fd, 1) != 1 || tag != 'Z')
+			rc = -1;
+		else if ((r->pid = sbx_pidfd_child(fd, sbx_zygote.pid)) == -1)
+			rc = -1;
+		else
+			rc = 0;
+	} else
+		rc = -1;
+	if (rc == -1) {
+		if (fd != -1)
+			close(fd);
+		close(sv[0]);
+		close(ep[0]);
+		sbx_zygote_stop();
+		sbx_zygote_off = 1;
+		return (-1);
+	}
+	r->pidfd = fd;
+	r->sock = sv[0];
+	r->errfd = ep[0];
+	return (0);
+}
+
+static int
+sbx_ready_make(struct sbx_ready *r)
+{
+	if (sbx_zygote_make(r) == 0)
+		return (0);
+	return (sbx_ready_exec(r, "ready"));
 }
 
 /* Kill it and reap it (unless the caller's reaper was first). */
@@ -1383,11 +1516,9 @@ static pid_t
 sbx_ready_pid1(int sock, pid_t launcher, char *err, size_t errlen)
 {
 	struct pollfd	 pfd = { sock, POLLIN, 0 };
-	siginfo_t	 si;
-	char		 path[64], buf[2048], *p, *ep, tag = 0;
-	long		 v;
-	int		 fd, rc, n;
-	pid_t		 pid = -1;
+	char		 tag = 0;
+	int		 fd, rc;
+	pid_t		 pid;
 
 	while ((rc = poll(&pfd, 1, SBX_SETUP_MS)) == -1 && errno == EINTR)
 		;
@@ -1397,24 +1528,7 @@ sbx_ready_pid1(int sock, pid_t launcher, char *err, size_t errlen)
 		    tag);
 		return (-1);
 	}
-	/* Its pid, as this namespace numbers it. */
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	if ((n = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
-		rc = (int)read(n, buf, sizeof(buf) - 1);
-		close(n);
-		buf[rc > 0 ? rc : 0] = '\0';
-		if ((p = strstr(buf, "\nPid:\t")) != NULL) {
-			v = strtol(p + 6, &ep, 10);
-			if (ep != p + 6 && *ep == '\n' && v > 1 &&
-			    v != (long)launcher)
-				pid = (pid_t)v;
-		}
-	}
-	/* Not a pidfd, or not of a child of ours: waitid says ECHILD. */
-	memset(&si, 0, sizeof(si));
-	if (pid != -1 && (waitid(P_PIDFD, fd, &si, WEXITED | WNOHANG |
-	    WNOWAIT) == -1 || (si.si_pid != 0 && si.si_pid != pid)))
-		pid = -1;
+	pid = sbx_pidfd_child(fd, launcher);
 	close(fd);
 	if (pid == -1)
 		snprintf(err, errlen, "pooled launcher: pid 1's pidfd is "
