@@ -33,8 +33,10 @@
  *		mounts, Landlock, seccomp, uid change, fd and environment
  *		scrubbing, execve), then the refill of the pool that
  *		factoryd does right after a spawn (while the agent
- *		runs), wait, usage read, destroy (cgroups checked empty
- *		and removed).  For the others: fork, exec, wait.
+ *		runs: for the launcher pool, asking the zygote for the
+ *		next launcher), wait, usage read, destroy (cgroups
+ *		checked empty and removed).  For the others: fork,
+ *		exec, wait.
  *
  * Nothing a round causes is left out of its cycle: what a launch takes
  * from a pool is made again inside the same cycle (the parent's part
@@ -246,6 +248,7 @@ main(int argc, char *argv[])
 	char	 msg[1024];
 	const char *only = NULL;
 	int	 n = 50, ch, i, l, logfd, have[L_MAX], launcher = -1, gap = 0;
+	int	 asked[L_MAX];
 	uid_t	 uid = 63990;
 
 	while ((ch = getopt(argc, argv, "L:g:n:o:p:u:")) != -1) {
@@ -306,6 +309,8 @@ main(int argc, char *argv[])
 		err(1, "%s", benchtree);
 	if ((logfd = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1)
 		err(1, "/dev/null");
+	for (l = 0; l < L_MAX; l++)
+		asked[l] = 1;		/* 0: left out by -o */
 	have[L_FORKED] = have[L_PLAIN] = 1;
 	have[L_FRESH] = have[L_FACTORY] = launcher != -1;
 	have[L_BWRAP] = access(bwrap_argv[0], X_OK) == 0;
@@ -315,7 +320,7 @@ main(int argc, char *argv[])
 
 		snprintf(num, sizeof(num), "%d", l + 1);
 		if (!onlyhas(only, num))
-			have[l] = 0;
+			have[l] = asked[l] = 0;
 	}
 	for (l = 0; l < L_MAX; l++)
 		if ((t[l] = calloc(n, sizeof(double))) == NULL ||
@@ -390,7 +395,8 @@ main(int argc, char *argv[])
 	}
 	for (l = 0; l < L_MAX; l++) {
 		if (!have[l]) {
-			printf("%-22s (not installed)\n", lname[l]);
+			printf("%-22s (%s)\n", lname[l], asked[l] ?
+			    "not installed" : "not run");
 			continue;
 		}
 		lmed = median(la[l], n);
@@ -413,5 +419,9 @@ main(int argc, char *argv[])
 	printf("medians; the ratios are of the cycles.  The pool's cycle "
 	    "includes its refill: %.2fms\n", pool > 0 ? median(rf, n) :
 	    0.0);
+	printf("cycle: factory, from sandbox_spawn to its pid 1 reaped, the "
+	    "usage read and the\ncgroups removed, the pool's refill "
+	    "(the parent's part) inside; the others,\nfrom fork to the "
+	    "reaped exit.  launch: factory, until the agent's execve.\n");
 	return 0;
 }

@@ -231,19 +231,18 @@ set_title(int errfd, const char *what, const char *id)
 /*
  * The ready mode's pid 1, cloned when the plan came: out of the
  * launcher that waited (CLONE_PARENT: a child of factoryd, as a fresh
- * launcher is), in a new pid and mount namespace, and, with a cgroup2
- * directory from the parent, born in it (CLONE_INTO_CGROUP).  The
- * mount namespace is copied now, not ahead: the attempt's tree (its
- * disk, its overlay) was mounted after the launcher started, and a
- * copy made then would not hold it.  -1 if not cloned.
+ * launcher is), in a new pid namespace (and, with newns, a copy of the
+ * host's mount namespace: an image's view is built whole), and, with a
+ * cgroup2 directory from the parent, born in it (CLONE_INTO_CGROUP).
+ * -1 if not cloned.
  */
 static pid_t
-ready_clone(int cgfd)
+ready_clone(int cgfd, int newns)
 {
 	struct clone_args	 ca;
 
 	memset(&ca, 0, sizeof(ca));
-	ca.flags = CLONE_PARENT | CLONE_NEWPID | CLONE_NEWNS |
+	ca.flags = CLONE_PARENT | CLONE_NEWPID | (newns ? CLONE_NEWNS : 0) |
 	    (cgfd != -1 ? CLONE_INTO_CGROUP : 0);
 	/* With CLONE_PARENT, this one's (SIGCHLD): none may be given. */
 	ca.exit_signal = 0;
@@ -267,10 +266,35 @@ ready_cgfd(const int *fds, int n)
 }
 
 /*
+ * The attempt's part of the host's mounts, taken in the host's mount
+ * namespace as it is now (the tree may have been mounted after this
+ * launcher started): the binds and the tree, as detached mounts for
+ * pid 1 to attach over the view built ahead (pl->prepared).  With an
+ * image the view is built whole, by pid 1, from the host's mounts:
+ * this process goes back to them, and the view built ahead goes.
+ */
+static void
+ready_take(struct sbx_plan *pl, int hostns, int prepns)
+{
+	static int	 bindfd[SANDBOX_MAXBINDS];
+
+	if (setns(hostns, CLONE_NEWNS) == -1)
+		sbx_fail(SBX_FD_ERR, "ready: back to the host's mounts:");
+	if (pl->image[0] != '\0')
+		return;
+	sbx_take_plan(pl, bindfd, &pl->treefd);
+	pl->bindfd = bindfd;
+	if (setns(prepns, CLONE_NEWNS) == -1)
+		sbx_fail(SBX_FD_ERR, "ready: into the view built ahead:");
+	pl->prepared = 1;
+}
+
+/*
  * The ready mode: started by the parent ahead of any attempt, with
  * its socket and error pipe only.  It makes the namespaces it can
- * ahead (uts, network, IPC: fresh, and nothing but this process has
- * been in them), says "R" on the socket, and waits.  The plan then
+ * ahead (uts, network, IPC, mount: fresh, and nothing but this
+ * process has been in them), builds the host-root part of the view in
+ * the mount one (sbx_view_prepare), says "R" on the socket, and waits.  The plan then
  * comes with the agent's log and, where the attempt has one, its
  * cgroup2 directory.  It clones pid 1 (ready_clone), which tells the
  * parent who it is ("P" and a pidfd of itself) and from there on is
@@ -286,7 +310,7 @@ ready_main(void)
 	struct sandbox_spec	*spec;
 	sigset_t		 set;
 	pid_t			 pid;
-	int			 fds[2], nfd, cgfd, self;
+	int			 fds[2], nfd, cgfd, self, hostns, prepns;
 
 	check_fds(SBX_FD_SOCK, SBX_FD_ERR);
 	/* Nothing but the socket and the pipe, whatever was inherited. */
@@ -300,18 +324,32 @@ ready_main(void)
 	sigemptyset(&set);
 	if (sigprocmask(SIG_SETMASK, &set, NULL) == -1)
 		sbx_fail(SBX_FD_ERR, "sigprocmask:");
-	if (unshare(CLONE_NEWUTS | CLONE_NEWNET | CLONE_NEWIPC) == -1)
+	/* The host's mounts, to take the attempt's tree from later. */
+	if ((hostns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) == -1)
+		sbx_fail(SBX_FD_ERR, "ready: the host's mount namespace:");
+	if (unshare(CLONE_NEWUTS | CLONE_NEWNET | CLONE_NEWIPC |
+	    CLONE_NEWNS) == -1)
 		sbx_fail(SBX_FD_ERR, "ready: namespaces:");
+	/* Before the view has no /proc. */
+	if ((prepns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) == -1)
+		sbx_fail(SBX_FD_ERR, "ready: its mount namespace:");
+	sbx_view_prepare(SBX_FD_ERR);
 	sbx_exec_resolve();
 	if (sbx_sendtag(SBX_FD_SOCK, 'R', NULL, 0) == -1)
 		_exit(127);	/* the parent is gone */
 	pl = read_plan(fds, 2, &nfd);
 	spec = (struct sandbox_spec *)pl->spec;
 	cgfd = ready_cgfd(fds, nfd);
-	if ((pid = ready_clone(cgfd)) == -1)
+	pl->sock = SBX_FD_SOCK;
+	pl->errfd = SBX_FD_ERR;
+	ready_take(pl, hostns, prepns);
+	if ((pid = ready_clone(cgfd, !pl->prepared)) == -1)
 		sbx_fail(SBX_FD_ERR, "clone pid 1:");
 	if (pid > 0)
 		_exit(0);
+	/* Pid 1 enters or holds no mount namespace but its own. */
+	close(hostns);
+	close(prepns);
 	if (cgfd != -1)
 		close(cgfd);
 	/* Who pid 1 is, before anything else on the socket. */

@@ -1108,9 +1108,11 @@ sbx_clone_into(struct sbx_plan *pl, int nsflags, int cgfd)
  * cgroup2 directory, takes the oldest that said "R" and sends it the
  * plan, the agent's log and that directory, then "G" (the other
  * cgroups, made meanwhile);
- * it clones pid 1 (CLONE_PARENT: our child; new pid and mount
- * namespaces, the mount one copied now since the attempt's tree was
- * mounted after it started; CLONE_INTO_CGROUP: born in that
+ * it takes the tree from the host's mounts as they are now (it was
+ * mounted after the launcher started) and clones pid 1 (CLONE_PARENT:
+ * our child; a new pid namespace, in the mount namespace whose
+ * host-root part of the view the launcher built ahead;
+ * CLONE_INTO_CGROUP: born in that
  * directory, so nothing is moved in cgroup2, where a move waits for an
  * RCU grace period) and exits; pid 1 says who it is with a pidfd of
  * itself (sbx_ready_pid1), and from there it is what a fresh launcher
@@ -1264,12 +1266,18 @@ sbx_zygote_stop(void)
 	    sbx_zygote.errfd = -1;
 }
 
+/*
+ * Ask the zygote for a launcher: "F" with its socket's and error
+ * pipe's other ends.  The answer is not waited for here (the refill
+ * runs while an agent runs, and waiting would be one more hand-off
+ * between processes): it is read when the launcher is taken or
+ * dropped (sbx_zygote_collect), in the order asked, which is the
+ * order the zygote answers in.  Until then *r has pid 0 and no pidfd.
+ */
 static int
 sbx_zygote_make(struct sbx_ready *r)
 {
-	struct pollfd	 pfd;
-	char		 tag = 0;
-	int		 sv[2], ep[2], fds[2], fd = -1, rc;
+	int	 sv[2], ep[2], fds[2], rc;
 
 	if (sbx_zygote_off)
 		return (-1);
@@ -1291,34 +1299,57 @@ sbx_zygote_make(struct sbx_ready *r)
 	rc = sbx_sendtag(sbx_zygote.sock, 'F', fds, 2);
 	close(sv[1]);
 	close(ep[1]);
-	pfd.fd = sbx_zygote.sock;
-	pfd.events = POLLIN;
-	if (rc == 0) {
-		while ((rc = poll(&pfd, 1, SBX_ZYGOTE_MS)) == -1 &&
-		    errno == EINTR)
-			;
-		if (rc != 1 || sbx_recvtag(sbx_zygote.sock, MSG_DONTWAIT,
-		    &tag, &fd, 1) != 1 || tag != 'Z')
-			rc = -1;
-		else if ((r->pid = sbx_pidfd_child(fd, sbx_zygote.pid)) == -1)
-			rc = -1;
-		else
-			rc = 0;
-	} else
-		rc = -1;
 	if (rc == -1) {
-		if (fd != -1)
-			close(fd);
 		close(sv[0]);
 		close(ep[0]);
 		sbx_zygote_stop();
 		sbx_zygote_off = 1;
 		return (-1);
 	}
-	r->pidfd = fd;
+	r->pid = 0;
+	r->pidfd = -1;
 	r->sock = sv[0];
 	r->errfd = ep[0];
 	return (0);
+}
+
+/*
+ * The zygote's "Z" for the oldest launcher it still owes, r: a pidfd of
+ * a child of ours other than the zygote.  Else the zygote is killed,
+ * launchers are exec'd from now on, r's ends are closed (a launcher
+ * the zygote made exits at their EOF) and -1.
+ */
+static int
+sbx_zygote_collect(struct sbx_ready *r)
+{
+	struct pollfd	 pfd;
+	char		 tag = 0;
+	int		 fd = -1, rc = -1;
+
+	if (sbx_zygote.pid != -1) {
+		pfd.fd = sbx_zygote.sock;
+		pfd.events = POLLIN;
+		while ((rc = poll(&pfd, 1, SBX_ZYGOTE_MS)) == -1 &&
+		    errno == EINTR)
+			;
+		if (rc != 1 || sbx_recvtag(sbx_zygote.sock, MSG_DONTWAIT,
+		    &tag, &fd, 1) != 1 || tag != 'Z' ||
+		    (r->pid = sbx_pidfd_child(fd, sbx_zygote.pid)) == -1)
+			rc = -1;
+		else
+			rc = 0;
+	}
+	if (rc == 0) {
+		r->pidfd = fd;
+		return (0);
+	}
+	if (fd != -1)
+		close(fd);
+	close(r->sock);
+	close(r->errfd);
+	sbx_zygote_stop();
+	sbx_zygote_off = 1;
+	return (-1);
 }
 
 static int
@@ -1347,6 +1378,14 @@ sbx_ready_drop(struct sbx_ready *r)
 static void
 sbx_ready_drain(void)
 {
+	int	 i, n = 0;
+
+	/* The zygote's answers first, in the order it gives them. */
+	for (i = 0; i < sbx_nready; i++)
+		if (sbx_ready[i].pid != 0 ||
+		    sbx_zygote_collect(&sbx_ready[i]) == 0)
+			sbx_ready[n++] = sbx_ready[i];
+	sbx_nready = n;
 	while (sbx_nready > 0)
 		sbx_ready_drop(&sbx_ready[--sbx_nready]);
 }
@@ -1366,6 +1405,10 @@ sbx_ready_take(struct sbx_ready *r)
 		*r = sbx_ready[0];
 		memmove(&sbx_ready[0], &sbx_ready[1], --sbx_nready *
 		    sizeof(sbx_ready[0]));
+		/* What the zygote owed and did not give: an exec'd one. */
+		if (r->pid == 0 && sbx_zygote_collect(r) == -1 &&
+		    sbx_ready_exec(r, "ready") == -1)
+			continue;
 		pfd.fd = r->sock;
 		pfd.events = POLLIN;
 		while ((rc = poll(&pfd, 1, SBX_SETUP_MS)) == -1 &&

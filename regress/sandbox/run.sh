@@ -410,15 +410,16 @@ noplan|none came
 badid|id: not a plain name
 EOF
 # A launcher of the pool, by hand: before its plan it holds its socket
-# and error pipe and nothing else (the stray fd 9 is gone), its uts,
-# network and IPC namespaces are new, and its plan must come with the
-# log fd.  Its pid 1 is cloned at the plan, a child of ours (as a fresh
-# launcher is), in new pid and mount namespaces too, and says so with
-# a pidfd of itself.
+# and error pipe, the host's mount namespace and its own (5 and 6), and
+# nothing else (the stray fd 9 is gone), its mount (the host-root part
+# of the view, built ahead), uts, network and IPC namespaces are new,
+# and its plan must come with the log fd.  Its pid 1 is cloned at the
+# plan, a child of ours (as a fresh launcher is), in a new pid
+# namespace too, and says so with a pidfd of itself.
 OUT=$("$PL" "$LAUNCHER" ready "$TREE" "$U" -- /bin/sh -c 'id -u; exit 3' 2>&1)
 if printf '%s\n' "$OUT" | grep -qx "ready" &&
-    printf '%s\n' "$OUT" | grep -qx "fds: 0 1 2 3 4" &&
-    printf '%s\n' "$OUT" | grep -qx "fresh: uts net ipc" &&
+    printf '%s\n' "$OUT" | grep -qx "fds: 0 1 2 3 4 5 6" &&
+    printf '%s\n' "$OUT" | grep -qx "fresh: mnt uts net ipc" &&
     printf '%s\n' "$OUT" | grep -qx "pid1: child, not the launcher" &&
     printf '%s\n' "$OUT" | grep -qx "fresh: mnt uts net ipc pid" &&
     printf '%s\n' "$OUT" | grep -qx "title: factory-sandbox attempt launch-1 |" &&
@@ -480,8 +481,8 @@ printf '%s\n' "$OUT" | grep -qx "not ready" &&
 OUT=$("$PL" "$LAUNCHER" zygote "$TREE" "$U" -- /bin/sh -c 'id -u; exit 3' 2>&1)
 if printf '%s\n' "$OUT" | grep -qx "launcher: child, not the zygote" &&
     printf '%s\n' "$OUT" | grep -qx "ready" &&
-    printf '%s\n' "$OUT" | grep -qx "fds: 0 1 2 3 4" &&
-    printf '%s\n' "$OUT" | grep -qx "fresh: uts net ipc" &&
+    printf '%s\n' "$OUT" | grep -qx "fds: 0 1 2 3 4 5 6" &&
+    printf '%s\n' "$OUT" | grep -qx "fresh: mnt uts net ipc" &&
     printf '%s\n' "$OUT" | grep -qx "title: factory-sandbox ready |" &&
     printf '%s\n' "$OUT" | grep -qx "pid1: child, not the launcher" &&
     printf '%s\n' "$OUT" | grep -qx "fresh: mnt uts net ipc pid" &&
