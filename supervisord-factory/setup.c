@@ -531,7 +531,7 @@ setup_freenames(char **v)
 /*
  * A link's target stays inside its output: relative, and never above
  * the output's root on the way (depth is the link's directory's depth
- * below it).
+ * below it; -1 for the output itself, which may not be a link).
  */
 static int
 setup_link_inside(const char *target, int depth)
@@ -539,7 +539,7 @@ setup_link_inside(const char *target, int depth)
 	const char	*p, *end;
 	size_t		 len;
 
-	if (target[0] == '/' || target[0] == '\0')
+	if (depth < 0 || target[0] == '/' || target[0] == '\0')
 		return (0);
 	for (p = target; *p != '\0'; p = *end == '\0' ? end : end + 1) {
 		if ((end = strchr(p, '/')) == NULL)
@@ -659,7 +659,7 @@ setup_copy_ent(struct setup_walk *w, int src, int dst, const char *name,
 		    strerror(errno));
 		goto done;
 	}
-	if (dst != -1 && (dfd = openat(dst, name, O_WRONLY | O_CREAT |
+	if (dst != -1 && (dfd = openat(dst, name, O_RDWR | O_CREAT |
 	    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1) {
 		snprintf(w->err, w->errlen, "store %s: %s", w->path,
 		    strerror(errno));
@@ -708,8 +708,12 @@ setup_copy_dir(struct setup_walk *w, int src, int dst, int depth)
 		return (-1);
 	}
 	if ((names = setup_names(src, SETUP_MAXFILES, &n)) == NULL) {
-		snprintf(w->err, w->errlen, "%s: %s", w->path[0] ? w->path :
-		    ".", errno == EFBIG ? "too many files" : strerror(errno));
+		if (errno == EFBIG)
+			snprintf(w->err, w->errlen, "more than %d files",
+			    SETUP_MAXFILES);
+		else
+			snprintf(w->err, w->errlen, "%s: %s", w->path[0] ?
+			    w->path : ".", strerror(errno));
 		return (-1);
 	}
 	for (i = 0; i < n && ret == 0; i++)
@@ -897,7 +901,7 @@ setup_walk_outputs(struct setup_walk *w, int src, int dst,
 		}
 		strlcpy(w->path, outs[i], sizeof(w->path));
 		w->path[leaf - outs[i] > 0 ? leaf - outs[i] - 1 : 0] = '\0';
-		rc = setup_copy_ent(w, sp, dp, leaf, 0);
+		rc = setup_copy_ent(w, sp, dp, leaf, -1);
 		/* The output replaces what the pristine tree has there. */
 		if (rc == 0 && dp != -1 && S_ISDIR(st.st_mode) &&
 		    setup_opaque(dp, leaf) == -1) {
@@ -1404,11 +1408,10 @@ setup_list(void)
 	if (setup_scan(&v, &n) == -1)
 		return (list);
 	for (i = 0; i < n; i++)
-		json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:I, "
+		json_array_append_new(list, json_pack("{s:s, s:s, s:I, s:I, "
 		    "s:I, s:b}", "kind", "setup", "key", v[i].key, "bytes",
-		    (json_int_t)v[i].bytes,
-		    "files", (json_int_t)v[i].files, "used",
-		    (json_int_t)v[i].used.tv_sec, "in_use",
+		    (json_int_t)v[i].bytes, "files", (json_int_t)v[i].files,
+		    "used", (json_int_t)v[i].used.tv_sec, "in_use",
 		    setup_in_use(v[i].key)));
 	free(v);
 	return (list);

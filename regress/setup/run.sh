@@ -165,9 +165,12 @@ refused() {	# NAME SCRIPT PATTERN
 	    [ "$(entries)" = "$before" -a "$(tmps)" = 0 ]
 }
 refused outside 'mkdir -p deps; echo x > deps/ok; echo y > src/evil' \
-    'setup wrote src/evil, outside its outputs'
-refused delete 'mkdir -p deps; rm src/a.c' \
-    'setup wrote src/a.c, outside its outputs'
+    'setup wrote src, outside its outputs'
+refused outside-top 'mkdir -p deps; echo y > evil' \
+    'setup wrote evil, outside its outputs'
+refused delete 'mkdir -p deps; rm README.md' \
+    'setup wrote README.md, outside its outputs'
+refused escape-output 'ln -s src deps' 'leaves its output'
 refused escape 'mkdir -p deps/a; ln -s ../../src deps/a/up' \
     'leaves its output'
 refused absolute 'mkdir -p deps; ln -s /etc/passwd deps/pw' \
@@ -184,21 +187,29 @@ refused status 'mkdir -p deps; echo x > deps/f; exit 3' \
 # --- cache rm of an entry in use is refused; gc to the bound ----------
 man "$T/hold.yaml" "" "" 'sleep 30'
 id=$(ctl submit "$T/hold.yaml") || notok "hold: not submitted"
+HOLD=$id
 wait_state "$id" running 30 || notok "hold: not running"
+KEY=$(rfact "$id" | jq -r .key)
+E=$STATE/setup/$KEY
 check "cache list: the held entry is in use" \
     [ "$(ctl -j cache list | jq -r ".caches[] | select(.key == \"$KEY\") | .in_use")" = true ]
 check "cache rm of an entry in use: refused" \
     sh -c "! '$O/factoryctl' -s '$SOCK' cache rm $KEY 2>'$T/rm.err' && grep -q 'in use' '$T/rm.err'"
+check "cache rm of an entry in use: the entry is still there" \
+    [ -d "$E" -a -f "$E.meta" ]
 # Three entries of 1.5 MB each: more than the 4M bound together.
 for k in 1 2 3; do
-	man "$T/big$k.yaml" "" 'mkdir -p deps && dd if=/dev/zero of=deps/b bs=512K count=3 2>/dev/null' "" "  env: {BIG: \"$k\"}"
+	man "$T/big$k.yaml" "" 'mkdir -p deps && dd if=/dev/zero of=deps/b bs=512K count=3 2>/dev/null' \
+	    'echo big >> src/a.c' "  env: {BIG: \"$k\"}"
 	submit_wait "$T/big$k.yaml" 60 >/dev/null || notok "big$k: did not finish"
 done
 total=$(ctl -j cache list | jq '[.caches[] | select(.kind == "setup") | .bytes] | add')
 check "the bound: setup entries within 4M ($total bytes)" [ "$total" -le 4194304 ]
 check "the bound: the entry in use was kept" [ -d "$E" ]
-ctl cancel "$id" >/dev/null
-wait_terminated "$id" 30 || notok "hold: not torn down"
+check "the bound: the oldest entries not in use were evicted" \
+    grep -q 'setup: evicted' "$T/log"
+ctl cancel "$HOLD" >/dev/null
+wait_terminated "$HOLD" 30 || notok "hold: not torn down"
 check "cache rm of an entry no longer in use" ctl cache rm "$KEY"
 check "cache rm: the entry is gone" [ ! -e "$E" -a ! -e "$E.meta" ]
 mkdir "$STATE/setup/.tmp.$(printf '%064d' 7).a-19700101-0001"
