@@ -1599,9 +1599,8 @@ attempt_cleanup_sandboxes(struct attempt *a)
 	char		 id[ATTEMPT_ID_MAX + 4], err[512];
 	int		 v, ret = 0;
 
-	for (v = 0; v < 3; v++) {
-		snprintf(id, sizeof(id), "%s%s", a->id, v == 1 ? "-v" :
-		    v == 2 ? "-s" : "");
+	for (v = 0; v < 2; v++) {
+		snprintf(id, sizeof(id), "%s%s", a->id, v ? "-v" : "");
 		if (sandbox_cgroup_paths(id, &sb) == -1)
 			continue;
 		(void)sandbox_kill(&sb);

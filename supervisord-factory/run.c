@@ -243,8 +243,13 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 	r->logpipe = p[0];
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 
-	snprintf(id, sizeof(id), "%s%s", a->id, validation ? "-v" :
-	    su != NULL ? "-s" : "");
+	/*
+	 * Setup ends before the agent starts and the validation run
+	 * starts after it: setup's sandbox takes the validation run's
+	 * names (cgroups "<id>-v"), which the reconciler and teardown know.
+	 */
+	snprintf(id, sizeof(id), "%s%s", a->id, validation || su != NULL ?
+	    "-v" : "");
 	run_hide_list(a->m->repository, hide, RUN_MAXHIDE);
 	expose[0] = run_objects(a->m, objects, sizeof(objects)) == 0 ?
 	    objects : NULL;
