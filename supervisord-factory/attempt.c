@@ -2439,6 +2439,8 @@ attempt_json(struct attempt *a)
 		json_object_set_new(o, "pull", json_integer(a->pull));
 	if (a->record[0] != '\0')
 		json_object_set_new(o, "record", json_string(a->record));
+	if (a->m != NULL && a->m->setup != NULL && a->setup_ready)
+		json_object_set_new(o, "setup", setup_facts(a));
 	json_object_set_new(o, "epoch", json_integer((json_int_t)a->epoch));
 	json_object_set_new(o, "uid", json_integer(a->uid));
 	json_object_set_new(o, "receipts",

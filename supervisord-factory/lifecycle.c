@@ -290,6 +290,15 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 			strlcpy(a->setup_digest, s + 7,
 			    sizeof(a->setup_digest));
 			a->setup_ready = 1;
+			a->setup_hit = json_is_true(json_object_get(v, "hit"));
+			a->setup_files = json_integer_value(json_object_get(v,
+			    "files"));
+			a->setup_bytes = json_integer_value(json_object_get(v,
+			    "bytes"));
+			a->setup_ms = json_integer_value(json_object_get(v,
+			    "ms"));
+			a->setup_status = json_integer_value(json_object_get(v,
+			    "status"));
 		}
 	} else if (strcmp(t->kind, "exited") == 0) {
 		apply_run_times(a, json_object_get(facts, "times"), ms);

@@ -110,6 +110,8 @@ id=$(submit_wait "$T/m1.yaml") || notok "hit: did not finish"
 check "hit: published ($(field "$id" state): $(field "$id" reason))" \
     [ "$(field "$id" state)" = published ]
 check "hit: setup did not run (counter $(count))" [ "$(count)" = 1 ]
+check "hit: show says hit, with the key" \
+    [ "$(ctl -j show "$id" | jq -r '.setup.hit, .setup.key' | tr '\n' ' ')" = "true $KEY " ]
 check "hit: the running receipt says hit, same key and digest" \
     sh -c "[ '$(rfact "$id" | jq -r '.hit, .key, .digest' | tr '\n' ' ')' = 'true $KEY $DIG ' ]"
 
@@ -273,6 +275,7 @@ check "crash: the attempt went on after the restart to a verdict" \
 check "crash: setup ran again, the half entry was not a hit" \
     [ "$(count)" = $((n + 2)) ]
 CK=$(rfact "$id" | jq -r .key)
+CRASHED=$id
 check "crash: the entry is whole now" \
     [ -d "$STATE/setup/$CK" -a -f "$STATE/setup/$CK.meta" -a "$(tmps)" = 0 ]
 
@@ -285,5 +288,7 @@ start_factoryd "$T/factoryd.conf" "$T/log"
 check "restart: a key without meta, a meta without key, a temporary: removed" \
     [ ! -e "$STATE/setup/$HK" -a ! -e "$STATE/setup/$(printf '%064d' 9).meta" -a "$(tmps)" = 0 ]
 check "restart: whole entries kept" [ "$(entries)" -ge 1 ]
+check "restart: show has the setup of a replayed attempt" \
+    [ "$(ctl -j show "$CRASHED" | jq -r .setup.key)" = "$CK" ]
 
 regress_done
