@@ -53,7 +53,7 @@ mkimage() {
 	mkdir -p "$r/bin" "$STATE/images/names" || return 1
 	cp "$BB" "$r/bin/busybox" || return 1
 	for a in sh cat ls echo test mkdir true false head printf rm wc \
-	    sha256sum ln chmod touch nc seq dd sleep cp; do
+	    sha256sum ln chmod touch nc seq dd sleep cp mkfifo; do
 		ln -s busybox "$r/bin/$a" || return 1
 	done
 	chown -R 0:0 "$STATE/images"
@@ -73,7 +73,7 @@ man() {
 	    "environment: {image: \"sha256:${2:-$H1}\"}
 setup:
   run: [\"/bin/sh\", \"-c\", $(printf '%s' "$PING ${3:-$BUILD}" | jq -Rs .)]
-  inputs: [README.md, missing.lock]
+  inputs: [${INPUTS:-README.md, missing.lock}]
   outputs: [deps]
   network: {allow: [\"127.0.0.1:$PORT\"]}
 ${5:-  env: {MODE: one\}}"
@@ -185,6 +185,23 @@ refused bytes 'mkdir -p deps; dd if=/dev/zero of=deps/big bs=1M count=5 2>/dev/n
     'more than 4194304 bytes'
 refused status 'mkdir -p deps; echo x > deps/f; exit 3' \
     'setup exited with status 3'
+refused fifo 'mkdir -p deps; mkfifo deps/p' 'a FIFO, refused'
+refused hidden-dir 'mkdir -p deps/a/b/c; chmod 4755 deps/a/b/c' 'setuid or setgid'
+
+# --- an input that is a symbolic link is refused -----------------------
+ln -s README.md "$T/src/link.lock"
+git -C "$T/src" add link.lock &&
+    git -C "$T/src" -c user.name=t -c user.email=t@localhost commit -qm link &&
+    git -C "$T/src" push -q "$T/demo.git" main || fail "cannot push"
+n=$(count)
+INPUTS=link.lock man "$T/link.yaml"
+id=$(submit_wait "$T/link.yaml") || notok "link input: did not finish"
+check "a symbolic link input: failed ($(field "$id" reason))" sh -c \
+    "[ '$(field "$id" state)' = failed ] && '$O/factoryctl' -s '$SOCK' -j show $id | jq -r .reason | grep -q 'setup.inputs: link.lock: a symbolic link, refused'"
+check "a symbolic link input: setup did not run" [ "$(count)" = "$n" ]
+INPUTS="src/../README.md" man "$T/dotdot.yaml"
+check "an input with ..: refused at submission" \
+    sh -c "! '$O/factoryctl' -s '$SOCK' submit '$T/dotdot.yaml' 2>'$T/dd.err' && grep -q 'setup.inputs\[0\]: \"src/../README.md\": an empty' '$T/dd.err'"
 
 # --- cache rm of an entry in use is refused; gc to the bound ----------
 man "$T/hold.yaml" "" "" 'sleep 30'
