@@ -30,7 +30,7 @@ const char	*ctl_socket = FACTORYD_SOCKET;
 
 static const struct ctl_cmd ctl_cmds[] = {
 	{ "approve",	0, cmd_approve,	"approve id" },
-	{ "cache",	1, cmd_cache,	"cache list | rm repository/commit" },
+	{ "cache",	1, cmd_cache,	"cache list | rm repository/commit | rm KEY | gc" },
 	{ "cancel",	0, cmd_cancel,	"cancel id" },
 	{ "image",	1, cmd_image,	"image import [-v] name path | list | "
 	    "rm name | verify name" },

@@ -53,7 +53,8 @@ struct conf_where {
 static const char * const conf_topkeys[] = {
 	"socket", "state-dir", "libexec", "users", "attempt-uids",
 	"max-attempts", "verifiers", "lease-ttl", "reconcile-interval",
-	"control-idle-timeout", "attempt-disk", "pristine-cache", "images",
+	"control-idle-timeout", "attempt-disk", "pristine-cache", "setup-cache",
+	"images",
 	"keys", "repositories", "sandbox", "environment", "metrics", NULL
 };
 
@@ -83,6 +84,7 @@ conf_defaults(struct factoryd_conf *c)
 	c->disk_default = 1024ULL * 1024 * 1024;
 	c->disk_max = 4ULL * 1024 * 1024 * 1024;
 	c->pristine_max = 16ULL * 1024 * 1024 * 1024;
+	c->setup_max = 8ULL * 1024 * 1024 * 1024;
 	c->image_max_size = 8ULL * 1024 * 1024 * 1024;
 	c->image_max_files = 1000000;
 	c->image_max_depth = 256;
@@ -757,6 +759,8 @@ conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 	    conf_disk(e, y_get(root, "attempt-disk"), c) == -1 ||
 	    (y_get(root, "pristine-cache") != NULL && y_size(e, y_get(root,
 	    "pristine-cache"), &c->pristine_max) == -1) ||
+	    (y_get(root, "setup-cache") != NULL && y_size(e, y_get(root,
+	    "setup-cache"), &c->setup_max) == -1) ||
 	    conf_images(e, y_get(root, "images"), c) == -1 ||
 	    conf_metrics(e, y_get(root, "metrics"), c) == -1 ||
 	    conf_keys(e, y_get(root, "keys"), c) == -1 ||

@@ -122,7 +122,8 @@ enum imsg_type {
 	IMSG_CTL_REAP,
 	IMSG_CTL_RECONCILE,
 	IMSG_CTL_CACHE_LIST,
-	IMSG_CTL_CACHE_RM,	/* "repository/commit" */
+	IMSG_CTL_CACHE_RM,	/* "repository/commit", or a setup KEY */
+	IMSG_CTL_CACHE_GC,	/* evict to the bounds now */
 
 	/*
 	 * child -> parent, once, first: pledge_describe() text, escaped

@@ -389,6 +389,8 @@ attempt_init(char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return (-1);
 	}
+	if (setup_init(err, errlen) == -1)
+		return (-1);
 	/* The publisher's caches (forge github): its own. */
 	snprintf(path, sizeof(path), "%s/publish", env->conf->statedir);
 	if (fs_mkdir_owned(path, 0700, env->conf->users[PROC_PUBLISHER].uid,
@@ -1003,17 +1005,13 @@ attempt_env_check(struct attempt *a, char *err, size_t errlen)
  * again after a restart: a tree already mounted is left as it is.
  */
 static int
-attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
+attempt_pristine(struct attempt *a, char *err, size_t errlen)
 {
 	struct stat	 st;
-	char		 tmp[PATH_MAX], lower[PATH_MAX], path[PATH_MAX];
-	char		 why[256];
-	uint64_t	 t0 = now_ms();
+	char		 tmp[PATH_MAX], why[256];
 
 	if (pristine_path(a->repo, a->baseline, ".", tmp, sizeof(tmp)) ==
-	    -1 || strlcat(tmp, a->id, sizeof(tmp)) >= sizeof(tmp) ||
-	    pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
-	    -1) {
+	    -1 || strlcat(tmp, a->id, sizeof(tmp)) >= sizeof(tmp)) {
 		snprintf(err, errlen, "%s: pristine path too long", a->repo);
 		return (-1);
 	}
@@ -1021,6 +1019,34 @@ attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
 	if (lstat(tmp, &st) == 0 && pristine_commit(a, tmp, why,
 	    sizeof(why)) == -1) {
 		snprintf(err, errlen, "pristine %s: %s", tmp, why);
+		return (-1);
+	}
+	return (0);
+}
+
+/* The setup entry's outputs for a's trees, or NULL without a setup. */
+static const char *
+attempt_setup_lower(struct attempt *a, char *buf, size_t len)
+{
+	if (a->m->setup == NULL || a->setup_key[0] == '\0')
+		return (NULL);
+	if (setup_entry_path(a->setup_key, buf, len) == -1)
+		return (NULL);
+	return (buf);
+}
+
+static int
+attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
+{
+	char		 lower[PATH_MAX], path[PATH_MAX], extra[PATH_MAX];
+	char		 why[256];
+	uint64_t	 t0 = now_ms();
+
+	if (attempt_pristine(a, err, errlen) == -1)
+		return (-1);
+	if (pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
+	    -1) {
+		snprintf(err, errlen, "%s: pristine path too long", a->repo);
 		return (-1);
 	}
 	if (disk_overlay_mounted(a->dir, "tree"))
@@ -1039,8 +1065,12 @@ attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return (-1);
 	}
-	if (disk_overlay(lower, a->dir, "tree", a->uid, a->uid, err,
-	    errlen) == -1)
+	if (a->m->setup != NULL && a->setup_key[0] == '\0') {
+		snprintf(err, errlen, "setup: no cache entry");
+		return (-1);
+	}
+	if (disk_overlay(lower, attempt_setup_lower(a, extra, sizeof(extra)),
+	    a->dir, "tree", a->uid, a->uid, err, errlen) == -1)
 		return (-1);
 	crashpoint("parent:after-tree");
 	log_debug("%s: tree mounted in %d ms", a->id, (int)(now_ms() - t0));
@@ -1082,11 +1112,18 @@ attempt_mount_checkout(struct attempt *a, uid_t uid, char *err, size_t errlen)
 {
 	uid_t	 vu = env->conf->users[PROC_VERIFIER].uid;
 	gid_t	 vg = env->conf->users[PROC_VERIFIER].gid;
-	char	 lower[PATH_MAX], path[PATH_MAX];
+	char	 lower[PATH_MAX], path[PATH_MAX], extra[PATH_MAX];
 
 	if (pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
 	    -1) {
 		snprintf(err, errlen, "%s: pristine path too long", a->repo);
+		return (-1);
+	}
+	/* The outputs the agent had, by key, checked against the receipts. */
+	if (a->m->setup != NULL && (a->setup_key[0] == '\0' ||
+	    setup_verify(a, err, errlen) == -1)) {
+		if (a->setup_key[0] == '\0')
+			snprintf(err, errlen, "setup: no cache entry recorded");
 		return (-1);
 	}
 	if (uid == vu) {
@@ -1108,8 +1145,8 @@ attempt_mount_checkout(struct attempt *a, uid_t uid, char *err, size_t errlen)
 	if (fs_remove_tree(path) == -1 || fs_mkdir_owned(path, 0700, 0, 0) ==
 	    -1)
 		goto fail;
-	return (disk_overlay(lower, a->vdir, "checkout", uid, uid, err,
-	    errlen));
+	return (disk_overlay(lower, attempt_setup_lower(a, extra,
+	    sizeof(extra)), a->vdir, "checkout", uid, uid, err, errlen));
  fail:
 	snprintf(err, errlen, "%s: %s", path, strerror(errno));
 	return (-1);
@@ -1124,6 +1161,25 @@ attempt_start_agent(struct attempt *a)
 	int		 i;
 
 	snprintf(tree, sizeof(tree), "%s/tree", a->dir);
+	if (a->m->setup != NULL && !a->setup_ready) {
+		if (a->run != NULL)
+			return;		/* setup runs */
+		if (attempt_env_check(a, err, sizeof(err)) == -1) {
+			attempt_fail(a, "failed", "environment: %s", err);
+			return;
+		}
+		if (attempt_pristine(a, err, sizeof(err)) == -1) {
+			attempt_fail(a, "failed", "%s", err);
+			return;
+		}
+		switch (setup_begin(a, err, sizeof(err))) {
+		case -1:
+			attempt_fail(a, "failed", "%s", err);
+			return;
+		case 0:
+			return;		/* attempt_setup_done() goes on */
+		}
+	}
 	if (attempt_mount_tree(a, err, sizeof(err)) == -1) {
 		attempt_fail(a, "failed", "%s", err);
 		return;
@@ -1143,6 +1199,8 @@ attempt_start_agent(struct attempt *a)
 	facts = json_pack("{s:i, s:i, s:o, s:o}", "uid", (int)a->uid, "pid",
 	    (int)a->run->sb.pid, "cgroups", cg, "environment",
 	    env_facts(a->image, a->toolchain, NULL));
+	if (a->m->setup != NULL)
+		json_object_set_new(facts, "setup", setup_facts(a));
 	if (attempt_transition(a, "running", facts, NULL) == -1) {
 		a->run->cancelled = 1;
 		run_kill(a->run);
@@ -1328,12 +1386,40 @@ attempt_validation_done(struct attempt *a, struct run *r)
 		attempt_fail(a, "failed", "cannot send %s", err);
 }
 
+/* The setup run was reaped: on to the agent, or why not. */
+static void
+attempt_setup_done(struct attempt *a, struct run *r)
+{
+	char	 err[1024];
+	int	 rc;
+
+	a->run = NULL;
+	audit_flush();
+	rc = setup_finish(a, r, err, sizeof(err));
+	if (attempt_terminal(a)) {
+		attempt_teardown(a);
+		return;
+	}
+	if (a->cancel_requested) {
+		attempt_fail(a, "cancelled", "cancelled by uid %u during "
+		    "setup", (unsigned)a->canceller);
+		return;
+	}
+	if (rc == -1) {
+		attempt_fail(a, "failed", "%s", err);
+		return;
+	}
+	attempt_start_agent(a);
+}
+
 void
 attempt_run_done(struct run *r)
 {
 	struct attempt	*a = r->attempt;
 
-	if (r->validation)
+	if (r->setup)
+		attempt_setup_done(a, r);
+	else if (r->validation)
 		attempt_validation_done(a, r);
 	else
 		attempt_agent_done(a, r);
@@ -1621,6 +1707,8 @@ attempt_teardown(struct attempt *a)
 		left++;
 	/* A cold checkout this attempt did not finish goes too. */
 	pristine_drop_tmp(a);
+	if (setup_teardown(a) == -1)
+		left++;
 	/* The disks by their journaled paths, then what was under them. */
 	if (disk_unmount(a->dir) == -1 || disk_unmount(a->vdir) == -1 ||
 	    fs_remove_tree(a->dir) == -1 || fs_remove_tree(a->vdir) == -1) {
@@ -2429,6 +2517,8 @@ attempt_json(struct attempt *a)
 		json_object_set_new(o, "pull", json_integer(a->pull));
 	if (a->record[0] != '\0')
 		json_object_set_new(o, "record", json_string(a->record));
+	if (a->m != NULL && a->m->setup != NULL && a->setup_ready)
+		json_object_set_new(o, "setup", setup_facts(a));
 	json_object_set_new(o, "epoch", json_integer((json_int_t)a->epoch));
 	json_object_set_new(o, "uid", json_integer(a->uid));
 	json_object_set_new(o, "receipts",

@@ -142,6 +142,8 @@ static void	ctl_reconcile(struct ctl_conn *, struct imsg *);
 static void	ctl_cache_list(struct ctl_conn *, struct imsg *);
 static void	ctl_cache_rm(struct ctl_conn *, struct imsg *);
 static void	ctl_metrics(struct ctl_conn *, struct imsg *);
+static void	ctl_cache_rm_setup(struct ctl_conn *, const char *);
+static void	ctl_cache_gc(struct ctl_conn *, struct imsg *);
 
 static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_STATUS,	1, 0, ctl_status },
@@ -160,6 +162,7 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_RECONCILE,	0, 1, ctl_reconcile },
 	{ IMSG_CTL_CACHE_LIST,	1, 0, ctl_cache_list },
 	{ IMSG_CTL_CACHE_RM,	0, 0, ctl_cache_rm },
+	{ IMSG_CTL_CACHE_GC,	0, 0, ctl_cache_gc },
 	{ IMSG_CTL_SHELL,	0, 0, shell_request },
 	{ IMSG_CTL_SHELL_FD,	0, 0, shell_fd },
 	{ IMSG_CTL_IMAGE_IMPORT, 0, 1, image_ctl_import },
@@ -1216,7 +1219,36 @@ ctl_reap(struct ctl_conn *c, struct imsg *imsg)
 static void
 ctl_cache_list(struct ctl_conn *c, struct imsg *imsg)
 {
-	control_send_obj(c, json_pack("{s:o}", "caches", pristine_list()));
+	json_t	*list = pristine_list(), *setup = setup_list();
+
+	json_array_extend(list, setup);
+	json_decref(setup);
+	control_send_obj(c, json_pack("{s:o}", "caches", list));
+}
+
+static void
+ctl_cache_rm_setup(struct ctl_conn *c, const char *key)
+{
+	if (setup_remove(key) == -1) {
+		control_fail(c, "%s: %s", key, errno == EBUSY ?
+		    "in use by an attempt" : errno == ENOENT ?
+		    "no such cache entry" : strerror(errno));
+		return;
+	}
+	log_info("setup entry %s removed by uid %u", key, (unsigned)c->uid);
+	control_send_obj(c, json_pack("{s:s}", "removed", key));
+}
+
+/* Evict to the bounds now; stale temporaries go too. */
+static void
+ctl_cache_gc(struct ctl_conn *c, struct imsg *imsg)
+{
+	json_t	*o;
+
+	log_info("cache gc requested by uid %u", (unsigned)c->uid);
+	pristine_evict();
+	o = setup_gc();
+	control_send_obj(c, json_pack("{s:o}", "setup", o));
 }
 
 /* "repository/commit": one pristine checkout, refused while in use. */
@@ -1225,9 +1257,18 @@ ctl_cache_rm(struct ctl_conn *c, struct imsg *imsg)
 {
 	char	 key[REPO_NAME_MAX + 64], *slash;
 
-	if (imsg_get_strbuf(imsg, key, sizeof(key)) == -1 ||
-	    (slash = strchr(key, '/')) == NULL) {
-		control_fail(c, "bad cache key: repository/commit");
+	if (imsg_get_strbuf(imsg, key, sizeof(key)) == -1) {
+		control_fail(c, "bad cache key: repository/commit or KEY");
+		return;
+	}
+	/* A setup entry: its 64-hex key. */
+	if (strlen(key) == SHA256_HEX_LEN && strspn(key,
+	    "0123456789abcdef") == SHA256_HEX_LEN) {
+		ctl_cache_rm_setup(c, key);
+		return;
+	}
+	if ((slash = strchr(key, '/')) == NULL) {
+		control_fail(c, "bad cache key: repository/commit or KEY");
 		return;
 	}
 	*slash = '\0';
