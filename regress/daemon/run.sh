@@ -24,6 +24,7 @@ users:
   publisher: 61004
   egress: 61005
   image: 61006
+  gateway: 61007
 CONF
 }
 write_conf "$O"
@@ -279,6 +280,7 @@ users:
   publisher: 61004
   egress: 61005
   image: 61006
+  gateway: 61007
 CONF
 OUT_O=$O
 O=$PRIV/build start_factoryd "$T/p.conf" "$T/p.log"
