@@ -419,7 +419,7 @@ gw_send(struct gateway *gw)
 			log_info("%s: model gateway not running: %s is handed "
 			    "over when it starts", gw->id, ep->grant.provider);
 		else
-			log_debug("%s: grant %s on port %u handed to "
+			log_info("%s: grant %s on port %u handed to "
 			    "factory-gateway", gw->id, ep->grant.provider,
 			    ep->port);
 		/* The token is in the grant: no copy left in a buffer. */

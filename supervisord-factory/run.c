@@ -98,7 +98,7 @@ run_hide_list(const char *own, char **hide, size_t max)
 	struct conf_repo	*repo;
 	static char		 store[RUN_MAXHIDE][PATH_MAX];
 	const char		*cand[RUN_MAXHIDE];
-	size_t			 n = 0, i, j;
+	size_t			 n = 0, i, j, g;
 	char			 tmp[PATH_MAX];
 
 	cand[n++] = conf->statedir;
@@ -128,6 +128,12 @@ run_hide_list(const char *own, char **hide, size_t max)
 			strlcpy(store[i], repo->github.key, PATH_MAX);
 			cand[n++] = dirname(store[i++]);
 		}
+	}
+	/* Provider keys and upstream secrets: the gateway's alone. */
+	for (g = 0; g < conf->ngw && n + 1 < RUN_MAXHIDE &&
+	    i + 1 < RUN_MAXHIDE; g++) {
+		strlcpy(store[i], conf->gw[g].key, PATH_MAX);
+		cand[n++] = dirname(store[i++]);
 	}
 	/* Only what exists, each once. */
 	j = 0;
