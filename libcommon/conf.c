@@ -699,25 +699,32 @@ conf_methods(struct yerr *e, const struct ynode *n, uint32_t *out)
 	return (0);
 }
 
-/* "Authorization: Bearer", "X-Api-Key:": a header name, then a prefix. */
+/*
+ * The header the secret goes in: "Name" (the secret is its value) or
+ * "Name: prefix" ("Authorization: Bearer"), as factory-gateway takes it.
+ */
 static int
 conf_header(struct yerr *e, const struct ynode *n, char *dst, size_t len)
 {
-	const char	*colon;
+	const char	*p;
 	size_t		 nl;
 
 	if (y_str(e, n, "a header and prefix", 0, dst, len) == -1)
 		return (-1);
-	if ((colon = strchr(dst, ':')) == NULL || colon == dst)
-		return (y_fail(e, n, "expected \"Name: prefix\", not \"%s\"",
-		    n->str));
-	nl = (size_t)(colon - dst);
-	if (strspn(dst, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789-") != nl)
+	nl = strcspn(dst, ":");
+	if (nl == 0 || strspn(dst, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789-") != nl)
 		return (y_fail(e, n, "not a header name: \"%.*s\"", (int)nl,
 		    dst));
-	if (y_hasctl(colon))
-		return (y_fail(e, n, "contains a control character"));
+	if (dst[nl] == '\0')
+		return (0);
+	if (dst[nl + 1] != ' ' || dst[nl + 2] == '\0')
+		return (y_fail(e, n, "expected \"Name\" or \"Name: prefix\", "
+		    "not \"%s\"", n->str));
+	for (p = dst + nl + 2; *p != '\0'; p++)
+		if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f)
+			return (y_fail(e, n, "a prefix is printable, without "
+			    "spaces"));
 	return (0);
 }
 

@@ -131,6 +131,9 @@ leak "live: the upstream secret nowhere either" "$UPSECRET"
 [ -n "$TOKEN1" ] && leak "live: the token in no journal, receipt or log line" \
     "$TOKEN1"
 
+# MODEL_STOP=live: only the cases above (while debugging the gateway).
+[ "${MODEL_STOP:-}" = live ] && regress_done
+
 # --- the budget runs out mid-stream ------------------------------------
 
 AGENT="$HTTP"'

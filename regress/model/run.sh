@@ -23,7 +23,15 @@ GWUID=61107		# users.gateway of hlib.sh's config
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 MODELSRV=$TOP/regress/gateway/modelsrv.py
 
+# The daemon first, then what an attempt cut short left mounted.
 model_cleanup() {
+	local m
+	[ -n "$FACTORYD_PID" ] && stop_factoryd
+	case ${T:-} in
+	/var/tmp/factory-hostile.*)
+		awk -v d="$T/" 'index($2, d) == 1 {print $2}' /proc/mounts |
+		    sort -r | while read -r m; do umount -l "$m"; done ;;
+	esac
 	hostile_cleanup
 }
 
@@ -91,7 +99,7 @@ upstreams:
     methods: [GET, HEAD]
   pypi:
     url: https://localhost:$2
-    header: "X-Api-Key:"
+    header: X-Api-Key
     secret: $T/gwkeys/npm.token
     ca: $3
 CONF
