@@ -530,15 +530,18 @@ conf_envpolicy(const struct factoryd_conf *c, const struct conf_repo *r,
 int
 conf_parse_usd(const char *s, uint64_t *out)
 {
-	uint64_t	 whole = 0, frac = 0;
+	/* Any six decimals after it still fit 64 bits. */
+	const uint64_t	 maxwhole = (UINT64_MAX - 999999) / 1000000;
+	uint64_t	 whole = 0, frac = 0, d;
 	size_t		 i = 0, nfrac = 0;
 
 	if (s[0] < '0' || s[0] > '9')
 		return (-1);
 	for (; s[i] >= '0' && s[i] <= '9'; i++) {
-		if (whole > (UINT64_MAX / 1000000 - 9) / 10)
+		d = (uint64_t)(s[i] - '0');
+		if (whole > (maxwhole - d) / 10)
 			return (-1);
-		whole = whole * 10 + (uint64_t)(s[i] - '0');
+		whole = whole * 10 + d;
 	}
 	if (s[i] == '.') {
 		for (i++; s[i] >= '0' && s[i] <= '9'; i++) {
