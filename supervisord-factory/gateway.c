@@ -52,6 +52,8 @@
 
 #define GW_PORT_BASE	4100	/* the first endpoint inside a sandbox */
 #define GW_ENVMAX	(2 * CONF_GW_GRANTS + 2)
+/* Tokens or micro-dollars of one request, at most (2^40). */
+#define GW_USAGE_MAX	(1ULL << 40)
 
 struct gw_endpoint {
 	int			 fd;		/* listening, in the sandbox */
@@ -628,6 +630,21 @@ gw_token(struct imsg *imsg, char *why, size_t whylen)
 	return (0);
 }
 
+/* Did the manifest ask for this provider or upstream? */
+static int
+gw_granted(const struct manifest *m, const char *name)
+{
+	size_t	 i;
+
+	if (m->model.provider[0] != '\0' &&
+	    strcmp(m->model.provider, name) == 0)
+		return (1);
+	for (i = 0; i < m->nupstreams; i++)
+		if (strcmp(m->upstreams[i], name) == 0)
+			return (1);
+	return (0);
+}
+
 /*
  * IMSG_GW_USAGE, one per request: journaled as a "model" receipt of
  * the attempt while it is not terminated, the spend added to the
@@ -644,11 +661,29 @@ gw_usage(struct imsg *imsg, char *why, size_t whylen)
 
 	if (gw_usage_decode(imsg, &u, why, whylen) == -1)
 		return (-1);
+	/* What no request has: totals must not wrap, nor JSON's integers. */
+	if (u.tokens_in > GW_USAGE_MAX || u.tokens_out > GW_USAGE_MAX ||
+	    u.cost_uusd > GW_USAGE_MAX) {
+		snprintf(why, whylen, "GW_USAGE: %s %s: more than %llu tokens "
+		    "or micro-dollars in one request", u.id, u.provider,
+		    (unsigned long long)GW_USAGE_MAX);
+		return (-1);
+	}
+	if ((a = attempt_find(u.id)) == NULL) {
+		snprintf(why, whylen, "GW_USAGE: %s: no such attempt", u.id);
+		return (-1);
+	}
+	/* Only what was granted to it: a lie is not charged to anyone. */
+	if (!gw_granted(a->m, u.provider)) {
+		snprintf(why, whylen, "GW_USAGE: %s: %s was never granted to "
+		    "it", u.id, u.provider);
+		return (-1);
+	}
 	if ((ep = gw_find(u.id, u.provider, NULL)) != NULL) {
 		ep->grant.spent_tokens += u.tokens_in + u.tokens_out;
 		ep->grant.spent_uusd += u.cost_uusd;
 	}
-	if ((a = attempt_find(u.id)) == NULL || a->torn_down) {
+	if (a->torn_down) {
 		log_info("%s: gateway %s: %s after the attempt ended (status "
 		    "%u)", u.id, u.provider, gw_outcome_name(u.outcome),
 		    (unsigned)u.status);

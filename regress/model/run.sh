@@ -302,6 +302,50 @@ check "before the crash its grant was handed over" \
 check "after it, no grant was handed to the new gateway for it" \
     sh -c "! tail -n +$((LOGAT + 1)) '$T/log' | grep -q '$id: grant '"
 
+# --- a lying gateway is killed, its lies recorded nowhere ---------------
+
+# prog_fakegw as factory-gateway, the real binaries beside it.
+mkdir "$T/fakelib"
+for b in "$O"/factory-*; do
+	case $b in *.mode) continue ;; esac
+	ln -s "$b" "$T/fakelib/${b##*/}"
+done
+rm "$T/fakelib/factory-gateway"
+cp "$O/regress/model/prog_fakegw" "$T/fakelib/factory-gateway"
+chmod 755 "$T/fakelib" "$T/fakelib/factory-gateway"
+sed "s|^libexec: .*|libexec: $T/fakelib|" "$T/factoryd.conf" >"$T/fake.conf"
+chmod 644 "$T/fake.conf"
+stop_factoryd
+while IFS=: read -r mode text; do
+	echo "$mode" >"$T/fakelib/factory-gateway.mode"
+	start_factoryd "$T/fake.conf" "$T/log"
+	before=$(($(wc -l <"$T/log") + 1))
+	manifest fake "$(shjson "sleep 3")" "" \
+	    "model: {provider: openai, models: [m-small]}"
+	fid=$(submit fake)
+	i=0
+	while [ $i -lt 100 ] && ! tail -n +$before "$T/log" |
+	    grep -q "gateway (pid [0-9]*): .*killing it"; do
+		sleep 0.1; i=$((i + 1))
+	done
+	line=$(tail -n +$before "$T/log" | grep "gateway (pid [0-9]*): .*killing it" |
+	    head -n 1)
+	check "a gateway sending $mode is killed: ${line#*: }" \
+	    sh -c 'printf "%s\n" "$1" | grep -qF -- "$2"' sh "$line" "$text"
+	wait_done "$fid" 60 || notok "fake $mode: attempt did not end"
+	check "$mode: no model receipt, no spend" sh -c \
+	    "! '$O/factoryctl' -s '$SOCK' receipts '$fid' | grep -q '\"kind\":\"model\"'"
+	check "$mode: show -j has no request" \
+	    [ "$(show "$fid" | jq .model.requests)" = 0 ]
+	stop_factoryd
+done <<'MODES'
+usage-ungranted:GW_USAGE: a-
+usage-huge:GW_USAGE: a-
+usage-unknown:GW_USAGE: a-20991231-9999: no such attempt
+token-other:IMSG_GW_TOKEN: a-
+MODES
+start_factoryd "$T/factoryd.conf" "$T/log"
+
 if [ "$HAVE_DOUBLE" = 0 ]; then
 	# The live cases need h-gw's double and gateway (regress/gateway).
 	ok "# SKIP the live cases: $MODELSRV is not in this tree yet"
