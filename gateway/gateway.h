@@ -9,6 +9,9 @@
 
 #include <openssl/ssl.h>
 
+#include <event2/http.h>
+#include <jansson.h>
+
 #include "gwmsg.h"
 
 #define GW_KEYMAX	4096		/* a key or secret file, bytes */
@@ -29,15 +32,19 @@ struct gw_prov {
 TAILQ_HEAD(gw_provs, gw_prov);
 
 struct gw_fwd;
+struct gw_conn;
 
 /* One grant: an attempt's endpoint for one provider or upstream. */
 struct gw_ep {
 	TAILQ_ENTRY(gw_ep)	 entry;
-	struct gw_grant		 g;
+	struct gw_grant		 g;	/* spent_* kept up to date here */
 	int			 fd;		/* listening, in the sandbox */
 	struct evhttp		*http;
-	int			 inflight;	/* forwards running */
+	uint64_t		 running;	/* tokens of forwards running */
+	int			 nfwds;
 	TAILQ_HEAD(, gw_fwd)	 fwds;
+	int			 nconns;
+	TAILQ_HEAD(, gw_conn)	 conns;
 };
 TAILQ_HEAD(gw_eps, gw_ep);
 
@@ -58,5 +65,23 @@ extern int	 gw_timeout;
 /* serve.c */
 void		 serve_start(struct gw_ep *);
 void		 serve_stop(struct gw_ep *);
+/* An error answer as JSON; close: the connection ends after it. */
+void		 serve_error(struct evhttp_request *, int, const char *,
+		    const char *, int);
+int		 serve_budget_left(const struct gw_ep *, uint64_t);
+void		 serve_budget_message(const struct gw_ep *, char *, size_t);
+
+/* fwd.c */
+struct fwd_req {
+	int		 api;		/* enum proto_api, or -1: upstream */
+	json_t		*doc;		/* provider body, or NULL */
+	uint64_t	 pin, pout;	/* prices of the model */
+	struct gw_usage	 u;		/* filled in so far */
+};
+/* Forward req to prov: 0, or -1 (the caller answers 502). */
+int		 fwd_start(struct gw_ep *, struct gw_prov *,
+		    struct evhttp_request *, struct fwd_req *);
+/* The endpoint goes: its forwards end, their usage reported. */
+void		 fwd_stop(struct gw_ep *);
 
 #endif /* FACTORY_GATEWAY_H */
