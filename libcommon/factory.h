@@ -22,6 +22,7 @@
 #define PROC_PARENT_FD		3	/* a child's end of its socketpair */
 #define FACTORY_MAXIMSG		(64 * 1024)
 #define ATTEMPT_ID_MAX		32	/* "a-20261129-0007" */
+#define COHORT_ID_MAX		32	/* "c-20261129-0007" */
 #define REPO_NAME_MAX		64
 
 /*
@@ -184,6 +185,11 @@ enum imsg_type {
 	IMSG_IMAGE_STRIPPED,	/* image: uint32 kind, escaped path NUL */
 	IMSG_IMAGE_DONE,	/* image: struct image_done */
 	IMSG_IMAGE_FAILED,	/* image: an escaped reason NUL */
+
+	/* cohorts (factoryctl(8), COHORTS) */
+	IMSG_CTL_SUBMIT_N,	/* uint32 size, then as IMSG_CTL_SUBMIT */
+	IMSG_CTL_COHORT,	/* cohort id NUL */
+	IMSG_CTL_SELECT,	/* member id NUL */
 	IMSG_MAX
 };
 

@@ -69,6 +69,12 @@ enum attempt_state {
 	AS_REJECTED,
 	AS_CANCELLED,
 	AS_ORPHANED,
+	/*
+	 * A cohort's verified member waits for the selection (cohort.c):
+	 * it never publishes on its own; the one selected goes on.
+	 */
+	AS_SELECTABLE,
+	AS_SELECTED,
 	AS_MAX
 };
 
@@ -195,8 +201,30 @@ struct attempt {
 	struct event		 stall_ev;
 	int			 stall_set;
 	int			 stall_tries;	/* refused again, for the log */
+	/* A cohort's member: its id and variant, from "submitted". */
+	char			 cohort[COHORT_ID_MAX];
+	int			 variant;
+	int			 selected;	/* the "selected" receipt */
+	uid_t			 selector;
 };
 TAILQ_HEAD(attempts, attempt);
+
+/*
+ * A cohort (best-of-N): journaled as its own record before any member
+ * exists; its members are attempts naming it in their "submitted"
+ * receipts, and the one selected is the member with a "selected"
+ * receipt, so that nothing of it is kept twice.
+ */
+struct cohort {
+	TAILQ_ENTRY(cohort)	 entry;
+	char			 id[COHORT_ID_MAX];
+	int			 size;
+	uid_t			 submitter;
+	uint64_t		 ms;		/* journaled at */
+	char			 digest[80];	/* the frozen manifest's */
+	char			 repo[REPO_NAME_MAX];
+};
+TAILQ_HEAD(cohorts, cohort);
 
 struct ctl_conn {
 	TAILQ_ENTRY(ctl_conn)	 entry;
@@ -226,6 +254,7 @@ struct factoryd {
 	int			 shutting_down;
 	TAILQ_HEAD(, ctl_conn)	 ctl_conns;
 	struct attempts		 attempts;
+	struct cohorts		 cohorts;
 	struct journal		*journal;
 	EVP_PKEY		*receipt_key;
 	uint8_t			 receipt_pub[ED25519_PUB_LEN];
@@ -292,6 +321,7 @@ struct transition {
 struct lifecycle_replay {
 	struct attempts		*attempts;
 	const char		*statedir;
+	struct cohorts		*cohorts;	/* NULL: cohort records refused */
 };
 const char *attempt_state_name(enum attempt_state);
 const struct transition *transition_find(const char *);
@@ -311,6 +341,15 @@ void	 lifecycle_chain(struct attempt *, const struct transition *,
  */
 json_t	*lifecycle_stages(const struct attempt *, uint64_t, uint64_t);
 int	 lifecycle_replay(void *, uint64_t, const char *, size_t);
+/*
+ * Cohorts: the record journaled for one ({"cohort": {...}}) and its
+ * members.  lifecycle_cohort_record() checks and applies a record,
+ * live and on replay alike.
+ */
+int	 lifecycle_cohort_record(struct cohorts *, json_t *, uint64_t, char *,
+	    size_t);
+struct cohort *lifecycle_cohort_find(struct cohorts *, const char *);
+int	 lifecycle_cohort_id(const char *);
 
 /* attempt.c */
 int	 attempt_init(char *, size_t);
@@ -350,6 +389,23 @@ void	 attempt_reconcile(struct ctl_conn *);
 void	 attempt_note(struct attempt *, const char *, json_t *);
 void	 attempt_record_reaped(struct attempt *, const char *, const char *,
 	    int);
+
+/* attempt.c, for cohort.c */
+void	 attempt_submit_n(struct ctl_conn *, struct imsg *);
+void	 attempt_publish_selected(struct attempt *);
+int	 attempt_mark(struct attempt *, const char *, json_t *);
+void	 attempt_cancel_why(struct attempt *, uid_t, const char *);
+
+/* cohort.c */
+void	 cohort_newid(char *, size_t);
+int	 cohort_journal(struct cohort *, char *, size_t);
+void	 cohort_member_verified(struct attempt *);
+void	 cohort_recover(void);
+int	 cohort_select(const char *, uid_t, char *, size_t);
+int	 cohort_cancel(const char *, uid_t, char *, size_t);
+json_t	*cohort_json(const char *, char *, size_t);
+json_t	*cohorts_json(void);
+struct cohort *cohort_find(const char *);
 
 /* reconcile.c */
 int	 attempt_inventory(json_t *);
