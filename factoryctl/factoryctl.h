@@ -53,6 +53,12 @@ int	 cmd_orphans(int, char **);
 int	 cmd_reap(int, char **);
 int	 cmd_reconcile(int, char **);
 
+/* cohort.c */
+#define COHORT_SUBMIT_MAX	64	/* the daemon's max-cohort decides */
+int	 cohort_submitted(json_t *, int);
+int	 cmd_cohort(int, char **);
+int	 cmd_select(int, char **);
+
 /* cache.c */
 int	 cmd_cache(int, char **);
 
