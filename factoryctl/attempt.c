@@ -297,6 +297,7 @@ cmd_list(int argc, char **argv)
 	json_array_foreach(json_object_get(o, "attempts"), i, a)
 		printf("%-16s %-12s %-12s %s\n", jstr(a, "id"),
 		    jstr(a, "state"), jstr(a, "repository"), jstr(a, "title"));
+	cohort_print_list(json_object_get(o, "cohorts"));
 	json_decref(o);
 	return (CTL_EXIT_OK);
 }

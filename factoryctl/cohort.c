@@ -364,3 +364,21 @@ cohort_submitted(json_t *o, int wait)
 	json_decref(o);
 	return (ret);
 }
+
+/* list and status: the cohorts, after the rest, when there are any. */
+void
+cohort_print_list(json_t *arr)
+{
+	json_t	*c, *sel;
+	size_t	 i;
+
+	if (json_array_size(arr) == 0)
+		return;
+	printf("\n%-16s %4s %s\n", "COHORT", "SIZE", "SELECTED");
+	json_array_foreach(arr, i, c) {
+		sel = json_object_get(c, "selected");
+		printf("%-16s %4lld %s\n", ctl_jvis(json_object_get(c, "id")),
+		    json_integer_value(json_object_get(c, "size")),
+		    json_is_string(sel) ? ctl_jvis(sel) : "-");
+	}
+}

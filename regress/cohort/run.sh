@@ -80,6 +80,8 @@ check "list names the cohort of each member" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j list | jq -e '[.attempts[] | select(.cohort == \"$C\")] | length == 3'"
 check "list shows the cohort" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j list | jq -e '.cohorts[] | select(.id == \"$C\" and .size == 3)'"
+check "list (text) shows the cohort" sh -c "'$O/factoryctl' -s '$SOCK' list | grep -q '^$C  *3 -\$'"
+check "status (text) shows the cohort" sh -c "'$O/factoryctl' -s '$SOCK' status | grep -q '^$C '"
 check "status shows the cohort" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j status | jq -e '.cohorts[] | select(.id == \"$C\")'"
 COLUMNS=100 ctl cohort "$C" >"$T/table" 2>&1
