@@ -197,17 +197,17 @@ attempt_fail(struct attempt *a, const char *kind, const char *fmt, ...)
  * attempt goes on from there.  Only the records that end an attempt,
  * and the agent's exit, are kept as they were: for any other, the
  * attempt fails with a reason once the journal takes records again.
- * Records the caller answers for (submitted, approved) or that only
+ * Records the caller answers for (submitted, approved, selected) or that only
  * inform (reaped, shell) are not kept.
  */
 #define STALL_RETRY_SEC	1
 
 static const char *const stall_kept[] = {
 	"failed", "cancelled", "rejected", "published", "teardown",
-	"terminated", "exited", "verdict", NULL
+	"terminated", "exited", "verdict", "selectable", NULL
 };
 static const char *const stall_skipped[] = {
-	"submitted", "approved", "reaped", "shell", NULL
+	"submitted", "approved", "selected", "reaped", "shell", NULL
 };
 
 static int
@@ -254,7 +254,8 @@ static void	attempt_verdict_next(struct attempt *);
 static void
 attempt_stall_next(struct attempt *a, const char *kind)
 {
-	if (strcmp(kind, "terminated") == 0)
+	/* A selectable member waits for the selection: nothing follows. */
+	if (strcmp(kind, "terminated") == 0 || strcmp(kind, "selectable") == 0)
 		return;
 	if (strcmp(kind, "exited") == 0)
 		attempt_after_exit(a);
