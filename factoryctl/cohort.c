@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "esc.h"
 #include "factoryctl.h"
 #include "imsg.h"
 #include "vis.h"
@@ -381,4 +382,44 @@ cohort_print_list(json_t *arr)
 		    json_integer_value(json_object_get(c, "size")),
 		    json_is_string(sel) ? ctl_jvis(sel) : "-");
 	}
+}
+
+/*
+ * diff ID: the result's patch, made by the worker, sent in the esc.h
+ * encoding; shown with its lines and tabs, everything else of it in
+ * display form, since every byte of it is the agent's.
+ */
+int
+cmd_diff(int argc, char **argv)
+{
+	json_t	*o, *p;
+	char	*data;
+	size_t	 len;
+	int	 n;
+
+	if (argc != 2)
+		ctl_usage("diff");
+	if (ctl_simple(1, IMSG_CTL_DIFF, argv[1], strlen(argv[1]) + 1,
+	    &o) != 0)
+		return (CTL_EXIT_REFUSED);
+	if (ctl_json) {
+		ctl_print_json(o);
+		json_decref(o);
+		return (CTL_EXIT_OK);
+	}
+	p = json_object_get(o, "patch");
+	len = json_string_length(p);
+	if ((data = malloc(len + 1)) == NULL)
+		err(CTL_EXIT_USAGE, NULL);
+	if (!json_is_string(p) || (n = esc_decode(json_string_value(p), len,
+	    data, len)) == -1)
+		errx(CTL_EXIT_REFUSED, "diff: an answer not in the escaped "
+		    "form");
+	fputs(ctl_visn(data, (size_t)n, VIS_NL | VIS_TAB), stdout);
+	if (json_is_true(json_object_get(o, "truncated")))
+		printf("[diff cut at %d of %lld bytes]\n", n,
+		    json_integer_value(json_object_get(o, "bytes")));
+	free(data);
+	json_decref(o);
+	return (CTL_EXIT_OK);
 }

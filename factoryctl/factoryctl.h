@@ -59,6 +59,7 @@ int	 cohort_submitted(json_t *, int);
 void	 cohort_print_list(json_t *);
 int	 cmd_cohort(int, char **);
 int	 cmd_select(int, char **);
+int	 cmd_diff(int, char **);
 
 /* cache.c */
 int	 cmd_cache(int, char **);

@@ -190,6 +190,8 @@ enum imsg_type {
 	IMSG_CTL_SUBMIT_N,	/* uint32 size, then as IMSG_CTL_SUBMIT */
 	IMSG_CTL_COHORT,	/* cohort id NUL */
 	IMSG_CTL_SELECT,	/* member id NUL */
+	IMSG_CTL_DIFF,		/* attempt id NUL */
+	IMSG_DIFF,		/* parent: MSG_DIFF; worker: MSG_DIFFED */
 	IMSG_MAX
 };
 

@@ -1949,6 +1949,7 @@ union child_msg {
 	struct msg_validate_req	 validate_req;
 	struct msg_verdict	 verdict;
 	struct msg_published	 published;
+	struct msg_diffed	 diffed;
 };
 
 static int
@@ -1962,6 +1963,8 @@ child_msg_kind(struct child *c, uint32_t type, enum msg_kind *k)
 			*k = MSG_READY;
 		else if (type == IMSG_RESULT)
 			*k = MSG_RESULT;
+		else if (type == IMSG_DIFF)
+			*k = MSG_DIFFED;
 		else if (type == IMSG_ERROR)
 			*k = MSG_ERROR;
 		else
@@ -2013,6 +2016,9 @@ worker_msg(struct child *c, enum msg_kind k, union child_msg *m)
 		    AS_RUNNING, 1)) == NULL)
 			return (0);
 		worker_result(a, &m->result);
+		return (0);
+	case MSG_DIFFED:
+		cohort_diffed(&m->diffed);
 		return (0);
 	case MSG_ERROR:
 		if ((a = attempt_find(m->error.id)) != NULL &&
@@ -2409,6 +2415,8 @@ worker_lost(struct child *c)
 	/* Its baselines will not come: nothing of theirs is journaled. */
 	control_wait_fail(CTL_WAIT_SUBMIT, "the worker died before it "
 	    "resolved the baseline; it is restarted, try again");
+	control_wait_fail(CTL_WAIT_DIFF, "the worker died before it made "
+	    "the diff; it is restarted, try again");
 }
 
 /* What the worker is doing for an attempt: provisioning or collecting. */

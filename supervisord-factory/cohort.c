@@ -16,6 +16,7 @@
  */
 #include <sys/types.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,4 +354,68 @@ cohorts_json(void)
 		    sel != NULL ? sel->id : NULL));
 	}
 	return (arr);
+}
+
+/*
+ * factoryctl diff ID: the worker makes the patch of a result that is
+ * still there (collected, not torn down); the answer comes later.
+ */
+void
+cohort_diff_request(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct attempt	*a;
+	struct msg_diff	 m;
+	char		 id[ATTEMPT_ID_MAX], err[MSG_ERRLEN];
+
+	if (imsg_get_strbuf(imsg, id, sizeof(id)) == -1) {
+		control_fail(c, "bad attempt id");
+		return;
+	}
+	if ((a = attempt_find(id)) == NULL) {
+		control_fail(c, "%s: no such attempt", id);
+		return;
+	}
+	if (a->commit[0] == '\0') {
+		control_fail(c, "%s is %s: no result to diff", a->id,
+		    attempt_state_name(a->outcome != AS_MAX ? a->outcome :
+		    a->state));
+		return;
+	}
+	if (a->torn_down || a->state == AS_TEARDOWN) {
+		control_fail(c, "%s is torn down: its result is gone (the "
+		    "pull request has it if it was published)", a->id);
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, a->id, sizeof(m.id));
+	strlcpy(m.dir, a->dir, sizeof(m.dir));
+	strlcpy(m.baseline, a->baseline, sizeof(m.baseline));
+	strlcpy(m.commit, a->commit, sizeof(m.commit));
+	m.req = control_wait(c, CTL_WAIT_DIFF, NULL, NULL);
+	if (proc_compose_msg(PROC_WORKER, IMSG_DIFF, MSG_DIFF, -1, &m, err,
+	    sizeof(err)) == -1) {
+		control_wait_take(m.req, CTL_WAIT_DIFF, NULL);
+		control_fail(c, "%s", errno == EAGAIN ?
+		    "worker not running, try again" : err);
+	}
+}
+
+/* The worker's patch, in the escaped form, to the client that asked. */
+void
+cohort_diffed(const struct msg_diffed *m)
+{
+	struct ctl_conn	*c;
+
+	if ((c = control_wait_take(m->req, CTL_WAIT_DIFF, NULL)) == NULL) {
+		if (!control_wait_issued(m->req))
+			log_warnx("worker: diff for unknown request %u",
+			    m->req);
+		return;
+	}
+	if (m->error[0] != '\0') {
+		control_fail(c, "diff: %s", m->error);
+		return;
+	}
+	control_send_obj(c, json_pack("{s:s, s:I, s:b}", "patch", m->patch,
+	    "bytes", (json_int_t)m->bytes, "truncated", m->truncated));
 }

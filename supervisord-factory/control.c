@@ -111,10 +111,11 @@ static int			 wait_wrapped;
 static const char *const wait_gone[CTL_WAIT_MAX] = {
 	"its submission (not journaled yet: no attempt) is dropped",
 	"its reconcile goes on, unanswered",
+	"its diff is dropped when it comes",
 };
 /* Who answers each kind. */
 static const char *const wait_whom[CTL_WAIT_MAX] = {
-	"the worker", "the reconciler",
+	"the worker", "the reconciler", "the worker",
 };
 
 static void	control_accept(int, short, void *);
@@ -170,6 +171,7 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_SUBMIT_N,	0, 1, attempt_submit_n },
 	{ IMSG_CTL_COHORT,	1, 0, ctl_cohort },
 	{ IMSG_CTL_SELECT,	0, 0, ctl_select },
+	{ IMSG_CTL_DIFF,	1, 1, cohort_diff_request },
 };
 
 static int

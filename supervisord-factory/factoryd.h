@@ -406,6 +406,8 @@ int	 cohort_cancel(const char *, uid_t, char *, size_t);
 json_t	*cohort_json(const char *, char *, size_t);
 json_t	*cohorts_json(void);
 struct cohort *cohort_find(const char *);
+void	 cohort_diff_request(struct ctl_conn *, struct imsg *);
+void	 cohort_diffed(const struct msg_diffed *);
 
 /* reconcile.c */
 int	 attempt_inventory(json_t *);
@@ -497,6 +499,7 @@ void	 shell_cgroups_remove(const struct sandbox *);
 enum ctl_wait_kind {
 	CTL_WAIT_SUBMIT,	/* the worker resolves the baseline */
 	CTL_WAIT_RECONCILE,	/* the reconciler's inventory */
+	CTL_WAIT_DIFF,		/* the worker's diff of a result */
 	CTL_WAIT_MAX
 };
 uint32_t control_wait(struct ctl_conn *, enum ctl_wait_kind, void *,

@@ -24,7 +24,7 @@ cohort:
   variants:
     - env: {MODE: one}
     - env: {MODE: bad}
-    - env: {MODE: three}'
+    - env: {MODE: "three\e[2J\u202e"}'
 
 mstate() { ctl -j cohort "$1" | jq -r ".members[$2].state"; }
 mid() { ctl -j cohort "$1" | jq -r ".members[$2].id"; }
@@ -50,6 +50,15 @@ wait_cohort_terminated() {	# cohort seconds
 	for m in $(ctl -j cohort "$1" | jq -r '.members[].id'); do
 		wait_terminated "$m" "$2" || return 1
 	done
+}
+
+# A refusal: exit 1 and the reason.
+refused() {	# name expected-reason command...
+	name=$1; want=$2; shift 2
+	"$@" >"$T/out" 2>&1
+	st=$?
+	check "$name: refused (exit $st)" [ "$st" = 1 ]
+	check "$name: says why" grep -q "$want" "$T/out"
 }
 
 start_factoryd "$T/factoryd.conf" "$T/log"
@@ -94,14 +103,21 @@ check "cohort -j parses" sh -c "'$O/factoryctl' -s '$SOCK' cohort -j $C | jq -e 
 check "cohort of a bad id refused" sh -c "! '$O/factoryctl' -s '$SOCK' cohort c-1"
 check "cohort of an unknown id refused" sh -c "! '$O/factoryctl' -s '$SOCK' cohort c-19990101-0001"
 
+# --- diff ----------------------------------------------------------------
+ctl diff "$M0" >"$T/diff0" 2>&1
+check "diff: the member's patch" sh -c "grep -q '^--- a/README.md' '$T/diff0' && grep -q '^+one\$' '$T/diff0'"
+ctl diff "$M2" >"$T/diff2" 2>&1
+check "diff: the agent's escape bytes are shown, not sent" \
+    sh -c "grep -q '^+three' '$T/diff2' && ! grep -q \"\$(printf '\\033')\" '$T/diff2'"
+check "diff: no bidirectional override reaches the terminal" \
+    sh -c "! grep -q \"\$(printf '\\342\\200\\256')\" '$T/diff2'"
+ctl -j diff "$M2" >"$T/diff2.json" 2>&1
+check "diff -j: exact bytes in the escaped form, nothing raw" \
+    sh -c "jq -e '.patch | test(\"three\\\\\\\\x1b\")' '$T/diff2.json' >/dev/null && ! grep -q \"\$(printf '\\033')\" '$T/diff2.json'"
+refused "diff of a member that failed validation (torn down)" "$M1 is torn down" ctl diff "$M1"
+refused "diff of an unknown attempt" "no such attempt" ctl diff a-19990101-0001
+
 # --- refusals ------------------------------------------------------------
-refused() {	# name expected-reason command...
-	name=$1; want=$2; shift 2
-	"$@" >"$T/out" 2>&1
-	st=$?
-	check "$name: refused (exit $st)" [ "$st" = 1 ]
-	check "$name: says why" grep -q "$want" "$T/out"
-}
 refused "approve of a member" "member of cohort $C" ctl approve "$M0"
 refused "select of a member that failed validation" "$M1 is rejected, not verified" ctl select "$M1"
 refused "select of an unknown attempt" "no such attempt" ctl select a-19990101-0001
