@@ -144,6 +144,8 @@ struct manifest {
 	 */
 	int			 cohort_size;
 	int			 cohort_nvariants;
+	/* Each variant's env as written, "KEY=VALUE", for the print. */
+	char			***cohort_env;
 };
 
 /* conf.c */

@@ -496,6 +496,34 @@ m_build(struct yerr *e, const struct ynode *root, struct manifest *m)
 }
 
 /*
+ * A variant's env as written, for the print; its names and values are
+ * checked where the variant lands, by the parse of its member.
+ */
+static int
+m_variant_env(struct yerr *e, const struct ynode *n, char ***out)
+{
+	size_t	 i;
+
+	if ((*out = calloc(n == NULL ? 1 : n->nkids + 1, sizeof(**out))) ==
+	    NULL)
+		return (y_failat(e, 1, 1, "cohort", "out of memory"));
+	for (i = 0; n != NULL && i < n->nkids; i++) {
+		if (n->kids[i]->kind != YN_SCALAR || y_isnull(n->kids[i]))
+			return (y_fail(e, n->kids[i], "expected a string, "
+			    "not %s", y_what(n->kids[i])));
+		if (strlen(n->kids[i]->str) != n->kids[i]->len)
+			return (y_fail(e, n->kids[i], "contains a NUL "
+			    "character"));
+		if (asprintf(&(*out)[i], "%s=%s", n->keys[i]->str,
+		    n->kids[i]->str) == -1) {
+			(*out)[i] = NULL;
+			return (y_failat(e, 1, 1, "cohort", "out of memory"));
+		}
+	}
+	return (0);
+}
+
+/*
  * cohort: {size: N, variants: [{env: {...}, model: ...}, ...]}.  Its
  * shape only: the variants' values are checked where they land, by the
  * parse of each member's manifest.  A list of variants has one for
@@ -534,7 +562,14 @@ m_cohort(struct yerr *e, const struct ynode *root, struct manifest *m)
 		    y_map(e, n, "a mapping of variables to values") == -1)
 			return (-1);
 	}
+	if ((m->cohort_env = calloc(vs->nkids, sizeof(*m->cohort_env))) ==
+	    NULL)
+		return (y_failat(e, 1, 1, "cohort", "out of memory"));
 	m->cohort_nvariants = (int)vs->nkids;
+	for (i = 0; i < vs->nkids; i++)
+		if (m_variant_env(e, y_get(vs->kids[i], "env"),
+		    &m->cohort_env[i]) == -1)
+			return (-1);
 	return (0);
 }
 
@@ -695,6 +730,8 @@ manifest_parse_member(const char *name, const void *buf, size_t len,
 void
 manifest_free(struct manifest *m)
 {
+	int	 i;
+
 	if (m == NULL)
 		return;
 	y_strvfree(m->scope);
@@ -704,6 +741,9 @@ manifest_free(struct manifest *m)
 	y_strvfree(m->exec);
 	y_strvfree(m->allow);
 	y_strvfree(m->toolchain);
+	for (i = 0; m->cohort_env != NULL && i < m->cohort_nvariants; i++)
+		y_strvfree(m->cohort_env[i]);
+	free(m->cohort_env);
 	free(m);
 }
 
@@ -725,7 +765,7 @@ m_printlist(FILE *fp, const char *indent, const char *key, char * const *v)
 }
 
 static void
-m_printenv(FILE *fp, char * const *env)
+m_printenv(FILE *fp, const char *indent, char * const *env)
 {
 	const char	*eq;
 	char		*name;
@@ -742,12 +782,30 @@ m_printenv(FILE *fp, char * const *env)
 		/* Names have no bound but the manifest's size: print it whole. */
 		if ((name = strndup(env[i], eq - env[i])) == NULL)
 			fatal("%s", __func__);
-		fprintf(fp, "  ");
+		fprintf(fp, "%s  ", indent);
 		y_printstr(fp, name);
 		fprintf(fp, ": ");
 		y_printstr(fp, eq + 1);
 		fputc('\n', fp);
 		free(name);
+	}
+}
+
+/* The cohort, last: its size and each variant's env as written. */
+static void
+m_printcohort(FILE *fp, const struct manifest *m)
+{
+	int	 i;
+
+	if (m->cohort_size == 0)
+		return;
+	fprintf(fp, "cohort:\n  size: %d\n", m->cohort_size);
+	if (m->cohort_nvariants == 0)
+		return;
+	fprintf(fp, "  variants:\n");
+	for (i = 0; i < m->cohort_nvariants; i++) {
+		fprintf(fp, "    - ");
+		m_printenv(fp, "      ", m->cohort_env[i]);
 	}
 }
 
@@ -766,7 +824,7 @@ manifest_print(FILE *fp, const struct manifest *m)
 	m_printlist(fp, "", "scope", m->scope);
 	m_printlist(fp, "", "agent", m->agent);
 	m_printlist(fp, "", "validate", m->validate);
-	m_printenv(fp, m->env);
+	m_printenv(fp, "", m->env);
 	fprintf(fp, "limits:\n  wall: ");
 	y_printduration(fp, l->wall_ms);
 	fprintf(fp, "\n  cpu: ");
@@ -800,4 +858,5 @@ manifest_print(FILE *fp, const struct manifest *m)
 		if (m->toolchain != NULL)
 			m_printlist(fp, "  ", "toolchain", m->toolchain);
 	}
+	m_printcohort(fp, m);
 }
