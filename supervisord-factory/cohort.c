@@ -103,12 +103,7 @@ cohort_journal(struct cohort *co, char *err, size_t errlen)
 static struct attempt *
 cohort_selected(const struct cohort *co)
 {
-	struct attempt	*a;
-
-	TAILQ_FOREACH(a, &env->attempts, entry)
-		if (a->selected && strcmp(a->cohort, co->id) == 0)
-			return (a);
-	return (NULL);
+	return (lifecycle_cohort_selected(&env->attempts, co->id));
 }
 
 /*

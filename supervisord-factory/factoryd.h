@@ -349,6 +349,7 @@ int	 lifecycle_replay(void *, uint64_t, const char *, size_t);
 int	 lifecycle_cohort_record(struct cohorts *, json_t *, uint64_t, char *,
 	    size_t);
 struct cohort *lifecycle_cohort_find(struct cohorts *, const char *);
+struct attempt *lifecycle_cohort_selected(struct attempts *, const char *);
 int	 lifecycle_cohort_id(const char *);
 
 /* attempt.c */

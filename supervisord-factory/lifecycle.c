@@ -586,6 +586,21 @@ replay_member(struct lifecycle_replay *ctx, json_t *r, const char *id)
 	return ((int)json_integer_value(v));
 }
 
+/*
+ * The member of cohort id whose chain holds the "selected" receipt, or
+ * NULL: at most one ever does, live (cohort_select) and on replay.
+ */
+struct attempt *
+lifecycle_cohort_selected(struct attempts *list, const char *id)
+{
+	struct attempt	*a;
+
+	TAILQ_FOREACH(a, list, entry)
+		if (a->selected && strcmp(a->cohort, id) == 0)
+			return (a);
+	return (NULL);
+}
+
 /* Replay: one journal record. */
 int
 lifecycle_replay(void *arg, uint64_t seq, const char *payload, size_t len)
@@ -666,6 +681,12 @@ lifecycle_replay(void *arg, uint64_t seq, const char *payload, size_t len)
 		log_warnx("journal record %llu: %s: illegal transition %s "
 		    "from state %s", (unsigned long long)seq, id, kind,
 		    attempt_state_name(a->state));
+		goto bad;
+	}
+	if (strcmp(kind, "selected") == 0 && (a->cohort[0] == '\0' ||
+	    lifecycle_cohort_selected(ctx->attempts, a->cohort) != NULL)) {
+		log_warnx("journal record %llu: %s: a selection of no cohort, "
+		    "or a second one", (unsigned long long)seq, id);
 		goto bad;
 	}
 	lifecycle_chain(a, t, line, r, json_integer_value(json_object_get(rec,

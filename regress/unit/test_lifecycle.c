@@ -814,6 +814,56 @@ START_TEST(test_replay_cohort_refused)
 }
 END_TEST
 
+/*
+ * Replay refuses what select refuses: a second member of one cohort
+ * selected (two chains, each valid alone), or a selection of an
+ * attempt of no cohort.
+ */
+START_TEST(test_replay_second_selection)
+{
+	struct attempt	*a, *b;
+	json_t		*facts;
+	size_t		 i, j;
+	uint64_t	 seq = 2;
+	const char	*ids[] = { "a-20261201-0020", "a-20261201-0021" };
+
+	ck_assert_int_eq(replay_cohort(1, COHORT1), 0);
+	for (i = 0; i < 2; i++) {
+		a = fresh(&live_list, ids[i]);
+		/* submitted to selected: the steps before publishing */
+		for (j = 0; strcmp(member[j].kind, "publishing") != 0; j++) {
+			ck_assert_ptr_nonnull(facts = json_loads(
+			    member[j].facts, 0, NULL));
+			ck_assert_int_eq(live(a, member[j].kind, facts, j), 0);
+			json_decref(facts);
+		}
+		ck_assert_int_eq(a->state, AS_SELECTED);
+	}
+	/* the first chain replays whole, the second up to its selection */
+	a = lifecycle_find(&live_list, ids[0]);
+	for (i = 0; i < a->nreceipts; i++)
+		ck_assert_int_eq(replay_line(seq++, a->receipts[i], i, i == 0),
+		    0);
+	b = lifecycle_find(&live_list, ids[1]);
+	for (i = 0; i + 1 < b->nreceipts; i++)
+		ck_assert_int_eq(replay_line(seq++, b->receipts[i], i, i == 0),
+		    0);
+	ck_assert_int_eq(replay_line(seq, b->receipts[i], i, 0), -1);
+	ck_assert_int_eq(lifecycle_find(&replay_list, ids[1])->state,
+	    AS_SELECTABLE);
+	ck_assert_ptr_eq(lifecycle_cohort_selected(&replay_list,
+	    "c-20261201-0001"), lifecycle_find(&replay_list, ids[0]));
+	teardown();
+	setup();
+	/* a selection of an attempt of no cohort */
+	a = in_state(AS_SELECTABLE);
+	ck_assert_int_eq(replay_line(1, a->receipts[0], 1, 1), 0);
+	lifecycle_find(&replay_list, a->id)->state = AS_SELECTABLE;
+	ck_assert_int_eq(live(a, "selected", NULL, 2), 0);
+	ck_assert_int_eq(replay_line(2, a->receipts[1], 2, 0), -1);
+}
+END_TEST
+
 static Suite *
 lifecycle_suite(void)
 {
@@ -836,6 +886,7 @@ lifecycle_suite(void)
 	tcase_add_test(tc, test_replay_cohort);
 	tcase_add_test(tc, test_member_waits);
 	tcase_add_test(tc, test_replay_cohort_refused);
+	tcase_add_test(tc, test_replay_second_selection);
 	suite_add_tcase(s, tc);
 	return (s);
 }
