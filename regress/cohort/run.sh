@@ -129,6 +129,15 @@ ctl cancel "$P" >/dev/null
 check "the read-only socket cannot select" \
     sh -c "! '$O/factoryctl' -s '$SOCK.ro' select $M0"
 
+# A misbehaving client: every malformed cohort request is refused, and
+# the daemon goes on serving.
+"$O/regress/cohort/prog_cohortraw" "$SOCK" >"$T/raw" 2>&1
+st=$?
+sed 's/^/# /' "$T/raw"
+check "malformed cohort requests: each refused (exit $st)" [ "$st" = 0 ]
+check "malformed cohort requests: fourteen answers" [ "$(grep -c ': refused: ' "$T/raw")" = 14 ]
+check "malformed cohort requests: the daemon still serves" ctl status
+
 # --- the selection -------------------------------------------------------
 ctl select "$M0" >"$T/out" 2>&1
 check "select $M0: accepted" grep -q "$M0: selected" "$T/out"
@@ -156,6 +165,13 @@ done
 ctl -j submit -n 2 "$T/plain.yaml" >"$T/n2.json"
 C2=$(jq -r .cohort "$T/n2.json")
 check "submit -n 2: a cohort of two" [ "$(jq '.members | length' "$T/n2.json")" = 2 ]
+ctl submit -w -n 2 "$T/plain.yaml" >"$T/w.out" 2>&1
+st=$?
+check "submit -w -n 2: waits until both are selectable (exit $st)" [ "$st" = 0 ]
+check "submit -w -n 2: shows the cohort" grep -q '^state  *selectable  *selectable' "$T/w.out"
+CW=$(head -1 "$T/w.out")
+ctl cancel "$CW" >/dev/null 2>&1
+wait_cohort_terminated "$CW" 60
 refused "submit -n 5 over max-cohort 4" "max-cohort" ctl submit -n 5 "$T/plain.yaml"
 ctl submit -n 1 "$T/plain.yaml" >"$T/out" 2>&1
 check "submit -n 1: a usage error (exit $?)" grep -q -- "-n 1: too small" "$T/out"
