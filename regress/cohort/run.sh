@@ -258,6 +258,32 @@ for point in parent:cohort-selected parent:cohort-torn-down \
 	    sh -c "'$O/factoryctl' -s '$SOCK' receipts $A | '$O/factoryctl' verify - >/dev/null"
 	stop_factoryd
 done
+# A member's verdict journaled, the crash before it is selectable: at
+# start it is made selectable, and never published on its own.
+FACTORY_CRASH=parent:after-verdict "$O/factoryd" -dk -f "$T/factoryd.conf" 2>>"$T/log" &
+FACTORYD_PID=$!
+i=0
+while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+wait_children "$SOCK"
+npulls=$(ls "$T/pulls" | grep -c json)
+K=$(ctl -j submit "$T/c2.yaml" | jq -r .cohort)
+i=0
+while kill -0 "$FACTORYD_PID" 2>/dev/null && [ $i -lt 600 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+wait "$FACTORYD_PID"
+st=$?
+check "after-verdict, a member: factoryd died there (exit $st)" [ "$st" = 86 ]
+FACTORYD_PID=""
+sleep 0.5
+start_factoryd "$T/factoryd.conf" "$T/log"
+wait_settled "$K" 90
+check "after-verdict, a member: both selectable after the restart" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K | jq -e '[.members[] | select(.state == \"selectable\")] | length == 2'"
+check "after-verdict, a member: nothing published" [ "$(ls "$T/pulls" | grep -c json)" = "$npulls" ]
+ctl cancel "$K" >/dev/null 2>&1
+wait_cohort_terminated "$K" 60
+stop_factoryd
 check "the crash points were reached" grep -q 'crash point parent:cohort-published: dying now' "$T/log"
 
 regress_done
