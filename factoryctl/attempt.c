@@ -111,6 +111,11 @@ print_attempt(json_t *o)
 	json_t		*v;
 
 	printf("id: %s\nstate: %s\n", jstr(o, "id"), jstr(o, "state"));
+	if (json_object_get(o, "cohort") != NULL)
+		printf("cohort: %s, variant %lld%s\n", jstr(o, "cohort"),
+		    json_integer_value(json_object_get(o, "variant")),
+		    json_is_true(json_object_get(o, "selected")) ?
+		    ", selected" : "");
 	if (json_object_get(o, "reason") != NULL)
 		printf("reason: %s\n", jstr(o, "reason"));
 	printf("repository: %s\nbaseline: %s\ntitle: %s\nmanifest: %s\n",

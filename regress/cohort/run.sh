@@ -81,6 +81,8 @@ for m in $M0 $M1 $M2; do
 	check "$m: its submitted receipt names cohort $C" \
 	    sh -c "'$O/factoryctl' -s '$SOCK' receipts $m | grep '\"kind\":\"submitted\"' | grep -q '\"cohort\":\"$C\"'"
 done
+check "show names the member's cohort and variant" \
+    sh -c "'$O/factoryctl' -s '$SOCK' show $M2 | grep -q '^cohort: $C, variant 2\$'"
 check "variants: each member ran its own env" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j show $M0 | jq -e '.variant == 0 and .cohort == \"$C\"'"
 check "no member published on its own" [ "$(ls "$T/pulls" | wc -l)" = 0 ]
