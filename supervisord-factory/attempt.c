@@ -197,8 +197,8 @@ attempt_fail(struct attempt *a, const char *kind, const char *fmt, ...)
  * attempt goes on from there.  Only the records that end an attempt,
  * and the agent's exit, are kept as they were: for any other, the
  * attempt fails with a reason once the journal takes records again.
- * Records the caller answers for (submitted, approved, selected) or that only
- * inform (reaped, shell) are not kept.
+ * Records the caller answers for (submitted, approved, selected) or
+ * that only inform (reaped, shell) are not kept.
  */
 #define STALL_RETRY_SEC	1
 
@@ -1589,11 +1589,13 @@ attempt_verify(struct attempt *a)
 static void
 attempt_publish_sent(void)
 {
+#ifdef FACTORY_TESTBUILD
 	struct child	*c;
 
 	if ((c = proc_find(PROC_PUBLISHER, 0)) != NULL)
 		(void)imsgbuf_write(&c->iev.ibuf);
 	crashpoint("parent:cohort-publish-sent");
+#endif
 }
 
 static void
