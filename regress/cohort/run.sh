@@ -86,6 +86,11 @@ check "show names the member's cohort and variant" \
 check "variants: each member ran its own env" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j show $M0 | jq -e '.variant == 0 and .cohort == \"$C\"'"
 check "no member published on its own" [ "$(ls "$T/pulls" | wc -l)" = 0 ]
+ctl reconcile >/dev/null 2>&1
+check "a reconcile finds no orphan of the waiting members" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j orphans | jq -e '.orphans | length == 0'"
+check "the waiting members keep their results" \
+    [ -e "$T/state/attempts/$M0/bundle" ] && [ -e "$T/state/attempts/$M2/bundle" ]
 check "nothing pushed before the selection" [ "$(remote_branches)" = 0 ]
 check "list names the cohort of each member" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j list | jq -e '[.attempts[] | select(.cohort == \"$C\")] | length == 3'"
