@@ -56,7 +56,7 @@ static const char * const conf_topkeys[] = {
 	"max-attempts", "verifiers", "lease-ttl", "reconcile-interval",
 	"control-idle-timeout", "attempt-disk", "pristine-cache", "setup-cache",
 	"images", "keys", "repositories", "sandbox", "environment", "metrics",
-	"providers", "upstreams", NULL
+	"providers", "upstreams", "max-cohort", NULL
 };
 
 const char *const conf_method_names[] = {
@@ -81,6 +81,7 @@ conf_defaults(struct factoryd_conf *c)
 	c->attempt_uid_lo = ATTEMPT_UID_LO;
 	c->attempt_uid_hi = ATTEMPT_UID_HI;
 	c->max_attempts = 4;
+	c->max_cohort = 8;
 	c->verifiers = 2;
 	c->lease_ttl = 30;
 	c->reconcile_interval = 60;
@@ -1136,6 +1137,8 @@ conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 	    conf_attempt_uids(e, y_get(root, "attempt-uids"), c, where) == -1 ||
 	    conf_int(e, y_get(root, "max-attempts"), 1, 1024,
 	    &c->max_attempts) == -1 ||
+	    conf_int(e, y_get(root, "max-cohort"), 2, COHORT_SIZE_MAX,
+	    &c->max_cohort) == -1 ||
 	    conf_int(e, y_get(root, "verifiers"), 1, 16, &c->verifiers) == -1 ||
 	    conf_seconds(e, y_get(root, "lease-ttl"), 1, 3600,
 	    &c->lease_ttl) == -1 ||
@@ -1440,6 +1443,9 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 	fprintf(fp, "attempt-uids: %u-%u\n", (unsigned)c->attempt_uid_lo,
 	    (unsigned)c->attempt_uid_hi);
 	fprintf(fp, "max-attempts: %d\n", c->max_attempts);
+	/* Printed when set, so that the golden files stay as they were. */
+	if (c->max_cohort != 8)
+		fprintf(fp, "max-cohort: %d\n", c->max_cohort);
 	fprintf(fp, "verifiers: %d\n", c->verifiers);
 	fprintf(fp, "lease-ttl: ");
 	y_printduration(fp, (uint64_t)c->lease_ttl * 1000);

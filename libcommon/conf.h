@@ -128,6 +128,7 @@ struct factoryd_conf {
 	uid_t			 attempt_uid_lo;
 	uid_t			 attempt_uid_hi;
 	int			 max_attempts;
+	int			 max_cohort;		/* cohort size bound */
 	int			 verifiers;
 	int			 lease_ttl;		/* seconds */
 	int			 reconcile_interval;	/* seconds */
@@ -231,6 +232,16 @@ struct manifest {
 	size_t			 nupstreams;
 	char			 upstreams[CONF_GW_GRANTS][CONF_GW_NAMEMAX];
 	char			 tenant[MANIFEST_TENANTMAX];	/* "" none */
+
+	/*
+	 * cohort: its size (0: not a cohort) and how many variants it
+	 * lists (0, or size); a member's manifest is parsed with its
+	 * variant laid over the rest (manifest_parse_member).
+	 */
+	int			 cohort_size;
+	int			 cohort_nvariants;
+	/* Each variant's env as written, "KEY=VALUE", for the print. */
+	char			***cohort_env;
 };
 
 /* conf.c */
@@ -255,6 +266,14 @@ const char	*conf_size(uint64_t, char *, size_t);
 /* name is used in error messages; buf need not be NUL-terminated */
 int		 manifest_parse(const char *, const void *, size_t,
 		    struct manifest **, char *, size_t);
+/*
+ * As manifest_parse, for member variant (0..cohort size - 1) of a
+ * cohort: its variant's env over the manifest's env, its model in
+ * place of the manifest's.  variant -1: the cohort as written.
+ */
+int		 manifest_parse_member(const char *, const void *, size_t, int,
+		    struct manifest **, char *, size_t);
+#define COHORT_SIZE_MAX	64	/* max-cohort's ceiling */
 void		 manifest_free(struct manifest *);
 void		 manifest_print(FILE *, const struct manifest *);
 /*

@@ -22,6 +22,7 @@
 #define PROC_PARENT_FD		3	/* a child's end of its socketpair */
 #define FACTORY_MAXIMSG		(64 * 1024)
 #define ATTEMPT_ID_MAX		32	/* "a-20261129-0007" */
+#define COHORT_ID_MAX		32	/* "c-20261129-0007" */
 #define REPO_NAME_MAX		64
 
 /*
@@ -198,6 +199,13 @@ enum imsg_type {
 	IMSG_GW_USAGE,		/* gateway: struct gw_usage, one per request */
 	IMSG_GW_REVOKE,		/* parent: attempt id, its tokens die */
 	IMSG_GW_ERROR,		/* gateway: an escaped one-line reason */
+
+	/* cohorts (factoryctl(8), COHORTS) */
+	IMSG_CTL_SUBMIT_N,	/* uint32 size, then as IMSG_CTL_SUBMIT */
+	IMSG_CTL_COHORT,	/* cohort id NUL */
+	IMSG_CTL_SELECT,	/* member id NUL */
+	IMSG_CTL_DIFF,		/* attempt id NUL */
+	IMSG_DIFF,		/* parent: MSG_DIFF; worker: MSG_DIFFED */
 	IMSG_MAX
 };
 

@@ -48,6 +48,8 @@ static void	attempt_start_agent(struct attempt *);
 static void	attempt_new_lease(struct attempt *, const char *);
 static void	attempt_verify(struct attempt *);
 static void	attempt_publish(struct attempt *);
+static int	attempt_transition(struct attempt *, const char *, json_t *,
+		    json_t *);
 static void	attempt_teardown(struct attempt *);
 static void	attempt_fail(struct attempt *, const char *, const char *,
 		    ...) __attribute__((__format__ (printf, 3, 4)));
@@ -186,17 +188,17 @@ attempt_fail(struct attempt *a, const char *kind, const char *fmt, ...)
  * attempt goes on from there.  Only the records that end an attempt,
  * and the agent's exit, are kept as they were: for any other, the
  * attempt fails with a reason once the journal takes records again.
- * Records the caller answers for (submitted, approved) or that only
- * inform (reaped, shell) are not kept.
+ * Records the caller answers for (submitted, approved, selected) or
+ * that only inform (reaped, shell) are not kept.
  */
 #define STALL_RETRY_SEC	1
 
 static const char *const stall_kept[] = {
 	"failed", "cancelled", "rejected", "published", "teardown",
-	"terminated", "exited", "verdict", NULL
+	"terminated", "exited", "verdict", "selectable", NULL
 };
 static const char *const stall_skipped[] = {
-	"submitted", "approved", "reaped", "shell", NULL
+	"submitted", "approved", "selected", "reaped", "shell", NULL
 };
 
 static int
@@ -243,7 +245,8 @@ static void	attempt_verdict_next(struct attempt *);
 static void
 attempt_stall_next(struct attempt *a, const char *kind)
 {
-	if (strcmp(kind, "terminated") == 0)
+	/* A selectable member waits for the selection: nothing follows. */
+	if (strcmp(kind, "terminated") == 0 || strcmp(kind, "selectable") == 0)
 		return;
 	if (strcmp(kind, "exited") == 0)
 		attempt_after_exit(a);
@@ -349,9 +352,15 @@ attempt_recover(void)
 			a->reverify = 1;
 			break;
 		case AS_VERIFIED:
-			if (a->m->approval == APPROVAL_AUTO || a->approved)
+			if (a->cohort[0] != '\0')
+				cohort_member_verified(a);
+			else if (a->m->approval == APPROVAL_AUTO ||
+			    a->approved)
 				attempt_publish(a);
 			break;
+		case AS_SELECTABLE:
+		case AS_SELECTED:
+			break;		/* cohort_recover() goes on */
 		case AS_RESULT_READY:
 		case AS_PUBLISHING:
 			break;		/* attempt_schedule() goes on */
@@ -360,6 +369,7 @@ attempt_recover(void)
 			break;
 		}
 	}
+	cohort_recover();
 }
 
 int
@@ -368,10 +378,12 @@ attempt_init(char *err, size_t errlen)
 	char		 path[PATH_MAX];
 	const char	*sub[] = { "attempts", "verify", "logs", "publish",
 	    "pristine" };
-	struct lifecycle_replay replay = { &env->attempts, env->conf->statedir };
+	struct lifecycle_replay replay = { &env->attempts, env->conf->statedir,
+	    &env->cohorts };
 	size_t		 i;
 
 	TAILQ_INIT(&env->attempts);
+	TAILQ_INIT(&env->cohorts);
 	for (i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", env->conf->statedir,
 		    sub[i]);
@@ -452,6 +464,7 @@ struct pending {
 	struct manifest		*m;
 	char			 image[IMAGE_HEXLEN + 1];	/* "": host */
 	char			 toolchain[SHA256_HEX_LEN + 1];	/* "": none */
+	int			 cohort_n;	/* submit -n, or cohort: size */
 };
 
 /*
@@ -539,10 +552,67 @@ attempt_environment(const char *name, const struct conf_repo *repo,
 	return (0);
 }
 
+static void	submit_common(struct ctl_conn *, struct ibuf *, int);
+
 void
 attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 {
-	struct ibuf		 ib;
+	struct ibuf	 ib;
+
+	if (imsg_get_ibuf(imsg, &ib) == -1) {
+		control_fail(c, "submit: empty manifest");
+		return;
+	}
+	submit_common(c, &ib, 0);
+}
+
+/* submit -n N: a cohort of N members (factoryctl(8)). */
+void
+attempt_submit_n(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct ibuf	 ib;
+	uint32_t	 n;
+
+	if (imsg_get_ibuf(imsg, &ib) == -1 || ibuf_get_n32(&ib, &n) == -1) {
+		control_fail(c, "submit: bad cohort request");
+		return;
+	}
+	if (n < 2 || n > (uint32_t)env->conf->max_cohort) {
+		control_fail(c, "submit: -n %u: a cohort has 2 to %d members "
+		    "(max-cohort)", n, env->conf->max_cohort);
+		return;
+	}
+	submit_common(c, &ib, (int)n);
+}
+
+/*
+ * The cohort's size, from -n or the manifest's cohort: (both: they
+ * must agree), within max-cohort.  -1 and why in err.
+ */
+static int
+submit_cohort_size(const char *name, const struct manifest *m, int n,
+    char *err, size_t errlen)
+{
+	if (n > 0 && m->cohort_size > 0 && n != m->cohort_size) {
+		snprintf(err, errlen, "%s: cohort: size %d, but -n %d", name,
+		    m->cohort_size, n);
+		return (-1);
+	}
+	if (n == 0)
+		n = m->cohort_size;
+	if (n > env->conf->max_cohort) {
+		snprintf(err, errlen, "%s: cohort: size %d is more than the "
+		    "max-cohort of %d: not accepted", name, n,
+		    env->conf->max_cohort);
+		return (-1);
+	}
+	return (n);
+}
+
+static void
+submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
+{
+	struct ibuf		 ib = *ibp;
 	struct statvfs		 vfs;
 	struct pending		*p;
 	struct conf_repo	*repo;
@@ -551,8 +621,7 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 	char			 sz1[32], sz2[32];
 	size_t			 len;
 
-	if (imsg_get_ibuf(imsg, &ib) == -1 ||
-	    ibuf_get_string(&ib, name, sizeof(name)) == -1 ||
+	if (ibuf_get_string(&ib, name, sizeof(name)) == -1 ||
 	    (len = ibuf_size(&ib)) == 0) {
 		control_fail(c, "submit: empty manifest");
 		return;
@@ -560,6 +629,12 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 	if (manifest_parse(name, ibuf_data(&ib), len, &m, err,
 	    sizeof(err)) == -1) {
 		control_fail(c, "%s", err);
+		return;
+	}
+	if ((cohort_n = submit_cohort_size(name, m, cohort_n, err,
+	    sizeof(err))) == -1) {
+		control_fail(c, "%s", err);
+		manifest_free(m);
 		return;
 	}
 	if ((repo = conf_repo(env->conf, m->repository)) == NULL) {
@@ -617,6 +692,7 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 		return;
 	}
 	p->uid = c->uid;
+	p->cohort_n = cohort_n;
 	if (nresolving >= PENDING_MAX) {
 		control_fail(c, "%zu submissions are waiting for the worker: "
 		    "not accepted, try again", nresolving);
@@ -691,16 +767,107 @@ env_facts(const char *image, const char *toolchain, const char *ref)
 	return (o);
 }
 
+/*
+ * One attempt journaled: its frozen manifest (raw, copied) as m parsed
+ * it (m is taken), its baseline, and for a cohort's member the cohort
+ * and its variant.  NULL if the journal refused it: nothing exists.
+ */
+static struct attempt *
+attempt_member(const struct pending *p, struct manifest *m, const char *oid,
+    const char *cohort, int variant)
+{
+	struct attempt	*a;
+	char		 id[ATTEMPT_ID_MAX], hex[SHA256_HEX_LEN + 1];
+	json_t		*facts, *extra;
+
+	attempt_newid(id, sizeof(id));
+	a = lifecycle_new(&env->attempts, env->conf->statedir, id);
+	if ((a->manifest_raw = strdup(p->raw)) == NULL)
+		fatal(NULL);
+	a->manifest_len = p->len;
+	a->m = m;
+	sha256_hex(a->manifest_raw, a->manifest_len, hex);
+	facts = json_pack("{s:s, s:s, s:s, s:s, s:i}",
+	    "manifest_digest", "", "repository", a->m->repository,
+	    "baseline", oid, "requested", a->m->baseline,
+	    "submitter", (int)p->uid);
+	snprintf(a->digest, sizeof(a->digest), "sha256:%s", hex);
+	json_object_set_new(facts, "manifest_digest", json_string(a->digest));
+	json_object_set_new(facts, "environment", env_facts(p->image,
+	    p->toolchain, a->m->image));
+	if (cohort != NULL) {
+		json_object_set_new(facts, "cohort", json_string(cohort));
+		json_object_set_new(facts, "variant", json_integer(variant));
+	}
+	extra = json_pack("{s:s}", "manifest", a->manifest_raw);
+	if (attempt_transition(a, "submitted", facts, extra) == -1) {
+		json_decref(extra);
+		TAILQ_REMOVE(&env->attempts, a, entry);
+		free(a->manifest_raw);
+		manifest_free(a->m);
+		free(a);
+		return (NULL);
+	}
+	json_decref(extra);
+	log_info("%s: submitted by uid %u: %s at %s, manifest %s%s%s", a->id,
+	    (unsigned)p->uid, a->m->repository, a->baseline, a->digest,
+	    cohort != NULL ? ", cohort " : "", cohort != NULL ? cohort : "");
+	return (a);
+}
+
+/*
+ * A cohort: its record first, then each member, variant by variant,
+ * each parsed from the same frozen bytes.  The answer lists them all.
+ */
+static void
+attempt_resolved_cohort(struct ctl_conn *c, struct pending *p,
+    const char *oid)
+{
+	struct cohort	 co;
+	struct attempt	*a;
+	struct manifest	*m;
+	json_t		*ids;
+	char		 err[CONF_ERRLEN], hex[SHA256_HEX_LEN + 1];
+	int		 i;
+
+	memset(&co, 0, sizeof(co));
+	cohort_newid(co.id, sizeof(co.id));
+	co.size = p->cohort_n;
+	co.submitter = p->uid;
+	sha256_hex(p->raw, p->len, hex);
+	snprintf(co.digest, sizeof(co.digest), "sha256:%s", hex);
+	strlcpy(co.repo, p->m->repository, sizeof(co.repo));
+	if (cohort_journal(&co, err, sizeof(err)) == -1) {
+		control_fail(c, "%s", err);
+		return;
+	}
+	if ((ids = json_array()) == NULL)
+		fatal(NULL);
+	for (i = 0; i < co.size; i++) {
+		if (manifest_parse_member(co.id, p->raw, p->len, i, &m, err,
+		    sizeof(err)) == -1)
+			fatalx("%s: member %d: checked at submission: %s",
+			    co.id, i, err);
+		if ((a = attempt_member(p, m, oid, co.id, i)) == NULL)
+			break;
+		json_array_append_new(ids, json_string(a->id));
+	}
+	if (i < co.size)
+		log_warnx("%s: journal refused member %d of %d: the cohort "
+		    "has %d", co.id, i + 1, co.size, i);
+	control_send_obj(c, json_pack("{s:s, s:o, s:s, s:s}", "cohort",
+	    co.id, "members", ids, "baseline", oid, "manifest_digest",
+	    co.digest));
+	attempt_schedule();
+}
+
 static void
 attempt_resolved(const struct msg_resolved *o)
 {
 	struct pending	*p;
 	struct ctl_conn	*c;
 	struct attempt	*a;
-	const char	*oid = o->oid;
-	char		 id[ATTEMPT_ID_MAX], hex[SHA256_HEX_LEN + 1];
 	uint32_t	 req = o->req;
-	json_t		*facts, *extra;
 	void		*arg;
 
 	if ((c = control_wait_take(req, CTL_WAIT_SUBMIT, &arg)) == NULL) {
@@ -721,36 +888,17 @@ attempt_resolved(const struct msg_resolved *o)
 		control_fail(c, "baseline: %s", o->error);
 		goto done;
 	}
-	attempt_newid(id, sizeof(id));
-	a = lifecycle_new(&env->attempts, env->conf->statedir, id);
-	a->manifest_raw = p->raw;
-	a->manifest_len = p->len;
-	a->m = p->m;
-	p->raw = NULL;
-	p->m = NULL;
-	sha256_hex(a->manifest_raw, a->manifest_len, hex);
-	facts = json_pack("{s:s, s:s, s:s, s:s, s:i}",
-	    "manifest_digest", "", "repository", a->m->repository,
-	    "baseline", oid, "requested", a->m->baseline,
-	    "submitter", (int)p->uid);
-	snprintf(a->digest, sizeof(a->digest), "sha256:%s", hex);
-	json_object_set_new(facts, "manifest_digest", json_string(a->digest));
-	json_object_set_new(facts, "environment", env_facts(p->image,
-	    p->toolchain, a->m->image));
-	extra = json_pack("{s:s}", "manifest", a->manifest_raw);
-	if (attempt_transition(a, "submitted", facts, extra) == -1) {
-		json_decref(extra);
-		TAILQ_REMOVE(&env->attempts, a, entry);
-		control_fail(c, "journal refused the submission "
-		    "(disk full?): not accepted");
-		free(a->manifest_raw);
-		manifest_free(a->m);
-		free(a);
+	if (p->cohort_n > 0) {
+		attempt_resolved_cohort(c, p, o->oid);
 		goto done;
 	}
-	json_decref(extra);
-	log_info("%s: submitted by uid %u: %s at %s, manifest %s", a->id,
-	    (unsigned)p->uid, a->m->repository, a->baseline, a->digest);
+	if ((a = attempt_member(p, p->m, o->oid, NULL, 0)) == NULL) {
+		p->m = NULL;
+		control_fail(c, "journal refused the submission "
+		    "(disk full?): not accepted");
+		goto done;
+	}
+	p->m = NULL;
 	control_send_obj(c, json_pack("{s:s, s:s, s:s}", "id", a->id,
 	    "baseline", a->baseline, "manifest_digest", a->digest));
 	attempt_schedule();
@@ -1588,6 +1736,22 @@ attempt_verify(struct attempt *a)
 	log_info("%s: verifying, verifier pid %d", a->id, (int)v->pid);
 }
 
+/*
+ * A cohort's PUBLISH written out, not only queued, so that a crash
+ * here is one after the publisher had it (the crash point's point).
+ */
+static void
+attempt_publish_sent(void)
+{
+#ifdef FACTORY_TESTBUILD
+	struct child	*c;
+
+	if ((c = proc_find(PROC_PUBLISHER, 0)) != NULL)
+		(void)imsgbuf_write(&c->iev.ibuf);
+	crashpoint("parent:cohort-publish-sent");
+#endif
+}
+
 static void
 attempt_publish(struct attempt *a)
 {
@@ -1599,7 +1763,7 @@ attempt_publish(struct attempt *a)
 
 	if ((repo = attempt_repo(a)) == NULL)
 		return;
-	if (a->state == AS_VERIFIED) {
+	if (a->state == AS_VERIFIED || a->state == AS_SELECTED) {
 		if (repo->forge == FORGE_NONE) {
 			/* Verified is as far as it goes: release it. */
 			log_info("%s: verified; repository %s publishes "
@@ -1641,9 +1805,11 @@ attempt_publish(struct attempt *a)
 		strlcpy(g->ca, repo->github.ca, sizeof(g->ca));
 	}
 	if (proc_compose_msg(PROC_PUBLISHER, IMSG_PUBLISH, MSG_PUBLISH, bfd,
-	    &m, err, sizeof(err)) == 0)
+	    &m, err, sizeof(err)) == 0) {
 		a->publish_sent = 1;
-	else if (errno == EAGAIN)
+		if (a->cohort[0] != '\0')
+			attempt_publish_sent();
+	} else if (errno == EAGAIN)
 		log_info("%s: publisher not running; publishing when it is",
 		    a->id);
 	else
@@ -1757,6 +1923,38 @@ attempt_teardown(struct attempt *a)
 	json_decref(stages);
 }
 
+/* For cohort.c: a transition the caller decided (selectable, selected). */
+int
+attempt_mark(struct attempt *a, const char *kind, json_t *facts)
+{
+	return (attempt_transition(a, kind, facts, NULL));
+}
+
+/* The selected member of a cohort goes to the publisher, or is ended. */
+void
+attempt_publish_selected(struct attempt *a)
+{
+	if (a->state == AS_SELECTED)
+		attempt_publish(a);
+}
+
+/*
+ * A member the selection left out: ended without publication, with
+ * why; one still running is killed first (attempt_cancel).
+ */
+void
+attempt_cancel_why(struct attempt *a, uid_t uid, const char *why)
+{
+	if (attempt_terminal(a))
+		return;
+	if (a->run != NULL && !a->run->validation) {
+		attempt_cancel(a, uid);
+		return;
+	}
+	a->canceller = uid;
+	attempt_fail(a, "cancelled", "%s", why);
+}
+
 void
 attempt_cancel(struct attempt *a, uid_t uid)
 {
@@ -1773,6 +1971,12 @@ attempt_cancel(struct attempt *a, uid_t uid)
 int
 attempt_approve(struct attempt *a, uid_t uid, char *err, size_t errlen)
 {
+	if (a->cohort[0] != '\0') {
+		snprintf(err, errlen, "%s is a member of cohort %s: members "
+		    "are not approved, one is selected (factoryctl select)",
+		    a->id, a->cohort);
+		return (-1);
+	}
 	if (a->state != AS_VERIFIED) {
 		snprintf(err, errlen, "%s is %s, not verified", a->id,
 		    attempt_state_name(a->outcome != AS_MAX ? a->outcome :
@@ -1909,6 +2113,7 @@ union child_msg {
 	struct msg_validate_req	 validate_req;
 	struct msg_verdict	 verdict;
 	struct msg_published	 published;
+	struct msg_diffed	 diffed;
 };
 
 static int
@@ -1922,6 +2127,8 @@ child_msg_kind(struct child *c, uint32_t type, enum msg_kind *k)
 			*k = MSG_READY;
 		else if (type == IMSG_RESULT)
 			*k = MSG_RESULT;
+		else if (type == IMSG_DIFF)
+			*k = MSG_DIFFED;
 		else if (type == IMSG_ERROR)
 			*k = MSG_ERROR;
 		else
@@ -1973,6 +2180,9 @@ worker_msg(struct child *c, enum msg_kind k, union child_msg *m)
 		    AS_RUNNING, 1)) == NULL)
 			return (0);
 		worker_result(a, &m->result);
+		return (0);
+	case MSG_DIFFED:
+		cohort_diffed(&m->diffed);
 		return (0);
 	case MSG_ERROR:
 		if ((a = attempt_find(m->error.id)) != NULL &&
@@ -2075,6 +2285,8 @@ attempt_verdict_next(struct attempt *a)
 	    "accepted" : "rejected");
 	if (a->state != AS_VERIFIED)
 		attempt_teardown(a);
+	else if (a->cohort[0] != '\0')
+		cohort_member_verified(a);	/* it never publishes alone */
 	else if (a->m->approval == APPROVAL_AUTO || a->approved)
 		attempt_publish(a);
 }
@@ -2189,6 +2401,8 @@ publisher_msg(struct child *c, enum msg_kind k, union child_msg *m)
 			return (0);
 		log_info("%s: published %s, pull request %d", a->id,
 		    a->branch, a->pull);
+		if (a->cohort[0] != '\0')
+			crashpoint("parent:cohort-published");
 		attempt_teardown(a);
 		return (0);
 	case MSG_ERROR:
@@ -2367,6 +2581,8 @@ worker_lost(struct child *c)
 	 * The restarted worker is asked again, once.
 	 */
 	pending_lost();
+	control_wait_fail(CTL_WAIT_DIFF, "the worker died before it made "
+	    "the diff; it is restarted, try again");
 }
 
 static void
@@ -2527,6 +2743,11 @@ attempt_json(struct attempt *a)
 	    "approved", a->approved, "terminated", a->torn_down);
 	if (a->reason != NULL)
 		json_object_set_new(o, "reason", json_string(a->reason));
+	if (a->cohort[0] != '\0') {
+		json_object_set_new(o, "cohort", json_string(a->cohort));
+		json_object_set_new(o, "variant", json_integer(a->variant));
+		json_object_set_new(o, "selected", json_boolean(a->selected));
+	}
 	json_object_set_new(o, "stages", lifecycle_stages(a, now_ms(), 0));
 	json_object_set_new(o, "environment", env_facts(a->image,
 	    a->toolchain, a->m->image[0] != '\0' ? a->m->image : NULL));

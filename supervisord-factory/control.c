@@ -111,10 +111,11 @@ static int			 wait_wrapped;
 static const char *const wait_gone[CTL_WAIT_MAX] = {
 	"its submission (not journaled yet: no attempt) is dropped",
 	"its reconcile goes on, unanswered",
+	"its diff is dropped when it comes",
 };
 /* Who answers each kind. */
 static const char *const wait_whom[CTL_WAIT_MAX] = {
-	"the worker", "the reconciler",
+	"the worker", "the reconciler", "the worker",
 };
 
 static void	control_accept(int, short, void *);
@@ -144,6 +145,8 @@ static void	ctl_cache_rm(struct ctl_conn *, struct imsg *);
 static void	ctl_metrics(struct ctl_conn *, struct imsg *);
 static void	ctl_cache_rm_setup(struct ctl_conn *, const char *);
 static void	ctl_cache_gc(struct ctl_conn *, struct imsg *);
+static void	ctl_cohort(struct ctl_conn *, struct imsg *);
+static void	ctl_select(struct ctl_conn *, struct imsg *);
 
 static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_STATUS,	1, 0, ctl_status },
@@ -170,6 +173,10 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_IMAGE_RM,	0, 0, image_ctl_rm },
 	{ IMSG_CTL_IMAGE_VERIFY, 0, 1, image_ctl_verify },
 	{ IMSG_CTL_METRICS,	1, 0, ctl_metrics },
+	{ IMSG_CTL_SUBMIT_N,	0, 1, attempt_submit_n },
+	{ IMSG_CTL_COHORT,	1, 0, ctl_cohort },
+	{ IMSG_CTL_SELECT,	0, 0, ctl_select },
+	{ IMSG_CTL_DIFF,	1, 1, cohort_diff_request },
 };
 
 static int
@@ -965,8 +972,9 @@ ctl_status(struct ctl_conn *c, struct imsg *imsg)
 		    env->conf->users[ch->id].uid, proc_state_name(ch->state),
 		    ch->pid > 0 ? ch->started : 0, ch->restarts));
 	}
-	o = json_pack("{s:o, s:s, s:i, s:{s:i, s:i, s:I}, s:o}", "processes",
+	o = json_pack("{s:o, s:s, s:i, s:o, s:{s:i, s:i, s:I}, s:o}", "processes",
 	    procs, "version", FACTORY_VERSION, "client_uid", (int)c->uid,
+	    "cohorts", cohorts_json(),
 	    "control", "connections", listeners[0].nconns,
 	    "readonly_connections", listeners[1].nconns,
 	    "waits", (json_int_t)control_wait_count(CTL_WAIT_MAX),
@@ -1062,15 +1070,21 @@ static void
 ctl_list(struct ctl_conn *c, struct imsg *imsg)
 {
 	struct attempt	*a;
-	json_t		*arr = json_array();
+	json_t		*arr = json_array(), *o;
 
-	TAILQ_FOREACH(a, &env->attempts, entry)
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, "
-		    "s:s?}", "id", a->id, "state", attempt_state_name(
-		    a->outcome != AS_MAX ? a->outcome : a->state),
-		    "repository", a->repo, "title", a->m->title,
-		    "reason", a->reason));
-	control_send_obj(c, json_pack("{s:o}", "attempts", arr));
+	TAILQ_FOREACH(a, &env->attempts, entry) {
+		o = json_pack("{s:s, s:s, s:s, s:s, s:s?}", "id", a->id,
+		    "state", attempt_state_name(a->outcome != AS_MAX ?
+		    a->outcome : a->state), "repository", a->repo, "title",
+		    a->m->title, "reason", a->reason);
+		/* A member names its cohort. */
+		if (a->cohort[0] != '\0')
+			json_object_set_new(o, "cohort",
+			    json_string(a->cohort));
+		json_array_append_new(arr, o);
+	}
+	control_send_obj(c, json_pack("{s:o, s:o}", "attempts", arr,
+	    "cohorts", cohorts_json()));
 }
 
 static void
@@ -1134,7 +1148,19 @@ static void
 ctl_cancel(struct ctl_conn *c, struct imsg *imsg)
 {
 	struct attempt	*a;
+	char		 id[COHORT_ID_MAX], err[256];
+	int		 n;
 
+	/* A cohort's id: every member still under way. */
+	if (imsg_get_strbuf(imsg, id, sizeof(id)) == 0 &&
+	    lifecycle_cohort_id(id)) {
+		if ((n = cohort_cancel(id, c->uid, err, sizeof(err))) == -1)
+			control_fail(c, "%s", err);
+		else
+			control_send_obj(c, json_pack("{s:s, s:i}", "cohort",
+			    id, "cancelled", n));
+		return;
+	}
 	if ((a = ctl_attempt(c, imsg)) == NULL)
 		return;
 	if (attempt_terminal(a)) {
@@ -1162,6 +1188,42 @@ ctl_approve(struct ctl_conn *c, struct imsg *imsg)
 	}
 	control_send_obj(c, json_pack("{s:s, s:i}", "id", a->id, "approver",
 	    (int)c->uid));
+}
+
+/* factoryctl cohort ID: the members side by side. */
+static void
+ctl_cohort(struct ctl_conn *c, struct imsg *imsg)
+{
+	char	 id[COHORT_ID_MAX], err[256];
+	json_t	*o;
+
+	if (imsg_get_strbuf(imsg, id, sizeof(id)) == -1 ||
+	    !lifecycle_cohort_id(id)) {
+		control_fail(c, "bad cohort id");
+		return;
+	}
+	if ((o = cohort_json(id, err, sizeof(err))) == NULL)
+		control_fail(c, "%s", err);
+	else
+		control_send_obj(c, o);
+}
+
+/* factoryctl select MEMBER: journaled with the peer's uid. */
+static void
+ctl_select(struct ctl_conn *c, struct imsg *imsg)
+{
+	char	 id[ATTEMPT_ID_MAX], err[256];
+
+	if (imsg_get_strbuf(imsg, id, sizeof(id)) == -1) {
+		control_fail(c, "bad attempt id");
+		return;
+	}
+	if (cohort_select(id, c->uid, err, sizeof(err)) == -1) {
+		control_fail(c, "%s", err);
+		return;
+	}
+	control_send_obj(c, json_pack("{s:s, s:i}", "selected", id,
+	    "uid", (int)c->uid));
 }
 
 /* The export: a header with both public keys, then the chain. */

@@ -70,6 +70,12 @@ enum attempt_state {
 	AS_REJECTED,
 	AS_CANCELLED,
 	AS_ORPHANED,
+	/*
+	 * A cohort's verified member waits for the selection (cohort.c):
+	 * it never publishes on its own; the one selected goes on.
+	 */
+	AS_SELECTABLE,
+	AS_SELECTED,
 	AS_MAX
 };
 
@@ -222,8 +228,30 @@ struct attempt {
 	int			 stall_set;
 	int			 stall_tries;	/* refused again, for the log */
 	struct attempt_spend	 spend;		/* model receipts */
+	/* A cohort's member: its id and variant, from "submitted". */
+	char			 cohort[COHORT_ID_MAX];
+	int			 variant;
+	int			 selected;	/* the "selected" receipt */
+	uid_t			 selector;
 };
 TAILQ_HEAD(attempts, attempt);
+
+/*
+ * A cohort (best-of-N): journaled as its own record before any member
+ * exists; its members are attempts naming it in their "submitted"
+ * receipts, and the one selected is the member with a "selected"
+ * receipt, so that nothing of it is kept twice.
+ */
+struct cohort {
+	TAILQ_ENTRY(cohort)	 entry;
+	char			 id[COHORT_ID_MAX];
+	int			 size;
+	uid_t			 submitter;
+	uint64_t		 ms;		/* journaled at */
+	char			 digest[80];	/* the frozen manifest's */
+	char			 repo[REPO_NAME_MAX];
+};
+TAILQ_HEAD(cohorts, cohort);
 
 struct ctl_conn {
 	TAILQ_ENTRY(ctl_conn)	 entry;
@@ -253,6 +281,7 @@ struct factoryd {
 	int			 shutting_down;
 	TAILQ_HEAD(, ctl_conn)	 ctl_conns;
 	struct attempts		 attempts;
+	struct cohorts		 cohorts;
 	struct journal		*journal;
 	EVP_PKEY		*receipt_key;
 	uint8_t			 receipt_pub[ED25519_PUB_LEN];
@@ -319,6 +348,7 @@ struct transition {
 struct lifecycle_replay {
 	struct attempts		*attempts;
 	const char		*statedir;
+	struct cohorts		*cohorts;	/* NULL: cohort records refused */
 };
 const char *attempt_state_name(enum attempt_state);
 const struct transition *transition_find(const char *);
@@ -338,6 +368,16 @@ void	 lifecycle_chain(struct attempt *, const struct transition *,
  */
 json_t	*lifecycle_stages(const struct attempt *, uint64_t, uint64_t);
 int	 lifecycle_replay(void *, uint64_t, const char *, size_t);
+/*
+ * Cohorts: the record journaled for one ({"cohort": {...}}) and its
+ * members.  lifecycle_cohort_record() checks and applies a record,
+ * live and on replay alike.
+ */
+int	 lifecycle_cohort_record(struct cohorts *, json_t *, uint64_t, char *,
+	    size_t);
+struct cohort *lifecycle_cohort_find(struct cohorts *, const char *);
+struct attempt *lifecycle_cohort_selected(struct attempts *, const char *);
+int	 lifecycle_cohort_id(const char *);
 
 /* attempt.c */
 int	 attempt_init(char *, size_t);
@@ -377,6 +417,25 @@ void	 attempt_reconcile(struct ctl_conn *);
 void	 attempt_note(struct attempt *, const char *, json_t *);
 void	 attempt_record_reaped(struct attempt *, const char *, const char *,
 	    int);
+
+/* attempt.c, for cohort.c */
+void	 attempt_submit_n(struct ctl_conn *, struct imsg *);
+void	 attempt_publish_selected(struct attempt *);
+int	 attempt_mark(struct attempt *, const char *, json_t *);
+void	 attempt_cancel_why(struct attempt *, uid_t, const char *);
+
+/* cohort.c */
+void	 cohort_newid(char *, size_t);
+int	 cohort_journal(struct cohort *, char *, size_t);
+void	 cohort_member_verified(struct attempt *);
+void	 cohort_recover(void);
+int	 cohort_select(const char *, uid_t, char *, size_t);
+int	 cohort_cancel(const char *, uid_t, char *, size_t);
+json_t	*cohort_json(const char *, char *, size_t);
+json_t	*cohorts_json(void);
+struct cohort *cohort_find(const char *);
+void	 cohort_diff_request(struct ctl_conn *, struct imsg *);
+void	 cohort_diffed(const struct msg_diffed *);
 
 /* reconcile.c */
 int	 attempt_inventory(json_t *);
@@ -505,6 +564,7 @@ void	 shell_cgroups_remove(const struct sandbox *);
 enum ctl_wait_kind {
 	CTL_WAIT_SUBMIT,	/* the worker resolves the baseline */
 	CTL_WAIT_RECONCILE,	/* the reconciler's inventory */
+	CTL_WAIT_DIFF,		/* the worker's diff of a result */
 	CTL_WAIT_MAX
 };
 uint32_t control_wait(struct ctl_conn *, enum ctl_wait_kind, void *,
