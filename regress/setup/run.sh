@@ -10,7 +10,7 @@
 # entry in use is refused; gc and the bound evict the least recently
 # used.  Needs root.
 #
-# Uids: roles 66601-66606, attempts 66620-66649.
+# Uids: roles 66601-66607, attempts 66620-66649.
 
 . "$(dirname "$0")/../lib.sh"
 
@@ -47,21 +47,25 @@ count() { wc -l <"$T/count" | tr -d ' '; }
 
 start_factoryd "$T/factoryd.conf" "$T/log"
 
-# mkimage HEX: a rootfs of busybox and its applets, in the store.
+# mkimage NAME [EXTRA]: a rootfs of busybox and its applets, imported
+# into the store; its digest's hex on stdout.  EXTRA, a file that makes
+# the second image another digest.
 mkimage() {
-	r=$STATE/images/sha256/$1/rootfs
-	mkdir -p "$r/bin" "$STATE/images/names" || return 1
+	r=$T/img-$1
+	mkdir -p "$r/bin" || return 1
 	cp "$BB" "$r/bin/busybox" || return 1
 	for a in sh cat ls echo test mkdir true false head printf rm wc \
 	    sha256sum ln chmod touch nc seq dd sleep cp mkfifo; do
 		ln -s busybox "$r/bin/$a" || return 1
 	done
-	chown -R 0:0 "$STATE/images"
-	chmod -R go-w "$STATE/images"
-	chmod 700 "$STATE/images/sha256" "$STATE/images/names"
+	[ -z "${2:-}" ] || echo "$2" >"$r/$2" || return 1
+	"$O/factoryctl" -s "$SOCK" -j image import "$1" "$r" >"$T/mkimage.out" ||
+	    return 1
+	jq -r .digest "$T/mkimage.out" | sed 's/^sha256://'
 }
-H1=$(printf '%064d' 1) H2=$(printf '%064d' 2)
-mkimage "$H1" && mkimage "$H2" || fail "setup: cannot lay out the images"
+H1=$(mkimage bb) && [ -n "$H1" ] || fail "setup: cannot import image bb"
+H2=$(mkimage bb2 other) && [ -n "$H2" ] && [ "$H2" != "$H1" ] ||
+    fail "setup: cannot import image bb2"
 
 # man FILE [IMAGE] [SETUP-SCRIPT] [AGENT] [SETUP-EXTRA]: a manifest
 # whose setup runs SETUP-SCRIPT with the counter reachable.
