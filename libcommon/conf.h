@@ -76,9 +76,12 @@ struct factoryd_conf {
 	int			 lease_ttl;		/* seconds */
 	int			 reconcile_interval;	/* seconds */
 	int			 control_idle;		/* seconds */
+	char			 metrics_file[PATH_MAX];	/* "": none */
+	int			 metrics_interval;	/* seconds */
 	uint64_t		 disk_default;	/* attempt-disk, bytes */
 	uint64_t		 disk_max;
 	uint64_t		 pristine_max;	/* pristine-cache, bytes */
+	uint64_t		 setup_max;	/* setup-cache, bytes */
 	uint64_t		 image_max_size;	/* images: bounds */
 	uint64_t		 image_max_files;
 	int			 image_max_depth;
@@ -118,6 +121,21 @@ struct manifest_limits {
 #define MANIFEST_IMAGE_MAX	160	/* NAME@sha256:HEX, with room */
 #define MANIFEST_TOOLCHAIN_MAX	64	/* toolchain paths, at most */
 
+/*
+ * setup: of a manifest.  Paths are relative to the tree, checked
+ * (no "..", not .git, none inside another); env "KEY=VALUE"; allow as
+ * network.allow, NULL: none.
+ */
+#define SETUP_PATHS	64
+#define SETUP_PATHMAX	1024
+struct manifest_setup {
+	char			**run;		/* argv, non-empty */
+	char			**inputs;	/* may be empty */
+	char			**outputs;	/* non-empty */
+	char			**allow;
+	char			**env;
+};
+
 struct manifest {
 	char			 repository[REPO_NAME_MAX];
 	char			 baseline[256];	/* a ref or an oid, as given */
@@ -137,6 +155,7 @@ struct manifest {
 	 */
 	char			 image[MANIFEST_IMAGE_MAX];
 	char			**toolchain;
+	struct manifest_setup	*setup;		/* NULL: no setup phase */
 	/*
 	 * cohort: its size (0: not a cohort) and how many variants it
 	 * lists (0, or size); a member's manifest is parsed with its

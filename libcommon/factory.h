@@ -123,7 +123,8 @@ enum imsg_type {
 	IMSG_CTL_REAP,
 	IMSG_CTL_RECONCILE,
 	IMSG_CTL_CACHE_LIST,
-	IMSG_CTL_CACHE_RM,	/* "repository/commit" */
+	IMSG_CTL_CACHE_RM,	/* "repository/commit", or a setup KEY */
+	IMSG_CTL_CACHE_GC,	/* evict to the bounds now */
 
 	/*
 	 * child -> parent, once, first: pledge_describe() text, escaped
@@ -186,6 +187,8 @@ enum imsg_type {
 	IMSG_IMAGE_DONE,	/* image: struct image_done */
 	IMSG_IMAGE_FAILED,	/* image: an escaped reason NUL */
 
+	/* client -> parent (read-only socket too): OpenMetrics text */
+	IMSG_CTL_METRICS,
 	/* cohorts (factoryctl(8), COHORTS) */
 	IMSG_CTL_SUBMIT_N,	/* uint32 size, then as IMSG_CTL_SUBMIT */
 	IMSG_CTL_COHORT,	/* cohort id NUL */

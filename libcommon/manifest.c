@@ -32,12 +32,14 @@ const struct manifest_limits manifest_default_limits = {
 
 static const char * const manifest_keys[] = {
 	"repository", "baseline", "scope", "agent", "validate", "env",
-	"limits", "network", "exec", "title", "approval", "environment",
+	"limits", "network", "exec", "title", "approval", "environment", "setup",
 	"cohort", NULL
 };
 /* What a cohort's variant may change: everything else is frozen. */
 static const char * const cohort_keys[] = { "size", "variants", NULL };
 static const char * const variant_keys[] = { "env", "model", NULL };
+
+static int	m_netallow(struct yerr *, const struct ynode *, char ***);
 
 #define IMAGE_NAMEMAX	64	/* as factoryctl image import takes them */
 #define IMAGE_HEX	64
@@ -150,16 +152,18 @@ m_envname(const char *s)
 	    "0123456789_") == n);
 }
 
+/* A mapping of variables to values as "KEY=VALUE" into *out; n may be NULL. */
 static int
-m_env(struct yerr *e, const struct ynode *root, struct manifest *m)
+m_envmap(struct yerr *e, const struct ynode *n, const char *what,
+    char ***out)
 {
-	const struct ynode	*n, *k, *v;
+	const struct ynode	*k, *v;
+	char			**env;
 	size_t			 i;
 
-	n = y_get(root, "env");
-	if ((m->env = calloc(n == NULL ? 1 : n->nkids + 1,
-	    sizeof(*m->env))) == NULL)
-		return (y_failat(e, 1, 1, "env", "out of memory"));
+	if ((env = *out = calloc(n == NULL ? 1 : n->nkids + 1,
+	    sizeof(*env))) == NULL)
+		return (y_failat(e, 1, 1, what, "out of memory"));
 	if (n == NULL)
 		return (0);
 	if (y_map(e, n, "a mapping of variables to values") == -1)
@@ -180,12 +184,18 @@ m_env(struct yerr *e, const struct ynode *root, struct manifest *m)
 			    y_what(v)));
 		if (strlen(v->str) != v->len)
 			return (y_fail(e, v, "contains a NUL character"));
-		if (asprintf(&m->env[i], "%s=%s", k->str, v->str) == -1) {
-			m->env[i] = NULL;
+		if (asprintf(&env[i], "%s=%s", k->str, v->str) == -1) {
+			env[i] = NULL;
 			return (y_fail(e, v, "out of memory"));
 		}
 	}
 	return (0);
+}
+
+static int
+m_env(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	return (m_envmap(e, y_get(root, "env"), "env", &m->env));
 }
 
 static int
@@ -300,11 +310,18 @@ m_hostport(const char *s)
 static int
 m_network(struct yerr *e, const struct ynode *root, struct manifest *m)
 {
+	return (m_netallow(e, y_get(root, "network"), &m->allow));
+}
+
+/* network: none, or {allow: [host:port, ...]} into *out (NULL: none). */
+static int
+m_netallow(struct yerr *e, const struct ynode *n, char ***out)
+{
 	static const char * const keys[] = { "allow", NULL };
-	const struct ynode	*n, *allow;
+	const struct ynode	*allow;
 	size_t			 i;
 
-	if ((n = y_get(root, "network")) == NULL)
+	if (n == NULL)
 		return (0);
 	if (n->kind == YN_SCALAR && strcmp(n->str, "none") == 0)
 		return (0);
@@ -316,12 +333,12 @@ m_network(struct yerr *e, const struct ynode *root, struct manifest *m)
 		    "not %s", y_what(n)));
 	if (y_keys(e, n, keys) == -1 ||
 	    (allow = y_need(e, n, "allow")) == NULL ||
-	    y_strv(e, allow, "host:port", &m->allow) == -1)
+	    y_strv(e, allow, "host:port", out) == -1)
 		return (-1);
-	for (i = 0; m->allow[i] != NULL; i++)
-		if (!m_hostport(m->allow[i]))
+	for (i = 0; (*out)[i] != NULL; i++)
+		if (!m_hostport((*out)[i]))
 			return (y_fail(e, allow->kids[i], "expected host:port "
-			    "(port 1-65535), not \"%s\"", m->allow[i]));
+			    "(port 1-65535), not \"%s\"", (*out)[i]));
 	return (0);
 }
 
@@ -456,6 +473,131 @@ m_environment(struct yerr *e, const struct ynode *root, struct manifest *m)
 	return (0);
 }
 
+/*
+ * A path inside the tree as setup's inputs and outputs name it: relative,
+ * each component a name (no "", ".", ".."), not in .git.  Why in why.
+ */
+static int
+m_treepath(const char *s, const char **why)
+{
+	const char	*p, *end;
+	size_t		 len;
+
+	if (*s == '\0' || *s == '/') {
+		*why = "not a relative path inside the tree";
+		return (0);
+	}
+	if (y_hasctl(s)) {
+		*why = "contains a control character";
+		return (0);
+	}
+	if (strlen(s) >= SETUP_PATHMAX) {
+		*why = "too long";
+		return (0);
+	}
+	for (p = s; *p != '\0'; p = *end == '\0' ? end : end + 1) {
+		if ((end = strchr(p, '/')) == NULL)
+			end = p + strlen(p);
+		len = (size_t)(end - p);
+		if (len == 0 || (len == 1 && p[0] == '.') ||
+		    (len == 2 && p[0] == '.' && p[1] == '.')) {
+			*why = "an empty, \".\" or \"..\" component";
+			return (0);
+		}
+		if (p == s && len == 4 && strncmp(p, ".git", 4) == 0) {
+			*why = "inside .git";
+			return (0);
+		}
+	}
+	if (s[strlen(s) - 1] == '/') {
+		*why = "ends with '/'";
+		return (0);
+	}
+	return (1);
+}
+
+/* Is a the path b or inside it? */
+static int
+m_within(const char *a, const char *b)
+{
+	size_t	 n = strlen(b);
+
+	return (strncmp(a, b, n) == 0 && (a[n] == '\0' || a[n] == '/'));
+}
+
+static int
+m_treepaths(struct yerr *e, const struct ynode *sn, const char *key,
+    int need, char ***out)
+{
+	const struct ynode	*n;
+	const char		*why;
+	size_t			 i, j;
+
+	if ((n = need ? y_need(e, sn, key) : y_get(sn, key)) == NULL) {
+		if (need)
+			return (-1);
+		if ((*out = calloc(1, sizeof(**out))) == NULL)
+			return (y_failat(e, 1, 1, key, "out of memory"));
+		return (0);
+	}
+	if (y_strv(e, n, "paths inside the tree", out) == -1)
+		return (-1);
+	if (n->nkids > SETUP_PATHS)
+		return (y_fail(e, n, "more than %d paths", SETUP_PATHS));
+	for (i = 0; (*out)[i] != NULL; i++) {
+		if (!m_treepath((*out)[i], &why))
+			return (y_fail(e, n->kids[i], "\"%s\": %s", (*out)[i],
+			    why));
+		for (j = 0; j < i; j++)
+			if (m_within((*out)[i], (*out)[j]) ||
+			    m_within((*out)[j], (*out)[i]))
+				return (y_fail(e, n->kids[i], "\"%s\" overlaps "
+				    "\"%s\"", (*out)[i], (*out)[j]));
+	}
+	return (0);
+}
+
+/*
+ * setup: {run: ARGV, inputs: [PATH], outputs: [PATH], network: ...,
+ * env: {...}}: the phase whose outputs are cached by a key over its
+ * inputs (factory-manifest(5)).
+ */
+static int
+m_setup(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	static const char * const keys[] = { "run", "inputs", "outputs",
+	    "network", "env", NULL };
+	const struct ynode	*n;
+	struct manifest_setup	*s;
+	size_t			 i, j;
+
+	if ((n = y_get(root, "setup")) == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping with run, inputs, outputs, network and "
+	    "env") == -1 || y_keys(e, n, keys) == -1)
+		return (-1);
+	if ((s = m->setup = calloc(1, sizeof(*s))) == NULL)
+		return (y_fail(e, n, "out of memory"));
+	if (m_argv(e, n, "run", &s->run) == -1 ||
+	    m_treepaths(e, n, "inputs", 0, &s->inputs) == -1 ||
+	    m_treepaths(e, n, "outputs", 1, &s->outputs) == -1 ||
+	    m_netallow(e, y_get(n, "network"), &s->allow) == -1 ||
+	    m_envmap(e, y_get(n, "env"), "setup.env", &s->env) == -1)
+		return (-1);
+	if (s->outputs[0] == NULL)
+		return (y_fail(e, y_get(n, "outputs"), "no output: a setup "
+		    "whose outputs are not kept is not cached"));
+	/* An input setup writes would make the key describe nothing. */
+	for (i = 0; s->inputs[i] != NULL; i++)
+		for (j = 0; s->outputs[j] != NULL; j++)
+			if (m_within(s->inputs[i], s->outputs[j]) ||
+			    m_within(s->outputs[j], s->inputs[i]))
+				return (y_fail(e, y_get(n, "inputs")->kids[i],
+				    "\"%s\" overlaps output \"%s\"",
+				    s->inputs[i], s->outputs[j]));
+	return (0);
+}
+
 static int
 m_approval(struct yerr *e, const struct ynode *root, struct manifest *m)
 {
@@ -490,7 +632,8 @@ m_build(struct yerr *e, const struct ynode *root, struct manifest *m)
 	    m_network(e, root, m) == -1 ||
 	    m_exec(e, root, m) == -1 ||
 	    m_approval(e, root, m) == -1 ||
-	    m_environment(e, root, m) == -1)
+	    m_environment(e, root, m) == -1 ||
+	    m_setup(e, root, m) == -1)
 		return (-1);
 	return (0);
 }
@@ -744,6 +887,14 @@ manifest_free(struct manifest *m)
 	for (i = 0; m->cohort_env != NULL && i < m->cohort_nvariants; i++)
 		y_strvfree(m->cohort_env[i]);
 	free(m->cohort_env);
+	if (m->setup != NULL) {
+		y_strvfree(m->setup->run);
+		y_strvfree(m->setup->inputs);
+		y_strvfree(m->setup->outputs);
+		y_strvfree(m->setup->allow);
+		y_strvfree(m->setup->env);
+		free(m->setup);
+	}
 	free(m);
 }
 
@@ -809,6 +960,36 @@ m_printcohort(FILE *fp, const struct manifest *m)
 	}
 }
 
+static void
+m_printsetup(FILE *fp, const struct manifest_setup *s)
+{
+	const char	*eq;
+	size_t		 i;
+
+	fprintf(fp, "setup:\n");
+	m_printlist(fp, "  ", "run", s->run);
+	m_printlist(fp, "  ", "inputs", s->inputs);
+	m_printlist(fp, "  ", "outputs", s->outputs);
+	if (s->allow == NULL)
+		fprintf(fp, "  network: none\n");
+	else {
+		fprintf(fp, "  network:\n");
+		m_printlist(fp, "    ", "allow", s->allow);
+	}
+	if (s->env[0] == NULL) {
+		fprintf(fp, "  env: {}\n");
+		return;
+	}
+	fprintf(fp, "  env:\n");
+	for (i = 0; s->env[i] != NULL; i++) {
+		if ((eq = strchr(s->env[i], '=')) == NULL)
+			continue;
+		fprintf(fp, "    %.*s: ", (int)(eq - s->env[i]), s->env[i]);
+		y_printstr(fp, eq + 1);
+		fputc('\n', fp);
+	}
+}
+
 void
 manifest_print(FILE *fp, const struct manifest *m)
 {
@@ -858,5 +1039,7 @@ manifest_print(FILE *fp, const struct manifest *m)
 		if (m->toolchain != NULL)
 			m_printlist(fp, "  ", "toolchain", m->toolchain);
 	}
+	if (m->setup != NULL)
+		m_printsetup(fp, m->setup);
 	m_printcohort(fp, m);
 }

@@ -60,15 +60,6 @@ static void	attempt_after_exit(struct attempt *);
 static uint32_t	 next_day_seq;
 static char	 next_day[9];
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
 int
 attempt_terminal(const struct attempt *a)
 {
@@ -410,6 +401,8 @@ attempt_init(char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return (-1);
 	}
+	if (setup_init(err, errlen) == -1)
+		return (-1);
 	/* The publisher's caches (forge github): its own. */
 	snprintf(path, sizeof(path), "%s/publish", env->conf->statedir);
 	if (fs_mkdir_owned(path, 0700, env->conf->users[PROC_PUBLISHER].uid,
@@ -461,6 +454,10 @@ attempt_newid(char *buf, size_t len)
  * no attempt (pending_drop), one that leaves after cancels nothing.
  */
 struct pending {
+	TAILQ_ENTRY(pending)	 entry;		/* in resolving */
+	struct msg_resolve	 rq;		/* what the worker is asked */
+	int			 sent;		/* times handed to a worker */
+	pid_t			 to;		/* the worker it went to last */
 	uid_t			 uid;
 	char			*raw;
 	size_t			 len;
@@ -470,10 +467,32 @@ struct pending {
 	int			 cohort_n;	/* submit -n, or cohort: size */
 };
 
+/*
+ * Submissions whose baseline is with the worker, or waiting for one: a
+ * worker restarted by a reload (or after a crash) gets them again when
+ * it says hello, so a submission during a reload waits instead of
+ * failing.  Bounded by the control wait's own deadline and by
+ * PENDING_MAX; resolving is read-only, so asking twice is harmless,
+ * but a baseline on which a worker died twice is refused.
+ */
+#define PENDING_MAX	256
+#define PENDING_SENDS	2
+static TAILQ_HEAD(, pending)	 resolving =
+    TAILQ_HEAD_INITIALIZER(resolving);
+static size_t			 nresolving;
+
+static int	pending_send(struct pending *);
+static void	pending_lost(void);
+
 static void
 pending_drop(void *arg)
 {
 	struct pending	*p = arg;
+
+	if (p->rq.req != 0) {
+		TAILQ_REMOVE(&resolving, p, entry);
+		nresolving--;
+	}
 
 	free(p->raw);
 	if (p->m != NULL)
@@ -598,7 +617,6 @@ submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
 	struct pending		*p;
 	struct conf_repo	*repo;
 	struct manifest		*m;
-	struct msg_resolve	 rq;
 	char			 name[PATH_MAX], err[CONF_ERRLEN];
 	char			 sz1[32], sz2[32];
 	size_t			 len;
@@ -670,19 +688,49 @@ submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
 	}
 	p->uid = c->uid;
 	p->cohort_n = cohort_n;
-	memset(&rq, 0, sizeof(rq));
-	rq.req = control_wait(c, CTL_WAIT_SUBMIT, p, pending_drop);
-	strlcpy(rq.repo, repo->path, sizeof(rq.repo));
-	strlcpy(rq.ref, m->baseline, sizeof(rq.ref));
-	if (proc_compose_msg(PROC_WORKER, IMSG_RESOLVE, MSG_RESOLVE, -1, &rq,
-	    err, sizeof(err)) == -1) {
-		control_wait_take(rq.req, CTL_WAIT_SUBMIT, NULL);
-		if (errno == EAGAIN)
-			control_fail(c, "worker not running, try again");
-		else
-			control_fail(c, "%s", err);
+	if (nresolving >= PENDING_MAX) {
+		control_fail(c, "%zu submissions are waiting for the worker: "
+		    "not accepted, try again", nresolving);
 		pending_drop(p);
+		return;
 	}
+	strlcpy(p->rq.repo, repo->path, sizeof(p->rq.repo));
+	strlcpy(p->rq.ref, m->baseline, sizeof(p->rq.ref));
+	p->rq.req = control_wait(c, CTL_WAIT_SUBMIT, p, pending_drop);
+	TAILQ_INSERT_TAIL(&resolving, p, entry);
+	nresolving++;
+	pending_send(p);
+}
+
+/*
+ * To the worker; not running (restarting after a reload or a crash):
+ * it stays in resolving, and worker_ready() sends it.  -1 only if it
+ * was refused and answered.
+ */
+static int
+pending_send(struct pending *p)
+{
+	struct ctl_conn	*c;
+	char		 err[CONF_ERRLEN];
+
+	struct child	*w;
+
+	if (proc_compose_msg(PROC_WORKER, IMSG_RESOLVE, MSG_RESOLVE, -1,
+	    &p->rq, err, sizeof(err)) == 0) {
+		w = proc_find(PROC_WORKER, 0);
+		p->to = w != NULL ? w->pid : 0;
+		p->sent++;
+		return (0);
+	}
+	if (errno == EAGAIN && !env->shutting_down) {
+		log_debug("submission %u waits for the worker", p->rq.req);
+		return (0);
+	}
+	if ((c = control_wait_take(p->rq.req, CTL_WAIT_SUBMIT, NULL)) != NULL)
+		control_fail(c, "%s", errno == EAGAIN ?
+		    "worker not running: factoryd is shutting down" : err);
+	pending_drop(p);
+	return (-1);
 }
 
 /*
@@ -828,6 +876,9 @@ attempt_resolved(const struct msg_resolved *o)
 		return;
 	}
 	p = arg;
+	TAILQ_REMOVE(&resolving, p, entry);
+	nresolving--;
+	p->rq.req = 0;		/* out of resolving */
 	if (o->oid[0] == '\0') {
 		control_fail(c, "baseline: %s", o->error);
 		goto done;
@@ -1102,17 +1153,13 @@ attempt_env_check(struct attempt *a, char *err, size_t errlen)
  * again after a restart: a tree already mounted is left as it is.
  */
 static int
-attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
+attempt_pristine(struct attempt *a, char *err, size_t errlen)
 {
 	struct stat	 st;
-	char		 tmp[PATH_MAX], lower[PATH_MAX], path[PATH_MAX];
-	char		 why[256];
-	uint64_t	 t0 = now_ms();
+	char		 tmp[PATH_MAX], why[256];
 
 	if (pristine_path(a->repo, a->baseline, ".", tmp, sizeof(tmp)) ==
-	    -1 || strlcat(tmp, a->id, sizeof(tmp)) >= sizeof(tmp) ||
-	    pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
-	    -1) {
+	    -1 || strlcat(tmp, a->id, sizeof(tmp)) >= sizeof(tmp)) {
 		snprintf(err, errlen, "%s: pristine path too long", a->repo);
 		return (-1);
 	}
@@ -1120,6 +1167,34 @@ attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
 	if (lstat(tmp, &st) == 0 && pristine_commit(a, tmp, why,
 	    sizeof(why)) == -1) {
 		snprintf(err, errlen, "pristine %s: %s", tmp, why);
+		return (-1);
+	}
+	return (0);
+}
+
+/* The setup entry's outputs for a's trees, or NULL without a setup. */
+static const char *
+attempt_setup_lower(struct attempt *a, char *buf, size_t len)
+{
+	if (a->m->setup == NULL || a->setup_key[0] == '\0')
+		return (NULL);
+	if (setup_entry_path(a->setup_key, buf, len) == -1)
+		return (NULL);
+	return (buf);
+}
+
+static int
+attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
+{
+	char		 lower[PATH_MAX], path[PATH_MAX], extra[PATH_MAX];
+	char		 why[256];
+	uint64_t	 t0 = now_ms();
+
+	if (attempt_pristine(a, err, errlen) == -1)
+		return (-1);
+	if (pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
+	    -1) {
+		snprintf(err, errlen, "%s: pristine path too long", a->repo);
 		return (-1);
 	}
 	if (disk_overlay_mounted(a->dir, "tree"))
@@ -1138,8 +1213,12 @@ attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return (-1);
 	}
-	if (disk_overlay(lower, a->dir, "tree", a->uid, a->uid, err,
-	    errlen) == -1)
+	if (a->m->setup != NULL && a->setup_key[0] == '\0') {
+		snprintf(err, errlen, "setup: no cache entry");
+		return (-1);
+	}
+	if (disk_overlay(lower, attempt_setup_lower(a, extra, sizeof(extra)),
+	    a->dir, "tree", a->uid, a->uid, err, errlen) == -1)
 		return (-1);
 	crashpoint("parent:after-tree");
 	log_debug("%s: tree mounted in %d ms", a->id, (int)(now_ms() - t0));
@@ -1181,11 +1260,18 @@ attempt_mount_checkout(struct attempt *a, uid_t uid, char *err, size_t errlen)
 {
 	uid_t	 vu = env->conf->users[PROC_VERIFIER].uid;
 	gid_t	 vg = env->conf->users[PROC_VERIFIER].gid;
-	char	 lower[PATH_MAX], path[PATH_MAX];
+	char	 lower[PATH_MAX], path[PATH_MAX], extra[PATH_MAX];
 
 	if (pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
 	    -1) {
 		snprintf(err, errlen, "%s: pristine path too long", a->repo);
+		return (-1);
+	}
+	/* The outputs the agent had, by key, checked against the receipts. */
+	if (a->m->setup != NULL && (a->setup_key[0] == '\0' ||
+	    setup_verify(a, err, errlen) == -1)) {
+		if (a->setup_key[0] == '\0')
+			snprintf(err, errlen, "setup: no cache entry recorded");
 		return (-1);
 	}
 	if (uid == vu) {
@@ -1207,8 +1293,8 @@ attempt_mount_checkout(struct attempt *a, uid_t uid, char *err, size_t errlen)
 	if (fs_remove_tree(path) == -1 || fs_mkdir_owned(path, 0700, 0, 0) ==
 	    -1)
 		goto fail;
-	return (disk_overlay(lower, a->vdir, "checkout", uid, uid, err,
-	    errlen));
+	return (disk_overlay(lower, attempt_setup_lower(a, extra,
+	    sizeof(extra)), a->vdir, "checkout", uid, uid, err, errlen));
  fail:
 	snprintf(err, errlen, "%s: %s", path, strerror(errno));
 	return (-1);
@@ -1223,6 +1309,25 @@ attempt_start_agent(struct attempt *a)
 	int		 i;
 
 	snprintf(tree, sizeof(tree), "%s/tree", a->dir);
+	if (a->m->setup != NULL && !a->setup_ready) {
+		if (a->run != NULL)
+			return;		/* setup runs */
+		if (attempt_env_check(a, err, sizeof(err)) == -1) {
+			attempt_fail(a, "failed", "environment: %s", err);
+			return;
+		}
+		if (attempt_pristine(a, err, sizeof(err)) == -1) {
+			attempt_fail(a, "failed", "%s", err);
+			return;
+		}
+		switch (setup_begin(a, err, sizeof(err))) {
+		case -1:
+			attempt_fail(a, "failed", "%s", err);
+			return;
+		case 0:
+			return;		/* attempt_setup_done() goes on */
+		}
+	}
 	if (attempt_mount_tree(a, err, sizeof(err)) == -1) {
 		attempt_fail(a, "failed", "%s", err);
 		return;
@@ -1242,6 +1347,8 @@ attempt_start_agent(struct attempt *a)
 	facts = json_pack("{s:i, s:i, s:o, s:o}", "uid", (int)a->uid, "pid",
 	    (int)a->run->sb.pid, "cgroups", cg, "environment",
 	    env_facts(a->image, a->toolchain, NULL));
+	if (a->m->setup != NULL)
+		json_object_set_new(facts, "setup", setup_facts(a));
 	if (attempt_transition(a, "running", facts, NULL) == -1) {
 		a->run->cancelled = 1;
 		run_kill(a->run);
@@ -1427,12 +1534,40 @@ attempt_validation_done(struct attempt *a, struct run *r)
 		attempt_fail(a, "failed", "cannot send %s", err);
 }
 
+/* The setup run was reaped: on to the agent, or why not. */
+static void
+attempt_setup_done(struct attempt *a, struct run *r)
+{
+	char	 err[1024];
+	int	 rc;
+
+	a->run = NULL;
+	audit_flush();
+	rc = setup_finish(a, r, err, sizeof(err));
+	if (attempt_terminal(a)) {
+		attempt_teardown(a);
+		return;
+	}
+	if (a->cancel_requested) {
+		attempt_fail(a, "cancelled", "cancelled by uid %u during "
+		    "setup", (unsigned)a->canceller);
+		return;
+	}
+	if (rc == -1) {
+		attempt_fail(a, "failed", "%s", err);
+		return;
+	}
+	attempt_start_agent(a);
+}
+
 void
 attempt_run_done(struct run *r)
 {
 	struct attempt	*a = r->attempt;
 
-	if (r->validation)
+	if (r->setup)
+		attempt_setup_done(a, r);
+	else if (r->validation)
 		attempt_validation_done(a, r);
 	else
 		attempt_agent_done(a, r);
@@ -1713,6 +1848,7 @@ attempt_teardown(struct attempt *a)
 {
 	struct timeval	 tv = { 5, 0 };
 	uint64_t	 end;
+	json_t		*stages;
 	int		 left = 0;
 
 	if (a->torn_down)
@@ -1737,6 +1873,8 @@ attempt_teardown(struct attempt *a)
 		left++;
 	/* A cold checkout this attempt did not finish goes too. */
 	pristine_drop_tmp(a);
+	if (setup_teardown(a) == -1)
+		left++;
 	/* The disks by their journaled paths, then what was under them. */
 	if (disk_unmount(a->dir) == -1 || disk_unmount(a->vdir) == -1 ||
 	    fs_remove_tree(a->dir) == -1 || fs_remove_tree(a->vdir) == -1) {
@@ -1744,6 +1882,7 @@ attempt_teardown(struct attempt *a)
 		left++;
 	}
 	if (left > 0) {
+		metrics_teardown_failed();
 		log_warnx("%s: teardown incomplete, retrying in %llds", a->id,
 		    (long long)tv.tv_sec);
 		if (!a->retry_set) {
@@ -1755,10 +1894,12 @@ attempt_teardown(struct attempt *a)
 	}
 	/* The receipt says how long each stage took; show says the same. */
 	end = now_ms();
+	stages = lifecycle_stages(a, end, end);
 	(void)attempt_transition(a, "terminated", json_pack(
-	    "{s:b, s:b, s:b, s:o}", "cgroups_removed", 1, "processes_gone", 1,
-	    "dirs_removed", 1, "stages", lifecycle_stages(a, end, end)),
-	    NULL);
+	    "{s:b, s:b, s:b, s:O}", "cgroups_removed", 1, "processes_gone", 1,
+	    "dirs_removed", 1, "stages", stages), NULL);
+	metrics_attempt_done(stages);
+	json_decref(stages);
 }
 
 /* For cohort.c: a transition the caller decided (selectable, selected). */
@@ -2414,11 +2555,30 @@ worker_lost(struct child *c)
 	TAILQ_FOREACH(a, &env->attempts, entry)
 		if (attempt_held_by_worker(a))
 			attempt_new_lease(a, "worker lost");
-	/* Its baselines will not come: nothing of theirs is journaled. */
-	control_wait_fail(CTL_WAIT_SUBMIT, "the worker died before it "
-	    "resolved the baseline; it is restarted, try again");
+	/*
+	 * Its baselines will not come: nothing of theirs is journaled.
+	 * The restarted worker is asked again, once.
+	 */
+	pending_lost();
 	control_wait_fail(CTL_WAIT_DIFF, "the worker died before it made "
 	    "the diff; it is restarted, try again");
+}
+
+static void
+pending_lost(void)
+{
+	struct pending	*p, *tp;
+	struct ctl_conn	*c;
+
+	TAILQ_FOREACH_SAFE(p, &resolving, entry, tp) {
+		if (p->sent < PENDING_SENDS)
+			continue;
+		if ((c = control_wait_take(p->rq.req, CTL_WAIT_SUBMIT,
+		    NULL)) != NULL)
+			control_fail(c, "the worker died twice resolving "
+			    "the baseline: not accepted");
+		pending_drop(p);
+	}
 }
 
 /* What the worker is doing for an attempt: provisioning or collecting. */
@@ -2496,9 +2656,15 @@ worker_ready(struct child *c)
 {
 	struct attempt	*a;
 
+	struct pending	*p, *tp;
+
 	TAILQ_FOREACH(a, &env->attempts, entry)
 		if (a->redrive)
 			attempt_redrive(a);
+	/* What a reload or a crash kept waiting, or gave the old one. */
+	TAILQ_FOREACH_SAFE(p, &resolving, entry, tp)
+		if (p->to != c->pid)
+			(void)pending_send(p);
 	attempt_schedule();
 }
 
@@ -2572,6 +2738,8 @@ attempt_json(struct attempt *a)
 		json_object_set_new(o, "pull", json_integer(a->pull));
 	if (a->record[0] != '\0')
 		json_object_set_new(o, "record", json_string(a->record));
+	if (a->m != NULL && a->m->setup != NULL && a->setup_ready)
+		json_object_set_new(o, "setup", setup_facts(a));
 	json_object_set_new(o, "epoch", json_integer((json_int_t)a->epoch));
 	json_object_set_new(o, "uid", json_integer(a->uid));
 	json_object_set_new(o, "receipts",

@@ -144,6 +144,9 @@ static void	ctl_cache_list(struct ctl_conn *, struct imsg *);
 static void	ctl_cache_rm(struct ctl_conn *, struct imsg *);
 static void	ctl_cohort(struct ctl_conn *, struct imsg *);
 static void	ctl_select(struct ctl_conn *, struct imsg *);
+static void	ctl_metrics(struct ctl_conn *, struct imsg *);
+static void	ctl_cache_rm_setup(struct ctl_conn *, const char *);
+static void	ctl_cache_gc(struct ctl_conn *, struct imsg *);
 
 static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_STATUS,	1, 0, ctl_status },
@@ -162,12 +165,14 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_RECONCILE,	0, 1, ctl_reconcile },
 	{ IMSG_CTL_CACHE_LIST,	1, 0, ctl_cache_list },
 	{ IMSG_CTL_CACHE_RM,	0, 0, ctl_cache_rm },
+	{ IMSG_CTL_CACHE_GC,	0, 0, ctl_cache_gc },
 	{ IMSG_CTL_SHELL,	0, 0, shell_request },
 	{ IMSG_CTL_SHELL_FD,	0, 0, shell_fd },
 	{ IMSG_CTL_IMAGE_IMPORT, 0, 1, image_ctl_import },
 	{ IMSG_CTL_IMAGE_LIST,	1, 0, image_ctl_list },
 	{ IMSG_CTL_IMAGE_RM,	0, 0, image_ctl_rm },
-	{ IMSG_CTL_IMAGE_VERIFY, 1, 1, image_ctl_verify },
+	{ IMSG_CTL_IMAGE_VERIFY, 0, 1, image_ctl_verify },
+	{ IMSG_CTL_METRICS,	1, 0, ctl_metrics },
 	{ IMSG_CTL_SUBMIT_N,	0, 1, attempt_submit_n },
 	{ IMSG_CTL_COHORT,	1, 0, ctl_cohort },
 	{ IMSG_CTL_SELECT,	0, 0, ctl_select },
@@ -967,13 +972,23 @@ ctl_status(struct ctl_conn *c, struct imsg *imsg)
 		    env->conf->users[ch->id].uid, proc_state_name(ch->state),
 		    ch->pid > 0 ? ch->started : 0, ch->restarts));
 	}
-	o = json_pack("{s:o, s:s, s:i, s:o, s:{s:i, s:i, s:I}}", "processes",
-	    procs, "version", FACTORY_VERSION, "client_uid", (int)c->uid,
+	o = json_pack("{s:o, s:s, s:i, s:o, s:{s:i, s:i, s:I}, s:o}",
+	    "processes", procs, "version", FACTORY_VERSION, "client_uid", (int)c->uid,
 	    "cohorts", cohorts_json(),
 	    "control", "connections", listeners[0].nconns,
 	    "readonly_connections", listeners[1].nconns,
-	    "waits", (json_int_t)control_wait_count(CTL_WAIT_MAX));
+	    "waits", (json_int_t)control_wait_count(CTL_WAIT_MAX),
+	    "overview", metrics_overview());
 	control_send_obj(c, o);
+}
+
+static void
+ctl_metrics(struct ctl_conn *c, struct imsg *imsg)
+{
+	char	*text = metrics_text();
+
+	control_send_obj(c, json_pack("{s:s}", "openmetrics", text));
+	free(text);
 }
 
 static void
@@ -1266,7 +1281,36 @@ ctl_reap(struct ctl_conn *c, struct imsg *imsg)
 static void
 ctl_cache_list(struct ctl_conn *c, struct imsg *imsg)
 {
-	control_send_obj(c, json_pack("{s:o}", "caches", pristine_list()));
+	json_t	*list = pristine_list(), *setup = setup_list();
+
+	json_array_extend(list, setup);
+	json_decref(setup);
+	control_send_obj(c, json_pack("{s:o}", "caches", list));
+}
+
+static void
+ctl_cache_rm_setup(struct ctl_conn *c, const char *key)
+{
+	if (setup_remove(key) == -1) {
+		control_fail(c, "%s: %s", key, errno == EBUSY ?
+		    "in use by an attempt" : errno == ENOENT ?
+		    "no such cache entry" : strerror(errno));
+		return;
+	}
+	log_info("setup entry %s removed by uid %u", key, (unsigned)c->uid);
+	control_send_obj(c, json_pack("{s:s}", "removed", key));
+}
+
+/* Evict to the bounds now; stale temporaries go too. */
+static void
+ctl_cache_gc(struct ctl_conn *c, struct imsg *imsg)
+{
+	json_t	*o;
+
+	log_info("cache gc requested by uid %u", (unsigned)c->uid);
+	pristine_evict();
+	o = setup_gc();
+	control_send_obj(c, json_pack("{s:o}", "setup", o));
 }
 
 /* "repository/commit": one pristine checkout, refused while in use. */
@@ -1275,9 +1319,18 @@ ctl_cache_rm(struct ctl_conn *c, struct imsg *imsg)
 {
 	char	 key[REPO_NAME_MAX + 64], *slash;
 
-	if (imsg_get_strbuf(imsg, key, sizeof(key)) == -1 ||
-	    (slash = strchr(key, '/')) == NULL) {
-		control_fail(c, "bad cache key: repository/commit");
+	if (imsg_get_strbuf(imsg, key, sizeof(key)) == -1) {
+		control_fail(c, "bad cache key: repository/commit or KEY");
+		return;
+	}
+	/* A setup entry: its 64-hex key. */
+	if (strlen(key) == SHA256_HEX_LEN && strspn(key,
+	    "0123456789abcdef") == SHA256_HEX_LEN) {
+		ctl_cache_rm_setup(c, key);
+		return;
+	}
+	if ((slash = strchr(key, '/')) == NULL) {
+		control_fail(c, "bad cache key: repository/commit or KEY");
 		return;
 	}
 	*slash = '\0';

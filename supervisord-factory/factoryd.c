@@ -187,6 +187,7 @@ main(int argc, char *argv[])
 	log_init(debug, LOG_DAEMON);
 
 	proc_init_children();
+	metrics_init();
 	image_init();
 	proc_start_all();
 	proc_watchdog_init();
@@ -417,6 +418,7 @@ factoryd_reload(char *errbuf, size_t errlen)
 	conf_free(env->conf);
 	env->conf = conf;
 	proc_reconfigure();
+	metrics_reconfigure();
 	log_info("configuration reloaded");
 	return (0);
 }

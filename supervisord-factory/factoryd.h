@@ -19,6 +19,7 @@
 #include "imsgev.h"
 #include "msg.h"
 #include "sandbox.h"
+#include "util.h"
 
 #define CHILD_BACKOFF_MIN	1	/* seconds before a restart */
 #define CHILD_BACKOFF_MAX	30
@@ -115,6 +116,7 @@ enum attempt_part {
 struct run {
 	struct attempt		*attempt;
 	int			 validation;
+	int			 setup;		/* RUN_SETUP */
 	uid_t			 uid;
 	struct sandbox		 sb;
 	int			 active;	/* pid 1 not yet reaped */
@@ -195,6 +197,20 @@ struct attempt {
 	uint64_t		 disk;		/* bytes, journaled at allocation */
 	int			 timedout;	/* from the exited record */
 	int			 disk_full;	/* from the exited record */
+	/*
+	 * The setup phase (setup.c): its key, once computed; the digest
+	 * of the entry's outputs; whether it was a hit.  From the running
+	 * receipt on replay.
+	 */
+	char			 setup_key[SHA256_HEX_LEN + 1];
+	char			 setup_digest[SHA256_HEX_LEN + 1];
+	int			 setup_hit;
+	int			 setup_ready;	/* the entry is there */
+	int			 setup_status;	/* a miss's wait status */
+	uint64_t		 setup_files;
+	uint64_t		 setup_bytes;
+	uint64_t		 setup_ms;
+	uint64_t		 setup_t0;
 	/* A record the journal refused (disk full), tried again later. */
 	char			*stall_line;
 	json_t			*stall_extra;
@@ -423,6 +439,10 @@ int	 keys_create(struct factoryd_conf *);
 int	 keys_load(void);
 
 /* run.c */
+/* What a run is: its second argument. */
+#define RUN_AGENT	0
+#define RUN_VALIDATION	1
+#define RUN_SETUP	2	/* the manifest's setup, before the agent */
 struct run *run_start(struct attempt *, int, const char *, char *, size_t);
 int	 run_reap(pid_t, int);
 void	 run_kill(struct run *);
@@ -442,12 +462,29 @@ uint64_t disk_limit(const struct manifest *);
 json_t	*disk_facts(const char *, uint64_t);
 int	 disk_mount(const char *, uint64_t, uid_t, gid_t, char *, size_t);
 int	 disk_unmount(const char *);
-int	 disk_overlay(const char *, const char *, const char *, uid_t, gid_t,
-	    char *, size_t);
+/* lower, an extra read-only lower above it (setup outputs) or NULL, ... */
+int	 disk_overlay(const char *, const char *, const char *, const char *,
+	    uid_t, gid_t, char *, size_t);
 json_t	*disk_overlay_facts(const char *, const char *, const char *);
 int	 disk_overlay_mounted(const char *, const char *);
 int	 disk_overlay_unmount(const char *, const char *);
 int	 disk_chown_upper(const char *, uid_t, uid_t, char *, size_t);
+
+/* setup.c */
+int	 setup_init(char *, size_t);
+int	 setup_entry_path(const char *, char *, size_t);
+int	 setup_key(struct attempt *, char [SHA256_HEX_LEN + 1], char *,
+	    size_t);
+int	 setup_begin(struct attempt *, char *, size_t);
+int	 setup_finish(struct attempt *, struct run *, char *, size_t);
+int	 setup_verify(struct attempt *, char *, size_t);
+int	 setup_teardown(struct attempt *);
+int	 setup_in_use(const char *);
+int	 setup_remove(const char *);
+int	 setup_evict(void);
+json_t	*setup_gc(void);
+json_t	*setup_list(void);
+json_t	*setup_facts(struct attempt *);
 
 /* pristine.c */
 int	 pristine_path(const char *, const char *, const char *, char *,
@@ -521,5 +558,17 @@ void	 control_send_obj(struct ctl_conn *, json_t *);
 struct ctl_conn *control_byid(uint32_t);
 void	 control_fail(struct ctl_conn *, const char *, ...)
 	    __attribute__((__format__ (printf, 2, 3)));
+
+/* metrics.c */
+void	 metrics_init(void);
+void	 metrics_reconfigure(void);
+void	 metrics_attempt_done(const json_t *);
+void	 metrics_teardown_failed(void);
+void	 metrics_fsync(uint64_t);
+json_t	*metrics_overview(void);
+char	*metrics_text(void);
+
+/* reconcile.c: leftovers found, not reaped yet. */
+size_t	 reconcile_orphan_count(void);
 
 #endif /* FACTORYD_H */

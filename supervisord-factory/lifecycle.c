@@ -295,6 +295,27 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		/* Live, the start was taken when pid 1 said it ran. */
 		if (a->t[ST_RUN] == 0)
 			a->t[ST_RUN] = ms;
+		/* The setup entry its trees have, by key (setup.c). */
+		v = json_object_get(facts, "setup");
+		if ((s = json_string_value(json_object_get(v, "key"))) !=
+		    NULL && strlen(s) == 64 && strspn(s, "0123456789abcdef") ==
+		    64 && (s = json_string_value(json_object_get(v,
+		    "digest"))) != NULL && lifecycle_digest(s)) {
+			strlcpy(a->setup_key, json_string_value(
+			    json_object_get(v, "key")), sizeof(a->setup_key));
+			strlcpy(a->setup_digest, s + 7,
+			    sizeof(a->setup_digest));
+			a->setup_ready = 1;
+			a->setup_hit = json_is_true(json_object_get(v, "hit"));
+			a->setup_files = json_integer_value(json_object_get(v,
+			    "files"));
+			a->setup_bytes = json_integer_value(json_object_get(v,
+			    "bytes"));
+			a->setup_ms = json_integer_value(json_object_get(v,
+			    "ms"));
+			a->setup_status = json_integer_value(json_object_get(v,
+			    "status"));
+		}
 	} else if (strcmp(t->kind, "exited") == 0) {
 		apply_run_times(a, json_object_get(facts, "times"), ms);
 		a->exit_status = json_integer_value(json_object_get(facts,
