@@ -103,6 +103,27 @@ print_environment(json_t *e)
 		printf("toolchain: %s\n", ctl_jvis(v));
 }
 
+/* model: the gateway's totals, cost in US dollars; tenant: a label. */
+static void
+print_model(json_t *o)
+{
+	json_t		*m;
+	long long	 cost;
+
+	if (json_object_get(o, "tenant") != NULL)
+		printf("tenant: %s\n", ctl_jvis(json_object_get(o, "tenant")));
+	if (!json_is_object(m = json_object_get(o, "model")))
+		return;
+	cost = json_integer_value(json_object_get(m, "cost_uusd"));
+	printf("model: %lld requests (%lld refused), tokens %lld in, %lld "
+	    "out, cost %lld.%06lld USD\n",
+	    json_integer_value(json_object_get(m, "requests")),
+	    json_integer_value(json_object_get(m, "refused")),
+	    json_integer_value(json_object_get(m, "tokens_in")),
+	    json_integer_value(json_object_get(m, "tokens_out")),
+	    cost / 1000000, cost % 1000000);
+}
+
 static void
 print_attempt(json_t *o)
 {
@@ -131,6 +152,7 @@ print_attempt(json_t *o)
 	    json_real_value(json_object_get(u, "cpu_seconds")),
 	    json_integer_value(json_object_get(u, "peak_memory")),
 	    json_integer_value(json_object_get(u, "pids")));
+	print_model(o);
 	if (json_object_get(o, "commit") != NULL)
 		printf("commit: %s\n", jstr(o, "commit"));
 	if ((a = json_object_get(o, "changes")) != NULL)

@@ -50,8 +50,65 @@ struct conf_envpolicy {
 	int		 host_root;		/* 1 allow, 0 deny */
 };
 
+/*
+ * factoryd.conf providers: and upstreams:, the services the gateway
+ * (factory-gateway) reaches for attempts with the key or secret it
+ * alone reads.  Prices are micro-dollars per million tokens.
+ */
+#define CONF_GW_MAX		16	/* providers and upstreams, together */
+#define CONF_GW_NAMEMAX		64	/* with its NUL */
+#define CONF_GW_URLMAX		512
+#define CONF_GW_HEADERMAX	128
+#define CONF_GW_MODELMAX	128
+#define CONF_GW_PRICES		32
+#define CONF_GW_GRANTS		8	/* providers or upstreams per repository */
+
+enum conf_gwkind {
+	CONF_GW_OPENAI = 1,
+	CONF_GW_ANTHROPIC = 2,
+	CONF_GW_UPSTREAM = 3
+};
+
+/* Method bits, as the gateway's grant carries them. */
+#define CONF_M_GET		0x01
+#define CONF_M_HEAD		0x02
+#define CONF_M_POST		0x04
+#define CONF_M_PUT		0x08
+#define CONF_M_PATCH		0x10
+#define CONF_M_DELETE		0x20
+extern const char *const conf_method_names[];	/* bit i, NULL-terminated */
+
+struct conf_price {
+	char		 model[CONF_GW_MODELMAX];
+	uint64_t	 in_uusd;	/* per million input tokens */
+	uint64_t	 out_uusd;	/* per million output tokens */
+};
+
+struct conf_gw {
+	char		 name[CONF_GW_NAMEMAX];
+	enum conf_gwkind kind;
+	char		 url[CONF_GW_URLMAX];	/* https:// only */
+	char		 key[PATH_MAX];		/* key, or an upstream's secret */
+	char		 ca[PATH_MAX];
+	char		 header[CONF_GW_HEADERMAX];	/* upstreams */
+	uint32_t	 methods;		/* upstreams: CONF_M_* */
+	size_t		 nprices;
+	struct conf_price prices[CONF_GW_PRICES];
+};
+
+/* A repository's model: and upstreams:, the most a manifest may ask. */
+struct conf_modelgrant {
+	size_t		 nproviders;
+	char		 providers[CONF_GW_GRANTS][CONF_GW_NAMEMAX];
+	uint64_t	 max_tokens;	/* 0: no ceiling */
+	uint64_t	 max_uusd;	/* micro-dollars, 0: no ceiling */
+	size_t		 nupstreams;
+	char		 upstreams[CONF_GW_GRANTS][CONF_GW_NAMEMAX];
+};
+
 struct conf_repo {
 	TAILQ_ENTRY(conf_repo)	 entry;
+	struct conf_modelgrant	 grant;		/* model:, upstreams: */
 	struct conf_envpolicy	 envpolicy;	/* CONF_UNSET: the global */
 	char			 name[REPO_NAME_MAX];
 	char			 path[PATH_MAX];
@@ -91,6 +148,8 @@ struct factoryd_conf {
 	struct conf_repos	 repos;
 	uint32_t		 sandbox_downgrade;	/* CONF_DG_* */
 	struct conf_envpolicy	 envpolicy;	/* never CONF_UNSET */
+	size_t			 ngw;		/* providers, then upstreams */
+	struct conf_gw		 gw[CONF_GW_MAX];
 };
 
 /*
@@ -120,6 +179,17 @@ struct manifest_limits {
 
 #define MANIFEST_IMAGE_MAX	160	/* NAME@sha256:HEX, with room */
 #define MANIFEST_TOOLCHAIN_MAX	64	/* toolchain paths, at most */
+#define MANIFEST_MODELS		16	/* model: models, at most */
+#define MANIFEST_TENANTMAX	64	/* tenant:, with its NUL */
+
+/* model: {provider, models, budget}; provider "" when there is none. */
+struct manifest_model {
+	char		 provider[CONF_GW_NAMEMAX];
+	size_t		 nmodels;
+	char		 models[MANIFEST_MODELS][CONF_GW_MODELMAX];
+	uint64_t	 budget_tokens;	/* 0: none asked */
+	uint64_t	 budget_uusd;	/* micro-dollars, 0: none asked */
+};
 
 /*
  * setup: of a manifest.  Paths are relative to the tree, checked
@@ -156,6 +226,13 @@ struct manifest {
 	char			 image[MANIFEST_IMAGE_MAX];
 	char			**toolchain;
 	struct manifest_setup	*setup;		/* NULL: no setup phase */
+
+	struct manifest_model	 model;
+	/* upstreams: names of factoryd.conf upstreams */
+	size_t			 nupstreams;
+	char			 upstreams[CONF_GW_GRANTS][CONF_GW_NAMEMAX];
+	char			 tenant[MANIFEST_TENANTMAX];	/* "" none */
+
 	/*
 	 * cohort: its size (0: not a cohort) and how many variants it
 	 * lists (0, or size); a member's manifest is parsed with its
@@ -176,6 +253,12 @@ struct conf_repo *conf_repo(const struct factoryd_conf *, const char *);
 /* The environment policy for repository r (NULL: the global one). */
 void		 conf_envpolicy(const struct factoryd_conf *,
 		    const struct conf_repo *, struct conf_envpolicy *);
+/* A provider or upstream by name, or NULL. */
+const struct conf_gw *conf_gw(const struct factoryd_conf *, const char *);
+/* Micro-dollars as the files write dollars ("2.5"), in buf. */
+const char	*conf_usd(uint64_t, char *, size_t);
+/* "2.50" dollars to micro-dollars: 0, or -1 if it is not one. */
+int		 conf_parse_usd(const char *, uint64_t *);
 /* A size as the files write it ("4M", "1536K"), in buf. */
 const char	*conf_size(uint64_t, char *, size_t);
 

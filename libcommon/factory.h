@@ -47,6 +47,7 @@ enum factory_procid {
 	PROC_PUBLISHER,
 	PROC_EGRESS,
 	PROC_IMAGE,
+	PROC_GATEWAY,
 	PROC_CONTROL,
 	PROC_MAX
 };
@@ -189,6 +190,16 @@ enum imsg_type {
 
 	/* client -> parent (read-only socket too): OpenMetrics text */
 	IMSG_CTL_METRICS,
+
+	/* parent <-> factory-gateway (gwmsg.h) */
+	IMSG_GW_PROVIDER,	/* parent: struct gw_provider */
+	IMSG_GW_CONFIGURED,	/* parent: empty, after the last provider */
+	IMSG_GW_GRANT,		/* parent: struct gw_grant + listening socket */
+	IMSG_GW_TOKEN,		/* gateway: struct gw_token */
+	IMSG_GW_USAGE,		/* gateway: struct gw_usage, one per request */
+	IMSG_GW_REVOKE,		/* parent: attempt id, its tokens die */
+	IMSG_GW_ERROR,		/* gateway: an escaped one-line reason */
+
 	/* cohorts (factoryctl(8), COHORTS) */
 	IMSG_CTL_SUBMIT_N,	/* uint32 size, then as IMSG_CTL_SUBMIT */
 	IMSG_CTL_COHORT,	/* cohort id NUL */

@@ -33,7 +33,7 @@ const struct manifest_limits manifest_default_limits = {
 static const char * const manifest_keys[] = {
 	"repository", "baseline", "scope", "agent", "validate", "env",
 	"limits", "network", "exec", "title", "approval", "environment", "setup",
-	"cohort", NULL
+	"model", "upstreams", "tenant", "cohort", NULL
 };
 /* What a cohort's variant may change: everything else is frozen. */
 static const char * const cohort_keys[] = { "size", "variants", NULL };
@@ -617,6 +617,153 @@ m_approval(struct yerr *e, const struct ynode *root, struct manifest *m)
 	return (y_fail(e, n, "expected auto or manual, not \"%s\"", n->str));
 }
 
+/* A name of factoryd.conf's providers or upstreams, by syntax. */
+static int
+m_gwname(struct yerr *e, const struct ynode *n, char *dst, size_t len)
+{
+	size_t	 l;
+
+	if (y_str(e, n, "a name", 0, dst, len) == -1)
+		return (-1);
+	l = strlen(dst);
+	if (dst[0] == '.' || dst[0] == '-' || strspn(dst,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._-") != l)
+		return (y_fail(e, n, "not a provider or upstream name: "
+		    "\"%s\"", n->str));
+	return (0);
+}
+
+/* A model name as providers write them: printable, no quotes. */
+static int
+m_modelname(const char *s)
+{
+	const unsigned char	*p;
+
+	for (p = (const unsigned char *)s; *p != '\0'; p++)
+		if (*p <= ' ' || *p >= 0x7f || *p == '"' || *p == '\\')
+			return (0);
+	return (p != (const unsigned char *)s);
+}
+
+static int
+m_budget(struct yerr *e, const struct ynode *n, struct manifest_model *mm)
+{
+	static const char * const keys[] = { "tokens", "usd", NULL };
+	const struct ynode	*v;
+
+	if (y_map(e, n, "a mapping with tokens and usd") == -1 ||
+	    y_keys(e, n, keys) == -1)
+		return (-1);
+	if ((v = y_get(n, "tokens")) != NULL &&
+	    y_uint(e, v, 1, UINT64_MAX, &mm->budget_tokens) == -1)
+		return (-1);
+	if ((v = y_get(n, "usd")) != NULL) {
+		if (y_str(e, v, "an amount in US dollars", 32, NULL, 0) == -1)
+			return (-1);
+		if (conf_parse_usd(v->str, &mm->budget_uusd) == -1 ||
+		    mm->budget_uusd == 0)
+			return (y_fail(e, v, "expected US dollars above zero "
+			    "with at most six decimals, not \"%s\"", v->str));
+	}
+	return (0);
+}
+
+/* model: {provider: NAME, models: [MODEL, ...], budget: {...}} */
+static int
+m_model(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	static const char * const keys[] = { "provider", "models", "budget",
+	    NULL };
+	struct manifest_model	*mm = &m->model;
+	const struct ynode	*n, *v;
+	size_t			 i, j;
+
+	if ((n = y_get(root, "model")) == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping with provider, models and budget") == -1 ||
+	    y_keys(e, n, keys) == -1 ||
+	    (v = y_need(e, n, "provider")) == NULL ||
+	    m_gwname(e, v, mm->provider, sizeof(mm->provider)) == -1)
+		return (-1);
+	if ((v = y_need(e, n, "models")) == NULL)
+		return (-1);
+	if (v->kind != YN_SEQ)
+		return (y_fail(e, v, "expected a sequence of model names, "
+		    "not %s", y_what(v)));
+	if (v->nkids == 0)
+		return (y_fail(e, v, "empty: name the models the agent may "
+		    "use"));
+	if (v->nkids > MANIFEST_MODELS)
+		return (y_fail(e, v, "%zu models, more than %d", v->nkids,
+		    MANIFEST_MODELS));
+	for (i = 0; i < v->nkids; i++) {
+		if (y_str(e, v->kids[i], "a model name", 0, mm->models[i],
+		    sizeof(mm->models[i])) == -1)
+			return (-1);
+		if (!m_modelname(mm->models[i]))
+			return (y_fail(e, v->kids[i], "not a model name: "
+			    "printable, without spaces or quotes"));
+		for (j = 0; j < i; j++)
+			if (strcmp(mm->models[i], mm->models[j]) == 0)
+				return (y_fail(e, v->kids[i], "%s: listed "
+				    "twice", mm->models[i]));
+	}
+	mm->nmodels = v->nkids;
+	if ((v = y_get(n, "budget")) != NULL && m_budget(e, v, mm) == -1)
+		return (-1);
+	return (0);
+}
+
+/* upstreams: [NAME, ...] */
+static int
+m_upstreams(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	const struct ynode	*n;
+	size_t			 i, j;
+
+	if ((n = y_get(root, "upstreams")) == NULL)
+		return (0);
+	if (n->kind != YN_SEQ)
+		return (y_fail(e, n, "expected a sequence of upstream names, "
+		    "not %s", y_what(n)));
+	if (n->nkids > CONF_GW_GRANTS)
+		return (y_fail(e, n, "%zu upstreams, more than %d", n->nkids,
+		    CONF_GW_GRANTS));
+	for (i = 0; i < n->nkids; i++) {
+		if (m_gwname(e, n->kids[i], m->upstreams[i],
+		    sizeof(m->upstreams[i])) == -1)
+			return (-1);
+		for (j = 0; j < i; j++)
+			if (strcmp(m->upstreams[i], m->upstreams[j]) == 0)
+				return (y_fail(e, n->kids[i], "%s: listed "
+				    "twice", m->upstreams[i]));
+	}
+	m->nupstreams = n->nkids;
+	return (0);
+}
+
+/* tenant: LABEL, whom the spend is attributed to. */
+static int
+m_tenant(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	const struct ynode	*n;
+	size_t			 l;
+
+	if ((n = y_get(root, "tenant")) == NULL)
+		return (0);
+	if (y_str(e, n, "a tenant label", 0, m->tenant, sizeof(m->tenant)) ==
+	    -1)
+		return (-1);
+	l = strlen(m->tenant);
+	if (m->tenant[0] == '-' || m->tenant[0] == '.' || strspn(m->tenant,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._-/@") != l)
+		return (y_fail(e, n, "not a tenant label: letters, digits and "
+		    "._-/@, not starting with '.' or '-'"));
+	return (0);
+}
+
 static int
 m_build(struct yerr *e, const struct ynode *root, struct manifest *m)
 {
@@ -633,7 +780,10 @@ m_build(struct yerr *e, const struct ynode *root, struct manifest *m)
 	    m_exec(e, root, m) == -1 ||
 	    m_approval(e, root, m) == -1 ||
 	    m_environment(e, root, m) == -1 ||
-	    m_setup(e, root, m) == -1)
+	    m_setup(e, root, m) == -1 ||
+	    m_model(e, root, m) == -1 ||
+	    m_upstreams(e, root, m) == -1 ||
+	    m_tenant(e, root, m) == -1)
 		return (-1);
 	return (0);
 }
@@ -884,9 +1034,6 @@ manifest_free(struct manifest *m)
 	y_strvfree(m->exec);
 	y_strvfree(m->allow);
 	y_strvfree(m->toolchain);
-	for (i = 0; m->cohort_env != NULL && i < m->cohort_nvariants; i++)
-		y_strvfree(m->cohort_env[i]);
-	free(m->cohort_env);
 	if (m->setup != NULL) {
 		y_strvfree(m->setup->run);
 		y_strvfree(m->setup->inputs);
@@ -895,6 +1042,9 @@ manifest_free(struct manifest *m)
 		y_strvfree(m->setup->env);
 		free(m->setup);
 	}
+	for (i = 0; m->cohort_env != NULL && i < m->cohort_nvariants; i++)
+		y_strvfree(m->cohort_env[i]);
+	free(m->cohort_env);
 	free(m);
 }
 
@@ -942,24 +1092,6 @@ m_printenv(FILE *fp, const char *indent, char * const *env)
 	}
 }
 
-/* The cohort, last: its size and each variant's env as written. */
-static void
-m_printcohort(FILE *fp, const struct manifest *m)
-{
-	int	 i;
-
-	if (m->cohort_size == 0)
-		return;
-	fprintf(fp, "cohort:\n  size: %d\n", m->cohort_size);
-	if (m->cohort_nvariants == 0)
-		return;
-	fprintf(fp, "  variants:\n");
-	for (i = 0; i < m->cohort_nvariants; i++) {
-		fprintf(fp, "    - ");
-		m_printenv(fp, "      ", m->cohort_env[i]);
-	}
-}
-
 static void
 m_printsetup(FILE *fp, const struct manifest_setup *s)
 {
@@ -987,6 +1119,65 @@ m_printsetup(FILE *fp, const struct manifest_setup *s)
 		fprintf(fp, "    %.*s: ", (int)(eq - s->env[i]), s->env[i]);
 		y_printstr(fp, eq + 1);
 		fputc('\n', fp);
+	}
+}
+
+/* model:, upstreams:, tenant:, only where the manifest has them. */
+static void
+m_printmodel(FILE *fp, const struct manifest *m)
+{
+	const struct manifest_model	*mm = &m->model;
+	char				 usd[32];
+	size_t				 i;
+
+	if (mm->provider[0] != '\0') {
+		fprintf(fp, "model:\n  provider: ");
+		y_printstr(fp, mm->provider);
+		fprintf(fp, "\n  models:\n");
+		for (i = 0; i < mm->nmodels; i++) {
+			fprintf(fp, "    - ");
+			y_printstr(fp, mm->models[i]);
+			fputc('\n', fp);
+		}
+		if (mm->budget_tokens != 0 || mm->budget_uusd != 0)
+			fprintf(fp, "  budget:\n");
+		if (mm->budget_tokens != 0)
+			fprintf(fp, "    tokens: %llu\n",
+			    (unsigned long long)mm->budget_tokens);
+		if (mm->budget_uusd != 0)
+			fprintf(fp, "    usd: \"%s\"\n",
+			    conf_usd(mm->budget_uusd, usd, sizeof(usd)));
+	}
+	if (m->nupstreams > 0) {
+		fprintf(fp, "upstreams:\n");
+		for (i = 0; i < m->nupstreams; i++) {
+			fprintf(fp, "  - ");
+			y_printstr(fp, m->upstreams[i]);
+			fputc('\n', fp);
+		}
+	}
+	if (m->tenant[0] != '\0') {
+		fprintf(fp, "tenant: ");
+		y_printstr(fp, m->tenant);
+		fputc('\n', fp);
+	}
+}
+
+/* The cohort, last: its size and each variant's env as written. */
+static void
+m_printcohort(FILE *fp, const struct manifest *m)
+{
+	int	 i;
+
+	if (m->cohort_size == 0)
+		return;
+	fprintf(fp, "cohort:\n  size: %d\n", m->cohort_size);
+	if (m->cohort_nvariants == 0)
+		return;
+	fprintf(fp, "  variants:\n");
+	for (i = 0; i < m->cohort_nvariants; i++) {
+		fprintf(fp, "    - ");
+		m_printenv(fp, "      ", m->cohort_env[i]);
 	}
 }
 
@@ -1041,5 +1232,6 @@ manifest_print(FILE *fp, const struct manifest *m)
 	}
 	if (m->setup != NULL)
 		m_printsetup(fp, m->setup);
+	m_printmodel(fp, m);
 	m_printcohort(fp, m);
 }

@@ -686,6 +686,11 @@ submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
 		pending_drop(p);
 		return;
 	}
+	if (gateway_admit(name, repo, m, err, sizeof(err)) == -1) {
+		control_fail(c, "%s", err);
+		pending_drop(p);
+		return;
+	}
 	p->uid = c->uid;
 	p->cohort_n = cohort_n;
 	if (nresolving >= PENDING_MAX) {
@@ -1428,6 +1433,18 @@ attempt_part_time(struct attempt *a, enum attempt_part p, uint64_t ms)
 		a->part_ms[p] = (int64_t)ms;
 }
 
+/* The totals of an attempt's model receipts. */
+static json_t *
+spend_json(const struct attempt_spend *sp)
+{
+	return (json_pack("{s:I, s:I, s:I, s:I, s:I}",
+	    "requests", (json_int_t)sp->requests,
+	    "refused", (json_int_t)sp->refused,
+	    "tokens_in", (json_int_t)sp->tokens_in,
+	    "tokens_out", (json_int_t)sp->tokens_out,
+	    "cost_uusd", (json_int_t)sp->cost_uusd));
+}
+
 static void
 attempt_agent_done(struct attempt *a, struct run *r)
 {
@@ -1443,6 +1460,8 @@ attempt_agent_done(struct attempt *a, struct run *r)
 	    (json_int_t)r->logged, "log_truncated", r->logtrunc,
 	    "seccomp_denials", a->denials != NULL ? a->denials : json_array(),
 	    "times", run_times(a, r));
+	if (a->m->model.provider[0] != '\0' || a->m->nupstreams > 0)
+		json_object_set_new(facts, "model", spend_json(&a->spend));
 	run_free(r);
 	/* Measured here, on our side of the mount. */
 	if ((disk = disk_usage(a->dir, a->disk, &full)) != NULL)
@@ -1864,6 +1883,8 @@ attempt_teardown(struct attempt *a)
 			proc_kill(a->verifier, "its attempt ended");
 		a->verifier = NULL;
 	}
+	/* Whatever ended it, and after a restart: no grant outlives it. */
+	gateway_revoke(a->id);
 	if (a->state != AS_TEARDOWN &&
 	    attempt_transition(a, "teardown", NULL, NULL) == -1)
 		return;
@@ -2763,6 +2784,10 @@ attempt_json(struct attempt *a)
 		    json_integer((json_int_t)a->findings_total));
 	if (a->denials != NULL)
 		json_object_set(o, "seccomp_denials", a->denials);
+	if (a->m->model.provider[0] != '\0' || a->m->nupstreams > 0)
+		json_object_set_new(o, "model", spend_json(&a->spend));
+	if (a->m->tenant[0] != '\0')
+		json_object_set_new(o, "tenant", json_string(a->m->tenant));
 	return (o);
 }
 

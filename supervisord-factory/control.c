@@ -142,11 +142,11 @@ static void	ctl_reap(struct ctl_conn *, struct imsg *);
 static void	ctl_reconcile(struct ctl_conn *, struct imsg *);
 static void	ctl_cache_list(struct ctl_conn *, struct imsg *);
 static void	ctl_cache_rm(struct ctl_conn *, struct imsg *);
-static void	ctl_cohort(struct ctl_conn *, struct imsg *);
-static void	ctl_select(struct ctl_conn *, struct imsg *);
 static void	ctl_metrics(struct ctl_conn *, struct imsg *);
 static void	ctl_cache_rm_setup(struct ctl_conn *, const char *);
 static void	ctl_cache_gc(struct ctl_conn *, struct imsg *);
+static void	ctl_cohort(struct ctl_conn *, struct imsg *);
+static void	ctl_select(struct ctl_conn *, struct imsg *);
 
 static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_STATUS,	1, 0, ctl_status },
@@ -972,8 +972,8 @@ ctl_status(struct ctl_conn *c, struct imsg *imsg)
 		    env->conf->users[ch->id].uid, proc_state_name(ch->state),
 		    ch->pid > 0 ? ch->started : 0, ch->restarts));
 	}
-	o = json_pack("{s:o, s:s, s:i, s:o, s:{s:i, s:i, s:I}, s:o}",
-	    "processes", procs, "version", FACTORY_VERSION, "client_uid", (int)c->uid,
+	o = json_pack("{s:o, s:s, s:i, s:o, s:{s:i, s:i, s:I}, s:o}", "processes",
+	    procs, "version", FACTORY_VERSION, "client_uid", (int)c->uid,
 	    "cohorts", cohorts_json(),
 	    "control", "connections", listeners[0].nconns,
 	    "readonly_connections", listeners[1].nconns,

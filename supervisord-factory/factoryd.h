@@ -135,6 +135,16 @@ struct run {
 	uint64_t		 started_ms;	/* pid 1 said the argv runs */
 	uint64_t		 ended_ms;	/* pid 1 reaped */
 	struct egress		*egress;	/* network.allow, or NULL */
+	struct gateway		*gateway;	/* model:, upstreams:, or NULL */
+};
+
+/* What the gateway's "model" receipts add up to (live and replay). */
+struct attempt_spend {
+	uint64_t		 requests;
+	uint64_t		 refused;	/* outcome other than ok */
+	uint64_t		 tokens_in;
+	uint64_t		 tokens_out;
+	uint64_t		 cost_uusd;	/* micro-dollars */
 };
 
 struct attempt {
@@ -217,6 +227,7 @@ struct attempt {
 	struct event		 stall_ev;
 	int			 stall_set;
 	int			 stall_tries;	/* refused again, for the log */
+	struct attempt_spend	 spend;		/* model receipts */
 	/* A cohort's member: its id and variant, from "submitted". */
 	char			 cohort[COHORT_ID_MAX];
 	int			 variant;
@@ -433,6 +444,22 @@ json_t	*orphans_json(void);
 int	 orphans_reap(const char *, uid_t, json_t **, char *, size_t);
 void	 attempt_shutdown(void);
 void	 attempt_logpath(struct attempt *, int, char *, size_t);
+
+/* gateway.c */
+struct gateway;
+int	 gateway_admit(const char *, const struct conf_repo *,
+	    const struct manifest *, char *, size_t);
+int	 gateway_new(const struct attempt *, const struct sandbox_listen *, int,
+	    struct gateway **, char *, size_t);
+int	 gateway_listen(const struct gateway *, struct sandbox_listen *, int);
+char * const *gateway_env(const struct gateway *);
+void	 gateway_start(struct gateway *, struct sandbox *);
+void	 gateway_free(struct gateway *);
+void	 gateway_revoke(const char *);
+void	 gateway_configure(void);
+void	 gateway_ready(struct child *);
+int	 dispatch_gateway(struct child *, struct imsg *, char *, size_t);
+int	 gateway_nofile(void);
 
 /* keys.c */
 int	 keys_create(struct factoryd_conf *);

@@ -67,6 +67,8 @@ static const struct transition transitions[] = {
 	/* A leftover the reconciler found, removed by its exact id. */
 	{ "reaped",		AS_MAX,		 ENDED | B(AS_TEARDOWN) |
 						 B(AS_TERMINATED) },
+	/* A request through the model gateway, as it reported it. */
+	{ "model",		AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
 	/* An operator entered the sandbox (factoryctl shell). */
 	{ "shell",		AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
 };
@@ -240,6 +242,24 @@ terminated_at(const struct attempt *a, json_t *facts, uint64_t ms)
 	return (ms);
 }
 
+/* A model receipt's request, added to the attempt's totals. */
+static void
+apply_spend(struct attempt *a, json_t *facts)
+{
+	const char	*o;
+
+	a->spend.requests++;
+	if ((o = json_string_value(json_object_get(facts, "outcome"))) ==
+	    NULL || strcmp(o, "ok") != 0)
+		a->spend.refused++;
+	a->spend.tokens_in += (uint64_t)json_integer_value(json_object_get(
+	    facts, "tokens_in"));
+	a->spend.tokens_out += (uint64_t)json_integer_value(json_object_get(
+	    facts, "tokens_out"));
+	a->spend.cost_uusd += (uint64_t)json_integer_value(json_object_get(
+	    facts, "cost_uusd"));
+}
+
 /*
  * What a transition means for the attempt in memory.  The same code
  * runs live and on replay, so the rebuilt state is the state we had.
@@ -353,6 +373,8 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		if ((v = json_object_get(facts, "run_ms")) != NULL &&
 		    json_is_integer(v) && json_integer_value(v) >= 0)
 			a->part_ms[PART_VALIDATION] = json_integer_value(v);
+	} else if (strcmp(t->kind, "model") == 0) {
+		apply_spend(a, facts);
 	} else if (strcmp(t->kind, "lease") == 0) {
 		a->redrives++;		/* counted from the journal */
 	} else if (strcmp(t->kind, "verdict") == 0) {

@@ -46,7 +46,7 @@ proc_init_children(void)
 	struct child	*c;
 	int		 i, n = 0;
 	enum factory_procid ids[] = { PROC_WORKER, PROC_RECONCILER,
-	    PROC_PUBLISHER, PROC_EGRESS, PROC_IMAGE };
+	    PROC_PUBLISHER, PROC_EGRESS, PROC_IMAGE, PROC_GATEWAY };
 
 	for (i = 0; i < (int)(sizeof(ids) / sizeof(ids[0])); i++) {
 		c = &env->children[n++];
@@ -150,6 +150,11 @@ proc_argv(struct child *c, char **argv, size_t max, char *key, size_t keylen)
 	}
 	if (c->id == PROC_VERIFIER)
 		ADDVAR("verifier_key=%s", conf->verifier_key);
+	/* The gateway reads its keys and CA files, nothing else. */
+	for (i = 0; c->id == PROC_GATEWAY && i < conf->ngw; i++) {
+		ADDVAR("gw_keys=%s", conf->gw[i].key);
+		ADDVAR("gw_ca=%s", conf->gw[i].ca);
+	}
 	if (c->id == PROC_WORKER)
 		ADDVAR("heartbeat_ms=%d", conf->lease_ttl * 1000 / 3);
 	if (c->id == PROC_RECONCILER) {

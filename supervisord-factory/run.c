@@ -89,7 +89,7 @@ run_hide_list(const char *own, char **hide, size_t max)
 	struct conf_repo	*repo;
 	static char		 store[RUN_MAXHIDE][PATH_MAX];
 	const char		*cand[RUN_MAXHIDE];
-	size_t			 n = 0, i, j;
+	size_t			 n = 0, i, j, g;
 	char			 tmp[PATH_MAX];
 
 	cand[n++] = conf->statedir;
@@ -119,6 +119,12 @@ run_hide_list(const char *own, char **hide, size_t max)
 			strlcpy(store[i], repo->github.key, PATH_MAX);
 			cand[n++] = dirname(store[i++]);
 		}
+	}
+	/* Provider keys and upstream secrets: the gateway's alone. */
+	for (g = 0; g < conf->ngw && n + 1 < RUN_MAXHIDE &&
+	    i + 1 < RUN_MAXHIDE; g++) {
+		strlcpy(store[i], conf->gw[g].key, PATH_MAX);
+		cand[n++] = dirname(store[i++]);
 	}
 	/* Only what exists, each once. */
 	j = 0;
@@ -161,22 +167,52 @@ run_objects(const struct manifest *m, char *path, size_t len)
 	return (-1);
 }
 
+/*
+ * The manifest's env, HOME and PATH; the gateway's variables (gw, or
+ * none) come first, so a manifest's own OPENAI_API_KEY is not the one
+ * read.
+ */
 static char **
-run_env(char * const *menv)
+run_env(char * const *menv, char * const *gw)
 {
 	char	**e;
-	size_t	 n = 0, i;
+	size_t	 n = 0, i, ng = 0;
 
 	while (menv != NULL && menv[n] != NULL)
 		n++;
-	if ((e = calloc(n + 3, sizeof(*e))) == NULL)
+	while (gw != NULL && gw[ng] != NULL)
+		ng++;
+	if ((e = calloc(ng + n + 3, sizeof(*e))) == NULL)
 		return (NULL);
+	for (i = 0; i < ng; i++)
+		e[i] = gw[i];
 	for (i = 0; i < n; i++)
-		e[i] = menv[i];
+		e[ng + i] = menv[i];
+	n += ng;
 	e[n++] = RUN_HOME;
 	e[n++] = RUN_PATH;
 	e[n] = NULL;
 	return (e);
+}
+
+/*
+ * The attempt's grants (gateway.c): endpoints after the egress ones,
+ * in listen, which spec then points at.
+ */
+static int
+run_gateway(struct attempt *a, struct run *r, struct sandbox_spec *spec,
+    struct sandbox_listen *listen, char *err, size_t errlen)
+{
+	if (gateway_new(a, spec->listen, spec->nlisten, &r->gateway, err,
+	    errlen) == -1)
+		return (-1);
+	if (r->gateway == NULL)
+		return (0);
+	if (spec->nlisten > 0)
+		memcpy(listen, spec->listen, spec->nlisten * sizeof(*listen));
+	spec->nlisten = gateway_listen(r->gateway, listen, spec->nlisten);
+	spec->listen = listen;
+	return (0);
 }
 
 /*
@@ -190,6 +226,7 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 	const struct manifest_setup	*su = kind == RUN_SETUP ?
 					    a->m->setup : NULL;
 	int				 validation = kind == RUN_VALIDATION;
+	struct sandbox_listen	 listen[SANDBOX_MAXLISTEN];
 	struct sandbox_spec	 spec;
 	struct run		*r;
 	struct timeval		 tv;
@@ -207,12 +244,11 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 		snprintf(err, errlen, "too many sandboxes");
 		return (NULL);
 	}
-	if ((r = calloc(1, sizeof(*r))) == NULL ||
-	    (envp = run_env(su != NULL ? su->env : a->m->env)) == NULL) {
-		free(r);
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return (NULL);
 	}
+	envp = NULL;
 	r->attempt = a;
 	r->validation = validation;
 	r->setup = su != NULL;
@@ -252,7 +288,6 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 	spec.tree = tree;
 	spec.argv = validation ? a->m->validate : su != NULL ? su->run :
 	    a->m->agent;
-	spec.env = envp;
 	spec.hide = hide;
 	spec.exec_allow = a->m->exec;
 	spec.expose = expose;
@@ -279,6 +314,19 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 		goto fail;
 	}
 	egress_spec(r->egress, &spec);
+	/* Model and upstream grants: the agent's run only, never validation. */
+	if (kind == RUN_AGENT && run_gateway(a, r, &spec, listen, err, errlen) ==
+	    -1) {
+		close(p[1]);
+		goto fail;
+	}
+	if ((envp = run_env(su != NULL ? su->env : a->m->env,
+	    gateway_env(r->gateway))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		close(p[1]);
+		goto fail;
+	}
+	spec.env = envp;
 
 	if (sandbox_spawn(&spec, &r->sb, err, errlen) == -1) {
 		close(p[1]);
@@ -287,6 +335,7 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 	/* Pid 1 has said the argv is exec'd: the run starts here. */
 	r->started_ms = now_ms();
 	close(p[1]);
+	gateway_start(r->gateway, &r->sb);
 	egress_start(r->egress, &r->sb);
 	free(envp);
 	envp = NULL;
@@ -304,6 +353,7 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 	return (r);
  fail:
 	free(envp);
+	gateway_free(r->gateway);
 	egress_free(r->egress);
 	if (r->logpipe != -1)
 		close(r->logpipe);
@@ -347,6 +397,9 @@ run_reap(pid_t pid, int status)
 	/* Its connections hold the namespace: they end with pid 1. */
 	egress_free(r->egress);
 	r->egress = NULL;
+	/* The attempt leaves running: its tokens die now. */
+	gateway_free(r->gateway);
+	r->gateway = NULL;
 	if (r->detached) {
 		(void)sandbox_kill(&r->sb);
 		for (tries = 0; tries < 100; tries++) {
@@ -395,6 +448,8 @@ run_free(struct run *r)
 	evtimer_del(&r->deadline);
 	egress_free(r->egress);
 	r->egress = NULL;
+	gateway_free(r->gateway);
+	r->gateway = NULL;
 	if (r->logpipe != -1) {
 		event_del(&r->logev);
 		close(r->logpipe);
