@@ -609,6 +609,27 @@ submit_cohort_size(const char *name, const struct manifest *m, int n,
 	return (n);
 }
 
+/*
+ * A cohort's variants may each grant another model: each member's
+ * manifest, as it will run, is admitted as a lone manifest would be.
+ */
+static int
+submit_admit_variants(const char *name, const struct conf_repo *repo,
+    const struct pending *p, char *err, size_t errlen)
+{
+	struct manifest	*mm;
+	int		 i, ret = 0;
+
+	for (i = 0; ret == 0 && i < p->m->cohort_nvariants; i++) {
+		if (manifest_parse_member(name, p->raw, p->len, i, &mm, err,
+		    errlen) == -1)
+			return (-1);
+		ret = gateway_admit(name, repo, mm, err, errlen);
+		manifest_free(mm);
+	}
+	return (ret);
+}
+
 static void
 submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
 {
@@ -686,7 +707,8 @@ submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
 		pending_drop(p);
 		return;
 	}
-	if (gateway_admit(name, repo, m, err, sizeof(err)) == -1) {
+	if (gateway_admit(name, repo, m, err, sizeof(err)) == -1 ||
+	    submit_admit_variants(name, repo, p, err, sizeof(err)) == -1) {
 		control_fail(c, "%s", err);
 		pending_drop(p);
 		return;

@@ -189,6 +189,10 @@ write_manifest "$T/bad-key.yaml" true true 'cohort: {size: 2, variants: [{env: {
 refused "a variant changes the agent" "unknown key" ctl submit "$T/bad-key.yaml"
 write_manifest "$T/bad-env.yaml" true true 'cohort: {size: 2, variants: [{env: {A: "1"}}, {env: {PATH: "/x"}}]}'
 refused "a variant sets PATH" "refused: factory sets PATH" ctl submit "$T/bad-env.yaml"
+# A variant's model grant is admitted as the manifest's own would be:
+# a provider the repository does not have refuses the cohort.
+write_manifest "$T/bad-model.yaml" true true 'cohort: {size: 2, variants: [{env: {A: "1"}}, {model: {provider: nope, models: [m1]}}]}'
+refused "a variant's model grant outside the policy" "model.provider: nope is not a provider of this factoryd" ctl submit "$T/bad-model.yaml"
 write_manifest "$T/bad-size.yaml" true true 'cohort: {size: 9}'
 refused "cohort: size over max-cohort" "max-cohort" ctl submit "$T/bad-size.yaml"
 write_manifest "$T/bad-one.yaml" true true 'cohort: {size: 1}'
@@ -284,7 +288,7 @@ check "after-verdict, a member: factoryd died there (exit $st)" [ "$st" = 86 ]
 FACTORYD_PID=""
 sleep 0.5
 start_factoryd "$T/factoryd.conf" "$T/log"
-wait_settled "$K" 90
+wait_settled "$K" 180
 check "after-verdict, a member: both selectable after the restart" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K | jq -e '[.members[] | select(.state == \"selectable\")] | length == 2'"
 check "after-verdict, a member: nothing published" [ "$(ls "$T/pulls" | grep -c json)" = "$npulls" ]
