@@ -297,6 +297,9 @@ member_json(struct attempt *a)
 	    json_array());
 	json_object_set(o, "usage", json_object_get(full, "usage"));
 	json_object_set(o, "stages", json_object_get(full, "stages"));
+	/* The model gateway's metering, for a member that has a grant. */
+	if (json_object_get(full, "model") != NULL)
+		json_object_set(o, "spend", json_object_get(full, "model"));
 	if (a->reason != NULL)
 		json_object_set_new(o, "reason", json_string(a->reason));
 	if (a->pull > 0)

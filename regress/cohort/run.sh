@@ -102,6 +102,7 @@ check "status shows the cohort" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j status | jq -e '.cohorts[] | select(.id == \"$C\")'"
 COLUMNS=100 ctl cohort "$C" >"$T/table" 2>&1
 check "cohort: members side by side" sh -c "grep -q '^member .*$M0.*$M1' '$T/table' && grep -q '^validation .*passed.*failed' '$T/table'"
+check "cohort: no spend without a model grant" grep -q '^spend  *-  *-  *-' "$T/table"
 check "cohort: nothing raw for the terminal" sh -c "! grep -q \"\$(printf '\\033')\" '$T/table'"
 COLUMNS=40 ctl cohort "$C" >"$T/narrow" 2>&1
 check "cohort: a narrow terminal gets one member a band" \
