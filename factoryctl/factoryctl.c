@@ -30,6 +30,7 @@ const char	*ctl_socket = FACTORYD_SOCKET;
 
 static const struct ctl_cmd ctl_cmds[] = {
 	{ "approve",	0, cmd_approve,	"approve id" },
+	{ "attest",	1, cmd_attest,	"attest id" },
 	{ "cache",	1, cmd_cache,	"cache list | rm repository/commit" },
 	{ "cancel",	0, cmd_cancel,	"cancel id" },
 	{ "image",	1, cmd_image,	"image import [-v] name path | list | "
@@ -47,7 +48,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "show",	1, cmd_show,	"show id" },
 	{ "status",	1, cmd_status,	"status" },
 	{ "submit",	0, cmd_submit,	"submit [-w] manifest" },
-	{ "verify",	1, cmd_verify,	"verify [-r fingerprint] [-V fingerprint] file" },
+	{ "verify",	1, cmd_verify,	"verify [-r fingerprint] [-V fingerprint] file | "
+	    "verify -a [-K fingerprint[,...]] file" },
 };
 #define NCMDS	(sizeof(ctl_cmds) / sizeof(ctl_cmds[0]))
 

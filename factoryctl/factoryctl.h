@@ -53,6 +53,10 @@ int	 cmd_orphans(int, char **);
 int	 cmd_reap(int, char **);
 int	 cmd_reconcile(int, char **);
 
+/* attest.c */
+int	 cmd_attest(int, char **);
+int	 attest_verify_file(const char *, char *[], size_t);
+
 /* cache.c */
 int	 cmd_cache(int, char **);
 

@@ -184,6 +184,8 @@ enum imsg_type {
 	IMSG_IMAGE_STRIPPED,	/* image: uint32 kind, escaped path NUL */
 	IMSG_IMAGE_DONE,	/* image: struct image_done */
 	IMSG_IMAGE_FAILED,	/* image: an escaped reason NUL */
+
+	IMSG_CTL_ATTEST,	/* attempt id: its attestations (attest.h) */
 	IMSG_MAX
 };
 

@@ -165,6 +165,7 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_IMAGE_LIST,	1, 0, image_ctl_list },
 	{ IMSG_CTL_IMAGE_RM,	0, 0, image_ctl_rm },
 	{ IMSG_CTL_IMAGE_VERIFY, 1, 1, image_ctl_verify },
+	{ IMSG_CTL_ATTEST,	1, 0, attest_ctl },
 };
 
 static int
