@@ -111,6 +111,47 @@ id3=$(submit_wait "$T/scope.yaml") || fail "scope attempt did not finish"
 check "never verified: attest refused" sh -c "! '$O/factoryctl' -s '$SOCK' attest $id3 >/dev/null 2>&1"
 check "attest of no attempt refused" sh -c "! '$O/factoryctl' -s '$SOCK' attest a-19700101-0001 >/dev/null 2>&1"
 
+# A verifier that lies with its envelopes, its verdict otherwise one
+# the parent takes: refused, nothing published, nothing kept.  It
+# needs the result's tree: the agent's change made here too.
+git clone -q "$T/src" "$T/tc" && echo liar >>"$T/tc/README.md" &&
+    git -C "$T/tc" add README.md || fail "cannot make the liar's tree"
+LTREE=$(git -C "$T/tc" write-tree)
+write_manifest "$T/liar.yaml" 'echo liar >> README.md'
+n=$(remote_branches)
+liar() {	# mode expected-text
+	d=$T/liar-$1
+	mkdir -p "$d"
+	for b in "$O"/factory-*; do
+		ln -s "$b" "$d/"
+	done
+	rm "$d/factory-verifier"
+	cp "$O/regress/attest/prog_vliar" "$d/factory-verifier"
+	echo "$1" >"$d/factory-verifier.mode"
+	echo "$LTREE" >"$d/factory-verifier.tree"
+	chmod 755 "$d"
+	sed -i "s|^libexec: .*|libexec: $d|" "$T/factoryd.conf"
+	ctl reload >/dev/null
+	wait_children "$SOCK"
+	before=$(($(wc -l <"$T/log") + 1))
+	lid=$(submit_wait "$T/liar.yaml" 90) || notok "liar $1: did not finish"
+	st=$(field "$lid" state)
+	check "a verifier lying ($1): not published (is $st)" \
+	    sh -c "[ '$st' != published ] && [ '$(remote_branches)' = '$n' ]"
+	check "a verifier lying ($1): the verdict is refused: $2" \
+	    sh -c "tail -n +$before '$T/log' | grep -F '$lid: verdict refused: $2' >/dev/null"
+	check "a verifier lying ($1): no attestations kept" \
+	    [ ! -e "$T/state/attest/$lid.intoto.jsonl" ]
+	sed -i "s|^libexec: .*|libexec: $O|" "$T/factoryd.conf"
+	ctl reload >/dev/null
+	wait_children "$SOCK"
+}
+liar no-attest "accepted without a verification summary and a test result"
+liar failed "vsa: verificationResult FAILED, the verdict says accepted"
+liar other-prov "envelope 2: inputAttestations: not the provenance"
+liar other-key "vsa: keyid: SHA256:"
+liar other-subject "envelope 2: subject: not the first envelope"
+
 # After a restart: the same bytes.
 stop_factoryd
 start_factoryd "$T/factoryd.conf" "$T/log"
