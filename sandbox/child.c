@@ -97,7 +97,9 @@ sbx_fail(int fd, const char *fmt, ...)
 	    fmt[strlen(fmt) - 1] == ':')
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), " %s",
 		    strerror(saved));
-	(void)write(fd, msg, strlen(msg));
+	/* Nothing more to say if this fails: 127 says it too. */
+	if (write(fd, msg, strlen(msg)) == -1)
+		_exit(127);
 	_exit(127);
 }
 

@@ -554,7 +554,9 @@ image_walk_run(void *arg)
 		sleep(3);
 	w->rc = imgwalk(w->rootfd, w->owner, w->chown, w->out, w->canon,
 	    &w->res, w->err, sizeof(w->err));
-	(void)write(w->pipe[1], &c, 1);
+	/* The pipe has room for this byte; it cannot fail but by EBADF. */
+	if (write(w->pipe[1], &c, 1) == -1)
+		w->rc = -1;
 	return (NULL);
 }
 
