@@ -44,7 +44,8 @@
 #define ATTEST_STATEMENT_TYPE	"https://in-toto.io/Statement/v1"
 #define ATTEST_PROVENANCE	"https://slsa.dev/provenance/v1"
 #define ATTEST_VSA		"https://slsa.dev/verification_summary/v1"
-#define ATTEST_TEST_RESULT	"https://in-toto.io/attestation/test-result/v0.1"
+#define ATTEST_TEST_RESULT \
+    "https://in-toto.io/attestation/test-result/v0.1"
 #define ATTEST_BUILD_TYPE	"urn:factory:build-type:attempt:v1"
 #define ATTEST_LEVEL		"FACTORY_RECHECKED_VALIDATED_1"
 #define ATTEST_LINE_MAX		(128 * 1024)	/* one envelope */
@@ -64,7 +65,7 @@ struct attest_env {
 	enum attest_kind	 kind;
 	char			 keyid[CRYPTO_FP_SIZE];
 	uint8_t			 pub[ED25519_PUB_LEN];
-	char			 digest[SHA256_HEX_LEN + 1]; /* of the payload */
+	char			 digest[SHA256_HEX_LEN + 1];	/* payload's */
 	json_t			*statement;	/* owned */
 };
 

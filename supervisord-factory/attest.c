@@ -198,7 +198,8 @@ read_small(const char *path, size_t *lenp)
 	struct stat	 st;
 	char		*buf;
 	ssize_t		 n;
-	size_t		 max = (size_t)ATTEST_MAX * (ATTEST_LINE_MAX + 1), off = 0;
+	size_t		 max = (size_t)ATTEST_MAX * (ATTEST_LINE_MAX + 1);
+	size_t		 off = 0;
 	int		 fd;
 
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
@@ -324,7 +325,8 @@ attest_check_summary(const struct attempt *a, uint64_t now)
 	json_t		*stages;
 	const char	*k;
 	json_t		*v;
-	char		*s = NULL, iso[MSG_DIGEST], st[1024] = "", rows[512] = "";
+	char		*s = NULL, iso[MSG_DIGEST], st[1024] = "";
+	char		 rows[512] = "";
 	size_t		 i;
 
 	attest_isolation(a, iso);

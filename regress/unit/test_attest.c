@@ -15,7 +15,8 @@
 
 #define COMMIT	"0123456789abcdef0123456789abcdef01234567"
 #define TREE	"89abcdef0123456789abcdef0123456789abcdef"
-#define BUNDLE	"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+#define BUNDLE	"00112233445566778899aabbccddeeff" \
+		"00112233445566778899aabbccddeeff"
 
 static EVP_PKEY	*rkey, *vkey;
 static char	 rfp[CRYPTO_FP_SIZE], vfp[CRYPTO_FP_SIZE];
