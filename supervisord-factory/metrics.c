@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "factoryd.h"
+#include "journal.h"
 #include "log.h"
 
 /* Seconds; +Inf is implicit. */
@@ -383,6 +384,7 @@ void
 metrics_init(void)
 {
 	log_sethook(metrics_log_hook);
+	journal_fsync_observer(metrics_fsync);
 	evtimer_set(&file_ev, metrics_write_file, NULL);
 	metrics_reconfigure();
 }
