@@ -30,23 +30,28 @@ const char	*ctl_socket = FACTORYD_SOCKET;
 
 static const struct ctl_cmd ctl_cmds[] = {
 	{ "approve",	0, cmd_approve,	"approve id" },
-	{ "cache",	1, cmd_cache,	"cache list | rm repository/commit" },
-	{ "cancel",	0, cmd_cancel,	"cancel id" },
+	{ "cache",	1, cmd_cache,	"cache list | rm repository/commit | rm KEY | gc" },
+	{ "cancel",	0, cmd_cancel,	"cancel id | cohort" },
+	{ "cohort",	1, cmd_cohort,	"cohort id" },
+	{ "diff",	1, cmd_diff,	"diff id" },
 	{ "image",	1, cmd_image,	"image import [-v] name path | list | "
 	    "rm name | verify name" },
 	{ "list",	1, cmd_list,	"list" },
 	{ "log",	0, cmd_log,	"log verbose | brief" },
 	{ "logs",	1, cmd_logs,	"logs [-fv] id" },
+	{ "metrics",	1, cmd_metrics,	"metrics" },
 	{ "orphans",	1, cmd_orphans,	"orphans" },
 	{ "policy",	1, cmd_policy,	"policy" },
 	{ "reap",	0, cmd_reap,	"reap id" },
 	{ "receipts",	1, cmd_receipts, "receipts id" },
 	{ "reconcile",	0, cmd_reconcile, "reconcile" },
 	{ "reload",	0, cmd_reload,	"reload" },
+	{ "select",	0, cmd_select,	"select member" },
 	{ "shell",	0, cmd_shell,	"shell id [-- command [argument ...]]" },
 	{ "show",	1, cmd_show,	"show id" },
 	{ "status",	1, cmd_status,	"status" },
-	{ "submit",	0, cmd_submit,	"submit [-w] manifest" },
+	{ "submit",	0, cmd_submit,	"submit [-w] [-n size] manifest" },
+	{ "top",	1, cmd_top,	"top [-1] [-d seconds] [-n count]" },
 	{ "verify",	1, cmd_verify,	"verify [-r fingerprint] [-V fingerprint] file" },
 };
 #define NCMDS	(sizeof(ctl_cmds) / sizeof(ctl_cmds[0]))

@@ -57,11 +57,23 @@ int	 cmd_orphans(int, char **);
 int	 cmd_reap(int, char **);
 int	 cmd_reconcile(int, char **);
 
+/* cohort.c */
+#define COHORT_SUBMIT_MAX	64	/* the daemon's max-cohort decides */
+int	 cohort_submitted(json_t *, int);
+void	 cohort_print_list(json_t *);
+int	 cmd_cohort(int, char **);
+int	 cmd_select(int, char **);
+int	 cmd_diff(int, char **);
+
 /* cache.c */
 int	 cmd_cache(int, char **);
 
 /* image.c */
 int	 cmd_image(int, char **);
+
+/* top.c */
+int	 cmd_top(int, char **);
+int	 cmd_metrics(int, char **);
 
 /* shell.c */
 int	 cmd_shell(int, char **);

@@ -291,15 +291,40 @@ disk_opendir(int dfd, const char *dir, const char *name, char *err,
  * the overlay reaches it through /proc/self/fd and keeps it.  Already
  * mounted (a restart): left as it is.
  */
-int
-disk_overlay(const char *lower, const char *dir, const char *name, uid_t uid,
-    gid_t gid, char *err, size_t errlen)
+static int
+disk_idmapped(const char *lower, int ns, char *err, size_t errlen)
 {
 	struct mount_attr	 attr;
+	int			 tfd;
+
+	tfd = syscall(SYS_open_tree, AT_FDCWD, lower, OPEN_TREE_CLONE |
+	    OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+	if (tfd == -1) {
+		snprintf(err, errlen, "open_tree %s: %s", lower,
+		    strerror(errno));
+		return (-1);
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY |
+	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+	attr.userns_fd = ns;
+	if (syscall(SYS_mount_setattr, tfd, "", AT_EMPTY_PATH, &attr,
+	    sizeof(attr)) == -1) {
+		snprintf(err, errlen, "idmap %s: %s", lower, strerror(errno));
+		close(tfd);
+		return (-1);
+	}
+	return (tfd);
+}
+
+int
+disk_overlay(const char *lower, const char *extra, const char *dir,
+    const char *name, uid_t uid, gid_t gid, char *err, size_t errlen)
+{
 	char			 tree[PATH_MAX], opts[3 * PATH_MAX + 256];
-	char			 at[32];
+	char			 at[32], xl[64];
 	int			 ns, tfd = -1, ufd = -1, wfd = -1, mfd = -1;
-	int			 dfd = -1, ret = -1;
+	int			 dfd = -1, xfd = -1, ret = -1;
 
 	if ((size_t)snprintf(tree, sizeof(tree), "%s/%s", dir, name) >=
 	    sizeof(tree)) {
@@ -310,21 +335,14 @@ disk_overlay(const char *lower, const char *dir, const char *name, uid_t uid,
 		return (0);
 	if ((ns = disk_userns(uid, gid, err, errlen)) == -1)
 		return (-1);
-	tfd = syscall(SYS_open_tree, AT_FDCWD, lower, OPEN_TREE_CLONE |
-	    OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
-	if (tfd == -1) {
-		snprintf(err, errlen, "open_tree %s: %s", lower,
-		    strerror(errno));
+	if ((tfd = disk_idmapped(lower, ns, err, errlen)) == -1)
 		goto done;
-	}
-	memset(&attr, 0, sizeof(attr));
-	attr.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY |
-	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-	attr.userns_fd = ns;
-	if (syscall(SYS_mount_setattr, tfd, "", AT_EMPTY_PATH, &attr,
-	    sizeof(attr)) == -1) {
-		snprintf(err, errlen, "idmap %s: %s", lower, strerror(errno));
-		goto done;
+	/* The setup outputs, above the pristine tree (leftmost is top). */
+	xl[0] = '\0';
+	if (extra != NULL) {
+		if ((xfd = disk_idmapped(extra, ns, err, errlen)) == -1)
+			goto done;
+		snprintf(xl, sizeof(xl), "/proc/self/fd/%d:", xfd);
 	}
 	/*
 	 * dir is the worker's (or the verifier's): dir, then upper, work
@@ -338,9 +356,9 @@ disk_overlay(const char *lower, const char *dir, const char *name, uid_t uid,
 	    (wfd = disk_opendir(dfd, dir, "work", err, errlen)) == -1 ||
 	    (mfd = disk_opendir(dfd, dir, name, err, errlen)) == -1)
 		goto done;
-	if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=/proc/self/fd/%d,"
+	if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=%s/proc/self/fd/%d,"
 	    "upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,"
-	    DISK_OVL_OPTS, tfd, ufd, wfd) >= sizeof(opts)) {
+	    DISK_OVL_OPTS, xl, tfd, ufd, wfd) >= sizeof(opts)) {
 		snprintf(err, errlen, "%s: unusable in overlay options", dir);
 		goto done;
 	}
@@ -355,6 +373,8 @@ disk_overlay(const char *lower, const char *dir, const char *name, uid_t uid,
  done:
 	if (tfd != -1)
 		close(tfd);
+	if (xfd != -1)
+		close(xfd);
 	if (ufd != -1)
 		close(ufd);
 	if (wfd != -1)

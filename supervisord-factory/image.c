@@ -725,7 +725,9 @@ image_walk_run(void *arg)
 	w->rc = imgwalk_bounded(w->rootfd, w->owner, w->chown, w->out,
 	    w->canon, w->bounded ? &w->lim : NULL, &w->res, w->err,
 	    sizeof(w->err));
-	(void)write(w->pipe[1], &c, 1);
+	/* The pipe has room for this byte; it cannot fail but by EBADF. */
+	if (write(w->pipe[1], &c, 1) == -1)
+		w->rc = -1;
 	return (NULL);
 }
 
