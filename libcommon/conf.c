@@ -54,9 +54,9 @@ struct conf_where {
 static const char * const conf_topkeys[] = {
 	"socket", "state-dir", "libexec", "users", "attempt-uids",
 	"max-attempts", "verifiers", "lease-ttl", "reconcile-interval",
-	"control-idle-timeout", "attempt-disk", "pristine-cache", "images",
-	"keys", "repositories", "sandbox", "environment", "providers",
-	"upstreams", NULL
+	"control-idle-timeout", "attempt-disk", "pristine-cache", "setup-cache",
+	"images", "keys", "repositories", "sandbox", "environment", "metrics",
+	"providers", "upstreams", "max-cohort", NULL
 };
 
 const char *const conf_method_names[] = {
@@ -81,13 +81,16 @@ conf_defaults(struct factoryd_conf *c)
 	c->attempt_uid_lo = ATTEMPT_UID_LO;
 	c->attempt_uid_hi = ATTEMPT_UID_HI;
 	c->max_attempts = 4;
+	c->max_cohort = 8;
 	c->verifiers = 2;
 	c->lease_ttl = 30;
 	c->reconcile_interval = 60;
 	c->control_idle = 60;
+	c->metrics_interval = 15;
 	c->disk_default = 1024ULL * 1024 * 1024;
 	c->disk_max = 4ULL * 1024 * 1024 * 1024;
 	c->pristine_max = 16ULL * 1024 * 1024 * 1024;
+	c->setup_max = 8ULL * 1024 * 1024 * 1024;
 	c->image_max_size = 8ULL * 1024 * 1024 * 1024;
 	c->image_max_files = 1000000;
 	c->image_max_depth = 256;
@@ -398,6 +401,25 @@ conf_disk(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
  * images: {max-size, max-files, max-depth, max-path}, the bounds of
  * one import (factoryctl image import).
  */
+/* metrics: {file: PATH, interval: 15s}: the textfile collector's file. */
+static int
+conf_metrics(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
+{
+	static const char * const keys[] = { "file", "interval", NULL };
+
+	if (n == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping: file and interval") == -1 ||
+	    y_keys(e, n, keys) == -1 ||
+	    conf_seconds(e, y_get(n, "interval"), 1, 3600,
+	    &c->metrics_interval) == -1)
+		return (-1);
+	if (y_get(n, "file") == NULL)
+		return (y_fail(e, n, "file: missing"));
+	return (y_path(e, y_get(n, "file"), c->metrics_file,
+	    sizeof(c->metrics_file)));
+}
+
 static int
 conf_images(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 {
@@ -1115,6 +1137,8 @@ conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 	    conf_attempt_uids(e, y_get(root, "attempt-uids"), c, where) == -1 ||
 	    conf_int(e, y_get(root, "max-attempts"), 1, 1024,
 	    &c->max_attempts) == -1 ||
+	    conf_int(e, y_get(root, "max-cohort"), 2, COHORT_SIZE_MAX,
+	    &c->max_cohort) == -1 ||
 	    conf_int(e, y_get(root, "verifiers"), 1, 16, &c->verifiers) == -1 ||
 	    conf_seconds(e, y_get(root, "lease-ttl"), 1, 3600,
 	    &c->lease_ttl) == -1 ||
@@ -1125,7 +1149,10 @@ conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 	    conf_disk(e, y_get(root, "attempt-disk"), c) == -1 ||
 	    (y_get(root, "pristine-cache") != NULL && y_size(e, y_get(root,
 	    "pristine-cache"), &c->pristine_max) == -1) ||
+	    (y_get(root, "setup-cache") != NULL && y_size(e, y_get(root,
+	    "setup-cache"), &c->setup_max) == -1) ||
 	    conf_images(e, y_get(root, "images"), c) == -1 ||
+	    conf_metrics(e, y_get(root, "metrics"), c) == -1 ||
 	    conf_keys(e, y_get(root, "keys"), c) == -1 ||
 	    conf_sandbox(e, y_get(root, "sandbox"), c) == -1 ||
 	    conf_environment(e, y_get(root, "environment"),
@@ -1416,6 +1443,9 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 	fprintf(fp, "attempt-uids: %u-%u\n", (unsigned)c->attempt_uid_lo,
 	    (unsigned)c->attempt_uid_hi);
 	fprintf(fp, "max-attempts: %d\n", c->max_attempts);
+	/* Printed when set, so that the golden files stay as they were. */
+	if (c->max_cohort != 8)
+		fprintf(fp, "max-cohort: %d\n", c->max_cohort);
 	fprintf(fp, "verifiers: %d\n", c->verifiers);
 	fprintf(fp, "lease-ttl: ");
 	y_printduration(fp, (uint64_t)c->lease_ttl * 1000);
@@ -1432,6 +1462,12 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 	fprintf(fp, "\n  max-files: %llu\n  max-depth: %d\n  max-path: %d",
 	    (unsigned long long)c->image_max_files, c->image_max_depth,
 	    c->image_max_path);
+	if (c->metrics_file[0] != '\0') {
+		fprintf(fp, "\nmetrics:\n");
+		conf_printkv(fp, "  ", "file", c->metrics_file);
+		fprintf(fp, "  interval: ");
+		y_printduration(fp, (uint64_t)c->metrics_interval * 1000);
+	}
 	fprintf(fp, "\nkeys:\n");
 	conf_printkv(fp, "  ", "receipts", c->receipt_key);
 	conf_printkv(fp, "  ", "verifier", c->verifier_key);

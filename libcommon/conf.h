@@ -128,13 +128,17 @@ struct factoryd_conf {
 	uid_t			 attempt_uid_lo;
 	uid_t			 attempt_uid_hi;
 	int			 max_attempts;
+	int			 max_cohort;		/* cohort size bound */
 	int			 verifiers;
 	int			 lease_ttl;		/* seconds */
 	int			 reconcile_interval;	/* seconds */
 	int			 control_idle;		/* seconds */
+	char			 metrics_file[PATH_MAX];	/* "": none */
+	int			 metrics_interval;	/* seconds */
 	uint64_t		 disk_default;	/* attempt-disk, bytes */
 	uint64_t		 disk_max;
 	uint64_t		 pristine_max;	/* pristine-cache, bytes */
+	uint64_t		 setup_max;	/* setup-cache, bytes */
 	uint64_t		 image_max_size;	/* images: bounds */
 	uint64_t		 image_max_files;
 	int			 image_max_depth;
@@ -187,6 +191,21 @@ struct manifest_model {
 	uint64_t	 budget_uusd;	/* micro-dollars, 0: none asked */
 };
 
+/*
+ * setup: of a manifest.  Paths are relative to the tree, checked
+ * (no "..", not .git, none inside another); env "KEY=VALUE"; allow as
+ * network.allow, NULL: none.
+ */
+#define SETUP_PATHS	64
+#define SETUP_PATHMAX	1024
+struct manifest_setup {
+	char			**run;		/* argv, non-empty */
+	char			**inputs;	/* may be empty */
+	char			**outputs;	/* non-empty */
+	char			**allow;
+	char			**env;
+};
+
 struct manifest {
 	char			 repository[REPO_NAME_MAX];
 	char			 baseline[256];	/* a ref or an oid, as given */
@@ -206,11 +225,23 @@ struct manifest {
 	 */
 	char			 image[MANIFEST_IMAGE_MAX];
 	char			**toolchain;
+	struct manifest_setup	*setup;		/* NULL: no setup phase */
+
 	struct manifest_model	 model;
 	/* upstreams: names of factoryd.conf upstreams */
 	size_t			 nupstreams;
 	char			 upstreams[CONF_GW_GRANTS][CONF_GW_NAMEMAX];
 	char			 tenant[MANIFEST_TENANTMAX];	/* "" none */
+
+	/*
+	 * cohort: its size (0: not a cohort) and how many variants it
+	 * lists (0, or size); a member's manifest is parsed with its
+	 * variant laid over the rest (manifest_parse_member).
+	 */
+	int			 cohort_size;
+	int			 cohort_nvariants;
+	/* Each variant's env as written, "KEY=VALUE", for the print. */
+	char			***cohort_env;
 };
 
 /* conf.c */
@@ -235,6 +266,14 @@ const char	*conf_size(uint64_t, char *, size_t);
 /* name is used in error messages; buf need not be NUL-terminated */
 int		 manifest_parse(const char *, const void *, size_t,
 		    struct manifest **, char *, size_t);
+/*
+ * As manifest_parse, for member variant (0..cohort size - 1) of a
+ * cohort: its variant's env over the manifest's env, its model in
+ * place of the manifest's.  variant -1: the cohort as written.
+ */
+int		 manifest_parse_member(const char *, const void *, size_t, int,
+		    struct manifest **, char *, size_t);
+#define COHORT_SIZE_MAX	64	/* max-cohort's ceiling */
 void		 manifest_free(struct manifest *);
 void		 manifest_print(FILE *, const struct manifest *);
 /*

@@ -190,6 +190,7 @@ main(int argc, char *argv[])
 	log_init(debug, LOG_DAEMON);
 
 	proc_init_children();
+	metrics_init();
 	image_init();
 	proc_start_all();
 	proc_watchdog_init();
@@ -420,6 +421,8 @@ factoryd_reload(char *errbuf, size_t errlen)
 	conf_free(env->conf);
 	env->conf = conf;
 	proc_reconfigure();
+	metrics_reconfigure();
+
 	/* A gateway that was not restarted gets the providers again. */
 	gateway_configure();
 	log_info("configuration reloaded");

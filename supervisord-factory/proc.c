@@ -379,10 +379,6 @@ proc_reap(void)
 }
 
 /*
- * After a reload: a child whose user, binary or unveil variables
- * changed is stopped; proc_reap() starts it again under the new ones.
- */
-/*
  * The worker's lease: silent for lease-ttl, it is killed; the parent
  * bumps the epochs of what it held and drives them on with a new one.
  */
@@ -419,6 +415,11 @@ proc_watchdog_init(void)
 	proc_watchdog(-1, 0, NULL);
 }
 
+/*
+ * After a reload: a child whose user, binary or unveil variables
+ * changed is stopped; proc_reap() starts it again under the new ones
+ * at once, not after a backoff (what waits for it waits less).
+ */
 void
 proc_reconfigure(void)
 {
@@ -437,6 +438,7 @@ proc_reconfigure(void)
 			log_info("%s: configuration changed, restarting",
 			    child_name(c));
 			c->backoff = CHILD_BACKOFF_MIN;
+			c->recycle = 1;
 			c->state = CHILD_STOPPING;
 			kill(c->pid, SIGTERM);
 		}

@@ -29,15 +29,6 @@
 
 static struct run	*runs[256];
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
 static void
 run_log_cb(int fd, short event, void *arg)
 {
@@ -80,7 +71,7 @@ run_deadline_cb(int fd, short event, void *arg)
 
 	log_info("%s: wall time of %llums reached, killing the %s",
 	    r->attempt->id, (unsigned long long)r->attempt->m->limits.wall_ms,
-	    r->validation ? "validation run" : "agent");
+	    r->validation ? "validation run" : r->setup ? "setup" : "agent");
 	r->timedout = 1;
 	run_kill(r);
 }
@@ -182,12 +173,12 @@ run_objects(const struct manifest *m, char *path, size_t len)
  * read.
  */
 static char **
-run_env(const struct manifest *m, char * const *gw)
+run_env(char * const *menv, char * const *gw)
 {
 	char	**e;
 	size_t	 n = 0, i, ng = 0;
 
-	while (m->env != NULL && m->env[n] != NULL)
+	while (menv != NULL && menv[n] != NULL)
 		n++;
 	while (gw != NULL && gw[ng] != NULL)
 		ng++;
@@ -196,7 +187,7 @@ run_env(const struct manifest *m, char * const *gw)
 	for (i = 0; i < ng; i++)
 		e[i] = gw[i];
 	for (i = 0; i < n; i++)
-		e[ng + i] = m->env[i];
+		e[ng + i] = menv[i];
 	n += ng;
 	e[n++] = RUN_HOME;
 	e[n++] = RUN_PATH;
@@ -224,10 +215,17 @@ run_gateway(struct attempt *a, struct run *r, struct sandbox_spec *spec,
 	return (0);
 }
 
+/*
+ * kind: RUN_AGENT, RUN_VALIDATION, or RUN_SETUP (the manifest's setup,
+ * with its own argv, env and network grant, as the attempt's uid).
+ */
 struct run *
-run_start(struct attempt *a, int validation, const char *tree, char *err,
+run_start(struct attempt *a, int kind, const char *tree, char *err,
     size_t errlen)
 {
+	const struct manifest_setup	*su = kind == RUN_SETUP ?
+					    a->m->setup : NULL;
+	int				 validation = kind == RUN_VALIDATION;
 	struct sandbox_listen	 listen[SANDBOX_MAXLISTEN];
 	struct sandbox_spec	 spec;
 	struct run		*r;
@@ -253,6 +251,7 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 	envp = NULL;
 	r->attempt = a;
 	r->validation = validation;
+	r->setup = su != NULL;
 	r->uid = validation ? a->vuid : a->uid;
 	r->logmax = a->m->limits.log;
 	r->logpipe = r->logfd = -1;
@@ -271,7 +270,13 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 	r->logpipe = p[0];
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 
-	snprintf(id, sizeof(id), "%s%s", a->id, validation ? "-v" : "");
+	/*
+	 * Setup ends before the agent starts and the validation run
+	 * starts after it: setup's sandbox takes the validation run's
+	 * names (cgroups "<id>-v"), which the reconciler and teardown know.
+	 */
+	snprintf(id, sizeof(id), "%s%s", a->id, validation || su != NULL ?
+	    "-v" : "");
 	run_hide_list(a->m->repository, hide, RUN_MAXHIDE);
 	expose[0] = run_objects(a->m, objects, sizeof(objects)) == 0 ?
 	    objects : NULL;
@@ -281,7 +286,8 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 	spec.uid = r->uid;
 	spec.gid = r->uid;
 	spec.tree = tree;
-	spec.argv = validation ? a->m->validate : a->m->agent;
+	spec.argv = validation ? a->m->validate : su != NULL ? su->run :
+	    a->m->agent;
 	spec.hide = hide;
 	spec.exec_allow = a->m->exec;
 	spec.expose = expose;
@@ -302,18 +308,20 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 		}
 		spec.image = image;
 	}
-	if (egress_new(id, a->m->allow, &r->egress, err, errlen) == -1) {
+	if (egress_new(id, su != NULL ? su->allow : a->m->allow, &r->egress,
+	    err, errlen) == -1) {
 		close(p[1]);
 		goto fail;
 	}
 	egress_spec(r->egress, &spec);
 	/* Model and upstream grants: the agent's run only, never validation. */
-	if (!validation && run_gateway(a, r, &spec, listen, err, errlen) ==
+	if (kind == RUN_AGENT && run_gateway(a, r, &spec, listen, err, errlen) ==
 	    -1) {
 		close(p[1]);
 		goto fail;
 	}
-	if ((envp = run_env(a->m, gateway_env(r->gateway))) == NULL) {
+	if ((envp = run_env(su != NULL ? su->env : a->m->env,
+	    gateway_env(r->gateway))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		close(p[1]);
 		goto fail;
