@@ -38,9 +38,9 @@ req() {
 	fi
 	printf '%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s' \
 	    "$m" "$p" "$h" "${#b}" "$b" >&3
-	if read -r -t 30 _ st _ <&3; then
+	if read -r -t 8 _ st _ <&3; then
 		echo "$n: status $st"
-		while read -r -t 30 l <&3; do
+		while read -r -t 15 l <&3; do
 			l=${l%$'\r'}
 			[ -n "$l" ] && echo "$n: body $l"
 		done
