@@ -136,6 +136,22 @@ leak "live: the upstream secret nowhere either" "$UPSECRET"
 [ -n "$TOKEN1" ] && leak "live: the token in no journal, receipt or log line" \
     "$TOKEN1"
 
+# --- with network.allow too: egress endpoints and the gateway's ---------
+
+AGENT="$HTTP"'
+chat both m-small ""
+if exec 4<>/dev/tcp/127.0.0.1/'"$DPORT"'; then echo "egress: connected"
+else echo "egress: refused"; fi
+echo done'
+manifest both "$(jq -cn --arg s "$AGENT" '["/bin/bash", "-c", $s]')" "" \
+    "model: {provider: openai, models: [m-small]}
+network: {allow: [\"127.0.0.1:$DPORT\"]}"
+id=$(submit both) && wait_done "$id" 60 || notok "both: attempt did not end"
+L=$(logf "$id")
+check "with egress as well, the gateway answers" grep -qx "both: status 200" "$L"
+check "and the allowed destination is reached through egress" \
+    grep -qx "egress: connected" "$L"
+
 # MODEL_STOP=live: only the cases above (while debugging the gateway).
 [ "${MODEL_STOP:-}" = live ] && regress_done
 
