@@ -45,6 +45,7 @@ struct gw_ep {
 	TAILQ_HEAD(, gw_fwd)	 fwds;
 	int			 nconns;
 	TAILQ_HEAD(, gw_conn)	 conns;
+	struct event		*sweep;		/* deadlines, once a second */
 };
 TAILQ_HEAD(gw_eps, gw_ep);
 
