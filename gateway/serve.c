@@ -514,12 +514,12 @@ serve_request(struct evhttp_request *req, void *arg)
 	f.api = -1;
 
 	/*
-	 * evhttp refused it: a bad line or header, headers or body too
-	 * large, bad chunks (which it calls 413 as well): 400 for all.
+	 * A request evhttp could not parse (a bad line or header, headers
+	 * or body too large, bad chunks) is answered by evhttp itself,
+	 * 400 or 413, and the connection closed; it never reaches us.
+	 * Should one arrive without its target all the same: 400.
 	 */
 	if (evhttp_request_get_uri(req) == NULL) {
-		log_info("%s: %s: malformed request (evhttp: %d)", ep->g.id,
-		    ep->g.provider, evhttp_request_get_response_code(req));
 		serve_refuse(req, &f.u, 400, GW_BAD_REQUEST,
 		    "malformed request", 1);
 		return;

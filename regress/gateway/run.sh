@@ -342,12 +342,14 @@ check "oversized headers: refused, closed" \
     eval "grep -qE 'status (400|413)' '$T/m1' && grep -qx closed '$T/m1'"
 printf 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n' |
     raw >"$T/m2"
-check "bad chunking: 400, closed" \
-    eval "grep -qx 'status 400' '$T/m2' && grep -qx closed '$T/m2'"
+# evhttp answers what it cannot parse itself: 413 is its name for a
+# corrupt chunked body.
+check "bad chunking: refused, closed" \
+    eval "grep -qE 'status (400|413)' '$T/m2' && grep -qx closed '$T/m2'"
 printf 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nabc\r\n0\r\n\r\n' |
     raw >"$T/m2b"
-check "negative chunk size: 400, closed" \
-    eval "grep -qx 'status 400' '$T/m2b' && grep -qx closed '$T/m2b'"
+check "negative chunk size: refused, closed" \
+    eval "grep -qE 'status (400|413)' '$T/m2b' && grep -qx closed '$T/m2b'"
 r=$(wc -l <"$T/rec.jsonl")
 printf 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n' \
     "$T1" "$T1" | raw >"$T/m3"
