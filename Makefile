@@ -19,7 +19,8 @@ PKG_CONFIG	?= pkg-config
 DEBS = build-essential pkg-config libevent-dev libbsd-dev libssl-dev \
 	libgit2-dev libyaml-dev check libseccomp-dev libjansson-dev \
 	mandoc git jq bubblewrap util-linux iproute2 procps python3 openssl \
-	clang-14 libclang-rt-14-dev llvm-14 libarchive-dev umoci busybox-static
+	clang-14 libclang-rt-14-dev llvm-14 libarchive-dev umoci busybox-static \
+	debhelper dpkg-dev lintian debootstrap python3-cryptography
 
 PKGS_COMMON	= libbsd-overlay libbsd-ctor libevent libcrypto yaml-0.1 libseccomp jansson
 PKGS_GIT	= libgit2
@@ -116,7 +117,7 @@ endif
 BENCH_SRCS	= $(wildcard bench/*.c)
 BENCH_PROGS	= $(BENCH_SRCS:%.c=$(O)/%)
 
-.PHONY: FORCE all tests deps check check-unit check-asan check-lint check-regress \
+.PHONY: FORCE all tests deps check check-unit check-asan check-lint deb check-deb check-regress \
 	demo install clean bench fuzz fuzz-build fuzz-progs
 
 all: $(PROGS:%=$(O)/%)
@@ -191,6 +192,24 @@ fuzz-progs: $(FUZZ_PROGS)
 
 fuzz: fuzz-build
 	FUZZ_O=$(O)/fuzz sh regress/fuzz/run.sh -f $(FUZZ_S)
+
+# The Debian package (debian/, debhelper), into $(O)/deb; check-deb
+# installs it into a fresh Debian 12 root and runs an attempt there.
+DEB_VERSION	= $(shell dpkg-parsechangelog -S Version 2>/dev/null)
+DEB_ARCH	= $(shell dpkg --print-architecture 2>/dev/null)
+DEB		= $(O)/deb/factory_$(DEB_VERSION)_$(DEB_ARCH).deb
+
+deb: deps
+	dpkg-buildpackage -b -us -uc
+	@mkdir -p $(O)/deb
+	mv ../factory_$(DEB_VERSION)_$(DEB_ARCH).deb \
+	    ../factory-dbgsym_$(DEB_VERSION)_$(DEB_ARCH).deb \
+	    ../factory_$(DEB_VERSION)_$(DEB_ARCH).buildinfo \
+	    ../factory_$(DEB_VERSION)_$(DEB_ARCH).changes $(O)/deb/
+	lintian --fail-on error,warning $(O)/deb/factory_$(DEB_VERSION)_$(DEB_ARCH).changes
+
+check-deb: deb
+	DEB=$(DEB) sh regress/deb/check.sh
 
 check-lint:
 	mandoc -Tlint -Wwarning man/*.[0-9]

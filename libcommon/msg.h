@@ -55,6 +55,8 @@ enum msg_kind {
 	MSG_VERDICT,		/* verifier -> parent */
 	MSG_PUBLISH,		/* parent -> publisher, with the bundle fd */
 	MSG_PUBLISHED,		/* publisher -> parent */
+	MSG_DIFF,		/* parent -> worker, IMSG_DIFF: a result's diff */
+	MSG_DIFFED,		/* worker -> parent, IMSG_DIFF */
 	MSG_KIND_MAX
 };
 
@@ -155,6 +157,12 @@ struct msg_verify {
 	char		**tools;
 	size_t		 ntools;
 	char		 toolchain[MSG_DIGEST];
+	/*
+	 * What the verification summary names: the payload digest of the
+	 * parent's provenance, the isolation policy's digest.
+	 */
+	char		 provenance[MSG_DIGEST];
+	char		 isolation[MSG_DIGEST];
 };
 
 struct msg_validate_req {
@@ -174,6 +182,9 @@ struct msg_validate_done {
 struct msg_verdict {
 	char		 id[ATTEMPT_ID_MAX];
 	char		*receipt;		/* a receipt line */
+	/* DSSE envelope lines (attest.h), signed by the verifier. */
+	char		*vsa;
+	char		*test_result;		/* none without a run */
 };
 
 struct msg_github {
@@ -198,6 +209,9 @@ struct msg_publish {
 	char		 commit[MSG_HEX40];
 	char		*verdict;		/* the verdict receipt line */
 	char		 verifier_pub[64];	/* base64 of the raw key */
+	char		**attest;		/* envelope lines, attest.h */
+	size_t		 nattest;
+	char		*summary;		/* the check run's text */
 	int		 has_github;		/* forge github: github set */
 	struct msg_github github;
 };
@@ -249,5 +263,29 @@ struct imsgev;
 int	 msg_get(struct imsg *, enum msg_kind, void *, char *, size_t);
 int	 msg_compose(struct imsgev *, uint32_t, enum msg_kind, int,
 	    const void *, char *, size_t);
+
+/*
+ * factoryctl diff: the patch from the baseline to a result's commit,
+ * made by the worker from the objects the bundle was written from.
+ * At most MSG_DIFF_MAX bytes of it are sent, escaped; bytes is the
+ * whole patch's size.
+ */
+#define MSG_DIFF_MAX	(10 * 1024)
+struct msg_diff {
+	uint32_t	 req;
+	char		 id[ATTEMPT_ID_MAX];
+	char		 dir[PATH_MAX];		/* the attempt dir, absolute */
+	char		 baseline[MSG_HEX40];
+	char		 commit[MSG_HEX40];
+};
+
+/* Exactly one of patch and error is set (not empty). */
+struct msg_diffed {
+	uint32_t	 req;
+	char		*patch;			/* escaped */
+	uint64_t	 bytes;
+	int		 truncated;
+	char		 error[MSG_ESC_MAX];	/* escaped */
+};
 
 #endif /* FACTORY_MSG_H */

@@ -130,7 +130,9 @@ sbx_enter(struct sbx_enter *en)
 		if (errno != EINTR)
 			break;
 	/* Before anything else: every process the session started. */
-	(void)write(SBX_EFD_KILL, "1", 1);
+	if (write(SBX_EFD_KILL, "1", 1) == -1) {
+		/* The parent's teardown kills the cgroup all the same. */
+	}
 	enter_wait_empty(evfd);
 	(void)unlinkat(dirfd, en->cgname, AT_REMOVEDIR);
 	(void)rmdir(en->home);
