@@ -379,7 +379,8 @@ serve_budget_left(const struct gw_ep *ep, uint64_t more)
 	if (g->budget_tokens != 0 &&
 	    g->spent_tokens + ep->running + more >= g->budget_tokens)
 		return (0);
-	if (g->budget_uusd != 0 && g->spent_uusd >= g->budget_uusd)
+	if (g->budget_uusd != 0 &&
+	    g->spent_uusd + ep->running_uusd >= g->budget_uusd)
 		return (0);
 	return (1);
 }

@@ -117,8 +117,9 @@ cmd "grant id=a-3 provider=oa models=gpt-test budget_tokens=1000000"
 cmd "grant id=a-4 provider=oa models=gpt-test budget_tokens=40"
 cmd "grant id=a-4 provider=an models=claude-test budget_tokens=40"
 cmd "grant id=a-5 provider=badca models=gpt-test"
+cmd "grant id=a-7 provider=oa models=gpt-test budget_uusd=100"
 cmd "grant id=a-6 provider=nokey models=gpt-test"
-waitn 9 '^token' || fail "gateway: no tokens: $(cat "$T/drv.out" "$T/gw.log")"
+waitn 10 '^token' || fail "gateway: no tokens: $(cat "$T/drv.out" "$T/gw.log")"
 port() { awk -v i="$1" '/^granted/ && $2 == i {n++; if (n == '"${2:-1}"') print $3}' \
     "$T/drv.out"; }
 tok() { awk -v i="$1" -v p="$2" '$1 == "token" && $2 == i && $3 == p \
@@ -128,12 +129,12 @@ P3=$(port a-3); P4=$(port a-4 1); P4AN=$(port a-4 2); P5=$(port a-5)
 P6=$(port a-6)
 T1=$(tok a-1 oa); T2=$(tok a-2 oa); T1AN=$(tok a-1 an); T1NPM=$(tok a-1 npm)
 T3=$(tok a-3 oa); T4=$(tok a-4 oa); T4AN=$(tok a-4 an); T5=$(tok a-5 badca)
-T6=$(tok a-6 nokey)
+T6=$(tok a-6 nokey); P7=$(port a-7); T7=$(tok a-7 oa)
 
 check "tokens: fgw- and 64 hex digits, one per grant, all different" \
     [ "$(grep '^token' "$T/drv.out" | awk '{print $4}' |
-    grep -cE '^fgw-[0-9a-f]{64}$')" = 9 -a \
-    "$(grep '^token' "$T/drv.out" | awk '{print $4}' | sort -u | wc -l)" = 9 ]
+    grep -cE '^fgw-[0-9a-f]{64}$')" = 10 -a \
+    "$(grep '^token' "$T/drv.out" | awk '{print $4}' | sort -u | wc -l)" = 10 ]
 check "a key file it cannot read: IMSG_GW_ERROR naming it" \
     grep -q "^error provider nokey: key file $T/missing.key" "$T/drv.out"
 
@@ -255,6 +256,18 @@ u=$(usage_after "$n")
 check "Messages: message_start over the budget cuts the stream ($u)" \
     eval "echo '$u' | grep -q 'in=500 .*outcome=cut-budget' &&
     ! grep -q message_stop '$T/r11'"
+n=$(nusage)
+$C req "$P7" POST /v1/chat/completions -H "$(hdr_oa "$T7")" \
+    -d '{"model":"gpt-test","stream":true,"deltas":400,"delay":0.005,"usage_in":1,"usage_out":1,"messages":[]}' \
+    >"$T/r10b"
+u=$(usage_after "$n")
+check "a budget in USD, exhausted mid-stream: cut ($u)" \
+    eval "echo '$u' | grep -q 'outcome=cut-budget' &&
+    grep -q 'budget exhausted: 0.000100 USD' '$T/r10b' &&
+    [ \$(grep -c 'hello' '$T/r10b') -lt 100 ]"
+$C req "$P7" POST /v1/chat/completions -H "$(hdr_oa "$T7")" \
+    -d '{"model":"gpt-test","messages":[]}' >"$T/r10c"
+check "a budget in USD, spent: 429" grep -qx 'status 429' "$T/r10c"
 n=$(nusage)
 $C req "$P4" POST /v1/chat/completions -H "$(hdr_oa "$T4")" \
     -d '{"model":"gpt-test","messages":[]}' >"$T/r12"
