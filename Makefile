@@ -50,7 +50,7 @@ LIBS_ARCHIVE	= $(shell $(PKG_CONFIG) --libs libarchive 2>/dev/null)
 PROGS_SBIN	= factoryd factoryctl
 PROGS_LIBEXEC	= factory-worker factory-verifier factory-reconciler \
 		  factory-publisher factory-sandbox factory-egress \
-		  factory-image
+		  factory-image factory-gateway
 PROGS		= $(PROGS_SBIN) $(PROGS_LIBEXEC)
 
 dir_factoryd		= supervisord-factory
@@ -62,6 +62,7 @@ dir_factory-publisher	= publisher
 dir_factory-sandbox	= sandbox
 dir_factory-egress	= egress
 dir_factory-image	= image
+dir_factory-gateway	= gateway
 
 libs_factoryd		= $(LIBS_COMMON)
 libs_factoryctl		= $(LIBS_ARCHIVE) $(LIBS_COMMON)
@@ -71,6 +72,7 @@ libs_factory-reconciler	= $(LIBS_GIT) $(LIBS_COMMON)
 libs_factory-publisher	= $(LIBS_GIT) $(LIBS_TLS) $(LIBS_COMMON)
 libs_factory-egress	= $(LIBS_COMMON)
 libs_factory-image	= $(LIBS_ARCHIVE) $(LIBS_COMMON)
+libs_factory-gateway	= $(LIBS_TLS) $(LIBS_COMMON)
 # The launcher is exec'd for every sandbox: static, with the one library
 # it needs, so no dynamic loading is paid for on each spawn.
 libs_factory-sandbox	= $(shell $(PKG_CONFIG) --static --libs libbsd-overlay 2>/dev/null)

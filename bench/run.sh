@@ -13,6 +13,10 @@
 # rounds, as attempts come to factoryd (a write to cgroup.procs is cheap
 # only right after another one).
 : "${O:?O must name the build directory}"
+# Each part adds its targets here; printed together at the end.
+BENCH_SUMMARY=$(mktemp /tmp/factory-bench-summary.XXXXXX) || exit 1
+export BENCH_SUMMARY
+trap 'rm -f "$BENCH_SUMMARY"' EXIT
 sh "$(dirname "$0")/tree.sh" || exit 1	# trees and collect
 for gap in 0 "${GAP:-50}"; do
 	echo "== spawn, ${gap} ms between rounds"
@@ -20,3 +24,6 @@ for gap in 0 "${GAP:-50}"; do
 	    -L "$O/factory-sandbox" || exit 1
 done
 sh "$(dirname "$0")/attempts.sh" || exit 1
+echo
+echo "targets (issue 11), measured in this run"
+cat "$BENCH_SUMMARY"

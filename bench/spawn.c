@@ -11,6 +11,10 @@
  * (between the two) no longer exists in the code.
  *
  *	spawn [-n rounds] [-p pool] [-g gap] [-u uid] [-L factory-sandbox]
+ *	    [-o only]
+ *
+ * -o runs only the launchers whose numbers (in the table's order,
+ * from 1) it lists, as in -o 3,4: to trace one of them alone.
  *
  * -g pauses gap milliseconds between rounds, outside the figures: as
  * in factoryd, where attempts do not start back to back.  Some kernel
@@ -29,8 +33,10 @@
  *		mounts, Landlock, seccomp, uid change, fd and environment
  *		scrubbing, execve), then the refill of the pool that
  *		factoryd does right after a spawn (while the agent
- *		runs), wait, usage read, destroy (cgroups checked empty
- *		and removed).  For the others: fork, exec, wait.
+ *		runs: for the launcher pool, asking the zygote for the
+ *		next launcher), wait, usage read, destroy (cgroups
+ *		checked empty and removed).  For the others: fork,
+ *		exec, wait.
  *
  * Nothing a round causes is left out of its cycle: what a launch takes
  * from a pool is made again inside the same cycle (the parent's part
@@ -198,6 +204,20 @@ cpu_ms(void)
 	    c.ru_utime.tv_usec + c.ru_stime.tv_usec) / 1e3;
 }
 
+/* Is num one of the comma-separated list? */
+static int
+onlyhas(const char *list, const char *num)
+{
+	size_t	 n = strlen(num);
+	const char *p;
+
+	for (p = list; (p = strstr(p, num)) != NULL; p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == '\0' ||
+		    p[n] == ','))
+			return 1;
+	return 0;
+}
+
 static int
 cmp(const void *a, const void *b)
 {
@@ -226,10 +246,12 @@ main(int argc, char *argv[])
 {
 	double	*t[L_MAX], *la[L_MAX], *rf, med[L_MAX], cpu[L_MAX], lmed, s, l1;
 	char	 msg[1024];
+	const char *only = NULL;
 	int	 n = 50, ch, i, l, logfd, have[L_MAX], launcher = -1, gap = 0;
+	int	 asked[L_MAX];
 	uid_t	 uid = 63990;
 
-	while ((ch = getopt(argc, argv, "L:g:n:p:u:")) != -1) {
+	while ((ch = getopt(argc, argv, "L:g:n:o:p:u:")) != -1) {
 		switch (ch) {
 		case 'L':
 			if ((launcher = open(optarg, O_PATH | O_CLOEXEC)) == -1)
@@ -241,6 +263,9 @@ main(int argc, char *argv[])
 		case 'n':
 			n = atoi(optarg);
 			break;
+		case 'o':
+			only = optarg;
+			break;
 		case 'p':
 			pool = atoi(optarg);
 			break;
@@ -249,7 +274,7 @@ main(int argc, char *argv[])
 			break;
 		default:
 			fprintf(stderr, "usage: spawn [-n rounds] [-p pool] "
-			    "[-g gap] [-u uid] [-L factory-sandbox]\n");
+			    "[-g gap] [-u uid] [-L factory-sandbox] [-o only]\n");
 			return 1;
 		}
 	}
@@ -284,10 +309,19 @@ main(int argc, char *argv[])
 		err(1, "%s", benchtree);
 	if ((logfd = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1)
 		err(1, "/dev/null");
+	for (l = 0; l < L_MAX; l++)
+		asked[l] = 1;		/* 0: left out by -o */
 	have[L_FORKED] = have[L_PLAIN] = 1;
 	have[L_FRESH] = have[L_FACTORY] = launcher != -1;
 	have[L_BWRAP] = access(bwrap_argv[0], X_OK) == 0;
 	have[L_UNSHARE] = access(unshare_argv[0], X_OK) == 0;
+	for (l = 0; only != NULL && l < L_MAX; l++) {
+		char	 num[8];
+
+		snprintf(num, sizeof(num), "%d", l + 1);
+		if (!onlyhas(only, num))
+			have[l] = asked[l] = 0;
+	}
 	for (l = 0; l < L_MAX; l++)
 		if ((t[l] = calloc(n, sizeof(double))) == NULL ||
 		    (la[l] = calloc(n, sizeof(double))) == NULL)
@@ -361,7 +395,8 @@ main(int argc, char *argv[])
 	}
 	for (l = 0; l < L_MAX; l++) {
 		if (!have[l]) {
-			printf("%-22s (not installed)\n", lname[l]);
+			printf("%-22s (%s)\n", lname[l], asked[l] ?
+			    "not installed" : "not run");
 			continue;
 		}
 		lmed = median(la[l], n);
@@ -376,10 +411,17 @@ main(int argc, char *argv[])
 			printf("%8.2fx ", med[l] / med[L_BWRAP]);
 		else
 			printf("%9s ", "-");
-		printf("%8.2fx\n", med[l] / med[L_PLAIN]);
+		if (have[L_PLAIN])
+			printf("%8.2fx\n", med[l] / med[L_PLAIN]);
+		else
+			printf("%9s\n", "-");
 	}
 	printf("medians; the ratios are of the cycles.  The pool's cycle "
 	    "includes its refill: %.2fms\n", pool > 0 ? median(rf, n) :
 	    0.0);
+	printf("cycle: factory, from sandbox_spawn to its pid 1 reaped, the "
+	    "usage read and the\ncgroups removed, the pool's refill "
+	    "(the parent's part) inside; the others,\nfrom fork to the "
+	    "reaped exit.  launch: factory, until the agent's execve.\n");
 	return 0;
 }

@@ -2,9 +2,12 @@
  * tree: how long an attempt's tree takes, as factoryd and the worker
  * make it, and how long collecting a one-file change takes.
  *
- *	tree -r repository -w workdir [-n rounds]
+ *	tree -r repository -w workdir [-c] [-n rounds]
  *
- * cold		the worker's pristine checkout of HEAD (once per commit).
+ * cold		the worker's pristine checkout of HEAD (once per commit);
+ *		with -c only that, once, into workdir/cold: bench/tree.sh
+ *		runs it in turn with git worktree add, round by round, so
+ *		that both see the same load and the same file system.
  * warm		an attempt's tree on a warm commit: its tmpfs, the
  *		worker's upper layer (.git and an index of the baseline),
  *		the overlay of the idmapped pristine checkout mounted.
@@ -99,11 +102,14 @@ main(int argc, char *argv[])
 	char			 path[PATH_MAX + 64], bundle[PATH_MAX + 64];
 	char			*scope[] = { "**", NULL };
 	double			*warm, *lg2, *col, *up, t, t2, cold;
-	int			 ch, i, n = 5;
+	int			 ch, i, n = 5, cold_only = 0;
 	FILE			*fp;
 
-	while ((ch = getopt(argc, argv, "n:r:w:")) != -1) {
+	while ((ch = getopt(argc, argv, "cn:r:w:")) != -1) {
 		switch (ch) {
+		case 'c':
+			cold_only = 1;
+			break;
 		case 'n':
 			n = atoi(optarg);
 			break;
@@ -114,12 +120,13 @@ main(int argc, char *argv[])
 			wd = optarg;
 			break;
 		default:
-			errx(2, "usage: tree -r repository -w workdir "
+			errx(2, "usage: tree -r repository -w workdir [-c] "
 			    "[-n rounds]");
 		}
 	}
 	if (repo == NULL || wd == NULL || n < 1 || n > 1000)
-		errx(2, "usage: tree -r repository -w workdir [-n rounds]");
+		errx(2, "usage: tree -r repository -w workdir [-c] "
+		    "[-n rounds]");
 	if (gitw_init(msg, sizeof(msg)) == -1)
 		errx(1, "%s", msg);
 	if ((warm = calloc(n, sizeof(*warm))) == NULL ||
@@ -129,13 +136,18 @@ main(int argc, char *argv[])
 		err(1, NULL);
 	head_of(repo, base);
 
-	snprintf(pristine, sizeof(pristine), "%s/pristine", wd);
+	snprintf(pristine, sizeof(pristine), "%s/%s", wd, cold_only ?
+	    "cold" : "pristine");
 	if (mkdir(pristine, 0755) == -1)
 		err(1, "%s", pristine);
 	t = now();
 	if (pristine_checkout(repo, base, pristine, msg, sizeof(msg)) == -1)
 		errx(1, "%s", msg);
 	cold = now() - t;
+	if (cold_only) {
+		printf("cold %.2f\n", cold);
+		return (0);
+	}
 	/* As the parent does: the index moves out, beside the tree. */
 	snprintf(index, sizeof(index), "%s.index", pristine);
 	snprintf(path, sizeof(path), "%s/.git", pristine);

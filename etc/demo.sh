@@ -71,6 +71,7 @@ users:
   publisher: 61504
   egress: 61505
   image: 61506
+  gateway: 61507
 repositories:
   greeter:
     path: $D/greeter.git

@@ -5,6 +5,8 @@
 #include <sys/types.h>
 #include <sys/stat.h>
 
+#include <arpa/inet.h>
+
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -101,6 +103,27 @@ print_environment(json_t *e)
 		printf("toolchain: %s\n", ctl_jvis(v));
 }
 
+/* model: the gateway's totals, cost in US dollars; tenant: a label. */
+static void
+print_model(json_t *o)
+{
+	json_t		*m;
+	long long	 cost;
+
+	if (json_object_get(o, "tenant") != NULL)
+		printf("tenant: %s\n", ctl_jvis(json_object_get(o, "tenant")));
+	if (!json_is_object(m = json_object_get(o, "model")))
+		return;
+	cost = json_integer_value(json_object_get(m, "cost_uusd"));
+	printf("model: %lld requests (%lld refused), tokens %lld in, %lld "
+	    "out, cost %lld.%06lld USD\n",
+	    json_integer_value(json_object_get(m, "requests")),
+	    json_integer_value(json_object_get(m, "refused")),
+	    json_integer_value(json_object_get(m, "tokens_in")),
+	    json_integer_value(json_object_get(m, "tokens_out")),
+	    cost / 1000000, cost % 1000000);
+}
+
 static void
 print_attempt(json_t *o)
 {
@@ -109,6 +132,11 @@ print_attempt(json_t *o)
 	json_t		*v;
 
 	printf("id: %s\nstate: %s\n", jstr(o, "id"), jstr(o, "state"));
+	if (json_object_get(o, "cohort") != NULL)
+		printf("cohort: %s, variant %lld%s\n", jstr(o, "cohort"),
+		    json_integer_value(json_object_get(o, "variant")),
+		    json_is_true(json_object_get(o, "selected")) ?
+		    ", selected" : "");
 	if (json_object_get(o, "reason") != NULL)
 		printf("reason: %s\n", jstr(o, "reason"));
 	printf("repository: %s\nbaseline: %s\ntitle: %s\nmanifest: %s\n",
@@ -124,6 +152,7 @@ print_attempt(json_t *o)
 	    json_real_value(json_object_get(u, "cpu_seconds")),
 	    json_integer_value(json_object_get(u, "peak_memory")),
 	    json_integer_value(json_object_get(u, "pids")));
+	print_model(o);
 	if (json_object_get(o, "commit") != NULL)
 		printf("commit: %s\n", jstr(o, "commit"));
 	if ((a = json_object_get(o, "changes")) != NULL)
@@ -211,12 +240,19 @@ cmd_submit(int argc, char **argv)
 {
 	json_t		*o;
 	char		*buf, id[ATTEMPT_ID_MAX];
-	size_t		 nlen, len;
+	size_t		 nlen, len, off;
 	ssize_t		 n;
-	int		 ch, fd, wait = 0;
+	int		 ch, fd, wait = 0, size = 0;
+	const char	*errstr;
 
-	while ((ch = getopt(argc, argv, "w")) != -1) {
+	while ((ch = getopt(argc, argv, "n:w")) != -1) {
 		switch (ch) {
+		case 'n':
+			size = strtonum(optarg, 2, COHORT_SUBMIT_MAX, &errstr);
+			if (errstr != NULL)
+				errx(CTL_EXIT_USAGE, "-n %s: %s",
+				    ctl_vis(optarg), errstr);
+			break;
 		case 'w':
 			wait = 1;
 			break;
@@ -232,10 +268,14 @@ cmd_submit(int argc, char **argv)
 		warn("%s", ctl_vis(argv[0]));
 		return (CTL_EXIT_USAGE);
 	}
-	nlen = strlen(argv[0]) + 1;
+	/* -n: the size first (IMSG_CTL_SUBMIT_N), then as without it. */
+	off = size > 0 ? sizeof(uint32_t) : 0;
+	nlen = off + strlen(argv[0]) + 1;
 	if ((buf = malloc(nlen + MANIFEST_MAX + 1)) == NULL)
 		err(CTL_EXIT_USAGE, NULL);
-	memcpy(buf, argv[0], nlen);
+	if (size > 0)
+		memcpy(buf, &(uint32_t){ htonl(size) }, sizeof(uint32_t));
+	memcpy(buf + off, argv[0], nlen - off);
 	len = 0;
 	while ((n = read(fd, buf + nlen + len, MANIFEST_MAX + 1 - len)) > 0)
 		len += n;
@@ -245,9 +285,13 @@ cmd_submit(int argc, char **argv)
 		    "larger than 60 KiB");
 		return (CTL_EXIT_USAGE);
 	}
-	if (ctl_simple(0, IMSG_CTL_SUBMIT, buf, nlen + len, &o) != 0)
+	if (ctl_simple(0, size > 0 ? IMSG_CTL_SUBMIT_N : IMSG_CTL_SUBMIT, buf,
+	    nlen + len, &o) != 0)
 		return (CTL_EXIT_REFUSED);
 	free(buf);
+	/* A cohort: -n, or the manifest's cohort:. */
+	if (json_object_get(o, "cohort") != NULL)
+		return (cohort_submitted(o, wait));
 	strlcpy(id, jstr(o, "id"), sizeof(id));
 	if (!wait && ctl_json)
 		ctl_print_json(o);
@@ -280,6 +324,7 @@ cmd_list(int argc, char **argv)
 	json_array_foreach(json_object_get(o, "attempts"), i, a)
 		printf("%-16s %-12s %-12s %s\n", jstr(a, "id"),
 		    jstr(a, "state"), jstr(a, "repository"), jstr(a, "title"));
+	cohort_print_list(json_object_get(o, "cohorts"));
 	json_decref(o);
 	return (CTL_EXIT_OK);
 }

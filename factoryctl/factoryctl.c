@@ -31,23 +31,28 @@ const char	*ctl_socket = FACTORYD_SOCKET;
 static const struct ctl_cmd ctl_cmds[] = {
 	{ "approve",	0, cmd_approve,	"approve id" },
 	{ "attest",	1, cmd_attest,	"attest id" },
-	{ "cache",	1, cmd_cache,	"cache list | rm repository/commit" },
-	{ "cancel",	0, cmd_cancel,	"cancel id" },
+	{ "cache",	1, cmd_cache,	"cache list | rm repository/commit | rm KEY | gc" },
+	{ "cancel",	0, cmd_cancel,	"cancel id | cohort" },
+	{ "cohort",	1, cmd_cohort,	"cohort id" },
+	{ "diff",	1, cmd_diff,	"diff id" },
 	{ "image",	1, cmd_image,	"image import [-v] name path | list | "
 	    "rm name | verify name" },
 	{ "list",	1, cmd_list,	"list" },
 	{ "log",	0, cmd_log,	"log verbose | brief" },
 	{ "logs",	1, cmd_logs,	"logs [-fv] id" },
+	{ "metrics",	1, cmd_metrics,	"metrics" },
 	{ "orphans",	1, cmd_orphans,	"orphans" },
 	{ "policy",	1, cmd_policy,	"policy" },
 	{ "reap",	0, cmd_reap,	"reap id" },
 	{ "receipts",	1, cmd_receipts, "receipts id" },
 	{ "reconcile",	0, cmd_reconcile, "reconcile" },
 	{ "reload",	0, cmd_reload,	"reload" },
+	{ "select",	0, cmd_select,	"select member" },
 	{ "shell",	0, cmd_shell,	"shell id [-- command [argument ...]]" },
 	{ "show",	1, cmd_show,	"show id" },
 	{ "status",	1, cmd_status,	"status" },
-	{ "submit",	0, cmd_submit,	"submit [-w] manifest" },
+	{ "submit",	0, cmd_submit,	"submit [-w] [-n size] manifest" },
+	{ "top",	1, cmd_top,	"top [-1] [-d seconds] [-n count]" },
 	{ "verify",	1, cmd_verify,	"verify [-r fingerprint] [-V fingerprint] file | "
 	    "verify -a [-K fingerprint[,...]] file" },
 };
@@ -152,6 +157,20 @@ int
 ctl_request(int s, uint32_t type, const void *data, size_t len,
     json_t **out, char *reason, size_t reasonlen)
 {
+	return (ctl_request_fd(s, type, -1, data, len, NULL, NULL, out,
+	    reason, reasonlen));
+}
+
+/*
+ * ctl_request with a descriptor sent along with the request (-1: none)
+ * and other(imsg, arg) for any answer but DATA, END and FAIL; without
+ * other, such an answer ends factoryctl.
+ */
+int
+ctl_request_fd(int s, uint32_t type, int fd, const void *data, size_t len,
+    void (*other)(struct imsg *, void *), void *arg, json_t **out,
+    char *reason, size_t reasonlen)
+{
 	struct imsgbuf	 ibuf;
 	struct imsg	 imsg;
 	json_error_t	 jerr;
@@ -163,7 +182,9 @@ ctl_request(int s, uint32_t type, const void *data, size_t len,
 	if (imsgbuf_init(&ibuf, s) == -1 ||
 	    imsgbuf_set_maxsize(&ibuf, FACTORY_MAXIMSG) == -1)
 		err(CTL_EXIT_USAGE, "imsgbuf_init");
-	if (imsg_compose(&ibuf, type, 0, 0, -1, data, len) == -1 ||
+	if (fd != -1)
+		imsgbuf_allow_fdpass(&ibuf);
+	if (imsg_compose(&ibuf, type, 0, 0, fd, data, len) == -1 ||
 	    imsgbuf_flush(&ibuf) == -1)
 		err(CTL_EXIT_USAGE, "send request");
 	while (!done) {
@@ -205,8 +226,10 @@ ctl_request(int s, uint32_t type, const void *data, size_t len,
 				done = 1;
 				break;
 			default:
-				errx(CTL_EXIT_USAGE, "unexpected answer %u",
-				    imsg_get_type(&imsg));
+				if (other == NULL)
+					errx(CTL_EXIT_USAGE, "unexpected "
+					    "answer %u", imsg_get_type(&imsg));
+				other(&imsg, arg);
 			}
 			imsg_free(&imsg);
 			if (done)

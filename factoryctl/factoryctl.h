@@ -22,11 +22,15 @@ struct ctl_cmd {
 extern int		 ctl_json;	/* -j */
 extern const char	*ctl_socket;	/* -s */
 
+struct imsg;
+
 /* factoryctl.c */
 __attribute__((__noreturn__)) void ctl_usage(const char *);
 int	 ctl_connect(int);
 int	 ctl_request(int, uint32_t, const void *, size_t, json_t **,
 	    char *, size_t);
+int	 ctl_request_fd(int, uint32_t, int, const void *, size_t,
+	    void (*)(struct imsg *, void *), void *, json_t **, char *, size_t);
 int	 ctl_simple(int, uint32_t, const void *, size_t, json_t **);
 void	 ctl_print_json(json_t *);
 const char *ctl_visn(const char *, size_t, int);
@@ -57,11 +61,23 @@ int	 cmd_reconcile(int, char **);
 int	 cmd_attest(int, char **);
 int	 attest_verify_file(const char *, char *[], size_t);
 
+/* cohort.c */
+#define COHORT_SUBMIT_MAX	64	/* the daemon's max-cohort decides */
+int	 cohort_submitted(json_t *, int);
+void	 cohort_print_list(json_t *);
+int	 cmd_cohort(int, char **);
+int	 cmd_select(int, char **);
+int	 cmd_diff(int, char **);
+
 /* cache.c */
 int	 cmd_cache(int, char **);
 
 /* image.c */
 int	 cmd_image(int, char **);
+
+/* top.c */
+int	 cmd_top(int, char **);
+int	 cmd_metrics(int, char **);
 
 /* shell.c */
 int	 cmd_shell(int, char **);

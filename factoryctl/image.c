@@ -8,6 +8,7 @@
  * factory-image does, unprivileged.
  */
 #include <sys/types.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -17,8 +18,9 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
-#include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +40,7 @@ struct tarwalk {
 	struct archive	*w;
 	char		 path[PATH_MAX];	/* relative, as the tar names it */
 	char		 buf[TAR_BLOCK];
+	dev_t		 dev;		/* the root's file system */
 	int		 depth;
 };
 
@@ -62,6 +65,14 @@ tar_entry(struct tarwalk *t, int dirfd, const char *name)
 
 	if (fstatat(dirfd, name, &lsb, AT_SYMLINK_NOFOLLOW) == -1) {
 		warn("%s", t->path);
+		return (1);
+	}
+	if (t->depth == 0)
+		t->dev = lsb.st_dev;
+	else if (lsb.st_dev != t->dev) {
+		/* What is mounted below the root is not the image's. */
+		warnx("%s: another file system (a mount point below the "
+		    "directory imported)", t->path);
 		return (1);
 	}
 	if ((e = archive_entry_new()) == NULL)
@@ -173,15 +184,57 @@ tar_dir(struct tarwalk *t, int fd)
 }
 
 /*
+ * Root reads a directory someone else owns with that owner's rights
+ * only: a hard link in it to a file the owner cannot read is not read
+ * for them.  The owner's groups are theirs from the group database, or
+ * none but the directory's group if the uid has no name.
+ */
+static void
+image_drop_to_owner(int dfd)
+{
+	struct passwd	*pw;
+	struct stat	 sb;
+	gid_t		 gid;
+
+	if (fstat(dfd, &sb) == -1)
+		err(1, "fstat");
+	if (sb.st_uid == 0 || geteuid() != 0)
+		return;
+	/* Not a process the owner may trace or make dump its memory. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+		err(1, "prctl");
+	if ((pw = getpwuid(sb.st_uid)) != NULL) {
+		gid = pw->pw_gid;
+		if (initgroups(pw->pw_name, gid) == -1)
+			err(1, "initgroups %s", pw->pw_name);
+	} else {
+		gid = sb.st_gid;
+		if (setgroups(1, &gid) == -1)
+			err(1, "setgroups");
+	}
+	if (setresgid(gid, gid, gid) == -1 ||
+	    setresuid(sb.st_uid, sb.st_uid, sb.st_uid) == -1)
+		err(1, "the directory's owner, uid %u", (unsigned)sb.st_uid);
+	if (geteuid() != sb.st_uid || getuid() != sb.st_uid ||
+	    setresuid(0, 0, 0) != -1)
+		errx(1, "uid %u: could not drop root", (unsigned)sb.st_uid);
+}
+
+/*
  * The directory open at dfd (the one the caller checked, not its name
- * again) as a pax stream on fd; 0, or 1 and a warning.
+ * again) as a pax stream on fd; 0, or 1 and a warning.  A walk that
+ * fails part-way never gets its end-of-archive blocks: the stream ends
+ * in a partial block, which factory-image refuses, and so would any
+ * tar reader; an archive of the entries read so far is never made.
  */
 static int
 image_tar_dir(int dfd, int fd)
 {
-	struct tarwalk	*t;
-	int		 rc;
+	static const char	 cut[] = "factoryctl: the walk failed\n";
+	struct tarwalk		*t;
+	int			 rc;
 
+	image_drop_to_owner(dfd);
 	if ((t = calloc(1, sizeof(*t))) == NULL || (t->w =
 	    archive_write_new()) == NULL)
 		errx(1, "out of memory");
@@ -194,7 +247,12 @@ image_tar_dir(int dfd, int fd)
 	/* "." first, as tar writes a directory's own entry. */
 	rc = tar_entry(t, dfd, ".");
 	close(dfd);
-	if (rc == 0 && archive_write_close(t->w) != ARCHIVE_OK) {
+	if (rc != 0) {
+		/* Not archive_write_free: it would close the archive. */
+		(void)write(fd, cut, sizeof(cut) - 1);
+		return (1);
+	}
+	if (archive_write_close(t->w) != ARCHIVE_OK) {
 		warnx("%s", archive_error_string(t->w));
 		rc = 1;
 	}
@@ -235,92 +293,22 @@ image_source(const char *path, pid_t *pid)
 	return (p[0]);
 }
 
+/* The import's progress, the one answer but the document and END. */
 static void
-image_show_progress(struct imsg *imsg, const char *name)
+image_progress(struct imsg *imsg, void *arg)
 {
 	struct image_progress	 pr;
+	const char		*name = arg;
 
+	if (imsg_get_type(imsg) != IMSG_CTL_IMAGE_PROGRESS)
+		errx(CTL_EXIT_USAGE, "unexpected answer %u",
+		    imsg_get_type(imsg));
 	if (imsg_get_data(imsg, &pr, sizeof(pr)) == -1)
 		errx(CTL_EXIT_USAGE, "malformed progress");
-	fprintf(stderr, "import %s: %llu entries, %llu MiB\n", name,
-	    (unsigned long long)pr.entries,
-	    (unsigned long long)(pr.bytes >> 20));
-}
-
-/* The import request, its progress, its answer. */
-static int
-image_request(int s, const char *name, int fd, int progress, json_t **out,
-    char *reason, size_t reasonlen)
-{
-	struct imsgbuf	 ibuf;
-	struct imsg	 imsg;
-	json_error_t	 jerr;
-	struct pollfd	 pfd;
-	char		*doc = NULL;
-	size_t		 doclen = 0, n;
-	int		 done = 0, ret = 0, r;
-
-	if (imsgbuf_init(&ibuf, s) == -1 ||
-	    imsgbuf_set_maxsize(&ibuf, FACTORY_MAXIMSG) == -1)
-		err(CTL_EXIT_USAGE, "imsgbuf_init");
-	imsgbuf_allow_fdpass(&ibuf);
-	if (imsg_compose(&ibuf, IMSG_CTL_IMAGE_IMPORT, 0, 0, fd, name,
-	    strlen(name) + 1) == -1 || imsgbuf_flush(&ibuf) == -1)
-		err(CTL_EXIT_USAGE, "send request");
-	while (!done) {
-		pfd.fd = s;
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, -1) == -1) {
-			if (errno == EINTR)
-				continue;
-			err(CTL_EXIT_USAGE, "poll");
-		}
-		if ((r = imsgbuf_read(&ibuf)) == -1)
-			err(CTL_EXIT_USAGE, "read");
-		if (r == 0)
-			errx(CTL_EXIT_USAGE, "factoryd closed the connection");
-		while (!done && (r = imsgbuf_get(&ibuf, &imsg)) != 0) {
-			if (r == -1)
-				errx(CTL_EXIT_USAGE, "malformed answer");
-			n = imsg_get_len(&imsg);
-			switch (imsg_get_type(&imsg)) {
-			case IMSG_CTL_IMAGE_PROGRESS:
-				if (progress)
-					image_show_progress(&imsg, name);
-				break;
-			case IMSG_CTL_DATA:
-				if ((doc = realloc(doc, doclen + n + 1)) ==
-				    NULL)
-					err(CTL_EXIT_USAGE, NULL);
-				memcpy(doc + doclen, imsg.data, n);
-				doclen += n;
-				doc[doclen] = '\0';
-				break;
-			case IMSG_CTL_END:
-				done = 1;
-				break;
-			case IMSG_CTL_FAIL:
-				if (n == 0 || n > reasonlen ||
-				    imsg_get_strbuf(&imsg, reason,
-				    reasonlen) == -1)
-					strlcpy(reason, "refused", reasonlen);
-				ret = 1;
-				done = 1;
-				break;
-			default:
-				errx(CTL_EXIT_USAGE, "unexpected answer %u",
-				    imsg_get_type(&imsg));
-			}
-			imsg_free(&imsg);
-		}
-	}
-	imsgbuf_clear(&ibuf);
-	if (ret == 0 && (*out = json_loads(doc != NULL ? doc : "{}", 0,
-	    &jerr)) == NULL)
-		errx(CTL_EXIT_USAGE, "bad JSON from factoryd: %s",
-		    ctl_vis(jerr.text));
-	free(doc);
-	return (ret);
+	if (name != NULL)
+		fprintf(stderr, "import %s: %llu entries, %llu MiB\n", name,
+		    (unsigned long long)pr.entries,
+		    (unsigned long long)(pr.bytes >> 20));
 }
 
 static void
@@ -361,17 +349,25 @@ image_import(int argc, char **argv)
 	argv += optind;
 	if (argc != 2)
 		ctl_usage("image");
-	s = ctl_connect(0);
+	/* The tar writer first: it never holds the control socket. */
 	fd = image_source(argv[1], &pid);
-	ret = image_request(s, argv[0], fd, verbose || isatty(2), &o, reason,
-	    sizeof(reason));
+	s = ctl_connect(0);
+	ret = ctl_request_fd(s, IMSG_CTL_IMAGE_IMPORT, fd, argv[0],
+	    strlen(argv[0]) + 1, image_progress, verbose || isatty(2) ?
+	    argv[0] : NULL, &o, reason, sizeof(reason));
 	close(fd);
 	close(s);
-	if (pid != -1 && (waitpid(pid, &status, 0) == -1 ||
-	    !WIFEXITED(status) || WEXITSTATUS(status) != 0) && ret == 0)
-		warnx("%s: the directory was not read whole", ctl_vis(argv[1]));
 	if (ret != 0) {
 		fprintf(stderr, "factoryctl: %s\n", ctl_vis(reason));
+		if (pid != -1)
+			waitpid(pid, &status, 0);
+		return (CTL_EXIT_REFUSED);
+	}
+	if (pid != -1 && (waitpid(pid, &status, 0) == -1 ||
+	    !WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+		/* factoryd refuses a stream cut short; if it ever did not: */
+		warnx("%s: the directory was not read whole", ctl_vis(argv[1]));
+		json_decref(o);
 		return (CTL_EXIT_REFUSED);
 	}
 	if (ctl_json)
@@ -467,6 +463,6 @@ cmd_image(int argc, char **argv)
 		    0));
 	if (strcmp(argv[1], "verify") == 0)
 		return (image_ref_cmd(argc - 1, argv + 1,
-		    IMSG_CTL_IMAGE_VERIFY, 1));
+		    IMSG_CTL_IMAGE_VERIFY, 0));
 	ctl_usage("image");
 }

@@ -35,6 +35,7 @@ cmd_status(int argc, char **argv)
 		    "uptime")), buf, sizeof(buf)),
 		    json_integer_value(json_object_get(p, "restarts")));
 	}
+	cohort_print_list(json_object_get(o, "cohorts"));
 	json_decref(o);
 	return (CTL_EXIT_OK);
 }

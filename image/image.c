@@ -613,12 +613,23 @@ x_archive(struct x *x, int fd, int layer)
 	const char		*p;
 	char			 rel[IMG_PATHMAX + 1], target[IMG_PATHMAX + 1];
 	char			 why[128];
-	int			 r, rc = 0, opaque, wh;
+	la_int64_t		 end = 0;
+	int			 r, rc = 0, opaque, wh, entry = 0;
 
 	if ((a = x_open_archive(fd)) == NULL)
 		return (x_fail(x, NULL, "not an archive factory-image reads"));
-	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK ||
-	    r == ARCHIVE_WARN) {
+	for (;;) {
+		/*
+		 * Where the last entry ends, its padding consumed: the
+		 * end-of-archive block must come after it.
+		 */
+		if (entry && (r = archive_read_data_skip(a)) != ARCHIVE_OK)
+			break;
+		end = archive_filter_bytes(a, 0);
+		if ((r = archive_read_next_header(a, &e)) != ARCHIVE_OK &&
+		    r != ARCHIVE_WARN)
+			break;
+		entry = 1;
 		if ((p = archive_entry_pathname(e)) == NULL) {
 			rc = x_fail(x, NULL, "an entry without a name");
 			break;
@@ -657,6 +668,14 @@ x_archive(struct x *x, int fd, int layer)
 	}
 	if (rc == 0 && r != ARCHIVE_EOF)
 		rc = x_fail(x, NULL, "archive: %s", archive_error_string(a));
+	/*
+	 * libarchive takes a stream that stops after an entry for a whole
+	 * one; a writer that failed part-way leaves exactly that.  Only
+	 * an end-of-archive block says the writer finished.
+	 */
+	if (rc == 0 && archive_filter_bytes(a, 0) <= end)
+		rc = x_fail(x, NULL, "archive: no end-of-archive block after "
+		    "the last entry (cut short)");
 	archive_read_free(a);
 	return (rc);
 }
@@ -973,6 +992,12 @@ image_import(struct imsg *imsg)
 	if (lim.max_depth < 1 || lim.max_depth > IMG_DEPTHMAX ||
 	    lim.max_path < 16 || lim.max_path > IMG_PATHMAX)
 		fatalx("IMAGE_IMPORT: bad bounds");
+	/* Test builds, regress/imgsafe: a child that ignores its bounds. */
+	if (faultpoint("image:no-bounds")) {
+		lim.max_bytes = lim.max_entries = UINT64_MAX;
+		lim.max_depth = IMG_DEPTHMAX;
+		lim.max_path = IMG_PATHMAX;
+	}
 
 	memset(&x, 0, sizeof(x));
 	memset(&done, 0, sizeof(done));

@@ -40,6 +40,7 @@ static const struct {
 	{ PROC_PUBLISHER,	"publisher",	"_factoryp" },
 	{ PROC_EGRESS,		"egress",	"_factorye" },
 	{ PROC_IMAGE,		"image",	"_factoryi" },
+	{ PROC_GATEWAY,		"gateway",	"_factoryg" },
 };
 #define NROLES	(sizeof(conf_roles) / sizeof(conf_roles[0]))
 
@@ -53,8 +54,13 @@ struct conf_where {
 static const char * const conf_topkeys[] = {
 	"socket", "state-dir", "libexec", "users", "attempt-uids",
 	"max-attempts", "verifiers", "lease-ttl", "reconcile-interval",
-	"control-idle-timeout", "attempt-disk", "pristine-cache", "images",
-	"keys", "repositories", "sandbox", "environment", NULL
+	"control-idle-timeout", "attempt-disk", "pristine-cache", "setup-cache",
+	"images", "keys", "repositories", "sandbox", "environment", "metrics",
+	"providers", "upstreams", "max-cohort", NULL
+};
+
+const char *const conf_method_names[] = {
+	"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", NULL
 };
 
 const char *const conf_downgrade_names[] = {
@@ -75,13 +81,16 @@ conf_defaults(struct factoryd_conf *c)
 	c->attempt_uid_lo = ATTEMPT_UID_LO;
 	c->attempt_uid_hi = ATTEMPT_UID_HI;
 	c->max_attempts = 4;
+	c->max_cohort = 8;
 	c->verifiers = 2;
 	c->lease_ttl = 30;
 	c->reconcile_interval = 60;
 	c->control_idle = 60;
+	c->metrics_interval = 15;
 	c->disk_default = 1024ULL * 1024 * 1024;
 	c->disk_max = 4ULL * 1024 * 1024 * 1024;
 	c->pristine_max = 16ULL * 1024 * 1024 * 1024;
+	c->setup_max = 8ULL * 1024 * 1024 * 1024;
 	c->image_max_size = 8ULL * 1024 * 1024 * 1024;
 	c->image_max_files = 1000000;
 	c->image_max_depth = 256;
@@ -178,7 +187,7 @@ conf_users(struct yerr *e, const struct ynode *users, struct factoryd_conf *c,
 {
 	static const char * const keys[] = {
 		"worker", "verifier", "reconciler", "publisher", "egress",
-		"image", NULL
+		"image", "gateway", NULL
 	};
 	const struct ynode	*n;
 	struct conf_user	*u;
@@ -392,6 +401,25 @@ conf_disk(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
  * images: {max-size, max-files, max-depth, max-path}, the bounds of
  * one import (factoryctl image import).
  */
+/* metrics: {file: PATH, interval: 15s}: the textfile collector's file. */
+static int
+conf_metrics(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
+{
+	static const char * const keys[] = { "file", "interval", NULL };
+
+	if (n == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping: file and interval") == -1 ||
+	    y_keys(e, n, keys) == -1 ||
+	    conf_seconds(e, y_get(n, "interval"), 1, 3600,
+	    &c->metrics_interval) == -1)
+		return (-1);
+	if (y_get(n, "file") == NULL)
+		return (y_fail(e, n, "file: missing"));
+	return (y_path(e, y_get(n, "file"), c->metrics_file,
+	    sizeof(c->metrics_file)));
+}
+
 static int
 conf_images(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 {
@@ -515,6 +543,386 @@ conf_envpolicy(const struct factoryd_conf *c, const struct conf_repo *r,
 		out->require_digest = r->envpolicy.require_digest;
 	if (r->envpolicy.host_root != CONF_UNSET)
 		out->host_root = r->envpolicy.host_root;
+}
+
+/*
+ * Dollars as written, "2", "2.5", "0.000125": at most six decimals,
+ * into micro-dollars.  No sign, no exponent, nothing after.
+ */
+int
+conf_parse_usd(const char *s, uint64_t *out)
+{
+	/* Any six decimals after it still fit 64 bits. */
+	const uint64_t	 maxwhole = (UINT64_MAX - 999999) / 1000000;
+	uint64_t	 whole = 0, frac = 0, d;
+	size_t		 i = 0, nfrac = 0;
+
+	if (s[0] < '0' || s[0] > '9')
+		return (-1);
+	for (; s[i] >= '0' && s[i] <= '9'; i++) {
+		d = (uint64_t)(s[i] - '0');
+		if (whole > (maxwhole - d) / 10)
+			return (-1);
+		whole = whole * 10 + d;
+	}
+	if (s[i] == '.') {
+		for (i++; s[i] >= '0' && s[i] <= '9'; i++) {
+			if (++nfrac > 6)
+				return (-1);
+			frac = frac * 10 + (uint64_t)(s[i] - '0');
+		}
+		if (nfrac == 0)
+			return (-1);
+	}
+	if (s[i] != '\0')
+		return (-1);
+	for (; nfrac < 6; nfrac++)
+		frac *= 10;
+	*out = whole * 1000000 + frac;
+	return (0);
+}
+
+const char *
+conf_usd(uint64_t uusd, char *buf, size_t len)
+{
+	char	 frac[8];
+	int	 n;
+
+	snprintf(frac, sizeof(frac), "%06llu",
+	    (unsigned long long)(uusd % 1000000));
+	for (n = 5; n >= 0 && frac[n] == '0'; n--)
+		frac[n] = '\0';
+	if (frac[0] == '\0')
+		snprintf(buf, len, "%llu", (unsigned long long)(uusd / 1000000));
+	else
+		snprintf(buf, len, "%llu.%s",
+		    (unsigned long long)(uusd / 1000000), frac);
+	return (buf);
+}
+
+static int
+conf_usdnode(struct yerr *e, const struct ynode *n, uint64_t *out)
+{
+	if (y_str(e, n, "an amount in US dollars", 32, NULL, 0) == -1)
+		return (-1);
+	if (conf_parse_usd(n->str, out) == -1)
+		return (y_fail(e, n, "expected US dollars with at most six "
+		    "decimals (2.5, 0.000125), not \"%s\"", n->str));
+	return (0);
+}
+
+/* An https:// URL without spaces or control characters. */
+static int
+conf_https(struct yerr *e, const struct ynode *n, char *dst, size_t len)
+{
+	if (y_str(e, n, "an https:// URL", 0, dst, len) == -1)
+		return (-1);
+	/* Keys travel there: never in the clear. */
+	if (strncmp(dst, "https://", 8) != 0 || dst[8] == '\0' ||
+	    dst[8] == '/')
+		return (y_fail(e, n, "expected an https:// URL, not \"%s\"",
+		    n->str));
+	if (y_hasctl(dst) || strchr(dst, ' ') != NULL ||
+	    strchr(dst, '@') != NULL)
+		return (y_fail(e, n, "a URL has no spaces, control characters "
+		    "or user part"));
+	return (0);
+}
+
+/*
+ * A key or secret file is the gateway's alone: a regular file, not
+ * writable but by its owner, nothing for others, and owned by the
+ * gateway's user (or by root with the gateway's group).  Checked at
+ * load, so a key left readable is refused before any attempt runs.
+ */
+static int
+conf_keyfile(struct yerr *e, const struct ynode *n, const char *path,
+    const struct factoryd_conf *c)
+{
+	const struct conf_user	*gw = &c->users[PROC_GATEWAY];
+	struct stat		 st;
+
+	if (stat(path, &st) == -1)
+		return (y_fail(e, n, "%s: %s", path, strerror(errno)));
+	if (!S_ISREG(st.st_mode))
+		return (y_fail(e, n, "%s: not a regular file", path));
+	if (st.st_mode & (S_IRWXO | S_IWGRP))
+		return (y_fail(e, n, "%s: mode %04o: a key must not be "
+		    "accessible to others nor writable by its group", path,
+		    (unsigned)(st.st_mode & 07777)));
+	if (gw->uid == 0)
+		return (0);
+	if (st.st_uid == gw->uid && (st.st_mode & S_IRWXG) == 0)
+		return (0);
+	if (st.st_uid == 0 && st.st_gid == gw->gid)
+		return (0);
+	return (y_fail(e, n, "%s: owned by %u:%u mode %04o: must be "
+	    "readable by users.gateway only (owner %u, mode 0400 or 0600; "
+	    "or root:%u, mode 0440 or 0640)", path, (unsigned)st.st_uid,
+	    (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777),
+	    (unsigned)gw->uid, (unsigned)gw->gid));
+}
+
+/* prices: {MODEL: {input: USD, output: USD}}, per million tokens. */
+static int
+conf_prices(struct yerr *e, const struct ynode *n, struct conf_gw *g)
+{
+	static const char * const keys[] = { "input", "output", NULL };
+	const struct ynode	*k, *v, *in, *out;
+	struct conf_price	*p;
+	size_t			 i;
+
+	if (y_map(e, n, "a mapping of models to prices") == -1)
+		return (-1);
+	if (n->nkids > CONF_GW_PRICES)
+		return (y_fail(e, n, "%zu models, more than %d", n->nkids,
+		    CONF_GW_PRICES));
+	for (i = 0; i < n->nkids; i++) {
+		k = n->keys[i];
+		v = n->kids[i];
+		p = &g->prices[i];
+		if (y_str(e, k, "a model name", 0, p->model,
+		    sizeof(p->model)) == -1)
+			return (-1);
+		if (y_hasctl(k->str) || strchr(k->str, ' ') != NULL ||
+		    strchr(k->str, '"') != NULL || strchr(k->str, '\\') != NULL)
+			return (y_fail(e, k, "a model name has no spaces, "
+			    "quotes, backslashes or control characters"));
+		if (y_map(e, v, "a mapping with input and output") == -1 ||
+		    y_keys(e, v, keys) == -1 ||
+		    (in = y_need(e, v, "input")) == NULL ||
+		    (out = y_need(e, v, "output")) == NULL ||
+		    conf_usdnode(e, in, &p->in_uusd) == -1 ||
+		    conf_usdnode(e, out, &p->out_uusd) == -1)
+			return (-1);
+	}
+	g->nprices = n->nkids;
+	return (0);
+}
+
+static int
+conf_methods(struct yerr *e, const struct ynode *n, uint32_t *out)
+{
+	size_t	 i, j;
+
+	if (n->kind != YN_SEQ || n->nkids == 0)
+		return (y_fail(e, n, "expected a sequence of HTTP methods, "
+		    "not %s", y_what(n)));
+	*out = 0;
+	for (i = 0; i < n->nkids; i++) {
+		if (y_str(e, n->kids[i], "an HTTP method", 16, NULL, 0) == -1)
+			return (-1);
+		for (j = 0; conf_method_names[j] != NULL; j++)
+			if (strcmp(n->kids[i]->str, conf_method_names[j]) == 0)
+				break;
+		if (conf_method_names[j] == NULL)
+			return (y_fail(e, n->kids[i], "unknown method \"%s\" "
+			    "(GET, HEAD, POST, PUT, PATCH, DELETE)",
+			    n->kids[i]->str));
+		*out |= 1U << j;
+	}
+	return (0);
+}
+
+/*
+ * The header the secret goes in: "Name" (the secret is its value) or
+ * "Name: prefix" ("Authorization: Bearer"), as factory-gateway takes it.
+ */
+static int
+conf_header(struct yerr *e, const struct ynode *n, char *dst, size_t len)
+{
+	const char	*p;
+	size_t		 nl;
+
+	if (y_str(e, n, "a header and prefix", 0, dst, len) == -1)
+		return (-1);
+	nl = strcspn(dst, ":");
+	if (nl == 0 || strspn(dst, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789-") != nl)
+		return (y_fail(e, n, "not a header name: \"%.*s\"", (int)nl,
+		    dst));
+	if (dst[nl] == '\0')
+		return (0);
+	if (dst[nl + 1] != ' ' || dst[nl + 2] == '\0')
+		return (y_fail(e, n, "expected \"Name\" or \"Name: prefix\", "
+		    "not \"%s\"", n->str));
+	for (p = dst + nl + 2; *p != '\0'; p++)
+		if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f)
+			return (y_fail(e, n, "a prefix is printable, without "
+			    "spaces"));
+	return (0);
+}
+
+static int
+conf_gw1(struct yerr *e, const struct ynode *key, const struct ynode *val,
+    struct factoryd_conf *c, int upstream)
+{
+	static const char * const kprov[] = { "kind", "url", "key", "ca",
+	    "prices", NULL };
+	static const char * const kup[] = { "url", "header", "secret", "ca",
+	    "methods", NULL };
+	const struct ynode	*n, *kn;
+	struct conf_gw		*g;
+	size_t			 i;
+
+	if (!conf_goodname(key->str, CONF_GW_NAMEMAX - 1))
+		return (y_fail(e, key, "not a name: letters, digits, '.', "
+		    "'_' and '-', at most %d, not starting with '.' or '-'",
+		    CONF_GW_NAMEMAX - 1));
+	for (i = 0; i < c->ngw; i++)
+		if (strcmp(c->gw[i].name, key->str) == 0)
+			return (y_fail(e, key, "%s: also a %s", key->str,
+			    c->gw[i].kind == CONF_GW_UPSTREAM ? "upstream" :
+			    "provider"));
+	if (c->ngw == CONF_GW_MAX)
+		return (y_fail(e, key, "more than %d providers and upstreams",
+		    CONF_GW_MAX));
+	if (y_map(e, val, "a mapping") == -1 ||
+	    y_keys(e, val, upstream ? kup : kprov) == -1)
+		return (-1);
+	g = &c->gw[c->ngw];
+	memset(g, 0, sizeof(*g));
+	strlcpy(g->name, key->str, sizeof(g->name));
+	if (upstream)
+		g->kind = CONF_GW_UPSTREAM;
+	else {
+		if ((n = y_need(e, val, "kind")) == NULL ||
+		    y_str(e, n, "openai or anthropic", 16, NULL, 0) == -1)
+			return (-1);
+		if (strcmp(n->str, "openai") == 0)
+			g->kind = CONF_GW_OPENAI;
+		else if (strcmp(n->str, "anthropic") == 0)
+			g->kind = CONF_GW_ANTHROPIC;
+		else
+			return (y_fail(e, n, "expected openai or anthropic, "
+			    "not \"%s\"", n->str));
+	}
+	if ((n = y_need(e, val, "url")) == NULL ||
+	    conf_https(e, n, g->url, sizeof(g->url)) == -1)
+		return (-1);
+	if ((kn = y_need(e, val, upstream ? "secret" : "key")) == NULL ||
+	    y_path(e, kn, g->key, sizeof(g->key)) == -1)
+		return (-1);
+	strlcpy(g->ca, CA_DEFAULT, sizeof(g->ca));
+	if (conf_optpath(e, y_get(val, "ca"), g->ca, sizeof(g->ca)) == -1)
+		return (-1);
+	if (upstream) {
+		if ((n = y_need(e, val, "header")) == NULL ||
+		    conf_header(e, n, g->header, sizeof(g->header)) == -1)
+			return (-1);
+		g->methods = CONF_M_GET | CONF_M_HEAD;
+		if ((n = y_get(val, "methods")) != NULL &&
+		    conf_methods(e, n, &g->methods) == -1)
+			return (-1);
+	} else if ((n = y_get(val, "prices")) != NULL &&
+	    conf_prices(e, n, g) == -1)
+		return (-1);
+	/* Last: the file system, once the text is known to be right. */
+	if (conf_keyfile(e, kn, g->key, c) == -1)
+		return (-1);
+	c->ngw++;
+	return (0);
+}
+
+/* providers: {NAME: {...}}, upstreams: {NAME: {...}}. */
+static int
+conf_gateway(struct yerr *e, const struct ynode *root,
+    struct factoryd_conf *c)
+{
+	static const char * const top[] = { "providers", "upstreams" };
+	const struct ynode	*n;
+	size_t			 i, t;
+
+	for (t = 0; t < 2; t++) {
+		if ((n = y_get(root, top[t])) == NULL)
+			continue;
+		if (y_map(e, n, t == 0 ? "a mapping of provider names" :
+		    "a mapping of upstream names") == -1)
+			return (-1);
+		for (i = 0; i < n->nkids; i++)
+			if (conf_gw1(e, n->keys[i], n->kids[i], c, t) == -1)
+				return (-1);
+	}
+	return (0);
+}
+
+const struct conf_gw *
+conf_gw(const struct factoryd_conf *c, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < c->ngw; i++)
+		if (strcmp(c->gw[i].name, name) == 0)
+			return (&c->gw[i]);
+	return (NULL);
+}
+
+/* A list of names of factoryd.conf providers or upstreams. */
+static int
+conf_gwnames(struct yerr *e, const struct ynode *n,
+    const struct factoryd_conf *c, int upstream,
+    char (*dst)[CONF_GW_NAMEMAX], size_t *np)
+{
+	const struct conf_gw	*g;
+	size_t			 i, j;
+
+	if (n->kind != YN_SEQ)
+		return (y_fail(e, n, "expected a sequence of %s names, not "
+		    "%s", upstream ? "upstream" : "provider", y_what(n)));
+	if (n->nkids > CONF_GW_GRANTS)
+		return (y_fail(e, n, "%zu names, more than %d", n->nkids,
+		    CONF_GW_GRANTS));
+	for (i = 0; i < n->nkids; i++) {
+		if (y_str(e, n->kids[i], "a name", 0, dst[i],
+		    CONF_GW_NAMEMAX) == -1)
+			return (-1);
+		if ((g = conf_gw(c, dst[i])) == NULL ||
+		    (g->kind == CONF_GW_UPSTREAM) != upstream)
+			return (y_fail(e, n->kids[i], "%s: not one of the "
+			    "%s of this file", dst[i], upstream ? "upstreams" :
+			    "providers"));
+		for (j = 0; j < i; j++)
+			if (strcmp(dst[i], dst[j]) == 0)
+				return (y_fail(e, n->kids[i], "%s: listed "
+				    "twice", dst[i]));
+	}
+	*np = n->nkids;
+	return (0);
+}
+
+/*
+ * A repository's model: {providers: [NAME], max-tokens: N, max-usd: X}
+ * and upstreams: [NAME]: what its manifests may be granted, at most.
+ */
+static int
+conf_repo_grant(struct yerr *e, const struct ynode *val,
+    const struct factoryd_conf *c, struct conf_modelgrant *g)
+{
+	static const char * const keys[] = { "providers", "max-tokens",
+	    "max-usd", NULL };
+	const struct ynode	*n, *v;
+
+	if ((n = y_get(val, "upstreams")) != NULL &&
+	    conf_gwnames(e, n, c, 1, g->upstreams, &g->nupstreams) == -1)
+		return (-1);
+	if ((n = y_get(val, "model")) == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping with providers, max-tokens and max-usd")
+	    == -1 || y_keys(e, n, keys) == -1 ||
+	    (v = y_need(e, n, "providers")) == NULL ||
+	    conf_gwnames(e, v, c, 0, g->providers, &g->nproviders) == -1)
+		return (-1);
+	if ((v = y_get(n, "max-tokens")) != NULL &&
+	    y_uint(e, v, 1, UINT64_MAX, &g->max_tokens) == -1)
+		return (-1);
+	if ((v = y_get(n, "max-usd")) != NULL) {
+		if (conf_usdnode(e, v, &g->max_uusd) == -1)
+			return (-1);
+		if (g->max_uusd == 0)
+			return (y_fail(e, v, "zero is refused: leave max-usd "
+			    "out for no ceiling"));
+	}
+	return (0);
 }
 
 /* An owner or repository name on the forge. */
@@ -641,7 +1049,7 @@ conf_repo1(struct yerr *e, const struct ynode *key, const struct ynode *val,
     struct factoryd_conf *c)
 {
 	static const char * const keys[] = { "path", "publish",
-	    "environment", NULL };
+	    "environment", "model", "upstreams", NULL };
 	const struct ynode	*n;
 	struct conf_repo	*r, *at;
 
@@ -670,6 +1078,8 @@ conf_repo1(struct yerr *e, const struct ynode *key, const struct ynode *val,
 		return (-1);
 	if (conf_environment(e, y_get(val, "environment"), &r->envpolicy) ==
 	    -1)
+		return (-1);
+	if (conf_repo_grant(e, val, c, &r->grant) == -1)
 		return (-1);
 	if ((n = y_get(val, "publish")) != NULL)
 		return (conf_publish(e, n, r));
@@ -727,6 +1137,8 @@ conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 	    conf_attempt_uids(e, y_get(root, "attempt-uids"), c, where) == -1 ||
 	    conf_int(e, y_get(root, "max-attempts"), 1, 1024,
 	    &c->max_attempts) == -1 ||
+	    conf_int(e, y_get(root, "max-cohort"), 2, COHORT_SIZE_MAX,
+	    &c->max_cohort) == -1 ||
 	    conf_int(e, y_get(root, "verifiers"), 1, 16, &c->verifiers) == -1 ||
 	    conf_seconds(e, y_get(root, "lease-ttl"), 1, 3600,
 	    &c->lease_ttl) == -1 ||
@@ -737,11 +1149,15 @@ conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 	    conf_disk(e, y_get(root, "attempt-disk"), c) == -1 ||
 	    (y_get(root, "pristine-cache") != NULL && y_size(e, y_get(root,
 	    "pristine-cache"), &c->pristine_max) == -1) ||
+	    (y_get(root, "setup-cache") != NULL && y_size(e, y_get(root,
+	    "setup-cache"), &c->setup_max) == -1) ||
 	    conf_images(e, y_get(root, "images"), c) == -1 ||
+	    conf_metrics(e, y_get(root, "metrics"), c) == -1 ||
 	    conf_keys(e, y_get(root, "keys"), c) == -1 ||
 	    conf_sandbox(e, y_get(root, "sandbox"), c) == -1 ||
 	    conf_environment(e, y_get(root, "environment"),
 	    &c->envpolicy) == -1 ||
+	    conf_gateway(e, root, c) == -1 ||
 	    conf_repos(e, y_get(root, "repositories"), c) == -1)
 		return (-1);
 	return (0);
@@ -912,6 +1328,100 @@ conf_printenv(FILE *fp, const char *in, const struct conf_envpolicy *p)
 		    p->host_root ? "allow" : "deny");
 }
 
+static void
+conf_printnames(FILE *fp, const char *in, const char *key,
+    char (*names)[CONF_GW_NAMEMAX], size_t n)
+{
+	size_t	 i;
+
+	fprintf(fp, "%s%s:\n", in, key);
+	for (i = 0; i < n; i++) {
+		fprintf(fp, "%s  - ", in);
+		y_printstr(fp, names[i]);
+		fputc('\n', fp);
+	}
+}
+
+static void
+conf_printgrant(FILE *fp, const struct conf_modelgrant *g)
+{
+	char	 usd[32];
+
+	if (g->nproviders > 0) {
+		fprintf(fp, "    model:\n");
+		conf_printnames(fp, "      ", "providers",
+		    (char (*)[CONF_GW_NAMEMAX])g->providers, g->nproviders);
+		if (g->max_tokens != 0)
+			fprintf(fp, "      max-tokens: %llu\n",
+			    (unsigned long long)g->max_tokens);
+		if (g->max_uusd != 0)
+			fprintf(fp, "      max-usd: \"%s\"\n",
+			    conf_usd(g->max_uusd, usd, sizeof(usd)));
+	}
+	if (g->nupstreams > 0)
+		conf_printnames(fp, "    ", "upstreams",
+		    (char (*)[CONF_GW_NAMEMAX])g->upstreams, g->nupstreams);
+}
+
+static void
+conf_printgw1(FILE *fp, const struct conf_gw *g)
+{
+	const char	*in = "    ";
+	char		 usd[32];
+	size_t		 i;
+
+	fprintf(fp, "  ");
+	y_printstr(fp, g->name);
+	fprintf(fp, ":\n");
+	if (g->kind != CONF_GW_UPSTREAM)
+		fprintf(fp, "%skind: %s\n", in, g->kind == CONF_GW_OPENAI ?
+		    "openai" : "anthropic");
+	conf_printkv(fp, in, "url", g->url);
+	conf_printkv(fp, in, g->kind == CONF_GW_UPSTREAM ? "secret" : "key",
+	    g->key);
+	conf_printkv(fp, in, "ca", g->ca);
+	if (g->kind == CONF_GW_UPSTREAM) {
+		conf_printkv(fp, in, "header", g->header);
+		fprintf(fp, "%smethods:\n", in);
+		for (i = 0; conf_method_names[i] != NULL; i++)
+			if (g->methods & (1U << i))
+				fprintf(fp, "%s  - %s\n", in,
+				    conf_method_names[i]);
+		return;
+	}
+	if (g->nprices == 0)
+		return;
+	fprintf(fp, "%sprices:\n", in);
+	for (i = 0; i < g->nprices; i++) {
+		fprintf(fp, "%s  ", in);
+		y_printstr(fp, g->prices[i].model);
+		fprintf(fp, ":\n%s    input: \"%s\"\n", in,
+		    conf_usd(g->prices[i].in_uusd, usd, sizeof(usd)));
+		fprintf(fp, "%s    output: \"%s\"\n", in,
+		    conf_usd(g->prices[i].out_uusd, usd, sizeof(usd)));
+	}
+}
+
+static void
+conf_printgw(FILE *fp, const struct factoryd_conf *c)
+{
+	size_t	 i, t;
+	int	 head;
+
+	for (t = 0; t < 2; t++) {
+		head = 0;
+		for (i = 0; i < c->ngw; i++) {
+			if ((c->gw[i].kind == CONF_GW_UPSTREAM) != (t == 1))
+				continue;
+			if (!head)
+				fprintf(fp, "%s:\n", t == 0 ? "providers" :
+				    "upstreams");
+			head = 1;
+			conf_printgw1(fp, &c->gw[i]);
+		}
+	}
+}
+
 void
 conf_print(FILE *fp, const struct factoryd_conf *c)
 {
@@ -933,6 +1443,9 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 	fprintf(fp, "attempt-uids: %u-%u\n", (unsigned)c->attempt_uid_lo,
 	    (unsigned)c->attempt_uid_hi);
 	fprintf(fp, "max-attempts: %d\n", c->max_attempts);
+	/* Printed when set, so that the golden files stay as they were. */
+	if (c->max_cohort != 8)
+		fprintf(fp, "max-cohort: %d\n", c->max_cohort);
 	fprintf(fp, "verifiers: %d\n", c->verifiers);
 	fprintf(fp, "lease-ttl: ");
 	y_printduration(fp, (uint64_t)c->lease_ttl * 1000);
@@ -949,6 +1462,12 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 	fprintf(fp, "\n  max-files: %llu\n  max-depth: %d\n  max-path: %d",
 	    (unsigned long long)c->image_max_files, c->image_max_depth,
 	    c->image_max_path);
+	if (c->metrics_file[0] != '\0') {
+		fprintf(fp, "\nmetrics:\n");
+		conf_printkv(fp, "  ", "file", c->metrics_file);
+		fprintf(fp, "  interval: ");
+		y_printduration(fp, (uint64_t)c->metrics_interval * 1000);
+	}
 	fprintf(fp, "\nkeys:\n");
 	conf_printkv(fp, "  ", "receipts", c->receipt_key);
 	conf_printkv(fp, "  ", "verifier", c->verifier_key);
@@ -962,6 +1481,7 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 	/* Only what differs from the defaults, as the file said it. */
 	if (c->envpolicy.require_digest != 0 || c->envpolicy.host_root != 1)
 		conf_printenv(fp, "", &c->envpolicy);
+	conf_printgw(fp, c);
 	if (TAILQ_EMPTY(&c->repos)) {
 		fprintf(fp, "repositories: {}\n");
 		return;
@@ -975,6 +1495,7 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 		if (r->envpolicy.require_digest != CONF_UNSET ||
 		    r->envpolicy.host_root != CONF_UNSET)
 			conf_printenv(fp, "    ", &r->envpolicy);
+		conf_printgrant(fp, &r->grant);
 		conf_printpublish(fp, r);
 	}
 }

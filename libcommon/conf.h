@@ -50,8 +50,65 @@ struct conf_envpolicy {
 	int		 host_root;		/* 1 allow, 0 deny */
 };
 
+/*
+ * factoryd.conf providers: and upstreams:, the services the gateway
+ * (factory-gateway) reaches for attempts with the key or secret it
+ * alone reads.  Prices are micro-dollars per million tokens.
+ */
+#define CONF_GW_MAX		16	/* providers and upstreams, together */
+#define CONF_GW_NAMEMAX		64	/* with its NUL */
+#define CONF_GW_URLMAX		512
+#define CONF_GW_HEADERMAX	128
+#define CONF_GW_MODELMAX	128
+#define CONF_GW_PRICES		32
+#define CONF_GW_GRANTS		8	/* providers or upstreams per repository */
+
+enum conf_gwkind {
+	CONF_GW_OPENAI = 1,
+	CONF_GW_ANTHROPIC = 2,
+	CONF_GW_UPSTREAM = 3
+};
+
+/* Method bits, as the gateway's grant carries them. */
+#define CONF_M_GET		0x01
+#define CONF_M_HEAD		0x02
+#define CONF_M_POST		0x04
+#define CONF_M_PUT		0x08
+#define CONF_M_PATCH		0x10
+#define CONF_M_DELETE		0x20
+extern const char *const conf_method_names[];	/* bit i, NULL-terminated */
+
+struct conf_price {
+	char		 model[CONF_GW_MODELMAX];
+	uint64_t	 in_uusd;	/* per million input tokens */
+	uint64_t	 out_uusd;	/* per million output tokens */
+};
+
+struct conf_gw {
+	char		 name[CONF_GW_NAMEMAX];
+	enum conf_gwkind kind;
+	char		 url[CONF_GW_URLMAX];	/* https:// only */
+	char		 key[PATH_MAX];		/* key, or an upstream's secret */
+	char		 ca[PATH_MAX];
+	char		 header[CONF_GW_HEADERMAX];	/* upstreams */
+	uint32_t	 methods;		/* upstreams: CONF_M_* */
+	size_t		 nprices;
+	struct conf_price prices[CONF_GW_PRICES];
+};
+
+/* A repository's model: and upstreams:, the most a manifest may ask. */
+struct conf_modelgrant {
+	size_t		 nproviders;
+	char		 providers[CONF_GW_GRANTS][CONF_GW_NAMEMAX];
+	uint64_t	 max_tokens;	/* 0: no ceiling */
+	uint64_t	 max_uusd;	/* micro-dollars, 0: no ceiling */
+	size_t		 nupstreams;
+	char		 upstreams[CONF_GW_GRANTS][CONF_GW_NAMEMAX];
+};
+
 struct conf_repo {
 	TAILQ_ENTRY(conf_repo)	 entry;
+	struct conf_modelgrant	 grant;		/* model:, upstreams: */
 	struct conf_envpolicy	 envpolicy;	/* CONF_UNSET: the global */
 	char			 name[REPO_NAME_MAX];
 	char			 path[PATH_MAX];
@@ -71,13 +128,17 @@ struct factoryd_conf {
 	uid_t			 attempt_uid_lo;
 	uid_t			 attempt_uid_hi;
 	int			 max_attempts;
+	int			 max_cohort;		/* cohort size bound */
 	int			 verifiers;
 	int			 lease_ttl;		/* seconds */
 	int			 reconcile_interval;	/* seconds */
 	int			 control_idle;		/* seconds */
+	char			 metrics_file[PATH_MAX];	/* "": none */
+	int			 metrics_interval;	/* seconds */
 	uint64_t		 disk_default;	/* attempt-disk, bytes */
 	uint64_t		 disk_max;
 	uint64_t		 pristine_max;	/* pristine-cache, bytes */
+	uint64_t		 setup_max;	/* setup-cache, bytes */
 	uint64_t		 image_max_size;	/* images: bounds */
 	uint64_t		 image_max_files;
 	int			 image_max_depth;
@@ -87,6 +148,8 @@ struct factoryd_conf {
 	struct conf_repos	 repos;
 	uint32_t		 sandbox_downgrade;	/* CONF_DG_* */
 	struct conf_envpolicy	 envpolicy;	/* never CONF_UNSET */
+	size_t			 ngw;		/* providers, then upstreams */
+	struct conf_gw		 gw[CONF_GW_MAX];
 };
 
 /*
@@ -116,6 +179,32 @@ struct manifest_limits {
 
 #define MANIFEST_IMAGE_MAX	160	/* NAME@sha256:HEX, with room */
 #define MANIFEST_TOOLCHAIN_MAX	64	/* toolchain paths, at most */
+#define MANIFEST_MODELS		16	/* model: models, at most */
+#define MANIFEST_TENANTMAX	64	/* tenant:, with its NUL */
+
+/* model: {provider, models, budget}; provider "" when there is none. */
+struct manifest_model {
+	char		 provider[CONF_GW_NAMEMAX];
+	size_t		 nmodels;
+	char		 models[MANIFEST_MODELS][CONF_GW_MODELMAX];
+	uint64_t	 budget_tokens;	/* 0: none asked */
+	uint64_t	 budget_uusd;	/* micro-dollars, 0: none asked */
+};
+
+/*
+ * setup: of a manifest.  Paths are relative to the tree, checked
+ * (no "..", not .git, none inside another); env "KEY=VALUE"; allow as
+ * network.allow, NULL: none.
+ */
+#define SETUP_PATHS	64
+#define SETUP_PATHMAX	1024
+struct manifest_setup {
+	char			**run;		/* argv, non-empty */
+	char			**inputs;	/* may be empty */
+	char			**outputs;	/* non-empty */
+	char			**allow;
+	char			**env;
+};
 
 struct manifest {
 	char			 repository[REPO_NAME_MAX];
@@ -136,6 +225,23 @@ struct manifest {
 	 */
 	char			 image[MANIFEST_IMAGE_MAX];
 	char			**toolchain;
+	struct manifest_setup	*setup;		/* NULL: no setup phase */
+
+	struct manifest_model	 model;
+	/* upstreams: names of factoryd.conf upstreams */
+	size_t			 nupstreams;
+	char			 upstreams[CONF_GW_GRANTS][CONF_GW_NAMEMAX];
+	char			 tenant[MANIFEST_TENANTMAX];	/* "" none */
+
+	/*
+	 * cohort: its size (0: not a cohort) and how many variants it
+	 * lists (0, or size); a member's manifest is parsed with its
+	 * variant laid over the rest (manifest_parse_member).
+	 */
+	int			 cohort_size;
+	int			 cohort_nvariants;
+	/* Each variant's env as written, "KEY=VALUE", for the print. */
+	char			***cohort_env;
 };
 
 /* conf.c */
@@ -147,6 +253,12 @@ struct conf_repo *conf_repo(const struct factoryd_conf *, const char *);
 /* The environment policy for repository r (NULL: the global one). */
 void		 conf_envpolicy(const struct factoryd_conf *,
 		    const struct conf_repo *, struct conf_envpolicy *);
+/* A provider or upstream by name, or NULL. */
+const struct conf_gw *conf_gw(const struct factoryd_conf *, const char *);
+/* Micro-dollars as the files write dollars ("2.5"), in buf. */
+const char	*conf_usd(uint64_t, char *, size_t);
+/* "2.50" dollars to micro-dollars: 0, or -1 if it is not one. */
+int		 conf_parse_usd(const char *, uint64_t *);
 /* A size as the files write it ("4M", "1536K"), in buf. */
 const char	*conf_size(uint64_t, char *, size_t);
 
@@ -154,6 +266,14 @@ const char	*conf_size(uint64_t, char *, size_t);
 /* name is used in error messages; buf need not be NUL-terminated */
 int		 manifest_parse(const char *, const void *, size_t,
 		    struct manifest **, char *, size_t);
+/*
+ * As manifest_parse, for member variant (0..cohort size - 1) of a
+ * cohort: its variant's env over the manifest's env, its model in
+ * place of the manifest's.  variant -1: the cohort as written.
+ */
+int		 manifest_parse_member(const char *, const void *, size_t, int,
+		    struct manifest **, char *, size_t);
+#define COHORT_SIZE_MAX	64	/* max-cohort's ceiling */
 void		 manifest_free(struct manifest *);
 void		 manifest_print(FILE *, const struct manifest *);
 /*

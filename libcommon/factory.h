@@ -22,6 +22,7 @@
 #define PROC_PARENT_FD		3	/* a child's end of its socketpair */
 #define FACTORY_MAXIMSG		(64 * 1024)
 #define ATTEMPT_ID_MAX		32	/* "a-20261129-0007" */
+#define COHORT_ID_MAX		32	/* "c-20261129-0007" */
 #define REPO_NAME_MAX		64
 
 /*
@@ -46,6 +47,7 @@ enum factory_procid {
 	PROC_PUBLISHER,
 	PROC_EGRESS,
 	PROC_IMAGE,
+	PROC_GATEWAY,
 	PROC_CONTROL,
 	PROC_MAX
 };
@@ -122,7 +124,8 @@ enum imsg_type {
 	IMSG_CTL_REAP,
 	IMSG_CTL_RECONCILE,
 	IMSG_CTL_CACHE_LIST,
-	IMSG_CTL_CACHE_RM,	/* "repository/commit" */
+	IMSG_CTL_CACHE_RM,	/* "repository/commit", or a setup KEY */
+	IMSG_CTL_CACHE_GC,	/* evict to the bounds now */
 
 	/*
 	 * child -> parent, once, first: pledge_describe() text, escaped
@@ -184,6 +187,25 @@ enum imsg_type {
 	IMSG_IMAGE_STRIPPED,	/* image: uint32 kind, escaped path NUL */
 	IMSG_IMAGE_DONE,	/* image: struct image_done */
 	IMSG_IMAGE_FAILED,	/* image: an escaped reason NUL */
+
+	/* client -> parent (read-only socket too): OpenMetrics text */
+	IMSG_CTL_METRICS,
+
+	/* parent <-> factory-gateway (gwmsg.h) */
+	IMSG_GW_PROVIDER,	/* parent: struct gw_provider */
+	IMSG_GW_CONFIGURED,	/* parent: empty, after the last provider */
+	IMSG_GW_GRANT,		/* parent: struct gw_grant + listening socket */
+	IMSG_GW_TOKEN,		/* gateway: struct gw_token */
+	IMSG_GW_USAGE,		/* gateway: struct gw_usage, one per request */
+	IMSG_GW_REVOKE,		/* parent: attempt id, its tokens die */
+	IMSG_GW_ERROR,		/* gateway: an escaped one-line reason */
+
+	/* cohorts (factoryctl(8), COHORTS) */
+	IMSG_CTL_SUBMIT_N,	/* uint32 size, then as IMSG_CTL_SUBMIT */
+	IMSG_CTL_COHORT,	/* cohort id NUL */
+	IMSG_CTL_SELECT,	/* member id NUL */
+	IMSG_CTL_DIFF,		/* attempt id NUL */
+	IMSG_DIFF,		/* parent: MSG_DIFF; worker: MSG_DIFFED */
 
 	IMSG_CTL_ATTEST,	/* attempt id: its attestations (attest.h) */
 	IMSG_MAX

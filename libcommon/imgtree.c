@@ -97,6 +97,8 @@ struct imgwalk {
 	FILE			*canon;
 	struct sha256_ctx	 ctx;
 	struct imgwalk_result	*res;
+	const struct imgwalk_limits *lim;
+	uint64_t		 bound_bytes;	/* a hard link counted once */
 	struct imgwalk_level	*lv;
 	size_t			 nlv;
 	size_t			 maxlv;
@@ -316,6 +318,55 @@ walk_given(struct imgwalk *w, const struct stat *sb)
 	return (0);
 }
 
+/* The entry at w->path against the bounds, before anything of it is read. */
+static int
+walk_bounds(struct imgwalk *w)
+{
+	const struct imgwalk_limits	*lim = w->lim;
+	const char			*p;
+	char				 why[128];
+	uint32_t			 depth = 1;
+
+	if (lim == NULL)
+		return (0);
+	if (w->res->entries + 1 > lim->max_entries) {
+		snprintf(why, sizeof(why), "more than %llu entries "
+		    "(images: max-files)",
+		    (unsigned long long)lim->max_entries);
+		return (walk_fail(w, why));
+	}
+	if (strlen(w->path) > lim->max_path) {
+		snprintf(why, sizeof(why), "longer than %u bytes "
+		    "(images: max-path)", lim->max_path);
+		return (walk_fail(w, why));
+	}
+	for (p = w->path; (p = strchr(p, '/')) != NULL; p++)
+		depth++;
+	if (depth > lim->max_depth) {
+		snprintf(why, sizeof(why), "deeper than %u (images: "
+		    "max-depth)", lim->max_depth);
+		return (walk_fail(w, why));
+	}
+	return (0);
+}
+
+static int
+walk_bytes(struct imgwalk *w, uint64_t size, int given)
+{
+	char	 why[128];
+
+	if (w->lim == NULL || given)
+		return (0);
+	w->bound_bytes += size;
+	if (w->bound_bytes > w->lim->max_bytes) {
+		snprintf(why, sizeof(why), "more than %llu bytes of files "
+		    "(images: max-size)",
+		    (unsigned long long)w->lim->max_bytes);
+		return (walk_fail(w, why));
+	}
+	return (0);
+}
+
 /* One entry, at w->path: checked, given away, hashed, recorded. */
 static int
 walk_entry(struct imgwalk *w, size_t plen)
@@ -327,9 +378,11 @@ walk_entry(struct imgwalk *w, size_t plen)
 	gid_t		 gid;
 	ssize_t		 n;
 	uint64_t	 size = 0;
-	int		 fd, cfd;
+	int		 fd, cfd, given;
 	struct imgwalk_link *l;
 
+	if (walk_bounds(w) == -1)
+		return (-1);
 	if ((fd = walk_open(w, O_PATH)) == -1)
 		return (walk_fail(w, strerror(errno)));
 	if (fstat(fd, &sb) == -1) {
@@ -342,7 +395,8 @@ walk_entry(struct imgwalk *w, size_t plen)
 		return (walk_fail(w, "neither a directory, a regular file "
 		    "nor a symbolic link"));
 	}
-	if (sb.st_uid != w->owner && !walk_given(w, &sb)) {
+	given = walk_given(w, &sb);
+	if (sb.st_uid != w->owner && !given) {
 		close(fd);
 		snprintf(rest, sizeof(rest), "owned by uid %u, not %u",
 		    (unsigned)sb.st_uid, (unsigned)w->owner);
@@ -382,6 +436,8 @@ walk_entry(struct imgwalk *w, size_t plen)
 	} else {
 		type = 'f';
 		close(fd);
+		if (walk_bytes(w, (uint64_t)sb.st_size, given) == -1)
+			return (-1);
 		if ((cfd = walk_open(w, O_RDONLY | O_NONBLOCK | O_NOCTTY)) ==
 		    -1)
 			return (walk_fail(w, strerror(errno)));
@@ -500,6 +556,15 @@ int
 imgwalk(int rootfd, uid_t owner, int chown, FILE *out, FILE *canon,
     struct imgwalk_result *res, char *err, size_t errlen)
 {
+	return (imgwalk_bounded(rootfd, owner, chown, out, canon, NULL, res,
+	    err, errlen));
+}
+
+int
+imgwalk_bounded(int rootfd, uid_t owner, int chown, FILE *out, FILE *canon,
+    const struct imgwalk_limits *lim, struct imgwalk_result *res, char *err,
+    size_t errlen)
+{
 	struct imgwalk	 w;
 	uint8_t		 md[SHA256_LEN];
 	size_t		 i;
@@ -513,6 +578,7 @@ imgwalk(int rootfd, uid_t owner, int chown, FILE *out, FILE *canon,
 	w.out = out;
 	w.canon = canon;
 	w.res = res;
+	w.lim = lim;
 	w.err = err;
 	w.errlen = errlen;
 	if ((w.buf = malloc(IMG_READ)) == NULL) {

@@ -61,4 +61,21 @@ struct imgwalk_result {
 int	 imgwalk(int, uid_t, int, FILE *, FILE *, struct imgwalk_result *,
 	    char *, size_t);
 
+/* The bounds of images: in factoryd.conf(5), as the walker counts them. */
+struct imgwalk_limits {
+	uint64_t	 max_entries;	/* records */
+	uint64_t	 max_bytes;	/* of regular files, a hard link once */
+	uint32_t	 max_depth;	/* components of a path */
+	uint32_t	 max_path;	/* bytes of a path */
+};
+
+/*
+ * imgwalk, refusing a tree past any of lim (NULL: none) with the
+ * bound's name: the parent's own check of what factory-image wrote,
+ * whatever factory-image says it enforced.
+ */
+int	 imgwalk_bounded(int, uid_t, int, FILE *, FILE *,
+	    const struct imgwalk_limits *, struct imgwalk_result *, char *,
+	    size_t);
+
 #endif /* FACTORY_IMGTREE_H */

@@ -54,6 +54,14 @@ log_getverbose(void)
 	return (log_verbose);
 }
 
+static void	(*log_hook)(int, const char *);
+
+void
+log_sethook(void (*hook)(int, const char *))
+{
+	log_hook = hook;
+}
+
 /* One line, to stderr with -d, else to syslog. */
 static void
 log_emit(int pri, const char *raw)
@@ -61,6 +69,8 @@ log_emit(int pri, const char *raw)
 	char	 buf[LOG_MAXLINE * 2];
 
 	(void)vis_buf(buf, sizeof(buf), raw, strlen(raw), VIS_NOSLASH);
+	if (log_hook != NULL && pri <= LOG_WARNING)
+		log_hook(pri, buf);
 	if (log_debug_stderr) {
 		if (log_procname != NULL)
 			fprintf(stderr, "%s: %s\n", log_procname, buf);

@@ -14,6 +14,8 @@
 void	log_init(int, int);		/* debug (stderr), syslog facility */
 void	log_procinit(const char *);	/* name prefixed to each line */
 void	log_setverbose(int);
+/* Called with each warning and error as logged (escaped), or NULL. */
+void	log_sethook(void (*)(int, const char *));
 int	log_getverbose(void);
 void	log_warn(const char *, ...)
 	    __attribute__((__format__ (printf, 1, 2)));

@@ -32,8 +32,14 @@ const struct manifest_limits manifest_default_limits = {
 
 static const char * const manifest_keys[] = {
 	"repository", "baseline", "scope", "agent", "validate", "env",
-	"limits", "network", "exec", "title", "approval", "environment", NULL
+	"limits", "network", "exec", "title", "approval", "environment", "setup",
+	"model", "upstreams", "tenant", "cohort", NULL
 };
+/* What a cohort's variant may change: everything else is frozen. */
+static const char * const cohort_keys[] = { "size", "variants", NULL };
+static const char * const variant_keys[] = { "env", "model", NULL };
+
+static int	m_netallow(struct yerr *, const struct ynode *, char ***);
 
 #define IMAGE_NAMEMAX	64	/* as factoryctl image import takes them */
 #define IMAGE_HEX	64
@@ -146,16 +152,18 @@ m_envname(const char *s)
 	    "0123456789_") == n);
 }
 
+/* A mapping of variables to values as "KEY=VALUE" into *out; n may be NULL. */
 static int
-m_env(struct yerr *e, const struct ynode *root, struct manifest *m)
+m_envmap(struct yerr *e, const struct ynode *n, const char *what,
+    char ***out)
 {
-	const struct ynode	*n, *k, *v;
+	const struct ynode	*k, *v;
+	char			**env;
 	size_t			 i;
 
-	n = y_get(root, "env");
-	if ((m->env = calloc(n == NULL ? 1 : n->nkids + 1,
-	    sizeof(*m->env))) == NULL)
-		return (y_failat(e, 1, 1, "env", "out of memory"));
+	if ((env = *out = calloc(n == NULL ? 1 : n->nkids + 1,
+	    sizeof(*env))) == NULL)
+		return (y_failat(e, 1, 1, what, "out of memory"));
 	if (n == NULL)
 		return (0);
 	if (y_map(e, n, "a mapping of variables to values") == -1)
@@ -176,12 +184,18 @@ m_env(struct yerr *e, const struct ynode *root, struct manifest *m)
 			    y_what(v)));
 		if (strlen(v->str) != v->len)
 			return (y_fail(e, v, "contains a NUL character"));
-		if (asprintf(&m->env[i], "%s=%s", k->str, v->str) == -1) {
-			m->env[i] = NULL;
+		if (asprintf(&env[i], "%s=%s", k->str, v->str) == -1) {
+			env[i] = NULL;
 			return (y_fail(e, v, "out of memory"));
 		}
 	}
 	return (0);
+}
+
+static int
+m_env(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	return (m_envmap(e, y_get(root, "env"), "env", &m->env));
 }
 
 static int
@@ -296,11 +310,18 @@ m_hostport(const char *s)
 static int
 m_network(struct yerr *e, const struct ynode *root, struct manifest *m)
 {
+	return (m_netallow(e, y_get(root, "network"), &m->allow));
+}
+
+/* network: none, or {allow: [host:port, ...]} into *out (NULL: none). */
+static int
+m_netallow(struct yerr *e, const struct ynode *n, char ***out)
+{
 	static const char * const keys[] = { "allow", NULL };
-	const struct ynode	*n, *allow;
+	const struct ynode	*allow;
 	size_t			 i;
 
-	if ((n = y_get(root, "network")) == NULL)
+	if (n == NULL)
 		return (0);
 	if (n->kind == YN_SCALAR && strcmp(n->str, "none") == 0)
 		return (0);
@@ -312,12 +333,12 @@ m_network(struct yerr *e, const struct ynode *root, struct manifest *m)
 		    "not %s", y_what(n)));
 	if (y_keys(e, n, keys) == -1 ||
 	    (allow = y_need(e, n, "allow")) == NULL ||
-	    y_strv(e, allow, "host:port", &m->allow) == -1)
+	    y_strv(e, allow, "host:port", out) == -1)
 		return (-1);
-	for (i = 0; m->allow[i] != NULL; i++)
-		if (!m_hostport(m->allow[i]))
+	for (i = 0; (*out)[i] != NULL; i++)
+		if (!m_hostport((*out)[i]))
 			return (y_fail(e, allow->kids[i], "expected host:port "
-			    "(port 1-65535), not \"%s\"", m->allow[i]));
+			    "(port 1-65535), not \"%s\"", (*out)[i]));
 	return (0);
 }
 
@@ -452,6 +473,131 @@ m_environment(struct yerr *e, const struct ynode *root, struct manifest *m)
 	return (0);
 }
 
+/*
+ * A path inside the tree as setup's inputs and outputs name it: relative,
+ * each component a name (no "", ".", ".."), not in .git.  Why in why.
+ */
+static int
+m_treepath(const char *s, const char **why)
+{
+	const char	*p, *end;
+	size_t		 len;
+
+	if (*s == '\0' || *s == '/') {
+		*why = "not a relative path inside the tree";
+		return (0);
+	}
+	if (y_hasctl(s)) {
+		*why = "contains a control character";
+		return (0);
+	}
+	if (strlen(s) >= SETUP_PATHMAX) {
+		*why = "too long";
+		return (0);
+	}
+	for (p = s; *p != '\0'; p = *end == '\0' ? end : end + 1) {
+		if ((end = strchr(p, '/')) == NULL)
+			end = p + strlen(p);
+		len = (size_t)(end - p);
+		if (len == 0 || (len == 1 && p[0] == '.') ||
+		    (len == 2 && p[0] == '.' && p[1] == '.')) {
+			*why = "an empty, \".\" or \"..\" component";
+			return (0);
+		}
+		if (p == s && len == 4 && strncmp(p, ".git", 4) == 0) {
+			*why = "inside .git";
+			return (0);
+		}
+	}
+	if (s[strlen(s) - 1] == '/') {
+		*why = "ends with '/'";
+		return (0);
+	}
+	return (1);
+}
+
+/* Is a the path b or inside it? */
+static int
+m_within(const char *a, const char *b)
+{
+	size_t	 n = strlen(b);
+
+	return (strncmp(a, b, n) == 0 && (a[n] == '\0' || a[n] == '/'));
+}
+
+static int
+m_treepaths(struct yerr *e, const struct ynode *sn, const char *key,
+    int need, char ***out)
+{
+	const struct ynode	*n;
+	const char		*why;
+	size_t			 i, j;
+
+	if ((n = need ? y_need(e, sn, key) : y_get(sn, key)) == NULL) {
+		if (need)
+			return (-1);
+		if ((*out = calloc(1, sizeof(**out))) == NULL)
+			return (y_failat(e, 1, 1, key, "out of memory"));
+		return (0);
+	}
+	if (y_strv(e, n, "paths inside the tree", out) == -1)
+		return (-1);
+	if (n->nkids > SETUP_PATHS)
+		return (y_fail(e, n, "more than %d paths", SETUP_PATHS));
+	for (i = 0; (*out)[i] != NULL; i++) {
+		if (!m_treepath((*out)[i], &why))
+			return (y_fail(e, n->kids[i], "\"%s\": %s", (*out)[i],
+			    why));
+		for (j = 0; j < i; j++)
+			if (m_within((*out)[i], (*out)[j]) ||
+			    m_within((*out)[j], (*out)[i]))
+				return (y_fail(e, n->kids[i], "\"%s\" overlaps "
+				    "\"%s\"", (*out)[i], (*out)[j]));
+	}
+	return (0);
+}
+
+/*
+ * setup: {run: ARGV, inputs: [PATH], outputs: [PATH], network: ...,
+ * env: {...}}: the phase whose outputs are cached by a key over its
+ * inputs (factory-manifest(5)).
+ */
+static int
+m_setup(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	static const char * const keys[] = { "run", "inputs", "outputs",
+	    "network", "env", NULL };
+	const struct ynode	*n;
+	struct manifest_setup	*s;
+	size_t			 i, j;
+
+	if ((n = y_get(root, "setup")) == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping with run, inputs, outputs, network and "
+	    "env") == -1 || y_keys(e, n, keys) == -1)
+		return (-1);
+	if ((s = m->setup = calloc(1, sizeof(*s))) == NULL)
+		return (y_fail(e, n, "out of memory"));
+	if (m_argv(e, n, "run", &s->run) == -1 ||
+	    m_treepaths(e, n, "inputs", 0, &s->inputs) == -1 ||
+	    m_treepaths(e, n, "outputs", 1, &s->outputs) == -1 ||
+	    m_netallow(e, y_get(n, "network"), &s->allow) == -1 ||
+	    m_envmap(e, y_get(n, "env"), "setup.env", &s->env) == -1)
+		return (-1);
+	if (s->outputs[0] == NULL)
+		return (y_fail(e, y_get(n, "outputs"), "no output: a setup "
+		    "whose outputs are not kept is not cached"));
+	/* An input setup writes would make the key describe nothing. */
+	for (i = 0; s->inputs[i] != NULL; i++)
+		for (j = 0; s->outputs[j] != NULL; j++)
+			if (m_within(s->inputs[i], s->outputs[j]) ||
+			    m_within(s->outputs[j], s->inputs[i]))
+				return (y_fail(e, y_get(n, "inputs")->kids[i],
+				    "\"%s\" overlaps output \"%s\"",
+				    s->inputs[i], s->outputs[j]));
+	return (0);
+}
+
 static int
 m_approval(struct yerr *e, const struct ynode *root, struct manifest *m)
 {
@@ -471,6 +617,153 @@ m_approval(struct yerr *e, const struct ynode *root, struct manifest *m)
 	return (y_fail(e, n, "expected auto or manual, not \"%s\"", n->str));
 }
 
+/* A name of factoryd.conf's providers or upstreams, by syntax. */
+static int
+m_gwname(struct yerr *e, const struct ynode *n, char *dst, size_t len)
+{
+	size_t	 l;
+
+	if (y_str(e, n, "a name", 0, dst, len) == -1)
+		return (-1);
+	l = strlen(dst);
+	if (dst[0] == '.' || dst[0] == '-' || strspn(dst,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._-") != l)
+		return (y_fail(e, n, "not a provider or upstream name: "
+		    "\"%s\"", n->str));
+	return (0);
+}
+
+/* A model name as providers write them: printable, no quotes. */
+static int
+m_modelname(const char *s)
+{
+	const unsigned char	*p;
+
+	for (p = (const unsigned char *)s; *p != '\0'; p++)
+		if (*p <= ' ' || *p >= 0x7f || *p == '"' || *p == '\\')
+			return (0);
+	return (p != (const unsigned char *)s);
+}
+
+static int
+m_budget(struct yerr *e, const struct ynode *n, struct manifest_model *mm)
+{
+	static const char * const keys[] = { "tokens", "usd", NULL };
+	const struct ynode	*v;
+
+	if (y_map(e, n, "a mapping with tokens and usd") == -1 ||
+	    y_keys(e, n, keys) == -1)
+		return (-1);
+	if ((v = y_get(n, "tokens")) != NULL &&
+	    y_uint(e, v, 1, UINT64_MAX, &mm->budget_tokens) == -1)
+		return (-1);
+	if ((v = y_get(n, "usd")) != NULL) {
+		if (y_str(e, v, "an amount in US dollars", 32, NULL, 0) == -1)
+			return (-1);
+		if (conf_parse_usd(v->str, &mm->budget_uusd) == -1 ||
+		    mm->budget_uusd == 0)
+			return (y_fail(e, v, "expected US dollars above zero "
+			    "with at most six decimals, not \"%s\"", v->str));
+	}
+	return (0);
+}
+
+/* model: {provider: NAME, models: [MODEL, ...], budget: {...}} */
+static int
+m_model(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	static const char * const keys[] = { "provider", "models", "budget",
+	    NULL };
+	struct manifest_model	*mm = &m->model;
+	const struct ynode	*n, *v;
+	size_t			 i, j;
+
+	if ((n = y_get(root, "model")) == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping with provider, models and budget") == -1 ||
+	    y_keys(e, n, keys) == -1 ||
+	    (v = y_need(e, n, "provider")) == NULL ||
+	    m_gwname(e, v, mm->provider, sizeof(mm->provider)) == -1)
+		return (-1);
+	if ((v = y_need(e, n, "models")) == NULL)
+		return (-1);
+	if (v->kind != YN_SEQ)
+		return (y_fail(e, v, "expected a sequence of model names, "
+		    "not %s", y_what(v)));
+	if (v->nkids == 0)
+		return (y_fail(e, v, "empty: name the models the agent may "
+		    "use"));
+	if (v->nkids > MANIFEST_MODELS)
+		return (y_fail(e, v, "%zu models, more than %d", v->nkids,
+		    MANIFEST_MODELS));
+	for (i = 0; i < v->nkids; i++) {
+		if (y_str(e, v->kids[i], "a model name", 0, mm->models[i],
+		    sizeof(mm->models[i])) == -1)
+			return (-1);
+		if (!m_modelname(mm->models[i]))
+			return (y_fail(e, v->kids[i], "not a model name: "
+			    "printable, without spaces or quotes"));
+		for (j = 0; j < i; j++)
+			if (strcmp(mm->models[i], mm->models[j]) == 0)
+				return (y_fail(e, v->kids[i], "%s: listed "
+				    "twice", mm->models[i]));
+	}
+	mm->nmodels = v->nkids;
+	if ((v = y_get(n, "budget")) != NULL && m_budget(e, v, mm) == -1)
+		return (-1);
+	return (0);
+}
+
+/* upstreams: [NAME, ...] */
+static int
+m_upstreams(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	const struct ynode	*n;
+	size_t			 i, j;
+
+	if ((n = y_get(root, "upstreams")) == NULL)
+		return (0);
+	if (n->kind != YN_SEQ)
+		return (y_fail(e, n, "expected a sequence of upstream names, "
+		    "not %s", y_what(n)));
+	if (n->nkids > CONF_GW_GRANTS)
+		return (y_fail(e, n, "%zu upstreams, more than %d", n->nkids,
+		    CONF_GW_GRANTS));
+	for (i = 0; i < n->nkids; i++) {
+		if (m_gwname(e, n->kids[i], m->upstreams[i],
+		    sizeof(m->upstreams[i])) == -1)
+			return (-1);
+		for (j = 0; j < i; j++)
+			if (strcmp(m->upstreams[i], m->upstreams[j]) == 0)
+				return (y_fail(e, n->kids[i], "%s: listed "
+				    "twice", m->upstreams[i]));
+	}
+	m->nupstreams = n->nkids;
+	return (0);
+}
+
+/* tenant: LABEL, whom the spend is attributed to. */
+static int
+m_tenant(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	const struct ynode	*n;
+	size_t			 l;
+
+	if ((n = y_get(root, "tenant")) == NULL)
+		return (0);
+	if (y_str(e, n, "a tenant label", 0, m->tenant, sizeof(m->tenant)) ==
+	    -1)
+		return (-1);
+	l = strlen(m->tenant);
+	if (m->tenant[0] == '-' || m->tenant[0] == '.' || strspn(m->tenant,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._-/@") != l)
+		return (y_fail(e, n, "not a tenant label: letters, digits and "
+		    "._-/@, not starting with '.' or '-'"));
+	return (0);
+}
+
 static int
 m_build(struct yerr *e, const struct ynode *root, struct manifest *m)
 {
@@ -486,14 +779,203 @@ m_build(struct yerr *e, const struct ynode *root, struct manifest *m)
 	    m_network(e, root, m) == -1 ||
 	    m_exec(e, root, m) == -1 ||
 	    m_approval(e, root, m) == -1 ||
-	    m_environment(e, root, m) == -1)
+	    m_environment(e, root, m) == -1 ||
+	    m_setup(e, root, m) == -1 ||
+	    m_model(e, root, m) == -1 ||
+	    m_upstreams(e, root, m) == -1 ||
+	    m_tenant(e, root, m) == -1)
 		return (-1);
+	return (0);
+}
+
+/*
+ * A variant's env as written, for the print; its names and values are
+ * checked where the variant lands, by the parse of its member.
+ */
+static int
+m_variant_env(struct yerr *e, const struct ynode *n, char ***out)
+{
+	size_t	 i;
+
+	if ((*out = calloc(n == NULL ? 1 : n->nkids + 1, sizeof(**out))) ==
+	    NULL)
+		return (y_failat(e, 1, 1, "cohort", "out of memory"));
+	for (i = 0; n != NULL && i < n->nkids; i++) {
+		if (n->kids[i]->kind != YN_SCALAR || y_isnull(n->kids[i]))
+			return (y_fail(e, n->kids[i], "expected a string, "
+			    "not %s", y_what(n->kids[i])));
+		if (strlen(n->kids[i]->str) != n->kids[i]->len)
+			return (y_fail(e, n->kids[i], "contains a NUL "
+			    "character"));
+		if (asprintf(&(*out)[i], "%s=%s", n->keys[i]->str,
+		    n->kids[i]->str) == -1) {
+			(*out)[i] = NULL;
+			return (y_failat(e, 1, 1, "cohort", "out of memory"));
+		}
+	}
+	return (0);
+}
+
+/*
+ * cohort: {size: N, variants: [{env: {...}, model: ...}, ...]}.  Its
+ * shape only: the variants' values are checked where they land, by the
+ * parse of each member's manifest.  A list of variants has one for
+ * every member: a member without one would be a variant nobody wrote.
+ */
+static int
+m_cohort(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	const struct ynode	*n, *sz, *vs, *v;
+	uint64_t		 size;
+	size_t			 i;
+
+	if ((n = y_get(root, "cohort")) == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping (size, variants)") == -1 ||
+	    y_keys(e, n, cohort_keys) == -1 ||
+	    (sz = y_need(e, n, "size")) == NULL ||
+	    y_uint(e, sz, 2, COHORT_SIZE_MAX, &size) == -1)
+		return (-1);
+	m->cohort_size = (int)size;
+	if ((vs = y_get(n, "variants")) == NULL)
+		return (0);
+	if (vs->kind != YN_SEQ)
+		return (y_fail(e, vs, "expected a sequence of variants, not "
+		    "%s", y_what(vs)));
+	if (vs->nkids != size)
+		return (y_fail(e, vs, "%zu variants for a cohort of size "
+		    "%llu: one for each member", vs->nkids,
+		    (unsigned long long)size));
+	for (i = 0; i < vs->nkids; i++) {
+		v = vs->kids[i];
+		if (y_map(e, v, "a mapping (env, model)") == -1 ||
+		    y_keys(e, v, variant_keys) == -1)
+			return (-1);
+		if ((n = y_get(v, "env")) != NULL &&
+		    y_map(e, n, "a mapping of variables to values") == -1)
+			return (-1);
+	}
+	if ((m->cohort_env = calloc(vs->nkids, sizeof(*m->cohort_env))) ==
+	    NULL)
+		return (y_failat(e, 1, 1, "cohort", "out of memory"));
+	m->cohort_nvariants = (int)vs->nkids;
+	for (i = 0; i < vs->nkids; i++)
+		if (m_variant_env(e, y_get(vs->kids[i], "env"),
+		    &m->cohort_env[i]) == -1)
+			return (-1);
+	return (0);
+}
+
+/* Put value (with its key node) under key in map, replacing any. */
+static int
+m_put(struct yerr *e, struct ynode *map, struct ynode *key, struct ynode *val)
+{
+	struct ynode	**k, **v;
+	size_t		  i;
+
+	for (i = 0; i < map->nkids; i++)
+		if (strcmp(map->keys[i]->str, key->str) == 0) {
+			y_free(map->kids[i]);
+			map->kids[i] = val;
+			y_free(key);
+			return (0);
+		}
+	if ((k = reallocarray(map->keys, map->nkids + 1, sizeof(*k))) ==
+	    NULL)
+		goto oom;
+	map->keys = k;
+	if ((v = reallocarray(map->kids, map->nkids + 1, sizeof(*v))) ==
+	    NULL)
+		goto oom;
+	map->kids = v;
+	map->keys[map->nkids] = key;
+	map->kids[map->nkids] = val;
+	map->nkids++;
+	return (0);
+ oom:
+	y_free(key);
+	y_free(val);
+	return (y_failat(e, 1, 1, NULL, "out of memory"));
+}
+
+/*
+ * Lay variant i over the manifest: each of its env variables over the
+ * manifest's env, its model (whatever a model is) in place of the
+ * manifest's.  Nodes are moved out of the variant, never shared: the
+ * tree is freed once.
+ */
+static int
+m_overlay(struct yerr *e, struct ynode *root, int i)
+{
+	struct ynode	*v, *venv, *env, *k, *val;
+	size_t		 j, idx;
+
+	v = y_get(y_get(root, "cohort"), "variants")->kids[i];
+	for (idx = 0; idx < v->nkids; idx++) {
+		if (strcmp(v->keys[idx]->str, "env") != 0)
+			continue;
+		venv = v->kids[idx];
+		if ((env = y_get(root, "env")) == NULL) {
+			k = v->keys[idx];
+			v->keys[idx] = NULL;
+			v->kids[idx] = NULL;
+			if (m_put(e, root, k, venv) == -1)
+				return (-1);
+			continue;
+		}
+		if (y_map(e, env, "a mapping of variables to values") == -1)
+			return (-1);
+		for (j = 0; j < venv->nkids; j++) {
+			k = venv->keys[j];
+			val = venv->kids[j];
+			venv->keys[j] = venv->kids[j] = NULL;
+			if (m_put(e, env, k, val) == -1)
+				return (-1);
+		}
+	}
+	for (idx = 0; idx < v->nkids; idx++) {
+		if (v->keys[idx] == NULL ||
+		    strcmp(v->keys[idx]->str, "model") != 0)
+			continue;
+		k = v->keys[idx];
+		val = v->kids[idx];
+		v->keys[idx] = v->kids[idx] = NULL;
+		if (m_put(e, root, k, val) == -1)
+			return (-1);
+	}
 	return (0);
 }
 
 int
 manifest_parse(const char *name, const void *buf, size_t len,
     struct manifest **mp, char *err, size_t errlen)
+{
+	return (manifest_parse_member(name, buf, len, -1, mp, err, errlen));
+}
+
+/*
+ * Every variant of a cohort must make a valid manifest: a member that
+ * cannot be parsed is refused at submission, never found at start.
+ */
+static int
+m_variants(const char *name, const void *buf, size_t len, int n, char *err,
+    size_t errlen)
+{
+	struct manifest	*m;
+	int		 i;
+
+	for (i = 0; i < n; i++) {
+		if (manifest_parse_member(name, buf, len, i, &m, err,
+		    errlen) == -1)
+			return (-1);
+		manifest_free(m);
+	}
+	return (0);
+}
+
+int
+manifest_parse_member(const char *name, const void *buf, size_t len,
+    int variant, struct manifest **mp, char *err, size_t errlen)
 {
 	struct manifest	*m;
 	struct ynode	*root;
@@ -510,19 +992,39 @@ manifest_parse(const char *name, const void *buf, size_t len,
 		y_free(root);
 		return (y_failat(&e, 1, 1, NULL, "out of memory"));
 	}
-	if (m_build(&e, root, m) == -1) {
-		y_free(root);
+	if (y_keys(&e, root, manifest_keys) == -1 ||
+	    m_cohort(&e, root, m) == -1)
+		goto fail;
+	if (variant >= 0 && variant >= (m->cohort_size > 0 ?
+	    m->cohort_size : COHORT_SIZE_MAX)) {
+		y_failat(&e, 1, 1, "cohort", "no member %d", variant);
+		goto fail;
+	}
+	if (variant >= 0 && m->cohort_nvariants > 0 &&
+	    m_overlay(&e, root, variant) == -1)
+		goto fail;
+	if (m_build(&e, root, m) == -1)
+		goto fail;
+	y_free(root);
+	if (variant == -1 && m->cohort_nvariants > 0 &&
+	    m_variants(name, buf, len, m->cohort_nvariants, err,
+	    errlen) == -1) {
 		manifest_free(m);
 		return (-1);
 	}
-	y_free(root);
 	*mp = m;
 	return (0);
+ fail:
+	y_free(root);
+	manifest_free(m);
+	return (-1);
 }
 
 void
 manifest_free(struct manifest *m)
 {
+	int	 i;
+
 	if (m == NULL)
 		return;
 	y_strvfree(m->scope);
@@ -532,6 +1034,17 @@ manifest_free(struct manifest *m)
 	y_strvfree(m->exec);
 	y_strvfree(m->allow);
 	y_strvfree(m->toolchain);
+	if (m->setup != NULL) {
+		y_strvfree(m->setup->run);
+		y_strvfree(m->setup->inputs);
+		y_strvfree(m->setup->outputs);
+		y_strvfree(m->setup->allow);
+		y_strvfree(m->setup->env);
+		free(m->setup);
+	}
+	for (i = 0; m->cohort_env != NULL && i < m->cohort_nvariants; i++)
+		y_strvfree(m->cohort_env[i]);
+	free(m->cohort_env);
 	free(m);
 }
 
@@ -553,7 +1066,7 @@ m_printlist(FILE *fp, const char *indent, const char *key, char * const *v)
 }
 
 static void
-m_printenv(FILE *fp, char * const *env)
+m_printenv(FILE *fp, const char *indent, char * const *env)
 {
 	const char	*eq;
 	char		*name;
@@ -570,12 +1083,101 @@ m_printenv(FILE *fp, char * const *env)
 		/* Names have no bound but the manifest's size: print it whole. */
 		if ((name = strndup(env[i], eq - env[i])) == NULL)
 			fatal("%s", __func__);
-		fprintf(fp, "  ");
+		fprintf(fp, "%s  ", indent);
 		y_printstr(fp, name);
 		fprintf(fp, ": ");
 		y_printstr(fp, eq + 1);
 		fputc('\n', fp);
 		free(name);
+	}
+}
+
+static void
+m_printsetup(FILE *fp, const struct manifest_setup *s)
+{
+	const char	*eq;
+	size_t		 i;
+
+	fprintf(fp, "setup:\n");
+	m_printlist(fp, "  ", "run", s->run);
+	m_printlist(fp, "  ", "inputs", s->inputs);
+	m_printlist(fp, "  ", "outputs", s->outputs);
+	if (s->allow == NULL)
+		fprintf(fp, "  network: none\n");
+	else {
+		fprintf(fp, "  network:\n");
+		m_printlist(fp, "    ", "allow", s->allow);
+	}
+	if (s->env[0] == NULL) {
+		fprintf(fp, "  env: {}\n");
+		return;
+	}
+	fprintf(fp, "  env:\n");
+	for (i = 0; s->env[i] != NULL; i++) {
+		if ((eq = strchr(s->env[i], '=')) == NULL)
+			continue;
+		fprintf(fp, "    %.*s: ", (int)(eq - s->env[i]), s->env[i]);
+		y_printstr(fp, eq + 1);
+		fputc('\n', fp);
+	}
+}
+
+/* model:, upstreams:, tenant:, only where the manifest has them. */
+static void
+m_printmodel(FILE *fp, const struct manifest *m)
+{
+	const struct manifest_model	*mm = &m->model;
+	char				 usd[32];
+	size_t				 i;
+
+	if (mm->provider[0] != '\0') {
+		fprintf(fp, "model:\n  provider: ");
+		y_printstr(fp, mm->provider);
+		fprintf(fp, "\n  models:\n");
+		for (i = 0; i < mm->nmodels; i++) {
+			fprintf(fp, "    - ");
+			y_printstr(fp, mm->models[i]);
+			fputc('\n', fp);
+		}
+		if (mm->budget_tokens != 0 || mm->budget_uusd != 0)
+			fprintf(fp, "  budget:\n");
+		if (mm->budget_tokens != 0)
+			fprintf(fp, "    tokens: %llu\n",
+			    (unsigned long long)mm->budget_tokens);
+		if (mm->budget_uusd != 0)
+			fprintf(fp, "    usd: \"%s\"\n",
+			    conf_usd(mm->budget_uusd, usd, sizeof(usd)));
+	}
+	if (m->nupstreams > 0) {
+		fprintf(fp, "upstreams:\n");
+		for (i = 0; i < m->nupstreams; i++) {
+			fprintf(fp, "  - ");
+			y_printstr(fp, m->upstreams[i]);
+			fputc('\n', fp);
+		}
+	}
+	if (m->tenant[0] != '\0') {
+		fprintf(fp, "tenant: ");
+		y_printstr(fp, m->tenant);
+		fputc('\n', fp);
+	}
+}
+
+/* The cohort, last: its size and each variant's env as written. */
+static void
+m_printcohort(FILE *fp, const struct manifest *m)
+{
+	int	 i;
+
+	if (m->cohort_size == 0)
+		return;
+	fprintf(fp, "cohort:\n  size: %d\n", m->cohort_size);
+	if (m->cohort_nvariants == 0)
+		return;
+	fprintf(fp, "  variants:\n");
+	for (i = 0; i < m->cohort_nvariants; i++) {
+		fprintf(fp, "    - ");
+		m_printenv(fp, "      ", m->cohort_env[i]);
 	}
 }
 
@@ -594,7 +1196,7 @@ manifest_print(FILE *fp, const struct manifest *m)
 	m_printlist(fp, "", "scope", m->scope);
 	m_printlist(fp, "", "agent", m->agent);
 	m_printlist(fp, "", "validate", m->validate);
-	m_printenv(fp, m->env);
+	m_printenv(fp, "", m->env);
 	fprintf(fp, "limits:\n  wall: ");
 	y_printduration(fp, l->wall_ms);
 	fprintf(fp, "\n  cpu: ");
@@ -628,4 +1230,8 @@ manifest_print(FILE *fp, const struct manifest *m)
 		if (m->toolchain != NULL)
 			m_printlist(fp, "  ", "toolchain", m->toolchain);
 	}
+	if (m->setup != NULL)
+		m_printsetup(fp, m->setup);
+	m_printmodel(fp, m);
+	m_printcohort(fp, m);
 }

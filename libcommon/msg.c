@@ -223,6 +223,23 @@ static const struct field f_published[] = {
 	BOOL(struct msg_published, reused),
 };
 
+static const struct field f_diff[] = {
+	NUM(struct msg_diff, req, F_U32, 1, UINT32_MAX),
+	STR(struct msg_diff, id, C_ID),
+	STR(struct msg_diff, dir, C_ABS),
+	STR(struct msg_diff, baseline, C_HEX40),
+	STR(struct msg_diff, commit, C_HEX40),
+};
+
+/* The encoding is at most four bytes a byte (esc.h). */
+static const struct field f_diffed[] = {
+	NUM(struct msg_diffed, req, F_U32, 1, UINT32_MAX),
+	PSTR(struct msg_diffed, patch, C_ESC, 4 * MSG_DIFF_MAX),
+	NUM(struct msg_diffed, bytes, F_U64, 0, SIZE_LIMIT),
+	BOOL(struct msg_diffed, truncated),
+	OSTR(struct msg_diffed, error, C_ESC),
+};
+
 static int	check_resolved(const void *, char *, size_t);
 static int	check_result(const void *, char *, size_t);
 static int	check_verdict(const void *, char *, size_t);
@@ -252,6 +269,9 @@ static const struct msgdesc descs[MSG_KIND_MAX] = {
 	[MSG_PUBLISH] = DESC("PUBLISH", struct msg_publish, f_publish,
 	    check_publish),
 	[MSG_PUBLISHED] = DESC("PUBLISHED", struct msg_published, f_published,
+	    NULL),
+	[MSG_DIFF] = DESC("DIFF", struct msg_diff, f_diff, NULL),
+	[MSG_DIFFED] = DESC("DIFF (answer)", struct msg_diffed, f_diffed,
 	    NULL),
 };
 

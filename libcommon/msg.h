@@ -55,6 +55,8 @@ enum msg_kind {
 	MSG_VERDICT,		/* verifier -> parent */
 	MSG_PUBLISH,		/* parent -> publisher, with the bundle fd */
 	MSG_PUBLISHED,		/* publisher -> parent */
+	MSG_DIFF,		/* parent -> worker, IMSG_DIFF: a result's diff */
+	MSG_DIFFED,		/* worker -> parent, IMSG_DIFF */
 	MSG_KIND_MAX
 };
 
@@ -261,5 +263,29 @@ struct imsgev;
 int	 msg_get(struct imsg *, enum msg_kind, void *, char *, size_t);
 int	 msg_compose(struct imsgev *, uint32_t, enum msg_kind, int,
 	    const void *, char *, size_t);
+
+/*
+ * factoryctl diff: the patch from the baseline to a result's commit,
+ * made by the worker from the objects the bundle was written from.
+ * At most MSG_DIFF_MAX bytes of it are sent, escaped; bytes is the
+ * whole patch's size.
+ */
+#define MSG_DIFF_MAX	(10 * 1024)
+struct msg_diff {
+	uint32_t	 req;
+	char		 id[ATTEMPT_ID_MAX];
+	char		 dir[PATH_MAX];		/* the attempt dir, absolute */
+	char		 baseline[MSG_HEX40];
+	char		 commit[MSG_HEX40];
+};
+
+/* Exactly one of patch and error is set (not empty). */
+struct msg_diffed {
+	uint32_t	 req;
+	char		*patch;			/* escaped */
+	uint64_t	 bytes;
+	int		 truncated;
+	char		 error[MSG_ESC_MAX];	/* escaped */
+};
 
 #endif /* FACTORY_MSG_H */

@@ -155,6 +155,29 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 			{ NULL, NULL }
 		}
 	},
+	[PROC_GATEWAY] = {
+		PROC_GATEWAY, "gateway", "factory-gateway",
+		/*
+		 * stdio: imsg.  recvfd: each attempt's listening socket,
+		 * made by the parent in the attempt's network namespace.
+		 * inet dns: HTTPS to the configured providers and
+		 * upstreams.  rpath: the key and CA files of the config,
+		 * opened again after each reload.  No exec, no writing.
+		 */
+		"stdio inet dns rpath recvfd",
+		"holds model-provider and upstream keys; serves each "
+		"attempt's token on its endpoint, meters its spend",
+		{
+			{ "$gw_keys", "r" },		/* provider keys */
+			{ "$gw_ca", "r" },		/* their CA files */
+			{ "/etc/resolv.conf", "?r" },	/* dns */
+			{ "/etc/hosts", "?r" },
+			{ "/etc/nsswitch.conf", "?r" },
+			{ "/etc/host.conf", "?r" },
+			{ "/etc/gai.conf", "?r" },
+			{ NULL, NULL }
+		}
+	},
 	[PROC_CONTROL] = {
 		PROC_CONTROL, "control", "factoryctl",
 		NULL,

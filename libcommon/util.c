@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -67,4 +68,14 @@ strv_addf(char ***v, size_t *n, const char *fmt, ...)
 	nv[(*n)++] = s;
 	*v = nv;
 	return (0);
+}
+
+/* The wall clock in ms since the epoch, as receipts and stages count. */
+uint64_t
+now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }

@@ -122,6 +122,12 @@ void	pub_git_init(void);
  */
 int	publish_local(const struct publish_req *, struct publish_result *,
 	    char *, size_t);
+/*
+ * Forget the highest pull numbers learnt per pulls directory, as a new
+ * process starts without them: the next publication reads every
+ * record again.  For a child forked after publications (tests).
+ */
+void	publish_local_forget(void);
 /* Shared with the other forges. */
 int	pub_fail(char *, size_t, const char *, ...)
 	    __attribute__((__format__ (printf, 3, 4)));

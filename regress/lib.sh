@@ -139,6 +139,7 @@ users:
   publisher: $(($2 + 4))
   egress: $(($2 + 5))
   image: $(($2 + 6))
+  gateway: $(($2 + 7))
 repositories:
   demo:
     path: $1/demo.git

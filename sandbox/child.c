@@ -396,6 +396,16 @@ sbx_run(struct sbx_plan *pl)
 	    "size=16k,mode=755", 0);
 	if (symlink("/dev/shm", "/run/shm") == -1 && errno != EEXIST)
 		sbx_fail(pl->errfd, "symlink /run/shm:");
+}
+
+/* The hosts file, if any, and /run read-only (after sbx_run). */
+static void
+sbx_run_seal(struct sbx_plan *pl)
+{
+	struct stat	 st;
+
+	if (stat("/run", &st) == -1 || !S_ISDIR(st.st_mode))
+		return;
 	if (pl->spec->hosts != NULL)
 		sbx_hosts_write(pl);
 	if (mount(NULL, "/run", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
@@ -489,8 +499,7 @@ sbx_attach(struct sbx_plan *pl, int fd, const char *path)
  * symlinks), the binds, the tree.
  */
 static void
-sbx_take(struct sbx_plan *pl, int *rootfd, char (*link)[PATH_MAX],
-    int *bindfd, int *treefd)
+sbx_take_root(struct sbx_plan *pl, int *rootfd, char (*link)[PATH_MAX])
 {
 	const uint64_t	 ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 			     MOUNT_ATTR_NODEV;
@@ -513,6 +522,16 @@ sbx_take(struct sbx_plan *pl, int *rootfd, char (*link)[PATH_MAX],
 		} else if (S_ISDIR(st.st_mode))
 			rootfd[i] = sbx_clone(pl, sbx_rootdirs[i], ro, 0);
 	}
+}
+
+/* The attempt's own: the binds and the tree. */
+void
+sbx_take_plan(struct sbx_plan *pl, int *bindfd, int *treefd)
+{
+	const uint64_t	 ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+			     MOUNT_ATTR_NODEV;
+	int		 i;
+
 	for (i = 0; i < pl->nbinds; i++)
 		bindfd[i] = sbx_clone(pl, pl->binds[i], ro |
 		    (pl->bexec[i] ? 0 : MOUNT_ATTR_NOEXEC), 0);
@@ -609,41 +628,21 @@ sbx_mkpoint(struct sbx_plan *pl, const char *path, int dir)
 }
 
 /*
- * The mount view.  What the root takes from the host is cloned first;
- * then an empty root replaces the host's, the system directories go
- * in, a private /tmp, /run, /dev and /proc, the manifest's exec paths,
- * the masks; the tree and the repository's objects last, on top of
- * whatever covers their paths; the root itself goes read-only.
+ * The part of the view that is the same for every attempt on the
+ * host's root: the empty root with the system directories, a private
+ * /tmp, /run (still writable) and /dev.  In the current mount
+ * namespace, which is made private first.
  */
 static void
-sbx_mounts(struct sbx_plan *pl)
+sbx_view_base(struct sbx_plan *pl)
 {
 	struct stat	 devst[sizeof(sbx_devices) / sizeof(sbx_devices[0])];
 	char		 link[SBX_NROOTDIRS][PATH_MAX];
-	int		 rootfd[SBX_NROOTDIRS], bindfd[SANDBOX_MAXBINDS];
-	int		 treefd, imagefd = -1, i;
+	int		 rootfd[SBX_NROOTDIRS], i;
 
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
-		sbx_fail(pl->errfd, "make / private:");
-	/* The image's directory, as it is now, wherever it lives. */
-	if (pl->image[0] != '\0' && (imagefd = open(pl->image, O_PATH |
-	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-		sbx_fail(pl->errfd, "image %s:", pl->image);
-	sbx_take(pl, rootfd, link, bindfd, &treefd);
+	sbx_take_root(pl, rootfd, link);
 	sbx_dev_stat(pl, devst);
-	if (pl->image[0] != '\0') {
-		sbx_imageroot(pl, imagefd);
-		sbx_mkpoint(pl, "/tmp", 1);
-		sbx_mkpoint(pl, "/run", 1);
-		sbx_mkpoint(pl, "/dev", 1);
-		sbx_mkpoint(pl, "/proc", 1);
-		if (pl->spec->hosts != NULL)
-			sbx_mkpoint(pl, "/etc/hosts", 0);
-		/* The tree's own path, made before / goes read-only. */
-		sbx_mkpoint(pl, pl->tree, 1);
-	} else
-		sbx_newroot(pl);
-
+	sbx_newroot(pl);
 	for (i = 0; sbx_rootdirs[i] != NULL; i++) {
 		if (link[i][0] != '\0' && symlink(link[i],
 		    sbx_rootdirs[i]) == -1)
@@ -651,16 +650,35 @@ sbx_mounts(struct sbx_plan *pl)
 		if (rootfd[i] != -1)
 			sbx_attach(pl, rootfd[i], sbx_rootdirs[i]);
 	}
-	if (pl->image[0] == '\0' && (mkdir("/tmp", 0755) == -1 ||
-	    mkdir("/run", 0755) == -1 || mkdir("/dev", 0755) == -1 ||
-	    mkdir("/proc", 0555) == -1))
+	if (mkdir("/tmp", 0755) == -1 || mkdir("/run", 0755) == -1 ||
+	    mkdir("/dev", 0755) == -1 || mkdir("/proc", 0555) == -1)
 		sbx_fail(pl->errfd, "mkdir in the new root:");
 	sbx_cover(pl, "/tmp", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    SBX_TMPSIZE ",mode=1777", 0);
 	sbx_run(pl);
+	sbx_dev(pl, devst);
+}
+
+/*
+ * The part of the view that is the attempt's: the hosts file and /run
+ * read-only, /proc of its pid namespace, the manifest's exec paths,
+ * the masks; the tree and the repository's objects last, on top of
+ * whatever covers their paths; the root itself read-only.  bindfd and
+ * treefd were taken from the host's mounts (sbx_take_plan).
+ */
+static void
+sbx_view_finish(struct sbx_plan *pl, int *bindfd, int treefd)
+{
+	const char	*rel;
+	int		 i;
+
+	/* The way to a tree below /run, made before it is read-only. */
+	if ((rel = sbx_below(pl->tree, "/run")) != NULL &&
+	    sbx_mkdirs("/run", rel) == -1)
+		sbx_fail(pl->errfd, "mkdir %s below /run:", rel);
+	sbx_run_seal(pl);
 	if (pl->spec->hosts != NULL)
 		sbx_hosts_bind(pl);
-	sbx_dev(pl, devst);
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    "hidepid=invisible") == -1)
 		sbx_fail(pl->errfd, "mount /proc:");
@@ -680,6 +698,74 @@ sbx_mounts(struct sbx_plan *pl)
 		sbx_fail(pl->errfd, "remount / read-only:");
 	/* Masks inside the tree (.git/hooks, say) go over the tree. */
 	sbx_hide(pl, 1);
+}
+
+/*
+ * The host-root part of the view built ahead, by a launcher of the
+ * pool before its plan (launcher.c), in the mount namespace it has
+ * just made: no attempt's path is in it yet.
+ */
+void
+sbx_view_prepare(int errfd)
+{
+	struct sbx_plan	 pl;
+
+	memset(&pl, 0, sizeof(pl));	/* no tree, no image */
+	pl.errfd = errfd;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
+		sbx_fail(errfd, "make / private:");
+	sbx_view_base(&pl);
+}
+
+/*
+ * The mount view, whole.  What the root takes from the host is cloned
+ * first; then an empty root replaces the host's, the system
+ * directories go in, a private /tmp, /run, /dev and /proc, and the
+ * attempt's part (sbx_view_finish).  With pl->prepared, the first part
+ * is there already and the binds and the tree were taken.
+ */
+static void
+sbx_mounts(struct sbx_plan *pl)
+{
+	int		 bindfd[SANDBOX_MAXBINDS], treefd, imagefd = -1;
+
+	if (pl->prepared) {
+		sbx_view_finish(pl, pl->bindfd, pl->treefd);
+		return;
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
+		sbx_fail(pl->errfd, "make / private:");
+	if (pl->image[0] == '\0') {
+		sbx_take_plan(pl, bindfd, &treefd);
+		sbx_view_base(pl);
+		sbx_view_finish(pl, bindfd, treefd);
+		return;
+	}
+	/* The image's directory, as it is now, wherever it lives. */
+	if ((imagefd = open(pl->image, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		sbx_fail(pl->errfd, "image %s:", pl->image);
+	sbx_take_plan(pl, bindfd, &treefd);
+	{
+		struct stat	 devst[sizeof(sbx_devices) /
+				     sizeof(sbx_devices[0])];
+
+		sbx_dev_stat(pl, devst);
+		sbx_imageroot(pl, imagefd);
+		sbx_mkpoint(pl, "/tmp", 1);
+		sbx_mkpoint(pl, "/run", 1);
+		sbx_mkpoint(pl, "/dev", 1);
+		sbx_mkpoint(pl, "/proc", 1);
+		if (pl->spec->hosts != NULL)
+			sbx_mkpoint(pl, "/etc/hosts", 0);
+		/* The tree's own path, made before / goes read-only. */
+		sbx_mkpoint(pl, pl->tree, 1);
+		sbx_cover(pl, "/tmp", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		    SBX_TMPSIZE ",mode=1777", 0);
+		sbx_run(pl);
+		sbx_dev(pl, devst);
+	}
+	sbx_view_finish(pl, bindfd, treefd);
 }
 
 static void

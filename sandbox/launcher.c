@@ -194,45 +194,55 @@ read_plan(int *fdp, int maxfd, int *nfdp)
 }
 
 /*
- * A launcher of the pool was started as "factory-sandbox ready" and a
- * third argument of SBX_TITLE_ROOM spaces: once it serves an attempt,
- * its title says which, as a fresh one's does.  The title is written
- * over the arguments (contiguous, as the kernel lays them out), and
- * their last byte is left non-NUL: the kernel then shows everything up
- * to the first NUL as the command line, as for setproctitle(3).
+ * A launcher of the pool was started as "factory-sandbox ready" (or
+ * "zygote") and a third argument of SBX_TITLE_ROOM spaces: once it
+ * serves an attempt, its title says which, as a fresh one's does.  The
+ * title is written over the arguments (contiguous, as the kernel lays
+ * them out), and their last byte is left non-NUL: the kernel then
+ * shows everything up to the first NUL as the command line, as for
+ * setproctitle(3).  Where the arguments are is taken once, before the
+ * first title (title_init), since a title moves them.
  */
-static void
-set_title(int errfd, char *argv[], const char *id)
-{
-	char	*base = argv[0], *end = argv[2] + strlen(argv[2]) + 1;
-	int	 n;
+static char	*title_base, *title_end;
 
+static void
+title_init(int errfd, char *argv[])
+{
 	if (argv[1] != argv[0] + strlen(argv[0]) + 1 ||
 	    argv[2] != argv[1] + strlen(argv[1]) + 1)
 		sbx_fail(errfd, "title: arguments not contiguous");
-	memset(base, 0, end - base);
-	n = snprintf(base, end - base - 1, "factory-sandbox attempt %s", id);
-	if (n < 0 || n >= end - base - 1)
+	title_base = argv[0];
+	title_end = argv[2] + strlen(argv[2]) + 1;
+}
+
+static void
+set_title(int errfd, const char *what, const char *id)
+{
+	int	 n;
+
+	memset(title_base, 0, title_end - title_base);
+	n = snprintf(title_base, title_end - title_base - 1,
+	    "factory-sandbox %s%s%s", what, id[0] != '\0' ? " " : "", id);
+	if (n < 0 || n >= title_end - title_base - 1)
 		sbx_fail(errfd, "title: no room for id %s", id);
-	end[-1] = ' ';
+	title_end[-1] = ' ';
 }
 
 /*
  * The ready mode's pid 1, cloned when the plan came: out of the
  * launcher that waited (CLONE_PARENT: a child of factoryd, as a fresh
- * launcher is), in a new pid and mount namespace, and, with a cgroup2
- * directory from the parent, born in it (CLONE_INTO_CGROUP).  The
- * mount namespace is copied now, not ahead: the attempt's tree (its
- * disk, its overlay) was mounted after the launcher started, and a
- * copy made then would not hold it.  -1 if not cloned.
+ * launcher is), in a new pid namespace (and, with newns, a copy of the
+ * host's mount namespace: an image's view is built whole), and, with a
+ * cgroup2 directory from the parent, born in it (CLONE_INTO_CGROUP).
+ * -1 if not cloned.
  */
 static pid_t
-ready_clone(int cgfd)
+ready_clone(int cgfd, int newns)
 {
 	struct clone_args	 ca;
 
 	memset(&ca, 0, sizeof(ca));
-	ca.flags = CLONE_PARENT | CLONE_NEWPID | CLONE_NEWNS |
+	ca.flags = CLONE_PARENT | CLONE_NEWPID | (newns ? CLONE_NEWNS : 0) |
 	    (cgfd != -1 ? CLONE_INTO_CGROUP : 0);
 	/* With CLONE_PARENT, this one's (SIGCHLD): none may be given. */
 	ca.exit_signal = 0;
@@ -256,10 +266,35 @@ ready_cgfd(const int *fds, int n)
 }
 
 /*
+ * The attempt's part of the host's mounts, taken in the host's mount
+ * namespace as it is now (the tree may have been mounted after this
+ * launcher started): the binds and the tree, as detached mounts for
+ * pid 1 to attach over the view built ahead (pl->prepared).  With an
+ * image the view is built whole, by pid 1, from the host's mounts:
+ * this process goes back to them, and the view built ahead goes.
+ */
+static void
+ready_take(struct sbx_plan *pl, int hostns, int prepns)
+{
+	static int	 bindfd[SANDBOX_MAXBINDS];
+
+	if (setns(hostns, CLONE_NEWNS) == -1)
+		sbx_fail(SBX_FD_ERR, "ready: back to the host's mounts:");
+	if (pl->image[0] != '\0')
+		return;
+	sbx_take_plan(pl, bindfd, &pl->treefd);
+	pl->bindfd = bindfd;
+	if (setns(prepns, CLONE_NEWNS) == -1)
+		sbx_fail(SBX_FD_ERR, "ready: into the view built ahead:");
+	pl->prepared = 1;
+}
+
+/*
  * The ready mode: started by the parent ahead of any attempt, with
  * its socket and error pipe only.  It makes the namespaces it can
- * ahead (uts, network, IPC: fresh, and nothing but this process has
- * been in them), says "R" on the socket, and waits.  The plan then
+ * ahead (uts, network, IPC, mount: fresh, and nothing but this
+ * process has been in them), builds the host-root part of the view in
+ * the mount one (sbx_view_prepare), says "R" on the socket, and waits.  The plan then
  * comes with the agent's log and, where the attempt has one, its
  * cgroup2 directory.  It clones pid 1 (ready_clone), which tells the
  * parent who it is ("P" and a pidfd of itself) and from there on is
@@ -269,13 +304,13 @@ ready_cgfd(const int *fds, int n)
  * launcher never sees a second plan.
  */
 static __dead void
-ready_main(char *argv[])
+ready_main(void)
 {
 	struct sbx_plan		*pl;
 	struct sandbox_spec	*spec;
 	sigset_t		 set;
 	pid_t			 pid;
-	int			 fds[2], nfd, cgfd, self;
+	int			 fds[2], nfd, cgfd, self, hostns, prepns;
 
 	check_fds(SBX_FD_SOCK, SBX_FD_ERR);
 	/* Nothing but the socket and the pipe, whatever was inherited. */
@@ -289,18 +324,32 @@ ready_main(char *argv[])
 	sigemptyset(&set);
 	if (sigprocmask(SIG_SETMASK, &set, NULL) == -1)
 		sbx_fail(SBX_FD_ERR, "sigprocmask:");
-	if (unshare(CLONE_NEWUTS | CLONE_NEWNET | CLONE_NEWIPC) == -1)
+	/* The host's mounts, to take the attempt's tree from later. */
+	if ((hostns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) == -1)
+		sbx_fail(SBX_FD_ERR, "ready: the host's mount namespace:");
+	if (unshare(CLONE_NEWUTS | CLONE_NEWNET | CLONE_NEWIPC |
+	    CLONE_NEWNS) == -1)
 		sbx_fail(SBX_FD_ERR, "ready: namespaces:");
+	/* Before the view has no /proc. */
+	if ((prepns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) == -1)
+		sbx_fail(SBX_FD_ERR, "ready: its mount namespace:");
+	sbx_view_prepare(SBX_FD_ERR);
 	sbx_exec_resolve();
 	if (sbx_sendtag(SBX_FD_SOCK, 'R', NULL, 0) == -1)
 		_exit(127);	/* the parent is gone */
 	pl = read_plan(fds, 2, &nfd);
 	spec = (struct sandbox_spec *)pl->spec;
 	cgfd = ready_cgfd(fds, nfd);
-	if ((pid = ready_clone(cgfd)) == -1)
+	pl->sock = SBX_FD_SOCK;
+	pl->errfd = SBX_FD_ERR;
+	ready_take(pl, hostns, prepns);
+	if ((pid = ready_clone(cgfd, !pl->prepared)) == -1)
 		sbx_fail(SBX_FD_ERR, "clone pid 1:");
 	if (pid > 0)
 		_exit(0);
+	/* Pid 1 enters or holds no mount namespace but its own. */
+	close(hostns);
+	close(prepns);
 	if (cgfd != -1)
 		close(cgfd);
 	/* Who pid 1 is, before anything else on the socket. */
@@ -315,13 +364,94 @@ ready_main(char *argv[])
 			sbx_fail(SBX_FD_ERR, "the log fd:");
 		close(fds[0]);
 	}
-	set_title(SBX_FD_ERR, argv, spec->id);
+	set_title(SBX_FD_ERR, "attempt", spec->id);
 	pl->sock = SBX_FD_SOCK;
 	pl->errfd = SBX_FD_ERR;
 	spec->logfd = SBX_FD_LOG;
 	/* In its own namespaces already: nothing to enter. */
 	pl->netfd = pl->ipcfd = -1;
 	sbx_pid1(pl);
+}
+
+/*
+ * The zygote: started once by the parent, as "factory-sandbox zygote"
+ * with the room for a title, its socket and error pipe only.  Each
+ * message it reads is "F" with two descriptors, the socket and error
+ * pipe of a launcher of the pool, nothing else; for each it clones
+ * that launcher (CLONE_PARENT: a child of the parent, as an exec'd one
+ * is; CLONE_PIDFD) and answers "Z" with a pidfd of it.  The launcher
+ * is a copy of the zygote, which has read nothing but such messages
+ * and made no namespace: what an exec'd one is, without the execve
+ * and the C library's start-up (the most of it, on a virtual machine,
+ * where every cpuid instruction traps).  Anything else on its socket
+ * and it exits, naming it on its error pipe; EOF and it exits.
+ */
+static void
+zygote_fork(int *fds)
+{
+	struct clone_args	 ca;
+	int			 pidfd = -1, hi[2], i;
+	pid_t			 pid;
+
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_PARENT | CLONE_PIDFD;
+	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	/* With CLONE_PARENT, this one's (SIGCHLD): none may be given. */
+	ca.exit_signal = 0;
+	if ((pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca))) == -1)
+		sbx_fail(SBX_FD_ERR, "zygote: clone:");
+	if (pid == 0) {
+		/* Its own socket and pipe at 3 and 4, over the zygote's. */
+		for (i = 0; i < 2; i++)
+			if ((hi[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64)) == -1)
+				_exit(127);
+		for (i = 0; i < 2; i++)
+			if (dup3(hi[i], SBX_FD_SOCK + i, O_CLOEXEC) == -1)
+				_exit(127);
+		syscall(SYS_close_range, SBX_FD_ERR + 1, ~0U, 0);
+		set_title(SBX_FD_ERR, "ready", "");
+		ready_main();
+	}
+	if (sbx_sendtag(SBX_FD_SOCK, 'Z', &pidfd, 1) == -1)
+		_exit(127);	/* the parent is gone */
+	close(pidfd);
+}
+
+static __dead void
+zygote_main(void)
+{
+	struct stat	 st;
+	char		 tag;
+	int		 fds[3], n, type;
+	socklen_t	 len;
+
+	check_fds(SBX_FD_SOCK, SBX_FD_ERR);
+	syscall(SYS_close_range, SBX_FD_ERR + 1, ~0U, 0);
+	(void)fcntl(SBX_FD_SOCK, F_SETFD, FD_CLOEXEC);
+	(void)fcntl(SBX_FD_ERR, F_SETFD, FD_CLOEXEC);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
+		sbx_fail(SBX_FD_ERR, "pdeathsig:");
+	/* Once for every launcher it makes: they inherit the list. */
+	sbx_exec_resolve();
+	for (;;) {
+		tag = 0;
+		if ((n = sbx_recvtag(SBX_FD_SOCK, 0, &tag, fds, 3)) == -1)
+			_exit(0);	/* EOF: the parent is gone */
+		if (tag != 'F' || n != 2)
+			sbx_fail(SBX_FD_ERR, "zygote: message '%c' with %d "
+			    "descriptors, not 'F' with 2", tag, n);
+		len = sizeof(type);
+		if (fstat(fds[0], &st) == -1 || !S_ISSOCK(st.st_mode) ||
+		    getsockopt(fds[0], SOL_SOCKET, SO_TYPE, &type, &len) ==
+		    -1 || type != SOCK_SEQPACKET)
+			sbx_fail(SBX_FD_ERR, "zygote: fd 1 is not a seqpacket "
+			    "socket");
+		if (fstat(fds[1], &st) == -1 || !S_ISFIFO(st.st_mode))
+			sbx_fail(SBX_FD_ERR, "zygote: fd 2 is not a pipe");
+		zygote_fork(fds);
+		close(fds[0]);
+		close(fds[1]);
+	}
 }
 
 int
@@ -338,10 +468,15 @@ main(int argc, char *argv[])
 	 * pool serves one, or "factory-sandbox enter ID" for an
 	 * operator's shell.
 	 */
-	if (argc == 3 && strcmp(argv[1], "ready") == 0 &&
+	if (argc == 3 && (strcmp(argv[1], "ready") == 0 ||
+	    strcmp(argv[1], "zygote") == 0) &&
 	    strlen(argv[2]) == SBX_TITLE_ROOM &&
-	    strspn(argv[2], " ") == SBX_TITLE_ROOM)
-		ready_main(argv);
+	    strspn(argv[2], " ") == SBX_TITLE_ROOM) {
+		title_init(SBX_FD_ERR, argv);
+		if (strcmp(argv[1], "zygote") == 0)
+			zygote_main();
+		ready_main();
+	}
 	if (argc != 3 || (strcmp(argv[1], "attempt") != 0 &&
 	    strcmp(argv[1], "enter") != 0))
 		errx(1, "usage: factory-sandbox attempt | enter id (started "

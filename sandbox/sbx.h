@@ -71,6 +71,14 @@ struct sbx_plan {
 	int		  ipcfd;
 	int		  sock;			/* pid 1's end: 'S' status */
 	int		  errfd;		/* close-on-exec: setup errors */
+	/*
+	 * Not on the wire.  A launcher of the pool built the host-root
+	 * part of the view ahead (sbx_view_prepare) and took the binds
+	 * and the tree from the host's mounts (sbx_take_plan).
+	 */
+	int		  prepared;
+	int		 *bindfd;		/* nbinds detached mounts */
+	int		  treefd;
 };
 
 /* What the waiter of factoryctl shell needs. */
@@ -100,6 +108,8 @@ int		sbx_ports(const struct sandbox_spec *, uint16_t *);
 int		sbx_sendtag(int, char, const int *, int);
 int		sbx_recvtag(int, int, char *, int *, int);
 __dead void	sbx_pid1(struct sbx_plan *);
+void		sbx_view_prepare(int);
+void		sbx_take_plan(struct sbx_plan *, int *, int *);
 
 /* plan.c */
 /* The plan and the denylist as bytes; NULL and errno ENOMEM or E2BIG. */

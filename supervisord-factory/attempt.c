@@ -48,6 +48,8 @@ static void	attempt_start_agent(struct attempt *);
 static void	attempt_new_lease(struct attempt *, const char *);
 static void	attempt_verify(struct attempt *);
 static void	attempt_publish(struct attempt *);
+static int	attempt_transition(struct attempt *, const char *, json_t *,
+		    json_t *);
 static void	attempt_teardown(struct attempt *);
 static void	attempt_fail(struct attempt *, const char *, const char *,
 		    ...) __attribute__((__format__ (printf, 3, 4)));
@@ -57,15 +59,6 @@ static void	attempt_after_exit(struct attempt *);
 
 static uint32_t	 next_day_seq;
 static char	 next_day[9];
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
 
 int
 attempt_terminal(const struct attempt *a)
@@ -195,17 +188,17 @@ attempt_fail(struct attempt *a, const char *kind, const char *fmt, ...)
  * attempt goes on from there.  Only the records that end an attempt,
  * and the agent's exit, are kept as they were: for any other, the
  * attempt fails with a reason once the journal takes records again.
- * Records the caller answers for (submitted, approved) or that only
- * inform (reaped, shell) are not kept.
+ * Records the caller answers for (submitted, approved, selected) or
+ * that only inform (reaped, shell) are not kept.
  */
 #define STALL_RETRY_SEC	1
 
 static const char *const stall_kept[] = {
 	"failed", "cancelled", "rejected", "published", "teardown",
-	"terminated", "exited", "verdict", NULL
+	"terminated", "exited", "verdict", "selectable", NULL
 };
 static const char *const stall_skipped[] = {
-	"submitted", "approved", "reaped", "shell", NULL
+	"submitted", "approved", "selected", "reaped", "shell", NULL
 };
 
 static int
@@ -252,7 +245,8 @@ static void	attempt_verdict_next(struct attempt *);
 static void
 attempt_stall_next(struct attempt *a, const char *kind)
 {
-	if (strcmp(kind, "terminated") == 0)
+	/* A selectable member waits for the selection: nothing follows. */
+	if (strcmp(kind, "terminated") == 0 || strcmp(kind, "selectable") == 0)
 		return;
 	if (strcmp(kind, "exited") == 0)
 		attempt_after_exit(a);
@@ -358,9 +352,15 @@ attempt_recover(void)
 			a->reverify = 1;
 			break;
 		case AS_VERIFIED:
-			if (a->m->approval == APPROVAL_AUTO || a->approved)
+			if (a->cohort[0] != '\0')
+				cohort_member_verified(a);
+			else if (a->m->approval == APPROVAL_AUTO ||
+			    a->approved)
 				attempt_publish(a);
 			break;
+		case AS_SELECTABLE:
+		case AS_SELECTED:
+			break;		/* cohort_recover() goes on */
 		case AS_RESULT_READY:
 		case AS_PUBLISHING:
 			break;		/* attempt_schedule() goes on */
@@ -369,6 +369,7 @@ attempt_recover(void)
 			break;
 		}
 	}
+	cohort_recover();
 }
 
 int
@@ -377,10 +378,12 @@ attempt_init(char *err, size_t errlen)
 	char		 path[PATH_MAX];
 	const char	*sub[] = { "attempts", "verify", "logs", "publish",
 	    "pristine" };
-	struct lifecycle_replay replay = { &env->attempts, env->conf->statedir };
+	struct lifecycle_replay replay = { &env->attempts, env->conf->statedir,
+	    &env->cohorts };
 	size_t		 i;
 
 	TAILQ_INIT(&env->attempts);
+	TAILQ_INIT(&env->cohorts);
 	for (i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", env->conf->statedir,
 		    sub[i]);
@@ -398,6 +401,8 @@ attempt_init(char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return (-1);
 	}
+	if (setup_init(err, errlen) == -1)
+		return (-1);
 	/* The publisher's caches (forge github): its own. */
 	snprintf(path, sizeof(path), "%s/publish", env->conf->statedir);
 	if (fs_mkdir_owned(path, 0700, env->conf->users[PROC_PUBLISHER].uid,
@@ -449,18 +454,45 @@ attempt_newid(char *buf, size_t len)
  * no attempt (pending_drop), one that leaves after cancels nothing.
  */
 struct pending {
+	TAILQ_ENTRY(pending)	 entry;		/* in resolving */
+	struct msg_resolve	 rq;		/* what the worker is asked */
+	int			 sent;		/* times handed to a worker */
+	pid_t			 to;		/* the worker it went to last */
 	uid_t			 uid;
 	char			*raw;
 	size_t			 len;
 	struct manifest		*m;
 	char			 image[IMAGE_HEXLEN + 1];	/* "": host */
 	char			 toolchain[SHA256_HEX_LEN + 1];	/* "": none */
+	int			 cohort_n;	/* submit -n, or cohort: size */
 };
+
+/*
+ * Submissions whose baseline is with the worker, or waiting for one: a
+ * worker restarted by a reload (or after a crash) gets them again when
+ * it says hello, so a submission during a reload waits instead of
+ * failing.  Bounded by the control wait's own deadline and by
+ * PENDING_MAX; resolving is read-only, so asking twice is harmless,
+ * but a baseline on which a worker died twice is refused.
+ */
+#define PENDING_MAX	256
+#define PENDING_SENDS	2
+static TAILQ_HEAD(, pending)	 resolving =
+    TAILQ_HEAD_INITIALIZER(resolving);
+static size_t			 nresolving;
+
+static int	pending_send(struct pending *);
+static void	pending_lost(void);
 
 static void
 pending_drop(void *arg)
 {
 	struct pending	*p = arg;
+
+	if (p->rq.req != 0) {
+		TAILQ_REMOVE(&resolving, p, entry);
+		nresolving--;
+	}
 
 	free(p->raw);
 	if (p->m != NULL)
@@ -520,21 +552,76 @@ attempt_environment(const char *name, const struct conf_repo *repo,
 	return (0);
 }
 
+static void	submit_common(struct ctl_conn *, struct ibuf *, int);
+
 void
 attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 {
-	struct ibuf		 ib;
+	struct ibuf	 ib;
+
+	if (imsg_get_ibuf(imsg, &ib) == -1) {
+		control_fail(c, "submit: empty manifest");
+		return;
+	}
+	submit_common(c, &ib, 0);
+}
+
+/* submit -n N: a cohort of N members (factoryctl(8)). */
+void
+attempt_submit_n(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct ibuf	 ib;
+	uint32_t	 n;
+
+	if (imsg_get_ibuf(imsg, &ib) == -1 || ibuf_get_n32(&ib, &n) == -1) {
+		control_fail(c, "submit: bad cohort request");
+		return;
+	}
+	if (n < 2 || n > (uint32_t)env->conf->max_cohort) {
+		control_fail(c, "submit: -n %u: a cohort has 2 to %d members "
+		    "(max-cohort)", n, env->conf->max_cohort);
+		return;
+	}
+	submit_common(c, &ib, (int)n);
+}
+
+/*
+ * The cohort's size, from -n or the manifest's cohort: (both: they
+ * must agree), within max-cohort.  -1 and why in err.
+ */
+static int
+submit_cohort_size(const char *name, const struct manifest *m, int n,
+    char *err, size_t errlen)
+{
+	if (n > 0 && m->cohort_size > 0 && n != m->cohort_size) {
+		snprintf(err, errlen, "%s: cohort: size %d, but -n %d", name,
+		    m->cohort_size, n);
+		return (-1);
+	}
+	if (n == 0)
+		n = m->cohort_size;
+	if (n > env->conf->max_cohort) {
+		snprintf(err, errlen, "%s: cohort: size %d is more than the "
+		    "max-cohort of %d: not accepted", name, n,
+		    env->conf->max_cohort);
+		return (-1);
+	}
+	return (n);
+}
+
+static void
+submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
+{
+	struct ibuf		 ib = *ibp;
 	struct statvfs		 vfs;
 	struct pending		*p;
 	struct conf_repo	*repo;
 	struct manifest		*m;
-	struct msg_resolve	 rq;
 	char			 name[PATH_MAX], err[CONF_ERRLEN];
 	char			 sz1[32], sz2[32];
 	size_t			 len;
 
-	if (imsg_get_ibuf(imsg, &ib) == -1 ||
-	    ibuf_get_string(&ib, name, sizeof(name)) == -1 ||
+	if (ibuf_get_string(&ib, name, sizeof(name)) == -1 ||
 	    (len = ibuf_size(&ib)) == 0) {
 		control_fail(c, "submit: empty manifest");
 		return;
@@ -542,6 +629,12 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 	if (manifest_parse(name, ibuf_data(&ib), len, &m, err,
 	    sizeof(err)) == -1) {
 		control_fail(c, "%s", err);
+		return;
+	}
+	if ((cohort_n = submit_cohort_size(name, m, cohort_n, err,
+	    sizeof(err))) == -1) {
+		control_fail(c, "%s", err);
+		manifest_free(m);
 		return;
 	}
 	if ((repo = conf_repo(env->conf, m->repository)) == NULL) {
@@ -593,20 +686,56 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 		pending_drop(p);
 		return;
 	}
-	p->uid = c->uid;
-	memset(&rq, 0, sizeof(rq));
-	rq.req = control_wait(c, CTL_WAIT_SUBMIT, p, pending_drop);
-	strlcpy(rq.repo, repo->path, sizeof(rq.repo));
-	strlcpy(rq.ref, m->baseline, sizeof(rq.ref));
-	if (proc_compose_msg(PROC_WORKER, IMSG_RESOLVE, MSG_RESOLVE, -1, &rq,
-	    err, sizeof(err)) == -1) {
-		control_wait_take(rq.req, CTL_WAIT_SUBMIT, NULL);
-		if (errno == EAGAIN)
-			control_fail(c, "worker not running, try again");
-		else
-			control_fail(c, "%s", err);
+	if (gateway_admit(name, repo, m, err, sizeof(err)) == -1) {
+		control_fail(c, "%s", err);
 		pending_drop(p);
+		return;
 	}
+	p->uid = c->uid;
+	p->cohort_n = cohort_n;
+	if (nresolving >= PENDING_MAX) {
+		control_fail(c, "%zu submissions are waiting for the worker: "
+		    "not accepted, try again", nresolving);
+		pending_drop(p);
+		return;
+	}
+	strlcpy(p->rq.repo, repo->path, sizeof(p->rq.repo));
+	strlcpy(p->rq.ref, m->baseline, sizeof(p->rq.ref));
+	p->rq.req = control_wait(c, CTL_WAIT_SUBMIT, p, pending_drop);
+	TAILQ_INSERT_TAIL(&resolving, p, entry);
+	nresolving++;
+	pending_send(p);
+}
+
+/*
+ * To the worker; not running (restarting after a reload or a crash):
+ * it stays in resolving, and worker_ready() sends it.  -1 only if it
+ * was refused and answered.
+ */
+static int
+pending_send(struct pending *p)
+{
+	struct ctl_conn	*c;
+	char		 err[CONF_ERRLEN];
+
+	struct child	*w;
+
+	if (proc_compose_msg(PROC_WORKER, IMSG_RESOLVE, MSG_RESOLVE, -1,
+	    &p->rq, err, sizeof(err)) == 0) {
+		w = proc_find(PROC_WORKER, 0);
+		p->to = w != NULL ? w->pid : 0;
+		p->sent++;
+		return (0);
+	}
+	if (errno == EAGAIN && !env->shutting_down) {
+		log_debug("submission %u waits for the worker", p->rq.req);
+		return (0);
+	}
+	if ((c = control_wait_take(p->rq.req, CTL_WAIT_SUBMIT, NULL)) != NULL)
+		control_fail(c, "%s", errno == EAGAIN ?
+		    "worker not running: factoryd is shutting down" : err);
+	pending_drop(p);
+	return (-1);
 }
 
 /*
@@ -638,16 +767,107 @@ env_facts(const char *image, const char *toolchain, const char *ref)
 	return (o);
 }
 
+/*
+ * One attempt journaled: its frozen manifest (raw, copied) as m parsed
+ * it (m is taken), its baseline, and for a cohort's member the cohort
+ * and its variant.  NULL if the journal refused it: nothing exists.
+ */
+static struct attempt *
+attempt_member(const struct pending *p, struct manifest *m, const char *oid,
+    const char *cohort, int variant)
+{
+	struct attempt	*a;
+	char		 id[ATTEMPT_ID_MAX], hex[SHA256_HEX_LEN + 1];
+	json_t		*facts, *extra;
+
+	attempt_newid(id, sizeof(id));
+	a = lifecycle_new(&env->attempts, env->conf->statedir, id);
+	if ((a->manifest_raw = strdup(p->raw)) == NULL)
+		fatal(NULL);
+	a->manifest_len = p->len;
+	a->m = m;
+	sha256_hex(a->manifest_raw, a->manifest_len, hex);
+	facts = json_pack("{s:s, s:s, s:s, s:s, s:i}",
+	    "manifest_digest", "", "repository", a->m->repository,
+	    "baseline", oid, "requested", a->m->baseline,
+	    "submitter", (int)p->uid);
+	snprintf(a->digest, sizeof(a->digest), "sha256:%s", hex);
+	json_object_set_new(facts, "manifest_digest", json_string(a->digest));
+	json_object_set_new(facts, "environment", env_facts(p->image,
+	    p->toolchain, a->m->image));
+	if (cohort != NULL) {
+		json_object_set_new(facts, "cohort", json_string(cohort));
+		json_object_set_new(facts, "variant", json_integer(variant));
+	}
+	extra = json_pack("{s:s}", "manifest", a->manifest_raw);
+	if (attempt_transition(a, "submitted", facts, extra) == -1) {
+		json_decref(extra);
+		TAILQ_REMOVE(&env->attempts, a, entry);
+		free(a->manifest_raw);
+		manifest_free(a->m);
+		free(a);
+		return (NULL);
+	}
+	json_decref(extra);
+	log_info("%s: submitted by uid %u: %s at %s, manifest %s%s%s", a->id,
+	    (unsigned)p->uid, a->m->repository, a->baseline, a->digest,
+	    cohort != NULL ? ", cohort " : "", cohort != NULL ? cohort : "");
+	return (a);
+}
+
+/*
+ * A cohort: its record first, then each member, variant by variant,
+ * each parsed from the same frozen bytes.  The answer lists them all.
+ */
+static void
+attempt_resolved_cohort(struct ctl_conn *c, struct pending *p,
+    const char *oid)
+{
+	struct cohort	 co;
+	struct attempt	*a;
+	struct manifest	*m;
+	json_t		*ids;
+	char		 err[CONF_ERRLEN], hex[SHA256_HEX_LEN + 1];
+	int		 i;
+
+	memset(&co, 0, sizeof(co));
+	cohort_newid(co.id, sizeof(co.id));
+	co.size = p->cohort_n;
+	co.submitter = p->uid;
+	sha256_hex(p->raw, p->len, hex);
+	snprintf(co.digest, sizeof(co.digest), "sha256:%s", hex);
+	strlcpy(co.repo, p->m->repository, sizeof(co.repo));
+	if (cohort_journal(&co, err, sizeof(err)) == -1) {
+		control_fail(c, "%s", err);
+		return;
+	}
+	if ((ids = json_array()) == NULL)
+		fatal(NULL);
+	for (i = 0; i < co.size; i++) {
+		if (manifest_parse_member(co.id, p->raw, p->len, i, &m, err,
+		    sizeof(err)) == -1)
+			fatalx("%s: member %d: checked at submission: %s",
+			    co.id, i, err);
+		if ((a = attempt_member(p, m, oid, co.id, i)) == NULL)
+			break;
+		json_array_append_new(ids, json_string(a->id));
+	}
+	if (i < co.size)
+		log_warnx("%s: journal refused member %d of %d: the cohort "
+		    "has %d", co.id, i + 1, co.size, i);
+	control_send_obj(c, json_pack("{s:s, s:o, s:s, s:s}", "cohort",
+	    co.id, "members", ids, "baseline", oid, "manifest_digest",
+	    co.digest));
+	attempt_schedule();
+}
+
 static void
 attempt_resolved(const struct msg_resolved *o)
 {
 	struct pending	*p;
 	struct ctl_conn	*c;
 	struct attempt	*a;
-	const char	*oid = o->oid;
-	char		 id[ATTEMPT_ID_MAX], hex[SHA256_HEX_LEN + 1];
 	uint32_t	 req = o->req;
-	json_t		*facts, *extra;
 	void		*arg;
 
 	if ((c = control_wait_take(req, CTL_WAIT_SUBMIT, &arg)) == NULL) {
@@ -661,40 +881,24 @@ attempt_resolved(const struct msg_resolved *o)
 		return;
 	}
 	p = arg;
+	TAILQ_REMOVE(&resolving, p, entry);
+	nresolving--;
+	p->rq.req = 0;		/* out of resolving */
 	if (o->oid[0] == '\0') {
 		control_fail(c, "baseline: %s", o->error);
 		goto done;
 	}
-	attempt_newid(id, sizeof(id));
-	a = lifecycle_new(&env->attempts, env->conf->statedir, id);
-	a->manifest_raw = p->raw;
-	a->manifest_len = p->len;
-	a->m = p->m;
-	p->raw = NULL;
-	p->m = NULL;
-	sha256_hex(a->manifest_raw, a->manifest_len, hex);
-	facts = json_pack("{s:s, s:s, s:s, s:s, s:i}",
-	    "manifest_digest", "", "repository", a->m->repository,
-	    "baseline", oid, "requested", a->m->baseline,
-	    "submitter", (int)p->uid);
-	snprintf(a->digest, sizeof(a->digest), "sha256:%s", hex);
-	json_object_set_new(facts, "manifest_digest", json_string(a->digest));
-	json_object_set_new(facts, "environment", env_facts(p->image,
-	    p->toolchain, a->m->image));
-	extra = json_pack("{s:s}", "manifest", a->manifest_raw);
-	if (attempt_transition(a, "submitted", facts, extra) == -1) {
-		json_decref(extra);
-		TAILQ_REMOVE(&env->attempts, a, entry);
-		control_fail(c, "journal refused the submission "
-		    "(disk full?): not accepted");
-		free(a->manifest_raw);
-		manifest_free(a->m);
-		free(a);
+	if (p->cohort_n > 0) {
+		attempt_resolved_cohort(c, p, o->oid);
 		goto done;
 	}
-	json_decref(extra);
-	log_info("%s: submitted by uid %u: %s at %s, manifest %s", a->id,
-	    (unsigned)p->uid, a->m->repository, a->baseline, a->digest);
+	if ((a = attempt_member(p, p->m, o->oid, NULL, 0)) == NULL) {
+		p->m = NULL;
+		control_fail(c, "journal refused the submission "
+		    "(disk full?): not accepted");
+		goto done;
+	}
+	p->m = NULL;
 	control_send_obj(c, json_pack("{s:s, s:s, s:s}", "id", a->id,
 	    "baseline", a->baseline, "manifest_digest", a->digest));
 	attempt_schedule();
@@ -954,17 +1158,13 @@ attempt_env_check(struct attempt *a, char *err, size_t errlen)
  * again after a restart: a tree already mounted is left as it is.
  */
 static int
-attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
+attempt_pristine(struct attempt *a, char *err, size_t errlen)
 {
 	struct stat	 st;
-	char		 tmp[PATH_MAX], lower[PATH_MAX], path[PATH_MAX];
-	char		 why[256];
-	uint64_t	 t0 = now_ms();
+	char		 tmp[PATH_MAX], why[256];
 
 	if (pristine_path(a->repo, a->baseline, ".", tmp, sizeof(tmp)) ==
-	    -1 || strlcat(tmp, a->id, sizeof(tmp)) >= sizeof(tmp) ||
-	    pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
-	    -1) {
+	    -1 || strlcat(tmp, a->id, sizeof(tmp)) >= sizeof(tmp)) {
 		snprintf(err, errlen, "%s: pristine path too long", a->repo);
 		return (-1);
 	}
@@ -972,6 +1172,34 @@ attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
 	if (lstat(tmp, &st) == 0 && pristine_commit(a, tmp, why,
 	    sizeof(why)) == -1) {
 		snprintf(err, errlen, "pristine %s: %s", tmp, why);
+		return (-1);
+	}
+	return (0);
+}
+
+/* The setup entry's outputs for a's trees, or NULL without a setup. */
+static const char *
+attempt_setup_lower(struct attempt *a, char *buf, size_t len)
+{
+	if (a->m->setup == NULL || a->setup_key[0] == '\0')
+		return (NULL);
+	if (setup_entry_path(a->setup_key, buf, len) == -1)
+		return (NULL);
+	return (buf);
+}
+
+static int
+attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
+{
+	char		 lower[PATH_MAX], path[PATH_MAX], extra[PATH_MAX];
+	char		 why[256];
+	uint64_t	 t0 = now_ms();
+
+	if (attempt_pristine(a, err, errlen) == -1)
+		return (-1);
+	if (pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
+	    -1) {
+		snprintf(err, errlen, "%s: pristine path too long", a->repo);
 		return (-1);
 	}
 	if (disk_overlay_mounted(a->dir, "tree"))
@@ -990,8 +1218,12 @@ attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return (-1);
 	}
-	if (disk_overlay(lower, a->dir, "tree", a->uid, a->uid, err,
-	    errlen) == -1)
+	if (a->m->setup != NULL && a->setup_key[0] == '\0') {
+		snprintf(err, errlen, "setup: no cache entry");
+		return (-1);
+	}
+	if (disk_overlay(lower, attempt_setup_lower(a, extra, sizeof(extra)),
+	    a->dir, "tree", a->uid, a->uid, err, errlen) == -1)
 		return (-1);
 	crashpoint("parent:after-tree");
 	log_debug("%s: tree mounted in %d ms", a->id, (int)(now_ms() - t0));
@@ -1033,11 +1265,18 @@ attempt_mount_checkout(struct attempt *a, uid_t uid, char *err, size_t errlen)
 {
 	uid_t	 vu = env->conf->users[PROC_VERIFIER].uid;
 	gid_t	 vg = env->conf->users[PROC_VERIFIER].gid;
-	char	 lower[PATH_MAX], path[PATH_MAX];
+	char	 lower[PATH_MAX], path[PATH_MAX], extra[PATH_MAX];
 
 	if (pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
 	    -1) {
 		snprintf(err, errlen, "%s: pristine path too long", a->repo);
+		return (-1);
+	}
+	/* The outputs the agent had, by key, checked against the receipts. */
+	if (a->m->setup != NULL && (a->setup_key[0] == '\0' ||
+	    setup_verify(a, err, errlen) == -1)) {
+		if (a->setup_key[0] == '\0')
+			snprintf(err, errlen, "setup: no cache entry recorded");
 		return (-1);
 	}
 	if (uid == vu) {
@@ -1059,8 +1298,8 @@ attempt_mount_checkout(struct attempt *a, uid_t uid, char *err, size_t errlen)
 	if (fs_remove_tree(path) == -1 || fs_mkdir_owned(path, 0700, 0, 0) ==
 	    -1)
 		goto fail;
-	return (disk_overlay(lower, a->vdir, "checkout", uid, uid, err,
-	    errlen));
+	return (disk_overlay(lower, attempt_setup_lower(a, extra,
+	    sizeof(extra)), a->vdir, "checkout", uid, uid, err, errlen));
  fail:
 	snprintf(err, errlen, "%s: %s", path, strerror(errno));
 	return (-1);
@@ -1075,6 +1314,25 @@ attempt_start_agent(struct attempt *a)
 	int		 i;
 
 	snprintf(tree, sizeof(tree), "%s/tree", a->dir);
+	if (a->m->setup != NULL && !a->setup_ready) {
+		if (a->run != NULL)
+			return;		/* setup runs */
+		if (attempt_env_check(a, err, sizeof(err)) == -1) {
+			attempt_fail(a, "failed", "environment: %s", err);
+			return;
+		}
+		if (attempt_pristine(a, err, sizeof(err)) == -1) {
+			attempt_fail(a, "failed", "%s", err);
+			return;
+		}
+		switch (setup_begin(a, err, sizeof(err))) {
+		case -1:
+			attempt_fail(a, "failed", "%s", err);
+			return;
+		case 0:
+			return;		/* attempt_setup_done() goes on */
+		}
+	}
 	if (attempt_mount_tree(a, err, sizeof(err)) == -1) {
 		attempt_fail(a, "failed", "%s", err);
 		return;
@@ -1094,6 +1352,8 @@ attempt_start_agent(struct attempt *a)
 	facts = json_pack("{s:i, s:i, s:o, s:o}", "uid", (int)a->uid, "pid",
 	    (int)a->run->sb.pid, "cgroups", cg, "environment",
 	    env_facts(a->image, a->toolchain, NULL));
+	if (a->m->setup != NULL)
+		json_object_set_new(facts, "setup", setup_facts(a));
 	if (attempt_transition(a, "running", facts, NULL) == -1) {
 		a->run->cancelled = 1;
 		run_kill(a->run);
@@ -1173,6 +1433,18 @@ attempt_part_time(struct attempt *a, enum attempt_part p, uint64_t ms)
 		a->part_ms[p] = (int64_t)ms;
 }
 
+/* The totals of an attempt's model receipts. */
+static json_t *
+spend_json(const struct attempt_spend *sp)
+{
+	return (json_pack("{s:I, s:I, s:I, s:I, s:I}",
+	    "requests", (json_int_t)sp->requests,
+	    "refused", (json_int_t)sp->refused,
+	    "tokens_in", (json_int_t)sp->tokens_in,
+	    "tokens_out", (json_int_t)sp->tokens_out,
+	    "cost_uusd", (json_int_t)sp->cost_uusd));
+}
+
 static void
 attempt_agent_done(struct attempt *a, struct run *r)
 {
@@ -1188,6 +1460,8 @@ attempt_agent_done(struct attempt *a, struct run *r)
 	    (json_int_t)r->logged, "log_truncated", r->logtrunc,
 	    "seccomp_denials", a->denials != NULL ? a->denials : json_array(),
 	    "times", run_times(a, r));
+	if (a->m->model.provider[0] != '\0' || a->m->nupstreams > 0)
+		json_object_set_new(facts, "model", spend_json(&a->spend));
 	run_free(r);
 	/* Measured here, on our side of the mount. */
 	if ((disk = disk_usage(a->dir, a->disk, &full)) != NULL)
@@ -1279,12 +1553,40 @@ attempt_validation_done(struct attempt *a, struct run *r)
 		attempt_fail(a, "failed", "cannot send %s", err);
 }
 
+/* The setup run was reaped: on to the agent, or why not. */
+static void
+attempt_setup_done(struct attempt *a, struct run *r)
+{
+	char	 err[1024];
+	int	 rc;
+
+	a->run = NULL;
+	audit_flush();
+	rc = setup_finish(a, r, err, sizeof(err));
+	if (attempt_terminal(a)) {
+		attempt_teardown(a);
+		return;
+	}
+	if (a->cancel_requested) {
+		attempt_fail(a, "cancelled", "cancelled by uid %u during "
+		    "setup", (unsigned)a->canceller);
+		return;
+	}
+	if (rc == -1) {
+		attempt_fail(a, "failed", "%s", err);
+		return;
+	}
+	attempt_start_agent(a);
+}
+
 void
 attempt_run_done(struct run *r)
 {
 	struct attempt	*a = r->attempt;
 
-	if (r->validation)
+	if (r->setup)
+		attempt_setup_done(a, r);
+	else if (r->validation)
 		attempt_validation_done(a, r);
 	else
 		attempt_agent_done(a, r);
@@ -1442,6 +1744,22 @@ attempt_verify(struct attempt *a)
 	log_info("%s: verifying, verifier pid %d", a->id, (int)v->pid);
 }
 
+/*
+ * A cohort's PUBLISH written out, not only queued, so that a crash
+ * here is one after the publisher had it (the crash point's point).
+ */
+static void
+attempt_publish_sent(void)
+{
+#ifdef FACTORY_TESTBUILD
+	struct child	*c;
+
+	if ((c = proc_find(PROC_PUBLISHER, 0)) != NULL)
+		(void)imsgbuf_write(&c->iev.ibuf);
+	crashpoint("parent:cohort-publish-sent");
+#endif
+}
+
 static void
 attempt_publish(struct attempt *a)
 {
@@ -1453,7 +1771,7 @@ attempt_publish(struct attempt *a)
 
 	if ((repo = attempt_repo(a)) == NULL)
 		return;
-	if (a->state == AS_VERIFIED) {
+	if (a->state == AS_VERIFIED || a->state == AS_SELECTED) {
 		if (repo->forge == FORGE_NONE) {
 			/* Verified is as far as it goes: release it. */
 			log_info("%s: verified; repository %s publishes "
@@ -1496,9 +1814,11 @@ attempt_publish(struct attempt *a)
 	}
 	attest_publish_fill(a, &m, now_ms());
 	if (proc_compose_msg(PROC_PUBLISHER, IMSG_PUBLISH, MSG_PUBLISH, bfd,
-	    &m, err, sizeof(err)) == 0)
+	    &m, err, sizeof(err)) == 0) {
 		a->publish_sent = 1;
-	else if (errno == EAGAIN)
+		if (a->cohort[0] != '\0')
+			attempt_publish_sent();
+	} else if (errno == EAGAIN)
 		log_info("%s: publisher not running; publishing when it is",
 		    a->id);
 	else
@@ -1557,6 +1877,7 @@ attempt_teardown(struct attempt *a)
 {
 	struct timeval	 tv = { 5, 0 };
 	uint64_t	 end;
+	json_t		*stages;
 	int		 left = 0;
 
 	if (a->torn_down)
@@ -1572,6 +1893,8 @@ attempt_teardown(struct attempt *a)
 			proc_kill(a->verifier, "its attempt ended");
 		a->verifier = NULL;
 	}
+	/* Whatever ended it, and after a restart: no grant outlives it. */
+	gateway_revoke(a->id);
 	if (a->state != AS_TEARDOWN &&
 	    attempt_transition(a, "teardown", NULL, NULL) == -1)
 		return;
@@ -1581,6 +1904,8 @@ attempt_teardown(struct attempt *a)
 		left++;
 	/* A cold checkout this attempt did not finish goes too. */
 	pristine_drop_tmp(a);
+	if (setup_teardown(a) == -1)
+		left++;
 	/* The disks by their journaled paths, then what was under them. */
 	if (disk_unmount(a->dir) == -1 || disk_unmount(a->vdir) == -1 ||
 	    fs_remove_tree(a->dir) == -1 || fs_remove_tree(a->vdir) == -1) {
@@ -1588,6 +1913,7 @@ attempt_teardown(struct attempt *a)
 		left++;
 	}
 	if (left > 0) {
+		metrics_teardown_failed();
 		log_warnx("%s: teardown incomplete, retrying in %llds", a->id,
 		    (long long)tv.tv_sec);
 		if (!a->retry_set) {
@@ -1599,10 +1925,44 @@ attempt_teardown(struct attempt *a)
 	}
 	/* The receipt says how long each stage took; show says the same. */
 	end = now_ms();
+	stages = lifecycle_stages(a, end, end);
 	(void)attempt_transition(a, "terminated", json_pack(
-	    "{s:b, s:b, s:b, s:o}", "cgroups_removed", 1, "processes_gone", 1,
-	    "dirs_removed", 1, "stages", lifecycle_stages(a, end, end)),
-	    NULL);
+	    "{s:b, s:b, s:b, s:O}", "cgroups_removed", 1, "processes_gone", 1,
+	    "dirs_removed", 1, "stages", stages), NULL);
+	metrics_attempt_done(stages);
+	json_decref(stages);
+}
+
+/* For cohort.c: a transition the caller decided (selectable, selected). */
+int
+attempt_mark(struct attempt *a, const char *kind, json_t *facts)
+{
+	return (attempt_transition(a, kind, facts, NULL));
+}
+
+/* The selected member of a cohort goes to the publisher, or is ended. */
+void
+attempt_publish_selected(struct attempt *a)
+{
+	if (a->state == AS_SELECTED)
+		attempt_publish(a);
+}
+
+/*
+ * A member the selection left out: ended without publication, with
+ * why; one still running is killed first (attempt_cancel).
+ */
+void
+attempt_cancel_why(struct attempt *a, uid_t uid, const char *why)
+{
+	if (attempt_terminal(a))
+		return;
+	if (a->run != NULL && !a->run->validation) {
+		attempt_cancel(a, uid);
+		return;
+	}
+	a->canceller = uid;
+	attempt_fail(a, "cancelled", "%s", why);
 }
 
 void
@@ -1621,6 +1981,12 @@ attempt_cancel(struct attempt *a, uid_t uid)
 int
 attempt_approve(struct attempt *a, uid_t uid, char *err, size_t errlen)
 {
+	if (a->cohort[0] != '\0') {
+		snprintf(err, errlen, "%s is a member of cohort %s: members "
+		    "are not approved, one is selected (factoryctl select)",
+		    a->id, a->cohort);
+		return (-1);
+	}
 	if (a->state != AS_VERIFIED) {
 		snprintf(err, errlen, "%s is %s, not verified", a->id,
 		    attempt_state_name(a->outcome != AS_MAX ? a->outcome :
@@ -1757,6 +2123,7 @@ union child_msg {
 	struct msg_validate_req	 validate_req;
 	struct msg_verdict	 verdict;
 	struct msg_published	 published;
+	struct msg_diffed	 diffed;
 };
 
 static int
@@ -1770,6 +2137,8 @@ child_msg_kind(struct child *c, uint32_t type, enum msg_kind *k)
 			*k = MSG_READY;
 		else if (type == IMSG_RESULT)
 			*k = MSG_RESULT;
+		else if (type == IMSG_DIFF)
+			*k = MSG_DIFFED;
 		else if (type == IMSG_ERROR)
 			*k = MSG_ERROR;
 		else
@@ -1821,6 +2190,9 @@ worker_msg(struct child *c, enum msg_kind k, union child_msg *m)
 		    AS_RUNNING, 1)) == NULL)
 			return (0);
 		worker_result(a, &m->result);
+		return (0);
+	case MSG_DIFFED:
+		cohort_diffed(&m->diffed);
 		return (0);
 	case MSG_ERROR:
 		if ((a = attempt_find(m->error.id)) != NULL &&
@@ -1923,6 +2295,8 @@ attempt_verdict_next(struct attempt *a)
 	    "accepted" : "rejected");
 	if (a->state != AS_VERIFIED)
 		attempt_teardown(a);
+	else if (a->cohort[0] != '\0')
+		cohort_member_verified(a);	/* it never publishes alone */
 	else if (a->m->approval == APPROVAL_AUTO || a->approved)
 		attempt_publish(a);
 }
@@ -2055,6 +2429,8 @@ publisher_msg(struct child *c, enum msg_kind k, union child_msg *m)
 			return (0);
 		log_info("%s: published %s, pull request %d", a->id,
 		    a->branch, a->pull);
+		if (a->cohort[0] != '\0')
+			crashpoint("parent:cohort-published");
 		attempt_teardown(a);
 		return (0);
 	case MSG_ERROR:
@@ -2228,9 +2604,30 @@ worker_lost(struct child *c)
 	TAILQ_FOREACH(a, &env->attempts, entry)
 		if (attempt_held_by_worker(a))
 			attempt_new_lease(a, "worker lost");
-	/* Its baselines will not come: nothing of theirs is journaled. */
-	control_wait_fail(CTL_WAIT_SUBMIT, "the worker died before it "
-	    "resolved the baseline; it is restarted, try again");
+	/*
+	 * Its baselines will not come: nothing of theirs is journaled.
+	 * The restarted worker is asked again, once.
+	 */
+	pending_lost();
+	control_wait_fail(CTL_WAIT_DIFF, "the worker died before it made "
+	    "the diff; it is restarted, try again");
+}
+
+static void
+pending_lost(void)
+{
+	struct pending	*p, *tp;
+	struct ctl_conn	*c;
+
+	TAILQ_FOREACH_SAFE(p, &resolving, entry, tp) {
+		if (p->sent < PENDING_SENDS)
+			continue;
+		if ((c = control_wait_take(p->rq.req, CTL_WAIT_SUBMIT,
+		    NULL)) != NULL)
+			control_fail(c, "the worker died twice resolving "
+			    "the baseline: not accepted");
+		pending_drop(p);
+	}
 }
 
 /* What the worker is doing for an attempt: provisioning or collecting. */
@@ -2308,9 +2705,15 @@ worker_ready(struct child *c)
 {
 	struct attempt	*a;
 
+	struct pending	*p, *tp;
+
 	TAILQ_FOREACH(a, &env->attempts, entry)
 		if (a->redrive)
 			attempt_redrive(a);
+	/* What a reload or a crash kept waiting, or gave the old one. */
+	TAILQ_FOREACH_SAFE(p, &resolving, entry, tp)
+		if (p->to != c->pid)
+			(void)pending_send(p);
 	attempt_schedule();
 }
 
@@ -2368,6 +2771,11 @@ attempt_json(struct attempt *a)
 	    "approved", a->approved, "terminated", a->torn_down);
 	if (a->reason != NULL)
 		json_object_set_new(o, "reason", json_string(a->reason));
+	if (a->cohort[0] != '\0') {
+		json_object_set_new(o, "cohort", json_string(a->cohort));
+		json_object_set_new(o, "variant", json_integer(a->variant));
+		json_object_set_new(o, "selected", json_boolean(a->selected));
+	}
 	json_object_set_new(o, "stages", lifecycle_stages(a, now_ms(), 0));
 	json_object_set_new(o, "environment", env_facts(a->image,
 	    a->toolchain, a->m->image[0] != '\0' ? a->m->image : NULL));
@@ -2379,6 +2787,8 @@ attempt_json(struct attempt *a)
 		json_object_set_new(o, "pull", json_integer(a->pull));
 	if (a->record[0] != '\0')
 		json_object_set_new(o, "record", json_string(a->record));
+	if (a->m != NULL && a->m->setup != NULL && a->setup_ready)
+		json_object_set_new(o, "setup", setup_facts(a));
 	json_object_set_new(o, "epoch", json_integer((json_int_t)a->epoch));
 	json_object_set_new(o, "uid", json_integer(a->uid));
 	json_object_set_new(o, "receipts",
@@ -2402,6 +2812,10 @@ attempt_json(struct attempt *a)
 		    json_integer((json_int_t)a->findings_total));
 	if (a->denials != NULL)
 		json_object_set(o, "seccomp_denials", a->denials);
+	if (a->m->model.provider[0] != '\0' || a->m->nupstreams > 0)
+		json_object_set_new(o, "model", spend_json(&a->spend));
+	if (a->m->tenant[0] != '\0')
+		json_object_set_new(o, "tenant", json_string(a->m->tenant));
 	return (o);
 }
 

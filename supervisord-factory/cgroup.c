@@ -430,34 +430,55 @@ cg_mkparents(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* mkdir of cgroup i, and of factory/<instance>/ above it if gone. */
+static int
+cg_mkdir(struct sandbox *sb, int i, char *err, size_t errlen)
+{
+	int	 rc;
+
+	/* An existing one is not ours to reuse: ids are unique. */
+	if ((rc = mkdir(sb->cgroups[i], 0755)) == -1 && errno == ENOENT) {
+		if (cg_mkparents(sb->cgroups[i], err, errlen) == -1)
+			return -1;
+		rc = mkdir(sb->cgroups[i], 0755);
+	}
+	if (rc == -1) {
+		snprintf(err, errlen, "mkdir %s: %s", sb->cgroups[i],
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int
-cgroup_create(struct sandbox *sb, const struct sandbox_spec *spec,
+cgroup_create_one(struct sandbox *sb, int i, char *err, size_t errlen)
+{
+	if (i < 0 || i >= sb->ncgroups) {
+		snprintf(err, errlen, "cgroup %d of %d", i, sb->ncgroups);
+		return -1;
+	}
+	return cg_mkdir(sb, i, err, errlen);
+}
+
+int
+cgroup_create(struct sandbox *sb, const struct sandbox_spec *spec, int skip,
     char *err, size_t errlen)
 {
-	int	 i, made, rc;
+	int	 i, made;
 
-	for (made = 0; made < sb->ncgroups; made++) {
-		/* An existing one is not ours to reuse: ids are unique. */
-		if ((rc = mkdir(sb->cgroups[made], 0755)) == -1 &&
-		    errno == ENOENT) {
-			if (cg_mkparents(sb->cgroups[made], err, errlen) == -1)
-				goto fail;
-			rc = mkdir(sb->cgroups[made], 0755);
-		}
-		if (rc == -1) {
-			snprintf(err, errlen, "mkdir %s: %s",
-			    sb->cgroups[made], strerror(errno));
+	for (made = 0; made < sb->ncgroups; made++)
+		if (made != skip && cg_mkdir(sb, made, err, errlen) == -1)
 			goto fail;
-		}
-	}
 	if (sb->mode == CGMODE_V2 && cg_v2_delegate(err, errlen) == -1)
 		goto fail;
 	if (cg_limits(sb, spec, err, errlen) == -1)
 		goto fail;
 	return 0;
  fail:
+	/* Not skip: its maker removes it. */
 	for (i = made - 1; i >= 0; i--)
-		rmdir(sb->cgroups[i]);
+		if (i != skip)
+			rmdir(sb->cgroups[i]);
 	return -1;
 }
 

@@ -111,10 +111,11 @@ static int			 wait_wrapped;
 static const char *const wait_gone[CTL_WAIT_MAX] = {
 	"its submission (not journaled yet: no attempt) is dropped",
 	"its reconcile goes on, unanswered",
+	"its diff is dropped when it comes",
 };
 /* Who answers each kind. */
 static const char *const wait_whom[CTL_WAIT_MAX] = {
-	"the worker", "the reconciler",
+	"the worker", "the reconciler", "the worker",
 };
 
 static void	control_accept(int, short, void *);
@@ -141,6 +142,11 @@ static void	ctl_reap(struct ctl_conn *, struct imsg *);
 static void	ctl_reconcile(struct ctl_conn *, struct imsg *);
 static void	ctl_cache_list(struct ctl_conn *, struct imsg *);
 static void	ctl_cache_rm(struct ctl_conn *, struct imsg *);
+static void	ctl_metrics(struct ctl_conn *, struct imsg *);
+static void	ctl_cache_rm_setup(struct ctl_conn *, const char *);
+static void	ctl_cache_gc(struct ctl_conn *, struct imsg *);
+static void	ctl_cohort(struct ctl_conn *, struct imsg *);
+static void	ctl_select(struct ctl_conn *, struct imsg *);
 
 static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_STATUS,	1, 0, ctl_status },
@@ -159,12 +165,18 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_RECONCILE,	0, 1, ctl_reconcile },
 	{ IMSG_CTL_CACHE_LIST,	1, 0, ctl_cache_list },
 	{ IMSG_CTL_CACHE_RM,	0, 0, ctl_cache_rm },
+	{ IMSG_CTL_CACHE_GC,	0, 0, ctl_cache_gc },
 	{ IMSG_CTL_SHELL,	0, 0, shell_request },
 	{ IMSG_CTL_SHELL_FD,	0, 0, shell_fd },
 	{ IMSG_CTL_IMAGE_IMPORT, 0, 1, image_ctl_import },
 	{ IMSG_CTL_IMAGE_LIST,	1, 0, image_ctl_list },
 	{ IMSG_CTL_IMAGE_RM,	0, 0, image_ctl_rm },
-	{ IMSG_CTL_IMAGE_VERIFY, 1, 1, image_ctl_verify },
+	{ IMSG_CTL_IMAGE_VERIFY, 0, 1, image_ctl_verify },
+	{ IMSG_CTL_METRICS,	1, 0, ctl_metrics },
+	{ IMSG_CTL_SUBMIT_N,	0, 1, attempt_submit_n },
+	{ IMSG_CTL_COHORT,	1, 0, ctl_cohort },
+	{ IMSG_CTL_SELECT,	0, 0, ctl_select },
+	{ IMSG_CTL_DIFF,	1, 1, cohort_diff_request },
 	{ IMSG_CTL_ATTEST,	1, 0, attest_ctl },
 };
 
@@ -961,12 +973,23 @@ ctl_status(struct ctl_conn *c, struct imsg *imsg)
 		    env->conf->users[ch->id].uid, proc_state_name(ch->state),
 		    ch->pid > 0 ? ch->started : 0, ch->restarts));
 	}
-	o = json_pack("{s:o, s:s, s:i, s:{s:i, s:i, s:I}}", "processes",
+	o = json_pack("{s:o, s:s, s:i, s:o, s:{s:i, s:i, s:I}, s:o}", "processes",
 	    procs, "version", FACTORY_VERSION, "client_uid", (int)c->uid,
+	    "cohorts", cohorts_json(),
 	    "control", "connections", listeners[0].nconns,
 	    "readonly_connections", listeners[1].nconns,
-	    "waits", (json_int_t)control_wait_count(CTL_WAIT_MAX));
+	    "waits", (json_int_t)control_wait_count(CTL_WAIT_MAX),
+	    "overview", metrics_overview());
 	control_send_obj(c, o);
+}
+
+static void
+ctl_metrics(struct ctl_conn *c, struct imsg *imsg)
+{
+	char	*text = metrics_text();
+
+	control_send_obj(c, json_pack("{s:s}", "openmetrics", text));
+	free(text);
 }
 
 static void
@@ -1048,15 +1071,21 @@ static void
 ctl_list(struct ctl_conn *c, struct imsg *imsg)
 {
 	struct attempt	*a;
-	json_t		*arr = json_array();
+	json_t		*arr = json_array(), *o;
 
-	TAILQ_FOREACH(a, &env->attempts, entry)
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, "
-		    "s:s?}", "id", a->id, "state", attempt_state_name(
-		    a->outcome != AS_MAX ? a->outcome : a->state),
-		    "repository", a->repo, "title", a->m->title,
-		    "reason", a->reason));
-	control_send_obj(c, json_pack("{s:o}", "attempts", arr));
+	TAILQ_FOREACH(a, &env->attempts, entry) {
+		o = json_pack("{s:s, s:s, s:s, s:s, s:s?}", "id", a->id,
+		    "state", attempt_state_name(a->outcome != AS_MAX ?
+		    a->outcome : a->state), "repository", a->repo, "title",
+		    a->m->title, "reason", a->reason);
+		/* A member names its cohort. */
+		if (a->cohort[0] != '\0')
+			json_object_set_new(o, "cohort",
+			    json_string(a->cohort));
+		json_array_append_new(arr, o);
+	}
+	control_send_obj(c, json_pack("{s:o, s:o}", "attempts", arr,
+	    "cohorts", cohorts_json()));
 }
 
 static void
@@ -1120,7 +1149,19 @@ static void
 ctl_cancel(struct ctl_conn *c, struct imsg *imsg)
 {
 	struct attempt	*a;
+	char		 id[COHORT_ID_MAX], err[256];
+	int		 n;
 
+	/* A cohort's id: every member still under way. */
+	if (imsg_get_strbuf(imsg, id, sizeof(id)) == 0 &&
+	    lifecycle_cohort_id(id)) {
+		if ((n = cohort_cancel(id, c->uid, err, sizeof(err))) == -1)
+			control_fail(c, "%s", err);
+		else
+			control_send_obj(c, json_pack("{s:s, s:i}", "cohort",
+			    id, "cancelled", n));
+		return;
+	}
 	if ((a = ctl_attempt(c, imsg)) == NULL)
 		return;
 	if (attempt_terminal(a)) {
@@ -1148,6 +1189,42 @@ ctl_approve(struct ctl_conn *c, struct imsg *imsg)
 	}
 	control_send_obj(c, json_pack("{s:s, s:i}", "id", a->id, "approver",
 	    (int)c->uid));
+}
+
+/* factoryctl cohort ID: the members side by side. */
+static void
+ctl_cohort(struct ctl_conn *c, struct imsg *imsg)
+{
+	char	 id[COHORT_ID_MAX], err[256];
+	json_t	*o;
+
+	if (imsg_get_strbuf(imsg, id, sizeof(id)) == -1 ||
+	    !lifecycle_cohort_id(id)) {
+		control_fail(c, "bad cohort id");
+		return;
+	}
+	if ((o = cohort_json(id, err, sizeof(err))) == NULL)
+		control_fail(c, "%s", err);
+	else
+		control_send_obj(c, o);
+}
+
+/* factoryctl select MEMBER: journaled with the peer's uid. */
+static void
+ctl_select(struct ctl_conn *c, struct imsg *imsg)
+{
+	char	 id[ATTEMPT_ID_MAX], err[256];
+
+	if (imsg_get_strbuf(imsg, id, sizeof(id)) == -1) {
+		control_fail(c, "bad attempt id");
+		return;
+	}
+	if (cohort_select(id, c->uid, err, sizeof(err)) == -1) {
+		control_fail(c, "%s", err);
+		return;
+	}
+	control_send_obj(c, json_pack("{s:s, s:i}", "selected", id,
+	    "uid", (int)c->uid));
 }
 
 /* The export: a header with both public keys, then the chain. */
@@ -1205,7 +1282,36 @@ ctl_reap(struct ctl_conn *c, struct imsg *imsg)
 static void
 ctl_cache_list(struct ctl_conn *c, struct imsg *imsg)
 {
-	control_send_obj(c, json_pack("{s:o}", "caches", pristine_list()));
+	json_t	*list = pristine_list(), *setup = setup_list();
+
+	json_array_extend(list, setup);
+	json_decref(setup);
+	control_send_obj(c, json_pack("{s:o}", "caches", list));
+}
+
+static void
+ctl_cache_rm_setup(struct ctl_conn *c, const char *key)
+{
+	if (setup_remove(key) == -1) {
+		control_fail(c, "%s: %s", key, errno == EBUSY ?
+		    "in use by an attempt" : errno == ENOENT ?
+		    "no such cache entry" : strerror(errno));
+		return;
+	}
+	log_info("setup entry %s removed by uid %u", key, (unsigned)c->uid);
+	control_send_obj(c, json_pack("{s:s}", "removed", key));
+}
+
+/* Evict to the bounds now; stale temporaries go too. */
+static void
+ctl_cache_gc(struct ctl_conn *c, struct imsg *imsg)
+{
+	json_t	*o;
+
+	log_info("cache gc requested by uid %u", (unsigned)c->uid);
+	pristine_evict();
+	o = setup_gc();
+	control_send_obj(c, json_pack("{s:o}", "setup", o));
 }
 
 /* "repository/commit": one pristine checkout, refused while in use. */
@@ -1214,9 +1320,18 @@ ctl_cache_rm(struct ctl_conn *c, struct imsg *imsg)
 {
 	char	 key[REPO_NAME_MAX + 64], *slash;
 
-	if (imsg_get_strbuf(imsg, key, sizeof(key)) == -1 ||
-	    (slash = strchr(key, '/')) == NULL) {
-		control_fail(c, "bad cache key: repository/commit");
+	if (imsg_get_strbuf(imsg, key, sizeof(key)) == -1) {
+		control_fail(c, "bad cache key: repository/commit or KEY");
+		return;
+	}
+	/* A setup entry: its 64-hex key. */
+	if (strlen(key) == SHA256_HEX_LEN && strspn(key,
+	    "0123456789abcdef") == SHA256_HEX_LEN) {
+		ctl_cache_rm_setup(c, key);
+		return;
+	}
+	if ((slash = strchr(key, '/')) == NULL) {
+		control_fail(c, "bad cache key: repository/commit or KEY");
 		return;
 	}
 	*slash = '\0';

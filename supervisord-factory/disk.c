@@ -39,6 +39,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "beneath.h"
 #include "factoryd.h"
 #include "log.h"
 
@@ -237,22 +238,45 @@ disk_userns(uid_t uid, gid_t gid, char *err, size_t errlen)
 	return (fd);
 }
 
-/* dir/name as the directory it is, never through a link: O_PATH. */
+/*
+ * dir, an attempt's or a verify directory below the state directory,
+ * by descriptor: every component below the state directory opened
+ * with no link followed (beneath.h), not only the last.
+ */
 static int
-disk_opendir(const char *dir, const char *name, char *err, size_t errlen)
+disk_openroot(const char *dir, char *err, size_t errlen)
 {
-	char	 path[PATH_MAX];
-	int	 fd;
+	const char	*sd = env->conf->statedir;
+	size_t		 n = strlen(sd);
+	int		 sfd, fd;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
-	    sizeof(path)) {
-		snprintf(err, errlen, "%s: path too long", dir);
+	if (strncmp(dir, sd, n) != 0 || dir[n] != '/' || dir[n + 1] == '\0') {
+		snprintf(err, errlen, "%s: not below the state directory", dir);
 		return (-1);
 	}
-	if ((fd = open(path, O_PATH | O_NOFOLLOW | O_DIRECTORY |
-	    O_CLOEXEC)) == -1)
-		snprintf(err, errlen, "%s: %s", path, errno == ENOTDIR ?
-		    "not a directory (a link?)" : strerror(errno));
+	if ((sfd = open(sd, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: %s", sd, strerror(errno));
+		return (-1);
+	}
+	if ((fd = open_beneath(sfd, dir + n + 1, O_PATH | O_DIRECTORY)) == -1)
+		snprintf(err, errlen, "%s: %s", dir, errno == ELOOP ||
+		    errno == ENOTDIR ? "a symbolic link in the path" :
+		    strerror(errno));
+	close(sfd);
+	return (fd);
+}
+
+/* name in the directory dfd (dir), as the directory it is: O_PATH. */
+static int
+disk_opendir(int dfd, const char *dir, const char *name, char *err,
+    size_t errlen)
+{
+	int	 fd;
+
+	if ((fd = open_beneath(dfd, name, O_PATH | O_DIRECTORY)) == -1)
+		snprintf(err, errlen, "%s/%s: %s", dir, name, errno == ELOOP ||
+		    errno == ENOTDIR ? "not a directory (a link?)" :
+		    strerror(errno));
 	return (fd);
 }
 
@@ -267,15 +291,40 @@ disk_opendir(const char *dir, const char *name, char *err, size_t errlen)
  * the overlay reaches it through /proc/self/fd and keeps it.  Already
  * mounted (a restart): left as it is.
  */
-int
-disk_overlay(const char *lower, const char *dir, const char *name, uid_t uid,
-    gid_t gid, char *err, size_t errlen)
+static int
+disk_idmapped(const char *lower, int ns, char *err, size_t errlen)
 {
 	struct mount_attr	 attr;
+	int			 tfd;
+
+	tfd = syscall(SYS_open_tree, AT_FDCWD, lower, OPEN_TREE_CLONE |
+	    OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+	if (tfd == -1) {
+		snprintf(err, errlen, "open_tree %s: %s", lower,
+		    strerror(errno));
+		return (-1);
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY |
+	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+	attr.userns_fd = ns;
+	if (syscall(SYS_mount_setattr, tfd, "", AT_EMPTY_PATH, &attr,
+	    sizeof(attr)) == -1) {
+		snprintf(err, errlen, "idmap %s: %s", lower, strerror(errno));
+		close(tfd);
+		return (-1);
+	}
+	return (tfd);
+}
+
+int
+disk_overlay(const char *lower, const char *extra, const char *dir,
+    const char *name, uid_t uid, gid_t gid, char *err, size_t errlen)
+{
 	char			 tree[PATH_MAX], opts[3 * PATH_MAX + 256];
-	char			 at[32];
+	char			 at[32], xl[64];
 	int			 ns, tfd = -1, ufd = -1, wfd = -1, mfd = -1;
-	int			 ret = -1;
+	int			 dfd = -1, xfd = -1, ret = -1;
 
 	if ((size_t)snprintf(tree, sizeof(tree), "%s/%s", dir, name) >=
 	    sizeof(tree)) {
@@ -286,35 +335,30 @@ disk_overlay(const char *lower, const char *dir, const char *name, uid_t uid,
 		return (0);
 	if ((ns = disk_userns(uid, gid, err, errlen)) == -1)
 		return (-1);
-	tfd = syscall(SYS_open_tree, AT_FDCWD, lower, OPEN_TREE_CLONE |
-	    OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
-	if (tfd == -1) {
-		snprintf(err, errlen, "open_tree %s: %s", lower,
-		    strerror(errno));
+	if ((tfd = disk_idmapped(lower, ns, err, errlen)) == -1)
 		goto done;
-	}
-	memset(&attr, 0, sizeof(attr));
-	attr.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY |
-	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-	attr.userns_fd = ns;
-	if (syscall(SYS_mount_setattr, tfd, "", AT_EMPTY_PATH, &attr,
-	    sizeof(attr)) == -1) {
-		snprintf(err, errlen, "idmap %s: %s", lower, strerror(errno));
-		goto done;
+	/* The setup outputs, above the pristine tree (leftmost is top). */
+	xl[0] = '\0';
+	if (extra != NULL) {
+		if ((xfd = disk_idmapped(extra, ns, err, errlen)) == -1)
+			goto done;
+		snprintf(xl, sizeof(xl), "/proc/self/fd/%d:", xfd);
 	}
 	/*
-	 * dir is the worker's (or the verifier's): upper, work and the
-	 * mount point are taken as the directories they are now, by
-	 * descriptor, so a symbolic link swapped in for one is refused
-	 * instead of followed by root.
+	 * dir is the worker's (or the verifier's): dir, then upper, work
+	 * and the mount point in it, are taken as the directories they
+	 * are now, by descriptor, with no link in any component below the
+	 * state directory, so a symbolic link swapped in anywhere is
+	 * refused instead of followed by root.
 	 */
-	if ((ufd = disk_opendir(dir, "upper", err, errlen)) == -1 ||
-	    (wfd = disk_opendir(dir, "work", err, errlen)) == -1 ||
-	    (mfd = disk_opendir(dir, name, err, errlen)) == -1)
+	if ((dfd = disk_openroot(dir, err, errlen)) == -1 ||
+	    (ufd = disk_opendir(dfd, dir, "upper", err, errlen)) == -1 ||
+	    (wfd = disk_opendir(dfd, dir, "work", err, errlen)) == -1 ||
+	    (mfd = disk_opendir(dfd, dir, name, err, errlen)) == -1)
 		goto done;
-	if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=/proc/self/fd/%d,"
+	if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=%s/proc/self/fd/%d,"
 	    "upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,"
-	    DISK_OVL_OPTS, tfd, ufd, wfd) >= sizeof(opts)) {
+	    DISK_OVL_OPTS, xl, tfd, ufd, wfd) >= sizeof(opts)) {
 		snprintf(err, errlen, "%s: unusable in overlay options", dir);
 		goto done;
 	}
@@ -329,12 +373,16 @@ disk_overlay(const char *lower, const char *dir, const char *name, uid_t uid,
  done:
 	if (tfd != -1)
 		close(tfd);
+	if (xfd != -1)
+		close(xfd);
 	if (ufd != -1)
 		close(ufd);
 	if (wfd != -1)
 		close(wfd);
 	if (mfd != -1)
 		close(mfd);
+	if (dfd != -1)
+		close(dfd);
 	close(ns);
 	return (ret);
 }

@@ -50,6 +50,9 @@ static const struct child_handler child_handlers[] = {
 	/* One import per process (image.c): lost ends the import. */
 	{ PROC_IMAGE,		dispatch_image,		image_ready,
 	    image_lost },
+	/* Usage, tokens and errors; a restart gets every live grant. */
+	{ PROC_GATEWAY,		dispatch_gateway,	gateway_ready,
+	    NULL },
 };
 
 const struct child_handler *
@@ -187,6 +190,7 @@ main(int argc, char *argv[])
 	log_init(debug, LOG_DAEMON);
 
 	proc_init_children();
+	metrics_init();
 	image_init();
 	proc_start_all();
 	proc_watchdog_init();
@@ -321,7 +325,7 @@ factoryd_nofile(const struct factoryd_conf *conf)
 	rlim_t		 need;
 
 	need = NOFILE_BASE + control_nofile() + (rlim_t)conf->max_attempts *
-	    (NOFILE_ATTEMPT + egress_nofile());
+	    (NOFILE_ATTEMPT + egress_nofile() + gateway_nofile());
 	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
 		fatal("getrlimit RLIMIT_NOFILE");
 	if (rl.rlim_cur >= need)
@@ -417,6 +421,10 @@ factoryd_reload(char *errbuf, size_t errlen)
 	conf_free(env->conf);
 	env->conf = conf;
 	proc_reconfigure();
+	metrics_reconfigure();
+
+	/* A gateway that was not restarted gets the providers again. */
+	gateway_configure();
 	log_info("configuration reloaded");
 	return (0);
 }

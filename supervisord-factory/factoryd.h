@@ -19,6 +19,7 @@
 #include "imsgev.h"
 #include "msg.h"
 #include "sandbox.h"
+#include "util.h"
 
 #define CHILD_BACKOFF_MIN	1	/* seconds before a restart */
 #define CHILD_BACKOFF_MAX	30
@@ -69,6 +70,12 @@ enum attempt_state {
 	AS_REJECTED,
 	AS_CANCELLED,
 	AS_ORPHANED,
+	/*
+	 * A cohort's verified member waits for the selection (cohort.c):
+	 * it never publishes on its own; the one selected goes on.
+	 */
+	AS_SELECTABLE,
+	AS_SELECTED,
 	AS_MAX
 };
 
@@ -109,6 +116,7 @@ enum attempt_part {
 struct run {
 	struct attempt		*attempt;
 	int			 validation;
+	int			 setup;		/* RUN_SETUP */
 	uid_t			 uid;
 	struct sandbox		 sb;
 	int			 active;	/* pid 1 not yet reaped */
@@ -127,6 +135,16 @@ struct run {
 	uint64_t		 started_ms;	/* pid 1 said the argv runs */
 	uint64_t		 ended_ms;	/* pid 1 reaped */
 	struct egress		*egress;	/* network.allow, or NULL */
+	struct gateway		*gateway;	/* model:, upstreams:, or NULL */
+};
+
+/* What the gateway's "model" receipts add up to (live and replay). */
+struct attempt_spend {
+	uint64_t		 requests;
+	uint64_t		 refused;	/* outcome other than ok */
+	uint64_t		 tokens_in;
+	uint64_t		 tokens_out;
+	uint64_t		 cost_uusd;	/* micro-dollars */
 };
 
 struct attempt {
@@ -189,14 +207,51 @@ struct attempt {
 	uint64_t		 disk;		/* bytes, journaled at allocation */
 	int			 timedout;	/* from the exited record */
 	int			 disk_full;	/* from the exited record */
+	/*
+	 * The setup phase (setup.c): its key, once computed; the digest
+	 * of the entry's outputs; whether it was a hit.  From the running
+	 * receipt on replay.
+	 */
+	char			 setup_key[SHA256_HEX_LEN + 1];
+	char			 setup_digest[SHA256_HEX_LEN + 1];
+	int			 setup_hit;
+	int			 setup_ready;	/* the entry is there */
+	int			 setup_status;	/* a miss's wait status */
+	uint64_t		 setup_files;
+	uint64_t		 setup_bytes;
+	uint64_t		 setup_ms;
+	uint64_t		 setup_t0;
 	/* A record the journal refused (disk full), tried again later. */
 	char			*stall_line;
 	json_t			*stall_extra;
 	struct event		 stall_ev;
 	int			 stall_set;
 	int			 stall_tries;	/* refused again, for the log */
+	struct attempt_spend	 spend;		/* model receipts */
+	/* A cohort's member: its id and variant, from "submitted". */
+	char			 cohort[COHORT_ID_MAX];
+	int			 variant;
+	int			 selected;	/* the "selected" receipt */
+	uid_t			 selector;
 };
 TAILQ_HEAD(attempts, attempt);
+
+/*
+ * A cohort (best-of-N): journaled as its own record before any member
+ * exists; its members are attempts naming it in their "submitted"
+ * receipts, and the one selected is the member with a "selected"
+ * receipt, so that nothing of it is kept twice.
+ */
+struct cohort {
+	TAILQ_ENTRY(cohort)	 entry;
+	char			 id[COHORT_ID_MAX];
+	int			 size;
+	uid_t			 submitter;
+	uint64_t		 ms;		/* journaled at */
+	char			 digest[80];	/* the frozen manifest's */
+	char			 repo[REPO_NAME_MAX];
+};
+TAILQ_HEAD(cohorts, cohort);
 
 struct ctl_conn {
 	TAILQ_ENTRY(ctl_conn)	 entry;
@@ -226,6 +281,7 @@ struct factoryd {
 	int			 shutting_down;
 	TAILQ_HEAD(, ctl_conn)	 ctl_conns;
 	struct attempts		 attempts;
+	struct cohorts		 cohorts;
 	struct journal		*journal;
 	EVP_PKEY		*receipt_key;
 	uint8_t			 receipt_pub[ED25519_PUB_LEN];
@@ -292,6 +348,7 @@ struct transition {
 struct lifecycle_replay {
 	struct attempts		*attempts;
 	const char		*statedir;
+	struct cohorts		*cohorts;	/* NULL: cohort records refused */
 };
 const char *attempt_state_name(enum attempt_state);
 const struct transition *transition_find(const char *);
@@ -311,6 +368,16 @@ void	 lifecycle_chain(struct attempt *, const struct transition *,
  */
 json_t	*lifecycle_stages(const struct attempt *, uint64_t, uint64_t);
 int	 lifecycle_replay(void *, uint64_t, const char *, size_t);
+/*
+ * Cohorts: the record journaled for one ({"cohort": {...}}) and its
+ * members.  lifecycle_cohort_record() checks and applies a record,
+ * live and on replay alike.
+ */
+int	 lifecycle_cohort_record(struct cohorts *, json_t *, uint64_t, char *,
+	    size_t);
+struct cohort *lifecycle_cohort_find(struct cohorts *, const char *);
+struct attempt *lifecycle_cohort_selected(struct attempts *, const char *);
+int	 lifecycle_cohort_id(const char *);
 
 /* attempt.c */
 int	 attempt_init(char *, size_t);
@@ -351,6 +418,25 @@ void	 attempt_note(struct attempt *, const char *, json_t *);
 void	 attempt_record_reaped(struct attempt *, const char *, const char *,
 	    int);
 
+/* attempt.c, for cohort.c */
+void	 attempt_submit_n(struct ctl_conn *, struct imsg *);
+void	 attempt_publish_selected(struct attempt *);
+int	 attempt_mark(struct attempt *, const char *, json_t *);
+void	 attempt_cancel_why(struct attempt *, uid_t, const char *);
+
+/* cohort.c */
+void	 cohort_newid(char *, size_t);
+int	 cohort_journal(struct cohort *, char *, size_t);
+void	 cohort_member_verified(struct attempt *);
+void	 cohort_recover(void);
+int	 cohort_select(const char *, uid_t, char *, size_t);
+int	 cohort_cancel(const char *, uid_t, char *, size_t);
+json_t	*cohort_json(const char *, char *, size_t);
+json_t	*cohorts_json(void);
+struct cohort *cohort_find(const char *);
+void	 cohort_diff_request(struct ctl_conn *, struct imsg *);
+void	 cohort_diffed(const struct msg_diffed *);
+
 /* reconcile.c */
 int	 attempt_inventory(json_t *);
 void	 reconcile_child_lost(void);
@@ -361,8 +447,8 @@ void	 attempt_logpath(struct attempt *, int, char *, size_t);
 
 /* attest.c */
 void	 attest_isolation(const struct attempt *, char [MSG_DIGEST]);
-int	 attest_provenance(const struct attempt *, char [MSG_DIGEST], char [MSG_DIGEST],
-	    char *, size_t);
+int	 attest_provenance(const struct attempt *, char [MSG_DIGEST],
+	    char [MSG_DIGEST], char *, size_t);
 int	 attest_verdict(const struct attempt *, const char *, const char *,
 	    int, char *, size_t);
 char	*attest_export(const char *, size_t *);
@@ -372,11 +458,31 @@ void	 attest_publish_fill(const struct attempt *, struct msg_publish *,
 void	 attest_publish_free(struct msg_publish *);
 void	 attest_ctl(struct ctl_conn *, struct imsg *);
 
+/* gateway.c */
+struct gateway;
+int	 gateway_admit(const char *, const struct conf_repo *,
+	    const struct manifest *, char *, size_t);
+int	 gateway_new(const struct attempt *, const struct sandbox_listen *, int,
+	    struct gateway **, char *, size_t);
+int	 gateway_listen(const struct gateway *, struct sandbox_listen *, int);
+char * const *gateway_env(const struct gateway *);
+void	 gateway_start(struct gateway *, struct sandbox *);
+void	 gateway_free(struct gateway *);
+void	 gateway_revoke(const char *);
+void	 gateway_configure(void);
+void	 gateway_ready(struct child *);
+int	 dispatch_gateway(struct child *, struct imsg *, char *, size_t);
+int	 gateway_nofile(void);
+
 /* keys.c */
 int	 keys_create(struct factoryd_conf *);
 int	 keys_load(void);
 
 /* run.c */
+/* What a run is: its second argument. */
+#define RUN_AGENT	0
+#define RUN_VALIDATION	1
+#define RUN_SETUP	2	/* the manifest's setup, before the agent */
 struct run *run_start(struct attempt *, int, const char *, char *, size_t);
 int	 run_reap(pid_t, int);
 void	 run_kill(struct run *);
@@ -396,12 +502,29 @@ uint64_t disk_limit(const struct manifest *);
 json_t	*disk_facts(const char *, uint64_t);
 int	 disk_mount(const char *, uint64_t, uid_t, gid_t, char *, size_t);
 int	 disk_unmount(const char *);
-int	 disk_overlay(const char *, const char *, const char *, uid_t, gid_t,
-	    char *, size_t);
+/* lower, an extra read-only lower above it (setup outputs) or NULL, ... */
+int	 disk_overlay(const char *, const char *, const char *, const char *,
+	    uid_t, gid_t, char *, size_t);
 json_t	*disk_overlay_facts(const char *, const char *, const char *);
 int	 disk_overlay_mounted(const char *, const char *);
 int	 disk_overlay_unmount(const char *, const char *);
 int	 disk_chown_upper(const char *, uid_t, uid_t, char *, size_t);
+
+/* setup.c */
+int	 setup_init(char *, size_t);
+int	 setup_entry_path(const char *, char *, size_t);
+int	 setup_key(struct attempt *, char [SHA256_HEX_LEN + 1], char *,
+	    size_t);
+int	 setup_begin(struct attempt *, char *, size_t);
+int	 setup_finish(struct attempt *, struct run *, char *, size_t);
+int	 setup_verify(struct attempt *, char *, size_t);
+int	 setup_teardown(struct attempt *);
+int	 setup_in_use(const char *);
+int	 setup_remove(const char *);
+int	 setup_evict(void);
+json_t	*setup_gc(void);
+json_t	*setup_list(void);
+json_t	*setup_facts(struct attempt *);
 
 /* pristine.c */
 int	 pristine_path(const char *, const char *, const char *, char *,
@@ -454,6 +577,7 @@ void	 shell_cgroups_remove(const struct sandbox *);
 enum ctl_wait_kind {
 	CTL_WAIT_SUBMIT,	/* the worker resolves the baseline */
 	CTL_WAIT_RECONCILE,	/* the reconciler's inventory */
+	CTL_WAIT_DIFF,		/* the worker's diff of a result */
 	CTL_WAIT_MAX
 };
 uint32_t control_wait(struct ctl_conn *, enum ctl_wait_kind, void *,
@@ -474,5 +598,17 @@ void	 control_send_obj(struct ctl_conn *, json_t *);
 struct ctl_conn *control_byid(uint32_t);
 void	 control_fail(struct ctl_conn *, const char *, ...)
 	    __attribute__((__format__ (printf, 2, 3)));
+
+/* metrics.c */
+void	 metrics_init(void);
+void	 metrics_reconfigure(void);
+void	 metrics_attempt_done(const json_t *);
+void	 metrics_teardown_failed(void);
+void	 metrics_fsync(uint64_t);
+json_t	*metrics_overview(void);
+char	*metrics_text(void);
+
+/* reconcile.c: leftovers found, not reaped yet. */
+size_t	 reconcile_orphan_count(void);
 
 #endif /* FACTORYD_H */

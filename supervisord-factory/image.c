@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crypto.h"
 #include "esc.h"
 #include "factoryd.h"
 #include "image.h"
@@ -61,8 +62,9 @@ hex_valid(const char *s)
 	return (s[i] == '\0');
 }
 
-int
-image_rootfs(const char *hex, char *buf, size_t len)
+/* The rootfs path of a digest of the store, checked or not. */
+static int
+image_rootfs_path(const char *hex, char *buf, size_t len)
 {
 	struct stat	 sb;
 	int		 n;
@@ -75,6 +77,158 @@ image_rootfs(const char *hex, char *buf, size_t len)
 		return (-1);
 	if (lstat(buf, &sb) == -1 || !S_ISDIR(sb.st_mode) || sb.st_uid != 0)
 		return (-1);
+	return (0);
+}
+
+/*
+ * Before an attempt uses a stored image, its entry list (canon, the
+ * stream its digest is over) must still hash to its name: once per
+ * digest after start, which costs about a millisecond per 10,000
+ * entries; the tree itself is compared with the list by image verify.
+ * An image whose check or verify failed is marked unusable (the file
+ * images/sha256/HEX/unusable, with the reason, so a restart keeps it)
+ * until a verify passes.
+ */
+#define IMAGE_CHECKED_MAX	256	/* remembered; older ones again */
+
+static char	image_checked[IMAGE_CHECKED_MAX][IMAGE_HEXLEN + 1];
+static size_t	image_nchecked;
+
+static int
+image_meta_path(char *buf, size_t len, const char *hex, const char *file)
+{
+	int	 n;
+
+	n = snprintf(buf, len, "%s/images/sha256/%s/%s",
+	    env->conf->statedir, hex, file);
+	return (n < 0 || (size_t)n >= len ? -1 : 0);
+}
+
+static void
+image_check_forget(const char *hex)
+{
+	size_t	 i;
+
+	for (i = 0; i < IMAGE_CHECKED_MAX; i++)
+		if (strcmp(image_checked[i], hex) == 0)
+			image_checked[i][0] = '\0';
+}
+
+static void
+image_check_remember(const char *hex)
+{
+	image_check_forget(hex);
+	strlcpy(image_checked[image_nchecked++ % IMAGE_CHECKED_MAX], hex,
+	    IMAGE_HEXLEN + 1);
+}
+
+/* The sha256 of the image's entry list, in hex. */
+static int
+image_canon_hash(const char *hex, char out[IMAGE_HEXLEN + 1], char *err,
+    size_t errlen)
+{
+	struct sha256_ctx	 ctx;
+	uint8_t			 md[SHA256_LEN];
+	char			 path[PATH_MAX], buf[64 * 1024];
+	ssize_t			 n;
+	int			 fd, i;
+
+	if (image_meta_path(path, sizeof(path), hex, "canon") == -1 ||
+	    (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "no entry list: %s", strerror(errno));
+		return (-1);
+	}
+	if (sha256_init(&ctx) == -1)
+		fatalx("sha256");
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (sha256_update(&ctx, buf, (size_t)n) == -1)
+			fatalx("sha256");
+	close(fd);
+	if (n == -1) {
+		sha256_abort(&ctx);
+		snprintf(err, errlen, "entry list: %s", strerror(errno));
+		return (-1);
+	}
+	if (sha256_final(&ctx, md) == -1)
+		fatalx("sha256");
+	for (i = 0; i < SHA256_LEN; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	return (0);
+}
+
+/* The mark and its reason; the store's own file, root's. */
+static void
+image_mark_unusable(const char *hex, const char *why)
+{
+	char	 path[PATH_MAX], line[600];
+	int	 fd, n;
+
+	image_check_forget(hex);
+	log_warnx("image sha256:%s: unusable until image verify passes: %s",
+	    hex, why);
+	n = snprintf(line, sizeof(line), "%s\n", why);
+	if (image_meta_path(path, sizeof(path), hex, "unusable") == -1 ||
+	    (fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1) {
+		log_warn("image sha256:%s: the unusable mark", hex);
+		return;
+	}
+	if (n < 0 || write(fd, line, strlen(line)) == -1 || fsync(fd) == -1)
+		log_warn("image sha256:%s: the unusable mark", hex);
+	close(fd);
+}
+
+/* 0 if hex may be used; -1 and the reason otherwise. */
+static int
+image_usable(const char *hex, char *err, size_t errlen)
+{
+	char	 path[PATH_MAX], got[IMAGE_HEXLEN + 1], why[512];
+	ssize_t	 n;
+	size_t	 i;
+	int	 fd;
+
+	if (image_meta_path(path, sizeof(path), hex, "unusable") == -1) {
+		snprintf(err, errlen, "image sha256:%s: state-dir path too "
+		    "long", hex);
+		return (-1);
+	}
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) != -1 ||
+	    errno != ENOENT) {
+		n = fd == -1 ? -1 : read(fd, why, sizeof(why) - 1);
+		if (fd != -1)
+			close(fd);
+		why[n > 0 ? n : 0] = '\0';
+		why[strcspn(why, "\n")] = '\0';
+		snprintf(err, errlen, "image sha256:%s: marked unusable (%s); "
+		    "image verify clears it", hex, why[0] != '\0' ? why :
+		    "no reason recorded");
+		return (-1);
+	}
+	for (i = 0; i < IMAGE_CHECKED_MAX; i++)
+		if (strcmp(image_checked[i], hex) == 0)
+			return (0);
+	if (image_canon_hash(hex, got, why, sizeof(why)) == -1 ||
+	    (strcmp(got, hex) != 0 && snprintf(why, sizeof(why), "its entry "
+	    "list hashes to sha256:%s, not to its name", got) > 0)) {
+		image_mark_unusable(hex, why);
+		snprintf(err, errlen, "image sha256:%s: %s", hex, why);
+		return (-1);
+	}
+	image_check_remember(hex);
+	return (0);
+}
+
+int
+image_rootfs(const char *hex, char *buf, size_t len)
+{
+	char	 err[1024];
+
+	if (image_rootfs_path(hex, buf, len) == -1)
+		return (-1);
+	if (image_usable(hex, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		return (-1);
+	}
 	return (0);
 }
 
@@ -113,8 +267,22 @@ name_digest(const char *name, char hex[IMAGE_HEXLEN + 1], char *err,
 	return (0);
 }
 
+static int	image_resolve_ref(const char *, char [IMAGE_HEXLEN + 1],
+		    int *, char *, size_t);
+
+/* For an attempt: the image must also be usable (image_usable). */
 int
 image_resolve(const char *ref, char hex[IMAGE_HEXLEN + 1], int *pinned,
+    char *err, size_t errlen)
+{
+	if (image_resolve_ref(ref, hex, pinned, err, errlen) == -1)
+		return (-1);
+	return (image_usable(hex, err, errlen));
+}
+
+/* For the store's own requests: whether usable or not. */
+static int
+image_resolve_ref(const char *ref, char hex[IMAGE_HEXLEN + 1], int *pinned,
     char *err, size_t errlen)
 {
 	char		 name[IMAGE_NAME_MAX + 1], path[PATH_MAX];
@@ -158,7 +326,7 @@ image_resolve(const char *ref, char hex[IMAGE_HEXLEN + 1], int *pinned,
 	} else if (name_digest(name, hex, err, errlen) == -1)
 		return (-1);
 	*pinned = digest != NULL;
-	if (image_rootfs(hex, path, sizeof(path)) == -1) {
+	if (image_rootfs_path(hex, path, sizeof(path)) == -1) {
 		snprintf(err, errlen, "image sha256:%s: not in the store", hex);
 		return (-1);
 	}
@@ -533,6 +701,8 @@ struct image_walk {
 	FILE			*out;
 	FILE			*canon;
 	struct imgwalk_result	 res;
+	struct imgwalk_limits	 lim;
+	int			 bounded;	/* an import: lim applies */
 	char			 err[512];
 	int			 rc;
 	void			(*done)(struct image_walk *);
@@ -552,8 +722,9 @@ image_walk_run(void *arg)
 	/* Test builds, regress/image: a walk slow enough to be seen. */
 	if (faultpoint("image:slow-walk"))
 		sleep(3);
-	w->rc = imgwalk(w->rootfd, w->owner, w->chown, w->out, w->canon,
-	    &w->res, w->err, sizeof(w->err));
+	w->rc = imgwalk_bounded(w->rootfd, w->owner, w->chown, w->out,
+	    w->canon, w->bounded ? &w->lim : NULL, &w->res, w->err,
+	    sizeof(w->err));
 	/* The pipe has room for this byte; it cannot fail but by EBADF. */
 	if (write(w->pipe[1], &c, 1) == -1)
 		w->rc = -1;
@@ -667,6 +838,12 @@ image_store(char *err, size_t errlen)
 	w->rootfd = rfd;
 	w->owner = owner;
 	w->chown = 1;
+	/* factory-image was told these; what it left is checked here. */
+	w->bounded = 1;
+	w->lim.max_entries = job->lim.max_entries;
+	w->lim.max_bytes = job->lim.max_bytes;
+	w->lim.max_depth = job->lim.max_depth;
+	w->lim.max_path = job->lim.max_path;
 	w->done = image_store_done;
 	if (image_walk_start(w) == -1) {
 		snprintf(err, errlen, "walk: %s", strerror(errno));
@@ -833,7 +1010,7 @@ image_ref(struct imsg *imsg, char *ref, size_t reflen, char hex[IMAGE_HEXLEN + 1
 		snprintf(err, errlen, "NAME or sha256:HEX, not NAME@...");
 		return (-1);
 	}
-	if (image_resolve(ref, hex, &pinned, err, errlen) == -1)
+	if (image_resolve_ref(ref, hex, &pinned, err, errlen) == -1)
 		return (-1);
 	*byname = !pinned;
 	return (0);
@@ -916,11 +1093,34 @@ image_ctl_rm(struct ctl_conn *c, struct imsg *imsg)
 			return;
 		}
 		removed = 1;
+		image_check_forget(hex);
 	}
 	log_info("image rm %s (sha256:%s) by uid %u%s", ref, hex,
 	    (unsigned)c->uid, removed ? ": removed" : ": name removed");
 	control_send_obj(c, json_pack("{s:s, s:s+, s:b}", "ref", ref,
 	    "digest", IMAGE_PREFIX, hex, "removed", removed));
+}
+
+/* What a verify found decides whether attempts may use the image. */
+static void
+image_verified(struct image_walk *w)
+{
+	char	 why[600], path[PATH_MAX];
+
+	if (w->rc == -1 || strcmp(w->res.hex, w->hex) != 0) {
+		if (w->rc == -1)
+			snprintf(why, sizeof(why), "image verify: first "
+			    "difference: %s", w->err);
+		else
+			snprintf(why, sizeof(why), "image verify: the tree "
+			    "and its entry list hash to sha256:%s", w->res.hex);
+		image_mark_unusable(w->hex, why);
+		return;
+	}
+	if (image_meta_path(path, sizeof(path), w->hex, "unusable") == 0 &&
+	    unlink(path) == 0)
+		log_info("image sha256:%s: verified, usable again", w->hex);
+	image_check_remember(w->hex);
 }
 
 static void
@@ -930,6 +1130,7 @@ image_verify_done(struct image_walk *w)
 
 	close(w->rootfd);
 	fclose(w->canon);
+	image_verified(w);
 	if (c == NULL)
 		free(w);	/* the client went away */
 	else if (w->rc == -1)
@@ -968,7 +1169,7 @@ image_ctl_verify(struct ctl_conn *c, struct imsg *imsg)
 		    w->hex, strerror(errno));
 		goto fail;
 	}
-	if (image_rootfs(w->hex, path, sizeof(path)) == -1 ||
+	if (image_rootfs_path(w->hex, path, sizeof(path)) == -1 ||
 	    (w->rootfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1) {
 		control_fail(c, "image verify sha256:%s: no rootfs", w->hex);

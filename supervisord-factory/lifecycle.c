@@ -17,7 +17,8 @@
 static const char *state_names[AS_MAX] = {
 	"queued", "provisioning", "ready", "running", "result-ready",
 	"verifying", "verified", "publishing", "published", "teardown",
-	"terminated", "failed", "rejected", "cancelled", "orphaned"
+	"terminated", "failed", "rejected", "cancelled", "orphaned",
+	"selectable", "selected"
 };
 
 /*
@@ -28,7 +29,8 @@ static const char *state_names[AS_MAX] = {
 #define B(s)	(1U << (s))
 #define LIVE	(B(AS_QUEUED) | B(AS_PROVISIONING) | B(AS_READY) | \
 		 B(AS_RUNNING) | B(AS_RESULT_READY) | B(AS_VERIFYING) | \
-		 B(AS_VERIFIED) | B(AS_PUBLISHING))
+		 B(AS_VERIFIED) | B(AS_PUBLISHING) | B(AS_SELECTABLE) | \
+		 B(AS_SELECTED))
 #define ENDED	(B(AS_PUBLISHED) | B(AS_FAILED) | B(AS_REJECTED) | \
 		 B(AS_CANCELLED) | B(AS_ORPHANED))
 static const struct transition transitions[] = {
@@ -43,13 +45,21 @@ static const struct transition transitions[] = {
 	{ "validated",		AS_MAX,		 B(AS_VERIFYING) },
 	{ "verdict",		AS_VERIFIED,	 B(AS_VERIFYING) },
 	{ "approved",		AS_MAX,		 B(AS_VERIFIED) },
-	{ "publishing",		AS_PUBLISHING,	 B(AS_VERIFIED) },
+	/*
+	 * A cohort's member, verified, waits for the selection; approval
+	 * never applies to it.  Only the one selected publishes.
+	 */
+	{ "selectable",		AS_SELECTABLE,	 B(AS_VERIFIED) },
+	{ "selected",		AS_SELECTED,	 B(AS_SELECTABLE) },
+	{ "publishing",		AS_PUBLISHING,	 B(AS_VERIFIED) |
+						 B(AS_SELECTED) },
 	{ "published",		AS_PUBLISHED,	 B(AS_PUBLISHING) },
 	{ "rejected",		AS_REJECTED,	 B(AS_RUNNING) |
 						 B(AS_VERIFYING) },
 	{ "failed",		AS_FAILED,	 LIVE },
 	{ "cancelled",		AS_CANCELLED,	 LIVE },
-	{ "teardown",		AS_TEARDOWN,	 ENDED | B(AS_VERIFIED) },
+	{ "teardown",		AS_TEARDOWN,	 ENDED | B(AS_VERIFIED) |
+						 B(AS_SELECTED) },
 	{ "terminated",		AS_TERMINATED,	 B(AS_TEARDOWN) },
 	/* A new lease: the holder was lost, the epoch fences it off. */
 	{ "lease",		AS_MAX,		 B(AS_PROVISIONING) |
@@ -57,6 +67,8 @@ static const struct transition transitions[] = {
 	/* A leftover the reconciler found, removed by its exact id. */
 	{ "reaped",		AS_MAX,		 ENDED | B(AS_TEARDOWN) |
 						 B(AS_TERMINATED) },
+	/* A request through the model gateway, as it reported it. */
+	{ "model",		AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
 	/* An operator entered the sandbox (factoryctl shell). */
 	{ "shell",		AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
 };
@@ -230,6 +242,24 @@ terminated_at(const struct attempt *a, json_t *facts, uint64_t ms)
 	return (ms);
 }
 
+/* A model receipt's request, added to the attempt's totals. */
+static void
+apply_spend(struct attempt *a, json_t *facts)
+{
+	const char	*o;
+
+	a->spend.requests++;
+	if ((o = json_string_value(json_object_get(facts, "outcome"))) ==
+	    NULL || strcmp(o, "ok") != 0)
+		a->spend.refused++;
+	a->spend.tokens_in += (uint64_t)json_integer_value(json_object_get(
+	    facts, "tokens_in"));
+	a->spend.tokens_out += (uint64_t)json_integer_value(json_object_get(
+	    facts, "tokens_out"));
+	a->spend.cost_uusd += (uint64_t)json_integer_value(json_object_get(
+	    facts, "cost_uusd"));
+}
+
 /*
  * What a transition means for the attempt in memory.  The same code
  * runs live and on replay, so the rebuilt state is the state we had.
@@ -255,6 +285,12 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 			strlcpy(a->repo, s, sizeof(a->repo));
 		a->submitter = json_integer_value(json_object_get(facts,
 		    "submitter"));
+		if ((s = json_string_value(json_object_get(facts,
+		    "cohort"))) != NULL && lifecycle_cohort_id(s)) {
+			strlcpy(a->cohort, s, sizeof(a->cohort));
+			a->variant = json_integer_value(json_object_get(facts,
+			    "variant"));
+		}
 		/* The environment as resolved then: never the name again. */
 		v = json_object_get(facts, "environment");
 		if ((s = json_string_value(json_object_get(v, "image"))) !=
@@ -279,6 +315,27 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		/* Live, the start was taken when pid 1 said it ran. */
 		if (a->t[ST_RUN] == 0)
 			a->t[ST_RUN] = ms;
+		/* The setup entry its trees have, by key (setup.c). */
+		v = json_object_get(facts, "setup");
+		if ((s = json_string_value(json_object_get(v, "key"))) !=
+		    NULL && strlen(s) == 64 && strspn(s, "0123456789abcdef") ==
+		    64 && (s = json_string_value(json_object_get(v,
+		    "digest"))) != NULL && lifecycle_digest(s)) {
+			strlcpy(a->setup_key, json_string_value(
+			    json_object_get(v, "key")), sizeof(a->setup_key));
+			strlcpy(a->setup_digest, s + 7,
+			    sizeof(a->setup_digest));
+			a->setup_ready = 1;
+			a->setup_hit = json_is_true(json_object_get(v, "hit"));
+			a->setup_files = json_integer_value(json_object_get(v,
+			    "files"));
+			a->setup_bytes = json_integer_value(json_object_get(v,
+			    "bytes"));
+			a->setup_ms = json_integer_value(json_object_get(v,
+			    "ms"));
+			a->setup_status = json_integer_value(json_object_get(v,
+			    "status"));
+		}
 	} else if (strcmp(t->kind, "exited") == 0) {
 		apply_run_times(a, json_object_get(facts, "times"), ms);
 		a->exit_status = json_integer_value(json_object_get(facts,
@@ -316,6 +373,8 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		if ((v = json_object_get(facts, "run_ms")) != NULL &&
 		    json_is_integer(v) && json_integer_value(v) >= 0)
 			a->part_ms[PART_VALIDATION] = json_integer_value(v);
+	} else if (strcmp(t->kind, "model") == 0) {
+		apply_spend(a, facts);
 	} else if (strcmp(t->kind, "lease") == 0) {
 		a->redrives++;		/* counted from the journal */
 	} else if (strcmp(t->kind, "verdict") == 0) {
@@ -339,6 +398,10 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		a->approved = 1;
 		a->approver = json_integer_value(json_object_get(facts,
 		    "uid"));
+	} else if (strcmp(t->kind, "selected") == 0) {
+		a->selected = 1;
+		a->selector = json_integer_value(json_object_get(facts,
+		    "uid"));
 	} else if (strcmp(t->kind, "published") == 0) {
 		a->t[ST_TEARDOWN] = ms;
 		if ((s = json_string_value(json_object_get(facts, "branch")))
@@ -353,8 +416,8 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 	    strcmp(t->kind, "cancelled") == 0)
 		set_reason(a, facts);
 	else if (strcmp(t->kind, "teardown") == 0) {
-		if (a->state == AS_VERIFIED)
-			a->outcome = AS_VERIFIED;	/* nowhere to publish */
+		if (a->state == AS_VERIFIED || a->state == AS_SELECTED)
+			a->outcome = a->state;		/* nowhere to publish */
 		if (a->t[ST_TEARDOWN] == 0)
 			a->t[ST_TEARDOWN] = ms;
 	} else if (strcmp(t->kind, "terminated") == 0) {
@@ -472,6 +535,115 @@ lifecycle_chain(struct attempt *a, const struct transition *t,
 	    json_integer_value(json_object_get(r, "epoch")), ms);
 }
 
+/* "c-YYYYMMDD-NNNN": what a cohort's id is. */
+int
+lifecycle_cohort_id(const char *s)
+{
+	return (strlen(s) == 15 && strncmp(s, "c-", 2) == 0 &&
+	    strspn(s + 2, "0123456789") == 8 && s[10] == '-' &&
+	    strspn(s + 11, "0123456789") == 4);
+}
+
+struct cohort *
+lifecycle_cohort_find(struct cohorts *list, const char *id)
+{
+	struct cohort	*co;
+
+	if (list == NULL)
+		return (NULL);
+	TAILQ_FOREACH(co, list, entry)
+		if (strcmp(co->id, id) == 0)
+			return (co);
+	return (NULL);
+}
+
+/*
+ * A cohort record, {"id", "size", "submitter", "manifest_digest",
+ * "repository"}: checked field by field, then the cohort exists.  The
+ * same for the live record and the replayed one.
+ */
+int
+lifecycle_cohort_record(struct cohorts *list, json_t *o, uint64_t ms,
+    char *err, size_t errlen)
+{
+	struct cohort	*co;
+	const char	*id, *digest, *repo;
+	json_t		*size;
+
+	id = json_string_value(json_object_get(o, "id"));
+	digest = json_string_value(json_object_get(o, "manifest_digest"));
+	repo = json_string_value(json_object_get(o, "repository"));
+	size = json_object_get(o, "size");
+	if (list == NULL) {
+		snprintf(err, errlen, "a cohort record, no cohorts here");
+		return (-1);
+	}
+	if (!json_is_object(o) || id == NULL || !lifecycle_cohort_id(id) ||
+	    digest == NULL || !lifecycle_digest(digest) || repo == NULL ||
+	    strlen(repo) >= REPO_NAME_MAX || !json_is_integer(size) ||
+	    json_integer_value(size) < 2 ||
+	    json_integer_value(size) > COHORT_SIZE_MAX ||
+	    !json_is_integer(json_object_get(o, "submitter"))) {
+		snprintf(err, errlen, "cohort record: malformed");
+		return (-1);
+	}
+	if (lifecycle_cohort_find(list, id) != NULL) {
+		snprintf(err, errlen, "cohort %s: journaled twice", id);
+		return (-1);
+	}
+	if ((co = calloc(1, sizeof(*co))) == NULL)
+		fatal(NULL);
+	strlcpy(co->id, id, sizeof(co->id));
+	strlcpy(co->digest, digest, sizeof(co->digest));
+	strlcpy(co->repo, repo, sizeof(co->repo));
+	co->size = json_integer_value(size);
+	co->submitter = json_integer_value(json_object_get(o, "submitter"));
+	co->ms = ms;
+	TAILQ_INSERT_TAIL(list, co, entry);
+	return (0);
+}
+
+/*
+ * A member's submitted receipt names its cohort, which was journaled
+ * before it, and its variant, one of the cohort's: the variant to
+ * parse the frozen manifest with.  -1: not a member; -2: refused.
+ */
+static int
+replay_member(struct lifecycle_replay *ctx, json_t *r, const char *id)
+{
+	struct cohort	*co;
+	json_t		*facts = json_object_get(r, "facts"), *v;
+	const char	*cid;
+
+	if ((cid = json_string_value(json_object_get(facts, "cohort"))) ==
+	    NULL)
+		return (-1);
+	v = json_object_get(facts, "variant");
+	if ((co = lifecycle_cohort_find(ctx->cohorts, cid)) == NULL ||
+	    !json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) >= co->size) {
+		log_warnx("journal: %s: member of unknown cohort %s, or of "
+		    "no variant of it", id, cid);
+		return (-2);
+	}
+	return ((int)json_integer_value(v));
+}
+
+/*
+ * The member of cohort id whose chain holds the "selected" receipt, or
+ * NULL: at most one ever does, live (cohort_select) and on replay.
+ */
+struct attempt *
+lifecycle_cohort_selected(struct attempts *list, const char *id)
+{
+	struct attempt	*a;
+
+	TAILQ_FOREACH(a, list, entry)
+		if (a->selected && strcmp(a->cohort, id) == 0)
+			return (a);
+	return (NULL);
+}
+
 /* Replay: one journal record. */
 int
 lifecycle_replay(void *arg, uint64_t seq, const char *payload, size_t len)
@@ -484,11 +656,22 @@ lifecycle_replay(void *arg, uint64_t seq, const char *payload, size_t len)
 	struct attempt		*a;
 	char			 err[256];
 	uint64_t		 rseq;
+	int			 ret, variant;
 
 	if ((rec = json_loadb(payload, len, 0, &jerr)) == NULL) {
 		log_warnx("journal record %llu: %s",
 		    (unsigned long long)seq, jerr.text);
 		return (-1);
+	}
+	if (json_object_get(rec, "cohort") != NULL) {
+		ret = lifecycle_cohort_record(ctx->cohorts, json_object_get(rec,
+		    "cohort"), json_integer_value(json_object_get(rec, "ms")),
+		    err, sizeof(err));
+		if (ret == -1)
+			log_warnx("journal record %llu: %s",
+			    (unsigned long long)seq, err);
+		json_decref(rec);
+		return (ret);
 	}
 	if (json_object_get(rec, "reap") != NULL ||
 	    json_object_get(rec, "image") != NULL) {
@@ -520,11 +703,13 @@ lifecycle_replay(void *arg, uint64_t seq, const char *payload, size_t len)
 			    (unsigned long long)seq, id);
 			goto bad;
 		}
+		if ((variant = replay_member(ctx, r, id)) == -2)
+			goto bad;
 		a = lifecycle_new(ctx->attempts, ctx->statedir, id);
 		a->manifest_raw = strdup(raw);
 		a->manifest_len = strlen(raw);
-		if (manifest_parse(id, raw, a->manifest_len, &a->m, err,
-		    sizeof(err)) == -1) {
+		if (manifest_parse_member(id, raw, a->manifest_len, variant,
+		    &a->m, err, sizeof(err)) == -1) {
 			log_warnx("journal: %s: frozen manifest: %s", id, err);
 			goto bad;
 		}
@@ -539,6 +724,12 @@ lifecycle_replay(void *arg, uint64_t seq, const char *payload, size_t len)
 		log_warnx("journal record %llu: %s: illegal transition %s "
 		    "from state %s", (unsigned long long)seq, id, kind,
 		    attempt_state_name(a->state));
+		goto bad;
+	}
+	if (strcmp(kind, "selected") == 0 && (a->cohort[0] == '\0' ||
+	    lifecycle_cohort_selected(ctx->attempts, a->cohort) != NULL)) {
+		log_warnx("journal record %llu: %s: a selection of no cohort, "
+		    "or a second one", (unsigned long long)seq, id);
 		goto bad;
 	}
 	lifecycle_chain(a, t, line, r, json_integer_value(json_object_get(rec,

@@ -46,7 +46,7 @@ proc_init_children(void)
 	struct child	*c;
 	int		 i, n = 0;
 	enum factory_procid ids[] = { PROC_WORKER, PROC_RECONCILER,
-	    PROC_PUBLISHER, PROC_EGRESS, PROC_IMAGE };
+	    PROC_PUBLISHER, PROC_EGRESS, PROC_IMAGE, PROC_GATEWAY };
 
 	for (i = 0; i < (int)(sizeof(ids) / sizeof(ids[0])); i++) {
 		c = &env->children[n++];
@@ -150,6 +150,11 @@ proc_argv(struct child *c, char **argv, size_t max, char *key, size_t keylen)
 	}
 	if (c->id == PROC_VERIFIER)
 		ADDVAR("verifier_key=%s", conf->verifier_key);
+	/* The gateway reads its keys and CA files, nothing else. */
+	for (i = 0; c->id == PROC_GATEWAY && i < conf->ngw; i++) {
+		ADDVAR("gw_keys=%s", conf->gw[i].key);
+		ADDVAR("gw_ca=%s", conf->gw[i].ca);
+	}
 	if (c->id == PROC_WORKER)
 		ADDVAR("heartbeat_ms=%d", conf->lease_ttl * 1000 / 3);
 	if (c->id == PROC_RECONCILER) {
@@ -374,10 +379,6 @@ proc_reap(void)
 }
 
 /*
- * After a reload: a child whose user, binary or unveil variables
- * changed is stopped; proc_reap() starts it again under the new ones.
- */
-/*
  * The worker's lease: silent for lease-ttl, it is killed; the parent
  * bumps the epochs of what it held and drives them on with a new one.
  */
@@ -414,6 +415,11 @@ proc_watchdog_init(void)
 	proc_watchdog(-1, 0, NULL);
 }
 
+/*
+ * After a reload: a child whose user, binary or unveil variables
+ * changed is stopped; proc_reap() starts it again under the new ones
+ * at once, not after a backoff (what waits for it waits less).
+ */
 void
 proc_reconfigure(void)
 {
@@ -432,6 +438,7 @@ proc_reconfigure(void)
 			log_info("%s: configuration changed, restarting",
 			    child_name(c));
 			c->backoff = CHILD_BACKOFF_MIN;
+			c->recycle = 1;
 			c->state = CHILD_STOPPING;
 			kill(c->pid, SIGTERM);
 		}

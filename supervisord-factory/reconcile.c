@@ -110,6 +110,17 @@ orphans_clear(void)
 	}
 }
 
+size_t
+reconcile_orphan_count(void)
+{
+	struct orphan	*o;
+	size_t		 n = 0;
+
+	TAILQ_FOREACH(o, &orphans, entry)
+		n++;
+	return (n);
+}
+
 static struct orphan *
 orphan_add(const char *id, enum orphan_kind kind, const char *what)
 {

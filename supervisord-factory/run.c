@@ -29,15 +29,6 @@
 
 static struct run	*runs[256];
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
 static void
 run_log_cb(int fd, short event, void *arg)
 {
@@ -80,7 +71,7 @@ run_deadline_cb(int fd, short event, void *arg)
 
 	log_info("%s: wall time of %llums reached, killing the %s",
 	    r->attempt->id, (unsigned long long)r->attempt->m->limits.wall_ms,
-	    r->validation ? "validation run" : "agent");
+	    r->validation ? "validation run" : r->setup ? "setup" : "agent");
 	r->timedout = 1;
 	run_kill(r);
 }
@@ -98,7 +89,7 @@ run_hide_list(const char *own, char **hide, size_t max)
 	struct conf_repo	*repo;
 	static char		 store[RUN_MAXHIDE][PATH_MAX];
 	const char		*cand[RUN_MAXHIDE];
-	size_t			 n = 0, i, j;
+	size_t			 n = 0, i, j, g;
 	char			 tmp[PATH_MAX];
 
 	cand[n++] = conf->statedir;
@@ -128,6 +119,12 @@ run_hide_list(const char *own, char **hide, size_t max)
 			strlcpy(store[i], repo->github.key, PATH_MAX);
 			cand[n++] = dirname(store[i++]);
 		}
+	}
+	/* Provider keys and upstream secrets: the gateway's alone. */
+	for (g = 0; g < conf->ngw && n + 1 < RUN_MAXHIDE &&
+	    i + 1 < RUN_MAXHIDE; g++) {
+		strlcpy(store[i], conf->gw[g].key, PATH_MAX);
+		cand[n++] = dirname(store[i++]);
 	}
 	/* Only what exists, each once. */
 	j = 0;
@@ -170,28 +167,66 @@ run_objects(const struct manifest *m, char *path, size_t len)
 	return (-1);
 }
 
+/*
+ * The manifest's env, HOME and PATH; the gateway's variables (gw, or
+ * none) come first, so a manifest's own OPENAI_API_KEY is not the one
+ * read.
+ */
 static char **
-run_env(const struct manifest *m)
+run_env(char * const *menv, char * const *gw)
 {
 	char	**e;
-	size_t	 n = 0, i;
+	size_t	 n = 0, i, ng = 0;
 
-	while (m->env != NULL && m->env[n] != NULL)
+	while (menv != NULL && menv[n] != NULL)
 		n++;
-	if ((e = calloc(n + 3, sizeof(*e))) == NULL)
+	while (gw != NULL && gw[ng] != NULL)
+		ng++;
+	if ((e = calloc(ng + n + 3, sizeof(*e))) == NULL)
 		return (NULL);
+	for (i = 0; i < ng; i++)
+		e[i] = gw[i];
 	for (i = 0; i < n; i++)
-		e[i] = m->env[i];
+		e[ng + i] = menv[i];
+	n += ng;
 	e[n++] = RUN_HOME;
 	e[n++] = RUN_PATH;
 	e[n] = NULL;
 	return (e);
 }
 
+/*
+ * The attempt's grants (gateway.c): endpoints after the egress ones,
+ * in listen, which spec then points at.
+ */
+static int
+run_gateway(struct attempt *a, struct run *r, struct sandbox_spec *spec,
+    struct sandbox_listen *listen, char *err, size_t errlen)
+{
+	if (gateway_new(a, spec->listen, spec->nlisten, &r->gateway, err,
+	    errlen) == -1)
+		return (-1);
+	if (r->gateway == NULL)
+		return (0);
+	if (spec->nlisten > 0)
+		memcpy(listen, spec->listen, spec->nlisten * sizeof(*listen));
+	spec->nlisten = gateway_listen(r->gateway, listen, spec->nlisten);
+	spec->listen = listen;
+	return (0);
+}
+
+/*
+ * kind: RUN_AGENT, RUN_VALIDATION, or RUN_SETUP (the manifest's setup,
+ * with its own argv, env and network grant, as the attempt's uid).
+ */
 struct run *
-run_start(struct attempt *a, int validation, const char *tree, char *err,
+run_start(struct attempt *a, int kind, const char *tree, char *err,
     size_t errlen)
 {
+	const struct manifest_setup	*su = kind == RUN_SETUP ?
+					    a->m->setup : NULL;
+	int				 validation = kind == RUN_VALIDATION;
+	struct sandbox_listen	 listen[SANDBOX_MAXLISTEN];
 	struct sandbox_spec	 spec;
 	struct run		*r;
 	struct timeval		 tv;
@@ -209,14 +244,14 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 		snprintf(err, errlen, "too many sandboxes");
 		return (NULL);
 	}
-	if ((r = calloc(1, sizeof(*r))) == NULL ||
-	    (envp = run_env(a->m)) == NULL) {
-		free(r);
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return (NULL);
 	}
+	envp = NULL;
 	r->attempt = a;
 	r->validation = validation;
+	r->setup = su != NULL;
 	r->uid = validation ? a->vuid : a->uid;
 	r->logmax = a->m->limits.log;
 	r->logpipe = r->logfd = -1;
@@ -235,7 +270,13 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 	r->logpipe = p[0];
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 
-	snprintf(id, sizeof(id), "%s%s", a->id, validation ? "-v" : "");
+	/*
+	 * Setup ends before the agent starts and the validation run
+	 * starts after it: setup's sandbox takes the validation run's
+	 * names (cgroups "<id>-v"), which the reconciler and teardown know.
+	 */
+	snprintf(id, sizeof(id), "%s%s", a->id, validation || su != NULL ?
+	    "-v" : "");
 	run_hide_list(a->m->repository, hide, RUN_MAXHIDE);
 	expose[0] = run_objects(a->m, objects, sizeof(objects)) == 0 ?
 	    objects : NULL;
@@ -245,8 +286,8 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 	spec.uid = r->uid;
 	spec.gid = r->uid;
 	spec.tree = tree;
-	spec.argv = validation ? a->m->validate : a->m->agent;
-	spec.env = envp;
+	spec.argv = validation ? a->m->validate : su != NULL ? su->run :
+	    a->m->agent;
 	spec.hide = hide;
 	spec.exec_allow = a->m->exec;
 	spec.expose = expose;
@@ -267,11 +308,25 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 		}
 		spec.image = image;
 	}
-	if (egress_new(id, a->m->allow, &r->egress, err, errlen) == -1) {
+	if (egress_new(id, su != NULL ? su->allow : a->m->allow, &r->egress,
+	    err, errlen) == -1) {
 		close(p[1]);
 		goto fail;
 	}
 	egress_spec(r->egress, &spec);
+	/* Model and upstream grants: the agent's run only, never validation. */
+	if (kind == RUN_AGENT && run_gateway(a, r, &spec, listen, err, errlen) ==
+	    -1) {
+		close(p[1]);
+		goto fail;
+	}
+	if ((envp = run_env(su != NULL ? su->env : a->m->env,
+	    gateway_env(r->gateway))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		close(p[1]);
+		goto fail;
+	}
+	spec.env = envp;
 
 	if (sandbox_spawn(&spec, &r->sb, err, errlen) == -1) {
 		close(p[1]);
@@ -280,6 +335,7 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 	/* Pid 1 has said the argv is exec'd: the run starts here. */
 	r->started_ms = now_ms();
 	close(p[1]);
+	gateway_start(r->gateway, &r->sb);
 	egress_start(r->egress, &r->sb);
 	free(envp);
 	envp = NULL;
@@ -297,6 +353,7 @@ run_start(struct attempt *a, int validation, const char *tree, char *err,
 	return (r);
  fail:
 	free(envp);
+	gateway_free(r->gateway);
 	egress_free(r->egress);
 	if (r->logpipe != -1)
 		close(r->logpipe);
@@ -340,6 +397,9 @@ run_reap(pid_t pid, int status)
 	/* Its connections hold the namespace: they end with pid 1. */
 	egress_free(r->egress);
 	r->egress = NULL;
+	/* The attempt leaves running: its tokens die now. */
+	gateway_free(r->gateway);
+	r->gateway = NULL;
 	if (r->detached) {
 		(void)sandbox_kill(&r->sb);
 		for (tries = 0; tries < 100; tries++) {
@@ -388,6 +448,8 @@ run_free(struct run *r)
 	evtimer_del(&r->deadline);
 	egress_free(r->egress);
 	r->egress = NULL;
+	gateway_free(r->gateway);
+	r->gateway = NULL;
 	if (r->logpipe != -1) {
 		event_del(&r->logev);
 		close(r->logpipe);

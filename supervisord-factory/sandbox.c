@@ -101,7 +101,11 @@ static struct sbx_ready	 sbx_ready[SANDBOX_POOLMAX];
 static int		 sbx_nready;
 
 static int	sbx_ready_make(struct sbx_ready *);
+static void	sbx_ready_drop(struct sbx_ready *);
 static void	sbx_ready_drain(void);
+static void	sbx_zygote_stop(void);
+static int	sbx_zygote_off;		/* it failed: exec them */
+static struct sbx_ready	 sbx_zygote = { -1, -1, -1, -1 };	/* its pid */
 
 
 /*
@@ -437,7 +441,7 @@ int
 sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 {
 	char	 cg[512];
-	int	 abi, nokill;
+	int	 abi, nokill, n;
 
 	sbx_downgraded = 0;
 	if (sbx_probe_ns(err, errlen) == -1 ||
@@ -453,10 +457,11 @@ sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 	    "(kernel 5.14): a cancel kills pid 1 and sweeps cgroup.procs",
 	    err, errlen) == -1)
 		return (-1);
+	n = sandbox_pool_fill(SANDBOX_POOL);
 	snprintf(err, errlen, "namespaces mnt pid net ipc uts cgroup "
 	    "(%s pool %d); landlock abi %d; seccomp denylist %u insns; "
-	    "%s; downgraded: %s", sbx_launcher != -1 ? "launcher" : "net+ipc",
-	    sandbox_pool_fill(SANDBOX_POOL), abi,
+	    "%s; downgraded: %s", sbx_launcher == -1 ? "net+ipc" :
+	    sbx_zygote.pid != -1 ? "launcher, zygote" : "launcher", n, abi,
 	    sbx_prog.len, cg, sandbox_downgrade_text());
 	return (0);
 }
@@ -853,12 +858,12 @@ sbx_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
  * wait for, and an RCU grace period.)
  */
 static int
-sbx_cgroups(const struct sandbox_spec *spec, struct sandbox *sb, int made,
+sbx_cgroups(const struct sandbox_spec *spec, struct sandbox *sb, int first,
     int born, char *err, size_t errlen)
 {
 	int	 fds[SANDBOX_MAXCG], i, n, rc;
 
-	if (!made && cgroup_create(sb, spec, err, errlen) == -1)
+	if (cgroup_create(sb, spec, first, err, errlen) == -1)
 		return (-1);
 	if (cgroup_open_procs(sb, fds, err, errlen) == -1)
 		return (-1);
@@ -931,8 +936,11 @@ void
 sandbox_set_launcher(int fd)
 {
 	/* Launchers started from another binary are not kept. */
-	if (fd != sbx_launcher)
+	if (fd != sbx_launcher) {
 		sbx_ready_drain();
+		sbx_zygote_stop();
+		sbx_zygote_off = 0;
+	}
 	sbx_launcher = fd;
 }
 
@@ -1093,14 +1101,18 @@ sbx_clone_into(struct sbx_plan *pl, int nsflags, int cgfd)
  * is most of what a spawn costs (an execve alone is about half a
  * millisecond here), and none of it depends on the attempt.  So the
  * parent keeps a few launchers started ahead ("factory-sandbox ready",
- * launcher.c): each cloned and exec'd at once, exactly as a fresh
- * one, with its socket and error pipe and nothing else; it makes its
- * own uts, network and IPC namespaces, says "R" and waits for a plan.
- * A spawn makes the cgroups, takes the oldest that said "R" and sends
- * it the plan, the agent's log and the attempt's cgroup2 directory;
- * it clones pid 1 (CLONE_PARENT: our child; new pid and mount
- * namespaces, the mount one copied now since the attempt's tree was
- * mounted after it started; CLONE_INTO_CGROUP: born in that
+ * launcher.c): each cloned from the zygote (sbx_zygote_make), or
+ * cloned and exec'd at once as a fresh one is, with its socket and
+ * error pipe and nothing else; it makes its own uts, network and IPC
+ * namespaces, says "R" and waits for a plan.  A spawn makes the
+ * cgroup2 directory, takes the oldest that said "R" and sends it the
+ * plan, the agent's log and that directory, then "G" (the other
+ * cgroups, made meanwhile);
+ * it takes the tree from the host's mounts as they are now (it was
+ * mounted after the launcher started) and clones pid 1 (CLONE_PARENT:
+ * our child; a new pid namespace, in the mount namespace whose
+ * host-root part of the view the launcher built ahead;
+ * CLONE_INTO_CGROUP: born in that
  * directory, so nothing is moved in cgroup2, where a move waits for an
  * RCU grace period) and exits; pid 1 says who it is with a pidfd of
  * itself (sbx_ready_pid1), and from there it is what a fresh launcher
@@ -1112,13 +1124,15 @@ sbx_clone_into(struct sbx_plan *pl, int nsflags, int cgfd)
  * launcher.  They die with the parent (PR_SET_PDEATHSIG) and are
  * killed when the launcher binary changes.
  */
-/* In the clone: fds 3 and 4, the launcher's binary, nothing else. */
-static int
-sbx_ready_child(void *arg)
+/*
+ * In the clone: fds 3 and 4, the launcher's binary, nothing else;
+ * mode "ready" or "zygote".
+ */
+static __dead void
+sbx_ready_child(const int *fds, char *mode)
 {
-	const int	*fds = arg;
 	char		 room[SBX_TITLE_ROOM + 1];
-	char		*argv[] = { "factory-sandbox", "ready", room, NULL };
+	char		*argv[] = { "factory-sandbox", mode, room, NULL };
 	char		*envp[] = { NULL };
 	int		 want[3], hi[3], i;
 
@@ -1138,8 +1152,39 @@ sbx_ready_child(void *arg)
 	sbx_fail(SBX_FD_ERR, "exec factory-sandbox:");
 }
 
+/*
+ * Like fork(2), with a pidfd (CLONE_PIDFD): the refill runs while an
+ * agent runs, and the parent goes on at once instead of sleeping until
+ * the launcher's execve (CLONE_VFORK), the dearer half of starting
+ * one.  Until the execve the child is a copy of the parent, as with
+ * sbx_clone_into; it runs only sbx_ready_child, with every signal
+ * blocked (the launcher unblocks them).
+ */
+static pid_t
+sbx_fork_ready(int *fds, char *mode, int *pidfd)
+{
+	sigset_t	 all, old;
+	pid_t		 pid;
+	int		 saved;
+
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = (pid_t)syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, NULL, pidfd,
+	    NULL, 0);
+	if (pid == 0)
+		sbx_ready_child(fds, mode);
+	saved = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+	return (pid);
+}
+
+/*
+ * A socket and error pipe, and "factory-sandbox mode" started with
+ * their other ends: in *r.
+ */
 static int
-sbx_ready_make(struct sbx_ready *r)
+sbx_ready_exec(struct sbx_ready *r, char *mode)
 {
 	int	 sv[2], ep[2], fds[2];
 
@@ -1154,7 +1199,7 @@ sbx_ready_make(struct sbx_ready *r)
 	fds[1] = ep[1];
 	r->pidfd = -1;
 	/* Not pid 1 of anything: its pid 1 is cloned at the plan. */
-	r->pid = sbx_clone_launcher(sbx_ready_child, fds, 0, &r->pidfd);
+	r->pid = sbx_fork_ready(fds, mode, &r->pidfd);
 	close(sv[1]);
 	close(ep[1]);
 	if (r->pid == -1) {
@@ -1165,6 +1210,154 @@ sbx_ready_make(struct sbx_ready *r)
 	r->sock = sv[0];
 	r->errfd = ep[0];
 	return (0);
+}
+
+/*
+ * The pid of pidfd fd if it is of a child of ours other than notpid,
+ * else -1.  Its pid, as this namespace numbers it, from fdinfo; a
+ * pidfd of someone else's process makes waitid(2) say ECHILD.
+ */
+static pid_t
+sbx_pidfd_child(int fd, pid_t notpid)
+{
+	siginfo_t	 si;
+	char		 path[64], buf[2048], *p, *ep;
+	long		 v;
+	pid_t		 pid = -1;
+	int		 n, rc;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if ((n = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return (-1);
+	rc = (int)read(n, buf, sizeof(buf) - 1);
+	close(n);
+	buf[rc > 0 ? rc : 0] = '\0';
+	if ((p = strstr(buf, "\nPid:\t")) != NULL) {
+		v = strtol(p + 6, &ep, 10);
+		if (ep != p + 6 && *ep == '\n' && v > 1 && v != (long)notpid)
+			pid = (pid_t)v;
+	}
+	memset(&si, 0, sizeof(si));
+	if (pid != -1 && (waitid(P_PIDFD, fd, &si, WEXITED | WNOHANG |
+	    WNOWAIT) == -1 || (si.si_pid != 0 && si.si_pid != pid)))
+		pid = -1;
+	return (pid);
+}
+
+/*
+ * The zygote ("factory-sandbox zygote", launcher.c): started once,
+ * it clones each launcher of the pool from itself on an "F" carrying
+ * that launcher's socket and error pipe, and answers "Z" with a pidfd
+ * of it, a child of ours.  That saves the launcher's execve and the C
+ * library's start-up, most of its cost here.  A zygote that answers
+ * anything else, or nothing within SBX_ZYGOTE_MS, is killed, and
+ * launchers are exec'd one by one until the launcher binary changes.
+ */
+#define SBX_ZYGOTE_MS	5000
+
+
+static void
+sbx_zygote_stop(void)
+{
+	if (sbx_zygote.pid == -1)
+		return;
+	sbx_ready_drop(&sbx_zygote);
+	sbx_zygote.pid = sbx_zygote.pidfd = sbx_zygote.sock =
+	    sbx_zygote.errfd = -1;
+}
+
+/*
+ * Ask the zygote for a launcher: "F" with its socket's and error
+ * pipe's other ends.  The answer is not waited for here (the refill
+ * runs while an agent runs, and waiting would be one more hand-off
+ * between processes): it is read when the launcher is taken or
+ * dropped (sbx_zygote_collect), in the order asked, which is the
+ * order the zygote answers in.  Until then *r has pid 0 and no pidfd.
+ */
+static int
+sbx_zygote_make(struct sbx_ready *r)
+{
+	int	 sv[2], ep[2], fds[2], rc;
+
+	if (sbx_zygote_off)
+		return (-1);
+	if (sbx_zygote.pid == -1 && sbx_ready_exec(&sbx_zygote,
+	    "zygote") == -1) {
+		sbx_zygote.pid = -1;
+		sbx_zygote_off = 1;
+		return (-1);
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+		return (-1);
+	if (pipe2(ep, O_CLOEXEC) == -1) {
+		close(sv[0]);
+		close(sv[1]);
+		return (-1);
+	}
+	fds[0] = sv[1];
+	fds[1] = ep[1];
+	rc = sbx_sendtag(sbx_zygote.sock, 'F', fds, 2);
+	close(sv[1]);
+	close(ep[1]);
+	if (rc == -1) {
+		close(sv[0]);
+		close(ep[0]);
+		sbx_zygote_stop();
+		sbx_zygote_off = 1;
+		return (-1);
+	}
+	r->pid = 0;
+	r->pidfd = -1;
+	r->sock = sv[0];
+	r->errfd = ep[0];
+	return (0);
+}
+
+/*
+ * The zygote's "Z" for the oldest launcher it still owes, r: a pidfd of
+ * a child of ours other than the zygote.  Else the zygote is killed,
+ * launchers are exec'd from now on, r's ends are closed (a launcher
+ * the zygote made exits at their EOF) and -1.
+ */
+static int
+sbx_zygote_collect(struct sbx_ready *r)
+{
+	struct pollfd	 pfd;
+	char		 tag = 0;
+	int		 fd = -1, rc = -1;
+
+	if (sbx_zygote.pid != -1) {
+		pfd.fd = sbx_zygote.sock;
+		pfd.events = POLLIN;
+		while ((rc = poll(&pfd, 1, SBX_ZYGOTE_MS)) == -1 &&
+		    errno == EINTR)
+			;
+		if (rc != 1 || sbx_recvtag(sbx_zygote.sock, MSG_DONTWAIT,
+		    &tag, &fd, 1) != 1 || tag != 'Z' ||
+		    (r->pid = sbx_pidfd_child(fd, sbx_zygote.pid)) == -1)
+			rc = -1;
+		else
+			rc = 0;
+	}
+	if (rc == 0) {
+		r->pidfd = fd;
+		return (0);
+	}
+	if (fd != -1)
+		close(fd);
+	close(r->sock);
+	close(r->errfd);
+	sbx_zygote_stop();
+	sbx_zygote_off = 1;
+	return (-1);
+}
+
+static int
+sbx_ready_make(struct sbx_ready *r)
+{
+	if (sbx_zygote_make(r) == 0)
+		return (0);
+	return (sbx_ready_exec(r, "ready"));
 }
 
 /* Kill it and reap it (unless the caller's reaper was first). */
@@ -1185,6 +1378,14 @@ sbx_ready_drop(struct sbx_ready *r)
 static void
 sbx_ready_drain(void)
 {
+	int	 i, n = 0;
+
+	/* The zygote's answers first, in the order it gives them. */
+	for (i = 0; i < sbx_nready; i++)
+		if (sbx_ready[i].pid != 0 ||
+		    sbx_zygote_collect(&sbx_ready[i]) == 0)
+			sbx_ready[n++] = sbx_ready[i];
+	sbx_nready = n;
 	while (sbx_nready > 0)
 		sbx_ready_drop(&sbx_ready[--sbx_nready]);
 }
@@ -1204,6 +1405,10 @@ sbx_ready_take(struct sbx_ready *r)
 		*r = sbx_ready[0];
 		memmove(&sbx_ready[0], &sbx_ready[1], --sbx_nready *
 		    sizeof(sbx_ready[0]));
+		/* What the zygote owed and did not give: an exec'd one. */
+		if (r->pid == 0 && sbx_zygote_collect(r) == -1 &&
+		    sbx_ready_exec(r, "ready") == -1)
+			continue;
 		pfd.fd = r->sock;
 		pfd.events = POLLIN;
 		while ((rc = poll(&pfd, 1, SBX_SETUP_MS)) == -1 &&
@@ -1354,11 +1559,9 @@ static pid_t
 sbx_ready_pid1(int sock, pid_t launcher, char *err, size_t errlen)
 {
 	struct pollfd	 pfd = { sock, POLLIN, 0 };
-	siginfo_t	 si;
-	char		 path[64], buf[2048], *p, *ep, tag = 0;
-	long		 v;
-	int		 fd, rc, n;
-	pid_t		 pid = -1;
+	char		 tag = 0;
+	int		 fd, rc;
+	pid_t		 pid;
 
 	while ((rc = poll(&pfd, 1, SBX_SETUP_MS)) == -1 && errno == EINTR)
 		;
@@ -1368,24 +1571,7 @@ sbx_ready_pid1(int sock, pid_t launcher, char *err, size_t errlen)
 		    tag);
 		return (-1);
 	}
-	/* Its pid, as this namespace numbers it. */
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	if ((n = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
-		rc = (int)read(n, buf, sizeof(buf) - 1);
-		close(n);
-		buf[rc > 0 ? rc : 0] = '\0';
-		if ((p = strstr(buf, "\nPid:\t")) != NULL) {
-			v = strtol(p + 6, &ep, 10);
-			if (ep != p + 6 && *ep == '\n' && v > 1 &&
-			    v != (long)launcher)
-				pid = (pid_t)v;
-		}
-	}
-	/* Not a pidfd, or not of a child of ours: waitid says ECHILD. */
-	memset(&si, 0, sizeof(si));
-	if (pid != -1 && (waitid(P_PIDFD, fd, &si, WEXITED | WNOHANG |
-	    WNOWAIT) == -1 || (si.si_pid != 0 && si.si_pid != pid)))
-		pid = -1;
+	pid = sbx_pidfd_child(fd, launcher);
 	close(fd);
 	if (pid == -1)
 		snprintf(err, errlen, "pooled launcher: pid 1's pidfd is "
@@ -1410,47 +1596,55 @@ sbx_ready_why(int errfd, char *err, size_t errlen)
 }
 
 /*
- * A launcher of the pool, if one is ready, given the plan, the
- * agent's log and the cgroup2 directory (cgfd, or -1) its pid 1 is to
- * be born in.  One that dies before it has the plan is dropped and
- * the next one tried; 1 if one has it, with *pidp its pid 1, or -1 if
- * that pid 1 was not started (err says why); 0 if none was ready.
+ * A launcher of the pool, if one is ready, given the plan, the agent's
+ * log and the cgroup2 directory (cgfd, or -1) its pid 1 is to be born
+ * in.  One that dies before it has the plan is dropped and the next
+ * one tried; 1 if one has it (in *r), 0 if none was ready.
  */
 static int
-sbx_start_ready(struct sbx_plan *pl, int logfd, int cgfd, pid_t *pidp,
-    int *sockp, int *efdp, char *err, size_t errlen)
+sbx_ready_send(struct sbx_plan *pl, int logfd, int cgfd, struct sbx_ready *r)
 {
-	struct sbx_ready r;
-	siginfo_t	 si;
-	char		 serr[256];
+	char	 serr[256];
 
 	if (logfd == -1)
 		return (0);	/* a ready one is always given a log */
 	pl->netfd = pl->ipcfd = -1;	/* it has made its own */
-	while (sbx_ready_take(&r)) {
-		if (sbx_send_plan(r.sock, pl, logfd, cgfd, serr,
-		    sizeof(serr)) == -1) {
-			sbx_ready_drop(&r);
-			continue;
-		}
-		*pidp = sbx_ready_pid1(r.sock, r.pid, err, errlen);
-		/* Its pid 1 is cloned: it exits (or is made to). */
-		(void)syscall(SYS_pidfd_send_signal, r.pidfd, SIGKILL, NULL,
-		    0);
-		while (waitid(P_PIDFD, r.pidfd, &si, WEXITED) == -1 &&
-		    errno == EINTR)
-			;
-		close(r.pidfd);
-		if (*pidp == -1) {
-			sbx_ready_why(r.errfd, err, errlen);
-			close(r.sock);
-			close(r.errfd);
-			return (-1);
-		}
-		*sockp = r.sock;
-		*efdp = r.errfd;
-		return (1);
+	while (sbx_ready_take(r)) {
+		if (sbx_send_plan(r->sock, pl, logfd, cgfd, serr,
+		    sizeof(serr)) == 0)
+			return (1);
+		sbx_ready_drop(r);
 	}
+	return (0);
+}
+
+/*
+ * The pid 1 the launcher that has the plan cloned (*pidp), the
+ * parent's end of its socket and the read end of its error pipe; the
+ * launcher itself is reaped.  -1 and err if that pid 1 was not
+ * started.
+ */
+static int
+sbx_ready_finish(struct sbx_ready *r, pid_t *pidp, int *sockp, int *efdp,
+    char *err, size_t errlen)
+{
+	siginfo_t	 si;
+
+	*pidp = sbx_ready_pid1(r->sock, r->pid, err, errlen);
+	/* Its pid 1 is cloned: it exits (or is made to). */
+	(void)syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+	while (waitid(P_PIDFD, r->pidfd, &si, WEXITED) == -1 &&
+	    errno == EINTR)
+		;
+	close(r->pidfd);
+	if (*pidp == -1) {
+		sbx_ready_why(r->errfd, err, errlen);
+		close(r->sock);
+		close(r->errfd);
+		return (-1);
+	}
+	*sockp = r->sock;
+	*efdp = r->errfd;
 	return (0);
 }
 
@@ -1459,8 +1653,9 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
     char *err, size_t errlen)
 {
 	struct sbx_plan	 pl;
+	struct sbx_ready r;
 	char		 derr[256];
-	int		 sock, efd, st, rc, cgfd, born, made;
+	int		 sock, efd, st, rc, cgfd, born, first, gsent;
 	pid_t		 pid;
 
 	if (sbx_seccomp_build(err, errlen) == -1)
@@ -1480,28 +1675,35 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	/*
 	 * Where it can be, pid 1 is born in its cgroup2 directory
 	 * (CLONE_INTO_CGROUP: by sbx_clone_into for a fresh launcher, by
-	 * the launcher itself for one of the pool), so the cgroups are
-	 * made first and it joins only the others (v1) itself.
+	 * the launcher itself for one of the pool), so that directory is
+	 * made first, alone, and pid 1 joins only the others (v1) itself.
+	 * They are made, with the limits, while pid 1 builds its view; it
+	 * forks the agent only once it is in all of them ("G").
 	 */
-	cgfd = born = sock = efd = -1;
+	cgfd = born = first = sock = efd = -1;
 	pid = -1;
-	made = 0;
 	rc = 0;
 	if (sbx_launcher != -1 && sb->cg_kill >= 0) {
-		if ((rc = cgroup_create(sb, spec, err, errlen)) == 0) {
-			made = 1;
+		if ((rc = cgroup_create_one(sb, sb->cg_kill, err,
+		    errlen)) == 0) {
+			first = sb->cg_kill;
 			if ((cgfd = sbx_into_fd(sb)) != -1)
 				born = sb->cg_kill;
 		}
 	}
 	pl.ncgroups = sb->ncgroups - (born != -1);
-	if (rc == 0 && sbx_launcher != -1)
-		rc = sbx_start_ready(&pl, spec->logfd, cgfd, &pid, &sock,
-		    &efd, err, errlen);
-	if (rc == 0)
+	gsent = 0;	/* "G": 1 sent, -1 could not be */
+	if (rc == 0 && sbx_launcher != -1 &&
+	    sbx_ready_send(&pl, spec->logfd, cgfd, &r)) {
+		/* The plan and "G" back to back: no round trip between. */
+		sb->fd = r.sock;
+		gsent = sbx_cgroups(spec, sb, first, born, err, errlen) == 0 ?
+		    1 : -1;
+		rc = sbx_ready_finish(&r, &pid, &sock, &efd, gsent == 1 ? err :
+		    derr, gsent == 1 ? errlen : sizeof(derr));
+		sb->fd = -1;
+	} else if (rc == 0)
 		rc = sbx_start(&pl, cgfd, &pid, &sock, &efd, err, errlen);
-	else if (rc == 1)
-		rc = 0;
 	if (cgfd != -1)
 		close(cgfd);
 	free(pl.hide);
@@ -1513,16 +1715,19 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 		 * A launcher of the pool had the cgroup2 directory: what it
 		 * may have started there dies before the removal.
 		 */
-		if (made)
+		if (first != -1)
 			(void)cgroup_kill(sb);
-		if (made && sandbox_destroy(sb, derr, sizeof(derr)) == -1)
+		if (first != -1 && sandbox_destroy(sb, derr, sizeof(derr)) ==
+		    -1)
 			snprintf(err + strlen(err), errlen - strlen(err),
 			    "; %s", derr);
 		return (-1);
 	}
 	sb->pid = pid;
 	sb->fd = sock;
-	rc = sbx_cgroups(spec, sb, made, born, err, errlen);
+	rc = gsent == -1 ? -1 : 0;
+	if (gsent == 0)
+		rc = sbx_cgroups(spec, sb, first, born, err, errlen);
 	if (rc == 0)
 		rc = sbx_await(efd, err, errlen);
 	close(efd);

@@ -214,8 +214,13 @@ enum sandbox_cgmode cgroup_mode(char *, size_t);
  * anything; -1 if the id is not a plain name or the host has no layout.
  */
 int	sandbox_cgroup_paths(const char *, struct sandbox *);
-/* Create sb's cgroups with spec's limits; undoes itself on failure. */
-int	cgroup_create(struct sandbox *, const struct sandbox_spec *,
+/*
+ * Create sb's cgroups with spec's limits, all but skip (-1: none), which
+ * cgroup_create_one made alone, without limits, first; undoes what it
+ * made on failure.
+ */
+int	cgroup_create_one(struct sandbox *, int, char *, size_t);
+int	cgroup_create(struct sandbox *, const struct sandbox_spec *, int,
 	    char *, size_t);
 /*
  * Open, for writing, the file through which a single-threaded process

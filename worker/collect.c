@@ -70,6 +70,13 @@ static int	 walk_entry(struct walk *, int, const char *, char *, size_t,
 		    const git_tree *, int, git_treebuilder *);
 static void	 reject_hook(struct walk *, const char *);
 static void	 check_dotgit(struct walk *, int, const char *);
+static int	 diff_add(struct walk *, const char *, char, git_filemode_t,
+		    git_filemode_t, char * const *);
+static int	 diff_kind(git_filemode_t);
+static int	 diff_entry(struct walk *, const git_tree_entry *,
+		    const git_tree_entry *, char *, size_t, char * const *);
+static int	 diff_trees(struct walk *, const git_tree *, const git_tree *,
+		    char *, size_t, char * const *);
 static int	 diff_changes(struct walk *, git_tree *, const git_oid *,
 		    char * const *);
 static int	 open_scratch(const char *, const char *, git_repository **,
@@ -669,70 +676,147 @@ reject_hook(struct walk *w, const char *name)
 	reject(w, path, "hook installed");
 }
 
+/* One change, listed and checked. */
+static int
+diff_add(struct walk *w, const char *path, char st, git_filemode_t omode,
+    git_filemode_t nmode, char * const *scope)
+{
+	struct collect_result	*res = w->res;
+	struct collect_change	*nc;
+
+	if ((nc = reallocarray(res->changes, res->nchanges + 1,
+	    sizeof(*nc))) == NULL) {
+		snprintf(w->err, w->errlen, "out of memory");
+		return (-1);
+	}
+	res->changes = nc;
+	if ((nc[res->nchanges].path = strdup(path)) == NULL) {
+		snprintf(w->err, w->errlen, "out of memory");
+		return (-1);
+	}
+	nc[res->nchanges++].status = st;
+	/* factory never writes a submodule: no commit to check. */
+	if (omode == GIT_FILEMODE_COMMIT || nmode == GIT_FILEMODE_COMMIT)
+		reject(w, path, "submodule (gitlink) changed");
+	if (scope == NULL || scope_match(scope, path) != 1)
+		reject(w, path, "outside the scope");
+	if (strncasecmp(path, WORKFLOWS, strlen(WORKFLOWS)) == 0)
+		reject(w, path, "change under " WORKFLOWS);
+	return (w->failed ? -1 : 0);
+}
+
+/* What a change of mode is: a link, a gitlink, or a file (either mode). */
+static int
+diff_kind(git_filemode_t mode)
+{
+	if (mode == GIT_FILEMODE_LINK)
+		return (1);
+	return (mode == GIT_FILEMODE_COMMIT ? 2 : 0);
+}
+
+/*
+ * One name of either tree (oe old, ne new, NULL where absent), at
+ * path[0..len): the same id is the same contents, so a directory is
+ * only stepped into where the two differ.
+ */
+static int
+diff_entry(struct walk *w, const git_tree_entry *oe,
+    const git_tree_entry *ne, char *path, size_t len, char * const *scope)
+{
+	git_tree	*ot = NULL, *nt = NULL;
+	git_filemode_t	 om, nm;
+	const char	*name = git_tree_entry_name(oe != NULL ? oe : ne);
+	size_t		 nlen = strlen(name);
+	int		 ret = -1;
+	char		 st;
+
+	om = oe != NULL ? git_tree_entry_filemode(oe) : 0;
+	nm = ne != NULL ? git_tree_entry_filemode(ne) : 0;
+	if (oe != NULL && ne != NULL && om == nm &&
+	    git_oid_equal(git_tree_entry_id(oe), git_tree_entry_id(ne)))
+		return (0);
+	if (len + 1 + nlen >= PATH_MAX) {
+		snprintf(w->err, w->errlen, "diff: %s/%s: path too long",
+		    path, name);
+		return (-1);
+	}
+	if (len != 0)
+		path[len] = '/';
+	memcpy(path + len + (len != 0), name, nlen + 1);
+	if (om != GIT_FILEMODE_TREE && nm != GIT_FILEMODE_TREE) {
+		st = oe == NULL ? 'A' : ne == NULL ? 'D' :
+		    diff_kind(om) != diff_kind(nm) ? 'T' : 'M';
+		ret = diff_add(w, path, st, om, nm, scope);
+		goto done;
+	}
+	/* git_tree_entry_cmp() tells a tree from a file of its name. */
+	if ((om == GIT_FILEMODE_TREE && git_tree_lookup(&ot, w->repo,
+	    git_tree_entry_id(oe)) < 0) || (nm == GIT_FILEMODE_TREE &&
+	    git_tree_lookup(&nt, w->repo, git_tree_entry_id(ne)) < 0)) {
+		gitc_err(w->err, w->errlen, "diff: %s", path);
+		goto done;
+	}
+	ret = diff_trees(w, ot, nt, path, len + (len != 0) + nlen, scope);
+ done:
+	path[len] = '\0';
+	git_tree_free(ot);
+	git_tree_free(nt);
+	return (ret);
+}
+
+/*
+ * Lists what changed from ot to nt (either may be NULL: no entries)
+ * and checks it, in git's order, side by side: git_diff_tree_to_tree()
+ * read every tree of both, 5 to 8 ms on git/git for a one-file change.
+ */
+static int
+diff_trees(struct walk *w, const git_tree *ot, const git_tree *nt,
+    char *path, size_t len, char * const *scope)
+{
+	const git_tree_entry	*oe, *ne;
+	size_t			 oi = 0, ni = 0, on, nn;
+	int			 c, rc;
+
+	on = ot != NULL ? git_tree_entrycount(ot) : 0;
+	nn = nt != NULL ? git_tree_entrycount(nt) : 0;
+	while (oi < on || ni < nn) {
+		oe = oi < on ? git_tree_entry_byindex(ot, oi) : NULL;
+		ne = ni < nn ? git_tree_entry_byindex(nt, ni) : NULL;
+		if (oe == NULL || ne == NULL)
+			c = oe == NULL ? 1 : -1;
+		else
+			c = git_tree_entry_cmp(oe, ne);
+		if (c < 0)
+			rc = diff_entry(w, oe, NULL, path, len, scope);
+		else if (c > 0)
+			rc = diff_entry(w, NULL, ne, path, len, scope);
+		else
+			rc = diff_entry(w, oe, ne, path, len, scope);
+		if (rc == -1)
+			return (-1);
+		oi += c <= 0;
+		ni += c >= 0;
+	}
+	return (0);
+}
+
 /* Lists what changed against the baseline and checks it. */
 static int
 diff_changes(struct walk *w, git_tree *btree, const git_oid *toid,
     char * const *scope)
 {
-	git_diff_options	 opts;
-	const git_diff_delta	*d;
-	git_diff		*diff = NULL;
-	git_tree		*tree = NULL;
-	struct collect_result	*res = w->res;
-	struct collect_change	*nc;
-	const char		*path;
-	size_t			 i, n;
-	char			 st;
-	int			 ret = -1;
+	git_tree	*tree = NULL;
+	char		 path[PATH_MAX];
+	int		 ret;
 
-	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
-	opts.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
-	if (git_tree_lookup(&tree, w->repo, toid) < 0 ||
-	    git_diff_tree_to_tree(&diff, w->repo, btree, tree, &opts) < 0) {
+	if (git_tree_lookup(&tree, w->repo, toid) < 0) {
 		gitc_err(w->err, w->errlen, "diff against the baseline");
-		goto done;
+		return (-1);
 	}
-	n = git_diff_num_deltas(diff);
-	for (i = 0; i < n && !w->failed; i++) {
-		d = git_diff_get_delta(diff, i);
-		switch (d->status) {
-		case GIT_DELTA_ADDED:
-			st = 'A';
-			break;
-		case GIT_DELTA_DELETED:
-			st = 'D';
-			break;
-		case GIT_DELTA_TYPECHANGE:
-			st = 'T';
-			break;
-		default:
-			st = 'M';
-			break;
-		}
-		path = st == 'D' ? d->old_file.path : d->new_file.path;
-		if ((nc = reallocarray(res->changes, res->nchanges + 1,
-		    sizeof(*nc))) == NULL) {
-			snprintf(w->err, w->errlen, "out of memory");
-			goto done;
-		}
-		res->changes = nc;
-		if ((nc[res->nchanges].path = strdup(path)) == NULL) {
-			snprintf(w->err, w->errlen, "out of memory");
-			goto done;
-		}
-		nc[res->nchanges++].status = st;
-		/* factory never writes a submodule: no commit to check. */
-		if (d->old_file.mode == GIT_FILEMODE_COMMIT ||
-		    d->new_file.mode == GIT_FILEMODE_COMMIT)
-			reject(w, path, "submodule (gitlink) changed");
-		if (scope == NULL || scope_match(scope, path) != 1)
-			reject(w, path, "outside the scope");
-		if (strncasecmp(path, WORKFLOWS, strlen(WORKFLOWS)) == 0)
-			reject(w, path, "change under " WORKFLOWS);
-	}
-	ret = w->failed ? -1 : 0;
- done:
-	git_diff_free(diff);
+	path[0] = '\0';
+	ret = diff_trees(w, btree, tree, path, 0, scope);
+	if (ret == -1)
+		w->failed = 1;
 	git_tree_free(tree);
 	return (ret);
 }

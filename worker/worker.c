@@ -32,6 +32,7 @@ static int	worker_imsg(struct imsg *);
 static void	worker_resolve(const struct msg_resolve *);
 static void	worker_provision(const struct msg_provision *);
 static void	worker_collect(const struct msg_collect *);
+static void	worker_diff(const struct msg_diff *);
 
 static struct imsgev	 iev_parent;
 static struct event	 ev_heartbeat;
@@ -242,6 +243,39 @@ worker_collect(const struct msg_collect *q)
 }
 
 /*
+ * A result's patch for factoryctl diff: its first MSG_DIFF_MAX bytes,
+ * escaped (the bytes are the agent's), and the whole size.
+ */
+static void
+worker_diff(const struct msg_diff *q)
+{
+	struct msg_diffed	 m;
+	char			 err[512], *patch;
+	size_t			 len, n;
+
+	memset(&m, 0, sizeof(m));
+	m.req = q->req;
+	if (diff_result(q->dir, q->baseline, q->commit, &patch, &len, err,
+	    sizeof(err)) == -1) {
+		if (esc_encode(err, strlen(err), m.error,
+		    sizeof(m.error)) == -1 || m.error[0] == '\0')
+			strlcpy(m.error, "no diff", sizeof(m.error));
+		m.patch = "";
+		worker_send(IMSG_DIFF, MSG_DIFFED, &m);
+		return;
+	}
+	m.bytes = len;
+	n = len > MSG_DIFF_MAX ? MSG_DIFF_MAX : len;
+	m.truncated = n < len;
+	if ((m.patch = esc_strdup(patch, n)) == NULL)
+		fatal(NULL);
+	free(patch);
+	worker_send(IMSG_DIFF, MSG_DIFFED, &m);
+	free(m.patch);
+	log_debug("%s: diff, %zu bytes", q->id, (size_t)m.bytes);
+}
+
+/*
  * Requests from the parent, decoded strictly; -1 for anything else.
  * A malformed one is a broken parent: we exit.
  */
@@ -252,6 +286,7 @@ worker_imsg(struct imsg *imsg)
 		struct msg_resolve	 resolve;
 		struct msg_provision	 provision;
 		struct msg_collect	 collect;
+		struct msg_diff		 diff;
 	}		 m;
 	enum msg_kind	 k;
 	char		 err[MSG_ERRLEN];
@@ -266,6 +301,9 @@ worker_imsg(struct imsg *imsg)
 	case IMSG_COLLECT:
 		k = MSG_COLLECT;
 		break;
+	case IMSG_DIFF:
+		k = MSG_DIFF;
+		break;
 	default:
 		return (-1);
 	}
@@ -275,6 +313,8 @@ worker_imsg(struct imsg *imsg)
 		worker_resolve(&m.resolve);
 	else if (k == MSG_PROVISION)
 		worker_provision(&m.provision);
+	else if (k == MSG_DIFF)
+		worker_diff(&m.diff);
 	else
 		worker_collect(&m.collect);
 	msg_free(k, &m);

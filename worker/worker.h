@@ -124,4 +124,13 @@ int	gitw_bundle_write(struct git_repository *, const char *, const char *,
 	    const char *, const char *, char [64 + 1], uint64_t *, char *,
 	    size_t);
 
+/* diff.c */
+/*
+ * The patch from baseline to commit, whose parent it must be, from
+ * attempt_dir/collect.git: malloc'd, its length apart (it may hold
+ * any byte).
+ */
+int	diff_result(const char *, const char *, const char *, char **,
+	    size_t *, char *, size_t);
+
 #endif /* WORKER_H */

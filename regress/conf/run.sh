@@ -149,7 +149,8 @@ if [ -f "$TOP/etc/factoryd.conf" ]; then
 	    -e 's/^\(  reconciler:\).*/\1 1003/' \
 	    -e 's/^\(  publisher:\).*/\1 1004/' \
 	    -e 's/^\(  egress:\).*/\1 1005/' \
-	    -e 's/^\(  image:\).*/\1 1006/' -e '}' \
+	    -e 's/^\(  image:\).*/\1 1006/' \
+	    -e 's/^\(  gateway:\).*/\1 1007/' -e '}' \
 	    "$TOP/etc/factoryd.conf" >"$T/sample.conf"
 	if ! grep -q '^  worker: 1001$' "$T/sample.conf"; then
 		fail sample-config "no users.worker line to substitute"

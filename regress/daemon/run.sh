@@ -24,6 +24,7 @@ users:
   publisher: 61004
   egress: 61005
   image: 61006
+  gateway: 61007
 CONF
 }
 write_conf "$O"
@@ -45,15 +46,15 @@ wait_running() {	# name [not-pid]
 	return 1
 }
 
-for n in worker verifier reconciler publisher egress image; do
+for n in worker verifier reconciler publisher egress image gateway; do
 	wait_running $n >/dev/null || fail "$n never became running"
 done
 
 n=$(status | jq '[.processes[] | select(.state=="running")] | length')
-check "seven processes run" [ "$n" = 7 ]
+check "eight processes run" [ "$n" = 8 ]
 
 uids=""
-for n in worker verifier reconciler publisher egress image; do
+for n in worker verifier reconciler publisher egress image gateway; do
 	p=$(child_pid $n)
 	u=$(awk '/^Uid:/ {print $2" "$3" "$4" "$5}' /proc/$p/status)
 	g=$(awk '/^Groups:/ {print $2}' /proc/$p/status)
@@ -72,11 +73,11 @@ done
 check "parent: Seccomp 2 (its denylist)" \
     grep -q '^Seccomp:[[:space:]]*2' /proc/$FACTORYD_PID/status
 distinct=$(echo $uids | tr ' ' '\n' | sort -u | wc -l)
-check "six distinct child uids" [ "$distinct" = 6 ]
+check "seven distinct child uids" [ "$distinct" = 7 ]
 
 # Star topology: each child's only socket is its channel to the parent.
 ppid=$FACTORYD_PID
-for n in worker verifier reconciler publisher egress image; do
+for n in worker verifier reconciler publisher egress image gateway; do
 	p=$(child_pid $n)
 	ino=$(ls -l /proc/$p/fd | sed -n 's/.*socket:\[\([0-9]*\)\].*/\1/p')
 	check "$n's channel peers with the parent only" \
@@ -171,7 +172,7 @@ while IFS=: read -r proc mode text; do
 	n=$((n + 1))
 	d=$T/badexec$n
 	mkdir -p "$d"
-	for b in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox factory-egress factory-image; do
+	for b in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox factory-egress factory-image factory-gateway; do
 		ln -s "$O/$b" "$d/$b"
 	done
 	rm "$d/factory-$proc"
@@ -231,8 +232,8 @@ out=$("$O/factoryctl" -s "$SOCK" reload 2>&1)
 st=$?
 check "broken reload refused (exit $st)" sh -c "[ $st = 1 ] && echo '$out' | grep -q 'old configuration kept'"
 check "broken reload logged" grep -q 'reload failed, keeping the old configuration' "$T/log"
-check "still seven processes running" \
-    sh -c "[ \$('$O/factoryctl' -s '$SOCK' -j status | jq '[.processes[] | select(.state==\"running\")] | length') = 7 ]"
+check "still eight processes running" \
+    sh -c "[ \$('$O/factoryctl' -s '$SOCK' -j status | jq '[.processes[] | select(.state==\"running\")] | length') = 8 ]"
 kill -HUP "$FACTORYD_PID"
 sleep 0.2
 check "SIGHUP with a broken config keeps running" status
@@ -259,7 +260,7 @@ check "no process of a child uid left" [ -z "$left" ]
 PRIV=$T/priv
 mkdir -p "$PRIV/build" "$T/p-keys"
 for b in factoryd factory-worker factory-verifier factory-reconciler \
-    factory-publisher factory-sandbox factory-egress factory-image; do
+    factory-publisher factory-sandbox factory-egress factory-image factory-gateway; do
 	cp "$O/$b" "$PRIV/build/$b" || fail "copy $b"
 done
 chmod 700 "$PRIV"
@@ -279,18 +280,19 @@ users:
   publisher: 61004
   egress: 61005
   image: 61006
+  gateway: 61007
 CONF
 OUT_O=$O
 O=$PRIV/build start_factoryd "$T/p.conf" "$T/p.log"
 O=$OUT_O
 check "a build in a 0700 directory: every child runs" wait_children "$SOCK"
 n=$(status | jq '[.processes[] | select(.state=="running")] | length')
-check "a build in a 0700 directory: seven processes run ($n)" [ "$n" = 7 ]
+check "a build in a 0700 directory: eight processes run ($n)" [ "$n" = 8 ]
 check "a build in a 0700 directory: no exec failure logged" \
     sh -c "! grep -q 'exec .*Permission denied' '$T/p.log'"
 # A reload naming a libexec whose worker is group writable is refused.
 mkdir "$PRIV/gw"
-for x in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox factory-egress factory-image; do
+for x in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox factory-egress factory-image factory-gateway; do
 	cp "$O/$x" "$PRIV/gw/$x"
 done
 chmod 775 "$PRIV/gw/factory-worker"
@@ -300,7 +302,7 @@ out=$("$O/factoryctl" -s "$SOCK" reload 2>&1)
 check "a reload to a group-writable worker is refused" \
     grep -q "reload failed.*$PRIV/gw/factory-worker: group or other writable" "$T/p.log"
 n=$(status | jq '[.processes[] | select(.state=="running")] | length')
-check "after the refused reload, seven processes still run ($n)" [ "$n" = 7 ]
+check "after the refused reload, eight processes still run ($n)" [ "$n" = 8 ]
 cp "$T/p.conf.good" "$T/p.conf"
 stop_factoryd
 
@@ -312,7 +314,7 @@ badbin() {	# name setup-command...
 	rm -rf "$PRIV/bad"
 	mkdir "$PRIV/bad"
 	for x in factory-worker factory-verifier factory-reconciler \
-	    factory-publisher factory-sandbox factory-egress factory-image; do
+	    factory-publisher factory-sandbox factory-egress factory-image factory-gateway; do
 		cp "$O/$x" "$PRIV/bad/$x"
 	done
 	"$@" "$b"

@@ -27,6 +27,8 @@ strv_eq(char * const *a, char * const *b)
 static void
 check_same(const struct manifest *a, const struct manifest *b)
 {
+	int	 i;
+
 	FUZZ_ASSERT(strcmp(a->repository, b->repository) == 0 &&
 	    strcmp(a->baseline, b->baseline) == 0 &&
 	    strcmp(a->title, b->title) == 0, "repository, baseline, title");
@@ -39,6 +41,11 @@ check_same(const struct manifest *a, const struct manifest *b)
 	FUZZ_ASSERT(memcmp(&a->limits, &b->limits, sizeof(a->limits)) == 0,
 	    "limits");
 	FUZZ_ASSERT(a->approval == b->approval, "approval");
+	FUZZ_ASSERT(a->cohort_size == b->cohort_size &&
+	    a->cohort_nvariants == b->cohort_nvariants, "cohort");
+	for (i = 0; i < a->cohort_nvariants; i++)
+		FUZZ_ASSERT(strv_eq(a->cohort_env[i], b->cohort_env[i]),
+		    "cohort.variants[%d].env", i);
 }
 
 static char *

@@ -116,6 +116,7 @@ users:
   publisher: $PUBUID
   egress: $((UIDBASE + 5))
   image: $((UIDBASE + 6))
+  gateway: $((UIDBASE + 7))
 repositories:
   demo:
     path: $T/demo.git

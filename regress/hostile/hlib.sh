@@ -97,6 +97,7 @@ users:
   publisher: 61104
   egress: 61105
   image: 61106
+  gateway: 61107
 repositories:
   demo:
     path: $T/repo.git

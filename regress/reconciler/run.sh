@@ -124,6 +124,7 @@ users:
   publisher: 61004
   egress: 61005
   image: 61006
+  gateway: 61007
 repositories:
   demo:
     path: $T/demo.git

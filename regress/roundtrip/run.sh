@@ -96,6 +96,7 @@ users:
   publisher: 65104
   egress: 65105
   image: 65106
+  gateway: 65107
 repositories:
   odd:
     path: $T/odd.git

@@ -27,6 +27,16 @@
  * no cgroup2 directory; readycgv1: a cgroup v1 one), readythreefd
  * (three), readyroom (started
  * without the room for its title: it must refuse before "R").
+ *
+ * The zygote modes start it as the pool's zygote ("factory-sandbox
+ * zygote", two stray fds besides its two: "zygote fds: ...") and ask
+ * it for a launcher: zygote ("F" with a socket and a pipe: it must
+ * answer "Z" with a pidfd of a child of ours other than itself,
+ * "launcher: child, not the zygote", which then goes on as ready does;
+ * the zygote exits at EOF: "zygote exit 0"); zygotebad1, zygotebad3
+ * (one fd, three), zygotetag (another tag), zygotepipes (two pipes),
+ * zygotesocks (two sockets): it must name the fault on its error pipe
+ * ("zygote error: TEXT") and exit, answering nothing.
  */
 #include <sys/types.h>
 #include <sys/mount.h>
@@ -206,6 +216,108 @@ print_cgroup(pid_t pid)
 	fclose(f);
 }
 
+/* The zygote, started as factoryd starts it, strays at 8 and 9. */
+static pid_t
+zygote_start(int bin, int *sockp, int *errp)
+{
+	char	 room[SBX_TITLE_ROOM + 1], *largv[4];
+	int	 sv[2], ep[2];
+	pid_t	 pid;
+
+	memset(room, ' ', SBX_TITLE_ROOM);
+	room[SBX_TITLE_ROOM] = '\0';
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1 ||
+	    pipe2(ep, O_CLOEXEC) == -1)
+		err(2, "socketpair");
+	if ((pid = fork()) == -1)
+		err(2, "fork");
+	if (pid == 0) {
+		if ((sv[1] = fcntl(sv[1], F_DUPFD, 64)) == -1 ||
+		    (ep[1] = fcntl(ep[1], F_DUPFD, 64)) == -1 ||
+		    (bin = fcntl(bin, F_DUPFD, 64)) == -1 ||
+		    dup2(sv[1], 3) == -1 || dup2(ep[1], 4) == -1 ||
+		    dup2(bin, 8) == -1 || dup2(1, 9) == -1)
+			_exit(126);
+		syscall(SYS_close_range, 10, ~0U, 0);
+		largv[0] = "factory-sandbox";
+		largv[1] = "zygote";
+		largv[2] = room;
+		largv[3] = NULL;
+		syscall(SYS_execveat, 8, "", largv, envp, AT_EMPTY_PATH);
+		_exit(126);
+	}
+	close(sv[1]);
+	close(ep[1]);
+	*sockp = sv[0];
+	*errp = ep[0];
+	return (pid);
+}
+
+/*
+ * Ask the zygote for a launcher with the ends sv1 and ep1, spoiled as
+ * mode says; its pid, or -1 if the zygote refused (and is reaped).
+ */
+static pid_t
+zygote_launcher(const char *mode, pid_t zpid, int zsock, int zerr, int sv1,
+    int ep1)
+{
+	siginfo_t	 si;
+	char		 path[64], buf[1024], *p, tag = 'F';
+	int		 fds[3], n = 2, xp[2], xs[2], fd = -1, f, st;
+	ssize_t		 r;
+	pid_t		 pid = -1;
+
+	fds[0] = sv1;
+	fds[1] = ep1;
+	if (pipe2(xp, O_CLOEXEC) == -1 || socketpair(AF_UNIX,
+	    SOCK_SEQPACKET | SOCK_CLOEXEC, 0, xs) == -1)
+		err(2, "pipe");
+	fds[2] = xp[0];
+	if (strcmp(mode, "zygotebad1") == 0)
+		n = 1;
+	else if (strcmp(mode, "zygotebad3") == 0)
+		n = 3;
+	else if (strcmp(mode, "zygotetag") == 0)
+		tag = 'X';
+	else if (strcmp(mode, "zygotepipes") == 0)
+		fds[0] = xp[1];
+	else if (strcmp(mode, "zygotesocks") == 0)
+		fds[1] = xs[0];
+	if (sbx_sendtag(zsock, tag, fds, n) == -1)
+		err(2, "send to the zygote");
+	close(xp[0]);
+	close(xp[1]);
+	close(xs[0]);
+	close(xs[1]);
+	if (sbx_recvtag(zsock, 0, &tag, &fd, 1) != 1 || tag != 'Z') {
+		r = read(zerr, buf, sizeof(buf) - 1);
+		buf[r > 0 ? r : 0] = '\0';
+		printf("zygote error: %s\n", buf);
+		while (waitpid(zpid, &st, 0) == -1 && errno == EINTR)
+			;
+		printf("zygote exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) :
+		    128);
+		return (-1);
+	}
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if ((f = open(path, O_RDONLY | O_CLOEXEC)) == -1 ||
+	    (r = read(f, buf, sizeof(buf) - 1)) <= 0)
+		err(2, "%s", path);
+	close(f);
+	buf[r] = '\0';
+	if ((p = strstr(buf, "\nPid:\t")) != NULL)
+		pid = (pid_t)atoi(p + 6);
+	memset(&si, 0, sizeof(si));
+	if (pid > 0 && pid != zpid && waitid(P_PIDFD, fd, &si,
+	    WEXITED | WNOHANG | WNOWAIT) == 0)
+		printf("launcher: child, not the zygote\n");
+	else
+		printf("launcher: %d, not a child other than the zygote\n",
+		    (int)pid);
+	close(fd);
+	return (pid);
+}
+
 /*
  * The ready modes: the launcher as factoryd's pool starts it, then the
  * plan w (len bytes) with nfd fds.
@@ -216,9 +328,10 @@ ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
 {
 	char	 late[PATH_MAX], cgdir[PATH_MAX];
 	char	 room[SBX_TITLE_ROOM + 1], buf[1024], tag = 0, *largv[4];
-	int	 sv[2], ep[2], st, i, nfd = 1, cgfd = -1;
+	int	 sv[2], ep[2], st, zst, i, nfd = 1, cgfd = -1, zsock = -1;
+	int	 zerr = -1;
 	ssize_t	 r;
-	pid_t	 pid, pid1;
+	pid_t	 pid, pid1, zpid = -1;
 
 	if (strcmp(mode, "readynofd") == 0)
 		nfd = 0;
@@ -246,7 +359,13 @@ ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1 ||
 	    pipe2(ep, O_CLOEXEC) == -1)
 		err(2, "socketpair");
-	if ((pid = fork()) == -1)
+	if (strncmp(mode, "zygote", 6) == 0)
+		zpid = zygote_start(bin, &zsock, &zerr);
+	if (zpid != -1) {
+		pid = zygote_launcher(mode, zpid, zsock, zerr, sv[1], ep[1]);
+		if (pid == -1)
+			return (0);
+	} else if ((pid = fork()) == -1)
 		err(2, "fork");
 	if (pid == 0) {
 		if ((sv[1] = fcntl(sv[1], F_DUPFD, 64)) == -1 ||
@@ -320,6 +439,16 @@ ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
 	}
 	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
 		;
+	if (zpid != -1) {
+		/* Waiting for the next "F": its two fds, and no other. */
+		printf("zygote ");
+		print_fds(zpid);
+		close(zsock);
+		while (waitpid(zpid, &zst, 0) == -1 && errno == EINTR)
+			;
+		printf("zygote exit %d\n", WIFEXITED(zst) ?
+		    WEXITSTATUS(zst) : 128);
+	}
 	if (cgfd != -1) {
 		close(cgfd);
 		if (cgdir[0] != '\0' && rmdir(cgdir) == -1)
@@ -392,7 +521,7 @@ main(int argc, char *argv[])
 	}
 	if (strcmp(mode, "magic") == 0)
 		w[0] ^= 0xff;
-	if (strncmp(mode, "ready", 5) == 0)
+	if (strncmp(mode, "ready", 5) == 0 || strncmp(mode, "zygote", 6) == 0)
 		return (ready(bin, mode, &pl, w, len));
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1 ||

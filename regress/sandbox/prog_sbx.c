@@ -109,18 +109,14 @@ probe(void)
 	return 0;
 }
 
-/*
- * The oldest launcher of the pool (the lowest pid among our children
- * titled "factory-sandbox ready") dies before it is taken.
- */
-static void
-kill_oldest(void)
+/* The lowest pid of our children titled "factory-sandbox ready", or 0. */
+static long
+oldest_ready(void)
 {
 	char		 path[64], buf[512];
 	struct dirent	*de;
 	DIR		*d;
 	FILE		*f;
-	siginfo_t	 si;
 	long		 pid, ppid, low = 0;
 	size_t		 n;
 
@@ -149,6 +145,23 @@ kill_oldest(void)
 			low = pid;
 	}
 	closedir(d);
+	return (low);
+}
+
+/*
+ * The oldest launcher of the pool (the lowest pid among our children
+ * titled "factory-sandbox ready") dies before it is taken.
+ */
+static void
+kill_oldest(void)
+{
+	siginfo_t	 si;
+	long		 low;
+	int		 tries;
+
+	/* The zygote clones them a moment after they were asked for. */
+	for (tries = 0; (low = oldest_ready()) == 0 && tries < 200; tries++)
+		usleep(10 * 1000);
 	if (low == 0)
 		errx(2, "no ready launcher to kill");
 	if (kill((pid_t)low, SIGKILL) == -1)

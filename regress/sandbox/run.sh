@@ -410,15 +410,16 @@ noplan|none came
 badid|id: not a plain name
 EOF
 # A launcher of the pool, by hand: before its plan it holds its socket
-# and error pipe and nothing else (the stray fd 9 is gone), its uts,
-# network and IPC namespaces are new, and its plan must come with the
-# log fd.  Its pid 1 is cloned at the plan, a child of ours (as a fresh
-# launcher is), in new pid and mount namespaces too, and says so with
-# a pidfd of itself.
+# and error pipe, the host's mount namespace and its own (5 and 6), and
+# nothing else (the stray fd 9 is gone), its mount (the host-root part
+# of the view, built ahead), uts, network and IPC namespaces are new,
+# and its plan must come with the log fd.  Its pid 1 is cloned at the
+# plan, a child of ours (as a fresh launcher is), in a new pid
+# namespace too, and says so with a pidfd of itself.
 OUT=$("$PL" "$LAUNCHER" ready "$TREE" "$U" -- /bin/sh -c 'id -u; exit 3' 2>&1)
 if printf '%s\n' "$OUT" | grep -qx "ready" &&
-    printf '%s\n' "$OUT" | grep -qx "fds: 0 1 2 3 4" &&
-    printf '%s\n' "$OUT" | grep -qx "fresh: uts net ipc" &&
+    printf '%s\n' "$OUT" | grep -qx "fds: 0 1 2 3 4 5 6" &&
+    printf '%s\n' "$OUT" | grep -qx "fresh: mnt uts net ipc" &&
     printf '%s\n' "$OUT" | grep -qx "pid1: child, not the launcher" &&
     printf '%s\n' "$OUT" | grep -qx "fresh: mnt uts net ipc pid" &&
     printf '%s\n' "$OUT" | grep -qx "title: factory-sandbox attempt launch-1 |" &&
@@ -472,6 +473,49 @@ printf '%s\n' "$OUT" | grep -qx "not ready" &&
     printf '%s\n' "$OUT" | grep -q "started by factoryd only" &&
     ok "launcher pool: no room for the title, refuses before ready" ||
     notok launcher-readyroom "$(echo $OUT)"
+# The zygote (factoryd's pool takes its launchers from it): it holds
+# its socket and error pipe only (the strays 8 and 9 are gone), answers
+# "F" with a pidfd of a launcher that is a child of ours, not its own,
+# and that launcher is what an exec'd one is: nothing else held, its
+# namespaces fresh, its plan run as the attempt's uid.
+OUT=$("$PL" "$LAUNCHER" zygote "$TREE" "$U" -- /bin/sh -c 'id -u; exit 3' 2>&1)
+if printf '%s\n' "$OUT" | grep -qx "launcher: child, not the zygote" &&
+    printf '%s\n' "$OUT" | grep -qx "ready" &&
+    printf '%s\n' "$OUT" | grep -qx "fds: 0 1 2 3 4 5 6" &&
+    printf '%s\n' "$OUT" | grep -qx "fresh: mnt uts net ipc" &&
+    printf '%s\n' "$OUT" | grep -qx "title: factory-sandbox ready |" &&
+    printf '%s\n' "$OUT" | grep -qx "pid1: child, not the launcher" &&
+    printf '%s\n' "$OUT" | grep -qx "fresh: mnt uts net ipc pid" &&
+    printf '%s\n' "$OUT" | grep -qx "title: factory-sandbox attempt launch-1 |" &&
+    printf '%s\n' "$OUT" | grep -qx "$U" &&
+    printf '%s\n' "$OUT" | grep -qx "zygote fds: 0 1 2 3 4" &&
+    printf '%s\n' "$OUT" | grep -qx "zygote exit 0" &&
+    printf '%s\n' "$OUT" | grep -qx "exit 3"; then
+	ok "launcher pool: the zygote holds nothing else, its launcher is our child and what an exec'd one is"
+else
+	notok launcher-zygote "$(echo $OUT)"
+fi
+# Anything but "F" with a seqpacket socket and a pipe: named, and the
+# zygote exits without making a launcher.
+for c in "zygotebad1|message 'F' with 1 descriptors, not 'F' with 2" \
+    "zygotebad3|message 'F' with 3 descriptors, not 'F' with 2" \
+    "zygotetag|message 'X' with 2 descriptors, not 'F' with 2" \
+    "zygotepipes|fd 1 is not a seqpacket socket" \
+    "zygotesocks|fd 2 is not a pipe"; do
+	mode=${c%%|*}
+	OUT=$("$PL" "$LAUNCHER" $mode "$TREE" "$U" -- /bin/true 2>&1)
+	if printf '%s\n' "$OUT" | grep -qxF "zygote error: zygote: ${c#*|}" &&
+	    printf '%s\n' "$OUT" | grep -qx "zygote exit 127" &&
+	    ! printf '%s\n' "$OUT" | grep -q "^launcher:"; then
+		ok "launcher pool: zygote refuses $mode"
+	else
+		notok "launcher-$mode" "$(echo $OUT)"
+	fi
+done
+OUT=$(unshare -pf "$LAUNCHER" zygote "$(printf '%80s' '')" 2>&1); RC=$?
+[ "$RC" = 1 ] && printf '%s\n' "$OUT" | grep -q "fd 3 is not a seqpacket socket" &&
+    ok "launcher pool: zygote without its fds, refuses" ||
+    notok launcher-zygotefds "$OUT"
 OUT=$(unshare -pf "$LAUNCHER" ready "$(printf '%80s' '')" 2>&1); RC=$?
 [ "$RC" = 1 ] && printf '%s\n' "$OUT" | grep -q "fd 3 is not a seqpacket socket" &&
     ok "launcher pool: ready without its fds, refuses" ||
@@ -507,6 +551,7 @@ users:
   publisher: 61104
   egress: 61105
   image: 61106
+  gateway: 61107
 $1
 CONF
 }

@@ -730,6 +730,42 @@ START_TEST(test_overlay_rename_replace)
 }
 END_TEST
 
+/*
+ * Collect reads only the trees on the way to a change: with the
+ * objects of two untouched directories gone from the repository, a
+ * change beside them is still collected (the cost follows the
+ * change, not the repository).
+ */
+START_TEST(test_overlay_cost_follows_change)
+{
+	static const char	*mv = "cd %s && for p in docs .github; do "
+	    "o=$(git rev-parse main:$p) && d=$(echo $o | cut -c1-2) && "
+	    "f=$(echo $o | cut -c3-) && test -f .git/objects/$d/$f && "
+	    "mv .git/objects/$d/$f %s/$p.obj && echo $d/$f >> %s/moved; done";
+
+	ck_assert_int_eq(sh(mv, repo, tmp, tmp), 0);
+	put("src/a.c", "int a = 5;\n");
+	expect_one("src/a.c", 'M');
+	ck_assert_int_eq(sh("cd %s && for p in docs .github; do "
+	    "read -r f && mv %s/$p.obj .git/objects/$f; done < %s/moved",
+	    repo, tmp, tmp), 0);
+}
+END_TEST
+
+/* A file that becomes a link, a link that becomes a file: T. */
+START_TEST(test_overlay_typechange)
+{
+	ck_assert_int_eq(sh("rm %s/src/b.c && ln -s a.c %s/src/b.c", tree,
+	    tree), 0);
+	expect_one("src/b.c", 'T');
+	ck_assert_int_eq(sh("cd %s && git add -A && git -c user.name=t -c "
+	    "user.email=t@l commit -qm link && rm src/b.c && echo b > src/b.c "
+	    "&& git checkout -q -- src/b.c 2>/dev/null; rm -f src/b.c && "
+	    "printf 'int b;\\n' > src/b.c", tree), 0);
+	expect_rejects(1 << 20, "tree: no change", NULL);
+}
+END_TEST
+
 /* A directory emptied and filled again hides all of the lower. */
 START_TEST(test_overlay_opaque)
 {
@@ -1240,6 +1276,8 @@ git_suite(void)
 	tcase_add_test(o, test_overlay_delete_chmod);
 	tcase_add_test(o, test_overlay_rename_replace);
 	tcase_add_test(o, test_overlay_opaque);
+	tcase_add_test(o, test_overlay_cost_follows_change);
+	tcase_add_test(o, test_overlay_typechange);
 	tcase_add_test(o, test_overlay_rules);
 	tcase_add_test(o, test_overlay_gitlink);
 	tcase_add_test(o, test_overlay_vapply);

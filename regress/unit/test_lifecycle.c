@@ -23,7 +23,8 @@ struct factoryd	*env;
 #define S(s)	(1U << (s))
 #define LIVE	(S(AS_QUEUED) | S(AS_PROVISIONING) | S(AS_READY) | \
 		 S(AS_RUNNING) | S(AS_RESULT_READY) | S(AS_VERIFYING) | \
-		 S(AS_VERIFIED) | S(AS_PUBLISHING))
+		 S(AS_VERIFIED) | S(AS_PUBLISHING) | S(AS_SELECTABLE) | \
+		 S(AS_SELECTED))
 #define ENDED	(S(AS_PUBLISHED) | S(AS_FAILED) | S(AS_REJECTED) | \
 		 S(AS_CANCELLED) | S(AS_ORPHANED))
 #define KEEP	AS_MAX
@@ -49,12 +50,16 @@ static const struct {
 	{ "validated",	  KEEP,		   S(AS_VERIFYING) },
 	{ "verdict",	  AS_VERIFIED,	   S(AS_VERIFYING) },
 	{ "approved",	  KEEP,		   S(AS_VERIFIED) },
-	{ "publishing",	  AS_PUBLISHING,   S(AS_VERIFIED) },
+	/* a cohort's member: never approved, published once selected */
+	{ "selectable",	  AS_SELECTABLE,   S(AS_VERIFIED) },
+	{ "selected",	  AS_SELECTED,	   S(AS_SELECTABLE) },
+	{ "publishing",	  AS_PUBLISHING,   S(AS_VERIFIED) | S(AS_SELECTED) },
 	{ "published",	  AS_PUBLISHED,	   S(AS_PUBLISHING) },
 	{ "rejected",	  AS_REJECTED,	   S(AS_RUNNING) | S(AS_VERIFYING) },
 	{ "failed",	  AS_FAILED,	   LIVE },
 	{ "cancelled",	  AS_CANCELLED,	   LIVE },
-	{ "teardown",	  AS_TEARDOWN,	   ENDED | S(AS_VERIFIED) },
+	{ "teardown",	  AS_TEARDOWN,	   ENDED | S(AS_VERIFIED) |
+					   S(AS_SELECTED) },
 	{ "terminated",	  AS_TERMINATED,   S(AS_TEARDOWN) },
 	{ "lease",	  KEEP,		   S(AS_PROVISIONING) | S(AS_RUNNING) },
 	{ "reaped",	  KEEP,		   ENDED | S(AS_TEARDOWN) |
@@ -74,6 +79,7 @@ static const char manifest[] =
 
 static EVP_PKEY		*key;
 static struct attempts	 live_list, replay_list;
+static struct cohorts	 replay_cohorts;
 
 static void
 setup(void)
@@ -83,6 +89,7 @@ setup(void)
 		abort();
 	TAILQ_INIT(&live_list);
 	TAILQ_INIT(&replay_list);
+	TAILQ_INIT(&replay_cohorts);
 }
 
 static void
@@ -118,8 +125,14 @@ list_free(struct attempts *l)
 static void
 teardown(void)
 {
+	struct cohort	*co;
+
 	list_free(&live_list);
 	list_free(&replay_list);
+	while ((co = TAILQ_FIRST(&replay_cohorts)) != NULL) {
+		TAILQ_REMOVE(&replay_cohorts, co, entry);
+		free(co);
+	}
 }
 
 /* A signed receipt of kind for a's next place in its chain. */
@@ -156,7 +169,8 @@ live(struct attempt *a, const char *kind, json_t *facts, uint64_t ms)
 static int
 replay_line(uint64_t seq, const char *line, uint64_t ms, int first)
 {
-	struct lifecycle_replay	 ctx = { &replay_list, "/nonexistent" };
+	struct lifecycle_replay	 ctx = { &replay_list, "/nonexistent",
+	    &replay_cohorts };
 	json_t			*rec;
 	char			*p;
 	int			 ret;
@@ -645,7 +659,8 @@ END_TEST
 /* Out of chain, unknown kind, no receipt: refused as before. */
 START_TEST(test_replay_malformed)
 {
-	struct lifecycle_replay	 ctx = { &replay_list, "/nonexistent" };
+	struct lifecycle_replay	 ctx = { &replay_list, "/nonexistent",
+	    &replay_cohorts };
 	struct attempt		*a;
 	char			*line;
 	const char		*bad[] = { "", "{", "[]", "{\"receipt\":1}",
@@ -671,6 +686,184 @@ START_TEST(test_replay_malformed)
 }
 END_TEST
 
+/* A cohort's journal record, as cohort_journal() writes it. */
+static int
+replay_cohort(uint64_t seq, const char *cohort)
+{
+	struct lifecycle_replay	 ctx = { &replay_list, "/nonexistent",
+	    &replay_cohorts };
+	char			 rec[1024];
+
+	snprintf(rec, sizeof(rec), "{\"cohort\":%s,\"ms\":500}", cohort);
+	return (lifecycle_replay(&ctx, seq, rec, strlen(rec)));
+}
+
+#define DIGEST	"sha256:0123456789abcdef0123456789abcdef0123456789abcdef" \
+		"0123456789abcdef"
+#define COHORT1	"{\"id\":\"c-20261201-0001\",\"size\":3,\"submitter\":" \
+		"1000,\"manifest_digest\":\"" DIGEST "\",\"repository\":" \
+		"\"demo\"}"
+
+/* A member verified, selectable, selected, published. */
+static const struct step member[] = {
+	{ "submitted", "{\"repository\":\"demo\",\"submitter\":1000,"
+	    "\"cohort\":\"c-20261201-0001\",\"variant\":2}" },
+	{ "allocating", "{\"uid\":70007}" },
+	{ "ready", "{}" },
+	{ "running", "{}" },
+	{ "result-ready", "{}" },
+	{ "verifying", "{\"uid\":70008}" },
+	{ "verdict", "{\"accepted\":true,\"findings\":[],\"nfindings\":0}" },
+	{ "selectable", "{\"cohort\":\"c-20261201-0001\"}" },
+	{ "selected", "{\"cohort\":\"c-20261201-0001\",\"uid\":4242}" },
+	{ "publishing", "{}" },
+	{ "published", "{\"branch\":\"factory/y\",\"pull\":1}" },
+	{ "teardown", "{}" },
+	{ "terminated", "{}" },
+	{ NULL, NULL }
+};
+
+START_TEST(test_replay_cohort)
+{
+	struct attempt	*a, *b;
+
+	ck_assert_int_eq(replay_cohort(1, COHORT1), 0);
+	ck_assert_ptr_nonnull(lifecycle_cohort_find(&replay_cohorts,
+	    "c-20261201-0001"));
+	replay_equals_live(member, "a-20261201-0010", AS_TERMINATED);
+	a = lifecycle_find(&live_list, "a-20261201-0010");
+	b = lifecycle_find(&replay_list, "a-20261201-0010");
+	ck_assert_str_eq(a->cohort, "c-20261201-0001");
+	ck_assert_str_eq(b->cohort, a->cohort);
+	ck_assert_int_eq(b->variant, 2);
+	ck_assert_int_eq(a->variant, b->variant);
+	ck_assert_int_eq(b->selected, 1);
+	ck_assert_int_eq(a->selected, b->selected);
+	ck_assert_int_eq(b->selector, 4242);
+	ck_assert_int_eq(b->outcome, AS_PUBLISHED);
+}
+END_TEST
+
+/* A selectable member is never approved, never publishes unselected. */
+START_TEST(test_member_waits)
+{
+	struct attempt	*a;
+
+	a = in_state(AS_SELECTABLE);
+	ck_assert_int_eq(live(a, "approved", NULL, 2), -1);
+	ck_assert_int_eq(live(a, "publishing", NULL, 2), -1);
+	ck_assert_int_eq(live(a, "teardown", NULL, 2), -1);
+	ck_assert_int_eq(live(a, "selectable", NULL, 2), -1);
+	ck_assert_int_eq(a->state, AS_SELECTABLE);
+	ck_assert_int_eq(live(a, "selected", NULL, 2), 0);
+	/* selected once: a second one is refused by the table too */
+	ck_assert_int_eq(live(a, "selected", NULL, 3), -1);
+	ck_assert_int_eq(live(a, "approved", NULL, 3), -1);
+	ck_assert_int_eq(live(a, "publishing", NULL, 3), 0);
+	ck_assert_int_eq(a->state, AS_PUBLISHING);
+}
+END_TEST
+
+/*
+ * Replay refuses a member of a cohort never journaled, a variant the
+ * cohort does not have, a malformed cohort record, one journaled twice.
+ */
+START_TEST(test_replay_cohort_refused)
+{
+	struct attempt	*a;
+	json_t		*facts;
+	const char	*bad[] = {
+		"{}", "[]", "1", "{\"id\":\"c-1\"}",
+		"{\"id\":\"a-20261201-0001\",\"size\":3,\"submitter\":1,"
+		    "\"manifest_digest\":\"" DIGEST "\",\"repository\":\"d\"}",
+		"{\"id\":\"c-20261201-0002\",\"size\":1,\"submitter\":1,"
+		    "\"manifest_digest\":\"" DIGEST "\",\"repository\":\"d\"}",
+		"{\"id\":\"c-20261201-0002\",\"size\":65,\"submitter\":1,"
+		    "\"manifest_digest\":\"" DIGEST "\",\"repository\":\"d\"}",
+		"{\"id\":\"c-20261201-0002\",\"size\":\"3\",\"submitter\":1,"
+		    "\"manifest_digest\":\"" DIGEST "\",\"repository\":\"d\"}",
+		"{\"id\":\"c-20261201-0002\",\"size\":3,\"submitter\":1,"
+		    "\"manifest_digest\":\"sha256:ab\",\"repository\":\"d\"}",
+	};
+	size_t		 i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(replay_cohort(1, bad[i]) == -1, "accepted %s",
+		    bad[i]);
+	ck_assert_ptr_null(TAILQ_FIRST(&replay_cohorts));
+	/* a member before its cohort */
+	a = fresh(&live_list, "a-20261201-0011");
+	ck_assert_ptr_nonnull(facts = json_loads(member[0].facts, 0, NULL));
+	ck_assert_int_eq(live(a, "submitted", facts, 1), 0);
+	json_decref(facts);
+	ck_assert_int_eq(replay_line(1, a->receipts[0], 1, 1), -1);
+	ck_assert_ptr_null(TAILQ_FIRST(&replay_list));
+	ck_assert_int_eq(replay_cohort(1, COHORT1), 0);
+	ck_assert_int_eq(replay_cohort(2, COHORT1), -1);	/* twice */
+	teardown();
+	setup();
+	/* a variant the cohort of 3 does not have */
+	ck_assert_int_eq(replay_cohort(1, COHORT1), 0);
+	a = fresh(&live_list, "a-20261201-0012");
+	facts = json_pack("{s:s, s:i}", "cohort", "c-20261201-0001",
+	    "variant", 3);
+	ck_assert_int_eq(live(a, "submitted", facts, 1), 0);
+	json_decref(facts);
+	ck_assert_int_eq(replay_line(2, a->receipts[0], 1, 1), -1);
+	ck_assert_ptr_null(TAILQ_FIRST(&replay_list));
+}
+END_TEST
+
+/*
+ * Replay refuses what select refuses: a second member of one cohort
+ * selected (two chains, each valid alone), or a selection of an
+ * attempt of no cohort.
+ */
+START_TEST(test_replay_second_selection)
+{
+	struct attempt	*a, *b;
+	json_t		*facts;
+	size_t		 i, j;
+	uint64_t	 seq = 2;
+	const char	*ids[] = { "a-20261201-0020", "a-20261201-0021" };
+
+	ck_assert_int_eq(replay_cohort(1, COHORT1), 0);
+	for (i = 0; i < 2; i++) {
+		a = fresh(&live_list, ids[i]);
+		/* submitted to selected: the steps before publishing */
+		for (j = 0; strcmp(member[j].kind, "publishing") != 0; j++) {
+			ck_assert_ptr_nonnull(facts = json_loads(
+			    member[j].facts, 0, NULL));
+			ck_assert_int_eq(live(a, member[j].kind, facts, j), 0);
+			json_decref(facts);
+		}
+		ck_assert_int_eq(a->state, AS_SELECTED);
+	}
+	/* the first chain replays whole, the second up to its selection */
+	a = lifecycle_find(&live_list, ids[0]);
+	for (i = 0; i < a->nreceipts; i++)
+		ck_assert_int_eq(replay_line(seq++, a->receipts[i], i, i == 0),
+		    0);
+	b = lifecycle_find(&live_list, ids[1]);
+	for (i = 0; i + 1 < b->nreceipts; i++)
+		ck_assert_int_eq(replay_line(seq++, b->receipts[i], i, i == 0),
+		    0);
+	ck_assert_int_eq(replay_line(seq, b->receipts[i], i, 0), -1);
+	ck_assert_int_eq(lifecycle_find(&replay_list, ids[1])->state,
+	    AS_SELECTABLE);
+	ck_assert_ptr_eq(lifecycle_cohort_selected(&replay_list,
+	    "c-20261201-0001"), lifecycle_find(&replay_list, ids[0]));
+	teardown();
+	setup();
+	/* a selection of an attempt of no cohort */
+	a = in_state(AS_SELECTABLE);
+	ck_assert_int_eq(replay_line(1, a->receipts[0], 1, 1), 0);
+	lifecycle_find(&replay_list, a->id)->state = AS_SELECTABLE;
+	ck_assert_int_eq(live(a, "selected", NULL, 2), 0);
+	ck_assert_int_eq(replay_line(2, a->receipts[1], 2, 0), -1);
+}
+END_TEST
+
 static Suite *
 lifecycle_suite(void)
 {
@@ -690,6 +883,10 @@ lifecycle_suite(void)
 	tcase_add_test(tc, test_replay_rejected);
 	tcase_add_test(tc, test_replay_refuses_illegal);
 	tcase_add_test(tc, test_replay_malformed);
+	tcase_add_test(tc, test_replay_cohort);
+	tcase_add_test(tc, test_member_waits);
+	tcase_add_test(tc, test_replay_cohort_refused);
+	tcase_add_test(tc, test_replay_second_selection);
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -175,6 +175,23 @@ fill(enum msg_kind k, void *st)
 		m->reused = 1;
 		break;
 	}
+	case MSG_DIFF: {
+		struct msg_diff *m = st;
+		m->req = 9;
+		strlcpy(m->id, "a-20261201-0001", sizeof(m->id));
+		strlcpy(m->dir, "/var/lib/factory/attempts/a-1", sizeof(m->dir));
+		strlcpy(m->baseline, HEX40, sizeof(m->baseline));
+		strlcpy(m->commit, HEX40, sizeof(m->commit));
+		break;
+	}
+	case MSG_DIFFED: {
+		struct msg_diffed *m = st;
+		m->req = 9;
+		m->patch = "--- a/README.md\\x0a+++ b/README.md\\x0a+\\xff";
+		m->bytes = 40;
+		m->truncated = 1;
+		break;
+	}
 	default:
 		ck_abort_msg("no fixture for kind %d", k);
 	}

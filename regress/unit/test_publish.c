@@ -752,6 +752,179 @@ START_TEST(test_concurrent)
 }
 END_TEST
 
+/*
+ * A bundle of factory/<attempt>: a commit of its own on top of main
+ * (libgit2 1.5's indexer leaks on a pack the remote holds already).
+ */
+static void
+extra_bundle(const char *attempt, char commit[41])
+{
+	char	 what[64];
+
+	sh("cd %s/work && git checkout -q main && git checkout -qb "
+	    "factory/%s && echo %s > %s.txt && git add %s.txt && "
+	    "git commit -qm %s && git bundle create ../%s.bundle factory/%s "
+	    "^main 2>/dev/null && git checkout -q main", tmp, attempt,
+	    attempt, attempt, attempt, attempt, attempt, attempt);
+	snprintf(what, sizeof(what), "factory/%s", attempt);
+	rev(commit, what);
+}
+
+/* Publish in a fresh process: its number, or -1 (its reason on stderr). */
+static int
+run_fresh(struct pubcase *pc, const char *want_err)
+{
+	pid_t	 pid;
+	int	 status;
+
+	ck_assert_int_ne(pid = fork(), -1);
+	if (pid == 0) {
+		publish_local_forget();
+		if (run(pc) == -1) {
+			if (want_err != NULL && strstr(pc->err, want_err) !=
+			    NULL && strchr(pc->err, '\n') == NULL)
+				_exit(0);
+			fprintf(stderr, "fresh %s: %s\n", pc->attempt, pc->err);
+			_exit(101);
+		}
+		_exit(want_err != NULL ? 102 : pc->res.number);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) <= 100,
+	    "fresh %s: status %#x", pc->attempt, status);
+	return (WEXITSTATUS(status));
+}
+
+static void
+write_file(const char *dir, const char *name, const char *text, size_t len)
+{
+	char	 path[PATH_MAX];
+	int	 fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	ck_assert_int_ne(fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600),
+	    -1);
+	ck_assert_int_eq(write(fd, text, len), (ssize_t)len);
+	ck_assert_int_eq(close(fd), 0);
+}
+
+/*
+ * Numbering reads no other record once this process knows the
+ * directory: a record it could not read now is not read at all.  A
+ * fresh process still reads them all, once, and refuses the directory
+ * while one cannot be read.
+ */
+START_TEST(test_number_without_scan)
+{
+	struct pubcase	 p1, p2, p4;
+	char		 dir[PATH_MAX], c4[41];
+
+	pubcase(&p1, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	ck_assert_msg(run(&p1) == 0, "publish a-1: %s", p1.err);
+	assert_record(&p1, 1);
+	snprintf(dir, sizeof(dir), "%s/zz.json", pulls);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	pubcase(&p2, "a-2", "a-2.bundle", c_a2, 1, c_a2);
+	ck_assert_msg(run(&p2) == 0, "publish a-2: %s", p2.err);
+	assert_record(&p2, 2);
+	extra_bundle("a-4", c4);
+	pubcase(&p4, "a-4", "a-4.bundle", c4, 1, c4);
+	ck_assert_int_eq(run_fresh(&p4, "zz.json"), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+	ck_assert_int_eq(run_fresh(&p4, NULL), 3);
+	assert_published(&p4);
+}
+END_TEST
+
+/* Another process's numbers count, in either order. */
+START_TEST(test_number_other_process)
+{
+	struct pubcase	 p1, p2, p4, p5;
+	char		 c4[41], c5[41];
+
+	extra_bundle("a-4", c4);
+	extra_bundle("a-5", c5);
+	pubcase(&p1, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	pubcase(&p2, "a-2", "a-2.bundle", c_a2, 1, c_a2);
+	pubcase(&p4, "a-4", "a-4.bundle", c4, 1, c4);
+	pubcase(&p5, "a-5", "a-5.bundle", c5, 1, c5);
+	ck_assert_msg(run(&p1) == 0, "publish a-1: %s", p1.err);
+	ck_assert_int_eq(run_fresh(&p2, NULL), 2);
+	ck_assert_msg(run(&p4) == 0, "publish a-4: %s", p4.err);
+	assert_record(&p4, 3);
+	ck_assert_int_eq(run_fresh(&p5, NULL), 4);
+	/* Replays in this process keep their numbers. */
+	ck_assert_int_eq(run(&p2), 0);
+	ck_assert_int_eq(p2.res.number, 2);
+	ck_assert_int_eq(run(&p1), 0);
+	assert_record(&p1, 1);
+}
+END_TEST
+
+/*
+ * What a crash of the system can leave in the lock file: a number
+ * older than the records (the record was synced, the lock file not),
+ * or none.  The records decide.
+ */
+START_TEST(test_number_counter_lost)
+{
+	struct pubcase	 p1, p2, p4, p5;
+	char		 c4[41], c5[41];
+	static const char rec[] = "{\"number\": 7, \"attempt\": \"a-9\"}\n";
+
+	extra_bundle("a-4", c4);
+	extra_bundle("a-5", c5);
+	pubcase(&p1, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	pubcase(&p2, "a-2", "a-2.bundle", c_a2, 1, c_a2);
+	pubcase(&p4, "a-4", "a-4.bundle", c4, 1, c4);
+	pubcase(&p5, "a-5", "a-5.bundle", c5, 1, c5);
+	ck_assert_int_eq(run_fresh(&p1, NULL), 1);
+	ck_assert_int_eq(run_fresh(&p2, NULL), 2);
+	write_file(pulls, ".lock", "1\n", 2);
+	ck_assert_int_eq(run_fresh(&p4, NULL), 3);
+	/* Known to this process, then the number is gone. */
+	ck_assert_int_eq(run(&p1), 0);
+	write_file(pulls, ".lock", "", 0);
+	write_file(pulls, "a-9.json", rec, sizeof(rec) - 1);
+	ck_assert_msg(run(&p5) == 0, "publish a-5: %s", p5.err);
+	assert_record(&p5, 8);
+}
+END_TEST
+
+/* A lock file that holds something else than a number is refused. */
+START_TEST(test_number_counter_bad)
+{
+	static const struct {
+		const char	*text;
+		size_t		 len;
+	} bad[] = {
+		{ "x1\n", 3 }, { "-1\n", 3 }, { "0\n", 2 }, { "01\n", 3 },
+		{ "2147483647\n", 11 }, { "99999999999999999999\n", 21 },
+		{ "1", 1 }, { "1\n2\n", 4 }, { "1\0\n", 3 }, { " 1\n", 3 },
+		{ "\n", 1 },
+	};
+	struct pubcase	 pc;
+	size_t		 i;
+
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		write_file(pulls, ".lock", bad[i].text, bad[i].len);
+		ck_assert_msg(run_fresh(&pc, ".lock") == 0, "lock file %zu "
+		    "accepted", i);
+		ck_assert_int_eq(count_dir(pulls, ".json"), 0);
+	}
+	/* Nor in a process that knew the directory. */
+	write_file(pulls, ".lock", "", 0);
+	ck_assert_msg(run(&pc) == 0, "publish a-1: %s", pc.err);
+	assert_record(&pc, 1);
+	write_file(pulls, ".lock", "1x\n", 3);
+	pubcase(&pc, "a-2", "a-2.bundle", c_a2, 1, c_a2);
+	ck_assert_int_eq(run(&pc), -1);
+	ck_assert_msg(strstr(pc.err, ".lock") != NULL, "err: %s", pc.err);
+	ck_assert_int_eq(count_dir(pulls, ".json"), 1);
+}
+END_TEST
+
 #if !defined(__SANITIZE_ADDRESS__)
 /*
  * The publisher's own policy from the process table, as another uid
@@ -837,6 +1010,10 @@ publish_suite(void)
 	tcase_add_test(tc, test_incomplete_pack);
 	tcase_add_test(tc, test_unrelated_prerequisite);
 	tcase_add_loop_test(tc, test_concurrent, 0, 5);
+	tcase_add_test(tc, test_number_without_scan);
+	tcase_add_test(tc, test_number_other_process);
+	tcase_add_test(tc, test_number_counter_lost);
+	tcase_add_test(tc, test_number_counter_bad);
 	suite_add_tcase(s, tc);
 #if !defined(__SANITIZE_ADDRESS__)
 	/* libgit2 is initialised after the policy, as in the daemon. */

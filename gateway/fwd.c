@@ -1,0 +1,531 @@
+/*
+ * The provider's side: one HTTPS request per agent request, made
+ * with libevent's evhttp client over bufferevent_openssl.  Chosen over
+ * libcurl because the gateway is one libevent loop already: the
+ * answer streams from the provider's connection to the agent's as its
+ * chunks arrive, with no second event loop, no threads and no library
+ * outside the suite's list.  The peer is verified against the
+ * provider's CA file alone and must name the URL's host.
+ *
+ * The agent's credential never leaves: the request is rebuilt from an
+ * allowlist of headers (providers) or with hop-by-hop and credential
+ * headers removed (upstreams), and the real key is put in.
+ */
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <event.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/dns.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include "esc.h"
+#include "gateway.h"
+#include "log.h"
+#include "proto.h"
+
+#define FWD_MAXANSWER	(256 * 1024 * 1024)	/* one streamed answer */
+#define FWD_MAXHEADERS	(64 * 1024)
+
+struct gw_fwd {
+	TAILQ_ENTRY(gw_fwd)	 entry;
+	struct gw_ep		*ep;
+	struct gw_prov		*prov;		/* only until the request is out */
+	char			 where[300];	/* host:port, for the log */
+	struct evhttp_request	*req;		/* the agent's; NULL: gone */
+	int			 req_owned;	/* detached: ours to free */
+	struct evhttp_connection *agent;
+	struct evhttp_request	*upreq;		/* NULL once libevent is done */
+	int			 kind;
+	int			 api;
+	uint64_t		 pin, pout;
+	uint64_t		 counted;	/* our share of ep->running */
+	struct meter		 m;
+	struct gw_usage		 u;
+	int			 started;	/* the answer's head is out */
+	int			 status;
+	int			 sse;
+	int			 error;		/* the client's error code */
+	int			 cutting;	/* outcome to end with, or -1 */
+	struct event		 cut;
+};
+
+static struct evdns_base *fwd_dns;
+
+static void	fwd_finish(struct gw_fwd *, uint32_t);
+
+/* Headers of a provider request worth keeping; all else is dropped. */
+static const char *fwd_keep[] = {
+	"Accept", "Content-Type", "User-Agent", "anthropic-version",
+	"anthropic-beta", "OpenAI-Beta", "Idempotency-Key", NULL
+};
+
+/* Hop-by-hop and credentials: never forwarded to an upstream. */
+static const char *fwd_drop[] = {
+	"Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "TE", "Trailer", "Transfer-Encoding",
+	"Upgrade", "Host", "Content-Length", "Authorization", "Cookie",
+	"x-api-key", "Expect", "Accept-Encoding", "Forwarded",
+	"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", NULL
+};
+
+/* Answer headers not passed to the agent: ours to set. */
+static const char *fwd_drop_answer[] = {
+	"Connection", "Keep-Alive", "Transfer-Encoding", "Content-Length",
+	"Trailer", "Upgrade", "Proxy-Authenticate", "Set-Cookie",
+	"Alt-Svc", NULL
+};
+
+static int
+fwd_in(const char **list, const char *name)
+{
+	for (; *list != NULL; list++)
+		if (strcasecmp(*list, name) == 0)
+			return (1);
+	return (0);
+}
+
+/* Names the agent's Connection header lists are hop-by-hop too. */
+static int
+fwd_connection_lists(struct evkeyvalq *h, const char *name)
+{
+	const char	*c = evhttp_find_header(h, "Connection");
+	size_t		 n = strlen(name), i;
+
+	if (c == NULL)
+		return (0);
+	for (i = 0; c[i] != '\0'; ) {
+		i += strspn(c + i, " \t,");
+		if (strncasecmp(c + i, name, n) == 0 &&
+		    (c[i + n] == '\0' || c[i + n] == ',' || c[i + n] == ' '))
+			return (1);
+		i += strcspn(c + i, ",");
+	}
+	return (0);
+}
+
+static void
+fwd_headers_out(struct gw_fwd *f, struct gw_prov *p,
+    struct evhttp_request *req, struct evhttp_request *up, size_t blen)
+{
+	struct evkeyvalq	*in = evhttp_request_get_input_headers(req);
+	struct evkeyvalq	*out = evhttp_request_get_output_headers(up);
+	struct evkeyval		*kv;
+	char			 v[GW_KEYMAX + GW_HEADERMAX], name[GW_HEADERMAX];
+	char			 host[300], len[32];
+	size_t			 n;
+
+	TAILQ_FOREACH(kv, in, next) {
+		if (p->conf.kind != GW_UPSTREAM) {
+			if (fwd_in(fwd_keep, kv->key))
+				evhttp_add_header(out, kv->key, kv->value);
+			continue;
+		}
+		n = strcspn(p->conf.header, ":");
+		memcpy(name, p->conf.header, n);
+		name[n] = '\0';
+		if (!fwd_in(fwd_drop, kv->key) &&
+		    strcasecmp(kv->key, name) != 0 &&
+		    strncasecmp(kv->key, "Proxy-", 6) != 0 &&
+		    !fwd_connection_lists(in, kv->key))
+			evhttp_add_header(out, kv->key, kv->value);
+	}
+	if (p->port == 443)
+		strlcpy(host, p->host, sizeof(host));
+	else
+		snprintf(host, sizeof(host), "%s:%u", p->host,
+		    (unsigned)p->port);
+	evhttp_add_header(out, "Host", host);
+	/* Identity: the usage we meter must be readable. */
+	evhttp_add_header(out, "Accept-Encoding", "identity");
+	if (blen > 0 || f->api > 0) {
+		snprintf(len, sizeof(len), "%zu", blen);
+		evhttp_add_header(out, "Content-Length", len);
+	}
+	switch (p->conf.kind) {
+	case GW_OPENAI:
+		snprintf(v, sizeof(v), "Bearer %s", p->key);
+		evhttp_add_header(out, "Authorization", v);
+		break;
+	case GW_ANTHROPIC:
+		evhttp_add_header(out, "x-api-key", p->key);
+		break;
+	default:
+		n = strcspn(p->conf.header, ":");
+		memcpy(name, p->conf.header, n);
+		name[n] = '\0';
+		if (p->conf.header[n] == ':')
+			snprintf(v, sizeof(v), "%s %s", p->conf.header + n + 2,
+			    p->key);
+		else
+			strlcpy(v, p->key, sizeof(v));
+		evhttp_add_header(out, name, v);
+		break;
+	}
+	explicit_bzero(v, sizeof(v));
+}
+
+/* Counted into the endpoint's running total while it runs. */
+static void
+fwd_count(struct gw_fwd *f)
+{
+	uint64_t	 now = meter_in(&f->m) + meter_out(&f->m);
+
+	f->ep->running -= f->counted;
+	f->counted = now;
+	f->ep->running += f->counted;
+}
+
+static void
+fwd_cut_cb(int fd, short ev, void *arg)
+{
+	struct gw_fwd	*f = arg;
+
+	fwd_finish(f, (uint32_t)f->cutting);
+}
+
+/* Ended later: never inside a callback of the connection it frees. */
+static void
+fwd_cut(struct gw_fwd *f, uint32_t outcome)
+{
+	struct timeval	 tv = { 0, 0 };
+
+	if (f->cutting != -1)
+		return;
+	f->cutting = (int)outcome;
+	evtimer_add(&f->cut, &tv);
+}
+
+static int
+fwd_answer_head(struct evhttp_request *up, void *arg)
+{
+	struct gw_fwd		*f = arg;
+	struct evkeyvalq	*in = evhttp_request_get_input_headers(up);
+	struct evkeyvalq	*out;
+	struct evkeyval		*kv;
+	const char		*ct, *ce;
+
+	if (f->cutting != -1 || f->req == NULL)
+		return (0);
+	f->status = evhttp_request_get_response_code(up);
+	if (f->status < 100 || f->status > 599)
+		f->status = 502;
+	ct = evhttp_find_header(in, "Content-Type");
+	f->sse = ct != NULL && strncasecmp(ct, "text/event-stream", 17) == 0;
+	meter_init(&f->m, f->api > 0 ? f->api : API_NONE, f->sse);
+	ce = evhttp_find_header(in, "Content-Encoding");
+	if (f->kind != GW_UPSTREAM && ce != NULL &&
+	    strcasecmp(ce, "identity") != 0) {
+		/* Usage we cannot read is spend we cannot cap. */
+		log_warnx("%s: %s: answer in %s coding: refused", f->u.id,
+		    f->u.provider, ce);
+		f->error = 502;
+		fwd_cut(f, GW_UPSTREAM_ERROR);
+		return (0);
+	}
+	out = evhttp_request_get_output_headers(f->req);
+	evhttp_remove_header(out, "Content-Type");
+	TAILQ_FOREACH(kv, in, next)
+		if (!fwd_in(fwd_drop_answer, kv->key))
+			evhttp_add_header(out, kv->key, kv->value);
+	evhttp_send_reply_start(f->req, f->status,
+	    evhttp_request_get_response_code_line(up));
+	f->started = 1;
+	return (0);
+}
+
+static void
+fwd_chunk(struct evhttp_request *up, void *arg)
+{
+	struct gw_fwd	*f = arg;
+	struct evbuffer	*b = evhttp_request_get_input_buffer(up);
+	size_t		 n = evbuffer_get_length(b);
+
+	if (f->cutting != -1 || f->req == NULL || !f->started) {
+		evbuffer_drain(b, n);
+		return;
+	}
+	if (f->kind != GW_UPSTREAM && f->status >= 200 && f->status < 300 &&
+	    n > 0) {
+		if (meter_feed(&f->m, evbuffer_pullup(b, n), n) == -1) {
+			log_warnx("%s: %s: answer beyond the meter's bounds: "
+			    "cut", f->u.id, f->u.provider);
+			fwd_cut(f, GW_UPSTREAM_ERROR);
+		}
+		fwd_count(f);
+		if (f->sse && f->cutting == -1 && !serve_budget_left(f->ep, 0))
+			fwd_cut(f, GW_CUT_BUDGET);
+	}
+	evhttp_send_reply_chunk(f->req, b);
+}
+
+static void
+fwd_error(enum evhttp_request_error e, void *arg)
+{
+	struct gw_fwd	*f = arg;
+
+	if (e == EVREQ_HTTP_REQUEST_CANCEL)
+		return;		/* ours: fwd_finish goes on */
+	f->error = e == EVREQ_HTTP_TIMEOUT ? 504 : 502;
+	log_warnx("%s: %s: upstream %s: %s", f->u.id, f->u.provider,
+	    f->where, e == EVREQ_HTTP_TIMEOUT ? "timeout" : e == EVREQ_HTTP_EOF ?
+	    "connection closed" : "error");
+}
+
+static void
+fwd_done(struct evhttp_request *up, void *arg)
+{
+	struct gw_fwd	*f = arg;
+
+	f->upreq = NULL;	/* libevent frees it after we return */
+	if (f->cutting != -1)
+		return;		/* fwd_cut_cb ends it */
+	if (up == NULL || f->error != 0) {
+		if (f->error == 0)
+			f->error = 502;
+		fwd_cut(f, GW_UPSTREAM_ERROR);
+		return;
+	}
+	if (!f->started)
+		(void)fwd_answer_head(up, f);
+	if (evbuffer_get_length(evhttp_request_get_input_buffer(up)) > 0)
+		fwd_chunk(up, f);
+	meter_end(&f->m);
+	fwd_cut(f, f->cutting != -1 ? (uint32_t)f->cutting : GW_OK);
+}
+
+/* The agent went (or its endpoint): stop the provider, count. */
+static void
+fwd_agent_gone(struct evhttp_connection *evcon, void *arg)
+{
+	struct gw_fwd	*f = arg;
+
+	if (f->req != NULL &&
+	    evhttp_request_get_connection(f->req) == NULL)
+		f->req_owned = 1;	/* detached by evhttp: ours */
+	else
+		f->req = NULL;		/* evhttp frees it with evcon */
+	f->agent = NULL;
+	log_info("%s: %s: the agent's connection closed mid-answer",
+	    f->u.id, f->u.provider);
+	fwd_finish(f, f->cutting != -1 ? (uint32_t)f->cutting :
+	    GW_UPSTREAM_ERROR);
+}
+
+/* An SSE stream cut for the budget says why, as its last event. */
+static void
+fwd_cut_event(struct gw_fwd *f)
+{
+	struct evbuffer	*b;
+	char		 msg[128];
+
+	serve_budget_message(f->ep, msg, sizeof(msg));
+	if ((b = evbuffer_new()) == NULL)
+		fatal(NULL);
+	evbuffer_add_printf(b, "event: error\ndata: {\"type\":\"error\","
+	    "\"error\":{\"type\":\"cut-budget\",\"code\":\"cut-budget\","
+	    "\"message\":\"%s\"}}\n\n", msg);
+	evhttp_send_reply_chunk(f->req, b);
+	evbuffer_free(b);
+}
+
+static void
+fwd_reply_end(struct gw_fwd *f, uint32_t outcome)
+{
+	if (f->req_owned) {
+		evhttp_send_reply_end(f->req);	/* frees it */
+		return;
+	}
+	if (f->agent != NULL)
+		evhttp_connection_set_closecb(f->agent, NULL, NULL);
+	if (!f->started) {
+		f->status = f->error != 0 ? f->error : 502;
+		serve_error(f->req, f->status, gw_outcome_name(outcome),
+		    f->status == 504 ? "upstream timeout" :
+		    "upstream error", 0);
+		return;
+	}
+	if (outcome == GW_CUT_BUDGET && f->sse)
+		fwd_cut_event(f);
+	if (outcome == GW_UPSTREAM_ERROR && f->agent != NULL) {
+		/* A truncated answer must not look complete. */
+		evhttp_connection_free(f->agent);
+		return;
+	}
+	evhttp_send_reply_end(f->req);
+}
+
+static void
+fwd_finish(struct gw_fwd *f, uint32_t outcome)
+{
+	struct gw_ep	*ep = f->ep;
+
+	evtimer_del(&f->cut);
+	if (f->upreq != NULL) {
+		evhttp_cancel_request(f->upreq);
+		f->upreq = NULL;
+	}
+	if (!f->m.done)
+		meter_end(&f->m);
+	if (f->kind != GW_UPSTREAM) {
+		f->u.tokens_in = meter_in(&f->m);
+		f->u.tokens_out = meter_out(&f->m);
+		f->u.cost_uusd = proto_cost(f->u.tokens_in, f->u.tokens_out,
+		    f->pin, f->pout);
+	}
+	ep->running -= f->counted;
+	ep->g.spent_tokens += f->u.tokens_in + f->u.tokens_out;
+	ep->g.spent_uusd += f->u.cost_uusd;
+	if (f->req != NULL)
+		fwd_reply_end(f, outcome);
+	if (!f->started)
+		f->status = f->error != 0 ? f->error : 502;
+	f->u.status = f->status;
+	f->u.outcome = outcome;
+	gw_send_usage(&f->u);
+	meter_free(&f->m);
+	TAILQ_REMOVE(&ep->fwds, f, entry);
+	ep->nfwds--;
+	free(f);
+}
+
+void
+fwd_stop(struct gw_ep *ep)
+{
+	struct gw_fwd	*f;
+
+	while ((f = TAILQ_FIRST(&ep->fwds)) != NULL)
+		fwd_finish(f, GW_REFUSED_TOKEN);
+}
+
+static SSL *
+fwd_ssl(struct gw_prov *p)
+{
+	struct in_addr	 a4;
+	SSL		*ssl;
+
+	if ((ssl = SSL_new(p->ctx)) == NULL)
+		return (NULL);
+	if (inet_pton(AF_INET, p->host, &a4) == 1) {
+		if (X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl),
+		    p->host) != 1)
+			goto fail;
+	} else {
+		SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+		if (SSL_set1_host(ssl, p->host) != 1 ||
+		    SSL_set_tlsext_host_name(ssl, p->host) != 1)
+			goto fail;
+	}
+	return (ssl);
+ fail:
+	SSL_free(ssl);
+	return (NULL);
+}
+
+static int
+fwd_body(struct gw_fwd *f, struct evhttp_request *req, struct fwd_req *r,
+    struct evhttp_request *up, size_t *len)
+{
+	struct evbuffer	*out = evhttp_request_get_output_buffer(up);
+	struct evbuffer	*in = evhttp_request_get_input_buffer(req);
+	char		*s;
+
+	if (r->doc != NULL) {
+		/* What we checked is what goes: no second parser's view. */
+		if ((s = json_dumps(r->doc, JSON_COMPACT)) == NULL)
+			return (-1);
+		*len = strlen(s);
+		evbuffer_add(out, s, *len);
+		free(s);
+		json_decref(r->doc);
+		r->doc = NULL;
+		return (0);
+	}
+	*len = evbuffer_get_length(in);
+	return (evbuffer_add_buffer(out, in));
+}
+
+int
+fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
+    struct fwd_req *r)
+{
+	struct gw_fwd		*f;
+	struct bufferevent	*bev;
+	struct evhttp_connection *up;
+	SSL			*ssl;
+	char			 uri[GW_URLMAX + 2048];
+	size_t			 blen;
+
+	if (fwd_dns == NULL)
+		fwd_dns = evdns_base_new(gw_base,
+		    EVDNS_BASE_INITIALIZE_NAMESERVERS);
+	if ((size_t)snprintf(uri, sizeof(uri), "%s%s", p->prefix,
+	    evhttp_request_get_uri(req)) >= sizeof(uri))
+		return (-1);
+	if ((ssl = fwd_ssl(p)) == NULL)
+		return (-1);
+	if ((bev = bufferevent_openssl_socket_new(gw_base, -1, ssl,
+	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE |
+	    BEV_OPT_DEFER_CALLBACKS)) == NULL) {
+		SSL_free(ssl);
+		return (-1);
+	}
+	if ((up = evhttp_connection_base_bufferevent_new(gw_base, fwd_dns,
+	    bev, p->host, p->port)) == NULL) {
+		bufferevent_free(bev);
+		return (-1);
+	}
+	evhttp_connection_set_timeout(up, gw_timeout);
+	evhttp_connection_set_max_headers_size(up, FWD_MAXHEADERS);
+	evhttp_connection_set_max_body_size(up, FWD_MAXANSWER);
+	evhttp_connection_free_on_completion(up);
+
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		fatal(NULL);
+	f->ep = ep;
+	f->prov = p;
+	f->req = req;
+	f->agent = evhttp_request_get_connection(req);
+	f->kind = p->conf.kind;
+	f->api = r->api;
+	f->pin = r->pin;
+	f->pout = r->pout;
+	f->u = r->u;
+	f->cutting = -1;
+	snprintf(f->where, sizeof(f->where), "%s:%u", p->host,
+	    (unsigned)p->port);
+	meter_init(&f->m, API_NONE, 0);
+	evtimer_assign(&f->cut, gw_base, fwd_cut_cb, f);
+	if ((f->upreq = evhttp_request_new(fwd_done, f)) == NULL)
+		fatal(NULL);
+	evhttp_request_set_header_cb(f->upreq, fwd_answer_head);
+	evhttp_request_set_chunked_cb(f->upreq, fwd_chunk);
+	evhttp_request_set_error_cb(f->upreq, fwd_error);
+	if (fwd_body(f, req, r, f->upreq, &blen) == -1)
+		fatalx("fwd: body");
+	fwd_headers_out(f, p, req, f->upreq, blen);
+	TAILQ_INSERT_TAIL(&ep->fwds, f, entry);
+	ep->nfwds++;
+	if (f->agent != NULL)
+		evhttp_connection_set_closecb(f->agent, fwd_agent_gone, f);
+	if (evhttp_make_request(up, f->upreq, evhttp_request_get_command(req),
+	    uri) == -1) {
+		/* Not sent: the agent gets a 502 from fwd_finish. */
+		f->upreq = NULL;
+		f->error = 502;
+		fwd_cut(f, GW_UPSTREAM_ERROR);
+	}
+	f->prov = NULL;		/* a reload may free it */
+	return (0);
+}

@@ -1,0 +1,87 @@
+/*
+ * factory-gateway: the one process that reads model-provider and
+ * upstream keys (factory-workers(8), GATEWAY).
+ */
+#ifndef FACTORY_GATEWAY_H
+#define FACTORY_GATEWAY_H
+
+#include <sys/queue.h>
+
+#include <openssl/ssl.h>
+
+#include <event2/http.h>
+#include <jansson.h>
+
+#include "gwmsg.h"
+
+#define GW_KEYMAX	4096		/* a key or secret file, bytes */
+#define GW_MAXGRANTS	1024		/* endpoints at once */
+#define GW_MAXREVOKED	4096		/* tokens remembered as revoked */
+
+/* A provider or upstream of the config, with its key read. */
+struct gw_prov {
+	TAILQ_ENTRY(gw_prov)	 entry;
+	struct gw_provider	 conf;
+	char			 key[GW_KEYMAX];
+	SSL_CTX			*ctx;		/* the CA file only */
+	char			 host[256];	/* of conf.url */
+	uint16_t		 port;
+	char			 prefix[GW_URLMAX]; /* url's path, no '/' at end */
+	int			 usable;	/* key and CA read */
+};
+TAILQ_HEAD(gw_provs, gw_prov);
+
+struct gw_fwd;
+struct gw_conn;
+
+/* One grant: an attempt's endpoint for one provider or upstream. */
+struct gw_ep {
+	TAILQ_ENTRY(gw_ep)	 entry;
+	struct gw_grant		 g;	/* spent_* kept up to date here */
+	int			 fd;		/* listening, in the sandbox */
+	struct evhttp		*http;
+	uint64_t		 running;	/* tokens of forwards running */
+	int			 nfwds;
+	TAILQ_HEAD(, gw_fwd)	 fwds;
+	int			 nconns;
+	TAILQ_HEAD(, gw_conn)	 conns;
+};
+TAILQ_HEAD(gw_eps, gw_ep);
+
+/* gateway.c */
+extern struct gw_provs	 gw_provs;
+extern struct gw_eps	 gw_eps;
+extern struct event_base *gw_base;
+struct gw_prov	*gw_prov_find(const char *);
+/* 1 if tok (len bytes) is a revoked token; its attempt in *id. */
+int		 gw_revoked(const char *, size_t, char *, size_t);
+void		 gw_send_usage(struct gw_usage *);
+void		 gw_send_error(const char *, ...)
+		    __attribute__((__format__ (printf, 1, 2)));
+uint64_t	 gw_now_ms(void);
+/* Request and upstream timeouts, seconds (-V gw_timeout=N). */
+extern int	 gw_timeout;
+
+/* serve.c */
+void		 serve_start(struct gw_ep *);
+void		 serve_stop(struct gw_ep *);
+/* An error answer as JSON; close: the connection ends after it. */
+void		 serve_error(struct evhttp_request *, int, const char *,
+		    const char *, int);
+int		 serve_budget_left(const struct gw_ep *, uint64_t);
+void		 serve_budget_message(const struct gw_ep *, char *, size_t);
+
+/* fwd.c */
+struct fwd_req {
+	int		 api;		/* enum proto_api, or -1: upstream */
+	json_t		*doc;		/* provider body, or NULL */
+	uint64_t	 pin, pout;	/* prices of the model */
+	struct gw_usage	 u;		/* filled in so far */
+};
+/* Forward req to prov: 0, or -1 (the caller answers 502). */
+int		 fwd_start(struct gw_ep *, struct gw_prov *,
+		    struct evhttp_request *, struct fwd_req *);
+/* The endpoint goes: its forwards end, their usage reported. */
+void		 fwd_stop(struct gw_ep *);
+
+#endif /* FACTORY_GATEWAY_H */

@@ -1,0 +1,403 @@
+/*
+ * The model APIs as far as the gateway reads them (proto.h).
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gwmsg.h"
+#include "proto.h"
+
+/*
+ * Only the calls that are metered, and the model list: anything else
+ * of a provider (embeddings, images, files, batches) would spend
+ * without a usage field we read.
+ */
+int
+proto_route(uint8_t kind, const char *method, const char *uri)
+{
+	int	 get = strcmp(method, "GET") == 0;
+	int	 post = strcmp(method, "POST") == 0;
+
+	if (get && (strcmp(uri, "/v1/models") == 0 ||
+	    strncmp(uri, "/v1/models/", 11) == 0))
+		return (API_NONE);
+	if (!post)
+		return (-1);
+	if (kind == GW_OPENAI && strcmp(uri, "/v1/chat/completions") == 0)
+		return (API_CHAT);
+	if (kind == GW_OPENAI && strcmp(uri, "/v1/responses") == 0)
+		return (API_RESPONSES);
+	if (kind == GW_ANTHROPIC && strcmp(uri, "/v1/messages") == 0)
+		return (API_MESSAGES);
+	return (-1);
+}
+
+/* A streaming chat completion reports usage only when asked to. */
+static int
+proto_want_usage(json_t *doc)
+{
+	json_t	*so;
+
+	so = json_object_get(doc, "stream_options");
+	if (so == NULL || json_is_null(so)) {
+		so = json_object();
+		if (so == NULL || json_object_set_new(doc, "stream_options",
+		    so) == -1)
+			return (-1);
+	}
+	if (!json_is_object(so))
+		return (-1);
+	return (json_object_set_new(so, "include_usage", json_true()));
+}
+
+json_t *
+proto_request(int api, const char *body, size_t len, char *model,
+    size_t msize, int *stream, char *err, size_t errlen)
+{
+	json_t		*doc, *m, *s;
+	json_error_t	 jerr;
+
+	*stream = 0;
+	if (len > PROTO_MAXBODY) {
+		snprintf(err, errlen, "body of %zu bytes", len);
+		return (NULL);
+	}
+	if ((doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr)) ==
+	    NULL) {
+		snprintf(err, errlen, "body: not JSON: %s", jerr.text);
+		return (NULL);
+	}
+	if (!json_is_object(doc)) {
+		snprintf(err, errlen, "body: not a JSON object");
+		goto fail;
+	}
+	m = json_object_get(doc, "model");
+	if (!json_is_string(m) || json_string_length(m) >= msize ||
+	    strlen(json_string_value(m)) != json_string_length(m) ||
+	    !gw_valid_model(json_string_value(m))) {
+		snprintf(err, errlen, "body: no valid \"model\"");
+		goto fail;
+	}
+	strlcpy(model, json_string_value(m), msize);
+	if ((s = json_object_get(doc, "stream")) != NULL) {
+		if (!json_is_boolean(s)) {
+			snprintf(err, errlen, "body: \"stream\" not a boolean");
+			goto fail;
+		}
+		*stream = json_is_true(s);
+	}
+	if (api == API_CHAT && *stream && proto_want_usage(doc) == -1) {
+		snprintf(err, errlen, "body: bad \"stream_options\"");
+		goto fail;
+	}
+	return (doc);
+ fail:
+	json_decref(doc);
+	return (NULL);
+}
+
+uint64_t
+proto_cost(uint64_t in, uint64_t out, uint64_t pin, uint64_t pout)
+{
+	unsigned __int128	 c;
+
+	c = ((unsigned __int128)in * pin + (unsigned __int128)out * pout) /
+	    1000000;
+	if (c > UINT64_MAX)
+		return (UINT64_MAX);
+	return ((uint64_t)c);
+}
+
+void
+meter_init(struct meter *m, int api, int sse)
+{
+	memset(m, 0, sizeof(*m));
+	m->api = api;
+	m->sse = sse;
+}
+
+void
+meter_free(struct meter *m)
+{
+	free(m->line);
+	free(m->data);
+	free(m->body);
+	m->line = m->data = m->body = NULL;
+}
+
+/* A count the provider gave: an integer in range, else not taken. */
+static int
+meter_count(json_t *o, const char *key, uint64_t *v)
+{
+	json_t		*n = json_object_get(o, key);
+	json_int_t	 i;
+
+	if (!json_is_integer(n))
+		return (0);
+	i = json_integer_value(n);
+	if (i < 0 || (uint64_t)i > PROTO_MAXCOUNT)
+		return (0);
+	*v = (uint64_t)i;
+	return (1);
+}
+
+static void
+meter_usage(struct meter *m, json_t *u, const char *kin, const char *kout)
+{
+	uint64_t	 v, c;
+
+	if (!json_is_object(u))
+		return;
+	if (meter_count(u, kin, &v)) {
+		/* Anthropic bills cache reads and writes as input too. */
+		if (m->api == API_MESSAGES) {
+			if (meter_count(u, "cache_creation_input_tokens", &c))
+				v += c;
+			if (meter_count(u, "cache_read_input_tokens", &c))
+				v += c;
+		}
+		m->in = v;
+		m->have_in = 1;
+	}
+	if (meter_count(u, kout, &v)) {
+		m->out = v;
+		m->have_out = 1;
+	}
+}
+
+static void
+meter_chars(struct meter *m, json_t *s)
+{
+	if (json_is_string(s))
+		m->chars += json_string_length(s);
+}
+
+static void
+meter_chat(struct meter *m, json_t *v)
+{
+	json_t	*c;
+	size_t	 i;
+
+	meter_usage(m, json_object_get(v, "usage"), "prompt_tokens",
+	    "completion_tokens");
+	json_array_foreach(json_object_get(v, "choices"), i, c) {
+		meter_chars(m, json_object_get(json_object_get(c, "delta"),
+		    "content"));
+		if (i >= 64)
+			break;
+	}
+}
+
+static void
+meter_responses(struct meter *m, json_t *v)
+{
+	const char	*t = json_string_value(json_object_get(v, "type"));
+
+	if (t == NULL) {		/* the answer, not an event */
+		meter_usage(m, json_object_get(v, "usage"), "input_tokens",
+		    "output_tokens");
+		return;
+	}
+	if (strcmp(t, "response.completed") == 0 ||
+	    strcmp(t, "response.incomplete") == 0 ||
+	    strcmp(t, "response.failed") == 0)
+		meter_usage(m, json_object_get(json_object_get(v,
+		    "response"), "usage"), "input_tokens", "output_tokens");
+	else if (strcmp(t, "response.output_text.delta") == 0 ||
+	    strcmp(t, "response.function_call_arguments.delta") == 0 ||
+	    strcmp(t, "response.reasoning_text.delta") == 0)
+		meter_chars(m, json_object_get(v, "delta"));
+}
+
+static void
+meter_messages(struct meter *m, json_t *v)
+{
+	const char	*t = json_string_value(json_object_get(v, "type"));
+	json_t		*d;
+
+	if (t == NULL)
+		return;
+	if (strcmp(t, "message") == 0)		/* the answer */
+		meter_usage(m, json_object_get(v, "usage"), "input_tokens",
+		    "output_tokens");
+	else if (strcmp(t, "message_start") == 0)
+		meter_usage(m, json_object_get(json_object_get(v, "message"),
+		    "usage"), "input_tokens", "output_tokens");
+	else if (strcmp(t, "message_delta") == 0)
+		/* cumulative counts: the last one is the total */
+		meter_usage(m, json_object_get(v, "usage"), "input_tokens",
+		    "output_tokens");
+	else if (strcmp(t, "content_block_delta") == 0) {
+		d = json_object_get(v, "delta");
+		meter_chars(m, json_object_get(d, "text"));
+		meter_chars(m, json_object_get(d, "partial_json"));
+		meter_chars(m, json_object_get(d, "thinking"));
+	}
+}
+
+void
+meter_json(struct meter *m, json_t *v)
+{
+	if (!json_is_object(v))
+		return;
+	switch (m->api) {
+	case API_CHAT:
+		meter_chat(m, v);
+		break;
+	case API_RESPONSES:
+		meter_responses(m, v);
+		break;
+	case API_MESSAGES:
+		meter_messages(m, v);
+		break;
+	}
+}
+
+static void
+meter_parse(struct meter *m, const char *s, size_t len)
+{
+	json_t		*v;
+	json_error_t	 jerr;
+
+	if ((v = json_loadb(s, len, 0, &jerr)) == NULL)
+		return;		/* not ours to judge: forwarded as is */
+	meter_json(m, v);
+	json_decref(v);
+}
+
+static int
+meter_append(char **buf, size_t *len, const void *p, size_t n, size_t max)
+{
+	char	*nb;
+
+	if (n > max - *len)
+		return (-1);
+	if ((nb = realloc(*buf, *len + n + 1)) == NULL)
+		return (-1);
+	memcpy(nb + *len, p, n);
+	*len += n;
+	nb[*len] = '\0';
+	*buf = nb;
+	return (0);
+}
+
+/* One line of an event stream (WHATWG "text/event-stream"). */
+static int
+meter_line(struct meter *m)
+{
+	const char	*l = m->line != NULL ? m->line : "";
+	size_t		 n = m->linelen, vo;
+
+	if (n == 0) {			/* dispatch */
+		if (m->hasdata && !(m->datalen == 6 &&
+		    memcmp(m->data, "[DONE]", 6) == 0))
+			meter_parse(m, m->data, m->datalen);
+		m->datalen = 0;
+		m->hasdata = 0;
+		m->events++;
+		return (0);
+	}
+	if (n < 5 || memcmp(l, "data", 4) != 0 || (n > 4 && l[4] != ':'))
+		return (0);		/* event:, id:, retry:, comments */
+	vo = 5;
+	if (vo < n && l[vo] == ' ')
+		vo++;
+	if (m->hasdata && meter_append(&m->data, &m->datalen, "\n", 1,
+	    PROTO_MAXEVENT) == -1)
+		return (-1);
+	m->hasdata = 1;
+	return (meter_append(&m->data, &m->datalen, l + vo, n - vo,
+	    PROTO_MAXEVENT));
+}
+
+static int
+meter_sse(struct meter *m, const char *p, size_t len)
+{
+	size_t	 i, start = 0;
+
+	for (i = 0; i < len; i++) {
+		if (p[i] != '\n' && p[i] != '\r')
+			continue;
+		if (p[i] == '\n' && m->skiplf && i == start &&
+		    m->linelen == 0) {
+			m->skiplf = 0;
+			start = i + 1;
+			continue;
+		}
+		m->skiplf = p[i] == '\r';
+		if (meter_append(&m->line, &m->linelen, p + start, i - start,
+		    PROTO_MAXEVENT) == -1 || meter_line(m) == -1)
+			return (-1);
+		m->linelen = 0;
+		start = i + 1;
+	}
+	if (start < len) {
+		m->skiplf = 0;
+		if (meter_append(&m->line, &m->linelen, p + start,
+		    len - start, PROTO_MAXEVENT) == -1)
+			return (-1);
+	}
+	return (0);
+}
+
+int
+meter_feed(struct meter *m, const void *p, size_t len)
+{
+	int	 rc;
+
+	if (m->error)
+		return (-1);
+	if (m->sse)
+		rc = meter_sse(m, p, len);
+	else
+		rc = meter_append(&m->body, &m->bodylen, p, len,
+		    PROTO_MAXBODY);
+	if (rc == -1)
+		m->error = 1;
+	return (rc);
+}
+
+void
+meter_end(struct meter *m)
+{
+	m->done = 1;
+	if (m->error)
+		return;
+	if (m->sse) {
+		/* An event without its blank line still counts. */
+		if (m->linelen > 0 && meter_line(m) == -1)
+			m->error = 1;
+		m->linelen = 0;
+		if (meter_line(m) == -1)
+			m->error = 1;
+		return;
+	}
+	if (m->bodylen > 0)
+		meter_parse(m, m->body, m->bodylen);
+}
+
+uint64_t
+meter_in(const struct meter *m)
+{
+	return (m->in);
+}
+
+/*
+ * Output so far: while the answer runs, the larger of what the
+ * provider said and an estimate from the text streamed, so a stream
+ * that reports only at its end can still be cut on its way; at the
+ * end, the provider's count where it gave one.
+ */
+uint64_t
+meter_out(const struct meter *m)
+{
+	uint64_t	 est;
+
+	est = (m->chars + PROTO_CHARS_PER_TOKEN - 1) / PROTO_CHARS_PER_TOKEN;
+	if (m->done && m->have_out)
+		return (m->out);
+	return (m->out > est ? m->out : est);
+}

@@ -1,0 +1,81 @@
+/*
+ * What the gateway reads of the model APIs, without any I/O: the
+ * request body's model (and the streaming switch), and the usage a
+ * provider reports in a JSON answer or in the events of a stream.
+ * Every byte parsed here is the agent's or the provider's: bounded,
+ * and a parse that fails fails closed (the caller refuses or cuts).
+ */
+#ifndef FACTORY_GW_PROTO_H
+#define FACTORY_GW_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#define PROTO_MAXBODY	(4 * 1024 * 1024)	/* a request, an answer */
+#define PROTO_MAXEVENT	(1024 * 1024)		/* one SSE event */
+#define PROTO_MAXCOUNT	((uint64_t)1 << 40)	/* a sane token count */
+#define PROTO_CHARS_PER_TOKEN 4	/* the estimate while a stream runs */
+
+enum proto_api {
+	API_NONE,		/* a GET: no body, nothing metered */
+	API_CHAT,		/* openai /v1/chat/completions */
+	API_RESPONSES,		/* openai /v1/responses */
+	API_MESSAGES		/* anthropic /v1/messages */
+};
+
+/*
+ * The API a provider request is for, from its kind, method and path
+ * (query included); -1 if the gateway does not forward it.
+ */
+int	proto_route(uint8_t, const char *, const char *);
+
+/*
+ * Parse a request body: a JSON object with a string "model", no
+ * duplicate keys.  Fills model (size bytes), *stream; for a streaming
+ * chat completion asks for the usage chunk (stream_options.
+ * include_usage).  Returns the document to forward (the caller
+ * serializes and frees it), or NULL with a reason in err.
+ */
+json_t	*proto_request(int, const char *, size_t, char *, size_t, int *,
+	    char *, size_t);
+
+struct meter {
+	int		 api;
+	int		 sse;		/* text/event-stream, else one JSON */
+	/* SSE: the line being read, the event's data so far */
+	char		*line;
+	size_t		 linelen;
+	int		 skiplf;	/* a '\r' ended the last line */
+	char		*data;
+	size_t		 datalen;
+	int		 hasdata;
+	/* JSON: the whole answer */
+	char		*body;
+	size_t		 bodylen;
+	/* what the provider said, what we estimate until it does */
+	uint64_t	 in, out;
+	int		 have_in, have_out;
+	uint64_t	 chars;
+	uint64_t	 events;
+	int		 error;		/* beyond a bound */
+	int		 done;		/* meter_end() was called */
+};
+
+void		 meter_init(struct meter *, int, int);
+/* 0, or -1 once the answer is beyond a bound (m->error is set). */
+int		 meter_feed(struct meter *, const void *, size_t);
+/* The end of the answer: a JSON body is parsed now. */
+void		 meter_end(struct meter *);
+void		 meter_free(struct meter *);
+/* Tokens so far: reported where reported, else estimated. */
+uint64_t	 meter_in(const struct meter *);
+uint64_t	 meter_out(const struct meter *);
+/* Usage fields of one JSON value of the API (exported for fuzzing). */
+void		 meter_json(struct meter *, json_t *);
+
+/* micro-USD for the tokens at prices per million tokens, saturated */
+uint64_t	 proto_cost(uint64_t, uint64_t, uint64_t, uint64_t);
+
+#endif /* FACTORY_GW_PROTO_H */

@@ -1,0 +1,568 @@
+/*
+ * The agent's side: one evhttp per endpoint, on the listening socket
+ * the parent made in the attempt's network namespace.  libevent's
+ * parser reads the request within our limits (headers, body, one
+ * request at a time per connection: evhttp stops reading a connection
+ * until its answer is sent); we add what it lets through: both
+ * Content-Length and Transfer-Encoding, a transfer coding other than
+ * chunked, repeated framing or credential headers, a request that
+ * takes longer than the timeout to arrive however slowly its bytes
+ * trickle in.  Each of those is a 400 and the connection closed.
+ */
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <event.h>
+#include <event2/bufferevent.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "gateway.h"
+#include "log.h"
+#include "proto.h"
+
+#define GW_MAXHEADERS	(16 * 1024)	/* request line and headers */
+#define GW_MAXCONNS	16		/* connections per endpoint */
+#define GW_MAXURI	2048
+
+/*
+ * A connection, known to us through the filter evhttp reads it by:
+ * its deadline runs from its first byte (and again after each
+ * answer) until its request is complete.
+ */
+struct gw_conn {
+	TAILQ_ENTRY(gw_conn)	 entry;
+	struct gw_ep		*ep;		/* NULL once the endpoint went */
+	struct bufferevent	*bev;
+	struct event		 deadline;
+};
+
+static void	serve_request(struct evhttp_request *, void *);
+static struct bufferevent *serve_bev(struct event_base *, void *);
+
+void
+serve_start(struct gw_ep *ep)
+{
+	TAILQ_INIT(&ep->conns);
+	if ((ep->http = evhttp_new(gw_base)) == NULL)
+		fatalx("evhttp_new");
+	evhttp_set_max_headers_size(ep->http, GW_MAXHEADERS);
+	evhttp_set_max_body_size(ep->http, PROTO_MAXBODY);
+	evhttp_set_timeout(ep->http, gw_timeout);
+	evhttp_set_allowed_methods(ep->http, EVHTTP_REQ_GET |
+	    EVHTTP_REQ_HEAD | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
+	    EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE);
+	evhttp_set_default_content_type(ep->http, "application/json");
+	evhttp_set_bevcb(ep->http, serve_bev, ep);
+	evhttp_set_gencb(ep->http, serve_request, ep);
+	/* The parent's socket may block; our loop must not. */
+	if (evutil_make_socket_nonblocking(ep->fd) == -1)
+		fatal("%s: listener", ep->g.id);
+	if (evhttp_accept_socket_with_handle(ep->http, ep->fd) == NULL)
+		fatalx("%s: evhttp_accept_socket", ep->g.id);
+}
+
+void
+serve_stop(struct gw_ep *ep)
+{
+	struct gw_conn	*c;
+
+	fwd_stop(ep);
+	/* The filters are freed later than the endpoint: let go. */
+	while ((c = TAILQ_FIRST(&ep->conns)) != NULL) {
+		evtimer_del(&c->deadline);
+		TAILQ_REMOVE(&ep->conns, c, entry);
+		c->ep = NULL;
+	}
+	/* Closes the listener and every connection of the endpoint. */
+	evhttp_free(ep->http);
+	ep->http = NULL;
+}
+
+static enum bufferevent_filter_result
+serve_pass(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t lim,
+    enum bufferevent_flush_mode mode, void *arg)
+{
+	evbuffer_add_buffer(dst, src);
+	return (BEV_OK);
+}
+
+static void
+serve_conn_free(void *arg)
+{
+	struct gw_conn	*c = arg;
+
+	if (c->ep != NULL) {
+		evtimer_del(&c->deadline);
+		TAILQ_REMOVE(&c->ep->conns, c, entry);
+		c->ep->nconns--;
+	}
+	free(c);
+}
+
+/*
+ * Too slow (or one connection too many): as if evhttp's own read
+ * timeout fired, which drops the connection without an answer.
+ */
+static void
+serve_deadline(int fd, short ev, void *arg)
+{
+	struct gw_conn	*c = arg;
+
+	if (c->ep != NULL)
+		log_info("%s: %s: connection dropped: no complete request "
+		    "within %ds", c->ep->g.id, c->ep->g.provider, gw_timeout);
+	bufferevent_trigger_event(c->bev, BEV_EVENT_READING |
+	    BEV_EVENT_TIMEOUT, 0);
+}
+
+static void
+serve_arm(struct gw_conn *c, int secs)
+{
+	struct timeval	 tv = { secs, 0 };
+
+	evtimer_add(&c->deadline, &tv);
+}
+
+static struct bufferevent *
+serve_bev(struct event_base *base, void *arg)
+{
+	struct gw_ep		*ep = arg;
+	struct gw_conn		*c;
+	struct bufferevent	*under;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		fatal(NULL);
+	if ((under = bufferevent_socket_new(base, -1,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL ||
+	    (c->bev = bufferevent_filter_new(under, serve_pass, NULL,
+	    BEV_OPT_CLOSE_ON_FREE, serve_conn_free, c)) == NULL)
+		fatalx("bufferevent_filter_new");
+	c->ep = ep;
+	evtimer_assign(&c->deadline, base, serve_deadline, c);
+	TAILQ_INSERT_TAIL(&ep->conns, c, entry);
+	if (++ep->nconns > GW_MAXCONNS) {
+		log_warnx("%s: %s: more than %d connections: dropped",
+		    ep->g.id, ep->g.provider, GW_MAXCONNS);
+		serve_arm(c, 0);
+	} else
+		serve_arm(c, gw_timeout);
+	return (c->bev);
+}
+
+static struct gw_conn *
+serve_conn(struct gw_ep *ep, struct evhttp_request *req)
+{
+	struct evhttp_connection *evcon;
+	struct bufferevent	*bev;
+	struct gw_conn		*c;
+
+	if ((evcon = evhttp_request_get_connection(req)) == NULL)
+		return (NULL);
+	bev = evhttp_connection_get_bufferevent(evcon);
+	TAILQ_FOREACH(c, &ep->conns, entry)
+		if (c->bev == bev)
+			return (c);
+	return (NULL);
+}
+
+/* The answer is out: the next request has the timeout to arrive. */
+static void
+serve_complete(struct evhttp_request *req, void *arg)
+{
+	struct gw_ep	*ep = arg;
+	struct gw_conn	*c;
+
+	if ((c = serve_conn(ep, req)) != NULL)
+		serve_arm(c, gw_timeout);
+}
+
+void
+serve_error(struct evhttp_request *req, int code, const char *type,
+    const char *msg, int close)
+{
+	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
+	struct evbuffer		*b;
+	json_t			*doc;
+	char			*s;
+
+	doc = json_pack("{s:{s:s,s:s,s:s}}", "error", "message", msg,
+	    "type", type, "code", type);
+	if (doc == NULL || (s = json_dumps(doc, JSON_COMPACT)) == NULL)
+		fatalx("serve_error: json");
+	json_decref(doc);
+	if ((b = evbuffer_new()) == NULL)
+		fatal(NULL);
+	evbuffer_add(b, s, strlen(s));
+	free(s);
+	evhttp_remove_header(h, "Content-Type");
+	evhttp_add_header(h, "Content-Type", "application/json");
+	if (close)
+		evhttp_add_header(h, "Connection", "close");
+	evhttp_send_reply(req, code, NULL, b);
+	evbuffer_free(b);
+}
+
+static int
+serve_count(struct evkeyvalq *h, const char *name)
+{
+	struct evkeyval	*kv;
+	int		 n = 0;
+
+	TAILQ_FOREACH(kv, h, next)
+		if (strcasecmp(kv->key, name) == 0)
+			n++;
+	return (n);
+}
+
+/*
+ * What evhttp lets through and a proxy behind us might read another
+ * way: we answer such a request 400 and close, so no second request
+ * can hide in its body.
+ */
+static const char *
+serve_framing(struct evhttp_request *req)
+{
+	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
+	const char		*te, *uri = evhttp_request_get_uri(req);
+	size_t			 i;
+
+	if (serve_count(h, "Content-Length") > 1)
+		return ("more than one Content-Length");
+	if (serve_count(h, "Transfer-Encoding") > 1)
+		return ("more than one Transfer-Encoding");
+	if ((te = evhttp_find_header(h, "Transfer-Encoding")) != NULL) {
+		if (evhttp_find_header(h, "Content-Length") != NULL)
+			return ("both Content-Length and Transfer-Encoding");
+		if (strcasecmp(te, "chunked") != 0)
+			return ("a transfer coding other than chunked");
+	}
+	if (serve_count(h, "Host") > 1)
+		return ("more than one Host");
+	if (evhttp_find_header(h, "Expect") != NULL)
+		return ("Expect");
+	if (uri == NULL || uri[0] != '/' || strlen(uri) >= GW_MAXURI)
+		return ("request target");
+	for (i = 0; uri[i] != '\0'; i++)
+		if (uri[i] <= 0x20 || uri[i] >= 0x7f || uri[i] == '#')
+			return ("request target");
+	/* No way out of the URL's prefix, spelled plainly or encoded. */
+	if (strstr(uri, "/../") != NULL || strstr(uri, "/./") != NULL ||
+	    strstr(uri, "//") != NULL || strcasestr(uri, "%2e") != NULL ||
+	    strcasestr(uri, "%2f") != NULL || strcasestr(uri, "%5c") != NULL ||
+	    strchr(uri, '\\') != NULL ||
+	    (strlen(uri) >= 3 && strcmp(uri + strlen(uri) - 3, "/..") == 0) ||
+	    (strlen(uri) >= 2 && strcmp(uri + strlen(uri) - 2, "/.") == 0))
+		return ("request target");
+	return (NULL);
+}
+
+/*
+ * The token, where the kind puts it: "Authorization: Bearer T"
+ * (openai), "x-api-key: T" (anthropic), the upstream's own header.
+ * Exactly one such header; compared in constant time with this
+ * endpoint's token, never another endpoint's.
+ */
+static int
+serve_token(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
+    char *rid, size_t ridlen)
+{
+	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
+	char			 name[GW_HEADERMAX], prefix[GW_HEADERMAX];
+	const char		*v;
+	size_t			 n, plen;
+
+	rid[0] = '\0';
+	prefix[0] = '\0';
+	switch (p->conf.kind) {
+	case GW_OPENAI:
+		strlcpy(name, "Authorization", sizeof(name));
+		strlcpy(prefix, "Bearer", sizeof(prefix));
+		break;
+	case GW_ANTHROPIC:
+		strlcpy(name, "x-api-key", sizeof(name));
+		break;
+	default:
+		n = strcspn(p->conf.header, ":");
+		memcpy(name, p->conf.header, n);
+		name[n] = '\0';
+		if (p->conf.header[n] == ':')
+			strlcpy(prefix, p->conf.header + n + 2,
+			    sizeof(prefix));
+		break;
+	}
+	if (serve_count(h, name) != 1 ||
+	    (v = evhttp_find_header(h, name)) == NULL)
+		return (-1);
+	if ((plen = strlen(prefix)) > 0) {
+		if (strncasecmp(v, prefix, plen) != 0 || v[plen] != ' ')
+			return (-1);
+		v += plen + 1;
+	}
+	if (strlen(v) != GW_TOKEN_LEN)
+		return (-1);
+	if (CRYPTO_memcmp(v, ep->g.token, GW_TOKEN_LEN) == 0)
+		return (0);
+	(void)gw_revoked(v, strlen(v), rid, ridlen);
+	return (-1);
+}
+
+static int
+serve_method_bit(enum evhttp_cmd_type cmd)
+{
+	switch (cmd) {
+	case EVHTTP_REQ_GET:
+		return (GW_M_GET);
+	case EVHTTP_REQ_HEAD:
+		return (GW_M_HEAD);
+	case EVHTTP_REQ_POST:
+		return (GW_M_POST);
+	case EVHTTP_REQ_PUT:
+		return (GW_M_PUT);
+	case EVHTTP_REQ_PATCH:
+		return (GW_M_PATCH);
+	case EVHTTP_REQ_DELETE:
+		return (GW_M_DELETE);
+	default:
+		return (0);
+	}
+}
+
+static const char *
+serve_method_name(enum evhttp_cmd_type cmd)
+{
+	switch (cmd) {
+	case EVHTTP_REQ_GET:
+		return ("GET");
+	case EVHTTP_REQ_HEAD:
+		return ("HEAD");
+	case EVHTTP_REQ_POST:
+		return ("POST");
+	case EVHTTP_REQ_PUT:
+		return ("PUT");
+	case EVHTTP_REQ_PATCH:
+		return ("PATCH");
+	case EVHTTP_REQ_DELETE:
+		return ("DELETE");
+	default:
+		return ("?");
+	}
+}
+
+/* "1,000,000" */
+static void
+serve_thousands(uint64_t v, char *buf, size_t len)
+{
+	char	 digits[32], out[48];
+	size_t	 n, i, o = 0;
+
+	n = (size_t)snprintf(digits, sizeof(digits), "%llu",
+	    (unsigned long long)v);
+	for (i = 0; i < n; i++) {
+		if (i > 0 && (n - i) % 3 == 0)
+			out[o++] = ',';
+		out[o++] = digits[i];
+	}
+	out[o] = '\0';
+	strlcpy(buf, out, len);
+}
+
+/* 1 if the grant still has room beyond running + more tokens. */
+int
+serve_budget_left(const struct gw_ep *ep, uint64_t more)
+{
+	const struct gw_grant	*g = &ep->g;
+
+	if (g->budget_tokens != 0 &&
+	    g->spent_tokens + ep->running + more >= g->budget_tokens)
+		return (0);
+	if (g->budget_uusd != 0 && g->spent_uusd >= g->budget_uusd)
+		return (0);
+	return (1);
+}
+
+void
+serve_budget_message(const struct gw_ep *ep, char *buf, size_t len)
+{
+	char	 n[48];
+
+	if (ep->g.budget_tokens != 0 &&
+	    ep->g.spent_tokens + ep->running >= ep->g.budget_tokens) {
+		serve_thousands(ep->g.budget_tokens, n, sizeof(n));
+		snprintf(buf, len, "budget exhausted: %s tokens", n);
+	} else
+		snprintf(buf, len, "budget exhausted: %llu.%06llu USD",
+		    (unsigned long long)(ep->g.budget_uusd / 1000000),
+		    (unsigned long long)(ep->g.budget_uusd % 1000000));
+}
+
+static void
+serve_refuse(struct evhttp_request *req, struct gw_usage *u, int code,
+    uint32_t outcome, const char *msg, int close)
+{
+	serve_error(req, code, gw_outcome_name(outcome), msg, close);
+	u->status = code;
+	u->outcome = outcome;
+	gw_send_usage(u);
+}
+
+static int
+serve_model_granted(const struct gw_ep *ep, const char *model)
+{
+	uint32_t	 i;
+
+	for (i = 0; i < ep->g.nmodels; i++)
+		if (strcmp(ep->g.models[i], model) == 0)
+			return (1);
+	return (0);
+}
+
+/* Its prices, or those of "*"; 0 if the table has neither. */
+static int
+serve_price(const struct gw_prov *p, const char *model, struct fwd_req *f)
+{
+	const struct gw_price	*star = NULL;
+	uint32_t		 i;
+
+	for (i = 0; i < p->conf.nprices; i++) {
+		if (strcmp(p->conf.prices[i].model, model) == 0) {
+			f->pin = p->conf.prices[i].in_uusd_per_mtok;
+			f->pout = p->conf.prices[i].out_uusd_per_mtok;
+			return (1);
+		}
+		if (strcmp(p->conf.prices[i].model, "*") == 0)
+			star = &p->conf.prices[i];
+	}
+	if (star == NULL)
+		return (0);
+	f->pin = star->in_uusd_per_mtok;
+	f->pout = star->out_uusd_per_mtok;
+	return (1);
+}
+
+/* A provider's request: route, body, model, price, budget. */
+static int
+serve_provider(struct gw_ep *ep, struct gw_prov *p,
+    struct evhttp_request *req, struct fwd_req *f)
+{
+	struct evbuffer	*in = evhttp_request_get_input_buffer(req);
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	char		 err[160], msg[128];
+	size_t		 len;
+	int		 stream;
+
+	f->api = proto_route(p->conf.kind, serve_method_name(cmd),
+	    evhttp_request_get_uri(req));
+	if (f->api == -1) {
+		serve_refuse(req, &f->u, 404, GW_BAD_REQUEST,
+		    "not an endpoint of this gateway", 0);
+		return (-1);
+	}
+	if (f->api == API_NONE) {
+		if (evbuffer_get_length(in) != 0) {
+			serve_refuse(req, &f->u, 400, GW_BAD_REQUEST,
+			    "a body on a GET", 1);
+			return (-1);
+		}
+		return (0);
+	}
+	len = evbuffer_get_length(in);
+	f->doc = proto_request(f->api, (const char *)evbuffer_pullup(in,
+	    len), len, f->u.model, sizeof(f->u.model), &stream, err,
+	    sizeof(err));
+	if (f->doc == NULL) {
+		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, err, 0);
+		return (-1);
+	}
+	if (!serve_model_granted(ep, f->u.model)) {
+		snprintf(msg, sizeof(msg), "model %s is not granted to this "
+		    "attempt", f->u.model);
+		serve_refuse(req, &f->u, 403, GW_REFUSED_MODEL, msg, 0);
+		return (-1);
+	}
+	if (!serve_price(p, f->u.model, f) && ep->g.budget_uusd != 0) {
+		snprintf(msg, sizeof(msg), "model %s has no price and the "
+		    "budget is in USD", f->u.model);
+		serve_refuse(req, &f->u, 403, GW_REFUSED_MODEL, msg, 0);
+		return (-1);
+	}
+	if (!serve_budget_left(ep, 0)) {
+		serve_budget_message(ep, msg, sizeof(msg));
+		serve_refuse(req, &f->u, 429, GW_REFUSED_BUDGET, msg, 0);
+		return (-1);
+	}
+	return (0);
+}
+
+static void
+serve_request(struct evhttp_request *req, void *arg)
+{
+	struct gw_ep	*ep = arg;
+	struct gw_prov	*p;
+	struct gw_conn	*c;
+	struct fwd_req	 f;
+	const char	*why;
+	char		 rid[ATTEMPT_ID_MAX], msg[160];
+	int		 code;
+
+	memset(&f, 0, sizeof(f));
+	strlcpy(f.u.id, ep->g.id, sizeof(f.u.id));
+	strlcpy(f.u.provider, ep->g.provider, sizeof(f.u.provider));
+	f.u.time_ms = gw_now_ms();
+	f.api = -1;
+
+	/* evhttp refused it (a bad line, headers too large, bad chunks). */
+	if (evhttp_request_get_uri(req) == NULL) {
+		code = evhttp_request_get_response_code(req);
+		if (code != 413)
+			code = 400;
+		log_info("%s: %s: malformed request: %d", ep->g.id,
+		    ep->g.provider, code);
+		serve_refuse(req, &f.u, code, GW_BAD_REQUEST,
+		    "malformed request", 1);
+		return;
+	}
+	if ((c = serve_conn(ep, req)) != NULL)
+		evtimer_del(&c->deadline);
+	evhttp_request_set_on_complete_cb(req, serve_complete, ep);
+	if ((why = serve_framing(req)) != NULL) {
+		log_info("%s: %s: refused: %s", ep->g.id, ep->g.provider, why);
+		snprintf(msg, sizeof(msg), "bad request: %s", why);
+		serve_refuse(req, &f.u, 400, GW_BAD_REQUEST, msg, 1);
+		return;
+	}
+	if ((p = gw_prov_find(ep->g.provider)) == NULL || !p->usable) {
+		serve_refuse(req, &f.u, 502, GW_UPSTREAM_ERROR,
+		    "provider not configured", 0);
+		return;
+	}
+	if (serve_token(ep, p, req, rid, sizeof(rid)) == -1) {
+		if (rid[0] != '\0')
+			log_warnx("%s: %s: replay of a token revoked with %s",
+			    ep->g.id, ep->g.provider, rid);
+		serve_refuse(req, &f.u, 401, GW_REFUSED_TOKEN,
+		    rid[0] != '\0' ? "token revoked" : "bad token", 0);
+		return;
+	}
+	if (p->conf.kind == GW_UPSTREAM) {
+		if ((serve_method_bit(evhttp_request_get_command(req)) &
+		    ep->g.methods & p->conf.methods) == 0) {
+			serve_refuse(req, &f.u, 405, GW_REFUSED_METHOD,
+			    "method not granted", 0);
+			return;
+		}
+	} else if (serve_provider(ep, p, req, &f) == -1)
+		return;
+	if (fwd_start(ep, p, req, &f) == -1) {
+		json_decref(f.doc);
+		serve_refuse(req, &f.u, 502, GW_UPSTREAM_ERROR,
+		    "upstream unreachable", 0);
+	}
+}

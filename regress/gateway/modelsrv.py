@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+# A loopback HTTPS double of the model providers (python3 stdlib only):
+# enough of OpenAI Chat Completions and Responses and of Anthropic
+# Messages, as JSON and as SSE streams with their usage fields, plus
+# the failures a gateway must survive: 4xx/5xx answers, a connection
+# dropped mid-stream, a stall, a chunked answer.  Any other path
+# answers as an upstream would (a small JSON echo).  Every request
+# (method, path, headers, body) is appended to the record file as one
+# JSON line.
+#
+#	modelsrv.py -c cert.pem -k key.pem -r record.jsonl [-p port]
+#
+# prints "ready PORT".  The request body steers the double (fields the
+# gateway forwards untouched): "mode" (ok, error4xx, error5xx, drop,
+# stall, chunked), "usage_in", "usage_out", "deltas" (stream events
+# with 6 characters of text each), "delay" (seconds between them).
+
+import argparse
+import json
+import socket
+import ssl
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOCK = threading.Lock()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "modelsrv"
+
+    def log_message(self, *a):
+        pass
+
+    def body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            out = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0], 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return out
+                out += self.rfile.read(size)
+                self.rfile.readline()
+        n = int(self.headers.get("Content-Length", "0") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def record(self, body):
+        rec = {"method": self.command, "path": self.path,
+               "headers": [[k, v] for k, v in self.headers.items()],
+               "body": body.decode("utf-8", "replace")}
+        with LOCK:
+            with open(self.server.record, "a") as f:
+                f.write(json.dumps(rec) + "\n")
+
+    def send_json(self, code, obj, chunked=False):
+        data = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for i in range(0, len(data), 7):
+                part = data[i:i + 7]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        else:
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        self.wfile.flush()
+
+    def sse_start(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+    def sse(self, event, obj):
+        text = ""
+        if event:
+            text += "event: %s\n" % event
+        text += "data: %s\n\n" % (obj if isinstance(obj, str)
+                                  else json.dumps(obj))
+        data = text.encode()
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def sse_end(self):
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def failure(self, req, mode):
+        if mode == "error4xx":
+            self.send_json(400, {"error": {"message": "bad model input",
+                                           "type": "invalid_request"}})
+            return True
+        if mode == "error5xx":
+            self.send_json(500, {"error": {"message": "overloaded",
+                                           "type": "server_error"}})
+            return True
+        return False
+
+    def deltas(self, req, each):
+        """Yield between stream events; drop or stall as asked."""
+        n = int(req.get("deltas", 3))
+        delay = float(req.get("delay", 0))
+        for i in range(n):
+            each(i)
+            if req.get("mode") == "drop" and i == 1:
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
+                raise ConnectionError("dropped")
+            if req.get("mode") == "stall" and i == 0:
+                time.sleep(60)
+            if delay:
+                time.sleep(delay)
+
+    def chat(self, req):
+        uin, uout = int(req.get("usage_in", 10)), int(req.get("usage_out", 20))
+        if not req.get("stream"):
+            self.send_json(200, {
+                "id": "chatcmpl-1", "object": "chat.completion",
+                "model": req.get("model"),
+                "choices": [{"index": 0, "message": {
+                    "role": "assistant", "content": "hello"},
+                    "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": uin, "completion_tokens": uout,
+                          "total_tokens": uin + uout}},
+                chunked=req.get("mode") == "chunked")
+            return
+        self.sse_start()
+        self.deltas(req, lambda i: self.sse(None, {
+            "id": "chatcmpl-1", "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {"content": "hello "}}],
+            "usage": None}))
+        if (req.get("stream_options") or {}).get("include_usage"):
+            self.sse(None, {"id": "chatcmpl-1",
+                            "object": "chat.completion.chunk",
+                            "choices": [],
+                            "usage": {"prompt_tokens": uin,
+                                      "completion_tokens": uout}})
+        self.sse(None, "[DONE]")
+        self.sse_end()
+
+    def api_responses(self, req):
+        uin, uout = int(req.get("usage_in", 10)), int(req.get("usage_out", 20))
+        usage = {"input_tokens": uin, "output_tokens": uout,
+                 "total_tokens": uin + uout}
+        if not req.get("stream"):
+            self.send_json(200, {"id": "resp_1", "object": "response",
+                                 "status": "completed", "usage": usage})
+            return
+        self.sse_start()
+        self.sse("response.created", {"type": "response.created",
+                                      "response": {"id": "resp_1"}})
+        self.deltas(req, lambda i: self.sse(
+            "response.output_text.delta",
+            {"type": "response.output_text.delta", "delta": "hello "}))
+        self.sse("response.completed", {
+            "type": "response.completed",
+            "response": {"id": "resp_1", "status": "completed",
+                         "usage": usage}})
+        self.sse_end()
+
+    def messages(self, req):
+        uin, uout = int(req.get("usage_in", 10)), int(req.get("usage_out", 20))
+        if not req.get("stream"):
+            self.send_json(200, {
+                "id": "msg_1", "type": "message", "role": "assistant",
+                "content": [{"type": "text", "text": "hello"}],
+                "usage": {"input_tokens": uin, "output_tokens": uout}})
+            return
+        self.sse_start()
+        self.sse("message_start", {"type": "message_start", "message": {
+            "id": "msg_1", "type": "message",
+            "usage": {"input_tokens": uin, "output_tokens": 1}}})
+        self.sse("content_block_start", {"type": "content_block_start",
+                                         "index": 0})
+        self.deltas(req, lambda i: self.sse("content_block_delta", {
+            "type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": "hello "}}))
+        self.sse("content_block_stop", {"type": "content_block_stop",
+                                        "index": 0})
+        self.sse("message_delta", {"type": "message_delta",
+                                   "delta": {"stop_reason": "end_turn"},
+                                   "usage": {"output_tokens": uout}})
+        self.sse("message_stop", {"type": "message_stop"})
+        self.sse_end()
+
+    def handle_any(self):
+        body = self.body()
+        self.record(body)
+        path = self.path.split("?")[0]
+        try:
+            req = json.loads(body) if body else {}
+        except ValueError:
+            req = {}
+        if not isinstance(req, dict):
+            req = {}
+        try:
+            if self.failure(req, req.get("mode")):
+                return
+            if self.command == "POST" and path.endswith("/chat/completions"):
+                self.chat(req)
+            elif self.command == "POST" and path.endswith("/responses"):
+                self.api_responses(req)
+            elif self.command == "POST" and path.endswith("/messages"):
+                self.messages(req)
+            elif self.command == "GET" and path.endswith("/models"):
+                self.send_json(200, {"object": "list", "data": [
+                    {"id": "gpt-test", "object": "model"}]})
+            elif self.command == "HEAD":
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            else:
+                self.send_json(200, {"upstream": True,
+                                     "method": self.command,
+                                     "path": self.path})
+        except (ConnectionError, BrokenPipeError, ssl.SSLError):
+            self.close_connection = True
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = handle_any
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-c", required=True)
+    ap.add_argument("-k", required=True)
+    ap.add_argument("-r", required=True)
+    ap.add_argument("-p", type=int, default=0)
+    a = ap.parse_args()
+    srv = ThreadingHTTPServer(("127.0.0.1", a.p), Handler)
+    srv.daemon_threads = True
+    srv.record = a.r
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(a.c, a.k)
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    print("ready %d" % srv.server_address[1], flush=True)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

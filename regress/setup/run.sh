@@ -1,0 +1,311 @@
+#!/bin/sh
+# The setup phase and its cache through the real daemon (issue 11):
+# a miss runs setup and stores its outputs; the same key hits and setup
+# does not run (a connection counter on the host, which setup reaches
+# only through its own network grant, proves it); a changed input,
+# image, argv or env misses; setup cannot keep a write outside its
+# outputs, an escaping link, a setuid bit, too many files or bytes; a
+# failed setup fails the attempt and stores nothing; an agent that
+# changes a cached output changes only its own upper; cache rm of an
+# entry in use is refused; gc and the bound evict the least recently
+# used.  Needs root.
+#
+# Uids: roles 66601-66606, attempts 66620-66649.
+
+. "$(dirname "$0")/../lib.sh"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "not ok - setup: needs root"
+	exit 1
+fi
+command -v jq >/dev/null || fail "setup: needs jq"
+command -v python3 >/dev/null || fail "setup: needs python3"
+BB=/bin/busybox
+[ -x "$BB" ] && ! ldd "$BB" >/dev/null 2>&1 ||
+    fail "setup: a static $BB is needed (busybox-static)"
+
+D=$(cd "$(dirname "$0")" && pwd)
+T=$(regress_tmpdir)
+SOCK=$T/factoryd.sock
+STATE=$T/state
+make_repos "$T" 66604
+write_attempt_conf "$T" 66600 66620-66649
+# Small, so that the bound is reached by a test's few entries.
+echo "setup-cache: 4M" >>"$T/factoryd.conf"
+
+python3 "$D/counter.py" "$T/count" >"$T/counter.out" 2>&1 &
+CPID=$!
+trap 'kill $CPID 2>/dev/null; regress_cleanup' EXIT
+i=0
+while ! grep -q '^ready' "$T/counter.out" && [ $i -lt 100 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+PORT=$(awk '/^ready/ {print $2}' "$T/counter.out")
+[ -n "$PORT" ] || fail "setup: the counter did not start"
+: >"$T/count"
+count() { wc -l <"$T/count" | tr -d ' '; }
+
+start_factoryd "$T/factoryd.conf" "$T/log"
+
+# mkimage HEX: a rootfs of busybox and its applets, in the store.
+mkimage() {
+	r=$STATE/images/sha256/$1/rootfs
+	mkdir -p "$r/bin" "$STATE/images/names" || return 1
+	cp "$BB" "$r/bin/busybox" || return 1
+	for a in sh cat ls echo test mkdir true false head printf rm wc \
+	    sha256sum ln chmod touch nc seq dd sleep cp mkfifo; do
+		ln -s busybox "$r/bin/$a" || return 1
+	done
+	chown -R 0:0 "$STATE/images"
+	chmod -R go-w "$STATE/images"
+	chmod 700 "$STATE/images/sha256" "$STATE/images/names"
+}
+H1=$(printf '%064d' 1) H2=$(printf '%064d' 2)
+mkimage "$H1" && mkimage "$H2" || fail "setup: cannot lay out the images"
+
+# man FILE [IMAGE] [SETUP-SCRIPT] [AGENT] [SETUP-EXTRA]: a manifest
+# whose setup runs SETUP-SCRIPT with the counter reachable.
+PING="echo s | nc 127.0.0.1 $PORT;"
+BUILD='mkdir -p deps && cat README.md > deps/readme && echo built > deps/out'
+USE='test "$(cat deps/out)" = built && echo more >> src/a.c'
+man() {
+	write_manifest "$1" "${4:-$USE}" 'test "$(cat deps/out)" = built' \
+	    "environment: {image: \"sha256:${2:-$H1}\"}
+setup:
+  run: [\"/bin/sh\", \"-c\", $(printf '%s' "$PING ${3:-$BUILD}" | jq -Rs .)]
+  inputs: [${INPUTS:-README.md, missing.lock}]
+  outputs: [deps]
+  network: {allow: [\"127.0.0.1:$PORT\"]}
+${5:-  env: {MODE: one\}}"
+}
+entries() { ctl -j cache list | jq '[.caches[] | select(.kind == "setup")] | length'; }
+rfact() {	# ID: the running receipt's setup facts
+	ctl receipts "$1" | grep '"kind":"running"' | head -n 1 |
+	    jq -c .facts.setup
+}
+tmps() { find "$STATE/setup" -maxdepth 1 -name '.tmp.*' | wc -l | tr -d ' '; }
+
+# --- a miss runs setup and stores -------------------------------------
+man "$T/m1.yaml"
+id=$(submit_wait "$T/m1.yaml") || notok "miss: did not finish"
+check "miss: published ($(field "$id" state): $(field "$id" reason))" \
+    [ "$(field "$id" state)" = published ]
+check "miss: setup ran once (counter $(count))" [ "$(count)" = 1 ]
+check "miss: the running receipt says miss" \
+    [ "$(rfact "$id" | jq -r .hit)" = false ]
+KEY=$(rfact "$id" | jq -r .key)
+DIG=$(rfact "$id" | jq -r .digest)
+check "miss: one setup entry, listed by its key" \
+    sh -c "[ \"\$('$O/factoryctl' -s '$SOCK' -j cache list | jq -r '.caches[] | select(.kind == \"setup\") | .key')\" = '$KEY' ]"
+E=$STATE/setup/$KEY
+check "miss: the entry holds the outputs, root's, read-only" \
+    sh -c "[ \"\$(cat '$E/deps/out')\" = built ] && [ -z \"\$(find '$E' ! -uid 0 | head -1)\" ] && [ -z \"\$(find '$E' -perm /222 ! -type l | head -1)\" ]"
+check "miss: the commit has the agent's change only, not the outputs" \
+    sh -c "git --git-dir='$T/remote.git' -c safe.directory='*' show --stat --format= $(field "$id" commit) | grep -q 'src/a.c' && ! git --git-dir='$T/remote.git' -c safe.directory='*' show --stat --format= $(field "$id" commit) | grep -q deps"
+check "miss: show has the cache stage" \
+    [ "$(ctl -j show "$id" | jq -r '.stages.cache')" != null ]
+
+# --- the same key hits; setup does not run ----------------------------
+id=$(submit_wait "$T/m1.yaml") || notok "hit: did not finish"
+check "hit: published ($(field "$id" state): $(field "$id" reason))" \
+    [ "$(field "$id" state)" = published ]
+check "hit: setup did not run (counter $(count))" [ "$(count)" = 1 ]
+check "hit: show says hit, with the key" \
+    [ "$(ctl -j show "$id" | jq -r '.setup.hit, .setup.key' | tr '\n' ' ')" = "true $KEY " ]
+check "hit: the running receipt says hit, same key and digest" \
+    sh -c "[ '$(rfact "$id" | jq -r '.hit, .key, .digest' | tr '\n' ' ')' = 'true $KEY $DIG ' ]"
+
+# --- an agent that changes a cached output changes its upper only -----
+before=$(sha256sum <"$E/deps/out")
+man "$T/evil.yaml" "" "" 'echo evil > deps/out; rm -f deps/readme; echo x >> src/a.c'
+id=$(submit_wait "$T/evil.yaml") || notok "agent write: did not finish"
+check "agent write: the entry's file unchanged" \
+    [ "$(sha256sum <"$E/deps/out")" = "$before" ]
+check "agent write: the entry's other file still there" [ -f "$E/deps/readme" ]
+check "agent write: setup did not run (counter $(count))" [ "$(count)" = 1 ]
+man "$T/m1b.yaml"
+id=$(submit_wait "$T/m1b.yaml") || notok "after agent write: did not finish"
+check "after agent write: the next hit sees the stored outputs" \
+    [ "$(field "$id" state)" = published ]
+
+# --- each input of the key misses when it changes ---------------------
+n=$(count)
+man "$T/img.yaml" "$H2"
+id=$(submit_wait "$T/img.yaml") || notok "image: did not finish"
+check "a changed image misses (counter $(count))" [ "$(count)" = $((n + 1)) ]
+check "a changed image: another key" [ "$(rfact "$id" | jq -r .key)" != "$KEY" ]
+man "$T/argv.yaml" "" "$BUILD; true"
+id=$(submit_wait "$T/argv.yaml") || notok "argv: did not finish"
+check "a changed argv misses (counter $(count))" [ "$(count)" = $((n + 2)) ]
+man "$T/env.yaml" "" "" "" "  env: {MODE: two}"
+id=$(submit_wait "$T/env.yaml") || notok "env: did not finish"
+check "a changed env misses (counter $(count))" [ "$(count)" = $((n + 3)) ]
+# The input's content, in a new baseline commit.
+git -C "$T/src" -c user.name=t -c user.email=t@localhost commit -q \
+    --allow-empty -m empty && git -C "$T/src" push -q "$T/demo.git" main ||
+    fail "cannot push"
+id=$(submit_wait "$T/m1.yaml") || notok "same input: did not finish"
+check "a new commit with the same inputs hits (counter $(count))" \
+    [ "$(count)" = $((n + 3)) ]
+echo changed >"$T/src/README.md"
+git -C "$T/src" -c user.name=t -c user.email=t@localhost commit -qam readme &&
+    git -C "$T/src" push -q "$T/demo.git" main || fail "cannot push"
+id=$(submit_wait "$T/m1.yaml") || notok "input: did not finish"
+check "a changed input misses (counter $(count))" [ "$(count)" = $((n + 4)) ]
+check "a changed input: its outputs are the new ones" \
+    [ "$(cat "$STATE/setup/$(rfact "$id" | jq -r .key)/deps/readme")" = changed ]
+
+# --- refused outputs: the attempt fails, nothing is stored ------------
+refused() {	# NAME SCRIPT PATTERN
+	before=$(entries)
+	man "$T/$1.yaml" "" "$2" "" "  env: {CASE: $1}"
+	id=$(submit_wait "$T/$1.yaml" 90) || notok "$1: did not finish"
+	reason=$(field "$id" reason)
+	check "$1: failed ($reason)" sh -c \
+	    "[ '$(field "$id" state)' = failed ] && echo \"\$1\" | grep -q -- '$3'" _ "$reason"
+	check "$1: no entry stored, no temporary left" \
+	    [ "$(entries)" = "$before" -a "$(tmps)" = 0 ]
+}
+refused outside 'mkdir -p deps; echo x > deps/ok; echo y > src/evil' \
+    'setup wrote src, outside its outputs'
+refused outside-top 'mkdir -p deps; echo y > evil' \
+    'setup wrote evil, outside its outputs'
+refused delete 'mkdir -p deps; rm README.md' \
+    'setup wrote README.md, outside its outputs'
+refused escape-output 'ln -s src deps' 'leaves its output'
+refused escape 'mkdir -p deps/a; ln -s ../../src deps/a/up' \
+    'leaves its output'
+refused absolute 'mkdir -p deps; ln -s /etc/passwd deps/pw' \
+    'leaves its output'
+refused setuid 'mkdir -p deps; echo x > deps/f; chmod 4755 deps/f' \
+    'setuid or setgid'
+refused files 'mkdir -p deps; for i in $(seq 0 16384); do : > deps/f$i; done' \
+    'more than 16384 files'
+refused bytes 'mkdir -p deps; dd if=/dev/zero of=deps/big bs=1M count=5 2>/dev/null' \
+    'more than 4194304 bytes'
+refused status 'mkdir -p deps; echo x > deps/f; exit 3' \
+    'setup exited with status 3'
+refused fifo 'mkdir -p deps; mkfifo deps/p' 'a FIFO, refused'
+refused hidden-dir 'mkdir -p deps/a/b/c; chmod 4755 deps/a/b/c' 'setuid or setgid'
+
+# --- an input that is a symbolic link is refused -----------------------
+ln -s README.md "$T/src/link.lock"
+git -C "$T/src" add link.lock &&
+    git -C "$T/src" -c user.name=t -c user.email=t@localhost commit -qm link &&
+    git -C "$T/src" push -q "$T/demo.git" main || fail "cannot push"
+n=$(count)
+INPUTS=link.lock man "$T/link.yaml"
+id=$(submit_wait "$T/link.yaml") || notok "link input: did not finish"
+check "a symbolic link input: failed ($(field "$id" reason))" sh -c \
+    "[ '$(field "$id" state)' = failed ] && '$O/factoryctl' -s '$SOCK' -j show $id | jq -r .reason | grep -q 'setup.inputs: link.lock: a symbolic link, refused'"
+check "a symbolic link input: setup did not run" [ "$(count)" = "$n" ]
+INPUTS="src/../README.md" man "$T/dotdot.yaml"
+check "an input with ..: refused at submission" \
+    sh -c "! '$O/factoryctl' -s '$SOCK' submit '$T/dotdot.yaml' 2>'$T/dd.err' && grep -q 'setup.inputs\[0\]: \"src/../README.md\": an empty' '$T/dd.err'"
+
+# --- cache rm of an entry in use is refused; gc to the bound ----------
+man "$T/hold.yaml" "" "" 'sleep 30'
+id=$(ctl submit "$T/hold.yaml") || notok "hold: not submitted"
+HOLD=$id
+wait_state "$id" running 30 || notok "hold: not running"
+KEY=$(rfact "$id" | jq -r .key)
+E=$STATE/setup/$KEY
+check "cache list: the held entry is in use" \
+    [ "$(ctl -j cache list | jq -r ".caches[] | select(.key == \"$KEY\") | .in_use")" = true ]
+check "cache rm of an entry in use: refused" \
+    sh -c "! '$O/factoryctl' -s '$SOCK' cache rm $KEY 2>'$T/rm.err' && grep -q 'in use' '$T/rm.err'"
+check "cache rm of an entry in use: the entry is still there" \
+    [ -d "$E" -a -f "$E.meta" ]
+# Three entries of 1.5 MB each: more than the 4M bound together.
+for k in 1 2 3; do
+	man "$T/big$k.yaml" "" 'mkdir -p deps && dd if=/dev/zero of=deps/b bs=512K count=3 2>/dev/null' \
+	    'echo big >> src/a.c' "  env: {BIG: \"$k\"}"
+	submit_wait "$T/big$k.yaml" 60 >/dev/null || notok "big$k: did not finish"
+done
+total=$(ctl -j cache list | jq '[.caches[] | select(.kind == "setup") | .bytes] | add')
+check "the bound: setup entries within 4M ($total bytes)" [ "$total" -le 4194304 ]
+check "the bound: the entry in use was kept" [ -d "$E" ]
+check "the bound: the oldest entries not in use were evicted" \
+    grep -q 'setup: evicted' "$T/log"
+ctl cancel "$HOLD" >/dev/null
+wait_terminated "$HOLD" 30 || notok "hold: not torn down"
+check "cache rm of an entry no longer in use" ctl cache rm "$KEY"
+check "cache rm: the entry is gone" [ ! -e "$E" -a ! -e "$E.meta" ]
+mkdir "$STATE/setup/.tmp.$(printf '%064d' 7).a-19700101-0001"
+check "cache gc: removes a stale temporary" \
+    sh -c "'$O/factoryctl' -s '$SOCK' cache gc | grep -q '1 temporaries removed'"
+check "cache gc: nothing stale left" [ "$(tmps)" = 0 ]
+
+# --- cancelled during setup: no entry, no run left --------------------
+man "$T/slow.yaml" "" 'mkdir -p deps; echo x > deps/f; sleep 30' "" "  env: {CASE: slow}"
+before=$(entries)
+id=$(ctl submit "$T/slow.yaml") || notok "slow: not submitted"
+i=0
+while ! grep -q "$id: setup cache miss" "$T/log" && [ $i -lt 100 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+sleep 0.5
+ctl cancel "$id" >/dev/null
+wait_terminated "$id" 30 || notok "cancel during setup: not torn down"
+check "cancel during setup: cancelled ($(field "$id" reason))" \
+    [ "$(field "$id" state)" = cancelled ]
+check "cancel during setup: no entry, no temporary, no run left" \
+    [ "$(entries)" = "$before" -a "$(tmps)" = 0 -a \
+    -z "$(ls -A "$STATE/setup/run")" ]
+
+# --- the validation run checks the entry's digest itself --------------
+man "$T/tamper.yaml" "" "" 'sleep 3; echo t >> src/a.c' "  env: {CASE: tamper}"
+id=$(ctl submit "$T/tamper.yaml") || notok "tamper: not submitted"
+wait_state "$id" running 30 || notok "tamper: not running"
+TK=$(rfact "$id" | jq -r .key)
+f=$STATE/setup/$TK/deps/out
+chmod u+w "$f" "$STATE/setup/$TK/deps" && echo forged >"$f" && chmod a-w "$f"
+wait_terminated "$id" 60 || notok "tamper: not torn down"
+reason=$(field "$id" reason)
+check "tamper: the entry changed behind the store: failed ($reason)" \
+    sh -c "[ '$(field "$id" state)' = failed ] && echo \"\$1\" | grep -q 'not the sha256:.* of its receipts'" _ "$reason"
+check "tamper: the forged entry is removed by cache rm" ctl cache rm "$TK"
+
+# --- a crash between the entry's two renames --------------------------
+stop_factoryd
+export FACTORY_CRASH=setup:after-meta
+start_factoryd "$T/factoryd.conf" "$T/log"
+unset FACTORY_CRASH
+n=$(count)
+man "$T/crash.yaml" "" "" "" "  env: {CASE: crash}"
+id=$(ctl submit "$T/crash.yaml") || notok "crash: not submitted"
+i=0
+while kill -0 "$FACTORYD_PID" 2>/dev/null && [ $i -lt 300 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check "crash: factoryd died at the crash point" \
+    grep -q 'crash point setup:after-meta' "$T/log"
+wait "$FACTORYD_PID" 2>/dev/null
+check "crash: a meta without its entry was left" \
+    [ "$(ls "$STATE/setup" | grep -c '\.meta$')" -gt "$(ls "$STATE/setup" | grep -c '^[0-9a-f]*$')" ]
+start_factoryd "$T/factoryd.conf" "$T/log"
+wait_terminated "$id" 60 || notok "crash: not finished after the restart"
+# (Its publication fails: the baseline's new commits are not in the
+# remote; the result and verdict are what is looked at.)
+check "crash: the attempt went on after the restart to a verdict" \
+    sh -c "'$O/factoryctl' -s '$SOCK' receipts $id | grep -q '\"kind\":\"verdict\"'"
+check "crash: setup ran again, the half entry was not a hit" \
+    [ "$(count)" = $((n + 2)) ]
+CK=$(rfact "$id" | jq -r .key)
+CRASHED=$id
+check "crash: the entry is whole now" \
+    [ -d "$STATE/setup/$CK" -a -f "$STATE/setup/$CK.meta" -a "$(tmps)" = 0 ]
+
+# --- crash recovery: half entries are removed at start ----------------
+HK=$(printf '%064d' 8)
+mkdir "$STATE/setup/$HK" "$STATE/setup/.tmp.$HK.a-19700101-0002"
+echo '{}' >"$STATE/setup/$(printf '%064d' 9).meta"
+stop_factoryd
+start_factoryd "$T/factoryd.conf" "$T/log"
+check "restart: a key without meta, a meta without key, a temporary: removed" \
+    [ ! -e "$STATE/setup/$HK" -a ! -e "$STATE/setup/$(printf '%064d' 9).meta" -a "$(tmps)" = 0 ]
+check "restart: whole entries kept" [ "$(entries)" -ge 1 ]
+check "restart: show has the setup of a replayed attempt" \
+    [ "$(ctl -j show "$CRASHED" | jq -r .setup.key)" = "$CK" ]
+
+regress_done

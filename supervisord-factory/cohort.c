@@ -1,0 +1,416 @@
+/*
+ * Cohorts (best-of-N): N attempts of one frozen manifest, of which a
+ * person selects at most one to publish.
+ *
+ * A cohort is one journal record, written before any of its members
+ * exists; each member is a full attempt whose "submitted" receipt
+ * names the cohort and its variant.  A verified member never publishes
+ * alone: it waits in "selectable".  "factoryctl select" journals a
+ * "selected" receipt in that member's chain (with the operator's uid)
+ * and only then ends the others and sends the one to the publisher.
+ * The selection is read back from the chains, never kept beside them,
+ * so a crash anywhere after it resumes into the same single member:
+ * cohort_recover() ends the others again (by their exact ids, once)
+ * and the publisher's idempotency key makes one branch and one pull
+ * request of any PUBLISH sent again.
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "factoryd.h"
+#include "journal.h"
+#include "log.h"
+
+static uint32_t	 cohort_day_seq;
+static char	 cohort_day[9];
+
+struct cohort *
+cohort_find(const char *id)
+{
+	return (lifecycle_cohort_find(&env->cohorts, id));
+}
+
+/* "c-YYYYMMDD-NNNN", unique: the day's counter starts after any seen. */
+void
+cohort_newid(char *buf, size_t len)
+{
+	struct cohort	*co;
+	char		 day[9];
+	time_t		 t = time(NULL);
+	struct tm	 tm;
+	unsigned	 n;
+
+	gmtime_r(&t, &tm);
+	strftime(day, sizeof(day), "%Y%m%d", &tm);
+	if (strcmp(day, cohort_day) != 0) {
+		strlcpy(cohort_day, day, sizeof(cohort_day));
+		cohort_day_seq = 1;
+		TAILQ_FOREACH(co, &env->cohorts, entry)
+			if (strncmp(co->id + 2, day, 8) == 0 &&
+			    sscanf(co->id + 11, "%u", &n) == 1 &&
+			    n >= cohort_day_seq)
+				cohort_day_seq = n + 1;
+	}
+	snprintf(buf, len, "c-%s-%04u", day, cohort_day_seq++);
+}
+
+/*
+ * The cohort's record, fsynced before any member is allocated; then
+ * it exists here as replay would rebuild it.
+ */
+int
+cohort_journal(struct cohort *co, char *err, size_t errlen)
+{
+	struct timespec	 ts;
+	json_t		*o, *rec;
+	char		*payload;
+	uint64_t	 ms;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ms = (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	o = json_pack("{s:s, s:i, s:i, s:s, s:s}", "id", co->id, "size",
+	    co->size, "submitter", (int)co->submitter, "manifest_digest",
+	    co->digest, "repository", co->repo);
+	rec = json_pack("{s:O, s:I}", "cohort", o, "ms", (json_int_t)ms);
+	if (o == NULL || rec == NULL ||
+	    (payload = json_dumps(rec, JSON_COMPACT)) == NULL)
+		fatal(NULL);
+	json_decref(rec);
+	if (journal_append(env->journal, payload, strlen(payload), NULL) ==
+	    -1) {
+		log_warn("%s: journal append of the cohort", co->id);
+		snprintf(err, errlen, "journal refused the cohort (disk "
+		    "full?): not accepted");
+		free(payload);
+		json_decref(o);
+		return (-1);
+	}
+	free(payload);
+	if (lifecycle_cohort_record(&env->cohorts, o, ms, err, errlen) == -1)
+		fatalx("%s: own cohort record refused: %s", co->id, err);
+	json_decref(o);
+	log_info("%s: cohort of %d submitted by uid %u, manifest %s", co->id,
+	    co->size, (unsigned)co->submitter, co->digest);
+	return (0);
+}
+
+/* The member whose chain holds the "selected" receipt, or NULL. */
+static struct attempt *
+cohort_selected(const struct cohort *co)
+{
+	return (lifecycle_cohort_selected(&env->attempts, co->id));
+}
+
+/*
+ * Every member but the selected one ends without publication: a
+ * running one is killed, a selectable one cancelled.  Those already
+ * ended are left as they are, so this may run again after a crash.
+ */
+static void
+cohort_end_others(const struct cohort *co, const struct attempt *sel)
+{
+	struct attempt	*a, *next;
+	char		 why[128];
+
+	snprintf(why, sizeof(why), "not selected: cohort %s published %s",
+	    co->id, sel->id);
+	for (a = TAILQ_FIRST(&env->attempts); a != NULL; a = next) {
+		next = TAILQ_NEXT(a, entry);
+		if (a == sel || strcmp(a->cohort, co->id) != 0 ||
+		    attempt_terminal(a))
+			continue;
+		log_info("%s: %s", a->id, why);
+		attempt_cancel_why(a, sel->selector, why);
+	}
+}
+
+/*
+ * A member's verdict accepted it: it waits for the selection, unless
+ * the selection was made meanwhile and it is one of the others.
+ */
+void
+cohort_member_verified(struct attempt *a)
+{
+	struct cohort	*co;
+	struct attempt	*sel;
+
+	if ((co = cohort_find(a->cohort)) == NULL)
+		fatalx("%s: cohort %s is not known", a->id, a->cohort);
+	if ((sel = cohort_selected(co)) != NULL) {
+		cohort_end_others(co, sel);
+		return;
+	}
+	if (attempt_mark(a, "selectable", json_pack("{s:s}", "cohort",
+	    co->id)) == 0)
+		log_info("%s: verified: selectable in cohort %s", a->id,
+		    co->id);
+}
+
+/*
+ * After a restart: each cohort with a selection ends its others and
+ * sends its selected member on, wherever the crash left it.
+ */
+void
+cohort_recover(void)
+{
+	struct cohort	*co;
+	struct attempt	*sel;
+
+	TAILQ_FOREACH(co, &env->cohorts, entry) {
+		if ((sel = cohort_selected(co)) == NULL)
+			continue;
+		cohort_end_others(co, sel);
+		attempt_publish_selected(sel);
+	}
+}
+
+/*
+ * factoryctl select MEMBER.  Refused, with the reason: an unknown id,
+ * an attempt of no cohort, a cohort that has its selection, a member
+ * that is not verified (still running, failed, rejected, cancelled).
+ */
+int
+cohort_select(const char *id, uid_t uid, char *err, size_t errlen)
+{
+	struct attempt	*a, *sel;
+	struct cohort	*co;
+
+	if ((a = attempt_find(id)) == NULL) {
+		snprintf(err, errlen, "%s: no such attempt", id);
+		return (-1);
+	}
+	if (a->cohort[0] == '\0' || (co = cohort_find(a->cohort)) == NULL) {
+		snprintf(err, errlen, "%s is not a member of a cohort: "
+		    "approve it instead", a->id);
+		return (-1);
+	}
+	if ((sel = cohort_selected(co)) != NULL) {
+		snprintf(err, errlen, "cohort %s: %s is already selected "
+		    "(by uid %u)", co->id, sel->id, (unsigned)sel->selector);
+		return (-1);
+	}
+	if (a->state != AS_SELECTABLE) {
+		snprintf(err, errlen, "%s is %s, not verified: only a "
+		    "verified member of cohort %s can be selected", a->id,
+		    attempt_state_name(a->outcome != AS_MAX ? a->outcome :
+		    a->state), co->id);
+		return (-1);
+	}
+	if (attempt_mark(a, "selected", json_pack("{s:s, s:i}", "cohort",
+	    co->id, "uid", (int)uid)) == -1) {
+		snprintf(err, errlen, "journal refused the selection");
+		return (-1);
+	}
+	log_info("%s: selected by uid %u in cohort %s", a->id, (unsigned)uid,
+	    co->id);
+	crashpoint("parent:cohort-selected");
+	cohort_end_others(co, a);
+	crashpoint("parent:cohort-torn-down");
+	attempt_publish_selected(a);
+	return (0);
+}
+
+/* factoryctl cancel COHORT: every member still under way. */
+int
+cohort_cancel(const char *id, uid_t uid, char *err, size_t errlen)
+{
+	struct cohort	*co;
+	struct attempt	*a, *next;
+	char		 why[128];
+	int		 n = 0;
+
+	if ((co = cohort_find(id)) == NULL) {
+		snprintf(err, errlen, "%s: no such cohort", id);
+		return (-1);
+	}
+	snprintf(why, sizeof(why), "cancelled by uid %u (cohort %s)",
+	    (unsigned)uid, co->id);
+	for (a = TAILQ_FIRST(&env->attempts); a != NULL; a = next) {
+		next = TAILQ_NEXT(a, entry);
+		if (strcmp(a->cohort, co->id) != 0 || attempt_terminal(a))
+			continue;
+		attempt_cancel_why(a, uid, why);
+		n++;
+	}
+	log_info("%s: cancel requested by uid %u: %d members", co->id,
+	    (unsigned)uid, n);
+	return (n);
+}
+
+/*
+ * The verdict's validation result, from the verdict receipt the
+ * verifier signed (checked when it was journaled): only the typed
+ * fields are taken.
+ */
+static json_t *
+member_validation(const struct attempt *a)
+{
+	json_t	*r, *v, *out;
+
+	if (a->verdict == NULL || (r = json_loads(a->verdict, 0, NULL)) ==
+	    NULL)
+		return (json_null());
+	v = json_object_get(json_object_get(r, "facts"), "validation");
+	if (!json_is_object(v) || !json_is_boolean(json_object_get(v,
+	    "passed"))) {
+		json_decref(r);
+		return (json_null());
+	}
+	out = json_pack("{s:b, s:b, s:I}", "passed",
+	    json_is_true(json_object_get(v, "passed")), "timedout",
+	    json_is_true(json_object_get(v, "timedout")), "status",
+	    json_integer_value(json_object_get(v, "status")));
+	json_decref(r);
+	return (out);
+}
+
+static const char *
+member_verdict(const struct attempt *a)
+{
+	if (a->verdict == NULL)
+		return ("none");
+	return (a->rejected_by_verdict ? "rejected" : "accepted");
+}
+
+/* What factoryctl cohort shows of one member, side by side. */
+static json_t *
+member_json(struct attempt *a)
+{
+	json_t	*o, *full;
+
+	full = attempt_json(a);
+	o = json_pack("{s:s, s:s, s:s, s:i, s:b, s:o}", "id", a->id,
+	    "state", json_string_value(json_object_get(full, "state")),
+	    "verdict", member_verdict(a), "variant", a->variant,
+	    "selected", a->selected, "validation", member_validation(a));
+	if (o == NULL)
+		fatal(NULL);
+	json_object_set_new(o, "files_changed", json_integer((json_int_t)
+	    (a->changes_total > json_array_size(a->changes) ?
+	    a->changes_total : json_array_size(a->changes))));
+	json_object_set(o, "changes", a->changes != NULL ? a->changes :
+	    json_array());
+	json_object_set(o, "usage", json_object_get(full, "usage"));
+	json_object_set(o, "stages", json_object_get(full, "stages"));
+	if (a->reason != NULL)
+		json_object_set_new(o, "reason", json_string(a->reason));
+	if (a->pull > 0)
+		json_object_set_new(o, "pull", json_integer(a->pull));
+	json_decref(full);
+	return (o);
+}
+
+json_t *
+cohort_json(const char *id, char *err, size_t errlen)
+{
+	struct cohort	*co;
+	struct attempt	*a, *sel;
+	json_t		*o, *members;
+
+	if ((co = cohort_find(id)) == NULL) {
+		snprintf(err, errlen, "%s: no such cohort", id);
+		return (NULL);
+	}
+	if ((members = json_array()) == NULL)
+		fatal(NULL);
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (strcmp(a->cohort, co->id) == 0)
+			json_array_append_new(members, member_json(a));
+	sel = cohort_selected(co);
+	o = json_pack("{s:s, s:i, s:i, s:s, s:s, s:I, s:s?, s:o}",
+	    "id", co->id, "size", co->size, "submitter", (int)co->submitter,
+	    "repository", co->repo, "manifest_digest", co->digest,
+	    "created_ms", (json_int_t)co->ms,
+	    "selected", sel != NULL ? sel->id : NULL, "members", members);
+	if (o == NULL)
+		fatal(NULL);
+	return (o);
+}
+
+/* Every cohort, for list and status: its id, size, selection. */
+json_t *
+cohorts_json(void)
+{
+	struct cohort	*co;
+	struct attempt	*sel;
+	json_t		*arr;
+
+	if ((arr = json_array()) == NULL)
+		fatal(NULL);
+	TAILQ_FOREACH(co, &env->cohorts, entry) {
+		sel = cohort_selected(co);
+		json_array_append_new(arr, json_pack("{s:s, s:i, s:s?}",
+		    "id", co->id, "size", co->size, "selected",
+		    sel != NULL ? sel->id : NULL));
+	}
+	return (arr);
+}
+
+/*
+ * factoryctl diff ID: the worker makes the patch of a result that is
+ * still there (collected, not torn down); the answer comes later.
+ */
+void
+cohort_diff_request(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct attempt	*a;
+	struct msg_diff	 m;
+	char		 id[ATTEMPT_ID_MAX], err[MSG_ERRLEN];
+
+	if (imsg_get_strbuf(imsg, id, sizeof(id)) == -1) {
+		control_fail(c, "bad attempt id");
+		return;
+	}
+	if ((a = attempt_find(id)) == NULL) {
+		control_fail(c, "%s: no such attempt", id);
+		return;
+	}
+	if (a->commit[0] == '\0') {
+		control_fail(c, "%s is %s: no result to diff", a->id,
+		    attempt_state_name(a->outcome != AS_MAX ? a->outcome :
+		    a->state));
+		return;
+	}
+	if (a->torn_down || a->state == AS_TEARDOWN) {
+		control_fail(c, "%s is torn down: its result is gone (the "
+		    "pull request has it if it was published)", a->id);
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, a->id, sizeof(m.id));
+	strlcpy(m.dir, a->dir, sizeof(m.dir));
+	strlcpy(m.baseline, a->baseline, sizeof(m.baseline));
+	strlcpy(m.commit, a->commit, sizeof(m.commit));
+	m.req = control_wait(c, CTL_WAIT_DIFF, NULL, NULL);
+	if (proc_compose_msg(PROC_WORKER, IMSG_DIFF, MSG_DIFF, -1, &m, err,
+	    sizeof(err)) == -1) {
+		control_wait_take(m.req, CTL_WAIT_DIFF, NULL);
+		control_fail(c, "%s", errno == EAGAIN ?
+		    "worker not running, try again" : err);
+	}
+}
+
+/* The worker's patch, in the escaped form, to the client that asked. */
+void
+cohort_diffed(const struct msg_diffed *m)
+{
+	struct ctl_conn	*c;
+
+	if ((c = control_wait_take(m->req, CTL_WAIT_DIFF, NULL)) == NULL) {
+		if (!control_wait_issued(m->req))
+			log_warnx("worker: diff for unknown request %u",
+			    m->req);
+		return;
+	}
+	if (m->error[0] != '\0') {
+		control_fail(c, "diff: %s", m->error);
+		return;
+	}
+	control_send_obj(c, json_pack("{s:s, s:I, s:b}", "patch", m->patch,
+	    "bytes", (json_int_t)m->bytes, "truncated", m->truncated));
+}

@@ -1,0 +1,745 @@
+/*
+ * The parent's side of the model gateway (factory-gateway): providers
+ * and upstreams from factoryd.conf, one grant per provider or upstream
+ * an attempt's manifest asks for, and the spend it reports.
+ *
+ * At submission gateway_admit() refuses a manifest whose repository
+ * does not allow the provider or upstream it names, or whose budget is
+ * above the repository's ceilings; the ceilings apply where the
+ * manifest asks for none.  When the agent's sandbox is made, each
+ * grant is one more listening endpoint in its network namespace,
+ * 127.0.0.1:PORT, bound by pid 1 like egress endpoints (egress.c); the
+ * parent keeps a copy of each socket and hands it, with the grant, to
+ * factory-gateway, which accepts there.
+ *
+ * The token is minted here, before the sandbox starts: the agent's
+ * environment is part of the sandbox's plan and cannot change once
+ * its argv runs, so the token must exist before the listening socket
+ * does.  factory-gateway gets it in the grant (as it gets a restored
+ * one) and answers IMSG_GW_TOKEN with the same token, which is
+ * checked.  Connections made before factory-gateway has the socket
+ * wait in its backlog: a gateway that is not running (yet, or again)
+ * gets every live grant when it says hello, with the spend so far.
+ *
+ * The token lives only in this process's memory and the agent's
+ * environment: never in the journal, a receipt or a log line.  After a
+ * crash of the parent the agent is gone with it (its pid 1 dies with
+ * us) and the attempt fails on replay ("agent interrupted"), so a
+ * token is never re-minted for an attempt that ran: fail closed.
+ * The grants go (IMSG_GW_REVOKE) when the agent's run ends, which is
+ * when the attempt leaves "running", and again at teardown.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/queue.h>
+#include <sys/random.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "esc.h"
+#include "factoryd.h"
+#include "gwmsg.h"
+#include "log.h"
+
+#define GW_PORT_BASE	4100	/* the first endpoint inside a sandbox */
+#define GW_ENVMAX	(2 * CONF_GW_GRANTS + 2)
+/* Tokens or micro-dollars of one request, at most (2^40). */
+#define GW_USAGE_MAX	(1ULL << 40)
+
+struct gw_endpoint {
+	int			 fd;		/* listening, in the sandbox */
+	int			 kind;		/* enum conf_gwkind */
+	uint16_t		 port;
+	struct gw_grant		 grant;		/* with the token */
+	int			 confirmed;	/* IMSG_GW_TOKEN matched */
+};
+
+struct gateway {
+	TAILQ_ENTRY(gateway)	 entry;
+	char			 id[ATTEMPT_ID_MAX];
+	int			 n;
+	int			 first;		/* index in spec->listen */
+	struct gw_endpoint	 ep[1 + CONF_GW_GRANTS];
+	char			*envp[GW_ENVMAX + 1];
+	int			 started;
+};
+
+/* The started ones: handed again to a restarted factory-gateway. */
+static TAILQ_HEAD(, gateway)	 gateways = TAILQ_HEAD_INITIALIZER(gateways);
+
+static uint64_t
+gw_min(uint64_t want, uint64_t ceiling)
+{
+	if (ceiling == 0)
+		return (want);
+	if (want == 0 || want > ceiling)
+		return (ceiling);
+	return (want);
+}
+
+static int
+gw_listed(char (*names)[CONF_GW_NAMEMAX], size_t n, const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return (1);
+	return (0);
+}
+
+/*
+ * model: and upstreams: against factoryd.conf and the repository's
+ * grant; -1 and the one refusal in err.  The ceilings are applied by
+ * the caller again when the grant is made (gateway_new).
+ */
+int
+gateway_admit(const char *name, const struct conf_repo *repo,
+    const struct manifest *m, char *err, size_t errlen)
+{
+	const struct conf_modelgrant	*g = &repo->grant;
+	const struct manifest_model	*mm = &m->model;
+	const struct conf_gw		*gw;
+	char				 a[32], b[32];
+	size_t				 i;
+
+	if (mm->provider[0] != '\0') {
+		if ((gw = conf_gw(env->conf, mm->provider)) == NULL ||
+		    gw->kind == CONF_GW_UPSTREAM) {
+			snprintf(err, errlen, "%s: model.provider: %s is not "
+			    "a provider of this factoryd", name, mm->provider);
+			return (-1);
+		}
+		if (!gw_listed((char (*)[CONF_GW_NAMEMAX])g->providers,
+		    g->nproviders, mm->provider)) {
+			snprintf(err, errlen, "%s: model.provider: %s is not "
+			    "allowed for repository %s", name, mm->provider,
+			    repo->name);
+			return (-1);
+		}
+		if (g->max_tokens != 0 && mm->budget_tokens > g->max_tokens) {
+			snprintf(err, errlen, "%s: model.budget.tokens: %llu "
+			    "is above the ceiling of repository %s, %llu "
+			    "(max-tokens)", name,
+			    (unsigned long long)mm->budget_tokens, repo->name,
+			    (unsigned long long)g->max_tokens);
+			return (-1);
+		}
+		if (g->max_uusd != 0 && mm->budget_uusd > g->max_uusd) {
+			snprintf(err, errlen, "%s: model.budget.usd: %s is "
+			    "above the ceiling of repository %s, %s (max-usd)",
+			    name, conf_usd(mm->budget_uusd, a, sizeof(a)),
+			    repo->name, conf_usd(g->max_uusd, b, sizeof(b)));
+			return (-1);
+		}
+	}
+	for (i = 0; i < m->nupstreams; i++) {
+		if ((gw = conf_gw(env->conf, m->upstreams[i])) == NULL ||
+		    gw->kind != CONF_GW_UPSTREAM) {
+			snprintf(err, errlen, "%s: upstreams: %s is not an "
+			    "upstream of this factoryd", name,
+			    m->upstreams[i]);
+			return (-1);
+		}
+		if (!gw_listed((char (*)[CONF_GW_NAMEMAX])g->upstreams,
+		    g->nupstreams, m->upstreams[i])) {
+			snprintf(err, errlen, "%s: upstreams: %s is not "
+			    "allowed for repository %s", name,
+			    m->upstreams[i], repo->name);
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+/* "fgw-" and 64 hex digits of 32 random bytes. */
+static int
+gw_mint(char *tok, size_t len)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	uint8_t			 r[32];
+	size_t			 i;
+
+	if (len < GW_TOKEN_LEN + 1 ||
+	    getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return (-1);
+	memcpy(tok, "fgw-", 4);
+	for (i = 0; i < sizeof(r); i++) {
+		tok[4 + 2 * i] = hex[r[i] >> 4];
+		tok[4 + 2 * i + 1] = hex[r[i] & 0xf];
+	}
+	tok[4 + 2 * sizeof(r)] = '\0';
+	explicit_bzero(r, sizeof(r));
+	return (0);
+}
+
+/* A port no egress endpoint of this sandbox uses. */
+static uint16_t
+gw_port(const struct sandbox_listen *l, int nl, uint16_t from)
+{
+	const struct sockaddr_in	*sin;
+	const struct sockaddr_in6	*sin6;
+	uint16_t			 p;
+	int				 i;
+
+	for (p = from; p < 65535; p++) {
+		for (i = 0; i < nl; i++) {
+			sin = (const struct sockaddr_in *)&l[i].addr;
+			sin6 = (const struct sockaddr_in6 *)&l[i].addr;
+			if ((l[i].addr.ss_family == AF_INET &&
+			    ntohs(sin->sin_port) == p) ||
+			    (l[i].addr.ss_family == AF_INET6 &&
+			    ntohs(sin6->sin6_port) == p))
+				break;
+		}
+		if (i == nl)
+			return (p);
+	}
+	return (0);
+}
+
+/* NAME as an environment variable's part: upper case, '_' for others. */
+static void
+gw_envname(const char *name, char *dst, size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; name[i] != '\0' && i + 1 < len; i++)
+		dst[i] = isalnum((unsigned char)name[i]) ?
+		    (char)toupper((unsigned char)name[i]) : '_';
+	dst[i] = '\0';
+}
+
+static int
+gw_setenv(struct gateway *gw, int *ne, const char *fmt, ...)
+    __attribute__((__format__ (printf, 3, 4)));
+
+static int
+gw_setenv(struct gateway *gw, int *ne, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 r;
+
+	if (*ne >= GW_ENVMAX)
+		return (-1);
+	va_start(ap, fmt);
+	r = vasprintf(&gw->envp[*ne], fmt, ap);
+	va_end(ap);
+	if (r == -1) {
+		gw->envp[*ne] = NULL;
+		return (-1);
+	}
+	(*ne)++;
+	return (0);
+}
+
+static int
+gw_endpoint(struct gateway *gw, const struct attempt *a,
+    const struct conf_gw *cg, const struct sandbox_listen *l, int nl,
+    uint16_t *next, int *ne)
+{
+	const struct conf_modelgrant	*rg;
+	const struct manifest		*m = a->m;
+	const struct conf_repo		*repo;
+	struct gw_endpoint		*ep = &gw->ep[gw->n];
+	struct gw_grant			*g = &ep->grant;
+	char				 var[CONF_GW_NAMEMAX];
+	size_t				 i;
+
+	if ((repo = conf_repo(env->conf, m->repository)) == NULL ||
+	    (ep->port = gw_port(l, nl, *next)) == 0)
+		return (-1);
+	rg = &repo->grant;
+	*next = ep->port + 1;
+	ep->fd = -1;
+	ep->kind = cg->kind;
+	memset(g, 0, sizeof(*g));
+	strlcpy(g->id, a->id, sizeof(g->id));
+	strlcpy(g->provider, cg->name, sizeof(g->provider));
+	strlcpy(g->tenant, m->tenant, sizeof(g->tenant));
+	if (gw_mint(g->token, sizeof(g->token)) == -1)
+		return (-1);
+	if (cg->kind == CONF_GW_UPSTREAM) {
+		g->methods = cg->methods;
+		gw_envname(cg->name, var, sizeof(var));
+		if (gw_setenv(gw, ne, "FACTORY_UPSTREAM_%s_URL=http://"
+		    "127.0.0.1:%u/", var, ep->port) == -1 ||
+		    gw_setenv(gw, ne, "FACTORY_UPSTREAM_%s_TOKEN=%s", var,
+		    g->token) == -1)
+			return (-1);
+	} else {
+		g->nmodels = (uint32_t)m->model.nmodels;
+		for (i = 0; i < m->model.nmodels; i++)
+			strlcpy(g->models[i], m->model.models[i],
+			    sizeof(g->models[i]));
+		/* The ceilings again: the config may have been reloaded. */
+		g->budget_tokens = gw_min(m->model.budget_tokens,
+		    rg->max_tokens);
+		g->budget_uusd = gw_min(m->model.budget_uusd, rg->max_uusd);
+		if (cg->kind == CONF_GW_OPENAI) {
+			if (gw_setenv(gw, ne, "OPENAI_BASE_URL=http://"
+			    "127.0.0.1:%u/v1", ep->port) == -1 ||
+			    gw_setenv(gw, ne, "OPENAI_API_KEY=%s",
+			    g->token) == -1)
+				return (-1);
+		} else if (gw_setenv(gw, ne, "ANTHROPIC_BASE_URL=http://"
+		    "127.0.0.1:%u", ep->port) == -1 ||
+		    gw_setenv(gw, ne, "ANTHROPIC_API_KEY=%s", g->token) == -1)
+			return (-1);
+	}
+	gw->n++;
+	return (0);
+}
+
+/*
+ * The grants of an attempt's agent run, or *out NULL when it has none.
+ * l/nl are the endpoints the sandbox has already (egress): ours follow
+ * them, on ports they do not use.  -1 and err if a grant cannot be
+ * made (the config lost the provider since the submission).
+ */
+int
+gateway_new(const struct attempt *a, const struct sandbox_listen *l, int nl,
+    struct gateway **out, char *err, size_t errlen)
+{
+	const struct manifest	*m = a->m;
+	const struct conf_gw	*cg;
+	struct gateway		*gw;
+	uint16_t		 next = GW_PORT_BASE;
+	size_t			 i;
+	int			 ne = 0;
+
+	*out = NULL;
+	if (m->model.provider[0] == '\0' && m->nupstreams == 0)
+		return (0);
+	if ((gw = calloc(1, sizeof(*gw))) == NULL) {
+		snprintf(err, errlen, "gateway: %s", strerror(errno));
+		return (-1);
+	}
+	strlcpy(gw->id, a->id, sizeof(gw->id));
+	if (m->model.provider[0] != '\0') {
+		if ((cg = conf_gw(env->conf, m->model.provider)) == NULL ||
+		    cg->kind == CONF_GW_UPSTREAM) {
+			snprintf(err, errlen, "model.provider: %s is no "
+			    "longer a provider of this factoryd",
+			    m->model.provider);
+			goto fail;
+		}
+		if (gw_endpoint(gw, a, cg, l, nl, &next, &ne) == -1)
+			goto bad;
+	}
+	for (i = 0; i < m->nupstreams; i++) {
+		if ((cg = conf_gw(env->conf, m->upstreams[i])) == NULL ||
+		    cg->kind != CONF_GW_UPSTREAM) {
+			snprintf(err, errlen, "upstreams: %s is no longer an "
+			    "upstream of this factoryd", m->upstreams[i]);
+			goto fail;
+		}
+		if (gw_endpoint(gw, a, cg, l, nl, &next, &ne) == -1)
+			goto bad;
+	}
+	if (nl + gw->n > SANDBOX_MAXLISTEN) {
+		snprintf(err, errlen, "gateway: more than %d endpoints",
+		    SANDBOX_MAXLISTEN);
+		goto fail;
+	}
+	gw->first = nl;
+	*out = gw;
+	return (0);
+ bad:
+	snprintf(err, errlen, "gateway: cannot make the grants of %s", a->id);
+ fail:
+	gateway_free(gw);
+	return (-1);
+}
+
+/* Our endpoints after the egress ones in l (room for SANDBOX_MAXLISTEN). */
+int
+gateway_listen(const struct gateway *gw, struct sandbox_listen *l, int nl)
+{
+	struct sockaddr_in	*sin;
+	int			 i;
+
+	if (gw == NULL)
+		return (nl);
+	for (i = 0; i < gw->n && nl < SANDBOX_MAXLISTEN; i++, nl++) {
+		memset(&l[nl], 0, sizeof(l[nl]));
+		sin = (struct sockaddr_in *)&l[nl].addr;
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sin->sin_port = htons(gw->ep[i].port);
+		l[nl].addrlen = sizeof(*sin);
+		l[nl].addlo = 0;
+	}
+	return (nl);
+}
+
+/* The agent's variables: base URLs and tokens, NULL-terminated. */
+char * const *
+gateway_env(const struct gateway *gw)
+{
+	static char	*none[] = { NULL };
+
+	if (gw == NULL)
+		return (none);
+	return (gw->envp);
+}
+
+static void
+gw_send(struct gateway *gw)
+{
+	struct gw_endpoint	*ep;
+	struct ibuf		*b;
+	int			 i, fd;
+
+	for (i = 0; i < gw->n; i++) {
+		ep = &gw->ep[i];
+		if (ep->fd == -1)
+			continue;
+		ep->confirmed = 0;
+		if ((b = gw_grant_compose(&ep->grant)) == NULL) {
+			log_warnx("%s: gateway grant %s: cannot compose",
+			    gw->id, ep->grant.provider);
+			continue;
+		}
+		if ((fd = fcntl(ep->fd, F_DUPFD_CLOEXEC, 0)) == -1) {
+			log_warn("%s: gateway grant %s", gw->id,
+			    ep->grant.provider);
+			ibuf_free(b);
+			continue;
+		}
+		if (proc_compose(PROC_GATEWAY, IMSG_GW_GRANT, 0, fd,
+		    ibuf_data(b), ibuf_size(b)) == -1)
+			log_info("%s: model gateway not running: %s is handed "
+			    "over when it starts", gw->id, ep->grant.provider);
+		else
+			log_info("%s: grant %s on port %u handed to "
+			    "factory-gateway", gw->id, ep->grant.provider,
+			    ep->port);
+		/* The token is in the grant: no copy left in a buffer. */
+		explicit_bzero(ibuf_data(b), ibuf_size(b));
+		ibuf_free(b);
+	}
+}
+
+/* Takes the sandbox's listening sockets of our endpoints. */
+void
+gateway_start(struct gateway *gw, struct sandbox *sb)
+{
+	int	 i, j;
+
+	if (gw == NULL)
+		return;
+	for (i = 0; i < gw->n; i++) {
+		j = gw->first + i;
+		if (j < sb->nlfd) {
+			gw->ep[i].fd = sb->lfd[j];
+			sb->lfd[j] = -1;
+		}
+	}
+	gw->started = 1;
+	TAILQ_INSERT_TAIL(&gateways, gw, entry);
+	gw_send(gw);
+}
+
+static void
+gw_revoke(const char *id)
+{
+	struct ibuf	*b;
+
+	if ((b = gw_revoke_compose(id)) == NULL)
+		return;
+	/* Not running: a restarted gateway knows no grant of it. */
+	(void)proc_compose(PROC_GATEWAY, IMSG_GW_REVOKE, 0, -1, ibuf_data(b),
+	    ibuf_size(b));
+	ibuf_free(b);
+}
+
+/* At teardown, whatever happened before: the attempt's grants go. */
+void
+gateway_revoke(const char *id)
+{
+	struct gateway	*gw;
+
+	TAILQ_FOREACH(gw, &gateways, entry)
+		if (strcmp(gw->id, id) == 0)
+			break;
+	if (gw != NULL) {
+		gateway_free(gw);
+		return;
+	}
+	gw_revoke(id);
+}
+
+void
+gateway_free(struct gateway *gw)
+{
+	int	 i;
+
+	if (gw == NULL)
+		return;
+	if (gw->started) {
+		TAILQ_REMOVE(&gateways, gw, entry);
+		gw_revoke(gw->id);
+	}
+	for (i = 0; i < gw->n; i++)
+		if (gw->ep[i].fd != -1)
+			close(gw->ep[i].fd);
+	for (i = 0; i < GW_ENVMAX && gw->envp[i] != NULL; i++) {
+		explicit_bzero(gw->envp[i], strlen(gw->envp[i]));
+		free(gw->envp[i]);
+	}
+	explicit_bzero(gw, sizeof(*gw));
+	free(gw);
+}
+
+/* What factory-gateway must know of one provider or upstream. */
+static int
+gw_provider(const struct conf_gw *cg, struct gw_provider *p)
+{
+	size_t	 i;
+
+	memset(p, 0, sizeof(*p));
+	strlcpy(p->name, cg->name, sizeof(p->name));
+	p->kind = cg->kind == CONF_GW_OPENAI ? GW_OPENAI :
+	    cg->kind == CONF_GW_ANTHROPIC ? GW_ANTHROPIC : GW_UPSTREAM;
+	if (strlcpy(p->url, cg->url, sizeof(p->url)) >= sizeof(p->url) ||
+	    strlcpy(p->keyfile, cg->key, sizeof(p->keyfile)) >=
+	    sizeof(p->keyfile) ||
+	    strlcpy(p->cafile, cg->ca, sizeof(p->cafile)) >=
+	    sizeof(p->cafile) ||
+	    strlcpy(p->header, cg->header, sizeof(p->header)) >=
+	    sizeof(p->header))
+		return (-1);
+	p->methods = cg->methods;
+	p->nprices = (uint32_t)cg->nprices;
+	for (i = 0; i < cg->nprices; i++) {
+		strlcpy(p->prices[i].model, cg->prices[i].model,
+		    sizeof(p->prices[i].model));
+		p->prices[i].in_uusd_per_mtok = cg->prices[i].in_uusd;
+		p->prices[i].out_uusd_per_mtok = cg->prices[i].out_uusd;
+	}
+	return (0);
+}
+
+/* Every provider and upstream, then CONFIGURED: at hello and reload. */
+void
+gateway_configure(void)
+{
+	struct gw_provider	*p;
+	struct ibuf		*b;
+	size_t			 i;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		log_warn("gateway configure");
+		return;
+	}
+	for (i = 0; i < env->conf->ngw; i++) {
+		if (gw_provider(&env->conf->gw[i], p) == -1 ||
+		    (b = gw_provider_compose(p)) == NULL) {
+			log_warnx("gateway: %s: cannot compose",
+			    env->conf->gw[i].name);
+			continue;
+		}
+		(void)proc_compose(PROC_GATEWAY, IMSG_GW_PROVIDER, 0, -1,
+		    ibuf_data(b), ibuf_size(b));
+		ibuf_free(b);
+	}
+	free(p);
+	(void)proc_compose(PROC_GATEWAY, IMSG_GW_CONFIGURED, 0, -1, NULL, 0);
+}
+
+/* factory-gateway (re)started: the providers, then every live grant. */
+void
+gateway_ready(struct child *c)
+{
+	struct gateway	*gw;
+
+	gateway_configure();
+	TAILQ_FOREACH(gw, &gateways, entry)
+		gw_send(gw);
+	child_ready(c);
+}
+
+static struct gw_endpoint *
+gw_find(const char *id, const char *provider, struct gateway **gwp)
+{
+	struct gateway	*gw;
+	int		 i;
+
+	TAILQ_FOREACH(gw, &gateways, entry) {
+		if (strcmp(gw->id, id) != 0)
+			continue;
+		for (i = 0; i < gw->n; i++)
+			if (strcmp(gw->ep[i].grant.provider, provider) == 0) {
+				if (gwp != NULL)
+					*gwp = gw;
+				return (&gw->ep[i]);
+			}
+	}
+	return (NULL);
+}
+
+/* Equal tokens, compared in constant time. */
+static int
+gw_tokeq(const char *a, const char *b)
+{
+	unsigned char	 d = 0;
+	size_t		 i;
+
+	for (i = 0; i < GW_TOKEN_LEN + 1; i++)
+		d |= (unsigned char)a[i] ^ (unsigned char)b[i];
+	return (d == 0);
+}
+
+/*
+ * IMSG_GW_TOKEN: the gateway took a grant.  Ours are minted here; a
+ * token that is not the one we sent is a gateway that cannot be
+ * trusted with the grants: killed.
+ */
+static int
+gw_token(struct imsg *imsg, char *why, size_t whylen)
+{
+	struct gw_token		 t;
+	struct gw_endpoint	*ep;
+	int			 ok;
+
+	if (gw_token_decode(imsg, &t, why, whylen) == -1)
+		return (-1);
+	if ((ep = gw_find(t.id, t.provider, NULL)) == NULL) {
+		/* Revoked since it was sent: nothing to confirm. */
+		explicit_bzero(&t, sizeof(t));
+		return (0);
+	}
+	ok = gw_tokeq(t.token, ep->grant.token);
+	explicit_bzero(&t, sizeof(t));
+	if (!ok) {
+		snprintf(why, whylen, "IMSG_GW_TOKEN: %s %s: not the token "
+		    "of the grant", ep->grant.id, ep->grant.provider);
+		return (-1);
+	}
+	ep->confirmed = 1;
+	return (0);
+}
+
+/* Did the manifest ask for this provider or upstream? */
+static int
+gw_granted(const struct manifest *m, const char *name)
+{
+	size_t	 i;
+
+	if (m->model.provider[0] != '\0' &&
+	    strcmp(m->model.provider, name) == 0)
+		return (1);
+	for (i = 0; i < m->nupstreams; i++)
+		if (strcmp(m->upstreams[i], name) == 0)
+			return (1);
+	return (0);
+}
+
+/*
+ * IMSG_GW_USAGE, one per request: journaled as a "model" receipt of
+ * the attempt while it is not terminated, the spend added to the
+ * grant's (for a restarted gateway) and the attempt's totals.
+ */
+static int
+gw_usage(struct imsg *imsg, char *why, size_t whylen)
+{
+	struct gw_usage		 u;
+	struct gw_endpoint	*ep;
+	struct attempt		*a;
+	json_t			*facts;
+	char			 cost[32];
+
+	if (gw_usage_decode(imsg, &u, why, whylen) == -1)
+		return (-1);
+	/* What no request has: totals must not wrap, nor JSON's integers. */
+	if (u.tokens_in > GW_USAGE_MAX || u.tokens_out > GW_USAGE_MAX ||
+	    u.cost_uusd > GW_USAGE_MAX) {
+		snprintf(why, whylen, "GW_USAGE: %s %s: more than %llu tokens "
+		    "or micro-dollars in one request", u.id, u.provider,
+		    (unsigned long long)GW_USAGE_MAX);
+		return (-1);
+	}
+	if ((a = attempt_find(u.id)) == NULL) {
+		snprintf(why, whylen, "GW_USAGE: %s: no such attempt", u.id);
+		return (-1);
+	}
+	/* Only what was granted to it: a lie is not charged to anyone. */
+	if (!gw_granted(a->m, u.provider)) {
+		snprintf(why, whylen, "GW_USAGE: %s: %s was never granted to "
+		    "it", u.id, u.provider);
+		return (-1);
+	}
+	if ((ep = gw_find(u.id, u.provider, NULL)) != NULL) {
+		ep->grant.spent_tokens += u.tokens_in + u.tokens_out;
+		ep->grant.spent_uusd += u.cost_uusd;
+	}
+	if (a->torn_down) {
+		log_info("%s: gateway %s: %s after the attempt ended (status "
+		    "%u)", u.id, u.provider, gw_outcome_name(u.outcome),
+		    (unsigned)u.status);
+		return (0);
+	}
+	log_info("%s: model %s %s: %llu in, %llu out, %s USD, status %u, "
+	    "%s", a->id, u.provider, u.model,
+	    (unsigned long long)u.tokens_in, (unsigned long long)u.tokens_out,
+	    conf_usd(u.cost_uusd, cost, sizeof(cost)), (unsigned)u.status,
+	    gw_outcome_name(u.outcome));
+	facts = json_pack("{s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:i, s:s, "
+	    "s:s}", "provider", u.provider, "seq", (json_int_t)u.seq,
+	    "time_ms", (json_int_t)u.time_ms, "model", u.model,
+	    "tokens_in", (json_int_t)u.tokens_in,
+	    "tokens_out", (json_int_t)u.tokens_out,
+	    "cost_uusd", (json_int_t)u.cost_uusd, "status", (int)u.status,
+	    "outcome", gw_outcome_name(u.outcome), "tenant", a->m->tenant);
+	attempt_note(a, "model", facts);
+	return (0);
+}
+
+static int
+gw_error(struct imsg *imsg, char *why, size_t whylen)
+{
+	char	 reason[GW_ERRMAX];
+
+	if (gw_error_decode(imsg, reason, sizeof(reason), why, whylen) == -1)
+		return (-1);
+	log_warnx("factory-gateway: %s", reason);
+	return (0);
+}
+
+int
+dispatch_gateway(struct child *c, struct imsg *imsg, char *why,
+    size_t whylen)
+{
+	switch (imsg_get_type(imsg)) {
+	case IMSG_GW_TOKEN:
+		return (gw_token(imsg, why, whylen));
+	case IMSG_GW_USAGE:
+		return (gw_usage(imsg, why, whylen));
+	case IMSG_GW_ERROR:
+		return (gw_error(imsg, why, whylen));
+	default:
+		snprintf(why, whylen, "unexpected message type %u",
+		    imsg_get_type(imsg));
+		return (-1);
+	}
+}
+
+/*
+ * The descriptors the gateway's grants may hold here: a copy of each
+ * endpoint's listening socket.
+ */
+int
+gateway_nofile(void)
+{
+	return (1 + CONF_GW_GRANTS);
+}

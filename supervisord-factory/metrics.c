@@ -1,0 +1,399 @@
+/*
+ * What an operator watches: the overview `factoryctl status -j` and
+ * `top` show, and the same numbers as OpenMetrics text for `factoryctl
+ * metrics` and the textfile collector (metrics: file).  Everything
+ * here is counted by the parent itself: no byte of an agent's, nor a
+ * child's, reaches a metric name or a label (labels are states,
+ * stages and process names, all ours).  Counters and histograms count
+ * from this daemon's start, as Prometheus expects of a process.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "factoryd.h"
+#include "log.h"
+
+/* Seconds; +Inf is implicit. */
+static const double	 bounds[] = {
+	0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+	30, 60, 300, 1800
+};
+#define NBOUNDS		(sizeof(bounds) / sizeof(bounds[0]))
+#define NHIST		24	/* stage and part names, and more */
+#define NERRORS		8	/* the last warnings kept for top */
+#define ERRLEN		256
+
+struct hist {
+	char		 name[32];
+	uint64_t	 bucket[NBOUNDS];	/* not cumulative */
+	uint64_t	 count;
+	double		 sum;
+};
+
+static struct hist	 stages[NHIST];	/* by stage name */
+static struct hist	 spawn = { "spawn", { 0 }, 0, 0 };
+static struct hist	 fsync_h = { "fsync", { 0 }, 0, 0 };
+static uint64_t		 teardown_failures;
+static uint64_t		 attempts_ended;
+
+static struct {
+	time_t	 when;
+	char	 line[ERRLEN];
+}			 errors[NERRORS];
+static size_t		 nerrors;	/* ever logged; the ring has the last */
+
+static struct event	 file_ev;
+
+static void
+hist_add(struct hist *h, double v)
+{
+	size_t	 i;
+
+	for (i = 0; i < NBOUNDS; i++)
+		if (v <= bounds[i]) {
+			h->bucket[i]++;
+			break;
+		}
+	h->count++;
+	h->sum += v;
+}
+
+static struct hist *
+stage_hist(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < NHIST; i++) {
+		if (stages[i].name[0] == '\0') {
+			strlcpy(stages[i].name, name, sizeof(stages[i].name));
+			return (&stages[i]);
+		}
+		if (strcmp(stages[i].name, name) == 0)
+			return (&stages[i]);
+	}
+	return (NULL);
+}
+
+/* An attempt was torn down: its stage times, from its receipt's facts. */
+void
+metrics_attempt_done(const json_t *stagetimes)
+{
+	const char	*k;
+	json_t		*v;
+	struct hist	*h;
+
+	attempts_ended++;
+	json_object_foreach((json_t *)stagetimes, k, v) {
+		if (!json_is_integer(v) || (h = stage_hist(k)) == NULL)
+			continue;
+		hist_add(h, json_integer_value(v) / 1000.0);
+		if (strcmp(k, "sandbox") == 0)
+			hist_add(&spawn, json_integer_value(v) / 1000.0);
+	}
+}
+
+void
+metrics_teardown_failed(void)
+{
+	teardown_failures++;
+}
+
+void
+metrics_fsync(uint64_t usec)
+{
+	hist_add(&fsync_h, usec / 1e6);
+}
+
+static void
+metrics_log_hook(int pri, const char *line)
+{
+	size_t	 i = nerrors++ % NERRORS;
+
+	errors[i].when = time(NULL);
+	strlcpy(errors[i].line, line, sizeof(errors[i].line));
+}
+
+/* The stage an attempt is in now: the last one that has started. */
+static const char *
+current_stage(const struct attempt *a)
+{
+	static const char *const names[ST_MAX] = {
+		"queue", "allocation", "checkout", "sandbox", "run",
+		"collect", "verify", "publish", "teardown"
+	};
+	int	 i;
+
+	for (i = ST_MAX - 1; i >= 0; i--)
+		if (a->t[i] != 0)
+			return (names[i]);
+	return ("queue");
+}
+
+static int
+attempt_live(const struct attempt *a)
+{
+	return (!a->torn_down && a->state != AS_QUEUED &&
+	    a->state != AS_ORPHANED);
+}
+
+/*
+ * For status -j and top: attempts per state, the queue, what runs now
+ * (with its live usage), who is busy, orphans, the last errors.
+ */
+json_t *
+metrics_overview(void)
+{
+	struct attempt		*a;
+	struct sandbox_usage	 u;
+	json_t			*bystate, *running, *o, *errs;
+	uint64_t		 now = now_ms(), oldest = 0;
+	size_t			 i, n, queued = 0, verifying = 0,
+				 publishing = 0, count[AS_MAX];
+
+	memset(count, 0, sizeof(count));
+	running = json_array();
+	TAILQ_FOREACH(a, &env->attempts, entry) {
+		count[a->outcome != AS_MAX ? a->outcome : a->state]++;
+		if (a->state == AS_QUEUED && !a->torn_down) {
+			queued++;
+			if (a->t[ST_QUEUE] != 0 && (oldest == 0 ||
+			    a->t[ST_QUEUE] < oldest))
+				oldest = a->t[ST_QUEUE];
+		}
+		if (a->state == AS_VERIFYING)
+			verifying++;
+		if (a->state == AS_PUBLISHING)
+			publishing++;
+		if (!attempt_live(a))
+			continue;
+		memset(&u, 0, sizeof(u));
+		if (a->run != NULL && a->run->active)
+			(void)sandbox_usage(&a->run->sb, &u);
+		else {
+			u.cpu_ms = a->usage.cpu_ms;
+			u.mem_peak = a->usage.mem_peak;
+		}
+		json_array_append_new(running, json_pack(
+		    "{s:s, s:s, s:s, s:s, s:I, s:f, s:I}", "id", a->id,
+		    "state", attempt_state_name(a->state),
+		    "stage", current_stage(a), "repository", a->repo,
+		    "elapsed_ms", (json_int_t)(a->t[ST_QUEUE] != 0 &&
+		    now > a->t[ST_QUEUE] ? now - a->t[ST_QUEUE] : 0),
+		    "cpu_seconds", u.cpu_ms / 1000.0,
+		    "memory", (json_int_t)u.mem_peak));
+	}
+	bystate = json_object();
+	for (i = 0; i < AS_MAX; i++)
+		json_object_set_new(bystate, attempt_state_name(i),
+		    json_integer((json_int_t)count[i]));
+	errs = json_array();
+	n = nerrors < NERRORS ? nerrors : NERRORS;
+	for (i = nerrors - n; i < nerrors; i++)
+		json_array_append_new(errs, json_pack("{s:I, s:s}", "time",
+		    (json_int_t)errors[i % NERRORS].when, "line",
+		    errors[i % NERRORS].line));
+	o = json_pack("{s:o, s:{s:I, s:I}, s:o, s:{s:I, s:I}, s:I, s:o}",
+	    "attempts", bystate,
+	    "queue", "length", (json_int_t)queued, "oldest_ms",
+	    (json_int_t)(oldest != 0 && now > oldest ? now - oldest : 0),
+	    "running", running,
+	    "busy", "verifying", (json_int_t)verifying,
+	    "publishing", (json_int_t)publishing,
+	    "orphans", (json_int_t)reconcile_orphan_count(),
+	    "errors", errs);
+	if (o == NULL)
+		fatal(NULL);
+	return (o);
+}
+
+/* The text grows in one buffer; out of memory is fatal. */
+struct mbuf {
+	char	*p;
+	size_t	 len, cap;
+};
+
+static void
+mprintf(struct mbuf *b, const char *fmt, ...)
+    __attribute__((__format__ (printf, 2, 3)));
+
+static void
+mprintf(struct mbuf *b, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			fatalx("metrics: vsnprintf");
+		if ((size_t)n < b->cap - b->len) {
+			b->len += n;
+			return;
+		}
+		b->cap = b->cap * 2 + n + 1;
+		if ((b->p = realloc(b->p, b->cap)) == NULL)
+			fatal(NULL);
+	}
+}
+
+static void
+hist_print(struct mbuf *b, const char *metric, const char *label,
+    const struct hist *h)
+{
+	uint64_t	 cum = 0;
+	size_t		 i;
+	char		 lab[64];
+
+	snprintf(lab, sizeof(lab), label != NULL ? "%s=\"%s\"," : "",
+	    label, h->name);
+	for (i = 0; i < NBOUNDS; i++) {
+		cum += h->bucket[i];
+		mprintf(b, "%s_bucket{%sle=\"%g\"} %llu\n", metric, lab,
+		    bounds[i], (unsigned long long)cum);
+	}
+	mprintf(b, "%s_bucket{%sle=\"+Inf\"} %llu\n", metric, lab,
+	    (unsigned long long)h->count);
+	lab[strlen(lab) > 0 ? strlen(lab) - 1 : 0] = '\0';	/* the comma */
+	mprintf(b, "%s_sum%s%s%s %.6f\n", metric, *lab ? "{" : "", lab,
+	    *lab ? "}" : "", h->sum);
+	mprintf(b, "%s_count%s%s%s %llu\n", metric, *lab ? "{" : "", lab,
+	    *lab ? "}" : "", (unsigned long long)h->count);
+}
+
+/* OpenMetrics text, NUL-terminated; the caller frees it. */
+char *
+metrics_text(void)
+{
+	struct mbuf	 b = { NULL, 0, 0 };
+	struct attempt	*a;
+	struct child	*c;
+	size_t		 i, count[AS_MAX];
+
+	b.cap = 8192;
+	if ((b.p = malloc(b.cap)) == NULL)
+		fatal(NULL);
+	memset(count, 0, sizeof(count));
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		count[a->outcome != AS_MAX ? a->outcome : a->state]++;
+
+	mprintf(&b, "# TYPE factory_attempts gauge\n"
+	    "# HELP factory_attempts Attempts factoryd knows, by state.\n");
+	for (i = 0; i < AS_MAX; i++)
+		mprintf(&b, "factory_attempts{state=\"%s\"} %zu\n",
+		    attempt_state_name(i), count[i]);
+	mprintf(&b, "# TYPE factory_attempts_ended counter\n"
+	    "# HELP factory_attempts_ended Attempts torn down since start.\n"
+	    "factory_attempts_ended_total %llu\n",
+	    (unsigned long long)attempts_ended);
+
+	mprintf(&b, "# TYPE factory_stage_duration_seconds histogram\n"
+	    "# HELP factory_stage_duration_seconds Each stage of the "
+	    "attempts torn down since start.\n");
+	for (i = 0; i < NHIST && stages[i].name[0] != '\0'; i++)
+		hist_print(&b, "factory_stage_duration_seconds", "stage",
+		    &stages[i]);
+	mprintf(&b, "# TYPE factory_spawn_seconds histogram\n"
+	    "# HELP factory_spawn_seconds From the sandbox's start to the "
+	    "agent's exec.\n");
+	hist_print(&b, "factory_spawn_seconds", NULL, &spawn);
+	mprintf(&b, "# TYPE factory_journal_fsync_seconds histogram\n"
+	    "# HELP factory_journal_fsync_seconds Each fsync of the "
+	    "journal.\n");
+	hist_print(&b, "factory_journal_fsync_seconds", NULL, &fsync_h);
+
+	mprintf(&b, "# TYPE factory_teardown_failures counter\n"
+	    "# HELP factory_teardown_failures Teardowns that left something "
+	    "and were retried.\n"
+	    "factory_teardown_failures_total %llu\n",
+	    (unsigned long long)teardown_failures);
+	mprintf(&b, "# TYPE factory_orphans gauge\n"
+	    "# HELP factory_orphans Leftovers the reconciler found, not yet "
+	    "reaped.\n"
+	    "factory_orphans %zu\n", reconcile_orphan_count());
+
+	mprintf(&b, "# TYPE factory_child_restarts counter\n"
+	    "# HELP factory_child_restarts Restarts of each child process.\n");
+	for (i = 0; i < (size_t)env->nchildren; i++) {
+		c = &env->children[i];
+		mprintf(&b, "factory_child_restarts_total{process=\"%s\","
+		    "slot=\"%d\"} %d\n", factory_procs[c->id].name, c->slot,
+		    c->restarts);
+	}
+	mprintf(&b, "# TYPE factory_child_up gauge\n"
+	    "# HELP factory_child_up 1 if the child has said hello.\n");
+	for (i = 0; i < (size_t)env->nchildren; i++) {
+		c = &env->children[i];
+		mprintf(&b, "factory_child_up{process=\"%s\",slot=\"%d\"} %d\n",
+		    factory_procs[c->id].name, c->slot,
+		    c->state == CHILD_RUNNING);
+	}
+	mprintf(&b, "# EOF\n");
+	return (b.p);
+}
+
+/*
+ * metrics: file: the text written whole to a temp name beside it,
+ * then renamed over it, so the collector never reads half of it.
+ */
+static void
+metrics_write_file(int fd, short event, void *arg)
+{
+	const char	*path = env->conf->metrics_file;
+	struct timeval	 tv = { env->conf->metrics_interval, 0 };
+	char		 tmp[PATH_MAX], *text;
+	size_t		 len, off = 0;
+	ssize_t		 n;
+	int		 f, ok;
+
+	if (path[0] == '\0')
+		return;
+	text = metrics_text();
+	len = strlen(text);
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >=
+	    sizeof(tmp) || (f = mkstemp(tmp)) == -1) {
+		log_warn("metrics: %s", path);
+		goto again;
+	}
+	while (off < len && (n = write(f, text + off, len - off)) > 0)
+		off += n;
+	ok = off == len && fchmod(f, 0644) == 0;
+	if (close(f) == -1)
+		ok = 0;
+	if (!ok || rename(tmp, path) == -1) {
+		log_warn("metrics: %s", path);
+		(void)unlink(tmp);
+	}
+ again:
+	free(text);
+	evtimer_add(&file_ev, &tv);
+}
+
+void
+metrics_init(void)
+{
+	log_sethook(metrics_log_hook);
+	evtimer_set(&file_ev, metrics_write_file, NULL);
+	metrics_reconfigure();
+}
+
+/* At start and after a reload: the file's timer, now. */
+void
+metrics_reconfigure(void)
+{
+	struct timeval	 tv = { 0, 0 };
+
+	evtimer_del(&file_ev);
+	if (env->conf->metrics_file[0] != '\0')
+		evtimer_add(&file_ev, &tv);
+}

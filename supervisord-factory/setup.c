@@ -1,0 +1,1418 @@
+/*
+ * The setup phase and its content-addressed cache (factory-manifest(5)
+ * setup:).  A manifest's setup runs before the agent, in a sandbox of
+ * its own, and what it leaves at its outputs is kept under a key over
+ * everything it could depend on: the image digest, its argv and env,
+ * and each input path with the sha256 of its content in the pristine
+ * checkout.  The key is the whole invalidation rule: the same key
+ * finds the same outputs, which are then an extra read-only lower layer
+ * of the agent's (and the validation run's) tree, and setup does not
+ * run.  Collect walks the upper dir only, so the outputs are never
+ * taken for the agent's changes.
+ *
+ * Layout, all root's, under STATE/setup (0700):
+ *
+ *	KEY/		the outputs at their tree paths, read-only
+ *	KEY.meta	{"digest", "files", "bytes", "created"}; its
+ *			modification time is the entry's last use
+ *	.tmp.KEY.ID	an entry being written; renamed to KEY when whole
+ *	run/ID/		the setup run's disk (a tmpfs): upper, work, tree
+ *
+ * An entry is there only once both KEY and KEY.meta are: the meta is
+ * renamed first, then the directory, and start removes whatever a
+ * crash left of either, every temporary and every run.
+ *
+ * The setup run's upper is hostile: it is walked only after its
+ * sandbox is gone, by descriptor, never following a link, and copied
+ * (not moved) into the store.  Anything outside the outputs, a device
+ * node or whiteout, a setuid or setgid bit, a link leaving its output,
+ * or more files or bytes than the bounds, refuses the whole entry.
+ */
+#include <sys/types.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+
+#include <linux/openat2.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "factoryd.h"
+#include "image.h"
+#include "log.h"
+
+#define SETUP_MAXFILES	16384	/* entries of one cache entry */
+#define SETUP_MAXDEPTH	64
+#define SETUP_MAXSCAN	4096	/* entries looked at per eviction */
+#define SETUP_KEYTAG	"factory setup key v1"
+#define SETUP_DIGTAG	"factory setup outputs v1"
+
+struct setup_walk {
+	struct sha256_ctx	 ctx;
+	uint64_t		 files;
+	uint64_t		 bytes;
+	uint64_t		 maxbytes;
+	char			 path[PATH_MAX];	/* relative, for errors */
+	char			*err;
+	size_t			 errlen;
+};
+
+struct setup_ent {
+	char		 key[SHA256_HEX_LEN + 1];
+	uint64_t	 bytes;
+	uint64_t	 files;
+	struct timespec	 used;
+};
+
+static uint64_t
+setup_now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+static int
+setup_hex64(const char *s)
+{
+	return (strlen(s) == SHA256_HEX_LEN &&
+	    strspn(s, "0123456789abcdef") == SHA256_HEX_LEN);
+}
+
+/* STATE/setup/NAME; -1 too long. */
+static int
+setup_path(char *buf, size_t len, const char *fmt, const char *a,
+    const char *b)
+{
+	char	 name[PATH_MAX];
+
+	if ((size_t)snprintf(name, sizeof(name), fmt, a, b) >= sizeof(name) ||
+	    (size_t)snprintf(buf, len, "%s/setup/%s", env->conf->statedir,
+	    name) >= len) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	return (0);
+}
+
+int
+setup_entry_path(const char *key, char *buf, size_t len)
+{
+	return (setup_path(buf, len, "%s%s", key, ""));
+}
+
+/* Unmount the run's tree and disk, then remove it: by its exact path. */
+static int
+setup_run_remove(const char *id)
+{
+	char	 dir[PATH_MAX];
+
+	if (setup_path(dir, sizeof(dir), "run/%s%s", id, "") == -1)
+		return (-1);
+	if (disk_overlay_unmount(dir, "tree") == -1 ||
+	    disk_unmount(dir) == -1)
+		return (-1);
+	if (fs_remove_tree(dir) == -1 && errno != ENOENT) {
+		log_warn("setup: %s", dir);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * At start: the store's directories, and what a crash left.  Nothing
+ * runs yet, so every temporary entry and every run is a leftover.
+ */
+int
+setup_init(char *err, size_t errlen)
+{
+	struct stat	 st;
+	struct dirent	*de;
+	DIR		*d;
+	char		 path[PATH_MAX], other[PATH_MAX], key[SHA256_HEX_LEN + 1];
+	size_t		 n;
+
+	snprintf(path, sizeof(path), "%s/setup", env->conf->statedir);
+	if ((mkdir(path, 0700) == -1 && errno != EEXIST) ||
+	    lstat(path, &st) == -1 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != 0) {
+		snprintf(err, errlen, "%s: not a directory of root's", path);
+		return (-1);
+	}
+	(void)chmod(path, 0700);
+	snprintf(path, sizeof(path), "%s/setup/run", env->conf->statedir);
+	if (mkdir(path, 0700) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (-1);
+	}
+	if ((d = opendir(path)) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			if (de->d_name[0] != '.' &&
+			    strlen(de->d_name) < ATTEMPT_ID_MAX)
+				(void)setup_run_remove(de->d_name);
+		closedir(d);
+	}
+	snprintf(path, sizeof(path), "%s/setup", env->conf->statedir);
+	if ((d = opendir(path)) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (-1);
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, ".tmp.", 5) == 0) {
+			snprintf(other, sizeof(other), "%s/%s", path,
+			    de->d_name);
+			log_info("setup: removing %s, left by a crash", other);
+			if (fs_remove_tree(other) == -1)
+				(void)unlink(other);
+			continue;
+		}
+		/* KEY without KEY.meta, or KEY.meta without KEY: half. */
+		n = strlen(de->d_name);
+		if (n == SHA256_HEX_LEN + 5 &&
+		    strcmp(de->d_name + SHA256_HEX_LEN, ".meta") == 0)
+			strlcpy(key, de->d_name, sizeof(key));
+		else if (n == SHA256_HEX_LEN)
+			strlcpy(key, de->d_name, sizeof(key));
+		else
+			continue;
+		if (!setup_hex64(key))
+			continue;
+		snprintf(other, sizeof(other), "%s/%s%s", path, key,
+		    n == SHA256_HEX_LEN ? ".meta" : "");
+		if (lstat(other, &st) == 0)
+			continue;
+		snprintf(other, sizeof(other), "%s/%s", path, de->d_name);
+		log_info("setup: removing %s, half an entry", other);
+		if (n == SHA256_HEX_LEN)
+			(void)fs_remove_tree(other);
+		else
+			(void)unlink(other);
+	}
+	closedir(d);
+	return (0);
+}
+
+/* One length-prefixed field of the key: 8 bytes big-endian, then it. */
+static int
+setup_put(struct sha256_ctx *c, const void *p, size_t len)
+{
+	uint8_t		 be[8];
+	uint64_t	 n = len;
+	int		 i;
+
+	for (i = 7; i >= 0; i--) {
+		be[i] = n & 0xff;
+		n >>= 8;
+	}
+	if (sha256_update(c, be, sizeof(be)) == -1 ||
+	    (len > 0 && sha256_update(c, p, len) == -1))
+		return (-1);
+	return (0);
+}
+
+static int
+setup_putstr(struct sha256_ctx *c, const char *s)
+{
+	return (setup_put(c, s, strlen(s)));
+}
+
+static int
+setup_putv(struct sha256_ctx *c, char * const *v)
+{
+	size_t	 n = 0, i;
+	char	 num[32];
+
+	while (v != NULL && v[n] != NULL)
+		n++;
+	snprintf(num, sizeof(num), "%zu", n);
+	if (setup_putstr(c, num) == -1)
+		return (-1);
+	for (i = 0; i < n; i++)
+		if (setup_putstr(c, v[i]) == -1)
+			return (-1);
+	return (0);
+}
+
+/* The sha256 of an open regular file's content, in hex. */
+static int
+setup_filehash(int fd, char hex[SHA256_HEX_LEN + 1])
+{
+	struct sha256_ctx	 c;
+	uint8_t			 buf[65536], md[SHA256_LEN];
+	ssize_t			 n;
+
+	if (sha256_init(&c) == -1)
+		return (-1);
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			sha256_abort(&c);
+			return (-1);
+		}
+		if (sha256_update(&c, buf, (size_t)n) == -1) {
+			sha256_abort(&c);
+			return (-1);
+		}
+	}
+	if (sha256_final(&c, md) == -1)
+		return (-1);
+	hex_encode(md, sizeof(md), hex);
+	return (0);
+}
+
+/*
+ * One input as the key sees it, from the pristine tree (dirfd): its
+ * path, then "missing" or "file" and the sha256 of its content.  A
+ * link anywhere on the way refuses it: the key must describe bytes.
+ */
+static int
+setup_putinput(struct sha256_ctx *c, int dirfd, const char *path, char *err,
+    size_t errlen)
+{
+	struct open_how	 how;
+	struct stat	 st;
+	char		 hex[SHA256_HEX_LEN + 1];
+	int		 fd;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
+	    O_NONBLOCK;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+	    RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+	if (setup_putstr(c, path) == -1)
+		goto hash;
+	fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	if (fd == -1 && (errno == ENOENT || errno == ENOTDIR))
+		return (setup_putstr(c, "missing") == -1 ? -1 : 0);
+	if (fd == -1) {
+		snprintf(err, errlen, "setup.inputs: %s: %s", path,
+		    errno == ELOOP ? "a symbolic link, refused" :
+		    strerror(errno));
+		return (-1);
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "setup.inputs: %s: not a regular file",
+		    path);
+		close(fd);
+		return (-1);
+	}
+	if (setup_filehash(fd, hex) == -1) {
+		snprintf(err, errlen, "setup.inputs: %s: %s", path,
+		    strerror(errno));
+		close(fd);
+		return (-1);
+	}
+	close(fd);
+	if (setup_putstr(c, "file") == -1 || setup_putstr(c, hex) == -1)
+		goto hash;
+	return (0);
+ hash:
+	snprintf(err, errlen, "setup key: sha256 failed");
+	return (-1);
+}
+
+/*
+ * The key of a's setup: sha256 over the length-prefixed fields
+ * (tag, image, argv, env, outputs, then each input and its content).
+ */
+int
+setup_key(struct attempt *a, char key[SHA256_HEX_LEN + 1], char *err,
+    size_t errlen)
+{
+	const struct manifest_setup	*s = a->m->setup;
+	struct sha256_ctx		 c;
+	uint8_t				 md[SHA256_LEN];
+	char				 lower[PATH_MAX];
+	size_t				 i;
+	int				 dfd;
+
+	if (pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
+	    -1 || (dfd = open(lower, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "setup key: pristine tree of %s: %s",
+		    a->baseline, strerror(errno));
+		return (-1);
+	}
+	if (sha256_init(&c) == -1) {
+		close(dfd);
+		snprintf(err, errlen, "setup key: sha256 failed");
+		return (-1);
+	}
+	if (setup_putstr(&c, SETUP_KEYTAG) == -1 ||
+	    setup_putstr(&c, a->image[0] != '\0' ? a->image : "host") == -1 ||
+	    setup_putv(&c, s->run) == -1 || setup_putv(&c, s->env) == -1 ||
+	    setup_putv(&c, s->outputs) == -1 ||
+	    setup_putv(&c, s->inputs) == -1) {
+		snprintf(err, errlen, "setup key: sha256 failed");
+		goto fail;
+	}
+	for (i = 0; s->inputs[i] != NULL; i++)
+		if (setup_putinput(&c, dfd, s->inputs[i], err, errlen) == -1)
+			goto fail;
+	close(dfd);
+	if (sha256_final(&c, md) == -1) {
+		snprintf(err, errlen, "setup key: sha256 failed");
+		return (-1);
+	}
+	hex_encode(md, sizeof(md), key);
+	return (0);
+ fail:
+	close(dfd);
+	sha256_abort(&c);
+	return (-1);
+}
+
+/* The entry's meta, read; -1 if it is not a whole entry. */
+static int
+setup_meta(const char *key, char digest[SHA256_HEX_LEN + 1],
+    uint64_t *bytes, uint64_t *files, struct timespec *used)
+{
+	struct stat	 st;
+	json_error_t	 je;
+	json_t		*o;
+	const char	*d;
+	char		 path[PATH_MAX];
+
+	if (setup_entry_path(key, path, sizeof(path)) == -1 ||
+	    lstat(path, &st) == -1 || !S_ISDIR(st.st_mode) || st.st_uid != 0)
+		return (-1);
+	if (setup_path(path, sizeof(path), "%s%s", key, ".meta") == -1 ||
+	    lstat(path, &st) == -1 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (o = json_load_file(path, 0, &je)) == NULL)
+		return (-1);
+	d = json_string_value(json_object_get(o, "digest"));
+	if (d == NULL || strncmp(d, "sha256:", 7) != 0 || !setup_hex64(d + 7)) {
+		json_decref(o);
+		return (-1);
+	}
+	if (digest != NULL)
+		strlcpy(digest, d + 7, SHA256_HEX_LEN + 1);
+	if (bytes != NULL)
+		*bytes = json_integer_value(json_object_get(o, "bytes"));
+	if (files != NULL)
+		*files = json_integer_value(json_object_get(o, "files"));
+	if (used != NULL)
+		*used = st.st_mtim;
+	json_decref(o);
+	return (0);
+}
+
+static void
+setup_touch(const char *key)
+{
+	char	 path[PATH_MAX];
+
+	if (setup_path(path, sizeof(path), "%s%s", key, ".meta") == 0)
+		(void)utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW);
+}
+
+/* A non-terminal attempt whose tree (or validation) has the entry. */
+int
+setup_in_use(const char *key)
+{
+	struct attempt	*a;
+
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (!attempt_terminal(a) && !a->torn_down &&
+		    strcmp(a->setup_key, key) == 0)
+			return (1);
+	return (0);
+}
+
+/*
+ * The mode an entry has in the store: read-only for everyone, and
+ * executable where it was.  What the digest records, so a re-hash of
+ * the store gives the digest of the copy.
+ */
+static mode_t
+setup_mode(mode_t m)
+{
+	if (S_ISDIR(m))
+		return (0555);
+	if (S_ISLNK(m))
+		return (0777);
+	return ((m & 0111) != 0 ? 0555 : 0444);
+}
+
+/*
+ * One entry of the canonical form, into the digest: its path, type,
+ * mode, and the size and sha256 of a file's content or a link's target.
+ */
+static int
+setup_digest_one(struct setup_walk *w, const struct stat *st,
+    const char *what)
+{
+	char	 rec[PATH_MAX + 128];
+	int	 n;
+
+	n = snprintf(rec, sizeof(rec), "%s%c%c%c%o%c%llu%c%s", w->path, 0,
+	    S_ISDIR(st->st_mode) ? 'd' : S_ISLNK(st->st_mode) ? 'l' : 'f', 0,
+	    (unsigned)setup_mode(st->st_mode), 0,
+	    (unsigned long long)(S_ISREG(st->st_mode) ? st->st_size : 0), 0,
+	    what);
+	if (n < 0 || (size_t)n >= sizeof(rec))
+		return (-1);
+	return (setup_put(&w->ctx, rec, (size_t)n));
+}
+
+static int
+setup_namecmp(const void *a, const void *b)
+{
+	return (strcmp(*(char * const *)a, *(char * const *)b));
+}
+
+/* The names of an open directory, sorted; NULL-terminated. */
+static char **
+setup_names(int dfd, size_t max, size_t *np)
+{
+	DIR		*d;
+	struct dirent	*de;
+	char		**v = NULL, **nv;
+	size_t		 n = 0;
+	int		 fd;
+
+	*np = 0;
+	if ((fd = dup(dfd)) == -1 || (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return (NULL);
+	}
+	rewinddir(d);
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n >= max) {
+			errno = EFBIG;
+			goto fail;
+		}
+		if ((nv = reallocarray(v, n + 2, sizeof(*v))) == NULL)
+			goto fail;
+		v = nv;
+		if ((v[n] = strdup(de->d_name)) == NULL)
+			goto fail;
+		v[++n] = NULL;
+	}
+	closedir(d);
+	if (v == NULL && (v = calloc(1, sizeof(*v))) == NULL)
+		return (NULL);
+	qsort(v, n, sizeof(*v), setup_namecmp);
+	*np = n;
+	return (v);
+ fail:
+	closedir(d);
+	while (n > 0)
+		free(v[--n]);
+	free(v);
+	return (NULL);
+}
+
+static void
+setup_freenames(char **v)
+{
+	size_t	 i;
+
+	for (i = 0; v != NULL && v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
+}
+
+/*
+ * A link's target stays inside its output: relative, and never above
+ * the output's root on the way (depth is the link's directory's depth
+ * below it; -1 for the output itself, which may not be a link).
+ */
+static int
+setup_link_inside(const char *target, int depth)
+{
+	const char	*p, *end;
+	size_t		 len;
+
+	if (depth < 0 || target[0] == '/' || target[0] == '\0')
+		return (0);
+	for (p = target; *p != '\0'; p = *end == '\0' ? end : end + 1) {
+		if ((end = strchr(p, '/')) == NULL)
+			end = p + strlen(p);
+		len = (size_t)(end - p);
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			if (--depth < 0)
+				return (0);
+		} else if (len > 0 && !(len == 1 && p[0] == '.'))
+			depth++;
+	}
+	return (1);
+}
+
+static int	setup_copy_dir(struct setup_walk *, int, int, int);
+
+/*
+ * One entry of src (a hostile tree) named name, at depth below its
+ * output, copied into dst (ours) when dst is not -1, and digested.
+ */
+static int
+setup_copy_ent(struct setup_walk *w, int src, int dst, const char *name,
+    int depth)
+{
+	struct stat	 st;
+	char		 target[PATH_MAX], hex[SHA256_HEX_LEN + 1];
+	uint8_t		 buf[65536];
+	ssize_t		 n, len;
+	size_t		 plen = strlen(w->path);
+	int		 sfd = -1, dfd = -1, ret = -1;
+
+	if (plen + strlen(name) + 2 >= sizeof(w->path)) {
+		snprintf(w->err, w->errlen, "%s: path too long", w->path);
+		return (-1);
+	}
+	if (plen > 0)
+		strlcat(w->path, "/", sizeof(w->path));
+	strlcat(w->path, name, sizeof(w->path));
+	if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) == -1) {
+		snprintf(w->err, w->errlen, "%s: %s", w->path,
+		    strerror(errno));
+		goto done;
+	}
+	if (++w->files > SETUP_MAXFILES) {
+		snprintf(w->err, w->errlen, "more than %d files",
+		    SETUP_MAXFILES);
+		goto done;
+	}
+	if ((st.st_mode & (S_ISUID | S_ISGID)) != 0) {
+		snprintf(w->err, w->errlen, "%s: a setuid or setgid bit, "
+		    "refused", w->path);
+		goto done;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		if ((sfd = openat(src, name, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC)) == -1) {
+			snprintf(w->err, w->errlen, "%s: %s", w->path,
+			    strerror(errno));
+			goto done;
+		}
+		if (setup_digest_one(w, &st, "") == -1)
+			goto hash;
+		if (dst != -1 && (mkdirat(dst, name, 0755) == -1 ||
+		    (dfd = openat(dst, name, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC)) == -1)) {
+			snprintf(w->err, w->errlen, "store %s: %s", w->path,
+			    strerror(errno));
+			goto done;
+		}
+		ret = setup_copy_dir(w, sfd, dfd, depth + 1);
+		if (ret == 0 && dfd != -1 &&
+		    fchmod(dfd, setup_mode(st.st_mode)) == -1)
+			ret = -1;
+		goto done;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		if ((len = readlinkat(src, name, target, sizeof(target) - 1))
+		    == -1) {
+			snprintf(w->err, w->errlen, "%s: %s", w->path,
+			    strerror(errno));
+			goto done;
+		}
+		target[len] = '\0';
+		if (!setup_link_inside(target, depth)) {
+			snprintf(w->err, w->errlen, "%s: a symbolic link to "
+			    "\"%.64s\" leaves its output, refused", w->path,
+			    target);
+			goto done;
+		}
+		if (setup_digest_one(w, &st, target) == -1)
+			goto hash;
+		if (dst != -1 && symlinkat(target, dst, name) == -1) {
+			snprintf(w->err, w->errlen, "store %s: %s", w->path,
+			    strerror(errno));
+			goto done;
+		}
+		ret = 0;
+		goto done;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(w->err, w->errlen, "%s: %s, refused", w->path,
+		    S_ISCHR(st.st_mode) && st.st_rdev == 0 ?
+		    "a deletion (whiteout)" : S_ISCHR(st.st_mode) ||
+		    S_ISBLK(st.st_mode) ? "a device node" : S_ISFIFO(st.st_mode) ?
+		    "a FIFO" : "a socket");
+		goto done;
+	}
+	w->bytes += (uint64_t)st.st_size;
+	if (w->bytes > w->maxbytes) {
+		snprintf(w->err, w->errlen, "more than %llu bytes",
+		    (unsigned long long)w->maxbytes);
+		goto done;
+	}
+	if ((sfd = openat(src, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+	    O_NOCTTY | O_NONBLOCK)) == -1) {
+		snprintf(w->err, w->errlen, "%s: %s", w->path,
+		    strerror(errno));
+		goto done;
+	}
+	if (dst != -1 && (dfd = openat(dst, name, O_RDWR | O_CREAT |
+	    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1) {
+		snprintf(w->err, w->errlen, "store %s: %s", w->path,
+		    strerror(errno));
+		goto done;
+	}
+	if (dfd != -1) {
+		while ((n = read(sfd, buf, sizeof(buf))) > 0)
+			if (write(dfd, buf, (size_t)n) != n) {
+				n = -1;
+				break;
+			}
+		if (n == -1 || fchmod(dfd, setup_mode(st.st_mode)) == -1 ||
+		    fsync(dfd) == -1 || lseek(dfd, 0, SEEK_SET) == -1) {
+			snprintf(w->err, w->errlen, "store %s: %s", w->path,
+			    strerror(errno));
+			goto done;
+		}
+	}
+	/* The digest is of what the store holds, read back. */
+	if (setup_filehash(dfd != -1 ? dfd : sfd, hex) == -1 ||
+	    setup_digest_one(w, &st, hex) == -1)
+		goto hash;
+	ret = 0;
+	goto done;
+ hash:
+	snprintf(w->err, w->errlen, "%s: sha256 failed", w->path);
+ done:
+	if (sfd != -1)
+		close(sfd);
+	if (dfd != -1)
+		close(dfd);
+	w->path[plen] = '\0';
+	return (ret);
+}
+
+static int
+setup_copy_dir(struct setup_walk *w, int src, int dst, int depth)
+{
+	char	**names;
+	size_t	 n, i;
+	int	 ret = 0;
+
+	if (depth > SETUP_MAXDEPTH) {
+		snprintf(w->err, w->errlen, "%s: deeper than %d", w->path,
+		    SETUP_MAXDEPTH);
+		return (-1);
+	}
+	if ((names = setup_names(src, SETUP_MAXFILES, &n)) == NULL) {
+		if (errno == EFBIG)
+			snprintf(w->err, w->errlen, "more than %d files",
+			    SETUP_MAXFILES);
+		else
+			snprintf(w->err, w->errlen, "%s: %s", w->path[0] ?
+			    w->path : ".", strerror(errno));
+		return (-1);
+	}
+	for (i = 0; i < n && ret == 0; i++)
+		ret = setup_copy_ent(w, src, dst, names[i], depth);
+	setup_freenames(names);
+	return (ret);
+}
+
+/*
+ * An output directory hides whatever the pristine tree has at its path
+ * (the overlay's userxattr form of an opaque directory).
+ */
+static int
+setup_opaque(int dfd, const char *name)
+{
+	int	 fd, rc;
+
+	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return (-1);
+	rc = fsetxattr(fd, "user.overlay.opaque", "y", 1, 0);
+	close(fd);
+	return (rc);
+}
+
+/*
+ * The directories on the way to each output, in dst (an entry being
+ * made); dfd of the output's parent in *out.  The parents are plain
+ * directories of ours, 0755.
+ */
+static int
+setup_mkparents(int dst, const char *output, int *out, const char **leaf)
+{
+	char	 buf[SETUP_PATHMAX], *p, *slash;
+	int	 fd, nfd;
+
+	strlcpy(buf, output, sizeof(buf));
+	if ((fd = dup(dst)) == -1)
+		return (-1);
+	for (p = buf; (slash = strchr(p, '/')) != NULL; p = slash + 1) {
+		*slash = '\0';
+		if (mkdirat(fd, p, 0755) == -1 && errno != EEXIST)
+			goto fail;
+		if ((nfd = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC)) == -1)
+			goto fail;
+		close(fd);
+		fd = nfd;
+	}
+	*leaf = output + (p - buf);
+	*out = fd;
+	return (0);
+ fail:
+	close(fd);
+	return (-1);
+}
+
+/*
+ * The parent of an output inside a hostile upper, by descriptor: a
+ * component that is not a directory there means nothing was written
+ * below it (-1, ENOENT).
+ */
+static int
+setup_openparent(int src, const char *output, int *out, const char **leaf)
+{
+	struct open_how	 how;
+	char		 buf[SETUP_PATHMAX], *slash;
+	int		 fd;
+
+	strlcpy(buf, output, sizeof(buf));
+	if ((slash = strrchr(buf, '/')) == NULL) {
+		*leaf = output;
+		return ((*out = dup(src)) == -1 ? -1 : 0);
+	}
+	*slash = '\0';
+	*leaf = output + (slash - buf) + 1;
+	memset(&how, 0, sizeof(how));
+	how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+	    RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+	if ((fd = syscall(SYS_openat2, src, buf, &how, sizeof(how))) == -1) {
+		if (errno == ENOTDIR || errno == ELOOP)
+			errno = ENOENT;
+		return (-1);
+	}
+	*out = fd;
+	return (0);
+}
+
+/*
+ * Nothing in the upper but the outputs and the directories leading to
+ * them: a write anywhere else is refused, whatever it was.
+ */
+static int
+setup_only_outputs(int dfd, const char *rel, char * const *outputs,
+    char *err, size_t errlen, int depth)
+{
+	struct stat	 st;
+	char		**names, path[SETUP_PATHMAX];
+	size_t		 n, i, j, plen;
+	int		 fd, ret = 0, inside, above;
+
+	if (depth > SETUP_MAXDEPTH || (names = setup_names(dfd,
+	    SETUP_MAXFILES, &n)) == NULL) {
+		snprintf(err, errlen, "setup: %s: cannot be read", rel[0] ?
+		    rel : ".");
+		return (-1);
+	}
+	for (i = 0; i < n && ret == 0; i++) {
+		if ((size_t)snprintf(path, sizeof(path), "%s%s%s", rel,
+		    rel[0] ? "/" : "", names[i]) >= sizeof(path)) {
+			snprintf(err, errlen, "setup: a path too long");
+			ret = -1;
+			break;
+		}
+		inside = above = 0;
+		plen = strlen(path);
+		for (j = 0; outputs[j] != NULL; j++) {
+			if (strcmp(path, outputs[j]) == 0)
+				inside = 1;
+			else if (strncmp(outputs[j], path, plen) == 0 &&
+			    outputs[j][plen] == '/')
+				above = 1;
+		}
+		if (inside)
+			continue;
+		if (above && fstatat(dfd, names[i], &st,
+		    AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+		    (fd = openat(dfd, names[i], O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC)) != -1) {
+			ret = setup_only_outputs(fd, path, outputs, err,
+			    errlen, depth + 1);
+			close(fd);
+			continue;
+		}
+		snprintf(err, errlen, "setup wrote %s, outside its outputs: "
+		    "refused", path);
+		ret = -1;
+	}
+	setup_freenames(names);
+	return (ret);
+}
+
+/*
+ * The outputs under src, in order, into w's digest (begun here) and,
+ * when dst is not -1, copied into dst at their paths.  An output that
+ * is not there is recorded by its name alone.
+ */
+static int
+setup_walk_outputs(struct setup_walk *w, int src, int dst,
+    char * const *outs, char *err, size_t errlen)
+{
+	struct stat	 st;
+	const char	*leaf, *dleaf;
+	size_t		 i;
+	int		 sp, dp = -1, rc;
+
+	if (sha256_init(&w->ctx) == -1 ||
+	    setup_putstr(&w->ctx, SETUP_DIGTAG) == -1) {
+		snprintf(err, errlen, "setup: sha256 failed");
+		return (-1);
+	}
+	for (i = 0; outs[i] != NULL; i++) {
+		if (setup_putstr(&w->ctx, outs[i]) == -1) {
+			snprintf(err, errlen, "setup: sha256 failed");
+			return (-1);
+		}
+		if (setup_openparent(src, outs[i], &sp, &leaf) == -1) {
+			if (errno == ENOENT)
+				continue;	/* not made: not kept */
+			snprintf(err, errlen, "setup output %s: %s", outs[i],
+			    strerror(errno));
+			return (-1);
+		}
+		if (fstatat(sp, leaf, &st, AT_SYMLINK_NOFOLLOW) == -1) {
+			close(sp);
+			continue;
+		}
+		if (dst != -1 && setup_mkparents(dst, outs[i], &dp,
+		    &dleaf) == -1) {
+			close(sp);
+			snprintf(err, errlen, "setup: store %s: %s", outs[i],
+			    strerror(errno));
+			return (-1);
+		}
+		strlcpy(w->path, outs[i], sizeof(w->path));
+		w->path[leaf - outs[i] > 0 ? leaf - outs[i] - 1 : 0] = '\0';
+		rc = setup_copy_ent(w, sp, dp, leaf, -1);
+		/* The output replaces what the pristine tree has there. */
+		if (rc == 0 && dp != -1 && S_ISDIR(st.st_mode) &&
+		    setup_opaque(dp, leaf) == -1) {
+			snprintf(w->err, w->errlen, "opaque: %s",
+			    strerror(errno));
+			rc = -1;
+		}
+		close(sp);
+		if (dp != -1)
+			close(dp);
+		dp = -1;
+		if (rc == -1) {
+			snprintf(err, errlen, "setup output %s: %s", outs[i],
+			    w->err);
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+/* The run's directory, STATE/setup/run/ID. */
+static int
+setup_rundir(struct attempt *a, char *buf, size_t len)
+{
+	return (setup_path(buf, len, "run/%s%s", a->id, ""));
+}
+
+/*
+ * Copy the outputs from the setup run's upper into a new entry and
+ * rename it to KEY.  -1 with the reason; nothing is left under KEY.
+ */
+static int
+setup_store(struct attempt *a, char *err, size_t errlen)
+{
+	struct setup_walk	 w;
+	json_t			*meta;
+	char			 dir[PATH_MAX], tmp[PATH_MAX], tmeta[PATH_MAX];
+	char			 path[PATH_MAX], hex[SHA256_HEX_LEN + 1];
+	char			 why[512];
+	char * const		*outs = a->m->setup->outputs;
+	uint8_t			 md[SHA256_LEN];
+	int			 up = -1, dst = -1, ret = -1;
+
+	memset(&w, 0, sizeof(w));
+	w.err = why;
+	w.errlen = sizeof(why);
+	why[0] = '\0';
+	/* An entry larger than the whole cache could never be kept. */
+	w.maxbytes = env->conf->setup_max;
+	if (setup_rundir(a, dir, sizeof(dir)) == -1 ||
+	    setup_path(tmp, sizeof(tmp), ".tmp.%s.%s", a->setup_key,
+	    a->id) == -1 || setup_path(tmeta, sizeof(tmeta),
+	    ".tmp.%s.%s.meta", a->setup_key, a->id) == -1) {
+		snprintf(err, errlen, "setup: path too long");
+		return (-1);
+	}
+	strlcat(dir, "/upper", sizeof(dir));
+	if ((up = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "setup: %s: %s", dir, strerror(errno));
+		return (-1);
+	}
+	if (setup_only_outputs(up, "", outs, err, errlen, 0) == -1)
+		goto done;
+	(void)fs_remove_tree(tmp);
+	if (mkdir(tmp, 0755) == -1 || (dst = open(tmp, O_RDONLY |
+	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "setup: %s: %s", tmp, strerror(errno));
+		goto done;
+	}
+	if (setup_walk_outputs(&w, up, dst, outs, err, errlen) == -1)
+		goto done;
+	if (sha256_final(&w.ctx, md) == -1) {
+		snprintf(err, errlen, "setup: sha256 failed");
+		goto done;
+	}
+	hex_encode(md, sizeof(md), hex);
+	strlcpy(a->setup_digest, hex, sizeof(a->setup_digest));
+	a->setup_files = w.files;
+	a->setup_bytes = w.bytes;
+	if (fsync(dst) == -1 || chmod(tmp, 0555) == -1) {
+		snprintf(err, errlen, "setup: %s: %s", tmp, strerror(errno));
+		goto done;
+	}
+	crashpoint("setup:before-meta");
+	if ((meta = json_pack("{s:s+, s:I, s:I, s:I}", "digest", "sha256:",
+	    hex, "files", (json_int_t)w.files, "bytes", (json_int_t)w.bytes,
+	    "created", (json_int_t)time(NULL))) == NULL ||
+	    json_dump_file(meta, tmeta, JSON_COMPACT) == -1) {
+		json_decref(meta);
+		snprintf(err, errlen, "setup: %s: cannot write", tmeta);
+		goto done;
+	}
+	json_decref(meta);
+	/* Never over an entry: the first stored under a key stays. */
+	if (setup_path(path, sizeof(path), "%s%s", a->setup_key, ".meta") ==
+	    -1 || renameat2(AT_FDCWD, tmeta, AT_FDCWD, path,
+	    RENAME_NOREPLACE) == -1) {
+		if (errno == EEXIST && setup_meta(a->setup_key,
+		    a->setup_digest, &a->setup_bytes, &a->setup_files,
+		    NULL) == 0) {
+			/* Another attempt stored the same key first. */
+			ret = 0;
+			goto done;
+		}
+		snprintf(err, errlen, "setup: %s: %s", path, strerror(errno));
+		goto done;
+	}
+	crashpoint("setup:after-meta");
+	if (setup_entry_path(a->setup_key, path, sizeof(path)) == -1 ||
+	    renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == -1) {
+		snprintf(err, errlen, "setup: %s: %s", path, strerror(errno));
+		(void)setup_path(path, sizeof(path), "%s%s", a->setup_key,
+		    ".meta");
+		(void)unlink(path);
+		goto done;
+	}
+	ret = 0;
+ done:
+	sha256_abort(&w.ctx);
+	/* What was renamed is gone from here; anything else goes. */
+	(void)fs_remove_tree(tmp);
+	(void)unlink(tmeta);
+	if (dst != -1)
+		close(dst);
+	close(up);
+	return (ret);
+}
+
+/*
+ * The entry under a's key holds the outputs whose digest a's receipts
+ * carry: re-hashed from the store before a tree is given it.
+ */
+int
+setup_verify(struct attempt *a, char *err, size_t errlen)
+{
+	struct setup_walk	 w;
+	char			 path[PATH_MAX], why[512];
+	char			 hex[SHA256_HEX_LEN + 1];
+	uint8_t			 md[SHA256_LEN];
+	int			 fd, rc;
+
+	memset(&w, 0, sizeof(w));
+	w.err = why;
+	w.errlen = sizeof(why);
+	w.maxbytes = UINT64_MAX;
+	if (setup_entry_path(a->setup_key, path, sizeof(path)) == -1 ||
+	    (fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "setup entry %s: %s", a->setup_key,
+		    strerror(errno));
+		return (-1);
+	}
+	rc = setup_walk_outputs(&w, fd, -1, a->m->setup->outputs, err,
+	    errlen);
+	close(fd);
+	if (rc == -1) {
+		sha256_abort(&w.ctx);
+		return (-1);
+	}
+	if (sha256_final(&w.ctx, md) == -1) {
+		snprintf(err, errlen, "setup entry: sha256 failed");
+		return (-1);
+	}
+	hex_encode(md, sizeof(md), hex);
+	if (strcmp(hex, a->setup_digest) != 0) {
+		snprintf(err, errlen, "setup entry %s: digest sha256:%s, not "
+		    "the sha256:%s of its receipts", a->setup_key, hex,
+		    a->setup_digest);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * The setup run's disk and tree: a tmpfs of the attempt's disk size,
+ * root's, at STATE/setup/run/ID, and on it an overlay of the pristine
+ * checkout with an upper of the attempt's uid.
+ */
+static int
+setup_mount_run(struct attempt *a, char *err, size_t errlen)
+{
+	char	 dir[PATH_MAX], path[PATH_MAX], lower[PATH_MAX];
+
+	if (setup_rundir(a, dir, sizeof(dir)) == -1 ||
+	    pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
+	    -1) {
+		snprintf(err, errlen, "setup: path too long");
+		return (-1);
+	}
+	if (setup_run_remove(a->id) == -1) {
+		snprintf(err, errlen, "setup: %s: left over, cannot be "
+		    "removed", dir);
+		return (-1);
+	}
+	if (mkdir(dir, 0700) == -1 ||
+	    disk_mount(dir, a->disk != 0 ? a->disk : disk_limit(a->m), 0, 0,
+	    err, errlen) == -1)
+		goto fail;
+	snprintf(path, sizeof(path), "%s/upper", dir);
+	if (fs_mkdir_owned(path, 0755, a->uid, a->uid) == -1)
+		goto fail;
+	snprintf(path, sizeof(path), "%s/work", dir);
+	if (fs_mkdir_owned(path, 0700, 0, 0) == -1)
+		goto fail;
+	snprintf(path, sizeof(path), "%s/tree", dir);
+	if (fs_mkdir_owned(path, 0755, 0, 0) == -1)
+		goto fail;
+	return (disk_overlay(lower, NULL, dir, "tree", a->uid, a->uid, err,
+	    errlen));
+ fail:
+	if (err[0] == '\0')
+		snprintf(err, errlen, "setup: %s: %s", dir, strerror(errno));
+	return (-1);
+}
+
+/*
+ * Before the agent of an attempt with a setup: 1 when its outputs are
+ * there (a hit, or a miss stored), 0 when the setup run was started
+ * (attempt_setup_done() goes on), -1 with err.
+ */
+int
+setup_begin(struct attempt *a, char *err, size_t errlen)
+{
+	char	 tree[PATH_MAX];
+	uint64_t t0 = setup_now_ms();
+
+	err[0] = '\0';
+	if (a->setup_ready)
+		return (1);
+	if (setup_key(a, a->setup_key, err, errlen) == -1) {
+		a->setup_key[0] = '\0';
+		return (-1);
+	}
+	if (setup_meta(a->setup_key, a->setup_digest, &a->setup_bytes,
+	    &a->setup_files, NULL) == 0) {
+		a->setup_hit = 1;
+		a->setup_ready = 1;
+		a->setup_ms = setup_now_ms() - t0;
+		setup_touch(a->setup_key);
+		attempt_part_time(a, PART_CACHE, a->setup_ms);
+		log_info("%s: setup cache hit %s", a->id, a->setup_key);
+		return (1);
+	}
+	a->setup_hit = 0;
+	a->setup_t0 = t0;
+	if (setup_mount_run(a, err, errlen) == -1) {
+		(void)setup_run_remove(a->id);
+		return (-1);
+	}
+	if (setup_rundir(a, tree, sizeof(tree)) == -1 ||
+	    strlcat(tree, "/tree", sizeof(tree)) >= sizeof(tree)) {
+		snprintf(err, errlen, "setup: path too long");
+		(void)setup_run_remove(a->id);
+		return (-1);
+	}
+	if ((a->run = run_start(a, RUN_SETUP, tree, err, errlen)) == NULL) {
+		(void)setup_run_remove(a->id);
+		return (-1);
+	}
+	log_info("%s: setup cache miss %s: setup running as uid %u", a->id,
+	    a->setup_key, (unsigned)a->uid);
+	return (0);
+}
+
+/*
+ * The setup run of a was reaped (r, freed here): its outputs stored
+ * under the key, or why not (its exit, a refused output).  Its disk is
+ * removed either way.
+ */
+int
+setup_finish(struct attempt *a, struct run *r, char *err, size_t errlen)
+{
+	int	 st = r->status, rc = -1;
+
+	a->setup_status = st;
+	err[0] = '\0';
+	if (r->cancelled)
+		snprintf(err, errlen, "setup cancelled");
+	else if (r->timedout)
+		snprintf(err, errlen, "setup killed: wall time of %llums "
+		    "exceeded", (unsigned long long)a->m->limits.wall_ms);
+	else if (r->usage.oom_kills > 0 && WIFSIGNALED(st))
+		snprintf(err, errlen, "setup killed: memory limit of %llu "
+		    "bytes", (unsigned long long)a->m->limits.memory);
+	else if (WIFSIGNALED(st))
+		snprintf(err, errlen, "setup killed by signal %d",
+		    WTERMSIG(st));
+	else if (WEXITSTATUS(st) != 0)
+		snprintf(err, errlen, "setup exited with status %d",
+		    WEXITSTATUS(st));
+	else
+		rc = setup_store(a, err, errlen);
+	run_free(r);
+	if (setup_run_remove(a->id) == -1)
+		log_warnx("%s: setup run not removed yet", a->id);
+	a->setup_ms = setup_now_ms() - a->setup_t0;
+	attempt_part_time(a, PART_CACHE, a->setup_ms);
+	if (rc == -1) {
+		a->setup_key[0] = '\0';
+		return (-1);
+	}
+	a->setup_ready = 1;
+	setup_touch(a->setup_key);
+	log_info("%s: setup stored %s: %llu files, %llu bytes", a->id,
+	    a->setup_key, (unsigned long long)a->setup_files,
+	    (unsigned long long)a->setup_bytes);
+	(void)setup_evict();
+	return (0);
+}
+
+/* At teardown: the setup run's disk, if one is left. */
+int
+setup_teardown(struct attempt *a)
+{
+	return (setup_run_remove(a->id));
+}
+
+/* What the running receipt says of the setup: NULL without one. */
+json_t *
+setup_facts(struct attempt *a)
+{
+	json_t	*o;
+
+	if (a->m->setup == NULL || !a->setup_ready)
+		return (NULL);
+	if ((o = json_pack("{s:s, s:b, s:s+, s:I, s:I, s:I}", "key",
+	    a->setup_key, "hit", a->setup_hit, "digest", "sha256:",
+	    a->setup_digest, "files", (json_int_t)a->setup_files, "bytes",
+	    (json_int_t)a->setup_bytes, "ms", (json_int_t)a->setup_ms)) ==
+	    NULL)
+		fatal(NULL);
+	if (!a->setup_hit)
+		json_object_set_new(o, "status", json_integer(a->setup_status));
+	return (o);
+}
+
+static int
+setup_entcmp(const void *pa, const void *pb)
+{
+	const struct setup_ent	*a = pa, *b = pb;
+
+	if (a->used.tv_sec != b->used.tv_sec)
+		return (a->used.tv_sec < b->used.tv_sec ? -1 : 1);
+	if (a->used.tv_nsec != b->used.tv_nsec)
+		return (a->used.tv_nsec < b->used.tv_nsec ? -1 : 1);
+	return (strcmp(a->key, b->key));
+}
+
+/* The whole entries, least recently used first. */
+static int
+setup_scan(struct setup_ent **out, size_t *nout)
+{
+	struct setup_ent	*v = NULL, *nv;
+	struct dirent		*de;
+	DIR			*d;
+	char			 path[PATH_MAX];
+	size_t			 n = 0;
+
+	*out = NULL;
+	*nout = 0;
+	snprintf(path, sizeof(path), "%s/setup", env->conf->statedir);
+	if ((d = opendir(path)) == NULL)
+		return (-1);
+	while ((de = readdir(d)) != NULL && n < SETUP_MAXSCAN) {
+		if (!setup_hex64(de->d_name))
+			continue;
+		if ((nv = reallocarray(v, n + 1, sizeof(*v))) == NULL) {
+			free(v);
+			closedir(d);
+			return (-1);
+		}
+		v = nv;
+		memset(&v[n], 0, sizeof(v[n]));
+		strlcpy(v[n].key, de->d_name, sizeof(v[n].key));
+		if (setup_meta(v[n].key, NULL, &v[n].bytes, &v[n].files,
+		    &v[n].used) == 0)
+			n++;
+	}
+	closedir(d);
+	if (n > 0)
+		qsort(v, n, sizeof(*v), setup_entcmp);
+	*out = v;
+	*nout = n;
+	return (0);
+}
+
+/* A whole entry, refused while an attempt uses it (EBUSY). */
+int
+setup_remove(const char *key)
+{
+	char	 path[PATH_MAX];
+
+	if (!setup_hex64(key)) {
+		errno = EINVAL;
+		return (-1);
+	}
+	if (setup_meta(key, NULL, NULL, NULL, NULL) == -1) {
+		errno = ENOENT;
+		return (-1);
+	}
+	if (setup_in_use(key)) {
+		errno = EBUSY;
+		return (-1);
+	}
+	/* The meta first: without it the directory is no entry. */
+	if (setup_path(path, sizeof(path), "%s%s", key, ".meta") == -1 ||
+	    unlink(path) == -1)
+		return (-1);
+	if (setup_entry_path(key, path, sizeof(path)) == -1 ||
+	    fs_remove_tree(path) == -1)
+		return (-1);
+	return (0);
+}
+
+/*
+ * The cache back under setup-cache: least recently used first, never
+ * one in use.  The number of entries removed.
+ */
+int
+setup_evict(void)
+{
+	struct setup_ent	*v;
+	uint64_t		 total = 0;
+	size_t			 n, i;
+	int			 removed = 0;
+
+	if (setup_scan(&v, &n) == -1)
+		return (0);
+	for (i = 0; i < n; i++)
+		total += v[i].bytes;
+	for (i = 0; i < n && total > env->conf->setup_max; i++) {
+		if (setup_in_use(v[i].key))
+			continue;
+		if (setup_remove(v[i].key) == -1) {
+			log_warn("setup: evict %s", v[i].key);
+			continue;
+		}
+		log_info("setup: evicted %s (%llu bytes)", v[i].key,
+		    (unsigned long long)v[i].bytes);
+		total -= v[i].bytes;
+		removed++;
+	}
+	free(v);
+	return (removed);
+}
+
+/* A temporary entry no live attempt is writing: a crash's leftover. */
+static int
+setup_tmp_stale(const char *name)
+{
+	struct attempt	*a;
+	const char	*id;
+
+	/* .tmp.KEY.ID[.meta] */
+	if (strlen(name) < 5 + SHA256_HEX_LEN + 2)
+		return (1);
+	id = name + 5 + SHA256_HEX_LEN + 1;
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (!attempt_terminal(a) && strncmp(id, a->id,
+		    strlen(a->id)) == 0 && (id[strlen(a->id)] == '\0' ||
+		    strcmp(id + strlen(a->id), ".meta") == 0))
+			return (0);
+	return (1);
+}
+
+/* cache gc: evict to the bound now, and drop stale temporaries. */
+json_t *
+setup_gc(void)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		 path[PATH_MAX], dir[PATH_MAX];
+	int		 tmps = 0, evicted;
+
+	snprintf(dir, sizeof(dir), "%s/setup", env->conf->statedir);
+	if ((d = opendir(dir)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (strncmp(de->d_name, ".tmp.", 5) != 0 ||
+			    !setup_tmp_stale(de->d_name))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			if (fs_remove_tree(path) == -1)
+				(void)unlink(path);
+			tmps++;
+		}
+		closedir(d);
+	}
+	evicted = setup_evict();
+	return (json_pack("{s:i, s:i}", "evicted", evicted, "temporaries",
+	    tmps));
+}
+
+/* cache list's setup rows. */
+json_t *
+setup_list(void)
+{
+	struct setup_ent	*v;
+	json_t			*list;
+	size_t			 n, i;
+
+	if ((list = json_array()) == NULL)
+		fatal(NULL);
+	if (setup_scan(&v, &n) == -1)
+		return (list);
+	for (i = 0; i < n; i++)
+		json_array_append_new(list, json_pack("{s:s, s:s, s:I, s:I, "
+		    "s:I, s:b}", "kind", "setup", "key", v[i].key, "bytes",
+		    (json_int_t)v[i].bytes, "files", (json_int_t)v[i].files,
+		    "used", (json_int_t)v[i].used.tv_sec, "in_use",
+		    setup_in_use(v[i].key)));
+	free(v);
+	return (list);
+}
