@@ -170,7 +170,9 @@ deps:
 		    apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "deps: as root, run: apt-get install$$missing"; exit 1; fi
 
-tests: all $(UNIT_TESTS) $(REGRESS_PROGS)
+# The bench programs too: they link the parent's and the worker's
+# objects, and a changed interface must not break make bench unseen.
+tests: all $(UNIT_TESTS) $(REGRESS_PROGS) $(BENCH_PROGS)
 
 # The regress suite runs a test build (crash points compiled in) of its
 # own, beside the release build, and the unit tests once more with the

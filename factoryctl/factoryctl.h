@@ -57,10 +57,6 @@ int	 cmd_orphans(int, char **);
 int	 cmd_reap(int, char **);
 int	 cmd_reconcile(int, char **);
 
-/* attest.c */
-int	 cmd_attest(int, char **);
-int	 attest_verify_file(const char *, char *[], size_t);
-
 /* cohort.c */
 #define COHORT_SUBMIT_MAX	64	/* the daemon's max-cohort decides */
 int	 cohort_submitted(json_t *, int);
@@ -68,6 +64,10 @@ void	 cohort_print_list(json_t *);
 int	 cmd_cohort(int, char **);
 int	 cmd_select(int, char **);
 int	 cmd_diff(int, char **);
+
+/* attest.c */
+int	 cmd_attest(int, char **);
+int	 attest_verify_file(const char *, char *[], size_t);
 
 /* cache.c */
 int	 cmd_cache(int, char **);

@@ -445,19 +445,6 @@ int	 orphans_reap(const char *, uid_t, json_t **, char *, size_t);
 void	 attempt_shutdown(void);
 void	 attempt_logpath(struct attempt *, int, char *, size_t);
 
-/* attest.c */
-void	 attest_isolation(const struct attempt *, char [MSG_DIGEST]);
-int	 attest_provenance(const struct attempt *, char [MSG_DIGEST],
-	    char [MSG_DIGEST], char *, size_t);
-int	 attest_verdict(const struct attempt *, const char *, const char *,
-	    int, char *, size_t);
-char	*attest_export(const char *, size_t *);
-char	*attest_check_summary(const struct attempt *, uint64_t);
-void	 attest_publish_fill(const struct attempt *, struct msg_publish *,
-	    uint64_t);
-void	 attest_publish_free(struct msg_publish *);
-void	 attest_ctl(struct ctl_conn *, struct imsg *);
-
 /* gateway.c */
 struct gateway;
 int	 gateway_admit(const char *, const struct conf_repo *,
@@ -473,6 +460,19 @@ void	 gateway_configure(void);
 void	 gateway_ready(struct child *);
 int	 dispatch_gateway(struct child *, struct imsg *, char *, size_t);
 int	 gateway_nofile(void);
+
+/* attest.c */
+void	 attest_isolation(const struct attempt *, char [MSG_DIGEST]);
+int	 attest_provenance(const struct attempt *, char [MSG_DIGEST],
+	    char [MSG_DIGEST], char *, size_t);
+int	 attest_verdict(const struct attempt *, const char *, const char *,
+	    int, char *, size_t);
+char	*attest_export(const char *, size_t *);
+char	*attest_check_summary(const struct attempt *, uint64_t);
+void	 attest_publish_fill(const struct attempt *, struct msg_publish *,
+	    uint64_t);
+void	 attest_publish_free(struct msg_publish *);
+void	 attest_ctl(struct ctl_conn *, struct imsg *);
 
 /* keys.c */
 int	 keys_create(struct factoryd_conf *);
