@@ -463,8 +463,8 @@ int	 gateway_nofile(void);
 
 /* attest.c */
 void	 attest_isolation(const struct attempt *, char [MSG_DIGEST]);
-int	 attest_provenance(const struct attempt *, char [MSG_DIGEST], char [MSG_DIGEST],
-	    char *, size_t);
+int	 attest_provenance(const struct attempt *, char [MSG_DIGEST],
+	    char [MSG_DIGEST], char *, size_t);
 int	 attest_verdict(const struct attempt *, const char *, const char *,
 	    int, char *, size_t);
 char	*attest_export(const char *, size_t *);
