@@ -1717,6 +1717,14 @@ attempt_verify(struct attempt *a)
 	strlcpy(m.prev, a->prev, sizeof(m.prev));
 	m.epoch = a->epoch;
 	m.wall_ms = a->m->limits.wall_ms;
+	if (attest_provenance(a, m.provenance, m.isolation, why,
+	    sizeof(why)) == -1) {
+		close(bfd);
+		if (lfd != -1)
+			close(lfd);
+		attempt_fail(a, "failed", "%s", why);
+		return;
+	}
 	/* What the verifier checks again, from the image itself. */
 	if (a->image[0] != '\0') {
 		strlcpy(m.image, a->image, sizeof(m.image));
@@ -1826,6 +1834,7 @@ attempt_publish(struct attempt *a)
 		strlcpy(g->key, repo->github.key, sizeof(g->key));
 		strlcpy(g->ca, repo->github.ca, sizeof(g->ca));
 	}
+	attest_publish_fill(a, &m, now_ms());
 	if (proc_compose_msg(PROC_PUBLISHER, IMSG_PUBLISH, MSG_PUBLISH, bfd,
 	    &m, err, sizeof(err)) == 0) {
 		a->publish_sent = 1;
@@ -1836,6 +1845,7 @@ attempt_publish(struct attempt *a)
 		    a->id);
 	else
 		attempt_fail(a, "failed", "cannot send %s", err);
+	attest_publish_free(&m);
 }
 
 /*
@@ -2313,12 +2323,29 @@ attempt_verdict_next(struct attempt *a)
 		attempt_publish(a);
 }
 
+/* The verdict's decision, once verdict_consistent() accepted it. */
 static int
-verifier_verdict(struct child *c, struct attempt *a, const char *line,
-    char *why, size_t whylen)
+verdict_accepted(const char *line)
 {
-	char	 kind[RECEIPT_KIND_MAX + 1], err[512];
-	int	 idx = child_index(c);
+	json_t		*r;
+	json_error_t	 jerr;
+	int		 acc;
+
+	if ((r = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL)
+		return (0);
+	acc = json_is_true(json_object_get(json_object_get(r, "facts"),
+	    "accepted"));
+	json_decref(r);
+	return (acc);
+}
+
+static int
+verifier_verdict(struct child *c, struct attempt *a,
+    const struct msg_verdict *v, char *why, size_t whylen)
+{
+	const char	*line = v->receipt;
+	char		 kind[RECEIPT_KIND_MAX + 1], err[512];
+	int		 idx = child_index(c);
 
 	if (receipt_check(line, a->id, a->nreceipts, a->prev,
 	    RECEIPT_SIGNER_VERIFIER, env->verifier_pub, kind, err,
@@ -2335,7 +2362,9 @@ verifier_verdict(struct child *c, struct attempt *a, const char *line,
 		goto refused;
 	}
 	if (verdict_consistent(line, err, sizeof(err)) == -1 ||
-	    verdict_environment(a, line, err, sizeof(err)) == -1)
+	    verdict_environment(a, line, err, sizeof(err)) == -1 ||
+	    attest_verdict(a, v->vsa, v->test_result, verdict_accepted(line),
+	    err, sizeof(err)) == -1)
 		goto refused;
 	env->busy[idx] = NULL;
 	a->verifier = NULL;
@@ -2391,8 +2420,7 @@ verifier_msg(struct child *c, enum msg_kind k, union child_msg *m,
 			    err);
 		return (0);
 	case MSG_VERDICT:
-		return (verifier_verdict(c, a, m->verdict.receipt, why,
-		    whylen));
+		return (verifier_verdict(c, a, &m->verdict, why, whylen));
 	case MSG_ERROR:
 		env->busy[idx] = NULL;
 		a->verifier = NULL;

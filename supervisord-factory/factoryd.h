@@ -461,6 +461,19 @@ void	 gateway_ready(struct child *);
 int	 dispatch_gateway(struct child *, struct imsg *, char *, size_t);
 int	 gateway_nofile(void);
 
+/* attest.c */
+void	 attest_isolation(const struct attempt *, char [MSG_DIGEST]);
+int	 attest_provenance(const struct attempt *, char [MSG_DIGEST],
+	    char [MSG_DIGEST], char *, size_t);
+int	 attest_verdict(const struct attempt *, const char *, const char *,
+	    int, char *, size_t);
+char	*attest_export(const char *, size_t *);
+char	*attest_check_summary(const struct attempt *, uint64_t);
+void	 attest_publish_fill(const struct attempt *, struct msg_publish *,
+	    uint64_t);
+void	 attest_publish_free(struct msg_publish *);
+void	 attest_ctl(struct ctl_conn *, struct imsg *);
+
 /* keys.c */
 int	 keys_create(struct factoryd_conf *);
 int	 keys_load(void);

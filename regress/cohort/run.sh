@@ -152,7 +152,7 @@ check "select $M0: accepted" grep -q "$M0: selected" "$T/out"
 refused "a second select" "$M0 is already selected" ctl select "$M2"
 wait_cohort_terminated "$C" 60 || fail "cohort $C not torn down"
 check "the selected member published" [ "$(field $M0 state)" = published ]
-check "one pull record for the cohort" [ "$(ls "$T/pulls" | grep -c json)" = 1 ]
+check "one pull record for the cohort" [ "$(ls "$T/pulls" | grep -c '\.json$')" = 1 ]
 check "the pull record is the selected member's" [ "$(pulls_of $M0)" = 1 ]
 check "one branch in the remote" [ "$(remote_branches)" = 1 ]
 check "the branch is the selected member's" [ "$(branch_of $M0)" = 1 ]
@@ -219,7 +219,7 @@ stop_factoryd
 start_factoryd "$T/factoryd.conf" "$T/log"
 check "after a restart: the cohort and its selection" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $C | jq -e '.selected == \"$M0\" and (.members | length) == 3'"
-check "after a restart: still one pull record" [ "$(ls "$T/pulls" | grep -c json)" = 1 ]
+check "after a restart: still one pull record" [ "$(ls "$T/pulls" | grep -c '\.json$')" = 1 ]
 stop_factoryd
 
 # --- crash points between select and publication ------------------------
@@ -234,7 +234,7 @@ write_manifest "$T/c2.yaml" "$AGENT" "$VALIDATE" 'cohort:
     - env: {MODE: right}'
 for point in parent:cohort-selected parent:cohort-torn-down \
     parent:cohort-publish-sent parent:cohort-published; do
-	npulls=$(ls "$T/pulls" | grep -c json)
+	npulls=$(ls "$T/pulls" | grep -c '\.json$')
 	nbranches=$(remote_branches)
 	FACTORY_CRASH=$point "$O/factoryd" -dk -f "$T/factoryd.conf" 2>>"$T/log" &
 	FACTORYD_PID=$!
@@ -259,7 +259,7 @@ for point in parent:cohort-selected parent:cohort-torn-down \
 	check "$point: the selected member published ($(field $A state): $(field $A reason))" \
 	    [ "$(field $A state)" = published ]
 	check "$point: the other cancelled ($(field $B state))" [ "$(field $B state)" = cancelled ]
-	check "$point: one pull record more" [ "$(ls "$T/pulls" | grep -c json)" = $((npulls + 1)) ]
+	check "$point: one pull record more" [ "$(ls "$T/pulls" | grep -c '\.json$')" = $((npulls + 1)) ]
 	check "$point: the selected member's pull record, once" [ "$(pulls_of $A)" = 1 ]
 	check "$point: none for the other" [ "$(pulls_of $B)" = 0 ]
 	check "$point: one branch more" [ "$(remote_branches)" = $((nbranches + 1)) ]
@@ -277,7 +277,7 @@ FACTORYD_PID=$!
 i=0
 while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 wait_children "$SOCK"
-npulls=$(ls "$T/pulls" | grep -c json)
+npulls=$(ls "$T/pulls" | grep -c '\.json$')
 K=$(ctl -j submit "$T/c2.yaml" | jq -r .cohort)
 i=0
 while kill -0 "$FACTORYD_PID" 2>/dev/null && [ $i -lt 600 ]; do
@@ -292,7 +292,7 @@ start_factoryd "$T/factoryd.conf" "$T/log"
 wait_settled "$K" 180
 check "after-verdict, a member: both selectable after the restart" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K | jq -e '[.members[] | select(.state == \"selectable\")] | length == 2'"
-check "after-verdict, a member: nothing published" [ "$(ls "$T/pulls" | grep -c json)" = "$npulls" ]
+check "after-verdict, a member: nothing published" [ "$(ls "$T/pulls" | grep -c '\.json$')" = "$npulls" ]
 ctl cancel "$K" >/dev/null 2>&1
 wait_cohort_terminated "$K" 60
 stop_factoryd

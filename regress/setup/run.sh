@@ -47,21 +47,25 @@ count() { wc -l <"$T/count" | tr -d ' '; }
 
 start_factoryd "$T/factoryd.conf" "$T/log"
 
-# mkimage HEX: a rootfs of busybox and its applets, in the store.
+# mkimage NAME [EXTRA]: a rootfs of busybox and its applets (EXTRA a
+# file that makes two images differ), imported as an operator would:
+# the digest's hex on stdout.  The store checks that an image's entry
+# list hashes to its name before an attempt uses it.
 mkimage() {
-	r=$STATE/images/sha256/$1/rootfs
-	mkdir -p "$r/bin" "$STATE/images/names" || return 1
+	r=$T/img-$1
+	mkdir -p "$r/bin" || return 1
 	cp "$BB" "$r/bin/busybox" || return 1
 	for a in sh cat ls echo test mkdir true false head printf rm wc \
 	    sha256sum ln chmod touch nc seq dd sleep cp mkfifo; do
 		ln -s busybox "$r/bin/$a" || return 1
 	done
-	chown -R 0:0 "$STATE/images"
-	chmod -R go-w "$STATE/images"
-	chmod 700 "$STATE/images/sha256" "$STATE/images/names"
+	[ -z "${2:-}" ] || echo "$2" >"$r/$2" || return 1
+	"$O/factoryctl" -s "$SOCK" -j image import "$1" "$r" >"$T/mkimage.out" ||
+	    return 1
+	jq -r .digest "$T/mkimage.out" | sed 's/^sha256://'
 }
-H1=$(printf '%064d' 1) H2=$(printf '%064d' 2)
-mkimage "$H1" && mkimage "$H2" || fail "setup: cannot lay out the images"
+H1=$(mkimage one) && H2=$(mkimage two second) && [ -n "$H1" ] &&
+    [ -n "$H2" ] || fail "setup: cannot import the images"
 
 # man FILE [IMAGE] [SETUP-SCRIPT] [AGENT] [SETUP-EXTRA]: a manifest
 # whose setup runs SETUP-SCRIPT with the counter reachable.
