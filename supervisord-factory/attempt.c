@@ -57,8 +57,7 @@ static void	attempt_stall(struct attempt *, const char *, const char *,
 		    json_t *);
 static void	attempt_after_exit(struct attempt *);
 
-static uint32_t	 next_day_seq;
-static char	 next_day[9];
+static struct dayseq	 attempt_ids;
 
 int
 attempt_terminal(const struct attempt *a)
@@ -421,28 +420,55 @@ attempt_init(char *err, size_t errlen)
 	return (0);
 }
 
-/* "a-YYYYMMDD-NNNN", unique: the day's counter starts after any seen. */
-static void
-attempt_newid(char *buf, size_t len)
+/*
+ * Ids "P-YYYYMMDD-NNNN" (attempts, cohorts), unique: on a new day the
+ * counter starts after the highest number highest() finds of that day.
+ */
+void
+dayseq_next(struct dayseq *d, char prefix, unsigned (*highest)(const char *),
+    char *buf, size_t len)
 {
-	struct attempt	*a;
 	char		 day[9];
 	time_t		 t = time(NULL);
 	struct tm	 tm;
-	unsigned	 n;
 
 	gmtime_r(&t, &tm);
 	strftime(day, sizeof(day), "%Y%m%d", &tm);
-	if (strcmp(day, next_day) != 0) {
-		strlcpy(next_day, day, sizeof(next_day));
-		next_day_seq = 1;
-		TAILQ_FOREACH(a, &env->attempts, entry)
-			if (strncmp(a->id + 2, day, 8) == 0 &&
-			    sscanf(a->id + 11, "%u", &n) == 1 &&
-			    n >= next_day_seq)
-				next_day_seq = n + 1;
+	if (strcmp(day, d->day) != 0) {
+		strlcpy(d->day, day, sizeof(d->day));
+		d->next = highest(day) + 1;
 	}
-	snprintf(buf, len, "a-%s-%04u", day, next_day_seq++);
+	snprintf(buf, len, "%c-%s-%04u", prefix, day, d->next++);
+}
+
+/* The number of id "P-DAY-NNNN" if it is of day, else 0. */
+unsigned
+dayseq_number(const char *id, const char *day)
+{
+	unsigned	 n;
+
+	if (strlen(id) < 12 || strncmp(id + 2, day, 8) != 0 ||
+	    sscanf(id + 11, "%u", &n) != 1)
+		return (0);
+	return (n);
+}
+
+static unsigned
+attempt_highest(const char *day)
+{
+	struct attempt	*a;
+	unsigned	 n, max = 0;
+
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if ((n = dayseq_number(a->id, day)) > max)
+			max = n;
+	return (max);
+}
+
+static void
+attempt_newid(char *buf, size_t len)
+{
+	dayseq_next(&attempt_ids, 'a', attempt_highest, buf, len);
 }
 
 /*

@@ -426,6 +426,15 @@ void	 attempt_cancel_why(struct attempt *, uid_t, const char *);
 
 /* cohort.c */
 void	 cohort_newid(char *, size_t);
+
+/* attempt.c: the day's ids of attempts and cohorts. */
+struct dayseq {
+	char		 day[9];
+	unsigned	 next;
+};
+void	 dayseq_next(struct dayseq *, char, unsigned (*)(const char *),
+	    char *, size_t);
+unsigned dayseq_number(const char *, const char *);
 int	 cohort_journal(struct cohort *, char *, size_t);
 void	 cohort_member_verified(struct attempt *);
 void	 cohort_recover(void);
