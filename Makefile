@@ -20,7 +20,7 @@ DEBS = build-essential pkg-config libevent-dev libbsd-dev libssl-dev \
 	libgit2-dev libyaml-dev check libseccomp-dev libjansson-dev \
 	mandoc git jq bubblewrap util-linux iproute2 procps python3 openssl \
 	clang-14 libclang-rt-14-dev llvm-14 libarchive-dev umoci busybox-static \
-	debhelper dpkg-dev lintian debootstrap
+	debhelper dpkg-dev lintian debootstrap python3-cryptography
 
 PKGS_COMMON	= libbsd-overlay libbsd-ctor libevent libcrypto yaml-0.1 libseccomp jansson
 PKGS_GIT	= libgit2
@@ -170,7 +170,9 @@ deps:
 		    apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "deps: as root, run: apt-get install$$missing"; exit 1; fi
 
-tests: all $(UNIT_TESTS) $(REGRESS_PROGS)
+# The bench programs too: they link the parent's and the worker's
+# objects, and a changed interface must not break make bench unseen.
+tests: all $(UNIT_TESTS) $(REGRESS_PROGS) $(BENCH_PROGS)
 
 # The regress suite runs a test build (crash points compiled in) of its
 # own, beside the release build, and the unit tests once more with the

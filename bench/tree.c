@@ -38,8 +38,13 @@
 #include "../supervisord-factory/factoryd.h"
 #include "../worker/worker.h"
 
-/* disk.c is the parent's; it reads no configuration for what we use. */
+/*
+ * disk.c is the parent's: of its configuration it reads the state
+ * directory, which the attempt directories must be below (workdir).
+ */
 struct factoryd	*env;
+static struct factoryd		 benv;
+static struct factoryd_conf	 bconf;
 
 static double	 now(void);
 static int	 dcmp(const void *, const void *);
@@ -127,6 +132,11 @@ main(int argc, char *argv[])
 	if (repo == NULL || wd == NULL || n < 1 || n > 1000)
 		errx(2, "usage: tree -r repository -w workdir [-c] "
 		    "[-n rounds]");
+	if (realpath(wd, bconf.statedir) == NULL)
+		err(1, "%s", wd);
+	wd = bconf.statedir;
+	benv.conf = &bconf;
+	env = &benv;
 	if (gitw_init(msg, sizeof(msg)) == -1)
 		errx(1, "%s", msg);
 	if ((warm = calloc(n, sizeof(*warm))) == NULL ||
@@ -168,7 +178,8 @@ main(int argc, char *argv[])
 		snprintf(path, sizeof(path), "%s/work", dir);
 		if (mkdir(path, 0700) == -1)
 			err(1, "%s", path);
-		if (disk_overlay(pristine, dir, "tree", 0, 0, msg,
+		/* No setup outputs: the pristine checkout is the lower. */
+		if (disk_overlay(pristine, NULL, dir, "tree", 0, 0, msg,
 		    sizeof(msg)) == -1)
 			errx(1, "%s", msg);
 		warm[i] = now() - t;
@@ -203,12 +214,12 @@ main(int argc, char *argv[])
 			errx(1, "umount %s", dir);
 		rmtree(dir);
 
-		/* The checkout every attempt had before. */
+		/* A whole checkout through libgit2, as every attempt had. */
 		snprintf(dir, sizeof(dir), "%s/c%d", wd, i);
 		if (mkdir(dir, 0700) == -1)
 			err(1, "%s", dir);
 		t = now();
-		if (provision(repo, base, dir, msg, sizeof(msg)) == -1)
+		if (pristine_checkout(repo, base, dir, msg, sizeof(msg)) == -1)
 			errx(1, "%s", msg);
 		lg2[i] = now() - t;
 		rmtree(dir);

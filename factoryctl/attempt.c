@@ -486,20 +486,30 @@ cmd_receipts(int argc, char **argv)
 
 /*
  * Offline: needs no daemon.  -r and -V pin the receipt and verifier
- * key fingerprints the chain must be signed with.
+ * key fingerprints the chain must be signed with; -a verifies an
+ * attestation file instead (attest.c), -K pins its keys.
  */
 int
 cmd_verify(int argc, char **argv)
 {
 	struct receipt_summary	 sum;
 	const char		*pin_r = NULL, *pin_v = NULL;
-	char			 err[512], line[256];
+	char			 err[512], line[256], *pins[8];
 	json_t			*e;
 	FILE			*f;
-	int			 ch, ret;
+	size_t			 npins = 0;
+	int			 ch, ret, attest = 0;
 
-	while ((ch = getopt(argc, argv, "r:V:")) != -1) {
+	while ((ch = getopt(argc, argv, "aK:r:V:")) != -1) {
 		switch (ch) {
+		case 'a':
+			attest = 1;
+			break;
+		case 'K':
+			if (npins == sizeof(pins) / sizeof(pins[0]))
+				ctl_usage("verify");
+			pins[npins++] = optarg;
+			break;
 		case 'r':
 			pin_r = optarg;
 			break;
@@ -512,8 +522,11 @@ cmd_verify(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc != 1)
+	if (argc != 1 || (attest && (pin_r != NULL || pin_v != NULL)) ||
+	    (!attest && npins > 0))
 		ctl_usage("verify");
+	if (attest)
+		return (attest_verify_file(argv[0], pins, npins));
 	if (strcmp(argv[0], "-") == 0)
 		f = stdin;
 	else if ((f = fopen(argv[0], "r")) == NULL) {

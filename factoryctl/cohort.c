@@ -218,6 +218,24 @@ r_total(json_t *m, char *b, size_t l)
 	stage(m, "total", b, l);
 }
 
+/* Tokens and cost as the gateway metered them, for a model grant. */
+static void
+r_spend(json_t *m, char *b, size_t l)
+{
+	json_t		*s = json_object_get(m, "spend");
+	long long	 uusd;
+
+	if (!json_is_object(s)) {
+		strlcpy(b, "-", l);
+		return;
+	}
+	uusd = json_integer_value(json_object_get(s, "cost_uusd"));
+	snprintf(b, l, "%lld tok $%lld.%06lld", json_integer_value(
+	    json_object_get(s, "tokens_in")) + json_integer_value(
+	    json_object_get(s, "tokens_out")), uusd / 1000000,
+	    uusd % 1000000);
+}
+
 static void
 r_reason(json_t *m, char *b, size_t l)
 {
@@ -234,7 +252,7 @@ static const struct {
 	{ "verdict", r_verdict }, { "validation", r_validation },
 	{ "files", r_files }, { "diffstat", r_diffstat }, { "cpu", r_cpu },
 	{ "memory", r_memory }, { "run", r_run }, { "verify", r_verify },
-	{ "total", r_total }, { "reason", r_reason },
+	{ "total", r_total }, { "spend", r_spend }, { "reason", r_reason },
 };
 
 /*

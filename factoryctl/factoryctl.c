@@ -30,6 +30,7 @@ const char	*ctl_socket = FACTORYD_SOCKET;
 
 static const struct ctl_cmd ctl_cmds[] = {
 	{ "approve",	0, cmd_approve,	"approve id" },
+	{ "attest",	1, cmd_attest,	"attest id" },
 	{ "cache",	1, cmd_cache,	"cache list | rm repository/commit | rm KEY | gc" },
 	{ "cancel",	0, cmd_cancel,	"cancel id | cohort" },
 	{ "cohort",	1, cmd_cohort,	"cohort id" },
@@ -52,7 +53,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "status",	1, cmd_status,	"status" },
 	{ "submit",	0, cmd_submit,	"submit [-w] [-n size] manifest" },
 	{ "top",	1, cmd_top,	"top [-1] [-d seconds] [-n count]" },
-	{ "verify",	1, cmd_verify,	"verify [-r fingerprint] [-V fingerprint] file" },
+	{ "verify",	1, cmd_verify,	"verify [-r fingerprint] [-V fingerprint] file | "
+	    "verify -a [-K fingerprint[,...]] file" },
 };
 #define NCMDS	(sizeof(ctl_cmds) / sizeof(ctl_cmds[0]))
 

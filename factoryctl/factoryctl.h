@@ -65,6 +65,10 @@ int	 cmd_cohort(int, char **);
 int	 cmd_select(int, char **);
 int	 cmd_diff(int, char **);
 
+/* attest.c */
+int	 cmd_attest(int, char **);
+int	 attest_verify_file(const char *, char *[], size_t);
+
 /* cache.c */
 int	 cmd_cache(int, char **);
 

@@ -248,8 +248,12 @@ image_tar_dir(int dfd, int fd)
 	rc = tar_entry(t, dfd, ".");
 	close(dfd);
 	if (rc != 0) {
-		/* Not archive_write_free: it would close the archive. */
-		(void)write(fd, cut, sizeof(cut) - 1);
+		/*
+		 * Not archive_write_free: it would close the archive.  If
+		 * even this write fails the stream still lacks its end.
+		 */
+		if (write(fd, cut, sizeof(cut) - 1) == -1)
+			return (1);
 		return (1);
 	}
 	if (archive_write_close(t->w) != ARCHIVE_OK) {

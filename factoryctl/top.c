@@ -103,7 +103,7 @@ top_draw(struct screen *s, json_t *o)
 {
 	json_t		*ov = json_object_get(o, "overview"), *p, *a, *busy;
 	size_t		 i, n, shown;
-	char		 d1[32], d2[32], m[32], tbuf[32];
+	char		 d1[32], d2[32], m[32], usd[32], tbuf[32];
 	time_t		 t;
 	struct tm	*tm;
 
@@ -133,8 +133,8 @@ top_draw(struct screen *s, json_t *o)
 		    ctl_duration(jint(p, "uptime"), d1, sizeof(d1)),
 		    jint(p, "restarts"));
 	line(s, "%s", "");
-	line(s, "%-18s %-12s %-10s %8s %7s %8s %s", "ATTEMPT", "STATE",
-	    "STAGE", "ELAPSED", "CPU", "MEMORY", "REPOSITORY");
+	line(s, "%-18s %-12s %-10s %8s %7s %8s %8s %s", "ATTEMPT", "STATE",
+	    "STAGE", "ELAPSED", "CPU", "MEMORY", "SPEND", "REPOSITORY");
 	a = json_object_get(ov, "running");
 	n = json_array_size(a);
 	/* Room for the errors' heading and three of them below. */
@@ -145,13 +145,15 @@ top_draw(struct screen *s, json_t *o)
 		p = json_array_get(a, i);
 		snprintf(d2, sizeof(d2), "%.1fs", json_number_value(
 		    json_object_get(p, "cpu_seconds")));
-		line(s, "%-18s %-12s %-10s %8s %7s %8s %s",
+		snprintf(usd, sizeof(usd), "$%.2f", json_number_value(
+		    json_object_get(p, "usd")));
+		line(s, "%-18s %-12s %-10s %8s %7s %8s %8s %s",
 		    ctl_jvis(json_object_get(p, "id")),
 		    ctl_jvis(json_object_get(p, "state")),
 		    ctl_jvis(json_object_get(p, "stage")),
 		    ctl_duration(jint(p, "elapsed_ms") / 1000, d1,
 		    sizeof(d1)), d2, human(jint(p, "memory"), m, sizeof(m)),
-		    ctl_jvis(json_object_get(p, "repository")));
+		    usd, ctl_jvis(json_object_get(p, "repository")));
 	}
 	if (shown < n)
 		line(s, "... %zu more", n - shown);

@@ -51,6 +51,7 @@ struct gw_fwd {
 	int			 api;
 	uint64_t		 pin, pout;
 	uint64_t		 counted;	/* our share of ep->running */
+	uint64_t		 counted_uusd;	/* of ep->running_uusd */
 	struct meter		 m;
 	struct gw_usage		 u;
 	int			 started;	/* the answer's head is out */
@@ -185,6 +186,10 @@ fwd_count(struct gw_fwd *f)
 	f->ep->running -= f->counted;
 	f->counted = now;
 	f->ep->running += f->counted;
+	f->ep->running_uusd -= f->counted_uusd;
+	f->counted_uusd = proto_cost(meter_in(&f->m), meter_out(&f->m),
+	    f->pin, f->pout);
+	f->ep->running_uusd += f->counted_uusd;
 }
 
 static void
@@ -385,6 +390,7 @@ fwd_finish(struct gw_fwd *f, uint32_t outcome)
 		    f->pin, f->pout);
 	}
 	ep->running -= f->counted;
+	ep->running_uusd -= f->counted_uusd;
 	ep->g.spent_tokens += f->u.tokens_in + f->u.tokens_out;
 	ep->g.spent_uusd += f->u.cost_uusd;
 	if (f->req != NULL)

@@ -41,10 +41,12 @@ struct gw_ep {
 	int			 fd;		/* listening, in the sandbox */
 	struct evhttp		*http;
 	uint64_t		 running;	/* tokens of forwards running */
+	uint64_t		 running_uusd;	/* and their cost */
 	int			 nfwds;
 	TAILQ_HEAD(, gw_fwd)	 fwds;
 	int			 nconns;
 	TAILQ_HEAD(, gw_conn)	 conns;
+	struct event		*sweep;		/* deadlines, once a second */
 };
 TAILQ_HEAD(gw_eps, gw_ep);
 

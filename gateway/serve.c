@@ -33,23 +33,27 @@
 #define GW_MAXURI	2048
 
 /*
- * A connection, known to us through the filter evhttp reads it by:
- * its deadline runs from its first byte (and again after each
+ * A connection, known to us by the bufferevent evhttp reads it with
+ * (we hold a reference, so the pointer stays good after evhttp let
+ * go of it): its deadline runs from its start (and again after each
  * answer) until its request is complete.
  */
 struct gw_conn {
 	TAILQ_ENTRY(gw_conn)	 entry;
-	struct gw_ep		*ep;		/* NULL once the endpoint went */
 	struct bufferevent	*bev;
-	struct event		 deadline;
+	uint64_t		 deadline;	/* ms; 0: a request is served */
+	int			 dropped;
 };
 
 static void	serve_request(struct evhttp_request *, void *);
 static struct bufferevent *serve_bev(struct event_base *, void *);
+static void	serve_sweep(int, short, void *);
 
 void
 serve_start(struct gw_ep *ep)
 {
+	struct timeval	 tv = { 1, 0 };
+
 	TAILQ_INIT(&ep->conns);
 	if ((ep->http = evhttp_new(gw_base)) == NULL)
 		fatalx("evhttp_new");
@@ -67,6 +71,18 @@ serve_start(struct gw_ep *ep)
 		fatal("%s: listener", ep->g.id);
 	if (evhttp_accept_socket_with_handle(ep->http, ep->fd) == NULL)
 		fatalx("%s: evhttp_accept_socket", ep->g.id);
+	if ((ep->sweep = event_new(gw_base, -1, EV_PERSIST, serve_sweep,
+	    ep)) == NULL || event_add(ep->sweep, &tv) == -1)
+		fatalx("%s: sweep timer", ep->g.id);
+}
+
+static void
+serve_conn_free(struct gw_ep *ep, struct gw_conn *c)
+{
+	TAILQ_REMOVE(&ep->conns, c, entry);
+	ep->nconns--;
+	bufferevent_decref(c->bev);
+	free(c);
 }
 
 void
@@ -75,85 +91,65 @@ serve_stop(struct gw_ep *ep)
 	struct gw_conn	*c;
 
 	fwd_stop(ep);
-	/* The filters are freed later than the endpoint: let go. */
-	while ((c = TAILQ_FIRST(&ep->conns)) != NULL) {
-		evtimer_del(&c->deadline);
-		TAILQ_REMOVE(&ep->conns, c, entry);
-		c->ep = NULL;
-	}
+	event_free(ep->sweep);
+	ep->sweep = NULL;
+	while ((c = TAILQ_FIRST(&ep->conns)) != NULL)
+		serve_conn_free(ep, c);
 	/* Closes the listener and every connection of the endpoint. */
 	evhttp_free(ep->http);
 	ep->http = NULL;
 }
 
-static enum bufferevent_filter_result
-serve_pass(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t lim,
-    enum bufferevent_flush_mode mode, void *arg)
-{
-	evbuffer_add_buffer(dst, src);
-	return (BEV_OK);
-}
-
-static void
-serve_conn_free(void *arg)
-{
-	struct gw_conn	*c = arg;
-
-	if (c->ep != NULL) {
-		evtimer_del(&c->deadline);
-		TAILQ_REMOVE(&c->ep->conns, c, entry);
-		c->ep->nconns--;
-	}
-	free(c);
-}
-
 /*
- * Too slow (or one connection too many): as if evhttp's own read
- * timeout fired, which drops the connection without an answer.
+ * Once a second: forget the connections evhttp closed (it clears a
+ * bufferevent's callbacks when it lets go), and drop those past their
+ * deadline, however slowly their bytes still trickle in, as if
+ * evhttp's own read timeout fired: no answer, the connection closed.
  */
 static void
-serve_deadline(int fd, short ev, void *arg)
+serve_sweep(int fd, short ev, void *arg)
 {
-	struct gw_conn	*c = arg;
+	struct gw_ep		*ep = arg;
+	struct gw_conn		*c, *next;
+	bufferevent_data_cb	 rcb;
+	uint64_t		 now = gw_now_ms();
 
-	if (c->ep != NULL)
+	for (c = TAILQ_FIRST(&ep->conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		bufferevent_getcb(c->bev, &rcb, NULL, NULL, NULL);
+		if (rcb == NULL) {
+			serve_conn_free(ep, c);
+			continue;
+		}
+		if (c->deadline == 0 || now < c->deadline || c->dropped)
+			continue;
 		log_info("%s: %s: connection dropped: no complete request "
-		    "within %ds", c->ep->g.id, c->ep->g.provider, gw_timeout);
-	bufferevent_trigger_event(c->bev, BEV_EVENT_READING |
-	    BEV_EVENT_TIMEOUT, 0);
-}
-
-static void
-serve_arm(struct gw_conn *c, int secs)
-{
-	struct timeval	 tv = { secs, 0 };
-
-	evtimer_add(&c->deadline, &tv);
+		    "within %ds", ep->g.id, ep->g.provider, gw_timeout);
+		c->dropped = 1;
+		bufferevent_trigger_event(c->bev, BEV_EVENT_READING |
+		    BEV_EVENT_TIMEOUT, 0);
+	}
 }
 
 static struct bufferevent *
 serve_bev(struct event_base *base, void *arg)
 {
-	struct gw_ep		*ep = arg;
-	struct gw_conn		*c;
-	struct bufferevent	*under;
+	struct gw_ep	*ep = arg;
+	struct gw_conn	*c;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		fatal(NULL);
-	if ((under = bufferevent_socket_new(base, -1,
-	    BEV_OPT_CLOSE_ON_FREE)) == NULL ||
-	    (c->bev = bufferevent_filter_new(under, serve_pass, NULL,
-	    BEV_OPT_CLOSE_ON_FREE, serve_conn_free, c)) == NULL)
-		fatalx("bufferevent_filter_new");
-	c->ep = ep;
-	evtimer_assign(&c->deadline, base, serve_deadline, c);
+	if ((c->bev = bufferevent_socket_new(base, -1,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
+		fatalx("bufferevent_socket_new");
+	bufferevent_incref(c->bev);
 	TAILQ_INSERT_TAIL(&ep->conns, c, entry);
 	if (++ep->nconns > GW_MAXCONNS) {
 		log_warnx("%s: %s: more than %d connections: dropped",
 		    ep->g.id, ep->g.provider, GW_MAXCONNS);
-		serve_arm(c, 0);
+		c->deadline = 1;
 	} else
-		serve_arm(c, gw_timeout);
+		c->deadline = gw_now_ms() + (uint64_t)gw_timeout * 1000;
 	return (c->bev);
 }
 
@@ -181,7 +177,7 @@ serve_complete(struct evhttp_request *req, void *arg)
 	struct gw_conn	*c;
 
 	if ((c = serve_conn(ep, req)) != NULL)
-		serve_arm(c, gw_timeout);
+		c->deadline = gw_now_ms() + (uint64_t)gw_timeout * 1000;
 }
 
 void
@@ -383,7 +379,8 @@ serve_budget_left(const struct gw_ep *ep, uint64_t more)
 	if (g->budget_tokens != 0 &&
 	    g->spent_tokens + ep->running + more >= g->budget_tokens)
 		return (0);
-	if (g->budget_uusd != 0 && g->spent_uusd >= g->budget_uusd)
+	if (g->budget_uusd != 0 &&
+	    g->spent_uusd + ep->running_uusd >= g->budget_uusd)
 		return (0);
 	return (1);
 }
@@ -510,7 +507,6 @@ serve_request(struct evhttp_request *req, void *arg)
 	struct fwd_req	 f;
 	const char	*why;
 	char		 rid[ATTEMPT_ID_MAX], msg[160];
-	int		 code;
 
 	memset(&f, 0, sizeof(f));
 	strlcpy(f.u.id, ep->g.id, sizeof(f.u.id));
@@ -518,19 +514,19 @@ serve_request(struct evhttp_request *req, void *arg)
 	f.u.time_ms = gw_now_ms();
 	f.api = -1;
 
-	/* evhttp refused it (a bad line, headers too large, bad chunks). */
+	/*
+	 * A request evhttp could not parse (a bad line or header, headers
+	 * or body too large, bad chunks) is answered by evhttp itself,
+	 * 400 or 413, and the connection closed; it never reaches us.
+	 * Should one arrive without its target all the same: 400.
+	 */
 	if (evhttp_request_get_uri(req) == NULL) {
-		code = evhttp_request_get_response_code(req);
-		if (code != 413)
-			code = 400;
-		log_info("%s: %s: malformed request: %d", ep->g.id,
-		    ep->g.provider, code);
-		serve_refuse(req, &f.u, code, GW_BAD_REQUEST,
+		serve_refuse(req, &f.u, 400, GW_BAD_REQUEST,
 		    "malformed request", 1);
 		return;
 	}
 	if ((c = serve_conn(ep, req)) != NULL)
-		evtimer_del(&c->deadline);
+		c->deadline = 0;
 	evhttp_request_set_on_complete_cb(req, serve_complete, ep);
 	if ((why = serve_framing(req)) != NULL) {
 		log_info("%s: %s: refused: %s", ep->g.id, ep->g.provider, why);

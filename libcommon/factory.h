@@ -206,6 +206,9 @@ enum imsg_type {
 	IMSG_CTL_SELECT,	/* member id NUL */
 	IMSG_CTL_DIFF,		/* attempt id NUL */
 	IMSG_DIFF,		/* parent: MSG_DIFF; worker: MSG_DIFFED */
+
+	/* client -> parent (read-only socket too): attestations */
+	IMSG_CTL_ATTEST,	/* attempt id: its attestations (attest.h) */
 	IMSG_MAX
 };
 

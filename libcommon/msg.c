@@ -71,6 +71,10 @@ struct msgdesc {
 				  MEMBER_SIZE(st, m), 0, 0, 0, 1 }
 #define PSTR(st, m, cls, max)	{ #m, F_PSTR, cls, offsetof(st, m), max, \
 				  0, 0, 0, 0 }
+#define OPSTR(st, m, cls, max)	{ #m, F_PSTR, cls, offsetof(st, m), max, \
+				  0, 0, 0, 1 }
+#define OSTRV(st, m, cls, n)	{ #m, F_STRV, cls, offsetof(st, m), \
+				  MSG_LIST_MAX, offsetof(st, n), 0, 0, 1 }
 #define NUM(st, m, t, lo, hi)	{ #m, t, 0, offsetof(st, m), 0, 0, lo, hi, 0 }
 #define BOOL(st, m)		{ #m, F_BOOL, 0, offsetof(st, m), 0, 0, 0, 1, \
 				  0 }
@@ -158,6 +162,8 @@ static const struct field f_verify[] = {
 	OSTR(struct msg_verify, rootfs, C_ABS),
 	STRV(struct msg_verify, tools, C_ABS, ntools),
 	OSTR(struct msg_verify, toolchain, C_DIGEST),
+	OSTR(struct msg_verify, provenance, C_DIGEST),
+	OSTR(struct msg_verify, isolation, C_DIGEST),
 };
 
 static const struct field f_validate_req[] = {
@@ -177,6 +183,8 @@ static const struct field f_validate_done[] = {
 static const struct field f_verdict[] = {
 	STR(struct msg_verdict, id, C_ID),
 	PSTR(struct msg_verdict, receipt, C_PRINT, FACTORY_MAXIMSG),
+	OPSTR(struct msg_verdict, vsa, C_PRINT, FACTORY_MAXIMSG),
+	OPSTR(struct msg_verdict, test_result, C_PRINT, FACTORY_MAXIMSG),
 };
 
 static const struct field f_github[] = {
@@ -201,6 +209,8 @@ static const struct field f_publish[] = {
 	STR(struct msg_publish, commit, C_HEX40),
 	PSTR(struct msg_publish, verdict, C_PRINT, FACTORY_MAXIMSG),
 	STR(struct msg_publish, verifier_pub, C_B64),
+	OSTRV(struct msg_publish, attest, C_PRINT, nattest),
+	OPSTR(struct msg_publish, summary, C_TEXT, MSG_ESC_MAX),
 	{ "github", F_GITHUB, 0, offsetof(struct msg_publish, github), 0,
 	    offsetof(struct msg_publish, has_github), 0, 0, 1 },
 };
@@ -718,6 +728,10 @@ opt_set(const struct field *f, const char *base)
 		return (*(const int *)(base + f->cnt));
 	if (f->type == F_STR)
 		return (base[f->off] != '\0');
+	if (f->type == F_PSTR)
+		return (*(char * const *)(base + f->off) != NULL);
+	if (f->type == F_STRV)
+		return (*(const size_t *)(base + f->cnt) > 0);
 	return (1);
 }
 

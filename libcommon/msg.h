@@ -157,6 +157,12 @@ struct msg_verify {
 	char		**tools;
 	size_t		 ntools;
 	char		 toolchain[MSG_DIGEST];
+	/*
+	 * What the verification summary names: the payload digest of the
+	 * parent's provenance, the isolation policy's digest.
+	 */
+	char		 provenance[MSG_DIGEST];
+	char		 isolation[MSG_DIGEST];
 };
 
 struct msg_validate_req {
@@ -176,6 +182,9 @@ struct msg_validate_done {
 struct msg_verdict {
 	char		 id[ATTEMPT_ID_MAX];
 	char		*receipt;		/* a receipt line */
+	/* DSSE envelope lines (attest.h), signed by the verifier. */
+	char		*vsa;
+	char		*test_result;		/* none without a run */
 };
 
 struct msg_github {
@@ -200,6 +209,9 @@ struct msg_publish {
 	char		 commit[MSG_HEX40];
 	char		*verdict;		/* the verdict receipt line */
 	char		 verifier_pub[64];	/* base64 of the raw key */
+	char		**attest;		/* envelope lines, attest.h */
+	size_t		 nattest;
+	char		*summary;		/* the check run's text */
 	int		 has_github;		/* forge github: github set */
 	struct msg_github github;
 };

@@ -50,6 +50,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include "attest.h"
 #include "crypto.h"
 #include "factory.h"
 #include "log.h"
@@ -65,6 +66,8 @@
 #define GH_BUDGET		300		/* seconds of a publication */
 #define GH_BACKOFF_MAX		8		/* seconds between two tries */
 #define GH_CRED_TRIES		1		/* the callback answers once */
+#define GH_CHECK_NAME		"factory"	/* the check run's name */
+#define GH_CHECK_TEXT_MAX	60000		/* GitHub caps output.text */
 
 enum gh_auth {
 	GH_AUTH_JWT,
@@ -87,6 +90,7 @@ struct gh {
 	char				 refname[160];	/* refs/heads/... */
 	char				 clone_url[512];
 	char				 push_why[256];	/* a ref refused */
+	struct attest_summary		 as;	/* count 0: none carried */
 };
 
 static void	 gh_free(void *);
@@ -112,7 +116,8 @@ static int	 gh_api(struct gh *, const char *, const char *, enum gh_auth,
 		    json_t *, struct http_resp *, char *, size_t);
 static json_t	*gh_api_json(struct gh *, const char *, const char *,
 		    enum gh_auth, json_t *, int, int *, char *, size_t);
-static int	 gh_grant_ok(const struct gh_conf *, json_t *, char *, size_t);
+static int	 gh_grant_ok(const struct gh_conf *, json_t *, int, char *,
+		    size_t);
 static int	 gh_token(struct gh *, char *, size_t);
 static void	 gh_revoke(struct gh *);
 static int	 gh_repo(struct gh *, char *, size_t);
@@ -135,6 +140,8 @@ static int	 gh_git(struct gh *, const struct pub_bundle *, int *, char *,
 		    size_t);
 static int	 gh_pull_find(struct gh *, int *, char *, size_t, char *,
 		    size_t);
+static int	 gh_check_find(struct gh *, char *, size_t);
+static int	 gh_check_run(struct gh *, char *, size_t);
 static int	 gh_pull_create(struct gh *, int *, char *, size_t, int *,
 		    char *, size_t);
 
@@ -598,10 +605,12 @@ gh_api_json(struct gh *g, const char *method, const char *path,
 
 /*
  * Exactly what was asked for: one repository, ours; contents and
- * pull_requests write; metadata read (GitHub adds it to every token).
+ * pull_requests write, checks write when there are attestations to
+ * attach; metadata read (GitHub adds it to every token).
  */
 static int
-gh_grant_ok(const struct gh_conf *c, json_t *t, char *why, size_t whylen)
+gh_grant_ok(const struct gh_conf *c, json_t *t, int checks, char *why,
+    size_t whylen)
 {
 	json_t		*perms, *repos, *v, *id;
 	const char	*k, *want;
@@ -613,7 +622,8 @@ gh_grant_ok(const struct gh_conf *c, json_t *t, char *why, size_t whylen)
 		return (pub_fail(why, whylen, "no permissions in the grant"));
 	json_object_foreach(perms, k, v) {
 		if (strcmp(k, "contents") == 0 ||
-		    strcmp(k, "pull_requests") == 0) {
+		    strcmp(k, "pull_requests") == 0 ||
+		    (checks && strcmp(k, "checks") == 0)) {
 			want = "write";
 			nwrite++;
 		} else if (strcmp(k, "metadata") == 0)
@@ -626,9 +636,9 @@ gh_grant_ok(const struct gh_conf *c, json_t *t, char *why, size_t whylen)
 			return (pub_fail(why, whylen, "permission %s is not "
 			    "%s", k, want));
 	}
-	if (nwrite != 2)
-		return (pub_fail(why, whylen, "contents or pull_requests "
-		    "write missing"));
+	if (nwrite != 2 + (checks != 0))
+		return (pub_fail(why, whylen, "contents, pull_requests%s "
+		    "write missing", checks ? " or checks" : ""));
 	if ((v = json_object_get(t, "repository_selection")) != NULL &&
 	    (!json_is_string(v) || strcmp(json_string_value(v),
 	    "selected") != 0))
@@ -659,6 +669,10 @@ gh_token(struct gh *g, char *err, size_t errlen)
 	body = json_pack("{s:[I], s:{s:s, s:s}}", "repository_ids",
 	    (json_int_t)c->repository_id, "permissions", "contents", "write",
 	    "pull_requests", "write");
+	/* A check run carries the attestations: nothing wider. */
+	if (body != NULL && g->as.count > 0)
+		json_object_set_new(json_object_get(body, "permissions"),
+		    "checks", json_string("write"));
 	t = gh_api_json(g, "POST", path, GH_AUTH_JWT, body, 201, NULL, err,
 	    errlen);
 	json_decref(body);
@@ -679,7 +693,7 @@ gh_token(struct gh *g, char *err, size_t errlen)
 		pub_fail(err, errlen, "token: out of memory");
 		goto done;
 	}
-	if (gh_grant_ok(c, t, why, sizeof(why)) == -1) {
+	if (gh_grant_ok(c, t, g->as.count > 0, why, sizeof(why)) == -1) {
 		/* Do not hold more than asked for: publish_github's one
 		 * way out revokes it at once. */
 		pub_fail(err, errlen, "installation token refused and "
@@ -1134,7 +1148,7 @@ gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
 	const struct gh_conf	*c = g->conf;
 	json_t			*body, *pr;
 	const char		*html;
-	char			 path[300], text[512], ferr[512];
+	char			 path[300], text[1024], ferr[512];
 	json_int_t		 n;
 	int			 status = 0, rc;
 
@@ -1142,6 +1156,12 @@ gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
 	snprintf(path, sizeof(path), "/repos/%s/%s/pulls", c->owner, c->repo);
 	snprintf(text, sizeof(text), "Published by factory.\n\n"
 	    "Attempt: %s\nCommit: %s\n", g->req->attempt, g->req->commit);
+	if (g->as.count > 0)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+		    "\nVerification: %s, verifier key %s; provenance by %s. "
+		    "The check run \"%s\" carries the attestations "
+		    "(factoryctl verify -a).\n", g->as.result,
+		    g->as.verifier_key, g->as.builder_key, GH_CHECK_NAME);
 	body = json_pack("{s:s, s:s, s:s, s:s, s:b}", "title", g->req->title,
 	    "head", g->branch, "base", g->req->base, "body", text,
 	    "maintainer_can_modify", 0);
@@ -1178,6 +1198,106 @@ gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
 	return (0);
 }
 
+/*
+ * Our check run on the commit, found by its external_id (the attempt):
+ * 1 found, 0 none, -1 no answer.  A replay after a crash between the
+ * pull request and the check run creates the one missing, never two.
+ */
+static int
+gh_check_find(struct gh *g, char *err, size_t errlen)
+{
+	const struct gh_conf	*c = g->conf;
+	json_t			*o, *runs, *r;
+	const char		*ext;
+	char			 path[512];
+	size_t			 i;
+	int			 found = 0;
+
+	snprintf(path, sizeof(path), "/repos/%s/%s/commits/%s/check-runs"
+	    "?check_name=%s&per_page=100", c->owner, c->repo, g->req->commit,
+	    GH_CHECK_NAME);
+	if ((o = gh_api_json(g, "GET", path, GH_AUTH_TOKEN, NULL, 200, NULL,
+	    err, errlen)) == NULL)
+		return (-1);
+	if (!json_is_array(runs = json_object_get(o, "check_runs"))) {
+		json_decref(o);
+		return (pub_fail(err, errlen, "GET %s: no check_runs", path));
+	}
+	json_array_foreach(runs, i, r) {
+		ext = json_string_value(json_object_get(r, "external_id"));
+		if (ext != NULL && strcmp(ext, g->req->attempt) == 0)
+			found = 1;
+	}
+	json_decref(o);
+	return (found);
+}
+
+/* The envelopes as output.text: a block a reviewer copies to verify. */
+static char *
+gh_check_text(const struct publish_req *req)
+{
+	char	*t;
+	size_t	 i, len = 64;
+
+	for (i = 0; i < req->nattest; i++)
+		len += strlen(req->attest[i]) + 1;
+	if (len > GH_CHECK_TEXT_MAX || (t = malloc(len)) == NULL)
+		return (NULL);
+	strlcpy(t, "```\n", len);
+	for (i = 0; i < req->nattest; i++) {
+		strlcat(t, req->attest[i], len);
+		strlcat(t, "\n", len);
+	}
+	strlcat(t, "```\n", len);
+	return (t);
+}
+
+/*
+ * The verdict and its evidence on the pushed commit: a completed check
+ * run, its summary the parent's text, its text the envelopes.
+ */
+static int
+gh_check_run(struct gh *g, char *err, size_t errlen)
+{
+	const struct gh_conf	*c = g->conf;
+	const struct publish_req *req = g->req;
+	json_t			*body, *r;
+	char			 path[300], title[128], *text;
+	int			 rc;
+
+	if (g->as.count == 0)
+		return (0);
+	if ((rc = gh_check_find(g, err, errlen)) != 0) {
+		if (rc == 1)
+			log_info("%s: check run reused", req->attempt);
+		return (rc == 1 ? 0 : -1);
+	}
+	snprintf(path, sizeof(path), "/repos/%s/%s/check-runs", c->owner,
+	    c->repo);
+	snprintf(title, sizeof(title), "factory: verification %s",
+	    g->as.result);
+	text = gh_check_text(req);
+	body = json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s, s:s?}}",
+	    "name", GH_CHECK_NAME, "head_sha", req->commit, "external_id",
+	    req->attempt, "status", "completed", "conclusion",
+	    strcmp(g->as.result, "PASSED") == 0 ? "success" : "failure",
+	    "output", "title", title, "summary", req->summary != NULL ?
+	    req->summary : title, "text", text);
+	free(text);
+	if (body == NULL)
+		return (pub_fail(err, errlen, "check run: summary is not "
+		    "valid UTF-8"));
+	r = gh_api_json(g, "POST", path, GH_AUTH_TOKEN, body, 201, NULL, err,
+	    errlen);
+	json_decref(body);
+	if (r == NULL)
+		return (-1);
+	log_info("%s: check run %lld created", req->attempt,
+	    (long long)json_integer_value(json_object_get(r, "id")));
+	json_decref(r);
+	return (0);
+}
+
 /* Everything done with the token, which the caller revokes after. */
 static int
 gh_with_token(struct gh *g, const struct pub_bundle *b,
@@ -1200,6 +1320,8 @@ gh_with_token(struct gh *g, const struct pub_bundle *b,
 		return (-1);
 	log_info("%s: pull request #%d %s", req->attempt, res->number,
 	    created ? "created" : "reused");
+	if (gh_check_run(g, err, errlen) == -1)
+		return (-1);
 	strlcpy(res->branch, g->branch, sizeof(res->branch));
 	res->reused = !pushed && !created;
 	return (0);
@@ -1216,14 +1338,15 @@ publish_github(const struct publish_req *req, const struct gh_conf *c,
 	memset(res, 0, sizeof(*res));
 	if (errlen > 0)
 		err[0] = '\0';
+	memset(&g, 0, sizeof(g));
 	if (pub_check_common(req, err, errlen) == -1 ||
-	    pub_check_verdict(req, err, errlen) == -1)
+	    pub_check_verdict(req, err, errlen) == -1 ||
+	    pub_attest_check(req, &g.as, err, errlen) == -1)
 		return (-1);
 	memset(&b, 0, sizeof(b));
 	if (pub_bundle_header(req, &b, err, errlen) == -1)
 		return (-1);
 
-	memset(&g, 0, sizeof(g));
 	g.req = req;
 	g.conf = c;
 	g.deadline = net_now() + (int64_t)(c->budget > 0 ? c->budget :

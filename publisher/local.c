@@ -40,6 +40,7 @@
 #include <git2.h>
 #include <jansson.h>
 
+#include "attest.h"
 #include "bundlehdr.h"
 #include "factory.h"
 #include "crypto.h"
@@ -884,6 +885,7 @@ publish_local(const struct publish_req *req, struct publish_result *res,
     char *err, size_t errlen)
 {
 	struct pub_bundle	 b;
+	struct attest_summary	 as;
 	int			 branch_made, record_made, number = 0;
 	size_t			 plen;
 
@@ -891,7 +893,8 @@ publish_local(const struct publish_req *req, struct publish_result *res,
 	if (errlen > 0)
 		err[0] = '\0';
 	if (pub_check_req(req, err, errlen) == -1 ||
-	    pub_check_verdict(req, err, errlen) == -1)
+	    pub_check_verdict(req, err, errlen) == -1 ||
+	    pub_attest_check(req, &as, err, errlen) == -1)
 		return (-1);
 	memset(&b, 0, sizeof(b));
 	if (pub_bundle_header(req, &b, err, errlen) == -1)
@@ -899,6 +902,9 @@ publish_local(const struct publish_req *req, struct publish_result *res,
 	if (pub_push(req, &b, &branch_made, err, errlen) == -1)
 		return (-1);
 	if (pub_record(req, &number, &record_made, err, errlen) == -1)
+		return (-1);
+	/* The evidence beside the record (pubattest.c), every time. */
+	if (pub_attest_local(req, err, errlen) == -1)
 		return (-1);
 
 	snprintf(res->branch, sizeof(res->branch), "%s%s", PUB_BRANCH_PREFIX,

@@ -38,6 +38,10 @@ struct publish_req {
 	size_t			 siglen;
 	const unsigned char	*verifier_pub;	/* 32 raw bytes, pinned */
 	int			 bundle_fd;	/* v2 bundle, read from 0 */
+	/* The attempt's envelopes (attest.h), one line each, or none. */
+	char * const		*attest;
+	size_t			 nattest;
+	const char		*summary;	/* the check run's text */
 };
 
 struct publish_result {
@@ -159,6 +163,18 @@ int	pub_req_from_msg(const struct msg_publish *, int, struct publish_req *,
 	    char **, uint8_t *, uint8_t *, char *, size_t);
 int	pub_req_decode(json_t *, int, struct publish_req *, char **,
 	    uint8_t *, uint8_t *, char *, size_t);
+
+/* pubattest.c */
+struct attest_summary;
+/*
+ * The request's envelopes, checked again here: they verify, the
+ * summary is signed by the pinned verifier key, PASSED, for the
+ * request's commit.  sum->count is 0 when the request carries none.
+ */
+int	pub_attest_check(const struct publish_req *, struct attest_summary *,
+	    char *, size_t);
+/* pulls/<attempt>.intoto.jsonl, written atomically (forge local). */
+int	pub_attest_local(const struct publish_req *, char *, size_t);
 
 /* github.c */
 /*

@@ -74,6 +74,9 @@ pub_req_from_msg(const struct msg_publish *o, int bfd,
 	req->siglen = siglen;
 	req->verifier_pub = pub;
 	req->bundle_fd = bfd;
+	req->attest = o->attest;
+	req->nattest = o->nattest;
+	req->summary = o->summary;
 	return (0);
 }
 

@@ -57,8 +57,7 @@ static void	attempt_stall(struct attempt *, const char *, const char *,
 		    json_t *);
 static void	attempt_after_exit(struct attempt *);
 
-static uint32_t	 next_day_seq;
-static char	 next_day[9];
+static struct dayseq	 attempt_ids;
 
 int
 attempt_terminal(const struct attempt *a)
@@ -421,28 +420,55 @@ attempt_init(char *err, size_t errlen)
 	return (0);
 }
 
-/* "a-YYYYMMDD-NNNN", unique: the day's counter starts after any seen. */
-static void
-attempt_newid(char *buf, size_t len)
+/*
+ * Ids "P-YYYYMMDD-NNNN" (attempts, cohorts), unique: on a new day the
+ * counter starts after the highest number highest() finds of that day.
+ */
+void
+dayseq_next(struct dayseq *d, char prefix, unsigned (*highest)(const char *),
+    char *buf, size_t len)
 {
-	struct attempt	*a;
 	char		 day[9];
 	time_t		 t = time(NULL);
 	struct tm	 tm;
-	unsigned	 n;
 
 	gmtime_r(&t, &tm);
 	strftime(day, sizeof(day), "%Y%m%d", &tm);
-	if (strcmp(day, next_day) != 0) {
-		strlcpy(next_day, day, sizeof(next_day));
-		next_day_seq = 1;
-		TAILQ_FOREACH(a, &env->attempts, entry)
-			if (strncmp(a->id + 2, day, 8) == 0 &&
-			    sscanf(a->id + 11, "%u", &n) == 1 &&
-			    n >= next_day_seq)
-				next_day_seq = n + 1;
+	if (strcmp(day, d->day) != 0) {
+		strlcpy(d->day, day, sizeof(d->day));
+		d->next = highest(day) + 1;
 	}
-	snprintf(buf, len, "a-%s-%04u", day, next_day_seq++);
+	snprintf(buf, len, "%c-%s-%04u", prefix, day, d->next++);
+}
+
+/* The number of id "P-DAY-NNNN" if it is of day, else 0. */
+unsigned
+dayseq_number(const char *id, const char *day)
+{
+	unsigned	 n;
+
+	if (strlen(id) < 12 || strncmp(id + 2, day, 8) != 0 ||
+	    sscanf(id + 11, "%u", &n) != 1)
+		return (0);
+	return (n);
+}
+
+static unsigned
+attempt_highest(const char *day)
+{
+	struct attempt	*a;
+	unsigned	 n, max = 0;
+
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if ((n = dayseq_number(a->id, day)) > max)
+			max = n;
+	return (max);
+}
+
+static void
+attempt_newid(char *buf, size_t len)
+{
+	dayseq_next(&attempt_ids, 'a', attempt_highest, buf, len);
 }
 
 /*
@@ -609,6 +635,27 @@ submit_cohort_size(const char *name, const struct manifest *m, int n,
 	return (n);
 }
 
+/*
+ * A cohort's variants may each grant another model: each member's
+ * manifest, as it will run, is admitted as a lone manifest would be.
+ */
+static int
+submit_admit_variants(const char *name, const struct conf_repo *repo,
+    const struct pending *p, char *err, size_t errlen)
+{
+	struct manifest	*mm;
+	int		 i, ret = 0;
+
+	for (i = 0; ret == 0 && i < p->m->cohort_nvariants; i++) {
+		if (manifest_parse_member(name, p->raw, p->len, i, &mm, err,
+		    errlen) == -1)
+			return (-1);
+		ret = gateway_admit(name, repo, mm, err, errlen);
+		manifest_free(mm);
+	}
+	return (ret);
+}
+
 static void
 submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
 {
@@ -686,7 +733,8 @@ submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
 		pending_drop(p);
 		return;
 	}
-	if (gateway_admit(name, repo, m, err, sizeof(err)) == -1) {
+	if (gateway_admit(name, repo, m, err, sizeof(err)) == -1 ||
+	    submit_admit_variants(name, repo, p, err, sizeof(err)) == -1) {
 		control_fail(c, "%s", err);
 		pending_drop(p);
 		return;
@@ -1695,6 +1743,14 @@ attempt_verify(struct attempt *a)
 	strlcpy(m.prev, a->prev, sizeof(m.prev));
 	m.epoch = a->epoch;
 	m.wall_ms = a->m->limits.wall_ms;
+	if (attest_provenance(a, m.provenance, m.isolation, why,
+	    sizeof(why)) == -1) {
+		close(bfd);
+		if (lfd != -1)
+			close(lfd);
+		attempt_fail(a, "failed", "%s", why);
+		return;
+	}
 	/* What the verifier checks again, from the image itself. */
 	if (a->image[0] != '\0') {
 		strlcpy(m.image, a->image, sizeof(m.image));
@@ -1804,6 +1860,7 @@ attempt_publish(struct attempt *a)
 		strlcpy(g->key, repo->github.key, sizeof(g->key));
 		strlcpy(g->ca, repo->github.ca, sizeof(g->ca));
 	}
+	attest_publish_fill(a, &m, now_ms());
 	if (proc_compose_msg(PROC_PUBLISHER, IMSG_PUBLISH, MSG_PUBLISH, bfd,
 	    &m, err, sizeof(err)) == 0) {
 		a->publish_sent = 1;
@@ -1814,6 +1871,7 @@ attempt_publish(struct attempt *a)
 		    a->id);
 	else
 		attempt_fail(a, "failed", "cannot send %s", err);
+	attest_publish_free(&m);
 }
 
 /*
@@ -2291,12 +2349,29 @@ attempt_verdict_next(struct attempt *a)
 		attempt_publish(a);
 }
 
+/* The verdict's decision, once verdict_consistent() accepted it. */
 static int
-verifier_verdict(struct child *c, struct attempt *a, const char *line,
-    char *why, size_t whylen)
+verdict_accepted(const char *line)
 {
-	char	 kind[RECEIPT_KIND_MAX + 1], err[512];
-	int	 idx = child_index(c);
+	json_t		*r;
+	json_error_t	 jerr;
+	int		 acc;
+
+	if ((r = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL)
+		return (0);
+	acc = json_is_true(json_object_get(json_object_get(r, "facts"),
+	    "accepted"));
+	json_decref(r);
+	return (acc);
+}
+
+static int
+verifier_verdict(struct child *c, struct attempt *a,
+    const struct msg_verdict *v, char *why, size_t whylen)
+{
+	const char	*line = v->receipt;
+	char		 kind[RECEIPT_KIND_MAX + 1], err[512];
+	int		 idx = child_index(c);
 
 	if (receipt_check(line, a->id, a->nreceipts, a->prev,
 	    RECEIPT_SIGNER_VERIFIER, env->verifier_pub, kind, err,
@@ -2313,7 +2388,9 @@ verifier_verdict(struct child *c, struct attempt *a, const char *line,
 		goto refused;
 	}
 	if (verdict_consistent(line, err, sizeof(err)) == -1 ||
-	    verdict_environment(a, line, err, sizeof(err)) == -1)
+	    verdict_environment(a, line, err, sizeof(err)) == -1 ||
+	    attest_verdict(a, v->vsa, v->test_result, verdict_accepted(line),
+	    err, sizeof(err)) == -1)
 		goto refused;
 	env->busy[idx] = NULL;
 	a->verifier = NULL;
@@ -2369,8 +2446,7 @@ verifier_msg(struct child *c, enum msg_kind k, union child_msg *m,
 			    err);
 		return (0);
 	case MSG_VERDICT:
-		return (verifier_verdict(c, a, m->verdict.receipt, why,
-		    whylen));
+		return (verifier_verdict(c, a, &m->verdict, why, whylen));
 	case MSG_ERROR:
 		env->busy[idx] = NULL;
 		a->verifier = NULL;

@@ -26,8 +26,7 @@
 #include "journal.h"
 #include "log.h"
 
-static uint32_t	 cohort_day_seq;
-static char	 cohort_day[9];
+static struct dayseq	 cohort_ids;
 
 struct cohort *
 cohort_find(const char *id)
@@ -35,28 +34,23 @@ cohort_find(const char *id)
 	return (lifecycle_cohort_find(&env->cohorts, id));
 }
 
-/* "c-YYYYMMDD-NNNN", unique: the day's counter starts after any seen. */
+static unsigned
+cohort_highest(const char *day)
+{
+	struct cohort	*co;
+	unsigned	 n, max = 0;
+
+	TAILQ_FOREACH(co, &env->cohorts, entry)
+		if ((n = dayseq_number(co->id, day)) > max)
+			max = n;
+	return (max);
+}
+
+/* "c-YYYYMMDD-NNNN" (dayseq_next). */
 void
 cohort_newid(char *buf, size_t len)
 {
-	struct cohort	*co;
-	char		 day[9];
-	time_t		 t = time(NULL);
-	struct tm	 tm;
-	unsigned	 n;
-
-	gmtime_r(&t, &tm);
-	strftime(day, sizeof(day), "%Y%m%d", &tm);
-	if (strcmp(day, cohort_day) != 0) {
-		strlcpy(cohort_day, day, sizeof(cohort_day));
-		cohort_day_seq = 1;
-		TAILQ_FOREACH(co, &env->cohorts, entry)
-			if (strncmp(co->id + 2, day, 8) == 0 &&
-			    sscanf(co->id + 11, "%u", &n) == 1 &&
-			    n >= cohort_day_seq)
-				cohort_day_seq = n + 1;
-	}
-	snprintf(buf, len, "c-%s-%04u", day, cohort_day_seq++);
+	dayseq_next(&cohort_ids, 'c', cohort_highest, buf, len);
 }
 
 /*
@@ -297,6 +291,9 @@ member_json(struct attempt *a)
 	    json_array());
 	json_object_set(o, "usage", json_object_get(full, "usage"));
 	json_object_set(o, "stages", json_object_get(full, "stages"));
+	/* The model gateway's metering, for a member that has a grant. */
+	if (json_object_get(full, "model") != NULL)
+		json_object_set(o, "spend", json_object_get(full, "model"));
 	if (a->reason != NULL)
 		json_object_set_new(o, "reason", json_string(a->reason));
 	if (a->pull > 0)

@@ -177,6 +177,7 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_COHORT,	1, 0, ctl_cohort },
 	{ IMSG_CTL_SELECT,	0, 0, ctl_select },
 	{ IMSG_CTL_DIFF,	1, 1, cohort_diff_request },
+	{ IMSG_CTL_ATTEST,	1, 0, attest_ctl },
 };
 
 static int

@@ -426,6 +426,15 @@ void	 attempt_cancel_why(struct attempt *, uid_t, const char *);
 
 /* cohort.c */
 void	 cohort_newid(char *, size_t);
+
+/* attempt.c: the day's ids of attempts and cohorts. */
+struct dayseq {
+	char		 day[9];
+	unsigned	 next;
+};
+void	 dayseq_next(struct dayseq *, char, unsigned (*)(const char *),
+	    char *, size_t);
+unsigned dayseq_number(const char *, const char *);
 int	 cohort_journal(struct cohort *, char *, size_t);
 void	 cohort_member_verified(struct attempt *);
 void	 cohort_recover(void);
@@ -460,6 +469,19 @@ void	 gateway_configure(void);
 void	 gateway_ready(struct child *);
 int	 dispatch_gateway(struct child *, struct imsg *, char *, size_t);
 int	 gateway_nofile(void);
+
+/* attest.c */
+void	 attest_isolation(const struct attempt *, char [MSG_DIGEST]);
+int	 attest_provenance(const struct attempt *, char [MSG_DIGEST],
+	    char [MSG_DIGEST], char *, size_t);
+int	 attest_verdict(const struct attempt *, const char *, const char *,
+	    int, char *, size_t);
+char	*attest_export(const char *, size_t *);
+char	*attest_check_summary(const struct attempt *, uint64_t);
+void	 attest_publish_fill(const struct attempt *, struct msg_publish *,
+	    uint64_t);
+void	 attest_publish_free(struct msg_publish *);
+void	 attest_ctl(struct ctl_conn *, struct imsg *);
 
 /* keys.c */
 int	 keys_create(struct factoryd_conf *);

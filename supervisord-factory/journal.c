@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "crypto.h"
@@ -451,6 +452,31 @@ pwrite_all(int fd, const uint8_t *buf, size_t len, off_t off)
 	return (0);
 }
 
+/* Who hears how long each append's fdatasync took (metrics), or NULL. */
+static void	(*fsync_observer)(uint64_t);
+
+void
+journal_fsync_observer(void (*fn)(uint64_t))
+{
+	fsync_observer = fn;
+}
+
+/* fdatasync(2), timed for the observer. */
+static int
+journal_sync(int fd)
+{
+	struct timespec	 a, b;
+	int		 rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	rc = fdatasync(fd);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	if (fsync_observer != NULL && rc == 0)
+		fsync_observer((uint64_t)(b.tv_sec - a.tv_sec) * 1000000 +
+		    (b.tv_nsec - a.tv_nsec) / 1000);
+	return (rc);
+}
+
 /* Undo a failed append; the caller's errno survives. */
 static void
 rollback(struct journal *j)
@@ -532,7 +558,7 @@ journal_append_many(struct journal *j, const struct iovec *iov, size_t n,
 		return (-1);
 	}
 	if (pwrite_all(j->fd, buf, total, j->end) == -1 ||
-	    fdatasync(j->fd) == -1) {
+	    journal_sync(j->fd) == -1) {
 		saved = errno;
 		free(buf);
 		errno = saved;

@@ -81,5 +81,7 @@ void	 journal_head_hash(const struct journal *, char [65]);
 /* The size of the valid journal in bytes. */
 off_t	 journal_size(const struct journal *);
 void	 journal_close(struct journal *);
+/* fn hears each append's fdatasync time in microseconds; NULL: none. */
+void	 journal_fsync_observer(void (*)(uint64_t));
 
 #endif /* FACTORYD_JOURNAL_H */

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "factoryd.h"
+#include "journal.h"
 #include "log.h"
 
 /* Seconds; +Inf is implicit. */
@@ -183,13 +184,16 @@ metrics_overview(void)
 			u.mem_peak = a->usage.mem_peak;
 		}
 		json_array_append_new(running, json_pack(
-		    "{s:s, s:s, s:s, s:s, s:I, s:f, s:I}", "id", a->id,
-		    "state", attempt_state_name(a->state),
+		    "{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:I, s:f}", "id",
+		    a->id, "state", attempt_state_name(a->state),
 		    "stage", current_stage(a), "repository", a->repo,
 		    "elapsed_ms", (json_int_t)(a->t[ST_QUEUE] != 0 &&
 		    now > a->t[ST_QUEUE] ? now - a->t[ST_QUEUE] : 0),
 		    "cpu_seconds", u.cpu_ms / 1000.0,
-		    "memory", (json_int_t)u.mem_peak));
+		    "memory", (json_int_t)u.mem_peak,
+		    "tokens", (json_int_t)(a->spend.tokens_in +
+		    a->spend.tokens_out),
+		    "usd", a->spend.cost_uusd / 1e6));
 	}
 	bystate = json_object();
 	for (i = 0; i < AS_MAX; i++)
@@ -278,14 +282,22 @@ metrics_text(void)
 	struct mbuf	 b = { NULL, 0, 0 };
 	struct attempt	*a;
 	struct child	*c;
+	struct attempt_spend sp;
 	size_t		 i, count[AS_MAX];
 
 	b.cap = 8192;
 	if ((b.p = malloc(b.cap)) == NULL)
 		fatal(NULL);
 	memset(count, 0, sizeof(count));
-	TAILQ_FOREACH(a, &env->attempts, entry)
+	memset(&sp, 0, sizeof(sp));
+	TAILQ_FOREACH(a, &env->attempts, entry) {
 		count[a->outcome != AS_MAX ? a->outcome : a->state]++;
+		sp.requests += a->spend.requests;
+		sp.refused += a->spend.refused;
+		sp.tokens_in += a->spend.tokens_in;
+		sp.tokens_out += a->spend.tokens_out;
+		sp.cost_uusd += a->spend.cost_uusd;
+	}
 
 	mprintf(&b, "# TYPE factory_attempts gauge\n"
 	    "# HELP factory_attempts Attempts factoryd knows, by state.\n");
@@ -322,6 +334,26 @@ metrics_text(void)
 	    "reaped.\n"
 	    "factory_orphans %zu\n", reconcile_orphan_count());
 
+	/* Spend of the attempts the daemon knows (their model receipts). */
+	mprintf(&b, "# TYPE factory_model_requests counter\n"
+	    "# HELP factory_model_requests Requests through the gateway, "
+	    "refused ones too.\n"
+	    "factory_model_requests_total %llu\n"
+	    "# TYPE factory_model_refused counter\n"
+	    "# HELP factory_model_refused Requests the gateway refused or "
+	    "cut.\n"
+	    "factory_model_refused_total %llu\n"
+	    "# TYPE factory_model_tokens counter\n"
+	    "# HELP factory_model_tokens Tokens metered from the providers' "
+	    "usage.\n"
+	    "factory_model_tokens_total{direction=\"input\"} %llu\n"
+	    "factory_model_tokens_total{direction=\"output\"} %llu\n"
+	    "# TYPE factory_model_cost_usd counter\n"
+	    "# HELP factory_model_cost_usd Their cost by the price tables.\n"
+	    "factory_model_cost_usd_total %.6f\n",
+	    (unsigned long long)sp.requests, (unsigned long long)sp.refused,
+	    (unsigned long long)sp.tokens_in,
+	    (unsigned long long)sp.tokens_out, sp.cost_uusd / 1e6);
 	mprintf(&b, "# TYPE factory_child_restarts counter\n"
 	    "# HELP factory_child_restarts Restarts of each child process.\n");
 	for (i = 0; i < (size_t)env->nchildren; i++) {
@@ -383,6 +415,7 @@ void
 metrics_init(void)
 {
 	log_sethook(metrics_log_hook);
+	journal_fsync_observer(metrics_fsync);
 	evtimer_set(&file_ev, metrics_write_file, NULL);
 	metrics_reconfigure();
 }

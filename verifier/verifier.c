@@ -15,8 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "attest.h"
 #include "crypto.h"
 #include "esc.h"
 #include "factory.h"
@@ -360,6 +362,88 @@ verdict_facts(int accepted, size_t nlisted)
 	return (facts);
 }
 
+/* The SLSA verification summary of this verification (attest.h). */
+static json_t *
+vsa_predicate(const struct msg_verify *o, int accepted)
+{
+	char	 fp[CRYPTO_FP_SIZE], id[128], uri[128], t[21];
+	json_t	*p;
+
+	if (ed25519_fingerprint(signkey, fp) == -1)
+		fatalx("cannot fingerprint the verifier key");
+	snprintf(id, sizeof(id), "urn:factory:verifier:%s", fp);
+	snprintf(uri, sizeof(uri), "urn:factory:attempt:%s", o->id);
+	attest_time((uint64_t)time(NULL) * 1000, t);
+	p = json_pack("{s:{s:s, s:{s:s}}, s:s, s:s, s:{s:s, s:{s:s}, s:{s:s}},"
+	    " s:[{s:s, s:{s:s}}], s:s, s:[]}",
+	    "verifier", "id", id, "version", "factory-verifier",
+	    FACTORY_VERSION,
+	    "timeVerified", t,
+	    "resourceUri", uri,
+	    "policy", "uri", "urn:factory:manifest", "digest", "sha256",
+	    o->digest + 7, "annotations", "isolationPolicy", o->isolation,
+	    "inputAttestations", "uri", "urn:factory:provenance", "digest",
+	    "sha256", o->provenance + 7,
+	    "verificationResult", accepted ? "PASSED" : "FAILED",
+	    "verifiedLevels");
+	if (p == NULL)
+		fatal(NULL);
+	if (accepted)
+		json_array_append_new(json_object_get(p, "verifiedLevels"),
+		    json_string(ATTEST_LEVEL));
+	return (p);
+}
+
+/* The in-toto test result of the validation run the parent witnessed. */
+static json_t *
+test_predicate(const struct msg_verify *o)
+{
+	int	 passed = json_is_true(json_object_get(cur.validation,
+	    "passed"));
+	json_t	*p;
+
+	p = json_pack("{s:s, s:[{s:s, s:{s:s}, s:O}], s:[], s:[], s:[]}",
+	    "result", passed ? "PASSED" : "FAILED",
+	    "configuration", "uri", "urn:factory:manifest:validate", "digest",
+	    "sha256", o->digest + 7, "annotations", cur.validation,
+	    "passedTests", "warnedTests", "failedTests");
+	if (p == NULL)
+		fatal(NULL);
+	json_array_append_new(json_object_get(p, passed ? "passedTests" :
+	    "failedTests"), json_string("validate"));
+	return (p);
+}
+
+/*
+ * The envelopes the verdict carries, signed with our key: none when
+ * the bundle never gave a commit and a tree to name.
+ */
+static void
+verdict_attest(int accepted, char **vsa, char **tr)
+{
+	struct msg_verify *o = &cur.req;
+	json_t		*st;
+
+	*vsa = *tr = NULL;
+	if (o->provenance[0] == '\0' || cur.res.commit_hex[0] == '\0' ||
+	    cur.res.tree_hex[0] == '\0')
+		return;
+	st = attest_statement(attest_subject(cur.res.commit_hex,
+	    cur.res.tree_hex, cur.bundle_sha256), ATTEST_VSA,
+	    vsa_predicate(o, accepted));
+	if (st == NULL || (*vsa = attest_sign(st, signkey, NULL)) == NULL)
+		fatalx("cannot sign the verification summary");
+	json_decref(st);
+	if (cur.validation == NULL)
+		return;
+	st = attest_statement(attest_subject(cur.res.commit_hex,
+	    cur.res.tree_hex, cur.bundle_sha256), ATTEST_TEST_RESULT,
+	    test_predicate(o));
+	if (st == NULL || (*tr = attest_sign(st, signkey, NULL)) == NULL)
+		fatalx("cannot sign the test result");
+	json_decref(st);
+}
+
 /*
  * The verdict, as a receipt of the attempt's chain signed with our key:
  * the parent gave us the sequence number and the previous hash, and
@@ -372,13 +456,14 @@ verifier_verdict(const char *unused)
 	struct msg_verify *o = &cur.req;
 	struct msg_verdict m;
 	json_t		*facts;
-	char		*line, *s, err[MSG_ERRLEN];
+	char		*line, *s, err[MSG_ERRLEN], *vsa, *tr;
 	size_t		 nlisted = cur.nfindings, len;
 	int		 accepted;
 
 	accepted = cur.nfindings == 0 && cur.validation != NULL &&
 	    json_is_true(json_object_get(cur.validation, "passed"));
 	crashpoint("verifier:before-verdict");
+	verdict_attest(accepted, &vsa, &tr);
 	for (;;) {
 		facts = verdict_facts(accepted, nlisted);
 		if (receipt_make(o->id, o->seq, "verdict", o->epoch, o->prev,
@@ -388,6 +473,8 @@ verifier_verdict(const char *unused)
 		memset(&m, 0, sizeof(m));
 		strlcpy(m.id, o->id, sizeof(m.id));
 		m.receipt = line;
+		m.vsa = vsa;
+		m.test_result = tr;
 		if ((s = msg_encode(MSG_VERDICT, &m, &len, err,
 		    sizeof(err))) == NULL)
 			fatalx("%s", err);
@@ -403,6 +490,8 @@ verifier_verdict(const char *unused)
 		fatal("verdict");
 	free(s);
 	free(line);
+	free(vsa);
+	free(tr);
 	log_info("%s: verdict %s, %zu findings", o->id,
 	    accepted ? "accepted" : "rejected", cur.nfindings);
 	cur.done = 1;

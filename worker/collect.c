@@ -43,7 +43,6 @@ struct walk {
 	uint64_t		 limit;
 	int			 toobig;
 	int			 failed;	/* could not decide */
-	int			 overlay;	/* walking an upper dir */
 	char			*err;
 	size_t			 errlen;
 };
@@ -445,9 +444,8 @@ is_whiteout(const struct stat *st)
 }
 
 /*
- * Does the directory hide everything of the lower below it?  A whole
- * tree (no overlay) is its own lower.  In an upper dir, the overlay
- * (mounted with userxattr) marks it with user.overlay.opaque "y"; an
+ * Does the directory hide everything of the lower below it?  The
+ * overlay (mounted with userxattr) marks it with user.overlay.opaque "y"; an
  * agent setting that name through the merged tree gets it escaped to
  * user.overlay.overlay.opaque, which is not this one.  Unreadable:
  * taken as opaque, the choice that can only drop lower entries
@@ -459,8 +457,6 @@ is_opaque(struct walk *w, int fd)
 	char	 val[8];
 	ssize_t	 n;
 
-	if (!w->overlay)
-		return (1);
 	n = fgetxattr(fd, "user.overlay.opaque", val, sizeof(val));
 	if (n == -1)
 		return (errno != ENODATA && errno != ENOTSUP);
@@ -493,7 +489,7 @@ walk_entry(struct walk *w, int fd, const char *name, char *path, size_t len,
 		gitc_err(w->err, w->errlen, "%s: tree entry", path);
 		return (-1);
 	}
-	if (w->overlay && is_whiteout(&st))
+	if (is_whiteout(&st))
 		return (0);		/* deleted */
 	if (S_ISREG(st.st_mode))
 		return (add_file(w, fd, name, path, &st, bld));
@@ -912,6 +908,10 @@ check_req(const struct collect_req *req, char *err, size_t errlen)
 		    "one line", req->attempt_id);
 		return (-1);
 	}
+	if (req->upper == NULL || req->attempt_dir == NULL) {
+		snprintf(err, errlen, "attempt %s: no upper dir", req->attempt_id);
+		return (-1);
+	}
 	if (strlen(req->baseline_hex) != GITW_HEXSZ ||
 	    strspn(req->baseline_hex, "0123456789abcdef") != GITW_HEXSZ) {
 		snprintf(err, errlen, "baseline \"%s\" is not a 40-hex id",
@@ -954,18 +954,17 @@ collect(const struct collect_req *req, struct collect_result *res, char *err,
 		    req->baseline_hex);
 		goto done;
 	}
-	if (req->upper != NULL) {
-		w.overlay = 1;
-		strlcpy(tree, req->upper, sizeof(tree));
-	} else
-		snprintf(tree, sizeof(tree), "%s/tree", req->attempt_dir);
+	if (strlcpy(tree, req->upper, sizeof(tree)) >= sizeof(tree)) {
+		snprintf(err, errlen, "%s: path too long", req->upper);
+		goto done;
+	}
 	if ((tfd = open(tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1) {
 		snprintf(err, errlen, "%s: %s", tree, strerror(errno));
 		goto done;
 	}
 	path[0] = '\0';
-	if (walk_dir(&w, tfd, path, 0, btree, w.overlay, &toid, &has) == -1)
+	if (walk_dir(&w, tfd, path, 0, btree, 1, &toid, &has) == -1)
 		goto done;
 	check_dotgit(&w, tfd, alt);
 	if (w.failed)

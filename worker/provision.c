@@ -33,8 +33,6 @@
 static int	write_at(int, const char *, const char *, char *, size_t);
 static int	mkdir_at(int, const char *, const char *, char *, size_t);
 static int	make_gitdir(int, const char *, const char *, char *, size_t);
-static int	checkout_baseline(const char *, const git_oid *, char *,
-		    size_t);
 static int	write_index(git_commit *, const char *, char *, size_t);
 static int	copy_index(const char *, int);
 
@@ -216,46 +214,6 @@ make_gitdir(int gitfd, const char *repo_path, const char *baseline,
 	return (0);
 }
 
-/* Checks the baseline out into tree/ and writes the matching index. */
-static int
-checkout_baseline(const char *tree, const git_oid *oid, char *err,
-    size_t errlen)
-{
-	git_checkout_options	 opts;
-	git_repository		*repo = NULL;
-	git_commit		*commit = NULL;
-	char			 hex[GITW_HEXSZ + 1];
-	int			 ret = -1;
-
-	git_oid_tostr(hex, sizeof(hex), oid);
-	if (git_repository_open_ext(&repo, tree,
-	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-		gitc_err(err, errlen, "open %s", tree);
-		return (-1);
-	}
-	if (git_commit_lookup(&commit, repo, oid) < 0) {
-		gitc_err(err, errlen, "%s: baseline %s", tree, hex);
-		goto done;
-	}
-	git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION);
-	opts.checkout_strategy = GIT_CHECKOUT_FORCE;
-	/*
-	 * The files hold the blobs' exact bytes (no eol, ident or filter
-	 * conversion): collect hashes raw files, and a clean checkout
-	 * must compare equal to the baseline.
-	 */
-	opts.disable_filters = 1;
-	if (git_checkout_tree(repo, (git_object *)commit, &opts) < 0) {
-		gitc_err(err, errlen, "checkout %s into %s", hex, tree);
-		goto done;
-	}
-	ret = 0;
- done:
-	git_commit_free(commit);
-	git_repository_free(repo);
-	return (ret);
-}
-
 /*
  * The baseline, a 40-hex id, as a commit of the repository itself: the
  * repository and the commit, or -1 and err with nothing left open.
@@ -285,55 +243,6 @@ baseline_open(const char *repo_path, const char *baseline, git_oid *oid,
 		return (-1);
 	}
 	return (0);
-}
-
-int
-provision(const char *repo_path, const char *baseline, const char *attempt_dir,
-    char *err, size_t errlen)
-{
-	git_repository	*repo = NULL;
-	git_commit	*commit = NULL;
-	git_oid		 oid;
-	char		 tree[PATH_MAX];
-	int		 afd = -1, tfd = -1, gfd = -1, ret = -1;
-
-	if (baseline_open(repo_path, baseline, &oid, &repo, &commit, err,
-	    errlen) == -1)
-		return (-1);
-	if ((size_t)snprintf(tree, sizeof(tree), "%s/tree", attempt_dir) >=
-	    sizeof(tree)) {
-		snprintf(err, errlen, "%s: path too long", attempt_dir);
-		goto done;
-	}
-	if ((afd = open(attempt_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
-	    -1) {
-		snprintf(err, errlen, "%s: %s", attempt_dir, strerror(errno));
-		goto done;
-	}
-	if (mkdirat(afd, "tree", 0755) == -1 ||
-	    (tfd = openat(afd, "tree", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1 ||
-	    mkdirat(tfd, ".git", 0755) == -1 ||
-	    (gfd = openat(tfd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "%s/.git: %s", tree, strerror(errno));
-		goto done;
-	}
-	if (make_gitdir(gfd, repo_path, baseline, err, errlen) == -1)
-		goto done;
-	if (checkout_baseline(tree, &oid, err, errlen) == -1)
-		goto done;
-	ret = 0;
- done:
-	if (gfd != -1)
-		close(gfd);
-	if (tfd != -1)
-		close(tfd);
-	if (afd != -1)
-		close(afd);
-	git_commit_free(commit);
-	git_repository_free(repo);
-	return (ret);
 }
 
 /*
@@ -642,9 +551,8 @@ copy_index(const char *from, int gitfd)
 
 /*
  * The per-attempt layer of an overlay tree: attempt_dir/upper/.git
- * (as provision makes it, with no index: git builds one when the
- * agent first asks) and attempt_dir/tree, the empty directory the
- * overlay is mounted on.  The pristine checkout is the lower layer.
+ * (worker.h says what it holds) and attempt_dir/tree, the empty
+ * directory the overlay is mounted on.  The pristine checkout is the lower layer.
  */
 int
 provision_upper(const char *repo_path, const char *baseline,

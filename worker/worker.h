@@ -27,7 +27,7 @@
 struct collect_req {
 	const char	 *repo_path;
 	const char	 *baseline_hex;		/* 40 hex */
-	const char	 *attempt_dir;		/* holds tree/, collect.git */
+	const char	 *attempt_dir;		/* holds collect.git */
 	char * const	 *scope;		/* NULL-terminated globs */
 	const char	 *title;		/* one line */
 	const char	 *attempt_id;
@@ -35,9 +35,9 @@ struct collect_req {
 	uint64_t	  tree_limit;		/* bytes, 0: no limit */
 	const char	 *bundle_path;
 	/*
-	 * The upper dir of the overlay the agent's tree was, or NULL to
-	 * walk attempt_dir/tree whole.  Over an upper dir, tree_limit
-	 * bounds the bytes of the files the agent added or changed.
+	 * The upper dir of the overlay the agent's tree was: collect walks
+	 * it alone, whiteouts as deletions.  tree_limit bounds the bytes
+	 * of the files the agent added or changed.
 	 */
 	const char	 *upper;
 };
@@ -70,16 +70,6 @@ int	gitw_init(char *, size_t);
 int	resolve(const char *, const char *, char [GITW_HEXSZ + 1], char *,
 	    size_t);
 /*
- * provision(repo, baseline_hex, attempt_dir): attempt_dir/tree, a
- * checkout of the baseline with a private .git made here: HEAD
- * detached at the baseline, GITW_TREE_CONFIG, alternates to the
- * repository's objects, no hooks, an index matching the checkout.
- * attempt_dir must exist; attempt_dir/tree must not.  A failure may
- * leave a partial tree: the attempt dir is removed by its owner.  The
- * files belong to the worker's uid; ~50-150 ms for 2000 files here.
- */
-int	provision(const char *, const char *, const char *, char *, size_t);
-/*
  * pristine_checkout(repo, baseline_hex, dest): the baseline's files,
  * exact bytes, into the empty directory dest; and dest/.git, a file:
  * an index of them.
@@ -88,8 +78,10 @@ int	pristine_checkout(const char *, const char *, const char *, char *,
 	    size_t);
 /*
  * provision_upper(repo, baseline_hex, attempt_dir, index): attempt_dir/
- * upper holding only the tree's .git (as provision's, its index a copy
- * of the file index if it can be read, else made from the baseline)
+ * upper holding only the tree's .git (HEAD detached at the baseline,
+ * GITW_TREE_CONFIG, alternates to the repository's objects, no hooks;
+ * its index a copy of the file index if it can be read, else made
+ * from the baseline)
  * and attempt_dir/tree, empty: the overlay's upper layer and mount
  * point.
  */

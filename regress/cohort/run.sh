@@ -102,6 +102,7 @@ check "status shows the cohort" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j status | jq -e '.cohorts[] | select(.id == \"$C\")'"
 COLUMNS=100 ctl cohort "$C" >"$T/table" 2>&1
 check "cohort: members side by side" sh -c "grep -q '^member .*$M0.*$M1' '$T/table' && grep -q '^validation .*passed.*failed' '$T/table'"
+check "cohort: no spend without a model grant" grep -q '^spend  *-  *-  *-' "$T/table"
 check "cohort: nothing raw for the terminal" sh -c "! grep -q \"\$(printf '\\033')\" '$T/table'"
 COLUMNS=40 ctl cohort "$C" >"$T/narrow" 2>&1
 check "cohort: a narrow terminal gets one member a band" \
@@ -151,7 +152,7 @@ check "select $M0: accepted" grep -q "$M0: selected" "$T/out"
 refused "a second select" "$M0 is already selected" ctl select "$M2"
 wait_cohort_terminated "$C" 60 || fail "cohort $C not torn down"
 check "the selected member published" [ "$(field $M0 state)" = published ]
-check "one pull record for the cohort" [ "$(ls "$T/pulls" | grep -c json)" = 1 ]
+check "one pull record for the cohort" [ "$(ls "$T/pulls" | grep -c '\.json$')" = 1 ]
 check "the pull record is the selected member's" [ "$(pulls_of $M0)" = 1 ]
 check "one branch in the remote" [ "$(remote_branches)" = 1 ]
 check "the branch is the selected member's" [ "$(branch_of $M0)" = 1 ]
@@ -189,6 +190,10 @@ write_manifest "$T/bad-key.yaml" true true 'cohort: {size: 2, variants: [{env: {
 refused "a variant changes the agent" "unknown key" ctl submit "$T/bad-key.yaml"
 write_manifest "$T/bad-env.yaml" true true 'cohort: {size: 2, variants: [{env: {A: "1"}}, {env: {PATH: "/x"}}]}'
 refused "a variant sets PATH" "refused: factory sets PATH" ctl submit "$T/bad-env.yaml"
+# A variant's model grant is admitted as the manifest's own would be:
+# a provider the repository does not have refuses the cohort.
+write_manifest "$T/bad-model.yaml" true true 'cohort: {size: 2, variants: [{env: {A: "1"}}, {model: {provider: nope, models: [m1]}}]}'
+refused "a variant's model grant outside the policy" "model.provider: nope is not a provider of this factoryd" ctl submit "$T/bad-model.yaml"
 write_manifest "$T/bad-size.yaml" true true 'cohort: {size: 9}'
 refused "cohort: size over max-cohort" "max-cohort" ctl submit "$T/bad-size.yaml"
 write_manifest "$T/bad-one.yaml" true true 'cohort: {size: 1}'
@@ -214,7 +219,7 @@ stop_factoryd
 start_factoryd "$T/factoryd.conf" "$T/log"
 check "after a restart: the cohort and its selection" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $C | jq -e '.selected == \"$M0\" and (.members | length) == 3'"
-check "after a restart: still one pull record" [ "$(ls "$T/pulls" | grep -c json)" = 1 ]
+check "after a restart: still one pull record" [ "$(ls "$T/pulls" | grep -c '\.json$')" = 1 ]
 stop_factoryd
 
 # --- crash points between select and publication ------------------------
@@ -229,7 +234,7 @@ write_manifest "$T/c2.yaml" "$AGENT" "$VALIDATE" 'cohort:
     - env: {MODE: right}'
 for point in parent:cohort-selected parent:cohort-torn-down \
     parent:cohort-publish-sent parent:cohort-published; do
-	npulls=$(ls "$T/pulls" | grep -c json)
+	npulls=$(ls "$T/pulls" | grep -c '\.json$')
 	nbranches=$(remote_branches)
 	FACTORY_CRASH=$point "$O/factoryd" -dk -f "$T/factoryd.conf" 2>>"$T/log" &
 	FACTORYD_PID=$!
@@ -254,7 +259,7 @@ for point in parent:cohort-selected parent:cohort-torn-down \
 	check "$point: the selected member published ($(field $A state): $(field $A reason))" \
 	    [ "$(field $A state)" = published ]
 	check "$point: the other cancelled ($(field $B state))" [ "$(field $B state)" = cancelled ]
-	check "$point: one pull record more" [ "$(ls "$T/pulls" | grep -c json)" = $((npulls + 1)) ]
+	check "$point: one pull record more" [ "$(ls "$T/pulls" | grep -c '\.json$')" = $((npulls + 1)) ]
 	check "$point: the selected member's pull record, once" [ "$(pulls_of $A)" = 1 ]
 	check "$point: none for the other" [ "$(pulls_of $B)" = 0 ]
 	check "$point: one branch more" [ "$(remote_branches)" = $((nbranches + 1)) ]
@@ -272,7 +277,7 @@ FACTORYD_PID=$!
 i=0
 while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 wait_children "$SOCK"
-npulls=$(ls "$T/pulls" | grep -c json)
+npulls=$(ls "$T/pulls" | grep -c '\.json$')
 K=$(ctl -j submit "$T/c2.yaml" | jq -r .cohort)
 i=0
 while kill -0 "$FACTORYD_PID" 2>/dev/null && [ $i -lt 600 ]; do
@@ -284,10 +289,10 @@ check "after-verdict, a member: factoryd died there (exit $st)" [ "$st" = 86 ]
 FACTORYD_PID=""
 sleep 0.5
 start_factoryd "$T/factoryd.conf" "$T/log"
-wait_settled "$K" 90
+wait_settled "$K" 180
 check "after-verdict, a member: both selectable after the restart" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K | jq -e '[.members[] | select(.state == \"selectable\")] | length == 2'"
-check "after-verdict, a member: nothing published" [ "$(ls "$T/pulls" | grep -c json)" = "$npulls" ]
+check "after-verdict, a member: nothing published" [ "$(ls "$T/pulls" | grep -c '\.json$')" = "$npulls" ]
 ctl cancel "$K" >/dev/null 2>&1
 wait_cohort_terminated "$K" 60
 stop_factoryd

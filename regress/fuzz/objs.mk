@@ -10,3 +10,4 @@ fuzz_objs_http = $(OBJ)/publisher/http.o $(OBJ)/publisher/net.o \
 fuzz_objs_github = $(OBJ)/publisher/local.o $(OBJ)/publisher/http.o \
 	$(OBJ)/publisher/net.o
 fuzz_ldflags_github = -Wl,--wrap=http_request -Wl,--wrap=http_deadline
+fuzz_objs_gwreq = $(OBJ)/gateway/proto.o

@@ -220,6 +220,41 @@ fi
 check "daemon-app-key-hidden-from-agent" sh -c \
     "'$O/factoryctl' -s '$SOCK' logs '$ID1' | grep -qx 'app key: hidden'"
 
+# The evidence travels with the pull request: exactly one check run
+# on the pushed commit, success, its text the envelopes, which verify
+# offline against the daemon's pinned keys; the token asked for
+# checks: write and nothing wider; the body says what was verified.
+nchecks() { fstate | jq "[.check_runs[] | select(.external_id == \"$1\")] |
+    length"; }
+check_of() { fstate | jq -c ".check_runs[] | select(.external_id == \"$1\")"; }
+RFP=$(grep -o 'receipt key SHA256:[^ ]*' "$LOG" | head -1 | cut -d' ' -f3)
+VFP=$(grep -o 'verifier key SHA256:[^ ]*' "$LOG" | head -1 | cut -d' ' -f3)
+CR=$(check_of "$ID1")
+printf '%s' "$CR" | jq -r .output.text | grep '^{' >"$T/cr.jsonl"
+if [ "$(nchecks "$ID1")" != 1 ]; then
+	notok "daemon-check-run: $(nchecks "$ID1") check runs"
+elif ! printf '%s' "$CR" | jq -e ".name == \"factory\" and
+    .head_sha == \"$(field "$ID1" commit)\" and .status == \"completed\" and
+    .conclusion == \"success\" and (.output.summary |
+    test(\"receipts: [0-9]+\")) and (.output.summary |
+    test(\"isolation rows enforced: identity\"))" >/dev/null; then
+	notok "daemon-check-run: $CR"
+elif ! "$O/factoryctl" verify -a -K "$RFP,$VFP" "$T/cr.jsonl" >/dev/null; then
+	notok "daemon-check-run: its envelopes do not verify"
+elif ! "$O/factoryctl" -s "$SOCK" attest "$ID1" | cmp -s - "$T/cr.jsonl"; then
+	notok "daemon-check-run: not the envelopes factoryctl attest gives"
+else
+	ok "daemon-check-run"
+fi
+check "daemon-check-run-grant: checks write, nothing wider" sh -c \
+    "python3 '$HERE/ghctl.py' '$T/srv/ca.pem' 'https://localhost:$CTLPORT/_state' |
+    jq -e '[.tokens[].permissions] | all(. == {\"contents\":\"write\",
+    \"pull_requests\":\"write\",\"checks\":\"write\",\"metadata\":\"read\"})'"
+check "daemon-pull-body-verification" sh -c \
+    "python3 '$HERE/ghctl.py' '$T/srv/ca.pem' 'https://localhost:$CTLPORT/_state' |
+    jq -r '.pulls[] | select(.head.ref == \"factory/$ID1\") | .body' |
+    grep -q 'Verification: PASSED, verifier key $VFP'"
+
 # 2. factoryd killed after the push, while the pull request is being
 # created: restarted, it publishes the attempt again, which ends with
 # exactly one pull request and no second push.  The killed factoryd's
@@ -274,6 +309,7 @@ elif [ "$(ntok)" != $((N + 1)) ] || [ "$(nlive_since $N)" != 0 ]; then
 else
 	ok "daemon-crash-resume"
 fi
+check "daemon-crash-resume-one-check-run" [ "$(nchecks "$IDK")" = 1 ]
 
 # 2b. The publisher alone killed in the same place: factoryd restarts
 # it and sends the publication again, which ends the same way.  The

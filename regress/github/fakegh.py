@@ -12,7 +12,10 @@
 #       against the App's public key with openssl(1), and its claims),
 #       GET /repos/O/R, GET/POST /repos/O/R/pulls (head=OWNER:BRANCH
 #       filter, 422 on a duplicate), DELETE /installation/token (204;
-#       the token is refused from then on).  Test hooks: POST /_control
+#       the token is refused from then on), POST /repos/O/R/check-runs
+#       (the token must hold checks: write; recorded in check_runs),
+#       GET /repos/O/R/commits/SHA/check-runs?check_name=N.
+#       Test hooks: POST /_control
 #       sets failure modes, GET /_state dumps tokens, pulls, requests.
 #  git: git http-backend behind a small CGI host, for any request with
 #       Basic x-access-token:<valid, unrevoked token>; 401 otherwise.
@@ -63,7 +66,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
 STATE = {"tokens": {}, "pulls": [], "requests": [], "modes": {},
-         "hung": []}
+         "hung": [], "check_runs": []}
 ARGS = None
 PORTS = {}
 
@@ -133,10 +136,10 @@ def branch_sha(branch):
     return p.stdout.strip() if p.returncode == 0 else None
 
 
-def make_pull(title, head, base):
+def make_pull(title, head, base, body=""):
     """Caller holds LOCK."""
     n = len(STATE["pulls"]) + 1
-    pr = {"number": n, "state": "open", "title": title,
+    pr = {"number": n, "state": "open", "title": title, "body": body,
           "html_url": "https://github.test/%s/%s/pull/%d" %
           (ARGS.owner, ARGS.repo, n),
           "head": {"ref": head, "label": ARGS.owner + ":" + head,
@@ -432,6 +435,12 @@ class API(Handler):
             return self.pulls_list(q)
         if path == repo + "/pulls" and method == "POST":
             return self.pulls_create(json.loads(body))
+        if path == repo + "/check-runs" and method == "POST":
+            return self.check_create(json.loads(body))
+        pre = repo + "/commits/"
+        if path.startswith(pre) and path.endswith("/check-runs") and \
+                method == "GET":
+            return self.check_list(path[len(pre):-len("/check-runs")], q)
         self.reply(404, {"message": "Not Found"})
         return 404
 
@@ -448,11 +457,12 @@ class API(Handler):
             return 401
         req = json.loads(body)
         want = {"contents": "write", "pull_requests": "write"}
+        checks = dict(want, checks="write")
         if req.get("repository_ids") != [ARGS.repo_id] or \
-                req.get("permissions") != want:
+                req.get("permissions") not in (want, checks):
             self.reply(422, {"message": "asked for the wrong grant"})
             return 422
-        perms = dict(want, metadata="read")
+        perms = dict(req["permissions"], metadata="read")
         with LOCK:
             if STATE["modes"].get("wider"):
                 perms["administration"] = "write"
@@ -509,7 +519,8 @@ class API(Handler):
                                                  " for %s:%s." %
                                                  (ARGS.owner, head)}]})
                     return 422
-                pr = make_pull(req.get("title", ""), head, base)
+                pr = make_pull(req.get("title", ""), head, base,
+                               req.get("body", ""))
         if modes.get("hang_pulls"):
             with LOCK:
                 STATE["hung"].append(head)
@@ -518,6 +529,43 @@ class API(Handler):
             return 500
         self.reply(201, pr)
         return 201
+
+    def check_create(self, req):
+        t = token_of(self.headers)
+        with LOCK:
+            perms = STATE["tokens"][t]["permissions"]
+        if perms.get("checks") != "write":
+            self.reply(403, {"message": "Resource not accessible by "
+                             "integration"})
+            return 403
+        out = req.get("output", {})
+        sha = req.get("head_sha", "")
+        if not isinstance(req.get("name"), str) or len(sha) != 40 or \
+                req.get("status") != "completed" or \
+                req.get("conclusion") not in ("success", "failure",
+                                              "neutral") or \
+                not isinstance(out.get("title"), str) or \
+                not isinstance(out.get("summary"), str) or \
+                len(out["summary"]) > 65535 or \
+                len(out.get("text", "")) > 65535:
+            self.reply(422, {"message": "Validation Failed"})
+            return 422
+        with LOCK:
+            run = dict(req, id=len(STATE["check_runs"]) + 1,
+                       html_url="https://github.example/%s/%s/runs/%d" %
+                       (ARGS.owner, ARGS.repo,
+                        len(STATE["check_runs"]) + 1))
+            STATE["check_runs"].append(run)
+        self.reply(201, run)
+        return 201
+
+    def check_list(self, sha, q):
+        name = q.get("check_name", [None])[0]
+        with LOCK:
+            out = [r for r in STATE["check_runs"] if r["head_sha"] == sha
+                   and (name is None or r["name"] == name)]
+        self.reply(200, {"total_count": len(out), "check_runs": out})
+        return 200
 
 
 class Git(Handler):

@@ -2,8 +2,8 @@
 # against loopback servers (fakegh.py).
 GH_OBJS = $(OBJ)/publisher/github.o $(OBJ)/publisher/http.o \
 	$(OBJ)/publisher/local.o $(OBJ)/publisher/net.o \
-	$(OBJ)/publisher/request.o
+	$(OBJ)/publisher/request.o $(OBJ)/publisher/pubattest.o
 prog_objs_prog_ghpub = $(GH_OBJS)
 # The strict parser of the forge's answers (http_parse), alone.
 unit_objs_test_http = $(OBJ)/publisher/http.o $(OBJ)/publisher/net.o \
-	$(OBJ)/publisher/local.o
+	$(OBJ)/publisher/local.o $(OBJ)/publisher/pubattest.o

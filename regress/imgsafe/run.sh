@@ -18,10 +18,10 @@ command -v python3 >/dev/null || fail "imgsafe: needs python3"
 
 D=$(cd "$(dirname "$0")" && pwd)
 T=$(regress_tmpdir)
-UIDBASE=66600
-OWNER=66690		# the untrusted user who owns an imported directory
+UIDBASE=66700
+OWNER=66790		# the untrusted user who owns an imported directory
 SOCK=$T/factoryd.sock
-write_attempt_conf "$T" $UIDBASE 66610-66619
+write_attempt_conf "$T" $UIDBASE 66710-66719
 cat >>"$T/factoryd.conf" <<CONF
 images:
   max-files: 200

@@ -96,9 +96,10 @@ check "metrics: buckets never decrease" sh -c "
 	    END { exit bad }' '$T/metrics'"
 check "metrics: spawn, fsync, teardown failures, orphans, restarts" sh -c "
 	grep -q '^factory_spawn_seconds_count 16' '$T/metrics' &&
-	grep -q '^# TYPE factory_journal_fsync_seconds histogram' '$T/metrics' &&
+	grep -q '^factory_journal_fsync_seconds_count [1-9]' '$T/metrics' &&
 	grep -q '^factory_teardown_failures_total 0' '$T/metrics' &&
 	grep -q '^factory_orphans 0' '$T/metrics' &&
+	grep -q '^factory_model_tokens_total{direction=\"input\"} 0' '$T/metrics' &&
 	grep -q '^factory_child_restarts_total{process=\"worker\",slot=\"0\"} [0-9]' '$T/metrics'"
 check "metrics: every sample's family has a TYPE line" sh -c "
 	awk '/^# TYPE/ { t[\$3] = \$4; next } /^#/ { next }

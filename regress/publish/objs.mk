@@ -1,2 +1,2 @@
 # The publisher's local forge, linked into its unit test.
-unit_objs_test_publish = $(OBJ)/publisher/local.o
+unit_objs_test_publish = $(OBJ)/publisher/local.o $(OBJ)/publisher/pubattest.o

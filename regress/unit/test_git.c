@@ -141,9 +141,9 @@ setup(void)
 	    e);
 	objects_sum(objsum, sizeof(objsum));
 	ck_assert_int_eq(mkdir(adir, 0700), 0);
-	ck_assert_msg(provision(repo, base, adir, e, sizeof(e)) == 0, "%s",
-	    e);
 }
+
+static void	make_overlay(void);
 
 static void
 teardown(void)
@@ -321,7 +321,8 @@ START_TEST(test_provision)
 	objects_sum(sum, sizeof(sum));
 	ck_assert_str_eq(sum, objsum);
 	/* A second provision into the same attempt is refused. */
-	ck_assert_int_eq(provision(repo, base, adir, err, sizeof(err)), -1);
+	ck_assert_int_eq(provision_upper(repo, base, adir, NULL, err,
+	    sizeof(err)), -1);
 }
 END_TEST
 
@@ -490,8 +491,9 @@ END_TEST
 
 START_TEST(test_collect_limit)
 {
+	/* Over the upper dir: the bytes the agent added or changed. */
 	put("src/big.c", "0123456789012345678901234567890123456789\n");
-	expect_rejects(48, "src/big.c: tree exceeds the size limit of 48 "
+	expect_rejects(40, "src/big.c: tree exceeds the size limit of 40 "
 	    "bytes", NULL);
 }
 END_TEST
@@ -524,9 +526,7 @@ gitlink_baseline(void)
 	    "git commit -q -m 'two submodules'", repo), 0);
 	ck_assert_msg(resolve(repo, "main", base, e, sizeof(e)) == 0, "%s",
 	    e);
-	ck_assert_int_eq(sh("/bin/rm -rf %s && mkdir %s", adir, adir), 0);
-	ck_assert_msg(provision(repo, base, adir, e, sizeof(e)) == 0, "%s",
-	    e);
+	make_overlay();
 	ck_assert_int_eq(sh("test -d %s/src/sub && test -d %s/vendor/mod",
 	    tree, tree), 0);
 }
@@ -585,8 +585,6 @@ END_TEST
 static void
 setup_overlay(void)
 {
-	char	 e[1024], opts[1024];
-
 	/*
 	 * Each test runs in a process of its own: in a mount namespace of
 	 * its own too, its overlay goes with it, failed or not.
@@ -595,10 +593,25 @@ setup_overlay(void)
 	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL),
 	    0);
 	setup();
-	snprintf(pristine, sizeof(pristine), "%s/pristine", tmp);
+	make_overlay();
+}
+
+/*
+ * adir (made again) as the worker provisions it for factoryd: a
+ * pristine checkout of repo's base beside it, adir/upper and the
+ * overlay of both on adir/tree.
+ */
+static void
+make_overlay(void)
+{
+	char	 e[1024], opts[1024];
+
+	if (overlay)
+		umount2(tree, MNT_DETACH);
+	snprintf(pristine, sizeof(pristine), "%s.pristine", adir);
 	snprintf(upper, sizeof(upper), "%s/upper", adir);
-	ck_assert_int_eq(sh("/bin/rm -rf %s && mkdir %s %s", adir, adir,
-	    pristine), 0);
+	ck_assert_int_eq(sh("/bin/rm -rf %s %s %s.index && mkdir %s %s",
+	    adir, pristine, pristine, adir, pristine), 0);
 	ck_assert_msg(pristine_checkout(repo, base, pristine, e,
 	    sizeof(e)) == 0, "%s", e);
 	/*
@@ -1211,19 +1224,20 @@ START_TEST(test_provision_2000)
 	    "done; done && git add -A && git commit -q -m big", big, big), 0);
 	ck_assert_msg(resolve(big, "main", base, err, sizeof(err)) == 0, "%s",
 	    err);
-	ck_assert_int_eq(mkdir(a2, 0700), 0);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ck_assert_msg(provision(big, base, a2, err, sizeof(err)) == 0, "%s",
-	    err);
-	ms = since(&t0);
-	fprintf(stderr, "provision of 2000 files: %.1f ms\n", ms);
-	ck_assert_int_eq(out(buf, sizeof(buf), "git -C %s/tree status "
-	    "--porcelain | wc -l", a2), 0);
-	ck_assert_str_eq(buf, "0");
+	umount2(tree, MNT_DETACH);
+	overlay = 0;
 	strlcpy(repo, big, sizeof(repo));
 	strlcpy(adir, a2, sizeof(adir));
 	snprintf(tree, sizeof(tree), "%s/tree", adir);
 	snprintf(bundle, sizeof(bundle), "%s/bundle", adir);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	make_overlay();
+	ms = since(&t0);
+	fprintf(stderr, "pristine checkout and overlay of 2000 files: "
+	    "%.1f ms\n", ms);
+	ck_assert_int_eq(out(buf, sizeof(buf), "git -C %s/tree status "
+	    "--porcelain | wc -l", a2), 0);
+	ck_assert_str_eq(buf, "0");
 	put("src/d7/f7.c", "changed\n");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ck_assert_msg(do_collect(&res, 0) == 0, "%s", err);
@@ -1243,8 +1257,8 @@ git_suite(void)
 	TCase	*w = tcase_create("worker"), *v = tcase_create("verifier");
 	TCase	*o = tcase_create("overlay");
 
-	tcase_add_checked_fixture(w, setup, teardown);
-	tcase_add_checked_fixture(v, setup, teardown);
+	tcase_add_checked_fixture(w, setup_overlay, teardown_overlay);
+	tcase_add_checked_fixture(v, setup_overlay, teardown_overlay);
 	tcase_set_timeout(w, 120);
 	tcase_set_timeout(v, 120);
 	tcase_add_test(w, test_resolve);

@@ -64,6 +64,7 @@ static const struct {
 	{ "lease",	  KEEP,		   S(AS_PROVISIONING) | S(AS_RUNNING) },
 	{ "reaped",	  KEEP,		   ENDED | S(AS_TEARDOWN) |
 					   S(AS_TERMINATED) },
+	{ "model",	  KEEP,		   LIVE | ENDED | S(AS_TEARDOWN) },
 	{ "shell",	  KEEP,		   LIVE | ENDED | S(AS_TEARDOWN) },
 };
 #define NEXPECT	(sizeof(expect) / sizeof(expect[0]))

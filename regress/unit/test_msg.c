@@ -21,6 +21,7 @@
 		"0123456789abcdef0123456789abcdef"
 
 static char	*scope[] = { "src/**", "README.md", NULL };
+static char	*attest[] = { "{\"payload\":\"e30=\"}", "{\"sig\":\"AA==\"}", NULL };
 static char	*rejects[] = { "src/\\xff.txt: outside the scope", NULL };
 static struct msg_change changes[] = {
 	{ "A", "src/\\xff.txt" }, { "M", "README.md" }
@@ -112,6 +113,8 @@ fill(enum msg_kind k, void *st)
 		strlcpy(m->prev, HEX64, sizeof(m->prev));
 		m->epoch = 1;
 		m->wall_ms = 20000;
+		strlcpy(m->provenance, "sha256:" HEX64, sizeof(m->provenance));
+		strlcpy(m->isolation, "sha256:" HEX64, sizeof(m->isolation));
 		break;
 	}
 	case MSG_VALIDATE_REQ: {
@@ -134,6 +137,8 @@ fill(enum msg_kind k, void *st)
 		struct msg_verdict *m = st;
 		strlcpy(m->id, "a-1", sizeof(m->id));
 		m->receipt = "{\"attempt\":\"a-1\",\"facts\":{\"x\":\"\\n\"}}";
+		m->vsa = "{\"payload\":\"e30=\"}";
+		m->test_result = "{\"payload\":\"e30=\"}";
 		break;
 	}
 	case MSG_PUBLISH: {
@@ -146,6 +151,9 @@ fill(enum msg_kind k, void *st)
 		strlcpy(m->commit, HEX40, sizeof(m->commit));
 		m->verdict = "{}";
 		strlcpy(m->verifier_pub, "AAAA", sizeof(m->verifier_pub));
+		m->attest = attest;
+		m->nattest = 2;
+		m->summary = "Attempt a-1, verdict: accepted.\n";
 		m->has_github = 1;
 		strlcpy(m->github.api, "https://api.github.com",
 		    sizeof(m->github.api));
@@ -273,13 +281,20 @@ START_TEST(test_missing_field)
 	json_object_foreach(o, key, v) {
 		c = json_deep_copy(o);
 		json_object_del(c, key);
-		/* Only RESOLVE's answer and PUBLISH's github are optional. */
+		/* RESOLVE's answer, PUBLISH's github, the attestations. */
 		if ((k == MSG_RESOLVED && strcmp(key, "oid") == 0)) {
 			ck_assert_int_eq(read_json(k, c, err, sizeof(err)),
 			    -1);	/* then neither oid nor error */
 		} else if (k == MSG_PUBLISH && strcmp(key, "github") == 0) {
 			ck_assert_int_eq(read_json(k, c, err, sizeof(err)),
 			    -1);	/* forge github needs it */
+		} else if (strcmp(key, "provenance") == 0 ||
+		    strcmp(key, "isolation") == 0 || strcmp(key, "vsa") == 0 ||
+		    strcmp(key, "test_result") == 0 ||
+		    strcmp(key, "attest") == 0 || strcmp(key, "summary") == 0) {
+			/* Attestations are optional: the checks are above. */
+			ck_assert_msg(read_json(k, c, err, sizeof(err)) == 0,
+			    "%s without %s: %s", msg_kind_name(k), key, err);
 		} else {
 			ck_assert_msg(read_json(k, c, err, sizeof(err)) == -1,
 			    "%s without %s accepted", msg_kind_name(k), key);
@@ -507,6 +522,13 @@ START_TEST(test_classes)
 	refuse(MSG_RESULT, "changes", "[{\"status\":\"A\"}]");
 	refuse(MSG_PUBLISHED, "branch", "\"factory/\\u0007\"");
 	refuse(MSG_VERDICT, "receipt", "\"{\\u00e9}\"");
+	/* Envelopes are printable lines; digests are digests. */
+	refuse(MSG_VERDICT, "vsa", "\"{\\n}\"");
+	refuse(MSG_VERDICT, "test_result", "1");
+	refuse(MSG_PUBLISH, "attest", "[\"{}\\n{}\"]");
+	refuse(MSG_PUBLISH, "attest", "\"{}\"");
+	refuse(MSG_VERIFY, "provenance", "\"" HEX64 "\"");
+	refuse(MSG_VERIFY, "isolation", "\"sha256:\"");
 	/* Paths from the parent are absolute. */
 	refuse(MSG_PROVISION, "dir", "\"relative/dir\"");
 	refuse(MSG_PROVISION, "lower", "\"relative/pristine\"");

@@ -24,6 +24,8 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
+#include "attest.h"
+#include "crypto.h"
 #include "factory.h"
 #include "../../publisher/publisher.h"
 
@@ -175,6 +177,8 @@ struct pubcase {
 	size_t			 siglen;
 	struct publish_result	 res;
 	char			 err[512];
+	char			*attest[3];	/* envelopes, or none */
+	size_t			 nattest;
 };
 
 static void
@@ -227,6 +231,8 @@ run(struct pubcase *pc)
 	req.sig = pc->sig;
 	req.siglen = pc->siglen;
 	req.verifier_pub = pub;
+	req.attest = pc->attest;
+	req.nattest = pc->nattest;
 	/* Under a policy the bundle is an fd opened before, as received. */
 	if ((req.bundle_fd = pc->fd) == -1)
 		ck_assert_int_ne(req.bundle_fd = open(path,
@@ -413,6 +419,88 @@ START_TEST(test_second_attempt)
 	ck_assert_int_eq(p1.res.number, 1);
 	ck_assert_int_eq(run(&p2), 0);
 	ck_assert_int_eq(p2.res.number, 2);
+}
+END_TEST
+
+/*
+ * The attestations of a publication: provenance by a key of the
+ * parent's, summary and test result by the verifier key (key), about
+ * commit with result res.
+ */
+static void
+attest_case(struct pubcase *pc, EVP_PKEY *vkey, const char *commit,
+    const char *res)
+{
+	EVP_PKEY	*rkey;
+	json_t		*st;
+	char		 d[SHA256_HEX_LEN + 1];
+	const char	*tree = "89abcdef0123456789abcdef0123456789abcdef";
+	const char	*bundle = "00112233445566778899aabbccddeeff"
+	    "00112233445566778899aabbccddeeff";
+
+	ck_assert_ptr_nonnull(rkey = ed25519_generate());
+	st = attest_statement(attest_subject(commit, tree, bundle),
+	    ATTEST_PROVENANCE, json_object());
+	ck_assert_ptr_nonnull(pc->attest[0] = attest_sign(st, rkey, d));
+	json_decref(st);
+	st = attest_statement(attest_subject(commit, tree, bundle), ATTEST_VSA,
+	    json_pack("{s:[{s:s, s:{s:s}}], s:s}", "inputAttestations", "uri",
+	    "p", "digest", "sha256", d, "verificationResult", res));
+	ck_assert_ptr_nonnull(pc->attest[1] = attest_sign(st, vkey, NULL));
+	json_decref(st);
+	st = attest_statement(attest_subject(commit, tree, bundle),
+	    ATTEST_TEST_RESULT, json_pack("{s:s}", "result", res));
+	ck_assert_ptr_nonnull(pc->attest[2] = attest_sign(st, vkey, NULL));
+	json_decref(st);
+	pc->nattest = 3;
+	EVP_PKEY_free(rkey);
+}
+
+static void
+attest_free(struct pubcase *pc)
+{
+	size_t	 i;
+
+	for (i = 0; i < pc->nattest; i++)
+		free(pc->attest[i]);
+	pc->nattest = 0;
+}
+
+/* Beside the record, exactly the envelopes; refused if any is wrong. */
+START_TEST(test_attestations)
+{
+	struct pubcase	 pc;
+	EVP_PKEY	*other;
+	char		 path[PATH_MAX], want[16384], got[16384];
+	FILE		*f;
+	int		 packs = count_packs();
+
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	attest_case(&pc, key, c_a1, "FAILED");
+	assert_refused(&pc, "attestations: FAILED", packs);
+	attest_free(&pc);
+	attest_case(&pc, key, c_a2, "PASSED");
+	assert_refused(&pc, "not PASSED for", packs);
+	attest_free(&pc);
+	ck_assert_ptr_nonnull(other = ed25519_generate());
+	attest_case(&pc, other, c_a1, "PASSED");
+	assert_refused(&pc, "not the pinned verifier key", packs);
+	attest_free(&pc);
+	EVP_PKEY_free(other);
+	attest_case(&pc, key, c_a1, "PASSED");
+	pc.attest[1][strlen(pc.attest[1]) - 10] ^= 0x01;
+	assert_refused(&pc, "attestations: envelope 2: sig", packs);
+	pc.attest[1][strlen(pc.attest[1]) - 10] ^= 0x01;
+	ck_assert_msg(run(&pc) == 0, "publish: %s", pc.err);
+	snprintf(path, sizeof(path), "%s/a-1.intoto.jsonl", pulls);
+	snprintf(want, sizeof(want), "%s\n%s\n%s\n", pc.attest[0],
+	    pc.attest[1], pc.attest[2]);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	got[fread(got, 1, sizeof(got) - 1, f)] = '\0';
+	fclose(f);
+	ck_assert_str_eq(got, want);
+	ck_assert_int_eq(count_dir(pulls, ".new"), 0);
+	attest_free(&pc);
 }
 END_TEST
 
@@ -909,6 +997,7 @@ publish_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_happy);
+	tcase_add_test(tc, test_attestations);
 	tcase_add_test(tc, test_twice);
 	tcase_add_test(tc, test_second_attempt);
 	tcase_add_test(tc, test_bad_signature);

@@ -1,0 +1,161 @@
+#!/bin/sh
+# Attestations through the real daemon: an attempt's in-toto envelopes
+# exported, verified offline by factoryctl and by an independent
+# implementation (python3-cryptography), refused with the envelope and
+# field named for one changed byte of any field, refused for a wrong
+# pinned key; kept in the state directory across a restart; written
+# beside the local forge's pull record.
+
+. "$(dirname "$0")/../lib.sh"
+
+D=$(cd "$(dirname "$0")" && pwd)
+T=$(regress_tmpdir)
+SOCK=$T/factoryd.sock
+make_repos "$T" 67304
+write_attempt_conf "$T" 67300 67310-67339
+start_factoryd "$T/factoryd.conf" "$T/log"
+rfp=$(grep -o 'receipt key SHA256:[^ ]*' "$T/log" | head -1 | cut -d' ' -f3)
+vfp=$(grep -o 'verifier key SHA256:[^ ]*' "$T/log" | head -1 | cut -d' ' -f3)
+
+write_manifest "$T/ok.yaml" 'echo hi >> README.md' 'grep -q hi README.md'
+id=$(submit_wait "$T/ok.yaml") || fail "attempt did not finish"
+check "published" [ "$(field $id state)" = published ]
+commit=$(field $id commit)
+ctl attest $id >"$T/a.jsonl"
+check "attest exports three envelopes" [ "$(wc -l <"$T/a.jsonl")" = 3 ]
+check "verify -a: OK" sh -c "'$O/factoryctl' verify -a '$T/a.jsonl' | grep -q '^OK: 3 envelopes, provenance by $rfp, verification PASSED by $vfp, commit $commit'"
+check "verify -a with both keys pinned" "$O/factoryctl" verify -a -K "$rfp,$vfp" "$T/a.jsonl"
+check "verify -a with -K given twice" "$O/factoryctl" verify -a -K "$rfp" -K "$vfp" "$T/a.jsonl"
+"$O/factoryctl" verify -a -K "$rfp" "$T/a.jsonl" >"$T/out" 2>&1
+check "verify -a without the verifier key pinned fails (exit 1)" [ $? = 1 ]
+check "  ... naming envelope 2 and its keyid" grep -q "envelope 2: keyid: $vfp is not a pinned key" "$T/out"
+"$O/factoryctl" verify -a -K SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA "$T/a.jsonl" >"$T/out" 2>&1
+check "verify -a with a wrong pinned key fails (exit 1)" [ $? = 1 ]
+check "  ... naming envelope 1" grep -q "envelope 1: keyid: $rfp is not a pinned key" "$T/out"
+check "verify -a -j" sh -c "'$O/factoryctl' -j verify -a '$T/a.jsonl' | jq -e '.ok and .result == \"PASSED\" and .commit == \"$commit\"'"
+check "verify refuses -K without -a" sh -c "! '$O/factoryctl' verify -K '$rfp' '$T/a.jsonl' 2>/dev/null"
+
+# The independent implementation agrees, key by key.
+python3 "$D/xcheck.py" "$T/a.jsonl" "$rfp" "$vfp" "$commit" >"$T/x" 2>&1
+check "python3-cryptography verifies PAE and signatures" [ $? = 0 ]
+check "  ... the provenance by the receipt key" grep -q "envelope 1: https://slsa.dev/provenance/v1 by $rfp: ok" "$T/x"
+check "  ... the summary by the verifier key" grep -q "envelope 2: https://slsa.dev/verification_summary/v1 by $vfp: ok" "$T/x"
+check "  ... the test result by the verifier key" grep -q "envelope 3: https://in-toto.io/attestation/test-result/v0.1 by $vfp: ok" "$T/x"
+check "  ... PASSED" grep -q "result PASSED" "$T/x"
+# Swapped keys: the independent check refuses them too (it has teeth).
+check "python3 check refuses swapped pins" sh -c "! python3 '$D/xcheck.py' '$T/a.jsonl' '$vfp' '$rfp' '$commit' >/dev/null"
+
+# The statements say what the brief says they say.
+payload() { sed -n "${1}p" "$T/a.jsonl" | jq -r .payload | base64 -d; }
+payload 1 >"$T/prov.json"
+payload 2 >"$T/vsa.json"
+payload 3 >"$T/tr.json"
+tree=$(git --git-dir="$T/remote.git" -c safe.directory='*' rev-parse "$commit^{tree}")
+bsha=$(ctl receipts $id | grep '"kind":"result-ready"' | jq -r .facts.bundle_sha256)
+check "subject: commit, tree, bundle" jq -e ".subject == [{\"name\":\"commit\",\"digest\":{\"gitCommit\":\"$commit\"}},{\"name\":\"tree\",\"digest\":{\"gitTree\":\"$tree\"}},{\"name\":\"bundle\",\"digest\":{\"sha256\":\"$bsha\"}}]" "$T/prov.json"
+mdig=$(field $id manifest_digest)
+check "provenance: externalParameters" jq -e ".predicate.buildDefinition.externalParameters == {\"manifest\":\"$mdig\",\"repository\":\"demo\",\"baseline\":\"$(field $id baseline)\"}" "$T/prov.json"
+check "provenance: buildType, invocationId" jq -e ".predicate.buildDefinition.buildType == \"urn:factory:build-type:attempt:v1\" and .predicate.runDetails.metadata.invocationId == \"$id\"" "$T/prov.json"
+check "provenance: isolation policy digest, egress grant" jq -e '.predicate.buildDefinition.internalParameters | (.isolationPolicy | test("^sha256:[0-9a-f]{64}$")) and .egress == []' "$T/prov.json"
+check "provenance: byproducts name a receipt of the chain" sh -c "h=\$(jq -r '.predicate.runDetails.byproducts[0].digest.sha256' '$T/prov.json'); ctl() { '$O/factoryctl' -s '$SOCK' \"\$@\"; }; ctl receipts $id | grep -q \"\\\"prev\\\":\\\"\$h\\\"\""
+check "provenance: builder id and version" jq -e '.predicate.runDetails.builder.id | startswith("urn:factory:factoryd:")' "$T/prov.json"
+check "summary: PASSED, the manifest policy, the verifier's key" jq -e ".predicate.verificationResult == \"PASSED\" and .predicate.policy.digest.sha256 == \"${mdig#sha256:}\" and .predicate.verifier.id == \"urn:factory:verifier:$vfp\"" "$T/vsa.json"
+check "summary: isolation policy digest as provenance's" sh -c "[ \"\$(jq -r .predicate.policy.annotations.isolationPolicy '$T/vsa.json')\" = \"\$(jq -r .predicate.buildDefinition.internalParameters.isolationPolicy '$T/prov.json')\" ]"
+check "test result: PASSED, validate passed" jq -e '.predicate.result == "PASSED" and .predicate.passedTests == ["validate"] and .predicate.failedTests == []' "$T/tr.json"
+
+# One byte of any field of any envelope: refused, the envelope and the
+# field named.
+flip() {	# envelope field mode expected-text
+	python3 "$D/flip.py" "$T/a.jsonl" "$T/f.jsonl" "$1" "$2" "$3"
+	"$O/factoryctl" verify -a "$T/f.jsonl" >"$T/out" 2>&1
+	st=$?
+	check "flip envelope $1 $2 ($3): refused (exit $st)" [ $st = 1 ]
+	check "  ... named: envelope $1: $4" grep -Eq "envelope $1: ($4)" "$T/out"
+	check "  ... python3 refuses it too" sh -c "! python3 '$D/xcheck.py' '$T/f.jsonl' '$rfp' '$vfp' '$commit' >/dev/null 2>&1"
+}
+for n in 1 2 3; do
+	flip $n payload alpha "sig: bad signature"
+	# A bit flip may give another base64 character, or none.
+	flip $n payload bit "payload: not base64|sig: bad signature"
+	flip $n payloadType alpha "payloadType"
+	flip $n payloadType bit "payloadType"
+	flip $n sig alpha "sig: bad signature"
+	flip $n sig bit "sig: not a base64|sig: bad signature"
+	flip $n keyid alpha "keyid"
+	flip $n keyid bit "keyid"
+	flip $n publicKey alpha "keyid"
+done
+head -1 "$T/a.jsonl" >"$T/f.jsonl"
+check "the provenance alone is refused" sh -c "! '$O/factoryctl' verify -a '$T/f.jsonl' >/dev/null"
+sed -n '2,3p' "$T/a.jsonl" >"$T/f.jsonl"
+check "the verifier's envelopes alone are refused" sh -c "! '$O/factoryctl' verify -a '$T/f.jsonl' >/dev/null"
+
+# Kept by the parent, root's, beside nothing the attempt could write.
+check "kept in the state directory" [ -f "$T/state/attest/$id.intoto.jsonl" ]
+check "  ... root's" [ "$(stat -c %u "$T/state/attest/$id.intoto.jsonl")" = 0 ]
+check "  ... no temporary left" [ -z "$(ls "$T/state/attest" | grep '\.new$')" ]
+check "local forge: the envelopes beside the pull record" cmp -s "$T/a.jsonl" "$T/pulls/$id.intoto.jsonl"
+
+# A failing validation: the summary says FAILED, the file verifies.
+write_manifest "$T/val.yaml" 'echo y >> README.md' 'grep -q never-there README.md'
+id2=$(submit_wait "$T/val.yaml") || fail "failing attempt did not finish"
+check "failing validation: rejected" [ "$(field $id2 state)" = rejected ]
+ctl attest $id2 >"$T/b.jsonl"
+check "failing validation: attestations verify, FAILED" sh -c "'$O/factoryctl' verify -a -K '$rfp,$vfp' '$T/b.jsonl' | grep -q 'verification FAILED'"
+check "failing validation: the test result says FAILED" sh -c "sed -n 3p '$T/b.jsonl' | jq -r .payload | base64 -d | jq -e '.predicate.result == \"FAILED\" and .predicate.failedTests == [\"validate\"]'"
+check "failing validation: no pull record, no envelope beside it" [ ! -e "$T/pulls/$id2.intoto.jsonl" ]
+
+# Out of scope: rejected by the worker, never verified, no attestation.
+write_manifest "$T/scope.yaml" 'echo x > Makefile'
+id3=$(submit_wait "$T/scope.yaml") || fail "scope attempt did not finish"
+check "never verified: attest refused" sh -c "! '$O/factoryctl' -s '$SOCK' attest $id3 >/dev/null 2>&1"
+check "attest of no attempt refused" sh -c "! '$O/factoryctl' -s '$SOCK' attest a-19700101-0001 >/dev/null 2>&1"
+
+# A verifier that lies with its envelopes, its verdict otherwise one
+# the parent takes: refused, nothing published, nothing kept.  It
+# needs the result's tree: the agent's change made here too.
+git clone -q "$T/src" "$T/tc" && echo liar >>"$T/tc/README.md" &&
+    git -C "$T/tc" add README.md || fail "cannot make the liar's tree"
+LTREE=$(git -C "$T/tc" write-tree)
+write_manifest "$T/liar.yaml" 'echo liar >> README.md'
+n=$(remote_branches)
+liar() {	# mode expected-text
+	d=$T/liar-$1
+	mkdir -p "$d"
+	for b in "$O"/factory-*; do
+		ln -s "$b" "$d/"
+	done
+	rm "$d/factory-verifier"
+	cp "$O/regress/attest/prog_vliar" "$d/factory-verifier"
+	echo "$1" >"$d/factory-verifier.mode"
+	echo "$LTREE" >"$d/factory-verifier.tree"
+	chmod 755 "$d"
+	sed -i "s|^libexec: .*|libexec: $d|" "$T/factoryd.conf"
+	ctl reload >/dev/null
+	wait_children "$SOCK"
+	before=$(($(wc -l <"$T/log") + 1))
+	lid=$(submit_wait "$T/liar.yaml" 90) || notok "liar $1: did not finish"
+	st=$(field "$lid" state)
+	check "a verifier lying ($1): not published (is $st)" \
+	    sh -c "[ '$st' != published ] && [ '$(remote_branches)' = '$n' ]"
+	check "a verifier lying ($1): the verdict is refused: $2" \
+	    sh -c "tail -n +$before '$T/log' | grep -F '$lid: verdict refused: $2' >/dev/null"
+	check "a verifier lying ($1): no attestations kept" \
+	    [ ! -e "$T/state/attest/$lid.intoto.jsonl" ]
+	sed -i "s|^libexec: .*|libexec: $O|" "$T/factoryd.conf"
+	ctl reload >/dev/null
+	wait_children "$SOCK"
+}
+liar no-attest "accepted without a verification summary and a test result"
+liar failed "vsa: verificationResult FAILED, the verdict says accepted"
+liar other-prov "envelope 2: inputAttestations: not the provenance"
+liar other-key "vsa: keyid: SHA256:"
+liar other-subject "envelope 2: subject: not the first envelope"
+
+# After a restart: the same bytes.
+stop_factoryd
+start_factoryd "$T/factoryd.conf" "$T/log"
+check "restart: the same envelopes" sh -c "'$O/factoryctl' -s '$SOCK' attest $id | cmp -s - '$T/a.jsonl'"
+
+stop_factoryd
+regress_done

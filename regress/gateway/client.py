@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+# The agent's side of regress/gateway, over plain sockets so a test
+# controls every byte (python3 stdlib only).
+#
+#	client.py req PORT METHOD PATH [-H "Name: value"]... [-d BODY]
+#		one HTTP/1.1 request; prints "status N", then the body
+#	client.py raw PORT [-s SECONDS]
+#		sends stdin's bytes as they are (with -s: one byte every
+#		SECONDS), prints every answer's status line as
+#		"status N", then "closed" when the gateway closed the
+#		connection or "open" if it was still open after 8 s
+import socket
+import sys
+import time
+
+
+def statuses(data):
+    for line in data.split(b"\r\n"):
+        if line.startswith(b"HTTP/1."):
+            parts = line.split(b" ")
+            if len(parts) > 1:
+                print("status %s" % parts[1].decode())
+
+
+def read_until_closed(s, limit):
+    data = b""
+    end = time.time() + limit
+    s.settimeout(0.5)
+    while time.time() < end:
+        try:
+            chunk = s.recv(65536)
+        except socket.timeout:
+            continue
+        except ConnectionResetError:
+            return data, True
+        if not chunk:
+            return data, True
+        data += chunk
+    return data, False
+
+
+def dechunk(body):
+    out = b""
+    while body:
+        line, _, rest = body.partition(b"\r\n")
+        try:
+            n = int(line.split(b";")[0], 16)
+        except ValueError:
+            return out + body
+        if n == 0:
+            return out
+        out += rest[:n]
+        body = rest[n + 2:]
+    return out
+
+
+def req(argv):
+    port, method, path = int(argv[0]), argv[1], argv[2]
+    headers, body, i = [], None, 3
+    while i < len(argv):
+        if argv[i] == "-H":
+            headers.append(argv[i + 1])
+        elif argv[i] == "-d":
+            body = argv[i + 1].encode()
+        i += 2
+    msg = "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n" % (
+        method, path, port)
+    for h in headers:
+        msg += h + "\r\n"
+    if body is not None:
+        msg += "Content-Length: %d\r\n" % len(body)
+    msg = msg.encode() + b"\r\n" + (body or b"")
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(msg)
+    data, _ = read_until_closed(s, 20)
+    head, _, rest = data.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    if not lines or not lines[0].startswith(b"HTTP/1."):
+        print("status none")
+        return
+    print("status %s" % lines[0].split(b" ")[1].decode())
+    if b"transfer-encoding: chunked" in head.lower():
+        rest = dechunk(rest)
+    sys.stdout.write(rest.decode("utf-8", "replace"))
+    print()
+
+
+def raw(argv):
+    port, slow = int(argv[0]), None
+    if len(argv) > 2 and argv[1] == "-s":
+        slow = float(argv[2])
+    data = sys.stdin.buffer.read()
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    closed = False
+    got = b""
+    if slow is None:
+        s.sendall(data)
+    else:
+        for i in range(len(data)):
+            try:
+                s.sendall(data[i:i + 1])
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+                break
+            time.sleep(slow)
+    if not closed:
+        got, closed = read_until_closed(s, 8)
+    statuses(got)
+    print("closed" if closed else "open")
+
+
+if __name__ == "__main__":
+    {"req": req, "raw": raw}[sys.argv[1]](sys.argv[2:])

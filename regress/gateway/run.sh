@@ -1,0 +1,442 @@
+#!/bin/bash
+# factory-gateway driven directly (prog_gwparent plays the parent), in
+# front of modelsrv.py, a loopback HTTPS double of the providers: the
+# real key reaches the double and never the agent; usage is metered
+# from the providers' own fields, streams included; budgets refuse
+# before forwarding and cut a stream on its way; a token works on its
+# own endpoint only and not after its revocation; models and methods
+# outside the grant are refused; a CA that did not sign the provider
+# is refused; malformed requests of every shape get a 400 and the
+# gateway serves on; a killed gateway comes back with its grants.
+# Needs root (the gateway runs as its own uid).
+
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+
+. "$(dirname "$0")/../lib.sh"
+
+GUID=63700			# the gateway's uid here; no other suite's
+D=$(cd "$(dirname "$0")" && pwd)
+
+if [ "$(id -u)" != 0 ]; then
+	echo "not ok - gateway: needs root"
+	exit 1
+fi
+command -v python3 >/dev/null || fail "gateway: needs python3"
+command -v openssl >/dev/null || fail "gateway: needs openssl"
+
+T=$(regress_tmpdir)
+PIDS=""
+gw_cleanup() {
+	for p in $PIDS; do
+		kill "$p" 2>/dev/null
+	done
+	regress_cleanup
+}
+trap gw_cleanup EXIT
+
+# Two CAs: the double's, and one that signed nothing of it.
+mkcert() {	# dir
+	mkdir -p "$1"
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$1/ca.key" \
+	    -out "$1/ca.pem" -days 2 -subj /CN=gwtest-ca 2>/dev/null &&
+	openssl req -newkey rsa:2048 -nodes -keyout "$1/srv.key" \
+	    -out "$1/srv.csr" -subj /CN=localhost 2>/dev/null &&
+	printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$1/ext" &&
+	openssl x509 -req -in "$1/srv.csr" -CA "$1/ca.pem" \
+	    -CAkey "$1/ca.key" -CAcreateserial -out "$1/srv.pem" -days 2 \
+	    -extfile "$1/ext" 2>/dev/null
+}
+mkcert "$T/good" || fail "gateway: openssl"
+mkcert "$T/other" || fail "gateway: openssl"
+KEY_OA=sk-REALOPENAI-5d41402abc4b2a76b9719d911017c592
+KEY_AN=sk-ant-REALANTHROPIC-7d793037a0760186574b0282f2f435e7
+SECRET=npm-REALSECRET-e4da3b7fbbce2345d7772b0674a318d5
+echo "$KEY_OA" >"$T/oa.key"
+echo "$KEY_AN" >"$T/an.key"
+echo "$SECRET" >"$T/npm.token"
+chmod 644 "$T"/*.key "$T/npm.token" "$T"/good/ca.pem "$T"/other/ca.pem
+chmod 755 "$T/good" "$T/other"
+
+python3 "$D/modelsrv.py" -c "$T/good/srv.pem" -k "$T/good/srv.key" \
+    -r "$T/rec.jsonl" >"$T/srv.out" 2>"$T/srv.err" &
+PIDS="$PIDS $!"
+i=0
+while ! grep -q '^ready' "$T/srv.out" 2>/dev/null && [ $i -lt 100 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+SP=$(awk '/^ready/ {print $2}' "$T/srv.out")
+[ -n "$SP" ] || fail "gateway: the double did not start"
+touch "$T/rec.jsonl"
+
+# The driver reads commands from a fifo held open by a sleeper.
+mkfifo "$T/cmd"
+sleep 100000 >"$T/cmd" &
+PIDS="$PIDS $!"
+"$O/regress/gateway/prog_gwparent" $GUID "$O/factory-gateway" -dv \
+    -V "gw_keys=$T/oa.key" -V "gw_keys=$T/an.key" -V "gw_keys=$T/npm.token" \
+    -V "gw_ca=$T/good/ca.pem" -V "gw_ca=$T/other/ca.pem" -V gw_timeout=3 \
+    <"$T/cmd" >"$T/drv.out" 2>"$T/gw.log" &
+DRV=$!
+PIDS="$DRV $PIDS"
+cmd() { echo "$*" >"$T/cmd"; }
+# Wait until drv.out has n lines matching a pattern.
+waitn() {	# n pattern
+	i=0
+	while [ "$(grep -c -- "$2" "$T/drv.out")" -lt "$1" ] && [ $i -lt 100 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	[ "$(grep -c -- "$2" "$T/drv.out")" -ge "$1" ]
+}
+nusage() { grep -c '^usage' "$T/drv.out"; }
+lastusage() { grep '^usage' "$T/drv.out" | tail -1; }
+# The next usage line after n of them.
+usage_after() {	# n
+	waitn $(($1 + 1)) '^usage' && grep '^usage' "$T/drv.out" |
+	    sed -n "$(($1 + 1))p"
+}
+C="python3 $D/client.py"
+hdr_oa() { echo "Authorization: Bearer $1"; }
+
+cmd "provider name=oa kind=openai url=https://127.0.0.1:$SP key=$T/oa.key" \
+    "ca=$T/good/ca.pem price=gpt-test:1000000:2000000 price=*:3000000:3000000"
+cmd "provider name=an kind=anthropic url=https://localhost:$SP key=$T/an.key" \
+    "ca=$T/good/ca.pem price=claude-test:1000000:5000000"
+cmd "provider name=npm kind=upstream url=https://127.0.0.1:$SP/registry" \
+    "key=$T/npm.token ca=$T/good/ca.pem header=Authorization:Bearer" \
+    "methods=GET,HEAD,POST"
+cmd "provider name=badca kind=openai url=https://127.0.0.1:$SP key=$T/oa.key" \
+    "ca=$T/other/ca.pem price=*:1:1"
+cmd "provider name=nokey kind=openai url=https://127.0.0.1:$SP" \
+    "key=$T/missing.key ca=$T/good/ca.pem"
+cmd configured
+cmd "grant id=a-1 provider=oa models=gpt-test,gpt-other"
+cmd "grant id=a-2 provider=oa models=gpt-test"
+cmd "grant id=a-1 provider=an models=claude-test"
+cmd "grant id=a-1 provider=npm methods=GET"
+cmd "grant id=a-3 provider=oa models=gpt-test budget_tokens=1000000"
+cmd "grant id=a-4 provider=oa models=gpt-test budget_tokens=40"
+cmd "grant id=a-4 provider=an models=claude-test budget_tokens=40"
+cmd "grant id=a-5 provider=badca models=gpt-test"
+cmd "grant id=a-7 provider=oa models=gpt-test budget_uusd=100"
+cmd "grant id=a-6 provider=nokey models=gpt-test"
+waitn 10 '^token' || fail "gateway: no tokens: $(cat "$T/drv.out" "$T/gw.log")"
+port() { awk -v i="$1" '/^granted/ && $2 == i {n++; if (n == '"${2:-1}"') print $3}' \
+    "$T/drv.out"; }
+tok() { awk -v i="$1" -v p="$2" '$1 == "token" && $2 == i && $3 == p \
+    {print $4}' "$T/drv.out" | tail -1; }
+P1=$(port a-1 1); P2=$(port a-2); P1AN=$(port a-1 2); P1NPM=$(port a-1 3)
+P3=$(port a-3); P4=$(port a-4 1); P4AN=$(port a-4 2); P5=$(port a-5)
+P6=$(port a-6)
+T1=$(tok a-1 oa); T2=$(tok a-2 oa); T1AN=$(tok a-1 an); T1NPM=$(tok a-1 npm)
+T3=$(tok a-3 oa); T4=$(tok a-4 oa); T4AN=$(tok a-4 an); T5=$(tok a-5 badca)
+T6=$(tok a-6 nokey); P7=$(port a-7); T7=$(tok a-7 oa)
+
+check "tokens: fgw- and 64 hex digits, one per grant, all different" \
+    [ "$(grep '^token' "$T/drv.out" | awk '{print $4}' |
+    grep -cE '^fgw-[0-9a-f]{64}$')" = 10 -a \
+    "$(grep '^token' "$T/drv.out" | awk '{print $4}' | sort -u | wc -l)" = 10 ]
+check "a key file it cannot read: IMSG_GW_ERROR naming it" \
+    grep -q "^error provider nokey: key file $T/missing.key" "$T/drv.out"
+
+# --- a request completes; the double saw the real key, the agent not
+n=$(nusage)
+$C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
+    -H "Content-Type: application/json" \
+    -d '{"model":"gpt-test","messages":[{"role":"user","content":"hi"}]}' \
+    >"$T/r1"
+check "chat completion: 200 through the gateway" grep -qx "status 200" "$T/r1"
+check "chat completion: the provider's answer" grep -q '"prompt_tokens": 10' "$T/r1"
+u=$(usage_after "$n")
+check "chat completion: usage 10 in, 20 out, 50 micro-USD ($u)" \
+    eval "echo '$u' | grep -q 'usage a-1 oa seq=[0-9]* model=gpt-test in=10 out=20 cost=50 status=200 outcome=ok'"
+check "the double got the real key" \
+    grep -q "\"Authorization\", \"Bearer $KEY_OA\"" "$T/rec.jsonl"
+check "the double never got a token" eval "! grep -q fgw- '$T/rec.jsonl'"
+check "the agent's answer holds no key" eval "! grep -q REAL '$T/r1'"
+
+# --- streams, metered from their own events
+n=$(nusage)
+$C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-test","stream":true,"usage_in":7,"usage_out":9,"messages":[]}' \
+    >"$T/r2"
+u=$(usage_after "$n")
+check "chat stream: streamed to the agent" grep -q '^data: \[DONE\]' "$T/r2"
+check "chat stream: include_usage asked for on the agent's behalf" \
+    eval "tail -1 '$T/rec.jsonl' | grep -q 'include_usage'"
+check "chat stream: metered from the usage chunk ($u)" \
+    eval "echo '$u' | grep -q 'in=7 out=9 cost=25 status=200 outcome=ok'"
+n=$(nusage)
+$C req "$P1" POST /v1/responses -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-other","stream":true,"usage_in":100,"usage_out":50,"input":"x"}' \
+    >"$T/r3"
+u=$(usage_after "$n")
+check "Responses stream: metered from response.completed, '*' price ($u)" \
+    eval "echo '$u' | grep -q 'model=gpt-other in=100 out=50 cost=450 status=200 outcome=ok'"
+n=$(nusage)
+$C req "$P1" POST /v1/responses -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-test","usage_in":3,"usage_out":4,"input":"x"}' >"$T/r3b"
+u=$(usage_after "$n")
+check "Responses JSON: metered ($u)" eval "echo '$u' | grep -q 'in=3 out=4 cost=11'"
+n=$(nusage)
+$C req "$P1AN" POST /v1/messages -H "x-api-key: $T1AN" \
+    -H "anthropic-version: 2023-06-01" \
+    -d '{"model":"claude-test","stream":true,"usage_in":11,"usage_out":13,"max_tokens":5,"messages":[]}' \
+    >"$T/r4"
+u=$(usage_after "$n")
+check "Messages stream: message_start + message_delta ($u)" \
+    eval "echo '$u' | grep -q 'usage a-1 an .*model=claude-test in=11 out=13 cost=76 status=200 outcome=ok'"
+check "Messages: x-api-key is the real key, anthropic-version kept" \
+    eval "tail -1 '$T/rec.jsonl' | grep -q '\"x-api-key\", \"$KEY_AN\"' &&
+    tail -1 '$T/rec.jsonl' | grep -q '\"anthropic-version\", \"2023-06-01\"'"
+check "Messages: by name (localhost), host checked" grep -q message_stop "$T/r4"
+n=$(nusage)
+$C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-test","mode":"chunked","messages":[]}' >"$T/r5"
+u=$(usage_after "$n")
+check "a chunked JSON answer: forwarded and metered ($u)" \
+    eval "grep -q '\"completion_tokens\": 20' '$T/r5' && echo '$u' | grep -q 'in=10 out=20'"
+n=$(nusage)
+$C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-test","mode":"error5xx","messages":[]}' >"$T/r6"
+u=$(usage_after "$n")
+check "a provider's 500 reaches the agent and is reported ($u)" \
+    eval "grep -qx 'status 500' '$T/r6' && echo '$u' | grep -q 'status=500 outcome=ok'"
+n=$(nusage)
+$C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-test","mode":"error4xx","messages":[]}' >"$T/r6b"
+check "a provider's 400 reaches the agent" grep -qx 'status 400' "$T/r6b"
+
+# --- failures of the provider
+n=$(nusage)
+$C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-test","stream":true,"mode":"drop","deltas":5,"messages":[]}' \
+    >"$T/r7"
+u=$(usage_after "$n")
+check "a stream dropped mid-way: truncated for the agent, upstream-error ($u)" \
+    eval "! grep -q DONE '$T/r7' && echo '$u' | grep -q 'outcome=upstream-error'"
+n=$(nusage)
+s0=$(date +%s)
+$C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-test","stream":true,"mode":"stall","deltas":3,"messages":[]}' \
+    >"$T/r8"
+u=$(usage_after "$n")
+check "a stalled provider: cut after the timeout ($u, $(( $(date +%s) - s0 )) s)" \
+    eval "echo '$u' | grep -q 'outcome=upstream-error' && [ $(( $(date +%s) - s0 )) -lt 10 ]"
+
+# --- budgets
+n=$(nusage)
+$C req "$P3" POST /v1/chat/completions -H "$(hdr_oa "$T3")" \
+    -d '{"model":"gpt-test","usage_in":999990,"usage_out":10,"messages":[]}' >/dev/null
+usage_after "$n" >/dev/null
+n=$(nusage); r=$(wc -l <"$T/rec.jsonl")
+$C req "$P3" POST /v1/chat/completions -H "$(hdr_oa "$T3")" \
+    -d '{"model":"gpt-test","messages":[]}' >"$T/r9"
+u=$(usage_after "$n")
+check "budget exhausted: 429 before forwarding" grep -qx 'status 429' "$T/r9"
+check "budget exhausted: the message says so" \
+    grep -q '"message":"budget exhausted: 1,000,000 tokens"' "$T/r9"
+check "budget exhausted: reported refused-budget, not forwarded ($u)" \
+    eval "echo '$u' | grep -q 'status=429 outcome=refused-budget' &&
+    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+n=$(nusage)
+$C req "$P4" POST /v1/chat/completions -H "$(hdr_oa "$T4")" \
+    -d '{"model":"gpt-test","stream":true,"deltas":400,"delay":0.005,"usage_in":1,"usage_out":1,"messages":[]}' \
+    >"$T/r10"
+u=$(usage_after "$n")
+check "budget exhausted mid-stream: cut, said as the last event ($u)" \
+    eval "echo '$u' | grep -q 'outcome=cut-budget' &&
+    grep -q 'budget exhausted: 40 tokens' '$T/r10' &&
+    [ \$(grep -c 'hello' '$T/r10') -lt 100 ]"
+n=$(nusage)
+$C req "$P4AN" POST /v1/messages -H "x-api-key: $T4AN" \
+    -H "anthropic-version: 2023-06-01" \
+    -d '{"model":"claude-test","stream":true,"usage_in":500,"deltas":50,"delay":0.01,"messages":[]}' \
+    >"$T/r11"
+u=$(usage_after "$n")
+check "Messages: message_start over the budget cuts the stream ($u)" \
+    eval "echo '$u' | grep -q 'in=500 .*outcome=cut-budget' &&
+    ! grep -q message_stop '$T/r11'"
+n=$(nusage)
+$C req "$P7" POST /v1/chat/completions -H "$(hdr_oa "$T7")" \
+    -d '{"model":"gpt-test","stream":true,"deltas":400,"delay":0.005,"usage_in":1,"usage_out":1,"messages":[]}' \
+    >"$T/r10b"
+u=$(usage_after "$n")
+check "a budget in USD, exhausted mid-stream: cut ($u)" \
+    eval "echo '$u' | grep -q 'outcome=cut-budget' &&
+    grep -q 'budget exhausted: 0.000100 USD' '$T/r10b' &&
+    [ \$(grep -c 'hello' '$T/r10b') -lt 100 ]"
+$C req "$P7" POST /v1/chat/completions -H "$(hdr_oa "$T7")" \
+    -d '{"model":"gpt-test","messages":[]}' >"$T/r10c"
+check "a budget in USD, spent: 429" grep -qx 'status 429' "$T/r10c"
+n=$(nusage)
+$C req "$P4" POST /v1/chat/completions -H "$(hdr_oa "$T4")" \
+    -d '{"model":"gpt-test","messages":[]}' >"$T/r12"
+check "after the cut: 429" grep -qx 'status 429' "$T/r12"
+
+# --- tokens: another endpoint's, none, revoked
+n=$(nusage)
+$C req "$P2" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-test","messages":[]}' >"$T/r13"
+u=$(usage_after "$n")
+check "A's token on B's endpoint: 401, refused-token on B ($u)" \
+    eval "grep -qx 'status 401' '$T/r13' && echo '$u' | grep -q 'usage a-2 oa .*status=401 outcome=refused-token'"
+$C req "$P1" POST /v1/chat/completions \
+    -d '{"model":"gpt-test","messages":[]}' >"$T/r14"
+check "no token: 401" grep -qx 'status 401' "$T/r14"
+$C req "$P1AN" POST /v1/messages -H "$(hdr_oa "$T1AN")" \
+    -d '{"model":"claude-test","messages":[]}' >"$T/r15"
+check "anthropic token in the wrong header: 401" grep -qx 'status 401' "$T/r15"
+$C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
+    -H "$(hdr_oa "$T1")" -d '{"model":"gpt-test","messages":[]}' >"$T/r16"
+check "the token twice: 401" grep -qx 'status 401' "$T/r16"
+$C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "${T1%?}0")" \
+    -d '{"model":"gpt-test","messages":[]}' >"$T/r16b"
+check "the token with its last digit changed: 401" grep -qx 'status 401' "$T/r16b"
+
+# --- models and paths outside the grant
+n=$(nusage); r=$(wc -l <"$T/rec.jsonl")
+$C req "$P2" POST /v1/chat/completions -H "$(hdr_oa "$T2")" \
+    -d '{"model":"gpt-other","messages":[]}' >"$T/r17"
+u=$(usage_after "$n")
+check "model outside the grant: 403, refused-model, not forwarded ($u)" \
+    eval "grep -qx 'status 403' '$T/r17' && echo '$u' | grep -q 'outcome=refused-model' &&
+    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+$C req "$P2" POST /v1/chat/completions -H "$(hdr_oa "$T2")" \
+    -d '{"model":"gpt-test","model":"gpt-other","messages":[]}' >"$T/r18"
+check "model given twice: 400" grep -qx 'status 400' "$T/r18"
+$C req "$P2" POST /v1/embeddings -H "$(hdr_oa "$T2")" \
+    -d '{"model":"gpt-test","input":"x"}' >"$T/r19"
+check "an unmetered endpoint (embeddings): 404" grep -qx 'status 404' "$T/r19"
+$C req "$P2" POST /v1/chat/completions -H "$(hdr_oa "$T2")" \
+    -d '["model","gpt-test"]' >"$T/r20"
+check "a body that is not an object: 400" grep -qx 'status 400' "$T/r20"
+$C req "$P2" GET /v1/models -H "$(hdr_oa "$T2")" >"$T/r21"
+check "GET /v1/models: forwarded" grep -q '"object": "list"' "$T/r21"
+
+# --- the CA: one that did not sign the provider's certificate
+n=$(nusage); r=$(wc -l <"$T/rec.jsonl")
+$C req "$P5" POST /v1/chat/completions -H "$(hdr_oa "$T5")" \
+    -d '{"model":"gpt-test","messages":[]}' >"$T/r22"
+u=$(usage_after "$n")
+check "a CA that did not sign the provider: 502, nothing sent ($u)" \
+    eval "grep -qx 'status 502' '$T/r22' && echo '$u' | grep -q 'outcome=upstream-error' &&
+    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+$C req "$P6" POST /v1/chat/completions -H "$(hdr_oa "$T6")" \
+    -d '{"model":"gpt-test","messages":[]}' >"$T/r23"
+check "a provider without its key: 502" grep -qx 'status 502' "$T/r23"
+
+# --- upstreams: methods, path, injected secret
+n=$(nusage)
+$C req "$P1NPM" GET "/pkg/left-pad?x=1" -H "Authorization: Bearer $T1NPM" \
+    -H "Cookie: c=1" -H "X-Keep: yes" >"$T/r24"
+u=$(usage_after "$n")
+check "upstream GET: 200, path under the URL's prefix ($u)" \
+    eval "grep -q '\"path\": \"/registry/pkg/left-pad?x=1\"' '$T/r24'"
+check "upstream: the secret injected, cookie dropped, other headers kept" \
+    eval "tail -1 '$T/rec.jsonl' | grep -q '\"Authorization\", \"Bearer $SECRET\"' &&
+    ! tail -1 '$T/rec.jsonl' | grep -q Cookie &&
+    tail -1 '$T/rec.jsonl' | grep -q X-Keep"
+$C req "$P1NPM" POST /pkg/left-pad -H "Authorization: Bearer $T1NPM" \
+    -d 'x' >"$T/r25"
+check "upstream: a method outside the grant: 405" grep -qx 'status 405' "$T/r25"
+check "upstream: refused-method reported" \
+    eval "grep '^usage a-1 npm' '$T/drv.out' | tail -1 | grep -q 'status=405 outcome=refused-method'"
+for p in "/../x" "/a/%2e%2e/x" "/a/%2F/x" "//evil" "/a/.."; do
+	$C req "$P1NPM" GET "$p" -H "Authorization: Bearer $T1NPM" >"$T/r26"
+	check "upstream: path $p refused" grep -qx 'status 400' "$T/r26"
+done
+
+# --- malformed requests; the gateway serves on
+raw() { $C raw "$P1" "$@"; }
+big=$(head -c 20000 /dev/zero | tr '\0' a)
+printf 'GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\n\r\n' "$big" |
+    raw >"$T/m1"
+check "oversized headers: refused, closed" \
+    eval "grep -qE 'status (400|413)' '$T/m1' && grep -qx closed '$T/m1'"
+printf 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n' |
+    raw >"$T/m2"
+# evhttp answers what it cannot parse itself: 413 is its name for a
+# corrupt chunked body.
+check "bad chunking: refused, closed" \
+    eval "grep -qE 'status (400|413)' '$T/m2' && grep -qx closed '$T/m2'"
+printf 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nabc\r\n0\r\n\r\n' |
+    raw >"$T/m2b"
+check "negative chunk size: refused, closed" \
+    eval "grep -qE 'status (400|413)' '$T/m2b' && grep -qx closed '$T/m2b'"
+r=$(wc -l <"$T/rec.jsonl")
+printf 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n' \
+    "$T1" "$T1" | raw >"$T/m3"
+check "CL+TE smuggling: one 400, closed, the hidden request never served" \
+    eval "[ \$(grep -c status '$T/m3') = 1 ] && grep -qx 'status 400' '$T/m3' &&
+    grep -qx closed '$T/m3' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+printf 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n' |
+    raw >"$T/m4"
+check "a transfer coding other than chunked: 400, closed" \
+    eval "grep -qx 'status 400' '$T/m4' && grep -qx closed '$T/m4'"
+printf 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 30\r\n\r\n{}' |
+    raw >"$T/m5"
+check "Content-Length twice: 400, closed" \
+    eval "grep -qx 'status 400' '$T/m5' && grep -qx closed '$T/m5'"
+printf 'GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n' \
+    "$T1" "$T1" | raw >"$T/m6"
+check "pipelined requests: answered one at a time, in order" \
+    eval "[ \$(grep -c 'status 200' '$T/m6') = 2 ]"
+printf '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03garbage\r\n\r\n' | raw >"$T/m7"
+check "not HTTP (a TLS hello): refused, closed" \
+    eval "grep -qx closed '$T/m7'"
+s0=$(date +%s)
+printf 'GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n' |
+    $C raw "$P1" -s 0.5 >"$T/m8"
+el=$(( $(date +%s) - s0 ))
+check "slowloris: dropped at the deadline though bytes trickle (${el} s)" \
+    eval "grep -qx closed '$T/m8' && ! grep -q status '$T/m8' && [ $el -lt 20 ]"
+$C req "$P1" GET /v1/models -H "$(hdr_oa "$T1")" >"$T/m9"
+check "after all of them the gateway still serves" grep -q '"object": "list"' "$T/m9"
+check "the gateway did not exit" eval "! grep -qE '^(exit|signal)' '$T/drv.out'"
+
+# --- revocation: the endpoint goes, a replay elsewhere is refused
+cmd "revoke a-1"
+sleep 0.5
+$C req "$P1" GET /v1/models -H "$(hdr_oa "$T1")" >"$T/v1" 2>&1
+check "revoked: its endpoint is closed" eval "! grep -q 'status 200' '$T/v1'"
+n=$(nusage)
+$C req "$P2" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-test","messages":[]}' >"$T/v2"
+u=$(usage_after "$n")
+check "a revoked token replayed: 401, reported ($u)" \
+    eval "grep -qx 'status 401' '$T/v2' && grep -q 'token revoked' '$T/v2' &&
+    echo '$u' | grep -q 'outcome=refused-token'"
+check "a revoked token replayed: logged with the attempt it died with" \
+    grep -q "replay of a token revoked with a-1" "$T/gw.log"
+
+# --- killed and restarted: the grants come back, tokens still work
+cmd restart
+waitn 1 '^restarted' || notok "restart"
+sleep 0.5
+$C req "$P2" POST /v1/chat/completions -H "$(hdr_oa "$T2")" \
+    -d '{"model":"gpt-test","messages":[]}' >"$T/k1"
+check "after a restart: the same token works on the same endpoint" \
+    grep -qx 'status 200' "$T/k1"
+$C req "$P3" POST /v1/chat/completions -H "$(hdr_oa "$T3")" \
+    -d '{"model":"gpt-test","messages":[]}' >"$T/k2"
+check "after a restart: the spend came back, the budget still holds" \
+    grep -qx 'status 429' "$T/k2"
+check "after a restart: tokens are the restored ones" \
+    eval "[ \$(awk '\$1 == \"token\" && \$2 == \"a-2\"' '$T/drv.out' |
+    awk '{print \$4}' | sort -u | wc -l) = 1 ]"
+
+# --- a malformed message from the parent kills the gateway
+cmd badgrant
+waitn 1 '^exit\|^signal' || true
+check "a grant with an out-of-range count: the gateway exits" \
+    eval "grep -qE '^exit [1-9]' '$T/drv.out' && grep -q 'GW_GRANT: bad nmodels' '$T/gw.log'"
+
+# --- the key never in the log, never in the driver's (parent's) view
+check "no key in the gateway's log" \
+    eval "! grep -qE 'REAL(OPENAI|ANTHROPIC|SECRET)' '$T/gw.log'"
+check "no key in what the parent got" \
+    eval "! grep -qE 'REAL(OPENAI|ANTHROPIC|SECRET)' '$T/drv.out'"
+
+cmd quit
+wait "$DRV" 2>/dev/null
+exit $REGRESS_FAILED
