@@ -33,6 +33,7 @@ write_attempt_conf "$T" 66600 66620-66649
 # Small, so that the bound is reached by a test's few entries.
 echo "setup-cache: 4M" >>"$T/factoryd.conf"
 
+: >"$T/counter.out"
 python3 "$D/counter.py" "$T/count" >"$T/counter.out" 2>&1 &
 CPID=$!
 trap 'kill $CPID 2>/dev/null; regress_cleanup' EXIT
