@@ -120,6 +120,10 @@ attest_verify_file(const char *path, char *pinarg[], size_t npinarg)
 			printf("%s: %s\n", ctl_vis(path), ctl_vis(err));
 		return (CTL_EXIT_REFUSED);
 	}
+	/* Signed, but by whom: only pins say (the receipts' verify -r -V). */
+	if (npins == 0)
+		warnx("no key pinned (-K): the signatures hold, but any key "
+		    "would have passed");
 	attest_summary_str(&sum, line, sizeof(line));
 	if (ctl_json)
 		print_steal(json_pack("{s:b, s:I, s:s, s:s, s:s, s:s, s:s, "

@@ -34,7 +34,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "cache",	1, cmd_cache,	"cache list | rm repository/commit | rm KEY | gc" },
 	{ "cancel",	0, cmd_cancel,	"cancel id | cohort" },
 	{ "cohort",	1, cmd_cohort,	"cohort id" },
-	{ "diff",	1, cmd_diff,	"diff id" },
+	{ "diff",	0, cmd_diff,	"diff id" },
 	{ "image",	1, cmd_image,	"image import [-v] name path | list | "
 	    "rm name | verify name" },
 	{ "list",	1, cmd_list,	"list" },

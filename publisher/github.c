@@ -1160,8 +1160,10 @@ gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
 		snprintf(text + strlen(text), sizeof(text) - strlen(text),
 		    "\nVerification: %s, verifier key %s; provenance by %s. "
 		    "The check run \"%s\" carries the attestations "
-		    "(factoryctl verify -a).\n", g->as.result,
-		    g->as.verifier_key, g->as.builder_key, GH_CHECK_NAME);
+		    "(factoryctl verify -a -K %s,%s, once you trust these "
+		    "keys).\n", g->as.result, g->as.verifier_key,
+		    g->as.builder_key, GH_CHECK_NAME, g->as.builder_key,
+		    g->as.verifier_key);
 	body = json_pack("{s:s, s:s, s:s, s:s, s:b}", "title", g->req->title,
 	    "head", g->branch, "base", g->req->base, "body", text,
 	    "maintainer_can_modify", 0);

@@ -2013,6 +2013,13 @@ attempt_cancel_why(struct attempt *a, uid_t uid, const char *why)
 	attempt_fail(a, "cancelled", "%s", why);
 }
 
+/* Selected for publication, or with the publisher: not cancelled. */
+int
+attempt_publishing(const struct attempt *a)
+{
+	return (a->state == AS_SELECTED || a->state == AS_PUBLISHING);
+}
+
 void
 attempt_cancel(struct attempt *a, uid_t uid)
 {

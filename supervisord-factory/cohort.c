@@ -226,13 +226,19 @@ cohort_cancel(const char *id, uid_t uid, char *err, size_t errlen)
 	    (unsigned)uid, co->id);
 	for (a = TAILQ_FIRST(&env->attempts); a != NULL; a = next) {
 		next = TAILQ_NEXT(a, entry);
-		if (strcmp(a->cohort, co->id) != 0 || attempt_terminal(a))
+		if (strcmp(a->cohort, co->id) != 0 || attempt_terminal(a) ||
+		    attempt_publishing(a))
 			continue;
 		attempt_cancel_why(a, uid, why);
 		n++;
 	}
 	log_info("%s: cancel requested by uid %u: %d members", co->id,
 	    (unsigned)uid, n);
+	if (n == 0) {
+		snprintf(err, errlen, "%s: no member left to cancel (ended, "
+		    "or publishing)", co->id);
+		return (-1);
+	}
 	return (n);
 }
 

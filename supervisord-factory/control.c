@@ -176,7 +176,7 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_SUBMIT_N,	0, 1, attempt_submit_n },
 	{ IMSG_CTL_COHORT,	1, 0, ctl_cohort },
 	{ IMSG_CTL_SELECT,	0, 0, ctl_select },
-	{ IMSG_CTL_DIFF,	1, 1, cohort_diff_request },
+	{ IMSG_CTL_DIFF,	0, 1, cohort_diff_request },
 	{ IMSG_CTL_ATTEST,	1, 0, attest_ctl },
 };
 
@@ -1167,6 +1167,15 @@ ctl_cancel(struct ctl_conn *c, struct imsg *imsg)
 	if (attempt_terminal(a)) {
 		control_fail(c, "%s is already %s", a->id,
 		    attempt_state_name(a->outcome));
+		return;
+	}
+	/*
+	 * The publisher may have pushed already: a cancel now would record
+	 * as cancelled what the forge has.  It ends published or failed.
+	 */
+	if (attempt_publishing(a)) {
+		control_fail(c, "%s is %s: a publication under way is not "
+		    "cancelled", a->id, attempt_state_name(a->state));
 		return;
 	}
 	log_info("%s: cancel requested by uid %u", a->id, (unsigned)c->uid);

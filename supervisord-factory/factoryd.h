@@ -426,6 +426,7 @@ void	 attempt_cancel_why(struct attempt *, uid_t, const char *);
 
 /* cohort.c */
 void	 cohort_newid(char *, size_t);
+int	 attempt_publishing(const struct attempt *);
 
 /* attempt.c: the day's ids of attempts and cohorts. */
 struct dayseq {

@@ -157,6 +157,10 @@ check "the pull record is the selected member's" [ "$(pulls_of $M0)" = 1 ]
 check "one branch in the remote" [ "$(remote_branches)" = 1 ]
 check "the branch is the selected member's" [ "$(branch_of $M0)" = 1 ]
 check "the other passing member: cancelled, not published" [ "$(field $M2 state)" = cancelled ]
+refused "cancel of a cohort whose selection published" \
+    "no member left to cancel" ctl cancel "$C"
+refused "diff on the read-only socket" "read-only socket: request refused" \
+    "$O/factoryctl" -s "$SOCK.ro" diff "$M0"
 check "  with the reason" sh -c "'$O/factoryctl' -s '$SOCK' -j show $M2 | jq -e '.reason | test(\"not selected: cohort $C published $M0\")'"
 check "the failed member stays rejected" [ "$(field $M1 state)" = rejected ]
 check "the selected receipt carries the operator's uid" \
