@@ -46,6 +46,7 @@ struct gw_conn {
 };
 
 static void	serve_request(struct evhttp_request *, void *);
+static int	serve_dotsegment(const char *);
 static struct bufferevent *serve_bev(struct event_base *, void *);
 static void	serve_sweep(int, short, void *);
 
@@ -250,14 +251,32 @@ serve_framing(struct evhttp_request *req)
 		if (uri[i] <= 0x20 || uri[i] >= 0x7f || uri[i] == '#')
 			return ("request target");
 	/* No way out of the URL's prefix, spelled plainly or encoded. */
-	if (strstr(uri, "/../") != NULL || strstr(uri, "/./") != NULL ||
-	    strstr(uri, "//") != NULL || strcasestr(uri, "%2e") != NULL ||
-	    strcasestr(uri, "%2f") != NULL || strcasestr(uri, "%5c") != NULL ||
-	    strchr(uri, '\\') != NULL ||
-	    (strlen(uri) >= 3 && strcmp(uri + strlen(uri) - 3, "/..") == 0) ||
-	    (strlen(uri) >= 2 && strcmp(uri + strlen(uri) - 2, "/.") == 0))
+	if (serve_dotsegment(uri) || strstr(uri, "//") != NULL ||
+	    strcasestr(uri, "%2e") != NULL || strcasestr(uri, "%2f") != NULL ||
+	    strcasestr(uri, "%5c") != NULL || strchr(uri, '\\') != NULL)
 		return ("request target");
 	return (NULL);
+}
+
+/*
+ * A "." or ".." segment anywhere in the path (before any query):
+ * "/a/..?x" climbs out of the prefix as surely as "/a/../x".
+ */
+static int
+serve_dotsegment(const char *uri)
+{
+	const char	*p = uri, *end = uri + strcspn(uri, "?");
+	size_t		 n;
+
+	while (p < end) {
+		p++;			/* the '/' */
+		n = strcspn(p, "/?");
+		if ((n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return (1);
+		p += n;
+	}
+	return (0);
 }
 
 /*

@@ -53,7 +53,7 @@
 #define SETUP_MAXFILES	16384	/* entries of one cache entry */
 #define SETUP_MAXDEPTH	64
 #define SETUP_MAXSCAN	4096	/* entries looked at per eviction */
-#define SETUP_KEYTAG	"factory setup key v1"
+#define SETUP_KEYTAG	"factory setup key v2"
 #define SETUP_DIGTAG	"factory setup outputs v1"
 
 struct setup_walk {
@@ -349,8 +349,16 @@ setup_key(struct attempt *a, char key[SHA256_HEX_LEN + 1], char *err,
 		snprintf(err, errlen, "setup key: sha256 failed");
 		return (-1);
 	}
+	/*
+	 * The repository too: setup may read more of the tree than its
+	 * inputs say, and one repository's outputs are never another's.
+	 * Its network grant too: what it could fetch shaped the outputs.
+	 */
 	if (setup_putstr(&c, SETUP_KEYTAG) == -1 ||
+	    setup_putstr(&c, a->repo) == -1 ||
 	    setup_putstr(&c, a->image[0] != '\0' ? a->image : "host") == -1 ||
+	    setup_putstr(&c, s->allow == NULL ? "network none" :
+	    "network allow") == -1 || setup_putv(&c, s->allow) == -1 ||
 	    setup_putv(&c, s->run) == -1 || setup_putv(&c, s->env) == -1 ||
 	    setup_putv(&c, s->outputs) == -1 ||
 	    setup_putv(&c, s->inputs) == -1) {

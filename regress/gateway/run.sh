@@ -341,7 +341,8 @@ $C req "$P1NPM" POST /pkg/left-pad -H "Authorization: Bearer $T1NPM" \
 check "upstream: a method outside the grant: 405" grep -qx 'status 405' "$T/r25"
 check "upstream: refused-method reported" \
     eval "grep '^usage a-1 npm' '$T/drv.out' | tail -1 | grep -q 'status=405 outcome=refused-method'"
-for p in "/../x" "/a/%2e%2e/x" "/a/%2F/x" "//evil" "/a/.."; do
+for p in "/../x" "/a/%2e%2e/x" "/a/%2F/x" "//evil" "/a/.." "/a/..?x=1" \
+    "/x/..?" "/.?" "/a/./b" "/a/."; do
 	$C req "$P1NPM" GET "$p" -H "Authorization: Bearer $T1NPM" >"$T/r26"
 	check "upstream: path $p refused" grep -qx 'status 400' "$T/r26"
 done

@@ -32,6 +32,13 @@ make_repos "$T" 66604
 write_attempt_conf "$T" 66600 66620-66649
 # Small, so that the bound is reached by a test's few entries.
 echo "setup-cache: 4M" >>"$T/factoryd.conf"
+# A second repository with the very same files: its setup never gets
+# demo's outputs (nor demo its), though the key's inputs are the same.
+git clone -q --bare "$T/demo.git" "$T/other.git" ||
+    fail "setup: cannot make the second repository"
+sed -i "s|^repositories:\$|repositories:\\n  other:\\n    path: $T/other.git|" \
+    "$T/factoryd.conf"
+grep -q '^  other:' "$T/factoryd.conf" || fail "setup: no second repository"
 
 : >"$T/counter.out"
 python3 "$D/counter.py" "$T/count" >"$T/counter.out" 2>&1 &
@@ -156,9 +163,21 @@ echo changed >"$T/src/README.md"
 git -C "$T/src" -c user.name=t -c user.email=t@localhost commit -qam readme &&
     git -C "$T/src" push -q "$T/demo.git" main || fail "cannot push"
 id=$(submit_wait "$T/m1.yaml") || notok "input: did not finish"
+id1=$id
 check "a changed input misses (counter $(count))" [ "$(count)" = $((n + 4)) ]
 check "a changed input: its outputs are the new ones" \
     [ "$(cat "$STATE/setup/$(rfact "$id" | jq -r .key)/deps/readme")" = changed ]
+
+# --- another repository, the same setup and inputs: a miss ------------
+git -C "$T/src" push -q "$T/other.git" main || fail "cannot push"
+n=$(count)
+man "$T/other.yaml"
+sed -i 's/^repository: demo$/repository: other/' "$T/other.yaml"
+id=$(submit_wait "$T/other.yaml") || notok "other repository: did not finish"
+check "another repository misses, though its inputs are the same (counter $(count))" \
+    [ "$(count)" = $((n + 1)) ]
+check "another repository: another key" \
+    [ "$(rfact "$id" | jq -r .key)" != "$(rfact "$id1" | jq -r .key)" ]
 
 # --- refused outputs: the attempt fails, nothing is stored ------------
 refused() {	# NAME SCRIPT PATTERN
