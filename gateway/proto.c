@@ -162,7 +162,7 @@ meter_usage(struct meter *m, json_t *u, const char *kin, const char *kout)
 		m->in = v;
 		m->have_in = 1;
 	}
-	if (meter_count(u, kout, &v)) {
+	if (kout != NULL && meter_count(u, kout, &v)) {
 		m->out = v;
 		m->have_out = 1;
 	}
@@ -224,8 +224,12 @@ meter_messages(struct meter *m, json_t *v)
 		meter_usage(m, json_object_get(v, "usage"), "input_tokens",
 		    "output_tokens");
 	else if (strcmp(t, "message_start") == 0)
+		/*
+		 * Its output_tokens is a placeholder (1): taken as the count,
+		 * a stream cut before message_delta would be charged that.
+		 */
 		meter_usage(m, json_object_get(json_object_get(v, "message"),
-		    "usage"), "input_tokens", "output_tokens");
+		    "usage"), "input_tokens", NULL);
 	else if (strcmp(t, "message_delta") == 0)
 		/* cumulative counts: the last one is the total */
 		meter_usage(m, json_object_get(v, "usage"), "input_tokens",

@@ -119,22 +119,23 @@ cmd "grant id=a-4 provider=an models=claude-test budget_tokens=40"
 cmd "grant id=a-5 provider=badca models=gpt-test"
 cmd "grant id=a-7 provider=oa models=gpt-test budget_uusd=100"
 cmd "grant id=a-6 provider=nokey models=gpt-test"
-waitn 10 '^token' || fail "gateway: no tokens: $(cat "$T/drv.out" "$T/gw.log")"
+cmd "grant id=a-8 provider=an models=claude-test budget_tokens=200"
+waitn 11 '^token' || fail "gateway: no tokens: $(cat "$T/drv.out" "$T/gw.log")"
 port() { awk -v i="$1" '/^granted/ && $2 == i {n++; if (n == '"${2:-1}"') print $3}' \
     "$T/drv.out"; }
 tok() { awk -v i="$1" -v p="$2" '$1 == "token" && $2 == i && $3 == p \
     {print $4}' "$T/drv.out" | tail -1; }
 P1=$(port a-1 1); P2=$(port a-2); P1AN=$(port a-1 2); P1NPM=$(port a-1 3)
 P3=$(port a-3); P4=$(port a-4 1); P4AN=$(port a-4 2); P5=$(port a-5)
-P6=$(port a-6)
+P6=$(port a-6); P8AN=$(port a-8); T8AN=$(tok a-8 an)
 T1=$(tok a-1 oa); T2=$(tok a-2 oa); T1AN=$(tok a-1 an); T1NPM=$(tok a-1 npm)
 T3=$(tok a-3 oa); T4=$(tok a-4 oa); T4AN=$(tok a-4 an); T5=$(tok a-5 badca)
 T6=$(tok a-6 nokey); P7=$(port a-7); T7=$(tok a-7 oa)
 
 check "tokens: fgw- and 64 hex digits, one per grant, all different" \
     [ "$(grep '^token' "$T/drv.out" | awk '{print $4}' |
-    grep -cE '^fgw-[0-9a-f]{64}$')" = 10 -a \
-    "$(grep '^token' "$T/drv.out" | awk '{print $4}' | sort -u | wc -l)" = 10 ]
+    grep -cE '^fgw-[0-9a-f]{64}$')" = 11 -a \
+    "$(grep '^token' "$T/drv.out" | awk '{print $4}' | sort -u | wc -l)" = 11 ]
 check "a key file it cannot read: IMSG_GW_ERROR naming it" \
     grep -q "^error provider nokey: key file $T/missing.key" "$T/drv.out"
 
@@ -256,6 +257,17 @@ u=$(usage_after "$n")
 check "Messages: message_start over the budget cuts the stream ($u)" \
     eval "echo '$u' | grep -q 'in=500 .*outcome=cut-budget' &&
     ! grep -q message_stop '$T/r11'"
+# message_start's output_tokens is a placeholder, not the count: a
+# stream cut before message_delta is charged the text it streamed.
+n=$(nusage)
+$C req "$P8AN" POST /v1/messages -H "x-api-key: $T8AN" \
+    -H "anthropic-version: 2023-06-01" \
+    -d '{"model":"claude-test","stream":true,"usage_in":10,"deltas":400,"delay":0.002,"messages":[]}' \
+    >"$T/r11b"
+u=$(usage_after "$n")
+out=$(echo "$u" | sed -n 's/.* out=\([0-9]*\) .*/\1/p')
+check "Messages: a stream cut by the budget is charged its text, not message_start's placeholder ($u)" \
+    eval "echo '$u' | grep -q 'outcome=cut-budget' && [ '${out:-0}' -ge 100 ]"
 n=$(nusage)
 $C req "$P7" POST /v1/chat/completions -H "$(hdr_oa "$T7")" \
     -d '{"model":"gpt-test","stream":true,"deltas":400,"delay":0.005,"usage_in":1,"usage_out":1,"messages":[]}' \
