@@ -52,6 +52,7 @@ struct gw_fwd {
 	uint64_t		 pin, pout;
 	uint64_t		 counted;	/* our share of ep->running */
 	uint64_t		 counted_uusd;	/* of ep->running_uusd */
+	uint64_t		 in_est;	/* the request in tokens */
 	struct meter		 m;
 	struct gw_usage		 u;
 	int			 started;	/* the answer's head is out */
@@ -229,6 +230,7 @@ fwd_answer_head(struct evhttp_request *up, void *arg)
 	ct = evhttp_find_header(in, "Content-Type");
 	f->sse = ct != NULL && strncasecmp(ct, "text/event-stream", 17) == 0;
 	meter_init(&f->m, f->api > 0 ? f->api : API_NONE, f->sse);
+	f->m.in_est = f->in_est;
 	ce = evhttp_find_header(in, "Content-Encoding");
 	if (f->kind != GW_UPSTREAM && ce != NULL &&
 	    strcasecmp(ce, "identity") != 0) {
@@ -520,6 +522,16 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 	evhttp_request_set_error_cb(f->upreq, fwd_error);
 	if (fwd_body(f, req, r, f->upreq, &blen) == -1)
 		fatalx("fwd: body");
+	/*
+	 * Until the provider says, the request counts as its size in
+	 * tokens, from now: requests in flight at once share the budget.
+	 */
+	if (f->kind != GW_UPSTREAM) {
+		f->in_est = (blen + PROTO_CHARS_PER_TOKEN - 1) /
+		    PROTO_CHARS_PER_TOKEN;
+		f->m.in_est = f->in_est;
+		fwd_count(f);
+	}
 	fwd_headers_out(f, p, req, f->upreq, blen);
 	TAILQ_INSERT_TAIL(&ep->fwds, f, entry);
 	ep->nfwds++;

@@ -386,7 +386,13 @@ meter_end(struct meter *m)
 uint64_t
 meter_in(const struct meter *m)
 {
-	return (m->in);
+	/*
+	 * A stream reports input only at its end: one that ends sooner
+	 * (cut, dropped, the agent gone) is charged the request's size.
+	 */
+	if (m->have_in)
+		return (m->in);
+	return (m->in > m->in_est ? m->in : m->in_est);
 }
 
 /*

@@ -57,6 +57,8 @@ struct meter {
 	/* what the provider said, what we estimate until it does */
 	uint64_t	 in, out;
 	int		 have_in, have_out;
+	/* the request's size in tokens: input until the provider says */
+	uint64_t	 in_est;
 	uint64_t	 chars;
 	uint64_t	 events;
 	int		 error;		/* beyond a bound */

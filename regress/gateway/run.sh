@@ -215,6 +215,8 @@ $C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
 u=$(usage_after "$n")
 check "a stream dropped mid-way: truncated for the agent, upstream-error ($u)" \
     eval "! grep -q DONE '$T/r7' && echo '$u' | grep -q 'outcome=upstream-error'"
+check "a stream dropped before its usage: charged the request's size as input ($u)" \
+    eval "echo '$u' | grep -q ' in=[1-9]'"
 n=$(nusage)
 s0=$(date +%s)
 $C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
