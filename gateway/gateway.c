@@ -180,40 +180,8 @@ gw_revoke_token(const struct gw_ep *ep)
 static int
 gw_parse_url(struct gw_prov *p)
 {
-	const char	*h = p->conf.url + strlen("https://"), *e;
-	const char	*errstr;
-	char		 port[8];
-	size_t		 n;
-
-	n = strcspn(h, ":/?#");
-	if (n == 0 || n >= sizeof(p->host))
-		return (-1);
-	memcpy(p->host, h, n);
-	p->host[n] = '\0';
-	if (strspn(p->host, "abcdefghijklmnopqrstuvwxyz"
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") != n)
-		return (-1);
-	e = h + n;
-	p->port = 443;
-	if (*e == ':') {
-		n = strcspn(++e, "/?#");
-		if (n == 0 || n >= sizeof(port))
-			return (-1);
-		memcpy(port, e, n);
-		port[n] = '\0';
-		p->port = strtonum(port, 1, 65535, &errstr);
-		if (errstr != NULL)
-			return (-1);
-		e += n;
-	}
-	if (*e != '\0' && *e != '/')
-		return (-1);	/* no query or fragment in a base URL */
-	if (strlcpy(p->prefix, e, sizeof(p->prefix)) >= sizeof(p->prefix))
-		return (-1);
-	n = strlen(p->prefix);
-	while (n > 0 && p->prefix[n - 1] == '/')
-		p->prefix[--n] = '\0';
-	return (0);
+	return (gw_url_split(p->conf.url, p->host, sizeof(p->host), &p->port,
+	    p->prefix, sizeof(p->prefix)));
 }
 
 /*

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "gwmsg.h"
 #include "yaml.h"
 
 /* A configuration is not a data set. */
@@ -615,6 +616,9 @@ conf_usdnode(struct yerr *e, const struct ynode *n, uint64_t *out)
 static int
 conf_https(struct yerr *e, const struct ynode *n, char *dst, size_t len)
 {
+	char		 host[256], path[PATH_MAX];
+	uint16_t	 port;
+
 	if (y_str(e, n, "an https:// URL", 0, dst, len) == -1)
 		return (-1);
 	/* Keys travel there: never in the clear. */
@@ -626,6 +630,12 @@ conf_https(struct yerr *e, const struct ynode *n, char *dst, size_t len)
 	    strchr(dst, '@') != NULL)
 		return (y_fail(e, n, "a URL has no spaces, control characters "
 		    "or user part"));
+	/* What factory-gateway will take, or it would refuse it at start. */
+	if (gw_url_split(dst, host, sizeof(host), &port, path,
+	    sizeof(path)) == -1)
+		return (y_fail(e, n, "expected https://HOST[:PORT][/PATH] "
+		    "(a host name or IPv4 address, a port 1-65535, no query "
+		    "or fragment), not \"%s\"", n->str));
 	return (0);
 }
 

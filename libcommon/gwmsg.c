@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "egressmsg.h"
@@ -451,5 +452,47 @@ gw_configured_decode(struct imsg *imsg, char *err, size_t errlen)
 		    imsg_get_len(imsg));
 		return (-1);
 	}
+	return (0);
+}
+
+int
+gw_url_split(const char *url, char *host, size_t hostlen, uint16_t *port,
+    char *prefix, size_t prefixlen)
+{
+	const char	*h, *e, *errstr;
+	char		 num[8];
+	size_t		 n;
+
+	if (strncmp(url, "https://", 8) != 0 || strpbrk(url, "?#") != NULL)
+		return (-1);
+	h = url + 8;
+	n = strcspn(h, ":/");
+	if (n == 0 || n >= hostlen)
+		return (-1);
+	memcpy(host, h, n);
+	host[n] = '\0';
+	if (strspn(host, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") != n)
+		return (-1);
+	e = h + n;
+	*port = 443;
+	if (*e == ':') {
+		n = strcspn(++e, "/");
+		if (n == 0 || n >= sizeof(num))
+			return (-1);
+		memcpy(num, e, n);
+		num[n] = '\0';
+		*port = strtonum(num, 1, 65535, &errstr);
+		if (errstr != NULL)
+			return (-1);
+		e += n;
+	}
+	if (*e != '\0' && *e != '/')
+		return (-1);
+	if (strlcpy(prefix, e, prefixlen) >= prefixlen)
+		return (-1);
+	n = strlen(prefix);
+	while (n > 0 && prefix[n - 1] == '/')
+		prefix[--n] = '\0';
 	return (0);
 }

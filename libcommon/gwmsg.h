@@ -155,5 +155,13 @@ int		 gw_valid_token(const char *);
 int		 gw_valid_model(const char *);
 const char	*gw_outcome_name(uint32_t);
 const char	*gw_kind_name(uint8_t);
+/*
+ * An upstream's base URL, https://HOST[:PORT][/PATH], split: HOST of
+ * letters, digits, '.' and '-', PORT 1-65535 (443 when absent), PATH
+ * without a query, fragment or trailing '/'.  0, or -1 if it is not
+ * one.  The parent checks with it what the gateway will parse.
+ */
+int		 gw_url_split(const char *, char *, size_t, uint16_t *,
+		    char *, size_t);
 
 #endif /* FACTORY_GWMSG_H */
