@@ -37,6 +37,11 @@
 
 #define FWD_MAXANSWER	(256 * 1024 * 1024)	/* one streamed answer */
 #define FWD_MAXHEADERS	(64 * 1024)
+/*
+ * What may wait toward one agent's connection: above it the provider's
+ * connection is not read until the agent has taken all of it.
+ */
+#define FWD_MAXQUEUED	(256 * 1024)
 
 struct gw_fwd {
 	TAILQ_ENTRY(gw_fwd)	 entry;
@@ -60,6 +65,8 @@ struct gw_fwd {
 	int			 sse;
 	int			 error;		/* the client's error code */
 	int			 cutting;	/* outcome to end with, or -1 */
+	int			 paused;	/* the provider is not read */
+	uint64_t		 paused_ms;	/* since */
 	struct event		 cut;
 };
 
@@ -213,6 +220,82 @@ fwd_cut(struct gw_fwd *f, uint32_t outcome)
 	evtimer_add(&f->cut, &tv);
 }
 
+/* Bytes waiting in our buffer toward the agent. */
+static size_t
+fwd_queued(struct gw_fwd *f)
+{
+	if (f->req == NULL || f->agent == NULL || f->req_owned)
+		return (0);
+	return (evbuffer_get_length(bufferevent_get_output(
+	    evhttp_connection_get_bufferevent(f->agent))));
+}
+
+/* Stop or resume reading the provider's connection. */
+static void
+fwd_pause(struct gw_fwd *f, int pause)
+{
+	struct evhttp_connection *up;
+	struct bufferevent	*bev;
+
+	if (pause == f->paused)
+		return;
+	f->paused = pause;
+	f->paused_ms = gw_now_ms();
+	if (f->upreq == NULL ||
+	    (up = evhttp_request_get_connection(f->upreq)) == NULL)
+		return;		/* all of the answer is read */
+	bev = evhttp_connection_get_bufferevent(up);
+	if (pause)
+		bufferevent_disable(bev, EV_READ);
+	else
+		bufferevent_enable(bev, EV_READ);
+}
+
+/*
+ * evhttp took all we queued toward the agent: the provider is read
+ * again.  The argument is the endpoint, which outlives its forwards:
+ * the forward is looked up by its agent's connection.
+ */
+static void
+fwd_drained(struct evhttp_connection *evcon, void *arg)
+{
+	struct gw_ep	*ep = arg;
+	struct gw_fwd	*f;
+
+	TAILQ_FOREACH(f, &ep->fwds, entry)
+		if (f->agent == evcon && f->cutting == -1)
+			fwd_pause(f, 0);
+}
+
+/* A chunk toward the agent; past the bound, the provider waits. */
+static void
+fwd_send(struct gw_fwd *f, struct evbuffer *b)
+{
+	evhttp_send_reply_chunk_with_cb(f->req, b, fwd_drained, f->ep);
+	if (fwd_queued(f) > FWD_MAXQUEUED)
+		fwd_pause(f, 1);
+}
+
+/*
+ * Once a second (serve.c's sweep): an agent that has taken nothing of
+ * what waits for it for the timeout is cut, its usage so far reported.
+ */
+void
+fwd_sweep(struct gw_ep *ep)
+{
+	struct gw_fwd	*f;
+	uint64_t	 now = gw_now_ms();
+
+	TAILQ_FOREACH(f, &ep->fwds, entry) {
+		if (!f->paused || f->cutting != -1 ||
+		    now - f->paused_ms < (uint64_t)gw_timeout * 1000)
+			continue;
+		log_warnx("%s: %s: the agent read nothing of its answer for "
+		    "%ds: cut", f->u.id, f->u.provider, gw_timeout);
+		fwd_cut(f, GW_CUT_STALLED);
+	}
+}
+
 static int
 fwd_answer_head(struct evhttp_request *up, void *arg)
 {
@@ -274,7 +357,7 @@ fwd_chunk(struct evhttp_request *up, void *arg)
 		if (f->sse && f->cutting == -1 && !serve_budget_left(f->ep, 0))
 			fwd_cut(f, GW_CUT_BUDGET);
 	}
-	evhttp_send_reply_chunk(f->req, b);
+	fwd_send(f, b);
 }
 
 static void
@@ -326,8 +409,9 @@ fwd_agent_gone(struct evhttp_connection *evcon, void *arg)
 	f->agent = NULL;
 	log_info("%s: %s: the agent's connection closed mid-answer",
 	    f->u.id, f->u.provider);
+	/* Gone with its answer waiting (evhttp's write timeout): stalled. */
 	fwd_finish(f, f->cutting != -1 ? (uint32_t)f->cutting :
-	    GW_UPSTREAM_ERROR);
+	    f->paused ? GW_CUT_STALLED : GW_UPSTREAM_ERROR);
 }
 
 /* An SSE stream cut for the budget says why, as its last event. */
@@ -365,7 +449,8 @@ fwd_reply_end(struct gw_fwd *f, uint32_t outcome)
 	}
 	if (outcome == GW_CUT_BUDGET && f->sse)
 		fwd_cut_event(f);
-	if (outcome == GW_UPSTREAM_ERROR && f->agent != NULL) {
+	if ((outcome == GW_UPSTREAM_ERROR || outcome == GW_CUT_STALLED) &&
+	    f->agent != NULL) {
 		/* A truncated answer must not look complete. */
 		evhttp_connection_free(f->agent);
 		return;

@@ -85,5 +85,7 @@ int		 fwd_start(struct gw_ep *, struct gw_prov *,
 		    struct evhttp_request *, struct fwd_req *);
 /* The endpoint goes: its forwards end, their usage reported. */
 void		 fwd_stop(struct gw_ep *);
+/* Once a second: cut a forward whose agent read nothing for long. */
+void		 fwd_sweep(struct gw_ep *);
 
 #endif /* FACTORY_GATEWAY_H */

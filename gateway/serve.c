@@ -115,6 +115,7 @@ serve_sweep(int fd, short ev, void *arg)
 	bufferevent_data_cb	 rcb;
 	uint64_t		 now = gw_now_ms();
 
+	fwd_sweep(ep);
 	for (c = TAILQ_FIRST(&ep->conns); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, entry);
 		bufferevent_getcb(c->bev, &rcb, NULL, NULL, NULL);

@@ -90,6 +90,7 @@ gw_outcome_name(uint32_t o)
 		[GW_REFUSED_METHOD] = "refused-method",
 		[GW_BAD_REQUEST] = "bad-request",
 		[GW_UPSTREAM_ERROR] = "upstream-error",
+		[GW_CUT_STALLED] = "cut-stalled",
 	};
 
 	if (o >= GW_OUTCOME_MAX)

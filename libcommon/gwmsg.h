@@ -59,6 +59,7 @@ enum gw_outcome {
 	GW_REFUSED_METHOD,	/* method outside the grant */
 	GW_BAD_REQUEST,		/* malformed HTTP or body */
 	GW_UPSTREAM_ERROR,	/* TLS, connect, a dropped answer */
+	GW_CUT_STALLED,		/* the agent read nothing for the timeout */
 	GW_OUTCOME_MAX
 };
 

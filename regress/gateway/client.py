@@ -9,6 +9,12 @@
 #		SECONDS), prints every answer's status line as
 #		"status N", then "closed" when the gateway closed the
 #		connection or "open" if it was still open after 8 s
+#	client.py slow PORT METHOD PATH [-H ...] [-d BODY] [-p PAUSE]
+#	    [-r BYTES_PER_S]
+#		one request, then nothing read for PAUSE seconds, then
+#		read at most BYTES_PER_S until the gateway closes;
+#		prints "status N", "bytes N" (all it read) and
+#		"complete" (the answer's end arrived) or "truncated"
 import socket
 import sys
 import time
@@ -54,14 +60,16 @@ def dechunk(body):
     return out
 
 
-def req(argv):
+def request(argv):
     port, method, path = int(argv[0]), argv[1], argv[2]
-    headers, body, i = [], None, 3
+    headers, body, opts, i = [], None, {}, 3
     while i < len(argv):
         if argv[i] == "-H":
             headers.append(argv[i + 1])
         elif argv[i] == "-d":
             body = argv[i + 1].encode()
+        else:
+            opts[argv[i]] = float(argv[i + 1])
         i += 2
     msg = "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n" % (
         method, path, port)
@@ -72,6 +80,45 @@ def req(argv):
     msg = msg.encode() + b"\r\n" + (body or b"")
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
     s.sendall(msg)
+    return s, opts
+
+
+def slow(argv):
+    s, opts = request(argv)
+    time.sleep(opts.get("-p", 0))
+    rate = opts.get("-r", 0)
+    start, got, head, tail = time.time(), 0, b"", b""
+    s.settimeout(30)
+    while True:
+        try:
+            chunk = s.recv(65536)
+        except (socket.timeout, ConnectionResetError):
+            break
+        if not chunk:
+            break
+        if len(head) < 4096:
+            head += chunk[:4096]
+        got += len(chunk)
+        tail = (tail + chunk)[-8:]
+        if rate:
+            ahead = got / rate - (time.time() - start)
+            if ahead > 0:
+                time.sleep(ahead)
+    first = head.split(b"\r\n", 1)[0].split(b" ")
+    print("status %s" % (first[1].decode() if len(first) > 1 else "none"))
+    print("bytes %d" % got)
+    hl = head.lower()
+    if b"transfer-encoding: chunked" in hl:
+        done = tail.endswith(b"\r\n0\r\n\r\n")
+    else:
+        n = [l for l in hl.split(b"\r\n") if l.startswith(b"content-length:")]
+        hlen = head.find(b"\r\n\r\n") + 4
+        done = bool(n) and got - hlen == int(n[0].split(b":")[1])
+    print("complete" if done else "truncated")
+
+
+def req(argv):
+    s, _ = request(argv)
     data, _ = read_until_closed(s, 20)
     head, _, rest = data.partition(b"\r\n\r\n")
     lines = head.split(b"\r\n")
@@ -110,4 +157,4 @@ def raw(argv):
 
 
 if __name__ == "__main__":
-    {"req": req, "raw": raw}[sys.argv[1]](sys.argv[2:])
+    {"req": req, "raw": raw, "slow": slow}[sys.argv[1]](sys.argv[2:])

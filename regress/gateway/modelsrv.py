@@ -13,7 +13,9 @@
 # prints "ready PORT".  The request body steers the double (fields the
 # gateway forwards untouched): "mode" (ok, error4xx, error5xx, drop,
 # stall, chunked), "usage_in", "usage_out", "deltas" (stream events
-# with 6 characters of text each), "delay" (seconds between them).
+# with 6 characters of text each), "text" (characters of text in each
+# chat delta instead), "delay" (seconds between them).  An upstream
+# GET of a path ending in /big/N answers N bytes (Content-Length).
 
 import argparse
 import json
@@ -79,14 +81,31 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
 
-    def sse(self, event, obj):
+    def sse_bytes(self, event, obj):
         text = ""
         if event:
             text += "event: %s\n" % event
         text += "data: %s\n\n" % (obj if isinstance(obj, str)
                                   else json.dumps(obj))
         data = text.encode()
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        return b"%x\r\n%s\r\n" % (len(data), data)
+
+    def write_chunk(self, data):
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def sse(self, event, obj):
+        self.write_chunk(self.sse_bytes(event, obj))
+
+    def big(self, n):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(n))
+        self.end_headers()
+        block = b"x" * (1 << 20)
+        while n > 0:
+            self.wfile.write(block[:min(n, len(block))])
+            n -= min(n, len(block))
         self.wfile.flush()
 
     def sse_end(self):
@@ -126,17 +145,20 @@ class Handler(BaseHTTPRequestHandler):
                 "id": "chatcmpl-1", "object": "chat.completion",
                 "model": req.get("model"),
                 "choices": [{"index": 0, "message": {
-                    "role": "assistant", "content": "hello"},
+                    "role": "assistant", "content": "hello" if "text"
+                    not in req else "x" * int(req["text"])},
                     "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": uin, "completion_tokens": uout,
                           "total_tokens": uin + uout}},
                 chunked=req.get("mode") == "chunked")
             return
         self.sse_start()
-        self.deltas(req, lambda i: self.sse(None, {
+        text = "hello " if "text" not in req else "x" * int(req["text"])
+        ev = self.sse_bytes(None, {
             "id": "chatcmpl-1", "object": "chat.completion.chunk",
-            "choices": [{"index": 0, "delta": {"content": "hello "}}],
-            "usage": None}))
+            "choices": [{"index": 0, "delta": {"content": text}}],
+            "usage": None})
+        self.deltas(req, lambda i: self.write_chunk(ev))
         if (req.get("stream_options") or {}).get("include_usage"):
             self.sse(None, {"id": "chatcmpl-1",
                             "object": "chat.completion.chunk",
@@ -210,6 +232,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.api_responses(req)
             elif self.command == "POST" and path.endswith("/messages"):
                 self.messages(req)
+            elif self.command == "GET" and "/big/" in path:
+                self.big(int(path.rsplit("/", 1)[1]))
             elif self.command == "GET" and path.endswith("/models"):
                 self.send_json(200, {"object": "list", "data": [
                     {"id": "gpt-test", "object": "model"}]})

@@ -440,6 +440,76 @@ check "after a restart: tokens are the restored ones" \
     eval "[ \$(awk '\$1 == \"token\" && \$2 == \"a-2\"' '$T/drv.out' |
     awk '{print \$4}' | sort -u | wc -l) = 1 ]"
 
+# --- back-pressure: what is queued toward an agent is bounded
+# A fresh gateway (restarted above), so VmHWM is this section's.
+cmd "grant id=a-9 provider=npm methods=GET"
+cmd "grant id=a-10 provider=oa models=gpt-test"
+waitn 1 '^token a-9 ' && waitn 1 '^token a-10 ' || notok "grants a-9 a-10"
+P9=$(port a-9); T9=$(tok a-9 npm); P10=$(port a-10); T10=$(tok a-10 oa)
+gwpid() { awk '{print $1}' "/proc/$DRV/task/$DRV/children"; }
+hwm() { awk '/^VmHWM/ {print $2}' "/proc/$(gwpid)/status"; }
+HWMAX=24576		# kB: the bound stated for these answers
+h0=$(hwm)
+# 3200 events of 64 KiB of text: 210 MB, read after 2 s at 100 MB/s.
+n=$(nusage)
+$C slow "$P10" POST /v1/chat/completions -H "$(hdr_oa "$T10")" \
+    -d '{"model":"gpt-test","stream":true,"deltas":3200,"text":65536,"messages":[]}' \
+    -p 2 -r 100000000 >"$T/b1"
+u=$(usage_after "$n"); h1=$(hwm)
+check "a 210 MB stream to a slow reader: all of it arrives ($(tr '\n' ' ' <"$T/b1"))" \
+    eval "grep -qx 'status 200' '$T/b1' && grep -qx complete '$T/b1' &&
+    [ \$(awk '/^bytes/ {print \$2}' '$T/b1') -gt 200000000 ]"
+check "a 210 MB stream to a slow reader: metered from its usage chunk ($u)" \
+    eval "echo '$u' | grep -q 'usage a-10 oa .* in=10 out=20 .*outcome=ok'"
+check "a 210 MB stream to a slow reader: gateway VmHWM ${h0} -> ${h1} kB < $HWMAX kB" \
+    [ "${h1:-999999}" -lt $HWMAX ]
+n=$(nusage)
+$C slow "$P9" GET /big/200000000 -H "Authorization: Bearer $T9" \
+    -p 2 -r 100000000 >"$T/b2"
+u=$(usage_after "$n"); h2=$(hwm)
+check "a 200 MB upstream answer to a slow reader: all of it ($(tr '\n' ' ' <"$T/b2"))" \
+    eval "grep -qx 'status 200' '$T/b2' && grep -qx complete '$T/b2'"
+check "a 200 MB upstream answer to a slow reader: VmHWM ${h2} kB < $HWMAX kB" \
+    [ "${h2:-999999}" -lt $HWMAX ]
+n=$(nusage)
+$C slow "$P10" POST /v1/chat/completions -H "$(hdr_oa "$T10")" \
+    -d '{"model":"gpt-test","text":200000000,"messages":[]}' \
+    -p 2 -r 100000000 >"$T/b3"
+u=$(usage_after "$n"); h3=$(hwm)
+check "a 200 MB JSON answer: cut at the meter's bound ($u)" \
+    eval "grep -qx truncated '$T/b3' && echo '$u' | grep -q 'outcome=upstream-error'"
+check "a 200 MB JSON answer to a slow reader: VmHWM ${h3} kB < $HWMAX kB" \
+    [ "${h3:-999999}" -lt $HWMAX ]
+# A reader that reads nothing: cut after the timeout (3 s here), what
+# was metered so far recorded; another attempt is served meanwhile.
+n=$(nusage); s0=$(date +%s)
+$C slow "$P10" POST /v1/chat/completions -H "$(hdr_oa "$T10")" \
+    -d '{"model":"gpt-test","stream":true,"deltas":3200,"text":65536,"messages":[]}' \
+    -p 60 >"$T/b4" &
+STALL=$!
+PIDS="$PIDS $STALL"
+sleep 1
+$C req "$P2" POST /v1/chat/completions -H "$(hdr_oa "$T2")" \
+    -d '{"model":"gpt-test","messages":[]}' >"$T/b5"
+check "while an agent stalls, another attempt is served" grep -qx 'status 200' "$T/b5"
+u=$(grep '^usage a-10 ' "$T/drv.out" | sed -n '$p')
+i=0
+while ! grep '^usage a-10 ' "$T/drv.out" | tail -1 | grep -q 'outcome=cut' &&
+    [ $i -lt 150 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+u=$(grep '^usage a-10 ' "$T/drv.out" | tail -1); el=$(( $(date +%s) - s0 )); h4=$(hwm)
+check "a reader that reads nothing: cut-stalled after the timeout, ${el} s ($u)" \
+    eval "echo '$u' | grep -q 'outcome=cut-stalled' && [ $el -lt 12 ]"
+check "a reader that reads nothing: what it was sent is metered ($u)" \
+    eval "echo '$u' | grep -q ' out=[1-9][0-9]* '"
+check "a reader that reads nothing: VmHWM ${h4} kB < $HWMAX kB" \
+    [ "${h4:-999999}" -lt $HWMAX ]
+kill "$STALL" 2>/dev/null
+wait "$STALL" 2>/dev/null
+check "after the stalled reader the gateway still serves" \
+    eval "$C req $P2 GET /v1/models -H '$(hdr_oa "$T2")' | grep -q '\"object\": \"list\"'"
+
 # --- a malformed message from the parent kills the gateway
 cmd badgrant
 waitn 1 '^exit\|^signal' || true
