@@ -58,6 +58,8 @@ struct gw_fwd {
 	uint64_t		 counted;	/* our share of ep->running */
 	uint64_t		 counted_uusd;	/* of ep->running_uusd */
 	uint64_t		 in_est;	/* the request in tokens */
+	uint64_t		 reserve;	/* its worst case, tokens */
+	uint64_t		 reserve_uusd;	/* and cost */
 	struct meter		 m;
 	struct gw_usage		 u;
 	int			 started;	/* the answer's head is out */
@@ -65,6 +67,7 @@ struct gw_fwd {
 	int			 sse;
 	int			 error;		/* the client's error code */
 	int			 cutting;	/* outcome to end with, or -1 */
+	int			 overdim;	/* 1 tokens, 2 USD: cut for it */
 	int			 paused;	/* the provider is not read */
 	uint64_t		 paused_ms;	/* since */
 	struct event		 cut;
@@ -185,19 +188,44 @@ fwd_headers_out(struct gw_fwd *f, struct gw_prov *p,
 	explicit_bzero(v, sizeof(v));
 }
 
-/* Counted into the endpoint's running total while it runs. */
+/*
+ * Counted into the endpoint's running total while it runs: its
+ * reservation, or what it metered once that is more.
+ */
 static void
 fwd_count(struct gw_fwd *f)
 {
-	uint64_t	 now = meter_in(&f->m) + meter_out(&f->m);
+	uint64_t	 now = meter_in(&f->m) + meter_out(&f->m), c;
 
+	c = proto_cost(meter_in(&f->m), meter_out(&f->m), f->pin, f->pout);
 	f->ep->running -= f->counted;
-	f->counted = now;
+	f->counted = now > f->reserve ? now : f->reserve;
 	f->ep->running += f->counted;
 	f->ep->running_uusd -= f->counted_uusd;
-	f->counted_uusd = proto_cost(meter_in(&f->m), meter_out(&f->m),
-	    f->pin, f->pout);
+	f->counted_uusd = c > f->reserve_uusd ? c : f->reserve_uusd;
 	f->ep->running_uusd += f->counted_uusd;
+}
+
+/*
+ * 1 (tokens) or 2 (USD) once what this stream metered, with the spend
+ * and the other requests running, is past the budget; else 0.
+ */
+static int
+fwd_over(struct gw_fwd *f)
+{
+	const struct gw_grant	*g = &f->ep->g;
+	uint64_t		 in = meter_in(&f->m), out = meter_out(&f->m);
+	unsigned __int128	 t;
+
+	t = (unsigned __int128)g->spent_tokens + (f->ep->running -
+	    f->counted) + in + out;
+	if (g->budget_tokens != 0 && t > g->budget_tokens)
+		return (1);
+	t = (unsigned __int128)g->spent_uusd + (f->ep->running_uusd -
+	    f->counted_uusd) + proto_cost(in, out, f->pin, f->pout);
+	if (g->budget_uusd != 0 && t > g->budget_uusd)
+		return (2);
+	return (0);
 }
 
 static void
@@ -354,7 +382,8 @@ fwd_chunk(struct evhttp_request *up, void *arg)
 			fwd_cut(f, GW_UPSTREAM_ERROR);
 		}
 		fwd_count(f);
-		if (f->sse && f->cutting == -1 && !serve_budget_left(f->ep, 0))
+		if (f->sse && f->cutting == -1 &&
+		    (f->overdim = fwd_over(f)) != 0)
 			fwd_cut(f, GW_CUT_BUDGET);
 	}
 	fwd_send(f, b);
@@ -421,7 +450,7 @@ fwd_cut_event(struct gw_fwd *f)
 	struct evbuffer	*b;
 	char		 msg[128];
 
-	serve_budget_message(f->ep, msg, sizeof(msg));
+	serve_budget_message(f->ep, f->overdim == 2, msg, sizeof(msg));
 	if ((b = evbuffer_new()) == NULL)
 		fatal(NULL);
 	evbuffer_add_printf(b, "event: error\ndata: {\"type\":\"error\","
@@ -609,11 +638,13 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 		fatalx("fwd: body");
 	/*
 	 * Until the provider says, the request counts as its size in
-	 * tokens, from now: requests in flight at once share the budget.
+	 * tokens, and its reservation counts from now: requests in flight
+	 * at once share the budget.
 	 */
 	if (f->kind != GW_UPSTREAM) {
-		f->in_est = (blen + PROTO_CHARS_PER_TOKEN - 1) /
-		    PROTO_CHARS_PER_TOKEN;
+		f->in_est = r->in_est;
+		f->reserve = r->reserve;
+		f->reserve_uusd = r->reserve_uusd;
 		f->m.in_est = f->in_est;
 		fwd_count(f);
 	}

@@ -70,14 +70,18 @@ void		 serve_stop(struct gw_ep *);
 /* An error answer as JSON; close: the connection ends after it. */
 void		 serve_error(struct evhttp_request *, int, const char *,
 		    const char *, int);
-int		 serve_budget_left(const struct gw_ep *, uint64_t);
-void		 serve_budget_message(const struct gw_ep *, char *, size_t);
+/* "budget exhausted: ..." of the tokens (usd 0) or the USD budget. */
+void		 serve_budget_message(const struct gw_ep *, int, char *,
+		    size_t);
 
 /* fwd.c */
 struct fwd_req {
 	int		 api;		/* enum proto_api, or -1: upstream */
 	json_t		*doc;		/* provider body, or NULL */
 	uint64_t	 pin, pout;	/* prices of the model */
+	uint64_t	 in_est;	/* the request's size in tokens */
+	/* its worst case, counted while it runs: input and output ceiling */
+	uint64_t	 reserve, reserve_uusd;
 	struct gw_usage	 u;		/* filled in so far */
 };
 /* Forward req to prov: 0, or -1 (the caller answers 502). */

@@ -99,6 +99,84 @@ proto_request(int api, const char *body, size_t len, char *model,
 	return (NULL);
 }
 
+int
+proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t *out,
+    char *err, size_t errlen)
+{
+	static const char *chat[] = { "max_completion_tokens", "max_tokens",
+	    NULL };
+	static const char *resp[] = { "max_output_tokens", NULL };
+	static const char *msgs[] = { "max_tokens", NULL };
+	const char	**keys;
+	json_t		 *v;
+	json_int_t	  x;
+	uint64_t	  n = 1, per, ask = UINT64_MAX, least;
+	size_t		  i;
+
+	*out = 0;
+	switch (api) {
+	case API_CHAT:
+		keys = chat;
+		break;
+	case API_RESPONSES:
+		keys = resp;
+		break;
+	case API_MESSAGES:
+		keys = msgs;
+		break;
+	default:
+		return (0);
+	}
+	if (api == API_CHAT && (v = json_object_get(doc, "n")) != NULL &&
+	    !json_is_null(v)) {
+		if (!json_is_integer(v) || (x = json_integer_value(v)) < 1 ||
+		    x > PROTO_MAXCHOICES) {
+			snprintf(err, errlen, "body: bad \"n\"");
+			return (-1);
+		}
+		n = (uint64_t)x;
+	}
+	for (i = 0; keys[i] != NULL; i++) {
+		if ((v = json_object_get(doc, keys[i])) == NULL ||
+		    json_is_null(v))
+			continue;
+		if (!json_is_integer(v) || (x = json_integer_value(v)) < 1 ||
+		    (uint64_t)x > PROTO_MAXCOUNT) {
+			snprintf(err, errlen, "body: bad \"%s\"", keys[i]);
+			return (-1);
+		}
+		if ((uint64_t)x < ask)
+			ask = (uint64_t)x;
+	}
+	per = avail / n;
+	if (per > PROTO_MAXCOUNT)
+		per = PROTO_MAXCOUNT;
+	least = ask < PROTO_MINOUT ? ask : PROTO_MINOUT;
+	if (per < least)
+		return (1);
+	if (ask == UINT64_MAX) {
+		if (json_object_set_new(doc, keys[0],
+		    json_integer((json_int_t)per)) == -1) {
+			snprintf(err, errlen, "body: out of memory");
+			return (-1);
+		}
+		*out = per * n;
+		return (0);
+	}
+	for (i = 0; keys[i] != NULL; i++) {
+		if ((v = json_object_get(doc, keys[i])) == NULL ||
+		    json_is_null(v) || (uint64_t)json_integer_value(v) <= per)
+			continue;
+		if (json_object_set_new(doc, keys[i],
+		    json_integer((json_int_t)per)) == -1) {
+			snprintf(err, errlen, "body: out of memory");
+			return (-1);
+		}
+	}
+	*out = (ask < per ? ask : per) * n;
+	return (0);
+}
+
 uint64_t
 proto_cost(uint64_t in, uint64_t out, uint64_t pin, uint64_t pout)
 {

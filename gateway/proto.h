@@ -17,6 +17,9 @@
 #define PROTO_MAXEVENT	(1024 * 1024)		/* one SSE event */
 #define PROTO_MAXCOUNT	((uint64_t)1 << 40)	/* a sane token count */
 #define PROTO_CHARS_PER_TOKEN 4	/* the estimate while a stream runs */
+#define PROTO_ADDED	96	/* bytes the gateway may add to a request */
+#define PROTO_MINOUT	16	/* the least answer a budget must allow */
+#define PROTO_MAXCHOICES 128	/* a chat completion's "n" */
 
 enum proto_api {
 	API_NONE,		/* a GET: no body, nothing metered */
@@ -40,6 +43,18 @@ int	proto_route(uint8_t, const char *, const char *);
  */
 json_t	*proto_request(int, const char *, size_t, char *, size_t, int *,
 	    char *, size_t);
+
+/*
+ * Cap the request's output to avail tokens in all (its choices
+ * together): max_completion_tokens and max_tokens (chat, "n" choices
+ * sharing it), max_output_tokens (responses), max_tokens (messages),
+ * each lowered to the cap or, when none is given, the first put in.
+ * Returns 0 with the output ceiling in *out, 1 if avail leaves less
+ * than the least answer (PROTO_MINOUT, or less if the request asks
+ * less; the document untouched), -1 with a reason in err.
+ */
+int	proto_cap_output(int, json_t *, uint64_t, uint64_t *, char *,
+	    size_t);
 
 struct meter {
 	int		 api;

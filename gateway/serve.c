@@ -390,34 +390,27 @@ serve_thousands(uint64_t v, char *buf, size_t len)
 	strlcpy(buf, out, len);
 }
 
-/* 1 if the grant still has room beyond running + more tokens. */
-int
-serve_budget_left(const struct gw_ep *ep, uint64_t more)
-{
-	const struct gw_grant	*g = &ep->g;
-
-	if (g->budget_tokens != 0 &&
-	    g->spent_tokens + ep->running + more >= g->budget_tokens)
-		return (0);
-	if (g->budget_uusd != 0 &&
-	    g->spent_uusd + ep->running_uusd >= g->budget_uusd)
-		return (0);
-	return (1);
-}
-
 void
-serve_budget_message(const struct gw_ep *ep, char *buf, size_t len)
+serve_budget_message(const struct gw_ep *ep, int usd, char *buf, size_t len)
 {
 	char	 n[48];
 
-	if (ep->g.budget_tokens != 0 &&
-	    ep->g.spent_tokens + ep->running >= ep->g.budget_tokens) {
+	if (!usd && ep->g.budget_tokens != 0) {
 		serve_thousands(ep->g.budget_tokens, n, sizeof(n));
 		snprintf(buf, len, "budget exhausted: %s tokens", n);
 	} else
 		snprintf(buf, len, "budget exhausted: %llu.%06llu USD",
 		    (unsigned long long)(ep->g.budget_uusd / 1000000),
 		    (unsigned long long)(ep->g.budget_uusd % 1000000));
+}
+
+/* What budget - spent - running leaves, 0 if nothing. */
+static uint64_t
+serve_left(uint64_t budget, uint64_t spent, uint64_t running)
+{
+	unsigned __int128	 used = (unsigned __int128)spent + running;
+
+	return (used >= budget ? 0 : budget - (uint64_t)used);
 }
 
 static void
@@ -462,6 +455,66 @@ serve_price(const struct gw_prov *p, const char *model, struct fwd_req *f)
 	f->pin = star->in_uusd_per_mtok;
 	f->pout = star->out_uusd_per_mtok;
 	return (1);
+}
+
+/*
+ * The request's worst case is reserved while it runs, so requests in
+ * flight at once cannot together spend past the budget: its size in
+ * tokens (with what we add to it) and its output ceiling, the
+ * request's own capped to what the budget leaves after the requests
+ * already running, put in when absent.  A budget that cannot cover
+ * the input and the least answer refuses it.  0, or -1: answered.
+ */
+static int
+serve_reserve(struct gw_ep *ep, struct evhttp_request *req,
+    struct fwd_req *f, size_t len)
+{
+	const struct gw_grant	*g = &ep->g;
+	unsigned __int128	 a;
+	uint64_t		 avail = UINT64_MAX, left, cin, out;
+	int			 usd = 0, rc;
+	char			 err[160], msg[128];
+
+	f->in_est = (len + PROTO_ADDED + PROTO_CHARS_PER_TOKEN - 1) /
+	    PROTO_CHARS_PER_TOKEN;
+	f->reserve = f->in_est;
+	f->reserve_uusd = proto_cost(f->in_est, 0, f->pin, f->pout);
+	if (g->budget_tokens == 0 && g->budget_uusd == 0)
+		return (0);
+	if (g->budget_tokens != 0) {
+		left = serve_left(g->budget_tokens, g->spent_tokens,
+		    ep->running);
+		avail = left > f->in_est ? left - f->in_est : 0;
+	}
+	if (g->budget_uusd != 0) {
+		left = serve_left(g->budget_uusd, g->spent_uusd,
+		    ep->running_uusd);
+		cin = proto_cost(f->in_est, 0, f->pin, 0);
+		if (left <= cin)
+			a = 0;
+		else if (f->pout == 0)
+			a = UINT64_MAX;
+		else
+			a = (unsigned __int128)(left - cin) * 1000000 /
+			    f->pout;
+		if (a < avail) {
+			avail = (uint64_t)a;
+			usd = 1;
+		}
+	}
+	if ((rc = proto_cap_output(f->api, f->doc, avail, &out, err,
+	    sizeof(err))) == -1) {
+		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, err, 0);
+		return (-1);
+	}
+	if (rc == 1) {
+		serve_budget_message(ep, usd, msg, sizeof(msg));
+		serve_refuse(req, &f->u, 429, GW_REFUSED_BUDGET, msg, 0);
+		return (-1);
+	}
+	f->reserve = f->in_est + out;
+	f->reserve_uusd = proto_cost(f->in_est, out, f->pin, f->pout);
+	return (0);
 }
 
 /* A provider's request: route, body, model, price, budget. */
@@ -510,12 +563,7 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 		serve_refuse(req, &f->u, 403, GW_REFUSED_MODEL, msg, 0);
 		return (-1);
 	}
-	if (!serve_budget_left(ep, 0)) {
-		serve_budget_message(ep, msg, sizeof(msg));
-		serve_refuse(req, &f->u, 429, GW_REFUSED_BUDGET, msg, 0);
-		return (-1);
-	}
-	return (0);
+	return (serve_reserve(ep, req, f, len));
 }
 
 static void
@@ -574,8 +622,10 @@ serve_request(struct evhttp_request *req, void *arg)
 			    "method not granted", 0);
 			return;
 		}
-	} else if (serve_provider(ep, p, req, &f) == -1)
+	} else if (serve_provider(ep, p, req, &f) == -1) {
+		json_decref(f.doc);
 		return;
+	}
 	if (fwd_start(ep, p, req, &f) == -1) {
 		json_decref(f.doc);
 		serve_refuse(req, &f.u, 502, GW_UPSTREAM_ERROR,

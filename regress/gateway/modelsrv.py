@@ -14,7 +14,9 @@
 # gateway forwards untouched): "mode" (ok, error4xx, error5xx, drop,
 # stall, chunked), "usage_in", "usage_out", "deltas" (stream events
 # with 6 characters of text each), "text" (characters of text in each
-# chat delta instead), "delay" (seconds between them).  An upstream
+# chat delta instead), "delay" (seconds between them), "wait" (seconds
+# before answering), "honor" (true: usage_out is at most the request's
+# max_tokens, max_completion_tokens or max_output_tokens).  An upstream
 # GET of a path ending in /big/N answers N bytes (Content-Length).
 
 import argparse
@@ -223,6 +225,14 @@ class Handler(BaseHTTPRequestHandler):
             req = {}
         if not isinstance(req, dict):
             req = {}
+        if req.get("wait"):
+            time.sleep(float(req["wait"]))
+        if req.get("honor"):
+            cap = [req[k] for k in ("max_tokens", "max_completion_tokens",
+                                    "max_output_tokens")
+                   if isinstance(req.get(k), int)]
+            if cap:
+                req["usage_out"] = min([int(req.get("usage_out", 20))] + cap)
         try:
             if self.failure(req, req.get("mode")):
                 return

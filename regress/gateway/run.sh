@@ -114,8 +114,10 @@ cmd "grant id=a-2 provider=oa models=gpt-test"
 cmd "grant id=a-1 provider=an models=claude-test"
 cmd "grant id=a-1 provider=npm methods=GET"
 cmd "grant id=a-3 provider=oa models=gpt-test budget_tokens=1000000"
-cmd "grant id=a-4 provider=oa models=gpt-test budget_tokens=40"
-cmd "grant id=a-4 provider=an models=claude-test budget_tokens=40"
+# (100: a request of about 50 tokens and the least answer must fit: a
+# budget reserves each request's worst case before forwarding it)
+cmd "grant id=a-4 provider=oa models=gpt-test budget_tokens=100"
+cmd "grant id=a-4 provider=an models=claude-test budget_tokens=100"
 cmd "grant id=a-5 provider=badca models=gpt-test"
 cmd "grant id=a-7 provider=oa models=gpt-test budget_uusd=100"
 cmd "grant id=a-6 provider=nokey models=gpt-test"
@@ -248,7 +250,7 @@ $C req "$P4" POST /v1/chat/completions -H "$(hdr_oa "$T4")" \
 u=$(usage_after "$n")
 check "budget exhausted mid-stream: cut, said as the last event ($u)" \
     eval "echo '$u' | grep -q 'outcome=cut-budget' &&
-    grep -q 'budget exhausted: 40 tokens' '$T/r10' &&
+    grep -q 'budget exhausted: 100 tokens' '$T/r10' &&
     [ \$(grep -c 'hello' '$T/r10') -lt 100 ]"
 n=$(nusage)
 $C req "$P4AN" POST /v1/messages -H "x-api-key: $T4AN" \
@@ -286,6 +288,74 @@ n=$(nusage)
 $C req "$P4" POST /v1/chat/completions -H "$(hdr_oa "$T4")" \
     -d '{"model":"gpt-test","messages":[]}' >"$T/r12"
 check "after the cut: 429" grep -qx 'status 429' "$T/r12"
+
+# --- reservations: each request's worst case counts while it runs
+cmd "grant id=a-11 provider=oa models=gpt-test budget_tokens=2000"
+cmd "grant id=a-12 provider=an models=claude-test budget_tokens=500"
+cmd "grant id=a-13 provider=oa models=gpt-test budget_uusd=1000"
+cmd "grant id=a-14 provider=oa models=gpt-test budget_tokens=40"
+waitn 1 '^token a-14 ' || notok "grants a-11 to a-14"
+P11=$(port a-11); T11=$(tok a-11 oa); P12AN=$(port a-12); T12AN=$(tok a-12 an)
+P13=$(port a-13); T13=$(tok a-13 oa); P14=$(port a-14); T14=$(tok a-14 oa)
+# Room for two answers of 900 tokens; eight at once, each asking 900.
+n=$(nusage)
+CPIDS=""
+for i in 1 2 3 4 5 6 7 8; do
+	$C req "$P11" POST /v1/chat/completions -H "$(hdr_oa "$T11")" \
+	    -d '{"model":"gpt-test","tag":"conc","max_tokens":900,"usage_in":10,"usage_out":900,"honor":true,"wait":1.5,"messages":[]}' \
+	    >"$T/c$i" &
+	CPIDS="$CPIDS $!"
+done
+PIDS="$PIDS $CPIDS"
+for p in $CPIDS; do wait "$p"; done
+waitn $((n + 8)) '^usage' || true
+ok=$(cat "$T"/c[1-8] | grep -cx 'status 200')
+no=$(cat "$T"/c[1-8] | grep -cx 'status 429')
+spent=$(grep '^usage a-11 ' "$T/drv.out" |
+    sed 's/.* in=\([0-9]*\) out=\([0-9]*\) .*/\1 \2/' | awk '{s += $1 + $2} END {print s + 0}')
+caps=$(grep 'tag\\":\\"conc' "$T/rec.jsonl" | grep -o 'max_tokens\\":[0-9]*' |
+    sed 's/.*://' | sort -n | tr '\n' ' ')
+check "eight at once on a budget for two: metered $spent <= 2000 ($ok served, $no refused)" \
+    [ "$spent" -le 2000 -a "$ok" -ge 2 -a $((ok + no)) = 8 ]
+check "eight at once: the rest refused with the budget error" \
+    eval "[ $no -ge 1 ] && cat '$T'/c[1-8] | grep -q '\"message\":\"budget exhausted: 2,000 tokens\"' &&
+    [ \$(grep '^usage a-11 ' '$T/drv.out' | grep -c 'status=429 outcome=refused-budget') = $no ]"
+check "eight at once: the double saw max_tokens capped to what was left ($caps)" \
+    eval "[ \$(echo '$caps' | wc -w) = $ok ] && [ \$(echo '$caps' | awk '{print \$1}') -lt 900 ] &&
+    [ \$(echo '$caps' | awk '{print \$NF}') -le 900 ]"
+$C req "$P12AN" POST /v1/messages -H "x-api-key: $T12AN" \
+    -d '{"model":"claude-test","max_tokens":100000,"messages":[]}' >"$T/c9"
+m=$(tail -1 "$T/rec.jsonl" | grep -o 'max_tokens\\":[0-9]*' | sed 's/.*://')
+check "Messages: max_tokens 100000 capped to the budget's 500 ($m)" \
+    eval "grep -qx 'status 200' '$T/c9' && [ '${m:-0}' -gt 0 -a '${m:-999}' -lt 500 ]"
+$C req "$P13" POST /v1/chat/completions -H "$(hdr_oa "$T13")" \
+    -d '{"model":"gpt-test","messages":[]}' >"$T/c10"
+m=$(tail -1 "$T/rec.jsonl" | grep -o 'max_completion_tokens\\":[0-9]*' | sed 's/.*://')
+check "USD: max_completion_tokens put in, at most what 1000 micro-USD buy at 2 a token ($m)" \
+    eval "grep -qx 'status 200' '$T/c10' && [ '${m:-0}' -gt 0 -a '${m:-999}' -lt 500 ]"
+$C req "$P13" POST /v1/responses -H "$(hdr_oa "$T13")" \
+    -d '{"model":"gpt-test","max_output_tokens":7,"input":"x"}' >"$T/c11"
+m=$(tail -1 "$T/rec.jsonl" | grep -o 'max_output_tokens\\":[0-9]*' | sed 's/.*://')
+check "Responses: a max_output_tokens below the cap kept ($m)" \
+    eval "grep -qx 'status 200' '$T/c11' && [ '${m:-0}' = 7 ]"
+$C req "$P13" POST /v1/chat/completions -H "$(hdr_oa "$T13")" \
+    -d '{"model":"gpt-test","n":4,"messages":[]}' >"$T/c12"
+m=$(tail -1 "$T/rec.jsonl" | grep -o 'max_completion_tokens\\":[0-9]*' | sed 's/.*://')
+check "n: 4 choices share the cap ($m)" \
+    eval "grep -qx 'status 200' '$T/c12' && [ '${m:-0}' -gt 0 -a '${m:-999}' -lt 125 ]"
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$P13" POST /v1/chat/completions -H "$(hdr_oa "$T13")" \
+    -d '{"model":"gpt-test","max_tokens":"many","messages":[]}' >"$T/c13"
+check "a max_tokens that is not a count: 400, not forwarded" \
+    eval "grep -qx 'status 400' '$T/c13' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+n=$(nusage)
+$C req "$P14" POST /v1/chat/completions -H "$(hdr_oa "$T14")" \
+    -d '{"model":"gpt-test","messages":[{"role":"user","content":"a prompt of more than forty tokens by its size alone, which the budget cannot cover with any answer at all"}]}' \
+    >"$T/c14"
+u=$(usage_after "$n")
+check "a budget that cannot cover the input and a minimal answer: 429, not forwarded ($u)" \
+    eval "grep -qx 'status 429' '$T/c14' && grep -q 'budget exhausted: 40 tokens' '$T/c14' &&
+    echo '$u' | grep -q 'outcome=refused-budget' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
 
 # --- tokens: another endpoint's, none, revoked
 n=$(nusage)
