@@ -13,6 +13,7 @@
 #include <sys/queue.h>
 
 #include <event.h>
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -40,9 +41,14 @@
  */
 struct gw_conn {
 	TAILQ_ENTRY(gw_conn)	 entry;
+	struct gw_ep		*ep;
 	struct bufferevent	*bev;
+	struct evbuffer_cb_entry *incb, *outcb;
 	uint64_t		 deadline;	/* ms; 0: a request is served */
 	int			 dropped;
+	int			 excess;	/* beyond GW_MAXCONNS */
+	int			 ours;		/* serve_request has it */
+	size_t			 rx;		/* bytes of no request of ours */
 };
 
 static void	serve_request(struct evhttp_request *, void *);
@@ -80,6 +86,8 @@ serve_start(struct gw_ep *ep)
 static void
 serve_conn_free(struct gw_ep *ep, struct gw_conn *c)
 {
+	evbuffer_remove_cb_entry(bufferevent_get_input(c->bev), c->incb);
+	evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->outcb);
 	TAILQ_REMOVE(&ep->conns, c, entry);
 	ep->nconns--;
 	bufferevent_decref(c->bev);
@@ -99,6 +107,70 @@ serve_stop(struct gw_ep *ep)
 	/* Closes the listener and every connection of the endpoint. */
 	evhttp_free(ep->http);
 	ep->http = NULL;
+}
+
+/*
+ * A request that never reached serve_request, recorded as refused
+ * requests are: evhttp answered it itself (a line, header or chunk it
+ * could not parse, too large, both Content-Length and
+ * Transfer-Encoding as it reads them, a method it does not allow) or
+ * we dropped its connection at its deadline.
+ */
+static void
+serve_unparsed(struct gw_ep *ep, int status, const char *why)
+{
+	struct gw_usage	 u;
+
+	memset(&u, 0, sizeof(u));
+	strlcpy(u.id, ep->g.id, sizeof(u.id));
+	strlcpy(u.provider, ep->g.provider, sizeof(u.provider));
+	strlcpy(u.model, "-", sizeof(u.model));
+	u.time_ms = gw_now_ms();
+	u.status = status;
+	u.outcome = GW_BAD_REQUEST;
+	log_info("%s: %s: refused before the handler: %s, status %d",
+	    ep->g.id, ep->g.provider, why, status);
+	gw_send_usage(&u);
+}
+
+/* Bytes the agent sent: a request, until serve_request takes one. */
+static void
+serve_in_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct gw_conn	*c = arg;
+
+	c->rx += info->n_added;
+}
+
+/*
+ * Output that starts while no request is ours is evhttp's own answer:
+ * its status line is the first thing it writes.
+ */
+static void
+serve_out_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct gw_conn	*c = arg;
+	char		 line[13];
+	int		 status;
+
+	if (c->ours || info->orig_size != 0 || info->n_added == 0)
+		return;
+	if (evbuffer_copyout(b, line, sizeof(line) - 1) !=
+	    (ev_ssize_t)sizeof(line) - 1)
+		return;
+	line[sizeof(line) - 1] = '\0';
+	if (strncmp(line, "HTTP/1.", 7) != 0 || line[8] != ' ' ||
+	    line[9] < '1' || line[9] > '5' || line[10] < '0' ||
+	    line[10] > '9' || line[11] < '0' || line[11] > '9')
+		return;
+	status = (line[9] - '0') * 100 + (line[10] - '0') * 10 +
+	    (line[11] - '0');
+	if (status < 400)
+		return;		/* "100 Continue" */
+	c->rx = 0;
+	serve_unparsed(c->ep, status, "answered by evhttp");
 }
 
 /*
@@ -128,6 +200,9 @@ serve_sweep(int fd, short ev, void *arg)
 		log_info("%s: %s: connection dropped: no complete request "
 		    "within %ds", ep->g.id, ep->g.provider, gw_timeout);
 		c->dropped = 1;
+		if (c->rx > 0 && !c->ours)
+			serve_unparsed(ep, c->excess ? 503 : 408, c->excess ?
+			    "too many connections" : "not complete in time");
 		bufferevent_trigger_event(c->bev, BEV_EVENT_READING |
 		    BEV_EVENT_TIMEOUT, 0);
 	}
@@ -145,11 +220,18 @@ serve_bev(struct event_base *base, void *arg)
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
 		fatalx("bufferevent_socket_new");
 	bufferevent_incref(c->bev);
+	c->ep = ep;
+	if ((c->incb = evbuffer_add_cb(bufferevent_get_input(c->bev),
+	    serve_in_cb, c)) == NULL ||
+	    (c->outcb = evbuffer_add_cb(bufferevent_get_output(c->bev),
+	    serve_out_cb, c)) == NULL)
+		fatal(NULL);
 	TAILQ_INSERT_TAIL(&ep->conns, c, entry);
 	if (++ep->nconns > GW_MAXCONNS) {
 		log_warnx("%s: %s: more than %d connections: dropped",
 		    ep->g.id, ep->g.provider, GW_MAXCONNS);
 		c->deadline = 1;
+		c->excess = 1;
 	} else
 		c->deadline = gw_now_ms() + (uint64_t)gw_timeout * 1000;
 	return (c->bev);
@@ -178,8 +260,12 @@ serve_complete(struct evhttp_request *req, void *arg)
 	struct gw_ep	*ep = arg;
 	struct gw_conn	*c;
 
-	if ((c = serve_conn(ep, req)) != NULL)
+	if ((c = serve_conn(ep, req)) != NULL) {
 		c->deadline = gw_now_ms() + (uint64_t)gw_timeout * 1000;
+		c->ours = 0;
+		/* a pipelined request may be here already */
+		c->rx = evbuffer_get_length(bufferevent_get_input(c->bev));
+	}
 }
 
 void
@@ -576,6 +662,10 @@ serve_request(struct evhttp_request *req, void *arg)
 	const char	*why;
 	char		 rid[ATTEMPT_ID_MAX], msg[160];
 
+	if ((c = serve_conn(ep, req)) != NULL) {
+		c->ours = 1;
+		c->rx = 0;
+	}
 	memset(&f, 0, sizeof(f));
 	strlcpy(f.u.id, ep->g.id, sizeof(f.u.id));
 	strlcpy(f.u.provider, ep->g.provider, sizeof(f.u.provider));
@@ -585,15 +675,16 @@ serve_request(struct evhttp_request *req, void *arg)
 	/*
 	 * A request evhttp could not parse (a bad line or header, headers
 	 * or body too large, bad chunks) is answered by evhttp itself,
-	 * 400 or 413, and the connection closed; it never reaches us.
-	 * Should one arrive without its target all the same: 400.
+	 * 400 or 413, and the connection closed; it never reaches us
+	 * (serve_out_cb records it).  Should one arrive without its
+	 * target all the same: 400.
 	 */
 	if (evhttp_request_get_uri(req) == NULL) {
 		serve_refuse(req, &f.u, 400, GW_BAD_REQUEST,
 		    "malformed request", 1);
 		return;
 	}
-	if ((c = serve_conn(ep, req)) != NULL)
+	if (c != NULL)
 		c->deadline = 0;
 	evhttp_request_set_on_complete_cb(req, serve_complete, ep);
 	if ((why = serve_framing(req)) != NULL) {

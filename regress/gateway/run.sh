@@ -433,21 +433,34 @@ done
 
 # --- malformed requests; the gateway serves on
 raw() { $C raw "$P1" "$@"; }
+# evhttp answers these itself, before our handler: each is recorded
+# all the same, attributed to the endpoint it came in on.
+unparsed() {	# title status-regexp
+	u=$(usage_after "$n")
+	check "$1: recorded for a-1, status $2, model - ($u)" \
+	    eval "echo '$u' | grep -qE 'usage a-1 oa seq=[0-9]+ model=- in=0 out=0 cost=0 status=($2) outcome=bad-request'"
+}
+n=$(nusage)
 big=$(head -c 20000 /dev/zero | tr '\0' a)
 printf 'GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\n\r\n' "$big" |
     raw >"$T/m1"
 check "oversized headers: refused, closed" \
     eval "grep -qE 'status (400|413)' '$T/m1' && grep -qx closed '$T/m1'"
+unparsed "oversized headers" "400|413"
+n=$(nusage)
 printf 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n' |
     raw >"$T/m2"
 # evhttp answers what it cannot parse itself: 413 is its name for a
 # corrupt chunked body.
 check "bad chunking: refused, closed" \
     eval "grep -qE 'status (400|413)' '$T/m2' && grep -qx closed '$T/m2'"
+unparsed "bad chunking" "400|413"
+n=$(nusage)
 printf 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nabc\r\n0\r\n\r\n' |
     raw >"$T/m2b"
 check "negative chunk size: refused, closed" \
     eval "grep -qE 'status (400|413)' '$T/m2b' && grep -qx closed '$T/m2b'"
+unparsed "negative chunk size" "400|413"
 r=$(wc -l <"$T/rec.jsonl")
 printf 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n' \
     "$T1" "$T1" | raw >"$T/m3"
@@ -466,15 +479,38 @@ printf 'GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\nGE
     "$T1" "$T1" | raw >"$T/m6"
 check "pipelined requests: answered one at a time, in order" \
     eval "[ \$(grep -c 'status 200' '$T/m6') = 2 ]"
+n=$(nusage)
 printf '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03garbage\r\n\r\n' | raw >"$T/m7"
 check "not HTTP (a TLS hello): refused, closed" \
     eval "grep -qx closed '$T/m7'"
+unparsed "not HTTP" 400
+n=$(nusage)
+printf 'TRACE /v1/models HTTP/1.1\r\nHost: x\r\n\r\n' | raw >"$T/m7b"
+check "a method evhttp does not allow: refused" grep -qE 'status (405|501)' "$T/m7b"
+unparsed "a method evhttp does not allow" "405|501"
+n=$(nusage)
+printf 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n{}' |
+    raw >"$T/m7c"
+check "a body above 4 MB by its Content-Length: 413" grep -qx 'status 413' "$T/m7c"
+unparsed "a body above 4 MB" 413
+n=$(nusage)
+printf 'GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n' | raw >/dev/null
+u=$(usage_after "$n")
+check "a request that reaches the handler is recorded once, as itself ($u)" \
+    eval "echo '$u' | grep -q 'status=401 outcome=refused-token' &&
+    [ \$(nusage) = $((n + 1)) ]"
+n=$(nusage)
 s0=$(date +%s)
 printf 'GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n' |
     $C raw "$P1" -s 0.5 >"$T/m8"
 el=$(( $(date +%s) - s0 ))
 check "slowloris: dropped at the deadline though bytes trickle (${el} s)" \
     eval "grep -qx closed '$T/m8' && ! grep -q status '$T/m8' && [ $el -lt 20 ]"
+unparsed "slowloris" 408
+n=$(nusage)
+$C raw "$P1" </dev/null >/dev/null
+check "a connection that sends nothing is no request: nothing recorded" \
+    [ "$(nusage)" = "$n" ]
 $C req "$P1" GET /v1/models -H "$(hdr_oa "$T1")" >"$T/m9"
 check "after all of them the gateway still serves" grep -q '"object": "list"' "$T/m9"
 check "the gateway did not exit" eval "! grep -qE '^(exit|signal)' '$T/drv.out'"

@@ -152,6 +152,37 @@ check "with egress as well, the gateway answers" grep -qx "both: status 200" "$L
 check "and the allowed destination is reached through egress" \
     grep -qx "egress: connected" "$L"
 
+# --- requests evhttp refuses before the gateway's handler: recorded ----
+
+AGENT="$HTTP"'
+raw() {	# NAME BYTES: sent as they are; prints the status line
+	local st
+	exec 3<>"/dev/tcp/127.0.0.1/$OPORT" || { echo "$1: refused"; return; }
+	printf "$2" >&3
+	if read -r -t 8 _ st _ <&3; then echo "$1: status $st"
+	else echo "$1: no answer"; fi
+	exec 3>&-
+}
+raw chunk "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n\r\n"
+raw line "NOT HTTP AT ALL\r\n\r\n"
+chat ok m-small ""
+echo done'
+manifest unparsed "$(jq -cn --arg s "$AGENT" '["/bin/bash", "-c", $s]')" "" \
+    "model: {provider: openai, models: [m-small]}"
+id=$(submit unparsed) && wait_done "$id" 60 || notok "unparsed: attempt did not end"
+L=$(logf "$id")
+check "bad chunking and a bad request line: refused by the gateway" \
+    sh -c "grep -qE '^chunk: status (400|413)$' '$L' && grep -qx 'line: status 400' '$L'"
+o=$(outcomes "$id")
+check "model receipts: bad-request twice, then ok ($o)" \
+    [ "$o" = "bad-request bad-request ok " ]
+m=$(receipts_of "$id" | head -n 2 | grep '"model":"-"' |
+    grep '"tokens_in":0' | grep -c '"tokens_out":0')
+check "their model is -, their tokens 0 ($m of 2)" [ "$m" = 2 ]
+j=$(show "$id")
+check "show -j counts them: 3 requests, 2 refused" \
+    [ "$(echo "$j" | jq -c '.model | [.requests, .refused]')" = "[3,2]" ]
+
 # MODEL_STOP=live: only the cases above (while debugging the gateway).
 [ "${MODEL_STOP:-}" = live ] && regress_done
 
