@@ -89,6 +89,25 @@ proto_request(int api, const char *body, size_t len, char *model,
 		}
 		*stream = json_is_true(s);
 	}
+	/*
+	 * A background response is fetched later by polling, past the
+	 * gateway: its usage is never seen, so it is not forwarded.
+	 */
+	if (api == API_RESPONSES &&
+	    (s = json_object_get(doc, "background")) != NULL &&
+	    !json_is_null(s)) {
+		if (!json_is_boolean(s)) {
+			snprintf(err, errlen, "body: \"background\" not a "
+			    "boolean");
+			goto fail;
+		}
+		if (json_is_true(s)) {
+			snprintf(err, errlen, "body: \"background\": true is "
+			    "refused: its answer is polled for later and its "
+			    "usage cannot be metered");
+			goto fail;
+		}
+	}
 	if (api == API_CHAT && *stream && proto_want_usage(doc) == -1) {
 		snprintf(err, errlen, "body: bad \"stream_options\"");
 		goto fail;

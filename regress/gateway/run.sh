@@ -394,6 +394,20 @@ check "an unmetered endpoint (embeddings): 404" grep -qx 'status 404' "$T/r19"
 $C req "$P2" POST /v1/chat/completions -H "$(hdr_oa "$T2")" \
     -d '["model","gpt-test"]' >"$T/r20"
 check "a body that is not an object: 400" grep -qx 'status 400' "$T/r20"
+# An answer fetched later by polling is one the gateway cannot meter.
+r=$(wc -l <"$T/rec.jsonl"); n=$(nusage)
+$C req "$P2" POST /v1/responses -H "$(hdr_oa "$T2")" \
+    -d '{"model":"gpt-test","background":true,"input":"x"}' >"$T/r20b"
+u=$(usage_after "$n")
+check "Responses background: true: 400 saying why, not forwarded ($u)" \
+    eval "grep -qx 'status 400' '$T/r20b' && grep -q 'background' '$T/r20b' &&
+    echo '$u' | grep -q 'outcome=bad-request' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+$C req "$P2" POST /v1/responses -H "$(hdr_oa "$T2")" \
+    -d '{"model":"gpt-test","background":"yes","input":"x"}' >"$T/r20c"
+check "Responses background not a boolean: 400" grep -qx 'status 400' "$T/r20c"
+$C req "$P2" POST /v1/responses -H "$(hdr_oa "$T2")" \
+    -d '{"model":"gpt-test","background":false,"input":"x"}' >"$T/r20d"
+check "Responses background: false: served" grep -qx 'status 200' "$T/r20d"
 $C req "$P2" GET /v1/models -H "$(hdr_oa "$T2")" >"$T/r21"
 check "GET /v1/models: forwarded" grep -q '"object": "list"' "$T/r21"
 
