@@ -242,6 +242,8 @@ struct manifest {
 	int			 cohort_nvariants;
 	/* Each variant's env as written, "KEY=VALUE", for the print. */
 	char			***cohort_env;
+	/* Each variant's model grant, for the print (provider "": none). */
+	struct manifest_model	*cohort_model;
 };
 
 /* conf.c */

@@ -669,18 +669,18 @@ m_budget(struct yerr *e, const struct ynode *n, struct manifest_model *mm)
 	return (0);
 }
 
-/* model: {provider: NAME, models: [MODEL, ...], budget: {...}} */
+/*
+ * model: {provider: NAME, models: [MODEL, ...], budget: {...}}, the
+ * manifest's or a cohort's variant's (n).
+ */
 static int
-m_model(struct yerr *e, const struct ynode *root, struct manifest *m)
+m_model_node(struct yerr *e, const struct ynode *n, struct manifest_model *mm)
 {
 	static const char * const keys[] = { "provider", "models", "budget",
 	    NULL };
-	struct manifest_model	*mm = &m->model;
-	const struct ynode	*n, *v;
+	const struct ynode	*v;
 	size_t			 i, j;
 
-	if ((n = y_get(root, "model")) == NULL)
-		return (0);
 	if (y_map(e, n, "a mapping with provider, models and budget") == -1 ||
 	    y_keys(e, n, keys) == -1 ||
 	    (v = y_need(e, n, "provider")) == NULL ||
@@ -713,6 +713,16 @@ m_model(struct yerr *e, const struct ynode *root, struct manifest *m)
 	if ((v = y_get(n, "budget")) != NULL && m_budget(e, v, mm) == -1)
 		return (-1);
 	return (0);
+}
+
+static int
+m_model(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	const struct ynode	*n;
+
+	if ((n = y_get(root, "model")) == NULL)
+		return (0);
+	return (m_model_node(e, n, &m->model));
 }
 
 /* upstreams: [NAME, ...] */
@@ -859,10 +869,18 @@ m_cohort(struct yerr *e, const struct ynode *root, struct manifest *m)
 	    NULL)
 		return (y_failat(e, 1, 1, "cohort", "out of memory"));
 	m->cohort_nvariants = (int)vs->nkids;
-	for (i = 0; i < vs->nkids; i++)
+	if ((m->cohort_model = calloc(vs->nkids, sizeof(*m->cohort_model)))
+	    == NULL)
+		return (y_failat(e, 1, 1, "cohort", "out of memory"));
+	for (i = 0; i < vs->nkids; i++) {
 		if (m_variant_env(e, y_get(vs->kids[i], "env"),
 		    &m->cohort_env[i]) == -1)
 			return (-1);
+		/* Kept as the variant wrote it, so that the print has it. */
+		if ((n = y_get(vs->kids[i], "model")) != NULL &&
+		    m_model_node(e, n, &m->cohort_model[i]) == -1)
+			return (-1);
+	}
 	return (0);
 }
 
@@ -1045,6 +1063,7 @@ manifest_free(struct manifest *m)
 	for (i = 0; m->cohort_env != NULL && i < m->cohort_nvariants; i++)
 		y_strvfree(m->cohort_env[i]);
 	free(m->cohort_env);
+	free(m->cohort_model);
 	free(m);
 }
 
@@ -1122,31 +1141,40 @@ m_printsetup(FILE *fp, const struct manifest_setup *s)
 	}
 }
 
+/* A model grant, its keys under indent ("model:" on the line before). */
+static void
+m_printgrant(FILE *fp, const char *in, const struct manifest_model *mm)
+{
+	char	 usd[32];
+	size_t	 i;
+
+	fprintf(fp, "%sprovider: ", in);
+	y_printstr(fp, mm->provider);
+	fprintf(fp, "\n%smodels:\n", in);
+	for (i = 0; i < mm->nmodels; i++) {
+		fprintf(fp, "%s  - ", in);
+		y_printstr(fp, mm->models[i]);
+		fputc('\n', fp);
+	}
+	if (mm->budget_tokens != 0 || mm->budget_uusd != 0)
+		fprintf(fp, "%sbudget:\n", in);
+	if (mm->budget_tokens != 0)
+		fprintf(fp, "%s  tokens: %llu\n", in,
+		    (unsigned long long)mm->budget_tokens);
+	if (mm->budget_uusd != 0)
+		fprintf(fp, "%s  usd: \"%s\"\n", in,
+		    conf_usd(mm->budget_uusd, usd, sizeof(usd)));
+}
+
 /* model:, upstreams:, tenant:, only where the manifest has them. */
 static void
 m_printmodel(FILE *fp, const struct manifest *m)
 {
-	const struct manifest_model	*mm = &m->model;
-	char				 usd[32];
-	size_t				 i;
+	size_t	 i;
 
-	if (mm->provider[0] != '\0') {
-		fprintf(fp, "model:\n  provider: ");
-		y_printstr(fp, mm->provider);
-		fprintf(fp, "\n  models:\n");
-		for (i = 0; i < mm->nmodels; i++) {
-			fprintf(fp, "    - ");
-			y_printstr(fp, mm->models[i]);
-			fputc('\n', fp);
-		}
-		if (mm->budget_tokens != 0 || mm->budget_uusd != 0)
-			fprintf(fp, "  budget:\n");
-		if (mm->budget_tokens != 0)
-			fprintf(fp, "    tokens: %llu\n",
-			    (unsigned long long)mm->budget_tokens);
-		if (mm->budget_uusd != 0)
-			fprintf(fp, "    usd: \"%s\"\n",
-			    conf_usd(mm->budget_uusd, usd, sizeof(usd)));
+	if (m->model.provider[0] != '\0') {
+		fprintf(fp, "model:\n");
+		m_printgrant(fp, "  ", &m->model);
 	}
 	if (m->nupstreams > 0) {
 		fprintf(fp, "upstreams:\n");
@@ -1163,7 +1191,7 @@ m_printmodel(FILE *fp, const struct manifest *m)
 	}
 }
 
-/* The cohort, last: its size and each variant's env as written. */
+/* The cohort, last: its size and each variant's env and model. */
 static void
 m_printcohort(FILE *fp, const struct manifest *m)
 {
@@ -1178,6 +1206,10 @@ m_printcohort(FILE *fp, const struct manifest *m)
 	for (i = 0; i < m->cohort_nvariants; i++) {
 		fprintf(fp, "    - ");
 		m_printenv(fp, "      ", m->cohort_env[i]);
+		if (m->cohort_model[i].provider[0] == '\0')
+			continue;
+		fprintf(fp, "      model:\n");
+		m_printgrant(fp, "        ", &m->cohort_model[i]);
 	}
 }
 

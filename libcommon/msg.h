@@ -267,8 +267,8 @@ int	 msg_compose(struct imsgev *, uint32_t, enum msg_kind, int,
 /*
  * factoryctl diff: the patch from the baseline to a result's commit,
  * made by the worker from the objects the bundle was written from.
- * At most MSG_DIFF_MAX bytes of it are sent, escaped; bytes is the
- * whole patch's size.
+ * At most MSG_DIFF_MAX bytes of it are made and sent, escaped; bytes
+ * is how many were made, truncated says the patch went on.
  */
 #define MSG_DIFF_MAX	(10 * 1024)
 struct msg_diff {

@@ -5,6 +5,11 @@
  * commit is the one the parent journaled from our RESULT: a commit
  * that is not there, or a baseline that is not its parent, is refused.
  * libgit2 runs no diff driver or filter of the tree here.
+ *
+ * Only the first cap bytes of the patch are made: the print callback
+ * stops libgit2 there, so that a result of any size costs at most the
+ * cap and one file's diff.  A file larger than DIFF_FILE_MAX is shown
+ * as binary (libgit2 then never loads it).
  */
 #include <sys/types.h>
 
@@ -20,15 +25,62 @@
 #include "msg.h"
 #include "worker.h"
 
+#define DIFF_FILE_MAX	(1024 * 1024)
+
+/* The patch so far, never more than cap bytes. */
+struct diff_out {
+	char	*buf;
+	size_t	 len;
+	size_t	 cap;
+	int	 truncated;
+};
+
+/* One line of the patch, as git_diff_to_buf writes it; 1 stops it. */
+static int
+diff_line_cb(const git_diff_delta *delta, const git_diff_hunk *hunk,
+    const git_diff_line *line, void *arg)
+{
+	struct diff_out	*o = arg;
+	char		 pfx[1];
+	size_t		 n, i, np = 0;
+	const char	*part[2];
+	size_t		 plen[2];
+
+	(void)delta;
+	(void)hunk;
+	if (line->origin == GIT_DIFF_LINE_CONTEXT ||
+	    line->origin == GIT_DIFF_LINE_ADDITION ||
+	    line->origin == GIT_DIFF_LINE_DELETION) {
+		pfx[0] = line->origin;
+		part[np] = pfx;
+		plen[np++] = 1;
+	}
+	part[np] = line->content;
+	plen[np++] = line->content_len;
+	for (i = 0; i < np; i++) {
+		n = plen[i];
+		if (n > o->cap - o->len) {
+			n = o->cap - o->len;
+			o->truncated = 1;
+		}
+		memcpy(o->buf + o->len, part[i], n);
+		o->len += n;
+		if (o->truncated)
+			return (1);
+	}
+	return (0);
+}
+
 static int
 diff_trees(git_repository *repo, const char *base_hex, const char *hex,
-    git_buf *out, char *err, size_t errlen)
+    struct diff_out *out, char *err, size_t errlen)
 {
+	git_diff_options opts;
 	git_oid		 boid, coid;
 	git_commit	*c = NULL, *b = NULL;
 	git_tree	*bt = NULL, *ct = NULL;
 	git_diff	*d = NULL;
-	int		 ret = -1;
+	int		 rc, ret = -1;
 
 	if (git_oid_fromstr(&boid, base_hex) < 0 ||
 	    git_oid_fromstr(&coid, hex) < 0 ||
@@ -48,8 +100,14 @@ diff_trees(git_repository *repo, const char *base_hex, const char *hex,
 		gitc_err(err, errlen, "trees of %s", hex);
 		goto done;
 	}
-	if (git_diff_tree_to_tree(&d, repo, bt, ct, NULL) < 0 ||
-	    git_diff_to_buf(out, d, GIT_DIFF_FORMAT_PATCH) < 0) {
+	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
+	opts.max_size = DIFF_FILE_MAX;
+	if (git_diff_tree_to_tree(&d, repo, bt, ct, &opts) < 0) {
+		gitc_err(err, errlen, "diff of %s", hex);
+		goto done;
+	}
+	rc = git_diff_print(d, GIT_DIFF_FORMAT_PATCH, diff_line_cb, out);
+	if (rc < 0 || (rc > 0 && !out->truncated)) {
 		gitc_err(err, errlen, "diff of %s", hex);
 		goto done;
 	}
@@ -63,12 +121,17 @@ diff_trees(git_repository *repo, const char *base_hex, const char *hex,
 	return (ret);
 }
 
+/*
+ * The first cap bytes of the patch in *patch (NUL-terminated, *len
+ * bytes), *truncated if there was more; -1 with why in err.
+ */
 int
 diff_result(const char *attempt_dir, const char *base_hex, const char *hex,
-    char **patch, size_t *len, char *err, size_t errlen)
+    size_t cap, char **patch, size_t *len, int *truncated, char *err,
+    size_t errlen)
 {
 	git_repository	*repo = NULL;
-	git_buf		 out = { 0 };
+	struct diff_out	 out;
 	char		 path[PATH_MAX];
 	int		 ret;
 
@@ -81,16 +144,19 @@ diff_result(const char *attempt_dir, const char *base_hex, const char *hex,
 		gitc_err(err, errlen, "open %s", path);
 		return (-1);
 	}
+	memset(&out, 0, sizeof(out));
+	out.cap = cap;
+	if ((out.buf = malloc(cap + 1)) == NULL)
+		fatal(NULL);
 	ret = diff_trees(repo, base_hex, hex, &out, err, errlen);
 	git_repository_free(repo);
-	if (ret == -1)
+	if (ret == -1) {
+		free(out.buf);
 		return (-1);
-	*len = out.size;
-	if ((*patch = malloc(out.size + 1)) == NULL)
-		fatal(NULL);
-	if (out.size > 0)
-		memcpy(*patch, out.ptr, out.size);
-	(*patch)[out.size] = '\0';
-	git_buf_dispose(&out);
+	}
+	out.buf[out.len] = '\0';
+	*patch = out.buf;
+	*len = out.len;
+	*truncated = out.truncated;
 	return (0);
 }

@@ -244,19 +244,21 @@ worker_collect(const struct msg_collect *q)
 
 /*
  * A result's patch for factoryctl diff: its first MSG_DIFF_MAX bytes,
- * escaped (the bytes are the agent's), and the whole size.
+ * escaped (the bytes are the agent's), and whether there was more.
+ * The rest is never made (diff.c).
  */
 static void
 worker_diff(const struct msg_diff *q)
 {
 	struct msg_diffed	 m;
 	char			 err[512], *patch;
-	size_t			 len, n;
+	size_t			 len;
+	int			 truncated;
 
 	memset(&m, 0, sizeof(m));
 	m.req = q->req;
-	if (diff_result(q->dir, q->baseline, q->commit, &patch, &len, err,
-	    sizeof(err)) == -1) {
+	if (diff_result(q->dir, q->baseline, q->commit, MSG_DIFF_MAX, &patch,
+	    &len, &truncated, err, sizeof(err)) == -1) {
 		if (esc_encode(err, strlen(err), m.error,
 		    sizeof(m.error)) == -1 || m.error[0] == '\0')
 			strlcpy(m.error, "no diff", sizeof(m.error));
@@ -265,9 +267,8 @@ worker_diff(const struct msg_diff *q)
 		return;
 	}
 	m.bytes = len;
-	n = len > MSG_DIFF_MAX ? MSG_DIFF_MAX : len;
-	m.truncated = n < len;
-	if ((m.patch = esc_strdup(patch, n)) == NULL)
+	m.truncated = truncated;
+	if ((m.patch = esc_strdup(patch, len)) == NULL)
 		fatal(NULL);
 	free(patch);
 	worker_send(IMSG_DIFF, MSG_DIFFED, &m);

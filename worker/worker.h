@@ -119,10 +119,10 @@ int	gitw_bundle_write(struct git_repository *, const char *, const char *,
 /* diff.c */
 /*
  * The patch from baseline to commit, whose parent it must be, from
- * attempt_dir/collect.git: malloc'd, its length apart (it may hold
- * any byte).
+ * attempt_dir/collect.git: its first cap bytes, malloc'd, its length
+ * apart (it may hold any byte), and whether it was cut there.
  */
-int	diff_result(const char *, const char *, const char *, char **,
-	    size_t *, char *, size_t);
+int	diff_result(const char *, const char *, const char *, size_t,
+	    char **, size_t *, int *, char *, size_t);
 
 #endif /* WORKER_H */
