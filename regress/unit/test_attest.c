@@ -286,7 +286,7 @@ START_TEST(t_file)
 	ck_assert_int_eq(attest_verify_buf(f, strlen(f), pins, 1, &s, err,
 	    sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "envelope 2: keyid: "));
-	ck_assert_ptr_nonnull(strstr(err, "not a pinned key"));
+	ck_assert_ptr_nonnull(strstr(err, "not a pinned verifier key"));
 	bad[0] = "SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
 	ck_assert_int_eq(attest_verify_buf(f, strlen(f), bad, 1, &s, err,
 	    sizeof(err)), -1);
