@@ -130,6 +130,27 @@ def main():
             "sha256"] = digest(p)
         lines = [envelope(p, rk), envelope(dumps(sts[1]), vk),
                  envelope(dumps(sts[2]), vk)]
+    elif mode.startswith("unpadded-"):	# base64 without its padding
+        field = mode[len("unpadded-"):]
+        lines = list(a)
+        for i, x in enumerate(lines):
+            e = json.loads(x)
+            obj = e if field == "payload" else e["signatures"][0]
+            if obj[field].endswith("="):
+                obj[field] = obj[field].rstrip("=")
+                lines[i] = json.dumps(e, separators=(",", ":"),
+                                      sort_keys=True)
+                break
+        else:
+            sys.exit("forge.py: no padded %s in the file" % field)
+    elif mode.startswith("space-"):	# a whitespace in the base64
+        field = mode[len("space-"):]
+        e = json.loads(a[0])
+        obj = e if field == "payload" else e["signatures"][0]
+        v = obj[field]
+        obj[field] = v[:8] + "\r\n" + v[8:]
+        lines = [json.dumps(e, separators=(",", ":"), sort_keys=True),
+                 a[1], a[2]]
     elif mode == "resigned":	# the helper has teeth: a good file
         lines = [envelope(ap, rk), envelope(av, vk), envelope(at, vk)]
     else:

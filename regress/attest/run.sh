@@ -180,6 +180,13 @@ forge payload-type 1 "envelope 1: payloadType: application/json, not application
 forge unknown-key 1 "envelope 1: keyid: $rfp is not the publicKey's fingerprint"
 forge unknown-signer 1 "envelope 1: sig: bad signature by $rfp"
 forge subject 1 "envelope 1: subject: not a commit (gitCommit), a tree (gitTree) and a bundle (sha256)"
+# Strict base64 (RFC 4648 section 4): padding required, no whitespace.
+forge unpadded-sig 1 "sig: not a base64 Ed25519 signature"
+forge unpadded-publicKey 1 "publicKey: not a base64 Ed25519 key"
+forge unpadded-payload 1 "payload: not base64 of at most"
+forge space-sig 1 "envelope 1: sig: not a base64 Ed25519 signature"
+forge space-publicKey 1 "envelope 1: publicKey: not a base64 Ed25519 key"
+forge space-payload 1 "envelope 1: payload: not base64 of at most"
 
 # Out of scope: rejected by the worker, never verified, no attestation.
 write_manifest "$T/scope.yaml" 'echo x > Makefile'
