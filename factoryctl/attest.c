@@ -47,11 +47,16 @@ cmd_attest(int argc, char **argv)
 	return (CTL_EXIT_OK);
 }
 
-/* -K fingerprint[,fingerprint...], repeatable. */
+/*
+ * -K [builder=|verifier=]fingerprint[,...], repeatable.  A pin without
+ * a role may sign in either role: said once on stderr.
+ */
 static void
-pins_add(char *arg, char **pins, size_t *npins)
+pins_add(char *arg, char **pins, size_t *npins, int *bare)
 {
-	char	*p;
+	const char	*fp;
+	char		*p;
+	int		 roles;
 
 	while ((p = strsep(&arg, ",")) != NULL) {
 		if (*p == '\0')
@@ -59,6 +64,11 @@ pins_add(char *arg, char **pins, size_t *npins)
 		if (*npins == PINS_MAX)
 			errx(CTL_EXIT_USAGE, "more than %d pinned keys",
 			    PINS_MAX);
+		if (attest_pin_parse(p, &roles, &fp) == -1)
+			errx(CTL_EXIT_USAGE, "-K %s: not [builder=|verifier=]"
+			    "SHA256:<fingerprint>", ctl_vis(p));
+		if (roles == (ATTEST_ROLE_BUILDER | ATTEST_ROLE_VERIFIER))
+			(*bare)++;
 		pins[(*npins)++] = p;
 	}
 }
@@ -91,10 +101,10 @@ attest_verify_file(const char *path, char *pinarg[], size_t npinarg)
 	size_t			 npins = 0, i, len;
 	FILE			*f;
 	json_t			*e;
-	int			 ret;
+	int			 ret, bare = 0, failed;
 
 	for (i = 0; i < npinarg; i++)
-		pins_add(pinarg[i], pins, &npins);
+		pins_add(pinarg[i], pins, &npins, &bare);
 	if (strcmp(path, "-") == 0)
 		f = stdin;
 	else if ((f = fopen(path, "r")) == NULL) {
@@ -124,14 +134,20 @@ attest_verify_file(const char *path, char *pinarg[], size_t npinarg)
 	if (npins == 0)
 		warnx("no key pinned (-K): the signatures hold, but any key "
 		    "would have passed");
+	else if (bare > 0)
+		warnx("%d key%s pinned without a role: may sign as builder "
+		    "or verifier (-K builder=... -K verifier=...)", bare,
+		    bare > 1 ? "s" : "");
+	/* Signed as it should be, but the attempt failed: not 0. */
+	failed = strcmp(sum.result, "PASSED") != 0;
 	attest_summary_str(&sum, line, sizeof(line));
 	if (ctl_json)
 		print_steal(json_pack("{s:b, s:I, s:s, s:s, s:s, s:s, s:s, "
-		    "s:s}", "ok", 1, "envelopes", (json_int_t)sum.count,
+		    "s:s}", "ok", !failed, "envelopes", (json_int_t)sum.count,
 		    "result", sum.result, "commit", sum.commit, "tree",
 		    sum.tree, "bundle_sha256", sum.bundle, "provenance_key",
 		    sum.builder_key, "verifier_key", sum.verifier_key));
 	else
 		printf("%s\n", ctl_vis(line));
-	return (CTL_EXIT_OK);
+	return (failed ? CTL_EXIT_FAILED : CTL_EXIT_OK);
 }

@@ -54,7 +54,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "submit",	0, cmd_submit,	"submit [-w] [-n size] manifest" },
 	{ "top",	1, cmd_top,	"top [-1] [-d seconds] [-n count]" },
 	{ "verify",	1, cmd_verify,	"verify [-r fingerprint] [-V fingerprint] file | "
-	    "verify -a [-K fingerprint[,...]] file" },
+	    "verify -a [-K [builder=|verifier=]fingerprint[,...]] file" },
 };
 #define NCMDS	(sizeof(ctl_cmds) / sizeof(ctl_cmds[0]))
 

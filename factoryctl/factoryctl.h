@@ -11,6 +11,7 @@
 #define CTL_EXIT_OK		0
 #define CTL_EXIT_REFUSED	1
 #define CTL_EXIT_USAGE		2
+#define CTL_EXIT_FAILED		3	/* verify -a: a FAILED summary */
 
 struct ctl_cmd {
 	const char	*name;

@@ -19,7 +19,7 @@
 #include "util.h"
 
 #define PARSE_FLAGS	(JSON_REJECT_DUPLICATES)
-#define SHOWN_MAX	48
+#define SHOWN_MAX	64	/* a whole fingerprint */
 #define SHOWN_SIZE	(SHOWN_MAX * ESC_MAXEXPAND + 1)
 
 static const char *const kind_types[ATTEST_K_MAX] = {
@@ -225,33 +225,34 @@ open_signature(json_t *sigs, struct attest_env *e, uint8_t sig[ED25519_SIG_LEN],
 	return (0);
 }
 
-/* A subject entry: a name and a digest set of lower-case hex. */
+/* One entry of the subject: exactly this name and this one digest. */
+static int
+subject_entry(json_t *x, const char *name, const char *alg, size_t hexlen)
+{
+	json_t	*d = json_object_get(x, "digest");
+
+	return (json_is_object(x) && json_object_size(x) == 2 &&
+	    json_is_string(json_object_get(x, "name")) &&
+	    strcmp(json_string_value(json_object_get(x, "name")), name) ==
+	    0 && json_is_object(d) && json_object_size(d) == 1 &&
+	    hex_of(json_string_value(json_object_get(d, alg)), hexlen));
+}
+
+/*
+ * The subject is what attest_subject() makes, nothing else: the
+ * result's commit, its tree and the bundle, in that order.
+ */
 static int
 check_subject(json_t *subj, char *err, size_t errlen)
 {
-	static const char *const names[] = { "digest", "name" };
-	static const json_type types[] = { JSON_OBJECT, JSON_STRING };
-	json_t		*s, *v;
-	const char	*alg;
-	size_t		 i;
-
-	if (!json_is_array(subj) || json_array_size(subj) == 0) {
-		errfmt(err, errlen, "subject: not a list of digests");
+	if (!json_is_array(subj) || json_array_size(subj) != 3 ||
+	    !subject_entry(json_array_get(subj, 0), "commit", "gitCommit",
+	    40) ||
+	    !subject_entry(json_array_get(subj, 1), "tree", "gitTree", 40) ||
+	    !subject_entry(json_array_get(subj, 2), "bundle", "sha256", 64)) {
+		errfmt(err, errlen, "subject: not a commit (gitCommit), a "
+		    "tree (gitTree) and a bundle (sha256), in that order");
 		return (-1);
-	}
-	json_array_foreach(subj, i, s) {
-		if (members_exactly(s, names, types, 2, "subject", err,
-		    errlen) == -1)
-			return (-1);
-		json_object_foreach(json_object_get(s, "digest"), alg, v)
-			if (!json_is_string(v) ||
-			    !hex_of(json_string_value(v),
-			    strlen(json_string_value(v))) ||
-			    json_string_length(v) == 0) {
-				errfmt(err, errlen, "subject %zu: digest %s "
-				    "is not hex", i, alg);
-				return (-1);
-			}
 	}
 	return (0);
 }
@@ -375,15 +376,43 @@ attest_env_free(struct attest_env *e)
 	e->statement = NULL;
 }
 
-static int
-pinned(const char *fp, char * const *pins, size_t npins)
+int
+attest_pin_parse(const char *pin, int *roles, const char **fp)
 {
-	size_t	 i;
+	const char	*p = pin;
+	size_t		 n;
+
+	*roles = ATTEST_ROLE_BUILDER | ATTEST_ROLE_VERIFIER;
+	if (strncmp(p, "builder=", 8) == 0) {
+		*roles = ATTEST_ROLE_BUILDER;
+		p += 8;
+	} else if (strncmp(p, "verifier=", 9) == 0) {
+		*roles = ATTEST_ROLE_VERIFIER;
+		p += 9;
+	}
+	/* "SHA256:" and 43 characters of unpadded base64. */
+	n = strlen(p);
+	if (n != CRYPTO_FP_LEN || strncmp(p, "SHA256:", 7) != 0 ||
+	    strspn(p + 7, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789+/") != n - 7)
+		return (-1);
+	*fp = p;
+	return (0);
+}
+
+/* No pins: any key.  Otherwise a pin of this key in this role. */
+static int
+pinned(const char *fp, int role, char * const *pins, size_t npins)
+{
+	const char	*pfp;
+	size_t		 i;
+	int		 roles;
 
 	if (npins == 0)
 		return (1);
 	for (i = 0; i < npins; i++)
-		if (strcmp(fp, pins[i]) == 0)
+		if (attest_pin_parse(pins[i], &roles, &pfp) == 0 &&
+		    (roles & role) != 0 && strcmp(fp, pfp) == 0)
 			return (1);
 	return (0);
 }
@@ -423,6 +452,37 @@ check_vsa(struct attest_env *vsa, struct attest_env *prov,
 	    strcmp(d, prov->digest) != 0) {
 		errfmt(err, errlen, "inputAttestations: not the provenance "
 		    "of this file (sha256 %s)", prov->digest);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * The test result says what the summary says.  A PASSED summary has
+ * one; a FAILED one may not (rejected before validation ran).
+ */
+static int
+check_test_result(struct attest_env *tr, const struct attest_summary *s,
+    char *err, size_t errlen)
+{
+	const char	*res;
+
+	if (tr == NULL) {
+		if (strcmp(s->result, "PASSED") != 0)
+			return (0);
+		errfmt(err, errlen, "no test result: the verification "
+		    "summary says PASSED");
+		return (-1);
+	}
+	res = path_str(tr->statement, "predicate", "result", NULL);
+	if (res == NULL || (strcmp(res, "PASSED") != 0 &&
+	    strcmp(res, "FAILED") != 0)) {
+		errfmt(err, errlen, "result: not PASSED or FAILED");
+		return (-1);
+	}
+	if (strcmp(res, s->result) != 0) {
+		errfmt(err, errlen, "result: %s, the verification summary "
+		    "says %s", res, s->result);
 		return (-1);
 	}
 	return (0);
@@ -489,6 +549,15 @@ check_set(struct attest_env *e, size_t n, struct attest_summary *s,
 		    by[ATTEST_K_VSA] - e + 1, why);
 		return (-1);
 	}
+	if (check_test_result(by[ATTEST_K_TEST_RESULT], s, why,
+	    sizeof(why)) == -1) {
+		if (by[ATTEST_K_TEST_RESULT] == NULL)
+			errfmt(err, errlen, "%s", why);
+		else
+			errfmt(err, errlen, "envelope %td: %s",
+			    by[ATTEST_K_TEST_RESULT] - e + 1, why);
+		return (-1);
+	}
 	strlcpy(s->builder_key, e[0].keyid, sizeof(s->builder_key));
 	strlcpy(s->verifier_key, by[ATTEST_K_VSA]->keyid,
 	    sizeof(s->verifier_key));
@@ -502,12 +571,19 @@ attest_verify_buf(const char *buf, size_t len, char * const *pins,
 {
 	struct attest_env	 e[ATTEST_MAX];
 	struct attest_summary	 s;
-	const char		*p = buf, *nl, *end = buf + len;
-	char			 why[512];
+	const char		*p = buf, *nl, *end = buf + len, *fp;
+	char			 why[512], b[SHOWN_SIZE];
 	size_t			 n = 0, i;
-	int			 rv = -1;
+	int			 rv = -1, role;
 
 	memset(&s, 0, sizeof(s));
+	for (i = 0; i < npins; i++)
+		if (attest_pin_parse(pins[i], &role, &fp) == -1) {
+			errfmt(err, errlen, "pin %zu: %s: not [builder=|"
+			    "verifier=]SHA256:<fingerprint>", i + 1,
+			    shown(pins[i], b));
+			return (-1);
+		}
 	while (p < end) {
 		if ((nl = memchr(p, '\n', end - p)) == NULL) {
 			errfmt(err, errlen, "envelope %zu: no newline at the "
@@ -525,9 +601,13 @@ attest_verify_buf(const char *buf, size_t len, char * const *pins,
 			goto done;
 		}
 		n++;
-		if (!pinned(e[n - 1].keyid, pins, npins)) {
+		role = e[n - 1].kind == ATTEST_K_PROVENANCE ?
+		    ATTEST_ROLE_BUILDER : ATTEST_ROLE_VERIFIER;
+		if (!pinned(e[n - 1].keyid, role, pins, npins)) {
 			errfmt(err, errlen, "envelope %zu: keyid: %s is not "
-			    "a pinned key", n, e[n - 1].keyid);
+			    "a pinned %s key", n, e[n - 1].keyid,
+			    role == ATTEST_ROLE_BUILDER ? "builder" :
+			    "verifier");
 			goto done;
 		}
 		p = nl + 1;
@@ -551,8 +631,9 @@ attest_verify_buf(const char *buf, size_t len, char * const *pins,
 void
 attest_summary_str(const struct attest_summary *s, char *buf, size_t len)
 {
-	snprintf(buf, len, "OK: %zu envelopes, provenance by %s, "
-	    "verification %s by %s, commit %s", s->count, s->builder_key,
+	snprintf(buf, len, "%s: %zu envelopes, provenance by %s, "
+	    "verification %s by %s, commit %s", strcmp(s->result,
+	    "PASSED") == 0 ? "OK" : "FAILED", s->count, s->builder_key,
 	    s->result, s->verifier_key, s->commit);
 }
 

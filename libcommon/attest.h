@@ -102,15 +102,29 @@ char	*attest_sign(const json_t *, EVP_PKEY *, char [SHA256_HEX_LEN + 1]);
 int	 attest_open(const char *, size_t, const uint8_t *, struct attest_env *,
 	    char *, size_t);
 void	 attest_env_free(struct attest_env *);
+#define ATTEST_ROLE_BUILDER	0x1	/* signs the provenance */
+#define ATTEST_ROLE_VERIFIER	0x2	/* signs the summary, the test result */
 /*
- * Verify an export: every envelope opens, the provenance is signed by
- * a key other than the verifier's, the summary names the provenance's
- * digest, all subjects agree.  Pinned fingerprints (npins > 0): every
- * envelope's key must be one of them.  err: "envelope 2: sig: bad
- * signature".
+ * A pin: "builder=FP", "verifier=FP" or a bare "FP" (either role),
+ * FP a fingerprint "SHA256:" and 43 characters of unpadded base64.
+ * -1 for anything else.  *fp points into pin.
+ */
+int	 attest_pin_parse(const char *, int *, const char **);
+/*
+ * Verify an export: every envelope opens; the provenance first, one
+ * summary, at most one test result, nothing else; the provenance
+ * signed by a key other than the verifier's, the others by the
+ * summary's; the summary names the provenance's digest; the test
+ * result's result is the summary's, and a PASSED summary has one;
+ * every subject is the same commit, tree and bundle.  Pins (npins >
+ * 0, attest_pin_parse()): the provenance's key must be pinned as a
+ * builder, the others' as a verifier (a bare pin is both); a
+ * malformed pin is refused.  A FAILED summary verifies: sum->result
+ * says so.  err: "envelope 2: sig: bad signature".
  */
 int	 attest_verify_buf(const char *, size_t, char * const *, size_t,
 	    struct attest_summary *, char *, size_t);
+/* "OK: 3 envelopes, ..." or, for a FAILED summary, "FAILED: ...". */
 void	 attest_summary_str(const struct attest_summary *, char *, size_t);
 /* Write a file atomically (temporary, fsync, rename, fsync of the dir). */
 int	 attest_write_file(const char *, const void *, size_t, char *, size_t);

@@ -185,20 +185,19 @@ b64val(char c)
 int
 base64_decode(const char *in, uint8_t *out, size_t outmax, size_t *outlen)
 {
-	size_t	 len = strlen(in), full, rest, i, o = 0;
+	size_t	 len = strlen(in), full, pad = 0, i, o = 0;
 	int	 a, b, c, d;
 
-	/* Strip padding only where a padded encoding would have it. */
-	if (len % 4 == 0 && len > 0 && in[len - 1] == '=') {
-		len--;
-		if (in[len - 1] == '=')
-			len--;
-	}
-	full = len / 4;
-	rest = len % 4;
-	if (rest == 1)
+	/*
+	 * RFC 4648 section 4, strictly: whole quanta of four characters,
+	 * "=" only as the last one or two of the last quantum.
+	 */
+	if (len % 4 != 0)
 		return (-1);
-	if (full * 3 + (rest ? rest - 1 : 0) > outmax)
+	if (len > 0 && in[len - 1] == '=')
+		pad = in[len - 2] == '=' ? 2 : 1;
+	full = len / 4 - (pad > 0);
+	if (full * 3 + (pad > 0 ? 3 - pad : 0) > outmax)
 		return (-1);
 	for (i = 0; i < full; i++) {
 		if ((a = b64val(in[4 * i])) == -1 ||
@@ -210,14 +209,15 @@ base64_decode(const char *in, uint8_t *out, size_t outmax, size_t *outlen)
 		out[o++] = (uint8_t)(b << 4 | c >> 2);
 		out[o++] = (uint8_t)(c << 6 | d);
 	}
-	if (rest >= 2) {
+	if (pad > 0) {
+		/* The unused bits of the last character must be zero. */
 		if ((a = b64val(in[4 * i])) == -1 ||
 		    (b = b64val(in[4 * i + 1])) == -1)
 			return (-1);
 		out[o++] = (uint8_t)(a << 2 | b >> 4);
-		if (rest == 2 && (b & 0x0f) != 0)
+		if (pad == 2 && (b & 0x0f) != 0)
 			return (-1);
-		if (rest == 3) {
+		if (pad == 1) {
 			if ((c = b64val(in[4 * i + 2])) == -1 ||
 			    (c & 0x03) != 0)
 				return (-1);

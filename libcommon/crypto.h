@@ -50,10 +50,11 @@ int	 hex_decode(const char *, uint8_t *, size_t);
 /*
  * Standard base64 (RFC 4648 section 4).  The encoder writes padding
  * when pad is set; out holds BASE64_SIZE(len) bytes.  The decoder takes
- * a NUL-terminated string, with or without padding, and refuses
- * anything else: characters outside the alphabet, bad padding, and
- * non-zero unused bits, so each byte string has exactly one accepted
- * encoding of each kind.
+ * a NUL-terminated string in the padded form only, and refuses anything
+ * else: a length not a multiple of 4, missing or misplaced padding,
+ * whitespace or any byte outside the alphabet, and non-zero unused
+ * bits, so each byte string has exactly one accepted encoding.  It
+ * writes nothing past outmax bytes.
  */
 void	 base64_encode(const uint8_t *, size_t, int, char *);
 int	 base64_decode(const char *, uint8_t *, size_t, size_t *);

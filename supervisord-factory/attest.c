@@ -350,9 +350,9 @@ attest_check_summary(const struct attempt *a, uint64_t now)
 	    "- receipts: %zu, chain head sha256:%s\n"
 	    "- stage times: %s\n\n"
 	    "Attestations (in-toto, DSSE): `factoryctl attest %s`, "
-	    "verify with `factoryctl verify -a -K RECEIPT-KEY,VERIFIER-KEY` "
-	    "(the fingerprints factoryd logs at start: without -K any key "
-	    "passes).\n",
+	    "verify with `factoryctl verify -a -K builder=RECEIPT-KEY "
+	    "-K verifier=VERIFIER-KEY` (the fingerprints factoryd logs at "
+	    "start: without -K any key passes).\n",
 	    a->id,
 	    a->image[0] != '\0' ? a->image : "host (floating)",
 	    a->toolchain[0] != '\0' ? a->toolchain : "none", rows,

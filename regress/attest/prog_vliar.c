@@ -6,7 +6,8 @@
  * mode in "factory-verifier.mode" beside it, attestations that must
  * make the parent refuse it:
  *	no-attest	no summary, no test result
- *	failed		a summary that says FAILED
+ *	failed		a summary and a test result that say FAILED
+ *	failed-passed	a summary that says FAILED, a test result PASSED
  *	other-prov	a summary of some other provenance
  *	other-key	a summary signed by a key of its own
  *	other-subject	a summary about another tree
@@ -102,7 +103,7 @@ vsa(const struct msg_verify *v, const char *mode, const char *tree,
 	    v->bundle_sha256), ATTEST_VSA, json_pack("{s:[{s:s, s:{s:s}}], "
 	    "s:s}", "inputAttestations", "uri", "urn:factory:provenance",
 	    "digest", "sha256", prov, "verificationResult",
-	    strcmp(mode, "failed") == 0 ? "FAILED" : "PASSED"));
+	    strncmp(mode, "failed", 6) == 0 ? "FAILED" : "PASSED"));
 	if (st == NULL)
 		errx(1, "statement");
 	if (strcmp(mode, "other-key") == 0) {
@@ -159,7 +160,8 @@ main(int argc, char *argv[])
 		out.vsa = vsa(&v, mode, tree, key);
 		st = attest_statement(attest_subject(v.commit, tree,
 		    v.bundle_sha256), ATTEST_TEST_RESULT, json_pack("{s:s}",
-		    "result", "PASSED"));
+		    "result", strcmp(mode, "failed") == 0 ? "FAILED" :
+		    "PASSED"));
 		out.test_result = attest_sign(st, key, NULL);
 		json_decref(st);
 	}

@@ -28,10 +28,31 @@ check "verify -a with both keys pinned" "$O/factoryctl" verify -a -K "$rfp,$vfp"
 check "verify -a with -K given twice" "$O/factoryctl" verify -a -K "$rfp" -K "$vfp" "$T/a.jsonl"
 "$O/factoryctl" verify -a -K "$rfp" "$T/a.jsonl" >"$T/out" 2>&1
 check "verify -a without the verifier key pinned fails (exit 1)" [ $? = 1 ]
-check "  ... naming envelope 2 and its keyid" grep -q "envelope 2: keyid: $vfp is not a pinned key" "$T/out"
+check "  ... naming envelope 2 and its keyid" grep -q "envelope 2: keyid: $vfp is not a pinned verifier key" "$T/out"
 "$O/factoryctl" verify -a -K SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA "$T/a.jsonl" >"$T/out" 2>&1
 check "verify -a with a wrong pinned key fails (exit 1)" [ $? = 1 ]
-check "  ... naming envelope 1" grep -q "envelope 1: keyid: $rfp is not a pinned key" "$T/out"
+check "  ... naming envelope 1" grep -q "envelope 1: keyid: $rfp is not a pinned builder key" "$T/out"
+
+# Pins name the role (issue 13): the provenance is the builder's, the
+# summary and the test result the verifier's.
+"$O/factoryctl" verify -a -K "builder=$rfp" -K "verifier=$vfp" "$T/a.jsonl" >"$T/out" 2>"$T/err"
+check "verify -a -K builder= -K verifier=: OK (exit $?)" grep -q '^OK: 3 envelopes' "$T/out"
+check "  ... no warning" [ ! -s "$T/err" ]
+check "verify -a -K builder=,verifier=" "$O/factoryctl" verify -a -K "builder=$rfp,verifier=$vfp" "$T/a.jsonl"
+"$O/factoryctl" verify -a -K "builder=$vfp" -K "verifier=$rfp" "$T/a.jsonl" >"$T/out" 2>&1
+check "verify -a with the roles pinned the wrong way round fails (exit $?)" [ $? = 1 ]
+check "  ... naming envelope 1, not a builder key" grep -q "envelope 1: keyid: $rfp is not a pinned builder key" "$T/out"
+"$O/factoryctl" verify -a -K "verifier=$rfp" -K "verifier=$vfp" "$T/a.jsonl" >"$T/out" 2>&1
+check "verify -a with the parent's key pinned as a verifier fails (exit $?)" [ $? = 1 ]
+"$O/factoryctl" verify -a -K "$rfp,$vfp" "$T/a.jsonl" >/dev/null 2>"$T/err"
+check "a pin without a role: either role, OK (exit $?)" [ $? = 0 ]
+check "  ... said on stderr" grep -q "2 keys pinned without a role: may sign as builder or verifier" "$T/err"
+for bad in "signer=$rfp" "builder=" "builder=${rfp%?}" "Builder=$rfp" "builder=verifier=$rfp" "sha256:${rfp#SHA256:}"; do
+	"$O/factoryctl" verify -a -K "$bad" "$T/a.jsonl" >/dev/null 2>"$T/err"
+	st=$?
+	check "verify -a -K '$bad': a usage error (exit $st)" [ $st = 2 ]
+	check "  ... said" grep -q "not \[builder=|verifier=\]SHA256:<fingerprint>" "$T/err"
+done
 check "verify -a -j" sh -c "'$O/factoryctl' -j verify -a '$T/a.jsonl' | jq -e '.ok and .result == \"PASSED\" and .commit == \"$commit\"'"
 check "verify refuses -K without -a" sh -c "! '$O/factoryctl' verify -K '$rfp' '$T/a.jsonl' 2>/dev/null"
 
@@ -101,9 +122,71 @@ write_manifest "$T/val.yaml" 'echo y >> README.md' 'grep -q never-there README.m
 id2=$(submit_wait "$T/val.yaml") || fail "failing attempt did not finish"
 check "failing validation: rejected" [ "$(field $id2 state)" = rejected ]
 ctl attest $id2 >"$T/b.jsonl"
-check "failing validation: attestations verify, FAILED" sh -c "'$O/factoryctl' verify -a -K '$rfp,$vfp' '$T/b.jsonl' | grep -q 'verification FAILED'"
+"$O/factoryctl" verify -a -K "builder=$rfp" -K "verifier=$vfp" "$T/b.jsonl" >"$T/out" 2>&1
+st=$?
+check "failing validation: verify -a exits 3 for the FAILED summary (exit $st)" [ $st = 3 ]
+check "  ... the signatures hold, the summary says FAILED" grep -q "^FAILED: 3 envelopes, provenance by $rfp, verification FAILED by $vfp" "$T/out"
+"$O/factoryctl" -j verify -a -K "$rfp,$vfp" "$T/b.jsonl" >"$T/out" 2>/dev/null
+st=$?
+check "failing validation: verify -a -j (bare pins) exits 3 too (exit $st)" [ $st = 3 ]
+check "  ... ok false, result FAILED" jq -e '.ok == false and .result == "FAILED"' "$T/out"
 check "failing validation: the test result says FAILED" sh -c "sed -n 3p '$T/b.jsonl' | jq -r .payload | base64 -d | jq -e '.predicate.result == \"FAILED\" and .predicate.failedTests == [\"validate\"]'"
 check "failing validation: no pull record, no envelope beside it" [ ! -e "$T/pulls/$id2.intoto.jsonl" ]
+
+# Files an attacker puts together from real envelopes, re-signed with
+# the daemon's own keys where the attack needs a good signature
+# (issue 13): refused for what they say, the envelope named.
+# Without pins given, both with role pins and with bare ones.
+forge() {	# mode exit expected-text [pins...]
+	m=$1 want=$2 text=$3
+	shift 3
+	python3 "$D/forge.py" "$T/a.jsonl" "$T/b.jsonl" "$T/keys/receipt.key" \
+	    "$T/keys/verifier.key" "$m" "$T/g.jsonl" ||
+	    notok "forge.py $m did not write its file"
+	if [ $# -gt 0 ]; then
+		forged "$m" "$want" "$text" "$@"
+	else
+		forged "$m" "$want" "$text" -K "builder=$rfp" -K "verifier=$vfp"
+		forged "$m" "$want" "$text" -K "$rfp,$vfp"
+	fi
+}
+forged() {	# mode exit expected-text pins...
+	m=$1 want=$2 text=$3
+	shift 3
+	"$O/factoryctl" verify -a "$@" "$T/g.jsonl" >"$T/out" 2>&1
+	st=$?
+	check "forged ($m, $*): exit $want (exit $st)" [ $st = "$want" ]
+	check "  ... $text" grep -Fq "$text" "$T/out"
+}
+forge resigned 0 "OK: 3 envelopes, provenance by $rfp"
+forge swap 1 "envelope 1: keyid: $vfp is not a pinned builder key" -K "builder=$rfp" -K "verifier=$vfp"
+forge swap 0 "OK: 3 envelopes, provenance by $vfp, verification PASSED by $rfp" -K "$rfp,$vfp"
+forge swap 1 "envelope 2: keyid: $rfp is not a pinned verifier key" -K "builder=$rfp,$vfp"
+forge verifier-provenance 1 "envelope 1: keyid: $vfp is not a pinned builder key" -K "builder=$rfp" -K "verifier=$vfp"
+forge verifier-provenance 1 "envelope 2: keyid: $vfp signs for the verifier" -K "$rfp,$vfp"
+forge parent-summary 1 "envelope 2: keyid: $rfp is not a pinned verifier key" -K "builder=$rfp" -K "verifier=$vfp"
+forge parent-test-result 1 "envelope 3: keyid: $rfp is not a pinned verifier key" -K "builder=$rfp" -K "verifier=$vfp"
+forge parent-test-result 1 "envelope 3: keyid: $rfp signs for the verifier" -K "$rfp,$vfp"
+forge failed-passed 1 "envelope 3: result: PASSED, the verification summary says FAILED"
+forge passed-failed 1 "envelope 3: result: FAILED, the verification summary says PASSED"
+forge passed-no-test-result 1 "no test result: the verification summary says PASSED"
+forge mixed 1 "envelope 3: subject: not the first envelope's"
+forge mixed-named 1 "envelope 2: subject: not the first envelope's"
+forge no-provenance 1 "no provenance"
+forge two-summaries 1 "envelope 3: a second https://slsa.dev/verification_summary/v1"
+forge duplicate 1 "envelope 4: a second https://in-toto.io/attestation/test-result/v0.1"
+forge duplicate-provenance 1 "envelope 3: a second https://slsa.dev/provenance/v1"
+forge payload-type 1 "envelope 1: payloadType: application/json, not application/vnd.in-toto+json"
+forge unknown-key 1 "envelope 1: keyid: $rfp is not the publicKey's fingerprint"
+forge unknown-signer 1 "envelope 1: sig: bad signature by $rfp"
+forge subject 1 "envelope 1: subject: not a commit (gitCommit), a tree (gitTree) and a bundle (sha256)"
+# Strict base64 (RFC 4648 section 4): padding required, no whitespace.
+forge unpadded-sig 1 "sig: not a base64 Ed25519 signature"
+forge unpadded-publicKey 1 "publicKey: not a base64 Ed25519 key"
+forge unpadded-payload 1 "payload: not base64 of at most"
+forge space-sig 1 "envelope 1: sig: not a base64 Ed25519 signature"
+forge space-publicKey 1 "envelope 1: publicKey: not a base64 Ed25519 key"
+forge space-payload 1 "envelope 1: payload: not base64 of at most"
 
 # Out of scope: rejected by the worker, never verified, no attestation.
 write_manifest "$T/scope.yaml" 'echo x > Makefile'
@@ -148,6 +231,7 @@ liar() {	# mode expected-text
 }
 liar no-attest "accepted without a verification summary and a test result"
 liar failed "vsa: verificationResult FAILED, the verdict says accepted"
+liar failed-passed "envelope 3: result: PASSED, the verification summary says FAILED"
 liar other-prov "envelope 2: inputAttestations: not the provenance"
 liar other-key "vsa: keyid: SHA256:"
 liar other-subject "envelope 2: subject: not the first envelope"

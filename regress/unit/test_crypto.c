@@ -133,14 +133,11 @@ START_TEST(t_base64)
 		{ "fooba", "Zm9vYmE=", "Zm9vYmE" },
 		{ "foobar", "Zm9vYmFy", "Zm9vYmFy" },
 	};
-	static const char *bad[] = {
-		"Z", "Zg=", "Zg===", "Zh==", "Zm9=", "Zm9v!", "Zm 9v", "=Zg=",
-		"Zm9vYg=x", "Zg==Zg==",
-	};
 	char	 enc[32];
 	uint8_t	 dec[32];
 	size_t	 i, len;
 
+	/* RFC 4648 section 10; the decoder takes the padded form. */
 	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		base64_encode((const uint8_t *)v[i].in, strlen(v[i].in), 1, enc);
 		ck_assert_str_eq(enc, v[i].padded);
@@ -150,16 +147,107 @@ START_TEST(t_base64)
 		    &len), 0);
 		ck_assert_uint_eq(len, strlen(v[i].in));
 		ck_assert_mem_eq(dec, v[i].in, len);
-		ck_assert_int_eq(base64_decode(v[i].bare, dec, sizeof(dec),
-		    &len), 0);
-		ck_assert_uint_eq(len, strlen(v[i].in));
 	}
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ck_assert_msg(base64_decode(bad[i], dec, sizeof(dec), &len) == -1,
-		    "accepted \"%s\"", bad[i]);
 	/* Output space is checked before writing. */
 	ck_assert_int_eq(base64_decode("Zm9vYmFy", dec, 5, &len), -1);
 	ck_assert_int_eq(base64_decode("Zm9vYmFy", dec, 6, &len), 0);
+	ck_assert_int_eq(base64_decode("Zm9vYg==", dec, 3, &len), -1);
+	ck_assert_int_eq(base64_decode("Zm9vYg==", dec, 4, &len), 0);
+	ck_assert_uint_eq(len, 4);
+}
+END_TEST
+
+/*
+ * Issue 13, finding 3: strict RFC 4648 section 4.  Padding required,
+ * the length a multiple of 4, no whitespace or other byte, no pad bit
+ * set: each byte string has exactly one accepted encoding.
+ */
+START_TEST(t_base64_strict)
+{
+	static const char *bad[] = {
+		/* unpadded */
+		"Zg", "Zm8", "Zm9vYg", "Zm9vYmE", "AAAAAAA",
+		/* a length not a multiple of 4 */
+		"Z", "Zm9vY", "Zg=", "Zg===", "Zm8==", "Zm9vYg=",
+		/* padding elsewhere than at the end */
+		"=Zg=", "Zg=a", "Z=g=", "Z===", "====", "Zm9vYg=x", "Zg==Zg==",
+		"Zm8=Zm8=", "=AAA", "A=AA", "AA=A", "AA==AAAA",
+		/* whitespace */
+		"Zm9v\n", "Zm9v\r\n", " Zm9v", "Zm9v ", "Zm 9v", "Zm\t9v",
+		"Zm9vYg==\n", "Zm9v\nYmFy", "Zg= =", "\n",
+		/* other bytes */
+		"Zm9v!", "Zm-v", "Zm_v", "Zm9\x80", "Zm9\xff", "Zm.v", "Zm9v=",
+		"Zg==\x01", "Zm9v\x7f",
+		/* pad bits set */
+		"Zh==", "Zv==", "Zm9=", "Zm+=", "AB==", "AAB=", "/x==", "//9=",
+	};
+	uint8_t	 dec[32];
+	char	 s[8];
+	size_t	 i, len;
+	int	 c, want;
+	static const char alpha[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(base64_decode(bad[i], dec, sizeof(dec), &len) ==
+		    -1, "accepted \"%s\"", bad[i]);
+	/* Every last character of one and of two bytes: the pad bits. */
+	for (c = 0; c < 64; c++) {
+		snprintf(s, sizeof(s), "A%c==", alpha[c]);
+		want = (c & 0x0f) == 0 ? 0 : -1;
+		ck_assert_msg(base64_decode(s, dec, sizeof(dec), &len) == want,
+		    "\"%s\": not %d", s, want);
+		if (want == 0)
+			ck_assert(len == 1 && dec[0] == c >> 4);
+		snprintf(s, sizeof(s), "AA%c=", alpha[c]);
+		want = (c & 0x03) == 0 ? 0 : -1;
+		ck_assert_msg(base64_decode(s, dec, sizeof(dec), &len) == want,
+		    "\"%s\": not %d", s, want);
+		if (want == 0)
+			ck_assert(len == 2 && dec[0] == 0 && dec[1] == c >> 2);
+	}
+	/* Every byte outside the alphabet, anywhere in a quantum. */
+	for (c = 1; c < 256; c++) {
+		if (strchr(alpha, c) != NULL)
+			continue;
+		for (i = 0; i < 4; i++) {
+			strlcpy(s, "AAAA", sizeof(s));
+			s[i] = (char)c;
+			ck_assert_msg(base64_decode(s, dec, sizeof(dec),
+			    &len) == -1 || (c == '=' && i >= 2),
+			    "byte %#x at %zu accepted", c, i);
+		}
+	}
+	/* "AA==" and "AAA=" are the only places '=' goes. */
+	ck_assert_int_eq(base64_decode("AA==", dec, sizeof(dec), &len), 0);
+	ck_assert_uint_eq(len, 1);
+	ck_assert_int_eq(base64_decode("AAA=", dec, sizeof(dec), &len), 0);
+	ck_assert_uint_eq(len, 2);
+}
+END_TEST
+
+/* Every length 0..96, random bytes: padded round trip, one encoding. */
+START_TEST(t_base64_roundtrip)
+{
+	uint8_t	 in[96], dec[96];
+	char	 enc[BASE64_SIZE(96)], bare[BASE64_SIZE(96)];
+	size_t	 n, len;
+
+	for (n = 0; n <= sizeof(in); n++) {
+		arc4random_buf(in, n);
+		base64_encode(in, n, 1, enc);
+		ck_assert_uint_eq(strlen(enc) % 4, 0);
+		ck_assert_int_eq(base64_decode(enc, dec, n, &len), 0);
+		ck_assert_uint_eq(len, n);
+		ck_assert(n == 0 || memcmp(in, dec, n) == 0);
+		base64_encode(in, n, 0, bare);
+		if (strcmp(bare, enc) != 0)
+			ck_assert_msg(base64_decode(bare, dec, sizeof(dec),
+			    &len) == -1, "unpadded \"%s\" accepted", bare);
+		if (n > 0)
+			ck_assert_int_eq(base64_decode(enc, dec, n - 1, &len),
+			    -1);
+	}
 }
 END_TEST
 
@@ -376,6 +464,8 @@ crypto_suite(void)
 	tcase_add_test(tc, t_sha256_incremental);
 	tcase_add_test(tc, t_hex);
 	tcase_add_test(tc, t_base64);
+	tcase_add_test(tc, t_base64_strict);
+	tcase_add_test(tc, t_base64_roundtrip);
 	tcase_add_test(tc, t_ed25519_rfc8032);
 	tcase_add_test(tc, t_fingerprint);
 	tcase_add_test(tc, t_sign_verify);
