@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -23,7 +24,9 @@
 #include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/magic.h>
 #include <linux/mount.h>
+#include <linux/nsfs.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/seccomp.h>
@@ -1254,6 +1257,43 @@ sbx_await_cgroups(struct sbx_plan *pl)
 	}
 }
 
+/*
+ * Whether fd is a mount namespace (nsfs, of type mnt) other than the
+ * caller's own: what pid 1's "M" must carry, and the zygote's "D".
+ */
+int
+sbx_mntns_ok(int fd)
+{
+	struct statfs	 sfs;
+	struct stat	 st, own;
+
+	return (fstatfs(fd, &sfs) == 0 && sfs.f_type == NSFS_MAGIC &&
+	    ioctl(fd, NS_GET_NSTYPE) == CLONE_NEWNS && fstat(fd, &st) == 0 &&
+	    stat("/proc/self/ns/mnt", &own) == 0 && (st.st_ino != own.st_ino ||
+	    st.st_dev != own.st_dev));
+}
+
+/*
+ * The view's mount namespace, to the parent ("M" and an fd of it), once
+ * it is built and before anything of the agent exists.  The parent
+ * holds it until it destroys the sandbox: then pid 1's exit is not the
+ * last reference, and the namespace's teardown (every mount of the
+ * view unmounted, and an expedited RCU grace period the unmounting
+ * waits for) is not done in the exit the parent reaps.  The parent
+ * hands it to the zygote, which drops it (sandbox_destroy).
+ */
+static void
+sbx_send_mntns(struct sbx_plan *pl)
+{
+	int	 fd;
+
+	if ((fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) == -1)
+		sbx_fail(pl->errfd, "its mount namespace:");
+	if (sbx_sendtag(pl->sock, 'M', &fd, 1) == -1)
+		sbx_fail(pl->errfd, "send its mount namespace:");
+	close(fd);
+}
+
 __dead void
 sbx_pid1(struct sbx_plan *pl)
 {
@@ -1273,6 +1313,7 @@ sbx_pid1(struct sbx_plan *pl)
 	if (pl->spec->nlisten > 0)
 		sbx_net(pl);
 	sbx_mounts(pl);
+	sbx_send_mntns(pl);
 	sbx_await_cgroups(pl);
 	/* Rooted at the attempt's cgroups: after the move, not before. */
 	if (unshare(CLONE_NEWCGROUP) == -1)

@@ -383,8 +383,9 @@ ready_main(void)
  * is a copy of the zygote, which has read nothing but such messages
  * and made no namespace: what an exec'd one is, without the execve
  * and the C library's start-up (the most of it, on a virtual machine,
- * where every cpuid instruction traps).  Anything else on its socket
- * and it exits, naming it on its error pipe; EOF and it exits.
+ * where every cpuid instruction traps).  "D" with a mount namespace
+ * it drops (zygote_drop).  Anything else on its socket and it exits,
+ * naming it on its error pipe; EOF and it exits.
  */
 static void
 zygote_fork(int *fds)
@@ -417,6 +418,24 @@ zygote_fork(int *fds)
 	close(pidfd);
 }
 
+/*
+ * "D" with one descriptor, a mount namespace no process is in any
+ * more (the view of a sandbox whose pid 1 the parent reaped): dropped,
+ * so that its teardown runs here and not in a process the parent
+ * waits for (sandbox_release_mntns).  Nothing is answered.
+ */
+static void
+zygote_drop(int *fds, int n)
+{
+	if (n != 1)
+		sbx_fail(SBX_FD_ERR, "zygote: message 'D' with %d "
+		    "descriptors, not 1", n);
+	if (!sbx_mntns_ok(fds[0]))
+		sbx_fail(SBX_FD_ERR, "zygote: the fd of 'D' is not a mount "
+		    "namespace");
+	close(fds[0]);
+}
+
 static __dead void
 zygote_main(void)
 {
@@ -437,6 +456,10 @@ zygote_main(void)
 		tag = 0;
 		if ((n = sbx_recvtag(SBX_FD_SOCK, 0, &tag, fds, 3)) == -1)
 			_exit(0);	/* EOF: the parent is gone */
+		if (tag == 'D') {
+			zygote_drop(fds, n);
+			continue;
+		}
 		if (tag != 'F' || n != 2)
 			sbx_fail(SBX_FD_ERR, "zygote: message '%c' with %d "
 			    "descriptors, not 'F' with 2", tag, n);

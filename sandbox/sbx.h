@@ -25,7 +25,7 @@
 #endif
 
 /* The launcher's descriptors, as the parent hands them over. */
-#define SBX_FD_SOCK	3	/* the plan, then "G", "L", "S" messages */
+#define SBX_FD_SOCK	3	/* the plan, then "G", "L", "M", "S" messages */
 #define SBX_FD_ERR	4	/* setup errors; EOF at the agent's execve */
 #define SBX_FD_LOG	5	/* the agent's stdout and stderr */
 #define SBX_FD_NET	6	/* pooled network namespace, if any */
@@ -107,6 +107,7 @@ void		sbx_confine(const struct sandbox_spec *, const char *,
 int		sbx_ports(const struct sandbox_spec *, uint16_t *);
 int		sbx_sendtag(int, char, const int *, int);
 int		sbx_recvtag(int, int, char *, int *, int);
+int		sbx_mntns_ok(int);
 __dead void	sbx_pid1(struct sbx_plan *);
 void		sbx_view_prepare(int);
 void		sbx_take_plan(struct sbx_plan *, int *, int *);

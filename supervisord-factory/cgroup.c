@@ -299,6 +299,7 @@ sandbox_cgroup_paths(const char *id, struct sandbox *sb)
 	memset(sb, 0, sizeof(*sb));
 	sb->pid = -1;
 	sb->fd = -1;
+	sb->mntns = -1;
 	sb->agent_status = -1;
 	cg_scan_mounts();
 	if (!cg_goodid(id) || cgm.mode == CGMODE_NONE)
@@ -640,6 +641,8 @@ sandbox_destroy(struct sandbox *sb, char *err, size_t errlen)
 		close(sb->fd);
 		sb->fd = -1;
 	}
+	/* Its mount namespace goes first, elsewhere if it can (sandbox.c). */
+	sandbox_release_mntns(sb);
 	/* Egress listeners not taken by the parent's forwarder. */
 	for (i = 0; i < sb->nlfd; i++)
 		if (sb->lfd[i] != -1)

@@ -850,6 +850,32 @@ sbx_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
 }
 
 /*
+ * Pid 1's mount namespace ("M", sbx_send_mntns), queued before it
+ * forked the agent: held in sb->mntns until sandbox_destroy.
+ */
+static int
+sbx_recv_mntns(struct sandbox *sb, char *err, size_t errlen)
+{
+	char	 tag = 0;
+	int	 fd = -1;
+
+	if (sbx_recvtag(sb->fd, MSG_DONTWAIT, &tag, &fd, 1) != 1 ||
+	    tag != 'M') {
+		snprintf(err, errlen, "pid 1 sent no mount namespace (tag "
+		    "%d)", tag);
+		return (-1);
+	}
+	if (!sbx_mntns_ok(fd)) {
+		close(fd);
+		snprintf(err, errlen, "pid 1's 'M' is not a mount namespace "
+		    "other than the parent's");
+		return (-1);
+	}
+	sb->mntns = fd;
+	return (0);
+}
+
+/*
  * The parent's half of the cgroups, done while pid 1 builds its view:
  * create them with the limits and hand pid 1 the files it joins them
  * through (cgroup_open_procs()).  (A thread writing "0", itself, to a
@@ -1732,7 +1758,8 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 		rc = sbx_await(efd, err, errlen);
 	close(efd);
 	if (rc == 0 && (spec->nlisten == 0 ||
-	    sbx_recvfds(sb, spec->nlisten, err, errlen) == 0))
+	    sbx_recvfds(sb, spec->nlisten, err, errlen) == 0) &&
+	    sbx_recv_mntns(sb, err, errlen) == 0)
 		return (0);
 
 	/* Leave nothing behind: the namespace dies with its pid 1. */
@@ -1765,6 +1792,52 @@ sandbox_exitstatus(struct sandbox *sb, int status)
 		}
 	}
 	return (sb->agent_status != -1 ? sb->agent_status : status);
+}
+
+/*
+ * The zygote drops what it is handed ("D"): the view's teardown, every
+ * mount unmounted and the expedited RCU grace period that waits for,
+ * runs there while the parent goes on.  Not waited for, and nothing
+ * comes back: the zygote's answers stay its "Z"s, in order.  No process
+ * of the sandbox is left (pid 1 was reaped, or never started), so
+ * nothing runs in the namespace meanwhile; its tmpfs pages stay charged
+ * to the attempt's memory cgroup until then.  If the zygote cannot
+ * take it now (none, or its socket full), it is dropped here, as it
+ * was before.
+ */
+void
+sandbox_release_mntns(struct sandbox *sb)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+	char		 tag = 'D';
+
+	if (sb->mntns == -1)
+		return;
+	if (sbx_launcher != -1 && sbx_zygote.pid != -1) {
+		memset(&msg, 0, sizeof(msg));
+		memset(&cm, 0, sizeof(cm));
+		iov.iov_base = &tag;
+		iov.iov_len = 1;
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		msg.msg_control = cm.buf;
+		msg.msg_controllen = sizeof(cm.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &sb->mntns, sizeof(int));
+		(void)sendmsg(sbx_zygote.sock, &msg, MSG_DONTWAIT |
+		    MSG_NOSIGNAL);
+	}
+	close(sb->mntns);
+	sb->mntns = -1;
 }
 
 int

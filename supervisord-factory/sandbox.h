@@ -93,6 +93,7 @@ struct sandbox {
 	pid_t		 pid;		/* pid 1 of the namespace: waitpid it */
 	int		 fd;		/* pid 1 reports the agent's status here */
 	int		 agent_status;	/* -1 until read from fd */
+	int		 mntns;		/* pid 1's mount namespace, or -1 */
 	enum sandbox_cgmode mode;
 	int		 ncgroups;
 	char		 cgroups[SANDBOX_MAXCG][PATH_MAX];
@@ -169,6 +170,14 @@ int	sandbox_spawn(const struct sandbox_spec *, struct sandbox *,
 int	sandbox_exitstatus(struct sandbox *, int);
 /* SIGKILL every process of the attempt, now.  0 or -1 with errno. */
 int	sandbox_kill(struct sandbox *);
+/*
+ * Let go of pid 1's mount namespace (sb.mntns), which the parent holds
+ * from the spawn on so that pid 1's exit does not tear the view down:
+ * handed to the launcher zygote, which drops it (the teardown runs
+ * there, off the reaped exit), or closed here if there is none.  Called
+ * by sandbox_destroy; no process of the sandbox is left by then.
+ */
+void	sandbox_release_mntns(struct sandbox *);
 /*
  * What sandbox_enter() needs once per parent (the seccomp program):
  * call it before the first session.

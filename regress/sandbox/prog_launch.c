@@ -36,9 +36,12 @@
  * the zygote exits at EOF: "zygote exit 0"); zygotebad1, zygotebad3
  * (one fd, three), zygotetag (another tag), zygotepipes (two pipes),
  * zygotesocks (two sockets): it must name the fault on its error pipe
- * ("zygote error: TEXT") and exit, answering nothing.
+ * ("zygote error: TEXT") and exit, answering nothing.  The zygotedrop
+ * modes send a "D" first (drop_mntns).  Pid 1's "M" (its mount
+ * namespace) is checked as the parent checks it: "mntns: its own".
  */
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -49,14 +52,17 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../../sandbox/sbx.h"
+#include "mntns.h"
 
 static char	*envp[] = { "HOME=/tmp", "PATH=/usr/bin:/bin", NULL };
 
@@ -94,6 +100,56 @@ send_plan(int sock, const unsigned char *w, size_t len, int withfd,
 }
 
 /* The fds pid holds, in order. */
+/*
+ * What pid 1 queued after its plan: "M", its mount namespace ("mntns:
+ * its own", or what was wrong with it), then "S" and the agent's wait
+ * status, into *st.
+ */
+static void
+recv_status(int sock, int *st)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int) * 4)];
+	} cm;
+	struct msghdr	 msg;
+	struct cmsghdr	*c;
+	struct iovec	 iov;
+	char		 buf[16];
+	ssize_t		 r;
+	int		 fds[4], n, i;
+
+	for (;;) {
+		memset(&msg, 0, sizeof(msg));
+		iov.iov_base = buf;
+		iov.iov_len = sizeof(buf);
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		msg.msg_control = cm.buf;
+		msg.msg_controllen = sizeof(cm.buf);
+		if ((r = recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC)) <=
+		    0)
+			return;
+		n = 0;
+		if ((c = CMSG_FIRSTHDR(&msg)) != NULL &&
+		    c->cmsg_type == SCM_RIGHTS) {
+			n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			memcpy(fds, CMSG_DATA(c), sizeof(int) * n);
+		}
+		if (r == 1 && buf[0] == 'M')
+			printf("mntns: %s\n", n != 1 ? "not one fd" :
+			    sbx_mntns_ok(fds[0]) ? "its own" : "not a mount "
+			    "namespace of its own");
+		for (i = 0; i < n; i++)
+			close(fds[i]);
+		if (r == 1 + (ssize_t)sizeof(i) && buf[0] == 'S') {
+			memcpy(&i, buf + 1, sizeof(i));
+			*st = i;
+			return;
+		}
+	}
+}
+
 static void
 print_fds(pid_t pid)
 {
@@ -254,6 +310,70 @@ zygote_start(int bin, int *sockp, int *errp)
 }
 
 /*
+ * Before the "F": a "D" for the zygote to drop, as mode says:
+ * zygotedrop a mount namespace no process is in (it must let go of
+ * it: "dropped: yes" once it answered the "F"), zygotedrop0 none,
+ * zygotedrop2 two, zygotedroppipe a pipe, zygotedropown the
+ * zygote's own mount namespace (the host's).
+ */
+static uint64_t		 dropped_ino;
+
+static void
+drop_mntns(const char *mode, int zsock, int pipefd)
+{
+	char	 path[64];
+	int	 fds[2], n = 1, up[2], down[2];
+	pid_t	 pid;
+	char	 c;
+
+	if (pipe2(up, O_CLOEXEC) == -1 || pipe2(down, O_CLOEXEC) == -1)
+		err(2, "pipe");
+	if ((pid = fork()) == -1)
+		err(2, "fork");
+	if (pid == 0) {
+		/* A mount namespace of its own, then gone. */
+		close(up[0]);
+		close(down[1]);
+		if (unshare(CLONE_NEWNS) == -1)
+			_exit(1);
+		(void)write(up[1], "x", 1);
+		(void)read(down[0], &c, 1);
+		_exit(0);
+	}
+	close(up[1]);
+	close(down[0]);
+	if (read(up[0], &c, 1) != 1)
+		errx(2, "no mount namespace made");
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	if ((fds[0] = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		err(2, "%s", path);
+	if ((dropped_ino = mnt_id(path)) == 0)
+		err(2, "%s: no mount namespace id", path);
+	close(down[1]);
+	close(up[0]);
+	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+		;
+	fds[1] = pipefd;
+	if (strcmp(mode, "zygotedrop0") == 0)
+		n = 0;
+	else if (strcmp(mode, "zygotedrop2") == 0)
+		n = 2;
+	else if (strcmp(mode, "zygotedroppipe") == 0)
+		fds[0] = pipefd;
+	else if (strcmp(mode, "zygotedropown") == 0) {
+		close(fds[0]);
+		if ((fds[0] = open("/proc/self/ns/mnt", O_RDONLY |
+		    O_CLOEXEC)) == -1)
+			err(2, "/proc/self/ns/mnt");
+		dropped_ino = 0;
+	}
+	if (sbx_sendtag(zsock, 'D', fds, n) == -1)
+		err(2, "send D to the zygote");
+	if (fds[0] != pipefd)
+		close(fds[0]);
+}
+
+/*
  * Ask the zygote for a launcher with the ends sv1 and ep1, spoiled as
  * mode says; its pid, or -1 if the zygote refused (and is reaped).
  */
@@ -283,7 +403,11 @@ zygote_launcher(const char *mode, pid_t zpid, int zsock, int zerr, int sv1,
 		fds[0] = xp[1];
 	else if (strcmp(mode, "zygotesocks") == 0)
 		fds[1] = xs[0];
-	if (sbx_sendtag(zsock, tag, fds, n) == -1)
+	if (strncmp(mode, "zygotedrop", 10) == 0)
+		drop_mntns(mode, zsock, xp[0]);
+	/* A zygote that refused a "D" may be gone already. */
+	if (sbx_sendtag(zsock, tag, fds, n) == -1 &&
+	    strncmp(mode, "zygotedrop", 10) != 0)
 		err(2, "send to the zygote");
 	close(xp[0]);
 	close(xp[1]);
@@ -314,6 +438,9 @@ zygote_launcher(const char *mode, pid_t zpid, int zsock, int zerr, int sv1,
 	else
 		printf("launcher: %d, not a child other than the zygote\n",
 		    (int)pid);
+	if (dropped_ino != 0)
+		printf("dropped: %s\n", mnt_holders(dropped_ino) == 0 ? "yes" :
+		    "no");
 	close(fd);
 	return (pid);
 }
@@ -328,7 +455,7 @@ ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
 {
 	char	 late[PATH_MAX], cgdir[PATH_MAX];
 	char	 room[SBX_TITLE_ROOM + 1], buf[1024], tag = 0, *largv[4];
-	int	 sv[2], ep[2], st, zst, i, nfd = 1, cgfd = -1, zsock = -1;
+	int	 sv[2], ep[2], st, zst, nfd = 1, cgfd = -1, zsock = -1;
 	int	 zerr = -1;
 	ssize_t	 r;
 	pid_t	 pid, pid1, zpid = -1;
@@ -454,11 +581,7 @@ ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
 		if (cgdir[0] != '\0' && rmdir(cgdir) == -1)
 			printf("rmdir %s: %s\n", cgdir, strerror(errno));
 	}
-	r = recv(sv[0], buf, sizeof(buf), MSG_DONTWAIT);
-	if (r == 1 + (ssize_t)sizeof(i) && buf[0] == 'S') {
-		memcpy(&i, buf + 1, sizeof(i));
-		st = i;
-	}
+	recv_status(sv[0], &st);
 	if (WIFEXITED(st))
 		printf("exit %d\n", WEXITSTATUS(st));
 	else
@@ -484,7 +607,7 @@ main(int argc, char *argv[])
 	size_t			 len, n = 0;
 	char			 buf[1024], *largv[4], probe[1024];
 	ssize_t			 r;
-	int			 sv[2], ep[2], bin, i, st, a = 2;
+	int			 sv[2], ep[2], bin, st, a = 2;
 	pid_t			 pid;
 
 	if (argc < 6)
@@ -569,11 +692,7 @@ main(int argc, char *argv[])
 	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
 		;
 	if (strcmp(mode, "good") == 0) {
-		r = recv(sv[0], buf, sizeof(buf), MSG_DONTWAIT);
-		if (r == 1 + (ssize_t)sizeof(i) && buf[0] == 'S') {
-			memcpy(&i, buf + 1, sizeof(i));
-			st = i;
-		}
+		recv_status(sv[0], &st);
 	}
 	if (WIFEXITED(st))
 		printf("exit %d\n", WEXITSTATUS(st));

@@ -16,7 +16,10 @@
  * (-F: a fresh one, as when the pool is empty; -K: the pool holds two
  * and the oldest is killed before the spawn, which must take the
  * other); without it pid 1 is a fork of prog_sbx.  -I ignores SIGPIPE
- * and SIGXFSZ first, as factoryd does.
+ * and SIGXFSZ first, as factoryd does.  After the destroy: "mntns
+ * released" once no process is in pid 1's mount namespace or holds an
+ * fd of it (the zygote drops it; waited for up to 2 s), else "mntns
+ * held by N".
  */
 #include <sys/types.h>
 #include <sys/syscall.h>
@@ -34,6 +37,7 @@
 #include <unistd.h>
 
 #include "../../supervisord-factory/sandbox.h"
+#include "mntns.h"
 
 #define MAXLIST	32
 
@@ -186,7 +190,8 @@ main(int argc, char *argv[])
 	char			 idbuf[64], msg[1024];
 	int			 nhide = 0, nxa = 0, nenv = 0, nex = 0, ch, st;
 	int			 fresh = 0, launcher = 0, killone = 0;
-	int			 rc;
+	int			 rc, tries, held = 0;
+	uint64_t		 mntns;
 	unsigned int		 wall = 0;
 	pid_t			 pid;
 
@@ -296,6 +301,8 @@ main(int argc, char *argv[])
 	}
 	printf("pid %ld\n", (long)sb.pid);
 	fflush(stdout);
+	if ((mntns = mnt_id_fd(sb.mntns)) == 0)
+		printf("mntns: none held\n");
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = onalarm;	/* no SA_RESTART: waitpid returns */
@@ -328,5 +335,12 @@ main(int argc, char *argv[])
 		rc = 1;
 	} else
 		printf("destroyed\n");
+	for (tries = 0; mntns != 0 && (held = mnt_holders(mntns)) > 0 &&
+	    tries < 200; tries++)
+		usleep(10 * 1000);
+	if (mntns != 0 && held > 0)
+		printf("mntns held by %d\n", held);
+	else if (mntns != 0)
+		printf("mntns released\n");
 	return rc;
 }

@@ -102,6 +102,11 @@ final() {
 		kill -9 $left 2>/dev/null
 		return 1
 	fi
+	# Pid 1's mount namespace, which the parent held, is let go of.
+	if printf '%s\n' "$OUT" | grep -q "^mntns held"; then
+		notok "$1" "$(printf '%s\n' "$OUT" | grep "^mntns held")"
+		return 1
+	fi
 	return 0
 }
 
@@ -128,7 +133,7 @@ expect identity "Uid: $U $U $U $U" "Gid: $U $U $U $U" "Groups:" \
     "CapInh: 0000000000000000" "CapPrm: 0000000000000000" \
     "CapEff: 0000000000000000" "CapBnd: 0000000000000000" \
     "CapAmb: 0000000000000000" "NoNewPrivs: 1" "Seccomp: 2" \
-    "$TREE" writable "$ID" "exit 0"
+    "$TREE" writable "$ID" "exit 0" "mntns released"
 [ "$(stat -c %u "$TREE/w" 2>/dev/null)" = "$U" ] ||
     notok identity-file "tree file not owned by $U on the host"
 # Every case runs its pid 1 from the launcher pool, as factoryd does;
@@ -384,8 +389,9 @@ PL=$P0/prog_launch
 N=$((N + 1)); U=$((63900 + N)); chown "$U:$U" "$TREE"
 OUT=$("$PL" "$LAUNCHER" good "$TREE" "$U" -- /bin/sh -c 'id -u; exit 3' 2>&1)
 if printf '%s\n' "$OUT" | grep -qx "$U" &&
+    printf '%s\n' "$OUT" | grep -qx "mntns: its own" &&
     printf '%s\n' "$OUT" | grep -qx "exit 3"; then
-	ok "launcher: a good plan runs the agent as uid $U"
+	ok "launcher: a good plan runs the agent as uid $U, pid 1 sends its mount namespace"
 else
 	notok launcher-good "$(echo $OUT)"
 fi
@@ -490,11 +496,41 @@ if printf '%s\n' "$OUT" | grep -qx "launcher: child, not the zygote" &&
     printf '%s\n' "$OUT" | grep -qx "$U" &&
     printf '%s\n' "$OUT" | grep -qx "zygote fds: 0 1 2 3 4" &&
     printf '%s\n' "$OUT" | grep -qx "zygote exit 0" &&
+    printf '%s\n' "$OUT" | grep -qx "mntns: its own" &&
     printf '%s\n' "$OUT" | grep -qx "exit 3"; then
 	ok "launcher pool: the zygote holds nothing else, its launcher is our child and what an exec'd one is"
 else
 	notok launcher-zygote "$(echo $OUT)"
 fi
+# A dead sandbox's mount namespace, handed to the zygote ("D"), is let
+# go of: nobody holds it once the zygote answered the next "F", and the
+# zygote goes on as before.
+OUT=$("$PL" "$LAUNCHER" zygotedrop "$TREE" "$U" -- /bin/sh -c 'id -u; exit 3' 2>&1)
+if printf '%s\n' "$OUT" | grep -qx "launcher: child, not the zygote" &&
+    printf '%s\n' "$OUT" | grep -qx "dropped: yes" &&
+    printf '%s\n' "$OUT" | grep -qx "zygote fds: 0 1 2 3 4" &&
+    printf '%s\n' "$OUT" | grep -qx "zygote exit 0" &&
+    printf '%s\n' "$OUT" | grep -qx "exit 3"; then
+	ok "launcher pool: the zygote drops the mount namespace it is handed, holds nothing after"
+else
+	notok launcher-zygotedrop "$(echo $OUT)"
+fi
+# A "D" with no fd, two, a pipe, or the zygote's own mount namespace:
+# named, and the zygote exits without making a launcher.
+for c in "zygotedrop0|message 'D' with 0 descriptors, not 1" \
+    "zygotedrop2|message 'D' with 2 descriptors, not 1" \
+    "zygotedroppipe|the fd of 'D' is not a mount namespace" \
+    "zygotedropown|the fd of 'D' is not a mount namespace"; do
+	mode=${c%%|*}
+	OUT=$("$PL" "$LAUNCHER" $mode "$TREE" "$U" -- /bin/true 2>&1)
+	if printf '%s\n' "$OUT" | grep -qxF "zygote error: zygote: ${c#*|}" &&
+	    printf '%s\n' "$OUT" | grep -qx "zygote exit 127" &&
+	    ! printf '%s\n' "$OUT" | grep -q "^launcher:"; then
+		ok "launcher pool: zygote refuses $mode"
+	else
+		notok "launcher-$mode" "$(echo $OUT)"
+	fi
+done
 # Anything but "F" with a seqpacket socket and a pipe: named, and the
 # zygote exits without making a launcher.
 for c in "zygotebad1|message 'F' with 1 descriptors, not 'F' with 2" \
