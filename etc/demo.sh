@@ -58,7 +58,7 @@ cat >"$D/factoryd.conf" <<CONF
 socket: $D/factoryd.sock
 state-dir: $D/state
 libexec: $O
-attempt-uids: 62500-62599
+attempt-uids: 70500-70599
 max-attempts: 4
 verifiers: 2
 keys:

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,8 +24,14 @@
 
 /* A configuration is not a data set. */
 #define CONF_MAXSIZE		(1024 * 1024)
-#define ATTEMPT_UID_LO		62000
-#define ATTEMPT_UID_HI		62999
+/*
+ * Outside every range systemd reserves (UIDS-GIDS: system, regular,
+ * homed, nspawn, greeter, DynamicUser, nobody, container, foreign):
+ * between the 16-bit boundary and the container ranges, and below
+ * Debian's SUB_UID_MIN (100000), where useradd starts /etc/subuid.
+ */
+#define ATTEMPT_UID_LO		70000
+#define ATTEMPT_UID_HI		70999
 /* (uid_t)-1 means "no uid" to the set*id calls. */
 #define UID_LAST		((uint64_t)UINT32_MAX - 1)
 #define CA_DEFAULT		"/etc/ssl/certs/ca-certificates.crt"
@@ -233,6 +240,144 @@ conf_users(struct yerr *e, const struct ynode *users, struct factoryd_conf *c,
 }
 
 /*
+ * Ids an attempt must not share with anyone.  Refused: the system
+ * users and groups, nobody and the 16-bit (uid_t)-1; an agent running
+ * as one of them owns what they own.  Warned: the ranges systemd (and
+ * adduser) hand out later, where nothing exists yet to be owned but a
+ * DynamicUser service or a new user may meet an attempt; the
+ * allocators ask NSS first, and attempt uids are not in it.
+ */
+static const struct {
+	uint64_t	 lo, hi;
+	int		 refuse;
+	const char	*what;
+} conf_uid_ranges[] = {
+	{ 0, 999,		1, "the system users and groups 0-999" },
+	{ 1000, 60000,		0, "the regular users 1000-60000 (adduser)" },
+	{ 60001, 60513,		0, "systemd-homed's users 60001-60513" },
+	{ 60514, 60577,		0, "systemd-nspawn's host users "
+	    "60514-60577" },
+	{ 60578, 60705,		0, "systemd's greeter users 60578-60705" },
+	{ 61184, 65519,		0, "systemd's DynamicUser range "
+	    "61184-65519" },
+	{ 65534, 65535,		1, "nobody 65534 and the 16-bit (uid_t)-1 "
+	    "65535" },
+	{ 524288, 1879048191,	0, "systemd-nspawn's container ranges "
+	    "524288-1879048191" },
+	{ 2147352576, 2147418111, 0, "systemd's foreign range "
+	    "2147352576-2147418111" },
+	{ 2147483648U, UID_LAST, 0, "2147483648 and above, which some "
+	    "kernel interfaces take as signed" },
+};
+
+/* The user database files; a test build may point at its own. */
+static const char *
+conf_dbfile(const char *dflt, const char *env)
+{
+#ifdef FACTORY_TESTBUILD
+	const char	*s = getenv(env);
+
+	if (s != NULL && *s != '\0')
+		return (s);
+#endif
+	return (dflt);
+}
+
+/*
+ * An entry of /etc/passwd (a uid) or /etc/group (a gid) inside
+ * lo..hi: 1 and what in why, 0 none, -1 and why on a read error.
+ * The files, not NSS: a directory service is not looked up.
+ */
+static int
+conf_uid_taken(uid_t lo, uid_t hi, char *why, size_t len)
+{
+	const char	*pwf, *grf;
+	struct passwd	*pw;
+	struct group	*gr;
+	FILE		*f;
+	int		 found = 0;
+
+	pwf = conf_dbfile("/etc/passwd", "FACTORY_TEST_PASSWD");
+	grf = conf_dbfile("/etc/group", "FACTORY_TEST_GROUP");
+	if ((f = fopen(pwf, "re")) == NULL) {
+		if (errno == ENOENT)
+			goto group;
+		snprintf(why, len, "%s: %s", pwf, strerror(errno));
+		return (-1);
+	}
+	while (!found && (pw = fgetpwent(f)) != NULL)
+		if (pw->pw_uid >= lo && pw->pw_uid <= hi) {
+			snprintf(why, len, "uid %u of user %.64s in %s",
+			    (unsigned)pw->pw_uid, pw->pw_name, pwf);
+			found = 1;
+		}
+	fclose(f);
+	if (found)
+		return (1);
+ group:
+	if ((f = fopen(grf, "re")) == NULL) {
+		if (errno == ENOENT)
+			return (0);
+		snprintf(why, len, "%s: %s", grf, strerror(errno));
+		return (-1);
+	}
+	while (!found && (gr = fgetgrent(f)) != NULL)
+		if (gr->gr_gid >= lo && gr->gr_gid <= hi) {
+			snprintf(why, len, "gid %u of group %.64s in %s",
+			    (unsigned)gr->gr_gid, gr->gr_name, grf);
+			found = 1;
+		}
+	fclose(f);
+	return (found);
+}
+
+/*
+ * The range against conf_uid_ranges and the user database: a refusal
+ * is the error; the warnings go to c->warning, one line, for
+ * factoryd -n and the log.
+ */
+static int
+conf_uid_reserved(struct yerr *e, const struct ynode *n,
+    struct factoryd_conf *c)
+{
+	char	 why[256], list[512];
+	int	 line = n != NULL ? n->line : 1, col = n != NULL ? n->col : 1;
+	size_t	 i;
+	int	 rc;
+
+	list[0] = '\0';
+	for (i = 0; i < sizeof(conf_uid_ranges) / sizeof(conf_uid_ranges[0]);
+	    i++) {
+		if (c->attempt_uid_hi < conf_uid_ranges[i].lo ||
+		    c->attempt_uid_lo > conf_uid_ranges[i].hi)
+			continue;
+		if (conf_uid_ranges[i].refuse)
+			return (y_failat(e, line, col, "attempt-uids",
+			    "%s%u-%u overlaps %s", n != NULL ? "" :
+			    "the default ", (unsigned)c->attempt_uid_lo,
+			    (unsigned)c->attempt_uid_hi,
+			    conf_uid_ranges[i].what));
+		if (list[0] != '\0')
+			strlcat(list, ", ", sizeof(list));
+		strlcat(list, conf_uid_ranges[i].what, sizeof(list));
+	}
+	if ((rc = conf_uid_taken(c->attempt_uid_lo, c->attempt_uid_hi, why,
+	    sizeof(why))) != 0)
+		return (y_failat(e, line, col, "attempt-uids", "%s%u-%u %s %s",
+		    n != NULL ? "" : "the default ",
+		    (unsigned)c->attempt_uid_lo, (unsigned)c->attempt_uid_hi,
+		    rc == 1 ? "holds" : "cannot be checked:", why));
+	if (list[0] != '\0')
+		snprintf(c->warning, sizeof(c->warning), "%s:%d:%d: "
+		    "attempt-uids: warning: %u-%u overlaps %s: an attempt may "
+		    "share its uid with a user or service given it later",
+		    e->file, line, col,
+		    (unsigned)c->attempt_uid_lo, (unsigned)c->attempt_uid_hi,
+		    list);
+	return (0);
+}
+
+/*
  * Attempt uids are handed to untrusted code, and each attempt gets the
  * group of the same number: neither may be a role's uid or gid.
  */
@@ -282,7 +427,7 @@ conf_attempt_uids(struct yerr *e, const struct ynode *n,
 		    "attempt-uids %u-%u", (unsigned)u->uid, (unsigned)u->gid,
 		    (unsigned)c->attempt_uid_lo, (unsigned)c->attempt_uid_hi));
 	}
-	return (0);
+	return (conf_uid_reserved(e, n, c));
 }
 
 /* A duration in whole seconds within lo..hi seconds. */

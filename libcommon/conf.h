@@ -127,6 +127,8 @@ struct factoryd_conf {
 	struct conf_user	 users[PROC_MAX];	/* by enum factory_procid */
 	uid_t			 attempt_uid_lo;
 	uid_t			 attempt_uid_hi;
+	/* "FILE:L:C: attempt-uids: warning: ..." or "": for -n, the log */
+	char			 warning[CONF_ERRLEN];
 	int			 max_attempts;
 	int			 max_cohort;		/* cohort size bound */
 	int			 verifiers;

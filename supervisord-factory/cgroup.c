@@ -6,8 +6,16 @@
  *		cpu,cpuacct), plus a cgroup2 hierarchy without controllers.
  *		The limits live in <memory,pids,cpu,cpuacct>/factory/<id>;
  *		<unified>/factory/<id> gives cgroup.kill and cgroup.events.
- * v2		one cgroup2 tree with memory, pids and cpu available; one
- *		directory factory/<id> holds everything.
+ * v2		one cgroup2 tree (no v1 hierarchy mounted) with memory,
+ *		pids and cpu; one directory factory/<instance>/<id> holds
+ *		everything.  When factoryd's own cgroup is not the root and
+ *		is ours to write (systemd's Delegate=yes), that is the
+ *		subtree: factoryd moves itself into <own>/supervisor (a
+ *		cgroup that enables controllers for its children may hold
+ *		no process) and the attempts go to <own>/factory/...;
+ *		nothing outside <own> is written.  Started again inside
+ *		<own>/supervisor, <own> is the subtree still, so the paths
+ *		of a previous run's attempts are the same.
  *
  * Nothing here is found by pattern: every directory is computed from
  * the attempt id alone (sandbox_cgroup_paths), so the parent can
@@ -31,20 +39,41 @@
 #include "sandbox.h"
 
 #define CG_TOP		"factory"	/* our subtree in every hierarchy */
+#define CG_LEAF		"supervisor"	/* factoryd itself, when delegated */
+#define CG_MNTMAX	512		/* a cgroup mount point; longer: unused */
+#define CG_BASEMAX	256		/* a delegated cgroup's path */
 
 /*
- * One daemon's cgroups: factory/<instance>/<id>.  Attempt ids are
- * unique per journal only, so a second factoryd on the host (or a
- * regress run beside a real one) must never meet ours by name.
+ * One daemon's cgroups: [<base>/]factory/<instance>/<id>.  Attempt ids
+ * are unique per journal only, so a second factoryd on the host (or a
+ * regress run beside a real one) must never meet ours by name.  base
+ * is "" but on a pure v2 host whose own cgroup was delegated to us.
  */
-static char	 cg_parent[64] = CG_TOP;
+static char	 cg_tag[32];
+static char	 cg_base[CG_BASEMAX];
+static char	 cg_parent[CG_BASEMAX + 64] = CG_TOP;
+
+static void
+cg_set_parent(void)
+{
+	if (cg_tag[0] == '\0')
+		return;
+	snprintf(cg_parent, sizeof(cg_parent), "%s%s%s/%s", cg_base,
+	    cg_base[0] != '\0' ? "/" : "", CG_TOP, cg_tag);
+}
 
 void
 sandbox_set_instance(const char *tag)
 {
-	snprintf(cg_parent, sizeof(cg_parent), "%s/%s", CG_TOP, tag);
+	strlcpy(cg_tag, tag, sizeof(cg_tag));
+	cg_set_parent();
 }
-#define CG_MNTMAX	512		/* a cgroup mount point; longer: unused */
+
+const char *
+sandbox_cgroup_parent(void)
+{
+	return (cg_parent);
+}
 
 struct cgmounts {
 	int			 done;
@@ -54,6 +83,7 @@ struct cgmounts {
 	char			 cpu[CG_MNTMAX];
 	char			 cpuacct[CG_MNTMAX];
 	char			 unified[CG_MNTMAX];
+	int			 nv1;		/* v1 hierarchies mounted */
 	char			 why[128];	/* why CGMODE_NONE */
 	int			 memsw;		/* 0 unknown, 1 yes, -1 no */
 };
@@ -68,6 +98,7 @@ static int	cg_keyval(const char *, const char *, const char *,
 		    uint64_t *);
 static int	cg_populated(struct sandbox *, int, char *, size_t);
 static void	cg_scan_mounts(void);
+static void	cg_scan_file(FILE *, struct cgmounts *);
 
 /* Does the space- or comma-separated list s contain word w? */
 static int
@@ -168,21 +199,11 @@ cg_keyval(const char *dir, const char *file, const char *key,
  * the v1 controllers.
  */
 static void
-cg_scan_mounts(void)
+cg_scan_file(FILE *f, struct cgmounts *m)
 {
-	FILE	*f;
-	char	 line[4096], buf[1024], *mnt, *sep, *type, *opts, *p;
+	char	 line[4096], *mnt, *sep, *type, *opts, *p;
 	int	 i;
 
-	if (cgm.done)
-		return;
-	cgm.done = 1;
-	cgm.mode = CGMODE_NONE;
-	if ((f = fopen("/proc/self/mountinfo", "re")) == NULL) {
-		snprintf(cgm.why, sizeof(cgm.why), "/proc/self/mountinfo: %s",
-		    strerror(errno));
-		return;
-	}
 	while (fgets(line, sizeof(line), f) != NULL) {
 		if ((sep = strstr(line, " - ")) == NULL)
 			continue;
@@ -206,46 +227,117 @@ cg_scan_mounts(void)
 		if (strchr(mnt, '\\') != NULL || strlen(mnt) >= CG_MNTMAX)
 			continue;
 		if (strcmp(type, "cgroup2") == 0) {
-			if (cgm.unified[0] == '\0')
-				strlcpy(cgm.unified, mnt, sizeof(cgm.unified));
+			if (m->unified[0] == '\0')
+				strlcpy(m->unified, mnt, sizeof(m->unified));
 			continue;
 		}
 		if (strcmp(type, "cgroup") != 0)
 			continue;
-		if (cg_hasword(opts, "memory") && cgm.memory[0] == '\0')
-			strlcpy(cgm.memory, mnt, sizeof(cgm.memory));
-		if (cg_hasword(opts, "pids") && cgm.pids[0] == '\0')
-			strlcpy(cgm.pids, mnt, sizeof(cgm.pids));
-		if (cg_hasword(opts, "cpu") && cgm.cpu[0] == '\0')
-			strlcpy(cgm.cpu, mnt, sizeof(cgm.cpu));
-		if (cg_hasword(opts, "cpuacct") && cgm.cpuacct[0] == '\0')
-			strlcpy(cgm.cpuacct, mnt, sizeof(cgm.cpuacct));
+		m->nv1++;
+		if (cg_hasword(opts, "memory") && m->memory[0] == '\0')
+			strlcpy(m->memory, mnt, sizeof(m->memory));
+		if (cg_hasword(opts, "pids") && m->pids[0] == '\0')
+			strlcpy(m->pids, mnt, sizeof(m->pids));
+		if (cg_hasword(opts, "cpu") && m->cpu[0] == '\0')
+			strlcpy(m->cpu, mnt, sizeof(m->cpu));
+		if (cg_hasword(opts, "cpuacct") && m->cpuacct[0] == '\0')
+			strlcpy(m->cpuacct, mnt, sizeof(m->cpuacct));
 	}
-	fclose(f);
+}
 
-	if (cgm.unified[0] != '\0' && cg_readfile(cgm.unified,
-	    "cgroup.controllers", buf, sizeof(buf)) == 0 &&
-	    cg_hasword(buf, "memory") && cg_hasword(buf, "pids")) {
+/*
+ * The layout from mountinfo's text and the cgroup2 root's
+ * cgroup.controllers (ctl; NULL: unreadable).  No v1 hierarchy at all
+ * is pure v2 whatever the root offers: the controllers that count are
+ * those of the cgroup we are given (cgroup_probe checks them).
+ */
+enum sandbox_cgmode
+cgroup_layout(const char *mountinfo, const char *ctl, char *why,
+    size_t whylen)
+{
+	FILE	*f;
+
+	memset(&cgm, 0, sizeof(cgm));
+	cgm.done = 1;
+	cgm.mode = CGMODE_NONE;
+	if ((f = fmemopen((void *)mountinfo, strlen(mountinfo), "r")) ==
+	    NULL) {
+		snprintf(cgm.why, sizeof(cgm.why), "mountinfo: %s",
+		    strerror(errno));
+		goto done;
+	}
+	cg_scan_file(f, &cgm);
+	fclose(f);
+	if (cgm.unified[0] != '\0' && (cgm.nv1 == 0 || (ctl != NULL &&
+	    cg_hasword(ctl, "memory") && cg_hasword(ctl, "pids")))) {
 		cgm.mode = CGMODE_V2;
 		strlcpy(cgm.memory, cgm.unified, sizeof(cgm.memory));
 		strlcpy(cgm.pids, cgm.unified, sizeof(cgm.pids));
-		if (cg_hasword(buf, "cpu")) {
+		/* cpu: decided by cgroup_probe from our cgroup's list. */
+		if (ctl != NULL && cg_hasword(ctl, "cpu")) {
 			strlcpy(cgm.cpu, cgm.unified, sizeof(cgm.cpu));
 			strlcpy(cgm.cpuacct, cgm.unified,
 			    sizeof(cgm.cpuacct));
 		} else
 			cgm.cpu[0] = cgm.cpuacct[0] = '\0';
-		return;
+		goto done;
 	}
 	if (cgm.memory[0] == '\0') {
 		snprintf(cgm.why, sizeof(cgm.why), "no memory controller");
-		return;
+		goto done;
 	}
 	if (cgm.pids[0] == '\0') {
 		snprintf(cgm.why, sizeof(cgm.why), "no pids controller");
-		return;
+		goto done;
 	}
 	cgm.mode = CGMODE_HYBRID;
+ done:
+	if (why != NULL)
+		strlcpy(why, cgm.why, whylen);
+	return (cgm.mode);
+}
+
+static void
+cg_scan_mounts(void)
+{
+	char	 buf[1024], *text;
+	size_t	 len = 0, cap = 65536;
+	ssize_t	 n;
+	int	 fd, ok;
+
+	if (cgm.done)
+		return;
+	if ((fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)) ==
+	    -1 || (text = malloc(cap)) == NULL) {
+		cgm.done = 1;
+		cgm.mode = CGMODE_NONE;
+		snprintf(cgm.why, sizeof(cgm.why), "/proc/self/mountinfo: %s",
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return;
+	}
+	/* A mount table longer than 1 MiB is cut: ours come early. */
+	while ((n = read(fd, text + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (len + 1 == cap) {
+			char	*t;
+
+			if (cap >= 1024 * 1024 ||
+			    (t = realloc(text, cap * 2)) == NULL)
+				break;
+			text = t;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	text[len] = '\0';
+	/* The root's controllers, once the mount point is known. */
+	(void)cgroup_layout(text, NULL, NULL, 0);
+	ok = cgm.unified[0] != '\0' && cg_readfile(cgm.unified,
+	    "cgroup.controllers", buf, sizeof(buf)) == 0;
+	(void)cgroup_layout(text, ok ? buf : NULL, NULL, 0);
+	free(text);
 }
 
 enum sandbox_cgmode
@@ -326,27 +418,213 @@ sandbox_cgroup_paths(const char *id, struct sandbox *sb)
 	return 0;
 }
 
-/* The v2 controllers must be enabled on the way down to factory/<id>. */
+/*
+ * The cgroup2 path of this process from /proc/self/cgroup's text: the
+ * "0::" line's path, which must be absolute.  0, or -1.
+ */
+int
+cgroup_self_path(const char *text, char *own, size_t len)
+{
+	const char	*p, *e;
+	size_t		 n;
+
+	for (p = text; p != NULL && *p != '\0'; p = e != NULL ? e + 1 : NULL) {
+		e = strchr(p, '\n');
+		n = e != NULL ? (size_t)(e - p) : strlen(p);
+		if (n < 4 || strncmp(p, "0::/", 4) != 0)
+			continue;
+		if (n - 3 >= len)
+			return (-1);
+		memcpy(own, p + 3, n - 3);
+		own[n - 3] = '\0';
+		return (0);
+	}
+	return (-1);
+}
+
+/*
+ * The subtree of a process whose cgroup2 path is own: "" for the root,
+ * else own without its leading '/' and without a last CG_LEAF (ours,
+ * from a previous start).  Every component a plain printable name, no
+ * "." or "..": -1 otherwise.
+ */
+int
+cgroup_base_of(const char *own, char *base, size_t len)
+{
+	const char	*p, *c;
+	size_t		 n;
+
+	if (own[0] != '/')
+		return (-1);
+	for (p = own + 1; *p != '\0'; p = *c == '/' ? c + 1 : c) {
+		c = p + strcspn(p, "/");
+		n = (size_t)(c - p);
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return (-1);
+		for (; p < c; p++)
+			if ((unsigned char)*p <= 0x20 || *p == 0x7f ||
+			    *p == '\\')
+				return (-1);
+		if (*c == '/' && c[1] == '\0')
+			return (-1);
+	}
+	if (strlcpy(base, own + 1, len) >= len)
+		return (-1);
+	n = strlen(base);
+	if (strcmp(base, CG_LEAF) == 0)
+		base[0] = '\0';
+	else if (n > sizeof(CG_LEAF) && strcmp(base + n - strlen(CG_LEAF),
+	    CG_LEAF) == 0 && base[n - strlen(CG_LEAF) - 1] == '/')
+		base[n - strlen(CG_LEAF) - 1] = '\0';
+	return (0);
+}
+
+/* Ours to write: its subtree_control and its procs (root may, mostly). */
+int
+cgroup_writable(const char *dir)
+{
+	char	 path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+	if (access(path, W_OK) == -1)
+		return (0);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	return (access(path, W_OK) == 0);
+}
+
+/* "<unified>[/<base>]", the top of what we may write in cgroup2. */
+static void
+cg_top(char *path, size_t len)
+{
+	snprintf(path, len, "%s%s%s", cgm.unified, cg_base[0] != '\0' ?
+	    "/" : "", cg_base);
+}
+
+/*
+ * Pure v2: is our own cgroup a delegated subtree?  Then move into its
+ * CG_LEAF and make it the base of every path.  The root, or a cgroup
+ * we may not write: the root's paths, as on every other host.
+ */
+static int
+cg_v2_base(char *err, size_t errlen)
+{
+	char	 text[4096], own[CG_BASEMAX + 1], base[CG_BASEMAX], dir[PATH_MAX];
+	char	 pid[32];
+
+	if (cg_readfile("/proc/self", "cgroup", text, sizeof(text)) == -1) {
+		snprintf(err, errlen, "cgroup: /proc/self/cgroup: %s",
+		    strerror(errno));
+		return (-1);
+	}
+	if (cgroup_self_path(text, own, sizeof(own)) == -1 ||
+	    cgroup_base_of(own, base, sizeof(base)) == -1) {
+		snprintf(err, errlen, "cgroup: /proc/self/cgroup: no usable "
+		    "cgroup2 path (\"0::/...\", plain names)");
+		return (-1);
+	}
+	snprintf(dir, sizeof(dir), "%s%s%s", cgm.unified, base[0] != '\0' ?
+	    "/" : "", base);
+	if (base[0] == '\0' || !cgroup_writable(dir))
+		return (0);
+	strlcpy(cg_base, base, sizeof(cg_base));
+	cg_set_parent();
+	/* No process in a cgroup whose children get controllers. */
+	if (strlen(dir) + sizeof(CG_LEAF) + 1 >= sizeof(dir)) {
+		snprintf(err, errlen, "cgroup: %s: path too long", dir);
+		return (-1);
+	}
+	strlcat(dir, "/" CG_LEAF, sizeof(dir));
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "cgroup: mkdir %s: %s", dir,
+		    strerror(errno));
+		return (-1);
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	if (cg_writefile(dir, "cgroup.procs", pid, text, sizeof(text)) ==
+	    -1) {
+		snprintf(err, errlen, "cgroup: %s", text);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Pure v2: what our top offers decides, before anything is made there:
+ * memory and pids are needed (the limits), cpu is used if there.
+ */
+static int
+cg_v2_controllers(char *err, size_t errlen)
+{
+	char	 top[PATH_MAX], buf[1024];
+	const char *need[] = { "memory", "pids" };
+	size_t	 i;
+
+	cg_top(top, sizeof(top));
+	if (cg_readfile(top, "cgroup.controllers", buf, sizeof(buf)) == -1) {
+		snprintf(err, errlen, "cgroup: %s/cgroup.controllers: %s", top,
+		    strerror(errno));
+		return -1;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (!cg_hasword(buf, need[i])) {
+			snprintf(err, errlen, "cgroup: v2 root %s/%s%s: "
+			    "controller %s not available: "
+			    "%s/cgroup.controllers has \"%.100s\"", cgm.unified,
+			    cg_parent, cg_base[0] != '\0' ? " (delegated; "
+			    "factoryd moved into " CG_LEAF ")" : "", need[i],
+			    top, buf);
+			return -1;
+		}
+	if (cg_hasword(buf, "cpu")) {
+		strlcpy(cgm.cpu, cgm.unified, sizeof(cgm.cpu));
+		strlcpy(cgm.cpuacct, cgm.unified, sizeof(cgm.cpuacct));
+	} else
+		cgm.cpu[0] = cgm.cpuacct[0] = '\0';
+	return 0;
+}
+
+/*
+ * The v2 controllers must be enabled on the way down to factory/<id>,
+ * from our top: the root's, or the delegated cgroup's (never above).
+ * A controller the top lacks is named with the file that lacks it.
+ */
 static int
 cg_v2_delegate(char *err, size_t errlen)
 {
-	char	 path[PATH_MAX], top[PATH_MAX], buf[1024];
+	char	 path[PATH_MAX], top[PATH_MAX], mid[PATH_MAX], buf[1024];
 	const char *ctl[] = { "+memory", "+pids", "+cpu" };
 	size_t	 i;
 
+	cg_top(top, sizeof(top));
+	snprintf(mid, sizeof(mid), "%s/%s", top, CG_TOP);
 	snprintf(path, sizeof(path), "%s/%s", cgm.unified, cg_parent);
 	if (cg_readfile(path, "cgroup.subtree_control", buf,
 	    sizeof(buf)) == 0 && cg_hasword(buf, "memory") &&
 	    cg_hasword(buf, "pids"))
 		return 0;
+	if (cg_readfile(top, "cgroup.controllers", buf, sizeof(buf)) == -1) {
+		snprintf(err, errlen, "cgroup: %s/cgroup.controllers: %s", top,
+		    strerror(errno));
+		return -1;
+	}
 	for (i = 0; i < sizeof(ctl) / sizeof(ctl[0]); i++) {
 		if (cgm.cpu[0] == '\0' && strcmp(ctl[i], "+cpu") == 0)
 			continue;
-		if (cg_writefile(cgm.unified, "cgroup.subtree_control",
+		if (!cg_hasword(buf, ctl[i] + 1)) {
+			buf[strcspn(buf, "\n")] = '\0';
+			snprintf(err, errlen, "cgroup: controller %s not "
+			    "available: %s/cgroup.controllers has \"%.100s\"%s",
+			    ctl[i] + 1, top, buf, cg_base[0] != '\0' ?
+			    " (delegate it: Delegate=yes)" : "");
+			errno = ENOENT;
+			return -1;
+		}
+		if (cg_writefile(top, "cgroup.subtree_control",
 		    ctl[i], err, errlen) == -1 && errno != EBUSY)
 			return -1;
-		snprintf(top, sizeof(top), "%s/%s", cgm.unified, CG_TOP);
-		if (cg_writefile(top, "cgroup.subtree_control", ctl[i],
+		if (cg_writefile(mid, "cgroup.subtree_control", ctl[i],
 		    err, errlen) == -1 && errno != EBUSY)
 			return -1;
 		if (cg_writefile(path, "cgroup.subtree_control", ctl[i],
@@ -688,7 +966,7 @@ sandbox_destroy(struct sandbox *sb, char *err, size_t errlen)
 int
 cgroup_probe(char *err, size_t errlen, int *nokill)
 {
-	char	 path[PATH_MAX];
+	char	 path[PATH_MAX], top[PATH_MAX];
 
 	*nokill = 0;
 	if (cgroup_mode(err, errlen) == CGMODE_NONE)
@@ -703,7 +981,12 @@ cgroup_probe(char *err, size_t errlen, int *nokill)
 		/* Emptiness then comes from the v1 cgroup.procs files. */
 		*nokill = 1;
 	} else {
-		snprintf(path, sizeof(path), "%s/%s", cgm.unified, CG_TOP);
+		if (cgm.mode == CGMODE_V2 && cgm.nv1 == 0 &&
+		    (cg_v2_base(err, errlen) == -1 ||
+		    cg_v2_controllers(err, errlen) == -1))
+			return -1;
+		cg_top(top, sizeof(top));
+		snprintf(path, sizeof(path), "%s/%s", top, CG_TOP);
 		(void)mkdir(path, 0755);
 		snprintf(path, sizeof(path), "%s/%s", cgm.unified, cg_parent);
 		if (mkdir(path, 0755) == -1 && errno != EEXIST) {
@@ -718,6 +1001,14 @@ cgroup_probe(char *err, size_t errlen, int *nokill)
 	}
 	if (cgm.mode == CGMODE_V2 && cg_v2_delegate(err, errlen) == -1)
 		return -1;
+	if (cgm.mode == CGMODE_V2 && cgm.nv1 == 0) {
+		cg_top(top, sizeof(top));
+		snprintf(err, errlen, "cgroup v2, root %s/%s (%s), kill %s",
+		    cgm.unified, cg_parent, cg_base[0] != '\0' ?
+		    "delegated; factoryd in " CG_LEAF " below it" :
+		    "the hierarchy's root", !*nokill ? "yes" : "-");
+		return 0;
+	}
 	snprintf(err, errlen, "cgroup %s: memory %s, pids %s, cpu time %s, "
 	    "kill %s", cgm.mode == CGMODE_V2 ? "v2" : "hybrid", cgm.memory,
 	    cgm.pids, cgm.mode == CGMODE_V2 || cgm.unified[0] == '\0' ?

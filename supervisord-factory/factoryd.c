@@ -119,6 +119,8 @@ main(int argc, char *argv[])
 	if (noaction) {
 		if (verbose)
 			conf_print(stdout, conf);
+		if (conf->warning[0] != '\0')
+			fprintf(stderr, "%s\n", conf->warning);
 		fprintf(stderr, "configuration OK\n");
 		conf_free(conf);
 		exit(0);
@@ -151,6 +153,8 @@ main(int argc, char *argv[])
 	log_setverbose(verbose);
 	log_procinit("parent");
 	setproctitle("parent");
+	if (conf->warning[0] != '\0')
+		log_warnx("%s", conf->warning);
 
 	/* Children get a known umask; files we make say their mode. */
 	umask(022);
@@ -418,6 +422,8 @@ factoryd_reload(char *errbuf, size_t errlen)
 	strlcpy(conf->verifier_key, env->conf->verifier_key,
 	    sizeof(conf->verifier_key));
 	conf->verifiers = env->conf->verifiers;
+	if (conf->warning[0] != '\0')
+		log_warnx("reload: %s", conf->warning);
 	conf_free(env->conf);
 	env->conf = conf;
 	proc_reconfigure();

@@ -160,7 +160,7 @@ proc_argv(struct child *c, char **argv, size_t max, char *key, size_t keylen)
 	if (c->id == PROC_RECONCILER) {
 		ADDVAR("attempt_uids=%u-%u", (unsigned)conf->attempt_uid_lo,
 		    (unsigned)conf->attempt_uid_hi);
-		ADDVAR("cgroup_parent=factory/%s", env->instance);
+		ADDVAR("cgroup_parent=%s", sandbox_cgroup_parent());
 	}
 	argv[n] = NULL;
 #undef ADDARG

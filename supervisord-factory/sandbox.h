@@ -219,6 +219,26 @@ void	sandbox_instance_remove(void);
 /* Which cgroup layout this host has; CGMODE_NONE if unusable. */
 enum sandbox_cgmode cgroup_mode(char *, size_t);
 /*
+ * The same from the texts of a mountinfo and of the cgroup2 root's
+ * cgroup.controllers (NULL: none read); sets what cgroup_mode reports.
+ */
+enum sandbox_cgmode cgroup_layout(const char *, const char *, char *,
+	    size_t);
+/* The "0::" path of a /proc/PID/cgroup text; 0 or -1. */
+int	cgroup_self_path(const char *, char *, size_t);
+/*
+ * The subtree of a process in cgroup2 path own: "" for the root, else
+ * own less its '/' and a last "supervisor" (our leaf); -1: odd names.
+ */
+int	cgroup_base_of(const char *, char *, size_t);
+/* May we write dir's cgroup.subtree_control and cgroup.procs? */
+int	cgroup_writable(const char *);
+/*
+ * [<base>/]factory/<instance>, below each hierarchy's mount: what the
+ * reconciler lists.  Final once cgroup_probe ran.
+ */
+const char *sandbox_cgroup_parent(void);
+/*
  * The cgroup directories of attempt id, computed without creating
  * anything; -1 if the id is not a plain name or the host has no layout.
  */

@@ -36,11 +36,15 @@ else
 fi
 
 # check KIND FILE: stdout to $T/out, stderr to $T/err, status to $rc.
+# NAME.env beside NAME.yaml: VAR=VALUE words for the test build's
+# hooks (FACTORY_TEST_PASSWD, ...), @D@ standing for this directory.
 check() {
+	ev=
+	[ -f "${2%.yaml}.env" ] && ev=$(sed "s|@D@|$D|g" "${2%.yaml}.env")
 	if [ "$1" = conf ] && [ "$USE_FD" = 1 ]; then
-		"$FD" -nv -f "$2" >"$T/out" 2>"$T/err"
+		env $ev "$FD" -nv -f "$2" >"$T/out" 2>"$T/err"
 	else
-		"$CHK" "$1" "$2" >"$T/out" 2>"$T/err"
+		env $ev "$CHK" "$1" "$2" >"$T/out" 2>"$T/err"
 	fi
 	rc=$?
 }
@@ -117,11 +121,36 @@ run_fail() {	# KIND NAME
 	*)	fail "$name" "error does not start with the file: $got"
 		return ;;
 	esac
-	want=$(cat "$experr")
+	want=$(sed "s|@D@|$D|g" "$experr")
 	if [ "$got" != "$want" ]; then
 		fail "$name" "got \"$got\", want \"$want\""
 		return
 	fi
+	pass "$name"
+}
+
+# conf-warn-NAME: accepted, with exactly the warning line of
+# conf-warn-NAME.err before "configuration OK", with -n as with -nv.
+run_warn() {	# NAME
+	name=$1
+	y="$D/$name.yaml" experr="$D/$name.err"
+	[ -f "$experr" ] || { fail "$name" "no $name.err"; return; }
+	for flags in -nv -n; do
+		ev=
+		[ -f "$D/$name.env" ] && ev=$(sed "s|@D@|$D|g" "$D/$name.env")
+		env $ev "$FD" $flags -f "$y" >"$T/out" 2>"$T/err"
+		rc=$?
+		if [ "$rc" != 0 ]; then
+			fail "$name" "$flags: exit $rc: $(head -n 1 "$T/err")"
+			return
+		fi
+		want="$(sed "s|^FILE|$y|" "$experr")
+configuration OK"
+		if [ "$(cat "$T/err")" != "$want" ]; then
+			fail "$name" "$flags: stderr \"$(cat "$T/err")\", want \"$want\""
+			return
+		fi
+	done
 	pass "$name"
 }
 
@@ -133,6 +162,14 @@ for kind in conf manifest; do
 	for y in "$D/$kind"-fail-*.yaml; do
 		[ -f "$y" ] || continue
 		run_fail "$kind" "$(basename "$y" .yaml)"
+	done
+	for y in "$D/$kind"-warn-*.yaml; do
+		[ -f "$y" ] || continue
+		if [ "$USE_FD" = 1 ]; then
+			run_warn "$(basename "$y" .yaml)"
+		else
+			echo "ok - $(basename "$y" .yaml) # skip: no factoryd"
+		fi
 	done
 	# A golden file without its input is a test that silently vanished.
 	for g in "$D/$kind"-*.out "$D/$kind"-*.err; do
@@ -156,7 +193,10 @@ if [ -f "$TOP/etc/factoryd.conf" ]; then
 		fail sample-config "no users.worker line to substitute"
 	else
 		check conf "$T/sample.conf"
-		if [ "$rc" = 0 ]; then
+		if [ "$rc" = 0 ] && [ "$(cat "$T/err")" != "$(ok_stderr conf)" ]
+		then
+			fail sample-config "stderr: $(head -n 1 "$T/err")"
+		elif [ "$rc" = 0 ]; then
 			pass sample-config
 		else
 			fail sample-config "$(head -n 1 "$T/err")"
@@ -164,6 +204,28 @@ if [ -f "$TOP/etc/factoryd.conf" ]; then
 	fi
 else
 	fail sample-config "no etc/factoryd.conf"
+fi
+
+# The real user database, as a host has it: a range over the first
+# user of /etc/passwd outside every refused range is refused by name.
+ent=$(awk -F: '$3 >= 1000 && $3 < 60000 && $1 ~ /^[a-z_][a-z0-9_-]*$/ \
+    { print $1 ":" $3; exit }' /etc/passwd)
+if [ -z "$ent" ]; then
+	echo "ok - conf-attempt-etc-passwd # skip: no user 1000-59999 here"
+else
+	u=${ent%%:*} n=${ent#*:}
+	w=1001
+	[ "$n" -ge 1001 ] && [ "$n" -le 1007 ] && w=2001
+	printf 'users: {worker: %s, verifier: %s, reconciler: %s, publisher: %s, egress: %s, image: %s, gateway: %s}\nattempt-uids: %s-%s\n' \
+	    $w $((w + 1)) $((w + 2)) $((w + 3)) $((w + 4)) $((w + 5)) \
+	    $((w + 6)) "$n" "$n" >"$T/etcpw.conf"
+	check conf "$T/etcpw.conf"
+	want="$T/etcpw.conf:2:15: attempt-uids: $n-$n holds uid $n of user $u in /etc/passwd"
+	if [ "$rc" = 1 ] && [ "$(cat "$T/err")" = "$want" ]; then
+		pass conf-attempt-etc-passwd
+	else
+		fail conf-attempt-etc-passwd "exit $rc, \"$(cat "$T/err")\", want \"$want\""
+	fi
 fi
 
 # An unreadable file names itself.

@@ -1,0 +1,116 @@
+#!/bin/sh
+# A pure cgroup v2 host, as a view of this hybrid one: in a private
+# mount namespace the v1 hierarchies are unmounted and the (controller-
+# less) cgroup2 hierarchy is mounted at /sys/fs/cgroup.  A directory
+# of it stands for the unit's cgroup that systemd's Delegate=yes hands
+# factoryd.  Checked: the probe takes that cgroup as its subtree,
+# moves itself into its "supervisor" leaf, makes nothing outside it,
+# and refuses, naming the controller and the file, because no
+# controller is there to limit memory and pids; started again inside
+# the leaf it picks the same subtree; from the root cgroup and from a
+# read-only (not delegated) view, the root's paths, refused too; the
+# real factoryd stops at start with the same one line.
+#
+# Every cgroup made here is under $CG (the host's path of the test's
+# own directory) and is removed by exact path.
+
+. "$(dirname "$0")/../lib.sh"
+
+PROBE=$O/regress/cgroup2/prog_cgprobe
+[ -x "$PROBE" ] || fail "cgroup2: $PROBE not built"
+command -v unshare >/dev/null || fail "cgroup2: needs unshare"
+UNI=/sys/fs/cgroup/unified
+if ! grep -q " $UNI .* - cgroup2 " /proc/self/mountinfo; then
+	echo "ok - cgroup2 # skip: no cgroup2 at $UNI to make a view of"
+	exit 0
+fi
+
+T=$(regress_tmpdir)
+NAME=factory-regress-cgroup2.$$
+CG=$UNI/$NAME			# the same directory as /sys/fs/cgroup/$NAME
+cg_cleanup() {
+	for d in "$CG/supervisor" "$CG/factory/test" "$CG/factory" "$CG"; do
+		[ -d "$d" ] && rmdir "$d"
+	done
+	[ ! -d "$CG" ] || echo "# cgroup2: $CG left behind"
+}
+trap 'cg_cleanup; regress_cleanup' EXIT
+mkdir "$CG" || fail "cgroup2: mkdir $CG"
+
+make_repos "$T" 68504
+write_attempt_conf "$T" 68500 68510-68529
+
+# view CMD: CMD in the pure v2 view, by sh -c, from cgroup $2 ("" the
+# root); $3 "ro" mounts the view read-only.
+view() {
+	unshare -m --propagation private sh -c '
+		umount -R /sys/fs/cgroup 2>/dev/null || exit 91
+		mount -t cgroup2 ${3:+-o ro} cgroup2 /sys/fs/cgroup || exit 92
+		if [ "$3" = ro ]; then
+			mount -o remount,rw /sys/fs/cgroup || exit 93
+		fi
+		echo $$ >"/sys/fs/cgroup/$2/cgroup.procs" || exit 94
+		eval "$1"' view "$1" "$2" "${3:-}"
+}
+
+# 1. Delegated: the test's directory is our own cgroup.
+out=$(view "exec $PROBE" "$NAME" 2>&1; echo "rc=$?")
+echo "$out" | sed 's/^/# /'
+want="refused: cgroup: v2 root /sys/fs/cgroup/$NAME/factory/test (delegated; factoryd moved into supervisor): controller memory not available: /sys/fs/cgroup/$NAME/cgroup.controllers has \"\""
+[ "$(echo "$out" | sed -n 1p)" = "$want" ] &&
+    ok "delegated: the subtree chosen, memory named as missing" ||
+    notok "delegated: got \"$(echo "$out" | sed -n 1p)\", want \"$want\""
+echo "$out" | grep -qx "0::/$NAME/supervisor" &&
+    ok "delegated: moved itself into $NAME/supervisor" ||
+    notok "delegated: not in its leaf"
+echo "$out" | grep -qx "parent $NAME/factory/test" &&
+    ok "delegated: the reconciler is told $NAME/factory/test" ||
+    notok "delegated: reconciler's cgroup_parent"
+echo "$out" | grep -qx "rc=1" && ok "delegated: refused (exit 1)" ||
+    notok "delegated: not refused"
+# (Other suites' daemons may have $UNI/factory; instance "test" is ours.)
+[ ! -d "$UNI/factory/test" ] && [ ! -d "$CG/factory" ] &&
+    ok "delegated: nothing made outside $NAME, nor below it before the check" ||
+    notok "delegated: made $(ls -d "$UNI/factory/test" "$CG/factory" 2>/dev/null)"
+
+# 2. Started again inside the leaf: the same subtree, the same paths.
+out=$(view "exec $PROBE" "$NAME/supervisor" 2>&1; echo "rc=$?")
+[ "$(echo "$out" | sed -n 1p)" = "$want" ] &&
+    echo "$out" | grep -qx "0::/$NAME/supervisor" &&
+    ok "restart in the leaf: the same subtree $NAME" ||
+    notok "restart in the leaf: $(echo "$out" | tr '\n' ' ')"
+
+# 3. The root cgroup: today's paths at the root, refused the same way.
+out=$(view "exec $PROBE" "" 2>&1; echo "rc=$?")
+# The root's list is the host's (hugetlb here, with v1 holding the rest).
+wantr="refused: cgroup: v2 root /sys/fs/cgroup/factory/test: controller memory not available: /sys/fs/cgroup/cgroup.controllers has \"$(cat $UNI/cgroup.controllers)\""
+[ "$(echo "$out" | sed -n 1p)" = "$wantr" ] &&
+    echo "$out" | grep -qx "0::/" &&
+    ok "root cgroup: the root's paths, not moved" ||
+    notok "root cgroup: $(echo "$out" | tr '\n' ' ')"
+
+# 4. A cgroup we may not write (a read-only view): not delegated.
+out=$(unshare -m --propagation private sh -c '
+	echo $$ >"'"$CG"'/cgroup.procs" &&
+	umount -R /sys/fs/cgroup && mount -t cgroup2 -o ro cgroup2 \
+	    /sys/fs/cgroup && exec "$0"' "$PROBE" 2>&1; echo "rc=$?")
+[ "$(echo "$out" | sed -n 1p)" = "$wantr" ] &&
+    echo "$out" | grep -qx "0::/$NAME" &&
+    ok "not delegated (read-only): the root's paths, not moved" ||
+    notok "not delegated: $(echo "$out" | tr '\n' ' ')"
+
+# 5. The real factoryd, started in the delegated cgroup: one line.
+view "exec $O/factoryd -d -f $T/factoryd.conf" "$NAME" >"$T/fd.out" 2>&1
+rc=$?
+sed 's/^/# /' "$T/fd.out"
+[ "$rc" != 0 ] && grep -qF "sandbox: cgroup: v2 root /sys/fs/cgroup/$NAME/factory/" "$T/fd.out" &&
+    grep -qF "controller memory not available: /sys/fs/cgroup/$NAME/cgroup.controllers" "$T/fd.out" &&
+    ok "factoryd: refuses to start, naming the controller and the file" ||
+    notok "factoryd: exit $rc"
+inst=$(sed -n "s|.*/sys/fs/cgroup/$NAME/factory/\([0-9a-f]*\) .*|\1|p" "$T/fd.out")
+[ -n "$inst" ] && [ ! -d "$UNI/factory/$inst" ] && [ ! -d "$CG/factory/$inst" ] &&
+    ok "factoryd: nothing made outside $NAME (instance $inst)" ||
+    notok "factoryd: instance '$inst' made"
+for d in "$CG"/factory/*; do [ -d "$d" ] && rmdir "$d"; done
+
+regress_done

@@ -1,0 +1,179 @@
+/*
+ * cgroup.c: where the attempts' cgroups go, decided from the texts of
+ * /proc/self/mountinfo and /proc/self/cgroup as the kernel writes them
+ * on a hybrid host (v1 controllers and a cgroup2 without any), on a
+ * pure v2 host with and without controllers, under systemd's
+ * Delegate=yes and after a restart inside our own leaf; and odd
+ * /proc/self/cgroup contents, refused.
+ */
+#include <sys/stat.h>
+
+#include <check.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../supervisord-factory/sandbox.h"
+
+/* This machine's, shortened: systemd-less hybrid. */
+static const char hybrid[] =
+    "24 30 0:22 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs "
+    "sysfs rw\n"
+    "27 24 0:25 / /sys/fs/cgroup ro,nosuid,nodev,noexec shared:9 - tmpfs "
+    "tmpfs ro,mode=755\n"
+    "28 27 0:26 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec,relatime "
+    "shared:10 - cgroup2 cgroup2 rw,nsdelegate\n"
+    "31 27 0:29 / /sys/fs/cgroup/memory rw,nosuid,nodev,noexec,relatime "
+    "shared:13 - cgroup cgroup rw,memory\n"
+    "32 27 0:30 / /sys/fs/cgroup/pids rw,nosuid,nodev,noexec,relatime "
+    "shared:14 - cgroup cgroup rw,pids\n"
+    "33 27 0:31 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid,nodev,noexec,"
+    "relatime shared:15 - cgroup cgroup rw,cpu,cpuacct\n";
+
+/* Debian 12 with systemd: one cgroup2 at /sys/fs/cgroup. */
+static const char purev2[] =
+    "24 30 0:22 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs "
+    "sysfs rw\n"
+    "26 24 0:24 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime "
+    "shared:9 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n";
+
+START_TEST(test_layout)
+{
+	char	 why[128];
+
+	ck_assert_int_eq(cgroup_layout(hybrid, "", why, sizeof(why)),
+	    CGMODE_HYBRID);
+	/* Pure v2: v2 whatever the root offers; probe checks our own. */
+	ck_assert_int_eq(cgroup_layout(purev2, "cpuset cpu io memory pids",
+	    why, sizeof(why)), CGMODE_V2);
+	ck_assert_int_eq(cgroup_layout(purev2, "", why, sizeof(why)),
+	    CGMODE_V2);
+	ck_assert_int_eq(cgroup_layout(purev2, NULL, why, sizeof(why)),
+	    CGMODE_V2);
+	/* No cgroup at all, and v1 without pids. */
+	ck_assert_int_eq(cgroup_layout("24 30 0:22 / /sys rw - sysfs sysfs "
+	    "rw\n", NULL, why, sizeof(why)), CGMODE_NONE);
+	ck_assert_str_eq(why, "no memory controller");
+	ck_assert_int_eq(cgroup_layout("31 27 0:29 / /sys/fs/cgroup/memory "
+	    "rw - cgroup cgroup rw,memory\n", NULL, why, sizeof(why)),
+	    CGMODE_NONE);
+	ck_assert_str_eq(why, "no pids controller");
+	/* An escaped (space in it) mount point is not used. */
+	ck_assert_int_eq(cgroup_layout("26 24 0:24 / /sys/fs/cg\\040x rw - "
+	    "cgroup2 cgroup2 rw\n", NULL, why, sizeof(why)), CGMODE_NONE);
+}
+END_TEST
+
+START_TEST(test_self_path)
+{
+	char	 own[64];
+
+	ck_assert_int_eq(cgroup_self_path("0::/system.slice/factoryd."
+	    "service\n", own, sizeof(own)), 0);
+	ck_assert_str_eq(own, "/system.slice/factoryd.service");
+	/* Hybrid: v1 lines first, the cgroup2 one last. */
+	ck_assert_int_eq(cgroup_self_path("12:pids:/\n11:memory:/x\n"
+	    "1:name=systemd:/init.scope\n0::/init.scope\n", own,
+	    sizeof(own)), 0);
+	ck_assert_str_eq(own, "/init.scope");
+	ck_assert_int_eq(cgroup_self_path("0::/\n", own, sizeof(own)), 0);
+	ck_assert_str_eq(own, "/");
+	/* None, relative, too long for the buffer. */
+	ck_assert_int_eq(cgroup_self_path("12:pids:/\n", own, sizeof(own)),
+	    -1);
+	ck_assert_int_eq(cgroup_self_path("0::x/y\n", own, sizeof(own)), -1);
+	ck_assert_int_eq(cgroup_self_path("0::/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n", own,
+	    sizeof(own)), -1);
+	ck_assert_int_eq(cgroup_self_path("", own, sizeof(own)), -1);
+}
+END_TEST
+
+START_TEST(test_base)
+{
+	char	 b[256];
+
+	/* The root: today's paths. */
+	ck_assert_int_eq(cgroup_base_of("/", b, sizeof(b)), 0);
+	ck_assert_str_eq(b, "");
+	/* systemd's Delegate=yes: the unit's cgroup. */
+	ck_assert_int_eq(cgroup_base_of("/system.slice/factoryd.service", b,
+	    sizeof(b)), 0);
+	ck_assert_str_eq(b, "system.slice/factoryd.service");
+	/* Restarted inside our own leaf: the same subtree, same paths. */
+	ck_assert_int_eq(cgroup_base_of("/system.slice/factoryd.service/"
+	    "supervisor", b, sizeof(b)), 0);
+	ck_assert_str_eq(b, "system.slice/factoryd.service");
+	ck_assert_int_eq(cgroup_base_of("/supervisor", b, sizeof(b)), 0);
+	ck_assert_str_eq(b, "");
+	/* Only the whole last name is our leaf. */
+	ck_assert_int_eq(cgroup_base_of("/a/xsupervisor", b, sizeof(b)), 0);
+	ck_assert_str_eq(b, "a/xsupervisor");
+	ck_assert_int_eq(cgroup_base_of("/a/supervisor/b", b, sizeof(b)), 0);
+	ck_assert_str_eq(b, "a/supervisor/b");
+	/* Odd paths are not a base to write below. */
+	ck_assert_int_eq(cgroup_base_of("a/b", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgroup_base_of("/a/../b", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgroup_base_of("/a/./b", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgroup_base_of("/a//b", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgroup_base_of("/a/", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgroup_base_of("/a b", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgroup_base_of("/a\\b", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgroup_base_of("/a\x01", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgroup_base_of("/abcdefgh", b, 4), -1);
+}
+END_TEST
+
+/* The delegation test is on files; a plain directory lacks them. */
+START_TEST(test_writable)
+{
+	char	 dir[] = "/tmp/test_cgroup.XXXXXX", f[PATH_MAX];
+	FILE	*fp;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(cgroup_writable(dir), 0);
+	snprintf(f, sizeof(f), "%s/cgroup.subtree_control", dir);
+	ck_assert_ptr_nonnull(fp = fopen(f, "w"));
+	fclose(fp);
+	ck_assert_int_eq(cgroup_writable(dir), 0);	/* no cgroup.procs */
+	snprintf(f, sizeof(f), "%s/cgroup.procs", dir);
+	ck_assert_ptr_nonnull(fp = fopen(f, "w"));
+	fclose(fp);
+	ck_assert_int_eq(cgroup_writable(dir), 1);
+	unlink(f);
+	snprintf(f, sizeof(f), "%s/cgroup.subtree_control", dir);
+	unlink(f);
+	rmdir(dir);
+}
+END_TEST
+
+/* The parent named to the reconciler: the instance, under the base. */
+START_TEST(test_parent)
+{
+	sandbox_set_instance("0123abcd");
+	ck_assert_str_eq(sandbox_cgroup_parent(), "factory/0123abcd");
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("cgroup");
+	TCase	*tc = tcase_create("core");
+	SRunner	*sr;
+	int	 failed;
+
+	tcase_add_test(tc, test_layout);
+	tcase_add_test(tc, test_self_path);
+	tcase_add_test(tc, test_base);
+	tcase_add_test(tc, test_writable);
+	tcase_add_test(tc, test_parent);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return (failed == 0 ? 0 : 1);
+}
