@@ -23,6 +23,7 @@
  */
 #include <sys/types.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 
 #include <ctype.h>
 #include <errno.h>
@@ -52,6 +53,7 @@
 static char	 cg_tag[32];
 static char	 cg_base[CG_BASEMAX];
 static char	 cg_parent[CG_BASEMAX + 64] = CG_TOP;
+static int	 cg_notdeleg;	/* pure v2, own cgroup not ours */
 
 static void
 cg_set_parent(void)
@@ -89,6 +91,18 @@ struct cgmounts {
 };
 
 static struct cgmounts	cgm;
+
+/* The cgroup2 (else memory) directory our attempts' cgroups are in. */
+const char *
+sandbox_cgroup_root(int *delegated)
+{
+	static char	 root[PATH_MAX];
+
+	*delegated = cg_base[0] != '\0';
+	snprintf(root, sizeof(root), "%s/%s", cgm.unified[0] != '\0' ?
+	    cgm.unified : cgm.memory, cg_parent);
+	return (root);
+}
 
 static int	cg_readfile(const char *, const char *, char *, size_t);
 static int	cg_writefile(const char *, const char *, const char *,
@@ -480,6 +494,33 @@ cgroup_base_of(const char *own, char *base, size_t len)
 	return (0);
 }
 
+/*
+ * Under systemd a cgroup is ours only if the unit says Delegate=yes,
+ * which systemd marks with a "delegate" xattr on the unit's cgroup
+ * (trusted., and user. since v251); any other is systemd's to manage,
+ * writable though it is to root.  Without systemd, writable is ours.
+ */
+int
+cgroup_delegated(const char *dir, int systemd)
+{
+	const char *const names[] = { "trusted.delegate", "user.delegate" };
+	char	 v[8];
+	ssize_t	 n;
+	size_t	 i;
+
+	if (!cgroup_writable(dir))
+		return (0);
+	if (!systemd)
+		return (1);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if ((n = getxattr(dir, names[i], v, sizeof(v) - 1)) > 0) {
+			v[n] = '\0';
+			if (strcmp(v, "1") == 0)
+				return (1);
+		}
+	return (0);
+}
+
 /* Ours to write: its subtree_control and its procs (root may, mostly). */
 int
 cgroup_writable(const char *dir)
@@ -525,8 +566,12 @@ cg_v2_base(char *err, size_t errlen)
 	}
 	snprintf(dir, sizeof(dir), "%s%s%s", cgm.unified, base[0] != '\0' ?
 	    "/" : "", base);
-	if (base[0] == '\0' || !cgroup_writable(dir))
+	/* systemd is the manager where it made this directory. */
+	if (base[0] == '\0' || !cgroup_delegated(dir,
+	    access("/run/systemd/system", F_OK) == 0)) {
+		cg_notdeleg = base[0] != '\0';
 		return (0);
+	}
 	strlcpy(cg_base, base, sizeof(cg_base));
 	cg_set_parent();
 	/* No process in a cgroup whose children get controllers. */
@@ -573,7 +618,8 @@ cg_v2_controllers(char *err, size_t errlen)
 			    "controller %s not available: "
 			    "%s/cgroup.controllers has \"%.100s\"", cgm.unified,
 			    cg_parent, cg_base[0] != '\0' ? " (delegated; "
-			    "factoryd moved into " CG_LEAF ")" : "", need[i],
+			    "factoryd moved into " CG_LEAF ")" : cg_notdeleg ?
+			    " (our own cgroup is not delegated)" : "", need[i],
 			    top, buf);
 			return -1;
 		}
@@ -1006,7 +1052,9 @@ cgroup_probe(char *err, size_t errlen, int *nokill)
 		snprintf(err, errlen, "cgroup v2, root %s/%s (%s), kill %s",
 		    cgm.unified, cg_parent, cg_base[0] != '\0' ?
 		    "delegated; factoryd in " CG_LEAF " below it" :
-		    "the hierarchy's root", !*nokill ? "yes" : "-");
+		    cg_notdeleg ? "the hierarchy's root: our own cgroup is "
+		    "not delegated" : "the hierarchy's root",
+		    !*nokill ? "yes" : "-");
 		return 0;
 	}
 	snprintf(err, errlen, "cgroup %s: memory %s, pids %s, cpu time %s, "

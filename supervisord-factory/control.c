@@ -961,8 +961,10 @@ ctl_status(struct ctl_conn *c, struct imsg *imsg)
 {
 	json_t		*procs, *o;
 	struct child	*ch;
-	int		 i;
+	const char	*cgroot;
+	int		 i, deleg;
 
+	cgroot = sandbox_cgroup_root(&deleg);
 	procs = json_array();
 	json_array_append_new(procs, proc_json("parent", getpid(), 0,
 	    "running", env->started, 0));
@@ -973,13 +975,15 @@ ctl_status(struct ctl_conn *c, struct imsg *imsg)
 		    env->conf->users[ch->id].uid, proc_state_name(ch->state),
 		    ch->pid > 0 ? ch->started : 0, ch->restarts));
 	}
-	o = json_pack("{s:o, s:s, s:i, s:o, s:{s:i, s:i, s:I}, s:o}", "processes",
+	o = json_pack("{s:o, s:s, s:i, s:o, s:{s:i, s:i, s:I}, s:o, "
+	    "s:{s:s, s:b}}", "processes",
 	    procs, "version", FACTORY_VERSION, "client_uid", (int)c->uid,
 	    "cohorts", cohorts_json(),
 	    "control", "connections", listeners[0].nconns,
 	    "readonly_connections", listeners[1].nconns,
 	    "waits", (json_int_t)control_wait_count(CTL_WAIT_MAX),
-	    "overview", metrics_overview());
+	    "overview", metrics_overview(),
+	    "cgroup", "root", cgroot, "delegated", deleg);
 	control_send_obj(c, o);
 }
 

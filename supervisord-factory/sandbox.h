@@ -234,6 +234,13 @@ int	cgroup_base_of(const char *, char *, size_t);
 /* May we write dir's cgroup.subtree_control and cgroup.procs? */
 int	cgroup_writable(const char *);
 /*
+ * Is dir delegated to us: writable, and, under systemd (second
+ * argument), marked with its "delegate" xattr (Delegate=yes)?
+ */
+int	cgroup_delegated(const char *, int);
+/* The directory the attempts' cgroups are made in; delegated or not. */
+const char *sandbox_cgroup_root(int *);
+/*
  * [<base>/]factory/<instance>, below each hierarchy's mount: what the
  * reconciler lists.  Final once cgroup_probe ran.
  */

@@ -78,6 +78,14 @@ check "status -j: the overview" sh -c "ctl() { '$O/factoryctl' -s '$SOCK' \"\$@\
 	ctl -j status | jq -e '.overview | has(\"attempts\") and has(\"queue\") and
 	    has(\"running\") and has(\"busy\") and has(\"orphans\") and
 	    has(\"errors\")' >/dev/null"
+# The cgroup root in use: here (hybrid, no delegation) the cgroup2 one
+# at the root, named by this daemon's instance (its state dir's hash).
+inst=$(printf '%s' "$(realpath "$T/state")" | sha256sum | cut -c1-8)
+cgj=$(ctl -j status | jq -c .cgroup)
+cg2=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") print $5; break } }' /proc/self/mountinfo | head -n 1)
+cgwant="{\"root\":\"$cg2/factory/$inst\",\"delegated\":false}"
+[ "$cgj" = "$cgwant" ] && ok "status -j: the cgroup root in use" ||
+    notok "status -j: cgroup $cgj, want $cgwant"
 
 # metrics: OpenMetrics text on the read-only socket.
 "$O/factoryctl" -s "$SOCK.ro" metrics >"$T/metrics" 2>&1

@@ -3,10 +3,11 @@
  * /proc/self/mountinfo and /proc/self/cgroup as the kernel writes them
  * on a hybrid host (v1 controllers and a cgroup2 without any), on a
  * pure v2 host with and without controllers, under systemd's
- * Delegate=yes and after a restart inside our own leaf; and odd
+ * Delegate=yes (its xattr) and after a restart inside our own leaf; odd
  * /proc/self/cgroup contents, refused.
  */
 #include <sys/stat.h>
+#include <sys/xattr.h>
 
 #include <check.h>
 #include <limits.h>
@@ -149,6 +150,44 @@ START_TEST(test_writable)
 }
 END_TEST
 
+/*
+ * Under systemd, writable is not enough: the unit's cgroup carries
+ * systemd's "delegate" xattr when it says Delegate=yes.
+ */
+START_TEST(test_delegated)
+{
+	char	 dir[] = "/tmp/test_cgroup.XXXXXX", f[PATH_MAX];
+	FILE	*fp;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(cgroup_delegated(dir, 0), 0);	/* no files */
+	snprintf(f, sizeof(f), "%s/cgroup.subtree_control", dir);
+	ck_assert_ptr_nonnull(fp = fopen(f, "w"));
+	fclose(fp);
+	snprintf(f, sizeof(f), "%s/cgroup.procs", dir);
+	ck_assert_ptr_nonnull(fp = fopen(f, "w"));
+	fclose(fp);
+	ck_assert_int_eq(cgroup_delegated(dir, 0), 1);
+	ck_assert_int_eq(cgroup_delegated(dir, 1), 0);
+	/* Another value is no delegation; "1" is. */
+	if (setxattr(dir, "trusted.delegate", "0", 1, 0) == 0) {
+		ck_assert_int_eq(cgroup_delegated(dir, 1), 0);
+		ck_assert_int_eq(setxattr(dir, "trusted.delegate", "1", 1, 0),
+		    0);
+		ck_assert_int_eq(cgroup_delegated(dir, 1), 1);
+		ck_assert_int_eq(removexattr(dir, "trusted.delegate"), 0);
+	}
+	if (setxattr(dir, "user.delegate", "1", 1, 0) == 0) {
+		ck_assert_int_eq(cgroup_delegated(dir, 1), 1);
+		ck_assert_int_eq(removexattr(dir, "user.delegate"), 0);
+	}
+	unlink(f);
+	snprintf(f, sizeof(f), "%s/cgroup.subtree_control", dir);
+	unlink(f);
+	rmdir(dir);
+}
+END_TEST
+
 /* The parent named to the reconciler: the instance, under the base. */
 START_TEST(test_parent)
 {
@@ -169,6 +208,7 @@ main(void)
 	tcase_add_test(tc, test_self_path);
 	tcase_add_test(tc, test_base);
 	tcase_add_test(tc, test_writable);
+	tcase_add_test(tc, test_delegated);
 	tcase_add_test(tc, test_parent);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
