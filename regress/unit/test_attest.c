@@ -601,7 +601,9 @@ START_TEST(t_attackers)
 	REFUSED(f, rfp, vfp, NULL, "no provenance");
 	free(f);
 	/* Two summaries. */
-	x = line_of(file_by(COMMIT, rkey, vkey, vkey, "FAILED", NULL), 2);
+	f = file_by(COMMIT, rkey, vkey, vkey, "FAILED", NULL);
+	x = line_of(f, 2);
+	free(f);
 	ck_assert_int_ne(asprintf(&f, "%s%s%s%s", l1, l2, x, l3), -1);
 	REFUSED(f, rfp, vfp, NULL, "envelope 3: a second "
 	    "https://slsa.dev/verification_summary/v1");
@@ -684,19 +686,24 @@ START_TEST(t_subject_shape)
 		    BUNDLE "\"}}]",
 	};
 	char	 d[SHA256_HEX_LEN + 1], *l[3], *f;
-	json_t	*subj;
-	size_t	 i;
+	json_t	*subj, *st[3];
+	size_t	 i, j;
 
 	for (i = 0; i < sizeof(subjects) / sizeof(subjects[0]); i++) {
 		subj = json_loads(subjects[i], 0, NULL);
 		ck_assert_ptr_nonnull(subj);
-		l[0] = attest_sign(attest_statement(json_incref(subj),
-		    ATTEST_PROVENANCE, json_object()), rkey, d);
-		l[1] = attest_sign(attest_statement(json_incref(subj),
-		    ATTEST_VSA, vsa(d, "PASSED")), vkey, NULL);
-		l[2] = attest_sign(attest_statement(json_incref(subj),
+		st[0] = attest_statement(json_incref(subj),
+		    ATTEST_PROVENANCE, json_object());
+		l[0] = attest_sign(st[0], rkey, d);
+		st[1] = attest_statement(json_incref(subj),
+		    ATTEST_VSA, vsa(d, "PASSED"));
+		l[1] = attest_sign(st[1], vkey, NULL);
+		st[2] = attest_statement(json_incref(subj),
 		    ATTEST_TEST_RESULT, json_pack("{s:s}", "result",
-		    "PASSED")), vkey, NULL);
+		    "PASSED"));
+		l[2] = attest_sign(st[2], vkey, NULL);
+		for (j = 0; j < 3; j++)
+			json_decref(st[j]);
 		json_decref(subj);
 		ck_assert_int_ne(asprintf(&f, "%s\n%s\n%s\n", l[0], l[1],
 		    l[2]), -1);
