@@ -135,18 +135,15 @@ fwd_headers_out(struct gw_fwd *f, struct gw_prov *p,
 	struct evkeyvalq	*out = evhttp_request_get_output_headers(up);
 	struct evkeyval		*kv;
 	char			 v[GW_KEYMAX + GW_HEADERMAX], name[GW_HEADERMAX];
-	char			 host[300], len[32];
-	size_t			 n;
+	char			 prefix[GW_HEADERMAX], host[300], len[32];
 
+	gw_cred_header(p, name, prefix);
 	TAILQ_FOREACH(kv, in, next) {
 		if (p->conf.kind != GW_UPSTREAM) {
 			if (fwd_in(fwd_keep, kv->key))
 				evhttp_add_header(out, kv->key, kv->value);
 			continue;
 		}
-		n = strcspn(p->conf.header, ":");
-		memcpy(name, p->conf.header, n);
-		name[n] = '\0';
 		if (!fwd_in(fwd_drop, kv->key) &&
 		    strcasecmp(kv->key, name) != 0 &&
 		    strncasecmp(kv->key, "Proxy-", 6) != 0 &&
@@ -165,26 +162,11 @@ fwd_headers_out(struct gw_fwd *f, struct gw_prov *p,
 		snprintf(len, sizeof(len), "%zu", blen);
 		evhttp_add_header(out, "Content-Length", len);
 	}
-	switch (p->conf.kind) {
-	case GW_OPENAI:
-		snprintf(v, sizeof(v), "Bearer %s", p->key);
-		evhttp_add_header(out, "Authorization", v);
-		break;
-	case GW_ANTHROPIC:
-		evhttp_add_header(out, "x-api-key", p->key);
-		break;
-	default:
-		n = strcspn(p->conf.header, ":");
-		memcpy(name, p->conf.header, n);
-		name[n] = '\0';
-		if (p->conf.header[n] == ':')
-			snprintf(v, sizeof(v), "%s %s", p->conf.header + n + 2,
-			    p->key);
-		else
-			strlcpy(v, p->key, sizeof(v));
-		evhttp_add_header(out, name, v);
-		break;
-	}
+	if (prefix[0] != '\0')
+		snprintf(v, sizeof(v), "%s %s", prefix, p->key);
+	else
+		strlcpy(v, p->key, sizeof(v));
+	evhttp_add_header(out, name, v);
 	explicit_bzero(v, sizeof(v));
 }
 

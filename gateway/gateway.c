@@ -142,6 +142,42 @@ gw_prov_find(const char *name)
 	return (NULL);
 }
 
+/*
+ * Where a provider's credential goes: the header's name, and the word
+ * before the secret ("Bearer"), or "" for none. openai: "Authorization:
+ * Bearer", anthropic: "x-api-key", an upstream: its configured
+ * "Name: Word" or "Name". Both buffers are GW_HEADERMAX; the agent's
+ * token is looked for, and the real key put, in this one place.
+ */
+void
+gw_cred_header(const struct gw_prov *p, char *name, char *prefix)
+{
+	const char	*w;
+	size_t		 n;
+
+	prefix[0] = '\0';
+	switch (p->conf.kind) {
+	case GW_OPENAI:
+		strlcpy(name, "Authorization", GW_HEADERMAX);
+		strlcpy(prefix, "Bearer", GW_HEADERMAX);
+		break;
+	case GW_ANTHROPIC:
+		strlcpy(name, "x-api-key", GW_HEADERMAX);
+		break;
+	default:
+		n = strcspn(p->conf.header, ":");
+		if (n >= GW_HEADERMAX)
+			n = GW_HEADERMAX - 1;
+		memcpy(name, p->conf.header, n);
+		name[n] = '\0';
+		if (p->conf.header[n] == ':') {
+			w = p->conf.header + n + 1;
+			strlcpy(prefix, w + strspn(w, " "), GW_HEADERMAX);
+		}
+		break;
+	}
+}
+
 int
 gw_revoked(const char *tok, size_t len, char *id, size_t idlen)
 {

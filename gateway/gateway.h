@@ -57,6 +57,7 @@ extern struct event_base *gw_base;
 struct gw_prov	*gw_prov_find(const char *);
 /* 1 if tok (len bytes) is a revoked token; its attempt in *id. */
 int		 gw_revoked(const char *, size_t, char *, size_t);
+void		 gw_cred_header(const struct gw_prov *, char *, char *);
 void		 gw_send_usage(struct gw_usage *);
 void		 gw_send_error(const char *, ...)
 		    __attribute__((__format__ (printf, 1, 2)));

@@ -379,27 +379,10 @@ serve_token(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
 	char			 name[GW_HEADERMAX], prefix[GW_HEADERMAX];
 	const char		*v;
-	size_t			 n, plen;
+	size_t			 plen;
 
 	rid[0] = '\0';
-	prefix[0] = '\0';
-	switch (p->conf.kind) {
-	case GW_OPENAI:
-		strlcpy(name, "Authorization", sizeof(name));
-		strlcpy(prefix, "Bearer", sizeof(prefix));
-		break;
-	case GW_ANTHROPIC:
-		strlcpy(name, "x-api-key", sizeof(name));
-		break;
-	default:
-		n = strcspn(p->conf.header, ":");
-		memcpy(name, p->conf.header, n);
-		name[n] = '\0';
-		if (p->conf.header[n] == ':')
-			strlcpy(prefix, p->conf.header + n + 2,
-			    sizeof(prefix));
-		break;
-	}
+	gw_cred_header(p, name, prefix);
 	if (serve_count(h, name) != 1 ||
 	    (v = evhttp_find_header(h, name)) == NULL)
 		return (-1);
