@@ -459,8 +459,9 @@ cgroup_self_path(const char *text, char *own, size_t len)
 /*
  * The subtree of a process whose cgroup2 path is own: "" for the root,
  * else own without its leading '/' and without a last CG_LEAF (ours,
- * from a previous start).  Every component a plain printable name, no
- * "." or "..": -1 otherwise.
+ * from a previous start).  Every component a plain printable ASCII
+ * name (it goes into status -j and the journal), no "." or "..": -1
+ * otherwise.
  */
 int
 cgroup_base_of(const char *own, char *base, size_t len)
@@ -477,8 +478,8 @@ cgroup_base_of(const char *own, char *base, size_t len)
 		    (n == 2 && p[0] == '.' && p[1] == '.'))
 			return (-1);
 		for (; p < c; p++)
-			if ((unsigned char)*p <= 0x20 || *p == 0x7f ||
-			    *p == '\\')
+			if ((unsigned char)*p <= 0x20 ||
+			    (unsigned char)*p >= 0x7f || *p == '\\')
 				return (-1);
 		if (*c == '/' && c[1] == '\0')
 			return (-1);
@@ -495,30 +496,37 @@ cgroup_base_of(const char *own, char *base, size_t len)
 }
 
 /*
- * Under systemd a cgroup is ours only if the unit says Delegate=yes,
- * which systemd marks with a "delegate" xattr on the unit's cgroup
- * (trusted., and user. since v251); any other is systemd's to manage,
- * writable though it is to root.  Without systemd, writable is ours.
+ * Ours only if root owns the cgroup and the two files that hand it
+ * over (a cgroup delegated to a user is hers: she could move our
+ * processes out of it, or kill them), and, under systemd, only if
+ * the unit says Delegate=yes, which the system manager marks with
+ * trusted.delegate.  user.delegate is a user manager's mark, and
+ * the cgroup's owner may set it herself.  Without systemd, writable
+ * and root's is ours.
  */
 int
 cgroup_delegated(const char *dir, int systemd)
 {
-	const char *const names[] = { "trusted.delegate", "user.delegate" };
-	char	 v[8];
+	const char *const files[] = { ".", "cgroup.procs",
+	    "cgroup.subtree_control" };
+	char	 path[PATH_MAX], v[8];
+	struct stat st;
 	ssize_t	 n;
 	size_t	 i;
 
 	if (!cgroup_writable(dir))
 		return (0);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if (lstat(path, &st) == -1 || st.st_uid != 0)
+			return (0);
+	}
 	if (!systemd)
 		return (1);
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if ((n = getxattr(dir, names[i], v, sizeof(v) - 1)) > 0) {
-			v[n] = '\0';
-			if (strcmp(v, "1") == 0)
-				return (1);
-		}
-	return (0);
+	if ((n = lgetxattr(dir, "trusted.delegate", v, sizeof(v) - 1)) <= 0)
+		return (0);
+	v[n] = '\0';
+	return (strcmp(v, "1") == 0);
 }
 
 /* Ours to write: its subtree_control and its procs (root may, mostly). */

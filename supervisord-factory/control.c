@@ -920,13 +920,23 @@ control_send_json(struct ctl_conn *c, const char *json)
 	control_events(c);
 }
 
+/*
+ * An answer that cannot be made (a json_pack of a string that is not
+ * UTF-8 gives NULL) is refused, said, and the daemon goes on serving.
+ */
 void
 control_send_obj(struct ctl_conn *c, json_t *obj)
 {
 	char	*s;
 
-	if ((s = json_dumps(obj, JSON_COMPACT)) == NULL)
-		fatal("json_dumps");
+	if (obj == NULL || (s = json_dumps(obj, JSON_COMPACT)) == NULL) {
+		log_warnx("control: uid %u: an answer could not be encoded "
+		    "as JSON", (unsigned)c->uid);
+		control_fail(c, "the answer could not be encoded as JSON "
+		    "(see factoryd's log)");
+		json_decref(obj);
+		return;
+	}
 	control_send_json(c, s);
 	free(s);
 	json_decref(obj);

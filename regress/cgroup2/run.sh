@@ -129,6 +129,36 @@ else
 	echo "ok - systemd, trusted.delegate=1 # skip: no trusted xattrs on cgroup2 here"
 fi
 
+# 8. A mark the cgroup's owner can set herself: user.delegate (a user
+# manager's) is not taken, on a root-owned cgroup or on hers; nor is a
+# cgroup a user owns, or whose procs or subtree_control she owns, with
+# or without systemd: she could move our processes out, or kill them.
+if python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.delegate", b"1")' "$CG" 2>/dev/null; then
+	out=$(sdview)
+	[ "$(echo "$out" | sed -n 1p)" = "$wantn" ] &&
+	    echo "$out" | grep -qx "0::/$NAME" &&
+	    ok "systemd, user.delegate=1: not delegated, not moved" ||
+	    notok "systemd, user.delegate: $(echo "$out" | tr '\n' ' ')"
+	chown 69401:69401 "$CG"
+	out=$(sdview)
+	[ "$(echo "$out" | sed -n 1p)" = "$wantn" ] &&
+	    ok "systemd, user.delegate=1 on a user's cgroup: not delegated" ||
+	    notok "systemd, user's cgroup: $(echo "$out" | tr '\n' ' ')"
+	chown 0:0 "$CG"
+	python3 -c 'import os, sys; os.removexattr(sys.argv[1], "user.delegate")' "$CG"
+else
+	echo "ok - systemd, user.delegate=1 # skip: no user xattrs on cgroup2 here"
+fi
+for f in . cgroup.procs cgroup.subtree_control; do
+	chown 69401:69401 "$CG/$f"
+	out=$(view "exec $PROBE" "$NAME" 2>&1; echo "rc=$?")
+	chown 0:0 "$CG/$f"
+	[ "$(echo "$out" | sed -n 1p)" = "$wantn" ] &&
+	    echo "$out" | grep -qx "0::/$NAME" &&
+	    ok "a user owns $f: not delegated, not moved" ||
+	    notok "a user owns $f: $(echo "$out" | tr '\n' ' ')"
+done
+
 # 5. The real factoryd, started in the delegated cgroup: one line.
 view "exec $O/factoryd -d -f $T/factoryd.conf" "$NAME" >"$T/fd.out" 2>&1
 rc=$?

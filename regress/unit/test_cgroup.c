@@ -123,6 +123,10 @@ START_TEST(test_base)
 	ck_assert_int_eq(cgroup_base_of("/a b", b, sizeof(b)), -1);
 	ck_assert_int_eq(cgroup_base_of("/a\\b", b, sizeof(b)), -1);
 	ck_assert_int_eq(cgroup_base_of("/a\x01", b, sizeof(b)), -1);
+	/* Not ASCII: status -j's json_pack would fail on it (rev of 18). */
+	ck_assert_int_eq(cgroup_base_of("/caf\xe9", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgroup_base_of("/caf\xc3\xa9", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgroup_base_of("/a\x7f", b, sizeof(b)), -1);
 	ck_assert_int_eq(cgroup_base_of("/abcdefgh", b, 4), -1);
 }
 END_TEST
@@ -156,7 +160,7 @@ END_TEST
  */
 START_TEST(test_delegated)
 {
-	char	 dir[] = "/tmp/test_cgroup.XXXXXX", f[PATH_MAX];
+	char	 dir[] = "/tmp/test_cgroup.XXXXXX", f[PATH_MAX], g[PATH_MAX];
 	FILE	*fp;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -177,10 +181,29 @@ START_TEST(test_delegated)
 		ck_assert_int_eq(cgroup_delegated(dir, 1), 1);
 		ck_assert_int_eq(removexattr(dir, "trusted.delegate"), 0);
 	}
+	/* A user manager's mark, which the owner may set: not taken. */
 	if (setxattr(dir, "user.delegate", "1", 1, 0) == 0) {
-		ck_assert_int_eq(cgroup_delegated(dir, 1), 1);
+		ck_assert_int_eq(cgroup_delegated(dir, 1), 0);
 		ck_assert_int_eq(removexattr(dir, "user.delegate"), 0);
 	}
+	/*
+	 * A cgroup, or either file that hands it over, owned by a user:
+	 * hers, not ours, with systemd's mark or without systemd.
+	 */
+	(void)setxattr(dir, "trusted.delegate", "1", 1, 0);
+	ck_assert_int_eq(chown(dir, 69401, 69401), 0);
+	ck_assert_int_eq(cgroup_delegated(dir, 0), 0);
+	ck_assert_int_eq(cgroup_delegated(dir, 1), 0);
+	ck_assert_int_eq(chown(dir, 0, 0), 0);
+	ck_assert_int_eq(chown(f, 69401, 69401), 0);		/* procs */
+	ck_assert_int_eq(cgroup_delegated(dir, 0), 0);
+	ck_assert_int_eq(chown(f, 0, 0), 0);
+	snprintf(g, sizeof(g), "%s/cgroup.subtree_control", dir);
+	ck_assert_int_eq(chown(g, 69401, 69401), 0);
+	ck_assert_int_eq(cgroup_delegated(dir, 0), 0);
+	ck_assert_int_eq(chown(g, 0, 0), 0);
+	ck_assert_int_eq(cgroup_delegated(dir, 0), 1);
+	(void)removexattr(dir, "trusted.delegate");
 	unlink(f);
 	snprintf(f, sizeof(f), "%s/cgroup.subtree_control", dir);
 	unlink(f);
