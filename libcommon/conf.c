@@ -332,6 +332,61 @@ conf_uid_taken(uid_t lo, uid_t hi, char *why, size_t len)
 }
 
 /*
+ * A line of /etc/subuid or /etc/subgid ("user:first:count") whose ids
+ * meet lo..hi: 1 and what in why, 0 none, -1 and why on a read error.
+ * Whoever holds such a range may become those ids with newuidmap(1)
+ * or newgidmap(1), and so signal, trace or own an attempt.  Lines
+ * that are not of that shape are skipped, as shadow's tools do.
+ */
+static int
+conf_subid_taken(const char *file, const char *what, uid_t lo, uid_t hi,
+    char *why, size_t len)
+{
+	FILE		*f;
+	char		 line[512], *name, *first, *count, *end;
+	unsigned long long a, n, last;
+	int		 found = 0, ch;
+
+	if ((f = fopen(file, "re")) == NULL) {
+		if (errno == ENOENT)
+			return (0);
+		snprintf(why, len, "%s: %s", file, strerror(errno));
+		return (-1);
+	}
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		if (line[strcspn(line, "\n")] != '\n' && !feof(f)) {
+			/* Too long for a name and two numbers: skipped. */
+			while ((ch = getc(f)) != EOF && ch != '\n')
+				;
+			continue;
+		}
+		line[strcspn(line, "\n")] = '\0';
+		name = line;
+		if ((first = strchr(name, ':')) == NULL)
+			continue;
+		*first++ = '\0';
+		if ((count = strchr(first, ':')) == NULL)
+			continue;
+		*count++ = '\0';
+		errno = 0;
+		a = strtoull(first, &end, 10);
+		if (errno != 0 || end == first || *end != '\0')
+			continue;
+		n = strtoull(count, &end, 10);
+		if (errno != 0 || end == count || *end != '\0' || n == 0)
+			continue;
+		last = n - 1 > ULLONG_MAX - a ? ULLONG_MAX : a + (n - 1);
+		if (a > hi || last < lo)
+			continue;
+		snprintf(why, len, "subordinate %ss %llu-%llu of %.64s in %s",
+		    what, a, last, name, file);
+		found = 1;
+	}
+	fclose(f);
+	return (found);
+}
+
+/*
  * The range against conf_uid_ranges and the user database: a refusal
  * is the error; the warnings go to c->warning, one line, for
  * factoryd -n and the log.
@@ -361,8 +416,16 @@ conf_uid_reserved(struct yerr *e, const struct ynode *n,
 			strlcat(list, ", ", sizeof(list));
 		strlcat(list, conf_uid_ranges[i].what, sizeof(list));
 	}
-	if ((rc = conf_uid_taken(c->attempt_uid_lo, c->attempt_uid_hi, why,
-	    sizeof(why))) != 0)
+	if ((rc = conf_subid_taken(conf_dbfile("/etc/subuid",
+	    "FACTORY_TEST_SUBUID"), "uid", c->attempt_uid_lo,
+	    c->attempt_uid_hi, why, sizeof(why))) == 0)
+		rc = conf_subid_taken(conf_dbfile("/etc/subgid",
+		    "FACTORY_TEST_SUBGID"), "gid", c->attempt_uid_lo,
+		    c->attempt_uid_hi, why, sizeof(why));
+	if (rc == 0)
+		rc = conf_uid_taken(c->attempt_uid_lo, c->attempt_uid_hi, why,
+		    sizeof(why));
+	if (rc != 0)
 		return (y_failat(e, line, col, "attempt-uids", "%s%u-%u %s %s",
 		    n != NULL ? "" : "the default ",
 		    (unsigned)c->attempt_uid_lo, (unsigned)c->attempt_uid_hi,
