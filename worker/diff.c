@@ -8,8 +8,9 @@
  *
  * Only the first cap bytes of the patch are made: the print callback
  * stops libgit2 there, so that a result of any size costs at most the
- * cap and one file's diff.  A file larger than DIFF_FILE_MAX is shown
- * as binary (libgit2 then never loads it).
+ * cap and one file's diff, and no more files are listed than could
+ * be printed in it.  A file larger than DIFF_FILE_MAX is shown as
+ * binary (libgit2 then never loads it).
  */
 #include <sys/types.h>
 
@@ -32,6 +33,9 @@ struct diff_out {
 	char	*buf;
 	size_t	 len;
 	size_t	 cap;
+	size_t	 files;		/* deltas let into the diff list */
+	int	 listed;	/* the list is made: printing */
+	int	 skipped;	/* files left out of the list */
 	int	 truncated;
 };
 
@@ -71,6 +75,32 @@ diff_line_cb(const git_diff_delta *delta, const git_diff_hunk *hunk,
 	return (0);
 }
 
+/*
+ * Each file's patch starts with "diff --git a/P b/P\n", at least 16
+ * bytes: past cap / 16 files none could be printed, so libgit2 is
+ * told to skip the rest as it finds them, and the diff list it holds
+ * stays that short whatever the number of files (1M empty files held
+ * 175 MB before).
+ */
+static int
+diff_notify_cb(const git_diff *diff, const git_diff_delta *delta,
+    const char *matched, void *arg)
+{
+	struct diff_out	*o = arg;
+
+	(void)diff;
+	(void)delta;
+	(void)matched;
+	if (o->listed)		/* libgit2 asks again as it prints */
+		return (0);
+	if (o->files >= o->cap / 16 + 1) {
+		o->skipped = 1;
+		return (1);
+	}
+	o->files++;
+	return (0);
+}
+
 static int
 diff_trees(git_repository *repo, const char *base_hex, const char *hex,
     struct diff_out *out, char *err, size_t errlen)
@@ -102,6 +132,8 @@ diff_trees(git_repository *repo, const char *base_hex, const char *hex,
 	}
 	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
 	opts.max_size = DIFF_FILE_MAX;
+	opts.notify_cb = diff_notify_cb;
+	opts.payload = out;
 	if (git_diff_tree_to_tree(&d, repo, bt, ct, &opts) < 0) {
 		gitc_err(err, errlen, "diff of %s", hex);
 		goto done;
@@ -157,6 +189,6 @@ diff_result(const char *attempt_dir, const char *base_hex, const char *hex,
 	out.buf[out.len] = '\0';
 	*patch = out.buf;
 	*len = out.len;
-	*truncated = out.truncated;
+	*truncated = out.truncated || out.skipped;
 	return (0);
 }

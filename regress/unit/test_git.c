@@ -5,6 +5,7 @@
  */
 #include <sys/types.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -1250,6 +1251,77 @@ START_TEST(test_provision_2000)
 }
 END_TEST
 
+/*
+ * factoryctl diff on a result of many files: the patch is cut at the
+ * cap, and libgit2's list holds no more files than the cap could show
+ * (the review of stop 18: 300k empty files took 68 MB, 1M 175 MB).
+ */
+static void
+diff_repo(const char *d, int n)
+{
+	ck_assert_int_eq(sh("git init -q --bare %s/collect.git && "
+	    "python3 -c 'import sys\n"
+	    "n = int(sys.argv[1]); w = sys.stdout.write\n"
+	    "w(\"blob\\nmark :1\\ndata 0\\n\")\n"
+	    "w(\"commit refs/heads/base\\nmark :2\\ncommitter a <a@b> 0 "
+	    "+0000\\ndata 1\\nb\\nM 100644 :1 README\\n\\n\")\n"
+	    "w(\"commit refs/heads/res\\ncommitter a <a@b> 0 +0000\\n"
+	    "data 1\\nr\\nfrom :2\\n\")\n"
+	    "[w(\"M 100644 :1 d%%03d/f%%07d\\n\" %% (i %% 1000, i)) "
+	    "for i in range(n)]\n' %d | "
+	    "git --git-dir=%s/collect.git fast-import --quiet", d, n, d), 0);
+}
+
+START_TEST(test_diff_files)
+{
+	char		 d[] = "/tmp/test_git_diff.XXXXXX", b[GITW_HEXSZ + 1];
+	char		 r[GITW_HEXSZ + 1], *patch;
+	struct rusage	 ru0, ru1;
+	size_t		 len, n = 0;
+	const char	*p;
+	int		 trunc;
+
+	ck_assert_ptr_nonnull(mkdtemp(d));
+	/* A few files and room: the whole patch, not cut. */
+	diff_repo(d, 3);
+	ck_assert_int_eq(out(b, sizeof(b), "git --git-dir=%s/collect.git "
+	    "rev-parse base", d), 0);
+	ck_assert_int_eq(out(r, sizeof(r), "git --git-dir=%s/collect.git "
+	    "rev-parse res", d), 0);
+	ck_assert_msg(diff_result(d, b, r, 10240, &patch, &len, &trunc, err,
+	    sizeof(err)) == 0, "%s", err);
+	for (p = patch; (p = strstr(p, "diff --git ")) != NULL; p++)
+		n++;
+	ck_assert_int_eq(n, 3);
+	ck_assert_int_eq(trunc, 0);
+	free(patch);
+	ck_assert_int_eq(sh("rm -rf %s/collect.git", d), 0);
+	/* 300k files: cut at the cap, the first files shown, memory flat. */
+	diff_repo(d, 300000);
+	ck_assert_int_eq(out(b, sizeof(b), "git --git-dir=%s/collect.git "
+	    "rev-parse base", d), 0);
+	ck_assert_int_eq(out(r, sizeof(r), "git --git-dir=%s/collect.git "
+	    "rev-parse res", d), 0);
+	getrusage(RUSAGE_SELF, &ru0);
+	ck_assert_msg(diff_result(d, b, r, 10240, &patch, &len, &trunc, err,
+	    sizeof(err)) == 0, "%s", err);
+	getrusage(RUSAGE_SELF, &ru1);
+	ck_assert_int_eq(len, 10240);
+	ck_assert_int_eq(trunc, 1);
+	ck_assert(strncmp(patch, "diff --git a/d000/f0000000 ", 27) == 0);
+	free(patch);
+	fprintf(stderr, "diff of 300000 files: maxrss %ld -> %ld KiB\n",
+	    ru0.ru_maxrss, ru1.ru_maxrss);
+#ifndef __SANITIZE_ADDRESS__
+	/* The trees themselves are 1 MB; the list of 300k was 60 MB. */
+	ck_assert_msg(ru1.ru_maxrss - ru0.ru_maxrss < 32 * 1024,
+	    "diff of 300000 files grew by %ld KiB",
+	    ru1.ru_maxrss - ru0.ru_maxrss);
+#endif
+	ck_assert_int_eq(sh("rm -rf %s", d), 0);
+}
+END_TEST
+
 static Suite *
 git_suite(void)
 {
@@ -1278,6 +1350,7 @@ git_suite(void)
 	tcase_add_test(w, test_collect_gitlink_kept);
 	tcase_add_test(w, test_collect_gitlink_touched);
 	tcase_add_test(w, test_provision_2000);
+	tcase_add_test(w, test_diff_files);
 	tcase_add_test(v, test_verify_good);
 	tcase_add_test(v, test_verify_bad_header);
 	tcase_add_test(v, test_verify_handmade);
