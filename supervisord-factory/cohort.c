@@ -363,16 +363,10 @@ cohort_diff_request(struct ctl_conn *c, struct imsg *imsg)
 {
 	struct attempt	*a;
 	struct msg_diff	 m;
-	char		 id[ATTEMPT_ID_MAX], err[MSG_ERRLEN];
+	char		 err[MSG_ERRLEN];
 
-	if (imsg_get_strbuf(imsg, id, sizeof(id)) == -1) {
-		control_fail(c, "bad attempt id");
+	if ((a = control_attempt(c, imsg)) == NULL)
 		return;
-	}
-	if ((a = attempt_find(id)) == NULL) {
-		control_fail(c, "%s: no such attempt", id);
-		return;
-	}
 	if (a->commit[0] == '\0') {
 		control_fail(c, "%s is %s: no result to diff", a->id,
 		    attempt_state_name(a->outcome != AS_MAX ? a->outcome :

@@ -606,6 +606,7 @@ int	 control_nofile(void);
 void	 control_send_json(struct ctl_conn *, const char *);
 void	 control_send_obj(struct ctl_conn *, json_t *);
 struct ctl_conn *control_byid(uint32_t);
+struct attempt *control_attempt(struct ctl_conn *, struct imsg *);
 void	 control_fail(struct ctl_conn *, const char *, ...)
 	    __attribute__((__format__ (printf, 2, 3)));
 
