@@ -450,8 +450,7 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		if (a->selected && (a->state == AS_SELECTED ||
 		    a->state == AS_PUBLISHING))
 			selection_failed(a, facts, ms);
-	}
-	else if (strcmp(t->kind, "teardown") == 0) {
+	} else if (strcmp(t->kind, "teardown") == 0) {
 		if (a->state == AS_VERIFIED || a->state == AS_SELECTED)
 			a->outcome = a->state;		/* nowhere to publish */
 		if (a->t[ST_TEARDOWN] == 0)
@@ -768,6 +767,12 @@ lifecycle_replay(void *arg, uint64_t seq, const char *payload, size_t len)
 	    lifecycle_cohort_selected(ctx->attempts, a->cohort) != NULL)) {
 		log_warnx("journal record %llu: %s: a selection of no cohort, "
 		    "or a second one", (unsigned long long)seq, id);
+		goto bad;
+	}
+	/* Only a selection fails to publish: never a plain attempt's. */
+	if (strcmp(kind, "publish-failed") == 0 && !a->selected) {
+		log_warnx("journal record %llu: %s: publish-failed of no "
+		    "selection", (unsigned long long)seq, id);
 		goto bad;
 	}
 	lifecycle_chain(a, t, line, r, json_integer_value(json_object_get(rec,

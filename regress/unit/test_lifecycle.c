@@ -849,6 +849,19 @@ START_TEST(test_publish_failed)
 	ck_assert_uint_eq(json_array_size(a->select_failures), 3);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
 	    a->select_failures, 2), "reason")), "bundle gone");
+	/*
+	 * Replay refuses a publish-failed of an attempt that was never
+	 * selected (a plain attempt publishing): no live run makes one.
+	 */
+	teardown();
+	setup();
+	a = in_state(AS_PUBLISHING);
+	ck_assert_int_eq(replay_line(1, a->receipts[0], 1, 1), 0);
+	lifecycle_find(&replay_list, a->id)->state = AS_PUBLISHING;
+	ck_assert_int_eq(live(a, "publish-failed", NULL, 2), 0);
+	ck_assert_int_eq(replay_line(2, a->receipts[1], 2, 0), -1);
+	ck_assert_int_eq(lifecycle_find(&replay_list, a->id)->state,
+	    AS_PUBLISHING);
 	/* published: never failed after, the selection stays */
 	teardown();
 	setup();
