@@ -256,6 +256,25 @@ static const struct {
 };
 
 /*
+ * The selections whose publication failed, one a line, oldest first:
+ * the member, who selected it, why (the publisher's words, shown).
+ */
+static void
+print_failures(json_t *arr)
+{
+	json_t	*f;
+	size_t	 i;
+
+	json_array_foreach(arr, i, f) {
+		printf("selection failed: %s", ctl_jvis(json_object_get(f,
+		    "member")));
+		printf(" (uid %lld): %s\n", json_integer_value(
+		    json_object_get(f, "uid")), ctl_jvis(json_object_get(f,
+		    "reason")));
+	}
+}
+
+/*
  * The members side by side, as many to a band as the terminal takes;
  * bands one under another.
  */
@@ -274,6 +293,7 @@ print_cohort(json_t *o)
 	    ctl_jvis(json_object_get(o, "manifest_digest")),
 	    json_is_string(json_object_get(o, "selected")) ?
 	    ctl_jvis(json_object_get(o, "selected")) : "none");
+	print_failures(json_object_get(o, "failed_selections"));
 	if (n == 0)
 		return;
 	w = terminal_width() - LABEL_W;

@@ -194,7 +194,8 @@ attempt_fail(struct attempt *a, const char *kind, const char *fmt, ...)
 
 static const char *const stall_kept[] = {
 	"failed", "cancelled", "rejected", "published", "teardown",
-	"terminated", "exited", "verdict", "selectable", NULL
+	"terminated", "exited", "verdict", "selectable", "publish-failed",
+	NULL
 };
 static const char *const stall_skipped[] = {
 	"submitted", "approved", "selected", "reaped", "shell", NULL
@@ -245,7 +246,8 @@ static void
 attempt_stall_next(struct attempt *a, const char *kind)
 {
 	/* A selectable member waits for the selection: nothing follows. */
-	if (strcmp(kind, "terminated") == 0 || strcmp(kind, "selectable") == 0)
+	if (strcmp(kind, "terminated") == 0 || strcmp(kind, "selectable") ==
+	    0 || strcmp(kind, "publish-failed") == 0)
 		return;
 	if (strcmp(kind, "exited") == 0)
 		attempt_after_exit(a);
@@ -1825,10 +1827,13 @@ attempt_publish(struct attempt *a)
 			log_info("%s: verified; repository %s publishes "
 			    "nowhere", a->id, repo->name);
 			attempt_teardown(a);
+			if (a->cohort[0] != '\0')
+				cohort_published(a);
 			return;
 		}
 		if (attempt_transition(a, "publishing", NULL, NULL) == -1)
 			return;
+		a->publish_sent = 0;	/* a reselection's too */
 	}
 	snprintf(path, sizeof(path), "%s/bundle", a->dir);
 	if ((bfd = fs_open_untrusted(path, env->conf->users[PROC_WORKER].uid,
@@ -2484,15 +2489,22 @@ publisher_msg(struct child *c, enum msg_kind k, union child_msg *m)
 			return (0);
 		log_info("%s: published %s, pull request %d", a->id,
 		    a->branch, a->pull);
-		if (a->cohort[0] != '\0')
+		if (a->cohort[0] != '\0') {
 			crashpoint("parent:cohort-published");
+			cohort_published(a);
+		}
 		attempt_teardown(a);
 		return (0);
 	case MSG_ERROR:
 		if ((a = child_attempt(c, m->error.id, 0, AS_PUBLISHING,
 		    0)) == NULL)
 			return (0);
-		attempt_fail(a, "failed", "publisher: %s", m->error.error);
+		/* A cohort's selection failed: the cohort is not lost. */
+		if (a->cohort[0] != '\0')
+			cohort_publish_failed(a, m->error.error);
+		else
+			attempt_fail(a, "failed", "publisher: %s",
+			    m->error.error);
 		return (0);
 	default:
 		return (-1);

@@ -411,17 +411,11 @@ void
 attest_ctl(struct ctl_conn *c, struct imsg *imsg)
 {
 	struct attempt	*a;
-	char		 id[ATTEMPT_ID_MAX], *buf;
+	char		*buf;
 	size_t		 len;
 
-	if (imsg_get_strbuf(imsg, id, sizeof(id)) == -1) {
-		control_fail(c, "bad attempt id");
+	if ((a = control_attempt(c, imsg)) == NULL)
 		return;
-	}
-	if ((a = attempt_find(id)) == NULL) {
-		control_fail(c, "%s: no such attempt", id);
-		return;
-	}
 	if ((buf = attest_export(a->id, &len)) == NULL) {
 		control_fail(c, "%s: no attestations (%s)", a->id,
 		    errno == ENOENT ? "not verified" : strerror(errno));

@@ -7,12 +7,17 @@
  * names the cohort and its variant.  A verified member never publishes
  * alone: it waits in "selectable".  "factoryctl select" journals a
  * "selected" receipt in that member's chain (with the operator's uid)
- * and only then ends the others and sends the one to the publisher.
- * The selection is read back from the chains, never kept beside them,
- * so a crash anywhere after it resumes into the same single member:
- * cohort_recover() ends the others again (by their exact ids, once)
- * and the publisher's idempotency key makes one branch and one pull
- * request of any PUBLISH sent again.
+ * and sends it to the publisher; the others go on waiting, their
+ * results kept, and no other select is taken meanwhile.  Only once the
+ * selected one has published are the others ended.  If its
+ * publication fails, a "publish-failed" receipt makes it selectable
+ * again and the cohort may be selected again: a forge's failure
+ * cannot lose the cohort.  The selection is read back from the
+ * chains, never kept beside them, so a crash anywhere after it
+ * resumes into the same state: cohort_recover() sends the selected
+ * one on or ends the others (by their exact ids, once), and the
+ * publisher's idempotency key makes one branch and one pull request of
+ * any PUBLISH sent again.
  */
 #include <sys/types.h>
 
@@ -93,11 +98,23 @@ cohort_journal(struct cohort *co, char *err, size_t errlen)
 	return (0);
 }
 
-/* The member whose chain holds the "selected" receipt, or NULL. */
+/* The member that is the cohort's selection, or NULL. */
 static struct attempt *
 cohort_selected(const struct cohort *co)
 {
 	return (lifecycle_cohort_selected(&env->attempts, co->id));
+}
+
+/*
+ * Is the selection's publication over?  Published, or (a repository
+ * that publishes nowhere) torn down selected.  Until then the others
+ * wait.
+ */
+static int
+cohort_selection_done(const struct attempt *sel)
+{
+	return (sel->state == AS_PUBLISHED || sel->outcome == AS_PUBLISHED ||
+	    sel->outcome == AS_SELECTED);
 }
 
 /*
@@ -111,8 +128,8 @@ cohort_end_others(const struct cohort *co, const struct attempt *sel)
 	struct attempt	*a, *next;
 	char		 why[128];
 
-	snprintf(why, sizeof(why), "not selected: cohort %s published %s",
-	    co->id, sel->id);
+	snprintf(why, sizeof(why), "not selected: %s selected %s", co->id,
+	    sel->id);
 	for (a = TAILQ_FIRST(&env->attempts); a != NULL; a = next) {
 		next = TAILQ_NEXT(a, entry);
 		if (a == sel || strcmp(a->cohort, co->id) != 0 ||
@@ -124,8 +141,43 @@ cohort_end_others(const struct cohort *co, const struct attempt *sel)
 }
 
 /*
+ * The selected member has published (or, publishing nowhere, is done):
+ * only now are the others torn down.
+ */
+void
+cohort_published(struct attempt *sel)
+{
+	struct cohort	*co;
+
+	if ((co = cohort_find(sel->cohort)) == NULL)
+		fatalx("%s: cohort %s is not known", sel->id, sel->cohort);
+	cohort_end_others(co, sel);
+	crashpoint("parent:cohort-torn-down");
+}
+
+/*
+ * The selected member's publication failed (the publisher's error: the
+ * forge refused, failed or dropped it).  It waits again with its
+ * result, the others were never touched: the cohort may be selected
+ * again.  The failure is journaled in its chain, with why.
+ */
+void
+cohort_publish_failed(struct attempt *a, const char *error)
+{
+	char	 why[MSG_ERRLEN + 64];
+
+	snprintf(why, sizeof(why), "publication failed: %s", error);
+	log_info("%s: %s; cohort %s may be selected again", a->id, why,
+	    a->cohort);
+	if (attempt_mark(a, "publish-failed", json_pack("{s:s, s:s}",
+	    "cohort", a->cohort, "reason", why)) == -1)
+		return;		/* kept and tried again (attempt_stall) */
+	crashpoint("parent:cohort-publish-failed");
+}
+
+/*
  * A member's verdict accepted it: it waits for the selection, unless
- * the selection was made meanwhile and it is one of the others.
+ * the selection has published meanwhile and it is one of the others.
  */
 void
 cohort_member_verified(struct attempt *a)
@@ -135,7 +187,8 @@ cohort_member_verified(struct attempt *a)
 
 	if ((co = cohort_find(a->cohort)) == NULL)
 		fatalx("%s: cohort %s is not known", a->id, a->cohort);
-	if ((sel = cohort_selected(co)) != NULL) {
+	if ((sel = cohort_selected(co)) != NULL &&
+	    cohort_selection_done(sel)) {
 		cohort_end_others(co, sel);
 		return;
 	}
@@ -146,8 +199,10 @@ cohort_member_verified(struct attempt *a)
 }
 
 /*
- * After a restart: each cohort with a selection ends its others and
- * sends its selected member on, wherever the crash left it.
+ * After a restart: a cohort whose selection has published ends its
+ * others; one whose selection was journaled but not sent is sent on
+ * (one publishing is sent again by attempt_schedule()).  Members of a
+ * cohort whose selection failed just wait: replay made them selectable.
  */
 void
 cohort_recover(void)
@@ -158,15 +213,19 @@ cohort_recover(void)
 	TAILQ_FOREACH(co, &env->cohorts, entry) {
 		if ((sel = cohort_selected(co)) == NULL)
 			continue;
-		cohort_end_others(co, sel);
-		attempt_publish_selected(sel);
+		if (cohort_selection_done(sel))
+			cohort_end_others(co, sel);
+		else
+			attempt_publish_selected(sel);
 	}
 }
 
 /*
  * factoryctl select MEMBER.  Refused, with the reason: an unknown id,
- * an attempt of no cohort, a cohort that has its selection, a member
- * that is not verified (still running, failed, rejected, cancelled).
+ * an attempt of no cohort, a cohort whose selection is publishing or
+ * has published, a member that is not verified (still running,
+ * failed, rejected, cancelled).  The others are not touched here: they
+ * wait until the selected one has published (cohort_published).
  */
 int
 cohort_select(const char *id, uid_t uid, char *err, size_t errlen)
@@ -183,9 +242,18 @@ cohort_select(const char *id, uid_t uid, char *err, size_t errlen)
 		    "approve it instead", a->id);
 		return (-1);
 	}
-	if ((sel = cohort_selected(co)) != NULL) {
+	if ((sel = cohort_selected(co)) != NULL &&
+	    !cohort_selection_done(sel)) {
+		snprintf(err, errlen, "cohort %s: selection in progress: %s "
+		    "publishing (selected by uid %u)", co->id, sel->id,
+		    (unsigned)sel->selector);
+		return (-1);
+	}
+	if (sel != NULL) {
 		snprintf(err, errlen, "cohort %s: %s is already selected "
-		    "(by uid %u)", co->id, sel->id, (unsigned)sel->selector);
+		    "(%s, by uid %u)", co->id, sel->id, attempt_state_name(
+		    sel->outcome != AS_MAX ? sel->outcome : sel->state),
+		    (unsigned)sel->selector);
 		return (-1);
 	}
 	if (a->state != AS_SELECTABLE) {
@@ -200,11 +268,9 @@ cohort_select(const char *id, uid_t uid, char *err, size_t errlen)
 		snprintf(err, errlen, "journal refused the selection");
 		return (-1);
 	}
-	log_info("%s: selected by uid %u in cohort %s", a->id, (unsigned)uid,
-	    co->id);
+	log_info("%s: selected by uid %u in cohort %s; the others wait "
+	    "until it has published", a->id, (unsigned)uid, co->id);
 	crashpoint("parent:cohort-selected");
-	cohort_end_others(co, a);
-	crashpoint("parent:cohort-torn-down");
 	attempt_publish_selected(a);
 	return (0);
 }
@@ -304,8 +370,55 @@ member_json(struct attempt *a)
 		json_object_set_new(o, "reason", json_string(a->reason));
 	if (a->pull > 0)
 		json_object_set_new(o, "pull", json_integer(a->pull));
+	if (a->select_failures != NULL)
+		json_object_set(o, "failed_selections", a->select_failures);
 	json_decref(full);
 	return (o);
+}
+
+/* A member's failed selections, each naming it, into the cohort's. */
+static void
+failures_json(json_t *out, const struct attempt *a)
+{
+	json_t	*f, *o;
+	size_t	 i;
+
+	json_array_foreach(a->select_failures, i, f) {
+		if ((o = json_deep_copy(f)) == NULL ||
+		    json_object_set_new(o, "member", json_string(a->id)) == -1)
+			fatal(NULL);
+		json_array_append_new(out, o);
+	}
+}
+
+static int
+by_ms(const void *x, const void *y)
+{
+	json_int_t	 a, b;
+
+	a = json_integer_value(json_object_get(*(json_t *const *)x, "ms"));
+	b = json_integer_value(json_object_get(*(json_t *const *)y, "ms"));
+	return (a < b ? -1 : a > b);
+}
+
+/* The failed selections in the order they failed. */
+static void
+failures_sort(json_t *arr)
+{
+	json_t	**v;
+	size_t	 i, n = json_array_size(arr);
+
+	if (n < 2)
+		return;
+	if ((v = calloc(n, sizeof(*v))) == NULL)
+		fatal(NULL);
+	for (i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(arr, i));
+	qsort(v, n, sizeof(*v), by_ms);
+	json_array_clear(arr);
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, v[i]);
+	free(v);
 }
 
 json_t *
@@ -313,23 +426,28 @@ cohort_json(const char *id, char *err, size_t errlen)
 {
 	struct cohort	*co;
 	struct attempt	*a, *sel;
-	json_t		*o, *members;
+	json_t		*o, *members, *failed;
 
 	if ((co = cohort_find(id)) == NULL) {
 		snprintf(err, errlen, "%s: no such cohort", id);
 		return (NULL);
 	}
-	if ((members = json_array()) == NULL)
+	if ((members = json_array()) == NULL || (failed = json_array()) ==
+	    NULL)
 		fatal(NULL);
 	TAILQ_FOREACH(a, &env->attempts, entry)
-		if (strcmp(a->cohort, co->id) == 0)
+		if (strcmp(a->cohort, co->id) == 0) {
 			json_array_append_new(members, member_json(a));
+			failures_json(failed, a);
+		}
+	failures_sort(failed);
 	sel = cohort_selected(co);
-	o = json_pack("{s:s, s:i, s:i, s:s, s:s, s:I, s:s?, s:o}",
+	o = json_pack("{s:s, s:i, s:i, s:s, s:s, s:I, s:s?, s:o, s:o}",
 	    "id", co->id, "size", co->size, "submitter", (int)co->submitter,
 	    "repository", co->repo, "manifest_digest", co->digest,
 	    "created_ms", (json_int_t)co->ms,
-	    "selected", sel != NULL ? sel->id : NULL, "members", members);
+	    "selected", sel != NULL ? sel->id : NULL,
+	    "failed_selections", failed, "members", members);
 	if (o == NULL)
 		fatal(NULL);
 	return (o);
@@ -363,16 +481,10 @@ cohort_diff_request(struct ctl_conn *c, struct imsg *imsg)
 {
 	struct attempt	*a;
 	struct msg_diff	 m;
-	char		 id[ATTEMPT_ID_MAX], err[MSG_ERRLEN];
+	char		 err[MSG_ERRLEN];
 
-	if (imsg_get_strbuf(imsg, id, sizeof(id)) == -1) {
-		control_fail(c, "bad attempt id");
+	if ((a = control_attempt(c, imsg)) == NULL)
 		return;
-	}
-	if ((a = attempt_find(id)) == NULL) {
-		control_fail(c, "%s: no such attempt", id);
-		return;
-	}
 	if (a->commit[0] == '\0') {
 		control_fail(c, "%s is %s: no result to diff", a->id,
 		    attempt_state_name(a->outcome != AS_MAX ? a->outcome :

@@ -1064,10 +1064,11 @@ ctl_log_verbose(struct ctl_conn *c, struct imsg *imsg)
 }
 
 /*
- * Requests naming an attempt carry its id as a NUL-terminated string.
+ * Requests naming an attempt carry its id as a NUL-terminated string:
+ * the attempt, or NULL with the client told why.
  */
-static struct attempt *
-ctl_attempt(struct ctl_conn *c, struct imsg *imsg)
+struct attempt *
+control_attempt(struct ctl_conn *c, struct imsg *imsg)
 {
 	struct attempt	*a;
 	char		 id[ATTEMPT_ID_MAX];
@@ -1107,7 +1108,7 @@ ctl_show(struct ctl_conn *c, struct imsg *imsg)
 {
 	struct attempt	*a;
 
-	if ((a = ctl_attempt(c, imsg)) != NULL)
+	if ((a = control_attempt(c, imsg)) != NULL)
 		control_send_obj(c, attempt_json(a));
 }
 
@@ -1176,7 +1177,7 @@ ctl_cancel(struct ctl_conn *c, struct imsg *imsg)
 			    id, "cancelled", n));
 		return;
 	}
-	if ((a = ctl_attempt(c, imsg)) == NULL)
+	if ((a = control_attempt(c, imsg)) == NULL)
 		return;
 	if (attempt_terminal(a)) {
 		control_fail(c, "%s is already %s", a->id,
@@ -1204,7 +1205,7 @@ ctl_approve(struct ctl_conn *c, struct imsg *imsg)
 	struct attempt	*a;
 	char		 err[256];
 
-	if ((a = ctl_attempt(c, imsg)) == NULL)
+	if ((a = control_attempt(c, imsg)) == NULL)
 		return;
 	if (attempt_approve(a, c->uid, err, sizeof(err)) == -1) {
 		control_fail(c, "%s", err);
@@ -1258,7 +1259,7 @@ ctl_receipts(struct ctl_conn *c, struct imsg *imsg)
 	char		*hdr, *out;
 	size_t		 len, i, off;
 
-	if ((a = ctl_attempt(c, imsg)) == NULL)
+	if ((a = control_attempt(c, imsg)) == NULL)
 		return;
 	if (receipt_header(a->id, env->receipt_pub, env->verifier_pub,
 	    &hdr) == -1) {

@@ -231,8 +231,9 @@ struct attempt {
 	/* A cohort's member: its id and variant, from "submitted". */
 	char			 cohort[COHORT_ID_MAX];
 	int			 variant;
-	int			 selected;	/* the "selected" receipt */
+	int			 selected;	/* the cohort's selection */
 	uid_t			 selector;
+	json_t			*select_failures; /* publish-failed */
 };
 TAILQ_HEAD(attempts, attempt);
 
@@ -438,6 +439,8 @@ void	 dayseq_next(struct dayseq *, char, unsigned (*)(const char *),
 unsigned dayseq_number(const char *, const char *);
 int	 cohort_journal(struct cohort *, char *, size_t);
 void	 cohort_member_verified(struct attempt *);
+void	 cohort_published(struct attempt *);
+void	 cohort_publish_failed(struct attempt *, const char *);
 void	 cohort_recover(void);
 int	 cohort_select(const char *, uid_t, char *, size_t);
 int	 cohort_cancel(const char *, uid_t, char *, size_t);
@@ -606,6 +609,7 @@ int	 control_nofile(void);
 void	 control_send_json(struct ctl_conn *, const char *);
 void	 control_send_obj(struct ctl_conn *, json_t *);
 struct ctl_conn *control_byid(uint32_t);
+struct attempt *control_attempt(struct ctl_conn *, struct imsg *);
 void	 control_fail(struct ctl_conn *, const char *, ...)
 	    __attribute__((__format__ (printf, 2, 3)));
 

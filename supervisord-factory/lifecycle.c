@@ -51,6 +51,12 @@ static const struct transition transitions[] = {
 	 */
 	{ "selectable",		AS_SELECTABLE,	 B(AS_VERIFIED) },
 	{ "selected",		AS_SELECTED,	 B(AS_SELECTABLE) },
+	/*
+	 * Its publication failed: it waits again, its result kept, and
+	 * the cohort may be selected again (the same member or another).
+	 */
+	{ "publish-failed",	AS_SELECTABLE,	 B(AS_SELECTED) |
+						 B(AS_PUBLISHING) },
 	{ "publishing",		AS_PUBLISHING,	 B(AS_VERIFIED) |
 						 B(AS_SELECTED) },
 	{ "published",		AS_PUBLISHED,	 B(AS_PUBLISHING) },
@@ -261,6 +267,29 @@ apply_spend(struct attempt *a, json_t *facts)
 }
 
 /*
+ * The member's selection did not publish it (publish-failed, or it
+ * ended): it is no longer the cohort's selection, and the cohort keeps
+ * what became of it, {"uid", "reason", "ms"}, in the member's order.
+ */
+static void
+selection_failed(struct attempt *a, json_t *facts, uint64_t ms)
+{
+	const char	*r;
+
+	if ((r = json_string_value(json_object_get(facts, "reason"))) ==
+	    NULL)
+		r = "no reason given";
+	if (a->select_failures == NULL &&
+	    (a->select_failures = json_array()) == NULL)
+		fatal(NULL);
+	if (json_array_append_new(a->select_failures, json_pack(
+	    "{s:i, s:s, s:I}", "uid", (int)a->selector, "reason", r, "ms",
+	    (json_int_t)ms)) == -1)
+		fatal(NULL);
+	a->selected = 0;
+}
+
+/*
  * What a transition means for the attempt in memory.  The same code
  * runs live and on replay, so the rebuilt state is the state we had.
  */
@@ -402,6 +431,8 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		a->selected = 1;
 		a->selector = json_integer_value(json_object_get(facts,
 		    "uid"));
+	} else if (strcmp(t->kind, "publish-failed") == 0) {
+		selection_failed(a, facts, ms);
 	} else if (strcmp(t->kind, "published") == 0) {
 		a->t[ST_TEARDOWN] = ms;
 		if ((s = json_string_value(json_object_get(facts, "branch")))
@@ -413,9 +444,13 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 			strlcpy(a->record, s, sizeof(a->record));
 	} else if (strcmp(t->kind, "rejected") == 0 ||
 	    strcmp(t->kind, "failed") == 0 ||
-	    strcmp(t->kind, "cancelled") == 0)
+	    strcmp(t->kind, "cancelled") == 0) {
 		set_reason(a, facts);
-	else if (strcmp(t->kind, "teardown") == 0) {
+		/* Selected, ended before it published: no selection now. */
+		if (a->selected && (a->state == AS_SELECTED ||
+		    a->state == AS_PUBLISHING))
+			selection_failed(a, facts, ms);
+	} else if (strcmp(t->kind, "teardown") == 0) {
 		if (a->state == AS_VERIFIED || a->state == AS_SELECTED)
 			a->outcome = a->state;		/* nowhere to publish */
 		if (a->t[ST_TEARDOWN] == 0)
@@ -630,8 +665,10 @@ replay_member(struct lifecycle_replay *ctx, json_t *r, const char *id)
 }
 
 /*
- * The member of cohort id whose chain holds the "selected" receipt, or
- * NULL: at most one ever does, live (cohort_select) and on replay.
+ * The member of cohort id that is its selection: its last "selected"
+ * receipt was followed by no publish-failed and no end before it
+ * published.  NULL if none: at most one ever is, live (cohort_select)
+ * and on replay.
  */
 struct attempt *
 lifecycle_cohort_selected(struct attempts *list, const char *id)
@@ -730,6 +767,12 @@ lifecycle_replay(void *arg, uint64_t seq, const char *payload, size_t len)
 	    lifecycle_cohort_selected(ctx->attempts, a->cohort) != NULL)) {
 		log_warnx("journal record %llu: %s: a selection of no cohort, "
 		    "or a second one", (unsigned long long)seq, id);
+		goto bad;
+	}
+	/* Only a selection fails to publish: never a plain attempt's. */
+	if (strcmp(kind, "publish-failed") == 0 && !a->selected) {
+		log_warnx("journal record %llu: %s: publish-failed of no "
+		    "selection", (unsigned long long)seq, id);
 		goto bad;
 	}
 	lifecycle_chain(a, t, line, r, json_integer_value(json_object_get(rec,

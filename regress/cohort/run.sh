@@ -90,7 +90,7 @@ ctl reconcile >/dev/null 2>&1
 check "a reconcile finds no orphan of the waiting members" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j orphans | jq -e '.orphans | length == 0'"
 check "the waiting members keep their results" \
-    [ -e "$T/state/attempts/$M0/bundle" ] && [ -e "$T/state/attempts/$M2/bundle" ]
+    [ -e "$T/state/attempts/$M0/bundle" -a -e "$T/state/attempts/$M2/bundle" ]
 check "nothing pushed before the selection" [ "$(remote_branches)" = 0 ]
 check "list names the cohort of each member" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j list | jq -e '[.attempts[] | select(.cohort == \"$C\")] | length == 3'"
@@ -149,7 +149,7 @@ check "malformed cohort requests: the daemon still serves" ctl status
 # --- the selection -------------------------------------------------------
 ctl select "$M0" >"$T/out" 2>&1
 check "select $M0: accepted" grep -q "$M0: selected" "$T/out"
-refused "a second select" "$M0 is already selected" ctl select "$M2"
+refused "a second select" "$M0 is already selected\\|selection in progress: $M0 publishing" ctl select "$M2"
 wait_cohort_terminated "$C" 60 || fail "cohort $C not torn down"
 check "the selected member published" [ "$(field $M0 state)" = published ]
 check "one pull record for the cohort" [ "$(ls "$T/pulls" | grep -c '\.json$')" = 1 ]
@@ -161,7 +161,7 @@ refused "cancel of a cohort whose selection published" \
     "no member left to cancel" ctl cancel "$C"
 refused "diff on the read-only socket" "read-only socket: request refused" \
     "$O/factoryctl" -s "$SOCK.ro" diff "$M0"
-check "  with the reason" sh -c "'$O/factoryctl' -s '$SOCK' -j show $M2 | jq -e '.reason | test(\"not selected: cohort $C published $M0\")'"
+check "  with the reason" sh -c "'$O/factoryctl' -s '$SOCK' -j show $M2 | jq -e '.reason | test(\"not selected: $C selected $M0\")'"
 check "the failed member stays rejected" [ "$(field $M1 state)" = rejected ]
 check "the selected receipt carries the operator's uid" \
     sh -c "'$O/factoryctl' -s '$SOCK' receipts $M0 | grep '\"kind\":\"selected\"' | grep -q '\"uid\":0'"
@@ -218,12 +218,160 @@ refused "cancel of an unknown cohort" "no such cohort" ctl cancel c-19990101-000
 ctl cancel "$C2" >/dev/null 2>&1
 wait_cohort_terminated "$C2" 60
 
+# --- a selection whose publication fails --------------------------------
+# The others are torn down only once the one selected has published:
+# while it publishes they wait (selectable, their bundles kept) and a
+# second select is refused; when its publication fails the cohort is
+# selectable again, the failure shown.  The forge is made to hold the
+# publication (its pulls lock held), then to fail it (pulls not
+# writable: the branch is pushed, the pull record cannot be made), or
+# to refuse the push (objects/pack not writable: nothing is pushed).
+write_manifest "$T/c3ok.yaml" "$AGENT" "$VALIDATE" 'cohort:
+  size: 3
+  variants:
+    - env: {MODE: x}
+    - env: {MODE: y}
+    - env: {MODE: z}'
+LOCKPID=
+lock_pulls() {
+	rm -f "$T/locked"
+	[ -e "$T/pulls/.lock" ] || { touch "$T/pulls/.lock" &&
+	    chown 66504:66504 "$T/pulls/.lock"; }
+	( flock -x 9 && touch "$T/locked" && exec sleep 600 ) \
+	    9<"$T/pulls/.lock" &
+	LOCKPID=$!
+	i=0
+	while [ ! -e "$T/locked" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
+unlock_pulls() {
+	[ -n "$LOCKPID" ] && kill "$LOCKPID" 2>/dev/null && wait "$LOCKPID" 2>/dev/null
+	LOCKPID=
+}
+# Until the member's state (ended or not) is $2.
+wait_st() {	# id state seconds
+	i=0
+	while [ $i -lt $(($3 * 10)) ]; do
+		[ "$(field "$1" state)" = "$2" ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+trap 'unlock_pulls; chmod 755 "$T/pulls" "$T/remote.git/objects/pack" 2>/dev/null; regress_cleanup' EXIT
+
+K1=$(ctl -j submit "$T/c3ok.yaml" | jq -r .cohort)
+wait_settled "$K1" 90 || fail "cohort $K1 did not settle: $(ctl cohort $K1)"
+A=$(mid "$K1" 0); B=$(mid "$K1" 1); C1=$(mid "$K1" 2)
+check "reselect: three members selectable" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K1 | jq -e '[.members[] | select(.state == \"selectable\")] | length == 3'"
+npulls=$(ls "$T/pulls" | grep -c '\.json$')
+lock_pulls
+check "reselect: the forge's pulls lock is held" [ -e "$T/locked" ]
+ctl select "$A" >"$T/out" 2>&1
+check "reselect: select $A accepted" grep -q "$A: selected" "$T/out"
+wait_state "$A" publishing 30 || notok "reselect: $A not publishing: $(field $A phase)"
+sleep 1
+check "while $A publishes: the others are still selectable" \
+    [ "$(field $B state)" = selectable -a "$(field $C1 state)" = selectable ]
+check "while $A publishes: their bundles are kept" \
+    [ -e "$T/state/attempts/$B/bundle" -a -e "$T/state/attempts/$C1/bundle" ]
+refused "while $A publishes: a select of another" \
+    "selection in progress: $A publishing" ctl select "$B"
+refused "while $A publishes: a select of the same" \
+    "selection in progress: $A publishing" ctl select "$A"
+refused "while $A publishes: its cancel" \
+    "a publication under way is not cancelled" ctl cancel "$A"
+check "while $A publishes: cohort names it selected" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K1 | jq -e '.selected == \"$A\"'"
+# A crash while it publishes: the same state after the restart.
+kill -KILL "$FACTORYD_PID"; wait "$FACTORYD_PID" 2>/dev/null; FACTORYD_PID=""
+sleep 0.5
+start_factoryd "$T/factoryd.conf" "$T/log"
+check "restarted while $A publishes: it still publishes" \
+    [ "$(field $A phase)" = publishing ]
+check "restarted while $A publishes: the others still selectable" \
+    [ "$(field $B state)" = selectable -a "$(field $C1 state)" = selectable ]
+refused "restarted while $A publishes: a select of another" \
+    "selection in progress: $A publishing" ctl select "$B"
+# The forge fails the publication.
+chmod 555 "$T/pulls"
+unlock_pulls
+wait_st "$A" selectable 30 ||
+    notok "reselect: $A not selectable again: $(field $A state): $(field $A reason)"
+chmod 755 "$T/pulls"
+check "the publication failed: $A selectable again" [ "$(field $A state)" = selectable ]
+check "the publication failed: the others still selectable" \
+    [ "$(field $B state)" = selectable -a "$(field $C1 state)" = selectable ]
+check "the publication failed: no selection now" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K1 | jq -e '.selected == null'"
+check "the publication failed: cohort -j shows the failed selection and why" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K1 | jq -e '.failed_selections | length == 1 and .[0].member == \"$A\" and .[0].uid == 0 and (.[0].reason | test(\"publication failed: .*Permission denied\"))'"
+ctl cohort "$K1" >"$T/table" 2>&1
+check "the publication failed: cohort shows it" \
+    grep -q "^selection failed: $A (uid 0): publication failed" "$T/table"
+check "the publication failed: one publish-failed receipt" \
+    [ "$(ctl receipts $A | grep -c '"kind":"publish-failed"')" = 1 ]
+check "the publication failed: the receipts verify" \
+    sh -c "'$O/factoryctl' -s '$SOCK' receipts $A | '$O/factoryctl' verify - >/dev/null"
+check "the publication failed: no pull record" [ "$(pulls_of $A)" = 0 ]
+# The same member again: the branch it pushed is reused.
+ctl select "$A" >"$T/out" 2>&1
+check "a second select of $A after the failure: accepted" grep -q "$A: selected" "$T/out"
+wait_cohort_terminated "$K1" 60 || notok "cohort $K1 not torn down"
+check "reselect of the same: published" [ "$(field $A state)" = published ]
+check "reselect of the same: one pull record more" \
+    [ "$(ls "$T/pulls" | grep -c '\.json$')" = $((npulls + 1)) ]
+check "reselect of the same: its pull record, once" [ "$(pulls_of $A)" = 1 ]
+check "reselect of the same: its branch, once" [ "$(branch_of $A)" = 1 ]
+for m in $B $C1; do
+	check "reselect of the same: $m cancelled, not selected" \
+	    sh -c "'$O/factoryctl' -s '$SOCK' -j show $m | jq -e '.state == \"cancelled\" and (.reason | test(\"^not selected: $K1 selected $A\"))'"
+	check "reselect of the same: $m has no branch" [ "$(branch_of $m)" = 0 ]
+done
+check "reselect of the same: two selected receipts" \
+    [ "$(ctl receipts $A | grep -c '"kind":"selected"')" = 2 ]
+
+# The forge refuses the push; another member is selected.
+K2=$(ctl -j submit "$T/c3ok.yaml" | jq -r .cohort)
+wait_settled "$K2" 90 || fail "cohort $K2 did not settle: $(ctl cohort $K2)"
+A=$(mid "$K2" 0); B=$(mid "$K2" 1); C1=$(mid "$K2" 2)
+npulls=$(ls "$T/pulls" | grep -c '\.json$')
+chmod 555 "$T/remote.git/objects/pack"
+ctl select "$A" >/dev/null 2>&1
+wait_st "$A" selectable 30 ||
+    notok "push refused: $A not selectable again: $(field $A state): $(field $A reason)"
+chmod 755 "$T/remote.git/objects/pack"
+check "push refused: no branch of $A" [ "$(branch_of $A)" = 0 ]
+check "push refused: the others still selectable" \
+    [ "$(field $B state)" = selectable -a "$(field $C1 state)" = selectable ]
+check "push refused: cohort -j shows why" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K2 | jq -e '.failed_selections[0].member == \"$A\" and (.failed_selections[0].reason | test(\"publication failed\"))'"
+ctl select "$B" >"$T/out" 2>&1
+check "push refused: select of another ($B) accepted" grep -q "$B: selected" "$T/out"
+wait_cohort_terminated "$K2" 60 || notok "cohort $K2 not torn down"
+check "push refused, another selected: it published" [ "$(field $B state)" = published ]
+check "push refused, another selected: one pull record more, its own" \
+    [ "$(ls "$T/pulls" | grep -c '\.json$')" = $((npulls + 1)) -a "$(pulls_of $B)" = 1 ]
+check "push refused, another selected: one branch, its own" \
+    [ "$(branch_of $B)" = 1 -a "$(branch_of $A)" = 0 -a "$(branch_of $C1)" = 0 ]
+for m in $A $C1; do
+	check "push refused, another selected: $m cancelled" \
+	    sh -c "'$O/factoryctl' -s '$SOCK' -j show $m | jq -e '.state == \"cancelled\" and (.reason | test(\"^not selected: $K2 selected $B\"))'"
+done
+check "push refused, another selected: the failed selection is still shown" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K2 | jq -e '.selected == \"$B\" and (.failed_selections | length) == 1'"
+refused "select after the publication" "$B is already selected" ctl select "$A"
+
 # --- restart: the cohorts are rebuilt from the journal ------------------
+npulls=$(ls "$T/pulls" | grep -c '\.json$')
 stop_factoryd
 start_factoryd "$T/factoryd.conf" "$T/log"
 check "after a restart: the cohort and its selection" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $C | jq -e '.selected == \"$M0\" and (.members | length) == 3'"
-check "after a restart: still one pull record" [ "$(ls "$T/pulls" | grep -c '\.json$')" = 1 ]
+check "after a restart: still one pull record of the cohort" [ "$(pulls_of $M0)" = 1 ]
+check "after a restart: no pull record more" [ "$(ls "$T/pulls" | grep -c '\.json$')" = "$npulls" ]
+check "after a restart: the failed selection is still shown" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K2 | jq -e '.selected == \"$B\" and .failed_selections[0].member == \"$A\"'"
 stop_factoryd
 
 # --- crash points between select and publication ------------------------
@@ -299,6 +447,45 @@ check "after-verdict, a member: both selectable after the restart" \
 check "after-verdict, a member: nothing published" [ "$(ls "$T/pulls" | grep -c '\.json$')" = "$npulls" ]
 ctl cancel "$K" >/dev/null 2>&1
 wait_cohort_terminated "$K" 60
+stop_factoryd
+# A publication that fails, the crash right after its failure is
+# journaled: at start the cohort is selectable again, nothing is
+# published, and another member's selection publishes it.
+FACTORY_CRASH=parent:cohort-publish-failed "$O/factoryd" -dk -f "$T/factoryd.conf" 2>>"$T/log" &
+FACTORYD_PID=$!
+i=0
+while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+wait_children "$SOCK"
+npulls=$(ls "$T/pulls" | grep -c '\.json$')
+K=$(ctl -j submit "$T/c2.yaml" | jq -r .cohort)
+wait_settled "$K" 90 || fail "publish-failed: cohort $K did not settle"
+A=$(mid "$K" 0); B=$(mid "$K" 1)
+chmod 555 "$T/remote.git/objects/pack"
+ctl select "$A" >/dev/null 2>&1
+i=0
+while kill -0 "$FACTORYD_PID" 2>/dev/null && [ $i -lt 300 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+kill -KILL "$FACTORYD_PID" 2>/dev/null	# it did not die there
+wait "$FACTORYD_PID"
+st=$?
+chmod 755 "$T/remote.git/objects/pack"
+check "publish-failed: factoryd died there (exit $st)" [ "$st" = 86 ]
+FACTORYD_PID=""
+sleep 0.5
+start_factoryd "$T/factoryd.conf" "$T/log"
+sleep 1
+check "publish-failed: after the restart both selectable ($(field $A state), $(field $B state))" \
+    [ "$(field $A state)" = selectable -a "$(field $B state)" = selectable ]
+check "publish-failed: after the restart the failure is shown" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K | jq -e '.selected == null and .failed_selections[0].member == \"$A\"'"
+check "publish-failed: nothing published" [ "$(ls "$T/pulls" | grep -c '\.json$')" = "$npulls" ]
+ctl select "$B" >/dev/null 2>&1
+wait_cohort_terminated "$K" 60 || notok "publish-failed: cohort $K not torn down"
+check "publish-failed: the other selected published" [ "$(field $B state)" = published ]
+check "publish-failed: the first cancelled" [ "$(field $A state)" = cancelled ]
+check "publish-failed: one pull record more, the other's" \
+    [ "$(ls "$T/pulls" | grep -c '\.json$')" = $((npulls + 1)) -a "$(pulls_of $B)" = 1 ]
 stop_factoryd
 check "the crash points were reached" grep -q 'crash point parent:cohort-published: dying now' "$T/log"
 

@@ -409,6 +409,72 @@ else
 	ok "daemon-drop-mid-push"
 fi
 
+# 3c. A cohort's selection whose pull request the forge keeps failing
+# (502 four times: the publisher gives up) after the push: the member
+# is selectable again, the other never touched; selected again, it
+# publishes one branch (the one pushed, reused) and one pull request,
+# and only then is the other cancelled, with no branch of its own.
+write_manifest "$T/mc.yaml" 'echo "$MODE" >> README.md' true 'cohort:
+  size: 2
+  variants:
+    - env: {MODE: left}
+    - env: {MODE: right}'
+N=$(ntok)
+OUT=$(timeout 120 "$O/factoryctl" -s "$SOCK" -j submit -w "$T/mc.yaml")
+RC=$?
+KC=$(printf '%s' "$OUT" | jq -r .id 2>/dev/null)
+CA=$(printf '%s' "$OUT" | jq -r '.members[0].id' 2>/dev/null)
+CB=$(printf '%s' "$OUT" | jq -r '.members[1].id' 2>/dev/null)
+fctl '{"modes":{"faults":[{"server":"api","method":"POST",
+    "prefix":"/repos/acme/widget/pulls","do":"status","status":502,
+    "retry_after":1,"count":4}]}}'
+ctl select "$CA" >/dev/null 2>&1
+i=0
+while [ "$(field "$CA" state)" != selectable ] && [ $i -lt 600 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+HITS=$(fstate | jq '.modes.faults[0].hits // 0')
+fctl '{"modes":{}}'
+WHY=$(ctl -j cohort "$KC" | jq -r '.failed_selections[0].reason')
+if [ $RC -ne 0 ] || [ -z "$CA" ] || [ "$HITS" != 4 ]; then
+	notok "daemon-cohort-reselect: exit $RC, $HITS pulls refused:" \
+	    "$(printf '%s' "$OUT" | head -c 300)"
+elif [ "$(field "$CA" state)" != selectable ] ||
+    [ "$(field "$CB" state)" != selectable ]; then
+	notok "daemon-cohort-reselect: after the failure $CA is" \
+	    "$(field "$CA" state) ($(field "$CA" reason)), $CB" \
+	    "$(field "$CB" state)"
+elif ! printf '%s' "$WHY" | grep -q "publication failed: .*502.*gave up"; then
+	notok "daemon-cohort-reselect: the failed selection says '$WHY'"
+elif [ "$(npulls "$CA")" != 0 ]; then
+	notok "daemon-cohort-reselect: $(npulls "$CA") pulls after the failure"
+else
+	ok "daemon-cohort-reselect: the failure leaves the cohort selectable"
+fi
+ctl select "$CA" >/dev/null 2>&1
+i=0
+while [ "$(field "$CB" terminated)" != true ] && [ $i -lt 600 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+if [ "$(field "$CA" state)" != published ]; then
+	notok "daemon-cohort-reselect: selected again, $CA is" \
+	    "$(field "$CA" state): $(field "$CA" reason)"
+elif [ "$(npulls "$CA")" != 1 ] ||
+    [ "$(forge_branch "$CA")" != "$(field "$CA" commit)" ]; then
+	notok "daemon-cohort-reselect: $(npulls "$CA") pulls, branch" \
+	    "$(forge_branch "$CA")"
+elif [ "$(field "$CB" state)" != cancelled ] ||
+    ! field "$CB" reason | grep -q "^not selected: $KC selected $CA"; then
+	notok "daemon-cohort-reselect: $CB is $(field "$CB" state):" \
+	    "$(field "$CB" reason)"
+elif [ "$(npulls "$CB")" != 0 ] || [ -n "$(forge_branch "$CB")" ]; then
+	notok "daemon-cohort-reselect: the other has a pull or a branch"
+elif [ "$(nlive_since $N)" != 0 ]; then
+	notok "daemon-cohort-reselect: $(nlive_since $N) tokens live"
+else
+	ok "daemon-cohort-reselect: selected again, one branch and one pull"
+fi
+
 # 4. The API by name: glibc resolves it in the publisher, under its
 # "dns" promise and the resolver files it unveils.
 write_manifest "$T/m2b.yaml" 'echo named >> README.md'
@@ -447,7 +513,7 @@ fi
 
 # 5. No token the forge issued anywhere the daemon wrote: its log, the
 # journal, the receipts exported, any file under the state dir.
-for id in $ID1 $ID2 $ID2B $ID3B $IDK $IDP; do
+for id in $ID1 $ID2 $ID2B $ID3B $IDK $IDP $CA $CB; do
 	ctl receipts "$id" >"$T/receipts-$id.txt"
 done
 # Every 32-character slice of every token: a token cut short (a log line

@@ -53,6 +53,8 @@ static const struct {
 	/* a cohort's member: never approved, published once selected */
 	{ "selectable",	  AS_SELECTABLE,   S(AS_VERIFIED) },
 	{ "selected",	  AS_SELECTED,	   S(AS_SELECTABLE) },
+	/* its publication failed: it waits again, the cohort reselects */
+	{ "publish-failed", AS_SELECTABLE, S(AS_SELECTED) | S(AS_PUBLISHING) },
 	{ "publishing",	  AS_PUBLISHING,   S(AS_VERIFIED) | S(AS_SELECTED) },
 	{ "published",	  AS_PUBLISHED,	   S(AS_PUBLISHING) },
 	{ "rejected",	  AS_REJECTED,	   S(AS_RUNNING) | S(AS_VERIFYING) },
@@ -109,6 +111,7 @@ attempt_free(struct attempt *a)
 	json_decref(a->changes);
 	json_decref(a->findings);
 	json_decref(a->denials);
+	json_decref(a->select_failures);
 	free(a);
 }
 
@@ -406,6 +409,10 @@ same(const struct attempt *x, const struct attempt *y)
 	    (x->changes == NULL && y->changes == NULL), 1);
 	ck_assert_int_eq(json_equal(x->denials, y->denials) ||
 	    (x->denials == NULL && y->denials == NULL), 1);
+	ck_assert_int_eq(x->selected, y->selected);
+	ck_assert_int_eq(x->selector, y->selector);
+	ck_assert_int_eq(json_equal(x->select_failures, y->select_failures) ||
+	    (x->select_failures == NULL && y->select_failures == NULL), 1);
 }
 
 /* Live, then the same receipts as journal records into a fresh list. */
@@ -745,6 +752,128 @@ START_TEST(test_replay_cohort)
 }
 END_TEST
 
+/*
+ * A member selected, its publication failed, selected again, published:
+ * replay rebuilds the failure, the second selection and the end.
+ */
+static const struct step reselected[] = {
+	{ "submitted", "{\"repository\":\"demo\",\"submitter\":1000,"
+	    "\"cohort\":\"c-20261201-0001\",\"variant\":1}" },
+	{ "allocating", "{\"uid\":70009}" },
+	{ "ready", "{}" },
+	{ "running", "{}" },
+	{ "result-ready", "{}" },
+	{ "verifying", "{\"uid\":70010}" },
+	{ "verdict", "{\"accepted\":true,\"findings\":[],\"nfindings\":0}" },
+	{ "selectable", "{\"cohort\":\"c-20261201-0001\"}" },
+	{ "selected", "{\"cohort\":\"c-20261201-0001\",\"uid\":4242}" },
+	{ "publishing", "{}" },
+	{ "publish-failed", "{\"cohort\":\"c-20261201-0001\",\"reason\":"
+	    "\"publication failed: forge: 502\"}" },
+	{ "selected", "{\"cohort\":\"c-20261201-0001\",\"uid\":4343}" },
+	{ "publish-failed", "{\"cohort\":\"c-20261201-0001\"}" },
+	{ "selected", "{\"cohort\":\"c-20261201-0001\",\"uid\":4444}" },
+	{ "publishing", "{}" },
+	{ "published", "{\"branch\":\"factory/z\",\"pull\":2}" },
+	{ "teardown", "{}" },
+	{ "terminated", "{}" },
+	{ NULL, NULL }
+};
+
+START_TEST(test_replay_reselected)
+{
+	struct attempt	*a, *b;
+	json_t		*f;
+
+	ck_assert_int_eq(replay_cohort(1, COHORT1), 0);
+	replay_equals_live(reselected, "a-20261201-0013", AS_TERMINATED);
+	a = lifecycle_find(&live_list, "a-20261201-0013");
+	b = lifecycle_find(&replay_list, "a-20261201-0013");
+	ck_assert_int_eq(b->selected, 1);
+	ck_assert_int_eq(b->selector, 4444);
+	ck_assert_int_eq(b->outcome, AS_PUBLISHED);
+	ck_assert_ptr_nonnull(b->select_failures);
+	ck_assert_uint_eq(json_array_size(b->select_failures), 2);
+	f = json_array_get(b->select_failures, 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(f, "uid")), 4242);
+	ck_assert_str_eq(json_string_value(json_object_get(f, "reason")),
+	    "publication failed: forge: 502");
+	f = json_array_get(b->select_failures, 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(f, "uid")), 4343);
+	ck_assert_str_eq(json_string_value(json_object_get(f, "reason")),
+	    "no reason given");
+	ck_assert_ptr_eq(lifecycle_cohort_selected(&replay_list,
+	    "c-20261201-0001"), b);
+	ck_assert_ptr_eq(lifecycle_cohort_selected(&live_list,
+	    "c-20261201-0001"), a);
+}
+END_TEST
+
+/*
+ * The lifecycle of a selection: publish-failed only from selected or
+ * publishing, back to selectable and no longer the selection; a
+ * selected member that ends (failed) is no longer the selection either.
+ */
+START_TEST(test_publish_failed)
+{
+	struct attempt	*a;
+	json_t		*facts;
+
+	a = in_state(AS_SELECTABLE);
+	strlcpy(a->cohort, "c-20261201-0001", sizeof(a->cohort));
+	ck_assert_int_eq(live(a, "publish-failed", NULL, 2), -1);
+	ck_assert_int_eq(live(a, "selected", NULL, 2), 0);
+	ck_assert_ptr_eq(lifecycle_cohort_selected(&live_list, a->cohort), a);
+	/* selected, not yet sent: its send can fail too */
+	ck_assert_int_eq(live(a, "publish-failed", NULL, 3), 0);
+	ck_assert_int_eq(a->state, AS_SELECTABLE);
+	ck_assert_int_eq(a->selected, 0);
+	ck_assert_ptr_null(lifecycle_cohort_selected(&live_list, a->cohort));
+	ck_assert_int_eq(live(a, "publish-failed", NULL, 4), -1);
+	ck_assert_int_eq(live(a, "publishing", NULL, 4), -1);
+	ck_assert_int_eq(live(a, "teardown", NULL, 4), -1);
+	ck_assert_int_eq(live(a, "selected", NULL, 4), 0);
+	ck_assert_int_eq(live(a, "publishing", NULL, 5), 0);
+	ck_assert_int_eq(live(a, "publish-failed", NULL, 6), 0);
+	ck_assert_int_eq(a->state, AS_SELECTABLE);
+	ck_assert_uint_eq(json_array_size(a->select_failures), 2);
+	/* ended while publishing: the selection is gone with it */
+	ck_assert_int_eq(live(a, "selected", NULL, 7), 0);
+	ck_assert_int_eq(live(a, "publishing", NULL, 8), 0);
+	facts = json_pack("{s:s}", "reason", "bundle gone");
+	ck_assert_int_eq(live(a, "failed", facts, 9), 0);
+	json_decref(facts);
+	ck_assert_int_eq(a->state, AS_FAILED);
+	ck_assert_int_eq(a->selected, 0);
+	ck_assert_ptr_null(lifecycle_cohort_selected(&live_list, a->cohort));
+	ck_assert_uint_eq(json_array_size(a->select_failures), 3);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
+	    a->select_failures, 2), "reason")), "bundle gone");
+	/*
+	 * Replay refuses a publish-failed of an attempt that was never
+	 * selected (a plain attempt publishing): no live run makes one.
+	 */
+	teardown();
+	setup();
+	a = in_state(AS_PUBLISHING);
+	ck_assert_int_eq(replay_line(1, a->receipts[0], 1, 1), 0);
+	lifecycle_find(&replay_list, a->id)->state = AS_PUBLISHING;
+	ck_assert_int_eq(live(a, "publish-failed", NULL, 2), 0);
+	ck_assert_int_eq(replay_line(2, a->receipts[1], 2, 0), -1);
+	ck_assert_int_eq(lifecycle_find(&replay_list, a->id)->state,
+	    AS_PUBLISHING);
+	/* published: never failed after, the selection stays */
+	teardown();
+	setup();
+	a = in_state(AS_PUBLISHING);
+	strlcpy(a->cohort, "c-20261201-0001", sizeof(a->cohort));
+	a->selected = 1;
+	ck_assert_int_eq(live(a, "published", NULL, 2), 0);
+	ck_assert_int_eq(live(a, "publish-failed", NULL, 3), -1);
+	ck_assert_ptr_eq(lifecycle_cohort_selected(&live_list, a->cohort), a);
+}
+END_TEST
+
 /* A selectable member is never approved, never publishes unselected. */
 START_TEST(test_member_waits)
 {
@@ -854,6 +983,20 @@ START_TEST(test_replay_second_selection)
 	    AS_SELECTABLE);
 	ck_assert_ptr_eq(lifecycle_cohort_selected(&replay_list,
 	    "c-20261201-0001"), lifecycle_find(&replay_list, ids[0]));
+	/* once the first one's publication failed, the second replays */
+	a = lifecycle_find(&live_list, ids[0]);
+	ck_assert_int_eq(live(a, "publishing", NULL, 20), 0);
+	ck_assert_int_eq(live(a, "publish-failed", NULL, 21), 0);
+	ck_assert_int_eq(replay_line(seq++, a->receipts[a->nreceipts - 2], 20,
+	    0), 0);
+	ck_assert_int_eq(replay_line(seq++, a->receipts[a->nreceipts - 1], 21,
+	    0), 0);
+	ck_assert_ptr_null(lifecycle_cohort_selected(&replay_list,
+	    "c-20261201-0001"));
+	ck_assert_int_eq(replay_line(seq, b->receipts[b->nreceipts - 1],
+	    22, 0), 0);
+	ck_assert_ptr_eq(lifecycle_cohort_selected(&replay_list,
+	    "c-20261201-0001"), lifecycle_find(&replay_list, ids[1]));
 	teardown();
 	setup();
 	/* a selection of an attempt of no cohort */
@@ -888,6 +1031,8 @@ lifecycle_suite(void)
 	tcase_add_test(tc, test_member_waits);
 	tcase_add_test(tc, test_replay_cohort_refused);
 	tcase_add_test(tc, test_replay_second_selection);
+	tcase_add_test(tc, test_replay_reselected);
+	tcase_add_test(tc, test_publish_failed);
 	suite_add_tcase(s, tc);
 	return (s);
 }
