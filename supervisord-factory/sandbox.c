@@ -246,6 +246,63 @@ sbx_seccomp_rules(scmp_filter_ctx ctx)
 
 
 /*
+ * The checks libseccomp cannot say in one rule, as BPF: they come first
+ * in the agent's one filter, and everything they do not decide falls
+ * through to libseccomp's denylist below them (sbx_seccomp_build).
+ * One filter instead of three: the kernel checks a filter for every
+ * syscall number when it is loaded (to cache what is always allowed)
+ * and runs every filter on every call.  The kernel reads these
+ * arguments as ints: the filter compares the low words (x86_64 is
+ * little-endian).  Another architecture, or an x32 number, matches
+ * nothing here and is killed by the denylist's architecture check.
+ *
+ * personality(2) may only set PER_LINUX or query (0xffffffff): no
+ * switching ASLR off, no READ_IMPLIES_EXEC ("neither 0 nor
+ * 0xffffffff" is two compares of one argument).
+ *
+ * Socket families, an allowlist: unix, inet, inet6, and netlink with
+ * the route protocol only (getaddrinfo's AI_ADDRCONFIG and ip(8) read
+ * addresses through it).  Anything else, vsock first (on a VM host it
+ * reaches the hypervisor side whatever the network namespace), packet,
+ * alg, the other netlink protocols and families whose modules would be
+ * loaded on demand, is refused before the kernel looks: EAFNOSUPPORT,
+ * or EPROTONOSUPPORT for netlink.  socketpair(2) takes unix only.
+ */
+#define SBX_A0LO	(offsetof(struct seccomp_data, args[0]))
+#define SBX_A2LO	(offsetof(struct seccomp_data, args[2]))
+#define SBX_LD(off)	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
+#define SBX_JEQ(k, t, f) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), (t), (f))
+#define SBX_RET(k)	BPF_STMT(BPF_RET | BPF_K, (k))
+static const struct sock_filter sbx_args_insns[SBX_ARGS_INSNS] = {
+	/* 0 */ SBX_LD(offsetof(struct seccomp_data, arch)),
+	/* 1 */ SBX_JEQ(AUDIT_ARCH_X86_64, 0, 20),	/* 22: the denylist */
+	/* 2 */ SBX_LD(offsetof(struct seccomp_data, nr)),
+	/* 3 */ SBX_JEQ(SYS_personality, 2, 0),		/* 6 */
+	/* 4 */ SBX_JEQ(SYS_socket, 6, 0),		/* 11 */
+	/* 5 */ SBX_JEQ(SYS_socketpair, 3, 16),		/* 9, else 22 */
+	/* personality */
+	/* 6 */ SBX_LD(SBX_A0LO),
+	/* 7 */ SBX_JEQ(0, 10, 0),			/* 18 */
+	/* 8 */ SBX_JEQ(0xffffffffU, 9, 10),		/* 18, else 19 */
+	/* socketpair */
+	/* 9 */ SBX_LD(SBX_A0LO),
+	/* 10 */ SBX_JEQ(AF_UNIX, 7, 9),		/* 18, else 20 */
+	/* socket */
+	/* 11 */ SBX_LD(SBX_A0LO),
+	/* 12 */ SBX_JEQ(AF_UNIX, 5, 0),		/* 18 */
+	/* 13 */ SBX_JEQ(AF_INET, 4, 0),
+	/* 14 */ SBX_JEQ(AF_INET6, 3, 0),
+	/* 15 */ SBX_JEQ(AF_NETLINK, 0, 4),		/* 16, else 20 */
+	/* 16 */ SBX_LD(SBX_A2LO),
+	/* 17 */ SBX_JEQ(NETLINK_ROUTE, 0, 3),		/* 18, else 21 */
+	/* 18 */ SBX_RET(SECCOMP_RET_ALLOW),
+	/* 19 */ SBX_RET(SECCOMP_RET_ERRNO | EPERM),
+	/* 20 */ SBX_RET(SECCOMP_RET_ERRNO | EAFNOSUPPORT),
+	/* 21 */ SBX_RET(SECCOMP_RET_ERRNO | EPROTONOSUPPORT),
+	/* 22: libseccomp's denylist */
+};
+
+/*
  * Compile once and keep the BPF: a spawn then only calls seccomp(2).
  * libseccomp 2.5 exports only to an fd, hence the memfd.  Only the
  * native architecture is in the filter; any other (i386 through int
@@ -287,15 +344,20 @@ sbx_seccomp_build(char *err, size_t errlen)
 	if ((fd = memfd_create("sbx-bpf", MFD_CLOEXEC)) == -1 ||
 	    (rc = seccomp_export_bpf(ctx, fd)) < 0 || fstat(fd, &st) == -1 ||
 	    st.st_size == 0 || st.st_size % sizeof(struct sock_filter) != 0 ||
-	    (buf = malloc(st.st_size)) == NULL ||
-	    pread(fd, buf, st.st_size, 0) != st.st_size) {
+	    (size_t)st.st_size / sizeof(struct sock_filter) >
+	    SBX_BPF_MAX - SBX_ARGS_INSNS ||
+	    (buf = malloc(sizeof(sbx_args_insns) + st.st_size)) == NULL ||
+	    pread(fd, (char *)buf + sizeof(sbx_args_insns), st.st_size, 0) !=
+	    st.st_size) {
 		snprintf(err, errlen, "seccomp: exporting the filter failed");
 		free(buf);
 		goto fail;
 	}
 	close(fd);
 	seccomp_release(ctx);
-	sbx_prog.len = st.st_size / sizeof(struct sock_filter);
+	/* The argument checks, then the denylist: one program. */
+	memcpy(buf, sbx_args_insns, sizeof(sbx_args_insns));
+	sbx_prog.len = SBX_ARGS_INSNS + st.st_size / sizeof(struct sock_filter);
 	sbx_prog.filter = buf;
 	return (0);
  fail:
