@@ -619,6 +619,7 @@ sandbox_pool_fill(int want)
 {
 	if (want > SANDBOX_POOLMAX)
 		want = SANDBOX_POOLMAX;
+	(void)cgroup_spare_fill(want);
 	if (sbx_launcher != -1) {
 		while (sbx_nready < want &&
 		    sbx_ready_make(&sbx_ready[sbx_nready]) == 0)
