@@ -104,6 +104,7 @@ static int	sbx_ready_make(struct sbx_ready *);
 static void	sbx_ready_drop(struct sbx_ready *);
 static void	sbx_ready_drain(void);
 static void	sbx_zygote_stop(void);
+static void	sbx_sched(pid_t, int);
 static int	sbx_zygote_off;		/* it failed: exec them */
 static struct sbx_ready	 sbx_zygote = { -1, -1, -1, -1 };	/* its pid */
 
@@ -1418,9 +1419,14 @@ sbx_zygote_collect(struct sbx_ready *r)
 	if (sbx_zygote.pid != -1) {
 		pfd.fd = sbx_zygote.sock;
 		pfd.events = POLLIN;
-		while ((rc = poll(&pfd, 1, SBX_ZYGOTE_MS)) == -1 &&
-		    errno == EINTR)
-			;
+		/* It runs idle: not while we wait for it. */
+		if ((rc = poll(&pfd, 1, 0)) != 1) {
+			sbx_sched(sbx_zygote.pid, SCHED_OTHER);
+			while ((rc = poll(&pfd, 1, SBX_ZYGOTE_MS)) == -1 &&
+			    errno == EINTR)
+				;
+			sbx_sched(sbx_zygote.pid, SCHED_IDLE);
+		}
 		if (rc != 1 || sbx_recvtag(sbx_zygote.sock, MSG_DONTWAIT,
 		    &tag, &fd, 1) != 1 || tag != 'Z' ||
 		    (r->pid = sbx_pidfd_child(fd, sbx_zygote.pid)) == -1)
@@ -1480,8 +1486,25 @@ sbx_ready_drain(void)
 }
 
 /*
+ * A launcher of the pool, or the zygote, to SCHED_OTHER (something
+ * waits for it now) or back to SCHED_IDLE (launcher.c, set_sched).
+ * By pid: a child of ours not reaped yet, which no other can be.
+ */
+static void
+sbx_sched(pid_t pid, int policy)
+{
+	struct sched_param	 sp;
+
+	memset(&sp, 0, sizeof(sp));
+	if (pid > 0)
+		(void)sched_setscheduler(pid, policy, &sp);
+}
+
+/*
  * The oldest launcher of the pool that is ready, waiting for its "R"
- * if it has not said it yet; 0 if none is.
+ * if it has not said it yet; 0 if none is.  It ran idle: taken, it
+ * runs as the parent does (raised before the wait, and again after
+ * the "R", in case it set itself idle in between).
  */
 static int
 sbx_ready_take(struct sbx_ready *r)
@@ -1500,13 +1523,17 @@ sbx_ready_take(struct sbx_ready *r)
 			continue;
 		pfd.fd = r->sock;
 		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 0) != 1)
+			sbx_sched(r->pid, SCHED_OTHER);
 		while ((rc = poll(&pfd, 1, SBX_SETUP_MS)) == -1 &&
 		    errno == EINTR)
 			;
 		tag = 0;
 		if (rc == 1 && sbx_recvtag(r->sock, MSG_DONTWAIT, &tag, NULL,
-		    0) == 0 && tag == 'R')
+		    0) == 0 && tag == 'R') {
+			sbx_sched(r->pid, SCHED_OTHER);
 			return (1);
+		}
 		sbx_ready_drop(r);
 	}
 	return (0);

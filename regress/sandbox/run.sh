@@ -245,6 +245,38 @@ if grep -q ' - cgroup cgroup ' /proc/self/mountinfo; then
 		notok spare-exists "rc $RC, left $(spares_left "$SP"): $(echo $OUT)"
 	fi
 fi
+# What the pool does ahead runs SCHED_IDLE (the zygote, the launchers
+# until taken); pid 1 and the agent do not.  Policy: field 41 of stat.
+policy() {
+	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f39
+}
+chown 68805:68805 "$TREE"
+"$SBX" $LAUNCH -i "sbxreg-$$-sched" -u 68805 -t "$TREE" ${XALL} -- \
+    /bin/sh -c 'echo "agent policy $(sed "s/.*) //" /proc/self/stat | cut -d" " -f39)"; sleep 2' \
+    >"$TT/sched.out" 2>&1 &
+SPID=$!
+BGPIDS="$BGPIDS $SPID"
+IDS="$IDS sbxreg-$$-sched"
+ZP= P1=
+for i in $(seq 100); do
+	P1=$(sed -n 's/^pid //p' "$TT/sched.out")
+	[ -n "$P1" ] && break
+	sleep 0.05
+done
+for c in $(cat /proc/$SPID/task/*/children 2>/dev/null); do
+	case $(tr '\0' ' ' <"/proc/$c/cmdline" 2>/dev/null) in
+	"factory-sandbox zygote"*) ZP=$c ;;
+	esac
+done
+ZPOL=$(policy "$ZP") P1POL=$(policy "$P1")
+wait $SPID
+if [ -n "$ZP" ] && [ "$ZPOL" = 5 ] && [ "$P1POL" = 0 ] &&
+    grep -qx "agent policy 0" "$TT/sched.out" &&
+    grep -qx destroyed "$TT/sched.out"; then
+	ok "launcher pool: the zygote runs SCHED_IDLE, pid 1 and the agent do not"
+else
+	notok pool-sched "zygote $ZP policy $ZPOL, pid 1 $P1 policy $P1POL: $(cat "$TT/sched.out" | tr '\n' ' ')"
+fi
 sbx seccomp-one -t "$TREE" -- /bin/sh -c 'grep "^Seccomp_filters:" /proc/self/status | tr -s "\t " " "'
 expect "seccomp: one filter (argument checks and denylist)" "Seccomp_filters: 1" \
     "exit 0"
