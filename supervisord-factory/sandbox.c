@@ -914,25 +914,71 @@ sbx_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
 }
 
 /*
+ * Which mount namespace pid 1 is in (dev and inode of its nsfs file),
+ * taken while it waits for "G": it cannot have exited, and it never
+ * changes its mount namespace.  *nsid is zeroed if it could not be
+ * read: then no "M" is taken.
+ */
+static void
+sbx_pid1_mntns(pid_t pid, struct stat *nsid)
+{
+	char	 path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", (long)pid);
+	if (stat(path, nsid) == -1)
+		memset(nsid, 0, sizeof(*nsid));
+}
+
+/*
  * Pid 1's mount namespace ("M", sbx_send_mntns), queued before it
- * forked the agent: held in sb->mntns until sandbox_destroy.
+ * forked the agent: held in sb->mntns until sandbox_destroy.  It must
+ * be one descriptor of a mount namespace, pid 1's own (nsid), not the
+ * parent's, and come once: after it only pid 1's "S" may be queued.
  */
 static int
-sbx_recv_mntns(struct sandbox *sb, char *err, size_t errlen)
+sbx_recv_mntns(struct sandbox *sb, const struct stat *nsid, char *err,
+    size_t errlen)
 {
-	char	 tag = 0;
-	int	 fd = -1;
+	struct stat	 st;
+	char		 tag = 0;
+	int		 fds[2], fd, n;
 
-	if (sbx_recvtag(sb->fd, MSG_DONTWAIT, &tag, &fd, 1) != 1 ||
+	if ((n = sbx_recvtag(sb->fd, MSG_DONTWAIT, &tag, fds, 2)) == -1 ||
 	    tag != 'M') {
+		while (n > 0)
+			close(fds[--n]);
 		snprintf(err, errlen, "pid 1 sent no mount namespace (tag "
 		    "%d)", tag);
 		return (-1);
 	}
+	if (n != 1) {
+		snprintf(err, errlen, "pid 1's 'M' came with %d descriptors, "
+		    "not 1", n);
+		while (n > 0)
+			close(fds[--n]);
+		return (-1);
+	}
+	fd = fds[0];
 	if (!sbx_mntns_ok(fd)) {
 		close(fd);
 		snprintf(err, errlen, "pid 1's 'M' is not a mount namespace "
 		    "other than the parent's");
+		return (-1);
+	}
+	if (fstat(fd, &st) == -1 || nsid->st_ino == 0 ||
+	    st.st_ino != nsid->st_ino || st.st_dev != nsid->st_dev) {
+		close(fd);
+		snprintf(err, errlen, "pid 1's 'M' is not pid 1's own mount "
+		    "namespace");
+		return (-1);
+	}
+	tag = 0;
+	if (recv(sb->fd, &tag, 1, MSG_DONTWAIT | MSG_PEEK) == 1 &&
+	    tag != 'S') {
+		close(fd);
+		snprintf(err, errlen, "pid 1 sent '%c' after its mount "
+		    "namespace%s", tag >= 0x21 && tag < 0x7f ? tag : '?',
+		    tag == 'M' ? " (twice)" : "");
 		return (-1);
 	}
 	sb->mntns = fd;
@@ -941,17 +987,18 @@ sbx_recv_mntns(struct sandbox *sb, char *err, size_t errlen)
 
 /*
  * The parent's half of the cgroups, done while pid 1 builds its view:
- * create them with the limits and hand pid 1 the files it joins them
- * through (cgroup_open_procs()).  (A thread writing "0", itself, to a
+ * create them with the limits and open the files pid 1 joins them
+ * through (cgroup_open_procs()), all but the one it was born in (born);
+ * fds gets their number, *nfd.  (A thread writing "0", itself, to a
  * v1 "tasks" file is much cheaper to move than a process named by pid
  * or moved through cgroup.procs: that takes a lock every fork must
  * wait for, and an RCU grace period.)
  */
 static int
-sbx_cgroups(const struct sandbox_spec *spec, struct sandbox *sb, int first,
-    int born, char *err, size_t errlen)
+sbx_cgroups_make(const struct sandbox_spec *spec, struct sandbox *sb,
+    int first, int born, int *fds, int *nfd, char *err, size_t errlen)
 {
-	int	 fds[SANDBOX_MAXCG], i, n, rc;
+	int	 i, n;
 
 	if (cgroup_create(sb, spec, first, err, errlen) == -1)
 		return (-1);
@@ -963,6 +1010,17 @@ sbx_cgroups(const struct sandbox_spec *spec, struct sandbox *sb, int first,
 			close(fds[i]);
 		else
 			fds[n++] = fds[i];
+	*nfd = n;
+	return (0);
+}
+
+/* "G" and the files of sbx_cgroups_make, which are closed. */
+static int
+sbx_cgroups_send(struct sandbox *sb, int *fds, int n, char *err,
+    size_t errlen)
+{
+	int	 i, rc;
+
 	if ((rc = sbx_sendtag(sb->fd, 'G', fds, n)) == -1)
 		snprintf(err, errlen, "send pid 1 its cgroups: %s",
 		    strerror(errno));
@@ -1770,8 +1828,10 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 {
 	struct sbx_plan	 pl;
 	struct sbx_ready r;
+	struct stat	 nsid;
 	char		 derr[256];
 	int		 sock, efd, st, rc, cgfd, born, first, gsent;
+	int		 gfds[SANDBOX_MAXCG], ngfd = 0;
 	pid_t		 pid;
 
 	if (sbx_seccomp_build(err, errlen) == -1)
@@ -1809,14 +1869,27 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	}
 	pl.ncgroups = sb->ncgroups - (born != -1);
 	gsent = 0;	/* "G": 1 sent, -1 could not be */
+	memset(&nsid, 0, sizeof(nsid));
 	if (rc == 0 && sbx_launcher != -1 &&
 	    sbx_ready_send(&pl, spec->logfd, cgfd, &r)) {
-		/* The plan and "G" back to back: no round trip between. */
+		/*
+		 * The cgroups while the launcher clones pid 1, "G" as soon
+		 * as pid 1 said who it is (and which mount namespace it is
+		 * in is known): long before its view is built.
+		 */
 		sb->fd = r.sock;
-		gsent = sbx_cgroups(spec, sb, first, born, err, errlen) == 0 ?
-		    1 : -1;
+		gsent = sbx_cgroups_make(spec, sb, first, born, gfds, &ngfd,
+		    err, errlen) == 0 ? 1 : -1;
 		rc = sbx_ready_finish(&r, &pid, &sock, &efd, gsent == 1 ? err :
 		    derr, gsent == 1 ? errlen : sizeof(derr));
+		if (rc == 0)
+			sbx_pid1_mntns(pid, &nsid);
+		if (gsent == 1 && rc == 0 && sbx_cgroups_send(sb, gfds, ngfd,
+		    err, errlen) == -1)
+			gsent = -1;
+		else if (gsent == 1 && rc == -1)
+			while (ngfd > 0)
+				close(gfds[--ngfd]);
 		sb->fd = -1;
 	} else if (rc == 0)
 		rc = sbx_start(&pl, cgfd, &pid, &sock, &efd, err, errlen);
@@ -1842,14 +1915,20 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	sb->pid = pid;
 	sb->fd = sock;
 	rc = gsent == -1 ? -1 : 0;
-	if (gsent == 0)
-		rc = sbx_cgroups(spec, sb, first, born, err, errlen);
+	if (gsent == 0) {
+		/* Pid 1 waits for "G": it is there, in its namespace. */
+		sbx_pid1_mntns(pid, &nsid);
+		rc = sbx_cgroups_make(spec, sb, first, born, gfds, &ngfd, err,
+		    errlen);
+		if (rc == 0)
+			rc = sbx_cgroups_send(sb, gfds, ngfd, err, errlen);
+	}
 	if (rc == 0)
 		rc = sbx_await(efd, err, errlen);
 	close(efd);
 	if (rc == 0 && (spec->nlisten == 0 ||
 	    sbx_recvfds(sb, spec->nlisten, err, errlen) == 0) &&
-	    sbx_recv_mntns(sb, err, errlen) == 0)
+	    sbx_recv_mntns(sb, &nsid, err, errlen) == 0)
 		return (0);
 
 	/* Leave nothing behind: the namespace dies with its pid 1. */

@@ -280,6 +280,31 @@ fi
 sbx seccomp-one -t "$TREE" -- /bin/sh -c 'grep "^Seccomp_filters:" /proc/self/status | tr -s "\t " " "'
 expect "seccomp: one filter (argument checks and denylist)" "Seccomp_filters: 1" \
     "exit 0"
+# A pid 1 that lies about its mount namespace ("M": none, no fd, a
+# pipe, a network namespace, the parent's, another process's, sent
+# twice, with a second fd): the spawn fails saying why, that pid 1 is
+# killed, the cgroups go by exact path and nothing is left (final).
+for c in "mnone|pid 1 sent no mount namespace (tag 0)" \
+    "mnofd|pid 1's 'M' came with 0 descriptors, not 1" \
+    "mpipe|pid 1's 'M' is not a mount namespace other than the parent's" \
+    "mnet|pid 1's 'M' is not a mount namespace other than the parent's" \
+    "mhost|pid 1's 'M' is not a mount namespace other than the parent's" \
+    "mother|pid 1's 'M' is not pid 1's own mount namespace" \
+    "mtwice|pid 1 sent 'M' after its mount namespace (twice)" \
+    "mtwo|pid 1's 'M' came with 2 descriptors, not 1"; do
+	f=${c%%|*}
+	cp "$P0/prog_fakeready" "$TT/fakeready-$f"
+	SAVED=$LAUNCH
+	LAUNCH="-L $TT/fakeready-$f"
+	SBXU=$((68810 + N % 20)) sbx "fake-$f" -t "$TREE" -- /bin/true
+	LAUNCH=$SAVED
+	if [ "$RC" = 2 ] && printf '%s\n' "$OUT" | grep -qxF "spawn: ${c#*|}" &&
+	    ! ls -l /proc/[0-9]*/exe 2>/dev/null | grep -q "fakeready-$f"; then
+		ok "mount namespace: pid 1's bad 'M' ($f) fails the spawn, torn down"
+	else
+		notok "mntns-fake-$f" "rc $RC: $(echo $OUT)"
+	fi
+done
 sbx key -t "$TREE" -- "$PR" read "$T/keys/key.pem"
 expect "key dir hidden" ENOENT "exit 1"
 sbx keyfile -t "$TREE" -- "$PR" read "$T/keyfile"
