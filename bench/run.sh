@@ -11,7 +11,9 @@
 # launchers started ahead (now, as factoryd runs it).  The spawn table
 # is printed twice: back to back, and with GAP ms (default 50) between
 # rounds, as attempts come to factoryd (a write to cgroup.procs is cheap
-# only right after another one).
+# only right after another one).  BEFORE: the build directory of
+# another tree (the commit before a change): the pool of both is then
+# run in turns against bwrap (bench/spawncmp.sh, RUNS times).
 : "${O:?O must name the build directory}"
 # Each part adds its targets here; printed together at the end.
 BENCH_SUMMARY=$(mktemp /tmp/factory-bench-summary.XXXXXX) || exit 1
@@ -23,6 +25,9 @@ for gap in 0 "${GAP:-50}"; do
 	"$O/bench/spawn" -n "${ROUNDS:-50}" -p "${POOL:-2}" -g "$gap" \
 	    -L "$O/factory-sandbox" || exit 1
 done
+if [ -n "$BEFORE" ]; then
+	sh "$(dirname "$0")/spawncmp.sh" || exit 1
+fi
 sh "$(dirname "$0")/attempts.sh" || exit 1
 echo
 echo "targets (issue 11), measured in this run"

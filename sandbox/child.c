@@ -106,73 +106,6 @@ sbx_fail(int fd, const char *fmt, ...)
 	_exit(127);
 }
 
-/*
- * personality(2) may only set PER_LINUX or query (0xffffffff): no
- * switching ASLR off, no READ_IMPLIES_EXEC.  libseccomp compares an
- * argument once per rule, and "neither 0 nor 0xffffffff" needs two,
- * so this is a second, hand-written filter.  The kernel reads the
- * argument as 32 bits; so does the filter (the low word, x86_64 is
- * little-endian).  Other architectures are killed by the first filter.
- */
-#define SBX_A0LO	(offsetof(struct seccomp_data, args[0]))
-static struct sock_filter sbx_persona_insns[] = {
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data,
-	    arch)),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 5),
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_personality, 0, 3),
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SBX_A0LO),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffU, 0, 1),
-	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-};
-static const struct sock_fprog sbx_persona = {
-	sizeof(sbx_persona_insns) / sizeof(sbx_persona_insns[0]),
-	sbx_persona_insns
-};
-
-/*
- * Socket families, an allowlist: unix, inet, inet6, and netlink with
- * the route protocol only (getaddrinfo's AI_ADDRCONFIG and ip(8) read
- * addresses through it).  Anything else, vsock first (on a VM host it
- * reaches the hypervisor side whatever the network namespace), packet,
- * alg, the other netlink protocols and families whose modules would be
- * loaded on demand, is refused before the kernel looks: EAFNOSUPPORT,
- * or EPROTONOSUPPORT for netlink.  socketpair(2) takes unix only.  The
- * kernel reads family and protocol as ints: the filter compares the
- * low words.  A hand-written filter, for the same reason as above.
- */
-#define SBX_A2LO	(offsetof(struct seccomp_data, args[2]))
-#define SBX_EAFNO	(SECCOMP_RET_ERRNO | EAFNOSUPPORT)
-#define SBX_EPROTO	(SECCOMP_RET_ERRNO | EPROTONOSUPPORT)
-static struct sock_filter sbx_family_insns[] = {
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data,
-	    arch)),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 12),
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 3, 0),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socketpair, 0, 9),
-	/* socketpair */
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SBX_A0LO),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 7, 8),
-	/* socket */
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SBX_A0LO),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 5, 0),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 4, 0),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 3, 0),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_NETLINK, 0, 3),
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SBX_A2LO),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NETLINK_ROUTE, 0, 2),
-	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	BPF_STMT(BPF_RET | BPF_K, SBX_EAFNO),
-	BPF_STMT(BPF_RET | BPF_K, SBX_EPROTO),
-};
-static const struct sock_fprog sbx_family = {
-	sizeof(sbx_family_insns) / sizeof(sbx_family_insns[0]),
-	sbx_family_insns
-};
-
 void
 sbx_exec_resolve(void)
 {
@@ -943,15 +876,12 @@ sbx_confine(const struct sandbox_spec *spec, const char *tree,
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
 		sbx_fail(fd, "close_range:");
 	/*
+	 * One filter: the argument checks and the denylist (sandbox.c).
 	 * FLAG_LOG: every denial, EPERM ones included, is an audit record
 	 * (type 1326, with the attempt's uid and the syscall number) in
-	 * the kernel log; the parent does not collect them (yet).
+	 * the kernel log, which the parent collects (audit.c).
 	 */
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0,
-	    &sbx_persona) == -1 ||
-	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-	    SECCOMP_FILTER_FLAG_LOG, &sbx_family) == -1 ||
-	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 	    SECCOMP_FILTER_FLAG_LOG, &sbx_prog) == -1)
 		sbx_fail(fd, "seccomp:");
 }

@@ -55,6 +55,12 @@
 
 #define SBX_PLAN_MAX	(256 * 1024)	/* bytes of an encoded plan */
 #define SBX_BPF_MAX	4096		/* BPF_MAXINSNS */
+/*
+ * The agent's one seccomp filter (sandbox.c, sbx_seccomp_build): this
+ * many instructions of argument checks (personality, socket families),
+ * then libseccomp's denylist.
+ */
+#define SBX_ARGS_INSNS	22
 
 /* What pid 1 needs, computed by the parent before the clone. */
 struct sbx_plan {
@@ -96,7 +102,7 @@ struct sbx_enter {
 extern const char *const sbx_rootdirs[];
 extern const char *const sbx_exec_default[];
 extern const char	*sbx_exec_dirs[];
-extern struct sock_fprog sbx_prog;	/* the denylist, compiled */
+extern struct sock_fprog sbx_prog;	/* the agent's filter, compiled */
 __dead void	sbx_fail(int, const char *, ...)
 		    __attribute__((__format__(printf, 2, 3)));
 void		sbx_exec_resolve(void);

@@ -399,8 +399,12 @@ cg_slot(struct sandbox *sb, const char *mnt, const char *id)
 	return sb->ncgroups++;
 }
 
-int
-sandbox_cgroup_paths(const char *id, struct sandbox *sb)
+/*
+ * The cgroups named id (an attempt's, checked by the caller, or a
+ * spare's); with good 0, none, and -1.
+ */
+static int
+cg_paths(const char *id, int good, struct sandbox *sb)
 {
 	memset(sb, 0, sizeof(*sb));
 	sb->pid = -1;
@@ -408,7 +412,7 @@ sandbox_cgroup_paths(const char *id, struct sandbox *sb)
 	sb->mntns = -1;
 	sb->agent_status = -1;
 	cg_scan_mounts();
-	if (!cg_goodid(id) || cgm.mode == CGMODE_NONE)
+	if (!good || cgm.mode == CGMODE_NONE)
 		return -1;
 	sb->mode = cgm.mode;
 	sb->cg_memory = cg_slot(sb, cgm.memory, id);
@@ -430,6 +434,12 @@ sandbox_cgroup_paths(const char *id, struct sandbox *sb)
 	    sb->cg_cpuacct == -2 || sb->cg_kill == -2)
 		return -1;
 	return 0;
+}
+
+int
+sandbox_cgroup_paths(const char *id, struct sandbox *sb)
+{
+	return cg_paths(id, cg_goodid(id), sb);
 }
 
 /*
@@ -783,6 +793,130 @@ cg_mkdir(struct sandbox *sb, int i, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Spare cgroups, made ahead.  A v1 mkdir is the dear part of an
+ * attempt's cgroups (the memory controller's most: ~140 us here, pids
+ * ~80 us), and a v1 cgroup may be renamed within its parent (~25 us;
+ * cgroup2 refuses rename).  So sandbox_pool_fill, which runs while an
+ * agent runs, makes empty ones in every v1 hierarchy an attempt uses,
+ * named ".spare-<pid>-<n>" in our factory/<instance> (no attempt id
+ * starts with a '.', and the pid keeps processes sharing a parent
+ * apart), and cgroup_create renames one of each to the attempt's
+ * exact path instead of making it.  They never held a process: what
+ * the attempt gets is as fresh as a mkdir's, its counters at zero.
+ * Nothing is recycled: teardown removes the attempt's cgroups by exact
+ * path as before.  rename(2) in cgroupfs (kernfs) never replaces an
+ * existing directory (EEXIST), so an attempt's existing cgroup is
+ * refused as a mkdir refuses it.  A spare that cannot be renamed
+ * (gone meanwhile) is removed and the cgroup made; the spares left are
+ * removed at exit and by sandbox_instance_remove.
+ */
+#define CG_SPAREMAX	SANDBOX_POOLMAX
+
+static unsigned	 cg_spare[CG_SPAREMAX];	/* their n, oldest first */
+static int	 cg_nspare;
+static unsigned	 cg_spare_next;
+static pid_t	 cg_spare_pid;		/* who made them: removes them */
+
+static int
+cg_spare_paths(unsigned n, struct sandbox *sb)
+{
+	char	 name[64];
+
+	snprintf(name, sizeof(name), ".spare-%ld-%u", (long)getpid(), n);
+	return cg_paths(name, 1, sb);
+}
+
+/* Whether cgroup i of sb is one a spare stands in for: v1's. */
+static int
+cg_spare_kind(const struct sandbox *sb, int i)
+{
+	return sb->mode == CGMODE_HYBRID && i != sb->cg_kill;
+}
+
+/* Remove what is left of spare n, by exact path. */
+static void
+cg_spare_rm(unsigned n)
+{
+	struct sandbox	 sp;
+	int		 i;
+
+	if (cg_spare_paths(n, &sp) == -1)
+		return;
+	for (i = 0; i < sp.ncgroups; i++)
+		if (cg_spare_kind(&sp, i))
+			(void)rmdir(sp.cgroups[i]);
+}
+
+static void
+cg_spare_atexit(void)
+{
+	if (getpid() != cg_spare_pid)
+		return;		/* a fork's exit: not its to remove */
+	while (cg_nspare > 0)
+		cg_spare_rm(cg_spare[--cg_nspare]);
+}
+
+int
+cgroup_spare_fill(int want)
+{
+	struct sandbox	 sp;
+	char		 err[256];
+	unsigned	 n;
+	int		 i;
+
+	if (want > CG_SPAREMAX)
+		want = CG_SPAREMAX;
+	if (cgroup_mode(NULL, 0) != CGMODE_HYBRID)
+		return 0;	/* cgroup2: nothing can be renamed */
+	if (cg_spare_pid != getpid()) {
+		if (cg_spare_pid == 0)
+			atexit(cg_spare_atexit);
+		/* A fork's copy of the list is not its own. */
+		cg_spare_pid = getpid();
+		cg_nspare = 0;
+	}
+	while (cg_nspare < want) {
+		n = cg_spare_next++;
+		if (cg_spare_paths(n, &sp) == -1)
+			break;
+		for (i = 0; i < sp.ncgroups; i++)
+			if (cg_spare_kind(&sp, i) &&
+			    cg_mkdir(&sp, i, err, sizeof(err)) == -1)
+				break;
+		if (i < sp.ncgroups) {
+			cg_spare_rm(n);
+			break;
+		}
+		cg_spare[cg_nspare++] = n;
+	}
+	return cg_nspare;
+}
+
+/*
+ * Cgroup i of sb from spare sp: renamed to its exact path.  0, or -1
+ * with errno (the spare's directory is then removed).
+ */
+static int
+cg_spare_take(struct sandbox *sb, int i, const struct sandbox *sp)
+{
+	if (rename(sp->cgroups[i], sb->cgroups[i]) == 0)
+		return 0;
+	(void)rmdir(sp->cgroups[i]);
+	return -1;
+}
+
+/* Whatever of spare sp was not renamed goes (ENOENT for the rest). */
+static void
+cg_spare_left(int spare, const struct sandbox *sp)
+{
+	int	 i;
+
+	for (i = 0; spare && i < sp->ncgroups; i++)
+		if (cg_spare_kind(sp, i))
+			(void)rmdir(sp->cgroups[i]);
+}
+
 int
 cgroup_create_one(struct sandbox *sb, int i, char *err, size_t errlen)
 {
@@ -797,17 +931,44 @@ int
 cgroup_create(struct sandbox *sb, const struct sandbox_spec *spec, int skip,
     char *err, size_t errlen)
 {
-	int	 i, made;
+	struct sandbox	 sp;
+	unsigned	 n;
+	int		 i, made, spare = 0;
 
-	for (made = 0; made < sb->ncgroups; made++)
-		if (made != skip && cg_mkdir(sb, made, err, errlen) == -1)
+	/* The oldest spare, if any (cgroup_spare_fill): taken, or gone. */
+	if (cg_nspare > 0 && cg_spare_pid == getpid()) {
+		n = cg_spare[0];
+		memmove(&cg_spare[0], &cg_spare[1], --cg_nspare *
+		    sizeof(cg_spare[0]));
+		if (cg_spare_paths(n, &sp) == 0 && sp.ncgroups ==
+		    sb->ncgroups)
+			spare = 1;
+		else
+			cg_spare_rm(n);
+	}
+	for (made = 0; made < sb->ncgroups; made++) {
+		if (made == skip)
+			continue;
+		if (spare && cg_spare_kind(sb, made)) {
+			if (cg_spare_take(sb, made, &sp) == 0)
+				continue;
+			if (errno == EEXIST) {
+				snprintf(err, errlen, "mkdir %s: %s",
+				    sb->cgroups[made], strerror(errno));
+				goto fail;
+			}
+		}
+		if (cg_mkdir(sb, made, err, errlen) == -1)
 			goto fail;
+	}
+	cg_spare_left(spare, &sp);
 	if (sb->mode == CGMODE_V2 && cg_v2_delegate(err, errlen) == -1)
 		goto fail;
 	if (cg_limits(sb, spec, err, errlen) == -1)
 		goto fail;
 	return 0;
  fail:
+	cg_spare_left(spare, &sp);
 	/* Not skip: its maker removes it. */
 	for (i = made - 1; i >= 0; i--)
 		if (i != skip)
@@ -1086,6 +1247,7 @@ sandbox_instance_remove(void)
 	char		 path[PATH_MAX];
 	size_t		 i;
 
+	cg_spare_atexit();
 	if (strcmp(cg_parent, CG_TOP) == 0)
 		return;		/* no instance of ours */
 	for (i = 0; i < sizeof(mnt) / sizeof(mnt[0]); i++) {

@@ -104,6 +104,7 @@ static int	sbx_ready_make(struct sbx_ready *);
 static void	sbx_ready_drop(struct sbx_ready *);
 static void	sbx_ready_drain(void);
 static void	sbx_zygote_stop(void);
+static void	sbx_sched(pid_t, int);
 static int	sbx_zygote_off;		/* it failed: exec them */
 static struct sbx_ready	 sbx_zygote = { -1, -1, -1, -1 };	/* its pid */
 
@@ -246,6 +247,63 @@ sbx_seccomp_rules(scmp_filter_ctx ctx)
 
 
 /*
+ * The checks libseccomp cannot say in one rule, as BPF: they come first
+ * in the agent's one filter, and everything they do not decide falls
+ * through to libseccomp's denylist below them (sbx_seccomp_build).
+ * One filter instead of three: the kernel checks a filter for every
+ * syscall number when it is loaded (to cache what is always allowed)
+ * and runs every filter on every call.  The kernel reads these
+ * arguments as ints: the filter compares the low words (x86_64 is
+ * little-endian).  Another architecture, or an x32 number, matches
+ * nothing here and is killed by the denylist's architecture check.
+ *
+ * personality(2) may only set PER_LINUX or query (0xffffffff): no
+ * switching ASLR off, no READ_IMPLIES_EXEC ("neither 0 nor
+ * 0xffffffff" is two compares of one argument).
+ *
+ * Socket families, an allowlist: unix, inet, inet6, and netlink with
+ * the route protocol only (getaddrinfo's AI_ADDRCONFIG and ip(8) read
+ * addresses through it).  Anything else, vsock first (on a VM host it
+ * reaches the hypervisor side whatever the network namespace), packet,
+ * alg, the other netlink protocols and families whose modules would be
+ * loaded on demand, is refused before the kernel looks: EAFNOSUPPORT,
+ * or EPROTONOSUPPORT for netlink.  socketpair(2) takes unix only.
+ */
+#define SBX_A0LO	(offsetof(struct seccomp_data, args[0]))
+#define SBX_A2LO	(offsetof(struct seccomp_data, args[2]))
+#define SBX_LD(off)	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
+#define SBX_JEQ(k, t, f) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), (t), (f))
+#define SBX_RET(k)	BPF_STMT(BPF_RET | BPF_K, (k))
+static const struct sock_filter sbx_args_insns[SBX_ARGS_INSNS] = {
+	/* 0 */ SBX_LD(offsetof(struct seccomp_data, arch)),
+	/* 1 */ SBX_JEQ(AUDIT_ARCH_X86_64, 0, 20),	/* 22: the denylist */
+	/* 2 */ SBX_LD(offsetof(struct seccomp_data, nr)),
+	/* 3 */ SBX_JEQ(SYS_personality, 2, 0),		/* 6 */
+	/* 4 */ SBX_JEQ(SYS_socket, 6, 0),		/* 11 */
+	/* 5 */ SBX_JEQ(SYS_socketpair, 3, 16),		/* 9, else 22 */
+	/* personality */
+	/* 6 */ SBX_LD(SBX_A0LO),
+	/* 7 */ SBX_JEQ(0, 10, 0),			/* 18 */
+	/* 8 */ SBX_JEQ(0xffffffffU, 9, 10),		/* 18, else 19 */
+	/* socketpair */
+	/* 9 */ SBX_LD(SBX_A0LO),
+	/* 10 */ SBX_JEQ(AF_UNIX, 7, 9),		/* 18, else 20 */
+	/* socket */
+	/* 11 */ SBX_LD(SBX_A0LO),
+	/* 12 */ SBX_JEQ(AF_UNIX, 5, 0),		/* 18 */
+	/* 13 */ SBX_JEQ(AF_INET, 4, 0),
+	/* 14 */ SBX_JEQ(AF_INET6, 3, 0),
+	/* 15 */ SBX_JEQ(AF_NETLINK, 0, 4),		/* 16, else 20 */
+	/* 16 */ SBX_LD(SBX_A2LO),
+	/* 17 */ SBX_JEQ(NETLINK_ROUTE, 0, 3),		/* 18, else 21 */
+	/* 18 */ SBX_RET(SECCOMP_RET_ALLOW),
+	/* 19 */ SBX_RET(SECCOMP_RET_ERRNO | EPERM),
+	/* 20 */ SBX_RET(SECCOMP_RET_ERRNO | EAFNOSUPPORT),
+	/* 21 */ SBX_RET(SECCOMP_RET_ERRNO | EPROTONOSUPPORT),
+	/* 22: libseccomp's denylist */
+};
+
+/*
  * Compile once and keep the BPF: a spawn then only calls seccomp(2).
  * libseccomp 2.5 exports only to an fd, hence the memfd.  Only the
  * native architecture is in the filter; any other (i386 through int
@@ -287,15 +345,20 @@ sbx_seccomp_build(char *err, size_t errlen)
 	if ((fd = memfd_create("sbx-bpf", MFD_CLOEXEC)) == -1 ||
 	    (rc = seccomp_export_bpf(ctx, fd)) < 0 || fstat(fd, &st) == -1 ||
 	    st.st_size == 0 || st.st_size % sizeof(struct sock_filter) != 0 ||
-	    (buf = malloc(st.st_size)) == NULL ||
-	    pread(fd, buf, st.st_size, 0) != st.st_size) {
+	    (size_t)st.st_size / sizeof(struct sock_filter) >
+	    SBX_BPF_MAX - SBX_ARGS_INSNS ||
+	    (buf = malloc(sizeof(sbx_args_insns) + st.st_size)) == NULL ||
+	    pread(fd, (char *)buf + sizeof(sbx_args_insns), st.st_size, 0) !=
+	    st.st_size) {
 		snprintf(err, errlen, "seccomp: exporting the filter failed");
 		free(buf);
 		goto fail;
 	}
 	close(fd);
 	seccomp_release(ctx);
-	sbx_prog.len = st.st_size / sizeof(struct sock_filter);
+	/* The argument checks, then the denylist: one program. */
+	memcpy(buf, sbx_args_insns, sizeof(sbx_args_insns));
+	sbx_prog.len = SBX_ARGS_INSNS + st.st_size / sizeof(struct sock_filter);
 	sbx_prog.filter = buf;
 	return (0);
  fail:
@@ -557,6 +620,7 @@ sandbox_pool_fill(int want)
 {
 	if (want > SANDBOX_POOLMAX)
 		want = SANDBOX_POOLMAX;
+	(void)cgroup_spare_fill(want);
 	if (sbx_launcher != -1) {
 		while (sbx_nready < want &&
 		    sbx_ready_make(&sbx_ready[sbx_nready]) == 0)
@@ -850,25 +914,71 @@ sbx_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
 }
 
 /*
+ * Which mount namespace pid 1 is in (dev and inode of its nsfs file),
+ * taken while it waits for "G": it cannot have exited, and it never
+ * changes its mount namespace.  *nsid is zeroed if it could not be
+ * read: then no "M" is taken.
+ */
+static void
+sbx_pid1_mntns(pid_t pid, struct stat *nsid)
+{
+	char	 path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", (long)pid);
+	if (stat(path, nsid) == -1)
+		memset(nsid, 0, sizeof(*nsid));
+}
+
+/*
  * Pid 1's mount namespace ("M", sbx_send_mntns), queued before it
- * forked the agent: held in sb->mntns until sandbox_destroy.
+ * forked the agent: held in sb->mntns until sandbox_destroy.  It must
+ * be one descriptor of a mount namespace, pid 1's own (nsid), not the
+ * parent's, and come once: after it only pid 1's "S" may be queued.
  */
 static int
-sbx_recv_mntns(struct sandbox *sb, char *err, size_t errlen)
+sbx_recv_mntns(struct sandbox *sb, const struct stat *nsid, char *err,
+    size_t errlen)
 {
-	char	 tag = 0;
-	int	 fd = -1;
+	struct stat	 st;
+	char		 tag = 0;
+	int		 fds[2], fd, n;
 
-	if (sbx_recvtag(sb->fd, MSG_DONTWAIT, &tag, &fd, 1) != 1 ||
+	if ((n = sbx_recvtag(sb->fd, MSG_DONTWAIT, &tag, fds, 2)) == -1 ||
 	    tag != 'M') {
+		while (n > 0)
+			close(fds[--n]);
 		snprintf(err, errlen, "pid 1 sent no mount namespace (tag "
 		    "%d)", tag);
 		return (-1);
 	}
+	if (n != 1) {
+		snprintf(err, errlen, "pid 1's 'M' came with %d descriptors, "
+		    "not 1", n);
+		while (n > 0)
+			close(fds[--n]);
+		return (-1);
+	}
+	fd = fds[0];
 	if (!sbx_mntns_ok(fd)) {
 		close(fd);
 		snprintf(err, errlen, "pid 1's 'M' is not a mount namespace "
 		    "other than the parent's");
+		return (-1);
+	}
+	if (fstat(fd, &st) == -1 || nsid->st_ino == 0 ||
+	    st.st_ino != nsid->st_ino || st.st_dev != nsid->st_dev) {
+		close(fd);
+		snprintf(err, errlen, "pid 1's 'M' is not pid 1's own mount "
+		    "namespace");
+		return (-1);
+	}
+	tag = 0;
+	if (recv(sb->fd, &tag, 1, MSG_DONTWAIT | MSG_PEEK) == 1 &&
+	    tag != 'S') {
+		close(fd);
+		snprintf(err, errlen, "pid 1 sent '%c' after its mount "
+		    "namespace%s", tag >= 0x21 && tag < 0x7f ? tag : '?',
+		    tag == 'M' ? " (twice)" : "");
 		return (-1);
 	}
 	sb->mntns = fd;
@@ -877,17 +987,18 @@ sbx_recv_mntns(struct sandbox *sb, char *err, size_t errlen)
 
 /*
  * The parent's half of the cgroups, done while pid 1 builds its view:
- * create them with the limits and hand pid 1 the files it joins them
- * through (cgroup_open_procs()).  (A thread writing "0", itself, to a
+ * create them with the limits and open the files pid 1 joins them
+ * through (cgroup_open_procs()), all but the one it was born in (born);
+ * fds gets their number, *nfd.  (A thread writing "0", itself, to a
  * v1 "tasks" file is much cheaper to move than a process named by pid
  * or moved through cgroup.procs: that takes a lock every fork must
  * wait for, and an RCU grace period.)
  */
 static int
-sbx_cgroups(const struct sandbox_spec *spec, struct sandbox *sb, int first,
-    int born, char *err, size_t errlen)
+sbx_cgroups_make(const struct sandbox_spec *spec, struct sandbox *sb,
+    int first, int born, int *fds, int *nfd, char *err, size_t errlen)
 {
-	int	 fds[SANDBOX_MAXCG], i, n, rc;
+	int	 i, n;
 
 	if (cgroup_create(sb, spec, first, err, errlen) == -1)
 		return (-1);
@@ -899,6 +1010,17 @@ sbx_cgroups(const struct sandbox_spec *spec, struct sandbox *sb, int first,
 			close(fds[i]);
 		else
 			fds[n++] = fds[i];
+	*nfd = n;
+	return (0);
+}
+
+/* "G" and the files of sbx_cgroups_make, which are closed. */
+static int
+sbx_cgroups_send(struct sandbox *sb, int *fds, int n, char *err,
+    size_t errlen)
+{
+	int	 i, rc;
+
 	if ((rc = sbx_sendtag(sb->fd, 'G', fds, n)) == -1)
 		snprintf(err, errlen, "send pid 1 its cgroups: %s",
 		    strerror(errno));
@@ -1355,9 +1477,14 @@ sbx_zygote_collect(struct sbx_ready *r)
 	if (sbx_zygote.pid != -1) {
 		pfd.fd = sbx_zygote.sock;
 		pfd.events = POLLIN;
-		while ((rc = poll(&pfd, 1, SBX_ZYGOTE_MS)) == -1 &&
-		    errno == EINTR)
-			;
+		/* It runs idle: not while we wait for it. */
+		if ((rc = poll(&pfd, 1, 0)) != 1) {
+			sbx_sched(sbx_zygote.pid, SCHED_OTHER);
+			while ((rc = poll(&pfd, 1, SBX_ZYGOTE_MS)) == -1 &&
+			    errno == EINTR)
+				;
+			sbx_sched(sbx_zygote.pid, SCHED_IDLE);
+		}
 		if (rc != 1 || sbx_recvtag(sbx_zygote.sock, MSG_DONTWAIT,
 		    &tag, &fd, 1) != 1 || tag != 'Z' ||
 		    (r->pid = sbx_pidfd_child(fd, sbx_zygote.pid)) == -1)
@@ -1417,8 +1544,25 @@ sbx_ready_drain(void)
 }
 
 /*
+ * A launcher of the pool, or the zygote, to SCHED_OTHER (something
+ * waits for it now) or back to SCHED_IDLE (launcher.c, set_sched).
+ * By pid: a child of ours not reaped yet, which no other can be.
+ */
+static void
+sbx_sched(pid_t pid, int policy)
+{
+	struct sched_param	 sp;
+
+	memset(&sp, 0, sizeof(sp));
+	if (pid > 0)
+		(void)sched_setscheduler(pid, policy, &sp);
+}
+
+/*
  * The oldest launcher of the pool that is ready, waiting for its "R"
- * if it has not said it yet; 0 if none is.
+ * if it has not said it yet; 0 if none is.  It ran idle: taken, it
+ * runs as the parent does (raised before the wait, and again after
+ * the "R", in case it set itself idle in between).
  */
 static int
 sbx_ready_take(struct sbx_ready *r)
@@ -1437,13 +1581,17 @@ sbx_ready_take(struct sbx_ready *r)
 			continue;
 		pfd.fd = r->sock;
 		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 0) != 1)
+			sbx_sched(r->pid, SCHED_OTHER);
 		while ((rc = poll(&pfd, 1, SBX_SETUP_MS)) == -1 &&
 		    errno == EINTR)
 			;
 		tag = 0;
 		if (rc == 1 && sbx_recvtag(r->sock, MSG_DONTWAIT, &tag, NULL,
-		    0) == 0 && tag == 'R')
+		    0) == 0 && tag == 'R') {
+			sbx_sched(r->pid, SCHED_OTHER);
 			return (1);
+		}
 		sbx_ready_drop(r);
 	}
 	return (0);
@@ -1680,8 +1828,10 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 {
 	struct sbx_plan	 pl;
 	struct sbx_ready r;
+	struct stat	 nsid;
 	char		 derr[256];
 	int		 sock, efd, st, rc, cgfd, born, first, gsent;
+	int		 gfds[SANDBOX_MAXCG], ngfd = 0;
 	pid_t		 pid;
 
 	if (sbx_seccomp_build(err, errlen) == -1)
@@ -1719,14 +1869,27 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	}
 	pl.ncgroups = sb->ncgroups - (born != -1);
 	gsent = 0;	/* "G": 1 sent, -1 could not be */
+	memset(&nsid, 0, sizeof(nsid));
 	if (rc == 0 && sbx_launcher != -1 &&
 	    sbx_ready_send(&pl, spec->logfd, cgfd, &r)) {
-		/* The plan and "G" back to back: no round trip between. */
+		/*
+		 * The cgroups while the launcher clones pid 1, "G" as soon
+		 * as pid 1 said who it is (and which mount namespace it is
+		 * in is known): long before its view is built.
+		 */
 		sb->fd = r.sock;
-		gsent = sbx_cgroups(spec, sb, first, born, err, errlen) == 0 ?
-		    1 : -1;
+		gsent = sbx_cgroups_make(spec, sb, first, born, gfds, &ngfd,
+		    err, errlen) == 0 ? 1 : -1;
 		rc = sbx_ready_finish(&r, &pid, &sock, &efd, gsent == 1 ? err :
 		    derr, gsent == 1 ? errlen : sizeof(derr));
+		if (rc == 0)
+			sbx_pid1_mntns(pid, &nsid);
+		if (gsent == 1 && rc == 0 && sbx_cgroups_send(sb, gfds, ngfd,
+		    err, errlen) == -1)
+			gsent = -1;
+		else if (gsent == 1 && rc == -1)
+			while (ngfd > 0)
+				close(gfds[--ngfd]);
 		sb->fd = -1;
 	} else if (rc == 0)
 		rc = sbx_start(&pl, cgfd, &pid, &sock, &efd, err, errlen);
@@ -1752,14 +1915,20 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	sb->pid = pid;
 	sb->fd = sock;
 	rc = gsent == -1 ? -1 : 0;
-	if (gsent == 0)
-		rc = sbx_cgroups(spec, sb, first, born, err, errlen);
+	if (gsent == 0) {
+		/* Pid 1 waits for "G": it is there, in its namespace. */
+		sbx_pid1_mntns(pid, &nsid);
+		rc = sbx_cgroups_make(spec, sb, first, born, gfds, &ngfd, err,
+		    errlen);
+		if (rc == 0)
+			rc = sbx_cgroups_send(sb, gfds, ngfd, err, errlen);
+	}
 	if (rc == 0)
 		rc = sbx_await(efd, err, errlen);
 	close(efd);
 	if (rc == 0 && (spec->nlisten == 0 ||
 	    sbx_recvfds(sb, spec->nlisten, err, errlen) == 0) &&
-	    sbx_recv_mntns(sb, err, errlen) == 0)
+	    sbx_recv_mntns(sb, &nsid, err, errlen) == 0)
 		return (0);
 
 	/* Leave nothing behind: the namespace dies with its pid 1. */

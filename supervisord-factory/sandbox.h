@@ -256,6 +256,14 @@ int	sandbox_cgroup_paths(const char *, struct sandbox *);
  * made on failure.
  */
 int	cgroup_create_one(struct sandbox *, int, char *, size_t);
+/*
+ * Make empty v1 cgroups ahead (hybrid hosts), until want sets are
+ * ready, which cgroup_create renames to an attempt's exact paths
+ * instead of making them; returns how many are.  Called by
+ * sandbox_pool_fill; the spares go at exit and at
+ * sandbox_instance_remove.
+ */
+int	cgroup_spare_fill(int);
 int	cgroup_create(struct sandbox *, const struct sandbox_spec *, int,
 	    char *, size_t);
 /*

@@ -6,3 +6,4 @@ prog_objs_prog_sbx = $(SANDBOX_OBJS)
 prog_objs_spawn = $(SANDBOX_OBJS)
 unit_objs_test_sbxplan = $(OBJ)/sandbox/plan.o
 prog_objs_prog_launch = $(SANDBOX_OBJS)
+unit_objs_test_sbxfilter = $(SANDBOX_OBJS)

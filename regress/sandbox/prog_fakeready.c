@@ -15,7 +15,24 @@
  *			directory, left running, and "P" with its pidfd
  *
  * The parent must fail the spawn, naming the pooled launcher, and
- * leave nothing behind.
+ * leave nothing behind.  Or it clones a pid 1 as the launcher does
+ * (fake_pid1), which says "P" truly, and then lies about its mount
+ * namespace ("M"), closes the error pipe as the agent's execve would,
+ * and waits to be killed:
+ *
+ *	fakeready-mnone		no "M" at all
+ *	fakeready-mnofd		"M" without a descriptor
+ *	fakeready-mpipe		"M" with a pipe
+ *	fakeready-mnet		"M" with its network namespace
+ *	fakeready-mhost		"M" with the host's mount namespace (the
+ *				parent's)
+ *	fakeready-mother	"M" with a mount namespace of another
+ *				process (the launcher's own, unshared)
+ *	fakeready-mtwice	"M" with its own mount namespace, twice
+ *	fakeready-mtwo		"M" with its own and another descriptor
+ *
+ * The parent must fail the spawn naming what was wrong with "M",
+ * kill that pid 1 and remove the cgroups by exact path.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -25,18 +42,20 @@
 
 #include <fcntl.h>
 #include <libgen.h>
+#include <sched.h>
 #include <limits.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
 static void
-sendtag(char tag, int fd)
+sendtags(char tag, int fd, int fd2)
 {
 	union {
 		struct cmsghdr	 h;
-		char		 buf[CMSG_SPACE(sizeof(int))];
+		char		 buf[CMSG_SPACE(sizeof(int) * 2)];
 	} cm;
+	int	 fds[2] = { fd, fd2 }, n = fd2 != -1 ? 2 : 1;
 	struct msghdr	 msg;
 	struct iovec	 iov;
 	struct cmsghdr	*c;
@@ -49,14 +68,63 @@ sendtag(char tag, int fd)
 	msg.msg_iovlen = 1;
 	if (fd != -1) {
 		msg.msg_control = cm.buf;
-		msg.msg_controllen = sizeof(cm.buf);
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
 		c = CMSG_FIRSTHDR(&msg);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
 	}
 	(void)sendmsg(3, &msg, MSG_NOSIGNAL);
+}
+
+static void
+sendtag(char tag, int fd)
+{
+	sendtags(tag, fd, -1);
+}
+
+/*
+ * A pid 1 cloned as the launcher clones it (our parent's child, a new
+ * pid and mount namespace, born in the cgroup2 directory), which says
+ * "P" with a pidfd of itself and "M" as how says; other is a mount
+ * namespace that is not its own.  The launcher returns.
+ */
+static void
+fake_pid1(const char *how, int cgfd, int other)
+{
+	struct clone_args	 ca;
+	int			 self, fd = -1, p[2];
+
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_PARENT | CLONE_NEWPID | CLONE_NEWNS |
+	    (cgfd != -1 ? CLONE_INTO_CGROUP : 0);
+	ca.cgroup = cgfd != -1 ? (unsigned long long)cgfd : 0;
+	if (syscall(SYS_clone3, &ca, sizeof(ca)) != 0)
+		return;
+	self = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	sendtag('P', self);
+	if (strcmp(how, "mnofd") == 0)
+		sendtag('M', -1);
+	else if (strcmp(how, "mpipe") == 0 && pipe(p) == 0)
+		sendtag('M', p[0]);
+	else if (strcmp(how, "mnet") == 0)
+		sendtag('M', open("/proc/self/ns/net", O_RDONLY));
+	else if (strcmp(how, "mhost") == 0 || strcmp(how, "mother") == 0)
+		sendtag('M', other);
+	else if (strcmp(how, "mtwice") == 0 || strcmp(how, "mtwo") == 0) {
+		fd = open("/proc/self/ns/mnt", O_RDONLY);
+		if (strcmp(how, "mtwo") == 0)
+			sendtags('M', fd, other);
+		else {
+			sendtag('M', fd);
+			sendtag('M', fd);
+		}
+	}
+	/* EOF on the error pipe: as the agent's execve. */
+	close(4);
+	sleep(30);
+	_exit(0);
 }
 
 /* The plan, and the cgroup2 directory if one came with it (else -1). */
@@ -121,6 +189,15 @@ main(void)
 	name = basename(exe);
 	sendtag('R', -1);
 	cgfd = recvplan();
+	if (strncmp(name, "fakeready-m", 11) == 0) {
+		/* The host's mount namespace, or another of its own. */
+		if (strcmp(name, "fakeready-mother") == 0 &&
+		    unshare(CLONE_NEWNS) == -1)
+			return (1);
+		fd = open("/proc/self/ns/mnt", O_RDONLY);
+		fake_pid1(name + 10, cgfd, fd);
+		return (0);
+	}
 	if (strcmp(name, "fakeready-incg") == 0) {
 		if (cgfd != -1 && (pid = incg(cgfd)) > 0)
 			fd = (int)syscall(SYS_pidfd_open, pid, 0);

@@ -3,7 +3,7 @@
  * tests.  Spawns, waits (a wall deadline enforced with sandbox_kill),
  * prints what happened and what the cgroups measured, destroys.
  *
- *	prog_sbx [-FKPS] [-L launcher] [-i id] [-I image] -u uid -t tree
+ *	prog_sbx [-CDFKPS] [-L launcher] [-i id] [-I image] -u uid -t tree
  *	    [-H hide]...
  *	    [-m mem] [-p pids]
  *	    [-c cpu_ms] [-f fsize] [-n nofile] [-w wall_s] [-l logfile]
@@ -19,9 +19,14 @@
  * and SIGXFSZ first, as factoryd does.  After the destroy: "mntns
  * released" once no process is in pid 1's mount namespace or holds an
  * fd of it (the zygote drops it; waited for up to 2 s), else "mntns
- * held by N".
+ * held by N".  -C says, after the spawn, where each of the attempt's
+ * cgroups came from ("cgroup N spare": renamed from one of the spares
+ * the pool made, "cgroup N made", "cgroup N cgroup2"; and "spares of
+ * PID" first); -D removes the spares before the spawn, as someone else
+ * might.
  */
 #include <sys/types.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -69,7 +74,7 @@ ignore_rt(void)
 static __dead void
 usage(void)
 {
-	fprintf(stderr, "usage: prog_sbx [-FKPS] [-L launcher] [-i id] "
+	fprintf(stderr, "usage: prog_sbx [-CDFKPS] [-L launcher] [-i id] "
 	    "[-I image] -u uid "
 	    "-t tree "
 	    "[-H hide] [-m mem] [-p pids] [-c cpu_ms] [-f fsize] "
@@ -153,6 +158,60 @@ oldest_ready(void)
 }
 
 /*
+ * The spares of ours in the directories the attempt's cgroups go in
+ * (".spare-<pid>-<n>"): their inode numbers, or removed (rm).
+ */
+static int
+spares(const struct sandbox *sb, ino_t *inos, int max, int rm)
+{
+	struct dirent	*de;
+	struct stat	 st;
+	DIR		*d;
+	char		 dir[PATH_MAX], pre[64], path[PATH_MAX + 256], *p;
+	int		 i, n = 0;
+
+	snprintf(pre, sizeof(pre), ".spare-%ld-", (long)getpid());
+	for (i = 0; i < sb->ncgroups; i++) {
+		strlcpy(dir, sb->cgroups[i], sizeof(dir));
+		if ((p = strrchr(dir, '/')) != NULL)
+			*p = '\0';
+		if ((d = opendir(dir)) == NULL)
+			continue;
+		while ((de = readdir(d)) != NULL) {
+			if (strncmp(de->d_name, pre, strlen(pre)) != 0)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			if (rm && rmdir(path) == -1)
+				err(2, "rmdir %s", path);
+			if (!rm && stat(path, &st) == 0 && n < max)
+				inos[n++] = st.st_ino;
+		}
+		closedir(d);
+	}
+	return (n);
+}
+
+static void
+cgroup_origin(const struct sandbox *sb, const ino_t *inos, int n)
+{
+	struct stat	 st;
+	int		 i, j;
+
+	for (i = 0; i < sb->ncgroups; i++) {
+		if (i == sb->cg_kill) {
+			printf("cgroup %d cgroup2\n", i);
+			continue;
+		}
+		if (stat(sb->cgroups[i], &st) == -1)
+			err(2, "%s", sb->cgroups[i]);
+		for (j = 0; j < n && inos[j] != st.st_ino; j++)
+			;
+		printf("cgroup %d %s\n", i, j < n ? "spare" : "made");
+	}
+	fflush(stdout);
+}
+
+/*
  * The oldest launcher of the pool (the lowest pid among our children
  * titled "factory-sandbox ready") dies before it is taken.
  */
@@ -190,6 +249,8 @@ main(int argc, char *argv[])
 	char			 idbuf[64], msg[1024];
 	int			 nhide = 0, nxa = 0, nenv = 0, nex = 0, ch, st;
 	int			 fresh = 0, launcher = 0, killone = 0;
+	int			 origin = 0, rmspares = 0, nino = 0;
+	ino_t			 inos[64];
 	int			 rc, tries, held = 0;
 	uint64_t		 mntns;
 	unsigned int		 wall = 0;
@@ -201,8 +262,14 @@ main(int argc, char *argv[])
 	snprintf(idbuf, sizeof(idbuf), "sbx-%ld", (long)getpid());
 	spec.id = idbuf;
 	while ((ch = getopt(argc, argv,
-	    "c:e:Ff:H:I:i:KL:l:m:n:p:PR:St:u:w:x:")) != -1) {
+	    "Cc:De:Ff:H:I:i:KL:l:m:n:p:PR:St:u:w:x:")) != -1) {
 		switch (ch) {
+		case 'C':
+			origin = 1;
+			break;
+		case 'D':
+			rmspares = 1;
+			break;
 		case 'c':
 			spec.cpu_ms = num(optarg);
 			break;
@@ -294,6 +361,12 @@ main(int argc, char *argv[])
 		errx(2, "the launcher pool could not be filled");
 	if (killone)
 		kill_oldest();
+	if ((origin || rmspares) && sandbox_cgroup_paths(spec.id, &sb) == 0) {
+		printf("spares of %ld\n", (long)getpid());
+		if (rmspares)
+			(void)spares(&sb, NULL, 0, 1);
+		nino = spares(&sb, inos, 64, 0);
+	}
 	if (sandbox_spawn(&spec, &sb, msg, sizeof(msg)) == -1) {
 		printf("spawn: %s\n", msg);
 		fflush(stdout);
@@ -301,6 +374,8 @@ main(int argc, char *argv[])
 	}
 	printf("pid %ld\n", (long)sb.pid);
 	fflush(stdout);
+	if (origin)
+		cgroup_origin(&sb, inos, nino);
 	if ((mntns = mnt_id_fd(sb.mntns)) == 0)
 		printf("mntns: none held\n");
 

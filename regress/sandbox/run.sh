@@ -75,7 +75,7 @@ uid_procs() {
 sbx() {
 	local name="$1"; shift
 	N=$((N + 1))
-	U=$((63900 + N))
+	U=${SBXU:-$((63900 + N))}
 	ID="sbxreg-$$-$N"
 	IDS="$IDS $ID"
 	chown "$U:$U" "$TREE" "$TREE2"
@@ -201,6 +201,108 @@ for f in init self sib null none incg; do
 		ok "launcher pool: a pid 1 that is not one ($f) fails the spawn"
 	else
 		notok "pool-fake-$f" "rc $RC: $(echo $OUT)"
+	fi
+done
+# Spare cgroups (v1 hierarchies of a hybrid host): the pool makes
+# empty ones ahead, the spawn renames one of each to the attempt's exact
+# path; none of them is left when the parent exits.  Removed under it,
+# the cgroups are made as before; an existing cgroup of the id is
+# refused (rename never replaces one) and nothing of the spare is left.
+if grep -q ' - cgroup cgroup ' /proc/self/mountinfo; then
+	spares_left() {
+		ls -d /sys/fs/cgroup/*/factory/.spare-"$1"-* 2>/dev/null
+	}
+	SBXU=68801 sbx spare-used -C -t "$TREE" -- /bin/true
+	SP=$(printf '%s\n' "$OUT" | sed -n 's/^spares of //p')
+	if [ "$RC" = 0 ] && [ -n "$SP" ] &&
+	    printf '%s\n' "$OUT" | grep -q '^cgroup [0-9]* spare$' &&
+	    ! printf '%s\n' "$OUT" | grep -q '^cgroup [0-9]* made$' &&
+	    [ -z "$(spares_left "$SP")" ]; then
+		ok "spare cgroups: the attempt's v1 cgroups are spares renamed, none left after"
+	else
+		notok spare-used "rc $RC, left $(spares_left "$SP"): $(echo $OUT)"
+	fi
+	SBXU=68802 sbx spare-gone -C -D -t "$TREE" -- /bin/true
+	SP=$(printf '%s\n' "$OUT" | sed -n 's/^spares of //p')
+	if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -qx "exit 0" &&
+	    printf '%s\n' "$OUT" | grep -q '^cgroup [0-9]* made$' &&
+	    ! printf '%s\n' "$OUT" | grep -q '^cgroup [0-9]* spare$' &&
+	    [ -z "$(spares_left "$SP")" ]; then
+		ok "spare cgroups: removed before the spawn, the cgroups are made"
+	else
+		notok spare-gone "rc $RC: $(echo $OUT)"
+	fi
+	EXIST=/sys/fs/cgroup/memory/factory/sbxreg-$$-$((N + 1))
+	mkdir "$EXIST"
+	SBXU=68803 sbx spare-exists -C -t "$TREE" -- /bin/true
+	SP=$(printf '%s\n' "$OUT" | sed -n 's/^spares of //p')
+	rmdir "$EXIST" 2>/dev/null
+	if [ "$RC" = 2 ] && printf '%s\n' "$OUT" |
+	    grep -qx "spawn: mkdir $EXIST: File exists" &&
+	    [ -z "$(spares_left "$SP")" ]; then
+		ok "spare cgroups: an existing cgroup of the id is refused, no spare left"
+	else
+		notok spare-exists "rc $RC, left $(spares_left "$SP"): $(echo $OUT)"
+	fi
+fi
+# What the pool does ahead runs SCHED_IDLE (the zygote, the launchers
+# until taken); pid 1 and the agent do not.  Policy: field 41 of stat.
+policy() {
+	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f39
+}
+chown 68805:68805 "$TREE"
+"$SBX" $LAUNCH -i "sbxreg-$$-sched" -u 68805 -t "$TREE" ${XALL} -- \
+    /bin/sh -c 'echo "agent policy $(sed "s/.*) //" /proc/self/stat | cut -d" " -f39)"; sleep 2' \
+    >"$TT/sched.out" 2>&1 &
+SPID=$!
+BGPIDS="$BGPIDS $SPID"
+IDS="$IDS sbxreg-$$-sched"
+ZP= P1=
+for i in $(seq 100); do
+	P1=$(sed -n 's/^pid //p' "$TT/sched.out")
+	[ -n "$P1" ] && break
+	sleep 0.05
+done
+for c in $(cat /proc/$SPID/task/*/children 2>/dev/null); do
+	case $(tr '\0' ' ' <"/proc/$c/cmdline" 2>/dev/null) in
+	"factory-sandbox zygote"*) ZP=$c ;;
+	esac
+done
+ZPOL=$(policy "$ZP") P1POL=$(policy "$P1")
+wait $SPID
+if [ -n "$ZP" ] && [ "$ZPOL" = 5 ] && [ "$P1POL" = 0 ] &&
+    grep -qx "agent policy 0" "$TT/sched.out" &&
+    grep -qx destroyed "$TT/sched.out"; then
+	ok "launcher pool: the zygote runs SCHED_IDLE, pid 1 and the agent do not"
+else
+	notok pool-sched "zygote $ZP policy $ZPOL, pid 1 $P1 policy $P1POL: $(cat "$TT/sched.out" | tr '\n' ' ')"
+fi
+sbx seccomp-one -t "$TREE" -- /bin/sh -c 'grep "^Seccomp_filters:" /proc/self/status | tr -s "\t " " "'
+expect "seccomp: one filter (argument checks and denylist)" "Seccomp_filters: 1" \
+    "exit 0"
+# A pid 1 that lies about its mount namespace ("M": none, no fd, a
+# pipe, a network namespace, the parent's, another process's, sent
+# twice, with a second fd): the spawn fails saying why, that pid 1 is
+# killed, the cgroups go by exact path and nothing is left (final).
+for c in "mnone|pid 1 sent no mount namespace (tag 0)" \
+    "mnofd|pid 1's 'M' came with 0 descriptors, not 1" \
+    "mpipe|pid 1's 'M' is not a mount namespace other than the parent's" \
+    "mnet|pid 1's 'M' is not a mount namespace other than the parent's" \
+    "mhost|pid 1's 'M' is not a mount namespace other than the parent's" \
+    "mother|pid 1's 'M' is not pid 1's own mount namespace" \
+    "mtwice|pid 1 sent 'M' after its mount namespace (twice)" \
+    "mtwo|pid 1's 'M' came with 2 descriptors, not 1"; do
+	f=${c%%|*}
+	cp "$P0/prog_fakeready" "$TT/fakeready-$f"
+	SAVED=$LAUNCH
+	LAUNCH="-L $TT/fakeready-$f"
+	SBXU=$((68810 + N % 20)) sbx "fake-$f" -t "$TREE" -- /bin/true
+	LAUNCH=$SAVED
+	if [ "$RC" = 2 ] && printf '%s\n' "$OUT" | grep -qxF "spawn: ${c#*|}" &&
+	    ! ls -l /proc/[0-9]*/exe 2>/dev/null | grep -q "fakeready-$f"; then
+		ok "mount namespace: pid 1's bad 'M' ($f) fails the spawn, torn down"
+	else
+		notok "mntns-fake-$f" "rc $RC: $(echo $OUT)"
 	fi
 done
 sbx key -t "$TREE" -- "$PR" read "$T/keys/key.pem"
