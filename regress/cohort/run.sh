@@ -354,6 +354,27 @@ check "push refused, another selected: the failed selection is still shown" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K2 | jq -e '.selected == \"$B\" and (.failed_selections | length) == 1'"
 refused "select after the publication" "$B is already selected" ctl select "$A"
 
+# A selected member that cannot publish at all (its bundle is gone)
+# ends failed, and its selection with it: the cohort is selectable.
+K3=$(ctl -j submit "$T/c3ok.yaml" | jq -r .cohort)
+wait_settled "$K3" 90 || fail "cohort $K3 did not settle: $(ctl cohort $K3)"
+A3=$(mid "$K3" 0); B3=$(mid "$K3" 1); C3=$(mid "$K3" 2)
+rm -f "$T/state/attempts/$A3/bundle"
+ctl select "$A3" >/dev/null 2>&1
+wait_st "$A3" failed 30 || notok "bundle gone: $A3 is $(field $A3 state)"
+check "bundle gone: the others still selectable" \
+    [ "$(field $B3 state)" = selectable -a "$(field $C3 state)" = selectable ]
+check "bundle gone: cohort has no selection, shows why" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K3 | jq -e '.selected == null and .failed_selections[0].member == \"$A3\" and (.failed_selections[0].reason | test(\"bundle\"))'"
+refused "bundle gone: the failed member cannot be selected again" \
+    "$A3 is failed, not verified" ctl select "$A3"
+ctl select "$B3" >/dev/null 2>&1
+wait_cohort_terminated "$K3" 60 || notok "cohort $K3 not torn down"
+check "bundle gone: another selected published" [ "$(field $B3 state)" = published ]
+check "bundle gone: one pull record of the cohort" \
+    [ "$(pulls_of $B3)" = 1 -a "$(pulls_of $A3)" = 0 -a "$(pulls_of $C3)" = 0 ]
+check "bundle gone: the third cancelled" [ "$(field $C3 state)" = cancelled ]
+
 # --- restart: the cohorts are rebuilt from the journal ------------------
 npulls=$(ls "$T/pulls" | grep -c '\.json$')
 stop_factoryd
