@@ -180,15 +180,18 @@ wait_terminated() {	# id seconds
 	return 1
 }
 
-wait_state() {	# id state seconds
+# Until show -j's field of the attempt is the value.
+wait_field() {	# id field value seconds
 	i=0
-	while [ $i -lt $(($3 * 10)) ]; do
-		[ "$(ctl -j show "$1" | jq -r .phase)" = "$2" ] && return 0
+	while [ $i -lt $(($4 * 10)) ]; do
+		[ "$(ctl -j show "$1" | jq -r ".$2")" = "$3" ] && return 0
 		sleep 0.1
 		i=$((i + 1))
 	done
 	return 1
 }
+
+wait_state() { wait_field "$1" phase "$2" "$3"; }	# id state seconds
 
 field() { ctl -j show "$1" | jq -r ".$2"; }
 remote_branches() { git --git-dir="$T/remote.git" -c safe.directory='*' for-each-ref --format='%(refname:short)' refs/heads/factory/ | wc -l; }

@@ -248,15 +248,7 @@ unlock_pulls() {
 	LOCKPID=
 }
 # Until the member's state (ended or not) is $2.
-wait_st() {	# id state seconds
-	i=0
-	while [ $i -lt $(($3 * 10)) ]; do
-		[ "$(field "$1" state)" = "$2" ] && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
+wait_st() { wait_field "$1" state "$2" "$3"; }	# id state seconds
 trap 'unlock_pulls; chmod 755 "$T/pulls" "$T/remote.git/objects/pack" 2>/dev/null; regress_cleanup' EXIT
 
 K1=$(ctl -j submit "$T/c3ok.yaml" | jq -r .cohort)
@@ -362,6 +354,27 @@ check "push refused, another selected: the failed selection is still shown" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K2 | jq -e '.selected == \"$B\" and (.failed_selections | length) == 1'"
 refused "select after the publication" "$B is already selected" ctl select "$A"
 
+# A selected member that cannot publish at all (its bundle is gone)
+# ends failed, and its selection with it: the cohort is selectable.
+K3=$(ctl -j submit "$T/c3ok.yaml" | jq -r .cohort)
+wait_settled "$K3" 90 || fail "cohort $K3 did not settle: $(ctl cohort $K3)"
+A3=$(mid "$K3" 0); B3=$(mid "$K3" 1); C3=$(mid "$K3" 2)
+rm -f "$T/state/attempts/$A3/bundle"
+ctl select "$A3" >/dev/null 2>&1
+wait_st "$A3" failed 30 || notok "bundle gone: $A3 is $(field $A3 state)"
+check "bundle gone: the others still selectable" \
+    [ "$(field $B3 state)" = selectable -a "$(field $C3 state)" = selectable ]
+check "bundle gone: cohort has no selection, shows why" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K3 | jq -e '.selected == null and .failed_selections[0].member == \"$A3\" and (.failed_selections[0].reason | test(\"bundle\"))'"
+refused "bundle gone: the failed member cannot be selected again" \
+    "$A3 is failed, not verified" ctl select "$A3"
+ctl select "$B3" >/dev/null 2>&1
+wait_cohort_terminated "$K3" 60 || notok "cohort $K3 not torn down"
+check "bundle gone: another selected published" [ "$(field $B3 state)" = published ]
+check "bundle gone: one pull record of the cohort" \
+    [ "$(pulls_of $B3)" = 1 -a "$(pulls_of $A3)" = 0 -a "$(pulls_of $C3)" = 0 ]
+check "bundle gone: the third cancelled" [ "$(field $C3 state)" = cancelled ]
+
 # --- restart: the cohorts are rebuilt from the journal ------------------
 npulls=$(ls "$T/pulls" | grep -c '\.json$')
 stop_factoryd
@@ -384,29 +397,42 @@ write_manifest "$T/c2.yaml" "$AGENT" "$VALIDATE" 'cohort:
   variants:
     - env: {MODE: left}
     - env: {MODE: right}'
-for point in parent:cohort-selected parent:cohort-torn-down \
-    parent:cohort-publish-sent parent:cohort-published; do
-	npulls=$(ls "$T/pulls" | grep -c '\.json$')
-	nbranches=$(remote_branches)
-	FACTORY_CRASH=$point "$O/factoryd" -dk -f "$T/factoryd.conf" 2>>"$T/log" &
+# factoryd that dies at the crash point, its children up.
+crash_start() {	# point
+	FACTORY_CRASH=$1 "$O/factoryd" -dk -f "$T/factoryd.conf" 2>>"$T/log" &
 	FACTORYD_PID=$!
 	i=0
 	while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 	wait_children "$SOCK"
+}
+# Until it died, its exit status in st (86: at the crash point); one
+# that did not die there is killed (st 137), never left running.
+crash_wait() {	# seconds
+	i=0
+	while kill -0 "$FACTORYD_PID" 2>/dev/null && [ $i -lt $(($1 * 10)) ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	kill -KILL "$FACTORYD_PID" 2>/dev/null
+	wait "$FACTORYD_PID"
+	st=$?
+	FACTORYD_PID=""
+}
+crash_restart() {
+	sleep 0.5
+	start_factoryd "$T/factoryd.conf" "$T/log"
+}
+for point in parent:cohort-selected parent:cohort-torn-down \
+    parent:cohort-publish-sent parent:cohort-published; do
+	npulls=$(ls "$T/pulls" | grep -c '\.json$')
+	nbranches=$(remote_branches)
+	crash_start "$point"
 	K=$(ctl -j submit "$T/c2.yaml" | jq -r .cohort)
 	wait_settled "$K" 90 || fail "$point: cohort $K did not settle"
 	A=$(mid "$K" 0); B=$(mid "$K" 1)
 	ctl select "$A" >/dev/null 2>&1
-	i=0
-	while kill -0 "$FACTORYD_PID" 2>/dev/null && [ $i -lt 300 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
-	wait "$FACTORYD_PID"
-	st=$?
+	crash_wait 30
 	check "$point: factoryd died there (exit $st)" [ "$st" = 86 ]
-	FACTORYD_PID=""
-	sleep 0.5
-	start_factoryd "$T/factoryd.conf" "$T/log"
+	crash_restart
 	wait_cohort_terminated "$K" 60 || notok "$point: cohort $K not torn down"
 	check "$point: the selected member published ($(field $A state): $(field $A reason))" \
 	    [ "$(field $A state)" = published ]
@@ -424,23 +450,12 @@ for point in parent:cohort-selected parent:cohort-torn-down \
 done
 # A member's verdict journaled, the crash before it is selectable: at
 # start it is made selectable, and never published on its own.
-FACTORY_CRASH=parent:after-verdict "$O/factoryd" -dk -f "$T/factoryd.conf" 2>>"$T/log" &
-FACTORYD_PID=$!
-i=0
-while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-wait_children "$SOCK"
+crash_start parent:after-verdict
 npulls=$(ls "$T/pulls" | grep -c '\.json$')
 K=$(ctl -j submit "$T/c2.yaml" | jq -r .cohort)
-i=0
-while kill -0 "$FACTORYD_PID" 2>/dev/null && [ $i -lt 600 ]; do
-	sleep 0.1; i=$((i + 1))
-done
-wait "$FACTORYD_PID"
-st=$?
+crash_wait 60
 check "after-verdict, a member: factoryd died there (exit $st)" [ "$st" = 86 ]
-FACTORYD_PID=""
-sleep 0.5
-start_factoryd "$T/factoryd.conf" "$T/log"
+crash_restart
 wait_settled "$K" 180
 check "after-verdict, a member: both selectable after the restart" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K | jq -e '[.members[] | select(.state == \"selectable\")] | length == 2'"
@@ -451,29 +466,17 @@ stop_factoryd
 # A publication that fails, the crash right after its failure is
 # journaled: at start the cohort is selectable again, nothing is
 # published, and another member's selection publishes it.
-FACTORY_CRASH=parent:cohort-publish-failed "$O/factoryd" -dk -f "$T/factoryd.conf" 2>>"$T/log" &
-FACTORYD_PID=$!
-i=0
-while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-wait_children "$SOCK"
+crash_start parent:cohort-publish-failed
 npulls=$(ls "$T/pulls" | grep -c '\.json$')
 K=$(ctl -j submit "$T/c2.yaml" | jq -r .cohort)
 wait_settled "$K" 90 || fail "publish-failed: cohort $K did not settle"
 A=$(mid "$K" 0); B=$(mid "$K" 1)
 chmod 555 "$T/remote.git/objects/pack"
 ctl select "$A" >/dev/null 2>&1
-i=0
-while kill -0 "$FACTORYD_PID" 2>/dev/null && [ $i -lt 300 ]; do
-	sleep 0.1; i=$((i + 1))
-done
-kill -KILL "$FACTORYD_PID" 2>/dev/null	# it did not die there
-wait "$FACTORYD_PID"
-st=$?
+crash_wait 30
 chmod 755 "$T/remote.git/objects/pack"
 check "publish-failed: factoryd died there (exit $st)" [ "$st" = 86 ]
-FACTORYD_PID=""
-sleep 0.5
-start_factoryd "$T/factoryd.conf" "$T/log"
+crash_restart
 sleep 1
 check "publish-failed: after the restart both selectable ($(field $A state), $(field $B state))" \
     [ "$(field $A state)" = selectable -a "$(field $B state)" = selectable ]
