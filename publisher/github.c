@@ -1314,6 +1314,14 @@ gh_with_token(struct gh *g, const struct pub_bundle *b,
 	if (pushed)
 		log_info("%s: pushed %s at %s", req->attempt, g->branch,
 		    req->commit);
+	/*
+	 * The check run (on the pushed commit) before the pull request:
+	 * the pull request is the last thing made, so a publication that
+	 * fails has opened none, and a cohort whose selection failed may
+	 * select another member without a second pull request.
+	 */
+	if (gh_check_run(g, err, errlen) == -1)
+		return (-1);
 	if ((found = gh_pull_find(g, &res->number, res->record,
 	    sizeof(res->record), err, errlen)) == -1)
 		return (-1);
@@ -1322,8 +1330,6 @@ gh_with_token(struct gh *g, const struct pub_bundle *b,
 		return (-1);
 	log_info("%s: pull request #%d %s", req->attempt, res->number,
 	    created ? "created" : "reused");
-	if (gh_check_run(g, err, errlen) == -1)
-		return (-1);
 	strlcpy(res->branch, g->branch, sizeof(res->branch));
 	res->reused = !pushed && !created;
 	return (0);

@@ -901,10 +901,14 @@ publish_local(const struct publish_req *req, struct publish_result *res,
 		return (-1);
 	if (pub_push(req, &b, &branch_made, err, errlen) == -1)
 		return (-1);
-	if (pub_record(req, &number, &record_made, err, errlen) == -1)
-		return (-1);
-	/* The evidence beside the record (pubattest.c), every time. */
+	/*
+	 * The evidence beside the record (pubattest.c), every time, and
+	 * before it: the record, the pull request, is the last thing
+	 * made, so a publication that fails has made none.
+	 */
 	if (pub_attest_local(req, err, errlen) == -1)
+		return (-1);
+	if (pub_record(req, &number, &record_made, err, errlen) == -1)
 		return (-1);
 
 	snprintf(res->branch, sizeof(res->branch), "%s%s", PUB_BRANCH_PREFIX,

@@ -475,6 +475,52 @@ else
 	ok "daemon-cohort-reselect: selected again, one branch and one pull"
 fi
 
+# 3d. The forge fails the check run (502 until the publisher gives up):
+# the pull request comes after the check run, so the failed selection
+# leaves none; another member selected, the cohort has exactly one pull
+# request, the other member's (before: one for each, both open).
+write_manifest "$T/mc.yaml" 'echo "$MODE" >> README.md' true 'cohort:
+  size: 2
+  variants:
+    - env: {MODE: left}
+    - env: {MODE: right}'
+OUT=$(timeout 120 "$O/factoryctl" -s "$SOCK" -j submit -w "$T/mc.yaml")
+RC=$?
+KC=$(printf '%s' "$OUT" | jq -r .id 2>/dev/null)
+CA=$(printf '%s' "$OUT" | jq -r '.members[0].id' 2>/dev/null)
+CB=$(printf '%s' "$OUT" | jq -r '.members[1].id' 2>/dev/null)
+fctl '{"modes":{"faults":[{"server":"api","method":"POST",
+    "prefix":"/repos/acme/widget/check-runs","do":"status","status":502,
+    "retry_after":1,"count":40}]}}'
+ctl select "$CA" >/dev/null 2>&1
+i=0
+while [ "$(field "$CA" state)" != selectable ] && [ $i -lt 600 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+fctl '{"modes":{}}'
+NA=$(npulls "$CA")
+ctl select "$CB" >/dev/null 2>&1
+i=0
+while [ "$(field "$CA" terminated)" != true ] && [ $i -lt 600 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+if [ $RC -ne 0 ] || [ -z "$CA" ] || [ -z "$CB" ]; then
+	notok "daemon-cohort-checkrun-fails: exit $RC:" \
+	    "$(printf '%s' "$OUT" | head -c 300)"
+elif [ "$NA" != 0 ]; then
+	notok "daemon-cohort-checkrun-fails: the failed selection left" \
+	    "$NA pull requests of $CA"
+elif [ "$(field "$CB" state)" != published ] ||
+    [ "$(field "$CA" state)" != cancelled ]; then
+	notok "daemon-cohort-checkrun-fails: $CA $(field "$CA" state)," \
+	    "$CB $(field "$CB" state): $(field "$CB" reason)"
+elif [ "$(npulls "$CA")" != 0 ] || [ "$(npulls "$CB")" != 1 ]; then
+	notok "daemon-cohort-checkrun-fails: pulls $(npulls "$CA") of $CA," \
+	    "$(npulls "$CB") of $CB"
+else
+	ok "daemon-cohort-checkrun-fails: one pull request for the cohort"
+fi
+
 # 4. The API by name: glibc resolves it in the publisher, under its
 # "dns" promise and the resolver files it unveils.
 write_manifest "$T/m2b.yaml" 'echo named >> README.md'
