@@ -344,8 +344,9 @@ conf_subid_taken(const char *file, const char *what, uid_t lo, uid_t hi,
 {
 	FILE		*f;
 	char		 line[512], *name, *first, *count, *end;
+	const int	 bases[] = { 10, 0 };
 	unsigned long long a, n, last;
-	int		 found = 0, ch;
+	int		 found = 0, ch, i;
 
 	if ((f = fopen(file, "re")) == NULL) {
 		if (errno == ENOENT)
@@ -368,19 +369,28 @@ conf_subid_taken(const char *file, const char *what, uid_t lo, uid_t hi,
 		if ((count = strchr(first, ':')) == NULL)
 			continue;
 		*count++ = '\0';
-		errno = 0;
-		a = strtoull(first, &end, 10);
-		if (errno != 0 || end == first || *end != '\0')
-			continue;
-		n = strtoull(count, &end, 10);
-		if (errno != 0 || end == count || *end != '\0' || n == 0)
-			continue;
-		last = n - 1 > ULLONG_MAX - a ? ULLONG_MAX : a + (n - 1);
-		if (a > hi || last < lo)
-			continue;
-		snprintf(why, len, "subordinate %ss %llu-%llu of %.64s in %s",
-		    what, a, last, name, file);
-		found = 1;
+		/*
+		 * shadow's newuidmap reads the numbers as strtoul(3) with
+		 * base 0 (0x10FE0 and 0207740 are 69600); other tools
+		 * read them in base 10: a range in either reading counts.
+		 */
+		for (i = 0; !found && i < 2; i++) {
+			errno = 0;
+			a = strtoull(first, &end, bases[i]);
+			if (errno != 0 || end == first || *end != '\0')
+				continue;
+			n = strtoull(count, &end, bases[i]);
+			if (errno != 0 || end == count || *end != '\0' ||
+			    n == 0)
+				continue;
+			last = n - 1 > ULLONG_MAX - a ? ULLONG_MAX :
+			    a + (n - 1);
+			if (a > hi || last < lo)
+				continue;
+			snprintf(why, len, "subordinate %ss %llu-%llu of "
+			    "%.64s in %s", what, a, last, name, file);
+			found = 1;
+		}
 	}
 	fclose(f);
 	return (found);
