@@ -241,6 +241,21 @@ attempt_stall(struct attempt *a, const char *kind, const char *line,
 
 static void	attempt_verdict_next(struct attempt *);
 
+/*
+ * Published, in the journal: a cohort's other members go (they waited
+ * for this), then the attempt's own teardown.  Every path to published
+ * comes here, the one that waited for journal space too.
+ */
+static void
+attempt_after_published(struct attempt *a)
+{
+	if (a->cohort[0] != '\0') {
+		crashpoint("parent:cohort-published");
+		cohort_published(a);
+	}
+	attempt_teardown(a);
+}
+
 /* The refused record is in the journal now: what it was to lead to. */
 static void
 attempt_stall_next(struct attempt *a, const char *kind)
@@ -253,6 +268,8 @@ attempt_stall_next(struct attempt *a, const char *kind)
 		attempt_after_exit(a);
 	else if (strcmp(kind, "verdict") == 0)
 		attempt_verdict_next(a);
+	else if (strcmp(kind, "published") == 0)
+		attempt_after_published(a);
 	else
 		attempt_teardown(a);
 }
@@ -2489,11 +2506,7 @@ publisher_msg(struct child *c, enum msg_kind k, union child_msg *m)
 			return (0);
 		log_info("%s: published %s, pull request %d", a->id,
 		    a->branch, a->pull);
-		if (a->cohort[0] != '\0') {
-			crashpoint("parent:cohort-published");
-			cohort_published(a);
-		}
-		attempt_teardown(a);
+		attempt_after_published(a);
 		return (0);
 	case MSG_ERROR:
 		if ((a = child_attempt(c, m->error.id, 0, AS_PUBLISHING,

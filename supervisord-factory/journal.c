@@ -534,6 +534,24 @@ build_batch(const struct journal *j, const struct iovec *iov, size_t n,
 	return (0);
 }
 
+/*
+ * A test build's full disk on demand: while the file the environment's
+ * FACTORY_TEST_JOURNAL_FULL names exists, every append fails as a full
+ * file system fails it, before a byte is written (a real full tmpfs
+ * still takes a record in the journal's last, partly used page).
+ */
+static int
+journal_test_full(void)
+{
+#ifdef FACTORY_TESTBUILD
+	const char	*f = getenv("FACTORY_TEST_JOURNAL_FULL");
+
+	return (f != NULL && *f != '\0' && access(f, F_OK) == 0);
+#else
+	return (0);
+#endif
+}
+
 int
 journal_append_many(struct journal *j, const struct iovec *iov, size_t n,
     uint64_t *first_seq_out)
@@ -548,6 +566,10 @@ journal_append_many(struct journal *j, const struct iovec *iov, size_t n,
 	}
 	if ((total = batch_size(iov, n)) == 0) {
 		errno = EINVAL;
+		return (-1);
+	}
+	if (journal_test_full()) {
+		errno = ENOSPC;
 		return (-1);
 	}
 	if ((buf = malloc(total)) == NULL)

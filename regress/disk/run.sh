@@ -282,4 +282,56 @@ check "restart on a full state fs: space again, attempts go on" \
 stop_factoryd
 umount "$S/state"
 
+# 9. A cohort's selection publishes while the journal cannot be written
+# (the test build's FACTORY_TEST_JOURNAL_FULL: appends fail as on a full
+# fs while its file exists): "published" waits for space, and once it
+# is journaled the other member goes, not selected (before: it stayed
+# selectable, its sandbox and uid held, until a restart).  The forge's
+# pulls lock holds the publication until the journal is "full".
+C=$T/cohort
+mkdir -p "$C"
+make_repos "$C" 61504
+write_attempt_conf "$C" 61500 $RANGE_LO-$RANGE_HI
+SOCK=$C/factoryd.sock
+STATE=$C/state
+write_manifest "$T/pair.yaml" 'echo "$MODE" >> README.md' true 'cohort:
+  size: 2
+  variants:
+    - env: {MODE: left}
+    - env: {MODE: right}'
+FULL=$STATE/test-journal-full
+export FACTORY_TEST_JOURNAL_FULL="$FULL"
+start_factoryd "$C/factoryd.conf" "$C/log"
+unset FACTORY_TEST_JOURNAL_FULL
+OUT=$(ctl -j submit -w "$T/pair.yaml")
+A=$(printf '%s' "$OUT" | jq -r '.members[0].id')
+B=$(printf '%s' "$OUT" | jq -r '.members[1].id')
+check "cohort, journal full: both members selectable" \
+    [ "$(field "$A" state)" = selectable -a "$(field "$B" state)" = selectable ]
+touch "$C/pulls/.lock" && chown 61504:61504 "$C/pulls/.lock"
+rm -f "$T/locked"
+( flock -x 9 && touch "$T/locked" && exec sleep 120 ) 9<"$C/pulls/.lock" &
+LOCKPID=$!
+i=0
+while [ ! -e "$T/locked" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+ctl select "$A" >/dev/null
+wait_state "$A" publishing 30
+touch "$FULL"
+kill "$LOCKPID"; wait "$LOCKPID" 2>/dev/null
+i=0
+while ! grep -q "journal: $A: published refused" "$C/log" && [ $i -lt 100 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check "cohort, journal full: published refused while it is full" \
+    grep -q "journal: $A: published refused" "$C/log"
+check "cohort, journal full: $B still selectable meanwhile" \
+    [ "$(field "$B" state)" = selectable ]
+rm -f "$FULL"
+wait_terminated "$B" 30
+check "cohort, journal full: $A published once space returned ($(field "$A" state))" \
+    [ "$(field "$A" state)" = published ]
+check "cohort, journal full: then $B cancelled, not selected ($(field "$B" state): $(field "$B" reason))" \
+    sh -c "[ '$(field "$B" state)' = cancelled ] && '$O/factoryctl' -s '$SOCK' -j show $B | jq -r .reason | grep -q '^not selected: '"
+stop_factoryd
+
 regress_done
