@@ -273,6 +273,8 @@ gw_usage_check(const struct gw_usage *u)
 		return ("status");
 	if (u->outcome >= GW_OUTCOME_MAX)
 		return ("outcome");
+	if (u->estimated > 1)
+		return ("estimated");
 	return (NULL);
 }
 

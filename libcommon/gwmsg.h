@@ -121,6 +121,12 @@ struct gw_usage {
 	uint64_t	 cost_uusd;
 	uint32_t	 status;		/* HTTP status sent to the agent */
 	uint32_t	 outcome;		/* enum gw_outcome */
+	/*
+	 * 1: the provider's own usage was not read (the answer ended
+	 * before it): the counts are the request's reservation, its input
+	 * estimate and the output cap it was sent with.  0 or 1.
+	 */
+	uint32_t	 estimated;
 };
 
 /* gwmsg.c */

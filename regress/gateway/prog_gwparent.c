@@ -411,12 +411,12 @@ from_child(struct imsg *imsg)
 		}
 		account(&u);
 		out("usage %s %s seq=%llu model=%s in=%llu out=%llu cost=%llu "
-		    "status=%u outcome=%s", u.id, u.provider,
+		    "status=%u outcome=%s%s", u.id, u.provider,
 		    (unsigned long long)u.seq, u.model[0] ? u.model : "-",
 		    (unsigned long long)u.tokens_in,
 		    (unsigned long long)u.tokens_out,
 		    (unsigned long long)u.cost_uusd, (unsigned)u.status,
-		    gw_outcome_name(u.outcome));
+		    gw_outcome_name(u.outcome), u.estimated ? " estimated" : "");
 		return;
 	case IMSG_GW_ERROR:
 		if (gw_error_decode(imsg, reason, sizeof(reason), err,

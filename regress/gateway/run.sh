@@ -357,6 +357,72 @@ check "a budget that cannot cover the input and a minimal answer: 429, not forwa
     eval "grep -qx 'status 429' '$T/c14' && grep -q 'budget exhausted: 40 tokens' '$T/c14' &&
     echo '$u' | grep -q 'outcome=refused-budget' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
 
+# --- an answer whose usage was never read is charged its reservation
+# A JSON answer's usage comes at its end, a stream's near it: the
+# provider bills all it generated whether the agent waits or not.
+cmd "grant id=a-15 provider=oa models=gpt-test budget_tokens=2000"
+cmd "grant id=a-16 provider=oa models=gpt-test budget_tokens=1000000"
+waitn 1 '^token a-16 ' || notok "grants a-15 a-16"
+P15=$(port a-15); T15=$(tok a-15 oa); P16=$(port a-16); T16=$(tok a-16 oa)
+spent() { grep "^usage $1 " "$T/drv.out" |
+    sed 's/.* in=\([0-9]*\) out=\([0-9]*\) .*/\1 \2/' | awk '{s += $1 + $2} END {print s + 0}'; }
+# What the double bills: usage_in and usage_out capped by max_tokens.
+billed() {	# tag
+	grep "tag\\\\\":\\\\\"$1\\\\\"" "$T/rec.jsonl" | python3 -c '
+import json, sys
+s = 0
+for l in sys.stdin:
+    b = json.loads(json.loads(l)["body"])
+    s += b["usage_in"] + min(b["usage_out"], b.get("max_tokens", 1 << 40),
+        b.get("max_completion_tokens", 1 << 40))
+print(s)'
+}
+n=$(nusage)
+for i in 1 2 3 4 5 6; do
+	$C gone "$P15" POST /v1/chat/completions -H "$(hdr_oa "$T15")" \
+	    -d '{"model":"gpt-test","tag":"gone","max_tokens":1000,"usage_in":10,"usage_out":1000,"honor":true,"wait":0.5,"messages":[]}' \
+	    -t 0.2
+done
+$C gone "$P15" POST /v1/chat/completions -H "$(hdr_oa "$T15")" \
+    -d '{"model":"gpt-test","tag":"gone","stream":true,"max_tokens":1000,"usage_in":10,"usage_out":1000,"honor":true,"deltas":20,"delay":0.1,"messages":[]}' \
+    -t 0.5
+waitn $((n + 7)) '^usage' || true
+sleep 0.5
+b=$(billed gone); sp=$(spent a-15)
+check "agents gone before their usage: metered $sp >= billed $b, <= 2000" \
+    [ "$sp" -ge "$b" -a "$sp" -le 2000 -a "$b" -gt 0 ]
+check "agents gone before their usage: the rows say estimated" \
+    eval "[ \$(grep '^usage a-15 ' '$T/drv.out' | grep -c ' estimated$') -ge 2 ] &&
+    ! grep '^usage a-15 ' '$T/drv.out' | grep 'status=429' | grep -q estimated"
+check "agents gone before their usage: the budget then refuses" \
+    eval "$C req $P15 POST /v1/chat/completions -H '$(hdr_oa "$T15")' \
+    -d '{\"model\":\"gpt-test\",\"messages\":[]}' | grep -qx 'status 429'"
+# A JSON answer the agent does not read: cut-stalled before its usage.
+n=$(nusage)
+$C slow "$P16" POST /v1/chat/completions -H "$(hdr_oa "$T16")" \
+    -d '{"model":"gpt-test","tag":"stall","max_tokens":200000,"usage_in":10,"usage_out":200000,"honor":true,"text":3000000,"messages":[]}' \
+    -p 9 >/dev/null &
+SJ=$!
+PIDS="$PIDS $SJ"
+i=0
+while ! grep '^usage a-16 ' "$T/drv.out" | grep -q 'outcome=cut' &&
+    [ $i -lt 150 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+u=$(grep '^usage a-16 ' "$T/drv.out" | tail -1)
+check "a JSON answer cut-stalled: charged its reservation, estimated ($u)" \
+    eval "echo '$u' | grep -q 'outcome=cut-stalled estimated' &&
+    [ $(spent a-16) -ge $(billed stall) ]"
+kill "$SJ" 2>/dev/null
+wait "$SJ" 2>/dev/null
+# A request refused before it went is not estimated.
+n=$(nusage)
+$C req "$P16" POST /v1/chat/completions -H "$(hdr_oa "$T16")" \
+    -d '{"model":"gpt-nope","messages":[]}' >/dev/null
+u=$(usage_after "$n")
+check "a refused request: not estimated, nothing charged ($u)" \
+    eval "echo '$u' | grep -q 'in=0 out=0 cost=0 status=403 outcome=refused-model$'"
+
 # --- tokens: another endpoint's, none, revoked
 n=$(nusage)
 $C req "$P2" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
