@@ -119,8 +119,8 @@ proto_request(int api, const char *body, size_t len, char *model,
 }
 
 int
-proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t *out,
-    char *err, size_t errlen)
+proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
+    uint64_t *out, char *err, size_t errlen)
 {
 	static const char *chat[] = { "max_completion_tokens", "max_tokens",
 	    NULL };
@@ -168,6 +168,8 @@ proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t *out,
 			ask = (uint64_t)x;
 	}
 	per = avail / n;
+	if (per > ceiling)
+		per = ceiling;
 	if (per > PROTO_MAXCOUNT)
 		per = PROTO_MAXCOUNT;
 	least = ask < PROTO_MINOUT ? ask : PROTO_MINOUT;

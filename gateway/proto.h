@@ -46,15 +46,17 @@ json_t	*proto_request(int, const char *, size_t, char *, size_t, int *,
 
 /*
  * Cap the request's output to avail tokens in all (its choices
- * together): max_completion_tokens and max_tokens (chat, "n" choices
- * sharing it), max_output_tokens (responses), max_tokens (messages),
- * each lowered to the cap or, when none is given, the first put in.
+ * together) and to ceiling tokens a choice (the model's output
+ * ceiling, which a provider answers 400 above):
+ * max_completion_tokens and max_tokens (chat, "n" choices sharing
+ * it), max_output_tokens (responses), max_tokens (messages), each
+ * lowered to the cap or, when none is given, the first put in.
  * Returns 0 with the output ceiling in *out, 1 if avail leaves less
  * than the least answer (PROTO_MINOUT, or less if the request asks
  * less; the document untouched), -1 with a reason in err.
  */
-int	proto_cap_output(int, json_t *, uint64_t, uint64_t *, char *,
-	    size_t);
+int	proto_cap_output(int, json_t *, uint64_t, uint64_t, uint64_t *,
+	    char *, size_t);
 
 struct meter {
 	int		 api;

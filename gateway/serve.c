@@ -503,26 +503,31 @@ serve_model_granted(const struct gw_ep *ep, const char *model)
 	return (0);
 }
 
-/* Its prices, or those of "*"; 0 if the table has neither. */
+/*
+ * Its prices and output ceiling, or those of "*"; 0 if the table has
+ * neither (the ceiling is then the default).
+ */
 static int
 serve_price(const struct gw_prov *p, const char *model, struct fwd_req *f)
 {
-	const struct gw_price	*star = NULL;
+	const struct gw_price	*e = NULL;
 	uint32_t		 i;
 
+	f->maxout = GW_MAXOUT_DEFAULT;
 	for (i = 0; i < p->conf.nprices; i++) {
 		if (strcmp(p->conf.prices[i].model, model) == 0) {
-			f->pin = p->conf.prices[i].in_uusd_per_mtok;
-			f->pout = p->conf.prices[i].out_uusd_per_mtok;
-			return (1);
+			e = &p->conf.prices[i];
+			break;
 		}
 		if (strcmp(p->conf.prices[i].model, "*") == 0)
-			star = &p->conf.prices[i];
+			e = &p->conf.prices[i];
 	}
-	if (star == NULL)
+	if (e == NULL)
 		return (0);
-	f->pin = star->in_uusd_per_mtok;
-	f->pout = star->out_uusd_per_mtok;
+	f->pin = e->in_uusd_per_mtok;
+	f->pout = e->out_uusd_per_mtok;
+	if (e->max_output != 0)
+		f->maxout = e->max_output;
 	return (1);
 }
 
@@ -531,7 +536,7 @@ serve_price(const struct gw_prov *p, const char *model, struct fwd_req *f)
  * flight at once cannot together spend past the budget: its size in
  * tokens (with what we add to it) and its output ceiling, the
  * request's own capped to what the budget leaves after the requests
- * already running, put in when absent.  A budget that cannot cover
+ * already running and to the model's own ceiling, put in when absent.  A budget that cannot cover
  * the input and the least answer refuses it.  0, or -1: answered.
  */
 static int
@@ -571,8 +576,8 @@ serve_reserve(struct gw_ep *ep, struct evhttp_request *req,
 			usd = 1;
 		}
 	}
-	if ((rc = proto_cap_output(f->api, f->doc, avail, &out, err,
-	    sizeof(err))) == -1) {
+	if ((rc = proto_cap_output(f->api, f->doc, avail, f->maxout, &out,
+	    err, sizeof(err))) == -1) {
 		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, err, 0);
 		return (-1);
 	}

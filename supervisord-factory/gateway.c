@@ -526,6 +526,7 @@ gw_provider(const struct conf_gw *cg, struct gw_provider *p)
 		    sizeof(p->prices[i].model));
 		p->prices[i].in_uusd_per_mtok = cg->prices[i].in_uusd;
 		p->prices[i].out_uusd_per_mtok = cg->prices[i].out_uusd;
+		p->prices[i].max_output = cg->prices[i].max_output;
 	}
 	return (0);
 }

@@ -98,7 +98,9 @@ C="python3 $D/client.py"
 hdr_oa() { echo "Authorization: Bearer $1"; }
 
 cmd "provider name=oa kind=openai url=https://127.0.0.1:$SP key=$T/oa.key" \
-    "ca=$T/good/ca.pem price=gpt-test:1000000:2000000 price=*:3000000:3000000"
+    "ca=$T/good/ca.pem price=gpt-test:1000000:2000000" \
+    "price=gpt-small:1000000:2000000:300 price=gpt-free:1000000:0" \
+    "price=*:3000000:3000000"
 cmd "provider name=an kind=anthropic url=https://localhost:$SP key=$T/an.key" \
     "ca=$T/good/ca.pem price=claude-test:1000000:5000000"
 cmd "provider name=npm kind=upstream url=https://127.0.0.1:$SP/registry" \
@@ -356,6 +358,36 @@ u=$(usage_after "$n")
 check "a budget that cannot cover the input and a minimal answer: 429, not forwarded ($u)" \
     eval "grep -qx 'status 429' '$T/c14' && grep -q 'budget exhausted: 40 tokens' '$T/c14' &&
     echo '$u' | grep -q 'outcome=refused-budget' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+
+# --- the output cap put in is the model's ceiling at most
+cmd "grant id=a-17 provider=oa models=gpt-test,gpt-small budget_tokens=1000000"
+cmd "grant id=a-18 provider=oa models=gpt-free budget_uusd=1000"
+waitn 1 '^token a-18 ' || notok "grants a-17 a-18"
+P17=$(port a-17); T17=$(tok a-17 oa); P18=$(port a-18); T18=$(tok a-18 oa)
+cap_of() {	# tag key
+	grep "tag\\\\\":\\\\\"$1\\\\\"" "$T/rec.jsonl" | tail -1 |
+	    grep -o "$2\\\\\":[0-9]*" | sed 's/.*://'
+}
+$C req "$P17" POST /v1/chat/completions -H "$(hdr_oa "$T17")" \
+    -d '{"model":"gpt-test","tag":"big","messages":[]}' >"$T/m1"
+m=$(cap_of big max_completion_tokens)
+check "a budget of 1,000,000: the cap put in is the default ceiling ($m)" \
+    eval "grep -qx 'status 200' '$T/m1' && [ '${m:-0}' -ge 16 -a '${m:-99999999}' -le 16384 ]"
+$C req "$P17" POST /v1/chat/completions -H "$(hdr_oa "$T17")" \
+    -d '{"model":"gpt-small","tag":"small","max_tokens":5000,"messages":[]}' >"$T/m2"
+m=$(cap_of small max_tokens)
+check "max-output 300: an asked 5000 lowered to 300 ($m)" \
+    eval "grep -qx 'status 200' '$T/m2' && [ '${m:-0}' = 300 ]"
+$C req "$P17" POST /v1/responses -H "$(hdr_oa "$T17")" \
+    -d '{"model":"gpt-small","tag":"smallr","input":"x"}' >"$T/m3"
+m=$(cap_of smallr max_output_tokens)
+check "max-output 300: put in a response ($m)" \
+    eval "grep -qx 'status 200' '$T/m3' && [ '${m:-0}' = 300 ]"
+$C req "$P18" POST /v1/chat/completions -H "$(hdr_oa "$T18")" \
+    -d '{"model":"gpt-free","tag":"free","n":2,"messages":[]}' >"$T/m4"
+m=$(cap_of free max_completion_tokens)
+check "USD budget, output price 0: the cap put in is the ceiling ($m)" \
+    eval "grep -qx 'status 200' '$T/m4' && [ '${m:-0}' -ge 16 -a '${m:-99999999}' -le 16384 ]"
 
 # --- an answer whose usage was never read is charged its reservation
 # A JSON answer's usage comes at its end, a stream's near it: the
