@@ -606,7 +606,7 @@ fwd_body(struct gw_fwd *f, struct evhttp_request *req, struct fwd_req *r,
 
 	if (r->doc != NULL) {
 		/* What we checked is what goes: no second parser's view. */
-		if ((s = json_dumps(r->doc, JSON_COMPACT)) == NULL)
+		if ((s = json_dumps(r->doc, PROTO_DUMP)) == NULL)
 			return (-1);
 		*len = strlen(s);
 		evbuffer_add(out, s, *len);

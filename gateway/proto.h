@@ -20,6 +20,13 @@
 #define PROTO_ADDED	96	/* bytes the gateway may add to a request */
 #define PROTO_MINOUT	16	/* the least answer a budget must allow */
 #define PROTO_MAXCHOICES 128	/* a chat completion's "n" */
+/*
+ * How a checked body is serialized to go: its numbers as jansson's
+ * default, 17 digits (0.1 goes as 0.10000000000000001), the value the
+ * agent sent exactly; fewer digits would change some values.  The
+ * estimate counts these bytes, not the agent's.
+ */
+#define PROTO_DUMP	JSON_COMPACT
 
 enum proto_api {
 	API_NONE,		/* a GET: no body, nothing metered */
@@ -43,6 +50,19 @@ int	proto_route(uint8_t, const char *, const char *);
  */
 json_t	*proto_request(int, const char *, size_t, char *, size_t, int *,
 	    char *, size_t);
+
+/* The bytes doc is forwarded as (PROTO_DUMP), without making them. */
+size_t	proto_dumped_len(json_t *);
+
+/*
+ * The first part of a request whose input the provider bills far above
+ * its bytes, by reference or by its own rule (an image, a file, a
+ * stored prompt or response, a server-side tool): its path in where,
+ * e.g. "messages[0].content[1].type: image_url", and 1; 0 if none.
+ * A budget cannot reserve what such a part costs: the caller refuses
+ * it on a budgeted grant.
+ */
+int	proto_byref(int, json_t *, char *, size_t);
 
 /*
  * Cap the request's output to avail tokens in all (its choices

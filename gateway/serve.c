@@ -598,7 +598,7 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 {
 	struct evbuffer	*in = evhttp_request_get_input_buffer(req);
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
-	char		 err[160], msg[128];
+	char		 err[160], msg[256], where[160];
 	size_t		 len;
 	int		 stream;
 
@@ -635,6 +635,26 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 		snprintf(msg, sizeof(msg), "model %s has no price and the "
 		    "budget is in USD", f->u.model);
 		serve_refuse(req, &f->u, 403, GW_REFUSED_MODEL, msg, 0);
+		return (-1);
+	}
+	/*
+	 * What the provider bills beyond the bytes it is sent (an image,
+	 * a file, a stored prompt or response, a tool it runs itself) no
+	 * reservation can bound: refused where a budget holds.
+	 */
+	if ((ep->g.budget_tokens != 0 || ep->g.budget_uusd != 0) &&
+	    proto_byref(f->api, f->doc, where, sizeof(where))) {
+		snprintf(msg, sizeof(msg), "body: %s: refused on a budgeted "
+		    "grant, the provider bills it beyond its bytes", where);
+		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, msg, 0);
+		return (-1);
+	}
+	/* The estimate is of what goes, which may be more than came. */
+	if ((len = proto_dumped_len(f->doc)) > PROTO_MAXBODY) {
+		snprintf(msg, sizeof(msg), "body: %zu bytes once serialized "
+		    "again, more than %d", len == SIZE_MAX ? 0 : len,
+		    PROTO_MAXBODY);
+		serve_refuse(req, &f->u, 413, GW_BAD_REQUEST, msg, 0);
 		return (-1);
 	}
 	return (serve_reserve(ep, req, f, len));

@@ -3,7 +3,9 @@
 # controls every byte (python3 stdlib only).
 #
 #	client.py req PORT METHOD PATH [-H "Name: value"]... [-d BODY]
-#		one HTTP/1.1 request; prints "status N", then the body
+#	    [-f FILE]
+#		one HTTP/1.1 request (its body BODY or FILE's bytes);
+#		prints "status N", then the body
 #	client.py raw PORT [-s SECONDS]
 #		sends stdin's bytes as they are (with -s: one byte every
 #		SECONDS), prints every answer's status line as
@@ -73,6 +75,9 @@ def request(argv):
             headers.append(argv[i + 1])
         elif argv[i] == "-d":
             body = argv[i + 1].encode()
+        elif argv[i] == "-f":
+            with open(argv[i + 1], "rb") as f:
+                body = f.read()
         else:
             opts[argv[i]] = float(argv[i + 1])
         i += 2

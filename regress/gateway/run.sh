@@ -95,6 +95,9 @@ usage_after() {	# n
 	    sed -n "$(($1 + 1))p"
 }
 C="python3 $D/client.py"
+# Tokens metered for an attempt, in and out.
+spent() { grep "^usage $1 " "$T/drv.out" |
+    sed 's/.* in=\([0-9]*\) out=\([0-9]*\) .*/\1 \2/' | awk '{s += $1 + $2} END {print s + 0}'; }
 hdr_oa() { echo "Authorization: Bearer $1"; }
 
 cmd "provider name=oa kind=openai url=https://127.0.0.1:$SP key=$T/oa.key" \
@@ -389,6 +392,80 @@ m=$(cap_of free max_completion_tokens)
 check "USD budget, output price 0: the cap put in is the ceiling ($m)" \
     eval "grep -qx 'status 200' '$T/m4' && [ '${m:-0}' -ge 16 -a '${m:-99999999}' -le 16384 ]"
 
+# --- inputs billed beyond their bytes; the estimate of what goes
+cmd "grant id=a-19 provider=oa models=gpt-test budget_tokens=2000"
+cmd "grant id=a-20 provider=an models=claude-test budget_tokens=2000"
+cmd "grant id=a-21 provider=oa models=gpt-test budget_tokens=100000"
+waitn 1 '^token a-21 ' || notok "grants a-19 to a-21"
+P19=$(port a-19); T19=$(tok a-19 oa); P20AN=$(port a-20); T20AN=$(tok a-20 an)
+P21=$(port a-21); T21=$(tok a-21 oa)
+byref() {	# name port header path body field
+	local r
+	r=$(wc -l <"$T/rec.jsonl")
+	$C req "$2" POST "$4" -H "$3" -d "$5" >"$T/br"
+	check "budgeted, $1: 400 naming $6, not forwarded" \
+	    eval "grep -qx 'status 400' '$T/br' && grep -qF -- '$6' '$T/br' &&
+	    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+}
+IMG='{"type":"image_url","image_url":{"url":"https://x/y.png","detail":"high"}}'
+n=$(nusage)
+CPIDS=""
+for i in 1 2 3 4 5 6 7 8; do
+	$C req "$P19" POST /v1/chat/completions -H "$(hdr_oa "$T19")" \
+	    -d '{"model":"gpt-test","max_tokens":16,"usage_in":900,"usage_out":16,"honor":true,"wait":1.5,"messages":[{"role":"user","content":['"$IMG"']}]}' \
+	    >"$T/i$i" &
+	CPIDS="$CPIDS $!"
+done
+PIDS="$PIDS $CPIDS"
+for p in $CPIDS; do wait "$p"; done
+waitn $((n + 8)) '^usage' || true
+check "eight image inputs at once on a budget of 2000: all refused ($(spent a-19) metered)" \
+    eval "[ \$(cat '$T'/i[1-8] | grep -cx 'status 400') = 8 ] &&
+    grep -qF 'messages[0].content[0].type: image_url' '$T/i1' && [ $(spent a-19) = 0 ]"
+byref "a stored response" "$P19" "$(hdr_oa "$T19")" /v1/responses \
+    '{"model":"gpt-test","previous_response_id":"resp_1","input":"x"}' \
+    'body: previous_response_id:'
+byref "a stored prompt" "$P19" "$(hdr_oa "$T19")" /v1/responses \
+    '{"model":"gpt-test","prompt":{"id":"pmpt_1"}}' 'body: prompt:'
+byref "a server tool" "$P19" "$(hdr_oa "$T19")" /v1/responses \
+    '{"model":"gpt-test","input":"x","tools":[{"type":"web_search"}]}' \
+    'tools[0].type: web_search'
+byref "an item reference" "$P19" "$(hdr_oa "$T19")" /v1/responses \
+    '{"model":"gpt-test","input":[{"role":"user","content":"x"},{"id":"msg_1"}]}' \
+    'input[1]: an item reference'
+byref "a file by id" "$P19" "$(hdr_oa "$T19")" /v1/responses \
+    '{"model":"gpt-test","input":[{"role":"user","content":[{"type":"input_text","text":"x"},{"type":"input_file","file_id":"file-1"}]}]}' \
+    'input[0].content[1].type: input_file'
+byref "web search options" "$P19" "$(hdr_oa "$T19")" /v1/chat/completions \
+    '{"model":"gpt-test","web_search_options":{},"messages":[]}' \
+    'body: web_search_options:'
+byref "an image in a tool result" "$P20AN" "x-api-key: $T20AN" /v1/messages \
+    '{"model":"claude-test","max_tokens":16,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"url","url":"https://x/y.png"}}]}]}]}' \
+    'messages[0].content[0].content[0].type: image'
+byref "a server tool of Messages" "$P20AN" "x-api-key: $T20AN" /v1/messages \
+    '{"model":"claude-test","max_tokens":16,"messages":[],"tools":[{"name":"f","input_schema":{}},{"type":"web_search_20250305","name":"web_search"}]}' \
+    'tools[1].type: web_search_20250305'
+$C req "$P20AN" POST /v1/messages -H "x-api-key: $T20AN" \
+    -d '{"model":"claude-test","max_tokens":16,"messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"tools":[{"name":"f","input_schema":{"type":"object"}}]}' >"$T/br"
+check "budgeted, text and a custom tool: served" grep -qx 'status 200' "$T/br"
+$C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-test","messages":[{"role":"user","content":['"$IMG"']}]}' >"$T/br"
+check "no budget, an image input: served" grep -qx 'status 200' "$T/br"
+# 0.1 goes as 0.10000000000000001: five times the bytes the agent sent.
+python3 -c '
+import json, sys
+def body(n, tag):
+    return json.dumps({"model":"gpt-test","tag":tag,"messages":[],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"number","enum":[0.1]*n}}}}}]}, separators=(",",":"))
+open(sys.argv[1], "w").write(body(30000, "reals"))
+open(sys.argv[2], "w").write(body(250000, "reals2"))' "$T/reals.json" "$T/reals2.json"
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$P21" POST /v1/chat/completions -H "$(hdr_oa "$T21")" -f "$T/reals.json" >"$T/br"
+check "$(wc -c <"$T/reals.json") bytes that go as five times more: estimated from what goes, 429 on 100,000" \
+    eval "grep -qx 'status 429' '$T/br' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+$C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" -f "$T/reals2.json" >"$T/br"
+check "$(wc -c <"$T/reals2.json") bytes that go as more than 4 MB: 413, not forwarded" \
+    eval "grep -qx 'status 413' '$T/br' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+
 # --- an answer whose usage was never read is charged its reservation
 # A JSON answer's usage comes at its end, a stream's near it: the
 # provider bills all it generated whether the agent waits or not.
@@ -396,8 +473,6 @@ cmd "grant id=a-15 provider=oa models=gpt-test budget_tokens=2000"
 cmd "grant id=a-16 provider=oa models=gpt-test budget_tokens=1000000"
 waitn 1 '^token a-16 ' || notok "grants a-15 a-16"
 P15=$(port a-15); T15=$(tok a-15 oa); P16=$(port a-16); T16=$(tok a-16 oa)
-spent() { grep "^usage $1 " "$T/drv.out" |
-    sed 's/.* in=\([0-9]*\) out=\([0-9]*\) .*/\1 \2/' | awk '{s += $1 + $2} END {print s + 0}'; }
 # What the double bills: usage_in and usage_out capped by max_tokens.
 billed() {	# tag
 	grep "tag\\\\\":\\\\\"$1\\\\\"" "$T/rec.jsonl" | python3 -c '
