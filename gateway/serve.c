@@ -144,6 +144,27 @@ serve_in_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
 }
 
 /*
+ * The first len bytes of b, wherever they lie: evbuffer_copyout fails
+ * while the buffer's start is frozen, as it is inside evhttp's write
+ * callbacks (a pipelined request answered after the one before).
+ */
+static int
+serve_peek(struct evbuffer *b, char *dst, size_t len)
+{
+	struct evbuffer_iovec	 v[4];
+	size_t			 got = 0, n;
+	int			 nv, i;
+
+	nv = evbuffer_peek(b, (ev_ssize_t)len, NULL, v, 4);
+	for (i = 0; i < nv && i < 4 && got < len; i++) {
+		n = v[i].iov_len < len - got ? v[i].iov_len : len - got;
+		memcpy(dst + got, v[i].iov_base, n);
+		got += n;
+	}
+	return (got == len ? 0 : -1);
+}
+
+/*
  * Output that starts while no request is ours is evhttp's own answer:
  * its status line is the first thing it writes.
  */
@@ -157,8 +178,7 @@ serve_out_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
 
 	if (c->ours || info->orig_size != 0 || info->n_added == 0)
 		return;
-	if (evbuffer_copyout(b, line, sizeof(line) - 1) !=
-	    (ev_ssize_t)sizeof(line) - 1)
+	if (serve_peek(b, line, sizeof(line) - 1) == -1)
 		return;
 	line[sizeof(line) - 1] = '\0';
 	if (strncmp(line, "HTTP/1.", 7) != 0 || line[8] != ' ' ||
@@ -175,7 +195,8 @@ serve_out_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
 
 /*
  * Once a second: forget the connections evhttp closed (it clears a
- * bufferevent's callbacks when it lets go), and drop those past their
+ * bufferevent's callbacks when it lets go), recording one the agent
+ * closed with part of a request sent, and drop those past their
  * deadline, however slowly their bytes still trickle in, as if
  * evhttp's own read timeout fired: no answer, the connection closed.
  */
@@ -192,6 +213,9 @@ serve_sweep(int fd, short ev, void *arg)
 		next = TAILQ_NEXT(c, entry);
 		bufferevent_getcb(c->bev, &rcb, NULL, NULL, NULL);
 		if (rcb == NULL) {
+			if (c->rx > 0 && !c->ours && !c->dropped)
+				serve_unparsed(ep, 400, "the connection "
+				    "closed before the request was complete");
 			serve_conn_free(ep, c);
 			continue;
 		}

@@ -19,7 +19,8 @@
 #		"complete" (the answer's end arrived) or "truncated"
 #	client.py gone PORT METHOD PATH [-H ...] [-d BODY] [-t SECONDS]
 #	    [-c BYTES]
-#		sends the request (with -c: its first BYTES only), reads
+#		sends the request (with -c: its first BYTES only, or
+#		all but the last -BYTES), reads
 #		nothing, closes the connection after SECONDS; prints
 #		nothing
 import socket

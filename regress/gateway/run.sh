@@ -689,6 +689,46 @@ u=$(usage_after "$n")
 check "a request that reaches the handler is recorded once, as itself ($u)" \
     eval "echo '$u' | grep -q 'status=401 outcome=refused-token' &&
     [ \$(nusage) = $((n + 1)) ]"
+# A good request and a bad one in one write: the bad one's answer is
+# written from inside evhttp's write callbacks (the buffer's start
+# frozen), and recorded all the same.
+n=$(nusage)
+good="POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $T1\r\nContent-Length: 34\r\n\r\n{\"model\":\"gpt-test\",\"messages\":[]}"
+printf "$good"'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n' |
+    raw >"$T/p1"
+waitn $((n + 2)) '^usage' || true
+u=$(grep '^usage' "$T/drv.out" | sed -n "$((n + 1)),\$p" | tr '\n' ' ')
+check "pipelined good and bad: both answered ($(tr '\n' ' ' <"$T/p1"))" \
+    eval "grep -qx 'status 200' '$T/p1' && grep -qE 'status (400|413)' '$T/p1'"
+check "pipelined good and bad: both recorded ($u)" \
+    eval "echo '$u' | grep -q 'status=200 outcome=ok' &&
+    echo '$u' | grep -qE 'status=(400|413) outcome=bad-request'"
+n=$(nusage)
+printf "$good$good"'GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: '"$big"'\r\n\r\n' |
+    raw >"$T/p2"
+waitn $((n + 3)) '^usage' || true
+check "pipelined good, good, oversized: three answers, three records" \
+    eval "[ \$(grep -c 'status 200' '$T/p2') = 2 ] && grep -qE 'status (400|413)' '$T/p2' &&
+    [ \$(nusage) = $((n + 3)) ]"
+# Part of a request, then the agent closes: recorded, not lost.
+n=$(nusage)
+$C gone "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-test","messages":[]}' -c 90 -t 0.3
+u=$(usage_after "$n")
+check "half a request closed by the agent: recorded ($u)" \
+    eval "echo '$u' | grep -qE 'usage a-1 oa seq=[0-9]+ model=- in=0 out=0 cost=0 status=400 outcome=bad-request'"
+n=$(nusage)
+$C gone "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-test","messages":[]}' -c -10 -t 0
+u=$(usage_after "$n")
+check "headers and part of the body, closed at once: recorded ($u)" \
+    eval "echo '$u' | grep -q 'status=400 outcome=bad-request' && [ \$(nusage) = $((n + 1)) ]"
+n=$(nusage)
+$C gone "$P1" GET /v1/models -H "$(hdr_oa "$T1")" -t 0.3
+u=$(usage_after "$n")
+sleep 1.5
+check "a whole request then closed: recorded once, as itself ($u)" \
+    eval "echo '$u' | grep -q 'status=200 outcome=ok' && [ \$(nusage) = $((n + 1)) ]"
 n=$(nusage)
 s0=$(date +%s)
 printf 'GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n' |
