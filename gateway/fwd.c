@@ -69,7 +69,7 @@ struct gw_fwd {
 	int			 cutting;	/* outcome to end with, or -1 */
 	int			 overdim;	/* 1 tokens, 2 USD: cut for it */
 	int			 paused;	/* the provider is not read */
-	int			 sent;		/* the provider took request bytes */
+	int			 sent;		/* request bytes went out */
 	struct evbuffer		*upout;		/* toward it, while upreq */
 	struct evbuffer_cb_entry *sentcb;
 	uint64_t		 paused_ms;	/* since */
@@ -516,7 +516,7 @@ fwd_charge(struct gw_fwd *f)
 
 	failed = f->started && (f->status < 200 || f->status > 299);
 	if (f->api > 0 && f->sent && !failed &&
-	    !(f->m.done && f->m.have_in && f->m.have_out)) {
+	    !(f->m.have_in && f->m.have_out)) {
 		if (in < f->in_est)
 			in = f->in_est;
 		if (out < f->reserve - f->in_est)

@@ -560,8 +560,9 @@ serve_price(const struct gw_prov *p, const char *model, struct fwd_req *f)
  * flight at once cannot together spend past the budget: its size in
  * tokens (with what we add to it) and its output ceiling, the
  * request's own capped to what the budget leaves after the requests
- * already running and to the model's own ceiling, put in when absent.  A budget that cannot cover
- * the input and the least answer refuses it.  0, or -1: answered.
+ * already running and to the model's own ceiling, put in when absent.
+ * A budget that cannot cover the input and the least answer refuses
+ * it.  0, or -1: answered.
  */
 static int
 serve_reserve(struct gw_ep *ep, struct evhttp_request *req,
