@@ -137,6 +137,16 @@ proto_dumped_len(json_t *doc)
 	return (n);
 }
 
+uint64_t
+proto_overhead(int api, json_t *doc)
+{
+	json_t	*t = json_object_get(doc, "tools");
+
+	if (api == API_MESSAGES && json_is_array(t) && json_array_size(t) > 0)
+		return (PROTO_TOOLS_PROMPT);
+	return (0);
+}
+
 #define PROTO_BYREF_DEPTH 4	/* content in content (tool results) */
 
 /* Parts whose tokens are not their bytes: images, audio, files, refs. */

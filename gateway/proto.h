@@ -51,6 +51,14 @@ int	proto_route(uint8_t, const char *, const char *);
 json_t	*proto_request(int, const char *, size_t, char *, size_t, int *,
 	    char *, size_t);
 
+/*
+ * Input a provider adds by its own rule, in tokens: Messages with
+ * tools get a tool-use system prompt (346 tokens as Anthropic states
+ * it) whatever their bytes.
+ */
+#define PROTO_TOOLS_PROMPT	512
+uint64_t proto_overhead(int, json_t *);
+
 /* The bytes doc is forwarded as (PROTO_DUMP), without making them. */
 size_t	proto_dumped_len(json_t *);
 

@@ -575,7 +575,7 @@ serve_reserve(struct gw_ep *ep, struct evhttp_request *req,
 	char			 err[160], msg[128];
 
 	f->in_est = (len + PROTO_ADDED + PROTO_CHARS_PER_TOKEN - 1) /
-	    PROTO_CHARS_PER_TOKEN;
+	    PROTO_CHARS_PER_TOKEN + proto_overhead(f->api, f->doc);
 	f->reserve = f->in_est;
 	f->reserve_uusd = proto_cost(f->in_est, 0, f->pin, f->pout);
 	if (g->budget_tokens == 0 && g->budget_uusd == 0)

@@ -448,6 +448,18 @@ byref "a server tool of Messages" "$P20AN" "x-api-key: $T20AN" /v1/messages \
 $C req "$P20AN" POST /v1/messages -H "x-api-key: $T20AN" \
     -d '{"model":"claude-test","max_tokens":16,"messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"tools":[{"name":"f","input_schema":{"type":"object"}}]}' >"$T/br"
 check "budgeted, text and a custom tool: served" grep -qx 'status 200' "$T/br"
+# Messages with tools: a system prompt of some 350 tokens is billed
+# however small the tools; 400 tokens cannot cover it and an answer.
+cmd "grant id=a-22 provider=an models=claude-test budget_tokens=400"
+waitn 1 '^token a-22 ' || notok "grant a-22"
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$(port a-22)" POST /v1/messages -H "x-api-key: $(tok a-22 an)" \
+    -d '{"model":"claude-test","max_tokens":16,"messages":[],"tools":[{"name":"f","input_schema":{}}]}' >"$T/br"
+check "Messages with a tool on a budget of 400: 429 (the tool prompt counted), not forwarded" \
+    eval "grep -qx 'status 429' '$T/br' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+$C req "$(port a-22)" POST /v1/messages -H "x-api-key: $(tok a-22 an)" \
+    -d '{"model":"claude-test","max_tokens":16,"messages":[]}' >"$T/br"
+check "Messages without tools on a budget of 400: served" grep -qx 'status 200' "$T/br"
 $C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
     -d '{"model":"gpt-test","messages":[{"role":"user","content":['"$IMG"']}]}' >"$T/br"
 check "no budget, an image input: served" grep -qx 'status 200' "$T/br"
