@@ -69,6 +69,9 @@ struct gw_fwd {
 	int			 cutting;	/* outcome to end with, or -1 */
 	int			 overdim;	/* 1 tokens, 2 USD: cut for it */
 	int			 paused;	/* the provider is not read */
+	int			 sent;		/* request bytes went out */
+	struct evbuffer		*upout;		/* toward it, while upreq */
+	struct evbuffer_cb_entry *sentcb;
 	uint64_t		 paused_ms;	/* since */
 	struct event		 cut;
 };
@@ -76,6 +79,7 @@ struct gw_fwd {
 static struct evdns_base *fwd_dns;
 
 static void	fwd_finish(struct gw_fwd *, uint32_t);
+static void	fwd_unwatch(struct gw_fwd *);
 
 /* Headers of a provider request worth keeping; all else is dropped. */
 static const char *fwd_keep[] = {
@@ -389,6 +393,7 @@ fwd_done(struct evhttp_request *up, void *arg)
 {
 	struct gw_fwd	*f = arg;
 
+	fwd_unwatch(f);		/* its connection goes after we return */
 	f->upreq = NULL;	/* libevent frees it after we return */
 	if (f->cutting != -1)
 		return;		/* fwd_cut_cb ends it */
@@ -469,24 +474,78 @@ fwd_reply_end(struct gw_fwd *f, uint32_t outcome)
 	evhttp_send_reply_end(f->req);
 }
 
+/*
+ * Bytes of the request left our buffer toward the provider: from now
+ * on it may be answered, and billed, whatever becomes of the answer.
+ */
+static void
+fwd_sent_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct gw_fwd	*f = arg;
+
+	if (info->n_deleted > 0)
+		f->sent = 1;
+}
+
+static void
+fwd_unwatch(struct gw_fwd *f)
+{
+	if (f->sentcb != NULL)
+		evbuffer_remove_cb_entry(f->upout, f->sentcb);
+	f->sentcb = NULL;
+	f->upout = NULL;
+}
+
+/*
+ * What the request is charged: the provider's usage where it was read.
+ * Where it was not (the agent went or stalled, the answer was cut or
+ * dropped before its usage, which a JSON answer gives only at its
+ * end) and the provider may have answered (it took the request and
+ * did not answer an error), the provider bills what it generated,
+ * which we never saw: at least the reservation is charged, the input
+ * estimate and the output cap the request was sent with, and the row
+ * says so.  A request that never left is charged what was metered.
+ */
+static void
+fwd_charge(struct gw_fwd *f)
+{
+	uint64_t	 in = meter_in(&f->m), out = meter_out(&f->m);
+	uint64_t	 cost = proto_cost(in, out, f->pin, f->pout);
+	int		 failed;
+
+	failed = f->started && (f->status < 200 || f->status > 299);
+	if (f->api > 0 && f->sent && !failed &&
+	    !(f->m.have_in && f->m.have_out)) {
+		if (in < f->in_est)
+			in = f->in_est;
+		if (out < f->reserve - f->in_est)
+			out = f->reserve - f->in_est;
+		cost = proto_cost(in, out, f->pin, f->pout);
+		if (cost < f->reserve_uusd)
+			cost = f->reserve_uusd;
+		f->u.estimated = 1;
+	}
+	f->u.tokens_in = in;
+	f->u.tokens_out = out;
+	f->u.cost_uusd = cost;
+}
+
 static void
 fwd_finish(struct gw_fwd *f, uint32_t outcome)
 {
 	struct gw_ep	*ep = f->ep;
 
 	evtimer_del(&f->cut);
+	fwd_unwatch(f);
 	if (f->upreq != NULL) {
 		evhttp_cancel_request(f->upreq);
 		f->upreq = NULL;
 	}
 	if (!f->m.done)
 		meter_end(&f->m);
-	if (f->kind != GW_UPSTREAM) {
-		f->u.tokens_in = meter_in(&f->m);
-		f->u.tokens_out = meter_out(&f->m);
-		f->u.cost_uusd = proto_cost(f->u.tokens_in, f->u.tokens_out,
-		    f->pin, f->pout);
-	}
+	if (f->kind != GW_UPSTREAM)
+		fwd_charge(f);
 	ep->running -= f->counted;
 	ep->running_uusd -= f->counted_uusd;
 	ep->g.spent_tokens += f->u.tokens_in + f->u.tokens_out;
@@ -547,7 +606,7 @@ fwd_body(struct gw_fwd *f, struct evhttp_request *req, struct fwd_req *r,
 
 	if (r->doc != NULL) {
 		/* What we checked is what goes: no second parser's view. */
-		if ((s = json_dumps(r->doc, JSON_COMPACT)) == NULL)
+		if ((s = json_dumps(r->doc, PROTO_DUMP)) == NULL)
 			return (-1);
 		*len = strlen(s);
 		evbuffer_add(out, s, *len);
@@ -613,6 +672,9 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 	evtimer_assign(&f->cut, gw_base, fwd_cut_cb, f);
 	if ((f->upreq = evhttp_request_new(fwd_done, f)) == NULL)
 		fatal(NULL);
+	f->upout = bufferevent_get_output(bev);
+	if ((f->sentcb = evbuffer_add_cb(f->upout, fwd_sent_cb, f)) == NULL)
+		fatal(NULL);
 	evhttp_request_set_header_cb(f->upreq, fwd_answer_head);
 	evhttp_request_set_chunked_cb(f->upreq, fwd_chunk);
 	evhttp_request_set_error_cb(f->upreq, fwd_error);
@@ -638,6 +700,7 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 	if (evhttp_make_request(up, f->upreq, evhttp_request_get_command(req),
 	    uri) == -1) {
 		/* Not sent: the agent gets a 502 from fwd_finish. */
+		fwd_unwatch(f);
 		f->upreq = NULL;
 		f->error = 502;
 		fwd_cut(f, GW_UPSTREAM_ERROR);

@@ -80,6 +80,7 @@ struct fwd_req {
 	int		 api;		/* enum proto_api, or -1: upstream */
 	json_t		*doc;		/* provider body, or NULL */
 	uint64_t	 pin, pout;	/* prices of the model */
+	uint64_t	 maxout;	/* its output ceiling, tokens */
 	uint64_t	 in_est;	/* the request's size in tokens */
 	/* its worst case, counted while it runs: input and output ceiling */
 	uint64_t	 reserve, reserve_uusd;

@@ -118,9 +118,172 @@ proto_request(int api, const char *body, size_t len, char *model,
 	return (NULL);
 }
 
+static int
+proto_count_cb(const char *buf, size_t len, void *arg)
+{
+	size_t	*n = arg;
+
+	*n += len;
+	return (0);
+}
+
+size_t
+proto_dumped_len(json_t *doc)
+{
+	size_t	 n = 0;
+
+	if (json_dump_callback(doc, proto_count_cb, &n, PROTO_DUMP) == -1)
+		return (SIZE_MAX);
+	return (n);
+}
+
+uint64_t
+proto_overhead(int api, json_t *doc)
+{
+	json_t	*t = json_object_get(doc, "tools");
+
+	if (api == API_MESSAGES && json_is_array(t) && json_array_size(t) > 0)
+		return (PROTO_TOOLS_PROMPT);
+	return (0);
+}
+
+#define PROTO_BYREF_DEPTH 4	/* content in content (tool results) */
+
+/* Parts whose tokens are not their bytes: images, audio, files, refs. */
+static const char *proto_byref_types[] = {
+	"image_url", "input_image", "input_file", "file", "input_audio",
+	"image", "document", "item_reference", "container_upload",
+	"search_result", NULL
+};
+
+/* Top-level fields that bring in what the gateway never sees. */
+static const char *proto_byref_keys[] = {
+	"previous_response_id", "conversation", "prompt",
+	"web_search_options", "mcp_servers", "container", NULL
+};
+
+static int
+proto_listed(const char **list, const char *s)
+{
+	for (; *list != NULL; list++)
+		if (strcmp(*list, s) == 0)
+			return (1);
+	return (0);
+}
+
+static int	proto_byref_parts(int, json_t *, const char *, int, char *,
+		    size_t);
+
+/* One part of a message, an input item or a content block. */
+static int
+proto_byref_part(int api, json_t *v, const char *at, int depth, char *where,
+    size_t wlen)
+{
+	const char	*t;
+	char		 sub[160];
+
+	if (!json_is_object(v))
+		return (0);
+	t = json_string_value(json_object_get(v, "type"));
+	if (t != NULL && proto_listed(proto_byref_types, t)) {
+		snprintf(where, wlen, "%s.type: %s", at, t);
+		return (1);
+	}
+	if (json_object_get(v, "file_id") != NULL) {
+		snprintf(where, wlen, "%s.file_id", at);
+		return (1);
+	}
+	/* Responses: an item by its id alone is an item reference. */
+	if (api == API_RESPONSES && depth == 0 && t == NULL &&
+	    json_object_get(v, "role") == NULL) {
+		snprintf(where, wlen, "%s: an item reference", at);
+		return (1);
+	}
+	if (depth >= PROTO_BYREF_DEPTH)
+		return (0);
+	snprintf(sub, sizeof(sub), "%s.content", at);
+	if (proto_byref_parts(api, json_object_get(v, "content"), sub,
+	    depth + 1, where, wlen))
+		return (1);
+	snprintf(sub, sizeof(sub), "%s.output", at);
+	return (proto_byref_parts(api, json_object_get(v, "output"), sub,
+	    depth + 1, where, wlen));
+}
+
+static int
+proto_byref_parts(int api, json_t *a, const char *at, int depth,
+    char *where, size_t wlen)
+{
+	json_t	*v;
+	size_t	 i;
+	char	 sub[160];
+
+	if (!json_is_array(a))
+		return (0);
+	json_array_foreach(a, i, v) {
+		snprintf(sub, sizeof(sub), "%s[%zu]", at, i);
+		if (proto_byref_part(api, v, sub, depth, where, wlen))
+			return (1);
+	}
+	return (0);
+}
+
+/* Tools the agent runs itself are text; any other runs at the provider. */
+static int
+proto_byref_tools(int api, json_t *a, char *where, size_t wlen)
+{
+	json_t		*v;
+	const char	*t;
+	size_t		 i;
+
+	json_array_foreach(a, i, v) {
+		t = json_string_value(json_object_get(v, "type"));
+		if (api == API_MESSAGES && t == NULL)
+			continue;	/* a custom tool */
+		if (t != NULL && (strcmp(t, "function") == 0 ||
+		    strcmp(t, "custom") == 0))
+			continue;
+		snprintf(where, wlen, "tools[%zu].type: %s", i,
+		    t != NULL ? t : "(none)");
+		return (1);
+	}
+	return (0);
+}
+
 int
-proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t *out,
-    char *err, size_t errlen)
+proto_byref(int api, json_t *doc, char *where, size_t wlen)
+{
+	const char	**k;
+	json_t		 *v;
+
+	for (k = proto_byref_keys; *k != NULL; k++)
+		if ((v = json_object_get(doc, *k)) != NULL &&
+		    !json_is_null(v)) {
+			snprintf(where, wlen, "%s", *k);
+			return (1);
+		}
+	if (proto_byref_tools(api, json_object_get(doc, "tools"), where,
+	    wlen))
+		return (1);
+	switch (api) {
+	case API_CHAT:
+		return (proto_byref_parts(api, json_object_get(doc,
+		    "messages"), "messages", 0, where, wlen));
+	case API_RESPONSES:
+		return (proto_byref_parts(api, json_object_get(doc, "input"),
+		    "input", 0, where, wlen));
+	case API_MESSAGES:
+		return (proto_byref_parts(api, json_object_get(doc,
+		    "messages"), "messages", 0, where, wlen) ||
+		    proto_byref_parts(api, json_object_get(doc, "system"),
+		    "system", 0, where, wlen));
+	}
+	return (0);
+}
+
+int
+proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
+    uint64_t *out, char *err, size_t errlen)
 {
 	static const char *chat[] = { "max_completion_tokens", "max_tokens",
 	    NULL };
@@ -168,6 +331,8 @@ proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t *out,
 			ask = (uint64_t)x;
 	}
 	per = avail / n;
+	if (per > ceiling)
+		per = ceiling;
 	if (per > PROTO_MAXCOUNT)
 		per = PROTO_MAXCOUNT;
 	least = ask < PROTO_MINOUT ? ask : PROTO_MINOUT;

@@ -20,6 +20,13 @@
 #define PROTO_ADDED	96	/* bytes the gateway may add to a request */
 #define PROTO_MINOUT	16	/* the least answer a budget must allow */
 #define PROTO_MAXCHOICES 128	/* a chat completion's "n" */
+/*
+ * How a checked body is serialized to go: its numbers as jansson's
+ * default, 17 digits (0.1 goes as 0.10000000000000001), the value the
+ * agent sent exactly; fewer digits would change some values.  The
+ * estimate counts these bytes, not the agent's.
+ */
+#define PROTO_DUMP	JSON_COMPACT
 
 enum proto_api {
 	API_NONE,		/* a GET: no body, nothing metered */
@@ -45,16 +52,39 @@ json_t	*proto_request(int, const char *, size_t, char *, size_t, int *,
 	    char *, size_t);
 
 /*
+ * Input a provider adds by its own rule, in tokens: Messages with
+ * tools get a tool-use system prompt (346 tokens as Anthropic states
+ * it) whatever their bytes.
+ */
+#define PROTO_TOOLS_PROMPT	512
+uint64_t proto_overhead(int, json_t *);
+
+/* The bytes doc is forwarded as (PROTO_DUMP), without making them. */
+size_t	proto_dumped_len(json_t *);
+
+/*
+ * The first part of a request whose input the provider bills far above
+ * its bytes, by reference or by its own rule (an image, a file, a
+ * stored prompt or response, a server-side tool): its path in where,
+ * e.g. "messages[0].content[1].type: image_url", and 1; 0 if none.
+ * A budget cannot reserve what such a part costs: the caller refuses
+ * it on a budgeted grant.
+ */
+int	proto_byref(int, json_t *, char *, size_t);
+
+/*
  * Cap the request's output to avail tokens in all (its choices
- * together): max_completion_tokens and max_tokens (chat, "n" choices
- * sharing it), max_output_tokens (responses), max_tokens (messages),
- * each lowered to the cap or, when none is given, the first put in.
+ * together) and to ceiling tokens a choice (the model's output
+ * ceiling, which a provider answers 400 above):
+ * max_completion_tokens and max_tokens (chat, "n" choices sharing
+ * it), max_output_tokens (responses), max_tokens (messages), each
+ * lowered to the cap or, when none is given, the first put in.
  * Returns 0 with the output ceiling in *out, 1 if avail leaves less
  * than the least answer (PROTO_MINOUT, or less if the request asks
  * less; the document untouched), -1 with a reason in err.
  */
-int	proto_cap_output(int, json_t *, uint64_t, uint64_t *, char *,
-	    size_t);
+int	proto_cap_output(int, json_t *, uint64_t, uint64_t, uint64_t *,
+	    char *, size_t);
 
 struct meter {
 	int		 api;

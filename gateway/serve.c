@@ -144,6 +144,27 @@ serve_in_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
 }
 
 /*
+ * The first len bytes of b, wherever they lie: evbuffer_copyout fails
+ * while the buffer's start is frozen, as it is inside evhttp's write
+ * callbacks (a pipelined request answered after the one before).
+ */
+static int
+serve_peek(struct evbuffer *b, char *dst, size_t len)
+{
+	struct evbuffer_iovec	 v[4];
+	size_t			 got = 0, n;
+	int			 nv, i;
+
+	nv = evbuffer_peek(b, (ev_ssize_t)len, NULL, v, 4);
+	for (i = 0; i < nv && i < 4 && got < len; i++) {
+		n = v[i].iov_len < len - got ? v[i].iov_len : len - got;
+		memcpy(dst + got, v[i].iov_base, n);
+		got += n;
+	}
+	return (got == len ? 0 : -1);
+}
+
+/*
  * Output that starts while no request is ours is evhttp's own answer:
  * its status line is the first thing it writes.
  */
@@ -157,8 +178,7 @@ serve_out_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
 
 	if (c->ours || info->orig_size != 0 || info->n_added == 0)
 		return;
-	if (evbuffer_copyout(b, line, sizeof(line) - 1) !=
-	    (ev_ssize_t)sizeof(line) - 1)
+	if (serve_peek(b, line, sizeof(line) - 1) == -1)
 		return;
 	line[sizeof(line) - 1] = '\0';
 	if (strncmp(line, "HTTP/1.", 7) != 0 || line[8] != ' ' ||
@@ -175,7 +195,8 @@ serve_out_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
 
 /*
  * Once a second: forget the connections evhttp closed (it clears a
- * bufferevent's callbacks when it lets go), and drop those past their
+ * bufferevent's callbacks when it lets go), recording one the agent
+ * closed with part of a request sent, and drop those past their
  * deadline, however slowly their bytes still trickle in, as if
  * evhttp's own read timeout fired: no answer, the connection closed.
  */
@@ -192,6 +213,9 @@ serve_sweep(int fd, short ev, void *arg)
 		next = TAILQ_NEXT(c, entry);
 		bufferevent_getcb(c->bev, &rcb, NULL, NULL, NULL);
 		if (rcb == NULL) {
+			if (c->rx > 0 && !c->ours && !c->dropped)
+				serve_unparsed(ep, 400, "the connection "
+				    "closed before the request was complete");
 			serve_conn_free(ep, c);
 			continue;
 		}
@@ -503,26 +527,31 @@ serve_model_granted(const struct gw_ep *ep, const char *model)
 	return (0);
 }
 
-/* Its prices, or those of "*"; 0 if the table has neither. */
+/*
+ * Its prices and output ceiling, or those of "*"; 0 if the table has
+ * neither (the ceiling is then the default).
+ */
 static int
 serve_price(const struct gw_prov *p, const char *model, struct fwd_req *f)
 {
-	const struct gw_price	*star = NULL;
+	const struct gw_price	*e = NULL;
 	uint32_t		 i;
 
+	f->maxout = GW_MAXOUT_DEFAULT;
 	for (i = 0; i < p->conf.nprices; i++) {
 		if (strcmp(p->conf.prices[i].model, model) == 0) {
-			f->pin = p->conf.prices[i].in_uusd_per_mtok;
-			f->pout = p->conf.prices[i].out_uusd_per_mtok;
-			return (1);
+			e = &p->conf.prices[i];
+			break;
 		}
 		if (strcmp(p->conf.prices[i].model, "*") == 0)
-			star = &p->conf.prices[i];
+			e = &p->conf.prices[i];
 	}
-	if (star == NULL)
+	if (e == NULL)
 		return (0);
-	f->pin = star->in_uusd_per_mtok;
-	f->pout = star->out_uusd_per_mtok;
+	f->pin = e->in_uusd_per_mtok;
+	f->pout = e->out_uusd_per_mtok;
+	if (e->max_output != 0)
+		f->maxout = e->max_output;
 	return (1);
 }
 
@@ -531,8 +560,9 @@ serve_price(const struct gw_prov *p, const char *model, struct fwd_req *f)
  * flight at once cannot together spend past the budget: its size in
  * tokens (with what we add to it) and its output ceiling, the
  * request's own capped to what the budget leaves after the requests
- * already running, put in when absent.  A budget that cannot cover
- * the input and the least answer refuses it.  0, or -1: answered.
+ * already running and to the model's own ceiling, put in when absent.
+ * A budget that cannot cover the input and the least answer refuses
+ * it.  0, or -1: answered.
  */
 static int
 serve_reserve(struct gw_ep *ep, struct evhttp_request *req,
@@ -545,7 +575,7 @@ serve_reserve(struct gw_ep *ep, struct evhttp_request *req,
 	char			 err[160], msg[128];
 
 	f->in_est = (len + PROTO_ADDED + PROTO_CHARS_PER_TOKEN - 1) /
-	    PROTO_CHARS_PER_TOKEN;
+	    PROTO_CHARS_PER_TOKEN + proto_overhead(f->api, f->doc);
 	f->reserve = f->in_est;
 	f->reserve_uusd = proto_cost(f->in_est, 0, f->pin, f->pout);
 	if (g->budget_tokens == 0 && g->budget_uusd == 0)
@@ -571,8 +601,8 @@ serve_reserve(struct gw_ep *ep, struct evhttp_request *req,
 			usd = 1;
 		}
 	}
-	if ((rc = proto_cap_output(f->api, f->doc, avail, &out, err,
-	    sizeof(err))) == -1) {
+	if ((rc = proto_cap_output(f->api, f->doc, avail, f->maxout, &out,
+	    err, sizeof(err))) == -1) {
 		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, err, 0);
 		return (-1);
 	}
@@ -593,7 +623,7 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 {
 	struct evbuffer	*in = evhttp_request_get_input_buffer(req);
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
-	char		 err[160], msg[128];
+	char		 err[160], msg[256], where[160];
 	size_t		 len;
 	int		 stream;
 
@@ -630,6 +660,26 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 		snprintf(msg, sizeof(msg), "model %s has no price and the "
 		    "budget is in USD", f->u.model);
 		serve_refuse(req, &f->u, 403, GW_REFUSED_MODEL, msg, 0);
+		return (-1);
+	}
+	/*
+	 * What the provider bills beyond the bytes it is sent (an image,
+	 * a file, a stored prompt or response, a tool it runs itself) no
+	 * reservation can bound: refused where a budget holds.
+	 */
+	if ((ep->g.budget_tokens != 0 || ep->g.budget_uusd != 0) &&
+	    proto_byref(f->api, f->doc, where, sizeof(where))) {
+		snprintf(msg, sizeof(msg), "body: %s: refused on a budgeted "
+		    "grant, the provider bills it beyond its bytes", where);
+		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, msg, 0);
+		return (-1);
+	}
+	/* The estimate is of what goes, which may be more than came. */
+	if ((len = proto_dumped_len(f->doc)) > PROTO_MAXBODY) {
+		snprintf(msg, sizeof(msg), "body: %zu bytes once serialized "
+		    "again, more than %d", len == SIZE_MAX ? 0 : len,
+		    PROTO_MAXBODY);
+		serve_refuse(req, &f->u, 413, GW_BAD_REQUEST, msg, 0);
 		return (-1);
 	}
 	return (serve_reserve(ep, req, f, len));

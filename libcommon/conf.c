@@ -891,12 +891,16 @@ conf_keyfile(struct yerr *e, const struct ynode *n, const char *path,
 	    (unsigned)gw->uid, (unsigned)gw->gid));
 }
 
-/* prices: {MODEL: {input: USD, output: USD}}, per million tokens. */
+/*
+ * prices: {MODEL: {input: USD, output: USD, max-output: N}}, per
+ * million tokens; max-output the model's output ceiling (optional).
+ */
 static int
 conf_prices(struct yerr *e, const struct ynode *n, struct conf_gw *g)
 {
-	static const char * const keys[] = { "input", "output", NULL };
-	const struct ynode	*k, *v, *in, *out;
+	static const char * const keys[] = { "input", "output",
+	    "max-output", NULL };
+	const struct ynode	*k, *v, *in, *out, *mo;
 	struct conf_price	*p;
 	size_t			 i;
 
@@ -922,6 +926,9 @@ conf_prices(struct yerr *e, const struct ynode *n, struct conf_gw *g)
 		    (out = y_need(e, v, "output")) == NULL ||
 		    conf_usdnode(e, in, &p->in_uusd) == -1 ||
 		    conf_usdnode(e, out, &p->out_uusd) == -1)
+			return (-1);
+		if ((mo = y_get(v, "max-output")) != NULL &&
+		    y_uint(e, mo, 1, GW_MAXOUT_MAX, &p->max_output) == -1)
 			return (-1);
 	}
 	g->nprices = n->nkids;
@@ -1627,6 +1634,9 @@ conf_printgw1(FILE *fp, const struct conf_gw *g)
 		    conf_usd(g->prices[i].in_uusd, usd, sizeof(usd)));
 		fprintf(fp, "%s    output: \"%s\"\n", in,
 		    conf_usd(g->prices[i].out_uusd, usd, sizeof(usd)));
+		if (g->prices[i].max_output != 0)
+			fprintf(fp, "%s    max-output: %llu\n", in,
+			    (unsigned long long)g->prices[i].max_output);
 	}
 }
 

@@ -82,6 +82,7 @@ struct conf_price {
 	char		 model[CONF_GW_MODELMAX];
 	uint64_t	 in_uusd;	/* per million input tokens */
 	uint64_t	 out_uusd;	/* per million output tokens */
+	uint64_t	 max_output;	/* tokens of one answer; 0: default */
 };
 
 struct conf_gw {

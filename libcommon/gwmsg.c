@@ -205,6 +205,8 @@ gw_provider_check(const struct gw_provider *p)
 		    sizeof(p->prices[i].model)) ||
 		    !gw_valid_model(p->prices[i].model))
 			return ("prices.model");
+		if (p->prices[i].max_output > GW_MAXOUT_MAX)
+			return ("prices.max_output");
 	}
 	return (NULL);
 }
@@ -273,6 +275,8 @@ gw_usage_check(const struct gw_usage *u)
 		return ("status");
 	if (u->outcome >= GW_OUTCOME_MAX)
 		return ("outcome");
+	if (u->estimated > 1)
+		return ("estimated");
 	return (NULL);
 }
 

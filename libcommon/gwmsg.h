@@ -34,6 +34,12 @@
 #define GW_TOKEN_PREFIX	"fgw-"
 #define GW_TOKEN_LEN	68	/* "fgw-" and 32 random bytes in hex */
 #define GW_ERRMAX	512	/* IMSG_GW_ERROR, with its NUL */
+/*
+ * A model's output ceiling, tokens of one answer: what the price table
+ * gives (max-output), else the default; at most GW_MAXOUT_MAX.
+ */
+#define GW_MAXOUT_DEFAULT 16384
+#define GW_MAXOUT_MAX	(1 << 24)
 
 enum gw_kind {
 	GW_OPENAI = 1,		/* Chat Completions and Responses */
@@ -67,6 +73,7 @@ struct gw_price {
 	char		 model[GW_MODELMAX];
 	uint64_t	 in_uusd_per_mtok;	/* micro-USD per 1e6 tokens */
 	uint64_t	 out_uusd_per_mtok;
+	uint64_t	 max_output;	/* tokens; 0: GW_MAXOUT_DEFAULT */
 };
 
 /* IMSG_GW_PROVIDER */
@@ -121,6 +128,12 @@ struct gw_usage {
 	uint64_t	 cost_uusd;
 	uint32_t	 status;		/* HTTP status sent to the agent */
 	uint32_t	 outcome;		/* enum gw_outcome */
+	/*
+	 * 1: the provider's own usage was not read (the answer ended
+	 * before it): the counts are the request's reservation, its input
+	 * estimate and the output cap it was sent with.  0 or 1.
+	 */
+	uint32_t	 estimated;
 };
 
 /* gwmsg.c */

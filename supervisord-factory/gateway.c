@@ -526,6 +526,7 @@ gw_provider(const struct conf_gw *cg, struct gw_provider *p)
 		    sizeof(p->prices[i].model));
 		p->prices[i].in_uusd_per_mtok = cg->prices[i].in_uusd;
 		p->prices[i].out_uusd_per_mtok = cg->prices[i].out_uusd;
+		p->prices[i].max_output = cg->prices[i].max_output;
 	}
 	return (0);
 }
@@ -689,17 +690,19 @@ gw_usage(struct imsg *imsg, char *why, size_t whylen)
 		    (unsigned)u.status);
 		return (0);
 	}
-	log_info("%s: model %s %s: %llu in, %llu out, %s USD, status %u, "
+	log_info("%s: model %s %s: %llu in, %llu out, %s USD%s, status %u, "
 	    "%s", a->id, u.provider, u.model,
 	    (unsigned long long)u.tokens_in, (unsigned long long)u.tokens_out,
-	    conf_usd(u.cost_uusd, cost, sizeof(cost)), (unsigned)u.status,
-	    gw_outcome_name(u.outcome));
-	facts = json_pack("{s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:i, s:s, "
-	    "s:s}", "provider", u.provider, "seq", (json_int_t)u.seq,
+	    conf_usd(u.cost_uusd, cost, sizeof(cost)), u.estimated ?
+	    " (estimated: no usage from the provider)" : "",
+	    (unsigned)u.status, gw_outcome_name(u.outcome));
+	facts = json_pack("{s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:b, s:i, "
+	    "s:s, s:s}", "provider", u.provider, "seq", (json_int_t)u.seq,
 	    "time_ms", (json_int_t)u.time_ms, "model", u.model,
 	    "tokens_in", (json_int_t)u.tokens_in,
 	    "tokens_out", (json_int_t)u.tokens_out,
-	    "cost_uusd", (json_int_t)u.cost_uusd, "status", (int)u.status,
+	    "cost_uusd", (json_int_t)u.cost_uusd, "estimated",
+	    (int)u.estimated, "status", (int)u.status,
 	    "outcome", gw_outcome_name(u.outcome), "tenant", a->m->tenant);
 	attempt_note(a, "model", facts);
 	return (0);

@@ -20,6 +20,7 @@ static void
 fuzz_request(int api, const uint8_t *p, size_t len)
 {
 	char	 model[GW_MODELMAX], model2[GW_MODELMAX], err[160], *s;
+	char	 where[160];
 	json_t	*doc, *again;
 	int	 stream, stream2;
 
@@ -28,7 +29,12 @@ fuzz_request(int api, const uint8_t *p, size_t len)
 	if (doc == NULL)
 		return;
 	FUZZ_ASSERT(gw_valid_model(model), "request: bad model kept");
-	FUZZ_ASSERT((s = json_dumps(doc, JSON_COMPACT)) != NULL, "dumps");
+	if (proto_byref(api, doc, where, sizeof(where)))
+		FUZZ_ASSERT(memchr(where, '\0', sizeof(where)) != NULL &&
+		    where[0] != '\0', "byref: no field named");
+	FUZZ_ASSERT((s = json_dumps(doc, PROTO_DUMP)) != NULL, "dumps");
+	FUZZ_ASSERT(proto_dumped_len(doc) == strlen(s),
+	    "dumped_len: not the bytes that go");
 	again = proto_request(api, s, strlen(s), model2, sizeof(model2),
 	    &stream2, err, sizeof(err));
 	FUZZ_ASSERT(again != NULL, "request: forwarded body does not parse");
@@ -123,7 +129,8 @@ fuzz_msg(int which, const uint8_t *p, size_t len)
 	case 3:
 		if (gw_usage_decode(&imsg, &u, err, sizeof(err)) == 0) {
 			FUZZ_ASSERT(gw_outcome_name(u.outcome) != NULL &&
-			    u.status >= 100 && u.status <= 599, "usage");
+			    u.status >= 100 && u.status <= 599 &&
+			    u.estimated <= 1, "usage");
 			same(gw_usage_compose(&u), p, len, "usage");
 		}
 		break;

@@ -3,7 +3,9 @@
 # controls every byte (python3 stdlib only).
 #
 #	client.py req PORT METHOD PATH [-H "Name: value"]... [-d BODY]
-#		one HTTP/1.1 request; prints "status N", then the body
+#	    [-f FILE]
+#		one HTTP/1.1 request (its body BODY or FILE's bytes);
+#		prints "status N", then the body
 #	client.py raw PORT [-s SECONDS]
 #		sends stdin's bytes as they are (with -s: one byte every
 #		SECONDS), prints every answer's status line as
@@ -15,6 +17,12 @@
 #		read at most BYTES_PER_S until the gateway closes;
 #		prints "status N", "bytes N" (all it read) and
 #		"complete" (the answer's end arrived) or "truncated"
+#	client.py gone PORT METHOD PATH [-H ...] [-d BODY] [-t SECONDS]
+#	    [-c BYTES]
+#		sends the request (with -c: its first BYTES only, or
+#		all but the last -BYTES), reads
+#		nothing, closes the connection after SECONDS; prints
+#		nothing
 import socket
 import sys
 import time
@@ -68,6 +76,9 @@ def request(argv):
             headers.append(argv[i + 1])
         elif argv[i] == "-d":
             body = argv[i + 1].encode()
+        elif argv[i] == "-f":
+            with open(argv[i + 1], "rb") as f:
+                body = f.read()
         else:
             opts[argv[i]] = float(argv[i + 1])
         i += 2
@@ -78,6 +89,8 @@ def request(argv):
     if body is not None:
         msg += "Content-Length: %d\r\n" % len(body)
     msg = msg.encode() + b"\r\n" + (body or b"")
+    if "-c" in opts:
+        msg = msg[:int(opts["-c"])]
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
     s.sendall(msg)
     return s, opts
@@ -115,6 +128,12 @@ def slow(argv):
         hlen = head.find(b"\r\n\r\n") + 4
         done = bool(n) and got - hlen == int(n[0].split(b":")[1])
     print("complete" if done else "truncated")
+
+
+def gone(argv):
+    s, opts = request(argv)
+    time.sleep(opts.get("-t", 0))
+    s.close()
 
 
 def req(argv):
@@ -157,4 +176,4 @@ def raw(argv):
 
 
 if __name__ == "__main__":
-    {"req": req, "raw": raw, "slow": slow}[sys.argv[1]](sys.argv[2:])
+    {"req": req, "raw": raw, "slow": slow, "gone": gone}[sys.argv[1]](sys.argv[2:])

@@ -8,7 +8,8 @@
  * 3 and reads commands on stdin, one a line, words "key=value":
  *
  *	provider name= kind=openai|anthropic|upstream url= key= ca=
- *	    [header=Name:prefix] [methods=GET,POST] [price=MODEL:IN:OUT]...
+ *	    [header=Name:prefix] [methods=GET,POST]
+ *	    [price=MODEL:IN:OUT[:MAXOUT]]...
  *	configured
  *	grant id= provider= port= [models=a,b] [methods=GET,HEAD]
  *	    [budget_tokens=] [budget_uusd=] [token=] [tenant=]
@@ -205,6 +206,9 @@ cmd_provider(char *args)
 			    strtoull(c1, NULL, 10);
 			p->prices[p->nprices].out_uusd_per_mtok =
 			    strtoull(c2, NULL, 10);
+			if ((c1 = strchr(c2, ':')) != NULL)
+				p->prices[p->nprices].max_output =
+				    strtoull(c1 + 1, NULL, 10);
 			p->nprices++;
 		}
 	}
@@ -411,12 +415,12 @@ from_child(struct imsg *imsg)
 		}
 		account(&u);
 		out("usage %s %s seq=%llu model=%s in=%llu out=%llu cost=%llu "
-		    "status=%u outcome=%s", u.id, u.provider,
+		    "status=%u outcome=%s%s", u.id, u.provider,
 		    (unsigned long long)u.seq, u.model[0] ? u.model : "-",
 		    (unsigned long long)u.tokens_in,
 		    (unsigned long long)u.tokens_out,
 		    (unsigned long long)u.cost_uusd, (unsigned)u.status,
-		    gw_outcome_name(u.outcome));
+		    gw_outcome_name(u.outcome), u.estimated ? " estimated" : "");
 		return;
 	case IMSG_GW_ERROR:
 		if (gw_error_decode(imsg, reason, sizeof(reason), err,

@@ -95,10 +95,15 @@ usage_after() {	# n
 	    sed -n "$(($1 + 1))p"
 }
 C="python3 $D/client.py"
+# Tokens metered for an attempt, in and out.
+spent() { grep "^usage $1 " "$T/drv.out" |
+    sed 's/.* in=\([0-9]*\) out=\([0-9]*\) .*/\1 \2/' | awk '{s += $1 + $2} END {print s + 0}'; }
 hdr_oa() { echo "Authorization: Bearer $1"; }
 
 cmd "provider name=oa kind=openai url=https://127.0.0.1:$SP key=$T/oa.key" \
-    "ca=$T/good/ca.pem price=gpt-test:1000000:2000000 price=*:3000000:3000000"
+    "ca=$T/good/ca.pem price=gpt-test:1000000:2000000" \
+    "price=gpt-small:1000000:2000000:300 price=gpt-free:1000000:0" \
+    "price=*:3000000:3000000"
 cmd "provider name=an kind=anthropic url=https://localhost:$SP key=$T/an.key" \
     "ca=$T/good/ca.pem price=claude-test:1000000:5000000"
 cmd "provider name=npm kind=upstream url=https://127.0.0.1:$SP/registry" \
@@ -357,6 +362,186 @@ check "a budget that cannot cover the input and a minimal answer: 429, not forwa
     eval "grep -qx 'status 429' '$T/c14' && grep -q 'budget exhausted: 40 tokens' '$T/c14' &&
     echo '$u' | grep -q 'outcome=refused-budget' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
 
+# --- the output cap put in is the model's ceiling at most
+cmd "grant id=a-17 provider=oa models=gpt-test,gpt-small budget_tokens=1000000"
+cmd "grant id=a-18 provider=oa models=gpt-free budget_uusd=1000"
+waitn 1 '^token a-18 ' || notok "grants a-17 a-18"
+P17=$(port a-17); T17=$(tok a-17 oa); P18=$(port a-18); T18=$(tok a-18 oa)
+cap_of() {	# tag key
+	grep "tag\\\\\":\\\\\"$1\\\\\"" "$T/rec.jsonl" | tail -1 |
+	    grep -o "$2\\\\\":[0-9]*" | sed 's/.*://'
+}
+$C req "$P17" POST /v1/chat/completions -H "$(hdr_oa "$T17")" \
+    -d '{"model":"gpt-test","tag":"big","messages":[]}' >"$T/m1"
+m=$(cap_of big max_completion_tokens)
+check "a budget of 1,000,000: the cap put in is the default ceiling ($m)" \
+    eval "grep -qx 'status 200' '$T/m1' && [ '${m:-0}' -ge 16 -a '${m:-99999999}' -le 16384 ]"
+$C req "$P17" POST /v1/chat/completions -H "$(hdr_oa "$T17")" \
+    -d '{"model":"gpt-small","tag":"small","max_tokens":5000,"messages":[]}' >"$T/m2"
+m=$(cap_of small max_tokens)
+check "max-output 300: an asked 5000 lowered to 300 ($m)" \
+    eval "grep -qx 'status 200' '$T/m2' && [ '${m:-0}' = 300 ]"
+$C req "$P17" POST /v1/responses -H "$(hdr_oa "$T17")" \
+    -d '{"model":"gpt-small","tag":"smallr","input":"x"}' >"$T/m3"
+m=$(cap_of smallr max_output_tokens)
+check "max-output 300: put in a response ($m)" \
+    eval "grep -qx 'status 200' '$T/m3' && [ '${m:-0}' = 300 ]"
+$C req "$P18" POST /v1/chat/completions -H "$(hdr_oa "$T18")" \
+    -d '{"model":"gpt-free","tag":"free","n":2,"messages":[]}' >"$T/m4"
+m=$(cap_of free max_completion_tokens)
+check "USD budget, output price 0: the cap put in is the ceiling ($m)" \
+    eval "grep -qx 'status 200' '$T/m4' && [ '${m:-0}' -ge 16 -a '${m:-99999999}' -le 16384 ]"
+
+# --- inputs billed beyond their bytes; the estimate of what goes
+cmd "grant id=a-19 provider=oa models=gpt-test budget_tokens=2000"
+cmd "grant id=a-20 provider=an models=claude-test budget_tokens=2000"
+cmd "grant id=a-21 provider=oa models=gpt-test budget_tokens=100000"
+waitn 1 '^token a-21 ' || notok "grants a-19 to a-21"
+P19=$(port a-19); T19=$(tok a-19 oa); P20AN=$(port a-20); T20AN=$(tok a-20 an)
+P21=$(port a-21); T21=$(tok a-21 oa)
+byref() {	# name port header path body field
+	local r
+	r=$(wc -l <"$T/rec.jsonl")
+	$C req "$2" POST "$4" -H "$3" -d "$5" >"$T/br"
+	check "budgeted, $1: 400 naming $6, not forwarded" \
+	    eval "grep -qx 'status 400' '$T/br' && grep -qF -- '$6' '$T/br' &&
+	    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+}
+IMG='{"type":"image_url","image_url":{"url":"https://x/y.png","detail":"high"}}'
+n=$(nusage)
+CPIDS=""
+for i in 1 2 3 4 5 6 7 8; do
+	$C req "$P19" POST /v1/chat/completions -H "$(hdr_oa "$T19")" \
+	    -d '{"model":"gpt-test","max_tokens":16,"usage_in":900,"usage_out":16,"honor":true,"wait":1.5,"messages":[{"role":"user","content":['"$IMG"']}]}' \
+	    >"$T/i$i" &
+	CPIDS="$CPIDS $!"
+done
+PIDS="$PIDS $CPIDS"
+for p in $CPIDS; do wait "$p"; done
+waitn $((n + 8)) '^usage' || true
+check "eight image inputs at once on a budget of 2000: all refused ($(spent a-19) metered)" \
+    eval "[ \$(cat '$T'/i[1-8] | grep -cx 'status 400') = 8 ] &&
+    grep -qF 'messages[0].content[0].type: image_url' '$T/i1' && [ $(spent a-19) = 0 ]"
+byref "a stored response" "$P19" "$(hdr_oa "$T19")" /v1/responses \
+    '{"model":"gpt-test","previous_response_id":"resp_1","input":"x"}' \
+    'body: previous_response_id:'
+byref "a stored prompt" "$P19" "$(hdr_oa "$T19")" /v1/responses \
+    '{"model":"gpt-test","prompt":{"id":"pmpt_1"}}' 'body: prompt:'
+byref "a server tool" "$P19" "$(hdr_oa "$T19")" /v1/responses \
+    '{"model":"gpt-test","input":"x","tools":[{"type":"web_search"}]}' \
+    'tools[0].type: web_search'
+byref "an item reference" "$P19" "$(hdr_oa "$T19")" /v1/responses \
+    '{"model":"gpt-test","input":[{"role":"user","content":"x"},{"id":"msg_1"}]}' \
+    'input[1]: an item reference'
+byref "a file by id" "$P19" "$(hdr_oa "$T19")" /v1/responses \
+    '{"model":"gpt-test","input":[{"role":"user","content":[{"type":"input_text","text":"x"},{"type":"input_file","file_id":"file-1"}]}]}' \
+    'input[0].content[1].type: input_file'
+byref "web search options" "$P19" "$(hdr_oa "$T19")" /v1/chat/completions \
+    '{"model":"gpt-test","web_search_options":{},"messages":[]}' \
+    'body: web_search_options:'
+byref "an image in a tool result" "$P20AN" "x-api-key: $T20AN" /v1/messages \
+    '{"model":"claude-test","max_tokens":16,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"url","url":"https://x/y.png"}}]}]}]}' \
+    'messages[0].content[0].content[0].type: image'
+byref "a server tool of Messages" "$P20AN" "x-api-key: $T20AN" /v1/messages \
+    '{"model":"claude-test","max_tokens":16,"messages":[],"tools":[{"name":"f","input_schema":{}},{"type":"web_search_20250305","name":"web_search"}]}' \
+    'tools[1].type: web_search_20250305'
+$C req "$P20AN" POST /v1/messages -H "x-api-key: $T20AN" \
+    -d '{"model":"claude-test","max_tokens":16,"messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"tools":[{"name":"f","input_schema":{"type":"object"}}]}' >"$T/br"
+check "budgeted, text and a custom tool: served" grep -qx 'status 200' "$T/br"
+# Messages with tools: a system prompt of some 350 tokens is billed
+# however small the tools; 400 tokens cannot cover it and an answer.
+cmd "grant id=a-22 provider=an models=claude-test budget_tokens=400"
+waitn 1 '^token a-22 ' || notok "grant a-22"
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$(port a-22)" POST /v1/messages -H "x-api-key: $(tok a-22 an)" \
+    -d '{"model":"claude-test","max_tokens":16,"messages":[],"tools":[{"name":"f","input_schema":{}}]}' >"$T/br"
+check "Messages with a tool on a budget of 400: 429 (the tool prompt counted), not forwarded" \
+    eval "grep -qx 'status 429' '$T/br' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+$C req "$(port a-22)" POST /v1/messages -H "x-api-key: $(tok a-22 an)" \
+    -d '{"model":"claude-test","max_tokens":16,"messages":[]}' >"$T/br"
+check "Messages without tools on a budget of 400: served" grep -qx 'status 200' "$T/br"
+$C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-test","messages":[{"role":"user","content":['"$IMG"']}]}' >"$T/br"
+check "no budget, an image input: served" grep -qx 'status 200' "$T/br"
+# 0.1 goes as 0.10000000000000001: five times the bytes the agent sent.
+python3 -c '
+import json, sys
+def body(n, tag):
+    return json.dumps({"model":"gpt-test","tag":tag,"messages":[],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"number","enum":[0.1]*n}}}}}]}, separators=(",",":"))
+open(sys.argv[1], "w").write(body(30000, "reals"))
+open(sys.argv[2], "w").write(body(250000, "reals2"))' "$T/reals.json" "$T/reals2.json"
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$P21" POST /v1/chat/completions -H "$(hdr_oa "$T21")" -f "$T/reals.json" >"$T/br"
+check "$(wc -c <"$T/reals.json") bytes that go as five times more: estimated from what goes, 429 on 100,000" \
+    eval "grep -qx 'status 429' '$T/br' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+$C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" -f "$T/reals2.json" >"$T/br"
+check "$(wc -c <"$T/reals2.json") bytes that go as more than 4 MB: 413, not forwarded" \
+    eval "grep -qx 'status 413' '$T/br' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+
+# --- an answer whose usage was never read is charged its reservation
+# A JSON answer's usage comes at its end, a stream's near it: the
+# provider bills all it generated whether the agent waits or not.
+cmd "grant id=a-15 provider=oa models=gpt-test budget_tokens=2000"
+cmd "grant id=a-16 provider=oa models=gpt-test budget_tokens=1000000"
+waitn 1 '^token a-16 ' || notok "grants a-15 a-16"
+P15=$(port a-15); T15=$(tok a-15 oa); P16=$(port a-16); T16=$(tok a-16 oa)
+# What the double bills: usage_in and usage_out capped by max_tokens.
+billed() {	# tag
+	grep "tag\\\\\":\\\\\"$1\\\\\"" "$T/rec.jsonl" | python3 -c '
+import json, sys
+s = 0
+for l in sys.stdin:
+    b = json.loads(json.loads(l)["body"])
+    s += b["usage_in"] + min(b["usage_out"], b.get("max_tokens", 1 << 40),
+        b.get("max_completion_tokens", 1 << 40))
+print(s)'
+}
+n=$(nusage)
+for i in 1 2 3 4 5 6; do
+	$C gone "$P15" POST /v1/chat/completions -H "$(hdr_oa "$T15")" \
+	    -d '{"model":"gpt-test","tag":"gone","max_tokens":1000,"usage_in":10,"usage_out":1000,"honor":true,"wait":0.5,"messages":[]}' \
+	    -t 0.2
+done
+$C gone "$P15" POST /v1/chat/completions -H "$(hdr_oa "$T15")" \
+    -d '{"model":"gpt-test","tag":"gone","stream":true,"max_tokens":1000,"usage_in":10,"usage_out":1000,"honor":true,"deltas":20,"delay":0.1,"messages":[]}' \
+    -t 0.5
+waitn $((n + 7)) '^usage' || true
+sleep 0.5
+b=$(billed gone); sp=$(spent a-15)
+check "agents gone before their usage: metered $sp >= billed $b, <= 2000" \
+    [ "$sp" -ge "$b" -a "$sp" -le 2000 -a "$b" -gt 0 ]
+check "agents gone before their usage: the rows say estimated" \
+    eval "[ \$(grep '^usage a-15 ' '$T/drv.out' | grep -c ' estimated$') -ge 2 ] &&
+    ! grep '^usage a-15 ' '$T/drv.out' | grep 'status=429' | grep -q estimated"
+check "agents gone before their usage: the budget then refuses" \
+    eval "$C req $P15 POST /v1/chat/completions -H '$(hdr_oa "$T15")' \
+    -d '{\"model\":\"gpt-test\",\"messages\":[]}' | grep -qx 'status 429'"
+# A JSON answer the agent does not read: cut-stalled before its usage.
+n=$(nusage)
+$C slow "$P16" POST /v1/chat/completions -H "$(hdr_oa "$T16")" \
+    -d '{"model":"gpt-test","tag":"stall","max_tokens":200000,"usage_in":10,"usage_out":200000,"honor":true,"text":3000000,"messages":[]}' \
+    -p 9 >/dev/null &
+SJ=$!
+PIDS="$PIDS $SJ"
+i=0
+while ! grep '^usage a-16 ' "$T/drv.out" | grep -q 'outcome=cut' &&
+    [ $i -lt 150 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+u=$(grep '^usage a-16 ' "$T/drv.out" | tail -1)
+check "a JSON answer cut-stalled: charged its reservation, estimated ($u)" \
+    eval "echo '$u' | grep -q 'outcome=cut-stalled estimated' &&
+    [ $(spent a-16) -ge $(billed stall) ]"
+kill "$SJ" 2>/dev/null
+wait "$SJ" 2>/dev/null
+# A request refused before it went is not estimated.
+n=$(nusage)
+$C req "$P16" POST /v1/chat/completions -H "$(hdr_oa "$T16")" \
+    -d '{"model":"gpt-nope","messages":[]}' >/dev/null
+u=$(usage_after "$n")
+check "a refused request: not estimated, nothing charged ($u)" \
+    eval "echo '$u' | grep -q 'in=0 out=0 cost=0 status=403 outcome=refused-model$'"
+
 # --- tokens: another endpoint's, none, revoked
 n=$(nusage)
 $C req "$P2" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
@@ -516,6 +701,46 @@ u=$(usage_after "$n")
 check "a request that reaches the handler is recorded once, as itself ($u)" \
     eval "echo '$u' | grep -q 'status=401 outcome=refused-token' &&
     [ \$(nusage) = $((n + 1)) ]"
+# A good request and a bad one in one write: the bad one's answer is
+# written from inside evhttp's write callbacks (the buffer's start
+# frozen), and recorded all the same.
+n=$(nusage)
+good="POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $T1\r\nContent-Length: 34\r\n\r\n{\"model\":\"gpt-test\",\"messages\":[]}"
+printf "$good"'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n' |
+    raw >"$T/p1"
+waitn $((n + 2)) '^usage' || true
+u=$(grep '^usage' "$T/drv.out" | sed -n "$((n + 1)),\$p" | tr '\n' ' ')
+check "pipelined good and bad: both answered ($(tr '\n' ' ' <"$T/p1"))" \
+    eval "grep -qx 'status 200' '$T/p1' && grep -qE 'status (400|413)' '$T/p1'"
+check "pipelined good and bad: both recorded ($u)" \
+    eval "echo '$u' | grep -q 'status=200 outcome=ok' &&
+    echo '$u' | grep -qE 'status=(400|413) outcome=bad-request'"
+n=$(nusage)
+printf "$good$good"'GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: '"$big"'\r\n\r\n' |
+    raw >"$T/p2"
+waitn $((n + 3)) '^usage' || true
+check "pipelined good, good, oversized: three answers, three records" \
+    eval "[ \$(grep -c 'status 200' '$T/p2') = 2 ] && grep -qE 'status (400|413)' '$T/p2' &&
+    [ \$(nusage) = $((n + 3)) ]"
+# Part of a request, then the agent closes: recorded, not lost.
+n=$(nusage)
+$C gone "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-test","messages":[]}' -c 90 -t 0.3
+u=$(usage_after "$n")
+check "half a request closed by the agent: recorded ($u)" \
+    eval "echo '$u' | grep -qE 'usage a-1 oa seq=[0-9]+ model=- in=0 out=0 cost=0 status=400 outcome=bad-request'"
+n=$(nusage)
+$C gone "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-test","messages":[]}' -c -10 -t 0
+u=$(usage_after "$n")
+check "headers and part of the body, closed at once: recorded ($u)" \
+    eval "echo '$u' | grep -q 'status=400 outcome=bad-request' && [ \$(nusage) = $((n + 1)) ]"
+n=$(nusage)
+$C gone "$P1" GET /v1/models -H "$(hdr_oa "$T1")" -t 0.3
+u=$(usage_after "$n")
+sleep 1.5
+check "a whole request then closed: recorded once, as itself ($u)" \
+    eval "echo '$u' | grep -q 'status=200 outcome=ok' && [ \$(nusage) = $((n + 1)) ]"
 n=$(nusage)
 s0=$(date +%s)
 printf 'GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n' |

@@ -118,6 +118,8 @@ first=$(receipts_of "$id" | head -n 1)
 check "the ok request's receipt: 10 in, 20 out, 50 micro-dollars, tenant" \
     sh -c 'printf "%s" "$1" | grep "\"tokens_in\":10" | grep "\"tokens_out\":20" |
     grep "\"cost_uusd\":50" | grep -q "\"tenant\":\"team-live\""' sh "$first"
+check "the ok request's receipt: its usage the provider's, not estimated" \
+    sh -c 'printf "%s" "$1" | grep -q "\"estimated\":false"' sh "$first"
 j=$(show "$id")
 check "show -j: tokens and cost of the attempt" \
     [ "$(echo "$j" | jq -c '.model | [.requests, .refused, .tokens_in,

@@ -145,6 +145,18 @@ ln -s "$T/gwkeys/npm.token" "$T/gwkeys/npm.link"
 sed -i "s|secret: $T/gwkeys/npm.token|secret: $T/gwkeys/nosuch|" "$T/k.conf"
 conf_n "a secret file that is not there: refused" \
     "upstreams\.npm\.secret: $T/gwkeys/nosuch: No such file"
+# A model's output ceiling: a count of tokens, 1 to 16777216.
+model_conf "$T/k.conf" "$DPORT" "$CA"
+sed -i 's|m-large: {input: 10, output: 30}|m-large: {input: 10, output: 30, max-output: 8192}|' \
+    "$T/k.conf"
+conf_n "a price with max-output: accepted" "^configuration OK$"
+sed -i 's|max-output: 8192|max-output: 0|' "$T/k.conf"
+conf_n "max-output 0: refused" \
+    "providers\.openai\.prices\.m-large\.max-output: 0 is out of range 1-16777216"
+sed -i 's|max-output: 0|max-output: 16777217|' "$T/k.conf"
+conf_n "max-output above 16777216: refused" "16777217 is out of range"
+sed -i 's|max-output: 16777217|max-output: many|' "$T/k.conf"
+conf_n "max-output not a number: refused" "expected a number"
 
 start_factoryd "$T/factoryd.conf" "$T/log"
 SNAP=$(snapshot 2>&1)

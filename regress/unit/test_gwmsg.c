@@ -276,6 +276,12 @@ START_TEST(test_from_gateway)
 	ck_assert_str_eq(err, "GW_USAGE: bad outcome");
 	imsg_free(&imsg);
 	v = u;
+	v.estimated = 2;	/* a flag: 0 or 1 */
+	mk(&v, sizeof(v), &imsg);
+	ck_assert_int_eq(gw_usage_decode(&imsg, &v, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "GW_USAGE: bad estimated");
+	imsg_free(&imsg);
+	v = u;
 	v.status = 600;
 	mk(&v, sizeof(v), &imsg);
 	ck_assert_int_eq(gw_usage_decode(&imsg, &v, err, sizeof(err)), -1);
