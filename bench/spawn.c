@@ -34,9 +34,10 @@
  *		scrubbing, execve), then the refill of the pool that
  *		factoryd does right after a spawn (while the agent
  *		runs: for the launcher pool, asking the zygote for the
- *		next launcher), wait, usage read, destroy (cgroups
- *		checked empty and removed).  For the others: fork,
- *		exec, wait.
+ *		next launcher; on a hybrid host, the spare v1 cgroups
+ *		the next spawn renames), wait, usage read, destroy
+ *		(cgroups checked empty and removed).  For the others:
+ *		fork, exec, wait.
  *
  * Nothing a round causes is left out of its cycle: what a launch takes
  * from a pool is made again inside the same cycle (the parent's part
