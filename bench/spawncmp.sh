@@ -37,7 +37,8 @@ echo "== spawn before ($BEFORE) and after ($O), $RUNS runs each in turns, ${GAP:
 printf '%-7s %9s %9s %7s\n' run cycle bwrap ratio
 awk '{ printf "%-7s %7.2fms %7.2fms %6.3fx\n", $1, $2, $3, $4 }' "$OUT"
 for l in before after; do
-	awk -v l="$l" '$1 == l { c[n] = $2; b[n] = $3; r[n++] = $4 }
+	awk -v l="$l" 'BEGIN { n = 0 }
+	    $1 == l { c[n] = $2; b[n] = $3; r[n++] = $4 }
 	    function med(a, n,   i, j, t) {
 		for (i = 0; i < n; i++)
 			for (j = i + 1; j < n; j++)
