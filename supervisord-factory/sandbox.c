@@ -1565,7 +1565,8 @@ sbx_sched(pid_t pid, int policy)
  * every launcher of the pool run SCHED_IDLE (policy), and SCHED_OTHER
  * again once it is done.  The one a spawn takes, or waits for, is
  * raised (sbx_ready_take, sbx_zygote_collect); pid 1 sets SCHED_OTHER
- * itself.
+ * itself.  A launcher is known by the zygote's answer: one the zygote
+ * clones right as a spawn starts runs as the zygote did until then.
  */
 static void
 sbx_background(int policy)
@@ -1823,10 +1824,10 @@ sbx_ready_send(struct sbx_plan *pl, int logfd, int cgfd, struct sbx_ready *r)
 }
 
 /*
- * The pid 1 the launcher that has the plan cloned (*pidp), the
- * parent's end of its socket and the read end of its error pipe; the
- * launcher itself is reaped.  -1 and err if that pid 1 was not
- * started.
+ * After the pid 1 the launcher that has the plan cloned said who it is
+ * (*pidp, sbx_ready_pid1; -1 if it did not): the parent's end of its
+ * socket and the read end of its error pipe; the launcher itself is
+ * reaped.  -1 and err if that pid 1 was not started.
  */
 static int
 sbx_ready_finish(struct sbx_ready *r, pid_t *pidp, int *sockp, int *efdp,
@@ -1834,7 +1835,6 @@ sbx_ready_finish(struct sbx_ready *r, pid_t *pidp, int *sockp, int *efdp,
 {
 	siginfo_t	 si;
 
-	*pidp = sbx_ready_pid1(r->sock, r->pid, err, errlen);
 	/* Its pid 1 is cloned: it exits (or is made to). */
 	(void)syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
 	while (waitid(P_PIDFD, r->pidfd, &si, WEXITED) == -1 &&
@@ -1910,16 +1910,19 @@ sbx_spawn(const struct sandbox_spec *spec, struct sandbox *sb, char *err,
 		sb->fd = r.sock;
 		gsent = sbx_cgroups_make(spec, sb, first, born, gfds, &ngfd,
 		    err, errlen) == 0 ? 1 : -1;
-		rc = sbx_ready_finish(&r, &pid, &sock, &efd, gsent == 1 ? err :
-		    derr, gsent == 1 ? errlen : sizeof(derr));
-		if (rc == 0)
+		pid = sbx_ready_pid1(r.sock, r.pid, gsent == 1 ? err : derr,
+		    gsent == 1 ? errlen : sizeof(derr));
+		/* "G" at once; the launcher is reaped after. */
+		if (pid != -1)
 			sbx_pid1_mntns(pid, &nsid);
-		if (gsent == 1 && rc == 0 && sbx_cgroups_send(sb, gfds, ngfd,
-		    err, errlen) == -1)
+		if (gsent == 1 && pid != -1 && sbx_cgroups_send(sb, gfds,
+		    ngfd, err, errlen) == -1)
 			gsent = -1;
-		else if (gsent == 1 && rc == -1)
+		else if (gsent == 1 && pid == -1)
 			while (ngfd > 0)
 				close(gfds[--ngfd]);
+		rc = sbx_ready_finish(&r, &pid, &sock, &efd, gsent == 1 ? err :
+		    derr, gsent == 1 ? errlen : sizeof(derr));
 		sb->fd = -1;
 	} else if (rc == 0)
 		rc = sbx_start(&pl, cgfd, &pid, &sock, &efd, err, errlen);

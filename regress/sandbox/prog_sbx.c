@@ -23,7 +23,8 @@
  * cgroups came from ("cgroup N spare": renamed from one of the spares
  * the pool made, "cgroup N made", "cgroup N cgroup2"; and "spares of
  * PID" first); -D removes the spares before the spawn, as someone else
- * might.  -2 fills the pool with two launchers, not one.
+ * might.  -2 fills the pool with two launchers, not one, and waits
+ * 0.2 s for them, as attempts do not come back to back.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -362,6 +363,8 @@ main(int argc, char *argv[])
 	if (launcher && !fresh && sandbox_pool_fill(killone || two ? 2 : 1) !=
 	    (killone || two ? 2 : 1))
 		errx(2, "the launcher pool could not be filled");
+	if (two)
+		usleep(200 * 1000);	/* the zygote has answered by now */
 	if (killone)
 		kill_oldest();
 	if ((origin || rmspares) && sandbox_cgroup_paths(spec.id, &sb) == 0) {
