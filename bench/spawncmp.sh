@@ -6,7 +6,10 @@
 # that both see the same machine.  Each run is bench/spawn -o 3,4 (the
 # pool, as factoryd runs it, and bwrap; ROUNDS rounds, GAP ms between):
 # one line per run, then per build the median of the runs' cycles and
-# ratios and the ratios' spread (lowest to highest).  Needs root.
+# ratios and the ratios' spread (lowest to highest).  BLOCK: the pool
+# and bwrap in turns of that many rounds inside each run (spawn -b; the
+# build of BEFORE must know -b), so that both see the same load.
+# Needs root.
 : "${O:?O must name the build directory}"
 : "${BEFORE:?BEFORE must name the build directory to compare with}"
 RUNS=${RUNS:-7}
@@ -15,7 +18,8 @@ trap 'rm -f "$OUT"' EXIT
 
 one() {	# label, build dir
 	"$2/bench/spawn" -n "${ROUNDS:-50}" -p "${POOL:-2}" -g "${GAP:-0}" \
-	    -L "$2/factory-sandbox" -o 3,4 >"$OUT.run" 2>&1 || {
+	    ${BLOCK:+-b "$BLOCK"} -L "$2/factory-sandbox" -o 3,4 \
+	    >"$OUT.run" 2>&1 || {
 		cat "$OUT.run"
 		return 1
 	}
