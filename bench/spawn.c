@@ -11,7 +11,14 @@
  * (between the two) no longer exists in the code.
  *
  *	spawn [-n rounds] [-p pool] [-g gap] [-u uid] [-L factory-sandbox]
- *	    [-o only]
+ *	    [-o only] [-b block]
+ *
+ * -b runs the launchers in turns, block rounds of each at a time (20
+ * ms between blocks), instead of all the rounds of one and then the
+ * next: on a machine whose load changes from one second to the next,
+ * every launcher then sees the same load and the ratios compare like
+ * with like.  The cpu column is left out ("-"): the pool's processes
+ * live across the turns.
  *
  * -o runs only the launchers whose numbers (in the table's order,
  * from 1) it lists, as in -o 3,4: to trace one of them alone.
@@ -34,9 +41,10 @@
  *		scrubbing, execve), then the refill of the pool that
  *		factoryd does right after a spawn (while the agent
  *		runs: for the launcher pool, asking the zygote for the
- *		next launcher), wait, usage read, destroy (cgroups
- *		checked empty and removed).  For the others: fork,
- *		exec, wait.
+ *		next launcher; on a hybrid host, the spare v1 cgroups
+ *		the next spawn renames), wait, usage read, destroy
+ *		(cgroups checked empty and removed).  For the others:
+ *		fork, exec, wait.
  *
  * Nothing a round causes is left out of its cycle: what a launch takes
  * from a pool is made again inside the same cycle (the parent's part
@@ -192,6 +200,36 @@ run_factory(const char *tree, uid_t uid, int round, int logfd, int fill,
 	return launch;
 }
 
+/*
+ * One round of launcher l (round i, -1 for the warm-up) from s: its
+ * launch time in *l1 (-1 if it has none).
+ */
+static void
+one_round(int l, int i, int launcher, int logfd, uid_t uid, double s,
+    double *l1)
+{
+	switch (l) {
+	case L_FORKED:
+	case L_FRESH:
+	case L_FACTORY:
+		sandbox_set_launcher(l == L_FORKED ? -1 : launcher);
+		*l1 = run_factory(benchtree, uid, i + 1, logfd,
+		    pool > 0 && l != L_FRESH, s);
+		break;
+	case L_BWRAP:
+		(void)run_exec(bwrap_argv, s);
+		*l1 = -1;
+		break;
+	case L_UNSHARE:
+		(void)run_exec(unshare_argv, s);
+		*l1 = -1;
+		break;
+	default:
+		*l1 = run_exec(true_argv, s);
+		break;
+	}
+}
+
 /* The tree goes, also when a round fails (errx). */
 static void
 rmtree(void)
@@ -258,11 +296,15 @@ main(int argc, char *argv[])
 	char	 msg[1024];
 	const char *only = NULL;
 	int	 n = 50, ch, i, l, logfd, have[L_MAX], launcher = -1, gap = 0;
+	int	 block = 0, idx;
 	int	 asked[L_MAX];
 	uid_t	 uid = 63990;
 
-	while ((ch = getopt(argc, argv, "L:g:n:o:p:u:")) != -1) {
+	while ((ch = getopt(argc, argv, "L:b:g:n:o:p:u:")) != -1) {
 		switch (ch) {
+		case 'b':
+			block = atoi(optarg);
+			break;
 		case 'L':
 			if ((launcher = open(optarg, O_PATH | O_CLOEXEC)) == -1)
 				err(1, "%s", optarg);
@@ -284,13 +326,14 @@ main(int argc, char *argv[])
 			break;
 		default:
 			fprintf(stderr, "usage: spawn [-n rounds] [-p pool] "
-			    "[-g gap] [-u uid] [-L factory-sandbox] [-o only]\n");
+			    "[-g gap] [-u uid] [-L factory-sandbox] [-o only] "
+			    "[-b block]\n");
 			return 1;
 		}
 	}
 	if (n < 1 || pool < 0 || pool > SANDBOX_POOLMAX || gap < 0 ||
-	    gap > 10000)
-		errx(1, "bad -n, -p or -g");
+	    gap > 10000 || block < 0)
+		errx(1, "bad -n, -p, -g or -b");
 	if (sandbox_probe(msg, sizeof(msg)) == -1)
 		errx(1, "sandbox_probe: %s", msg);
 	printf("probe: %s\n", msg);
@@ -345,7 +388,34 @@ main(int argc, char *argv[])
 	 * workers after the wait returns, and interleaving the launchers
 	 * would bill one launcher's teardown to the next one.
 	 */
-	for (ch = 0; ch < L_MAX; ch++) {
+	for (ch = 0; block > 0 && ch < L_MAX; ch++) {
+		l = lorder[ch];
+		if (have[l])
+			one_round(l, -1, launcher, logfd, uid, now_ms(), &l1);
+		cpu[l] = -1;
+	}
+	for (i = 0, idx = 0; block > 0 && i < n; i = idx) {
+		for (ch = 0; ch < L_MAX; ch++) {
+			l = lorder[ch];
+			if (!have[l])
+				continue;
+			for (idx = i; idx < n && idx < i + block; idx++) {
+				if (gap > 0)
+					usleep(gap * 1000);
+				s = now_ms();
+				one_round(l, idx, launcher, logfd, uid, s, &l1);
+				t[l][idx] = now_ms() - s;
+				la[l][idx] = l1;
+				if (l == L_FACTORY || (l == L_FORKED &&
+				    !have[L_FACTORY]))
+					rf[idx] = refill;
+			}
+			usleep(20 * 1000);
+		}
+	}
+	if (block > 0)
+		sandbox_set_launcher(-1);
+	for (ch = 0; block == 0 && ch < L_MAX; ch++) {
 		l = lorder[ch];
 		if (!have[l])
 			continue;
@@ -355,27 +425,7 @@ main(int argc, char *argv[])
 			if (i == 0)
 				cpu[l] = cpu_ms();
 			s = now_ms();
-			switch (l) {
-			case L_FORKED:
-			case L_FRESH:
-			case L_FACTORY:
-				sandbox_set_launcher(l == L_FORKED ? -1 :
-				    launcher);
-				l1 = run_factory(benchtree, uid, i + 1, logfd,
-				    pool > 0 && l != L_FRESH, s);
-				break;
-			case L_BWRAP:
-				(void)run_exec(bwrap_argv, s);
-				l1 = -1;
-				break;
-			case L_UNSHARE:
-				(void)run_exec(unshare_argv, s);
-				l1 = -1;
-				break;
-			default:
-				l1 = run_exec(true_argv, s);
-				break;
-			}
+			one_round(l, i, launcher, logfd, uid, s, &l1);
 			if (i >= 0) {
 				t[l][i] = now_ms() - s;
 				la[l][i] = l1;
@@ -419,8 +469,12 @@ main(int argc, char *argv[])
 			printf("%7.2fms ", lmed);
 		else
 			printf("%9s ", "-");
-		printf("%7.2fms %7.2fms %7.2fms %7.2fms ", med[l], pct(t[l], n, 90),
-		    t[l][n - 1], cpu[l]);
+		printf("%7.2fms %7.2fms %7.2fms ", med[l], pct(t[l], n, 90),
+		    t[l][n - 1]);
+		if (cpu[l] >= 0)
+			printf("%7.2fms ", cpu[l]);
+		else
+			printf("%9s ", "-");
 		if (have[L_BWRAP])
 			printf("%8.2fx ", med[l] / med[L_BWRAP]);
 		else

@@ -6,7 +6,10 @@
 # that both see the same machine.  Each run is bench/spawn -o 3,4 (the
 # pool, as factoryd runs it, and bwrap; ROUNDS rounds, GAP ms between):
 # one line per run, then per build the median of the runs' cycles and
-# ratios and the ratios' spread (lowest to highest).  Needs root.
+# ratios and the ratios' spread (lowest to highest).  BLOCK: the pool
+# and bwrap in turns of that many rounds inside each run (spawn -b; the
+# build of BEFORE must know -b), so that both see the same load.
+# Needs root.
 : "${O:?O must name the build directory}"
 : "${BEFORE:?BEFORE must name the build directory to compare with}"
 RUNS=${RUNS:-7}
@@ -15,7 +18,8 @@ trap 'rm -f "$OUT"' EXIT
 
 one() {	# label, build dir
 	"$2/bench/spawn" -n "${ROUNDS:-50}" -p "${POOL:-2}" -g "${GAP:-0}" \
-	    -L "$2/factory-sandbox" -o 3,4 >"$OUT.run" 2>&1 || {
+	    ${BLOCK:+-b "$BLOCK"} -L "$2/factory-sandbox" -o 3,4 \
+	    >"$OUT.run" 2>&1 || {
 		cat "$OUT.run"
 		return 1
 	}
@@ -37,7 +41,8 @@ echo "== spawn before ($BEFORE) and after ($O), $RUNS runs each in turns, ${GAP:
 printf '%-7s %9s %9s %7s\n' run cycle bwrap ratio
 awk '{ printf "%-7s %7.2fms %7.2fms %6.3fx\n", $1, $2, $3, $4 }' "$OUT"
 for l in before after; do
-	awk -v l="$l" '$1 == l { c[n] = $2; b[n] = $3; r[n++] = $4 }
+	awk -v l="$l" 'BEGIN { n = 0 }
+	    $1 == l { c[n] = $2; b[n] = $3; r[n++] = $4 }
 	    function med(a, n,   i, j, t) {
 		for (i = 0; i < n; i++)
 			for (j = i + 1; j < n; j++)

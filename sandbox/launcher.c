@@ -251,13 +251,11 @@ ready_clone(int cgfd, int newns)
 }
 
 /*
- * What a launcher of the pool and the zygote do ahead (namespaces, the
- * view built ahead, the teardown of views handed over, the clones) is
- * SCHED_IDLE: it runs on a processor nothing else wants, and never
- * slows a spawn in flight or an agent.  The parent raises a launcher
- * to SCHED_OTHER when it takes it (and the zygote while it waits for
- * its answer); pid 1 sets SCHED_OTHER itself, first, so nothing of the
- * attempt runs idle whatever the parent did.
+ * While a spawn is in flight the parent puts the pool's other
+ * processes (the zygote, the launchers it does not take) to
+ * SCHED_IDLE, and back after it (sandbox.c, sbx_background): pid 1
+ * sets SCHED_OTHER itself, first, so nothing of an attempt runs idle
+ * whatever the parent did.
  */
 static void
 set_sched(int errfd, int policy)
@@ -266,8 +264,7 @@ set_sched(int errfd, int policy)
 
 	memset(&sp, 0, sizeof(sp));
 	if (sched_setscheduler(0, policy, &sp) == -1)
-		sbx_fail(errfd, "sched_setscheduler %s:", policy == SCHED_IDLE ?
-		    "idle" : "other");
+		sbx_fail(errfd, "sched_setscheduler:");
 }
 
 /* The cgroup2 directory fd from the parent, checked; -1 for none. */
@@ -340,7 +337,6 @@ ready_main(void)
 	/* It may wait long: it dies with the parent meanwhile. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
 		sbx_fail(SBX_FD_ERR, "pdeathsig:");
-	set_sched(SBX_FD_ERR, SCHED_IDLE);
 	default_signals();
 	sigemptyset(&set);
 	if (sigprocmask(SIG_SETMASK, &set, NULL) == -1)
@@ -368,7 +364,7 @@ ready_main(void)
 		sbx_fail(SBX_FD_ERR, "clone pid 1:");
 	if (pid > 0)
 		_exit(0);
-	/* The launcher ran idle until taken: the attempt does not. */
+	/* Whatever the launcher ran at, the attempt does not run idle. */
 	set_sched(SBX_FD_ERR, SCHED_OTHER);
 	/* Pid 1 enters or holds no mount namespace but its own. */
 	close(hostns);
@@ -473,7 +469,6 @@ zygote_main(void)
 	(void)fcntl(SBX_FD_ERR, F_SETFD, FD_CLOEXEC);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
 		sbx_fail(SBX_FD_ERR, "pdeathsig:");
-	set_sched(SBX_FD_ERR, SCHED_IDLE);
 	/* Once for every launcher it makes: they inherit the list. */
 	sbx_exec_resolve();
 	for (;;) {

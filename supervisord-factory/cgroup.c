@@ -799,31 +799,39 @@ cg_mkdir(struct sandbox *sb, int i, char *err, size_t errlen)
  * ~80 us), and a v1 cgroup may be renamed within its parent (~25 us;
  * cgroup2 refuses rename).  So sandbox_pool_fill, which runs while an
  * agent runs, makes empty ones in every v1 hierarchy an attempt uses,
- * named ".spare-<pid>-<n>" in our factory/<instance> (no attempt id
- * starts with a '.', and the pid keeps processes sharing a parent
- * apart), and cgroup_create renames one of each to the attempt's
- * exact path instead of making it.  They never held a process: what
- * the attempt gets is as fresh as a mkdir's, its counters at zero.
- * Nothing is recycled: teardown removes the attempt's cgroups by exact
- * path as before.  rename(2) in cgroupfs (kernfs) never replaces an
- * existing directory (EEXIST), so an attempt's existing cgroup is
- * refused as a mkdir refuses it.  A spare that cannot be renamed
- * (gone meanwhile) is removed and the cgroup made; the spares left are
- * removed at exit and by sandbox_instance_remove.
+ * and cgroup_create renames one of each to the attempt's exact path
+ * instead of making it.  No attempt id starts with a '.'.  They are
+ * named by slot: ".spare-<slot>" in a daemon's own factory/<instance>
+ * (one daemon per instance: what a killed one left, it removes at its
+ * next start, by the same exact paths), ".spare-<pid>-<slot>" in the
+ * factory/ a process without an instance shares (the bench, the
+ * regress helpers).  They never held a process: what the attempt gets
+ * is as fresh as a mkdir's, its counters at zero.  Nothing is
+ * recycled: teardown removes the attempt's cgroups by exact path as
+ * before.  rename(2) in cgroupfs (kernfs) never replaces an existing
+ * directory (EEXIST), so an attempt's existing cgroup is refused as a
+ * mkdir refuses it.  A spare that cannot be renamed (gone meanwhile) is
+ * removed and the cgroup made; the spares left are removed at exit and
+ * by sandbox_instance_remove.  After a fork (daemon(3)) the process
+ * that goes on using them owns them.
  */
 #define CG_SPAREMAX	SANDBOX_POOLMAX
 
-static unsigned	 cg_spare[CG_SPAREMAX];	/* their n, oldest first */
+static int	 cg_spare[CG_SPAREMAX];	/* their slots, oldest first */
 static int	 cg_nspare;
-static unsigned	 cg_spare_next;
-static pid_t	 cg_spare_pid;		/* who made them: removes them */
+static pid_t	 cg_spare_pid;		/* whose they are */
+static int	 cg_spare_swept;	/* a killed daemon's, removed */
 
 static int
-cg_spare_paths(unsigned n, struct sandbox *sb)
+cg_spare_paths(int slot, struct sandbox *sb)
 {
 	char	 name[64];
 
-	snprintf(name, sizeof(name), ".spare-%ld-%u", (long)getpid(), n);
+	if (cg_tag[0] != '\0')
+		snprintf(name, sizeof(name), ".spare-%d", slot);
+	else
+		snprintf(name, sizeof(name), ".spare-%ld-%d",
+		    (long)cg_spare_pid, slot);
 	return cg_paths(name, 1, sb);
 }
 
@@ -834,14 +842,14 @@ cg_spare_kind(const struct sandbox *sb, int i)
 	return sb->mode == CGMODE_HYBRID && i != sb->cg_kill;
 }
 
-/* Remove what is left of spare n, by exact path. */
+/* Remove what is left of the spare in slot, by exact path. */
 static void
-cg_spare_rm(unsigned n)
+cg_spare_rm(int slot)
 {
 	struct sandbox	 sp;
 	int		 i;
 
-	if (cg_spare_paths(n, &sp) == -1)
+	if (cg_spare_paths(slot, &sp) == -1)
 		return;
 	for (i = 0; i < sp.ncgroups; i++)
 		if (cg_spare_kind(&sp, i))
@@ -849,12 +857,44 @@ cg_spare_rm(unsigned n)
 }
 
 static void
-cg_spare_atexit(void)
+cg_spare_rmall(void)
 {
-	if (getpid() != cg_spare_pid)
-		return;		/* a fork's exit: not its to remove */
 	while (cg_nspare > 0)
 		cg_spare_rm(cg_spare[--cg_nspare]);
+}
+
+static void
+cg_spare_atexit(void)
+{
+	if (getpid() == cg_spare_pid)
+		cg_spare_rmall();	/* not a fork's exit */
+}
+
+/*
+ * This process uses the spares: after a fork, a daemon's are its own;
+ * a pid-named one's are the other process's, which removes them.
+ */
+static void
+cg_spare_own(void)
+{
+	if (cg_spare_pid == getpid())
+		return;
+	if (cg_spare_pid == 0)
+		atexit(cg_spare_atexit);
+	if (cg_tag[0] == '\0')
+		cg_nspare = 0;
+	cg_spare_pid = getpid();
+}
+
+static int
+cg_spare_listed(int slot)
+{
+	int	 i;
+
+	for (i = 0; i < cg_nspare; i++)
+		if (cg_spare[i] == slot)
+			return 1;
+	return 0;
 }
 
 int
@@ -862,33 +902,31 @@ cgroup_spare_fill(int want)
 {
 	struct sandbox	 sp;
 	char		 err[256];
-	unsigned	 n;
-	int		 i;
+	int		 i, slot;
 
 	if (want > CG_SPAREMAX)
 		want = CG_SPAREMAX;
 	if (cgroup_mode(NULL, 0) != CGMODE_HYBRID)
 		return 0;	/* cgroup2: nothing can be renamed */
-	if (cg_spare_pid != getpid()) {
-		if (cg_spare_pid == 0)
-			atexit(cg_spare_atexit);
-		/* A fork's copy of the list is not its own. */
-		cg_spare_pid = getpid();
-		cg_nspare = 0;
-	}
+	cg_spare_own();
+	for (slot = 0; !cg_spare_swept && slot < CG_SPAREMAX; slot++)
+		if (cg_tag[0] != '\0' && !cg_spare_listed(slot))
+			cg_spare_rm(slot);
+	cg_spare_swept = 1;
 	while (cg_nspare < want) {
-		n = cg_spare_next++;
-		if (cg_spare_paths(n, &sp) == -1)
+		for (slot = 0; cg_spare_listed(slot); slot++)
+			;
+		if (cg_spare_paths(slot, &sp) == -1)
 			break;
 		for (i = 0; i < sp.ncgroups; i++)
 			if (cg_spare_kind(&sp, i) &&
 			    cg_mkdir(&sp, i, err, sizeof(err)) == -1)
 				break;
 		if (i < sp.ncgroups) {
-			cg_spare_rm(n);
+			cg_spare_rm(slot);
 			break;
 		}
-		cg_spare[cg_nspare++] = n;
+		cg_spare[cg_nspare++] = slot;
 	}
 	return cg_nspare;
 }
@@ -932,19 +970,19 @@ cgroup_create(struct sandbox *sb, const struct sandbox_spec *spec, int skip,
     char *err, size_t errlen)
 {
 	struct sandbox	 sp;
-	unsigned	 n;
-	int		 i, made, spare = 0;
+	int		 i, made, slot, spare = 0;
 
 	/* The oldest spare, if any (cgroup_spare_fill): taken, or gone. */
-	if (cg_nspare > 0 && cg_spare_pid == getpid()) {
-		n = cg_spare[0];
+	cg_spare_own();
+	if (cg_nspare > 0) {
+		slot = cg_spare[0];
 		memmove(&cg_spare[0], &cg_spare[1], --cg_nspare *
 		    sizeof(cg_spare[0]));
-		if (cg_spare_paths(n, &sp) == 0 && sp.ncgroups ==
+		if (cg_spare_paths(slot, &sp) == 0 && sp.ncgroups ==
 		    sb->ncgroups)
 			spare = 1;
 		else
-			cg_spare_rm(n);
+			cg_spare_rm(slot);
 	}
 	for (made = 0; made < sb->ncgroups; made++) {
 		if (made == skip)
@@ -1247,7 +1285,8 @@ sandbox_instance_remove(void)
 	char		 path[PATH_MAX];
 	size_t		 i;
 
-	cg_spare_atexit();
+	cg_spare_own();
+	cg_spare_rmall();
 	if (strcmp(cg_parent, CG_TOP) == 0)
 		return;		/* no instance of ours */
 	for (i = 0; i < sizeof(mnt) / sizeof(mnt[0]); i++) {

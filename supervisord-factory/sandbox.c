@@ -105,6 +105,7 @@ static void	sbx_ready_drop(struct sbx_ready *);
 static void	sbx_ready_drain(void);
 static void	sbx_zygote_stop(void);
 static void	sbx_sched(pid_t, int);
+static int	sbx_bgpolicy = SCHED_OTHER;	/* the pool's, now */
 static int	sbx_zygote_off;		/* it failed: exec them */
 static struct sbx_ready	 sbx_zygote = { -1, -1, -1, -1 };	/* its pid */
 
@@ -1477,13 +1478,13 @@ sbx_zygote_collect(struct sbx_ready *r)
 	if (sbx_zygote.pid != -1) {
 		pfd.fd = sbx_zygote.sock;
 		pfd.events = POLLIN;
-		/* It runs idle: not while we wait for it. */
+		/* Not idle while a spawn waits for it (sbx_background). */
 		if ((rc = poll(&pfd, 1, 0)) != 1) {
 			sbx_sched(sbx_zygote.pid, SCHED_OTHER);
 			while ((rc = poll(&pfd, 1, SBX_ZYGOTE_MS)) == -1 &&
 			    errno == EINTR)
 				;
-			sbx_sched(sbx_zygote.pid, SCHED_IDLE);
+			sbx_sched(sbx_zygote.pid, sbx_bgpolicy);
 		}
 		if (rc != 1 || sbx_recvtag(sbx_zygote.sock, MSG_DONTWAIT,
 		    &tag, &fd, 1) != 1 || tag != 'Z' ||
@@ -1544,9 +1545,8 @@ sbx_ready_drain(void)
 }
 
 /*
- * A launcher of the pool, or the zygote, to SCHED_OTHER (something
- * waits for it now) or back to SCHED_IDLE (launcher.c, set_sched).
- * By pid: a child of ours not reaped yet, which no other can be.
+ * A launcher of the pool, or the zygote, to policy.  By pid: a child
+ * of ours not reaped yet, which no other can be.
  */
 static void
 sbx_sched(pid_t pid, int policy)
@@ -1559,10 +1559,44 @@ sbx_sched(pid_t pid, int policy)
 }
 
 /*
+ * The pool's work ahead (the zygote's clones and the views it drops,
+ * a launcher's namespaces and the view it builds ahead) must not take
+ * processor time from a spawn in flight: while one is, the zygote and
+ * every launcher of the pool run SCHED_IDLE (policy), and SCHED_OTHER
+ * again once it is done.  The one a spawn takes, or waits for, is
+ * raised (sbx_ready_take, sbx_zygote_collect); pid 1 sets SCHED_OTHER
+ * itself.  A launcher is known by the zygote's answer: one the zygote
+ * clones right as a spawn starts runs as the zygote did until then.
+ */
+static void
+sbx_background(int policy)
+{
+	struct pollfd	 pfd;
+	int		 i, n;
+
+	sbx_bgpolicy = policy;
+	sbx_sched(sbx_zygote.pid, policy);
+	/* The zygote's answers that are there, in order: who they are. */
+	for (i = n = 0; i < sbx_nready; i++) {
+		pfd.fd = sbx_zygote.sock;
+		pfd.events = POLLIN;
+		/* What it owed and did not give: an exec'd one. */
+		if (sbx_ready[i].pid == 0 && sbx_zygote.pid != -1 &&
+		    poll(&pfd, 1, 0) == 1 &&
+		    sbx_zygote_collect(&sbx_ready[i]) == -1 &&
+		    sbx_ready_exec(&sbx_ready[i], "ready") == -1)
+			continue;
+		sbx_ready[n++] = sbx_ready[i];
+	}
+	sbx_nready = n;
+	for (i = 0; i < sbx_nready; i++)
+		sbx_sched(sbx_ready[i].pid, policy);
+}
+
+/*
  * The oldest launcher of the pool that is ready, waiting for its "R"
- * if it has not said it yet; 0 if none is.  It ran idle: taken, it
- * runs as the parent does (raised before the wait, and again after
- * the "R", in case it set itself idle in between).
+ * if it has not said it yet; 0 if none is.  Taken, it runs at
+ * SCHED_OTHER whatever sbx_background made it.
  */
 static int
 sbx_ready_take(struct sbx_ready *r)
@@ -1581,17 +1615,14 @@ sbx_ready_take(struct sbx_ready *r)
 			continue;
 		pfd.fd = r->sock;
 		pfd.events = POLLIN;
-		if (poll(&pfd, 1, 0) != 1)
-			sbx_sched(r->pid, SCHED_OTHER);
+		sbx_sched(r->pid, SCHED_OTHER);
 		while ((rc = poll(&pfd, 1, SBX_SETUP_MS)) == -1 &&
 		    errno == EINTR)
 			;
 		tag = 0;
 		if (rc == 1 && sbx_recvtag(r->sock, MSG_DONTWAIT, &tag, NULL,
-		    0) == 0 && tag == 'R') {
-			sbx_sched(r->pid, SCHED_OTHER);
+		    0) == 0 && tag == 'R')
 			return (1);
-		}
 		sbx_ready_drop(r);
 	}
 	return (0);
@@ -1793,10 +1824,10 @@ sbx_ready_send(struct sbx_plan *pl, int logfd, int cgfd, struct sbx_ready *r)
 }
 
 /*
- * The pid 1 the launcher that has the plan cloned (*pidp), the
- * parent's end of its socket and the read end of its error pipe; the
- * launcher itself is reaped.  -1 and err if that pid 1 was not
- * started.
+ * After the pid 1 the launcher that has the plan cloned said who it is
+ * (*pidp, sbx_ready_pid1; -1 if it did not): the parent's end of its
+ * socket and the read end of its error pipe; the launcher itself is
+ * reaped.  -1 and err if that pid 1 was not started.
  */
 static int
 sbx_ready_finish(struct sbx_ready *r, pid_t *pidp, int *sockp, int *efdp,
@@ -1804,7 +1835,6 @@ sbx_ready_finish(struct sbx_ready *r, pid_t *pidp, int *sockp, int *efdp,
 {
 	siginfo_t	 si;
 
-	*pidp = sbx_ready_pid1(r->sock, r->pid, err, errlen);
 	/* Its pid 1 is cloned: it exits (or is made to). */
 	(void)syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
 	while (waitid(P_PIDFD, r->pidfd, &si, WEXITED) == -1 &&
@@ -1822,9 +1852,9 @@ sbx_ready_finish(struct sbx_ready *r, pid_t *pidp, int *sockp, int *efdp,
 	return (0);
 }
 
-int
-sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
-    char *err, size_t errlen)
+static int
+sbx_spawn(const struct sandbox_spec *spec, struct sandbox *sb, char *err,
+    size_t errlen)
 {
 	struct sbx_plan	 pl;
 	struct sbx_ready r;
@@ -1880,16 +1910,19 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 		sb->fd = r.sock;
 		gsent = sbx_cgroups_make(spec, sb, first, born, gfds, &ngfd,
 		    err, errlen) == 0 ? 1 : -1;
-		rc = sbx_ready_finish(&r, &pid, &sock, &efd, gsent == 1 ? err :
-		    derr, gsent == 1 ? errlen : sizeof(derr));
-		if (rc == 0)
+		pid = sbx_ready_pid1(r.sock, r.pid, gsent == 1 ? err : derr,
+		    gsent == 1 ? errlen : sizeof(derr));
+		/* "G" at once; the launcher is reaped after. */
+		if (pid != -1)
 			sbx_pid1_mntns(pid, &nsid);
-		if (gsent == 1 && rc == 0 && sbx_cgroups_send(sb, gfds, ngfd,
-		    err, errlen) == -1)
+		if (gsent == 1 && pid != -1 && sbx_cgroups_send(sb, gfds,
+		    ngfd, err, errlen) == -1)
 			gsent = -1;
-		else if (gsent == 1 && rc == -1)
+		else if (gsent == 1 && pid == -1)
 			while (ngfd > 0)
 				close(gfds[--ngfd]);
+		rc = sbx_ready_finish(&r, &pid, &sock, &efd, gsent == 1 ? err :
+		    derr, gsent == 1 ? errlen : sizeof(derr));
 		sb->fd = -1;
 	} else if (rc == 0)
 		rc = sbx_start(&pl, cgfd, &pid, &sock, &efd, err, errlen);
@@ -1940,6 +1973,19 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	if (sandbox_destroy(sb, derr, sizeof(derr)) == -1)
 		snprintf(err + strlen(err), errlen - strlen(err), "; %s", derr);
 	return (-1);
+}
+
+/* The pool yields while the spawn is in flight (sbx_background). */
+int
+sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
+    char *err, size_t errlen)
+{
+	int	 rc;
+
+	sbx_background(SCHED_IDLE);
+	rc = sbx_spawn(spec, sb, err, errlen);
+	sbx_background(SCHED_OTHER);
+	return (rc);
 }
 
 int

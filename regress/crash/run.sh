@@ -100,6 +100,10 @@ crash_at() {	# point
 	ctl reconcile >/dev/null
 	assert_clean "$point" "$id"
 	stop_factoryd
+	# The spare cgroups (hybrid hosts): a killed daemon's went at the
+	# restart, the last one's when it stopped.
+	check "$point: no spare cgroup left" \
+	    sh -c "! ls -d /sys/fs/cgroup/*/factory/$tag/.spare-* 2>/dev/null | grep -q ."
 }
 
 for point in parent:after-allocating parent:after-dir worker:before-ready \

@@ -245,8 +245,10 @@ if grep -q ' - cgroup cgroup ' /proc/self/mountinfo; then
 		notok spare-exists "rc $RC, left $(spares_left "$SP"): $(echo $OUT)"
 	fi
 fi
-# What the pool does ahead runs SCHED_IDLE (the zygote, the launchers
-# until taken); pid 1 and the agent do not.  Policy: field 41 of stat.
+# While a spawn is in flight the pool's other processes (the zygote,
+# the launchers not taken) run SCHED_IDLE: fakeready-sched, taken,
+# writes theirs to the log; after it they are back to SCHED_OTHER, and
+# pid 1 and the agent never run idle.  Policy: field 41 of stat.
 policy() {
 	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f39
 }
@@ -270,12 +272,23 @@ for c in $(cat /proc/$SPID/task/*/children 2>/dev/null); do
 done
 ZPOL=$(policy "$ZP") P1POL=$(policy "$P1")
 wait $SPID
-if [ -n "$ZP" ] && [ "$ZPOL" = 5 ] && [ "$P1POL" = 0 ] &&
+if [ -n "$ZP" ] && [ "$ZPOL" = 0 ] && [ "$P1POL" = 0 ] &&
     grep -qx "agent policy 0" "$TT/sched.out" &&
     grep -qx destroyed "$TT/sched.out"; then
-	ok "launcher pool: the zygote runs SCHED_IDLE, pid 1 and the agent do not"
+	ok "launcher pool: after the spawn the zygote, pid 1 and the agent run SCHED_OTHER"
 else
 	notok pool-sched "zygote $ZP policy $ZPOL, pid 1 $P1 policy $P1POL: $(cat "$TT/sched.out" | tr '\n' ' ')"
+fi
+cp "$P0/prog_fakeready" "$TT/fakeready-sched"
+SAVED=$LAUNCH
+LAUNCH="-L $TT/fakeready-sched"
+SBXU=68809 sbx pool-sched-inflight -2 -t "$TREE" -- /bin/true
+LAUNCH=$SAVED
+if [ "$RC" = 2 ] && printf '%s\n' "$OUT" | grep -q "^sibling policy " &&
+    ! printf '%s\n' "$OUT" | grep "^sibling policy " | grep -qvx "sibling policy 5"; then
+	ok "launcher pool: while a spawn is in flight the zygote and the other launchers run SCHED_IDLE"
+else
+	notok pool-sched-inflight "rc $RC: $(echo $OUT)"
 fi
 sbx seccomp-one -t "$TREE" -- /bin/sh -c 'grep "^Seccomp_filters:" /proc/self/status | tr -s "\t " " "'
 expect "seccomp: one filter (argument checks and denylist)" "Seccomp_filters: 1" \
