@@ -250,23 +250,6 @@ ready_clone(int cgfd, int newns)
 	return ((pid_t)syscall(SYS_clone3, &ca, sizeof(ca)));
 }
 
-/*
- * While a spawn is in flight the parent puts the pool's other
- * processes (the zygote, the launchers it does not take) to
- * SCHED_IDLE, and back after it (sandbox.c, sbx_background): pid 1
- * sets SCHED_OTHER itself, first, so nothing of an attempt runs idle
- * whatever the parent did.
- */
-static void
-set_sched(int errfd, int policy)
-{
-	struct sched_param	 sp;
-
-	memset(&sp, 0, sizeof(sp));
-	if (sched_setscheduler(0, policy, &sp) == -1)
-		sbx_fail(errfd, "sched_setscheduler:");
-}
-
 /* The cgroup2 directory fd from the parent, checked; -1 for none. */
 static int
 ready_cgfd(const int *fds, int n)
@@ -364,8 +347,6 @@ ready_main(void)
 		sbx_fail(SBX_FD_ERR, "clone pid 1:");
 	if (pid > 0)
 		_exit(0);
-	/* Whatever the launcher ran at, the attempt does not run idle. */
-	set_sched(SBX_FD_ERR, SCHED_OTHER);
 	/* Pid 1 enters or holds no mount namespace but its own. */
 	close(hostns);
 	close(prepns);

@@ -104,8 +104,6 @@ static int	sbx_ready_make(struct sbx_ready *);
 static void	sbx_ready_drop(struct sbx_ready *);
 static void	sbx_ready_drain(void);
 static void	sbx_zygote_stop(void);
-static void	sbx_sched(pid_t, int);
-static int	sbx_bgpolicy = SCHED_OTHER;	/* the pool's, now */
 static int	sbx_zygote_off;		/* it failed: exec them */
 static struct sbx_ready	 sbx_zygote = { -1, -1, -1, -1 };	/* its pid */
 
@@ -1478,14 +1476,9 @@ sbx_zygote_collect(struct sbx_ready *r)
 	if (sbx_zygote.pid != -1) {
 		pfd.fd = sbx_zygote.sock;
 		pfd.events = POLLIN;
-		/* Not idle while a spawn waits for it (sbx_background). */
-		if ((rc = poll(&pfd, 1, 0)) != 1) {
-			sbx_sched(sbx_zygote.pid, SCHED_OTHER);
-			while ((rc = poll(&pfd, 1, SBX_ZYGOTE_MS)) == -1 &&
-			    errno == EINTR)
-				;
-			sbx_sched(sbx_zygote.pid, sbx_bgpolicy);
-		}
+		while ((rc = poll(&pfd, 1, SBX_ZYGOTE_MS)) == -1 &&
+		    errno == EINTR)
+			;
 		if (rc != 1 || sbx_recvtag(sbx_zygote.sock, MSG_DONTWAIT,
 		    &tag, &fd, 1) != 1 || tag != 'Z' ||
 		    (r->pid = sbx_pidfd_child(fd, sbx_zygote.pid)) == -1)
@@ -1545,58 +1538,8 @@ sbx_ready_drain(void)
 }
 
 /*
- * A launcher of the pool, or the zygote, to policy.  By pid: a child
- * of ours not reaped yet, which no other can be.
- */
-static void
-sbx_sched(pid_t pid, int policy)
-{
-	struct sched_param	 sp;
-
-	memset(&sp, 0, sizeof(sp));
-	if (pid > 0)
-		(void)sched_setscheduler(pid, policy, &sp);
-}
-
-/*
- * The pool's work ahead (the zygote's clones and the views it drops,
- * a launcher's namespaces and the view it builds ahead) must not take
- * processor time from a spawn in flight: while one is, the zygote and
- * every launcher of the pool run SCHED_IDLE (policy), and SCHED_OTHER
- * again once it is done.  The one a spawn takes, or waits for, is
- * raised (sbx_ready_take, sbx_zygote_collect); pid 1 sets SCHED_OTHER
- * itself.  A launcher is known by the zygote's answer: one the zygote
- * clones right as a spawn starts runs as the zygote did until then.
- */
-static void
-sbx_background(int policy)
-{
-	struct pollfd	 pfd;
-	int		 i, n;
-
-	sbx_bgpolicy = policy;
-	sbx_sched(sbx_zygote.pid, policy);
-	/* The zygote's answers that are there, in order: who they are. */
-	for (i = n = 0; i < sbx_nready; i++) {
-		pfd.fd = sbx_zygote.sock;
-		pfd.events = POLLIN;
-		/* What it owed and did not give: an exec'd one. */
-		if (sbx_ready[i].pid == 0 && sbx_zygote.pid != -1 &&
-		    poll(&pfd, 1, 0) == 1 &&
-		    sbx_zygote_collect(&sbx_ready[i]) == -1 &&
-		    sbx_ready_exec(&sbx_ready[i], "ready") == -1)
-			continue;
-		sbx_ready[n++] = sbx_ready[i];
-	}
-	sbx_nready = n;
-	for (i = 0; i < sbx_nready; i++)
-		sbx_sched(sbx_ready[i].pid, policy);
-}
-
-/*
  * The oldest launcher of the pool that is ready, waiting for its "R"
- * if it has not said it yet; 0 if none is.  Taken, it runs at
- * SCHED_OTHER whatever sbx_background made it.
+ * if it has not said it yet; 0 if none is.
  */
 static int
 sbx_ready_take(struct sbx_ready *r)
@@ -1615,7 +1558,6 @@ sbx_ready_take(struct sbx_ready *r)
 			continue;
 		pfd.fd = r->sock;
 		pfd.events = POLLIN;
-		sbx_sched(r->pid, SCHED_OTHER);
 		while ((rc = poll(&pfd, 1, SBX_SETUP_MS)) == -1 &&
 		    errno == EINTR)
 			;
@@ -1852,9 +1794,9 @@ sbx_ready_finish(struct sbx_ready *r, pid_t *pidp, int *sockp, int *efdp,
 	return (0);
 }
 
-static int
-sbx_spawn(const struct sandbox_spec *spec, struct sandbox *sb, char *err,
-    size_t errlen)
+int
+sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
+    char *err, size_t errlen)
 {
 	struct sbx_plan	 pl;
 	struct sbx_ready r;
@@ -1973,19 +1915,6 @@ sbx_spawn(const struct sandbox_spec *spec, struct sandbox *sb, char *err,
 	if (sandbox_destroy(sb, derr, sizeof(derr)) == -1)
 		snprintf(err + strlen(err), errlen - strlen(err), "; %s", derr);
 	return (-1);
-}
-
-/* The pool yields while the spawn is in flight (sbx_background). */
-int
-sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
-    char *err, size_t errlen)
-{
-	int	 rc;
-
-	sbx_background(SCHED_IDLE);
-	rc = sbx_spawn(spec, sb, err, errlen);
-	sbx_background(SCHED_OTHER);
-	return (rc);
 }
 
 int

@@ -13,12 +13,6 @@
  *	fakeready-none	"X" and no descriptor
  *	fakeready-incg	a child of its own born in the attempt's cgroup2
  *			directory, left running, and "P" with its pidfd
- *	fakeready-sched	"X", after writing to the agent's log the
- *			scheduling policy of the pool's other processes
- *			(our parent's children titled "factory-sandbox":
- *			the zygote and the launchers), as they are while
- *			this spawn is in flight; started as the zygote, it
- *			is one that works (zygote())
  *
  * The parent must fail the spawn, naming the pooled launcher, and
  * leave nothing behind.  Or it clones a pid 1 as the launcher does
@@ -46,14 +40,11 @@
 
 #include <linux/sched.h>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <sched.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -136,111 +127,6 @@ fake_pid1(const char *how, int cgfd, int other)
 	_exit(0);
 }
 
-static int	 logfd = -1;
-
-/*
- * "sibling policy P" on the log for each other process of the pool: a
- * child of our parent titled "factory-sandbox" (field 41 of its stat
- * is the policy).
- */
-static void
-siblings(void)
-{
-	char		 path[64], buf[1024], line[128], *p;
-	struct dirent	*de;
-	DIR		*d;
-	long		 pid, ppid;
-	int		 fd, n, i, pol;
-
-	if (logfd == -1 || (d = opendir("/proc")) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		if ((pid = atol(de->d_name)) <= 0 || pid == (long)getpid())
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
-		if ((fd = open(path, O_RDONLY)) == -1)
-			continue;
-		n = (int)read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 16)
-			continue;
-		buf[n] = '\0';
-		if (strcmp(buf, "factory-sandbox") != 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-		if ((fd = open(path, O_RDONLY)) == -1)
-			continue;
-		n = (int)read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		if ((p = strrchr(buf, ')')) == NULL ||
-		    sscanf(p + 2, "%*c %ld", &ppid) != 1 ||
-		    ppid != (long)getppid())
-			continue;
-		/* From field 3 (state) to 41. */
-		for (i = 0, p += 2; i < 38 && p != NULL; i++)
-			if ((p = strchr(p, ' ')) != NULL)
-				p++;
-		if (p == NULL || sscanf(p, "%d", &pol) != 1)
-			continue;
-		n = snprintf(line, sizeof(line), "sibling policy %d\n", pol);
-		(void)write(logfd, line, n);
-	}
-	closedir(d);
-}
-
-/*
- * fakeready-sched started as the zygote: a zygote that works, so that
- * the pool holds launchers it cloned.  On each "F" and its two fds it
- * clones (CLONE_PARENT: a child of the parent) a launcher with them at
- * 3 and 4, which goes on as fakeready-sched, and answers "Z" with a
- * pidfd of it; returns in that launcher only.
- */
-static void
-zygote(void)
-{
-	union {
-		struct cmsghdr	 h;
-		char		 buf[CMSG_SPACE(sizeof(int) * 2)];
-	} cm;
-	struct clone_args	 ca;
-	struct msghdr		 msg;
-	struct iovec		 iov;
-	char			 tag;
-	int			 fds[2], pidfd;
-	pid_t			 pid;
-
-	for (;;) {
-		memset(&msg, 0, sizeof(msg));
-		iov.iov_base = &tag;
-		iov.iov_len = 1;
-		msg.msg_iov = &iov;
-		msg.msg_iovlen = 1;
-		msg.msg_control = cm.buf;
-		msg.msg_controllen = sizeof(cm.buf);
-		if (recvmsg(3, &msg, 0) <= 0)
-			_exit(0);
-		if (tag != 'F' || CMSG_FIRSTHDR(&msg) == NULL)
-			continue;	/* "D": dropped */
-		memcpy(fds, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(fds));
-		memset(&ca, 0, sizeof(ca));
-		ca.flags = CLONE_PARENT | CLONE_PIDFD;
-		ca.pidfd = (unsigned long long)(unsigned long)&pidfd;
-		if ((pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca))) == 0) {
-			if (dup2(fds[0], 3) == -1 || dup2(fds[1], 4) == -1)
-				_exit(1);
-			return;		/* on as a launcher */
-		}
-		close(fds[0]);
-		close(fds[1]);
-		sendtag('Z', pid > 0 ? pidfd : -1);
-		if (pid > 0)
-			close(pidfd);
-	}
-}
-
 /* The plan, and the cgroup2 directory if one came with it (else -1). */
 static int
 recvplan(void)
@@ -268,7 +154,6 @@ recvplan(void)
 	    c->cmsg_len != CMSG_LEN(sizeof(int) * 2))
 		return (-1);
 	memcpy(fds, CMSG_DATA(c), sizeof(fds));
-	logfd = fds[0];
 	return (fds[1]);
 }
 
@@ -291,7 +176,7 @@ incg(int cgfd)
 }
 
 int
-main(int argc, char *argv[])
+main(void)
 {
 	char		 exe[PATH_MAX], *name;
 	ssize_t		 n;
@@ -302,9 +187,6 @@ main(int argc, char *argv[])
 		return (1);
 	exe[n] = '\0';
 	name = basename(exe);
-	if (strcmp(name, "fakeready-sched") == 0 && argv[1] != NULL &&
-	    strcmp(argv[1], "zygote") == 0)
-		zygote();
 	sendtag('R', -1);
 	cgfd = recvplan();
 	if (strncmp(name, "fakeready-m", 11) == 0) {
@@ -329,8 +211,6 @@ main(int argc, char *argv[])
 		fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	} else if (strcmp(name, "fakeready-null") == 0)
 		fd = open("/dev/null", O_RDONLY);
-	else if (strcmp(name, "fakeready-sched") == 0)
-		siblings();
 	sendtag(fd == -1 ? 'X' : 'P', fd);
 	/* As a launcher that cloned would: gone, or killed meanwhile. */
 	sleep(1);
