@@ -414,25 +414,31 @@ fi
 # is selectable again, the other never touched; selected again, it
 # publishes one branch (the one pushed, reused) and one pull request,
 # and only then is the other cancelled, with no branch of its own.
-write_manifest "$T/mc.yaml" 'echo "$MODE" >> README.md' true 'cohort:
+# A cohort of two (KC: CA, CB; RC the submission's exit) whose first
+# member is selected while the forge fails POSTs under $1 $2 times
+# (502): until it is selectable again.
+cohort_fail_first() {	# path-prefix count
+	write_manifest "$T/mc.yaml" 'echo "$MODE" >> README.md' true 'cohort:
   size: 2
   variants:
     - env: {MODE: left}
     - env: {MODE: right}'
+	OUT=$(timeout 120 "$O/factoryctl" -s "$SOCK" -j submit -w "$T/mc.yaml")
+	RC=$?
+	KC=$(printf '%s' "$OUT" | jq -r .id 2>/dev/null)
+	CA=$(printf '%s' "$OUT" | jq -r '.members[0].id' 2>/dev/null)
+	CB=$(printf '%s' "$OUT" | jq -r '.members[1].id' 2>/dev/null)
+	fctl '{"modes":{"faults":[{"server":"api","method":"POST",
+	    "prefix":"'"$1"'","do":"status","status":502,
+	    "retry_after":1,"count":'"$2"'}]}}'
+	ctl select "$CA" >/dev/null 2>&1
+	i=0
+	while [ "$(field "$CA" state)" != selectable ] && [ $i -lt 600 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+}
 N=$(ntok)
-OUT=$(timeout 120 "$O/factoryctl" -s "$SOCK" -j submit -w "$T/mc.yaml")
-RC=$?
-KC=$(printf '%s' "$OUT" | jq -r .id 2>/dev/null)
-CA=$(printf '%s' "$OUT" | jq -r '.members[0].id' 2>/dev/null)
-CB=$(printf '%s' "$OUT" | jq -r '.members[1].id' 2>/dev/null)
-fctl '{"modes":{"faults":[{"server":"api","method":"POST",
-    "prefix":"/repos/acme/widget/pulls","do":"status","status":502,
-    "retry_after":1,"count":4}]}}'
-ctl select "$CA" >/dev/null 2>&1
-i=0
-while [ "$(field "$CA" state)" != selectable ] && [ $i -lt 600 ]; do
-	sleep 0.1; i=$((i + 1))
-done
+cohort_fail_first /repos/acme/widget/pulls 4
 HITS=$(fstate | jq '.modes.faults[0].hits // 0')
 fctl '{"modes":{}}'
 WHY=$(ctl -j cohort "$KC" | jq -r '.failed_selections[0].reason')
@@ -479,24 +485,7 @@ fi
 # the pull request comes after the check run, so the failed selection
 # leaves none; another member selected, the cohort has exactly one pull
 # request, the other member's (before: one for each, both open).
-write_manifest "$T/mc.yaml" 'echo "$MODE" >> README.md' true 'cohort:
-  size: 2
-  variants:
-    - env: {MODE: left}
-    - env: {MODE: right}'
-OUT=$(timeout 120 "$O/factoryctl" -s "$SOCK" -j submit -w "$T/mc.yaml")
-RC=$?
-KC=$(printf '%s' "$OUT" | jq -r .id 2>/dev/null)
-CA=$(printf '%s' "$OUT" | jq -r '.members[0].id' 2>/dev/null)
-CB=$(printf '%s' "$OUT" | jq -r '.members[1].id' 2>/dev/null)
-fctl '{"modes":{"faults":[{"server":"api","method":"POST",
-    "prefix":"/repos/acme/widget/check-runs","do":"status","status":502,
-    "retry_after":1,"count":40}]}}'
-ctl select "$CA" >/dev/null 2>&1
-i=0
-while [ "$(field "$CA" state)" != selectable ] && [ $i -lt 600 ]; do
-	sleep 0.1; i=$((i + 1))
-done
+cohort_fail_first /repos/acme/widget/check-runs 40
 fctl '{"modes":{}}'
 NA=$(npulls "$CA")
 ctl select "$CB" >/dev/null 2>&1
