@@ -199,8 +199,15 @@ proto_byref_part(int api, json_t *v, const char *at, int depth, char *where,
 		snprintf(where, wlen, "%s: an item reference", at);
 		return (1);
 	}
-	if (depth >= PROTO_BYREF_DEPTH)
-		return (0);
+	/* Deeper than we look: not known to be text, so not taken. */
+	if (depth >= PROTO_BYREF_DEPTH) {
+		if (!json_is_array(json_object_get(v, "content")) &&
+		    !json_is_array(json_object_get(v, "output")))
+			return (0);
+		snprintf(where, wlen, "%s: parts nested deeper than %d", at,
+		    PROTO_BYREF_DEPTH);
+		return (1);
+	}
 	snprintf(sub, sizeof(sub), "%s.content", at);
 	if (proto_byref_parts(api, json_object_get(v, "content"), sub,
 	    depth + 1, where, wlen))

@@ -442,6 +442,15 @@ byref "web search options" "$P19" "$(hdr_oa "$T19")" /v1/chat/completions \
 byref "an image in a tool result" "$P20AN" "x-api-key: $T20AN" /v1/messages \
     '{"model":"claude-test","max_tokens":16,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"url","url":"https://x/y.png"}}]}]}]}' \
     'messages[0].content[0].content[0].type: image'
+# Deeper than the gateway looks (tool results in tool results): refused,
+# not taken as text (before: an image at depth 5 was forwarded).
+DEEP='{"type":"image","source":{"type":"url","url":"https://x/y.png"}}'
+for i in 1 2 3 4 5; do
+	DEEP='{"type":"tool_result","tool_use_id":"t","content":['"$DEEP"']}'
+done
+byref "an image under five tool results" "$P20AN" "x-api-key: $T20AN" /v1/messages \
+    '{"model":"claude-test","max_tokens":16,"messages":[{"role":"user","content":['"$DEEP"']}]}' \
+    'parts nested deeper than 4'
 byref "a server tool of Messages" "$P20AN" "x-api-key: $T20AN" /v1/messages \
     '{"model":"claude-test","max_tokens":16,"messages":[],"tools":[{"name":"f","input_schema":{}},{"type":"web_search_20250305","name":"web_search"}]}' \
     'tools[1].type: web_search_20250305'
