@@ -505,6 +505,24 @@ cgroup_base_of(const char *own, char *base, size_t len)
 	return (0);
 }
 
+/* Root owns the cgroup dir and the two files that hand it over. */
+static int
+cg_root_owned(const char *dir)
+{
+	const char *const files[] = { ".", "cgroup.procs",
+	    "cgroup.subtree_control" };
+	char		 path[PATH_MAX];
+	struct stat	 st;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if (lstat(path, &st) == -1 || st.st_uid != 0)
+			return (0);
+	}
+	return (1);
+}
+
 /*
  * Ours only if root owns the cgroup and the two files that hand it
  * over (a cgroup delegated to a user is hers: she could move our
@@ -517,26 +535,38 @@ cgroup_base_of(const char *own, char *base, size_t len)
 int
 cgroup_delegated(const char *dir, int systemd)
 {
-	const char *const files[] = { ".", "cgroup.procs",
-	    "cgroup.subtree_control" };
-	char	 path[PATH_MAX], v[8];
-	struct stat st;
+	char	 v[8];
 	ssize_t	 n;
-	size_t	 i;
 
-	if (!cgroup_writable(dir))
+	if (!cgroup_writable(dir) || !cg_root_owned(dir))
 		return (0);
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-		if (lstat(path, &st) == -1 || st.st_uid != 0)
-			return (0);
-	}
 	if (!systemd)
 		return (1);
 	if ((n = lgetxattr(dir, "trusted.delegate", v, sizeof(v) - 1)) <= 0)
 		return (0);
 	v[n] = '\0';
 	return (strcmp(v, "1") == 0);
+}
+
+/*
+ * Every cgroup between root (the hierarchy's mount) and base (below
+ * it, "a/b/c") root's too: a user who owns an ancestor's cgroup.procs
+ * may move our processes out through it (cgroup2 checks the common
+ * ancestor), into a cgroup she makes there.
+ */
+int
+cgroup_ancestors_owned(const char *root, const char *base)
+{
+	char		 path[PATH_MAX];
+	const char	*p;
+
+	for (p = base; (p = strchr(p, '/')) != NULL; p++) {
+		snprintf(path, sizeof(path), "%s/%.*s", root,
+		    (int)(p - base), base);
+		if (!cg_root_owned(path))
+			return (0);
+	}
+	return (1);
 }
 
 /* Ours to write: its subtree_control and its procs (root may, mostly). */
@@ -586,7 +616,8 @@ cg_v2_base(char *err, size_t errlen)
 	    "/" : "", base);
 	/* systemd is the manager where it made this directory. */
 	if (base[0] == '\0' || !cgroup_delegated(dir,
-	    access("/run/systemd/system", F_OK) == 0)) {
+	    access("/run/systemd/system", F_OK) == 0) ||
+	    !cgroup_ancestors_owned(cgm.unified, base)) {
 		cg_notdeleg = base[0] != '\0';
 		return (0);
 	}

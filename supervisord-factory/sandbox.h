@@ -238,6 +238,7 @@ int	cgroup_writable(const char *);
  * argument), marked with its "delegate" xattr (Delegate=yes)?
  */
 int	cgroup_delegated(const char *, int);
+int	cgroup_ancestors_owned(const char *, const char *);
 /* The directory the attempts' cgroups are made in; delegated or not. */
 const char *sandbox_cgroup_root(int *);
 /*

@@ -29,7 +29,8 @@ T=$(regress_tmpdir)
 NAME=factory-regress-cgroup2.$$
 CG=$UNI/$NAME			# the same directory as /sys/fs/cgroup/$NAME
 cg_cleanup() {
-	for d in "$CG/supervisor" "$CG/factory/test" "$CG/factory" "$CG"; do
+	for d in "$CG/sub/supervisor" "$CG/sub" "$CG/supervisor" \
+	    "$CG/factory/test" "$CG/factory" "$CG"; do
 		[ -d "$d" ] && rmdir "$d"
 	done
 	[ ! -d "$CG" ] || echo "# cgroup2: $CG left behind"
@@ -158,6 +159,21 @@ for f in . cgroup.procs cgroup.subtree_control; do
 	    ok "a user owns $f: not delegated, not moved" ||
 	    notok "a user owns $f: $(echo "$out" | tr '\n' ' ')"
 done
+
+# 9. Our cgroup is root's, but its parent (or the parent's procs or
+# subtree_control) is a user's: she could move our processes out
+# through it (cgroup2 checks the common ancestor).  Not delegated.
+mkdir "$CG/sub"
+for f in . cgroup.procs cgroup.subtree_control; do
+	chown 69401:69401 "$CG/$f"
+	out=$(view "exec $PROBE" "$NAME/sub" 2>&1; echo "rc=$?")
+	chown 0:0 "$CG/$f"
+	[ "$(echo "$out" | sed -n 1p)" = "$wantn" ] &&
+	    echo "$out" | grep -qx "0::/$NAME/sub" &&
+	    ok "a user owns the parent's $f: not delegated, not moved" ||
+	    notok "a user owns the parent's $f: $(echo "$out" | tr '\n' ' ')"
+done
+rmdir "$CG/sub"
 
 # 5. The real factoryd, started in the delegated cgroup: one line.
 view "exec $O/factoryd -d -f $T/factoryd.conf" "$NAME" >"$T/fd.out" 2>&1

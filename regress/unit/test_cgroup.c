@@ -211,6 +211,35 @@ START_TEST(test_delegated)
 }
 END_TEST
 
+/* An ancestor a user owns (or its procs, its subtree_control): not ours. */
+START_TEST(test_ancestors)
+{
+	char	 root[] = "/tmp/test_cgroup.XXXXXX", p[PATH_MAX];
+	const char *const files[] = { "", "/cgroup.procs",
+	    "/cgroup.subtree_control" };
+	size_t	 i;
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	snprintf(p, sizeof(p), "mkdir -p %s/a/b/c && touch %s/a/cgroup.procs "
+	    "%s/a/cgroup.subtree_control %s/a/b/cgroup.procs "
+	    "%s/a/b/cgroup.subtree_control", root, root, root, root, root);
+	ck_assert_int_eq(system(p), 0);
+	ck_assert_int_eq(cgroup_ancestors_owned(root, "a"), 1);
+	ck_assert_int_eq(cgroup_ancestors_owned(root, "a/b/c"), 1);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/a%s", root, files[i]);
+		ck_assert_int_eq(chown(p, 69401, 69401), 0);
+		ck_assert_int_eq(cgroup_ancestors_owned(root, "a/b/c"), 0);
+		ck_assert_int_eq(cgroup_ancestors_owned(root, "a/b"), 0);
+		/* The base itself is cgroup_delegated's to check. */
+		ck_assert_int_eq(cgroup_ancestors_owned(root, "a"), 1);
+		ck_assert_int_eq(chown(p, 0, 0), 0);
+	}
+	snprintf(p, sizeof(p), "rm -rf %s", root);
+	ck_assert_int_eq(system(p), 0);
+}
+END_TEST
+
 /* The parent named to the reconciler: the instance, under the base. */
 START_TEST(test_parent)
 {
@@ -232,6 +261,7 @@ main(void)
 	tcase_add_test(tc, test_base);
 	tcase_add_test(tc, test_writable);
 	tcase_add_test(tc, test_delegated);
+	tcase_add_test(tc, test_ancestors);
 	tcase_add_test(tc, test_parent);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
