@@ -333,20 +333,23 @@ conf_uid_taken(uid_t lo, uid_t hi, char *why, size_t len)
 
 /*
  * A line of /etc/subuid or /etc/subgid ("user:first:count") whose ids
- * meet lo..hi: 1 and what in why, 0 none, -1 and why on a read error.
- * Whoever holds such a range may become those ids with newuidmap(1)
- * or newgidmap(1), and so signal, trace or own an attempt.  Lines
- * that are not of that shape are skipped, as shadow's tools do.
+ * meet lo..hi: 1 and what in why, 0 none, -1 and why on a read error
+ * or a NUL byte.  Whoever holds such a range may become those ids with
+ * newuidmap(1) or newgidmap(1), and so signal, trace or own an
+ * attempt.  Lines of any length are read; fields past the third are
+ * ignored; lines not of that shape are skipped, as shadow's tools do.
  */
 static int
 conf_subid_taken(const char *file, const char *what, uid_t lo, uid_t hi,
     char *why, size_t len)
 {
 	FILE		*f;
-	char		 line[512], *name, *first, *count, *end;
+	char		*line = NULL, *name, *first, *count, *end;
 	const int	 bases[] = { 10, 0 };
 	unsigned long long a, n, last;
-	int		 found = 0, ch, i;
+	size_t		 cap = 0;
+	ssize_t		 got;
+	int		 found = 0, i, lineno = 0;
 
 	if ((f = fopen(file, "re")) == NULL) {
 		if (errno == ENOENT)
@@ -354,12 +357,17 @@ conf_subid_taken(const char *file, const char *what, uid_t lo, uid_t hi,
 		snprintf(why, len, "%s: %s", file, strerror(errno));
 		return (-1);
 	}
-	while (!found && fgets(line, sizeof(line), f) != NULL) {
-		if (line[strcspn(line, "\n")] != '\n' && !feof(f)) {
-			/* Too long for a name and two numbers: skipped. */
-			while ((ch = getc(f)) != EOF && ch != '\n')
-				;
-			continue;
+	while (!found && (got = getline(&line, &cap, f)) != -1) {
+		lineno++;
+		/*
+		 * What a reader that stops at a NUL and one that does not
+		 * take from such a line differs: it cannot be checked.
+		 */
+		if (memchr(line, '\0', (size_t)got) != NULL) {
+			snprintf(why, len, "%s: line %d: a NUL byte", file,
+			    lineno);
+			found = -1;
+			break;
 		}
 		line[strcspn(line, "\n")] = '\0';
 		name = line;
@@ -369,6 +377,8 @@ conf_subid_taken(const char *file, const char *what, uid_t lo, uid_t hi,
 		if ((count = strchr(first, ':')) == NULL)
 			continue;
 		*count++ = '\0';
+		/* Fields past the third are not the count's. */
+		count[strcspn(count, ":")] = '\0';
 		/*
 		 * shadow's newuidmap reads the numbers as strtoul(3) with
 		 * base 0 (0x10FE0 and 0207740 are 69600); other tools
@@ -392,6 +402,7 @@ conf_subid_taken(const char *file, const char *what, uid_t lo, uid_t hi,
 			found = 1;
 		}
 	}
+	free(line);
 	fclose(f);
 	return (found);
 }
