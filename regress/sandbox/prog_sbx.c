@@ -3,7 +3,7 @@
  * tests.  Spawns, waits (a wall deadline enforced with sandbox_kill),
  * prints what happened and what the cgroups measured, destroys.
  *
- *	prog_sbx [-2CDFKPS] [-L launcher] [-i id] [-I image] -u uid -t tree
+ *	prog_sbx [-CDFKPS] [-L launcher] [-i id] [-I image] -u uid -t tree
  *	    [-H hide]...
  *	    [-m mem] [-p pids]
  *	    [-c cpu_ms] [-f fsize] [-n nofile] [-w wall_s] [-l logfile]
@@ -23,8 +23,7 @@
  * cgroups came from ("cgroup N spare": renamed from one of the spares
  * the pool made, "cgroup N made", "cgroup N cgroup2"; and "spares of
  * PID" first); -D removes the spares before the spawn, as someone else
- * might.  -2 fills the pool with two launchers, not one, and waits
- * 0.2 s for them, as attempts do not come back to back.
+ * might.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -75,7 +74,7 @@ ignore_rt(void)
 static __dead void
 usage(void)
 {
-	fprintf(stderr, "usage: prog_sbx [-2CDFKPS] [-L launcher] [-i id] "
+	fprintf(stderr, "usage: prog_sbx [-CDFKPS] [-L launcher] [-i id] "
 	    "[-I image] -u uid "
 	    "-t tree "
 	    "[-H hide] [-m mem] [-p pids] [-c cpu_ms] [-f fsize] "
@@ -250,7 +249,7 @@ main(int argc, char *argv[])
 	char			 idbuf[64], msg[1024];
 	int			 nhide = 0, nxa = 0, nenv = 0, nex = 0, ch, st;
 	int			 fresh = 0, launcher = 0, killone = 0;
-	int			 origin = 0, rmspares = 0, nino = 0, two = 0;
+	int			 origin = 0, rmspares = 0, nino = 0;
 	ino_t			 inos[64];
 	int			 rc, tries, held = 0;
 	uint64_t		 mntns;
@@ -263,11 +262,8 @@ main(int argc, char *argv[])
 	snprintf(idbuf, sizeof(idbuf), "sbx-%ld", (long)getpid());
 	spec.id = idbuf;
 	while ((ch = getopt(argc, argv,
-	    "2Cc:De:Ff:H:I:i:KL:l:m:n:p:PR:St:u:w:x:")) != -1) {
+	    "Cc:De:Ff:H:I:i:KL:l:m:n:p:PR:St:u:w:x:")) != -1) {
 		switch (ch) {
-		case '2':
-			two = 1;
-			break;
 		case 'C':
 			origin = 1;
 			break;
@@ -360,11 +356,9 @@ main(int argc, char *argv[])
 	spec.expose = nex > 0 ? ex : NULL;
 
 	/* As factoryd: the launcher started ahead, then handed the plan. */
-	if (launcher && !fresh && sandbox_pool_fill(killone || two ? 2 : 1) !=
-	    (killone || two ? 2 : 1))
+	if (launcher && !fresh && sandbox_pool_fill(killone ? 2 : 1) !=
+	    (killone ? 2 : 1))
 		errx(2, "the launcher pool could not be filled");
-	if (two)
-		usleep(200 * 1000);	/* the zygote has answered by now */
 	if (killone)
 		kill_oldest();
 	if ((origin || rmspares) && sandbox_cgroup_paths(spec.id, &sb) == 0) {
