@@ -457,8 +457,14 @@ crash_wait 60
 check "after-verdict, a member: factoryd died there (exit $st)" [ "$st" = 86 ]
 crash_restart
 wait_settled "$K" 180
-check "after-verdict, a member: both selectable after the restart" \
-    sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K | jq -e '[.members[] | select(.state == \"selectable\")] | length == 2'"
+# The one whose verdict was journaled is selectable; the other is too,
+# unless its agent was still running at the crash (a member behind,
+# on a loaded machine): then it failed, saying so, and is not lost.
+ctl -j cohort "$K" >"$T/out" 2>&1
+check "after-verdict, a member: selectable after the restart ($(jq -c '[.members[].state]' "$T/out"))" \
+    jq -e '([.members[] | select(.state == "selectable")] | length) >= 1 and
+    all(.members[]; .state == "selectable" or (.state == "failed" and
+    ((.reason // "") | test("^agent interrupted"))))' "$T/out"
 check "after-verdict, a member: nothing published" [ "$(ls "$T/pulls" | grep -c '\.json$')" = "$npulls" ]
 ctl cancel "$K" >/dev/null 2>&1
 wait_cohort_terminated "$K" 60
