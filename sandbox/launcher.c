@@ -24,6 +24,7 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -422,8 +423,17 @@ zygote_fork(int *fds)
  * "D" with one descriptor, a mount namespace no process is in any
  * more (the view of a sandbox whose pid 1 the parent reaped): dropped,
  * so that its teardown runs here and not in a process the parent
- * waits for (sandbox_release_mntns).  Nothing is answered.
+ * waits for (sandbox_release_mntns).  Nothing is answered.  The last
+ * close pays for the teardown, and the parent closes its own copy
+ * only after sending this one: dropped at once, the zygote's close
+ * was often not the last (the parent then paid, 1.2 ms).  So it is
+ * held until the parent's next message, sent after its close, or
+ * until the socket is quiet for ZYGOTE_DROP_MS.
  */
+#define ZYGOTE_DROP_MS	10
+
+static int	zygote_held = -1;
+
 static void
 zygote_drop(int *fds, int n)
 {
@@ -433,7 +443,28 @@ zygote_drop(int *fds, int n)
 	if (!sbx_mntns_ok(fds[0]))
 		sbx_fail(SBX_FD_ERR, "zygote: the fd of 'D' is not a mount "
 		    "namespace");
-	close(fds[0]);
+	if (zygote_held != -1)
+		close(zygote_held);
+	zygote_held = fds[0];
+}
+
+/* Until the next message, dropping what is held once it is quiet. */
+static void
+zygote_wait(void)
+{
+	struct pollfd	 pfd;
+	int		 r;
+
+	if (zygote_held == -1)
+		return;
+	pfd.fd = SBX_FD_SOCK;
+	pfd.events = POLLIN;
+	while ((r = poll(&pfd, 1, ZYGOTE_DROP_MS)) == -1 && errno == EINTR)
+		;
+	if (r != 0)
+		return;		/* a message: dropped after it */
+	close(zygote_held);
+	zygote_held = -1;
 }
 
 static __dead void
@@ -454,6 +485,7 @@ zygote_main(void)
 	sbx_exec_resolve();
 	for (;;) {
 		tag = 0;
+		zygote_wait();
 		if ((n = sbx_recvtag(SBX_FD_SOCK, 0, &tag, fds, 3)) == -1)
 			_exit(0);	/* EOF: the parent is gone */
 		if (tag == 'D') {
@@ -474,6 +506,11 @@ zygote_main(void)
 		zygote_fork(fds);
 		close(fds[0]);
 		close(fds[1]);
+		/* The launcher is on its way; the parent closed its copy. */
+		if (zygote_held != -1) {
+			close(zygote_held);
+			zygote_held = -1;
+		}
 	}
 }
 
