@@ -840,23 +840,41 @@ sbx_stdio(const struct sandbox_spec *spec, int fd)
 }
 
 /*
- * Everything between a root process in the sandbox's namespaces and
- * the execve of an agent or an operator's shell, in the fixed order:
- * rlimits, Landlock ruleset, chdir, bounding set, groups, gid, uid,
- * capabilities, no_new_privs, Landlock, fds, seccomp.  Errors go to fd.
+ * What of the confinement does not depend on the process that takes
+ * it: the Landlock ruleset (of the view as it is now) and the bounding
+ * set emptied (it needs CAP_SETPCAP to shrink, which setresuid()
+ * takes away, and nothing runs with it that could exec).  Pid 1 does
+ * this while the parent makes the cgroups, so that the agent's part
+ * between its fork and its execve is shorter; an operator's shell
+ * does it right before sbx_confine.  Errors go to fd.
  */
-void
-sbx_confine(const struct sandbox_spec *spec, const char *tree,
+struct landlock *
+sbx_confine_prepare(const struct sandbox_spec *spec, const char *tree,
     const uint16_t *ports, int nports, int fd)
 {
 	struct landlock	*ll;
+
+	ll = sbx_landlock(spec, tree, ports, nports, fd);
+	sbx_dropbounding(fd);
+	return (ll);
+}
+
+/*
+ * Everything else between a root process in the sandbox's namespaces
+ * and the execve of an agent or an operator's shell, in the fixed
+ * order: rlimits, chdir, groups, gid, uid, capabilities, no_new_privs,
+ * Landlock (ll, of sbx_confine_prepare: freed), fds, seccomp.  Errors
+ * go to fd.
+ */
+void
+sbx_confine(const struct sandbox_spec *spec, const char *tree,
+    struct landlock *ll, int fd)
+{
 	uid_t		 ru, eu, su;
 
 	sbx_rlimits(spec, fd);
-	ll = sbx_landlock(spec, tree, ports, nports, fd);
 	if (chdir(tree) == -1)
 		sbx_fail(fd, "chdir %s:", tree);
-	sbx_dropbounding(fd);
 	if (setgroups(0, NULL) == -1)
 		sbx_fail(fd, "setgroups:");
 	if (setresgid(spec->gid, spec->gid, spec->gid) == -1)
@@ -902,13 +920,11 @@ sbx_ports(const struct sandbox_spec *spec, uint16_t *ports)
 	return (n);
 }
 
-/* The agent: pid 2 of the namespace.  Never returns. */
+/* The agent: pid 2 of the namespace, ll its ruleset.  Never returns. */
 static __dead void
-sbx_agent(struct sbx_plan *pl, int fd)
+sbx_agent(struct sbx_plan *pl, struct landlock *ll, int fd)
 {
 	const struct sandbox_spec *spec = pl->spec;
-	uint16_t	 ports[SANDBOX_MAXLISTEN];
-	int		 nports;
 
 	/* The stdio dup2s below must not land on the error pipe. */
 	if (fd <= 2 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) == -1)
@@ -916,8 +932,7 @@ sbx_agent(struct sbx_plan *pl, int fd)
 	if (setsid() == -1)
 		sbx_fail(fd, "setsid:");
 	sbx_stdio(spec, fd);
-	nports = sbx_ports(spec, ports);
-	sbx_confine(spec, pl->tree, ports, nports, fd);
+	sbx_confine(spec, pl->tree, ll, fd);
 	execve(spec->argv[0], spec->argv, spec->env);
 	sbx_fail(fd, "exec %s:", spec->argv[0]);
 }
@@ -1228,6 +1243,8 @@ __dead void
 sbx_pid1(struct sbx_plan *pl)
 {
 	struct pollfd	 pfd = { pl->sock, POLLIN, 0 };
+	struct landlock	*ll;
+	uint16_t	 ports[SANDBOX_MAXLISTEN];
 	pid_t		 agent;
 
 	/* Die with the parent; if it died already, the socket says so. */
@@ -1244,6 +1261,9 @@ sbx_pid1(struct sbx_plan *pl)
 		sbx_net(pl);
 	sbx_mounts(pl);
 	sbx_send_mntns(pl);
+	/* While the parent makes the cgroups: the view is final. */
+	ll = sbx_confine_prepare(pl->spec, pl->tree, ports,
+	    sbx_ports(pl->spec, ports), pl->errfd);
 	sbx_await_cgroups(pl);
 	/* Rooted at the attempt's cgroups: after the move, not before. */
 	if (unshare(CLONE_NEWCGROUP) == -1)
@@ -1257,7 +1277,7 @@ sbx_pid1(struct sbx_plan *pl)
 	if ((agent = vfork()) == -1)
 		sbx_fail(pl->errfd, "fork agent:");
 	if (agent == 0)
-		sbx_agent(pl, pl->errfd);
+		sbx_agent(pl, ll, pl->errfd);
 	/*
 	 * The parent reads the error pipe itself: EOF once the agent's
 	 * execve closed the last write end.  Pid 1 keeps only the socket:

@@ -74,7 +74,8 @@ enter_command(struct sbx_enter *en)
 	syscall(SYS_close_range, SBX_EFD_SOCK, ~0U, 0);
 	if (setsid() == -1 || ioctl(SBX_EFD_SLAVE, TIOCSCTTY, 0) == -1)
 		sbx_fail(SBX_EFD_ERR, "controlling terminal:");
-	sbx_confine(spec, en->tree, en->ports, en->nports, SBX_EFD_ERR);
+	sbx_confine(spec, en->tree, sbx_confine_prepare(spec, en->tree,
+	    en->ports, en->nports, SBX_EFD_ERR), SBX_EFD_ERR);
 	/* After the uid change, which clears it: dies with its waiter. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
 		sbx_fail(SBX_EFD_ERR, "pdeathsig:");

@@ -99,6 +99,7 @@ struct sbx_enter {
 };
 
 /* child.c */
+struct landlock;
 extern const char *const sbx_rootdirs[];
 extern const char *const sbx_exec_default[];
 extern const char	*sbx_exec_dirs[];
@@ -108,8 +109,10 @@ __dead void	sbx_fail(int, const char *, ...)
 void		sbx_exec_resolve(void);
 int		sbx_mkdirs(const char *, const char *);
 const char	*sbx_below(const char *, const char *);
+struct landlock	*sbx_confine_prepare(const struct sandbox_spec *,
+		    const char *, const uint16_t *, int, int);
 void		sbx_confine(const struct sandbox_spec *, const char *,
-		    const uint16_t *, int, int);
+		    struct landlock *, int);
 int		sbx_ports(const struct sandbox_spec *, uint16_t *);
 int		sbx_sendtag(int, char, const int *, int);
 int		sbx_recvtag(int, int, char *, int *, int);
