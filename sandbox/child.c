@@ -1177,11 +1177,12 @@ sbx_net(struct sbx_plan *pl)
 }
 
 /*
- * The parent creates the attempt's cgroups while pid 1 builds its view
- * and sends "G" with their "tasks" (v1) or cgroup.procs (v2) files open
- * for writing: pid 1, single-threaded, joins every one by writing "0"
- * before anything of the agent exists.  Anything else
- * (EOF) means the parent gave up on this sandbox.
+ * The parent creates the attempt's cgroups (ahead, or while the
+ * launcher of the pool clones pid 1) and sends "G" with their "tasks"
+ * (v1) or cgroup.procs (v2) files open for writing: pid 1,
+ * single-threaded, joins every one by writing "0" first thing, before
+ * its view and anything of the agent exist.  Anything else (EOF) means
+ * the parent gave up on this sandbox.
  */
 static void
 sbx_await_cgroups(struct sbx_plan *pl)
@@ -1252,6 +1253,12 @@ sbx_pid1(struct sbx_plan *pl)
 		sbx_fail(pl->errfd, "pdeathsig:");
 	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)))
 		_exit(127);
+	/*
+	 * In the attempt's cgroups before anything else: the parent has
+	 * made them by now, or is about to (a launcher of the pool), and
+	 * what the view costs is the attempt's.
+	 */
+	sbx_await_cgroups(pl);
 	if (pl->netfd != -1 && (setns(pl->netfd, CLONE_NEWNET) == -1 ||
 	    setns(pl->ipcfd, CLONE_NEWIPC) == -1))
 		sbx_fail(pl->errfd, "enter the pooled namespaces:");
@@ -1261,10 +1268,9 @@ sbx_pid1(struct sbx_plan *pl)
 		sbx_net(pl);
 	sbx_mounts(pl);
 	sbx_send_mntns(pl);
-	/* While the parent makes the cgroups: the view is final. */
+	/* Of the view as it is final, before anything of the agent. */
 	ll = sbx_confine_prepare(pl->spec, pl->tree, ports,
 	    sbx_ports(pl->spec, ports), pl->errfd);
-	sbx_await_cgroups(pl);
 	/* Rooted at the attempt's cgroups: after the move, not before. */
 	if (unshare(CLONE_NEWCGROUP) == -1)
 		sbx_fail(pl->errfd, "cgroup namespace:");

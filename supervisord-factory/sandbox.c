@@ -10,13 +10,13 @@
  *		clones pid 1 into new mount, pid and uts namespaces and
  *		a fresh network and IPC namespace (from the pool, see
  *		below), where it execs factory-sandbox at once; while
- *		pid 1 builds its mount view, creates the cgroups, hands
- *		pid 1 their cgroup.procs and says "G"; then reads a
- *		close-on-exec pipe: EOF when the agent's execve
- *		succeeded, else the reason pid 1 or the agent failed.
- *   pid 1	reads and decodes the plan, enters the pooled
- *		namespaces, builds the mount view,
- *		waits for "G" (it is in the cgroups now), enters a cgroup
+ *		pid 1 starts, creates the cgroups, hands pid 1 their
+ *		cgroup.procs and says "G"; then reads a close-on-exec
+ *		pipe: EOF when the agent's execve succeeded, else the
+ *		reason pid 1 or the agent failed.
+ *   pid 1	reads and decodes the plan, waits for "G" (it is in the
+ *		cgroups now), enters the pooled namespaces, builds the
+ *		mount view, enters a cgroup
  *		namespace, forks the agent and reaps; when the agent
  *		exits it sends "S<wait status>" and exits, which kills
  *		what is left in the namespace.
@@ -27,8 +27,9 @@
  * or ahead of the spawn: the seccomp program is compiled to BPF at the
  * first probe or spawn, and network and IPC namespaces are made ahead
  * (sandbox_pool_fill), each handed to exactly one sandbox.  The cgroup
- * set-up runs on the parent's side beside pid 1's mounts; no process
- * of the agent exists before pid 1 is in the cgroups.
+ * set-up runs on the parent's side while pid 1 starts (or the launcher
+ * of the pool clones it); no process of the agent, and nothing of the
+ * view, exists before pid 1 is in the cgroups.
  */
 #include <sys/types.h>
 #include <sys/mman.h>
@@ -985,7 +986,7 @@ sbx_recv_mntns(struct sandbox *sb, const struct stat *nsid, char *err,
 }
 
 /*
- * The parent's half of the cgroups, done while pid 1 builds its view:
+ * The parent's half of the cgroups, done while pid 1 starts:
  * create them with the limits and open the files pid 1 joins them
  * through (cgroup_open_procs()), all but the one it was born in (born);
  * fds gets their number, *nfd.  (A thread writing "0", itself, to a
@@ -1825,8 +1826,8 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	 * (CLONE_INTO_CGROUP: by sbx_clone_into for a fresh launcher, by
 	 * the launcher itself for one of the pool), so that directory is
 	 * made first, alone, and pid 1 joins only the others (v1) itself.
-	 * They are made, with the limits, while pid 1 builds its view; it
-	 * forks the agent only once it is in all of them ("G").
+	 * They are made, with the limits, while pid 1 starts; it waits
+	 * for them ("G") before anything else, its view included.
 	 */
 	cgfd = born = first = sock = efd = -1;
 	pid = -1;

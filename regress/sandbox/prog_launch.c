@@ -21,7 +21,8 @@
  * "pid1: child, not the launcher", and which namespaces it has fresh;
  * it runs argv, prints its title once the agent exec'd), readycg (as
  * ready, with a cgroup2 directory made for it: "cgroup: LINE", the
- * cgroup2 line of pid 1 before it was sent "G"), readylate (as ready,
+ * cgroup2 line of pid 1 before it was sent "G", and "tree before G:
+ * mounted" or "not mounted" 200 ms later), readylate (as ready,
  * the tree a tmpfs mounted at TREE-late after "R", as a tree made for
  * the attempt is), readynofd (no fd), readytwofd (a second fd that is
  * no cgroup2 directory; readycgv1: a cgroup v1 one), readythreefd
@@ -59,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../sandbox/sbx.h"
@@ -270,6 +272,30 @@ print_cgroup(pid_t pid)
 		if (strncmp(line, "0::", 3) == 0)
 			printf("cgroup: %s", line);
 	fclose(f);
+}
+
+/*
+ * Whether pid 1 has its tree mounted yet (a mount point at tree in its
+ * mountinfo): it must not while it waits for "G", given time to.
+ */
+static void
+print_view(pid_t pid, const char *tree)
+{
+	struct timespec	 ts = { 0, 200 * 1000 * 1000 };
+	char		 path[64], line[4096], mp[PATH_MAX];
+	int		 found = 0;
+	FILE		*f;
+
+	nanosleep(&ts, NULL);
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		err(2, "%s", path);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 &&
+		    strcmp(mp, tree) == 0)
+			found = 1;
+	fclose(f);
+	printf("tree before G: %s\n", found ? "mounted" : "not mounted");
 }
 
 /* The zygote, started as factoryd starts it, strays at 8 and 9. */
@@ -539,8 +565,10 @@ ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
 	}
 	send_plan(sv[0], w, len, nfd, cgfd);
 	pid1 = await_pid1(sv[0], pid);
-	if (pid1 > 0 && cgfd != -1)
+	if (pid1 > 0 && cgfd != -1) {
 		print_cgroup(pid1);
+		print_view(pid1, pl->tree);
+	}
 	if (pid1 > 0) {
 		print_fresh(pid1);
 		fflush(stdout);

@@ -541,13 +541,15 @@ else
 	notok launcher-ready "$(echo $OUT)"
 fi
 # Given a cgroup2 directory with the plan, pid 1 is born in it: it is
-# there before it was sent "G" (nothing of it is moved in cgroup2).
+# there before it was sent "G" (nothing of it is moved in cgroup2); and
+# it builds nothing of its view before it is in the other cgroups.
 OUT=$("$PL" "$LAUNCHER" readycg "$TREE" "$U" -- /bin/sh -c 'id -u; exit 3' 2>&1)
 if printf '%s\n' "$OUT" | grep -q "^cgroup: 0::/.*factory-regress-launch-[0-9]*$" &&
+    printf '%s\n' "$OUT" | grep -qx "tree before G: not mounted" &&
     printf '%s\n' "$OUT" | grep -qx "no error" &&
     printf '%s\n' "$OUT" | grep -qx "exit 3" &&
     ! printf '%s\n' "$OUT" | grep -q "^rmdir"; then
-	ok "launcher pool: pid 1 is born in the cgroup2 directory it is given"
+	ok "launcher pool: pid 1 is born in the cgroup2 directory it is given, and builds its view only in its cgroups"
 else
 	notok launcher-readycg "$(echo $OUT)"
 fi
