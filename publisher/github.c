@@ -1212,6 +1212,7 @@ gh_pull_find(struct gh *g, int *number, int *open, int *merged, char *url,
 	size_t		 i;
 	json_int_t	 n;
 
+	*number = *open = *merged = 0;
 	if (gh_pulls_of(g, g->branch, &ours, err, errlen) == -1)
 		return (-1);
 	json_array_foreach(ours, i, pr) {
