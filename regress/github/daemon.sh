@@ -563,6 +563,59 @@ else
 	ok "daemon-cohort-lost-pull: one open pull request, one branch"
 fi
 
+# 3f. The same, and the forge refuses to close the first member's pull
+# request (502 until the publisher gives up): the other's publication
+# fails saying so, with nothing of its own made, and the cohort stays
+# selectable; selected again once the forge mends, it publishes, and
+# the forge ends as in 3e.
+cohort_fail_first_faults '[{"server":"api","method":"POST",
+    "prefix":"/repos/acme/widget/pulls","do":"drop-response","count":1},
+    {"server":"api","method":"POST","prefix":"/repos/acme/widget/pulls",
+    "do":"status","status":502,"retry_after":1,"count":3}]'
+fctl '{"modes":{"faults":[{"server":"api","method":"PATCH",
+    "prefix":"/repos/acme/widget/pulls/","do":"status","status":502,
+    "retry_after":1,"count":100}]}}'
+LOST=$(pull_states "$CA")
+ctl select "$CB" >/dev/null 2>&1
+i=0
+while [ "$(field "$CB" state)" != selectable ] && [ $i -lt 600 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+fctl '{"modes":{}}'
+WHY=$(ctl -j cohort "$KC" | jq -r '[.failed_selections[] |
+    select(.member == "'"$CB"'")][0].reason')
+if [ $RC -ne 0 ] || [ "$LOST" != open ]; then
+	notok "daemon-cohort-close-fails: exit $RC, $CA's pulls '$LOST'"
+elif [ "$(field "$CB" state)" != selectable ] ||
+    [ "$(field "$CA" state)" != selectable ]; then
+	notok "daemon-cohort-close-fails: $CA $(field "$CA" state)," \
+	    "$CB $(field "$CB" state): $(field "$CB" reason)"
+elif ! printf '%s' "$WHY" | grep -q \
+    "publication failed: PATCH .*502.*gave up.*of $CA not closed"; then
+	notok "daemon-cohort-close-fails: the failed selection says '$WHY'"
+elif [ "$(pull_states "$CA")" != open ] || [ "$(npulls "$CB")" != 0 ] ||
+    [ -n "$(forge_branch "$CB")" ]; then
+	notok "daemon-cohort-close-fails: $CA's pulls '$(pull_states "$CA")'," \
+	    "$CB has $(npulls "$CB") pulls, branch '$(forge_branch "$CB")'"
+else
+	ok "daemon-cohort-close-fails: the cohort stays selectable"
+fi
+ctl select "$CB" >/dev/null 2>&1
+i=0
+while [ "$(field "$CA" terminated)" != true ] && [ $i -lt 600 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+if [ "$(field "$CB" state)" != published ] ||
+    [ "$(pull_states "$CA")" != closed ] ||
+    [ "$(pull_states "$CB")" != open ] || [ -n "$(forge_branch "$CA")" ]
+then
+	notok "daemon-cohort-close-fails: selected again, $CB is" \
+	    "$(field "$CB" state); pulls $CA '$(pull_states "$CA")', $CB" \
+	    "'$(pull_states "$CB")', branch of $CA '$(forge_branch "$CA")'"
+else
+	ok "daemon-cohort-close-fails: selected again, one open pull request"
+fi
+
 # 4. The API by name: glibc resolves it in the publisher, under its
 # "dns" promise and the resolver files it unveils.
 write_manifest "$T/m2b.yaml" 'echo named >> README.md'
