@@ -23,6 +23,8 @@
 #define FACTORY_MAXIMSG		(64 * 1024)
 #define ATTEMPT_ID_MAX		32	/* "a-20261129-0007" */
 #define COHORT_ID_MAX		32	/* "c-20261129-0007" */
+#define COHORT_SUPERSEDE_MAX	63	/* the others of a cohort of
+					   COHORT_SIZE_MAX (conf.h) */
 #define REPO_NAME_MAX		64
 
 /*

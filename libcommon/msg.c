@@ -25,7 +25,8 @@ enum ftype {
 	F_I64,		/* int64_t */
 	F_BOOL,		/* int, 0 or 1 */
 	F_STRV,		/* char **, count at cnt, at most size entries */
-	F_CHANGES,	/* struct msg_change *, count at cnt */
+	F_OBJV,		/* an array of structs of table sub (esize bytes
+			   each), count at cnt, at most size entries */
 	F_GITHUB	/* struct msg_github, presence flag (int) at cnt */
 };
 
@@ -54,6 +55,9 @@ struct field {
 	size_t		 cnt;		/* lists and F_GITHUB */
 	long long	 min, max;	/* numbers */
 	int		 optional;	/* may be absent (encoded if set) */
+	const struct field *sub;	/* F_OBJV: an entry's table */
+	size_t		 nsub;
+	size_t		 esize;		/* F_OBJV: sizeof an entry */
 };
 
 struct msgdesc {
@@ -65,22 +69,30 @@ struct msgdesc {
 };
 
 #define MEMBER_SIZE(st, m)	sizeof(((st *)0)->m)
+#define NOSUB			NULL, 0, 0	/* sub, nsub, esize */
 #define STR(st, m, cls)		{ #m, F_STR, cls, offsetof(st, m), \
-				  MEMBER_SIZE(st, m), 0, 0, 0, 0 }
+				  MEMBER_SIZE(st, m), 0, 0, 0, 0, NOSUB }
 #define OSTR(st, m, cls)	{ #m, F_STR, cls, offsetof(st, m), \
-				  MEMBER_SIZE(st, m), 0, 0, 0, 1 }
+				  MEMBER_SIZE(st, m), 0, 0, 0, 1, NOSUB }
 #define PSTR(st, m, cls, max)	{ #m, F_PSTR, cls, offsetof(st, m), max, \
-				  0, 0, 0, 0 }
+				  0, 0, 0, 0, NOSUB }
 #define OPSTR(st, m, cls, max)	{ #m, F_PSTR, cls, offsetof(st, m), max, \
-				  0, 0, 0, 1 }
+				  0, 0, 0, 1, NOSUB }
 #define OSTRV(st, m, cls, n)	{ #m, F_STRV, cls, offsetof(st, m), \
-				  MSG_LIST_MAX, offsetof(st, n), 0, 0, 1 }
-#define NUM(st, m, t, lo, hi)	{ #m, t, 0, offsetof(st, m), 0, 0, lo, hi, 0 }
+				  MSG_LIST_MAX, offsetof(st, n), 0, 0, 1, \
+				  NOSUB }
+#define NUM(st, m, t, lo, hi)	{ #m, t, 0, offsetof(st, m), 0, 0, lo, hi, \
+				  0, NOSUB }
 #define BOOL(st, m)		{ #m, F_BOOL, 0, offsetof(st, m), 0, 0, 0, 1, \
-				  0 }
+				  0, NOSUB }
 #define STRV(st, m, cls, n)	{ #m, F_STRV, cls, offsetof(st, m), \
-				  MSG_LIST_MAX, offsetof(st, n), 0, 0, 0 }
+				  MSG_LIST_MAX, offsetof(st, n), 0, 0, 0, \
+				  NOSUB }
 #define NELEM(a)		(sizeof(a) / sizeof((a)[0]))
+#define OBJV(st, m, n, sub, et, max, opt) \
+				{ #m, F_OBJV, 0, offsetof(st, m), max, \
+				  offsetof(st, n), 0, 0, opt, sub, NELEM(sub), \
+				  sizeof(et) }
 #define EPOCH_MAX		(1LL << 53)
 #define SIZE_LIMIT		(1LL << 62)
 
@@ -125,6 +137,11 @@ static const struct field f_collect[] = {
 	STR(struct msg_collect, bundle, C_ABS),
 };
 
+static const struct field f_change[] = {
+	STR(struct msg_change, status, C_STATUS),
+	PSTR(struct msg_change, path, C_ESC, MSG_ESC_MAX),
+};
+
 static const struct field f_result[] = {
 	STR(struct msg_result, id, C_ID),
 	NUM(struct msg_result, epoch, F_U64, 0, EPOCH_MAX),
@@ -132,8 +149,8 @@ static const struct field f_result[] = {
 	STR(struct msg_result, tree, C_HEX40E),
 	STR(struct msg_result, bundle_sha256, C_HEX64E),
 	NUM(struct msg_result, bundle_size, F_U64, 0, SIZE_LIMIT),
-	{ "changes", F_CHANGES, C_ESC, offsetof(struct msg_result, changes),
-	    MSG_LIST_MAX, offsetof(struct msg_result, nchanges), 0, 0, 0 },
+	OBJV(struct msg_result, changes, nchanges, f_change, struct msg_change,
+	    MSG_LIST_MAX, 0),
 	NUM(struct msg_result, changes_total, F_U64, 0, SIZE_LIMIT),
 	STRV(struct msg_result, rejects, C_ESC, nrejects),
 	NUM(struct msg_result, rejects_total, F_U64, 0, SIZE_LIMIT),
@@ -198,6 +215,11 @@ static const struct field f_github[] = {
 	STR(struct msg_github, ca, C_ABS),
 };
 
+static const struct field f_superseded[] = {
+	STR(struct msg_superseded, id, C_ID),
+	STR(struct msg_superseded, commit, C_HEX40),
+};
+
 static const struct field f_publish[] = {
 	STR(struct msg_publish, id, C_ID),
 	STR(struct msg_publish, forge, C_FORGE),
@@ -211,8 +233,11 @@ static const struct field f_publish[] = {
 	STR(struct msg_publish, verifier_pub, C_B64),
 	OSTRV(struct msg_publish, attest, C_PRINT, nattest),
 	OPSTR(struct msg_publish, summary, C_TEXT, MSG_ESC_MAX),
+	OSTR(struct msg_publish, cohort, C_ID),
+	OBJV(struct msg_publish, supersede, nsupersede, f_superseded,
+	    struct msg_superseded, COHORT_SUPERSEDE_MAX, 1),
 	{ "github", F_GITHUB, 0, offsetof(struct msg_publish, github), 0,
-	    offsetof(struct msg_publish, has_github), 0, 0, 1 },
+	    offsetof(struct msg_publish, has_github), 0, 0, 1, NOSUB },
 };
 
 static const struct field f_published[] = {
@@ -444,30 +469,25 @@ get_strv(const struct field *f, json_t *v, void *p, size_t *cnt, char *err,
 	return (0);
 }
 
-static const struct field f_change[] = {
-	STR(struct msg_change, status, C_STATUS),
-	PSTR(struct msg_change, path, C_ESC, MSG_ESC_MAX),
-};
-
 static int
-get_changes(const struct field *f, json_t *v, void *p, size_t *cnt,
+get_objv(const struct field *f, json_t *v, void *p, size_t *cnt,
     char *err, size_t errlen)
 {
-	struct msg_change	**cp = p, *list;
-	json_t			 *e;
-	size_t			  i;
+	char		**lp = p, *list;
+	json_t		 *e;
+	size_t		  i;
 
 	if (!json_is_array(v))
 		return (merr(err, errlen, "field %s: not an array", f->key));
 	if (json_array_size(v) > f->size)
 		return (merr(err, errlen, "field %s: more than %zu entries",
 		    f->key, f->size));
-	if ((list = calloc(json_array_size(v) + 1, sizeof(*list))) == NULL)
+	if ((list = calloc(json_array_size(v) + 1, f->esize)) == NULL)
 		return (merr(err, errlen, "%s", strerror(errno)));
-	*cp = list;
+	*lp = list;
 	json_array_foreach(v, i, e) {
 		*cnt = i + 1;
-		if (decode_obj(e, f_change, NELEM(f_change), &list[i], err,
+		if (decode_obj(e, f->sub, f->nsub, list + i * f->esize, err,
 		    errlen) == -1)
 			return (-1);
 	}
@@ -501,8 +521,8 @@ get_field(const struct field *f, json_t *v, char *base, char *err,
 	case F_STRV:
 		return (get_strv(f, v, p, (size_t *)(base + f->cnt), err,
 		    errlen));
-	case F_CHANGES:
-		return (get_changes(f, v, p, (size_t *)(base + f->cnt), err,
+	case F_OBJV:
+		return (get_objv(f, v, p, (size_t *)(base + f->cnt), err,
 		    errlen));
 	case F_GITHUB:
 		*(int *)(base + f->cnt) = 1;
@@ -552,8 +572,7 @@ decode_obj(json_t *o, const struct field *f, size_t nf, void *st, char *err,
 static void
 free_obj(const struct field *f, size_t nf, void *st)
 {
-	char			*base = st, **v;
-	struct msg_change	*c;
+	char			*base = st, **v, *c;
 	size_t			 i, j, n;
 
 	for (i = 0; i < nf; i++) {
@@ -571,13 +590,14 @@ free_obj(const struct field *f, size_t nf, void *st)
 			*(char ***)(base + f[i].off) = NULL;
 			*(size_t *)(base + f[i].cnt) = 0;
 			break;
-		case F_CHANGES:
-			c = *(struct msg_change **)(base + f[i].off);
+		case F_OBJV:
+			c = *(char **)(base + f[i].off);
 			n = *(size_t *)(base + f[i].cnt);
 			for (j = 0; c != NULL && j < n; j++)
-				free(c[j].path);
+				free_obj(f[i].sub, f[i].nsub, c +
+				    j * f[i].esize);
 			free(c);
-			*(struct msg_change **)(base + f[i].off) = NULL;
+			*(char **)(base + f[i].off) = NULL;
 			*(size_t *)(base + f[i].cnt) = 0;
 			break;
 		default:
@@ -656,7 +676,7 @@ enc_list(const struct field *f, const char *base, char *err, size_t errlen)
 	json_t		*a, *v;
 	size_t		 i, n = *(const size_t *)(base + f->cnt);
 	char * const	*sv;
-	const struct msg_change *c;
+	const char	*c;
 
 	if (n > f->size) {
 		merr(err, errlen, "field %s: more than %zu entries", f->key,
@@ -670,8 +690,8 @@ enc_list(const struct field *f, const char *base, char *err, size_t errlen)
 			sv = *(char * const * const *)(base + f->off);
 			v = enc_str(f, sv[i], MSG_ESC_MAX, err, errlen);
 		} else {
-			c = *(const struct msg_change * const *)(base + f->off);
-			v = encode_obj(f_change, NELEM(f_change), &c[i], err,
+			c = *(const char * const *)(base + f->off);
+			v = encode_obj(f->sub, f->nsub, c + i * f->esize, err,
 			    errlen);
 		}
 		if (v == NULL || json_array_append_new(a, v) == -1) {
@@ -712,7 +732,7 @@ enc_field(const struct field *f, const char *base, char *err, size_t errlen)
 		}
 		return (json_integer(n));
 	case F_STRV:
-	case F_CHANGES:
+	case F_OBJV:
 		return (enc_list(f, base, err, errlen));
 	case F_GITHUB:
 		return (encode_obj(f_github, NELEM(f_github), p, err, errlen));
@@ -730,7 +750,7 @@ opt_set(const struct field *f, const char *base)
 		return (base[f->off] != '\0');
 	if (f->type == F_PSTR)
 		return (*(char * const *)(base + f->off) != NULL);
-	if (f->type == F_STRV)
+	if (f->type == F_STRV || f->type == F_OBJV)
 		return (*(const size_t *)(base + f->cnt) > 0);
 	return (1);
 }
@@ -842,12 +862,25 @@ static int
 check_publish(const void *st, char *err, size_t errlen)
 {
 	const struct msg_publish	*m = st;
+	size_t				 i, j;
 
 	if ((strcmp(m->forge, "github") == 0) != (m->has_github != 0))
 		return (merr(err, errlen, "github settings for forge %s",
 		    m->forge));
 	if (m->verdict == NULL)
 		return (merr(err, errlen, "no verdict"));
+	if (m->nsupersede > 0 && m->cohort[0] == '\0')
+		return (merr(err, errlen, "supersede without a cohort"));
+	for (i = 0; i < m->nsupersede; i++) {
+		if (strcmp(m->supersede[i].id, m->id) == 0)
+			return (merr(err, errlen, "supersede names the "
+			    "attempt itself"));
+		for (j = 0; j < i; j++)
+			if (strcmp(m->supersede[i].id,
+			    m->supersede[j].id) == 0)
+				return (merr(err, errlen, "supersede names "
+				    "%s twice", m->supersede[i].id));
+	}
 	return (0);
 }
 

@@ -198,6 +198,16 @@ struct msg_github {
 	char		 ca[PATH_MAX];
 };
 
+/*
+ * A member of the cohort whose selection did not publish it: its branch
+ * (at commit) and its pull request, if the forge holds them, go before
+ * another member's pull request is opened (publisher.h).
+ */
+struct msg_superseded {
+	char		 id[ATTEMPT_ID_MAX];
+	char		 commit[MSG_HEX40];
+};
+
 struct msg_publish {
 	char		 id[ATTEMPT_ID_MAX];
 	char		 forge[8];		/* "local" or "github" */
@@ -212,6 +222,10 @@ struct msg_publish {
 	char		**attest;		/* envelope lines, attest.h */
 	size_t		 nattest;
 	char		*summary;		/* the check run's text */
+	/* A cohort's member: its cohort, and the others to supersede. */
+	char		 cohort[COHORT_ID_MAX];	/* "": none */
+	struct msg_superseded *supersede;	/* none, or a cohort's */
+	size_t		 nsupersede;
 	int		 has_github;		/* forge github: github set */
 	struct msg_github github;
 };

@@ -68,6 +68,7 @@
 #define GH_CRED_TRIES		1		/* the callback answers once */
 #define GH_CHECK_NAME		"factory"	/* the check run's name */
 #define GH_CHECK_TEXT_MAX	60000		/* GitHub caps output.text */
+#define GH_PULLS_MAX		100		/* a page of the pulls list */
 
 enum gh_auth {
 	GH_AUTH_JWT,
@@ -138,8 +139,21 @@ static int	 gh_push_once(struct gh *, git_repository *, int *, char *,
 static int	 gh_cached(git_repository *, const struct pub_bundle *);
 static int	 gh_git(struct gh *, const struct pub_bundle *, int *, char *,
 		    size_t);
-static int	 gh_pull_find(struct gh *, int *, char *, size_t, char *,
+static int	 gh_pulls_of(struct gh *, const char *, json_t **, char *,
 		    size_t);
+static int	 gh_pull_open(json_t *);
+static int	 gh_pull_merged(json_t *);
+static int	 gh_pull_find(struct gh *, int *, int *, int *, char *, size_t,
+		    char *, size_t);
+static int	 gh_pull_state(struct gh *, int, const char *, char *,
+		    size_t);
+static int	 gh_branch_state(struct gh *, const char *, const char *,
+		    char *, size_t);
+static int	 gh_branch_delete(struct gh *, const char *, char *, size_t);
+static int	 gh_supersede_fail(char *, size_t, const char *, ...)
+		    __attribute__((__format__ (printf, 3, 4)));
+static int	 gh_supersede(struct gh *, const struct msg_superseded *,
+		    char *, size_t);
 static int	 gh_check_find(struct gh *, char *, size_t);
 static int	 gh_check_run(struct gh *, char *, size_t);
 static int	 gh_pull_create(struct gh *, int *, char *, size_t, int *,
@@ -1089,24 +1103,27 @@ gh_git(struct gh *g, const struct pub_bundle *b, int *pushed, char *err,
 }
 
 /*
- * The pull request whose head is our branch in our repository, in any
- * state: a closed one is the attempt's answer too, and publishing
- * again must not open a second.  1 found, 0 none, -1 no answer.
+ * The pull requests whose head is branch in our repository, in any
+ * state, from the forge's list, judged strictly: an entry that is not
+ * an object with a head is garbage and refuses the whole answer, and
+ * one of ours must say its number, state ("open" or "closed"), whether
+ * it was merged and its html_url.  Entries of other heads (the filter
+ * ignored) or of other repositories (a fork's branch of the same name)
+ * are not ours and are passed over.  0 with *out (ours) set, or -1.
  */
 static int
-gh_pull_find(struct gh *g, int *number, char *url, size_t urllen,
-    char *err, size_t errlen)
+gh_pulls_of(struct gh *g, const char *branch, json_t **out, char *err,
+    size_t errlen)
 {
 	const struct gh_conf	*c = g->conf;
-	json_t			*arr, *pr, *head, *id;
-	const char		*ref, *html;
+	json_t			*arr, *pr, *head, *id, *st, *mg, *n, *html;
+	const char		*ref;
 	char			 path[512];
 	size_t			 i;
-	json_int_t		 n, best = 0;
 
+	*out = NULL;
 	snprintf(path, sizeof(path), "/repos/%s/%s/pulls?head=%s:%s"
-	    "&state=all&per_page=100", c->owner, c->repo, c->owner,
-	    g->branch);
+	    "&state=all&per_page=100", c->owner, c->repo, c->owner, branch);
 	if ((arr = gh_api_json(g, "GET", path, GH_AUTH_TOKEN, NULL, 200,
 	    NULL, err, errlen)) == NULL)
 		return (-1);
@@ -1114,27 +1131,284 @@ gh_pull_find(struct gh *g, int *number, char *url, size_t urllen,
 		json_decref(arr);
 		return (pub_fail(err, errlen, "GET %s: not a list", path));
 	}
-	/* Check the filter's work: without OWNER: it matches anything. */
+	/* A full page may hide more on the next: not all of them seen. */
+	if (json_array_size(arr) >= GH_PULLS_MAX) {
+		json_decref(arr);
+		return (pub_fail(err, errlen, "GET %s: %d pull requests or "
+		    "more: not all checked", path, GH_PULLS_MAX));
+	}
+	if ((*out = json_array()) == NULL) {
+		json_decref(arr);
+		return (pub_fail(err, errlen, "out of memory"));
+	}
 	json_array_foreach(arr, i, pr) {
 		head = json_object_get(pr, "head");
 		ref = json_string_value(json_object_get(head, "ref"));
+		if (!json_is_object(pr) || ref == NULL) {
+			pub_fail(err, errlen, "GET %s: entry %zu is not a "
+			    "pull request", path, i);
+			goto bad;
+		}
+		/* Check the filter's work: without OWNER: it matches all. */
 		id = json_object_get(json_object_get(head, "repo"), "id");
-		n = json_integer_value(json_object_get(pr, "number"));
-		html = json_string_value(json_object_get(pr, "html_url"));
-		if (ref == NULL || strcmp(ref, g->branch) != 0 ||
-		    !json_is_integer(id) || (uint64_t)json_integer_value(id) !=
-		    c->repository_id || n <= 0 || n > INT_MAX ||
-		    html == NULL || (best != 0 && n > best))
+		if (strcmp(ref, branch) != 0 || !json_is_integer(id) ||
+		    (uint64_t)json_integer_value(id) != c->repository_id)
 			continue;
-		/* Too long for url: skipped, leaving the best one's there. */
-		if (strlen(html) >= urllen)
-			continue;
-		strlcpy(url, html, urllen);
-		best = n;
+		n = json_object_get(pr, "number");
+		st = json_object_get(pr, "state");
+		mg = json_object_get(pr, "merged_at");
+		html = json_object_get(pr, "html_url");
+		if (!json_is_integer(n) || json_integer_value(n) <= 0 ||
+		    json_integer_value(n) > INT_MAX || !json_is_string(st) ||
+		    (strcmp(json_string_value(st), "open") != 0 &&
+		    strcmp(json_string_value(st), "closed") != 0) ||
+		    (mg != NULL && !json_is_null(mg) && !json_is_string(mg)) ||
+		    !json_is_string(html) || json_string_length(html) >=
+		    PATH_MAX) {
+			pub_fail(err, errlen, "GET %s: pull request of %s "
+			    "without a number, a state or an html_url", path,
+			    branch);
+			goto bad;
+		}
+		if (json_array_append(*out, pr) == -1) {
+			pub_fail(err, errlen, "out of memory");
+			goto bad;
+		}
 	}
 	json_decref(arr);
-	*number = (int)best;
-	return (best != 0);
+	return (0);
+ bad:
+	json_decref(arr);
+	json_decref(*out);
+	*out = NULL;
+	return (-1);
+}
+
+static int
+gh_pull_open(json_t *pr)
+{
+	return (strcmp(json_string_value(json_object_get(pr, "state")),
+	    "open") == 0);
+}
+
+static int
+gh_pull_merged(json_t *pr)
+{
+	return (json_is_string(json_object_get(pr, "merged_at")));
+}
+
+/*
+ * The pull request whose head is our branch in our repository, in any
+ * state: a closed one is the attempt's answer too, and publishing
+ * again must not open a second.  An open one comes first, then the
+ * lowest number.  1 found (*open says whether it is), 0 none, -1 no
+ * answer.
+ */
+static int
+gh_pull_find(struct gh *g, int *number, int *open, int *merged, char *url,
+    size_t urllen, char *err, size_t errlen)
+{
+	json_t		*ours, *pr, *best = NULL;
+	size_t		 i;
+	json_int_t	 n;
+
+	*number = *open = *merged = 0;
+	if (gh_pulls_of(g, g->branch, &ours, err, errlen) == -1)
+		return (-1);
+	json_array_foreach(ours, i, pr) {
+		n = json_integer_value(json_object_get(pr, "number"));
+		if (best == NULL || (gh_pull_open(pr) && !gh_pull_open(best)) ||
+		    (gh_pull_open(pr) == gh_pull_open(best) &&
+		    n < json_integer_value(json_object_get(best, "number"))))
+			best = pr;
+	}
+	if (best != NULL) {
+		if (strlcpy(url, json_string_value(json_object_get(best,
+		    "html_url")), urllen) >= urllen) {
+			json_decref(ours);
+			return (pub_fail(err, errlen, "pull request: html_url "
+			    "too long"));
+		}
+		*number = (int)json_integer_value(json_object_get(best,
+		    "number"));
+		*open = gh_pull_open(best);
+		*merged = gh_pull_merged(best);
+	}
+	json_decref(ours);
+	return (best != NULL);
+}
+
+/*
+ * PATCH the state of pull request n to want ("open" or "closed"); the
+ * answer must be that pull request in that state.
+ */
+static int
+gh_pull_state(struct gh *g, int n, const char *want, char *err,
+    size_t errlen)
+{
+	const struct gh_conf	*c = g->conf;
+	json_t			*body, *pr;
+	const char		*st;
+	char			 path[300];
+	int			 rv = -1;
+
+	snprintf(path, sizeof(path), "/repos/%s/%s/pulls/%d", c->owner,
+	    c->repo, n);
+	if ((body = json_pack("{s:s}", "state", want)) == NULL)
+		return (pub_fail(err, errlen, "out of memory"));
+	pr = gh_api_json(g, "PATCH", path, GH_AUTH_TOKEN, body, 200, NULL,
+	    err, errlen);
+	json_decref(body);
+	if (pr == NULL)
+		return (-1);
+	st = json_string_value(json_object_get(pr, "state"));
+	if (json_integer_value(json_object_get(pr, "number")) != n ||
+	    st == NULL || strcmp(st, want) != 0)
+		pub_fail(err, errlen, "PATCH %s: the answer does not say "
+		    "pull request %d is %s", path, n, want);
+	else
+		rv = 0;
+	json_decref(pr);
+	return (rv);
+}
+
+/*
+ * What the forge holds at a superseded member's branch: 0 nothing, 1
+ * that member's commit, -1 another commit (never deleted: it is not
+ * what we pushed) or no answer.
+ */
+static int
+gh_branch_state(struct gh *g, const char *branch, const char *commit,
+    char *err, size_t errlen)
+{
+	const struct gh_conf	*c = g->conf;
+	json_t			*j;
+	const char		*ref, *sha;
+	char			 path[400], want[300];
+	int			 status = 0, rv = -1;
+
+	snprintf(path, sizeof(path), "/repos/%s/%s/git/ref/heads/%s",
+	    c->owner, c->repo, branch);
+	snprintf(want, sizeof(want), "refs/heads/%s", branch);
+	if ((j = gh_api_json(g, "GET", path, GH_AUTH_TOKEN, NULL, 200,
+	    &status, err, errlen)) == NULL)
+		return (status == 404 ? 0 : -1);
+	ref = json_string_value(json_object_get(j, "ref"));
+	sha = json_string_value(json_object_get(json_object_get(j, "object"),
+	    "sha"));
+	if (ref == NULL || strcmp(ref, want) != 0 || sha == NULL)
+		pub_fail(err, errlen, "GET %s: not the ref %s", path, want);
+	else if (strcmp(sha, commit) != 0)
+		pub_fail(err, errlen, "branch %s on the forge holds %.40s, not "
+		    "%s: not deleted", branch, sha, commit);
+	else
+		rv = 1;
+	json_decref(j);
+	return (rv);
+}
+
+static int
+gh_branch_delete(struct gh *g, const char *branch, char *err, size_t errlen)
+{
+	const struct gh_conf	*c = g->conf;
+	struct http_resp	 r;
+	char			 path[400];
+	int			 rv = -1;
+
+	snprintf(path, sizeof(path), "/repos/%s/%s/git/refs/heads/%s",
+	    c->owner, c->repo, branch);
+	if (gh_api(g, "DELETE", path, GH_AUTH_TOKEN, NULL, &r, err,
+	    errlen) == -1)
+		return (-1);
+	/* 422: "Reference does not exist": deleted meanwhile (a retry). */
+	if (r.status == 204 || r.status == 422)
+		rv = 0;
+	else
+		gh_api_error("DELETE", path, &r, err, errlen);
+	http_resp_free(&r);
+	return (rv);
+}
+
+/* err, and what was not done: "...: pull request #3 of a-1 not closed" */
+static int
+gh_supersede_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	 ap;
+	size_t	 n = strlen(err);
+
+	if (n + 2 < errlen) {
+		strlcat(err, ": ", errlen);
+		va_start(ap, fmt);
+		vsnprintf(err + n + 2, errlen - n - 2, fmt, ap);
+		va_end(ap);
+	}
+	return (-1);
+}
+
+/*
+ * A cohort's member whose selection failed may have left its pull
+ * request open (the forge made it, its answer was lost) and its branch
+ * pushed.  Before this member's are made, its open pull requests are
+ * closed and its branch deleted: the cohort ends with one pull request
+ * and one branch.  Everything is checked before anything is changed:
+ * a merged pull request is refused (its work is in the base already:
+ * selecting that member again records it as published), and so is a
+ * branch holding another commit than the member's.  Any failure fails
+ * the publication, saying why; nothing of ours is made.
+ */
+static int
+gh_supersede(struct gh *g, const struct msg_superseded *s, char *err,
+    size_t errlen)
+{
+	json_t		*ours, *pr;
+	char		 branch[128];
+	size_t		 i;
+	int		 num, present, closed = 0, rv = -1;
+
+	snprintf(branch, sizeof(branch), "%s%s", PUB_BRANCH_PREFIX, s->id);
+	if (gh_pulls_of(g, branch, &ours, err, errlen) == -1)
+		return (gh_supersede_fail(err, errlen, "pull requests of %s "
+		    "not checked", s->id));
+	json_array_foreach(ours, i, pr)
+		if (gh_pull_merged(pr)) {
+			pub_fail(err, errlen, "pull request #%d of %s, whose "
+			    "selection failed, was merged: %s is not published "
+			    "over it", (int)json_integer_value(
+			    json_object_get(pr, "number")), s->id,
+			    g->req->attempt);
+			goto done;
+		}
+	if ((present = gh_branch_state(g, branch, s->commit, err,
+	    errlen)) == -1) {
+		gh_supersede_fail(err, errlen, "branch of %s not checked",
+		    s->id);
+		goto done;
+	}
+	json_array_foreach(ours, i, pr) {
+		if (!gh_pull_open(pr))
+			continue;
+		num = (int)json_integer_value(json_object_get(pr, "number"));
+		if (gh_pull_state(g, num, "closed", err, errlen) == -1) {
+			gh_supersede_fail(err, errlen, "pull request #%d of %s "
+			    "not closed", num, s->id);
+			goto done;
+		}
+		log_info("%s: closed pull request #%d of %s, superseded in "
+		    "cohort %s", g->req->attempt, num, s->id, g->req->cohort);
+		closed++;
+	}
+	if (present && gh_branch_delete(g, branch, err, errlen) == -1) {
+		gh_supersede_fail(err, errlen, "branch %s of %s not deleted",
+		    branch, s->id);
+		goto done;
+	}
+	log_info("%s: %s superseded: %d pull request%s closed, branch %s",
+	    g->req->attempt, s->id, closed, closed == 1 ? "" : "s",
+	    present ? "deleted" : "absent");
+	rv = 0;
+ done:
+	json_decref(ours);
+	return (rv);
 }
 
 /*
@@ -1150,7 +1424,7 @@ gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
 	const char		*html;
 	char			 path[300], text[1024], ferr[512];
 	json_int_t		 n;
-	int			 status = 0, rc;
+	int			 status = 0, rc, open, merged;
 
 	*created = 0;
 	snprintf(path, sizeof(path), "/repos/%s/%s/pulls", c->owner, c->repo);
@@ -1174,8 +1448,8 @@ gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
 	    err, errlen);
 	json_decref(body);
 	if (pr == NULL && status == 422) {
-		if ((rc = gh_pull_find(g, number, url, urllen, ferr,
-		    sizeof(ferr))) == 1) {
+		if ((rc = gh_pull_find(g, number, &open, &merged, url, urllen,
+		    ferr, sizeof(ferr))) == 1) {
 			log_info("%s: pull request created meanwhile: #%d",
 			    g->req->attempt, *number);
 			return (0);
@@ -1306,10 +1580,17 @@ gh_with_token(struct gh *g, const struct pub_bundle *b,
     struct publish_result *res, char *err, size_t errlen)
 {
 	const struct publish_req	*req = g->req;
+	size_t				 i;
 	int				 pushed = 0, created = 0, found;
+	int				 open = 0, merged = 0, reopened = 0;
 
-	if (gh_repo(g, err, errlen) == -1 ||
-	    gh_git(g, b, &pushed, err, errlen) == -1)
+	if (gh_repo(g, err, errlen) == -1)
+		return (-1);
+	/* The cohort's failed selections go first: nothing of ours yet. */
+	for (i = 0; i < req->nsupersede; i++)
+		if (gh_supersede(g, &req->supersede[i], err, errlen) == -1)
+			return (-1);
+	if (gh_git(g, b, &pushed, err, errlen) == -1)
 		return (-1);
 	if (pushed)
 		log_info("%s: pushed %s at %s", req->attempt, g->branch,
@@ -1322,16 +1603,27 @@ gh_with_token(struct gh *g, const struct pub_bundle *b,
 	 */
 	if (gh_check_run(g, err, errlen) == -1)
 		return (-1);
-	if ((found = gh_pull_find(g, &res->number, res->record,
-	    sizeof(res->record), err, errlen)) == -1)
+	if ((found = gh_pull_find(g, &res->number, &open, &merged,
+	    res->record, sizeof(res->record), err, errlen)) == -1)
 		return (-1);
+	/*
+	 * A cohort's member selected again after another's selection
+	 * failed: that publication closed this member's pull request (and
+	 * deleted its branch, pushed again above).  The selection is the
+	 * operator's word that this one is published: it is reopened.
+	 */
+	if (found && !open && !merged && req->cohort != NULL) {
+		if (gh_pull_state(g, res->number, "open", err, errlen) == -1)
+			return (-1);
+		reopened = 1;
+	}
 	if (!found && gh_pull_create(g, &res->number, res->record,
 	    sizeof(res->record), &created, err, errlen) == -1)
 		return (-1);
 	log_info("%s: pull request #%d %s", req->attempt, res->number,
-	    created ? "created" : "reused");
+	    created ? "created" : reopened ? "reopened" : "reused");
 	strlcpy(res->branch, g->branch, sizeof(res->branch));
-	res->reused = !pushed && !created;
+	res->reused = !pushed && !created && !reopened;
 	return (0);
 }
 

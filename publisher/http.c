@@ -380,7 +380,7 @@ http_request(struct http_conn *hc, const char *method, const char *path,
 
 	memset(resp, 0, sizeof(*resp));
 	if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0 &&
-	    strcmp(method, "DELETE") != 0)
+	    strcmp(method, "PATCH") != 0 && strcmp(method, "DELETE") != 0)
 		return (pub_fail(err, errlen, "HTTP method %s", method));
 	if ((size_t)snprintf(uri, sizeof(uri), "%s%s", hc->prefix, path) >=
 	    sizeof(uri))

@@ -87,6 +87,8 @@ static int	 pub_number_next(int, int, int *, char *, size_t);
 static json_t	*pub_record_make(const struct publish_req *, int, char *,
 		    size_t);
 static int	 pub_record_write(int, const char *, json_t *, char *, size_t);
+static int	 pub_record_closed(json_t *);
+static int	 pub_supersede(const struct publish_req *, char *, size_t);
 static int	 pub_record(const struct publish_req *, int *, int *, char *,
 		    size_t);
 
@@ -193,6 +195,7 @@ int
 pub_check_common(const struct publish_req *req, char *err, size_t errlen)
 {
 	char	 ref[256];
+	size_t	 i;
 	int	 valid = 0;
 
 	if (req->attempt == NULL || !pub_attempt_valid(req->attempt))
@@ -209,6 +212,17 @@ pub_check_common(const struct publish_req *req, char *err, size_t errlen)
 		return (pub_fail(err, errlen, "bad base branch name"));
 	if (req->bundle_fd < 0)
 		return (pub_fail(err, errlen, "no bundle"));
+	if (req->nsupersede > COHORT_SUPERSEDE_MAX ||
+	    (req->nsupersede > 0 && (req->cohort == NULL ||
+	    req->supersede == NULL)))
+		return (pub_fail(err, errlen, "bad supersede list"));
+	for (i = 0; i < req->nsupersede; i++)
+		if (!pub_attempt_valid(req->supersede[i].id) ||
+		    strcmp(req->supersede[i].id, req->attempt) == 0 ||
+		    strlen(req->supersede[i].commit) != PUB_HEXSZ ||
+		    !pub_hex40(req->supersede[i].commit, PUB_HEXSZ))
+			return (pub_fail(err, errlen, "supersede: bad entry "
+			    "%zu", i));
 	return (0);
 }
 
@@ -814,6 +828,133 @@ pub_record_write(int dirfd, const char *attempt, json_t *j, char *err,
 	return (rv);
 }
 
+/* A record a later publication closed: "state": "closed". */
+static int
+pub_record_closed(json_t *j)
+{
+	json_t	*st = json_object_get(j, "state");
+
+	return (json_is_string(st) && strcmp(json_string_value(st),
+	    "closed") == 0);
+}
+
+/*
+ * forge local, as the github forge's supersede: the members of the
+ * cohort whose selection failed may have left a branch in the remote
+ * (a failure after the push) and a record.  Under the pulls lock,
+ * everything is checked before anything changes: a member's record
+ * must name its commit, its branch must hold it (never deleted
+ * otherwise); then each record open is closed ("state": "closed",
+ * "closed_by": this attempt) and each branch deleted.
+ */
+static int
+pub_supersede(const struct publish_req *req, char *err, size_t errlen)
+{
+	git_repository	*repo = NULL;
+	git_reference	*ref;
+	git_oid		 oid;
+	json_t		**recs = NULL, *c;
+	char		 name[ATTEMPT_ID_MAX + 8], refname[256];
+	size_t		 i;
+	int		 dirfd = -1, lockfd = -1, absent, *present = NULL;
+	int		 rc, rv = -1;
+
+	if (req->nsupersede == 0)
+		return (0);
+	if ((recs = calloc(req->nsupersede, sizeof(*recs))) == NULL ||
+	    (present = calloc(req->nsupersede, sizeof(*present))) == NULL) {
+		free(recs);
+		return (pub_fail(err, errlen, "supersede: out of memory"));
+	}
+	if ((dirfd = open(req->pulls, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1) {
+		pub_fail(err, errlen, "%s: %s", req->pulls, strerror(errno));
+		goto done;
+	}
+	if ((lockfd = openat(dirfd, PUB_LOCKFILE, O_RDWR | O_CREAT |
+	    O_NOFOLLOW | O_CLOEXEC, 0600)) == -1 ||
+	    flock(lockfd, LOCK_EX) == -1) {
+		pub_fail(err, errlen, "%s/%s: %s", req->pulls, PUB_LOCKFILE,
+		    strerror(errno));
+		goto done;
+	}
+	if (git_repository_open_ext(&repo, req->remote,
+	    GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_NO_DOTGIT,
+	    NULL) < 0 || !git_repository_is_bare(repo)) {
+		pub_gitfail(err, errlen, "remote %s", req->remote);
+		goto done;
+	}
+	for (i = 0; i < req->nsupersede; i++) {
+		snprintf(name, sizeof(name), "%s.json", req->supersede[i].id);
+		if ((recs[i] = pub_record_read(dirfd, name, &absent, err,
+		    errlen)) == NULL && !absent)
+			goto done;
+		c = json_object_get(recs[i], "commit");
+		if (recs[i] != NULL && (!json_is_string(c) ||
+		    strcmp(json_string_value(c), req->supersede[i].commit) !=
+		    0)) {
+			pub_fail(err, errlen, "pull record %s names another "
+			    "commit than %s's: not closed", name,
+			    req->supersede[i].id);
+			goto done;
+		}
+		snprintf(refname, sizeof(refname), "%s%s", PUB_REF_PREFIX,
+		    req->supersede[i].id);
+		if (git_oid_fromstr(&oid, req->supersede[i].commit) < 0 ||
+		    (present[i] = pub_branch_state(repo, refname, &oid, err,
+		    errlen)) == -1) {
+			rc = strlen(err);
+			snprintf(err + rc, errlen - rc, ": branch of %s, "
+			    "superseded, not deleted", req->supersede[i].id);
+			goto done;
+		}
+	}
+	for (i = 0; i < req->nsupersede; i++) {
+		if (recs[i] == NULL || pub_record_closed(recs[i]))
+			continue;
+		if (json_object_set_new(recs[i], "state",
+		    json_string("closed")) == -1 || json_object_set_new(
+		    recs[i], "closed_by", json_string(req->attempt)) == -1 ||
+		    pub_record_write(dirfd, req->supersede[i].id, recs[i],
+		    err, errlen) == -1)
+			goto done;
+		log_info("%s: closed pull record %d of %s, superseded in "
+		    "cohort %s", req->attempt, pub_record_number(recs[i]),
+		    req->supersede[i].id, req->cohort);
+	}
+	for (i = 0; i < req->nsupersede; i++) {
+		if (!present[i])
+			continue;
+		snprintf(refname, sizeof(refname), "%s%s", PUB_REF_PREFIX,
+		    req->supersede[i].id);
+		rc = git_reference_lookup(&ref, repo, refname);
+		if (rc == 0) {
+			rc = git_reference_delete(ref);
+			git_reference_free(ref);
+		}
+		if (rc < 0) {
+			pub_gitfail(err, errlen, "remote: delete %s of %s, "
+			    "superseded", refname, req->supersede[i].id);
+			goto done;
+		}
+		log_info("%s: branch %s%s deleted, superseded in cohort %s",
+		    req->attempt, PUB_BRANCH_PREFIX, req->supersede[i].id,
+		    req->cohort);
+	}
+	rv = 0;
+ done:
+	for (i = 0; i < req->nsupersede; i++)
+		json_decref(recs[i]);
+	free(recs);
+	free(present);
+	git_repository_free(repo);
+	if (lockfd != -1)
+		close(lockfd);
+	if (dirfd != -1)
+		close(dirfd);
+	return (rv);
+}
+
 /*
  * Find or make the attempt's record, all under the lock so that two
  * publications can neither share a number nor make two records.
@@ -848,6 +989,20 @@ pub_record(const struct publish_req *req, int *number, int *created,
 			goto done;
 		}
 		*number = pub_record_number(j);
+		/*
+		 * A cohort's member selected again after another's
+		 * publication closed its record: the selection is the
+		 * operator's word that this one is published.
+		 */
+		if (pub_record_closed(j) && req->cohort != NULL) {
+			json_object_del(j, "closed_by");
+			if (json_object_set_new(j, "state",
+			    json_string("open")) == -1 ||
+			    pub_record_write(dirfd, req->attempt, j, err,
+			    errlen) == -1)
+				goto done;
+			*created = 1;
+		}
 		rv = 0;
 		goto done;
 	}
@@ -898,6 +1053,9 @@ publish_local(const struct publish_req *req, struct publish_result *res,
 		return (-1);
 	memset(&b, 0, sizeof(b));
 	if (pub_bundle_header(req, &b, err, errlen) == -1)
+		return (-1);
+	/* The cohort's failed selections first: nothing of ours yet. */
+	if (pub_supersede(req, err, errlen) == -1)
 		return (-1);
 	if (pub_push(req, &b, &branch_made, err, errlen) == -1)
 		return (-1);

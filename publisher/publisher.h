@@ -16,6 +16,8 @@
 #include <git2.h>
 #include <jansson.h>
 
+#include "msg.h"
+
 #define PUB_BRANCH_PREFIX	"factory/"
 #define PUB_REF_PREFIX		"refs/heads/" PUB_BRANCH_PREFIX
 #define PUB_LOCKFILE		".lock"		/* in the pulls directory */
@@ -42,6 +44,14 @@ struct publish_req {
 	char * const		*attest;
 	size_t			 nattest;
 	const char		*summary;	/* the check run's text */
+	/*
+	 * A cohort's member: its cohort (NULL: none), and the other
+	 * members whose selection failed, whose branch (at their
+	 * commit) and pull request go before this one's is opened.
+	 */
+	const char			*cohort;
+	const struct msg_superseded	*supersede;
+	size_t				 nsupersede;
 };
 
 struct publish_result {
@@ -106,7 +116,11 @@ void	pub_git_init(void);
  * Publish one attempt into a local "forge": a bare repository and a
  * directory of pull records, in this order, failing closed:
  *  1. the verdict's signature by the pinned key, and its content:
- *     "accepted": true, the request's attempt and commit;
+ *     "accepted": true, the request's attempt and commit; then, for a
+ *     cohort's member, each member to supersede (under the pulls lock,
+ *     all checked before any changes): its record must name its
+ *     commit and its branch hold it, then the record is closed
+ *     ("state": "closed") and the branch deleted;
  *  2. the bundle: a strict v2 header with one prerequisite and one
  *     ref, refs/heads/factory/<attempt> at the commit; the
  *     prerequisite must be in the remote; the pack is indexed into
@@ -114,7 +128,7 @@ void	pub_git_init(void);
  *  3. the branch factory/<attempt>: created at the commit, kept if it
  *     is there already, refused if it holds another commit;
  *  4. the record pulls/<attempt>.json: reused if it names the same
- *     commit, else numbered 1 + the highest number, under an exclusive
+ *     commit (a cohort's member's closed record reopened), else numbered 1 + the highest number, under an exclusive
  *     flock(2) of pulls/.lock, written atomically and fsynced.
  * A refusal before step 2's indexing changes nothing; after it, at
  * most an unreferenced pack is left in the remote.  Publishing the
@@ -150,19 +164,16 @@ int	pub_import(git_repository *, const struct publish_req *,
 
 /* request.c */
 /*
- * Decode the common part of an IMSG_PUBLISH payload into req: the
- * verifier's key (base64) and receipt line, split into the signed
- * canonical bytes (*verdict, malloc'd: the caller frees it) and the
- * signature (sig, ED25519_SIG_LEN bytes of the caller's).  Strings of
- * req are borrowed from o.  Checks nothing beyond the decoding.
- * pub_req_from_msg takes IMSG_PUBLISH as msg_read() decoded it, which
- * the daemon does; pub_req_decode a JSON object (regress/github).
+ * Decode the common part of an IMSG_PUBLISH payload, as msg_read()
+ * decoded it, into req: the verifier's key (base64) and receipt line,
+ * split into the signed canonical bytes (*verdict, malloc'd: the
+ * caller frees it) and the signature (sig, ED25519_SIG_LEN bytes of
+ * the caller's).  Strings and lists of req are borrowed from o.
+ * Checks nothing beyond the decoding.  The daemon's publisher and
+ * regress/github's prog_ghpub both run it.
  */
-struct msg_publish;
 int	pub_req_from_msg(const struct msg_publish *, int, struct publish_req *,
 	    char **, uint8_t *, uint8_t *, char *, size_t);
-int	pub_req_decode(json_t *, int, struct publish_req *, char **,
-	    uint8_t *, uint8_t *, char *, size_t);
 
 /* pubattest.c */
 struct attest_summary;
@@ -199,14 +210,20 @@ int	gh_conf_from_json(json_t *, const char *, struct gh_conf *, char *,
  *     exactly repository_ids [repository_id] with contents and
  *     pull_requests write; a wider grant is revoked and refused;
  *  3. GET /repos/OWNER/REPO must name repository_id; its clone_url is
- *     where git goes;
+ *     where git goes; then each member to supersede (a cohort's whose
+ *     selection failed): its pull requests listed strictly (garbage
+ *     refuses the publication), a merged one refused, its branch
+ *     checked to hold its commit, its open pull requests closed
+ *     (PATCH, the answer checked), its branch deleted;
  *  4. in the scratch cache scratch/gh-<repository_id>.git (flocked):
  *     the base branch is fetched unless the bundle's prerequisite is
  *     there already, the bundle is indexed, factory/<attempt> is
  *     pushed unless the forge holds it at our commit already, and
  *     refused if it holds another;
- *  5. the pull request with head OWNER:factory/<attempt> (any state)
- *     is reused, else created; a 422 is answered by looking again;
+ *  5. the pull request with head OWNER:factory/<attempt> (any state,
+ *     an open one first) is reused (a cohort's member's closed,
+ *     unmerged one reopened), else created; a 422 is answered by
+ *     looking again;
  *  6. DELETE /installation/token, whatever happened after step 2: the
  *     publication has one exit path once a token is held.
  * An API call or a git fetch or push that fails for want of an answer
@@ -242,7 +259,7 @@ struct http_conn *http_open(const char *, const char *, int, char *,
 /* No request waits past deadline (net_now() ms; 0: none). */
 void	http_deadline(struct http_conn *, int64_t);
 /*
- * method (GET, POST, DELETE) on prefix + path, with an optional
+ * method (GET, POST, PATCH, DELETE) on prefix + path, with an optional
  * Authorization value and JSON body (the request's bytes are wiped
  * once sent).  0 with resp filled for any HTTP status; HTTP_FINAL or
  * HTTP_TRANSIENT with err set when no usable answer came.

@@ -77,33 +77,8 @@ pub_req_from_msg(const struct msg_publish *o, int bfd,
 	req->attest = o->attest;
 	req->nattest = o->nattest;
 	req->summary = o->summary;
-	return (0);
-}
-
-int
-pub_req_decode(json_t *o, int bfd, struct publish_req *req, char **verdict,
-    uint8_t *sig, uint8_t *pub, char *err, size_t errlen)
-{
-	size_t	 siglen, publen;
-
-	*verdict = NULL;
-	memset(req, 0, sizeof(*req));
-	if (base64_decode(json_str(o, "verifier_pub"), pub, ED25519_PUB_LEN,
-	    &publen) == -1 || publen != ED25519_PUB_LEN)
-		return (pub_fail(err, errlen, "no pinned verifier key"));
-	if (verdict_split(json_str(o, "verdict"), verdict, sig, &siglen) ==
-	    -1)
-		return (pub_fail(err, errlen, "verdict: not a signed receipt"));
-	req->attempt = json_str(o, "id");
-	req->remote = json_str(o, "remote");
-	req->pulls = json_str(o, "pulls");
-	req->title = json_str(o, "title");
-	req->base = json_str(o, "base");
-	req->commit = json_str(o, "commit");
-	req->verdict = *verdict;
-	req->sig = sig;
-	req->siglen = siglen;
-	req->verifier_pub = pub;
-	req->bundle_fd = bfd;
+	req->cohort = o->cohort[0] != '\0' ? o->cohort : NULL;
+	req->supersede = o->supersede;
+	req->nsupersede = o->nsupersede;
 	return (0);
 }

@@ -1883,6 +1883,8 @@ attempt_publish(struct attempt *a)
 		strlcpy(g->ca, repo->github.ca, sizeof(g->ca));
 	}
 	attest_publish_fill(a, &m, now_ms());
+	if (a->cohort[0] != '\0' && cohort_publish_fill(a, &m) == -1)
+		fatal("%s: supersede list", a->id);
 	if (proc_compose_msg(PROC_PUBLISHER, IMSG_PUBLISH, MSG_PUBLISH, bfd,
 	    &m, err, sizeof(err)) == 0) {
 		a->publish_sent = 1;
@@ -1894,6 +1896,7 @@ attempt_publish(struct attempt *a)
 	else
 		attempt_fail(a, "failed", "cannot send %s", err);
 	attest_publish_free(&m);
+	free(m.supersede);
 }
 
 /*

@@ -30,6 +30,7 @@
 #include "factoryd.h"
 #include "journal.h"
 #include "log.h"
+#include "msg.h"
 
 static struct dayseq	 cohort_ids;
 
@@ -173,6 +174,59 @@ cohort_publish_failed(struct attempt *a, const char *error)
 	    "cohort", a->cohort, "reason", why)) == -1)
 		return;		/* kept and tried again (attempt_stall) */
 	crashpoint("parent:cohort-publish-failed");
+}
+
+_Static_assert(COHORT_SUPERSEDE_MAX == COHORT_SIZE_MAX - 1,
+    "a PUBLISH names every other member of the largest cohort");
+
+/*
+ * A member's PUBLISH names its cohort, and the other members whose
+ * selection did not publish them (a publish-failed, or an end while
+ * publishing): the forge may hold a branch and a pull request of
+ * theirs, made before the failure (the forge created the pull request
+ * and its answer was lost).  The publisher closes those and deletes
+ * those branches before it opens this member's, so that the cohort
+ * ends with one pull request.  The member itself is never named: its
+ * own pull request, if there is one, is reused.  The list is read from
+ * the chains, so a PUBLISH sent again after a restart names the same.
+ * -1 if out of memory.
+ */
+int
+cohort_publish_fill(const struct attempt *a, struct msg_publish *m)
+{
+	struct attempt	*o;
+	size_t		 n = 0;
+
+	strlcpy(m->cohort, a->cohort, sizeof(m->cohort));
+	m->supersede = NULL;
+	m->nsupersede = 0;
+	TAILQ_FOREACH(o, &env->attempts, entry)
+		if (o != a && strcmp(o->cohort, a->cohort) == 0 &&
+		    json_array_size(o->select_failures) > 0 &&
+		    o->commit[0] != '\0')
+			n++;
+	if (n == 0)
+		return (0);
+	if (n > COHORT_SUPERSEDE_MAX)
+		fatalx("%s: cohort %s: %zu members to supersede", a->id,
+		    a->cohort, n);
+	if ((m->supersede = calloc(n, sizeof(*m->supersede))) == NULL)
+		return (-1);
+	TAILQ_FOREACH(o, &env->attempts, entry) {
+		if (o == a || strcmp(o->cohort, a->cohort) != 0 ||
+		    json_array_size(o->select_failures) == 0 ||
+		    o->commit[0] == '\0')
+			continue;
+		strlcpy(m->supersede[m->nsupersede].id, o->id,
+		    sizeof(m->supersede[0].id));
+		strlcpy(m->supersede[m->nsupersede].commit, o->commit,
+		    sizeof(m->supersede[0].commit));
+		m->nsupersede++;
+	}
+	log_info("%s: supersedes %zu member%s of cohort %s whose selection "
+	    "failed", a->id, m->nsupersede, m->nsupersede == 1 ? "" : "s",
+	    a->cohort);
+	return (0);
 }
 
 /*

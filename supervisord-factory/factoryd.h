@@ -441,6 +441,8 @@ int	 cohort_journal(struct cohort *, char *, size_t);
 void	 cohort_member_verified(struct attempt *);
 void	 cohort_published(struct attempt *);
 void	 cohort_publish_failed(struct attempt *, const char *);
+struct msg_publish;
+int	 cohort_publish_fill(const struct attempt *, struct msg_publish *);
 void	 cohort_recover(void);
 int	 cohort_select(const char *, uid_t, char *, size_t);
 int	 cohort_cancel(const char *, uid_t, char *, size_t);

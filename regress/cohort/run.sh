@@ -354,6 +354,31 @@ check "push refused, another selected: the failed selection is still shown" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j cohort $K2 | jq -e '.selected == \"$B\" and (.failed_selections | length) == 1'"
 refused "select after the publication" "$B is already selected" ctl select "$A"
 
+# The forge fails the publication after the push (pulls not writable:
+# the branch is made, the record is not), and another member is
+# selected: its publication deletes the first one's branch before it
+# makes its own, so the remote ends with the selected member's branch
+# alone (before: the failed member's branch stayed).
+K2B=$(ctl -j submit "$T/c3ok.yaml" | jq -r .cohort)
+wait_settled "$K2B" 90 || fail "cohort $K2B did not settle: $(ctl cohort $K2B)"
+A4=$(mid "$K2B" 0); B4=$(mid "$K2B" 1); C4=$(mid "$K2B" 2)
+chmod 555 "$T/pulls"
+ctl select "$A4" >/dev/null 2>&1
+wait_st "$A4" selectable 30 ||
+    notok "failed after the push: $A4 not selectable again: $(field $A4 state): $(field $A4 reason)"
+chmod 755 "$T/pulls"
+check "failed after the push: $A4's branch was made" [ "$(branch_of $A4)" = 1 ]
+ctl select "$B4" >/dev/null 2>&1
+wait_cohort_terminated "$K2B" 60 || notok "cohort $K2B not torn down"
+check "failed after the push, another selected: it published" \
+    [ "$(field $B4 state)" = published ]
+check "failed after the push, another selected: one branch, its own" \
+    [ "$(branch_of $B4)" = 1 -a "$(branch_of $A4)" = 0 -a "$(branch_of $C4)" = 0 ]
+check "failed after the push, another selected: one pull record, its own" \
+    [ "$(pulls_of $B4)" = 1 -a "$(pulls_of $A4)" = 0 ]
+check "failed after the push, another selected: the publisher says so" \
+    grep -q "$B4: branch factory/$A4 deleted, superseded in cohort $K2B" "$T/log"
+
 # A selected member that cannot publish at all (its bundle is gone)
 # ends failed, and its selection with it: the cohort is selectable.
 K3=$(ctl -j submit "$T/c3ok.yaml" | jq -r .cohort)

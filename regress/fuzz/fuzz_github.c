@@ -8,7 +8,8 @@
  * harness), so github.c is built here unchanged, with its static
  * functions in reach.
  *
- * Input: one line "MODE" (token, repo, find, create, revoke, conf),
+ * Input: one line "MODE" (token, repo, find, create, supersede, revoke,
+ * conf),
  * then answers separated by NUL bytes, each a line "STATUS
  * [RETRY-AFTER [REMAINING [RESET]]]" and a body.  Once the answers run
  * out, a request fails as a dropped connection does.
@@ -228,36 +229,69 @@ mode_repo(struct gh *g)
 	    g->clone_url);
 }
 
-/* The pull request gh_pull_find must pick: ours, the lowest number. */
+/*
+ * What gh_pull_find must make of a list: -2 refused (not a list, a full
+ * page, an entry that is not a pull request, one of ours without a
+ * number, state, merged_at or html_url of its kind, an html_url too
+ * long), else the number it picks (0: none): ours, an open one first,
+ * then the lowest.
+ */
 static int
 pull_expected(const char *body, size_t len, const struct gh *g, size_t urllen,
-    char *url)
+    char *url, int *open)
 {
-	json_t		*arr, *pr, *id;
-	const char	*ref, *html;
+	json_t		*arr, *pr, *head, *id, *st, *mg, *html;
+	const char	*ref;
 	json_int_t	 n, best = 0;
 	size_t		 i;
+	int		 o, bo = 0;
 
 	if ((arr = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL)) ==
 	    NULL)
 		return (-1);
+	if (!json_is_array(arr) || json_array_size(arr) >= GH_PULLS_MAX) {
+		json_decref(arr);
+		return (-2);
+	}
 	json_array_foreach(arr, i, pr) {
-		ref = json_string_value(json_object_get(json_object_get(pr,
-		    "head"), "ref"));
-		id = json_object_get(json_object_get(json_object_get(pr,
-		    "head"), "repo"), "id");
+		head = json_object_get(pr, "head");
+		ref = json_string_value(json_object_get(head, "ref"));
+		if (!json_is_object(pr) || ref == NULL) {
+			best = -2;
+			break;
+		}
+		id = json_object_get(json_object_get(head, "repo"), "id");
+		if (strcmp(ref, g->branch) != 0 || !json_is_integer(id) ||
+		    (uint64_t)json_integer_value(id) != g->conf->repository_id)
+			continue;
 		n = json_integer_value(json_object_get(pr, "number"));
-		html = json_string_value(json_object_get(pr, "html_url"));
-		if (ref == NULL || strcmp(ref, g->branch) != 0 ||
-		    !json_is_integer(id) || (uint64_t)json_integer_value(id) !=
-		    g->conf->repository_id || n <= 0 || n > INT_MAX ||
-		    html == NULL || strlen(html) >= urllen ||
-		    (best != 0 && n > best))
+		st = json_object_get(pr, "state");
+		mg = json_object_get(pr, "merged_at");
+		html = json_object_get(pr, "html_url");
+		if (!json_is_integer(json_object_get(pr, "number")) ||
+		    n <= 0 || n > INT_MAX || !json_is_string(st) ||
+		    (strcmp(json_string_value(st), "open") != 0 &&
+		    strcmp(json_string_value(st), "closed") != 0) ||
+		    (mg != NULL && !json_is_null(mg) && !json_is_string(mg)) ||
+		    !json_is_string(html) ||
+		    json_string_length(html) >= PATH_MAX) {
+			best = -2;
+			break;
+		}
+		o = strcmp(json_string_value(st), "open") == 0;
+		if (best != 0 && !(o && !bo) && !(o == bo && n < best))
 			continue;
 		best = n;
-		strlcpy(url, html, urllen);
+		bo = o;
+		if (json_string_length(html) >= urllen)
+			url[0] = '\0';	/* refused if it stays the best */
+		else
+			strlcpy(url, json_string_value(html), urllen);
 	}
 	json_decref(arr);
+	if (best > 0 && url[0] == '\0')
+		return (-2);
+	*open = bo;
 	return ((int)best);
 }
 
@@ -265,19 +299,56 @@ static void
 mode_find(struct gh *g, size_t urllen)
 {
 	char	 err[512], url[PATH_MAX], want[PATH_MAX];
-	int	 number = -1, rv, best;
+	int	 number = -1, rv, best, open = -1, merged = -1, wopen = 0;
 
 	memset(url, 0, sizeof(url));
-	rv = gh_pull_find(g, &number, url, urllen, err, sizeof(err));
-	if (rv == -1)
-		return;
+	rv = gh_pull_find(g, &number, &open, &merged, url, urllen, err,
+	    sizeof(err));
 	want[0] = '\0';
-	best = pull_expected(fake.last_body, fake.last_len, g, urllen, want);
+	best = fake.last_body == NULL ? -1 : pull_expected(fake.last_body,
+	    fake.last_len, g, urllen, want, &wopen);
+	if (rv == -1) {
+		FUZZ_ASSERT(best < 0 || fake.a[0].status != 200 ||
+		    fake.n == 0, "refused a list it should take: %s", err);
+		return;
+	}
+	FUZZ_ASSERT(best != -2, "took a list it should refuse");
 	FUZZ_ASSERT(rv == (best > 0) && number == best, "found #%d, "
 	    "want #%d", number, best);
 	if (rv == 1)
-		FUZZ_ASSERT(strcmp(url, want) == 0, "#%d is %s, not %s",
-		    number, want, url);
+		FUZZ_ASSERT(strcmp(url, want) == 0 && open == wopen,
+		    "#%d is %s (open %d), not %s", number, want, wopen, url);
+}
+
+/*
+ * A superseded member: whatever the forge answers, success means every
+ * open pull request of its branch was sent a close (a PATCH answered
+ * 200 "closed") and its branch was found gone or deleted.
+ */
+static void
+mode_supersede(struct gh *g)
+{
+	static const struct msg_superseded s = {
+		"a-20261201-0002", "0123456789abcdef0123456789abcdef01234567"
+	};
+	static const struct publish_req	 creq = {
+		.attempt = "a-20261201-0001",
+		.title = "fuzz",
+		.base = "main",
+		.commit = "89abcdef0123456789abcdef0123456789abcdef",
+		.cohort = "c-20261201-0001",
+		.supersede = &s,
+		.nsupersede = 1,
+	};
+	char	 err[512];
+
+	g->req = &creq;
+	if (gh_supersede(g, &s, err, sizeof(err)) == -1) {
+		FUZZ_ASSERT(err[0] != '\0', "failed without a reason");
+		return;
+	}
+	FUZZ_ASSERT(fake.next >= 2, "superseded after %zu answers",
+	    fake.next);
 }
 
 static void
@@ -381,6 +452,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		mode_find(&g, URL_SMALL);
 	else if (ml == 6 && memcmp(d, "create", 6) == 0)
 		mode_create(&g, URL_SMALL);
+	else if (ml == 9 && memcmp(d, "supersede", 9) == 0)
+		mode_supersede(&g);
 	else if (ml == 6 && memcmp(d, "revoke", 6) == 0) {
 		gh_secret_free(&g.token);
 		mode_revoke(&g);

@@ -418,6 +418,12 @@ fi
 # member is selected while the forge fails POSTs under $1 $2 times
 # (502): until it is selectable again.
 cohort_fail_first() {	# path-prefix count
+	cohort_fail_first_faults '[{"server":"api","method":"POST",
+	    "prefix":"'"$1"'","do":"status","status":502,
+	    "retry_after":1,"count":'"$2"'}]'
+}
+# The same, with the forge's faults (fakegh.py) given whole.
+cohort_fail_first_faults() {	# faults
 	write_manifest "$T/mc.yaml" 'echo "$MODE" >> README.md' true 'cohort:
   size: 2
   variants:
@@ -428,9 +434,7 @@ cohort_fail_first() {	# path-prefix count
 	KC=$(printf '%s' "$OUT" | jq -r .id 2>/dev/null)
 	CA=$(printf '%s' "$OUT" | jq -r '.members[0].id' 2>/dev/null)
 	CB=$(printf '%s' "$OUT" | jq -r '.members[1].id' 2>/dev/null)
-	fctl '{"modes":{"faults":[{"server":"api","method":"POST",
-	    "prefix":"'"$1"'","do":"status","status":502,
-	    "retry_after":1,"count":'"$2"'}]}}'
+	fctl '{"modes":{"faults":'"$1"'}}'
 	ctl select "$CA" >/dev/null 2>&1
 	i=0
 	while [ "$(field "$CA" state)" != selectable ] && [ $i -lt 600 ]; do
@@ -508,6 +512,108 @@ elif [ "$(npulls "$CA")" != 0 ] || [ "$(npulls "$CB")" != 1 ]; then
 	    "$(npulls "$CB") of $CB"
 else
 	ok "daemon-cohort-checkrun-fails: one pull request for the cohort"
+fi
+
+# 3e. The forge creates the first member's pull request but its answer
+# is lost (the connection dropped), then answers 502 until the
+# publisher gives up: publish-failed, with that pull request open and
+# the branch pushed.  The other member selected: its publication closes
+# the first one's pull request and deletes its branch before opening
+# its own, so the forge ends with exactly the selected member's branch
+# and one open pull request (before: two open pull requests, and the
+# first member's branch left).
+pull_states() { fstate | jq -r "[.pulls[] | select(.head.ref ==
+    \"factory/$1\") | .state] | join(\",\")"; }
+cohort_fail_first_faults '[{"server":"api","method":"POST",
+    "prefix":"/repos/acme/widget/pulls","do":"drop-response","count":1},
+    {"server":"api","method":"POST","prefix":"/repos/acme/widget/pulls",
+    "do":"status","status":502,"retry_after":1,"count":3}]'
+HITS=$(fstate | jq '[.modes.faults[].hits // 0] | add')
+fctl '{"modes":{}}'
+LOST=$(pull_states "$CA")
+LOSTB=$(forge_branch "$CA")
+ctl select "$CB" >/dev/null 2>&1
+i=0
+while [ "$(field "$CA" terminated)" != true ] && [ $i -lt 600 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+if [ $RC -ne 0 ] || [ -z "$CA" ] || [ "$HITS" != 4 ]; then
+	notok "daemon-cohort-lost-pull: exit $RC, $HITS faults hit"
+elif [ "$LOST" != open ] || [ "$LOSTB" != "$(field "$CA" commit)" ]; then
+	notok "daemon-cohort-lost-pull: the failed selection left pulls" \
+	    "'$LOST', branch '$LOSTB' (the case needs one open, pushed)"
+elif [ "$(field "$CB" state)" != published ] ||
+    [ "$(field "$CA" state)" != cancelled ]; then
+	notok "daemon-cohort-lost-pull: $CA $(field "$CA" state)," \
+	    "$CB $(field "$CB" state): $(field "$CB" reason)"
+elif [ "$(pull_states "$CA")" != closed ] ||
+    [ "$(pull_states "$CB")" != open ]; then
+	notok "daemon-cohort-lost-pull: pulls of $CA '$(pull_states "$CA")'," \
+	    "of $CB '$(pull_states "$CB")': wanted one open, $CB's"
+elif [ -n "$(forge_branch "$CA")" ] ||
+    [ "$(forge_branch "$CB")" != "$(field "$CB" commit)" ]; then
+	notok "daemon-cohort-lost-pull: branches: $CA '$(forge_branch "$CA")'," \
+	    "$CB '$(forge_branch "$CB")'"
+elif [ "$(field "$CB" pull)" != "$(pull_of "$CB" | jq .number)" ]; then
+	notok "daemon-cohort-lost-pull: $CB says pull $(field "$CB" pull)"
+elif ! grep -q "$CB: closed pull request #[0-9]* of $CA, superseded" "$LOG"
+then
+	notok "daemon-cohort-lost-pull: the publisher did not say it closed it"
+else
+	ok "daemon-cohort-lost-pull: one open pull request, one branch"
+fi
+
+# 3f. The same, and the forge refuses to close the first member's pull
+# request (502 until the publisher gives up): the other's publication
+# fails saying so, with nothing of its own made, and the cohort stays
+# selectable; selected again once the forge mends, it publishes, and
+# the forge ends as in 3e.
+cohort_fail_first_faults '[{"server":"api","method":"POST",
+    "prefix":"/repos/acme/widget/pulls","do":"drop-response","count":1},
+    {"server":"api","method":"POST","prefix":"/repos/acme/widget/pulls",
+    "do":"status","status":502,"retry_after":1,"count":3}]'
+fctl '{"modes":{"faults":[{"server":"api","method":"PATCH",
+    "prefix":"/repos/acme/widget/pulls/","do":"status","status":502,
+    "retry_after":1,"count":100}]}}'
+LOST=$(pull_states "$CA")
+ctl select "$CB" >/dev/null 2>&1
+i=0
+while [ "$(field "$CB" state)" != selectable ] && [ $i -lt 600 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+fctl '{"modes":{}}'
+WHY=$(ctl -j cohort "$KC" | jq -r '[.failed_selections[] |
+    select(.member == "'"$CB"'")][0].reason')
+if [ $RC -ne 0 ] || [ "$LOST" != open ]; then
+	notok "daemon-cohort-close-fails: exit $RC, $CA's pulls '$LOST'"
+elif [ "$(field "$CB" state)" != selectable ] ||
+    [ "$(field "$CA" state)" != selectable ]; then
+	notok "daemon-cohort-close-fails: $CA $(field "$CA" state)," \
+	    "$CB $(field "$CB" state): $(field "$CB" reason)"
+elif ! printf '%s' "$WHY" | grep -q \
+    "publication failed: PATCH .*502.*gave up.*of $CA not closed"; then
+	notok "daemon-cohort-close-fails: the failed selection says '$WHY'"
+elif [ "$(pull_states "$CA")" != open ] || [ "$(npulls "$CB")" != 0 ] ||
+    [ -n "$(forge_branch "$CB")" ]; then
+	notok "daemon-cohort-close-fails: $CA's pulls '$(pull_states "$CA")'," \
+	    "$CB has $(npulls "$CB") pulls, branch '$(forge_branch "$CB")'"
+else
+	ok "daemon-cohort-close-fails: the cohort stays selectable"
+fi
+ctl select "$CB" >/dev/null 2>&1
+i=0
+while [ "$(field "$CA" terminated)" != true ] && [ $i -lt 600 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+if [ "$(field "$CB" state)" != published ] ||
+    [ "$(pull_states "$CA")" != closed ] ||
+    [ "$(pull_states "$CB")" != open ] || [ -n "$(forge_branch "$CA")" ]
+then
+	notok "daemon-cohort-close-fails: selected again, $CB is" \
+	    "$(field "$CB" state); pulls $CA '$(pull_states "$CA")', $CB" \
+	    "'$(pull_states "$CB")', branch of $CA '$(forge_branch "$CA")'"
+else
+	ok "daemon-cohort-close-fails: selected again, one open pull request"
 fi
 
 # 4. The API by name: glibc resolves it in the publisher, under its

@@ -14,7 +14,11 @@
 #       filter, 422 on a duplicate), DELETE /installation/token (204;
 #       the token is refused from then on), POST /repos/O/R/check-runs
 #       (the token must hold checks: write; recorded in check_runs),
-#       GET /repos/O/R/commits/SHA/check-runs?check_name=N.
+#       GET /repos/O/R/commits/SHA/check-runs?check_name=N,
+#       PATCH /repos/O/R/pulls/N {"state": "open"|"closed"} (reopening
+#       needs the head branch at the pull request's sha),
+#       GET /repos/O/R/git/ref/heads/B, DELETE /repos/O/R/git/refs/heads/B
+#       (204; 422 "Reference does not exist").
 #       Test hooks: POST /_control
 #       sets failure modes, GET /_state dumps tokens, pulls, requests.
 #  git: git http-backend behind a small CGI host, for any request with
@@ -35,6 +39,7 @@
 #                 goes away)
 #  stall-body     do the work, send the headers and half the body, stall
 #  stall-accept   (no method/prefix) accept, never do the TLS handshake
+#  garbage        answer 200 with "body" (raw bytes) instead of the work
 #  chunked        do the work, answer with a chunked body
 #  badchunk       do the work, answer chunked with a bad chunk size
 #                 line "bad" (default "zz")
@@ -140,6 +145,7 @@ def make_pull(title, head, base, body=""):
     """Caller holds LOCK."""
     n = len(STATE["pulls"]) + 1
     pr = {"number": n, "state": "open", "title": title, "body": body,
+          "merged_at": None,
           "html_url": "https://github.test/%s/%s/pull/%d" %
           (ARGS.owner, ARGS.repo, n),
           "head": {"ref": head, "label": ARGS.owner + ":" + head,
@@ -270,6 +276,10 @@ class Handler(BaseHTTPRequestHandler):
             self.body()
             wait_gone(self.connection)
             self.abort()
+        elif what == "garbage":
+            self.body()
+            self.fault = None
+            self.reply(200, raw=f["body"].encode())
         else:
             return False
         note(server, method, path, "fault:" + what)
@@ -359,6 +369,9 @@ class API(Handler):
     def do_DELETE(self):
         self.route("DELETE")
 
+    def do_PATCH(self):
+        self.route("PATCH")
+
     def mode_hit(self, method, path):
         """A failure mode for this request, consumed, or None."""
         with LOCK:
@@ -389,6 +402,15 @@ class API(Handler):
                 if "pull" in c:
                     make_pull(c["pull"]["title"], c["pull"]["head"],
                               c["pull"]["base"])
+                # A person's hand: {"set_pull": {"head": B, "state":
+                # "closed", "merged": true}} on every pull of head B.
+                if "set_pull" in c:
+                    sp = c["set_pull"]
+                    for p in STATE["pulls"]:
+                        if p["head"]["ref"] == sp["head"]:
+                            p["state"] = sp.get("state", p["state"])
+                            if sp.get("merged"):
+                                p["merged_at"] = "2026-12-01T00:00:00Z"
             self.reply(200, {})
             return 200
         if path == "/_state" and method == "GET":
@@ -435,6 +457,14 @@ class API(Handler):
             return self.pulls_list(q)
         if path == repo + "/pulls" and method == "POST":
             return self.pulls_create(json.loads(body))
+        pp = repo + "/pulls/"
+        if path.startswith(pp) and method == "PATCH":
+            return self.pulls_patch(path[len(pp):], json.loads(body))
+        if path.startswith(repo + "/git/ref/heads/") and method == "GET":
+            return self.ref_get(path[len(repo + "/git/ref/heads/"):])
+        if path.startswith(repo + "/git/refs/heads/") and \
+                method == "DELETE":
+            return self.ref_delete(path[len(repo + "/git/refs/heads/"):])
         if path == repo + "/check-runs" and method == "POST":
             return self.check_create(json.loads(body))
         pre = repo + "/commits/"
@@ -529,6 +559,50 @@ class API(Handler):
             return 500
         self.reply(201, pr)
         return 201
+
+    def pulls_patch(self, num, req):
+        with LOCK:
+            prs = [p for p in STATE["pulls"] if str(p["number"]) == num]
+            if not prs:
+                self.reply(404, {"message": "Not Found"})
+                return 404
+            pr = prs[0]
+            want = req.get("state")
+            if want not in ("open", "closed"):
+                self.reply(422, {"message": "Validation Failed"})
+                return 422
+            if want == "open" and pr["state"] == "closed":
+                if pr["merged_at"] is not None or \
+                        branch_sha(pr["head"]["ref"]) != pr["head"]["sha"]:
+                    self.reply(422, {"message": "Validation Failed: "
+                                     "cannot reopen"})
+                    return 422
+            pr["state"] = want
+            self.reply(200, pr)
+        return 200
+
+    def ref_get(self, branch):
+        sha = branch_sha(branch)
+        if sha is None:
+            self.reply(404, {"message": "Not Found"})
+            return 404
+        self.reply(200, {"ref": "refs/heads/" + branch,
+                         "object": {"sha": sha, "type": "commit"}})
+        return 200
+
+    def ref_delete(self, branch):
+        if branch_sha(branch) is None:
+            self.reply(422, {"message": "Reference does not exist"})
+            return 422
+        subprocess.run(["git", "--git-dir", ARGS.bare, "update-ref", "-d",
+                        "refs/heads/" + branch], check=True)
+        with LOCK:
+            # As GitHub: deleting the head of an open pull closes it.
+            for p in STATE["pulls"]:
+                if p["head"]["ref"] == branch and p["state"] == "open":
+                    p["state"] = "closed"
+        self.reply(204)
+        return 204
 
     def check_create(self, req):
         t = token_of(self.headers)

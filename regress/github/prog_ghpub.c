@@ -11,7 +11,10 @@
  * message.json is the parent's IMSG_PUBLISH payload without "verdict"
  * and "verifier_pub": this program signs a verdict receipt for its id
  * and commit with the Ed25519 key (accepted unless "_accepted" is
- * false), fills both in, and runs pub_req_decode, gh_conf_from_json
+ * false), fills both in, decodes the members not starting with "_"
+ * with msg_read() as the daemon's publisher does (a malformed message
+ * exits 3, "malformed: REASON"), and runs pub_req_from_msg,
+ * gh_conf_from_json
  * (scratch directory "_scratch", retry budget "_wait_max", seconds per
  * request "_timeout", seconds of the publication "_budget") and
  * publish_github.  On success it prints the IMSG_PUBLISHED payload on
@@ -33,6 +36,7 @@
 #include "factory.h"
 #include "imsgev.h"
 #include "log.h"
+#include "msg.h"
 #include "receipt.h"
 #include "../../publisher/publisher.h"
 
@@ -86,6 +90,11 @@ main(int argc, char *argv[])
 {
 	struct publish_req	 req;
 	struct publish_result	 res;
+	struct msg_publish	 m;
+	const char		*key;
+	json_t			*v, *wire;
+	void			*tmp;
+	size_t			 len;
 	struct gh_conf		 gc;
 	json_t			*o, *out;
 	json_error_t		 jerr;
@@ -132,7 +141,22 @@ main(int argc, char *argv[])
 	}
 	if (policy)
 		proc_apply_policy(proc_byname("publisher"), vars, nvars);
-	rc = pub_req_decode(o, bfd, &req, &verdict, sig, pub, err,
+	/* What the parent sends: the members without "_". */
+	if ((wire = json_object()) == NULL)
+		return (2);
+	json_object_foreach_safe(o, tmp, key, v)
+		if (key[0] != '_')
+			json_object_set(wire, key, v);
+	if ((s = json_dumps(wire, JSON_COMPACT)) == NULL)
+		return (2);
+	json_decref(wire);
+	len = strlen(s) + 1;
+	if (msg_read(MSG_PUBLISH, s, len, &m, err, sizeof(err)) == -1) {
+		printf("malformed: %s\n", err);
+		return (3);
+	}
+	free(s);
+	rc = pub_req_from_msg(&m, bfd, &req, &verdict, sig, pub, err,
 	    sizeof(err));
 	if (rc == 0)
 		rc = gh_conf_from_json(json_object_get(o, "github"),
@@ -159,6 +183,7 @@ main(int argc, char *argv[])
 		json_decref(out);
 	}
 	free(verdict);
+	msg_free(MSG_PUBLISH, &m);
 	json_decref(o);
 	close(bfd);
 	git_libgit2_shutdown();

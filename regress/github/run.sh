@@ -432,6 +432,9 @@ fi
 # The forge's bad days: dropped connections, 5xx, stalls, chunked.
 . "$HERE/baddays.sh"
 
+# A cohort's member superseding one whose selection failed.
+. "$HERE/supersede.sh"
+
 # A name with several addresses, the first one dead (addrs.sh).
 . "$HERE/addrs.sh"
 

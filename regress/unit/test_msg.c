@@ -23,6 +23,10 @@
 static char	*scope[] = { "src/**", "README.md", NULL };
 static char	*attest[] = { "{\"payload\":\"e30=\"}", "{\"sig\":\"AA==\"}", NULL };
 static char	*rejects[] = { "src/\\xff.txt: outside the scope", NULL };
+static struct msg_superseded superseded[] = {
+	{ "a-20261203-0002", HEX40 },
+	{ "a-20261203-0003", HEX40 },
+};
 static struct msg_change changes[] = {
 	{ "A", "src/\\xff.txt" }, { "M", "README.md" }
 };
@@ -154,6 +158,9 @@ fill(enum msg_kind k, void *st)
 		m->attest = attest;
 		m->nattest = 2;
 		m->summary = "Attempt a-1, verdict: accepted.\n";
+		strlcpy(m->cohort, "c-20261203-0001", sizeof(m->cohort));
+		m->supersede = superseded;
+		m->nsupersede = 2;
 		m->has_github = 1;
 		strlcpy(m->github.api, "https://api.github.com",
 		    sizeof(m->github.api));
@@ -291,7 +298,8 @@ START_TEST(test_missing_field)
 		} else if (strcmp(key, "provenance") == 0 ||
 		    strcmp(key, "isolation") == 0 || strcmp(key, "vsa") == 0 ||
 		    strcmp(key, "test_result") == 0 ||
-		    strcmp(key, "attest") == 0 || strcmp(key, "summary") == 0) {
+		    strcmp(key, "attest") == 0 || strcmp(key, "summary") == 0 ||
+		    strcmp(key, "supersede") == 0) {
 			/* Attestations are optional: the checks are above. */
 			ck_assert_msg(read_json(k, c, err, sizeof(err)) == 0,
 			    "%s without %s: %s", msg_kind_name(k), key, err);
@@ -604,6 +612,66 @@ START_TEST(test_relations)
 	ck_assert_ptr_null(msg_encode(MSG_PUBLISH, &p, &len, err,
 	    sizeof(err)));
 	refuse(MSG_PUBLISH, "github", "{\"api\":\"https://x\"}");
+
+	/*
+	 * A cohort's supersede list: never the attempt itself, never a
+	 * name twice, never without its cohort; each entry exactly an
+	 * attempt id and a commit; at most the others of a cohort.
+	 */
+	refuse(MSG_PUBLISH, "supersede", "[{\"id\":\"a-1\",\"commit\":\""
+	    HEX40 "\"}]");
+	refuse(MSG_PUBLISH, "supersede", "[{\"id\":\"a-2\",\"commit\":\""
+	    HEX40 "\"},{\"id\":\"a-2\",\"commit\":\"" HEX40 "\"}]");
+	refuse(MSG_PUBLISH, "supersede", "[{\"id\":\"../a\",\"commit\":\""
+	    HEX40 "\"}]");
+	refuse(MSG_PUBLISH, "supersede", "[{\"id\":\"a-2\",\"commit\":"
+	    "\"main\"}]");
+	refuse(MSG_PUBLISH, "supersede", "[{\"id\":\"a-2\"}]");
+	refuse(MSG_PUBLISH, "supersede", "[{\"id\":\"a-2\",\"commit\":\""
+	    HEX40 "\",\"x\":1}]");
+	refuse(MSG_PUBLISH, "supersede", "[\"a-2\"]");
+	refuse(MSG_PUBLISH, "supersede", "{\"id\":\"a-2\"}");
+	refuse(MSG_PUBLISH, "cohort", "\"c/1\"");
+	refuse(MSG_PUBLISH, "cohort", "\"\"");
+	fill(MSG_PUBLISH, &p);
+	p.cohort[0] = '\0';
+	ck_assert_ptr_null(msg_encode(MSG_PUBLISH, &p, &len, err,
+	    sizeof(err)));
+	ck_assert_msg(strstr(err, "supersede without a cohort") != NULL,
+	    "%s", err);
+	fill(MSG_PUBLISH, &p);
+	strlcpy(superseded[1].id, "a-1", sizeof(superseded[1].id));
+	ck_assert_ptr_null(msg_encode(MSG_PUBLISH, &p, &len, err,
+	    sizeof(err)));
+	strlcpy(superseded[1].id, "a-20261203-0003", sizeof(superseded[1].id));
+	/* A cohort without a list: its first selection. */
+	fill(MSG_PUBLISH, &p);
+	p.nsupersede = 0;
+	free(msg_encode(MSG_PUBLISH, &p, &len, err, sizeof(err)));
+}
+END_TEST
+
+/* At most COHORT_SUPERSEDE_MAX others, the largest cohort's. */
+START_TEST(test_supersede_bound)
+{
+	json_t	*o = valid_json(MSG_PUBLISH), *a;
+	char	 err[MSG_ERRLEN], id[32];
+	int	 i, n;
+
+	for (n = COHORT_SUPERSEDE_MAX; n <= COHORT_SUPERSEDE_MAX + 1; n++) {
+		a = json_array();
+		for (i = 0; i < n; i++) {
+			snprintf(id, sizeof(id), "a-20261203-%04d", i + 10);
+			json_array_append_new(a, json_pack("{s:s, s:s}", "id",
+			    id, "commit", HEX40));
+		}
+		json_object_set_new(o, "supersede", a);
+		ck_assert_int_eq(read_json(MSG_PUBLISH, o, err, sizeof(err)),
+		    n == COHORT_SUPERSEDE_MAX ? 0 : -1);
+	}
+	ck_assert_msg(strstr(err, "supersede: more than") != NULL ||
+	    strstr(err, "field supersede: more than") != NULL, "%s", err);
+	json_decref(o);
 }
 END_TEST
 
@@ -751,6 +819,7 @@ msg_suite(void)
 	tcase_add_test(tc, test_relations);
 	tcase_add_test(tc, test_encode_refuses);
 	tcase_add_test(tc, test_list_bound);
+	tcase_add_test(tc, test_supersede_bound);
 	tcase_add_test(tc, test_hello);
 	suite_add_tcase(s, tc);
 	return (s);

@@ -179,6 +179,9 @@ struct pubcase {
 	char			 err[512];
 	char			*attest[3];	/* envelopes, or none */
 	size_t			 nattest;
+	const char		*cohort;	/* a cohort's member */
+	struct msg_superseded	 supersede[2];
+	size_t			 nsupersede;
 };
 
 static void
@@ -233,6 +236,9 @@ run(struct pubcase *pc)
 	req.verifier_pub = pub;
 	req.attest = pc->attest;
 	req.nattest = pc->nattest;
+	req.cohort = pc->cohort;
+	req.supersede = pc->supersede;
+	req.nsupersede = pc->nsupersede;
 	/* Under a policy the bundle is an fd opened before, as received. */
 	if ((req.bundle_fd = pc->fd) == -1)
 		ck_assert_int_ne(req.bundle_fd = open(path,
@@ -597,6 +603,118 @@ START_TEST(test_branch_taken)
 	ck_assert_str_eq(b, c_main);
 	ck_assert_int_eq(count_dir(pulls, ".json"), 0);
 	ck_assert_int_eq(count_packs(), packs);
+}
+END_TEST
+
+/* pc is a member of cohort c-1 that supersedes attempt at commit. */
+static void
+supersedes(struct pubcase *pc, const char *attempt, const char *commit)
+{
+	pc->cohort = "c-1";
+	strlcpy(pc->supersede[pc->nsupersede].id, attempt,
+	    sizeof(pc->supersede[0].id));
+	strlcpy(pc->supersede[pc->nsupersede].commit, commit,
+	    sizeof(pc->supersede[0].commit));
+	pc->nsupersede++;
+}
+
+/* A record's "state", "" if it has none. */
+static void
+record_state(char out[16], const char *attempt)
+{
+	json_t	*j;
+	char	 path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s.json", pulls, attempt);
+	ck_assert_ptr_nonnull(j = json_load_file(path, 0, NULL));
+	strlcpy(out, json_is_string(json_object_get(j, "state")) ?
+	    json_string_value(json_object_get(j, "state")) : "", 16);
+	json_decref(j);
+}
+
+/*
+ * A cohort: a-1's selection failed after its push (its branch left,
+ * even its record), a-2 is selected: a-1's record is closed and its
+ * branch deleted before a-2's are made (before the fix: two branches,
+ * two open records).  a-1 selected again: a-2 superseded in turn, a-1's
+ * branch made again, its own record reopened, never a second one.
+ */
+START_TEST(test_supersede)
+{
+	struct pubcase	 p1, p2, again;
+	char		 b[64], st[16];
+
+	pubcase(&p1, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	ck_assert_msg(run(&p1) == 0, "publish a-1: %s", p1.err);
+	pubcase(&p2, "a-2", "a-2.bundle", c_a2, 1, c_a2);
+	supersedes(&p2, "a-1", c_a1);
+	ck_assert_msg(run(&p2) == 0, "publish a-2: %s", p2.err);
+	remote_branch(b, "a-1");
+	ck_assert_msg(b[0] == '\0', "branch factory/a-1 left at %s", b);
+	record_state(st, "a-1");
+	ck_assert_str_eq(st, "closed");
+	record_state(st, "a-2");
+	ck_assert_str_eq(st, "");
+	assert_published(&p2);
+	ck_assert_int_eq(p2.res.number, 2);
+
+	pubcase(&again, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	supersedes(&again, "a-2", c_a2);
+	ck_assert_msg(run(&again) == 0, "a-1 again: %s", again.err);
+	ck_assert_int_eq(again.res.number, 1);
+	ck_assert_int_eq(again.res.reused, 0);
+	assert_published(&again);
+	record_state(st, "a-1");
+	ck_assert_str_eq(st, "open");
+	record_state(st, "a-2");
+	ck_assert_str_eq(st, "closed");
+	remote_branch(b, "a-2");
+	ck_assert_str_eq(b, "");
+	ck_assert_int_eq(count_dir(pulls, ".json"), 2);
+	/* Nothing left to supersede: the same again changes nothing. */
+	ck_assert_msg(run(&again) == 0, "a-1 a third time: %s", again.err);
+	ck_assert_int_eq(again.res.reused, 1);
+}
+END_TEST
+
+/*
+ * What is not the superseded member's is never touched: its branch
+ * holding another commit, its record naming another.  Both refused
+ * before anything changes.
+ */
+START_TEST(test_supersede_refused)
+{
+	struct pubcase	 p1, p2;
+	char		 b[64], st[16];
+
+	sh("git -C %s update-ref refs/heads/factory/a-1 %s", remote, c_main);
+	pubcase(&p2, "a-2", "a-2.bundle", c_a2, 1, c_a2);
+	supersedes(&p2, "a-1", c_a1);
+	ck_assert_int_eq(run(&p2), -1);
+	ck_assert_msg(strstr(p2.err, "branch factory/a-1 already holds") !=
+	    NULL && strstr(p2.err, "superseded, not deleted") != NULL, "%s",
+	    p2.err);
+	remote_branch(b, "a-1");
+	ck_assert_str_eq(b, c_main);
+	remote_branch(b, "a-2");
+	ck_assert_str_eq(b, "");
+	ck_assert_int_eq(count_dir(pulls, ".json"), 0);
+
+	sh("git -C %s update-ref -d refs/heads/factory/a-1", remote);
+	pubcase(&p1, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	ck_assert_msg(run(&p1) == 0, "publish a-1: %s", p1.err);
+	pubcase(&p2, "a-2", "a-2.bundle", c_a2, 1, c_a2);
+	supersedes(&p2, "a-1", c_a2);	/* not a-1's commit */
+	ck_assert_int_eq(run(&p2), -1);
+	ck_assert_msg(strstr(p2.err, "names another commit") != NULL, "%s",
+	    p2.err);
+	record_state(st, "a-1");
+	ck_assert_str_eq(st, "");
+	remote_branch(b, "a-1");
+	ck_assert_str_eq(b, c_a1);
+	remote_branch(b, "a-2");
+	ck_assert_str_eq(b, "");
+	ck_assert_int_eq(count_dir(pulls, ".json"), 1);
 }
 END_TEST
 
@@ -999,6 +1117,8 @@ publish_suite(void)
 	tcase_add_test(tc, test_happy);
 	tcase_add_test(tc, test_attestations);
 	tcase_add_test(tc, test_twice);
+	tcase_add_test(tc, test_supersede);
+	tcase_add_test(tc, test_supersede_refused);
 	tcase_add_test(tc, test_second_attempt);
 	tcase_add_test(tc, test_bad_signature);
 	tcase_add_test(tc, test_other_commit);
