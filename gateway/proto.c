@@ -343,6 +343,9 @@ proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
 	if (per > PROTO_MAXCOUNT)
 		per = PROTO_MAXCOUNT;
 	least = ask < PROTO_MINOUT ? ask : PROTO_MINOUT;
+	/* A model that gives less: only avail can leave too little. */
+	if (least > ceiling)
+		least = ceiling;
 	if (per < least)
 		return (1);
 	if (ask == UINT64_MAX) {

@@ -80,8 +80,9 @@ int	proto_byref(int, json_t *, char *, size_t);
  * it), max_output_tokens (responses), max_tokens (messages), each
  * lowered to the cap or, when none is given, the first put in.
  * Returns 0 with the output ceiling in *out, 1 if avail leaves less
- * than the least answer (PROTO_MINOUT, or less if the request asks
- * less; the document untouched), -1 with a reason in err.
+ * than the least answer (PROTO_MINOUT, or less if the request or the
+ * ceiling asks less; the document untouched), -1 with a reason in
+ * err.  Without a budget avail is UINT64_MAX: the ceiling caps alone.
  */
 int	proto_cap_output(int, json_t *, uint64_t, uint64_t, uint64_t *,
 	    char *, size_t);

@@ -562,7 +562,9 @@ serve_price(const struct gw_prov *p, const char *model, struct fwd_req *f)
  * request's own capped to what the budget leaves after the requests
  * already running and to the model's own ceiling, put in when absent.
  * A budget that cannot cover the input and the least answer refuses
- * it.  0, or -1: answered.
+ * it.  Without a budget the cap is the model's ceiling all the same:
+ * a request whose usage is never read is charged its reservation,
+ * which has no bound without one.  0, or -1: answered.
  */
 static int
 serve_reserve(struct gw_ep *ep, struct evhttp_request *req,
@@ -576,10 +578,6 @@ serve_reserve(struct gw_ep *ep, struct evhttp_request *req,
 
 	f->in_est = (len + PROTO_ADDED + PROTO_CHARS_PER_TOKEN - 1) /
 	    PROTO_CHARS_PER_TOKEN + proto_overhead(f->api, f->doc);
-	f->reserve = f->in_est;
-	f->reserve_uusd = proto_cost(f->in_est, 0, f->pin, f->pout);
-	if (g->budget_tokens == 0 && g->budget_uusd == 0)
-		return (0);
 	if (g->budget_tokens != 0) {
 		left = serve_left(g->budget_tokens, g->spent_tokens,
 		    ep->running);
