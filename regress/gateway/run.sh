@@ -648,6 +648,90 @@ u=$(usage_after "$n")
 check "no budget, an answer with its usage: charged that, not the cap ($u)" \
     eval "grep -qx 'status 200' '$T/ub' && echo '$u' | grep -q 'in=10 out=20 cost=50 status=200 outcome=ok$'"
 
+# --- predicted outputs: what the answer does not use is billed as
+# output, above the cap; counted as such, its shape read or refused
+cmd "grant id=a-25 provider=oa models=gpt-test budget_uusd=25000"
+cmd "grant id=a-26 provider=oa models=gpt-test budget_tokens=15000"
+cmd "grant id=a-27 provider=oa models=gpt-test,gpt-small budget_tokens=1000000"
+waitn 1 '^token a-27 ' || notok "grants a-25 to a-27"
+P25=$(port a-25); T25=$(tok a-25 oa); P26=$(port a-26); T26=$(tok a-26 oa)
+P27=$(port a-27); T27=$(tok a-27 oa)
+text() { head -c "$1" /dev/zero | tr '\0' a; }
+P40K=$(text 40000); P4K=$(text 4000); P2K=$(text 2000)
+# 40,000 bytes: some 10,000 tokens as input (1 micro-USD each) and as
+# many as output (2 each): 30,000 micro-USD past a budget of 25,000.
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$P25" POST /v1/chat/completions -H "$(hdr_oa "$T25")" \
+    -d '{"model":"gpt-test","prediction":{"type":"content","content":"'"$P40K"'"},"messages":[]}' >"$T/pr"
+check "a prediction of 40,000 bytes on 25,000 micro-USD: 429, not forwarded" \
+    eval "grep -qx 'status 429' '$T/pr' && grep -q 'budget exhausted: 0.025000 USD' '$T/pr' &&
+    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$P26" POST /v1/chat/completions -H "$(hdr_oa "$T26")" \
+    -d '{"model":"gpt-test","prediction":{"type":"content","content":[{"type":"text","text":"'"$P40K"'"}]},"messages":[]}' >"$T/pr"
+check "a prediction of 40,000 bytes in a text part on 15,000 tokens: 429, not forwarded" \
+    eval "grep -qx 'status 429' '$T/pr' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+# 4,000 bytes fit; the cap left for the answer is less their tokens
+# (some 1,000 as input and 1,000 as output: at most 13,000 left).
+$C req "$P26" POST /v1/chat/completions -H "$(hdr_oa "$T26")" \
+    -d '{"model":"gpt-test","tag":"pred4k","prediction":{"type":"content","content":"'"$P4K"'"},"messages":[]}' >"$T/pr"
+m=$(cap_of pred4k max_completion_tokens)
+check "a prediction of 4,000 bytes on 15,000 tokens: served, the cap less its tokens ($m)" \
+    eval "grep -qx 'status 200' '$T/pr' && [ '${m:-0}' -gt 12000 -a '${m:-99999}' -le 13000 ]"
+# A prediction longer than the model's output ceiling (300): 400.
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$P27" POST /v1/chat/completions -H "$(hdr_oa "$T27")" \
+    -d '{"model":"gpt-small","prediction":{"type":"content","content":"'"$P2K"'"},"messages":[]}' >"$T/pr"
+check "a prediction of 2,000 bytes for max-output 300: 400 saying so, not forwarded" \
+    eval "grep -qx 'status 400' '$T/pr' && grep -q 'more than the model.s output ceiling of 300' '$T/pr' &&
+    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+# Shapes whose text the estimate cannot read: refused with a budget.
+pshape() {	# title prediction field
+	local r
+	r=$(wc -l <"$T/rec.jsonl")
+	$C req "$P27" POST /v1/chat/completions -H "$(hdr_oa "$T27")" \
+	    -d '{"model":"gpt-test","prediction":'"$2"',"messages":[]}' >"$T/pr"
+	check "budgeted, a prediction $1: 400 naming $3, not forwarded" \
+	    eval "grep -qx 'status 400' '$T/pr' && grep -qF -- 'body: $3' '$T/pr' &&
+	    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+}
+pshape "as a bare string" '"aaaa"' 'prediction: not an object'
+pshape "as an array" '[{"type":"content","content":"x"}]' 'prediction: not an object'
+pshape "as a number" '-1.5' 'prediction: not an object'
+pshape "of another type" '{"type":"image","content":"x"}' 'prediction.type'
+pshape "without a type" '{"content":"x"}' 'prediction.type'
+pshape "without content" '{"type":"content"}' 'prediction.content'
+pshape "with content a number" '{"type":"content","content":5}' 'prediction.content'
+pshape "with content negative" '{"type":"content","content":-1}' 'prediction.content'
+pshape "with content a float" '{"type":"content","content":1.5e300}' 'prediction.content'
+pshape "with content an object" '{"type":"content","content":{"type":"text","text":"x"}}' 'prediction.content'
+pshape "with another field" '{"type":"content","content":"x","file_id":"f"}' 'prediction.file_id'
+pshape "with an image part" '{"type":"content","content":[{"type":"text","text":"x"},{"type":"image_url","image_url":{"url":"https://x/y.png"}}]}' 'prediction.content[1]'
+pshape "with a nested array" '{"type":"content","content":[[{"type":"text","text":"x"}]]}' 'prediction.content[0]'
+pshape "with a part nested in a part" '{"type":"content","content":[{"type":"text","text":"x","content":[{"type":"text","text":"y"}]}]}' 'prediction.content[0].content'
+pshape "with text an object" '{"type":"content","content":[{"type":"text","text":{"text":"x"}}]}' 'prediction.content[0].text'
+pshape "with text an array" '{"type":"content","content":[{"type":"text","text":["x"]}]}' 'prediction.content[0].text'
+pshape "with text a number" '{"type":"content","content":[{"type":"text","text":7}]}' 'prediction.content[0].text'
+pshape "with a part without a type" '{"type":"content","content":[{"text":"x"}]}' 'prediction.content[0].type'
+$C req "$P27" POST /v1/chat/completions -H "$(hdr_oa "$T27")" \
+    -d '{"model":"gpt-test","prediction":{"type":"content","content":[{"type":"text","text":"x"},{"type":"text","text":"y"}]},"messages":[]}' >"$T/pr"
+check "budgeted, a prediction of text parts: served" grep -qx 'status 200' "$T/pr"
+$C req "$P27" POST /v1/chat/completions -H "$(hdr_oa "$T27")" \
+    -d '{"model":"gpt-test","prediction":null,"messages":[]}' >"$T/pr"
+check "budgeted, a prediction null: served" grep -qx 'status 200' "$T/pr"
+$C req "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
+    -d '{"model":"gpt-test","prediction":{"type":"content","content":{"x":1}},"messages":[]}' >"$T/pr"
+check "no budget, a prediction of another shape: forwarded" grep -qx 'status 200' "$T/pr"
+# Gone before its usage: the prediction is charged as output with the
+# cap (before: the cap alone).
+n=$(nusage)
+$C gone "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
+    -d '{"model":"gpt-test","max_tokens":100,"wait":0.5,"prediction":{"type":"content","content":"'"$P4K"'"},"messages":[]}' \
+    -t 0.2
+o=$(est_out "$n")
+check "a prediction of 4,000 bytes, max_tokens 100, gone: charged its tokens and the cap as output ($o)" \
+    eval "[ '$o' != not-estimated ] && [ '${o:-0}' -ge 1100 ]"
+
 # --- tokens: another endpoint's, none, revoked
 n=$(nusage)
 $C req "$P2" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
