@@ -115,10 +115,11 @@ print_model(json_t *o)
 	if (!json_is_object(m = json_object_get(o, "model")))
 		return;
 	cost = json_integer_value(json_object_get(m, "cost_uusd"));
-	printf("model: %lld requests (%lld refused), tokens %lld in, %lld "
-	    "out, cost %lld.%06lld USD\n",
+	printf("model: %lld requests (%lld refused, %lld estimated), tokens "
+	    "%lld in, %lld out, cost %lld.%06lld USD\n",
 	    json_integer_value(json_object_get(m, "requests")),
 	    json_integer_value(json_object_get(m, "refused")),
+	    json_integer_value(json_object_get(m, "estimated")),
 	    json_integer_value(json_object_get(m, "tokens_in")),
 	    json_integer_value(json_object_get(m, "tokens_out")),
 	    cost / 1000000, cost % 1000000);

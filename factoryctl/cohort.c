@@ -230,9 +230,11 @@ r_spend(json_t *m, char *b, size_t l)
 		return;
 	}
 	uusd = json_integer_value(json_object_get(s, "cost_uusd"));
-	snprintf(b, l, "%lld tok $%lld.%06lld", json_integer_value(
+	/* '~': some of it charged without the provider's usage */
+	snprintf(b, l, "%lld tok %s$%lld.%06lld", json_integer_value(
 	    json_object_get(s, "tokens_in")) + json_integer_value(
-	    json_object_get(s, "tokens_out")), uusd / 1000000,
+	    json_object_get(s, "tokens_out")), json_integer_value(
+	    json_object_get(s, "estimated")) > 0 ? "~" : "", uusd / 1000000,
 	    uusd % 1000000);
 }
 

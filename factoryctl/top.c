@@ -145,8 +145,9 @@ top_draw(struct screen *s, json_t *o)
 		p = json_array_get(a, i);
 		snprintf(d2, sizeof(d2), "%.1fs", json_number_value(
 		    json_object_get(p, "cpu_seconds")));
-		snprintf(usd, sizeof(usd), "$%.2f", json_number_value(
-		    json_object_get(p, "usd")));
+		/* '~': some of it charged without the provider's usage */
+		snprintf(usd, sizeof(usd), "%s$%.2f", jint(p, "estimated") > 0 ?
+		    "~" : "", json_number_value(json_object_get(p, "usd")));
 		line(s, "%-18s %-12s %-10s %8s %7s %8s %8s %s",
 		    ctl_jvis(json_object_get(p, "id")),
 		    ctl_jvis(json_object_get(p, "state")),

@@ -288,6 +288,97 @@ proto_byref(int api, json_t *doc, char *where, size_t wlen)
 	return (0);
 }
 
+/* Each key of o one of keys: else its name in *bad. */
+static int
+proto_only_keys(json_t *o, const char **keys, const char **bad)
+{
+	const char	*k;
+	json_t		*v;
+
+	json_object_foreach(o, k, v)
+		if (!proto_listed(keys, k)) {
+			*bad = k;
+			return (0);
+		}
+	return (1);
+}
+
+/* The shape the estimate reads; 1 with where set if it is not. */
+static int
+proto_prediction_shape(json_t *p, char *where, size_t wlen)
+{
+	static const char *pkeys[] = { "type", "content", NULL };
+	static const char *tkeys[] = { "type", "text", NULL };
+	const char	*t, *bad;
+	json_t		*c, *v;
+	size_t		 i;
+
+	if (!json_is_object(p)) {
+		snprintf(where, wlen, "prediction: not an object");
+		return (1);
+	}
+	if (!proto_only_keys(p, pkeys, &bad)) {
+		snprintf(where, wlen, "prediction.%.64s: not a field of a "
+		    "prediction", bad);
+		return (1);
+	}
+	t = json_string_value(json_object_get(p, "type"));
+	if (t == NULL || strcmp(t, "content") != 0) {
+		snprintf(where, wlen, "prediction.type: not \"content\"");
+		return (1);
+	}
+	c = json_object_get(p, "content");
+	if (json_is_string(c))
+		return (0);
+	if (!json_is_array(c)) {
+		snprintf(where, wlen, "prediction.content: neither a string "
+		    "nor an array of text parts");
+		return (1);
+	}
+	json_array_foreach(c, i, v) {
+		if (!json_is_object(v)) {
+			snprintf(where, wlen, "prediction.content[%zu]: not a "
+			    "text part", i);
+			return (1);
+		}
+		if (!proto_only_keys(v, tkeys, &bad)) {
+			snprintf(where, wlen, "prediction.content[%zu].%.64s: "
+			    "not a field of a text part", i, bad);
+			return (1);
+		}
+		t = json_string_value(json_object_get(v, "type"));
+		if (t == NULL || strcmp(t, "text") != 0) {
+			snprintf(where, wlen, "prediction.content[%zu].type: "
+			    "not \"text\"", i);
+			return (1);
+		}
+		if (!json_is_string(json_object_get(v, "text"))) {
+			snprintf(where, wlen, "prediction.content[%zu].text: "
+			    "not a string", i);
+			return (1);
+		}
+	}
+	return (0);
+}
+
+int
+proto_prediction(int api, json_t *doc, uint64_t *tokens, char *where,
+    size_t wlen)
+{
+	json_t	*p;
+	size_t	 n;
+
+	*tokens = 0;
+	if (api != API_CHAT || (p = json_object_get(doc, "prediction")) ==
+	    NULL || json_is_null(p))
+		return (0);
+	/* Its bytes as they go bound its text, whatever its shape. */
+	if ((n = proto_dumped_len(p)) == SIZE_MAX)
+		n = PROTO_MAXBODY;
+	*tokens = (n + PROTO_CHARS_PER_TOKEN - 1) / PROTO_CHARS_PER_TOKEN;
+	return (proto_prediction_shape(p, where, wlen));
+}
+
 int
 proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
     uint64_t *out, char *err, size_t errlen)
@@ -343,6 +434,9 @@ proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
 	if (per > PROTO_MAXCOUNT)
 		per = PROTO_MAXCOUNT;
 	least = ask < PROTO_MINOUT ? ask : PROTO_MINOUT;
+	/* A model that gives less: only avail can leave too little. */
+	if (least > ceiling)
+		least = ceiling;
 	if (per < least)
 		return (1);
 	if (ask == UINT64_MAX) {

@@ -73,6 +73,18 @@ size_t	proto_dumped_len(json_t *);
 int	proto_byref(int, json_t *, char *, size_t);
 
 /*
+ * A chat completion's "prediction" (predicted outputs): what of it the
+ * answer does not use the provider bills as output all the same, above
+ * the output cap.  Its tokens in *tokens (4 bytes a token of it as it
+ * goes, whatever its shape; 0 without one) and 0, or 1 with where set
+ * if its shape is not the one whose text is all of it: {"type":
+ * "content", "content": a string or an array of {"type": "text",
+ * "text": a string}}, nothing else.  The caller refuses that on a
+ * budgeted grant.
+ */
+int	proto_prediction(int, json_t *, uint64_t *, char *, size_t);
+
+/*
  * Cap the request's output to avail tokens in all (its choices
  * together) and to ceiling tokens a choice (the model's output
  * ceiling, which a provider answers 400 above):
@@ -80,8 +92,9 @@ int	proto_byref(int, json_t *, char *, size_t);
  * it), max_output_tokens (responses), max_tokens (messages), each
  * lowered to the cap or, when none is given, the first put in.
  * Returns 0 with the output ceiling in *out, 1 if avail leaves less
- * than the least answer (PROTO_MINOUT, or less if the request asks
- * less; the document untouched), -1 with a reason in err.
+ * than the least answer (PROTO_MINOUT, or less if the request or the
+ * ceiling asks less; the document untouched), -1 with a reason in
+ * err.  Without a budget avail is UINT64_MAX: the ceiling caps alone.
  */
 int	proto_cap_output(int, json_t *, uint64_t, uint64_t, uint64_t *,
 	    char *, size_t);

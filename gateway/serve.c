@@ -562,7 +562,9 @@ serve_price(const struct gw_prov *p, const char *model, struct fwd_req *f)
  * request's own capped to what the budget leaves after the requests
  * already running and to the model's own ceiling, put in when absent.
  * A budget that cannot cover the input and the least answer refuses
- * it.  0, or -1: answered.
+ * it.  Without a budget the cap is the model's ceiling all the same:
+ * a request whose usage is never read is charged its reservation,
+ * which has no bound without one.  0, or -1: answered.
  */
 static int
 serve_reserve(struct gw_ep *ep, struct evhttp_request *req,
@@ -576,19 +578,17 @@ serve_reserve(struct gw_ep *ep, struct evhttp_request *req,
 
 	f->in_est = (len + PROTO_ADDED + PROTO_CHARS_PER_TOKEN - 1) /
 	    PROTO_CHARS_PER_TOKEN + proto_overhead(f->api, f->doc);
-	f->reserve = f->in_est;
-	f->reserve_uusd = proto_cost(f->in_est, 0, f->pin, f->pout);
-	if (g->budget_tokens == 0 && g->budget_uusd == 0)
-		return (0);
 	if (g->budget_tokens != 0) {
 		left = serve_left(g->budget_tokens, g->spent_tokens,
 		    ep->running);
-		avail = left > f->in_est ? left - f->in_est : 0;
+		avail = left > f->in_est + f->pred ? left - f->in_est -
+		    f->pred : 0;
 	}
 	if (g->budget_uusd != 0) {
 		left = serve_left(g->budget_uusd, g->spent_uusd,
 		    ep->running_uusd);
-		cin = proto_cost(f->in_est, 0, f->pin, 0);
+		/* A prediction is billed as output beyond the cap. */
+		cin = proto_cost(f->in_est, f->pred, f->pin, f->pout);
 		if (left <= cin)
 			a = 0;
 		else if (f->pout == 0)
@@ -611,8 +611,9 @@ serve_reserve(struct gw_ep *ep, struct evhttp_request *req,
 		serve_refuse(req, &f->u, 429, GW_REFUSED_BUDGET, msg, 0);
 		return (-1);
 	}
-	f->reserve = f->in_est + out;
-	f->reserve_uusd = proto_cost(f->in_est, out, f->pin, f->pout);
+	f->reserve = f->in_est + f->pred + out;
+	f->reserve_uusd = proto_cost(f->in_est, f->pred + out, f->pin,
+	    f->pout);
 	return (0);
 }
 
@@ -625,7 +626,7 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	char		 err[160], msg[256], where[160];
 	size_t		 len;
-	int		 stream;
+	int		 stream, budgeted, rc;
 
 	f->api = proto_route(p->conf.kind, serve_method_name(cmd),
 	    evhttp_request_get_uri(req));
@@ -667,10 +668,32 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 	 * a file, a stored prompt or response, a tool it runs itself) no
 	 * reservation can bound: refused where a budget holds.
 	 */
-	if ((ep->g.budget_tokens != 0 || ep->g.budget_uusd != 0) &&
-	    proto_byref(f->api, f->doc, where, sizeof(where))) {
+	budgeted = ep->g.budget_tokens != 0 || ep->g.budget_uusd != 0;
+	if (budgeted && proto_byref(f->api, f->doc, where, sizeof(where))) {
 		snprintf(msg, sizeof(msg), "body: %s: refused on a budgeted "
 		    "grant, the provider bills it beyond its bytes", where);
+		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, msg, 0);
+		return (-1);
+	}
+	/*
+	 * A prediction's tokens are reserved as output, grant or not: what
+	 * the answer does not use is billed all the same.  With a budget
+	 * its text must be all of it, and fit the model's output ceiling.
+	 */
+	rc = proto_prediction(f->api, f->doc, &f->pred, where,
+	    sizeof(where));
+	if (rc == 1 && budgeted) {
+		snprintf(msg, sizeof(msg), "body: %s: refused on a budgeted "
+		    "grant, a prediction is billed as output and only its text "
+		    "is counted", where);
+		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, msg, 0);
+		return (-1);
+	}
+	if (budgeted && f->pred > f->maxout) {
+		snprintf(msg, sizeof(msg), "body: prediction: %llu tokens, "
+		    "more than the model's output ceiling of %llu",
+		    (unsigned long long)f->pred,
+		    (unsigned long long)f->maxout);
 		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, msg, 0);
 		return (-1);
 	}

@@ -1504,9 +1504,10 @@ attempt_part_time(struct attempt *a, enum attempt_part p, uint64_t ms)
 static json_t *
 spend_json(const struct attempt_spend *sp)
 {
-	return (json_pack("{s:I, s:I, s:I, s:I, s:I}",
+	return (json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
 	    "requests", (json_int_t)sp->requests,
 	    "refused", (json_int_t)sp->refused,
+	    "estimated", (json_int_t)sp->estimated,
 	    "tokens_in", (json_int_t)sp->tokens_in,
 	    "tokens_out", (json_int_t)sp->tokens_out,
 	    "cost_uusd", (json_int_t)sp->cost_uusd));

@@ -142,6 +142,7 @@ struct run {
 struct attempt_spend {
 	uint64_t		 requests;
 	uint64_t		 refused;	/* outcome other than ok */
+	uint64_t		 estimated;	/* charged without usage */
 	uint64_t		 tokens_in;
 	uint64_t		 tokens_out;
 	uint64_t		 cost_uusd;	/* micro-dollars */

@@ -258,6 +258,9 @@ apply_spend(struct attempt *a, json_t *facts)
 	if ((o = json_string_value(json_object_get(facts, "outcome"))) ==
 	    NULL || strcmp(o, "ok") != 0)
 		a->spend.refused++;
+	/* Charged its reservation: the totals say how many are guesses. */
+	if (json_is_true(json_object_get(facts, "estimated")))
+		a->spend.estimated++;
 	a->spend.tokens_in += (uint64_t)json_integer_value(json_object_get(
 	    facts, "tokens_in"));
 	a->spend.tokens_out += (uint64_t)json_integer_value(json_object_get(

@@ -184,7 +184,7 @@ metrics_overview(void)
 			u.mem_peak = a->usage.mem_peak;
 		}
 		json_array_append_new(running, json_pack(
-		    "{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:I, s:f}", "id",
+		    "{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:I, s:f, s:I}", "id",
 		    a->id, "state", attempt_state_name(a->state),
 		    "stage", current_stage(a), "repository", a->repo,
 		    "elapsed_ms", (json_int_t)(a->t[ST_QUEUE] != 0 &&
@@ -193,7 +193,8 @@ metrics_overview(void)
 		    "memory", (json_int_t)u.mem_peak,
 		    "tokens", (json_int_t)(a->spend.tokens_in +
 		    a->spend.tokens_out),
-		    "usd", a->spend.cost_uusd / 1e6));
+		    "usd", a->spend.cost_uusd / 1e6,
+		    "estimated", (json_int_t)a->spend.estimated));
 	}
 	bystate = json_object();
 	for (i = 0; i < AS_MAX; i++)
@@ -294,6 +295,7 @@ metrics_text(void)
 		count[a->outcome != AS_MAX ? a->outcome : a->state]++;
 		sp.requests += a->spend.requests;
 		sp.refused += a->spend.refused;
+		sp.estimated += a->spend.estimated;
 		sp.tokens_in += a->spend.tokens_in;
 		sp.tokens_out += a->spend.tokens_out;
 		sp.cost_uusd += a->spend.cost_uusd;
@@ -343,6 +345,10 @@ metrics_text(void)
 	    "# HELP factory_model_refused Requests the gateway refused or "
 	    "cut.\n"
 	    "factory_model_refused_total %llu\n"
+	    "# TYPE factory_model_estimated counter\n"
+	    "# HELP factory_model_estimated Requests whose usage the "
+	    "provider never reported, charged their reservation.\n"
+	    "factory_model_estimated_total %llu\n"
 	    "# TYPE factory_model_tokens counter\n"
 	    "# HELP factory_model_tokens Tokens metered from the providers' "
 	    "usage.\n"
@@ -352,6 +358,7 @@ metrics_text(void)
 	    "# HELP factory_model_cost_usd Their cost by the price tables.\n"
 	    "factory_model_cost_usd_total %.6f\n",
 	    (unsigned long long)sp.requests, (unsigned long long)sp.refused,
+	    (unsigned long long)sp.estimated,
 	    (unsigned long long)sp.tokens_in,
 	    (unsigned long long)sp.tokens_out, sp.cost_uusd / 1e6);
 	mprintf(&b, "# TYPE factory_child_restarts counter\n"

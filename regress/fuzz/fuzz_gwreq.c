@@ -23,6 +23,7 @@ fuzz_request(int api, const uint8_t *p, size_t len)
 	char	 where[160];
 	json_t	*doc, *again;
 	int	 stream, stream2;
+	uint64_t pred;
 
 	doc = proto_request(api, (const char *)p, len, model, sizeof(model),
 	    &stream, err, sizeof(err));
@@ -32,6 +33,10 @@ fuzz_request(int api, const uint8_t *p, size_t len)
 	if (proto_byref(api, doc, where, sizeof(where)))
 		FUZZ_ASSERT(memchr(where, '\0', sizeof(where)) != NULL &&
 		    where[0] != '\0', "byref: no field named");
+	if (proto_prediction(api, doc, &pred, where, sizeof(where)))
+		FUZZ_ASSERT(memchr(where, '\0', sizeof(where)) != NULL &&
+		    where[0] != '\0', "prediction: no field named");
+	FUZZ_ASSERT(pred <= PROTO_MAXBODY, "prediction: beyond the body");
 	FUZZ_ASSERT((s = json_dumps(doc, PROTO_DUMP)) != NULL, "dumps");
 	FUZZ_ASSERT(proto_dumped_len(doc) == strlen(s),
 	    "dumped_len: not the bytes that go");

@@ -103,6 +103,7 @@ hdr_oa() { echo "Authorization: Bearer $1"; }
 cmd "provider name=oa kind=openai url=https://127.0.0.1:$SP key=$T/oa.key" \
     "ca=$T/good/ca.pem price=gpt-test:1000000:2000000" \
     "price=gpt-small:1000000:2000000:300 price=gpt-free:1000000:0" \
+    "price=gpt-tiny:1000000:2000000:8" \
     "price=*:3000000:3000000"
 cmd "provider name=an kind=anthropic url=https://localhost:$SP key=$T/an.key" \
     "ca=$T/good/ca.pem price=claude-test:1000000:5000000"
@@ -363,7 +364,7 @@ check "a budget that cannot cover the input and a minimal answer: 429, not forwa
     echo '$u' | grep -q 'outcome=refused-budget' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
 
 # --- the output cap put in is the model's ceiling at most
-cmd "grant id=a-17 provider=oa models=gpt-test,gpt-small budget_tokens=1000000"
+cmd "grant id=a-17 provider=oa models=gpt-test,gpt-small,gpt-tiny budget_tokens=1000000"
 cmd "grant id=a-18 provider=oa models=gpt-free budget_uusd=1000"
 waitn 1 '^token a-18 ' || notok "grants a-17 a-18"
 P17=$(port a-17); T17=$(tok a-17 oa); P18=$(port a-18); T18=$(tok a-18 oa)
@@ -386,6 +387,13 @@ $C req "$P17" POST /v1/responses -H "$(hdr_oa "$T17")" \
 m=$(cap_of smallr max_output_tokens)
 check "max-output 300: put in a response ($m)" \
     eval "grep -qx 'status 200' '$T/m3' && [ '${m:-0}' = 300 ]"
+# A model that gives fewer than the least answer (16) is no budget's
+# fault: served with its own ceiling (before: 429, budget exhausted).
+$C req "$P17" POST /v1/chat/completions -H "$(hdr_oa "$T17")" \
+    -d '{"model":"gpt-tiny","tag":"tiny","messages":[]}' >"$T/m3b"
+m=$(cap_of tiny max_completion_tokens)
+check "max-output 8, a budget of 1,000,000: served, 8 put in ($m)" \
+    eval "grep -qx 'status 200' '$T/m3b' && [ '${m:-0}' = 8 ]"
 $C req "$P18" POST /v1/chat/completions -H "$(hdr_oa "$T18")" \
     -d '{"model":"gpt-free","tag":"free","n":2,"messages":[]}' >"$T/m4"
 m=$(cap_of free max_completion_tokens)
@@ -550,6 +558,179 @@ $C req "$P16" POST /v1/chat/completions -H "$(hdr_oa "$T16")" \
 u=$(usage_after "$n")
 check "a refused request: not estimated, nothing charged ($u)" \
     eval "echo '$u' | grep -q 'in=0 out=0 cost=0 status=403 outcome=refused-model$'"
+
+# Without a budget the estimate has the same bound: the model's output
+# ceiling is always sent (before: none was, and a request whose usage
+# was never read was charged its input and what it streamed alone).
+cmd "grant id=a-23 provider=oa models=gpt-test,gpt-small,gpt-tiny"
+cmd "grant id=a-24 provider=an models=claude-test"
+waitn 1 '^token a-24 ' || notok "grants a-23 a-24"
+P23=$(port a-23); T23=$(tok a-23 oa); P24AN=$(port a-24); T24AN=$(tok a-24 an)
+# The estimated row of a-23 sent after n rows: its out.
+est_out() {	# n
+	u=$(usage_after "$1")
+	echo "$u" | grep -q ' estimated$' || { echo "not-estimated"; return; }
+	echo "$u" | sed -n 's/.* out=\([0-9]*\) .*/\1/p'
+}
+n=$(nusage)
+$C gone "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
+    -d '{"model":"gpt-test","tag":"ugone","usage_in":10,"usage_out":5000,"honor":true,"wait":0.5,"messages":[]}' \
+    -t 0.2
+o=$(est_out "$n"); m=$(cap_of ugone max_completion_tokens)
+check "no budget, gone before its usage: the default ceiling sent ($m), charged as output ($o)" \
+    [ "${m:-0}" = 16384 -a "$o" = 16384 ]
+check "no budget, gone before its usage: charged at least what the double billed ($(spent a-23) >= $(billed ugone))" \
+    [ "$(spent a-23)" -ge "$(billed ugone)" ]
+n=$(nusage)
+$C gone "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
+    -d '{"model":"gpt-test","tag":"uask","max_tokens":500,"usage_out":5000,"honor":true,"wait":0.5,"messages":[]}' \
+    -t 0.2
+o=$(est_out "$n"); m=$(cap_of uask max_tokens)
+check "no budget, max_tokens 500 asked, gone: kept ($m), charged 500 ($o)" \
+    [ "${m:-0}" = 500 -a "$o" = 500 ]
+n=$(nusage)
+$C gone "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
+    -d '{"model":"gpt-test","tag":"un3","n":3,"wait":0.5,"messages":[]}' -t 0.2
+o=$(est_out "$n")
+check "no budget, n 3, gone: each choice the ceiling, charged 3 x 16384 ($o)" \
+    [ "$o" = 49152 ]
+n=$(nusage)
+$C gone "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
+    -d '{"model":"gpt-small","tag":"usmall","max_completion_tokens":100000,"wait":0.5,"messages":[]}' \
+    -t 0.2
+o=$(est_out "$n"); m=$(cap_of usmall max_completion_tokens)
+check "no budget, max-output 300: an asked 100000 lowered ($m), charged 300 ($o)" \
+    [ "${m:-0}" = 300 -a "$o" = 300 ]
+n=$(nusage)
+$C gone "$P23" POST /v1/responses -H "$(hdr_oa "$T23")" \
+    -d '{"model":"gpt-test","tag":"uresp","stream":true,"deltas":40,"delay":0.05,"input":"x"}' \
+    -t 0.5
+o=$(est_out "$n"); m=$(cap_of uresp max_output_tokens)
+check "no budget, a Responses stream gone before its usage: $m sent, charged $o" \
+    [ "${m:-0}" = 16384 -a "$o" = 16384 ]
+n=$(nusage)
+$C gone "$P24AN" POST /v1/messages -H "x-api-key: $T24AN" \
+    -d '{"model":"claude-test","tag":"umsg","stream":true,"max_tokens":64000,"deltas":40,"delay":0.05,"messages":[]}' \
+    -t 0.5
+o=$(est_out "$n"); m=$(cap_of umsg max_tokens)
+check "no budget, a Messages stream asking 64000, gone: lowered to $m, charged $o" \
+    [ "${m:-0}" = 16384 -a "$o" = 16384 ]
+$C req "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
+    -d '{"model":"gpt-tiny","tag":"utiny","messages":[]}' >"$T/ub"
+m=$(cap_of utiny max_completion_tokens)
+check "no budget, max-output 8: served, 8 put in ($m)" \
+    eval "grep -qx 'status 200' '$T/ub' && [ '${m:-0}' = 8 ]"
+# The cap is checked without a budget too: not a positive count, 400.
+for v in 0 -5 1.5 '"100"' 1e300 2199023255553 true '[16]' '{"n":1}'; do
+	r=$(wc -l <"$T/rec.jsonl")
+	$C req "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
+	    -d '{"model":"gpt-test","max_tokens":'"$v"',"messages":[]}' >"$T/ub"
+	check "no budget, max_tokens $v: 400, not forwarded" \
+	    eval "grep -qx 'status 400' '$T/ub' && grep -q 'bad .*max_tokens' '$T/ub' &&
+	    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+done
+for v in 0 129 -1 2.5 '"2"'; do
+	r=$(wc -l <"$T/rec.jsonl")
+	$C req "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
+	    -d '{"model":"gpt-test","n":'"$v"',"messages":[]}' >"$T/ub"
+	check "no budget, n $v: 400, not forwarded" \
+	    eval "grep -qx 'status 400' '$T/ub' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+done
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$P24AN" POST /v1/messages -H "x-api-key: $T24AN" \
+    -d '{"model":"claude-test","max_tokens":-1,"messages":[]}' >"$T/ub"
+check "no budget, Messages max_tokens -1: 400, not forwarded" \
+    eval "grep -qx 'status 400' '$T/ub' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+n=$(nusage)
+$C req "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
+    -d '{"model":"gpt-test","tag":"uok","messages":[]}' >"$T/ub"
+u=$(usage_after "$n")
+check "no budget, an answer with its usage: charged that, not the cap ($u)" \
+    eval "grep -qx 'status 200' '$T/ub' && echo '$u' | grep -q 'in=10 out=20 cost=50 status=200 outcome=ok$'"
+
+# --- predicted outputs: what the answer does not use is billed as
+# output, above the cap; counted as such, its shape read or refused
+cmd "grant id=a-25 provider=oa models=gpt-test budget_uusd=25000"
+cmd "grant id=a-26 provider=oa models=gpt-test budget_tokens=15000"
+cmd "grant id=a-27 provider=oa models=gpt-test,gpt-small budget_tokens=1000000"
+waitn 1 '^token a-27 ' || notok "grants a-25 to a-27"
+P25=$(port a-25); T25=$(tok a-25 oa); P26=$(port a-26); T26=$(tok a-26 oa)
+P27=$(port a-27); T27=$(tok a-27 oa)
+text() { head -c "$1" /dev/zero | tr '\0' a; }
+P40K=$(text 40000); P4K=$(text 4000); P2K=$(text 2000)
+# 40,000 bytes: some 10,000 tokens as input (1 micro-USD each) and as
+# many as output (2 each): 30,000 micro-USD past a budget of 25,000.
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$P25" POST /v1/chat/completions -H "$(hdr_oa "$T25")" \
+    -d '{"model":"gpt-test","prediction":{"type":"content","content":"'"$P40K"'"},"messages":[]}' >"$T/pr"
+check "a prediction of 40,000 bytes on 25,000 micro-USD: 429, not forwarded" \
+    eval "grep -qx 'status 429' '$T/pr' && grep -q 'budget exhausted: 0.025000 USD' '$T/pr' &&
+    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$P26" POST /v1/chat/completions -H "$(hdr_oa "$T26")" \
+    -d '{"model":"gpt-test","prediction":{"type":"content","content":[{"type":"text","text":"'"$P40K"'"}]},"messages":[]}' >"$T/pr"
+check "a prediction of 40,000 bytes in a text part on 15,000 tokens: 429, not forwarded" \
+    eval "grep -qx 'status 429' '$T/pr' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+# 4,000 bytes fit; the cap left for the answer is less their tokens
+# (some 1,000 as input and 1,000 as output: at most 13,000 left).
+$C req "$P26" POST /v1/chat/completions -H "$(hdr_oa "$T26")" \
+    -d '{"model":"gpt-test","tag":"pred4k","prediction":{"type":"content","content":"'"$P4K"'"},"messages":[]}' >"$T/pr"
+m=$(cap_of pred4k max_completion_tokens)
+check "a prediction of 4,000 bytes on 15,000 tokens: served, the cap less its tokens ($m)" \
+    eval "grep -qx 'status 200' '$T/pr' && [ '${m:-0}' -gt 12000 -a '${m:-99999}' -le 13000 ]"
+# A prediction longer than the model's output ceiling (300): 400.
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$P27" POST /v1/chat/completions -H "$(hdr_oa "$T27")" \
+    -d '{"model":"gpt-small","prediction":{"type":"content","content":"'"$P2K"'"},"messages":[]}' >"$T/pr"
+check "a prediction of 2,000 bytes for max-output 300: 400 saying so, not forwarded" \
+    eval "grep -qx 'status 400' '$T/pr' && grep -q 'more than the model.s output ceiling of 300' '$T/pr' &&
+    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+# Shapes whose text the estimate cannot read: refused with a budget.
+pshape() {	# title prediction field
+	local r
+	r=$(wc -l <"$T/rec.jsonl")
+	$C req "$P27" POST /v1/chat/completions -H "$(hdr_oa "$T27")" \
+	    -d '{"model":"gpt-test","prediction":'"$2"',"messages":[]}' >"$T/pr"
+	check "budgeted, a prediction $1: 400 naming $3, not forwarded" \
+	    eval "grep -qx 'status 400' '$T/pr' && grep -qF -- 'body: $3' '$T/pr' &&
+	    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+}
+pshape "as a bare string" '"aaaa"' 'prediction: not an object'
+pshape "as an array" '[{"type":"content","content":"x"}]' 'prediction: not an object'
+pshape "as a number" '-1.5' 'prediction: not an object'
+pshape "of another type" '{"type":"image","content":"x"}' 'prediction.type'
+pshape "without a type" '{"content":"x"}' 'prediction.type'
+pshape "without content" '{"type":"content"}' 'prediction.content'
+pshape "with content a number" '{"type":"content","content":5}' 'prediction.content'
+pshape "with content negative" '{"type":"content","content":-1}' 'prediction.content'
+pshape "with content a float" '{"type":"content","content":1.5e300}' 'prediction.content'
+pshape "with content an object" '{"type":"content","content":{"type":"text","text":"x"}}' 'prediction.content'
+pshape "with another field" '{"type":"content","content":"x","file_id":"f"}' 'prediction.file_id'
+pshape "with an image part" '{"type":"content","content":[{"type":"text","text":"x"},{"type":"image_url","image_url":{"url":"https://x/y.png"}}]}' 'prediction.content[1]'
+pshape "with a nested array" '{"type":"content","content":[[{"type":"text","text":"x"}]]}' 'prediction.content[0]'
+pshape "with a part nested in a part" '{"type":"content","content":[{"type":"text","text":"x","content":[{"type":"text","text":"y"}]}]}' 'prediction.content[0].content'
+pshape "with text an object" '{"type":"content","content":[{"type":"text","text":{"text":"x"}}]}' 'prediction.content[0].text'
+pshape "with text an array" '{"type":"content","content":[{"type":"text","text":["x"]}]}' 'prediction.content[0].text'
+pshape "with text a number" '{"type":"content","content":[{"type":"text","text":7}]}' 'prediction.content[0].text'
+pshape "with a part without a type" '{"type":"content","content":[{"text":"x"}]}' 'prediction.content[0].type'
+$C req "$P27" POST /v1/chat/completions -H "$(hdr_oa "$T27")" \
+    -d '{"model":"gpt-test","prediction":{"type":"content","content":[{"type":"text","text":"x"},{"type":"text","text":"y"}]},"messages":[]}' >"$T/pr"
+check "budgeted, a prediction of text parts: served" grep -qx 'status 200' "$T/pr"
+$C req "$P27" POST /v1/chat/completions -H "$(hdr_oa "$T27")" \
+    -d '{"model":"gpt-test","prediction":null,"messages":[]}' >"$T/pr"
+check "budgeted, a prediction null: served" grep -qx 'status 200' "$T/pr"
+$C req "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
+    -d '{"model":"gpt-test","prediction":{"type":"content","content":{"x":1}},"messages":[]}' >"$T/pr"
+check "no budget, a prediction of another shape: forwarded" grep -qx 'status 200' "$T/pr"
+# Gone before its usage: the prediction is charged as output with the
+# cap (before: the cap alone).
+n=$(nusage)
+$C gone "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
+    -d '{"model":"gpt-test","max_tokens":100,"wait":0.5,"prediction":{"type":"content","content":"'"$P4K"'"},"messages":[]}' \
+    -t 0.2
+o=$(est_out "$n")
+check "a prediction of 4,000 bytes, max_tokens 100, gone: charged its tokens and the cap as output ($o)" \
+    eval "[ '$o' != not-estimated ] && [ '${o:-0}' -ge 1100 ]"
 
 # --- tokens: another endpoint's, none, revoked
 n=$(nusage)

@@ -121,12 +121,12 @@ check "the ok request's receipt: 10 in, 20 out, 50 micro-dollars, tenant" \
 check "the ok request's receipt: its usage the provider's, not estimated" \
     sh -c 'printf "%s" "$1" | grep -q "\"estimated\":false"' sh "$first"
 j=$(show "$id")
-check "show -j: tokens and cost of the attempt" \
-    [ "$(echo "$j" | jq -c '.model | [.requests, .refused, .tokens_in,
-    .tokens_out, .cost_uusd]')" = "[5,3,10,20,50]" ]
+check "show -j: tokens and cost of the attempt, none estimated" \
+    [ "$(echo "$j" | jq -c '.model | [.requests, .refused, .estimated,
+    .tokens_in, .tokens_out, .cost_uusd]')" = "[5,3,0,10,20,50]" ]
 check "show -j: tenant" [ "$(echo "$j" | jq -r .tenant)" = team-live ]
 check "show: the model line" grep -qx \
-    'model: 5 requests (3 refused), tokens 10 in, 20 out, cost 0.000050 USD' \
+    'model: 5 requests (3 refused, 0 estimated), tokens 10 in, 20 out, cost 0.000050 USD' \
     <(ctl show "$id")
 ctl receipts "$id" >"$T/r-live.txt"
 check "the exited receipt has the totals" sh -c "grep '\"kind\":\"exited\"' \
@@ -193,10 +193,27 @@ check "show -j counts them: 3 requests, 2 refused" \
 AGENT="$HTTP"'
 chat stream m-small ",\"stream\":true,\"deltas\":400,\"delay\":0.005,\"usage_in\":5,\"usage_out\":2000,\"stream_options\":{\"include_usage\":true}"
 chat after m-small ""
+echo cutdone
+sleep 8
 echo done'
 manifest budget "$(jq -cn --arg s "$AGENT" '["/bin/bash", "-c", $s]')" "" \
     "model: {provider: openai, models: [m-small], budget: {tokens: 100}}"
-id=$(submit budget) && wait_done "$id" 90 || notok "budget: attempt did not end"
+id=$(submit budget)
+# While it runs: its spend in top is marked as partly estimated (the
+# cut stream's usage never came), the count in status -j's overview.
+if [ -n "$id" ] && wait_log "$id" '^cutdone$' 60; then
+	ctl top -1 >"$T/top-budget.txt" 2>&1
+	ov=$(ctl -j status | jq -c --arg i "$id" \
+	    '.overview.running[] | select(.id == $i) | .estimated')
+	check "running: status -j's overview counts its estimated request ($ov)" \
+	    [ "$ov" = 1 ]
+	check "running: top marks its spend estimated ($(grep "^$id" \
+	    "$T/top-budget.txt"))" \
+	    grep -qE "^$id .* ~[\$][0-9]" "$T/top-budget.txt"
+else
+	notok "budget: the agent did not get past its requests"
+fi
+wait_done "$id" 90 || notok "budget: attempt did not end"
 L=$(logf "$id")
 check "the stream started" grep -qx "stream: status 200" "$L"
 check "the stream was cut: no [DONE]" sh -c "! grep -q 'DONE' '$L'"
@@ -213,6 +230,22 @@ check "their statuses: 200, then 429 ($st)" [ "$st" = "200 429 " ]
 spent=$(show "$id" | jq '.model.tokens_in + .model.tokens_out')
 check "the attempt's spend is what was metered until the cut ($spent)" \
     [ "$spent" -gt 0 ]
+# The cut stream's usage never came: its row is charged its reservation
+# and the totals say how many rows are (before: they did not).
+est=$(receipts_of "$id" | sed -n 's/.*"estimated":\(true\|false\).*/\1/p' |
+    tr '\n' ' ')
+check "the cut stream's receipt estimated, the refused one not ($est)" \
+    [ "$est" = "true false " ]
+check "show -j: the totals count the estimated request" \
+    [ "$(show "$id" | jq .model.estimated)" = 1 ]
+check "show: the model line counts it" grep -q \
+    '^model: 2 requests (2 refused, 1 estimated), ' <(ctl show "$id")
+ctl receipts "$id" >"$T/r-budget.txt"
+check "the exited receipt's totals count it" sh -c "grep '\"kind\":\"exited\"' \
+    '$T/r-budget.txt' | grep -q '\"estimated\":1,\"refused\":2,'"
+ctl metrics >"$T/metrics-budget" 2>&1
+check "metrics: factory_model_estimated_total counts it" \
+    grep -q '^factory_model_estimated_total [1-9]' "$T/metrics-budget"
 
 # --- tokens of other attempts: one ended, one running -------------------
 

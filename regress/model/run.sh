@@ -248,12 +248,12 @@ state "$id" published "" "validation run without token or endpoint"
 check "tenant in show -j" [ "$(show "$id" | jq -r .tenant)" = team-a ]
 check "model totals in show -j (no request: zero)" \
     [ "$(show "$id" | jq -c .model)" = \
-    '{"requests":0,"refused":0,"tokens_in":0,"tokens_out":0,"cost_uusd":0}' ]
+    '{"requests":0,"refused":0,"estimated":0,"tokens_in":0,"tokens_out":0,"cost_uusd":0}' ]
 ctl receipts "$id" >"$T/r-envm.txt"
 check "the exited receipt has the model totals" sh -c \
     "grep '\"kind\":\"exited\"' '$T/r-envm.txt' | grep -q '\"requests\":0'"
 check "show prints the model line" grep -qx \
-    'model: 0 requests (0 refused), tokens 0 in, 0 out, cost 0.000000 USD' \
+    'model: 0 requests (0 refused, 0 estimated), tokens 0 in, 0 out, cost 0.000000 USD' \
     <(ctl show "$id")
 
 # Nowhere: the real keys, and the tokens outside the agent's own log.
