@@ -180,12 +180,32 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_ATTEST,	1, 0, attest_ctl },
 };
 
+/*
+ * Whether something listens at sun: what a daemon left when it died
+ * refuses the connection.  Blocking, but a listener's backlog takes
+ * the connection without the other daemon's loop; it is closed at
+ * once, which that daemon sees as a client that went away.
+ */
+static int
+control_answers(const struct sockaddr_un *sun)
+{
+	int	 s, rv;
+
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return (0);
+	rv = connect(s, (const struct sockaddr *)sun, sizeof(*sun)) == 0 ||
+	    errno == EAGAIN;
+	close(s);
+	return (rv);
+}
+
 static int
 control_listen(struct ctl_listener *l, const char *path, int readonly)
 {
 	struct sockaddr_un	 sun;
 	struct group		*gr;
 	mode_t			 old;
+	int			 rv;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -201,12 +221,24 @@ control_listen(struct ctl_listener *l, const char *path, int readonly)
 		log_warn("control socket %s", path);
 		return (-1);
 	}
-	if (unlink(path) == -1 && errno != ENOENT) {
-		log_warn("control socket %s: unlink", path);
-		goto fail;
-	}
 	old = umask(S_IXUSR | S_IXGRP | S_IRWXO);
-	if (bind(l->fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+	rv = bind(l->fd, (struct sockaddr *)&sun, sizeof(sun));
+	if (rv == -1 && errno == EADDRINUSE) {
+		/* A socket that answers is a running daemon's: not ours. */
+		if (control_answers(&sun)) {
+			log_warnx("control socket %s: in use by another "
+			    "factoryd", path);
+			umask(old);
+			goto fail;
+		}
+		if (unlink(path) == -1 && errno != ENOENT) {
+			log_warn("control socket %s: unlink", path);
+			umask(old);
+			goto fail;
+		}
+		rv = bind(l->fd, (struct sockaddr *)&sun, sizeof(sun));
+	}
+	if (rv == -1) {
 		log_warn("control socket %s: bind", path);
 		umask(old);
 		goto fail;

@@ -7,8 +7,9 @@
 # and runs attempts to their end.  The variants: the same config, with
 # -k, without -d, another config reaching the state directory through
 # a symlink, and factoryd -n, which needs no lock and makes nothing.
-# SIGKILL frees the lock; a detached daemon's lock file names its own
-# pid.
+# A daemon of another state directory on the same control socket is
+# refused there and replaces nothing.  SIGKILL frees the lock; a
+# detached daemon's lock file names its own pid.
 
 . "$(dirname "$0")/../lib.sh"
 
@@ -90,6 +91,22 @@ sed -e "s|^state-dir: .*|state-dir: $T/nostate|" "$T/factoryd.conf" \
 "$O/factoryd" -n -f "$T/nostate.conf" >/dev/null 2>&1
 check "-n: no state directory made" [ ! -e "$T/nostate" ]
 
+# Another state directory, the same control socket: refused there.
+mkdir "$T/keys2"
+sed -e "s|^state-dir: .*|state-dir: $T/state2|" \
+    -e "s|$T/keys/|$T/keys2/|" "$T/factoryd.conf" >"$T/sock.conf"
+snapshot >"$T/before"
+timeout 20 "$O/factoryd" -dk -f "$T/sock.conf" >"$T/out2" 2>&1
+st=$?
+tail -n 1 "$T/out2" | sed 's/^/# /'
+check "the same socket: exits 1 (exit $st)" [ "$st" = 1 ]
+check "the same socket: it says so" \
+    grep -q "control socket $SOCK: in use by another factoryd" "$T/out2"
+snapshot >"$T/after"
+check "the same socket: nothing of the running daemon changed" \
+    cmp -s "$T/before" "$T/after"
+diff "$T/before" "$T/after" | sed 's/^/# /'
+
 check "the running daemon still answers" ctl status
 rmdir "$T/state/setup/.tmp.running" 2>/dev/null
 id=$(submit_wait "$T/m.yaml")
@@ -104,7 +121,7 @@ wait "$FACTORYD_PID" 2>/dev/null
 FACTORYD_PID=""
 sleep 0.5
 start_factoryd "$T/factoryd.conf" "$T/log"
-check "after SIGKILL: the next daemon starts" ctl status
+check "after SIGKILL: the next daemon starts (its stale sockets replaced)" ctl status
 check "  ... and its lock file says its pid" \
     [ "$(cat "$T/state/lock")" = "$FACTORYD_PID" ]
 stop_factoryd
