@@ -9,7 +9,8 @@
 # a symlink, and factoryd -n, which needs no lock and makes nothing.
 # A daemon of another state directory on the same control socket is
 # refused there and replaces nothing.  SIGKILL frees the lock; a
-# detached daemon's lock file names its own pid.
+# detached daemon's lock file names its own pid; a symlink or a FIFO
+# in the lock file's place is refused.
 
 . "$(dirname "$0")/../lib.sh"
 
@@ -143,5 +144,26 @@ stop_factoryd
 check "detached: stopped" sh -c "! kill -0 $ppid 2>/dev/null"
 check "no spare cgroup left" \
     sh -c "! ls -d /sys/fs/cgroup/*/factory/$tag/.spare-* 2>/dev/null | grep -q ."
+
+# The lock file is the daemon's own: a symlink or a FIFO in its place
+# is refused, before anything is made, and nothing is followed.
+for kind in symlink fifo; do
+	S=$T/state-$kind
+	mkdir "$S"
+	case $kind in
+	symlink) ln -s "$T/target" "$S/lock" ;;
+	fifo) mkfifo "$S/lock" ;;
+	esac
+	sed -e "s|^state-dir: .*|state-dir: $S|" \
+	    -e "s|^socket: .*|socket: $T/$kind.sock|" \
+	    "$T/factoryd.conf" >"$T/$kind.conf"
+	timeout 20 "$O/factoryd" -dk -f "$T/$kind.conf" >"$T/out2" 2>&1
+	st=$?
+	sed 's/^/# /' "$T/out2"
+	check "a $kind for the lock file: refused (exit $st)" \
+	    sh -c "[ $st = 1 ] && [ \$(wc -l <'$T/out2') = 1 ] && grep -q 'state-dir $S/lock: ' '$T/out2'"
+	check "  ... nothing made" sh -c "[ ! -e '$T/target' ] && \
+	    [ \$(ls -A '$S' | wc -l) = 1 ] && [ ! -e '$T/$kind.sock' ]"
+done
 
 regress_done
