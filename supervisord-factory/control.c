@@ -181,21 +181,30 @@ static const struct ctl_handler ctl_handlers[] = {
 };
 
 /*
- * Whether something listens at sun: what a daemon left when it died
- * refuses the connection.  Blocking, but a listener's backlog takes
- * the connection without the other daemon's loop; it is closed at
- * once, which that daemon sees as a client that went away.
+ * Whether something listens at sun: 1 if so, 0 if what is there
+ * refuses the connection (what a daemon left when it died, or another
+ * file), -1 if that cannot be told.  Non-blocking: a listener whose
+ * backlog is full (EAGAIN) is there all the same.  The connection is
+ * closed at once, which that daemon sees as a client that went away.
  */
 static int
 control_answers(const struct sockaddr_un *sun)
 {
-	int	 s, rv;
+	int	 s, rv, saved;
 
-	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return (0);
-	rv = connect(s, (const struct sockaddr *)sun, sizeof(*sun)) == 0 ||
-	    errno == EAGAIN;
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1)
+		return (-1);
+	if (connect(s, (const struct sockaddr *)sun, sizeof(*sun)) == 0 ||
+	    errno == EAGAIN)
+		rv = 1;
+	else if (errno == ECONNREFUSED || errno == ENOENT)
+		rv = 0;
+	else
+		rv = -1;
+	saved = errno;
 	close(s);
+	errno = saved;
 	return (rv);
 }
 
@@ -225,9 +234,12 @@ control_listen(struct ctl_listener *l, const char *path, int readonly)
 	rv = bind(l->fd, (struct sockaddr *)&sun, sizeof(sun));
 	if (rv == -1 && errno == EADDRINUSE) {
 		/* A socket that answers is a running daemon's: not ours. */
-		if (control_answers(&sun)) {
-			log_warnx("control socket %s: in use by another "
-			    "factoryd", path);
+		if ((rv = control_answers(&sun)) != 0) {
+			if (rv == 1)
+				log_warnx("control socket %s: in use by "
+				    "another factoryd", path);
+			else
+				log_warn("control socket %s: connect", path);
 			umask(old);
 			goto fail;
 		}
