@@ -15,6 +15,7 @@
 #define FACTORYD_SOCKET		"/run/factoryd.sock"
 #define FACTORYD_ROSUFFIX	".ro"
 #define FACTORYD_STATEDIR	"/var/lib/factory"
+#define FACTORYD_LOCKFILE	"lock"		/* in the state dir: one daemon */
 #ifndef FACTORY_LIBEXECDIR
 #define FACTORY_LIBEXECDIR	"/usr/local/libexec/factory"
 #endif

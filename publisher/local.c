@@ -957,14 +957,18 @@ pub_supersede(const struct publish_req *req, char *err, size_t errlen)
 
 /*
  * Find or make the attempt's record, all under the lock so that two
- * publications can neither share a number nor make two records.
+ * publications can neither share a number nor make two records.  The
+ * attestations beside it (pubattest.c) are written every time, and
+ * before a new record: the record, the pull request, is the last
+ * thing made.  A publication that fails before its record was renamed
+ * into place removes them, so that it has made neither.
  */
 static int
 pub_record(const struct publish_req *req, int *number, int *created,
     char *err, size_t errlen)
 {
 	json_t		*j = NULL, *c;
-	char		 name[ATTEMPT_ID_MAX + 8];
+	char		 name[ATTEMPT_ID_MAX + 8], why[512];
 	int		 dirfd, lockfd = -1, absent, next = 0, rv = -1;
 
 	*created = 0;
@@ -989,10 +993,13 @@ pub_record(const struct publish_req *req, int *number, int *created,
 			goto done;
 		}
 		*number = pub_record_number(j);
+		if (pub_attest_local(req, err, errlen) == -1)
+			goto done;
 		/*
 		 * A cohort's member selected again after another's
 		 * publication closed its record: the selection is the
-		 * operator's word that this one is published.
+		 * operator's word that this one is published.  Reopened
+		 * last, as a new record is made last.
 		 */
 		if (pub_record_closed(j) && req->cohort != NULL) {
 			json_object_del(j, "closed_by");
@@ -1008,11 +1015,18 @@ pub_record(const struct publish_req *req, int *number, int *created,
 	}
 	if (!absent)
 		goto done;
-	if (pub_number_next(dirfd, lockfd, &next, err, errlen) == -1)
+	if (pub_number_next(dirfd, lockfd, &next, err, errlen) == -1 ||
+	    (j = pub_record_make(req, next, err, errlen)) == NULL ||
+	    pub_attest_local(req, err, errlen) == -1 ||
+	    pub_record_write(dirfd, req->attempt, j, err, errlen) == -1) {
+		/* Renamed, but the directory not synced: it stays. */
+		if (faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    pub_attest_unlink(req, why, sizeof(why)) == 0)
+			goto done;
+		strlcat(err, "; not removed: ", errlen);
+		strlcat(err, why, errlen);
 		goto done;
-	if ((j = pub_record_make(req, next, err, errlen)) == NULL ||
-	    pub_record_write(dirfd, req->attempt, j, err, errlen) == -1)
-		goto done;
+	}
 	*number = next;
 	*created = 1;
 	rv = 0;
@@ -1059,13 +1073,7 @@ publish_local(const struct publish_req *req, struct publish_result *res,
 		return (-1);
 	if (pub_push(req, &b, &branch_made, err, errlen) == -1)
 		return (-1);
-	/*
-	 * The evidence beside the record (pubattest.c), every time, and
-	 * before it: the record, the pull request, is the last thing
-	 * made, so a publication that fails has made none.
-	 */
-	if (pub_attest_local(req, err, errlen) == -1)
-		return (-1);
+	/* With the evidence beside it, all or nothing. */
 	if (pub_record(req, &number, &record_made, err, errlen) == -1)
 		return (-1);
 

@@ -3,10 +3,12 @@
  * again by the publisher, which trusts only the pinned verifier key,
  * and written beside a local forge's pull record.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <git2.h>
 #include <jansson.h>
@@ -68,25 +70,55 @@ pub_attest_check(const struct publish_req *req, struct attest_summary *sum,
 	return (0);
 }
 
+/* pulls/<attempt>.intoto.jsonl */
+static int
+pub_attest_path(const struct publish_req *req, char *path, size_t len,
+    char *err, size_t errlen)
+{
+	size_t	 plen = strlen(req->pulls);
+
+	if ((size_t)snprintf(path, len, "%s%s%s.intoto.jsonl", req->pulls,
+	    plen > 0 && req->pulls[plen - 1] == '/' ? "" : "/",
+	    req->attempt) >= len)
+		return (pub_fail(err, errlen, "pulls: path too long"));
+	return (0);
+}
+
 int
 pub_attest_local(const struct publish_req *req, char *err, size_t errlen)
 {
 	struct attest_summary	 sum;
 	char			 path[PATH_MAX], *buf;
-	size_t			 len, plen = strlen(req->pulls);
+	size_t			 len;
 	int			 rv;
 
 	if (pub_attest_check(req, &sum, err, errlen) == -1)
 		return (-1);
 	if (req->nattest == 0)
 		return (0);
-	if ((size_t)snprintf(path, sizeof(path), "%s%s%s.intoto.jsonl",
-	    req->pulls, plen > 0 && req->pulls[plen - 1] == '/' ? "" : "/",
-	    req->attempt) >= sizeof(path))
-		return (pub_fail(err, errlen, "pulls: path too long"));
+	if (pub_attest_path(req, path, sizeof(path), err, errlen) == -1)
+		return (-1);
 	if ((buf = pub_attest_join(req, &len)) == NULL)
 		return (pub_fail(err, errlen, "attestations: out of memory"));
 	rv = attest_write_file(path, buf, len, err, errlen);
 	free(buf);
 	return (rv);
+}
+
+/*
+ * The attestations of a publication that made no record go: evidence
+ * beside no pull request would say one was opened.  Also those a
+ * crash between the two renames left.
+ */
+int
+pub_attest_unlink(const struct publish_req *req, char *err, size_t errlen)
+{
+	char	 path[PATH_MAX];
+
+	if (pub_attest_path(req, path, sizeof(path), err, errlen) == -1)
+		return (-1);
+	if (unlink(path) == -1 && errno != ENOENT)
+		return (pub_fail(err, errlen, "%s: %s", path,
+		    strerror(errno)));
+	return (0);
 }

@@ -186,6 +186,8 @@ int	pub_attest_check(const struct publish_req *, struct attest_summary *,
 	    char *, size_t);
 /* pulls/<attempt>.intoto.jsonl, written atomically (forge local). */
 int	pub_attest_local(const struct publish_req *, char *, size_t);
+/* ... and removed, for a publication that made no record. */
+int	pub_attest_unlink(const struct publish_req *, char *, size_t);
 
 /* github.c */
 /*

@@ -180,12 +180,41 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_ATTEST,	1, 0, attest_ctl },
 };
 
+/*
+ * Whether something listens at sun: 1 if so, 0 if what is there
+ * refuses the connection (what a daemon left when it died, or another
+ * file), -1 if that cannot be told.  Non-blocking: a listener whose
+ * backlog is full (EAGAIN) is there all the same.  The connection is
+ * closed at once, which that daemon sees as a client that went away.
+ */
+static int
+control_answers(const struct sockaddr_un *sun)
+{
+	int	 s, rv, saved;
+
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1)
+		return (-1);
+	if (connect(s, (const struct sockaddr *)sun, sizeof(*sun)) == 0 ||
+	    errno == EAGAIN)
+		rv = 1;
+	else if (errno == ECONNREFUSED || errno == ENOENT)
+		rv = 0;
+	else
+		rv = -1;
+	saved = errno;
+	close(s);
+	errno = saved;
+	return (rv);
+}
+
 static int
 control_listen(struct ctl_listener *l, const char *path, int readonly)
 {
 	struct sockaddr_un	 sun;
 	struct group		*gr;
 	mode_t			 old;
+	int			 rv;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -201,12 +230,27 @@ control_listen(struct ctl_listener *l, const char *path, int readonly)
 		log_warn("control socket %s", path);
 		return (-1);
 	}
-	if (unlink(path) == -1 && errno != ENOENT) {
-		log_warn("control socket %s: unlink", path);
-		goto fail;
-	}
 	old = umask(S_IXUSR | S_IXGRP | S_IRWXO);
-	if (bind(l->fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+	rv = bind(l->fd, (struct sockaddr *)&sun, sizeof(sun));
+	if (rv == -1 && errno == EADDRINUSE) {
+		/* A socket that answers is a running daemon's: not ours. */
+		if ((rv = control_answers(&sun)) != 0) {
+			if (rv == 1)
+				log_warnx("control socket %s: in use by "
+				    "another factoryd", path);
+			else
+				log_warn("control socket %s: connect", path);
+			umask(old);
+			goto fail;
+		}
+		if (unlink(path) == -1 && errno != ENOENT) {
+			log_warn("control socket %s: unlink", path);
+			umask(old);
+			goto fail;
+		}
+		rv = bind(l->fd, (struct sockaddr *)&sun, sizeof(sun));
+	}
+	if (rv == -1) {
 		log_warn("control socket %s: bind", path);
 		umask(old);
 		goto fail;

@@ -2,6 +2,7 @@
  * factoryd: the root parent of the factory suite.
  */
 #include <sys/types.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -28,6 +29,8 @@ __dead static void	usage(void);
 static void		factoryd_sig(int, short, void *);
 static void		factoryd_shutdown(void);
 static void		factoryd_instance(const char *);
+static void		factoryd_lock(const char *);
+static void		factoryd_lock_pid(void);
 static void		factoryd_nofile(const struct factoryd_conf *);
 static int		factoryd_open_binaries(const char *, int *, int *,
 			    char *, size_t);
@@ -173,6 +176,8 @@ main(int argc, char *argv[])
 
 	if (mkdir(conf->statedir, 0755) == -1 && errno != EEXIST)
 		fatal("state-dir %s", conf->statedir);
+	/* Before anything of a running daemon's could be touched. */
+	factoryd_lock(conf->statedir);
 	factoryd_instance(conf->statedir);
 	/* Fail closed: no sandbox, no factoryd, but for explicit downgrades. */
 	if (sandbox_probe_downgrade(conf->sandbox_downgrade, errbuf,
@@ -192,6 +197,7 @@ main(int argc, char *argv[])
 	if (!debug && (daemon(0, 0) == -1 || event_reinit(evbase) == -1))
 		fatal("daemon");
 	log_init(debug, LOG_DAEMON);
+	factoryd_lock_pid();
 
 	proc_init_children();
 	metrics_init();
@@ -309,6 +315,66 @@ factoryd_instance(const char *statedir)
 	hex[8] = '\0';
 	strlcpy(env->instance, hex, sizeof(env->instance));
 	sandbox_set_instance(env->instance);
+}
+
+/*
+ * One daemon per state directory.  Everything a start does after this
+ * would be a running daemon's to do: the sandbox probe's spare cgroups
+ * (the same instance, so the same paths), the setup runs a start
+ * clears, the keys, the journal, the control sockets.  So the lock is
+ * the first thing taken, before any of them, and a second daemon stops
+ * there with one line.  flock(2): held by the open file, which the
+ * daemon(3) child keeps, and let go however the process ends.  The
+ * file is never removed (a daemon that removed it could race another
+ * one locking the old inode); it holds the pid of its last holder.
+ */
+static void
+factoryd_lock(const char *statedir)
+{
+	char		 path[PATH_MAX], buf[16];
+	const char	*errstr;
+	struct stat	 sb;
+	ssize_t		 n;
+	long long	 pid;
+	int		 fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", statedir,
+	    FACTORYD_LOCKFILE) >= sizeof(path))
+		fatalx("state-dir %s: path too long", statedir);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+	    0644)) == -1)
+		fatal("state-dir %s", path);
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) || sb.st_uid != 0)
+		fatalx("state-dir %s: not a regular file of root's", path);
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		if (errno != EWOULDBLOCK)
+			fatal("state-dir %s: flock", path);
+		/* Its holder's pid, if the file says one. */
+		n = pread(fd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		pid = strtonum(buf, 1, INT_MAX, &errstr);
+		if (errstr == NULL)
+			fatalx("state-dir %s: in use by another factoryd "
+			    "(pid %lld)", statedir, pid);
+		fatalx("state-dir %s: in use by another factoryd", statedir);
+	}
+	env->lockfd = fd;
+	factoryd_lock_pid();
+}
+
+/* The lock file says our pid: again after daemon(3) changed it. */
+static void
+factoryd_lock_pid(void)
+{
+	char	 buf[16];
+	int	 len;
+
+	len = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (ftruncate(env->lockfd, 0) == -1 ||
+	    pwrite(env->lockfd, buf, len, 0) != len)
+		log_warn("state-dir %s/%s: writing the pid",
+		    env->conf->statedir, FACTORYD_LOCKFILE);
 }
 
 /*

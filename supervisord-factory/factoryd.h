@@ -293,6 +293,7 @@ struct factoryd {
 	char			 instance[16];	/* names our cgroup subtree */
 	int			 binfd[PROC_MAX];	/* children, opened at start */
 	int			 sandboxfd;	/* factory-sandbox, likewise */
+	int			 lockfd;	/* the state dir's, held */
 };
 
 extern struct factoryd	*env;

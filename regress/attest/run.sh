@@ -4,7 +4,8 @@
 # implementation (python3-cryptography), refused with the envelope and
 # field named for one changed byte of any field, refused for a wrong
 # pinned key; kept in the state directory across a restart; written
-# beside the local forge's pull record.
+# beside the local forge's pull record, and not when that record is
+# not.
 
 . "$(dirname "$0")/../lib.sh"
 
@@ -235,6 +236,22 @@ liar failed-passed "envelope 3: result: PASSED, the verification summary says FA
 liar other-prov "envelope 2: inputAttestations: not the provenance"
 liar other-key "vsa: keyid: SHA256:"
 liar other-subject "envelope 2: subject: not the first envelope"
+
+# A local publication that fails after its attestations were checked,
+# at its pull number (the lock file holds none): neither they nor a
+# record are left beside the pulls, and the next publication has both.
+cp "$T/pulls/.lock" "$T/lock.saved"
+printf 'x1\n' >"$T/pulls/.lock"
+fid=$(submit_wait "$T/ok.yaml") || notok "publication fails: did not finish"
+check "publication fails: failed ($(field $fid state): $(field $fid reason))" \
+    [ "$(field $fid state)" = failed ]
+check "  ... no envelope beside no pull record" \
+    sh -c "[ ! -e '$T/pulls/$fid.intoto.jsonl' ] && [ ! -e '$T/pulls/$fid.json' ]"
+check "  ... no temporary left" [ -z "$(ls -a "$T/pulls" | grep '\.new$\|\.tmp$')" ]
+cat "$T/lock.saved" >"$T/pulls/.lock"
+fid=$(submit_wait "$T/ok.yaml") || notok "publication again: did not finish"
+check "publication again: published, the envelopes beside the record" \
+    sh -c "[ '$(field $fid state)' = published ] && [ -s '$T/pulls/$fid.intoto.jsonl' ] && [ -e '$T/pulls/$fid.json' ]"
 
 # After a restart: the same bytes.
 stop_factoryd

@@ -1043,6 +1043,75 @@ START_TEST(test_number_counter_bad)
 }
 END_TEST
 
+/*
+ * A local publication is all or nothing: one that fails after the
+ * attestations could have been written (the lock file refused, the
+ * record not written) leaves no <attempt>.intoto.jsonl without its
+ * record, no temporary file either, and the next try makes both.
+ */
+static void
+assert_no_evidence(struct pubcase *pc, const char *want, const char *why,
+    int news)
+{
+	char	 path[PATH_MAX];
+
+	ck_assert_int_eq(run(pc), -1);
+	ck_assert_msg(strstr(pc->err, want) != NULL, "%s: err \"%s\" lacks "
+	    "\"%s\"", why, pc->err, want);
+	ck_assert_ptr_null(strchr(pc->err, '\n'));
+	ck_assert_int_eq(count_dir(pulls, ".json"), 0);
+	snprintf(path, sizeof(path), "%s/%s.intoto.jsonl", pulls, pc->attempt);
+	ck_assert_msg(access(path, F_OK) == -1 && errno == ENOENT,
+	    "%s: %s left without its record", why, path);
+	ck_assert_int_eq(count_dir(pulls, ".new"), news);
+}
+
+START_TEST(test_attestations_all_or_nothing)
+{
+	struct pubcase	 pc;
+	char		 path[PATH_MAX];
+
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	attest_case(&pc, key, c_a1, "PASSED");
+	/* The lock file holds no pull number: no number, no record. */
+	write_file(pulls, ".lock", "x1\n", 3);
+	assert_no_evidence(&pc, ".lock: not a pull number", "counter", 0);
+	/* One left by an earlier failure goes too. */
+	write_file(pulls, "a-1.intoto.jsonl", "stale\n", 6);
+	assert_no_evidence(&pc, ".lock: not a pull number", "stale", 0);
+	/* The lock file cannot be opened. */
+	sh("rm %s/.lock && mkdir %s/.lock", pulls, pulls);
+	assert_no_evidence(&pc, ".lock: Is a directory", "lock", 0);
+	sh("rmdir %s/.lock", pulls);
+	/* The record cannot be written, after everything else was. */
+	sh("mkdir -p %s/.a-1.json.tmp/x", pulls);
+	assert_no_evidence(&pc, "pulls/.a-1.json.tmp: Is a directory",
+	    "record", 0);
+	sh("rm -r %s/.a-1.json.tmp", pulls);
+	/* Nor the attestations: no record either. */
+	sh("mkdir -p %s/a-1.intoto.jsonl.new/x", pulls);
+	/* (The obstacle is the one .new.) */
+	assert_no_evidence(&pc, "a-1.intoto.jsonl.new: Is a directory",
+	    "attestations", 1);
+	sh("rm -r %s/a-1.intoto.jsonl.new", pulls);
+	/* Then both, and the number was not given twice. */
+	ck_assert_msg(run(&pc) == 0, "publish: %s", pc.err);
+	snprintf(path, sizeof(path), "%s/a-1.intoto.jsonl", pulls);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	ck_assert_int_eq(count_dir(pulls, ".json"), 1);
+	ck_assert_int_eq(count_dir(pulls, ".tmp"), 0);
+	ck_assert_int_eq(count_dir(pulls, ".new"), 0);
+	/* A failure of a publication already made keeps what it made. */
+	write_file(pulls, ".lock", "x1\n", 3);
+	ck_assert_int_eq(run(&pc), 0);
+	sh("mkdir -p %s/a-1.intoto.jsonl.new/x", pulls);
+	ck_assert_int_eq(run(&pc), -1);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	ck_assert_int_eq(count_dir(pulls, ".json"), 1);
+	attest_free(&pc);
+}
+END_TEST
+
 #if !defined(__SANITIZE_ADDRESS__)
 /*
  * The publisher's own policy from the process table, as another uid
@@ -1116,6 +1185,7 @@ publish_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_happy);
 	tcase_add_test(tc, test_attestations);
+	tcase_add_test(tc, test_attestations_all_or_nothing);
 	tcase_add_test(tc, test_twice);
 	tcase_add_test(tc, test_supersede);
 	tcase_add_test(tc, test_supersede_refused);
