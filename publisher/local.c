@@ -427,8 +427,14 @@ pub_import(git_repository *repo, const struct publish_req *req,
 		    "remote", hex);
 		goto done;
 	}
-	if (pub_index_pack(repo, odb, req->bundle_fd, b->pack_off, err,
-	    errlen) == -1)
+	/*
+	 * A commit the remote has already (this attempt published before,
+	 * as a cohort member selected again is) brought its objects with
+	 * it, checked then: its pack is not indexed a second time (which
+	 * also leaked in libgit2's indexer, every object already there).
+	 */
+	if (!git_odb_exists(odb, &b->tip) && pub_index_pack(repo, odb,
+	    req->bundle_fd, b->pack_off, err, errlen) == -1)
 		goto done;
 	if (git_object_lookup(&obj, repo, &b->tip, GIT_OBJECT_COMMIT) < 0) {
 		pub_gitfail(err, errlen, "bundle: commit %s", req->commit);
