@@ -223,6 +223,21 @@ else
 	ok supersede-delete-5xx
 fi
 
+# 8b (rev-20). The deletion answered 422 for another reason than
+# "Reference does not exist" (a rule that forbids deleting it, which
+# GitHub answers 422 too): the branch is still there, so the publication
+# must not go on saying it was deleted (before: any 422 taken for "gone").
+pair
+faults "[$(F api DELETE "$RP/git/refs/heads/factory/$EA" status \
+    ',"status":422,"count":100')]"
+publish $EB
+faults '[]'
+if [ $RC -eq 0 ] && [ "$(forge_branch $EA)" = "$LEFT" ]; then
+	nok supersede-delete-422 "published, $EA's branch left at $LEFT: $(printf '%s' "$OUT" | grep -i 'superseded' | head -2)"
+else
+	ok supersede-delete-422
+fi
+
 # 9. The parent's message judged by the daemon's decoder: a member in
 # its own list, a list without a cohort, a commit not of its kind, a
 # name twice.  Each refused (exit 3) before any request.
