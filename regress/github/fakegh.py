@@ -597,9 +597,12 @@ class API(Handler):
         subprocess.run(["git", "--git-dir", ARGS.bare, "update-ref", "-d",
                         "refs/heads/" + branch], check=True)
         with LOCK:
-            # As GitHub: deleting the head of an open pull closes it.
+            # As GitHub: deleting the head of an open pull closes it,
+            # and so does deleting its base (rev-20).
             for p in STATE["pulls"]:
-                if p["head"]["ref"] == branch and p["state"] == "open":
+                if (p["head"]["ref"] == branch or
+                        p["base"]["ref"] == branch) and \
+                        p["state"] == "open":
                     p["state"] = "closed"
         self.reply(204)
         return 204

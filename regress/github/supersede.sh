@@ -238,6 +238,23 @@ else
 	ok supersede-delete-422
 fi
 
+# 8c (rev-20). A person's pull request into the earlier member's branch
+# (a reviewer's fix-up proposed against it): deleting that branch closes
+# the person's pull request, which is not ours; it must be left open (or
+# the publication refused saying why).
+pair
+git -C "$T/work" push -q "$BARE" "factory/$EA:refs/heads/human-fixup"
+ctl "{\"pull\":{\"title\":\"a reviewer's fix-up\",\"head\":\"human-fixup\",
+    \"base\":\"factory/$EA\"}}"
+publish $EB
+hs=$(state | jq -r '[.pulls[] | select(.head.ref == "human-fixup")] |
+    map(.state) | join(",")')
+if [ "$hs" != open ]; then
+	nok supersede-base-of-human "exit $RC; the person's pull request into factory/$EA is $hs"
+else
+	ok supersede-base-of-human
+fi
+
 # 9. The parent's message judged by the daemon's decoder: a member in
 # its own list, a list without a cohort, a commit not of its kind, a
 # name twice.  Each refused (exit 3) before any request.
