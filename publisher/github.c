@@ -149,7 +149,8 @@ static int	 gh_pull_state(struct gh *, int, const char *, char *,
 		    size_t);
 static int	 gh_branch_state(struct gh *, const char *, const char *,
 		    char *, size_t);
-static int	 gh_branch_delete(struct gh *, const char *, char *, size_t);
+static int	 gh_branch_delete(struct gh *, const char *, const char *,
+		    char *, size_t);
 static int	 gh_supersede_fail(char *, size_t, const char *, ...)
 		    __attribute__((__format__ (printf, 3, 4)));
 static int	 gh_supersede(struct gh *, const struct msg_superseded *,
@@ -1307,26 +1308,39 @@ gh_branch_state(struct gh *g, const char *branch, const char *commit,
 	return (rv);
 }
 
+/*
+ * DELETE the branch.  GitHub answers 422 both for "Reference does not
+ * exist" (deleted meanwhile: a retry) and for a deletion it refuses (a
+ * rule protecting the branch): the message is not parsed, the ref is
+ * looked up again and only its absence (404) is taken for deleted.
+ */
 static int
-gh_branch_delete(struct gh *g, const char *branch, char *err, size_t errlen)
+gh_branch_delete(struct gh *g, const char *branch, const char *commit,
+    char *err, size_t errlen)
 {
 	const struct gh_conf	*c = g->conf;
 	struct http_resp	 r;
-	char			 path[400];
-	int			 rv = -1;
+	char			 path[400], why[256], serr[256];
+	int			 status, rv = -1;
 
 	snprintf(path, sizeof(path), "/repos/%s/%s/git/refs/heads/%s",
 	    c->owner, c->repo, branch);
 	if (gh_api(g, "DELETE", path, GH_AUTH_TOKEN, NULL, &r, err,
 	    errlen) == -1)
 		return (-1);
-	/* 422: "Reference does not exist": deleted meanwhile (a retry). */
-	if (r.status == 204 || r.status == 422)
+	status = r.status;
+	if (status == 204)
 		rv = 0;
 	else
 		gh_api_error("DELETE", path, &r, err, errlen);
 	http_resp_free(&r);
-	return (rv);
+	if (status != 422)
+		return (rv);
+	strlcpy(why, err, sizeof(why));
+	if (gh_branch_state(g, branch, commit, serr, sizeof(serr)) == 0)
+		return (0);
+	return (pub_fail(err, errlen, "%s: the branch is not gone",
+	    why));
 }
 
 /* err, and what was not done: "...: pull request #3 of a-1 not closed" */
@@ -1397,7 +1411,8 @@ gh_supersede(struct gh *g, const struct msg_superseded *s, char *err,
 		    "cohort %s", g->req->attempt, num, s->id, g->req->cohort);
 		closed++;
 	}
-	if (present && gh_branch_delete(g, branch, err, errlen) == -1) {
+	if (present && gh_branch_delete(g, branch, s->commit, err,
+	    errlen) == -1) {
 		gh_supersede_fail(err, errlen, "branch %s of %s not deleted",
 		    branch, s->id);
 		goto done;
