@@ -151,6 +151,8 @@ static int	 gh_branch_state(struct gh *, const char *, const char *,
 		    char *, size_t);
 static int	 gh_branch_delete(struct gh *, const char *, const char *,
 		    char *, size_t);
+static int	 gh_pulls_based(struct gh *, const char *, char *, size_t,
+		    char *, size_t);
 static int	 gh_supersede_fail(char *, size_t, const char *, ...)
 		    __attribute__((__format__ (printf, 3, 4)));
 static int	 gh_supersede(struct gh *, const struct msg_superseded *,
@@ -1343,6 +1345,68 @@ gh_branch_delete(struct gh *g, const char *branch, const char *commit,
 	    why));
 }
 
+/*
+ * Open pull requests whose base is branch: a person's fix-up proposed
+ * against a member's branch, which deleting the branch would close.
+ * Checked as strictly as the list of our own: a list, not a full page,
+ * each entry a pull request with a number.  Their numbers ("#4, #7")
+ * in keep; 1 some, 0 none, -1 no usable answer.
+ */
+static int
+gh_pulls_based(struct gh *g, const char *branch, char *keep, size_t keeplen,
+    char *err, size_t errlen)
+{
+	const struct gh_conf	*c = g->conf;
+	json_t			*arr, *pr, *n, *st;
+	const char		*ref;
+	char			 path[512], num[32];
+	size_t			 i;
+	int			 found = 0;
+
+	keep[0] = '\0';
+	snprintf(path, sizeof(path), "/repos/%s/%s/pulls?base=%s"
+	    "&state=open&per_page=100", c->owner, c->repo, branch);
+	if ((arr = gh_api_json(g, "GET", path, GH_AUTH_TOKEN, NULL, 200,
+	    NULL, err, errlen)) == NULL)
+		return (-1);
+	if (!json_is_array(arr)) {
+		json_decref(arr);
+		return (pub_fail(err, errlen, "GET %s: not a list", path));
+	}
+	if (json_array_size(arr) >= GH_PULLS_MAX) {
+		json_decref(arr);
+		return (pub_fail(err, errlen, "GET %s: %d pull requests or "
+		    "more: not all checked", path, GH_PULLS_MAX));
+	}
+	json_array_foreach(arr, i, pr) {
+		ref = json_string_value(json_object_get(json_object_get(pr,
+		    "base"), "ref"));
+		n = json_object_get(pr, "number");
+		st = json_object_get(pr, "state");
+		if (!json_is_object(pr) || ref == NULL || !json_is_integer(n) ||
+		    json_integer_value(n) <= 0 ||
+		    json_integer_value(n) > INT_MAX || !json_is_string(st)) {
+			json_decref(arr);
+			return (pub_fail(err, errlen, "GET %s: entry %zu is "
+			    "not a pull request", path, i));
+		}
+		/* Check the filter's work. */
+		if (strcmp(ref, branch) != 0 ||
+		    strcmp(json_string_value(st), "open") != 0)
+			continue;
+		snprintf(num, sizeof(num), "%s#%d", found ? ", " : "",
+		    (int)json_integer_value(n));
+		if (strlcat(keep, num, keeplen) >= keeplen) {
+			json_decref(arr);
+			return (pub_fail(err, errlen, "GET %s: too many",
+			    path));
+		}
+		found = 1;
+	}
+	json_decref(arr);
+	return (found);
+}
+
 /* err, and what was not done: "...: pull request #3 of a-1 not closed" */
 static int
 gh_supersede_fail(char *err, size_t errlen, const char *fmt, ...)
@@ -1375,9 +1439,9 @@ gh_supersede(struct gh *g, const struct msg_superseded *s, char *err,
     size_t errlen)
 {
 	json_t		*ours, *pr;
-	char		 branch[128];
+	char		 branch[128], keep[1400];
 	size_t		 i;
-	int		 num, present, closed = 0, rv = -1;
+	int		 num, present, based, closed = 0, rv = -1;
 
 	snprintf(branch, sizeof(branch), "%s%s", PUB_BRANCH_PREFIX, s->id);
 	if (gh_pulls_of(g, branch, &ours, err, errlen) == -1)
@@ -1411,7 +1475,23 @@ gh_supersede(struct gh *g, const struct msg_superseded *s, char *err,
 		    "cohort %s", g->req->attempt, num, s->id, g->req->cohort);
 		closed++;
 	}
-	if (present && gh_branch_delete(g, branch, s->commit, err,
+	/*
+	 * Deleting the branch closes every open pull request based on it:
+	 * a person's fix-up proposed against it keeps it.
+	 */
+	if (present && (based = gh_pulls_based(g, branch, keep, sizeof(keep),
+	    err, errlen)) == -1) {
+		gh_supersede_fail(err, errlen, "pull requests into %s not "
+		    "checked: branch of %s not deleted", branch, s->id);
+		goto done;
+	}
+	if (present && based) {
+		log_warnx("%s: branch %s of %s kept: the base of open pull "
+		    "request%s %s", g->req->attempt, branch, s->id,
+		    strchr(keep, ',') != NULL ? "s" : "", keep);
+		present = 2;
+	}
+	if (present == 1 && gh_branch_delete(g, branch, s->commit, err,
 	    errlen) == -1) {
 		gh_supersede_fail(err, errlen, "branch %s of %s not deleted",
 		    branch, s->id);
@@ -1419,7 +1499,7 @@ gh_supersede(struct gh *g, const struct msg_superseded *s, char *err,
 	}
 	log_info("%s: %s superseded: %d pull request%s closed, branch %s",
 	    g->req->attempt, s->id, closed, closed == 1 ? "" : "s",
-	    present ? "deleted" : "absent");
+	    present == 2 ? "kept" : present ? "deleted" : "absent");
 	rv = 0;
  done:
 	json_decref(ours);

@@ -255,6 +255,55 @@ else
 	ok supersede-base-of-human
 fi
 
+# 8c'. The same: the branch kept, the publication goes on, the earlier
+# member's own pull request closed and the log naming what keeps it.
+if [ $RC -ne 0 ] || [ "$(forge_branch $EA)" != "$LEFT" ] ||
+    [ "$(pull_state $EA)" != closed ] || [ "$(pull_state $EB)" != open ]
+then
+	nok supersede-base-keeps-branch "exit $RC: $OUT; $EA $(pull_state $EA)"
+elif ! grep -q "branch factory/$EA of $EA kept: the base of open pull request #" \
+    "$T/state/logs/$EB.log"; then
+	nok supersede-base-keeps-branch "the log does not say what keeps it"
+else
+	ok supersede-base-keeps-branch
+fi
+
+# 8d. The list of pull requests into the earlier branch: garbage, a
+# full page, an entry that is not a pull request.  Refused, the branch
+# left, nothing of the new member made.  An entry of another base (the
+# filter ignored) is passed over: the branch goes.
+while IFS='|' read -r name body why; do
+	pair
+	faults "[$(F api GET "$RP/pulls" garbage \
+	    ",\"query\":\"base=\",\"body\":$(printf '%s' "$body" | jq -Rs .)")]"
+	publish $EB
+	faults '[]'
+	if [ $RC -ne 1 ] || ! printf '%s' "$OUT" | grep -Eq \
+	    "$why.*pull requests into factory/$EA not checked"; then
+		nok "supersede-base-list-$name" "exit $RC: $OUT"
+	elif [ "$(forge_branch $EA)" != "$LEFT" ] || [ "$(npulls $EB)" != 0 ]
+	then
+		nok "supersede-base-list-$name" "$EA's branch went, or $EB has a pull request"
+	else
+		ok "supersede-base-list-$name"
+	fi
+done <<GARBAGE
+object|{"message":"not a list"}|not a list
+not-json|[{"number":1,|bad JSON
+entry|[{"number":1,"state":"open"}]|entry 0 is not a pull request
+full-page|$(jq -nc '[range(100) | {number: (. + 1), state: "open", base: {ref: "x"}}]')|100 pull requests or more
+GARBAGE
+pair
+faults "[$(F api GET "$RP/pulls" garbage \
+    ',"query":"base=","body":"[{\"number\":9,\"state\":\"open\",\"base\":{\"ref\":\"main\"}}]"')]"
+publish $EB
+faults '[]'
+if [ $RC -ne 0 ] || forge_branch $EA >/dev/null; then
+	nok supersede-base-list-other-base "exit $RC, $EA's branch $(forge_branch $EA): $OUT"
+else
+	ok supersede-base-list-other-base
+fi
+
 # 9. The parent's message judged by the daemon's decoder: a member in
 # its own list, a list without a cohort, a commit not of its kind, a
 # name twice.  Each refused (exit 3) before any request.
