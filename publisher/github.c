@@ -1491,6 +1491,17 @@ gh_supersede(struct gh *g, const struct msg_superseded *s, char *err,
 		    strchr(keep, ',') != NULL ? "s" : "", keep);
 		present = 2;
 	}
+	/*
+	 * Looked up again right before the DELETE: the branch moved since
+	 * is not deleted.  The REST API has no conditional delete: a push
+	 * between this answer and the DELETE is not seen (factoryctl(8)).
+	 */
+	if (present == 1 && (present = gh_branch_state(g, branch, s->commit,
+	    err, errlen)) == -1) {
+		gh_supersede_fail(err, errlen, "branch of %s not checked again",
+		    s->id);
+		goto done;
+	}
 	if (present == 1 && gh_branch_delete(g, branch, s->commit, err,
 	    errlen) == -1) {
 		gh_supersede_fail(err, errlen, "branch %s of %s not deleted",

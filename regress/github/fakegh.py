@@ -32,6 +32,8 @@
 # {"server": "api"|"git", "method": M, "prefix": P, "count": N,
 # "query": Q (the API: a part of the query string), "do": WHAT, ...}
 # consumed by the first N requests that match:
+#  move-ref       (the API) point branch "ref" at "sha", then do the
+#                 work: a push racing the request
 #  drop-request   close (RST) right after the request's headers
 #  drop-body      read part of the request body (a push), then RST
 #  drop-response  do the work, send half the answer, then RST
@@ -261,6 +263,12 @@ class Handler(BaseHTTPRequestHandler):
         if f is None:
             return False
         what = f["do"]
+        if what == "move-ref":
+            subprocess.run(["git", "--git-dir", ARGS.bare, "update-ref",
+                            "refs/heads/" + f["ref"], f["sha"]], check=True)
+            note(server, method, path, "fault:" + what)
+            self.fault = None
+            return False
         if what == "drop-request":
             self.abort()
         elif what == "drop-body":

@@ -304,6 +304,24 @@ else
 	ok supersede-base-list-other-base
 fi
 
+# 8e (F6). Someone pushes to the earlier branch while the publisher
+# closes its pull request (after the branch was checked): the branch
+# is looked up again right before the DELETE, and not deleted.
+pair
+MAIN=$(git -C "$T/work" rev-parse main)
+faults "[$(F api PATCH "$RP/pulls/$LEFTPR" move-ref \
+    ",\"ref\":\"factory/$EA\",\"sha\":\"$MAIN\"")]"
+publish $EB
+faults '[]'
+if [ $RC -ne 1 ] || ! printf '%s' "$OUT" | grep -q \
+    "branch factory/$EA on the forge holds $MAIN, not $LEFT: not deleted"; then
+	nok supersede-branch-moved-late "exit $RC: $OUT"
+elif [ "$(forge_branch $EA)" != "$MAIN" ] || [ "$(npulls $EB)" != 0 ]; then
+	nok supersede-branch-moved-late "factory/$EA is $(forge_branch $EA), or $EB has a pull request"
+else
+	ok supersede-branch-moved-late
+fi
+
 # 9. The parent's message judged by the daemon's decoder: a member in
 # its own list, a list without a cohort, a commit not of its kind, a
 # name twice.  Each refused (exit 3) before any request.
