@@ -145,7 +145,7 @@ static int	 gh_pull_open(json_t *);
 static int	 gh_pull_merged(json_t *);
 static int	 gh_pull_find(struct gh *, int *, int *, int *, char *, size_t,
 		    char *, size_t);
-static int	 gh_pull_state(struct gh *, int, const char *, char *,
+static int	 gh_pull_state(struct gh *, int, const char *, int *, char *,
 		    size_t);
 static int	 gh_branch_state(struct gh *, const char *, const char *,
 		    char *, size_t);
@@ -1246,8 +1246,8 @@ gh_pull_find(struct gh *g, int *number, int *open, int *merged, char *url,
  * answer must be that pull request in that state.
  */
 static int
-gh_pull_state(struct gh *g, int n, const char *want, char *err,
-    size_t errlen)
+gh_pull_state(struct gh *g, int n, const char *want, int *status,
+    char *err, size_t errlen)
 {
 	const struct gh_conf	*c = g->conf;
 	json_t			*body, *pr;
@@ -1259,7 +1259,7 @@ gh_pull_state(struct gh *g, int n, const char *want, char *err,
 	    c->repo, n);
 	if ((body = json_pack("{s:s}", "state", want)) == NULL)
 		return (pub_fail(err, errlen, "out of memory"));
-	pr = gh_api_json(g, "PATCH", path, GH_AUTH_TOKEN, body, 200, NULL,
+	pr = gh_api_json(g, "PATCH", path, GH_AUTH_TOKEN, body, 200, status,
 	    err, errlen);
 	json_decref(body);
 	if (pr == NULL)
@@ -1466,7 +1466,7 @@ gh_supersede(struct gh *g, const struct msg_superseded *s, char *err,
 		if (!gh_pull_open(pr))
 			continue;
 		num = (int)json_integer_value(json_object_get(pr, "number"));
-		if (gh_pull_state(g, num, "closed", err, errlen) == -1) {
+		if (gh_pull_state(g, num, "closed", NULL, err, errlen) == -1) {
 			gh_supersede_fail(err, errlen, "pull request #%d of %s "
 			    "not closed", num, s->id);
 			goto done;
@@ -1555,13 +1555,18 @@ gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
 	json_decref(body);
 	if (pr == NULL && status == 422) {
 		if ((rc = gh_pull_find(g, number, &open, &merged, url, urllen,
-		    ferr, sizeof(ferr))) == 1) {
+		    ferr, sizeof(ferr))) == 1 && open) {
 			log_info("%s: pull request created meanwhile: #%d",
 			    g->req->attempt, *number);
 			return (0);
 		}
 		if (rc == -1)
 			pub_fail(err, errlen, "%s", ferr);
+		else if (rc == 1)
+			pub_fail(err, errlen, "POST %s: 422, and pull request "
+			    "#%d of %s is closed", path, *number, g->branch);
+		*number = 0;
+		url[0] = '\0';
 		return (-1);
 	}
 	if (pr == NULL)
@@ -1689,6 +1694,7 @@ gh_with_token(struct gh *g, const struct pub_bundle *b,
 	size_t				 i;
 	int				 pushed = 0, created = 0, found;
 	int				 open = 0, merged = 0, reopened = 0;
+	int				 status = 0;
 
 	if (gh_repo(g, err, errlen) == -1)
 		return (-1);
@@ -1719,9 +1725,22 @@ gh_with_token(struct gh *g, const struct pub_bundle *b,
 	 * operator's word that this one is published: it is reopened.
 	 */
 	if (found && !open && !merged && req->cohort != NULL) {
-		if (gh_pull_state(g, res->number, "open", err, errlen) == -1)
+		/*
+		 * GitHub refuses to reopen (422) a pull request whose head
+		 * branch was recreated or force-pushed since: a new one is
+		 * opened, as a first publication would.
+		 */
+		if (gh_pull_state(g, res->number, "open", &status, err,
+		    errlen) == 0)
+			reopened = 1;
+		else if (status == 422) {
+			log_info("%s: pull request #%d not reopened (%s): a "
+			    "new one is opened", req->attempt, res->number,
+			    err);
+			err[0] = '\0';
+			found = 0;
+		} else
 			return (-1);
-		reopened = 1;
 	}
 	if (!found && gh_pull_create(g, &res->number, res->record,
 	    sizeof(res->record), &created, err, errlen) == -1)

@@ -414,7 +414,8 @@ class API(Handler):
                     make_pull(c["pull"]["title"], c["pull"]["head"],
                               c["pull"]["base"])
                 # A person's hand: {"set_pull": {"head": B, "state":
-                # "closed", "merged": true}} on every pull of head B.
+                # "closed", "merged": true, "recreated": true}} on
+                # every pull of head B.
                 if "set_pull" in c:
                     sp = c["set_pull"]
                     for p in STATE["pulls"]:
@@ -422,6 +423,10 @@ class API(Handler):
                             p["state"] = sp.get("state", p["state"])
                             if sp.get("merged"):
                                 p["merged_at"] = "2026-12-01T00:00:00Z"
+                            # The head branch force-pushed since:
+                            # GitHub refuses to reopen it (422).
+                            if sp.get("recreated"):
+                                p["head"]["sha"] = "0" * 40
             self.reply(200, {})
             return 200
         if path == "/_state" and method == "GET":

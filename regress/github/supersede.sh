@@ -322,6 +322,29 @@ else
 	ok supersede-branch-moved-late
 fi
 
+# 8f (F7). The earlier member selected again after a person
+# force-pushed its branch: GitHub refuses to reopen its pull request
+# (422); a new one is opened, as a first publication would.
+pair
+EAPR=$LEFTPR; EACOMMIT=$LEFT
+publish $EB
+ctl "{\"set_pull\":{\"head\":\"factory/$EA\",\"recreated\":true}}"
+EBCOMMIT=$COMMIT
+COMMIT=$EACOMMIT
+supersede_msg $EA $EB "$EBCOMMIT"
+publish $EA .again
+NEWPR=$(jget "$OUT" .number)
+if [ $RC -ne 0 ] || [ -z "$NEWPR" ] || [ "$NEWPR" = "$EAPR" ] ||
+    [ "$NEWPR" = null ]; then
+	nok supersede-reopen-refused "exit $RC: $OUT"
+elif [ "$(pull_state $EA)" != "closed,open" ] ||
+    [ "$(pull_state $EB)" != closed ] ||
+    [ "$(forge_branch $EA)" != "$EACOMMIT" ]; then
+	nok supersede-reopen-refused "pulls $EA $(pull_state $EA), $EB $(pull_state $EB)"
+else
+	ok supersede-reopen-refused
+fi
+
 # 9. The parent's message judged by the daemon's decoder: a member in
 # its own list, a list without a cohort, a commit not of its kind, a
 # name twice.  Each refused (exit 3) before any request.
