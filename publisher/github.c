@@ -145,11 +145,14 @@ static int	 gh_pull_open(json_t *);
 static int	 gh_pull_merged(json_t *);
 static int	 gh_pull_find(struct gh *, int *, int *, int *, char *, size_t,
 		    char *, size_t);
-static int	 gh_pull_state(struct gh *, int, const char *, char *,
+static int	 gh_pull_state(struct gh *, int, const char *, int *, char *,
 		    size_t);
 static int	 gh_branch_state(struct gh *, const char *, const char *,
 		    char *, size_t);
-static int	 gh_branch_delete(struct gh *, const char *, char *, size_t);
+static int	 gh_branch_delete(struct gh *, const char *, const char *,
+		    char *, size_t);
+static int	 gh_pulls_based(struct gh *, const char *, char *, size_t,
+		    char *, size_t);
 static int	 gh_supersede_fail(char *, size_t, const char *, ...)
 		    __attribute__((__format__ (printf, 3, 4)));
 static int	 gh_supersede(struct gh *, const struct msg_superseded *,
@@ -1243,8 +1246,8 @@ gh_pull_find(struct gh *g, int *number, int *open, int *merged, char *url,
  * answer must be that pull request in that state.
  */
 static int
-gh_pull_state(struct gh *g, int n, const char *want, char *err,
-    size_t errlen)
+gh_pull_state(struct gh *g, int n, const char *want, int *status,
+    char *err, size_t errlen)
 {
 	const struct gh_conf	*c = g->conf;
 	json_t			*body, *pr;
@@ -1256,7 +1259,7 @@ gh_pull_state(struct gh *g, int n, const char *want, char *err,
 	    c->repo, n);
 	if ((body = json_pack("{s:s}", "state", want)) == NULL)
 		return (pub_fail(err, errlen, "out of memory"));
-	pr = gh_api_json(g, "PATCH", path, GH_AUTH_TOKEN, body, 200, NULL,
+	pr = gh_api_json(g, "PATCH", path, GH_AUTH_TOKEN, body, 200, status,
 	    err, errlen);
 	json_decref(body);
 	if (pr == NULL)
@@ -1307,26 +1310,101 @@ gh_branch_state(struct gh *g, const char *branch, const char *commit,
 	return (rv);
 }
 
+/*
+ * DELETE the branch.  GitHub answers 422 both for "Reference does not
+ * exist" (deleted meanwhile: a retry) and for a deletion it refuses (a
+ * rule protecting the branch): the message is not parsed, the ref is
+ * looked up again and only its absence (404) is taken for deleted.
+ */
 static int
-gh_branch_delete(struct gh *g, const char *branch, char *err, size_t errlen)
+gh_branch_delete(struct gh *g, const char *branch, const char *commit,
+    char *err, size_t errlen)
 {
 	const struct gh_conf	*c = g->conf;
 	struct http_resp	 r;
-	char			 path[400];
-	int			 rv = -1;
+	char			 path[400], why[256], serr[256];
+	int			 status, rv = -1;
 
 	snprintf(path, sizeof(path), "/repos/%s/%s/git/refs/heads/%s",
 	    c->owner, c->repo, branch);
 	if (gh_api(g, "DELETE", path, GH_AUTH_TOKEN, NULL, &r, err,
 	    errlen) == -1)
 		return (-1);
-	/* 422: "Reference does not exist": deleted meanwhile (a retry). */
-	if (r.status == 204 || r.status == 422)
+	status = r.status;
+	if (status == 204)
 		rv = 0;
 	else
 		gh_api_error("DELETE", path, &r, err, errlen);
 	http_resp_free(&r);
-	return (rv);
+	if (status != 422)
+		return (rv);
+	strlcpy(why, err, sizeof(why));
+	if (gh_branch_state(g, branch, commit, serr, sizeof(serr)) == 0)
+		return (0);
+	return (pub_fail(err, errlen, "%s: the branch is not gone",
+	    why));
+}
+
+/*
+ * Open pull requests whose base is branch: a person's fix-up proposed
+ * against a member's branch, which deleting the branch would close.
+ * Checked as strictly as the list of our own: a list, not a full page,
+ * each entry a pull request with a number.  Their numbers ("#4, #7")
+ * in keep; 1 some, 0 none, -1 no usable answer.
+ */
+static int
+gh_pulls_based(struct gh *g, const char *branch, char *keep, size_t keeplen,
+    char *err, size_t errlen)
+{
+	const struct gh_conf	*c = g->conf;
+	json_t			*arr, *pr, *n, *st;
+	const char		*ref;
+	char			 path[512], num[32];
+	size_t			 i;
+	int			 found = 0;
+
+	keep[0] = '\0';
+	snprintf(path, sizeof(path), "/repos/%s/%s/pulls?base=%s"
+	    "&state=open&per_page=100", c->owner, c->repo, branch);
+	if ((arr = gh_api_json(g, "GET", path, GH_AUTH_TOKEN, NULL, 200,
+	    NULL, err, errlen)) == NULL)
+		return (-1);
+	if (!json_is_array(arr)) {
+		json_decref(arr);
+		return (pub_fail(err, errlen, "GET %s: not a list", path));
+	}
+	if (json_array_size(arr) >= GH_PULLS_MAX) {
+		json_decref(arr);
+		return (pub_fail(err, errlen, "GET %s: %d pull requests or "
+		    "more: not all checked", path, GH_PULLS_MAX));
+	}
+	json_array_foreach(arr, i, pr) {
+		ref = json_string_value(json_object_get(json_object_get(pr,
+		    "base"), "ref"));
+		n = json_object_get(pr, "number");
+		st = json_object_get(pr, "state");
+		if (!json_is_object(pr) || ref == NULL || !json_is_integer(n) ||
+		    json_integer_value(n) <= 0 ||
+		    json_integer_value(n) > INT_MAX || !json_is_string(st)) {
+			json_decref(arr);
+			return (pub_fail(err, errlen, "GET %s: entry %zu is "
+			    "not a pull request", path, i));
+		}
+		/* Check the filter's work. */
+		if (strcmp(ref, branch) != 0 ||
+		    strcmp(json_string_value(st), "open") != 0)
+			continue;
+		snprintf(num, sizeof(num), "%s#%d", found ? ", " : "",
+		    (int)json_integer_value(n));
+		if (strlcat(keep, num, keeplen) >= keeplen) {
+			json_decref(arr);
+			return (pub_fail(err, errlen, "GET %s: too many",
+			    path));
+		}
+		found = 1;
+	}
+	json_decref(arr);
+	return (found);
 }
 
 /* err, and what was not done: "...: pull request #3 of a-1 not closed" */
@@ -1361,9 +1439,9 @@ gh_supersede(struct gh *g, const struct msg_superseded *s, char *err,
     size_t errlen)
 {
 	json_t		*ours, *pr;
-	char		 branch[128];
+	char		 branch[128], keep[1400];
 	size_t		 i;
-	int		 num, present, closed = 0, rv = -1;
+	int		 num, present, based, closed = 0, rv = -1;
 
 	snprintf(branch, sizeof(branch), "%s%s", PUB_BRANCH_PREFIX, s->id);
 	if (gh_pulls_of(g, branch, &ours, err, errlen) == -1)
@@ -1388,7 +1466,7 @@ gh_supersede(struct gh *g, const struct msg_superseded *s, char *err,
 		if (!gh_pull_open(pr))
 			continue;
 		num = (int)json_integer_value(json_object_get(pr, "number"));
-		if (gh_pull_state(g, num, "closed", err, errlen) == -1) {
+		if (gh_pull_state(g, num, "closed", NULL, err, errlen) == -1) {
 			gh_supersede_fail(err, errlen, "pull request #%d of %s "
 			    "not closed", num, s->id);
 			goto done;
@@ -1397,14 +1475,42 @@ gh_supersede(struct gh *g, const struct msg_superseded *s, char *err,
 		    "cohort %s", g->req->attempt, num, s->id, g->req->cohort);
 		closed++;
 	}
-	if (present && gh_branch_delete(g, branch, err, errlen) == -1) {
+	/*
+	 * Deleting the branch closes every open pull request based on it:
+	 * a person's fix-up proposed against it keeps it.
+	 */
+	if (present && (based = gh_pulls_based(g, branch, keep, sizeof(keep),
+	    err, errlen)) == -1) {
+		gh_supersede_fail(err, errlen, "pull requests into %s not "
+		    "checked: branch of %s not deleted", branch, s->id);
+		goto done;
+	}
+	if (present && based) {
+		log_warnx("%s: branch %s of %s kept: the base of open pull "
+		    "request%s %s", g->req->attempt, branch, s->id,
+		    strchr(keep, ',') != NULL ? "s" : "", keep);
+		present = 2;
+	}
+	/*
+	 * Looked up again right before the DELETE: the branch moved since
+	 * is not deleted.  The REST API has no conditional delete: a push
+	 * between this answer and the DELETE is not seen (factoryctl(8)).
+	 */
+	if (present == 1 && (present = gh_branch_state(g, branch, s->commit,
+	    err, errlen)) == -1) {
+		gh_supersede_fail(err, errlen, "branch of %s not checked again",
+		    s->id);
+		goto done;
+	}
+	if (present == 1 && gh_branch_delete(g, branch, s->commit, err,
+	    errlen) == -1) {
 		gh_supersede_fail(err, errlen, "branch %s of %s not deleted",
 		    branch, s->id);
 		goto done;
 	}
 	log_info("%s: %s superseded: %d pull request%s closed, branch %s",
 	    g->req->attempt, s->id, closed, closed == 1 ? "" : "s",
-	    present ? "deleted" : "absent");
+	    present == 2 ? "kept" : present ? "deleted" : "absent");
 	rv = 0;
  done:
 	json_decref(ours);
@@ -1449,13 +1555,18 @@ gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
 	json_decref(body);
 	if (pr == NULL && status == 422) {
 		if ((rc = gh_pull_find(g, number, &open, &merged, url, urllen,
-		    ferr, sizeof(ferr))) == 1) {
+		    ferr, sizeof(ferr))) == 1 && open) {
 			log_info("%s: pull request created meanwhile: #%d",
 			    g->req->attempt, *number);
 			return (0);
 		}
 		if (rc == -1)
 			pub_fail(err, errlen, "%s", ferr);
+		else if (rc == 1)
+			pub_fail(err, errlen, "POST %s: 422, and pull request "
+			    "#%d of %s is closed", path, *number, g->branch);
+		*number = 0;
+		url[0] = '\0';
 		return (-1);
 	}
 	if (pr == NULL)
@@ -1583,6 +1694,7 @@ gh_with_token(struct gh *g, const struct pub_bundle *b,
 	size_t				 i;
 	int				 pushed = 0, created = 0, found;
 	int				 open = 0, merged = 0, reopened = 0;
+	int				 status = 0;
 
 	if (gh_repo(g, err, errlen) == -1)
 		return (-1);
@@ -1613,9 +1725,22 @@ gh_with_token(struct gh *g, const struct pub_bundle *b,
 	 * operator's word that this one is published: it is reopened.
 	 */
 	if (found && !open && !merged && req->cohort != NULL) {
-		if (gh_pull_state(g, res->number, "open", err, errlen) == -1)
+		/*
+		 * GitHub refuses to reopen (422) a pull request whose head
+		 * branch was recreated or force-pushed since: a new one is
+		 * opened, as a first publication would.
+		 */
+		if (gh_pull_state(g, res->number, "open", &status, err,
+		    errlen) == 0)
+			reopened = 1;
+		else if (status == 422) {
+			log_info("%s: pull request #%d not reopened (%s): a "
+			    "new one is opened", req->attempt, res->number,
+			    err);
+			err[0] = '\0';
+			found = 0;
+		} else
 			return (-1);
-		reopened = 1;
 	}
 	if (!found && gh_pull_create(g, &res->number, res->record,
 	    sizeof(res->record), &created, err, errlen) == -1)

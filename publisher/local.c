@@ -933,7 +933,29 @@ pub_supersede(const struct publish_req *req, char *err, size_t errlen)
 			continue;
 		snprintf(refname, sizeof(refname), "%s%s", PUB_REF_PREFIX,
 		    req->supersede[i].id);
+		/*
+		 * Looked up again right before the delete, still under the
+		 * lock: a push since (git-receive-pack takes no pulls lock)
+		 * moved it, and a branch holding another commit than the
+		 * member's is not deleted.
+		 */
+		if (git_oid_fromstr(&oid, req->supersede[i].commit) < 0) {
+			pub_fail(err, errlen, "supersede: bad commit of %s",
+			    req->supersede[i].id);
+			goto done;
+		}
 		rc = git_reference_lookup(&ref, repo, refname);
+		if (rc == GIT_ENOTFOUND)
+			continue;
+		if (rc == 0 && (git_reference_type(ref) !=
+		    GIT_REFERENCE_DIRECT ||
+		    !git_oid_equal(git_reference_target(ref), &oid))) {
+			git_reference_free(ref);
+			pub_fail(err, errlen, "remote: %s moved since it was "
+			    "checked: branch of %s, superseded, not deleted",
+			    refname, req->supersede[i].id);
+			goto done;
+		}
 		if (rc == 0) {
 			rc = git_reference_delete(ref);
 			git_reference_free(ref);

@@ -11,8 +11,9 @@
 #  API: POST /app/installations/ID/access_tokens (JWT RS256 checked
 #       against the App's public key with openssl(1), and its claims),
 #       GET /repos/O/R, GET/POST /repos/O/R/pulls (head=OWNER:BRANCH
-#       filter, 422 on a duplicate), DELETE /installation/token (204;
-#       the token is refused from then on), POST /repos/O/R/check-runs
+#       and base=BRANCH filters, 422 on a duplicate),
+#       DELETE /installation/token (204; the token is refused from
+#       then on), POST /repos/O/R/check-runs
 #       (the token must hold checks: write; recorded in check_runs),
 #       GET /repos/O/R/commits/SHA/check-runs?check_name=N,
 #       PATCH /repos/O/R/pulls/N {"state": "open"|"closed"} (reopening
@@ -29,7 +30,10 @@
 #
 # Bad days (POST /_control {"modes":{"faults":[F, ...]}}), each F
 # {"server": "api"|"git", "method": M, "prefix": P, "count": N,
-# "do": WHAT, ...} consumed by the first N requests that match:
+# "query": Q (the API: a part of the query string), "do": WHAT, ...}
+# consumed by the first N requests that match:
+#  move-ref       (the API) point branch "ref" at "sha", then do the
+#                 work: a push racing the request
 #  drop-request   close (RST) right after the request's headers
 #  drop-body      read part of the request body (a push), then RST
 #  drop-response  do the work, send half the answer, then RST
@@ -156,7 +160,7 @@ def make_pull(title, head, base, body=""):
     return pr
 
 
-def fault_take(server, method, path, accept=False):
+def fault_take(server, method, path, accept=False, query=""):
     """The first pending fault for this request (or connection)."""
     with LOCK:
         for f in STATE["modes"].get("faults", []):
@@ -165,7 +169,8 @@ def fault_take(server, method, path, accept=False):
             if accept != (f["do"] == "stall-accept"):
                 continue
             if not accept and (f.get("method", method) != method or
-                               not path.startswith(f.get("prefix", ""))):
+                               not path.startswith(f.get("prefix", "")) or
+                               f.get("query", "") not in query):
                 continue
             f["count"] = f.get("count", 1) - 1
             f["hits"] = f.get("hits", 0) + 1
@@ -252,12 +257,18 @@ class Handler(BaseHTTPRequestHandler):
         except (ssl.SSLError, OSError, ValueError):
             pass
 
-    def fault_before(self, server, method, path):
+    def fault_before(self, server, method, path, query=""):
         """Faults that act before the work; True if the request ends."""
-        f = self.fault = fault_take(server, method, path)
+        f = self.fault = fault_take(server, method, path, query=query)
         if f is None:
             return False
         what = f["do"]
+        if what == "move-ref":
+            subprocess.run(["git", "--git-dir", ARGS.bare, "update-ref",
+                            "refs/heads/" + f["ref"], f["sha"]], check=True)
+            note(server, method, path, "fault:" + what)
+            self.fault = None
+            return False
         if what == "drop-request":
             self.abort()
         elif what == "drop-body":
@@ -386,7 +397,7 @@ class API(Handler):
         u = urllib.parse.urlsplit(self.path)
         path, q = u.path, urllib.parse.parse_qs(u.query)
         if self.server.kind != "ctl" and \
-                self.fault_before("api", method, path):
+                self.fault_before("api", method, path, u.query):
             return
         body = self.body()
         status = self.dispatch(method, path, q, body)
@@ -403,7 +414,8 @@ class API(Handler):
                     make_pull(c["pull"]["title"], c["pull"]["head"],
                               c["pull"]["base"])
                 # A person's hand: {"set_pull": {"head": B, "state":
-                # "closed", "merged": true}} on every pull of head B.
+                # "closed", "merged": true, "recreated": true}} on
+                # every pull of head B.
                 if "set_pull" in c:
                     sp = c["set_pull"]
                     for p in STATE["pulls"]:
@@ -411,6 +423,10 @@ class API(Handler):
                             p["state"] = sp.get("state", p["state"])
                             if sp.get("merged"):
                                 p["merged_at"] = "2026-12-01T00:00:00Z"
+                            # The head branch force-pushed since:
+                            # GitHub refuses to reopen it (422).
+                            if sp.get("recreated"):
+                                p["head"]["sha"] = "0" * 40
             self.reply(200, {})
             return 200
         if path == "/_state" and method == "GET":
@@ -515,6 +531,7 @@ class API(Handler):
 
     def pulls_list(self, q):
         head = q.get("head", [None])[0]
+        base = q.get("base", [None])[0]
         state = q.get("state", ["open"])[0]
         with LOCK:
             out = [p for p in STATE["pulls"]
@@ -522,6 +539,8 @@ class API(Handler):
             # As GitHub: without OWNER: the filter is ignored.
             if head is not None and ":" in head:
                 out = [p for p in out if p["head"]["label"] == head]
+            if base is not None:
+                out = [p for p in out if p["base"]["ref"] == base]
             self.reply(200, out)
         return 200
 
@@ -597,9 +616,12 @@ class API(Handler):
         subprocess.run(["git", "--git-dir", ARGS.bare, "update-ref", "-d",
                         "refs/heads/" + branch], check=True)
         with LOCK:
-            # As GitHub: deleting the head of an open pull closes it.
+            # As GitHub: deleting the head of an open pull closes it,
+            # and so does deleting its base (rev-20).
             for p in STATE["pulls"]:
-                if p["head"]["ref"] == branch and p["state"] == "open":
+                if (p["head"]["ref"] == branch or
+                        p["base"]["ref"] == branch) and \
+                        p["state"] == "open":
                     p["state"] = "closed"
         self.reply(204)
         return 204

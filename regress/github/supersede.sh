@@ -223,6 +223,128 @@ else
 	ok supersede-delete-5xx
 fi
 
+# 8b (rev-20). The deletion answered 422 for another reason than
+# "Reference does not exist" (a rule that forbids deleting it, which
+# GitHub answers 422 too): the branch is still there, so the publication
+# must not go on saying it was deleted (before: any 422 taken for "gone").
+pair
+faults "[$(F api DELETE "$RP/git/refs/heads/factory/$EA" status \
+    ',"status":422,"count":100')]"
+publish $EB
+faults '[]'
+if [ $RC -eq 0 ] && [ "$(forge_branch $EA)" = "$LEFT" ]; then
+	nok supersede-delete-422 "published, $EA's branch left at $LEFT: $(printf '%s' "$OUT" | grep -i 'superseded' | head -2)"
+else
+	ok supersede-delete-422
+fi
+
+# 8c (rev-20). A person's pull request into the earlier member's branch
+# (a reviewer's fix-up proposed against it): deleting that branch closes
+# the person's pull request, which is not ours; it must be left open (or
+# the publication refused saying why).
+pair
+git -C "$T/work" push -q "$BARE" "factory/$EA:refs/heads/human-fixup"
+ctl "{\"pull\":{\"title\":\"a reviewer's fix-up\",\"head\":\"human-fixup\",
+    \"base\":\"factory/$EA\"}}"
+publish $EB
+hs=$(state | jq -r '[.pulls[] | select(.head.ref == "human-fixup")] |
+    map(.state) | join(",")')
+if [ "$hs" != open ]; then
+	nok supersede-base-of-human "exit $RC; the person's pull request into factory/$EA is $hs"
+else
+	ok supersede-base-of-human
+fi
+
+# 8c'. The same: the branch kept, the publication goes on, the earlier
+# member's own pull request closed and the log naming what keeps it.
+if [ $RC -ne 0 ] || [ "$(forge_branch $EA)" != "$LEFT" ] ||
+    [ "$(pull_state $EA)" != closed ] || [ "$(pull_state $EB)" != open ]
+then
+	nok supersede-base-keeps-branch "exit $RC: $OUT; $EA $(pull_state $EA)"
+elif ! grep -q "branch factory/$EA of $EA kept: the base of open pull request #" \
+    "$T/state/logs/$EB.log"; then
+	nok supersede-base-keeps-branch "the log does not say what keeps it"
+else
+	ok supersede-base-keeps-branch
+fi
+
+# 8d. The list of pull requests into the earlier branch: garbage, a
+# full page, an entry that is not a pull request.  Refused, the branch
+# left, nothing of the new member made.  An entry of another base (the
+# filter ignored) is passed over: the branch goes.
+while IFS='|' read -r name body why; do
+	pair
+	faults "[$(F api GET "$RP/pulls" garbage \
+	    ",\"query\":\"base=\",\"body\":$(printf '%s' "$body" | jq -Rs .)")]"
+	publish $EB
+	faults '[]'
+	if [ $RC -ne 1 ] || ! printf '%s' "$OUT" | grep -Eq \
+	    "$why.*pull requests into factory/$EA not checked"; then
+		nok "supersede-base-list-$name" "exit $RC: $OUT"
+	elif [ "$(forge_branch $EA)" != "$LEFT" ] || [ "$(npulls $EB)" != 0 ]
+	then
+		nok "supersede-base-list-$name" "$EA's branch went, or $EB has a pull request"
+	else
+		ok "supersede-base-list-$name"
+	fi
+done <<GARBAGE
+object|{"message":"not a list"}|not a list
+not-json|[{"number":1,|bad JSON
+entry|[{"number":1,"state":"open"}]|entry 0 is not a pull request
+full-page|$(jq -nc '[range(100) | {number: (. + 1), state: "open", base: {ref: "x"}}]')|100 pull requests or more
+GARBAGE
+pair
+faults "[$(F api GET "$RP/pulls" garbage \
+    ',"query":"base=","body":"[{\"number\":9,\"state\":\"open\",\"base\":{\"ref\":\"main\"}}]"')]"
+publish $EB
+faults '[]'
+if [ $RC -ne 0 ] || forge_branch $EA >/dev/null; then
+	nok supersede-base-list-other-base "exit $RC, $EA's branch $(forge_branch $EA): $OUT"
+else
+	ok supersede-base-list-other-base
+fi
+
+# 8e (F6). Someone pushes to the earlier branch while the publisher
+# closes its pull request (after the branch was checked): the branch
+# is looked up again right before the DELETE, and not deleted.
+pair
+MAIN=$(git -C "$T/work" rev-parse main)
+faults "[$(F api PATCH "$RP/pulls/$LEFTPR" move-ref \
+    ",\"ref\":\"factory/$EA\",\"sha\":\"$MAIN\"")]"
+publish $EB
+faults '[]'
+if [ $RC -ne 1 ] || ! printf '%s' "$OUT" | grep -q \
+    "branch factory/$EA on the forge holds $MAIN, not $LEFT: not deleted"; then
+	nok supersede-branch-moved-late "exit $RC: $OUT"
+elif [ "$(forge_branch $EA)" != "$MAIN" ] || [ "$(npulls $EB)" != 0 ]; then
+	nok supersede-branch-moved-late "factory/$EA is $(forge_branch $EA), or $EB has a pull request"
+else
+	ok supersede-branch-moved-late
+fi
+
+# 8f (F7). The earlier member selected again after a person
+# force-pushed its branch: GitHub refuses to reopen its pull request
+# (422); a new one is opened, as a first publication would.
+pair
+EAPR=$LEFTPR; EACOMMIT=$LEFT
+publish $EB
+ctl "{\"set_pull\":{\"head\":\"factory/$EA\",\"recreated\":true}}"
+EBCOMMIT=$COMMIT
+COMMIT=$EACOMMIT
+supersede_msg $EA $EB "$EBCOMMIT"
+publish $EA .again
+NEWPR=$(jget "$OUT" .number)
+if [ $RC -ne 0 ] || [ -z "$NEWPR" ] || [ "$NEWPR" = "$EAPR" ] ||
+    [ "$NEWPR" = null ]; then
+	nok supersede-reopen-refused "exit $RC: $OUT"
+elif [ "$(pull_state $EA)" != "closed,open" ] ||
+    [ "$(pull_state $EB)" != closed ] ||
+    [ "$(forge_branch $EA)" != "$EACOMMIT" ]; then
+	nok supersede-reopen-refused "pulls $EA $(pull_state $EA), $EB $(pull_state $EB)"
+else
+	ok supersede-reopen-refused
+fi
+
 # 9. The parent's message judged by the daemon's decoder: a member in
 # its own list, a list without a cohort, a commit not of its kind, a
 # name twice.  Each refused (exit 3) before any request.
