@@ -615,6 +615,22 @@ $C gone "$P24AN" POST /v1/messages -H "x-api-key: $T24AN" \
 o=$(est_out "$n"); m=$(cap_of umsg max_tokens)
 check "no budget, a Messages stream asking 64000, gone: lowered to $m, charged $o" \
     [ "${m:-0}" = 16384 -a "$o" = 16384 ]
+# rev-20: Anthropic extended thinking needs max_tokens > thinking.budget_tokens;
+# lowering max_tokens below it makes the provider refuse (400) a request
+# the agent wrote correctly.  The gateway must keep max_tokens above the
+# thinking budget or refuse it itself, naming the field.
+$C req "$P24AN" POST /v1/messages -H "x-api-key: $T24AN" \
+    -d '{"model":"claude-test","tag":"think","max_tokens":64000,"thinking":{"type":"enabled","budget_tokens":32000},"messages":[]}' \
+    >"$T/think"
+m=$(cap_of think max_tokens)
+check "no budget, thinking budget 32000, max_tokens 64000: forwarded max_tokens ($m) above the thinking budget, or refused naming thinking" \
+    eval "[ '${m:-0}' -gt 32000 ] || { grep -qx 'status 400' '$T/think' && grep -q thinking '$T/think'; }"
+# rev-20: duplicate keys: which max_tokens does the gateway read?
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$P24AN" POST /v1/messages -H "x-api-key: $T24AN" \
+    -d '{"model":"claude-test","tag":"dup","max_tokens":1,"max_tokens":99999,"messages":[]}' >"$T/dup"
+check "duplicate max_tokens: 400, not forwarded" \
+    eval "grep -qx 'status 400' '$T/dup' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
 $C req "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
     -d '{"model":"gpt-tiny","tag":"utiny","messages":[]}' >"$T/ub"
 m=$(cap_of utiny max_completion_tokens)
