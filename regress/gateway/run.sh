@@ -631,6 +631,19 @@ $C req "$P24AN" POST /v1/messages -H "x-api-key: $T24AN" \
     -d '{"model":"claude-test","tag":"dup","max_tokens":1,"max_tokens":99999,"messages":[]}' >"$T/dup"
 check "duplicate max_tokens: 400, not forwarded" \
     eval "grep -qx 'status 400' '$T/dup' && [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+# rev-20: the estimate of 4 bytes a token is the agent's to defeat: a
+# byte-level BPE (cl100k, o200k) splits digits from punctuation, so
+# "1,1,1,..." is a token a byte.  Gone before the usage, the request is
+# charged a quarter of its input; the provider bills all of it.  (The
+# double bills usage_in: here one token a byte, as the provider would.)
+dense=$(head -c 40000 /dev/zero | tr '\0' 1 | sed 's/11/1,/g')
+n=$(nusage)
+$C gone "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
+    -d '{"model":"gpt-test","tag":"dense","usage_in":40000,"usage_out":16,"honor":true,"wait":0.5,"messages":[{"role":"user","content":"'"$dense"'"}]}' \
+    -t 0.2
+u=$(usage_after "$n"); i=$(echo "$u" | sed -n 's/.* in=\([0-9]*\) .*/\1/p')
+check "no budget, 40,000 bytes of '1,', gone: charged at least the 40,000 input tokens billed ($i: $u)" \
+    [ "${i:-0}" -ge 40000 ]
 $C req "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
     -d '{"model":"gpt-tiny","tag":"utiny","messages":[]}' >"$T/ub"
 m=$(cap_of utiny max_completion_tokens)
