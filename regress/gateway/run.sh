@@ -644,6 +644,17 @@ $C gone "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
 u=$(usage_after "$n"); i=$(echo "$u" | sed -n 's/.* in=\([0-9]*\) .*/\1/p')
 check "no budget, 40,000 bytes of '1,', gone: charged at least the 40,000 input tokens billed ($i: $u)" \
     [ "${i:-0}" -ge 40000 ]
+# rev-20: both ceilings of a chat completion asked, the smaller taken
+# for the reservation: a provider that reads max_tokens only (an older
+# OpenAI-compatible server) generates up to the larger one, which the
+# gateway forwarded.  Gone before the usage: charged the smaller.
+n=$(nusage)
+$C gone "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
+    -d '{"model":"gpt-test","tag":"both","max_completion_tokens":16,"max_tokens":5000,"usage_out":5000,"wait":0.5,"messages":[]}' \
+    -t 0.2
+o=$(est_out "$n"); m=$(cap_of both max_tokens)
+check "no budget, max_completion_tokens 16 and max_tokens 5000 forwarded ($m), gone: charged at least the larger ($o)" \
+    [ "${o:-0}" -ge "${m:-5000}" ]
 $C req "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
     -d '{"model":"gpt-tiny","tag":"utiny","messages":[]}' >"$T/ub"
 m=$(cap_of utiny max_completion_tokens)
