@@ -372,10 +372,13 @@ proto_prediction(int api, json_t *doc, uint64_t *tokens, char *where,
 	if (api != API_CHAT || (p = json_object_get(doc, "prediction")) ==
 	    NULL || json_is_null(p))
 		return (0);
-	/* Its bytes as they go bound its text, whatever its shape. */
+	/*
+	 * Its bytes as they go bound its text, whatever its shape, and
+	 * its tokens: a token a byte at most.
+	 */
 	if ((n = proto_dumped_len(p)) == SIZE_MAX)
 		n = PROTO_MAXBODY;
-	*tokens = (n + PROTO_CHARS_PER_TOKEN - 1) / PROTO_CHARS_PER_TOKEN;
+	*tokens = n;
 	return (proto_prediction_shape(p, where, wlen));
 }
 

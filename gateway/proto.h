@@ -75,8 +75,8 @@ int	proto_byref(int, json_t *, char *, size_t);
 /*
  * A chat completion's "prediction" (predicted outputs): what of it the
  * answer does not use the provider bills as output all the same, above
- * the output cap.  Its tokens in *tokens (4 bytes a token of it as it
- * goes, whatever its shape; 0 without one) and 0, or 1 with where set
+ * the output cap.  Its tokens in *tokens at most (a token a byte of it
+ * as it goes, whatever its shape; 0 without one) and 0, or 1 with where set
  * if its shape is not the one whose text is all of it: {"type":
  * "content", "content": a string or an array of {"type": "text",
  * "text": a string}}, nothing else.  The caller refuses that on a
