@@ -393,7 +393,7 @@ proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
 	const char	**keys;
 	json_t		 *v;
 	json_int_t	  x;
-	uint64_t	  n = 1, per, ask = UINT64_MAX, least;
+	uint64_t	  n = 1, per, ask = UINT64_MAX, least, cap;
 	size_t		  i;
 
 	*out = 0;
@@ -442,26 +442,31 @@ proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
 		least = ceiling;
 	if (per < least)
 		return (1);
+	cap = ask < per ? ask : per;
 	if (ask == UINT64_MAX) {
 		if (json_object_set_new(doc, keys[0],
-		    json_integer((json_int_t)per)) == -1) {
+		    json_integer((json_int_t)cap)) == -1) {
 			snprintf(err, errlen, "body: out of memory");
 			return (-1);
 		}
-		*out = per * n;
+		*out = cap * n;
 		return (0);
 	}
+	/*
+	 * Every ceiling given goes as the one reserved: a provider may
+	 * read any of them (an older server max_tokens alone).
+	 */
 	for (i = 0; keys[i] != NULL; i++) {
 		if ((v = json_object_get(doc, keys[i])) == NULL ||
-		    json_is_null(v) || (uint64_t)json_integer_value(v) <= per)
+		    json_is_null(v))
 			continue;
 		if (json_object_set_new(doc, keys[i],
-		    json_integer((json_int_t)per)) == -1) {
+		    json_integer((json_int_t)cap)) == -1) {
 			snprintf(err, errlen, "body: out of memory");
 			return (-1);
 		}
 	}
-	*out = (ask < per ? ask : per) * n;
+	*out = cap * n;
 	return (0);
 }
 

@@ -90,7 +90,9 @@ int	proto_prediction(int, json_t *, uint64_t *, char *, size_t);
  * ceiling, which a provider answers 400 above):
  * max_completion_tokens and max_tokens (chat, "n" choices sharing
  * it), max_output_tokens (responses), max_tokens (messages), each
- * lowered to the cap or, when none is given, the first put in.
+ * given set to the least of them and the cap (so whichever the
+ * provider reads stays within what is reserved) or, when none is
+ * given, the first put in.
  * Returns 0 with the output ceiling in *out, 1 if avail leaves less
  * than the least answer (PROTO_MINOUT, or less if the request or the
  * ceiling asks less; the document untouched), -1 with a reason in

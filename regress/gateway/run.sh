@@ -655,6 +655,20 @@ $C gone "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
 o=$(est_out "$n"); m=$(cap_of both max_tokens)
 check "no budget, max_completion_tokens 16 and max_tokens 5000 forwarded ($m), gone: charged at least the larger ($o)" \
     [ "${o:-0}" -ge "${m:-5000}" ]
+m2=$(cap_of both max_completion_tokens)
+check "both ceilings forwarded as the one reserved: $m2 and $m, charged $o" \
+    [ "${m:-0}" = 16 -a "${m2:-0}" = 16 -a "${o:-0}" = 16 ]
+# The other way round, and both above the model's ceiling (300).
+$C req "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
+    -d '{"model":"gpt-test","tag":"both2","max_completion_tokens":5000,"max_tokens":16,"messages":[]}' >"$T/both2"
+m=$(cap_of both2 max_tokens); m2=$(cap_of both2 max_completion_tokens)
+check "max_tokens 16 and max_completion_tokens 5000: both forwarded 16 ($m, $m2)" \
+    eval "grep -qx 'status 200' '$T/both2' && [ '${m:-0}' = 16 -a '${m2:-0}' = 16 ]"
+$C req "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
+    -d '{"model":"gpt-small","tag":"both3","max_completion_tokens":5000,"max_tokens":4000,"messages":[]}' >"$T/both3"
+m=$(cap_of both3 max_tokens); m2=$(cap_of both3 max_completion_tokens)
+check "max-output 300, both ceilings above it: both forwarded 300 ($m, $m2)" \
+    eval "grep -qx 'status 200' '$T/both3' && [ '${m:-0}' = 300 -a '${m2:-0}' = 300 ]"
 $C req "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
     -d '{"model":"gpt-tiny","tag":"utiny","messages":[]}' >"$T/ub"
 m=$(cap_of utiny max_completion_tokens)
