@@ -382,6 +382,50 @@ proto_prediction(int api, json_t *doc, uint64_t *tokens, char *where,
 	return (proto_prediction_shape(p, where, wlen));
 }
 
+/*
+ * Messages with extended thinking ({"type": "enabled", "budget_tokens":
+ * B}) must have max_tokens above B: where the cap lowered max_tokens
+ * to B or less, B goes as cap - 1 if thinking still has its least
+ * (PROTO_MINTHINK), else the request is refused naming the field.
+ * 0, or -1 with a reason in err (doc untouched).
+ */
+static int
+proto_cap_thinking(json_t *doc, uint64_t cap, int lowered, char *err,
+    size_t errlen)
+{
+	json_t		*t, *b;
+	const char	*type;
+	json_int_t	 x;
+
+	if ((t = json_object_get(doc, "thinking")) == NULL ||
+	    !json_is_object(t) || (type = json_string_value(
+	    json_object_get(t, "type"))) == NULL ||
+	    strcmp(type, "enabled") != 0)
+		return (0);
+	b = json_object_get(t, "budget_tokens");
+	if (b == NULL || !json_is_integer(b) ||
+	    (x = json_integer_value(b)) < 1 ||
+	    (uint64_t)x > PROTO_MAXCOUNT) {
+		snprintf(err, errlen, "body: bad \"thinking.budget_tokens\"");
+		return (-1);
+	}
+	if (!lowered || cap > (uint64_t)x)
+		return (0);
+	if (cap < PROTO_MINTHINK + 1) {
+		snprintf(err, errlen, "body: thinking.budget_tokens: %llu, "
+		    "not below the output ceiling of %llu, which leaves "
+		    "thinking less than %d", (unsigned long long)x,
+		    (unsigned long long)cap, PROTO_MINTHINK);
+		return (-1);
+	}
+	if (json_object_set_new(t, "budget_tokens",
+	    json_integer((json_int_t)(cap - 1))) == -1) {
+		snprintf(err, errlen, "body: out of memory");
+		return (-1);
+	}
+	return (0);
+}
+
 int
 proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
     uint64_t *out, char *err, size_t errlen)
@@ -443,6 +487,9 @@ proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
 	if (per < least)
 		return (1);
 	cap = ask < per ? ask : per;
+	if (api == API_MESSAGES &&
+	    proto_cap_thinking(doc, cap, cap < ask, err, errlen) == -1)
+		return (-1);
 	if (ask == UINT64_MAX) {
 		if (json_object_set_new(doc, keys[0],
 		    json_integer((json_int_t)cap)) == -1) {

@@ -19,6 +19,7 @@
 #define PROTO_CHARS_PER_TOKEN 4	/* the estimate while a stream runs */
 #define PROTO_ADDED	96	/* bytes the gateway may add to a request */
 #define PROTO_MINOUT	16	/* the least answer a budget must allow */
+#define PROTO_MINTHINK	1024	/* Messages: the least thinking budget */
 #define PROTO_MAXCHOICES 128	/* a chat completion's "n" */
 /*
  * How a checked body is serialized to go: its numbers as jansson's
@@ -92,7 +93,10 @@ int	proto_prediction(int, json_t *, uint64_t *, char *, size_t);
  * it), max_output_tokens (responses), max_tokens (messages), each
  * given set to the least of them and the cap (so whichever the
  * provider reads stays within what is reserved) or, when none is
- * given, the first put in.
+ * given, the first put in.  Messages with extended thinking: a
+ * thinking.budget_tokens not a positive count is refused, one the cap
+ * leaves max_tokens at or below is lowered to the cap less one, or
+ * refused below 1024.
  * Returns 0 with the output ceiling in *out, 1 if avail leaves less
  * than the least answer (PROTO_MINOUT, or less if the request or the
  * ceiling asks less; the document untouched), -1 with a reason in

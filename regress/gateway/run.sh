@@ -106,7 +106,8 @@ cmd "provider name=oa kind=openai url=https://127.0.0.1:$SP key=$T/oa.key" \
     "price=gpt-tiny:1000000:2000000:8" \
     "price=*:3000000:3000000"
 cmd "provider name=an kind=anthropic url=https://localhost:$SP key=$T/an.key" \
-    "ca=$T/good/ca.pem price=claude-test:1000000:5000000"
+    "ca=$T/good/ca.pem price=claude-test:1000000:5000000" \
+    "price=claude-small:1000000:5000000:1024"
 cmd "provider name=npm kind=upstream url=https://127.0.0.1:$SP/registry" \
     "key=$T/npm.token ca=$T/good/ca.pem header=Authorization:Bearer" \
     "methods=GET,HEAD,POST"
@@ -563,7 +564,7 @@ check "a refused request: not estimated, nothing charged ($u)" \
 # ceiling is always sent (before: none was, and a request whose usage
 # was never read was charged its input and what it streamed alone).
 cmd "grant id=a-23 provider=oa models=gpt-test,gpt-small,gpt-tiny"
-cmd "grant id=a-24 provider=an models=claude-test"
+cmd "grant id=a-24 provider=an models=claude-test,claude-small"
 waitn 1 '^token a-24 ' || notok "grants a-23 a-24"
 P23=$(port a-23); T23=$(tok a-23 oa); P24AN=$(port a-24); T24AN=$(tok a-24 an)
 # The estimated row of a-23 sent after n rows: its out.
@@ -622,9 +623,49 @@ check "no budget, a Messages stream asking 64000, gone: lowered to $m, charged $
 $C req "$P24AN" POST /v1/messages -H "x-api-key: $T24AN" \
     -d '{"model":"claude-test","tag":"think","max_tokens":64000,"thinking":{"type":"enabled","budget_tokens":32000},"messages":[]}' \
     >"$T/think"
-m=$(cap_of think max_tokens)
-check "no budget, thinking budget 32000, max_tokens 64000: forwarded max_tokens ($m) above the thinking budget, or refused naming thinking" \
-    eval "[ '${m:-0}' -gt 32000 ] || { grep -qx 'status 400' '$T/think' && grep -q thinking '$T/think'; }"
+m=$(cap_of think max_tokens); b=$(cap_of think budget_tokens)
+check "no budget, thinking budget 32000, max_tokens 64000: forwarded max_tokens ($m) above the thinking budget ($b), or refused naming thinking" \
+    eval "[ '${m:-0}' -gt '${b:-99999}' -a '${b:-0}' -ge 1024 ] || { grep -qx 'status 400' '$T/think' && grep -q thinking '$T/think'; }"
+check "no budget, thinking budget 32000 above the ceiling 16384: served, budget_tokens lowered to $b" \
+    eval "grep -qx 'status 200' '$T/think' && [ '${m:-0}' = 16384 -a '${b:-0}' = 16383 ]"
+# A thinking budget below the ceiling: the agent's request as it is.
+$C req "$P24AN" POST /v1/messages -H "x-api-key: $T24AN" \
+    -d '{"model":"claude-test","tag":"think2","max_tokens":64000,"thinking":{"type":"enabled","budget_tokens":2000},"messages":[]}' \
+    >"$T/think2"
+m=$(cap_of think2 max_tokens); b=$(cap_of think2 budget_tokens)
+check "no budget, thinking budget 2000, max_tokens 64000: served, $m and $b" \
+    eval "grep -qx 'status 200' '$T/think2' && [ '${m:-0}' = 16384 -a '${b:-0}' = 2000 ]"
+# A ceiling of 1024 (max-output) leaves thinking no 1024 below it.
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$P24AN" POST /v1/messages -H "x-api-key: $T24AN" \
+    -d '{"model":"claude-small","tag":"think3","max_tokens":4000,"thinking":{"type":"enabled","budget_tokens":2000},"messages":[]}' \
+    >"$T/think3"
+check "max-output 1024, thinking budget 2000: 400 naming thinking.budget_tokens, not forwarded" \
+    eval "grep -qx 'status 400' '$T/think3' && grep -q 'thinking.budget_tokens' '$T/think3' &&
+    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+# Thinking off, or another type: max_tokens lowered, nothing else read.
+$C req "$P24AN" POST /v1/messages -H "x-api-key: $T24AN" \
+    -d '{"model":"claude-small","tag":"think4","max_tokens":4000,"thinking":{"type":"disabled"},"messages":[]}' \
+    >"$T/think4"
+m=$(cap_of think4 max_tokens)
+check "max-output 1024, thinking disabled: served, max_tokens $m" \
+    eval "grep -qx 'status 200' '$T/think4' && [ '${m:-0}' = 1024 ]"
+tbad() {	# title budget_tokens
+	r=$(wc -l <"$T/rec.jsonl")
+	$C req "$P24AN" POST /v1/messages -H "x-api-key: $T24AN" \
+	    -d '{"model":"claude-test","max_tokens":64000,"thinking":{"type":"enabled"'"$2"'},"messages":[]}' \
+	    >"$T/tbad"
+	check "thinking budget_tokens $1: 400 naming thinking.budget_tokens, not forwarded" \
+	    eval "grep -qx 'status 400' '$T/tbad' && grep -q 'thinking.budget_tokens' '$T/tbad' &&
+	    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
+}
+tbad "absent" ''
+tbad "0" ',"budget_tokens":0'
+tbad "negative" ',"budget_tokens":-2000'
+tbad "a float" ',"budget_tokens":2000.5'
+tbad "a string" ',"budget_tokens":"2000"'
+tbad "null" ',"budget_tokens":null'
+tbad "2^63-1" ',"budget_tokens":9223372036854775807'
 # rev-20: duplicate keys: which max_tokens does the gateway read?
 r=$(wc -l <"$T/rec.jsonl")
 $C req "$P24AN" POST /v1/messages -H "x-api-key: $T24AN" \
