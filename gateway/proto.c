@@ -480,6 +480,14 @@ proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
 		per = ceiling;
 	if (per > PROTO_MAXCOUNT)
 		per = PROTO_MAXCOUNT;
+	/* The Responses API takes no max_output_tokens below 16. */
+	if (api == API_RESPONSES && ceiling < PROTO_MINOUT) {
+		snprintf(err, errlen, "body: max_output_tokens: the model's "
+		    "output ceiling of %llu is below %d, the least the "
+		    "Responses API takes", (unsigned long long)ceiling,
+		    PROTO_MINOUT);
+		return (-1);
+	}
 	least = ask < PROTO_MINOUT ? ask : PROTO_MINOUT;
 	/* A model that gives less: only avail can leave too little. */
 	if (least > ceiling)

@@ -96,7 +96,7 @@ int	proto_prediction(int, json_t *, uint64_t *, char *, size_t);
  * given, the first put in.  Messages with extended thinking: a
  * thinking.budget_tokens not a positive count is refused, one the cap
  * leaves max_tokens at or below is lowered to the cap less one, or
- * refused below 1024.
+ * refused below 1024.  Responses: a ceiling below 16 is refused.
  * Returns 0 with the output ceiling in *out, 1 if avail leaves less
  * than the least answer (PROTO_MINOUT, or less if the request or the
  * ceiling asks less; the document untouched), -1 with a reason in

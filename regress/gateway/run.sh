@@ -710,6 +710,14 @@ $C req "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
 m=$(cap_of both3 max_tokens); m2=$(cap_of both3 max_completion_tokens)
 check "max-output 300, both ceilings above it: both forwarded 300 ($m, $m2)" \
     eval "grep -qx 'status 200' '$T/both3' && [ '${m:-0}' = 300 -a '${m2:-0}' = 300 ]"
+# The Responses API takes no max_output_tokens below 16: a model whose
+# ceiling is 8 is refused there, naming the field, not forwarded.
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$P23" POST /v1/responses -H "$(hdr_oa "$T23")" \
+    -d '{"model":"gpt-tiny","input":"x"}' >"$T/rtiny"
+check "Responses, max-output 8: 400 naming max_output_tokens, not forwarded" \
+    eval "grep -qx 'status 400' '$T/rtiny' && grep -q 'max_output_tokens' '$T/rtiny' &&
+    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
 $C req "$P23" POST /v1/chat/completions -H "$(hdr_oa "$T23")" \
     -d '{"model":"gpt-tiny","tag":"utiny","messages":[]}' >"$T/ub"
 m=$(cap_of utiny max_completion_tokens)
