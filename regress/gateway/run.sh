@@ -666,6 +666,17 @@ tbad "a float" ',"budget_tokens":2000.5'
 tbad "a string" ',"budget_tokens":"2000"'
 tbad "null" ',"budget_tokens":null'
 tbad "2^63-1" ',"budget_tokens":9223372036854775807'
+# A budget that cannot cover the request: 429 as ever, thinking or not.
+cmd "grant id=a-28 provider=an models=claude-test budget_tokens=20"
+waitn 1 '^token a-28 ' || notok "grant a-28"
+P28=$(port a-28); T28=$(tok a-28 an)
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$P28" POST /v1/messages -H "x-api-key: $T28" \
+    -d '{"model":"claude-test","max_tokens":64000,"thinking":{"type":"enabled","budget_tokens":32000},"messages":[]}' \
+    >"$T/think5"
+check "a budget of 20 tokens, thinking budget 32000: 429, not forwarded" \
+    eval "grep -qx 'status 429' '$T/think5' && grep -q 'budget exhausted' '$T/think5' &&
+    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
 # rev-20: duplicate keys: which max_tokens does the gateway read?
 r=$(wc -l <"$T/rec.jsonl")
 $C req "$P24AN" POST /v1/messages -H "x-api-key: $T24AN" \
