@@ -58,6 +58,7 @@ struct gw_fwd {
 	uint64_t		 counted;	/* our share of ep->running */
 	uint64_t		 counted_uusd;	/* of ep->running_uusd */
 	uint64_t		 in_est;	/* the request in tokens */
+	uint64_t		 in_max;	/* at most, a token a byte */
 	uint64_t		 reserve;	/* its worst case, tokens */
 	uint64_t		 reserve_uusd;	/* and cost */
 	struct meter		 m;
@@ -504,8 +505,10 @@ fwd_unwatch(struct gw_fwd *f)
  * end) and the provider may have answered (it took the request and
  * did not answer an error), the provider bills what it generated,
  * which we never saw: at least the reservation is charged, the input
- * estimate and the output cap the request was sent with, and the row
- * says so.  A request that never left is charged what was metered.
+ * at a token a byte (a byte-level tokenizer makes no more; 4 bytes a
+ * token is the agent's to defeat) as far as a budget left room for
+ * it, and the output cap the request was sent with, and the row says
+ * so.  A request that never left is charged what was metered.
  */
 static void
 fwd_charge(struct gw_fwd *f)
@@ -517,10 +520,10 @@ fwd_charge(struct gw_fwd *f)
 	failed = f->started && (f->status < 200 || f->status > 299);
 	if (f->api > 0 && f->sent && !failed &&
 	    !(f->m.have_in && f->m.have_out)) {
-		if (in < f->in_est)
-			in = f->in_est;
-		if (out < f->reserve - f->in_est)
-			out = f->reserve - f->in_est;
+		if (in < f->in_max)
+			in = f->in_max;
+		if (out < f->reserve - f->in_max)
+			out = f->reserve - f->in_max;
 		cost = proto_cost(in, out, f->pin, f->pout);
 		if (cost < f->reserve_uusd)
 			cost = f->reserve_uusd;
@@ -687,6 +690,7 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 	 */
 	if (f->kind != GW_UPSTREAM) {
 		f->in_est = r->in_est;
+		f->in_max = r->in_max;
 		f->reserve = r->reserve;
 		f->reserve_uusd = r->reserve_uusd;
 		f->m.in_est = f->in_est;

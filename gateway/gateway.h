@@ -82,6 +82,7 @@ struct fwd_req {
 	uint64_t	 pin, pout;	/* prices of the model */
 	uint64_t	 maxout;	/* its output ceiling, tokens */
 	uint64_t	 in_est;	/* the request's size in tokens */
+	uint64_t	 in_max;	/* reserved: a token a byte at most */
 	uint64_t	 pred;		/* its prediction, billed as output */
 	/* its worst case, counted while it runs: input and output ceiling */
 	uint64_t	 reserve, reserve_uusd;

@@ -372,11 +372,58 @@ proto_prediction(int api, json_t *doc, uint64_t *tokens, char *where,
 	if (api != API_CHAT || (p = json_object_get(doc, "prediction")) ==
 	    NULL || json_is_null(p))
 		return (0);
-	/* Its bytes as they go bound its text, whatever its shape. */
+	/*
+	 * Its bytes as they go bound its text, whatever its shape, and
+	 * its tokens: a token a byte at most.
+	 */
 	if ((n = proto_dumped_len(p)) == SIZE_MAX)
 		n = PROTO_MAXBODY;
-	*tokens = (n + PROTO_CHARS_PER_TOKEN - 1) / PROTO_CHARS_PER_TOKEN;
+	*tokens = n;
 	return (proto_prediction_shape(p, where, wlen));
+}
+
+/*
+ * Messages with extended thinking ({"type": "enabled", "budget_tokens":
+ * B}) must have max_tokens above B: where the cap lowered max_tokens
+ * to B or less, B goes as cap - 1 if thinking still has its least
+ * (PROTO_MINTHINK), else the request is refused naming the field.
+ * 0, or -1 with a reason in err (doc untouched).
+ */
+static int
+proto_cap_thinking(json_t *doc, uint64_t cap, int lowered, char *err,
+    size_t errlen)
+{
+	json_t		*t, *b;
+	const char	*type;
+	json_int_t	 x;
+
+	if ((t = json_object_get(doc, "thinking")) == NULL ||
+	    !json_is_object(t) || (type = json_string_value(
+	    json_object_get(t, "type"))) == NULL ||
+	    strcmp(type, "enabled") != 0)
+		return (0);
+	b = json_object_get(t, "budget_tokens");
+	if (b == NULL || !json_is_integer(b) ||
+	    (x = json_integer_value(b)) < 1 ||
+	    (uint64_t)x > PROTO_MAXCOUNT) {
+		snprintf(err, errlen, "body: bad \"thinking.budget_tokens\"");
+		return (-1);
+	}
+	if (!lowered || cap > (uint64_t)x)
+		return (0);
+	if (cap < PROTO_MINTHINK + 1) {
+		snprintf(err, errlen, "body: thinking.budget_tokens: %llu, "
+		    "not below the output ceiling of %llu, which leaves "
+		    "thinking less than %d", (unsigned long long)x,
+		    (unsigned long long)cap, PROTO_MINTHINK);
+		return (-1);
+	}
+	if (json_object_set_new(t, "budget_tokens",
+	    json_integer((json_int_t)(cap - 1))) == -1) {
+		snprintf(err, errlen, "body: out of memory");
+		return (-1);
+	}
+	return (0);
 }
 
 int
@@ -390,7 +437,7 @@ proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
 	const char	**keys;
 	json_t		 *v;
 	json_int_t	  x;
-	uint64_t	  n = 1, per, ask = UINT64_MAX, least;
+	uint64_t	  n = 1, per, ask = UINT64_MAX, least, cap;
 	size_t		  i;
 
 	*out = 0;
@@ -433,32 +480,48 @@ proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
 		per = ceiling;
 	if (per > PROTO_MAXCOUNT)
 		per = PROTO_MAXCOUNT;
+	/* The Responses API takes no max_output_tokens below 16. */
+	if (api == API_RESPONSES && ceiling < PROTO_MINOUT) {
+		snprintf(err, errlen, "body: max_output_tokens: the model's "
+		    "output ceiling of %llu is below %d, the least the "
+		    "Responses API takes", (unsigned long long)ceiling,
+		    PROTO_MINOUT);
+		return (-1);
+	}
 	least = ask < PROTO_MINOUT ? ask : PROTO_MINOUT;
 	/* A model that gives less: only avail can leave too little. */
 	if (least > ceiling)
 		least = ceiling;
 	if (per < least)
 		return (1);
+	cap = ask < per ? ask : per;
+	if (api == API_MESSAGES &&
+	    proto_cap_thinking(doc, cap, cap < ask, err, errlen) == -1)
+		return (-1);
 	if (ask == UINT64_MAX) {
 		if (json_object_set_new(doc, keys[0],
-		    json_integer((json_int_t)per)) == -1) {
+		    json_integer((json_int_t)cap)) == -1) {
 			snprintf(err, errlen, "body: out of memory");
 			return (-1);
 		}
-		*out = per * n;
+		*out = cap * n;
 		return (0);
 	}
+	/*
+	 * Every ceiling given goes as the one reserved: a provider may
+	 * read any of them (an older server max_tokens alone).
+	 */
 	for (i = 0; keys[i] != NULL; i++) {
 		if ((v = json_object_get(doc, keys[i])) == NULL ||
-		    json_is_null(v) || (uint64_t)json_integer_value(v) <= per)
+		    json_is_null(v))
 			continue;
 		if (json_object_set_new(doc, keys[i],
-		    json_integer((json_int_t)per)) == -1) {
+		    json_integer((json_int_t)cap)) == -1) {
 			snprintf(err, errlen, "body: out of memory");
 			return (-1);
 		}
 	}
-	*out = (ask < per ? ask : per) * n;
+	*out = cap * n;
 	return (0);
 }
 

@@ -19,6 +19,7 @@
 #define PROTO_CHARS_PER_TOKEN 4	/* the estimate while a stream runs */
 #define PROTO_ADDED	96	/* bytes the gateway may add to a request */
 #define PROTO_MINOUT	16	/* the least answer a budget must allow */
+#define PROTO_MINTHINK	1024	/* Messages: the least thinking budget */
 #define PROTO_MAXCHOICES 128	/* a chat completion's "n" */
 /*
  * How a checked body is serialized to go: its numbers as jansson's
@@ -75,8 +76,8 @@ int	proto_byref(int, json_t *, char *, size_t);
 /*
  * A chat completion's "prediction" (predicted outputs): what of it the
  * answer does not use the provider bills as output all the same, above
- * the output cap.  Its tokens in *tokens (4 bytes a token of it as it
- * goes, whatever its shape; 0 without one) and 0, or 1 with where set
+ * the output cap.  Its tokens in *tokens at most (a token a byte of it
+ * as it goes, whatever its shape; 0 without one) and 0, or 1 with where set
  * if its shape is not the one whose text is all of it: {"type":
  * "content", "content": a string or an array of {"type": "text",
  * "text": a string}}, nothing else.  The caller refuses that on a
@@ -90,7 +91,12 @@ int	proto_prediction(int, json_t *, uint64_t *, char *, size_t);
  * ceiling, which a provider answers 400 above):
  * max_completion_tokens and max_tokens (chat, "n" choices sharing
  * it), max_output_tokens (responses), max_tokens (messages), each
- * lowered to the cap or, when none is given, the first put in.
+ * given set to the least of them and the cap (so whichever the
+ * provider reads stays within what is reserved) or, when none is
+ * given, the first put in.  Messages with extended thinking: a
+ * thinking.budget_tokens not a positive count is refused, one the cap
+ * leaves max_tokens at or below is lowered to the cap less one, or
+ * refused below 1024.  Responses: a ceiling below 16 is refused.
  * Returns 0 with the output ceiling in *out, 1 if avail leaves less
  * than the least answer (PROTO_MINOUT, or less if the request or the
  * ceiling asks less; the document untouched), -1 with a reason in

@@ -572,12 +572,23 @@ serve_reserve(struct gw_ep *ep, struct evhttp_request *req,
 {
 	const struct gw_grant	*g = &ep->g;
 	unsigned __int128	 a;
-	uint64_t		 avail = UINT64_MAX, left, cin, out;
+	uint64_t		 avail = UINT64_MAX, left, cin, out, bound;
+	uint64_t		 room = UINT64_MAX, c;
 	int			 usd = 0, rc;
 	char			 err[160], msg[128];
 
+	/*
+	 * The budget's pre-check and the output cap take the input at
+	 * an estimate, 4 bytes a token, which the agent can defeat
+	 * (digits and commas are a token a byte); a token a byte there
+	 * would refuse ordinary requests on modest budgets.  The input
+	 * reserved, and charged when the usage is never read, is the
+	 * bound, a token a byte, as far as the budget leaves beyond the
+	 * output cap (below).
+	 */
 	f->in_est = (len + PROTO_ADDED + PROTO_CHARS_PER_TOKEN - 1) /
 	    PROTO_CHARS_PER_TOKEN + proto_overhead(f->api, f->doc);
+	bound = len + PROTO_ADDED + proto_overhead(f->api, f->doc);
 	if (g->budget_tokens != 0) {
 		left = serve_left(g->budget_tokens, g->spent_tokens,
 		    ep->running);
@@ -611,8 +622,26 @@ serve_reserve(struct gw_ep *ep, struct evhttp_request *req,
 		serve_refuse(req, &f->u, 429, GW_REFUSED_BUDGET, msg, 0);
 		return (-1);
 	}
-	f->reserve = f->in_est + f->pred + out;
-	f->reserve_uusd = proto_cost(f->in_est, f->pred + out, f->pin,
+	/* The input's bound, within what the budget leaves. */
+	if (g->budget_tokens != 0) {
+		left = serve_left(g->budget_tokens, g->spent_tokens,
+		    ep->running);
+		room = left > f->pred + out ? left - f->pred - out : 0;
+	}
+	if (g->budget_uusd != 0 && f->pin != 0) {
+		left = serve_left(g->budget_uusd, g->spent_uusd,
+		    ep->running_uusd);
+		c = proto_cost(0, f->pred + out, f->pin, f->pout);
+		a = left > c ? (unsigned __int128)(left - c) * 1000000 /
+		    f->pin : 0;
+		if (a < room)
+			room = (uint64_t)a;
+	}
+	f->in_max = bound < room ? bound : room;
+	if (f->in_max < f->in_est)
+		f->in_max = f->in_est;
+	f->reserve = f->in_max + f->pred + out;
+	f->reserve_uusd = proto_cost(f->in_max, f->pred + out, f->pin,
 	    f->pout);
 	return (0);
 }
@@ -689,10 +718,17 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, msg, 0);
 		return (-1);
 	}
-	if (budgeted && f->pred > f->maxout) {
-		snprintf(msg, sizeof(msg), "body: prediction: %llu tokens, "
-		    "more than the model's output ceiling of %llu",
-		    (unsigned long long)f->pred,
+	/*
+	 * Reserved at a token a byte (the bound); measured against the
+	 * ceiling at 4 bytes a token, as a prediction of the longest
+	 * answer the model gives must pass.
+	 */
+	if (budgeted && (f->pred + PROTO_CHARS_PER_TOKEN - 1) /
+	    PROTO_CHARS_PER_TOKEN > f->maxout) {
+		snprintf(msg, sizeof(msg), "body: prediction: about %llu "
+		    "tokens, more than the model's output ceiling of %llu",
+		    (unsigned long long)((f->pred + PROTO_CHARS_PER_TOKEN -
+		    1) / PROTO_CHARS_PER_TOKEN),
 		    (unsigned long long)f->maxout);
 		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, msg, 0);
 		return (-1);
