@@ -845,6 +845,29 @@ pub_record_closed(json_t *j)
 }
 
 /*
+ * The pulls directory and its lock file, held exclusively: every
+ * record is read and written under it.  -1 and err if not; what was
+ * opened is in *dirfd and *lockfd either way (-1 if not), for the
+ * caller to close.
+ */
+static int
+pub_pulls_lock(const struct publish_req *req, int *dirfd, int *lockfd,
+    char *err, size_t errlen)
+{
+	*lockfd = -1;
+	if ((*dirfd = open(req->pulls, O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1)
+		return (pub_fail(err, errlen, "%s: %s", req->pulls,
+		    strerror(errno)));
+	if ((*lockfd = openat(*dirfd, PUB_LOCKFILE, O_RDWR | O_CREAT |
+	    O_NOFOLLOW | O_CLOEXEC, 0600)) == -1 ||
+	    flock(*lockfd, LOCK_EX) == -1)
+		return (pub_fail(err, errlen, "%s/%s: %s", req->pulls,
+		    PUB_LOCKFILE, strerror(errno)));
+	return (0);
+}
+
+/*
  * forge local, as the github forge's supersede: the members of the
  * cohort whose selection failed may have left a branch in the remote
  * (a failure after the push) and a record.  Under the pulls lock,
@@ -872,18 +895,8 @@ pub_supersede(const struct publish_req *req, char *err, size_t errlen)
 		free(recs);
 		return (pub_fail(err, errlen, "supersede: out of memory"));
 	}
-	if ((dirfd = open(req->pulls, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
-	    -1) {
-		pub_fail(err, errlen, "%s: %s", req->pulls, strerror(errno));
+	if (pub_pulls_lock(req, &dirfd, &lockfd, err, errlen) == -1)
 		goto done;
-	}
-	if ((lockfd = openat(dirfd, PUB_LOCKFILE, O_RDWR | O_CREAT |
-	    O_NOFOLLOW | O_CLOEXEC, 0600)) == -1 ||
-	    flock(lockfd, LOCK_EX) == -1) {
-		pub_fail(err, errlen, "%s/%s: %s", req->pulls, PUB_LOCKFILE,
-		    strerror(errno));
-		goto done;
-	}
 	if (git_repository_open_ext(&repo, req->remote,
 	    GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_NO_DOTGIT,
 	    NULL) < 0 || !git_repository_is_bare(repo)) {
@@ -1001,15 +1014,9 @@ pub_record(const struct publish_req *req, int *number, int *created,
 
 	*created = 0;
 	snprintf(name, sizeof(name), "%s.json", req->attempt);
-	if ((dirfd = open(req->pulls, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
-	    -1)
-		return (pub_fail(err, errlen, "%s: %s", req->pulls,
-		    strerror(errno)));
-	if ((lockfd = openat(dirfd, PUB_LOCKFILE, O_RDWR | O_CREAT |
-	    O_NOFOLLOW | O_CLOEXEC, 0600)) == -1 ||
-	    flock(lockfd, LOCK_EX) == -1) {
-		pub_fail(err, errlen, "%s/%s: %s", req->pulls, PUB_LOCKFILE,
-		    strerror(errno));
+	if (pub_pulls_lock(req, &dirfd, &lockfd, err, errlen) == -1) {
+		if (dirfd == -1)
+			return (-1);
 		goto done;
 	}
 	if ((j = pub_record_read(dirfd, name, &absent, err, errlen)) != NULL) {

@@ -128,8 +128,9 @@ void	pub_git_init(void);
  *  3. the branch factory/<attempt>: created at the commit, kept if it
  *     is there already, refused if it holds another commit;
  *  4. the record pulls/<attempt>.json: reused if it names the same
- *     commit (a cohort's member's closed record reopened), else numbered 1 + the highest number, under an exclusive
- *     flock(2) of pulls/.lock, written atomically and fsynced.
+ *     commit (a cohort's member's closed record reopened), else
+ *     numbered 1 + the highest number, under an exclusive flock(2)
+ *     of pulls/.lock, written atomically and fsynced.
  * A refusal before step 2's indexing changes nothing; after it, at
  * most an unreferenced pack is left in the remote.  Publishing the
  * same attempt again gives the same branch and record, reused = 1.

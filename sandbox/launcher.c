@@ -295,8 +295,8 @@ ready_take(struct sbx_plan *pl, int hostns, int prepns)
  * its socket and error pipe only.  It makes the namespaces it can
  * ahead (uts, network, IPC, mount: fresh, and nothing but this
  * process has been in them), builds the host-root part of the view in
- * the mount one (sbx_view_prepare), says "R" on the socket, and waits.  The plan then
- * comes with the agent's log and, where the attempt has one, its
+ * the mount one (sbx_view_prepare), says "R" on the socket, and
+ * waits.  The plan then comes with the agent's log and, where the attempt has one, its
  * cgroup2 directory.  It clones pid 1 (ready_clone), which tells the
  * parent who it is ("P" and a pidfd of itself) and from there on is
  * what a fresh launcher is; this process exits.  So nothing of it is
