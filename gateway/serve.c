@@ -194,8 +194,10 @@ serve_out_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
 }
 
 /*
- * Once a second: forget the connections evhttp closed (it clears a
- * bufferevent's callbacks when it lets go), recording one the agent
+ * Once a second: forget the connections evhttp closed (it clears all
+ * of a bufferevent's callbacks when it lets go; only the read callback
+ * while it writes an answer, so the event callback tells), recording
+ * one the agent
  * closed with part of a request sent, and drop those past their
  * deadline, however slowly their bytes still trickle in, as if
  * evhttp's own read timeout fired: no answer, the connection closed.
@@ -205,14 +207,14 @@ serve_sweep(int fd, short ev, void *arg)
 {
 	struct gw_ep		*ep = arg;
 	struct gw_conn		*c, *next;
-	bufferevent_data_cb	 rcb;
+	bufferevent_event_cb	 ecb;
 	uint64_t		 now = gw_now_ms();
 
 	fwd_sweep(ep);
 	for (c = TAILQ_FIRST(&ep->conns); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, entry);
-		bufferevent_getcb(c->bev, &rcb, NULL, NULL, NULL);
-		if (rcb == NULL) {
+		bufferevent_getcb(c->bev, NULL, NULL, &ecb, NULL);
+		if (ecb == NULL) {
 			if (c->rx > 0 && !c->ours && !c->dropped)
 				serve_unparsed(ep, 400, "the connection "
 				    "closed before the request was complete");

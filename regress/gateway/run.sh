@@ -1027,6 +1027,22 @@ waitn $((n + 3)) '^usage' || true
 check "pipelined good, good, oversized: three answers, three records" \
     eval "[ \$(grep -c 'status 200' '$T/p2') = 2 ] && grep -qE 'status (400|413)' '$T/p2' &&
     [ \$(nusage) = $((n + 3)) ]"
+# The same behind an answer streamed for two seconds: while evhttp
+# writes an answer it clears its read callback, and the sweep once
+# took that for a connection evhttp had let go, forgot it, and the
+# bad request behind went unrecorded.
+n=$(nusage)
+sb='{"model":"gpt-test","stream":true,"deltas":4,"delay":0.5,"messages":[]}'
+slow="POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $T1\r\nContent-Length: ${#sb}\r\n\r\n$sb"
+printf "$slow"'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n' |
+    raw >"$T/p3"
+waitn $((n + 2)) '^usage' || true
+u=$(grep '^usage' "$T/drv.out" | sed -n "$((n + 1)),\$p" | tr '\n' ' ')
+check "a slow stream, then a bad request: both answered ($(tr '\n' ' ' <"$T/p3"))" \
+    eval "grep -qx 'status 200' '$T/p3' && grep -qE 'status (400|413)' '$T/p3'"
+check "a slow stream, then a bad request: both recorded ($u)" \
+    eval "echo '$u' | grep -q 'status=200 outcome=ok' &&
+    echo '$u' | grep -qE 'status=(400|413) outcome=bad-request'"
 # Part of a request, then the agent closes: recorded, not lost.
 n=$(nusage)
 $C gone "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
