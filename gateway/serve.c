@@ -197,10 +197,10 @@ serve_out_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
  * Once a second: forget the connections evhttp closed (it clears all
  * of a bufferevent's callbacks when it lets go; only the read callback
  * while it writes an answer, so the event callback tells), recording
- * one the agent
- * closed with part of a request sent, and drop those past their
- * deadline, however slowly their bytes still trickle in, as if
- * evhttp's own read timeout fired: no answer, the connection closed.
+ * one the agent closed with part of a request sent, and drop those
+ * past their deadline, however slowly their bytes still trickle in,
+ * as if evhttp's own read timeout fired: no answer, the connection
+ * closed.
  */
 static void
 serve_sweep(int fd, short ev, void *arg)
