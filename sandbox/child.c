@@ -732,6 +732,8 @@ sbx_rlimits(const struct sandbox_spec *spec, int fd)
 		sbx_rlimit(fd, RLIMIT_NOFILE, "nofile", spec->nofile,
 		    spec->nofile);
 	sbx_rlimit(fd, RLIMIT_CORE, "core", 0, 0);
+	/* A launcher of the pool may have come with room (launcher.c). */
+	sbx_rlimit(fd, RLIMIT_NICE, "nice", 0, 0);
 }
 
 /*

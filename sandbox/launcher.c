@@ -13,11 +13,13 @@
  */
 #include <sys/types.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 
+#include <linux/capability.h>
 #include <linux/magic.h>
 #include <linux/sched.h>
 
@@ -291,6 +293,42 @@ ready_take(struct sbx_plan *pl, int hostns, int prepns)
 }
 
 /*
+ * A launcher of the pool makes its namespaces and view while an
+ * attempt runs, and is needed only at a later spawn: it does that at
+ * the lowest priority (nice 19), so that the attempts' processes, the
+ * next spawn's pid 1 among them, have the processor first, and comes
+ * back to the priority it was started at when its plan comes.  Only
+ * where it can come back: with CAP_SYS_NICE, or where RLIMIT_NICE
+ * lets it (the zygote raises it, zygote_main); the parent, waiting for
+ * one, brings it back the same way (sandbox.c).  Else it stays where
+ * it is.  -1 if it stays, else the priority to come back to.
+ */
+static int
+ready_lower(void)
+{
+	struct __user_cap_header_struct	 h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct	 d[2];
+	struct rlimit			 rl;
+	int				 prio;
+
+	errno = 0;
+	prio = getpriority(PRIO_PROCESS, 0);
+	if (errno != 0 || prio >= 19)
+		return (-1);
+	if (syscall(SYS_capget, &h, d) == -1 ||
+	    !(d[CAP_TO_INDEX(CAP_SYS_NICE)].effective &
+	    CAP_TO_MASK(CAP_SYS_NICE))) {
+		if (getrlimit(RLIMIT_NICE, &rl) == -1 ||
+		    rl.rlim_cur == RLIM_INFINITY ||
+		    20 - (int)rl.rlim_cur > prio)
+			return (-1);
+	}
+	if (setpriority(PRIO_PROCESS, 0, 19) == -1)
+		return (-1);
+	return (prio);
+}
+
+/*
  * The ready mode: started by the parent ahead of any attempt, with
  * its socket and error pipe only.  It makes the namespaces it can
  * ahead (uts, network, IPC, mount: fresh, and nothing but this
@@ -311,9 +349,10 @@ ready_main(void)
 	struct sandbox_spec	*spec;
 	sigset_t		 set;
 	pid_t			 pid;
-	int			 fds[2], nfd, cgfd, self, hostns, prepns;
+	int			 fds[2], nfd, cgfd, self, hostns, prepns, prio;
 
 	check_fds(SBX_FD_SOCK, SBX_FD_ERR);
+	prio = ready_lower();
 	/* Nothing but the socket and the pipe, whatever was inherited. */
 	syscall(SYS_close_range, SBX_FD_ERR + 1, ~0U, 0);
 	(void)fcntl(SBX_FD_SOCK, F_SETFD, FD_CLOEXEC);
@@ -339,6 +378,8 @@ ready_main(void)
 	if (sbx_sendtag(SBX_FD_SOCK, 'R', NULL, 0) == -1)
 		_exit(127);	/* the parent is gone */
 	pl = read_plan(fds, 2, &nfd);
+	if (prio != -1 && setpriority(PRIO_PROCESS, 0, prio) == -1)
+		sbx_fail(SBX_FD_ERR, "ready: back to priority %d:", prio);
 	spec = (struct sandbox_spec *)pl->spec;
 	cgfd = ready_cgfd(fds, nfd);
 	pl->sock = SBX_FD_SOCK;
@@ -470,9 +511,10 @@ zygote_wait(void)
 static __dead void
 zygote_main(void)
 {
+	struct rlimit	 rl;
 	struct stat	 st;
 	char		 tag;
-	int		 fds[3], n, type;
+	int		 fds[3], n, type, prio;
 	socklen_t	 len;
 
 	check_fds(SBX_FD_SOCK, SBX_FD_ERR);
@@ -481,6 +523,17 @@ zygote_main(void)
 	(void)fcntl(SBX_FD_ERR, F_SETFD, FD_CLOEXEC);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
 		sbx_fail(SBX_FD_ERR, "pdeathsig:");
+	/*
+	 * Room for the launchers it makes to go down to nice 19 and back
+	 * to its own priority (ready_lower), where they lack CAP_SYS_NICE.
+	 * Raising the hard limit takes CAP_SYS_RESOURCE.
+	 */
+	errno = 0;
+	prio = getpriority(PRIO_PROCESS, 0);
+	if (errno == 0 && prio < 19) {
+		rl.rlim_cur = rl.rlim_max = (rlim_t)(20 - prio);
+		(void)setrlimit(RLIMIT_NICE, &rl);
+	}
 	/* Once for every launcher it makes: they inherit the list. */
 	sbx_exec_resolve();
 	for (;;) {

@@ -1547,7 +1547,7 @@ sbx_ready_take(struct sbx_ready *r)
 {
 	struct pollfd	 pfd;
 	char		 tag;
-	int		 rc;
+	int		 rc, prio;
 
 	while (sbx_nready > 0) {
 		*r = sbx_ready[0];
@@ -1559,6 +1559,17 @@ sbx_ready_take(struct sbx_ready *r)
 			continue;
 		pfd.fd = r->sock;
 		pfd.events = POLLIN;
+		/*
+		 * Not ready: it makes its namespaces at nice 19
+		 * (launcher.c, ready_lower), and a spawn now waits for it:
+		 * back to our priority (its RLIMIT_NICE lets us).
+		 */
+		if (poll(&pfd, 1, 0) == 0) {
+			errno = 0;
+			prio = getpriority(PRIO_PROCESS, 0);
+			if (errno == 0)
+				(void)setpriority(PRIO_PROCESS, r->pid, prio);
+		}
 		while ((rc = poll(&pfd, 1, SBX_SETUP_MS)) == -1 &&
 		    errno == EINTR)
 			;

@@ -14,12 +14,13 @@
  *
  * The ready modes start it as a launcher of the pool ("factory-sandbox
  * ready", no namespace of its own, one stray fd besides its two): it
- * must say "R" ("ready", or "not ready"), then it prints the fds the
+ * must say "R" ("ready", or "not ready"), then it prints its nice
+ * value ("launcher nice: N"), the fds the
  * waiting launcher holds ("fds: ...") and which of its namespaces are
  * not ours ("fresh: ..."), and sends the plan: ready (with the log fd:
  * its pid 1 must say "P" with a pidfd of itself, a child of ours,
- * "pid1: child, not the launcher", and which namespaces it has fresh;
- * it runs argv, prints its title once the agent exec'd), readycg (as
+ * "pid1: child, not the launcher", which namespaces it has fresh and
+ * its nice value, "pid1 nice: N"; it runs argv, prints its title once the agent exec'd), readycg (as
  * ready, with a cgroup2 directory made for it: "cgroup: LINE", the
  * cgroup2 line of pid 1 before it was sent "G", and "tree before G:
  * mounted" or "not mounted" 200 ms later), readylate (as ready,
@@ -44,6 +45,7 @@
 #include <sys/types.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -201,6 +203,19 @@ print_fresh(pid_t pid)
 			printf(" %s", ns[i]);
 	}
 	printf("\n");
+}
+
+/* Its nice value, as "what nice: N". */
+static void
+print_nice(const char *what, pid_t pid)
+{
+	int	 prio;
+
+	errno = 0;
+	prio = getpriority(PRIO_PROCESS, pid);
+	if (errno != 0)
+		err(2, "getpriority %d", (int)pid);
+	printf("%s nice: %d\n", what, prio);
 }
 
 /* Its command line, NULs shown as spaces. */
@@ -546,6 +561,7 @@ ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
 		return (0);
 	}
 	printf("ready\n");
+	print_nice("launcher", pid);
 	print_fds(pid);
 	print_fresh(pid);
 	print_title(pid);
@@ -571,6 +587,7 @@ ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
 	}
 	if (pid1 > 0) {
 		print_fresh(pid1);
+		print_nice("pid1", pid1);
 		fflush(stdout);
 	}
 	/* A launcher that refused its plan may be gone already. */

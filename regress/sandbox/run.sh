@@ -526,7 +526,8 @@ EOF
 # and its plan must come with the log fd.  Its pid 1 is cloned at the
 # plan, a child of ours (as a fresh launcher is), in a new pid
 # namespace too, and says so with a pidfd of itself.
-OUT=$("$PL" "$LAUNCHER" ready "$TREE" "$U" -- /bin/sh -c 'id -u; exit 3' 2>&1)
+# (The agent lives a second: pid 1's title is read after its execve.)
+OUT=$("$PL" "$LAUNCHER" ready "$TREE" "$U" -- /bin/sh -c 'id -u; sleep 1; exit 3' 2>&1)
 if printf '%s\n' "$OUT" | grep -qx "ready" &&
     printf '%s\n' "$OUT" | grep -qx "fds: 0 1 2 3 4 5 6" &&
     printf '%s\n' "$OUT" | grep -qx "fresh: mnt uts net ipc" &&
@@ -590,8 +591,20 @@ printf '%s\n' "$OUT" | grep -qx "not ready" &&
 # "F" with a pidfd of a launcher that is a child of ours, not its own,
 # and that launcher is what an exec'd one is: nothing else held, its
 # namespaces fresh, its plan run as the attempt's uid.
-OUT=$("$PL" "$LAUNCHER" zygote "$TREE" "$U" -- /bin/sh -c 'id -u; exit 3' 2>&1)
+# It waits at nice 19 where it can come back (CAP_SYS_NICE here, or
+# the RLIMIT_NICE the zygote raises with CAP_SYS_RESOURCE), so that a
+# refill running beside an attempt does not take its processor; pid 1
+# and the agent run at our priority again, the agent with no room to
+# lower its nice value (RLIMIT_NICE 0).
+caps=$(awk '/^CapEff:/ { print $2 }' /proc/self/status)
+if [ $(( (0x$caps >> 23) & 3 )) != 0 ]; then lnice=19; else lnice=0; fi
+OUT=$("$PL" "$LAUNCHER" zygote "$TREE" "$U" -- /bin/sh -c \
+    'id -u; echo "agent nice: $(nice)"; grep "^Max nice" /proc/self/limits; sleep 1; exit 3' 2>&1)
 if printf '%s\n' "$OUT" | grep -qx "launcher: child, not the zygote" &&
+    printf '%s\n' "$OUT" | grep -qx "launcher nice: $lnice" &&
+    printf '%s\n' "$OUT" | grep -qx "pid1 nice: 0" &&
+    printf '%s\n' "$OUT" | grep -qx "agent nice: 0" &&
+    printf '%s\n' "$OUT" | grep -qE "^Max nice priority +0 +0 *$" &&
     printf '%s\n' "$OUT" | grep -qx "ready" &&
     printf '%s\n' "$OUT" | grep -qx "fds: 0 1 2 3 4 5 6" &&
     printf '%s\n' "$OUT" | grep -qx "fresh: mnt uts net ipc" &&
@@ -604,9 +617,23 @@ if printf '%s\n' "$OUT" | grep -qx "launcher: child, not the zygote" &&
     printf '%s\n' "$OUT" | grep -qx "zygote exit 0" &&
     printf '%s\n' "$OUT" | grep -qx "mntns: its own" &&
     printf '%s\n' "$OUT" | grep -qx "exit 3"; then
-	ok "launcher pool: the zygote holds nothing else, its launcher is our child and what an exec'd one is"
+	ok "launcher pool: the zygote holds nothing else, its launcher is our child and what an exec'd one is, at nice $lnice until its plan"
 else
 	notok launcher-zygote "$(echo $OUT)"
+fi
+# Without CAP_SYS_NICE it may go down only where RLIMIT_NICE lets it
+# come back: the zygote raises that with CAP_SYS_RESOURCE, or its
+# launchers stay at our priority.
+if [ $(( (0x$caps >> 24) & 1 )) != 0 ]; then lnice=19; else lnice=0; fi
+OUT=$(setpriv --bounding-set=-sys_nice "$PL" "$LAUNCHER" zygote "$TREE" "$U" -- \
+    /bin/sh -c 'echo "agent nice: $(nice)"; exit 3' 2>&1)
+if printf '%s\n' "$OUT" | grep -qx "launcher nice: $lnice" &&
+    printf '%s\n' "$OUT" | grep -qx "pid1 nice: 0" &&
+    printf '%s\n' "$OUT" | grep -qx "agent nice: 0" &&
+    printf '%s\n' "$OUT" | grep -qx "exit 3"; then
+	ok "launcher pool: without CAP_SYS_NICE a launcher waits at nice $lnice, its attempt runs at 0"
+else
+	notok launcher-zygote-nonice "$(echo $OUT)"
 fi
 # A dead sandbox's mount namespace, handed to the zygote ("D"), is let
 # go of: nobody holds it once the zygote answered the next "F", and the
