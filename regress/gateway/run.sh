@@ -1009,17 +1009,20 @@ check "a request that reaches the handler is recorded once, as itself ($u)" \
 # A good request and a bad one in one write: the bad one's answer is
 # written from inside evhttp's write callbacks (the buffer's start
 # frozen), and recorded all the same.
-n=$(nusage)
+bad='POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'
+good_then_bad() {	# title, the good request
+	n=$(nusage)
+	printf "$2$bad" | raw >"$T/p1"
+	waitn $((n + 2)) '^usage' || true
+	u=$(grep '^usage' "$T/drv.out" | sed -n "$((n + 1)),\$p" | tr '\n' ' ')
+	check "$1: both answered ($(tr '\n' ' ' <"$T/p1"))" \
+	    eval "grep -qx 'status 200' '$T/p1' && grep -qE 'status (400|413)' '$T/p1'"
+	check "$1: both recorded ($u)" \
+	    eval "echo '$u' | grep -q 'status=200 outcome=ok' &&
+	    echo '$u' | grep -qE 'status=(400|413) outcome=bad-request'"
+}
 good="POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $T1\r\nContent-Length: 34\r\n\r\n{\"model\":\"gpt-test\",\"messages\":[]}"
-printf "$good"'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n' |
-    raw >"$T/p1"
-waitn $((n + 2)) '^usage' || true
-u=$(grep '^usage' "$T/drv.out" | sed -n "$((n + 1)),\$p" | tr '\n' ' ')
-check "pipelined good and bad: both answered ($(tr '\n' ' ' <"$T/p1"))" \
-    eval "grep -qx 'status 200' '$T/p1' && grep -qE 'status (400|413)' '$T/p1'"
-check "pipelined good and bad: both recorded ($u)" \
-    eval "echo '$u' | grep -q 'status=200 outcome=ok' &&
-    echo '$u' | grep -qE 'status=(400|413) outcome=bad-request'"
+good_then_bad "pipelined good and bad" "$good"
 n=$(nusage)
 printf "$good$good"'GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: '"$big"'\r\n\r\n' |
     raw >"$T/p2"
@@ -1031,18 +1034,9 @@ check "pipelined good, good, oversized: three answers, three records" \
 # writes an answer it clears its read callback, and the sweep once
 # took that for a connection evhttp had let go, forgot it, and the
 # bad request behind went unrecorded.
-n=$(nusage)
 sb='{"model":"gpt-test","stream":true,"deltas":4,"delay":0.5,"messages":[]}'
-slow="POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $T1\r\nContent-Length: ${#sb}\r\n\r\n$sb"
-printf "$slow"'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n' |
-    raw >"$T/p3"
-waitn $((n + 2)) '^usage' || true
-u=$(grep '^usage' "$T/drv.out" | sed -n "$((n + 1)),\$p" | tr '\n' ' ')
-check "a slow stream, then a bad request: both answered ($(tr '\n' ' ' <"$T/p3"))" \
-    eval "grep -qx 'status 200' '$T/p3' && grep -qE 'status (400|413)' '$T/p3'"
-check "a slow stream, then a bad request: both recorded ($u)" \
-    eval "echo '$u' | grep -q 'status=200 outcome=ok' &&
-    echo '$u' | grep -qE 'status=(400|413) outcome=bad-request'"
+good_then_bad "a slow stream, then a bad request" \
+    "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $T1\r\nContent-Length: ${#sb}\r\n\r\n$sb"
 # Part of a request, then the agent closes: recorded, not lost.
 n=$(nusage)
 $C gone "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
