@@ -75,6 +75,7 @@
 #include "../sandbox/sbx.h"
 
 #define SBX_SETUP_MS	30000	/* a spawn that takes longer is broken */
+#define SBX_RENICE_MS	5	/* a launcher waited for: reniced this often */
 #define SBX_NSFLAGS	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS)
 #define SBX_POOLNS	(CLONE_NEWNET | CLONE_NEWIPC)	/* or pooled */
 
@@ -1547,7 +1548,7 @@ sbx_ready_take(struct sbx_ready *r)
 {
 	struct pollfd	 pfd;
 	char		 tag;
-	int		 rc, prio;
+	int		 rc, prio, prio_ok, waited;
 
 	while (sbx_nready > 0) {
 		*r = sbx_ready[0];
@@ -1562,17 +1563,23 @@ sbx_ready_take(struct sbx_ready *r)
 		/*
 		 * Not ready: it makes its namespaces at nice 19
 		 * (launcher.c, ready_lower), and a spawn now waits for it:
-		 * back to our priority (its RLIMIT_NICE lets us).
+		 * back to our priority (its RLIMIT_NICE lets us), again
+		 * every SBX_RENICE_MS, since one that had not got as far
+		 * as lowering itself lowers itself after.
 		 */
-		if (poll(&pfd, 1, 0) == 0) {
-			errno = 0;
-			prio = getpriority(PRIO_PROCESS, 0);
-			if (errno == 0)
+		errno = 0;
+		prio = getpriority(PRIO_PROCESS, 0);
+		prio_ok = errno == 0;
+		for (waited = 0;;) {
+			rc = poll(&pfd, 1, waited == 0 ? 0 : SBX_RENICE_MS);
+			if (rc == -1 && errno == EINTR)
+				continue;
+			if (rc != 0 || waited >= SBX_SETUP_MS)
+				break;
+			if (prio_ok)
 				(void)setpriority(PRIO_PROCESS, r->pid, prio);
+			waited += SBX_RENICE_MS;
 		}
-		while ((rc = poll(&pfd, 1, SBX_SETUP_MS)) == -1 &&
-		    errno == EINTR)
-			;
 		tag = 0;
 		if (rc == 1 && sbx_recvtag(r->sock, MSG_DONTWAIT, &tag, NULL,
 		    0) == 0 && tag == 'R')
