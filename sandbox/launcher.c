@@ -295,9 +295,11 @@ ready_take(struct sbx_plan *pl, int hostns, int prepns)
 /*
  * A launcher of the pool makes its namespaces and view while an
  * attempt runs, and is needed only at a later spawn: it does that at
- * the lowest priority (nice 19), so that the attempts' processes, the
- * next spawn's pid 1 among them, have the processor first, and comes
- * back to the priority it was started at when its plan comes.  Only
+ * the lowest priority (nice 19), so that what shares its scheduling
+ * group, the parent and the sandboxes' pid 1s, has the processor first
+ * (the agents are in cgroups or autogroups of their own, where a nice
+ * value does not weigh), and comes back to the priority it was started
+ * at when its plan comes.  Only
  * where it can come back: with CAP_SYS_NICE, or where RLIMIT_NICE
  * lets it (the zygote raises it, zygote_main); the parent, waiting for
  * one, brings it back the same way (sandbox.c).  Else it stays where
