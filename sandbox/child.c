@@ -736,22 +736,37 @@ sbx_rlimits(const struct sandbox_spec *spec, int fd)
 	sbx_rlimit(fd, RLIMIT_NICE, "nice", 0, 0);
 }
 
+/* What the agent may do in its tree, /tmp and /dev/shm. */
+#define SBX_LL_RW	(LL_FS_READ | LL_FS_WRITE | LL_FS_CREATE | \
+			 LANDLOCK_ACCESS_FS_MAKE_FIFO | \
+			 LANDLOCK_ACCESS_FS_MAKE_SOCK)
+
 /*
- * The agent's Landlock ruleset, prepared while still root.  TCP
- * connect is allowed to the egress ports only: inside the namespace
- * only the parent's listeners are there to reach.
+ * The exec rules of spec: its manifest's paths, else the system's
+ * binary directories (resolved, on the host's root; an image's own
+ * links are not the host's).
+ */
+static const char *const *
+sbx_exec_list(const struct sandbox_spec *spec)
+{
+	if (spec != NULL && spec->exec_allow != NULL)
+		return ((const char *const *)spec->exec_allow);
+	return ((spec == NULL || spec->image == NULL) &&
+	    sbx_exec_dirs[0] != NULL ? sbx_exec_dirs : sbx_exec_default);
+}
+
+/*
+ * The agent's Landlock ruleset, prepared while still root, with the
+ * rules of the view (sbx_landlock_attempt adds the attempt's): the
+ * root read, /tmp and /dev/shm written, the devices, and execution
+ * from ex only.
  */
 static struct landlock *
-sbx_landlock(const struct sandbox_spec *spec, const char *tree,
-    const uint16_t *ports, int nports, int fd)
+sbx_landlock_view(const char *const *ex, int fd)
 {
-	const uint64_t	 rw = LL_FS_READ | LL_FS_WRITE | LL_FS_CREATE |
-			     LANDLOCK_ACCESS_FS_MAKE_FIFO |
-			     LANDLOCK_ACCESS_FS_MAKE_SOCK;
 	const uint64_t	 dev = LANDLOCK_ACCESS_FS_READ_FILE |
 			     LANDLOCK_ACCESS_FS_WRITE_FILE |
 			     LANDLOCK_ACCESS_FS_IOCTL_DEV;
-	const char *const *ex;
 	struct landlock	*ll;
 	char		 path[64];
 	int		 i;
@@ -762,9 +777,8 @@ sbx_landlock(const struct sandbox_spec *spec, const char *tree,
 	if (ll == NULL)
 		sbx_fail(fd, "landlock ruleset:");
 	if (landlock_allow_path(ll, "/", LL_FS_READ) == -1 ||
-	    landlock_allow_path(ll, tree, rw) == -1 ||
-	    landlock_allow_path(ll, "/tmp", rw) == -1 ||
-	    landlock_allow_path(ll, "/dev/shm", rw) == -1)
+	    landlock_allow_path(ll, "/tmp", SBX_LL_RW) == -1 ||
+	    landlock_allow_path(ll, "/dev/shm", SBX_LL_RW) == -1)
 		sbx_fail(fd, "landlock rule:");
 	for (i = 0; sbx_devices[i] != NULL; i++) {
 		snprintf(path, sizeof(path), "/dev/%s", sbx_devices[i]);
@@ -772,28 +786,38 @@ sbx_landlock(const struct sandbox_spec *spec, const char *tree,
 		    errno != ENOENT)
 			sbx_fail(fd, "landlock rule %s:", path);
 	}
-	/* The host's resolved list says nothing of an image's links. */
-	ex = spec->exec_allow != NULL ?
-	    (const char *const *)spec->exec_allow :
-	    spec->image == NULL && sbx_exec_dirs[0] != NULL ?
-	    sbx_exec_dirs : sbx_exec_default;
 	for (i = 0; ex[i] != NULL; i++)
 		if (landlock_allow_path(ll, ex[i], LL_FS_READ | LL_FS_EXEC) ==
 		    -1 && errno != ENOENT)
 			sbx_fail(fd, "landlock rule %s:", ex[i]);
+	return (ll);
+}
+
+/*
+ * The attempt's rules: its tree written, and TCP connect to the egress
+ * ports only (inside the namespace only the parent's listeners are
+ * there to reach).
+ */
+static void
+sbx_landlock_attempt(struct landlock *ll, const char *tree,
+    const uint16_t *ports, int nports, int fd)
+{
+	int		 i;
+
+	if (landlock_allow_path(ll, tree, SBX_LL_RW) == -1)
+		sbx_fail(fd, "landlock rule %s:", tree);
 	for (i = 0; i < nports; i++)
 		if (landlock_allow_port(ll, ports[i],
 		    LANDLOCK_ACCESS_NET_CONNECT_TCP) == -1)
 			sbx_fail(fd, "landlock rule port %u:",
 			    (unsigned)ports[i]);
-	return (ll);
 }
 
 /*
  * Capabilities: the bounding set needs CAP_SETPCAP to shrink, which
- * setresuid() takes away, so it is emptied just before the uid change;
- * effective and permitted go with the uid change itself, and are
- * cleared and checked again after it.
+ * setresuid() takes away, so it is emptied before the uid change
+ * (sbx_confine_prepare); effective and permitted go with the uid
+ * change itself, and are cleared and checked again after it.
  */
 static void
 sbx_dropbounding(int fd)
@@ -846,19 +870,50 @@ sbx_stdio(const struct sandbox_spec *spec, int fd)
  * it: the Landlock ruleset (of the view as it is now) and the bounding
  * set emptied (it needs CAP_SETPCAP to shrink, which setresuid()
  * takes away, and nothing runs with it that could exec).  Pid 1 does
- * this while the parent makes the cgroups, so that the agent's part
- * between its fork and its execve is shorter; an operator's shell
- * does it right before sbx_confine.  Errors go to fd.
+ * this once its view is final, before anything of the agent exists;
+ * an operator's shell does it right before sbx_confine.  A launcher of
+ * the pool has done most of it already (sbx_confine_ahead).  Errors go
+ * to fd.
  */
+static struct landlock	*sbx_ll_ahead;	/* the view's rules, made ahead */
+static int		 sbx_bounded;	/* the bounding set is empty */
+
 struct landlock *
 sbx_confine_prepare(const struct sandbox_spec *spec, const char *tree,
     const uint16_t *ports, int nports, int fd)
 {
 	struct landlock	*ll;
 
-	ll = sbx_landlock(spec, tree, ports, nports, fd);
-	sbx_dropbounding(fd);
+	/* Rules made ahead are of the host's root and its binaries. */
+	if (sbx_ll_ahead != NULL && spec->exec_allow == NULL &&
+	    spec->image == NULL)
+		ll = sbx_ll_ahead;
+	else {
+		landlock_free(sbx_ll_ahead);
+		ll = sbx_landlock_view(sbx_exec_list(spec), fd);
+	}
+	sbx_ll_ahead = NULL;
+	sbx_landlock_attempt(ll, tree, ports, nports, fd);
+	if (!sbx_bounded)
+		sbx_dropbounding(fd);
+	sbx_bounded = 1;
 	return (ll);
+}
+
+/*
+ * The part of sbx_confine_prepare a launcher of the pool does before
+ * its plan, in the view it built ahead (sbx_view_prepare), which its
+ * pid 1 goes on in: the view's rules, for an attempt on the host's
+ * root with the system's binaries, and the bounding set.  Neither is
+ * of any use to the launcher or its pid 1, which exec nothing; a plan
+ * with other exec paths or an image gets its rules made afresh.
+ */
+void
+sbx_confine_ahead(int fd)
+{
+	sbx_ll_ahead = sbx_landlock_view(sbx_exec_list(NULL), fd);
+	sbx_dropbounding(fd);
+	sbx_bounded = 1;
 }
 
 /*

@@ -335,8 +335,8 @@ ready_lower(void)
  * its socket and error pipe only.  It makes the namespaces it can
  * ahead (uts, network, IPC, mount: fresh, and nothing but this
  * process has been in them), builds the host-root part of the view in
- * the mount one (sbx_view_prepare), says "R" on the socket, and
- * waits.  The plan then comes with the agent's log and, where the attempt has one, its
+ * the mount one (sbx_view_prepare) and the agent's confinement of it
+ * (sbx_confine_ahead), says "R" on the socket, and waits.  The plan then comes with the agent's log and, where the attempt has one, its
  * cgroup2 directory.  It clones pid 1 (ready_clone), which tells the
  * parent who it is ("P" and a pidfd of itself) and from there on is
  * what a fresh launcher is; this process exits.  So nothing of it is
@@ -377,6 +377,7 @@ ready_main(void)
 		sbx_fail(SBX_FD_ERR, "ready: its mount namespace:");
 	sbx_view_prepare(SBX_FD_ERR);
 	sbx_exec_resolve();
+	sbx_confine_ahead(SBX_FD_ERR);
 	if (sbx_sendtag(SBX_FD_SOCK, 'R', NULL, 0) == -1)
 		_exit(127);	/* the parent is gone */
 	pl = read_plan(fds, 2, &nfd);

@@ -111,6 +111,7 @@ int		sbx_mkdirs(const char *, const char *);
 const char	*sbx_below(const char *, const char *);
 struct landlock	*sbx_confine_prepare(const struct sandbox_spec *,
 		    const char *, const uint16_t *, int, int);
+void		sbx_confine_ahead(int);
 void		sbx_confine(const struct sandbox_spec *, const char *,
 		    struct landlock *, int);
 int		sbx_ports(const struct sandbox_spec *, uint16_t *);

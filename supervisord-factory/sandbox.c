@@ -97,6 +97,7 @@ struct sbx_ready {
 	int	 pidfd;		/* kill and reap without a pid reuse race */
 	int	 sock;		/* the parent's end */
 	int	 errfd;		/* the error pipe's read end */
+	struct stat mntns;	/* its mount namespace, once it said "R" */
 };
 
 static struct sbx_ready	 sbx_ready[SANDBOX_POOLMAX];
@@ -107,7 +108,9 @@ static void	sbx_ready_drop(struct sbx_ready *);
 static void	sbx_ready_drain(void);
 static void	sbx_zygote_stop(void);
 static int	sbx_zygote_off;		/* it failed: exec them */
-static struct sbx_ready	 sbx_zygote = { -1, -1, -1, -1 };	/* its pid */
+/* The zygote, held as a launcher is (its pid, pidfd, socket, pipe). */
+static struct sbx_ready	 sbx_zygote = { .pid = -1, .pidfd = -1, .sock = -1,
+    .errfd = -1 };
 
 
 /*
@@ -916,9 +919,10 @@ sbx_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
 
 /*
  * Which mount namespace pid 1 is in (dev and inode of its nsfs file),
- * taken while it waits for "G": it cannot have exited, and it never
- * changes its mount namespace.  *nsid is zeroed if it could not be
- * read: then no "M" is taken.
+ * taken while it waits for "G" (or, for a launcher of the pool that
+ * will clone it into its own, while that one waits for its plan): it
+ * cannot have exited, and it never changes its mount namespace.  *nsid
+ * is zeroed if it could not be read: then no "M" is taken.
  */
 static void
 sbx_pid1_mntns(pid_t pid, struct stat *nsid)
@@ -1582,8 +1586,11 @@ sbx_ready_take(struct sbx_ready *r)
 		}
 		tag = 0;
 		if (rc == 1 && sbx_recvtag(r->sock, MSG_DONTWAIT, &tag, NULL,
-		    0) == 0 && tag == 'R')
+		    0) == 0 && tag == 'R') {
+			/* Waiting for its plan: in the view it built. */
+			sbx_pid1_mntns(r->pid, &r->mntns);
 			return (1);
+		}
 		sbx_ready_drop(r);
 	}
 	return (0);
@@ -1821,7 +1828,7 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	struct sbx_ready r;
 	struct stat	 nsid;
 	char		 derr[256];
-	int		 sock, efd, st, rc, cgfd, born, first, gsent;
+	int		 sock, efd, st, rc, cgfd, born, first, gsent, made;
 	int		 gfds[SANDBOX_MAXCG], ngfd = 0;
 	pid_t		 pid;
 
@@ -1864,26 +1871,38 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	if (rc == 0 && sbx_launcher != -1 &&
 	    sbx_ready_send(&pl, spec->logfd, cgfd, &r)) {
 		/*
-		 * The cgroups while the launcher clones pid 1, "G" as soon
-		 * as pid 1 said who it is (and which mount namespace it is
-		 * in is known): long before its view is built.
+		 * The cgroups while the launcher clones pid 1.  Without an
+		 * image, pid 1 goes on in the view the launcher built, whose
+		 * mount namespace was taken at "R": "G" goes as soon as the
+		 * cgroups are made, behind the plan on the same socket, and
+		 * pid 1 reads it there whether it has said who it is ("P")
+		 * by then or not (nothing but the launcher and its pid 1
+		 * reads that socket, and nothing of the agent exists before
+		 * pid 1 joined them).  With one, pid 1 has a mount
+		 * namespace of its own: "G" once it said who it is and that
+		 * namespace is known, while it waits.
 		 */
 		sb->fd = r.sock;
-		gsent = sbx_cgroups_make(spec, sb, first, born, gfds, &ngfd,
-		    err, errlen) == 0 ? 1 : -1;
-		pid = sbx_ready_pid1(r.sock, r.pid, gsent == 1 ? err : derr,
-		    gsent == 1 ? errlen : sizeof(derr));
-		/* "G" at once; the launcher is reaped after. */
-		if (pid != -1)
+		made = sbx_cgroups_make(spec, sb, first, born, gfds, &ngfd,
+		    err, errlen) == 0;
+		gsent = made ? 0 : -1;
+		if (made && pl.image[0] == '\0') {
+			nsid = r.mntns;
+			gsent = sbx_cgroups_send(sb, gfds, ngfd, err,
+			    errlen) == 0 ? 1 : -1;
+		}
+		pid = sbx_ready_pid1(r.sock, r.pid, gsent != -1 ? err : derr,
+		    gsent != -1 ? errlen : sizeof(derr));
+		if (gsent == 0 && pid != -1) {
 			sbx_pid1_mntns(pid, &nsid);
-		if (gsent == 1 && pid != -1 && sbx_cgroups_send(sb, gfds,
-		    ngfd, err, errlen) == -1)
-			gsent = -1;
-		else if (gsent == 1 && pid == -1)
+			gsent = sbx_cgroups_send(sb, gfds, ngfd, err,
+			    errlen) == 0 ? 1 : -1;
+		} else if (gsent == 0)
 			while (ngfd > 0)
 				close(gfds[--ngfd]);
-		rc = sbx_ready_finish(&r, &pid, &sock, &efd, gsent == 1 ? err :
-		    derr, gsent == 1 ? errlen : sizeof(derr));
+		/* The launcher is reaped after. */
+		rc = sbx_ready_finish(&r, &pid, &sock, &efd, gsent != -1 ? err :
+		    derr, gsent != -1 ? errlen : sizeof(derr));
 		sb->fd = -1;
 	} else if (rc == 0)
 		rc = sbx_start(&pl, cgfd, &pid, &sock, &efd, err, errlen);

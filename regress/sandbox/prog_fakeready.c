@@ -26,8 +26,9 @@
  *	fakeready-mnet		"M" with its network namespace
  *	fakeready-mhost		"M" with the host's mount namespace (the
  *				parent's)
- *	fakeready-mother	"M" with a mount namespace of another
- *				process (the launcher's own, unshared)
+ *	fakeready-mother	"M" with a mount namespace that is not
+ *				its own (one the launcher unshared and
+ *				left)
  *	fakeready-mtwice	"M" with its own mount namespace, twice
  *	fakeready-mtwo		"M" with its own and another descriptor
  *
@@ -86,7 +87,8 @@ sendtag(char tag, int fd)
 
 /*
  * A pid 1 cloned as the launcher clones it (our parent's child, a new
- * pid and mount namespace, born in the cgroup2 directory), which says
+ * pid namespace, the launcher's mount namespace, born in the cgroup2
+ * directory), which says
  * "P" with a pidfd of itself and "M" as how says; other is a mount
  * namespace that is not its own.  The launcher returns.
  */
@@ -97,7 +99,7 @@ fake_pid1(const char *how, int cgfd, int other)
 	int			 self, fd = -1, p[2];
 
 	memset(&ca, 0, sizeof(ca));
-	ca.flags = CLONE_PARENT | CLONE_NEWPID | CLONE_NEWNS |
+	ca.flags = CLONE_PARENT | CLONE_NEWPID |
 	    (cgfd != -1 ? CLONE_INTO_CGROUP : 0);
 	ca.cgroup = cgfd != -1 ? (unsigned long long)cgfd : 0;
 	if (syscall(SYS_clone3, &ca, sizeof(ca)) != 0)
@@ -181,20 +183,31 @@ main(void)
 	char		 exe[PATH_MAX], *name;
 	ssize_t		 n;
 	pid_t		 pid;
-	int		 fd = -1, cgfd;
+	int		 fd = -1, cgfd, host, own;
 
 	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
 		return (1);
 	exe[n] = '\0';
 	name = basename(exe);
+	/* As the launcher does: a mount namespace of its own, its pid 1's. */
+	if ((host = open("/proc/self/ns/mnt", O_RDONLY)) == -1 ||
+	    unshare(CLONE_NEWNS) == -1)
+		return (1);
 	sendtag('R', -1);
 	cgfd = recvplan();
 	if (strncmp(name, "fakeready-m", 11) == 0) {
-		/* The host's mount namespace, or another of its own. */
-		if (strcmp(name, "fakeready-mother") == 0 &&
-		    unshare(CLONE_NEWNS) == -1)
-			return (1);
-		fd = open("/proc/self/ns/mnt", O_RDONLY);
+		/*
+		 * The host's mount namespace, or another that is not pid
+		 * 1's: one more of the launcher's own, left at once.
+		 */
+		fd = host;
+		if (strcmp(name, "fakeready-mother") == 0) {
+			if ((own = open("/proc/self/ns/mnt", O_RDONLY)) ==
+			    -1 || unshare(CLONE_NEWNS) == -1 ||
+			    (fd = open("/proc/self/ns/mnt", O_RDONLY)) == -1 ||
+			    setns(own, CLONE_NEWNS) == -1)
+				return (1);
+		}
 		fake_pid1(name + 10, cgfd, fd);
 		return (0);
 	}

@@ -16,7 +16,8 @@
  * ready", no namespace of its own, one stray fd besides its two): it
  * must say "R" ("ready", or "not ready"), then it prints its nice
  * value ("launcher nice: N"), the fds the
- * waiting launcher holds ("fds: ...") and which of its namespaces are
+ * waiting launcher holds ("fds: ...", and "fd N: anon_inode:WHAT" for
+ * each anonymous one) and which of its namespaces are
  * not ours ("fresh: ..."), and sends the plan: ready (with the log fd:
  * its pid 1 must say "P" with a pidfd of itself, a child of ours,
  * "pid1: child, not the launcher", which namespaces it has fresh and
@@ -157,9 +158,10 @@ recv_status(int sock, int *st)
 static void
 print_fds(pid_t pid)
 {
-	char		 path[64];
+	char		 path[64], link[64];
 	struct dirent	*de;
 	DIR		*d;
+	ssize_t		 r;
 	int		 fds[64], n = 0, i, j, t;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
@@ -180,6 +182,16 @@ print_fds(pid_t pid)
 	for (i = 0; i < n; i++)
 		printf(" %d", fds[i]);
 	printf("\n");
+	/* What an anonymous one is: "fd N: anon_inode:WHAT". */
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid,
+		    fds[i]);
+		if ((r = readlink(path, link, sizeof(link) - 1)) <= 0)
+			continue;
+		link[r] = '\0';
+		if (strncmp(link, "anon_inode:", 11) == 0)
+			printf("fd %d: %s\n", fds[i], link);
+	}
 }
 
 /* The namespaces of pid that are not the caller's. */

@@ -17,6 +17,9 @@ N=0
 T=$(mktemp -d /var/tmp/sbx-regress.XXXXXX) || exit 1
 TT=$(mktemp -d /tmp/sbx-regress.XXXXXX) || exit 1
 MARK=/tmp/sbx-host-marker.$$
+# A program in a directory of the root that is no exec path: only
+# Landlock stands between the agent and running it.
+XSHARE=/usr/share/factory-regress-sbx.$$
 
 cleanup() {
 	local p id d
@@ -26,7 +29,7 @@ cleanup() {
 			[ -d "$d" ] && rmdir "$d" 2>/dev/null
 		done
 	done
-	rm -rf "$T" "$TT" "$MARK"
+	rm -rf "$T" "$TT" "$MARK" "$XSHARE"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
@@ -465,6 +468,33 @@ fi
 XA="-x $P -x /lib -x /lib64 -x /usr/lib" \
     sbx exec-deny -t "$TREE" -- "$PR" exec /usr/bin/id
 expect "exec outside exec_allow refused" EACCES "exit 1"
+# The system's exec paths (no -x): from the pool the agent's Landlock
+# rules were made ahead, by its launcher before its plan
+# (sbx_confine_ahead); from a fresh launcher (-F), by pid 1 once its
+# view was final.  Both confine alike: the system's programs run, one
+# in /usr/share does not (the mount would let it: Landlock refuses), the
+# tree, /tmp and /dev/shm are written.
+mkdir "$XSHARE" && printf '#!/bin/sh\necho ran\n' >"$XSHARE/x" &&
+    chmod 755 "$XSHARE" "$XSHARE/x" || exit 1
+for how in pool fresh; do
+	F=; [ "$how" = fresh ] && F=-F
+	XA=" " sbx "exec-default-$how" $F -t "$TREE" -- /bin/sh -c '
+	    /usr/bin/id -u >/dev/null && echo "id runs"
+	    '"$XSHARE"'/x 2>/dev/null || echo "share refused: $?"
+	    for d in . /tmp /dev/shm; do
+		echo x >"$d/w.$$" && rm "$d/w.$$" && echo "wrote $d"
+	    done'
+	if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -qx "id runs" &&
+	    printf '%s\n' "$OUT" | grep -qx "share refused: 126" &&
+	    ! printf '%s\n' "$OUT" | grep -q "^ran" &&
+	    printf '%s\n' "$OUT" | grep -qx "wrote ." &&
+	    printf '%s\n' "$OUT" | grep -qx "wrote /tmp" &&
+	    printf '%s\n' "$OUT" | grep -qx "wrote /dev/shm"; then
+		ok "default exec paths ($how launcher): system programs run, /usr/share's do not, tree, /tmp and /dev/shm written"
+	else
+		notok "exec-default-$how" "rc $RC: $(echo $OUT)"
+	fi
+done
 exec 7</dev/null
 sbx fds -t "$TREE" -- "$PR" fds
 exec 7<&-
@@ -520,7 +550,8 @@ noplan|none came
 badid|id: not a plain name
 EOF
 # A launcher of the pool, by hand: before its plan it holds its socket
-# and error pipe, the host's mount namespace and its own (5 and 6), and
+# and error pipe, the host's mount namespace and its own (5 and 6), the
+# agent's Landlock ruleset made ahead (7, sbx_confine_ahead) and
 # nothing else (the stray fd 9 is gone), its mount (the host-root part
 # of the view, built ahead), uts, network and IPC namespaces are new,
 # and its plan must come with the log fd.  Its pid 1 is cloned at the
@@ -529,7 +560,9 @@ EOF
 # (The agent lives a second: pid 1's title is read after its execve.)
 OUT=$("$PL" "$LAUNCHER" ready "$TREE" "$U" -- /bin/sh -c 'id -u; sleep 1; exit 3' 2>&1)
 if printf '%s\n' "$OUT" | grep -qx "ready" &&
-    printf '%s\n' "$OUT" | grep -qx "fds: 0 1 2 3 4 5 6" &&
+    printf '%s\n' "$OUT" | grep -qx "fds: 0 1 2 3 4 5 6 7" &&
+    printf '%s\n' "$OUT" | grep -qxF "fd 7: anon_inode:[landlock-ruleset]" &&
+    [ "$(printf '%s\n' "$OUT" | grep -c "^fd [0-9]*: ")" = 1 ] &&
     printf '%s\n' "$OUT" | grep -qx "fresh: mnt uts net ipc" &&
     printf '%s\n' "$OUT" | grep -qx "pid1: child, not the launcher" &&
     printf '%s\n' "$OUT" | grep -qx "fresh: mnt uts net ipc pid" &&
@@ -606,7 +639,9 @@ if printf '%s\n' "$OUT" | grep -qx "launcher: child, not the zygote" &&
     printf '%s\n' "$OUT" | grep -qx "agent nice: 0" &&
     printf '%s\n' "$OUT" | grep -qE "^Max nice priority +0 +0 *$" &&
     printf '%s\n' "$OUT" | grep -qx "ready" &&
-    printf '%s\n' "$OUT" | grep -qx "fds: 0 1 2 3 4 5 6" &&
+    printf '%s\n' "$OUT" | grep -qx "fds: 0 1 2 3 4 5 6 7" &&
+    printf '%s\n' "$OUT" | grep -qxF "fd 7: anon_inode:[landlock-ruleset]" &&
+    [ "$(printf '%s\n' "$OUT" | grep -c "^fd [0-9]*: ")" = 1 ] &&
     printf '%s\n' "$OUT" | grep -qx "fresh: mnt uts net ipc" &&
     printf '%s\n' "$OUT" | grep -qx "title: factory-sandbox ready |" &&
     printf '%s\n' "$OUT" | grep -qx "pid1: child, not the launcher" &&
