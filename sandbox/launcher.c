@@ -108,7 +108,6 @@ enter_main(const char *id)
 	if ((en = sbx_enter_decode(buf, len, &sbx_prog, err,
 	    sizeof(err))) == NULL)
 		sbx_fail(SBX_EFD_ERR, "%s", err);
-	free(buf);
 	close(SBX_EFD_SOCK);
 	if (strcmp(id, en->spec->id) != 0)
 		sbx_fail(SBX_EFD_ERR, "plan: id %s, started to enter %s",
@@ -122,10 +121,12 @@ enter_main(const char *id)
 }
 
 /*
- * A plan: one message on sock, at most SBX_PLAN_MAX bytes; errors to
- * errfd.  With fdp NULL no descriptor may come with it; else at least
- * one and at most maxfd, which land in fdp (close-on-exec); their
- * number in *nfdp.
+ * A plan: one message on sock, at most SBX_PLAN_MAX bytes, in a buffer
+ * of its own (a process reads one plan, and one freed would be
+ * unmapped, tens of microseconds on a spawn's way); errors to errfd.
+ * With fdp NULL no descriptor may come with it; else at least one and
+ * at most maxfd, which land in fdp (close-on-exec); their number in
+ * *nfdp.
  */
 static void *
 read_msg(int sock, int errfd, size_t *lenp, int *fdp, int maxfd, int *nfdp)
@@ -136,13 +137,11 @@ read_msg(int sock, int errfd, size_t *lenp, int *fdp, int maxfd, int *nfdp)
 	} cm;
 	struct msghdr	 msg;
 	struct cmsghdr	*c;
+	static char	 buf[SBX_PLAN_MAX];
 	struct iovec	 iov;
 	ssize_t		 n;
-	void		*buf;
 	int		 nfd = 0;
 
-	if ((buf = malloc(SBX_PLAN_MAX)) == NULL)
-		sbx_fail(errfd, "plan: out of memory");
 	memset(&msg, 0, sizeof(msg));
 	iov.iov_base = buf;
 	iov.iov_len = SBX_PLAN_MAX;
@@ -192,7 +191,6 @@ read_plan(int *fdp, int maxfd, int *nfdp)
 	if ((pl = sbx_plan_decode(buf, len, &sbx_prog, err,
 	    sizeof(err))) == NULL)
 		sbx_fail(SBX_FD_ERR, "%s", err);
-	free(buf);
 	return (pl);
 }
 

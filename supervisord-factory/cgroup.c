@@ -975,14 +975,14 @@ cg_spare_take(struct sandbox *sb, int i, const struct sandbox *sp)
 	return -1;
 }
 
-/* Whatever of spare sp was not renamed goes (ENOENT for the rest). */
+/* Whatever of spare sp was not renamed (in taken, a bit each) goes. */
 static void
-cg_spare_left(int spare, const struct sandbox *sp)
+cg_spare_left(int spare, const struct sandbox *sp, unsigned taken)
 {
 	int	 i;
 
 	for (i = 0; spare && i < sp->ncgroups; i++)
-		if (cg_spare_kind(sp, i))
+		if (cg_spare_kind(sp, i) && !(taken & (1U << i)))
 			(void)rmdir(sp->cgroups[i]);
 }
 
@@ -1001,6 +1001,7 @@ cgroup_create(struct sandbox *sb, const struct sandbox_spec *spec, int skip,
     char *err, size_t errlen)
 {
 	struct sandbox	 sp;
+	unsigned	 taken = 0;
 	int		 i, made, slot, spare = 0;
 
 	/* The oldest spare, if any (cgroup_spare_fill): taken, or gone. */
@@ -1019,8 +1020,10 @@ cgroup_create(struct sandbox *sb, const struct sandbox_spec *spec, int skip,
 		if (made == skip)
 			continue;
 		if (spare && cg_spare_kind(sb, made)) {
-			if (cg_spare_take(sb, made, &sp) == 0)
+			if (cg_spare_take(sb, made, &sp) == 0) {
+				taken |= 1U << made;
 				continue;
+			}
 			if (errno == EEXIST) {
 				snprintf(err, errlen, "mkdir %s: %s",
 				    sb->cgroups[made], strerror(errno));
@@ -1030,14 +1033,14 @@ cgroup_create(struct sandbox *sb, const struct sandbox_spec *spec, int skip,
 		if (cg_mkdir(sb, made, err, errlen) == -1)
 			goto fail;
 	}
-	cg_spare_left(spare, &sp);
+	cg_spare_left(spare, &sp, taken);
 	if (sb->mode == CGMODE_V2 && cg_v2_delegate(err, errlen) == -1)
 		goto fail;
 	if (cg_limits(sb, spec, err, errlen) == -1)
 		goto fail;
 	return 0;
  fail:
-	cg_spare_left(spare, &sp);
+	cg_spare_left(spare, &sp, taken);
 	/* Not skip: its maker removes it. */
 	for (i = made - 1; i >= 0; i--)
 		if (i != skip)
@@ -1046,12 +1049,16 @@ cgroup_create(struct sandbox *sb, const struct sandbox_spec *spec, int skip,
 }
 
 int
-cgroup_open_procs(struct sandbox *sb, int *fds, char *err, size_t errlen)
+cgroup_open_procs(struct sandbox *sb, int skip, int *fds, char *err,
+    size_t errlen)
 {
 	char	 path[PATH_MAX];
 	int	 i;
 
 	for (i = 0; i < sb->ncgroups; i++) {
+		fds[i] = -1;
+		if (i == skip)
+			continue;
 		/*
 		 * A v1 hierarchy's "tasks": pid 1 writes "0" there, which
 		 * moves the thread that writes, without the global lock a
@@ -1059,18 +1066,15 @@ cgroup_open_procs(struct sandbox *sb, int *fds, char *err, size_t errlen)
 		 * period for, ~10 ms here).  Pid 1 is single-threaded, so
 		 * that moves all of it.  cgroup2 has no "tasks".
 		 */
-		snprintf(path, sizeof(path), "%s/tasks", sb->cgroups[i]);
-		if ((fds[i] = open(path, O_WRONLY | O_CLOEXEC)) == -1 &&
-		    errno == ENOENT) {
-			snprintf(path, sizeof(path), "%s/cgroup.procs",
-			    sb->cgroups[i]);
-			fds[i] = open(path, O_WRONLY | O_CLOEXEC);
-		}
-		if (fds[i] == -1) {
+		snprintf(path, sizeof(path), "%s/%s", sb->cgroups[i],
+		    sb->mode == CGMODE_V2 || i == sb->cg_kill ?
+		    "cgroup.procs" : "tasks");
+		if ((fds[i] = open(path, O_WRONLY | O_CLOEXEC)) == -1) {
 			snprintf(err, errlen, "open %s: %s", path,
 			    strerror(errno));
 			while (--i >= 0)
-				close(fds[i]);
+				if (fds[i] != -1)
+					close(fds[i]);
 			return -1;
 		}
 	}

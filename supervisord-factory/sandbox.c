@@ -1007,13 +1007,11 @@ sbx_cgroups_make(const struct sandbox_spec *spec, struct sandbox *sb,
 
 	if (cgroup_create(sb, spec, first, err, errlen) == -1)
 		return (-1);
-	if (cgroup_open_procs(sb, fds, err, errlen) == -1)
-		return (-1);
 	/* Not the one it was cloned into. */
+	if (cgroup_open_procs(sb, born, fds, err, errlen) == -1)
+		return (-1);
 	for (i = 0, n = 0; i < sb->ncgroups; i++)
-		if (i == born)
-			close(fds[i]);
-		else
+		if (i != born)
 			fds[n++] = fds[i];
 	*nfd = n;
 	return (0);
@@ -1366,19 +1364,41 @@ sbx_ready_exec(struct sbx_ready *r, char *mode)
 }
 
 /*
+ * PIDFD_GET_INFO (Linux 6.13), as <linux/pidfd.h> has it there: the
+ * first 64 bytes, which every kernel that knows the call fills.
+ */
+struct sbx_pidfd_info {
+	uint64_t	 mask;
+	uint64_t	 cgroupid;
+	uint32_t	 pid, tgid, ppid;
+	uint32_t	 ids[8];	/* ruid ... fsgid */
+	uint32_t	 spare;
+};
+#define SBX_PIDFD_GET_INFO	_IOWR(0xFF, 11, struct sbx_pidfd_info)
+#define SBX_PIDFD_INFO_PID	1ULL
+
+/*
  * The pid of pidfd fd if it is of a child of ours other than notpid,
- * else -1.  Its pid, as this namespace numbers it, from fdinfo; a
- * pidfd of someone else's process makes waitid(2) say ECHILD.
+ * else -1.  Its pid and parent, as this namespace numbers them, in
+ * one ioctl where the kernel has PIDFD_GET_INFO; else its pid from
+ * fdinfo, and a pidfd of someone else's process makes waitid(2) say
+ * ECHILD.
  */
 static pid_t
 sbx_pidfd_child(int fd, pid_t notpid)
 {
+	struct sbx_pidfd_info	 info;
 	siginfo_t	 si;
 	char		 path[64], buf[2048], *p, *ep;
 	long		 v;
 	pid_t		 pid = -1;
 	int		 n, rc;
 
+	memset(&info, 0, sizeof(info));
+	info.mask = SBX_PIDFD_INFO_PID;
+	if (ioctl(fd, SBX_PIDFD_GET_INFO, &info) == 0)
+		return (info.pid > 1 && (pid_t)info.pid != notpid &&
+		    (pid_t)info.ppid == getpid() ? (pid_t)info.pid : -1);
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	if ((n = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return (-1);

@@ -270,9 +270,10 @@ int	cgroup_create(struct sandbox *, const struct sandbox_spec *, int,
 /*
  * Open, for writing, the file through which a single-threaded process
  * joins each cgroup by writing "0" (v1 "tasks", else cgroup.procs);
- * fds[] gets ncgroups.
+ * fds[] gets ncgroups, -1 for cgroup skip (the one it was born in, or
+ * -1 for none).
  */
-int	cgroup_open_procs(struct sandbox *, int *, char *, size_t);
+int	cgroup_open_procs(struct sandbox *, int, int *, char *, size_t);
 int	cgroup_kill(struct sandbox *);
 int	sandbox_usage(struct sandbox *, struct sandbox_usage *);
 /*
