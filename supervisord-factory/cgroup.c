@@ -1158,16 +1158,13 @@ sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)
 		    "oom_kill", &u->oom_kills) == -1)
 			ret = -1;
 	}
-	if (cg_readfile(sb->cgroups[sb->cg_pids], "pids.current", buf,
-	    sizeof(buf)) == 0)
-		u->pids_current = strtoull(buf, NULL, 10);
-	else
-		ret = -1;
+	/* pids.peak is newer (Linux 6.1): none is not an error. */
 	if (cg_readfile(sb->cgroups[sb->cg_pids], "pids.peak", buf,
 	    sizeof(buf)) == 0)
 		u->pids_peak = strtoull(buf, NULL, 10);
-	(void)cg_keyval(sb->cgroups[sb->cg_pids], "pids.events", "max",
-	    &u->pids_denied);
+	if (cg_keyval(sb->cgroups[sb->cg_pids], "pids.events", "max",
+	    &u->pids_denied) == -1)
+		ret = -1;
 	return ret;
 }
 

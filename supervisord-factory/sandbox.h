@@ -116,7 +116,6 @@ struct sandbox {
 struct sandbox_usage {
 	uint64_t	 cpu_ms;	/* user + system of every process */
 	uint64_t	 mem_peak;	/* bytes */
-	uint64_t	 pids_current;
 	uint64_t	 pids_peak;	/* 0 if the kernel does not keep it */
 	uint64_t	 pids_denied;	/* forks refused by pids.max */
 	uint64_t	 oom_kills;
