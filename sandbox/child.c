@@ -816,8 +816,9 @@ sbx_landlock_attempt(struct landlock *ll, const char *tree,
 /*
  * Capabilities: the bounding set needs CAP_SETPCAP to shrink, which
  * setresuid() takes away, so it is emptied before the uid change
- * (sbx_confine_prepare); effective and permitted go with the uid
- * change itself, and are cleared and checked again after it.
+ * (sbx_confine_prepare, or ahead, sbx_confine_ahead); effective and
+ * permitted go with the uid change itself, and are cleared and checked
+ * again after it.
  */
 static void
 sbx_dropbounding(int fd)

@@ -975,7 +975,7 @@ cg_spare_take(struct sandbox *sb, int i, const struct sandbox *sp)
 	return -1;
 }
 
-/* Whatever of spare sp was not renamed (in taken, a bit each) goes. */
+/* Whatever of spare sp was not taken (in taken, a bit each) goes. */
 static void
 cg_spare_left(int spare, const struct sandbox *sp, unsigned taken)
 {
@@ -1020,10 +1020,10 @@ cgroup_create(struct sandbox *sb, const struct sandbox_spec *spec, int skip,
 		if (made == skip)
 			continue;
 		if (spare && cg_spare_kind(sb, made)) {
-			if (cg_spare_take(sb, made, &sp) == 0) {
-				taken |= 1U << made;
+			/* Renamed, or (failed) removed: not left either way. */
+			taken |= 1U << made;
+			if (cg_spare_take(sb, made, &sp) == 0)
 				continue;
-			}
 			if (errno == EEXIST) {
 				snprintf(err, errlen, "mkdir %s: %s",
 				    sb->cgroups[made], strerror(errno));

@@ -921,17 +921,20 @@ sbx_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
  * Which mount namespace pid 1 is in (dev and inode of its nsfs file),
  * taken while it waits for "G" (or, for a launcher of the pool that
  * will clone it into its own, while that one waits for its plan): it
- * cannot have exited, and it never changes its mount namespace.  *nsid
- * is zeroed if it could not be read: then no "M" is taken.
+ * cannot have exited, and it never changes its mount namespace.  -1,
+ * and *nsid zeroed, if it could not be read: then no "M" is taken,
+ * and the spawn fails.
  */
-static void
+static int
 sbx_pid1_mntns(pid_t pid, struct stat *nsid)
 {
 	char	 path[64];
 
 	snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", (long)pid);
-	if (stat(path, nsid) == -1)
-		memset(nsid, 0, sizeof(*nsid));
+	if (stat(path, nsid) == 0)
+		return (0);
+	memset(nsid, 0, sizeof(*nsid));
+	return (-1);
 }
 
 /*
@@ -1396,8 +1399,10 @@ sbx_pidfd_child(int fd, pid_t notpid)
 
 	memset(&info, 0, sizeof(info));
 	info.mask = SBX_PIDFD_INFO_PID;
+	/* A process's, not a thread's (PIDFD_THREAD). */
 	if (ioctl(fd, SBX_PIDFD_GET_INFO, &info) == 0)
-		return (info.pid > 1 && (pid_t)info.pid != notpid &&
+		return ((info.mask & SBX_PIDFD_INFO_PID) && info.pid > 1 &&
+		    info.tgid == info.pid && (pid_t)info.pid != notpid &&
 		    (pid_t)info.ppid == getpid() ? (pid_t)info.pid : -1);
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	if ((n = open(path, O_RDONLY | O_CLOEXEC)) == -1)
@@ -1605,12 +1610,11 @@ sbx_ready_take(struct sbx_ready *r)
 			waited += SBX_RENICE_MS;
 		}
 		tag = 0;
+		/* Waiting for its plan: in the view it built, pid 1's. */
 		if (rc == 1 && sbx_recvtag(r->sock, MSG_DONTWAIT, &tag, NULL,
-		    0) == 0 && tag == 'R') {
-			/* Waiting for its plan: in the view it built. */
-			sbx_pid1_mntns(r->pid, &r->mntns);
+		    0) == 0 && tag == 'R' && sbx_pid1_mntns(r->pid,
+		    &r->mntns) == 0)
 			return (1);
-		}
 		sbx_ready_drop(r);
 	}
 	return (0);
@@ -1847,8 +1851,10 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	struct sbx_plan	 pl;
 	struct sbx_ready r;
 	struct stat	 nsid;
-	char		 derr[256];
+	char		 derr[256], gerr[256], *perr;
+	size_t		 perrlen;
 	int		 sock, efd, st, rc, cgfd, born, first, gsent, made;
+	int		 pooled = 0;
 	int		 gfds[SANDBOX_MAXCG], ngfd = 0;
 	pid_t		 pid;
 
@@ -1902,27 +1908,36 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 		 * namespace of its own: "G" once it said who it is and that
 		 * namespace is known, while it waits.
 		 */
+		pooled = 1;
 		sb->fd = r.sock;
 		made = sbx_cgroups_make(spec, sb, first, born, gfds, &ngfd,
 		    err, errlen) == 0;
+		/*
+		 * What fails after the cgroups is said in perr, a failed
+		 * "G" in gerr: a launcher that fails first says why on its
+		 * error pipe (sbx_ready_finish), which is worth more than
+		 * the broken pipe "G" met.
+		 */
+		perr = made ? err : derr;
+		perrlen = made ? errlen : sizeof(derr);
 		gsent = made ? 0 : -1;
 		if (made && pl.image[0] == '\0') {
 			nsid = r.mntns;
-			gsent = sbx_cgroups_send(sb, gfds, ngfd, err,
-			    errlen) == 0 ? 1 : -1;
+			gsent = sbx_cgroups_send(sb, gfds, ngfd, gerr,
+			    sizeof(gerr)) == 0 ? 1 : -1;
 		}
-		pid = sbx_ready_pid1(r.sock, r.pid, gsent != -1 ? err : derr,
-		    gsent != -1 ? errlen : sizeof(derr));
+		pid = sbx_ready_pid1(r.sock, r.pid, perr, perrlen);
 		if (gsent == 0 && pid != -1) {
-			sbx_pid1_mntns(pid, &nsid);
-			gsent = sbx_cgroups_send(sb, gfds, ngfd, err,
-			    errlen) == 0 ? 1 : -1;
+			(void)sbx_pid1_mntns(pid, &nsid);
+			gsent = sbx_cgroups_send(sb, gfds, ngfd, gerr,
+			    sizeof(gerr)) == 0 ? 1 : -1;
 		} else if (gsent == 0)
 			while (ngfd > 0)
 				close(gfds[--ngfd]);
 		/* The launcher is reaped after. */
-		rc = sbx_ready_finish(&r, &pid, &sock, &efd, gsent != -1 ? err :
-		    derr, gsent != -1 ? errlen : sizeof(derr));
+		rc = sbx_ready_finish(&r, &pid, &sock, &efd, perr, perrlen);
+		if (rc == 0 && made && gsent == -1)
+			strlcpy(err, gerr, errlen);
 		sb->fd = -1;
 	} else if (rc == 0)
 		rc = sbx_start(&pl, cgfd, &pid, &sock, &efd, err, errlen);
@@ -1934,13 +1949,14 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	if (rc == -1) {
 		sb->pid = -1;
 		/*
-		 * A launcher of the pool had the cgroup2 directory: what it
-		 * may have started there dies before the removal.
+		 * A launcher of the pool had the cgroup2 directory, and the
+		 * others too once "G" went: what it may have started there
+		 * dies before the removal (of what of them there is).
 		 */
-		if (first != -1)
+		if (first != -1 || pooled)
 			(void)cgroup_kill(sb);
-		if (first != -1 && sandbox_destroy(sb, derr, sizeof(derr)) ==
-		    -1)
+		if ((first != -1 || pooled) && sandbox_destroy(sb, derr,
+		    sizeof(derr)) == -1)
 			snprintf(err + strlen(err), errlen - strlen(err),
 			    "; %s", derr);
 		return (-1);
@@ -1950,7 +1966,7 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	rc = gsent == -1 ? -1 : 0;
 	if (gsent == 0) {
 		/* Pid 1 waits for "G": it is there, in its namespace. */
-		sbx_pid1_mntns(pid, &nsid);
+		(void)sbx_pid1_mntns(pid, &nsid);
 		rc = sbx_cgroups_make(spec, sb, first, born, gfds, &ngfd, err,
 		    errlen);
 		if (rc == 0)

@@ -13,6 +13,11 @@
  *	fakeready-none	"X" and no descriptor
  *	fakeready-incg	a child of its own born in the attempt's cgroup2
  *			directory, left running, and "P" with its pidfd
+ *	fakeready-thread "P" with a pidfd of a thread of its own
+ *			(PIDFD_THREAD: of our child's, but no process)
+ *	fakeready-fail	no "P": it fails as a launcher that could not
+ *			take the tree would, saying why on its error pipe
+ *			("fake: cannot take the tree") before it exits
  *
  * The parent must fail the spawn, naming the pooled launcher, and
  * leave nothing behind.  Or it clones a pid 1 as the launcher does
@@ -45,6 +50,7 @@
 #include <libgen.h>
 #include <sched.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -159,6 +165,29 @@ recvplan(void)
 	return (fds[1]);
 }
 
+static void *
+sleeper(void *arg)
+{
+	*(volatile pid_t *)arg = gettid();
+	sleep(30);
+	return (NULL);
+}
+
+/* A pidfd of a thread of ours (not the main one), or -1. */
+static int
+thread_pidfd(void)
+{
+	static volatile pid_t	 tid;
+	pthread_t		 t;
+	int			 i;
+
+	if (pthread_create(&t, NULL, sleeper, (void *)&tid) != 0)
+		return (-1);
+	for (i = 0; tid == 0 && i < 1000; i++)
+		usleep(1000);
+	return (tid == 0 ? -1 : (int)syscall(SYS_pidfd_open, tid, O_EXCL));
+}
+
 /* A child in the cgroup2 directory cgfd, that waits to be killed. */
 static pid_t
 incg(int cgfd)
@@ -224,6 +253,12 @@ main(void)
 		fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	} else if (strcmp(name, "fakeready-null") == 0)
 		fd = open("/dev/null", O_RDONLY);
+	else if (strcmp(name, "fakeready-thread") == 0)
+		fd = thread_pidfd();
+	else if (strcmp(name, "fakeready-fail") == 0) {
+		(void)write(4, "fake: cannot take the tree\n", 27);
+		_exit(127);
+	}
 	sendtag(fd == -1 ? 'X' : 'P', fd);
 	/* As a launcher that cloned would: gone, or killed meanwhile. */
 	sleep(1);
