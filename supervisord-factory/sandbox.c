@@ -97,7 +97,6 @@ struct sbx_ready {
 	int	 pidfd;		/* kill and reap without a pid reuse race */
 	int	 sock;		/* the parent's end */
 	int	 errfd;		/* the error pipe's read end */
-	struct stat mntns;	/* its mount namespace, once it said "R" */
 };
 
 static struct sbx_ready	 sbx_ready[SANDBOX_POOLMAX];
@@ -108,9 +107,7 @@ static void	sbx_ready_drop(struct sbx_ready *);
 static void	sbx_ready_drain(void);
 static void	sbx_zygote_stop(void);
 static int	sbx_zygote_off;		/* it failed: exec them */
-/* The zygote, held as a launcher is (its pid, pidfd, socket, pipe). */
-static struct sbx_ready	 sbx_zygote = { .pid = -1, .pidfd = -1, .sock = -1,
-    .errfd = -1 };
+static struct sbx_ready	 sbx_zygote = { -1, -1, -1, -1 };	/* its pid */
 
 
 /*
@@ -919,29 +916,28 @@ sbx_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
 
 /*
  * Which mount namespace pid 1 is in (dev and inode of its nsfs file),
- * taken while it waits for "G" (or, for a launcher of the pool that
- * will clone it into its own, while that one waits for its plan): it
- * cannot have exited, and it never changes its mount namespace.  -1,
- * and *nsid zeroed, if it could not be read: then no "M" is taken,
- * and the spawn fails.
+ * taken once it said who it is: it never changes its mount namespace.
+ * It is our child and not reaped, so its pid is its own; but it may
+ * be gone already (an agent of a pool launcher, which it starts
+ * without waiting for this, that exited at once): then *nsid is
+ * zeroed, and its "M" is not held (sbx_recv_mntns).
  */
-static int
+static void
 sbx_pid1_mntns(pid_t pid, struct stat *nsid)
 {
 	char	 path[64];
 
 	snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", (long)pid);
-	if (stat(path, nsid) == 0)
-		return (0);
-	memset(nsid, 0, sizeof(*nsid));
-	return (-1);
+	if (stat(path, nsid) == -1)
+		memset(nsid, 0, sizeof(*nsid));
 }
 
 /*
  * Pid 1's mount namespace ("M", sbx_send_mntns), queued before it
- * forked the agent: held in sb->mntns until sandbox_destroy.  It must
- * be one descriptor of a mount namespace, pid 1's own (nsid), not the
- * parent's, and come once: after it only pid 1's "S" may be queued.
+ * forked the agent: held in sb->mntns until sandbox_destroy (unless
+ * pid 1 is gone already, nsid zero).  It must be one descriptor of a
+ * mount namespace, pid 1's own (nsid), not the parent's, and come
+ * once: after it only pid 1's "S" may be queued.
  */
 static int
 sbx_recv_mntns(struct sandbox *sb, const struct stat *nsid, char *err,
@@ -973,8 +969,12 @@ sbx_recv_mntns(struct sandbox *sb, const struct stat *nsid, char *err,
 		    "other than the parent's");
 		return (-1);
 	}
-	if (fstat(fd, &st) == -1 || nsid->st_ino == 0 ||
-	    st.st_ino != nsid->st_ino || st.st_dev != nsid->st_dev) {
+	if (nsid->st_ino == 0) {
+		/* Pid 1 is gone: its namespace with it, nothing to hold. */
+		close(fd);
+		fd = -1;
+	} else if (fstat(fd, &st) == -1 || st.st_ino != nsid->st_ino ||
+	    st.st_dev != nsid->st_dev) {
 		close(fd);
 		snprintf(err, errlen, "pid 1's 'M' is not pid 1's own mount "
 		    "namespace");
@@ -983,7 +983,8 @@ sbx_recv_mntns(struct sandbox *sb, const struct stat *nsid, char *err,
 	tag = 0;
 	if (recv(sb->fd, &tag, 1, MSG_DONTWAIT | MSG_PEEK) == 1 &&
 	    tag != 'S') {
-		close(fd);
+		if (fd != -1)
+			close(fd);
 		snprintf(err, errlen, "pid 1 sent '%c' after its mount "
 		    "namespace%s", tag >= 0x21 && tag < 0x7f ? tag : '?',
 		    tag == 'M' ? " (twice)" : "");
@@ -1610,10 +1611,8 @@ sbx_ready_take(struct sbx_ready *r)
 			waited += SBX_RENICE_MS;
 		}
 		tag = 0;
-		/* Waiting for its plan: in the view it built, pid 1's. */
 		if (rc == 1 && sbx_recvtag(r->sock, MSG_DONTWAIT, &tag, NULL,
-		    0) == 0 && tag == 'R' && sbx_pid1_mntns(r->pid,
-		    &r->mntns) == 0)
+		    0) == 0 && tag == 'R')
 			return (1);
 		sbx_ready_drop(r);
 	}
@@ -1897,43 +1896,28 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	if (rc == 0 && sbx_launcher != -1 &&
 	    sbx_ready_send(&pl, spec->logfd, cgfd, &r)) {
 		/*
-		 * The cgroups while the launcher clones pid 1.  Without an
-		 * image, pid 1 goes on in the view the launcher built, whose
-		 * mount namespace was taken at "R": "G" goes as soon as the
-		 * cgroups are made, behind the plan on the same socket, and
-		 * pid 1 reads it there whether it has said who it is ("P")
-		 * by then or not (nothing but the launcher and its pid 1
-		 * reads that socket, and nothing of the agent exists before
-		 * pid 1 joined them).  With one, pid 1 has a mount
-		 * namespace of its own: "G" once it said who it is and that
-		 * namespace is known, while it waits.
+		 * The cgroups while the launcher clones pid 1, and "G" as
+		 * soon as they are made, behind the plan on the same
+		 * socket: pid 1 reads it there whether it has said who it
+		 * is ("P") by then or not (nothing but the launcher and its
+		 * pid 1 reads that socket, and nothing of the agent exists
+		 * before pid 1 joined them).  What fails after the cgroups
+		 * is said in perr, a failed "G" in gerr: a launcher that
+		 * fails first says why on its error pipe
+		 * (sbx_ready_finish), which is worth more than the broken
+		 * pipe "G" met.
 		 */
 		pooled = 1;
 		sb->fd = r.sock;
 		made = sbx_cgroups_make(spec, sb, first, born, gfds, &ngfd,
 		    err, errlen) == 0;
-		/*
-		 * What fails after the cgroups is said in perr, a failed
-		 * "G" in gerr: a launcher that fails first says why on its
-		 * error pipe (sbx_ready_finish), which is worth more than
-		 * the broken pipe "G" met.
-		 */
 		perr = made ? err : derr;
 		perrlen = made ? errlen : sizeof(derr);
-		gsent = made ? 0 : -1;
-		if (made && pl.image[0] == '\0') {
-			nsid = r.mntns;
-			gsent = sbx_cgroups_send(sb, gfds, ngfd, gerr,
-			    sizeof(gerr)) == 0 ? 1 : -1;
-		}
+		gsent = made && sbx_cgroups_send(sb, gfds, ngfd, gerr,
+		    sizeof(gerr)) == 0 ? 1 : -1;
 		pid = sbx_ready_pid1(r.sock, r.pid, perr, perrlen);
-		if (gsent == 0 && pid != -1) {
-			(void)sbx_pid1_mntns(pid, &nsid);
-			gsent = sbx_cgroups_send(sb, gfds, ngfd, gerr,
-			    sizeof(gerr)) == 0 ? 1 : -1;
-		} else if (gsent == 0)
-			while (ngfd > 0)
-				close(gfds[--ngfd]);
+		if (pid != -1)
+			sbx_pid1_mntns(pid, &nsid);
 		/* The launcher is reaped after. */
 		rc = sbx_ready_finish(&r, &pid, &sock, &efd, perr, perrlen);
 		if (rc == 0 && made && gsent == -1)
@@ -1966,7 +1950,7 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	rc = gsent == -1 ? -1 : 0;
 	if (gsent == 0) {
 		/* Pid 1 waits for "G": it is there, in its namespace. */
-		(void)sbx_pid1_mntns(pid, &nsid);
+		sbx_pid1_mntns(pid, &nsid);
 		rc = sbx_cgroups_make(spec, sb, first, born, gfds, &ngfd, err,
 		    errlen);
 		if (rc == 0)

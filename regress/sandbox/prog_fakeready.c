@@ -31,11 +31,14 @@
  *	fakeready-mnet		"M" with its network namespace
  *	fakeready-mhost		"M" with the host's mount namespace (the
  *				parent's)
- *	fakeready-mother	"M" with a mount namespace that is not
- *				its own (one the launcher unshared and
- *				left)
+ *	fakeready-mother	"M" with a mount namespace of another
+ *				process (the launcher's own, unshared)
  *	fakeready-mtwice	"M" with its own mount namespace, twice
  *	fakeready-mtwo		"M" with its own and another descriptor
+ *	fakeready-mgone		"M" with its own, and gone (as if its
+ *				agent had exited at once) before the
+ *				launcher says "P" for it: the spawn goes
+ *				on, the namespace is not held
  *
  * The parent must fail the spawn naming what was wrong with "M",
  * kill that pid 1 and remove the cgroups by exact path.
@@ -49,7 +52,9 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <sched.h>
+#include <stdint.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -91,10 +96,37 @@ sendtag(char tag, int fd)
 	sendtags(tag, fd, -1);
 }
 
+/* The one descriptor of a message on sock, or -1. */
+static int
+recvfd(int sock)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+	char		 tag;
+	int		 fd;
+
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = &tag;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	if (recvmsg(sock, &msg, 0) <= 0 || (c = CMSG_FIRSTHDR(&msg)) == NULL ||
+	    c->cmsg_len != CMSG_LEN(sizeof(int)))
+		return (-1);
+	memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+	return (fd);
+}
+
 /*
  * A pid 1 cloned as the launcher clones it (our parent's child, a new
- * pid namespace, the launcher's mount namespace, born in the cgroup2
- * directory), which says
+ * pid and mount namespace, born in the cgroup2 directory), which says
  * "P" with a pidfd of itself and "M" as how says; other is a mount
  * namespace that is not its own.  The launcher returns.
  */
@@ -102,14 +134,50 @@ static void
 fake_pid1(const char *how, int cgfd, int other)
 {
 	struct clone_args	 ca;
+	struct pollfd		 pfd = { -1, 0, 0 };
+	long			 rc;
 	int			 self, fd = -1, p[2];
 
 	memset(&ca, 0, sizeof(ca));
-	ca.flags = CLONE_PARENT | CLONE_NEWPID |
+	ca.flags = CLONE_PARENT | CLONE_NEWPID | CLONE_NEWNS |
 	    (cgfd != -1 ? CLONE_INTO_CGROUP : 0);
 	ca.cgroup = cgfd != -1 ? (unsigned long long)cgfd : 0;
-	if (syscall(SYS_clone3, &ca, sizeof(ca)) != 0)
+	if (strcmp(how, "mgone") == 0) {
+		ca.flags |= CLONE_PIDFD;
+		ca.pidfd = (unsigned long long)(uintptr_t)&pfd.fd;
+	}
+	if (strcmp(how, "mgone") == 0 &&
+	    socketpair(AF_UNIX, SOCK_SEQPACKET, 0, p) == -1)
 		return;
+	if ((rc = syscall(SYS_clone3, &ca, sizeof(ca))) > 0 &&
+	    strcmp(how, "mgone") == 0 && fork() == 0) {
+		/*
+		 * Its "P" and then its "M" (handed over on p) once it is
+		 * gone, as if it had raced the parent, from a child of the
+		 * launcher, which the parent does not kill after "P".
+		 */
+		pfd.events = POLLIN;
+		while (poll(&pfd, 1, -1) == -1)
+			;
+		sendtag('P', pfd.fd);
+		sendtag('M', recvfd(p[0]));
+		_exit(0);
+	}
+	if (rc != 0)
+		return;
+	if (strcmp(how, "mgone") == 0) {
+		/*
+		 * "G" read, as pid 1 reads it (unread, it would make the
+		 * parent's end say ECONNRESET at the close), its own mount
+		 * namespace to the launcher, and gone.
+		 */
+		(void)recvfd(3);
+		if (dup2(p[1], 3) == -1)
+			_exit(1);
+		sendtag('M', open("/proc/self/ns/mnt", O_RDONLY));
+		close(4);
+		_exit(0);
+	}
 	self = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	sendtag('P', self);
 	if (strcmp(how, "mnofd") == 0)
@@ -212,31 +280,20 @@ main(void)
 	char		 exe[PATH_MAX], *name;
 	ssize_t		 n;
 	pid_t		 pid;
-	int		 fd = -1, cgfd, host, own;
+	int		 fd = -1, cgfd;
 
 	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
 		return (1);
 	exe[n] = '\0';
 	name = basename(exe);
-	/* As the launcher does: a mount namespace of its own, its pid 1's. */
-	if ((host = open("/proc/self/ns/mnt", O_RDONLY)) == -1 ||
-	    unshare(CLONE_NEWNS) == -1)
-		return (1);
 	sendtag('R', -1);
 	cgfd = recvplan();
 	if (strncmp(name, "fakeready-m", 11) == 0) {
-		/*
-		 * The host's mount namespace, or another that is not pid
-		 * 1's: one more of the launcher's own, left at once.
-		 */
-		fd = host;
-		if (strcmp(name, "fakeready-mother") == 0) {
-			if ((own = open("/proc/self/ns/mnt", O_RDONLY)) ==
-			    -1 || unshare(CLONE_NEWNS) == -1 ||
-			    (fd = open("/proc/self/ns/mnt", O_RDONLY)) == -1 ||
-			    setns(own, CLONE_NEWNS) == -1)
-				return (1);
-		}
+		/* The host's mount namespace, or another of its own. */
+		if (strcmp(name, "fakeready-mother") == 0 &&
+		    unshare(CLONE_NEWNS) == -1)
+			return (1);
+		fd = open("/proc/self/ns/mnt", O_RDONLY);
 		fake_pid1(name + 10, cgfd, fd);
 		return (0);
 	}

@@ -319,6 +319,22 @@ for c in "mnone|pid 1 sent no mount namespace (tag 0)" \
 		notok "mntns-fake-$f" "rc $RC: $(echo $OUT)"
 	fi
 done
+# A pid 1 already gone when the parent reads who it is (a pool
+# launcher's agent may exit before that: "G" goes first): its "M" is
+# not held, and the spawn is no failure for that; nothing is left.
+cp "$P0/prog_fakeready" "$TT/fakeready-mgone"
+SAVED=$LAUNCH
+LAUNCH="-L $TT/fakeready-mgone"
+SBXU=$((68810 + N % 20)) sbx fake-mgone -t "$TREE" -- /bin/true
+LAUNCH=$SAVED
+if [ "$RC" = 0 ] && ! printf '%s\n' "$OUT" | grep -q "^spawn:" &&
+    printf '%s\n' "$OUT" | grep -qx "mntns: none held" &&
+    printf '%s\n' "$OUT" | grep -qx destroyed &&
+    ! ls -l /proc/[0-9]*/exe 2>/dev/null | grep -q fakeready-mgone; then
+	ok "mount namespace: a pid 1 gone before it was read is not held, the spawn stands"
+else
+	notok mntns-fake-mgone "rc $RC: $(echo $OUT)"
+fi
 sbx key -t "$TREE" -- "$PR" read "$T/keys/key.pem"
 expect "key dir hidden" ENOENT "exit 1"
 sbx keyfile -t "$TREE" -- "$PR" read "$T/keyfile"
