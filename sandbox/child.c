@@ -743,7 +743,8 @@ sbx_rlimits(const struct sandbox_spec *spec, int fd)
 
 /*
  * The exec rules of spec: its manifest's paths, else the system's
- * binary directories (resolved, on the host's root; an image's own
+ * binary directories (resolved once, sbx_exec_resolve, where the
+ * host's root or the view built ahead shows them; an image's own
  * links are not the host's).
  */
 static const char *const *

@@ -919,17 +919,35 @@ sbx_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
  * taken once it said who it is: it never changes its mount namespace.
  * It is our child and not reaped, so its pid is its own; but it may
  * be gone already (an agent of a pool launcher, which it starts
- * without waiting for this, that exited at once): then *nsid is
- * zeroed, and its "M" is not held (sbx_recv_mntns).
+ * without waiting for this, that exited at once).  Then, if it was
+ * pid 1 of a pid namespace of its own (the last of its "NSpid" is 1),
+ * *nsid is zeroed and its "M" is not held (sbx_recv_mntns); any other
+ * process that is gone is no pid 1, and *nsid matches no namespace.
  */
 static void
 sbx_pid1_mntns(pid_t pid, struct stat *nsid)
 {
-	char	 path[64];
+	char	 path[64], buf[4096], *p;
+	ssize_t	 n;
+	int	 fd;
 
 	snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", (long)pid);
-	if (stat(path, nsid) == -1)
-		memset(nsid, 0, sizeof(*nsid));
+	if (stat(path, nsid) == 0)
+		return;
+	memset(nsid, 0, sizeof(*nsid));
+	nsid->st_ino = (ino_t)-1;
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	if ((p = strstr(buf, "\nNSpid:\t")) == NULL)
+		return;
+	p += 8;
+	p[strcspn(p, "\n")] = '\0';
+	if (strchr(p, '\t') != NULL && strcmp(strrchr(p, '\t'), "\t1") == 0)
+		nsid->st_ino = 0;
 }
 
 /*
@@ -1398,6 +1416,9 @@ sbx_pidfd_child(int fd, pid_t notpid)
 	pid_t		 pid = -1;
 	int		 n, rc;
 
+	/* One the caller can wait on: no PIDFD_NONBLOCK. */
+	if ((n = fcntl(fd, F_GETFL)) == -1 || (n & O_NONBLOCK))
+		return (-1);
 	memset(&info, 0, sizeof(info));
 	info.mask = SBX_PIDFD_INFO_PID;
 	/* A process's, not a thread's (PIDFD_THREAD). */
@@ -1920,8 +1941,11 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 			sbx_pid1_mntns(pid, &nsid);
 		/* The launcher is reaped after. */
 		rc = sbx_ready_finish(&r, &pid, &sock, &efd, perr, perrlen);
-		if (rc == 0 && made && gsent == -1)
+		/* And what pid 1 said, if it said why before it went. */
+		if (rc == 0 && made && gsent == -1) {
 			strlcpy(err, gerr, errlen);
+			sbx_ready_why(efd, err, errlen);
+		}
 		sb->fd = -1;
 	} else if (rc == 0)
 		rc = sbx_start(&pl, cgfd, &pid, &sock, &efd, err, errlen);

@@ -39,6 +39,9 @@
  *				agent had exited at once) before the
  *				launcher says "P" for it: the spawn goes
  *				on, the namespace is not held
+ *	fakeready-mzombie	as mgone, but its "pid 1" is no pid 1: a
+ *				child of the parent in the launcher's own
+ *				pid namespace, gone; the spawn must fail
  *
  * The parent must fail the spawn naming what was wrong with "M",
  * kill that pid 1 and remove the cgroups by exact path.
@@ -136,21 +139,22 @@ fake_pid1(const char *how, int cgfd, int other)
 	struct clone_args	 ca;
 	struct pollfd		 pfd = { -1, 0, 0 };
 	long			 rc;
-	int			 self, fd = -1, p[2];
+	int			 self, fd = -1, p[2], gone;
 
+	gone = strcmp(how, "mgone") == 0 || strcmp(how, "mzombie") == 0;
 	memset(&ca, 0, sizeof(ca));
-	ca.flags = CLONE_PARENT | CLONE_NEWPID | CLONE_NEWNS |
+	ca.flags = CLONE_PARENT | CLONE_NEWNS |
+	    (strcmp(how, "mzombie") != 0 ? CLONE_NEWPID : 0) |
 	    (cgfd != -1 ? CLONE_INTO_CGROUP : 0);
 	ca.cgroup = cgfd != -1 ? (unsigned long long)cgfd : 0;
-	if (strcmp(how, "mgone") == 0) {
+	if (gone) {
 		ca.flags |= CLONE_PIDFD;
 		ca.pidfd = (unsigned long long)(uintptr_t)&pfd.fd;
 	}
-	if (strcmp(how, "mgone") == 0 &&
-	    socketpair(AF_UNIX, SOCK_SEQPACKET, 0, p) == -1)
+	if (gone && socketpair(AF_UNIX, SOCK_SEQPACKET, 0, p) == -1)
 		return;
-	if ((rc = syscall(SYS_clone3, &ca, sizeof(ca))) > 0 &&
-	    strcmp(how, "mgone") == 0 && fork() == 0) {
+	if ((rc = syscall(SYS_clone3, &ca, sizeof(ca))) > 0 && gone &&
+	    fork() == 0) {
 		/*
 		 * Its "P" and then its "M" (handed over on p) once it is
 		 * gone, as if it had raced the parent, from a child of the
@@ -165,7 +169,7 @@ fake_pid1(const char *how, int cgfd, int other)
 	}
 	if (rc != 0)
 		return;
-	if (strcmp(how, "mgone") == 0) {
+	if (gone) {
 		/*
 		 * "G" read, as pid 1 reads it (unread, it would make the
 		 * parent's end say ECONNRESET at the close), its own mount

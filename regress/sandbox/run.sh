@@ -296,7 +296,9 @@ expect "seccomp: one filter (argument checks and denylist)" "Seccomp_filters: 1"
     "exit 0"
 # A pid 1 that lies about its mount namespace ("M": none, no fd, a
 # pipe, a network namespace, the parent's, another process's, sent
-# twice, with a second fd): the spawn fails saying why, that pid 1 is
+# twice, with a second fd; or a "pid 1" gone before it was read that
+# was no pid 1 of a pid namespace of its own, which could be any child
+# of ours): the spawn fails saying why, that pid 1 is
 # killed, the cgroups go by exact path and nothing is left (final).
 for c in "mnone|pid 1 sent no mount namespace (tag 0)" \
     "mnofd|pid 1's 'M' came with 0 descriptors, not 1" \
@@ -305,7 +307,8 @@ for c in "mnone|pid 1 sent no mount namespace (tag 0)" \
     "mhost|pid 1's 'M' is not a mount namespace other than the parent's" \
     "mother|pid 1's 'M' is not pid 1's own mount namespace" \
     "mtwice|pid 1 sent 'M' after its mount namespace (twice)" \
-    "mtwo|pid 1's 'M' came with 2 descriptors, not 1"; do
+    "mtwo|pid 1's 'M' came with 2 descriptors, not 1" \
+    "mzombie|pid 1's 'M' is not pid 1's own mount namespace"; do
 	f=${c%%|*}
 	cp "$P0/prog_fakeready" "$TT/fakeready-$f"
 	SAVED=$LAUNCH
