@@ -19,7 +19,7 @@ PKG_CONFIG	?= pkg-config
 DEBS = build-essential pkg-config libevent-dev libbsd-dev libssl-dev \
 	libgit2-dev libyaml-dev check libseccomp-dev libjansson-dev \
 	mandoc git jq bubblewrap util-linux iproute2 procps python3 openssl \
-	clang-14 libclang-rt-14-dev llvm-14 libarchive-dev umoci busybox-static \
+	clang-14 libclang-rt-14-dev llvm-14 libarchive-dev umoci busybox-static zstd \
 	debhelper dpkg-dev lintian debootstrap python3-cryptography
 
 PKGS_COMMON	= libbsd-overlay libbsd-ctor libevent libcrypto yaml-0.1 libseccomp jansson

@@ -13,6 +13,7 @@ export O
 passed=0
 failed=0
 failures=""
+times=""
 
 count() {	# name, output file, status
 	p=$(grep -c '^ok ' "$2")
@@ -72,14 +73,19 @@ for d in $dirs; do
 	interp=$(sed -n '1s/^#! *//p' "$d/run.sh")
 	# One copy of a suite at a time on this machine: suites use fixed
 	# uid ranges and ports.
+	t0=$(date +%s)
 	flock "/tmp/factory-suite.$name.lock" ${interp:-sh} "$d/run.sh" >"$out" 2>&1
 	st=$?
+	secs=$(($(date +%s) - t0))
 	cat "$out"
 	count "$name" "$out" "$st"
 	rm -f "$out"
+	echo "== regress $name: ${secs}s"
+	times="$times $name:${secs}s"
 done
 
 echo
+[ -n "$times" ] && echo "suite times:$times"
 [ -n "$failures" ] && echo "failed:$failures"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
