@@ -92,6 +92,8 @@ struct gh {
 	char				 clone_url[512];
 	char				 push_why[256];	/* a ref refused */
 	struct attest_summary		 as;	/* count 0: none carried */
+	int				 checks;	/* a check run carries
+							   them: granted */
 };
 
 static void	 gh_free(void *);
@@ -119,6 +121,7 @@ static json_t	*gh_api_json(struct gh *, const char *, const char *,
 		    enum gh_auth, json_t *, int, int *, char *, size_t);
 static int	 gh_grant_ok(const struct gh_conf *, json_t *, int, char *,
 		    size_t);
+static int	 gh_installation(struct gh *, char *, size_t);
 static int	 gh_token(struct gh *, char *, size_t);
 static void	 gh_revoke(struct gh *);
 static int	 gh_repo(struct gh *, char *, size_t);
@@ -669,6 +672,62 @@ gh_grant_ok(const struct gh_conf *c, json_t *t, int checks, char *why,
 	return (0);
 }
 
+/*
+ * What the installation was granted, asked with the App's JWT (REST
+ * "Get an installation for the authenticated app",
+ * docs.github.com/en/rest/apps/apps#get-an-installation-for-the-
+ * authenticated-app).  A token request for a permission the
+ * installation lacks is refused whole (422 "The permissions requested
+ * are not granted to this installation": "Create an installation
+ * access token for an app", same page), so the publisher asks for
+ * checks: write only where it was granted, and says so where it was
+ * not: the attestations then go out in the pull request's body only.
+ */
+static int
+gh_installation(struct gh *g, char *err, size_t errlen)
+{
+	const struct gh_conf	*c = g->conf;
+	json_t			*inst, *perms, *v;
+	const char		*need[] = { "contents", "pull_requests" };
+	char			 path[96];
+	size_t			 i;
+
+	snprintf(path, sizeof(path), "/app/installations/%" PRIu64,
+	    c->installation_id);
+	if ((inst = gh_api_json(g, "GET", path, GH_AUTH_JWT, NULL, 200, NULL,
+	    err, errlen)) == NULL)
+		return (-1);
+	v = json_object_get(inst, "suspended_at");
+	if (v != NULL && !json_is_null(v)) {
+		json_decref(inst);
+		return (pub_fail(err, errlen, "installation %" PRIu64 " is "
+		    "suspended", c->installation_id));
+	}
+	if (!json_is_object(perms = json_object_get(inst, "permissions"))) {
+		json_decref(inst);
+		return (pub_fail(err, errlen, "GET %s: no permissions", path));
+	}
+	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (!json_is_string(v = json_object_get(perms, need[i])) ||
+		    strcmp(json_string_value(v), "write") != 0) {
+			json_decref(inst);
+			return (pub_fail(err, errlen, "installation %" PRIu64
+			    " was not granted %s: write (the App needs "
+			    "Contents and Pull requests, read and write: "
+			    "factoryd.conf(5))", c->installation_id,
+			    need[i]));
+		}
+	v = json_object_get(perms, "checks");
+	g->checks = g->as.count > 0 && json_is_string(v) &&
+	    strcmp(json_string_value(v), "write") == 0;
+	if (g->as.count > 0 && !g->checks)
+		log_info("%s: installation %" PRIu64 " has no checks: write: "
+		    "the attestations go in the pull request's body, not in "
+		    "a check run", g->req->attempt, c->installation_id);
+	json_decref(inst);
+	return (0);
+}
+
 static int
 gh_token(struct gh *g, char *err, size_t errlen)
 {
@@ -681,19 +740,23 @@ gh_token(struct gh *g, char *err, size_t errlen)
 
 	if ((g->jwt = gh_jwt(c, err, errlen)) == NULL)
 		return (-1);
+	if (gh_installation(g, err, errlen) == -1) {
+		gh_secret_free(&g->jwt);
+		return (-1);
+	}
 	snprintf(path, sizeof(path), "/app/installations/%" PRIu64
 	    "/access_tokens", c->installation_id);
 	body = json_pack("{s:[I], s:{s:s, s:s}}", "repository_ids",
 	    (json_int_t)c->repository_id, "permissions", "contents", "write",
 	    "pull_requests", "write");
 	/* A check run carries the attestations: nothing wider. */
-	if (body != NULL && g->as.count > 0)
+	if (body != NULL && g->checks)
 		json_object_set_new(json_object_get(body, "permissions"),
 		    "checks", json_string("write"));
 	t = gh_api_json(g, "POST", path, GH_AUTH_JWT, body, 201, NULL, err,
 	    errlen);
 	json_decref(body);
-	gh_secret_free(&g->jwt);	/* one use: the token */
+	gh_secret_free(&g->jwt);	/* the grant, then the token */
 	if (t == NULL)
 		return (-1);
 	tok = json_string_value(json_object_get(t, "token"));
@@ -710,7 +773,7 @@ gh_token(struct gh *g, char *err, size_t errlen)
 		pub_fail(err, errlen, "token: out of memory");
 		goto done;
 	}
-	if (gh_grant_ok(c, t, g->as.count > 0, why, sizeof(why)) == -1) {
+	if (gh_grant_ok(c, t, g->checks, why, sizeof(why)) == -1) {
 		/* Do not hold more than asked for: publish_github's one
 		 * way out revokes it at once. */
 		pub_fail(err, errlen, "installation token refused and "
@@ -1536,13 +1599,22 @@ gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
 	snprintf(path, sizeof(path), "/repos/%s/%s/pulls", c->owner, c->repo);
 	snprintf(text, sizeof(text), "Published by factory.\n\n"
 	    "Attempt: %s\nCommit: %s\n", g->req->attempt, g->req->commit);
-	if (g->as.count > 0)
+	if (g->as.count > 0 && g->checks)
 		snprintf(text + strlen(text), sizeof(text) - strlen(text),
 		    "\nVerification: %s, verifier key %s; provenance by %s. "
 		    "The check run \"%s\" carries the attestations "
 		    "(factoryctl verify -a -K %s,%s, once you trust these "
 		    "keys).\n", g->as.result, g->as.verifier_key,
 		    g->as.builder_key, GH_CHECK_NAME, g->as.builder_key,
+		    g->as.verifier_key);
+	else if (g->as.count > 0)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+		    "\nVerification: %s, verifier key %s; provenance by %s. "
+		    "No check run carries the attestations: the App was not "
+		    "granted Checks. On the factory host, factoryctl attest "
+		    "%s prints them (factoryctl verify -a -K %s,%s, once you "
+		    "trust these keys).\n", g->as.result, g->as.verifier_key,
+		    g->as.builder_key, g->req->attempt, g->as.builder_key,
 		    g->as.verifier_key);
 	body = json_pack("{s:s, s:s, s:s, s:s, s:b}", "title", g->req->title,
 	    "head", g->branch, "base", g->req->base, "body", text,
@@ -1652,7 +1724,7 @@ gh_check_run(struct gh *g, char *err, size_t errlen)
 	char			 path[300], title[128], *text;
 	int			 rc;
 
-	if (g->as.count == 0)
+	if (!g->checks)
 		return (0);
 	if ((rc = gh_check_find(g, err, errlen)) != 0) {
 		if (rc == 1)

@@ -57,11 +57,7 @@ start_daemon() {
 	rm -f "$SOCK" "$SOCK.ro"	# a killed factoryd leaves them
 	"$O/factoryd" -dkvv -f "$CONF" 2>>"$LOG" &
 	FACTORYD_PID=$!
-	i=0
-	while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do
-		kill -0 "$FACTORYD_PID" 2>/dev/null || break
-		sleep 0.05; i=$((i + 1))
-	done
+	wait_while '[ ! -S "$SOCK" ] && kill -0 "$FACTORYD_PID" 2>/dev/null'
 	[ -S "$SOCK" ] || { tail -20 "$LOG" >&2; fail "factoryd did not start"; }
 }
 
@@ -89,10 +85,7 @@ setup_forge() {
 	    --installation $INST --repo-id $REPO_ID \
 	    --tokens "$T/srv/tokens" 2>"$T/srv/server.err" &
 	SRVPID=$!
-	i=0
-	while [ ! -s "$T/srv/ports" ] && [ $i -lt 100 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
+	wait_while '[ ! -s "$T/srv/ports" ] && kill -0 "$SRVPID" 2>/dev/null'
 	[ -s "$T/srv/ports" ] || return 1
 	read -r APIPORT GITPORT CTLPORT < "$T/srv/ports"
 	API=https://127.0.0.1:$APIPORT
@@ -146,6 +139,16 @@ CONF
 }
 
 # The forge's test hooks.
+# Wait while the condition (a shell command, evaluated) holds: events
+# the test polls for, bounded by the clock (10 minutes), never by a
+# count of tries that a loaded machine runs through sooner.
+wait_while() {
+	_until=$(($(date +%s) + 600))
+	while eval "$1"; do
+		[ "$(date +%s)" -lt "$_until" ] || return 1
+		sleep 0.1
+	done
+}
 fctl() {
 	python3 "$HERE/ghctl.py" "$T/srv/ca.pem" "https://localhost:$CTLPORT/_control" "$1" >/dev/null
 }
@@ -255,17 +258,59 @@ check "daemon-pull-body-verification" sh -c \
     jq -r '.pulls[] | select(.head.ref == \"factory/$ID1\") | .body' |
     grep -q 'Verification: PASSED, verifier key $VFP'"
 
+# 1b. An App set up as factoryd.conf(5) says: Contents and Pull
+# requests, read and write, nothing else.  GitHub refuses a token asked
+# with checks: write (422); the publisher asks only for what the
+# installation was granted, publishes, and says in the log and the
+# pull request's body that no check run carries the attestations.
+fctl '{"granted":{"contents":"write","pull_requests":"write","metadata":"read"}}'
+NT=$(ntok)
+OUT=$(timeout 120 "$O/factoryctl" -s "$SOCK" -j submit -w "$T/m1.yaml")
+IDM=$(printf '%s' "$OUT" | jq -r .id 2>/dev/null)
+if [ "$(field "$IDM" state)" != published ]; then
+	notok "daemon-manpage-app-publishes: state $(field "$IDM" state):" \
+	    "$(field "$IDM" reason)"
+elif [ "$(nchecks "$IDM")" != 0 ]; then
+	notok "daemon-manpage-app-publishes: $(nchecks "$IDM") check runs"
+elif ! tail -n +$((NT + 1)) "$T/srv/tokens" | jq -R . | jq -s . \
+    >"$T/srv/since" || ! fstate | jq -e --slurpfile s "$T/srv/since" \
+    '[.tokens | to_entries[] | select(.key as $k | $s[0] | index($k)) |
+    .value.permissions] | length == 1 and all(. == {"contents":"write",
+    "pull_requests":"write","metadata":"read"})' >/dev/null; then
+	notok "daemon-manpage-app-publishes: tokens since: $(cat "$T/srv/since")"
+elif ! pull_of "$IDM" | jq -r .body | grep -q \
+    "No check run carries the attestations: the App was not granted Checks"
+then
+	notok "daemon-manpage-app-publishes: body $(pull_of "$IDM" | jq .body)"
+elif ! grep -q "$IDM: installation .* has no checks: write" "$LOG"; then
+	notok "daemon-manpage-app-publishes: not in the log"
+else
+	ok "daemon-manpage-app-publishes"
+fi
+# An installation without Pull requests: refused before any token,
+# naming what is missing.
+fctl '{"granted":{"contents":"write","metadata":"read"}}'
+NT=$(ntok)
+OUT=$(timeout 120 "$O/factoryctl" -s "$SOCK" -j submit -w "$T/m1.yaml")
+IDN=$(printf '%s' "$OUT" | jq -r .id 2>/dev/null)
+if [ "$(field "$IDN" state)" = published ]; then
+	notok "daemon-app-without-pulls-refused: published"
+elif [ "$(ntok)" != "$NT" ]; then
+	notok "daemon-app-without-pulls-refused: a token was minted"
+elif ! grep -q "was not granted pull_requests: write" "$LOG"; then
+	notok "daemon-app-without-pulls-refused: $(field "$IDN" reason)"
+else
+	ok "daemon-app-without-pulls-refused"
+fi
+fctl '{"granted":{"contents":"write","pull_requests":"write","checks":"write","metadata":"read"}}'
+
 # 2. factoryd killed after the push, while the pull request is being
 # created: restarted, it publishes the attempt again, which ends with
 # exactly one pull request and no second push.  The killed factoryd's
 # publisher is left to notice on its own (its request times out).
 fctl '{"modes":{"hang_pulls":true}}'
 IDK=$(ctl submit "$T/m1.yaml")
-i=0
-while [ $i -lt 600 ] && ! fstate | jq -e ".hung | index(\"factory/$IDK\")" \
-    >/dev/null; do
-	sleep 0.1; i=$((i + 1))
-done
+wait_while '! fstate | jq -e ".hung | index(\"factory/$IDK\")"  >/dev/null'
 COMMITK=$(field "$IDK" commit)
 STATEK=$(field "$IDK" state)
 OLDPUB=$(ctl -j status | jq -r '.processes[] | select(.name=="publisher") |
@@ -318,11 +363,7 @@ check "daemon-crash-resume-one-check-run" [ "$(nchecks "$IDK")" = 1 ]
 fctl '{"modes":{"hang_pulls":true}}'
 N=$(ntok)
 IDP=$(ctl submit "$T/m1.yaml")
-i=0
-while [ $i -lt 600 ] && ! fstate | jq -e ".hung | index(\"factory/$IDP\")" \
-    >/dev/null; do
-	sleep 0.1; i=$((i + 1))
-done
+wait_while '! fstate | jq -e ".hung | index(\"factory/$IDP\")"  >/dev/null'
 PUB=$(ctl -j status | jq -r '.processes[] | select(.name=="publisher") |
     .pid')
 PUSHES=$(npushes)
@@ -436,10 +477,7 @@ cohort_fail_first_faults() {	# faults
 	CB=$(printf '%s' "$OUT" | jq -r '.members[1].id' 2>/dev/null)
 	fctl '{"modes":{"faults":'"$1"'}}'
 	ctl select "$CA" >/dev/null 2>&1
-	i=0
-	while [ "$(field "$CA" state)" != selectable ] && [ $i -lt 600 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
+	wait_while '[ "$(field "$CA" state)" != selectable ]'
 }
 N=$(ntok)
 cohort_fail_first /repos/acme/widget/pulls 4
@@ -462,10 +500,7 @@ else
 	ok "daemon-cohort-reselect: the failure leaves the cohort selectable"
 fi
 ctl select "$CA" >/dev/null 2>&1
-i=0
-while [ "$(field "$CB" terminated)" != true ] && [ $i -lt 600 ]; do
-	sleep 0.1; i=$((i + 1))
-done
+wait_while '[ "$(field "$CB" terminated)" != true ]'
 if [ "$(field "$CA" state)" != published ]; then
 	notok "daemon-cohort-reselect: selected again, $CA is" \
 	    "$(field "$CA" state): $(field "$CA" reason)"
@@ -493,10 +528,7 @@ cohort_fail_first /repos/acme/widget/check-runs 40
 fctl '{"modes":{}}'
 NA=$(npulls "$CA")
 ctl select "$CB" >/dev/null 2>&1
-i=0
-while [ "$(field "$CA" terminated)" != true ] && [ $i -lt 600 ]; do
-	sleep 0.1; i=$((i + 1))
-done
+wait_while '[ "$(field "$CA" terminated)" != true ]'
 if [ $RC -ne 0 ] || [ -z "$CA" ] || [ -z "$CB" ]; then
 	notok "daemon-cohort-checkrun-fails: exit $RC:" \
 	    "$(printf '%s' "$OUT" | head -c 300)"
@@ -533,10 +565,7 @@ fctl '{"modes":{}}'
 LOST=$(pull_states "$CA")
 LOSTB=$(forge_branch "$CA")
 ctl select "$CB" >/dev/null 2>&1
-i=0
-while [ "$(field "$CA" terminated)" != true ] && [ $i -lt 600 ]; do
-	sleep 0.1; i=$((i + 1))
-done
+wait_while '[ "$(field "$CA" terminated)" != true ]'
 if [ $RC -ne 0 ] || [ -z "$CA" ] || [ "$HITS" != 4 ]; then
 	notok "daemon-cohort-lost-pull: exit $RC, $HITS faults hit"
 elif [ "$LOST" != open ] || [ "$LOSTB" != "$(field "$CA" commit)" ]; then
@@ -577,10 +606,7 @@ fctl '{"modes":{"faults":[{"server":"api","method":"PATCH",
     "retry_after":1,"count":100}]}}'
 LOST=$(pull_states "$CA")
 ctl select "$CB" >/dev/null 2>&1
-i=0
-while [ "$(field "$CB" state)" != selectable ] && [ $i -lt 600 ]; do
-	sleep 0.1; i=$((i + 1))
-done
+wait_while '[ "$(field "$CB" state)" != selectable ]'
 fctl '{"modes":{}}'
 WHY=$(ctl -j cohort "$KC" | jq -r '[.failed_selections[] |
     select(.member == "'"$CB"'")][0].reason')
@@ -601,10 +627,7 @@ else
 	ok "daemon-cohort-close-fails: the cohort stays selectable"
 fi
 ctl select "$CB" >/dev/null 2>&1
-i=0
-while [ "$(field "$CA" terminated)" != true ] && [ $i -lt 600 ]; do
-	sleep 0.1; i=$((i + 1))
-done
+wait_while '[ "$(field "$CA" terminated)" != true ]'
 if [ "$(field "$CB" state)" != published ] ||
     [ "$(pull_states "$CA")" != closed ] ||
     [ "$(pull_states "$CB")" != open ] || [ -n "$(forge_branch "$CA")" ]

@@ -9,7 +9,14 @@
 # connecting there neither succeeds nor fails (SYNs dropped):
 #
 #  API: POST /app/installations/ID/access_tokens (JWT RS256 checked
-#       against the App's public key with openssl(1), and its claims),
+#       against the App's public key with openssl(1), and its claims;
+#       422 "The permissions requested are not granted to this
+#       installation." for any permission beyond the installation's),
+#       GET /app/installations/ID (the JWT again: the installation and
+#       its granted "permissions", set with --granted or /_control
+#       {"granted": {...}}; docs.github.com/en/rest/apps/apps, "Get an
+#       installation for the authenticated app" and "Create an
+#       installation access token for an app"),
 #       GET /repos/O/R, GET/POST /repos/O/R/pulls (head=OWNER:BRANCH
 #       and base=BRANCH filters, 422 on a duplicate),
 #       DELETE /installation/token (204; the token is refused from
@@ -75,7 +82,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
 STATE = {"tokens": {}, "pulls": [], "requests": [], "modes": {},
-         "hung": [], "check_runs": []}
+         "hung": [], "check_runs": [], "granted": {}}
 ARGS = None
 PORTS = {}
 
@@ -410,6 +417,8 @@ class API(Handler):
             with LOCK:
                 if "modes" in c:
                     STATE["modes"] = c["modes"]
+                if "granted" in c:
+                    STATE["granted"] = c["granted"]
                 if "pull" in c:
                     make_pull(c["pull"]["title"], c["pull"]["head"],
                               c["pull"]["base"])
@@ -446,9 +455,11 @@ class API(Handler):
                              "rate limit."},
                        {"Retry-After": str(m["after"])})
             return 403
-        inst = "/app/installations/%d/access_tokens" % ARGS.installation
-        if path == inst and method == "POST":
+        inst = "/app/installations/%d" % ARGS.installation
+        if path == inst + "/access_tokens" and method == "POST":
             return self.access_token(body)
+        if path == inst and method == "GET":
+            return self.installation()
         repo = "/repos/%s/%s" % (ARGS.owner, ARGS.repo)
         if path == "/installation/token" and method == "DELETE":
             t = token_of(self.headers)
@@ -495,13 +506,41 @@ class API(Handler):
         h = self.headers.get("Host", "localhost")
         return h.rsplit(":", 1)[0] if not h.endswith("]") else h
 
-    def access_token(self, body):
+    def jwt_refused(self):
+        """401 answered (True) unless the request carries the App's JWT."""
         a = self.headers.get("Authorization", "")
         why = jwt_check(a[7:]) if a.startswith("Bearer ") else "no JWT"
         if why is not None:
             self.reply(401, {"message": why})
+            return True
+        return False
+
+    def installation(self):
+        if self.jwt_refused():
+            return 401
+        with LOCK:
+            perms = dict(STATE["granted"])
+        self.reply(200, {"id": ARGS.installation, "app_id": int(ARGS.app_id),
+                         "target_type": "Organization",
+                         "repository_selection": "selected",
+                         "permissions": perms, "events": [],
+                         "suspended_at": None})
+        return 200
+
+    def access_token(self, body):
+        if self.jwt_refused():
             return 401
         req = json.loads(body)
+        with LOCK:
+            granted = dict(STATE["granted"])
+        # GitHub refuses the whole request for any permission the
+        # installation lacks, or wider than it holds.
+        level = {"read": 1, "write": 2}
+        for k, v in (req.get("permissions") or {}).items():
+            if level.get(v, 3) > level.get(granted.get(k), 0):
+                self.reply(422, {"message": "The permissions requested "
+                                 "are not granted to this installation."})
+                return 422
         want = {"contents": "write", "pull_requests": "write"}
         checks = dict(want, checks="write")
         if req.get("repository_ids") != [ARGS.repo_id] or \
@@ -829,7 +868,13 @@ def main():
     ap.add_argument("--tokens")
     ap.add_argument("--listen", default="auto")
     ap.add_argument("--silent")
+    # What the installation was granted: the man page's set-up plus
+    # Checks, unless a test says otherwise.
+    ap.add_argument("--granted", default="contents:write,"
+                    "pull_requests:write,checks:write,metadata:read")
     ARGS = ap.parse_args()
+    STATE["granted"] = dict(kv.split(":", 1)
+                            for kv in ARGS.granted.split(",") if kv)
     ARGS.bare = os.path.join(ARGS.git_root, ARGS.owner, ARGS.repo + ".git")
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(ARGS.cert, ARGS.key)
