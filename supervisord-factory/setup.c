@@ -925,14 +925,14 @@ setup_only_outputs(int dfd, const char *rel, char * const *outputs,
     char *err, size_t errlen, int depth)
 {
 	struct stat	 st;
-	char		**names, path[SETUP_PATHMAX];
+	char		**names, path[SETUP_PATHMAX], epath[400];
 	size_t		 n, i, j, plen;
 	int		 fd, ret = 0, inside, above;
 
 	if (depth > SETUP_MAXDEPTH || (names = setup_names(dfd,
 	    SETUP_MAXFILES, &n)) == NULL) {
 		snprintf(err, errlen, "setup: %s: cannot be read", rel[0] ?
-		    rel : ".");
+		    setup_esc(rel, 96, epath, sizeof(epath)) : ".");
 		return (-1);
 	}
 	for (i = 0; i < n && ret == 0; i++) {
@@ -963,7 +963,7 @@ setup_only_outputs(int dfd, const char *rel, char * const *outputs,
 			continue;
 		}
 		snprintf(err, errlen, "setup wrote %s, outside its outputs: "
-		    "refused", path);
+		    "refused", setup_esc(path, 96, epath, sizeof(epath)));
 		ret = -1;
 	}
 	setup_freenames(names);
@@ -1249,16 +1249,17 @@ setup_child_fds(int up, int dst, int out)
 }
 
 /*
- * The helper's confinement, in this order: default signals, death with
- * the parent; of root's capabilities only CAP_DAC_READ_SEARCH (the
- * upper's files are the setup uid's, of any mode; what it writes must
- * be root's, so its uid stays 0 and its writes are fenced by Landlock
- * instead); Landlock: the upper read-only, the new entry read-write,
- * nothing else; then no_new_privs and pledge(2)'s seccomp filter.
+ * A helper's confinement, in this order: default signals, death with
+ * the parent; of root's capabilities only those in caps (the store's
+ * CAP_DAC_READ_SEARCH: the upper's files are the setup uid's, of any
+ * mode; what it writes must be root's, so its uid stays 0 and its
+ * writes are fenced by Landlock instead); Landlock: rpath read-only
+ * (NULL: none), rwpath read-write, nothing else; then no_new_privs and
+ * pledge(2)'s seccomp filter.
  */
 static int
-setup_child_confine(struct setup_job *j, pid_t parent, char *err,
-    size_t errlen)
+setup_child_confine(const char *rpath, const char *rwpath, uint32_t caps,
+    pid_t parent, char *err, size_t errlen)
 {
 	struct __user_cap_header_struct	 h;
 	struct __user_cap_data_struct	 d[2];
@@ -1275,7 +1276,7 @@ setup_child_confine(struct setup_job *j, pid_t parent, char *err,
 		return (-1);
 	}
 	for (cap = 0; cap <= 63; cap++)
-		if (cap != CAP_DAC_READ_SEARCH &&
+		if ((cap > 31 || (caps & (1U << cap)) == 0) &&
 		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1) {
 			if (errno == EINVAL)
 				break;
@@ -1286,7 +1287,7 @@ setup_child_confine(struct setup_job *j, pid_t parent, char *err,
 	memset(&h, 0, sizeof(h));
 	memset(d, 0, sizeof(d));
 	h.version = _LINUX_CAPABILITY_VERSION_3;
-	d[0].effective = d[0].permitted = 1U << CAP_DAC_READ_SEARCH;
+	d[0].effective = d[0].permitted = caps;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 ||
 	    syscall(SYS_capset, &h, d) == -1) {
 		snprintf(err, errlen, "setup store: capabilities: %s",
@@ -1294,7 +1295,8 @@ setup_child_confine(struct setup_job *j, pid_t parent, char *err,
 		return (-1);
 	}
 	/* rpath: the upper; wpath cpath fattr: the entry, its modes. */
-	if (unveil(j->upper, "r") == -1 || unveil(j->tmp, "rwc") == -1 ||
+	if ((rpath != NULL && unveil(rpath, "r") == -1) ||
+	    unveil(rwpath, "rwc") == -1 ||
 	    pledge("stdio rpath wpath cpath fattr", NULL) == -1) {
 		snprintf(err, errlen, "setup store: pledge/unveil: %s",
 		    strerror(errno));
@@ -1325,7 +1327,8 @@ setup_child(struct setup_job *j, int up, int dst, int out, pid_t parent)
 	up = 3;
 	dst = 4;
 	out = 5;
-	if (setup_child_confine(j, parent, rep.err, sizeof(rep.err)) == -1)
+	if (setup_child_confine(j->upper, j->tmp, 1U << CAP_DAC_READ_SEARCH,
+	    parent, rep.err, sizeof(rep.err)) == -1)
 		goto reply;
 	if ((w = calloc(1, sizeof(*w))) == NULL) {
 		snprintf(rep.err, sizeof(rep.err), "setup store: no memory");
@@ -1359,6 +1362,81 @@ setup_child(struct setup_job *j, int up, int dst, int out, pid_t parent)
 }
 
 static void	setup_job_read(int, short, void *);
+
+/*
+ * Removers: what a store left (a cancelled copy, one that lost the
+ * race for its key) can be as large as an entry, so it is removed by a
+ * child too, confined as the helper is but with no capability and
+ * only that directory.  The loop removes the emptied directory itself
+ * when the child is reaped.
+ */
+struct setup_rm {
+	TAILQ_ENTRY(setup_rm)	 entry;
+	pid_t			 pid;
+	char			 path[PATH_MAX];
+};
+
+static TAILQ_HEAD(, setup_rm)	setup_rms = TAILQ_HEAD_INITIALIZER(setup_rms);
+
+static void
+setup_rm_start(const char *path)
+{
+	struct setup_rm	*r;
+	pid_t		 parent = getpid();
+	char		 err[256];
+	int		 fd;
+
+	if (rmdir(path) == 0 || errno == ENOENT)
+		return;
+	if ((errno != ENOTEMPTY && errno != EEXIST) ||
+	    (r = calloc(1, sizeof(*r))) == NULL) {
+		(void)fs_remove_tree(path);
+		return;
+	}
+	strlcpy(r->path, path, sizeof(r->path));
+	switch (r->pid = fork()) {
+	case -1:
+		log_warn("setup: remove %s", path);
+		(void)fs_remove_tree(path);
+		free(r);
+		return;
+	case 0:
+		setproctitle("setup remove");
+		EVP_PKEY_free(env->receipt_key);
+		env->receipt_key = NULL;
+		closefrom(3);
+		/* Its own directory, read-only if a commit got that far. */
+		if (setup_child_confine(NULL, r->path, 0, parent, err,
+		    sizeof(err)) == -1 || (fd = open(r->path, O_RDONLY |
+		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+		    fchmod(fd, 0700) == -1)
+			_exit(1);
+		_exit(setup_rm_own(fd, 0) == -1);
+	}
+	TAILQ_INSERT_TAIL(&setup_rms, r, entry);
+	log_info("setup: removing %s in pid %d", path, (int)r->pid);
+}
+
+/* A remover reaped: 1 if pid was one. */
+static int
+setup_rm_reap(pid_t pid, int status)
+{
+	struct setup_rm	*r;
+
+	TAILQ_FOREACH(r, &setup_rms, entry)
+		if (r->pid == pid)
+			break;
+	if (r == NULL)
+		return (0);
+	TAILQ_REMOVE(&setup_rms, r, entry);
+	if (rmdir(r->path) == -1 && errno != ENOENT) {
+		log_warnx("setup: %s: its remover (pid %d) left it (status "
+		    "%d); removing it here", r->path, (int)pid, status);
+		(void)fs_remove_tree(r->path);
+	}
+	free(r);
+	return (1);
+}
 
 /*
  * The store helper for a's outputs, started; its answer comes back
@@ -1596,7 +1674,7 @@ setup_job_end(struct setup_job *j)
 		rc = setup_commit(a, j->tmp, err, sizeof(err));
 	}
 	/* Renamed to KEY, or emptied by the helper: nothing, or little. */
-	(void)fs_remove_tree(j->tmp);
+	setup_rm_start(j->tmp);
 	free(j);
 	rc = setup_done(a, rc);
 	attempt_setup_stored(a, rc, err);
@@ -1652,7 +1730,7 @@ setup_reap(pid_t pid, int status)
 				setup_job_end(j);
 			return (1);
 		}
-	return (0);
+	return (setup_rm_reap(pid, status));
 }
 
 /*
@@ -1685,10 +1763,19 @@ void
 setup_shutdown(void)
 {
 	struct setup_job	*j;
+	struct setup_rm		*r;
+	int			 st;
 
 	while ((j = TAILQ_FIRST(&setup_jobs)) != NULL) {
 		setup_job_kill(j);
 		free(j);
+	}
+	while ((r = TAILQ_FIRST(&setup_rms)) != NULL) {
+		TAILQ_REMOVE(&setup_rms, r, entry);
+		(void)kill(r->pid, SIGKILL);
+		while (waitpid(r->pid, &st, 0) == -1 && errno == EINTR)
+			;
+		free(r);
 	}
 }
 
@@ -1882,7 +1969,7 @@ setup_teardown(struct attempt *a)
 
 	if ((j = setup_job_find(a)) != NULL) {
 		setup_job_kill(j);
-		(void)fs_remove_tree(j->tmp);
+		setup_rm_start(j->tmp);
 		free(j);
 	}
 	return (setup_run_remove(a->id));

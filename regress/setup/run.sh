@@ -211,6 +211,11 @@ refused status 'mkdir -p deps; echo x > deps/f; exit 3' \
     'setup exited with status 3'
 refused fifo 'mkdir -p deps; mkfifo deps/p' 'a FIFO, refused'
 refused hidden-dir 'mkdir -p deps/a/b/c; chmod 4755 deps/a/b/c' 'setuid or setgid'
+# A name that is not UTF-8 is named escaped (esc.h): the reason is kept.
+refused badname 'mkdir -p deps; echo y > "$(printf "ev\377il")"' \
+    'setup wrote ev\\xffil, outside its outputs'
+refused badlink 'mkdir -p deps; ln -s "$(printf "/\377")" "deps/$(printf "l\001")"' \
+    'deps/l\\x01: a symbolic link to "/\\xff" leaves its output'
 
 # --- a link that leaves its output through another link (issue 23) ----
 # Counting ".." in the text is not enough: a component that is itself a
@@ -455,9 +460,14 @@ check "store cancel: cancelled ($(field "$id" state): $(field "$id" reason))" \
     [ "$(field "$id" state)" = cancelled ]
 check "store cancel: the helper was killed by its pid" \
     sh -c "grep -q '$id: setup store helper (pid $HP) killed' '$T/log' && ! kill -0 '$HP' 2>/dev/null"
+# What the killed helper copied is removed by a child of its own.
+i=0
+while [ "$(tmps)" != 0 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 check "store cancel: no entry, no temporary, no run left" \
     [ "$(entries)" = "$before" -a "$(tmps)" = 0 -a \
     -z "$(ls -A "$STATE/setup/run")" ]
+check "store cancel: its copy removed by a child, not the event loop" \
+    grep -q "setup: removing .*/\.tmp\.[0-9a-f]*\.$id in pid [0-9]" "$T/log"
 man "$T/hold2.yaml" "" "" "" "  env: {CASE: hold2}"
 id=$(ctl submit "$T/hold2.yaml") || notok "store stop: not submitted"
 HP=$(helper "$id")
