@@ -1621,7 +1621,7 @@ attempt_validation_done(struct attempt *a, struct run *r)
 		attempt_fail(a, "failed", "cannot send %s", err);
 }
 
-/* The setup run was reaped: on to the agent, or why not. */
+/* The setup run was reaped: its outputs stored, or why not. */
 static void
 attempt_setup_done(struct attempt *a, struct run *r)
 {
@@ -1630,7 +1630,15 @@ attempt_setup_done(struct attempt *a, struct run *r)
 
 	a->run = NULL;
 	audit_flush();
-	rc = setup_finish(a, r, err, sizeof(err));
+	if ((rc = setup_finish(a, r, err, sizeof(err))) == 1)
+		return;		/* its store helper runs */
+	attempt_setup_stored(a, rc, err);
+}
+
+/* The setup's outputs stored (rc 0), or why not: on to the agent. */
+void
+attempt_setup_stored(struct attempt *a, int rc, const char *err)
+{
 	if (attempt_terminal(a)) {
 		attempt_teardown(a);
 		return;
@@ -2838,6 +2846,7 @@ attempt_shutdown(void)
 	TAILQ_FOREACH(a, &env->attempts, entry)
 		if (a->run != NULL)
 			run_kill(a->run);
+	setup_shutdown();
 }
 
 json_t *

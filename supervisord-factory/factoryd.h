@@ -393,6 +393,7 @@ void	 attempt_submit(struct ctl_conn *, struct imsg *);
 void	 attempt_cancel(struct attempt *, uid_t);
 int	 attempt_approve(struct attempt *, uid_t, char *, size_t);
 void	 attempt_run_done(struct run *);
+void	 attempt_setup_stored(struct attempt *, int, const char *);
 /*
  * A part of the sandbox stage measured where it happens (the image
  * made ready, the cache looked up or filled): journaled with the
@@ -536,6 +537,8 @@ int	 setup_begin(struct attempt *, char *, size_t);
 int	 setup_finish(struct attempt *, struct run *, char *, size_t);
 int	 setup_verify(struct attempt *, char *, size_t);
 int	 setup_teardown(struct attempt *);
+int	 setup_reap(pid_t, int);
+void	 setup_shutdown(void);
 int	 setup_in_use(const char *);
 int	 setup_remove(const char *);
 int	 setup_evict(void);

@@ -30,25 +30,31 @@
  */
 #include <sys/types.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 
+#include <linux/capability.h>
 #include <linux/openat2.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "esc.h"
 #include "factoryd.h"
 #include "image.h"
 #include "log.h"
+#include "pledge.h"
 
 #define SETUP_MAXFILES	16384	/* entries of one cache entry */
 #define SETUP_MAXDEPTH	64
@@ -58,13 +64,18 @@
 
 struct setup_walk {
 	struct sha256_ctx	 ctx;
+	int			 root;		/* the upper, for links */
+	int			 floor;		/* components of the output */
 	uint64_t		 files;
 	uint64_t		 bytes;
 	uint64_t		 maxbytes;
 	char			 path[PATH_MAX];	/* relative, for errors */
+	char			 epath[400];	/* path, escaped */
 	char			*err;
 	size_t			 errlen;
 };
+
+struct setup_job;
 
 struct setup_ent {
 	char		 key[SHA256_HEX_LEN + 1];
@@ -72,6 +83,11 @@ struct setup_ent {
 	uint64_t	 files;
 	struct timespec	 used;
 };
+
+static int	setup_meta(const char *, char [SHA256_HEX_LEN + 1],
+		    char [SHA256_HEX_LEN + 1], uint64_t *, uint64_t *,
+		    struct timespec *);
+static void	setup_job_kill(struct setup_job *);
 
 static uint64_t
 setup_now_ms(void)
@@ -189,8 +205,15 @@ setup_init(char *err, size_t errlen)
 			continue;
 		snprintf(other, sizeof(other), "%s/%s%s", path, key,
 		    n == SHA256_HEX_LEN ? ".meta" : "");
-		if (lstat(other, &st) == 0)
-			continue;
+		if (lstat(other, &st) == 0) {
+			/* Both: whole, unless its meta has no seal. */
+			if (n != SHA256_HEX_LEN ||
+			    setup_meta(key, NULL, NULL, NULL, NULL, NULL) == 0)
+				continue;
+			log_info("setup: removing %s, an entry without a "
+			    "seal", other);
+			(void)unlink(other);
+		}
 		snprintf(other, sizeof(other), "%s/%s", path, de->d_name);
 		log_info("setup: removing %s, half an entry", other);
 		if (n == SHA256_HEX_LEN)
@@ -381,15 +404,19 @@ setup_key(struct attempt *a, char key[SHA256_HEX_LEN + 1], char *err,
 	return (-1);
 }
 
-/* The entry's meta, read; -1 if it is not a whole entry. */
+/*
+ * The entry's meta, read; -1 if it is not a whole entry (an entry of
+ * an older store, without a seal, is none).
+ */
 static int
 setup_meta(const char *key, char digest[SHA256_HEX_LEN + 1],
-    uint64_t *bytes, uint64_t *files, struct timespec *used)
+    char seal[SHA256_HEX_LEN + 1], uint64_t *bytes, uint64_t *files,
+    struct timespec *used)
 {
 	struct stat	 st;
 	json_error_t	 je;
 	json_t		*o;
-	const char	*d;
+	const char	*d, *sl;
 	char		 path[PATH_MAX];
 
 	if (setup_entry_path(key, path, sizeof(path)) == -1 ||
@@ -400,12 +427,17 @@ setup_meta(const char *key, char digest[SHA256_HEX_LEN + 1],
 	    (o = json_load_file(path, 0, &je)) == NULL)
 		return (-1);
 	d = json_string_value(json_object_get(o, "digest"));
-	if (d == NULL || strncmp(d, "sha256:", 7) != 0 || !setup_hex64(d + 7)) {
+	sl = json_string_value(json_object_get(o, "seal"));
+	if (d == NULL || strncmp(d, "sha256:", 7) != 0 || !setup_hex64(d + 7) ||
+	    sl == NULL || strncmp(sl, "sha256:", 7) != 0 ||
+	    !setup_hex64(sl + 7)) {
 		json_decref(o);
 		return (-1);
 	}
 	if (digest != NULL)
 		strlcpy(digest, d + 7, SHA256_HEX_LEN + 1);
+	if (seal != NULL)
+		strlcpy(seal, sl + 7, SHA256_HEX_LEN + 1);
 	if (bytes != NULL)
 		*bytes = json_integer_value(json_object_get(o, "bytes"));
 	if (files != NULL)
@@ -536,28 +568,87 @@ setup_freenames(char **v)
 	free(v);
 }
 
+/* At most len bytes of hostile s, escaped (esc.h): printable ASCII. */
+static const char *
+setup_esc(const char *s, size_t len, char *buf, size_t buflen)
+{
+	size_t	 n = strlen(s);
+
+	if (n > len)
+		n = len;
+	if (n > (buflen - 1) / ESC_MAXEXPAND)
+		n = (buflen - 1) / ESC_MAXEXPAND;
+	if (esc_encode(s, n, buf, buflen) == -1)
+		strlcpy(buf, "?", buflen);
+	return (buf);
+}
+
+/* w's path for a message: it is the setup's, hostile. */
+static const char *
+setup_wpath(struct setup_walk *w)
+{
+	return (setup_esc(w->path, 96, w->epath, sizeof(w->epath)));
+}
+
 /*
- * A link's target stays inside its output: relative, and never above
- * the output's root on the way (depth is the link's directory's depth
- * below it; -1 for the output itself, which may not be a link).
+ * A link's target stays inside its output, resolved as the kernel
+ * would against the tree being stored: from the link's directory (its
+ * path in w->path, below w->root), component by component, never above
+ * the output (w->floor components) and through no link of the tree,
+ * since a component that is a link is no directory its ".." could be
+ * counted in ("self -> .", "up -> self/.." leaves).  The last
+ * component may be a link: that one is judged on its own.  depth < 0:
+ * the output itself, which may not be a link.  0 with the link passed
+ * through, if any, in via.
  */
 static int
-setup_link_inside(const char *target, int depth)
+setup_link_inside(struct setup_walk *w, const char *target, int depth,
+    char *via, size_t vialen)
 {
+	struct stat	 st;
 	const char	*p, *end;
-	size_t		 len;
+	char		 cur[PATH_MAX], *slash;
+	size_t		 len, clen;
+	int		 ncomp = 1;
 
+	via[0] = '\0';
 	if (depth < 0 || target[0] == '/' || target[0] == '\0')
 		return (0);
+	/* The link's directory, and how deep it is below the upper. */
+	strlcpy(cur, w->path, sizeof(cur));
+	if ((slash = strrchr(cur, '/')) == NULL)
+		return (0);
+	*slash = '\0';
+	for (p = cur; (p = strchr(p, '/')) != NULL; p++)
+		ncomp++;
 	for (p = target; *p != '\0'; p = *end == '\0' ? end : end + 1) {
 		if ((end = strchr(p, '/')) == NULL)
 			end = p + strlen(p);
 		len = (size_t)(end - p);
+		if (len == 0 || (len == 1 && p[0] == '.'))
+			continue;
 		if (len == 2 && p[0] == '.' && p[1] == '.') {
-			if (--depth < 0)
+			if (ncomp <= w->floor)
 				return (0);
-		} else if (len > 0 && !(len == 1 && p[0] == '.'))
-			depth++;
+			*strrchr(cur, '/') = '\0';
+			ncomp--;
+			continue;
+		}
+		clen = strlen(cur);
+		if (clen + 1 + len >= sizeof(cur))
+			return (0);
+		cur[clen] = '/';
+		memcpy(cur + clen + 1, p, len);
+		cur[clen + 1 + len] = '\0';
+		ncomp++;
+		/* Only the last component may be a link. */
+		if (end[strspn(end, "/")] == '\0')
+			break;
+		if (fstatat(w->root, cur, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(st.st_mode)) {
+			strlcpy(via, cur, vialen);
+			return (0);
+		}
 	}
 	return (1);
 }
@@ -574,20 +665,22 @@ setup_copy_ent(struct setup_walk *w, int src, int dst, const char *name,
 {
 	struct stat	 st;
 	char		 target[PATH_MAX], hex[SHA256_HEX_LEN + 1];
+	char		 via[PATH_MAX], et[260], ev[400];
 	uint8_t		 buf[65536];
 	ssize_t		 n, len;
 	size_t		 plen = strlen(w->path);
 	int		 sfd = -1, dfd = -1, ret = -1;
 
 	if (plen + strlen(name) + 2 >= sizeof(w->path)) {
-		snprintf(w->err, w->errlen, "%s: path too long", w->path);
+		snprintf(w->err, w->errlen, "%s: path too long",
+		    setup_wpath(w));
 		return (-1);
 	}
 	if (plen > 0)
 		strlcat(w->path, "/", sizeof(w->path));
 	strlcat(w->path, name, sizeof(w->path));
 	if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) == -1) {
-		snprintf(w->err, w->errlen, "%s: %s", w->path,
+		snprintf(w->err, w->errlen, "%s: %s", setup_wpath(w),
 		    strerror(errno));
 		goto done;
 	}
@@ -598,14 +691,13 @@ setup_copy_ent(struct setup_walk *w, int src, int dst, const char *name,
 	}
 	if ((st.st_mode & (S_ISUID | S_ISGID)) != 0) {
 		snprintf(w->err, w->errlen, "%s: a setuid or setgid bit, "
-		    "refused", w->path);
+		    "refused", setup_wpath(w));
 		goto done;
 	}
 	if (S_ISDIR(st.st_mode)) {
 		if ((sfd = openat(src, name, O_RDONLY | O_DIRECTORY |
 		    O_NOFOLLOW | O_CLOEXEC)) == -1) {
-			snprintf(w->err, w->errlen, "%s: %s", w->path,
-			    strerror(errno));
+			snprintf(w->err, w->errlen, "%s: %s", setup_wpath(w), strerror(errno));
 			goto done;
 		}
 		if (setup_digest_one(w, &st, "") == -1)
@@ -613,8 +705,8 @@ setup_copy_ent(struct setup_walk *w, int src, int dst, const char *name,
 		if (dst != -1 && (mkdirat(dst, name, 0755) == -1 ||
 		    (dfd = openat(dst, name, O_RDONLY | O_DIRECTORY |
 		    O_NOFOLLOW | O_CLOEXEC)) == -1)) {
-			snprintf(w->err, w->errlen, "store %s: %s", w->path,
-			    strerror(errno));
+			snprintf(w->err, w->errlen, "store %s: %s",
+			    setup_wpath(w), strerror(errno));
 			goto done;
 		}
 		ret = setup_copy_dir(w, sfd, dfd, depth + 1);
@@ -626,29 +718,32 @@ setup_copy_ent(struct setup_walk *w, int src, int dst, const char *name,
 	if (S_ISLNK(st.st_mode)) {
 		if ((len = readlinkat(src, name, target, sizeof(target) - 1))
 		    == -1) {
-			snprintf(w->err, w->errlen, "%s: %s", w->path,
-			    strerror(errno));
+			snprintf(w->err, w->errlen, "%s: %s", setup_wpath(w), strerror(errno));
 			goto done;
 		}
 		target[len] = '\0';
-		if (!setup_link_inside(target, depth)) {
+		if (!setup_link_inside(w, target, depth, via, sizeof(via))) {
 			snprintf(w->err, w->errlen, "%s: a symbolic link to "
-			    "\"%.64s\" leaves its output, refused", w->path,
-			    target);
+			    "\"%s\" leaves its output%s%s%s, refused",
+			    setup_wpath(w),
+			    setup_esc(target, 64, et, sizeof(et)),
+			    via[0] != '\0' ? " (through " : "",
+			    setup_esc(via, 96, ev, sizeof(ev)),
+			    via[0] != '\0' ? ")" : "");
 			goto done;
 		}
 		if (setup_digest_one(w, &st, target) == -1)
 			goto hash;
 		if (dst != -1 && symlinkat(target, dst, name) == -1) {
-			snprintf(w->err, w->errlen, "store %s: %s", w->path,
-			    strerror(errno));
+			snprintf(w->err, w->errlen, "store %s: %s",
+			    setup_wpath(w), strerror(errno));
 			goto done;
 		}
 		ret = 0;
 		goto done;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(w->err, w->errlen, "%s: %s, refused", w->path,
+		snprintf(w->err, w->errlen, "%s: %s, refused", setup_wpath(w),
 		    S_ISCHR(st.st_mode) && st.st_rdev == 0 ?
 		    "a deletion (whiteout)" : S_ISCHR(st.st_mode) ||
 		    S_ISBLK(st.st_mode) ? "a device node" : S_ISFIFO(st.st_mode) ?
@@ -663,13 +758,13 @@ setup_copy_ent(struct setup_walk *w, int src, int dst, const char *name,
 	}
 	if ((sfd = openat(src, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
 	    O_NOCTTY | O_NONBLOCK)) == -1) {
-		snprintf(w->err, w->errlen, "%s: %s", w->path,
+		snprintf(w->err, w->errlen, "%s: %s", setup_wpath(w),
 		    strerror(errno));
 		goto done;
 	}
 	if (dst != -1 && (dfd = openat(dst, name, O_RDWR | O_CREAT |
 	    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1) {
-		snprintf(w->err, w->errlen, "store %s: %s", w->path,
+		snprintf(w->err, w->errlen, "store %s: %s", setup_wpath(w),
 		    strerror(errno));
 		goto done;
 	}
@@ -681,8 +776,8 @@ setup_copy_ent(struct setup_walk *w, int src, int dst, const char *name,
 			}
 		if (n == -1 || fchmod(dfd, setup_mode(st.st_mode)) == -1 ||
 		    fsync(dfd) == -1 || lseek(dfd, 0, SEEK_SET) == -1) {
-			snprintf(w->err, w->errlen, "store %s: %s", w->path,
-			    strerror(errno));
+			snprintf(w->err, w->errlen, "store %s: %s",
+			    setup_wpath(w), strerror(errno));
 			goto done;
 		}
 	}
@@ -693,7 +788,7 @@ setup_copy_ent(struct setup_walk *w, int src, int dst, const char *name,
 	ret = 0;
 	goto done;
  hash:
-	snprintf(w->err, w->errlen, "%s: sha256 failed", w->path);
+	snprintf(w->err, w->errlen, "%s: sha256 failed", setup_wpath(w));
  done:
 	if (sfd != -1)
 		close(sfd);
@@ -711,8 +806,8 @@ setup_copy_dir(struct setup_walk *w, int src, int dst, int depth)
 	int	 ret = 0;
 
 	if (depth > SETUP_MAXDEPTH) {
-		snprintf(w->err, w->errlen, "%s: deeper than %d", w->path,
-		    SETUP_MAXDEPTH);
+		snprintf(w->err, w->errlen, "%s: deeper than %d",
+		    setup_wpath(w), SETUP_MAXDEPTH);
 		return (-1);
 	}
 	if ((names = setup_names(src, SETUP_MAXFILES, &n)) == NULL) {
@@ -721,30 +816,13 @@ setup_copy_dir(struct setup_walk *w, int src, int dst, int depth)
 			    SETUP_MAXFILES);
 		else
 			snprintf(w->err, w->errlen, "%s: %s", w->path[0] ?
-			    w->path : ".", strerror(errno));
+			    setup_wpath(w) : ".", strerror(errno));
 		return (-1);
 	}
 	for (i = 0; i < n && ret == 0; i++)
 		ret = setup_copy_ent(w, src, dst, names[i], depth);
 	setup_freenames(names);
 	return (ret);
-}
-
-/*
- * An output directory hides whatever the pristine tree has at its path
- * (the overlay's userxattr form of an opaque directory).
- */
-static int
-setup_opaque(int dfd, const char *name)
-{
-	int	 fd, rc;
-
-	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1)
-		return (-1);
-	rc = fsetxattr(fd, "user.overlay.opaque", "y", 1, 0);
-	close(fd);
-	return (rc);
 }
 
 /*
@@ -780,6 +858,38 @@ setup_mkparents(int dst, const char *output, int *out, const char **leaf)
 }
 
 /*
+ * The directory at path below root, by descriptor, one component at a
+ * time and never through a link (openat2(2)'s RESOLVE_NO_SYMLINKS,
+ * which the store helper's seccomp filter answers with ENOSYS).  The
+ * paths are outputs of a manifest: no "." or ".." component.
+ */
+static int
+setup_opendir(int root, const char *path)
+{
+	char	 buf[SETUP_PATHMAX], *p, *slash;
+	int	 fd, nfd;
+
+	if (strlcpy(buf, path, sizeof(buf)) >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	if ((fd = dup(root)) == -1)
+		return (-1);
+	for (p = buf; p != NULL && *p != '\0'; p = slash) {
+		if ((slash = strchr(p, '/')) != NULL)
+			*slash++ = '\0';
+		if ((nfd = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC)) == -1) {
+			close(fd);
+			return (-1);
+		}
+		close(fd);
+		fd = nfd;
+	}
+	return (fd);
+}
+
+/*
  * The parent of an output inside a hostile upper, by descriptor: a
  * component that is not a directory there means nothing was written
  * below it (-1, ENOENT).
@@ -787,9 +897,8 @@ setup_mkparents(int dst, const char *output, int *out, const char **leaf)
 static int
 setup_openparent(int src, const char *output, int *out, const char **leaf)
 {
-	struct open_how	 how;
-	char		 buf[SETUP_PATHMAX], *slash;
-	int		 fd;
+	char	 buf[SETUP_PATHMAX], *slash;
+	int	 fd;
 
 	strlcpy(buf, output, sizeof(buf));
 	if ((slash = strrchr(buf, '/')) == NULL) {
@@ -798,11 +907,7 @@ setup_openparent(int src, const char *output, int *out, const char **leaf)
 	}
 	*slash = '\0';
 	*leaf = output + (slash - buf) + 1;
-	memset(&how, 0, sizeof(how));
-	how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-	    RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
-	if ((fd = syscall(SYS_openat2, src, buf, &how, sizeof(how))) == -1) {
+	if ((fd = setup_opendir(src, buf)) == -1) {
 		if (errno == ENOTDIR || errno == ELOOP)
 			errno = ENOENT;
 		return (-1);
@@ -820,14 +925,14 @@ setup_only_outputs(int dfd, const char *rel, char * const *outputs,
     char *err, size_t errlen, int depth)
 {
 	struct stat	 st;
-	char		**names, path[SETUP_PATHMAX];
+	char		**names, path[SETUP_PATHMAX], epath[400];
 	size_t		 n, i, j, plen;
 	int		 fd, ret = 0, inside, above;
 
 	if (depth > SETUP_MAXDEPTH || (names = setup_names(dfd,
 	    SETUP_MAXFILES, &n)) == NULL) {
 		snprintf(err, errlen, "setup: %s: cannot be read", rel[0] ?
-		    rel : ".");
+		    setup_esc(rel, 96, epath, sizeof(epath)) : ".");
 		return (-1);
 	}
 	for (i = 0; i < n && ret == 0; i++) {
@@ -858,7 +963,7 @@ setup_only_outputs(int dfd, const char *rel, char * const *outputs,
 			continue;
 		}
 		snprintf(err, errlen, "setup wrote %s, outside its outputs: "
-		    "refused", path);
+		    "refused", setup_esc(path, 96, epath, sizeof(epath)));
 		ret = -1;
 	}
 	setup_freenames(names);
@@ -875,7 +980,7 @@ setup_walk_outputs(struct setup_walk *w, int src, int dst,
     char * const *outs, char *err, size_t errlen)
 {
 	struct stat	 st;
-	const char	*leaf, *dleaf;
+	const char	*leaf, *dleaf, *p;
 	size_t		 i;
 	int		 sp, dp = -1, rc;
 
@@ -909,14 +1014,11 @@ setup_walk_outputs(struct setup_walk *w, int src, int dst,
 		}
 		strlcpy(w->path, outs[i], sizeof(w->path));
 		w->path[leaf - outs[i] > 0 ? leaf - outs[i] - 1 : 0] = '\0';
+		w->root = src;
+		for (w->floor = 1, p = outs[i]; (p = strchr(p, '/')) != NULL;
+		    p++)
+			w->floor++;
 		rc = setup_copy_ent(w, sp, dp, leaf, -1);
-		/* The output replaces what the pristine tree has there. */
-		if (rc == 0 && dp != -1 && S_ISDIR(st.st_mode) &&
-		    setup_opaque(dp, leaf) == -1) {
-			snprintf(w->err, w->errlen, "opaque: %s",
-			    strerror(errno));
-			rc = -1;
-		}
 		close(sp);
 		if (dp != -1)
 			close(dp);
@@ -938,65 +1040,561 @@ setup_rundir(struct attempt *a, char *buf, size_t len)
 }
 
 /*
- * Copy the outputs from the setup run's upper into a new entry and
- * rename it to KEY.  -1 with the reason; nothing is left under KEY.
+ * The seal of an entry: the sha256 of every entry's path, mode, owner,
+ * size, inode and modification and change times, the stored directory
+ * included (but not its change time, which the rename to KEY sets).
+ * Only the kernel sets a change time, and any write, chmod, chown,
+ * link, rename or removal below the entry sets one, so an entry whose
+ * seal is the one recorded when its content was hashed still holds
+ * those bytes: checking it costs one fstatat(2) per entry, where
+ * hashing it again read every byte in the event loop (issue 23).
+ */
+struct setup_seal {
+	struct sha256_ctx	 ctx;
+	uint64_t		 n;
+	char			 path[PATH_MAX];
+};
+
+static int
+setup_seal_one(struct setup_seal *s, const struct stat *st, int top)
+{
+	char	 rec[PATH_MAX + 192];
+	int	 n;
+
+	n = snprintf(rec, sizeof(rec), "%s%c%o %u %u %llu %llu %lld.%09ld "
+	    "%lld.%09ld", s->path, 0, (unsigned)st->st_mode,
+	    (unsigned)st->st_uid, (unsigned)st->st_gid,
+	    (unsigned long long)st->st_size, (unsigned long long)st->st_ino,
+	    (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+	    top ? 0LL : (long long)st->st_ctim.tv_sec,
+	    top ? 0L : st->st_ctim.tv_nsec);
+	if (n < 0 || (size_t)n >= sizeof(rec))
+		return (-1);
+	return (setup_put(&s->ctx, rec, (size_t)n));
+}
+
+static int
+setup_seal_dir(struct setup_seal *s, int dfd, int depth)
+{
+	struct stat	 st;
+	char		**names;
+	size_t		 n, i, plen = strlen(s->path);
+	int		 fd, ret = 0;
+
+	if (depth > 2 * SETUP_MAXDEPTH ||
+	    (names = setup_names(dfd, SETUP_MAXFILES, &n)) == NULL)
+		return (-1);
+	for (i = 0; i < n && ret == 0; i++) {
+		if (plen + strlen(names[i]) + 2 >= sizeof(s->path) ||
+		    ++s->n > 2 * SETUP_MAXFILES ||
+		    fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == -1) {
+			ret = -1;
+			break;
+		}
+		snprintf(s->path + plen, sizeof(s->path) - plen, "/%s",
+		    names[i]);
+		if (setup_seal_one(s, &st, 0) == -1)
+			ret = -1;
+		else if (S_ISDIR(st.st_mode)) {
+			if ((fd = openat(dfd, names[i], O_RDONLY |
+			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+				ret = -1;
+			else {
+				ret = setup_seal_dir(s, fd, depth + 1);
+				close(fd);
+			}
+		}
+		s->path[plen] = '\0';
+	}
+	setup_freenames(names);
+	return (ret);
+}
+
+static int
+setup_seal(int dfd, char hex[SHA256_HEX_LEN + 1])
+{
+	struct setup_seal	*s;
+	struct stat		 st;
+	uint8_t			 md[SHA256_LEN];
+	int			 rc = -1;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return (-1);
+	if (sha256_init(&s->ctx) == -1) {
+		free(s);
+		return (-1);
+	}
+	if (fstat(dfd, &st) == 0 && setup_seal_one(s, &st, 1) == 0 &&
+	    setup_seal_dir(s, dfd, 0) == 0 && sha256_final(&s->ctx, md) == 0) {
+		hex_encode(md, sizeof(md), hex);
+		rc = 0;
+	} else
+		sha256_abort(&s->ctx);
+	free(s);
+	return (rc);
+}
+
+/*
+ * The store helper.  Copying a setup's outputs, fsyncing them file by
+ * file and hashing them took the event loop for minutes (16,000 files:
+ * 72 s without a lease, deadline, cancel or control request served),
+ * so that work is a child's: forked for one entry, it copies the
+ * outputs from the run's upper into .tmp.KEY.ID and answers with one
+ * struct setup_reply on a pipe, which the loop reads as an event and
+ * decodes by its exact size.  What is left for the loop is bounded by
+ * the outputs and one fstatat(2) per entry: the opaque markers (an
+ * xattr the helper's seccomp filter does not allow), the seal, the
+ * meta and the two renames.  The helper is killed and reaped by its
+ * pid when its attempt ends or the daemon stops.
+ */
+#define SETUP_REPLY_MAGIC	0x66737331U	/* "fss1" */
+
+struct setup_reply {
+	uint32_t	 magic;
+	uint32_t	 ok;		/* 1: copied; 0: refused, with err */
+	uint64_t	 files;
+	uint64_t	 bytes;
+	char		 digest[SHA256_HEX_LEN + 1];
+	char		 err[512];
+};
+
+struct setup_job {
+	TAILQ_ENTRY(setup_job)	 entry;
+	struct attempt		*a;
+	pid_t			 pid;
+	int			 fd;		/* the reply's read end */
+	struct event		 ev;
+	struct setup_reply	 rep;
+	size_t			 got;
+	int			 bad;		/* a byte past the reply */
+	int			 eof;
+	int			 reaped;
+	int			 status;
+	char			 upper[PATH_MAX];
+	char			 tmp[PATH_MAX];	/* .tmp.KEY.ID */
+};
+
+static TAILQ_HEAD(, setup_job)	setup_jobs =
+    TAILQ_HEAD_INITIALIZER(setup_jobs);
+
+static struct setup_job *
+setup_job_find(struct attempt *a)
+{
+	struct setup_job	*j;
+
+	TAILQ_FOREACH(j, &setup_jobs, entry)
+		if (j->a == a)
+			return (j);
+	return (NULL);
+}
+
+/*
+ * What the helper made of a refused copy, removed by the helper: its
+ * own directories are read-only by then, and it has no capability to
+ * write through a mode.
  */
 static int
-setup_store(struct attempt *a, char *err, size_t errlen)
+setup_rm_own(int dfd, int depth)
 {
-	struct setup_walk	 w;
-	json_t			*meta;
-	char			 dir[PATH_MAX], tmp[PATH_MAX], tmeta[PATH_MAX];
-	char			 path[PATH_MAX], hex[SHA256_HEX_LEN + 1];
-	char			 why[512];
-	char * const		*outs = a->m->setup->outputs;
-	uint8_t			 md[SHA256_LEN];
-	int			 up = -1, dst = -1, ret = -1;
+	struct stat	 st;
+	char		**names;
+	size_t		 n, i;
+	int		 fd, ret = 0;
 
-	memset(&w, 0, sizeof(w));
-	w.err = why;
-	w.errlen = sizeof(why);
+	if (depth > 2 * SETUP_MAXDEPTH ||
+	    (names = setup_names(dfd, SETUP_MAXFILES, &n)) == NULL)
+		return (-1);
+	for (i = 0; i < n; i++) {
+		if (fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == -1) {
+			ret = -1;
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			if ((fd = openat(dfd, names[i], O_RDONLY |
+			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+			    fchmod(fd, 0700) == -1 ||
+			    setup_rm_own(fd, depth + 1) == -1)
+				ret = -1;
+			if (fd != -1)
+				close(fd);
+		}
+		if (unlinkat(dfd, names[i], S_ISDIR(st.st_mode) ?
+		    AT_REMOVEDIR : 0) == -1)
+			ret = -1;
+	}
+	setup_freenames(names);
+	return (ret);
+}
+
+/*
+ * The helper's descriptors, and nothing else of the parent's: the
+ * upper on 3, the new entry on 4, the reply's pipe on 5.
+ */
+static int
+setup_child_fds(int up, int dst, int out)
+{
+	int	 fds[3], i;
+
+	fds[0] = up;
+	fds[1] = dst;
+	fds[2] = out;
+	for (i = 0; i < 3; i++)
+		if ((fds[i] = fcntl(fds[i], F_DUPFD, 10)) == -1)
+			return (-1);
+	for (i = 0; i < 3; i++)
+		if (dup2(fds[i], 3 + i) == -1)
+			return (-1);
+	closefrom(6);
+	return (0);
+}
+
+/*
+ * A helper's confinement, in this order: default signals, death with
+ * the parent; of root's capabilities only those in caps (the store's
+ * CAP_DAC_READ_SEARCH: the upper's files are the setup uid's, of any
+ * mode; what it writes must be root's, so its uid stays 0 and its
+ * writes are fenced by Landlock instead); Landlock: rpath read-only
+ * (NULL: none), rwpath read-write, nothing else; then no_new_privs and
+ * pledge(2)'s seccomp filter.
+ */
+static int
+setup_child_confine(const char *rpath, const char *rwpath, uint32_t caps,
+    pid_t parent, char *err, size_t errlen)
+{
+	struct __user_cap_header_struct	 h;
+	struct __user_cap_data_struct	 d[2];
+	sigset_t			 set;
+	int				 cap, sig;
+
+	for (sig = 1; sig < NSIG; sig++)
+		(void)signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	if (sigprocmask(SIG_SETMASK, &set, NULL) == -1 ||
+	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
+	    getppid() != parent) {
+		snprintf(err, errlen, "setup store: no parent");
+		return (-1);
+	}
+	for (cap = 0; cap <= 63; cap++)
+		if ((cap > 31 || (caps & (1U << cap)) == 0) &&
+		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1) {
+			if (errno == EINVAL)
+				break;
+			snprintf(err, errlen, "setup store: drop capability "
+			    "%d: %s", cap, strerror(errno));
+			return (-1);
+		}
+	memset(&h, 0, sizeof(h));
+	memset(d, 0, sizeof(d));
+	h.version = _LINUX_CAPABILITY_VERSION_3;
+	d[0].effective = d[0].permitted = caps;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 ||
+	    syscall(SYS_capset, &h, d) == -1) {
+		snprintf(err, errlen, "setup store: capabilities: %s",
+		    strerror(errno));
+		return (-1);
+	}
+	/* rpath: the upper; wpath cpath fattr: the entry, its modes. */
+	if ((rpath != NULL && unveil(rpath, "r") == -1) ||
+	    unveil(rwpath, "rwc") == -1 ||
+	    pledge("stdio rpath wpath cpath fattr", NULL) == -1) {
+		snprintf(err, errlen, "setup store: pledge/unveil: %s",
+		    strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/* In the forked helper: copy, hash, answer, exit. */
+__dead static void
+setup_child(struct setup_job *j, int up, int dst, int out, pid_t parent)
+{
+	struct setup_walk	*w;
+	struct setup_reply	 rep;
+	char * const		*outs = j->a->m->setup->outputs;
+	char			 why[512];
+	uint8_t			 md[SHA256_LEN];
+
 	why[0] = '\0';
+	memset(&rep, 0, sizeof(rep));
+	rep.magic = SETUP_REPLY_MAGIC;
+	setproctitle("setup store %s", j->a->id);
+	/* The receipts' signing key is the parent's: not in this copy. */
+	EVP_PKEY_free(env->receipt_key);
+	env->receipt_key = NULL;
+	if (setup_child_fds(up, dst, out) == -1)
+		_exit(1);
+	up = 3;
+	dst = 4;
+	out = 5;
+	if (setup_child_confine(j->upper, j->tmp, 1U << CAP_DAC_READ_SEARCH,
+	    parent, rep.err, sizeof(rep.err)) == -1)
+		goto reply;
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		snprintf(rep.err, sizeof(rep.err), "setup store: no memory");
+		goto reply;
+	}
+	w->err = why;
+	w->errlen = sizeof(why);
+	w->root = up;
 	/* An entry larger than the whole cache could never be kept. */
-	w.maxbytes = env->conf->setup_max;
-	if (setup_rundir(a, dir, sizeof(dir)) == -1 ||
-	    setup_path(tmp, sizeof(tmp), ".tmp.%s.%s", a->setup_key,
-	    a->id) == -1 || setup_path(tmeta, sizeof(tmeta),
-	    ".tmp.%s.%s.meta", a->setup_key, a->id) == -1) {
+	w->maxbytes = env->conf->setup_max;
+	if (setup_only_outputs(up, "", outs, rep.err, sizeof(rep.err), 0) ==
+	    -1 || setup_walk_outputs(w, up, dst, outs, rep.err,
+	    sizeof(rep.err)) == -1 || sha256_final(&w->ctx, md) == -1) {
+		if (rep.err[0] == '\0')
+			snprintf(rep.err, sizeof(rep.err), "setup: sha256 "
+			    "failed");
+		(void)setup_rm_own(dst, 0);
+		goto reply;
+	}
+	hex_encode(md, sizeof(md), rep.digest);
+	rep.files = w->files;
+	rep.bytes = w->bytes;
+	rep.ok = 1;
+	/* Test builds: a store that holds until it is killed. */
+	while (faultpoint("setup:store-hold"))
+		sleep(60);
+ reply:
+	/* One write below PIPE_BUF: whole or not at all. */
+	(void)write(out, &rep, sizeof(rep));
+	_exit(0);
+}
+
+static void	setup_job_read(int, short, void *);
+
+/*
+ * Removers: what a store left (a cancelled copy, one that lost the
+ * race for its key) can be as large as an entry, so it is removed by a
+ * child too, confined as the helper is but with no capability and
+ * only that directory.  The loop removes the emptied directory itself
+ * when the child is reaped.
+ */
+struct setup_rm {
+	TAILQ_ENTRY(setup_rm)	 entry;
+	pid_t			 pid;
+	char			 path[PATH_MAX];
+};
+
+static TAILQ_HEAD(, setup_rm)	setup_rms = TAILQ_HEAD_INITIALIZER(setup_rms);
+
+static void
+setup_rm_start(const char *path)
+{
+	struct setup_rm	*r;
+	pid_t		 parent = getpid();
+	char		 err[256];
+	int		 fd;
+
+	if (rmdir(path) == 0 || errno == ENOENT)
+		return;
+	if ((errno != ENOTEMPTY && errno != EEXIST) ||
+	    (r = calloc(1, sizeof(*r))) == NULL) {
+		(void)fs_remove_tree(path);
+		return;
+	}
+	strlcpy(r->path, path, sizeof(r->path));
+	switch (r->pid = fork()) {
+	case -1:
+		log_warn("setup: remove %s", path);
+		(void)fs_remove_tree(path);
+		free(r);
+		return;
+	case 0:
+		setproctitle("setup remove");
+		EVP_PKEY_free(env->receipt_key);
+		env->receipt_key = NULL;
+		closefrom(3);
+		/* Its own directory, read-only if a commit got that far. */
+		if (setup_child_confine(NULL, r->path, 0, parent, err,
+		    sizeof(err)) == -1 || (fd = open(r->path, O_RDONLY |
+		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+		    fchmod(fd, 0700) == -1)
+			_exit(1);
+		_exit(setup_rm_own(fd, 0) == -1);
+	}
+	TAILQ_INSERT_TAIL(&setup_rms, r, entry);
+	log_info("setup: removing %s in pid %d", path, (int)r->pid);
+}
+
+/* A remover reaped: 1 if pid was one. */
+static int
+setup_rm_reap(pid_t pid, int status)
+{
+	struct setup_rm	*r;
+
+	TAILQ_FOREACH(r, &setup_rms, entry)
+		if (r->pid == pid)
+			break;
+	if (r == NULL)
+		return (0);
+	TAILQ_REMOVE(&setup_rms, r, entry);
+	if (rmdir(r->path) == -1 && errno != ENOENT) {
+		log_warnx("setup: %s: its remover (pid %d) left it (status "
+		    "%d); removing it here", r->path, (int)pid, status);
+		(void)fs_remove_tree(r->path);
+	}
+	free(r);
+	return (1);
+}
+
+/*
+ * The store helper for a's outputs, started; its answer comes back
+ * through setup_job_read().  -1 with err if it could not be.
+ */
+static int
+setup_store_start(struct attempt *a, char *err, size_t errlen)
+{
+	struct setup_job	*j;
+	pid_t			 parent = getpid(), pid;
+	int			 p[2] = { -1, -1 }, up = -1, dst = -1;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL) {
+		snprintf(err, errlen, "setup: %s", strerror(errno));
+		return (-1);
+	}
+	j->a = a;
+	j->fd = -1;
+	if (setup_rundir(a, j->upper, sizeof(j->upper)) == -1 ||
+	    strlcat(j->upper, "/upper", sizeof(j->upper)) >=
+	    sizeof(j->upper) || setup_path(j->tmp, sizeof(j->tmp),
+	    ".tmp.%s.%s", a->setup_key, a->id) == -1) {
 		snprintf(err, errlen, "setup: path too long");
-		return (-1);
+		goto fail;
 	}
-	strlcat(dir, "/upper", sizeof(dir));
-	if ((up = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	if ((up = open(j->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "setup: %s: %s", dir, strerror(errno));
+		snprintf(err, errlen, "setup: %s: %s", j->upper,
+		    strerror(errno));
+		goto fail;
+	}
+	(void)fs_remove_tree(j->tmp);
+	if (mkdir(j->tmp, 0755) == -1 || (dst = open(j->tmp, O_RDONLY |
+	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "setup: %s: %s", j->tmp, strerror(errno));
+		goto fail;
+	}
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == -1 ||
+	    (pid = fork()) == -1) {
+		snprintf(err, errlen, "setup: store helper: %s",
+		    strerror(errno));
+		goto fail;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		setup_child(j, up, dst, p[1], parent);
+	}
+	close(p[1]);
+	close(up);
+	close(dst);
+	j->pid = pid;
+	j->fd = p[0];
+	event_set(&j->ev, j->fd, EV_READ | EV_PERSIST, setup_job_read, j);
+	event_add(&j->ev, NULL);
+	TAILQ_INSERT_TAIL(&setup_jobs, j, entry);
+	log_info("%s: setup storing %s: helper pid %d", a->id, a->setup_key,
+	    (int)pid);
+	return (0);
+ fail:
+	if (p[0] != -1) {
+		close(p[0]);
+		close(p[1]);
+	}
+	if (up != -1)
+		close(up);
+	if (dst != -1)
+		close(dst);
+	if (j->tmp[0] != '\0')
+		(void)fs_remove_tree(j->tmp);
+	free(j);
+	return (-1);
+}
+
+/*
+ * The helper's answer, decoded: exactly one struct setup_reply, then
+ * the end of the pipe, from a helper that exited 0; its text printable
+ * ASCII only.  -1 with err otherwise.
+ */
+static int
+setup_reply_check(struct setup_job *j, char *err, size_t errlen)
+{
+	struct setup_reply	*r = &j->rep;
+	char			*p;
+
+	if (j->bad || j->got != sizeof(*r) || r->magic != SETUP_REPLY_MAGIC ||
+	    r->ok > 1 || memchr(r->err, '\0', sizeof(r->err)) == NULL ||
+	    memchr(r->digest, '\0', sizeof(r->digest)) == NULL ||
+	    (r->ok && (!setup_hex64(r->digest) || r->files > SETUP_MAXFILES ||
+	    r->bytes > env->conf->setup_max)) ||
+	    !WIFEXITED(j->status) || WEXITSTATUS(j->status) != 0) {
+		snprintf(err, errlen, "setup: store helper (pid %d) %s, %s "
+		    "%d", (int)j->pid, j->got == 0 ? "ended without an "
+		    "answer" : "answered out of form", WIFSIGNALED(j->status) ?
+		    "killed by signal" : "exit status",
+		    WIFSIGNALED(j->status) ? WTERMSIG(j->status) :
+		    WEXITSTATUS(j->status));
 		return (-1);
 	}
-	if (setup_only_outputs(up, "", outs, err, errlen, 0) == -1)
-		goto done;
-	(void)fs_remove_tree(tmp);
-	if (mkdir(tmp, 0755) == -1 || (dst = open(tmp, O_RDONLY |
+	if (!r->ok) {
+		for (p = r->err; *p != '\0'; p++)
+			if (*p < 0x20 || *p > 0x7e)
+				*p = '?';
+		snprintf(err, errlen, "%s", r->err);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * The helper's copy, made an entry: each output directory opaque (it
+ * replaces what the pristine tree has there), the entry read-only and
+ * synced, its seal taken, then KEY.meta and KEY by rename.
+ */
+static int
+setup_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
+{
+	char * const	*outs = a->m->setup->outputs;
+	json_t		*meta;
+	char		 tmeta[PATH_MAX], path[PATH_MAX];
+	char		 seal[SHA256_HEX_LEN + 1];
+	size_t		 i;
+	int		 dst, fd, ret = -1;
+
+	if (setup_path(tmeta, sizeof(tmeta), ".tmp.%s.%s.meta",
+	    a->setup_key, a->id) == -1 || (dst = open(tmp, O_RDONLY |
 	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
 		snprintf(err, errlen, "setup: %s: %s", tmp, strerror(errno));
-		goto done;
+		return (-1);
 	}
-	if (setup_walk_outputs(&w, up, dst, outs, err, errlen) == -1)
-		goto done;
-	if (sha256_final(&w.ctx, md) == -1) {
-		snprintf(err, errlen, "setup: sha256 failed");
-		goto done;
+	for (i = 0; outs[i] != NULL; i++) {
+		if ((fd = setup_opendir(dst, outs[i])) == -1) {
+			if (errno == ENOENT || errno == ENOTDIR ||
+			    errno == ELOOP)
+				continue;	/* not made, or no directory */
+			snprintf(err, errlen, "setup: store %s: %s", outs[i],
+			    strerror(errno));
+			goto done;
+		}
+		if (fsetxattr(fd, "user.overlay.opaque", "y", 1, 0) == -1) {
+			snprintf(err, errlen, "setup: store %s: opaque: %s",
+			    outs[i], strerror(errno));
+			close(fd);
+			goto done;
+		}
+		close(fd);
 	}
-	hex_encode(md, sizeof(md), hex);
-	strlcpy(a->setup_digest, hex, sizeof(a->setup_digest));
-	a->setup_files = w.files;
-	a->setup_bytes = w.bytes;
-	if (fsync(dst) == -1 || chmod(tmp, 0555) == -1) {
+	if (fchmod(dst, 0555) == -1 || fsync(dst) == -1) {
 		snprintf(err, errlen, "setup: %s: %s", tmp, strerror(errno));
+		goto done;
+	}
+	if (setup_seal(dst, seal) == -1) {
+		snprintf(err, errlen, "setup: %s: cannot be sealed", tmp);
 		goto done;
 	}
 	crashpoint("setup:before-meta");
-	if ((meta = json_pack("{s:s+, s:I, s:I, s:I}", "digest", "sha256:",
-	    hex, "files", (json_int_t)w.files, "bytes", (json_int_t)w.bytes,
+	if ((meta = json_pack("{s:s+, s:s+, s:I, s:I, s:I}", "digest",
+	    "sha256:", a->setup_digest, "seal", "sha256:", seal, "files",
+	    (json_int_t)a->setup_files, "bytes", (json_int_t)a->setup_bytes,
 	    "created", (json_int_t)time(NULL))) == NULL ||
 	    json_dump_file(meta, tmeta, JSON_COMPACT) == -1) {
 		json_decref(meta);
@@ -1009,10 +1607,10 @@ setup_store(struct attempt *a, char *err, size_t errlen)
 	    -1 || renameat2(AT_FDCWD, tmeta, AT_FDCWD, path,
 	    RENAME_NOREPLACE) == -1) {
 		if (errno == EEXIST && setup_meta(a->setup_key,
-		    a->setup_digest, &a->setup_bytes, &a->setup_files,
+		    a->setup_digest, NULL, &a->setup_bytes, &a->setup_files,
 		    NULL) == 0) {
 			/* Another attempt stored the same key first. */
-			ret = 0;
+			ret = setup_verify(a, err, errlen);
 			goto done;
 		}
 		snprintf(err, errlen, "setup: %s: %s", path, strerror(errno));
@@ -1029,33 +1627,183 @@ setup_store(struct attempt *a, char *err, size_t errlen)
 	}
 	ret = 0;
  done:
-	sha256_abort(&w.ctx);
-	/* What was renamed is gone from here; anything else goes. */
-	(void)fs_remove_tree(tmp);
 	(void)unlink(tmeta);
-	if (dst != -1)
-		close(dst);
-	close(up);
+	close(dst);
 	return (ret);
 }
 
 /*
- * The entry under a's key holds the outputs whose digest a's receipts
- * carry: re-hashed from the store before a tree is given it.
+ * After the setup run or its store: the run's disk goes, the stage's
+ * time is kept, and the entry is a's (rc 0) or the key is dropped.
+ */
+static int
+setup_done(struct attempt *a, int rc)
+{
+	if (setup_run_remove(a->id) == -1)
+		log_warnx("%s: setup run not removed yet", a->id);
+	a->setup_ms = setup_now_ms() - a->setup_t0;
+	attempt_part_time(a, PART_CACHE, a->setup_ms);
+	if (rc == -1) {
+		a->setup_key[0] = '\0';
+		return (-1);
+	}
+	a->setup_ready = 1;
+	setup_touch(a->setup_key);
+	log_info("%s: setup stored %s: %llu files, %llu bytes", a->id,
+	    a->setup_key, (unsigned long long)a->setup_files,
+	    (unsigned long long)a->setup_bytes);
+	(void)setup_evict();
+	return (0);
+}
+
+/* Answered and reaped: the entry made, or why not; a goes on. */
+static void
+setup_job_end(struct setup_job *j)
+{
+	struct attempt	*a = j->a;
+	char		 err[1024];
+	int		 rc;
+
+	TAILQ_REMOVE(&setup_jobs, j, entry);
+	err[0] = '\0';
+	if ((rc = setup_reply_check(j, err, sizeof(err))) == 0) {
+		strlcpy(a->setup_digest, j->rep.digest,
+		    sizeof(a->setup_digest));
+		a->setup_files = j->rep.files;
+		a->setup_bytes = j->rep.bytes;
+		rc = setup_commit(a, j->tmp, err, sizeof(err));
+	}
+	/* Renamed to KEY, or emptied by the helper: nothing, or little. */
+	setup_rm_start(j->tmp);
+	free(j);
+	rc = setup_done(a, rc);
+	attempt_setup_stored(a, rc, err);
+	attempt_schedule();
+}
+
+static void
+setup_job_read(int fd, short event, void *arg)
+{
+	struct setup_job	*j = arg;
+	ssize_t			 n;
+	char			 c;
+
+	for (;;) {
+		if (j->got < sizeof(j->rep))
+			n = read(fd, (char *)&j->rep + j->got,
+			    sizeof(j->rep) - j->got);
+		else
+			n = read(fd, &c, 1);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return;
+		if (n == -1 || (n > 0 && j->got == sizeof(j->rep))) {
+			j->bad = 1;
+			break;
+		}
+		if (n == 0)
+			break;
+		j->got += (size_t)n;
+	}
+	event_del(&j->ev);
+	close(fd);
+	j->fd = -1;
+	j->eof = 1;
+	if (j->bad && !j->reaped)
+		(void)kill(j->pid, SIGKILL);
+	if (j->reaped)
+		setup_job_end(j);
+}
+
+/* SIGCHLD for a store helper: 1 if pid was one. */
+int
+setup_reap(pid_t pid, int status)
+{
+	struct setup_job	*j;
+
+	TAILQ_FOREACH(j, &setup_jobs, entry)
+		if (j->pid == pid && !j->reaped) {
+			j->reaped = 1;
+			j->status = status;
+			if (j->eof)
+				setup_job_end(j);
+			return (1);
+		}
+	return (setup_rm_reap(pid, status));
+}
+
+/*
+ * A helper whose attempt ended, or at shutdown: killed and reaped by
+ * its pid (not reaped yet, so still ours), then forgotten.
+ */
+static void
+setup_job_kill(struct setup_job *j)
+{
+	int	 st;
+
+	TAILQ_REMOVE(&setup_jobs, j, entry);
+	if (!j->reaped) {
+		if (kill(j->pid, SIGKILL) == -1)
+			log_warn("%s: setup store helper (pid %d)", j->a->id,
+			    (int)j->pid);
+		while (waitpid(j->pid, &st, 0) == -1 && errno == EINTR)
+			;
+		log_info("%s: setup store helper (pid %d) killed", j->a->id,
+		    (int)j->pid);
+	}
+	if (j->fd != -1) {
+		event_del(&j->ev);
+		close(j->fd);
+	}
+}
+
+/* At shutdown: no helper outlives the daemon (start removes .tmp). */
+void
+setup_shutdown(void)
+{
+	struct setup_job	*j;
+	struct setup_rm		*r;
+	int			 st;
+
+	while ((j = TAILQ_FIRST(&setup_jobs)) != NULL) {
+		setup_job_kill(j);
+		free(j);
+	}
+	while ((r = TAILQ_FIRST(&setup_rms)) != NULL) {
+		TAILQ_REMOVE(&setup_rms, r, entry);
+		(void)kill(r->pid, SIGKILL);
+		while (waitpid(r->pid, &st, 0) == -1 && errno == EINTR)
+			;
+		free(r);
+	}
+}
+
+/*
+ * The entry under a's key is the one whose digest a's receipts carry:
+ * its meta says that digest, and its seal is the one taken when those
+ * bytes were hashed.  Before the agent's tree on a hit and before the
+ * validation run's.
  */
 int
 setup_verify(struct attempt *a, char *err, size_t errlen)
 {
-	struct setup_walk	 w;
-	char			 path[PATH_MAX], why[512];
-	char			 hex[SHA256_HEX_LEN + 1];
-	uint8_t			 md[SHA256_LEN];
-	int			 fd, rc;
+	char		 path[PATH_MAX], digest[SHA256_HEX_LEN + 1];
+	char		 seal[SHA256_HEX_LEN + 1], hex[SHA256_HEX_LEN + 1];
+	uint64_t	 t0 = setup_now_ms();
+	int		 fd, rc;
 
-	memset(&w, 0, sizeof(w));
-	w.err = why;
-	w.errlen = sizeof(why);
-	w.maxbytes = UINT64_MAX;
+	if (setup_meta(a->setup_key, digest, seal, NULL, NULL, NULL) == -1) {
+		snprintf(err, errlen, "setup entry %s: not in the store",
+		    a->setup_key);
+		return (-1);
+	}
+	if (strcmp(digest, a->setup_digest) != 0) {
+		snprintf(err, errlen, "setup entry %s: digest sha256:%s, not "
+		    "the sha256:%s of its receipts", a->setup_key, digest,
+		    a->setup_digest);
+		return (-1);
+	}
 	if (setup_entry_path(a->setup_key, path, sizeof(path)) == -1 ||
 	    (fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1) {
@@ -1063,24 +1811,17 @@ setup_verify(struct attempt *a, char *err, size_t errlen)
 		    strerror(errno));
 		return (-1);
 	}
-	rc = setup_walk_outputs(&w, fd, -1, a->m->setup->outputs, err,
-	    errlen);
+	rc = setup_seal(fd, hex);
 	close(fd);
-	if (rc == -1) {
-		sha256_abort(&w.ctx);
+	if (rc == -1 || strcmp(hex, seal) != 0) {
+		snprintf(err, errlen, "setup entry %s: changed since it was "
+		    "stored (seal %s, recorded sha256:%s): not the sha256:%s "
+		    "of its receipts", a->setup_key, rc == -1 ? "unreadable" :
+		    hex, seal, a->setup_digest);
 		return (-1);
 	}
-	if (sha256_final(&w.ctx, md) == -1) {
-		snprintf(err, errlen, "setup entry: sha256 failed");
-		return (-1);
-	}
-	hex_encode(md, sizeof(md), hex);
-	if (strcmp(hex, a->setup_digest) != 0) {
-		snprintf(err, errlen, "setup entry %s: digest sha256:%s, not "
-		    "the sha256:%s of its receipts", a->setup_key, hex,
-		    a->setup_digest);
-		return (-1);
-	}
+	log_debug("%s: setup entry %s: seal checked in %llu ms", a->id,
+	    a->setup_key, (unsigned long long)(setup_now_ms() - t0));
 	return (0);
 }
 
@@ -1140,12 +1881,19 @@ setup_begin(struct attempt *a, char *err, size_t errlen)
 	err[0] = '\0';
 	if (a->setup_ready)
 		return (1);
+	if (setup_job_find(a) != NULL)
+		return (0);		/* its store helper runs */
 	if (setup_key(a, a->setup_key, err, errlen) == -1) {
 		a->setup_key[0] = '\0';
 		return (-1);
 	}
-	if (setup_meta(a->setup_key, a->setup_digest, &a->setup_bytes,
+	if (setup_meta(a->setup_key, a->setup_digest, NULL, &a->setup_bytes,
 	    &a->setup_files, NULL) == 0) {
+		/* The entry is what was hashed, before a tree gets it. */
+		if (setup_verify(a, err, errlen) == -1) {
+			a->setup_key[0] = '\0';
+			return (-1);
+		}
 		a->setup_hit = 1;
 		a->setup_ready = 1;
 		a->setup_ms = setup_now_ms() - t0;
@@ -1176,9 +1924,10 @@ setup_begin(struct attempt *a, char *err, size_t errlen)
 }
 
 /*
- * The setup run of a was reaped (r, freed here): its outputs stored
- * under the key, or why not (its exit, a refused output).  Its disk is
- * removed either way.
+ * The setup run of a was reaped (r, freed here): 1 when its store
+ * helper was started (attempt_setup_stored() follows), else 0 or -1
+ * with why not (its exit, a refused output).  Its disk is removed once
+ * nothing reads it.
  */
 int
 setup_finish(struct attempt *a, struct run *r, char *err, size_t errlen)
@@ -1201,30 +1950,28 @@ setup_finish(struct attempt *a, struct run *r, char *err, size_t errlen)
 	else if (WEXITSTATUS(st) != 0)
 		snprintf(err, errlen, "setup exited with status %d",
 		    WEXITSTATUS(st));
-	else
-		rc = setup_store(a, err, errlen);
+	else if (setup_store_start(a, err, errlen) == 0)
+		rc = 1;
 	run_free(r);
-	if (setup_run_remove(a->id) == -1)
-		log_warnx("%s: setup run not removed yet", a->id);
-	a->setup_ms = setup_now_ms() - a->setup_t0;
-	attempt_part_time(a, PART_CACHE, a->setup_ms);
-	if (rc == -1) {
-		a->setup_key[0] = '\0';
-		return (-1);
-	}
-	a->setup_ready = 1;
-	setup_touch(a->setup_key);
-	log_info("%s: setup stored %s: %llu files, %llu bytes", a->id,
-	    a->setup_key, (unsigned long long)a->setup_files,
-	    (unsigned long long)a->setup_bytes);
-	(void)setup_evict();
-	return (0);
+	if (rc == 1)
+		return (1);
+	return (setup_done(a, rc));
 }
 
-/* At teardown: the setup run's disk, if one is left. */
+/*
+ * At teardown: a store helper still running is killed and reaped by
+ * its pid, then its temporary and the setup run's disk go.
+ */
 int
 setup_teardown(struct attempt *a)
 {
+	struct setup_job	*j;
+
+	if ((j = setup_job_find(a)) != NULL) {
+		setup_job_kill(j);
+		setup_rm_start(j->tmp);
+		free(j);
+	}
 	return (setup_run_remove(a->id));
 }
 
@@ -1285,7 +2032,7 @@ setup_scan(struct setup_ent **out, size_t *nout)
 		v = nv;
 		memset(&v[n], 0, sizeof(v[n]));
 		strlcpy(v[n].key, de->d_name, sizeof(v[n].key));
-		if (setup_meta(v[n].key, NULL, &v[n].bytes, &v[n].files,
+		if (setup_meta(v[n].key, NULL, NULL, &v[n].bytes, &v[n].files,
 		    &v[n].used) == 0)
 			n++;
 	}
@@ -1307,7 +2054,7 @@ setup_remove(const char *key)
 		errno = EINVAL;
 		return (-1);
 	}
-	if (setup_meta(key, NULL, NULL, NULL, NULL) == -1) {
+	if (setup_meta(key, NULL, NULL, NULL, NULL, NULL) == -1) {
 		errno = ENOENT;
 		return (-1);
 	}
