@@ -382,7 +382,8 @@ else
 	ok foreign-branch-refused
 fi
 
-# 12. A JWT signed by another key is refused by the forge's check.
+# 12. A JWT signed by another key is refused by the forge's check, at
+# its first use: the installation's grant, before any token.
 ID=a-20261129-0012
 mkbundle $ID && message $ID
 openssl genrsa -traditional -out "$T/keys/other-app.pem" 2048 2>/dev/null
@@ -390,7 +391,7 @@ sed -i "s|$T/keys/app.pem|$T/keys/other-app.pem|" "$T/$ID.json"
 BEFORE=$(ntokens)
 publish $ID
 if [ $RC -ne 1 ] || ! printf '%s' "$OUT" | grep -q \
-    'access_tokens: 401 bad JWT signature'; then
+    'GET /app/installations/[0-9]*: 401 bad JWT signature'; then
 	nok foreign-app-key-refused "exit $RC: $OUT"
 elif [ "$(ntokens)" != "$BEFORE" ]; then
 	nok foreign-app-key-refused "a token was issued"
