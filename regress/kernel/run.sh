@@ -83,6 +83,23 @@ for mode in native fallback; do
 	    sh -c "git --git-dir='$T/remote.git' -c safe.directory='*' show factory/$id:README.md | grep -q more &&
 	    git --git-dir='$T/remote.git' -c safe.directory='*' show factory/$id:src/new/b.c | grep -q new &&
 	    ! git --git-dir='$T/remote.git' -c safe.directory='*' show factory/$id:src/a.c >/dev/null 2>&1"
+	# Recorded, never silent: the running receipt, the policy, the
+	# attestation's isolation policy (its digest differs by it alone).
+	repl=none
+	[ $mode = fallback ] && repl="memfd-noexec overlay-detached"
+	check "$mode: the running receipt records the replacements ($repl)" \
+	    sh -c "ctl() { '$O/factoryctl' -s '$SOCK' \"\$@\"; }; ctl receipts $id |
+	    grep '\"kind\":\"running\"' | jq -e '.facts.sandbox ==
+	    {\"downgraded\": \"none\", \"replaced\": \"$repl\"}'"
+	check "$mode: factoryctl policy shows them" \
+	    sh -c "ctl() { '$O/factoryctl' -s '$SOCK' \"\$@\"; }; ctl -j policy |
+	    jq -e '.processes[] | select(.name == \"parent\") |
+	    .sandbox_replaced == \"$repl\"'"
+	ctl attest "$id" | sed -n 1p | jq -r .payload | base64 -d |
+	    jq -r .predicate.buildDefinition.internalParameters.isolationPolicy \
+	    >"$T/iso.$mode"
+	check "$mode: the attestation carries an isolation policy digest" \
+	    grep -q '^sha256:[0-9a-f]\{64\}$' "$T/iso.$mode"
 	want=2
 	[ $mode = fallback ] && want=$(cat /proc/sys/vm/memfd_noexec)
 	check "$mode: vm.memfd_noexec in the sandbox is $want" \
@@ -93,5 +110,7 @@ for mode in native fallback; do
 	check "$mode: the daemon stopped cleanly" \
 	    sh -c "! grep -q 'fatal\|overlay helper' '$T/log.$mode'"
 done
+check "the isolation policy digest differs by the replacements alone" \
+    [ "$(cat "$T/iso.native")" != "$(cat "$T/iso.fallback")" ]
 
 regress_done
