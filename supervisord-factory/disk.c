@@ -432,7 +432,7 @@ disk_recvfd(int sock, char *err, size_t errlen)
  * The attempt's directories are opened here, after the unshare: a
  * layer must be a mount of the namespace that mounts the overlay.
  */
-static void
+static __dead void
 disk_attached_child(int sock, const int *lfd, int nl, const char *dir)
 {
 	const char	*sd = env->conf->statedir;

@@ -97,6 +97,7 @@ static char			 sbx_feats[1024];
 static char			 sbx_repl[512];
 static int			 sbx_memfd_sysctl = -1;	/* vm.memfd_noexec */
 static int			 sbx_memfd_none;	/* no memfd_create */
+static int			 sbx_pidinfo = 1;	/* PIDFD_GET_INFO */
 
 static int	sbx_seccomp_build(char *, size_t);
 static void	sbx_probe_info(void);
@@ -1597,7 +1598,7 @@ sbx_pidfd_child(int fd, pid_t notpid)
 	memset(&info, 0, sizeof(info));
 	info.mask = SBX_PIDFD_INFO_PID;
 	/* A process's, not a thread's (PIDFD_THREAD). */
-	if (ioctl(fd, SBX_PIDFD_GET_INFO, &info) == 0)
+	if (sbx_pidinfo && ioctl(fd, SBX_PIDFD_GET_INFO, &info) == 0)
 		return ((info.mask & SBX_PIDFD_INFO_PID) && info.pid > 1 &&
 		    info.tgid == info.pid && (pid_t)info.pid != notpid &&
 		    (pid_t)info.ppid == getpid() ? (pid_t)info.pid : -1);
@@ -1640,6 +1641,7 @@ sbx_probe_info(void)
 		    !sbx_faked_missing("pidfd-info");
 		close(fd);
 	}
+	sbx_pidinfo = ok;
 	sandbox_feature("pidfd-info", ok ? NULL :
 	    "fdinfo and waitid (Linux 6.13 has it)");
 	memset(&how, 0, sizeof(how));
