@@ -298,8 +298,9 @@ disk_opendir(int dfd, const char *dir, const char *name, char *err,
  * are uid's, so the agent may write (copy up) what it owns in its view
  * while the pristine tree itself stays root's and is never written: the
  * overlay only ever writes its upper.  The clone is attached nowhere;
- * the overlay reaches it through /proc/self/fd and keeps it.  Already
- * mounted (a restart): left as it is.
+ * the overlay reaches it through /proc/self/fd and keeps it (before
+ * Linux 6.15, through a helper's private mount namespace:
+ * disk_overlay_attached).  Already mounted (a restart): left as it is.
  */
 static int
 disk_idmapped(const char *lower, int ns, char *err, size_t errlen)
