@@ -544,8 +544,8 @@ disk_overlay_attached(const int *lfd, int nl, const char *dir, int mfd,
  * directory, where the pristine trees are, under a scratch tmpfs's
  * upper and work) with the clone detached, and if overlayfs says
  * EINVAL, attached.  Its answer on fd: "d" (detached layers work),
- * "a" (attached ones only), "i" or "x" and why (idmapped mounts, the
- * overlay).
+ * "a" (attached ones only), "i", "n" or "x" and why (idmapped mounts,
+ * no overlay file system, the overlay).
  */
 static __dead void
 disk_probe_child(int fd, int ns, int nodetached)
@@ -584,7 +584,8 @@ disk_probe_child(int fd, int ns, int nodetached)
 		goto done;
 	}
 	if (detached && errno != EINVAL) {
-		snprintf(msg, sizeof(msg), "xmount overlay: %s", why);
+		snprintf(msg, sizeof(msg), "%cmount overlay: %s",
+		    errno == ENODEV ? 'n' : 'x', why);
 		goto done;
 	}
 	if (syscall(SYS_move_mount, tfd, "", sfd, "l",
@@ -646,6 +647,12 @@ disk_probe(int nodetached, char *err, size_t errlen)
 		snprintf(err, errlen, "idmapped mounts: %s (Linux 5.12 has "
 		    "them for ext4, xfs and btrfs, 6.3 for tmpfs; no "
 		    "downgrade)", msg + 1);
+		return (-1);
+	}
+	if (msg[0] == 'n') {
+		snprintf(err, errlen, "overlay: %s (no overlay file system: "
+		    "its module is not loaded and could not be; modprobe "
+		    "overlay; no downgrade)", msg + 1);
 		return (-1);
 	}
 	if (msg[0] != 'd' && msg[0] != 'a') {
