@@ -353,14 +353,17 @@ sbx_run_seal(struct sbx_plan *pl)
  * Memfds of this pid namespace (and those below it) are created
  * without execute permission and sealed so (vm.memfd_noexec=2, per pid
  * namespace since Linux 6.3): bytes written to one never run through
- * /proc/self/fd, where Landlock, which sees paths, does not look.
- * Only root may change it, and a namespace may not lower it.
+ * /proc/self/fd.  Only root may change it, and a namespace may not
+ * lower it.  A kernel without it (the parent's probe said so): the
+ * agent's filter refuses memfd_create itself.
  */
 static void
 sbx_memfd_noexec(struct sbx_plan *pl)
 {
 	int	 fd;
 
+	if (!pl->memfd_noexec)
+		return;
 	if ((fd = open(SBX_MEMFD_NOEXEC, O_WRONLY | O_CLOEXEC)) == -1 ||
 	    write(fd, "2\n", 2) != 2)
 		sbx_fail(pl->errfd, "%s:", SBX_MEMFD_NOEXEC);

@@ -13,7 +13,7 @@
  *	strv argv; strv env; optstrv exec_allow; u8 has_image [str image]
  *	strv hide
  *	u32 n, n x (str path, u8 exec)		binds
- *	u32 ncgroups; u8 pooled
+ *	u32 ncgroups; u8 pooled; u8 memfd_noexec
  *	u64 cpu_ms, fsize, nofile
  *	u32 n, n x (u32 len, len bytes, u8 addlo)	egress endpoints
  *	u8 has_hosts [str hosts]
@@ -37,7 +37,7 @@
 
 #define PLAN_MAGIC	0x50584253U	/* "SBXP" */
 #define ENTER_MAGIC	0x45584253U	/* "SBXE" */
-#define PLAN_VERSION	2U
+#define PLAN_VERSION	3U
 #define PLAN_NONE	0xffffffffU
 #define PLAN_MAXARGV	4096
 #define PLAN_MAXENV	4096
@@ -171,6 +171,7 @@ sbx_plan_encode(const struct sbx_plan *pl, const struct sock_fprog *prog,
 	}
 	put_u32(&w, (uint32_t)pl->ncgroups);
 	put_u8(&w, pl->netfd != -1);
+	put_u8(&w, pl->memfd_noexec != 0);
 	put_u64(&w, spec->cpu_ms);
 	put_u64(&w, spec->fsize);
 	put_u64(&w, spec->nofile);
@@ -558,6 +559,7 @@ get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 	if (!r->failed && (pl->ncgroups < 0 || pl->ncgroups > SANDBOX_MAXCG))
 		bad(r, "ncgroups: %d out of bounds", pl->ncgroups);
 	pl->netfd = pl->ipcfd = get_bool(r, "pooled") ? 0 : -1;
+	pl->memfd_noexec = get_bool(r, "memfd_noexec");
 	spec->cpu_ms = get_u64(r, "cpu_ms");
 	spec->fsize = get_u64(r, "fsize");
 	spec->nofile = get_u64(r, "nofile");

@@ -73,6 +73,7 @@ struct sbx_plan {
 	int		 *bexec;		/* 0: noexec (spec->expose) */
 	int		  nbinds;
 	int		  ncgroups;		/* pid 1 joins as many */
+	int		  memfd_noexec;		/* set vm.memfd_noexec (6.3) */
 	int		  netfd;		/* pooled namespaces, or -1 */
 	int		  ipcfd;
 	int		  sock;			/* pid 1's end: 'S' status */

@@ -1416,9 +1416,12 @@ attempt_start_agent(struct attempt *a)
 	cg = json_array();
 	for (i = 0; i < a->run->sb.ncgroups; i++)
 		json_array_append_new(cg, json_string(a->run->sb.cgroups[i]));
-	facts = json_pack("{s:i, s:i, s:o, s:o}", "uid", (int)a->uid, "pid",
-	    (int)a->run->sb.pid, "cgroups", cg, "environment",
-	    env_facts(a->image, a->toolchain, NULL));
+	/* The kernel features the sandbox runs without or replaced. */
+	facts = json_pack("{s:i, s:i, s:o, s:o, s:{s:s, s:s}}", "uid",
+	    (int)a->uid, "pid", (int)a->run->sb.pid, "cgroups", cg,
+	    "environment", env_facts(a->image, a->toolchain, NULL), "sandbox",
+	    "downgraded", sandbox_downgrade_text(), "replaced",
+	    sandbox_replaced_text());
 	if (a->m->setup != NULL)
 		json_object_set_new(facts, "setup", setup_facts(a));
 	if (attempt_transition(a, "running", facts, NULL) == -1) {

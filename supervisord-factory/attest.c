@@ -59,9 +59,10 @@ isolation_policy(const struct attempt *a)
 		fatal(NULL);
 	for (i = 0; i < NROWS; i++)
 		json_array_append_new(rows, json_string(isolation_rows[i]));
-	p = json_pack("{s:o, s:s, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I, "
-	    "s:I, s:I}}", "rows", rows, "downgraded",
-	    sandbox_downgrade_text(), "scope", strv_json(a->m->scope), "exec",
+	p = json_pack("{s:o, s:s, s:s, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, "
+	    "s:I, s:I, s:I}}", "rows", rows, "downgraded",
+	    sandbox_downgrade_text(), "replaced", sandbox_replaced_text(),
+	    "scope", strv_json(a->m->scope), "exec",
 	    a->m->exec != NULL ? strv_json(a->m->exec) : json_string("default"),
 	    "egress", strv_json(a->m->allow), "limits",
 	    "wall_ms", (json_int_t)l->wall_ms, "cpu_ms", (json_int_t)l->cpu_ms,
@@ -344,7 +345,8 @@ attest_check_summary(const struct attempt *a, uint64_t now)
 	json_decref(stages);
 	if (asprintf(&s, "Attempt %s, verdict: accepted.\n\n"
 	    "- environment: image %s, toolchain %s\n"
-	    "- isolation rows enforced: %s (downgraded: %s; policy %s)\n"
+	    "- isolation rows enforced: %s (downgraded: %s; replaced by an "
+	    "equivalent: %s; policy %s)\n"
 	    "- validation: passed (re-run for the verifier in a fresh "
 	    "sandbox)\n"
 	    "- receipts: %zu, chain head sha256:%s\n"
@@ -356,7 +358,8 @@ attest_check_summary(const struct attempt *a, uint64_t now)
 	    a->id,
 	    a->image[0] != '\0' ? a->image : "host (floating)",
 	    a->toolchain[0] != '\0' ? a->toolchain : "none", rows,
-	    sandbox_downgrade_text(), iso, a->nreceipts,
+	    sandbox_downgrade_text(), sandbox_replaced_text(), iso,
+	    a->nreceipts,
 	    a->prev, st[0] != '\0' ? st : "none", a->id) == -1)
 		fatal(NULL);
 	return (s);

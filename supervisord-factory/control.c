@@ -1060,10 +1060,12 @@ ctl_policy(struct ctl_conn *c, struct imsg *imsg)
 
 	procs = json_array();
 	p = &factory_procs[PROC_PARENT];
-	json_array_append_new(procs, json_pack("{s:s, s:i, s:s, s:s, s:s}",
-	    "name", p->name, "uid", 0, "why", p->why,
+	json_array_append_new(procs, json_pack("{s:s, s:i, s:s, s:s, s:s, "
+	    "s:s, s:s}", "name", p->name, "uid", 0, "why", p->why,
 	    "applied", parent_policy_describe(),
-	    "sandbox_downgrade", sandbox_downgrade_text()));
+	    "sandbox_downgrade", sandbox_downgrade_text(),
+	    "sandbox_replaced", sandbox_replaced_text(),
+	    "sandbox_kernel", sandbox_features_text()));
 	for (i = 0; i < env->nchildren; i++) {
 		ch = &env->children[i];
 		p = &factory_procs[ch->id];

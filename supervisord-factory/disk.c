@@ -21,6 +21,7 @@
  */
 #include <sys/types.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -53,6 +54,15 @@ static int	disk_unmount_one(const char *);
 static int	disk_userns(uid_t, gid_t, char *, size_t);
 static int	disk_chown_one(const char *, const struct stat *, int,
 		    struct FTW *);
+
+/*
+ * Overlayfs takes a detached mount (open_tree's clone, attached
+ * nowhere) as a layer only from Linux 6.15; before, the overlay mount
+ * fails with EINVAL.  disk_probe() finds out which kind this kernel
+ * is; 1: the layers are attached first, in a mount namespace of
+ * their own (disk_overlay_attached).
+ */
+static int	disk_attach;
 
 uint64_t
 disk_inodes(uint64_t bytes)
@@ -288,8 +298,9 @@ disk_opendir(int dfd, const char *dir, const char *name, char *err,
  * are uid's, so the agent may write (copy up) what it owns in its view
  * while the pristine tree itself stays root's and is never written: the
  * overlay only ever writes its upper.  The clone is attached nowhere;
- * the overlay reaches it through /proc/self/fd and keeps it.  Already
- * mounted (a restart): left as it is.
+ * the overlay reaches it through /proc/self/fd and keeps it (before
+ * Linux 6.15, through a helper's private mount namespace:
+ * disk_overlay_attached).  Already mounted (a restart): left as it is.
  */
 static int
 disk_idmapped(const char *lower, int ns, char *err, size_t errlen)
@@ -317,14 +328,350 @@ disk_idmapped(const char *lower, int ns, char *err, size_t errlen)
 	return (tfd);
 }
 
+/* The overlay mount itself: lowers (a ':'-list), upper and work by fd. */
+static int
+disk_ovl_mount(const char *lowers, int ufd, int wfd, int mfd, char *err,
+    size_t errlen)
+{
+	char	 opts[3 * PATH_MAX + 256], at[32];
+
+	if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=%s,"
+	    "upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,"
+	    DISK_OVL_OPTS, lowers, ufd, wfd) >= sizeof(opts)) {
+		snprintf(err, errlen, "unusable in overlay options");
+		return (-1);
+	}
+	snprintf(at, sizeof(at), "/proc/self/fd/%d", mfd);
+	if (mount("overlay", at, "overlay", MS_NOSUID | MS_NODEV, opts) ==
+	    -1) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/* One descriptor (or none, and a message) on a socket. */
+static int
+disk_sendfd(int sock, int fd, const char *msg)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr	 m;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+
+	memset(&m, 0, sizeof(m));
+	memset(&cm, 0, sizeof(cm));
+	iov.iov_base = (void *)msg;
+	iov.iov_len = strlen(msg) + 1;
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	if (fd != -1) {
+		m.msg_control = cm.buf;
+		m.msg_controllen = sizeof(cm.buf);
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	return (sendmsg(sock, &m, MSG_NOSIGNAL) == -1 ? -1 : 0);
+}
+
+/*
+ * What disk_sendfd sent: its descriptor, or -1 and its message in err
+ * (the helper is a fork of ours, but its words are still bounded).
+ */
+static int
+disk_recvfd(int sock, char *err, size_t errlen)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr	 m;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+	char		 msg[512];
+	ssize_t		 n;
+	int		 fd = -1;
+
+	memset(&m, 0, sizeof(m));
+	iov.iov_base = msg;
+	iov.iov_len = sizeof(msg) - 1;
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = cm.buf;
+	m.msg_controllen = sizeof(cm.buf);
+	if ((n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC)) <= 0) {
+		snprintf(err, errlen, "the overlay helper said nothing");
+		return (-1);
+	}
+	msg[n] = '\0';
+	if ((c = CMSG_FIRSTHDR(&m)) != NULL && c->cmsg_level == SOL_SOCKET &&
+	    c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (fd == -1 || msg[0] != '\0') {
+		if (fd != -1)
+			close(fd);
+		snprintf(err, errlen, "%s", msg[0] != '\0' ? msg :
+		    "the overlay helper sent no mount");
+		return (-1);
+	}
+	return (fd);
+}
+
+/*
+ * The helper's side of disk_overlay_attached, in a mount namespace of
+ * its own with nothing propagating out: the state directory covered
+ * by a scratch tmpfs (nobody else sees it, and it goes with the
+ * namespace), the detached layers attached in it, the overlay mounted
+ * there and cloned to a detached mount of its own for the parent.
+ * The attempt's directories are opened here, after the unshare: a
+ * layer must be a mount of the namespace that mounts the overlay.
+ */
+static __dead void
+disk_attached_child(int sock, const int *lfd, int nl, const char *dir)
+{
+	const char	*sd = env->conf->statedir;
+	char		 err[512], why[256], lowers[64], l[8];
+	int		 dfd, ufd, wfd, sfd, ofd, afd, i;
+
+	err[0] = '\0';
+	lowers[0] = '\0';
+	if (unshare(CLONE_NEWNS) == -1 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1) {
+		snprintf(err, sizeof(err), "private mount namespace: %s",
+		    strerror(errno));
+		goto fail;
+	}
+	if ((dfd = disk_openroot(dir, err, sizeof(err))) == -1 ||
+	    (ufd = disk_opendir(dfd, dir, "upper", err, sizeof(err))) == -1 ||
+	    (wfd = disk_opendir(dfd, dir, "work", err, sizeof(err))) == -1)
+		goto fail;
+	if (mount("tmpfs", sd, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	    "size=64k,nr_inodes=64,mode=0700") == -1 ||
+	    (sfd = open(sd, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    mkdirat(sfd, "o", 0700) == -1 ||
+	    (ofd = openat(sfd, "o", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		snprintf(err, sizeof(err), "scratch tmpfs: %s",
+		    strerror(errno));
+		goto fail;
+	}
+	/* Leftmost is top: the setup outputs, then the pristine tree. */
+	for (i = nl - 1; i >= 0; i--) {
+		snprintf(l, sizeof(l), "l%d", i);
+		if (mkdirat(sfd, l, 0700) == -1 ||
+		    syscall(SYS_move_mount, lfd[i], "", sfd, l,
+		    MOVE_MOUNT_F_EMPTY_PATH) == -1 ||
+		    (afd = openat(sfd, l, O_PATH | O_DIRECTORY |
+		    O_CLOEXEC)) == -1) {
+			snprintf(err, sizeof(err), "attach the lower layer: %s",
+			    strerror(errno));
+			goto fail;
+		}
+		snprintf(lowers + strlen(lowers), sizeof(lowers) -
+		    strlen(lowers), "%s/proc/self/fd/%d", i == nl - 1 ? "" :
+		    ":", afd);
+	}
+	if (disk_ovl_mount(lowers, ufd, wfd, ofd, why, sizeof(why)) == -1) {
+		snprintf(err, sizeof(err), "mount overlay: %s", why);
+		goto fail;
+	}
+	if ((ofd = syscall(SYS_open_tree, sfd, "o", OPEN_TREE_CLONE |
+	    OPEN_TREE_CLOEXEC)) == -1) {
+		snprintf(err, sizeof(err), "open_tree of the overlay: %s",
+		    strerror(errno));
+		goto fail;
+	}
+	_exit(disk_sendfd(sock, ofd, "") == -1);
+ fail:
+	(void)disk_sendfd(sock, -1, err);
+	_exit(1);
+}
+
+/*
+ * Before Linux 6.15: the overlay made by a helper in a private mount
+ * namespace, where its layers can be attached without anyone seeing
+ * them, and moved from there onto dir/name (mfd).  Nothing is left
+ * behind to clean up: the helper's namespace, its scratch tmpfs and
+ * the attached layers go when it exits; the overlay keeps private
+ * clones of its layers, as it always does.
+ */
+static int
+disk_overlay_attached(const int *lfd, int nl, const char *dir, int mfd,
+    char *err, size_t errlen)
+{
+	pid_t	 pid;
+	int	 sv[2], ofd, st, ret = -1;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		snprintf(err, errlen, "socketpair: %s", strerror(errno));
+		return (-1);
+	}
+	if ((pid = fork()) == -1) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return (-1);
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		disk_attached_child(sv[1], lfd, nl, dir);
+	}
+	close(sv[1]);
+	if ((ofd = disk_recvfd(sv[0], err, errlen)) != -1) {
+		if (syscall(SYS_move_mount, ofd, "", mfd, "",
+		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == -1)
+			snprintf(err, errlen, "move_mount: %s",
+			    strerror(errno));
+		else
+			ret = 0;
+		close(ofd);
+	}
+	close(sv[0]);
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	return (ret);
+}
+
+/*
+ * The probe's helper, in a mount namespace of its own: an overlay as
+ * disk_overlay makes one (an idmapped read-only clone of the state
+ * directory, where the pristine trees are, under a scratch tmpfs's
+ * upper and work) with the clone detached, and if overlayfs says
+ * EINVAL, attached.  Its answer on fd: "d" (detached layers work),
+ * "a" (attached ones only), "i", "n" or "x" and why (idmapped mounts,
+ * no overlay file system, the overlay).
+ */
+static __dead void
+disk_probe_child(int fd, int ns, int nodetached)
+{
+	const char	*sd = env->conf->statedir;
+	char		 msg[512], why[256], lower[32];
+	int		 tfd, sfd, ufd, wfd, ofd, afd, detached;
+
+	if (unshare(CLONE_NEWNS) == -1 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1) {
+		snprintf(msg, sizeof(msg), "xprivate mount namespace: %s",
+		    strerror(errno));
+		goto done;
+	}
+	if ((tfd = disk_idmapped(sd, ns, why, sizeof(why))) == -1) {
+		snprintf(msg, sizeof(msg), "i%s", why);
+		goto done;
+	}
+	if (mount("tmpfs", sd, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	    "size=64k,nr_inodes=64,mode=0700") == -1 ||
+	    (sfd = open(sd, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    mkdirat(sfd, "u", 0700) == -1 || mkdirat(sfd, "w", 0700) == -1 ||
+	    mkdirat(sfd, "o", 0700) == -1 || mkdirat(sfd, "l", 0700) == -1 ||
+	    (ufd = openat(sfd, "u", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    (wfd = openat(sfd, "w", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    (ofd = openat(sfd, "o", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		snprintf(msg, sizeof(msg), "xscratch tmpfs: %s",
+		    strerror(errno));
+		goto done;
+	}
+	detached = !nodetached;
+	snprintf(lower, sizeof(lower), "/proc/self/fd/%d", tfd);
+	if (detached && disk_ovl_mount(lower, ufd, wfd, ofd, why,
+	    sizeof(why)) == 0) {
+		strlcpy(msg, "d", sizeof(msg));
+		goto done;
+	}
+	if (detached && errno != EINVAL) {
+		snprintf(msg, sizeof(msg), "%cmount overlay: %s",
+		    errno == ENODEV ? 'n' : 'x', why);
+		goto done;
+	}
+	if (syscall(SYS_move_mount, tfd, "", sfd, "l",
+	    MOVE_MOUNT_F_EMPTY_PATH) == -1 || (afd = openat(sfd, "l",
+	    O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		snprintf(msg, sizeof(msg), "xattach the lower layer: %s",
+		    strerror(errno));
+		goto done;
+	}
+	snprintf(lower, sizeof(lower), "/proc/self/fd/%d", afd);
+	if (disk_ovl_mount(lower, ufd, wfd, ofd, why, sizeof(why)) == -1)
+		snprintf(msg, sizeof(msg), "xmount overlay (layer attached): "
+		    "%s", why);
+	else if (syscall(SYS_open_tree, sfd, "o", OPEN_TREE_CLONE |
+	    OPEN_TREE_CLOEXEC) == -1)
+		snprintf(msg, sizeof(msg), "xopen_tree of the overlay: %s",
+		    strerror(errno));
+	else
+		strlcpy(msg, "a", sizeof(msg));
+ done:
+	_exit(write(fd, msg, strlen(msg)) == -1);
+}
+
+/*
+ * At start: can this kernel make the overlays attempts need, and does
+ * it take a detached layer?  A real overlay, made by a helper in a
+ * mount namespace of its own, so that nothing it mounts is seen or
+ * left behind.  0: detached layers work; 1: they must be attached
+ * first (disk_overlay_attached; nodetached, a test build's, takes
+ * this way); -1 and the one line to log: no attempt could have a tree.
+ */
+int
+disk_probe(int nodetached, char *err, size_t errlen)
+{
+	char	 msg[512];
+	pid_t	 pid;
+	ssize_t	 n;
+	int	 p[2], ns, st;
+
+	if ((ns = disk_userns(65534, 65534, err, errlen)) == -1)
+		return (-1);
+	if (pipe2(p, O_CLOEXEC) == -1 || (pid = fork()) == -1) {
+		snprintf(err, errlen, "overlay probe: %s", strerror(errno));
+		close(ns);
+		return (-1);
+	}
+	if (pid == 0) {
+		close(p[0]);
+		disk_probe_child(p[1], ns, nodetached);
+	}
+	close(p[1]);
+	close(ns);
+	n = read(p[0], msg, sizeof(msg) - 1);
+	msg[n > 0 ? n : 0] = '\0';
+	close(p[0]);
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	if (msg[0] == 'i') {
+		snprintf(err, errlen, "idmapped mounts: %s (Linux 5.12 has "
+		    "them for ext4, xfs and btrfs, 6.3 for tmpfs; no "
+		    "downgrade)", msg + 1);
+		return (-1);
+	}
+	if (msg[0] == 'n') {
+		snprintf(err, errlen, "overlay: %s (no overlay file system: "
+		    "its module is not loaded and could not be; modprobe "
+		    "overlay; no downgrade)", msg + 1);
+		return (-1);
+	}
+	if (msg[0] != 'd' && msg[0] != 'a') {
+		snprintf(err, errlen, "overlay: %s (overlayfs takes idmapped "
+		    "layers from Linux 5.19; no downgrade)", msg[0] == 'x' ?
+		    msg + 1 : "the probe said nothing");
+		return (-1);
+	}
+	disk_attach = msg[0] == 'a';
+	return (disk_attach);
+}
+
 int
 disk_overlay(const char *lower, const char *extra, const char *dir,
     const char *name, uid_t uid, gid_t gid, char *err, size_t errlen)
 {
-	char			 tree[PATH_MAX], opts[3 * PATH_MAX + 256];
-	char			 at[32], xl[64];
+	char			 tree[PATH_MAX], why[512], xl[64];
 	int			 ns, tfd = -1, ufd = -1, wfd = -1, mfd = -1;
-	int			 dfd = -1, xfd = -1, ret = -1;
+	int			 dfd = -1, xfd = -1, ret = -1, lfd[2], nl = 1;
 
 	if ((size_t)snprintf(tree, sizeof(tree), "%s/%s", dir, name) >=
 	    sizeof(tree)) {
@@ -352,21 +699,28 @@ disk_overlay(const char *lower, const char *extra, const char *dir,
 	 * refused instead of followed by root.
 	 */
 	if ((dfd = disk_openroot(dir, err, errlen)) == -1 ||
-	    (ufd = disk_opendir(dfd, dir, "upper", err, errlen)) == -1 ||
-	    (wfd = disk_opendir(dfd, dir, "work", err, errlen)) == -1 ||
 	    (mfd = disk_opendir(dfd, dir, name, err, errlen)) == -1)
 		goto done;
-	if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=%s/proc/self/fd/%d,"
-	    "upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,"
-	    DISK_OVL_OPTS, xl, tfd, ufd, wfd) >= sizeof(opts)) {
-		snprintf(err, errlen, "%s: unusable in overlay options", dir);
+	if (disk_attach) {
+		lfd[0] = tfd;
+		lfd[1] = xfd;
+		nl = xfd != -1 ? 2 : 1;
+		if (disk_overlay_attached(lfd, nl, dir, mfd, why,
+		    sizeof(why)) == -1) {
+			snprintf(err, errlen, "overlay on %s (layers attached "
+			    "first): %s", tree, why);
+			goto done;
+		}
+		ret = 0;
 		goto done;
 	}
-	snprintf(at, sizeof(at), "/proc/self/fd/%d", mfd);
-	if (mount("overlay", at, "overlay", MS_NOSUID | MS_NODEV, opts) ==
-	    -1) {
-		snprintf(err, errlen, "mount overlay on %s: %s", tree,
-		    strerror(errno));
+	if ((ufd = disk_opendir(dfd, dir, "upper", err, errlen)) == -1 ||
+	    (wfd = disk_opendir(dfd, dir, "work", err, errlen)) == -1)
+		goto done;
+	snprintf(xl + strlen(xl), sizeof(xl) - strlen(xl), "/proc/self/fd/%d",
+	    tfd);
+	if (disk_ovl_mount(xl, ufd, wfd, mfd, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "mount overlay on %s: %s", tree, why);
 		goto done;
 	}
 	ret = 0;

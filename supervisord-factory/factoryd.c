@@ -85,9 +85,10 @@ main(int argc, char *argv[])
 	struct event	 ev_sigint, ev_sigterm, ev_sighup, ev_sigchld;
 	struct factoryd_conf *conf;
 	struct event_base *evbase;
-	char		 errbuf[CONF_ERRLEN], *abs;
+	char		 errbuf[CONF_ERRLEN], diskbuf[512], *abs;
 	const char	*conffile = FACTORYD_CONF;
 	int		 ch, debug = 0, noaction = 0, verbose = 0, mkkeys = 0;
+	int		 attach;
 
 	log_init(1, LOG_DAEMON);
 	while ((ch = getopt(argc, argv, "df:knv")) != -1) {
@@ -183,7 +184,17 @@ main(int argc, char *argv[])
 	if (sandbox_probe_downgrade(conf->sandbox_downgrade, errbuf,
 	    sizeof(errbuf)) == -1)
 		fatalx("sandbox: %s", errbuf);
-	log_info("sandbox: %s", errbuf);
+	/* Overlayfs takes detached layers from 6.15: else attached first. */
+	if ((attach = disk_probe(sandbox_faked_missing("overlay-detached"),
+	    diskbuf, sizeof(diskbuf))) == -1)
+		fatalx("disk: %s", diskbuf);
+	sandbox_feature("idmapped-mounts", NULL);
+	if (attach)
+		sandbox_replaced("overlay-detached", "layers attached in a "
+		    "private mount namespace (Linux 6.15 has it)");
+	else
+		sandbox_feature("overlay-detached", NULL);
+	log_info("sandbox: %s; kernel: %s", errbuf, sandbox_features_text());
 	if (mkkeys && keys_create(conf) == -1)
 		fatalx("keys: cannot create the missing keys");
 	if (keys_load() == -1)

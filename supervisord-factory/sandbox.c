@@ -49,6 +49,7 @@
 #include <linux/filter.h>
 #include <linux/mount.h>
 #include <linux/netlink.h>
+#include <linux/openat2.h>
 #include <linux/rtnetlink.h>
 #include <linux/sched.h>	/* clone3: struct clone_args */
 #include <linux/seccomp.h>
@@ -87,8 +88,21 @@
 
 
 static uint32_t			 sbx_downgraded;	/* CONF_DG_* in force */
+/*
+ * What the start-up probe found: every kernel feature the sandbox
+ * uses, as the log line says it, and those an equivalent mechanism
+ * stands in for, as receipts and the isolation policy name them.
+ */
+static char			 sbx_feats[1024];
+static char			 sbx_repl[512];
+static int			 sbx_memfd_sysctl = -1;	/* vm.memfd_noexec */
+static int			 sbx_memfd_none;	/* no memfd_create */
+static int			 sbx_pidinfo = 1;	/* PIDFD_GET_INFO */
 
 static int	sbx_seccomp_build(char *, size_t);
+static void	sbx_probe_info(void);
+static void	sbx_probe_memfd(void);
+static int	sbx_faked_missing(const char *);
 static int	sbx_launcher = -1;	/* factory-sandbox, or a fork */
 
 /* A launcher of the pool (see sbx_ready_make). */
@@ -227,8 +241,17 @@ sbx_seccomp_rules(scmp_filter_ctx ctx)
 	 * either (pid 1 also sets vm.memfd_noexec=2 for the namespace).
 	 */
 	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execveat),
-	    1, SCMP_A4(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH)) < 0 ||
-	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+	    1, SCMP_A4(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH)) < 0)
+		return (-1);
+	/*
+	 * A kernel without vm.memfd_noexec makes every memfd executable
+	 * through /proc/self/fd: no memfds at all (sbx_probe_memfd).
+	 */
+	if (sbx_memfd_none) {
+		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS),
+		    SCMP_SYS(memfd_create), 0) < 0)
+			return (-1);
+	} else if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
 	    SCMP_SYS(memfd_create), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, SBX_MFD_EXEC,
 	    SBX_MFD_EXEC)) < 0)
 		return (-1);
@@ -321,6 +344,8 @@ sbx_seccomp_build(char *err, size_t errlen)
 
 	if (sbx_prog.filter != NULL)
 		return (0);
+	if (sbx_memfd_sysctl == -1)
+		sbx_probe_memfd();
 	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL) {
 		snprintf(err, errlen, "seccomp: seccomp_init failed");
 		return (-1);
@@ -388,26 +413,81 @@ sbx_probe_ns(char *err, size_t errlen)
 	/* The new mount API: EBADF means the call exists. */
 	if (syscall(SYS_mount_setattr, -1, "", 0, NULL, 0) == -1 &&
 	    errno == ENOSYS) {
-		snprintf(err, errlen, "mount: no mount_setattr (kernel "
-		    "older than 5.12)");
+		snprintf(err, errlen, "mount_setattr: ENOSYS (Linux 5.12 has "
+		    "it; no downgrade)");
 		return (-1);
 	}
+	sandbox_feature("mount_setattr", NULL);
 	if (syscall(SYS_close_range, ~0U, ~0U, 0) == -1 && errno == ENOSYS) {
-		snprintf(err, errlen, "close_range: not supported");
-		return (-1);
-	}
-	if (access(SBX_MEMFD_NOEXEC, F_OK) == -1) {
-		snprintf(err, errlen, "memfd: no %s (kernel older than 6.3)",
-		    SBX_MEMFD_NOEXEC);
+		snprintf(err, errlen, "close_range: ENOSYS (Linux 5.9 has it; "
+		    "no downgrade)");
 		return (-1);
 	}
 	return (0);
 }
 
 /*
+ * clone3(2) and CLONE_INTO_CGROUP: pid 1 and the launchers are cloned
+ * with it.  A size of 0 is EINVAL where the call exists; a service
+ * manager's filter that cannot read its flags (systemd's
+ * RestrictNamespaces=) makes it ENOSYS.  CLONE_INTO_CGROUP with a
+ * descriptor nobody has: EBADF where the flag is known, EINVAL where
+ * it is not; either way nothing is cloned.
+ */
+static int
+sbx_probe_clone(char *err, size_t errlen)
+{
+	struct clone_args	 ca;
+
+	if (syscall(SYS_clone3, NULL, 0) != -1 || errno == ENOSYS ||
+	    sbx_faked_missing("clone3")) {
+		snprintf(err, errlen, "clone3: ENOSYS (Linux 5.3 has it; masked "
+		    "by a service manager's seccomp filter?  no downgrade)");
+		return (-1);
+	}
+	sandbox_feature("clone3", NULL);
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_INTO_CGROUP;
+	ca.exit_signal = SIGCHLD;
+	ca.cgroup = INT_MAX;
+	if (syscall(SYS_clone3, &ca, sizeof(ca)) != -1 || errno != EBADF) {
+		/* Not reached by a kernel that has clone3 and can run us. */
+		snprintf(err, errlen, "CLONE_INTO_CGROUP: not known (Linux "
+		    "5.7 has it; no downgrade)");
+		return (-1);
+	}
+	sandbox_feature("clone-into-cgroup", NULL);
+	return (0);
+}
+
+/*
+ * vm.memfd_noexec (6.3), or what stands in for it: the agent's filter
+ * refuses memfd_create(2) with ENOSYS, as a kernel without the call
+ * would, so programs fall back to a file (in the noexec /tmp or
+ * /dev/shm).  Landlock's execute right is no stand-in: a memfd run
+ * through /proc/self/fd is executed all the same (seen on 6.18: its
+ * file lies on the kernel's internal shm mount).  Decided before the
+ * filter is built.
+ */
+static void
+sbx_probe_memfd(void)
+{
+	sbx_memfd_sysctl = !sbx_faked_missing("memfd-noexec") &&
+	    access(SBX_MEMFD_NOEXEC, F_OK) == 0;
+	sbx_memfd_none = !sbx_memfd_sysctl;
+	if (sbx_memfd_sysctl)
+		sandbox_feature("memfd-noexec", NULL);
+	else
+		sandbox_replaced("memfd-noexec", "memfd_create refused with "
+		    "ENOSYS (Linux 6.3 has it)");
+}
+
+/*
  * Test builds can pretend a feature is missing, to prove that factoryd
- * refuses to start without it and runs with an explicit downgrade:
- * FACTORY_TEST_NOFEATURE is a comma-separated list of downgrade names.
+ * refuses to start without it and runs with an explicit downgrade, or
+ * with what replaces it: FACTORY_TEST_NOFEATURE is a comma-separated
+ * list of downgrade or feature names (memfd-noexec, overlay-detached,
+ * landlock-truncate, landlock-ioctl-dev, pidfd-info, clone3).
  */
 static int
 sbx_faked_missing(const char *name)
@@ -421,6 +501,12 @@ sbx_faked_missing(const char *name)
 			return (1);
 #endif
 	return (0);
+}
+
+int
+sandbox_faked_missing(const char *name)
+{
+	return (sbx_faked_missing(name));
 }
 
 /*
@@ -446,6 +532,32 @@ sbx_lacks(uint32_t allowed, uint32_t bit, const char *why, char *err,
 	return (-1);
 }
 
+/*
+ * The rights older ABIs lack whose protection the view gives anyway.
+ * refer (ABI 2): without it Landlock refuses every rename or link
+ * across directories (EXDEV), stricter.  truncate (ABI 3): it is
+ * granted where writing is (the tree, /tmp, /dev/shm), and everything
+ * else is mounted read-only, where truncate(2) is EROFS.  ioctl-dev
+ * (ABI 5): it is granted on every device of the view's /dev, and all
+ * else is nodev.
+ */
+static void
+sbx_probe_rights(int abi)
+{
+	sandbox_feature("landlock-refer", abi >= 2 ? NULL :
+	    "none: renames across directories refused (ABI 2 has it)");
+	if (abi >= 3 && !sbx_faked_missing("landlock-truncate"))
+		sandbox_feature("landlock-truncate", NULL);
+	else
+		sandbox_replaced("landlock-truncate", "read-only mounts "
+		    "(Landlock ABI 3, Linux 6.2 has it)");
+	if (abi >= 5 && !sbx_faked_missing("landlock-ioctl-dev"))
+		sandbox_feature("landlock-ioctl-dev", NULL);
+	else
+		sandbox_replaced("landlock-ioctl-dev", "a /dev of its own, "
+		    "nodev elsewhere (Landlock ABI 5, Linux 6.10 has it)");
+}
+
 /* Landlock and its network and scope rights, each downgradable. */
 static int
 sbx_probe_landlock(uint32_t allowed, int *abip, char *err, size_t errlen)
@@ -455,21 +567,31 @@ sbx_probe_landlock(uint32_t allowed, int *abip, char *err, size_t errlen)
 	if (sbx_faked_missing("landlock"))
 		abi = 0;
 	*abip = abi;
-	if (abi == 0)
+	if (abi == 0) {
 		/* Without Landlock its rights are gone too: one downgrade. */
+		sandbox_feature("landlock", "downgraded");
 		return (sbx_lacks(allowed, CONF_DG_LANDLOCK, "Landlock is not "
 		    "supported by this kernel (or not enabled in lsm=)", err,
 		    errlen));
-	if (abi < 4 || sbx_faked_missing("landlock-net"))
+	}
+	sandbox_feature("landlock", NULL);
+	sbx_probe_rights(abi);
+	if (abi < 4 || sbx_faked_missing("landlock-net")) {
+		sandbox_feature("landlock-net", "downgraded");
 		if (sbx_lacks(allowed, CONF_DG_LANDLOCK_NET, "Landlock has no "
 		    "TCP bind/connect rules (ABI 4): TCP relies on the network "
 		    "namespace alone", err, errlen) == -1)
 			return (-1);
-	if (abi < 6 || sbx_faked_missing("landlock-scopes"))
+	} else
+		sandbox_feature("landlock-net", NULL);
+	if (abi < 6 || sbx_faked_missing("landlock-scopes")) {
+		sandbox_feature("landlock-scopes", "downgraded");
 		if (sbx_lacks(allowed, CONF_DG_LANDLOCK_SCOPES, "Landlock has "
 		    "no abstract unix socket or signal scopes (ABI 6)", err,
 		    errlen) == -1)
 			return (-1);
+	} else
+		sandbox_feature("landlock-scopes", NULL);
 	return (0);
 }
 
@@ -508,9 +630,14 @@ sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 	int	 abi, nokill, n;
 
 	sbx_downgraded = 0;
+	sbx_feats[0] = sbx_repl[0] = '\0';
 	if (sbx_probe_ns(err, errlen) == -1 ||
-	    sbx_probe_landlock(allowed, &abi, err, errlen) == -1 ||
-	    sbx_probe_seccomp(err, errlen) == -1)
+	    sbx_probe_clone(err, errlen) == -1 ||
+	    sbx_probe_landlock(allowed, &abi, err, errlen) == -1)
+		return (-1);
+	sbx_probe_memfd();
+	sbx_probe_info();
+	if (sbx_probe_seccomp(err, errlen) == -1)
 		return (-1);
 	if (cgroup_probe(cg, sizeof(cg), &nokill) == -1) {
 		strlcpy(err, cg, errlen);
@@ -521,6 +648,8 @@ sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 	    "(kernel 5.14): a cancel kills pid 1 and sweeps cgroup.procs",
 	    err, errlen) == -1)
 		return (-1);
+	sandbox_feature("cgroup.kill", nokill ||
+	    sbx_faked_missing("cgroup-kill") ? "downgraded" : NULL);
 	n = sandbox_pool_fill(SANDBOX_POOL);
 	snprintf(err, errlen, "namespaces mnt pid net ipc uts cgroup "
 	    "(%s pool %d); landlock abi %d; seccomp denylist %u insns; "
@@ -528,6 +657,50 @@ sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 	    sbx_zygote.pid != -1 ? "launcher, zygote" : "launcher", n, abi,
 	    sbx_prog.len, cg, sandbox_downgrade_text());
 	return (0);
+}
+
+/*
+ * One kernel feature as the probe found it: how NULL, used; else what
+ * this kernel gives instead, or that it was downgraded.
+ */
+void
+sandbox_feature(const char *name, const char *how)
+{
+	if (sbx_feats[0] != '\0')
+		strlcat(sbx_feats, ", ", sizeof(sbx_feats));
+	strlcat(sbx_feats, name, sizeof(sbx_feats));
+	if (how != NULL) {
+		strlcat(sbx_feats, " (", sizeof(sbx_feats));
+		strlcat(sbx_feats, how, sizeof(sbx_feats));
+		strlcat(sbx_feats, ")", sizeof(sbx_feats));
+	}
+}
+
+/* A feature this kernel lacks, replaced by the equivalent by. */
+void
+sandbox_replaced(const char *name, const char *by)
+{
+	char	 how[256];
+
+	snprintf(how, sizeof(how), "replaced by %s", by);
+	sandbox_feature(name, how);
+	if (sbx_repl[0] != '\0')
+		strlcat(sbx_repl, " ", sizeof(sbx_repl));
+	strlcat(sbx_repl, name, sizeof(sbx_repl));
+}
+
+/* Every feature probed, for the start-up log line. */
+const char *
+sandbox_features_text(void)
+{
+	return (sbx_feats[0] != '\0' ? sbx_feats : "none probed");
+}
+
+/* "none", or the names of the features replaced by an equivalent. */
+const char *
+sandbox_replaced_text(void)
+{
+	return (sbx_repl[0] != '\0' ? sbx_repl : "none");
 }
 
 int
@@ -805,6 +978,9 @@ sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
 
 	memset(pl, 0, sizeof(*pl));
 	pl->spec = spec;
+	if (sbx_memfd_sysctl == -1)
+		sbx_probe_memfd();
+	pl->memfd_noexec = sbx_memfd_sysctl;
 	if (spec->tree == NULL || spec->tree[0] != '/' ||
 	    realpath(spec->tree, pl->tree) == NULL) {
 		snprintf(err, errlen, "tree %s: %s", spec->tree ? spec->tree :
@@ -1422,7 +1598,7 @@ sbx_pidfd_child(int fd, pid_t notpid)
 	memset(&info, 0, sizeof(info));
 	info.mask = SBX_PIDFD_INFO_PID;
 	/* A process's, not a thread's (PIDFD_THREAD). */
-	if (ioctl(fd, SBX_PIDFD_GET_INFO, &info) == 0)
+	if (sbx_pidinfo && ioctl(fd, SBX_PIDFD_GET_INFO, &info) == 0)
 		return ((info.mask & SBX_PIDFD_INFO_PID) && info.pid > 1 &&
 		    info.tgid == info.pid && (pid_t)info.pid != notpid &&
 		    (pid_t)info.ppid == getpid() ? (pid_t)info.pid : -1);
@@ -1442,6 +1618,40 @@ sbx_pidfd_child(int fd, pid_t notpid)
 	    WNOWAIT) == -1 || (si.si_pid != 0 && si.si_pid != pid)))
 		pid = -1;
 	return (pid);
+}
+
+/*
+ * The probes that only say what this kernel has: PIDFD_GET_INFO
+ * (else a pidfd's pid and parent come from fdinfo and waitid(2), the
+ * same checks), openat2(2) (open_beneath() falls back where a service
+ * manager's filter masks it with ENOSYS).
+ */
+static void
+sbx_probe_info(void)
+{
+	struct sbx_pidfd_info	 info;
+	struct open_how		 how;
+	int			 fd, ok;
+
+	ok = 0;
+	if ((fd = (int)syscall(SYS_pidfd_open, getpid(), 0)) != -1) {
+		memset(&info, 0, sizeof(info));
+		info.mask = SBX_PIDFD_INFO_PID;
+		ok = ioctl(fd, SBX_PIDFD_GET_INFO, &info) == 0 &&
+		    !sbx_faked_missing("pidfd-info");
+		close(fd);
+	}
+	sbx_pidinfo = ok;
+	sandbox_feature("pidfd-info", ok ? NULL :
+	    "fdinfo and waitid (Linux 6.13 has it)");
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_CLOEXEC;
+	how.resolve = RESOLVE_BENEATH;
+	if ((fd = (int)syscall(SYS_openat2, AT_FDCWD, ".", &how,
+	    sizeof(how))) != -1)
+		close(fd);
+	sandbox_feature("openat2", fd != -1 ? NULL : errno == ENOSYS ?
+	    "masked (ENOSYS): open_beneath falls back" : strerror(errno));
 }
 
 /*

@@ -139,6 +139,17 @@ uint32_t sandbox_downgraded(void);
 /* "none", or the names of the features running without, for policy. */
 const char *sandbox_downgrade_text(void);
 /*
+ * The kernel features the probe found: each used, replaced by an
+ * equivalent (named in receipts and the isolation policy:
+ * sandbox_replaced_text), or downgraded.  disk.c's probe adds its own.
+ */
+void	sandbox_feature(const char *, const char *);
+void	sandbox_replaced(const char *, const char *);
+const char *sandbox_features_text(void);
+const char *sandbox_replaced_text(void);
+/* A test build: is the feature named in FACTORY_TEST_NOFEATURE? */
+int	sandbox_faked_missing(const char *);
+/*
  * Make fresh network and IPC namespaces ahead of the spawns that will
  * use them, until want (at most SANDBOX_POOLMAX) are ready; returns how
  * many are.  Each is handed to one sandbox only, and a spawn with the

@@ -10,7 +10,8 @@
  *	    [-x exec_allow]... [-R expose]... [-e VAR=value]... -- argv...
  *
  * Exits 0 if the destroy succeeded, 1 if it did not, 2 if the spawn
- * failed, 3 on a usage error.  -P prints sandbox_probe's line only.
+ * failed, 3 on a usage error.  -P prints sandbox_probe's line, the
+ * kernel features it found and those replaced, only.
  * -L names the factory-sandbox binary to start as pid 1, as factoryd
  * does: one of the launcher pool, started ahead and given the plan
  * (-F: a fresh one, as when the pool is empty; -K: the pool holds two
@@ -115,6 +116,8 @@ probe(void)
 		return 1;
 	}
 	printf("probe ok: %s\n", msg);
+	printf("kernel: %s\n", sandbox_features_text());
+	printf("replaced: %s\n", sandbox_replaced_text());
 	return 0;
 }
 

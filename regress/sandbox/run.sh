@@ -776,6 +776,50 @@ OUT=$(unshare -pf "$LAUNCHER" attempt x 2>&1); RC=$?
 [ "$RC" = 1 ] && printf '%s\n' "$OUT" | grep -q "fd 3 is not a seqpacket socket" &&
     ok "launcher: pid 1 without its fds, refuses" || notok launcher-fds "$OUT"
 
+# --- kernel features replaced by an equivalent (a test build fakes
+# their absence: FACTORY_TEST_NOFEATURE)
+#
+# Without vm.memfd_noexec (Linux 6.3) every memfd is executable through
+# /proc/self/fd, and Landlock does not stop that (a memfd lies on the
+# kernel's internal mount): the agent's filter refuses memfd_create.
+# The hostile prober tries every way to run the bytes of a memfd.
+cp "$O/regress/hostile/probe" "$T/bin/hprobe" && chmod 755 "$T/bin/hprobe" ||
+    notok memfd-setup "no regress/hostile/probe"
+if ! grep -q FACTORY_TEST_NOFEATURE "$SBX"; then
+	ok "# SKIP memfd-noexec replaced: not built with TESTBUILD=1"
+else
+	OUT=$(FACTORY_TEST_NOFEATURE=memfd-noexec "$SBX" -P 2>&1)
+	if printf '%s\n' "$OUT" | grep -q "^kernel: .*memfd-noexec (replaced by memfd_create refused with ENOSYS (Linux 6.3 has it))" &&
+	    printf '%s\n' "$OUT" | grep -qx "replaced: memfd-noexec"; then
+		ok "no memfd_noexec: the probe names its replacement"
+	else
+		notok memfd-probe "$(echo $OUT)"
+	fi
+	FACTORY_TEST_NOFEATURE=memfd-noexec sbx memfd-none -t "$TREE" -- \
+	    "$P/hprobe" written
+	expect "no memfd_noexec: memfd_create refused (ENOSYS), nothing of it runs" \
+	    "memfd_create MFD_EXEC: ENOSYS" "memfd copy: ENOSYS" "exit 0"
+	if printf '%s\n' "$OUT" | grep -q "^exec memfd:\|ALLOWED"; then
+		notok memfd-none "$(printf '%s\n' "$OUT" | grep "memfd\|ALLOWED")"
+	fi
+	# Pid 1 left the sysctl alone (the plan said the kernel lacks it).
+	FACTORY_TEST_NOFEATURE=memfd-noexec sbx memfd-sysctl -t "$TREE" -- \
+	    /bin/cat /proc/sys/vm/memfd_noexec
+	expect "no memfd_noexec: pid 1 does not set it" \
+	    "$(cat /proc/sys/vm/memfd_noexec)" "exit 0"
+	sbx memfd-sysctl2 -t "$TREE" -- /bin/cat /proc/sys/vm/memfd_noexec
+	expect "memfd_noexec: pid 1 sets it to 2" 2 "exit 0"
+fi
+rm -f "$TREE/hostile-true"
+# Without PIDFD_GET_INFO (Linux 6.13) a pooled launcher's pid 1 is
+# checked through fdinfo and waitid: the spawn works the same.
+if grep -q FACTORY_TEST_NOFEATURE "$SBX"; then
+	FACTORY_TEST_NOFEATURE=pidfd-info sbx nopidinfo -t "$TREE" -- \
+	    /bin/sh -c 'id -u; hostname'
+	expect "no PIDFD_GET_INFO: a pooled spawn checks pid 1 another way" \
+	    "$U" "$ID" "exit 0"
+fi
+
 # --- fail closed, with explicit downgrades (factoryd itself)
 #
 # A test build honours FACTORY_TEST_NOFEATURE, naming features its
