@@ -125,6 +125,20 @@ CONF
 done
 start_factoryd "$T/factoryd.conf" "$T/log"
 
+# Until the attempt waits for approval (0) or has ended otherwise (1).
+wait_verified() {	# id seconds
+	i=0
+	while [ $i -lt $(($2 * 10)) ]; do
+		case $(ctl -j show "$1" | jq -r '"\(.phase) \(.terminated)"') in
+		"verified "*) return 0 ;;
+		*" true") return 1 ;;
+		esac
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
 # attempt REPO NAME AGENT [BASELINE]: an attempt whose agent runs the
 # shell script AGENT in its tree, approved by hand so that its bundle
 # is checked before it is published.
@@ -151,7 +165,7 @@ MAN
 	t0=$(date +%s%N)
 	id=$(ctl submit "$T/$n.yaml") ||
 	    { notok "$n: submit refused"; return; }
-	if ! wait_state "$id" verified 180; then
+	if ! wait_verified "$id" 180; then
 		wait_terminated "$id" 60
 		notok "$n: verified (is $(field "$id" state): $(field "$id" reason))"
 		return
