@@ -63,8 +63,8 @@ need(git_odb *all, const git_oid *id, git_object_t want, const char *what,
 	git_oid_tostr(hex, sizeof(hex), id);
 	if ((rc = git_odb_read_header(&len, &type, all, id)) ==
 	    GIT_ENOTFOUND) {
-		snprintf(err, errlen, "bundle: %s %s names %s, which is in "
-		    "neither the pack nor the repository", what, fhex, hex);
+		snprintf(err, errlen, "bundle: %s %s names %s, missing from "
+		    "both the pack and the repository", what, fhex, hex);
 		git_error_clear();
 		return (-1);
 	}

@@ -1283,7 +1283,7 @@ START_TEST(test_verify_links)
 	    "t=$( (git ls-tree HEAD | grep -v README; "
 	    "printf '100644 blob %s\\tREADME\\n' $b) | git mktree) && "
 	    "c=$(git commit-tree $t -p HEAD -F ../msg) && echo $c && echo $t");
-	expect_links_refused("noblob", "which is in neither the pack nor "
+	expect_links_refused("noblob", "missing from both the pack and "
 	    "the repository");
 	handpack("stray", "b=$(echo new | git hash-object -w --stdin) && "
 	    "t=$( (git ls-tree HEAD | grep -v README; "
@@ -1292,7 +1292,7 @@ START_TEST(test_verify_links)
 	    "m=$(echo lost | git hash-object -w --stdin) && "
 	    "s=$(printf '100644 blob %s\\tx\\n' $m | git mktree) && "
 	    "printf '%s\\n' $c $t $b $s");
-	expect_links_refused("stray", "which is in neither the pack nor "
+	expect_links_refused("stray", "missing from both the pack and "
 	    "the repository");
 	/* mktree checks types: the tree's bytes by hand. */
 	handpack("type", "t=$( { printf '100644 README\\0'; perl -e "
