@@ -812,7 +812,9 @@ START_TEST(test_gitlink_beside)
 	sh("cd %s/work && git checkout -qb factory/a-4 main && "
 	    "git update-index --add --cacheinfo "
 	    "160000,4444444444444444444444444444444444444444,sub && "
-	    "echo more >> f && git commit -qam 'beside a submodule' && "
+	    "echo more >> f && git add f && "
+	    "git commit -qm 'beside a submodule' && "
+	    "git ls-tree factory/a-4 sub | grep -q '^160000 ' && "
 	    "git bundle create ../a-4.bundle factory/a-4 ^main 2>/dev/null",
 	    tmp);
 	rev(c, "factory/a-4");
