@@ -188,6 +188,7 @@ MAN
 	check "$n: the published commit's tree is git's" [ "$(git \
 	    --git-dir="$T/$r-remote.git" -c safe.directory='*' rev-parse \
 	    "$(field "$id" commit)^{tree}")" = "$want" ]
+	# (Its publish stage holds the checks above, made before approval.)
 	echo "# $n: $(( ($(date +%s%N) - t0) / 1000000 )) ms, stages (ms): $(ctl -j show "$id" | jq -c '.stages | with_entries(select(.value != null))')"
 }
 
