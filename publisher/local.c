@@ -45,6 +45,7 @@
 #include "factory.h"
 #include "crypto.h"
 #include "gitcommon.h"
+#include "gitpack.h"
 #include "log.h"
 #include "publisher.h"
 
@@ -342,9 +343,9 @@ pub_branch_state(git_repository *repo, const char *refname,
 
 /*
  * Stream the pack after the header into the remote's objects/pack.
- * The indexer completes a thin pack from the remote's objects and,
- * with verify, refuses a pack naming an object that is neither in it
- * nor in the remote.
+ * The indexer completes a thin pack from the remote's objects;
+ * gitpack_links() then refuses a pack naming an object that is neither
+ * in it nor in the remote (not the indexer's verify: gitpack.h).
  */
 static int
 pub_index_pack(git_repository *repo, git_odb *odb, int fd, off_t off,
@@ -353,7 +354,7 @@ pub_index_pack(git_repository *repo, git_odb *odb, int fd, off_t off,
 	git_indexer_options	 opts;
 	git_indexer_progress	 st;
 	git_indexer		*idx = NULL;
-	char			 dir[PATH_MAX];
+	char			 dir[PATH_MAX], idxpath[PATH_MAX];
 	char			*buf;
 	ssize_t			 n;
 	int			 rv = -1;
@@ -368,7 +369,7 @@ pub_index_pack(git_repository *repo, git_odb *odb, int fd, off_t off,
 		pub_gitfail(err, errlen, "bundle: indexer options");
 		goto done;
 	}
-	opts.verify = 1;
+	opts.verify = 0;
 	if (git_indexer_new(&idx, dir, 0, odb, &opts) < 0) {
 		pub_gitfail(err, errlen, "bundle: indexer for %s", dir);
 		goto done;
@@ -396,6 +397,22 @@ pub_index_pack(git_repository *repo, git_odb *odb, int fd, off_t off,
 	}
 	if (git_odb_refresh(odb) < 0) {
 		pub_gitfail(err, errlen, "remote: refresh objects");
+		goto done;
+	}
+	if ((size_t)snprintf(idxpath, sizeof(idxpath), "%s/pack-%s.idx", dir,
+	    git_indexer_name(idx)) >= sizeof(idxpath)) {
+		pub_fail(err, errlen, "remote: path too long");
+		goto done;
+	}
+	if (gitpack_links(idxpath, odb, err, errlen) == -1) {
+		/*
+		 * Refused: out again.  It is this bundle's alone (one with
+		 * its commit is never indexed twice, pub_import).
+		 */
+		unlink(idxpath);
+		idxpath[strlen(idxpath) - strlen("idx")] = '\0';
+		strlcat(idxpath, "pack", sizeof(idxpath));
+		unlink(idxpath);
 		goto done;
 	}
 	rv = 0;

@@ -1199,6 +1199,121 @@ START_TEST(test_verify_secrets)
 }
 END_TEST
 
+/*
+ * A submodule beside the change: the changed tree names the gitlink's
+ * commit, which is no object of the repository (issue 24: libgit2's
+ * indexer with verify refused it, "packfile is missing 1 objects").
+ */
+START_TEST(test_verify_gitlink)
+{
+	struct collect_result	 res;
+	struct recheck_result	 rr;
+	struct vbundle		 vb;
+	char			 path[PATH_MAX];
+	int			 fd;
+
+	gitlink_baseline();
+	put("src/a.c", "int a = 4;\n");
+	ck_assert_msg(do_collect(&res, 1 << 20) == 0, "%s", err);
+	ck_assert_msg(res.nrejects == 0, "%s",
+	    join(res.rejects, res.nrejects));
+	verify_open(bundle, &vb, &fd);
+	snprintf(path, sizeof(path), "%s/v.git", tmp);
+	ck_assert_msg(vbundle_index(&vb, repo, path, base, err,
+	    sizeof(err)) == 0, "%s", err);
+	recheck_run(&vb, NULL, &rr);
+	ck_assert_msg(rr.accepted, "%s", join(rr.findings, rr.nfindings));
+	ck_assert_str_eq(rr.tree_hex, res.tree_hex);
+	recheck_result_free(&rr);
+	close(fd);
+	collect_result_free(&res);
+}
+END_TEST
+
+/*
+ * A bundle whose pack holds exactly the objects the shell script
+ * prints (one id a line) after the commit, its first line.
+ */
+static void
+handpack(const char *name, const char *script)
+{
+	char	 clone[PATH_MAX], path[PATH_MAX];
+
+	snprintf(clone, sizeof(clone), "%s/clone", tmp);
+	snprintf(path, sizeof(path), "%s/%s.bundle", tmp, name);
+	ck_assert_int_eq(sh("test -d %s || git clone -q --no-local %s %s",
+	    clone, repo, clone), 0);
+	ck_assert_int_eq(sh("cd %s && printf '" TITLE "\\n\\nAttempt-Id: " ID
+	    "\\nManifest-Digest: " DIGEST "\\n' > ../msg && (%s) > ../ids && "
+	    "{ printf '# v2 git bundle\\n-%s x\\n%%s refs/heads/factory/" ID
+	    "\\n\\n' $(head -1 ../ids); git pack-objects -q --stdout "
+	    "< ../ids; } > %s", clone, script, base, path), 0);
+}
+
+/* Indexing the bundle handpack() made is refused, saying why. */
+static void
+expect_links_refused(const char *name, const char *why)
+{
+	struct vbundle	 vb;
+	char		 path[PATH_MAX];
+	int		 fd;
+
+	snprintf(path, sizeof(path), "%s/%s.bundle", tmp, name);
+	verify_open(path, &vb, &fd);
+	snprintf(path, sizeof(path), "%s/%s.git", tmp, name);
+	ck_assert_int_eq(vbundle_index(&vb, repo, path, base, err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, why) != NULL, "%s: %s", name, err);
+	close(fd);
+}
+
+/*
+ * The verifier checks connectivity itself (libgit2's verify is off):
+ * an object named but carried by neither the pack nor the repository,
+ * by the commit's tree or by a stray tree; one named as a blob that is
+ * a commit; a gitlink's missing commit is no object of ours (kept).
+ */
+START_TEST(test_verify_links)
+{
+	struct vbundle	 vb;
+	char		 path[PATH_MAX];
+	int		 fd;
+
+	handpack("noblob", "b=$(echo lost | git hash-object -w --stdin) && "
+	    "t=$( (git ls-tree HEAD | grep -v README; "
+	    "printf '100644 blob %s\\tREADME\\n' $b) | git mktree) && "
+	    "c=$(git commit-tree $t -p HEAD -F ../msg) && echo $c && echo $t");
+	expect_links_refused("noblob", "missing from both the pack and "
+	    "the repository");
+	handpack("stray", "b=$(echo new | git hash-object -w --stdin) && "
+	    "t=$( (git ls-tree HEAD | grep -v README; "
+	    "printf '100644 blob %s\\tREADME\\n' $b) | git mktree) && "
+	    "c=$(git commit-tree $t -p HEAD -F ../msg) && "
+	    "m=$(echo lost | git hash-object -w --stdin) && "
+	    "s=$(printf '100644 blob %s\\tx\\n' $m | git mktree) && "
+	    "printf '%s\\n' $c $t $b $s");
+	expect_links_refused("stray", "missing from both the pack and "
+	    "the repository");
+	/* mktree checks types: the tree's bytes by hand. */
+	handpack("type", "t=$( { printf '100644 README\\0'; perl -e "
+	    "'print pack(\"H*\", $ARGV[0])' $(git rev-parse HEAD); } | "
+	    "git hash-object -t tree -w --stdin) && "
+	    "c=$(git commit-tree $t -p HEAD -F ../msg) && echo $c && "
+	    "echo $t");
+	expect_links_refused("type", "as a blob; it is a commit");
+	handpack("link", "t=$( (git ls-tree HEAD; printf '160000 commit "
+	    "3333333333333333333333333333333333333333\\tmod\\n') | git mktree) "
+	    "&& c=$(git commit-tree $t -p HEAD -F ../msg) && echo $c && "
+	    "echo $t");
+	snprintf(path, sizeof(path), "%s/link.bundle", tmp);
+	verify_open(path, &vb, &fd);
+	snprintf(path, sizeof(path), "%s/link.git", tmp);
+	ck_assert_msg(vbundle_index(&vb, repo, path, base, err,
+	    sizeof(err)) == 0, "%s", err);
+	close(fd);
+}
+END_TEST
+
 static double
 since(const struct timespec *t0)
 {
@@ -1356,6 +1471,8 @@ git_suite(void)
 	tcase_add_test(v, test_verify_handmade);
 	tcase_add_test(v, test_verify_structure);
 	tcase_add_test(v, test_verify_secrets);
+	tcase_add_test(v, test_verify_gitlink);
+	tcase_add_test(v, test_verify_links);
 	tcase_add_checked_fixture(o, setup_overlay, teardown_overlay);
 	tcase_set_timeout(o, 120);
 	tcase_add_test(o, test_overlay_provision);

@@ -800,6 +800,31 @@ START_TEST(test_incomplete_pack)
 END_TEST
 
 /*
+ * A submodule beside the change: the changed tree names a commit of
+ * another repository, which no pack holds (issue 24: libgit2's indexer
+ * with verify refused it as "missing 1 objects").
+ */
+START_TEST(test_gitlink_beside)
+{
+	struct pubcase	 pc;
+	char		 c[41];
+
+	sh("cd %s/work && git checkout -qb factory/a-4 main && "
+	    "git update-index --add --cacheinfo "
+	    "160000,4444444444444444444444444444444444444444,sub && "
+	    "echo more >> f && git add f && "
+	    "git commit -qm 'beside a submodule' && "
+	    "git ls-tree factory/a-4 sub | grep -q '^160000 ' && "
+	    "git bundle create ../a-4.bundle factory/a-4 ^main 2>/dev/null",
+	    tmp);
+	rev(c, "factory/a-4");
+	pubcase(&pc, "a-4", "a-4.bundle", c, 1, c);
+	ck_assert_msg(run(&pc) == 0, "publish: %s", pc.err);
+	assert_published(&pc);
+}
+END_TEST
+
+/*
  * A header whose prerequisite is in the remote but is not an ancestor
  * of the commit: the objects arrive (thin against main), no branch.
  */
@@ -1198,6 +1223,7 @@ publish_suite(void)
 	tcase_add_test(tc, test_missing_prerequisite);
 	tcase_add_test(tc, test_bad_headers);
 	tcase_add_test(tc, test_incomplete_pack);
+	tcase_add_test(tc, test_gitlink_beside);
 	tcase_add_test(tc, test_unrelated_prerequisite);
 	tcase_add_loop_test(tc, test_concurrent, 0, 5);
 	tcase_add_test(tc, test_number_without_scan);
