@@ -7,8 +7,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "esc.h"
 #include "gwmsg.h"
 #include "proto.h"
+
+/*
+ * An agent's key or value in an error text: its first PROTO_NAMEMAX
+ * bytes, escaped (esc.h), so the text stays printable ASCII wherever
+ * it is cut and whatever bytes the agent chose.
+ */
+static const char *
+proto_name(const char *s, char *dst, size_t len)
+{
+	size_t	 n = strlen(s);
+
+	if (n > PROTO_NAMEMAX)
+		n = PROTO_NAMEMAX;
+	if (esc_encode(s, n, dst, len) == -1)
+		strlcpy(dst, "?", len);
+	return (dst);
+}
 
 /*
  * Only the calls that are metered, and the model list: anything else
@@ -59,6 +77,7 @@ proto_request(int api, const char *body, size_t len, char *model,
 {
 	json_t		*doc, *m, *s;
 	json_error_t	 jerr;
+	char		 text[PROTO_NAMEBUF];
 
 	*stream = 0;
 	if (len > PROTO_MAXBODY) {
@@ -67,7 +86,9 @@ proto_request(int api, const char *body, size_t len, char *model,
 	}
 	if ((doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr)) ==
 	    NULL) {
-		snprintf(err, errlen, "body: not JSON: %s", jerr.text);
+		/* jansson quotes the bytes near the error: the agent's */
+		snprintf(err, errlen, "body: not JSON: %s",
+		    proto_name(jerr.text, text, sizeof(text)));
 		return (NULL);
 	}
 	if (!json_is_object(doc)) {
@@ -116,6 +137,36 @@ proto_request(int api, const char *body, size_t len, char *model,
  fail:
 	json_decref(doc);
 	return (NULL);
+}
+
+/*
+ * {"error": {"message": M, "type": T, "code": T}}: M as it is when it
+ * is printable ASCII (the names in it escaped already, proto_name),
+ * else escaped whole (esc.h), so any bytes encode; NULL only when
+ * memory ran out.
+ */
+char *
+proto_error_body(const char *type, const char *msg)
+{
+	json_t	*doc;
+	char	*m, *s;
+	size_t	 n = strlen(msg), i;
+
+	if (n > PROTO_MSGMAX)
+		n = PROTO_MSGMAX;
+	for (i = 0; i < n; i++)
+		if (msg[i] < 0x20 || msg[i] >= 0x7f)
+			break;
+	if ((m = i == n ? strndup(msg, n) : esc_strdup(msg, n)) == NULL)
+		return (NULL);
+	doc = json_pack("{s:{s:s,s:s,s:s}}", "error", "message", m,
+	    "type", type, "code", type);
+	free(m);
+	if (doc == NULL)
+		return (NULL);
+	s = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	return (s);
 }
 
 static int
@@ -241,6 +292,7 @@ proto_byref_tools(int api, json_t *a, char *where, size_t wlen)
 {
 	json_t		*v;
 	const char	*t;
+	char		 name[PROTO_NAMEBUF];
 	size_t		 i;
 
 	json_array_foreach(a, i, v) {
@@ -251,7 +303,7 @@ proto_byref_tools(int api, json_t *a, char *where, size_t wlen)
 		    strcmp(t, "custom") == 0))
 			continue;
 		snprintf(where, wlen, "tools[%zu].type: %s", i,
-		    t != NULL ? t : "(none)");
+		    t != NULL ? proto_name(t, name, sizeof(name)) : "(none)");
 		return (1);
 	}
 	return (0);
@@ -310,6 +362,7 @@ proto_prediction_shape(json_t *p, char *where, size_t wlen)
 	static const char *pkeys[] = { "type", "content", NULL };
 	static const char *tkeys[] = { "type", "text", NULL };
 	const char	*t, *bad;
+	char		 name[PROTO_NAMEBUF];
 	json_t		*c, *v;
 	size_t		 i;
 
@@ -318,8 +371,8 @@ proto_prediction_shape(json_t *p, char *where, size_t wlen)
 		return (1);
 	}
 	if (!proto_only_keys(p, pkeys, &bad)) {
-		snprintf(where, wlen, "prediction.%.64s: not a field of a "
-		    "prediction", bad);
+		snprintf(where, wlen, "prediction.%s: not a field of a "
+		    "prediction", proto_name(bad, name, sizeof(name)));
 		return (1);
 	}
 	t = json_string_value(json_object_get(p, "type"));
@@ -342,8 +395,9 @@ proto_prediction_shape(json_t *p, char *where, size_t wlen)
 			return (1);
 		}
 		if (!proto_only_keys(v, tkeys, &bad)) {
-			snprintf(where, wlen, "prediction.content[%zu].%.64s: "
-			    "not a field of a text part", i, bad);
+			snprintf(where, wlen, "prediction.content[%zu].%s: "
+			    "not a field of a text part", i,
+			    proto_name(bad, name, sizeof(name)));
 			return (1);
 		}
 		t = json_string_value(json_object_get(v, "type"));
