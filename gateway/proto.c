@@ -28,29 +28,76 @@ proto_name(const char *s, char *dst, size_t len)
 	return (dst);
 }
 
+/* The target's path (before any query) is p. */
+static int
+proto_path_is(const char *target, const char *p)
+{
+	size_t	 n = strcspn(target, "?");
+
+	return (n == strlen(p) && strncmp(target, p, n) == 0);
+}
+
 /*
  * Only the calls that are metered, and the model list: anything else
  * of a provider (embeddings, images, files, batches) would spend
- * without a usage field we read.
+ * without a usage field we read.  Routed on the path: the query is
+ * proto_query's.
  */
 int
-proto_route(uint8_t kind, const char *method, const char *uri)
+proto_route(uint8_t kind, const char *method, const char *target)
 {
 	int	 get = strcmp(method, "GET") == 0;
 	int	 post = strcmp(method, "POST") == 0;
+	size_t	 n = strcspn(target, "?");
 
-	if (get && (strcmp(uri, "/v1/models") == 0 ||
-	    strncmp(uri, "/v1/models/", 11) == 0))
+	if (get && (proto_path_is(target, "/v1/models") ||
+	    (n > 11 && strncmp(target, "/v1/models/", 11) == 0)))
 		return (API_NONE);
 	if (!post)
 		return (-1);
-	if (kind == GW_OPENAI && strcmp(uri, "/v1/chat/completions") == 0)
+	if (kind == GW_OPENAI && proto_path_is(target, "/v1/chat/completions"))
 		return (API_CHAT);
-	if (kind == GW_OPENAI && strcmp(uri, "/v1/responses") == 0)
+	if (kind == GW_OPENAI && proto_path_is(target, "/v1/responses"))
 		return (API_RESPONSES);
-	if (kind == GW_ANTHROPIC && strcmp(uri, "/v1/messages") == 0)
+	if (kind == GW_ANTHROPIC && proto_path_is(target, "/v1/messages"))
 		return (API_MESSAGES);
 	return (-1);
+}
+
+/*
+ * The query parameters each API documents for the endpoint: Messages'
+ * "beta" (the Anthropic SDKs' beta path, "?beta=true", which Claude
+ * Code sends on every request).  No other endpoint takes one.
+ */
+static const char *proto_query_messages[] = { "beta", NULL };
+
+const char *
+proto_query(int api, const char *target, char *bad, size_t badlen)
+{
+	const char	**allow = api == API_MESSAGES ? proto_query_messages :
+			    NULL;
+	const char	 *q = strchr(target, '?'), *const *a;
+	char		  name[PROTO_NAMEMAX + 1];
+	size_t		  n, k;
+
+	if (q == NULL)
+		return (NULL);
+	for (q++; *q != '\0'; q += n + (q[n] == '&')) {
+		n = strcspn(q, "&");
+		k = strcspn(q, "=&");
+		if (k > PROTO_NAMEMAX)
+			k = PROTO_NAMEMAX;
+		memcpy(name, q, k);
+		name[k] = '\0';
+		for (a = allow; a != NULL && *a != NULL; a++)
+			if (strcmp(*a, name) == 0)
+				break;
+		if (allow == NULL || *a == NULL) {
+			(void)proto_name(name, bad, badlen);
+			return (bad);
+		}
+	}
+	return (NULL);
 }
 
 /* A streaming chat completion reports usage only when asked to. */

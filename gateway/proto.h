@@ -43,10 +43,17 @@ enum proto_api {
 };
 
 /*
- * The API a provider request is for, from its kind, method and path
- * (query included); -1 if the gateway does not forward it.
+ * The API a provider request is for, from its kind, method and the
+ * target's path; -1 if the gateway does not forward it.
  */
 int	proto_route(uint8_t, const char *, const char *);
+
+/*
+ * NULL if every query parameter of the target is one the API documents
+ * for the endpoint (forwarded as they came), else the first other
+ * one's name, escaped, in bad (PROTO_NAMEBUF bytes).
+ */
+const char *proto_query(int, const char *, char *, size_t);
 
 /*
  * Parse a request body: a JSON object with a string "model", no

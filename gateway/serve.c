@@ -853,7 +853,7 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 {
 	struct evbuffer	*in = evhttp_request_get_input_buffer(req);
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
-	char		 err[160], msg[256], where[160];
+	char		 err[160], msg[256], where[PROTO_NAMEBUF];
 	size_t		 len;
 	int		 stream, budgeted, rc;
 
@@ -862,6 +862,12 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 	if (f->api == -1) {
 		serve_refuse(req, &f->u, 404, GW_BAD_REQUEST,
 		    "not an endpoint of this gateway", 0);
+		return (-1);
+	}
+	if (proto_query(f->api, f->target, where, sizeof(where)) != NULL) {
+		snprintf(msg, sizeof(msg), "query parameter \"%s\" is not "
+		    "forwarded to this endpoint", where);
+		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, msg, 0);
 		return (-1);
 	}
 	if (f->api == API_NONE) {

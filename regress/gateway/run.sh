@@ -199,6 +199,24 @@ check "Messages: x-api-key is the real key, anthropic-version kept" \
     eval "tail -1 '$T/rec.jsonl' | grep -q '\"x-api-key\", \"$KEY_AN\"' &&
     tail -1 '$T/rec.jsonl' | grep -q '\"anthropic-version\", \"2023-06-01\"'"
 check "Messages: by name (localhost), host checked" grep -q message_stop "$T/r4"
+# Routed on the path; the query parameters an API documents go, any
+# other is refused by name.  Claude Code sends every request to
+# /v1/messages?beta=true, which was 404 (the whole target compared).
+$C req "$P1AN" POST "/v1/messages?beta=true" -H "x-api-key: $T1AN" \
+    -H "anthropic-version: 2023-06-01" \
+    -d '{"model":"claude-test","max_tokens":5,"messages":[]}' >"$T/rq1"
+check "Messages ?beta=true: routed, forwarded with its query" \
+    eval "grep -qx 'status 200' '$T/rq1' &&
+    tail -1 '$T/rec.jsonl' | grep -qF '\"path\": \"/v1/messages?beta=true\"'"
+r=$(wc -l <"$T/rec.jsonl")
+$C req "$P1AN" POST "/v1/messages?beta=true&x_evil=1" -H "x-api-key: $T1AN" \
+    -d '{"model":"claude-test","max_tokens":5,"messages":[]}' >"$T/rq2"
+$C req "$P1" POST "/v1/chat/completions?beta=true" -H "$(hdr_oa "$T1")" \
+    -d '{"model":"gpt-test","messages":[]}' >"$T/rq3"
+check "a query parameter the API does not document: 400 naming it, not forwarded" \
+    eval "grep -qx 'status 400' '$T/rq2' && grep -q 'query parameter .*x_evil' '$T/rq2' &&
+    grep -qx 'status 400' '$T/rq3' && grep -q 'query parameter .*beta' '$T/rq3' &&
+    [ \$(wc -l <'$T/rec.jsonl') = $r ]"
 n=$(nusage)
 $C req "$P1" POST /v1/chat/completions -H "$(hdr_oa "$T1")" \
     -d '{"model":"gpt-test","mode":"chunked","messages":[]}' >"$T/r5"
