@@ -88,13 +88,16 @@ static const char *fwd_keep[] = {
 	"anthropic-beta", "OpenAI-Beta", "Idempotency-Key", NULL
 };
 
-/* Hop-by-hop and credentials: never forwarded to an upstream. */
-static const char *fwd_drop[] = {
-	"Connection", "Keep-Alive", "Proxy-Authenticate",
-	"Proxy-Authorization", "TE", "Trailer", "Transfer-Encoding",
-	"Upgrade", "Host", "Content-Length", "Authorization", "Cookie",
-	"x-api-key", "Expect", "Accept-Encoding", "Forwarded",
-	"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", NULL
+/*
+ * Headers of an upstream request worth keeping; all else is dropped:
+ * what a server behind may read as another method or target
+ * (X-HTTP-Method-Override, X-Original-URL, X-Rewrite-URL, ...), as a
+ * client's identity (X-Forwarded-*) or a credential never passes.
+ */
+static const char *fwd_keep_upstream[] = {
+	"Accept", "Accept-Language", "Cache-Control", "Content-Encoding",
+	"Content-Type", "If-Match", "If-Modified-Since", "If-None-Match",
+	"If-Range", "If-Unmodified-Since", "Range", "User-Agent", NULL
 };
 
 /* Answer headers not passed to the agent: ours to set. */
@@ -113,25 +116,6 @@ fwd_in(const char **list, const char *name)
 	return (0);
 }
 
-/* Names the agent's Connection header lists are hop-by-hop too. */
-static int
-fwd_connection_lists(struct evkeyvalq *h, const char *name)
-{
-	const char	*c = evhttp_find_header(h, "Connection");
-	size_t		 n = strlen(name), i;
-
-	if (c == NULL)
-		return (0);
-	for (i = 0; c[i] != '\0'; ) {
-		i += strspn(c + i, " \t,");
-		if (strncasecmp(c + i, name, n) == 0 &&
-		    (c[i + n] == '\0' || c[i + n] == ',' || c[i + n] == ' '))
-			return (1);
-		i += strcspn(c + i, ",");
-	}
-	return (0);
-}
-
 static void
 fwd_headers_out(struct gw_fwd *f, struct gw_prov *p,
     struct evhttp_request *req, struct evhttp_request *up, size_t blen)
@@ -139,22 +123,15 @@ fwd_headers_out(struct gw_fwd *f, struct gw_prov *p,
 	struct evkeyvalq	*in = evhttp_request_get_input_headers(req);
 	struct evkeyvalq	*out = evhttp_request_get_output_headers(up);
 	struct evkeyval		*kv;
+	const char		**keep;
 	char			 v[GW_KEYMAX + GW_HEADERMAX], name[GW_HEADERMAX];
 	char			 prefix[GW_HEADERMAX], host[300], len[32];
 
 	gw_cred_header(p, name, prefix);
-	TAILQ_FOREACH(kv, in, next) {
-		if (p->conf.kind != GW_UPSTREAM) {
-			if (fwd_in(fwd_keep, kv->key))
-				evhttp_add_header(out, kv->key, kv->value);
-			continue;
-		}
-		if (!fwd_in(fwd_drop, kv->key) &&
-		    strcasecmp(kv->key, name) != 0 &&
-		    strncasecmp(kv->key, "Proxy-", 6) != 0 &&
-		    !fwd_connection_lists(in, kv->key))
+	keep = p->conf.kind == GW_UPSTREAM ? fwd_keep_upstream : fwd_keep;
+	TAILQ_FOREACH(kv, in, next)
+		if (fwd_in(keep, kv->key) && strcasecmp(kv->key, name) != 0)
 			evhttp_add_header(out, kv->key, kv->value);
-	}
 	if (p->port == 443)
 		strlcpy(host, p->host, sizeof(host));
 	else
@@ -440,7 +417,7 @@ fwd_cut_event(struct gw_fwd *f)
 
 	serve_budget_message(f->ep, f->overdim == 2, msg, sizeof(msg));
 	if ((b = evbuffer_new()) == NULL)
-		fatal(NULL);
+		return;		/* the stream ends cut all the same */
 	evbuffer_add_printf(b, "event: error\ndata: {\"type\":\"error\","
 	    "\"error\":{\"type\":\"cut-budget\",\"code\":\"cut-budget\","
 	    "\"message\":\"%s\"}}\n\n", msg);
@@ -612,10 +589,15 @@ fwd_body(struct gw_fwd *f, struct evhttp_request *req, struct fwd_req *r,
 		if ((s = json_dumps(r->doc, PROTO_DUMP)) == NULL)
 			return (-1);
 		*len = strlen(s);
-		evbuffer_add(out, s, *len);
+		if (evbuffer_add(out, s, *len) == -1) {
+			free(s);
+			return (-1);
+		}
 		free(s);
 		json_decref(r->doc);
 		r->doc = NULL;
+		/* The agent's bytes (up to 4 MiB) are not kept for the answer. */
+		evbuffer_drain(in, evbuffer_get_length(in));
 		return (0);
 	}
 	*len = evbuffer_get_length(in);
@@ -636,20 +618,28 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 	if (fwd_dns == NULL)
 		fwd_dns = evdns_base_new(gw_base,
 		    EVDNS_BASE_INITIALIZE_NAMESERVERS);
+	/* The target as judged (serve.c), never the agent's spelling. */
 	if ((size_t)snprintf(uri, sizeof(uri), "%s%s", p->prefix,
-	    evhttp_request_get_uri(req)) >= sizeof(uri))
+	    r->target) >= sizeof(uri))
 		return (-1);
-	if ((ssl = fwd_ssl(p)) == NULL)
+	/* Out of memory is this request's 502, never the gateway's end. */
+	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return (-1);
+	if ((ssl = fwd_ssl(p)) == NULL) {
+		free(f);
+		return (-1);
+	}
 	if ((bev = bufferevent_openssl_socket_new(gw_base, -1, ssl,
 	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE |
 	    BEV_OPT_DEFER_CALLBACKS)) == NULL) {
 		SSL_free(ssl);
+		free(f);
 		return (-1);
 	}
 	if ((up = evhttp_connection_base_bufferevent_new(gw_base, fwd_dns,
 	    bev, p->host, p->port)) == NULL) {
 		bufferevent_free(bev);
+		free(f);
 		return (-1);
 	}
 	evhttp_connection_set_timeout(up, gw_timeout);
@@ -657,8 +647,6 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 	evhttp_connection_set_max_body_size(up, FWD_MAXANSWER);
 	evhttp_connection_free_on_completion(up);
 
-	if ((f = calloc(1, sizeof(*f))) == NULL)
-		fatal(NULL);
 	f->ep = ep;
 	f->prov = p;
 	f->req = req;
@@ -674,15 +662,15 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 	meter_init(&f->m, API_NONE, 0);
 	evtimer_assign(&f->cut, gw_base, fwd_cut_cb, f);
 	if ((f->upreq = evhttp_request_new(fwd_done, f)) == NULL)
-		fatal(NULL);
+		goto fail;
 	f->upout = bufferevent_get_output(bev);
 	if ((f->sentcb = evbuffer_add_cb(f->upout, fwd_sent_cb, f)) == NULL)
-		fatal(NULL);
+		goto fail;
 	evhttp_request_set_header_cb(f->upreq, fwd_answer_head);
 	evhttp_request_set_chunked_cb(f->upreq, fwd_chunk);
 	evhttp_request_set_error_cb(f->upreq, fwd_error);
 	if (fwd_body(f, req, r, f->upreq, &blen) == -1)
-		fatalx("fwd: body");
+		goto fail;
 	/*
 	 * Until the provider says, the request counts as its size in
 	 * tokens, and its reservation counts from now: requests in flight
@@ -711,4 +699,13 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 	}
 	f->prov = NULL;		/* a reload may free it */
 	return (0);
+ fail:
+	log_warnx("%s: %s: cannot start the forward: out of memory",
+	    f->u.id, f->u.provider);
+	fwd_unwatch(f);
+	if (f->upreq != NULL)
+		evhttp_request_free(f->upreq);
+	evhttp_connection_free(up);
+	free(f);
+	return (-1);
 }

@@ -18,6 +18,7 @@
  * Started only by factoryd, with its channel on fd 3.
  */
 #include <sys/types.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 
@@ -41,6 +42,15 @@
 #include "log.h"
 
 #define GW_TIMEOUT_S	120		/* default request/upstream timeout */
+/*
+ * The gateway's own memory bound (RLIMIT_DATA: heap and private
+ * writable mappings): the agents of every tenant share this process,
+ * and what they make it hold is bounded per attempt where requests
+ * start (serve.c); past this, an allocation fails, the request that
+ * needed it is refused, and should the gateway die of it the parent
+ * restarts it: it fails alone, never the host.
+ */
+#define GW_MEMMAX	((rlim_t)1024 * 1024 * 1024)
 
 struct gw_revoked {
 	char	 id[ATTEMPT_ID_MAX];
@@ -62,6 +72,7 @@ static size_t		 nrevoked, revoked_next;
 static uint64_t		 usage_seq;
 
 static int	gateway_imsg(struct imsg *);
+static void	gw_memlimit(void);
 
 int
 main(int argc, char *argv[])
@@ -70,6 +81,11 @@ main(int argc, char *argv[])
 	const char	*errstr;
 	int		 fd;
 
+	/*
+	 * The one thing before the policy, which allows no setrlimit:
+	 * lowering our own memory bound reads no input.
+	 */
+	gw_memlimit();
 	/* Policy first: fd 3 check, closefrom, unveil, pledge. */
 	fd = proc_child_init(PROC_GATEWAY, argc, argv);
 	if ((v = proc_getvar("gw_timeout")) != NULL) {
@@ -81,6 +97,29 @@ main(int argc, char *argv[])
 	gw_base = event_get_base(&iev_parent.ev);
 	event_dispatch();
 	return (0);
+}
+
+/*
+ * Lowered, never raised (a lower bound the parent set stays).  Not
+ * under AddressSanitizer, whose shadow memory is a private writable
+ * mapping of terabytes.
+ */
+static void
+gw_memlimit(void)
+{
+#if !defined(__SANITIZE_ADDRESS__)
+	struct rlimit	 rl;
+
+	if (getrlimit(RLIMIT_DATA, &rl) == -1)
+		fatal("getrlimit RLIMIT_DATA");
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur <= GW_MEMMAX)
+		return;
+	rl.rlim_cur = GW_MEMMAX;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < rl.rlim_cur)
+		rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_DATA, &rl) == -1)
+		fatal("setrlimit RLIMIT_DATA");
+#endif
 }
 
 uint64_t

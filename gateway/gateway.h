@@ -17,6 +17,7 @@
 #define GW_KEYMAX	4096		/* a key or secret file, bytes */
 #define GW_MAXGRANTS	1024		/* endpoints at once */
 #define GW_MAXREVOKED	4096		/* tokens remembered as revoked */
+#define GW_MAXURI	2048		/* a request target, as the agent sent it */
 
 /* A provider or upstream of the config, with its key read. */
 struct gw_prov {
@@ -47,6 +48,9 @@ struct gw_ep {
 	int			 nconns;
 	TAILQ_HEAD(, gw_conn)	 conns;
 	struct event		*sweep;		/* deadlines, once a second */
+	struct evhttp_bound_socket *bound;	/* the listener */
+	int			 paused;	/* not accepting: at a cap */
+	struct event		*purge;		/* while paused, often */
 };
 TAILQ_HEAD(gw_eps, gw_ep);
 
@@ -87,6 +91,8 @@ struct fwd_req {
 	/* its worst case, counted while it runs: input and output ceiling */
 	uint64_t	 reserve, reserve_uusd;
 	struct gw_usage	 u;		/* filled in so far */
+	/* the target as judged and spelled again (serve.c), at most 3x */
+	char		 target[3 * GW_MAXURI];
 };
 /* Forward req to prov: 0, or -1 (the caller answers 502). */
 int		 fwd_start(struct gw_ep *, struct gw_prov *,

@@ -7,32 +7,97 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "esc.h"
 #include "gwmsg.h"
 #include "proto.h"
 
 /*
+ * An agent's key or value in an error text: its first PROTO_NAMEMAX
+ * bytes, escaped (esc.h), so the text stays printable ASCII wherever
+ * it is cut and whatever bytes the agent chose.
+ */
+static const char *
+proto_name(const char *s, char *dst, size_t len)
+{
+	size_t	 n = strlen(s);
+
+	if (n > PROTO_NAMEMAX)
+		n = PROTO_NAMEMAX;
+	if (esc_encode(s, n, dst, len) == -1)
+		strlcpy(dst, "?", len);
+	return (dst);
+}
+
+/* The target's path (before any query) is p. */
+static int
+proto_path_is(const char *target, const char *p)
+{
+	size_t	 n = strcspn(target, "?");
+
+	return (n == strlen(p) && strncmp(target, p, n) == 0);
+}
+
+/*
  * Only the calls that are metered, and the model list: anything else
  * of a provider (embeddings, images, files, batches) would spend
- * without a usage field we read.
+ * without a usage field we read.  Routed on the path: the query is
+ * proto_query's.
  */
 int
-proto_route(uint8_t kind, const char *method, const char *uri)
+proto_route(uint8_t kind, const char *method, const char *target)
 {
 	int	 get = strcmp(method, "GET") == 0;
 	int	 post = strcmp(method, "POST") == 0;
+	size_t	 n = strcspn(target, "?");
 
-	if (get && (strcmp(uri, "/v1/models") == 0 ||
-	    strncmp(uri, "/v1/models/", 11) == 0))
+	if (get && (proto_path_is(target, "/v1/models") ||
+	    (n > 11 && strncmp(target, "/v1/models/", 11) == 0)))
 		return (API_NONE);
 	if (!post)
 		return (-1);
-	if (kind == GW_OPENAI && strcmp(uri, "/v1/chat/completions") == 0)
+	if (kind == GW_OPENAI && proto_path_is(target, "/v1/chat/completions"))
 		return (API_CHAT);
-	if (kind == GW_OPENAI && strcmp(uri, "/v1/responses") == 0)
+	if (kind == GW_OPENAI && proto_path_is(target, "/v1/responses"))
 		return (API_RESPONSES);
-	if (kind == GW_ANTHROPIC && strcmp(uri, "/v1/messages") == 0)
+	if (kind == GW_ANTHROPIC && proto_path_is(target, "/v1/messages"))
 		return (API_MESSAGES);
 	return (-1);
+}
+
+/*
+ * The query parameters each API documents for the endpoint: Messages'
+ * "beta" (the Anthropic SDKs' beta path, "?beta=true", which Claude
+ * Code sends on every request).  No other endpoint takes one.
+ */
+static const char *proto_query_messages[] = { "beta", NULL };
+
+const char *
+proto_query(int api, const char *target, char *bad, size_t badlen)
+{
+	const char	**allow = api == API_MESSAGES ? proto_query_messages :
+			    NULL;
+	const char	 *q = strchr(target, '?'), *const *a;
+	char		  name[PROTO_NAMEMAX + 1];
+	size_t		  n, k;
+
+	if (q == NULL)
+		return (NULL);
+	for (q++; *q != '\0'; q += n + (q[n] == '&')) {
+		n = strcspn(q, "&");
+		k = strcspn(q, "=&");
+		if (k > PROTO_NAMEMAX)
+			k = PROTO_NAMEMAX;
+		memcpy(name, q, k);
+		name[k] = '\0';
+		for (a = allow; a != NULL && *a != NULL; a++)
+			if (strcmp(*a, name) == 0)
+				break;
+		if (allow == NULL || *a == NULL) {
+			(void)proto_name(name, bad, badlen);
+			return (bad);
+		}
+	}
+	return (NULL);
 }
 
 /* A streaming chat completion reports usage only when asked to. */
@@ -59,6 +124,7 @@ proto_request(int api, const char *body, size_t len, char *model,
 {
 	json_t		*doc, *m, *s;
 	json_error_t	 jerr;
+	char		 text[PROTO_NAMEBUF];
 
 	*stream = 0;
 	if (len > PROTO_MAXBODY) {
@@ -67,7 +133,9 @@ proto_request(int api, const char *body, size_t len, char *model,
 	}
 	if ((doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr)) ==
 	    NULL) {
-		snprintf(err, errlen, "body: not JSON: %s", jerr.text);
+		/* jansson quotes the bytes near the error: the agent's */
+		snprintf(err, errlen, "body: not JSON: %s",
+		    proto_name(jerr.text, text, sizeof(text)));
 		return (NULL);
 	}
 	if (!json_is_object(doc)) {
@@ -116,6 +184,36 @@ proto_request(int api, const char *body, size_t len, char *model,
  fail:
 	json_decref(doc);
 	return (NULL);
+}
+
+/*
+ * {"error": {"message": M, "type": T, "code": T}}: M as it is when it
+ * is printable ASCII (the names in it escaped already, proto_name),
+ * else escaped whole (esc.h), so any bytes encode; NULL only when
+ * memory ran out.
+ */
+char *
+proto_error_body(const char *type, const char *msg)
+{
+	json_t	*doc;
+	char	*m, *s;
+	size_t	 n = strlen(msg), i;
+
+	if (n > PROTO_MSGMAX)
+		n = PROTO_MSGMAX;
+	for (i = 0; i < n; i++)
+		if (msg[i] < 0x20 || msg[i] >= 0x7f)
+			break;
+	if ((m = i == n ? strndup(msg, n) : esc_strdup(msg, n)) == NULL)
+		return (NULL);
+	doc = json_pack("{s:{s:s,s:s,s:s}}", "error", "message", m,
+	    "type", type, "code", type);
+	free(m);
+	if (doc == NULL)
+		return (NULL);
+	s = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	return (s);
 }
 
 static int
@@ -241,6 +339,7 @@ proto_byref_tools(int api, json_t *a, char *where, size_t wlen)
 {
 	json_t		*v;
 	const char	*t;
+	char		 name[PROTO_NAMEBUF];
 	size_t		 i;
 
 	json_array_foreach(a, i, v) {
@@ -251,7 +350,7 @@ proto_byref_tools(int api, json_t *a, char *where, size_t wlen)
 		    strcmp(t, "custom") == 0))
 			continue;
 		snprintf(where, wlen, "tools[%zu].type: %s", i,
-		    t != NULL ? t : "(none)");
+		    t != NULL ? proto_name(t, name, sizeof(name)) : "(none)");
 		return (1);
 	}
 	return (0);
@@ -310,6 +409,7 @@ proto_prediction_shape(json_t *p, char *where, size_t wlen)
 	static const char *pkeys[] = { "type", "content", NULL };
 	static const char *tkeys[] = { "type", "text", NULL };
 	const char	*t, *bad;
+	char		 name[PROTO_NAMEBUF];
 	json_t		*c, *v;
 	size_t		 i;
 
@@ -318,8 +418,8 @@ proto_prediction_shape(json_t *p, char *where, size_t wlen)
 		return (1);
 	}
 	if (!proto_only_keys(p, pkeys, &bad)) {
-		snprintf(where, wlen, "prediction.%.64s: not a field of a "
-		    "prediction", bad);
+		snprintf(where, wlen, "prediction.%s: not a field of a "
+		    "prediction", proto_name(bad, name, sizeof(name)));
 		return (1);
 	}
 	t = json_string_value(json_object_get(p, "type"));
@@ -342,8 +442,9 @@ proto_prediction_shape(json_t *p, char *where, size_t wlen)
 			return (1);
 		}
 		if (!proto_only_keys(v, tkeys, &bad)) {
-			snprintf(where, wlen, "prediction.content[%zu].%.64s: "
-			    "not a field of a text part", i, bad);
+			snprintf(where, wlen, "prediction.content[%zu].%s: "
+			    "not a field of a text part", i,
+			    proto_name(bad, name, sizeof(name)));
 			return (1);
 		}
 		t = json_string_value(json_object_get(v, "type"));

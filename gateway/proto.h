@@ -21,6 +21,12 @@
 #define PROTO_MINOUT	16	/* the least answer a budget must allow */
 #define PROTO_MINTHINK	1024	/* Messages: the least thinking budget */
 #define PROTO_MAXCHOICES 128	/* a chat completion's "n" */
+#define PROTO_NAMEMAX	64	/* bytes of an agent's name in an error */
+#define PROTO_NAMEBUF	(PROTO_NAMEMAX * 4 + 1)	/* escaped (esc.h) */
+#define PROTO_MSGMAX	1024	/* bytes of an error's message */
+/* The body of an error answer when none can be made. */
+#define PROTO_ERROR_FALLBACK "{\"error\":{\"message\":\"internal " \
+	"error\",\"type\":\"internal\",\"code\":\"internal\"}}"
 /*
  * How a checked body is serialized to go: its numbers as jansson's
  * default, 17 digits (0.1 goes as 0.10000000000000001), the value the
@@ -37,10 +43,17 @@ enum proto_api {
 };
 
 /*
- * The API a provider request is for, from its kind, method and path
- * (query included); -1 if the gateway does not forward it.
+ * The API a provider request is for, from its kind, method and the
+ * target's path; -1 if the gateway does not forward it.
  */
 int	proto_route(uint8_t, const char *, const char *);
+
+/*
+ * NULL if every query parameter of the target is one the API documents
+ * for the endpoint (forwarded as they came), else the first other
+ * one's name, escaped, in bad (PROTO_NAMEBUF bytes).
+ */
+const char *proto_query(int, const char *, char *, size_t);
 
 /*
  * Parse a request body: a JSON object with a string "model", no
@@ -51,6 +64,13 @@ int	proto_route(uint8_t, const char *, const char *);
  */
 json_t	*proto_request(int, const char *, size_t, char *, size_t, int *,
 	    char *, size_t);
+
+/*
+ * The JSON body of an error answer; its message, unless printable
+ * ASCII, escaped (esc.h), so any bytes an agent put in it encode.  A malloc'd string, or NULL if
+ * memory ran out (the caller sends PROTO_ERROR_FALLBACK).
+ */
+char	*proto_error_body(const char *, const char *);
 
 /*
  * Input a provider adds by its own rule, in tokens: Messages with

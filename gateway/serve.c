@@ -17,6 +17,7 @@
 #include <event2/bufferevent.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +31,20 @@
 #include "proto.h"
 
 #define GW_MAXHEADERS	(16 * 1024)	/* request line and headers */
+/*
+ * Bounds where a request starts, so no agent holds more of the shared
+ * gateway than these (each connection reads up to PROTO_MAXBODY before
+ * its request is ours; each forward meters up to PROTO_MAXBODY of its
+ * answer): past a connection cap the endpoint's listener stops
+ * accepting (the kernel's backlog holds the rest, none of their bytes
+ * read here) until a connection goes; past a forward cap a request is
+ * answered 429 and recorded refused-busy.
+ */
 #define GW_MAXCONNS	16		/* connections per endpoint */
-#define GW_MAXURI	2048
+#define GW_MAXATTEMPTCONNS 32		/* and per attempt, all endpoints */
+#define GW_MAXFWDS	8		/* requests in flight per endpoint */
+#define GW_MAXATTEMPTFWDS 16		/* and per attempt */
+#define GW_PURGE_MS	100		/* while paused: closed ones noticed */
 
 /*
  * A connection, known to us by the bufferevent evhttp reads it with
@@ -52,9 +65,10 @@ struct gw_conn {
 };
 
 static void	serve_request(struct evhttp_request *, void *);
-static int	serve_dotsegment(const char *);
 static struct bufferevent *serve_bev(struct event_base *, void *);
 static void	serve_sweep(int, short, void *);
+static void	serve_purge_cb(int, short, void *);
+static void	serve_throttle(struct gw_ep *);
 
 void
 serve_start(struct gw_ep *ep)
@@ -76,11 +90,66 @@ serve_start(struct gw_ep *ep)
 	/* The parent's socket may block; our loop must not. */
 	if (evutil_make_socket_nonblocking(ep->fd) == -1)
 		fatal("%s: listener", ep->g.id);
-	if (evhttp_accept_socket_with_handle(ep->http, ep->fd) == NULL)
+	if ((ep->bound = evhttp_accept_socket_with_handle(ep->http,
+	    ep->fd)) == NULL)
 		fatalx("%s: evhttp_accept_socket", ep->g.id);
 	if ((ep->sweep = event_new(gw_base, -1, EV_PERSIST, serve_sweep,
 	    ep)) == NULL || event_add(ep->sweep, &tv) == -1)
 		fatalx("%s: sweep timer", ep->g.id);
+	if ((ep->purge = evtimer_new(gw_base, serve_purge_cb, ep)) == NULL)
+		fatalx("%s: purge timer", ep->g.id);
+	/* A restarted gateway: the attempt's other endpoints count too. */
+	serve_throttle(ep);
+}
+
+/* Connections and forwards of the attempt, all its endpoints. */
+static void
+serve_attempt_load(const struct gw_ep *ep, int *conns, int *fwds)
+{
+	struct gw_ep	*e;
+
+	*conns = *fwds = 0;
+	TAILQ_FOREACH(e, &gw_eps, entry)
+		if (strcmp(e->g.id, ep->g.id) == 0 && e->http != NULL) {
+			*conns += e->nconns;
+			*fwds += e->nfwds;
+		}
+}
+
+static void
+serve_pause(struct gw_ep *ep, int pause)
+{
+	struct evconnlistener	*l;
+	struct timeval		 tv = { 0, GW_PURGE_MS * 1000 };
+
+	if (pause == ep->paused || ep->bound == NULL)
+		return;
+	l = evhttp_bound_socket_get_listener(ep->bound);
+	if (pause) {
+		log_info("%s: %s: %d connections here, more for the attempt: "
+		    "not accepting until one goes", ep->g.id, ep->g.provider,
+		    ep->nconns);
+		evconnlistener_disable(l);
+		evtimer_add(ep->purge, &tv);
+	} else {
+		evconnlistener_enable(l);
+		evtimer_del(ep->purge);
+	}
+	ep->paused = pause;
+}
+
+/* Each endpoint of the attempt accepts while below both caps. */
+static void
+serve_throttle(struct gw_ep *ep)
+{
+	struct gw_ep	*e;
+	int		 conns, fwds;
+
+	serve_attempt_load(ep, &conns, &fwds);
+	TAILQ_FOREACH(e, &gw_eps, entry)
+		if (strcmp(e->g.id, ep->g.id) == 0 && e->http != NULL)
+			serve_pause(e, e->nconns >= GW_MAXCONNS ||
+			    conns >= GW_MAXATTEMPTCONNS);
 }
 
 static void
@@ -102,11 +171,14 @@ serve_stop(struct gw_ep *ep)
 	fwd_stop(ep);
 	event_free(ep->sweep);
 	ep->sweep = NULL;
+	event_free(ep->purge);
+	ep->purge = NULL;
 	while ((c = TAILQ_FIRST(&ep->conns)) != NULL)
 		serve_conn_free(ep, c);
 	/* Closes the listener and every connection of the endpoint. */
 	evhttp_free(ep->http);
 	ep->http = NULL;
+	ep->bound = NULL;
 }
 
 /*
@@ -202,25 +274,54 @@ serve_out_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
  * as if evhttp's own read timeout fired: no answer, the connection
  * closed.
  */
+/* The connections evhttp let go of; then the attempt may accept again. */
+static void
+serve_purge(struct gw_ep *ep)
+{
+	struct gw_conn		*c, *next;
+	bufferevent_event_cb	 ecb;
+	int			 n = 0;
+
+	for (c = TAILQ_FIRST(&ep->conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		bufferevent_getcb(c->bev, NULL, NULL, &ecb, NULL);
+		if (ecb != NULL)
+			continue;
+		if (c->rx > 0 && !c->ours && !c->dropped)
+			serve_unparsed(ep, 400, "the connection "
+			    "closed before the request was complete");
+		serve_conn_free(ep, c);
+		n++;
+	}
+	if (n > 0)
+		serve_throttle(ep);
+}
+
+static void
+serve_purge_cb(int fd, short ev, void *arg)
+{
+	struct gw_ep	*ep = arg;
+	struct gw_ep	*e;
+	struct timeval	 tv = { 0, GW_PURGE_MS * 1000 };
+
+	/* A cap of the attempt may be held by its other endpoints. */
+	TAILQ_FOREACH(e, &gw_eps, entry)
+		if (strcmp(e->g.id, ep->g.id) == 0 && e->http != NULL)
+			serve_purge(e);
+	if (ep->paused)
+		evtimer_add(ep->purge, &tv);
+}
+
 static void
 serve_sweep(int fd, short ev, void *arg)
 {
 	struct gw_ep		*ep = arg;
-	struct gw_conn		*c, *next;
-	bufferevent_event_cb	 ecb;
+	struct gw_conn		*c;
 	uint64_t		 now = gw_now_ms();
 
 	fwd_sweep(ep);
-	for (c = TAILQ_FIRST(&ep->conns); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, entry);
-		bufferevent_getcb(c->bev, NULL, NULL, &ecb, NULL);
-		if (ecb == NULL) {
-			if (c->rx > 0 && !c->ours && !c->dropped)
-				serve_unparsed(ep, 400, "the connection "
-				    "closed before the request was complete");
-			serve_conn_free(ep, c);
-			continue;
-		}
+	serve_purge(ep);
+	TAILQ_FOREACH(c, &ep->conns, entry) {
 		if (c->deadline == 0 || now < c->deadline || c->dropped)
 			continue;
 		log_info("%s: %s: connection dropped: no complete request "
@@ -234,33 +335,48 @@ serve_sweep(int fd, short ev, void *arg)
 	}
 }
 
+/*
+ * A connection accepted.  Out of memory it is evhttp's alone (its own
+ * timeout still holds), never the end of the gateway.
+ */
 static struct bufferevent *
 serve_bev(struct event_base *base, void *arg)
 {
 	struct gw_ep	*ep = arg;
 	struct gw_conn	*c;
+	int		 conns, fwds;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
-		fatal(NULL);
+		goto fail;
 	if ((c->bev = bufferevent_socket_new(base, -1,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
-		fatalx("bufferevent_socket_new");
-	bufferevent_incref(c->bev);
+		goto fail;
 	c->ep = ep;
 	if ((c->incb = evbuffer_add_cb(bufferevent_get_input(c->bev),
 	    serve_in_cb, c)) == NULL ||
 	    (c->outcb = evbuffer_add_cb(bufferevent_get_output(c->bev),
 	    serve_out_cb, c)) == NULL)
-		fatal(NULL);
+		goto fail;
+	bufferevent_incref(c->bev);
+	serve_attempt_load(ep, &conns, &fwds);
 	TAILQ_INSERT_TAIL(&ep->conns, c, entry);
-	if (++ep->nconns > GW_MAXCONNS) {
+	/* Not expected: the listener stops at the caps (serve_throttle). */
+	if (++ep->nconns > GW_MAXCONNS || conns + 1 > GW_MAXATTEMPTCONNS) {
 		log_warnx("%s: %s: more than %d connections: dropped",
 		    ep->g.id, ep->g.provider, GW_MAXCONNS);
 		c->deadline = 1;
 		c->excess = 1;
 	} else
 		c->deadline = gw_now_ms() + (uint64_t)gw_timeout * 1000;
+	serve_throttle(ep);
 	return (c->bev);
+ fail:
+	log_warnx("%s: %s: a connection: out of memory", ep->g.id,
+	    ep->g.provider);
+	if (c != NULL && c->bev != NULL)
+		bufferevent_free(c->bev);
+	free(c);
+	return (NULL);
 }
 
 static struct gw_conn *
@@ -294,30 +410,35 @@ serve_complete(struct evhttp_request *req, void *arg)
 	}
 }
 
+/*
+ * Never fails, whatever bytes msg holds (proto_error_body escapes
+ * them): an answer the agent's bytes could stop would stop every
+ * tenant's.  Out of memory, a fixed body, or none.
+ */
 void
 serve_error(struct evhttp_request *req, int code, const char *type,
     const char *msg, int close)
 {
 	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
 	struct evbuffer		*b;
-	json_t			*doc;
+	const char		*body;
 	char			*s;
 
-	doc = json_pack("{s:{s:s,s:s,s:s}}", "error", "message", msg,
-	    "type", type, "code", type);
-	if (doc == NULL || (s = json_dumps(doc, JSON_COMPACT)) == NULL)
-		fatalx("serve_error: json");
-	json_decref(doc);
-	if ((b = evbuffer_new()) == NULL)
-		fatal(NULL);
-	evbuffer_add(b, s, strlen(s));
+	s = proto_error_body(type, msg);
+	body = s != NULL ? s : PROTO_ERROR_FALLBACK;
+	if ((b = evbuffer_new()) != NULL &&
+	    evbuffer_add(b, body, strlen(body)) == -1) {
+		evbuffer_free(b);
+		b = NULL;
+	}
 	free(s);
 	evhttp_remove_header(h, "Content-Type");
 	evhttp_add_header(h, "Content-Type", "application/json");
-	if (close)
+	if (close || b == NULL)
 		evhttp_add_header(h, "Connection", "close");
 	evhttp_send_reply(req, code, NULL, b);
-	evbuffer_free(b);
+	if (b != NULL)
+		evbuffer_free(b);
 }
 
 static int
@@ -360,36 +481,113 @@ serve_framing(struct evhttp_request *req)
 		return ("Expect");
 	if (uri == NULL || uri[0] != '/' || strlen(uri) >= GW_MAXURI)
 		return ("request target");
+	/* A proxy may read a '\\' as a '/': refused anywhere. */
 	for (i = 0; uri[i] != '\0'; i++)
-		if (uri[i] <= 0x20 || uri[i] >= 0x7f || uri[i] == '#')
+		if (uri[i] <= 0x20 || uri[i] >= 0x7f || uri[i] == '#' ||
+		    uri[i] == '\\')
 			return ("request target");
-	/* No way out of the URL's prefix, spelled plainly or encoded. */
-	if (serve_dotsegment(uri) || strstr(uri, "//") != NULL ||
-	    strcasestr(uri, "%2e") != NULL || strcasestr(uri, "%2f") != NULL ||
-	    strcasestr(uri, "%5c") != NULL || strchr(uri, '\\') != NULL)
-		return ("request target");
 	return (NULL);
 }
 
-/*
- * A "." or ".." segment anywhere in the path (before any query):
- * "/a/..?x" climbs out of the prefix as surely as "/a/../x".
- */
 static int
-serve_dotsegment(const char *uri)
+serve_hex(int c)
+{
+	if (c >= '0' && c <= '9')
+		return (c - '0');
+	if (c >= 'a' && c <= 'f')
+		return (c - 'a' + 10);
+	if (c >= 'A' && c <= 'F')
+		return (c - 'A' + 10);
+	return (-1);
+}
+
+/* One segment, raw (n bytes), decoded once into seg; its length or -1. */
+static int
+serve_decode(const char *raw, size_t n, char *seg, size_t seglen)
+{
+	size_t	 i, o = 0;
+	int	 hi, lo;
+
+	for (i = 0; i < n; i++) {
+		if (o + 1 >= seglen)
+			return (-1);
+		if (raw[i] != '%') {
+			seg[o++] = raw[i];
+			continue;
+		}
+		if (i + 2 >= n || (hi = serve_hex(raw[i + 1])) == -1 ||
+		    (lo = serve_hex(raw[i + 2])) == -1)
+			return (-1);
+		seg[o++] = (char)(hi << 4 | lo);
+		i += 2;
+	}
+	seg[o] = '\0';
+	return ((int)o);
+}
+
+/* The bytes a segment goes as unescaped (RFC 3986 pchar less '%'). */
+static int
+serve_pchar(unsigned char c)
+{
+	return ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || strchr("-._~!$&'()*+,=:@", c) != NULL);
+}
+
+/*
+ * The path judged segment by segment, as a servlet container or any
+ * other server behind an upstream would read it, and spelled again
+ * from what was judged, so the provider or upstream reads what we
+ * read: each segment decoded once; a '.' or '..' (whatever follows a
+ * ';', which servlet containers drop before resolving dots, and
+ * however encoded) refused; so are path parameters (';'), an encoded
+ * '/', '\\', ';', NUL or control byte, and an empty segment but the
+ * last.  The query goes as it came.  NULL with the target in out, or
+ * the reason.
+ */
+static const char *
+serve_target(const char *uri, char *out, size_t outlen)
 {
 	const char	*p = uri, *end = uri + strcspn(uri, "?");
-	size_t		 n;
+	char		 seg[GW_MAXURI];
+	size_t		 n, name, o = 0, i;
+	int		 sl;
 
 	while (p < end) {
 		p++;			/* the '/' */
 		n = strcspn(p, "/?");
-		if ((n == 1 && p[0] == '.') ||
-		    (n == 2 && p[0] == '.' && p[1] == '.'))
-			return (1);
+		name = strcspn(p, ";/?");
+		if ((sl = serve_decode(p, name, seg, sizeof(seg))) == -1)
+			return ("a bad %-escape in the path");
+		if (strcmp(seg, ".") == 0 || strcmp(seg, "..") == 0)
+			return ("a dot segment in the path");
+		if (name < n)
+			return ("a ';' in a path segment");
+		if (sl == 0 && p + n < end)
+			return ("an empty path segment");
+		for (i = 0; i < (size_t)sl; i++)
+			if ((unsigned char)seg[i] < 0x20 || seg[i] == 0x7f ||
+			    seg[i] == '/' || seg[i] == '\\' || seg[i] == ';')
+				return ("an encoded '/', '\\', ';' or control "
+				    "byte in a path segment");
+		if (o + 1 >= outlen)
+			return ("request target");
+		out[o++] = '/';
+		for (i = 0; i < (size_t)sl; i++) {
+			if (o + 3 >= outlen)
+				return ("request target");
+			if (serve_pchar((unsigned char)seg[i]))
+				out[o++] = seg[i];
+			else
+				o += (size_t)snprintf(out + o, outlen - o,
+				    "%%%02X", (unsigned char)seg[i]);
+		}
 		p += n;
 	}
-	return (0);
+	if (o == 0)
+		out[o++] = '/';
+	if (strlcpy(out + o, end, outlen - o) >= outlen - o)
+		return ("request target");
+	return (NULL);
 }
 
 /*
@@ -655,15 +853,21 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 {
 	struct evbuffer	*in = evhttp_request_get_input_buffer(req);
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
-	char		 err[160], msg[256], where[160];
+	char		 err[160], msg[256], where[PROTO_NAMEBUF];
 	size_t		 len;
 	int		 stream, budgeted, rc;
 
 	f->api = proto_route(p->conf.kind, serve_method_name(cmd),
-	    evhttp_request_get_uri(req));
+	    f->target);
 	if (f->api == -1) {
 		serve_refuse(req, &f->u, 404, GW_BAD_REQUEST,
 		    "not an endpoint of this gateway", 0);
+		return (-1);
+	}
+	if (proto_query(f->api, f->target, where, sizeof(where)) != NULL) {
+		snprintf(msg, sizeof(msg), "query parameter \"%s\" is not "
+		    "forwarded to this endpoint", where);
+		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, msg, 0);
 		return (-1);
 	}
 	if (f->api == API_NONE) {
@@ -682,6 +886,8 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, err, 0);
 		return (-1);
 	}
+	/* What goes is made from doc: the agent's bytes need not wait. */
+	evbuffer_drain(in, len);
 	if (!serve_model_granted(ep, f->u.model)) {
 		snprintf(msg, sizeof(msg), "model %s is not granted to this "
 		    "attempt", f->u.model);
@@ -755,6 +961,7 @@ serve_request(struct evhttp_request *req, void *arg)
 	struct fwd_req	 f;
 	const char	*why;
 	char		 rid[ATTEMPT_ID_MAX], msg[160];
+	int		 conns, fwds;
 
 	if ((c = serve_conn(ep, req)) != NULL) {
 		c->ours = 1;
@@ -778,10 +985,17 @@ serve_request(struct evhttp_request *req, void *arg)
 		    "malformed request", 1);
 		return;
 	}
-	if (c != NULL)
-		c->deadline = 0;
+	/* A connection past the caps (or untracked) is never served. */
+	if (c == NULL || c->excess) {
+		serve_refuse(req, &f.u, 503, GW_REFUSED_BUSY,
+		    "too many connections", 1);
+		return;
+	}
+	c->deadline = 0;
 	evhttp_request_set_on_complete_cb(req, serve_complete, ep);
-	if ((why = serve_framing(req)) != NULL) {
+	if ((why = serve_framing(req)) != NULL ||
+	    (why = serve_target(evhttp_request_get_uri(req), f.target,
+	    sizeof(f.target))) != NULL) {
 		log_info("%s: %s: refused: %s", ep->g.id, ep->g.provider, why);
 		snprintf(msg, sizeof(msg), "bad request: %s", why);
 		serve_refuse(req, &f.u, 400, GW_BAD_REQUEST, msg, 1);
@@ -798,6 +1012,14 @@ serve_request(struct evhttp_request *req, void *arg)
 			    ep->g.id, ep->g.provider, rid);
 		serve_refuse(req, &f.u, 401, GW_REFUSED_TOKEN,
 		    rid[0] != '\0' ? "token revoked" : "bad token", 0);
+		return;
+	}
+	serve_attempt_load(ep, &conns, &fwds);
+	if (ep->nfwds >= GW_MAXFWDS || fwds >= GW_MAXATTEMPTFWDS) {
+		snprintf(msg, sizeof(msg), "too many requests in flight: at "
+		    "most %d on this endpoint, %d for the attempt",
+		    GW_MAXFWDS, GW_MAXATTEMPTFWDS);
+		serve_refuse(req, &f.u, 429, GW_REFUSED_BUSY, msg, 0);
 		return;
 	}
 	if (p->conf.kind == GW_UPSTREAM) {

@@ -91,6 +91,7 @@ gw_outcome_name(uint32_t o)
 		[GW_BAD_REQUEST] = "bad-request",
 		[GW_UPSTREAM_ERROR] = "upstream-error",
 		[GW_CUT_STALLED] = "cut-stalled",
+		[GW_REFUSED_BUSY] = "refused-busy",
 	};
 
 	if (o >= GW_OUTCOME_MAX)

@@ -66,6 +66,7 @@ enum gw_outcome {
 	GW_BAD_REQUEST,		/* malformed HTTP or body */
 	GW_UPSTREAM_ERROR,	/* TLS, connect, a dropped answer */
 	GW_CUT_STALLED,		/* the agent read nothing for the timeout */
+	GW_REFUSED_BUSY,	/* too many requests in flight */
 	GW_OUTCOME_MAX
 };
 

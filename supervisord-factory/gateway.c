@@ -76,6 +76,57 @@ struct gateway {
 /* The started ones: handed again to a restarted factory-gateway. */
 static TAILQ_HEAD(, gateway)	 gateways = TAILQ_HEAD_INITIALIZER(gateways);
 
+/*
+ * What an attempt's requests become in its chain.  Each reported
+ * request used to be a signed, fdatasync'd receipt of its own: an
+ * agent sending wrong tokens as fast as it could made thousands a
+ * second and held the daemon for every tenant.  Now a request is a
+ * receipt of its own while it is among the first GW_REFUSAL_ALONE of
+ * its kind (a refusal: its provider and outcome) or billable within a
+ * rate (a burst of
+ * GW_BILL_BURST, then GW_BILL_PER_S a second), and at most
+ * GW_MAXRECEIPTS of them an attempt; the rest are counted by
+ * provider, model, outcome and estimate (a refusal's model is the
+ * agent's and not a key: "-") and journaled as one receipt per count,
+ * "requests": N with the sums, at most every GW_TALLY_MS, and before
+ * the agent's exit is (gateway_free): the totals of "exited" are those
+ * of the receipts before it, as exact as before.
+ */
+#define GW_REFUSAL_ALONE 8
+#define GW_BILL_BURST	60
+#define GW_BILL_PER_S	1
+#define GW_MAXRECEIPTS	4096
+#define GW_TALLY_MS	10000
+
+struct gw_tally {
+	TAILQ_ENTRY(gw_tally)	 entry;
+	char			 provider[GW_NAMEMAX];
+	char			 model[GW_MODELMAX];
+	uint32_t		 outcome;
+	uint32_t		 estimated;
+	uint32_t		 status;	/* the last one's */
+	uint64_t		 seq;		/* the last one's */
+	uint64_t		 n;		/* counted, not yet journaled */
+	uint64_t		 alone;		/* receipts of their own */
+	uint64_t		 tokens_in, tokens_out, cost_uusd;
+	uint64_t		 first_ms, last_ms;
+};
+
+struct gw_acct {
+	TAILQ_ENTRY(gw_acct)	 entry;
+	char			 id[ATTEMPT_ID_MAX];
+	uint64_t		 receipts;	/* of their own */
+	uint64_t		 bucket_mt;	/* billable ones, x1000 */
+	uint64_t		 bucket_ms;	/* when it was filled */
+	TAILQ_HEAD(, gw_tally)	 tallies;
+};
+
+static TAILQ_HEAD(, gw_acct)	 accts = TAILQ_HEAD_INITIALIZER(accts);
+static struct event		 tally_ev;
+static int			 tally_armed;
+
+static void	gw_tally_flush(const char *, int);
+
 static uint64_t
 gw_min(uint64_t want, uint64_t ceiling)
 {
@@ -472,11 +523,12 @@ gateway_revoke(const char *id)
 	TAILQ_FOREACH(gw, &gateways, entry)
 		if (strcmp(gw->id, id) == 0)
 			break;
-	if (gw != NULL) {
+	if (gw != NULL)
 		gateway_free(gw);
-		return;
-	}
-	gw_revoke(id);
+	else
+		gw_revoke(id);
+	/* Teardown: the last counts, and the account goes. */
+	gw_tally_flush(id, 1);
 }
 
 void
@@ -489,6 +541,8 @@ gateway_free(struct gateway *gw)
 	if (gw->started) {
 		TAILQ_REMOVE(&gateways, gw, entry);
 		gw_revoke(gw->id);
+		/* The agent's run ends: its counts go before "exited". */
+		gw_tally_flush(gw->id, 0);
 	}
 	for (i = 0; i < gw->n; i++)
 		if (gw->ep[i].fd != -1)
@@ -646,10 +700,204 @@ gw_granted(const struct manifest *m, const char *name)
 	return (0);
 }
 
+static struct gw_acct *
+gw_acct_get(const char *id)
+{
+	struct gw_acct	*ac;
+
+	TAILQ_FOREACH(ac, &accts, entry)
+		if (strcmp(ac->id, id) == 0)
+			return (ac);
+	if ((ac = calloc(1, sizeof(*ac))) == NULL)
+		fatal(NULL);
+	strlcpy(ac->id, id, sizeof(ac->id));
+	ac->bucket_mt = GW_BILL_BURST * 1000;
+	ac->bucket_ms = now_ms();
+	TAILQ_INIT(&ac->tallies);
+	TAILQ_INSERT_TAIL(&accts, ac, entry);
+	return (ac);
+}
+
+static void
+gw_acct_free(struct gw_acct *ac)
+{
+	struct gw_tally	*t;
+
+	while ((t = TAILQ_FIRST(&ac->tallies)) != NULL) {
+		TAILQ_REMOVE(&ac->tallies, t, entry);
+		free(t);
+	}
+	TAILQ_REMOVE(&accts, ac, entry);
+	free(ac);
+}
+
+/* Not forwarded, nothing spent: counted, never billed. */
+static int
+gw_refusal(const struct gw_usage *u)
+{
+	switch (u->outcome) {
+	case GW_REFUSED_BUDGET:
+	case GW_REFUSED_MODEL:
+	case GW_REFUSED_TOKEN:
+	case GW_REFUSED_METHOD:
+	case GW_REFUSED_BUSY:
+	case GW_BAD_REQUEST:
+		return (u->tokens_in == 0 && u->tokens_out == 0 &&
+		    u->cost_uusd == 0 && !u->estimated);
+	}
+	return (0);
+}
+
+/* The count u joins (made with n 0 if none yet). */
+static struct gw_tally *
+gw_tally_of(struct gw_acct *ac, const struct gw_usage *u, int *made)
+{
+	struct gw_tally	*t;
+	const char	*model = gw_refusal(u) ? "-" : u->model;
+
+	*made = 0;
+	TAILQ_FOREACH(t, &ac->tallies, entry)
+		if (t->outcome == u->outcome && t->estimated == u->estimated &&
+		    strcmp(t->provider, u->provider) == 0 &&
+		    strcmp(t->model, model) == 0)
+			return (t);
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		fatal(NULL);
+	strlcpy(t->provider, u->provider, sizeof(t->provider));
+	strlcpy(t->model, model, sizeof(t->model));
+	t->outcome = u->outcome;
+	t->estimated = u->estimated;
+	TAILQ_INSERT_TAIL(&ac->tallies, t, entry);
+	*made = 1;
+	return (t);
+}
+
+/* A receipt of its own for u, or counted (gw_tally_add)? */
+static int
+gw_alone(struct attempt *a, const struct gw_usage *u)
+{
+	struct gw_acct	*ac = gw_acct_get(a->id);
+	struct gw_tally	*t;
+	uint64_t	 now = now_ms(), add;
+	int		 made;
+
+	if (ac->receipts >= GW_MAXRECEIPTS)
+		return (0);
+	if (gw_refusal(u)) {
+		t = gw_tally_of(ac, u, &made);
+		if (t->alone >= GW_REFUSAL_ALONE)
+			return (0);
+		t->alone++;
+	} else {
+		if (now > ac->bucket_ms) {
+			add = (now - ac->bucket_ms) * GW_BILL_PER_S;
+			ac->bucket_mt = ac->bucket_mt + add > GW_BILL_BURST *
+			    1000 ? GW_BILL_BURST * 1000 : ac->bucket_mt + add;
+			ac->bucket_ms = now;
+		}
+		if (ac->bucket_mt < 1000)
+			return (0);
+		ac->bucket_mt -= 1000;
+	}
+	ac->receipts++;
+	return (1);
+}
+
+static void
+gw_tally_cb(int fd, short ev, void *arg)
+{
+	struct gw_acct	*ac, *next;
+
+	tally_armed = 0;
+	for (ac = TAILQ_FIRST(&accts); ac != NULL; ac = next) {
+		next = TAILQ_NEXT(ac, entry);
+		gw_tally_flush(ac->id, 0);
+	}
+}
+
+static void
+gw_tally_add(struct attempt *a, const struct gw_usage *u)
+{
+	struct gw_tally	*t;
+	struct timeval	 tv = { GW_TALLY_MS / 1000, 0 };
+	int		 made;
+
+	t = gw_tally_of(gw_acct_get(a->id), u, &made);
+	if (t->n == 0)
+		t->first_ms = u->time_ms;
+	t->n++;
+	t->tokens_in += u->tokens_in;
+	t->tokens_out += u->tokens_out;
+	t->cost_uusd += u->cost_uusd;
+	t->last_ms = u->time_ms;
+	t->status = u->status;
+	t->seq = u->seq;
+	if (!tally_armed) {
+		evtimer_set(&tally_ev, gw_tally_cb, NULL);
+		evtimer_add(&tally_ev, &tv);
+		tally_armed = 1;
+	}
+}
+
+/*
+ * The counts of attempt id, each one receipt; its account is forgotten
+ * at its teardown (end) or once it has ended (what comes after is only
+ * logged).
+ */
+static void
+gw_tally_flush(const char *id, int end)
+{
+	struct gw_acct	*ac;
+	struct gw_tally	*t;
+	struct attempt	*a;
+	json_t		*facts;
+	char		 cost[32];
+
+	TAILQ_FOREACH(ac, &accts, entry)
+		if (strcmp(ac->id, id) == 0)
+			break;
+	if (ac == NULL)
+		return;
+	a = attempt_find(id);
+	TAILQ_FOREACH(t, &ac->tallies, entry) {
+		if (t->n == 0)
+			continue;
+		log_info("%s: model %s %s: %llu requests %s, %llu in, %llu "
+		    "out, %s USD%s", id, t->provider, t->model,
+		    (unsigned long long)t->n, gw_outcome_name(t->outcome),
+		    (unsigned long long)t->tokens_in,
+		    (unsigned long long)t->tokens_out,
+		    conf_usd(t->cost_uusd, cost, sizeof(cost)),
+		    a == NULL || a->torn_down ? " after the attempt ended" :
+		    "");
+		if (a != NULL && !a->torn_down) {
+			facts = json_pack("{s:s, s:I, s:I, s:I, s:s, s:I, "
+			    "s:I, s:I, s:I, s:b, s:i, s:s, s:s}",
+			    "provider", t->provider, "seq", (json_int_t)t->seq,
+			    "time_ms", (json_int_t)t->last_ms,
+			    "first_ms", (json_int_t)t->first_ms,
+			    "model", t->model,
+			    "requests", (json_int_t)t->n,
+			    "tokens_in", (json_int_t)t->tokens_in,
+			    "tokens_out", (json_int_t)t->tokens_out,
+			    "cost_uusd", (json_int_t)t->cost_uusd,
+			    "estimated", (int)t->estimated,
+			    "status", (int)t->status,
+			    "outcome", gw_outcome_name(t->outcome),
+			    "tenant", a->m->tenant);
+			attempt_note(a, "model", facts);
+		}
+		t->n = t->tokens_in = t->tokens_out = t->cost_uusd = 0;
+	}
+	if (end || a == NULL || a->torn_down)
+		gw_acct_free(ac);
+}
+
 /*
  * IMSG_GW_USAGE, one per request: journaled as a "model" receipt of
- * the attempt while it is not terminated, the spend added to the
- * grant's (for a restarted gateway) and the attempt's totals.
+ * the attempt while it is not terminated, alone or counted with
+ * others (gw_alone), the spend added to the grant's (for a restarted
+ * gateway) and the attempt's totals.
  */
 static int
 gw_usage(struct imsg *imsg, char *why, size_t whylen)
@@ -688,6 +936,10 @@ gw_usage(struct imsg *imsg, char *why, size_t whylen)
 		log_info("%s: gateway %s: %s after the attempt ended (status "
 		    "%u)", u.id, u.provider, gw_outcome_name(u.outcome),
 		    (unsigned)u.status);
+		return (0);
+	}
+	if (!gw_alone(a, &u)) {
+		gw_tally_add(a, &u);
 		return (0);
 	}
 	log_info("%s: model %s %s: %llu in, %llu out, %s USD%s, status %u, "

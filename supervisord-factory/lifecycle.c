@@ -248,19 +248,27 @@ terminated_at(const struct attempt *a, json_t *facts, uint64_t ms)
 	return (ms);
 }
 
-/* A model receipt's request, added to the attempt's totals. */
+/*
+ * A model receipt's requests, added to the attempt's totals: one, or
+ * "requests" of them counted together (gateway.c, gw_tally_flush).
+ */
 static void
 apply_spend(struct attempt *a, json_t *facts)
 {
 	const char	*o;
+	json_t		*v;
+	uint64_t	 n = 1;
 
-	a->spend.requests++;
+	if ((v = json_object_get(facts, "requests")) != NULL &&
+	    json_is_integer(v) && json_integer_value(v) > 0)
+		n = (uint64_t)json_integer_value(v);
+	a->spend.requests += n;
 	if ((o = json_string_value(json_object_get(facts, "outcome"))) ==
 	    NULL || strcmp(o, "ok") != 0)
-		a->spend.refused++;
+		a->spend.refused += n;
 	/* Charged its reservation: the totals say how many are guesses. */
 	if (json_is_true(json_object_get(facts, "estimated")))
-		a->spend.estimated++;
+		a->spend.estimated += n;
 	a->spend.tokens_in += (uint64_t)json_integer_value(json_object_get(
 	    facts, "tokens_in"));
 	a->spend.tokens_out += (uint64_t)json_integer_value(json_object_get(

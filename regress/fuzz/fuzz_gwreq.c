@@ -10,11 +10,41 @@
  *    stream is cut into reads, stays within its bounds, and a stream
  *    beyond a bound is refused, never grown;
  *  - a gateway message that decodes has every field in range and
- *    composes again to the bytes read.
+ *    composes again to the bytes read;
+ *  - every error text the agent's bytes can reach (a refusal's reason,
+ *    the field named) is printable ASCII, and the error body made of
+ *    it is JSON whatever the bytes: it never fails (the gateway once
+ *    exited on an agent's key cut inside a UTF-8 character).
  */
 #include "fuzz.h"
 #include "gwmsg.h"
 #include "../../gateway/proto.h"
+
+static void
+printable(const char *s, const char *what)
+{
+	for (; *s != '\0'; s++)
+		FUZZ_ASSERT(*s >= 0x20 && *s < 0x7f, "%s: byte 0x%02x",
+		    what, (unsigned char)*s);
+}
+
+/* The body of an error answer: JSON, printable, its message escaped. */
+static void
+fuzz_error_body(const char *msg)
+{
+	json_t	*doc;
+	char	*s;
+
+	FUZZ_ASSERT((s = proto_error_body("bad-request", msg)) != NULL,
+	    "error body: none made");
+	printable(s, "error body");
+	FUZZ_ASSERT((doc = json_loads(s, 0, NULL)) != NULL,
+	    "error body: not JSON");
+	FUZZ_ASSERT(json_is_string(json_object_get(json_object_get(doc,
+	    "error"), "message")), "error body: no message");
+	json_decref(doc);
+	free(s);
+}
 
 static void
 fuzz_request(int api, const uint8_t *p, size_t len)
@@ -27,15 +57,24 @@ fuzz_request(int api, const uint8_t *p, size_t len)
 
 	doc = proto_request(api, (const char *)p, len, model, sizeof(model),
 	    &stream, err, sizeof(err));
-	if (doc == NULL)
+	if (doc == NULL) {
+		printable(err, "request: reason");
+		fuzz_error_body(err);
 		return;
+	}
 	FUZZ_ASSERT(gw_valid_model(model), "request: bad model kept");
-	if (proto_byref(api, doc, where, sizeof(where)))
+	if (proto_byref(api, doc, where, sizeof(where))) {
 		FUZZ_ASSERT(memchr(where, '\0', sizeof(where)) != NULL &&
 		    where[0] != '\0', "byref: no field named");
-	if (proto_prediction(api, doc, &pred, where, sizeof(where)))
+		printable(where, "byref: field");
+		fuzz_error_body(where);
+	}
+	if (proto_prediction(api, doc, &pred, where, sizeof(where))) {
 		FUZZ_ASSERT(memchr(where, '\0', sizeof(where)) != NULL &&
 		    where[0] != '\0', "prediction: no field named");
+		printable(where, "prediction: field");
+		fuzz_error_body(where);
+	}
 	FUZZ_ASSERT(pred <= PROTO_MAXBODY, "prediction: beyond the body");
 	FUZZ_ASSERT((s = json_dumps(doc, PROTO_DUMP)) != NULL, "dumps");
 	FUZZ_ASSERT(proto_dumped_len(doc) == strlen(s),
@@ -177,6 +216,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uri[n] = '\0';
 		(void)proto_route(1 + data[1] % 3, data[1] & 0x80 ? "GET" :
 		    "POST", uri);
+		/* Any bytes as a message: the body is made all the same. */
+		fuzz_error_body(uri);
 		break;
 	}
 	return (0);

@@ -15,12 +15,14 @@
 # stall, chunked), "usage_in", "usage_out", "deltas" (stream events
 # with 6 characters of text each), "text" (characters of text in each
 # chat delta instead), "delay" (seconds between them), "wait" (seconds
-# before answering), "honor" (true: usage_out is at most the request's
+# before answering), "hold" (a path: no answer while it exists, 120 s
+# at most), "honor" (true: usage_out is at most the request's
 # max_tokens, max_completion_tokens or max_output_tokens).  An upstream
 # GET of a path ending in /big/N answers N bytes (Content-Length).
 
 import argparse
 import json
+import os
 import socket
 import ssl
 import sys
@@ -78,6 +80,8 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def sse_start(self):
+        if getattr(self, "sse_started", False):
+            return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
@@ -140,8 +144,32 @@ class Handler(BaseHTTPRequestHandler):
             if delay:
                 time.sleep(delay)
 
+    def big_json(self, n, uin, uout):
+        """A chat completion with n characters of text, written as it
+        is made: its first bytes go at once, however large (a string
+        made whole first took seconds, which the gateway's timeout
+        raced on a slow machine)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        head = (b'{"id":"chatcmpl-1","object":"chat.completion","choices":'
+                b'[{"index":0,"message":{"role":"assistant","content":"')
+        tail = (b'"},"finish_reason":"stop"}],"usage":{"prompt_tokens":%d,'
+                b'"completion_tokens":%d}}' % (uin, uout))
+        self.write_chunk(b"%x\r\n%s\r\n" % (len(head), head))
+        block = b"x" * (1 << 20)
+        while n > 0:
+            part = block[:min(n, len(block))]
+            self.write_chunk(b"%x\r\n%s\r\n" % (len(part), part))
+            n -= len(part)
+        self.write_chunk(b"%x\r\n%s\r\n0\r\n\r\n" % (len(tail), tail))
+
     def chat(self, req):
         uin, uout = int(req.get("usage_in", 10)), int(req.get("usage_out", 20))
+        if not req.get("stream") and int(req.get("text", 0)) > (1 << 20):
+            self.big_json(int(req["text"]), uin, uout)
+            return
         if not req.get("stream"):
             self.send_json(200, {
                 "id": "chatcmpl-1", "object": "chat.completion",
@@ -227,6 +255,18 @@ class Handler(BaseHTTPRequestHandler):
             req = {}
         if req.get("wait"):
             time.sleep(float(req["wait"]))
+        self.sse_started = False
+        if isinstance(req.get("hold"), str):
+            # A stream says it is alive while it holds: the gateway's
+            # timeout is for silence, not for the hold.
+            end = time.time() + 120
+            while os.path.exists(req["hold"]) and time.time() < end:
+                if req.get("stream"):
+                    if not self.sse_started:
+                        self.sse_start()
+                        self.sse_started = True
+                    self.write_chunk(b"8\r\n: hold\n\n\r\n")
+                time.sleep(0.5)
         if req.get("honor"):
             cap = [req[k] for k in ("max_tokens", "max_completion_tokens",
                                     "max_output_tokens")

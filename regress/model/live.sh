@@ -277,6 +277,69 @@ check "their statuses: 401 401 200 ($st)" [ "$st" = "401 401 200 " ]
 check "the replay is logged" grep -q "refused-token" "$T/log"
 wait_done "$hid" 60 || notok "holder: attempt did not end"
 
+# --- a flood of refused requests: counted, not a receipt each ---------
+
+# 3003 wrong-token requests pipelined on three connections, then 70
+# billable ones.  Each used to be a signed, fdatasync'd receipt (30 s
+# of them made 15,000 and held factoryctl status for seconds): now the
+# first few of each kind are receipts of their own, the rest counts,
+# and the totals are exact all the same.
+AGENT="$HTTP"'
+burst() {
+	local i
+	exec 5<>"/dev/tcp/127.0.0.1/$OPORT" || { echo "burst: refused"; return; }
+	for i in $(seq 1 "$1"); do
+		printf "GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer fgw-%064d\r\n\r\n" 0
+	done >&5
+	printf "GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer fgw-%064d\r\nConnection: close\r\n\r\n" 0 >&5
+	echo "burst: $(grep -o "HTTP/1.1 401" <&5 | wc -l)"
+	exec 5>&-
+}
+echo start
+burst 1000 & burst 1000 & burst 1000 & wait
+for i in $(seq 1 70); do
+	chat ok$i m-small ",\"usage_in\":10,\"usage_out\":20"
+done | grep -c "status 200" | sed "s/^/ok: /"
+echo done'
+manifest flood "$(jq -cn --arg s "$AGENT" '["/bin/bash", "-c", $s]')" "" \
+    "model: {provider: openai, models: [m-small]}"
+id=$(submit flood)
+if [ -n "$id" ] && wait_log "$id" '^start$' 60; then
+	for i in $(seq 1 10); do
+		t0=$(date +%s%N)
+		ctl status >/dev/null 2>&1
+		echo $(( ($(date +%s%N) - t0) / 1000000 ))
+	done >"$T/flood-ms"
+else
+	notok "flood: the agent did not start"
+fi
+wait_done "$id" 180 || notok "flood: attempt did not end"
+L=$(logf "$id")
+n401=$(sed -n 's/^burst: //p' "$L" | awk '{s += $1} END {print s + 0}')
+check "flood: 3003 wrong-token requests answered 401 ($n401)" [ "$n401" = 3003 ]
+check "flood: 70 requests served" grep -qx "ok: 70" "$L"
+ctl receipts "$id" >"$T/r-flood.txt"
+nrec=$(grep -c '"kind":"model"' "$T/r-flood.txt")
+sum=$(grep '"kind":"model"' "$T/r-flood.txt" | awk '{
+	if (match($0, /"requests":[0-9]+/)) s += substr($0, RSTART + 11,
+	    RLENGTH - 11); else s++ } END {print s + 0}')
+check "flood: $nrec model receipts for 3073 requests (at most 100)" \
+    [ "$nrec" -le 100 ]
+check "flood: the receipts count 3073 requests ($sum)" [ "$sum" = 3073 ]
+j=$(show "$id")
+check "flood: show -j totals exact ($(echo "$j" | jq -c .model))" \
+    [ "$(echo "$j" | jq -c '.model | [.requests, .refused, .tokens_in,
+    .tokens_out, .cost_uusd]')" = "[3073,3003,700,1400,3500]" ]
+check "flood: the exited receipt has the same totals" sh -c \
+    "grep '\"kind\":\"exited\"' '$T/r-flood.txt' |
+    grep -q '\"refused\":3003,\"requests\":3073,\"tokens_in\":700,\"tokens_out\":1400'"
+check "flood: the receipts verify" sh -c "'$O/factoryctl' verify '$T/r-flood.txt'"
+if [ -s "$T/flood-ms" ]; then
+	echo "# flood: factoryctl status while it ran: median" \
+	    "$(sort -n "$T/flood-ms" | sed -n 5p) ms, max" \
+	    "$(sort -n "$T/flood-ms" | tail -n 1) ms (10 runs)"
+fi
+
 # --- factory-gateway killed mid-stream: restarted, the token works -----
 
 AGENT="$HTTP"'
