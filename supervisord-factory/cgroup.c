@@ -757,6 +757,16 @@ cg_limits(struct sandbox *sb, const struct sandbox_spec *spec, char *err,
 		if (spec->memory != 0 && cg_writefile(mem, "memory.swap.max",
 		    "0", err, errlen) == -1 && errno != ENOENT)
 			return (-1);
+		/*
+		 * An OOM kill of any process fails the attempt (run.c,
+		 * run_limit), so the kernel ends all of it at once: nothing
+		 * runs on, to its wall time, in a tree whose result is
+		 * already refused.  cgroup v1 has no such switch: there
+		 * the rest runs until pid 1 exits, and is reported alike.
+		 */
+		if (spec->memory != 0 && cg_writefile(mem, "memory.oom.group",
+		    "1", err, errlen) == -1)
+			return (-1);
 		return (cg_limit(pids, "pids.max", spec->pids, err, errlen));
 	}
 	if (cg_limit(mem, "memory.limit_in_bytes", spec->memory, err,
