@@ -53,7 +53,6 @@
 static char	 cg_tag[32];
 static char	 cg_base[CG_BASEMAX];
 static char	 cg_parent[CG_BASEMAX + 64] = CG_TOP;
-static int	 cg_notdeleg;	/* pure v2, own cgroup not ours */
 
 static void
 cg_set_parent(void)
@@ -505,20 +504,51 @@ cgroup_base_of(const char *own, char *base, size_t len)
 	return (0);
 }
 
-/* Root owns the cgroup dir and the two files that hand it over. */
+/*
+ * Root owns the cgroup dir and the two files that hand it over; else
+ * why says which does not.
+ */
 static int
-cg_root_owned(const char *dir)
+cg_root_owned(const char *dir, char *why, size_t len)
 {
-	const char *const files[] = { ".", "cgroup.procs",
-	    "cgroup.subtree_control" };
+	const char *const files[] = { "", "cgroup.procs",
+	    "cgroup.subtree_control" };	/* the dir itself first */
 	char		 path[PATH_MAX];
 	struct stat	 st;
 	size_t		 i;
 
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-		if (lstat(path, &st) == -1 || st.st_uid != 0)
+		snprintf(path, sizeof(path), "%s%s%s", dir,
+		    files[i][0] != '\0' ? "/" : "", files[i]);
+		if (lstat(path, &st) == -1) {
+			snprintf(why, len, "%s: %s", path, strerror(errno));
 			return (0);
+		}
+		if (st.st_uid != 0) {
+			snprintf(why, len, "%s is uid %u's, not root's", path,
+			    (unsigned)st.st_uid);
+			return (0);
+		}
+	}
+	return (1);
+}
+
+/* Its subtree_control and its procs ours to write; else why not. */
+static int
+cg_writable(const char *dir, char *why, size_t len)
+{
+	const char *const files[] = { "cgroup.subtree_control",
+	    "cgroup.procs" };
+	char	 path[PATH_MAX];
+	size_t	 i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if (access(path, W_OK) == -1) {
+			snprintf(why, len, "%s not writable: %s", path,
+			    strerror(errno));
+			return (0);
+		}
 	}
 	return (1);
 }
@@ -530,22 +560,35 @@ cg_root_owned(const char *dir)
  * the unit says Delegate=yes, which the system manager marks with
  * trusted.delegate.  user.delegate is a user manager's mark, and
  * the cgroup's owner may set it herself.  Without systemd, writable
- * and root's is ours.
+ * and root's is ours.  Else why says what is missing.
  */
-int
-cgroup_delegated(const char *dir, int systemd)
+static int
+cg_delegated(const char *dir, int systemd, char *why, size_t len)
 {
 	char	 v[8];
 	ssize_t	 n;
 
-	if (!cgroup_writable(dir) || !cg_root_owned(dir))
+	if (!cg_writable(dir, why, len) || !cg_root_owned(dir, why, len))
 		return (0);
 	if (!systemd)
 		return (1);
-	if ((n = lgetxattr(dir, "trusted.delegate", v, sizeof(v) - 1)) <= 0)
-		return (0);
-	v[n] = '\0';
-	return (strcmp(v, "1") == 0);
+	if ((n = lgetxattr(dir, "trusted.delegate", v, sizeof(v) - 1)) >
+	    0) {
+		v[n] = '\0';
+		if (strcmp(v, "1") == 0)
+			return (1);
+	}
+	snprintf(why, len, "under systemd, and %s has no trusted.delegate "
+	    "mark", dir);
+	return (0);
+}
+
+int
+cgroup_delegated(const char *dir, int systemd)
+{
+	char	 why[PATH_MAX + 64];
+
+	return (cg_delegated(dir, systemd, why, sizeof(why)));
 }
 
 /*
@@ -554,8 +597,9 @@ cgroup_delegated(const char *dir, int systemd)
  * may move our processes out through it (cgroup2 checks the common
  * ancestor), into a cgroup she makes there.
  */
-int
-cgroup_ancestors_owned(const char *root, const char *base)
+static int
+cg_ancestors_owned(const char *root, const char *base, char *why,
+    size_t len)
 {
 	char		 path[PATH_MAX];
 	const char	*p;
@@ -563,23 +607,26 @@ cgroup_ancestors_owned(const char *root, const char *base)
 	for (p = base; (p = strchr(p, '/')) != NULL; p++) {
 		snprintf(path, sizeof(path), "%s/%.*s", root,
 		    (int)(p - base), base);
-		if (!cg_root_owned(path))
+		if (!cg_root_owned(path, why, len))
 			return (0);
 	}
 	return (1);
 }
 
-/* Ours to write: its subtree_control and its procs (root may, mostly). */
+int
+cgroup_ancestors_owned(const char *root, const char *base)
+{
+	char	 why[PATH_MAX + 64];
+
+	return (cg_ancestors_owned(root, base, why, sizeof(why)));
+}
+
 int
 cgroup_writable(const char *dir)
 {
-	char	 path[PATH_MAX];
+	char	 why[PATH_MAX + 64];
 
-	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
-	if (access(path, W_OK) == -1)
-		return (0);
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	return (access(path, W_OK) == 0);
+	return (cg_writable(dir, why, sizeof(why)));
 }
 
 /* "<unified>[/<base>]", the top of what we may write in cgroup2. */
@@ -591,15 +638,17 @@ cg_top(char *path, size_t len)
 }
 
 /*
- * Pure v2: is our own cgroup a delegated subtree?  Then move into its
- * CG_LEAF and make it the base of every path.  The root, or a cgroup
- * we may not write: the root's paths, as on every other host.
+ * Pure v2: our own cgroup must be a delegated subtree: then move into
+ * its CG_LEAF and make it the base of every path.  The root is ours
+ * as on every other host.  Any other cgroup is the manager's, and its
+ * root is not ours either (systemd owns it, and may have made it
+ * read-only): refused, with what is missing and the fix.
  */
 static int
 cg_v2_base(char *err, size_t errlen)
 {
 	char	 text[4096], own[CG_BASEMAX + 1], base[CG_BASEMAX], dir[PATH_MAX];
-	char	 pid[32];
+	char	 pid[32], why[PATH_MAX + 64];
 
 	if (cg_readfile("/proc/self", "cgroup", text, sizeof(text)) == -1) {
 		snprintf(err, errlen, "cgroup: /proc/self/cgroup: %s",
@@ -614,12 +663,16 @@ cg_v2_base(char *err, size_t errlen)
 	}
 	snprintf(dir, sizeof(dir), "%s%s%s", cgm.unified, base[0] != '\0' ?
 	    "/" : "", base);
-	/* systemd is the manager where it made this directory. */
-	if (base[0] == '\0' || !cgroup_delegated(dir,
-	    access("/run/systemd/system", F_OK) == 0) ||
-	    !cgroup_ancestors_owned(cgm.unified, base)) {
-		cg_notdeleg = base[0] != '\0';
+	if (base[0] == '\0')
 		return (0);
+	/* systemd is the manager where it made this directory. */
+	if (!cg_delegated(dir, access("/run/systemd/system", F_OK) == 0, why,
+	    sizeof(why)) || !cg_ancestors_owned(cgm.unified, base, why,
+	    sizeof(why))) {
+		snprintf(err, errlen, "cgroup: our own cgroup %s is not "
+		    "delegated to us (%s): start factoryd from a unit with "
+		    "Delegate=yes", dir, why);
+		return (-1);
 	}
 	strlcpy(cg_base, base, sizeof(cg_base));
 	cg_set_parent();
@@ -667,8 +720,7 @@ cg_v2_controllers(char *err, size_t errlen)
 			    "controller %s not available: "
 			    "%s/cgroup.controllers has \"%.100s\"", cgm.unified,
 			    cg_parent, cg_base[0] != '\0' ? " (delegated; "
-			    "factoryd moved into " CG_LEAF ")" : cg_notdeleg ?
-			    " (our own cgroup is not delegated)" : "", need[i],
+			    "factoryd moved into " CG_LEAF ")" : "", need[i],
 			    top, buf);
 			return (-1);
 		}
@@ -1282,7 +1334,11 @@ cgroup_probe(char *err, size_t errlen, int *nokill)
 			return (-1);
 		cg_top(top, sizeof(top));
 		snprintf(path, sizeof(path), "%s/%s", top, CG_TOP);
-		(void)mkdir(path, 0755);
+		if (mkdir(path, 0755) == -1 && errno != EEXIST) {
+			snprintf(err, errlen, "cgroup: mkdir %s: %s", path,
+			    strerror(errno));
+			return (-1);
+		}
 		snprintf(path, sizeof(path), "%s/%s", cgm.unified, cg_parent);
 		if (mkdir(path, 0755) == -1 && errno != EEXIST) {
 			snprintf(err, errlen, "cgroup: mkdir %s: %s", path,
@@ -1301,8 +1357,7 @@ cgroup_probe(char *err, size_t errlen, int *nokill)
 		snprintf(err, errlen, "cgroup v2, root %s/%s (%s), kill %s",
 		    cgm.unified, cg_parent, cg_base[0] != '\0' ?
 		    "delegated; factoryd in " CG_LEAF " below it" :
-		    cg_notdeleg ? "the hierarchy's root: our own cgroup is "
-		    "not delegated" : "the hierarchy's root",
+		    "the hierarchy's root",
 		    !*nokill ? "yes" : "-");
 		return (0);
 	}
