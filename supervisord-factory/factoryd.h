@@ -319,7 +319,6 @@ int	 factoryd_open_binary(const char *, const char *, char *, size_t);
 /* proc.c */
 void	 proc_init_children(void);
 void	 proc_start_all(void);
-void	 proc_stop_all(void);
 void	 proc_reap(void);
 void	 proc_reconfigure(void);
 struct child *proc_find(enum factory_procid, int);
