@@ -1584,7 +1584,8 @@ attempt_validation_done(struct attempt *a, struct run *r)
 {
 	struct msg_validate_done m;
 	json_t		*facts;
-	char		 err[MSG_ERRLEN];
+	const char	*limit;
+	char		 err[MSG_ERRLEN], why[256];
 	int		 st = r->status, timedout = r->timedout;
 
 	a->run = NULL;
@@ -1595,6 +1596,12 @@ attempt_validation_done(struct attempt *a, struct run *r)
 	    "seccomp_denials", a->denials != NULL ? a->denials : json_array(),
 	    "run_ms", (json_int_t)ms_between(r->started_ms, r->ended_ms),
 	    "environment", env_facts(a->image, a->toolchain, NULL));
+	/* A limit that fired in any of its processes: not a pass. */
+	if ((limit = run_limit("validation", &a->m->limits, &r->usage, st,
+	    why, sizeof(why))) != NULL) {
+		json_object_set_new(facts, "limit", json_string(limit));
+		log_info("%s: %s", a->id, why);
+	}
 	run_free(r);
 	if (a->state != AS_VERIFYING || a->verifier == NULL) {
 		/* Ended meanwhile, or its verifier died: verified again. */
@@ -1614,7 +1621,8 @@ attempt_validation_done(struct attempt *a, struct run *r)
 	strlcpy(m.id, a->id, sizeof(m.id));
 	m.status = st;
 	m.timedout = timedout;
-	m.passed = !timedout && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	m.passed = !timedout && limit == NULL && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 0;
 	m.seq = a->nreceipts;
 	strlcpy(m.prev, a->prev, sizeof(m.prev));
 	m.epoch = a->epoch;

@@ -453,6 +453,20 @@ refused "$id" "bpf" EPERM validate
 state "$id" rejected "" "a failing validation"
 outside "hostile validation" "$id"
 
+# A validation whose child's forks pids.max refused, exiting 0 itself:
+# not a pass.
+manifest vfork "$(shjson 'echo more >>README.md')" \
+    "[\"$PROBE\", \"childfork\"]" 'limits: {pids: 32}'
+id=$(submit vfork) && wait_done "$id" || notok "vfork: did not end"
+check "validation's fork bomb in a child: refused, the command lived on" \
+    grep -qx 'childfork: child exited with status 3' "$(logf "$id" validate)"
+state "$id" rejected "validation: validate failed" \
+    "a validation whose child hit pids.max, exiting 0"
+check "validation's fork bomb in a child: the validated receipt says pids" \
+    [ "$(ctl receipts "$id" | jq -r 'select(.kind == "validated") |
+    .facts.limit')" = pids ]
+outside "validation's fork bomb in a child" "$id"
+
 check "factoryd still runs" kill -0 "$FACTORYD_PID"
 check "every sandbox was torn down (cgroups empty and removed)" \
     sh -c "! grep -q 'sandbox teardown' '$T/log'"
