@@ -1519,8 +1519,10 @@ spend_json(const struct attempt_spend *sp)
 static void
 attempt_agent_done(struct attempt *a, struct run *r)
 {
-	json_t	*facts, *disk;
-	int	 st = r->status, timedout = r->timedout, full;
+	json_t		*facts, *disk;
+	const char	*limit;
+	char		 why[256];
+	int		 st = r->status, timedout = r->timedout, full;
 
 	a->run = NULL;
 	a->usage = r->usage;
@@ -1533,6 +1535,9 @@ attempt_agent_done(struct attempt *a, struct run *r)
 	    "times", run_times(a, r));
 	if (a->m->model.provider[0] != '\0' || a->m->nupstreams > 0)
 		json_object_set_new(facts, "model", spend_json(&a->spend));
+	if ((limit = run_limit("agent", &a->m->limits, &r->usage, st, why,
+	    sizeof(why))) != NULL)
+		json_object_set_new(facts, "limit", json_string(limit));
 	run_free(r);
 	/* Measured here, on our side of the mount. */
 	if ((disk = disk_usage(a->dir, a->disk, &full)) != NULL)
@@ -1552,7 +1557,7 @@ attempt_agent_done(struct attempt *a, struct run *r)
 static void
 attempt_after_exit(struct attempt *a)
 {
-	char	 size[32];
+	char	 size[32], why[256];
 	int	 st = a->exit_status;
 
 	if (a->cancel_requested)
@@ -1561,12 +1566,9 @@ attempt_after_exit(struct attempt *a)
 	else if (a->timedout)
 		attempt_fail(a, "failed", "agent killed: wall time of %llums "
 		    "exceeded", (unsigned long long)a->m->limits.wall_ms);
-	else if (a->usage.oom_kills > 0 && WIFSIGNALED(st))
-		attempt_fail(a, "failed", "agent killed: memory limit of "
-		    "%llu bytes", (unsigned long long)a->m->limits.memory);
-	else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU)
-		attempt_fail(a, "failed", "agent killed: cpu limit of %llums",
-		    (unsigned long long)a->m->limits.cpu_ms);
+	else if (run_limit("agent", &a->m->limits, &a->usage, st, why,
+	    sizeof(why)) != NULL)
+		attempt_fail(a, "failed", "%s", why);
 	else if (a->disk_full)
 		attempt_fail(a, "failed", "agent filled its disk limit of %s",
 		    conf_size(a->disk, size, sizeof(size)));
@@ -1585,7 +1587,8 @@ attempt_validation_done(struct attempt *a, struct run *r)
 {
 	struct msg_validate_done m;
 	json_t		*facts;
-	char		 err[MSG_ERRLEN];
+	const char	*limit;
+	char		 err[MSG_ERRLEN], why[256];
 	int		 st = r->status, timedout = r->timedout;
 
 	a->run = NULL;
@@ -1596,6 +1599,12 @@ attempt_validation_done(struct attempt *a, struct run *r)
 	    "seccomp_denials", a->denials != NULL ? a->denials : json_array(),
 	    "run_ms", (json_int_t)ms_between(r->started_ms, r->ended_ms),
 	    "environment", env_facts(a->image, a->toolchain, NULL));
+	/* A limit that fired in any of its processes: not a pass. */
+	if ((limit = run_limit("validation", &a->m->limits, &r->usage, st,
+	    why, sizeof(why))) != NULL) {
+		json_object_set_new(facts, "limit", json_string(limit));
+		log_info("%s: %s", a->id, why);
+	}
 	run_free(r);
 	if (a->state != AS_VERIFYING || a->verifier == NULL) {
 		/* Ended meanwhile, or its verifier died: verified again. */
@@ -1615,7 +1624,8 @@ attempt_validation_done(struct attempt *a, struct run *r)
 	strlcpy(m.id, a->id, sizeof(m.id));
 	m.status = st;
 	m.timedout = timedout;
-	m.passed = !timedout && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	m.passed = !timedout && limit == NULL && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 0;
 	m.seq = a->nreceipts;
 	strlcpy(m.prev, a->prev, sizeof(m.prev));
 	m.epoch = a->epoch;
@@ -2855,7 +2865,9 @@ attempt_shutdown(void)
 json_t *
 attempt_json(struct attempt *a)
 {
-	json_t	*o;
+	json_t		*o;
+	const char	*limit;
+	char		 why[256];
 
 	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b}",
 	    "id", a->id,
@@ -2891,11 +2903,16 @@ attempt_json(struct attempt *a)
 	    json_integer((json_int_t)a->nreceipts));
 	if (a->exit_status != -1)
 		json_object_set_new(o, "exit", json_integer(a->exit_status));
-	json_object_set_new(o, "usage", json_pack("{s:f, s:I, s:I, s:I}",
+	json_object_set_new(o, "usage", json_pack("{s:f, s:I, s:I, s:I, s:I}",
 	    "cpu_seconds", a->usage.cpu_ms / 1000.0,
 	    "peak_memory", (json_int_t)a->usage.mem_peak,
 	    "pids", (json_int_t)a->usage.pids_peak,
+	    "pids_denied", (json_int_t)a->usage.pids_denied,
 	    "oom_kills", (json_int_t)a->usage.oom_kills));
+	if (a->exit_status != -1 && (limit = run_limit("agent",
+	    &a->m->limits, &a->usage, a->exit_status, why,
+	    sizeof(why))) != NULL)
+		json_object_set_new(o, "limit", json_string(limit));
 	if (a->changes != NULL)
 		json_object_set(o, "changes", a->changes);
 	if (a->changes_total > json_array_size(a->changes))

@@ -53,7 +53,6 @@
 static char	 cg_tag[32];
 static char	 cg_base[CG_BASEMAX];
 static char	 cg_parent[CG_BASEMAX + 64] = CG_TOP;
-static int	 cg_notdeleg;	/* pure v2, own cgroup not ours */
 
 static void
 cg_set_parent(void)
@@ -125,10 +124,10 @@ cg_hasword(const char *s, const char *w)
 		if ((p == s || p[-1] == ' ' || p[-1] == ',') &&
 		    (p[n] == '\0' || p[n] == ' ' || p[n] == ',' ||
 		    p[n] == '\n'))
-			return 1;
+			return (1);
 		p += n;
 	}
-	return 0;
+	return (0);
 }
 
 static int
@@ -141,16 +140,16 @@ cg_readfile(const char *dir, const char *file, char *buf, size_t len)
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >=
 	    sizeof(path)) {
 		errno = ENAMETOOLONG;
-		return -1;
+		return (-1);
 	}
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
+		return (-1);
 	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n == -1)
-		return -1;
+		return (-1);
 	buf[n] = '\0';
-	return 0;
+	return (0);
 }
 
 static int
@@ -165,13 +164,13 @@ cg_writefile(const char *dir, const char *file, const char *val,
 	    sizeof(path)) {
 		snprintf(err, errlen, "%s/%s: path too long", dir, file);
 		errno = ENAMETOOLONG;
-		return -1;
+		return (-1);
 	}
 	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1) {
 		saved = errno;
 		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
 		errno = saved;
-		return -1;
+		return (-1);
 	}
 	if (write(fd, val, len) != (ssize_t)len) {
 		saved = errno;
@@ -179,10 +178,10 @@ cg_writefile(const char *dir, const char *file, const char *val,
 		    strerror(errno));
 		close(fd);
 		errno = saved;
-		return -1;
+		return (-1);
 	}
 	close(fd);
-	return 0;
+	return (0);
 }
 
 /* The number after "key " in a flat keyed file such as memory.events. */
@@ -194,17 +193,17 @@ cg_keyval(const char *dir, const char *file, const char *key,
 	size_t	 n = strlen(key);
 
 	if (cg_readfile(dir, file, buf, sizeof(buf)) == -1)
-		return -1;
+		return (-1);
 	for (p = buf; p != NULL && *p != '\0'; ) {
 		if (strncmp(p, key, n) == 0 && p[n] == ' ') {
 			*val = strtoull(p + n + 1, NULL, 10);
-			return 0;
+			return (0);
 		}
 		if ((p = strchr(p, '\n')) != NULL)
 			p++;
 	}
 	errno = ENOENT;
-	return -1;
+	return (-1);
 }
 
 /*
@@ -360,7 +359,7 @@ cgroup_mode(char *err, size_t errlen)
 	cg_scan_mounts();
 	if (cgm.mode == CGMODE_NONE && err != NULL)
 		snprintf(err, errlen, "cgroup: %s", cgm.why);
-	return cgm.mode;
+	return (cgm.mode);
 }
 
 /* Attempt ids name directories: a plain name, nothing else. */
@@ -370,12 +369,12 @@ cg_goodid(const char *id)
 	const char	*p;
 
 	if (id == NULL || *id == '\0' || *id == '.' || strlen(id) > 64)
-		return 0;
+		return (0);
 	for (p = id; *p != '\0'; p++)
 		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' &&
 		    *p != '.')
-			return 0;
-	return 1;
+			return (0);
+	return (1);
 }
 
 /* Index of the cgroup under mount mnt, adding it if new. */
@@ -386,17 +385,17 @@ cg_slot(struct sandbox *sb, const char *mnt, const char *id)
 	int	 i;
 
 	if (mnt[0] == '\0')
-		return -1;
+		return (-1);
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", mnt, cg_parent,
 	    id) >= sizeof(path))
-		return -2;
+		return (-2);
 	for (i = 0; i < sb->ncgroups; i++)
 		if (strcmp(sb->cgroups[i], path) == 0)
-			return i;
+			return (i);
 	if (sb->ncgroups == SANDBOX_MAXCG)
-		return -2;
+		return (-2);
 	strlcpy(sb->cgroups[sb->ncgroups], path, PATH_MAX);
-	return sb->ncgroups++;
+	return (sb->ncgroups++);
 }
 
 /*
@@ -413,7 +412,7 @@ cg_paths(const char *id, int good, struct sandbox *sb)
 	sb->agent_status = -1;
 	cg_scan_mounts();
 	if (!good || cgm.mode == CGMODE_NONE)
-		return -1;
+		return (-1);
 	sb->mode = cgm.mode;
 	sb->cg_memory = cg_slot(sb, cgm.memory, id);
 	sb->cg_pids = cg_slot(sb, cgm.pids, id);
@@ -432,14 +431,14 @@ cg_paths(const char *id, int good, struct sandbox *sb)
 	sb->cg_kill = cg_slot(sb, cgm.unified, id);
 	if (sb->cg_memory < 0 || sb->cg_pids < 0 || sb->cg_cpu == -2 ||
 	    sb->cg_cpuacct == -2 || sb->cg_kill == -2)
-		return -1;
-	return 0;
+		return (-1);
+	return (0);
 }
 
 int
 sandbox_cgroup_paths(const char *id, struct sandbox *sb)
 {
-	return cg_paths(id, cg_goodid(id), sb);
+	return (cg_paths(id, cg_goodid(id), sb));
 }
 
 /*
@@ -505,20 +504,51 @@ cgroup_base_of(const char *own, char *base, size_t len)
 	return (0);
 }
 
-/* Root owns the cgroup dir and the two files that hand it over. */
+/*
+ * Root owns the cgroup dir and the two files that hand it over; else
+ * why says which does not.
+ */
 static int
-cg_root_owned(const char *dir)
+cg_root_owned(const char *dir, char *why, size_t len)
 {
-	const char *const files[] = { ".", "cgroup.procs",
-	    "cgroup.subtree_control" };
+	const char *const files[] = { "", "cgroup.procs",
+	    "cgroup.subtree_control" };	/* the dir itself first */
 	char		 path[PATH_MAX];
 	struct stat	 st;
 	size_t		 i;
 
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-		if (lstat(path, &st) == -1 || st.st_uid != 0)
+		snprintf(path, sizeof(path), "%s%s%s", dir,
+		    files[i][0] != '\0' ? "/" : "", files[i]);
+		if (lstat(path, &st) == -1) {
+			snprintf(why, len, "%s: %s", path, strerror(errno));
 			return (0);
+		}
+		if (st.st_uid != 0) {
+			snprintf(why, len, "%s is uid %u's, not root's", path,
+			    (unsigned)st.st_uid);
+			return (0);
+		}
+	}
+	return (1);
+}
+
+/* Its subtree_control and its procs ours to write; else why not. */
+static int
+cg_writable(const char *dir, char *why, size_t len)
+{
+	const char *const files[] = { "cgroup.subtree_control",
+	    "cgroup.procs" };
+	char	 path[PATH_MAX];
+	size_t	 i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if (access(path, W_OK) == -1) {
+			snprintf(why, len, "%s not writable: %s", path,
+			    strerror(errno));
+			return (0);
+		}
 	}
 	return (1);
 }
@@ -530,22 +560,35 @@ cg_root_owned(const char *dir)
  * the unit says Delegate=yes, which the system manager marks with
  * trusted.delegate.  user.delegate is a user manager's mark, and
  * the cgroup's owner may set it herself.  Without systemd, writable
- * and root's is ours.
+ * and root's is ours.  Else why says what is missing.
  */
-int
-cgroup_delegated(const char *dir, int systemd)
+static int
+cg_delegated(const char *dir, int systemd, char *why, size_t len)
 {
 	char	 v[8];
 	ssize_t	 n;
 
-	if (!cgroup_writable(dir) || !cg_root_owned(dir))
+	if (!cg_writable(dir, why, len) || !cg_root_owned(dir, why, len))
 		return (0);
 	if (!systemd)
 		return (1);
-	if ((n = lgetxattr(dir, "trusted.delegate", v, sizeof(v) - 1)) <= 0)
-		return (0);
-	v[n] = '\0';
-	return (strcmp(v, "1") == 0);
+	if ((n = lgetxattr(dir, "trusted.delegate", v, sizeof(v) - 1)) >
+	    0) {
+		v[n] = '\0';
+		if (strcmp(v, "1") == 0)
+			return (1);
+	}
+	snprintf(why, len, "under systemd, and %s has no trusted.delegate "
+	    "mark", dir);
+	return (0);
+}
+
+int
+cgroup_delegated(const char *dir, int systemd)
+{
+	char	 why[PATH_MAX + 64];
+
+	return (cg_delegated(dir, systemd, why, sizeof(why)));
 }
 
 /*
@@ -554,8 +597,9 @@ cgroup_delegated(const char *dir, int systemd)
  * may move our processes out through it (cgroup2 checks the common
  * ancestor), into a cgroup she makes there.
  */
-int
-cgroup_ancestors_owned(const char *root, const char *base)
+static int
+cg_ancestors_owned(const char *root, const char *base, char *why,
+    size_t len)
 {
 	char		 path[PATH_MAX];
 	const char	*p;
@@ -563,23 +607,26 @@ cgroup_ancestors_owned(const char *root, const char *base)
 	for (p = base; (p = strchr(p, '/')) != NULL; p++) {
 		snprintf(path, sizeof(path), "%s/%.*s", root,
 		    (int)(p - base), base);
-		if (!cg_root_owned(path))
+		if (!cg_root_owned(path, why, len))
 			return (0);
 	}
 	return (1);
 }
 
-/* Ours to write: its subtree_control and its procs (root may, mostly). */
+int
+cgroup_ancestors_owned(const char *root, const char *base)
+{
+	char	 why[PATH_MAX + 64];
+
+	return (cg_ancestors_owned(root, base, why, sizeof(why)));
+}
+
 int
 cgroup_writable(const char *dir)
 {
-	char	 path[PATH_MAX];
+	char	 why[PATH_MAX + 64];
 
-	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
-	if (access(path, W_OK) == -1)
-		return (0);
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	return (access(path, W_OK) == 0);
+	return (cg_writable(dir, why, sizeof(why)));
 }
 
 /* "<unified>[/<base>]", the top of what we may write in cgroup2. */
@@ -591,15 +638,17 @@ cg_top(char *path, size_t len)
 }
 
 /*
- * Pure v2: is our own cgroup a delegated subtree?  Then move into its
- * CG_LEAF and make it the base of every path.  The root, or a cgroup
- * we may not write: the root's paths, as on every other host.
+ * Pure v2: our own cgroup must be a delegated subtree: then move into
+ * its CG_LEAF and make it the base of every path.  The root is ours
+ * as on every other host.  Any other cgroup is the manager's, and its
+ * root is not ours either (systemd owns it, and may have made it
+ * read-only): refused, with what is missing and the fix.
  */
 static int
 cg_v2_base(char *err, size_t errlen)
 {
 	char	 text[4096], own[CG_BASEMAX + 1], base[CG_BASEMAX], dir[PATH_MAX];
-	char	 pid[32];
+	char	 pid[32], why[PATH_MAX + 64];
 
 	if (cg_readfile("/proc/self", "cgroup", text, sizeof(text)) == -1) {
 		snprintf(err, errlen, "cgroup: /proc/self/cgroup: %s",
@@ -614,12 +663,16 @@ cg_v2_base(char *err, size_t errlen)
 	}
 	snprintf(dir, sizeof(dir), "%s%s%s", cgm.unified, base[0] != '\0' ?
 	    "/" : "", base);
-	/* systemd is the manager where it made this directory. */
-	if (base[0] == '\0' || !cgroup_delegated(dir,
-	    access("/run/systemd/system", F_OK) == 0) ||
-	    !cgroup_ancestors_owned(cgm.unified, base)) {
-		cg_notdeleg = base[0] != '\0';
+	if (base[0] == '\0')
 		return (0);
+	/* systemd is the manager where it made this directory. */
+	if (!cg_delegated(dir, access("/run/systemd/system", F_OK) == 0, why,
+	    sizeof(why)) || !cg_ancestors_owned(cgm.unified, base, why,
+	    sizeof(why))) {
+		snprintf(err, errlen, "cgroup: our own cgroup %s is not "
+		    "delegated to us (%s): start factoryd from a unit with "
+		    "Delegate=yes", dir, why);
+		return (-1);
 	}
 	strlcpy(cg_base, base, sizeof(cg_base));
 	cg_set_parent();
@@ -658,7 +711,7 @@ cg_v2_controllers(char *err, size_t errlen)
 	if (cg_readfile(top, "cgroup.controllers", buf, sizeof(buf)) == -1) {
 		snprintf(err, errlen, "cgroup: %s/cgroup.controllers: %s", top,
 		    strerror(errno));
-		return -1;
+		return (-1);
 	}
 	buf[strcspn(buf, "\n")] = '\0';
 	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
@@ -667,17 +720,16 @@ cg_v2_controllers(char *err, size_t errlen)
 			    "controller %s not available: "
 			    "%s/cgroup.controllers has \"%.100s\"", cgm.unified,
 			    cg_parent, cg_base[0] != '\0' ? " (delegated; "
-			    "factoryd moved into " CG_LEAF ")" : cg_notdeleg ?
-			    " (our own cgroup is not delegated)" : "", need[i],
+			    "factoryd moved into " CG_LEAF ")" : "", need[i],
 			    top, buf);
-			return -1;
+			return (-1);
 		}
 	if (cg_hasword(buf, "cpu")) {
 		strlcpy(cgm.cpu, cgm.unified, sizeof(cgm.cpu));
 		strlcpy(cgm.cpuacct, cgm.unified, sizeof(cgm.cpuacct));
 	} else
 		cgm.cpu[0] = cgm.cpuacct[0] = '\0';
-	return 0;
+	return (0);
 }
 
 /*
@@ -698,11 +750,11 @@ cg_v2_delegate(char *err, size_t errlen)
 	if (cg_readfile(path, "cgroup.subtree_control", buf,
 	    sizeof(buf)) == 0 && cg_hasword(buf, "memory") &&
 	    cg_hasword(buf, "pids"))
-		return 0;
+		return (0);
 	if (cg_readfile(top, "cgroup.controllers", buf, sizeof(buf)) == -1) {
 		snprintf(err, errlen, "cgroup: %s/cgroup.controllers: %s", top,
 		    strerror(errno));
-		return -1;
+		return (-1);
 	}
 	for (i = 0; i < sizeof(ctl) / sizeof(ctl[0]); i++) {
 		if (cgm.cpu[0] == '\0' && strcmp(ctl[i], "+cpu") == 0)
@@ -714,19 +766,19 @@ cg_v2_delegate(char *err, size_t errlen)
 			    ctl[i] + 1, top, buf, cg_base[0] != '\0' ?
 			    " (delegate it: Delegate=yes)" : "");
 			errno = ENOENT;
-			return -1;
+			return (-1);
 		}
 		if (cg_writefile(top, "cgroup.subtree_control",
 		    ctl[i], err, errlen) == -1 && errno != EBUSY)
-			return -1;
+			return (-1);
 		if (cg_writefile(mid, "cgroup.subtree_control", ctl[i],
 		    err, errlen) == -1 && errno != EBUSY)
-			return -1;
+			return (-1);
 		if (cg_writefile(path, "cgroup.subtree_control", ctl[i],
 		    err, errlen) == -1)
-			return -1;
+			return (-1);
 	}
-	return 0;
+	return (0);
 }
 
 static int
@@ -736,9 +788,9 @@ cg_limit(const char *dir, const char *file, uint64_t v, char *err,
 	char	 buf[32];
 
 	if (v == 0)
-		return 0;
+		return (0);
 	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	return cg_writefile(dir, file, buf, err, errlen);
+	return (cg_writefile(dir, file, buf, err, errlen));
 }
 
 static int
@@ -752,16 +804,26 @@ cg_limits(struct sandbox *sb, const struct sandbox_spec *spec, char *err,
 	if (sb->mode == CGMODE_V2) {
 		if (cg_limit(mem, "memory.max", spec->memory, err,
 		    errlen) == -1)
-			return -1;
+			return (-1);
 		/* No swap: the limit is the limit. */
 		if (spec->memory != 0 && cg_writefile(mem, "memory.swap.max",
 		    "0", err, errlen) == -1 && errno != ENOENT)
-			return -1;
-		return cg_limit(pids, "pids.max", spec->pids, err, errlen);
+			return (-1);
+		/*
+		 * An OOM kill of any process fails the attempt (run.c,
+		 * run_limit), so the kernel ends all of it at once: nothing
+		 * runs on, to its wall time, in a tree whose result is
+		 * already refused.  cgroup v1 has no such switch: there
+		 * the rest runs until pid 1 exits, and is reported alike.
+		 */
+		if (spec->memory != 0 && cg_writefile(mem, "memory.oom.group",
+		    "1", err, errlen) == -1)
+			return (-1);
+		return (cg_limit(pids, "pids.max", spec->pids, err, errlen));
 	}
 	if (cg_limit(mem, "memory.limit_in_bytes", spec->memory, err,
 	    errlen) == -1)
-		return -1;
+		return (-1);
 	/* Without swap accounting there is no memsw file: looked up once. */
 	if (cgm.memsw == 0) {
 		snprintf(path, sizeof(path), "%s/memory.memsw.limit_in_bytes",
@@ -771,8 +833,8 @@ cg_limits(struct sandbox *sb, const struct sandbox_spec *spec, char *err,
 	if (spec->memory != 0 && cgm.memsw == 1 &&
 	    cg_limit(mem, "memory.memsw.limit_in_bytes", spec->memory, err,
 	    errlen) == -1)
-		return -1;
-	return cg_limit(pids, "pids.max", spec->pids, err, errlen);
+		return (-1);
+	return (cg_limit(pids, "pids.max", spec->pids, err, errlen));
 }
 
 /*
@@ -793,15 +855,15 @@ cg_mkparents(const char *path, char *err, size_t errlen)
 		if (mkdir(parent, 0755) == -1 && errno != EEXIST) {
 			snprintf(err, errlen, "mkdir %s: %s", parent,
 			    strerror(errno));
-			return -1;
+			return (-1);
 		}
 		*p = '/';
 	}
 	if (mkdir(parent, 0755) == -1 && errno != EEXIST) {
 		snprintf(err, errlen, "mkdir %s: %s", parent, strerror(errno));
-		return -1;
+		return (-1);
 	}
-	return 0;
+	return (0);
 }
 
 /* mkdir of cgroup i, and of factory/<instance>/ above it if gone. */
@@ -813,15 +875,15 @@ cg_mkdir(struct sandbox *sb, int i, char *err, size_t errlen)
 	/* An existing one is not ours to reuse: ids are unique. */
 	if ((rc = mkdir(sb->cgroups[i], 0755)) == -1 && errno == ENOENT) {
 		if (cg_mkparents(sb->cgroups[i], err, errlen) == -1)
-			return -1;
+			return (-1);
 		rc = mkdir(sb->cgroups[i], 0755);
 	}
 	if (rc == -1) {
 		snprintf(err, errlen, "mkdir %s: %s", sb->cgroups[i],
 		    strerror(errno));
-		return -1;
+		return (-1);
 	}
-	return 0;
+	return (0);
 }
 
 /*
@@ -863,14 +925,14 @@ cg_spare_paths(int slot, struct sandbox *sb)
 	else
 		snprintf(name, sizeof(name), ".spare-%ld-%d",
 		    (long)cg_spare_pid, slot);
-	return cg_paths(name, 1, sb);
+	return (cg_paths(name, 1, sb));
 }
 
 /* Whether cgroup i of sb is one a spare stands in for: v1's. */
 static int
 cg_spare_kind(const struct sandbox *sb, int i)
 {
-	return sb->mode == CGMODE_HYBRID && i != sb->cg_kill;
+	return (sb->mode == CGMODE_HYBRID && i != sb->cg_kill);
 }
 
 /* Remove what is left of the spare in slot, by exact path. */
@@ -924,8 +986,8 @@ cg_spare_listed(int slot)
 
 	for (i = 0; i < cg_nspare; i++)
 		if (cg_spare[i] == slot)
-			return 1;
-	return 0;
+			return (1);
+	return (0);
 }
 
 int
@@ -938,7 +1000,7 @@ cgroup_spare_fill(int want)
 	if (want > CG_SPAREMAX)
 		want = CG_SPAREMAX;
 	if (cgroup_mode(NULL, 0) != CGMODE_HYBRID)
-		return 0;	/* cgroup2: nothing can be renamed */
+		return (0);	/* cgroup2: nothing can be renamed */
 	cg_spare_own();
 	for (slot = 0; !cg_spare_swept && slot < CG_SPAREMAX; slot++)
 		if (cg_tag[0] != '\0' && !cg_spare_listed(slot))
@@ -959,7 +1021,7 @@ cgroup_spare_fill(int want)
 		}
 		cg_spare[cg_nspare++] = slot;
 	}
-	return cg_nspare;
+	return (cg_nspare);
 }
 
 /*
@@ -970,9 +1032,9 @@ static int
 cg_spare_take(struct sandbox *sb, int i, const struct sandbox *sp)
 {
 	if (rename(sp->cgroups[i], sb->cgroups[i]) == 0)
-		return 0;
+		return (0);
 	(void)rmdir(sp->cgroups[i]);
-	return -1;
+	return (-1);
 }
 
 /* Whatever of spare sp was not taken (in taken, a bit each) goes. */
@@ -991,9 +1053,9 @@ cgroup_create_one(struct sandbox *sb, int i, char *err, size_t errlen)
 {
 	if (i < 0 || i >= sb->ncgroups) {
 		snprintf(err, errlen, "cgroup %d of %d", i, sb->ncgroups);
-		return -1;
+		return (-1);
 	}
-	return cg_mkdir(sb, i, err, errlen);
+	return (cg_mkdir(sb, i, err, errlen));
 }
 
 int
@@ -1038,14 +1100,14 @@ cgroup_create(struct sandbox *sb, const struct sandbox_spec *spec, int skip,
 		goto fail;
 	if (cg_limits(sb, spec, err, errlen) == -1)
 		goto fail;
-	return 0;
+	return (0);
  fail:
 	cg_spare_left(spare, &sp, taken);
 	/* Not skip: its maker removes it. */
 	for (i = made - 1; i >= 0; i--)
 		if (i != skip)
 			rmdir(sb->cgroups[i]);
-	return -1;
+	return (-1);
 }
 
 int
@@ -1075,10 +1137,10 @@ cgroup_open_procs(struct sandbox *sb, int skip, int *fds, char *err,
 			while (--i >= 0)
 				if (fds[i] != -1)
 					close(fds[i]);
-			return -1;
+			return (-1);
 		}
 	}
-	return 0;
+	return (0);
 }
 
 /*
@@ -1095,13 +1157,13 @@ cgroup_kill(struct sandbox *sb)
 
 	if (sb->cg_kill >= 0 && cg_writefile(sb->cgroups[sb->cg_kill],
 	    "cgroup.kill", "1", err, sizeof(err)) == 0)
-		return 0;
+		return (0);
 	if (sb->pid > 0)
 		kill(sb->pid, SIGKILL);
 	for (pass = 0; pass < 100; pass++) {
 		if (cg_readfile(sb->cgroups[sb->cg_pids], "cgroup.procs", buf,
 		    sizeof(buf)) == -1)
-			return errno == ENOENT ? 0 : -1;
+			return (errno == ENOENT ? 0 : -1);
 		found = 0;
 		for (p = buf; *p != '\0'; p = ep) {
 			pid = strtol(p, &ep, 10);
@@ -1111,10 +1173,10 @@ cgroup_kill(struct sandbox *sb)
 				found = 1;
 		}
 		if (!found)
-			return 0;
+			return (0);
 	}
 	errno = EAGAIN;
-	return -1;
+	return (-1);
 }
 
 int
@@ -1165,7 +1227,7 @@ sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)
 	if (cg_keyval(sb->cgroups[sb->cg_pids], "pids.events", "max",
 	    &u->pids_denied) == -1)
 		ret = -1;
-	return ret;
+	return (ret);
 }
 
 /* Is cgroup i (still) holding a process?  1 yes, 0 no, -1 error. */
@@ -1177,16 +1239,16 @@ cg_populated(struct sandbox *sb, int i, char *what, size_t len)
 	if (i == sb->cg_kill || sb->mode == CGMODE_V2) {
 		if (cg_readfile(sb->cgroups[i], "cgroup.events", buf,
 		    sizeof(buf)) == -1)
-			return errno == ENOENT ? 0 : -1;
+			return (errno == ENOENT ? 0 : -1);
 		snprintf(what, len, "populated");
-		return strstr(buf, "populated 1") != NULL;
+		return (strstr(buf, "populated 1") != NULL);
 	}
 	if (cg_readfile(sb->cgroups[i], "cgroup.procs", buf, sizeof(buf)) ==
 	    -1)
-		return errno == ENOENT ? 0 : -1;
+		return (errno == ENOENT ? 0 : -1);
 	buf[strcspn(buf, "\n")] = '\0';
 	snprintf(what, len, "pid %.100s", buf);
-	return buf[0] != '\0';
+	return (buf[0] != '\0');
 }
 
 /*
@@ -1245,7 +1307,7 @@ sandbox_destroy(struct sandbox *sb, char *err, size_t errlen)
 			ret = -1;
 		}
 	}
-	return ret;
+	return (ret);
 }
 
 int
@@ -1255,12 +1317,12 @@ cgroup_probe(char *err, size_t errlen, int *nokill)
 
 	*nokill = 0;
 	if (cgroup_mode(err, errlen) == CGMODE_NONE)
-		return -1;
+		return (-1);
 	if (cgm.mode == CGMODE_HYBRID && cgm.cpuacct[0] == '\0' &&
 	    cgm.unified[0] == '\0') {
 		snprintf(err, errlen, "cgroup: no cpuacct controller and no "
 		    "cgroup2 cpu.stat");
-		return -1;
+		return (-1);
 	}
 	if (cgm.unified[0] == '\0') {
 		/* Emptiness then comes from the v1 cgroup.procs files. */
@@ -1269,15 +1331,19 @@ cgroup_probe(char *err, size_t errlen, int *nokill)
 		if (cgm.mode == CGMODE_V2 && cgm.nv1 == 0 &&
 		    (cg_v2_base(err, errlen) == -1 ||
 		    cg_v2_controllers(err, errlen) == -1))
-			return -1;
+			return (-1);
 		cg_top(top, sizeof(top));
 		snprintf(path, sizeof(path), "%s/%s", top, CG_TOP);
-		(void)mkdir(path, 0755);
+		if (mkdir(path, 0755) == -1 && errno != EEXIST) {
+			snprintf(err, errlen, "cgroup: mkdir %s: %s", path,
+			    strerror(errno));
+			return (-1);
+		}
 		snprintf(path, sizeof(path), "%s/%s", cgm.unified, cg_parent);
 		if (mkdir(path, 0755) == -1 && errno != EEXIST) {
 			snprintf(err, errlen, "cgroup: mkdir %s: %s", path,
 			    strerror(errno));
-			return -1;
+			return (-1);
 		}
 		snprintf(path, sizeof(path), "%s/%s/cgroup.kill",
 		    cgm.unified, cg_parent);
@@ -1285,23 +1351,22 @@ cgroup_probe(char *err, size_t errlen, int *nokill)
 			*nokill = 1;
 	}
 	if (cgm.mode == CGMODE_V2 && cg_v2_delegate(err, errlen) == -1)
-		return -1;
+		return (-1);
 	if (cgm.mode == CGMODE_V2 && cgm.nv1 == 0) {
 		cg_top(top, sizeof(top));
 		snprintf(err, errlen, "cgroup v2, root %s/%s (%s), kill %s",
 		    cgm.unified, cg_parent, cg_base[0] != '\0' ?
 		    "delegated; factoryd in " CG_LEAF " below it" :
-		    cg_notdeleg ? "the hierarchy's root: our own cgroup is "
-		    "not delegated" : "the hierarchy's root",
+		    "the hierarchy's root",
 		    !*nokill ? "yes" : "-");
-		return 0;
+		return (0);
 	}
 	snprintf(err, errlen, "cgroup %s: memory %s, pids %s, cpu time %s, "
 	    "kill %s", cgm.mode == CGMODE_V2 ? "v2" : "hybrid", cgm.memory,
 	    cgm.pids, cgm.mode == CGMODE_V2 || cgm.unified[0] == '\0' ?
 	    cgm.cpuacct : cgm.unified,
 	    cgm.unified[0] != '\0' && !*nokill ? cgm.unified : "-");
-	return 0;
+	return (0);
 }
 
 /*

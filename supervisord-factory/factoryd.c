@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <err.h>
 #include <errno.h>
 #include <event.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "factoryd.h"
@@ -512,12 +514,131 @@ factoryd_reload(char *errbuf, size_t errlen)
 	return (0);
 }
 
+/*
+ * Each wait of the shutdown: the roles' exit after SIGTERM, then what
+ * is left after SIGKILL.  Well under the unit's TimeoutStopSec.
+ */
+#define FACTORYD_STOP_MS	10000
+
+/* A child reaped at shutdown: a role's slot forgets its pid. */
+static void
+factoryd_reaped(pid_t pid, int status)
+{
+	int	 i;
+
+	for (i = 0; i < env->nchildren; i++)
+		if (env->children[i].pid == pid) {
+			env->children[i].pid = -1;
+			log_debug("child pid %d reaped, status %d", (int)pid,
+			    status);
+			return;
+		}
+	log_debug("pid %d reaped, status %d", (int)pid, status);
+}
+
+/*
+ * Reap children as they exit, waking on SIGCHLD (blocked by the
+ * caller), until none is left (0) or ms have passed (-1).
+ */
+static int
+factoryd_reap(const sigset_t *chld, int ms)
+{
+	struct timespec	 end, now, left;
+	struct timespec	 span = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	pid_t		 pid;
+	int		 status;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	timespecadd(&now, &span, &end);
+	for (;;) {
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+			factoryd_reaped(pid, status);
+		if (pid == -1)
+			return (errno == ECHILD ? 0 : -1);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		timespecsub(&end, &now, &left);
+		if (left.tv_sec < 0)
+			return (-1);
+		(void)sigtimedwait(chld, NULL, &left);
+	}
+}
+
+/*
+ * Signal every child of ours, found by its parent pid in /proc; the
+ * roles only if roles.  Safe by pid: a child is not reaped meanwhile,
+ * so its pid cannot be another's.  The pids are logged if last.
+ */
+static void
+factoryd_signal_children(int sig, int roles, int last)
+{
+	DIR		*d;
+	struct dirent	*e;
+	char		 path[64], buf[512], *p, *end;
+	long		 pid, ppid;
+	ssize_t		 n;
+	int		 fd, i;
+
+	if ((d = opendir("/proc")) == NULL) {
+		log_warn("shutdown: /proc");
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		pid = strtol(e->d_name, &end, 10);
+		if (*end != '\0' || pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		/* The name may hold anything: the fields follow its ')'. */
+		if ((p = strrchr(buf, ')')) == NULL ||
+		    sscanf(p + 1, " %*c %ld", &ppid) != 1 || ppid != getpid())
+			continue;
+		for (i = 0; !roles && i < env->nchildren; i++)
+			if (env->children[i].pid == (pid_t)pid)
+				break;
+		if (!roles && i < env->nchildren)
+			continue;
+		if (last)
+			log_warnx("shutdown: pid %ld still there, killed",
+			    pid);
+		kill((pid_t)pid, sig);
+	}
+	closedir(d);
+}
+
+/*
+ * Stop.  Every child is ended and reaped, by pid, before exiting:
+ * nothing is left to init, nor to the service manager's SIGKILL of
+ * what a unit's main process leaves.  Sandboxes are killed through
+ * their cgroups, the launcher pool and the zygote through their pidfds,
+ * any other child (a shell's sandbox) by SIGKILL; the roles get SIGTERM
+ * and FACTORYD_STOP_MS to exit, then SIGKILL.  Each wait is woken by
+ * SIGCHLD, never a sleep.
+ */
 static void
 factoryd_shutdown(void)
 {
+	sigset_t	 chld;
+	int		 i;
+
 	env->shutting_down = 1;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
 	attempt_shutdown();
-	proc_stop_all();
+	for (i = 0; i < env->nchildren; i++)
+		if (env->children[i].pid > 0)
+			kill(env->children[i].pid, SIGTERM);
+	sandbox_pool_end();
+	factoryd_signal_children(SIGKILL, 0, 0);
+	if (factoryd_reap(&chld, FACTORYD_STOP_MS) == -1) {
+		factoryd_signal_children(SIGKILL, 1, 1);
+		if (factoryd_reap(&chld, FACTORYD_STOP_MS) == -1)
+			log_warnx("shutdown: children left unreaped");
+	}
 	sandbox_instance_remove();
 	control_cleanup(env->conf->socket);
 	log_info("terminating");

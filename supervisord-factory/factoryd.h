@@ -319,7 +319,6 @@ int	 factoryd_open_binary(const char *, const char *, char *, size_t);
 /* proc.c */
 void	 proc_init_children(void);
 void	 proc_start_all(void);
-void	 proc_stop_all(void);
 void	 proc_reap(void);
 void	 proc_reconfigure(void);
 struct child *proc_find(enum factory_procid, int);
@@ -505,6 +504,8 @@ struct run *run_start(struct attempt *, int, const char *, char *, size_t);
 int	 run_reap(pid_t, int);
 void	 run_kill(struct run *);
 void	 run_free(struct run *);
+const char *run_limit(const char *, const struct manifest_limits *,
+	    const struct sandbox_usage *, int, char *, size_t);
 
 /* audit.c */
 void	 audit_init(void);

@@ -177,6 +177,8 @@ usage_from_json(struct sandbox_usage *u, json_t *o)
 	u->cpu_ms = json_integer_value(json_object_get(o, "cpu_ms"));
 	u->mem_peak = json_integer_value(json_object_get(o, "mem_peak"));
 	u->pids_peak = json_integer_value(json_object_get(o, "pids_peak"));
+	u->pids_denied = json_integer_value(json_object_get(o,
+	    "pids_denied"));
 	u->oom_kills = json_integer_value(json_object_get(o, "oom_kills"));
 }
 

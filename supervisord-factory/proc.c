@@ -445,43 +445,6 @@ proc_reconfigure(void)
 	}
 }
 
-void
-proc_stop_all(void)
-{
-	struct child	*c;
-	int		 i, n, status;
-
-	for (i = 0; i < env->nchildren; i++) {
-		c = &env->children[i];
-		evtimer_del(&c->restart_ev);
-		if (c->pid > 0)
-			kill(c->pid, SIGTERM);
-	}
-	/* Give them a moment, then make sure. */
-	for (n = 0; n < 20; n++) {
-		for (i = 0; i < env->nchildren; i++) {
-			c = &env->children[i];
-			if (c->pid > 0 && waitpid(c->pid, &status, WNOHANG) ==
-			    c->pid)
-				c->pid = -1;
-		}
-		for (i = 0; i < env->nchildren; i++)
-			if (env->children[i].pid > 0)
-				break;
-		if (i == env->nchildren)
-			return;
-		usleep(50 * 1000);
-	}
-	for (i = 0; i < env->nchildren; i++) {
-		c = &env->children[i];
-		if (c->pid > 0) {
-			kill(c->pid, SIGKILL);
-			waitpid(c->pid, &status, 0);
-			c->pid = -1;
-		}
-	}
-}
-
 int
 proc_compose(enum factory_procid id, uint32_t type, uint32_t peerid, int fd,
     const void *data, size_t len)

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -427,6 +428,53 @@ run_reap(pid_t pid, int status)
 		run_log_cb(r->logpipe, EV_READ, r);
 	attempt_run_done(r);
 	return (1);
+}
+
+/*
+ * The limit of lim that fired in a run whose pid 1 ended with wait
+ * status st: "memory" (an OOM kill), "cpu" (pid 1's SIGXCPU) or "pids"
+ * (a fork refused), else NULL.  The cgroups count for every process of
+ * the run, so a child that broke a limit is found although pid 1 went
+ * on and exited as it liked.  why says it, of what ("agent", "setup").
+ */
+const char *
+run_limit(const char *what, const struct manifest_limits *lim,
+    const struct sandbox_usage *u, int st, char *why, size_t len)
+{
+	char	 how[64];
+
+	if (WIFSIGNALED(st))
+		snprintf(how, sizeof(how), "%s killed by signal %d", what,
+		    WTERMSIG(st));
+	else
+		snprintf(how, sizeof(how), "%s exited with status %d", what,
+		    WEXITSTATUS(st));
+	if (u->oom_kills > 0 && WIFSIGNALED(st)) {
+		snprintf(why, len, "%s killed: memory limit of %llu bytes",
+		    what, (unsigned long long)lim->memory);
+		return ("memory");
+	}
+	if (u->oom_kills > 0) {
+		snprintf(why, len, "memory limit of %llu bytes: %llu OOM "
+		    "kill%s in the attempt; %s",
+		    (unsigned long long)lim->memory,
+		    (unsigned long long)u->oom_kills,
+		    u->oom_kills == 1 ? "" : "s", how);
+		return ("memory");
+	}
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU) {
+		snprintf(why, len, "%s killed: cpu limit of %llums", what,
+		    (unsigned long long)lim->cpu_ms);
+		return ("cpu");
+	}
+	if (u->pids_denied > 0) {
+		snprintf(why, len, "pids limit of %llu: %llu fork%s refused "
+		    "in the attempt; %s", (unsigned long long)lim->pids,
+		    (unsigned long long)u->pids_denied,
+		    u->pids_denied == 1 ? "" : "s", how);
+		return ("pids");
+	}
+	return (NULL);
 }
 
 void

@@ -1771,15 +1771,25 @@ sbx_ready_make(struct sbx_ready *r)
 }
 
 /* Kill it and reap it (unless the caller's reaper was first). */
+/*
+ * Killed and reaped through its pidfd.  The wait is bounded: one that
+ * has not died SBX_DROP_MS after a SIGKILL is left to the SIGCHLD
+ * reaper (proc_reap, or the one of factoryd's shutdown), by its pid.
+ */
+#define SBX_DROP_MS	10000
+
 static void
 sbx_ready_drop(struct sbx_ready *r)
 {
+	struct pollfd	 pfd;
 	siginfo_t	 si;
 
 	(void)syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
-	while (waitid(P_PIDFD, r->pidfd, &si, WEXITED) == -1 &&
-	    errno == EINTR)
+	pfd.fd = r->pidfd;
+	pfd.events = POLLIN;
+	while (poll(&pfd, 1, SBX_DROP_MS) == -1 && errno == EINTR)
 		;
+	(void)waitid(P_PIDFD, r->pidfd, &si, WEXITED | WNOHANG);
 	close(r->pidfd);
 	close(r->sock);
 	close(r->errfd);
@@ -1798,6 +1808,26 @@ sbx_ready_drain(void)
 	sbx_nready = n;
 	while (sbx_nready > 0)
 		sbx_ready_drop(&sbx_ready[--sbx_nready]);
+}
+
+/*
+ * At shutdown: every launcher of the pool and the zygote are killed
+ * and reaped before the parent exits.  PR_SET_PDEATHSIG alone lost the
+ * race with the service manager, which kills what a unit's main
+ * process leaves, and left them to init unreaped.  What the zygote
+ * still owes is taken first (sbx_ready_drain), so each launcher it
+ * cloned is ended by its pidfd too.
+ */
+void
+sandbox_pool_end(void)
+{
+	sbx_ready_drain();
+	sbx_zygote_stop();
+	while (sbx_npool > 0) {
+		sbx_npool--;
+		close(sbx_pool[sbx_npool].net);
+		close(sbx_pool[sbx_npool].ipc);
+	}
 }
 
 /*

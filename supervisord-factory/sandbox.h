@@ -157,6 +157,8 @@ int	sandbox_faked_missing(const char *);
  * where the time is not waited for (the probe fills SANDBOX_POOL).
  */
 int	sandbox_pool_fill(int);
+/* At shutdown: the pool's launchers and the zygote, killed and reaped. */
+void	sandbox_pool_end(void);
 /*
  * The factory-sandbox launcher, opened by the caller (factoryd: at
  * start, from libexec): pid 1 of every sandbox is then that binary,

@@ -1941,9 +1941,9 @@ setup_finish(struct attempt *a, struct run *r, char *err, size_t errlen)
 	else if (r->timedout)
 		snprintf(err, errlen, "setup killed: wall time of %llums "
 		    "exceeded", (unsigned long long)a->m->limits.wall_ms);
-	else if (r->usage.oom_kills > 0 && WIFSIGNALED(st))
-		snprintf(err, errlen, "setup killed: memory limit of %llu "
-		    "bytes", (unsigned long long)a->m->limits.memory);
+	else if (run_limit("setup", &a->m->limits, &r->usage, st, err,
+	    errlen) != NULL)
+		;	/* the limit that fired, whoever's process it was */
 	else if (WIFSIGNALED(st))
 		snprintf(err, errlen, "setup killed by signal %d",
 		    WTERMSIG(st));

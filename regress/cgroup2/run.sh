@@ -7,9 +7,12 @@
 # moves itself into its "supervisor" leaf, makes nothing outside it,
 # and refuses, naming the controller and the file, because no
 # controller is there to limit memory and pids; started again inside
-# the leaf it picks the same subtree; from the root cgroup and from a
-# read-only (not delegated) view, the root's paths, refused too; the
-# real factoryd stops at start with the same one line.
+# the leaf it picks the same subtree; from the root cgroup, the root's
+# paths, refused too; a cgroup that is not delegated (read-only, a
+# user's, or under systemd without its Delegate=yes mark) is refused
+# at start with one line saying what is missing and naming the fix,
+# never taken for the hierarchy's root; the real factoryd stops at
+# start with the same one lines.
 #
 # Every cgroup made here is under $CG (the host's path of the test's
 # own directory) and is removed by exact path.
@@ -95,10 +98,14 @@ out=$(unshare -m --propagation private sh -c '
 	echo $$ >"'"$CG"'/cgroup.procs" &&
 	umount -R /sys/fs/cgroup && mount -t cgroup2 -o ro cgroup2 \
 	    /sys/fs/cgroup && exec "$0"' "$PROBE" 2>&1; echo "rc=$?")
-wantn="refused: cgroup: v2 root /sys/fs/cgroup/factory/test (our own cgroup is not delegated): controller memory not available: /sys/fs/cgroup/cgroup.controllers has \"$(cat $UNI/cgroup.controllers)\""
+# notdeleg WHY: the one line that refuses our own cgroup $NAME.
+notdeleg() {
+	echo "refused: cgroup: our own cgroup /sys/fs/cgroup/$NAME is not delegated to us ($1): start factoryd from a unit with Delegate=yes"
+}
+wantn=$(notdeleg "/sys/fs/cgroup/$NAME/cgroup.subtree_control not writable: Read-only file system")
 [ "$(echo "$out" | sed -n 1p)" = "$wantn" ] &&
-    echo "$out" | grep -qx "0::/$NAME" &&
-    ok "not delegated (read-only): the root's paths, not moved" ||
+    echo "$out" | grep -qx "0::/$NAME" && echo "$out" | grep -qx "rc=1" &&
+    ok "not delegated (read-only): refused, saying why, not moved" ||
     notok "not delegated: $(echo "$out" | tr '\n' ' ')"
 
 # 6. Under systemd (a /run/systemd/system in the view) writable is not
@@ -113,6 +120,7 @@ sdview() {
 	echo "rc=$?"
 }
 out=$(sdview)
+wantn=$(notdeleg "under systemd, and /sys/fs/cgroup/$NAME has no trusted.delegate mark")
 [ "$(echo "$out" | sed -n 1p)" = "$wantn" ] &&
     echo "$out" | grep -qx "0::/$NAME" &&
     ok "systemd, no delegate xattr: not delegated, not moved" ||
@@ -142,7 +150,7 @@ if python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.delegate", b"1")' 
 	    notok "systemd, user.delegate: $(echo "$out" | tr '\n' ' ')"
 	chown 69401:69401 "$CG"
 	out=$(sdview)
-	[ "$(echo "$out" | sed -n 1p)" = "$wantn" ] &&
+	[ "$(echo "$out" | sed -n 1p)" = "$(notdeleg "/sys/fs/cgroup/$NAME is uid 69401's, not root's")" ] &&
 	    ok "systemd, user.delegate=1 on a user's cgroup: not delegated" ||
 	    notok "systemd, user's cgroup: $(echo "$out" | tr '\n' ' ')"
 	chown 0:0 "$CG"
@@ -154,7 +162,8 @@ for f in . cgroup.procs cgroup.subtree_control; do
 	chown 69401:69401 "$CG/$f"
 	out=$(view "exec $PROBE" "$NAME" 2>&1; echo "rc=$?")
 	chown 0:0 "$CG/$f"
-	[ "$(echo "$out" | sed -n 1p)" = "$wantn" ] &&
+	p=/sys/fs/cgroup/$NAME/$f; [ "$f" = . ] && p=/sys/fs/cgroup/$NAME
+	[ "$(echo "$out" | sed -n 1p)" = "$(notdeleg "$p is uid 69401's, not root's")" ] &&
 	    echo "$out" | grep -qx "0::/$NAME" &&
 	    ok "a user owns $f: not delegated, not moved" ||
 	    notok "a user owns $f: $(echo "$out" | tr '\n' ' ')"
@@ -168,7 +177,8 @@ for f in . cgroup.procs cgroup.subtree_control; do
 	chown 69401:69401 "$CG/$f"
 	out=$(view "exec $PROBE" "$NAME/sub" 2>&1; echo "rc=$?")
 	chown 0:0 "$CG/$f"
-	[ "$(echo "$out" | sed -n 1p)" = "$wantn" ] &&
+	p=/sys/fs/cgroup/$NAME/$f; [ "$f" = . ] && p=/sys/fs/cgroup/$NAME
+	[ "$(echo "$out" | sed -n 1p)" = "refused: cgroup: our own cgroup /sys/fs/cgroup/$NAME/sub is not delegated to us ($p is uid 69401's, not root's): start factoryd from a unit with Delegate=yes" ] &&
 	    echo "$out" | grep -qx "0::/$NAME/sub" &&
 	    ok "a user owns the parent's $f: not delegated, not moved" ||
 	    notok "a user owns the parent's $f: $(echo "$out" | tr '\n' ' ')"
@@ -188,5 +198,38 @@ inst=$(sed -n "s|.*/sys/fs/cgroup/$NAME/factory/\([0-9a-f]*\) .*|\1|p" "$T/fd.ou
     ok "factoryd: nothing made outside $NAME (instance $inst)" ||
     notok "factoryd: instance '$inst' made"
 for d in "$CG"/factory/*; do [ -d "$d" ] && rmdir "$d"; done
+
+# 10. The real factoryd where systemd started it without Delegate=: in
+# the view, /run/systemd/system and our cgroup without the mark (the
+# unit's cgroup), and again with the hierarchy read-only (systemd's
+# ProtectControlGroups=).  It stops at start with one line that says
+# so and names the fix, and makes nothing at the hierarchy's root.
+inst=$(printf %s "$(realpath "$T/state")" | sha256sum | cut -c1-8)
+[ ! -d "$CG/supervisor" ] || rmdir "$CG/supervisor"	# cases 1, 2, 7
+for how in "no mark" "read-only"; do
+	ro=; [ "$how" = read-only ] && ro="-o ro"
+	unshare -m --propagation private sh -c '
+		echo $$ >"$1/cgroup.procs" &&
+		mount -t tmpfs tmpfs /run && mkdir -p /run/systemd/system &&
+		umount -R /sys/fs/cgroup && mount -t cgroup2 $3 cgroup2 \
+		    /sys/fs/cgroup &&
+		exec "$0" -d -f "$2"' "$O/factoryd" "$CG" "$T/factoryd.conf" \
+	    "$ro" >"$T/fd.out" 2>&1
+	rc=$?
+	sed 's/^/# /' "$T/fd.out"
+	if [ "$how" = read-only ]; then
+		why="/sys/fs/cgroup/$NAME/cgroup.subtree_control not writable: Read-only file system"
+	else
+		why="under systemd, and /sys/fs/cgroup/$NAME has no trusted.delegate mark"
+	fi
+	line="sandbox: cgroup: our own cgroup /sys/fs/cgroup/$NAME is not delegated to us ($why): start factoryd from a unit with Delegate=yes"
+	[ "$rc" != 0 ] && grep -qF "$line" "$T/fd.out" &&
+	    ok "factoryd, systemd without Delegate= ($how): stops, saying so" ||
+	    notok "factoryd, systemd without Delegate= ($how): exit $rc, want \"$line\""
+	[ ! -d "$UNI/factory/$inst" ] && [ ! -d "$CG/factory/$inst" ] &&
+	    [ ! -d "$CG/supervisor" ] &&
+	    ok "factoryd, systemd without Delegate= ($how): nothing made" ||
+	    notok "factoryd, systemd without Delegate= ($how): made $(ls -d "$UNI/factory/$inst" "$CG/factory/$inst" "$CG/supervisor" 2>/dev/null)"
+done
 
 regress_done

@@ -349,4 +349,93 @@ for u in $UIDS; do
 done
 check "no process of a child uid left after the refusals" [ -z "$left" ]
 
+# SIGTERM ends and reaps every child by pid before factoryd exits: the
+# roles, the zygote and the launchers of the pool.  factoryd runs below
+# a child subreaper standing for init (or for systemd, which SIGKILLs
+# what the unit's main process left): anything factoryd leaves, dead
+# and not reaped or still running, becomes the subreaper's child.
+# Children are found by parent pid and start time, never by name.
+children_of() {	# pid: "pid:starttime" of each of its children
+	local s l
+	for s in /proc/[0-9]*/stat; do
+		l=$(cat "$s" 2>/dev/null) || continue
+		echo "${s#/proc/} ${l##*) }"
+	done | awk -v p="$1" '$3 == p { sub("/stat", "", $1); print $1 ":" $21 }'
+}
+starttime() {	# pid
+	local l
+	l=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	echo "${l##*) }" | awk '{ print $20 }'
+}
+write_conf "$O"
+"$O/regress/daemon/prog_subreap" "$T/sr.out" "$O/factoryd" -d -f \
+    "$T/factoryd.conf" 2>>"$T/sr.log" &
+SRPID=$!
+i=0
+while [ ! -S "$SOCK" ] && [ $i -lt 200 ] && kill -0 $SRPID 2>/dev/null; do
+	sleep 0.05; i=$((i + 1))
+done
+wait_children "$SOCK" || notok "subreaped factoryd: children not up"
+FPID=$(sed -n 's/^pid //p' "$T/sr.out")
+kids=$(children_of "$FPID")
+roles=$(status | jq '.processes | length')
+check "factoryd (pid $FPID) has its pool too: $(echo $kids | wc -w) children, $roles roles" \
+    [ "$(echo $kids | wc -w)" -gt "$roles" ]
+kill -TERM "$FPID"
+wait $SRPID
+sed 's/^/# /' "$T/sr.out"
+check "SIGTERM: factoryd exited 0" grep -qx "exit 0" "$T/sr.out"
+check "SIGTERM: it left no process, running or unreaped, to init" \
+    sh -c "! grep -q '^left' '$T/sr.out'"
+for k in $kids; do
+	p=${k%%:*}
+	check "SIGTERM: child $p was ended and reaped by factoryd" \
+	    sh -c "! grep -q '^left $p ' '$T/sr.out' &&
+	    [ '$(starttime "$p")' != '${k#*:}' ]"
+done
+
+# The same with an agent running: its sandbox's pid 1, a child of
+# factoryd, is ended and reaped too, and no process of its uid is left.
+R=$T/run
+mkdir -p "$R"
+make_repos "$R" 61004
+write_attempt_conf "$R" 61000 61010-61013
+SOCK=$R/factoryd.sock
+"$O/regress/daemon/prog_subreap" "$R/sr.out" "$O/factoryd" -dk -f \
+    "$R/factoryd.conf" 2>>"$R/log" &
+SRPID=$!
+i=0
+while [ ! -S "$SOCK" ] && [ $i -lt 200 ] && kill -0 $SRPID 2>/dev/null; do
+	sleep 0.05; i=$((i + 1))
+done
+wait_children "$SOCK" || notok "subreaped factoryd: children not up"
+FPID=$(sed -n 's/^pid //p' "$R/sr.out")
+write_manifest "$R/m.yaml" "sleep 300"
+id=$(ctl submit "$R/m.yaml") && wait_state "$id" running 60 ||
+    notok "an attempt running under the subreaped factoryd"
+sb=$(field "$id" uid)
+kids=$(children_of "$FPID")
+kill -TERM "$FPID"
+wait $SRPID
+sed 's/^/# /' "$R/sr.out"
+check "SIGTERM, an agent running: factoryd exited 0" grep -qx "exit 0" "$R/sr.out"
+check "SIGTERM, an agent running: nothing left to init" \
+    sh -c "! grep -q '^left' '$R/sr.out'"
+for k in $kids; do
+	p=${k%%:*}
+	check "SIGTERM, an agent running: child $p ended and reaped" \
+	    sh -c "! grep -q '^left $p ' '$R/sr.out' &&
+	    [ '$(starttime "$p")' != '${k#*:}' ]"
+done
+check "SIGTERM, an agent running: no process of its uid $sb left" \
+    [ -z "$(uid_procs "$sb")" ]
+# Started again, it recovers the attempt and removes what it left.
+start_factoryd "$R/factoryd.conf" "$R/log"
+check "started again: the attempt ended and torn down" \
+    wait_terminated "$id" 60
+stop_factoryd
+tag=$(printf %s "$(realpath "$R/state")" | sha256sum | cut -c1-8)
+check "started again: no cgroup of that daemon left (factory/$tag)" \
+    sh -c "! ls -d /sys/fs/cgroup/*/factory/$tag 2>/dev/null | grep -q ."
+
 regress_done

@@ -43,6 +43,10 @@
  *					dir fds 3..63
  *	probe forkbomb			fork until refused, then exit 3
  *	probe membomb MB		touch MB megabytes, 1M at a time
+ *	probe childmem MB		a child runs membomb MB; once it is
+ *					gone, say how and exit 3
+ *	probe childfork			a child forks until refused; once it
+ *					is gone, exit 0
  *	probe fill PATH			write until refused
  *	probe flood BYTES		write BYTES to stdout
  *	probe hang			ignore SIGTERM, double-fork, setsid,
@@ -746,6 +750,37 @@ do_membomb(const char *mb)
 	exit(1);
 }
 
+/*
+ * A child breaks the limit and the agent carries on: what it reports
+ * must be the limit, not the agent's own exit.
+ */
+static void
+do_child(const char *act, const char *arg)
+{
+	pid_t	 pid;
+	int	 st;
+
+	fflush(stdout);
+	if ((pid = fork()) == -1) {
+		printf("%s: fork: %s\n", act, ename(errno));
+		exit(1);
+	}
+	if (pid == 0) {
+		if (arg != NULL)
+			do_membomb(arg);
+		do_forkbomb();
+	}
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	if (WIFSIGNALED(st))
+		printf("%s: child killed by signal %d\n", act, WTERMSIG(st));
+	else
+		printf("%s: child exited with status %d\n", act,
+		    WEXITSTATUS(st));
+	fflush(stdout);
+	exit(arg != NULL ? 3 : 0);
+}
+
 static void
 do_fill(const char *path)
 {
@@ -881,6 +916,10 @@ main(int argc, char *argv[])
 		do_forkbomb();
 	else if (strcmp(act, "membomb") == 0 && argc == 3)
 		do_membomb(argv[2]);
+	else if (strcmp(act, "childmem") == 0 && argc == 3)
+		do_child(act, argv[2]);
+	else if (strcmp(act, "childfork") == 0)
+		do_child(act, NULL);
 	else if (strcmp(act, "fill") == 0 && argc == 3)
 		do_fill(argv[2]);
 	else if (strcmp(act, "flood") == 0 && argc == 3)

@@ -340,7 +340,8 @@ check "fork bomb refused by pids: 32 (EAGAIN after ${n:-?} forks)" \
     [ -n "$n" ] && [ "$n" -lt 32 ]
 check "fork bomb: peak pids within the limit" \
     [ "$(show "$id" | jq .usage.pids)" -le 32 ]
-state "$id" failed "^agent exited with status 3$" "fork bomb"
+state "$id" failed "^pids limit of 32: [0-9]+ forks? refused in the attempt; agent exited with status 3$" \
+    "fork bomb"
 outside "fork bomb" "$id"
 
 manifest membomb "[\"$PROBE\", \"membomb\", \"2048\"]" "" 'limits: {memory: 64M}'
@@ -351,6 +352,34 @@ check "memory bomb stopped below 64 MB" sh -c "! grep -q 'membomb: ALLOWED' \
 state "$id" failed "^agent killed: memory limit of 67108864 bytes$" \
     "memory bomb"
 outside "memory bomb" "$id"
+
+# A child breaks the limit, the agent lives on and ends as it likes: the
+# attempt ends by the limit that fired, whoever's process it was.
+limit_said() {	# id limit: in show -j and in the exited receipt
+	[ "$(show "$1" | jq -r .limit)" = "$2" ] && [ "$(ctl receipts "$1" |
+	    jq -r 'select(.kind == "exited") | .facts.limit')" = "$2" ]
+}
+manifest childmem "[\"$PROBE\", \"childmem\", \"2048\"]" "" \
+    'limits: {memory: 64M}'
+id=$(submit childmem) && wait_done "$id" || notok "childmem: did not end"
+check "memory bomb in a child: the child was killed" \
+    grep -qx 'childmem: child killed by signal 9' "$(logf "$id")"
+# (cgroup v2's memory.oom.group ends the agent too)
+state "$id" failed "^(memory limit of 67108864 bytes: [0-9]+ OOM kills? in the attempt; agent exited with status 3|agent killed: memory limit of 67108864 bytes)$" \
+    "memory bomb in a child, the agent exits 3"
+check "memory bomb in a child: show and the exited receipt say memory" \
+    limit_said "$id" memory
+outside "memory bomb in a child" "$id"
+
+manifest childfork "[\"$PROBE\", \"childfork\"]" "" 'limits: {pids: 32}'
+id=$(submit childfork) && wait_done "$id" || notok "childfork: did not end"
+check "fork bomb in a child: refused, and the agent lived on" \
+    grep -qx 'childfork: child exited with status 3' "$(logf "$id")"
+state "$id" failed "^pids limit of 32: [0-9]+ forks? refused in the attempt; agent exited with status 0$" \
+    "fork bomb in a child, the agent exits 0"
+check "fork bomb in a child: show and the exited receipt say pids" \
+    limit_said "$id" pids
+outside "fork bomb in a child" "$id"
 
 script="
 $PROBE fill src/big.c
@@ -423,6 +452,20 @@ refused "$id" "ptrace attach" EPERM validate
 refused "$id" "bpf" EPERM validate
 state "$id" rejected "" "a failing validation"
 outside "hostile validation" "$id"
+
+# A validation whose child's forks pids.max refused, exiting 0 itself:
+# not a pass.
+manifest vfork "$(shjson 'echo more >>README.md')" \
+    "[\"$PROBE\", \"childfork\"]" 'limits: {pids: 32}'
+id=$(submit vfork) && wait_done "$id" || notok "vfork: did not end"
+check "validation's fork bomb in a child: refused, the command lived on" \
+    grep -qx 'childfork: child exited with status 3' "$(logf "$id" validate)"
+state "$id" rejected "validation: validate failed" \
+    "a validation whose child hit pids.max, exiting 0"
+check "validation's fork bomb in a child: the validated receipt says pids" \
+    [ "$(ctl receipts "$id" | jq -r 'select(.kind == "validated") |
+    .facts.limit')" = pids ]
+outside "validation's fork bomb in a child" "$id"
 
 check "factoryd still runs" kill -0 "$FACTORYD_PID"
 check "every sandbox was torn down (cgroups empty and removed)" \
