@@ -571,24 +571,24 @@ sbx_probe_landlock(uint32_t allowed, int *abip, char *err, size_t errlen)
 		/* Without Landlock its rights are gone too: one downgrade. */
 		sandbox_feature("landlock", "downgraded");
 		return (sbx_lacks(allowed, CONF_DG_LANDLOCK, "Landlock is not "
-		    "supported by this kernel (or not enabled in lsm=)", err,
-		    errlen));
+		    "supported by this kernel (Linux 5.13 has it; or not enabled "
+		    "in lsm=)", err, errlen));
 	}
 	sandbox_feature("landlock", NULL);
 	sbx_probe_rights(abi);
 	if (abi < 4 || sbx_faked_missing("landlock-net")) {
 		sandbox_feature("landlock-net", "downgraded");
 		if (sbx_lacks(allowed, CONF_DG_LANDLOCK_NET, "Landlock has no "
-		    "TCP bind/connect rules (ABI 4): TCP relies on the network "
-		    "namespace alone", err, errlen) == -1)
+		    "TCP bind/connect rules (ABI 4, Linux 6.7): TCP relies on "
+		    "the network namespace alone", err, errlen) == -1)
 			return (-1);
 	} else
 		sandbox_feature("landlock-net", NULL);
 	if (abi < 6 || sbx_faked_missing("landlock-scopes")) {
 		sandbox_feature("landlock-scopes", "downgraded");
 		if (sbx_lacks(allowed, CONF_DG_LANDLOCK_SCOPES, "Landlock has "
-		    "no abstract unix socket or signal scopes (ABI 6)", err,
-		    errlen) == -1)
+		    "no abstract unix socket or signal scopes (ABI 6, Linux "
+		    "6.12)", err, errlen) == -1)
 			return (-1);
 	} else
 		sandbox_feature("landlock-scopes", NULL);
