@@ -31,10 +31,7 @@
 #include <sys/types.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/xattr.h>
-
-#include <linux/openat2.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -46,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "beneath.h"
 #include "factoryd.h"
 #include "image.h"
 #include "log.h"
@@ -280,19 +278,14 @@ static int
 setup_putinput(struct sha256_ctx *c, int dirfd, const char *path, char *err,
     size_t errlen)
 {
-	struct open_how	 how;
 	struct stat	 st;
 	char		 hex[SHA256_HEX_LEN + 1];
 	int		 fd;
 
-	memset(&how, 0, sizeof(how));
-	how.flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
-	    O_NONBLOCK;
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-	    RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
 	if (setup_putstr(c, path) == -1)
 		goto hash;
-	fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	fd = open_beneath_how(dirfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK,
+	    BENEATH_XDEV);
 	if (fd == -1 && (errno == ENOENT || errno == ENOTDIR))
 		return (setup_putstr(c, "missing") == -1 ? -1 : 0);
 	if (fd == -1) {
@@ -787,7 +780,6 @@ setup_mkparents(int dst, const char *output, int *out, const char **leaf)
 static int
 setup_openparent(int src, const char *output, int *out, const char **leaf)
 {
-	struct open_how	 how;
 	char		 buf[SETUP_PATHMAX], *slash;
 	int		 fd;
 
@@ -798,11 +790,8 @@ setup_openparent(int src, const char *output, int *out, const char **leaf)
 	}
 	*slash = '\0';
 	*leaf = output + (slash - buf) + 1;
-	memset(&how, 0, sizeof(how));
-	how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-	    RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
-	if ((fd = syscall(SYS_openat2, src, buf, &how, sizeof(how))) == -1) {
+	if ((fd = open_beneath_how(src, buf, O_RDONLY | O_DIRECTORY,
+	    BENEATH_XDEV)) == -1) {
 		if (errno == ENOTDIR || errno == ELOOP)
 			errno = ENOENT;
 		return (-1);
