@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "beneath.h"
+#include "log.h"
 
 #ifndef STATX_MNT_ID
 #define STATX_MNT_ID	0x00001000U
@@ -31,8 +32,8 @@
 
 #define BN_INROOT	0x100		/* the walker's own: links followed */
 
-/* Whether openat2 works here: unknown until the first call. */
-static enum { BN_UNKNOWN, BN_OPENAT2, BN_WALK } bn_way = BN_UNKNOWN;
+/* openat2 answered ENOSYS once: every later path is walked. */
+static int	 bn_walking;
 
 struct bnwalk {
 	int		 fds[BN_MAXDEPTH];	/* fds[0] is the root, not ours */
@@ -263,7 +264,7 @@ open_beneath_how(int rootfd, const char *path, int flags, int how)
 	how &= BENEATH_XDEV;
 	if (bn_dotdot(path))
 		return (errno = EXDEV, -1);
-	if (bn_way != BN_WALK) {
+	if (!bn_walking) {
 		memset(&oh, 0, sizeof(oh));
 		oh.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
 		oh.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
@@ -271,12 +272,12 @@ open_beneath_how(int rootfd, const char *path, int flags, int how)
 		if (how & BENEATH_XDEV)
 			oh.resolve |= RESOLVE_NO_XDEV;
 		fd = (int)syscall(SYS_openat2, rootfd, path, &oh, sizeof(oh));
-		if (fd != -1 || errno != ENOSYS) {
-			bn_way = BN_OPENAT2;
+		if (fd != -1 || errno != ENOSYS)
 			return (fd);
-		}
 		/* Refused whole: by this kernel or a filter above us. */
-		bn_way = BN_WALK;
+		bn_walking = 1;
+		log_info("openat2: %s; paths beneath a directory are walked "
+		    "one component at a time", strerror(ENOSYS));
 	}
 	return (bn_open(rootfd, path, flags, how));
 }
@@ -296,5 +297,11 @@ open_inroot(int rootfd, const char *path, int flags)
 int
 beneath_walks(void)
 {
-	return (bn_way == BN_WALK);
+	return (bn_walking);
+}
+
+void
+beneath_walk(void)
+{
+	bn_walking = 1;
 }

@@ -44,4 +44,11 @@ int	open_inroot(int, const char *, int);
 /* 1 if open_beneath walks by hand (openat2 answered ENOSYS), else 0. */
 int	beneath_walks(void);
 
+/*
+ * Walk from now on, quietly: pledge(2)'s own filter answers openat2
+ * with ENOSYS.  Where something else refuses it (a manager's filter),
+ * the first open_beneath logs that it walks.
+ */
+void	beneath_walk(void);
+
 #endif /* FACTORY_BENEATH_H */

@@ -20,7 +20,9 @@
  * lists them on Debian 12 (names this libseccomp does not know on
  * this architecture are skipped, as systemd skips them).  A group not
  * in the table is an error: the unit named something this emulation
- * does not know, and a test must not pass by ignoring it.
+ * does not know, and a test must not pass by ignoring it.  Every filter
+ * kills a call of another architecture (libseccomp's default), as
+ * SystemCallArchitectures=native does; no_new_privs is always set.
  */
 #include <sys/types.h>
 #include <sys/prctl.h>

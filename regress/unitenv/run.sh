@@ -105,6 +105,9 @@ run_unit() {	# unit label
 run_unit "$UNIT" "the shipped unit"
 check "the sandbox is named for its attempt" \
     grep -qx "name $id" "$T/agent.log"
+check "the parent opened paths with openat2" \
+    sh -c "! grep -q '^parent: openat2: ' '$T/log'"
+: >"$T/log"
 
 # An operator's drop-in may add what the unit leaves out: the daemon
 # lives with both, the sandbox then under the unit's host name.
@@ -113,5 +116,7 @@ printf 'RestrictSUIDSGID=yes\nProtectHostname=yes\n' >>"$T/dropin.service"
 run_unit "$T/dropin.service" "with RestrictSUIDSGID=yes ProtectHostname=yes"
 check "with ProtectHostname=yes: the host's name, not the attempt's" \
     grep -qx "name $(hostname)" "$T/agent.log"
+check "with RestrictSUIDSGID=yes: the parent walks paths (openat2 refused)" \
+    grep -q '^parent: openat2: Function not implemented; paths' "$T/log"
 
 regress_done
