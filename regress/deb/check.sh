@@ -148,9 +148,11 @@ read-only) for d in /home /root /run/user; do ro "$d"; done ;;
 "")	;;
 *)	echo "unitns: ProtectHome= not emulated" >&2; exit 2 ;;
 esac
-# Writable again below what was made read-only: a bind of its own.
+# Writable again below what was made read-only: a bind of its own,
+# which starts with its source's read-only flag.
 for p in $(sed -n 's/^ReadWritePaths=//p' "$U"); do
 	mount --bind "$p" "$p"
+	mount -o remount,bind,rw "$p"
 done
 if unitenv_yes "$U" PrivateTmp; then
 	mount -t tmpfs -o mode=1777 tmpfs /tmp
