@@ -84,6 +84,10 @@ run_unit() {	# unit label
 	wait_children "$SOCK" || fail "$2: children never said hello"
 	check "$2: factoryd runs under the filters (Seccomp 2)" \
 	    grep -q '^Seccomp:[[:space:]]*2' /proc/$FACTORYD_PID/status
+	# The kernel's seccomp records reach receipts through /dev/kmsg,
+	# which dmesg_restrict=1 (Debian's default) keeps to CAP_SYSLOG.
+	check "$2: the audit log reads /dev/kmsg" \
+	    sh -c "! grep 'audit: /dev/kmsg' '$T/log'"
 	write_manifest "$T/ok.yaml" 'echo hi >> README.md; : >/tmp/s;
 	    chmod u+s /tmp/s 2>/dev/null || echo setuid refused
 	    chmod g+s /tmp/s 2>/dev/null || echo setgid refused
