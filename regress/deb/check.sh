@@ -251,6 +251,8 @@ check "its /root is read-only (ProtectHome=read-only)" sh -c \
     "echo $(mntopt $pid /root) | grep -q '^ro'"
 check "its /tmp is its own (PrivateTmp=yes)" \
     [ "$(mnttype $pid /tmp)" = tmpfs ]
+check "its audit log reads /dev/kmsg (CAP_SYSLOG)" \
+    sh -c "! grep 'audit: /dev/kmsg' '$T/factoryd.log'"
 check "factoryd -k made the keys, 0600 and 0400" inroot sh -c \
     '[ "$(stat -c %a /etc/factory/keys/receipt.key)" = 600 ] &&
      [ "$(stat -c %a /etc/factory/keys/verifier.key)" = 400 ]'
