@@ -3,9 +3,6 @@
  */
 #include <sys/types.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-
-#include <linux/openat2.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "beneath.h"
 #include "crypto.h"
 #include "esc.h"
 #include "imgtree.h"
@@ -130,14 +128,8 @@ walk_fail(struct imgwalk *w, const char *what)
 static int
 walk_open(struct imgwalk *w, int flags)
 {
-	struct open_how	 how;
-
-	memset(&how, 0, sizeof(how));
-	how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-	    RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
-	return ((int)syscall(SYS_openat2, w->rootfd, w->path[0] == '\0' ?
-	    "." : w->path, &how, sizeof(how)));
+	return (open_beneath_how(w->rootfd, w->path[0] == '\0' ? "." :
+	    w->path, flags, BENEATH_XDEV));
 }
 
 static int

@@ -48,7 +48,7 @@ struct imgwalk_result {
 /*
  * Walk the tree at rootfd and compute its digest.  Nothing is ever
  * followed: every entry is opened beneath rootfd with no symbolic link
- * resolved (openat2(2)), without one descriptor per level, so any depth
+ * resolved (open_beneath, beneath.h), without one descriptor per level, so any depth
  * works.  Entries must be directories, regular files or links owned by
  * owner; a regular file with more names than the tree holds is refused
  * (a hard link to outside).  With chown, each entry is given to 0:0 as

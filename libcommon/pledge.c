@@ -60,6 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "beneath.h"
 #include "landlock.h"
 #include "pledge.h"
 
@@ -882,6 +883,7 @@ pledge(const char *promises, const char *execpromises)
 	}
 	pl.pledged = 1;
 	pl.promises = pr;
+	beneath_walk();		/* the filter answers openat2 ENOSYS */
 	/* Without stdio, even free(3) may be fatal now. */
 	if (pr & P_STDIO)
 		seccomp_release(ctx);

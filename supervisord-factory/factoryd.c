@@ -14,10 +14,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sysexits.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +30,8 @@
 #define FACTORY_SANDBOX_BIN	"factory-sandbox"	/* pid 1 of a sandbox */
 
 __dead static void	usage(void);
+__dead static void	factoryd_fatal_start(const char *, ...)
+			    __attribute__((__format__ (printf, 1, 2)));
 static void		factoryd_sig(int, short, void *);
 static void		factoryd_shutdown(void);
 static void		factoryd_instance(const char *);
@@ -70,6 +74,26 @@ child_handler(enum factory_procid id)
 		if (child_handlers[i].id == id)
 			return (&child_handlers[i]);
 	return (NULL);
+}
+
+/*
+ * A start-up error that starting again cannot mend: the configuration,
+ * a child binary, the keys, the journal, or a kernel feature the
+ * sandbox needs.  EX_CONFIG, which the unit's RestartPreventExitStatus=
+ * names, so systemd stops and says "failed" instead of starting us
+ * every 5 s forever; fatalx(3)'s 1 is left to what may pass.
+ */
+__dead static void
+factoryd_fatal_start(const char *fmt, ...)
+{
+	char	 buf[1024];
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	log_warnx("%s", buf);
+	exit(EX_CONFIG);
 }
 
 __dead static void
@@ -120,7 +144,7 @@ main(int argc, char *argv[])
 
 	if (conf_parse(conffile, &conf, errbuf, sizeof(errbuf)) == -1) {
 		fprintf(stderr, "%s\n", errbuf);
-		exit(1);
+		exit(noaction ? 1 : EX_CONFIG);
 	}
 	if (noaction) {
 		if (verbose)
@@ -135,7 +159,7 @@ main(int argc, char *argv[])
 		errx(1, "need root privileges");
 	/* What even the root parent never needs, before anything else. */
 	if (parent_policy_apply(errbuf, sizeof(errbuf)) == -1)
-		errx(1, "policy: %s", errbuf);
+		factoryd_fatal_start("policy: %s", errbuf);
 	/* Reloads re-read it after daemon(3) changed directory. */
 	if ((abs = realpath(conffile, NULL)) == NULL)
 		err(1, "%s", conffile);
@@ -146,7 +170,7 @@ main(int argc, char *argv[])
 	/* Before anything is started: a binary we would not run stops us. */
 	if (factoryd_open_binaries(conf->libexec, env->binfd,
 	    &env->sandboxfd, errbuf, sizeof(errbuf)) == -1)
-		errx(1, "child binary %s", errbuf);
+		factoryd_fatal_start("child binary %s", errbuf);
 	sandbox_set_launcher(env->sandboxfd);
 	env->conf = conf;
 	env->conffile = conffile;
@@ -185,11 +209,11 @@ main(int argc, char *argv[])
 	/* Fail closed: no sandbox, no factoryd, but for explicit downgrades. */
 	if (sandbox_probe_downgrade(conf->sandbox_downgrade, errbuf,
 	    sizeof(errbuf)) == -1)
-		fatalx("sandbox: %s", errbuf);
+		factoryd_fatal_start("sandbox: %s", errbuf);
 	/* Overlayfs takes detached layers from 6.15: else attached first. */
 	if ((attach = disk_probe(sandbox_faked_missing("overlay-detached"),
 	    diskbuf, sizeof(diskbuf))) == -1)
-		fatalx("disk: %s", diskbuf);
+		factoryd_fatal_start("disk: %s", diskbuf);
 	sandbox_feature("idmapped-mounts", NULL);
 	if (attach)
 		sandbox_replaced("overlay-detached", "layers attached in a "
@@ -198,11 +222,12 @@ main(int argc, char *argv[])
 		sandbox_feature("overlay-detached", NULL);
 	log_info("sandbox: %s; kernel: %s", errbuf, sandbox_features_text());
 	if (mkkeys && keys_create(conf) == -1)
-		fatalx("keys: cannot create the missing keys");
+		factoryd_fatal_start("keys: cannot create the missing keys");
 	if (keys_load() == -1)
-		fatalx("keys: cannot start without the signing keys");
+		factoryd_fatal_start("keys: cannot start without the signing "
+		    "keys");
 	if (attempt_init(errbuf, sizeof(errbuf)) == -1)
-		fatalx("journal: %s", errbuf);
+		factoryd_fatal_start("journal: %s", errbuf);
 	factoryd_nofile(conf);
 	if (control_init(conf->socket) == -1)
 		fatalx("control socket %s: cannot listen", conf->socket);

@@ -37,7 +37,6 @@
 #include <sys/xattr.h>
 
 #include <linux/capability.h>
-#include <linux/openat2.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -50,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "beneath.h"
 #include "esc.h"
 #include "factoryd.h"
 #include "image.h"
@@ -303,19 +303,14 @@ static int
 setup_putinput(struct sha256_ctx *c, int dirfd, const char *path, char *err,
     size_t errlen)
 {
-	struct open_how	 how;
 	struct stat	 st;
 	char		 hex[SHA256_HEX_LEN + 1];
 	int		 fd;
 
-	memset(&how, 0, sizeof(how));
-	how.flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
-	    O_NONBLOCK;
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-	    RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
 	if (setup_putstr(c, path) == -1)
 		goto hash;
-	fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	fd = open_beneath_how(dirfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK,
+	    BENEATH_XDEV);
 	if (fd == -1 && (errno == ENOENT || errno == ENOTDIR))
 		return (setup_putstr(c, "missing") == -1 ? -1 : 0);
 	if (fd == -1) {

@@ -27,6 +27,7 @@
 
 #include <git2.h>
 
+#include "beneath.h"
 #include "conf.h"
 #include "factory.h"
 #include "gitcommon.h"
@@ -50,7 +51,6 @@ struct walk {
 static void	 reject(struct walk *, const char *, const char *, ...)
 		    __attribute__((__format__ (printf, 3, 4)));
 static int	 is_dotgit(const char *);
-static int	 open_beneath(int, const char *, int);
 static int	 same_file(int, const char *, const char *, size_t);
 static int	 read_names(int, char ***, size_t *);
 static void	 free_names(char **, size_t);
@@ -122,33 +122,6 @@ is_dotgit(const char *name)
 		if (name[i] != '.' && name[i] != ' ')
 			return (0);
 	return (1);
-}
-
-/* openat(2) of a relative path, refusing a symlink at every step. */
-static int
-open_beneath(int dirfd, const char *path, int flags)
-{
-	char	 buf[PATH_MAX], *p, *slash;
-	int	 fd = dirfd, next;
-
-	if (strlcpy(buf, path, sizeof(buf)) >= sizeof(buf)) {
-		errno = ENAMETOOLONG;
-		return (-1);
-	}
-	for (p = buf; (slash = strchr(p, '/')) != NULL; p = slash + 1) {
-		*slash = '\0';
-		next = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		    O_CLOEXEC);
-		if (fd != dirfd)
-			close(fd);
-		if (next == -1)
-			return (-1);
-		fd = next;
-	}
-	next = openat(fd, p, flags | O_NOFOLLOW | O_CLOEXEC);
-	if (fd != dirfd)
-		close(fd);
-	return (next);
 }
 
 /* 1 if path below dirfd is a regular file holding exactly want. */

@@ -2,9 +2,12 @@
 # make check-deb: the Debian package, installed into a fresh Debian 12
 # root made here by debootstrap from this machine's mirror.  Checks the
 # users, modes and conffile, the unit (systemd-analyze verify), starts
-# the installed factoryd with the unit's capability bounding set and
-# no_new_privs, runs one attempt with the installed factoryctl, then
-# purges and checks what must go and what must stay.
+# the installed factoryd as the installed unit would (unitns.sh below):
+# its capability bounding set, no_new_privs, its seccomp settings as
+# systemd 252 installs them (prog_unitenv.c, unitenv.sh) and its file
+# system settings in a mount namespace of the daemon's own, runs one
+# attempt with the installed factoryctl, then purges and checks what
+# must go and what must stay.
 #
 # Not a regress/*/run.sh: it needs the mirror and a few minutes, so
 # .ci/run calls it after make check.  Everything it mounts lives in a
@@ -107,12 +110,56 @@ title: "Greet the world"
 approval: auto
 MAN
 
-# The unit's capability bounding set, as setpriv(1) takes it.
-caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$top/debian/factory.factoryd.service" |
-    tr 'A-Z' 'a-z' | sed -e 's/cap_//g' -e 's/ /,+/g')
-[ -n "$caps" ] || { notok "unit: no CapabilityBoundingSet"; caps=all; }
+# The unit's seccomp settings: a static emulation, so the root needs
+# no libseccomp of the build's, and the settings read from the unit.
+if cc -O2 -static -D_GNU_SOURCE -o "$T/prog_unitenv" \
+    "$top/regress/deb/prog_unitenv.c" -lseccomp >"$T/cc.log" 2>&1; then
+	ok "prog_unitenv: the unit's seccomp settings, emulated"
+else
+	notok "prog_unitenv"; sed 's/^/# /' "$T/cc.log"
+fi
+cp "$top/regress/deb/unitenv.sh" "$T/unitenv.sh"
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$top/debian/factory.factoryd.service")
 echo "# bounding set: $caps"
 printf %s /var/lib/factory/regress | sha256sum | cut -c1-8 >"$T/instance"
+
+# The unit's file system settings, in the daemon's own mount namespace
+# (unshare --mount runs this), then the unit's others: unit, program.
+# A setting of these kinds the emulation does not know stops it.
+cat >"$T/unitns.sh" <<'NS'
+set -eu
+U=$1
+shift
+. /mnt/t/unitenv.sh
+ro() { [ ! -d "$1" ] || { mount --bind "$1" "$1" && mount -o remount,bind,ro "$1"; }; }
+for k in ProtectProc ProcSubset PrivateDevices PrivateNetwork \
+    ProtectKernelTunables ProtectControlGroups ReadOnlyPaths \
+    InaccessiblePaths TemporaryFileSystem BindPaths; do
+	! grep -q "^$k=" "$U" || { echo "unitns: $k= not emulated" >&2; exit 2; }
+done
+case $(sed -n 's/^ProtectSystem=//p' "$U") in
+full)	for d in /usr /boot /efi /etc; do ro "$d"; done ;;
+yes)	for d in /usr /boot /efi; do ro "$d"; done ;;
+"")	;;
+*)	echo "unitns: ProtectSystem= not emulated" >&2; exit 2 ;;
+esac
+case $(sed -n 's/^ProtectHome=//p' "$U") in
+read-only) for d in /home /root /run/user; do ro "$d"; done ;;
+"")	;;
+*)	echo "unitns: ProtectHome= not emulated" >&2; exit 2 ;;
+esac
+# Writable again below what was made read-only: a bind of its own,
+# which starts with its source's read-only flag.
+for p in $(sed -n 's/^ReadWritePaths=//p' "$U"); do
+	mount --bind "$p" "$p"
+	mount -o remount,bind,rw "$p"
+done
+if unitenv_yes "$U" PrivateTmp; then
+	mount -t tmpfs -o mode=1777 tmpfs /tmp
+	mount -t tmpfs -o mode=1777 tmpfs /var/tmp
+fi
+unitenv "$U" /mnt/t/prog_unitenv "$@"
+NS
 
 # Inside: its own mount and pid namespaces, so every mount and process
 # below ends with it.  The new root is pivoted to, not chroot(2)ed
@@ -120,7 +167,7 @@ printf %s /var/lib/factory/regress | sha256sum | cut -c1-8 >"$T/instance"
 # sandbox does.  This directory is seen there as /mnt/t.
 cat >"$T/inner.sh" <<'INNER'
 set -eu
-R=$1 T=$2 caps=$3
+R=$1 T=$2
 mount --bind "$R" "$R"
 mount -t proc proc "$R/proc"
 mount --rbind /sys "$R/sys"
@@ -131,12 +178,12 @@ mount --bind "$T" "$R/mnt/t"
 cd "$R"
 pivot_root . .oldroot
 exec /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-    LANG=C /bin/sh /mnt/t/stage2.sh "$caps"
+    LANG=C /bin/sh /mnt/t/stage2.sh
 INNER
 
 cat >"$T/stage2.sh" <<'INNER'
 set -u
-caps=$1 T=/mnt/t R=
+T=/mnt/t R=
 umount -l /.oldroot
 rmdir /.oldroot
 inroot() { "$@"; }
@@ -177,9 +224,9 @@ fi
 # The publication target belongs to the publisher (factoryd.conf(5)).
 chown -R _factoryp:_factoryp /srv/git/greeter-published.git /srv/git/pulls
 
-# The installed factoryd, as the unit starts it (-d -k), with the
-# unit's bounding set and no_new_privs.
-inroot setpriv --no-new-privs --bounding-set="-all,+$caps" \
+# The installed factoryd, as the installed unit starts it (-d -k).
+U=/lib/systemd/system/factoryd.service
+unshare --mount --propagation private sh /mnt/t/unitns.sh "$U" \
     /usr/sbin/factoryd -d -k -f /root/test.conf 2>"$T/factoryd.log" &
 pid=$!
 i=0
@@ -187,8 +234,25 @@ while ! inroot test -S /run/factoryd.sock && [ $i -lt 100 ]; do
 	kill -0 $pid 2>/dev/null || break
 	sleep 0.1; i=$((i + 1))
 done
-check "installed factoryd starts under the unit's bounding set" inroot \
+check "installed factoryd starts under the unit's settings" inroot \
     test -S /run/factoryd.sock
+# A mount of the daemon's: its options, and its type.
+mntopt() { awk -v m="$2" '$5 == m {o = $6} END {print o}' /proc/$1/mountinfo; }
+mnttype() { awk -v m="$2" '$5 == m {sub(/.* - /, ""); t = $1} END {print t}' /proc/$1/mountinfo; }
+check "it runs under the unit's filters and no_new_privs" sh -c \
+    "grep -q '^Seccomp:[[:space:]]*2' /proc/$pid/status &&
+     grep -q '^NoNewPrivs:[[:space:]]*1' /proc/$pid/status"
+check "its /usr is read-only (ProtectSystem=full)" sh -c \
+    "echo $(mntopt $pid /usr) | grep -q '^ro'"
+check "its /etc is read-only, its keys not (ReadWritePaths=)" sh -c \
+    "echo $(mntopt $pid /etc) | grep -q '^ro' &&
+     echo $(mntopt $pid /etc/factory/keys) | grep -q '^rw'"
+check "its /root is read-only (ProtectHome=read-only)" sh -c \
+    "echo $(mntopt $pid /root) | grep -q '^ro'"
+check "its /tmp is its own (PrivateTmp=yes)" \
+    [ "$(mnttype $pid /tmp)" = tmpfs ]
+check "its audit log reads /dev/kmsg (CAP_SYSLOG)" \
+    sh -c "! grep 'audit: /dev/kmsg' '$T/factoryd.log'"
 check "factoryd -k made the keys, 0600 and 0400" inroot sh -c \
     '[ "$(stat -c %a /etc/factory/keys/receipt.key)" = 600 ] &&
      [ "$(stat -c %a /etc/factory/keys/verifier.key)" = 400 ]'
@@ -235,7 +299,7 @@ check "purge: the users stay" inroot getent passwd _factoryw _factoryp
 INNER
 
 unshare --mount --pid --fork --propagation private \
-    sh "$T/inner.sh" "$R" "$T" "$caps" >"$T/inner.out" 2>&1 &
+    sh "$T/inner.sh" "$R" "$T" >"$T/inner.out" 2>&1 &
 INNER=$!
 wait "$INNER"
 INNER=""
