@@ -29,14 +29,15 @@ check() {	# name, command...
 		notok "$name"; tail -n 15 "$W/out" | diag; jtail 15; fi
 }
 fc() { timeout 600 factoryctl "$@"; }
-# Polls "$@" every half second for at most $1 seconds.
+# Polls "$@" every half second for at most $1 seconds of wall time
+# (each try may itself take seconds under emulation).
 waitfor() {
-	w=$(($1 * 2)); shift
-	while [ $w -gt 0 ]; do
+	end=$(($(date +%s) + $1)); shift
+	while :; do
 		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.5; w=$((w - 1))
+		[ "$(date +%s)" -lt $end ] || return 1
+		sleep 0.5
 	done
-	return 1
 }
 daemon_up() { systemctl is-active -q factoryd && fc status; }
 field() {	# id, field of `factoryctl show`
@@ -169,12 +170,12 @@ manifest sleep.yaml '["/bin/sleep", "3001"]' \
 pid=""
 if daemon_up >/dev/null 2>&1; then
 	id=$(fc submit sleep.yaml 2>&1 | head -n 1)
-	w=240
-	while [ $w -gt 0 ]; do
+	end=$(($(date +%s) + 180))
+	while [ "$(date +%s)" -lt $end ]; do
 		pid=$(pids_of /bin/sleep 3001 | head -n 1)
 		[ -n "$pid" ] && break
 		ended "$id" && break
-		sleep 0.5; w=$((w - 1))
+		sleep 0.5
 	done
 fi
 if [ -n "$pid" ]; then
@@ -284,7 +285,6 @@ cp /etc/factoryd.conf.dist /etc/factoryd.conf
 # --- recorded, not judged.
 systemd-analyze security --no-pager factoryd >"$W/sec" 2>&1
 grep -i 'overall exposure' "$W/sec" | diag
-grep '✗' "$W/sec" | awk '{print $2}' | tr '\n' ' ' | sed 's/^/missing: /' | diag
 check "systemd-analyze security factoryd recorded" grep -qi 'overall exposure' "$W/sec"
 
 say "# result at $(cut -d' ' -f1 /proc/uptime)s"
