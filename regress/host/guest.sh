@@ -39,7 +39,7 @@ waitfor() {
 		sleep 0.5
 	done
 }
-daemon_up() { systemctl is-active -q factoryd && fc status; }
+daemon_up() { systemctl is-active -q factoryd && timeout 60 factoryctl status; }
 nrestarts() { systemctl show -p NRestarts --value factoryd; }
 # Waits for the daemon to answer; gives up early once systemd had to
 # restart it (it exited: waiting longer shows nothing more).
