@@ -358,17 +358,26 @@ for v in $(ls "$IMG/kernels" | sed -n 's/^vmlinuz-//p' | sort -V); do
 	    -drive "file=$T/disk.img,if=virtio,format=raw,readonly=on" \
 	    >"$T/qemu.out" 2>&1 &
 	QEMU=$!
-	end=$((b0 + TIMEOUT))
+	# The result is in once the guest said "done"; it then has two
+	# minutes to power off.
+	end=$((b0 + TIMEOUT)) b1=""
 	while kill -0 "$QEMU" 2>/dev/null && [ "$(now)" -lt $end ]; do
+		if [ -z "$b1" ] && grep -aq "${PREFIX}done" "$log"; then
+			b1=$(now); end=$((b1 + 120))
+		fi
 		sleep 1
 	done
 	if kill -0 "$QEMU" 2>/dev/null; then
 		kill -KILL "$QEMU"
-		echo "# $label: killed after ${TIMEOUT}s"
+		if [ -n "$b1" ]; then
+			echo "# $label: no power-off $((end - b1))s after the result: killed"
+		else
+			echo "# $label: killed after ${TIMEOUT}s"
+		fi
 	fi
 	wait "$QEMU" 2>/dev/null
 	QEMU=""
-	b1=$(now)
+	[ -n "$b1" ] || b1=$(now)
 	# systemd forwards the test's lines to the console after a
 	# timestamp and the unit's name: the prefix marks where they start.
 	tr -d '\r' <"$log" | sed -n "s/.*$PREFIX//p" >"$log.txt"
