@@ -362,7 +362,7 @@ for v in $(ls "$IMG/kernels" | sed -n 's/^vmlinuz-//p' | sort -V); do
 	# minutes to power off.
 	end=$((b0 + TIMEOUT)) b1=""
 	while kill -0 "$QEMU" 2>/dev/null && [ "$(now)" -lt $end ]; do
-		if [ -z "$b1" ] && grep -aq "${PREFIX}done" "$log"; then
+		if [ -z "$b1" ] && grep -aq "${PREFIX}done" "$log" 2>/dev/null; then
 			b1=$(now); end=$((b1 + 120))
 		fi
 		sleep 1

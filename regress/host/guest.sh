@@ -184,6 +184,30 @@ else
 	notok "an attempt published (factoryd is not running)"
 fi
 
+# Diagnosis only, when that attempt failed under the unit: the same
+# attempt with the unit's seccomp-based settings switched off by a
+# drop-in, one and then both, names which of them it fails for (and
+# what fails next).  No TAP lines: a passing run never comes here.
+probe() {	# drop-in lines...
+	mkdir -p /etc/systemd/system/factoryd.service.d
+	printf '[Service]\n' >/etc/systemd/system/factoryd.service.d/probe.conf
+	for l; do echo "$l" >>/etc/systemd/system/factoryd.service.d/probe.conf; done
+	systemctl daemon-reload
+	systemctl restart factoryd
+	daemon_wait $upwait || { say "# with $*: factoryd is not running"; return; }
+	pr=$(attempt pub.yaml probe.out)
+	say "# with $*: $pr $(sed -n 's/^state: //p' probe.out | tail -n 1)" \
+	    "$(sed -n 's/^reason: //p' probe.out | tail -n 1)"
+}
+if daemon_up >/dev/null 2>&1 && ! grep -q '^state: published' pub.out; then
+	probe RestrictSUIDSGID=no
+	probe RestrictSUIDSGID=no ProtectHostname=no
+	rm -f /etc/systemd/system/factoryd.service.d/probe.conf
+	systemctl daemon-reload
+	systemctl restart factoryd
+	daemon_wait $upwait
+fi
+
 # --- a running agent: its cgroup and limits, then cancel.
 manifest sleep.yaml '["/bin/sleep", "3001"]' \
     '{wall: 10m, cpu: 5m, memory: 256M, pids: 64}'
