@@ -117,7 +117,7 @@ endif
 BENCH_SRCS	= $(wildcard bench/*.c)
 BENCH_PROGS	= $(BENCH_SRCS:%.c=$(O)/%)
 
-.PHONY: FORCE all tests deps check check-unit check-asan check-lint deb check-deb check-regress \
+.PHONY: FORCE all tests deps check check-unit check-asan check-lint deb check-deb check-host check-regress \
 	demo install clean bench fuzz fuzz-build fuzz-progs
 
 all: $(PROGS:%=$(O)/%)
@@ -212,6 +212,11 @@ deb: deps
 
 check-deb: deb
 	DEB=$(DEB) sh regress/deb/check.sh
+
+# check-host boots the package on Debian's kernels under qemu, systemd
+# as pid 1 and pure cgroup v2 (regress/host/check.sh says which).
+check-host: deb
+	DEB=$(DEB) sh regress/host/check.sh
 
 check-lint:
 	mandoc -Tlint -Wwarning man/*.[0-9]
