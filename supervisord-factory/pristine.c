@@ -73,6 +73,7 @@ static int	 pristine_scan(struct pristine_ent **, size_t *);
 static int	 pristine_entcmp(const void *, const void *);
 static int	 pristine_held(pid_t, const char *, const char *, char *,
 		    size_t);
+static int	 pristine_tasks_hold(pid_t, const char *, char *, size_t);
 static int	 pristine_unheld(const char *, char *, size_t);
 static int	 pristine_modes(int, int, char *, size_t);
 static int	 pristine_seal(const char *, char *, size_t);
@@ -290,10 +291,55 @@ pristine_held(pid_t pid, const char *what, const char *tmp, char *why,
 }
 
 /*
+ * Does a thread of pid hold anything of tmp: a descriptor, or its
+ * working directory?  A thread need not share its process's table of
+ * descriptors or its working directory (clone without CLONE_FILES or
+ * CLONE_FS), so each is looked at.  1 with why, 0, -1 with why.
+ */
+static int
+pristine_tasks_hold(pid_t pid, const char *tmp, char *why, size_t whylen)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		 dir[64], what[64], link[PATH_MAX];
+	size_t		 tlen = strlen(tmp);
+	ssize_t		 n;
+	int		 rc = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	if ((d = opendir(dir)) == NULL) {
+		if (errno == ENOENT || errno == ESRCH)
+			return (0);	/* gone: it holds nothing */
+		snprintf(why, whylen, "%s: %s", dir, strerror(errno));
+		return (-1);
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(what, sizeof(what), "task/%.20s/fd", de->d_name);
+		if ((rc = pristine_held(pid, what, tmp, why, whylen)) != 0)
+			break;
+		snprintf(what, sizeof(what), "%s/%.20s/cwd", dir, de->d_name);
+		if ((n = readlink(what, link, sizeof(link) - 1)) <= 0)
+			continue;
+		link[n] = '\0';
+		if (strncmp(link, tmp, tlen) == 0 && (link[tlen] == '\0' ||
+		    link[tlen] == '/')) {
+			snprintf(why, whylen, "a worker thread's working "
+			    "directory is %s", link);
+			rc = 1;
+		}
+	}
+	closedir(d);
+	return (rc);
+}
+
+/*
  * The worker is done with tmp, whose top is already out of its reach
- * (root's, 0700): it must hold nothing of it either, no descriptor, no
- * mapping, no working directory, or it could write the tree after it
- * was checked.  It is stopped while it is looked at, so that it cannot
+ * (root's, 0700): it must hold nothing of it either, no descriptor (of
+ * any thread), no mapping, no working directory, or it could write the
+ * tree after it was checked.  (It may not fork, nor use io_uring, whose
+ * registered files /proc would not show: its seccomp filter.)  It is stopped while it is looked at, so that it cannot
  * move a descriptor past the look; a worker that cannot be stopped or
  * looked at fails the tree.
  */
@@ -302,8 +348,6 @@ pristine_unheld(const char *tmp, char *why, size_t whylen)
 {
 	struct child	*c;
 	siginfo_t	 si;
-	char		 link[PATH_MAX], path[64];
-	ssize_t		 n;
 	int		 rc;
 
 	if ((c = proc_find(PROC_WORKER, 0)) == NULL || c->pid <= 0)
@@ -315,17 +359,8 @@ pristine_unheld(const char *tmp, char *why, size_t whylen)
 	while (waitid(P_PID, c->pid, &si, WSTOPPED | WEXITED | WNOWAIT) ==
 	    -1 && errno == EINTR)
 		;
-	if ((rc = pristine_held(c->pid, "fd", tmp, why, whylen)) == 0)
+	if ((rc = pristine_tasks_hold(c->pid, tmp, why, whylen)) == 0)
 		rc = pristine_held(c->pid, "map_files", tmp, why, whylen);
-	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)c->pid);
-	if (rc == 0 && (n = readlink(path, link, sizeof(link) - 1)) > 0) {
-		link[n] = '\0';
-		if (strncmp(link, tmp, strlen(tmp)) == 0) {
-			snprintf(why, whylen, "the worker's working "
-			    "directory is %s", link);
-			rc = 1;
-		}
-	}
 	(void)kill(c->pid, SIGCONT);
 	if (rc == 1)
 		errno = EBUSY;
