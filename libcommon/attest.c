@@ -429,13 +429,17 @@ path_str(json_t *o, const char *a, const char *b, const char *c)
 	return (json_string_value(o));
 }
 
-/* The summary names the provenance by its payload digest. */
+/*
+ * The summary names the provenance by its payload digest; a PASSED one
+ * names the baseline tree the verifier checked the validation's tree
+ * against (its policy's annotations), which no other party made.
+ */
 static int
 check_vsa(struct attest_env *vsa, struct attest_env *prov,
     struct attest_summary *s, char *err, size_t errlen)
 {
 	json_t		*p, *in;
-	const char	*res, *d;
+	const char	*res, *d, *bt;
 
 	p = json_object_get(vsa->statement, "predicate");
 	res = json_string_value(json_object_get(p, "verificationResult"));
@@ -454,6 +458,20 @@ check_vsa(struct attest_env *vsa, struct attest_env *prov,
 		    "of this file (sha256 %s)", prov->digest);
 		return (-1);
 	}
+	bt = path_str(p, "policy", "annotations", "baselineTree");
+	if (bt != NULL && (strlen(bt) != 40 || strspn(bt,
+	    "0123456789abcdef") != 40)) {
+		errfmt(err, errlen, "policy.annotations.baselineTree: not a "
+		    "tree id");
+		return (-1);
+	}
+	if (bt == NULL && strcmp(res, "PASSED") == 0) {
+		errfmt(err, errlen, "policy.annotations.baselineTree: a "
+		    "PASSED summary names the baseline tree it checked");
+		return (-1);
+	}
+	strlcpy(s->baseline_tree, bt != NULL ? bt : "",
+	    sizeof(s->baseline_tree));
 	return (0);
 }
 
@@ -632,9 +650,10 @@ void
 attest_summary_str(const struct attest_summary *s, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s: %zu envelopes, provenance by %s, "
-	    "verification %s by %s, commit %s", strcmp(s->result,
+	    "verification %s by %s, commit %s%s%s", strcmp(s->result,
 	    "PASSED") == 0 ? "OK" : "FAILED", s->count, s->builder_key,
-	    s->result, s->verifier_key, s->commit);
+	    s->result, s->verifier_key, s->commit, s->baseline_tree[0] !=
+	    '\0' ? ", baseline tree " : "", s->baseline_tree);
 }
 
 int

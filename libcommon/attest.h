@@ -75,6 +75,7 @@ struct attest_summary {
 	char		 result[8];		/* PASSED or FAILED */
 	char		 commit[41];
 	char		 tree[41];
+	char		 baseline_tree[41];	/* the verifier checked */
 	char		 bundle[SHA256_HEX_LEN + 1];
 	char		 builder_key[CRYPTO_FP_SIZE];
 	char		 verifier_key[CRYPTO_FP_SIZE];

@@ -212,6 +212,19 @@ enum imsg_type {
 
 	/* client -> parent (read-only socket too): attestations */
 	IMSG_CTL_ATTEST,	/* attempt id: its attestations (attest.h) */
+
+	/*
+	 * parent -> verifier, before IMSG_VERIFY: no payload, the
+	 * baseline's pristine checkout (the validation tree's lower
+	 * layer, which the worker made) as a directory fd, to be checked
+	 * against the baseline's tree before it is used
+	 */
+	IMSG_VERIFY_PRISTINE,
+	/*
+	 * parent -> verifier: MSG_PCHECK and the pristine tree's fd,
+	 * before the first attempt uses it; verifier: MSG_PCHECKED
+	 */
+	IMSG_PRISTINE_CHECK,
 	IMSG_MAX
 };
 

@@ -265,7 +265,23 @@ static const struct field f_diffed[] = {
 	OSTR(struct msg_diffed, error, C_ESC),
 };
 
+static const struct field f_pcheck[] = {
+	STR(struct msg_pcheck, id, C_ID),
+	STR(struct msg_pcheck, repo, C_ABS),
+	STR(struct msg_pcheck, baseline, C_HEX40),
+};
+
+static const struct field f_pchecked[] = {
+	STR(struct msg_pchecked, id, C_ID),
+	STR(struct msg_pchecked, baseline, C_HEX40),
+	OSTR(struct msg_pchecked, tree, C_HEX40),
+	BOOL(struct msg_pchecked, same),
+	BOOL(struct msg_pchecked, differs),
+	OSTR(struct msg_pchecked, error, C_ESC),
+};
+
 static int	check_resolved(const void *, char *, size_t);
+static int	check_pchecked(const void *, char *, size_t);
 static int	check_result(const void *, char *, size_t);
 static int	check_verdict(const void *, char *, size_t);
 static int	check_verify(const void *, char *, size_t);
@@ -298,6 +314,10 @@ static const struct msgdesc descs[MSG_KIND_MAX] = {
 	[MSG_DIFF] = DESC("DIFF", struct msg_diff, f_diff, NULL),
 	[MSG_DIFFED] = DESC("DIFF (answer)", struct msg_diffed, f_diffed,
 	    NULL),
+	[MSG_PCHECK] = DESC("PRISTINE_CHECK", struct msg_pcheck, f_pcheck,
+	    NULL),
+	[MSG_PCHECKED] = DESC("PRISTINE_CHECK (answer)", struct msg_pchecked,
+	    f_pchecked, check_pchecked),
 };
 
 static int
@@ -829,6 +849,21 @@ check_result(const void *st, char *err, size_t errlen)
 	    m->tree[0] == '\0' || m->bundle_sha256[0] == '\0'))
 		return (merr(err, errlen, "no reject and no commit, tree or "
 		    "bundle"));
+	return (0);
+}
+
+/* The same tree, named; or not, with why; never both. */
+static int
+check_pchecked(const void *st, char *err, size_t errlen)
+{
+	const struct msg_pchecked	*m = st;
+
+	if (m->same && (m->differs || m->tree[0] == '\0' ||
+	    m->error[0] != '\0'))
+		return (merr(err, errlen, "same, yet differs, without a tree "
+		    "or with an error"));
+	if (!m->same && m->error[0] == '\0')
+		return (merr(err, errlen, "not the same, and no why"));
 	return (0);
 }
 

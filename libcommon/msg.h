@@ -57,6 +57,8 @@ enum msg_kind {
 	MSG_PUBLISHED,		/* publisher -> parent */
 	MSG_DIFF,		/* parent -> worker, IMSG_DIFF: a result's diff */
 	MSG_DIFFED,		/* worker -> parent, IMSG_DIFF */
+	MSG_PCHECK,		/* parent -> verifier, IMSG_PRISTINE_CHECK */
+	MSG_PCHECKED,		/* verifier -> parent, IMSG_PRISTINE_CHECK */
 	MSG_KIND_MAX
 };
 
@@ -299,6 +301,26 @@ struct msg_diffed {
 	char		*patch;			/* escaped */
 	uint64_t	 bytes;
 	int		 truncated;
+	char		 error[MSG_ESC_MAX];	/* escaped */
+};
+
+/*
+ * A pristine checkout (its fd comes with it) to be compared with the
+ * baseline's tree before an attempt uses it; the verifier's answer.
+ */
+struct msg_pcheck {
+	char		 id[ATTEMPT_ID_MAX];	/* the attempt waiting */
+	char		 repo[PATH_MAX];	/* absolute */
+	char		 baseline[MSG_HEX40];
+};
+
+/* same: the tree is the baseline's; error says where not, or why. */
+struct msg_pchecked {
+	char		 id[ATTEMPT_ID_MAX];
+	char		 baseline[MSG_HEX40];
+	char		 tree[MSG_HEX40];	/* "" if the tree was not found */
+	int		 same;
+	int		 differs;		/* 0 with error: could not tell */
 	char		 error[MSG_ESC_MAX];	/* escaped */
 };
 

@@ -63,6 +63,8 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 		{
 			{ "$state/verify", "rwc" },	/* scratch repositories */
 			{ "$repos", "r" },		/* baselines */
+			/* Below the pristine fd: checked against the tree. */
+			{ "$state/pristine", "r" },
 			{ "$verifier_key", "r" },	/* signing key */
 			/* Below the rootfs fd: the toolchain, hashed again. */
 			{ "$state/images", "?r" },

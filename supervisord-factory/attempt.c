@@ -45,6 +45,11 @@ static void	attempt_collect(struct attempt *);
 static int	attempt_cleanup_sandboxes(struct attempt *);
 static int	attempt_held_by_worker(struct attempt *);
 static void	attempt_start_agent(struct attempt *);
+static int	attempt_baseline_checked(struct attempt *, char *, size_t);
+static int	attempt_pchecked(struct child *, struct attempt *,
+		    const struct msg_pchecked *, char *, size_t);
+static struct child *verifier_free(void);
+static int	child_index(struct child *);
 static void	attempt_new_lease(struct attempt *, const char *);
 static void	attempt_verify(struct attempt *);
 static void	attempt_publish(struct attempt *);
@@ -1044,6 +1049,9 @@ attempt_schedule(void)
 			attempt_verify(a);
 		if (a->state == AS_PUBLISHING && !a->publish_sent)
 			attempt_publish(a);
+		if (a->state == AS_READY && a->pcheck == 1 &&
+		    a->verifier == NULL)
+			attempt_start_agent(a);
 	}
 	/* What the journal keeps in reserve is for ending, not starting. */
 	if (!journal_reserve_held(env->journal)) {
@@ -1244,6 +1252,110 @@ attempt_pristine(struct attempt *a, char *err, size_t errlen)
 	return (0);
 }
 
+/*
+ * Before a's agent (or its setup) takes the pristine tree as its
+ * baseline: a verifier must have found it to be the baseline's tree
+ * (its mark, pristine.c).  1: it has; 0: a verifier checks it now, or
+ * will (attempt_schedule), and a goes on when it answers; -1 with err.
+ */
+static int
+attempt_baseline_checked(struct attempt *a, char *err, size_t errlen)
+{
+	struct conf_repo	*repo;
+	struct attempt		*b;
+	struct msg_pcheck	 m;
+	struct child		*v;
+	char			 path[PATH_MAX], tree[41];
+	int			 fd;
+
+	switch (pristine_checked(a->repo, a->baseline, tree)) {
+	case 1:
+		a->pcheck = 0;
+		return (1);
+	case -1:
+		snprintf(err, errlen, "pristine tree of %s: check mark: %s",
+		    a->baseline, strerror(errno));
+		return (-1);
+	}
+	if (a->pcheck == 2)
+		return (0);
+	a->pcheck = 1;
+	TAILQ_FOREACH(b, &env->attempts, entry)
+		if (b != a && b->pcheck == 2 && strcmp(b->repo, a->repo) ==
+		    0 && strcmp(b->baseline, a->baseline) == 0)
+			return (0);	/* on its way, for both */
+	if (a->pchecks >= 3) {
+		snprintf(err, errlen, "pristine tree of %s: no verifier "
+		    "answered, three times", a->baseline);
+		return (-1);
+	}
+	if ((v = verifier_free()) == NULL || (repo = attempt_repo(a)) == NULL)
+		return (0);
+	if (pristine_path(a->repo, a->baseline, "", path, sizeof(path)) ==
+	    -1 || (fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "pristine tree %s: %s", path,
+		    strerror(errno));
+		return (-1);
+	}
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, a->id, sizeof(m.id));
+	strlcpy(m.repo, repo->path, sizeof(m.repo));
+	strlcpy(m.baseline, a->baseline, sizeof(m.baseline));
+	if (msg_compose(&v->iev, IMSG_PRISTINE_CHECK, MSG_PCHECK, fd, &m,
+	    err, errlen) == -1)
+		return (-1);
+	a->verifier = v;
+	env->busy[child_index(v)] = a;
+	a->pcheck = 2;
+	a->pchecks++;
+	log_info("%s: pristine %s/%s: checked by verifier pid %d before its "
+	    "first use", a->id, a->repo, a->baseline, (int)v->pid);
+	return (0);
+}
+
+/*
+ * The verifier's answer: the pristine tree is the baseline's (marked,
+ * and a goes on), or it is not (evicted, a fails), or it could not
+ * tell (a fails).  The verifier served its one request.
+ */
+static int
+attempt_pchecked(struct child *c, struct attempt *a,
+    const struct msg_pchecked *m, char *why, size_t whylen)
+{
+	if (a->pcheck != 2 || a->verifier != c ||
+	    strcmp(m->baseline, a->baseline) != 0) {
+		snprintf(why, whylen, "PRISTINE_CHECK answer out of turn");
+		return (-1);
+	}
+	env->busy[child_index(c)] = NULL;
+	a->verifier = NULL;
+	a->pcheck = 0;
+	c->recycle = 1;		/* it exits after one answer */
+	if (m->differs) {
+		pristine_poisoned(a, m->error);
+		attempt_fail(a, "failed", "baseline: pristine tree of %s is "
+		    "not its tree %s: %s (evicted)", a->baseline, m->tree,
+		    m->error);
+		return (0);
+	}
+	if (!m->same) {
+		attempt_fail(a, "failed", "baseline: pristine tree of %s not "
+		    "checked: %s", a->baseline, m->error);
+		return (0);
+	}
+	if (pristine_mark_checked(a->repo, a->baseline, m->tree) == -1) {
+		attempt_fail(a, "failed", "baseline: pristine tree of %s: "
+		    "cannot mark it checked: %s", a->baseline,
+		    strerror(errno));
+		return (0);
+	}
+	log_info("%s: pristine %s/%s is the baseline's tree %s", a->id,
+	    a->repo, a->baseline, m->tree);
+	attempt_start_agent(a);
+	return (0);
+}
+
 /* The setup entry's outputs for a's trees, or NULL without a setup. */
 static const char *
 attempt_setup_lower(struct attempt *a, char *buf, size_t len)
@@ -1381,6 +1493,18 @@ attempt_start_agent(struct attempt *a)
 	int		 i;
 
 	snprintf(tree, sizeof(tree), "%s/tree", a->dir);
+	/* No byte of the worker's reaches the agent unchecked. */
+	if (attempt_pristine(a, err, sizeof(err)) == -1) {
+		attempt_fail(a, "failed", "%s", err);
+		return;
+	}
+	switch (attempt_baseline_checked(a, err, sizeof(err))) {
+	case -1:
+		attempt_fail(a, "failed", "baseline: %s", err);
+		return;
+	case 0:
+		return;		/* when a verifier answers */
+	}
 	if (a->m->setup != NULL && !a->setup_ready) {
 		if (a->run != NULL)
 			return;		/* setup runs */
@@ -1716,7 +1840,7 @@ attempt_verify(struct attempt *a)
 	size_t			 len;
 	uid_t			 vuid;
 	uint64_t		 bytes;
-	int			 bfd, lfd, rfd;
+	int			 bfd, lfd, rfd, pfd;
 
 	if ((v = verifier_free()) == NULL)
 		return;		/* when one says HELLO */
@@ -1828,6 +1952,18 @@ attempt_verify(struct attempt *a)
 			imsgev_compose(&v->iev, IMSG_VERIFY_ROOTFS, 0, 0, rfd,
 			    NULL, 0);
 	}
+	/*
+	 * The validation tree's lower layer, which the worker made: the
+	 * verifier checks it against the baseline's tree before using it.
+	 * Without it, the verifier finds that it has nothing to check.
+	 */
+	if (pristine_path(a->repo, a->baseline, "", path, sizeof(path)) ==
+	    -1 || (pfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		log_warn("%s: pristine tree %s", a->id, path);
+	else
+		imsgev_compose(&v->iev, IMSG_VERIFY_PRISTINE, 0, 0, pfd,
+		    NULL, 0);
 	imsgev_compose(&v->iev, IMSG_VERIFY, 0, 0, bfd, s, len);
 	free(s);
 	log_info("%s: verifying, verifier pid %d", a->id, (int)v->pid);
@@ -2226,6 +2362,7 @@ union child_msg {
 	struct msg_verdict	 verdict;
 	struct msg_published	 published;
 	struct msg_diffed	 diffed;
+	struct msg_pchecked	 pchecked;
 };
 
 static int
@@ -2251,6 +2388,8 @@ child_msg_kind(struct child *c, uint32_t type, enum msg_kind *k)
 			*k = MSG_VALIDATE_REQ;
 		else if (type == IMSG_VERDICT)
 			*k = MSG_VERDICT;
+		else if (type == IMSG_PRISTINE_CHECK)
+			*k = MSG_PCHECKED;
 		else if (type == IMSG_ERROR)
 			*k = MSG_ERROR;
 		else
@@ -2349,6 +2488,16 @@ verdict_consistent(const char *line, char *err, size_t errlen)
 		    "passed validation", (long long)json_integer_value(n));
 		goto done;
 	}
+	/* Validated on a baseline the verifier found to be its tree. */
+	v = json_object_get(facts, "baseline_tree");
+	if (json_is_true(acc) && (!json_is_string(json_object_get(v,
+	    "pristine")) || strcmp(json_string_value(json_object_get(v,
+	    "pristine")), "same") != 0 || !json_is_string(json_object_get(v,
+	    "tree")))) {
+		snprintf(err, errlen, "accepted without its baseline tree "
+		    "checked");
+		goto done;
+	}
 	if (json_is_false(acc) && (!json_is_string(v = json_object_get(facts,
 	    "reason")) || !esc_valid(json_string_value(v)))) {
 		snprintf(err, errlen, "rejected without a reason");
@@ -2388,6 +2537,29 @@ verdict_environment(struct attempt *a, const char *line, char *err,
 	json_decref(want);
 	json_decref(r);
 	return (ret);
+}
+
+/*
+ * A verifier that found the pristine tree under the validation not to
+ * be the baseline's tree: the cache entry is poisoned, and goes before
+ * another attempt takes it as its baseline.
+ */
+static void
+verdict_pristine(struct attempt *a, const char *line)
+{
+	json_t		*r, *facts;
+	json_error_t	 jerr;
+	const char	*p;
+
+	if ((r = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL)
+		return;
+	facts = json_object_get(r, "facts");
+	p = json_string_value(json_object_get(json_object_get(facts,
+	    "baseline_tree"), "pristine"));
+	if (p != NULL && strcmp(p, "differs") == 0)
+		pristine_poisoned(a, json_string_value(json_object_get(facts,
+		    "reason")));
+	json_decref(r);
 }
 
 static void
@@ -2451,6 +2623,7 @@ verifier_verdict(struct child *c, struct attempt *a,
 	c->recycle = 1;		/* it exits after one verdict */
 	if (attempt_commit(a, line, NULL) == -1)
 		return (0);
+	verdict_pristine(a, line);
 	crashpoint("parent:after-verdict");
 	attempt_verdict_next(a);
 	return (0);
@@ -2470,7 +2643,7 @@ verifier_msg(struct child *c, enum msg_kind k, union child_msg *m,
 	int		 idx = child_index(c);
 
 	id = k == MSG_VALIDATE_REQ ? m->validate_req.id : k == MSG_VERDICT ?
-	    m->verdict.id : m->error.id;
+	    m->verdict.id : k == MSG_PCHECKED ? m->pchecked.id : m->error.id;
 	if ((a = env->busy[idx]) == NULL || strcmp(a->id, id) != 0) {
 		snprintf(why, whylen, "%s for %s, not what it was given",
 		    msg_kind_name(k), id);
@@ -2501,6 +2674,8 @@ verifier_msg(struct child *c, enum msg_kind k, union child_msg *m,
 		return (0);
 	case MSG_VERDICT:
 		return (verifier_verdict(c, a, &m->verdict, why, whylen));
+	case MSG_PCHECKED:
+		return (attempt_pchecked(c, a, &m->pchecked, why, whylen));
 	case MSG_ERROR:
 		env->busy[idx] = NULL;
 		a->verifier = NULL;
@@ -2683,6 +2858,12 @@ verifier_lost(struct child *c)
 		/* Its validation run goes with it. */
 		a->run->cancelled = 1;
 		run_kill(a->run);
+	}
+	if (a->pcheck == 2) {
+		log_info("%s: verifier died checking the baseline; again",
+		    a->id);
+		a->pcheck = 1;		/* attempt_schedule() asks again */
+		return;
 	}
 	if (a->state == AS_VERIFYING && a->verifies >= 3)
 		attempt_fail(a, "failed", "verifier died, three times");

@@ -203,6 +203,12 @@ struct attempt {
 	int			 reverify;	/* verify again, a fresh verifier */
 	int			 redrives;	/* leases granted after the first */
 	int			 verifies;	/* verifications started */
+	/*
+	 * Its baseline's pristine tree, before the first attempt uses it:
+	 * 1 waits for a verifier to check it, 2 is being checked.
+	 */
+	int			 pcheck;
+	int			 pchecks;	/* checks started */
 	struct event		 retry_ev;	/* teardown retries */
 	int			 retry_set;
 	uint64_t		 disk;		/* bytes, journaled at allocation */
@@ -555,6 +561,9 @@ int	 pristine_prepare(struct attempt *, char *, size_t, char *, size_t);
 void	 pristine_touch(const char *, const char *);
 int	 pristine_commit(struct attempt *, const char *, char *, size_t);
 void	 pristine_drop_tmp(struct attempt *);
+void	 pristine_poisoned(struct attempt *, const char *);
+int	 pristine_checked(const char *, const char *, char [41]);
+int	 pristine_mark_checked(const char *, const char *, const char *);
 int	 pristine_in_use(const char *, const char *);
 int	 pristine_remove(const char *, const char *);
 void	 pristine_evict(void);

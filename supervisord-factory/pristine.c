@@ -9,10 +9,23 @@
  * cold checkout is made by the worker into COMMIT.ID, a directory of
  * the worker's that this attempt alone uses, its index as COMMIT.ID/.git
  * (no tree can hold that name); when the worker says READY, the parent
- * moves the index out, makes every entry root's (refusing any the
- * worker did not make, or with a second name) and renames it to COMMIT.  Root's, and reached by
- * the attempts only through a read-only idmapped clone, it cannot be
- * written by the agent, the verifier or the worker.  Two attempts that
+ * moves the index out, seals it (pristine_seal: no handle of the
+ * worker's left on it, every entry root's, git's modes) and renames it
+ * to COMMIT.  Root's, and reached by the attempts only through a
+ * read-only idmapped clone, it cannot be written by the agent, the
+ * verifier or the worker.
+ *
+ * The worker is assumed compromisable, so its checkout is never taken
+ * on its word: the verifier compares every entry of the tree with the
+ * baseline's tree before a validation runs on it (verifier/vtree.c),
+ * and a tree it finds poisoned is evicted (pristine_poisoned).
+ *
+ * The cache is no more readable than the repositories it comes from:
+ * COMMIT is root's, 0750, its group root's too, and one ACL entry lets
+ * the verifier's group in (the one role that reads it as itself; the
+ * attempts see it through their idmapped view, which maps root's ids
+ * alone: a group of another id there would leave root no override).
+ * COMMIT.index is 0640 the worker's group, COMMIT.size 0600.  Two attempts that
  * check out the same commit at once both make one; the first renamed
  * wins and the other is removed: no attempt ever waits for another.
  *
@@ -23,12 +36,16 @@
  */
 #include <sys/types.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
 
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +71,13 @@ static int	 pristine_sum(const char *, const struct stat *, int,
 		    struct FTW *);
 static int	 pristine_scan(struct pristine_ent **, size_t *);
 static int	 pristine_entcmp(const void *, const void *);
+static int	 pristine_held(pid_t, const char *, const char *, char *,
+		    size_t);
+static int	 pristine_tasks_hold(pid_t, const char *, char *, size_t);
+static int	 pristine_unheld(const char *, char *, size_t);
+static int	 pristine_modes(int, int, char *, size_t);
+static int	 pristine_seal(const char *, char *, size_t);
+static int	 pristine_acl(int, gid_t);
 
 static int
 pristine_hex40(const char *s)
@@ -107,8 +131,12 @@ pristine_prepare(struct attempt *a, char *tmp, size_t tmplen, char *err,
 		snprintf(err, errlen, "%s: pristine path too long", a->repo);
 		return (-1);
 	}
-	/* Whatever a lost worker left of our own checkout goes. */
-	if (fs_remove_tree(tmp) == -1 || fs_mkdir_owned(tmp, 0755,
+	/*
+	 * Whatever a lost worker left of our own checkout goes.  The new
+	 * one is the worker's alone while it writes it (item: no other
+	 * local user reads a restricted repository through it).
+	 */
+	if (fs_remove_tree(tmp) == -1 || fs_mkdir_owned(tmp, 0700,
 	    env->conf->users[PROC_WORKER].uid,
 	    env->conf->users[PROC_WORKER].gid) == -1) {
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
@@ -182,8 +210,9 @@ pristine_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 	if (fd != -1) {
 		if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
 		    st.st_uid != env->conf->users[PROC_WORKER].uid ||
-		    st.st_nlink != 1 || fchown(fd, 0, 0) == -1 ||
-		    fchmod(fd, 0644) == -1 || rename(tindex, index) == -1) {
+		    st.st_nlink != 1 || fchown(fd, 0,
+		    env->conf->users[PROC_WORKER].gid) == -1 ||
+		    fchmod(fd, 0640) == -1 || rename(tindex, index) == -1) {
 			close(fd);
 			snprintf(err, errlen, "%s: not the worker's index, or "
 			    "cannot be made root's", tindex);
@@ -191,8 +220,7 @@ pristine_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 		}
 		close(fd);
 	}
-	if (fs_chown_tree(tmp, env->conf->users[PROC_WORKER].uid, 0, 0, err,
-	    errlen) == -1)
+	if (pristine_seal(tmp, err, errlen) == -1)
 		return (-1);
 	pristine_walked = 0;
 	if (nftw(tmp, pristine_sum, 16, FTW_PHYS | FTW_MOUNT) == -1) {
@@ -202,20 +230,372 @@ pristine_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 	n = snprintf(buf, sizeof(buf), "%llu\n",
 	    (unsigned long long)pristine_walked);
 	if ((fd = open(size, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
-	    O_CLOEXEC, 0644)) == -1 || write(fd, buf, n) != n) {
+	    O_CLOEXEC, 0600)) == -1 || write(fd, buf, n) != n) {
 		snprintf(err, errlen, "%s: %s", size, strerror(errno));
 		if (fd != -1)
 			close(fd);
 		return (-1);
 	}
 	close(fd);
-	if (rename(tmp, path) == -1) {
+	/* A mark left of an earlier tree never vouches for this one. */
+	if (pristine_path(a->repo, a->baseline, ".checked", index,
+	    sizeof(index)) == -1 || (unlink(index) == -1 && errno != ENOENT) ||
+	    rename(tmp, path) == -1) {
 		snprintf(err, errlen, "rename %s: %s", tmp, strerror(errno));
 		return (-1);
 	}
 	log_info("%s: pristine %s/%s: %llu bytes", a->id, a->repo,
 	    a->baseline, (unsigned long long)pristine_walked);
 	pristine_evict();
+	return (0);
+}
+
+/*
+ * Does process pid hold, in the /proc/pid/what directory of links (fd,
+ * map_files), anything at or below tmp?  1 with why, 0, -1 with why.
+ */
+static int
+pristine_held(pid_t pid, const char *what, const char *tmp, char *why,
+    size_t whylen)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		 dir[64], link[PATH_MAX];
+	size_t		 tlen = strlen(tmp);
+	ssize_t		 n;
+	int		 held = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/%s", (int)pid, what);
+	if ((d = opendir(dir)) == NULL) {
+		if (errno == ENOENT || errno == ESRCH)
+			return (0);	/* gone: it holds nothing */
+		snprintf(why, whylen, "%s: %s", dir, strerror(errno));
+		return (-1);
+	}
+	while (!held && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		if ((n = readlinkat(dirfd(d), de->d_name, link,
+		    sizeof(link) - 1)) == -1)
+			continue;	/* closed meanwhile */
+		link[n] = '\0';
+		if (strncmp(link, tmp, tlen) == 0 && (link[tlen] == '\0' ||
+		    link[tlen] == '/')) {
+			snprintf(why, whylen, "the worker still holds %s "
+			    "(%s/%s)", link, what, de->d_name);
+			held = 1;
+		}
+	}
+	closedir(d);
+	return (held);
+}
+
+/*
+ * Does a thread of pid hold anything of tmp: a descriptor, or its
+ * working directory?  A thread need not share its process's table of
+ * descriptors or its working directory (clone without CLONE_FILES or
+ * CLONE_FS), so each is looked at.  1 with why, 0, -1 with why.
+ */
+static int
+pristine_tasks_hold(pid_t pid, const char *tmp, char *why, size_t whylen)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		 dir[64], what[64], link[PATH_MAX];
+	size_t		 tlen = strlen(tmp);
+	ssize_t		 n;
+	int		 rc = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	if ((d = opendir(dir)) == NULL) {
+		if (errno == ENOENT || errno == ESRCH)
+			return (0);	/* gone: it holds nothing */
+		snprintf(why, whylen, "%s: %s", dir, strerror(errno));
+		return (-1);
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(what, sizeof(what), "task/%.20s/fd", de->d_name);
+		if ((rc = pristine_held(pid, what, tmp, why, whylen)) != 0)
+			break;
+		snprintf(what, sizeof(what), "%s/%.20s/cwd", dir, de->d_name);
+		if ((n = readlink(what, link, sizeof(link) - 1)) <= 0)
+			continue;
+		link[n] = '\0';
+		if (strncmp(link, tmp, tlen) == 0 && (link[tlen] == '\0' ||
+		    link[tlen] == '/')) {
+			snprintf(why, whylen, "a worker thread's working "
+			    "directory is %s", link);
+			rc = 1;
+		}
+	}
+	closedir(d);
+	return (rc);
+}
+
+/*
+ * The worker is done with tmp, whose top is already out of its reach
+ * (root's, 0700): it must hold nothing of it either, no descriptor (of
+ * any thread), no mapping, no working directory, or it could write the
+ * tree after it was checked.  (It may not fork, nor use io_uring, whose
+ * registered files /proc would not show: its seccomp filter.)  It is stopped while it is looked at, so that it cannot
+ * move a descriptor past the look; a worker that cannot be stopped or
+ * looked at fails the tree.
+ */
+static int
+pristine_unheld(const char *tmp, char *why, size_t whylen)
+{
+	struct child	*c;
+	siginfo_t	 si;
+	int		 rc;
+
+	if ((c = proc_find(PROC_WORKER, 0)) == NULL || c->pid <= 0)
+		return (0);
+	if (kill(c->pid, SIGSTOP) == -1)
+		return (errno == ESRCH ? 0 : -1);
+	memset(&si, 0, sizeof(si));
+	/* It stopped, or died (left for proc.c to reap): it holds still. */
+	while (waitid(P_PID, c->pid, &si, WSTOPPED | WEXITED | WNOWAIT) ==
+	    -1 && errno == EINTR)
+		;
+	if ((rc = pristine_tasks_hold(c->pid, tmp, why, whylen)) == 0)
+		rc = pristine_held(c->pid, "map_files", tmp, why, whylen);
+	(void)kill(c->pid, SIGCONT);
+	if (rc == 1)
+		errno = EBUSY;
+	return (rc == 0 ? 0 : -1);
+}
+
+/*
+ * Git's modes and nothing else below the directory dfd (closed here):
+ * directories 0755, files 0755 or 0644 (executable or not, as the
+ * worker wrote them: the verifier checks which), links as they are;
+ * anything else fails the tree.
+ */
+static int
+pristine_modes(int dfd, int depth, char *why, size_t whylen)
+{
+	struct dirent	*de;
+	struct stat	 sb;
+	DIR		*d;
+	int		 fd, rc = 0;
+
+	if (depth > 256 || (d = fdopendir(dfd)) == NULL) {
+		snprintf(why, whylen, "too deep, or %s", strerror(errno));
+		close(dfd);
+		return (-1);
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) ==
+		    -1) {
+			snprintf(why, whylen, "%.200s: %s", de->d_name,
+			    strerror(errno));
+			rc = -1;
+		} else if (S_ISLNK(sb.st_mode))
+			continue;
+		else if (S_ISREG(sb.st_mode)) {
+			if (fchmodat(dirfd(d), de->d_name, sb.st_mode & 0111 ?
+			    0755 : 0644, 0) == -1)
+				rc = -1;
+		} else if (S_ISDIR(sb.st_mode)) {
+			if (fchmodat(dirfd(d), de->d_name, 0755, 0) == -1 ||
+			    (fd = openat(dirfd(d), de->d_name, O_RDONLY |
+			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+				rc = -1;
+			else
+				rc = pristine_modes(fd, depth + 1, why, whylen);
+		} else {
+			snprintf(why, whylen, "%.200s: a special file",
+			    de->d_name);
+			errno = EPERM;
+			rc = -1;
+		}
+		if (rc == -1 && why[0] == '\0')
+			snprintf(why, whylen, "%.200s: %s", de->d_name,
+			    strerror(errno));
+	}
+	closedir(d);
+	return (rc);
+}
+
+/*
+ * rwxr-x--- and r-x for group gid, as the kernel's POSIX ACL xattr
+ * (little-endian: a version, then entries sorted by tag).  A file
+ * system without ACLs fails the tree: fail closed, said by the caller.
+ */
+static int
+pristine_acl(int fd, gid_t gid)
+{
+	static const struct { uint16_t tag, perm; } e[] = {
+		{ 0x01, 7 },	/* ACL_USER_OBJ */
+		{ 0x04, 5 },	/* ACL_GROUP_OBJ */
+		{ 0x08, 5 },	/* ACL_GROUP, gid */
+		{ 0x10, 5 },	/* ACL_MASK */
+		{ 0x20, 0 },	/* ACL_OTHER */
+	};
+	uint8_t		 buf[4 + 5 * 8], *p = buf + 4;
+	uint32_t	 v;
+	uint16_t	 h;
+	size_t		 i;
+
+	v = htole32(2);		/* POSIX_ACL_XATTR_VERSION */
+	memcpy(buf, &v, 4);
+	for (i = 0; i < sizeof(e) / sizeof(e[0]); i++, p += 8) {
+		h = htole16(e[i].tag);
+		memcpy(p, &h, 2);
+		h = htole16(e[i].perm);
+		memcpy(p + 2, &h, 2);
+		v = htole32(e[i].tag == 0x08 ? (uint32_t)gid : UINT32_MAX);
+		memcpy(p + 4, &v, 4);
+	}
+	return (fsetxattr(fd, "system.posix_acl_access", buf, sizeof(buf),
+	    0));
+}
+
+/*
+ * The worker's cold checkout in tmp becomes root's: first its top, so
+ * that the worker reaches nothing of it by path; then nothing of it may
+ * still be held by the worker; then every entry root's (only what the
+ * worker made, no second names) with git's modes, the top readable by
+ * root and the verifier's group alone.
+ */
+static int
+pristine_seal(const char *tmp, char *err, size_t errlen)
+{
+	struct stat	 st;
+	char		 why[PATH_MAX + 64];
+	int		 fd;
+
+	why[0] = '\0';
+	if ((fd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 || fstat(fd, &st) == -1 ||
+	    st.st_uid != env->conf->users[PROC_WORKER].uid ||
+	    fchown(fd, 0, 0) == -1 || fchmod(fd, 0700) == -1) {
+		snprintf(err, errlen, "%s: not the worker's, or cannot be "
+		    "made root's", tmp);
+		if (fd != -1)
+			close(fd);
+		return (-1);
+	}
+	if (pristine_unheld(tmp, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "%s", why[0] != '\0' ? why :
+		    strerror(errno));
+		close(fd);
+		return (-1);
+	}
+	if (fs_chown_tree(tmp, env->conf->users[PROC_WORKER].uid, 0, 0, err,
+	    errlen) == -1) {
+		close(fd);
+		return (-1);
+	}
+	if (pristine_modes(dup(fd), 0, why, sizeof(why)) == -1 ||
+	    fchmod(fd, 0750) == -1) {
+		snprintf(err, errlen, "%s: %s", tmp, why[0] != '\0' ? why :
+		    strerror(errno));
+		close(fd);
+		return (-1);
+	}
+	if (pristine_acl(fd, env->conf->users[PROC_VERIFIER].gid) == -1) {
+		snprintf(err, errlen, "%s: an ACL for the verifier's group: "
+		    "%s (the state directory's file system must have POSIX "
+		    "ACLs)", tmp, strerror(errno));
+		close(fd);
+		return (-1);
+	}
+	close(fd);
+	return (0);
+}
+
+/*
+ * The verifier found the pristine tree a validated on not to be the
+ * baseline's tree (why names the path): it goes out of the cache at
+ * once, under a's own cold checkout's name, so that it is removed with
+ * a's teardown and no other attempt takes it as its baseline.
+ */
+void
+pristine_poisoned(struct attempt *a, const char *why)
+{
+	char	 path[PATH_MAX], aside[PATH_MAX];
+
+	log_warnx("%s: pristine %s/%s is not the baseline's tree, evicted: "
+	    "%s", a->id, a->repo, a->baseline, why != NULL ? why : "");
+	if (pristine_path(a->repo, a->baseline, "", path, sizeof(path)) ==
+	    -1 || pristine_path(a->repo, a->baseline, ".", aside,
+	    sizeof(aside)) == -1 || strlcat(aside, a->id, sizeof(aside)) >=
+	    sizeof(aside))
+		return;
+	if (fs_remove_tree(aside) == -1 || (rename(path, aside) == -1 &&
+	    errno != ENOENT))
+		log_warn("%s: pristine %s", a->id, path);
+	if (pristine_path(a->repo, a->baseline, ".size", path,
+	    sizeof(path)) == 0 && unlink(path) == -1 && errno != ENOENT)
+		log_warn("%s: %s", a->id, path);
+	if (pristine_path(a->repo, a->baseline, ".index", path,
+	    sizeof(path)) == 0 && unlink(path) == -1 && errno != ENOENT)
+		log_warn("%s: %s", a->id, path);
+	if (pristine_path(a->repo, a->baseline, ".checked", path,
+	    sizeof(path)) == 0 && unlink(path) == -1 && errno != ENOENT)
+		log_warn("%s: %s", a->id, path);
+}
+
+/*
+ * The mark a verifier's check leaves: COMMIT.checked, root's, 0600,
+ * the 40-hex tree the pristine tree was found to be.  1 with tree when
+ * it is there and well formed, 0 when not (a malformed one goes, and
+ * the tree is checked again), -1 with errno.
+ */
+int
+pristine_checked(const char *repo, const char *commit, char tree[41])
+{
+	struct stat	 st;
+	char		 path[PATH_MAX], buf[42];
+	ssize_t		 n;
+	int		 fd;
+
+	if (pristine_path(repo, commit, ".checked", path, sizeof(path)) == -1)
+		return (-1);
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1)
+		return (errno == ENOENT ? 0 : -1);
+	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
+	    st.st_nlink == 1 ? read(fd, buf, sizeof(buf)) : -1;
+	close(fd);
+	if (n != 41 || buf[40] != '\n' || (buf[40] = '\0',
+	    !pristine_hex40(buf))) {
+		log_warnx("%s: malformed, removed", path);
+		return (unlink(path) == -1 && errno != ENOENT ? -1 : 0);
+	}
+	strlcpy(tree, buf, 41);
+	return (1);
+}
+
+/* A verifier found the pristine tree to be tree: marked so. */
+int
+pristine_mark_checked(const char *repo, const char *commit, const char *tree)
+{
+	char	 path[PATH_MAX], tmp[PATH_MAX + 8], buf[42];
+	int	 fd, n;
+
+	if (!pristine_hex40(tree) || pristine_path(repo, commit, ".checked",
+	    path, sizeof(path)) == -1 || (size_t)snprintf(tmp, sizeof(tmp),
+	    "%s.new", path) >= sizeof(tmp)) {
+		errno = EINVAL;
+		return (-1);
+	}
+	n = snprintf(buf, sizeof(buf), "%s\n", tree);
+	(void)unlink(tmp);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1)
+		return (-1);
+	if (write(fd, buf, n) != n || close(fd) == -1 ||
+	    rename(tmp, path) == -1) {
+		(void)unlink(tmp);
+		return (-1);
+	}
 	return (0);
 }
 
@@ -332,6 +712,10 @@ pristine_remove(const char *repo, const char *commit)
 	    pristine_path(repo, commit, ".size", size, sizeof(size)) == -1)
 		return (-1);
 	if (access(path, F_OK) == -1)
+		return (-1);
+	/* The mark first: it never outlives the tree it vouches for. */
+	if (pristine_path(repo, commit, ".checked", size, sizeof(size)) ==
+	    -1 || (unlink(size) == -1 && errno != ENOENT))
 		return (-1);
 	if (fs_remove_tree(path) == -1)
 		return (-1);

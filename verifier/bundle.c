@@ -22,7 +22,6 @@
 #include "gitpack.h"
 #include "verifier.h"
 
-static int	 objects_dir(const char *, char *, size_t, char *, size_t);
 static int	 put_file(int, const char *, const char *, const char *,
 		    char *, size_t);
 static int	 make_scratch(const char *, const char *, char *, size_t);
@@ -61,8 +60,8 @@ vbundle_open(int fd, struct vbundle *vb, char *err, size_t errlen)
  * The repository's objects directory, found without opening it with
  * libgit2: its config and its owner are not ours to trust.
  */
-static int
-objects_dir(const char *repo, char *out, size_t outlen, char *err,
+int
+gitv_objects(const char *repo, char *out, size_t outlen, char *err,
     size_t errlen)
 {
 	struct stat	 st;
@@ -310,7 +309,7 @@ vbundle_index(struct vbundle *vb, const char *repo_path,
 		snprintf(err, errlen, "%s: path too long", scratch_dir);
 		return (-1);
 	}
-	if (objects_dir(repo_path, objects, sizeof(objects), err,
+	if (gitv_objects(repo_path, objects, sizeof(objects), err,
 	    errlen) == -1 ||
 	    make_scratch(scratch_dir, objects, err, errlen) == -1)
 		return (-1);

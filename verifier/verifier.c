@@ -28,6 +28,7 @@
 #include "pledge.h"
 #include "receipt.h"
 #include "toolchain.h"
+#include "util.h"
 #include "verifier.h"
 
 #define LOG_SCAN_MAX	(1024 * 1024)	/* bytes of the log scanned */
@@ -41,6 +42,8 @@ static int	verifier_imsg(struct imsg *);
 static void	verifier_verify(int);
 static void	verifier_validated(const struct msg_validate_done *);
 static void	verifier_verdict(const char *);
+static int	verify_baseline(const struct msg_verify *);
+static void	verifier_pcheck(const struct msg_pcheck *, int);
 
 static struct imsgev	 iev_parent;
 static EVP_PKEY		*signkey;
@@ -51,13 +54,17 @@ static struct {
 	int			 have_req;
 	int			 logfd;
 	int			 rootfd;	/* the image's rootfs, or -1 */
+	int			 pristinefd;	/* the baseline's checkout */
+	const char		*pristine;	/* same, differs or unchecked */
+	char			 baseline_tree[GITV_HEXSZ + 1];
 	int			 done;
 	struct recheck_result	 res;
 	char			**findings;	/* escaped, esc.h */
 	size_t			 nfindings;	/* what the verdict counts */
 	json_t			*validation;
 	char			 bundle_sha256[SHA256_HEX_LEN + 1];
-} cur = { .logfd = -1, .rootfd = -1 };
+} cur = { .logfd = -1, .rootfd = -1, .pristinefd = -1,
+    .pristine = "unchecked" };
 
 int
 main(int argc, char *argv[])
@@ -287,6 +294,8 @@ verifier_verify(int bfd)
 	if (cur.nfindings > 0)
 		goto verdict;
 
+	if (verify_baseline(o) == -1)
+		goto verdict;
 	snprintf(checkout, sizeof(checkout), "%s/checkout", dir);
 	if (vcheckout(vb.gitdir, vb.commit, checkout, err, sizeof(err)) ==
 	    -1) {
@@ -302,6 +311,104 @@ verifier_verify(int bfd)
 	return;
  verdict:
 	verifier_verdict(NULL);
+}
+
+/*
+ * The lower layer of the validation tree is the baseline's pristine
+ * checkout, which the worker made: before a byte of it is used, it
+ * must be the baseline's tree, entry by entry (vtree.c).  -1 with a
+ * finding when it is not, or cannot be told.
+ */
+static int
+verify_baseline(const struct msg_verify *o)
+{
+	git_repository	*repo;
+	char		 where[PATH_MAX + 256], err[512], *enc;
+	uint64_t	 t0 = now_ms();
+	int		 rc;
+
+	if (cur.pristinefd == -1) {
+		finding("baseline: no pristine tree to check");
+		return (-1);
+	}
+	if ((rc = vtree_open(o->repo, &repo, err, sizeof(err))) == 0) {
+		rc = vtree_check(repo, o->baseline, cur.pristinefd,
+		    cur.baseline_tree, where, sizeof(where), err, sizeof(err));
+		git_repository_free(repo);
+	}
+	close(cur.pristinefd);
+	cur.pristinefd = -1;
+	if (rc == -1) {
+		finding("baseline: pristine tree of %s: %s", o->baseline, err);
+		return (-1);
+	}
+	if (rc == 1) {
+		/* Names from the worker's tree: hostile bytes, escaped. */
+		cur.pristine = "differs";
+		if ((enc = esc_strdup(where, strlen(where))) == NULL)
+			fatal(NULL);
+		log_warnx("%s: pristine tree of %s is not its tree %s: %s",
+		    o->id, o->baseline, cur.baseline_tree, enc);
+		free(enc);
+		finding("baseline: pristine tree of %s is not its tree %s: %s",
+		    o->baseline, cur.baseline_tree, where);
+		return (-1);
+	}
+	cur.pristine = "same";
+	log_info("%s: pristine tree of %s is its tree %s (%llu ms)", o->id,
+	    o->baseline, cur.baseline_tree, (unsigned long long)(now_ms() -
+	    t0));
+	return (0);
+}
+
+/*
+ * Before the first attempt takes a pristine tree as its baseline: is
+ * it the baseline's tree?  One answer, then this process makes way.
+ */
+static void
+verifier_pcheck(const struct msg_pcheck *q, int fd)
+{
+	struct msg_pchecked	 m;
+	git_repository		*repo;
+	char			 where[PATH_MAX + 256], err[512], *enc;
+	const char		*why;
+	uint64_t		 t0 = now_ms();
+	int			 rc = -1;
+
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, q->id, sizeof(m.id));
+	strlcpy(m.baseline, q->baseline, sizeof(m.baseline));
+	if (fd == -1)
+		strlcpy(err, "no pristine tree to check", sizeof(err));
+	else if (vtree_open(q->repo, &repo, err, sizeof(err)) == 0) {
+		rc = vtree_check(repo, q->baseline, fd, m.tree, where,
+		    sizeof(where), err, sizeof(err));
+		git_repository_free(repo);
+	}
+	if (fd != -1)
+		close(fd);
+	m.same = rc == 0;
+	m.differs = rc == 1;
+	if (rc != 0) {
+		/* Cut before it is escaped: an escape is never cut. */
+		why = rc == 1 ? where : err;
+		if ((enc = esc_strdup(why, strlen(why) < 1024 ?
+		    strlen(why) : 1024)) == NULL)
+			fatal(NULL);
+		strlcpy(m.error, enc, sizeof(m.error));
+		free(enc);
+	}
+	log_info("%s: pristine tree of %s: %s%s%s (%llu ms)", q->id,
+	    q->baseline, rc == 0 ? "its tree " : rc == 1 ? "not its tree: " :
+	    "not checked: ", rc == 0 ? m.tree : "", m.error,
+	    (unsigned long long)(now_ms() - t0));
+	if (msg_compose(&iev_parent, IMSG_PRISTINE_CHECK, MSG_PCHECKED, -1,
+	    &m, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	cur.done = 1;
+	if (imsgbuf_flush(&iev_parent.ibuf) == -1)
+		fatal("flush");
+	exit(0);
 }
 
 static void
@@ -356,6 +463,11 @@ verdict_facts(int accepted, size_t nlisted)
 	if (facts == NULL)
 		fatalx("cannot make the verdict facts");
 	json_object_set_new(facts, "environment", environment_json(o));
+	/* The tree the validation's baseline was checked against. */
+	if (json_object_set_new(facts, "baseline_tree", json_pack("{s:s?, "
+	    "s:s}", "tree", cur.baseline_tree[0] != '\0' ? cur.baseline_tree :
+	    NULL, "pristine", cur.pristine)) == -1)
+		fatalx("cannot make the verdict facts");
 	if (!accepted)
 		json_object_set_new(facts, "reason", json_string(
 		    cur.nfindings > 0 ? cur.findings[0] : "not validated"));
@@ -367,7 +479,7 @@ static json_t *
 vsa_predicate(const struct msg_verify *o, int accepted)
 {
 	char	 fp[CRYPTO_FP_SIZE], id[128], uri[128], t[21];
-	json_t	*p;
+	json_t	*p, *ann;
 
 	if (ed25519_fingerprint(signkey, fp) == -1)
 		fatalx("cannot fingerprint the verifier key");
@@ -387,6 +499,13 @@ vsa_predicate(const struct msg_verify *o, int accepted)
 	    "verificationResult", accepted ? "PASSED" : "FAILED",
 	    "verifiedLevels");
 	if (p == NULL)
+		fatal(NULL);
+	/* The baseline tree the validation tree was checked against. */
+	ann = json_object_get(json_object_get(p, "policy"), "annotations");
+	if (cur.baseline_tree[0] != '\0' && (json_object_set_new(ann,
+	    "baselineCommit", json_string(o->baseline)) == -1 ||
+	    json_object_set_new(ann, "baselineTree", json_string(
+	    cur.baseline_tree)) == -1))
 		fatal(NULL);
 	if (accepted)
 		json_array_append_new(json_object_get(p, "verifiedLevels"),
@@ -509,6 +628,7 @@ static int
 verifier_imsg(struct imsg *imsg)
 {
 	struct msg_validate_done	 done;
+	struct msg_pcheck		 pc;
 	char				 err[MSG_ERRLEN];
 
 	switch (imsg_get_type(imsg)) {
@@ -522,6 +642,21 @@ verifier_imsg(struct imsg *imsg)
 		    imsg_get_len(imsg) != 0)
 			return (-1);	/* one, before the request */
 		if ((cur.rootfd = imsg_get_fd(imsg)) == -1)
+			return (-1);
+		return (0);
+	case IMSG_PRISTINE_CHECK:
+		if (cur.have_req || cur.pristinefd != -1 || cur.logfd != -1)
+			return (-1);	/* a verifier does one or the other */
+		if (msg_get(imsg, MSG_PCHECK, &pc, err, sizeof(err)) == -1)
+			fatalx("from the parent: %s", err);
+		cur.have_req = 1;
+		verifier_pcheck(&pc, imsg_get_fd(imsg));
+		return (0);
+	case IMSG_VERIFY_PRISTINE:
+		if (cur.pristinefd != -1 || cur.have_req ||
+		    imsg_get_len(imsg) != 0)
+			return (-1);	/* one, before the request */
+		if ((cur.pristinefd = imsg_get_fd(imsg)) == -1)
 			return (-1);
 		return (0);
 	case IMSG_VERIFY:

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <git2.h>
+
 #include "factory.h"
 
 #define GITV_HEXSZ		40
@@ -72,6 +74,11 @@ int	vbundle_open(int, struct vbundle *, char *, size_t);
  */
 int	vbundle_index(struct vbundle *, const char *, const char *,
 	    const char *, char *, size_t);
+/*
+ * The objects directory of the repository at repo_path, found without
+ * opening the repository: its config and owner are not ours to trust.
+ */
+int	gitv_objects(const char *, char *, size_t, char *, size_t);
 
 /* recheck.c */
 /*
@@ -95,5 +102,23 @@ int	secret_scan(const char *, const char *, size_t, char ***, size_t *);
  * changes against its parent (the baseline) are written, through it.
  */
 int	vcheckout(const char *, const char *, const char *, char *, size_t);
+
+/* vtree.c */
+/*
+ * The object store of the repository at repo_path alone, read-only, as
+ * a repository without config or work tree, for vtree_check.
+ */
+int	vtree_open(const char *, git_repository **, char *, size_t);
+/*
+ * vtree_check(repo, baseline_hex, rootfd, tree_hex, where, wlen): the
+ * directory rootfd (the baseline's pristine checkout) against the
+ * baseline's tree in repo's object store, every entry both ways:
+ * names, types, modes (0644 or 0755), blob ids of the files' bytes,
+ * link targets, gitlinks empty.  0: the same; 1: not, where says at
+ * which path and why; -1: could not tell, err says why.  tree_hex is
+ * the tree it was compared with, when the baseline was found.
+ */
+int	vtree_check(git_repository *, const char *, int,
+	    char [GITV_HEXSZ + 1], char *, size_t, char *, size_t);
 
 #endif /* VERIFIER_H */

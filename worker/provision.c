@@ -28,6 +28,7 @@
 
 #include "factory.h"
 #include "gitcommon.h"
+#include "log.h"
 #include "worker.h"
 
 static int	write_at(int, const char *, const char *, char *, size_t);
@@ -35,6 +36,7 @@ static int	mkdir_at(int, const char *, const char *, char *, size_t);
 static int	make_gitdir(int, const char *, const char *, char *, size_t);
 static int	write_index(git_commit *, const char *, char *, size_t);
 static int	copy_index(const char *, int);
+static void	pristine_fault(int);
 
 
 int
@@ -469,6 +471,7 @@ pristine_checkout(const char *repo_path, const char *baseline,
 	}
 	if (write_index(commit, where, err, errlen) == -1)
 		goto done;
+	pristine_fault(fd);
 	ret = 0;
  done:
 	if (fd != -1)
@@ -478,6 +481,57 @@ pristine_checkout(const char *repo_path, const char *baseline,
 	git_repository_free(repo);
 	return (ret);
 }
+
+#ifdef FACTORY_TESTBUILD
+/*
+ * Test builds (regress/vtree): a compromised worker.  "poison-pristine"
+ * rewrites check.sh of its checkout to pass; "hold-pristine" keeps it
+ * open for writing, and pristine_fault_late() rewrites it later, after
+ * the parent made the tree root's.
+ */
+static int	 pristine_held_fd = -1;
+
+static void
+pristine_fault(int dfd)
+{
+	static const char	 pass[] = "exit 0\n";
+	int			 fd;
+
+	if (faultpoint("worker:poison-pristine") && (fd = openat(dfd,
+	    "check.sh", O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC)) != -1) {
+		if (write(fd, pass, sizeof(pass) - 1) == -1)
+			log_warn("poison-pristine");
+		close(fd);
+	}
+	if (faultpoint("worker:hold-pristine") && pristine_held_fd == -1)
+		pristine_held_fd = openat(dfd, "check.sh", O_WRONLY |
+		    O_NOFOLLOW | O_CLOEXEC);
+}
+
+void
+pristine_fault_late(void)
+{
+	static const char	 pass[] = "exit 0\n";
+
+	if (pristine_held_fd == -1)
+		return;
+	if (ftruncate(pristine_held_fd, 0) == -1 ||
+	    pwrite(pristine_held_fd, pass, sizeof(pass) - 1, 0) == -1)
+		log_warn("hold-pristine");
+	else
+		log_warnx("hold-pristine: check.sh rewritten");
+}
+#else
+static void
+pristine_fault(int dfd)
+{
+}
+
+void
+pristine_fault_late(void)
+{
+}
+#endif
 
 /*
  * An index of the baseline's entries without stat data, at path: git

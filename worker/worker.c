@@ -229,6 +229,7 @@ worker_collect(const struct msg_collect *q)
 	strlcpy(m.bundle_sha256, res.bundle_sha256, sizeof(m.bundle_sha256));
 	m.bundle_size = res.bundle_size;
 	result_lists(&res, &m);
+	pristine_fault_late();
 	crashpoint("worker:before-result");
 	if (faultpoint("worker:stale-result")) {
 		m.epoch--;

@@ -76,6 +76,8 @@ int	resolve(const char *, const char *, char [GITW_HEXSZ + 1], char *,
  */
 int	pristine_checkout(const char *, const char *, const char *, char *,
 	    size_t);
+/* Test builds: a compromised worker (regress/vtree); nothing otherwise. */
+void	pristine_fault_late(void);
 /*
  * provision_upper(repo, baseline_hex, attempt_dir, index): attempt_dir/
  * upper holding only the tree's .git (HEAD detached at the baseline,

@@ -106,6 +106,11 @@ vsa(const struct msg_verify *v, const char *mode, const char *tree,
 	    strncmp(mode, "failed", 6) == 0 ? "FAILED" : "PASSED"));
 	if (st == NULL)
 		errx(1, "statement");
+	/* Names the baseline tree it says it checked, but when it lies so. */
+	if (strcmp(mode, "no-vsa-baseline") != 0 &&
+	    json_object_set_new(json_object_get(st, "predicate"), "policy",
+	    json_pack("{s:{s:s}}", "annotations", "baselineTree", tree)) == -1)
+		errx(1, "statement");
 	if (strcmp(mode, "other-key") == 0) {
 		if ((other = ed25519_generate()) == NULL)
 			errx(1, "keygen");
@@ -150,6 +155,12 @@ main(int argc, char *argv[])
 	    v.bundle_sha256, "manifest_digest", v.digest, "findings",
 	    "nfindings", 0, "validation", "status", 0, "passed", 1,
 	    "timedout", 0, "environment", "host (floating)");
+	/* The baseline it checked, but when it lies that it did not. */
+	if (facts == NULL || (strcmp(mode, "no-baseline") != 0 &&
+	    json_object_set_new(facts, "baseline_tree", json_pack("{s:s, s:s}",
+	    "tree", tree, "pristine", strcmp(mode, "unchecked") == 0 ?
+	    "unchecked" : "same")) == -1))
+		errx(1, "facts");
 	if (receipt_make(v.id, v.seq, "verdict", v.epoch, v.prev,
 	    RECEIPT_SIGNER_VERIFIER, key, facts, &line) == -1)
 		errx(1, "receipt_make");

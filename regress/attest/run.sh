@@ -236,6 +236,11 @@ liar failed-passed "envelope 3: result: PASSED, the verification summary says FA
 liar other-prov "envelope 2: inputAttestations: not the provenance"
 liar other-key "vsa: keyid: SHA256:"
 liar other-subject "envelope 2: subject: not the first envelope"
+# Issue 23: an accepted verdict names the baseline tree its verifier
+# found the validation's tree to be, in its facts and its summary.
+liar no-baseline "accepted without its baseline tree checked"
+liar unchecked "accepted without its baseline tree checked"
+liar no-vsa-baseline "envelope 2: policy.annotations.baselineTree: a PASSED summary names the baseline tree it checked"
 
 # A local publication that fails after its attestations were checked,
 # at its pull number (the lock file holds none): neither they nor a

@@ -57,12 +57,27 @@ envelope(const char *type, json_t *pred, EVP_PKEY *k, char *digest)
 	return (line);
 }
 
+#define BTREE	"456789abcdef0123456789abcdef0123456789ab"
+
+/* A summary naming baseline tree bt (none: NULL). */
+static json_t *
+vsa_bt(const char *provdigest, const char *result, const char *bt)
+{
+	json_t	*p;
+
+	p = json_pack("{s:[{s:s, s:{s:s}}], s:s}", "inputAttestations",
+	    "uri", "urn:factory:provenance", "digest", "sha256", provdigest,
+	    "verificationResult", result);
+	if (bt != NULL)
+		json_object_set_new(p, "policy", json_pack("{s:{s:s}}",
+		    "annotations", "baselineTree", bt));
+	return (p);
+}
+
 static json_t *
 vsa(const char *provdigest, const char *result)
 {
-	return (json_pack("{s:[{s:s, s:{s:s}}], s:s}", "inputAttestations",
-	    "uri", "urn:factory:provenance", "digest", "sha256", provdigest,
-	    "verificationResult", result));
+	return (vsa_bt(provdigest, result, BTREE));
 }
 
 /* A file: provenance by rkey, summary and test result by vkey. */
@@ -263,6 +278,59 @@ START_TEST(t_open)
 }
 END_TEST
 
+/* A file whose summary names baseline tree bt (none: NULL). */
+static char *
+file_bt(const char *result, const char *bt)
+{
+	char	 d[SHA256_HEX_LEN + 1], *l[3], *f;
+
+	l[0] = envelope(ATTEST_PROVENANCE, json_object(), rkey, d);
+	l[1] = envelope(ATTEST_VSA, vsa_bt(d, result, bt), vkey, NULL);
+	l[2] = envelope(ATTEST_TEST_RESULT, json_pack("{s:s}", "result",
+	    result), vkey, NULL);
+	if (asprintf(&f, "%s\n%s\n%s\n", l[0], l[1], l[2]) == -1)
+		abort();
+	free(l[0]);
+	free(l[1]);
+	free(l[2]);
+	return (f);
+}
+
+/*
+ * A PASSED summary names the baseline tree its verifier checked the
+ * validation's tree against (issue 23); a FAILED one may not have one
+ * (rejected before any check); a name is a tree id.
+ */
+START_TEST(t_baseline_tree)
+{
+	struct attest_summary	 s;
+	char			*f, err[512];
+
+	f = file_bt("PASSED", NULL);
+	ck_assert_int_eq(attest_verify_buf(f, strlen(f), NULL, 0, &s, err,
+	    sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "envelope 2: "
+	    "policy.annotations.baselineTree: a PASSED summary"));
+	free(f);
+	f = file_bt("FAILED", NULL);
+	ck_assert_int_eq(attest_verify_buf(f, strlen(f), NULL, 0, &s, err,
+	    sizeof(err)), 0);
+	ck_assert_str_eq(s.baseline_tree, "");
+	free(f);
+	f = file_bt("PASSED", "89ABCDEF0123456789abcdef0123456789abcdef");
+	ck_assert_int_eq(attest_verify_buf(f, strlen(f), NULL, 0, &s, err,
+	    sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "baselineTree: not a tree id"));
+	free(f);
+	f = file_bt("PASSED", BTREE);
+	ck_assert_int_eq(attest_verify_buf(f, strlen(f), NULL, 0, &s, err,
+	    sizeof(err)), 0);
+	attest_summary_str(&s, err, sizeof(err));
+	ck_assert_ptr_nonnull(strstr(err, ", baseline tree " BTREE));
+	free(f);
+}
+END_TEST
+
 START_TEST(t_file)
 {
 	struct attest_summary	 s;
@@ -275,6 +343,7 @@ START_TEST(t_file)
 	ck_assert_str_eq(s.result, "PASSED");
 	ck_assert_str_eq(s.commit, COMMIT);
 	ck_assert_str_eq(s.tree, TREE);
+	ck_assert_str_eq(s.baseline_tree, BTREE);
 	ck_assert_str_eq(s.bundle, BUNDLE);
 	ck_assert_str_eq(s.builder_key, rfp);
 	ck_assert_str_eq(s.verifier_key, vfp);
@@ -730,6 +799,7 @@ attest_suite(void)
 	tcase_add_test(tc, t_pae);
 	tcase_add_test(tc, t_open);
 	tcase_add_test(tc, t_file);
+	tcase_add_test(tc, t_baseline_tree);
 	tcase_add_test(tc, t_pin_message);
 	tcase_add_test(tc, t_flip_every_byte);
 	tcase_add_test(tc, t_names_field);

@@ -199,6 +199,22 @@ fill(enum msg_kind k, void *st)
 		m->truncated = 1;
 		break;
 	}
+	case MSG_PCHECK: {
+		struct msg_pcheck *m = st;
+		strlcpy(m->id, "a-20261201-0001", sizeof(m->id));
+		strlcpy(m->repo, "/r", sizeof(m->repo));
+		strlcpy(m->baseline, HEX40, sizeof(m->baseline));
+		break;
+	}
+	case MSG_PCHECKED: {
+		struct msg_pchecked *m = st;
+		strlcpy(m->id, "a-20261201-0001", sizeof(m->id));
+		strlcpy(m->baseline, HEX40, sizeof(m->baseline));
+		strlcpy(m->tree, HEX40, sizeof(m->tree));
+		m->differs = 1;
+		strlcpy(m->error, "check.sh: blob \\xff", sizeof(m->error));
+		break;
+	}
 	default:
 		ck_abort_msg("no fixture for kind %d", k);
 	}
@@ -292,6 +308,12 @@ START_TEST(test_missing_field)
 		if ((k == MSG_RESOLVED && strcmp(key, "oid") == 0)) {
 			ck_assert_int_eq(read_json(k, c, err, sizeof(err)),
 			    -1);	/* then neither oid nor error */
+		} else if (k == MSG_PCHECKED && strcmp(key, "error") == 0) {
+			ck_assert_int_eq(read_json(k, c, err, sizeof(err)),
+			    -1);	/* not the same, and no why */
+		} else if (k == MSG_PCHECKED && strcmp(key, "tree") == 0) {
+			ck_assert_int_eq(read_json(k, c, err, sizeof(err)),
+			    0);		/* differs: the tree if it was found */
 		} else if (k == MSG_PUBLISH && strcmp(key, "github") == 0) {
 			ck_assert_int_eq(read_json(k, c, err, sizeof(err)),
 			    -1);	/* forge github needs it */
@@ -580,6 +602,22 @@ START_TEST(test_relations)
 	    "{\"req\":1,\"oid\":\"" HEX40 "\",\"error\":\"x\"}"), -1);
 	ck_assert_int_eq(read_str(MSG_RESOLVED,
 	    "{\"req\":1,\"error\":\"x\"}"), 0);
+
+	/* A pristine check: the same tree, named, or why not; not both. */
+#define PC	"{\"id\":\"a-20261201-0001\",\"baseline\":\"" HEX40 "\","
+	ck_assert_int_eq(read_str(MSG_PCHECKED, PC "\"tree\":\"" HEX40
+	    "\",\"same\":true,\"differs\":false}"), 0);
+	ck_assert_int_eq(read_str(MSG_PCHECKED, PC "\"same\":true,"
+	    "\"differs\":false}"), -1);	/* the same as no tree */
+	ck_assert_int_eq(read_str(MSG_PCHECKED, PC "\"tree\":\"" HEX40
+	    "\",\"same\":true,\"differs\":true,\"error\":\"x\"}"), -1);
+	ck_assert_int_eq(read_str(MSG_PCHECKED, PC "\"tree\":\"" HEX40
+	    "\",\"same\":true,\"differs\":false,\"error\":\"x\"}"), -1);
+	ck_assert_int_eq(read_str(MSG_PCHECKED, PC "\"same\":false,"
+	    "\"differs\":false}"), -1);	/* not the same, no why */
+	ck_assert_int_eq(read_str(MSG_PCHECKED, PC "\"same\":false,"
+	    "\"differs\":true,\"error\":\"a\\\\x0a\"}"), 0);
+#undef PC
 
 	/* Totals never below what is listed; a reject counted is listed. */
 	fill(MSG_RESULT, &res);

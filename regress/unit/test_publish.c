@@ -450,8 +450,10 @@ attest_case(struct pubcase *pc, EVP_PKEY *vkey, const char *commit,
 	ck_assert_ptr_nonnull(pc->attest[0] = attest_sign(st, rkey, d));
 	json_decref(st);
 	st = attest_statement(attest_subject(commit, tree, bundle), ATTEST_VSA,
-	    json_pack("{s:[{s:s, s:{s:s}}], s:s}", "inputAttestations", "uri",
-	    "p", "digest", "sha256", d, "verificationResult", res));
+	    json_pack("{s:[{s:s, s:{s:s}}], s:s, s:{s:{s:s}}}",
+	    "inputAttestations", "uri", "p", "digest", "sha256", d,
+	    "verificationResult", res, "policy", "annotations",
+	    "baselineTree", tree));
 	ck_assert_ptr_nonnull(pc->attest[1] = attest_sign(st, vkey, NULL));
 	json_decref(st);
 	st = attest_statement(attest_subject(commit, tree, bundle),
