@@ -1351,8 +1351,12 @@ setup_child(struct setup_job *j, int up, int dst, int out, pid_t parent)
 	while (faultpoint("setup:store-hold"))
 		sleep(60);
  reply:
-	/* One write below PIPE_BUF: whole or not at all. */
-	(void)write(out, &rep, sizeof(rep));
+	/*
+	 * One write below PIPE_BUF: whole or not at all.  A lost reply is
+	 * the parent's short read, and this exit status says so too.
+	 */
+	if (write(out, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
+		_exit(1);
 	_exit(0);
 }
 
