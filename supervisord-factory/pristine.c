@@ -368,10 +368,74 @@ pristine_unheld(const char *tmp, char *why, size_t whylen)
 }
 
 /*
+ * A regular file of the worker's checkout replaced by root's copy of
+ * it, under its own name, with mode: a new inode the worker never had.
+ * Write permission is checked when a file is opened, so a descriptor
+ * the worker opened for writing before the tree was made root's would
+ * still write it, and one parked in a unix socket's queue (SCM_RIGHTS
+ * to itself) is in no table pristine_unheld can look at.  Whatever the
+ * copy reads is what the verifier then checks, and nobody but root can
+ * write the copy.
+ */
+static int
+pristine_renew(int dfd, const char *name, mode_t mode)
+{
+	static unsigned int	 n;
+	struct stat		 sb;
+	char			 tmp[64];
+	char			 buf[65536];
+	ssize_t			 r, w, off;
+	int			 src, dst, rc = -1;
+
+	if ((src = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1)
+		return (-1);
+	if (fstat(src, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+		if (errno == 0 || S_ISREG(sb.st_mode) == 0)
+			errno = EPERM;
+		close(src);
+		return (-1);
+	}
+	snprintf(tmp, sizeof(tmp), ".factory-seal.%d.%u", (int)getpid(), n++);
+	(void)unlinkat(dfd, tmp, 0);
+	if ((dst = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1) {
+		close(src);
+		return (-1);
+	}
+	for (;;) {
+		if ((r = read(src, buf, sizeof(buf))) == -1) {
+			if (errno == EINTR)
+				continue;
+			goto done;
+		}
+		if (r == 0)
+			break;
+		for (off = 0; off < r; off += w)
+			if ((w = write(dst, buf + off, r - off)) == -1) {
+				if (errno == EINTR) {
+					w = 0;
+					continue;
+				}
+				goto done;
+			}
+	}
+	if (fchmod(dst, mode) == -1 || renameat(dfd, tmp, dfd, name) == -1)
+		goto done;
+	rc = 0;
+ done:
+	if (rc == -1)
+		(void)unlinkat(dfd, tmp, 0);
+	close(dst);
+	close(src);
+	return (rc);
+}
+
+/*
  * Git's modes and nothing else below the directory dfd (closed here):
  * directories 0755, files 0755 or 0644 (executable or not, as the
- * worker wrote them: the verifier checks which), links as they are;
- * anything else fails the tree.
+ * worker wrote them: the verifier checks which), each a copy of root's
+ * (pristine_renew), links as they are; anything else fails the tree.
  */
 static int
 pristine_modes(int dfd, int depth, char *why, size_t whylen)
@@ -398,8 +462,8 @@ pristine_modes(int dfd, int depth, char *why, size_t whylen)
 		} else if (S_ISLNK(sb.st_mode))
 			continue;
 		else if (S_ISREG(sb.st_mode)) {
-			if (fchmodat(dirfd(d), de->d_name, sb.st_mode & 0111 ?
-			    0755 : 0644, 0) == -1)
+			if (pristine_renew(dirfd(d), de->d_name, sb.st_mode &
+			    0111 ? 0755 : 0644) == -1)
 				rc = -1;
 		} else if (S_ISDIR(sb.st_mode)) {
 			if (fchmodat(dirfd(d), de->d_name, 0755, 0) == -1 ||

@@ -11,6 +11,7 @@
  * are ignored by collect, and no branch of ours appears in its .git.
  */
 #include <sys/types.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <ctype.h>
@@ -487,9 +488,76 @@ pristine_checkout(const char *repo_path, const char *baseline,
  * Test builds (regress/vtree): a compromised worker.  "poison-pristine"
  * rewrites check.sh of its checkout to pass; "hold-pristine" keeps it
  * open for writing, and pristine_fault_late() rewrites it later, after
- * the parent made the tree root's.
+ * the parent made the tree root's; "park-pristine" does the same with
+ * the descriptor parked in a socket's queue (SCM_RIGHTS to itself),
+ * where no /proc table shows it while the parent looks.
  */
 static int	 pristine_held_fd = -1;
+static int	 pristine_park[2] = { -1, -1 };
+
+static void
+pristine_park_fd(int fd)
+{
+	struct msghdr	 mh;
+	struct cmsghdr	*cm;
+	struct iovec	 iov;
+	char		 c = 'p';
+	union {
+		struct cmsghdr	 hdr;
+		char		 buf[CMSG_SPACE(sizeof(int))];
+	} cmsg;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+	    pristine_park) == -1) {
+		log_warn("park-pristine: socketpair");
+		return;
+	}
+	memset(&mh, 0, sizeof(mh));
+	memset(&cmsg, 0, sizeof(cmsg));
+	iov.iov_base = &c;
+	iov.iov_len = 1;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cmsg.buf;
+	mh.msg_controllen = sizeof(cmsg.buf);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	if (sendmsg(pristine_park[0], &mh, 0) == -1)
+		log_warn("park-pristine: sendmsg");
+	close(fd);
+}
+
+static int
+pristine_unpark_fd(void)
+{
+	struct msghdr	 mh;
+	struct cmsghdr	*cm;
+	struct iovec	 iov;
+	char		 c;
+	int		 fd = -1;
+	union {
+		struct cmsghdr	 hdr;
+		char		 buf[CMSG_SPACE(sizeof(int))];
+	} cmsg;
+
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = &c;
+	iov.iov_len = 1;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cmsg.buf;
+	mh.msg_controllen = sizeof(cmsg.buf);
+	if (recvmsg(pristine_park[1], &mh, MSG_CMSG_CLOEXEC) == 1 &&
+	    (cm = CMSG_FIRSTHDR(&mh)) != NULL && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	close(pristine_park[0]);
+	close(pristine_park[1]);
+	pristine_park[0] = pristine_park[1] = -1;
+	return (fd);
+}
 
 static void
 pristine_fault(int dfd)
@@ -506,20 +574,29 @@ pristine_fault(int dfd)
 	if (faultpoint("worker:hold-pristine") && pristine_held_fd == -1)
 		pristine_held_fd = openat(dfd, "check.sh", O_WRONLY |
 		    O_NOFOLLOW | O_CLOEXEC);
+	if (faultpoint("worker:park-pristine") && pristine_park[0] == -1 &&
+	    (fd = openat(dfd, "check.sh", O_WRONLY | O_NOFOLLOW |
+	    O_CLOEXEC)) != -1)
+		pristine_park_fd(fd);
 }
 
 void
 pristine_fault_late(void)
 {
 	static const char	 pass[] = "exit 0\n";
+	const char		*what = "hold-pristine";
 
+	if (pristine_park[0] != -1) {
+		pristine_held_fd = pristine_unpark_fd();
+		what = "park-pristine";
+	}
 	if (pristine_held_fd == -1)
 		return;
 	if (ftruncate(pristine_held_fd, 0) == -1 ||
 	    pwrite(pristine_held_fd, pass, sizeof(pass) - 1, 0) == -1)
-		log_warn("hold-pristine");
+		log_warn("%s", what);
 	else
-		log_warnx("hold-pristine: check.sh rewritten");
+		log_warnx("%s: check.sh rewritten", what);
 }
 #else
 static void

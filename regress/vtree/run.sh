@@ -138,4 +138,30 @@ check "  ... refused, naming the worker's descriptor" \
 check "  ... no pristine tree left behind" [ ! -e "$P" ]
 stop_factoryd
 
+# 5. The worker parks a descriptor of check.sh, open for writing, in a
+# unix socket's queue (SCM_RIGHTS to itself), where no /proc table
+# shows it while the parent looks, takes it back after its collect and
+# writes through it.  The parent's seal replaced every file by root's
+# copy: the write lands in an inode nobody uses, the cached tree stays
+# the baseline's, and the attempt ends as an honest one does (the real
+# check.sh fails validation).  Before: the cache was poisoned, found by
+# the verifier's check and evicted.
+rm -rf "$P" "$P.index" "$P.size"
+FACTORY_CRASH=worker:park-pristine start_factoryd "$T/factoryd.conf" "$T/log"
+id=$(submit_wait "$T/check.yaml") || fail "attempt did not end"
+check "parked descriptor: the worker wrote through it" \
+    grep -q "park-pristine: check.sh rewritten" "$T/log"
+check "  ... the cached check.sh is still the commit's" \
+    sh -c "[ -e '$P/check.sh' ] && [ \"\$(git hash-object '$P/check.sh')\" = \
+    \"\$(git -C '$T/src' rev-parse HEAD:check.sh)\" ]"
+check "  ... the attempt ends as an honest one ($(field $id state): $(field $id reason))" \
+    [ "$(field $id state)" = rejected ]
+check "  ... its verifier found the baseline's tree" \
+    [ "$(verdict $id .baseline_tree.pristine)" = same ]
+check "  ... and the real check.sh failed validation" \
+    [ "$(verdict $id .validation.passed)" = false ]
+check "  ... nothing evicted" \
+    sh -c "! grep -q '$id: pristine demo/$base is not the baseline' '$T/log'"
+stop_factoryd
+
 regress_done
