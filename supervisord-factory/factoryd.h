@@ -478,6 +478,7 @@ int	 gateway_listen(const struct gateway *, struct sandbox_listen *, int);
 char * const *gateway_env(const struct gateway *);
 void	 gateway_start(struct gateway *, struct sandbox *);
 void	 gateway_free(struct gateway *);
+void	 gateway_forget(void);
 void	 gateway_revoke(const char *);
 void	 gateway_configure(void);
 void	 gateway_ready(struct child *);

@@ -481,6 +481,28 @@ gw_send(struct gateway *gw)
 	}
 }
 
+/*
+ * In a child forked from factoryd that reads what a sandbox wrote
+ * (setup's store and remove helpers): every attempt's gateway token,
+ * and the environment that carries it, wiped from this copy of our
+ * memory, as the receipts key is, so that such a helper has none of
+ * another tenant's tokens to leak.
+ */
+void
+gateway_forget(void)
+{
+	struct gateway	*gw;
+	int		 i;
+
+	TAILQ_FOREACH(gw, &gateways, entry) {
+		for (i = 0; i < gw->n; i++)
+			explicit_bzero(gw->ep[i].grant.token,
+			    sizeof(gw->ep[i].grant.token));
+		for (i = 0; i < GW_ENVMAX && gw->envp[i] != NULL; i++)
+			explicit_bzero(gw->envp[i], strlen(gw->envp[i]));
+	}
+}
+
 /* Takes the sandbox's listening sockets of our endpoints. */
 void
 gateway_start(struct gateway *gw, struct sandbox *sb)

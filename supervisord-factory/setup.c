@@ -1314,9 +1314,11 @@ setup_child(struct setup_job *j, int up, int dst, int out, pid_t parent)
 	memset(&rep, 0, sizeof(rep));
 	rep.magic = SETUP_REPLY_MAGIC;
 	setproctitle("setup store %s", j->a->id);
-	/* The receipts' signing key is the parent's: not in this copy. */
+	/* The receipts' signing key and the gateway tokens are the
+	 * parent's: not in this copy. */
 	EVP_PKEY_free(env->receipt_key);
 	env->receipt_key = NULL;
+	gateway_forget();
 	if (setup_child_fds(up, dst, out) == -1)
 		_exit(1);
 	up = 3;
@@ -1403,6 +1405,7 @@ setup_rm_start(const char *path)
 		setproctitle("setup remove");
 		EVP_PKEY_free(env->receipt_key);
 		env->receipt_key = NULL;
+		gateway_forget();
 		closefrom(3);
 		/* Its own directory, read-only if a commit got that far. */
 		if (setup_child_confine(NULL, r->path, 0, parent, err,
