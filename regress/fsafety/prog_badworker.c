@@ -10,6 +10,10 @@
  *	mode MODE	fifo, symlink, dir, socket, link (a hard link) or
  *			good (a regular file of its own)
  *	target PATH	what symlink and link point at
+ *	file REL SRC	a file of the baseline's tree, copied from SRC
+ *			into a pristine checkout the parent asks for (the
+ *			verifier compares it with the tree: it must be the
+ *			baseline's for the attempt to reach COLLECT)
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -31,10 +35,15 @@
 #include "imsg.h"
 #include "imsgev.h"
 
+#define BW_FILES	8
+
 struct bw_conf {
 	char	 oid[41];
 	char	 mode[16];
 	char	 target[PATH_MAX];
+	char	 rel[BW_FILES][PATH_MAX];
+	char	 src[BW_FILES][PATH_MAX];
+	int	 nfiles;
 };
 
 static char		 conf_path[PATH_MAX];
@@ -60,6 +69,14 @@ bw_read_conf(struct bw_conf *c)
 			strlcpy(c->mode, v, sizeof(c->mode));
 		else if (strcmp(line, "target") == 0)
 			strlcpy(c->target, v, sizeof(c->target));
+		else if (strcmp(line, "file") == 0 && c->nfiles < BW_FILES &&
+		    strchr(v, ' ') != NULL) {
+			*strchr(v, ' ') = '\0';
+			strlcpy(c->rel[c->nfiles], v, sizeof(c->rel[0]));
+			strlcpy(c->src[c->nfiles], v + strlen(v) + 1,
+			    sizeof(c->src[0]));
+			c->nfiles++;
+		}
 	}
 	fclose(f);
 }
@@ -121,6 +138,34 @@ bw_plant(const struct bw_conf *c, const char *path)
 		errx(1, "unknown mode %s", c->mode);
 }
 
+/* The baseline's files into the pristine checkout dir (one level deep). */
+static void
+bw_pristine(const struct bw_conf *c, const char *dir)
+{
+	char	 path[PATH_MAX], buf[4096], *slash;
+	ssize_t	 n;
+	int	 i, in, out;
+
+	for (i = 0; i < c->nfiles; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, c->rel[i]);
+		if ((slash = strrchr(path, '/')) != NULL &&
+		    slash > path + strlen(dir)) {
+			*slash = '\0';
+			(void)mkdir(path, 0755);
+			*slash = '/';
+		}
+		if ((in = open(c->src[i], O_RDONLY)) == -1)
+			err(1, "%s", c->src[i]);
+		if ((out = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644)) == -1)
+			err(1, "%s", path);
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, n) != n)
+				err(1, "%s", path);
+		close(in);
+		close(out);
+	}
+}
+
 static void
 bw_dispatch(struct imsg *imsg)
 {
@@ -138,6 +183,8 @@ bw_dispatch(struct imsg *imsg)
 		    json_object_get(o, "req"), "oid", c.oid));
 		break;
 	case IMSG_PROVISION:
+		if (json_is_string(json_object_get(o, "pristine")))
+			bw_pristine(&c, json_str(o, "pristine"));
 		/* The tree's mount point and its upper layer, as provision. */
 		snprintf(tree, sizeof(tree), "%s/tree", json_str(o, "dir"));
 		if (mkdir(tree, 0755) == -1)

@@ -31,7 +31,9 @@ mk 300 d300 root /
 mk 5000 d out OUTSIDE
 mk 40 "$long" keep OUTSIDE/keep
 mkdir -p locked/sub; echo x >locked/f; chmod 0 locked/f locked/sub locked
-touch odd; chmod 4777 odd; mkdir sticky; chmod 1777 sticky; mkfifo fifo
+touch odd; chmod 0777 odd
+if chmod 4777 odd 2>/dev/null; then echo "a set-id mode was allowed"; fi
+mkdir sticky; chmod 1777 sticky; mkfifo fifo
 ln -s / root; ln -s OUTSIDE out
 echo deep >>README.md'
 DEEP=$(printf '%s' "$DEEP" | sed "s|OUTSIDE|$T/outside|g")
@@ -75,6 +77,13 @@ sed -e "s|^socket: .*|socket: $SOCK|" \
     -e "s|^libexec: .*|libexec: $W/badexec|" \
     "$T/factoryd.conf" >"$W/factoryd.conf"
 OID=$(git --git-dir="$T/demo.git" rev-parse main)
+# The baseline's files, for the pristine checkout the bad worker must
+# still make right: the verifier checks it before any attempt uses it.
+mkdir -p "$W/badexec/base"
+git --git-dir="$T/demo.git" archive main | tar -x -C "$W/badexec/base"
+chmod -R a+rX "$W/badexec/base"
+git --git-dir="$T/demo.git" ls-tree -r --name-only main |
+    while read -r f; do echo "file $f $W/badexec/base/$f"; done >"$W/files"
 # Victims: a root file anyone may write (so a hard link to it is
 # allowed), a device node the worker owns, /etc/shadow.
 echo root >"$W/rootfile"
@@ -99,8 +108,8 @@ twait() {	# id seconds
 
 # badbundle NAME MODE [TARGET]
 badbundle() {
-	printf 'oid %s\nmode %s\ntarget %s\n' "$OID" "$2" "${3:-}" \
-	    >"$W/badexec/factory-worker.conf"
+	{ printf 'oid %s\nmode %s\ntarget %s\n' "$OID" "$2" "${3:-}"
+	  cat "$W/files"; } >"$W/badexec/factory-worker.conf"
 	bid=$(tctl submit "$W/m.yaml")
 	# The bundle is opened when the result comes: ask while it does.
 	slow=0
@@ -117,6 +126,7 @@ badbundle() {
 	check "bundle $1: factoryd answered status within a second" \
 	    [ "$slow" = 0 ]
 	shown=$(tctl -j show "$bid")
+	echo "# bundle $1: $(echo "$shown" | jq -r '.state + ": " + (.reason // "")')"
 	check "bundle $1: the attempt failed" \
 	    [ "$(echo "$shown" | jq -r .state)" = failed ]
 	check "bundle $1: with a reason naming the bundle and what it is" \
@@ -138,7 +148,8 @@ if [ -n "$DEV" ]; then
 fi
 # The control: a regular file of the worker's goes on to the verifier
 # (which refuses an empty bundle).
-printf 'oid %s\nmode good\n' "$OID" >"$W/badexec/factory-worker.conf"
+{ printf 'oid %s\nmode good\n' "$OID"; cat "$W/files"; } \
+    >"$W/badexec/factory-worker.conf"
 gid=$(tctl submit "$W/m.yaml")
 check "bundle the worker's own file: torn down" twait "$gid" 30
 check "bundle the worker's own file: handed to the verifier" \
