@@ -51,34 +51,44 @@ check() {
 	if "$@" >/dev/null 2>&1; then ok "$name"; else notok "$name"; fi
 }
 
-# Start factoryd -d in the background and wait for its socket.
+# Start factoryd -d in the background; back when it serves.
 start_factoryd() {	# conf log
 	"$O/factoryd" -dk -f "$1" 2>>"$2" &
 	FACTORYD_PID=$!
 	sock=$(awk '/^socket:/ {print $2}' "$1")
-	i=0
-	while [ ! -S "$sock" ] && [ $i -lt 100 ]; do
-		kill -0 "$FACTORYD_PID" 2>/dev/null || break
-		sleep 0.05; i=$((i + 1))
-	done
-	if [ ! -S "$sock" ]; then
+	if ! wait_serving "$sock" "$FACTORYD_PID"; then
 		cat "$2" >&2
 		fail "factoryd did not start"
 	fi
-	wait_children "$sock"
 }
 
-# Until every child has said hello.
-wait_children() {	# socket
-	i=0
-	while [ $i -lt 100 ]; do
-		"$O/factoryctl" -s "$1" -j status 2>/dev/null |
-		    jq -e '[.processes[] | select(.state != "running")] | length == 0' \
-		    >/dev/null && return 0
+# Until the factoryd of that pid answers on its socket, then until its
+# children said hello (as before, not required: some tests keep one
+# down); false once it died or after five minutes without an answer.
+# A socket file alone proves nothing: one that died at a crash point
+# leaves its own behind, refusing connections until the next binds.
+wait_serving() {	# socket pid
+	_until=$(($(date +%s) + 300))
+	until "$O/factoryctl" -s "$1" -j status 2>/dev/null |
+	    jq -e -n 'input | .processes' >/dev/null 2>&1; do
+		kill -0 "$2" 2>/dev/null || return 1
+		[ "$(date +%s)" -lt "$_until" ] || return 1
 		sleep 0.05
-		i=$((i + 1))
 	done
-	return 1
+	wait_children "$1" 10
+	return 0
+}
+
+# Until every child has said hello (the daemon already serves), at
+# most seconds (five minutes unless told).
+wait_children() {	# socket [seconds]
+	_until=$(($(date +%s) + ${2:-300}))
+	until "$O/factoryctl" -s "$1" -j status 2>/dev/null | jq -e -n 'input |
+	    [.processes[] | select(.state != "running")] | length == 0' \
+	    >/dev/null 2>&1; do
+		[ "$(date +%s)" -lt "$_until" ] || return 1
+		sleep 0.05
+	done
 }
 
 stop_factoryd() {

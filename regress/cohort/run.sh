@@ -35,7 +35,7 @@ branch_of() { git --git-dir="$T/remote.git" -c safe.directory='*' for-each-ref "
 wait_settled() {	# cohort seconds
 	i=0
 	while [ $i -lt $(($2 * 10)) ]; do
-		ctl -j cohort "$1" 2>/dev/null | jq -e '[.members[] |
+		ctl -j cohort "$1" 2>/dev/null | jq -e -n 'input | [.members[] |
 		    select(.state | IN("selectable", "published", "failed",
 		    "rejected", "cancelled") | not)] | length == 0' \
 		    >/dev/null && return 0
@@ -426,9 +426,7 @@ write_manifest "$T/c2.yaml" "$AGENT" "$VALIDATE" 'cohort:
 crash_start() {	# point
 	FACTORY_CRASH=$1 "$O/factoryd" -dk -f "$T/factoryd.conf" 2>>"$T/log" &
 	FACTORYD_PID=$!
-	i=0
-	while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-	wait_children "$SOCK"
+	wait_serving "$SOCK" "$FACTORYD_PID"
 }
 # Until it died, its exit status in st (86: at the crash point); one
 # that did not die there is killed (st 137), never left running.

@@ -63,9 +63,7 @@ crash_at() {	# point
 	point=$1
 	FACTORY_CRASH=$point "$O/factoryd" -dk -f "$T/factoryd.conf" 2>>"$T/log" &
 	FACTORYD_PID=$!
-	i=0
-	while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-	wait_children "$SOCK"
+	wait_serving "$SOCK" "$FACTORYD_PID"
 	# The answer may be lost with a parent that dies before it is
 	# sent: the attempt is then the newest in the list.
 	ctl submit "$T/m.yaml" >/dev/null 2>&1
@@ -118,9 +116,7 @@ check "a lost worker got a new lease" grep -q 'worker lost: new lease, epoch 2' 
 # A stale RESULT (the old epoch) is refused and changes nothing.
 FACTORY_CRASH=worker:stale-result "$O/factoryd" -dk -f "$T/factoryd.conf" 2>>"$T/log" &
 FACTORYD_PID=$!
-i=0
-while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-wait_children "$SOCK"
+wait_serving "$SOCK" "$FACTORYD_PID"
 id=$(submit_wait "$T/m.yaml")
 check "stale RESULT: refused and logged" grep -q "$id: stale epoch 0 (current 1), refused" "$T/log"
 check "stale RESULT: the attempt went on with the current one" [ "$(field $id state)" = published ]

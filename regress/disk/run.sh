@@ -198,9 +198,7 @@ for mode in reserve no-reserve; do
 	if [ $mode = no-reserve ]; then
 		FACTORY_CRASH=journal:no-reserve "$O/factoryd" -dk -f "$S/factoryd.conf" 2>>"$S/log" &
 		FACTORYD_PID=$!
-		i=0
-		while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-		wait_children "$SOCK"
+		wait_serving "$SOCK" "$FACTORYD_PID"
 	else
 		start_factoryd "$S/factoryd.conf" "$S/log"
 	fi

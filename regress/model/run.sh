@@ -290,9 +290,7 @@ manifest crash "$(shjson "sleep 30")" "" \
 FACTORY_CRASH=parent:after-running "$O/factoryd" -dk -f "$T/factoryd.conf" \
     2>>"$T/log" &
 FACTORYD_PID=$!
-i=0
-while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-wait_children "$SOCK"
+wait_serving "$SOCK" "$FACTORYD_PID"
 ctl submit "$T/m/crash.yaml" >/dev/null 2>&1
 i=0
 while kill -0 "$FACTORYD_PID" 2>/dev/null && [ $i -lt 300 ]; do

@@ -873,11 +873,7 @@ else
 	    -f "$T/dg/factoryd.conf" 2>"$T/dg/log2" &
 	DGPID=$!
 	BGPIDS="$BGPIDS $DGPID"
-	i=0
-	while [ ! -S "$T/dg/factoryd.sock" ] && [ $i -lt 100 ]; do
-		kill -0 $DGPID 2>/dev/null || break
-		sleep 0.05; i=$((i + 1))
-	done
+	wait_serving "$T/dg/factoryd.sock" $DGPID
 	DG=$("$O/factoryctl" -s "$T/dg/factoryd.sock" -j policy 2>&1 |
 	    jq -r '.processes[] | select(.name == "parent") |
 	    .sandbox_downgrade' 2>&1)

@@ -72,16 +72,10 @@ run_unit() {	# unit label
 	(unitenv "$1" "$PU" "$O/factoryd" -dk -f "$T/factoryd.conf") \
 	    2>>"$T/log" &
 	FACTORYD_PID=$!
-	i=0
-	while [ ! -S "$SOCK" ] && [ $i -lt 200 ]; do
-		kill -0 "$FACTORYD_PID" 2>/dev/null || break
-		sleep 0.05; i=$((i + 1))
-	done
-	if [ ! -S "$SOCK" ]; then
+	if ! wait_serving "$SOCK" "$FACTORYD_PID"; then
 		sed 's/^/# /' "$T/log"
-		fail "$2: factoryd did not start"
+		fail "$2: factoryd did not start, or its children never said hello"
 	fi
-	wait_children "$SOCK" || fail "$2: children never said hello"
 	check "$2: factoryd runs under the filters (Seccomp 2)" \
 	    grep -q '^Seccomp:[[:space:]]*2' /proc/$FACTORYD_PID/status
 	# The kernel's seccomp records reach receipts through /dev/kmsg,
