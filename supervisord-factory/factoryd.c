@@ -81,7 +81,10 @@ child_handler(enum factory_procid id)
  * a child binary, the keys, the journal, or a kernel feature the
  * sandbox needs.  EX_CONFIG, which the unit's RestartPreventExitStatus=
  * names, so systemd stops and says "failed" instead of starting us
- * every 5 s forever; fatalx(3)'s 1 is left to what may pass.
+ * every 5 s forever; fatalx(3)'s 1 is left to what may pass.  The
+ * sandbox pool, filled by the sandbox probe before the later probes
+ * run, is ended first: a launcher left behind is one more process for
+ * systemd to SIGKILL on its way to "failed".
  */
 __dead static void
 factoryd_fatal_start(const char *fmt, ...)
@@ -93,6 +96,7 @@ factoryd_fatal_start(const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	log_warnx("%s", buf);
+	sandbox_pool_end();
 	exit(EX_CONFIG);
 }
 

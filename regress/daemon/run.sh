@@ -260,7 +260,8 @@ check "no process of a child uid left" [ -z "$left" ]
 PRIV=$T/priv
 mkdir -p "$PRIV/build" "$T/p-keys"
 for b in factoryd factory-worker factory-verifier factory-reconciler \
-    factory-publisher factory-sandbox factory-egress factory-image factory-gateway; do
+    factory-publisher factory-sandbox factory-egress factory-image factory-gateway \
+    factoryctl; do
 	cp "$O/$b" "$PRIV/build/$b" || fail "copy $b"
 done
 chmod 700 "$PRIV"
@@ -371,11 +372,7 @@ write_conf "$O"
 "$O/regress/daemon/prog_subreap" "$T/sr.out" "$O/factoryd" -d -f \
     "$T/factoryd.conf" 2>>"$T/sr.log" &
 SRPID=$!
-i=0
-while [ ! -S "$SOCK" ] && [ $i -lt 200 ] && kill -0 $SRPID 2>/dev/null; do
-	sleep 0.05; i=$((i + 1))
-done
-wait_children "$SOCK" || notok "subreaped factoryd: children not up"
+wait_serving "$SOCK" $SRPID || notok "subreaped factoryd: children not up"
 FPID=$(sed -n 's/^pid //p' "$T/sr.out")
 kids=$(children_of "$FPID")
 roles=$(status | jq '.processes | length')
@@ -394,6 +391,23 @@ for k in $kids; do
 	    [ '$(starttime "$p")' != '${k#*:}' ]"
 done
 
+# A start-up error found after the sandbox probe filled the pool (the
+# signing keys missing, checked after the kernel probes): factoryd
+# exits EX_CONFIG (78) having ended its pool, leaving nothing for the
+# service manager to kill.  Before the fix, its launchers and zygote
+# were left to init.
+sed "s|$T/keys/|$T/nokeys/|" "$T/factoryd.conf" >"$T/nokeys.conf"
+"$O/regress/daemon/prog_subreap" "$T/sr-nokeys.out" "$O/factoryd" -d -f \
+    "$T/nokeys.conf" 2>>"$T/sr-nokeys.log" &
+wait $!
+sed 's/^/# /' "$T/sr-nokeys.out"
+check "keys missing: factoryd exits 78" grep -qx "exit $((78 << 8))" "$T/sr-nokeys.out"
+check "keys missing: it says so" grep -q "keys: cannot start" "$T/sr-nokeys.log"
+check "keys missing: the probe had filled the pool" \
+    grep -q "pool [1-9]" "$T/sr-nokeys.log"
+check "keys missing: it left no process, running or unreaped, to init" \
+    sh -c "! grep -q '^left' '$T/sr-nokeys.out'"
+
 # The same with an agent running: its sandbox's pid 1, a child of
 # factoryd, is ended and reaped too, and no process of its uid is left.
 R=$T/run
@@ -404,11 +418,7 @@ SOCK=$R/factoryd.sock
 "$O/regress/daemon/prog_subreap" "$R/sr.out" "$O/factoryd" -dk -f \
     "$R/factoryd.conf" 2>>"$R/log" &
 SRPID=$!
-i=0
-while [ ! -S "$SOCK" ] && [ $i -lt 200 ] && kill -0 $SRPID 2>/dev/null; do
-	sleep 0.05; i=$((i + 1))
-done
-wait_children "$SOCK" || notok "subreaped factoryd: children not up"
+wait_serving "$SOCK" $SRPID || notok "subreaped factoryd: children not up"
 FPID=$(sed -n 's/^pid //p' "$R/sr.out")
 write_manifest "$R/m.yaml" "sleep 300"
 id=$(ctl submit "$R/m.yaml") && wait_state "$id" running 60 ||
