@@ -568,6 +568,7 @@ disk_probe_child(int fd, int ns, int nodetached)
 	    "size=64k,nr_inodes=64,mode=0700") == -1 ||
 	    (sfd = open(sd, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
 	    mkdirat(sfd, "u", 0700) == -1 || mkdirat(sfd, "w", 0700) == -1 ||
+	    mkdirat(sfd, "w2", 0700) == -1 ||
 	    mkdirat(sfd, "o", 0700) == -1 || mkdirat(sfd, "l", 0700) == -1 ||
 	    (ufd = openat(sfd, "u", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
 	    (wfd = openat(sfd, "w", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
@@ -594,6 +595,21 @@ disk_probe_child(int fd, int ns, int nodetached)
 		snprintf(msg, sizeof(msg), "xattach the lower layer: %s",
 		    strerror(errno));
 		goto done;
+	}
+	/*
+	 * A work directory of its own: the detached try may have failed
+	 * after overlayfs marked its work directory (volatile's
+	 * work/incompat/volatile, seen on 6.1 and 6.12), and a second
+	 * mount on that one is refused as a volatile overlay's leftover.
+	 */
+	if (detached) {
+		close(wfd);
+		if ((wfd = openat(sfd, "w2", O_PATH | O_DIRECTORY |
+		    O_CLOEXEC)) == -1) {
+			snprintf(msg, sizeof(msg), "xscratch tmpfs: %s",
+			    strerror(errno));
+			goto done;
+		}
 	}
 	snprintf(lower, sizeof(lower), "/proc/self/fd/%d", afd);
 	if (disk_ovl_mount(lower, ufd, wfd, ofd, why, sizeof(why)) == -1)

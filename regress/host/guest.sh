@@ -172,6 +172,8 @@ else
 	notok "factoryd is active and answers factoryctl status"
 	systemctl status --no-pager factoryd 2>&1 | head -n 5 | diag
 	jtail 15
+	# The kernel's own word on a refused mount (overlayfs, idmap).
+	dmesg 2>&1 | tail -n 15 | diag
 fi
 check "the unit's cgroup is delegated: a supervisor leaf, memory and pids for its subtree" \
     sh -c "test -d $CG/supervisor && grep -qw memory $CG/cgroup.subtree_control &&
