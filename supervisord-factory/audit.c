@@ -22,6 +22,34 @@
 
 #define AUDIT_MAXKINDS	32	/* distinct syscalls kept per attempt */
 
+/*
+ * Refusals made by design with a fallback the runtimes take at once:
+ * such a record is kept, marked, and read as nothing to act on.  The
+ * filter answers clone3 with ENOSYS (sandbox.c: its flags are in
+ * memory a filter cannot read), and glibc, musl, Go and node retry
+ * with clone(2), whose flags the filter checks.
+ */
+static const struct {
+	const char	*syscall;
+	const char	*action;
+	const char	*fallback;
+} audit_by_design[] = {
+	{ "clone3", "errno", "clone" },
+};
+
+static const char *
+audit_fallback(const char *name, const char *action)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(audit_by_design) /
+	    sizeof(audit_by_design[0]); i++)
+		if (strcmp(audit_by_design[i].syscall, name) == 0 &&
+		    strcmp(audit_by_design[i].action, action) == 0)
+			return (audit_by_design[i].fallback);
+	return (NULL);
+}
+
 static struct event	 ev_kmsg;
 static int		 kmsg_fd = -1;
 
@@ -30,7 +58,7 @@ audit_note(uid_t uid, int nr, unsigned long code)
 {
 	struct attempt	*a;
 	json_t		*d, *v;
-	const char	*name, *action;
+	const char	*name, *action, *fb;
 	size_t		 i;
 	char		*sname;
 
@@ -56,10 +84,16 @@ audit_note(uid_t uid, int nr, unsigned long code)
 			free(sname);
 			return;
 		}
-	if (json_array_size(d) < AUDIT_MAXKINDS)
-		json_array_append_new(d, json_pack("{s:s, s:s, s:i, s:b}",
-		    "syscall", name, "action", action, "count", 1,
-		    "validation", a->vuid == uid));
+	if (json_array_size(d) < AUDIT_MAXKINDS) {
+		fb = audit_fallback(name, action);
+		v = json_pack("{s:s, s:s, s:i, s:b, s:b}", "syscall", name,
+		    "action", action, "count", 1, "validation", a->vuid == uid,
+		    "by_design", fb != NULL);
+		if (v != NULL && fb != NULL)
+			json_object_set_new(v, "fallback", json_string(fb));
+		if (v != NULL)
+			json_array_append_new(d, v);
+	}
 	free(sname);
 }
 

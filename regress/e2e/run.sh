@@ -49,11 +49,18 @@ check "verify with a wrong pinned key fails" sh -c "! '$O/factoryctl' verify -V 
 # reaches the attempt's receipts.
 # The kernel rate-limits its log (10 records per 5 s): three tries,
 # 3 s apart, so one gets through even after another suite's flood.
-write_manifest "$T/deny.yaml" 'for i in 1 2 3; do unshare --user true 2>/dev/null || echo refused; sleep 3; done; echo d >> README.md'
+# A thread (glibc's pthread_create tries clone3 first, the filter says
+# ENOSYS by design, glibc falls back to clone) is recorded as such: by
+# design, with its fallback, apart from the denial that matters.
+write_manifest "$T/deny.yaml" 'for i in 1 2 3; do unshare --user true 2>/dev/null || echo refused; python3 -c "import threading; t = threading.Thread(target=print); t.start(); t.join()"; sleep 3; done; echo d >> README.md'
 id=$(submit_wait "$T/deny.yaml") || fail "denial case did not finish"
 check "seccomp denial: the attempt went on" [ "$(field $id state)" = published ]
 check "seccomp denial: shown by show -j" \
     sh -c "'$O/factoryctl' -s '$SOCK' -j show $id | jq -e '.seccomp_denials[] | select(.syscall == \"unshare\" and .action == \"errno\")'"
+check "seccomp denial: a denial that matters is not by design" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j show $id | jq -e '.seccomp_denials[] | select(.syscall == \"unshare\") | .by_design == false'"
+check "seccomp denial: clone3 is by design, clone its fallback" \
+    sh -c "'$O/factoryctl' -s '$SOCK' -j show $id | jq -e '.seccomp_denials[] | select(.syscall == \"clone3\") | .by_design == true and .fallback == \"clone\"'"
 check "seccomp denial: in the exited receipt" \
     sh -c "'$O/factoryctl' -s '$SOCK' receipts $id | grep '\"kind\":\"exited\"' | grep -q '\"syscall\":\"unshare\"'"
 
