@@ -20,12 +20,13 @@ struct ctl_cmd {
 	const char	*usage;
 };
 
-extern int		 ctl_json;	/* -j */
-extern const char	*ctl_socket;	/* -s */
+extern int			 ctl_json;	/* -j */
+extern const char		*ctl_socket;	/* -s */
+extern const struct ctl_cmd	*ctl_current;	/* the command running */
 
 struct imsg;
 
-/* factoryctl.c */
+/* ctl.c */
 __attribute__((__noreturn__)) void ctl_usage(const char *);
 int	 ctl_connect(int);
 int	 ctl_request(int, uint32_t, const void *, size_t, json_t **,
