@@ -50,7 +50,7 @@ static int	attempt_pchecked(struct child *, struct attempt *,
 		    const struct msg_pchecked *, char *, size_t);
 static struct child *verifier_free(void);
 static int	child_index(struct child *);
-static void	attempt_new_lease(struct attempt *, const char *);
+static void	attempt_new_lease(struct attempt *, const char *, int);
 static void	attempt_verify(struct attempt *);
 static void	attempt_publish(struct attempt *);
 static int	attempt_transition(struct attempt *, const char *, json_t *,
@@ -357,7 +357,7 @@ attempt_recover(void)
 		(void)attempt_cleanup_sandboxes(a);
 		switch (a->state) {
 		case AS_PROVISIONING:
-			attempt_new_lease(a, "factoryd restarted");
+			attempt_new_lease(a, "factoryd restarted", 0);
 			break;
 		case AS_READY:
 			/* Provisioned; the agent never ran. */
@@ -368,7 +368,7 @@ attempt_recover(void)
 				attempt_fail(a, "failed", "agent interrupted: "
 				    "factoryd restarted while it ran");
 			else
-				attempt_new_lease(a, "factoryd restarted");
+				attempt_new_lease(a, "factoryd restarted", 0);
 			break;
 		case AS_VERIFYING:
 			/* A fresh verifier starts over from the bundle. */
@@ -532,7 +532,7 @@ static TAILQ_HEAD(, pending)	 resolving =
 static size_t			 nresolving;
 
 static int	pending_send(struct pending *);
-static void	pending_lost(void);
+static void	pending_lost(struct child *);
 
 static void
 pending_drop(void *arg)
@@ -2873,6 +2873,29 @@ verifier_lost(struct child *c)
 	}
 }
 
+/* A verification or a baseline check is under way in it. */
+int
+verifier_busy(struct child *c)
+{
+	return (env->busy[child_index(c)] != NULL);
+}
+
+/*
+ * A PUBLISH is outstanding.  Killed in the middle of a push to a local
+ * forge, the publisher leaves git's ref lock behind, and every later
+ * try of that branch fails on it.
+ */
+int
+publisher_busy(struct child *c)
+{
+	struct attempt	*a;
+
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (a->state == AS_PUBLISHING && a->publish_sent)
+			return (1);
+	return (0);
+}
+
 void
 publisher_lost(struct child *c)
 {
@@ -2887,25 +2910,34 @@ worker_lost(struct child *c)
 {
 	struct attempt	*a;
 
+	/*
+	 * Stopped on purpose (a reload changed its command line: recycle
+	 * is still set here), it did not fail: its work is driven on
+	 * under a new lease that does not count against the three.
+	 */
 	TAILQ_FOREACH(a, &env->attempts, entry)
 		if (attempt_held_by_worker(a))
-			attempt_new_lease(a, "worker lost");
+			attempt_new_lease(a, c->recycle ? "worker restarted "
+			    "for a new configuration" : "worker lost",
+			    c->recycle);
 	/*
 	 * Its baselines will not come: nothing of theirs is journaled.
-	 * The restarted worker is asked again, once.
+	 * The restarted worker is asked again, once more than it died.
 	 */
-	pending_lost();
+	pending_lost(c);
 	control_wait_fail(CTL_WAIT_DIFF, "the worker died before it made "
 	    "the diff; it is restarted, try again");
 }
 
 static void
-pending_lost(void)
+pending_lost(struct child *w)
 {
 	struct pending	*p, *tp;
 	struct ctl_conn	*c;
 
 	TAILQ_FOREACH_SAFE(p, &resolving, entry, tp) {
+		if (w->recycle && p->sent > 0)
+			p->sent--;	/* stopped on purpose: not a death */
 		if (p->sent < PENDING_SENDS)
 			continue;
 		if ((c = control_wait_take(p->rq.req, CTL_WAIT_SUBMIT,
@@ -2930,15 +2962,16 @@ attempt_held_by_worker(struct attempt *a)
  * holder, at most three times.
  */
 static void
-attempt_new_lease(struct attempt *a, const char *why)
+attempt_new_lease(struct attempt *a, const char *why, int planned)
 {
-	if (a->redrives >= 3) {
+	if (a->redrives >= 3 && !planned) {
 		attempt_fail(a, "failed", "%s, three times", why);
 		return;
 	}
 	a->epoch++;
-	if (attempt_transition(a, "lease", json_pack("{s:s, s:I}", "reason",
-	    why, "epoch", (json_int_t)a->epoch), NULL) == -1)
+	if (attempt_transition(a, "lease", json_pack("{s:s, s:I, s:b}",
+	    "reason", why, "epoch", (json_int_t)a->epoch, "planned", planned),
+	    NULL) == -1)
 		return;
 	log_info("%s: %s: new lease, epoch %llu", a->id, why,
 	    (unsigned long long)a->epoch);

@@ -46,22 +46,22 @@ struct factoryd		*env;
 /* The parent's side of each kind of child (vmd's shape). */
 static const struct child_handler child_handlers[] = {
 	{ PROC_WORKER,		dispatch_worker,	worker_ready,
-	    worker_lost },
+	    worker_lost,	NULL },
 	{ PROC_VERIFIER,	dispatch_verifier,	child_ready,
-	    verifier_lost },
+	    verifier_lost,	verifier_busy },
 	{ PROC_PUBLISHER,	dispatch_publisher,	child_ready,
-	    publisher_lost },
+	    publisher_lost,	publisher_busy },
 	{ PROC_RECONCILER,	dispatch_reconciler,	reconciler_ready,
-	    reconciler_lost },
+	    reconciler_lost,	NULL },
 	/* It sends nothing but HELLO: any other message is malformed. */
 	{ PROC_EGRESS,		NULL,			egress_ready,
-	    NULL },
+	    NULL,		NULL },
 	/* One import per process (image.c): lost ends the import. */
 	{ PROC_IMAGE,		dispatch_image,		image_ready,
-	    image_lost },
+	    image_lost,		NULL },
 	/* Usage, tokens and errors; a restart gets every live grant. */
 	{ PROC_GATEWAY,		dispatch_gateway,	gateway_ready,
-	    NULL },
+	    NULL,		NULL },
 };
 
 const struct child_handler *

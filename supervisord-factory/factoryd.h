@@ -46,6 +46,7 @@ struct child {
 	char			*policy;	/* what it applied (HELLO) */
 	char			*argv_key;	/* its command line, to see reloads */
 	int			 recycle;	/* restart at once when it exits */
+	int			 reconfig;	/* restart once it is not busy */
 	int			 recycled;	/* verdicts delivered */
 	time_t			 heartbeat;	/* worker: last heartbeat */
 };
@@ -315,6 +316,8 @@ struct child_handler {
 				    char *, size_t);
 	void			(*ready)(struct child *);
 	void			(*lost)(struct child *);
+	/* Holds work a restart would lose: a reload waits for it. */
+	int			(*busy)(struct child *);
 };
 const struct child_handler *child_handler(enum factory_procid);
 
@@ -422,6 +425,8 @@ void	 child_ready(struct child *);
 void	 worker_lost(struct child *);
 void	 verifier_lost(struct child *);
 void	 publisher_lost(struct child *);
+int	 verifier_busy(struct child *);
+int	 publisher_busy(struct child *);
 void	 attempt_reconcile(struct ctl_conn *);
 void	 attempt_note(struct attempt *, const char *, json_t *);
 void	 attempt_record_reaped(struct attempt *, const char *, const char *,

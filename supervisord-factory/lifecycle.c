@@ -418,7 +418,9 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 	} else if (strcmp(t->kind, "model") == 0) {
 		apply_spend(a, facts);
 	} else if (strcmp(t->kind, "lease") == 0) {
-		a->redrives++;		/* counted from the journal */
+		/* Counted from the journal; a reload's restart is no death. */
+		if (!json_is_true(json_object_get(facts, "planned")))
+			a->redrives++;
 	} else if (strcmp(t->kind, "verdict") == 0) {
 		json_decref(a->findings);
 		a->findings = json_incref(json_object_get(facts, "findings"));

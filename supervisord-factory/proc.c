@@ -29,6 +29,7 @@
 
 static void	proc_start(struct child *);
 static void	proc_restart_cb(int, short, void *);
+static void	proc_restart(struct child *);
 static void	proc_dispatch(int, short, void *);
 static int	proc_argv(struct child *, char **, size_t, char *, size_t);
 static void	proc_died(struct child *, int);
@@ -423,6 +424,7 @@ proc_watchdog_init(void)
 void
 proc_reconfigure(void)
 {
+	const struct child_handler *h;
 	struct child	*c;
 	char		*argv[CHILD_ARGV_MAX * 2 + 8], key[8192];
 	int		 i;
@@ -434,15 +436,37 @@ proc_reconfigure(void)
 			continue;
 		if (c->argv_key != NULL && strcmp(key, c->argv_key) == 0)
 			continue;
+		/*
+		 * One at work (a verification, a push) finishes it under
+		 * the configuration it began with and restarts after:
+		 * stopped now, a verifier's answer was lost and counted as
+		 * its death (three reloads failed an attempt), and a
+		 * publisher left a push's ref lock behind.
+		 */
+		if (c->pid > 0 && (h = child_handler(c->id)) != NULL &&
+		    h->busy != NULL && h->busy(c)) {
+			log_info("%s: configuration changed, restarting after "
+			    "its work", child_name(c));
+			c->reconfig = 1;
+			continue;
+		}
 		if (c->pid > 0) {
 			log_info("%s: configuration changed, restarting",
 			    child_name(c));
-			c->backoff = CHILD_BACKOFF_MIN;
-			c->recycle = 1;
-			c->state = CHILD_STOPPING;
-			kill(c->pid, SIGTERM);
+			proc_restart(c);
 		}
 	}
+}
+
+/* Stopped now, started again at once under the current configuration. */
+static void
+proc_restart(struct child *c)
+{
+	c->reconfig = 0;
+	c->backoff = CHILD_BACKOFF_MIN;
+	c->recycle = 1;
+	c->state = CHILD_STOPPING;
+	kill(c->pid, SIGTERM);
 }
 
 int
@@ -491,7 +515,8 @@ proc_compose_msg(enum factory_procid id, uint32_t type, enum msg_kind k,
 		errno = EINVAL;
 		return (-1);
 	}
-	if (c == NULL || c->state != CHILD_RUNNING) {
+	/* One a reload waits for takes no new work: it drains. */
+	if (c == NULL || c->state != CHILD_RUNNING || c->reconfig) {
 		free(s);
 		if (fd != -1)
 			close(fd);
@@ -591,7 +616,13 @@ proc_dispatch(int fd, short event, void *arg)
 				c->heartbeat = time(NULL);
 			break;
 		default:
-			if (c->state != CHILD_RUNNING ||
+			/*
+			 * One stopped on purpose (recycle: a reload, or a
+			 * verifier after its verdict) still answers what
+			 * it was asked before the stop.
+			 */
+			if ((c->state != CHILD_RUNNING &&
+			    !(c->state == CHILD_STOPPING && c->recycle)) ||
 			    (h = child_handler(c->id)) == NULL ||
 			    h->dispatch == NULL)
 				n = -1;
@@ -607,5 +638,13 @@ proc_dispatch(int fd, short event, void *arg)
 			return;
 		}
 		imsg_free(&imsg);
+	}
+	/* A reload waited for its work: done now, it restarts. */
+	if (c->reconfig && c->pid > 0 && c->state == CHILD_RUNNING &&
+	    (h = child_handler(c->id)) != NULL && h->busy != NULL &&
+	    !h->busy(c)) {
+		log_info("%s: its work done, restarting for the new "
+		    "configuration", child_name(c));
+		proc_restart(c);
 	}
 }
