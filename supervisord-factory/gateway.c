@@ -51,7 +51,7 @@
 #include "log.h"
 
 #define GW_PORT_BASE	4100	/* the first endpoint inside a sandbox */
-#define GW_ENVMAX	(2 * CONF_GW_GRANTS + 2)
+#define GW_ENVMAX	(2 * CONF_GW_GRANTS + 8)
 /* Tokens or micro-dollars of one request, at most (2^40). */
 #define GW_USAGE_MAX	(1ULL << 40)
 
@@ -70,6 +70,8 @@ struct gateway {
 	int			 first;		/* index in spec->listen */
 	struct gw_endpoint	 ep[1 + CONF_GW_GRANTS];
 	char			*envp[GW_ENVMAX + 1];
+	char			*home[AGENTS_HOMEMAX + 1];	/* agents.c */
+	int			 nhome;
 	int			 started;
 };
 
@@ -336,15 +338,10 @@ gw_endpoint(struct gateway *gw, const struct attempt *a,
 		g->budget_tokens = gw_min(m->model.budget_tokens,
 		    rg->max_tokens);
 		g->budget_uusd = gw_min(m->model.budget_uusd, rg->max_uusd);
-		if (cg->kind == CONF_GW_OPENAI) {
-			if (gw_setenv(gw, ne, "OPENAI_BASE_URL=http://"
-			    "127.0.0.1:%u/v1", ep->port) == -1 ||
-			    gw_setenv(gw, ne, "OPENAI_API_KEY=%s",
-			    g->token) == -1)
-				return (-1);
-		} else if (gw_setenv(gw, ne, "ANTHROPIC_BASE_URL=http://"
-		    "127.0.0.1:%u", ep->port) == -1 ||
-		    gw_setenv(gw, ne, "ANTHROPIC_API_KEY=%s", g->token) == -1)
+		/* What each client reads: the table of agents.c. */
+		if (agents_grant(cg->kind, ep->port, g->token, &m->model,
+		    gw->envp, ne, GW_ENVMAX, gw->home, &gw->nhome,
+		    AGENTS_HOMEMAX) == -1)
 			return (-1);
 	}
 	gw->n++;
@@ -442,6 +439,13 @@ gateway_env(const struct gateway *gw)
 	if (gw == NULL)
 		return (none);
 	return (gw->envp);
+}
+
+/* Files below the agent's HOME: pairs of name and content, or NULL. */
+char * const *
+gateway_home(const struct gateway *gw)
+{
+	return (gw == NULL || gw->nhome == 0 ? NULL : gw->home);
 }
 
 static void
@@ -573,6 +577,8 @@ gateway_free(struct gateway *gw)
 		explicit_bzero(gw->envp[i], strlen(gw->envp[i]));
 		free(gw->envp[i]);
 	}
+	for (i = 0; i < gw->nhome; i++)
+		free(gw->home[i]);
 	explicit_bzero(gw, sizeof(*gw));
 	free(gw);
 }
