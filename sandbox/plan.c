@@ -553,9 +553,10 @@ get_who(struct rbuf *r, struct sandbox_spec *spec, char *tree, char ***argv,
 /*
  * Files below the agent's HOME (its private /tmp) that pid 1 writes
  * before the agent runs: what a client reads to find its endpoint
- * (gateway.c).  A name is a relative path of at most SBX_HOMEDEPTH
- * plain components, none of them "." or "..", so pid 1 cannot be led
- * outside /tmp; each file has at most SBX_HOMEFILE bytes.
+ * (supervisord-factory/agents.c).  A name is a relative path of at
+ * most SBX_HOMEDEPTH plain components, none of them "." or "..", so
+ * pid 1 cannot be led outside /tmp; each file has at most
+ * SBX_HOMEFILE bytes.
  */
 static void
 get_homefiles(struct rbuf *r, struct plan_out *o)
