@@ -54,10 +54,13 @@ static const struct agents_row agents_rows[] = {
 	 * Codex CLI: its built-in provider wants a login and tries
 	 * WebSocket upgrades first; a provider of its own, the default,
 	 * speaks plain Responses over HTTP with the key from the
-	 * environment.
+	 * environment.  Its web search is a tool the provider runs and
+	 * bills beyond the request's bytes, which a budgeted grant
+	 * refuses: off, unless its command line turns it on again.
 	 */
 	{ "codex", CONF_GW_OPENAI, AG_FILE, ".codex/config.toml",
 	    "model_provider = \"factory\"\n"
+	    "web_search = \"disabled\"\n"
 	    "\n"
 	    "[model_providers.factory]\n"
 	    "name = \"factory\"\n"
