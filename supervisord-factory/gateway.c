@@ -342,6 +342,13 @@ gw_endpoint(struct gateway *gw, const struct attempt *a,
 			    gw_setenv(gw, ne, "OPENAI_API_KEY=%s",
 			    g->token) == -1)
 				return (-1);
+		} else if (cg->kind == CONF_GW_GEMINI) {
+			/* @google/genai's base URL (gemini-cli) and key */
+			if (gw_setenv(gw, ne, "GOOGLE_GEMINI_BASE_URL=http://"
+			    "127.0.0.1:%u", ep->port) == -1 ||
+			    gw_setenv(gw, ne, "GEMINI_API_KEY=%s",
+			    g->token) == -1)
+				return (-1);
 		} else if (gw_setenv(gw, ne, "ANTHROPIC_BASE_URL=http://"
 		    "127.0.0.1:%u", ep->port) == -1 ||
 		    gw_setenv(gw, ne, "ANTHROPIC_API_KEY=%s", g->token) == -1)
@@ -586,7 +593,8 @@ gw_provider(const struct conf_gw *cg, struct gw_provider *p)
 	memset(p, 0, sizeof(*p));
 	strlcpy(p->name, cg->name, sizeof(p->name));
 	p->kind = cg->kind == CONF_GW_OPENAI ? GW_OPENAI :
-	    cg->kind == CONF_GW_ANTHROPIC ? GW_ANTHROPIC : GW_UPSTREAM;
+	    cg->kind == CONF_GW_ANTHROPIC ? GW_ANTHROPIC :
+	    cg->kind == CONF_GW_GEMINI ? GW_GEMINI : GW_UPSTREAM;
 	if (strlcpy(p->url, cg->url, sizeof(p->url)) >= sizeof(p->url) ||
 	    strlcpy(p->keyfile, cg->key, sizeof(p->keyfile)) >=
 	    sizeof(p->keyfile) ||
@@ -596,6 +604,7 @@ gw_provider(const struct conf_gw *cg, struct gw_provider *p)
 	    sizeof(p->header))
 		return (-1);
 	p->methods = cg->methods;
+	p->idle_timeout_s = cg->idle_timeout;
 	p->nprices = (uint32_t)cg->nprices;
 	for (i = 0; i < cg->nprices; i++) {
 		strlcpy(p->prices[i].model, cg->prices[i].model,
@@ -603,6 +612,17 @@ gw_provider(const struct conf_gw *cg, struct gw_provider *p)
 		p->prices[i].in_uusd_per_mtok = cg->prices[i].in_uusd;
 		p->prices[i].out_uusd_per_mtok = cg->prices[i].out_uusd;
 		p->prices[i].max_output = cg->prices[i].max_output;
+		p->prices[i].cache_read = cg->prices[i].cache_read;
+		p->prices[i].cache_write = cg->prices[i].cache_write;
+		p->prices[i].cache_write_1h = cg->prices[i].cache_write_1h;
+		p->prices[i].long_above = cg->prices[i].long_above;
+		p->prices[i].long_in = cg->prices[i].longctx.in_uusd;
+		p->prices[i].long_out = cg->prices[i].longctx.out_uusd;
+		p->prices[i].long_cache_read = cg->prices[i].longctx.cache_read;
+		p->prices[i].long_cache_write =
+		    cg->prices[i].longctx.cache_write;
+		p->prices[i].long_cache_write_1h =
+		    cg->prices[i].longctx.cache_write_1h;
 	}
 	return (0);
 }
@@ -978,6 +998,17 @@ gw_usage(struct imsg *imsg, char *why, size_t whylen)
 	    "cost_uusd", (json_int_t)u.cost_uusd, "estimated",
 	    (int)u.estimated, "status", (int)u.status,
 	    "outcome", gw_outcome_name(u.outcome), "tenant", a->m->tenant);
+	/* A refusal or a cut names what was asked and why. */
+	if (facts != NULL && u.reason[0] != '\0') {
+		log_info("%s: model %s: %s %s: %s", a->id, u.provider,
+		    u.method[0] != '\0' ? u.method : "-",
+		    u.path[0] != '\0' ? u.path : "-", u.reason);
+		json_object_set_new(facts, "method", json_string(
+		    u.method[0] != '\0' ? u.method : "-"));
+		json_object_set_new(facts, "path", json_string(
+		    u.path[0] != '\0' ? u.path : "-"));
+		json_object_set_new(facts, "reason", json_string(u.reason));
+	}
 	attempt_note(a, "model", facts);
 	return (0);
 }
