@@ -67,6 +67,19 @@ static const struct agents_row agents_rows[] = {
 	    "base_url = \"http://127.0.0.1:@PORT@/v1\"\n"
 	    "env_key = \"OPENAI_API_KEY\"\n"
 	    "wire_api = \"responses\"\n" },
+	/* Gemini CLI, and @google/genai. */
+	{ "gemini", CONF_GW_GEMINI, AG_ENV, "GOOGLE_GEMINI_BASE_URL",
+	    "http://127.0.0.1:@PORT@" },
+	{ "gemini", CONF_GW_GEMINI, AG_ENV, "GEMINI_API_KEY", "@TOKEN@" },
+	/*
+	 * Gemini CLI 0.61 takes GOOGLE_GEMINI_BASE_URL for an
+	 * authentication of its own ("gateway") that it then refuses as
+	 * an invalid method; the API key's, chosen here, reads the same
+	 * two variables.
+	 */
+	{ "gemini", CONF_GW_GEMINI, AG_FILE, ".gemini/settings.json",
+	    "{\"security\": {\"auth\": "
+	    "{\"selectedType\": \"gemini-api-key\"}}}\n" },
 	/* pi: a provider "factory" with the granted models. */
 	{ "pi", CONF_GW_ANTHROPIC, AG_FILE, ".pi/agent/models.json",
 	    "{\"providers\": {\"factory\": {"
@@ -79,6 +92,12 @@ static const struct agents_row agents_rows[] = {
 	    "\"baseUrl\": \"http://127.0.0.1:@PORT@/v1\", "
 	    "\"api\": \"openai-responses\", "
 	    "\"apiKey\": \"OPENAI_API_KEY\", "
+	    "\"models\": @MODELS@}}}\n" },
+	{ "pi", CONF_GW_GEMINI, AG_FILE, ".pi/agent/models.json",
+	    "{\"providers\": {\"factory\": {"
+	    "\"baseUrl\": \"http://127.0.0.1:@PORT@/v1beta\", "
+	    "\"api\": \"google-generative-ai\", "
+	    "\"apiKey\": \"GEMINI_API_KEY\", "
 	    "\"models\": @MODELS@}}}\n" },
 };
 

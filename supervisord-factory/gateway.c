@@ -592,7 +592,8 @@ gw_provider(const struct conf_gw *cg, struct gw_provider *p)
 	memset(p, 0, sizeof(*p));
 	strlcpy(p->name, cg->name, sizeof(p->name));
 	p->kind = cg->kind == CONF_GW_OPENAI ? GW_OPENAI :
-	    cg->kind == CONF_GW_ANTHROPIC ? GW_ANTHROPIC : GW_UPSTREAM;
+	    cg->kind == CONF_GW_ANTHROPIC ? GW_ANTHROPIC :
+	    cg->kind == CONF_GW_GEMINI ? GW_GEMINI : GW_UPSTREAM;
 	if (strlcpy(p->url, cg->url, sizeof(p->url)) >= sizeof(p->url) ||
 	    strlcpy(p->keyfile, cg->key, sizeof(p->keyfile)) >=
 	    sizeof(p->keyfile) ||
@@ -602,6 +603,7 @@ gw_provider(const struct conf_gw *cg, struct gw_provider *p)
 	    sizeof(p->header))
 		return (-1);
 	p->methods = cg->methods;
+	p->idle_timeout_s = cg->idle_timeout;
 	p->nprices = (uint32_t)cg->nprices;
 	for (i = 0; i < cg->nprices; i++) {
 		strlcpy(p->prices[i].model, cg->prices[i].model,
@@ -609,6 +611,17 @@ gw_provider(const struct conf_gw *cg, struct gw_provider *p)
 		p->prices[i].in_uusd_per_mtok = cg->prices[i].in_uusd;
 		p->prices[i].out_uusd_per_mtok = cg->prices[i].out_uusd;
 		p->prices[i].max_output = cg->prices[i].max_output;
+		p->prices[i].cache_read = cg->prices[i].cache_read;
+		p->prices[i].cache_write = cg->prices[i].cache_write;
+		p->prices[i].cache_write_1h = cg->prices[i].cache_write_1h;
+		p->prices[i].long_above = cg->prices[i].long_above;
+		p->prices[i].long_in = cg->prices[i].longctx.in_uusd;
+		p->prices[i].long_out = cg->prices[i].longctx.out_uusd;
+		p->prices[i].long_cache_read = cg->prices[i].longctx.cache_read;
+		p->prices[i].long_cache_write =
+		    cg->prices[i].longctx.cache_write;
+		p->prices[i].long_cache_write_1h =
+		    cg->prices[i].longctx.cache_write_1h;
 	}
 	return (0);
 }
@@ -984,6 +997,17 @@ gw_usage(struct imsg *imsg, char *why, size_t whylen)
 	    "cost_uusd", (json_int_t)u.cost_uusd, "estimated",
 	    (int)u.estimated, "status", (int)u.status,
 	    "outcome", gw_outcome_name(u.outcome), "tenant", a->m->tenant);
+	/* A refusal or a cut names what was asked and why. */
+	if (facts != NULL && u.reason[0] != '\0') {
+		log_info("%s: model %s: %s %s: %s", a->id, u.provider,
+		    u.method[0] != '\0' ? u.method : "-",
+		    u.path[0] != '\0' ? u.path : "-", u.reason);
+		json_object_set_new(facts, "method", json_string(
+		    u.method[0] != '\0' ? u.method : "-"));
+		json_object_set_new(facts, "path", json_string(
+		    u.path[0] != '\0' ? u.path : "-"));
+		json_object_set_new(facts, "reason", json_string(u.reason));
+	}
 	attempt_note(a, "model", facts);
 	return (0);
 }
