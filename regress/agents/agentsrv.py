@@ -4,8 +4,8 @@
 # Completions, Gemini generateContent and streamGenerateContent, as
 # SSE streams with each API's own usage fields.  A conversation's
 # first turn is answered with a tool call that edits a file
-# (src/agent-edit.txt, through the client's own shell or write tool,
-# whichever its request offers), any later turn (the request carries
+# (src/agent-edit.txt, through the shell tool the client's request
+# offers, by its name), any later turn (the request carries
 # a tool result) with a final text.  Requests that are not a model
 # turn (token counting, warm-ups, model lists) get a small answer.
 #
@@ -13,11 +13,14 @@
 #	    [-b bodies] [-p port]
 #
 # prints "ready PORT".  record.jsonl gets one line per request:
-# method, path, headers, api, turn.  With -s, shapes.jsonl gets the
-# request's shape: method, path, turn (0: not a model turn), the
-# header names (lower case, sorted) and the body's JSON key structure (objects as sorted keys,
-# arrays as the union of their elements' shapes, scalars as their
-# type), so a client whose requests change shows up as a diff.  With
+# method, path, headers, api, turn, model (the body's, or Gemini's
+# path's: each client of regress/agents asks for its own, so their
+# requests are told apart when they run at once).  With -s,
+# shapes.jsonl gets the request's shape: method, path, turn (0: not a
+# model turn), model, the header names (lower case, sorted) and the
+# body's JSON key structure (objects as sorted keys, arrays as the
+# union of their elements' shapes, scalars as their type), so a
+# client whose requests change shows up as a diff.  With
 # -b, bodies gets every request's body, one a line (for debugging).
 
 import argparse
@@ -145,9 +148,17 @@ class Handler(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length", "0") or 0)
         return self.rfile.read(n) if n else b""
 
+    def model(self, req):
+        """The model asked for: the body's, or Gemini's path's."""
+        path = self.path.split("?")[0]
+        if "/models/" in path:
+            return path.split("/models/")[1].split(":")[0]
+        return (req or {}).get("model") if isinstance(req, dict) else None
+
     def record(self, api, turn, req):
         rec = {"method": self.command, "path": self.path, "api": api,
-               "turn": turn, "tools": len(tool_names(api, req or {})),
+               "turn": turn, "model": self.model(req),
+               "tools": len(tool_names(api, req or {})),
                "stream": bool((req or {}).get("stream")),
                "headers": [[k, v] for k, v in self.headers.items()]}
         with LOCK:
@@ -155,7 +166,7 @@ class Handler(BaseHTTPRequestHandler):
                 f.write(json.dumps(rec) + "\n")
             if self.server.shapes:
                 s = {"method": self.command, "path": self.path,
-                     "turn": turn,
+                     "turn": turn, "model": self.model(req),
                      "headers": sorted(set(k.lower()
                                            for k in self.headers.keys())),
                      "body": shape(req)}
