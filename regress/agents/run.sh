@@ -358,6 +358,10 @@ for c in $RUN; do
 	wait_done "${BID[$c]}" 60 || notok "$c budget: the attempt did not end"
 	budget_checks "$c" "${BID[$c]}"
 done
-check "no attempt process left" [ -z "$(attempt_procs)" ]
+LEFT=$(attempt_procs)
+check "no attempt process left" [ -z "$LEFT" ]
+for p in $LEFT; do
+	ps -o pid=,uid=,etime=,args= -p "${p%%:*}" | sed 's/^/# left: /'
+done
 
 regress_done
