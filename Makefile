@@ -230,11 +230,12 @@ demo: deps
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR) \
-	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
-	    $(DESTDIR)$(SHAREDIR)
+	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
+	    $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SHAREDIR)
 	install -m 0555 $(PROGS_SBIN:%=$(O)/%) $(DESTDIR)$(SBINDIR)
 	install -m 0555 $(PROGS_LIBEXEC:%=$(O)/%) $(DESTDIR)$(LIBEXECDIR)
 	install -m 0444 man/*.5 $(DESTDIR)$(MANDIR)/man5
+	install -m 0444 man/*.7 $(DESTDIR)$(MANDIR)/man7
 	install -m 0444 man/*.8 $(DESTDIR)$(MANDIR)/man8
 	install -m 0444 etc/factoryd.conf $(DESTDIR)$(SHAREDIR)
 

@@ -54,7 +54,8 @@ struct gw_fwd {
 	struct evhttp_request	*upreq;		/* NULL once libevent is done */
 	int			 kind;
 	int			 api;
-	uint64_t		 pin, pout;
+	struct proto_prices	 pr;		/* what is charged */
+	uint64_t		 pin, pout;	/* dearest: reserved at */
 	uint64_t		 counted;	/* our share of ep->running */
 	uint64_t		 counted_uusd;	/* of ep->running_uusd */
 	uint64_t		 in_est;	/* the request in tokens */
@@ -71,6 +72,7 @@ struct gw_fwd {
 	int			 overdim;	/* 1 tokens, 2 USD: cut for it */
 	int			 paused;	/* the provider is not read */
 	int			 sent;		/* request bytes went out */
+	int			 idle;		/* the provider's, s */
 	struct evbuffer		*upout;		/* toward it, while upreq */
 	struct evbuffer_cb_entry *sentcb;
 	uint64_t		 paused_ms;	/* since */
@@ -161,7 +163,7 @@ fwd_count(struct gw_fwd *f)
 {
 	uint64_t	 now = meter_in(&f->m) + meter_out(&f->m), c;
 
-	c = proto_cost(meter_in(&f->m), meter_out(&f->m), f->pin, f->pout);
+	c = proto_meter_cost(&f->m, &f->pr);
 	f->ep->running -= f->counted;
 	f->counted = now > f->reserve ? now : f->reserve;
 	f->ep->running += f->counted;
@@ -186,7 +188,7 @@ fwd_over(struct gw_fwd *f)
 	if (g->budget_tokens != 0 && t > g->budget_tokens)
 		return (1);
 	t = (unsigned __int128)g->spent_uusd + (f->ep->running_uusd -
-	    f->counted_uusd) + proto_cost(in, out, f->pin, f->pout);
+	    f->counted_uusd) + proto_meter_cost(&f->m, &f->pr);
 	if (g->budget_uusd != 0 && t > g->budget_uusd)
 		return (2);
 	return (0);
@@ -284,6 +286,8 @@ fwd_sweep(struct gw_ep *ep)
 			continue;
 		log_warnx("%s: %s: the agent read nothing of its answer for "
 		    "%ds: cut", f->u.id, f->u.provider, gw_timeout);
+		gw_usage_reason(&f->u, "the agent read nothing of its "
+		    "answer");
 		fwd_cut(f, GW_CUT_STALLED);
 	}
 }
@@ -343,12 +347,16 @@ fwd_chunk(struct evhttp_request *up, void *arg)
 		if (meter_feed(&f->m, evbuffer_pullup(b, n), n) == -1) {
 			log_warnx("%s: %s: answer beyond the meter's bounds: "
 			    "cut", f->u.id, f->u.provider);
+			gw_usage_reason(&f->u, "the answer is beyond the "
+			    "meter's bounds");
 			fwd_cut(f, GW_UPSTREAM_ERROR);
 		}
 		fwd_count(f);
 		if (f->sse && f->cutting == -1 &&
-		    (f->overdim = fwd_over(f)) != 0)
+		    (f->overdim = fwd_over(f)) != 0) {
+			gw_usage_reason(&f->u, "budget exhausted mid-answer");
 			fwd_cut(f, GW_CUT_BUDGET);
+		}
 	}
 	fwd_send(f, b);
 }
@@ -358,12 +366,21 @@ fwd_error(enum evhttp_request_error e, void *arg)
 {
 	struct gw_fwd	*f = arg;
 
+	char			 why[128];
+
 	if (e == EVREQ_HTTP_REQUEST_CANCEL)
 		return;		/* ours: fwd_finish goes on */
 	f->error = e == EVREQ_HTTP_TIMEOUT ? 504 : 502;
+	/* The provider's own timer: its silence, never the agent's. */
+	if (e == EVREQ_HTTP_TIMEOUT)
+		snprintf(why, sizeof(why), "the provider sent nothing for "
+		    "%ds (its idle-timeout)", f->idle);
+	else
+		snprintf(why, sizeof(why), "the provider's connection %s",
+		    e == EVREQ_HTTP_EOF ? "closed" : "failed");
 	log_warnx("%s: %s: upstream %s: %s", f->u.id, f->u.provider,
-	    f->where, e == EVREQ_HTTP_TIMEOUT ? "timeout" : e == EVREQ_HTTP_EOF ?
-	    "connection closed" : "error");
+	    f->where, why);
+	gw_usage_reason(&f->u, why);
 }
 
 static void
@@ -403,26 +420,35 @@ fwd_agent_gone(struct evhttp_connection *evcon, void *arg)
 	f->agent = NULL;
 	log_info("%s: %s: the agent's connection closed mid-answer",
 	    f->u.id, f->u.provider);
+	if (f->u.reason[0] == '\0')
+		gw_usage_reason(&f->u, "the agent's connection closed "
+		    "mid-answer");
 	/* Gone with its answer waiting (evhttp's write timeout): stalled. */
 	fwd_finish(f, f->cutting != -1 ? (uint32_t)f->cutting :
 	    f->paused ? GW_CUT_STALLED : GW_UPSTREAM_ERROR);
 }
 
-/* An SSE stream cut for the budget says why, as its last event. */
+/*
+ * An SSE stream cut for the budget says why, as its last event: an
+ * "error" event whose data is the provider's own error shape (the
+ * SDKs throw it as the provider's error).
+ */
 static void
 fwd_cut_event(struct gw_fwd *f)
 {
 	struct evbuffer	*b;
-	char		 msg[128];
+	char		 msg[128], *s;
 
 	serve_budget_message(f->ep, f->overdim == 2, msg, sizeof(msg));
-	if ((b = evbuffer_new()) == NULL)
+	if ((s = proto_error_body(f->kind, 403, GW_CUT_BUDGET, msg)) ==
+	    NULL)
 		return;		/* the stream ends cut all the same */
-	evbuffer_add_printf(b, "event: error\ndata: {\"type\":\"error\","
-	    "\"error\":{\"type\":\"cut-budget\",\"code\":\"cut-budget\","
-	    "\"message\":\"%s\"}}\n\n", msg);
-	evhttp_send_reply_chunk(f->req, b);
-	evbuffer_free(b);
+	if ((b = evbuffer_new()) != NULL) {
+		evbuffer_add_printf(b, "event: error\ndata: %s\n\n", s);
+		evhttp_send_reply_chunk(f->req, b);
+		evbuffer_free(b);
+	}
+	free(s);
 }
 
 static void
@@ -436,7 +462,7 @@ fwd_reply_end(struct gw_fwd *f, uint32_t outcome)
 		evhttp_connection_set_closecb(f->agent, NULL, NULL);
 	if (!f->started) {
 		f->status = f->error != 0 ? f->error : 502;
-		serve_error(f->req, f->status, gw_outcome_name(outcome),
+		serve_error(f->req, f->kind, f->status, outcome,
 		    f->status == 504 ? "upstream timeout" :
 		    "upstream error", 0);
 		return;
@@ -491,7 +517,7 @@ static void
 fwd_charge(struct gw_fwd *f)
 {
 	uint64_t	 in = meter_in(&f->m), out = meter_out(&f->m);
-	uint64_t	 cost = proto_cost(in, out, f->pin, f->pout);
+	uint64_t	 cost = proto_meter_cost(&f->m, &f->pr);
 	int		 failed;
 
 	failed = f->started && (f->status < 200 || f->status > 299);
@@ -642,7 +668,9 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 		free(f);
 		return (-1);
 	}
-	evhttp_connection_set_timeout(up, gw_timeout);
+	f->idle = p->conf.idle_timeout_s != 0 ?
+	    (int)p->conf.idle_timeout_s : GW_IDLE_DEFAULT;
+	evhttp_connection_set_timeout(up, f->idle);
 	evhttp_connection_set_max_headers_size(up, FWD_MAXHEADERS);
 	evhttp_connection_set_max_body_size(up, FWD_MAXANSWER);
 	evhttp_connection_free_on_completion(up);
@@ -653,6 +681,7 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 	f->agent = evhttp_request_get_connection(req);
 	f->kind = p->conf.kind;
 	f->api = r->api;
+	f->pr = r->pr;
 	f->pin = r->pin;
 	f->pout = r->pout;
 	f->u = r->u;
@@ -687,8 +716,18 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 	fwd_headers_out(f, p, req, f->upreq, blen);
 	TAILQ_INSERT_TAIL(&ep->fwds, f, entry);
 	ep->nfwds++;
-	if (f->agent != NULL)
+	if (f->agent != NULL) {
 		evhttp_connection_set_closecb(f->agent, fwd_agent_gone, f);
+		/*
+		 * The agent waits as long as the provider may be silent:
+		 * its connection's own timeout (the endpoint's, for requests
+		 * that trickle in) once cut a live stream at 120 s of the
+		 * provider's thinking, as "the agent's connection closed".
+		 * An agent that reads nothing is fwd_sweep's.  serve.c puts
+		 * the endpoint's back when the answer is out.
+		 */
+		evhttp_connection_set_timeout(f->agent, f->idle + gw_timeout);
+	}
 	if (evhttp_make_request(up, f->upreq, evhttp_request_get_command(req),
 	    uri) == -1) {
 		/* Not sent: the agent gets a 502 from fwd_finish. */

@@ -36,6 +36,7 @@
 #include <openssl/rand.h>
 
 #include "egressmsg.h"
+#include "esc.h"
 #include "factory.h"
 #include "gateway.h"
 #include "imsgev.h"
@@ -150,6 +151,36 @@ gw_send_error(const char *fmt, ...)
 	ibuf_free(b);
 }
 
+/* s (n bytes) escaped into dst, its first bytes if all do not fit. */
+static void
+gw_esc_fit(const char *s, size_t n, char *dst, size_t len)
+{
+	while (n > 0 && esc_len(s, n) >= len)
+		n--;
+	if (esc_encode(s, n, dst, len) == -1)
+		dst[0] = '\0';
+}
+
+void
+gw_usage_request(struct gw_usage *u, const char *method, const char *uri)
+{
+	strlcpy(u->method, method, sizeof(u->method));
+	gw_esc_fit(uri, strcspn(uri, "?"), u->path, sizeof(u->path));
+}
+
+void
+gw_usage_reason(struct gw_usage *u, const char *why)
+{
+	size_t	 n = strlen(why);
+
+	/* Already printable (an encoding, names escaped): as it is. */
+	if (esc_valid(why) && n < sizeof(u->reason)) {
+		strlcpy(u->reason, why, sizeof(u->reason));
+		return;
+	}
+	gw_esc_fit(why, n, u->reason, sizeof(u->reason));
+}
+
 void
 gw_send_usage(struct gw_usage *u)
 {
@@ -162,6 +193,12 @@ gw_send_usage(struct gw_usage *u)
 	    ibuf_data(b), ibuf_size(b)) == -1)
 		fatal("GW_USAGE");
 	ibuf_free(b);
+	/* A refusal or a cut: what was asked, and why. */
+	if (u->reason[0] != '\0')
+		log_info("%s: %s: %s %s: %u %s: %s", u->id, u->provider,
+		    u->method[0] != '\0' ? u->method : "-",
+		    u->path[0] != '\0' ? u->path : "-", (unsigned)u->status,
+		    gw_outcome_name(u->outcome), u->reason);
 	log_info("%s: %s %s %u %s in %llu out %llu cost %llu uusd",
 	    u->id, u->provider, u->model[0] != '\0' ? u->model : "-",
 	    (unsigned)u->status, gw_outcome_name(u->outcome),
@@ -184,9 +221,10 @@ gw_prov_find(const char *name)
 /*
  * Where a provider's credential goes: the header's name, and the word
  * before the secret ("Bearer"), or "" for none. openai: "Authorization:
- * Bearer", anthropic: "x-api-key", an upstream: its configured
- * "Name: Word" or "Name". Both buffers are GW_HEADERMAX; the agent's
- * token is looked for, and the real key put, in this one place.
+ * Bearer", anthropic: "x-api-key", gemini: "x-goog-api-key", an
+ * upstream: its configured "Name: Word" or "Name".  Both buffers are
+ * GW_HEADERMAX; the agent's token is looked for, and the real key put,
+ * in this one place.
  */
 void
 gw_cred_header(const struct gw_prov *p, char *name, char *prefix)
@@ -202,6 +240,9 @@ gw_cred_header(const struct gw_prov *p, char *name, char *prefix)
 		break;
 	case GW_ANTHROPIC:
 		strlcpy(name, "x-api-key", GW_HEADERMAX);
+		break;
+	case GW_GEMINI:
+		strlcpy(name, "x-goog-api-key", GW_HEADERMAX);
 		break;
 	default:
 		n = strcspn(p->conf.header, ":");

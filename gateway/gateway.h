@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "gwmsg.h"
+#include "proto.h"
 
 #define GW_KEYMAX	4096		/* a key or secret file, bytes */
 #define GW_MAXGRANTS	1024		/* endpoints at once */
@@ -63,6 +64,11 @@ struct gw_prov	*gw_prov_find(const char *);
 int		 gw_revoked(const char *, size_t, char *, size_t);
 void		 gw_cred_header(const struct gw_prov *, char *, char *);
 void		 gw_send_usage(struct gw_usage *);
+/* The request's method and path (the target, cut at '?') in u. */
+void		 gw_usage_request(struct gw_usage *, const char *,
+		    const char *);
+/* Why it was refused or cut, escaped and cut to fit, in u. */
+void		 gw_usage_reason(struct gw_usage *, const char *);
 void		 gw_send_error(const char *, ...)
 		    __attribute__((__format__ (printf, 1, 2)));
 uint64_t	 gw_now_ms(void);
@@ -72,8 +78,11 @@ extern int	 gw_timeout;
 /* serve.c */
 void		 serve_start(struct gw_ep *);
 void		 serve_stop(struct gw_ep *);
-/* An error answer as JSON; close: the connection ends after it. */
-void		 serve_error(struct evhttp_request *, int, const char *,
+/*
+ * An error answer as JSON in the shape of a provider kind, of status
+ * and outcome (enum gw_outcome); close: the connection ends after it.
+ */
+void		 serve_error(struct evhttp_request *, int, int, uint32_t,
 		    const char *, int);
 /* "budget exhausted: ..." of the tokens (usd 0) or the USD budget. */
 void		 serve_budget_message(const struct gw_ep *, int, char *,
@@ -83,7 +92,8 @@ void		 serve_budget_message(const struct gw_ep *, int, char *,
 struct fwd_req {
 	int		 api;		/* enum proto_api, or -1: upstream */
 	json_t		*doc;		/* provider body, or NULL */
-	uint64_t	 pin, pout;	/* prices of the model */
+	struct proto_prices pr;		/* prices of the model */
+	uint64_t	 pin, pout;	/* its dearest: reserved at */
 	uint64_t	 maxout;	/* its output ceiling, tokens */
 	uint64_t	 in_est;	/* the request's size in tokens */
 	uint64_t	 in_max;	/* reserved: a token a byte at most */

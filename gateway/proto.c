@@ -37,21 +37,60 @@ proto_path_is(const char *target, const char *p)
 	return (n == strlen(p) && strncmp(target, p, n) == 0);
 }
 
+/* The target's path starts with p and has more after it. */
+static int
+proto_path_under(const char *target, const char *p)
+{
+	size_t	 n = strcspn(target, "?"), k = strlen(p);
+
+	return (n > k && strncmp(target, p, k) == 0);
+}
+
+/* Gemini's API versions: gemini-cli's @google/genai speaks v1beta. */
+static const char *proto_gemini_bases[] = {
+	"/v1beta/models", "/v1/models", NULL
+};
+
+/* The Gemini base the target is under, or NULL. */
+static const char *
+proto_gemini_base(const char *target)
+{
+	const char	**b;
+	size_t		  k;
+
+	for (b = proto_gemini_bases; *b != NULL; b++) {
+		k = strlen(*b);
+		if (strncmp(target, *b, k) == 0 && (target[k] == '/' ||
+		    target[k] == '?' || target[k] == '\0'))
+			return (*b);
+	}
+	return (NULL);
+}
+
 /*
  * Only the calls that are metered, and the model list: anything else
- * of a provider (embeddings, images, files, batches) would spend
- * without a usage field we read.  Routed on the path: the query is
- * proto_query's.
+ * of a provider (embeddings, images, files, batches, Gemini's
+ * countTokens and cachedContents) would spend without a usage field we
+ * read.  Routed on the path: the query is proto_query's.
  */
 int
 proto_route(uint8_t kind, const char *method, const char *target)
 {
-	int	 get = strcmp(method, "GET") == 0;
-	int	 post = strcmp(method, "POST") == 0;
-	size_t	 n = strcspn(target, "?");
+	int		 get = strcmp(method, "GET") == 0;
+	int		 post = strcmp(method, "POST") == 0;
+	const char	*base;
 
+	if (kind == GW_GEMINI) {
+		if ((base = proto_gemini_base(target)) == NULL)
+			return (-1);
+		if (get)
+			return (API_NONE);
+		if (post && proto_path_under(target, base))
+			return (API_GEMINI);
+		return (-1);
+	}
 	if (get && (proto_path_is(target, "/v1/models") ||
-	    (n > 11 && strncmp(target, "/v1/models/", 11) == 0)))
+	    proto_path_under(target, "/v1/models/")))
 		return (API_NONE);
 	if (!post)
 		return (-1);
@@ -67,18 +106,25 @@ proto_route(uint8_t kind, const char *method, const char *target)
 /*
  * The query parameters each API documents for the endpoint: Messages'
  * "beta" (the Anthropic SDKs' beta path, "?beta=true", which Claude
- * Code sends on every request).  No other endpoint takes one.
+ * Code sends on every request); Gemini's "alt" (the system parameter
+ * that picks SSE, which @google/genai sends on streamGenerateContent).
+ * Gemini's "key" carries a key: the agent's token is taken from
+ * x-goog-api-key alone, as @google/genai sends it (src/node/
+ * _node_auth.ts), and a "key" is refused, never forwarded.  No other
+ * endpoint takes one.
  */
 static const char *proto_query_messages[] = { "beta", NULL };
+static const char *proto_query_gemini[] = { "alt", NULL };
 
 const char *
 proto_query(int api, const char *target, char *bad, size_t badlen)
 {
 	const char	**allow = api == API_MESSAGES ? proto_query_messages :
-			    NULL;
+			    api == API_GEMINI ? proto_query_gemini : NULL;
 	const char	 *q = strchr(target, '?'), *const *a;
 	char		  name[PROTO_NAMEMAX + 1];
 	size_t		  n, k;
+	unsigned int	  seen = 0;
 
 	if (q == NULL)
 		return (NULL);
@@ -92,11 +138,83 @@ proto_query(int api, const char *target, char *bad, size_t badlen)
 		for (a = allow; a != NULL && *a != NULL; a++)
 			if (strcmp(*a, name) == 0)
 				break;
-		if (allow == NULL || *a == NULL) {
+		/* Given twice, a server may read either one. */
+		if (allow == NULL || *a == NULL ||
+		    (seen & (1U << (a - allow))) != 0) {
 			(void)proto_name(name, bad, badlen);
 			return (bad);
 		}
+		seen |= 1U << (a - allow);
 	}
+	return (NULL);
+}
+
+/* The value of query parameter name in target ("" if bare), or NULL. */
+static const char *
+proto_query_value(const char *target, const char *name, char *v,
+    size_t vlen)
+{
+	const char	*q = strchr(target, '?');
+	size_t		 n, k, nl = strlen(name);
+
+	if (q == NULL)
+		return (NULL);
+	for (q++; *q != '\0'; q += n + (q[n] == '&')) {
+		n = strcspn(q, "&");
+		k = strcspn(q, "=&");
+		if (k != nl || strncmp(q, name, k) != 0)
+			continue;
+		if (q[k] != '=')
+			k = n;
+		else
+			k++;
+		if (n - k >= vlen)
+			return ("");		/* too long to be ours */
+		memcpy(v, q + k, n - k);
+		v[n - k] = '\0';
+		return (v);
+	}
+	return (NULL);
+}
+
+const char *
+proto_gemini_target(const char *target, char *model, size_t msize,
+    int *stream)
+{
+	const char	*base = proto_gemini_base(target), *m, *alt;
+	char		 v[16];
+	size_t		 n, verb;
+
+	*stream = 0;
+	if (base == NULL || target[strlen(base)] != '/')
+		return ("not a model's path");
+	m = target + strlen(base) + 1;
+	n = strcspn(m, "?");
+	verb = strcspn(m, ":?");
+	if (verb == n)
+		return ("no method after the model (\":generateContent\")");
+	if (n - verb - 1 == strlen("generateContent") &&
+	    strncmp(m + verb + 1, "generateContent", n - verb - 1) == 0)
+		*stream = 0;
+	else if (n - verb - 1 == strlen("streamGenerateContent") &&
+	    strncmp(m + verb + 1, "streamGenerateContent", n - verb - 1) == 0)
+		*stream = 1;
+	else
+		return ("not an endpoint of this gateway (generateContent "
+		    "and streamGenerateContent are)");
+	if (verb == 0 || verb >= msize || memchr(m, '/', verb) != NULL)
+		return ("no valid model in the path");
+	memcpy(model, m, verb);
+	model[verb] = '\0';
+	if (!gw_valid_model(model) || strchr(model, '%') != NULL)
+		return ("no valid model in the path");
+	alt = proto_query_value(target, "alt", v, sizeof(v));
+	if (*stream && (alt == NULL || strcmp(alt, "sse") != 0))
+		return ("query parameter \"alt\": streamGenerateContent is "
+		    "forwarded as SSE only (alt=sse)");
+	if (!*stream && alt != NULL && strcmp(alt, "json") != 0)
+		return ("query parameter \"alt\": generateContent is "
+		    "forwarded as JSON only");
 	return (NULL);
 }
 
@@ -141,6 +259,18 @@ proto_request(int api, const char *body, size_t len, char *model,
 	if (!json_is_object(doc)) {
 		snprintf(err, errlen, "body: not a JSON object");
 		goto fail;
+	}
+	/*
+	 * Gemini: the path names the model (the caller has it); one in
+	 * the body too could be read instead of the one checked.
+	 */
+	if (api == API_GEMINI) {
+		if (json_object_get(doc, "model") != NULL) {
+			snprintf(err, errlen, "body: \"model\": the path "
+			    "names the model");
+			goto fail;
+		}
+		return (doc);
 	}
 	m = json_object_get(doc, "model");
 	if (!json_is_string(m) || json_string_length(m) >= msize ||
@@ -187,18 +317,80 @@ proto_request(int api, const char *body, size_t len, char *model,
 }
 
 /*
- * {"error": {"message": M, "type": T, "code": T}}: M as it is when it
- * is printable ASCII (the names in it escaped already, proto_name),
- * else escaped whole (esc.h), so any bytes encode; NULL only when
- * memory ran out.
+ * Anthropic's error types by status (docs.anthropic.com, "Errors"):
+ * what its SDKs and Claude Code read of an error.
+ */
+static const char *
+proto_anthropic_type(int status)
+{
+	switch (status) {
+	case 400:
+	case 405:
+	case 426:
+		return ("invalid_request_error");
+	case 401:
+		return ("authentication_error");
+	case 403:
+		return ("permission_error");
+	case 404:
+		return ("not_found_error");
+	case 413:
+		return ("request_too_large");
+	case 429:
+		return ("rate_limit_error");
+	case 503:
+		return ("overloaded_error");
+	}
+	return (status >= 500 ? "api_error" : "invalid_request_error");
+}
+
+/* Google's canonical codes by status (google.rpc.Code, as Gemini says). */
+static const char *
+proto_gemini_status(int status)
+{
+	switch (status) {
+	case 401:
+		return ("UNAUTHENTICATED");
+	case 403:
+		return ("PERMISSION_DENIED");
+	case 404:
+		return ("NOT_FOUND");
+	case 408:
+	case 504:
+		return ("DEADLINE_EXCEEDED");
+	case 429:
+		return ("RESOURCE_EXHAUSTED");
+	case 501:
+		return ("UNIMPLEMENTED");
+	case 502:
+	case 503:
+		return ("UNAVAILABLE");
+	}
+	return (status >= 500 ? "INTERNAL" : "INVALID_ARGUMENT");
+}
+
+/*
+ * The provider's own error shape, so its clients read the message:
+ * Anthropic {"type": "error", "error": {"type", "message"}}, Gemini
+ * {"error": {"code", "message", "status"}}, OpenAI and upstreams
+ * {"error": {"message", "type", "code"}} with the outcome's name as
+ * type and code, but for a spent budget OpenAI's own words for it
+ * (type insufficient_quota).  M as it is when it is printable ASCII
+ * (the names in it escaped already, proto_name), else escaped whole
+ * (esc.h), so any bytes encode; NULL only when memory ran out.
  */
 char *
-proto_error_body(const char *type, const char *msg)
+proto_error_body(int kind, int status, uint32_t outcome, const char *msg)
 {
-	json_t	*doc;
-	char	*m, *s;
-	size_t	 n = strlen(msg), i;
+	json_t		*doc;
+	const char	*type = gw_outcome_name(outcome);
+	char		*m, *s;
+	size_t		 n = strlen(msg), i;
+	int		 budget;
 
+	if (type == NULL)
+		type = "internal";
+	budget = outcome == GW_REFUSED_BUDGET || outcome == GW_CUT_BUDGET;
 	if (n > PROTO_MSGMAX)
 		n = PROTO_MSGMAX;
 	for (i = 0; i < n; i++)
@@ -206,8 +398,16 @@ proto_error_body(const char *type, const char *msg)
 			break;
 	if ((m = i == n ? strndup(msg, n) : esc_strdup(msg, n)) == NULL)
 		return (NULL);
-	doc = json_pack("{s:{s:s,s:s,s:s}}", "error", "message", m,
-	    "type", type, "code", type);
+	if (kind == GW_ANTHROPIC)
+		doc = json_pack("{s:s,s:{s:s,s:s}}", "type", "error", "error",
+		    "type", proto_anthropic_type(status), "message", m);
+	else if (kind == GW_GEMINI)
+		doc = json_pack("{s:{s:i,s:s,s:s}}", "error", "code", status,
+		    "message", m, "status", proto_gemini_status(status));
+	else
+		doc = json_pack("{s:{s:s,s:s,s:s}}", "error", "message", m,
+		    "type", budget ? "insufficient_quota" : type, "code",
+		    budget ? "budget_exhausted" : type);
 	free(m);
 	if (doc == NULL)
 		return (NULL);
@@ -259,6 +459,8 @@ static const char *proto_byref_keys[] = {
 	"previous_response_id", "conversation", "prompt",
 	"web_search_options", "mcp_servers", "container", NULL
 };
+
+static int	proto_byref_gemini(json_t *, char *, size_t);
 
 static int
 proto_listed(const char **list, const char *s)
@@ -333,6 +535,46 @@ proto_byref_parts(int api, json_t *a, const char *at, int depth,
 	return (0);
 }
 
+/* A tool the agent runs itself: a function, or custom (free-form). */
+static int
+proto_own_tool(int api, const char *t)
+{
+	if (t == NULL)
+		return (api == API_MESSAGES);	/* Messages: custom */
+	return (strcmp(t, "function") == 0 || strcmp(t, "custom") == 0);
+}
+
+/*
+ * A Responses "namespace": {"type": "namespace", "name", "description",
+ * "tools": [...]}, a group of the client's own tools under one name, as
+ * Codex CLI sends its functions (codex-rs/tools/src/responses_api.rs,
+ * ResponsesApiNamespace, whose tools are functions; tool_spec.rs
+ * ToolSpec::Namespace).  Its tools must be the agent's own, each of
+ * them: a namespace holds no namespace, nor a tool the provider runs.
+ */
+static int
+proto_byref_namespace(json_t *ns, size_t i, char *where, size_t wlen)
+{
+	json_t		*a, *v;
+	const char	*t;
+	char		 name[PROTO_NAMEBUF];
+	size_t		 j;
+
+	if (!json_is_array(a = json_object_get(ns, "tools"))) {
+		snprintf(where, wlen, "tools[%zu].tools: not an array", i);
+		return (1);
+	}
+	json_array_foreach(a, j, v) {
+		t = json_string_value(json_object_get(v, "type"));
+		if (t != NULL && proto_own_tool(API_RESPONSES, t))
+			continue;
+		snprintf(where, wlen, "tools[%zu].tools[%zu].type: %s", i, j,
+		    t != NULL ? proto_name(t, name, sizeof(name)) : "(none)");
+		return (1);
+	}
+	return (0);
+}
+
 /* Tools the agent runs itself are text; any other runs at the provider. */
 static int
 proto_byref_tools(int api, json_t *a, char *where, size_t wlen)
@@ -344,11 +586,14 @@ proto_byref_tools(int api, json_t *a, char *where, size_t wlen)
 
 	json_array_foreach(a, i, v) {
 		t = json_string_value(json_object_get(v, "type"));
-		if (api == API_MESSAGES && t == NULL)
-			continue;	/* a custom tool */
-		if (t != NULL && (strcmp(t, "function") == 0 ||
-		    strcmp(t, "custom") == 0))
+		if (proto_own_tool(api, t))
 			continue;
+		if (api == API_RESPONSES && t != NULL &&
+		    strcmp(t, "namespace") == 0) {
+			if (proto_byref_namespace(v, i, where, wlen))
+				return (1);
+			continue;
+		}
 		snprintf(where, wlen, "tools[%zu].type: %s", i,
 		    t != NULL ? proto_name(t, name, sizeof(name)) : "(none)");
 		return (1);
@@ -368,6 +613,8 @@ proto_byref(int api, json_t *doc, char *where, size_t wlen)
 			snprintf(where, wlen, "%s", *k);
 			return (1);
 		}
+	if (api == API_GEMINI)
+		return (proto_byref_gemini(doc, where, wlen));
 	if (proto_byref_tools(api, json_object_get(doc, "tools"), where,
 	    wlen))
 		return (1);
@@ -400,6 +647,147 @@ proto_only_keys(json_t *o, const char **keys, const char **bad)
 			return (0);
 		}
 	return (1);
+}
+
+/*
+ * Gemini (ai.google.dev/api/generate-content): its JSON takes each
+ * field in lowerCamelCase and in the proto's snake_case, so the lists
+ * name both.  What the gateway can read as text is allowed, all else
+ * (inlineData, fileData, a cachedContent, a tool Google runs:
+ * googleSearch, codeExecution, urlContext, ...) is named and refused on
+ * a budgeted grant.
+ */
+static const char *proto_gemini_top[] = {
+	"contents", "tools", "toolConfig", "tool_config", "safetySettings",
+	"safety_settings", "systemInstruction", "system_instruction",
+	"generationConfig", "labels", NULL
+};
+static const char *proto_gemini_part[] = {
+	"text", "thought", "thoughtSignature", "thought_signature",
+	"functionCall", "function_call", "functionResponse",
+	"function_response", "executableCode", "executable_code",
+	"codeExecutionResult", "code_execution_result", NULL
+};
+/* A function's answer: "parts" of it (media) are not. */
+static const char *proto_gemini_fnresp[] = {
+	"id", "name", "response", "willContinue", "will_continue",
+	"scheduling", NULL
+};
+static const char *proto_gemini_tool[] = {
+	"functionDeclarations", "function_declarations", NULL
+};
+
+/* A part's function answer of key k with a field not listed. */
+static int
+proto_gemini_fnresp_bad(json_t *part, const char *k, const char *at,
+    size_t i, char *where, size_t wlen)
+{
+	json_t		*fr = json_object_get(part, k);
+	const char	*bad;
+	char		 name[PROTO_NAMEBUF];
+
+	if (fr == NULL || json_is_null(fr))
+		return (0);
+	if (!json_is_object(fr)) {
+		snprintf(where, wlen, "%s[%zu].%s: not an object", at, i, k);
+		return (1);
+	}
+	if (proto_only_keys(fr, proto_gemini_fnresp, &bad))
+		return (0);
+	snprintf(where, wlen, "%s[%zu].%s.%s", at, i, k,
+	    proto_name(bad, name, sizeof(name)));
+	return (1);
+}
+
+/* Each object of array a has only keys of list. */
+static int
+proto_gemini_objs(json_t *a, const char **list, const char *at,
+    char *where, size_t wlen)
+{
+	json_t		*v;
+	const char	*bad;
+	char		 name[PROTO_NAMEBUF];
+	size_t		 i;
+
+	if (a == NULL || json_is_null(a))
+		return (0);
+	if (!json_is_array(a)) {
+		snprintf(where, wlen, "%s: not an array", at);
+		return (1);
+	}
+	json_array_foreach(a, i, v) {
+		if (!json_is_object(v)) {
+			snprintf(where, wlen, "%s[%zu]: not an object", at, i);
+			return (1);
+		}
+		if (!proto_only_keys(v, list, &bad)) {
+			snprintf(where, wlen, "%s[%zu].%s", at, i,
+			    proto_name(bad, name, sizeof(name)));
+			return (1);
+		}
+		if (list == proto_gemini_part && (proto_gemini_fnresp_bad(v,
+		    "functionResponse", at, i, where, wlen) ||
+		    proto_gemini_fnresp_bad(v, "function_response", at, i,
+		    where, wlen)))
+			return (1);
+	}
+	return (0);
+}
+
+/* A Content: {"role", "parts": [...]}. */
+static int
+proto_gemini_content(json_t *c, const char *at, char *where, size_t wlen)
+{
+	static const char *ckeys[] = { "role", "parts", NULL };
+	const char	*bad;
+	char		 sub[160], name[PROTO_NAMEBUF];
+
+	if (c == NULL || json_is_null(c))
+		return (0);
+	if (!json_is_object(c)) {
+		snprintf(where, wlen, "%s: not an object", at);
+		return (1);
+	}
+	if (!proto_only_keys(c, ckeys, &bad)) {
+		snprintf(where, wlen, "%s.%s", at, proto_name(bad, name,
+		    sizeof(name)));
+		return (1);
+	}
+	snprintf(sub, sizeof(sub), "%s.parts", at);
+	return (proto_gemini_objs(json_object_get(c, "parts"),
+	    proto_gemini_part, sub, where, wlen));
+}
+
+static int
+proto_byref_gemini(json_t *doc, char *where, size_t wlen)
+{
+	json_t		*a, *v;
+	const char	*bad;
+	char		 at[64], name[PROTO_NAMEBUF];
+	size_t		 i;
+
+	if (!proto_only_keys(doc, proto_gemini_top, &bad)) {
+		snprintf(where, wlen, "%s", proto_name(bad, name,
+		    sizeof(name)));
+		return (1);
+	}
+	if ((a = json_object_get(doc, "contents")) != NULL &&
+	    !json_is_array(a)) {
+		snprintf(where, wlen, "contents: not an array");
+		return (1);
+	}
+	json_array_foreach(a, i, v) {
+		snprintf(at, sizeof(at), "contents[%zu]", i);
+		if (proto_gemini_content(v, at, where, wlen))
+			return (1);
+	}
+	if (proto_gemini_content(json_object_get(doc, "systemInstruction"),
+	    "systemInstruction", where, wlen) ||
+	    proto_gemini_content(json_object_get(doc, "system_instruction"),
+	    "system_instruction", where, wlen))
+		return (1);
+	return (proto_gemini_objs(json_object_get(doc, "tools"),
+	    proto_gemini_tool, "tools", where, wlen));
 }
 
 /* The shape the estimate reads; 1 with where set if it is not. */
@@ -527,6 +915,50 @@ proto_cap_thinking(json_t *doc, uint64_t cap, int lowered, char *err,
 	return (0);
 }
 
+/*
+ * Gemini's output ceiling is generationConfig.maxOutputTokens and its
+ * choices generationConfig.candidateCount (thinking, billed as output,
+ * counts within the ceiling).  The generationConfig, made if absent;
+ * one spelled as the proto spells it (generation_config,
+ * max_output_tokens, candidate_count) is refused: which spelling a
+ * server reads when both come is not ours to guess.  NULL with a
+ * reason in err.
+ */
+static json_t *
+proto_gemini_config(json_t *doc, char *err, size_t errlen)
+{
+	static const char *snake[] = { "max_output_tokens",
+	    "candidate_count", NULL };
+	json_t		*gc;
+	size_t		 i;
+
+	if (json_object_get(doc, "generation_config") != NULL) {
+		snprintf(err, errlen, "body: \"generation_config\": spelled "
+		    "generationConfig here");
+		return (NULL);
+	}
+	gc = json_object_get(doc, "generationConfig");
+	if (gc == NULL || json_is_null(gc)) {
+		if ((gc = json_object()) == NULL ||
+		    json_object_set_new(doc, "generationConfig", gc) == -1) {
+			snprintf(err, errlen, "body: out of memory");
+			return (NULL);
+		}
+	}
+	if (!json_is_object(gc)) {
+		snprintf(err, errlen, "body: \"generationConfig\": not an "
+		    "object");
+		return (NULL);
+	}
+	for (i = 0; snake[i] != NULL; i++)
+		if (json_object_get(gc, snake[i]) != NULL) {
+			snprintf(err, errlen, "body: \"generationConfig.%s\": "
+			    "spelled in lowerCamelCase here", snake[i]);
+			return (NULL);
+		}
+	return (gc);
+}
+
 int
 proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
     uint64_t *out, char *err, size_t errlen)
@@ -535,8 +967,9 @@ proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
 	    NULL };
 	static const char *resp[] = { "max_output_tokens", NULL };
 	static const char *msgs[] = { "max_tokens", NULL };
-	const char	**keys;
-	json_t		 *v;
+	static const char *gem[] = { "maxOutputTokens", NULL };
+	const char	**keys, *nkey = "n";
+	json_t		 *v, *o = doc;
 	json_int_t	  x;
 	uint64_t	  n = 1, per, ask = UINT64_MAX, least, cap;
 	size_t		  i;
@@ -552,20 +985,26 @@ proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
 	case API_MESSAGES:
 		keys = msgs;
 		break;
+	case API_GEMINI:
+		keys = gem;
+		nkey = "candidateCount";
+		if ((o = proto_gemini_config(doc, err, errlen)) == NULL)
+			return (-1);
+		break;
 	default:
 		return (0);
 	}
-	if (api == API_CHAT && (v = json_object_get(doc, "n")) != NULL &&
-	    !json_is_null(v)) {
+	if ((api == API_CHAT || api == API_GEMINI) &&
+	    (v = json_object_get(o, nkey)) != NULL && !json_is_null(v)) {
 		if (!json_is_integer(v) || (x = json_integer_value(v)) < 1 ||
 		    x > PROTO_MAXCHOICES) {
-			snprintf(err, errlen, "body: bad \"n\"");
+			snprintf(err, errlen, "body: bad \"%s\"", nkey);
 			return (-1);
 		}
 		n = (uint64_t)x;
 	}
 	for (i = 0; keys[i] != NULL; i++) {
-		if ((v = json_object_get(doc, keys[i])) == NULL ||
+		if ((v = json_object_get(o, keys[i])) == NULL ||
 		    json_is_null(v))
 			continue;
 		if (!json_is_integer(v) || (x = json_integer_value(v)) < 1 ||
@@ -600,7 +1039,7 @@ proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
 	    proto_cap_thinking(doc, cap, cap < ask, err, errlen) == -1)
 		return (-1);
 	if (ask == UINT64_MAX) {
-		if (json_object_set_new(doc, keys[0],
+		if (json_object_set_new(o, keys[0],
 		    json_integer((json_int_t)cap)) == -1) {
 			snprintf(err, errlen, "body: out of memory");
 			return (-1);
@@ -613,10 +1052,10 @@ proto_cap_output(int api, json_t *doc, uint64_t avail, uint64_t ceiling,
 	 * read any of them (an older server max_tokens alone).
 	 */
 	for (i = 0; keys[i] != NULL; i++) {
-		if ((v = json_object_get(doc, keys[i])) == NULL ||
+		if ((v = json_object_get(o, keys[i])) == NULL ||
 		    json_is_null(v))
 			continue;
-		if (json_object_set_new(doc, keys[i],
+		if (json_object_set_new(o, keys[i],
 		    json_integer((json_int_t)cap)) == -1) {
 			snprintf(err, errlen, "body: out of memory");
 			return (-1);
@@ -636,6 +1075,99 @@ proto_cost(uint64_t in, uint64_t out, uint64_t pin, uint64_t pout)
 	if (c > UINT64_MAX)
 		return (UINT64_MAX);
 	return ((uint64_t)c);
+}
+
+static uint64_t
+proto_rate_or(uint64_t v, uint64_t dflt)
+{
+	return (v == GW_PRICE_UNSET ? dflt : v);
+}
+
+static void
+proto_rates_fill(int kind, uint64_t in, uint64_t out, uint64_t cr,
+    uint64_t cw, uint64_t cw1h, struct proto_rates *r)
+{
+	int	 an = kind == GW_ANTHROPIC;
+
+	r->in = in;
+	r->out = out;
+	r->cache_read = proto_rate_or(cr, an ? in / 10 : in);
+	r->cache_write = proto_rate_or(cw, an ? in + in / 4 : in);
+	r->cache_write_1h = proto_rate_or(cw1h, an ? 2 * in : in);
+}
+
+void
+proto_prices(int kind, const struct gw_price *e, struct proto_prices *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (e == NULL)
+		return;
+	proto_rates_fill(kind, e->in_uusd_per_mtok, e->out_uusd_per_mtok,
+	    e->cache_read, e->cache_write, e->cache_write_1h, &p->base);
+	if ((p->long_above = e->long_above) != 0)
+		proto_rates_fill(kind, e->long_in, e->long_out,
+		    e->long_cache_read, e->long_cache_write,
+		    e->long_cache_write_1h, &p->lng);
+}
+
+static uint64_t
+proto_max_in(const struct proto_rates *r)
+{
+	uint64_t	 m = r->in;
+
+	if (r->cache_read > m)
+		m = r->cache_read;
+	if (r->cache_write > m)
+		m = r->cache_write;
+	if (r->cache_write_1h > m)
+		m = r->cache_write_1h;
+	return (m);
+}
+
+void
+proto_worst_rates(const struct proto_prices *p, int lng, uint64_t *in,
+    uint64_t *out)
+{
+	*in = proto_max_in(&p->base);
+	*out = p->base.out;
+	if (!lng || p->long_above == 0)
+		return;
+	if (proto_max_in(&p->lng) > *in)
+		*in = proto_max_in(&p->lng);
+	if (p->lng.out > *out)
+		*out = p->lng.out;
+}
+
+uint64_t
+proto_meter_cost(const struct meter *m, const struct proto_prices *p)
+{
+	const struct proto_rates *r = &p->base;
+	unsigned __int128	 c;
+	uint64_t		 in = meter_in(m), cr, cw, cw5, cw1h, rest;
+
+	if (p->long_above != 0 && in > p->long_above)
+		r = &p->lng;
+	/* What the provider said of its input; all of it plain before. */
+	cr = m->have_in ? m->cache_read : 0;
+	cw = m->have_in ? m->cache_write : 0;
+	cw5 = m->have_in ? m->cw_5m : 0;
+	cw1h = m->have_in ? m->cw_1h : 0;
+	if (cr > in)
+		cr = in;
+	if (cw > in - cr)
+		cw = in - cr;
+	if (cw5 + cw1h > cw)
+		cw5 = cw1h = 0;
+	rest = cw - cw5 - cw1h;		/* written, for how long? */
+	c = (unsigned __int128)(in - cr - cw) * r->in +
+	    (unsigned __int128)cr * r->cache_read +
+	    (unsigned __int128)cw5 * r->cache_write +
+	    (unsigned __int128)cw1h * r->cache_write_1h +
+	    (unsigned __int128)rest * (r->cache_write > r->cache_write_1h ?
+	    r->cache_write : r->cache_write_1h) +
+	    (unsigned __int128)meter_out(m) * r->out;
+	c /= 1000000;
+	return (c > UINT64_MAX ? UINT64_MAX : (uint64_t)c);
 }
 
 void
@@ -671,21 +1203,56 @@ meter_count(json_t *o, const char *key, uint64_t *v)
 	return (1);
 }
 
+/*
+ * Anthropic's input beside input_tokens: cache writes (their split by
+ * time to live in cache_creation, where given) and cache reads, each
+ * billed at its own rate.
+ */
+static uint64_t
+meter_anthropic_cache(struct meter *m, json_t *u)
+{
+	json_t		*cc = json_object_get(u, "cache_creation");
+	uint64_t	 w = 0, r = 0, a = 0, b = 0;
+
+	(void)meter_count(u, "cache_creation_input_tokens", &w);
+	(void)meter_count(u, "cache_read_input_tokens", &r);
+	(void)meter_count(cc, "ephemeral_5m_input_tokens", &a);
+	(void)meter_count(cc, "ephemeral_1h_input_tokens", &b);
+	/* A split that says more than the whole is not taken. */
+	if (a + b > w)
+		a = b = 0;
+	m->cache_write = w;
+	m->cw_5m = a;
+	m->cw_1h = b;
+	m->cache_read = r;
+	return (w + r);
+}
+
+/* OpenAI's cached input, part of its input count. */
+static void
+meter_openai_cache(struct meter *m, json_t *u, const char *details)
+{
+	uint64_t	 c;
+
+	if (meter_count(json_object_get(u, details), "cached_tokens", &c))
+		m->cache_read = c;
+}
+
 static void
 meter_usage(struct meter *m, json_t *u, const char *kin, const char *kout)
 {
-	uint64_t	 v, c;
+	uint64_t	 v;
 
 	if (!json_is_object(u))
 		return;
 	if (meter_count(u, kin, &v)) {
 		/* Anthropic bills cache reads and writes as input too. */
-		if (m->api == API_MESSAGES) {
-			if (meter_count(u, "cache_creation_input_tokens", &c))
-				v += c;
-			if (meter_count(u, "cache_read_input_tokens", &c))
-				v += c;
-		}
+		if (m->api == API_MESSAGES)
+			v += meter_anthropic_cache(m, u);
+		else if (m->api == API_CHAT)
+			meter_openai_cache(m, u, "prompt_tokens_details");
+		else if (m->api == API_RESPONSES)
+			meter_openai_cache(m, u, "input_tokens_details");
 		m->in = v;
 		m->have_in = 1;
 	}
@@ -769,6 +1336,54 @@ meter_messages(struct meter *m, json_t *v)
 	}
 }
 
+/*
+ * Gemini's usageMetadata, in a JSON answer and in each event of a
+ * stream, its counts so far (the last one the total): the input is
+ * promptTokenCount (with its cachedContentTokenCount) and
+ * toolUsePromptTokenCount, the output candidatesTokenCount and
+ * thoughtsTokenCount, billed as output.  The text estimate reads the
+ * candidates' parts: text (thoughts too) and function calls.
+ */
+static void
+meter_gemini(struct meter *m, json_t *v)
+{
+	json_t		*u = json_object_get(v, "usageMetadata");
+	json_t		*c, *p, *fc;
+	uint64_t	 a, b;
+	size_t		 i, j, n;
+	int		 ha, hb;
+
+	if (json_is_object(u)) {
+		if (meter_count(u, "promptTokenCount", &a)) {
+			if (meter_count(u, "toolUsePromptTokenCount", &b))
+				a += b;
+			m->in = a;
+			m->have_in = 1;
+		}
+		ha = meter_count(u, "candidatesTokenCount", &a);
+		hb = meter_count(u, "thoughtsTokenCount", &b);
+		if (ha || hb) {
+			m->out = (ha ? a : 0) + (hb ? b : 0);
+			m->have_out = 1;
+		}
+		if (meter_count(u, "cachedContentTokenCount", &a))
+			m->cache_read = a;
+	}
+	json_array_foreach(json_object_get(v, "candidates"), i, c) {
+		if (i >= 64)
+			break;
+		json_array_foreach(json_object_get(json_object_get(c,
+		    "content"), "parts"), j, p) {
+			if (j >= 256)
+				break;
+			meter_chars(m, json_object_get(p, "text"));
+			if ((fc = json_object_get(p, "functionCall")) !=
+			    NULL && (n = proto_dumped_len(fc)) != SIZE_MAX)
+				m->chars += n;
+		}
+	}
+}
+
 void
 meter_json(struct meter *m, json_t *v)
 {
@@ -783,6 +1398,9 @@ meter_json(struct meter *m, json_t *v)
 		break;
 	case API_MESSAGES:
 		meter_messages(m, v);
+		break;
+	case API_GEMINI:
+		meter_gemini(m, v);
 		break;
 	}
 }

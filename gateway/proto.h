@@ -39,7 +39,9 @@ enum proto_api {
 	API_NONE,		/* a GET: no body, nothing metered */
 	API_CHAT,		/* openai /v1/chat/completions */
 	API_RESPONSES,		/* openai /v1/responses */
-	API_MESSAGES		/* anthropic /v1/messages */
+	API_MESSAGES,		/* anthropic /v1/messages */
+	API_GEMINI		/* gemini models/M:generateContent, and
+				   :streamGenerateContent (SSE) */
 };
 
 /*
@@ -56,21 +58,32 @@ int	proto_route(uint8_t, const char *, const char *);
 const char *proto_query(int, const char *, char *, size_t);
 
 /*
- * Parse a request body: a JSON object with a string "model", no
- * duplicate keys.  Fills model (size bytes), *stream; for a streaming
- * chat completion asks for the usage chunk (stream_options.
- * include_usage).  Returns the document to forward (the caller
- * serializes and frees it), or NULL with a reason in err.
+ * Gemini: the model of the target's path ("/v1beta/models/M:VERB") in
+ * model (size bytes), *stream 1 for streamGenerateContent, which goes
+ * as SSE only ("alt=sse", whose events are metered as they come; a
+ * JSON array would be read only at its end).  NULL, or a reason.
+ */
+const char *proto_gemini_target(const char *, char *, size_t, int *);
+
+/*
+ * Parse a request body: a JSON object with a string "model" (Gemini:
+ * none, the path names it, proto_gemini_target), no duplicate keys.
+ * Fills model (size bytes), *stream; for a streaming chat completion
+ * asks for the usage chunk (stream_options.include_usage).  Returns
+ * the document to forward (the caller serializes and frees it), or
+ * NULL with a reason in err.
  */
 json_t	*proto_request(int, const char *, size_t, char *, size_t, int *,
 	    char *, size_t);
 
 /*
- * The JSON body of an error answer; its message, unless printable
- * ASCII, escaped (esc.h), so any bytes an agent put in it encode.  A malloc'd string, or NULL if
- * memory ran out (the caller sends PROTO_ERROR_FALLBACK).
+ * The JSON body of an error answer of status, in the shape of the
+ * provider kind (enum gw_kind; openai's for an upstream); its message,
+ * unless printable ASCII, escaped (esc.h), so any bytes an agent put
+ * in it encode.  A malloc'd string, or NULL if memory ran out (the
+ * caller sends PROTO_ERROR_FALLBACK).
  */
-char	*proto_error_body(const char *, const char *);
+char	*proto_error_body(int, int, uint32_t, const char *);
 
 /*
  * Input a provider adds by its own rule, in tokens: Messages with
@@ -86,7 +99,8 @@ size_t	proto_dumped_len(json_t *);
 /*
  * The first part of a request whose input the provider bills far above
  * its bytes, by reference or by its own rule (an image, a file, a
- * stored prompt or response, a server-side tool): its path in where,
+ * stored prompt or response, a server-side tool; Gemini: any field or
+ * part the gateway cannot read as text, by name): its path in where,
  * e.g. "messages[0].content[1].type: image_url", and 1; 0 if none.
  * A budget cannot reserve what such a part costs: the caller refuses
  * it on a budgeted grant.
@@ -110,7 +124,9 @@ int	proto_prediction(int, json_t *, uint64_t *, char *, size_t);
  * together) and to ceiling tokens a choice (the model's output
  * ceiling, which a provider answers 400 above):
  * max_completion_tokens and max_tokens (chat, "n" choices sharing
- * it), max_output_tokens (responses), max_tokens (messages), each
+ * it), max_output_tokens (responses), max_tokens (messages),
+ * generationConfig.maxOutputTokens (gemini, "candidateCount" choices
+ * sharing it; generationConfig put in if absent), each
  * given set to the least of them and the cap (so whichever the
  * provider reads stays within what is reserved) or, when none is
  * given, the first put in.  Messages with extended thinking: a
@@ -141,6 +157,11 @@ struct meter {
 	/* what the provider said, what we estimate until it does */
 	uint64_t	 in, out;
 	int		 have_in, have_out;
+	/*
+	 * Of in, as the provider split it: read from its cache, written
+	 * to it (Anthropic: for 5 minutes, for an hour, or not said).
+	 */
+	uint64_t	 cache_read, cache_write, cw_5m, cw_1h;
 	/* the request's size in tokens: input until the provider says */
 	uint64_t	 in_est;
 	uint64_t	 chars;
@@ -163,5 +184,42 @@ void		 meter_json(struct meter *, json_t *);
 
 /* micro-USD for the tokens at prices per million tokens, saturated */
 uint64_t	 proto_cost(uint64_t, uint64_t, uint64_t, uint64_t);
+
+/* A model's rates, micro-USD per million tokens. */
+struct proto_rates {
+	uint64_t	 in, out;
+	uint64_t	 cache_read;	/* input read from its cache */
+	uint64_t	 cache_write;	/* written (Anthropic: 5 min) */
+	uint64_t	 cache_write_1h; /* Anthropic: for an hour */
+};
+
+/* Its prices: a tier above long_above input tokens (0: none). */
+struct proto_prices {
+	struct proto_rates	 base, lng;
+	uint64_t		 long_above;
+};
+
+/*
+ * The prices of a price table's entry (gwmsg.h) for a provider kind:
+ * a cache rate not configured is the provider's own rule where it has
+ * one (Anthropic: reads 0.1, 5-minute writes 1.25, 1-hour writes 2
+ * times the input rate, docs.anthropic.com "Pricing"), else the input
+ * rate, never less.
+ */
+struct gw_price;
+void	 proto_prices(int, const struct gw_price *, struct proto_prices *);
+/*
+ * The highest input and output rates a request may be billed at: what
+ * is reserved before its usage is read (long: the request asked for
+ * the long-context tier).
+ */
+void	 proto_worst_rates(const struct proto_prices *, int, uint64_t *,
+	    uint64_t *);
+/*
+ * micro-USD for what the meter read, each part of the input at its
+ * rate, the whole at the long-context tier's once the input is above
+ * its threshold; saturated.
+ */
+uint64_t proto_meter_cost(const struct meter *, const struct proto_prices *);
 
 #endif /* FACTORY_GW_PROTO_H */

@@ -200,8 +200,7 @@ serve_unparsed(struct gw_ep *ep, int status, const char *why)
 	u.time_ms = gw_now_ms();
 	u.status = status;
 	u.outcome = GW_BAD_REQUEST;
-	log_info("%s: %s: refused before the handler: %s, status %d",
-	    ep->g.id, ep->g.provider, why, status);
+	gw_usage_reason(&u, why);
 	gw_send_usage(&u);
 }
 
@@ -399,9 +398,14 @@ serve_conn(struct gw_ep *ep, struct evhttp_request *req)
 static void
 serve_complete(struct evhttp_request *req, void *arg)
 {
-	struct gw_ep	*ep = arg;
-	struct gw_conn	*c;
+	struct gw_ep			*ep = arg;
+	struct gw_conn			*c;
+	struct evhttp_connection	*evcon;
 
+	evcon = evhttp_request_get_connection(req);
+	/* A forward lengthened it to the provider's idle timeout. */
+	if (evcon != NULL)
+		evhttp_connection_set_timeout(evcon, gw_timeout);
 	if ((c = serve_conn(ep, req)) != NULL) {
 		c->deadline = gw_now_ms() + (uint64_t)gw_timeout * 1000;
 		c->ours = 0;
@@ -413,18 +417,25 @@ serve_complete(struct evhttp_request *req, void *arg)
 /*
  * Never fails, whatever bytes msg holds (proto_error_body escapes
  * them): an answer the agent's bytes could stop would stop every
- * tenant's.  Out of memory, a fixed body, or none.
+ * tenant's.  Out of memory, a fixed body, or none.  The body is in the
+ * provider kind's shape.  A spent budget says so as no rate limit:
+ * the official SDKs retry 408, 409, 429 and 5xx unless the answer says
+ * "x-should-retry: false" (anthropic-sdk-typescript and openai-node,
+ * src/client.ts, shouldRetry), Gemini CLI 429 and 5xx (packages/core/
+ * src/utils/retry.ts), Codex CLI 429 and 5xx: with 429 Claude Code
+ * retried 10 times over 3.5 minutes of a held sandbox.  Budget
+ * refusals are 403 (the caller's status) with that header.
  */
 void
-serve_error(struct evhttp_request *req, int code, const char *type,
-    const char *msg, int close)
+serve_error(struct evhttp_request *req, int kind, int code,
+    uint32_t outcome, const char *msg, int close)
 {
 	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
 	struct evbuffer		*b;
 	const char		*body;
 	char			*s;
 
-	s = proto_error_body(type, msg);
+	s = proto_error_body(kind, code, outcome, msg);
 	body = s != NULL ? s : PROTO_ERROR_FALLBACK;
 	if ((b = evbuffer_new()) != NULL &&
 	    evbuffer_add(b, body, strlen(body)) == -1) {
@@ -434,6 +445,8 @@ serve_error(struct evhttp_request *req, int code, const char *type,
 	free(s);
 	evhttp_remove_header(h, "Content-Type");
 	evhttp_add_header(h, "Content-Type", "application/json");
+	if (outcome == GW_REFUSED_BUDGET || outcome == GW_CUT_BUDGET)
+		evhttp_add_header(h, "x-should-retry", "false");
 	if (close || b == NULL)
 		evhttp_add_header(h, "Connection", "close");
 	evhttp_send_reply(req, code, NULL, b);
@@ -710,9 +723,13 @@ static void
 serve_refuse(struct evhttp_request *req, struct gw_usage *u, int code,
     uint32_t outcome, const char *msg, int close)
 {
-	serve_error(req, code, gw_outcome_name(outcome), msg, close);
+	const struct gw_prov	*p = gw_prov_find(u->provider);
+
+	serve_error(req, p != NULL ? p->conf.kind : GW_OPENAI, code, outcome,
+	    msg, close);
 	u->status = code;
 	u->outcome = outcome;
+	gw_usage_reason(u, msg);
 	gw_send_usage(u);
 }
 
@@ -728,11 +745,34 @@ serve_model_granted(const struct gw_ep *ep, const char *model)
 }
 
 /*
- * Its prices and output ceiling, or those of "*"; 0 if the table has
- * neither (the ceiling is then the default).
+ * Anthropic's long-context tier is the request's to ask for, with an
+ * anthropic-beta header naming it ("context-1m-2025-08-07"): any token
+ * of "context-1m" in any of its values.
  */
 static int
-serve_price(const struct gw_prov *p, const char *model, struct fwd_req *f)
+serve_asks_long(struct evhttp_request *req)
+{
+	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
+	struct evkeyval		*kv;
+
+	TAILQ_FOREACH(kv, h, next)
+		if (strcasecmp(kv->key, "anthropic-beta") == 0 &&
+		    strstr(kv->value, "context-1m") != NULL)
+			return (1);
+	return (0);
+}
+
+/*
+ * Its prices and output ceiling, or those of "*"; 0 if the table has
+ * neither (the ceiling is then the default).  What is reserved before
+ * the usage is read is at the highest rates the request may be billed
+ * at (a cache write is dearer than input; the long-context tier where
+ * the request asks for it); what is charged, at the rates of what the
+ * provider says it did (proto_meter_cost).
+ */
+static int
+serve_price(const struct gw_prov *p, const char *model,
+    struct evhttp_request *req, struct fwd_req *f)
 {
 	const struct gw_price	*e = NULL;
 	uint32_t		 i;
@@ -746,10 +786,11 @@ serve_price(const struct gw_prov *p, const char *model, struct fwd_req *f)
 		if (strcmp(p->conf.prices[i].model, "*") == 0)
 			e = &p->conf.prices[i];
 	}
+	proto_prices(p->conf.kind, e, &f->pr);
 	if (e == NULL)
 		return (0);
-	f->pin = e->in_uusd_per_mtok;
-	f->pout = e->out_uusd_per_mtok;
+	proto_worst_rates(&f->pr, p->conf.kind == GW_ANTHROPIC &&
+	    serve_asks_long(req), &f->pin, &f->pout);
 	if (e->max_output != 0)
 		f->maxout = e->max_output;
 	return (1);
@@ -819,7 +860,7 @@ serve_reserve(struct gw_ep *ep, struct evhttp_request *req,
 	}
 	if (rc == 1) {
 		serve_budget_message(ep, usd, msg, sizeof(msg));
-		serve_refuse(req, &f->u, 429, GW_REFUSED_BUDGET, msg, 0);
+		serve_refuse(req, &f->u, 403, GW_REFUSED_BUDGET, msg, 0);
 		return (-1);
 	}
 	/* The input's bound, within what the budget leaves. */
@@ -854,6 +895,7 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 	struct evbuffer	*in = evhttp_request_get_input_buffer(req);
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	char		 err[160], msg[256], where[PROTO_NAMEBUF];
+	const char	*why;
 	size_t		 len;
 	int		 stream, budgeted, rc;
 
@@ -870,6 +912,11 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, msg, 0);
 		return (-1);
 	}
+	if (f->api == API_GEMINI && (why = proto_gemini_target(f->target,
+	    f->u.model, sizeof(f->u.model), &stream)) != NULL) {
+		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, why, 0);
+		return (-1);
+	}
 	if (f->api == API_NONE) {
 		if (evbuffer_get_length(in) != 0) {
 			serve_refuse(req, &f->u, 400, GW_BAD_REQUEST,
@@ -879,9 +926,10 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 		return (0);
 	}
 	len = evbuffer_get_length(in);
+	/* Gemini's model is its path's (above), the body has none. */
 	f->doc = proto_request(f->api, (const char *)evbuffer_pullup(in,
-	    len), len, f->u.model, sizeof(f->u.model), &stream, err,
-	    sizeof(err));
+	    len), len, f->api == API_GEMINI ? NULL : f->u.model,
+	    sizeof(f->u.model), &stream, err, sizeof(err));
 	if (f->doc == NULL) {
 		serve_refuse(req, &f->u, 400, GW_BAD_REQUEST, err, 0);
 		return (-1);
@@ -894,7 +942,7 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 		serve_refuse(req, &f->u, 403, GW_REFUSED_MODEL, msg, 0);
 		return (-1);
 	}
-	if (!serve_price(p, f->u.model, f) && ep->g.budget_uusd != 0) {
+	if (!serve_price(p, f->u.model, req, f) && ep->g.budget_uusd != 0) {
 		snprintf(msg, sizeof(msg), "model %s has no price and the "
 		    "budget is in USD", f->u.model);
 		serve_refuse(req, &f->u, 403, GW_REFUSED_MODEL, msg, 0);
@@ -952,6 +1000,44 @@ serve_provider(struct gw_ep *ep, struct gw_prov *p,
 	return (serve_reserve(ep, req, f, len));
 }
 
+/*
+ * What is answered here and is no request of a provider, so no record
+ * against the agent, only a log line naming it:
+ *  - a WebSocket upgrade (Codex CLI tries GET /v1/responses with
+ *    "Upgrade: websocket" first): 426, the one status on which Codex
+ *    falls back to HTTP at once (codex-rs/core/src/client.rs,
+ *    WebsocketStreamOutcome::FallbackToHttp; any other is retried as a
+ *    failed stream), before its token is read;
+ *  - HEAD / of a provider, the connection warm-up Claude Code sends
+ *    without a key: 200, nothing forwarded.
+ * 1 if answered.
+ */
+static int
+serve_probe(struct gw_ep *ep, struct evhttp_request *req, struct fwd_req *f)
+{
+	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
+	const struct gw_prov	*p = gw_prov_find(ep->g.provider);
+
+	if (evhttp_find_header(h, "Upgrade") != NULL) {
+		log_info("%s: %s: %s %s: 426: a WebSocket upgrade, refused: "
+		    "this gateway speaks HTTP/1.1 only", ep->g.id,
+		    ep->g.provider, f->u.method, f->u.path);
+		serve_error(req, p != NULL ? p->conf.kind : GW_OPENAI, 426,
+		    GW_BAD_REQUEST, "upgrade refused: this endpoint speaks "
+		    "HTTP/1.1 only", 1);
+		return (1);
+	}
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD &&
+	    strcmp(f->target, "/") == 0 && p != NULL &&
+	    p->conf.kind != GW_UPSTREAM) {
+		log_info("%s: %s: HEAD /: 200: a probe, answered here",
+		    ep->g.id, ep->g.provider);
+		evhttp_send_reply(req, 200, "OK", NULL);
+		return (1);
+	}
+	return (0);
+}
+
 static void
 serve_request(struct evhttp_request *req, void *arg)
 {
@@ -972,6 +1058,10 @@ serve_request(struct evhttp_request *req, void *arg)
 	strlcpy(f.u.provider, ep->g.provider, sizeof(f.u.provider));
 	f.u.time_ms = gw_now_ms();
 	f.api = -1;
+	if (evhttp_request_get_uri(req) != NULL)
+		gw_usage_request(&f.u, serve_method_name(
+		    evhttp_request_get_command(req)),
+		    evhttp_request_get_uri(req));
 
 	/*
 	 * A request evhttp could not parse (a bad line or header, headers
@@ -996,11 +1086,12 @@ serve_request(struct evhttp_request *req, void *arg)
 	if ((why = serve_framing(req)) != NULL ||
 	    (why = serve_target(evhttp_request_get_uri(req), f.target,
 	    sizeof(f.target))) != NULL) {
-		log_info("%s: %s: refused: %s", ep->g.id, ep->g.provider, why);
 		snprintf(msg, sizeof(msg), "bad request: %s", why);
 		serve_refuse(req, &f.u, 400, GW_BAD_REQUEST, msg, 1);
 		return;
 	}
+	if (serve_probe(ep, req, &f))
+		return;
 	if ((p = gw_prov_find(ep->g.provider)) == NULL || !p->usable) {
 		serve_refuse(req, &f.u, 502, GW_UPSTREAM_ERROR,
 		    "provider not configured", 0);

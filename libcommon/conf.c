@@ -902,16 +902,67 @@ conf_keyfile(struct yerr *e, const struct ynode *n, const char *path,
 	    (unsigned)gw->uid, (unsigned)gw->gid));
 }
 
+/* The cache rates of a tier: each optional, unset if absent. */
+static int
+conf_cache_rates(struct yerr *e, const struct ynode *v, uint64_t *cr,
+    uint64_t *cw, uint64_t *cw1h)
+{
+	static const char *keys[] = { "cache-read", "cache-write",
+	    "cache-write-1h", NULL };
+	uint64_t	*dst[] = { cr, cw, cw1h };
+	const struct ynode *n;
+	size_t		 i;
+
+	for (i = 0; keys[i] != NULL; i++) {
+		*dst[i] = UINT64_MAX;
+		if ((n = y_get(v, keys[i])) != NULL &&
+		    conf_usdnode(e, n, dst[i]) == -1)
+			return (-1);
+	}
+	return (0);
+}
+
 /*
- * prices: {MODEL: {input: USD, output: USD, max-output: N}}, per
- * million tokens; max-output the model's output ceiling (optional).
+ * long-context: {above: N, input: USD, output: USD, cache-read: USD,
+ * cache-write: USD, cache-write-1h: USD}: every token of a request
+ * whose input is above N at these rates (Anthropic's 1M context beta).
+ */
+static int
+conf_longctx(struct yerr *e, const struct ynode *v, struct conf_price *p)
+{
+	static const char * const keys[] = { "above", "input", "output",
+	    "cache-read", "cache-write", "cache-write-1h", NULL };
+	const struct ynode	*n;
+
+	if (y_map(e, v, "a mapping with above, input and output") == -1 ||
+	    y_keys(e, v, keys) == -1)
+		return (-1);
+	if ((n = y_need(e, v, "above")) == NULL ||
+	    y_uint(e, n, 1, (uint64_t)1 << 40, &p->long_above) == -1)
+		return (-1);
+	if ((n = y_need(e, v, "input")) == NULL ||
+	    conf_usdnode(e, n, &p->longctx.in_uusd) == -1 ||
+	    (n = y_need(e, v, "output")) == NULL ||
+	    conf_usdnode(e, n, &p->longctx.out_uusd) == -1)
+		return (-1);
+	return (conf_cache_rates(e, v, &p->longctx.cache_read,
+	    &p->longctx.cache_write, &p->longctx.cache_write_1h));
+}
+
+/*
+ * prices: {MODEL: {input: USD, output: USD, max-output: N, cache-read:
+ * USD, cache-write: USD, cache-write-1h: USD, long-context: {...}}},
+ * per million tokens; max-output the model's output ceiling, the cache
+ * rates (unset: the provider's rule, factory-gateway) and the
+ * long-context tier optional.
  */
 static int
 conf_prices(struct yerr *e, const struct ynode *n, struct conf_gw *g)
 {
 	static const char * const keys[] = { "input", "output",
-	    "max-output", NULL };
-	const struct ynode	*k, *v, *in, *out, *mo;
+	    "max-output", "cache-read", "cache-write", "cache-write-1h",
+	    "long-context", NULL };
+	const struct ynode	*k, *v, *in, *out, *mo, *lc;
 	struct conf_price	*p;
 	size_t			 i;
 
@@ -940,6 +991,14 @@ conf_prices(struct yerr *e, const struct ynode *n, struct conf_gw *g)
 			return (-1);
 		if ((mo = y_get(v, "max-output")) != NULL &&
 		    y_uint(e, mo, 1, GW_MAXOUT_MAX, &p->max_output) == -1)
+			return (-1);
+		if (conf_cache_rates(e, v, &p->cache_read, &p->cache_write,
+		    &p->cache_write_1h) == -1)
+			return (-1);
+		p->longctx.cache_read = p->longctx.cache_write =
+		    p->longctx.cache_write_1h = UINT64_MAX;
+		if ((lc = y_get(v, "long-context")) != NULL &&
+		    conf_longctx(e, lc, p) == -1)
 			return (-1);
 	}
 	g->nprices = n->nkids;
@@ -1004,9 +1063,10 @@ conf_gw1(struct yerr *e, const struct ynode *key, const struct ynode *val,
     struct factoryd_conf *c, int upstream)
 {
 	static const char * const kprov[] = { "kind", "url", "key", "ca",
-	    "prices", NULL };
+	    "prices", "idle-timeout", NULL };
 	static const char * const kup[] = { "url", "header", "secret", "ca",
-	    "methods", NULL };
+	    "methods", "idle-timeout", NULL };
+	uint64_t		 idle;
 	const struct ynode	*n, *kn;
 	struct conf_gw		*g;
 	size_t			 i;
@@ -1033,15 +1093,18 @@ conf_gw1(struct yerr *e, const struct ynode *key, const struct ynode *val,
 		g->kind = CONF_GW_UPSTREAM;
 	else {
 		if ((n = y_need(e, val, "kind")) == NULL ||
-		    y_str(e, n, "openai or anthropic", 16, NULL, 0) == -1)
+		    y_str(e, n, "openai, anthropic or gemini", 16, NULL,
+		    0) == -1)
 			return (-1);
 		if (strcmp(n->str, "openai") == 0)
 			g->kind = CONF_GW_OPENAI;
 		else if (strcmp(n->str, "anthropic") == 0)
 			g->kind = CONF_GW_ANTHROPIC;
+		else if (strcmp(n->str, "gemini") == 0)
+			g->kind = CONF_GW_GEMINI;
 		else
-			return (y_fail(e, n, "expected openai or anthropic, "
-			    "not \"%s\"", n->str));
+			return (y_fail(e, n, "expected openai, anthropic or "
+			    "gemini, not \"%s\"", n->str));
 	}
 	if ((n = y_need(e, val, "url")) == NULL ||
 	    conf_https(e, n, g->url, sizeof(g->url)) == -1)
@@ -1052,6 +1115,12 @@ conf_gw1(struct yerr *e, const struct ynode *key, const struct ynode *val,
 	strlcpy(g->ca, CA_DEFAULT, sizeof(g->ca));
 	if (conf_optpath(e, y_get(val, "ca"), g->ca, sizeof(g->ca)) == -1)
 		return (-1);
+	/* Seconds of the provider's silence before a request is cut. */
+	if ((n = y_get(val, "idle-timeout")) != NULL) {
+		if (y_uint(e, n, 1, GW_IDLE_MAX, &idle) == -1)
+			return (-1);
+		g->idle_timeout = (uint32_t)idle;
+	}
 	if (upstream) {
 		if ((n = y_need(e, val, "header")) == NULL ||
 		    conf_header(e, n, g->header, sizeof(g->header)) == -1)
@@ -1609,6 +1678,23 @@ conf_printgrant(FILE *fp, const struct conf_modelgrant *g)
 		    (char (*)[CONF_GW_NAMEMAX])g->upstreams, g->nupstreams);
 }
 
+/* The cache rates set (in: the indent of the model's keys, less 2). */
+static void
+conf_printcache(FILE *fp, const char *in, uint64_t cr, uint64_t cw,
+    uint64_t cw1h)
+{
+	const char	*k[] = { "cache-read", "cache-write",
+			    "cache-write-1h" };
+	uint64_t	 v[] = { cr, cw, cw1h };
+	char		 usd[32];
+	size_t		 i;
+
+	for (i = 0; i < 3; i++)
+		if (v[i] != UINT64_MAX)
+			fprintf(fp, "%s    %s: \"%s\"\n", in, k[i],
+			    conf_usd(v[i], usd, sizeof(usd)));
+}
+
 static void
 conf_printgw1(FILE *fp, const struct conf_gw *g)
 {
@@ -1621,11 +1707,15 @@ conf_printgw1(FILE *fp, const struct conf_gw *g)
 	fprintf(fp, ":\n");
 	if (g->kind != CONF_GW_UPSTREAM)
 		fprintf(fp, "%skind: %s\n", in, g->kind == CONF_GW_OPENAI ?
-		    "openai" : "anthropic");
+		    "openai" : g->kind == CONF_GW_GEMINI ? "gemini" :
+		    "anthropic");
 	conf_printkv(fp, in, "url", g->url);
 	conf_printkv(fp, in, g->kind == CONF_GW_UPSTREAM ? "secret" : "key",
 	    g->key);
 	conf_printkv(fp, in, "ca", g->ca);
+	if (g->idle_timeout != 0)
+		fprintf(fp, "%sidle-timeout: %u\n", in,
+		    (unsigned)g->idle_timeout);
 	if (g->kind == CONF_GW_UPSTREAM) {
 		conf_printkv(fp, in, "header", g->header);
 		fprintf(fp, "%smethods:\n", in);
@@ -1648,6 +1738,19 @@ conf_printgw1(FILE *fp, const struct conf_gw *g)
 		if (g->prices[i].max_output != 0)
 			fprintf(fp, "%s    max-output: %llu\n", in,
 			    (unsigned long long)g->prices[i].max_output);
+		conf_printcache(fp, in, g->prices[i].cache_read,
+		    g->prices[i].cache_write, g->prices[i].cache_write_1h);
+		if (g->prices[i].long_above == 0)
+			continue;
+		fprintf(fp, "%s    long-context:\n%s      above: %llu\n", in,
+		    in, (unsigned long long)g->prices[i].long_above);
+		fprintf(fp, "%s      input: \"%s\"\n", in,
+		    conf_usd(g->prices[i].longctx.in_uusd, usd, sizeof(usd)));
+		fprintf(fp, "%s      output: \"%s\"\n", in,
+		    conf_usd(g->prices[i].longctx.out_uusd, usd, sizeof(usd)));
+		conf_printcache(fp, "      ", g->prices[i].longctx.cache_read,
+		    g->prices[i].longctx.cache_write,
+		    g->prices[i].longctx.cache_write_1h);
 	}
 }
 

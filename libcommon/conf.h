@@ -66,7 +66,8 @@ struct conf_envpolicy {
 enum conf_gwkind {
 	CONF_GW_OPENAI = 1,
 	CONF_GW_ANTHROPIC = 2,
-	CONF_GW_UPSTREAM = 3
+	CONF_GW_UPSTREAM = 3,
+	CONF_GW_GEMINI = 4
 };
 
 /* Method bits, as the gateway's grant carries them. */
@@ -78,11 +79,21 @@ enum conf_gwkind {
 #define CONF_M_DELETE		0x20
 extern const char *const conf_method_names[];	/* bit i, NULL-terminated */
 
+/* A tier's rates, micro-USD per million tokens; UINT64_MAX: unset. */
+struct conf_rates {
+	uint64_t	 in_uusd;	/* per million input tokens */
+	uint64_t	 out_uusd;	/* per million output tokens */
+	uint64_t	 cache_read, cache_write, cache_write_1h;
+};
+
 struct conf_price {
 	char		 model[CONF_GW_MODELMAX];
 	uint64_t	 in_uusd;	/* per million input tokens */
 	uint64_t	 out_uusd;	/* per million output tokens */
 	uint64_t	 max_output;	/* tokens of one answer; 0: default */
+	uint64_t	 cache_read, cache_write, cache_write_1h; /* or unset */
+	uint64_t	 long_above;	/* 0: no long-context tier */
+	struct conf_rates longctx;
 };
 
 struct conf_gw {
@@ -95,6 +106,7 @@ struct conf_gw {
 	uint32_t	 methods;		/* upstreams: CONF_M_* */
 	size_t		 nprices;
 	struct conf_price prices[CONF_GW_PRICES];
+	uint32_t	 idle_timeout;	/* seconds; 0: the default */
 };
 
 /* A repository's model: and upstreams:, the most a manifest may ask. */

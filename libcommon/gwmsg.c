@@ -109,6 +109,8 @@ gw_kind_name(uint8_t k)
 		return ("anthropic");
 	case GW_UPSTREAM:
 		return ("upstream");
+	case GW_GEMINI:
+		return ("gemini");
 	}
 	return (NULL);
 }
@@ -209,6 +211,8 @@ gw_provider_check(const struct gw_provider *p)
 		if (p->prices[i].max_output > GW_MAXOUT_MAX)
 			return ("prices.max_output");
 	}
+	if (p->idle_timeout_s > GW_IDLE_MAX)
+		return ("idle_timeout_s");
 	return (NULL);
 }
 
@@ -278,6 +282,16 @@ gw_usage_check(const struct gw_usage *u)
 		return ("outcome");
 	if (u->estimated > 1)
 		return ("estimated");
+	if (!gw_strfield(u->method, sizeof(u->method)) ||
+	    strspn(u->method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") !=
+	    strlen(u->method))
+		return ("method");
+	if (!gw_strfield(u->path, sizeof(u->path)) || !esc_valid(u->path) ||
+	    (u->path[0] != '\0' && u->path[0] != '/'))
+		return ("path");
+	if (!gw_strfield(u->reason, sizeof(u->reason)) ||
+	    !esc_valid(u->reason))
+		return ("reason");
 	return (NULL);
 }
 

@@ -34,17 +34,24 @@
 #define GW_TOKEN_PREFIX	"fgw-"
 #define GW_TOKEN_LEN	68	/* "fgw-" and 32 random bytes in hex */
 #define GW_ERRMAX	512	/* IMSG_GW_ERROR, with its NUL */
+#define GW_METHODMAX	8	/* a usage's method, with its NUL */
+#define GW_PATHMAX	256	/* a usage's path, escaped, with its NUL */
+#define GW_REASONMAX	256	/* a usage's reason, with its NUL */
 /*
  * A model's output ceiling, tokens of one answer: what the price table
  * gives (max-output), else the default; at most GW_MAXOUT_MAX.
  */
 #define GW_MAXOUT_DEFAULT 16384
 #define GW_MAXOUT_MAX	(1 << 24)
+/* A provider's idle timeout, seconds: a model may think long. */
+#define GW_IDLE_DEFAULT	300
+#define GW_IDLE_MAX	86400
 
 enum gw_kind {
 	GW_OPENAI = 1,		/* Chat Completions and Responses */
 	GW_ANTHROPIC = 2,	/* Messages */
-	GW_UPSTREAM = 3		/* any https service: a header injected */
+	GW_UPSTREAM = 3,	/* any https service: a header injected */
+	GW_GEMINI = 4		/* (stream)GenerateContent */
 };
 
 /* Methods, one bit each: an upstream's grant, a provider's table. */
@@ -70,11 +77,23 @@ enum gw_outcome {
 	GW_OUTCOME_MAX
 };
 
+/* A rate not configured: the gateway applies the provider's rule. */
+#define GW_PRICE_UNSET	UINT64_MAX
+
 struct gw_price {
 	char		 model[GW_MODELMAX];
 	uint64_t	 in_uusd_per_mtok;	/* micro-USD per 1e6 tokens */
 	uint64_t	 out_uusd_per_mtok;
 	uint64_t	 max_output;	/* tokens; 0: GW_MAXOUT_DEFAULT */
+	/* input read from, written to the provider's cache: or UNSET */
+	uint64_t	 cache_read, cache_write, cache_write_1h;
+	/*
+	 * The long-context tier: every token of a request whose input is
+	 * above long_above tokens at these rates (0: no such tier).
+	 */
+	uint64_t	 long_above;
+	uint64_t	 long_in, long_out;
+	uint64_t	 long_cache_read, long_cache_write, long_cache_write_1h;
 };
 
 /* IMSG_GW_PROVIDER */
@@ -93,6 +112,12 @@ struct gw_provider {
 	uint32_t	 methods;		/* GW_M_*; upstreams: != 0 */
 	uint32_t	 nprices;		/* <= GW_MAXPRICES; upstreams 0 */
 	struct gw_price	 prices[GW_MAXPRICES];
+	/*
+	 * Seconds the provider may send nothing (connect, the first byte
+	 * of its answer, between two of its bytes) before the request is
+	 * cut as the provider's silence; 0: GW_IDLE_DEFAULT.
+	 */
+	uint32_t	 idle_timeout_s;	/* <= GW_IDLE_MAX */
 };
 
 /* IMSG_GW_GRANT, with a listening TCP socket as its fd */
@@ -135,6 +160,15 @@ struct gw_usage {
 	 * estimate and the output cap it was sent with.  0 or 1.
 	 */
 	uint32_t	 estimated;
+	/*
+	 * The request: its method ("" if evhttp answered it before its
+	 * line was read), its path without the query (which may hold a
+	 * key), esc(3)-encoded and cut to fit; and why it was refused or
+	 * cut, "" if it was not.  Printable ASCII.
+	 */
+	char		 method[GW_METHODMAX];
+	char		 path[GW_PATHMAX];
+	char		 reason[GW_REASONMAX];
 };
 
 /* gwmsg.c */

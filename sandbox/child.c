@@ -598,6 +598,62 @@ sbx_view_base(struct sbx_plan *pl)
 	sbx_dev(pl, devst);
 }
 
+/* One directory of a home file's name: made, or taken if pid 1 made it. */
+static int
+sbx_home_dir(struct sbx_plan *pl, int dirfd, const char *name)
+{
+	const struct sandbox_spec *spec = pl->spec;
+	int	 fd;
+
+	if (mkdirat(dirfd, name, 0700) == 0) {
+		if (fchownat(dirfd, name, spec->uid, spec->gid,
+		    AT_SYMLINK_NOFOLLOW) == -1)
+			sbx_fail(pl->errfd, "chown HOME's %s:", name);
+	} else if (errno != EEXIST)
+		sbx_fail(pl->errfd, "mkdir HOME's %s:", name);
+	if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		sbx_fail(pl->errfd, "open HOME's %s:", name);
+	return (fd);
+}
+
+/*
+ * The files a client reads to find its endpoint (spec->home), written
+ * into the fresh /tmp, the agent's HOME, as the agent's own: nothing
+ * of the agent runs yet, and each name is plain (plan.c), opened
+ * without following links, each file created new.
+ */
+static void
+sbx_home_write(struct sbx_plan *pl)
+{
+	const struct sandbox_spec *spec = pl->spec;
+	char		 name[SBX_HOMENAME + 1], *p, *slash;
+	size_t		 len;
+	int		 i, dirfd, fd;
+
+	for (i = 0; spec->home != NULL && spec->home[i] != NULL; i += 2) {
+		strlcpy(name, spec->home[i], sizeof(name));
+		if ((dirfd = open("/tmp", O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC)) == -1)
+			sbx_fail(pl->errfd, "open /tmp:");
+		for (p = name; (slash = strchr(p, '/')) != NULL;
+		    p = slash + 1) {
+			*slash = '\0';
+			fd = sbx_home_dir(pl, dirfd, p);
+			close(dirfd);
+			dirfd = fd;
+		}
+		len = strlen(spec->home[i + 1]);
+		if ((fd = openat(dirfd, p, O_WRONLY | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, 0600)) == -1 ||
+		    write(fd, spec->home[i + 1], len) != (ssize_t)len ||
+		    fchown(fd, spec->uid, spec->gid) == -1)
+			sbx_fail(pl->errfd, "write HOME's %s:", spec->home[i]);
+		close(fd);
+		close(dirfd);
+	}
+}
+
 /*
  * The part of the view that is the attempt's: the hosts file and /run
  * read-only, /proc of its pid namespace, the manifest's exec paths,
@@ -618,6 +674,7 @@ sbx_view_finish(struct sbx_plan *pl, int *bindfd, int treefd)
 	sbx_run_seal(pl);
 	if (pl->spec->hosts != NULL)
 		sbx_hosts_bind(pl);
+	sbx_home_write(pl);
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    "hidepid=invisible") == -1)
 		sbx_fail(pl->errfd, "mount /proc:");

@@ -17,6 +17,7 @@
  *	u64 cpu_ms, fsize, nofile
  *	u32 n, n x (u32 len, len bytes, u8 addlo)	egress endpoints
  *	u8 has_hosts [str hosts]
+ *	strv home				pairs: a file below HOME, its bytes
  *	u32 n, n x 8 bytes			the seccomp program
  *
  * str is u32 length and bytes; strv is u32 count and strings;
@@ -37,7 +38,7 @@
 
 #define PLAN_MAGIC	0x50584253U	/* "SBXP" */
 #define ENTER_MAGIC	0x45584253U	/* "SBXE" */
-#define PLAN_VERSION	3U
+#define PLAN_VERSION	4U
 #define PLAN_NONE	0xffffffffU
 #define PLAN_MAXARGV	4096
 #define PLAN_MAXENV	4096
@@ -156,6 +157,7 @@ sbx_plan_encode(const struct sbx_plan *pl, const struct sock_fprog *prog,
 {
 	const struct sandbox_spec *spec = pl->spec;
 	struct wbuf	 w = { NULL, 0, 0, 0 };
+	uint32_t	 n;
 	int		 i;
 
 	put_u32(&w, PLAN_MAGIC);
@@ -184,6 +186,11 @@ sbx_plan_encode(const struct sbx_plan *pl, const struct sock_fprog *prog,
 	put_u8(&w, spec->hosts != NULL);
 	if (spec->hosts != NULL)
 		put_str(&w, spec->hosts);
+	for (n = 0; spec->home != NULL && spec->home[n] != NULL; n++)
+		;
+	put_u32(&w, n);
+	for (i = 0; i < (int)n; i++)
+		put_str(&w, spec->home[i]);
 	put_u32(&w, prog->len);
 	put(&w, prog->filter, (size_t)prog->len * sizeof(*prog->filter));
 	return (put_done(&w, lenp));
@@ -202,6 +209,7 @@ struct plan_out {
 	char			**argv;
 	char			**env;
 	char			**exec;
+	char			**home;
 	struct sandbox_listen	*listen;
 	struct sock_filter	*bpf;
 };
@@ -542,6 +550,57 @@ get_who(struct rbuf *r, struct sandbox_spec *spec, char *tree, char ***argv,
 	get_image(r, spec);
 }
 
+/*
+ * Files below the agent's HOME (its private /tmp) that pid 1 writes
+ * before the agent runs: what a client reads to find its endpoint
+ * (supervisord-factory/agents.c).  A name is a relative path of at
+ * most SBX_HOMEDEPTH plain components, none of them "." or "..", so
+ * pid 1 cannot be led outside /tmp; each file has at most
+ * SBX_HOMEFILE bytes.
+ */
+static void
+get_homefiles(struct rbuf *r, struct plan_out *o)
+{
+	uint32_t	 i;
+
+	o->home = get_strv(r, 2 * SBX_HOMEFILES, 0, 0, "home");
+	for (i = 0; !r->failed && o->home[i] != NULL; i += 2) {
+		if (o->home[i + 1] == NULL) {
+			bad(r, "home: a name without its content");
+			return;
+		}
+		if (sbx_home_name(o->home[i]) == -1)
+			bad(r, "home[%u]: not a plain relative path", i);
+		else if (strlen(o->home[i + 1]) > SBX_HOMEFILE)
+			bad(r, "home[%u]: more than %d bytes", i + 1,
+			    SBX_HOMEFILE);
+	}
+}
+
+/* 0 if name is a relative path of plain components (get_homefiles). */
+int
+sbx_home_name(const char *name)
+{
+	size_t	 n, depth = 0;
+	const char *p = name;
+
+	if (strlen(name) > SBX_HOMENAME)
+		return (-1);
+	for (;;) {
+		n = strspn(p, "abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.') ||
+		    ++depth > SBX_HOMEDEPTH)
+			return (-1);
+		if (p[n] == '\0')
+			return (0);
+		if (p[n] != '/')
+			return (-1);
+		p += n + 1;
+	}
+}
+
 static void
 get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 {
@@ -566,6 +625,7 @@ get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 	get_listen(r, o);
 	if (get_bool(r, "hosts"))
 		spec->hosts = get_str(r, PLAN_MAXHOSTS, "hosts");
+	get_homefiles(r, o);
 	get_prog(r, &o->bpf, prog);
 	if (!r->failed && r->left != 0)
 		bad(r, "%zu bytes after the end", r->left);
@@ -573,6 +633,7 @@ get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 	spec->argv = o->argv;
 	spec->env = o->env;
 	spec->exec_allow = o->exec;
+	spec->home = o->home;
 	if (spec->image != NULL)
 		strlcpy(pl->image, spec->image, sizeof(pl->image));
 	pl->spec = spec;
@@ -618,6 +679,7 @@ sbx_plan_free(struct sbx_plan *pl)
 	free(o->argv);
 	free(o->env);
 	free(o->exec);
+	free(o->home);
 	free(o->listen);
 	free(o->bpf);
 	free(o->arena);

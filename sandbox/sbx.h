@@ -54,6 +54,10 @@
 #define SBX_EFD_MAX	(SBX_EFD_PROCS + SANDBOX_MAXCG + 2)
 
 #define SBX_PLAN_MAX	(256 * 1024)	/* bytes of an encoded plan */
+#define SBX_HOMEFILES	8		/* files written below HOME */
+#define SBX_HOMEFILE	16384		/* bytes of one */
+#define SBX_HOMENAME	128		/* bytes of its name */
+#define SBX_HOMEDEPTH	4		/* components of its name */
 #define SBX_BPF_MAX	4096		/* BPF_MAXINSNS */
 /*
  * The agent's one seccomp filter (sandbox.c, sbx_seccomp_build): this
@@ -136,6 +140,7 @@ void	*sbx_plan_encode(const struct sbx_plan *, const struct sock_fprog *,
 struct sbx_plan *sbx_plan_decode(const void *, size_t, struct sock_fprog *,
 	    char *, size_t);
 void	sbx_plan_free(struct sbx_plan *);
+int	sbx_home_name(const char *);
 /* The same for an enter plan, strictly decoded as the plan is. */
 void	*sbx_enter_encode(const struct sbx_enter *, const struct sock_fprog *,
 	    size_t *);

@@ -473,6 +473,13 @@ int	 orphans_reap(const char *, uid_t, json_t **, char *, size_t);
 void	 attempt_shutdown(void);
 void	 attempt_logpath(struct attempt *, int, char *, size_t);
 
+/* agents.c */
+#define AGENTS_FILEMAX	16384	/* bytes of a HOME file (sbx.h's too) */
+#define AGENTS_HOMEMAX	16	/* HOME files of a run, 2 strings each */
+int	 agents_grant(int, uint16_t, const char *,
+	    const struct manifest_model *, char **, int *, int, char **, int *,
+	    int);
+
 /* gateway.c */
 struct gateway;
 int	 gateway_admit(const char *, const struct conf_repo *,
@@ -481,6 +488,7 @@ int	 gateway_new(const struct attempt *, const struct sandbox_listen *, int,
 	    struct gateway **, char *, size_t);
 int	 gateway_listen(const struct gateway *, struct sandbox_listen *, int);
 char * const *gateway_env(const struct gateway *);
+char * const *gateway_home(const struct gateway *);
 void	 gateway_start(struct gateway *, struct sandbox *);
 void	 gateway_free(struct gateway *);
 void	 gateway_forget(void);

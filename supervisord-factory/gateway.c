@@ -51,7 +51,7 @@
 #include "log.h"
 
 #define GW_PORT_BASE	4100	/* the first endpoint inside a sandbox */
-#define GW_ENVMAX	(2 * CONF_GW_GRANTS + 2)
+#define GW_ENVMAX	(2 * CONF_GW_GRANTS + 8)
 /* Tokens or micro-dollars of one request, at most (2^40). */
 #define GW_USAGE_MAX	(1ULL << 40)
 
@@ -70,6 +70,8 @@ struct gateway {
 	int			 first;		/* index in spec->listen */
 	struct gw_endpoint	 ep[1 + CONF_GW_GRANTS];
 	char			*envp[GW_ENVMAX + 1];
+	char			*home[AGENTS_HOMEMAX + 1];	/* agents.c */
+	int			 nhome;
 	int			 started;
 };
 
@@ -336,15 +338,10 @@ gw_endpoint(struct gateway *gw, const struct attempt *a,
 		g->budget_tokens = gw_min(m->model.budget_tokens,
 		    rg->max_tokens);
 		g->budget_uusd = gw_min(m->model.budget_uusd, rg->max_uusd);
-		if (cg->kind == CONF_GW_OPENAI) {
-			if (gw_setenv(gw, ne, "OPENAI_BASE_URL=http://"
-			    "127.0.0.1:%u/v1", ep->port) == -1 ||
-			    gw_setenv(gw, ne, "OPENAI_API_KEY=%s",
-			    g->token) == -1)
-				return (-1);
-		} else if (gw_setenv(gw, ne, "ANTHROPIC_BASE_URL=http://"
-		    "127.0.0.1:%u", ep->port) == -1 ||
-		    gw_setenv(gw, ne, "ANTHROPIC_API_KEY=%s", g->token) == -1)
+		/* What each client reads: the table of agents.c. */
+		if (agents_grant(cg->kind, ep->port, g->token, &m->model,
+		    gw->envp, ne, GW_ENVMAX, gw->home, &gw->nhome,
+		    AGENTS_HOMEMAX) == -1)
 			return (-1);
 	}
 	gw->n++;
@@ -442,6 +439,13 @@ gateway_env(const struct gateway *gw)
 	if (gw == NULL)
 		return (none);
 	return (gw->envp);
+}
+
+/* Files below the agent's HOME: pairs of name and content, or NULL. */
+char * const *
+gateway_home(const struct gateway *gw)
+{
+	return (gw == NULL || gw->nhome == 0 ? NULL : gw->home);
 }
 
 static void
@@ -573,6 +577,8 @@ gateway_free(struct gateway *gw)
 		explicit_bzero(gw->envp[i], strlen(gw->envp[i]));
 		free(gw->envp[i]);
 	}
+	for (i = 0; i < gw->nhome; i++)
+		free(gw->home[i]);
 	explicit_bzero(gw, sizeof(*gw));
 	free(gw);
 }
@@ -586,7 +592,8 @@ gw_provider(const struct conf_gw *cg, struct gw_provider *p)
 	memset(p, 0, sizeof(*p));
 	strlcpy(p->name, cg->name, sizeof(p->name));
 	p->kind = cg->kind == CONF_GW_OPENAI ? GW_OPENAI :
-	    cg->kind == CONF_GW_ANTHROPIC ? GW_ANTHROPIC : GW_UPSTREAM;
+	    cg->kind == CONF_GW_ANTHROPIC ? GW_ANTHROPIC :
+	    cg->kind == CONF_GW_GEMINI ? GW_GEMINI : GW_UPSTREAM;
 	if (strlcpy(p->url, cg->url, sizeof(p->url)) >= sizeof(p->url) ||
 	    strlcpy(p->keyfile, cg->key, sizeof(p->keyfile)) >=
 	    sizeof(p->keyfile) ||
@@ -596,6 +603,7 @@ gw_provider(const struct conf_gw *cg, struct gw_provider *p)
 	    sizeof(p->header))
 		return (-1);
 	p->methods = cg->methods;
+	p->idle_timeout_s = cg->idle_timeout;
 	p->nprices = (uint32_t)cg->nprices;
 	for (i = 0; i < cg->nprices; i++) {
 		strlcpy(p->prices[i].model, cg->prices[i].model,
@@ -603,6 +611,17 @@ gw_provider(const struct conf_gw *cg, struct gw_provider *p)
 		p->prices[i].in_uusd_per_mtok = cg->prices[i].in_uusd;
 		p->prices[i].out_uusd_per_mtok = cg->prices[i].out_uusd;
 		p->prices[i].max_output = cg->prices[i].max_output;
+		p->prices[i].cache_read = cg->prices[i].cache_read;
+		p->prices[i].cache_write = cg->prices[i].cache_write;
+		p->prices[i].cache_write_1h = cg->prices[i].cache_write_1h;
+		p->prices[i].long_above = cg->prices[i].long_above;
+		p->prices[i].long_in = cg->prices[i].longctx.in_uusd;
+		p->prices[i].long_out = cg->prices[i].longctx.out_uusd;
+		p->prices[i].long_cache_read = cg->prices[i].longctx.cache_read;
+		p->prices[i].long_cache_write =
+		    cg->prices[i].longctx.cache_write;
+		p->prices[i].long_cache_write_1h =
+		    cg->prices[i].longctx.cache_write_1h;
 	}
 	return (0);
 }
@@ -978,6 +997,17 @@ gw_usage(struct imsg *imsg, char *why, size_t whylen)
 	    "cost_uusd", (json_int_t)u.cost_uusd, "estimated",
 	    (int)u.estimated, "status", (int)u.status,
 	    "outcome", gw_outcome_name(u.outcome), "tenant", a->m->tenant);
+	/* A refusal or a cut names what was asked and why. */
+	if (facts != NULL && u.reason[0] != '\0') {
+		log_info("%s: model %s: %s %s: %s", a->id, u.provider,
+		    u.method[0] != '\0' ? u.method : "-",
+		    u.path[0] != '\0' ? u.path : "-", u.reason);
+		json_object_set_new(facts, "method", json_string(
+		    u.method[0] != '\0' ? u.method : "-"));
+		json_object_set_new(facts, "path", json_string(
+		    u.path[0] != '\0' ? u.path : "-"));
+		json_object_set_new(facts, "reason", json_string(u.reason));
+	}
 	attempt_note(a, "model", facts);
 	return (0);
 }

@@ -328,6 +328,7 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 		goto fail;
 	}
 	spec.env = envp;
+	spec.home = gateway_home(r->gateway);
 
 	if (sandbox_spawn(&spec, &r->sb, err, errlen) == -1) {
 		close(p[1]);

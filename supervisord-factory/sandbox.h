@@ -75,6 +75,12 @@ struct sandbox_spec {
 	int		  nlisten;
 	const char	 *hosts;	/* /etc/hosts in the sandbox, or NULL */
 	/*
+	 * Files pid 1 writes below HOME (the private /tmp), the agent's,
+	 * before it runs: pairs of a relative name and its content,
+	 * NULL-terminated; NULL: none.
+	 */
+	char *const	 *home;
+	/*
 	 * An image's rootfs: the agent's root, read-only, and nothing of
 	 * the host's; exec_allow then names paths inside it.  NULL: the
 	 * host's system directories.

@@ -12,9 +12,10 @@
  *  - a gateway message that decodes has every field in range and
  *    composes again to the bytes read;
  *  - every error text the agent's bytes can reach (a refusal's reason,
- *    the field named) is printable ASCII, and the error body made of
- *    it is JSON whatever the bytes: it never fails (the gateway once
- *    exited on an agent's key cut inside a UTF-8 character).
+ *    the field named, Gemini's path read) is printable ASCII, and the
+ *    error body made of it is JSON whatever the bytes: it never fails
+ *    (the gateway once exited on an agent's key cut inside a UTF-8
+ *    character).
  */
 #include "fuzz.h"
 #include "gwmsg.h"
@@ -34,8 +35,11 @@ fuzz_error_body(const char *msg)
 {
 	json_t	*doc;
 	char	*s;
+	size_t	 n = strlen(msg);
 
-	FUZZ_ASSERT((s = proto_error_body("bad-request", msg)) != NULL,
+	/* Each kind's shape, some status: all have error.message. */
+	FUZZ_ASSERT((s = proto_error_body(1 + (int)(n % 4),
+	    400 + (int)(n % 200), GW_BAD_REQUEST, msg)) != NULL,
 	    "error body: none made");
 	printable(s, "error body");
 	FUZZ_ASSERT((doc = json_loads(s, 0, NULL)) != NULL,
@@ -44,6 +48,43 @@ fuzz_error_body(const char *msg)
 	    "error"), "message")), "error body: no message");
 	json_decref(doc);
 	free(s);
+}
+
+/*
+ * The output cap of any request: a reason printable, a cap within what
+ * was given (the document it leaves is the one checked again below).
+ */
+static void
+fuzz_cap(int api, json_t *doc)
+{
+	char		 err[160];
+	uint64_t	 out;
+	int		 rc;
+
+	rc = proto_cap_output(api, doc, 1000, GW_MAXOUT_DEFAULT, &out, err,
+	    sizeof(err));
+	if (rc == -1) {
+		printable(err, "cap: reason");
+		fuzz_error_body(err);
+	} else if (rc == 0)
+		FUZZ_ASSERT(out <= 1000 * (uint64_t)PROTO_MAXCHOICES,
+		    "cap: beyond what was given");
+}
+
+/* A Gemini target: a reason printable, a model valid. */
+static void
+fuzz_gemini_target(const char *uri)
+{
+	char		 model[GW_MODELMAX];
+	const char	*why;
+	int		 stream;
+
+	if ((why = proto_gemini_target(uri, model, sizeof(model),
+	    &stream)) != NULL) {
+		printable(why, "gemini target: reason");
+		return;
+	}
+	FUZZ_ASSERT(gw_valid_model(model), "gemini target: bad model kept");
 }
 
 static void
@@ -62,7 +103,12 @@ fuzz_request(int api, const uint8_t *p, size_t len)
 		fuzz_error_body(err);
 		return;
 	}
-	FUZZ_ASSERT(gw_valid_model(model), "request: bad model kept");
+	/* Gemini's model is its path's: none is read from the body. */
+	if (api == API_GEMINI)
+		strlcpy(model, "-", sizeof(model));
+	else
+		FUZZ_ASSERT(gw_valid_model(model), "request: bad model kept");
+	fuzz_cap(api, doc);
 	if (proto_byref(api, doc, where, sizeof(where))) {
 		FUZZ_ASSERT(memchr(where, '\0', sizeof(where)) != NULL &&
 		    where[0] != '\0', "byref: no field named");
@@ -82,6 +128,8 @@ fuzz_request(int api, const uint8_t *p, size_t len)
 	again = proto_request(api, s, strlen(s), model2, sizeof(model2),
 	    &stream2, err, sizeof(err));
 	FUZZ_ASSERT(again != NULL, "request: forwarded body does not parse");
+	if (api == API_GEMINI)
+		strlcpy(model2, "-", sizeof(model2));
 	FUZZ_ASSERT(strcmp(model, model2) == 0 && stream == stream2,
 	    "request: forwarded body says another model");
 	json_decref(again);
@@ -197,14 +245,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return (0);
 	switch (data[0] % 5) {
 	case 0:
-		fuzz_request(1 + data[1] % 3, data + 2, size - 2);
+		fuzz_request(1 + data[1] % 4, data + 2, size - 2);
 		break;
 	case 1:
-		fuzz_meter(1 + data[1] % 3, 1, 1 + data[1] / 3, data + 2,
+		fuzz_meter(1 + data[1] % 4, 1, 1 + data[1] / 4, data + 2,
 		    size - 2);
 		break;
 	case 2:
-		fuzz_meter(1 + data[1] % 3, 0, 1 + data[1], data + 2,
+		fuzz_meter(1 + data[1] % 4, 0, 1 + data[1], data + 2,
 		    size - 2);
 		break;
 	case 3:
@@ -214,8 +262,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n = size - 2 < sizeof(uri) - 1 ? size - 2 : sizeof(uri) - 1;
 		memcpy(uri, data + 2, n);
 		uri[n] = '\0';
-		(void)proto_route(1 + data[1] % 3, data[1] & 0x80 ? "GET" :
+		(void)proto_route(1 + data[1] % 4, data[1] & 0x80 ? "GET" :
 		    "POST", uri);
+		fuzz_gemini_target(uri);
 		/* Any bytes as a message: the body is made all the same. */
 		fuzz_error_body(uri);
 		break;

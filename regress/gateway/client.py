@@ -3,9 +3,10 @@
 # controls every byte (python3 stdlib only).
 #
 #	client.py req PORT METHOD PATH [-H "Name: value"]... [-d BODY]
-#	    [-f FILE]
+#	    [-f FILE] [-i 1]
 #		one HTTP/1.1 request (its body BODY or FILE's bytes);
-#		prints "status N", then the body
+#		prints "status N", then (with -i) each answer header as
+#		"header Name: value", then the body
 #	client.py raw PORT [-s SECONDS]
 #		sends stdin's bytes as they are (with -s: one byte every
 #		SECONDS), prints every answer's status line as
@@ -137,7 +138,7 @@ def gone(argv):
 
 
 def req(argv):
-    s, _ = request(argv)
+    s, opts = request(argv)
     data, _ = read_until_closed(s, 20)
     head, _, rest = data.partition(b"\r\n\r\n")
     lines = head.split(b"\r\n")
@@ -145,6 +146,9 @@ def req(argv):
         print("status none")
         return
     print("status %s" % lines[0].split(b" ")[1].decode())
+    if "-i" in opts:
+        for h in lines[1:]:
+            print("header %s" % h.decode("ascii", "replace"))
     if b"transfer-encoding: chunked" in head.lower():
         rest = dechunk(rest)
     sys.stdout.write(rest.decode("utf-8", "replace"))

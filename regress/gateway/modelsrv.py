@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # A loopback HTTPS double of the model providers (python3 stdlib only):
-# enough of OpenAI Chat Completions and Responses and of Anthropic
-# Messages, as JSON and as SSE streams with their usage fields, plus
+# enough of OpenAI Chat Completions and Responses, of Anthropic
+# Messages and of Gemini's generateContent, as JSON and as SSE streams with their usage fields, plus
 # the failures a gateway must survive: 4xx/5xx answers, a connection
 # dropped mid-stream, a stall, a chunked answer.  Any other path
 # answers as an upstream would (a small JSON echo).  Every request
@@ -12,7 +12,8 @@
 #
 # prints "ready PORT".  The request body steers the double (fields the
 # gateway forwards untouched): "mode" (ok, error4xx, error5xx, drop,
-# stall, chunked), "usage_in", "usage_out", "deltas" (stream events
+# stall: "stall_s" seconds after the first event, 60 by default,
+# chunked), "usage_in", "usage_out", "deltas" (stream events
 # with 6 characters of text each), "text" (characters of text in each
 # chat delta instead), "delay" (seconds between them), "wait" (seconds
 # before answering), "hold" (a path: no answer while it exists, 120 s
@@ -140,7 +141,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(socket.SHUT_RDWR)
                 raise ConnectionError("dropped")
             if req.get("mode") == "stall" and i == 0:
-                time.sleep(60)
+                time.sleep(float(req.get("stall_s", 60)))
             if delay:
                 time.sleep(delay)
 
@@ -220,16 +221,24 @@ class Handler(BaseHTTPRequestHandler):
 
     def messages(self, req):
         uin, uout = int(req.get("usage_in", 10)), int(req.get("usage_out", 20))
+        usage = {"input_tokens": uin}
+        # Prompt caching: "cache_5m", "cache_1h" (written), "cache_read".
+        w5, w1h = int(req.get("cache_5m", 0)), int(req.get("cache_1h", 0))
+        if w5 or w1h or req.get("cache_read"):
+            usage["cache_creation_input_tokens"] = w5 + w1h
+            usage["cache_read_input_tokens"] = int(req.get("cache_read", 0))
+            usage["cache_creation"] = {"ephemeral_5m_input_tokens": w5,
+                                       "ephemeral_1h_input_tokens": w1h}
         if not req.get("stream"):
             self.send_json(200, {
                 "id": "msg_1", "type": "message", "role": "assistant",
                 "content": [{"type": "text", "text": "hello"}],
-                "usage": {"input_tokens": uin, "output_tokens": uout}})
+                "usage": dict(usage, output_tokens=uout)})
             return
         self.sse_start()
         self.sse("message_start", {"type": "message_start", "message": {
             "id": "msg_1", "type": "message",
-            "usage": {"input_tokens": uin, "output_tokens": 1}}})
+            "usage": dict(usage, output_tokens=1)}})
         self.sse("content_block_start", {"type": "content_block_start",
                                          "index": 0})
         self.deltas(req, lambda i: self.sse("content_block_delta", {
@@ -241,6 +250,41 @@ class Handler(BaseHTTPRequestHandler):
                                    "delta": {"stop_reason": "end_turn"},
                                    "usage": {"output_tokens": uout}})
         self.sse("message_stop", {"type": "message_stop"})
+        self.sse_end()
+
+    def gemini(self, req, stream):
+        """Gemini's generateContent and streamGenerateContent (SSE,
+        ?alt=sse): its steering fields in "labels", the one free map
+        of its request (a budgeted grant refuses other fields)."""
+        lab = req.get("labels") or {}
+        uin, uout = int(lab.get("usage_in", 10)), int(lab.get("usage_out", 20))
+        think, cached = int(lab.get("thoughts", 0)), int(lab.get("cached", 0))
+        gc = req.get("generationConfig") or {}
+        if lab.get("honor") and isinstance(gc.get("maxOutputTokens"), int):
+            uout = min(uout, gc["maxOutputTokens"])
+        usage = {"promptTokenCount": uin, "candidatesTokenCount": uout,
+                 "totalTokenCount": uin + uout + think}
+        if think:
+            usage["thoughtsTokenCount"] = think
+        if cached:
+            usage["cachedContentTokenCount"] = cached
+
+        def chunk(text, u):
+            return {"candidates": [{"content": {"role": "model", "parts":
+                    [{"text": text}]}, "index": 0}], "usageMetadata": u,
+                    "modelVersion": "gemini-test"}
+        if not stream:
+            self.send_json(200, chunk("hello", usage))
+            return
+        self.sse_start()
+        for k in ("deltas", "delay"):
+            if k in lab:
+                req[k] = lab[k]
+        self.deltas(req, lambda i: self.sse(None, chunk(
+            "hello ", {"promptTokenCount": uin, "totalTokenCount": uin})))
+        last = chunk("", usage)
+        last["candidates"][0]["finishReason"] = "STOP"
+        self.sse(None, last)
         self.sse_end()
 
     def handle_any(self):
@@ -282,6 +326,12 @@ class Handler(BaseHTTPRequestHandler):
                 self.api_responses(req)
             elif self.command == "POST" and path.endswith("/messages"):
                 self.messages(req)
+            elif self.command == "POST" and path.endswith(
+                    ":streamGenerateContent"):
+                self.gemini(req, True)
+            elif self.command == "POST" and path.endswith(
+                    ":generateContent"):
+                self.gemini(req, False)
             elif self.command == "GET" and "/big/" in path:
                 self.big(int(path.rsplit("/", 1)[1]))
             elif self.command == "GET" and path.endswith("/models"):

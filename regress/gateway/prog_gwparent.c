@@ -7,9 +7,10 @@
  * Starts binary as uid (no groups) with its end of a socketpair on fd
  * 3 and reads commands on stdin, one a line, words "key=value":
  *
- *	provider name= kind=openai|anthropic|upstream url= key= ca=
- *	    [header=Name:prefix] [methods=GET,POST]
- *	    [price=MODEL:IN:OUT[:MAXOUT]]...
+ *	provider name= kind=openai|anthropic|gemini|upstream url= key= ca=
+ *	    [header=Name:prefix] [methods=GET,POST] [idle=SECONDS]
+ *	    [price=MODEL:IN:OUT[:MAXOUT] [cache=CR:CW:CW1H]
+ *	    [long=ABOVE:IN:OUT]]...
  *	configured
  *	grant id= provider= port= [models=a,b] [methods=GET,HEAD]
  *	    [budget_tokens=] [budget_uusd=] [token=] [tenant=]
@@ -22,9 +23,11 @@
  *			gateway must die of it
  *	quit
  *
- * and prints, one a line: "hello", "configured-sent", "granted ID PORT" (port= 0 or absent: any),
- * "token ID PROVIDER TOKEN", "usage ID PROVIDER seq= model= in= out=
- * cost= status= outcome=", "error REASON", "exit N" or "signal N".
+ * and prints, one a line: "hello", "configured-sent", "granted ID
+ * PORT" (port= 0 or absent: any), "token ID PROVIDER TOKEN", "refusal
+ * ID PROVIDER METHOD PATH REASON" (before the usage line of a request
+ * refused or cut), "usage ID PROVIDER seq= model= in= out= cost=
+ * status= outcome=", "error REASON", "exit N" or "signal N".
  * Everything from the gateway is decoded by libcommon/gwmsg.c, as
  * the parent decodes it; a message that does not decode is printed as
  * "baddecode REASON".
@@ -52,7 +55,7 @@
 #include "gwmsg.h"
 #include "imsg.h"
 
-#define MAXGRANTS	32
+#define MAXGRANTS	64
 #define MAXPROVS	16
 
 static struct gw_provider provs[MAXPROVS];
@@ -159,6 +162,33 @@ methods(const char *v)
 }
 
 static void
+price_unset(struct gw_price *e)
+{
+	e->cache_read = e->cache_write = e->cache_write_1h = GW_PRICE_UNSET;
+	e->long_cache_read = e->long_cache_write = e->long_cache_write_1h =
+	    GW_PRICE_UNSET;
+}
+
+/*
+ * The last price's "cache=CR:CW:CW1H" (each a number or "-": unset) or
+ * "long=ABOVE:IN:OUT".
+ */
+static void
+price_more(struct gw_price *e, const char *what, char *v)
+{
+	uint64_t	*cache[] = { &e->cache_read, &e->cache_write,
+			    &e->cache_write_1h };
+	uint64_t	*lng[] = { &e->long_above, &e->long_in, &e->long_out };
+	uint64_t	**dst = strcmp(what, "cache") == 0 ? cache : lng;
+	char		*f;
+	int		 i;
+
+	for (i = 0; i < 3 && (f = strsep(&v, ":")) != NULL; i++)
+		*dst[i] = strcmp(f, "-") == 0 ? GW_PRICE_UNSET :
+		    strtoull(f, NULL, 10);
+}
+
+static void
 cmd_provider(char *args)
 {
 	struct gw_provider	*p;
@@ -177,6 +207,7 @@ cmd_provider(char *args)
 		else if (strcmp(w, "kind") == 0)
 			p->kind = strcmp(v, "openai") == 0 ? GW_OPENAI :
 			    strcmp(v, "anthropic") == 0 ? GW_ANTHROPIC :
+			    strcmp(v, "gemini") == 0 ? GW_GEMINI :
 			    strcmp(v, "upstream") == 0 ? GW_UPSTREAM : 9;
 		else if (strcmp(w, "url") == 0)
 			strlcpy(p->url, v, sizeof(p->url));
@@ -194,6 +225,8 @@ cmd_provider(char *args)
 				strlcpy(p->header, v, sizeof(p->header));
 		} else if (strcmp(w, "methods") == 0)
 			p->methods = methods(v);
+		else if (strcmp(w, "idle") == 0)
+			p->idle_timeout_s = strtoul(v, NULL, 10);
 		else if (strcmp(w, "price") == 0 &&
 		    p->nprices < GW_MAXPRICES &&
 		    (c1 = strchr(v, ':')) != NULL &&
@@ -209,8 +242,11 @@ cmd_provider(char *args)
 			if ((c1 = strchr(c2, ':')) != NULL)
 				p->prices[p->nprices].max_output =
 				    strtoull(c1 + 1, NULL, 10);
+			price_unset(&p->prices[p->nprices]);
 			p->nprices++;
-		}
+		} else if ((strcmp(w, "cache") == 0 ||
+		    strcmp(w, "long") == 0) && p->nprices > 0)
+			price_more(&p->prices[p->nprices - 1], w, v);
 	}
 	send_ibuf(IMSG_GW_PROVIDER, gw_provider_compose(p), -1);
 }
@@ -414,6 +450,11 @@ from_child(struct imsg *imsg)
 			return;
 		}
 		account(&u);
+		/* before its usage line: a test waits for that one */
+		if (u.reason[0] != '\0')
+			out("refusal %s %s %s %s %s", u.id, u.provider,
+			    u.method[0] ? u.method : "-",
+			    u.path[0] ? u.path : "-", u.reason);
 		out("usage %s %s seq=%llu model=%s in=%llu out=%llu cost=%llu "
 		    "status=%u outcome=%s%s", u.id, u.provider,
 		    (unsigned long long)u.seq, u.model[0] ? u.model : "-",

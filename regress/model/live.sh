@@ -226,7 +226,12 @@ o=$(outcomes "$id")
 check "model receipts: cut-budget, refused-budget ($o)" \
     [ "$o" = "cut-budget refused-budget " ]
 st=$(receipts_of "$id" | sed -n 's/.*"status":\([0-9]*\).*/\1/p' | tr '\n' ' ')
-check "their statuses: 200, then 429 ($st)" [ "$st" = "200 429 " ]
+check "their statuses: 200, then 403 ($st)" [ "$st" = "200 403 " ]
+receipts_of "$id" | grep refused-budget >"$T/refusal.json"
+check "the refusal's receipt names its method, path and why ($(cut -c1-300 "$T/refusal.json"))" \
+    eval "grep -q '\"method\":\"POST\"' '$T/refusal.json' &&
+    grep -q '\"path\":\"/v1/chat/completions\"' '$T/refusal.json' &&
+    grep -q '\"reason\":\"budget exhausted' '$T/refusal.json'"
 spent=$(show "$id" | jq '.model.tokens_in + .model.tokens_out')
 check "the attempt's spend is what was metered until the cut ($spent)" \
     [ "$spent" -gt 0 ]

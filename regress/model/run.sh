@@ -157,6 +157,31 @@ sed -i 's|max-output: 0|max-output: 16777217|' "$T/k.conf"
 conf_n "max-output above 16777216: refused" "16777217 is out of range"
 sed -i 's|max-output: 16777217|max-output: many|' "$T/k.conf"
 conf_n "max-output not a number: refused" "expected a number"
+# A Gemini provider, a provider's idle timeout, cache and long-context
+# rates (kind gemini was "expected openai or anthropic" before).
+model_conf "$T/k.conf" "$DPORT" "$CA"
+sed -i '/^  elsewhere:/,/^    ca:/s|kind: openai|kind: gemini|' "$T/k.conf"
+conf_n "a provider of kind gemini: accepted" "^configuration OK$"
+sed -i 's|^    ca: \(.*\)$|    ca: \1\n    idle-timeout: 600|' "$T/k.conf"
+conf_n "idle-timeout 600 on each provider and upstream: accepted" \
+    "^configuration OK$"
+"$O/factoryd" -nv -f "$T/k.conf" >"$T/k.out" 2>&1
+check "factoryd -nv prints kind: gemini and idle-timeout" \
+    eval "grep -q 'kind: gemini' '$T/k.out' &&
+    grep -q 'idle-timeout: 600' '$T/k.out'"
+sed -i 's|idle-timeout: 600|idle-timeout: 0|' "$T/k.conf"
+conf_n "idle-timeout 0: refused" "idle-timeout: 0 is out of range 1-86400"
+model_conf "$T/k.conf" "$DPORT" "$CA"
+sed -i 's|m-large: {input: 10, output: 30}|m-large: {input: 10, output: 30, cache-read: 1, cache-write: 12.5, cache-write-1h: 20, long-context: {above: 200000, input: 20, output: 45}}|' \
+    "$T/k.conf"
+conf_n "cache rates and a long-context tier: accepted" "^configuration OK$"
+"$O/factoryd" -nv -f "$T/k.conf" >"$T/k.out" 2>&1
+check "factoryd -nv prints the cache rates and the tier" \
+    eval "grep -q 'cache-write-1h: \"20\"' '$T/k.out' &&
+    grep -q 'above: 200000' '$T/k.out'"
+sed -i 's|above: 200000, ||' "$T/k.conf"
+conf_n "a long-context tier without above: refused" \
+    "long-context\.above: missing"
 
 start_factoryd "$T/factoryd.conf" "$T/log"
 SNAP=$(snapshot 2>&1)

@@ -145,9 +145,20 @@ START_TEST(test_provider_fields)
 	ck_assert_int_eq(dec_provider(&p, err, sizeof(err)), -1);
 
 	provider(&p, GW_OPENAI);
-	p.kind = 4;
+	p.kind = GW_GEMINI + 1;
 	ck_assert_int_eq(dec_provider(&p, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "GW_PROVIDER: bad kind");
+	provider(&p, GW_OPENAI);
+	p.kind = GW_GEMINI;
+	ck_assert_int_eq(dec_provider(&p, err, sizeof(err)), 0);
+
+	/* The provider's idle timeout: a day at most. */
+	provider(&p, GW_OPENAI);
+	p.idle_timeout_s = GW_IDLE_MAX;
+	ck_assert_int_eq(dec_provider(&p, err, sizeof(err)), 0);
+	p.idle_timeout_s = GW_IDLE_MAX + 1;
+	ck_assert_int_eq(dec_provider(&p, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "GW_PROVIDER: bad idle_timeout_s");
 
 	provider(&p, GW_OPENAI);
 	strlcpy(p.header, "Authorization: Bearer", sizeof(p.header));
@@ -290,6 +301,37 @@ START_TEST(test_from_gateway)
 	v.seq = 0;
 	mk(&v, sizeof(v), &imsg);
 	ck_assert_int_eq(gw_usage_decode(&imsg, &v, err, sizeof(err)), -1);
+	imsg_free(&imsg);
+	/* The request: a method, an escaped path, an escaped reason. */
+	v = u;
+	strlcpy(v.method, "POST", sizeof(v.method));
+	strlcpy(v.path, "/v1/\\xff", sizeof(v.path));
+	strlcpy(v.reason, "not an endpoint", sizeof(v.reason));
+	mk(&v, sizeof(v), &imsg);
+	ck_assert_int_eq(gw_usage_decode(&imsg, &v, err, sizeof(err)), 0);
+	imsg_free(&imsg);
+	v = u;
+	strlcpy(v.method, "post", sizeof(v.method));
+	mk(&v, sizeof(v), &imsg);
+	ck_assert_int_eq(gw_usage_decode(&imsg, &v, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "GW_USAGE: bad method");
+	imsg_free(&imsg);
+	v = u;
+	strlcpy(v.path, "/v1/\xff", sizeof(v.path));	/* a raw byte */
+	mk(&v, sizeof(v), &imsg);
+	ck_assert_int_eq(gw_usage_decode(&imsg, &v, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "GW_USAGE: bad path");
+	imsg_free(&imsg);
+	v = u;
+	strlcpy(v.path, "v1", sizeof(v.path));		/* not a path */
+	mk(&v, sizeof(v), &imsg);
+	ck_assert_int_eq(gw_usage_decode(&imsg, &v, err, sizeof(err)), -1);
+	imsg_free(&imsg);
+	v = u;
+	strlcpy(v.reason, "a\nb", sizeof(v.reason));	/* a raw newline */
+	mk(&v, sizeof(v), &imsg);
+	ck_assert_int_eq(gw_usage_decode(&imsg, &v, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "GW_USAGE: bad reason");
 	imsg_free(&imsg);
 
 	memset(&t, 0, sizeof(t));

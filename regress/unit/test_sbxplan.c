@@ -37,6 +37,9 @@ static struct sock_fprog	 prog = { 3, insns };
 		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" \
 		"/rootfs"
 
+static char *home_[] = { ".codex/config.toml", "model_provider = 1\n",
+    ".pi/agent/models.json", "{}\n", NULL };
+
 static void
 setup(void)
 {
@@ -66,6 +69,7 @@ setup(void)
 	spec.listen = lst;
 	spec.nlisten = 2;
 	spec.hosts = "127.0.0.2 example.org\n";
+	spec.home = home_;
 	plan.spec = &spec;
 	strlcpy(plan.tree, "/var/lib/factory/attempts/a/tree",
 	    sizeof(plan.tree));
@@ -148,6 +152,9 @@ START_TEST(test_roundtrip)
 	ck_assert_int_eq(memcmp(&d->spec->listen[1], &lst[1],
 	    sizeof(lst[1])), 0);
 	ck_assert_str_eq(d->spec->hosts, spec.hosts);
+	for (i = 0; home_[i] != NULL; i++)
+		ck_assert_str_eq(d->spec->home[i], home_[i]);
+	ck_assert_ptr_null(d->spec->home[i]);
 	ck_assert_uint_eq(p.len, 3);
 	ck_assert_int_eq(memcmp(p.filter, insns, sizeof(insns)), 0);
 	sbx_plan_free(d);
@@ -566,6 +573,70 @@ START_TEST(test_enter_bytes)
 }
 END_TEST
 
+/*
+ * Files below HOME: pid 1 writes them as root before the agent runs,
+ * so a name that is not a plain relative path, a name without its
+ * content, too many or too large are refused, naming the field.
+ */
+START_TEST(test_homefiles)
+{
+	static char	*bad[][3] = {
+		{ "../etc/passwd", "x", NULL },
+		{ "/etc/passwd", "x", NULL },
+		{ ".codex/../../x", "x", NULL },
+		{ "a//b", "x", NULL },
+		{ "a/./b", "x", NULL },
+		{ "a/", "x", NULL },
+		{ "", "x", NULL },
+		{ "a b", "x", NULL },
+		{ "a/b/c/d/e", "x", NULL },
+	};
+	static char	*odd[] = { ".codex/config.toml", NULL };
+	char		*many[2 * SBX_HOMEFILES + 3], *big, err[256];
+	struct sock_fprog p;
+	struct sbx_plan	*d;
+	unsigned char	*w;
+	size_t		 len, i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		spec.home = bad[i];
+		w = encode(&len);
+		refused(w, len, "home[0]: not a plain relative path");
+		free(w);
+	}
+	spec.home = odd;
+	w = encode(&len);
+	refused(w, len, "home: a name without its content");
+	free(w);
+	for (i = 0; i < 2 * SBX_HOMEFILES + 2; i++)
+		many[i] = i % 2 ? "x" : "f";
+	many[i] = NULL;
+	spec.home = many;
+	w = encode(&len);
+	refused(w, len, "home: 18 entries, more than 16");
+	free(w);
+	big = malloc(SBX_HOMEFILE + 2);
+	memset(big, 'x', SBX_HOMEFILE + 1);
+	big[SBX_HOMEFILE + 1] = '\0';
+	many[0] = "f";
+	many[1] = big;
+	many[2] = NULL;
+	w = encode(&len);
+	refused(w, len, "home[1]: more than 16384 bytes");
+	free(w);
+	big[SBX_HOMEFILE] = '\0';
+	w = encode(&len);
+	d = sbx_plan_decode(w, len, &p, err, sizeof(err));
+	ck_assert_msg(d != NULL, "%s", err);
+	ck_assert_uint_eq(strlen(d->spec->home[1]), SBX_HOMEFILE);
+	sbx_plan_free(d);
+	free(w);
+	free(big);
+	ck_assert_int_eq(sbx_home_name(".pi/agent/models.json"), 0);
+	ck_assert_int_eq(sbx_home_name("a/b/c/d"), 0);
+}
+END_TEST
+
 static Suite *
 plan_suite(void)
 {
@@ -583,6 +654,7 @@ plan_suite(void)
 	tcase_add_test(tc, test_fields);
 	tcase_add_test(tc, test_header);
 	tcase_add_test(tc, test_counts);
+	tcase_add_test(tc, test_homefiles);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("enter");
 	tcase_add_checked_fixture(tc, enter_setup, NULL);
