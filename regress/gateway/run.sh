@@ -1357,6 +1357,18 @@ u=$(usage_after "$n")
 sleep 1.5
 check "a whole request then closed: recorded once, as itself ($u)" \
     eval "echo '$u' | grep -q 'status=200 outcome=ok' && [ \$(nusage) = $((n + 1)) ]"
+# A target not from '/' (absolute-form, as a proxy is asked): 400, and
+# its record has no path; a record naming it could not be composed,
+# which stopped the gateway for every tenant.
+n=$(nusage)
+printf 'GET http://x/v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n' "$T1" |
+    $C raw "$P1" >"$T/m7b"
+u=$(usage_after "$n")
+check "an absolute-form target: 400, recorded without a path ($u)" \
+    eval "grep -q 'status 400' '$T/m7b' && echo '$u' | grep -q 'status=400 outcome=bad-request'"
+$C req "$P1" GET /v1/models -H "$(hdr_oa "$T1")" >"$T/m7c"
+check "an absolute-form target: the gateway serves on" \
+    eval "grep -q '\"object\": \"list\"' '$T/m7c' && ! grep -qE '^(exit|signal)' '$T/drv.out'"
 n=$(nusage)
 s0=$(date +%s)
 printf 'GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n' |
