@@ -161,11 +161,21 @@ gw_esc_fit(const char *s, size_t n, char *dst, size_t len)
 		dst[0] = '\0';
 }
 
+/*
+ * Only what IMSG_GW_USAGE carries (gwmsg.c): a method of capitals, a
+ * path from '/'; a target of another form (absolute, "*"), which is
+ * refused, is recorded without one.  A record that did not compose
+ * would be fatal (gw_send_usage), and these are the agent's bytes.
+ */
 void
 gw_usage_request(struct gw_usage *u, const char *method, const char *uri)
 {
-	strlcpy(u->method, method, sizeof(u->method));
-	gw_esc_fit(uri, strcspn(uri, "?"), u->path, sizeof(u->path));
+	u->method[0] = u->path[0] = '\0';
+	if (strlen(method) < sizeof(u->method) &&
+	    strspn(method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(method))
+		strlcpy(u->method, method, sizeof(u->method));
+	if (uri[0] == '/')
+		gw_esc_fit(uri, strcspn(uri, "?"), u->path, sizeof(u->path));
 }
 
 void
@@ -187,8 +197,12 @@ gw_send_usage(struct gw_usage *u)
 	struct ibuf	*b;
 
 	u->seq = ++usage_seq;
-	if ((b = gw_usage_compose(u)) == NULL)
-		fatalx("GW_USAGE %s: cannot compose", u->id);
+	if ((b = gw_usage_compose(u)) == NULL) {
+		/* What the agent's bytes made, never the end of the gateway. */
+		u->method[0] = u->path[0] = u->reason[0] = '\0';
+		if ((b = gw_usage_compose(u)) == NULL)
+			fatalx("GW_USAGE %s: cannot compose", u->id);
+	}
 	if (imsgev_compose(&iev_parent, IMSG_GW_USAGE, 0, 0, -1,
 	    ibuf_data(b), ibuf_size(b)) == -1)
 		fatal("GW_USAGE");

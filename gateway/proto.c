@@ -1110,30 +1110,68 @@ proto_prices(int kind, const struct gw_price *e, struct proto_prices *p)
 		    e->long_cache_write_1h, &p->lng);
 }
 
+#define PROTO_CACHE_DEPTH 64	/* cache_control looked for this deep */
+
+/* The longest cache v asks to write: 0, 1 (5 minutes) or 2 (an hour). */
+static int
+proto_cache_ttl(json_t *v, int depth)
+{
+	json_t		*c, *e;
+	const char	*k, *ttl;
+	size_t		 i;
+	int		 r = 0, x;
+
+	if (depth > PROTO_CACHE_DEPTH)
+		return (2);	/* not known not to: the dearest */
+	if (json_is_object(v)) {
+		c = json_object_get(v, "cache_control");
+		if (c != NULL && !json_is_null(c)) {
+			ttl = json_string_value(json_object_get(c, "ttl"));
+			r = ttl == NULL || strcmp(ttl, "5m") == 0 ? 1 : 2;
+		}
+		json_object_foreach(v, k, e)
+			if (r < 2 && (x = proto_cache_ttl(e, depth + 1)) > r)
+				r = x;
+	} else if (json_is_array(v))
+		json_array_foreach(v, i, e)
+			if (r < 2 && (x = proto_cache_ttl(e, depth + 1)) > r)
+				r = x;
+	return (r);
+}
+
+int
+proto_cache_asked(int api, json_t *doc)
+{
+	/* Only Messages writes a cache on the request's word. */
+	if (api != API_MESSAGES)
+		return (2);
+	return (proto_cache_ttl(doc, 0));
+}
+
 static uint64_t
-proto_max_in(const struct proto_rates *r)
+proto_max_in(const struct proto_rates *r, int cache)
 {
 	uint64_t	 m = r->in;
 
-	if (r->cache_read > m)
+	if (cache >= 1 && r->cache_read > m)
 		m = r->cache_read;
-	if (r->cache_write > m)
+	if (cache >= 1 && r->cache_write > m)
 		m = r->cache_write;
-	if (r->cache_write_1h > m)
+	if (cache >= 2 && r->cache_write_1h > m)
 		m = r->cache_write_1h;
 	return (m);
 }
 
 void
-proto_worst_rates(const struct proto_prices *p, int lng, uint64_t *in,
-    uint64_t *out)
+proto_worst_rates(const struct proto_prices *p, int lng, int cache,
+    uint64_t *in, uint64_t *out)
 {
-	*in = proto_max_in(&p->base);
+	*in = proto_max_in(&p->base, cache);
 	*out = p->base.out;
 	if (!lng || p->long_above == 0)
 		return;
-	if (proto_max_in(&p->lng) > *in)
-		*in = proto_max_in(&p->lng);
+	if (proto_max_in(&p->lng, cache) > *in)
+		*in = proto_max_in(&p->lng, cache);
 	if (p->lng.out > *out)
 		*out = p->lng.out;
 }

@@ -204,17 +204,23 @@ struct proto_prices {
  * a cache rate not configured is the provider's own rule where it has
  * one (Anthropic: reads 0.1, 5-minute writes 1.25, 1-hour writes 2
  * times the input rate, docs.anthropic.com "Pricing"), else the input
- * rate, never less.
+ * rate.
  */
 struct gw_price;
 void	 proto_prices(int, const struct gw_price *, struct proto_prices *);
 /*
+ * The longest a request asks the provider to cache its input: 0 not
+ * at all, 1 five minutes, 2 an hour (Messages' cache_control, "ttl";
+ * any other API: 2, its rates decide).
+ */
+int	 proto_cache_asked(int, json_t *);
+/*
  * The highest input and output rates a request may be billed at: what
  * is reserved before its usage is read (long: the request asked for
- * the long-context tier).
+ * the long-context tier; cache: proto_cache_asked).
  */
-void	 proto_worst_rates(const struct proto_prices *, int, uint64_t *,
-	    uint64_t *);
+void	 proto_worst_rates(const struct proto_prices *, int, int,
+	    uint64_t *, uint64_t *);
 /*
  * micro-USD for what the meter read, each part of the input at its
  * rate, the whole at the long-context tier's once the input is above

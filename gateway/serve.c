@@ -766,9 +766,9 @@ serve_asks_long(struct evhttp_request *req)
  * Its prices and output ceiling, or those of "*"; 0 if the table has
  * neither (the ceiling is then the default).  What is reserved before
  * the usage is read is at the highest rates the request may be billed
- * at (a cache write is dearer than input; the long-context tier where
- * the request asks for it); what is charged, at the rates of what the
- * provider says it did (proto_meter_cost).
+ * at (a cache write, dearer than input, where it asks for one; the
+ * long-context tier where it asks for that); what is charged, at the
+ * rates of what the provider says it did (proto_meter_cost).
  */
 static int
 serve_price(const struct gw_prov *p, const char *model,
@@ -790,7 +790,8 @@ serve_price(const struct gw_prov *p, const char *model,
 	if (e == NULL)
 		return (0);
 	proto_worst_rates(&f->pr, p->conf.kind == GW_ANTHROPIC &&
-	    serve_asks_long(req), &f->pin, &f->pout);
+	    serve_asks_long(req), proto_cache_asked(f->api, f->doc),
+	    &f->pin, &f->pout);
 	if (e->max_output != 0)
 		f->maxout = e->max_output;
 	return (1);

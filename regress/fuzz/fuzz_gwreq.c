@@ -51,8 +51,9 @@ fuzz_error_body(const char *msg)
 }
 
 /*
- * The output cap of any request: a reason printable, a cap within what
- * was given (the document it leaves is the one checked again below).
+ * The cache any request asks for, in range, and its output cap: a
+ * reason printable, a cap within what was given (the document it
+ * leaves is the one checked again below).
  */
 static void
 fuzz_cap(int api, json_t *doc)
@@ -61,6 +62,8 @@ fuzz_cap(int api, json_t *doc)
 	uint64_t	 out;
 	int		 rc;
 
+	rc = proto_cache_asked(api, doc);
+	FUZZ_ASSERT(rc >= 0 && rc <= 2, "cache asked: %d", rc);
 	rc = proto_cap_output(api, doc, 1000, GW_MAXOUT_DEFAULT, &out, err,
 	    sizeof(err));
 	if (rc == -1) {

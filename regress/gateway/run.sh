@@ -512,6 +512,24 @@ m=$(cap_of free max_completion_tokens)
 check "USD budget, output price 0: the cap put in is the ceiling ($m)" \
     eval "grep -qx 'status 200' '$T/m4' && [ '${m:-0}' -ge 16 -a '${m:-99999999}' -le 16384 ]"
 
+# Reserved at the rate the request can be billed at: a USD budget
+# leaves less room for the answer of a request that asks for an hour's
+# cache write (2 times input) than for one that asks for none.
+cmd "grant id=a-29 provider=an models=claude-test budget_uusd=60000"
+waitn 1 '^token a-29 ' || notok "grant a-29"
+P29=$(port a-29); T29=$(tok a-29 an)
+PAD=$(head -c 40000 /dev/zero | tr '\0' a)
+$C req "$P29" POST /v1/messages -H "x-api-key: $T29" \
+    -d '{"model":"claude-test","tag":"nocache","max_tokens":64000,"usage_in":1,"usage_out":1,"system":[{"type":"text","text":"'"$PAD"'"}],"messages":[]}' >"$T/rc1"
+$C req "$P29" POST /v1/messages -H "x-api-key: $T29" \
+    -d '{"model":"claude-test","tag":"cache1h","max_tokens":64000,"usage_in":1,"usage_out":1,"system":[{"type":"text","text":"'"$PAD"'","cache_control":{"type":"ephemeral","ttl":"1h"}}],"messages":[]}' >"$T/rc2"
+m1=$(cap_of nocache max_tokens); m2=$(cap_of cache1h max_tokens)
+# (some 10,000 input tokens at 1 more micro-USD each: some 2,000 fewer
+# output tokens at 5; before, both were capped alike, 9988 and 9984.)
+check "USD budget: an hour's cache write asked leaves the answer less room ($m2 < $m1 - 1000)" \
+    eval "grep -qx 'status 200' '$T/rc1' && grep -qx 'status 200' '$T/rc2' &&
+    [ '${m2:-99999}' -lt \$(( ${m1:-0} - 1000 )) ]"
+
 # --- inputs billed beyond their bytes; the estimate of what goes
 cmd "grant id=a-19 provider=oa models=gpt-test budget_tokens=2000"
 cmd "grant id=a-20 provider=an models=claude-test budget_tokens=2000"
@@ -1339,6 +1357,18 @@ u=$(usage_after "$n")
 sleep 1.5
 check "a whole request then closed: recorded once, as itself ($u)" \
     eval "echo '$u' | grep -q 'status=200 outcome=ok' && [ \$(nusage) = $((n + 1)) ]"
+# A target not from '/' (absolute-form, as a proxy is asked): 400, and
+# its record has no path; a record naming it could not be composed,
+# which stopped the gateway for every tenant.
+n=$(nusage)
+printf 'GET http://x/v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n' "$T1" |
+    $C raw "$P1" >"$T/m7b"
+u=$(usage_after "$n")
+check "an absolute-form target: 400, recorded without a path ($u)" \
+    eval "grep -q 'status 400' '$T/m7b' && echo '$u' | grep -q 'status=400 outcome=bad-request'"
+$C req "$P1" GET /v1/models -H "$(hdr_oa "$T1")" >"$T/m7c"
+check "an absolute-form target: the gateway serves on" \
+    eval "grep -q '\"object\": \"list\"' '$T/m7c' && ! grep -qE '^(exit|signal)' '$T/drv.out'"
 n=$(nusage)
 s0=$(date +%s)
 printf 'GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n' |
