@@ -522,7 +522,8 @@ gh_message(const struct http_resp *r, char *out, size_t outlen)
 	json_decref(j);
 	/* The forge's bytes reach logs and terminals: no controls. */
 	for (k = 0; out[k] != '\0'; k++)
-		if ((unsigned char)out[k] < 0x20 || (unsigned char)out[k] > 0x7e)
+		if ((unsigned char)out[k] < 0x20 ||
+		    (unsigned char)out[k] > 0x7e)
 			out[k] = '?';
 }
 
@@ -1164,7 +1165,8 @@ gh_push_status(const char *ref, const char *status, void *payload)
 		    status);
 		/* The forge's bytes: no controls in a log line. */
 		for (p = g->push_why; *p != '\0'; p++)
-			if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+			if ((unsigned char)*p < 0x20 ||
+			    (unsigned char)*p > 0x7e)
 				*p = '?';
 	}
 	return (0);

@@ -542,7 +542,8 @@ http_link_next(const char *v, size_t vlen, char *out, size_t outlen)
 				    rel[n] != '"' && rel[n] != '\t' &&
 				    rel[n] != ';'; n++)
 					;
-				if (n == 4 && strncasecmp(rel, "next", 4) == 0) {
+				if (n == 4 &&
+				    strncasecmp(rel, "next", 4) == 0) {
 					if ((size_t)(ue - u) >= outlen)
 						return (-1);
 					return (http_copy_printable(u, ue - u,

@@ -283,7 +283,8 @@ START_TEST(t_link_location)
 		snprintf(buf, sizeof(buf), "HTTP/1.1 200 OK\r\nLink: %s\r\n"
 		    "Content-Length: 0\r\n\r\n", malformed[i]);
 		ck_assert_int_eq(parse(buf, 0, &r), 1);
-		ck_assert_msg(r.next[0] == '\0' && r.next_bad, "%s", malformed[i]);
+		ck_assert_msg(r.next[0] == '\0' && r.next_bad, "%s",
+		    malformed[i]);
 		http_resp_free(&r);
 	}
 	memset(big, 'a', sizeof(big) - 1);
