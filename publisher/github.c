@@ -95,6 +95,8 @@ struct gh {
 	char				 push_why[256];	/* a ref refused */
 	char				 push_msg[320];	/* the forge's lines
 							   ("remote: ...") */
+	int				 push_open;	/* ... the last one
+							   not ended yet */
 	char				 owner[128];	/* the repository's */
 	char				 repo[128];	/* name, as its entry
 							   says (moved) */
@@ -1132,16 +1134,19 @@ gh_push_message(const char *str, int len, void *payload)
 {
 	struct gh	*g = payload;
 	size_t		 n = strlen(g->push_msg);
-	int		 i, start;
+	int		 i, start, cont;
 
 	for (start = 0; start < len; start = i + 1) {
 		for (i = start; i < len && str[i] != '\n' && str[i] != '\r';
 		    i++)
 			;
+		/* A line may come in two pieces: no space inside it. */
+		cont = start == 0 && g->push_open;
+		g->push_open = i == len;
 		if (i == start || memmem(str + start, i - start, "% (",
 		    3) != NULL)
 			continue;
-		if (n > 0 && n + 1 < sizeof(g->push_msg))
+		if (n > 0 && !cont && n + 1 < sizeof(g->push_msg))
 			g->push_msg[n++] = ' ';
 		for (; start < i && n + 1 < sizeof(g->push_msg); start++)
 			g->push_msg[n++] = (unsigned char)str[start] < 0x20 ||
@@ -1157,7 +1162,6 @@ static int
 gh_push_status(const char *ref, const char *status, void *payload)
 {
 	struct gh	*g = payload;
-
 	char		*p;
 
 	if (status != NULL) {
@@ -1385,6 +1389,7 @@ gh_push_once(struct gh *g, git_repository *repo, int *pushed, char *err,
 	g->cred_calls = 0;
 	g->push_why[0] = '\0';
 	g->push_msg[0] = '\0';
+	g->push_open = 0;
 	if ((rc = git_remote_connect(remote, GIT_DIRECTION_PUSH, &cb, NULL,
 	    NULL)) < 0) {
 		gh_git_failed(g, rc, err, errlen, "push: connect %s",

@@ -144,7 +144,7 @@ doc doc-pr-head-missing \
 # GitHub's lines the hook printed.
 doc doc-push-protected-branch \
     '{"rules":[{"ref":"refs/heads/factory/","kind":"protected"}]}' \
-    "protected branch hook declined.*GH006: Protected branch update failed for refs/heads/factory/a-"
+    "protected branch hook declined.*GH006: Protected branch update failed for refs/heads/factory/a-[0-9-]+\\. error: Changes must be made through a pull request\\."
 doc doc-push-ruleset \
     '{"rules":[{"ref":"refs/heads/factory/","kind":"ruleset"}]}' \
     "push declined due to repository rule violations.*GH013: Repository rule violations found for refs/heads/factory/a-.*creations being restricted"
