@@ -68,7 +68,9 @@
 #define GH_CRED_TRIES		1		/* the callback answers once */
 #define GH_CHECK_NAME		"factory"	/* the check run's name */
 #define GH_CHECK_TEXT_MAX	60000		/* GitHub caps output.text */
-#define GH_PULLS_MAX		100		/* a page of the pulls list */
+#define GH_PAGE_SIZE		100		/* per_page: GitHub's most */
+#define GH_PAGES_MAX		10		/* pages of one list */
+#define GH_REDIRECTS		3		/* per API call */
 
 enum gh_auth {
 	GH_AUTH_JWT,
@@ -91,6 +93,17 @@ struct gh {
 	char				 refname[160];	/* refs/heads/... */
 	char				 clone_url[512];
 	char				 push_why[256];	/* a ref refused */
+	char				 push_msg[320];	/* the forge's lines
+							   ("remote: ...") */
+	int				 push_open;	/* ... the last one
+							   not ended yet */
+	char				 owner[128];	/* the repository's */
+	char				 repo[128];	/* name, as its entry
+							   says (moved) */
+	char				 next[1024];	/* the last answer's
+							   next page */
+	int				 link;		/* it had a Link */
+	int				 next_bad;	/* ... unusable */
 	struct attest_summary		 as;	/* count 0: none carried */
 	int				 checks;	/* a check run carries
 							   them: granted */
@@ -106,8 +119,12 @@ static int	 gh_name_ok(const char *, size_t);
 static int	 gh_b64url(const void *, size_t, char **);
 static EVP_PKEY	*gh_key_load(const char *, char *, size_t);
 static char	*gh_jwt(const struct gh_conf *, char *, size_t);
-static long	 gh_retry_wait(const struct http_resp *);
-static int	 gh_backoff(struct gh *, long, char *, size_t);
+static void	 gh_message(const struct http_resp *, char *, size_t);
+static long	 gh_retry_wait(const struct http_resp *, const char **);
+static int	 gh_backoff(struct gh *, long, const char *, char *, size_t);
+static int	 gh_redirect(struct gh *, const char *, const char *,
+		    const struct http_resp *, int, char *, size_t, char *,
+		    size_t);
 static int	 gh_git_failed(struct gh *, int, char *, size_t,
 		    const char *, ...)
 		    __attribute__((__format__ (printf, 5, 6)));
@@ -119,11 +136,15 @@ static int	 gh_api(struct gh *, const char *, const char *, enum gh_auth,
 		    json_t *, struct http_resp *, char *, size_t);
 static json_t	*gh_api_json(struct gh *, const char *, const char *,
 		    enum gh_auth, json_t *, int, int *, char *, size_t);
+static json_t	*gh_api_list(struct gh *, const char *, const char *,
+		    const char *, char *, size_t);
+static int	 gh_push_message(const char *, int, void *);
 static int	 gh_grant_ok(const struct gh_conf *, json_t *, int, char *,
 		    size_t);
 static int	 gh_installation(struct gh *, char *, size_t);
 static int	 gh_token(struct gh *, char *, size_t);
 static void	 gh_revoke(struct gh *);
+static int	 gh_moved(struct gh *, json_t *, char *, size_t);
 static int	 gh_repo(struct gh *, char *, size_t);
 static int	 gh_cred(git_credential **, const char *, const char *,
 		    unsigned int, void *);
@@ -462,29 +483,94 @@ gh_jwt(const struct gh_conf *c, char *err, size_t errlen)
 }
 
 /*
+ * GitHub's words in an answer: its "message", then each entry of
+ * "errors" (its message, or resource, field and code), as printable
+ * ASCII, cut short; "" if the body says nothing.  "Troubleshooting the
+ * REST API" (docs.github.com/en/rest/using-the-rest-api/troubleshooting-
+ * the-rest-api), Validation Failed: a 422's errors say what failed.
+ */
+static void
+gh_message(const struct http_resp *r, char *out, size_t outlen)
+{
+	json_t		*j, *errs, *e;
+	const char	*m;
+	char		 one[200];
+	size_t		 i, k;
+
+	out[0] = '\0';
+	if (r->body == NULL || (j = json_loadb(r->body, r->len, 0,
+	    NULL)) == NULL)
+		return;
+	if ((m = json_string_value(json_object_get(j, "message"))) != NULL)
+		strlcpy(out, m, outlen);
+	errs = json_object_get(j, "errors");
+	json_array_foreach(errs, i, e) {
+		if (i >= 4)
+			break;
+		if ((m = json_string_value(json_object_get(e, "message"))) !=
+		    NULL)
+			strlcpy(one, m, sizeof(one));
+		else
+			snprintf(one, sizeof(one), "%.40s %.40s %.40s",
+			    json_is_string(json_object_get(e, "resource")) ?
+			    json_string_value(json_object_get(e, "resource")) :
+			    "", json_is_string(json_object_get(e, "field")) ?
+			    json_string_value(json_object_get(e, "field")) : "",
+			    json_is_string(json_object_get(e, "code")) ?
+			    json_string_value(json_object_get(e, "code")) : "");
+		strlcat(out, i == 0 ? ": " : "; ", outlen);
+		strlcat(out, one, outlen);
+	}
+	json_decref(j);
+	/* The forge's bytes reach logs and terminals: no controls. */
+	for (k = 0; out[k] != '\0'; k++)
+		if ((unsigned char)out[k] < 0x20 ||
+		    (unsigned char)out[k] > 0x7e)
+			out[k] = '?';
+}
+
+/*
  * Seconds to wait before trying again, -2 for the caller's backoff, or
- * -1 if the answer is final.
- * GitHub says "retry-after" for secondary limits, and an exhausted
- * primary limit with x-ratelimit-remaining 0 until x-ratelimit-reset.
+ * -1 if the answer is final; *why says what GitHub asked for.  "Rate
+ * limits for the REST API" (docs.github.com/en/rest/using-the-rest-api/
+ * rate-limits-for-the-rest-api), Exceeding the rate limit: a 403 or
+ * 429 with retry-after waits that long; with x-ratelimit-remaining 0,
+ * until x-ratelimit-reset; a secondary limit saying neither, at least a
+ * minute.  A 5xx with retry-after waits that long too.
  */
 static long
-gh_retry_wait(const struct http_resp *r)
+gh_retry_wait(const struct http_resp *r, const char **why)
 {
+	char		 msg[256];
 	long long	 d;
 
+	*why = "backoff";
 	if (r->status == 403 || r->status == 429) {
-		if (r->retry_after >= 0)
+		if (r->retry_after >= 0) {
+			*why = "retry-after, as GitHub asked";
 			return (r->retry_after > 0 ? r->retry_after : 1);
+		}
 		if (r->ratelimit_remaining == 0 && r->ratelimit_reset >= 0) {
+			*why = "the rate limit is spent until "
+			    "x-ratelimit-reset";
 			d = r->ratelimit_reset - (long long)time(NULL) + 1;
 			return (d < 1 ? 1 : d > LONG_MAX ? LONG_MAX : (long)d);
 		}
-		return (r->status == 429 ? 60 : -1);
+		gh_message(r, msg, sizeof(msg));
+		if (r->status == 429 || strcasestr(msg, "secondary rate "
+		    "limit") != NULL) {
+			*why = "a secondary rate limit without retry-after: "
+			    "a minute at least, as GitHub asks";
+			return (60);
+		}
+		return (-1);
 	}
 	if (r->status == 500 || r->status == 502 || r->status == 503 ||
 	    r->status == 504) {
-		if (r->retry_after >= 0)
+		if (r->retry_after >= 0) {
+			*why = "retry-after, as GitHub asked";
 			return (r->retry_after > 0 ? r->retry_after : 1);
+		}
 		return (-2);	/* the caller's backoff */
 	}
 	return (-1);
@@ -492,17 +578,18 @@ gh_retry_wait(const struct http_resp *r)
 
 /*
  * Sleep wait seconds before another try, if the retry budget (wait_max)
- * and the publication's deadline allow it; -1 with err (which holds
- * the last failure) extended by why not.
+ * and the publication's deadline allow it, saying so and why; -1 with
+ * err (which holds the last failure) extended by why not.
  */
 static int
-gh_backoff(struct gh *g, long wait, char *err, size_t errlen)
+gh_backoff(struct gh *g, long wait, const char *why, char *err,
+    size_t errlen)
 {
 	size_t	 n = strlen(err);
 
 	if (wait > g->conf->wait_max - g->waited) {
-		snprintf(err + n, errlen - n, ": retry after %ld s: more "
-		    "than the %d s left to wait", wait,
+		snprintf(err + n, errlen - n, ": retry after %ld s (%s): more "
+		    "than the %d s left to wait", wait, why,
 		    g->conf->wait_max - g->waited);
 		return (-1);
 	}
@@ -511,44 +598,78 @@ gh_backoff(struct gh *g, long wait, char *err, size_t errlen)
 		    "of %d s is spent)", g->conf->budget);
 		return (-1);
 	}
-	log_info("%s: %s, retrying in %ld s", g->req->attempt, err, wait);
+	log_info("%s: %s; waits %ld s before trying again (%s)",
+	    g->req->attempt, err, wait, why);
 	g->waited += wait;
 	sleep(wait);
 	return (0);
 }
 
-/* "POST /x: 422 Validation Failed", the message cut short. */
+/*
+ * "POST /x: 422 Validation Failed: No commits between main and x", and
+ * for a 403 the permissions the endpoint takes ("Troubleshooting the
+ * REST API", Resource not accessible: X-Accepted-GitHub-Permissions).
+ */
 static void
 gh_api_error(const char *method, const char *path,
     const struct http_resp *r, char *err, size_t errlen)
 {
-	json_t		*j;
-	const char	*msg = NULL;
+	char	 msg[400];
 
-	j = r->body != NULL ? json_loads(r->body, 0, NULL) : NULL;
-	if (j != NULL)
-		msg = json_string_value(json_object_get(j, "message"));
-	pub_fail(err, errlen, "%s %s: %d%s%.160s", method, path, r->status,
-	    msg != NULL ? " " : "", msg != NULL ? msg : "");
-	json_decref(j);
+	gh_message(r, msg, sizeof(msg));
+	pub_fail(err, errlen, "%s %s: %d%s%s%s%s%s", method, path, r->status,
+	    msg[0] != '\0' ? " " : "", msg, r->accepted[0] != '\0' ?
+	    " (the endpoint takes " : "", r->accepted, r->accepted[0] != '\0' ?
+	    "; see the App's permissions in factoryd.conf(5))" : "");
+}
+
+/*
+ * A redirect is followed on the API's own origin and base only: "Best
+ * practices for using the REST API" (docs.github.com/en/rest/using-the-
+ * rest-api/best-practices-for-using-the-rest-api), Follow redirects:
+ * any request may be redirected, and is repeated at the location (a
+ * renamed or transferred repository answers 301).  Elsewhere the token
+ * would follow: refused.  0 with the new path in cur, or -1.
+ */
+static int
+gh_redirect(struct gh *g, const char *method, const char *path,
+    const struct http_resp *r, int hops, char *cur, size_t curlen,
+    char *err, size_t errlen)
+{
+	if (hops >= GH_REDIRECTS)
+		return (pub_fail(err, errlen, "%s %s: more than %d redirects",
+		    method, path, GH_REDIRECTS));
+	if (r->location[0] == '\0')
+		return (pub_fail(err, errlen, "%s %s: %d without a usable "
+		    "location", method, path, r->status));
+	if (http_path_of(g->http, r->location, cur, curlen) == -1)
+		return (pub_fail(err, errlen, "%s %s: %d to %.200s: another "
+		    "host or API base, not followed (the token goes to %s "
+		    "only)", method, path, r->status, r->location,
+		    g->conf->api));
+	log_info("%s: %s %s: %d, repeated at %s", g->req->attempt, method,
+	    path, r->status, cur);
+	return (0);
 }
 
 /*
  * One API call, tried again (GH_TRIES in all) when no answer came, on
  * 5xx and on rate limits, while the waits stay within wait_max and the
- * publication's deadline.  Any final status is returned in r (the
- * caller judges it); -1 when no usable answer came in the end, or
- * waiting longer was refused, with the last reason in err.
+ * publication's deadline, and repeated where a redirect on the same
+ * origin says.  Any final status is returned in r (the caller judges
+ * it); -1 when no usable answer came in the end, or waiting longer was
+ * refused, with the last reason in err.
  */
 static int
 gh_api(struct gh *g, const char *method, const char *path,
     enum gh_auth auth, json_t *body, struct http_resp *r, char *err,
     size_t errlen)
 {
-	char		*hdr = NULL, *text = NULL;
+	char		*hdr = NULL, *text = NULL, cur[1024];
+	const char	*why;
 	long		 wait;
 	size_t		 n;
-	int		 try, rv = -1, rc;
+	int		 try, rv = -1, rc, hops = 0;
 
 	if (body != NULL && (text = json_dumps(body, JSON_COMPACT)) == NULL)
 		return (pub_fail(err, errlen, "%s %s: out of memory", method,
@@ -562,18 +683,31 @@ gh_api(struct gh *g, const char *method, const char *path,
 		pub_fail(err, errlen, "%s %s: out of memory", method, path);
 		goto done;
 	}
+	strlcpy(cur, path, sizeof(cur));
 	for (try = 1; ; try++) {
 		http_deadline(g->http, g->deadline);
-		if ((rc = http_request(g->http, method, path, hdr, text, r,
+		if ((rc = http_request(g->http, method, cur, hdr, text, r,
 		    err, errlen)) == HTTP_FINAL)
 			goto done;
-		if (rc == 0 && (wait = gh_retry_wait(r)) == -1)
+		if (rc == 0 && (r->status == 301 || r->status == 302 ||
+		    r->status == 307 || r->status == 308)) {
+			rc = gh_redirect(g, method, path, r, hops++, cur,
+			    sizeof(cur), err, errlen);
+			http_resp_free(r);
+			if (rc == -1)
+				goto done;
+			try--;		/* not a failure */
+			continue;
+		}
+		if (rc == 0 && (wait = gh_retry_wait(r, &why)) == -1)
 			break;		/* final: the caller judges it */
 		if (rc == 0) {
 			gh_api_error(method, path, r, err, errlen);
 			http_resp_free(r);
-		} else
+		} else {
 			wait = -2;
+			why = "backoff";
+		}
 		if (try >= GH_TRIES) {
 			n = strlen(err);
 			snprintf(err + n, errlen - n, " (gave up after %d "
@@ -583,7 +717,7 @@ gh_api(struct gh *g, const char *method, const char *path,
 		if (wait == -2)
 			wait = (1L << (try - 1)) > GH_BACKOFF_MAX ?
 			    GH_BACKOFF_MAX : 1L << (try - 1);
-		if (gh_backoff(g, wait, err, errlen) == -1)
+		if (gh_backoff(g, wait, why, err, errlen) == -1)
 			goto done;
 	}
 	rv = 0;
@@ -595,7 +729,8 @@ gh_api(struct gh *g, const char *method, const char *path,
 
 /*
  * An API call whose answer must be JSON with status want (or, if
- * also is non-zero, that status too: *status tells which).
+ * also is non-zero, that status too: *status tells which).  The
+ * answer's next page, if any, is kept in g (gh_api_list).
  */
 static json_t *
 gh_api_json(struct gh *g, const char *method, const char *path,
@@ -606,6 +741,8 @@ gh_api_json(struct gh *g, const char *method, const char *path,
 	json_t			*j;
 	json_error_t		 jerr;
 
+	g->next[0] = '\0';
+	g->link = g->next_bad = 0;
 	if (gh_api(g, method, path, auth, body, &r, err, errlen) == -1)
 		return (NULL);
 	if (status != NULL)
@@ -615,12 +752,89 @@ gh_api_json(struct gh *g, const char *method, const char *path,
 		http_resp_free(&r);
 		return (NULL);
 	}
+	strlcpy(g->next, r.next, sizeof(g->next));
+	g->link = r.link;
+	g->next_bad = r.next_bad;
 	if ((j = json_loadb(r.body, r.len, JSON_REJECT_DUPLICATES, &jerr)) ==
 	    NULL)
 		pub_fail(err, errlen, "%s %s: bad JSON: %s", method, path,
 		    jerr.text);
 	http_resp_free(&r);
 	return (j);
+}
+
+/*
+ * Every page of a list (GET path with per_page=100), its entries (the
+ * answer, or its member key) in one array.  "Using pagination in the
+ * REST API" (docs.github.com/en/rest/using-the-rest-api/using-pagination-
+ * in-the-rest-api): the link header's rel="next" names the next page,
+ * and its absence says there is none.  Followed on the API's origin
+ * only, GH_PAGES_MAX pages at most; a full page without any link header
+ * is refused (what; a forge that ignored the filter), as is a page that
+ * is not a list.
+ */
+static json_t *
+gh_api_list(struct gh *g, const char *path, const char *key,
+    const char *what, char *err, size_t errlen)
+{
+	json_t		*all, *j, *items;
+	char		 cur[1024];
+	int		 page;
+
+	if ((all = json_array()) == NULL) {
+		pub_fail(err, errlen, "out of memory");
+		return (NULL);
+	}
+	strlcpy(cur, path, sizeof(cur));
+	for (page = 1; ; page++) {
+		if ((j = gh_api_json(g, "GET", cur, GH_AUTH_TOKEN, NULL, 200,
+		    NULL, err, errlen)) == NULL)
+			goto bad;
+		items = key != NULL ? json_object_get(j, key) : j;
+		if (!json_is_array(items)) {
+			if (key != NULL)
+				pub_fail(err, errlen, "GET %s: no %s", path,
+				    key);
+			else
+				pub_fail(err, errlen, "GET %s: not a list",
+				    path);
+			json_decref(j);
+			goto bad;
+		}
+		if (!g->link && json_array_size(items) >= GH_PAGE_SIZE) {
+			pub_fail(err, errlen, "GET %s: %d %s or more: not all "
+			    "checked", path, GH_PAGE_SIZE, what);
+			json_decref(j);
+			goto bad;
+		}
+		if (json_array_extend(all, items) == -1) {
+			pub_fail(err, errlen, "out of memory");
+			json_decref(j);
+			goto bad;
+		}
+		json_decref(j);
+		if (g->next_bad) {
+			pub_fail(err, errlen, "GET %s: page %d: a malformed "
+			    "link header", path, page);
+			goto bad;
+		}
+		if (g->next[0] == '\0')
+			return (all);
+		if (page >= GH_PAGES_MAX) {
+			pub_fail(err, errlen, "GET %s: more than %d pages of "
+			    "%s: not all checked", path, GH_PAGES_MAX, what);
+			goto bad;
+		}
+		if (http_path_of(g->http, g->next, cur, sizeof(cur)) == -1) {
+			pub_fail(err, errlen, "GET %s: next page %.200s on "
+			    "another host or API base, not followed", path,
+			    g->next);
+			goto bad;
+		}
+	}
+ bad:
+	json_decref(all);
+	return (NULL);
 }
 
 /*
@@ -822,8 +1036,43 @@ gh_revoke(struct gh *g)
 }
 
 /*
- * The configured owner/repo must be the configured repository id (a
- * rename or transfer must not redirect a publication), and it tells
+ * The repository's entry names it "owner/name" (full_name).  Renamed or
+ * transferred, its old name answered a redirect that led here: the new
+ * name is used from now on, and the operator told to write it down.
+ */
+static int
+gh_moved(struct gh *g, json_t *j, char *err, size_t errlen)
+{
+	const char	*full;
+	char		 owner[128], repo[128], *slash;
+
+	if ((full = json_string_value(json_object_get(j, "full_name"))) ==
+	    NULL || strlen(full) >= sizeof(owner) ||
+	    (slash = strchr(full, '/')) == NULL)
+		return (pub_fail(err, errlen, "%s/%s: no full_name", g->owner,
+		    g->repo));
+	strlcpy(owner, full, sizeof(owner));
+	owner[slash - full] = '\0';
+	strlcpy(repo, slash + 1, sizeof(repo));
+	if (!gh_name_ok(owner, 39) || !gh_name_ok(repo, 100))
+		return (pub_fail(err, errlen, "%s/%s: full_name is not a "
+		    "repository's name", g->owner, g->repo));
+	if (strcasecmp(owner, g->owner) == 0 && strcasecmp(repo,
+	    g->repo) == 0)
+		return (0);
+	log_warnx("%s: repository %" PRIu64 " moved: %s/%s is now %s/%s; "
+	    "published there (update owner and repo in factoryd.conf)",
+	    g->req->attempt, g->conf->repository_id, g->owner, g->repo,
+	    owner, repo);
+	strlcpy(g->owner, owner, sizeof(g->owner));
+	strlcpy(g->repo, repo, sizeof(g->repo));
+	return (0);
+}
+
+/*
+ * The configured owner/repo must be the configured repository id:
+ * a name now another repository's is refused, whereas a rename or a
+ * transfer (a redirect to the same id) is followed.  Its entry tells
  * where git goes.
  */
 static int
@@ -835,7 +1084,7 @@ gh_repo(struct gh *g, char *err, size_t errlen)
 	char			 path[300];
 	int			 rv = -1;
 
-	snprintf(path, sizeof(path), "/repos/%s/%s", c->owner, c->repo);
+	snprintf(path, sizeof(path), "/repos/%s/%s", g->owner, g->repo);
 	if ((j = gh_api_json(g, "GET", path, GH_AUTH_TOKEN, NULL, 200, NULL,
 	    err, errlen)) == NULL)
 		return (-1);
@@ -844,14 +1093,14 @@ gh_repo(struct gh *g, char *err, size_t errlen)
 	if (!json_is_integer(id) || (uint64_t)json_integer_value(id) !=
 	    c->repository_id)
 		pub_fail(err, errlen, "%s/%s is not repository %" PRIu64,
-		    c->owner, c->repo, c->repository_id);
+		    g->owner, g->repo, c->repository_id);
 	else if (url == NULL || strncmp(url, "https://", 8) != 0 ||
 	    strpbrk(url, "@?#") != NULL || strlcpy(g->clone_url, url,
 	    sizeof(g->clone_url)) >= sizeof(g->clone_url))
 		pub_fail(err, errlen, "%s/%s: clone_url is not a plain https "
-		    "URL", c->owner, c->repo);
+		    "URL", g->owner, g->repo);
 	else
-		rv = 0;
+		rv = gh_moved(g, j, err, errlen);
 	json_decref(j);
 	return (rv);
 }
@@ -870,15 +1119,60 @@ gh_cred(git_credential **out, const char *url, const char *user,
 	    g->token));
 }
 
+/*
+ * What the forge's side of the push printed ("remote: ..." in git): a
+ * hook's refusal says why there, as GitHub's branch protection and
+ * rulesets do ("GH006: Protected branch update failed for REF.", "About
+ * protected branches", docs.github.com/en/repositories/configuring-
+ * branches-and-merges-in-your-repository/managing-protected-branches/
+ * about-protected-branches; "GH013: Repository rule violations found
+ * for REF.").  Kept bounded, printable, one line; progress lines
+ * ("NN% (a/b)") are passed over.
+ */
+static int
+gh_push_message(const char *str, int len, void *payload)
+{
+	struct gh	*g = payload;
+	size_t		 n = strlen(g->push_msg);
+	int		 i, start, cont;
+
+	for (start = 0; start < len; start = i + 1) {
+		for (i = start; i < len && str[i] != '\n' && str[i] != '\r';
+		    i++)
+			;
+		/* A line may come in two pieces: no space inside it. */
+		cont = start == 0 && g->push_open;
+		g->push_open = i == len;
+		if (i == start || memmem(str + start, i - start, "% (",
+		    3) != NULL)
+			continue;
+		if (n > 0 && !cont && n + 1 < sizeof(g->push_msg))
+			g->push_msg[n++] = ' ';
+		for (; start < i && n + 1 < sizeof(g->push_msg); start++)
+			g->push_msg[n++] = (unsigned char)str[start] < 0x20 ||
+			    (unsigned char)str[start] > 0x7e ? '?' :
+			    str[start];
+		g->push_msg[n] = '\0';
+	}
+	return (0);
+}
+
 /* The forge's word on each ref of the push: NULL status means taken. */
 static int
 gh_push_status(const char *ref, const char *status, void *payload)
 {
 	struct gh	*g = payload;
+	char		*p;
 
-	if (status != NULL)
+	if (status != NULL) {
 		snprintf(g->push_why, sizeof(g->push_why), "%s: %s", ref,
 		    status);
+		/* The forge's bytes: no controls in a log line. */
+		for (p = g->push_why; *p != '\0'; p++)
+			if ((unsigned char)*p < 0x20 ||
+			    (unsigned char)*p > 0x7e)
+				*p = '?';
+	}
 	return (0);
 }
 
@@ -968,7 +1262,7 @@ gh_git_retry(struct gh *g, int (*op)(struct gh *, git_repository *, int *,
 		}
 		wait = (1L << (try - 1)) > GH_BACKOFF_MAX ? GH_BACKOFF_MAX :
 		    1L << (try - 1);
-		if (gh_backoff(g, wait, err, errlen) == -1)
+		if (gh_backoff(g, wait, "backoff", err, errlen) == -1)
 			return (-1);
 	}
 }
@@ -1090,9 +1384,12 @@ gh_push_once(struct gh *g, git_repository *repo, int *pushed, char *err,
 		return (pub_gitfail(err, errlen, "push %s", g->clone_url));
 	cb.credentials = gh_cred;
 	cb.push_update_reference = gh_push_status;
+	cb.sideband_progress = gh_push_message;
 	cb.payload = g;
 	g->cred_calls = 0;
 	g->push_why[0] = '\0';
+	g->push_msg[0] = '\0';
+	g->push_open = 0;
 	if ((rc = git_remote_connect(remote, GIT_DIRECTION_PUSH, &cb, NULL,
 	    NULL)) < 0) {
 		gh_git_failed(g, rc, err, errlen, "push: connect %s",
@@ -1110,8 +1407,9 @@ gh_push_once(struct gh *g, git_repository *repo, int *pushed, char *err,
 		goto done;
 	}
 	if (g->push_why[0] != '\0') {
-		pub_fail(err, errlen, "push refused by the forge: %s",
-		    g->push_why);
+		pub_fail(err, errlen, "push refused by the forge: %s%s%s%s",
+		    g->push_why, g->push_msg[0] != '\0' ? " (remote: " : "",
+		    g->push_msg, g->push_msg[0] != '\0' ? ")" : "");
 		goto done;
 	}
 	*pushed = 1;
@@ -1189,20 +1487,10 @@ gh_pulls_of(struct gh *g, const char *branch, json_t **out, char *err,
 
 	*out = NULL;
 	snprintf(path, sizeof(path), "/repos/%s/%s/pulls?head=%s:%s"
-	    "&state=all&per_page=100", c->owner, c->repo, c->owner, branch);
-	if ((arr = gh_api_json(g, "GET", path, GH_AUTH_TOKEN, NULL, 200,
-	    NULL, err, errlen)) == NULL)
+	    "&state=all&per_page=100", g->owner, g->repo, g->owner, branch);
+	if ((arr = gh_api_list(g, path, NULL, "pull requests", err,
+	    errlen)) == NULL)
 		return (-1);
-	if (!json_is_array(arr)) {
-		json_decref(arr);
-		return (pub_fail(err, errlen, "GET %s: not a list", path));
-	}
-	/* A full page may hide more on the next: not all of them seen. */
-	if (json_array_size(arr) >= GH_PULLS_MAX) {
-		json_decref(arr);
-		return (pub_fail(err, errlen, "GET %s: %d pull requests or "
-		    "more: not all checked", path, GH_PULLS_MAX));
-	}
 	if ((*out = json_array()) == NULL) {
 		json_decref(arr);
 		return (pub_fail(err, errlen, "out of memory"));
@@ -1312,14 +1600,13 @@ static int
 gh_pull_state(struct gh *g, int n, const char *want, int *status,
     char *err, size_t errlen)
 {
-	const struct gh_conf	*c = g->conf;
 	json_t			*body, *pr;
 	const char		*st;
 	char			 path[300];
 	int			 rv = -1;
 
-	snprintf(path, sizeof(path), "/repos/%s/%s/pulls/%d", c->owner,
-	    c->repo, n);
+	snprintf(path, sizeof(path), "/repos/%s/%s/pulls/%d", g->owner,
+	    g->repo, n);
 	if ((body = json_pack("{s:s}", "state", want)) == NULL)
 		return (pub_fail(err, errlen, "out of memory"));
 	pr = gh_api_json(g, "PATCH", path, GH_AUTH_TOKEN, body, 200, status,
@@ -1347,14 +1634,13 @@ static int
 gh_branch_state(struct gh *g, const char *branch, const char *commit,
     char *err, size_t errlen)
 {
-	const struct gh_conf	*c = g->conf;
 	json_t			*j;
 	const char		*ref, *sha;
 	char			 path[400], want[300];
 	int			 status = 0, rv = -1;
 
 	snprintf(path, sizeof(path), "/repos/%s/%s/git/ref/heads/%s",
-	    c->owner, c->repo, branch);
+	    g->owner, g->repo, branch);
 	snprintf(want, sizeof(want), "refs/heads/%s", branch);
 	if ((j = gh_api_json(g, "GET", path, GH_AUTH_TOKEN, NULL, 200,
 	    &status, err, errlen)) == NULL)
@@ -1383,13 +1669,12 @@ static int
 gh_branch_delete(struct gh *g, const char *branch, const char *commit,
     char *err, size_t errlen)
 {
-	const struct gh_conf	*c = g->conf;
 	struct http_resp	 r;
 	char			 path[400], why[256], serr[256];
 	int			 status, rv = -1;
 
 	snprintf(path, sizeof(path), "/repos/%s/%s/git/refs/heads/%s",
-	    c->owner, c->repo, branch);
+	    g->owner, g->repo, branch);
 	if (gh_api(g, "DELETE", path, GH_AUTH_TOKEN, NULL, &r, err,
 	    errlen) == -1)
 		return (-1);
@@ -1419,7 +1704,6 @@ static int
 gh_pulls_based(struct gh *g, const char *branch, char *keep, size_t keeplen,
     char *err, size_t errlen)
 {
-	const struct gh_conf	*c = g->conf;
 	json_t			*arr, *pr, *n, *st;
 	const char		*ref;
 	char			 path[512], num[32];
@@ -1428,19 +1712,10 @@ gh_pulls_based(struct gh *g, const char *branch, char *keep, size_t keeplen,
 
 	keep[0] = '\0';
 	snprintf(path, sizeof(path), "/repos/%s/%s/pulls?base=%s"
-	    "&state=open&per_page=100", c->owner, c->repo, branch);
-	if ((arr = gh_api_json(g, "GET", path, GH_AUTH_TOKEN, NULL, 200,
-	    NULL, err, errlen)) == NULL)
+	    "&state=open&per_page=100", g->owner, g->repo, branch);
+	if ((arr = gh_api_list(g, path, NULL, "pull requests", err,
+	    errlen)) == NULL)
 		return (-1);
-	if (!json_is_array(arr)) {
-		json_decref(arr);
-		return (pub_fail(err, errlen, "GET %s: not a list", path));
-	}
-	if (json_array_size(arr) >= GH_PULLS_MAX) {
-		json_decref(arr);
-		return (pub_fail(err, errlen, "GET %s: %d pull requests or "
-		    "more: not all checked", path, GH_PULLS_MAX));
-	}
 	json_array_foreach(arr, i, pr) {
 		ref = json_string_value(json_object_get(json_object_get(pr,
 		    "base"), "ref"));
@@ -1588,7 +1863,6 @@ static int
 gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
     int *created, char *err, size_t errlen)
 {
-	const struct gh_conf	*c = g->conf;
 	json_t			*body, *pr;
 	const char		*html;
 	char			 path[300], text[1024], ferr[512];
@@ -1596,7 +1870,7 @@ gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
 	int			 status = 0, rc, open, merged;
 
 	*created = 0;
-	snprintf(path, sizeof(path), "/repos/%s/%s/pulls", c->owner, c->repo);
+	snprintf(path, sizeof(path), "/repos/%s/%s/pulls", g->owner, g->repo);
 	snprintf(text, sizeof(text), "Published by factory.\n\n"
 	    "Attempt: %s\nCommit: %s\n", g->req->attempt, g->req->commit);
 	if (g->as.count > 0 && g->checks)
@@ -1665,29 +1939,24 @@ gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
 static int
 gh_check_find(struct gh *g, char *err, size_t errlen)
 {
-	const struct gh_conf	*c = g->conf;
-	json_t			*o, *runs, *r;
+	json_t			*runs, *r;
 	const char		*ext;
 	char			 path[512];
 	size_t			 i;
 	int			 found = 0;
 
 	snprintf(path, sizeof(path), "/repos/%s/%s/commits/%s/check-runs"
-	    "?check_name=%s&per_page=100", c->owner, c->repo, g->req->commit,
+	    "?check_name=%s&per_page=100", g->owner, g->repo, g->req->commit,
 	    GH_CHECK_NAME);
-	if ((o = gh_api_json(g, "GET", path, GH_AUTH_TOKEN, NULL, 200, NULL,
-	    err, errlen)) == NULL)
+	if ((runs = gh_api_list(g, path, "check_runs", "check runs", err,
+	    errlen)) == NULL)
 		return (-1);
-	if (!json_is_array(runs = json_object_get(o, "check_runs"))) {
-		json_decref(o);
-		return (pub_fail(err, errlen, "GET %s: no check_runs", path));
-	}
 	json_array_foreach(runs, i, r) {
 		ext = json_string_value(json_object_get(r, "external_id"));
 		if (ext != NULL && strcmp(ext, g->req->attempt) == 0)
 			found = 1;
 	}
-	json_decref(o);
+	json_decref(runs);
 	return (found);
 }
 
@@ -1718,7 +1987,6 @@ gh_check_text(const struct publish_req *req)
 static int
 gh_check_run(struct gh *g, char *err, size_t errlen)
 {
-	const struct gh_conf	*c = g->conf;
 	const struct publish_req *req = g->req;
 	json_t			*body, *r;
 	char			 path[300], title[128], *text;
@@ -1731,8 +1999,8 @@ gh_check_run(struct gh *g, char *err, size_t errlen)
 			log_info("%s: check run reused", req->attempt);
 		return (rc == 1 ? 0 : -1);
 	}
-	snprintf(path, sizeof(path), "/repos/%s/%s/check-runs", c->owner,
-	    c->repo);
+	snprintf(path, sizeof(path), "/repos/%s/%s/check-runs", g->owner,
+	    g->repo);
 	snprintf(title, sizeof(title), "factory: verification %s",
 	    g->as.result);
 	text = gh_check_text(req);
@@ -1846,6 +2114,8 @@ publish_github(const struct publish_req *req, const struct gh_conf *c,
 
 	g.req = req;
 	g.conf = c;
+	strlcpy(g.owner, c->owner, sizeof(g.owner));
+	strlcpy(g.repo, c->repo, sizeof(g.repo));
 	g.deadline = net_now() + (int64_t)(c->budget > 0 ? c->budget :
 	    GH_BUDGET) * 1000;
 	snprintf(g.branch, sizeof(g.branch), "%s%s", PUB_BRANCH_PREFIX,

@@ -63,6 +63,8 @@ static char	*http_build(struct http_conn *, const char *, const char *,
 static long	 http_num(const char *, size_t, int);
 static int	 http_chunks(const char *, size_t, char *, size_t *, char *,
 		    size_t);
+static int	 http_copy_printable(const char *, size_t, char *, size_t);
+static int	 http_link_next(const char *, size_t, char *, size_t);
 
 /* https://host[:port][/prefix], nothing else: no user info, query. */
 static int
@@ -415,6 +417,32 @@ http_request(struct http_conn *hc, const char *method, const char *path,
 	return (rv);
 }
 
+int
+http_path_of(struct http_conn *hc, const char *url, char *path,
+    size_t pathlen)
+{
+	char	 origin[300];
+	size_t	 n, plen = strlen(hc->prefix);
+
+	if (hc->port == 443)
+		snprintf(origin, sizeof(origin), "https://%s", hc->host);
+	else
+		snprintf(origin, sizeof(origin), "https://%s:%d", hc->host,
+		    hc->port);
+	n = strlen(origin);
+	if (strncasecmp(url, origin, n) != 0 || strncmp(url + n, hc->prefix,
+	    plen) != 0 || url[n + plen] != '/')
+		return (-1);
+	url += n + plen;
+	if (strpbrk(url, " \t\r\n#") != NULL || strlcpy(path, url, pathlen) >=
+	    pathlen)
+		return (-1);
+	for (; *url != '\0'; url++)
+		if ((unsigned char)*url < 0x21 || (unsigned char)*url > 0x7e)
+			return (-1);
+	return (0);
+}
+
 /* buf grows to at least want bytes; the old block is wiped. */
 int
 pub_grow(char **buf, size_t *cap, size_t want)
@@ -455,6 +483,80 @@ http_num(const char *s, size_t len, int hex)
 		n = n * (hex ? 16 : 10) + d;
 	}
 	return (n);
+}
+
+/*
+ * A header's value into dst if it fits and is printable ASCII without
+ * controls: 0, else -1 with dst "".
+ */
+static int
+http_copy_printable(const char *v, size_t vlen, char *dst, size_t dstlen)
+{
+	size_t	 i;
+
+	dst[0] = '\0';
+	if (vlen >= dstlen)
+		return (-1);
+	for (i = 0; i < vlen; i++)
+		if ((unsigned char)v[i] < 0x20 || (unsigned char)v[i] > 0x7e)
+			return (-1);
+	memcpy(dst, v, vlen);
+	dst[vlen] = '\0';
+	return (0);
+}
+
+/*
+ * The rel="next" URL of a Link header (RFC 8288: "<URL>; rel=next" or
+ * rel="a next", entries separated by commas), as GitHub paginates:
+ * 1 found (in out), 0 none, -1 malformed or too long.
+ */
+static int
+http_link_next(const char *v, size_t vlen, char *out, size_t outlen)
+{
+	const char	*p = v, *end = v + vlen, *u, *ue, *q;
+	const char	*rel;
+	size_t		 n;
+	int		 inq;
+
+	for (;;) {
+		while (p < end && (*p == ' ' || *p == '\t' || *p == ','))
+			p++;
+		if (p == end)
+			return (0);
+		if (*p != '<' || (ue = memchr(p, '>', end - p)) == NULL)
+			return (-1);
+		u = p + 1;
+		/* The parameters run to the next comma outside quotes. */
+		for (q = ue + 1, inq = 0; q < end && (inq || *q != ','); q++)
+			if (*q == '"')
+				inq = !inq;
+		for (rel = ue + 1; rel + 4 <= q; rel++) {
+			if (strncasecmp(rel, "rel=", 4) != 0)
+				continue;
+			rel += 4;
+			if (rel < q && *rel == '"')
+				rel++;
+			/* A space-separated list of relation types. */
+			while (rel < q && *rel != '"' && *rel != ';') {
+				for (n = 0; rel + n < q && rel[n] != ' ' &&
+				    rel[n] != '"' && rel[n] != '\t' &&
+				    rel[n] != ';'; n++)
+					;
+				if (n == 4 &&
+				    strncasecmp(rel, "next", 4) == 0) {
+					if ((size_t)(ue - u) >= outlen)
+						return (-1);
+					return (http_copy_printable(u, ue - u,
+					    out, outlen) == 0 ? 1 : -1);
+				}
+				rel += n;
+				while (rel < q && (*rel == ' ' || *rel == '\t'))
+					rel++;
+			}
+			break;
+		}
+		p = q;
+	}
 }
 
 /*
@@ -585,6 +687,21 @@ http_parse(const char *buf, size_t len, int eof, struct http_resp *r,
 			r->ratelimit_remaining = http_num(v, vlen, 0);
 		else if (HDR("X-RateLimit-Reset"))
 			r->ratelimit_reset = http_num(v, vlen, 0);
+		else if (HDR("Location"))
+			http_copy_printable(v, vlen, r->location,
+			    sizeof(r->location));
+		else if (HDR("X-Accepted-GitHub-Permissions"))
+			http_copy_printable(v, vlen, r->accepted,
+			    sizeof(r->accepted));
+		else if (HDR("Link")) {
+			/* One next page: two Link headers saying two is
+			 * one too many. */
+			if (r->link++ > 0 || http_link_next(v, vlen, r->next,
+			    sizeof(r->next)) == -1) {
+				r->next[0] = '\0';
+				r->next_bad = 1;
+			}
+		}
 #undef HDR
 	}
 	if (chunked && clen != -1)

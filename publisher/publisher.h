@@ -98,6 +98,14 @@ struct http_resp {
 	long		 retry_after;		/* seconds, -1: none */
 	long		 ratelimit_remaining;	/* -1: none */
 	long long	 ratelimit_reset;	/* epoch seconds, -1: none */
+	char		 location[1024];	/* Location, "": none or
+						   unusable */
+	int		 link;			/* a Link header came */
+	int		 next_bad;		/* ... with a next page
+						   malformed or too long */
+	char		 next[1024];		/* its rel="next", "": none */
+	char		 accepted[128];		/* X-Accepted-GitHub-
+						   Permissions, printable */
 };
 
 /* local.c */
@@ -212,8 +220,10 @@ int	gh_conf_from_json(json_t *, const char *, struct gh_conf *, char *,
  *  2. a JWT (RS256, the App key) buys an installation token for
  *     exactly repository_ids [repository_id] with contents and
  *     pull_requests write; a wider grant is revoked and refused;
- *  3. GET /repos/OWNER/REPO must name repository_id; its clone_url is
- *     where git goes; then each member to supersede (a cohort's whose
+ *  3. GET /repos/OWNER/REPO must name repository_id (a renamed or
+ *     transferred repository's redirect followed: its full_name is
+ *     used from then on); its clone_url is where git goes; then each
+ *     member to supersede (a cohort's whose
  *     selection failed): its pull requests listed strictly (garbage
  *     refuses the publication), a merged one refused, its branch
  *     checked to hold its commit, its open pull requests closed
@@ -226,16 +236,22 @@ int	gh_conf_from_json(json_t *, const char *, struct gh_conf *, char *,
  *  5. the pull request with head OWNER:factory/<attempt> (any state,
  *     an open one first) is reused (a cohort's member's closed,
  *     unmerged one reopened), else created; a 422 is answered by
- *     looking again;
+ *     looking again, and fails with GitHub's words if none is open;
  *  6. DELETE /installation/token, whatever happened after step 2: the
  *     publication has one exit path once a token is held.
  * An API call or a git fetch or push that fails for want of an answer
  * (refused, closed, reset, timed out, a malformed answer) or is
  * answered 500, 502, 503 or 504 is tried again, up to GH_TRIES times,
  * after 1, 2, 4 s (or the Retry-After asked for); 403/429 with
- * retry-after or an exhausted rate limit are retried too.  Waits
- * count against wait_max, and everything against budget: past it the
- * publication fails with the last reason.  The revocation gets its own
+ * retry-after, an exhausted rate limit (until x-ratelimit-reset) or a
+ * secondary limit (a minute) are retried too, the log saying how long
+ * and why.  Waits count against wait_max, and everything against
+ * budget: past it the publication fails with the last reason.  A
+ * redirect (301, 302, 307, 308) is repeated at its location, and a
+ * list read page by page as its Link header says (GH_PAGES_MAX pages),
+ * only on the api URL's own host, port and path.  A failure carries
+ * GitHub's message and errors; a refused push, the lines the forge's
+ * hooks printed.  The revocation gets its own
  * tries and time, so that a spent budget still revokes.  A token whose
  * answer never arrived cannot be revoked (GitHub expires it within the
  * hour).  The token is kept in one malloc'd buffer, given to libgit2
@@ -284,6 +300,14 @@ int	http_request(struct http_conn *, const char *, const char *,
 int	http_parse(const char *, size_t, int, struct http_resp *, char *,
 	    size_t);
 void	http_resp_free(struct http_resp *);
+/*
+ * The path (and query) of url on this connection's origin and API base,
+ * https://host[:port]/prefix/..., into path: 0, or -1 for any other
+ * scheme, host, port or base, or a character that has no place in a
+ * request line.  A redirect or a next page is followed only so: the
+ * token never goes to another host.
+ */
+int	http_path_of(struct http_conn *, const char *, char *, size_t);
 void	http_close(struct http_conn *);
 /* *buf grows to want bytes; the old block is wiped before it is freed. */
 int	pub_grow(char **, size_t *, size_t);

@@ -249,7 +249,7 @@ pull_expected(const char *body, size_t len, const struct gh *g, size_t urllen,
 	if ((arr = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL)) ==
 	    NULL)
 		return (-1);
-	if (!json_is_array(arr) || json_array_size(arr) >= GH_PULLS_MAX) {
+	if (!json_is_array(arr) || json_array_size(arr) >= GH_PAGE_SIZE) {
 		json_decref(arr);
 		return (-2);
 	}
@@ -368,9 +368,10 @@ mode_create(struct gh *g, size_t urllen)
 static void
 mode_revoke(struct gh *g)
 {
-	char	 err[512];
-	size_t	 i;
-	long	 w;
+	char		 err[512];
+	const char	*why;
+	size_t		 i;
+	long		 w;
 
 	FUZZ_ASSERT((g->token = strdup("ghs_fuzz")) != NULL, "strdup");
 	gh_revoke(g);
@@ -387,10 +388,16 @@ mode_revoke(struct gh *g)
 		FUZZ_ASSERT((r.body = strndup(fake.a[i].body,
 		    fake.a[i].len)) != NULL, "strndup");
 		r.len = strlen(r.body);
-		w = gh_retry_wait(&r);
-		FUZZ_ASSERT(w == -1 || w == -2 || w >= 1, "wait %ld", w);
+		w = gh_retry_wait(&r, &why);
+		FUZZ_ASSERT((w == -1 || w == -2 || w >= 1) && why != NULL,
+		    "wait %ld", w);
 		gh_api_error("GET", "/x", &r, err, sizeof(err));
 		FUZZ_ASSERT(strncmp(err, "GET /x: ", 8) == 0, "%s", err);
+		/* GitHub's words reach logs: never a control byte. */
+		for (w = 0; err[w] != '\0'; w++)
+			FUZZ_ASSERT((unsigned char)err[w] >= 0x20 &&
+			    (unsigned char)err[w] < 0x7f, "control in %s",
+			    err);
 		http_resp_free(&r);
 	}
 }
@@ -438,6 +445,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&g, 0, sizeof(g));
 	g.req = &req;
 	g.conf = &c;
+	strlcpy(g.owner, c.owner, sizeof(g.owner));
+	strlcpy(g.repo, c.repo, sizeof(g.repo));
 	g.deadline = net_now() + c.budget * 1000;
 	snprintf(g.branch, sizeof(g.branch), "%s%s", PUB_BRANCH_PREFIX,
 	    req.attempt);

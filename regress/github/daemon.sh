@@ -135,6 +135,18 @@ repositories:
       installation-id: $INST
       key: $T/keys/app.pem
       ca: $T/srv/ca.pem
+  ghes:
+    path: $T/demo.git
+    publish:
+      forge: github
+      api: $API/api/v3
+      owner: $OWNER
+      repo: $REPO
+      repository-id: $REPO_ID
+      app-id: $APP_ID
+      installation-id: $INST
+      key: $T/keys/app.pem
+      ca: $T/srv/ca.pem
 CONF
 }
 
@@ -675,9 +687,33 @@ else
 	OLDPUB=
 fi
 
+# 4b. GitHub Enterprise Server: the API under https://HOST/api/v3 (the
+# forge answers nothing at its root meanwhile), configured as
+# factoryd.conf(5) says.  After the orphan's revocation, which goes to
+# the root.
+fctl '{"api_prefix":"/api/v3"}'
+write_manifest "$T/m2c.yaml" 'echo ghes >> README.md'
+sed -i 's/^repository: demo$/repository: ghes/' "$T/m2c.yaml"
+N=$(ntok)
+OUT=$(timeout 120 "$O/factoryctl" -s "$SOCK" -j submit -w "$T/m2c.yaml")
+RC=$?
+fctl '{"api_prefix":""}'
+ID2C=$(printf '%s' "$OUT" | jq -r .id 2>/dev/null)
+if [ $RC -ne 0 ] || [ "$(field "$ID2C" state)" != published ]; then
+	notok "daemon-ghes-api-base: exit $RC, state $(field "$ID2C" state):" \
+	    "$(field "$ID2C" reason)"
+elif [ "$(npulls "$ID2C")" != 1 ] ||
+    [ "$(forge_branch "$ID2C")" != "$(field "$ID2C" commit)" ] ||
+    [ "$(ntok)" != $((N + 1)) ] || [ "$(nlive_since $N)" != 0 ]; then
+	notok "daemon-ghes-api-base: $(npulls "$ID2C") pulls, of" \
+	    "$(($(ntok) - N)) tokens $(nlive_since $N) live"
+else
+	ok "daemon-ghes-api-base"
+fi
+
 # 5. No token the forge issued anywhere the daemon wrote: its log, the
 # journal, the receipts exported, any file under the state dir.
-for id in $ID1 $ID2 $ID2B $ID3B $IDK $IDP $CA $CB; do
+for id in $ID1 $ID2 $ID2B $ID2C $ID3B $IDK $IDP $CA $CB; do
 	ctl receipts "$id" >"$T/receipts-$id.txt"
 done
 # Every 32-character slice of every token: a token cut short (a log line

@@ -1,51 +1,74 @@
 #!/usr/bin/env python3
 # fakegh.py: a test double of GitHub for regress/github, never shipped.
-# Standard library only.  Three HTTPS listeners (ports chosen by the
-# kernel, written to --ports as "API GIT CTL"), each on every address
-# of --listen: "auto" (the default: every address "localhost" resolves
-# to, as clients will find it), or a comma list such as "127.0.0.1" or
-# "::1,127.0.0.1"; each port is the same on all of them.  --silent ADDR
-# also holds each port on ADDR with a full accept queue, so that
-# connecting there neither succeeds nor fails (SYNs dropped):
+# Standard library only.  What it answers is what GitHub's documentation
+# says GitHub answers: each behaviour cites, beside its code, the page it
+# comes from (docs.github.com), never our publisher's code.  The faults
+# that are the network's (a dropped line, a stall) are marked as such.
 #
-#  API: POST /app/installations/ID/access_tokens (JWT RS256 checked
-#       against the App's public key with openssl(1), and its claims;
-#       422 "The permissions requested are not granted to this
-#       installation." for any permission beyond the installation's),
-#       GET /app/installations/ID (the JWT again: the installation and
-#       its granted "permissions", set with --granted or /_control
-#       {"granted": {...}}; docs.github.com/en/rest/apps/apps, "Get an
-#       installation for the authenticated app" and "Create an
-#       installation access token for an app"),
-#       GET /repos/O/R, GET/POST /repos/O/R/pulls (head=OWNER:BRANCH
-#       and base=BRANCH filters, 422 on a duplicate),
-#       DELETE /installation/token (204; the token is refused from
-#       then on), POST /repos/O/R/check-runs
-#       (the token must hold checks: write; recorded in check_runs),
-#       GET /repos/O/R/commits/SHA/check-runs?check_name=N,
-#       PATCH /repos/O/R/pulls/N {"state": "open"|"closed"} (reopening
-#       needs the head branch at the pull request's sha),
-#       GET /repos/O/R/git/ref/heads/B, DELETE /repos/O/R/git/refs/heads/B
-#       (204; 422 "Reference does not exist").
-#       Test hooks: POST /_control
-#       sets failure modes, GET /_state dumps tokens, pulls, requests.
+# Three HTTPS listeners (ports chosen by the kernel, written to --ports
+# as "API GIT CTL"), each on every address of --listen: "auto" (the
+# default: every address "localhost" resolves to, as clients will find
+# it), or a comma list such as "127.0.0.1" or "::1,127.0.0.1"; each port
+# is the same on all of them.  --silent ADDR also holds each port on
+# ADDR with a full accept queue, so that connecting there neither
+# succeeds nor fails (SYNs dropped):
+#
+#  API: POST /app/installations/ID/access_tokens and GET
+#       /app/installations/ID (the App's JWT, checked with openssl(1)
+#       against --app-pub; the installation's granted permissions, set
+#       with --granted or /_control {"granted": {...}}; 422 for more),
+#       GET /repos/O/R, GET/POST /repos/O/R/pulls, PATCH .../pulls/N,
+#       GET .../git/ref/heads/B, DELETE .../git/refs/heads/B,
+#       POST .../check-runs, GET .../commits/SHA/check-runs,
+#       DELETE /installation/token; every answer with x-ratelimit-*;
+#       lists paginated with link headers; --api-prefix /api/v3 (or
+#       /_control {"api_prefix": ...}): GitHub Enterprise Server's base.
 #  git: git http-backend behind a small CGI host, for any request with
-#       Basic x-access-token:<valid, unrevoked token>; 401 otherwise.
-#  CTL: the API again, for the tests' hooks: no fault applies to it.
+#       Basic x-access-token:<valid, unrevoked token>; 401 otherwise; a
+#       pre-receive hook enforces branch protection and rulesets.
+#  CTL: the API again, for the tests' hooks: POST /_control, GET
+#       /_state (tokens minted, delivered, revoked; pulls; check runs;
+#       every request with its host).  No fault applies to it.
 # --tokens FILE: every token issued is appended to FILE, a line each,
 # before it is handed out, so that a test can grep for all of them.
 #
-# Bad days (POST /_control {"modes":{"faults":[F, ...]}}), each F
+# /_control members (each kept until set again):
+#  granted {perm: level}     the installation's permissions
+#  pull {title, head, base, state}  a pull request made by hand
+#  set_pull {head, state, merged, recreated}  a person's hand on pulls
+#  api_prefix "/api/v3"      GHES: the API there only
+#  per_page_max N            GitHub's cap of per_page (100), lowered
+#  link "loop"|"foreign"     a link header whose next page is the same
+#                            page, or on another host
+#  renamed NAME              the repository renamed: the old name 301s
+#  redirect_host H           ... to a location on host H
+#  rules [{ref, kind}]       refs starting with ref refused on push:
+#                            kind "protected" (GH006) or "ruleset"
+#                            (GH013)
+#  withheld [perm]           tokens whose grant names perm are refused
+#                            at its endpoints (403 Resource not
+#                            accessible by integration)
+#  modes {...}               wider, race422, hang_pulls, retry, faults
+#
+# Faults (POST /_control {"modes":{"faults":[F, ...]}}), each F
 # {"server": "api"|"git", "method": M, "prefix": P, "count": N,
 # "query": Q (the API: a part of the query string), "do": WHAT, ...}
-# consumed by the first N requests that match:
-#  move-ref       (the API) point branch "ref" at "sha", then do the
-#                 work: a push racing the request
+# consumed by the first N requests that match.  GitHub's documented
+# answers:
+#  primary-limit  403 (or "status") with x-ratelimit-remaining 0 and
+#                 x-ratelimit-reset now + "reset_in" s
+#  secondary-limit  403 (or "status") saying a secondary rate limit,
+#                 retry-after "retry_after" if given
+#  status         answer "status" (500, 502, 503...) without doing the
+#                 work, with Retry-After "retry_after" if given
+#  status-after   do the work, then answer "status" (502, 504): the
+#                 answer lost behind GitHub's front end
+#  move-ref       (the API) point branch "ref" at "sha" ("": delete
+#                 it), then do the work: a person's hand racing us
+# The network's, not GitHub's:
 #  drop-request   close (RST) right after the request's headers
 #  drop-body      read part of the request body (a push), then RST
 #  drop-response  do the work, send half the answer, then RST
-#  status         answer "status" (500, 502, 503...) without doing the
-#                 work, with Retry-After "retry_after" if given
 #  stall          read the request, never answer (until the client
 #                 goes away)
 #  stall-body     do the work, send the headers and half the body, stall
@@ -61,8 +84,6 @@
 #                 close_notify: a truncation an attacker can make
 #  close-bare     the same, all the body, then a FIN without
 #                 close_notify: nothing tells it from close-cut
-# /_state counts tokens minted, delivered (the whole answer written)
-# and revoked.
 import argparse
 import base64
 import json
@@ -82,7 +103,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
 STATE = {"tokens": {}, "pulls": [], "requests": [], "modes": {},
-         "hung": [], "check_runs": [], "granted": {}}
+         "hung": [], "check_runs": [], "granted": {},
+         # GHES: the API under a path (--api-prefix, /_control).
+         "api_prefix": "",
+         # GitHub caps per_page at 100; a test may lower the cap.
+         "per_page_max": 100,
+         # "loop" (next names the same page) or "foreign" (next on
+         # another host): a forge's Link header the client must bound.
+         "link": None,
+         # The repository's new name: the old one answers 301.
+         "renamed": None, "redirect_host": None,
+         # Branch protection and rulesets: [{"ref": PREFIX, "kind":
+         # "protected"|"ruleset"}], enforced by a pre-receive hook.
+         "rules": [],
+         # Permissions the tokens' grant names but the endpoints do
+         # not honour (the installation's changed since).
+         "withheld": []}
 ARGS = None
 PORTS = {}
 
@@ -101,7 +137,11 @@ def note(kind, method, path, status, extra=None):
 
 
 def jwt_check(jwt):
-    """None if the JWT is the App's and current, else why not."""
+    """None if the JWT is the App's and current, else why not.
+    "Generating a JSON Web Token (JWT) for a GitHub App" (docs.github.com/
+    en/apps/creating-github-apps/authenticating-with-a-github-app/
+    generating-a-json-web-token-jwt-for-a-github-app): RS256, iss the
+    App's id (or client id), iat and exp at most 10 minutes apart."""
     parts = jwt.split(".")
     if len(parts) != 3:
         return "not a JWT"
@@ -134,6 +174,9 @@ def jwt_check(jwt):
 
 
 def token_of(headers):
+    """The installation token of a request, if live: "Authenticating to
+    the REST API" (docs.github.com/en/rest/authentication/authenticating-
+    to-the-rest-api) takes "token T" and "Bearer T" alike."""
     a = headers.get("Authorization", "")
     for p in ("token ", "Bearer "):
         if a.startswith(p):
@@ -271,8 +314,11 @@ class Handler(BaseHTTPRequestHandler):
             return False
         what = f["do"]
         if what == "move-ref":
-            subprocess.run(["git", "--git-dir", ARGS.bare, "update-ref",
-                            "refs/heads/" + f["ref"], f["sha"]], check=True)
+            # sha "": the branch deleted (someone's hand, meanwhile).
+            cmd = ["refs/heads/" + f["ref"], f["sha"]] if f["sha"] else \
+                ["-d", "refs/heads/" + f["ref"]]
+            subprocess.run(["git", "--git-dir", ARGS.bare, "update-ref"] +
+                           cmd, check=True)
             note(server, method, path, "fault:" + what)
             self.fault = None
             return False
@@ -290,6 +336,32 @@ class Handler(BaseHTTPRequestHandler):
             self.fault = None
             self.reply(f["status"], {"message": "a bad day: %d" %
                                      f["status"]}, h)
+        elif what == "primary-limit":
+            # "Rate limits for the REST API", Exceeding the rate limit
+            # (docs.github.com/en/rest/using-the-rest-api/rate-limits-
+            # for-the-rest-api): 403 or 429, x-ratelimit-remaining 0,
+            # no retry before x-ratelimit-reset (UTC epoch seconds).
+            self.body()
+            self.fault = None
+            self.reply(f.get("status", 403),
+                       {"message": "API rate limit exceeded for "
+                        "installation ID %d." % ARGS.installation},
+                       {"x-ratelimit-remaining": "0",
+                        "x-ratelimit-reset": str(int(time.time()) +
+                                                 f.get("reset_in", 60))})
+        elif what == "secondary-limit":
+            # The same page, secondary limits: 403 or 429 and a message
+            # saying so; retry-after when GitHub gives one, else "wait
+            # for at least one minute".
+            self.body()
+            self.fault = None
+            h = {}
+            if f.get("retry_after") is not None:
+                h["retry-after"] = str(f["retry_after"])
+            self.reply(f.get("status", 403),
+                       {"message": "You have exceeded a secondary rate "
+                        "limit. Please wait a few minutes before you try "
+                        "again."}, h)
         elif what == "stall":
             self.body()
             wait_gone(self.connection)
@@ -307,6 +379,15 @@ class Handler(BaseHTTPRequestHandler):
         """The answer, as the fault of this request has it; True if
         all of it was written."""
         what = self.fault["do"] if self.fault else None
+        if what == "status-after":
+            # The work done, the answer lost: a slow push or call whose
+            # front end gave up ("Troubleshooting the REST API",
+            # Timeouts: GitHub ends a request after 10 s with a server
+            # error; 502 and 504 come from its proxies).
+            status = self.fault["status"]
+            hdrs = {"Content-Type": "application/json"}
+            data = json.dumps({"message": "Server Error"}).encode()
+            what = None
         self.send_response(status)
         for k, v in hdrs.items():
             self.send_header(k, v)
@@ -391,7 +472,9 @@ class API(Handler):
         self.route("PATCH")
 
     def mode_hit(self, method, path):
-        """A failure mode for this request, consumed, or None."""
+        """A failure mode for this request, consumed, or None: the
+        older spelling of fault "secondary-limit" with retry-after
+        ("Rate limits for the REST API")."""
         with LOCK:
             m = STATE["modes"].get("retry")
             if m and m["count"] > 0 and method == m["method"] and \
@@ -400,16 +483,82 @@ class API(Handler):
                 return m
         return None
 
+    def reply(self, status, obj=None, headers=None, raw=None):
+        """Every API answer says where the primary rate limit stands
+        ("Rate limits for the REST API", Checking the status of your
+        rate limit): a fault may have set its own values."""
+        h = {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "4999",
+             "x-ratelimit-used": "1", "x-ratelimit-resource": "core",
+             "x-ratelimit-reset": str(int(time.time()) + 3600)}
+        h.update(headers or {})
+        return super().reply(status, obj, h, raw)
+
     def route(self, method):
         u = urllib.parse.urlsplit(self.path)
         path, q = u.path, urllib.parse.parse_qs(u.query)
-        if self.server.kind != "ctl" and \
-                self.fault_before("api", method, path, u.query):
-            return
+        self.query = u.query
+        if self.server.kind != "ctl":
+            # GitHub Enterprise Server serves the REST API under
+            # https://HOST/api/v3 ("Getting started with the REST API",
+            # docs.github.com/en/enterprise-server@latest/rest/using-
+            # the-rest-api/getting-started-with-the-rest-api): nothing
+            # outside it is the API.
+            pre = STATE["api_prefix"]
+            if pre and not path.startswith(pre + "/"):
+                self.body()
+                self.reply(404, {"message": "Not Found"})
+                note("api", method, path, 404)
+                return
+            path = path[len(pre):]
+            if self.fault_before("api", method, path, u.query):
+                return
         body = self.body()
         status = self.dispatch(method, path, q, body)
-        note("api", method, path, status,
-             {"query": u.query} if u.query else None)
+        extra = {"host": self.headers.get("Host", "")}
+        if u.query:
+            extra["query"] = u.query
+        note("api", method, path, status, extra)
+
+    def url(self, path, query=""):
+        """An absolute URL of this API, as GitHub writes them in
+        location and link headers."""
+        return "https://%s:%d%s%s%s" % (self.host(), PORTS["api"],
+                                        STATE["api_prefix"], path,
+                                        "?" + query if query else "")
+
+    def page(self, items, q, path):
+        """One page of a list, and its link header ("Using pagination
+        in the REST API", docs.github.com/en/rest/using-the-rest-api/
+        using-pagination-in-the-rest-api): per_page (30 unless asked,
+        at most 100 on GitHub; a test may lower the cap), page from 1;
+        next, last, prev and first where they exist, no link header
+        when everything fits on one page."""
+        try:
+            per = int(q.get("per_page", ["30"])[0])
+            pg = int(q.get("page", ["1"])[0])
+        except ValueError:
+            per, pg = 30, 1
+        per = max(1, min(per, STATE["per_page_max"]))
+        pg = max(1, pg)
+        last = max(1, (len(items) + per - 1) // per)
+        out = items[(pg - 1) * per:pg * per]
+
+        def link(n, rel):
+            qq = {k: v[0] for k, v in q.items()}
+            qq["page"] = str(n)
+            u = self.url(path, urllib.parse.urlencode(qq, safe=":/"))
+            if rel == "next" and STATE["link"] == "foreign":
+                u = u.replace(self.host(), "elsewhere.test", 1)
+            return '<%s>; rel="%s"' % (u, rel)
+        links = []
+        if STATE["link"] in ("loop", "foreign"):
+            links.append(link(pg if STATE["link"] == "loop" else pg + 1,
+                              "next"))
+        elif pg < last:
+            links += [link(pg + 1, "next"), link(last, "last")]
+        if pg > 1:
+            links += [link(pg - 1, "prev"), link(1, "first")]
+        return out, ({"link": ", ".join(links)} if links else {})
 
     def dispatch(self, method, path, q, body):
         if path == "/_control" and method == "POST":
@@ -419,9 +568,17 @@ class API(Handler):
                     STATE["modes"] = c["modes"]
                 if "granted" in c:
                     STATE["granted"] = c["granted"]
+                for k in ("api_prefix", "per_page_max", "link", "renamed",
+                          "redirect_host", "withheld"):
+                    if k in c:
+                        STATE[k] = c[k]
+                if "rules" in c:
+                    STATE["rules"] = c["rules"]
+                    rules_write()
                 if "pull" in c:
                     make_pull(c["pull"]["title"], c["pull"]["head"],
-                              c["pull"]["base"])
+                              c["pull"]["base"])["state"] = \
+                        c["pull"].get("state", "open")
                 # A person's hand: {"set_pull": {"head": B, "state":
                 # "closed", "merged": true, "recreated": true}} on
                 # every pull of head B.
@@ -461,6 +618,9 @@ class API(Handler):
         if path == inst and method == "GET":
             return self.installation()
         repo = "/repos/%s/%s" % (ARGS.owner, ARGS.repo)
+        # "Revoke an installation access token" (docs.github.com/en/rest/
+        # apps/installations#revoke-an-installation-access-token): 204,
+        # and the token is refused from then on.
         if path == "/installation/token" and method == "DELETE":
             t = token_of(self.headers)
             if t is None:
@@ -473,15 +633,27 @@ class API(Handler):
         if token_of(self.headers) is None:
             self.reply(401, {"message": "Bad credentials"})
             return 401
+        path = self.moved(path)
+        if path is None:
+            return 301
+        name = STATE["renamed"] or ARGS.repo
+        repo = "/repos/%s/%s" % (ARGS.owner, name)
+        # "Get a repository" (docs.github.com/en/rest/repos/repos#get-a-
+        # repository): its id, full_name and clone_url.
         if path == repo and method == "GET":
-            self.reply(200, {"id": ARGS.repo_id, "name": ARGS.repo,
-                             "full_name": ARGS.owner + "/" + ARGS.repo,
+            self.reply(200, {"id": ARGS.repo_id, "name": name,
+                             "full_name": ARGS.owner + "/" + name,
+                             "owner": {"login": ARGS.owner},
                              "clone_url": "https://%s:%d/%s/%s.git"
                              % (self.host(), PORTS["git"], ARGS.owner,
-                                ARGS.repo)})
+                                name)})
             return 200
         if path == repo + "/pulls" and method == "GET":
-            return self.pulls_list(q)
+            return self.pulls_list(q, path)
+        if path.startswith(repo + "/pulls") and method in ("POST",
+                                                          "PATCH") and \
+                self.withheld("pull_requests"):
+            return 403
         if path == repo + "/pulls" and method == "POST":
             return self.pulls_create(json.loads(body))
         pp = repo + "/pulls/"
@@ -497,9 +669,53 @@ class API(Handler):
         pre = repo + "/commits/"
         if path.startswith(pre) and path.endswith("/check-runs") and \
                 method == "GET":
-            return self.check_list(path[len(pre):-len("/check-runs")], q)
+            return self.check_list(path[len(pre):-len("/check-runs")], q,
+                                   path)
         self.reply(404, {"message": "Not Found"})
         return 404
+
+    def moved(self, path):
+        """A renamed repository: its old name answers 301 with the new
+        location (/repositories/ID/...), which serves it; None once
+        the 301 is answered.  "Best practices for using the REST API",
+        Follow redirects (docs.github.com/en/rest/using-the-rest-api/
+        best-practices-for-using-the-rest-api): any request may be
+        redirected, a 301 is repeated at the location header's URL;
+        "Renaming a repository" (docs.github.com/en/repositories/
+        creating-and-managing-repositories/renaming-a-repository):
+        the old name keeps redirecting, git included."""
+        old = "/repos/%s/%s" % (ARGS.owner, ARGS.repo)
+        byid = "/repositories/%d" % ARGS.repo_id
+        if STATE["renamed"] and (path == old or
+                                 path.startswith(old + "/")):
+            loc = self.url(byid + path[len(old):], self.query)
+            if STATE["redirect_host"]:
+                loc = loc.replace(self.host(), STATE["redirect_host"], 1)
+            self.reply(301, {"message": "Moved Permanently", "url": loc},
+                       {"location": loc})
+            return None
+        if path == byid or path.startswith(byid + "/"):
+            return "/repos/%s/%s%s" % (ARGS.owner, STATE["renamed"] or
+                                       ARGS.repo, path[len(byid):])
+        return path
+
+    def withheld(self, perm):
+        """403 answered (True) when the token does not cover perm:
+        "Troubleshooting the REST API", Resource not accessible
+        (docs.github.com/en/rest/using-the-rest-api/troubleshooting-
+        the-rest-api): an installation token with too few permissions
+        gets "Resource not accessible by integration", and
+        X-Accepted-GitHub-Permissions names what the endpoint needs."""
+        t = token_of(self.headers)
+        with LOCK:
+            perms = STATE["tokens"][t]["permissions"]
+            off = perm in STATE["withheld"]
+        if perms.get(perm) == "write" and not off:
+            return False
+        self.reply(403, {"message": "Resource not accessible by "
+                         "integration"},
+                   {"X-Accepted-GitHub-Permissions": perm + "=write"})
+        return True
 
     def host(self):
         """The host the client asked for: git goes to the same name."""
@@ -516,6 +732,9 @@ class API(Handler):
         return False
 
     def installation(self):
+        """"Get an installation for the authenticated app" (docs.github.
+        com/en/rest/apps/apps#get-an-installation-for-the-authenticated-
+        app), with the App's JWT: what the installation was granted."""
         if self.jwt_refused():
             return 401
         with LOCK:
@@ -528,6 +747,11 @@ class API(Handler):
         return 200
 
     def access_token(self, body):
+        """"Create an installation access token for an app" (docs.github.
+        com/en/rest/apps/apps#create-an-installation-access-token-for-an-
+        app), with the App's JWT: 201 and a token for the repositories
+        and permissions asked; 422 "The permissions requested are not
+        granted to this installation." for more than it holds."""
         if self.jwt_refused():
             return 401
         req = json.loads(body)
@@ -568,28 +792,56 @@ class API(Handler):
                 STATE["tokens"][t]["delivered"] = True
         return 201
 
-    def pulls_list(self, q):
+    def pulls_list(self, q, path):
+        """"List pull requests" (docs.github.com/en/rest/pulls/pulls#
+        list-pull-requests): state open unless asked, head as
+        OWNER:BRANCH (without OWNER: the filter does nothing), base;
+        sorted by creation, newest first; paginated."""
         head = q.get("head", [None])[0]
         base = q.get("base", [None])[0]
         state = q.get("state", ["open"])[0]
         with LOCK:
             out = [p for p in STATE["pulls"]
                    if state == "all" or p["state"] == state]
-            # As GitHub: without OWNER: the filter is ignored.
             if head is not None and ":" in head:
                 out = [p for p in out if p["head"]["label"] == head]
             if base is not None:
                 out = [p for p in out if p["base"]["ref"] == base]
-            self.reply(200, out)
+            out, h = self.page(out[::-1], q, path)
+            self.reply(200, out, h)
         return 200
 
+    def invalid(self, errors):
+        """422 "Validation Failed" with its errors ("Troubleshooting
+        the REST API", Validation Failed: resource, field and code,
+        or code custom and a message)."""
+        self.reply(422, {"message": "Validation Failed", "errors": errors,
+                         "documentation_url": "https://docs.github.com/"
+                         "rest/pulls/pulls#create-a-pull-request"})
+        return 422
+
     def pulls_create(self, req):
+        """"Create a pull request" (docs.github.com/en/rest/pulls/
+        pulls#create-a-pull-request): 201, or 422 for a head or base
+        that is not a branch, a head that already has an open pull
+        request, or a head with nothing the base lacks."""
         head, base = req.get("head", ""), req.get("base", "")
-        if branch_sha(head) is None or branch_sha(base) is None:
-            self.reply(422, {"message": "Validation Failed",
-                             "errors": [{"field": "head",
-                                         "code": "invalid"}]})
-            return 422
+        for field, b in (("head", head), ("base", base)):
+            if branch_sha(b) is None:
+                return self.invalid([{"resource": "PullRequest",
+                                      "field": field, "code": "invalid"}])
+        if not STATE["modes"].get("race422") and \
+                not STATE["modes"].get("hang_pulls") and \
+                not [p for p in STATE["pulls"] if p["state"] == "open"
+                     and p["head"]["ref"] == head] and \
+                subprocess.run(["git", "--git-dir", ARGS.bare,
+                                "merge-base", "--is-ancestor",
+                                "refs/heads/" + head,
+                                "refs/heads/" + base]).returncode == 0:
+            return self.invalid([{"resource": "PullRequest",
+                                  "code": "custom",
+                                  "message": "No commits between %s and "
+                                  "%s" % (base, head)}])
         with LOCK:
             modes = STATE["modes"]
             if modes.get("hang_pulls"):
@@ -601,12 +853,11 @@ class API(Handler):
                 dup = [p for p in STATE["pulls"] if p["state"] == "open"
                        and p["head"]["ref"] == head]
                 if dup:
-                    self.reply(422, {"message": "Validation Failed",
-                                     "errors": [{"message": "A pull "
-                                                 "request already exists"
-                                                 " for %s:%s." %
-                                                 (ARGS.owner, head)}]})
-                    return 422
+                    return self.invalid([{"resource": "PullRequest",
+                                          "code": "custom",
+                                          "message": "A pull request "
+                                          "already exists for %s:%s." %
+                                          (ARGS.owner, head)}])
                 pr = make_pull(req.get("title", ""), head, base,
                                req.get("body", ""))
         if modes.get("hang_pulls"):
@@ -619,6 +870,10 @@ class API(Handler):
         return 201
 
     def pulls_patch(self, num, req):
+        """"Update a pull request" (docs.github.com/en/rest/pulls/pulls#
+        update-a-pull-request): state open or closed.  A closed one
+        whose head branch moved since is not reopened: the page says
+        only 422, GitHub's web pages say why."""
         with LOCK:
             prs = [p for p in STATE["pulls"] if str(p["number"]) == num]
             if not prs:
@@ -640,6 +895,8 @@ class API(Handler):
         return 200
 
     def ref_get(self, branch):
+        """"Get a reference" (docs.github.com/en/rest/git/refs#get-a-
+        reference): 404 for a branch that is not there."""
         sha = branch_sha(branch)
         if sha is None:
             self.reply(404, {"message": "Not Found"})
@@ -649,6 +906,13 @@ class API(Handler):
         return 200
 
     def ref_delete(self, branch):
+        """"Delete a reference" (docs.github.com/en/rest/git/refs#delete-
+        a-reference): 204, 422 "Reference does not exist".  "Deleting and
+        restoring branches in a pull request" (docs.github.com/en/
+        repositories/configuring-branches-and-merges-in-your-repository/
+        managing-branches-in-your-repository/deleting-and-restoring-
+        branches-in-a-pull-request): an open pull request whose branch
+        goes is closed."""
         if branch_sha(branch) is None:
             self.reply(422, {"message": "Reference does not exist"})
             return 422
@@ -666,12 +930,9 @@ class API(Handler):
         return 204
 
     def check_create(self, req):
-        t = token_of(self.headers)
-        with LOCK:
-            perms = STATE["tokens"][t]["permissions"]
-        if perms.get("checks") != "write":
-            self.reply(403, {"message": "Resource not accessible by "
-                             "integration"})
+        """"Create a check run" (docs.github.com/en/rest/checks/runs#
+        create-a-check-run): the token needs checks: write."""
+        if self.withheld("checks"):
             return 403
         out = req.get("output", {})
         sha = req.get("head_sha", "")
@@ -694,12 +955,16 @@ class API(Handler):
         self.reply(201, run)
         return 201
 
-    def check_list(self, sha, q):
+    def check_list(self, sha, q, path):
+        """"List check runs for a Git reference" (docs.github.com/en/
+        rest/checks/runs#list-check-runs-for-a-git-reference): an
+        object, total_count and one page of check_runs."""
         name = q.get("check_name", [None])[0]
         with LOCK:
             out = [r for r in STATE["check_runs"] if r["head_sha"] == sha
                    and (name is None or r["name"] == name)]
-        self.reply(200, {"total_count": len(out), "check_runs": out})
+        runs, h = self.page(out, q, path)
+        self.reply(200, {"total_count": len(out), "check_runs": runs}, h)
         return 200
 
 
@@ -711,9 +976,21 @@ class Git(Handler):
         self.cgi("POST")
 
     def cgi(self, method):
+        """git smart HTTP with the installation token as the password of
+        x-access-token ("Authenticating as a GitHub App installation",
+        docs.github.com/en/apps/creating-github-apps/authenticating-with-
+        a-github-app/authenticating-as-a-github-app-installation)."""
         u = urllib.parse.urlsplit(self.path)
         if self.fault_before("git", method, u.path):
             return
+        gitpath = u.path
+        if STATE["renamed"]:
+            # git to the new name is the repository ("Renaming a
+            # repository": the old name works too).
+            new = "/%s/%s.git/" % (ARGS.owner, STATE["renamed"])
+            if gitpath.startswith(new):
+                gitpath = "/%s/%s.git/%s" % (ARGS.owner, ARGS.repo,
+                                             gitpath[len(new):])
         body = self.body()
         a = self.headers.get("Authorization", "")
         ok = False
@@ -729,7 +1006,7 @@ class Git(Handler):
             note("git", method, u.path, 401)
             return
         env = {"GIT_PROJECT_ROOT": ARGS.git_root, "GIT_HTTP_EXPORT_ALL": "1",
-               "PATH_INFO": u.path, "QUERY_STRING": u.query,
+               "PATH_INFO": gitpath, "QUERY_STRING": u.query,
                "REQUEST_METHOD": method, "REMOTE_USER": "x-access-token",
                "REMOTE_ADDR": "127.0.0.1", "CONTENT_LENGTH": str(len(body)),
                "CONTENT_TYPE": self.headers.get("Content-Type", ""),
@@ -752,8 +1029,102 @@ class Git(Handler):
             elif k:
                 hdrs[k] = v.strip()
         hdrs.pop("Content-Length", None)
+        if gitpath.endswith("/git-receive-pack") and STATE["rules"]:
+            out = declined_as_github(out)
         self.send_answer(status, hdrs, out)
         note("git", method, u.path, status, {"query": u.query})
+
+
+# Branch protection and rulesets, as a push meets them.  GitHub runs
+# its checks as a pre-receive hook: git prints the hook's lines as
+# "remote: error: ..." and the ref as "[remote rejected] (REASON)".
+# "About protected branches" (docs.github.com/en/repositories/
+# configuring-branches-and-merges-in-your-repository/managing-protected-
+# branches/about-protected-branches): "GH006: Protected branch update
+# failed for REF.", reason "protected branch hook declined".
+# "Working with push protection from the command line" (docs.github.com/
+# en/code-security/secret-scanning/working-with-secret-scanning-and-push-
+# protection/working-with-push-protection-from-the-command-line) and
+# "Available rules for rulesets" (docs.github.com/en/repositories/
+# configuring-branches-and-merges-in-your-repository/managing-rulesets/
+# available-rules-for-rulesets), "Restrict creations": "GH013:
+# Repository rule violations found for REF.", reason "push declined
+# due to repository rule violations".
+HOOK = """#!/usr/bin/env python3
+import json, sys
+try:
+    rules = json.load(open(%r))
+except OSError:
+    sys.exit(0)
+bad = 0
+for line in sys.stdin:
+    ref = line.split()[2]
+    for r in rules:
+        if not ref.startswith(r["ref"]):
+            continue
+        bad = 1
+        if r["kind"] == "protected":
+            sys.stderr.write("error: GH006: Protected branch update "
+                             "failed for %%s.\\n" %% ref)
+            sys.stderr.write("error: Changes must be made through a "
+                             "pull request.\\n")
+        else:
+            sys.stderr.write("error: GH013: Repository rule violations "
+                             "found for %%s.\\n\\n" %% ref)
+            sys.stderr.write("- Cannot create ref due to creations being "
+                             "restricted.\\n")
+sys.exit(bad)
+"""
+REASONS = {b"GH006": b"protected branch hook declined",
+           b"GH013": b"push declined due to repository rule violations"}
+
+
+def rules_write():
+    """Caller holds LOCK."""
+    tmp = ARGS.rules + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(STATE["rules"], f)
+    os.rename(tmp, ARGS.rules)
+
+
+def pkts(data):
+    """pkt-lines (git's protocol-common(5)): payloads, None a flush."""
+    i = 0
+    while i + 4 <= len(data):
+        n = int(data[i:i + 4], 16)
+        if n == 0:
+            yield None
+            i += 4
+            continue
+        yield data[i + 4:i + n]
+        i += n
+
+
+def pkt(b):
+    return b"%04x" % (len(b) + 4) + b if b is not None else b"0000"
+
+
+def declined_as_github(out):
+    """git's "pre-receive hook declined" in receive-pack's report, as
+    GitHub words it for the rule the hook named."""
+    code = b"GH006" if b"GH006" in out else b"GH013" if b"GH013" in out \
+        else None
+    if code is None:
+        return out
+    def reframed(report):
+        lines = [x.replace(b"pre-receive hook declined", REASONS[code])
+                 if x else x for x in pkts(report)]
+        return pkt(b"\x01" + b"".join(pkt(x) for x in lines))
+    new, report = b"", b""
+    for p in pkts(out):
+        if p is not None and p[:1] == b"\x01":
+            report += p[1:]
+            continue
+        if p is None and report:
+            new += reframed(report)
+            report = b""
+        new += pkt(p)
+    return new + (reframed(report) if report else b"")
 
 
 class TLSServer(ThreadingHTTPServer):
@@ -868,6 +1239,7 @@ def main():
     ap.add_argument("--tokens")
     ap.add_argument("--listen", default="auto")
     ap.add_argument("--silent")
+    ap.add_argument("--api-prefix", default="")
     # What the installation was granted: the man page's set-up plus
     # Checks, unless a test says otherwise.
     ap.add_argument("--granted", default="contents:write,"
@@ -876,6 +1248,13 @@ def main():
     STATE["granted"] = dict(kv.split(":", 1)
                             for kv in ARGS.granted.split(",") if kv)
     ARGS.bare = os.path.join(ARGS.git_root, ARGS.owner, ARGS.repo + ".git")
+    STATE["api_prefix"] = ARGS.api_prefix
+    ARGS.rules = os.path.join(ARGS.dir, "rules.json")
+    hook = os.path.join(ARGS.bare, "hooks", "pre-receive")
+    os.makedirs(os.path.dirname(hook), exist_ok=True)
+    with open(hook, "w") as f:
+        f.write(HOOK % ARGS.rules)
+    os.chmod(hook, 0o755)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(ARGS.cert, ARGS.key)
     addrs = listen_addrs(ARGS.listen)

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 # ghctl.py CA URL [BODY]: the tests' client of fakegh.py's hooks, so
 # that they need no curl.  GET, or POST of BODY; the answer's body on
-# stdout; exit 1 on any error or a status other than 2xx.
+# stdout; exit 1 on any error or a status other than 2xx.  It models
+# nothing of GitHub: it talks to fakegh.py's CTL port only, whose
+# /_control members (and the docs.github.com pages each behaviour
+# comes from) are listed at the top of fakegh.py.
 import ssl
 import sys
 import urllib.request

@@ -153,6 +153,12 @@ if ! setup; then
 	exit 1
 fi
 
+# GH_ONLY=NAME runs NAME.sh's cases alone (a developer's shortcut).
+if [ -n "${GH_ONLY:-}" ]; then
+	. "$HERE/$GH_ONLY.sh"
+	exit $FAIL
+fi
+
 # 1. Happy path: one branch, one pull request, token revoked, and a
 # push with that token is refused afterwards.
 ID=a-20261129-0001
@@ -432,6 +438,9 @@ fi
 
 # The forge's bad days: dropped connections, 5xx, stalls, chunked.
 . "$HERE/baddays.sh"
+
+# What GitHub's documentation says a client meets (docs.sh).
+. "$HERE/docs.sh"
 
 # A cohort's member superseding one whose selection failed.
 . "$HERE/supersede.sh"

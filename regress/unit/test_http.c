@@ -240,6 +240,78 @@ START_TEST(t_close_notify)
 }
 END_TEST
 
+/*
+ * Location, X-Accepted-GitHub-Permissions and the Link header's next
+ * page, as GitHub sends them ("Using pagination in the REST API"): the
+ * next page found among the others, in any order and spelling; none
+ * when absent; refused (next_bad) when malformed, too long, or given
+ * twice.  Controls in a header never reach a copy.
+ */
+START_TEST(t_link_location)
+{
+	struct http_resp r;
+	const char	*ok[] = {
+	    "<https://h/r?page=2>; rel=\"next\", <https://h/r?page=9>; "
+	    "rel=\"last\"",
+	    "<https://h/r?page=1>; rel=\"first\",<https://h/r?page=2>;"
+	    "rel=next",
+	    "<https://h/r?page=2>; rel=\"prev next\"",
+	    "<https://h/r?page=2>; title=\"a, b\"; REL=\"Next\"",
+	};
+	const char	*malformed[] = {
+	    "https://h/r?page=2; rel=\"next\"",
+	    "<https://h/r?page=2; rel=\"next\"",
+	    "<https://h/r\x01?page=2>; rel=\"next\"",
+	};
+	char		 buf[3000], big[1100];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		snprintf(buf, sizeof(buf), "HTTP/1.1 200 OK\r\nLink: %s\r\n"
+		    "Content-Length: 0\r\n\r\n", ok[i]);
+		ck_assert_int_eq(parse(buf, 0, &r), 1);
+		ck_assert_msg(strcmp(r.next, "https://h/r?page=2") == 0 &&
+		    r.link == 1 && !r.next_bad, "%s: %s", ok[i], r.next);
+		http_resp_free(&r);
+	}
+	ck_assert_int_eq(parse("HTTP/1.1 200 OK\r\nLink: <https://h/r?page=1>"
+	    "; rel=\"prev\"\r\nContent-Length: 0\r\n\r\n", 0, &r), 1);
+	ck_assert_msg(r.next[0] == '\0' && r.link == 1 && !r.next_bad, "%s",
+	    r.next);
+	http_resp_free(&r);
+	for (i = 0; i < sizeof(malformed) / sizeof(malformed[0]); i++) {
+		snprintf(buf, sizeof(buf), "HTTP/1.1 200 OK\r\nLink: %s\r\n"
+		    "Content-Length: 0\r\n\r\n", malformed[i]);
+		ck_assert_int_eq(parse(buf, 0, &r), 1);
+		ck_assert_msg(r.next[0] == '\0' && r.next_bad, "%s",
+		    malformed[i]);
+		http_resp_free(&r);
+	}
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	snprintf(buf, sizeof(buf), "HTTP/1.1 200 OK\r\nLink: <https://h/%s>; "
+	    "rel=\"next\"\r\nContent-Length: 0\r\n\r\n", big);
+	ck_assert_int_eq(parse(buf, 0, &r), 1);
+	ck_assert(r.next[0] == '\0' && r.next_bad);
+	http_resp_free(&r);
+	ck_assert_int_eq(parse("HTTP/1.1 200 OK\r\nLink: <https://h/2>; rel="
+	    "next\r\nLink: <https://h/3>; rel=next\r\nContent-Length: 0\r\n"
+	    "\r\n", 0, &r), 1);
+	ck_assert(r.next[0] == '\0' && r.next_bad);
+	http_resp_free(&r);
+	ck_assert_int_eq(parse("HTTP/1.1 301 Moved\r\nLocation: https://h/"
+	    "repositories/1\r\nX-Accepted-GitHub-Permissions: checks=write"
+	    "\r\nContent-Length: 0\r\n\r\n", 0, &r), 1);
+	ck_assert_str_eq(r.location, "https://h/repositories/1");
+	ck_assert_str_eq(r.accepted, "checks=write");
+	http_resp_free(&r);
+	ck_assert_int_eq(parse("HTTP/1.1 301 Moved\r\nLocation: https://h/\x1b"
+	    "[2J\r\nContent-Length: 0\r\n\r\n", 0, &r), 1);
+	ck_assert_str_eq(r.location, "");
+	http_resp_free(&r);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -254,6 +326,7 @@ main(void)
 	tcase_add_test(tc, t_malformed);
 	tcase_add_test(tc, t_nul_and_sizes);
 	tcase_add_test(tc, t_close_notify);
+	tcase_add_test(tc, t_link_location);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
