@@ -201,7 +201,7 @@ cat "$T/table"
 # The targets: what factory adds, as attempts.sh and tree.sh print them.
 awk '/^first model request/ {t = 1} /^$/ {t = 0}
     t && NF == 5 && $1 != "client" && $4 != "-" {
-	printf "%-44s %10s  %s\n", "agents: " $1 " first request added, ms (<= 50)",
+	printf "%-44s %10s  %s\n", "agents: " $1 " 1st request added, ms (<= 50)",
 	    $4, ($4 <= 50 ? "met" : "missed") }
     /^per event, (median|p99)/ && $6 != "-" {
 	printf "%-44s %10s  %s\n", "agents: per event added " $3 ", ms (<= 1)",
