@@ -13,7 +13,9 @@
 # rounds, as attempts come to factoryd (a write to cgroup.procs is cheap
 # only right after another one).  BEFORE: the build directory of
 # another tree (the commit before a change): the pool of both is then
-# run in turns against bwrap (bench/spawncmp.sh, RUNS times).
+# run in turns against bwrap (bench/spawncmp.sh, RUNS times).  Then
+# the real agent clients through factory beside the same clients on
+# the host (bench/agents.sh; AGENTS=0 leaves them out).
 : "${O:?O must name the build directory}"
 # Each part adds its targets here; printed together at the end.
 BENCH_SUMMARY=$(mktemp /tmp/factory-bench-summary.XXXXXX) || exit 1
@@ -29,6 +31,9 @@ if [ -n "$BEFORE" ]; then
 	sh "$(dirname "$0")/spawncmp.sh" || exit 1
 fi
 sh "$(dirname "$0")/attempts.sh" || exit 1
+if [ "${AGENTS:-1}" != 0 ]; then
+	bash "$(dirname "$0")/agents.sh" || exit 1
+fi
 echo
-echo "targets (issue 11), measured in this run"
+echo "targets (issues 11 and 25), measured in this run"
 cat "$BENCH_SUMMARY"

@@ -10,7 +10,7 @@
 # turn (token counting, warm-ups, model lists) get a small answer.
 #
 #	agentsrv.py [-c cert.pem -k key.pem] -r record.jsonl [-s shapes.jsonl]
-#	    [-b bodies] [-p port]
+#	    [-b bodies] [-t times.jsonl] [-p port]
 #
 # prints "ready PORT".  record.jsonl gets one line per request:
 # method, path, headers, api, turn, model (the body's, or Gemini's
@@ -22,12 +22,18 @@
 # union of their elements' shapes, scalars as their type), so a
 # client whose requests change shows up as a diff.  With
 # -b, bodies gets every request's body, one a line (for debugging).
+# With -t (bench/agents.sh), times.jsonl gets CLOCK_REALTIME stamps in
+# microseconds: {"ev": "req"} when a request's head has been read,
+# {"ev": "first"} when its answer's head has been sent, {"ev": "sse"}
+# per streamed event sent (n counts from 0), each with the request's
+# path, api and model; and the answers are sent without Nagle's delay.
 
 import argparse
 import json
 import ssl
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
@@ -135,6 +141,24 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
 
+    def setup(self):
+        # A provider sends each event at once; Nagle's delay (40 ms,
+        # against the client's delayed ack) would be the bench's figure.
+        if self.server.times:
+            self.disable_nagle_algorithm = True
+        super().setup()
+
+    def stamp(self, ev, **kw):
+        """A realtime stamp in times.jsonl (-t), for bench/agents.sh."""
+        if not self.server.times:
+            return
+        t = time.clock_gettime_ns(time.CLOCK_REALTIME) // 1000
+        rec = dict(ev=ev, t=t, path=self.path, **kw)
+        rec.update(getattr(self, "tinfo", {}))
+        with LOCK:
+            with open(self.server.times, "a") as f:
+                f.write(json.dumps(rec) + "\n")
+
     def body(self):
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             out = b""
@@ -179,6 +203,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
+        self.stamp("first")
         self.wfile.write(data)
         self.wfile.flush()
 
@@ -188,6 +213,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+        self.stamp("first")
+        self.nsse = 0
 
     def sse(self, event, obj):
         text = ("event: %s\n" % event) if event else ""
@@ -196,23 +223,30 @@ class Handler(BaseHTTPRequestHandler):
         data = text.encode()
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
+        self.stamp("sse", n=self.nsse)
+        self.nsse += 1
 
     def sse_end(self):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
     def do_HEAD(self):
+        self.tinfo = {"api": "probe", "model": None}
+        self.stamp("req")
         self.record("probe", 0, None)
         self.send_response(200)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
     def do_GET(self):
+        self.tinfo = {"api": "other", "model": None}
+        self.stamp("req")
         self.body()
         self.record("other", 0, None)
         self.send_json(200, {"data": [], "models": []})
 
     def do_POST(self):
+        t = time.clock_gettime_ns(time.CLOCK_REALTIME) // 1000
         raw = self.body()
         try:
             req = json.loads(raw or b"{}")
@@ -226,6 +260,14 @@ class Handler(BaseHTTPRequestHandler):
                ":generateContent" in path else "other")
         turn = 2 if later_turn(api, req) else 1
         self.record(api, turn, req)
+        self.tinfo = {"api": api, "turn": turn, "model": self.model(req)}
+        if self.server.times:
+            # Stamped when the head was read, written once the body
+            # told the model.
+            with LOCK:
+                with open(self.server.times, "a") as f:
+                    f.write(json.dumps(dict(ev="req", t=t, path=self.path,
+                                            **self.tinfo)) + "\n")
         if self.server.bodies:
             with LOCK:
                 with open(self.server.bodies, "ab") as f:
@@ -395,6 +437,7 @@ def main():
     ap.add_argument("-r", required=True)
     ap.add_argument("-s")
     ap.add_argument("-b")
+    ap.add_argument("-t")
     ap.add_argument("-p", type=int, default=0)
     a = ap.parse_args()
     srv = ThreadingHTTPServer(("127.0.0.1", a.p), Handler)
@@ -402,6 +445,7 @@ def main():
     srv.record = a.r
     srv.shapes = a.s
     srv.bodies = a.b
+    srv.times = a.t
     if a.c:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(a.c, a.k)
