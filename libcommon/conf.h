@@ -219,7 +219,15 @@ struct manifest_setup {
 	char			**outputs;	/* non-empty */
 	char			**allow;
 	char			**env;
+	/*
+	 * Whose entries it may reuse: SETUP_REUSE_TREE (the default)
+	 * only one built from the same baseline tree; SETUP_REUSE_INPUTS
+	 * one from any tree with the same inputs, its submitter's only.
+	 */
+	int			  reuse;
 };
+#define SETUP_REUSE_TREE	0
+#define SETUP_REUSE_INPUTS	1
 
 struct manifest {
 	char			 repository[REPO_NAME_MAX];

@@ -558,23 +558,44 @@ m_treepaths(struct yerr *e, const struct ynode *sn, const char *key,
 }
 
 /*
+ * setup.reuse: tree (the default) or inputs.  Reuse across trees is
+ * asked for, never assumed: setup reads more than its inputs.
+ */
+static int
+m_setupreuse(struct yerr *e, const struct ynode *n, int *reuse)
+{
+	*reuse = SETUP_REUSE_TREE;
+	if (n == NULL)
+		return (0);
+	if (y_str(e, n, "tree or inputs", 0, NULL, 0) == -1)
+		return (-1);
+	if (strcmp(n->str, "tree") == 0)
+		return (0);
+	if (strcmp(n->str, "inputs") == 0) {
+		*reuse = SETUP_REUSE_INPUTS;
+		return (0);
+	}
+	return (y_fail(e, n, "expected tree or inputs, not \"%s\"", n->str));
+}
+
+/*
  * setup: {run: ARGV, inputs: [PATH], outputs: [PATH], network: ...,
- * env: {...}}: the phase whose outputs are cached by a key over its
- * inputs (factory-manifest(5)).
+ * env: {...}, reuse: tree|inputs}: the phase whose outputs are cached
+ * by a key over its inputs (factory-manifest(5)).
  */
 static int
 m_setup(struct yerr *e, const struct ynode *root, struct manifest *m)
 {
 	static const char * const keys[] = { "run", "inputs", "outputs",
-	    "network", "env", NULL };
+	    "network", "env", "reuse", NULL };
 	const struct ynode	*n;
 	struct manifest_setup	*s;
 	size_t			 i, j;
 
 	if ((n = y_get(root, "setup")) == NULL)
 		return (0);
-	if (y_map(e, n, "a mapping with run, inputs, outputs, network and "
-	    "env") == -1 || y_keys(e, n, keys) == -1)
+	if (y_map(e, n, "a mapping with run, inputs, outputs, network, env "
+	    "and reuse") == -1 || y_keys(e, n, keys) == -1)
 		return (-1);
 	if ((s = m->setup = calloc(1, sizeof(*s))) == NULL)
 		return (y_fail(e, n, "out of memory"));
@@ -582,7 +603,8 @@ m_setup(struct yerr *e, const struct ynode *root, struct manifest *m)
 	    m_treepaths(e, n, "inputs", 0, &s->inputs) == -1 ||
 	    m_treepaths(e, n, "outputs", 1, &s->outputs) == -1 ||
 	    m_netallow(e, y_get(n, "network"), &s->allow) == -1 ||
-	    m_envmap(e, y_get(n, "env"), "setup.env", &s->env) == -1)
+	    m_envmap(e, y_get(n, "env"), "setup.env", &s->env) == -1 ||
+	    m_setupreuse(e, y_get(n, "reuse"), &s->reuse) == -1)
 		return (-1);
 	if (s->outputs[0] == NULL)
 		return (y_fail(e, y_get(n, "outputs"), "no output: a setup "
@@ -1127,11 +1149,10 @@ m_printsetup(FILE *fp, const struct manifest_setup *s)
 		fprintf(fp, "  network:\n");
 		m_printlist(fp, "    ", "allow", s->allow);
 	}
-	if (s->env[0] == NULL) {
+	if (s->env[0] == NULL)
 		fprintf(fp, "  env: {}\n");
-		return;
-	}
-	fprintf(fp, "  env:\n");
+	else
+		fprintf(fp, "  env:\n");
 	for (i = 0; s->env[i] != NULL; i++) {
 		if ((eq = strchr(s->env[i], '=')) == NULL)
 			continue;
@@ -1139,6 +1160,8 @@ m_printsetup(FILE *fp, const struct manifest_setup *s)
 		y_printstr(fp, eq + 1);
 		fputc('\n', fp);
 	}
+	fprintf(fp, "  reuse: %s\n", s->reuse == SETUP_REUSE_INPUTS ?
+	    "inputs" : "tree");
 }
 
 /* A model grant, its keys under indent ("model:" on the line before). */

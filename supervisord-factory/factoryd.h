@@ -223,6 +223,8 @@ struct attempt {
 	char			 setup_key[SHA256_HEX_LEN + 1];
 	char			 setup_digest[SHA256_HEX_LEN + 1];
 	int			 setup_hit;
+	/* The baseline tree the entry was built from (its meta's). */
+	char			 setup_tree[41];
 	int			 setup_ready;	/* the entry is there */
 	int			 setup_status;	/* a miss's wait status */
 	uint64_t		 setup_files;

@@ -3,17 +3,19 @@
  * setup:).  A manifest's setup runs before the agent, in a sandbox of
  * its own, and what it leaves at its outputs is kept under a key over
  * everything it could depend on: the image digest, its argv and env,
- * and each input path with the sha256 of its content in the pristine
- * checkout.  The key is the whole invalidation rule: the same key
- * finds the same outputs, which are then an extra read-only lower layer
- * of the agent's (and the validation run's) tree, and setup does not
- * run.  Collect walks the upper dir only, so the outputs are never
- * taken for the agent's changes.
+ * each input path with the sha256 of its content in the pristine
+ * checkout, and the baseline's tree (or, with reuse: inputs, the
+ * submitter instead).  The key is the whole invalidation rule: the
+ * same key finds the same outputs, which are then an extra read-only
+ * lower layer of the agent's (and the validation run's) tree, and
+ * setup does not run.  Collect walks the upper dir only, so the
+ * outputs are never taken for the agent's changes.
  *
  * Layout, all root's, under STATE/setup (0700):
  *
  *	KEY/		the outputs at their tree paths, read-only
- *	KEY.meta	{"digest", "files", "bytes", "created"}; its
+ *	KEY.meta	{"digest", "seal", "tree", "files", "bytes",
+ *			"created"}, tree the one it was built from; its
  *			modification time is the entry's last use
  *	.tmp.KEY.ID	an entry being written; renamed to KEY when whole
  *	run/ID/		the setup run's disk (a tmpfs): upper, work, tree
@@ -59,7 +61,7 @@
 #define SETUP_MAXFILES	16384	/* entries of one cache entry */
 #define SETUP_MAXDEPTH	64
 #define SETUP_MAXSCAN	4096	/* entries looked at per eviction */
-#define SETUP_KEYTAG	"factory setup key v2"
+#define SETUP_KEYTAG	"factory setup key v3"
 #define SETUP_DIGTAG	"factory setup outputs v1"
 
 struct setup_walk {
@@ -86,7 +88,7 @@ struct setup_ent {
 
 static int	setup_meta(const char *, char [SHA256_HEX_LEN + 1],
 		    char [SHA256_HEX_LEN + 1], uint64_t *, uint64_t *,
-		    struct timespec *);
+		    struct timespec *, char [41]);
 static void	setup_job_kill(struct setup_job *);
 
 static uint64_t
@@ -103,6 +105,13 @@ setup_hex64(const char *s)
 {
 	return (strlen(s) == SHA256_HEX_LEN &&
 	    strspn(s, "0123456789abcdef") == SHA256_HEX_LEN);
+}
+
+/* A git tree id, as the pristine check mark has it. */
+static int
+setup_hex40(const char *s)
+{
+	return (strlen(s) == 40 && strspn(s, "0123456789abcdef") == 40);
 }
 
 /* STATE/setup/NAME; -1 too long. */
@@ -206,12 +215,13 @@ setup_init(char *err, size_t errlen)
 		snprintf(other, sizeof(other), "%s/%s%s", path, key,
 		    n == SHA256_HEX_LEN ? ".meta" : "");
 		if (lstat(other, &st) == 0) {
-			/* Both: whole, unless its meta has no seal. */
+			/* Both: whole, unless its meta has no seal or tree. */
 			if (n != SHA256_HEX_LEN ||
-			    setup_meta(key, NULL, NULL, NULL, NULL, NULL) == 0)
+			    setup_meta(key, NULL, NULL, NULL, NULL, NULL,
+			    NULL) == 0)
 				continue;
 			log_info("setup: removing %s, an entry without a "
-			    "seal", other);
+			    "seal or tree", other);
 			(void)unlink(other);
 		}
 		snprintf(other, sizeof(other), "%s/%s", path, de->d_name);
@@ -341,8 +351,53 @@ setup_putinput(struct sha256_ctx *c, int dirfd, const char *path, char *err,
 }
 
 /*
- * The key of a's setup: sha256 over the length-prefixed fields
- * (tag, image, argv, env, outputs, then each input and its content).
+ * Whose entries a's setup may have, as fields of the key.  Setup reads
+ * the whole tree, not only its inputs, so by default an entry is one
+ * built from the same baseline tree (the one a verifier found the
+ * pristine checkout to be): no other commit's outputs reach a's trees.
+ * reuse: inputs drops the tree for the submitter's uid instead: across
+ * trees at the submitter's own word, never across submitters.  The
+ * tree is also a's setup_tree, what the entry is built from on a miss.
+ */
+static int
+setup_putreuse(struct sha256_ctx *c, struct attempt *a, char *err,
+    size_t errlen)
+{
+	char	 tree[41], uid[32];
+
+	switch (pristine_checked(a->repo, a->baseline, tree)) {
+	case 1:
+		break;
+	case 0:
+		snprintf(err, errlen, "setup key: pristine tree of %s: not "
+		    "checked by a verifier", a->baseline);
+		return (-1);
+	default:
+		snprintf(err, errlen, "setup key: pristine tree of %s: check "
+		    "mark: %s", a->baseline, strerror(errno));
+		return (-1);
+	}
+	strlcpy(a->setup_tree, tree, sizeof(a->setup_tree));
+	if (a->m->setup->reuse == SETUP_REUSE_INPUTS) {
+		snprintf(uid, sizeof(uid), "%u", (unsigned)a->submitter);
+		if (setup_putstr(c, "reuse inputs") == -1 ||
+		    setup_putstr(c, uid) == -1)
+			goto hash;
+		return (0);
+	}
+	if (setup_putstr(c, "reuse tree") == -1 ||
+	    setup_putstr(c, tree) == -1)
+		goto hash;
+	return (0);
+ hash:
+	snprintf(err, errlen, "setup key: sha256 failed");
+	return (-1);
+}
+
+/*
+ * The key of a's setup: sha256 over the length-prefixed fields (tag,
+ * repository, image, network, argv, env, outputs, inputs, the baseline
+ * tree or the submitter, then each input and its content).
  */
 int
 setup_key(struct attempt *a, char key[SHA256_HEX_LEN + 1], char *err,
@@ -383,6 +438,8 @@ setup_key(struct attempt *a, char key[SHA256_HEX_LEN + 1], char *err,
 		snprintf(err, errlen, "setup key: sha256 failed");
 		goto fail;
 	}
+	if (setup_putreuse(&c, a, err, errlen) == -1)
+		goto fail;
 	for (i = 0; s->inputs[i] != NULL; i++)
 		if (setup_putinput(&c, dfd, s->inputs[i], err, errlen) == -1)
 			goto fail;
@@ -401,17 +458,18 @@ setup_key(struct attempt *a, char key[SHA256_HEX_LEN + 1], char *err,
 
 /*
  * The entry's meta, read; -1 if it is not a whole entry (an entry of
- * an older store, without a seal, is none).
+ * an older store, without a seal or the tree it was built from, is
+ * none).
  */
 static int
 setup_meta(const char *key, char digest[SHA256_HEX_LEN + 1],
     char seal[SHA256_HEX_LEN + 1], uint64_t *bytes, uint64_t *files,
-    struct timespec *used)
+    struct timespec *used, char tree[41])
 {
 	struct stat	 st;
 	json_error_t	 je;
 	json_t		*o;
-	const char	*d, *sl;
+	const char	*d, *sl, *t;
 	char		 path[PATH_MAX];
 
 	if (setup_entry_path(key, path, sizeof(path)) == -1 ||
@@ -423,9 +481,10 @@ setup_meta(const char *key, char digest[SHA256_HEX_LEN + 1],
 		return (-1);
 	d = json_string_value(json_object_get(o, "digest"));
 	sl = json_string_value(json_object_get(o, "seal"));
+	t = json_string_value(json_object_get(o, "tree"));
 	if (d == NULL || strncmp(d, "sha256:", 7) != 0 || !setup_hex64(d + 7) ||
 	    sl == NULL || strncmp(sl, "sha256:", 7) != 0 ||
-	    !setup_hex64(sl + 7)) {
+	    !setup_hex64(sl + 7) || t == NULL || !setup_hex40(t)) {
 		json_decref(o);
 		return (-1);
 	}
@@ -439,6 +498,8 @@ setup_meta(const char *key, char digest[SHA256_HEX_LEN + 1],
 		*files = json_integer_value(json_object_get(o, "files"));
 	if (used != NULL)
 		*used = st.st_mtim;
+	if (tree != NULL)
+		strlcpy(tree, t, 41);
 	json_decref(o);
 	return (0);
 }
@@ -1594,10 +1655,11 @@ setup_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 		goto done;
 	}
 	crashpoint("setup:before-meta");
-	if ((meta = json_pack("{s:s+, s:s+, s:I, s:I, s:I}", "digest",
-	    "sha256:", a->setup_digest, "seal", "sha256:", seal, "files",
-	    (json_int_t)a->setup_files, "bytes", (json_int_t)a->setup_bytes,
-	    "created", (json_int_t)time(NULL))) == NULL ||
+	if ((meta = json_pack("{s:s+, s:s+, s:s, s:I, s:I, s:I}", "digest",
+	    "sha256:", a->setup_digest, "seal", "sha256:", seal, "tree",
+	    a->setup_tree, "files", (json_int_t)a->setup_files, "bytes",
+	    (json_int_t)a->setup_bytes, "created", (json_int_t)time(NULL))) ==
+	    NULL ||
 	    json_dump_file(meta, tmeta, JSON_COMPACT) == -1) {
 		json_decref(meta);
 		snprintf(err, errlen, "setup: %s: cannot write", tmeta);
@@ -1610,7 +1672,7 @@ setup_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 	    RENAME_NOREPLACE) == -1) {
 		if (errno == EEXIST && setup_meta(a->setup_key,
 		    a->setup_digest, NULL, &a->setup_bytes, &a->setup_files,
-		    NULL) == 0) {
+		    NULL, a->setup_tree) == 0) {
 			/* Another attempt stored the same key first. */
 			ret = setup_verify(a, err, errlen);
 			goto done;
@@ -1795,7 +1857,8 @@ setup_verify(struct attempt *a, char *err, size_t errlen)
 	uint64_t	 t0 = setup_now_ms();
 	int		 fd, rc;
 
-	if (setup_meta(a->setup_key, digest, seal, NULL, NULL, NULL) == -1) {
+	if (setup_meta(a->setup_key, digest, seal, NULL, NULL, NULL,
+	    NULL) == -1) {
 		snprintf(err, errlen, "setup entry %s: not in the store",
 		    a->setup_key);
 		return (-1);
@@ -1890,7 +1953,7 @@ setup_begin(struct attempt *a, char *err, size_t errlen)
 		return (-1);
 	}
 	if (setup_meta(a->setup_key, a->setup_digest, NULL, &a->setup_bytes,
-	    &a->setup_files, NULL) == 0) {
+	    &a->setup_files, NULL, a->setup_tree) == 0) {
 		/* The entry is what was hashed, before a tree gets it. */
 		if (setup_verify(a, err, errlen) == -1) {
 			a->setup_key[0] = '\0';
@@ -1993,6 +2056,15 @@ setup_facts(struct attempt *a)
 		fatal(NULL);
 	if (!a->setup_hit)
 		json_object_set_new(o, "status", json_integer(a->setup_status));
+	/* Whose entry: by tree, or the submitter's by inputs alone. */
+	json_object_set_new(o, "reuse", json_string(a->m->setup->reuse ==
+	    SETUP_REUSE_INPUTS ? "inputs" : "tree"));
+	if (a->m->setup->reuse == SETUP_REUSE_INPUTS)
+		json_object_set_new(o, "submitter",
+		    json_integer(a->submitter));
+	/* Live only: a replayed attempt's is in its running receipt. */
+	if (a->setup_tree[0] != '\0')
+		json_object_set_new(o, "tree", json_string(a->setup_tree));
 	return (o);
 }
 
@@ -2035,7 +2107,7 @@ setup_scan(struct setup_ent **out, size_t *nout)
 		memset(&v[n], 0, sizeof(v[n]));
 		strlcpy(v[n].key, de->d_name, sizeof(v[n].key));
 		if (setup_meta(v[n].key, NULL, NULL, &v[n].bytes, &v[n].files,
-		    &v[n].used) == 0)
+		    &v[n].used, NULL) == 0)
 			n++;
 	}
 	closedir(d);
@@ -2056,7 +2128,7 @@ setup_remove(const char *key)
 		errno = EINVAL;
 		return (-1);
 	}
-	if (setup_meta(key, NULL, NULL, NULL, NULL, NULL) == -1) {
+	if (setup_meta(key, NULL, NULL, NULL, NULL, NULL, NULL) == -1) {
 		errno = ENOENT;
 		return (-1);
 	}

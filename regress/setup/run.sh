@@ -8,9 +8,13 @@
 # failed setup fails the attempt and stores nothing; an agent that
 # changes a cached output changes only its own upper; cache rm of an
 # entry in use is refused; gc and the bound evict the least recently
-# used.  Needs root.
+# used; the key has the baseline's tree unless the manifest asks for
+# reuse by inputs, and then the submitter (an outside review's repro:
+# another commit's outputs were what main's validation ran on).  Needs
+# root.
 #
-# Uids: roles 66601-66607, attempts 66620-66649.
+# Uids: roles 66601-66607, attempts 66620-66649, a second submitter
+# 66660.
 
 . "$(dirname "$0")/../lib.sh"
 
@@ -20,6 +24,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 command -v jq >/dev/null || fail "setup: needs jq"
 command -v python3 >/dev/null || fail "setup: needs python3"
+command -v setpriv >/dev/null || fail "setup: needs setpriv"
 BB=/bin/busybox
 [ -x "$BB" ] && ! ldd "$BB" >/dev/null 2>&1 ||
     fail "setup: a static $BB is needed (busybox-static)"
@@ -152,12 +157,13 @@ check "a changed argv misses (counter $(count))" [ "$(count)" = $((n + 2)) ]
 man "$T/env.yaml" "" "" "" "  env: {MODE: two}"
 id=$(submit_wait "$T/env.yaml") || notok "env: did not finish"
 check "a changed env misses (counter $(count))" [ "$(count)" = $((n + 3)) ]
-# The input's content, in a new baseline commit.
+# The input's content, in a new baseline commit of the same tree (an
+# empty one): the key has the tree, not the commit.
 git -C "$T/src" -c user.name=t -c user.email=t@localhost commit -q \
     --allow-empty -m empty && git -C "$T/src" push -q "$T/demo.git" main ||
     fail "cannot push"
 id=$(submit_wait "$T/m1.yaml") || notok "same input: did not finish"
-check "a new commit with the same inputs hits (counter $(count))" \
+check "a new commit of the same tree hits (counter $(count))" \
     [ "$(count)" = $((n + 3)) ]
 echo changed >"$T/src/README.md"
 git -C "$T/src" -c user.name=t -c user.email=t@localhost commit -qam readme &&
@@ -178,6 +184,83 @@ check "another repository misses, though its inputs are the same (counter $(coun
     [ "$(count)" = $((n + 1)) ]
 check "another repository: another key" \
     [ "$(rfact "$id" | jq -r .key)" != "$(rfact "$id1" | jq -r .key)" ]
+
+# --- the baseline's tree is in the key --------------------------------
+# setup reads setup.out, which is not one of its inputs: main's says
+# fail, a commit of another branch says built.  The key was the same
+# for both (the same inputs), so main's next attempt hit the outputs
+# that commit's attempt stored, and was validated on them.  By default
+# the key has the baseline's checked tree: each tree its own entry.
+echo fail >"$T/src/setup.out"
+git -C "$T/src" add setup.out &&
+    git -C "$T/src" -c user.name=t -c user.email=t@localhost commit -qm setup &&
+    git -C "$T/src" checkout -qb alice &&
+    echo built >"$T/src/setup.out" &&
+    git -C "$T/src" -c user.name=t -c user.email=t@localhost commit -qam alice &&
+    git -C "$T/src" checkout -q main &&
+    git -C "$T/src" push -q "$T/demo.git" main alice || fail "cannot push"
+ALICE=$(git -C "$T/src" rev-parse alice)
+MAINTREE=$(git -C "$T/src" rev-parse 'main^{tree}')
+READ='mkdir -p deps && cat setup.out > deps/out'
+# The agent does not look at the outputs: the validation run decides.
+AGENT='echo more >> src/a.c'
+passed() {	# ID true|false: its verdict passed, or did not
+	ctl receipts "$1" | grep '"kind":"verdict"' | grep -q "\"passed\":$2"
+}
+onalice() { sed "s/^baseline: main\$/baseline: $ALICE/" "$1" >"$2"; }
+n=$(count)
+man "$T/tree.yaml" "" "$READ" "$AGENT" "  env: {CASE: tree}"
+onalice "$T/tree.yaml" "$T/tree-alice.yaml"
+id=$(submit_wait "$T/tree.yaml") || notok "tree key: main: did not finish"
+check "tree key: main's setup ran (counter $(count))" [ "$(count)" = $((n + 1)) ]
+check "tree key: main's validation failed on main's outputs" passed "$id" false
+BK=$(rfact "$id" | jq -r .key)
+check "tree key: the running receipt names the tree ($(rfact "$id" | jq -c '{reuse, tree}'))" \
+    [ "$(rfact "$id" | jq -r '.reuse, .tree' | tr '\n' ' ')" = "tree $MAINTREE " ]
+ctl cache rm "$BK" >/dev/null || notok "tree key: cache rm"
+id=$(submit_wait "$T/tree-alice.yaml") || notok "tree key: alice: did not finish"
+AK=$(rfact "$id" | jq -r .key)
+check "tree key: the other commit ran its setup (counter $(count))" \
+    [ "$(count)" = $((n + 2)) ]
+check "tree key: the other commit validated on its outputs" passed "$id" true
+id=$(submit_wait "$T/tree.yaml") || notok "tree key: main again: did not finish"
+check "tree key: main never validates on the other commit's outputs ($(field "$id" state): $(field "$id" reason))" \
+    passed "$id" false
+check "tree key: main missed, under a key of its own (counter $(count))" \
+    [ "$(count)" = $((n + 3)) -a "$(rfact "$id" | jq -r .key)" = "$BK" -a \
+    "$BK" != "$AK" ]
+
+# --- reuse: inputs: across commits, never across submitters -----------
+# The opt-in keeps the key of the inputs alone, for one submitter: root
+# hits its own entry from another tree; another uid (a member of the
+# socket's group) misses, and root's next attempt has root's outputs.
+n=$(count)
+man "$T/inp.yaml" "" "$READ" "$AGENT" "  env: {CASE: inputs}
+  reuse: inputs"
+onalice "$T/inp.yaml" "$T/inp-alice.yaml"
+id=$(submit_wait "$T/inp.yaml") || notok "reuse inputs: main: did not finish"
+RK=$(rfact "$id" | jq -r .key)
+check "reuse inputs: a miss, the receipt says inputs ($(rfact "$id" | jq -c '{reuse, submitter}'))" \
+    [ "$(count)" = $((n + 1)) -a "$(rfact "$id" | jq -r '.reuse, .submitter' | tr '\n' ' ')" = "inputs 0 " ]
+id=$(submit_wait "$T/inp-alice.yaml") || notok "reuse inputs: alice: did not finish"
+check "reuse inputs: another tree, the same submitter: hits (counter $(count))" \
+    [ "$(count)" = $((n + 1)) -a "$(rfact "$id" | jq -r .key)" = "$RK" ]
+check "reuse inputs: the receipt names the tree the entry was built from" \
+    [ "$(rfact "$id" | jq -r .tree)" = "$MAINTREE" ]
+chgrp 66660 "$SOCK"
+id=$(setpriv --reuid 66660 --regid 66660 --clear-groups "$O/factoryctl" \
+    -s "$SOCK" submit "$T/inp-alice.yaml") || notok "reuse inputs: uid 66660: not submitted"
+wait_terminated "$id" 60 || notok "reuse inputs: uid 66660: did not finish"
+UK=$(rfact "$id" | jq -r .key)
+check "reuse inputs: another submitter misses, its own key (counter $(count))" \
+    [ "$(count)" = $((n + 2)) -a "$UK" != "$RK" -a -n "$UK" ]
+check "reuse inputs: another submitter: validated on its own outputs" \
+    passed "$id" true
+id=$(submit_wait "$T/inp.yaml") || notok "reuse inputs: main again: did not finish"
+check "reuse inputs: root's next attempt hits root's entry (counter $(count))" \
+    [ "$(count)" = $((n + 2)) -a "$(rfact "$id" | jq -r .key)" = "$RK" ]
+check "reuse inputs: root's next attempt never validates on the other's" \
+    passed "$id" false
 
 # --- refused outputs: the attempt fails, nothing is stored ------------
 refused() {	# NAME SCRIPT PATTERN
