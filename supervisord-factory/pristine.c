@@ -4,16 +4,17 @@
  * lower layer of its tree's overlay (disk.c).
  *
  * Layout: STATE/pristine/REPO/COMMIT, and beside it COMMIT.size (its
- * bytes, whose modification time is its last use) and COMMIT.index
- * (the index of the baseline each attempt's .git gets a copy of).  A
- * cold checkout is made by the worker into COMMIT.ID, a directory of
- * the worker's that this attempt alone uses, its index as COMMIT.ID/.git
- * (no tree can hold that name); when the worker says READY, the parent
- * moves the index out, seals it (pristine_seal: no handle of the
- * worker's left on it, every entry root's, git's modes) and renames it
- * to COMMIT.  Root's, and reached by the attempts only through a
- * read-only idmapped clone, it cannot be written by the agent, the
- * verifier or the worker.
+ * bytes, whose modification time is its last use).  A cold checkout is
+ * made by the worker into COMMIT.ID, a directory of the worker's that
+ * this attempt alone uses; when the worker says READY, the parent
+ * seals it (pristine_seal: no handle of the worker's left on it,
+ * every entry root's, git's modes) and renames it to COMMIT.  No index is kept:
+ * each attempt's is made from the object store for it alone (worker
+ * provision_upper), as a cached one would be bytes of an earlier
+ * worker nobody checks; a COMMIT.index an older version left is
+ * removed, never read.  Root's, and reached by the attempts only
+ * through a read-only idmapped clone, it cannot be written by the
+ * agent, the verifier or the worker.
  *
  * The worker is assumed compromisable, so its checkout is never taken
  * on its word: the verifier compares every entry of the tree with the
@@ -25,9 +26,9 @@
  * the verifier's group in (the one role that reads it as itself; the
  * attempts see it through their idmapped view, which maps root's ids
  * alone: a group of another id there would leave root no override).
- * COMMIT.index is 0640 the worker's group, COMMIT.size 0600.  Two attempts that
- * check out the same commit at once both make one; the first renamed
- * wins and the other is removed: no attempt ever waits for another.
+ * COMMIT.size is 0600.  Two attempts that check out the same commit
+ * at once both make one; the first renamed wins and the other is
+ * removed: no attempt ever waits for another.
  *
  * The total is bounded by pristine-cache; the least recently used go
  * first, never one an attempt still uses.  Everything is found by its
@@ -67,6 +68,8 @@ struct pristine_ent {
 static uint64_t	 pristine_walked;	/* nftw has no closure */
 
 static int	 pristine_hex40(const char *);
+static int	 pristine_stale_index(const char *, const char *, char *,
+		    size_t);
 static int	 pristine_sum(const char *, const struct stat *, int,
 		    struct FTW *);
 static int	 pristine_scan(struct pristine_ent **, size_t *);
@@ -122,6 +125,8 @@ pristine_prepare(struct attempt *a, char *tmp, size_t tmplen, char *err,
 		snprintf(err, errlen, "%s: pristine path too long", a->repo);
 		return (-1);
 	}
+	if (pristine_stale_index(a->repo, a->baseline, err, errlen) == -1)
+		return (-1);
 	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0) {
 		pristine_touch(a->repo, a->baseline);
 		return (1);
@@ -140,6 +145,25 @@ pristine_prepare(struct attempt *a, char *tmp, size_t tmplen, char *err,
 	    env->conf->users[PROC_WORKER].uid,
 	    env->conf->users[PROC_WORKER].gid) == -1) {
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * COMMIT.index, which versions before this one kept for every attempt
+ * to copy (the bytes of the worker that made the tree, never checked):
+ * removed wherever it is left, so that nothing can ever read it again.
+ */
+static int
+pristine_stale_index(const char *repo, const char *commit, char *err,
+    size_t errlen)
+{
+	char	 path[PATH_MAX];
+
+	if (pristine_path(repo, commit, ".index", path, sizeof(path)) == -1 ||
+	    (unlink(path) == -1 && errno != ENOENT)) {
+		snprintf(err, errlen, "%s.index: %s", commit, strerror(errno));
 		return (-1);
 	}
 	return (0);
@@ -178,7 +202,7 @@ pristine_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 {
 	struct stat	 st;
 	char		 path[PATH_MAX], size[PATH_MAX], buf[32];
-	char		 index[PATH_MAX], tindex[PATH_MAX + 8];
+	char		 mark[PATH_MAX];
 	int		 fd, n;
 
 	if (pristine_path(a->repo, a->baseline, "", path, sizeof(path)) ==
@@ -191,34 +215,6 @@ pristine_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 		pristine_drop_tmp(a);
 		pristine_touch(a->repo, a->baseline);
 		return (0);
-	}
-	/*
-	 * The index the worker left in it, as .git (no tree holds that
-	 * name): moved out, root's.  Anything else there fails it.
-	 */
-	if (pristine_path(a->repo, a->baseline, ".index", index,
-	    sizeof(index)) == -1 || (size_t)snprintf(tindex, sizeof(tindex),
-	    "%s/.git", tmp) >= sizeof(tindex)) {
-		snprintf(err, errlen, "%s: pristine path too long", a->repo);
-		return (-1);
-	}
-	if ((fd = open(tindex, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC)) == -1 && errno != ENOENT) {
-		snprintf(err, errlen, "%s: %s", tindex, strerror(errno));
-		return (-1);
-	}
-	if (fd != -1) {
-		if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-		    st.st_uid != env->conf->users[PROC_WORKER].uid ||
-		    st.st_nlink != 1 || fchown(fd, 0,
-		    env->conf->users[PROC_WORKER].gid) == -1 ||
-		    fchmod(fd, 0640) == -1 || rename(tindex, index) == -1) {
-			close(fd);
-			snprintf(err, errlen, "%s: not the worker's index, or "
-			    "cannot be made root's", tindex);
-			return (-1);
-		}
-		close(fd);
 	}
 	if (pristine_seal(tmp, err, errlen) == -1)
 		return (-1);
@@ -238,8 +234,8 @@ pristine_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 	}
 	close(fd);
 	/* A mark left of an earlier tree never vouches for this one. */
-	if (pristine_path(a->repo, a->baseline, ".checked", index,
-	    sizeof(index)) == -1 || (unlink(index) == -1 && errno != ENOENT) ||
+	if (pristine_path(a->repo, a->baseline, ".checked", mark,
+	    sizeof(mark)) == -1 || (unlink(mark) == -1 && errno != ENOENT) ||
 	    rename(tmp, path) == -1) {
 		snprintf(err, errlen, "rename %s: %s", tmp, strerror(errno));
 		return (-1);
