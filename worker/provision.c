@@ -570,6 +570,15 @@ pristine_fault(int dfd)
 	if (faultpoint("worker:hold-pristine") && pristine_held_fd == -1)
 		pristine_held_fd = openat(dfd, "check.sh", O_WRONLY |
 		    O_NOFOLLOW | O_CLOEXEC);
+	if (faultpoint("worker:sparse-pristine") && (fd = openat(dfd,
+	    "zz-sparse", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0644)) != -1) {
+		if (ftruncate(fd, (off_t)4096 << 20) == -1)
+			log_warn("sparse-pristine");
+		else
+			log_warnx("sparse-pristine: zz-sparse left");
+		close(fd);
+	}
 	if (faultpoint("worker:park-pristine") && pristine_park[0] == -1 &&
 	    (fd = openat(dfd, "check.sh", O_WRONLY | O_NOFOLLOW |
 	    O_CLOEXEC)) != -1)

@@ -163,8 +163,8 @@ check "  ... nothing evicted" \
     sh -c "! grep -q '$id: pristine demo/$base is not the baseline' '$T/log'"
 stop_factoryd
 
-# 6. What the seal takes from the worker's checkout: no index (F2 of
-# the review).
+# 6. What the seal takes from the worker's checkout: no index, no
+# sparse file (F2, F1 of the review).
 sh "$(dirname "$0")/seal.sh" || REGRESS_FAILED=1
 
 regress_done
