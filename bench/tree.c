@@ -103,7 +103,6 @@ main(int argc, char *argv[])
 	const char		*repo = NULL, *wd = NULL;
 	char			 base[GITW_HEXSZ + 1], msg[1024];
 	char			 pristine[PATH_MAX], dir[PATH_MAX];
-	char			 index[PATH_MAX + 8];
 	char			 path[PATH_MAX + 64], bundle[PATH_MAX + 64];
 	char			*scope[] = { "**", NULL };
 	double			*warm, *lg2, *col, *up, t, t2, cold;
@@ -158,12 +157,6 @@ main(int argc, char *argv[])
 		printf("cold %.2f\n", cold);
 		return (0);
 	}
-	/* As the parent does: the index moves out, beside the tree. */
-	snprintf(index, sizeof(index), "%s.index", pristine);
-	snprintf(path, sizeof(path), "%s/.git", pristine);
-	if (rename(path, index) == -1)
-		err(1, "rename %s", path);
-
 	for (i = 0; i < n; i++) {
 		snprintf(dir, sizeof(dir), "%s/a%d", wd, i);
 		t = now();
@@ -171,7 +164,7 @@ main(int argc, char *argv[])
 		    disk_mount(dir, 1ULL << 30, 0, 0, msg, sizeof(msg)) == -1)
 			errx(1, "%s: %s", dir, msg);
 		t2 = now();
-		if (provision_upper(repo, base, dir, index, msg,
+		if (provision_upper(repo, base, dir, msg,
 		    sizeof(msg)) == -1)
 			errx(1, "%s", msg);
 		up[i] = now() - t2;

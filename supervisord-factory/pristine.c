@@ -4,16 +4,19 @@
  * lower layer of its tree's overlay (disk.c).
  *
  * Layout: STATE/pristine/REPO/COMMIT, and beside it COMMIT.size (its
- * bytes, whose modification time is its last use) and COMMIT.index
- * (the index of the baseline each attempt's .git gets a copy of).  A
- * cold checkout is made by the worker into COMMIT.ID, a directory of
- * the worker's that this attempt alone uses, its index as COMMIT.ID/.git
- * (no tree can hold that name); when the worker says READY, the parent
- * moves the index out, seals it (pristine_seal: no handle of the
- * worker's left on it, every entry root's, git's modes) and renames it
- * to COMMIT.  Root's, and reached by the attempts only through a
- * read-only idmapped clone, it cannot be written by the agent, the
- * verifier or the worker.
+ * bytes, whose modification time is its last use).  A cold checkout is
+ * made by the worker into COMMIT.ID, a directory of the worker's that
+ * this attempt alone uses; when the worker says READY, the parent
+ * bounds it (pristine_bound: no sparse file, no more bytes than the
+ * cache may hold, looked at before any byte is copied), seals it
+ * (pristine_seal: no handle of the worker's left on it, every entry
+ * root's, git's modes) and renames it to COMMIT.  No index is kept:
+ * each attempt's is made from the object store for it alone (worker
+ * provision_upper), as a cached one would be bytes of an earlier
+ * worker nobody checks; a COMMIT.index an older version left is
+ * removed, never read.  Root's, and reached by the attempts only
+ * through a read-only idmapped clone, it cannot be written by the
+ * agent, the verifier or the worker.
  *
  * The worker is assumed compromisable, so its checkout is never taken
  * on its word: the verifier compares every entry of the tree with the
@@ -25,9 +28,9 @@
  * the verifier's group in (the one role that reads it as itself; the
  * attempts see it through their idmapped view, which maps root's ids
  * alone: a group of another id there would leave root no override).
- * COMMIT.index is 0640 the worker's group, COMMIT.size 0600.  Two attempts that
- * check out the same commit at once both make one; the first renamed
- * wins and the other is removed: no attempt ever waits for another.
+ * COMMIT.size is 0600.  Two attempts that check out the same commit
+ * at once both make one; the first renamed wins and the other is
+ * removed: no attempt ever waits for another.
  *
  * The total is bounded by pristine-cache; the least recently used go
  * first, never one an attempt still uses.  Everything is found by its
@@ -56,6 +59,12 @@
 #include "log.h"
 
 #define PRISTINE_MAX	4096	/* entries looked at per eviction */
+/*
+ * A regular file may have this many bytes more than its blocks hold
+ * and still not be sparse: a small file kept in its inode (ext4's
+ * inline data, btrfs's inline extents) has no block at all.
+ */
+#define PRISTINE_SLACK	4096
 
 struct pristine_ent {
 	char		 repo[REPO_NAME_MAX];
@@ -67,6 +76,8 @@ struct pristine_ent {
 static uint64_t	 pristine_walked;	/* nftw has no closure */
 
 static int	 pristine_hex40(const char *);
+static int	 pristine_stale_index(const char *, const char *, char *,
+		    size_t);
 static int	 pristine_sum(const char *, const struct stat *, int,
 		    struct FTW *);
 static int	 pristine_scan(struct pristine_ent **, size_t *);
@@ -75,7 +86,9 @@ static int	 pristine_held(pid_t, const char *, const char *, char *,
 		    size_t);
 static int	 pristine_tasks_hold(pid_t, const char *, char *, size_t);
 static int	 pristine_unheld(const char *, char *, size_t);
-static int	 pristine_modes(int, int, char *, size_t);
+static int	 pristine_bound(int, int, uint64_t *, char *, size_t);
+static int	 pristine_renew(int, const char *, mode_t, uint64_t *);
+static int	 pristine_modes(int, int, uint64_t *, char *, size_t);
 static int	 pristine_seal(const char *, char *, size_t);
 static int	 pristine_acl(int, gid_t);
 
@@ -122,6 +135,8 @@ pristine_prepare(struct attempt *a, char *tmp, size_t tmplen, char *err,
 		snprintf(err, errlen, "%s: pristine path too long", a->repo);
 		return (-1);
 	}
+	if (pristine_stale_index(a->repo, a->baseline, err, errlen) == -1)
+		return (-1);
 	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0) {
 		pristine_touch(a->repo, a->baseline);
 		return (1);
@@ -140,6 +155,25 @@ pristine_prepare(struct attempt *a, char *tmp, size_t tmplen, char *err,
 	    env->conf->users[PROC_WORKER].uid,
 	    env->conf->users[PROC_WORKER].gid) == -1) {
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * COMMIT.index, which versions before this one kept for every attempt
+ * to copy (the bytes of the worker that made the tree, never checked):
+ * removed wherever it is left, so that nothing can ever read it again.
+ */
+static int
+pristine_stale_index(const char *repo, const char *commit, char *err,
+    size_t errlen)
+{
+	char	 path[PATH_MAX];
+
+	if (pristine_path(repo, commit, ".index", path, sizeof(path)) == -1 ||
+	    (unlink(path) == -1 && errno != ENOENT)) {
+		snprintf(err, errlen, "%s.index: %s", commit, strerror(errno));
 		return (-1);
 	}
 	return (0);
@@ -178,7 +212,7 @@ pristine_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 {
 	struct stat	 st;
 	char		 path[PATH_MAX], size[PATH_MAX], buf[32];
-	char		 index[PATH_MAX], tindex[PATH_MAX + 8];
+	char		 mark[PATH_MAX];
 	int		 fd, n;
 
 	if (pristine_path(a->repo, a->baseline, "", path, sizeof(path)) ==
@@ -191,34 +225,6 @@ pristine_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 		pristine_drop_tmp(a);
 		pristine_touch(a->repo, a->baseline);
 		return (0);
-	}
-	/*
-	 * The index the worker left in it, as .git (no tree holds that
-	 * name): moved out, root's.  Anything else there fails it.
-	 */
-	if (pristine_path(a->repo, a->baseline, ".index", index,
-	    sizeof(index)) == -1 || (size_t)snprintf(tindex, sizeof(tindex),
-	    "%s/.git", tmp) >= sizeof(tindex)) {
-		snprintf(err, errlen, "%s: pristine path too long", a->repo);
-		return (-1);
-	}
-	if ((fd = open(tindex, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC)) == -1 && errno != ENOENT) {
-		snprintf(err, errlen, "%s: %s", tindex, strerror(errno));
-		return (-1);
-	}
-	if (fd != -1) {
-		if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-		    st.st_uid != env->conf->users[PROC_WORKER].uid ||
-		    st.st_nlink != 1 || fchown(fd, 0,
-		    env->conf->users[PROC_WORKER].gid) == -1 ||
-		    fchmod(fd, 0640) == -1 || rename(tindex, index) == -1) {
-			close(fd);
-			snprintf(err, errlen, "%s: not the worker's index, or "
-			    "cannot be made root's", tindex);
-			return (-1);
-		}
-		close(fd);
 	}
 	if (pristine_seal(tmp, err, errlen) == -1)
 		return (-1);
@@ -238,8 +244,8 @@ pristine_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 	}
 	close(fd);
 	/* A mark left of an earlier tree never vouches for this one. */
-	if (pristine_path(a->repo, a->baseline, ".checked", index,
-	    sizeof(index)) == -1 || (unlink(index) == -1 && errno != ENOENT) ||
+	if (pristine_path(a->repo, a->baseline, ".checked", mark,
+	    sizeof(mark)) == -1 || (unlink(mark) == -1 && errno != ENOENT) ||
 	    rename(tmp, path) == -1) {
 		snprintf(err, errlen, "rename %s: %s", tmp, strerror(errno));
 		return (-1);
@@ -375,16 +381,20 @@ pristine_unheld(const char *tmp, char *why, size_t whylen)
  * still write it, and one parked in a unix socket's queue (SCM_RIGHTS
  * to itself) is in no table pristine_unheld can look at.  Whatever the
  * copy reads is what the verifier then checks, and nobody but root can
- * write the copy.
+ * write the copy.  Such a descriptor could also make the file longer
+ * or sparse after pristine_bound looked: the copy refuses a sparse
+ * file, takes no more than *left bytes of the whole tree, and copies
+ * no more of a file than it was long when it began.
  */
 static int
-pristine_renew(int dfd, const char *name, mode_t mode)
+pristine_renew(int dfd, const char *name, mode_t mode, uint64_t *left)
 {
 	static unsigned int	 n;
 	struct stat		 sb;
 	char			 tmp[64];
 	char			 buf[65536];
 	ssize_t			 r, w, off;
+	off_t			 todo;
 	int			 src, dst, rc = -1;
 
 	if ((src = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
@@ -396,6 +406,14 @@ pristine_renew(int dfd, const char *name, mode_t mode)
 		close(src);
 		return (-1);
 	}
+	if (sb.st_size > sb.st_blocks * 512 + PRISTINE_SLACK ||
+	    (uint64_t)sb.st_size > *left) {
+		errno = EFBIG;
+		close(src);
+		return (-1);
+	}
+	*left -= sb.st_size;
+	todo = sb.st_size;
 	snprintf(tmp, sizeof(tmp), ".factory-seal.%d.%u", (int)getpid(), n++);
 	(void)unlinkat(dfd, tmp, 0);
 	if ((dst = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
@@ -403,14 +421,16 @@ pristine_renew(int dfd, const char *name, mode_t mode)
 		close(src);
 		return (-1);
 	}
-	for (;;) {
-		if ((r = read(src, buf, sizeof(buf))) == -1) {
+	while (todo > 0) {
+		if ((r = read(src, buf, todo < (off_t)sizeof(buf) ? todo :
+		    (off_t)sizeof(buf))) == -1) {
 			if (errno == EINTR)
 				continue;
 			goto done;
 		}
 		if (r == 0)
 			break;
+		todo -= r;
 		for (off = 0; off < r; off += w)
 			if ((w = write(dst, buf + off, r - off)) == -1) {
 				if (errno == EINTR) {
@@ -432,13 +452,80 @@ pristine_renew(int dfd, const char *name, mode_t mode)
 }
 
 /*
+ * The first look at the worker's checkout below the directory dfd
+ * (closed here), by stat alone, before root copies a byte of it: no
+ * regular file may be sparse (a worker that wrote no byte of a file of
+ * gigabytes would have root write them all, in factoryd's loop), none
+ * may be .git (no tree holds it: an index a worker left, as older
+ * versions had it do), and their bytes together may not exceed *left
+ * (pristine-cache: a tree over it could never be kept), which is what
+ * they leave of it.
+ */
+static int
+pristine_bound(int dfd, int depth, uint64_t *left, char *why, size_t whylen)
+{
+	struct dirent	*de;
+	struct stat	 sb;
+	DIR		*d;
+	int		 fd, rc = 0;
+
+	if (depth > 256 || (d = fdopendir(dfd)) == NULL) {
+		snprintf(why, whylen, "too deep, or %s", strerror(errno));
+		close(dfd);
+		return (-1);
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (strcmp(de->d_name, ".git") == 0) {
+			snprintf(why, whylen, ".git: no tree holds one");
+			rc = -1;
+		} else if (fstatat(dirfd(d), de->d_name, &sb,
+		    AT_SYMLINK_NOFOLLOW) == -1) {
+			snprintf(why, whylen, "%.200s: %s", de->d_name,
+			    strerror(errno));
+			rc = -1;
+		} else if (S_ISREG(sb.st_mode) && sb.st_size > sb.st_blocks *
+		    512 + PRISTINE_SLACK) {
+			snprintf(why, whylen, "%.200s: a sparse file (%lld "
+			    "bytes, %lld on disk), nothing copied",
+			    de->d_name, (long long)sb.st_size,
+			    (long long)sb.st_blocks * 512);
+			rc = -1;
+		} else if (S_ISREG(sb.st_mode) && (uint64_t)sb.st_size >
+		    *left) {
+			snprintf(why, whylen, "%.200s: the tree is larger "
+			    "than pristine-cache (%llu bytes), nothing copied",
+			    de->d_name,
+			    (unsigned long long)env->conf->pristine_max);
+			rc = -1;
+		} else if (S_ISREG(sb.st_mode))
+			*left -= sb.st_size;
+		else if (S_ISDIR(sb.st_mode)) {
+			if ((fd = openat(dirfd(d), de->d_name, O_RDONLY |
+			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+				snprintf(why, whylen, "%.200s: %s", de->d_name,
+				    strerror(errno));
+				rc = -1;
+			} else
+				rc = pristine_bound(fd, depth + 1, left, why,
+				    whylen);
+		}
+	}
+	closedir(d);
+	return (rc);
+}
+
+/*
  * Git's modes and nothing else below the directory dfd (closed here):
  * directories 0755, files 0755 or 0644 (executable or not, as the
  * worker wrote them: the verifier checks which), each a copy of root's
  * (pristine_renew), links as they are; anything else fails the tree.
  */
 static int
-pristine_modes(int dfd, int depth, char *why, size_t whylen)
+pristine_modes(int dfd, int depth, uint64_t *left, char *why,
+    size_t whylen)
 {
 	struct dirent	*de;
 	struct stat	 sb;
@@ -463,7 +550,7 @@ pristine_modes(int dfd, int depth, char *why, size_t whylen)
 			continue;
 		else if (S_ISREG(sb.st_mode)) {
 			if (pristine_renew(dirfd(d), de->d_name, sb.st_mode &
-			    0111 ? 0755 : 0644) == -1)
+			    0111 ? 0755 : 0644, left) == -1)
 				rc = -1;
 		} else if (S_ISDIR(sb.st_mode)) {
 			if (fchmodat(dirfd(d), de->d_name, 0755, 0) == -1 ||
@@ -471,7 +558,8 @@ pristine_modes(int dfd, int depth, char *why, size_t whylen)
 			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
 				rc = -1;
 			else
-				rc = pristine_modes(fd, depth + 1, why, whylen);
+				rc = pristine_modes(fd, depth + 1, left, why,
+				    whylen);
 		} else {
 			snprintf(why, whylen, "%.200s: a special file",
 			    de->d_name);
@@ -523,7 +611,8 @@ pristine_acl(int fd, gid_t gid)
 /*
  * The worker's cold checkout in tmp becomes root's: first its top, so
  * that the worker reaches nothing of it by path; then nothing of it may
- * still be held by the worker; then every entry root's (only what the
+ * still be held by the worker; then it is bounded (pristine_bound);
+ * then every entry root's (only what the
  * worker made, no second names) with git's modes, the top readable by
  * root and the verifier's group alone.
  */
@@ -531,6 +620,7 @@ static int
 pristine_seal(const char *tmp, char *err, size_t errlen)
 {
 	struct stat	 st;
+	uint64_t	 left;
 	char		 why[PATH_MAX + 64];
 	int		 fd;
 
@@ -551,12 +641,21 @@ pristine_seal(const char *tmp, char *err, size_t errlen)
 		close(fd);
 		return (-1);
 	}
+	left = env->conf->pristine_max;
+	/* Its own open of the top: a dup would share where readdir is. */
+	if (pristine_bound(openat(fd, ".", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC), 0, &left, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "%s", why);
+		close(fd);
+		return (-1);
+	}
+	left = env->conf->pristine_max - left;	/* what it holds */
 	if (fs_chown_tree(tmp, env->conf->users[PROC_WORKER].uid, 0, 0, err,
 	    errlen) == -1) {
 		close(fd);
 		return (-1);
 	}
-	if (pristine_modes(dup(fd), 0, why, sizeof(why)) == -1 ||
+	if (pristine_modes(dup(fd), 0, &left, why, sizeof(why)) == -1 ||
 	    fchmod(fd, 0750) == -1) {
 		snprintf(err, errlen, "%s: %s", tmp, why[0] != '\0' ? why :
 		    strerror(errno));

@@ -36,7 +36,9 @@ static int	write_at(int, const char *, const char *, char *, size_t);
 static int	mkdir_at(int, const char *, const char *, char *, size_t);
 static int	make_gitdir(int, const char *, const char *, char *, size_t);
 static int	write_index(git_commit *, const char *, char *, size_t);
-static int	copy_index(const char *, int);
+#ifdef FACTORY_TESTBUILD
+static void	pristine_fault_index(git_commit *, const char *);
+#endif
 static void	pristine_fault(int);
 
 
@@ -421,9 +423,9 @@ pco_tree(struct pco *p, const git_tree *t, int dirfd, size_t len)
 
 /*
  * The pristine checkout of a baseline into dest, an empty directory
- * the parent made for us: the blobs' exact bytes; in dest/.git, the
- * index every attempt's .git gets a copy of.  Only the repository's
- * objects are read.
+ * the parent made for us: the blobs' exact bytes, nothing else (no
+ * index: each attempt's is made from the object store, for it alone,
+ * by provision_upper).  Only the repository's objects are read.
  */
 int
 pristine_checkout(const char *repo_path, const char *baseline,
@@ -460,18 +462,9 @@ pristine_checkout(const char *repo_path, const char *baseline,
 		strlcpy(err, where, errlen);
 		goto done;
 	}
-	/*
-	 * Its index, for each attempt's .git to copy, as dest/.git: the
-	 * one name no tree can hold (refused above), so nothing of the
-	 * checkout is in its way.  The parent moves it out, beside it.
-	 */
-	if ((size_t)snprintf(where, sizeof(where), "%s/.git", dest) >=
-	    sizeof(where)) {
-		snprintf(err, errlen, "%s: path too long", dest);
-		goto done;
-	}
-	if (write_index(commit, where, err, errlen) == -1)
-		goto done;
+#ifdef FACTORY_TESTBUILD
+	pristine_fault_index(commit, dest);
+#endif
 	pristine_fault(fd);
 	ret = 0;
  done:
@@ -490,7 +483,10 @@ pristine_checkout(const char *repo_path, const char *baseline,
  * open for writing, and pristine_fault_late() rewrites it later, after
  * the parent made the tree root's; "park-pristine" does the same with
  * the descriptor parked in a socket's queue (SCM_RIGHTS to itself),
- * where no /proc table shows it while the parent looks.
+ * where no /proc table shows it while the parent looks;
+ * "sparse-pristine" leaves a sparse file of 4 GiB it wrote no byte of, for root's seal to copy; "poison-index"
+ * leaves an index as dest/.git (where workers of old left the one the
+ * cache kept) whose README.md entry names src/a.c's blob.
  */
 static int	 pristine_held_fd = -1;
 static int	 pristine_park[2] = { -1, -1 };
@@ -574,10 +570,43 @@ pristine_fault(int dfd)
 	if (faultpoint("worker:hold-pristine") && pristine_held_fd == -1)
 		pristine_held_fd = openat(dfd, "check.sh", O_WRONLY |
 		    O_NOFOLLOW | O_CLOEXEC);
+	if (faultpoint("worker:sparse-pristine") && (fd = openat(dfd,
+	    "zz-sparse", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0644)) != -1) {
+		if (ftruncate(fd, (off_t)4096 << 20) == -1)
+			log_warn("sparse-pristine");
+		else
+			log_warnx("sparse-pristine: zz-sparse left");
+		close(fd);
+	}
 	if (faultpoint("worker:park-pristine") && pristine_park[0] == -1 &&
 	    (fd = openat(dfd, "check.sh", O_WRONLY | O_NOFOLLOW |
 	    O_CLOEXEC)) != -1)
 		pristine_park_fd(fd);
+}
+
+static void
+pristine_fault_index(git_commit *commit, const char *dest)
+{
+	git_index		*ix = NULL;
+	const git_index_entry	*re, *ae;
+	git_index_entry		 ne;
+	char			 path[PATH_MAX], err[256];
+
+	if (!faultpoint("worker:poison-index") ||
+	    (size_t)snprintf(path, sizeof(path), "%s/.git", dest) >=
+	    sizeof(path) || write_index(commit, path, err, sizeof(err)) == -1)
+		return;
+	if (git_index_open(&ix, path) == 0 &&
+	    (re = git_index_get_bypath(ix, "README.md", 0)) != NULL &&
+	    (ae = git_index_get_bypath(ix, "src/a.c", 0)) != NULL) {
+		ne = *re;
+		ne.id = ae->id;
+		ne.file_size = ae->file_size;
+		if (git_index_add(ix, &ne) == 0 && git_index_write(ix) == 0)
+			log_warnx("poison-index: README.md is a.c");
+	}
+	git_index_free(ix);
 }
 
 void
@@ -638,56 +667,13 @@ write_index(git_commit *commit, const char *path, char *err, size_t errlen)
 }
 
 /*
- * A copy of the index a pristine checkout keeps beside it: the same
- * bytes for every attempt on the commit, so each copies it rather than
- * building it again from the trees (which costs with the repository's
- * size).  -1 if there is none, or it cannot be read: then it is built.
- */
-static int
-copy_index(const char *from, int gitfd)
-{
-	char	 buf[65536];
-	ssize_t	 n, w, off;
-	int	 in, out, ret = -1;
-
-	if ((in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-		return (-1);
-	if ((out = openat(gitfd, "index", O_WRONLY | O_CREAT | O_EXCL |
-	    O_NOFOLLOW | O_CLOEXEC, 0644)) == -1) {
-		close(in);
-		return (-1);
-	}
-	for (;;) {
-		if ((n = read(in, buf, sizeof(buf))) == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ret = n == 0 ? 0 : -1;
-			break;
-		}
-		for (off = 0; off < n; off += w)
-			if ((w = write(out, buf + off, n - off)) == -1 &&
-			    errno != EINTR)
-				goto done;
-			else if (w == -1)
-				w = 0;
-	}
- done:
-	close(in);
-	if (close(out) == -1)
-		ret = -1;
-	if (ret == -1)
-		(void)unlinkat(gitfd, "index", 0);
-	return (ret);
-}
-
-/*
  * The per-attempt layer of an overlay tree: attempt_dir/upper/.git
  * (worker.h says what it holds) and attempt_dir/tree, the empty
  * directory the overlay is mounted on.  The pristine checkout is the lower layer.
  */
 int
 provision_upper(const char *repo_path, const char *baseline,
-    const char *attempt_dir, const char *index, char *err, size_t errlen)
+    const char *attempt_dir, char *err, size_t errlen)
 {
 	char		 path[PATH_MAX];
 	git_repository	*repo = NULL;
@@ -716,15 +702,21 @@ provision_upper(const char *repo_path, const char *baseline,
 	}
 	if (make_gitdir(gfd, repo_path, baseline, err, errlen) == -1)
 		goto done;
-	if (index == NULL || copy_index(index, gfd) == -1) {
-		if ((size_t)snprintf(path, sizeof(path), "%s/upper/.git/index",
-		    attempt_dir) >= sizeof(path)) {
-			snprintf(err, errlen, "%s: path too long", attempt_dir);
-			goto done;
-		}
-		if (write_index(commit, path, err, errlen) == -1)
-			goto done;
+	/*
+	 * Its index, made here from the baseline's tree in the object
+	 * store, for this attempt alone: never a copy of one kept in the
+	 * cache, which a worker of an earlier attempt would have written
+	 * and no one checks (an entry naming another blob would be what
+	 * "git checkout -- path" restores; a cache-tree extension what
+	 * "git commit" writes as the tree).
+	 */
+	if ((size_t)snprintf(path, sizeof(path), "%s/upper/.git/index",
+	    attempt_dir) >= sizeof(path)) {
+		snprintf(err, errlen, "%s: path too long", attempt_dir);
+		goto done;
 	}
+	if (write_index(commit, path, err, errlen) == -1)
+		goto done;
 	ret = 0;
  done:
 	if (gfd != -1)

@@ -123,7 +123,7 @@ static void
 worker_provision(const struct msg_provision *q)
 {
 	struct msg_ready	 m;
-	char			 err[512], index[PATH_MAX + 8];
+	char			 err[512];
 
 	/* The shared pristine checkout first, if the parent asks for it. */
 	if (q->pristine[0] != '\0' && pristine_checkout(q->repo,
@@ -131,12 +131,8 @@ worker_provision(const struct msg_provision *q)
 		worker_error(q->id, err);
 		return;
 	}
-	/* Its index, made with it, is copied rather than made again. */
-	if ((size_t)snprintf(index, sizeof(index), "%s%s",
-	    q->pristine[0] != '\0' ? q->pristine : q->lower,
-	    q->pristine[0] != '\0' ? "/.git" : ".index") >=
-	    sizeof(index) || provision_upper(q->repo, q->baseline, q->dir,
-	    index, err, sizeof(err)) == -1) {
+	if (provision_upper(q->repo, q->baseline, q->dir, err,
+	    sizeof(err)) == -1) {
 		worker_error(q->id, err);
 		return;
 	}

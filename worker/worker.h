@@ -79,16 +79,15 @@ int	pristine_checkout(const char *, const char *, const char *, char *,
 /* Test builds: a compromised worker (regress/vtree); nothing otherwise. */
 void	pristine_fault_late(void);
 /*
- * provision_upper(repo, baseline_hex, attempt_dir, index): attempt_dir/
+ * provision_upper(repo, baseline_hex, attempt_dir): attempt_dir/
  * upper holding only the tree's .git (HEAD detached at the baseline,
  * GITW_TREE_CONFIG, alternates to the repository's objects, no hooks;
- * its index a copy of the file index if it can be read, else made
- * from the baseline)
+ * its index made from the baseline's tree in the object store)
  * and attempt_dir/tree, empty: the overlay's upper layer and mount
  * point.
  */
-int	provision_upper(const char *, const char *, const char *,
-	    const char *, char *, size_t);
+int	provision_upper(const char *, const char *, const char *, char *,
+	    size_t);
 /* The absolute objects directory of a repository, for alternates. */
 int	gitw_objects_dir(const char *, char *, size_t, char *, size_t);
 /* 1 if an attempt id is safe in a ref name and a path component. */
