@@ -45,6 +45,18 @@
 #define GW_MAXFWDS	8		/* requests in flight per endpoint */
 #define GW_MAXATTEMPTFWDS 16		/* and per attempt */
 #define GW_PURGE_MS	100		/* while paused: closed ones noticed */
+/*
+ * Memory: the bytes of requests not yet ours (evhttp holds a request
+ * whole, up to PROTO_MAXBODY, until its last byte came).  The caps on
+ * connections alone let one tenant's attempts, each holding 16 of them
+ * a byte short of complete, take the gateway's whole RLIMIT_DATA, and
+ * every other tenant's requests failed.  So an attempt may hold
+ * GW_ATTEMPTRX of them, and all together GW_RXMAX (half the gateway's
+ * memory bound); past either, the connection that grew it is dropped,
+ * an attempt past its part of GW_RXMAX first.
+ */
+#define GW_ATTEMPTRX	((size_t)16 * 1024 * 1024)
+#define GW_RXMAX	((size_t)512 * 1024 * 1024)
 
 /*
  * A connection, known to us by the bufferevent evhttp reads it with
@@ -64,11 +76,14 @@ struct gw_conn {
 	size_t			 rx;		/* bytes of no request of ours */
 };
 
+static size_t	serve_rx_total;		/* c->rx, all connections */
+
 static void	serve_request(struct evhttp_request *, void *);
 static struct bufferevent *serve_bev(struct event_base *, void *);
 static void	serve_sweep(int, short, void *);
 static void	serve_purge_cb(int, short, void *);
 static void	serve_throttle(struct gw_ep *);
+static void	serve_drop(struct gw_conn *, const char *);
 
 void
 serve_start(struct gw_ep *ep)
@@ -152,9 +167,19 @@ serve_throttle(struct gw_ep *ep)
 			    conns >= GW_MAXATTEMPTCONNS);
 }
 
+/* c->rx, and the sum of all of them with it. */
+static void
+serve_rx_set(struct gw_conn *c, size_t n)
+{
+	serve_rx_total -= c->rx;
+	c->rx = n;
+	serve_rx_total += n;
+}
+
 static void
 serve_conn_free(struct gw_ep *ep, struct gw_conn *c)
 {
+	serve_rx_set(c, 0);
 	evbuffer_remove_cb_entry(bufferevent_get_input(c->bev), c->incb);
 	evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->outcb);
 	TAILQ_REMOVE(&ep->conns, c, entry);
@@ -210,8 +235,51 @@ serve_in_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
     void *arg)
 {
 	struct gw_conn	*c = arg;
+	struct gw_ep	*e;
+	struct gw_conn	*o;
+	size_t		 held = 0, part;
+	int		 neps = 0;
+	char		 why[128];
 
-	c->rx += info->n_added;
+	serve_rx_set(c, c->rx + info->n_added);
+	if (c->ours || c->dropped || info->n_added == 0)
+		return;
+	TAILQ_FOREACH(e, &gw_eps, entry) {
+		if (e->http == NULL)
+			continue;
+		neps++;
+		if (strcmp(e->g.id, c->ep->g.id) == 0)
+			TAILQ_FOREACH(o, &e->conns, entry)
+				if (!o->ours && !o->dropped)
+					held += o->rx;
+	}
+	part = GW_RXMAX / (size_t)(neps > 0 ? neps : 1);
+	if (held > GW_ATTEMPTRX)
+		snprintf(why, sizeof(why), "the attempt's unfinished requests "
+		    "hold more than %zu MiB", GW_ATTEMPTRX >> 20);
+	else if (serve_rx_total > GW_RXMAX && held > part)
+		snprintf(why, sizeof(why), "the gateway's memory for requests "
+		    "is taken, the attempt holds more than its part");
+	else
+		return;
+	serve_drop(c, why);
+}
+
+/*
+ * A connection whose bytes must not grow: read no more of it, record
+ * it, and close it as evhttp closes one that timed out, from the loop
+ * (this may run inside evhttp's read of it).
+ */
+static void
+serve_drop(struct gw_conn *c, const char *why)
+{
+	log_info("%s: %s: connection dropped: %s", c->ep->g.id,
+	    c->ep->g.provider, why);
+	c->dropped = 1;
+	serve_unparsed(c->ep, 503, why);
+	bufferevent_disable(c->bev, EV_READ);
+	bufferevent_trigger_event(c->bev, BEV_EVENT_READING |
+	    BEV_EVENT_TIMEOUT, BEV_TRIG_DEFER_CALLBACKS);
 }
 
 /*
@@ -260,7 +328,7 @@ serve_out_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
 	    (line[11] - '0');
 	if (status < 400)
 		return;		/* "100 Continue" */
-	c->rx = 0;
+	serve_rx_set(c, 0);
 	serve_unparsed(c->ep, status, "answered by evhttp");
 }
 
@@ -410,7 +478,8 @@ serve_complete(struct evhttp_request *req, void *arg)
 		c->deadline = gw_now_ms() + (uint64_t)gw_timeout * 1000;
 		c->ours = 0;
 		/* a pipelined request may be here already */
-		c->rx = evbuffer_get_length(bufferevent_get_input(c->bev));
+		serve_rx_set(c, evbuffer_get_length(
+		    bufferevent_get_input(c->bev)));
 	}
 }
 
@@ -1052,7 +1121,15 @@ serve_request(struct evhttp_request *req, void *arg)
 
 	if ((c = serve_conn(ep, req)) != NULL) {
 		c->ours = 1;
-		c->rx = 0;
+		serve_rx_set(c, 0);
+	}
+	/* Dropped for memory as its last bytes came: recorded there. */
+	if (c != NULL && c->dropped) {
+		p = gw_prov_find(ep->g.provider);
+		serve_error(req, p != NULL ? p->conf.kind : GW_OPENAI, 503,
+		    GW_REFUSED_BUSY, "too many bytes of unfinished requests",
+		    1);
+		return;
 	}
 	memset(&f, 0, sizeof(f));
 	strlcpy(f.u.id, ep->g.id, sizeof(f.u.id));

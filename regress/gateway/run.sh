@@ -1524,6 +1524,64 @@ check "48 connections of 2 MiB: gateway RSS ${rss0} -> ${rss1} kB, VmHWM ${hwm0}
 check "the gateway bounds its own memory (RLIMIT_DATA 1 GiB)" \
     eval "grep -E '^Max data size +1073741824 ' '/proc/$(gwpid0)/limits'"
 
+# --- one attempt's unfinished requests: a share of the gateway's memory.
+# 16 connections (the endpoint's cap) each send headers and a 4 MiB
+# body a byte short, and hold.  The attempt may hold 16 MiB of such
+# bytes; past that each connection is dropped as it grows, so the
+# gateway's RSS grows by about that much, and another attempt is
+# served meanwhile.  Before, all 64 MiB stayed (the reviewer's 18
+# attempts took the whole RLIMIT_DATA and every tenant got 502).
+cmd "grant id=a-33 provider=oa models=gpt-test"
+cmd "grant id=a-34 provider=oa models=gpt-test"
+waitn 1 '^token a-33 ' && waitn 1 '^token a-34 ' || notok "grants a-33 a-34"
+P33=$(port a-33); P34=$(port a-34); T34=$(tok a-34 oa)
+rssnow() { awk '/^VmRSS/ {print $2}' "/proc/$(gwpid0)/status"; }
+r0=$(rssnow)
+RXBOUND=40960		# kB: 16 MiB held, and room for evhttp's buffers
+HOLD2="$T/hold2"
+touch "$HOLD2"
+python3 - "$P33" "$HOLD2" >"$T/rx.out" 2>&1 <<'PY' &
+import os, socket, sys, time
+port, hold = int(sys.argv[1]), sys.argv[2]
+N = 4 * 1024 * 1024
+socks = []
+for i in range(16):
+    s = None
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=60)
+        s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                  b"Authorization: Bearer x\r\nContent-Length: %d\r\n\r\n" % N)
+        s.sendall(b" " * (N - 1))
+    except OSError:
+        pass
+    socks.append(s)
+print("sent", flush=True)
+end = time.time() + 300
+while os.path.exists(hold) and time.time() < end:
+    time.sleep(0.1)
+PY
+RXPID=$!
+# Until 10 connections were dropped, or the RSS passed the bound (then
+# nothing more is to be seen), at most 120 s.
+_until=$(($(date +%s) + 120))
+while [ "$(grep -c 'a-33: oa: connection dropped: the attempt' "$T/gw.log")" -lt 10 ] &&
+    [ $(($(rssnow) - r0)) -lt $RXBOUND ] && [ "$(date +%s)" -lt $_until ]; do
+	sleep 0.1
+done
+r1=$(rssnow)
+$C req "$P34" POST /v1/chat/completions -H "$(hdr_oa "$T34")" \
+    -d '{"model":"gpt-test","messages":[]}' >"$T/rx-victim" 2>&1
+r2=$(rssnow)
+rm -f "$HOLD2"
+wait $RXPID
+drops=$(grep -c 'a-33: oa: connection dropped: the attempt' "$T/gw.log")
+check "16 unfinished 4 MiB requests: gateway RSS ${r0} -> ${r1}, ${r2} kB, under ${RXBOUND} kB more" \
+    [ $((r1 - r0)) -lt $RXBOUND -a $((r2 - r0)) -lt $RXBOUND ]
+check "16 unfinished 4 MiB requests: $drops dropped past the attempt's 16 MiB, said so" \
+    [ "$drops" -ge 10 ]
+check "16 unfinished 4 MiB requests: another attempt served meanwhile ($(head -1 "$T/rx-victim"))" \
+    grep -qx 'status 200' "$T/rx-victim"
+
 # --- revocation: the endpoint goes, a replay elsewhere is refused
 cmd "revoke a-1"
 sleep 0.5
