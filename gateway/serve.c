@@ -11,6 +11,10 @@
  */
 #include <sys/types.h>
 #include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <event.h>
 #include <event2/buffer.h>
@@ -89,6 +93,7 @@ void
 serve_start(struct gw_ep *ep)
 {
 	struct timeval	 tv = { 1, 0 };
+	int		 on = 1;
 
 	TAILQ_INIT(&ep->conns);
 	if ((ep->http = evhttp_new(gw_base)) == NULL)
@@ -105,6 +110,15 @@ serve_start(struct gw_ep *ep)
 	/* The parent's socket may block; our loop must not. */
 	if (evutil_make_socket_nonblocking(ep->fd) == -1)
 		fatal("%s: listener", ep->g.id);
+	/*
+	 * An answer streams in small writes, an event each: with Nagle's
+	 * algorithm each waited for the agent's delayed ACK, 40 ms an
+	 * event (make bench, bench/agents.sh).  Accepted connections
+	 * inherit the listener's option.
+	 */
+	if (setsockopt(ep->fd, IPPROTO_TCP, TCP_NODELAY, &on,
+	    sizeof(on)) == -1)
+		log_warn("%s: listener: TCP_NODELAY", ep->g.id);
 	if ((ep->bound = evhttp_accept_socket_with_handle(ep->http,
 	    ep->fd)) == NULL)
 		fatalx("%s: evhttp_accept_socket", ep->g.id);
