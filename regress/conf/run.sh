@@ -25,6 +25,7 @@ trap 'rm -rf "$T"' EXIT
 trap 'exit 1' INT TERM HUP
 
 nfail=0
+WRAP=
 pass() { echo "ok - $1"; }
 fail() { echo "not ok - $1: $2"; nfail=$((nfail + 1)); }
 
@@ -42,9 +43,9 @@ check() {
 	ev=
 	[ -f "${2%.yaml}.env" ] && ev=$(sed "s|@D@|$D|g" "${2%.yaml}.env")
 	if [ "$1" = conf ] && [ "$USE_FD" = 1 ]; then
-		env $ev "$FD" -nv -f "$2" >"$T/out" 2>"$T/err"
+		$WRAP env $ev "$FD" -nv -f "$2" >"$T/out" 2>"$T/err"
 	else
-		env $ev "$CHK" "$1" "$2" >"$T/out" 2>"$T/err"
+		$WRAP env $ev "$CHK" "$1" "$2" >"$T/out" 2>"$T/err"
 	fi
 	rc=$?
 }
@@ -208,11 +209,23 @@ fi
 
 # The real user database, as a host has it: a range over the first
 # user of /etc/passwd outside every refused range is refused by name.
+# A machine with no such user (a fresh install) gets one: the check
+# runs in a mount namespace of its own with a copy of /etc/passwd, one
+# user added, bind-mounted over it, so the file the daemon reads is
+# still /etc/passwd.
 ent=$(awk -F: '$3 >= 1000 && $3 < 60000 && $1 ~ /^[a-z_][a-z0-9_-]*$/ \
     { print $1 ":" $3; exit }' /etc/passwd)
+inpasswd() {	# argv, with $T/passwd over /etc/passwd
+	unshare --mount --propagation private sh -c \
+	    'mount --bind "$0" /etc/passwd && exec "$@"' "$T/passwd" "$@"
+}
 if [ -z "$ent" ]; then
-	echo "ok - conf-attempt-etc-passwd # skip: no user 1000-59999 here"
-else
+	cp /etc/passwd "$T/passwd"
+	echo "factory-conf:x:4242:4242::/nonexistent:/usr/sbin/nologin" \
+	    >>"$T/passwd"
+	ent=factory-conf:4242 WRAP=inpasswd
+fi
+if [ -n "$ent" ]; then
 	u=${ent%%:*} n=${ent#*:}
 	w=1001
 	[ "$n" -ge 1001 ] && [ "$n" -le 1007 ] && w=2001
@@ -226,6 +239,7 @@ else
 	else
 		fail conf-attempt-etc-passwd "exit $rc, \"$(cat "$T/err")\", want \"$want\""
 	fi
+	WRAP=
 fi
 
 # An unreadable file names itself.
