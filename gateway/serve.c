@@ -256,7 +256,12 @@ serve_in_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
 	char		 why[128];
 
 	serve_rx_set(c, c->rx + info->n_added);
-	if (c->ours || c->dropped || info->n_added == 0)
+	/*
+	 * Bytes sent while a request is ours (evhttp goes on reading
+	 * while it answers) count too: rx was zeroed when the request
+	 * became ours, so what it holds now is the next one's.
+	 */
+	if (c->dropped || info->n_added == 0)
 		return;
 	TAILQ_FOREACH(e, &gw_eps, entry) {
 		if (e->http == NULL)
@@ -264,7 +269,7 @@ serve_in_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
 		neps++;
 		if (strcmp(e->g.id, c->ep->g.id) == 0)
 			TAILQ_FOREACH(o, &e->conns, entry)
-				if (!o->ours && !o->dropped)
+				if (!o->dropped)
 					held += o->rx;
 	}
 	part = GW_RXMAX / (size_t)(neps > 0 ? neps : 1);
