@@ -1816,7 +1816,7 @@ verifier_free(void)
 		c = &env->children[i];
 		/* One that gave its verdict is on its way out. */
 		if (c->id == PROC_VERIFIER && c->state == CHILD_RUNNING &&
-		    env->busy[i] == NULL && !c->recycle)
+		    env->busy[i] == NULL && !c->recycle && !c->reconfig)
 			return (c);
 	}
 	return (NULL);

@@ -47,6 +47,8 @@ struct child {
 	char			*argv_key;	/* its command line, to see reloads */
 	int			 recycle;	/* restart at once when it exits */
 	int			 reconfig;	/* restart once it is not busy */
+	time_t			 reconfig_at;	/* when the reload asked */
+	time_t			 stopping_at;	/* SIGTERM sent (proc_restart) */
 	int			 recycled;	/* verdicts delivered */
 	time_t			 heartbeat;	/* worker: last heartbeat */
 };

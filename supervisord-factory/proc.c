@@ -28,6 +28,9 @@
 #define PROC_BIN_FD	(PROC_PARENT_FD + 1)	/* the binary, until exec */
 
 static void	proc_start(struct child *);
+#define PROC_RECONFIG_WAIT	600	/* s a reload waits for a busy child */
+#define PROC_STOP_WAIT		10	/* s from SIGTERM to SIGKILL */
+
 static void	proc_restart_cb(int, short, void *);
 static void	proc_restart(struct child *);
 static void	proc_dispatch(int, short, void *);
@@ -186,6 +189,9 @@ proc_start(struct child *c)
 
 	if (env->shutting_down)
 		return;
+	/* A new process: no reload waits for it, none stops it. */
+	c->reconfig = 0;
+	c->stopping_at = 0;
 	if (proc_argv(c, argv, sizeof(argv) / sizeof(argv[0]), key,
 	    sizeof(key)) == -1) {
 		log_warnx("%s: too many arguments", child_name(c));
@@ -396,6 +402,27 @@ proc_watchdog(int fd, short event, void *arg)
 
 	for (i = 0; i < env->nchildren; i++) {
 		c = &env->children[i];
+		/*
+		 * A reload waits for a busy child's work at most
+		 * PROC_RECONFIG_WAIT (a publisher that never answers must
+		 * not keep the old configuration, and every publication,
+		 * for ever); one stopped on purpose gets PROC_STOP_WAIT to
+		 * exit before it is killed, so one that ignores SIGTERM
+		 * cannot go on answering as a stopping child.
+		 */
+		if (c->reconfig && c->pid > 0 && c->state == CHILD_RUNNING &&
+		    now - c->reconfig_at > PROC_RECONFIG_WAIT) {
+			log_warnx("%s: still busy %llds after the reload; "
+			    "restarting it now", child_name(c),
+			    (long long)(now - c->reconfig_at));
+			proc_restart(c);
+		}
+		if (c->state == CHILD_STOPPING && c->pid > 0 &&
+		    c->stopping_at != 0 && now - c->stopping_at >
+		    PROC_STOP_WAIT) {
+			proc_kill(c, "did not exit after SIGTERM");
+			continue;
+		}
 		if (c->id != PROC_WORKER || c->state != CHILD_RUNNING)
 			continue;
 		if (now - c->heartbeat > env->conf->lease_ttl) {
@@ -405,6 +432,8 @@ proc_watchdog(int fd, short event, void *arg)
 		}
 	}
 	tv.tv_sec = env->conf->lease_ttl / 3 > 0 ? env->conf->lease_ttl / 3 : 1;
+	if (tv.tv_sec > PROC_STOP_WAIT)
+		tv.tv_sec = PROC_STOP_WAIT;
 	tv.tv_usec = 0;
 	evtimer_add(&ev_watchdog, &tv);
 }
@@ -448,6 +477,7 @@ proc_reconfigure(void)
 			log_info("%s: configuration changed, restarting after "
 			    "its work", child_name(c));
 			c->reconfig = 1;
+			c->reconfig_at = time(NULL);
 			continue;
 		}
 		if (c->pid > 0) {
@@ -466,6 +496,7 @@ proc_restart(struct child *c)
 	c->backoff = CHILD_BACKOFF_MIN;
 	c->recycle = 1;
 	c->state = CHILD_STOPPING;
+	c->stopping_at = time(NULL);
 	kill(c->pid, SIGTERM);
 }
 
