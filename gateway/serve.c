@@ -55,11 +55,12 @@
  * connections alone let one tenant's attempts, each holding 16 of them
  * a byte short of complete, take the gateway's whole RLIMIT_DATA, and
  * every other tenant's requests failed.  So an attempt may hold
- * GW_ATTEMPTRX of them, and all together GW_RXMAX (half the gateway's
- * memory bound); past either, the connection that grew it is dropped,
- * an attempt past its part of GW_RXMAX first.
+ * GW_ATTEMPTRX of them (an endpoint's 16 connections with 2 MiB
+ * bodies and their headers fit), and all together GW_RXMAX (half the
+ * gateway's memory bound); past either, the connection that grew it
+ * is dropped, an attempt past its part of GW_RXMAX first.
  */
-#define GW_ATTEMPTRX	((size_t)16 * 1024 * 1024)
+#define GW_ATTEMPTRX	((size_t)40 * 1024 * 1024)
 #define GW_RXMAX	((size_t)512 * 1024 * 1024)
 
 /*
