@@ -52,6 +52,11 @@ fi
 for c in jq python3 node npm openssl; do
 	command -v $c >/dev/null || fail "agents: needs $c"
 done
+# gemini-cli 0.61 and pi 0.73 ask for Node.js 20 or newer (their
+# engines fields); Debian 12's own nodejs is 18.
+nodemajor=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
+[ "${nodemajor:-0}" -ge 20 ] ||
+    fail "agents: needs Node.js 20 or newer, not $(node --version 2>&1)"
 
 # --- the clients, from the registry once -------------------------------
 
