@@ -394,7 +394,7 @@ pristine_renew(int dfd, const char *name, mode_t mode, uint64_t *left)
 	char			 tmp[64];
 	char			 buf[65536];
 	ssize_t			 r, w, off;
-	off_t			 todo;
+	off_t			 remain;
 	int			 src, dst, rc = -1;
 
 	if ((src = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
@@ -413,7 +413,7 @@ pristine_renew(int dfd, const char *name, mode_t mode, uint64_t *left)
 		return (-1);
 	}
 	*left -= sb.st_size;
-	todo = sb.st_size;
+	remain = sb.st_size;
 	snprintf(tmp, sizeof(tmp), ".factory-seal.%d.%u", (int)getpid(), n++);
 	(void)unlinkat(dfd, tmp, 0);
 	if ((dst = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
@@ -421,8 +421,8 @@ pristine_renew(int dfd, const char *name, mode_t mode, uint64_t *left)
 		close(src);
 		return (-1);
 	}
-	while (todo > 0) {
-		if ((r = read(src, buf, todo < (off_t)sizeof(buf) ? todo :
+	while (remain > 0) {
+		if ((r = read(src, buf, remain < (off_t)sizeof(buf) ? remain :
 		    (off_t)sizeof(buf))) == -1) {
 			if (errno == EINTR)
 				continue;
@@ -430,7 +430,7 @@ pristine_renew(int dfd, const char *name, mode_t mode, uint64_t *left)
 		}
 		if (r == 0)
 			break;
-		todo -= r;
+		remain -= r;
 		for (off = 0; off < r; off += w)
 			if ((w = write(dst, buf + off, r - off)) == -1) {
 				if (errno == EINTR) {
