@@ -873,7 +873,14 @@ else
 	    -f "$T/dg/factoryd.conf" 2>"$T/dg/log2" &
 	DGPID=$!
 	BGPIDS="$BGPIDS $DGPID"
-	wait_serving "$T/dg/factoryd.sock" $DGPID
+	# Until it answers (this suite does not read regress/lib.sh).
+	_until=$(($(date +%s) + 300))
+	until "$O/factoryctl" -s "$T/dg/factoryd.sock" -j status 2>/dev/null |
+	    jq -e -n 'input | .processes' >/dev/null 2>&1; do
+		kill -0 $DGPID 2>/dev/null && [ "$(date +%s)" -lt $_until ] ||
+		    break
+		sleep 0.05
+	done
 	DG=$("$O/factoryctl" -s "$T/dg/factoryd.sock" -j policy 2>&1 |
 	    jq -r '.processes[] | select(.name == "parent") |
 	    .sandbox_downgrade' 2>&1)
