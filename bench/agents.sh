@@ -18,7 +18,8 @@
 # 3; the medians are printed).  PROBE_REQUESTS: the probe's requests
 # per run (default 20).
 # BENCH_SUMMARY: a file the targets are added to.  Needs root,
-# python3, node, jq, openssl; the clients' cache or the npm registry.
+# python3, jq, openssl; Node.js 20 and the clients from their cache or
+# the npm registry (clients.sh).
 
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 : "${O:?O must name the build directory}"
@@ -43,9 +44,10 @@ BASE=65300		# users 65301-65307; no regress suite uses these
 DUID=65320		# the direct runs' uid: Claude Code refuses root
 CLIENTS=${AGENTS_ONLY:-claude codex gemini pi}
 ROUNDS=${AGENTS_ROUNDS:-3}
-for c in jq python3 node npm openssl setpriv; do
+for c in jq python3 openssl setpriv; do
 	command -v $c >/dev/null || fail "bench agents: needs $c"
 done
+agents_node >/dev/null
 agents_install >/dev/null
 
 now() { date +%s%6N; }		# CLOCK_REALTIME, microseconds
@@ -183,11 +185,11 @@ for r in $(seq "$ROUNDS"); do
 		direct "$c-$r" "$c" "${argv[@]}"
 		echo "client $c direct $B_T0 m-$c" >>"$RUNS"
 	done
-	through_factory "probe-$r" "$(jq -cn --arg s "$PROBE" \
-	    '["/usr/bin/node", "-e", $s]')" anthropic m-probe \
+	through_factory "probe-$r" "$(jq -cn --arg n "$NODE" --arg s "$PROBE" \
+	    '[$n, "-e", $s]')" anthropic m-probe \
 	    "{PROBE_REQUESTS: \"${PROBE_REQUESTS:-20}\"}"
 	echo "probe factory $B_T0 m-probe $T/state/logs/$B_ID.log" >>"$RUNS"
-	PROBE_MODEL=m-probe-direct direct "probe-$r" probe /usr/bin/node \
+	PROBE_MODEL=m-probe-direct direct "probe-$r" probe "$NODE" \
 	    -e "$PROBE"
 	echo "probe direct $B_T0 m-probe-direct $T/direct-probe-$r.out" \
 	    >>"$RUNS"

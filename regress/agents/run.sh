@@ -49,18 +49,14 @@ if [ "$(id -u)" != 0 ]; then
 	echo "not ok - agents: needs root"
 	exit 1
 fi
-for c in jq python3 node npm openssl; do
+for c in jq python3 openssl; do
 	command -v $c >/dev/null || fail "agents: needs $c"
 done
-# gemini-cli 0.61 and pi 0.73 ask for Node.js 20 or newer (their
-# engines fields); Debian 12's own nodejs is 18.
-nodemajor=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
-[ "${nodemajor:-0}" -ge 20 ] ||
-    fail "agents: needs Node.js 20 or newer, not $(node --version 2>&1)"
 
-# --- the clients, from the registry once -------------------------------
+# --- Node.js and the clients, from the registry once --------------------
 
 . "$HERE/clients.sh"
+agents_node
 agents_install
 
 # --- the daemon and the double ----------------------------------------
