@@ -1,7 +1,7 @@
 /*
- * The parent's part of the attestations (attest.h, factoryd(8)
- * ATTESTATIONS): the provenance it signs with the receipt key before
- * a verifier sees the bundle, the check of the verifier's envelopes
+ * The parent's part of the attestations (attest.h, factory-receipts(5)
+ * ATTESTATIONS): the provenance it signs with the receipt key before a
+ * verifier sees the bundle, the check of the verifier's envelopes
  * against the pinned verifier key, and the file of all three kept in
  * the state directory, root's alone, beyond the attempt's teardown.
  */
