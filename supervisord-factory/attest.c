@@ -23,7 +23,7 @@
 #include "sandbox.h"
 #include "util.h"
 
-/* The isolation rows of factoryd(8) the parent enforces on every run. */
+/* The isolation rows of factory-sandbox(8) the parent enforces on every run. */
 static const char *const isolation_rows[] = {
 	"identity", "credentials", "filesystem", "network", "syscalls",
 	"tools", "time", "budgets", "frozen scope", "kill switch", "replay",
