@@ -64,6 +64,24 @@ if [ -z "$dirs" ]; then
 	done
 	dirs=$(ls -d "$top"/regress/*/ | sed 's|/$||')
 fi
+# A suite still running after SUITE_MAX seconds (25 minutes; the
+# slowest takes about 11 on a loaded 2-core machine) has hung: it is
+# ended and counted as failed, with what it printed, rather than eating
+# the whole run's time unseen.  timeout(1) runs it in a process group
+# of its own: TERM to the group (the suite's cleanup ends by pid what
+# it started), KILL a minute later; a TERM or INT to this script ends
+# the running suite's group the same way.  Output streams as it comes,
+# so a run cut short from outside shows where it was, and the line the
+# TERM prints gives the times so far.
+SUITE_MAX=${SUITE_MAX:-1500}
+start=$(date +%s)
+name=""
+spid=""
+tpid=""
+trap '[ -n "$spid" ] && kill -TERM -- -$spid 2>/dev/null
+    [ -n "$tpid" ] && kill -TERM $tpid 2>/dev/null
+    echo; echo "== terminated in ${name:-the unit tests} after $(($(date +%s) - start))s; suite times:$times"
+    exit 143' TERM INT HUP
 for d in $dirs; do
 	[ -f "$d/run.sh" ] || continue
 	name=$(basename "$d")
@@ -74,13 +92,23 @@ for d in $dirs; do
 	# One copy of a suite at a time on this machine: suites use fixed
 	# uid ranges and ports.
 	t0=$(date +%s)
-	flock "/tmp/factory-suite.$name.lock" ${interp:-sh} "$d/run.sh" >"$out" 2>&1
+	timeout -k 60 "$SUITE_MAX" flock "/tmp/factory-suite.$name.lock" \
+	    ${interp:-sh} "$d/run.sh" </dev/null >"$out" 2>&1 &
+	spid=$!
+	tail -s 0.2 -n +1 -f --pid=$spid "$out" &
+	tpid=$!
+	wait $spid
 	st=$?
+	wait $tpid
+	spid="" tpid=""
 	secs=$(($(date +%s) - t0))
-	cat "$out"
+	case $st in
+	124|137) echo "not ok - $name: still running after ${SUITE_MAX}s," \
+	    "ended (timeout exit $st)" | tee -a "$out" ;;
+	esac
 	count "$name" "$out" "$st"
 	rm -f "$out"
-	echo "== regress $name: ${secs}s"
+	echo "== regress $name: ${secs}s ($(($(date +%s) - start))s so far)"
 	times="$times $name:${secs}s"
 done
 
