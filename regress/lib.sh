@@ -80,13 +80,23 @@ wait_serving() {	# socket pid
 }
 
 # Until every child has said hello (the daemon already serves), at
-# most seconds (five minutes unless told).
+# most seconds (five minutes unless told).  A child still not running
+# then is named, with its restarts, and the wait fails: a child that
+# dies at every start is a defect of the test's config or the daemon,
+# never a slow machine.
 wait_children() {	# socket [seconds]
 	_until=$(($(date +%s) + ${2:-300}))
 	until "$O/factoryctl" -s "$1" -j status 2>/dev/null | jq -e -n 'input |
 	    [.processes[] | select(.state != "running")] | length == 0' \
 	    >/dev/null 2>&1; do
-		[ "$(date +%s)" -lt "$_until" ] || return 1
+		if [ "$(date +%s)" -ge "$_until" ]; then
+			echo "# wait_children: not running after ${2:-300} s:" \
+			    "$("$O/factoryctl" -s "$1" -j status 2>&1 | jq -r -n \
+			    '[input | .processes[] | select(.state != "running") |
+			    "\(.name) \(.state), \(.restarts) restarts"] |
+			    join("; ")' 2>&1)"
+			return 1
+		fi
 		sleep 0.05
 	done
 }

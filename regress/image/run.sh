@@ -19,6 +19,10 @@ D=$(cd "$(dirname "$0")" && pwd)
 T=$(regress_tmpdir)
 UIDBASE=65100
 SOCK=$T/factoryd.sock
+# The repositories the config names: without them the worker, the
+# verifiers, the reconciler and the publisher die at start, again and
+# again, and no wait for the children ever ends.
+make_repos "$T" $((UIDBASE + 4))
 write_attempt_conf "$T" $UIDBASE 65110-65119
 cat >>"$T/factoryd.conf" <<CONF
 images:
@@ -50,7 +54,7 @@ refused() {
 		notok "$name: refused, but not for \"$pat\": $(cat "$T/err")"
 	fi
 	[ ! -e "$STORE/names/$name" ] || notok "$name: a name was stored"
-	wait_children "$SOCK"
+	wait_children "$SOCK" || notok "$name: the children are not all back"
 	n=$(find "$STORE/tmp" "$STORE/staging" -mindepth 1 | wc -l)
 	check "$name: nothing left in staging or tmp ($n)" [ "$n" = 0 ]
 }
@@ -266,7 +270,7 @@ check "factory-image runs as users.image" sh -c \
 check "factory-image: Seccomp 2, NoNewPrivs 1" sh -c \
     "grep -q '^Seccomp:[[:space:]]*2' /proc/$pid/status && grep -q '^NoNewPrivs:[[:space:]]*1' /proc/$pid/status"
 import again "$T/r.tar" >/dev/null
-wait_children "$SOCK"
+wait_children "$SOCK" || notok "after an import: the children are not all back"
 pid2=$(ctl -j status | jq -r '.processes[] | select(.name == "image") | .pid')
 check "factory-image is a fresh process after an import" [ "$pid" != "$pid2" ]
 
@@ -285,7 +289,8 @@ if mount -t tmpfs -o size=24m tmpfs "$F" 2>/dev/null; then
 	else
 		check "a full disk: the import fails cleanly" grep -q "full" "$T/err"
 	fi
-	wait_children "$F/factoryd.sock"
+	wait_children "$F/factoryd.sock" ||
+	    notok "a full disk: the children are not all back"
 	n=$(find "$F/state/images/staging" "$F/state/images/tmp" -mindepth 1 | wc -l)
 	check "a full disk: staging removed ($n left)" [ "$n" = 0 ]
 	d=$("$O/factoryctl" -s "$F/factoryd.sock" -j image import small "$T/r.tar" 2>"$T/err" | jq -r .digest)
