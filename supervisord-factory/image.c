@@ -751,6 +751,7 @@ image_walk_child(struct image_walk *w, int pipefd, pid_t parent)
 	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
 	    getppid() != parent)
 		_exit(1);
+	setproctitle("image walk");
 	/* The tree on 3, the lists on 4 and 5, the pipe on 6; no other. */
 	fds[0] = w->rootfd;
 	fds[1] = w->out != NULL ? fileno(w->out) : -1;
