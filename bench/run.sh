@@ -15,7 +15,9 @@
 # another tree (the commit before a change): the pool of both is then
 # run in turns against bwrap (bench/spawncmp.sh, RUNS times).  Then
 # the real agent clients through factory beside the same clients on
-# the host (bench/agents.sh; AGENTS=0 leaves them out).
+# the host (bench/agents.sh; AGENTS=0 leaves them out).  Last, the
+# p50/p99 of "factoryctl status" while the parent stores a setup of
+# 16,000 files and imports an image of 300 MB (bench/latency.sh).
 : "${O:?O must name the build directory}"
 # Each part adds its targets here; printed together at the end.
 BENCH_SUMMARY=$(mktemp /tmp/factory-bench-summary.XXXXXX) || exit 1
@@ -34,6 +36,7 @@ sh "$(dirname "$0")/attempts.sh" || exit 1
 if [ "${AGENTS:-1}" != 0 ]; then
 	bash "$(dirname "$0")/agents.sh" || exit 1
 fi
+sh "$(dirname "$0")/latency.sh" || exit 1
 echo
-echo "targets (issues 11 and 25), measured in this run"
+echo "targets (issues 11, 25 and 26), measured in this run"
 cat "$BENCH_SUMMARY"

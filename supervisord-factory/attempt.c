@@ -42,7 +42,7 @@ static int	attempt_mount_checkout(struct attempt *, uid_t, char *, size_t);
 static void	attempt_send_worker(struct attempt *, uint32_t, enum msg_kind,
 		    const void *, char *, size_t);
 static void	attempt_collect(struct attempt *);
-static int	attempt_cleanup_sandboxes(struct attempt *);
+static int	attempt_cleanup_sandboxes(struct attempt *, int);
 static int	attempt_held_by_worker(struct attempt *);
 static void	attempt_start_agent(struct attempt *);
 static int	attempt_baseline_checked(struct attempt *, char *, size_t);
@@ -61,6 +61,20 @@ static void	attempt_fail(struct attempt *, const char *, const char *,
 static void	attempt_stall(struct attempt *, const char *, const char *,
 		    json_t *);
 static void	attempt_after_exit(struct attempt *);
+
+/*
+ * What a teardown waits for before it judges: tasks leaving their
+ * cgroups (every 2 ms, half a second at most) and a uid's processes
+ * dying (three looks, 20 ms apart).  The loop goes on meanwhile.
+ */
+#define TEARDOWN_CG_MS		2
+#define TEARDOWN_CG_TRIES	250
+#define TEARDOWN_KILL_MS	20
+#define TEARDOWN_KILL_LOOKS	3
+
+#define CLEANUP_TRY	0	/* attempt_cleanup_sandboxes(): how */
+#define CLEANUP_LAST	1
+#define CLEANUP_LATER	2
 
 static struct dayseq	 attempt_ids;
 
@@ -354,7 +368,7 @@ attempt_recover(void)
 	TAILQ_FOREACH(a, &env->attempts, entry) {
 		if (a->torn_down || a->state == AS_QUEUED)
 			continue;
-		(void)attempt_cleanup_sandboxes(a);
+		(void)attempt_cleanup_sandboxes(a, CLEANUP_LATER);
 		switch (a->state) {
 		case AS_PROVISIONING:
 			attempt_new_lease(a, "factoryd restarted", 0);
@@ -2058,17 +2072,18 @@ attempt_publish(struct attempt *a)
 }
 
 /*
- * Teardown is checked, not assumed: the sandbox is gone (run.c checked
- * its cgroups empty and removed them) and the directories are removed
- * before "terminated" is journaled; only then is the uid free again.
- */
-/*
  * Kill and remove an attempt's cgroups, the agent's and the validation
  * run's, by the exact paths its id gives (the ones journaled at
- * allocation), whether or not this process created them.
+ * allocation), whether or not this process created them.  0 when they
+ * are gone, 1 while one still holds an exiting task (tried again on a
+ * timer, see attempt_teardown), -1 if one cannot be removed.  how:
+ * CLEANUP_LAST, the last try, where busy is a failure too;
+ * CLEANUP_LATER, busy ones are left to a timer of cgroup.c's (after a
+ * restart: nobody waits for them).
  */
+
 static int
-attempt_cleanup_sandboxes(struct attempt *a)
+attempt_cleanup_sandboxes(struct attempt *a, int how)
 {
 	struct sandbox	 sb;
 	char		 id[ATTEMPT_ID_MAX + 4], err[512];
@@ -2080,10 +2095,20 @@ attempt_cleanup_sandboxes(struct attempt *a)
 			continue;
 		(void)sandbox_kill(&sb);
 		shell_cgroups_remove(&sb);
-		if (sandbox_destroy(&sb, err, sizeof(err)) == -1) {
-			log_warnx("%s: %s", a->id, err);
-			ret = -1;
+		if (sandbox_destroy(&sb, err, sizeof(err)) == 0)
+			continue;
+		if (errno == EBUSY && how == CLEANUP_LATER) {
+			(void)sandbox_destroy_later(&sb, TEARDOWN_CG_MS *
+			    TEARDOWN_CG_TRIES, NULL, NULL);
+			continue;
 		}
+		if (errno == EBUSY && how == CLEANUP_TRY) {
+			if (ret == 0)
+				ret = 1;
+			continue;
+		}
+		log_warnx("%s: %s", a->id, err);
+		ret = -1;
 	}
 	return (ret);
 }
@@ -2095,6 +2120,27 @@ attempt_retry_cb(int fd, short event, void *arg)
 
 	a->retry_set = 0;
 	attempt_teardown(a);
+}
+
+static void
+attempt_wait_cb(int fd, short event, void *arg)
+{
+	struct attempt	*a = arg;
+
+	a->wait_set = 0;
+	attempt_teardown(a);
+}
+
+static void
+attempt_teardown_wait(struct attempt *a, int ms)
+{
+	struct timeval	 tv = { 0, ms * 1000 };
+
+	if (a->wait_set)
+		return;
+	evtimer_set(&a->wait_ev, attempt_wait_cb, a);
+	evtimer_add(&a->wait_ev, &tv);
+	a->wait_set = 1;
 }
 
 /*
@@ -2129,10 +2175,27 @@ attempt_teardown(struct attempt *a)
 	if (a->state != AS_TEARDOWN &&
 	    attempt_transition(a, "teardown", NULL, NULL) == -1)
 		return;
-	if (attempt_cleanup_sandboxes(a) == -1)
+	if (a->wait_set)
+		return;		/* again when the wait is over */
+	switch (attempt_cleanup_sandboxes(a, a->cg_tries + 1 >=
+	    TEARDOWN_CG_TRIES ? CLEANUP_LAST : CLEANUP_TRY)) {
+	case 1:
+		a->cg_tries++;
+		attempt_teardown_wait(a, TEARDOWN_CG_MS);
+		return;
+	case -1:
 		left++;
-	if (uid_kill_all(a->uid, a->vuid) > 0)
+		break;
+	}
+	if (uid_kill_all(a->uid, a->vuid) > 0) {
+		if (++a->kill_looks < TEARDOWN_KILL_LOOKS) {
+			attempt_teardown_wait(a, TEARDOWN_KILL_MS);
+			return;
+		}
 		left++;
+	}
+	/* The next teardown, if one is needed, waits afresh. */
+	a->cg_tries = a->kill_looks = 0;
 	/* A cold checkout this attempt did not finish goes too. */
 	pristine_drop_tmp(a);
 	if (setup_teardown(a) == -1)

@@ -37,6 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event.h>
+
+#include "log.h"
 #include "sandbox.h"
 
 #define CG_TOP		"factory"	/* our subtree in every hierarchy */
@@ -1252,15 +1255,18 @@ cg_populated(struct sandbox *sb, int i, char *what, size_t len)
 }
 
 /*
- * Exiting tasks leave their cgroups a moment after the parent reaped
- * pid 1, so emptiness is given a short grace before it is an error.
+ * One try at removing sb's cgroups, innermost first: 0 once none is
+ * left.  Exiting tasks leave their cgroups a moment after the parent
+ * reaped pid 1, so a cgroup still holding one is -1 with errno EBUSY,
+ * for the caller to try again later (sandbox_destroy_later), never by
+ * waiting here; anything else is -1 with another errno.  err says the
+ * first failure.
  */
 int
 sandbox_destroy(struct sandbox *sb, char *err, size_t errlen)
 {
-	struct timespec	 ts = { 0, 2 * 1000 * 1000 };
 	char		 what[128];
-	int		 i, tries, pop, ret = 0;
+	int		 i, pop, busy = 0, failed = 0, saved = 0;
 
 	if (sb->fd != -1) {
 		close(sb->fd);
@@ -1277,37 +1283,108 @@ sandbox_destroy(struct sandbox *sb, char *err, size_t errlen)
 		/*
 		 * rmdir(2) itself refuses a cgroup that holds a process
 		 * (EBUSY): the emptiness check and the removal are one
-		 * step.  Only a refusal is looked into, and retried.
+		 * step.  Only a refusal is looked into.
 		 */
 		if (rmdir(sb->cgroups[i]) == 0 || errno == ENOENT)
 			continue;
-		for (tries = 0; tries < 250; tries++) {
-			if ((pop = cg_populated(sb, i, what,
-			    sizeof(what))) == 0) {
-				if (rmdir(sb->cgroups[i]) == 0 ||
-				    errno == ENOENT)
-					break;
-				if (errno != EBUSY) {
-					snprintf(err, errlen, "rmdir %s: %s",
-					    sb->cgroups[i], strerror(errno));
-					ret = -1;
-					break;
-				}
-			} else if (pop == -1) {
-				snprintf(err, errlen, "%s: %s",
-				    sb->cgroups[i], strerror(errno));
-				ret = -1;
-				break;
+		pop = 0;
+		if (errno == EBUSY) {
+			pop = cg_populated(sb, i, what, sizeof(what));
+			if (pop == 0 && (rmdir(sb->cgroups[i]) == 0 ||
+			    errno == ENOENT))
+				continue;
+			if (pop == 1 || (pop == 0 && errno == EBUSY)) {
+				if (!busy && !failed)
+					snprintf(err, errlen, "cgroup %s not "
+					    "empty (%s)", sb->cgroups[i], what);
+				busy = 1;
+				continue;
 			}
-			nanosleep(&ts, NULL);
 		}
-		if (tries == 250) {
-			snprintf(err, errlen, "cgroup %s not empty (%s)",
-			    sb->cgroups[i], what);
-			ret = -1;
+		if (!failed) {
+			saved = errno;
+			snprintf(err, errlen, "%s%s: %s", pop == -1 ? "" :
+			    "rmdir ", sb->cgroups[i], strerror(errno));
 		}
+		failed = 1;
 	}
-	return (ret);
+	if (failed) {
+		errno = saved == EBUSY ? EIO : saved;
+		return (-1);
+	}
+	if (busy) {
+		errno = EBUSY;
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * The removal tried again on a timer, every CG_WAIT_MS, until it is
+ * done or tries run out; then done(arg, 0 or -1, err).  A wait whose
+ * owner went on (done NULL) logs what stayed.
+ */
+#define CG_WAIT_MS	2
+
+struct cg_wait {
+	struct event	 ev;
+	struct sandbox	 sb;
+	int		 tries;
+	void		(*done)(void *, int, const char *);
+	void		*arg;
+	char		 err[512];
+};
+
+static void
+cg_wait_cb(int fd, short event, void *arg)
+{
+	struct cg_wait	*w = arg;
+	struct timeval	 tv = { 0, CG_WAIT_MS * 1000 };
+	int		 rc;
+
+	if ((rc = sandbox_destroy(&w->sb, w->err, sizeof(w->err))) == -1 &&
+	    --w->tries > 0) {
+		evtimer_add(&w->ev, &tv);
+		return;
+	}
+	if (w->done != NULL)
+		w->done(w->arg, rc, w->err);
+	else if (rc == -1)
+		log_warnx("sandbox teardown: %s", w->err);
+	free(w);
+}
+
+/*
+ * After sandbox_destroy() failed: tried again for up to ms.  sb is
+ * copied, its descriptors already closed; the caller's may go.
+ */
+struct cg_wait *
+sandbox_destroy_later(const struct sandbox *sb, int ms,
+    void (*done)(void *, int, const char *), void *arg)
+{
+	struct cg_wait	*w;
+	struct timeval	 tv = { 0, CG_WAIT_MS * 1000 };
+
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		fatal(NULL);
+	w->sb = *sb;
+	w->sb.fd = -1;
+	w->sb.mntns = -1;
+	w->sb.nlfd = 0;
+	w->tries = ms / CG_WAIT_MS;
+	w->done = done;
+	w->arg = arg;
+	evtimer_set(&w->ev, cg_wait_cb, w);
+	evtimer_add(&w->ev, &tv);
+	return (w);
+}
+
+/* Its owner goes: the wait goes on alone. */
+void
+sandbox_destroy_forget(struct cg_wait *w)
+{
+	w->done = NULL;
+	w->arg = NULL;
 }
 
 int

@@ -127,6 +127,7 @@ struct run {
 	int			 timedout;
 	int			 cancelled;
 	int			 detached;	/* attempt gone: free when reaped */
+	struct cg_wait		*cgwait;	/* reaped, its cgroups going */
 	struct event		 deadline;
 	struct event		 logev;
 	int			 logpipe;	/* read end */
@@ -214,6 +215,10 @@ struct attempt {
 	int			 pchecks;	/* checks started */
 	struct event		 retry_ev;	/* teardown retries */
 	int			 retry_set;
+	struct event		 wait_ev;	/* a teardown's short waits */
+	int			 wait_set;
+	int			 cg_tries;
+	int			 kill_looks;
 	uint64_t		 disk;		/* bytes, journaled at allocation */
 	int			 timedout;	/* from the exited record */
 	int			 disk_full;	/* from the exited record */

@@ -491,8 +491,9 @@ pid_ruid(pid_t pid)
 
 /*
  * Kill every process whose real uid is uid or uid2 (0: none), by exact
- * pid, and say how many were still there: one pass over /proc for an
- * attempt's two uids.  Only attempt uids are ever passed: they run
+ * pid, and say how many there were: one pass over /proc for an
+ * attempt's two uids (the caller looks again later, on a timer, while
+ * any were found).  Only attempt uids are ever passed: they run
  * nothing but sandboxes.  Each is signalled through a pidfd after its
  * uids were read again (pid_kill_uid), so a pid reused between the
  * scan and the signal is not hit.
@@ -504,29 +505,23 @@ uid_kill_all(uid_t uid, uid_t uid2)
 	struct dirent	*de;
 	long		 ruid;
 	uid_t		 seen;
-	int		 found = 0, pass;
+	int		 found = 0;
 	pid_t		 pid;
 
 	if (uid == 0 && uid2 == 0)
 		return (0);
-	for (pass = 0; pass < 3; pass++) {
-		found = 0;
-		if ((d = opendir("/proc")) == NULL)
-			return (-1);
-		while ((de = readdir(d)) != NULL) {
-			if ((pid = (pid_t)strtol(de->d_name, NULL, 10)) <= 1)
-				continue;
-			if ((ruid = pid_ruid(pid)) <= 0 ||
-			    ((uid_t)ruid != uid && (uid_t)ruid != uid2))
-				continue;
-			found++;
-			(void)pid_kill_uid(pid, (uid_t)ruid, &seen);
-		}
-		closedir(d);
-		if (found == 0)
-			return (0);
-		usleep(20 * 1000);
+	if ((d = opendir("/proc")) == NULL)
+		return (-1);
+	while ((de = readdir(d)) != NULL) {
+		if ((pid = (pid_t)strtol(de->d_name, NULL, 10)) <= 1)
+			continue;
+		if ((ruid = pid_ruid(pid)) <= 0 ||
+		    ((uid_t)ruid != uid && (uid_t)ruid != uid2))
+			continue;
+		found++;
+		(void)pid_kill_uid(pid, (uid_t)ruid, &seen);
 	}
+	closedir(d);
 	return (found);
 }
 

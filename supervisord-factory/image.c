@@ -6,7 +6,9 @@
  * they become paths.
  */
 #include <sys/types.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <ctype.h>
 #include <dirent.h>
@@ -14,7 +16,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
-#include <pthread.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -684,17 +686,37 @@ image_set_name(const char *name, const char *hex)
 }
 
 /*
- * A walk of a stored or staged tree (imgtree.c) runs on a thread of its
- * own: hashing an image of hundreds of megabytes must not hold the
- * event loop.  The thread touches nothing but its struct; the loop
- * learns it is done from a pipe, joins it and goes on with done().
+ * A walk of a stored or staged tree (imgtree.c) runs in a process of
+ * its own: hashing an image of hundreds of megabytes must not hold the
+ * event loop, and root has no threads.  It is forked, not an exec'd
+ * helper: it needs root's own power over the tree (the store's files
+ * are given to 0:0 as they are passed), and what it is given are the
+ * descriptors root opened already (the tree, the entry lists), which
+ * it keeps on 3 to 5, closing every other.  Its one answer is a fixed
+ * struct image_walk_reply on a pipe, checked here field by field
+ * before done() sees it; the loop goes on when the pipe has ended and
+ * the process was reaped.
  */
 #define IMAGE_WALKS_MAX	4	/* walks at once: imports and verifies */
+#define IMAGE_WALK_MAGIC 0x66697777U
+
+struct image_walk_reply {
+	uint32_t		 magic;
+	int32_t			 rc;
+	struct imgwalk_result	 res;
+	char			 err[512];
+};
 
 struct image_walk {
-	pthread_t		 thread;
-	int			 pipe[2];
+	pid_t			 pid;
+	int			 fd;		/* the answer's pipe */
 	struct event		 ev;
+	struct image_walk_reply	 rep;
+	size_t			 got;
+	int			 bad;		/* more than one answer */
+	int			 eof;
+	int			 reaped;
+	int			 status;
 	int			 rootfd;
 	uid_t			 owner;
 	int			 chown;
@@ -711,65 +733,188 @@ struct image_walk {
 	char			 hex[IMAGE_HEXLEN + 1];
 };
 
-static int	image_walks;
+static struct image_walk	*image_walks[IMAGE_WALKS_MAX];
 
-static void *
-image_walk_run(void *arg)
+/* In the walk's process: the walk, its answer, _exit. */
+static __dead void
+image_walk_child(struct image_walk *w, int pipefd, pid_t parent)
 {
-	struct image_walk	*w = arg;
-	char			 c = 0;
+	struct image_walk_reply	 r;
+	FILE			*out = NULL, *canon = NULL;
+	sigset_t		 set;
+	int			 fds[4], i, sig;
+
+	for (sig = 1; sig < NSIG; sig++)
+		(void)signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	if (sigprocmask(SIG_SETMASK, &set, NULL) == -1 ||
+	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 ||
+	    getppid() != parent)
+		_exit(1);
+	setproctitle("image walk");
+	/* The tree on 3, the lists on 4 and 5, the pipe on 6; no other. */
+	fds[0] = w->rootfd;
+	fds[1] = w->out != NULL ? fileno(w->out) : -1;
+	fds[2] = w->canon != NULL ? fileno(w->canon) : -1;
+	fds[3] = pipefd;
+	for (i = 0; i < 4; i++)
+		if (fds[i] != -1 && (fds[i] = fcntl(fds[i], F_DUPFD, 10)) ==
+		    -1)
+			_exit(1);
+	for (i = 0; i < 4; i++)
+		if (fds[i] == -1)
+			(void)close(3 + i);
+		else if (dup2(fds[i], 3 + i) == -1)
+			_exit(1);
+	closefrom(7);
+	if ((w->out != NULL && (out = fdopen(4, "w")) == NULL) ||
+	    (w->canon != NULL && (canon = fdopen(5, "r")) == NULL))
+		_exit(1);
 
 	/* Test builds, regress/image: a walk slow enough to be seen. */
 	if (faultpoint("image:slow-walk"))
-		sleep(3);
-	w->rc = imgwalk_bounded(w->rootfd, w->owner, w->chown, w->out,
-	    w->canon, w->bounded ? &w->lim : NULL, &w->res, w->err,
-	    sizeof(w->err));
-	/* The pipe has room for this byte; it cannot fail but by EBADF. */
-	if (write(w->pipe[1], &c, 1) == -1)
+		(void)poll(NULL, 0, 3000);
+	memset(&r, 0, sizeof(r));
+	r.magic = IMAGE_WALK_MAGIC;
+	r.rc = imgwalk_bounded(3, w->owner, w->chown, out, canon,
+	    w->bounded ? &w->lim : NULL, &r.res, r.err, sizeof(r.err));
+	if (r.rc == 0 && out != NULL && fflush(out) == EOF) {
+		snprintf(r.err, sizeof(r.err), "entry list: %s",
+		    strerror(errno));
+		r.rc = -1;
+	}
+	r.err[sizeof(r.err) - 1] = '\0';
+	/* One write below PIPE_BUF: whole or not at all. */
+	if (write(6, &r, sizeof(r)) != (ssize_t)sizeof(r))
+		_exit(1);
+	_exit(0);
+}
+
+/*
+ * The walk's answer, believed only in form: exactly one reply from a
+ * process that exited 0, its strings NUL-terminated, a digest of 64
+ * lower-case hex digits, counts within an import's bounds.
+ */
+static void
+image_walk_check(struct image_walk *w)
+{
+	struct image_walk_reply	*r = &w->rep;
+
+	if (w->bad || w->got != sizeof(*r) || r->magic != IMAGE_WALK_MAGIC ||
+	    (r->rc != 0 && r->rc != -1) ||
+	    memchr(r->err, '\0', sizeof(r->err)) == NULL ||
+	    memchr(r->res.hex, '\0', sizeof(r->res.hex)) == NULL ||
+	    (r->rc == 0 && (!hex_valid(r->res.hex) ||
+	    r->res.files > r->res.entries || (w->bounded &&
+	    (r->res.entries > w->lim.max_entries ||
+	    r->res.bytes > w->lim.max_bytes)))) ||
+	    !WIFEXITED(w->status) || WEXITSTATUS(w->status) != 0) {
 		w->rc = -1;
-	return (NULL);
+		snprintf(w->err, sizeof(w->err), "walk process (pid %d) %s, "
+		    "%s %d", (int)w->pid, w->got == 0 ? "ended without an "
+		    "answer" : "answered out of form", WIFSIGNALED(w->status) ?
+		    "killed by signal" : "exit status",
+		    WIFSIGNALED(w->status) ? WTERMSIG(w->status) :
+		    WEXITSTATUS(w->status));
+		return;
+	}
+	w->rc = r->rc;
+	w->res = r->res;
+	strlcpy(w->err, r->err, sizeof(w->err));
 }
 
 static void
-image_walk_end(int fd, short event, void *arg)
+image_walk_end(struct image_walk *w)
+{
+	int	 i;
+
+	for (i = 0; i < IMAGE_WALKS_MAX; i++)
+		if (image_walks[i] == w)
+			image_walks[i] = NULL;
+	image_walk_check(w);
+	w->done(w);
+}
+
+static void
+image_walk_read(int fd, short event, void *arg)
 {
 	struct image_walk	*w = arg;
+	char			 extra;
+	ssize_t			 n;
 
+	if (w->got < sizeof(w->rep))
+		n = read(fd, (char *)&w->rep + w->got, sizeof(w->rep) -
+		    w->got);
+	else if ((n = read(fd, &extra, 1)) > 0)
+		w->bad = 1;
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n > 0 && !w->bad) {
+		w->got += n;
+		return;
+	}
+	/* The end, an error, or too much: no more is read. */
 	event_del(&w->ev);
-	pthread_join(w->thread, NULL);
-	close(w->pipe[0]);
-	close(w->pipe[1]);
-	image_walks--;
-	w->done(w);
+	close(w->fd);
+	w->fd = -1;
+	w->eof = 1;
+	if (w->bad)
+		(void)kill(w->pid, SIGKILL);
+	if (w->reaped)
+		image_walk_end(w);
+}
+
+/* SIGCHLD for a pid: 1 if it was a walk's. */
+int
+image_walk_reap(pid_t pid, int status)
+{
+	struct image_walk	*w;
+	int			 i;
+
+	for (i = 0; i < IMAGE_WALKS_MAX; i++) {
+		if ((w = image_walks[i]) == NULL || w->pid != pid ||
+		    w->reaped)
+			continue;
+		w->reaped = 1;
+		w->status = status;
+		if (w->eof)
+			image_walk_end(w);
+		return (1);
+	}
+	return (0);
 }
 
 /* 0 and done() later, or -1 (nothing started, w is the caller's). */
 static int
 image_walk_start(struct image_walk *w)
 {
-	sigset_t	 all, old;
-	int		 rc;
+	pid_t	 parent = getpid();
+	int	 p[2], i;
 
-	if (image_walks >= IMAGE_WALKS_MAX) {
+	for (i = 0; i < IMAGE_WALKS_MAX; i++)
+		if (image_walks[i] == NULL)
+			break;
+	if (i == IMAGE_WALKS_MAX) {
 		errno = EBUSY;
 		return (-1);
 	}
-	if (pipe2(w->pipe, O_CLOEXEC | O_NONBLOCK) == -1)
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == -1)
 		return (-1);
-	/* Signals stay the loop's: the thread starts with all blocked. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&w->thread, NULL, image_walk_run, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		close(w->pipe[0]);
-		close(w->pipe[1]);
-		errno = rc;
+	/* Nothing buffered may be written twice, by both processes. */
+	if (w->out != NULL)
+		(void)fflush(w->out);
+	if ((w->pid = fork()) == -1) {
+		close(p[0]);
+		close(p[1]);
 		return (-1);
 	}
-	image_walks++;
-	event_set(&w->ev, w->pipe[0], EV_READ, image_walk_end, w);
+	if (w->pid == 0)
+		image_walk_child(w, p[1], parent);
+	close(p[1]);
+	w->fd = p[0];
+	w->got = w->bad = w->eof = w->reaped = 0;
+	image_walks[i] = w;
+	event_set(&w->ev, w->fd, EV_READ | EV_PERSIST, image_walk_read, w);
 	event_add(&w->ev, NULL);
 	return (0);
 }

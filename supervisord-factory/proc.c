@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "factoryd.h"
+#include "image.h"
 #include "log.h"
 
 #define CHILD_ARGV_MAX	64
@@ -350,7 +351,8 @@ proc_reap(void)
 			if (env->children[i].pid == pid)
 				c = &env->children[i];
 		if (c == NULL) {
-			if (!run_reap(pid, status))
+			if (!image_walk_reap(pid, status) &&
+			    !run_reap(pid, status))
 				log_debug("reaped pid %d", (int)pid);
 			continue;
 		}

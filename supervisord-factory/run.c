@@ -373,16 +373,38 @@ run_kill(struct run *r)
 }
 
 /*
+ * A reaped run's cgroups are removed when its last tasks have left
+ * them: tried again on a timer (cgroup.c) for up to this long, the
+ * half second a removal waits for emptiness and a second more.
+ */
+#define RUN_DESTROY_MS	1500
+
+/* The cgroups of a reaped run are gone (or stayed): the attempt goes on. */
+static void
+run_destroyed(void *arg, int rc, const char *err)
+{
+	struct run	*r = arg;
+
+	r->cgwait = NULL;
+	if (rc == -1)
+		log_warnx("%s: sandbox teardown: %s", r->attempt->id, err);
+	if (r->logpipe != -1)
+		run_log_cb(r->logpipe, EV_READ, r);
+	attempt_run_done(r);
+}
+
+/*
  * SIGCHLD for a pid that is not a child process of ours: maybe a
  * sandbox's pid 1.  Everything left in it is killed, the usage read,
- * the cgroups checked empty and removed, then the attempt goes on.
+ * the cgroups checked empty and removed, then the attempt goes on
+ * (run_destroyed, now or once they are).
  */
 int
 run_reap(pid_t pid, int status)
 {
 	struct run	*r = NULL;
 	char		 err[512];
-	int		 i, tries;
+	int		 i;
 
 	if (shell_reap(pid, status) || setup_reap(pid, status))
 		return (1);
@@ -404,11 +426,10 @@ run_reap(pid_t pid, int status)
 	r->gateway = NULL;
 	if (r->detached) {
 		(void)sandbox_kill(&r->sb);
-		for (tries = 0; tries < 100; tries++) {
-			if (sandbox_destroy(&r->sb, err, sizeof(err)) == 0)
-				break;
-			usleep(10 * 1000);
-		}
+		/* Nobody waits for it: the removal goes on alone. */
+		if (sandbox_destroy(&r->sb, err, sizeof(err)) == -1)
+			(void)sandbox_destroy_later(&r->sb, RUN_DESTROY_MS,
+			    NULL, NULL);
 		r->attempt = NULL;
 		run_free(r);
 		return (1);
@@ -418,16 +439,11 @@ run_reap(pid_t pid, int status)
 	(void)sandbox_kill(&r->sb);
 	if (sandbox_usage(&r->sb, &r->usage) == -1)
 		log_warn("%s: usage", r->attempt->id);
-	for (tries = 0; tries < 100; tries++) {
-		if (sandbox_destroy(&r->sb, err, sizeof(err)) == 0)
-			break;
-		usleep(10 * 1000);
-	}
-	if (tries == 100)
-		log_warnx("%s: sandbox teardown: %s", r->attempt->id, err);
-	if (r->logpipe != -1)
-		run_log_cb(r->logpipe, EV_READ, r);
-	attempt_run_done(r);
+	if (sandbox_destroy(&r->sb, err, sizeof(err)) == -1)
+		r->cgwait = sandbox_destroy_later(&r->sb, RUN_DESTROY_MS,
+		    run_destroyed, r);
+	else
+		run_destroyed(r, 0, NULL);
 	return (1);
 }
 
@@ -494,6 +510,8 @@ run_free(struct run *r)
 	for (i = 0; i < (int)(sizeof(runs) / sizeof(runs[0])); i++)
 		if (runs[i] == r)
 			runs[i] = NULL;
+	if (r->cgwait != NULL)
+		sandbox_destroy_forget(r->cgwait);
 	evtimer_del(&r->deadline);
 	egress_free(r->egress);
 	r->egress = NULL;

@@ -2104,6 +2104,22 @@ sbx_ready_finish(struct sbx_ready *r, pid_t *pidp, int *sockp, int *efdp,
 	return (0);
 }
 
+/*
+ * A start that failed leaves nothing behind: cgroups its tasks are
+ * still leaving are removed on a timer (cgroup.c) while the failure is
+ * answered; what cannot be removed at all is said in err.
+ */
+static void
+sandbox_destroy_failed(struct sandbox *sb, char *err, size_t errlen,
+    const char *derr)
+{
+	if (errno == EBUSY)
+		(void)sandbox_destroy_later(sb, 500, NULL, NULL);
+	else
+		snprintf(err + strlen(err), errlen - strlen(err), "; %s",
+		    derr);
+}
+
 int
 sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
     char *err, size_t errlen)
@@ -2205,8 +2221,7 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 			(void)cgroup_kill(sb);
 		if ((first != -1 || pooled) && sandbox_destroy(sb, derr,
 		    sizeof(derr)) == -1)
-			snprintf(err + strlen(err), errlen - strlen(err),
-			    "; %s", derr);
+			sandbox_destroy_failed(sb, err, errlen, derr);
 		return (-1);
 	}
 	sb->pid = pid;
@@ -2235,7 +2250,7 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 		;
 	sb->pid = -1;
 	if (sandbox_destroy(sb, derr, sizeof(derr)) == -1)
-		snprintf(err + strlen(err), errlen - strlen(err), "; %s", derr);
+		sandbox_destroy_failed(sb, err, errlen, derr);
 	return (-1);
 }
 

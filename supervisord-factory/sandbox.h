@@ -295,10 +295,17 @@ int	cgroup_open_procs(struct sandbox *, int, int *, char *, size_t);
 int	cgroup_kill(struct sandbox *);
 int	sandbox_usage(struct sandbox *, struct sandbox_usage *);
 /*
- * Removes sb's cgroups if they are empty; -1 and what remains in err
- * otherwise (they are left in place).  Closes sb->fd.
+ * Removes sb's cgroups if they are empty, at once; -1 and what remains
+ * in err otherwise (they are left in place; errno EBUSY while one still
+ * holds a process).  Closes sb->fd.  sandbox_destroy_later tries again
+ * on a timer for up to the given ms, then calls done(arg, rc, err);
+ * sandbox_destroy_forget lets it go on without its owner.
  */
 int	sandbox_destroy(struct sandbox *, char *, size_t);
+struct cg_wait;
+struct cg_wait	*sandbox_destroy_later(const struct sandbox *, int,
+	    void (*)(void *, int, const char *), void *);
+void	sandbox_destroy_forget(struct cg_wait *);
 /*
  * Check the cgroup features the sandbox needs; -1 naming what lacks.
  * A missing cgroup.kill is not an error here: *nokill says so, and

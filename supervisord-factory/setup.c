@@ -44,6 +44,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1412,7 +1413,7 @@ setup_child(struct setup_job *j, int up, int dst, int out, pid_t parent)
 	rep.ok = 1;
 	/* Test builds: a store that holds until it is killed. */
 	while (faultpoint("setup:store-hold"))
-		sleep(60);
+		(void)poll(NULL, 0, -1);
  reply:
 	/*
 	 * One write below PIPE_BUF: whole or not at all.  A lost reply is

@@ -244,6 +244,14 @@ t1=$(date +%s%N)
 check "a slow walk: status answered at once ($(( (t1 - t0) / 1000000 )) ms)" \
     [ $(( (t1 - t0) / 1000000 )) -lt 1000 ]
 check "a slow walk: the import was still running then" kill -0 $slow
+check "a slow walk: the parent has one thread" \
+    awk '/^Threads:/ {exit !($2 == 1)}' "/proc/$FACTORYD_PID/status"
+check "a slow walk: in a process of the parent's own, its descriptors 0-4 and 6" \
+    sh -c "for p in \$(pgrep -P $FACTORYD_PID); do
+	grep -q 'image walk' /proc/\$p/cmdline &&
+	    [ \"\$(ls /proc/\$p/fd | sort -n | tr '\n' ' ')\" = '0 1 2 3 4 6 ' ] &&
+	    exit 0
+    done; exit 1"
 check "image verify during the slow walk: answered, not refused" sh -c \
     "'$O/factoryctl' -s '$SOCK' image verify t-r.tar.gz | grep -q '^OK'"
 wait $slow

@@ -42,6 +42,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event.h>
+
 #include "../../supervisord-factory/sandbox.h"
 #include "mntns.h"
 
@@ -240,6 +242,41 @@ kill_oldest(void)
 	fflush(stdout);
 }
 
+/*
+ * sandbox_destroy() finished as factoryd's event loop finishes it:
+ * while a cgroup still holds an exiting task, tried again on a timer
+ * (cgroup.c) for half a second.
+ */
+struct destroy_res {
+	int	 rc;
+	char	*msg;
+	size_t	 len;
+};
+
+static void
+destroy_done(void *arg, int rc, const char *err)
+{
+	struct destroy_res	*d = arg;
+
+	d->rc = rc;
+	if (rc == -1)
+		strlcpy(d->msg, err, d->len);
+}
+
+static int
+destroy_wait(struct sandbox *sb, char *msg, size_t len)
+{
+	struct destroy_res	 d = { 0, msg, len };
+
+	if (sandbox_destroy(sb, msg, len) == 0)
+		return (0);
+	if (errno != EBUSY)
+		return (-1);
+	(void)sandbox_destroy_later(sb, 500, destroy_done, &d);
+	event_dispatch();
+	return (d.rc);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -259,6 +296,7 @@ main(int argc, char *argv[])
 	unsigned int		 wall = 0;
 	pid_t			 pid;
 
+	event_init();
 	memset(&spec, 0, sizeof(spec));
 	hide[0] = xa[0] = env[0] = ex[0] = NULL;
 	spec.logfd = STDOUT_FILENO;
@@ -373,6 +411,8 @@ main(int argc, char *argv[])
 	if (sandbox_spawn(&spec, &sb, msg, sizeof(msg)) == -1) {
 		printf("spawn: %s\n", msg);
 		fflush(stdout);
+		/* What the failure left is removed on a timer, as factoryd's. */
+		event_dispatch();
 		return 2;
 	}
 	printf("pid %ld\n", (long)sb.pid);
@@ -408,7 +448,7 @@ main(int argc, char *argv[])
 	    PRIu64 " pids_denied %" PRIu64 " oom_kills %" PRIu64 "\n",
 	    u.cpu_ms, u.mem_peak, u.pids_peak, u.pids_denied, u.oom_kills);
 	rc = 0;
-	if (sandbox_destroy(&sb, msg, sizeof(msg)) == -1) {
+	if (destroy_wait(&sb, msg, sizeof(msg)) == -1) {
 		printf("destroy: %s\n", msg);
 		rc = 1;
 	} else
