@@ -34,6 +34,7 @@
 #include "gateway.h"
 #include "log.h"
 #include "proto.h"
+#include "util.h"
 
 #define FWD_MAXANSWER	(256 * 1024 * 1024)	/* one streamed answer */
 #define FWD_MAXHEADERS	(64 * 1024)
@@ -234,7 +235,7 @@ fwd_pause(struct gw_fwd *f, int pause)
 	if (pause == f->paused)
 		return;
 	f->paused = pause;
-	f->paused_ms = gw_now_ms();
+	f->paused_ms = now_ms();
 	if (f->upreq == NULL ||
 	    (up = evhttp_request_get_connection(f->upreq)) == NULL)
 		return;		/* all of the answer is read */
@@ -278,7 +279,7 @@ void
 fwd_sweep(struct gw_ep *ep)
 {
 	struct gw_fwd	*f;
-	uint64_t	 now = gw_now_ms();
+	uint64_t	 now = now_ms();
 
 	TAILQ_FOREACH(f, &ep->fwds, entry) {
 		if (!f->paused || f->cutting != -1 ||

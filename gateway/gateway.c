@@ -123,15 +123,6 @@ gw_memlimit(void)
 #endif
 }
 
-uint64_t
-gw_now_ms(void)
-{
-	struct timeval	 tv;
-
-	gettimeofday(&tv, NULL);
-	return ((uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000);
-}
-
 void
 gw_send_error(const char *fmt, ...)
 {

@@ -71,7 +71,6 @@ void		 gw_usage_request(struct gw_usage *, const char *,
 void		 gw_usage_reason(struct gw_usage *, const char *);
 void		 gw_send_error(const char *, ...)
 		    __attribute__((__format__ (printf, 1, 2)));
-uint64_t	 gw_now_ms(void);
 /* Request and upstream timeouts, seconds (-V gw_timeout=N). */
 extern int	 gw_timeout;
 

@@ -33,6 +33,7 @@
 #include "gateway.h"
 #include "log.h"
 #include "proto.h"
+#include "util.h"
 
 #define GW_MAXHEADERS	(16 * 1024)	/* request line and headers */
 /*
@@ -237,7 +238,7 @@ serve_unparsed(struct gw_ep *ep, int status, const char *why)
 	strlcpy(u.id, ep->g.id, sizeof(u.id));
 	strlcpy(u.provider, ep->g.provider, sizeof(u.provider));
 	strlcpy(u.model, "-", sizeof(u.model));
-	u.time_ms = gw_now_ms();
+	u.time_ms = now_ms();
 	u.status = status;
 	u.outcome = GW_BAD_REQUEST;
 	gw_usage_reason(&u, why);
@@ -404,7 +405,7 @@ serve_sweep(int fd, short ev, void *arg)
 {
 	struct gw_ep		*ep = arg;
 	struct gw_conn		*c;
-	uint64_t		 now = gw_now_ms();
+	uint64_t		 now = now_ms();
 
 	fwd_sweep(ep);
 	serve_purge(ep);
@@ -454,7 +455,7 @@ serve_bev(struct event_base *base, void *arg)
 		c->deadline = 1;
 		c->excess = 1;
 	} else
-		c->deadline = gw_now_ms() + (uint64_t)gw_timeout * 1000;
+		c->deadline = now_ms() + (uint64_t)gw_timeout * 1000;
 	serve_throttle(ep);
 	return (c->bev);
  fail:
@@ -495,7 +496,7 @@ serve_complete(struct evhttp_request *req, void *arg)
 	if (evcon != NULL)
 		evhttp_connection_set_timeout(evcon, gw_timeout);
 	if ((c = serve_conn(ep, req)) != NULL) {
-		c->deadline = gw_now_ms() + (uint64_t)gw_timeout * 1000;
+		c->deadline = now_ms() + (uint64_t)gw_timeout * 1000;
 		c->ours = 0;
 		/* a pipelined request may be here already */
 		serve_rx_set(c, evbuffer_get_length(
@@ -1154,7 +1155,7 @@ serve_request(struct evhttp_request *req, void *arg)
 	memset(&f, 0, sizeof(f));
 	strlcpy(f.u.id, ep->g.id, sizeof(f.u.id));
 	strlcpy(f.u.provider, ep->g.provider, sizeof(f.u.provider));
-	f.u.time_ms = gw_now_ms();
+	f.u.time_ms = now_ms();
 	f.api = -1;
 	if (evhttp_request_get_uri(req) != NULL)
 		gw_usage_request(&f.u, serve_method_name(

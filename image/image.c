@@ -50,6 +50,7 @@
 #include "imgtree.h"
 #include "imsgev.h"
 #include "log.h"
+#include "util.h"
 
 #define X_BLOCK		(64 * 1024)		/* libarchive read block */
 #define X_RESERVE	(16ULL * 1024 * 1024)	/* left free for the journal */
@@ -114,15 +115,6 @@ main(int argc, char *argv[])
 	return (0);
 }
 
-static uint64_t
-x_now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
-}
-
 /* A reason naming the entry, escaped: it reaches the operator. */
 static int __attribute__((__format__ (printf, 3, 4)))
 x_fail(struct x *x, const char *path, const char *fmt, ...)
@@ -150,7 +142,7 @@ static void
 x_progress(struct x *x, int force)
 {
 	struct image_progress	 p;
-	uint64_t		 now = x_now_ms();
+	uint64_t		 now = mono_ms();
 
 	if (!force && now - x->lastms < X_PROGRESS_MS)
 		return;
@@ -747,20 +739,16 @@ x_readat(struct x *x, int dfd, const char *name, size_t max, size_t *lenp)
 static int
 x_blob(struct x *x, int lfd, json_t *desc)
 {
-	struct sha256_ctx	 c;
-	uint8_t			 md[SHA256_LEN], buf[X_BLOCK];
 	char			 hex[SHA256_HEX_LEN + 1], path[128];
 	const char		*dg;
 	json_int_t		 size;
 	struct stat		 sb;
-	ssize_t			 n;
-	int			 bfd, fd, i;
+	int			 bfd, fd;
 
 	dg = json_string_value(json_object_get(desc, "digest"));
 	size = json_integer_value(json_object_get(desc, "size"));
 	if (dg == NULL || strncmp(dg, "sha256:", 7) != 0 ||
-	    strlen(dg + 7) != SHA256_HEX_LEN ||
-	    strspn(dg + 7, "0123456789abcdef") != SHA256_HEX_LEN)
+	    !hex_valid(dg + 7, SHA256_HEX_LEN))
 		return (x_fail(x, NULL, "OCI: a descriptor without a "
 		    "sha256 digest"));
 	snprintf(path, sizeof(path), "blobs/sha256/%s", dg + 7);
@@ -781,14 +769,8 @@ x_blob(struct x *x, int lfd, json_t *desc)
 		return (x_fail(x, path, "missing, or not of size %lld",
 		    (long long)size));
 	}
-	sha256_init(&c);
-	while ((n = read(bfd, buf, sizeof(buf))) > 0)
-		sha256_update(&c, buf, (size_t)n);
-	sha256_final(&c, md);
-	for (i = 0; i < SHA256_LEN; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	if (n < 0 || strcmp(hex, dg + 7) != 0 ||
-	    lseek(bfd, 0, SEEK_SET) == -1) {
+	/* sha256_fd reads by offset: bfd stays at the blob's start. */
+	if (sha256_fd(bfd, hex, NULL) == -1 || strcmp(hex, dg + 7) != 0) {
 		close(bfd);
 		return (x_fail(x, path, "its contents do not have its "
 		    "digest"));

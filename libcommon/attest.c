@@ -62,17 +62,11 @@ attest_pae(const char *type, const void *body, size_t len, uint8_t **out,
 	return (0);
 }
 
-static int
-hex_of(const char *s, size_t len)
-{
-	return (s != NULL && strlen(s) == len &&
-	    strspn(s, "0123456789abcdef") == len);
-}
-
 json_t *
 attest_subject(const char *commit, const char *tree, const char *bundle)
 {
-	if (!hex_of(commit, 40) || !hex_of(tree, 40) || !hex_of(bundle, 64))
+	if (!hex_valid(commit, 40) || !hex_valid(tree, 40) ||
+	    !hex_valid(bundle, 64))
 		return (NULL);
 	return (json_pack("[{s:s, s:{s:s}}, {s:s, s:{s:s}}, {s:s, s:{s:s}}]",
 	    "name", "commit", "digest", "gitCommit", commit,
@@ -235,7 +229,7 @@ subject_entry(json_t *x, const char *name, const char *alg, size_t hexlen)
 	    json_is_string(json_object_get(x, "name")) &&
 	    strcmp(json_string_value(json_object_get(x, "name")), name) ==
 	    0 && json_is_object(d) && json_object_size(d) == 1 &&
-	    hex_of(json_string_value(json_object_get(d, alg)), hexlen));
+	    hex_valid(json_string_value(json_object_get(d, alg)), hexlen));
 }
 
 /*
@@ -459,8 +453,7 @@ check_vsa(struct attest_env *vsa, struct attest_env *prov,
 		return (-1);
 	}
 	bt = path_str(p, "policy", "annotations", "baselineTree");
-	if (bt != NULL && (strlen(bt) != 40 || strspn(bt,
-	    "0123456789abcdef") != 40)) {
+	if (bt != NULL && !hex_valid(bt, 40)) {
 		errfmt(err, errlen, "policy.annotations.baselineTree: not a "
 		    "tree id");
 		return (-1);

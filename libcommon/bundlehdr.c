@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "bundlehdr.h"
+#include "crypto.h"
 #include "esc.h"
+#include "util.h"
 
 #define PREFIX_LEN	(sizeof(BUNDLE_REF_PREFIX) - 1)
 #define SIG_LEN		(sizeof(BUNDLE_SIGNATURE) - 1)
@@ -29,26 +31,11 @@ struct hdr_state {
 	int			 lineno;
 };
 
-static int	hdr_fail(char *, size_t, const char *, ...)
-		    __attribute__((__format__ (printf, 3, 4)));
 static void	hdr_show(const char *, size_t, char *, size_t);
 static int	hdr_prereq(struct hdr_state *, const char *, size_t, char *,
 		    size_t);
 static int	hdr_ref(struct hdr_state *, const char *, size_t, char *,
 		    size_t);
-
-static int
-hdr_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	if (errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return (-1);
-}
 
 /* A ref name from the bundle, fit for a log line (esc.h), cut short. */
 static void
@@ -61,15 +48,7 @@ hdr_show(const char *s, size_t len, char *dst, size_t dstlen)
 int
 bundle_hex40(const char *s, size_t len)
 {
-	size_t	 i;
-
-	if (len < BUNDLE_HEXSZ)
-		return (0);
-	for (i = 0; i < BUNDLE_HEXSZ; i++)
-		if (!(s[i] >= '0' && s[i] <= '9') && !(s[i] >= 'a' &&
-		    s[i] <= 'f'))
-			return (0);
-	return (1);
+	return (len >= BUNDLE_HEXSZ && hex_lower(s, BUNDLE_HEXSZ));
 }
 
 int
@@ -99,13 +78,13 @@ hdr_prereq(struct hdr_state *st, const char *line, size_t len, char *err,
 {
 	if (!bundle_hex40(line + 1, len - 1) ||
 	    (len > BUNDLE_HEXSZ + 1 && line[BUNDLE_HEXSZ + 1] != ' '))
-		return (hdr_fail(err, errlen, "bundle: line %d: bad "
+		return (errfmt(err, errlen, "bundle: line %d: bad "
 		    "prerequisite", st->lineno));
 	if (st->nref > 0)
-		return (hdr_fail(err, errlen, "bundle: line %d: prerequisite "
+		return (errfmt(err, errlen, "bundle: line %d: prerequisite "
 		    "after the ref", st->lineno));
 	if (++st->nprereq > 1)
-		return (hdr_fail(err, errlen, "bundle: line %d: more than one "
+		return (errfmt(err, errlen, "bundle: line %d: more than one "
 		    "prerequisite", st->lineno));
 	memcpy(st->out->prereq, line + 1, BUNDLE_HEXSZ);
 	st->out->prereq[BUNDLE_HEXSZ] = '\0';
@@ -123,17 +102,17 @@ hdr_ref(struct hdr_state *st, const char *line, size_t len, char *err,
 
 	if (len < BUNDLE_HEXSZ + 2 || !bundle_hex40(line, len) ||
 	    line[BUNDLE_HEXSZ] != ' ')
-		return (hdr_fail(err, errlen, "bundle: line %d: bad ref line",
+		return (errfmt(err, errlen, "bundle: line %d: bad ref line",
 		    st->lineno));
 	if (++st->nref > 1)
-		return (hdr_fail(err, errlen, "bundle: line %d: more than one "
+		return (errfmt(err, errlen, "bundle: line %d: more than one "
 		    "ref", st->lineno));
 	rlen = len - BUNDLE_HEXSZ - 1;
 	if (rlen <= PREFIX_LEN ||
 	    memcmp(ref, BUNDLE_REF_PREFIX, PREFIX_LEN) != 0 ||
 	    !bundle_attempt_valid(ref + PREFIX_LEN, rlen - PREFIX_LEN)) {
 		hdr_show(ref, rlen, show, sizeof(show));
-		return (hdr_fail(err, errlen, "bundle: ref \"%s\" is not "
+		return (errfmt(err, errlen, "bundle: ref \"%s\" is not "
 		    BUNDLE_REF_PREFIX "<attempt id>", show));
 	}
 	memcpy(st->out->commit, line, BUNDLE_HEXSZ);
@@ -153,14 +132,14 @@ bundle_hdr_parse(const void *data, size_t len, struct bundle_hdr *out,
 
 	memset(out, 0, sizeof(*out));
 	if (len < SIG_LEN || memcmp(buf, BUNDLE_SIGNATURE, SIG_LEN) != 0)
-		return (hdr_fail(err, errlen, "bundle: not a v2 git bundle"));
+		return (errfmt(err, errlen, "bundle: not a v2 git bundle"));
 	/* The signature's own newline may start the empty line. */
 	if ((end = memmem(buf + SIG_LEN - 1, (len < BUNDLE_HDR_MAX ? len :
 	    BUNDLE_HDR_MAX) - (SIG_LEN - 1), "\n\n", 2)) == NULL)
-		return (hdr_fail(err, errlen, "bundle: no end of header in the "
+		return (errfmt(err, errlen, "bundle: no end of header in the "
 		    "first %d bytes", BUNDLE_HDR_MAX));
 	if (memchr(buf, '\0', end - buf) != NULL)
-		return (hdr_fail(err, errlen, "bundle: NUL byte in the header"));
+		return (errfmt(err, errlen, "bundle: NUL byte in the header"));
 	memset(&st, 0, sizeof(st));
 	st.out = out;
 	st.lineno = 1;
@@ -175,13 +154,13 @@ bundle_hdr_parse(const void *data, size_t len, struct bundle_hdr *out,
 			return (-1);
 	}
 	if (st.nprereq == 0)
-		return (hdr_fail(err, errlen, "bundle: no prerequisite"));
+		return (errfmt(err, errlen, "bundle: no prerequisite"));
 	if (st.nref == 0)
-		return (hdr_fail(err, errlen, "bundle: no ref"));
+		return (errfmt(err, errlen, "bundle: no ref"));
 	off = end + 2 - buf;
 	if (len - off < MAGIC_LEN ||
 	    memcmp(buf + off, BUNDLE_PACK_MAGIC, MAGIC_LEN) != 0)
-		return (hdr_fail(err, errlen, "bundle: no pack after the "
+		return (errfmt(err, errlen, "bundle: no pack after the "
 		    "header"));
 	out->pack_offset = off;
 	return (0);
@@ -198,18 +177,18 @@ bundle_hdr_read(int fd, struct bundle_hdr *out, char *err, size_t errlen)
 
 	memset(out, 0, sizeof(*out));
 	if (fstat(fd, &sb) == -1)
-		return (hdr_fail(err, errlen, "bundle: fstat: %s",
+		return (errfmt(err, errlen, "bundle: fstat: %s",
 		    strerror(errno)));
 	if (!S_ISREG(sb.st_mode))
-		return (hdr_fail(err, errlen, "bundle: not a regular file"));
+		return (errfmt(err, errlen, "bundle: not a regular file"));
 	if ((buf = malloc(want)) == NULL)
-		return (hdr_fail(err, errlen, "bundle: out of memory"));
+		return (errfmt(err, errlen, "bundle: out of memory"));
 	while (len < want) {
 		n = pread(fd, buf + len, want - len, len);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1) {
-			hdr_fail(err, errlen, "bundle: read: %s",
+			errfmt(err, errlen, "bundle: read: %s",
 			    strerror(errno));
 			free(buf);
 			return (-1);

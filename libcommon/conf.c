@@ -20,6 +20,7 @@
 
 #include "conf.h"
 #include "gwmsg.h"
+#include "util.h"
 #include "yaml.h"
 
 /* A configuration is not a data set. */
@@ -113,18 +114,6 @@ conf_defaults(struct factoryd_conf *c)
 	TAILQ_INIT(&c->repos);
 }
 
-/* [A-Za-z0-9._-]{1,63}, not starting with '.' (nor '-', for argv). */
-static int
-conf_goodname(const char *s, size_t max)
-{
-	size_t	 n = strlen(s);
-
-	if (n == 0 || n > max || s[0] == '.' || s[0] == '-')
-		return (0);
-	return (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789._-") == n);
-}
-
 /*
  * A user: a name (its uid and primary gid), a uid (the gid is the
  * same number) or "uid:gid".  Root's uid and gid are refused: a role
@@ -160,7 +149,7 @@ conf_resolve(const char *s, struct conf_user *u, char *why, size_t len)
 		}
 		gid = uid;
 	} else {
-		if (!conf_goodname(s, 32)) {
+		if (!name_valid(s, 32)) {
 			snprintf(why, len, "not a user name: \"%s\"", s);
 			return (-1);
 		}
@@ -1071,7 +1060,7 @@ conf_gw1(struct yerr *e, const struct ynode *key, const struct ynode *val,
 	struct conf_gw		*g;
 	size_t			 i;
 
-	if (!conf_goodname(key->str, CONF_GW_NAMEMAX - 1))
+	if (!name_valid(key->str, CONF_GW_NAMEMAX - 1))
 		return (y_fail(e, key, "not a name: letters, digits, '.', "
 		    "'_' and '-', at most %d, not starting with '.' or '-'",
 		    CONF_GW_NAMEMAX - 1));
@@ -1246,7 +1235,7 @@ conf_forgename(struct yerr *e, const struct ynode *n, char *dst, size_t len)
 {
 	if (y_str(e, n, "a name", 0, dst, len) == -1)
 		return (-1);
-	if (!conf_goodname(n->str, len - 1))
+	if (!name_valid(n->str, len - 1))
 		return (y_fail(e, n, "not a valid name: \"%s\"", n->str));
 	return (0);
 }
@@ -1274,7 +1263,7 @@ conf_github_id(struct yerr *e, const struct ynode *pub, struct conf_github *g)
 	if (y_str(e, client, "a client id", 0, g->app_id,
 	    sizeof(g->app_id)) == -1)
 		return (-1);
-	if (!conf_goodname(client->str, sizeof(g->app_id) - 1) ||
+	if (!name_valid(client->str, sizeof(g->app_id) - 1) ||
 	    strspn(client->str, "0123456789") == client->len)
 		return (y_fail(e, client, "not a client id: \"%s\" (a number "
 		    "is an app-id)", client->str));
@@ -1368,7 +1357,7 @@ conf_repo1(struct yerr *e, const struct ynode *key, const struct ynode *val,
 	const struct ynode	*n;
 	struct conf_repo	*r, *at;
 
-	if (!conf_goodname(key->str, REPO_NAME_MAX - 1) || key->str[0] == '-')
+	if (!name_valid(key->str, REPO_NAME_MAX - 1) || key->str[0] == '-')
 		return (y_fail(e, key, "not a repository name: letters, "
 		    "digits, '.', '_' and '-', at most %d, not starting with "
 		    "'.' or '-'", REPO_NAME_MAX - 1));

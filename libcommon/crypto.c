@@ -97,6 +97,40 @@ sha256_abort(struct sha256_ctx *ctx)
 	ctx->md = NULL;
 }
 
+/*
+ * The SHA-256 of a file's whole contents, read with pread(2) from
+ * offset 0 to the end, so the descriptor's offset, which a passed
+ * descriptor shares with its sender, does not move.  *lenp, if not
+ * NULL, gets the number of bytes hashed.  -1 with errno on a failed
+ * read.
+ */
+int
+sha256_fd(int fd, char hex[SHA256_HEX_LEN + 1], off_t *lenp)
+{
+	struct sha256_ctx	 ctx;
+	uint8_t			 md[SHA256_LEN], buf[64 * 1024];
+	ssize_t			 n;
+	off_t			 off = 0;
+
+	if (sha256_init(&ctx) == -1)
+		return (-1);
+	while ((n = pread(fd, buf, sizeof(buf), off)) != 0) {
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 || sha256_update(&ctx, buf, (size_t)n) == -1) {
+			sha256_abort(&ctx);
+			return (-1);
+		}
+		off += n;
+	}
+	if (sha256_final(&ctx, md) == -1)
+		return (-1);
+	hex_encode(md, sizeof(md), hex);
+	if (lenp != NULL)
+		*lenp = off;
+	return (0);
+}
+
 void
 hex_encode(const uint8_t *in, size_t len, char *out)
 {
@@ -120,6 +154,26 @@ hexval(char c)
 	if (c >= 'A' && c <= 'F')
 		return (c - 'A' + 10);
 	return (-1);
+}
+
+/* The n bytes at s are lowercase hex digits; s need not end there. */
+int
+hex_lower(const char *s, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (!(s[i] >= '0' && s[i] <= '9') && !(s[i] >= 'a' &&
+		    s[i] <= 'f'))
+			return (0);
+	return (1);
+}
+
+/* s is exactly n lowercase hex digits: a git id (40), a SHA-256 (64). */
+int
+hex_valid(const char *s, size_t n)
+{
+	return (s != NULL && strnlen(s, n + 1) == n && hex_lower(s, n));
 }
 
 int

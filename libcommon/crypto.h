@@ -10,6 +10,8 @@
 #ifndef FACTORY_CRYPTO_H
 #define FACTORY_CRYPTO_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,11 +43,17 @@ int	 sha256_update(struct sha256_ctx *, const void *, size_t);
 int	 sha256_final(struct sha256_ctx *, uint8_t [SHA256_LEN]);
 /* Frees a context that will not be finished (safe to call twice). */
 void	 sha256_abort(struct sha256_ctx *);
+/* A file's whole contents by pread(2); the offset does not move. */
+int	 sha256_fd(int, char [SHA256_HEX_LEN + 1], off_t *);
 
 /* Lowercase hex; out holds 2 * len + 1 bytes. */
 void	 hex_encode(const uint8_t *, size_t, char *);
 /* Exactly 2 * outlen hex digits (either case), nothing more. */
 int	 hex_decode(const char *, uint8_t *, size_t);
+/* The n bytes at s are lowercase hex digits (no NUL needed after). */
+int	 hex_lower(const char *, size_t);
+/* Exactly n lowercase hex digits, then the NUL; NULL is not. */
+int	 hex_valid(const char *, size_t);
 
 /*
  * Standard base64 (RFC 4648 section 4).  The encoder writes padding

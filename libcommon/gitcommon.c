@@ -6,12 +6,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <git2.h>
 
 #include "gitcommon.h"
 
-void
+int
 gitc_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	const git_error	*e;
@@ -19,7 +20,7 @@ gitc_err(char *err, size_t errlen, const char *fmt, ...)
 	size_t		 n;
 
 	if (errlen == 0)
-		return;
+		return (-1);
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
@@ -29,6 +30,28 @@ gitc_err(char *err, size_t errlen, const char *fmt, ...)
 			snprintf(err + n, errlen - n, ": %s", e->message);
 		git_error_clear();
 	}
+	return (-1);
+}
+
+/*
+ * ".git" in any case, and the names other systems fold into it
+ * (trailing dots or spaces on NTFS, its short name GIT~1): a tree
+ * holding one must not reach a checkout anywhere.  The len bytes at
+ * name are one path component.
+ */
+int
+gitc_is_dotgit(const char *name, size_t len)
+{
+	size_t	 i;
+
+	if (len == 5 && strncasecmp(name, "git~1", 5) == 0)
+		return (1);
+	if (len < 4 || strncasecmp(name, ".git", 4) != 0)
+		return (0);
+	for (i = 4; i < len; i++)
+		if (name[i] != '.' && name[i] != ' ')
+			return (0);
+	return (1);
 }
 
 int

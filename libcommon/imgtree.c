@@ -18,7 +18,6 @@
 #include "esc.h"
 #include "imgtree.h"
 
-#define IMG_READ	(128 * 1024)	/* file contents read at once */
 
 int
 imgpath_clean(const char *in, char *out, size_t outlen, size_t maxpath,
@@ -110,7 +109,6 @@ struct imgwalk {
 	char			*err;
 	size_t			 errlen;
 	int			 differs;
-	char			*buf;		/* IMG_READ bytes: reentrant */
 };
 
 static int
@@ -209,32 +207,12 @@ walk_push(struct imgwalk *w, int fd, size_t plen)
 static int
 walk_hash_file(struct imgwalk *w, int fd, off_t size, char hex[65])
 {
-	struct sha256_ctx	 c;
-	uint8_t			 md[SHA256_LEN];
-	char			*buf = w->buf;
-	ssize_t			 r;
-	off_t			 total = 0;
-	int			 i;
+	off_t	 total;
 
-	if (sha256_init(&c) == -1)
-		return (walk_fail(w, "sha256"));
-	while ((r = read(fd, buf, IMG_READ)) > 0) {
-		total += r;
-		if (sha256_update(&c, buf, (size_t)r) == -1) {
-			sha256_abort(&c);
-			return (walk_fail(w, "sha256"));
-		}
-	}
-	if (r == -1) {
-		sha256_abort(&c);
+	if (sha256_fd(fd, hex, &total) == -1)
 		return (walk_fail(w, strerror(errno)));
-	}
-	if (sha256_final(&c, md) == -1)
-		return (walk_fail(w, "sha256"));
 	if (total != size)
 		return (walk_fail(w, "changed while it was read"));
-	for (i = 0; i < SHA256_LEN; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
 	return (0);
 }
 
@@ -573,17 +551,11 @@ imgwalk_bounded(int rootfd, uid_t owner, int chown, FILE *out, FILE *canon,
 	w.lim = lim;
 	w.err = err;
 	w.errlen = errlen;
-	if ((w.buf = malloc(IMG_READ)) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return (-1);
-	}
 	if (sha256_init(&w.ctx) == -1) {
-		free(w.buf);
 		snprintf(err, errlen, "sha256");
 		return (-1);
 	}
 	rc = walk_run(&w);
-	free(w.buf);
 	if (rc == 0 && canon != NULL && getc(canon) != EOF) {
 		snprintf(err, errlen, "the stored image has entries the tree "
 		    "lacks, after the last one");

@@ -17,15 +17,15 @@
 
 #include <jansson.h>
 
+#include "crypto.h"
 #include "invmsg.h"
+#include "util.h"
 
 #define INM_VISMAX	48	/* bytes of a bad value quoted in an error */
 
 static void	 inm_vis(const char *, size_t, char *, size_t);
 static const char *inm_where(char *, size_t, const char *, size_t,
 		    const char *);
-static int	 inm_fail(char *, size_t, const char *, ...)
-		    __attribute__((__format__ (printf, 3, 4)));
 static int	 inm_str(json_t *, const char *, char *, size_t, char *,
 		    size_t);
 static int	 inm_id(json_t *, const char *, size_t, char *, char *,
@@ -87,18 +87,6 @@ inm_where(char *buf, size_t len, const char *field, size_t i,
 	return (buf);
 }
 
-static int
-inm_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	errno = EINVAL;
-	return (-1);
-}
-
 /*
  * A string member: no NUL inside, shorter than bufsz, printable
  * ASCII only.  where names it in the error.
@@ -112,19 +100,19 @@ inm_str(json_t *v, const char *where, char *buf, size_t bufsz, char *err,
 	size_t		 len, k;
 
 	if (!json_is_string(v))
-		return (inm_fail(err, errlen, "%s: not a string", where));
+		return (errfmt(err, errlen, "%s: not a string", where));
 	s = json_string_value(v);
 	len = json_string_length(v);
 	inm_vis(s, len, vis, sizeof(vis));
 	if (strlen(s) != len)
-		return (inm_fail(err, errlen, "%s: \"%s\": a NUL byte inside",
+		return (errfmt(err, errlen, "%s: \"%s\": a NUL byte inside",
 		    where, vis));
 	if (len >= bufsz)
-		return (inm_fail(err, errlen, "%s: \"%s\": longer than %zu "
+		return (errfmt(err, errlen, "%s: \"%s\": longer than %zu "
 		    "bytes", where, vis, bufsz - 1));
 	for (k = 0; k < len; k++)
 		if (s[k] < 0x20 || s[k] > 0x7e)
-			return (inm_fail(err, errlen, "%s: \"%s\": not "
+			return (errfmt(err, errlen, "%s: \"%s\": not "
 			    "printable ASCII", where, vis));
 	memcpy(buf, s, len + 1);
 	return (0);
@@ -142,7 +130,7 @@ inm_id(json_t *v, const char *field, size_t i, char *id, char *err,
 		return (-1);
 	if (!invmsg_id_valid(id, strlen(id))) {
 		inm_vis(id, strlen(id), vis, sizeof(vis));
-		return (inm_fail(err, errlen, "%s: \"%s\" is not an "
+		return (errfmt(err, errlen, "%s: \"%s\" is not an "
 		    "attempt id", where, vis));
 	}
 	return (0);
@@ -155,11 +143,11 @@ inm_array(json_t *v, const char *field, size_t elsize, void **out,
 	*out = NULL;
 	*n = 0;
 	if (!json_is_array(v))
-		return (inm_fail(err, errlen, "%s: not an array", field));
+		return (errfmt(err, errlen, "%s: not an array", field));
 	if (json_array_size(v) == 0)
 		return (0);
 	if ((*out = calloc(json_array_size(v), elsize)) == NULL)
-		return (inm_fail(err, errlen, "%s: out of memory", field));
+		return (errfmt(err, errlen, "%s: out of memory", field));
 	*n = json_array_size(v);
 	return (0);
 }
@@ -177,7 +165,7 @@ inm_unpack(json_t *v, const char *field, size_t i, char *err,
 	rc = json_vunpack_ex(v, &jerr, JSON_STRICT, fmt, ap);
 	va_end(ap);
 	if (rc == -1)
-		return (inm_fail(err, errlen, "%s[%zu]: %s", field, i,
+		return (errfmt(err, errlen, "%s[%zu]: %s", field, i,
 		    jerr.text));
 	return (0);
 }
@@ -240,10 +228,10 @@ inm_procs(json_t *v, uid_t lo, uid_t hi, struct invmsg *m, char *err,
 			return (-1);
 		/* Never pid 1, never a process group or "every process". */
 		if (pid < 2 || pid > INVMSG_PIDMAX)
-			return (inm_fail(err, errlen, "processes[%zu]: pid "
+			return (errfmt(err, errlen, "processes[%zu]: pid "
 			    "%lld out of range", i, (long long)pid));
 		if (uid < (json_int_t)lo || uid > (json_int_t)hi)
-			return (inm_fail(err, errlen, "processes[%zu]: uid "
+			return (errfmt(err, errlen, "processes[%zu]: uid "
 			    "%lld is not in attempt-uids %u-%u", i,
 			    (long long)uid, (unsigned)lo, (unsigned)hi));
 		p->pid = (pid_t)pid;
@@ -294,12 +282,11 @@ inm_branches(json_t *v, struct invmsg *m, char *err, size_t errlen)
 		    inm_str(repo, inm_where(w, sizeof(w), "branches", i,
 		    "repo"), buf, sizeof(buf), err, errlen) == -1)
 			return (-1);
-		if (strlen(b->commit) != 40 ||
-		    strspn(b->commit, "0123456789abcdef") != 40)
-			return (inm_fail(err, errlen, "branches[%zu]: commit "
+		if (!hex_valid(b->commit, 40))
+			return (errfmt(err, errlen, "branches[%zu]: commit "
 			    "is not 40 hex digits", i));
 		if ((b->repo = strdup(buf)) == NULL)
-			return (inm_fail(err, errlen, "out of memory"));
+			return (errfmt(err, errlen, "out of memory"));
 	}
 	return (0);
 }
@@ -326,11 +313,11 @@ inm_pulls(json_t *v, struct invmsg *m, char *err, size_t errlen)
 		    buf, sizeof(buf), err, errlen) == -1)
 			return (-1);
 		if (number < 1 || number > INT_MAX)
-			return (inm_fail(err, errlen, "pulls[%zu]: number "
+			return (errfmt(err, errlen, "pulls[%zu]: number "
 			    "%lld out of range", i, (long long)number));
 		p->number = (int)number;
 		if ((p->dir = strdup(buf)) == NULL)
-			return (inm_fail(err, errlen, "out of memory"));
+			return (errfmt(err, errlen, "out of memory"));
 	}
 	return (0);
 }
@@ -349,7 +336,7 @@ inm_errors(json_t *v, struct invmsg *m, char *err, size_t errlen)
 		    "errors", i, NULL), buf, sizeof(buf), err, errlen) == -1)
 			return (-1);
 		if ((m->errors[i] = strdup(buf)) == NULL)
-			return (inm_fail(err, errlen, "out of memory"));
+			return (errfmt(err, errlen, "out of memory"));
 	}
 	return (0);
 }
@@ -364,19 +351,19 @@ invmsg_decode(json_t *o, uid_t lo, uid_t hi, struct invmsg *m, char *err,
 
 	memset(m, 0, sizeof(*m));
 	if (o == NULL || !json_is_object(o))
-		return (inm_fail(err, errlen, "not a JSON object"));
+		return (errfmt(err, errlen, "not a JSON object"));
 	if (json_unpack_ex(o, &jerr, JSON_STRICT,
 	    "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 	    "attempt_dirs", &dirs, "verify_dirs", &vdirs, "cgroups", &cg,
 	    "processes", &procs, "mounts", &mounts, "branches", &br,
 	    "pulls", &pulls, "skipped", &skipped, "errors", &errs,
 	    "truncated", &truncated) == -1)
-		return (inm_fail(err, errlen, "%s", jerr.text));
+		return (errfmt(err, errlen, "%s", jerr.text));
 	if (!json_is_integer(skipped) || json_integer_value(skipped) < 0)
-		return (inm_fail(err, errlen, "skipped: not a count"));
+		return (errfmt(err, errlen, "skipped: not a count"));
 	m->skipped = json_integer_value(skipped);
 	if (!json_is_boolean(truncated))
-		return (inm_fail(err, errlen, "truncated: not true or false"));
+		return (errfmt(err, errlen, "truncated: not true or false"));
 	m->truncated = json_is_true(truncated);
 	if (inm_ids(dirs, "attempt_dirs", &m->dirs, &m->ndirs, err,
 	    errlen) == -1 ||

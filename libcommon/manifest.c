@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "conf.h"
+#include "crypto.h"
 #include "log.h"
+#include "util.h"
 #include "yaml.h"
 
 #define MANIFEST_MAXSIZE	(64 * 1024)	/* what one imsg carries */
@@ -49,15 +51,11 @@ static int
 m_repository(struct yerr *e, const struct ynode *root, struct manifest *m)
 {
 	const struct ynode	*n;
-	size_t			 len;
 
 	if ((n = y_need(e, root, "repository")) == NULL ||
 	    y_str(e, n, "a repository name", 0, NULL, 0) == -1)
 		return (-1);
-	len = strlen(n->str);
-	if (len >= sizeof(m->repository) || n->str[0] == '.' ||
-	    n->str[0] == '-' || strspn(n->str, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789._-") != len)
+	if (!name_valid(n->str, sizeof(m->repository) - 1))
 		return (y_fail(e, n, "not a repository name: \"%s\"", n->str));
 	strlcpy(m->repository, n->str, sizeof(m->repository));
 	return (0);
@@ -358,37 +356,31 @@ m_exec(struct yerr *e, const struct ynode *root, struct manifest *m)
 	return (0);
 }
 
-/* NAME: [A-Za-z0-9._-], at most 64, not starting with '.' or '-'. */
-static int
-m_imagename(const char *s, size_t len)
-{
-	if (len == 0 || len > IMAGE_NAMEMAX || s[0] == '.' || s[0] == '-')
-		return (0);
-	return (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789._-") >= len);
-}
-
 /* "sha256:" and 64 lower-case hex digits, and nothing after. */
 static int
 m_imagedigest(const char *s)
 {
 	size_t	 n = strlen(IMAGE_SHA);
 
-	return (strncmp(s, IMAGE_SHA, n) == 0 && strlen(s + n) == IMAGE_HEX &&
-	    strspn(s + n, "0123456789abcdef") == IMAGE_HEX);
+	return (strncmp(s, IMAGE_SHA, n) == 0 && hex_valid(s + n, IMAGE_HEX));
 }
 
 /* NAME, NAME@sha256:HEX or sha256:HEX, by syntax; the store decides. */
 static int
 m_imageref(const char *s)
 {
+	char		 name[IMAGE_NAMEMAX + 1];
 	const char	*at;
 
 	if (strncmp(s, IMAGE_SHA, strlen(IMAGE_SHA)) == 0)
 		return (m_imagedigest(s));
 	if ((at = strchr(s, '@')) == NULL)
-		return (m_imagename(s, strlen(s)));
-	return (m_imagename(s, (size_t)(at - s)) && m_imagedigest(at + 1));
+		return (name_valid(s, IMAGE_NAMEMAX));
+	if ((size_t)(at - s) > IMAGE_NAMEMAX)
+		return (0);
+	memcpy(name, s, at - s);
+	name[at - s] = '\0';
+	return (name_valid(name, IMAGE_NAMEMAX) && m_imagedigest(at + 1));
 }
 
 /*
@@ -643,14 +635,9 @@ m_approval(struct yerr *e, const struct ynode *root, struct manifest *m)
 static int
 m_gwname(struct yerr *e, const struct ynode *n, char *dst, size_t len)
 {
-	size_t	 l;
-
 	if (y_str(e, n, "a name", 0, dst, len) == -1)
 		return (-1);
-	l = strlen(dst);
-	if (dst[0] == '.' || dst[0] == '-' || strspn(dst,
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789._-") != l)
+	if (!name_valid(dst, len - 1))
 		return (y_fail(e, n, "not a provider or upstream name: "
 		    "\"%s\"", n->str));
 	return (0);

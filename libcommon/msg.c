@@ -13,9 +13,12 @@
 
 #include <jansson.h>
 
+#include "crypto.h"
 #include "esc.h"
 #include "imsgev.h"
+#include "log.h"
 #include "msg.h"
+#include "util.h"
 
 enum ftype {
 	F_STR,		/* char[size], NUL-terminated */
@@ -320,16 +323,6 @@ static const struct msgdesc descs[MSG_KIND_MAX] = {
 	    f_pchecked, check_pchecked),
 };
 
-static int
-merr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return (-1);
-}
 
 const char *
 msg_kind_name(enum msg_kind k)
@@ -353,8 +346,6 @@ all_of(const char *s, const char *set)
 	return (s[strspn(s, set)] == '\0');
 }
 
-#define HEX	"0123456789abcdef"
-
 /* 1 if the NUL-terminated s is of class c. */
 static int
 class_ok(enum fclass c, const char *s)
@@ -367,24 +358,21 @@ class_ok(enum fclass c, const char *s)
 	case C_ABS:
 		return (s[0] == '/');
 	case C_ID:
-		return (len > 0 && len < ATTEMPT_ID_MAX && s[0] != '.' &&
-		    s[0] != '-' && all_of(s, "abcdefghijklmnopqrstuvwxyz"
-		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"));
+		return (name_valid(s, ATTEMPT_ID_MAX - 1));
 	case C_HEX40E:
 		if (len == 0)
 			return (1);
 		/* FALLTHROUGH */
 	case C_HEX40:
-		return (len == 40 && all_of(s, HEX));
+		return (hex_valid(s, 40));
 	case C_HEX64E:
 		if (len == 0)
 			return (1);
 		/* FALLTHROUGH */
 	case C_HEX64:
-		return (len == 64 && all_of(s, HEX));
+		return (hex_valid(s, 64));
 	case C_DIGEST:
-		return (len == 71 && strncmp(s, "sha256:", 7) == 0 &&
-		    all_of(s + 7, HEX));
+		return (strncmp(s, "sha256:", 7) == 0 && hex_valid(s + 7, 64));
 	case C_ESC:
 		return (esc_valid(s));
 	case C_PRINT:
@@ -411,21 +399,21 @@ get_str(const struct field *f, json_t *v, size_t max, char *err,
 	const char	*s;
 
 	if (!json_is_string(v)) {
-		merr(err, errlen, "field %s: not a string", f->key);
+		errfmt(err, errlen, "field %s: not a string", f->key);
 		return (NULL);
 	}
 	s = json_string_value(v);
 	if (strlen(s) != json_string_length(v)) {
-		merr(err, errlen, "field %s: NUL in the string", f->key);
+		errfmt(err, errlen, "field %s: NUL in the string", f->key);
 		return (NULL);
 	}
 	if (strlen(s) > max) {
-		merr(err, errlen, "field %s: longer than %zu bytes", f->key,
+		errfmt(err, errlen, "field %s: longer than %zu bytes", f->key,
 		    max);
 		return (NULL);
 	}
 	if (!class_ok(f->cls, s)) {
-		merr(err, errlen, "field %s: not of its kind", f->key);
+		errfmt(err, errlen, "field %s: not of its kind", f->key);
 		return (NULL);
 	}
 	return (s);
@@ -438,16 +426,16 @@ get_num(const struct field *f, json_t *v, void *p, char *err, size_t errlen)
 
 	if (f->type == F_BOOL) {
 		if (!json_is_boolean(v))
-			return (merr(err, errlen, "field %s: not a boolean",
+			return (errfmt(err, errlen, "field %s: not a boolean",
 			    f->key));
 		*(int *)p = json_is_true(v);
 		return (0);
 	}
 	if (!json_is_integer(v))
-		return (merr(err, errlen, "field %s: not an integer", f->key));
+		return (errfmt(err, errlen, "field %s: not an integer", f->key));
 	n = json_integer_value(v);
 	if (n < f->min || n > f->max)
-		return (merr(err, errlen, "field %s: %lld out of range",
+		return (errfmt(err, errlen, "field %s: %lld out of range",
 		    f->key, (long long)n));
 	if (f->type == F_U32)
 		*(uint32_t *)p = (uint32_t)n;
@@ -471,19 +459,19 @@ get_strv(const struct field *f, json_t *v, void *p, size_t *cnt, char *err,
 	size_t		  i;
 
 	if (!json_is_array(v))
-		return (merr(err, errlen, "field %s: not an array", f->key));
+		return (errfmt(err, errlen, "field %s: not an array", f->key));
 	if (json_array_size(v) > f->size)
-		return (merr(err, errlen, "field %s: more than %zu entries",
+		return (errfmt(err, errlen, "field %s: more than %zu entries",
 		    f->key, f->size));
 	if ((list = calloc(json_array_size(v) + 1, sizeof(*list))) == NULL)
-		return (merr(err, errlen, "field %s: %s", f->key,
+		return (errfmt(err, errlen, "field %s: %s", f->key,
 		    strerror(errno)));
 	*vp = list;
 	json_array_foreach(v, i, e) {
 		if ((s = get_str(f, e, MSG_ESC_MAX, err, errlen)) == NULL)
 			return (-1);
 		if ((list[i] = strdup(s)) == NULL)
-			return (merr(err, errlen, "%s", strerror(errno)));
+			return (errfmt(err, errlen, "%s", strerror(errno)));
 		*cnt = i + 1;
 	}
 	return (0);
@@ -498,12 +486,12 @@ get_objv(const struct field *f, json_t *v, void *p, size_t *cnt,
 	size_t		  i;
 
 	if (!json_is_array(v))
-		return (merr(err, errlen, "field %s: not an array", f->key));
+		return (errfmt(err, errlen, "field %s: not an array", f->key));
 	if (json_array_size(v) > f->size)
-		return (merr(err, errlen, "field %s: more than %zu entries",
+		return (errfmt(err, errlen, "field %s: more than %zu entries",
 		    f->key, f->size));
 	if ((list = calloc(json_array_size(v) + 1, f->esize)) == NULL)
-		return (merr(err, errlen, "%s", strerror(errno)));
+		return (errfmt(err, errlen, "%s", strerror(errno)));
 	*lp = list;
 	json_array_foreach(v, i, e) {
 		*cnt = i + 1;
@@ -531,7 +519,7 @@ get_field(const struct field *f, json_t *v, char *base, char *err,
 		if ((s = get_str(f, v, f->size, err, errlen)) == NULL)
 			return (-1);
 		if ((*(char **)p = strdup(s)) == NULL)
-			return (merr(err, errlen, "%s", strerror(errno)));
+			return (errfmt(err, errlen, "%s", strerror(errno)));
 		return (0);
 	case F_U32:
 	case F_U64:
@@ -549,7 +537,7 @@ get_field(const struct field *f, json_t *v, char *base, char *err,
 		return (decode_obj(v, f_github, NELEM(f_github), p, err,
 		    errlen));
 	}
-	return (merr(err, errlen, "field %s: bad table", f->key));
+	return (errfmt(err, errlen, "field %s: bad table", f->key));
 }
 
 /* An object with exactly the table's fields (the optional ones may lack). */
@@ -563,7 +551,7 @@ decode_obj(json_t *o, const struct field *f, size_t nf, void *st, char *err,
 	char		 shown[32 * ESC_MAXEXPAND + 1];
 
 	if (!json_is_object(o))
-		return (merr(err, errlen, "not an object"));
+		return (errfmt(err, errlen, "not an object"));
 	json_object_foreach(o, key, v) {
 		for (i = 0; i < nf; i++)
 			if (strcmp(key, f[i].key) == 0)
@@ -572,7 +560,7 @@ decode_obj(json_t *o, const struct field *f, size_t nf, void *st, char *err,
 			if (esc_encode(key, strnlen(key, 32), shown,
 			    sizeof(shown)) == -1)
 				strlcpy(shown, "?", sizeof(shown));
-			return (merr(err, errlen, "unexpected field \"%s\"",
+			return (errfmt(err, errlen, "unexpected field \"%s\"",
 			    shown));
 		}
 	}
@@ -580,7 +568,7 @@ decode_obj(json_t *o, const struct field *f, size_t nf, void *st, char *err,
 		if ((v = json_object_get(o, f[i].key)) == NULL) {
 			if (f[i].optional)
 				continue;
-			return (merr(err, errlen, "missing field %s",
+			return (errfmt(err, errlen, "missing field %s",
 			    f[i].key));
 		}
 		if (get_field(&f[i], v, st, err, errlen) == -1)
@@ -645,25 +633,25 @@ msg_read(enum msg_kind k, const void *data, size_t len, void *st, char *err,
 	char			 e[MSG_ERRLEN];
 
 	if ((unsigned)k >= MSG_KIND_MAX)
-		return (merr(err, errlen, "unknown message kind"));
+		return (errfmt(err, errlen, "unknown message kind"));
 	d = &descs[k];
 	memset(st, 0, d->size);
 	if (len == 0 || p[len - 1] != '\0')
-		return (merr(err, errlen, "%s: payload not NUL-terminated",
+		return (errfmt(err, errlen, "%s: payload not NUL-terminated",
 		    d->name));
 	if (memchr(p, '\0', len - 1) != NULL)
-		return (merr(err, errlen, "%s: bytes after the NUL", d->name));
+		return (errfmt(err, errlen, "%s: bytes after the NUL", d->name));
 	/* json_loadb refuses anything after the value, and "\u0000". */
 	if ((o = json_loadb(p, len - 1, JSON_REJECT_DUPLICATES, &jerr)) ==
 	    NULL)
-		return (merr(err, errlen, "%s: not JSON at byte %d", d->name,
+		return (errfmt(err, errlen, "%s: not JSON at byte %d", d->name,
 		    jerr.position));
 	if (decode_obj(o, d->f, d->nf, st, e, sizeof(e)) == -1 ||
 	    (d->check != NULL && d->check(st, e, sizeof(e)) == -1)) {
 		json_decref(o);
 		free_obj(d->f, d->nf, st);
 		memset(st, 0, d->size);
-		return (merr(err, errlen, "%s: %s", d->name, e));
+		return (errfmt(err, errlen, "%s: %s", d->name, e));
 	}
 	json_decref(o);
 	return (0);
@@ -678,12 +666,12 @@ enc_str(const struct field *f, const char *s, size_t max, char *err,
 	if (s == NULL)
 		s = "";
 	if (strlen(s) > max || !class_ok(f->cls, s)) {
-		merr(err, errlen, "field %s: not of its kind or too long",
+		errfmt(err, errlen, "field %s: not of its kind or too long",
 		    f->key);
 		return (NULL);
 	}
 	if ((v = json_string(s)) == NULL)
-		merr(err, errlen, "field %s: not UTF-8", f->key);
+		errfmt(err, errlen, "field %s: not UTF-8", f->key);
 	return (v);
 }
 
@@ -699,7 +687,7 @@ enc_list(const struct field *f, const char *base, char *err, size_t errlen)
 	const char	*c;
 
 	if (n > f->size) {
-		merr(err, errlen, "field %s: more than %zu entries", f->key,
+		errfmt(err, errlen, "field %s: more than %zu entries", f->key,
 		    f->size);
 		return (NULL);
 	}
@@ -746,7 +734,7 @@ enc_field(const struct field *f, const char *base, char *err, size_t errlen)
 		else
 			n = *(const int64_t *)p;
 		if (n < f->min || n > f->max) {
-			merr(err, errlen, "field %s: %lld out of range",
+			errfmt(err, errlen, "field %s: %lld out of range",
 			    f->key, n);
 			return (NULL);
 		}
@@ -806,19 +794,19 @@ msg_encode(enum msg_kind k, const void *st, size_t *len, char *err,
 	char			*s, e[MSG_ERRLEN] = "out of memory";
 
 	if ((unsigned)k >= MSG_KIND_MAX) {
-		merr(err, errlen, "unknown message kind");
+		errfmt(err, errlen, "unknown message kind");
 		return (NULL);
 	}
 	d = &descs[k];
 	if ((d->check != NULL && d->check(st, e, sizeof(e)) == -1) ||
 	    (o = encode_obj(d->f, d->nf, st, e, sizeof(e))) == NULL) {
-		merr(err, errlen, "%s: %s", d->name, e);
+		errfmt(err, errlen, "%s: %s", d->name, e);
 		return (NULL);
 	}
 	s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (s == NULL) {
-		merr(err, errlen, "%s: cannot encode", d->name);
+		errfmt(err, errlen, "%s: cannot encode", d->name);
 		return (NULL);
 	}
 	*len = strlen(s) + 1;
@@ -832,7 +820,7 @@ check_resolved(const void *st, char *err, size_t errlen)
 	const struct msg_resolved	*m = st;
 
 	if ((m->oid[0] == '\0') == (m->error[0] == '\0'))
-		return (merr(err, errlen, "not exactly one of oid and error"));
+		return (errfmt(err, errlen, "not exactly one of oid and error"));
 	return (0);
 }
 
@@ -842,12 +830,12 @@ check_result(const void *st, char *err, size_t errlen)
 	const struct msg_result	*m = st;
 
 	if (m->changes_total < m->nchanges || m->rejects_total < m->nrejects)
-		return (merr(err, errlen, "a total below what is listed"));
+		return (errfmt(err, errlen, "a total below what is listed"));
 	if (m->rejects_total > 0 && m->nrejects == 0)
-		return (merr(err, errlen, "rejects counted, none listed"));
+		return (errfmt(err, errlen, "rejects counted, none listed"));
 	if (m->rejects_total == 0 && (m->commit[0] == '\0' ||
 	    m->tree[0] == '\0' || m->bundle_sha256[0] == '\0'))
-		return (merr(err, errlen, "no reject and no commit, tree or "
+		return (errfmt(err, errlen, "no reject and no commit, tree or "
 		    "bundle"));
 	return (0);
 }
@@ -860,10 +848,10 @@ check_pchecked(const void *st, char *err, size_t errlen)
 
 	if (m->same && (m->differs || m->tree[0] == '\0' ||
 	    m->error[0] != '\0'))
-		return (merr(err, errlen, "same, yet differs, without a tree "
+		return (errfmt(err, errlen, "same, yet differs, without a tree "
 		    "or with an error"));
 	if (!m->same && m->error[0] == '\0')
-		return (merr(err, errlen, "not the same, and no why"));
+		return (errfmt(err, errlen, "not the same, and no why"));
 	return (0);
 }
 
@@ -873,7 +861,7 @@ check_verdict(const void *st, char *err, size_t errlen)
 	const struct msg_verdict	*m = st;
 
 	if (m->receipt == NULL || m->receipt[0] == '\0')
-		return (merr(err, errlen, "no receipt"));
+		return (errfmt(err, errlen, "no receipt"));
 	return (0);
 }
 
@@ -884,11 +872,11 @@ check_verify(const void *st, char *err, size_t errlen)
 	const struct msg_verify	*m = st;
 
 	if ((m->image[0] == '\0') != (m->rootfs[0] == '\0'))
-		return (merr(err, errlen, "an image without its rootfs, or "
+		return (errfmt(err, errlen, "an image without its rootfs, or "
 		    "the reverse"));
 	if ((m->toolchain[0] == '\0') != (m->ntools == 0) ||
 	    (m->ntools > 0 && m->image[0] == '\0'))
-		return (merr(err, errlen, "a toolchain without its paths or "
+		return (errfmt(err, errlen, "a toolchain without its paths or "
 		    "its image"));
 	return (0);
 }
@@ -900,20 +888,20 @@ check_publish(const void *st, char *err, size_t errlen)
 	size_t				 i, j;
 
 	if ((strcmp(m->forge, "github") == 0) != (m->has_github != 0))
-		return (merr(err, errlen, "github settings for forge %s",
+		return (errfmt(err, errlen, "github settings for forge %s",
 		    m->forge));
 	if (m->verdict == NULL)
-		return (merr(err, errlen, "no verdict"));
+		return (errfmt(err, errlen, "no verdict"));
 	if (m->nsupersede > 0 && m->cohort[0] == '\0')
-		return (merr(err, errlen, "supersede without a cohort"));
+		return (errfmt(err, errlen, "supersede without a cohort"));
 	for (i = 0; i < m->nsupersede; i++) {
 		if (strcmp(m->supersede[i].id, m->id) == 0)
-			return (merr(err, errlen, "supersede names the "
+			return (errfmt(err, errlen, "supersede names the "
 			    "attempt itself"));
 		for (j = 0; j < i; j++)
 			if (strcmp(m->supersede[i].id,
 			    m->supersede[j].id) == 0)
-				return (merr(err, errlen, "supersede names "
+				return (errfmt(err, errlen, "supersede names "
 				    "%s twice", m->supersede[i].id));
 	}
 	return (0);
@@ -957,19 +945,19 @@ msg_hello_read(const void *data, size_t len, char **text, char *err,
 
 	*text = NULL;
 	if (len < 2 || len > MSG_HELLO_MAX)
-		return (merr(err, errlen, "HELLO: %zu bytes", len));
+		return (errfmt(err, errlen, "HELLO: %zu bytes", len));
 	if (p[len - 1] != '\0' || memchr(p, '\0', len - 1) != NULL)
-		return (merr(err, errlen, "HELLO: not one NUL-terminated "
+		return (errfmt(err, errlen, "HELLO: not one NUL-terminated "
 		    "string"));
 	if ((copy = strdup(p)) == NULL)
-		return (merr(err, errlen, "HELLO: %s", strerror(errno)));
+		return (errfmt(err, errlen, "HELLO: %s", strerror(errno)));
 	/* Line by line in the suite's encoding. */
 	for (line = copy; ; line = nl + 1) {
 		if ((nl = strchr(line, '\n')) != NULL)
 			*(char *)nl = '\0';
 		if (!esc_valid(line)) {
 			free(copy);
-			return (merr(err, errlen, "HELLO: a line is not "
+			return (errfmt(err, errlen, "HELLO: a line is not "
 			    "escaped"));
 		}
 		if (nl == NULL)
@@ -987,7 +975,7 @@ msg_get(struct imsg *imsg, enum msg_kind k, void *st, char *err,
 	struct ibuf	 ib;
 
 	if (imsg_get_ibuf(imsg, &ib) == -1)
-		return (merr(err, errlen, "%s: no payload",
+		return (errfmt(err, errlen, "%s: no payload",
 		    msg_kind_name(k)));
 	return (msg_read(k, ibuf_data(&ib), ibuf_size(&ib), st, err,
 	    errlen));
@@ -1010,13 +998,40 @@ msg_compose(struct imsgev *iev, uint32_t type, enum msg_kind k, int fd,
 		free(s);
 		if (fd != -1)
 			close(fd);
-		return (merr(err, errlen, "%s: %zu bytes, more than one "
+		return (errfmt(err, errlen, "%s: %zu bytes, more than one "
 		    "message holds", msg_kind_name(k), len));
 	}
 	ret = imsgev_compose(iev, type, 0, 0, fd, s, len);
 	free(s);
 	if (ret == -1)
-		return (merr(err, errlen, "%s: %s", msg_kind_name(k),
+		return (errfmt(err, errlen, "%s: %s", msg_kind_name(k),
 		    strerror(errno)));
 	return (0);
+}
+
+/* A child's own message breaks the parent's rules only if it is broken. */
+void
+msg_send(struct imsgev *iev, uint32_t type, enum msg_kind k, const void *st)
+{
+	char	 err[MSG_ERRLEN];
+
+	if (msg_compose(iev, type, k, -1, st, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+}
+
+/*
+ * IMSG_ERROR for the request id, logged too.  A reason may name a path
+ * of a tree or quote a forge: it goes out escaped (esc.h).
+ */
+void
+msg_send_error(struct imsgev *iev, const char *id, const char *reason)
+{
+	struct msg_error	 m;
+
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, id, sizeof(m.id));
+	if (esc_encode(reason, strlen(reason), m.error, sizeof(m.error)) == -1)
+		strlcpy(m.error, "(reason too long)", sizeof(m.error));
+	log_warnx("%s: %s", id, m.error);
+	msg_send(iev, IMSG_ERROR, MSG_ERROR, &m);
 }

@@ -279,6 +279,13 @@ struct imsgev;
 int	 msg_get(struct imsg *, enum msg_kind, void *, char *, size_t);
 int	 msg_compose(struct imsgev *, uint32_t, enum msg_kind, int,
 	    const void *, char *, size_t);
+/*
+ * A child's sending: msg_send composes or fatalx()es (our own message
+ * is valid, or we are broken); msg_send_error sends IMSG_ERROR for a
+ * request id with the reason escaped, and logs it.
+ */
+void	 msg_send(struct imsgev *, uint32_t, enum msg_kind, const void *);
+void	 msg_send_error(struct imsgev *, const char *, const char *);
 
 /*
  * factoryctl diff: the patch from the baseline to a result's commit,

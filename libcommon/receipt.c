@@ -119,13 +119,6 @@ valid_attempt(const char *attempt)
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == len);
 }
 
-static int
-valid_hash(const char *hex)
-{
-	return (strlen(hex) == SHA256_HEX_LEN &&
-	    strspn(hex, "0123456789abcdef") == SHA256_HEX_LEN);
-}
-
 /* "2026-11-29T09:10:11Z", and nothing that merely looks like it. */
 static int
 valid_time(const char *s)
@@ -213,7 +206,7 @@ make_args_ok(const char *attempt, uint64_t seq, const char *kind,
 		why = "bad kind";
 	else if (seq > INT64_MAX || epoch > INT64_MAX)
 		why = "seq or epoch out of range";
-	else if (prev_hex == NULL || !valid_hash(prev_hex))
+	else if (prev_hex == NULL || !hex_valid(prev_hex, SHA256_HEX_LEN))
 		why = "prev is not a lowercase sha256";
 	else if (seq == 0 && strcmp(prev_hex, RECEIPT_ZERO_PREV) != 0)
 		why = "receipt 0 must have a zero prev";

@@ -54,27 +54,6 @@ tc_open(int rootfd, const char *path)
 	return (fd);
 }
 
-static int
-tc_hashfd(int fd, char hex[SHA256_HEX_LEN + 1])
-{
-	struct sha256_ctx	 ctx;
-	uint8_t			 md[SHA256_LEN], buf[65536];
-	ssize_t			 n;
-
-	if (sha256_init(&ctx) == -1)
-		return (-1);
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		sha256_update(&ctx, buf, n);
-	if (n == -1) {
-		sha256_abort(&ctx);
-		return (-1);
-	}
-	if (sha256_final(&ctx, md) == -1)
-		return (-1);
-	hex_encode(md, sizeof(md), hex);
-	return (0);
-}
-
 int
 toolchain_digest(int rootfd, char *const *paths,
     char out[SHA256_HEX_LEN + 1], char *err, size_t errlen)
@@ -107,7 +86,7 @@ toolchain_digest(int rootfd, char *const *paths,
 			sha256_abort(&ctx);
 			return (-1);
 		}
-		if (tc_hashfd(fd, hex) == -1) {
+		if (sha256_fd(fd, hex, NULL) == -1) {
 			snprintf(err, errlen, "toolchain: %s: read: %s",
 			    paths[i], strerror(errno));
 			close(fd);

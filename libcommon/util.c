@@ -16,17 +16,21 @@
 
 #include "util.h"
 
-/* A reason into a caller's buffer, which may be absent (errlen 0). */
-void
+/*
+ * A reason into a caller's buffer, which may be absent (errlen 0).
+ * Returns -1, so that a failing function can return (errfmt(...)).
+ */
+int
 errfmt(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list	 ap;
 
 	if (errlen == 0)
-		return;
+		return (-1);
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+	return (-1);
 }
 
 /* Make a new or renamed directory entry durable: fsync its directory. */
@@ -78,4 +82,29 @@ now_ms(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+/* A clock for intervals, in ms: it never steps back. */
+uint64_t
+mono_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
+
+/*
+ * A name that is one safe path component and no option: 1 to max
+ * bytes of [A-Za-z0-9._-], not starting with '.' or '-'.
+ */
+int
+name_valid(const char *s, size_t max)
+{
+	size_t	 n = strlen(s);
+
+	if (n == 0 || n > max || s[0] == '.' || s[0] == '-')
+		return (0);
+	return (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._-") == n);
 }

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-void	errfmt(char *, size_t, const char *, ...)
+int	errfmt(char *, size_t, const char *, ...)
 	    __attribute__((__format__ (printf, 3, 4)));
 int	fsync_dir_of(const char *);
 int	strv_addf(char ***, size_t *, const char *, ...)
@@ -16,5 +16,9 @@ int	strv_addf(char ***, size_t *, const char *, ...)
 
 /* The wall clock, ms since the epoch. */
 uint64_t now_ms(void);
+/* The monotonic clock, ms: for intervals and deadlines. */
+uint64_t mono_ms(void);
+/* [A-Za-z0-9._-], 1 to max bytes, not starting with '.' or '-'. */
+int	name_valid(const char *, size_t);
 
 #endif /* FACTORY_UTIL_H */

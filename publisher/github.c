@@ -53,8 +53,10 @@
 #include "attest.h"
 #include "crypto.h"
 #include "factory.h"
+#include "gitcommon.h"
 #include "log.h"
 #include "publisher.h"
+#include "util.h"
 
 #define GH_KEY_MAX		(64 * 1024)	/* bytes of the App key file */
 #define GH_TOKEN_MAX		4096		/* opaque, but not unbounded */
@@ -286,7 +288,7 @@ gh_conf_str(json_t *g, const char *key, char *dst, size_t dstlen,
 
 	if (!json_is_string(v) || json_string_length(v) == 0 ||
 	    strlcpy(dst, json_string_value(v), dstlen) >= dstlen)
-		return (pub_fail(err, errlen, "github: %s: missing or too "
+		return (errfmt(err, errlen, "github: %s: missing or too "
 		    "long", key));
 	return (0);
 }
@@ -298,7 +300,7 @@ gh_conf_id(json_t *g, const char *key, uint64_t *dst, char *err,
 	json_t	*v = json_object_get(g, key);
 
 	if (!json_is_integer(v) || json_integer_value(v) <= 0)
-		return (pub_fail(err, errlen, "github: %s: not a positive "
+		return (errfmt(err, errlen, "github: %s: not a positive "
 		    "integer", key));
 	*dst = (uint64_t)json_integer_value(v);
 	return (0);
@@ -312,7 +314,7 @@ gh_conf_from_json(json_t *g, const char *scratch, struct gh_conf *c,
 
 	memset(c, 0, sizeof(*c));
 	if (!json_is_object(g))
-		return (pub_fail(err, errlen, "github: no settings"));
+		return (errfmt(err, errlen, "github: no settings"));
 	if (gh_conf_str(g, "api", c->api, sizeof(c->api), err, errlen) ==
 	    -1 || gh_conf_str(g, "owner", c->owner, sizeof(c->owner), err,
 	    errlen) == -1 || gh_conf_str(g, "repo", c->repo, sizeof(c->repo),
@@ -325,20 +327,20 @@ gh_conf_from_json(json_t *g, const char *scratch, struct gh_conf *c,
 	    &c->installation_id, err, errlen) == -1)
 		return (-1);
 	if (strncmp(c->api, "https://", 8) != 0)
-		return (pub_fail(err, errlen, "github: api is not https"));
+		return (errfmt(err, errlen, "github: api is not https"));
 	if (!gh_name_ok(c->owner, 39) || !gh_name_ok(c->repo, 100))
-		return (pub_fail(err, errlen, "github: bad owner or repo "
+		return (errfmt(err, errlen, "github: bad owner or repo "
 		    "name"));
 	for (i = 0; c->app_id[i] != '\0'; i++)
 		if (!isalnum((unsigned char)c->app_id[i]) &&
 		    c->app_id[i] != '.')
-			return (pub_fail(err, errlen, "github: bad app id"));
+			return (errfmt(err, errlen, "github: bad app id"));
 	if (c->key[0] != '/' || c->ca[0] != '/')
-		return (pub_fail(err, errlen, "github: key and ca must be "
+		return (errfmt(err, errlen, "github: key and ca must be "
 		    "absolute paths"));
 	if (scratch == NULL || scratch[0] != '/' || strlcpy(c->scratch,
 	    scratch, sizeof(c->scratch)) >= sizeof(c->scratch) - 64)
-		return (pub_fail(err, errlen, "github: bad scratch directory"));
+		return (errfmt(err, errlen, "github: bad scratch directory"));
 	c->wait_max = GH_WAIT_MAX;
 	c->timeout = GH_TIMEOUT;
 	c->budget = GH_BUDGET;
@@ -379,12 +381,12 @@ gh_key_load(const char *path, char *err, size_t errlen)
 	int		 fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
-		pub_fail(err, errlen, "App key %s: %s", path, strerror(errno));
+		errfmt(err, errlen, "App key %s: %s", path, strerror(errno));
 		return (NULL);
 	}
 	if ((buf = malloc(GH_KEY_MAX)) == NULL) {
 		close(fd);
-		pub_fail(err, errlen, "App key: out of memory");
+		errfmt(err, errlen, "App key: out of memory");
 		return (NULL);
 	}
 	while (len < GH_KEY_MAX) {
@@ -397,19 +399,19 @@ gh_key_load(const char *path, char *err, size_t errlen)
 	}
 	close(fd);
 	if (len == 0 || len >= GH_KEY_MAX)
-		pub_fail(err, errlen, "App key %s: empty or larger than %d "
+		errfmt(err, errlen, "App key %s: empty or larger than %d "
 		    "bytes", path, GH_KEY_MAX);
 	else if ((bio = BIO_new_mem_buf(buf, len)) == NULL)
-		pub_fail(err, errlen, "App key: out of memory");
+		errfmt(err, errlen, "App key: out of memory");
 	else {
 		pkey = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
 		BIO_free(bio);
 		if (pkey == NULL)
-			pub_fail(err, errlen, "App key %s: not a PEM private "
+			errfmt(err, errlen, "App key %s: not a PEM private "
 			    "key", path);
 		else if (EVP_PKEY_get_base_id(pkey) != EVP_PKEY_RSA ||
 		    EVP_PKEY_get_bits(pkey) < 2048) {
-			pub_fail(err, errlen, "App key %s: not an RSA key of "
+			errfmt(err, errlen, "App key %s: not an RSA key of "
 			    "2048 bits or more", path);
 			EVP_PKEY_free(pkey);
 			pkey = NULL;
@@ -456,7 +458,7 @@ gh_jwt(const struct gh_conf *c, char *err, size_t errlen)
 	    gh_b64url(cj, strlen(cj), &c64) == -1 ||
 	    asprintf(&input, "%s.%s", h64, c64) == -1) {
 		input = NULL;
-		pub_fail(err, errlen, "JWT: out of memory");
+		errfmt(err, errlen, "JWT: out of memory");
 		goto done;
 	}
 	if ((md = EVP_MD_CTX_new()) == NULL ||
@@ -467,7 +469,7 @@ gh_jwt(const struct gh_conf *c, char *err, size_t errlen)
 	    strlen(input)) != 1 || gh_b64url(sig, siglen, &s64) == -1 ||
 	    asprintf(&jwt, "%s.%s", input, s64) == -1) {
 		jwt = NULL;
-		pub_fail(err, errlen, "JWT: RS256 signature failed");
+		errfmt(err, errlen, "JWT: RS256 signature failed");
 	}
  done:
 	json_decref(claims);
@@ -617,7 +619,7 @@ gh_api_error(const char *method, const char *path,
 	char	 msg[400];
 
 	gh_message(r, msg, sizeof(msg));
-	pub_fail(err, errlen, "%s %s: %d%s%s%s%s%s", method, path, r->status,
+	errfmt(err, errlen, "%s %s: %d%s%s%s%s%s", method, path, r->status,
 	    msg[0] != '\0' ? " " : "", msg, r->accepted[0] != '\0' ?
 	    " (the endpoint takes " : "", r->accepted, r->accepted[0] != '\0' ?
 	    "; see the App's permissions in factoryd.conf(5))" : "");
@@ -637,13 +639,13 @@ gh_redirect(struct gh *g, const char *method, const char *path,
     char *err, size_t errlen)
 {
 	if (hops >= GH_REDIRECTS)
-		return (pub_fail(err, errlen, "%s %s: more than %d redirects",
+		return (errfmt(err, errlen, "%s %s: more than %d redirects",
 		    method, path, GH_REDIRECTS));
 	if (r->location[0] == '\0')
-		return (pub_fail(err, errlen, "%s %s: %d without a usable "
+		return (errfmt(err, errlen, "%s %s: %d without a usable "
 		    "location", method, path, r->status));
 	if (http_path_of(g->http, r->location, cur, curlen) == -1)
-		return (pub_fail(err, errlen, "%s %s: %d to %.200s: another "
+		return (errfmt(err, errlen, "%s %s: %d to %.200s: another "
 		    "host or API base, not followed (the token goes to %s "
 		    "only)", method, path, r->status, r->location,
 		    g->conf->api));
@@ -672,7 +674,7 @@ gh_api(struct gh *g, const char *method, const char *path,
 	int		 try, rv = -1, rc, hops = 0;
 
 	if (body != NULL && (text = json_dumps(body, JSON_COMPACT)) == NULL)
-		return (pub_fail(err, errlen, "%s %s: out of memory", method,
+		return (errfmt(err, errlen, "%s %s: out of memory", method,
 		    path));
 	if (auth == GH_AUTH_JWT)
 		rc = asprintf(&hdr, "Bearer %s", g->jwt);
@@ -680,7 +682,7 @@ gh_api(struct gh *g, const char *method, const char *path,
 		rc = asprintf(&hdr, "token %s", g->token);
 	if (rc == -1) {
 		hdr = NULL;
-		pub_fail(err, errlen, "%s %s: out of memory", method, path);
+		errfmt(err, errlen, "%s %s: out of memory", method, path);
 		goto done;
 	}
 	strlcpy(cur, path, sizeof(cur));
@@ -757,7 +759,7 @@ gh_api_json(struct gh *g, const char *method, const char *path,
 	g->next_bad = r.next_bad;
 	if ((j = json_loadb(r.body, r.len, JSON_REJECT_DUPLICATES, &jerr)) ==
 	    NULL)
-		pub_fail(err, errlen, "%s %s: bad JSON: %s", method, path,
+		errfmt(err, errlen, "%s %s: bad JSON: %s", method, path,
 		    jerr.text);
 	http_resp_free(&r);
 	return (j);
@@ -782,7 +784,7 @@ gh_api_list(struct gh *g, const char *path, const char *key,
 	int		 page;
 
 	if ((all = json_array()) == NULL) {
-		pub_fail(err, errlen, "out of memory");
+		errfmt(err, errlen, "out of memory");
 		return (NULL);
 	}
 	strlcpy(cur, path, sizeof(cur));
@@ -793,40 +795,40 @@ gh_api_list(struct gh *g, const char *path, const char *key,
 		items = key != NULL ? json_object_get(j, key) : j;
 		if (!json_is_array(items)) {
 			if (key != NULL)
-				pub_fail(err, errlen, "GET %s: no %s", path,
+				errfmt(err, errlen, "GET %s: no %s", path,
 				    key);
 			else
-				pub_fail(err, errlen, "GET %s: not a list",
+				errfmt(err, errlen, "GET %s: not a list",
 				    path);
 			json_decref(j);
 			goto bad;
 		}
 		if (!g->link && json_array_size(items) >= GH_PAGE_SIZE) {
-			pub_fail(err, errlen, "GET %s: %d %s or more: not all "
+			errfmt(err, errlen, "GET %s: %d %s or more: not all "
 			    "checked", path, GH_PAGE_SIZE, what);
 			json_decref(j);
 			goto bad;
 		}
 		if (json_array_extend(all, items) == -1) {
-			pub_fail(err, errlen, "out of memory");
+			errfmt(err, errlen, "out of memory");
 			json_decref(j);
 			goto bad;
 		}
 		json_decref(j);
 		if (g->next_bad) {
-			pub_fail(err, errlen, "GET %s: page %d: a malformed "
+			errfmt(err, errlen, "GET %s: page %d: a malformed "
 			    "link header", path, page);
 			goto bad;
 		}
 		if (g->next[0] == '\0')
 			return (all);
 		if (page >= GH_PAGES_MAX) {
-			pub_fail(err, errlen, "GET %s: more than %d pages of "
+			errfmt(err, errlen, "GET %s: more than %d pages of "
 			    "%s: not all checked", path, GH_PAGES_MAX, what);
 			goto bad;
 		}
 		if (http_path_of(g->http, g->next, cur, sizeof(cur)) == -1) {
-			pub_fail(err, errlen, "GET %s: next page %.200s on "
+			errfmt(err, errlen, "GET %s: next page %.200s on "
 			    "another host or API base, not followed", path,
 			    g->next);
 			goto bad;
@@ -853,7 +855,7 @@ gh_grant_ok(const struct gh_conf *c, json_t *t, int checks, char *why,
 	perms = json_object_get(t, "permissions");
 	repos = json_object_get(t, "repositories");
 	if (!json_is_object(perms))
-		return (pub_fail(why, whylen, "no permissions in the grant"));
+		return (errfmt(why, whylen, "no permissions in the grant"));
 	json_object_foreach(perms, k, v) {
 		if (strcmp(k, "contents") == 0 ||
 		    strcmp(k, "pull_requests") == 0 ||
@@ -863,25 +865,25 @@ gh_grant_ok(const struct gh_conf *c, json_t *t, int checks, char *why,
 		} else if (strcmp(k, "metadata") == 0)
 			want = "read";
 		else
-			return (pub_fail(why, whylen, "permission %.64s "
+			return (errfmt(why, whylen, "permission %.64s "
 			    "granted", k));
 		if (!json_is_string(v) || strcmp(json_string_value(v),
 		    want) != 0)
-			return (pub_fail(why, whylen, "permission %s is not "
+			return (errfmt(why, whylen, "permission %s is not "
 			    "%s", k, want));
 	}
 	if (nwrite != 2 + (checks != 0))
-		return (pub_fail(why, whylen, "contents, pull_requests%s "
+		return (errfmt(why, whylen, "contents, pull_requests%s "
 		    "write missing", checks ? " or checks" : ""));
 	if ((v = json_object_get(t, "repository_selection")) != NULL &&
 	    (!json_is_string(v) || strcmp(json_string_value(v),
 	    "selected") != 0))
-		return (pub_fail(why, whylen, "repository selection is not "
+		return (errfmt(why, whylen, "repository selection is not "
 		    "\"selected\""));
 	if (!json_is_array(repos) || json_array_size(repos) != 1 ||
 	    !json_is_integer(id = json_object_get(json_array_get(repos, 0),
 	    "id")) || (uint64_t)json_integer_value(id) != c->repository_id)
-		return (pub_fail(why, whylen, "repositories is not exactly "
+		return (errfmt(why, whylen, "repositories is not exactly "
 		    "[%" PRIu64 "]", c->repository_id));
 	return (0);
 }
@@ -914,18 +916,18 @@ gh_installation(struct gh *g, char *err, size_t errlen)
 	v = json_object_get(inst, "suspended_at");
 	if (v != NULL && !json_is_null(v)) {
 		json_decref(inst);
-		return (pub_fail(err, errlen, "installation %" PRIu64 " is "
+		return (errfmt(err, errlen, "installation %" PRIu64 " is "
 		    "suspended", c->installation_id));
 	}
 	if (!json_is_object(perms = json_object_get(inst, "permissions"))) {
 		json_decref(inst);
-		return (pub_fail(err, errlen, "GET %s: no permissions", path));
+		return (errfmt(err, errlen, "GET %s: no permissions", path));
 	}
 	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
 		if (!json_is_string(v = json_object_get(perms, need[i])) ||
 		    strcmp(json_string_value(v), "write") != 0) {
 			json_decref(inst);
-			return (pub_fail(err, errlen, "installation %" PRIu64
+			return (errfmt(err, errlen, "installation %" PRIu64
 			    " was not granted %s: write (the App needs "
 			    "Contents and Pull requests, read and write: "
 			    "factoryd.conf(5))", c->installation_id,
@@ -979,18 +981,18 @@ gh_token(struct gh *g, char *err, size_t errlen)
 		if (tok[i] <= ' ' || tok[i] > '~')
 			break;
 	if (len == 0 || len > GH_TOKEN_MAX || i != len) {
-		pub_fail(err, errlen, "POST %s: no usable token in the answer",
+		errfmt(err, errlen, "POST %s: no usable token in the answer",
 		    path);
 		goto done;
 	}
 	if ((g->token = strdup(tok)) == NULL) {
-		pub_fail(err, errlen, "token: out of memory");
+		errfmt(err, errlen, "token: out of memory");
 		goto done;
 	}
 	if (gh_grant_ok(c, t, g->checks, why, sizeof(why)) == -1) {
 		/* Do not hold more than asked for: publish_github's one
 		 * way out revokes it at once. */
-		pub_fail(err, errlen, "installation token refused and "
+		errfmt(err, errlen, "installation token refused and "
 		    "revoked: %s", why);
 		goto done;
 	}
@@ -1049,13 +1051,13 @@ gh_moved(struct gh *g, json_t *j, char *err, size_t errlen)
 	if ((full = json_string_value(json_object_get(j, "full_name"))) ==
 	    NULL || strlen(full) >= sizeof(owner) ||
 	    (slash = strchr(full, '/')) == NULL)
-		return (pub_fail(err, errlen, "%s/%s: no full_name", g->owner,
+		return (errfmt(err, errlen, "%s/%s: no full_name", g->owner,
 		    g->repo));
 	strlcpy(owner, full, sizeof(owner));
 	owner[slash - full] = '\0';
 	strlcpy(repo, slash + 1, sizeof(repo));
 	if (!gh_name_ok(owner, 39) || !gh_name_ok(repo, 100))
-		return (pub_fail(err, errlen, "%s/%s: full_name is not a "
+		return (errfmt(err, errlen, "%s/%s: full_name is not a "
 		    "repository's name", g->owner, g->repo));
 	if (strcasecmp(owner, g->owner) == 0 && strcasecmp(repo,
 	    g->repo) == 0)
@@ -1092,12 +1094,12 @@ gh_repo(struct gh *g, char *err, size_t errlen)
 	url = json_string_value(json_object_get(j, "clone_url"));
 	if (!json_is_integer(id) || (uint64_t)json_integer_value(id) !=
 	    c->repository_id)
-		pub_fail(err, errlen, "%s/%s is not repository %" PRIu64,
+		errfmt(err, errlen, "%s/%s is not repository %" PRIu64,
 		    g->owner, g->repo, c->repository_id);
 	else if (url == NULL || strncmp(url, "https://", 8) != 0 ||
 	    strpbrk(url, "@?#") != NULL || strlcpy(g->clone_url, url,
 	    sizeof(g->clone_url)) >= sizeof(g->clone_url))
-		pub_fail(err, errlen, "%s/%s: clone_url is not a plain https "
+		errfmt(err, errlen, "%s/%s: clone_url is not a plain https "
 		    "URL", g->owner, g->repo);
 	else
 		rv = gh_moved(g, j, err, errlen);
@@ -1189,7 +1191,7 @@ gh_cache_open(struct gh *g, int *lockfd, char *err, size_t errlen)
 	    g->conf->scratch, g->conf->repository_id);
 	if ((*lockfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
 	    0600)) == -1 || flock(*lockfd, LOCK_EX) == -1) {
-		pub_fail(err, errlen, "%s: %s", lock, strerror(errno));
+		errfmt(err, errlen, "%s: %s", lock, strerror(errno));
 		if (*lockfd != -1)
 			close(*lockfd);
 		*lockfd = -1;
@@ -1197,7 +1199,7 @@ gh_cache_open(struct gh *g, int *lockfd, char *err, size_t errlen)
 	}
 	if (git_repository_open_bare(&repo, path) < 0 &&
 	    git_repository_init(&repo, path, 1) < 0) {
-		pub_gitfail(err, errlen, "cache %s", path);
+		gitc_err(err, errlen, "cache %s", path);
 		close(*lockfd);
 		*lockfd = -1;
 		return (NULL);
@@ -1206,7 +1208,7 @@ gh_cache_open(struct gh *g, int *lockfd, char *err, size_t errlen)
 }
 
 /*
- * A libgit2 call failed: err as pub_gitfail, and whether trying again
+ * A libgit2 call failed: err as gitc_err, and whether trying again
  * may mend it (the network, HTTP or TLS layer; not a refused
  * credential or certificate).
  */
@@ -1283,7 +1285,7 @@ gh_fetch_once(struct gh *g, git_repository *repo, int *unused, char *err,
 	specs.count = 1;
 	if (git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION) < 0 ||
 	    git_remote_create_anonymous(&remote, repo, g->clone_url) < 0)
-		return (pub_gitfail(err, errlen, "fetch %s", g->clone_url));
+		return (gitc_err(err, errlen, "fetch %s", g->clone_url));
 	fo.callbacks.credentials = gh_cred;
 	fo.callbacks.payload = g;
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
@@ -1309,7 +1311,7 @@ gh_fetch_base(struct gh *g, git_repository *repo, const struct pub_bundle *b,
 
 	git_oid_tostr(hex, sizeof(hex), &b->prereq);
 	if (git_repository_odb(&odb, repo) < 0)
-		return (pub_gitfail(err, errlen, "cache: objects"));
+		return (gitc_err(err, errlen, "cache: objects"));
 	if (git_odb_exists(odb, &b->prereq)) {
 		git_odb_free(odb);
 		return (0);
@@ -1317,7 +1319,7 @@ gh_fetch_base(struct gh *g, git_repository *repo, const struct pub_bundle *b,
 	if (gh_git_retry(g, gh_fetch_once, repo, NULL, err, errlen) == -1)
 		goto done;
 	if (git_odb_refresh(odb) < 0 || !git_odb_exists(odb, &b->prereq)) {
-		pub_fail(err, errlen, "the forge's %s does not hold the "
+		errfmt(err, errlen, "the forge's %s does not hold the "
 		    "bundle's prerequisite %s", g->req->base, hex);
 		goto done;
 	}
@@ -1352,7 +1354,7 @@ gh_remote_state(git_remote *remote, struct gh *g, char *err,
 		git_oid_tostr(hex, sizeof(hex), &heads[i]->oid);
 		if (strcmp(hex, g->req->commit) == 0)
 			return (1);
-		return (pub_fail(err, errlen, "branch %s on the forge holds "
+		return (errfmt(err, errlen, "branch %s on the forge holds "
 		    "%s, not %s", g->branch, hex, g->req->commit));
 	}
 	return (0);
@@ -1381,7 +1383,7 @@ gh_push_once(struct gh *g, git_repository *repo, int *pushed, char *err,
 	if (git_remote_init_callbacks(&cb, GIT_REMOTE_CALLBACKS_VERSION) < 0 ||
 	    git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION) < 0 ||
 	    git_remote_create_anonymous(&remote, repo, g->clone_url) < 0)
-		return (pub_gitfail(err, errlen, "push %s", g->clone_url));
+		return (gitc_err(err, errlen, "push %s", g->clone_url));
 	cb.credentials = gh_cred;
 	cb.push_update_reference = gh_push_status;
 	cb.sideband_progress = gh_push_message;
@@ -1407,7 +1409,7 @@ gh_push_once(struct gh *g, git_repository *repo, int *pushed, char *err,
 		goto done;
 	}
 	if (g->push_why[0] != '\0') {
-		pub_fail(err, errlen, "push refused by the forge: %s%s%s%s",
+		errfmt(err, errlen, "push refused by the forge: %s%s%s%s",
 		    g->push_why, g->push_msg[0] != '\0' ? " (remote: " : "",
 		    g->push_msg, g->push_msg[0] != '\0' ? ")" : "");
 		goto done;
@@ -1443,7 +1445,7 @@ gh_git(struct gh *g, const struct pub_bundle *b, int *pushed, char *err,
 	net_git_init();
 	if (git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, g->conf->ca,
 	    NULL) < 0)
-		return (pub_gitfail(err, errlen, "CA file %s", g->conf->ca));
+		return (gitc_err(err, errlen, "CA file %s", g->conf->ca));
 	if ((repo = gh_cache_open(g, &lockfd, err, errlen)) == NULL)
 		return (-1);
 	if (gh_fetch_base(g, repo, b, err, errlen) == -1)
@@ -1455,7 +1457,7 @@ gh_git(struct gh *g, const struct pub_bundle *b, int *pushed, char *err,
 	/* The cache is ours: its copy of the branch may be overwritten. */
 	if (git_reference_create(&ref, repo, g->refname, &b->tip, 1,
 	    "factory: publish") < 0) {
-		pub_gitfail(err, errlen, "cache: %s", g->refname);
+		gitc_err(err, errlen, "cache: %s", g->refname);
 		goto done;
 	}
 	rv = gh_git_retry(g, gh_push_once, repo, pushed, err, errlen);
@@ -1493,13 +1495,13 @@ gh_pulls_of(struct gh *g, const char *branch, json_t **out, char *err,
 		return (-1);
 	if ((*out = json_array()) == NULL) {
 		json_decref(arr);
-		return (pub_fail(err, errlen, "out of memory"));
+		return (errfmt(err, errlen, "out of memory"));
 	}
 	json_array_foreach(arr, i, pr) {
 		head = json_object_get(pr, "head");
 		ref = json_string_value(json_object_get(head, "ref"));
 		if (!json_is_object(pr) || ref == NULL) {
-			pub_fail(err, errlen, "GET %s: entry %zu is not a "
+			errfmt(err, errlen, "GET %s: entry %zu is not a "
 			    "pull request", path, i);
 			goto bad;
 		}
@@ -1519,13 +1521,13 @@ gh_pulls_of(struct gh *g, const char *branch, json_t **out, char *err,
 		    (mg != NULL && !json_is_null(mg) && !json_is_string(mg)) ||
 		    !json_is_string(html) || json_string_length(html) >=
 		    PATH_MAX) {
-			pub_fail(err, errlen, "GET %s: pull request of %s "
+			errfmt(err, errlen, "GET %s: pull request of %s "
 			    "without a number, a state or an html_url", path,
 			    branch);
 			goto bad;
 		}
 		if (json_array_append(*out, pr) == -1) {
-			pub_fail(err, errlen, "out of memory");
+			errfmt(err, errlen, "out of memory");
 			goto bad;
 		}
 	}
@@ -1580,7 +1582,7 @@ gh_pull_find(struct gh *g, int *number, int *open, int *merged, char *url,
 		if (strlcpy(url, json_string_value(json_object_get(best,
 		    "html_url")), urllen) >= urllen) {
 			json_decref(ours);
-			return (pub_fail(err, errlen, "pull request: html_url "
+			return (errfmt(err, errlen, "pull request: html_url "
 			    "too long"));
 		}
 		*number = (int)json_integer_value(json_object_get(best,
@@ -1608,7 +1610,7 @@ gh_pull_state(struct gh *g, int n, const char *want, int *status,
 	snprintf(path, sizeof(path), "/repos/%s/%s/pulls/%d", g->owner,
 	    g->repo, n);
 	if ((body = json_pack("{s:s}", "state", want)) == NULL)
-		return (pub_fail(err, errlen, "out of memory"));
+		return (errfmt(err, errlen, "out of memory"));
 	pr = gh_api_json(g, "PATCH", path, GH_AUTH_TOKEN, body, 200, status,
 	    err, errlen);
 	json_decref(body);
@@ -1617,7 +1619,7 @@ gh_pull_state(struct gh *g, int n, const char *want, int *status,
 	st = json_string_value(json_object_get(pr, "state"));
 	if (json_integer_value(json_object_get(pr, "number")) != n ||
 	    st == NULL || strcmp(st, want) != 0)
-		pub_fail(err, errlen, "PATCH %s: the answer does not say "
+		errfmt(err, errlen, "PATCH %s: the answer does not say "
 		    "pull request %d is %s", path, n, want);
 	else
 		rv = 0;
@@ -1649,9 +1651,9 @@ gh_branch_state(struct gh *g, const char *branch, const char *commit,
 	sha = json_string_value(json_object_get(json_object_get(j, "object"),
 	    "sha"));
 	if (ref == NULL || strcmp(ref, want) != 0 || sha == NULL)
-		pub_fail(err, errlen, "GET %s: not the ref %s", path, want);
+		errfmt(err, errlen, "GET %s: not the ref %s", path, want);
 	else if (strcmp(sha, commit) != 0)
-		pub_fail(err, errlen, "branch %s on the forge holds %.40s, not "
+		errfmt(err, errlen, "branch %s on the forge holds %.40s, not "
 		    "%s: not deleted", branch, sha, commit);
 	else
 		rv = 1;
@@ -1689,7 +1691,7 @@ gh_branch_delete(struct gh *g, const char *branch, const char *commit,
 	strlcpy(why, err, sizeof(why));
 	if (gh_branch_state(g, branch, commit, serr, sizeof(serr)) == 0)
 		return (0);
-	return (pub_fail(err, errlen, "%s: the branch is not gone",
+	return (errfmt(err, errlen, "%s: the branch is not gone",
 	    why));
 }
 
@@ -1725,7 +1727,7 @@ gh_pulls_based(struct gh *g, const char *branch, char *keep, size_t keeplen,
 		    json_integer_value(n) <= 0 ||
 		    json_integer_value(n) > INT_MAX || !json_is_string(st)) {
 			json_decref(arr);
-			return (pub_fail(err, errlen, "GET %s: entry %zu is "
+			return (errfmt(err, errlen, "GET %s: entry %zu is "
 			    "not a pull request", path, i));
 		}
 		/* Check the filter's work. */
@@ -1736,7 +1738,7 @@ gh_pulls_based(struct gh *g, const char *branch, char *keep, size_t keeplen,
 		    (int)json_integer_value(n));
 		if (strlcat(keep, num, keeplen) >= keeplen) {
 			json_decref(arr);
-			return (pub_fail(err, errlen, "GET %s: too many",
+			return (errfmt(err, errlen, "GET %s: too many",
 			    path));
 		}
 		found = 1;
@@ -1787,7 +1789,7 @@ gh_supersede(struct gh *g, const struct msg_superseded *s, char *err,
 		    "not checked", s->id));
 	json_array_foreach(ours, i, pr)
 		if (gh_pull_merged(pr)) {
-			pub_fail(err, errlen, "pull request #%d of %s, whose "
+			errfmt(err, errlen, "pull request #%d of %s, whose "
 			    "selection failed, was merged: %s is not published "
 			    "over it", (int)json_integer_value(
 			    json_object_get(pr, "number")), s->id,
@@ -1894,7 +1896,7 @@ gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
 	    "head", g->branch, "base", g->req->base, "body", text,
 	    "maintainer_can_modify", 0);
 	if (body == NULL)
-		return (pub_fail(err, errlen, "pull request: title or base "
+		return (errfmt(err, errlen, "pull request: title or base "
 		    "is not valid UTF-8"));
 	pr = gh_api_json(g, "POST", path, GH_AUTH_TOKEN, body, 201, &status,
 	    err, errlen);
@@ -1907,9 +1909,9 @@ gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
 			return (0);
 		}
 		if (rc == -1)
-			pub_fail(err, errlen, "%s", ferr);
+			errfmt(err, errlen, "%s", ferr);
 		else if (rc == 1)
-			pub_fail(err, errlen, "POST %s: 422, and pull request "
+			errfmt(err, errlen, "POST %s: 422, and pull request "
 			    "#%d of %s is closed", path, *number, g->branch);
 		*number = 0;
 		url[0] = '\0';
@@ -1922,7 +1924,7 @@ gh_pull_create(struct gh *g, int *number, char *url, size_t urllen,
 	if (n <= 0 || n > INT_MAX || html == NULL ||
 	    strlcpy(url, html, urllen) >= urllen) {
 		json_decref(pr);
-		return (pub_fail(err, errlen, "POST %s: no number or html_url",
+		return (errfmt(err, errlen, "POST %s: no number or html_url",
 		    path));
 	}
 	*number = (int)n;
@@ -2012,7 +2014,7 @@ gh_check_run(struct gh *g, char *err, size_t errlen)
 	    req->summary : title, "text", text);
 	free(text);
 	if (body == NULL)
-		return (pub_fail(err, errlen, "check run: summary is not "
+		return (errfmt(err, errlen, "check run: summary is not "
 		    "valid UTF-8"));
 	r = gh_api_json(g, "POST", path, GH_AUTH_TOKEN, body, 201, NULL, err,
 	    errlen);

@@ -33,6 +33,7 @@
 #include <openssl/x509v3.h>
 
 #include "publisher.h"
+#include "util.h"
 
 #define HTTP_HEAD_MAX		(64 * 1024)
 #define HTTP_BODY_MAX		(4 * 1024 * 1024)
@@ -77,34 +78,34 @@ http_parse_url(struct http_conn *hc, const char *url, char *err,
 	size_t		 hlen;
 
 	if (strncmp(url, "https://", 8) != 0)
-		return (pub_fail(err, errlen, "%s: not an https URL", url));
+		return (errfmt(err, errlen, "%s: not an https URL", url));
 	p = url + 8;
 	path = strchr(p, '/');
 	if (path == NULL)
 		path = p + strlen(p);
 	if (memchr(p, '@', path - p) != NULL || strpbrk(url, "?#") != NULL)
-		return (pub_fail(err, errlen, "%s: user info, query or "
+		return (errfmt(err, errlen, "%s: user info, query or "
 		    "fragment in the URL", url));
 	if (*p == '[')
-		return (pub_fail(err, errlen, "%s: IPv6 literals are not "
+		return (errfmt(err, errlen, "%s: IPv6 literals are not "
 		    "supported: use a name", url));
 	if ((hostend = memchr(p, ':', path - p)) != NULL) {
 		errno = 0;
 		port = strtol(hostend + 1, &end, 10);
 		if (end != path || hostend + 1 == end || errno != 0 ||
 		    port < 1 || port > 65535)
-			return (pub_fail(err, errlen, "%s: bad port", url));
+			return (errfmt(err, errlen, "%s: bad port", url));
 	} else
 		hostend = path;
 	hlen = hostend - p;
 	if (hlen == 0 || hlen >= sizeof(hc->host))
-		return (pub_fail(err, errlen, "%s: bad host", url));
+		return (errfmt(err, errlen, "%s: bad host", url));
 	memcpy(hc->host, p, hlen);
 	hc->host[hlen] = '\0';
 	hc->port = port;
 	if (strlcpy(hc->prefix, path, sizeof(hc->prefix)) >=
 	    sizeof(hc->prefix))
-		return (pub_fail(err, errlen, "%s: path too long", url));
+		return (errfmt(err, errlen, "%s: path too long", url));
 	/* The prefix is joined with paths that start with '/'. */
 	hlen = strlen(hc->prefix);
 	if (hlen > 0 && hc->prefix[hlen - 1] == '/')
@@ -120,7 +121,7 @@ http_open(const char *url, const char *ca, int timeout, char *err,
 	struct in_addr		 addr;
 
 	if ((hc = calloc(1, sizeof(*hc))) == NULL) {
-		pub_fail(err, errlen, "out of memory");
+		errfmt(err, errlen, "out of memory");
 		return (NULL);
 	}
 	hc->timeout = timeout > 0 ? timeout : 30;
@@ -129,13 +130,13 @@ http_open(const char *url, const char *ca, int timeout, char *err,
 	hc->is_ip = inet_pton(AF_INET, hc->host, &addr) == 1;
 	if ((hc->ctx = SSL_CTX_new(TLS_client_method())) == NULL ||
 	    SSL_CTX_set_min_proto_version(hc->ctx, TLS1_2_VERSION) != 1) {
-		pub_fail(err, errlen, "TLS context: %s",
+		errfmt(err, errlen, "TLS context: %s",
 		    ERR_reason_error_string(ERR_get_error()));
 		goto fail;
 	}
 	/* Only the configured CA: never the library's default paths. */
 	if (SSL_CTX_load_verify_locations(hc->ctx, ca, NULL) != 1) {
-		pub_fail(err, errlen, "CA file %s: %s", ca,
+		errfmt(err, errlen, "CA file %s: %s", ca,
 		    ERR_reason_error_string(ERR_get_error()));
 		goto fail;
 	}
@@ -180,7 +181,7 @@ http_ssl(struct http_conn *hc, char *err, size_t errlen)
 	X509_VERIFY_PARAM *vp;
 
 	if ((ssl = SSL_new(hc->ctx)) == NULL) {
-		pub_fail(err, errlen, "SSL_new failed");
+		errfmt(err, errlen, "SSL_new failed");
 		return (NULL);
 	}
 	vp = SSL_get0_param(ssl);
@@ -194,7 +195,7 @@ http_ssl(struct http_conn *hc, char *err, size_t errlen)
 		goto fail;
 	return (ssl);
  fail:
-	pub_fail(err, errlen, "TLS: cannot set the host name %s", hc->host);
+	errfmt(err, errlen, "TLS: cannot set the host name %s", hc->host);
 	SSL_free(ssl);
 	return (NULL);
 }
@@ -225,22 +226,22 @@ http_tls_fail(struct http_conn *hc, SSL *ssl, int timedout,
 	unsigned long	 e;
 
 	if ((v = SSL_get_verify_result(ssl)) != X509_V_OK) {
-		pub_fail(err, errlen, "%s:%d: TLS: certificate: %s", hc->host,
+		errfmt(err, errlen, "%s:%d: TLS: certificate: %s", hc->host,
 		    hc->port, X509_verify_cert_error_string(v));
 		ERR_clear_error();
 		return (HTTP_FINAL);
 	}
 	if (timedout)
-		pub_fail(err, errlen, "%s:%d: %s: timed out after %d s",
+		errfmt(err, errlen, "%s:%d: %s: timed out after %d s",
 		    hc->host, hc->port, what, hc->timeout);
 	else if ((e = ERR_peek_last_error()) != 0)
-		pub_fail(err, errlen, "%s:%d: %s: TLS: %s", hc->host, hc->port,
+		errfmt(err, errlen, "%s:%d: %s: TLS: %s", hc->host, hc->port,
 		    what, ERR_reason_error_string(e));
 	else if (errno != 0)
-		pub_fail(err, errlen, "%s:%d: %s: %s", hc->host, hc->port,
+		errfmt(err, errlen, "%s:%d: %s: %s", hc->host, hc->port,
 		    what, strerror(errno));
 	else
-		pub_fail(err, errlen, "%s:%d: %s: connection closed",
+		errfmt(err, errlen, "%s:%d: %s: connection closed",
 		    hc->host, hc->port, what);
 	ERR_clear_error();
 	return (HTTP_TRANSIENT);
@@ -291,7 +292,7 @@ http_exchange(struct http_conn *hc, int fd, const char *req, size_t reqlen,
 		return (HTTP_FINAL);
 	if (SSL_set_fd(ssl, fd) != 1) {
 		SSL_free(ssl);
-		return (pub_fail(err, errlen, "TLS: SSL_set_fd failed"));
+		return (errfmt(err, errlen, "TLS: SSL_set_fd failed"));
 	}
 	errno = 0;
 	while ((rc = SSL_connect(ssl)) != 1)
@@ -321,13 +322,13 @@ http_exchange(struct http_conn *hc, int fd, const char *req, size_t reqlen,
 			goto done;	/* err says why: transient */
 		if (cap - len < HTTP_READ) {
 			if (cap >= HTTP_HEAD_MAX + 2 * HTTP_BODY_MAX) {
-				pub_fail(err, errlen, "%s:%d: answer too "
+				errfmt(err, errlen, "%s:%d: answer too "
 				    "large", hc->host, hc->port);
 				goto done;
 			}
 			if (pub_grow(&buf, &cap, cap < 4 * HTTP_READ ?
 			    4 * HTTP_READ : 2 * cap) == -1) {
-				pub_fail(err, errlen, "out of memory");
+				errfmt(err, errlen, "out of memory");
 				goto done;
 			}
 		}
@@ -383,24 +384,24 @@ http_request(struct http_conn *hc, const char *method, const char *path,
 	memset(resp, 0, sizeof(*resp));
 	if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0 &&
 	    strcmp(method, "PATCH") != 0 && strcmp(method, "DELETE") != 0)
-		return (pub_fail(err, errlen, "HTTP method %s", method));
+		return (errfmt(err, errlen, "HTTP method %s", method));
 	if ((size_t)snprintf(uri, sizeof(uri), "%s%s", hc->prefix, path) >=
 	    sizeof(uri))
-		return (pub_fail(err, errlen, "URL path too long"));
+		return (errfmt(err, errlen, "URL path too long"));
 	if (strpbrk(uri, " \r\n") != NULL || (auth != NULL &&
 	    strpbrk(auth, "\r\n") != NULL))
-		return (pub_fail(err, errlen, "CR, LF or space in the "
+		return (errfmt(err, errlen, "CR, LF or space in the "
 		    "request line or a header"));
 	until = net_now() + (int64_t)hc->timeout * 1000;
 	if (hc->deadline != 0 && hc->deadline < until)
 		until = hc->deadline;
 	if ((left = until - net_now()) <= 0) {
-		pub_fail(err, errlen, "%s:%d: no time left", hc->host,
+		errfmt(err, errlen, "%s:%d: no time left", hc->host,
 		    hc->port);
 		return (HTTP_TRANSIENT);
 	}
 	if ((req = http_build(hc, method, uri, auth, body, &reqlen)) == NULL)
-		return (pub_fail(err, errlen, "out of memory"));
+		return (errfmt(err, errlen, "out of memory"));
 	snprintf(port, sizeof(port), "%d", hc->port);
 	ERR_clear_error();
 	if ((fd = net_connect(hc->host, port, (int)left, err, errlen)) == -1)
@@ -574,19 +575,19 @@ http_chunks(const char *buf, size_t len, char *out, size_t *outlen,
 	for (;;) {
 		if ((eol = memmem(p, end - p, "\r\n", 2)) == NULL)
 			return ((size_t)(end - p) > HTTP_CHUNK_LINE_MAX ?
-			    pub_fail(err, errlen, "chunk size line too "
+			    errfmt(err, errlen, "chunk size line too "
 			    "long") : 0);
 		if (eol - p > HTTP_CHUNK_LINE_MAX)
-			return (pub_fail(err, errlen, "chunk size line too "
+			return (errfmt(err, errlen, "chunk size line too "
 			    "long"));
 		semi = memchr(p, ';', eol - p);
 		n = http_num(p, (semi != NULL ? semi : eol) - p, 1);
 		if (n < 0)
-			return (pub_fail(err, errlen, "malformed chunk size "
+			return (errfmt(err, errlen, "malformed chunk size "
 			    "%.*s", (int)((eol - p) > 24 ? 24 : eol - p),
 			    p));
 		if ((size_t)n > HTTP_BODY_MAX - total)
-			return (pub_fail(err, errlen, "chunked body larger "
+			return (errfmt(err, errlen, "chunked body larger "
 			    "than %d bytes", HTTP_BODY_MAX));
 		p = eol + 2;
 		if (n == 0)
@@ -594,7 +595,7 @@ http_chunks(const char *buf, size_t len, char *out, size_t *outlen,
 		if ((size_t)(end - p) < (size_t)n + 2)
 			return (0);
 		if (p[n] != '\r' || p[n + 1] != '\n')
-			return (pub_fail(err, errlen, "chunk of %ld bytes not "
+			return (errfmt(err, errlen, "chunk of %ld bytes not "
 			    "followed by CRLF", n));
 		if (out != NULL)
 			memcpy(out + total, p, n);
@@ -605,7 +606,7 @@ http_chunks(const char *buf, size_t len, char *out, size_t *outlen,
 	for (;;) {
 		if ((eol = memmem(p, end - p, "\r\n", 2)) == NULL)
 			return ((size_t)(end - p) > HTTP_CHUNK_LINE_MAX ?
-			    pub_fail(err, errlen, "chunk trailer too long") :
+			    errfmt(err, errlen, "chunk trailer too long") :
 			    0);
 		if (eol == p)
 			break;
@@ -634,23 +635,23 @@ http_parse(const char *buf, size_t len, int eof, struct http_resp *r,
 	if (buf == NULL || (hend = memmem(buf, len, "\r\n\r\n", 4)) ==
 	    NULL) {
 		if (len > HTTP_HEAD_MAX)
-			return (pub_fail(err, errlen, "answer headers over %d "
+			return (errfmt(err, errlen, "answer headers over %d "
 			    "bytes", HTTP_HEAD_MAX));
-		return (eof ? pub_fail(err, errlen, "connection closed "
+		return (eof ? errfmt(err, errlen, "connection closed "
 		    "%s", len == 0 ? "without an answer" : "in the answer's "
 		    "headers") : 0);
 	}
 	hlen = hend - buf + 2;		/* through the last header's CRLF */
 	if (hlen > HTTP_HEAD_MAX)
-		return (pub_fail(err, errlen, "answer headers over %d bytes",
+		return (errfmt(err, errlen, "answer headers over %d bytes",
 		    HTTP_HEAD_MAX));
 	if (hlen < 14 || memcmp(buf, "HTTP/1.", 7) != 0 ||
 	    (buf[7] != '0' && buf[7] != '1') || buf[8] != ' ' ||
 	    (status = (int)http_num(buf + 9, 3, 0)) < 100 ||
 	    (buf[12] != ' ' && buf[12] != '\r'))
-		return (pub_fail(err, errlen, "not an HTTP/1.x status line"));
+		return (errfmt(err, errlen, "not an HTTP/1.x status line"));
 	if (status < 200)
-		return (pub_fail(err, errlen, "unexpected status %d", status));
+		return (errfmt(err, errlen, "unexpected status %d", status));
 	r->status = status;
 	p = memmem(buf, hlen, "\r\n", 2) + 2;
 	for (; p < buf + hlen; p = eol + 2) {
@@ -658,26 +659,26 @@ http_parse(const char *buf, size_t len, int eof, struct http_resp *r,
 		if ((colon = memchr(p, ':', eol - p)) == NULL || colon == p ||
 		    memchr(p, ' ', colon - p) != NULL ||
 		    memchr(p, '\t', colon - p) != NULL)
-			return (pub_fail(err, errlen, "malformed header line"));
+			return (errfmt(err, errlen, "malformed header line"));
 		for (v = colon + 1; v < eol && (*v == ' ' || *v == '\t'); v++)
 			;
 		for (vlen = eol - v; vlen > 0 && (v[vlen - 1] == ' ' ||
 		    v[vlen - 1] == '\t'); vlen--)
 			;
 		if (memchr(p, '\0', eol - p) != NULL)
-			return (pub_fail(err, errlen, "NUL in a header"));
+			return (errfmt(err, errlen, "NUL in a header"));
 #define HDR(name)	((size_t)(colon - p) == strlen(name) && \
 			    strncasecmp(p, name, colon - p) == 0)
 		if (HDR("Content-Length")) {
 			if ((n = http_num(v, vlen, 0)) < 0 ||
 			    (clen != -1 && n != clen))
-				return (pub_fail(err, errlen, "bad or "
+				return (errfmt(err, errlen, "bad or "
 				    "conflicting Content-Length"));
 			clen = n;
 		} else if (HDR("Transfer-Encoding")) {
 			if (vlen != 7 || strncasecmp(v, "chunked", 7) != 0 ||
 			    chunked)
-				return (pub_fail(err, errlen, "transfer "
+				return (errfmt(err, errlen, "transfer "
 				    "encoding %.*s not supported",
 				    (int)(vlen > 32 ? 32 : vlen), v));
 			chunked = 1;
@@ -705,7 +706,7 @@ http_parse(const char *buf, size_t len, int eof, struct http_resp *r,
 #undef HDR
 	}
 	if (chunked && clen != -1)
-		return (pub_fail(err, errlen, "both Content-Length and "
+		return (errfmt(err, errlen, "both Content-Length and "
 		    "chunked"));
 	body = hend + 4;
 	blen = buf + len - body;
@@ -716,28 +717,28 @@ http_parse(const char *buf, size_t len, int eof, struct http_resp *r,
 	} else if (chunked) {
 		if ((rc = http_chunks(body, blen, NULL, &blen, err,
 		    errlen)) != 1)
-			return (rc == 0 && eof ? pub_fail(err, errlen,
+			return (rc == 0 && eof ? errfmt(err, errlen,
 			    "connection closed in a chunked body") : rc);
 	} else if (clen != -1) {
 		if (clen > HTTP_BODY_MAX)
-			return (pub_fail(err, errlen, "body of %ld bytes, over "
+			return (errfmt(err, errlen, "body of %ld bytes, over "
 			    "%d", clen, HTTP_BODY_MAX));
 		if (blen < (size_t)clen)
-			return (eof ? pub_fail(err, errlen, "connection closed "
+			return (eof ? errfmt(err, errlen, "connection closed "
 			    "after %zu of %ld bytes", blen, clen) : 0);
 		blen = clen;
 	} else if (blen > HTTP_BODY_MAX)
-		return (pub_fail(err, errlen, "body over %d bytes",
+		return (errfmt(err, errlen, "body over %d bytes",
 		    HTTP_BODY_MAX));
 	else if (!eof)
 		return (0);	/* the body ends with the connection */
 	else if (eof != HTTP_EOF_CLEAN)
 		/* Only close_notify tells its end from an attacker's cut. */
-		return (pub_fail(err, errlen, "connection closed without TLS "
+		return (errfmt(err, errlen, "connection closed without TLS "
 		    "close_notify after %zu bytes of a body that only the "
 		    "close delimits: it may be cut short", blen));
 	if ((r->body = malloc(blen + 1)) == NULL)
-		return (pub_fail(err, errlen, "out of memory"));
+		return (errfmt(err, errlen, "out of memory"));
 	if (chunked)
 		http_chunks(body, buf + len - body, r->body, &blen, err,
 		    errlen);

@@ -48,6 +48,7 @@
 #include "gitpack.h"
 #include "log.h"
 #include "publisher.h"
+#include "util.h"
 
 #define PUB_HEXSZ		40
 #define PUB_READ_CHUNK		(64 * 1024)
@@ -69,7 +70,6 @@ static SLIST_HEAD(, pub_pulls) pub_pulls_known =
     SLIST_HEAD_INITIALIZER(pub_pulls_known);
 
 static int	 pub_attempt_valid(const char *);
-static int	 pub_hex40(const char *, size_t);
 static int	 pub_check_req(const struct publish_req *, char *, size_t);
 static int	 pub_branch_state(git_repository *, const char *,
 		    const git_oid *, char *, size_t);
@@ -92,38 +92,6 @@ static int	 pub_record_closed(json_t *);
 static int	 pub_supersede(const struct publish_req *, char *, size_t);
 static int	 pub_record(const struct publish_req *, int *, int *, char *,
 		    size_t);
-
-int
-pub_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	 ap;
-
-	if (errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return (-1);
-}
-
-/* Like pub_fail, followed by libgit2's last error if it has one. */
-int
-pub_gitfail(char *err, size_t errlen, const char *fmt, ...)
-{
-	const git_error	*e = git_error_last();
-	va_list		 ap;
-	size_t		 n;
-
-	if (errlen == 0)
-		return (-1);
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	n = strlen(err);
-	if (e != NULL && e->message != NULL && n < errlen)
-		snprintf(err + n, errlen - n, ": %s", e->message);
-	return (-1);
-}
 
 void
 pub_git_init(void)
@@ -161,31 +129,17 @@ pub_attempt_valid(const char *id)
 	return (1);
 }
 
-/* Exactly 40 lowercase hex digits at s (len bytes available). */
-static int
-pub_hex40(const char *s, size_t len)
-{
-	size_t	 i;
-
-	if (len < PUB_HEXSZ)
-		return (0);
-	for (i = 0; i < PUB_HEXSZ; i++)
-		if (!isdigit((unsigned char)s[i]) && (s[i] < 'a' || s[i] > 'f'))
-			return (0);
-	return (1);
-}
-
 static int
 pub_check_req(const struct publish_req *req, char *err, size_t errlen)
 {
 	if (pub_check_common(req, err, errlen) == -1)
 		return (-1);
 	if (req->remote == NULL || req->remote[0] != '/')
-		return (pub_fail(err, errlen, "remote must be an absolute path"));
+		return (errfmt(err, errlen, "remote must be an absolute path"));
 	/* Room for the record's path in publish_result. */
 	if (req->pulls == NULL || req->pulls[0] != '/' ||
 	    strlen(req->pulls) + ATTEMPT_ID_MAX + 8 > PATH_MAX)
-		return (pub_fail(err, errlen,
+		return (errfmt(err, errlen,
 		    "pulls must be an absolute path shorter than %d",
 		    PATH_MAX - ATTEMPT_ID_MAX - 8));
 	return (0);
@@ -200,29 +154,29 @@ pub_check_common(const struct publish_req *req, char *err, size_t errlen)
 	int	 valid = 0;
 
 	if (req->attempt == NULL || !pub_attempt_valid(req->attempt))
-		return (pub_fail(err, errlen, "bad attempt id"));
+		return (errfmt(err, errlen, "bad attempt id"));
 	if (req->commit == NULL || strlen(req->commit) != PUB_HEXSZ ||
-	    !pub_hex40(req->commit, PUB_HEXSZ))
-		return (pub_fail(err, errlen, "commit must be 40 lowercase hex"));
+	    !hex_lower(req->commit, PUB_HEXSZ))
+		return (errfmt(err, errlen, "commit must be 40 lowercase hex"));
 	if (req->title == NULL || req->verdict == NULL ||
 	    req->verifier_pub == NULL || req->sig == NULL)
-		return (pub_fail(err, errlen, "incomplete publish request"));
+		return (errfmt(err, errlen, "incomplete publish request"));
 	if (req->base == NULL || (size_t)snprintf(ref, sizeof(ref),
 	    "refs/heads/%s", req->base) >= sizeof(ref) ||
 	    git_reference_name_is_valid(&valid, ref) < 0 || !valid)
-		return (pub_fail(err, errlen, "bad base branch name"));
+		return (errfmt(err, errlen, "bad base branch name"));
 	if (req->bundle_fd < 0)
-		return (pub_fail(err, errlen, "no bundle"));
+		return (errfmt(err, errlen, "no bundle"));
 	if (req->nsupersede > COHORT_SUPERSEDE_MAX ||
 	    (req->nsupersede > 0 && (req->cohort == NULL ||
 	    req->supersede == NULL)))
-		return (pub_fail(err, errlen, "bad supersede list"));
+		return (errfmt(err, errlen, "bad supersede list"));
 	for (i = 0; i < req->nsupersede; i++)
 		if (!pub_attempt_valid(req->supersede[i].id) ||
 		    strcmp(req->supersede[i].id, req->attempt) == 0 ||
 		    strlen(req->supersede[i].commit) != PUB_HEXSZ ||
-		    !pub_hex40(req->supersede[i].commit, PUB_HEXSZ))
-			return (pub_fail(err, errlen, "supersede: bad entry "
+		    !hex_lower(req->supersede[i].commit, PUB_HEXSZ))
+			return (errfmt(err, errlen, "supersede: bad entry "
 			    "%zu", i));
 	return (0);
 }
@@ -244,34 +198,34 @@ pub_check_verdict(const struct publish_req *req, char *err, size_t errlen)
 	int		 rv = -1;
 
 	if (req->siglen != ED25519_SIG_LEN)
-		return (pub_fail(err, errlen, "verdict: signature is %zu "
+		return (errfmt(err, errlen, "verdict: signature is %zu "
 		    "bytes, not %d", req->siglen, ED25519_SIG_LEN));
 	if (ed25519_verify(req->verifier_pub, req->verdict, len,
 	    req->sig) != 0)
-		return (pub_fail(err, errlen, "verdict: bad signature for "
+		return (errfmt(err, errlen, "verdict: bad signature for "
 		    "the pinned verifier key"));
 	if ((v = json_loadb(req->verdict, len, JSON_REJECT_DUPLICATES,
 	    &jerr)) == NULL)
-		return (pub_fail(err, errlen, "verdict: line %d: %s",
+		return (errfmt(err, errlen, "verdict: line %d: %s",
 		    jerr.line, jerr.text));
 	f = json_object_get(v, "facts");
 	if (!json_is_object(v) || !json_is_object(f))
-		pub_fail(err, errlen, "verdict: not a JSON object with facts");
+		errfmt(err, errlen, "verdict: not a JSON object with facts");
 	else if (!json_is_string(o = json_object_get(v, "kind")) ||
 	    strcmp(json_string_value(o), "verdict") != 0 ||
 	    !json_is_string(o = json_object_get(v, "signer")) ||
 	    strcmp(json_string_value(o), "verifier") != 0)
-		pub_fail(err, errlen, "verdict: not a verifier's verdict");
+		errfmt(err, errlen, "verdict: not a verifier's verdict");
 	else if (!json_is_true(json_object_get(f, "accepted")))
-		pub_fail(err, errlen, "verdict: not accepted");
+		errfmt(err, errlen, "verdict: not accepted");
 	else if (!json_is_string(o = json_object_get(v, "attempt")) ||
 	    strcmp(json_string_value(o), req->attempt) != 0)
-		pub_fail(err, errlen, "verdict: not for attempt %s (%.*s)",
+		errfmt(err, errlen, "verdict: not for attempt %s (%.*s)",
 		    req->attempt, ATTEMPT_ID_MAX, json_is_string(o) ?
 		    json_string_value(o) : "none");
 	else if (!json_is_string(o = json_object_get(f, "commit")) ||
 	    strcmp(json_string_value(o), req->commit) != 0)
-		pub_fail(err, errlen, "verdict: not for commit %s (%.40s)",
+		errfmt(err, errlen, "verdict: not for commit %s (%.40s)",
 		    req->commit, json_is_string(o) ? json_string_value(o) :
 		    "none");
 	else
@@ -295,16 +249,16 @@ pub_bundle_header(const struct publish_req *req, struct pub_bundle *b,
 	if (bundle_hdr_read(req->bundle_fd, &h, err, errlen) == -1)
 		return (-1);
 	if (strcmp(h.attempt, req->attempt) != 0)
-		return (pub_fail(err, errlen, "bundle: ref is not %s%s",
+		return (errfmt(err, errlen, "bundle: ref is not %s%s",
 		    PUB_REF_PREFIX, req->attempt));
 	if (strcmp(h.commit, req->commit) != 0)
-		return (pub_fail(err, errlen, "bundle: %s%s is %s, not the "
+		return (errfmt(err, errlen, "bundle: %s%s is %s, not the "
 		    "verdict's commit %s", PUB_REF_PREFIX, req->attempt,
 		    h.commit, req->commit));
 	if (git_oid_fromstrn(&b->prereq, h.prereq, PUB_HEXSZ) < 0)
-		return (pub_gitfail(err, errlen, "bundle: prerequisite"));
+		return (gitc_err(err, errlen, "bundle: prerequisite"));
 	if (git_oid_fromstrn(&b->tip, h.commit, PUB_HEXSZ) < 0)
-		return (pub_gitfail(err, errlen, "bundle: ref"));
+		return (gitc_err(err, errlen, "bundle: ref"));
 	b->pack_off = h.pack_offset;
 	return (0);
 }
@@ -325,16 +279,16 @@ pub_branch_state(git_repository *repo, const char *refname,
 	    GIT_ENOTFOUND)
 		return (0);
 	if (rc < 0)
-		return (pub_gitfail(err, errlen, "%s", refname));
+		return (gitc_err(err, errlen, "%s", refname));
 	if (git_reference_type(ref) != GIT_REFERENCE_DIRECT) {
 		git_reference_free(ref);
-		return (pub_fail(err, errlen, "branch %s is a symbolic ref",
+		return (errfmt(err, errlen, "branch %s is a symbolic ref",
 		    refname + strlen("refs/heads/")));
 	}
 	if (!git_oid_equal(git_reference_target(ref), want)) {
 		git_oid_tostr(hex, sizeof(hex), git_reference_target(ref));
 		git_reference_free(ref);
-		return (pub_fail(err, errlen, "branch %s already holds %s",
+		return (errfmt(err, errlen, "branch %s already holds %s",
 		    refname + strlen("refs/heads/"), hex));
 	}
 	git_reference_free(ref);
@@ -361,17 +315,17 @@ pub_index_pack(git_repository *repo, git_odb *odb, int fd, off_t off,
 
 	if ((size_t)snprintf(dir, sizeof(dir), "%sobjects/pack",
 	    git_repository_path(repo)) >= sizeof(dir))
-		return (pub_fail(err, errlen, "remote: path too long"));
+		return (errfmt(err, errlen, "remote: path too long"));
 	if ((buf = malloc(PUB_READ_CHUNK)) == NULL)
-		return (pub_fail(err, errlen, "bundle: out of memory"));
+		return (errfmt(err, errlen, "bundle: out of memory"));
 	memset(&st, 0, sizeof(st));
 	if (git_indexer_options_init(&opts, GIT_INDEXER_OPTIONS_VERSION) < 0) {
-		pub_gitfail(err, errlen, "bundle: indexer options");
+		gitc_err(err, errlen, "bundle: indexer options");
 		goto done;
 	}
 	opts.verify = 0;
 	if (git_indexer_new(&idx, dir, 0, odb, &opts) < 0) {
-		pub_gitfail(err, errlen, "bundle: indexer for %s", dir);
+		gitc_err(err, errlen, "bundle: indexer for %s", dir);
 		goto done;
 	}
 	for (;;) {
@@ -379,29 +333,29 @@ pub_index_pack(git_repository *repo, git_odb *odb, int fd, off_t off,
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1) {
-			pub_fail(err, errlen, "bundle: read: %s",
+			errfmt(err, errlen, "bundle: read: %s",
 			    strerror(errno));
 			goto done;
 		}
 		if (n == 0)
 			break;
 		if (git_indexer_append(idx, buf, n, &st) < 0) {
-			pub_gitfail(err, errlen, "bundle: pack");
+			gitc_err(err, errlen, "bundle: pack");
 			goto done;
 		}
 		off += n;
 	}
 	if (git_indexer_commit(idx, &st) < 0) {
-		pub_gitfail(err, errlen, "bundle: pack");
+		gitc_err(err, errlen, "bundle: pack");
 		goto done;
 	}
 	if (git_odb_refresh(odb) < 0) {
-		pub_gitfail(err, errlen, "remote: refresh objects");
+		gitc_err(err, errlen, "remote: refresh objects");
 		goto done;
 	}
 	if ((size_t)snprintf(idxpath, sizeof(idxpath), "%s/pack-%s.idx", dir,
 	    git_indexer_name(idx)) >= sizeof(idxpath)) {
-		pub_fail(err, errlen, "remote: path too long");
+		errfmt(err, errlen, "remote: path too long");
 		goto done;
 	}
 	if (gitpack_links(idxpath, odb, err, errlen) == -1) {
@@ -437,10 +391,10 @@ pub_import(git_repository *repo, const struct publish_req *req,
 
 	git_oid_tostr(hex, sizeof(hex), &b->prereq);
 	if (git_repository_odb(&odb, repo) < 0)
-		return (pub_gitfail(err, errlen, "%s: objects",
+		return (gitc_err(err, errlen, "%s: objects",
 		    git_repository_path(repo)));
 	if (!git_odb_exists(odb, &b->prereq)) {
-		pub_fail(err, errlen, "bundle: prerequisite %s is not in the "
+		errfmt(err, errlen, "bundle: prerequisite %s is not in the "
 		    "remote", hex);
 		goto done;
 	}
@@ -454,12 +408,12 @@ pub_import(git_repository *repo, const struct publish_req *req,
 	    req->bundle_fd, b->pack_off, err, errlen) == -1)
 		goto done;
 	if (git_object_lookup(&obj, repo, &b->tip, GIT_OBJECT_COMMIT) < 0) {
-		pub_gitfail(err, errlen, "bundle: commit %s", req->commit);
+		gitc_err(err, errlen, "bundle: commit %s", req->commit);
 		goto done;
 	}
 	/* The header may name any object it likes as the prerequisite. */
 	if (git_graph_descendant_of(repo, &b->tip, &b->prereq) != 1) {
-		pub_fail(err, errlen, "bundle: commit %s does not descend "
+		errfmt(err, errlen, "bundle: commit %s does not descend "
 		    "from the prerequisite %s", req->commit, hex);
 		goto done;
 	}
@@ -494,7 +448,7 @@ pub_branch_create(git_repository *repo, const char *refname,
 		return (pub_branch_state(repo, refname, tip, err, errlen) ==
 		    1 ? 0 : -1);
 	if (rc < 0)
-		return (pub_gitfail(err, errlen, "remote: create %s",
+		return (gitc_err(err, errlen, "remote: create %s",
 		    refname));
 	git_reference_free(ref);
 	crashpoint("publisher:after-push");
@@ -519,9 +473,9 @@ pub_push(const struct publish_req *req, const struct pub_bundle *b,
 	if (git_repository_open_ext(&repo, req->remote,
 	    GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_NO_DOTGIT,
 	    NULL) < 0)
-		return (pub_gitfail(err, errlen, "remote %s", req->remote));
+		return (gitc_err(err, errlen, "remote %s", req->remote));
 	if (!git_repository_is_bare(repo)) {
-		pub_fail(err, errlen, "remote %s: not a bare repository",
+		errfmt(err, errlen, "remote %s: not a bare repository",
 		    req->remote);
 		goto done;
 	}
@@ -564,18 +518,18 @@ pub_record_read(int dirfd, const char *name, int *absent, char *err,
 		if (errno == ENOENT)
 			*absent = 1;
 		else
-			pub_fail(err, errlen, "pull record %s: %s", name,
+			errfmt(err, errlen, "pull record %s: %s", name,
 			    strerror(errno));
 		return (NULL);
 	}
 	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
 	    sb.st_size > PUB_RECORD_MAX) {
-		pub_fail(err, errlen, "pull record %s: not a regular file "
+		errfmt(err, errlen, "pull record %s: not a regular file "
 		    "of at most %d bytes", name, PUB_RECORD_MAX);
 		goto done;
 	}
 	if ((buf = malloc(sb.st_size + 1)) == NULL) {
-		pub_fail(err, errlen, "pull record %s: out of memory", name);
+		errfmt(err, errlen, "pull record %s: out of memory", name);
 		goto done;
 	}
 	while (len < (size_t)sb.st_size) {
@@ -587,14 +541,14 @@ pub_record_read(int dirfd, const char *name, int *absent, char *err,
 		len += n;
 	}
 	if (len != (size_t)sb.st_size) {
-		pub_fail(err, errlen, "pull record %s: short read", name);
+		errfmt(err, errlen, "pull record %s: short read", name);
 		goto done;
 	}
 	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (j == NULL)
-		pub_fail(err, errlen, "pull record %s: %s", name, jerr.text);
+		errfmt(err, errlen, "pull record %s: %s", name, jerr.text);
 	else if (!json_is_object(j) || pub_record_number(j) == -1) {
-		pub_fail(err, errlen, "pull record %s: no valid number", name);
+		errfmt(err, errlen, "pull record %s: no valid number", name);
 		json_decref(j);
 		j = NULL;
 	}
@@ -635,10 +589,10 @@ pub_record_highest(int dirfd, int *highest, char *err, size_t errlen)
 	*highest = 0;
 	if ((fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) ==
 	    -1)
-		return (pub_fail(err, errlen, "pulls: %s", strerror(errno)));
+		return (errfmt(err, errlen, "pulls: %s", strerror(errno)));
 	if ((d = fdopendir(fd)) == NULL) {
 		close(fd);
-		return (pub_fail(err, errlen, "pulls: %s", strerror(errno)));
+		return (errfmt(err, errlen, "pulls: %s", strerror(errno)));
 	}
 	while ((de = readdir(d)) != NULL) {
 		len = strlen(de->d_name);
@@ -676,13 +630,13 @@ pub_counter_read(int lockfd, int *number, char *err, size_t errlen)
 
 	*number = 0;
 	if (fstat(lockfd, &sb) == -1 || !S_ISREG(sb.st_mode))
-		return (pub_fail(err, errlen, "pulls/%s: not a regular file",
+		return (errfmt(err, errlen, "pulls/%s: not a regular file",
 		    PUB_LOCKFILE));
 	if (sb.st_size == 0)
 		return (0);
 	if (sb.st_size > PUB_COUNTER_MAX ||
 	    (n = pread(lockfd, buf, sizeof(buf), 0)) != sb.st_size)
-		return (pub_fail(err, errlen, "pulls/%s: not a number of at "
+		return (errfmt(err, errlen, "pulls/%s: not a number of at "
 		    "most %d bytes", PUB_LOCKFILE, PUB_COUNTER_MAX));
 	/* 1..INT_MAX-1, no leading zero, one newline at the end. */
 	for (i = 0; i < n - 1; i++) {
@@ -692,7 +646,7 @@ pub_counter_read(int lockfd, int *number, char *err, size_t errlen)
 			break;
 	}
 	if (n < 2 || i != n - 1 || buf[n - 1] != '\n')
-		return (pub_fail(err, errlen, "pulls/%s: not a pull number",
+		return (errfmt(err, errlen, "pulls/%s: not a pull number",
 		    PUB_LOCKFILE));
 	*number = (int)v;
 	return (0);
@@ -707,7 +661,7 @@ pub_counter_write(int lockfd, int number, char *err, size_t errlen)
 	len = snprintf(buf, sizeof(buf), "%d\n", number);
 	if (pwrite(lockfd, buf, len, 0) != len ||
 	    ftruncate(lockfd, len) == -1)
-		return (pub_fail(err, errlen, "pulls/%s: %s", PUB_LOCKFILE,
+		return (errfmt(err, errlen, "pulls/%s: %s", PUB_LOCKFILE,
 		    strerror(errno)));
 	return (0);
 }
@@ -731,7 +685,7 @@ pub_number_next(int dirfd, int lockfd, int *next, char *err, size_t errlen)
 	int			 counter, highest;
 
 	if (fstat(dirfd, &sb) == -1)
-		return (pub_fail(err, errlen, "pulls: %s", strerror(errno)));
+		return (errfmt(err, errlen, "pulls: %s", strerror(errno)));
 	if (pub_counter_read(lockfd, &counter, err, errlen) == -1)
 		return (-1);
 	SLIST_FOREACH(p, &pub_pulls_known, entry)
@@ -742,7 +696,7 @@ pub_number_next(int dirfd, int lockfd, int *next, char *err, size_t errlen)
 			return (-1);
 		if (p == NULL) {
 			if ((p = calloc(1, sizeof(*p))) == NULL)
-				return (pub_fail(err, errlen,
+				return (errfmt(err, errlen,
 				    "pulls: out of memory"));
 			p->dev = sb.st_dev;
 			p->ino = sb.st_ino;
@@ -754,7 +708,7 @@ pub_number_next(int dirfd, int lockfd, int *next, char *err, size_t errlen)
 	if (counter > p->highest)
 		p->highest = counter;
 	if (p->highest >= INT_MAX - 1)
-		return (pub_fail(err, errlen, "pulls: numbers exhausted"));
+		return (errfmt(err, errlen, "pulls: numbers exhausted"));
 	if (pub_counter_write(lockfd, p->highest + 1, err, errlen) == -1)
 		return (-1);
 	*next = ++p->highest;
@@ -774,13 +728,13 @@ pub_record_make(const struct publish_req *req, int number, char *err,
 
 	snprintf(head, sizeof(head), "%s%s", PUB_BRANCH_PREFIX, req->attempt);
 	if (sha256_hex(req->verdict, strlen(req->verdict), digest) != 0) {
-		pub_fail(err, errlen, "pull record: sha256 failed");
+		errfmt(err, errlen, "pull record: sha256 failed");
 		return (NULL);
 	}
 	snprintf(vhash, sizeof(vhash), "sha256:%s", digest);
 	if (gmtime_r(&now, &tm) == NULL ||
 	    strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
-		pub_fail(err, errlen, "pull record: cannot format the time");
+		errfmt(err, errlen, "pull record: cannot format the time");
 		return (NULL);
 	}
 	/* json_string fails on invalid UTF-8, e.g. in the title. */
@@ -789,7 +743,7 @@ pub_record_make(const struct publish_req *req, int number, char *err,
 	    "title", req->title, "attempt", req->attempt,
 	    "commit", req->commit, "verdict", vhash, "created", created);
 	if (j == NULL)
-		pub_fail(err, errlen, "pull record: title or base is not "
+		errfmt(err, errlen, "pull record: title or base is not "
 		    "valid UTF-8");
 	return (j);
 }
@@ -809,17 +763,17 @@ pub_record_write(int dirfd, const char *attempt, json_t *j, char *err,
 	snprintf(tmp, sizeof(tmp), ".%s.json.tmp", attempt);
 	if ((text = json_dumps(j, JSON_PRESERVE_ORDER | JSON_INDENT(2))) ==
 	    NULL)
-		return (pub_fail(err, errlen, "pull record: out of memory"));
+		return (errfmt(err, errlen, "pull record: out of memory"));
 	len = strlen(text);
 	text[len++] = '\n';	/* replaces the NUL; len counts bytes */
 	/* A leftover of a crash holds no number anyone was told. */
 	if (unlinkat(dirfd, tmp, 0) == -1 && errno != ENOENT) {
-		pub_fail(err, errlen, "pulls/%s: %s", tmp, strerror(errno));
+		errfmt(err, errlen, "pulls/%s: %s", tmp, strerror(errno));
 		goto done;
 	}
 	if ((fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
 	    O_NOFOLLOW | O_CLOEXEC, 0644)) == -1) {
-		pub_fail(err, errlen, "pulls/%s: %s", tmp, strerror(errno));
+		errfmt(err, errlen, "pulls/%s: %s", tmp, strerror(errno));
 		goto done;
 	}
 	while (off < len) {
@@ -831,18 +785,18 @@ pub_record_write(int dirfd, const char *attempt, json_t *j, char *err,
 		off += n;
 	}
 	if (off != len || fsync(fd) == -1) {
-		pub_fail(err, errlen, "pulls/%s: %s", tmp, strerror(errno));
+		errfmt(err, errlen, "pulls/%s: %s", tmp, strerror(errno));
 		close(fd);
 		unlinkat(dirfd, tmp, 0);
 		goto done;
 	}
 	if (close(fd) == -1 || renameat(dirfd, tmp, dirfd, name) == -1) {
-		pub_fail(err, errlen, "pulls/%s: %s", name, strerror(errno));
+		errfmt(err, errlen, "pulls/%s: %s", name, strerror(errno));
 		unlinkat(dirfd, tmp, 0);
 		goto done;
 	}
 	if (fsync(dirfd) == -1) {
-		pub_fail(err, errlen, "pulls: fsync: %s", strerror(errno));
+		errfmt(err, errlen, "pulls: fsync: %s", strerror(errno));
 		goto done;
 	}
 	rv = 0;
@@ -874,12 +828,12 @@ pub_pulls_lock(const struct publish_req *req, int *dirfd, int *lockfd,
 	*lockfd = -1;
 	if ((*dirfd = open(req->pulls, O_RDONLY | O_DIRECTORY |
 	    O_CLOEXEC)) == -1)
-		return (pub_fail(err, errlen, "%s: %s", req->pulls,
+		return (errfmt(err, errlen, "%s: %s", req->pulls,
 		    strerror(errno)));
 	if ((*lockfd = openat(*dirfd, PUB_LOCKFILE, O_RDWR | O_CREAT |
 	    O_NOFOLLOW | O_CLOEXEC, 0600)) == -1 ||
 	    flock(*lockfd, LOCK_EX) == -1)
-		return (pub_fail(err, errlen, "%s/%s: %s", req->pulls,
+		return (errfmt(err, errlen, "%s/%s: %s", req->pulls,
 		    PUB_LOCKFILE, strerror(errno)));
 	return (0);
 }
@@ -910,14 +864,14 @@ pub_supersede(const struct publish_req *req, char *err, size_t errlen)
 	if ((recs = calloc(req->nsupersede, sizeof(*recs))) == NULL ||
 	    (present = calloc(req->nsupersede, sizeof(*present))) == NULL) {
 		free(recs);
-		return (pub_fail(err, errlen, "supersede: out of memory"));
+		return (errfmt(err, errlen, "supersede: out of memory"));
 	}
 	if (pub_pulls_lock(req, &dirfd, &lockfd, err, errlen) == -1)
 		goto done;
 	if (git_repository_open_ext(&repo, req->remote,
 	    GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_NO_DOTGIT,
 	    NULL) < 0 || !git_repository_is_bare(repo)) {
-		pub_gitfail(err, errlen, "remote %s", req->remote);
+		gitc_err(err, errlen, "remote %s", req->remote);
 		goto done;
 	}
 	for (i = 0; i < req->nsupersede; i++) {
@@ -929,7 +883,7 @@ pub_supersede(const struct publish_req *req, char *err, size_t errlen)
 		if (recs[i] != NULL && (!json_is_string(c) ||
 		    strcmp(json_string_value(c), req->supersede[i].commit) !=
 		    0)) {
-			pub_fail(err, errlen, "pull record %s names another "
+			errfmt(err, errlen, "pull record %s names another "
 			    "commit than %s's: not closed", name,
 			    req->supersede[i].id);
 			goto done;
@@ -970,7 +924,7 @@ pub_supersede(const struct publish_req *req, char *err, size_t errlen)
 		 * member's is not deleted.
 		 */
 		if (git_oid_fromstr(&oid, req->supersede[i].commit) < 0) {
-			pub_fail(err, errlen, "supersede: bad commit of %s",
+			errfmt(err, errlen, "supersede: bad commit of %s",
 			    req->supersede[i].id);
 			goto done;
 		}
@@ -981,7 +935,7 @@ pub_supersede(const struct publish_req *req, char *err, size_t errlen)
 		    GIT_REFERENCE_DIRECT ||
 		    !git_oid_equal(git_reference_target(ref), &oid))) {
 			git_reference_free(ref);
-			pub_fail(err, errlen, "remote: %s moved since it was "
+			errfmt(err, errlen, "remote: %s moved since it was "
 			    "checked: branch of %s, superseded, not deleted",
 			    refname, req->supersede[i].id);
 			goto done;
@@ -991,7 +945,7 @@ pub_supersede(const struct publish_req *req, char *err, size_t errlen)
 			git_reference_free(ref);
 		}
 		if (rc < 0) {
-			pub_gitfail(err, errlen, "remote: delete %s of %s, "
+			gitc_err(err, errlen, "remote: delete %s of %s, "
 			    "superseded", refname, req->supersede[i].id);
 			goto done;
 		}
@@ -1040,7 +994,7 @@ pub_record(const struct publish_req *req, int *number, int *created,
 		c = json_object_get(j, "commit");
 		if (!json_is_string(c) ||
 		    strcmp(json_string_value(c), req->commit) != 0) {
-			pub_fail(err, errlen, "pull record %s names another "
+			errfmt(err, errlen, "pull record %s names another "
 			    "commit", name);
 			goto done;
 		}
@@ -1135,7 +1089,7 @@ publish_local(const struct publish_req *req, struct publish_result *res,
 	if ((size_t)snprintf(res->record, sizeof(res->record), "%s%s%s.json",
 	    req->pulls, plen > 0 && req->pulls[plen - 1] == '/' ? "" : "/",
 	    req->attempt) >= sizeof(res->record))
-		return (pub_fail(err, errlen, "pulls: path too long"));
+		return (errfmt(err, errlen, "pulls: path too long"));
 	res->number = number;
 	res->reused = !branch_made && !record_made;
 	log_debug("published %s at %s: %s, pull %d%s", req->attempt,

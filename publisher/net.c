@@ -33,6 +33,7 @@
 
 #include "log.h"
 #include "publisher.h"
+#include "util.h"
 
 #define NET_SLICE_MIN_MS	1000	/* per address, budget allowing */
 
@@ -162,7 +163,7 @@ net_connect(const char *host, const char *port, int timeout_ms, char *err,
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	if ((rc = getaddrinfo(host, port, &hints, &res)) != 0) {
-		pub_fail(err, errlen, "%s:%s: %s", host, port,
+		errfmt(err, errlen, "%s:%s: %s", host, port,
 		    gai_strerror(rc));
 		return (-1);
 	}
@@ -189,7 +190,7 @@ net_connect(const char *host, const char *port, int timeout_ms, char *err,
 	}
 	freeaddrinfo(res);
 	if (fd == -1)
-		pub_fail(err, errlen, "%s:%s: cannot connect (%s)", host, port,
+		errfmt(err, errlen, "%s:%s: cannot connect (%s)", host, port,
 		    tried);
 	return (fd);
 }

@@ -17,6 +17,7 @@
 #include "crypto.h"
 #include "factory.h"
 #include "publisher.h"
+#include "util.h"
 
 /* The lines as one file, each with its newline; malloc'd. */
 static char *
@@ -53,18 +54,18 @@ pub_attest_check(const struct publish_req *req, struct attest_summary *sum,
 		return (0);
 	if (ed25519_fingerprint_raw(req->verifier_pub, fp) == -1 ||
 	    (buf = pub_attest_join(req, &len)) == NULL)
-		return (pub_fail(err, errlen, "attestations: out of memory"));
+		return (errfmt(err, errlen, "attestations: out of memory"));
 	rv = attest_verify_buf(buf, len, NULL, 0, sum, why, sizeof(why));
 	free(buf);
 	if (rv == -1)
-		return (pub_fail(err, errlen, "attestations: %s", why));
+		return (errfmt(err, errlen, "attestations: %s", why));
 	if (strcmp(sum->verifier_key, fp) != 0)
-		return (pub_fail(err, errlen, "attestations: the summary is "
+		return (errfmt(err, errlen, "attestations: the summary is "
 		    "signed by %s, not the pinned verifier key %s",
 		    sum->verifier_key, fp));
 	if (strcmp(sum->result, "PASSED") != 0 ||
 	    strcmp(sum->commit, req->commit) != 0)
-		return (pub_fail(err, errlen, "attestations: %s for commit "
+		return (errfmt(err, errlen, "attestations: %s for commit "
 		    "%s, not PASSED for %s", sum->result, sum->commit,
 		    req->commit));
 	return (0);
@@ -80,7 +81,7 @@ pub_attest_path(const struct publish_req *req, char *path, size_t len,
 	if ((size_t)snprintf(path, len, "%s%s%s.intoto.jsonl", req->pulls,
 	    plen > 0 && req->pulls[plen - 1] == '/' ? "" : "/",
 	    req->attempt) >= len)
-		return (pub_fail(err, errlen, "pulls: path too long"));
+		return (errfmt(err, errlen, "pulls: path too long"));
 	return (0);
 }
 
@@ -99,7 +100,7 @@ pub_attest_local(const struct publish_req *req, char *err, size_t errlen)
 	if (pub_attest_path(req, path, sizeof(path), err, errlen) == -1)
 		return (-1);
 	if ((buf = pub_attest_join(req, &len)) == NULL)
-		return (pub_fail(err, errlen, "attestations: out of memory"));
+		return (errfmt(err, errlen, "attestations: out of memory"));
 	rv = attest_write_file(path, buf, len, err, errlen);
 	free(buf);
 	return (rv);
@@ -118,7 +119,7 @@ pub_attest_unlink(const struct publish_req *req, char *err, size_t errlen)
 	if (pub_attest_path(req, path, sizeof(path), err, errlen) == -1)
 		return (-1);
 	if (unlink(path) == -1 && errno != ENOENT)
-		return (pub_fail(err, errlen, "%s: %s", path,
+		return (errfmt(err, errlen, "%s: %s", path,
 		    strerror(errno)));
 	return (0);
 }

@@ -55,32 +55,6 @@ main(int argc, char *argv[])
 	return (0);
 }
 
-/*
- * A reason may quote a forge's answer or name a path: it goes out in
- * the suite's encoding (esc.h), like every string we send.
- */
-static void
-publisher_send(uint32_t type, enum msg_kind k, const void *m)
-{
-	char	 err[MSG_ERRLEN];
-
-	if (msg_compose(&iev_parent, type, k, -1, m, err, sizeof(err)) == -1)
-		fatalx("%s", err);
-}
-
-static void
-publisher_error(const char *id, const char *err)
-{
-	struct msg_error	 m;
-
-	memset(&m, 0, sizeof(m));
-	strlcpy(m.id, id, sizeof(m.id));
-	if (esc_encode(err, strlen(err), m.error, sizeof(m.error)) == -1)
-		strlcpy(m.error, "(reason too long)", sizeof(m.error));
-	log_warnx("%s: %s", id, m.error);
-	publisher_send(IMSG_ERROR, MSG_ERROR, &m);
-}
-
 /* The github settings as gh_conf_from_json() checks them. */
 static json_t *
 publisher_github_json(const struct msg_github *g)
@@ -124,7 +98,7 @@ publisher_publish(const struct msg_publish *o, int bfd)
 
 	if (pub_req_from_msg(o, bfd, &req, &verdict, sig, pub, err,
 	    sizeof(err)) == -1) {
-		publisher_error(id, err);
+		msg_send_error(&iev_parent, id, err);
 		goto done;
 	}
 	memset(&res, 0, sizeof(res));
@@ -137,7 +111,7 @@ publisher_publish(const struct msg_publish *o, int bfd)
 	} else
 		rc = publish_local(&req, &res, err, sizeof(err));
 	if (rc == -1) {
-		publisher_error(id, err);
+		msg_send_error(&iev_parent, id, err);
 		goto done;
 	}
 	log_info("%s: %s branch %s, pull request %d", id, res.reused ?
@@ -150,7 +124,7 @@ publisher_publish(const struct msg_publish *o, int bfd)
 		fatalx("%s: branch or record too long", id);
 	m.number = res.number;
 	m.reused = res.reused;
-	publisher_send(IMSG_PUBLISHED, MSG_PUBLISHED, &m);
+	msg_send(&iev_parent, IMSG_PUBLISHED, MSG_PUBLISHED, &m);
  done:
 	free(verdict);
 	if (bfd != -1)

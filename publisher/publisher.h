@@ -151,11 +151,6 @@ int	publish_local(const struct publish_req *, struct publish_result *,
  * record again.  For a child forked after publications (tests).
  */
 void	publish_local_forget(void);
-/* Shared with the other forges. */
-int	pub_fail(char *, size_t, const char *, ...)
-	    __attribute__((__format__ (printf, 3, 4)));
-int	pub_gitfail(char *, size_t, const char *, ...)
-	    __attribute__((__format__ (printf, 3, 4)));
 /* Attempt, commit, title, verdict, base and bundle fd are well formed. */
 int	pub_check_common(const struct publish_req *, char *, size_t);
 /* Step 1 of publish_local. */

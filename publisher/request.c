@@ -15,6 +15,7 @@
 #include "imsgev.h"
 #include "msg.h"
 #include "publisher.h"
+#include "util.h"
 #include "receipt.h"
 
 static int	verdict_split(const char *, char **, uint8_t *, size_t *);
@@ -60,9 +61,9 @@ pub_req_from_msg(const struct msg_publish *o, int bfd,
 	memset(req, 0, sizeof(*req));
 	if (base64_decode(o->verifier_pub, pub, ED25519_PUB_LEN, &publen) ==
 	    -1 || publen != ED25519_PUB_LEN)
-		return (pub_fail(err, errlen, "no pinned verifier key"));
+		return (errfmt(err, errlen, "no pinned verifier key"));
 	if (verdict_split(o->verdict, verdict, sig, &siglen) == -1)
-		return (pub_fail(err, errlen, "verdict: not a signed receipt"));
+		return (errfmt(err, errlen, "verdict: not a signed receipt"));
 	req->attempt = o->id;
 	req->remote = o->remote;
 	req->pulls = o->pulls;

@@ -1395,8 +1395,7 @@ ctl_cache_rm(struct ctl_conn *c, struct imsg *imsg)
 		return;
 	}
 	/* A setup entry: its 64-hex key. */
-	if (strlen(key) == SHA256_HEX_LEN && strspn(key,
-	    "0123456789abcdef") == SHA256_HEX_LEN) {
+	if (hex_valid(key, SHA256_HEX_LEN)) {
 		ctl_cache_rm_setup(c, key);
 		return;
 	}

@@ -36,34 +36,6 @@
 
 #define IMAGE_PREFIX	"sha256:"
 
-int
-image_name_valid(const char *name)
-{
-	size_t	 i, len;
-
-	len = strlen(name);
-	if (len == 0 || len > IMAGE_NAME_MAX || name[0] == '.' ||
-	    name[0] == '-')
-		return (0);
-	for (i = 0; i < len; i++)
-		if (!isalnum((unsigned char)name[i]) && name[i] != '.' &&
-		    name[i] != '_' && name[i] != '-')
-			return (0);
-	return (1);
-}
-
-static int
-hex_valid(const char *s)
-{
-	size_t	 i;
-
-	for (i = 0; i < IMAGE_HEXLEN; i++)
-		if (!isdigit((unsigned char)s[i]) &&
-		    (s[i] < 'a' || s[i] > 'f'))
-			return (0);
-	return (s[i] == '\0');
-}
-
 /* The rootfs path of a digest of the store, checked or not. */
 static int
 image_rootfs_path(const char *hex, char *buf, size_t len)
@@ -71,7 +43,7 @@ image_rootfs_path(const char *hex, char *buf, size_t len)
 	struct stat	 sb;
 	int		 n;
 
-	if (!hex_valid(hex))
+	if (!hex_valid(hex, IMAGE_HEXLEN))
 		return (-1);
 	n = snprintf(buf, len, "%s/images/sha256/%s/rootfs",
 	    env->conf->statedir, hex);
@@ -260,7 +232,7 @@ name_digest(const char *name, char hex[IMAGE_HEXLEN + 1], char *err,
 	line[n] = '\0';
 	line[strcspn(line, "\n")] = '\0';
 	if (strncmp(line, IMAGE_PREFIX, strlen(IMAGE_PREFIX)) != 0 ||
-	    !hex_valid(line + strlen(IMAGE_PREFIX))) {
+	    !hex_valid(line + strlen(IMAGE_PREFIX), IMAGE_HEXLEN)) {
 		snprintf(err, errlen, "image %s: %s is not a digest", name,
 		    path);
 		return (-1);
@@ -303,7 +275,7 @@ image_resolve_ref(const char *ref, char hex[IMAGE_HEXLEN + 1], int *pinned,
 		}
 		memcpy(name, ref, len);
 		name[len] = '\0';
-		if (!image_name_valid(name)) {
+		if (!name_valid(name, IMAGE_NAME_MAX)) {
 			snprintf(err, errlen, "image %.*s: not a valid name",
 			    (int)len, ref);
 			return (-1);
@@ -319,7 +291,7 @@ image_resolve_ref(const char *ref, char hex[IMAGE_HEXLEN + 1], int *pinned,
 		}
 	}
 	if (digest != NULL) {
-		if (!hex_valid(digest)) {
+		if (!hex_valid(digest, IMAGE_HEXLEN)) {
 			snprintf(err, errlen, "image %s: the digest is not 64 "
 			    "lower-case hex digits", ref);
 			return (-1);
@@ -507,7 +479,7 @@ image_ctl_import(struct ctl_conn *c, struct imsg *imsg)
 		return;
 	}
 	if (imsg_get_len(imsg) > sizeof(name) || imsg_get_strbuf(imsg, name,
-	    sizeof(name)) == -1 || !image_name_valid(name)) {
+	    sizeof(name)) == -1 || !name_valid(name, IMAGE_NAME_MAX)) {
 		if (fd != -1)
 			close(fd);
 		control_fail(c, "image import: not a valid name "
@@ -1173,7 +1145,7 @@ image_unname(const char *hex, const char *only)
 	    (d = opendir(path)) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		if (!image_name_valid(de->d_name) || (only != NULL &&
+		if (!name_valid(de->d_name, IMAGE_NAME_MAX) || (only != NULL &&
 		    strcmp(only, de->d_name) != 0))
 			continue;
 		if (name_digest(de->d_name, h, err, sizeof(err)) == 0 &&
@@ -1196,8 +1168,9 @@ image_named(const char *hex)
 	    (d = opendir(path)) == NULL)
 		return (0);
 	while ((de = readdir(d)) != NULL)
-		if (image_name_valid(de->d_name) && name_digest(de->d_name,
-		    h, err, sizeof(err)) == 0 && strcmp(h, hex) == 0)
+		if (name_valid(de->d_name, IMAGE_NAME_MAX) &&
+		    name_digest(de->d_name, h, err, sizeof(err)) == 0 &&
+		    strcmp(h, hex) == 0)
 			n++;
 	closedir(d);
 	return (n);
@@ -1361,7 +1334,7 @@ image_ctl_list(struct ctl_conn *c, struct imsg *imsg)
 	if (image_path(path, sizeof(path), "names") == 0 &&
 	    (d = opendir(path)) != NULL) {
 		while ((de = readdir(d)) != NULL)
-			if (image_name_valid(de->d_name) &&
+			if (name_valid(de->d_name, IMAGE_NAME_MAX) &&
 			    name_digest(de->d_name, h, err, sizeof(err)) == 0) {
 				if ((o = json_object_get(names, h)) == NULL) {
 					o = json_array();
@@ -1375,7 +1348,7 @@ image_ctl_list(struct ctl_conn *c, struct imsg *imsg)
 	if (image_path(path, sizeof(path), "sha256") == 0 &&
 	    (d = opendir(path)) != NULL) {
 		while ((de = readdir(d)) != NULL) {
-			if (!hex_valid(de->d_name) ||
+			if (!hex_valid(de->d_name, IMAGE_HEXLEN) ||
 			    (meta = image_meta(de->d_name)) == NULL)
 				continue;
 			o = json_pack("{s:s+, s:O, s:O, s:O, s:O}", "digest",

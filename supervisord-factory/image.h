@@ -36,7 +36,6 @@ int	image_rootfs(const char *, char *, size_t);
 /* 1 if a non-terminal attempt's frozen manifest uses that digest (attempt.c). */
 int	attempt_uses_image(const char *);
 /* A syntactically valid image name. */
-int	image_name_valid(const char *);
 
 /*
  * Is the image in use by an attempt that is not over?  image rm refuses

@@ -198,8 +198,7 @@ set_reason(struct attempt *a, json_t *facts)
 static int
 lifecycle_digest(const char *s)
 {
-	return (strncmp(s, "sha256:", 7) == 0 && strlen(s + 7) == 64 &&
-	    strspn(s + 7, "0123456789abcdef") == 64);
+	return (strncmp(s, "sha256:", 7) == 0 && hex_valid(s + 7, 64));
 }
 
 /*
@@ -360,9 +359,9 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		/* The setup entry its trees have, by key (setup.c). */
 		v = json_object_get(facts, "setup");
 		if ((s = json_string_value(json_object_get(v, "key"))) !=
-		    NULL && strlen(s) == 64 && strspn(s, "0123456789abcdef") ==
-		    64 && (s = json_string_value(json_object_get(v,
-		    "digest"))) != NULL && lifecycle_digest(s)) {
+		    NULL && hex_valid(s, 64) && (s = json_string_value(
+		    json_object_get(v, "digest"))) != NULL &&
+		    lifecycle_digest(s)) {
 			strlcpy(a->setup_key, json_string_value(
 			    json_object_get(v, "key")), sizeof(a->setup_key));
 			strlcpy(a->setup_digest, s + 7,

@@ -75,7 +75,6 @@ struct pristine_ent {
 
 static uint64_t	 pristine_walked;	/* nftw has no closure */
 
-static int	 pristine_hex40(const char *);
 static int	 pristine_stale_index(const char *, const char *, char *,
 		    size_t);
 static int	 pristine_sum(const char *, const struct stat *, int,
@@ -91,12 +90,6 @@ static int	 pristine_renew(int, const char *, mode_t, uint64_t *);
 static int	 pristine_modes(int, int, uint64_t *, char *, size_t);
 static int	 pristine_seal(const char *, char *, size_t);
 static int	 pristine_acl(int, gid_t);
-
-static int
-pristine_hex40(const char *s)
-{
-	return (strlen(s) == 40 && strspn(s, "0123456789abcdef") == 40);
-}
 
 /* STATE/pristine/REPO/COMMIT (or with suffix appended); -1 too long. */
 int
@@ -728,7 +721,7 @@ pristine_checked(const char *repo, const char *commit, char tree[41])
 	    st.st_nlink == 1 ? read(fd, buf, sizeof(buf)) : -1;
 	close(fd);
 	if (n != 41 || buf[40] != '\n' || (buf[40] = '\0',
-	    !pristine_hex40(buf))) {
+	    !hex_valid(buf, 40))) {
 		log_warnx("%s: malformed, removed", path);
 		return (unlink(path) == -1 && errno != ENOENT ? -1 : 0);
 	}
@@ -743,7 +736,7 @@ pristine_mark_checked(const char *repo, const char *commit, const char *tree)
 	char	 path[PATH_MAX], tmp[PATH_MAX + 8], buf[42];
 	int	 fd, n;
 
-	if (!pristine_hex40(tree) || pristine_path(repo, commit, ".checked",
+	if (!hex_valid(tree, 40) || pristine_path(repo, commit, ".checked",
 	    path, sizeof(path)) == -1 || (size_t)snprintf(tmp, sizeof(tmp),
 	    "%s.new", path) >= sizeof(tmp)) {
 		errno = EINVAL;
@@ -768,7 +761,7 @@ pristine_drop_tmp(struct attempt *a)
 {
 	char	 tmp[PATH_MAX];
 
-	if (a->repo[0] == '\0' || !pristine_hex40(a->baseline) ||
+	if (a->repo[0] == '\0' || !hex_valid(a->baseline, 40) ||
 	    pristine_path(a->repo, a->baseline, ".", tmp, sizeof(tmp)) == -1 ||
 	    strlcat(tmp, a->id, sizeof(tmp)) >= sizeof(tmp))
 		return;
@@ -825,7 +818,7 @@ pristine_scan(struct pristine_ent **out, size_t *nout)
 		if ((d = opendir(path)) == NULL)
 			continue;
 		while ((de = readdir(d)) != NULL && n < PRISTINE_MAX) {
-			if (!pristine_hex40(de->d_name))
+			if (!hex_valid(de->d_name, 40))
 				continue;
 			if ((nv = reallocarray(v, n + 1, sizeof(*v))) == NULL) {
 				closedir(d);
@@ -863,7 +856,7 @@ pristine_remove(const char *repo, const char *commit)
 {
 	char	 path[PATH_MAX], size[PATH_MAX];
 
-	if (!pristine_hex40(commit) || conf_repo(env->conf, repo) == NULL) {
+	if (!hex_valid(commit, 40) || conf_repo(env->conf, repo) == NULL) {
 		errno = ENOENT;
 		return (-1);
 	}

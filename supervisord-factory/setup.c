@@ -92,29 +92,6 @@ static int	setup_meta(const char *, char [SHA256_HEX_LEN + 1],
 		    struct timespec *, char [41]);
 static void	setup_job_kill(struct setup_job *);
 
-static uint64_t
-setup_now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
-static int
-setup_hex64(const char *s)
-{
-	return (strlen(s) == SHA256_HEX_LEN &&
-	    strspn(s, "0123456789abcdef") == SHA256_HEX_LEN);
-}
-
-/* A git tree id, as the pristine check mark has it. */
-static int
-setup_hex40(const char *s)
-{
-	return (strlen(s) == 40 && strspn(s, "0123456789abcdef") == 40);
-}
-
 /* STATE/setup/NAME; -1 too long. */
 static int
 setup_path(char *buf, size_t len, const char *fmt, const char *a,
@@ -211,7 +188,7 @@ setup_init(char *err, size_t errlen)
 			strlcpy(key, de->d_name, sizeof(key));
 		else
 			continue;
-		if (!setup_hex64(key))
+		if (!hex_valid(key, SHA256_HEX_LEN))
 			continue;
 		snprintf(other, sizeof(other), "%s/%s%s", path, key,
 		    n == SHA256_HEX_LEN ? ".meta" : "");
@@ -277,34 +254,6 @@ setup_putv(struct sha256_ctx *c, char * const *v)
 	return (0);
 }
 
-/* The sha256 of an open regular file's content, in hex. */
-static int
-setup_filehash(int fd, char hex[SHA256_HEX_LEN + 1])
-{
-	struct sha256_ctx	 c;
-	uint8_t			 buf[65536], md[SHA256_LEN];
-	ssize_t			 n;
-
-	if (sha256_init(&c) == -1)
-		return (-1);
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			sha256_abort(&c);
-			return (-1);
-		}
-		if (sha256_update(&c, buf, (size_t)n) == -1) {
-			sha256_abort(&c);
-			return (-1);
-		}
-	}
-	if (sha256_final(&c, md) == -1)
-		return (-1);
-	hex_encode(md, sizeof(md), hex);
-	return (0);
-}
-
 /*
  * One input as the key sees it, from the pristine tree (dirfd): its
  * path, then "missing" or "file" and the sha256 of its content.  A
@@ -336,7 +285,7 @@ setup_putinput(struct sha256_ctx *c, int dirfd, const char *path, char *err,
 		close(fd);
 		return (-1);
 	}
-	if (setup_filehash(fd, hex) == -1) {
+	if (sha256_fd(fd, hex, NULL) == -1) {
 		snprintf(err, errlen, "setup.inputs: %s: %s", path,
 		    strerror(errno));
 		close(fd);
@@ -483,9 +432,10 @@ setup_meta(const char *key, char digest[SHA256_HEX_LEN + 1],
 	d = json_string_value(json_object_get(o, "digest"));
 	sl = json_string_value(json_object_get(o, "seal"));
 	t = json_string_value(json_object_get(o, "tree"));
-	if (d == NULL || strncmp(d, "sha256:", 7) != 0 || !setup_hex64(d + 7) ||
-	    sl == NULL || strncmp(sl, "sha256:", 7) != 0 ||
-	    !setup_hex64(sl + 7) || t == NULL || !setup_hex40(t)) {
+	if (d == NULL || strncmp(d, "sha256:", 7) != 0 ||
+	    !hex_valid(d + 7, 64) || sl == NULL ||
+	    strncmp(sl, "sha256:", 7) != 0 || !hex_valid(sl + 7, 64) ||
+	    t == NULL || !hex_valid(t, 40)) {
 		json_decref(o);
 		return (-1);
 	}
@@ -839,7 +789,7 @@ setup_copy_ent(struct setup_walk *w, int src, int dst, const char *name,
 		}
 	}
 	/* The digest is of what the store holds, read back. */
-	if (setup_filehash(dfd != -1 ? dfd : sfd, hex) == -1 ||
+	if (sha256_fd(dfd != -1 ? dfd : sfd, hex, NULL) == -1 ||
 	    setup_digest_one(w, &st, hex) == -1)
 		goto hash;
 	ret = 0;
@@ -1588,7 +1538,7 @@ setup_reply_check(struct setup_job *j, char *err, size_t errlen)
 	if (j->bad || j->got != sizeof(*r) || r->magic != SETUP_REPLY_MAGIC ||
 	    r->ok > 1 || memchr(r->err, '\0', sizeof(r->err)) == NULL ||
 	    memchr(r->digest, '\0', sizeof(r->digest)) == NULL ||
-	    (r->ok && (!setup_hex64(r->digest) || r->files > SETUP_MAXFILES ||
+	    (r->ok && (!hex_valid(r->digest, 64) || r->files > SETUP_MAXFILES ||
 	    r->bytes > env->conf->setup_max)) ||
 	    !WIFEXITED(j->status) || WEXITSTATUS(j->status) != 0) {
 		snprintf(err, errlen, "setup: store helper (pid %d) %s, %s "
@@ -1706,7 +1656,7 @@ setup_done(struct attempt *a, int rc)
 {
 	if (setup_run_remove(a->id) == -1)
 		log_warnx("%s: setup run not removed yet", a->id);
-	a->setup_ms = setup_now_ms() - a->setup_t0;
+	a->setup_ms = now_ms() - a->setup_t0;
 	attempt_part_time(a, PART_CACHE, a->setup_ms);
 	if (rc == -1) {
 		a->setup_key[0] = '\0';
@@ -1855,7 +1805,7 @@ setup_verify(struct attempt *a, char *err, size_t errlen)
 {
 	char		 path[PATH_MAX], digest[SHA256_HEX_LEN + 1];
 	char		 seal[SHA256_HEX_LEN + 1], hex[SHA256_HEX_LEN + 1];
-	uint64_t	 t0 = setup_now_ms();
+	uint64_t	 t0 = now_ms();
 	int		 fd, rc;
 
 	if (setup_meta(a->setup_key, digest, seal, NULL, NULL, NULL,
@@ -1887,7 +1837,7 @@ setup_verify(struct attempt *a, char *err, size_t errlen)
 		return (-1);
 	}
 	log_debug("%s: setup entry %s: seal checked in %llu ms", a->id,
-	    a->setup_key, (unsigned long long)(setup_now_ms() - t0));
+	    a->setup_key, (unsigned long long)(now_ms() - t0));
 	return (0);
 }
 
@@ -1942,7 +1892,7 @@ int
 setup_begin(struct attempt *a, char *err, size_t errlen)
 {
 	char	 tree[PATH_MAX];
-	uint64_t t0 = setup_now_ms();
+	uint64_t t0 = now_ms();
 
 	err[0] = '\0';
 	if (a->setup_ready)
@@ -1962,7 +1912,7 @@ setup_begin(struct attempt *a, char *err, size_t errlen)
 		}
 		a->setup_hit = 1;
 		a->setup_ready = 1;
-		a->setup_ms = setup_now_ms() - t0;
+		a->setup_ms = now_ms() - t0;
 		setup_touch(a->setup_key);
 		attempt_part_time(a, PART_CACHE, a->setup_ms);
 		log_info("%s: setup cache hit %s", a->id, a->setup_key);
@@ -2097,7 +2047,7 @@ setup_scan(struct setup_ent **out, size_t *nout)
 	if ((d = opendir(path)) == NULL)
 		return (-1);
 	while ((de = readdir(d)) != NULL && n < SETUP_MAXSCAN) {
-		if (!setup_hex64(de->d_name))
+		if (!hex_valid(de->d_name, SHA256_HEX_LEN))
 			continue;
 		if ((nv = reallocarray(v, n + 1, sizeof(*v))) == NULL) {
 			free(v);
@@ -2125,7 +2075,7 @@ setup_remove(const char *key)
 {
 	char	 path[PATH_MAX];
 
-	if (!setup_hex64(key)) {
+	if (!hex_valid(key, SHA256_HEX_LEN)) {
 		errno = EINVAL;
 		return (-1);
 	}

@@ -21,10 +21,9 @@
 
 #include "conf.h"
 #include "factory.h"
+#include "gitcommon.h"
 #include "verifier.h"
 #include "util.h"
-
-#define WORKFLOWS	".github/workflows/"
 
 struct check {
 	git_repository	 *repo;
@@ -36,7 +35,6 @@ struct check {
 
 static void	 finding(struct check *, const char *, const char *, ...)
 		    __attribute__((__format__ (printf, 3, 4)));
-static int	 is_dotgit(const char *, size_t);
 static int	 has_dotgit(const char *);
 static const char *link_escapes(const char *, const char *, size_t);
 static size_t	 run(const char *, size_t, int (*)(int));
@@ -85,22 +83,6 @@ gerr(char *err, size_t errlen, const char *what)
 	return (-1);
 }
 
-/* ".git" in any case, with what NTFS folds into it, or GIT~1. */
-static int
-is_dotgit(const char *p, size_t len)
-{
-	size_t	 i;
-
-	if (len == 5 && strncasecmp(p, "git~1", 5) == 0)
-		return (1);
-	if (len < 4 || strncasecmp(p, ".git", 4) != 0)
-		return (0);
-	for (i = 4; i < len; i++)
-		if (p[i] != '.' && p[i] != ' ')
-			return (0);
-	return (1);
-}
-
 static int
 has_dotgit(const char *path)
 {
@@ -108,8 +90,8 @@ has_dotgit(const char *path)
 
 	for (;; path = e + 1) {
 		if ((e = strchr(path, '/')) == NULL)
-			return (is_dotgit(path, strlen(path)));
-		if (is_dotgit(path, e - path))
+			return (gitc_is_dotgit(path, strlen(path)));
+		if (gitc_is_dotgit(path, e - path))
 			return (1);
 	}
 }
@@ -146,7 +128,7 @@ link_escapes(const char *path, const char *t, size_t tlen)
 				return ("symlink escapes the tree");
 			continue;
 		}
-		if (is_dotgit(p, e - p))
+		if (gitc_is_dotgit(p, e - p))
 			return ("symlink into .git");
 		descended = 1;
 	}
@@ -353,8 +335,8 @@ check_delta(struct check *c, git_diff *diff, size_t i, char * const *scope)
 		finding(c, path, "'.git' path component");
 	if (scope == NULL || scope_match(scope, path) != 1)
 		finding(c, path, "outside the scope");
-	if (strncasecmp(path, WORKFLOWS, strlen(WORKFLOWS)) == 0)
-		finding(c, path, "change under " WORKFLOWS);
+	if (strncasecmp(path, GITC_WORKFLOWS, strlen(GITC_WORKFLOWS)) == 0)
+		finding(c, path, "change under " GITC_WORKFLOWS);
 	if (d->status == GIT_DELTA_DELETED)
 		return;
 	check_modes(c, path);

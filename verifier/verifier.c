@@ -121,31 +121,6 @@ finding(const char *fmt, ...)
 	cur.findings[cur.nfindings - 1] = enc;
 }
 
-/* The bundle's SHA-256, read by us, never taken from the worker. */
-static int
-hash_fd(int fd, char hex[SHA256_HEX_LEN + 1])
-{
-	struct sha256_ctx	 ctx;
-	uint8_t			 md[SHA256_LEN], buf[65536];
-	ssize_t			 n;
-	off_t			 off = 0;
-
-	if (sha256_init(&ctx) == -1)
-		return (-1);
-	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
-		sha256_update(&ctx, buf, n);
-		off += n;
-	}
-	if (n == -1) {
-		sha256_abort(&ctx);
-		return (-1);
-	}
-	if (sha256_final(&ctx, md) == -1)
-		return (-1);
-	hex_encode(md, sizeof(md), hex);
-	return (0);
-}
-
 static char *
 read_log(size_t *len)
 {
@@ -249,7 +224,9 @@ verifier_verify(int bfd)
 	if (cur.nfindings > 0)
 		goto verdict;
 
-	if (bfd == -1 || hash_fd(bfd, cur.bundle_sha256) == -1) {
+	/* The bundle's SHA-256, read by us, never taken from the worker. */
+	if (bfd == -1 || sha256_fd(bfd, cur.bundle_sha256,
+	    NULL) == -1) {
 		finding("bundle: cannot be read");
 		goto verdict;
 	}

@@ -29,12 +29,12 @@
 
 #include "beneath.h"
 #include "conf.h"
+#include "crypto.h"
 #include "factory.h"
 #include "gitcommon.h"
 #include "worker.h"
 #include "util.h"
 
-#define WORKFLOWS	".github/workflows/"
 
 struct walk {
 	git_repository		*repo;
@@ -50,7 +50,6 @@ struct walk {
 
 static void	 reject(struct walk *, const char *, const char *, ...)
 		    __attribute__((__format__ (printf, 3, 4)));
-static int	 is_dotgit(const char *);
 static int	 same_file(int, const char *, const char *, size_t);
 static int	 read_names(int, char ***, size_t *);
 static void	 free_names(char **, size_t);
@@ -102,26 +101,6 @@ reject(struct walk *w, const char *path, const char *fmt, ...)
 		snprintf(w->err, w->errlen, "out of memory");
 		w->failed = 1;
 	}
-}
-
-/*
- * ".git" in any case, and the names other systems fold into it
- * (trailing dots or spaces on NTFS, its short name GIT~1): a tree
- * holding one must not reach a checkout anywhere.
- */
-static int
-is_dotgit(const char *name)
-{
-	size_t	 i;
-
-	if (strcasecmp(name, "git~1") == 0)
-		return (1);
-	if (strncasecmp(name, ".git", 4) != 0)
-		return (0);
-	for (i = 4; name[i] != '\0'; i++)
-		if (name[i] != '.' && name[i] != ' ')
-			return (0);
-	return (1);
 }
 
 /* 1 if path below dirfd is a regular file holding exactly want. */
@@ -447,7 +426,7 @@ walk_entry(struct walk *w, int fd, const char *name, char *path, size_t len,
 	git_oid			 oid;
 	int			 cfd, has, ret;
 
-	if (is_dotgit(name)) {
+	if (gitc_is_dotgit(name, strlen(name))) {
 		reject(w, path, "'.git' path component");
 		return (0);
 	}
@@ -669,8 +648,8 @@ diff_add(struct walk *w, const char *path, char st, git_filemode_t omode,
 		reject(w, path, "submodule (gitlink) changed");
 	if (scope == NULL || scope_match(scope, path) != 1)
 		reject(w, path, "outside the scope");
-	if (strncasecmp(path, WORKFLOWS, strlen(WORKFLOWS)) == 0)
-		reject(w, path, "change under " WORKFLOWS);
+	if (strncasecmp(path, GITC_WORKFLOWS, strlen(GITC_WORKFLOWS)) == 0)
+		reject(w, path, "change under " GITC_WORKFLOWS);
 	return (w->failed ? -1 : 0);
 }
 
@@ -885,8 +864,7 @@ check_req(const struct collect_req *req, char *err, size_t errlen)
 		snprintf(err, errlen, "attempt %s: no upper dir", req->attempt_id);
 		return (-1);
 	}
-	if (strlen(req->baseline_hex) != GITW_HEXSZ ||
-	    strspn(req->baseline_hex, "0123456789abcdef") != GITW_HEXSZ) {
+	if (!hex_valid(req->baseline_hex, GITW_HEXSZ)) {
 		snprintf(err, errlen, "baseline \"%s\" is not a 40-hex id",
 		    req->baseline_hex);
 		return (-1);

@@ -274,18 +274,9 @@ static int	pco_name_ok(const char *);
 static int
 pco_name_ok(const char *name)
 {
-	size_t	 i;
-
-	if (name[0] == '\0' || strcmp(name, ".") == 0 ||
-	    strcmp(name, "..") == 0 || strchr(name, '/') != NULL)
-		return (0);
-	if (strncasecmp(name, ".git", 4) == 0) {
-		for (i = 4; name[i] == '.' || name[i] == ' '; i++)
-			;
-		if (name[i] == '\0')
-			return (0);
-	}
-	return (strcasecmp(name, "git~1") != 0);
+	return (name[0] != '\0' && strcmp(name, ".") != 0 &&
+	    strcmp(name, "..") != 0 && strchr(name, '/') == NULL &&
+	    !gitc_is_dotgit(name, strlen(name)));
 }
 
 static int

@@ -77,30 +77,6 @@ main(int argc, char *argv[])
 	return (0);
 }
 
-/* Our own messages are encoded by the parent's rules, or we are broken. */
-static void
-worker_send(uint32_t type, enum msg_kind k, const void *m)
-{
-	char	 err[MSG_ERRLEN];
-
-	if (msg_compose(&iev_parent, type, k, -1, m, err, sizeof(err)) == -1)
-		fatalx("%s", err);
-}
-
-/* A reason may name a path of the tree: it goes out escaped. */
-static void
-worker_error(const char *id, const char *err)
-{
-	struct msg_error	 m;
-
-	memset(&m, 0, sizeof(m));
-	strlcpy(m.id, id, sizeof(m.id));
-	if (esc_encode(err, strlen(err), m.error, sizeof(m.error)) == -1)
-		strlcpy(m.error, "(reason too long)", sizeof(m.error));
-	log_warnx("%s: %s", id, m.error);
-	worker_send(IMSG_ERROR, MSG_ERROR, &m);
-}
-
 static void
 worker_resolve(const struct msg_resolve *q)
 {
@@ -116,7 +92,7 @@ worker_resolve(const struct msg_resolve *q)
 			strlcpy(m.error, "cannot be resolved",
 			    sizeof(m.error));
 	}
-	worker_send(IMSG_RESOLVE, MSG_RESOLVED, &m);
+	msg_send(&iev_parent, IMSG_RESOLVE, MSG_RESOLVED, &m);
 }
 
 static void
@@ -128,12 +104,12 @@ worker_provision(const struct msg_provision *q)
 	/* The shared pristine checkout first, if the parent asks for it. */
 	if (q->pristine[0] != '\0' && pristine_checkout(q->repo,
 	    q->baseline, q->pristine, err, sizeof(err)) == -1) {
-		worker_error(q->id, err);
+		msg_send_error(&iev_parent, q->id, err);
 		return;
 	}
 	if (provision_upper(q->repo, q->baseline, q->dir, err,
 	    sizeof(err)) == -1) {
-		worker_error(q->id, err);
+		msg_send_error(&iev_parent, q->id, err);
 		return;
 	}
 	log_debug("%s: provisioned", q->id);
@@ -141,7 +117,7 @@ worker_provision(const struct msg_provision *q)
 	memset(&m, 0, sizeof(m));
 	strlcpy(m.id, q->id, sizeof(m.id));
 	m.epoch = q->epoch;
-	worker_send(IMSG_READY, MSG_READY, &m);
+	msg_send(&iev_parent, IMSG_READY, MSG_READY, &m);
 }
 
 /*
@@ -207,14 +183,14 @@ worker_collect(const struct msg_collect *q)
 	/* The tree is an overlay: what the agent did is in its upper. */
 	if ((size_t)snprintf(upper, sizeof(upper), "%s/upper", q->dir) >=
 	    sizeof(upper)) {
-		worker_error(q->id, "attempt dir path too long");
+		msg_send_error(&iev_parent, q->id, "attempt dir path too long");
 		return;
 	}
 	req.upper = upper;
 	memset(&res, 0, sizeof(res));
 	if (collect(&req, &res, err, sizeof(err)) == -1) {
 		collect_result_free(&res);
-		worker_error(q->id, err);
+		msg_send_error(&iev_parent, q->id, err);
 		return;
 	}
 	memset(&m, 0, sizeof(m));
@@ -229,10 +205,10 @@ worker_collect(const struct msg_collect *q)
 	crashpoint("worker:before-result");
 	if (faultpoint("worker:stale-result")) {
 		m.epoch--;
-		worker_send(IMSG_RESULT, MSG_RESULT, &m);
+		msg_send(&iev_parent, IMSG_RESULT, MSG_RESULT, &m);
 		m.epoch++;
 	}
-	worker_send(IMSG_RESULT, MSG_RESULT, &m);
+	msg_send(&iev_parent, IMSG_RESULT, MSG_RESULT, &m);
 	log_debug("%s: collected, %zu changes, %zu rejects", q->id,
 	    res.nchanges, res.nrejects);
 	msg_free(MSG_RESULT, &m);
@@ -260,7 +236,7 @@ worker_diff(const struct msg_diff *q)
 		    sizeof(m.error)) == -1 || m.error[0] == '\0')
 			strlcpy(m.error, "no diff", sizeof(m.error));
 		m.patch = "";
-		worker_send(IMSG_DIFF, MSG_DIFFED, &m);
+		msg_send(&iev_parent, IMSG_DIFF, MSG_DIFFED, &m);
 		return;
 	}
 	m.bytes = len;
@@ -268,7 +244,7 @@ worker_diff(const struct msg_diff *q)
 	if ((m.patch = esc_strdup(patch, len)) == NULL)
 		fatal(NULL);
 	free(patch);
-	worker_send(IMSG_DIFF, MSG_DIFFED, &m);
+	msg_send(&iev_parent, IMSG_DIFF, MSG_DIFFED, &m);
 	free(m.patch);
 	log_debug("%s: diff, %zu bytes", q->id, (size_t)m.bytes);
 }

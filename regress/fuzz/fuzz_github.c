@@ -67,7 +67,7 @@ __wrap_http_request(struct http_conn *hc, const char *method,
 		    sizeof(fake.deleted));
 	}
 	if (fake.next >= fake.n) {
-		pub_fail(err, errlen, "stand-in: connection closed");
+		errfmt(err, errlen, "stand-in: connection closed");
 		return (HTTP_TRANSIENT);
 	}
 	a = &fake.a[fake.next++];
