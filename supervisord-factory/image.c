@@ -776,7 +776,7 @@ image_walk_check(struct image_walk *w)
 	    (r->rc != 0 && r->rc != -1) ||
 	    memchr(r->err, '\0', sizeof(r->err)) == NULL ||
 	    memchr(r->res.hex, '\0', sizeof(r->res.hex)) == NULL ||
-	    (r->rc == 0 && (!hex_valid(r->res.hex) ||
+	    (r->rc == 0 && (!hex_valid(r->res.hex, IMAGE_HEXLEN) ||
 	    r->res.files > r->res.entries || (w->bounded &&
 	    (r->res.entries > w->lim.max_entries ||
 	    r->res.bytes > w->lim.max_bytes)))) ||
