@@ -78,7 +78,7 @@ start=$(date +%s)
 name=""
 spid=""
 tpid=""
-trap '[ -n "$spid" ] && kill -TERM -- -$spid 2>/dev/null
+trap '[ -n "$spid" ] && kill -TERM -$spid 2>/dev/null
     [ -n "$tpid" ] && kill -TERM $tpid 2>/dev/null
     echo; echo "== terminated in ${name:-the unit tests} after $(($(date +%s) - start))s; suite times:$times"
     exit 143' TERM INT HUP

@@ -724,6 +724,9 @@ image_walk_child(struct image_walk *w, int pipefd, pid_t parent)
 	    getppid() != parent)
 		_exit(1);
 	setproctitle("image walk");
+	/* The receipts' signing key is the parent's: not in this copy. */
+	EVP_PKEY_free(env->receipt_key);
+	env->receipt_key = NULL;
 	/* The tree on 3, the lists on 4 and 5, the pipe on 6; no other. */
 	fds[0] = w->rootfd;
 	fds[1] = w->out != NULL ? fileno(w->out) : -1;
@@ -860,8 +863,9 @@ image_walk_reap(pid_t pid, int status)
 static int
 image_walk_start(struct image_walk *w)
 {
-	pid_t	 parent = getpid();
-	int	 p[2], i;
+	pid_t		 parent = getpid();
+	sigset_t	 all, old;
+	int		 p[2], i;
 
 	for (i = 0; i < IMAGE_WALKS_MAX; i++)
 		if (image_walks[i] == NULL)
@@ -875,13 +879,25 @@ image_walk_start(struct image_walk *w)
 	/* Nothing buffered may be written twice, by both processes. */
 	if (w->out != NULL)
 		(void)fflush(w->out);
+	/*
+	 * No signal may reach root's handlers in the child before it sets
+	 * them back to default: they write to the socket root shares.
+	 */
+	sigfillset(&all);
+	if (sigprocmask(SIG_BLOCK, &all, &old) == -1) {
+		close(p[0]);
+		close(p[1]);
+		return (-1);
+	}
 	if ((w->pid = fork()) == -1) {
+		(void)sigprocmask(SIG_SETMASK, &old, NULL);
 		close(p[0]);
 		close(p[1]);
 		return (-1);
 	}
 	if (w->pid == 0)
 		image_walk_child(w, p[1], parent);
+	(void)sigprocmask(SIG_SETMASK, &old, NULL);
 	close(p[1]);
 	w->fd = p[0];
 	w->got = w->bad = w->eof = w->reaped = 0;
