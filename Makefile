@@ -176,14 +176,16 @@ tests: all $(UNIT_TESTS) $(REGRESS_PROGS) $(BENCH_PROGS)
 
 # The regress suite runs a test build (crash points compiled in) of its
 # own, beside the release build, and the unit tests once more with the
-# sanitizers.
+# sanitizers.  REGRESS=regress/NAME ... runs those suites alone, without
+# the unit tests.
 check: deps
 	$(MAKE) O=$(O)/test TESTBUILD=1 tests
 	$(MAKE) O=$(O)/asan SAN=1 TESTBUILD=1 $(O)/asan/libcommon.a \
 		$(UNIT_TESTS:$(O)/%=$(O)/asan/%)
 	$(MAKE) fuzz-build
 	$(MAKE) check-lint
-	O=$(O)/test ASAN_O=$(O)/asan FUZZ_O=$(O)/fuzz sh regress/run-all.sh
+	O=$(O)/test ASAN_O=$(O)/asan FUZZ_O=$(O)/fuzz sh regress/run-all.sh \
+		$(REGRESS)
 
 # The harnesses, instrumented: regress/fuzz/run.sh replays their
 # corpora in check; fuzz runs each for FUZZ_S seconds, one at a time.
