@@ -85,6 +85,7 @@
 #include <event.h>
 
 #include "../supervisord-factory/sandbox.h"
+#include "../regress/sandbox/sbxwait.h"
 
 enum { L_FORKED, L_FRESH, L_FACTORY, L_BWRAP, L_UNSHARE, L_PLAIN, L_MAX };
 
@@ -157,41 +158,6 @@ run_exec(char *const argv[], double start)
 	return launch;
 }
 
-/*
- * sandbox_destroy() finished as factoryd's event loop finishes it:
- * while a cgroup still holds an exiting task, tried again on a timer
- * (cgroup.c) for half a second.
- */
-struct destroy_res {
-	int	 rc;
-	char	*msg;
-	size_t	 len;
-};
-
-static void
-destroy_done(void *arg, int rc, const char *err)
-{
-	struct destroy_res	*d = arg;
-
-	d->rc = rc;
-	if (rc == -1)
-		strlcpy(d->msg, err, d->len);
-}
-
-static int
-destroy_wait(struct sandbox *sb, char *msg, size_t len)
-{
-	struct destroy_res	 d = { 0, msg, len };
-
-	if (sandbox_destroy(sb, msg, len) == 0)
-		return (0);
-	if (errno != EBUSY)
-		return (-1);
-	(void)sandbox_destroy_later(sb, 500, destroy_done, &d);
-	event_dispatch();
-	return (d.rc);
-}
-
 static double
 run_factory(const char *tree, uid_t uid, int round, int logfd, int fill,
     double start)
@@ -232,7 +198,7 @@ run_factory(const char *tree, uid_t uid, int round, int logfd, int fill,
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		errx(1, "sandboxed /bin/true failed (status %#x)", st);
 	(void)sandbox_usage(&sb, &u);
-	if (destroy_wait(&sb, msg, sizeof(msg)) == -1)
+	if (sbx_destroy_wait(&sb, msg, sizeof(msg)) == -1)
 		errx(1, "sandbox_destroy: %s", msg);
 	return launch;
 }

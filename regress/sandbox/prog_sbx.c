@@ -45,6 +45,7 @@
 #include <event.h>
 
 #include "../../supervisord-factory/sandbox.h"
+#include "sbxwait.h"
 #include "mntns.h"
 
 #define MAXLIST	32
@@ -242,41 +243,6 @@ kill_oldest(void)
 	fflush(stdout);
 }
 
-/*
- * sandbox_destroy() finished as factoryd's event loop finishes it:
- * while a cgroup still holds an exiting task, tried again on a timer
- * (cgroup.c) for half a second.
- */
-struct destroy_res {
-	int	 rc;
-	char	*msg;
-	size_t	 len;
-};
-
-static void
-destroy_done(void *arg, int rc, const char *err)
-{
-	struct destroy_res	*d = arg;
-
-	d->rc = rc;
-	if (rc == -1)
-		strlcpy(d->msg, err, d->len);
-}
-
-static int
-destroy_wait(struct sandbox *sb, char *msg, size_t len)
-{
-	struct destroy_res	 d = { 0, msg, len };
-
-	if (sandbox_destroy(sb, msg, len) == 0)
-		return (0);
-	if (errno != EBUSY)
-		return (-1);
-	(void)sandbox_destroy_later(sb, 500, destroy_done, &d);
-	event_dispatch();
-	return (d.rc);
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -448,7 +414,7 @@ main(int argc, char *argv[])
 	    PRIu64 " pids_denied %" PRIu64 " oom_kills %" PRIu64 "\n",
 	    u.cpu_ms, u.mem_peak, u.pids_peak, u.pids_denied, u.oom_kills);
 	rc = 0;
-	if (destroy_wait(&sb, msg, sizeof(msg)) == -1) {
+	if (sbx_destroy_wait(&sb, msg, sizeof(msg)) == -1) {
 		printf("destroy: %s\n", msg);
 		rc = 1;
 	} else
