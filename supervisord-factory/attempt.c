@@ -78,25 +78,6 @@ static void	attempt_after_exit(struct attempt *);
 
 static struct dayseq	 attempt_ids;
 
-int
-attempt_terminal(const struct attempt *a)
-{
-	return (a->outcome != AS_MAX);
-}
-
-struct attempt *
-attempt_find(const char *id)
-{
-	return (lifecycle_find(&env->attempts, id));
-}
-
-void
-attempt_logpath(struct attempt *a, int validation, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s/logs/%s%s.log", env->conf->statedir, a->id,
-	    validation ? ".validate" : "");
-}
-
 static json_t *
 usage_json(const struct sandbox_usage *u)
 {
@@ -624,7 +605,7 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 	struct ibuf	 ib;
 
 	if (imsg_get_ibuf(imsg, &ib) == -1) {
-		control_fail(c, "submit: empty manifest");
+		reply_fail(c, "submit: empty manifest");
 		return;
 	}
 	submit_common(c, &ib, 0);
@@ -638,11 +619,11 @@ attempt_submit_n(struct ctl_conn *c, struct imsg *imsg)
 	uint32_t	 n;
 
 	if (imsg_get_ibuf(imsg, &ib) == -1 || ibuf_get_n32(&ib, &n) == -1) {
-		control_fail(c, "submit: bad cohort request");
+		reply_fail(c, "submit: bad cohort request");
 		return;
 	}
 	if (n < 2 || n > (uint32_t)env->conf->max_cohort) {
-		control_fail(c, "submit: -n %u: a cohort has 2 to %d members "
+		reply_fail(c, "submit: -n %u: a cohort has 2 to %d members "
 		    "(max-cohort)", n, env->conf->max_cohort);
 		return;
 	}
@@ -708,28 +689,28 @@ submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
 
 	if (ibuf_get_string(&ib, name, sizeof(name)) == -1 ||
 	    (len = ibuf_size(&ib)) == 0) {
-		control_fail(c, "submit: empty manifest");
+		reply_fail(c, "submit: empty manifest");
 		return;
 	}
 	if (manifest_parse(name, ibuf_data(&ib), len, &m, err,
 	    sizeof(err)) == -1) {
-		control_fail(c, "%s", err);
+		reply_fail(c, "%s", err);
 		return;
 	}
 	if ((cohort_n = submit_cohort_size(name, m, cohort_n, err,
 	    sizeof(err))) == -1) {
-		control_fail(c, "%s", err);
+		reply_fail(c, "%s", err);
 		manifest_free(m);
 		return;
 	}
 	if ((repo = conf_repo(env->conf, m->repository)) == NULL) {
-		control_fail(c, "%s: repository: \"%s\" is not a repository "
+		reply_fail(c, "%s: repository: \"%s\" is not a repository "
 		    "of this factoryd", name, m->repository);
 		manifest_free(m);
 		return;
 	}
 	if (m->limits.disk > env->conf->disk_max) {
-		control_fail(c, "%s: limits: disk: %s is more than the %s "
+		reply_fail(c, "%s: limits: disk: %s is more than the %s "
 		    "attempt-disk max: not accepted", name,
 		    conf_size(m->limits.disk, sz1, sizeof(sz1)),
 		    conf_size(env->conf->disk_max, sz2, sizeof(sz2)));
@@ -738,7 +719,7 @@ submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
 	}
 	if (statvfs(env->conf->statedir, &vfs) == 0 &&
 	    (uint64_t)vfs.f_bavail * vfs.f_frsize < STATE_RESERVE) {
-		control_fail(c, "state-dir %s: %llu KiB free, less than the "
+		reply_fail(c, "state-dir %s: %llu KiB free, less than the "
 		    "%d KiB kept in reserve: not accepted",
 		    env->conf->statedir, (unsigned long long)vfs.f_bavail *
 		    vfs.f_frsize / 1024, STATE_RESERVE / 1024);
@@ -746,7 +727,7 @@ submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
 		return;
 	}
 	if (!journal_reserve_held(env->journal)) {
-		control_fail(c, "state-dir %s: the journal cannot keep its "
+		reply_fail(c, "state-dir %s: the journal cannot keep its "
 		    "%zu KiB in reserve: not accepted", env->conf->statedir,
 		    journal_reserve_size(env->journal) / 1024);
 		manifest_free(m);
@@ -758,7 +739,7 @@ submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
 	memcpy(p->raw, ibuf_data(&ib), len);
 	p->raw[len] = '\0';
 	if (strlen(p->raw) != len) {
-		control_fail(c, "%s: manifest contains a NUL byte", name);
+		reply_fail(c, "%s: manifest contains a NUL byte", name);
 		free(p->raw);
 		free(p);
 		manifest_free(m);
@@ -767,27 +748,27 @@ submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
 	p->len = len;
 	p->m = m;
 	if (attempt_environment(name, repo, m, p, err, sizeof(err)) == -1) {
-		control_fail(c, "%s", err);
+		reply_fail(c, "%s", err);
 		pending_drop(p);
 		return;
 	}
 	if (gateway_admit(name, repo, m, err, sizeof(err)) == -1 ||
 	    submit_admit_variants(name, repo, p, err, sizeof(err)) == -1) {
-		control_fail(c, "%s", err);
+		reply_fail(c, "%s", err);
 		pending_drop(p);
 		return;
 	}
 	p->uid = c->uid;
 	p->cohort_n = cohort_n;
 	if (nresolving >= PENDING_MAX) {
-		control_fail(c, "%zu submissions are waiting for the worker: "
+		reply_fail(c, "%zu submissions are waiting for the worker: "
 		    "not accepted, try again", nresolving);
 		pending_drop(p);
 		return;
 	}
 	strlcpy(p->rq.repo, repo->path, sizeof(p->rq.repo));
 	strlcpy(p->rq.ref, m->baseline, sizeof(p->rq.ref));
-	p->rq.req = control_wait(c, CTL_WAIT_SUBMIT, p, pending_drop);
+	p->rq.req = reply_wait(c, CTL_WAIT_SUBMIT, p, pending_drop);
 	TAILQ_INSERT_TAIL(&resolving, p, entry);
 	nresolving++;
 	pending_send(p);
@@ -817,8 +798,8 @@ pending_send(struct pending *p)
 		log_debug("submission %u waits for the worker", p->rq.req);
 		return (0);
 	}
-	if ((c = control_wait_take(p->rq.req, CTL_WAIT_SUBMIT, NULL)) != NULL)
-		control_fail(c, "%s", errno == EAGAIN ?
+	if ((c = reply_wait_take(p->rq.req, CTL_WAIT_SUBMIT, NULL)) != NULL)
+		reply_fail(c, "%s", errno == EAGAIN ?
 		    "worker not running: factoryd is shutting down" : err);
 	pending_drop(p);
 	return (-1);
@@ -924,7 +905,7 @@ attempt_resolved_cohort(struct ctl_conn *c, struct pending *p,
 	snprintf(co.digest, sizeof(co.digest), "sha256:%s", hex);
 	strlcpy(co.repo, p->m->repository, sizeof(co.repo));
 	if (cohort_journal(&co, err, sizeof(err)) == -1) {
-		control_fail(c, "%s", err);
+		reply_fail(c, "%s", err);
 		return;
 	}
 	if ((ids = json_array()) == NULL)
@@ -941,7 +922,7 @@ attempt_resolved_cohort(struct ctl_conn *c, struct pending *p,
 	if (i < co.size)
 		log_warnx("%s: journal refused member %d of %d: the cohort "
 		    "has %d", co.id, i + 1, co.size, i);
-	control_send_obj(c, json_pack("{s:s, s:o, s:s, s:s}", "cohort",
+	reply_obj(c, json_pack("{s:s, s:o, s:s, s:s}", "cohort",
 	    co.id, "members", ids, "baseline", oid, "manifest_digest",
 	    co.digest));
 	attempt_schedule();
@@ -956,9 +937,9 @@ attempt_resolved(const struct msg_resolved *o)
 	uint32_t	 req = o->req;
 	void		*arg;
 
-	if ((c = control_wait_take(req, CTL_WAIT_SUBMIT, &arg)) == NULL) {
+	if ((c = reply_wait_take(req, CTL_WAIT_SUBMIT, &arg)) == NULL) {
 		/* Its client left: dropped, never journaled. */
-		if (control_wait_issued(req))
+		if (reply_wait_issued(req))
 			log_debug("worker: baseline of dropped submission %u",
 			    req);
 		else
@@ -971,7 +952,7 @@ attempt_resolved(const struct msg_resolved *o)
 	nresolving--;
 	p->rq.req = 0;		/* out of resolving */
 	if (o->oid[0] == '\0') {
-		control_fail(c, "baseline: %s", o->error);
+		reply_fail(c, "baseline: %s", o->error);
 		goto done;
 	}
 	if (p->cohort_n > 0) {
@@ -980,12 +961,12 @@ attempt_resolved(const struct msg_resolved *o)
 	}
 	if ((a = attempt_member(p, p->m, o->oid, NULL, 0)) == NULL) {
 		p->m = NULL;
-		control_fail(c, "journal refused the submission "
+		reply_fail(c, "journal refused the submission "
 		    "(disk full?): not accepted");
 		goto done;
 	}
 	p->m = NULL;
-	control_send_obj(c, json_pack("{s:s, s:s, s:s}", "id", a->id,
+	reply_obj(c, json_pack("{s:s, s:s, s:s}", "id", a->id,
 	    "baseline", a->baseline, "manifest_digest", a->digest));
 	attempt_schedule();
  done:
@@ -1632,13 +1613,6 @@ run_times(struct attempt *a, struct run *r)
 		json_object_set_new(o, "cache_ms",
 		    json_integer(a->part_ms[PART_CACHE]));
 	return (o);
-}
-
-void
-attempt_part_time(struct attempt *a, enum attempt_part p, uint64_t ms)
-{
-	if (p >= 0 && p < PART_MAX)
-		a->part_ms[p] = (int64_t)ms;
 }
 
 /* The totals of an attempt's model receipts. */
@@ -2988,7 +2962,7 @@ worker_lost(struct child *c)
 	 * The restarted worker is asked again, once more than it died.
 	 */
 	pending_lost(c);
-	control_wait_fail(CTL_WAIT_DIFF, "the worker died before it made "
+	reply_wait_fail(CTL_WAIT_DIFF, "the worker died before it made "
 	    "the diff; it is restarted, try again");
 }
 
@@ -3003,9 +2977,9 @@ pending_lost(struct child *w)
 			p->sent--;	/* stopped on purpose: not a death */
 		if (p->sent < PENDING_SENDS)
 			continue;
-		if ((c = control_wait_take(p->rq.req, CTL_WAIT_SUBMIT,
+		if ((c = reply_wait_take(p->rq.req, CTL_WAIT_SUBMIT,
 		    NULL)) != NULL)
-			control_fail(c, "the worker died twice resolving "
+			reply_fail(c, "the worker died twice resolving "
 			    "the baseline: not accepted");
 		pending_drop(p);
 	}

@@ -417,14 +417,14 @@ attest_ctl(struct ctl_conn *c, struct imsg *imsg)
 	char		*buf;
 	size_t		 len;
 
-	if ((a = control_attempt(c, imsg)) == NULL)
+	if ((a = reply_attempt(c, imsg)) == NULL)
 		return;
 	if ((buf = attest_export(a->id, &len)) == NULL) {
-		control_fail(c, "%s: no attestations (%s)", a->id,
+		reply_fail(c, "%s: no attestations (%s)", a->id,
 		    errno == ENOENT ? "not verified" : strerror(errno));
 		return;
 	}
-	control_send_obj(c, json_pack("{s:s, s:s%}", "id", a->id, "export",
+	reply_obj(c, json_pack("{s:s, s:s%}", "id", a->id, "export",
 	    buf, len));
 	free(buf);
 }

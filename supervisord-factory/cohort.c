@@ -537,16 +537,16 @@ cohort_diff_request(struct ctl_conn *c, struct imsg *imsg)
 	struct msg_diff	 m;
 	char		 err[MSG_ERRLEN];
 
-	if ((a = control_attempt(c, imsg)) == NULL)
+	if ((a = reply_attempt(c, imsg)) == NULL)
 		return;
 	if (a->commit[0] == '\0') {
-		control_fail(c, "%s is %s: no result to diff", a->id,
+		reply_fail(c, "%s is %s: no result to diff", a->id,
 		    attempt_state_name(a->outcome != AS_MAX ? a->outcome :
 		    a->state));
 		return;
 	}
 	if (a->torn_down || a->state == AS_TEARDOWN) {
-		control_fail(c, "%s is torn down: its result is gone (the "
+		reply_fail(c, "%s is torn down: its result is gone (the "
 		    "pull request has it if it was published)", a->id);
 		return;
 	}
@@ -555,11 +555,11 @@ cohort_diff_request(struct ctl_conn *c, struct imsg *imsg)
 	strlcpy(m.dir, a->dir, sizeof(m.dir));
 	strlcpy(m.baseline, a->baseline, sizeof(m.baseline));
 	strlcpy(m.commit, a->commit, sizeof(m.commit));
-	m.req = control_wait(c, CTL_WAIT_DIFF, NULL, NULL);
+	m.req = reply_wait(c, CTL_WAIT_DIFF, NULL, NULL);
 	if (proc_compose_msg(PROC_WORKER, IMSG_DIFF, MSG_DIFF, -1, &m, err,
 	    sizeof(err)) == -1) {
-		control_wait_take(m.req, CTL_WAIT_DIFF, NULL);
-		control_fail(c, "%s", errno == EAGAIN ?
+		reply_wait_take(m.req, CTL_WAIT_DIFF, NULL);
+		reply_fail(c, "%s", errno == EAGAIN ?
 		    "worker not running, try again" : err);
 	}
 }
@@ -570,16 +570,16 @@ cohort_diffed(const struct msg_diffed *m)
 {
 	struct ctl_conn	*c;
 
-	if ((c = control_wait_take(m->req, CTL_WAIT_DIFF, NULL)) == NULL) {
-		if (!control_wait_issued(m->req))
+	if ((c = reply_wait_take(m->req, CTL_WAIT_DIFF, NULL)) == NULL) {
+		if (!reply_wait_issued(m->req))
 			log_warnx("worker: diff for unknown request %u",
 			    m->req);
 		return;
 	}
 	if (m->error[0] != '\0') {
-		control_fail(c, "diff: %s", m->error);
+		reply_fail(c, "diff: %s", m->error);
 		return;
 	}
-	control_send_obj(c, json_pack("{s:s, s:I, s:b}", "patch", m->patch,
+	reply_obj(c, json_pack("{s:s, s:I, s:b}", "patch", m->patch,
 	    "bytes", (json_int_t)m->bytes, "truncated", m->truncated));
 }

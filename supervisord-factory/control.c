@@ -91,42 +91,17 @@ struct ctl_handler {
 	void		(*fn)(struct ctl_conn *, struct imsg *);
 };
 
-struct ctl_wait {
-	TAILQ_ENTRY(ctl_wait)	 entry;
-	struct ctl_conn		*conn;
-	uint32_t		 id;
-	enum ctl_wait_kind	 kind;
-	void			*arg;
-	void			(*drop)(void *);
-	time_t			 since;
-};
-
 static struct ctl_listener	 listeners[2];
 static uint32_t			 conn_next = 1;
-static TAILQ_HEAD(, ctl_wait)	 waits = TAILQ_HEAD_INITIALIZER(waits);
-static uint32_t			 wait_next = 1;
-static int			 wait_wrapped;
-
-/* What a connection that closes leaves behind, per kind of wait. */
-static const char *const wait_gone[CTL_WAIT_MAX] = {
-	"its submission (not journaled yet: no attempt) is dropped",
-	"its reconcile goes on, unanswered",
-	"its diff is dropped when it comes",
-};
-/* Who answers each kind. */
-static const char *const wait_whom[CTL_WAIT_MAX] = {
-	"the worker", "the reconciler", "the worker",
-};
+/* factoryd.c's reload, given at control_init(). */
+static int			(*reload)(char *, size_t);
 
 static void	control_accept(int, short, void *);
 static void	control_resume(int, short, void *);
 static void	control_pause(struct ctl_listener *);
 static void	control_dispatch(int, short, void *);
 static void	control_close(struct ctl_conn *);
-static void	control_events(struct ctl_conn *);
-static void	control_touch(struct ctl_conn *);
 static void	control_idle(int, short, void *);
-static struct ctl_conn *control_wait_remove(struct ctl_wait *, void **);
 static void	ctl_status(struct ctl_conn *, struct imsg *);
 static void	ctl_policy(struct ctl_conn *, struct imsg *);
 static void	ctl_reload(struct ctl_conn *, struct imsg *);
@@ -283,10 +258,12 @@ control_listen(struct ctl_listener *l, const char *path, int readonly)
 }
 
 int
-control_init(const char *path)
+control_init(const char *path, int (*reload_fn)(char *, size_t))
 {
 	char	 ro[PATH_MAX];
 
+	reload = reload_fn;
+	reply_init(control_dispatch);
 	if ((size_t)snprintf(ro, sizeof(ro), "%s%s", path, FACTORYD_ROSUFFIX)
 	    >= sizeof(ro))
 		return (-1);
@@ -529,7 +506,7 @@ control_accept(int fd, short event, void *arg)
 	if (!c->readonly)
 		imsgbuf_allow_fdpass(&c->iev.ibuf);
 	evtimer_set(&c->idle, control_idle, c);
-	control_touch(c);
+	reply_touch(c);
 	TAILQ_INSERT_TAIL(&env->ctl_conns, c, entry);
 	l->nconns++;
 }
@@ -566,20 +543,10 @@ control_resume(int fd, short event, void *arg)
 static void
 control_close(struct ctl_conn *c)
 {
-	struct ctl_wait	*w, *tw;
 	int		 i;
 
 	TAILQ_REMOVE(&env->ctl_conns, c, entry);
-	TAILQ_FOREACH_SAFE(w, &waits, entry, tw) {
-		if (w->conn != c)
-			continue;
-		log_info("control: uid %u left: %s", (unsigned)c->uid,
-		    wait_gone[w->kind]);
-		TAILQ_REMOVE(&waits, w, entry);
-		if (w->drop != NULL)
-			w->drop(w->arg);
-		free(w);
-	}
+	reply_wait_drop(c);
 	shell_conn_closed(c);
 	evtimer_del(&c->idle);
 	imsgev_clear(&c->iev);
@@ -603,53 +570,6 @@ control_nofile(void)
 	return (2 * (CTL_MAXCONNS + 1) + 3);
 }
 
-/* Another control-idle-timeout from now. */
-static void
-control_touch(struct ctl_conn *c)
-{
-	struct timeval	 tv;
-
-	tv.tv_sec = env->conf->control_idle;
-	tv.tv_usec = 0;
-	evtimer_add(&c->idle, &tv);
-}
-
-/*
- * A connection that waits is not idle: we owe it.  The child that
- * answers is watched (heartbeats, lease-ttl), so a wait older than
- * lease-ttl and the idle timeout together means an answer that will
- * not come: the client hears so, and what it waited for is dropped.
- * 1 if c still waits within bounds.
- */
-static int
-control_wait_bounded(struct ctl_conn *c)
-{
-	struct ctl_wait	*w, *tw;
-	enum ctl_wait_kind kind;
-	time_t		 now = time(NULL);
-	int		 bound, waiting = 0;
-
-	bound = env->conf->lease_ttl + env->conf->control_idle;
-	TAILQ_FOREACH_SAFE(w, &waits, entry, tw) {
-		if (w->conn != c)
-			continue;
-		if (now - w->since < bound) {
-			waiting = 1;
-			continue;
-		}
-		kind = w->kind;
-		log_warnx("control: uid %u: no answer from %s within %ds: "
-		    "%s", (unsigned)c->uid, wait_whom[kind], bound,
-		    wait_gone[kind]);
-		if (w->drop != NULL)
-			w->drop(w->arg);
-		control_wait_remove(w, NULL);
-		control_fail(c, "no answer from %s within %ds, try again",
-		    wait_whom[kind], bound);
-	}
-	return (waiting);
-}
-
 /*
  * No request for the whole timeout, or an answer not taken whole
  * within it: the slot goes back.  A shell session is quiet on this
@@ -661,8 +581,8 @@ control_idle(int fd, short event, void *arg)
 	struct ctl_conn	*c = arg;
 
 	if (c->nwaits > 0 && !c->sending) {
-		if (control_wait_bounded(c) || c->sending) {
-			control_touch(c);
+		if (reply_wait_bounded(c) || c->sending) {
+			reply_touch(c);
 			return;
 		}
 	}
@@ -675,65 +595,12 @@ control_idle(int fd, short event, void *arg)
 		return;
 	}
 	if (c->shell != NULL) {
-		control_touch(c);
+		reply_touch(c);
 		return;
 	}
 	log_debug("control: uid %u idle for %ds, closing", (unsigned)c->uid,
 	    env->conf->control_idle);
 	control_close(c);
-}
-
-/*
- * Busy: an answer is still queued, or one is owed.  A busy connection
- * is not read: the next request waits in the socket, where it costs
- * the sender's buffer, not ours.
- */
-static int
-control_busy(struct ctl_conn *c)
-{
-	return (c->awaiting || imsgbuf_queuelen(&c->iev.ibuf) > 0);
-}
-
-/* Read when idle, write when something is queued, never both blind. */
-static void
-control_events(struct ctl_conn *c)
-{
-	short	 ev = 0;
-
-	if (!control_busy(c))
-		ev |= EV_READ;
-	else if (!c->halfclosed)
-		ev |= EV_CLOSED;	/* a client that leaves while it waits */
-	if (imsgbuf_queuelen(&c->iev.ibuf) > 0)
-		ev |= EV_WRITE;
-	/*
-	 * The answer's deadline runs from when it is queued, whatever
-	 * the client takes of it meanwhile; idle time from when it is
-	 * all taken.
-	 */
-	if ((ev & EV_WRITE) && !c->sending) {
-		c->sending = 1;
-		control_touch(c);
-	} else if (!(ev & EV_WRITE) && c->sending) {
-		c->sending = 0;
-		control_touch(c);
-	}
-	event_del(&c->iev.ev);
-	c->iev.events = ev;
-	event_set(&c->iev.ev, c->iev.ibuf.fd, ev, control_dispatch, c);
-	if (ev != 0)
-		event_add(&c->iev.ev, NULL);
-}
-
-struct ctl_conn *
-control_byid(uint32_t id)
-{
-	struct ctl_conn	*c;
-
-	TAILQ_FOREACH(c, &env->ctl_conns, entry)
-		if (c->id == id)
-			return (c);
-	return (NULL);
 }
 
 /* The handler of a request type, or NULL. */
@@ -759,7 +626,7 @@ control_requests(struct ctl_conn *c)
 	struct imsg		 imsg;
 	int			 n;
 
-	while (!control_busy(c)) {
+	while (!reply_busy(c)) {
 		if ((n = imsgbuf_get(&c->iev.ibuf, &imsg)) == -1) {
 			log_warnx("control: malformed request from uid %u, "
 			    "closing", (unsigned)c->uid);
@@ -786,9 +653,9 @@ control_requests(struct ctl_conn *c)
 			control_close(c);
 			return (-1);
 		}
-		control_touch(c);
+		reply_touch(c);
 		if (c->readonly && !h->readonly)
-			control_fail(c, "read-only socket: request refused");
+			reply_fail(c, "read-only socket: request refused");
 		else {
 			h->fn(c, &imsg);
 			if (h->async && imsgbuf_queuelen(&c->iev.ibuf) == 0)
@@ -836,7 +703,7 @@ control_dispatch(int fd, short event, void *arg)
 		}
 	}
 	/* A stray read event while busy (another module's compose). */
-	if ((event & EV_READ) && !control_busy(c)) {
+	if ((event & EV_READ) && !reply_busy(c)) {
 		switch (imsgbuf_read(&c->iev.ibuf)) {
 		case -1:
 			if (errno != ECONNRESET)
@@ -851,153 +718,7 @@ control_dispatch(int fd, short event, void *arg)
 	}
 	if (control_requests(c) == -1)
 		return;
-	control_events(c);
-}
-
-/*
- * A row for a request answered later.  Ids are never 0 and never two
- * alive at once, also after the counter wraps.
- */
-uint32_t
-control_wait(struct ctl_conn *c, enum ctl_wait_kind kind, void *arg,
-    void (*drop)(void *))
-{
-	struct ctl_wait	*w, *o;
-	uint32_t	 id;
-
-	do {
-		if ((id = wait_next++) == 0) {
-			wait_wrapped = 1;
-			id = wait_next++;
-		}
-		TAILQ_FOREACH(o, &waits, entry)
-			if (o->id == id)
-				break;
-	} while (o != NULL);
-	if ((w = calloc(1, sizeof(*w))) == NULL)
-		fatal(NULL);
-	w->conn = c;
-	w->id = id;
-	w->kind = kind;
-	w->arg = arg;
-	w->drop = drop;
-	w->since = time(NULL);
-	TAILQ_INSERT_TAIL(&waits, w, entry);
-	c->nwaits++;
-	c->awaiting = 1;
-	return (id);
-}
-
-static struct ctl_conn *
-control_wait_remove(struct ctl_wait *w, void **argp)
-{
-	struct ctl_conn	*c = w->conn;
-
-	TAILQ_REMOVE(&waits, w, entry);
-	c->nwaits--;
-	if (argp != NULL)
-		*argp = w->arg;
-	free(w);
-	return (c);
-}
-
-struct ctl_conn *
-control_wait_take(uint32_t id, enum ctl_wait_kind kind, void **argp)
-{
-	struct ctl_wait	*w;
-
-	TAILQ_FOREACH(w, &waits, entry)
-		if (w->id == id && w->kind == kind)
-			return (control_wait_remove(w, argp));
-	return (NULL);
-}
-
-void
-control_wait_fail(enum ctl_wait_kind kind, const char *why)
-{
-	struct ctl_wait	*w, *tw;
-	struct ctl_conn	*c;
-	void		*arg;
-
-	TAILQ_FOREACH_SAFE(w, &waits, entry, tw) {
-		if (w->kind != kind)
-			continue;
-		if (w->drop != NULL)
-			w->drop(w->arg);
-		c = control_wait_remove(w, &arg);
-		control_fail(c, "%s", why);
-	}
-}
-
-/* The waits of a kind; CTL_WAIT_MAX: of every kind. */
-size_t
-control_wait_count(enum ctl_wait_kind kind)
-{
-	struct ctl_wait	*w;
-	size_t		 n = 0;
-
-	TAILQ_FOREACH(w, &waits, entry)
-		if (kind == CTL_WAIT_MAX || w->kind == kind)
-			n++;
-	return (n);
-}
-
-int
-control_wait_issued(uint32_t id)
-{
-	return (id != 0 && (wait_wrapped || id < wait_next));
-}
-
-/*
- * A JSON document goes out in pieces that fit an imsg, then END.
- */
-void
-control_send_json(struct ctl_conn *c, const char *json)
-{
-	size_t	 len = strlen(json), chunk = FACTORY_MAXIMSG - 64, off;
-
-	for (off = 0; off < len; off += chunk)
-		imsgev_compose(&c->iev, IMSG_CTL_DATA, 0, 0, -1, json + off,
-		    len - off < chunk ? len - off : chunk);
-	imsgev_compose(&c->iev, IMSG_CTL_END, 0, 0, -1, NULL, 0);
-	c->awaiting = 0;
-	control_events(c);
-}
-
-/*
- * An answer that cannot be made (a json_pack of a string that is not
- * UTF-8 gives NULL) is refused, said, and the daemon goes on serving.
- */
-void
-control_send_obj(struct ctl_conn *c, json_t *obj)
-{
-	char	*s;
-
-	if (obj == NULL || (s = json_dumps(obj, JSON_COMPACT)) == NULL) {
-		log_warnx("control: uid %u: an answer could not be encoded "
-		    "as JSON", (unsigned)c->uid);
-		control_fail(c, "the answer could not be encoded as JSON "
-		    "(see factoryd's log)");
-		json_decref(obj);
-		return;
-	}
-	control_send_json(c, s);
-	free(s);
-	json_decref(obj);
-}
-
-void
-control_fail(struct ctl_conn *c, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	 buf[1024];
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	imsgev_compose_str(&c->iev, IMSG_CTL_FAIL, 0, buf);
-	c->awaiting = 0;
-	control_events(c);
+	reply_events(c);
 }
 
 static json_t *
@@ -1035,10 +756,10 @@ ctl_status(struct ctl_conn *c, struct imsg *imsg)
 	    "cohorts", cohorts_json(),
 	    "control", "connections", listeners[0].nconns,
 	    "readonly_connections", listeners[1].nconns,
-	    "waits", (json_int_t)control_wait_count(CTL_WAIT_MAX),
+	    "waits", (json_int_t)reply_wait_count(CTL_WAIT_MAX),
 	    "overview", metrics_overview(),
 	    "cgroup", "root", cgroot, "delegated", deleg);
-	control_send_obj(c, o);
+	reply_obj(c, o);
 }
 
 static void
@@ -1046,7 +767,7 @@ ctl_metrics(struct ctl_conn *c, struct imsg *imsg)
 {
 	char	*text = metrics_text();
 
-	control_send_obj(c, json_pack("{s:s}", "openmetrics", text));
+	reply_obj(c, json_pack("{s:s}", "openmetrics", text));
 	free(text);
 }
 
@@ -1077,7 +798,7 @@ ctl_policy(struct ctl_conn *c, struct imsg *imsg)
 		    "applied", ch->policy != NULL ? ch->policy :
 		    "(not running)"));
 	}
-	control_send_obj(c, json_pack("{s:o}", "processes", procs));
+	reply_obj(c, json_pack("{s:o}", "processes", procs));
 }
 
 static void
@@ -1086,11 +807,11 @@ ctl_reload(struct ctl_conn *c, struct imsg *imsg)
 	char	 errbuf[CONF_ERRLEN];
 
 	log_info("reload requested by uid %u", (unsigned)c->uid);
-	if (factoryd_reload(errbuf, sizeof(errbuf)) == -1)
-		control_fail(c, "reload failed, old configuration kept: %s",
+	if (reload(errbuf, sizeof(errbuf)) == -1)
+		reply_fail(c, "reload failed, old configuration kept: %s",
 		    errbuf);
 	else
-		control_send_json(c, "{\"reloaded\":true}");
+		reply_json(c, "{\"reloaded\":true}");
 }
 
 static void
@@ -1099,33 +820,14 @@ ctl_log_verbose(struct ctl_conn *c, struct imsg *imsg)
 	int	 v;
 
 	if (imsg_get_data(imsg, &v, sizeof(v)) == -1 || v < 0 || v > 3) {
-		control_fail(c, "bad verbosity");
+		reply_fail(c, "bad verbosity");
 		return;
 	}
 	log_setverbose(v);
 	env->verbose = v;
 	proc_broadcast(IMSG_CTL_LOG_VERBOSE, &v, sizeof(v));
 	log_info("log verbosity %d, set by uid %u", v, (unsigned)c->uid);
-	control_send_json(c, "{}");
-}
-
-/*
- * Requests naming an attempt carry its id as a NUL-terminated string:
- * the attempt, or NULL with the client told why.
- */
-struct attempt *
-control_attempt(struct ctl_conn *c, struct imsg *imsg)
-{
-	struct attempt	*a;
-	char		 id[ATTEMPT_ID_MAX];
-
-	if (imsg_get_strbuf(imsg, id, sizeof(id)) == -1) {
-		control_fail(c, "bad attempt id");
-		return (NULL);
-	}
-	if ((a = attempt_find(id)) == NULL)
-		control_fail(c, "%s: no such attempt", id);
-	return (a);
+	reply_json(c, "{}");
 }
 
 static void
@@ -1145,7 +847,7 @@ ctl_list(struct ctl_conn *c, struct imsg *imsg)
 			    json_string(a->cohort));
 		json_array_append_new(arr, o);
 	}
-	control_send_obj(c, json_pack("{s:o, s:o}", "attempts", arr,
+	reply_obj(c, json_pack("{s:o, s:o}", "attempts", arr,
 	    "cohorts", cohorts_json()));
 }
 
@@ -1154,8 +856,8 @@ ctl_show(struct ctl_conn *c, struct imsg *imsg)
 {
 	struct attempt	*a;
 
-	if ((a = control_attempt(c, imsg)) != NULL)
-		control_send_obj(c, attempt_json(a));
+	if ((a = reply_attempt(c, imsg)) != NULL)
+		reply_obj(c, attempt_json(a));
 }
 
 /*
@@ -1180,11 +882,11 @@ ctl_logs(struct ctl_conn *c, struct imsg *imsg)
 	    ibuf_get_n8(&ib, &which) == -1 ||
 	    ibuf_get_string(&ib, id, sizeof(id)) == -1 ||
 	    ibuf_size(&ib) != 0 || which > 1) {
-		control_fail(c, "bad logs request");
+		reply_fail(c, "bad logs request");
 		return;
 	}
 	if ((a = attempt_find(id)) == NULL) {
-		control_fail(c, "%s: no such attempt", id);
+		reply_fail(c, "%s: no such attempt", id);
 		return;
 	}
 	attempt_logpath(a, which, path, sizeof(path));
@@ -1198,7 +900,7 @@ ctl_logs(struct ctl_conn *c, struct imsg *imsg)
 	}
 	if (n < 0)
 		n = 0;
-	control_send_obj(c, json_pack("{s:o, s:I, s:s, s:b}", "data",
+	reply_obj(c, json_pack("{s:o, s:I, s:s, s:b}", "data",
 	    esc_json(buf, (size_t)n),
 	    "offset", (json_int_t)(off + n), "state", attempt_state_name(
 	    a->outcome != AS_MAX ? a->outcome : a->state),
@@ -1217,16 +919,16 @@ ctl_cancel(struct ctl_conn *c, struct imsg *imsg)
 	if (imsg_get_strbuf(imsg, id, sizeof(id)) == 0 &&
 	    lifecycle_cohort_id(id)) {
 		if ((n = cohort_cancel(id, c->uid, err, sizeof(err))) == -1)
-			control_fail(c, "%s", err);
+			reply_fail(c, "%s", err);
 		else
-			control_send_obj(c, json_pack("{s:s, s:i}", "cohort",
+			reply_obj(c, json_pack("{s:s, s:i}", "cohort",
 			    id, "cancelled", n));
 		return;
 	}
-	if ((a = control_attempt(c, imsg)) == NULL)
+	if ((a = reply_attempt(c, imsg)) == NULL)
 		return;
 	if (attempt_terminal(a)) {
-		control_fail(c, "%s is already %s", a->id,
+		reply_fail(c, "%s is already %s", a->id,
 		    attempt_state_name(a->outcome));
 		return;
 	}
@@ -1235,13 +937,13 @@ ctl_cancel(struct ctl_conn *c, struct imsg *imsg)
 	 * as cancelled what the forge has.  It ends published or failed.
 	 */
 	if (attempt_publishing(a)) {
-		control_fail(c, "%s is %s: a publication under way is not "
+		reply_fail(c, "%s is %s: a publication under way is not "
 		    "cancelled", a->id, attempt_state_name(a->state));
 		return;
 	}
 	log_info("%s: cancel requested by uid %u", a->id, (unsigned)c->uid);
 	attempt_cancel(a, c->uid);
-	control_send_obj(c, json_pack("{s:s, s:s}", "id", a->id, "state",
+	reply_obj(c, json_pack("{s:s, s:s}", "id", a->id, "state",
 	    attempt_state_name(a->outcome != AS_MAX ? a->outcome : a->state)));
 }
 
@@ -1251,13 +953,13 @@ ctl_approve(struct ctl_conn *c, struct imsg *imsg)
 	struct attempt	*a;
 	char		 err[256];
 
-	if ((a = control_attempt(c, imsg)) == NULL)
+	if ((a = reply_attempt(c, imsg)) == NULL)
 		return;
 	if (attempt_approve(a, c->uid, err, sizeof(err)) == -1) {
-		control_fail(c, "%s", err);
+		reply_fail(c, "%s", err);
 		return;
 	}
-	control_send_obj(c, json_pack("{s:s, s:i}", "id", a->id, "approver",
+	reply_obj(c, json_pack("{s:s, s:i}", "id", a->id, "approver",
 	    (int)c->uid));
 }
 
@@ -1270,13 +972,13 @@ ctl_cohort(struct ctl_conn *c, struct imsg *imsg)
 
 	if (imsg_get_strbuf(imsg, id, sizeof(id)) == -1 ||
 	    !lifecycle_cohort_id(id)) {
-		control_fail(c, "bad cohort id");
+		reply_fail(c, "bad cohort id");
 		return;
 	}
 	if ((o = cohort_json(id, err, sizeof(err))) == NULL)
-		control_fail(c, "%s", err);
+		reply_fail(c, "%s", err);
 	else
-		control_send_obj(c, o);
+		reply_obj(c, o);
 }
 
 /* factoryctl select MEMBER: journaled with the peer's uid. */
@@ -1286,14 +988,14 @@ ctl_select(struct ctl_conn *c, struct imsg *imsg)
 	char	 id[ATTEMPT_ID_MAX], err[256];
 
 	if (imsg_get_strbuf(imsg, id, sizeof(id)) == -1) {
-		control_fail(c, "bad attempt id");
+		reply_fail(c, "bad attempt id");
 		return;
 	}
 	if (cohort_select(id, c->uid, err, sizeof(err)) == -1) {
-		control_fail(c, "%s", err);
+		reply_fail(c, "%s", err);
 		return;
 	}
-	control_send_obj(c, json_pack("{s:s, s:i}", "selected", id,
+	reply_obj(c, json_pack("{s:s, s:i}", "selected", id,
 	    "uid", (int)c->uid));
 }
 
@@ -1305,11 +1007,11 @@ ctl_receipts(struct ctl_conn *c, struct imsg *imsg)
 	char		*hdr, *out;
 	size_t		 len, i, off;
 
-	if ((a = control_attempt(c, imsg)) == NULL)
+	if ((a = reply_attempt(c, imsg)) == NULL)
 		return;
 	if (receipt_header(a->id, env->receipt_pub, env->verifier_pub,
 	    &hdr) == -1) {
-		control_fail(c, "cannot make the receipt header");
+		reply_fail(c, "cannot make the receipt header");
 		return;
 	}
 	len = strlen(hdr) + 2;
@@ -1321,7 +1023,7 @@ ctl_receipts(struct ctl_conn *c, struct imsg *imsg)
 	for (i = 0; i < a->nreceipts; i++)
 		off += snprintf(out + off, len - off, "%s\n", a->receipts[i]);
 	free(hdr);
-	control_send_obj(c, json_pack("{s:s, s:s}", "id", a->id, "export",
+	reply_obj(c, json_pack("{s:s, s:s}", "id", a->id, "export",
 	    out));
 	free(out);
 }
@@ -1329,7 +1031,7 @@ ctl_receipts(struct ctl_conn *c, struct imsg *imsg)
 static void
 ctl_orphans(struct ctl_conn *c, struct imsg *imsg)
 {
-	control_send_obj(c, orphans_json());
+	reply_obj(c, orphans_json());
 }
 
 static void
@@ -1339,14 +1041,14 @@ ctl_reap(struct ctl_conn *c, struct imsg *imsg)
 	char	 id[64], err[512];
 
 	if (imsg_get_strbuf(imsg, id, sizeof(id)) == -1) {
-		control_fail(c, "bad orphan id");
+		reply_fail(c, "bad orphan id");
 		return;
 	}
 	if (orphans_reap(id, c->uid, &out, err, sizeof(err)) == -1) {
-		control_fail(c, "%s", err);
+		reply_fail(c, "%s", err);
 		return;
 	}
-	control_send_obj(c, out);
+	reply_obj(c, out);
 }
 
 static void
@@ -1356,20 +1058,20 @@ ctl_cache_list(struct ctl_conn *c, struct imsg *imsg)
 
 	json_array_extend(list, setup);
 	json_decref(setup);
-	control_send_obj(c, json_pack("{s:o}", "caches", list));
+	reply_obj(c, json_pack("{s:o}", "caches", list));
 }
 
 static void
 ctl_cache_rm_setup(struct ctl_conn *c, const char *key)
 {
 	if (setup_remove(key) == -1) {
-		control_fail(c, "%s: %s", key, errno == EBUSY ?
+		reply_fail(c, "%s: %s", key, errno == EBUSY ?
 		    "in use by an attempt" : errno == ENOENT ?
 		    "no such cache entry" : strerror(errno));
 		return;
 	}
 	log_info("setup entry %s removed by uid %u", key, (unsigned)c->uid);
-	control_send_obj(c, json_pack("{s:s}", "removed", key));
+	reply_obj(c, json_pack("{s:s}", "removed", key));
 }
 
 /* Evict to the bounds now; stale temporaries go too. */
@@ -1381,7 +1083,7 @@ ctl_cache_gc(struct ctl_conn *c, struct imsg *imsg)
 	log_info("cache gc requested by uid %u", (unsigned)c->uid);
 	pristine_evict();
 	o = setup_gc();
-	control_send_obj(c, json_pack("{s:o}", "setup", o));
+	reply_obj(c, json_pack("{s:o}", "setup", o));
 }
 
 /* "repository/commit": one pristine checkout, refused while in use. */
@@ -1391,7 +1093,7 @@ ctl_cache_rm(struct ctl_conn *c, struct imsg *imsg)
 	char	 key[REPO_NAME_MAX + 64], *slash;
 
 	if (imsg_get_strbuf(imsg, key, sizeof(key)) == -1) {
-		control_fail(c, "bad cache key: repository/commit or KEY");
+		reply_fail(c, "bad cache key: repository/commit or KEY");
 		return;
 	}
 	/* A setup entry: its 64-hex key. */
@@ -1400,19 +1102,19 @@ ctl_cache_rm(struct ctl_conn *c, struct imsg *imsg)
 		return;
 	}
 	if ((slash = strchr(key, '/')) == NULL) {
-		control_fail(c, "bad cache key: repository/commit or KEY");
+		reply_fail(c, "bad cache key: repository/commit or KEY");
 		return;
 	}
 	*slash = '\0';
 	if (pristine_remove(key, slash + 1) == -1) {
-		control_fail(c, "%s/%.40s: %s", key, slash + 1, errno == EBUSY ?
+		reply_fail(c, "%s/%.40s: %s", key, slash + 1, errno == EBUSY ?
 		    "in use by an attempt" : errno == ENOENT ?
 		    "no such cache entry" : strerror(errno));
 		return;
 	}
 	log_info("pristine %s/%s removed by uid %u", key, slash + 1,
 	    (unsigned)c->uid);
-	control_send_obj(c, json_pack("{s:s++}", "removed", key, "/",
+	reply_obj(c, json_pack("{s:s++}", "removed", key, "/",
 	    slash + 1));
 }
 

@@ -41,8 +41,6 @@ static void		factoryd_nofile(const struct factoryd_conf *);
 static int		factoryd_open_binaries(const char *, int *, int *,
 			    char *, size_t);
 
-struct factoryd		*env;
-
 /* The parent's side of each kind of child (vmd's shape). */
 static const struct child_handler child_handlers[] = {
 	{ PROC_WORKER,		dispatch_worker,	worker_ready,
@@ -63,18 +61,6 @@ static const struct child_handler child_handlers[] = {
 	{ PROC_GATEWAY,		dispatch_gateway,	gateway_ready,
 	    NULL,		NULL },
 };
-
-const struct child_handler *
-child_handler(enum factory_procid id)
-{
-	size_t	 i;
-
-	for (i = 0; i < sizeof(child_handlers) / sizeof(child_handlers[0]);
-	    i++)
-		if (child_handlers[i].id == id)
-			return (&child_handlers[i]);
-	return (NULL);
-}
 
 /*
  * A start-up error that starting again cannot mend: the configuration,
@@ -233,7 +219,7 @@ main(int argc, char *argv[])
 	if (attempt_init(errbuf, sizeof(errbuf)) == -1)
 		factoryd_fatal_start("journal: %s", errbuf);
 	factoryd_nofile(conf);
-	if (control_init(conf->socket) == -1)
+	if (control_init(conf->socket, factoryd_reload) == -1)
 		fatalx("control socket %s: cannot listen", conf->socket);
 	/* Detach only now: a failure above reached the terminal. */
 	if (!debug && (daemon(0, 0) == -1 || event_reinit(evbase) == -1))
@@ -241,6 +227,12 @@ main(int argc, char *argv[])
 	log_init(debug, LOG_DAEMON);
 	factoryd_lock_pid();
 
+	proc_handlers(child_handlers, sizeof(child_handlers) /
+	    sizeof(child_handlers[0]));
+	proc_reaper(image_walk_reap);
+	proc_reaper(shell_reap);
+	proc_reaper(setup_reap);
+	proc_reaper(run_reap);
 	proc_init_children();
 	metrics_init();
 	image_init();

@@ -328,7 +328,10 @@ struct child_handler {
 	/* Holds work a restart would lose: a reload waits for it. */
 	int			(*busy)(struct child *);
 };
-const struct child_handler *child_handler(enum factory_procid);
+/* proc.c: the handlers of each kind, and reapers of other pids. */
+#define PROC_REAPERS_MAX	8
+void	 proc_handlers(const struct child_handler *, size_t);
+void	 proc_reaper(int (*)(pid_t, int));
 
 /* factoryd.c */
 int	 factoryd_reload(char *, size_t);
@@ -621,12 +624,13 @@ int	 shell_reap(pid_t, int);
 void	 shell_cgroups_remove(const struct sandbox *);
 
 /*
- * control.c: a request answered later waits in control.c's table of
- * waits, keyed by its connection.  control_wait() makes the row (arg
- * is the owner's, drop() frees it if the connection goes first) and
- * returns its id, the one thing the owner keeps or sends to a child;
- * control_wait_take() removes the row for the answer: its connection
- * and arg, or NULL if the connection closed (the row went with it).
+ * reply.c: the one way an answer reaches a control client.  A request
+ * answered later waits in reply.c's table of waits, keyed by its
+ * connection.  reply_wait() makes the row (arg is the owner's, drop()
+ * frees it if the connection goes first) and returns its id, the one
+ * thing the owner keeps or sends to a child; reply_wait_take() removes
+ * the row for the answer: its connection and arg, or NULL if the
+ * connection closed (the row went with it).
  */
 enum ctl_wait_kind {
 	CTL_WAIT_SUBMIT,	/* the worker resolves the baseline */
@@ -634,25 +638,34 @@ enum ctl_wait_kind {
 	CTL_WAIT_DIFF,		/* the worker's diff of a result */
 	CTL_WAIT_MAX
 };
-uint32_t control_wait(struct ctl_conn *, enum ctl_wait_kind, void *,
+void	 reply_init(void (*)(int, short, void *));
+uint32_t reply_wait(struct ctl_conn *, enum ctl_wait_kind, void *,
 	    void (*)(void *));
-struct ctl_conn *control_wait_take(uint32_t, enum ctl_wait_kind, void **);
+struct ctl_conn *reply_wait_take(uint32_t, enum ctl_wait_kind, void **);
 /* Every wait of a kind: its client hears why, its arg is dropped. */
-void	 control_wait_fail(enum ctl_wait_kind, const char *);
-size_t	 control_wait_count(enum ctl_wait_kind);
-/* Was id ever returned by control_wait()? */
-int	 control_wait_issued(uint32_t);
+void	 reply_wait_fail(enum ctl_wait_kind, const char *);
+size_t	 reply_wait_count(enum ctl_wait_kind);
+/* Was id ever returned by reply_wait()? */
+int	 reply_wait_issued(uint32_t);
+/* 1 if c still waits within its bound; overdue rows are answered. */
+int	 reply_wait_bounded(struct ctl_conn *);
+void	 reply_wait_drop(struct ctl_conn *);
+void	 reply_json(struct ctl_conn *, const char *);
+void	 reply_obj(struct ctl_conn *, json_t *);
+void	 reply_fail(struct ctl_conn *, const char *, ...)
+	    __attribute__((__format__ (printf, 2, 3)));
+struct ctl_conn *reply_conn(uint32_t);
+/* The attempt a request names, or NULL and the client told why. */
+struct attempt *reply_attempt(struct ctl_conn *, struct imsg *);
+/* A connection's events: read when idle, write when queued. */
+void	 reply_events(struct ctl_conn *);
+void	 reply_touch(struct ctl_conn *);
+int	 reply_busy(struct ctl_conn *);
 
 /* control.c */
-int	 control_init(const char *);
+int	 control_init(const char *, int (*)(char *, size_t));
 void	 control_cleanup(const char *);
 int	 control_nofile(void);
-void	 control_send_json(struct ctl_conn *, const char *);
-void	 control_send_obj(struct ctl_conn *, json_t *);
-struct ctl_conn *control_byid(uint32_t);
-struct attempt *control_attempt(struct ctl_conn *, struct imsg *);
-void	 control_fail(struct ctl_conn *, const char *, ...)
-	    __attribute__((__format__ (printf, 2, 3)));
 
 /* metrics.c */
 void	 metrics_init(void);

@@ -455,8 +455,8 @@ image_send(struct child *ch)
 		return;
 	if (imsgev_compose(&ch->iev, IMSG_IMAGE_IMPORT, 0, 0, job->fd,
 	    &job->lim, sizeof(job->lim)) == -1) {
-		if ((c = control_byid(job->conn)) != NULL)
-			control_fail(c, "image import: %s", strerror(errno));
+		if ((c = reply_conn(job->conn)) != NULL)
+			reply_fail(c, "image import: %s", strerror(errno));
 		job->fd = -1;
 		image_job_free();
 		return;
@@ -475,25 +475,25 @@ image_ctl_import(struct ctl_conn *c, struct imsg *imsg)
 	if (c->uid != 0) {
 		if (fd != -1)
 			close(fd);
-		control_fail(c, "image import: only root may import");
+		reply_fail(c, "image import: only root may import");
 		return;
 	}
 	if (imsg_get_len(imsg) > sizeof(name) || imsg_get_strbuf(imsg, name,
 	    sizeof(name)) == -1 || !name_valid(name, IMAGE_NAME_MAX)) {
 		if (fd != -1)
 			close(fd);
-		control_fail(c, "image import: not a valid name "
+		reply_fail(c, "image import: not a valid name "
 		    "([A-Za-z0-9._-], at most %d, not starting with . or -)",
 		    IMAGE_NAME_MAX);
 		return;
 	}
 	if (fd == -1) {
-		control_fail(c, "image import: no archive descriptor");
+		reply_fail(c, "image import: no archive descriptor");
 		return;
 	}
 	if (job != NULL || ch == NULL) {
 		close(fd);
-		control_fail(c, "image import: another import is running");
+		reply_fail(c, "image import: another import is running");
 		return;
 	}
 	if ((job = calloc(1, sizeof(*job))) == NULL)
@@ -565,7 +565,7 @@ dispatch_image(struct child *ch, struct imsg *imsg, char *why, size_t len)
 		    IMAGE_RELAY_MS)
 			return (0);
 		job->relayed = now;
-		if ((c = control_byid(job->conn)) != NULL)
+		if ((c = reply_conn(job->conn)) != NULL)
 			imsgev_compose(&c->iev, IMSG_CTL_IMAGE_PROGRESS, 0, 0,
 			    -1, &p, sizeof(p));
 		return (0);
@@ -1085,12 +1085,12 @@ image_answer(json_t *out, const char *err)
 
 	if (err != NULL)
 		log_warnx("image import %s: %s", job->name, err);
-	if ((c = control_byid(job->conn)) != NULL) {
+	if ((c = reply_conn(job->conn)) != NULL) {
 		if (err == NULL)
-			control_send_obj(c, out);
+			reply_obj(c, out);
 		else {
 			json_decref(out);
-			control_fail(c, "image import %s: %s", job->name, err);
+			reply_fail(c, "image import %s: %s", job->name, err);
 		}
 	} else
 		json_decref(out);
@@ -1200,21 +1200,21 @@ image_ctl_rm(struct ctl_conn *c, struct imsg *imsg)
 	int	 byname, removed = 0;
 
 	if (c->uid != 0) {
-		control_fail(c, "image rm: only root may remove images");
+		reply_fail(c, "image rm: only root may remove images");
 		return;
 	}
 	if (image_ref(imsg, ref, sizeof(ref), hex, &byname, err,
 	    sizeof(err)) == -1) {
-		control_fail(c, "image rm: %s", err);
+		reply_fail(c, "image rm: %s", err);
 		return;
 	}
 	if (attempt_uses_image(hex)) {
-		control_fail(c, "image rm %s: sha256:%s is used by an attempt "
+		reply_fail(c, "image rm %s: sha256:%s is used by an attempt "
 		    "that is not over", ref, hex);
 		return;
 	}
 	if (image_journal("rm", byname ? ref : NULL, hex, c->uid) == -1) {
-		control_fail(c, "image rm: journal: %s", strerror(errno));
+		reply_fail(c, "image rm: journal: %s", strerror(errno));
 		return;
 	}
 	image_unname(hex, byname ? ref : NULL);
@@ -1223,7 +1223,7 @@ image_ctl_rm(struct ctl_conn *c, struct imsg *imsg)
 		if (image_path(path, sizeof(path), "sha256/%s", hex) == -1 ||
 		    image_path(tmp, sizeof(tmp), "tmp/rm-%s", hex) == -1 ||
 		    rename(path, tmp) == -1 || fs_remove_tree(tmp) == -1) {
-			control_fail(c, "image rm: %s", strerror(errno));
+			reply_fail(c, "image rm: %s", strerror(errno));
 			return;
 		}
 		removed = 1;
@@ -1231,7 +1231,7 @@ image_ctl_rm(struct ctl_conn *c, struct imsg *imsg)
 	}
 	log_info("image rm %s (sha256:%s) by uid %u%s", ref, hex,
 	    (unsigned)c->uid, removed ? ": removed" : ": name removed");
-	control_send_obj(c, json_pack("{s:s, s:s+, s:b}", "ref", ref,
+	reply_obj(c, json_pack("{s:s, s:s+, s:b}", "ref", ref,
 	    "digest", IMAGE_PREFIX, hex, "removed", removed));
 }
 
@@ -1260,7 +1260,7 @@ image_verified(struct image_walk *w)
 static void
 image_verify_done(struct image_walk *w)
 {
-	struct ctl_conn	*c = control_byid(w->conn);
+	struct ctl_conn	*c = reply_conn(w->conn);
 
 	close(w->rootfd);
 	fclose(w->canon);
@@ -1268,13 +1268,13 @@ image_verify_done(struct image_walk *w)
 	if (c == NULL)
 		free(w);	/* the client went away */
 	else if (w->rc == -1)
-		control_fail(c, "image verify sha256:%s: first difference: %s",
+		reply_fail(c, "image verify sha256:%s: first difference: %s",
 		    w->hex, w->err);
 	else if (strcmp(w->res.hex, w->hex) != 0)
-		control_fail(c, "image verify sha256:%s: the tree and its "
+		reply_fail(c, "image verify sha256:%s: the tree and its "
 		    "entry list hash to sha256:%s", w->hex, w->res.hex);
 	else
-		control_send_obj(c, json_pack("{s:s, s:s+, s:b, s:I, s:I}",
+		reply_obj(c, json_pack("{s:s, s:s+, s:b, s:I, s:I}",
 		    "ref", w->ref, "digest", IMAGE_PREFIX, w->hex, "ok", 1,
 		    "files", (json_int_t)w->res.files, "bytes",
 		    (json_int_t)w->res.bytes));
@@ -1294,25 +1294,25 @@ image_ctl_verify(struct ctl_conn *c, struct imsg *imsg)
 	w->rootfd = -1;
 	if (image_ref(imsg, w->ref, sizeof(w->ref), w->hex, &byname, err,
 	    sizeof(err)) == -1) {
-		control_fail(c, "image verify: %s", err);
+		reply_fail(c, "image verify: %s", err);
 		goto fail;
 	}
 	if (image_path(path, sizeof(path), "sha256/%s/canon", w->hex) == -1 ||
 	    (w->canon = fopen(path, "re")) == NULL) {
-		control_fail(c, "image verify sha256:%s: no entry list: %s",
+		reply_fail(c, "image verify sha256:%s: no entry list: %s",
 		    w->hex, strerror(errno));
 		goto fail;
 	}
 	if (image_rootfs_path(w->hex, path, sizeof(path)) == -1 ||
 	    (w->rootfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1) {
-		control_fail(c, "image verify sha256:%s: no rootfs", w->hex);
+		reply_fail(c, "image verify sha256:%s: no rootfs", w->hex);
 		goto fail;
 	}
 	w->conn = c->id;
 	w->done = image_verify_done;
 	if (image_walk_start(w) == -1) {
-		control_fail(c, "image verify: %s", errno == EBUSY ?
+		reply_fail(c, "image verify: %s", errno == EBUSY ?
 		    "too many walks running; try again" : strerror(errno));
 		goto fail;
 	}
@@ -1386,5 +1386,5 @@ image_ctl_list(struct ctl_conn *c, struct imsg *imsg)
 		closedir(d);
 	}
 	json_decref(names);
-	control_send_obj(c, json_pack("{s:o}", "images", list));
+	reply_obj(c, json_pack("{s:o}", "images", list));
 }

@@ -799,3 +799,33 @@ lifecycle_replay(void *arg, uint64_t seq, const char *payload, size_t len)
 	json_decref(rec);
 	return (-1);
 }
+
+/*
+ * Small facts of one attempt that every part of the parent asks, kept
+ * here, below them all.
+ */
+int
+attempt_terminal(const struct attempt *a)
+{
+	return (a->outcome != AS_MAX);
+}
+
+struct attempt *
+attempt_find(const char *id)
+{
+	return (lifecycle_find(&env->attempts, id));
+}
+
+void
+attempt_logpath(struct attempt *a, int validation, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/logs/%s%s.log", env->conf->statedir, a->id,
+	    validation ? ".validate" : "");
+}
+
+void
+attempt_part_time(struct attempt *a, enum attempt_part p, uint64_t ms)
+{
+	if (p >= 0 && p < PART_MAX)
+		a->part_ms[p] = (int64_t)ms;
+}

@@ -4,7 +4,7 @@
  * misbehave.  Star topology: each child has one channel, to us.
  * Transport only: what a child's messages mean, and what its coming
  * up or going away means, is the row of its kind in factoryd.c's
- * child_handler() table.
+ * child_handlers table.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -43,6 +43,43 @@ static const char *
 child_name(struct child *c)
 {
 	return (factory_procs[c->id].name);
+}
+
+/*
+ * Who answers for what: the child handlers and the reapers of pids
+ * that are not children (a run's pid 1, a setup store, an image walk)
+ * are given by the file that wires the parent together (factoryd.c),
+ * so that this file, below them all, never calls up into them.
+ */
+static const struct child_handler *handlers;
+static size_t		 nhandlers;
+static int		(*reapers[PROC_REAPERS_MAX])(pid_t, int);
+static int		 nreapers;
+
+void
+proc_handlers(const struct child_handler *tab, size_t n)
+{
+	handlers = tab;
+	nhandlers = n;
+}
+
+void
+proc_reaper(int (*fn)(pid_t, int))
+{
+	if (nreapers == PROC_REAPERS_MAX)
+		fatalx("proc_reaper: too many");
+	reapers[nreapers++] = fn;
+}
+
+static const struct child_handler *
+child_handler(enum factory_procid id)
+{
+	size_t	 i;
+
+	for (i = 0; i < nhandlers; i++)
+		if (handlers[i].id == id)
+			return (&handlers[i]);
+	return (NULL);
 }
 
 void
@@ -351,8 +388,10 @@ proc_reap(void)
 			if (env->children[i].pid == pid)
 				c = &env->children[i];
 		if (c == NULL) {
-			if (!image_walk_reap(pid, status) &&
-			    !run_reap(pid, status))
+			for (i = 0; i < nreapers; i++)
+				if (reapers[i](pid, status))
+					break;
+			if (i == nreapers)
 				log_debug("reaped pid %d", (int)pid);
 			continue;
 		}

@@ -154,8 +154,8 @@ attempt_reconcile(struct ctl_conn *c)
 	struct timeval	 tv;
 
 	/* One waiting client at a time: a second would strand the first. */
-	if (c != NULL && control_wait_count(CTL_WAIT_RECONCILE) > 0) {
-		control_fail(c, "a reconcile is already running, try again");
+	if (c != NULL && reply_wait_count(CTL_WAIT_RECONCILE) > 0) {
+		reply_fail(c, "a reconcile is already running, try again");
 		return;
 	}
 	if (!ev_reconcile_set) {
@@ -169,11 +169,11 @@ attempt_reconcile(struct ctl_conn *c)
 	if (proc_compose_json(PROC_RECONCILER, IMSG_INVENTORY_REQ, -1,
 	    json_object()) == -1) {
 		if (c != NULL)
-			control_fail(c, "reconciler not running, try again");
+			reply_fail(c, "reconciler not running, try again");
 		return;
 	}
 	if (c != NULL)
-		pending_ctl = control_wait(c, CTL_WAIT_RECONCILE, NULL, NULL);
+		pending_ctl = reply_wait(c, CTL_WAIT_RECONCILE, NULL, NULL);
 }
 
 /* Ended and torn down (or being): its resources may go. */
@@ -479,10 +479,10 @@ rc_answer(void)
 
 	if (pending_out == NULL || !TAILQ_EMPTY(&cgremovals))
 		return;
-	if (pending_ctl != 0 && (c = control_wait_take(pending_ctl,
+	if (pending_ctl != 0 && (c = reply_wait_take(pending_ctl,
 	    CTL_WAIT_RECONCILE, NULL)) != NULL) {
 		json_object_set(pending_out, "actions", last_actions);
-		control_send_obj(c, pending_out);
+		reply_obj(c, pending_out);
 	} else
 		json_decref(pending_out);
 	pending_out = NULL;
@@ -508,9 +508,9 @@ attempt_inventory(json_t *inv)
 		log_warnx("reconciler: IMSG_INVENTORY refused: %s", err);
 		invmsg_free(&m);
 		if (pending_out == NULL && pending_ctl != 0 &&
-		    (c = control_wait_take(pending_ctl, CTL_WAIT_RECONCILE,
+		    (c = reply_wait_take(pending_ctl, CTL_WAIT_RECONCILE,
 		    NULL)) != NULL)
-			control_fail(c, "the reconciler sent a malformed "
+			reply_fail(c, "the reconciler sent a malformed "
 			    "inventory and is restarted: %s", err);
 		if (pending_out == NULL)
 			pending_ctl = 0;
@@ -551,9 +551,9 @@ reconcile_child_lost(void)
 
 	if (pending_out != NULL || pending_ctl == 0)
 		return;
-	if ((c = control_wait_take(pending_ctl, CTL_WAIT_RECONCILE,
+	if ((c = reply_wait_take(pending_ctl, CTL_WAIT_RECONCILE,
 	    NULL)) != NULL)
-		control_fail(c, "the reconciler died before it answered; it "
+		reply_fail(c, "the reconciler died before it answered; it "
 		    "is restarted, try again");
 	pending_ctl = 0;
 }

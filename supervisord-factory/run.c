@@ -406,8 +406,6 @@ run_reap(pid_t pid, int status)
 	char		 err[512];
 	int		 i;
 
-	if (shell_reap(pid, status) || setup_reap(pid, status))
-		return (1);
 	for (i = 0; i < (int)(sizeof(runs) / sizeof(runs[0])); i++)
 		if (runs[i] != NULL && runs[i]->sb.pid == pid) {
 			r = runs[i];

@@ -193,12 +193,12 @@ shell_attempt(struct ctl_conn *c, const char *id)
 	struct attempt	*a;
 
 	if ((a = attempt_find(id)) == NULL) {
-		control_fail(c, "%s: no such attempt", id);
+		reply_fail(c, "%s: no such attempt", id);
 		return (NULL);
 	}
 	if (a->state != AS_RUNNING || a->run == NULL || !a->run->active ||
 	    a->run->validation) {
-		control_fail(c, "%s is %s: only a running attempt's sandbox "
+		reply_fail(c, "%s is %s: only a running attempt's sandbox "
 		    "can be entered", a->id, attempt_state_name(
 		    a->outcome != AS_MAX ? a->outcome : a->state));
 		return (NULL);
@@ -238,11 +238,11 @@ shell_request(struct ctl_conn *c, struct imsg *imsg)
 	struct shell	*sh;
 
 	if (c->shell != NULL) {
-		control_fail(c, "a shell is already open on this connection");
+		reply_fail(c, "a shell is already open on this connection");
 		return;
 	}
 	if (nshells >= SHELL_MAX) {
-		control_fail(c, "too many shells open (%d)", SHELL_MAX);
+		reply_fail(c, "too many shells open (%d)", SHELL_MAX);
 		return;
 	}
 	if ((sh = calloc(1, sizeof(*sh))) == NULL)
@@ -252,7 +252,7 @@ shell_request(struct ctl_conn *c, struct imsg *imsg)
 	TAILQ_INSERT_TAIL(&shells, sh, entry);
 	nshells++;
 	if (shell_parse(sh, imsg) == -1) {
-		control_fail(c, "bad shell request: an attempt id, then an "
+		reply_fail(c, "bad shell request: an attempt id, then an "
 		    "absolute argv");
 		shell_free(sh);
 		return;
@@ -610,7 +610,7 @@ shell_start(struct ctl_conn *c, struct shell *sh)
 	json_decref(argv0);
 	log_warnx("%s: shell for uid %u refused: %s", a->id,
 	    (unsigned)sh->uid, err);
-	control_fail(c, "%s: shell: %s", a->id, err);
+	reply_fail(c, "%s: shell: %s", a->id, err);
  fail:
 	c->shell = NULL;
 	shell_free(sh);
@@ -627,7 +627,7 @@ shell_fd(struct ctl_conn *c, struct imsg *imsg)
 	    !shell_tty_ok(&sh->tty) || !shell_relay_ok(fd)) {
 		if (fd != -1)
 			close(fd);
-		control_fail(c, "bad shell terminal: a struct ctl_shell_tty "
+		reply_fail(c, "bad shell terminal: a struct ctl_shell_tty "
 		    "and a unix seqpacket socket");
 		if (sh != NULL && sh->pid == 0) {
 			c->shell = NULL;
@@ -753,9 +753,9 @@ shell_finish(struct shell *sh)
 {
 	struct ctl_conn	*c;
 
-	if (sh->connid != 0 && (c = control_byid(sh->connid)) != NULL) {
+	if (sh->connid != 0 && (c = reply_conn(sh->connid)) != NULL) {
 		c->shell = NULL;
-		control_send_obj(c, json_pack("{s:s, s:i}", "id", sh->id,
+		reply_obj(c, json_pack("{s:s, s:i}", "id", sh->id,
 		    "status", sh->status));
 	}
 	shell_free(sh);
