@@ -251,7 +251,7 @@ attempt_after_published(struct attempt *a)
 {
 	if (a->cohort[0] != '\0') {
 		crashpoint("parent:cohort-published");
-		cohort_published(a);
+		report_published(a);
 	}
 	attempt_teardown(a);
 }
@@ -1991,7 +1991,7 @@ attempt_publish(struct attempt *a)
 			    "nowhere", a->id, repo->name);
 			attempt_teardown(a);
 			if (a->cohort[0] != '\0')
-				cohort_published(a);
+				report_published(a);
 			return;
 		}
 		if (attempt_transition(a, "publishing", NULL, NULL) == -1)
@@ -2029,7 +2029,7 @@ attempt_publish(struct attempt *a)
 		strlcpy(g->ca, repo->github.ca, sizeof(g->ca));
 	}
 	attest_publish_fill(a, &m, now_ms());
-	if (a->cohort[0] != '\0' && cohort_publish_fill(a, &m) == -1)
+	if (a->cohort[0] != '\0' && report_publish_fill(a, &m) == -1)
 		fatal("%s: supersede list", a->id);
 	if (proc_compose_msg(PROC_PUBLISHER, IMSG_PUBLISH, MSG_PUBLISH, bfd,
 	    &m, err, sizeof(err)) == 0) {
@@ -3181,15 +3181,6 @@ attempt_json(struct attempt *a)
 	if (a->m->tenant[0] != '\0')
 		json_object_set_new(o, "tenant", json_string(a->m->tenant));
 	return (o);
-}
-
-/* The reconciler found and removed a leftover of this attempt. */
-void
-attempt_record_reaped(struct attempt *a, const char *kind, const char *what,
-    int removed)
-{
-	(void)attempt_transition(a, "reaped", json_pack("{s:s, s:s, s:b}",
-	    "resource", kind, "what", what, "removed", removed), NULL);
 }
 
 /*

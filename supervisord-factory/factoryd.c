@@ -41,6 +41,12 @@ static void		factoryd_nofile(const struct factoryd_conf *);
 static int		factoryd_open_binaries(const char *, int *, int *,
 			    char *, size_t);
 
+/* What the parts below report, and who acts on it (report.c). */
+static const struct reports reports = {
+	attempt_note,		attempt_schedule,	attempt_run_done,
+	attempt_setup_stored,	cohort_published,	cohort_publish_fill,
+};
+
 /* The parent's side of each kind of child (vmd's shape). */
 static const struct child_handler child_handlers[] = {
 	{ PROC_WORKER,		dispatch_worker,	worker_ready,
@@ -216,6 +222,7 @@ main(int argc, char *argv[])
 	if (keys_load() == -1)
 		factoryd_fatal_start("keys: cannot start without the signing "
 		    "keys");
+	report_init(&reports);
 	if (attempt_init(errbuf, sizeof(errbuf)) == -1)
 		factoryd_fatal_start("journal: %s", errbuf);
 	factoryd_nofile(conf);

@@ -441,8 +441,6 @@ int	 verifier_busy(struct child *);
 int	 publisher_busy(struct child *);
 void	 attempt_reconcile(struct ctl_conn *);
 void	 attempt_note(struct attempt *, const char *, json_t *);
-void	 attempt_record_reaped(struct attempt *, const char *, const char *,
-	    int);
 
 /* attempt.c, for cohort.c */
 void	 attempt_submit_n(struct ctl_conn *, struct imsg *);
@@ -666,6 +664,26 @@ int	 reply_busy(struct ctl_conn *);
 int	 control_init(const char *, int (*)(char *, size_t));
 void	 control_cleanup(const char *);
 int	 control_nofile(void);
+
+/*
+ * report.c: how a part below tells the one above; the table is
+ * factoryd.c's (report_init), each entry the function that acts.
+ */
+struct reports {
+	void	(*note)(struct attempt *, const char *, json_t *);
+	void	(*schedule)(void);
+	void	(*run_done)(struct run *);
+	void	(*setup_stored)(struct attempt *, int, const char *);
+	void	(*published)(struct attempt *);
+	int	(*publish_fill)(const struct attempt *, struct msg_publish *);
+};
+void	 report_init(const struct reports *);
+void	 report_note(struct attempt *, const char *, json_t *);
+void	 report_schedule(void);
+void	 report_run_done(struct run *);
+void	 report_setup_stored(struct attempt *, int, const char *);
+void	 report_published(struct attempt *);
+int	 report_publish_fill(const struct attempt *, struct msg_publish *);
 
 /* metrics.c */
 void	 metrics_init(void);

@@ -662,7 +662,7 @@ gateway_ready(struct child *c)
 	gateway_configure();
 	TAILQ_FOREACH(gw, &gateways, entry)
 		gw_send(gw);
-	child_ready(c);
+	report_schedule();
 }
 
 static struct gw_endpoint *
@@ -926,7 +926,7 @@ gw_tally_flush(const char *id, int end)
 			    "status", (int)t->status,
 			    "outcome", gw_outcome_name(t->outcome),
 			    "tenant", a->m->tenant);
-			attempt_note(a, "model", facts);
+			report_note(a, "model", facts);
 		}
 		t->n = t->tokens_in = t->tokens_out = t->cost_uusd = 0;
 	}
@@ -1008,7 +1008,7 @@ gw_usage(struct imsg *imsg, char *why, size_t whylen)
 		    u.path[0] != '\0' ? u.path : "-"));
 		json_object_set_new(facts, "reason", json_string(u.reason));
 	}
-	attempt_note(a, "model", facts);
+	report_note(a, "model", facts);
 	return (0);
 }
 

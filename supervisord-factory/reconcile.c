@@ -192,7 +192,8 @@ act(struct attempt *a, const char *kind, const char *what, int ok)
 		    "removed", ok));
 	log_info("%s: reconcile: %s leftover %s %s", a->id, kind, what,
 	    ok ? "removed" : "could not be removed");
-	attempt_record_reaped(a, kind, what, ok);
+	report_note(a, "reaped", json_pack("{s:s, s:s, s:b}", "resource",
+	    kind, "what", what, "removed", ok));
 }
 
 /* Our own path of an attempt's directory, from its checked id. */

@@ -390,7 +390,7 @@ run_destroyed(void *arg, int rc, const char *err)
 		log_warnx("%s: sandbox teardown: %s", r->attempt->id, err);
 	if (r->logpipe != -1)
 		run_log_cb(r->logpipe, EV_READ, r);
-	attempt_run_done(r);
+	report_run_done(r);
 }
 
 /*

@@ -1692,8 +1692,8 @@ setup_job_end(struct setup_job *j)
 	setup_rm_start(j->tmp);
 	free(j);
 	rc = setup_done(a, rc);
-	attempt_setup_stored(a, rc, err);
-	attempt_schedule();
+	report_setup_stored(a, rc, err);
+	report_schedule();
 }
 
 static void

@@ -583,7 +583,7 @@ shell_start(struct ctl_conn *c, struct shell *sh)
 	spec.nofile = SHELL_NOFILE;
 	/* Into the evidence before it exists: who, with what (escaped), where. */
 	argv0 = esc_json_str(sh->argv[0]);
-	attempt_note(a, "shell", json_pack("{s:s, s:i, s:O, s:s}", "event",
+	report_note(a, "shell", json_pack("{s:s, s:i, s:O, s:s}", "event",
 	    "enter", "uid", (int)sh->uid, "argv0", argv0, "cgroup",
 	    sh->cgdir));
 	if (shell_spawn(sh, a, &spec, home + 5, err, sizeof(err)) == -1)
@@ -866,7 +866,7 @@ shell_reap(pid_t pid, int status)
 	log_info("%s: shell of uid %u ended, status %d", sh->id,
 	    (unsigned)sh->uid, code);
 	if ((a = attempt_find(sh->id)) != NULL)
-		attempt_note(a, "shell", json_pack("{s:s, s:i, s:i}", "event",
+		report_note(a, "shell", json_pack("{s:s, s:i, s:i}", "event",
 		    "exit", "uid", (int)sh->uid, "status", code));
 	/* Its last output, then the status. */
 	shell_ev(sh, ON_MW, 0);
