@@ -7,8 +7,10 @@
  */
 #include <sys/types.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "factoryd.h"
 #include "log.h"
@@ -828,4 +830,37 @@ attempt_part_time(struct attempt *a, enum attempt_part p, uint64_t ms)
 {
 	if (p >= 0 && p < PART_MAX)
 		a->part_ms[p] = (int64_t)ms;
+}
+
+/*
+ * Ids "P-YYYYMMDD-NNNN" (attempts, cohorts), unique: on a new day the
+ * counter starts after the highest number highest() finds of that day.
+ */
+void
+dayseq_next(struct dayseq *d, char prefix, unsigned (*highest)(const char *),
+    char *buf, size_t len)
+{
+	char		 day[9];
+	time_t		 t = time(NULL);
+	struct tm	 tm;
+
+	gmtime_r(&t, &tm);
+	strftime(day, sizeof(day), "%Y%m%d", &tm);
+	if (strcmp(day, d->day) != 0) {
+		strlcpy(d->day, day, sizeof(d->day));
+		d->next = highest(day) + 1;
+	}
+	snprintf(buf, len, "%c-%s-%04u", prefix, day, d->next++);
+}
+
+/* The number of id "P-DAY-NNNN" if it is of day, else 0. */
+unsigned
+dayseq_number(const char *id, const char *day)
+{
+	unsigned	 n;
+
+	if (strlen(id) < 12 || strncmp(id + 2, day, 8) != 0 ||
+	    sscanf(id + 11, "%u", &n) != 1)
+		return (0);
+	return (n);
 }
