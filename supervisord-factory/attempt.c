@@ -1,6 +1,9 @@
 /*
- * Attempts: their journal, their receipts, their scheduling and the
- * dispatch of their children's messages.
+ * The attempts' core: each transition journaled and signed, and the
+ * steps it authorizes (scheduling, provisioning, the agent's run,
+ * collect, verify, publish, teardown).  What drives it sits above:
+ * the children's messages (dispatch.c), submission and recovery
+ * (submit.c), the control requests (control.c).
  *
  * Every transition is one journal record holding one signed receipt;
  * the record is fsynced before the step it authorizes has any effect,
@@ -29,35 +32,15 @@
 #include "receipt.h"
 #include "toolchain.h"
 
-/*
- * Free space the state dir keeps for the attempts already accepted:
- * below it, new submissions are refused, before anything is journaled.
- */
-#define STATE_RESERVE	(1024 * 1024)
+#include "attempt.h"
+
 
 static void	attempt_provision(struct attempt *);
-static void	attempt_send_provision(struct attempt *);
 static int	attempt_mount_tree(struct attempt *, char *, size_t);
-static int	attempt_mount_checkout(struct attempt *, uid_t, char *, size_t);
 static void	attempt_send_worker(struct attempt *, uint32_t, enum msg_kind,
 		    const void *, char *, size_t);
-static void	attempt_collect(struct attempt *);
-static int	attempt_cleanup_sandboxes(struct attempt *, int);
-static int	attempt_held_by_worker(struct attempt *);
-static void	attempt_start_agent(struct attempt *);
 static int	attempt_baseline_checked(struct attempt *, char *, size_t);
-static int	attempt_pchecked(struct child *, struct attempt *,
-		    const struct msg_pchecked *, char *, size_t);
 static struct child *verifier_free(void);
-static int	child_index(struct child *);
-static void	attempt_new_lease(struct attempt *, const char *, int);
-static void	attempt_verify(struct attempt *);
-static void	attempt_publish(struct attempt *);
-static int	attempt_transition(struct attempt *, const char *, json_t *,
-		    json_t *);
-static void	attempt_teardown(struct attempt *);
-static void	attempt_fail(struct attempt *, const char *, const char *,
-		    ...) __attribute__((__format__ (printf, 3, 4)));
 static void	attempt_stall(struct attempt *, const char *, const char *,
 		    json_t *);
 static void	attempt_after_exit(struct attempt *);
@@ -72,11 +55,6 @@ static void	attempt_after_exit(struct attempt *);
 #define TEARDOWN_KILL_MS	20
 #define TEARDOWN_KILL_LOOKS	3
 
-#define CLEANUP_TRY	0	/* attempt_cleanup_sandboxes(): how */
-#define CLEANUP_LAST	1
-#define CLEANUP_LATER	2
-
-static struct dayseq	 attempt_ids;
 
 static json_t *
 usage_json(const struct sandbox_usage *u)
@@ -93,7 +71,7 @@ usage_json(const struct sandbox_usage *u)
  * Append a receipt line to the attempt's journal and chain, then apply
  * it.  -1 if the journal refused it (disk full): nothing changed.
  */
-static int
+int
 attempt_commit(struct attempt *a, const char *line, json_t *extra)
 {
 	json_t			*rec, *r;
@@ -137,7 +115,7 @@ attempt_commit(struct attempt *a, const char *line, json_t *extra)
  * A transition decided by the parent: checked against the table,
  * signed with the receipt key, journaled, applied.  facts is stolen.
  */
-static int
+int
 attempt_transition(struct attempt *a, const char *kind, json_t *facts,
     json_t *extra)
 {
@@ -164,7 +142,7 @@ attempt_transition(struct attempt *a, const char *kind, json_t *facts,
 	return (ret);
 }
 
-static void
+void
 attempt_fail(struct attempt *a, const char *kind, const char *fmt, ...)
 {
 	va_list	 ap;
@@ -239,14 +217,13 @@ attempt_stall(struct attempt *a, const char *kind, const char *line,
 	}
 }
 
-static void	attempt_verdict_next(struct attempt *);
 
 /*
  * Published, in the journal: a cohort's other members go (they waited
  * for this), then the attempt's own teardown.  Every path to published
  * comes here, the one that waited for journal space too.
  */
-static void
+void
 attempt_after_published(struct attempt *a)
 {
 	if (a->cohort[0] != '\0') {
@@ -334,62 +311,6 @@ attempt_unstall_cb(int fd, short event, void *arg)
 	attempt_schedule();
 }
 
-/*
- * After replay, each attempt is driven on from its last journaled state
- * when that can be done without trusting anything that died with the
- * old parent, and fails with a reason otherwise.  Its leftover
- * sandboxes (their processes died with us: pid 1 of each has the
- * parent-death signal) are removed by their exact cgroup paths first.
- */
-void
-attempt_recover(void)
-{
-	struct attempt	*a;
-
-	TAILQ_FOREACH(a, &env->attempts, entry) {
-		if (a->torn_down || a->state == AS_QUEUED)
-			continue;
-		(void)attempt_cleanup_sandboxes(a, CLEANUP_LATER);
-		switch (a->state) {
-		case AS_PROVISIONING:
-			attempt_new_lease(a, "factoryd restarted", 0);
-			break;
-		case AS_READY:
-			/* Provisioned; the agent never ran. */
-			attempt_start_agent(a);
-			break;
-		case AS_RUNNING:
-			if (a->exit_status == -1)
-				attempt_fail(a, "failed", "agent interrupted: "
-				    "factoryd restarted while it ran");
-			else
-				attempt_new_lease(a, "factoryd restarted", 0);
-			break;
-		case AS_VERIFYING:
-			/* A fresh verifier starts over from the bundle. */
-			a->reverify = 1;
-			break;
-		case AS_VERIFIED:
-			if (a->cohort[0] != '\0')
-				cohort_member_verified(a);
-			else if (a->m->approval == APPROVAL_AUTO ||
-			    a->approved)
-				attempt_publish(a);
-			break;
-		case AS_SELECTABLE:
-		case AS_SELECTED:
-			break;		/* cohort_recover() goes on */
-		case AS_RESULT_READY:
-		case AS_PUBLISHING:
-			break;		/* attempt_schedule() goes on */
-		default:
-			attempt_teardown(a);
-			break;
-		}
-	}
-	cohort_recover();
-}
-
 int
 attempt_init(char *err, size_t errlen)
 {
@@ -437,507 +358,6 @@ attempt_init(char *err, size_t errlen)
 	log_info("journal: %llu records replayed",
 	    (unsigned long long)journal_seq(env->journal));
 	return (0);
-}
-
-static unsigned
-attempt_highest(const char *day)
-{
-	struct attempt	*a;
-	unsigned	 n, max = 0;
-
-	TAILQ_FOREACH(a, &env->attempts, entry)
-		if ((n = dayseq_number(a->id, day)) > max)
-			max = n;
-	return (max);
-}
-
-static void
-attempt_newid(char *buf, size_t len)
-{
-	dayseq_next(&attempt_ids, 'a', attempt_highest, buf, len);
-}
-
-/*
- * Submission, in two steps: the manifest is parsed and checked here;
- * the worker resolves the baseline to a commit id; then the attempt
- * exists (journaled with its frozen manifest) and the client hears its
- * id.  In between the submission waits in control.c's table, by its
- * connection: a client that leaves before the journal has it leaves
- * no attempt (pending_drop), one that leaves after cancels nothing.
- */
-struct pending {
-	TAILQ_ENTRY(pending)	 entry;		/* in resolving */
-	struct msg_resolve	 rq;		/* what the worker is asked */
-	int			 sent;		/* times handed to a worker */
-	pid_t			 to;		/* the worker it went to last */
-	uid_t			 uid;
-	char			*raw;
-	size_t			 len;
-	struct manifest		*m;
-	char			 image[IMAGE_HEXLEN + 1];	/* "": host */
-	char			 toolchain[SHA256_HEX_LEN + 1];	/* "": none */
-	int			 cohort_n;	/* submit -n, or cohort: size */
-};
-
-/*
- * Submissions whose baseline is with the worker, or waiting for one: a
- * worker restarted by a reload (or after a crash) gets them again when
- * it says hello, so a submission during a reload waits instead of
- * failing.  Bounded by the control wait's own deadline and by
- * PENDING_MAX; resolving is read-only, so asking twice is harmless,
- * but a baseline on which a worker died twice is refused.
- */
-#define PENDING_MAX	256
-#define PENDING_SENDS	2
-static TAILQ_HEAD(, pending)	 resolving =
-    TAILQ_HEAD_INITIALIZER(resolving);
-static size_t			 nresolving;
-
-static int	pending_send(struct pending *);
-static void	pending_lost(struct child *);
-
-static void
-pending_drop(void *arg)
-{
-	struct pending	*p = arg;
-
-	if (p->rq.req != 0) {
-		TAILQ_REMOVE(&resolving, p, entry);
-		nresolving--;
-	}
-
-	free(p->raw);
-	if (p->m != NULL)
-		manifest_free(p->m);
-	free(p);
-}
-
-/*
- * The manifest's environment against the policy, resolved: the image's
- * digest and the toolchain digest into p.  -1 and the refusal in err.
- */
-static int
-attempt_environment(const char *name, const struct conf_repo *repo,
-    const struct manifest *m, struct pending *p, char *err, size_t errlen)
-{
-	struct conf_envpolicy	 pol;
-	char			 why[CONF_ERRLEN], root[PATH_MAX];
-	int			 pinned, fd;
-
-	conf_envpolicy(env->conf, repo, &pol);
-	if (m->image[0] == '\0') {
-		if (pol.host_root)
-			return (0);
-		snprintf(err, errlen, "%s: environment: missing: an image is "
-		    "required for repository %s (host-root: deny)", name,
-		    repo->name);
-		return (-1);
-	}
-	if (image_resolve(m->image, p->image, &pinned, why, sizeof(why)) ==
-	    -1) {
-		snprintf(err, errlen, "%s: environment.image: %s", name, why);
-		return (-1);
-	}
-	if (!pinned && pol.require_digest) {
-		snprintf(err, errlen, "%s: environment.image: %s: no digest, "
-		    "refused by require-digest: yes (write %s@sha256:%s)",
-		    name, m->image, m->image, p->image);
-		return (-1);
-	}
-	if (m->toolchain == NULL)
-		return (0);
-	if (image_rootfs(p->image, root, sizeof(root)) == -1 ||
-	    (fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "%s: environment.image: sha256:%s: no "
-		    "rootfs", name, p->image);
-		return (-1);
-	}
-	/* A path that is not in the image can never run: refused now. */
-	if (toolchain_digest(fd, m->toolchain, p->toolchain, why,
-	    sizeof(why)) == -1) {
-		close(fd);
-		snprintf(err, errlen, "%s: environment.%s", name, why);
-		return (-1);
-	}
-	close(fd);
-	return (0);
-}
-
-static void	submit_common(struct ctl_conn *, struct ibuf *, int);
-
-void
-attempt_submit(struct ctl_conn *c, struct imsg *imsg)
-{
-	struct ibuf	 ib;
-
-	if (imsg_get_ibuf(imsg, &ib) == -1) {
-		reply_fail(c, "submit: empty manifest");
-		return;
-	}
-	submit_common(c, &ib, 0);
-}
-
-/* submit -n N: a cohort of N members (factoryctl(8)). */
-void
-attempt_submit_n(struct ctl_conn *c, struct imsg *imsg)
-{
-	struct ibuf	 ib;
-	uint32_t	 n;
-
-	if (imsg_get_ibuf(imsg, &ib) == -1 || ibuf_get_n32(&ib, &n) == -1) {
-		reply_fail(c, "submit: bad cohort request");
-		return;
-	}
-	if (n < 2 || n > (uint32_t)env->conf->max_cohort) {
-		reply_fail(c, "submit: -n %u: a cohort has 2 to %d members "
-		    "(max-cohort)", n, env->conf->max_cohort);
-		return;
-	}
-	submit_common(c, &ib, (int)n);
-}
-
-/*
- * The cohort's size, from -n or the manifest's cohort: (both: they
- * must agree), within max-cohort.  -1 and why in err.
- */
-static int
-submit_cohort_size(const char *name, const struct manifest *m, int n,
-    char *err, size_t errlen)
-{
-	if (n > 0 && m->cohort_size > 0 && n != m->cohort_size) {
-		snprintf(err, errlen, "%s: cohort: size %d, but -n %d", name,
-		    m->cohort_size, n);
-		return (-1);
-	}
-	if (n == 0)
-		n = m->cohort_size;
-	if (n > env->conf->max_cohort) {
-		snprintf(err, errlen, "%s: cohort: size %d is more than the "
-		    "max-cohort of %d: not accepted", name, n,
-		    env->conf->max_cohort);
-		return (-1);
-	}
-	return (n);
-}
-
-/*
- * A cohort's variants may each grant another model: each member's
- * manifest, as it will run, is admitted as a lone manifest would be.
- */
-static int
-submit_admit_variants(const char *name, const struct conf_repo *repo,
-    const struct pending *p, char *err, size_t errlen)
-{
-	struct manifest	*mm;
-	int		 i, ret = 0;
-
-	for (i = 0; ret == 0 && i < p->m->cohort_nvariants; i++) {
-		if (manifest_parse_member(name, p->raw, p->len, i, &mm, err,
-		    errlen) == -1)
-			return (-1);
-		ret = gateway_admit(name, repo, mm, err, errlen);
-		manifest_free(mm);
-	}
-	return (ret);
-}
-
-static void
-submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
-{
-	struct ibuf		 ib = *ibp;
-	struct statvfs		 vfs;
-	struct pending		*p;
-	struct conf_repo	*repo;
-	struct manifest		*m;
-	char			 name[PATH_MAX], err[CONF_ERRLEN];
-	char			 sz1[32], sz2[32];
-	size_t			 len;
-
-	if (ibuf_get_string(&ib, name, sizeof(name)) == -1 ||
-	    (len = ibuf_size(&ib)) == 0) {
-		reply_fail(c, "submit: empty manifest");
-		return;
-	}
-	if (manifest_parse(name, ibuf_data(&ib), len, &m, err,
-	    sizeof(err)) == -1) {
-		reply_fail(c, "%s", err);
-		return;
-	}
-	if ((cohort_n = submit_cohort_size(name, m, cohort_n, err,
-	    sizeof(err))) == -1) {
-		reply_fail(c, "%s", err);
-		manifest_free(m);
-		return;
-	}
-	if ((repo = conf_repo(env->conf, m->repository)) == NULL) {
-		reply_fail(c, "%s: repository: \"%s\" is not a repository "
-		    "of this factoryd", name, m->repository);
-		manifest_free(m);
-		return;
-	}
-	if (m->limits.disk > env->conf->disk_max) {
-		reply_fail(c, "%s: limits: disk: %s is more than the %s "
-		    "attempt-disk max: not accepted", name,
-		    conf_size(m->limits.disk, sz1, sizeof(sz1)),
-		    conf_size(env->conf->disk_max, sz2, sizeof(sz2)));
-		manifest_free(m);
-		return;
-	}
-	if (statvfs(env->conf->statedir, &vfs) == 0 &&
-	    (uint64_t)vfs.f_bavail * vfs.f_frsize < STATE_RESERVE) {
-		reply_fail(c, "state-dir %s: %llu KiB free, less than the "
-		    "%d KiB kept in reserve: not accepted",
-		    env->conf->statedir, (unsigned long long)vfs.f_bavail *
-		    vfs.f_frsize / 1024, STATE_RESERVE / 1024);
-		manifest_free(m);
-		return;
-	}
-	if (!journal_reserve_held(env->journal)) {
-		reply_fail(c, "state-dir %s: the journal cannot keep its "
-		    "%zu KiB in reserve: not accepted", env->conf->statedir,
-		    journal_reserve_size(env->journal) / 1024);
-		manifest_free(m);
-		return;
-	}
-	if ((p = calloc(1, sizeof(*p))) == NULL ||
-	    (p->raw = malloc(len + 1)) == NULL)
-		fatal(NULL);
-	memcpy(p->raw, ibuf_data(&ib), len);
-	p->raw[len] = '\0';
-	if (strlen(p->raw) != len) {
-		reply_fail(c, "%s: manifest contains a NUL byte", name);
-		free(p->raw);
-		free(p);
-		manifest_free(m);
-		return;
-	}
-	p->len = len;
-	p->m = m;
-	if (attempt_environment(name, repo, m, p, err, sizeof(err)) == -1) {
-		reply_fail(c, "%s", err);
-		pending_drop(p);
-		return;
-	}
-	if (gateway_admit(name, repo, m, err, sizeof(err)) == -1 ||
-	    submit_admit_variants(name, repo, p, err, sizeof(err)) == -1) {
-		reply_fail(c, "%s", err);
-		pending_drop(p);
-		return;
-	}
-	p->uid = c->uid;
-	p->cohort_n = cohort_n;
-	if (nresolving >= PENDING_MAX) {
-		reply_fail(c, "%zu submissions are waiting for the worker: "
-		    "not accepted, try again", nresolving);
-		pending_drop(p);
-		return;
-	}
-	strlcpy(p->rq.repo, repo->path, sizeof(p->rq.repo));
-	strlcpy(p->rq.ref, m->baseline, sizeof(p->rq.ref));
-	p->rq.req = reply_wait(c, CTL_WAIT_SUBMIT, p, pending_drop);
-	TAILQ_INSERT_TAIL(&resolving, p, entry);
-	nresolving++;
-	pending_send(p);
-}
-
-/*
- * To the worker; not running (restarting after a reload or a crash):
- * it stays in resolving, and worker_ready() sends it.  -1 only if it
- * was refused and answered.
- */
-static int
-pending_send(struct pending *p)
-{
-	struct ctl_conn	*c;
-	char		 err[CONF_ERRLEN];
-
-	struct child	*w;
-
-	if (proc_compose_msg(PROC_WORKER, IMSG_RESOLVE, MSG_RESOLVE, -1,
-	    &p->rq, err, sizeof(err)) == 0) {
-		w = proc_find(PROC_WORKER, 0);
-		p->to = w != NULL ? w->pid : 0;
-		p->sent++;
-		return (0);
-	}
-	if (errno == EAGAIN && !env->shutting_down) {
-		log_debug("submission %u waits for the worker", p->rq.req);
-		return (0);
-	}
-	if ((c = reply_wait_take(p->rq.req, CTL_WAIT_SUBMIT, NULL)) != NULL)
-		reply_fail(c, "%s", errno == EAGAIN ?
-		    "worker not running: factoryd is shutting down" : err);
-	pending_drop(p);
-	return (-1);
-}
-
-/*
- * The environment as receipts say it: the image and toolchain digests,
- * or "host (floating)".  ref is what the manifest wrote, if known.
- */
-static json_t *
-env_facts(const char *image, const char *toolchain, const char *ref)
-{
-	json_t	*o;
-	char	 buf[80];
-
-	if (image[0] == '\0')
-		return (json_string("host (floating)"));
-	if (strncmp(image, "sha256:", 7) == 0)
-		image += 7;
-	if (strncmp(toolchain, "sha256:", 7) == 0)
-		toolchain += 7;
-	snprintf(buf, sizeof(buf), "sha256:%s", image);
-	if ((o = json_pack("{s:s}", "image", buf)) == NULL)
-		fatal(NULL);
-	if (ref != NULL)
-		json_object_set_new(o, "ref", json_string(ref));
-	if (toolchain[0] != '\0') {
-		snprintf(buf, sizeof(buf), "sha256:%s", toolchain);
-		json_object_set_new(o, "toolchain", json_string(buf));
-	} else
-		json_object_set_new(o, "toolchain", json_null());
-	return (o);
-}
-
-/*
- * One attempt journaled: its frozen manifest (raw, copied) as m parsed
- * it (m is taken), its baseline, and for a cohort's member the cohort
- * and its variant.  NULL if the journal refused it: nothing exists.
- */
-static struct attempt *
-attempt_member(const struct pending *p, struct manifest *m, const char *oid,
-    const char *cohort, int variant)
-{
-	struct attempt	*a;
-	char		 id[ATTEMPT_ID_MAX], hex[SHA256_HEX_LEN + 1];
-	json_t		*facts, *extra;
-
-	attempt_newid(id, sizeof(id));
-	a = lifecycle_new(&env->attempts, env->conf->statedir, id);
-	if ((a->manifest_raw = strdup(p->raw)) == NULL)
-		fatal(NULL);
-	a->manifest_len = p->len;
-	a->m = m;
-	sha256_hex(a->manifest_raw, a->manifest_len, hex);
-	facts = json_pack("{s:s, s:s, s:s, s:s, s:i}",
-	    "manifest_digest", "", "repository", a->m->repository,
-	    "baseline", oid, "requested", a->m->baseline,
-	    "submitter", (int)p->uid);
-	snprintf(a->digest, sizeof(a->digest), "sha256:%s", hex);
-	json_object_set_new(facts, "manifest_digest", json_string(a->digest));
-	json_object_set_new(facts, "environment", env_facts(p->image,
-	    p->toolchain, a->m->image));
-	if (cohort != NULL) {
-		json_object_set_new(facts, "cohort", json_string(cohort));
-		json_object_set_new(facts, "variant", json_integer(variant));
-	}
-	extra = json_pack("{s:s}", "manifest", a->manifest_raw);
-	if (attempt_transition(a, "submitted", facts, extra) == -1) {
-		json_decref(extra);
-		TAILQ_REMOVE(&env->attempts, a, entry);
-		free(a->manifest_raw);
-		manifest_free(a->m);
-		free(a);
-		return (NULL);
-	}
-	json_decref(extra);
-	log_info("%s: submitted by uid %u: %s at %s, manifest %s%s%s", a->id,
-	    (unsigned)p->uid, a->m->repository, a->baseline, a->digest,
-	    cohort != NULL ? ", cohort " : "", cohort != NULL ? cohort : "");
-	return (a);
-}
-
-/*
- * A cohort: its record first, then each member, variant by variant,
- * each parsed from the same frozen bytes.  The answer lists them all.
- */
-static void
-attempt_resolved_cohort(struct ctl_conn *c, struct pending *p,
-    const char *oid)
-{
-	struct cohort	 co;
-	struct attempt	*a;
-	struct manifest	*m;
-	json_t		*ids;
-	char		 err[CONF_ERRLEN], hex[SHA256_HEX_LEN + 1];
-	int		 i;
-
-	memset(&co, 0, sizeof(co));
-	cohort_newid(co.id, sizeof(co.id));
-	co.size = p->cohort_n;
-	co.submitter = p->uid;
-	sha256_hex(p->raw, p->len, hex);
-	snprintf(co.digest, sizeof(co.digest), "sha256:%s", hex);
-	strlcpy(co.repo, p->m->repository, sizeof(co.repo));
-	if (cohort_journal(&co, err, sizeof(err)) == -1) {
-		reply_fail(c, "%s", err);
-		return;
-	}
-	if ((ids = json_array()) == NULL)
-		fatal(NULL);
-	for (i = 0; i < co.size; i++) {
-		if (manifest_parse_member(co.id, p->raw, p->len, i, &m, err,
-		    sizeof(err)) == -1)
-			fatalx("%s: member %d: checked at submission: %s",
-			    co.id, i, err);
-		if ((a = attempt_member(p, m, oid, co.id, i)) == NULL)
-			break;
-		json_array_append_new(ids, json_string(a->id));
-	}
-	if (i < co.size)
-		log_warnx("%s: journal refused member %d of %d: the cohort "
-		    "has %d", co.id, i + 1, co.size, i);
-	reply_obj(c, json_pack("{s:s, s:o, s:s, s:s}", "cohort",
-	    co.id, "members", ids, "baseline", oid, "manifest_digest",
-	    co.digest));
-	attempt_schedule();
-}
-
-static void
-attempt_resolved(const struct msg_resolved *o)
-{
-	struct pending	*p;
-	struct ctl_conn	*c;
-	struct attempt	*a;
-	uint32_t	 req = o->req;
-	void		*arg;
-
-	if ((c = reply_wait_take(req, CTL_WAIT_SUBMIT, &arg)) == NULL) {
-		/* Its client left: dropped, never journaled. */
-		if (reply_wait_issued(req))
-			log_debug("worker: baseline of dropped submission %u",
-			    req);
-		else
-			log_warnx("worker: resolve answer for unknown "
-			    "request %u", req);
-		return;
-	}
-	p = arg;
-	TAILQ_REMOVE(&resolving, p, entry);
-	nresolving--;
-	p->rq.req = 0;		/* out of resolving */
-	if (o->oid[0] == '\0') {
-		reply_fail(c, "baseline: %s", o->error);
-		goto done;
-	}
-	if (p->cohort_n > 0) {
-		attempt_resolved_cohort(c, p, o->oid);
-		goto done;
-	}
-	if ((a = attempt_member(p, p->m, o->oid, NULL, 0)) == NULL) {
-		p->m = NULL;
-		reply_fail(c, "journal refused the submission "
-		    "(disk full?): not accepted");
-		goto done;
-	}
-	p->m = NULL;
-	reply_obj(c, json_pack("{s:s, s:s, s:s}", "id", a->id,
-	    "baseline", a->baseline, "manifest_digest", a->digest));
-	attempt_schedule();
- done:
-	pending_drop(p);
 }
 
 static int
@@ -1103,7 +523,7 @@ attempt_provision(struct attempt *a)
 	attempt_send_provision(a);
 }
 
-static void
+void
 attempt_send_provision(struct attempt *a)
 {
 	struct conf_repo	*repo;
@@ -1152,7 +572,7 @@ attempt_send_worker(struct attempt *a, uint32_t type, enum msg_kind k,
  * submission.  The store is root's, so a change is an operator's doing
  * (or worse): the run would not be the one the receipts describe.
  */
-static int
+int
 attempt_env_check(struct attempt *a, char *err, size_t errlen)
 {
 	char	 root[PATH_MAX], hex[SHA256_HEX_LEN + 1], why[512];
@@ -1281,7 +701,7 @@ attempt_baseline_checked(struct attempt *a, char *err, size_t errlen)
  * and a goes on), or it is not (evicted, a fails), or it could not
  * tell (a fails).  The verifier served its one request.
  */
-static int
+int
 attempt_pchecked(struct child *c, struct attempt *a,
     const struct msg_pchecked *m, char *why, size_t whylen)
 {
@@ -1401,7 +821,7 @@ attempt_uses_image(const char *hex)
  * overlay is mounted again over the same upper, which becomes that
  * uid's, with the pristine tree seen as that uid's.
  */
-static int
+int
 attempt_mount_checkout(struct attempt *a, uid_t uid, char *err, size_t errlen)
 {
 	uid_t	 vu = env->conf->users[PROC_VERIFIER].uid;
@@ -1447,7 +867,7 @@ attempt_mount_checkout(struct attempt *a, uid_t uid, char *err, size_t errlen)
 }
 
 /* ready: hand the tree to the attempt's uid and start the agent. */
-static void
+void
 attempt_start_agent(struct attempt *a)
 {
 	char		 tree[PATH_MAX], err[512];
@@ -1529,7 +949,7 @@ strv_len(char * const *v)
 	return (n);
 }
 
-static void
+void
 attempt_collect(struct attempt *a)
 {
 	struct conf_repo	*repo;
@@ -1777,14 +1197,14 @@ verifier_free(void)
 	return (NULL);
 }
 
-static int
+int
 child_index(struct child *c)
 {
 	return ((int)(c - env->children));
 }
 
 /* result-ready -> verifying: a fresh verifier gets the bundle. */
-static void
+void
 attempt_verify(struct attempt *a)
 {
 	struct conf_repo	*repo;
@@ -1940,7 +1360,7 @@ attempt_publish_sent(void)
 #endif
 }
 
-static void
+void
 attempt_publish(struct attempt *a)
 {
 	struct conf_repo	*repo;
@@ -2023,7 +1443,7 @@ attempt_publish(struct attempt *a)
  * restart: nobody waits for them).
  */
 
-static int
+int
 attempt_cleanup_sandboxes(struct attempt *a, int how)
 {
 	struct sandbox	 sb;
@@ -2090,7 +1510,7 @@ attempt_teardown_wait(struct attempt *a, int ms)
  * are gone; only then is "terminated" journaled and its uids free for
  * another attempt.  What cannot be removed now is tried again later.
  */
-static void
+void
 attempt_teardown(struct attempt *a)
 {
 	struct timeval	 tv = { 5, 0 };
@@ -2249,826 +1669,6 @@ attempt_approve(struct attempt *a, uid_t uid, char *err, size_t errlen)
 	return (0);
 }
 
-/* Messages about attempts from the children. */
-
-/*
- * The attempt a child's message is about, if it is in a state where
- * that message makes sense and the epoch is current.  A message that
- * comes too late (the attempt was cancelled) is logged and dropped.
- * The id was decoded (msg.h): it is printable.
- */
-static struct attempt *
-child_attempt(struct child *c, const char *id, uint64_t epoch,
-    enum attempt_state want, int check_epoch)
-{
-	struct attempt	*a;
-
-	if ((a = attempt_find(id)) == NULL) {
-		log_warnx("%s: message for unknown attempt %s",
-		    factory_procs[c->id].name, id);
-		return (NULL);
-	}
-	if (a->state != want) {
-		log_warnx("%s: %s is %s, message dropped",
-		    factory_procs[c->id].name, a->id,
-		    attempt_state_name(a->state));
-		return (NULL);
-	}
-	if (check_epoch && epoch != a->epoch) {
-		log_warnx("%s: %s: stale epoch %llu (current %llu), refused",
-		    factory_procs[c->id].name, a->id,
-		    (unsigned long long)epoch, (unsigned long long)a->epoch);
-		return (NULL);
-	}
-	return (a);
-}
-
-/* The listed changes, as the receipt and factoryctl show keep them. */
-static json_t *
-changes_json(const struct msg_result *m)
-{
-	json_t	*list;
-	size_t	 i;
-
-	/* Out of memory is fatal: a change is never silently left out. */
-	if ((list = json_array()) == NULL)
-		fatal(NULL);
-	for (i = 0; i < m->nchanges; i++)
-		if (json_array_append_new(list, json_pack("{s:s, s:s}",
-		    "status", m->changes[i].status, "path",
-		    m->changes[i].path)) == -1)
-			fatal(NULL);
-	return (list);
-}
-
-/*
- * The worker's result: rejected if it counted any reject, whatever it
- * listed.  Every listed path and reason is in the suite's encoding
- * (esc.h), which is printable ASCII: safe in a receipt, a log line and
- * factoryctl show.
- */
-static void
-worker_result(struct attempt *a, const struct msg_result *m)
-{
-	json_t		*rejects, *facts;
-	size_t		 i, shown;
-	char		 buf[1024] = "";
-
-	if (m->rejects_total > 0) {
-		if ((rejects = json_array()) == NULL)
-			fatal(NULL);
-		/* Whole reasons only: an escape is never cut in two. */
-		for (i = 0, shown = 0; i < m->nrejects; i++) {
-			if (json_array_append_new(rejects,
-			    json_string(m->rejects[i])) == -1)
-				fatal(NULL);
-			if (strlen(buf) + strlen(m->rejects[i]) + 2 + 32 >=
-			    sizeof(buf))
-				continue;
-			if (shown > 0)
-				strlcat(buf, "; ", sizeof(buf));
-			strlcat(buf, m->rejects[i], sizeof(buf));
-			shown++;
-		}
-		if (m->rejects_total > shown)
-			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
-			    "%sand %llu more", shown > 0 ? "; " : "",
-			    (unsigned long long)(m->rejects_total - shown));
-		facts = json_pack("{s:s, s:o, s:I}", "reason", buf, "rejects",
-		    rejects, "rejects_total", (json_int_t)m->rejects_total);
-		log_info("%s: rejected: %s", a->id, buf);
-		if (attempt_transition(a, "rejected", facts, NULL) == 0)
-			attempt_teardown(a);
-		return;
-	}
-	facts = json_pack("{s:s, s:s, s:s, s:I, s:o, s:I}", "commit",
-	    m->commit, "tree", m->tree, "bundle_sha256", m->bundle_sha256,
-	    "bundle_size", (json_int_t)m->bundle_size, "changes",
-	    changes_json(m), "changes_total", (json_int_t)m->changes_total);
-	if (attempt_transition(a, "result-ready", facts, NULL) == -1)
-		return;
-	crashpoint("parent:after-result-ready");
-	log_info("%s: result ready, commit %s", a->id, a->commit);
-	attempt_verify(a);
-}
-
-/*
- * What each child may send, decoded into one struct.  -1 (the child
- * is killed) for a message that child may not send or that does not
- * decode; why says which.
- */
-union child_msg {
-	struct msg_resolved	 resolved;
-	struct msg_ready	 ready;
-	struct msg_result	 result;
-	struct msg_error	 error;
-	struct msg_validate_req	 validate_req;
-	struct msg_verdict	 verdict;
-	struct msg_published	 published;
-	struct msg_diffed	 diffed;
-	struct msg_pchecked	 pchecked;
-};
-
-static int
-child_msg_kind(struct child *c, uint32_t type, enum msg_kind *k)
-{
-	switch (c->id) {
-	case PROC_WORKER:
-		if (type == IMSG_RESOLVE)
-			*k = MSG_RESOLVED;
-		else if (type == IMSG_READY)
-			*k = MSG_READY;
-		else if (type == IMSG_RESULT)
-			*k = MSG_RESULT;
-		else if (type == IMSG_DIFF)
-			*k = MSG_DIFFED;
-		else if (type == IMSG_ERROR)
-			*k = MSG_ERROR;
-		else
-			return (-1);
-		return (0);
-	case PROC_VERIFIER:
-		if (type == IMSG_VALIDATE_REQ)
-			*k = MSG_VALIDATE_REQ;
-		else if (type == IMSG_VERDICT)
-			*k = MSG_VERDICT;
-		else if (type == IMSG_PRISTINE_CHECK)
-			*k = MSG_PCHECKED;
-		else if (type == IMSG_ERROR)
-			*k = MSG_ERROR;
-		else
-			return (-1);
-		return (0);
-	case PROC_PUBLISHER:
-		if (type == IMSG_PUBLISHED)
-			*k = MSG_PUBLISHED;
-		else if (type == IMSG_ERROR)
-			*k = MSG_ERROR;
-		else
-			return (-1);
-		return (0);
-	default:
-		return (-1);
-	}
-}
-
-static int
-worker_msg(struct child *c, enum msg_kind k, union child_msg *m)
-{
-	struct attempt	*a;
-
-	switch (k) {
-	case MSG_RESOLVED:
-		attempt_resolved(&m->resolved);
-		return (0);
-	case MSG_READY:
-		if ((a = child_attempt(c, m->ready.id, m->ready.epoch,
-		    AS_PROVISIONING, 1)) == NULL)
-			return (0);
-		if (attempt_transition(a, "ready", a->t[ST_CHECKOUT] != 0 ?
-		    json_pack("{s:I}", "checkout_ms", (json_int_t)(now_ms() -
-		    a->t[ST_CHECKOUT])) : NULL, NULL) == 0)
-			attempt_start_agent(a);
-		return (0);
-	case MSG_RESULT:
-		if ((a = child_attempt(c, m->result.id, m->result.epoch,
-		    AS_RUNNING, 1)) == NULL)
-			return (0);
-		worker_result(a, &m->result);
-		return (0);
-	case MSG_DIFFED:
-		cohort_diffed(&m->diffed);
-		return (0);
-	case MSG_ERROR:
-		if ((a = attempt_find(m->error.id)) != NULL &&
-		    !attempt_terminal(a) && (a->state == AS_PROVISIONING ||
-		    a->state == AS_RUNNING))
-			attempt_fail(a, "failed", "worker: %s", m->error.error);
-		return (0);
-	default:
-		return (-1);
-	}
-}
-
-/*
- * A signed verdict must also say one thing: accepted only with no
- * finding counted or listed and a passed validation; every finding in
- * the suite's encoding.  A verifier that signs a contradiction is
- * refused (and killed) like one that signs garbage.
- */
-static int
-verdict_consistent(const char *line, char *err, size_t errlen)
-{
-	json_t		*r, *facts, *list, *v, *n, *acc;
-	json_error_t	 jerr;
-	size_t		 i;
-	int		 ret = -1;
-
-	if ((r = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
-		snprintf(err, errlen, "not JSON");
-		return (-1);
-	}
-	facts = json_object_get(r, "facts");
-	acc = json_object_get(facts, "accepted");
-	list = json_object_get(facts, "findings");
-	n = json_object_get(facts, "nfindings");
-	if (!json_is_boolean(acc) || !json_is_array(list) ||
-	    !json_is_integer(n) || json_integer_value(n) < 0 ||
-	    (size_t)json_integer_value(n) < json_array_size(list)) {
-		snprintf(err, errlen, "accepted, findings or nfindings "
-		    "missing or mistyped");
-		goto done;
-	}
-	json_array_foreach(list, i, v)
-		if (!json_is_string(v) || !esc_valid(json_string_value(v))) {
-			snprintf(err, errlen, "finding %zu is not an escaped "
-			    "string", i);
-			goto done;
-		}
-	if (json_is_true(acc) && (json_integer_value(n) != 0 ||
-	    !json_is_true(json_object_get(json_object_get(facts,
-	    "validation"), "passed")))) {
-		snprintf(err, errlen, "accepted with %lld findings or no "
-		    "passed validation", (long long)json_integer_value(n));
-		goto done;
-	}
-	/* Validated on a baseline the verifier found to be its tree. */
-	v = json_object_get(facts, "baseline_tree");
-	if (json_is_true(acc) && (!json_is_string(json_object_get(v,
-	    "pristine")) || strcmp(json_string_value(json_object_get(v,
-	    "pristine")), "same") != 0 || !json_is_string(json_object_get(v,
-	    "tree")))) {
-		snprintf(err, errlen, "accepted without its baseline tree "
-		    "checked");
-		goto done;
-	}
-	if (json_is_false(acc) && (!json_is_string(v = json_object_get(facts,
-	    "reason")) || !esc_valid(json_string_value(v)))) {
-		snprintf(err, errlen, "rejected without a reason");
-		goto done;
-	}
-	ret = 0;
- done:
-	json_decref(r);
-	return (ret);
-}
-
-/*
- * An accepted verdict states the environment frozen at submission: a
- * verifier that passed a result on another image, or none, lies.
- */
-static int
-verdict_environment(struct attempt *a, const char *line, char *err,
-    size_t errlen)
-{
-	json_t		*r, *facts, *got, *want;
-	json_error_t	 jerr;
-	int		 ret = 0;
-
-	if ((r = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
-		snprintf(err, errlen, "not JSON");
-		return (-1);
-	}
-	facts = json_object_get(r, "facts");
-	got = json_object_get(facts, "environment");
-	want = env_facts(a->image, a->toolchain, NULL);
-	if (json_is_true(json_object_get(facts, "accepted")) &&
-	    (got == NULL || !json_equal(got, want))) {
-		snprintf(err, errlen, "accepted on an environment that is not "
-		    "the attempt's");
-		ret = -1;
-	}
-	json_decref(want);
-	json_decref(r);
-	return (ret);
-}
-
-/*
- * A verifier that found the pristine tree under the validation not to
- * be the baseline's tree: the cache entry is poisoned, and goes before
- * another attempt takes it as its baseline.
- */
-static void
-verdict_pristine(struct attempt *a, const char *line)
-{
-	json_t		*r, *facts;
-	json_error_t	 jerr;
-	const char	*p;
-
-	if ((r = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL)
-		return;
-	facts = json_object_get(r, "facts");
-	p = json_string_value(json_object_get(json_object_get(facts,
-	    "baseline_tree"), "pristine"));
-	if (p != NULL && strcmp(p, "differs") == 0)
-		pristine_poisoned(a, json_string_value(json_object_get(facts,
-		    "reason")));
-	json_decref(r);
-}
-
-static void
-attempt_verdict_next(struct attempt *a)
-{
-	log_info("%s: verdict: %s", a->id, a->state == AS_VERIFIED ?
-	    "accepted" : "rejected");
-	if (a->state != AS_VERIFIED)
-		attempt_teardown(a);
-	else if (a->cohort[0] != '\0')
-		cohort_member_verified(a);	/* it never publishes alone */
-	else if (a->m->approval == APPROVAL_AUTO || a->approved)
-		attempt_publish(a);
-}
-
-/* The verdict's decision, once verdict_consistent() accepted it. */
-static int
-verdict_accepted(const char *line)
-{
-	json_t		*r;
-	json_error_t	 jerr;
-	int		 acc;
-
-	if ((r = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL)
-		return (0);
-	acc = json_is_true(json_object_get(json_object_get(r, "facts"),
-	    "accepted"));
-	json_decref(r);
-	return (acc);
-}
-
-static int
-verifier_verdict(struct child *c, struct attempt *a,
-    const struct msg_verdict *v, char *why, size_t whylen)
-{
-	const char	*line = v->receipt;
-	char		 kind[RECEIPT_KIND_MAX + 1], err[512];
-	int		 idx = child_index(c);
-
-	if (receipt_check(line, a->id, a->nreceipts, a->prev,
-	    RECEIPT_SIGNER_VERIFIER, env->verifier_pub, kind, err,
-	    sizeof(err)) == -1)
-		goto refused;
-	if (strcmp(kind, "verdict") != 0) {
-		snprintf(err, sizeof(err), "a receipt of kind %s", kind);
-		goto refused;
-	}
-	/* The table decides here too: replay would refuse it. */
-	if (!lifecycle_legal(a, transition_find(kind))) {
-		snprintf(err, sizeof(err), "illegal from state %s",
-		    attempt_state_name(a->state));
-		goto refused;
-	}
-	if (verdict_consistent(line, err, sizeof(err)) == -1 ||
-	    verdict_environment(a, line, err, sizeof(err)) == -1 ||
-	    attest_verdict(a, v->vsa, v->test_result, verdict_accepted(line),
-	    err, sizeof(err)) == -1)
-		goto refused;
-	env->busy[idx] = NULL;
-	a->verifier = NULL;
-	c->recycle = 1;		/* it exits after one verdict */
-	if (attempt_commit(a, line, NULL) == -1)
-		return (0);
-	verdict_pristine(a, line);
-	crashpoint("parent:after-verdict");
-	attempt_verdict_next(a);
-	return (0);
- refused:
-	log_warnx("%s: verdict refused: %s", a->id, err);
-	snprintf(why, whylen, "VERDICT refused: %s", err);
-	return (-1);
-}
-
-static int
-verifier_msg(struct child *c, enum msg_kind k, union child_msg *m,
-    char *why, size_t whylen)
-{
-	struct attempt	*a;
-	const char	*id;
-	char		 err[512], path[PATH_MAX];
-	int		 idx = child_index(c);
-
-	id = k == MSG_VALIDATE_REQ ? m->validate_req.id : k == MSG_VERDICT ?
-	    m->verdict.id : k == MSG_PCHECKED ? m->pchecked.id : m->error.id;
-	if ((a = env->busy[idx]) == NULL || strcmp(a->id, id) != 0) {
-		snprintf(why, whylen, "%s for %s, not what it was given",
-		    msg_kind_name(k), id);
-		return (-1);
-	}
-	switch (k) {
-	case MSG_VALIDATE_REQ:
-		if (a->state != AS_VERIFYING || a->run != NULL) {
-			snprintf(why, whylen, "VALIDATE_REQ out of turn");
-			return (-1);
-		}
-		/* Our own path, whatever the verifier says. */
-		snprintf(path, sizeof(path), "%s/checkout", a->vdir);
-		if (attempt_mount_checkout(a, a->vuid, err, sizeof(err)) ==
-		    -1) {
-			attempt_fail(a, "failed", "%s: %s", path, err);
-			return (0);
-		}
-		if (attempt_env_check(a, err, sizeof(err)) == -1) {
-			attempt_fail(a, "failed", "validation environment: %s",
-			    err);
-			return (0);
-		}
-		if ((a->run = run_start(a, 1, path, err, sizeof(err))) ==
-		    NULL)
-			attempt_fail(a, "failed", "validation sandbox: %s",
-			    err);
-		return (0);
-	case MSG_VERDICT:
-		return (verifier_verdict(c, a, &m->verdict, why, whylen));
-	case MSG_PCHECKED:
-		return (attempt_pchecked(c, a, &m->pchecked, why, whylen));
-	case MSG_ERROR:
-		env->busy[idx] = NULL;
-		a->verifier = NULL;
-		attempt_fail(a, "failed", "verifier: %s", m->error.error);
-		return (0);
-	default:
-		return (-1);
-	}
-}
-
-static int
-publisher_msg(struct child *c, enum msg_kind k, union child_msg *m)
-{
-	struct attempt	*a;
-	json_t		*facts;
-
-	switch (k) {
-	case MSG_PUBLISHED:
-		if ((a = child_attempt(c, m->published.id, 0, AS_PUBLISHING,
-		    0)) == NULL)
-			return (0);
-		facts = json_pack("{s:s, s:I, s:s, s:b}",
-		    "branch", m->published.branch,
-		    "pull", (json_int_t)m->published.number,
-		    "record", m->published.record,
-		    "reused", m->published.reused);
-		if (attempt_transition(a, "published", facts, NULL) == -1)
-			return (0);
-		log_info("%s: published %s, pull request %d", a->id,
-		    a->branch, a->pull);
-		attempt_after_published(a);
-		return (0);
-	case MSG_ERROR:
-		if ((a = child_attempt(c, m->error.id, 0, AS_PUBLISHING,
-		    0)) == NULL)
-			return (0);
-		/* A cohort's selection failed: the cohort is not lost. */
-		if (a->cohort[0] != '\0')
-			cohort_publish_failed(a, m->error.error);
-		else
-			attempt_fail(a, "failed", "publisher: %s",
-			    m->error.error);
-		return (0);
-	default:
-		return (-1);
-	}
-}
-
-/*
- * The reconciler's ERROR: exactly {"error": a string of at most
- * RECONCILER_ERROR_MAX bytes}.  Its text is the reconciler's, so it
- * is logged in the esc.h encoding, never as it came.
- */
-#define RECONCILER_ERROR_MAX	1024
-
-static int
-reconciler_error(json_t *o, char *why, size_t whylen)
-{
-	json_t	*v;
-	char	*text;
-
-	if (!json_is_object(o) || json_object_size(o) != 1 ||
-	    (v = json_object_get(o, "error")) == NULL || !json_is_string(v)) {
-		snprintf(why, whylen, "ERROR: not {\"error\": a string}");
-		return (-1);
-	}
-	if (json_string_length(v) > RECONCILER_ERROR_MAX) {
-		snprintf(why, whylen, "ERROR: error of %zu bytes, more than "
-		    "%d", json_string_length(v), RECONCILER_ERROR_MAX);
-		return (-1);
-	}
-	if ((text = esc_strdup(json_string_value(v), json_string_length(v)))
-	    == NULL)
-		fatal(NULL);
-	log_warnx("reconciler: %s", text);
-	free(text);
-	return (0);
-}
-
-/*
- * The parent's side of each kind of child, reached from the dispatch
- * table in factoryd.c: 0 if handled, -1 if the message is not one this
- * child may send or does not decode (proc.c kills the child, logging
- * why).
- */
-int
-dispatch_reconciler(struct child *c, struct imsg *imsg, char *why,
-    size_t whylen)
-{
-	json_t		*o;
-	int		 ret = -1;
-
-	why[0] = '\0';
-	if ((o = imsg_get_json(imsg)) == NULL) {
-		snprintf(why, whylen, "malformed imsg type %u%s",
-		    imsg_get_type(imsg), imsg_get_type(imsg) == IMSG_ERROR ?
-		    " (ERROR: not a JSON object)" : "");
-		return (-1);
-	}
-	if (imsg_get_type(imsg) == IMSG_INVENTORY) {
-		if ((ret = attempt_inventory(o)) == -1)
-			snprintf(why, whylen, "INVENTORY: malformed");
-	} else if (imsg_get_type(imsg) == IMSG_ERROR)
-		ret = reconciler_error(o, why, whylen);
-	json_decref(o);
-	attempt_schedule();
-	if (ret == -1 && why[0] == '\0')
-		snprintf(why, whylen, "unexpected imsg type %u",
-		    imsg_get_type(imsg));
-	return (ret);
-}
-
-/* A typed message (msg.h) from a worker, verifier or publisher. */
-static int
-dispatch_typed(struct child *c, struct imsg *imsg, char *why, size_t whylen)
-{
-	union child_msg	 m;
-	enum msg_kind	 k;
-	int		 ret = -1;
-
-	why[0] = '\0';
-	if (child_msg_kind(c, imsg_get_type(imsg), &k) == -1) {
-		snprintf(why, whylen, "unexpected imsg type %u",
-		    imsg_get_type(imsg));
-		return (-1);
-	}
-	if (msg_get(imsg, k, &m, why, whylen) == -1)
-		return (-1);
-	switch (c->id) {
-	case PROC_WORKER:
-		ret = worker_msg(c, k, &m);
-		break;
-	case PROC_VERIFIER:
-		ret = verifier_msg(c, k, &m, why, whylen);
-		break;
-	case PROC_PUBLISHER:
-		ret = publisher_msg(c, k, &m);
-		break;
-	default:
-		break;
-	}
-	msg_free(k, &m);
-	attempt_schedule();
-	return (ret);
-}
-
-int
-dispatch_worker(struct child *c, struct imsg *imsg, char *why,
-    size_t whylen)
-{
-	return (dispatch_typed(c, imsg, why, whylen));
-}
-
-int
-dispatch_verifier(struct child *c, struct imsg *imsg, char *why,
-    size_t whylen)
-{
-	return (dispatch_typed(c, imsg, why, whylen));
-}
-
-int
-dispatch_publisher(struct child *c, struct imsg *imsg, char *why,
-    size_t whylen)
-{
-	return (dispatch_typed(c, imsg, why, whylen));
-}
-
-/* A child died: what it held cannot complete. */
-void
-verifier_lost(struct child *c)
-{
-	struct attempt	*a;
-	int		 idx = child_index(c);
-
-	if ((a = env->busy[idx]) == NULL)
-		return;
-	env->busy[idx] = NULL;
-	a->verifier = NULL;
-	if (a->run != NULL && a->run->validation) {
-		/* Its validation run goes with it. */
-		a->run->cancelled = 1;
-		run_kill(a->run);
-	}
-	if (a->pcheck == 2) {
-		log_info("%s: verifier died checking the baseline; again",
-		    a->id);
-		a->pcheck = 1;		/* attempt_schedule() asks again */
-		return;
-	}
-	if (a->state == AS_VERIFYING && a->verifies >= 3)
-		attempt_fail(a, "failed", "verifier died, three times");
-	else if (a->state == AS_VERIFYING) {
-		log_info("%s: verifier died; verifying again", a->id);
-		a->reverify = 1;
-	}
-}
-
-/* A verification or a baseline check is under way in it. */
-int
-verifier_busy(struct child *c)
-{
-	return (env->busy[child_index(c)] != NULL);
-}
-
-/*
- * A PUBLISH is outstanding.  Killed in the middle of a push to a local
- * forge, the publisher leaves git's ref lock behind, and every later
- * try of that branch fails on it.
- */
-int
-publisher_busy(struct child *c)
-{
-	struct attempt	*a;
-
-	TAILQ_FOREACH(a, &env->attempts, entry)
-		if (a->state == AS_PUBLISHING && a->publish_sent)
-			return (1);
-	return (0);
-}
-
-void
-publisher_lost(struct child *c)
-{
-	struct attempt	*a;
-
-	TAILQ_FOREACH(a, &env->attempts, entry)
-		a->publish_sent = 0;	/* idempotent: send again */
-}
-
-void
-worker_lost(struct child *c)
-{
-	struct attempt	*a;
-
-	/*
-	 * Stopped on purpose (a reload changed its command line: recycle
-	 * is still set here), it did not fail: its work is driven on
-	 * under a new lease that does not count against the three.
-	 */
-	TAILQ_FOREACH(a, &env->attempts, entry)
-		if (attempt_held_by_worker(a))
-			attempt_new_lease(a, c->recycle ? "worker restarted "
-			    "for a new configuration" : "worker lost",
-			    c->recycle);
-	/*
-	 * Its baselines will not come: nothing of theirs is journaled.
-	 * The restarted worker is asked again, once more than it died.
-	 */
-	pending_lost(c);
-	reply_wait_fail(CTL_WAIT_DIFF, "the worker died before it made "
-	    "the diff; it is restarted, try again");
-}
-
-static void
-pending_lost(struct child *w)
-{
-	struct pending	*p, *tp;
-	struct ctl_conn	*c;
-
-	TAILQ_FOREACH_SAFE(p, &resolving, entry, tp) {
-		if (w->recycle && p->sent > 0)
-			p->sent--;	/* stopped on purpose: not a death */
-		if (p->sent < PENDING_SENDS)
-			continue;
-		if ((c = reply_wait_take(p->rq.req, CTL_WAIT_SUBMIT,
-		    NULL)) != NULL)
-			reply_fail(c, "the worker died twice resolving "
-			    "the baseline: not accepted");
-		pending_drop(p);
-	}
-}
-
-/* What the worker is doing for an attempt: provisioning or collecting. */
-static int
-attempt_held_by_worker(struct attempt *a)
-{
-	return (a->state == AS_PROVISIONING || (a->state == AS_RUNNING &&
-	    a->run == NULL && a->exit_status != -1));
-}
-
-/*
- * The holder of the lease is gone: a new epoch, journaled, fences off
- * anything it might still send; the step is done again by a new
- * holder, at most three times.
- */
-static void
-attempt_new_lease(struct attempt *a, const char *why, int planned)
-{
-	if (a->redrives >= 3 && !planned) {
-		attempt_fail(a, "failed", "%s, three times", why);
-		return;
-	}
-	a->epoch++;
-	if (attempt_transition(a, "lease", json_pack("{s:s, s:I, s:b}",
-	    "reason", why, "epoch", (json_int_t)a->epoch, "planned", planned),
-	    NULL) == -1)
-		return;
-	log_info("%s: %s: new lease, epoch %llu", a->id, why,
-	    (unsigned long long)a->epoch);
-	a->redrive = 1;
-}
-
-/* Resend what the lost holder was doing. */
-static void
-attempt_redrive(struct attempt *a)
-{
-	char	 tree[PATH_MAX];
-
-	a->redrive = 0;
-	if (a->state == AS_PROVISIONING) {
-		/* Whatever the last one left of the checkout goes. */
-		snprintf(tree, sizeof(tree), "%s/upper", a->dir);
-		if (fs_remove_tree(tree) == -1) {
-			attempt_fail(a, "failed", "%s: %s", tree,
-			    strerror(errno));
-			return;
-		}
-		snprintf(tree, sizeof(tree), "%s/tree", a->dir);
-		if (disk_overlay_unmount(a->dir, "tree") == -1 ||
-		    fs_remove_tree(tree) == -1 || fs_mkdir_owned(a->dir, 0700,
-		    env->conf->users[PROC_WORKER].uid,
-		    env->conf->users[PROC_WORKER].gid) == -1) {
-			attempt_fail(a, "failed", "%s: %s", a->dir,
-			    strerror(errno));
-			return;
-		}
-		if (a->disk != 0 && disk_mount(a->dir, a->disk,
-		    env->conf->users[PROC_WORKER].uid,
-		    env->conf->users[PROC_WORKER].gid, tree,
-		    sizeof(tree)) == -1) {
-			attempt_fail(a, "failed", "%s", tree);
-			return;
-		}
-		snprintf(tree, sizeof(tree), "%s/collect.git", a->dir);
-		(void)fs_remove_tree(tree);
-		attempt_send_provision(a);
-	} else if (attempt_held_by_worker(a)) {
-		snprintf(tree, sizeof(tree), "%s/collect.git", a->dir);
-		(void)fs_remove_tree(tree);
-		attempt_collect(a);
-	}
-}
-
-void
-worker_ready(struct child *c)
-{
-	struct attempt	*a;
-
-	struct pending	*p, *tp;
-
-	TAILQ_FOREACH(a, &env->attempts, entry)
-		if (a->redrive)
-			attempt_redrive(a);
-	/* What a reload or a crash kept waiting, or gave the old one. */
-	TAILQ_FOREACH_SAFE(p, &resolving, entry, tp)
-		if (p->to != c->pid)
-			(void)pending_send(p);
-	attempt_schedule();
-}
-
-void
-reconciler_ready(struct child *c)
-{
-	attempt_reconcile(NULL);
-	attempt_schedule();
-}
-
-/* A factoryctl reconcile waiting on it is answered. */
-void
-reconciler_lost(struct child *c)
-{
-	reconcile_child_lost();
-}
-
-/* A restarted factory-egress gets every endpoint again. */
-void
-egress_ready(struct child *c)
-{
-	egress_child_ready();
-	attempt_schedule();
-}
-
-/* A verifier or the publisher is up: work may wait for it. */
-void
-child_ready(struct child *c)
-{
-	attempt_schedule();
-}
-
 void
 attempt_shutdown(void)
 {
@@ -3159,4 +1759,76 @@ void
 attempt_note(struct attempt *a, const char *kind, json_t *facts)
 {
 	(void)attempt_transition(a, kind, facts, NULL);
+}
+
+void
+attempt_verdict_next(struct attempt *a)
+{
+	log_info("%s: verdict: %s", a->id, a->state == AS_VERIFIED ?
+	    "accepted" : "rejected");
+	if (a->state != AS_VERIFIED)
+		attempt_teardown(a);
+	else if (a->cohort[0] != '\0')
+		report_verified(a);	/* it never publishes alone */
+	else if (a->m->approval == APPROVAL_AUTO || a->approved)
+		attempt_publish(a);
+}
+
+/* What the worker is doing for an attempt: provisioning or collecting. */
+int
+attempt_held_by_worker(struct attempt *a)
+{
+	return (a->state == AS_PROVISIONING || (a->state == AS_RUNNING &&
+	    a->run == NULL && a->exit_status != -1));
+}
+
+/*
+ * The holder of the lease is gone: a new epoch, journaled, fences off
+ * anything it might still send; the step is done again by a new
+ * holder, at most three times.
+ */
+void
+attempt_new_lease(struct attempt *a, const char *why, int planned)
+{
+	if (a->redrives >= 3 && !planned) {
+		attempt_fail(a, "failed", "%s, three times", why);
+		return;
+	}
+	a->epoch++;
+	if (attempt_transition(a, "lease", json_pack("{s:s, s:I, s:b}",
+	    "reason", why, "epoch", (json_int_t)a->epoch, "planned", planned),
+	    NULL) == -1)
+		return;
+	log_info("%s: %s: new lease, epoch %llu", a->id, why,
+	    (unsigned long long)a->epoch);
+	a->redrive = 1;
+}
+
+/*
+ * The environment as receipts say it: the image and toolchain digests,
+ * or "host (floating)".  ref is what the manifest wrote, if known.
+ */
+json_t *
+env_facts(const char *image, const char *toolchain, const char *ref)
+{
+	json_t	*o;
+	char	 buf[80];
+
+	if (image[0] == '\0')
+		return (json_string("host (floating)"));
+	if (strncmp(image, "sha256:", 7) == 0)
+		image += 7;
+	if (strncmp(toolchain, "sha256:", 7) == 0)
+		toolchain += 7;
+	snprintf(buf, sizeof(buf), "sha256:%s", image);
+	if ((o = json_pack("{s:s}", "image", buf)) == NULL)
+		fatal(NULL);
+	if (ref != NULL)
+		json_object_set_new(o, "ref", json_string(ref));
+	if (toolchain[0] != '\0') {
+		snprintf(buf, sizeof(buf), "sha256:%s", toolchain);
+		json_object_set_new(o, "toolchain", json_string(buf));
+	} else
+		json_object_set_new(o, "toolchain", json_null());
+	return (o);
 }

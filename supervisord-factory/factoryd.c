@@ -44,28 +44,8 @@ static int		factoryd_open_binaries(const char *, int *, int *,
 /* What the parts below report, and who acts on it (report.c). */
 static const struct reports reports = {
 	attempt_note,		attempt_schedule,	attempt_run_done,
-	attempt_setup_stored,	cohort_published,	cohort_publish_fill,
-};
-
-/* The parent's side of each kind of child (vmd's shape). */
-static const struct child_handler child_handlers[] = {
-	{ PROC_WORKER,		dispatch_worker,	worker_ready,
-	    worker_lost,	NULL },
-	{ PROC_VERIFIER,	dispatch_verifier,	child_ready,
-	    verifier_lost,	verifier_busy },
-	{ PROC_PUBLISHER,	dispatch_publisher,	child_ready,
-	    publisher_lost,	publisher_busy },
-	{ PROC_RECONCILER,	dispatch_reconciler,	reconciler_ready,
-	    reconciler_lost,	NULL },
-	/* It sends nothing but HELLO: any other message is malformed. */
-	{ PROC_EGRESS,		NULL,			egress_ready,
-	    NULL,		NULL },
-	/* One import per process (image.c): lost ends the import. */
-	{ PROC_IMAGE,		dispatch_image,		image_ready,
-	    image_lost,		NULL },
-	/* Usage, tokens and errors; a restart gets every live grant. */
-	{ PROC_GATEWAY,		dispatch_gateway,	gateway_ready,
-	    NULL,		NULL },
+	attempt_setup_stored,	cohort_published,	cohort_member_verified,
+	cohort_publish_fill,
 };
 
 /*
@@ -234,8 +214,7 @@ main(int argc, char *argv[])
 	log_init(debug, LOG_DAEMON);
 	factoryd_lock_pid();
 
-	proc_handlers(child_handlers, sizeof(child_handlers) /
-	    sizeof(child_handlers[0]));
+	proc_handlers(child_handlers, nchild_handlers);
 	proc_reaper(image_walk_reap);
 	proc_reaper(shell_reap);
 	proc_reaper(setup_reap);

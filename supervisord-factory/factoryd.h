@@ -331,6 +331,9 @@ struct child_handler {
 /* proc.c: the handlers of each kind, and reapers of other pids. */
 #define PROC_REAPERS_MAX	8
 void	 proc_handlers(const struct child_handler *, size_t);
+/* dispatch.c: the table proc_handlers() is given. */
+extern const struct child_handler child_handlers[];
+extern const size_t nchild_handlers;
 void	 proc_reaper(int (*)(pid_t, int));
 
 /* factoryd.c */
@@ -675,6 +678,7 @@ struct reports {
 	void	(*run_done)(struct run *);
 	void	(*setup_stored)(struct attempt *, int, const char *);
 	void	(*published)(struct attempt *);
+	void	(*verified)(struct attempt *);
 	int	(*publish_fill)(const struct attempt *, struct msg_publish *);
 };
 void	 report_init(const struct reports *);
@@ -683,6 +687,7 @@ void	 report_schedule(void);
 void	 report_run_done(struct run *);
 void	 report_setup_stored(struct attempt *, int, const char *);
 void	 report_published(struct attempt *);
+void	 report_verified(struct attempt *);
 int	 report_publish_fill(const struct attempt *, struct msg_publish *);
 
 /* metrics.c */

@@ -50,6 +50,13 @@ report_published(struct attempt *a)
 	up->published(a);
 }
 
+/* A cohort's member is verified: selectable, or its cohort ends. */
+void
+report_verified(struct attempt *a)
+{
+	up->verified(a);
+}
+
 /* What a cohort's member adds to its publish request; -1 if it can't. */
 int
 report_publish_fill(const struct attempt *a, struct msg_publish *m)
