@@ -36,11 +36,9 @@
 
 
 static void	attempt_provision(struct attempt *);
-static int	attempt_mount_tree(struct attempt *, char *, size_t);
 static void	attempt_send_worker(struct attempt *, uint32_t, enum msg_kind,
 		    const void *, char *, size_t);
 static int	attempt_baseline_checked(struct attempt *, char *, size_t);
-static struct child *verifier_free(void);
 static void	attempt_stall(struct attempt *, const char *, const char *,
 		    json_t *);
 static void	attempt_after_exit(struct attempt *);
@@ -55,17 +53,6 @@ static void	attempt_after_exit(struct attempt *);
 #define TEARDOWN_KILL_MS	20
 #define TEARDOWN_KILL_LOOKS	3
 
-
-static json_t *
-usage_json(const struct sandbox_usage *u)
-{
-	return (json_pack("{s:I, s:I, s:I, s:I, s:I}",
-	    "cpu_ms", (json_int_t)u->cpu_ms,
-	    "mem_peak", (json_int_t)u->mem_peak,
-	    "pids_peak", (json_int_t)u->pids_peak,
-	    "pids_denied", (json_int_t)u->pids_denied,
-	    "oom_kills", (json_int_t)u->oom_kills));
-}
 
 /*
  * Append a receipt line to the attempt's journal and chain, then apply
@@ -360,38 +347,6 @@ attempt_init(char *err, size_t errlen)
 	return (0);
 }
 
-static int
-uid_in_use(uid_t uid)
-{
-	struct attempt	*a;
-
-	TAILQ_FOREACH(a, &env->attempts, entry) {
-		if (a->torn_down)
-			continue;
-		if ((a->uid == uid && a->state != AS_QUEUED) || a->vuid == uid)
-			return (1);
-	}
-	return (0);
-}
-
-static uid_t
-uid_allocate(void)
-{
-	uid_t	 u;
-
-	for (u = env->conf->attempt_uid_lo; u <= env->conf->attempt_uid_hi;
-	    u++)
-		if (!uid_in_use(u))
-			return (u);
-	return (0);
-}
-
-static int
-attempt_active(const struct attempt *a)
-{
-	return (a->state >= AS_PROVISIONING && a->state <= AS_VERIFYING);
-}
-
 static void
 schedule_cb(int fd, short event, void *arg)
 {
@@ -567,74 +522,6 @@ attempt_send_worker(struct attempt *a, uint32_t type, enum msg_kind k,
 }
 
 /*
- * Before each sandbox of an attempt with an image: the image is still
- * in the store and its toolchain still gives the digest frozen at
- * submission.  The store is root's, so a change is an operator's doing
- * (or worse): the run would not be the one the receipts describe.
- */
-int
-attempt_env_check(struct attempt *a, char *err, size_t errlen)
-{
-	char	 root[PATH_MAX], hex[SHA256_HEX_LEN + 1], why[512];
-	int	 fd;
-
-	if (a->image[0] == '\0')
-		return (0);
-	if (image_rootfs(a->image + 7, root, sizeof(root)) == -1) {
-		snprintf(err, errlen, "image %s: no longer in the store",
-		    a->image);
-		return (-1);
-	}
-	if (a->m->toolchain == NULL)
-		return (0);
-	if ((fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "image %s: %s", a->image,
-		    strerror(errno));
-		return (-1);
-	}
-	if (toolchain_digest(fd, a->m->toolchain, hex, why,
-	    sizeof(why)) == -1) {
-		close(fd);
-		snprintf(err, errlen, "image %s: %s", a->image, why);
-		return (-1);
-	}
-	close(fd);
-	if (strcmp(hex, a->toolchain + 7) != 0) {
-		snprintf(err, errlen, "image %s: toolchain digest sha256:%s, "
-		    "not the sha256:%s frozen at submission", a->image, hex,
-		    a->toolchain + 7);
-		return (-1);
-	}
-	return (0);
-}
-
-/*
- * ready: the tree becomes an overlay of the pristine checkout and the
- * upper layer the worker made; both handed to the attempt's uid.  Done
- * again after a restart: a tree already mounted is left as it is.
- */
-static int
-attempt_pristine(struct attempt *a, char *err, size_t errlen)
-{
-	struct stat	 st;
-	char		 tmp[PATH_MAX], why[256];
-
-	if (pristine_path(a->repo, a->baseline, ".", tmp, sizeof(tmp)) ==
-	    -1 || strlcat(tmp, a->id, sizeof(tmp)) >= sizeof(tmp)) {
-		snprintf(err, errlen, "%s: pristine path too long", a->repo);
-		return (-1);
-	}
-	/* A cold checkout of ours becomes the shared one. */
-	if (lstat(tmp, &st) == 0 && pristine_commit(a, tmp, why,
-	    sizeof(why)) == -1) {
-		snprintf(err, errlen, "pristine %s: %s", tmp, why);
-		return (-1);
-	}
-	return (0);
-}
-
-/*
  * Before a's agent (or its setup) takes the pristine tree as its
  * baseline: a verifier must have found it to be the baseline's tree
  * (its mark, pristine.c).  1: it has; 0: a verifier checks it now, or
@@ -738,134 +625,6 @@ attempt_pchecked(struct child *c, struct attempt *a,
 	return (0);
 }
 
-/* The setup entry's outputs for a's trees, or NULL without a setup. */
-static const char *
-attempt_setup_lower(struct attempt *a, char *buf, size_t len)
-{
-	if (a->m->setup == NULL || a->setup_key[0] == '\0')
-		return (NULL);
-	if (setup_entry_path(a->setup_key, buf, len) == -1)
-		return (NULL);
-	return (buf);
-}
-
-static int
-attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
-{
-	char		 lower[PATH_MAX], path[PATH_MAX], extra[PATH_MAX];
-	char		 why[256];
-	uint64_t	 t0 = now_ms();
-
-	if (attempt_pristine(a, err, errlen) == -1)
-		return (-1);
-	if (pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
-	    -1) {
-		snprintf(err, errlen, "%s: pristine path too long", a->repo);
-		return (-1);
-	}
-	if (disk_overlay_mounted(a->dir, "tree"))
-		return (0);
-	/* The worker made it: everything in it must be the worker's. */
-	snprintf(path, sizeof(path), "%s/upper", a->dir);
-	if (fs_chown_tree(path, env->conf->users[PROC_WORKER].uid, a->uid,
-	    a->uid, why, sizeof(why)) == -1) {
-		snprintf(err, errlen, "%s: chown: %s", path, why);
-		return (-1);
-	}
-	/* The overlay's scratch: root's, out of everyone else's reach. */
-	snprintf(path, sizeof(path), "%s/work", a->dir);
-	if (fs_remove_tree(path) == -1 || fs_mkdir_owned(path, 0700, 0, 0) ==
-	    -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return (-1);
-	}
-	if (a->m->setup != NULL && a->setup_key[0] == '\0') {
-		snprintf(err, errlen, "setup: no cache entry");
-		return (-1);
-	}
-	if (disk_overlay(lower, attempt_setup_lower(a, extra, sizeof(extra)),
-	    a->dir, "tree", a->uid, a->uid, err, errlen) == -1)
-		return (-1);
-	crashpoint("parent:after-tree");
-	log_debug("%s: tree mounted in %d ms", a->id, (int)(now_ms() - t0));
-	return (0);
-}
-
-/*
- * An image an attempt still needs (image rm refuses it): hex bare or
- * as "sha256:HEX".  An ended attempt's sandboxes are gone, and its
- * receipts keep the digest.
- */
-int
-attempt_uses_image(const char *hex)
-{
-	struct attempt	*a;
-
-	/* Test builds: regress/image's "in use" without an attempt. */
-	if (faultpoint("image:in-use"))
-		return (1);
-	if (strncmp(hex, "sha256:", 7) == 0)
-		hex += 7;
-	TAILQ_FOREACH(a, &env->attempts, entry)
-		if (!attempt_terminal(a) && !a->torn_down &&
-		    a->image[0] != '\0' && strcmp(a->image + 7, hex) == 0)
-			return (1);
-	return (0);
-}
-
-/*
- * The validation run's tree, verify/ID/checkout: an overlay of the
- * pristine checkout and verify/ID/upper, as an attempt's tree is.  For
- * the verifier first (uid, its own), which writes the commit's changes
- * through it; then, for the run, handed to the validation uid: the
- * overlay is mounted again over the same upper, which becomes that
- * uid's, with the pristine tree seen as that uid's.
- */
-int
-attempt_mount_checkout(struct attempt *a, uid_t uid, char *err, size_t errlen)
-{
-	uid_t	 vu = env->conf->users[PROC_VERIFIER].uid;
-	gid_t	 vg = env->conf->users[PROC_VERIFIER].gid;
-	char	 lower[PATH_MAX], path[PATH_MAX], extra[PATH_MAX];
-
-	if (pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
-	    -1) {
-		snprintf(err, errlen, "%s: pristine path too long", a->repo);
-		return (-1);
-	}
-	/* The outputs the agent had, by key, checked against the receipts. */
-	if (a->m->setup != NULL && (a->setup_key[0] == '\0' ||
-	    setup_verify(a, err, errlen) == -1)) {
-		if (a->setup_key[0] == '\0')
-			snprintf(err, errlen, "setup: no cache entry recorded");
-		return (-1);
-	}
-	if (uid == vu) {
-		snprintf(path, sizeof(path), "%s/upper", a->vdir);
-		if (fs_mkdir_owned(path, 0755, vu, vg) == -1)
-			goto fail;
-		snprintf(path, sizeof(path), "%s/checkout", a->vdir);
-		if (fs_mkdir_owned(path, 0755, 0, 0) == -1)
-			goto fail;
-	} else {
-		snprintf(path, sizeof(path), "%s/checkout", a->vdir);
-		if (disk_overlay_unmount(a->vdir, "checkout") == -1)
-			goto fail;
-		if (disk_chown_upper(a->vdir, vu, uid, err, errlen) == -1)
-			return (-1);
-	}
-	/* A volatile overlay's work dir is not mounted twice: a new one. */
-	snprintf(path, sizeof(path), "%s/work", a->vdir);
-	if (fs_remove_tree(path) == -1 || fs_mkdir_owned(path, 0700, 0, 0) ==
-	    -1)
-		goto fail;
-	return (disk_overlay(lower, attempt_setup_lower(a, extra,
-	    sizeof(extra)), a->vdir, "checkout", uid, uid, err, errlen));
- fail:
-	snprintf(err, errlen, "%s: %s", path, strerror(errno));
-	return (-1);
-}
-
 /* ready: hand the tree to the attempt's uid and start the agent. */
 void
 attempt_start_agent(struct attempt *a)
@@ -939,16 +698,6 @@ attempt_start_agent(struct attempt *a)
 	    (unsigned)a->uid, (unsigned long long)a->epoch);
 }
 
-static size_t
-strv_len(char * const *v)
-{
-	size_t	 n = 0;
-
-	while (v != NULL && v[n] != NULL)
-		n++;
-	return (n);
-}
-
 void
 attempt_collect(struct attempt *a)
 {
@@ -972,47 +721,6 @@ attempt_collect(struct attempt *a)
 	snprintf(m.bundle, sizeof(m.bundle), "%s/bundle", a->dir);
 	attempt_send_worker(a, IMSG_COLLECT, MSG_COLLECT, &m, err,
 	    sizeof(err));
-}
-
-static uint64_t
-ms_between(uint64_t from, uint64_t to)
-{
-	return (from != 0 && to > from ? to - from : 0);
-}
-
-/*
- * The exited record's times: the sandbox's start after "ready", the
- * agent's run from its start until pid 1 was reaped, and the parts of
- * the sandbox stage that were measured.
- */
-static json_t *
-run_times(struct attempt *a, struct run *r)
-{
-	json_t	*o;
-
-	o = json_pack("{s:I, s:I}", "sandbox_ms", (json_int_t)ms_between(
-	    a->t[ST_SANDBOX], r->started_ms), "run_ms",
-	    (json_int_t)ms_between(r->started_ms, r->ended_ms));
-	if (a->part_ms[PART_IMAGE] >= 0)
-		json_object_set_new(o, "image_ms",
-		    json_integer(a->part_ms[PART_IMAGE]));
-	if (a->part_ms[PART_CACHE] >= 0)
-		json_object_set_new(o, "cache_ms",
-		    json_integer(a->part_ms[PART_CACHE]));
-	return (o);
-}
-
-/* The totals of an attempt's model receipts. */
-static json_t *
-spend_json(const struct attempt_spend *sp)
-{
-	return (json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
-	    "requests", (json_int_t)sp->requests,
-	    "refused", (json_int_t)sp->refused,
-	    "estimated", (json_int_t)sp->estimated,
-	    "tokens_in", (json_int_t)sp->tokens_in,
-	    "tokens_out", (json_int_t)sp->tokens_out,
-	    "cost_uusd", (json_int_t)sp->cost_uusd));
 }
 
 static void
@@ -1181,28 +889,6 @@ attempt_run_done(struct run *r)
 	attempt_schedule();
 }
 
-static struct child *
-verifier_free(void)
-{
-	struct child	*c;
-	int		 i;
-
-	for (i = 0; i < env->nchildren; i++) {
-		c = &env->children[i];
-		/* One that gave its verdict is on its way out. */
-		if (c->id == PROC_VERIFIER && c->state == CHILD_RUNNING &&
-		    env->busy[i] == NULL && !c->recycle && !c->reconfig)
-			return (c);
-	}
-	return (NULL);
-}
-
-int
-child_index(struct child *c)
-{
-	return ((int)(c - env->children));
-}
-
 /* result-ready -> verifying: a fresh verifier gets the bundle. */
 void
 attempt_verify(struct attempt *a)
@@ -1344,22 +1030,6 @@ attempt_verify(struct attempt *a)
 	log_info("%s: verifying, verifier pid %d", a->id, (int)v->pid);
 }
 
-/*
- * A cohort's PUBLISH written out, not only queued, so that a crash
- * here is one after the publisher had it (the crash point's point).
- */
-static void
-attempt_publish_sent(void)
-{
-#ifdef FACTORY_TESTBUILD
-	struct child	*c;
-
-	if ((c = proc_find(PROC_PUBLISHER, 0)) != NULL)
-		(void)imsgbuf_write(&c->iev.ibuf);
-	crashpoint("parent:cohort-publish-sent");
-#endif
-}
-
 void
 attempt_publish(struct attempt *a)
 {
@@ -1442,37 +1112,6 @@ attempt_publish(struct attempt *a)
  * CLEANUP_LATER, busy ones are left to a timer of cgroup.c's (after a
  * restart: nobody waits for them).
  */
-
-int
-attempt_cleanup_sandboxes(struct attempt *a, int how)
-{
-	struct sandbox	 sb;
-	char		 id[ATTEMPT_ID_MAX + 4], err[512];
-	int		 v, ret = 0;
-
-	for (v = 0; v < 2; v++) {
-		snprintf(id, sizeof(id), "%s%s", a->id, v ? "-v" : "");
-		if (sandbox_cgroup_paths(id, &sb) == -1)
-			continue;
-		(void)sandbox_kill(&sb);
-		shell_cgroups_remove(&sb);
-		if (sandbox_destroy(&sb, err, sizeof(err)) == 0)
-			continue;
-		if (errno == EBUSY && how == CLEANUP_LATER) {
-			(void)sandbox_destroy_later(&sb, TEARDOWN_CG_MS *
-			    TEARDOWN_CG_TRIES, NULL, NULL);
-			continue;
-		}
-		if (errno == EBUSY && how == CLEANUP_TRY) {
-			if (ret == 0)
-				ret = 1;
-			continue;
-		}
-		log_warnx("%s: %s", a->id, err);
-		ret = -1;
-	}
-	return (ret);
-}
 
 static void
 attempt_retry_cb(int fd, short event, void *arg)
@@ -1680,6 +1319,83 @@ attempt_shutdown(void)
 	setup_shutdown();
 }
 
+/*
+ * A fact about a running attempt that changes no state, signed into its
+ * chain (e.g. an operator's shell); refused, with a log line, where
+ * the transition table does not allow that kind.
+ */
+void
+attempt_note(struct attempt *a, const char *kind, json_t *facts)
+{
+	(void)attempt_transition(a, kind, facts, NULL);
+}
+
+void
+attempt_verdict_next(struct attempt *a)
+{
+	log_info("%s: verdict: %s", a->id, a->state == AS_VERIFIED ?
+	    "accepted" : "rejected");
+	if (a->state != AS_VERIFIED)
+		attempt_teardown(a);
+	else if (a->cohort[0] != '\0')
+		report_verified(a);	/* it never publishes alone */
+	else if (a->m->approval == APPROVAL_AUTO || a->approved)
+		attempt_publish(a);
+}
+
+/*
+ * The holder of the lease is gone: a new epoch, journaled, fences off
+ * anything it might still send; the step is done again by a new
+ * holder, at most three times.
+ */
+void
+attempt_new_lease(struct attempt *a, const char *why, int planned)
+{
+	if (a->redrives >= 3 && !planned) {
+		attempt_fail(a, "failed", "%s, three times", why);
+		return;
+	}
+	a->epoch++;
+	if (attempt_transition(a, "lease", json_pack("{s:s, s:I, s:b}",
+	    "reason", why, "epoch", (json_int_t)a->epoch, "planned", planned),
+	    NULL) == -1)
+		return;
+	log_info("%s: %s: new lease, epoch %llu", a->id, why,
+	    (unsigned long long)a->epoch);
+	a->redrive = 1;
+}
+
+int
+attempt_cleanup_sandboxes(struct attempt *a, int how)
+{
+	struct sandbox	 sb;
+	char		 id[ATTEMPT_ID_MAX + 4], err[512];
+	int		 v, ret = 0;
+
+	for (v = 0; v < 2; v++) {
+		snprintf(id, sizeof(id), "%s%s", a->id, v ? "-v" : "");
+		if (sandbox_cgroup_paths(id, &sb) == -1)
+			continue;
+		(void)sandbox_kill(&sb);
+		shell_cgroups_remove(&sb);
+		if (sandbox_destroy(&sb, err, sizeof(err)) == 0)
+			continue;
+		if (errno == EBUSY && how == CLEANUP_LATER) {
+			(void)sandbox_destroy_later(&sb, TEARDOWN_CG_MS *
+			    TEARDOWN_CG_TRIES, NULL, NULL);
+			continue;
+		}
+		if (errno == EBUSY && how == CLEANUP_TRY) {
+			if (ret == 0)
+				ret = 1;
+			continue;
+		}
+		log_warnx("%s: %s", a->id, err);
+		ret = -1;
+	}
+	return (ret);
+}
+
 json_t *
 attempt_json(struct attempt *a)
 {
@@ -1747,88 +1463,5 @@ attempt_json(struct attempt *a)
 		json_object_set_new(o, "model", spend_json(&a->spend));
 	if (a->m->tenant[0] != '\0')
 		json_object_set_new(o, "tenant", json_string(a->m->tenant));
-	return (o);
-}
-
-/*
- * A fact about a running attempt that changes no state, signed into its
- * chain (e.g. an operator's shell); refused, with a log line, where
- * the transition table does not allow that kind.
- */
-void
-attempt_note(struct attempt *a, const char *kind, json_t *facts)
-{
-	(void)attempt_transition(a, kind, facts, NULL);
-}
-
-void
-attempt_verdict_next(struct attempt *a)
-{
-	log_info("%s: verdict: %s", a->id, a->state == AS_VERIFIED ?
-	    "accepted" : "rejected");
-	if (a->state != AS_VERIFIED)
-		attempt_teardown(a);
-	else if (a->cohort[0] != '\0')
-		report_verified(a);	/* it never publishes alone */
-	else if (a->m->approval == APPROVAL_AUTO || a->approved)
-		attempt_publish(a);
-}
-
-/* What the worker is doing for an attempt: provisioning or collecting. */
-int
-attempt_held_by_worker(struct attempt *a)
-{
-	return (a->state == AS_PROVISIONING || (a->state == AS_RUNNING &&
-	    a->run == NULL && a->exit_status != -1));
-}
-
-/*
- * The holder of the lease is gone: a new epoch, journaled, fences off
- * anything it might still send; the step is done again by a new
- * holder, at most three times.
- */
-void
-attempt_new_lease(struct attempt *a, const char *why, int planned)
-{
-	if (a->redrives >= 3 && !planned) {
-		attempt_fail(a, "failed", "%s, three times", why);
-		return;
-	}
-	a->epoch++;
-	if (attempt_transition(a, "lease", json_pack("{s:s, s:I, s:b}",
-	    "reason", why, "epoch", (json_int_t)a->epoch, "planned", planned),
-	    NULL) == -1)
-		return;
-	log_info("%s: %s: new lease, epoch %llu", a->id, why,
-	    (unsigned long long)a->epoch);
-	a->redrive = 1;
-}
-
-/*
- * The environment as receipts say it: the image and toolchain digests,
- * or "host (floating)".  ref is what the manifest wrote, if known.
- */
-json_t *
-env_facts(const char *image, const char *toolchain, const char *ref)
-{
-	json_t	*o;
-	char	 buf[80];
-
-	if (image[0] == '\0')
-		return (json_string("host (floating)"));
-	if (strncmp(image, "sha256:", 7) == 0)
-		image += 7;
-	if (strncmp(toolchain, "sha256:", 7) == 0)
-		toolchain += 7;
-	snprintf(buf, sizeof(buf), "sha256:%s", image);
-	if ((o = json_pack("{s:s}", "image", buf)) == NULL)
-		fatal(NULL);
-	if (ref != NULL)
-		json_object_set_new(o, "ref", json_string(ref));
-	if (toolchain[0] != '\0') {
-		snprintf(buf, sizeof(buf), "sha256:%s", toolchain);
-		json_object_set_new(o, "toolchain", json_string(buf));
-	} else
-		json_object_set_new(o, "toolchain", json_null());
 	return (o);
 }

@@ -690,6 +690,26 @@ void	 report_published(struct attempt *);
 void	 report_verified(struct attempt *);
 int	 report_publish_fill(const struct attempt *, struct msg_publish *);
 
+/* holds.c: an attempt's uid, trees, mounts and busy children. */
+uid_t	 uid_allocate(void);
+int	 attempt_active(const struct attempt *);
+int	 attempt_env_check(struct attempt *, char *, size_t);
+int	 attempt_pristine(struct attempt *, char *, size_t);
+int	 attempt_mount_tree(struct attempt *, char *, size_t);
+int	 attempt_mount_checkout(struct attempt *, uid_t, char *, size_t);
+size_t	 strv_len(char * const *);
+struct child	*verifier_free(void);
+int	 child_index(struct child *);
+int	 attempt_held_by_worker(struct attempt *);
+void	 attempt_publish_sent(void);
+
+/* lifecycle.c: an attempt's facts as JSON. */
+json_t	*usage_json(const struct sandbox_usage *);
+json_t	*spend_json(const struct attempt_spend *);
+uint64_t ms_between(uint64_t, uint64_t);
+json_t	*run_times(struct attempt *, struct run *);
+json_t	*env_facts(const char *, const char *, const char *);
+
 /* metrics.c */
 void	 metrics_init(void);
 void	 metrics_reconfigure(void);

@@ -864,3 +864,84 @@ dayseq_number(const char *id, const char *day)
 		return (0);
 	return (n);
 }
+
+json_t *
+usage_json(const struct sandbox_usage *u)
+{
+	return (json_pack("{s:I, s:I, s:I, s:I, s:I}",
+	    "cpu_ms", (json_int_t)u->cpu_ms,
+	    "mem_peak", (json_int_t)u->mem_peak,
+	    "pids_peak", (json_int_t)u->pids_peak,
+	    "pids_denied", (json_int_t)u->pids_denied,
+	    "oom_kills", (json_int_t)u->oom_kills));
+}
+
+uint64_t
+ms_between(uint64_t from, uint64_t to)
+{
+	return (from != 0 && to > from ? to - from : 0);
+}
+
+/*
+ * The exited record's times: the sandbox's start after "ready", the
+ * agent's run from its start until pid 1 was reaped, and the parts of
+ * the sandbox stage that were measured.
+ */
+json_t *
+run_times(struct attempt *a, struct run *r)
+{
+	json_t	*o;
+
+	o = json_pack("{s:I, s:I}", "sandbox_ms", (json_int_t)ms_between(
+	    a->t[ST_SANDBOX], r->started_ms), "run_ms",
+	    (json_int_t)ms_between(r->started_ms, r->ended_ms));
+	if (a->part_ms[PART_IMAGE] >= 0)
+		json_object_set_new(o, "image_ms",
+		    json_integer(a->part_ms[PART_IMAGE]));
+	if (a->part_ms[PART_CACHE] >= 0)
+		json_object_set_new(o, "cache_ms",
+		    json_integer(a->part_ms[PART_CACHE]));
+	return (o);
+}
+
+/* The totals of an attempt's model receipts. */
+json_t *
+spend_json(const struct attempt_spend *sp)
+{
+	return (json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
+	    "requests", (json_int_t)sp->requests,
+	    "refused", (json_int_t)sp->refused,
+	    "estimated", (json_int_t)sp->estimated,
+	    "tokens_in", (json_int_t)sp->tokens_in,
+	    "tokens_out", (json_int_t)sp->tokens_out,
+	    "cost_uusd", (json_int_t)sp->cost_uusd));
+}
+
+/*
+ * The environment as receipts say it: the image and toolchain digests,
+ * or "host (floating)".  ref is what the manifest wrote, if known.
+ */
+json_t *
+env_facts(const char *image, const char *toolchain, const char *ref)
+{
+	json_t	*o;
+	char	 buf[80];
+
+	if (image[0] == '\0')
+		return (json_string("host (floating)"));
+	if (strncmp(image, "sha256:", 7) == 0)
+		image += 7;
+	if (strncmp(toolchain, "sha256:", 7) == 0)
+		toolchain += 7;
+	snprintf(buf, sizeof(buf), "sha256:%s", image);
+	if ((o = json_pack("{s:s}", "image", buf)) == NULL)
+		fatal(NULL);
+	if (ref != NULL)
+		json_object_set_new(o, "ref", json_string(ref));
+	if (toolchain[0] != '\0') {
+		snprintf(buf, sizeof(buf), "sha256:%s", toolchain);
+		json_object_set_new(o, "toolchain", json_string(buf));
+	} else
+		json_object_set_new(o, "toolchain", json_null());
+	return (o);
+}
