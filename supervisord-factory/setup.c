@@ -1162,6 +1162,7 @@ struct setup_reply {
 	uint64_t	 files;
 	uint64_t	 bytes;
 	char		 digest[SHA256_HEX_LEN + 1];
+	char		 seal[SHA256_HEX_LEN + 1];	/* the sealer's */
 	char		 err[512];
 };
 
@@ -1177,6 +1178,7 @@ struct setup_job {
 	int			 eof;
 	int			 reaped;
 	int			 status;
+	int			 sealing;	/* the second helper's turn */
 	char			 upper[PATH_MAX];
 	char			 tmp[PATH_MAX];	/* .tmp.KEY.ID */
 };
@@ -1301,10 +1303,14 @@ setup_child_confine(const char *rpath, const char *rwpath, uint32_t caps,
 		    strerror(errno));
 		return (-1);
 	}
-	/* rpath: the upper; wpath cpath fattr: the entry, its modes. */
+	/*
+	 * rpath: the upper (the sealer: the entry); wpath cpath fattr:
+	 * the entry, its modes (the sealer: nothing).
+	 */
 	if ((rpath != NULL && unveil(rpath, "r") == -1) ||
-	    unveil(rwpath, "rwc") == -1 ||
-	    pledge("stdio rpath wpath cpath fattr", NULL) == -1) {
+	    (rwpath != NULL && unveil(rwpath, "rwc") == -1) ||
+	    pledge(rwpath != NULL ? "stdio rpath wpath cpath fattr" :
+	    "stdio rpath", NULL) == -1) {
 		snprintf(err, errlen, "setup store: pledge/unveil: %s",
 		    strerror(errno));
 		return (-1);
@@ -1312,7 +1318,7 @@ setup_child_confine(const char *rpath, const char *rwpath, uint32_t caps,
 	return (0);
 }
 
-/* In the forked helper: copy, hash, answer, exit. */
+/* In the forked helper: copy and hash (the sealer: seal), answer, exit. */
 __dead static void
 setup_child(struct setup_job *j, int up, int dst, int out, pid_t parent)
 {
@@ -1325,7 +1331,7 @@ setup_child(struct setup_job *j, int up, int dst, int out, pid_t parent)
 	why[0] = '\0';
 	memset(&rep, 0, sizeof(rep));
 	rep.magic = SETUP_REPLY_MAGIC;
-	setproctitle("setup store %s", j->a->id);
+	setproctitle("setup %s %s", j->sealing ? "seal" : "store", j->a->id);
 	/* The receipts' signing key and the gateway tokens are the
 	 * parent's: not in this copy. */
 	EVP_PKEY_free(env->receipt_key);
@@ -1336,9 +1342,18 @@ setup_child(struct setup_job *j, int up, int dst, int out, pid_t parent)
 	up = 3;
 	dst = 4;
 	out = 5;
-	if (setup_child_confine(j->upper, j->tmp, 1U << CAP_DAC_READ_SEARCH,
-	    parent, rep.err, sizeof(rep.err)) == -1)
+	if (setup_child_confine(j->sealing ? j->tmp : j->upper, j->sealing ?
+	    NULL : j->tmp, 1U << CAP_DAC_READ_SEARCH, parent, rep.err,
+	    sizeof(rep.err)) == -1)
 		goto reply;
+	if (j->sealing) {
+		if (setup_seal(dst, rep.seal) == 0)
+			rep.ok = 1;
+		else
+			snprintf(rep.err, sizeof(rep.err), "setup: %s: cannot "
+			    "be sealed", j->tmp);
+		goto reply;
+	}
 	if ((w = calloc(1, sizeof(*w))) == NULL) {
 		snprintf(rep.err, sizeof(rep.err), "setup store: no memory");
 		goto reply;
@@ -1453,15 +1468,45 @@ setup_rm_reap(pid_t pid, int status)
 }
 
 /*
- * The store helper for a's outputs, started; its answer comes back
- * through setup_job_read().  -1 with err if it could not be.
+ * j's helper forked on up and dst (the caller closes them); its answer
+ * comes back through setup_job_read().  -1 with err if it could not be.
  */
+static int
+setup_job_fork(struct setup_job *j, int up, int dst, char *err,
+    size_t errlen)
+{
+	pid_t	 parent = getpid(), pid;
+	int	 p[2];
+
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == -1) {
+		snprintf(err, errlen, "setup: helper: %s", strerror(errno));
+		return (-1);
+	}
+	if ((pid = fork()) == -1) {
+		snprintf(err, errlen, "setup: helper: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return (-1);
+	}
+	if (pid == 0) {
+		close(p[0]);
+		setup_child(j, up, dst, p[1], parent);
+	}
+	close(p[1]);
+	j->pid = pid;
+	j->fd = p[0];
+	event_set(&j->ev, j->fd, EV_READ | EV_PERSIST, setup_job_read, j);
+	event_add(&j->ev, NULL);
+	TAILQ_INSERT_TAIL(&setup_jobs, j, entry);
+	return (0);
+}
+
+/* The store helper for a's outputs, started.  -1 with err if not. */
 static int
 setup_store_start(struct attempt *a, char *err, size_t errlen)
 {
 	struct setup_job	*j;
-	pid_t			 parent = getpid(), pid;
-	int			 p[2] = { -1, -1 }, up = -1, dst = -1;
+	int			 up = -1, dst = -1;
 
 	if ((j = calloc(1, sizeof(*j))) == NULL) {
 		snprintf(err, errlen, "setup: %s", strerror(errno));
@@ -1488,32 +1533,14 @@ setup_store_start(struct attempt *a, char *err, size_t errlen)
 		snprintf(err, errlen, "setup: %s: %s", j->tmp, strerror(errno));
 		goto fail;
 	}
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == -1 ||
-	    (pid = fork()) == -1) {
-		snprintf(err, errlen, "setup: store helper: %s",
-		    strerror(errno));
+	if (setup_job_fork(j, up, dst, err, errlen) == -1)
 		goto fail;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		setup_child(j, up, dst, p[1], parent);
-	}
-	close(p[1]);
 	close(up);
 	close(dst);
-	j->pid = pid;
-	j->fd = p[0];
-	event_set(&j->ev, j->fd, EV_READ | EV_PERSIST, setup_job_read, j);
-	event_add(&j->ev, NULL);
-	TAILQ_INSERT_TAIL(&setup_jobs, j, entry);
 	log_info("%s: setup storing %s: helper pid %d", a->id, a->setup_key,
-	    (int)pid);
+	    (int)j->pid);
 	return (0);
  fail:
-	if (p[0] != -1) {
-		close(p[0]);
-		close(p[1]);
-	}
 	if (up != -1)
 		close(up);
 	if (dst != -1)
@@ -1538,11 +1565,14 @@ setup_reply_check(struct setup_job *j, char *err, size_t errlen)
 	if (j->bad || j->got != sizeof(*r) || r->magic != SETUP_REPLY_MAGIC ||
 	    r->ok > 1 || memchr(r->err, '\0', sizeof(r->err)) == NULL ||
 	    memchr(r->digest, '\0', sizeof(r->digest)) == NULL ||
-	    (r->ok && (!hex_valid(r->digest, 64) || r->files > SETUP_MAXFILES ||
-	    r->bytes > env->conf->setup_max)) ||
+	    memchr(r->seal, '\0', sizeof(r->seal)) == NULL ||
+	    (r->ok && !j->sealing && (!hex_valid(r->digest, 64) ||
+	    r->files > SETUP_MAXFILES || r->bytes > env->conf->setup_max)) ||
+	    (r->ok && j->sealing && !hex_valid(r->seal, 64)) ||
 	    !WIFEXITED(j->status) || WEXITSTATUS(j->status) != 0) {
-		snprintf(err, errlen, "setup: store helper (pid %d) %s, %s "
-		    "%d", (int)j->pid, j->got == 0 ? "ended without an "
+		snprintf(err, errlen, "setup: %s (pid %d) %s, %s %d",
+		    j->sealing ? "sealer" : "store helper", (int)j->pid,
+		    j->got == 0 ? "ended without an "
 		    "answer" : "answered out of form", WIFSIGNALED(j->status) ?
 		    "killed by signal" : "exit status",
 		    WIFSIGNALED(j->status) ? WTERMSIG(j->status) :
@@ -1560,23 +1590,21 @@ setup_reply_check(struct setup_job *j, char *err, size_t errlen)
 }
 
 /*
- * The helper's copy, made an entry: each output directory opaque (it
- * replaces what the pristine tree has there), the entry read-only and
- * synced, its seal taken, then KEY.meta and KEY by rename.
+ * The helper's copy, readied for its seal: each output directory
+ * opaque (it replaces what the pristine tree has there; an xattr the
+ * helper's filter does not allow), the entry read-only and synced.
+ * Bounded by the outputs.  The entry's descriptor, or -1 with err.
  */
 static int
-setup_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
+setup_commit_prep(struct attempt *a, const char *tmp, char *err,
+    size_t errlen)
 {
 	char * const	*outs = a->m->setup->outputs;
-	json_t		*meta;
-	char		 tmeta[PATH_MAX], path[PATH_MAX];
-	char		 seal[SHA256_HEX_LEN + 1];
 	size_t		 i;
-	int		 dst, fd, ret = -1;
+	int		 dst, fd;
 
-	if (setup_path(tmeta, sizeof(tmeta), ".tmp.%s.%s.meta",
-	    a->setup_key, a->id) == -1 || (dst = open(tmp, O_RDONLY |
-	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+	if ((dst = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
 		snprintf(err, errlen, "setup: %s: %s", tmp, strerror(errno));
 		return (-1);
 	}
@@ -1587,23 +1615,64 @@ setup_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 				continue;	/* not made, or no directory */
 			snprintf(err, errlen, "setup: store %s: %s", outs[i],
 			    strerror(errno));
-			goto done;
+			goto fail;
 		}
 		if (fsetxattr(fd, "user.overlay.opaque", "y", 1, 0) == -1) {
 			snprintf(err, errlen, "setup: store %s: opaque: %s",
 			    outs[i], strerror(errno));
 			close(fd);
-			goto done;
+			goto fail;
 		}
 		close(fd);
 	}
 	if (fchmod(dst, 0555) == -1 || fsync(dst) == -1) {
 		snprintf(err, errlen, "setup: %s: %s", tmp, strerror(errno));
-		goto done;
+		goto fail;
 	}
-	if (setup_seal(dst, seal) == -1) {
-		snprintf(err, errlen, "setup: %s: cannot be sealed", tmp);
-		goto done;
+	return (dst);
+ fail:
+	close(dst);
+	return (-1);
+}
+
+/*
+ * The store helper answered: the entry readied, and its seal taken by
+ * a second helper (one fstatat(2) per entry, up to SETUP_MAXFILES of
+ * them: not the loop's).  -1 with err if it could not be started.
+ */
+static int
+setup_seal_start(struct setup_job *j, char *err, size_t errlen)
+{
+	int	 dst, rc;
+
+	if ((dst = setup_commit_prep(j->a, j->tmp, err, errlen)) == -1)
+		return (-1);
+	memset(&j->rep, 0, sizeof(j->rep));
+	j->got = 0;
+	j->bad = j->eof = j->reaped = j->status = 0;
+	j->fd = -1;
+	j->sealing = 1;
+	rc = setup_job_fork(j, dst, dst, err, errlen);
+	close(dst);
+	if (rc == 0)
+		log_debug("%s: setup sealing %s: helper pid %d", j->a->id,
+		    j->a->setup_key, (int)j->pid);
+	return (rc);
+}
+
+/* The sealed copy, made an entry: KEY.meta, then KEY, by rename. */
+static int
+setup_commit(struct attempt *a, const char *tmp, const char *seal,
+    char *err, size_t errlen)
+{
+	json_t		*meta;
+	char		 tmeta[PATH_MAX], path[PATH_MAX];
+	int		 ret = -1;
+
+	if (setup_path(tmeta, sizeof(tmeta), ".tmp.%s.%s.meta",
+	    a->setup_key, a->id) == -1) {
+		snprintf(err, errlen, "setup: %s: %s", tmp, strerror(errno));
+		return (-1);
 	}
 	crashpoint("setup:before-meta");
 	if ((meta = json_pack("{s:s+, s:s+, s:s, s:I, s:I, s:I}", "digest",
@@ -1643,7 +1712,6 @@ setup_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 	ret = 0;
  done:
 	(void)unlink(tmeta);
-	close(dst);
 	return (ret);
 }
 
@@ -1681,13 +1749,16 @@ setup_job_end(struct setup_job *j)
 
 	TAILQ_REMOVE(&setup_jobs, j, entry);
 	err[0] = '\0';
-	if ((rc = setup_reply_check(j, err, sizeof(err))) == 0) {
+	if ((rc = setup_reply_check(j, err, sizeof(err))) == 0 &&
+	    !j->sealing) {
 		strlcpy(a->setup_digest, j->rep.digest,
 		    sizeof(a->setup_digest));
 		a->setup_files = j->rep.files;
 		a->setup_bytes = j->rep.bytes;
-		rc = setup_commit(a, j->tmp, err, sizeof(err));
-	}
+		if ((rc = setup_seal_start(j, err, sizeof(err))) == 0)
+			return;		/* the sealer answers */
+	} else if (rc == 0)
+		rc = setup_commit(a, j->tmp, j->rep.seal, err, sizeof(err));
 	/* Renamed to KEY, or emptied by the helper: nothing, or little. */
 	setup_rm_start(j->tmp);
 	free(j);
