@@ -1402,6 +1402,7 @@ struct setup_rm {
 	TAILQ_ENTRY(setup_rm)	 entry;
 	pid_t			 pid;
 	char			 path[PATH_MAX];
+	char			 run[ATTEMPT_ID_MAX];	/* a run's, by id */
 };
 
 static TAILQ_HEAD(, setup_rm)	setup_rms = TAILQ_HEAD_INITIALIZER(setup_rms);
@@ -1446,6 +1447,55 @@ setup_rm_start(const char *path)
 	log_info("setup: removing %s in pid %d", path, (int)r->pid);
 }
 
+/* A run's disk being removed by a child: 1 if so. */
+static int
+setup_run_removing(const char *id)
+{
+	struct setup_rm	*r;
+
+	TAILQ_FOREACH(r, &setup_rms, entry)
+		if (strcmp(r->run, id) == 0)
+			return (1);
+	return (0);
+}
+
+/*
+ * A run's disk and tree removed by a child: unmounting the tmpfs frees
+ * every page the setup wrote (16,000 files: tens of milliseconds in
+ * umount(2)), which is not the loop's to wait for.  The child shares
+ * root's mounts and unmounts only that run's exact paths.
+ */
+static void
+setup_run_remove_start(const char *id)
+{
+	struct setup_rm	*r;
+	sigset_t	 set;
+	int		 sig;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL ||
+	    strlcpy(r->run, id, sizeof(r->run)) >= sizeof(r->run) ||
+	    (r->pid = fork()) == -1) {
+		free(r);
+		if (setup_run_remove(id) == -1)
+			log_warnx("%s: setup run not removed yet", id);
+		return;
+	}
+	if (r->pid == 0) {
+		setproctitle("setup run remove %s", id);
+		EVP_PKEY_free(env->receipt_key);
+		env->receipt_key = NULL;
+		gateway_forget();
+		for (sig = 1; sig < NSIG; sig++)
+			(void)signal(sig, SIG_DFL);
+		sigemptyset(&set);
+		(void)sigprocmask(SIG_SETMASK, &set, NULL);
+		closefrom(3);
+		_exit(setup_run_remove(id) == -1);
+	}
+	TAILQ_INSERT_TAIL(&setup_rms, r, entry);
+	log_debug("%s: setup run removing in pid %d", id, (int)r->pid);
+}
+
 /* A remover reaped: 1 if pid was one. */
 static int
 setup_rm_reap(pid_t pid, int status)
@@ -1458,7 +1508,11 @@ setup_rm_reap(pid_t pid, int status)
 	if (r == NULL)
 		return (0);
 	TAILQ_REMOVE(&setup_rms, r, entry);
-	if (rmdir(r->path) == -1 && errno != ENOENT) {
+	if (r->run[0] != '\0') {
+		if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) &&
+		    setup_run_remove(r->run) == -1)
+			log_warnx("%s: setup run not removed yet", r->run);
+	} else if (rmdir(r->path) == -1 && errno != ENOENT) {
 		log_warnx("setup: %s: its remover (pid %d) left it (status "
 		    "%d); removing it here", r->path, (int)pid, status);
 		(void)fs_remove_tree(r->path);
@@ -1722,8 +1776,7 @@ setup_commit(struct attempt *a, const char *tmp, const char *seal,
 static int
 setup_done(struct attempt *a, int rc)
 {
-	if (setup_run_remove(a->id) == -1)
-		log_warnx("%s: setup run not removed yet", a->id);
+	setup_run_remove_start(a->id);
 	a->setup_ms = now_ms() - a->setup_t0;
 	attempt_part_time(a, PART_CACHE, a->setup_ms);
 	if (rc == -1) {
@@ -1858,7 +1911,9 @@ setup_shutdown(void)
 	}
 	while ((r = TAILQ_FIRST(&setup_rms)) != NULL) {
 		TAILQ_REMOVE(&setup_rms, r, entry);
-		(void)kill(r->pid, SIGKILL);
+		/* A run's: let its unmounts finish. */
+		if (r->run[0] == '\0')
+			(void)kill(r->pid, SIGKILL);
 		while (waitpid(r->pid, &st, 0) == -1 && errno == EINTR)
 			;
 		free(r);
@@ -1928,7 +1983,7 @@ setup_mount_run(struct attempt *a, char *err, size_t errlen)
 		snprintf(err, errlen, "setup: path too long");
 		return (-1);
 	}
-	if (setup_run_remove(a->id) == -1) {
+	if (setup_run_removing(a->id) || setup_run_remove(a->id) == -1) {
 		snprintf(err, errlen, "setup: %s: left over, cannot be "
 		    "removed", dir);
 		return (-1);
@@ -2059,6 +2114,8 @@ setup_teardown(struct attempt *a)
 		setup_rm_start(j->tmp);
 		free(j);
 	}
+	if (setup_run_removing(a->id))
+		return (0);	/* its remover's */
 	return (setup_run_remove(a->id));
 }
 
