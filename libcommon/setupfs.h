@@ -3,7 +3,8 @@
  * setup's outputs copied by descriptor from its run's upper into an
  * entry, with their digest; an entry's seal; the removal of a refused
  * copy.  They run in the store and seal helpers that setup.c forks,
- * and the seal also where an entry is checked.
+ * and the seal also where an entry is checked.  With them: the key's
+ * length-prefixed fields, and the helpers' descriptors and confinement.
  */
 #ifndef SETUPFS_H
 #define SETUPFS_H
