@@ -7,8 +7,11 @@
  */
 #include <sys/types.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
 
 #include <ctype.h>
 #include <dirent.h>
@@ -33,6 +36,7 @@
 #include "imgtree.h"
 #include "journal.h"
 #include "log.h"
+#include "pledge.h"
 
 #define IMAGE_PREFIX	"sha256:"
 
@@ -667,7 +671,8 @@ image_set_name(const char *name, const char *hex)
  * it keeps on 3 to 5, closing every other.  Its one answer is a fixed
  * struct image_walk_reply on a pipe, checked here field by field
  * before done() sees it; the loop goes on when the pipe has ended and
- * the process was reaped.
+ * the process was reaped.  What it reads was written by an agent or an
+ * image, so it is confined (image_walk_confine).
  */
 #define IMAGE_WALKS_MAX	4	/* walks at once: imports and verifies */
 #define IMAGE_WALK_MAGIC 0x66697777U
@@ -707,6 +712,63 @@ struct image_walk {
 
 static struct image_walk	*image_walks[IMAGE_WALKS_MAX];
 
+/*
+ * The walk's confinement, after its descriptors are in place: of
+ * root's capabilities only CAP_DAC_READ_SEARCH (the importer's files,
+ * of any mode, and the store's) and, for an import, CAP_CHOWN (each
+ * entry given to 0:0); its uid stays 0.  Landlock: the tree on 3
+ * (through /proc, so no path is named again), read-only, nothing else;
+ * then no_new_privs and pledge(2)'s seccomp filter: no socket, no exec.
+ */
+static int
+image_walk_confine(int chown)
+{
+	struct __user_cap_header_struct	 h;
+	struct __user_cap_data_struct	 d[2];
+	uint32_t			 caps;
+	int				 cap;
+
+	caps = 1U << CAP_DAC_READ_SEARCH | (chown ? 1U << CAP_CHOWN : 0);
+	for (cap = 0; cap <= 63; cap++)
+		if ((cap > 31 || (caps & (1U << cap)) == 0) &&
+		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1) {
+			if (errno == EINVAL)
+				break;
+			return (-1);
+		}
+	memset(&h, 0, sizeof(h));
+	memset(d, 0, sizeof(d));
+	h.version = _LINUX_CAPABILITY_VERSION_3;
+	d[0].effective = d[0].permitted = caps;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 ||
+	    syscall(SYS_capset, &h, d) == -1)
+		return (-1);
+	/* rpath: the tree; chown: its entries, given to root. */
+	if (unveil("/proc/self/fd/3", "r") == -1 ||
+	    pledge(chown ? "stdio rpath chown" : "stdio rpath", NULL) == -1)
+		return (-1);
+	return (0);
+}
+
+/*
+ * Test builds, regress/imgsafe: a walk that tries what it may not, and
+ * says so in the log.
+ */
+static void
+image_walk_faults(void)
+{
+	int	 fd;
+
+	if (faultpoint("image:walk-escape")) {
+		fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+		log_warnx("image walk escape: open /etc/passwd: %s",
+		    fd == -1 ? strerror(errno) : "opened");
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		log_warnx("image walk escape: socket: %s",
+		    fd == -1 ? strerror(errno) : "made");
+	}
+}
+
 /* In the walk's process: the walk, its answer, _exit. */
 static __dead void
 image_walk_child(struct image_walk *w, int pipefd, pid_t parent)
@@ -724,9 +786,11 @@ image_walk_child(struct image_walk *w, int pipefd, pid_t parent)
 	    getppid() != parent)
 		_exit(1);
 	setproctitle("image walk");
-	/* The receipts' signing key is the parent's: not in this copy. */
+	/* The receipts' signing key and the gateway tokens are the
+	 * parent's: not in this copy. */
 	EVP_PKEY_free(env->receipt_key);
 	env->receipt_key = NULL;
+	gateway_forget();
 	/* The tree on 3, the lists on 4 and 5, the pipe on 6; no other. */
 	fds[0] = w->rootfd;
 	fds[1] = w->out != NULL ? fileno(w->out) : -1;
@@ -745,12 +809,19 @@ image_walk_child(struct image_walk *w, int pipefd, pid_t parent)
 	if ((w->out != NULL && (out = fdopen(4, "w")) == NULL) ||
 	    (w->canon != NULL && (canon = fdopen(5, "r")) == NULL))
 		_exit(1);
+	memset(&r, 0, sizeof(r));
+	r.magic = IMAGE_WALK_MAGIC;
+	if (image_walk_confine(w->chown) == -1) {
+		snprintf(r.err, sizeof(r.err), "walk: confinement: %s",
+		    strerror(errno));
+		r.rc = -1;
+		goto reply;
+	}
+	image_walk_faults();
 
 	/* Test builds, regress/image: a walk slow enough to be seen. */
 	if (faultpoint("image:slow-walk"))
 		(void)poll(NULL, 0, 3000);
-	memset(&r, 0, sizeof(r));
-	r.magic = IMAGE_WALK_MAGIC;
 	r.rc = imgwalk_bounded(3, w->owner, w->chown, out, canon,
 	    w->bounded ? &w->lim : NULL, &r.res, r.err, sizeof(r.err));
 	if (r.rc == 0 && out != NULL && fflush(out) == EOF) {
@@ -758,6 +829,7 @@ image_walk_child(struct image_walk *w, int pipefd, pid_t parent)
 		    strerror(errno));
 		r.rc = -1;
 	}
+ reply:
 	r.err[sizeof(r.err) - 1] = '\0';
 	/* One write below PIPE_BUF: whole or not at all. */
 	if (write(6, &r, sizeof(r)) != (ssize_t)sizeof(r))

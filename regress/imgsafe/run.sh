@@ -221,4 +221,30 @@ else
 fi
 chmod 755 "$STORE/sha256/$ih/rootfs/bin"
 
+# The walk over an import's tree (bytes an untrusted user wrote) runs
+# in a child of root confined to that tree (Landlock) and a seccomp
+# filter.  Test builds: image:walk-escape tries a file outside the
+# tree, then a socket.
+W=$T/walked
+mkdir -p "$W/etc"
+echo walked >"$W/etc/hostname"
+stop_factoryd
+FACTORY_CRASH=image:walk-escape start_factoryd "$T/factoryd.conf" "$T/log"
+from=$(($(wc -l <"$T/log") + 1))
+if ctl image import escape "$W" >"$T/out" 2>"$T/err"; then
+	notok "a walk that tries to escape: imported"
+else
+	check "a walk that opens a socket: killed by seccomp (SIGSYS)" \
+	    grep -q "walk process (pid [0-9]*) ended without an answer, killed by signal 31" "$T/err"
+fi
+check "a walk: /etc/passwd, outside its tree, not opened" \
+    sh -c "tail -n +$from '$T/log' | grep -q 'image walk escape: open /etc/passwd: Permission denied'"
+check "a walk: no socket made" \
+    sh -c "! tail -n +$from '$T/log' | grep -q 'image walk escape: socket: made'"
+check "after a walk that tried to escape: status still answered" ctl status
+stop_factoryd
+start_factoryd "$T/factoryd.conf" "$T/log"
+check "a confined walk, let be: the tree imports" \
+    sh -c "'$O/factoryctl' -s '$SOCK' image import walked '$W' >/dev/null"
+
 regress_done
