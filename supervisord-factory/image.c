@@ -672,10 +672,14 @@ image_set_name(const char *name, const char *hex)
  * struct image_walk_reply on a pipe, checked here field by field
  * before done() sees it; the loop goes on when the pipe has ended and
  * the process was reaped.  What it reads was written by an agent or an
- * image, so it is confined (image_walk_confine).
+ * image, so it is confined (image_walk_confine) and has a deadline:
+ * past it, it is killed and its import or verify fails by that name.
  */
 #define IMAGE_WALKS_MAX	4	/* walks at once: imports and verifies */
 #define IMAGE_WALK_MAGIC 0x66697777U
+/* The deadline: this, and a second for every IMAGE_WALK_RATE bytes. */
+#define IMAGE_WALK_MIN_S 60
+#define IMAGE_WALK_RATE	(8ULL * 1024 * 1024)	/* of images: max-size */
 
 struct image_walk_reply {
 	uint32_t		 magic;
@@ -694,6 +698,9 @@ struct image_walk {
 	int			 eof;
 	int			 reaped;
 	int			 status;
+	struct event		 timer;		/* the deadline */
+	int			 late;		/* killed at it */
+	long long		 secs;		/* it, in seconds */
 	int			 rootfd;
 	uid_t			 owner;
 	int			 chown;
@@ -752,7 +759,7 @@ image_walk_confine(int chown)
 
 /*
  * Test builds, regress/imgsafe: a walk that tries what it may not, and
- * says so in the log.
+ * says so in the log, or one that holds until it is killed.
  */
 static void
 image_walk_faults(void)
@@ -767,6 +774,8 @@ image_walk_faults(void)
 		log_warnx("image walk escape: socket: %s",
 		    fd == -1 ? strerror(errno) : "made");
 	}
+	while (faultpoint("image:walk-hold"))
+		(void)poll(NULL, 0, -1);
 }
 
 /* In the walk's process: the walk, its answer, _exit. */
@@ -847,6 +856,12 @@ image_walk_check(struct image_walk *w)
 {
 	struct image_walk_reply	*r = &w->rep;
 
+	if (w->late) {
+		w->rc = -1;
+		snprintf(w->err, sizeof(w->err), "walk process (pid %d) "
+		    "killed at its deadline of %lld s", (int)w->pid, w->secs);
+		return;
+	}
 	if (w->bad || w->got != sizeof(*r) || r->magic != IMAGE_WALK_MAGIC ||
 	    (r->rc != 0 && r->rc != -1) ||
 	    memchr(r->err, '\0', sizeof(r->err)) == NULL ||
@@ -878,6 +893,7 @@ image_walk_end(struct image_walk *w)
 	for (i = 0; i < IMAGE_WALKS_MAX; i++)
 		if (image_walks[i] == w)
 			image_walks[i] = NULL;
+	evtimer_del(&w->timer);
 	image_walk_check(w);
 	w->done(w);
 }
@@ -931,10 +947,48 @@ image_walk_reap(pid_t pid, int status)
 	return (0);
 }
 
+/* The deadline passed: killed, and ended when reaped, by that name. */
+static void
+image_walk_late(int fd, short event, void *arg)
+{
+	struct image_walk	*w = arg;
+
+	if (w->reaped)
+		return;		/* it ended in time; its pid may be reused */
+	log_warnx("image walk (pid %d): past its deadline of %lld s, killed",
+	    (int)w->pid, w->secs);
+	w->late = 1;
+	(void)kill(w->pid, SIGKILL);
+}
+
+/*
+ * Seconds a walk may take: enough for the largest tree an import may
+ * leave, hashed at IMAGE_WALK_RATE (a slow disk).  Test builds take
+ * FACTORY_TEST_IMAGE_WALK_S instead.
+ */
+static long long
+image_walk_deadline(void)
+{
+#ifdef FACTORY_TESTBUILD
+	const char	*s = getenv("FACTORY_TEST_IMAGE_WALK_S");
+	const char	*errstr;
+	long long	 n;
+
+	if (s != NULL) {
+		n = strtonum(s, 1, 86400, &errstr);
+		if (errstr == NULL)
+			return (n);
+	}
+#endif
+	return (IMAGE_WALK_MIN_S +
+	    (long long)(env->conf->image_max_size / IMAGE_WALK_RATE));
+}
+
 /* 0 and done() later, or -1 (nothing started, w is the caller's). */
 static int
 image_walk_start(struct image_walk *w)
 {
+	struct timeval	 tv;
 	pid_t		 parent = getpid();
 	sigset_t	 all, old;
 	int		 p[2], i;
@@ -972,10 +1026,17 @@ image_walk_start(struct image_walk *w)
 	(void)sigprocmask(SIG_SETMASK, &old, NULL);
 	close(p[1]);
 	w->fd = p[0];
-	w->got = w->bad = w->eof = w->reaped = 0;
+	w->got = w->bad = w->eof = w->reaped = w->late = 0;
 	image_walks[i] = w;
 	event_set(&w->ev, w->fd, EV_READ | EV_PERSIST, image_walk_read, w);
 	event_add(&w->ev, NULL);
+	w->secs = image_walk_deadline();
+	tv.tv_sec = w->secs;
+	tv.tv_usec = 0;
+	evtimer_set(&w->timer, image_walk_late, w);
+	evtimer_add(&w->timer, &tv);
+	log_info("image walk: pid %d, deadline %lld s", (int)w->pid,
+	    w->secs);
 	return (0);
 }
 
