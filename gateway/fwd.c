@@ -80,6 +80,7 @@ struct gw_fwd {
 	struct event		 cut;
 };
 
+static const struct gw_ctx *gw;		/* gateway.c's, serve_init */
 static struct evdns_base *fwd_dns;
 
 static void	fwd_finish(struct gw_fwd *, uint32_t);
@@ -130,7 +131,7 @@ fwd_headers_out(struct gw_fwd *f, struct gw_prov *p,
 	char			 v[GW_KEYMAX + GW_HEADERMAX], name[GW_HEADERMAX];
 	char			 prefix[GW_HEADERMAX], host[300], len[32];
 
-	gw_cred_header(p, name, prefix);
+	proto_cred_header(&p->conf, name, prefix);
 	keep = p->conf.kind == GW_UPSTREAM ? fwd_keep_upstream : fwd_keep;
 	TAILQ_FOREACH(kv, in, next)
 		if (fwd_in(keep, kv->key) && strcasecmp(kv->key, name) != 0)
@@ -283,11 +284,11 @@ fwd_sweep(struct gw_ep *ep)
 
 	TAILQ_FOREACH(f, &ep->fwds, entry) {
 		if (!f->paused || f->cutting != -1 ||
-		    now - f->paused_ms < (uint64_t)gw_timeout * 1000)
+		    now - f->paused_ms < (uint64_t)gw->timeout * 1000)
 			continue;
 		log_warnx("%s: %s: the agent read nothing of its answer for "
-		    "%ds: cut", f->u.id, f->u.provider, gw_timeout);
-		gw_usage_reason(&f->u, "the agent read nothing of its "
+		    "%ds: cut", f->u.id, f->u.provider, gw->timeout);
+		proto_usage_reason(&f->u, "the agent read nothing of its "
 		    "answer");
 		fwd_cut(f, GW_CUT_STALLED);
 	}
@@ -348,14 +349,15 @@ fwd_chunk(struct evhttp_request *up, void *arg)
 		if (meter_feed(&f->m, evbuffer_pullup(b, n), n) == -1) {
 			log_warnx("%s: %s: answer beyond the meter's bounds: "
 			    "cut", f->u.id, f->u.provider);
-			gw_usage_reason(&f->u, "the answer is beyond the "
+			proto_usage_reason(&f->u, "the answer is beyond the "
 			    "meter's bounds");
 			fwd_cut(f, GW_UPSTREAM_ERROR);
 		}
 		fwd_count(f);
 		if (f->sse && f->cutting == -1 &&
 		    (f->overdim = fwd_over(f)) != 0) {
-			gw_usage_reason(&f->u, "budget exhausted mid-answer");
+			proto_usage_reason(&f->u,
+			    "budget exhausted mid-answer");
 			fwd_cut(f, GW_CUT_BUDGET);
 		}
 	}
@@ -381,7 +383,7 @@ fwd_error(enum evhttp_request_error e, void *arg)
 		    e == EVREQ_HTTP_EOF ? "closed" : "failed");
 	log_warnx("%s: %s: upstream %s: %s", f->u.id, f->u.provider,
 	    f->where, why);
-	gw_usage_reason(&f->u, why);
+	proto_usage_reason(&f->u, why);
 }
 
 static void
@@ -422,7 +424,7 @@ fwd_agent_gone(struct evhttp_connection *evcon, void *arg)
 	log_info("%s: %s: the agent's connection closed mid-answer",
 	    f->u.id, f->u.provider);
 	if (f->u.reason[0] == '\0')
-		gw_usage_reason(&f->u, "the agent's connection closed "
+		proto_usage_reason(&f->u, "the agent's connection closed "
 		    "mid-answer");
 	/* Gone with its answer waiting (evhttp's write timeout): stalled. */
 	fwd_finish(f, f->cutting != -1 ? (uint32_t)f->cutting :
@@ -440,7 +442,7 @@ fwd_cut_event(struct gw_fwd *f)
 	struct evbuffer	*b;
 	char		 msg[128], *s;
 
-	serve_budget_message(f->ep, f->overdim == 2, msg, sizeof(msg));
+	proto_budget_message(&f->ep->g, f->overdim == 2, msg, sizeof(msg));
 	if ((s = proto_error_body(f->kind, 403, GW_CUT_BUDGET, msg)) ==
 	    NULL)
 		return;		/* the stream ends cut all the same */
@@ -463,7 +465,7 @@ fwd_reply_end(struct gw_fwd *f, uint32_t outcome)
 		evhttp_connection_set_closecb(f->agent, NULL, NULL);
 	if (!f->started) {
 		f->status = f->error != 0 ? f->error : 502;
-		serve_error(f->req, f->kind, f->status, outcome,
+		fwd_answer_error(f->req, f->kind, f->status, outcome,
 		    f->status == 504 ? "upstream timeout" :
 		    "upstream error", 0);
 		return;
@@ -563,11 +565,17 @@ fwd_finish(struct gw_fwd *f, uint32_t outcome)
 		f->status = f->error != 0 ? f->error : 502;
 	f->u.status = f->status;
 	f->u.outcome = outcome;
-	gw_send_usage(&f->u);
+	gw->usage(&f->u);
 	meter_free(&f->m);
 	TAILQ_REMOVE(&ep->fwds, f, entry);
 	ep->nfwds--;
 	free(f);
+}
+
+void
+fwd_init(const struct gw_ctx *ctx)
+{
+	gw = ctx;
 }
 
 void
@@ -643,7 +651,7 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 	size_t			 blen;
 
 	if (fwd_dns == NULL)
-		fwd_dns = evdns_base_new(gw_base,
+		fwd_dns = evdns_base_new(gw->base,
 		    EVDNS_BASE_INITIALIZE_NAMESERVERS);
 	/* The target as judged (serve.c), never the agent's spelling. */
 	if ((size_t)snprintf(uri, sizeof(uri), "%s%s", p->prefix,
@@ -656,14 +664,14 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 		free(f);
 		return (-1);
 	}
-	if ((bev = bufferevent_openssl_socket_new(gw_base, -1, ssl,
+	if ((bev = bufferevent_openssl_socket_new(gw->base, -1, ssl,
 	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE |
 	    BEV_OPT_DEFER_CALLBACKS)) == NULL) {
 		SSL_free(ssl);
 		free(f);
 		return (-1);
 	}
-	if ((up = evhttp_connection_base_bufferevent_new(gw_base, fwd_dns,
+	if ((up = evhttp_connection_base_bufferevent_new(gw->base, fwd_dns,
 	    bev, p->host, p->port)) == NULL) {
 		bufferevent_free(bev);
 		free(f);
@@ -690,7 +698,7 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 	snprintf(f->where, sizeof(f->where), "%s:%u", p->host,
 	    (unsigned)p->port);
 	meter_init(&f->m, API_NONE, 0);
-	evtimer_assign(&f->cut, gw_base, fwd_cut_cb, f);
+	evtimer_assign(&f->cut, gw->base, fwd_cut_cb, f);
 	if ((f->upreq = evhttp_request_new(fwd_done, f)) == NULL)
 		goto fail;
 	f->upout = bufferevent_get_output(bev);
@@ -727,7 +735,7 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 		 * An agent that reads nothing is fwd_sweep's.  serve.c puts
 		 * the endpoint's back when the answer is out.
 		 */
-		evhttp_connection_set_timeout(f->agent, f->idle + gw_timeout);
+		evhttp_connection_set_timeout(f->agent, f->idle + gw->timeout);
 	}
 	if (evhttp_make_request(up, f->upreq, evhttp_request_get_command(req),
 	    uri) == -1) {
@@ -748,4 +756,44 @@ fwd_start(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 	evhttp_connection_free(up);
 	free(f);
 	return (-1);
+}
+
+/*
+ * Never fails, whatever bytes msg holds (proto_error_body escapes
+ * them): an answer the agent's bytes could stop would stop every
+ * tenant's.  Out of memory, a fixed body, or none.  The body is in the
+ * provider kind's shape.  A spent budget says so as no rate limit:
+ * the official SDKs retry 408, 409, 429 and 5xx unless the answer says
+ * "x-should-retry: false" (anthropic-sdk-typescript and openai-node,
+ * src/client.ts, shouldRetry), Gemini CLI 429 and 5xx (packages/core/
+ * src/utils/retry.ts), Codex CLI 429 and 5xx: with 429 Claude Code
+ * retried 10 times over 3.5 minutes of a held sandbox.  Budget
+ * refusals are 403 (the caller's status) with that header.
+ */
+void
+fwd_answer_error(struct evhttp_request *req, int kind, int code,
+    uint32_t outcome, const char *msg, int close)
+{
+	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
+	struct evbuffer		*b;
+	const char		*body;
+	char			*s;
+
+	s = proto_error_body(kind, code, outcome, msg);
+	body = s != NULL ? s : PROTO_ERROR_FALLBACK;
+	if ((b = evbuffer_new()) != NULL &&
+	    evbuffer_add(b, body, strlen(body)) == -1) {
+		evbuffer_free(b);
+		b = NULL;
+	}
+	free(s);
+	evhttp_remove_header(h, "Content-Type");
+	evhttp_add_header(h, "Content-Type", "application/json");
+	if (outcome == GW_REFUSED_BUDGET || outcome == GW_CUT_BUDGET)
+		evhttp_add_header(h, "x-should-retry", "false");
+	if (close || b == NULL)
+		evhttp_add_header(h, "Connection", "close");
+	evhttp_send_reply(req, code, NULL, b);
+	if (b != NULL)
+		evbuffer_free(b);
 }

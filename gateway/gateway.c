@@ -36,7 +36,6 @@
 #include <openssl/rand.h>
 
 #include "egressmsg.h"
-#include "esc.h"
 #include "factory.h"
 #include "gateway.h"
 #include "imsgev.h"
@@ -58,10 +57,8 @@ struct gw_revoked {
 	char	 token[GW_TOKEN_LEN + 1];
 };
 
-struct gw_provs		 gw_provs = TAILQ_HEAD_INITIALIZER(gw_provs);
-struct gw_eps		 gw_eps = TAILQ_HEAD_INITIALIZER(gw_eps);
-struct event_base	*gw_base;
-int			 gw_timeout = GW_TIMEOUT_S;
+static struct gw_provs	 gw_provs = TAILQ_HEAD_INITIALIZER(gw_provs);
+static struct gw_eps	 gw_eps = TAILQ_HEAD_INITIALIZER(gw_eps);
 
 /* Providers of a config being sent, installed at IMSG_GW_CONFIGURED. */
 static struct gw_provs	 staging = TAILQ_HEAD_INITIALIZER(staging);
@@ -74,6 +71,18 @@ static uint64_t		 usage_seq;
 
 static int	gateway_imsg(struct imsg *);
 static void	gw_memlimit(void);
+static struct gw_prov *gw_prov_find(const char *);
+static int	gw_revoked(const char *, size_t, char *, size_t);
+static void	gw_send_usage(struct gw_usage *);
+
+/* What serve.c and fwd.c are given of ours: they never call up. */
+static struct gw_ctx	 ctx = {
+	.timeout = GW_TIMEOUT_S,
+	.eps = &gw_eps,
+	.prov_find = gw_prov_find,
+	.revoked = gw_revoked,
+	.usage = gw_send_usage,
+};
 
 int
 main(int argc, char *argv[])
@@ -90,12 +99,13 @@ main(int argc, char *argv[])
 	/* Policy first: fd 3 check, closefrom, unveil, pledge. */
 	fd = proc_child_init(PROC_GATEWAY, argc, argv);
 	if ((v = proc_getvar("gw_timeout")) != NULL) {
-		gw_timeout = strtonum(v, 1, 3600, &errstr);
+		ctx.timeout = strtonum(v, 1, 3600, &errstr);
 		if (errstr != NULL)
 			fatalx("-V gw_timeout=%s: %s", v, errstr);
 	}
 	child_start(&iev_parent, fd, gateway_imsg);
-	gw_base = event_get_base(&iev_parent.ev);
+	ctx.base = event_get_base(&iev_parent.ev);
+	serve_init(&ctx);
 	event_dispatch();
 	return (0);
 }
@@ -142,47 +152,7 @@ gw_send_error(const char *fmt, ...)
 	ibuf_free(b);
 }
 
-/* s (n bytes) escaped into dst, its first bytes if all do not fit. */
 static void
-gw_esc_fit(const char *s, size_t n, char *dst, size_t len)
-{
-	while (n > 0 && esc_len(s, n) >= len)
-		n--;
-	if (esc_encode(s, n, dst, len) == -1)
-		dst[0] = '\0';
-}
-
-/*
- * Only what IMSG_GW_USAGE carries (gwmsg.c): a method of capitals, a
- * path from '/'; a target of another form (absolute, "*"), which is
- * refused, is recorded without one.  A record that did not compose
- * would be fatal (gw_send_usage), and these are the agent's bytes.
- */
-void
-gw_usage_request(struct gw_usage *u, const char *method, const char *uri)
-{
-	u->method[0] = u->path[0] = '\0';
-	if (strlen(method) < sizeof(u->method) &&
-	    strspn(method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(method))
-		strlcpy(u->method, method, sizeof(u->method));
-	if (uri[0] == '/')
-		gw_esc_fit(uri, strcspn(uri, "?"), u->path, sizeof(u->path));
-}
-
-void
-gw_usage_reason(struct gw_usage *u, const char *why)
-{
-	size_t	 n = strlen(why);
-
-	/* Already printable (an encoding, names escaped): as it is. */
-	if (esc_valid(why) && n < sizeof(u->reason)) {
-		strlcpy(u->reason, why, sizeof(u->reason));
-		return;
-	}
-	gw_esc_fit(why, n, u->reason, sizeof(u->reason));
-}
-
-void
 gw_send_usage(struct gw_usage *u)
 {
 	struct ibuf	*b;
@@ -212,7 +182,7 @@ gw_send_usage(struct gw_usage *u)
 	    (unsigned long long)u->cost_uusd);
 }
 
-struct gw_prov *
+static struct gw_prov *
 gw_prov_find(const char *name)
 {
 	struct gw_prov	*p;
@@ -223,47 +193,7 @@ gw_prov_find(const char *name)
 	return (NULL);
 }
 
-/*
- * Where a provider's credential goes: the header's name, and the word
- * before the secret ("Bearer"), or "" for none. openai: "Authorization:
- * Bearer", anthropic: "x-api-key", gemini: "x-goog-api-key", an
- * upstream: its configured "Name: Word" or "Name".  Both buffers are
- * GW_HEADERMAX; the agent's token is looked for, and the real key put,
- * in this one place.
- */
-void
-gw_cred_header(const struct gw_prov *p, char *name, char *prefix)
-{
-	const char	*w;
-	size_t		 n;
-
-	prefix[0] = '\0';
-	switch (p->conf.kind) {
-	case GW_OPENAI:
-		strlcpy(name, "Authorization", GW_HEADERMAX);
-		strlcpy(prefix, "Bearer", GW_HEADERMAX);
-		break;
-	case GW_ANTHROPIC:
-		strlcpy(name, "x-api-key", GW_HEADERMAX);
-		break;
-	case GW_GEMINI:
-		strlcpy(name, "x-goog-api-key", GW_HEADERMAX);
-		break;
-	default:
-		n = strcspn(p->conf.header, ":");
-		if (n >= GW_HEADERMAX)
-			n = GW_HEADERMAX - 1;
-		memcpy(name, p->conf.header, n);
-		name[n] = '\0';
-		if (p->conf.header[n] == ':') {
-			w = p->conf.header + n + 1;
-			strlcpy(prefix, w + strspn(w, " "), GW_HEADERMAX);
-		}
-		break;
-	}
-}
-
-int
+static int
 gw_revoked(const char *tok, size_t len, char *id, size_t idlen)
 {
 	size_t	 i;

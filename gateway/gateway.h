@@ -55,37 +55,33 @@ struct gw_ep {
 };
 TAILQ_HEAD(gw_eps, gw_ep);
 
+/*
+ * What gateway.c gives serve.c and fwd.c (serve_init): its loop, its
+ * tables, and where a request's usage goes.  They reach gateway.c
+ * through this alone, so calls run one way, down: gateway.c, serve.c,
+ * fwd.c, proto.c.
+ */
+struct gw_ctx {
+	struct event_base	*base;
+	int			 timeout;	/* request and upstream, s
+						   (-V gw_timeout=N) */
+	struct gw_eps		*eps;		/* every endpoint */
+	struct gw_prov		*(*prov_find)(const char *);
+	/* 1 if tok (len bytes) is a revoked token; its attempt in *id. */
+	int			(*revoked)(const char *, size_t, char *,
+				    size_t);
+	/* One IMSG_GW_USAGE to the parent, logged. */
+	void			(*usage)(struct gw_usage *);
+};
+
 /* gateway.c */
-extern struct gw_provs	 gw_provs;
-extern struct gw_eps	 gw_eps;
-extern struct event_base *gw_base;
-struct gw_prov	*gw_prov_find(const char *);
-/* 1 if tok (len bytes) is a revoked token; its attempt in *id. */
-int		 gw_revoked(const char *, size_t, char *, size_t);
-void		 gw_cred_header(const struct gw_prov *, char *, char *);
-void		 gw_send_usage(struct gw_usage *);
-/* The request's method and path (the target, cut at '?') in u. */
-void		 gw_usage_request(struct gw_usage *, const char *,
-		    const char *);
-/* Why it was refused or cut, escaped and cut to fit, in u. */
-void		 gw_usage_reason(struct gw_usage *, const char *);
 void		 gw_send_error(const char *, ...)
 		    __attribute__((__format__ (printf, 1, 2)));
-/* Request and upstream timeouts, seconds (-V gw_timeout=N). */
-extern int	 gw_timeout;
 
 /* serve.c */
+void		 serve_init(const struct gw_ctx *);
 void		 serve_start(struct gw_ep *);
 void		 serve_stop(struct gw_ep *);
-/*
- * An error answer as JSON in the shape of a provider kind, of status
- * and outcome (enum gw_outcome); close: the connection ends after it.
- */
-void		 serve_error(struct evhttp_request *, int, int, uint32_t,
-		    const char *, int);
-/* "budget exhausted: ..." of the tokens (usd 0) or the USD budget. */
-void		 serve_budget_message(const struct gw_ep *, int, char *,
-		    size_t);
 
 /* fwd.c */
 struct fwd_req {
@@ -103,6 +99,7 @@ struct fwd_req {
 	/* the target as judged and spelled again (serve.c), at most 3x */
 	char		 target[3 * GW_MAXURI];
 };
+void		 fwd_init(const struct gw_ctx *);
 /* Forward req to prov: 0, or -1 (the caller answers 502). */
 int		 fwd_start(struct gw_ep *, struct gw_prov *,
 		    struct evhttp_request *, struct fwd_req *);
@@ -110,5 +107,12 @@ int		 fwd_start(struct gw_ep *, struct gw_prov *,
 void		 fwd_stop(struct gw_ep *);
 /* Once a second: cut a forward whose agent read nothing for long. */
 void		 fwd_sweep(struct gw_ep *);
+/*
+ * An error answer to the agent (serve.c's refusals too), as JSON in
+ * the shape of a provider kind, of status and outcome (enum
+ * gw_outcome); close: the connection ends after it.
+ */
+void		 fwd_answer_error(struct evhttp_request *, int, int, uint32_t,
+		    const char *, int);
 
 #endif /* FACTORY_GATEWAY_H */

@@ -1594,3 +1594,116 @@ meter_out(const struct meter *m)
 		return (m->out);
 	return (m->out > est ? m->out : est);
 }
+
+/* s (n bytes) escaped into dst, its first bytes if all do not fit. */
+static void
+proto_esc_fit(const char *s, size_t n, char *dst, size_t len)
+{
+	while (n > 0 && esc_len(s, n) >= len)
+		n--;
+	if (esc_encode(s, n, dst, len) == -1)
+		dst[0] = '\0';
+}
+
+/*
+ * Only what IMSG_GW_USAGE carries (gwmsg.c): a method of capitals, a
+ * path from '/'; a target of another form (absolute, "*"), which is
+ * refused, is recorded without one.  A record that did not compose
+ * would be fatal (gateway.c, gw_send_usage), and these are the agent's bytes.
+ */
+void
+proto_usage_request(struct gw_usage *u, const char *method, const char *uri)
+{
+	u->method[0] = u->path[0] = '\0';
+	if (strlen(method) < sizeof(u->method) &&
+	    strspn(method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(method))
+		strlcpy(u->method, method, sizeof(u->method));
+	if (uri[0] == '/')
+		proto_esc_fit(uri, strcspn(uri, "?"), u->path, sizeof(u->path));
+}
+
+void
+proto_usage_reason(struct gw_usage *u, const char *why)
+{
+	size_t	 n = strlen(why);
+
+	/* Already printable (an encoding, names escaped): as it is. */
+	if (esc_valid(why) && n < sizeof(u->reason)) {
+		strlcpy(u->reason, why, sizeof(u->reason));
+		return;
+	}
+	proto_esc_fit(why, n, u->reason, sizeof(u->reason));
+}
+
+/*
+ * Where a provider's credential goes: the header's name, and the word
+ * before the secret ("Bearer"), or "" for none. openai: "Authorization:
+ * Bearer", anthropic: "x-api-key", gemini: "x-goog-api-key", an
+ * upstream: its configured "Name: Word" or "Name".  Both buffers are
+ * GW_HEADERMAX; the agent's token is looked for, and the real key put,
+ * in this one place.
+ */
+void
+proto_cred_header(const struct gw_provider *p, char *name, char *prefix)
+{
+	const char	*w;
+	size_t		 n;
+
+	prefix[0] = '\0';
+	switch (p->kind) {
+	case GW_OPENAI:
+		strlcpy(name, "Authorization", GW_HEADERMAX);
+		strlcpy(prefix, "Bearer", GW_HEADERMAX);
+		break;
+	case GW_ANTHROPIC:
+		strlcpy(name, "x-api-key", GW_HEADERMAX);
+		break;
+	case GW_GEMINI:
+		strlcpy(name, "x-goog-api-key", GW_HEADERMAX);
+		break;
+	default:
+		n = strcspn(p->header, ":");
+		if (n >= GW_HEADERMAX)
+			n = GW_HEADERMAX - 1;
+		memcpy(name, p->header, n);
+		name[n] = '\0';
+		if (p->header[n] == ':') {
+			w = p->header + n + 1;
+			strlcpy(prefix, w + strspn(w, " "), GW_HEADERMAX);
+		}
+		break;
+	}
+}
+
+/* "1,000,000" */
+static void
+proto_thousands(uint64_t v, char *buf, size_t len)
+{
+	char	 digits[32], out[48];
+	size_t	 n, i, o = 0;
+
+	n = (size_t)snprintf(digits, sizeof(digits), "%llu",
+	    (unsigned long long)v);
+	for (i = 0; i < n; i++) {
+		if (i > 0 && (n - i) % 3 == 0)
+			out[o++] = ',';
+		out[o++] = digits[i];
+	}
+	out[o] = '\0';
+	strlcpy(buf, out, len);
+}
+
+void
+proto_budget_message(const struct gw_grant *g, int usd, char *buf,
+    size_t len)
+{
+	char	 n[48];
+
+	if (!usd && g->budget_tokens != 0) {
+		proto_thousands(g->budget_tokens, n, sizeof(n));
+		snprintf(buf, len, "budget exhausted: %s tokens", n);
+	} else
+		snprintf(buf, len, "budget exhausted: %llu.%06llu USD",
+		    (unsigned long long)(g->budget_uusd / 1000000),
+		    (unsigned long long)(g->budget_uusd % 1000000));
+}

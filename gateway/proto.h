@@ -228,4 +228,22 @@ void	 proto_worst_rates(const struct proto_prices *, int, int,
  */
 uint64_t proto_meter_cost(const struct meter *, const struct proto_prices *);
 
+/*
+ * Only what IMSG_GW_USAGE carries (gwmsg.c), of the agent's bytes: the
+ * request's method and path (the target, cut at '?'); why it was
+ * refused or cut, escaped and cut to fit.
+ */
+struct gw_usage;
+void	 proto_usage_request(struct gw_usage *, const char *, const char *);
+void	 proto_usage_reason(struct gw_usage *, const char *);
+/*
+ * Where a provider's credential goes: the header's name and the word
+ * before the secret, both GW_HEADERMAX bytes.
+ */
+struct gw_provider;
+void	 proto_cred_header(const struct gw_provider *, char *, char *);
+/* "budget exhausted: ..." of the tokens (usd 0) or the USD budget. */
+struct gw_grant;
+void	 proto_budget_message(const struct gw_grant *, int, char *, size_t);
+
 #endif /* FACTORY_GW_PROTO_H */

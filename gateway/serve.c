@@ -82,6 +82,7 @@ struct gw_conn {
 	size_t			 rx;		/* bytes of no request of ours */
 };
 
+static const struct gw_ctx *gw;		/* gateway.c's, serve_init */
 static size_t	serve_rx_total;		/* c->rx, all connections */
 
 static void	serve_request(struct evhttp_request *, void *);
@@ -92,17 +93,24 @@ static void	serve_throttle(struct gw_ep *);
 static void	serve_drop(struct gw_conn *, const char *);
 
 void
+serve_init(const struct gw_ctx *ctx)
+{
+	gw = ctx;
+	fwd_init(ctx);
+}
+
+void
 serve_start(struct gw_ep *ep)
 {
 	struct timeval	 tv = { 1, 0 };
 	int		 on = 1;
 
 	TAILQ_INIT(&ep->conns);
-	if ((ep->http = evhttp_new(gw_base)) == NULL)
+	if ((ep->http = evhttp_new(gw->base)) == NULL)
 		fatalx("evhttp_new");
 	evhttp_set_max_headers_size(ep->http, GW_MAXHEADERS);
 	evhttp_set_max_body_size(ep->http, PROTO_MAXBODY);
-	evhttp_set_timeout(ep->http, gw_timeout);
+	evhttp_set_timeout(ep->http, gw->timeout);
 	evhttp_set_allowed_methods(ep->http, EVHTTP_REQ_GET |
 	    EVHTTP_REQ_HEAD | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
 	    EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE);
@@ -124,10 +132,10 @@ serve_start(struct gw_ep *ep)
 	if ((ep->bound = evhttp_accept_socket_with_handle(ep->http,
 	    ep->fd)) == NULL)
 		fatalx("%s: evhttp_accept_socket", ep->g.id);
-	if ((ep->sweep = event_new(gw_base, -1, EV_PERSIST, serve_sweep,
+	if ((ep->sweep = event_new(gw->base, -1, EV_PERSIST, serve_sweep,
 	    ep)) == NULL || event_add(ep->sweep, &tv) == -1)
 		fatalx("%s: sweep timer", ep->g.id);
-	if ((ep->purge = evtimer_new(gw_base, serve_purge_cb, ep)) == NULL)
+	if ((ep->purge = evtimer_new(gw->base, serve_purge_cb, ep)) == NULL)
 		fatalx("%s: purge timer", ep->g.id);
 	/* A restarted gateway: the attempt's other endpoints count too. */
 	serve_throttle(ep);
@@ -140,7 +148,7 @@ serve_attempt_load(const struct gw_ep *ep, int *conns, int *fwds)
 	struct gw_ep	*e;
 
 	*conns = *fwds = 0;
-	TAILQ_FOREACH(e, &gw_eps, entry)
+	TAILQ_FOREACH(e, gw->eps, entry)
 		if (strcmp(e->g.id, ep->g.id) == 0 && e->http != NULL) {
 			*conns += e->nconns;
 			*fwds += e->nfwds;
@@ -177,7 +185,7 @@ serve_throttle(struct gw_ep *ep)
 	int		 conns, fwds;
 
 	serve_attempt_load(ep, &conns, &fwds);
-	TAILQ_FOREACH(e, &gw_eps, entry)
+	TAILQ_FOREACH(e, gw->eps, entry)
 		if (strcmp(e->g.id, ep->g.id) == 0 && e->http != NULL)
 			serve_pause(e, e->nconns >= GW_MAXCONNS ||
 			    conns >= GW_MAXATTEMPTCONNS);
@@ -241,8 +249,8 @@ serve_unparsed(struct gw_ep *ep, int status, const char *why)
 	u.time_ms = now_ms();
 	u.status = status;
 	u.outcome = GW_BAD_REQUEST;
-	gw_usage_reason(&u, why);
-	gw_send_usage(&u);
+	proto_usage_reason(&u, why);
+	gw->usage(&u);
 }
 
 /* Bytes the agent sent: a request, until serve_request takes one. */
@@ -265,7 +273,7 @@ serve_in_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
 	 */
 	if (c->dropped || info->n_added == 0)
 		return;
-	TAILQ_FOREACH(e, &gw_eps, entry) {
+	TAILQ_FOREACH(e, gw->eps, entry) {
 		if (e->http == NULL)
 			continue;
 		neps++;
@@ -393,7 +401,7 @@ serve_purge_cb(int fd, short ev, void *arg)
 	struct timeval	 tv = { 0, GW_PURGE_MS * 1000 };
 
 	/* A cap of the attempt may be held by its other endpoints. */
-	TAILQ_FOREACH(e, &gw_eps, entry)
+	TAILQ_FOREACH(e, gw->eps, entry)
 		if (strcmp(e->g.id, ep->g.id) == 0 && e->http != NULL)
 			serve_purge(e);
 	if (ep->paused)
@@ -413,7 +421,7 @@ serve_sweep(int fd, short ev, void *arg)
 		if (c->deadline == 0 || now < c->deadline || c->dropped)
 			continue;
 		log_info("%s: %s: connection dropped: no complete request "
-		    "within %ds", ep->g.id, ep->g.provider, gw_timeout);
+		    "within %ds", ep->g.id, ep->g.provider, gw->timeout);
 		c->dropped = 1;
 		if (c->rx > 0 && !c->ours)
 			serve_unparsed(ep, c->excess ? 503 : 408, c->excess ?
@@ -455,7 +463,7 @@ serve_bev(struct event_base *base, void *arg)
 		c->deadline = 1;
 		c->excess = 1;
 	} else
-		c->deadline = now_ms() + (uint64_t)gw_timeout * 1000;
+		c->deadline = now_ms() + (uint64_t)gw->timeout * 1000;
 	serve_throttle(ep);
 	return (c->bev);
  fail:
@@ -494,54 +502,14 @@ serve_complete(struct evhttp_request *req, void *arg)
 	evcon = evhttp_request_get_connection(req);
 	/* A forward lengthened it to the provider's idle timeout. */
 	if (evcon != NULL)
-		evhttp_connection_set_timeout(evcon, gw_timeout);
+		evhttp_connection_set_timeout(evcon, gw->timeout);
 	if ((c = serve_conn(ep, req)) != NULL) {
-		c->deadline = now_ms() + (uint64_t)gw_timeout * 1000;
+		c->deadline = now_ms() + (uint64_t)gw->timeout * 1000;
 		c->ours = 0;
 		/* a pipelined request may be here already */
 		serve_rx_set(c, evbuffer_get_length(
 		    bufferevent_get_input(c->bev)));
 	}
-}
-
-/*
- * Never fails, whatever bytes msg holds (proto_error_body escapes
- * them): an answer the agent's bytes could stop would stop every
- * tenant's.  Out of memory, a fixed body, or none.  The body is in the
- * provider kind's shape.  A spent budget says so as no rate limit:
- * the official SDKs retry 408, 409, 429 and 5xx unless the answer says
- * "x-should-retry: false" (anthropic-sdk-typescript and openai-node,
- * src/client.ts, shouldRetry), Gemini CLI 429 and 5xx (packages/core/
- * src/utils/retry.ts), Codex CLI 429 and 5xx: with 429 Claude Code
- * retried 10 times over 3.5 minutes of a held sandbox.  Budget
- * refusals are 403 (the caller's status) with that header.
- */
-void
-serve_error(struct evhttp_request *req, int kind, int code,
-    uint32_t outcome, const char *msg, int close)
-{
-	struct evkeyvalq	*h = evhttp_request_get_output_headers(req);
-	struct evbuffer		*b;
-	const char		*body;
-	char			*s;
-
-	s = proto_error_body(kind, code, outcome, msg);
-	body = s != NULL ? s : PROTO_ERROR_FALLBACK;
-	if ((b = evbuffer_new()) != NULL &&
-	    evbuffer_add(b, body, strlen(body)) == -1) {
-		evbuffer_free(b);
-		b = NULL;
-	}
-	free(s);
-	evhttp_remove_header(h, "Content-Type");
-	evhttp_add_header(h, "Content-Type", "application/json");
-	if (outcome == GW_REFUSED_BUDGET || outcome == GW_CUT_BUDGET)
-		evhttp_add_header(h, "x-should-retry", "false");
-	if (close || b == NULL)
-		evhttp_add_header(h, "Connection", "close");
-	evhttp_send_reply(req, code, NULL, b);
-	if (b != NULL)
-		evbuffer_free(b);
 }
 
 static int
@@ -709,7 +677,7 @@ serve_token(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 	size_t			 plen;
 
 	rid[0] = '\0';
-	gw_cred_header(p, name, prefix);
+	proto_cred_header(&p->conf, name, prefix);
 	if (serve_count(h, name) != 1 ||
 	    (v = evhttp_find_header(h, name)) == NULL)
 		return (-1);
@@ -722,7 +690,7 @@ serve_token(struct gw_ep *ep, struct gw_prov *p, struct evhttp_request *req,
 		return (-1);
 	if (CRYPTO_memcmp(v, ep->g.token, GW_TOKEN_LEN) == 0)
 		return (0);
-	(void)gw_revoked(v, strlen(v), rid, ridlen);
+	(void)gw->revoked(v, strlen(v), rid, ridlen);
 	return (-1);
 }
 
@@ -768,38 +736,6 @@ serve_method_name(enum evhttp_cmd_type cmd)
 	}
 }
 
-/* "1,000,000" */
-static void
-serve_thousands(uint64_t v, char *buf, size_t len)
-{
-	char	 digits[32], out[48];
-	size_t	 n, i, o = 0;
-
-	n = (size_t)snprintf(digits, sizeof(digits), "%llu",
-	    (unsigned long long)v);
-	for (i = 0; i < n; i++) {
-		if (i > 0 && (n - i) % 3 == 0)
-			out[o++] = ',';
-		out[o++] = digits[i];
-	}
-	out[o] = '\0';
-	strlcpy(buf, out, len);
-}
-
-void
-serve_budget_message(const struct gw_ep *ep, int usd, char *buf, size_t len)
-{
-	char	 n[48];
-
-	if (!usd && ep->g.budget_tokens != 0) {
-		serve_thousands(ep->g.budget_tokens, n, sizeof(n));
-		snprintf(buf, len, "budget exhausted: %s tokens", n);
-	} else
-		snprintf(buf, len, "budget exhausted: %llu.%06llu USD",
-		    (unsigned long long)(ep->g.budget_uusd / 1000000),
-		    (unsigned long long)(ep->g.budget_uusd % 1000000));
-}
-
 /* What budget - spent - running leaves, 0 if nothing. */
 static uint64_t
 serve_left(uint64_t budget, uint64_t spent, uint64_t running)
@@ -813,14 +749,14 @@ static void
 serve_refuse(struct evhttp_request *req, struct gw_usage *u, int code,
     uint32_t outcome, const char *msg, int close)
 {
-	const struct gw_prov	*p = gw_prov_find(u->provider);
+	const struct gw_prov	*p = gw->prov_find(u->provider);
 
-	serve_error(req, p != NULL ? p->conf.kind : GW_OPENAI, code, outcome,
-	    msg, close);
+	fwd_answer_error(req, p != NULL ? p->conf.kind : GW_OPENAI, code,
+	    outcome, msg, close);
 	u->status = code;
 	u->outcome = outcome;
-	gw_usage_reason(u, msg);
-	gw_send_usage(u);
+	proto_usage_reason(u, msg);
+	gw->usage(u);
 }
 
 static int
@@ -950,7 +886,7 @@ serve_reserve(struct gw_ep *ep, struct evhttp_request *req,
 		return (-1);
 	}
 	if (rc == 1) {
-		serve_budget_message(ep, usd, msg, sizeof(msg));
+		proto_budget_message(&ep->g, usd, msg, sizeof(msg));
 		serve_refuse(req, &f->u, 403, GW_REFUSED_BUDGET, msg, 0);
 		return (-1);
 	}
@@ -1107,13 +1043,13 @@ static int
 serve_probe(struct gw_ep *ep, struct evhttp_request *req, struct fwd_req *f)
 {
 	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
-	const struct gw_prov	*p = gw_prov_find(ep->g.provider);
+	const struct gw_prov	*p = gw->prov_find(ep->g.provider);
 
 	if (evhttp_find_header(h, "Upgrade") != NULL) {
 		log_info("%s: %s: %s %s: 426: a WebSocket upgrade, refused: "
 		    "this gateway speaks HTTP/1.1 only", ep->g.id,
 		    ep->g.provider, f->u.method, f->u.path);
-		serve_error(req, p != NULL ? p->conf.kind : GW_OPENAI, 426,
+		fwd_answer_error(req, p != NULL ? p->conf.kind : GW_OPENAI, 426,
 		    GW_BAD_REQUEST, "upgrade refused: this endpoint speaks "
 		    "HTTP/1.1 only", 1);
 		return (1);
@@ -1146,8 +1082,8 @@ serve_request(struct evhttp_request *req, void *arg)
 	}
 	/* Dropped for memory as its last bytes came: recorded there. */
 	if (c != NULL && c->dropped) {
-		p = gw_prov_find(ep->g.provider);
-		serve_error(req, p != NULL ? p->conf.kind : GW_OPENAI, 503,
+		p = gw->prov_find(ep->g.provider);
+		fwd_answer_error(req, p != NULL ? p->conf.kind : GW_OPENAI, 503,
 		    GW_REFUSED_BUSY, "too many bytes of unfinished requests",
 		    1);
 		return;
@@ -1158,7 +1094,7 @@ serve_request(struct evhttp_request *req, void *arg)
 	f.u.time_ms = now_ms();
 	f.api = -1;
 	if (evhttp_request_get_uri(req) != NULL)
-		gw_usage_request(&f.u, serve_method_name(
+		proto_usage_request(&f.u, serve_method_name(
 		    evhttp_request_get_command(req)),
 		    evhttp_request_get_uri(req));
 
@@ -1191,7 +1127,7 @@ serve_request(struct evhttp_request *req, void *arg)
 	}
 	if (serve_probe(ep, req, &f))
 		return;
-	if ((p = gw_prov_find(ep->g.provider)) == NULL || !p->usable) {
+	if ((p = gw->prov_find(ep->g.provider)) == NULL || !p->usable) {
 		serve_refuse(req, &f.u, 502, GW_UPSTREAM_ERROR,
 		    "provider not configured", 0);
 		return;

@@ -7,8 +7,11 @@
  */
 #include <sys/types.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
 
 #include <ctype.h>
 #include <dirent.h>
@@ -33,6 +36,7 @@
 #include "imgtree.h"
 #include "journal.h"
 #include "log.h"
+#include "pledge.h"
 
 #define IMAGE_PREFIX	"sha256:"
 
@@ -667,10 +671,15 @@ image_set_name(const char *name, const char *hex)
  * it keeps on 3 to 5, closing every other.  Its one answer is a fixed
  * struct image_walk_reply on a pipe, checked here field by field
  * before done() sees it; the loop goes on when the pipe has ended and
- * the process was reaped.
+ * the process was reaped.  What it reads was written by an agent or an
+ * image, so it is confined (image_walk_confine) and has a deadline:
+ * past it, it is killed and its import or verify fails by that name.
  */
 #define IMAGE_WALKS_MAX	4	/* walks at once: imports and verifies */
 #define IMAGE_WALK_MAGIC 0x66697777U
+/* The deadline: this, and a second for every IMAGE_WALK_RATE bytes. */
+#define IMAGE_WALK_MIN_S 60
+#define IMAGE_WALK_RATE	(8ULL * 1024 * 1024)	/* of images: max-size */
 
 struct image_walk_reply {
 	uint32_t		 magic;
@@ -689,6 +698,9 @@ struct image_walk {
 	int			 eof;
 	int			 reaped;
 	int			 status;
+	struct event		 timer;		/* the deadline */
+	int			 late;		/* killed at it */
+	long long		 secs;		/* it, in seconds */
 	int			 rootfd;
 	uid_t			 owner;
 	int			 chown;
@@ -707,6 +719,65 @@ struct image_walk {
 
 static struct image_walk	*image_walks[IMAGE_WALKS_MAX];
 
+/*
+ * The walk's confinement, after its descriptors are in place: of
+ * root's capabilities only CAP_DAC_READ_SEARCH (the importer's files,
+ * of any mode, and the store's) and, for an import, CAP_CHOWN (each
+ * entry given to 0:0); its uid stays 0.  Landlock: the tree on 3
+ * (through /proc, so no path is named again), read-only, nothing else;
+ * then no_new_privs and pledge(2)'s seccomp filter: no socket, no exec.
+ */
+static int
+image_walk_confine(int chown)
+{
+	struct __user_cap_header_struct	 h;
+	struct __user_cap_data_struct	 d[2];
+	uint32_t			 caps;
+	int				 cap;
+
+	caps = 1U << CAP_DAC_READ_SEARCH | (chown ? 1U << CAP_CHOWN : 0);
+	for (cap = 0; cap <= 63; cap++)
+		if ((cap > 31 || (caps & (1U << cap)) == 0) &&
+		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1) {
+			if (errno == EINVAL)
+				break;
+			return (-1);
+		}
+	memset(&h, 0, sizeof(h));
+	memset(d, 0, sizeof(d));
+	h.version = _LINUX_CAPABILITY_VERSION_3;
+	d[0].effective = d[0].permitted = caps;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 ||
+	    syscall(SYS_capset, &h, d) == -1)
+		return (-1);
+	/* rpath: the tree; chown: its entries, given to root. */
+	if (unveil("/proc/self/fd/3", "r") == -1 ||
+	    pledge(chown ? "stdio rpath chown" : "stdio rpath", NULL) == -1)
+		return (-1);
+	return (0);
+}
+
+/*
+ * Test builds, regress/imgsafe: a walk that tries what it may not, and
+ * says so in the log, or one that holds until it is killed.
+ */
+static void
+image_walk_faults(void)
+{
+	int	 fd;
+
+	if (faultpoint("image:walk-escape")) {
+		fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+		log_warnx("image walk escape: open /etc/passwd: %s",
+		    fd == -1 ? strerror(errno) : "opened");
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		log_warnx("image walk escape: socket: %s",
+		    fd == -1 ? strerror(errno) : "made");
+	}
+	while (faultpoint("image:walk-hold"))
+		(void)poll(NULL, 0, -1);
+}
+
 /* In the walk's process: the walk, its answer, _exit. */
 static __dead void
 image_walk_child(struct image_walk *w, int pipefd, pid_t parent)
@@ -724,9 +795,11 @@ image_walk_child(struct image_walk *w, int pipefd, pid_t parent)
 	    getppid() != parent)
 		_exit(1);
 	setproctitle("image walk");
-	/* The receipts' signing key is the parent's: not in this copy. */
+	/* The receipts' signing key and the gateway tokens are the
+	 * parent's: not in this copy. */
 	EVP_PKEY_free(env->receipt_key);
 	env->receipt_key = NULL;
+	gateway_forget();
 	/* The tree on 3, the lists on 4 and 5, the pipe on 6; no other. */
 	fds[0] = w->rootfd;
 	fds[1] = w->out != NULL ? fileno(w->out) : -1;
@@ -745,12 +818,19 @@ image_walk_child(struct image_walk *w, int pipefd, pid_t parent)
 	if ((w->out != NULL && (out = fdopen(4, "w")) == NULL) ||
 	    (w->canon != NULL && (canon = fdopen(5, "r")) == NULL))
 		_exit(1);
+	memset(&r, 0, sizeof(r));
+	r.magic = IMAGE_WALK_MAGIC;
+	if (image_walk_confine(w->chown) == -1) {
+		snprintf(r.err, sizeof(r.err), "walk: confinement: %s",
+		    strerror(errno));
+		r.rc = -1;
+		goto reply;
+	}
+	image_walk_faults();
 
 	/* Test builds, regress/image: a walk slow enough to be seen. */
 	if (faultpoint("image:slow-walk"))
 		(void)poll(NULL, 0, 3000);
-	memset(&r, 0, sizeof(r));
-	r.magic = IMAGE_WALK_MAGIC;
 	r.rc = imgwalk_bounded(3, w->owner, w->chown, out, canon,
 	    w->bounded ? &w->lim : NULL, &r.res, r.err, sizeof(r.err));
 	if (r.rc == 0 && out != NULL && fflush(out) == EOF) {
@@ -758,6 +838,7 @@ image_walk_child(struct image_walk *w, int pipefd, pid_t parent)
 		    strerror(errno));
 		r.rc = -1;
 	}
+ reply:
 	r.err[sizeof(r.err) - 1] = '\0';
 	/* One write below PIPE_BUF: whole or not at all. */
 	if (write(6, &r, sizeof(r)) != (ssize_t)sizeof(r))
@@ -775,6 +856,12 @@ image_walk_check(struct image_walk *w)
 {
 	struct image_walk_reply	*r = &w->rep;
 
+	if (w->late) {
+		w->rc = -1;
+		snprintf(w->err, sizeof(w->err), "walk process (pid %d) "
+		    "killed at its deadline of %lld s", (int)w->pid, w->secs);
+		return;
+	}
 	if (w->bad || w->got != sizeof(*r) || r->magic != IMAGE_WALK_MAGIC ||
 	    (r->rc != 0 && r->rc != -1) ||
 	    memchr(r->err, '\0', sizeof(r->err)) == NULL ||
@@ -806,6 +893,7 @@ image_walk_end(struct image_walk *w)
 	for (i = 0; i < IMAGE_WALKS_MAX; i++)
 		if (image_walks[i] == w)
 			image_walks[i] = NULL;
+	evtimer_del(&w->timer);
 	image_walk_check(w);
 	w->done(w);
 }
@@ -859,10 +947,48 @@ image_walk_reap(pid_t pid, int status)
 	return (0);
 }
 
+/* The deadline passed: killed, and ended when reaped, by that name. */
+static void
+image_walk_late(int fd, short event, void *arg)
+{
+	struct image_walk	*w = arg;
+
+	if (w->reaped)
+		return;		/* it ended in time; its pid may be reused */
+	log_warnx("image walk (pid %d): past its deadline of %lld s, killed",
+	    (int)w->pid, w->secs);
+	w->late = 1;
+	(void)kill(w->pid, SIGKILL);
+}
+
+/*
+ * Seconds a walk may take: enough for the largest tree an import may
+ * leave, hashed at IMAGE_WALK_RATE (a slow disk).  Test builds take
+ * FACTORY_TEST_IMAGE_WALK_S instead.
+ */
+static long long
+image_walk_deadline(void)
+{
+#ifdef FACTORY_TESTBUILD
+	const char	*s = getenv("FACTORY_TEST_IMAGE_WALK_S");
+	const char	*errstr;
+	long long	 n;
+
+	if (s != NULL) {
+		n = strtonum(s, 1, 86400, &errstr);
+		if (errstr == NULL)
+			return (n);
+	}
+#endif
+	return (IMAGE_WALK_MIN_S +
+	    (long long)(env->conf->image_max_size / IMAGE_WALK_RATE));
+}
+
 /* 0 and done() later, or -1 (nothing started, w is the caller's). */
 static int
 image_walk_start(struct image_walk *w)
 {
+	struct timeval	 tv;
 	pid_t		 parent = getpid();
 	sigset_t	 all, old;
 	int		 p[2], i;
@@ -900,10 +1026,17 @@ image_walk_start(struct image_walk *w)
 	(void)sigprocmask(SIG_SETMASK, &old, NULL);
 	close(p[1]);
 	w->fd = p[0];
-	w->got = w->bad = w->eof = w->reaped = 0;
+	w->got = w->bad = w->eof = w->reaped = w->late = 0;
 	image_walks[i] = w;
 	event_set(&w->ev, w->fd, EV_READ | EV_PERSIST, image_walk_read, w);
 	event_add(&w->ev, NULL);
+	w->secs = image_walk_deadline();
+	tv.tv_sec = w->secs;
+	tv.tv_usec = 0;
+	evtimer_set(&w->timer, image_walk_late, w);
+	evtimer_add(&w->timer, &tv);
+	log_info("image walk: pid %d, deadline %lld s", (int)w->pid,
+	    w->secs);
 	return (0);
 }
 

@@ -221,4 +221,111 @@ else
 fi
 chmod 755 "$STORE/sha256/$ih/rootfs/bin"
 
+# The walk over an import's tree (bytes an untrusted user wrote) runs
+# in a child of root confined to that tree: CAP_CHOWN and
+# CAP_DAC_READ_SEARCH alone, no_new_privs, a seccomp filter, Landlock.
+# One that hangs is killed at its deadline, its import and verify fail
+# naming it, and the daemon answers throughout.  Test builds:
+# image:walk-hold holds every walk until it is killed,
+# image:walk-escape tries a file outside the tree, then a socket.
+W=$T/walked
+mkdir -p "$W/etc"
+echo walked >"$W/etc/hostname"
+# walk_pid FROM-LINE: the pid of the first walk logged after that line
+walk_pid() {
+	_i=0
+	while [ $_i -lt 600 ]; do
+		_p=$(tail -n +"$1" "$T/log" |
+		    sed -n 's/.*image walk: pid \([0-9]*\), deadline.*/\1/p' |
+		    head -n 1)
+		[ -n "$_p" ] && { echo "$_p"; return 0; }
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	return 1
+}
+# ended PID SECONDS: true once that process is gone, false after
+ended() {
+	_i=0
+	while kill -0 "$1" 2>/dev/null; do
+		[ $_i -lt $(($2 * 10)) ] || return 1
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+}
+stop_factoryd
+FACTORY_CRASH=image:walk-hold FACTORY_TEST_IMAGE_WALK_S=20 \
+    start_factoryd "$T/factoryd.conf" "$T/log"
+from=$(($(wc -l <"$T/log") + 1))
+ctl image import held "$W" >"$T/held.out" 2>"$T/held.err" &
+held=$!
+if wpid=$(walk_pid "$from"); then
+	st=/proc/$wpid/status
+	check "walk confined: CapEff, CapPrm and CapBnd are CAP_CHOWN and CAP_DAC_READ_SEARCH alone" \
+	    awk '/^Cap(Eff|Prm|Bnd):/ && $2 != "0000000000000005" {bad = 1}
+		/^CapEff:/ {seen = 1} END {exit bad || !seen}' "$st"
+	check "walk confined: no CapInh, no CapAmb" \
+	    awk '/^Cap(Inh|Amb):/ && $2 != "0000000000000000" {bad = 1}
+		END {exit bad}' "$st"
+	# The parent has a filter of its own: the walk's adds pledge's.
+	pf=$(awk '/^Seccomp_filters:/ {print $2}' "/proc/$FACTORYD_PID/status")
+	wf=$(awk '/^Seccomp_filters:/ {print $2}' "$st")
+	check "walk confined: NoNewPrivs 1, Seccomp 2" sh -c \
+	    "grep -q '^Seccomp:[[:space:]]*2' $st && grep -q '^NoNewPrivs:[[:space:]]*1' $st"
+	check "walk confined: a seccomp filter beyond the parent's ($wf > $pf)" \
+	    [ "${wf:-0}" -gt "${pf:-0}" ]
+	check "walk confined: still uid 0 (its writes are root's)" \
+	    awk '/^Uid:/ {exit !($2 == 0)}' "$st"
+	check "a held walk: status answered meanwhile" ctl status
+	verify_from=$(($(wc -l <"$T/log") + 1))
+	ctl image verify "$dig" >"$T/hv.out" 2>"$T/hv.err" &
+	hv=$!
+	vpid=$(walk_pid "$verify_from") || vpid=""
+	check "a held walk: a verify walks beside it" [ -n "$vpid" ]
+	check "a held walk: killed at its deadline (20 s; 120 allowed)" \
+	    ended "$wpid" 120
+	check "a held verify: killed at its deadline" ended "${vpid:-0}" 120
+else
+	notok "a held walk: no walk logged"
+fi
+if ended "$held" 120; then
+	ok "a held walk: the import ended"
+else
+	notok "a held walk: the import did not end"
+	kill "$held" 2>/dev/null
+fi
+wait "$held" && notok "a held walk: the import succeeded"
+check "a held walk: the import failed, naming the deadline" \
+    grep -q "the staged tree: walk process (pid [0-9]*) killed at its deadline of 20 s" "$T/held.err"
+ended "$hv" 60 || kill "$hv" 2>/dev/null
+wait "$hv" && notok "a held verify: it succeeded"
+check "a held verify: failed, naming the deadline" \
+    grep -q "killed at its deadline of 20 s" "$T/hv.err"
+check "a held walk: logged as past its deadline" \
+    grep -q "image walk (pid $wpid): past its deadline of 20 s, killed" "$T/log"
+check "a held walk: no name bound" [ ! -e "$STORE/names/held" ]
+n=$(find "$STORE/tmp" "$STORE/staging" -mindepth 1 | wc -l)
+check "a held walk: nothing left in staging or tmp ($n)" [ "$n" = 0 ]
+check "after a walk was killed: status still answered" ctl status
+check "after a walk was killed: the children are all back" \
+    wait_children "$SOCK" 60
+stop_factoryd
+FACTORY_CRASH=image:walk-escape start_factoryd "$T/factoryd.conf" "$T/log"
+from=$(($(wc -l <"$T/log") + 1))
+if ctl image import escape "$W" >"$T/out" 2>"$T/err"; then
+	notok "a walk that tries to escape: imported"
+else
+	check "a walk that opens a socket: killed by seccomp (SIGSYS)" \
+	    grep -q "walk process (pid [0-9]*) ended without an answer, killed by signal 31" "$T/err"
+fi
+check "a walk: /etc/passwd, outside its tree, not opened" \
+    sh -c "tail -n +$from '$T/log' | grep -q 'image walk escape: open /etc/passwd: Permission denied'"
+check "a walk: no socket made" \
+    sh -c "! tail -n +$from '$T/log' | grep -q 'image walk escape: socket: made'"
+check "after a walk that tried to escape: status still answered" ctl status
+stop_factoryd
+start_factoryd "$T/factoryd.conf" "$T/log"
+check "a confined walk, let be: the tree imports" \
+    sh -c "'$O/factoryctl' -s '$SOCK' image import walked '$W' >/dev/null"
+
 regress_done
