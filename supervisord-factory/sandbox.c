@@ -73,7 +73,8 @@
 
 #include "conf.h"
 #include "landlock.h"
-#include "../sandbox/sbx.h"
+#include "plan.h"
+#include "sandbox.h"
 
 #define SBX_SETUP_MS	30000	/* a spawn that takes longer is broken */
 #define SBX_RENICE_MS	5	/* a launcher waited for: reniced this often */
@@ -87,6 +88,7 @@
 
 
 
+struct sock_fprog		 sandbox_prog;	/* the agent's, compiled once */
 static uint32_t			 sbx_downgraded;	/* CONF_DG_* in force */
 /*
  * What the start-up probe found: every kernel feature the sandbox
@@ -104,6 +106,7 @@ static void	sbx_probe_info(void);
 static void	sbx_probe_memfd(void);
 static int	sbx_faked_missing(const char *);
 static int	sbx_launcher = -1;	/* factory-sandbox, or a fork */
+static void	(*sbx_forked)(struct plan *, const struct sock_fprog *);
 
 /* A launcher of the pool (see sbx_ready_make). */
 struct sbx_ready {
@@ -342,7 +345,7 @@ sbx_seccomp_build(char *err, size_t errlen)
 	void		*buf = NULL;
 	int		 fd = -1, rc;
 
-	if (sbx_prog.filter != NULL)
+	if (sandbox_prog.filter != NULL)
 		return (0);
 	if (sbx_memfd_sysctl == -1)
 		sbx_probe_memfd();
@@ -384,8 +387,8 @@ sbx_seccomp_build(char *err, size_t errlen)
 	seccomp_release(ctx);
 	/* The argument checks, then the denylist: one program. */
 	memcpy(buf, sbx_args_insns, sizeof(sbx_args_insns));
-	sbx_prog.len = SBX_ARGS_INSNS + st.st_size / sizeof(struct sock_filter);
-	sbx_prog.filter = buf;
+	sandbox_prog.len = SBX_ARGS_INSNS + st.st_size / sizeof(struct sock_filter);
+	sandbox_prog.filter = buf;
 	return (0);
  fail:
 	if (fd != -1)
@@ -655,7 +658,7 @@ sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 	    "(%s pool %d); landlock abi %d; seccomp denylist %u insns; "
 	    "%s; downgraded: %s", sbx_launcher == -1 ? "net+ipc" :
 	    sbx_zygote.pid != -1 ? "launcher, zygote" : "launcher", n, abi,
-	    sbx_prog.len, cg, sandbox_downgrade_text());
+	    sandbox_prog.len, cg, sandbox_downgrade_text());
 	return (0);
 }
 
@@ -857,17 +860,17 @@ sbx_in_root(const char *path)
 	char	 real[PATH_MAX];
 	int	 i;
 
-	for (i = 0; sbx_rootdirs[i] != NULL; i++) {
-		if (realpath(sbx_rootdirs[i], real) == NULL)
+	for (i = 0; plan_rootdirs[i] != NULL; i++) {
+		if (realpath(plan_rootdirs[i], real) == NULL)
 			continue;
-		if (strcmp(path, real) == 0 || sbx_below(path, real) != NULL)
+		if (strcmp(path, real) == 0 || plan_below(path, real) != NULL)
 			return (1);
 	}
 	return (0);
 }
 
 static int
-sbx_plan_bind(struct sbx_plan *pl, const char *what, const char *path,
+sbx_plan_bind(struct plan *pl, const char *what, const char *path,
     int exec, char *err, size_t errlen)
 {
 	char	 real[PATH_MAX];
@@ -891,7 +894,7 @@ sbx_plan_bind(struct sbx_plan *pl, const char *what, const char *path,
 	}
 	if ((pl->image[0] == '\0' && sbx_in_root(real)) ||
 	    strcmp(real, pl->tree) == 0 ||
-	    sbx_below(real, pl->tree) != NULL)
+	    plan_below(real, pl->tree) != NULL)
 		return (0);	/* there already */
 	if (pl->nbinds == SANDBOX_MAXBINDS) {
 		snprintf(err, errlen, "more than %d exec and expose paths",
@@ -908,7 +911,7 @@ sbx_plan_bind(struct sbx_plan *pl, const char *what, const char *path,
  * exec paths (executable) and spec->expose (not), read-only.
  */
 static int
-sbx_plan_binds(struct sbx_plan *pl, const struct sandbox_spec *spec,
+sbx_plan_binds(struct plan *pl, const struct sandbox_spec *spec,
     char *err, size_t errlen)
 {
 	int	 i;
@@ -943,7 +946,7 @@ sbx_plan_binds(struct sbx_plan *pl, const struct sandbox_spec *spec,
  * the overlay's option string can carry as it is.
  */
 static int
-sbx_plan_image(struct sbx_plan *pl, const char *image, char *err,
+sbx_plan_image(struct plan *pl, const char *image, char *err,
     size_t errlen)
 {
 	struct stat	 st;
@@ -970,7 +973,7 @@ sbx_plan_image(struct sbx_plan *pl, const char *image, char *err,
 
 /* Resolve the tree and the masks while errors can still be returned. */
 static int
-sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
+sbx_plan(struct plan *pl, const struct sandbox_spec *spec, char *err,
     size_t errlen)
 {
 	char	 path[PATH_MAX];
@@ -1078,7 +1081,7 @@ sbx_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
 	char	 tag = 0;
 	int	 got;
 
-	got = sbx_recvtag(sb->fd, MSG_DONTWAIT, &tag, sb->lfd,
+	got = plan_recvtag(sb->fd, MSG_DONTWAIT, &tag, sb->lfd,
 	    SANDBOX_MAXLISTEN);
 	if (got >= 0)
 		sb->nlfd = got;
@@ -1141,7 +1144,7 @@ sbx_recv_mntns(struct sandbox *sb, const struct stat *nsid, char *err,
 	char		 tag = 0;
 	int		 fds[2], fd, n;
 
-	if ((n = sbx_recvtag(sb->fd, MSG_DONTWAIT, &tag, fds, 2)) == -1 ||
+	if ((n = plan_recvtag(sb->fd, MSG_DONTWAIT, &tag, fds, 2)) == -1 ||
 	    tag != 'M') {
 		while (n > 0)
 			close(fds[--n]);
@@ -1157,7 +1160,7 @@ sbx_recv_mntns(struct sandbox *sb, const struct stat *nsid, char *err,
 		return (-1);
 	}
 	fd = fds[0];
-	if (!sbx_mntns_ok(fd)) {
+	if (!plan_mntns_ok(fd)) {
 		close(fd);
 		snprintf(err, errlen, "pid 1's 'M' is not a mount namespace "
 		    "other than the parent's");
@@ -1222,7 +1225,7 @@ sbx_cgroups_send(struct sandbox *sb, int *fds, int n, char *err,
 {
 	int	 i, rc;
 
-	if ((rc = sbx_sendtag(sb->fd, 'G', fds, n)) == -1)
+	if ((rc = plan_sendtag(sb->fd, 'G', fds, n)) == -1)
 		snprintf(err, errlen, "send pid 1 its cgroups: %s",
 		    strerror(errno));
 	for (i = 0; i < n; i++)
@@ -1293,6 +1296,12 @@ sandbox_set_launcher(int fd)
 	sbx_launcher = fd;
 }
 
+void
+sandbox_set_forked(void (*pid1)(struct plan *, const struct sock_fprog *))
+{
+	sbx_forked = pid1;
+}
+
 /*
  * In the clone, at once: the launcher's descriptors at their numbers
  * (sbx.h), no other, and execveat(2) of the binary opened at start.
@@ -1300,7 +1309,7 @@ sandbox_set_launcher(int fd)
  * fresh image that reads its plan from the socket.
  */
 static __dead void
-sbx_exec_launcher(struct sbx_plan *pl)
+sbx_exec_launcher(struct plan *pl)
 {
 	char	*argv[] = { "factory-sandbox", "attempt", NULL, NULL };
 	char	*envp[] = { NULL };
@@ -1319,7 +1328,7 @@ sbx_exec_launcher(struct sbx_plan *pl)
 	for (i = 0; i < n; i++)
 		if ((hi[i] = want[i] == -1 ? -1 : fcntl(want[i],
 		    F_DUPFD_CLOEXEC, 64)) == -1 && want[i] != -1)
-			sbx_fail(pl->errfd, "launcher fds:");
+			plan_fail(pl->errfd, "launcher fds:");
 	for (i = 0; i < n; i++) {
 		if (hi[i] == -1)
 			(void)close(SBX_FD_SOCK + i);
@@ -1330,7 +1339,7 @@ sbx_exec_launcher(struct sbx_plan *pl)
 	syscall(SYS_close_range, SBX_FD_SOCK + n, ~0U, 0);
 	syscall(SYS_execveat, SBX_FD_SOCK + n - 1, "", argv, envp,
 	    AT_EMPTY_PATH);
-	sbx_fail(SBX_FD_ERR, "exec factory-sandbox:");
+	plan_fail(SBX_FD_ERR, "exec factory-sandbox:");
 }
 
 static int
@@ -1372,16 +1381,16 @@ sbx_enter_child(void *arg)
 	argv[2] = (char *)ea->id;
 	/* Dies with the parent; kept across the execve. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
-		sbx_fail(se->errfd, "pdeathsig:");
+		plan_fail(se->errfd, "pdeathsig:");
 	for (i = 0; i < n; i++)
 		if ((hi[i] = fcntl(want[i], F_DUPFD_CLOEXEC, 64)) == -1)
-			sbx_fail(se->errfd, "enter fds:");
+			plan_fail(se->errfd, "enter fds:");
 	for (i = 0; i < n; i++)
 		if (dup3(hi[i], i, i == n - 1 ? O_CLOEXEC : 0) == -1)
 			_exit(127);
 	syscall(SYS_close_range, n, ~0U, 0);
 	syscall(SYS_execveat, n - 1, "", argv, envp, AT_EMPTY_PATH);
-	sbx_fail(SBX_EFD_ERR, "exec factory-sandbox:");
+	plan_fail(SBX_EFD_ERR, "exec factory-sandbox:");
 }
 
 /*
@@ -1423,7 +1432,7 @@ sbx_clone_launcher(int (*fn)(void *), void *arg, int nsflags, int *pidfd)
  * Signals are blocked meanwhile, as for sbx_clone_launcher.
  */
 static pid_t
-sbx_clone_into(struct sbx_plan *pl, int nsflags, int cgfd)
+sbx_clone_into(struct plan *pl, int nsflags, int cgfd)
 {
 	struct clone_args	 ca;
 	sigset_t		 all, old;
@@ -1498,7 +1507,7 @@ sbx_ready_child(const int *fds, char *mode)
 			_exit(127);
 	syscall(SYS_close_range, SBX_FD_SOCK + 3, ~0U, 0);
 	syscall(SYS_execveat, SBX_FD_SOCK + 2, "", argv, envp, AT_EMPTY_PATH);
-	sbx_fail(SBX_FD_ERR, "exec factory-sandbox:");
+	plan_fail(SBX_FD_ERR, "exec factory-sandbox:");
 }
 
 /*
@@ -1706,7 +1715,7 @@ sbx_zygote_make(struct sbx_ready *r)
 	}
 	fds[0] = sv[1];
 	fds[1] = ep[1];
-	rc = sbx_sendtag(sbx_zygote.sock, 'F', fds, 2);
+	rc = plan_sendtag(sbx_zygote.sock, 'F', fds, 2);
 	close(sv[1]);
 	close(ep[1]);
 	if (rc == -1) {
@@ -1742,7 +1751,7 @@ sbx_zygote_collect(struct sbx_ready *r)
 		while ((rc = poll(&pfd, 1, SBX_ZYGOTE_MS)) == -1 &&
 		    errno == EINTR)
 			;
-		if (rc != 1 || sbx_recvtag(sbx_zygote.sock, MSG_DONTWAIT,
+		if (rc != 1 || plan_recvtag(sbx_zygote.sock, MSG_DONTWAIT,
 		    &tag, &fd, 1) != 1 || tag != 'Z' ||
 		    (r->pid = sbx_pidfd_child(fd, sbx_zygote.pid)) == -1)
 			rc = -1;
@@ -1872,7 +1881,7 @@ sbx_ready_take(struct sbx_ready *r)
 			waited += SBX_RENICE_MS;
 		}
 		tag = 0;
-		if (rc == 1 && sbx_recvtag(r->sock, MSG_DONTWAIT, &tag, NULL,
+		if (rc == 1 && plan_recvtag(r->sock, MSG_DONTWAIT, &tag, NULL,
 		    0) == 0 && tag == 'R')
 			return (1);
 		sbx_ready_drop(r);
@@ -1887,7 +1896,7 @@ sbx_ready_take(struct sbx_ready *r)
  * be born in (cgfd, or -1 for none).
  */
 static int
-sbx_send_plan(int sock, const struct sbx_plan *pl, int logfd, int cgfd,
+sbx_send_plan(int sock, const struct plan *pl, int logfd, int cgfd,
     char *err, size_t errlen)
 {
 	union {
@@ -1901,7 +1910,7 @@ sbx_send_plan(int sock, const struct sbx_plan *pl, int logfd, int cgfd,
 	size_t		 len;
 	int		 buf = SBX_PLAN_MAX + 4096, fds[2], n;
 
-	if ((wire = sbx_plan_encode(pl, &sbx_prog, &len)) == NULL) {
+	if ((wire = plan_encode(pl, &sandbox_prog, &len)) == NULL) {
 		snprintf(err, errlen, "plan: %s", strerror(errno));
 		return (-1);
 	}
@@ -1943,7 +1952,7 @@ sbx_send_plan(int sock, const struct sbx_plan *pl, int logfd, int cgfd,
  * the read end of its error pipe; -1 and err if none was started.
  */
 static int
-sbx_start(struct sbx_plan *pl, int cgfd, pid_t *pidp, int *sockp,
+sbx_start(struct plan *pl, int cgfd, pid_t *pidp, int *sockp,
     int *efdp, char *err, size_t errlen)
 {
 	struct sbx_nsfds ns;
@@ -1966,6 +1975,11 @@ sbx_start(struct sbx_plan *pl, int cgfd, pid_t *pidp, int *sockp,
 	pooled = sbx_pool_take(&ns);
 	pl->netfd = pooled ? ns.net : -1;
 	pl->ipcfd = pooled ? ns.ipc : -1;
+	if (sbx_launcher == -1 && sbx_forked == NULL) {
+		snprintf(err, errlen, "no factory-sandbox launcher");
+		pid = -2;	/* not cloned */
+		goto done;
+	}
 	if (sbx_launcher != -1 && sbx_send_plan(sv[0], pl, -1, -1, err,
 	    errlen) == -1) {
 		pid = -2;	/* not cloned */
@@ -1984,7 +1998,8 @@ sbx_start(struct sbx_plan *pl, int cgfd, pid_t *pidp, int *sockp,
 		if (pid == 0) {
 			close(sv[0]);
 			close(ep[0]);
-			sbx_pid1(pl);
+			sbx_forked(pl, &sandbox_prog);
+			_exit(127);
 		}
 	}
 	if (pid == -1)
@@ -2022,7 +2037,7 @@ sbx_ready_pid1(int sock, pid_t launcher, char *err, size_t errlen)
 
 	while ((rc = poll(&pfd, 1, SBX_SETUP_MS)) == -1 && errno == EINTR)
 		;
-	if (rc != 1 || sbx_recvtag(sock, MSG_DONTWAIT, &tag, &fd, 1) != 1 ||
+	if (rc != 1 || plan_recvtag(sock, MSG_DONTWAIT, &tag, &fd, 1) != 1 ||
 	    tag != 'P') {
 		snprintf(err, errlen, "pooled launcher: no pid 1 (tag %d)",
 		    tag);
@@ -2059,7 +2074,7 @@ sbx_ready_why(int errfd, char *err, size_t errlen)
  * one tried; 1 if one has it (in *r), 0 if none was ready.
  */
 static int
-sbx_ready_send(struct sbx_plan *pl, int logfd, int cgfd, struct sbx_ready *r)
+sbx_ready_send(struct plan *pl, int logfd, int cgfd, struct sbx_ready *r)
 {
 	char	 serr[256];
 
@@ -2124,7 +2139,7 @@ int
 sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
     char *err, size_t errlen)
 {
-	struct sbx_plan	 pl;
+	struct plan	 pl;
 	struct sbx_ready r;
 	struct stat	 nsid;
 	char		 derr[256], gerr[256], *perr;
@@ -2136,7 +2151,6 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 
 	if (sbx_seccomp_build(err, errlen) == -1)
 		return (-1);
-	sbx_exec_resolve();
 	if (sandbox_cgroup_paths(spec->id, sb) == -1) {
 		snprintf(err, errlen, "attempt id %s: bad, or no cgroups",
 		    spec->id ? spec->id : "(null)");
@@ -2147,7 +2161,7 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	sb->uid = spec->uid;
 	sb->gid = spec->gid;
 	strlcpy(sb->tree, pl.tree, sizeof(sb->tree));
-	sb->nports = sbx_ports(spec, sb->ports);
+	sb->nports = plan_ports(spec, sb->ports);
 	/*
 	 * Where it can be, pid 1 is born in its cgroup2 directory
 	 * (CLONE_INTO_CGROUP: by sbx_clone_into for a fresh launcher, by
@@ -2336,7 +2350,6 @@ sandbox_prepare(char *err, size_t errlen)
 {
 	if (sbx_seccomp_build(err, errlen) == -1)
 		return -1;
-	sbx_exec_resolve();
 	return 0;
 }
 
@@ -2351,7 +2364,7 @@ sandbox_enter(const struct sandbox *sb, const struct sandbox_enter *se,
 {
 	struct sandbox_spec	 as = *se->spec;
 	struct sbx_enter_args	 ea;
-	struct sbx_enter	 en;
+	struct plan_enter	 en;
 	void			*wire;
 	size_t			 len;
 	pid_t			 pid;
@@ -2379,7 +2392,7 @@ sandbox_enter(const struct sandbox *sb, const struct sandbox_enter *se,
 		snprintf(err, errlen, "HOME or cgroup name too long");
 		return (-1);
 	}
-	if ((wire = sbx_enter_encode(&en, &sbx_prog, &len)) == NULL) {
+	if ((wire = plan_enter_encode(&en, &sandbox_prog, &len)) == NULL) {
 		snprintf(err, errlen, "enter plan: %s", strerror(errno));
 		return (-1);
 	}

@@ -31,62 +31,10 @@
 #include <limits.h>
 #include <stdint.h>
 
-#ifndef __dead
-#define __dead		__attribute__((__noreturn__))
-#endif
+#include "plan.h"
 
-#define SANDBOX_MAXCG		6	/* memory pids cpu cpuacct unified */
-#define SANDBOX_MAXLISTEN	32	/* egress endpoints of one sandbox */
 #define SANDBOX_POOLMAX		8	/* namespaces made ahead, at most */
 #define SANDBOX_POOL		2	/* what the daemon keeps ready */
-#define SANDBOX_MAXBINDS	32	/* exec and expose paths, at most */
-
-/*
- * One TCP endpoint inside the sandbox's network namespace, where the
- * agent reaches an allowed destination.  Pid 1 binds and listens on it
- * and hands the listening socket to the parent, which accepts and
- * forwards (egress.c); nothing else listens in the namespace.
- */
-struct sandbox_listen {
-	struct sockaddr_storage	 addr;		/* address and port inside */
-	socklen_t		 addrlen;
-	int			 addlo;		/* add the address to lo */
-};
-
-struct sandbox_spec {
-	const char	 *id;		/* attempt id: names cgroups, hostname */
-	uid_t		  uid;		/* fresh per attempt, from the range */
-	gid_t		  gid;
-	const char	 *tree;		/* writable dir; cwd; at the same path */
-	char *const	 *argv;		/* argv[0] absolute */
-	char *const	 *env;		/* the whole environment */
-	char *const	 *hide;		/* masked with an empty read-only tmpfs */
-	char *const	 *exec_allow;	/* NULL: the system binary dirs */
-	/* Shown read-only and noexec: the repository's objects. */
-	char *const	 *expose;
-	int		  logfd;	/* the agent's stdout and stderr */
-	uint64_t	  memory;	/* bytes; 0: no limit for that one */
-	uint64_t	  pids;
-	uint64_t	  cpu_ms;	/* RLIMIT_CPU per process, rounded up */
-	uint64_t	  fsize;	/* bytes, RLIMIT_FSIZE */
-	uint64_t	  nofile;	/* RLIMIT_NOFILE */
-	/* Egress: NULL/0 keeps the namespace empty, lo down. */
-	const struct sandbox_listen *listen;
-	int		  nlisten;
-	const char	 *hosts;	/* /etc/hosts in the sandbox, or NULL */
-	/*
-	 * Files pid 1 writes below HOME (the private /tmp), the agent's,
-	 * before it runs: pairs of a relative name and its content,
-	 * NULL-terminated; NULL: none.
-	 */
-	char *const	 *home;
-	/*
-	 * An image's rootfs: the agent's root, read-only, and nothing of
-	 * the host's; exec_allow then names paths inside it.  NULL: the
-	 * host's system directories.
-	 */
-	const char	 *image;
-};
 
 enum sandbox_cgmode {
 	CGMODE_NONE,
@@ -173,6 +121,15 @@ void	sandbox_pool_end(void);
  * which keeps a copy of the caller's memory: for the bench only.
  */
 void	sandbox_set_launcher(int);
+/*
+ * For the bench and regress helpers only, which link the launcher's
+ * pid 1 (sandbox/child.o; factoryd does not): without a launcher, pid
+ * 1 runs this in a fork of the caller, with the plan and the filter.
+ * Without either, sandbox_spawn fails.
+ */
+void	sandbox_set_forked(void (*)(struct plan *, const struct sock_fprog *));
+/* The agent's seccomp program, once sandbox_probe built it. */
+extern struct sock_fprog sandbox_prog;
 /*
  * Start spec->argv in a new sandbox.  sb receives the cgroup paths
  * before they are created.  0 once the agent runs; -1 and a reason
