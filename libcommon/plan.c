@@ -1006,10 +1006,11 @@ plan_ports(const struct sandbox_spec *spec, uint16_t *ports)
 
 /*
  * One message between the parent and pid 1: a tag byte, and n fds
- * (at most SANDBOX_MAXLISTEN) attached.  -1 with errno if not sent.
+ * (at most SANDBOX_MAXLISTEN) attached; flags for send(2), such as
+ * MSG_DONTWAIT.  -1 with errno if not sent.
  */
 int
-plan_sendtag(int sock, char tag, const int *fds, int n)
+plan_sendtag(int sock, int flags, char tag, const int *fds, int n)
 {
 	union {
 		struct cmsghdr	 h;
@@ -1034,7 +1035,7 @@ plan_sendtag(int sock, char tag, const int *fds, int n)
 		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
 		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
 	}
-	return (sendmsg(sock, &msg, MSG_NOSIGNAL) == -1 ? -1 : 0);
+	return (sendmsg(sock, &msg, flags | MSG_NOSIGNAL) == -1 ? -1 : 0);
 }
 
 /*

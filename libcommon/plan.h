@@ -111,7 +111,7 @@ struct sandbox_spec {
 #define SBX_HOMEDEPTH	4		/* components of its name */
 #define SBX_BPF_MAX	4096		/* BPF_MAXINSNS */
 /*
- * The agent's one seccomp filter (sandbox.c, sbx_seccomp_build): this
+ * The agent's one seccomp filter (sandbox.c, spawn_seccomp_build): this
  * many instructions of argument checks (personality, socket families),
  * then libseccomp's denylist.
  */
@@ -186,7 +186,7 @@ int	plan_ports(const struct sandbox_spec *, uint16_t *);
  * One message on the launcher's socket: a tag byte and up to
  * SANDBOX_MAXLISTEN fds.  plan_recvtag returns how many fds came.
  */
-int	plan_sendtag(int, char, const int *, int);
+int	plan_sendtag(int, int, char, const int *, int);
 int	plan_recvtag(int, int, char *, int *, int);
 /* Is fd a mount namespace other than the caller's own? */
 int	plan_mntns_ok(int);

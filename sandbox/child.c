@@ -1141,7 +1141,7 @@ sbx_net(struct plan *pl)
 			plan_fail(pl->errfd, "listen egress endpoint %d:", i);
 	}
 	/* In one message, tagged 'L'. */
-	if (plan_sendtag(pl->sock, 'L', fds, spec->nlisten) == -1)
+	if (plan_sendtag(pl->sock, 0, 'L', fds, spec->nlisten) == -1)
 		plan_fail(pl->errfd, "send egress listeners:");
 	for (i = 0; i < spec->nlisten; i++)
 		close(fds[i]);
@@ -1190,7 +1190,7 @@ sbx_send_mntns(struct plan *pl)
 
 	if ((fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) == -1)
 		plan_fail(pl->errfd, "its mount namespace:");
-	if (plan_sendtag(pl->sock, 'M', &fd, 1) == -1)
+	if (plan_sendtag(pl->sock, 0, 'M', &fd, 1) == -1)
 		plan_fail(pl->errfd, "send its mount namespace:");
 	close(fd);
 }

@@ -376,7 +376,7 @@ ready_main(void)
 	sbx_view_prepare(SBX_FD_ERR);
 	sbx_exec_resolve();
 	sbx_confine_ahead(SBX_FD_ERR);
-	if (plan_sendtag(SBX_FD_SOCK, 'R', NULL, 0) == -1)
+	if (plan_sendtag(SBX_FD_SOCK, 0, 'R', NULL, 0) == -1)
 		_exit(127);	/* the parent is gone */
 	pl = read_plan(fds, 2, &nfd);
 	if (prio != -1 && setpriority(PRIO_PROCESS, 0, prio) == -1)
@@ -398,7 +398,7 @@ ready_main(void)
 	/* Who pid 1 is, before anything else on the socket. */
 	if ((self = (int)syscall(SYS_pidfd_open, getpid(), 0)) == -1)
 		plan_fail(SBX_FD_ERR, "pidfd of pid 1:");
-	if (plan_sendtag(SBX_FD_SOCK, 'P', &self, 1) == -1)
+	if (plan_sendtag(SBX_FD_SOCK, 0, 'P', &self, 1) == -1)
 		_exit(127);
 	close(self);
 	/* The first free number may be its number already. */
@@ -456,7 +456,7 @@ zygote_fork(int *fds)
 		set_title(SBX_FD_ERR, "ready", "");
 		ready_main();
 	}
-	if (plan_sendtag(SBX_FD_SOCK, 'Z', &pidfd, 1) == -1)
+	if (plan_sendtag(SBX_FD_SOCK, 0, 'Z', &pidfd, 1) == -1)
 		_exit(127);	/* the parent is gone */
 	close(pidfd);
 }

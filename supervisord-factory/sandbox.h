@@ -154,6 +154,13 @@ int	sandbox_kill(struct sandbox *);
  */
 void	sandbox_release_mntns(struct sandbox *);
 /*
+ * Closes sb->fd, lets go of the mount namespace and the egress
+ * listeners, then removes the cgroups as cgroup_remove does (cgroup.c,
+ * their one owner): 0, or -1 and errno EBUSY while one still holds a
+ * process.
+ */
+int	sandbox_destroy(struct sandbox *, char *, size_t);
+/*
  * What sandbox_enter() needs once per parent (the seccomp program):
  * call it before the first session.
  */
@@ -254,11 +261,11 @@ int	sandbox_usage(struct sandbox *, struct sandbox_usage *);
 /*
  * Removes sb's cgroups if they are empty, at once; -1 and what remains
  * in err otherwise (they are left in place; errno EBUSY while one still
- * holds a process).  Closes sb->fd.  sandbox_destroy_later tries again
- * on a timer for up to the given ms, then calls done(arg, rc, err);
+ * holds a process).  sandbox_destroy_later tries again on a timer for
+ * up to the given ms, then calls done(arg, rc, err);
  * sandbox_destroy_forget lets it go on without its owner.
  */
-int	sandbox_destroy(struct sandbox *, char *, size_t);
+int	cgroup_remove(struct sandbox *, char *, size_t);
 struct cg_wait;
 struct cg_wait	*sandbox_destroy_later(const struct sandbox *, int,
 	    void (*)(void *, int, const char *), void *);

@@ -421,7 +421,7 @@ drop_mntns(const char *mode, int zsock, int pipefd)
 			err(2, "/proc/self/ns/mnt");
 		dropped_ino = 0;
 	}
-	if (plan_sendtag(zsock, 'D', fds, n) == -1)
+	if (plan_sendtag(zsock, 0, 'D', fds, n) == -1)
 		err(2, "send D to the zygote");
 	if (fds[0] != pipefd)
 		close(fds[0]);
@@ -460,7 +460,7 @@ zygote_launcher(const char *mode, pid_t zpid, int zsock, int zerr, int sv1,
 	if (strncmp(mode, "zygotedrop", 10) == 0)
 		drop_mntns(mode, zsock, xp[0]);
 	/* A zygote that refused a "D" may be gone already. */
-	if (plan_sendtag(zsock, tag, fds, n) == -1 &&
+	if (plan_sendtag(zsock, 0, tag, fds, n) == -1 &&
 	    strncmp(mode, "zygotedrop", 10) != 0)
 		err(2, "send to the zygote");
 	close(xp[0]);
@@ -604,7 +604,7 @@ ready(int bin, const char *mode, struct plan *pl, unsigned char *w,
 		fflush(stdout);
 	}
 	/* A launcher that refused its plan may be gone already. */
-	(void)plan_sendtag(sv[0], 'G', NULL, 0);
+	(void)plan_sendtag(sv[0], 0, 'G', NULL, 0);
 	r = read(ep[0], buf, sizeof(buf) - 1);
 	if (r > 0) {
 		buf[r] = '\0';
@@ -737,7 +737,7 @@ main(int argc, char *argv[])
 	close(ep[1]);
 	if (strcmp(mode, "good") == 0) {
 		/* No cgroups here: pid 1 joins none. */
-		if (plan_sendtag(sv[0], 'G', NULL, 0) == -1)
+		if (plan_sendtag(sv[0], 0, 'G', NULL, 0) == -1)
 			err(2, "send G");
 	}
 	r = read(ep[0], buf, sizeof(buf) - 1);
