@@ -49,8 +49,8 @@
 #include "imsg.h"
 #include "plan.h"
 
-#define PLAN_MAGIC	0x50584253U	/* "SBXP" */
-#define ENTER_MAGIC	0x45584253U	/* "SBXE" */
+#define PLAN_MAGIC	0x53425850U	/* "SBXP" on the wire */
+#define ENTER_MAGIC	0x53425845U	/* "SBXE" on the wire */
 #define PLAN_VERSION	4U
 #define PLAN_NONE	0xffffffffU
 #define PLAN_MAXARGV	4096
