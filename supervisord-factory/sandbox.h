@@ -193,6 +193,22 @@ struct sandbox_enter {
 pid_t	sandbox_enter(const struct sandbox *, const struct sandbox_enter *,
 	    char *, size_t);
 
+/* probe.c */
+void	probe_reset(void);
+int	probe_ns(char *, size_t);
+int	probe_clone(char *, size_t);
+int	probe_landlock(uint32_t, int *, char *, size_t);
+void	probe_memfd(void);
+int	probe_memfd_noexec(void);
+int	probe_seccomp(char *, size_t);
+/* The agent's program into sandbox_prog, once; -1 and err. */
+int	probe_seccomp_build(char *, size_t);
+/*
+ * A feature whose CONF_DG_* bit is missing: 0 if the first argument
+ * allows its downgrade (then in sandbox_downgraded), else -1 and err.
+ */
+int	probe_lacks(uint32_t, uint32_t, const char *, char *, size_t);
+
 /* cgroup.c */
 /* Our subtree is factory/<tag>: call once, before anything else. */
 void	sandbox_set_instance(const char *);
