@@ -80,10 +80,8 @@ ifndef SAN
 ldflags_factory-sandbox	= -static
 endif
 
-# Objects a program takes from another directory: the parent starts the
-# sandbox with the launcher's plan encoder and runs its inside for the
-# operator's shell.
-objs_factoryd		= $(OBJ)/sandbox/child.o $(OBJ)/sandbox/plan.o
+# No program takes objects from another directory: what the parent and
+# the launcher share (the plan, libcommon/plan.c) is in libcommon.
 
 COMMON_SRCS	= $(wildcard libcommon/*.c)
 COMMON_OBJS	= $(COMMON_SRCS:%.c=$(OBJ)/%.o)

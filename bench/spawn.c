@@ -85,6 +85,7 @@
 #include <event.h>
 
 #include "../supervisord-factory/sandbox.h"
+#include "../sandbox/sbx.h"
 #include "../regress/sandbox/sbxwait.h"
 
 enum { L_FORKED, L_FRESH, L_FACTORY, L_BWRAP, L_UNSHARE, L_PLAIN, L_MAX };
@@ -304,6 +305,9 @@ main(int argc, char *argv[])
 	uid_t	 uid = 63990;
 
 	event_init();
+	/* Without -L, pid 1 runs in a fork of this program. */
+	sbx_exec_resolve();
+	sandbox_set_forked(sbx_pid1_forked);
 
 	while ((ch = getopt(argc, argv, "L:b:g:n:o:p:u:")) != -1) {
 		switch (ch) {

@@ -1,11 +1,10 @@
 /*
  * The sandbox from the inside: what runs as pid 1 of the new
- * namespaces and as the agent before its execve.  In factoryd this is
- * reached only through sandbox_enter (the operator's shell); a
- * sandbox's pid 1 is the factory-sandbox launcher, a fresh binary
- * holding the plan and its fds and nothing of the parent's memory
- * (sandbox/launcher.c).  A test build without a launcher runs it in a
- * fork of the caller instead (sandbox_spawn, for the bench).
+ * namespaces and as the agent before its execve.  factoryd does not
+ * link it: a sandbox's pid 1 is the factory-sandbox launcher, a fresh
+ * binary holding the plan and its fds and nothing of the parent's
+ * memory (sandbox/launcher.c).  The bench and a regress helper link it
+ * to run pid 1 in a fork of themselves instead (sbx_pid1_forked).
  */
 #include <sys/types.h>
 #include <sys/mman.h>
@@ -51,19 +50,7 @@
 
 struct sock_fprog	 sbx_prog;	/* the compiled denylist */
 
-/*
- * The agent's root is built from this allowlist, read-only: the system
- * directories programs need and nothing else of the host (no /home,
- * /root, /srv, /opt, /var, /sys, /mnt, no other repository, no state,
- * keys or sockets).  The tree, the repository's objects and the
- * manifest's exec paths are added by exact path.  A symlink (a merged
- * /usr) is recreated as the same symlink.
- */
-const char *const sbx_rootdirs[] = {
-	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-	"/etc", NULL
-};
-#define SBX_NROOTDIRS	(sizeof(sbx_rootdirs) / sizeof(sbx_rootdirs[0]) - 1)
+#define SBX_NROOTDIRS	PLAN_NROOTDIRS
 #define SBX_STAGE	"/tmp"	/* where the new root is built, then / */
 
 const char *const sbx_exec_default[] = {
@@ -84,27 +71,6 @@ static int		 sbx_exec_done;
 static const char *const sbx_devices[] = {
 	"null", "zero", "full", "random", "urandom", "tty", NULL
 };
-
-/* Report a failure of pid 1 or the agent on fd and exit. */
-__dead void
-sbx_fail(int fd, const char *fmt, ...)
-{
-	char	 msg[512];
-	va_list	 ap;
-	int	 saved = errno;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (strstr(fmt, "%m") == NULL && saved != 0 &&
-	    fmt[strlen(fmt) - 1] == ':')
-		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), " %s",
-		    strerror(saved));
-	/* Nothing more to say if this fails: 127 says it too. */
-	if (write(fd, msg, strlen(msg)) == -1)
-		_exit(127);
-	_exit(127);
-}
 
 void
 sbx_exec_resolve(void)
@@ -160,37 +126,24 @@ sbx_mkdirs(const char *base, const char *rel)
 	return (0);
 }
 
-/* If tree lies below dir, the part of it below dir; else NULL. */
-const char *
-sbx_below(const char *tree, const char *dir)
-{
-	size_t	 n = strlen(dir);
-
-	if (strcmp(dir, "/") == 0)
-		return (tree + 1);
-	if (strncmp(tree, dir, n) == 0 && tree[n] == '/')
-		return (tree + n + 1);
-	return (NULL);
-}
-
 /*
  * A tmpfs over dir that keeps the way to the tree open: the tree is
  * bound back last, over a directory made here before it goes read-only.
  */
 static void
-sbx_cover(struct sbx_plan *pl, const char *dir, unsigned long flags,
+sbx_cover(struct plan *pl, const char *dir, unsigned long flags,
     const char *opts, int ro)
 {
 	const char	*rel;
 
 	if (mount("tmpfs", dir, "tmpfs", flags, opts) == -1)
-		sbx_fail(pl->errfd, "mount tmpfs on %s:", dir);
-	if ((rel = sbx_below(pl->tree, dir)) != NULL &&
+		plan_fail(pl->errfd, "mount tmpfs on %s:", dir);
+	if ((rel = plan_below(pl->tree, dir)) != NULL &&
 	    sbx_mkdirs(dir, rel) == -1)
-		sbx_fail(pl->errfd, "mkdir %s below %s:", rel, dir);
+		plan_fail(pl->errfd, "mkdir %s below %s:", rel, dir);
 	if (ro && mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
 	    flags, NULL) == -1)
-		sbx_fail(pl->errfd, "remount %s read-only:", dir);
+		plan_fail(pl->errfd, "remount %s read-only:", dir);
 }
 
 /*
@@ -200,7 +153,7 @@ sbx_cover(struct sbx_plan *pl, const char *dir, unsigned long flags,
  * leaves fewer mounts to tear down.
  */
 static void
-sbx_dev_stat(struct sbx_plan *pl, struct stat *st)
+sbx_dev_stat(struct plan *pl, struct stat *st)
 {
 	char	 path[64];
 	int	 i;
@@ -209,16 +162,16 @@ sbx_dev_stat(struct sbx_plan *pl, struct stat *st)
 		snprintf(path, sizeof(path), "/dev/%s", sbx_devices[i]);
 		if (stat(path, &st[i]) == -1) {
 			if (errno != ENOENT)
-				sbx_fail(pl->errfd, "stat %s:", path);
+				plan_fail(pl->errfd, "stat %s:", path);
 			st[i].st_mode = 0;	/* the host has none */
 		} else if (!S_ISCHR(st[i].st_mode))
-			sbx_fail(pl->errfd, "%s: not a character device",
+			plan_fail(pl->errfd, "%s: not a character device",
 			    path);
 	}
 }
 
 static void
-sbx_dev(struct sbx_plan *pl, const struct stat *st)
+sbx_dev(struct plan *pl, const struct stat *st)
 {
 	char	 path[64];
 	mode_t	 um;
@@ -232,7 +185,7 @@ sbx_dev(struct sbx_plan *pl, const struct stat *st)
 		snprintf(path, sizeof(path), "/dev/%s", sbx_devices[i]);
 		if (mknod(path, S_IFCHR | (st[i].st_mode & 0777),
 		    st[i].st_rdev) == -1)
-			sbx_fail(pl->errfd, "mknod %s:", path);
+			plan_fail(pl->errfd, "mknod %s:", path);
 	}
 	umask(um);
 	if (symlink("/proc/self/fd", "/dev/fd") == -1 ||
@@ -240,34 +193,34 @@ sbx_dev(struct sbx_plan *pl, const struct stat *st)
 	    symlink("/proc/self/fd/1", "/dev/stdout") == -1 ||
 	    symlink("/proc/self/fd/2", "/dev/stderr") == -1 ||
 	    mkdir("/dev/shm", 01777) == -1)
-		sbx_fail(pl->errfd, "populate /dev:");
+		plan_fail(pl->errfd, "populate /dev:");
 	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV |
 	    MS_NOEXEC, SBX_TMPSIZE ",mode=1777") == -1)
-		sbx_fail(pl->errfd, "mount /dev/shm:");
+		plan_fail(pl->errfd, "mount /dev/shm:");
 	if (mount(NULL, "/dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
 	    MS_NOSUID | MS_NOEXEC, NULL) == -1)
-		sbx_fail(pl->errfd, "remount /dev read-only:");
+		plan_fail(pl->errfd, "remount /dev read-only:");
 }
 
 /* A file or socket covered, read-only, by the null device. */
 static void
-sbx_null_over(struct sbx_plan *pl, const char *path)
+sbx_null_over(struct plan *pl, const char *path)
 {
 	if (mount("/dev/null", path, NULL, MS_BIND, NULL) == -1 ||
 	    mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
 	    MS_NOSUID | MS_NOEXEC, NULL) == -1)
-		sbx_fail(pl->errfd, "mask %s:", path);
+		plan_fail(pl->errfd, "mask %s:", path);
 }
 
 /* The masks below the tree (intree) or elsewhere (!intree). */
 static void
-sbx_hide(struct sbx_plan *pl, int intree)
+sbx_hide(struct plan *pl, int intree)
 {
 	struct stat	 st;
 	int		 i;
 
 	for (i = 0; i < pl->nhide; i++) {
-		if ((sbx_below(pl->hide[i], pl->tree) != NULL) != intree)
+		if ((plan_below(pl->hide[i], pl->tree) != NULL) != intree)
 			continue;
 		/* Under /tmp or an earlier mask it may be gone already. */
 		if (stat(pl->hide[i], &st) == -1)
@@ -291,28 +244,28 @@ sbx_hide(struct sbx_plan *pl, int intree)
  * before it goes read-only, bound over /etc/hosts after.
  */
 static void
-sbx_hosts_write(struct sbx_plan *pl)
+sbx_hosts_write(struct plan *pl)
 {
 	size_t	 len = strlen(pl->spec->hosts);
 	int	 fd;
 
 	if ((fd = open(SBX_HOSTS, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC,
 	    0644)) == -1 || write(fd, pl->spec->hosts, len) != (ssize_t)len)
-		sbx_fail(pl->errfd, "write %s:", SBX_HOSTS);
+		plan_fail(pl->errfd, "write %s:", SBX_HOSTS);
 	close(fd);
 }
 
 static void
-sbx_hosts_bind(struct sbx_plan *pl)
+sbx_hosts_bind(struct plan *pl)
 {
 	struct stat	 st;
 
 	if (stat(SBX_HOSTS, &st) == -1)
-		sbx_fail(pl->errfd, "egress needs /run for %s:", SBX_HOSTS);
+		plan_fail(pl->errfd, "egress needs /run for %s:", SBX_HOSTS);
 	if (mount(SBX_HOSTS, "/etc/hosts", NULL, MS_BIND, NULL) == -1 ||
 	    mount(NULL, "/etc/hosts", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
 	    MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == -1)
-		sbx_fail(pl->errfd, "bind %s on /etc/hosts:", SBX_HOSTS);
+		plan_fail(pl->errfd, "bind %s on /etc/hosts:", SBX_HOSTS);
 }
 
 /*
@@ -322,7 +275,7 @@ sbx_hosts_bind(struct sbx_plan *pl)
  * the root holds none of the host's, by construction (sbx_mounts).
  */
 static void
-sbx_run(struct sbx_plan *pl)
+sbx_run(struct plan *pl)
 {
 	struct stat	 st;
 
@@ -331,12 +284,12 @@ sbx_run(struct sbx_plan *pl)
 	sbx_cover(pl, "/run", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    "size=16k,mode=755", 0);
 	if (symlink("/dev/shm", "/run/shm") == -1 && errno != EEXIST)
-		sbx_fail(pl->errfd, "symlink /run/shm:");
+		plan_fail(pl->errfd, "symlink /run/shm:");
 }
 
 /* The hosts file, if any, and /run read-only (after sbx_run). */
 static void
-sbx_run_seal(struct sbx_plan *pl)
+sbx_run_seal(struct plan *pl)
 {
 	struct stat	 st;
 
@@ -346,7 +299,7 @@ sbx_run_seal(struct sbx_plan *pl)
 		sbx_hosts_write(pl);
 	if (mount(NULL, "/run", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
 	    MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == -1)
-		sbx_fail(pl->errfd, "remount /run read-only:");
+		plan_fail(pl->errfd, "remount /run read-only:");
 }
 
 /*
@@ -358,7 +311,7 @@ sbx_run_seal(struct sbx_plan *pl)
  * agent's filter refuses memfd_create itself.
  */
 static void
-sbx_memfd_noexec(struct sbx_plan *pl)
+sbx_memfd_noexec(struct plan *pl)
 {
 	int	 fd;
 
@@ -366,7 +319,7 @@ sbx_memfd_noexec(struct sbx_plan *pl)
 		return;
 	if ((fd = open(SBX_MEMFD_NOEXEC, O_WRONLY | O_CLOEXEC)) == -1 ||
 	    write(fd, "2\n", 2) != 2)
-		sbx_fail(pl->errfd, "%s:", SBX_MEMFD_NOEXEC);
+		plan_fail(pl->errfd, "%s:", SBX_MEMFD_NOEXEC);
 	close(fd);
 }
 
@@ -377,7 +330,7 @@ sbx_memfd_noexec(struct sbx_plan *pl)
  * through a symbolic link put there after the parent looked.
  */
 static int
-sbx_clone(struct sbx_plan *pl, const char *path, uint64_t attr, int untrusted)
+sbx_clone(struct plan *pl, const char *path, uint64_t attr, int untrusted)
 {
 	struct mount_attr	 ma = { .attr_set = attr };
 	struct stat		 st;
@@ -389,14 +342,14 @@ sbx_clone(struct sbx_plan *pl, const char *path, uint64_t attr, int untrusted)
 	    OPEN_TREE_CLOEXEC | AT_RECURSIVE |
 	    (untrusted ? AT_SYMLINK_NOFOLLOW : 0));
 	if (fd == -1)
-		sbx_fail(pl->errfd, "open_tree %s:", path);
+		plan_fail(pl->errfd, "open_tree %s:", path);
 	if (untrusted && (fstat(fd, &st) == -1 || !S_ISDIR(st.st_mode))) {
 		errno = ENOTDIR;
-		sbx_fail(pl->errfd, "tree %s:", path);
+		plan_fail(pl->errfd, "tree %s:", path);
 	}
 	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE,
 	    &ma, sizeof(ma)) == -1)
-		sbx_fail(pl->errfd, "mount_setattr %s:", path);
+		plan_fail(pl->errfd, "mount_setattr %s:", path);
 	return (fd);
 }
 
@@ -405,7 +358,7 @@ sbx_clone(struct sbx_plan *pl, const char *path, uint64_t attr, int untrusted)
  * directories (or, for a file, the empty file) it is mounted on.
  */
 static void
-sbx_attach(struct sbx_plan *pl, int fd, const char *path)
+sbx_attach(struct plan *pl, int fd, const char *path)
 {
 	struct stat	 st;
 	char		 parent[PATH_MAX], *p;
@@ -413,22 +366,22 @@ sbx_attach(struct sbx_plan *pl, int fd, const char *path)
 
 	if (lstat(path, &st) == -1) {
 		if (fstat(fd, &st) == -1)
-			sbx_fail(pl->errfd, "fstat %s:", path);
+			plan_fail(pl->errfd, "fstat %s:", path);
 		strlcpy(parent, path, sizeof(parent));
 		if (!S_ISDIR(st.st_mode) && (p = strrchr(parent, '/')) != NULL)
 			*p = '\0';
 		if (parent[0] != '\0' && sbx_mkdirs("", parent + 1) == -1)
-			sbx_fail(pl->errfd, "mkdir %s:", parent);
+			plan_fail(pl->errfd, "mkdir %s:", parent);
 		if (!S_ISDIR(st.st_mode)) {
 			if ((f = open(path, O_CREAT | O_EXCL | O_WRONLY |
 			    O_CLOEXEC, 0444)) == -1)
-				sbx_fail(pl->errfd, "create %s:", path);
+				plan_fail(pl->errfd, "create %s:", path);
 			close(f);
 		}
 	}
 	if (syscall(SYS_move_mount, fd, "", AT_FDCWD, path,
 	    MOVE_MOUNT_F_EMPTY_PATH) == -1)
-		sbx_fail(pl->errfd, "attach %s:", path);
+		plan_fail(pl->errfd, "attach %s:", path);
 	close(fd);
 }
 
@@ -438,7 +391,7 @@ sbx_attach(struct sbx_plan *pl, int fd, const char *path)
  * symlinks), the binds, the tree.
  */
 static void
-sbx_take_root(struct sbx_plan *pl, int *rootfd, char (*link)[PATH_MAX])
+sbx_take_root(struct plan *pl, int *rootfd, char (*link)[PATH_MAX])
 {
 	const uint64_t	 ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 			     MOUNT_ATTR_NODEV;
@@ -446,26 +399,26 @@ sbx_take_root(struct sbx_plan *pl, int *rootfd, char (*link)[PATH_MAX])
 	ssize_t		 n;
 	int		 i;
 
-	for (i = 0; sbx_rootdirs[i] != NULL; i++) {
+	for (i = 0; plan_rootdirs[i] != NULL; i++) {
 		rootfd[i] = -1;
 		link[i][0] = '\0';
 		/* With an image, nothing of the host's system. */
-		if (pl->image[0] != '\0' || lstat(sbx_rootdirs[i], &st) == -1)
+		if (pl->image[0] != '\0' || lstat(plan_rootdirs[i], &st) == -1)
 			continue;	/* not on this host */
 		if (S_ISLNK(st.st_mode)) {
-			n = readlink(sbx_rootdirs[i], link[i], PATH_MAX - 1);
+			n = readlink(plan_rootdirs[i], link[i], PATH_MAX - 1);
 			if (n <= 0)
-				sbx_fail(pl->errfd, "readlink %s:",
-				    sbx_rootdirs[i]);
+				plan_fail(pl->errfd, "readlink %s:",
+				    plan_rootdirs[i]);
 			link[i][n] = '\0';
 		} else if (S_ISDIR(st.st_mode))
-			rootfd[i] = sbx_clone(pl, sbx_rootdirs[i], ro, 0);
+			rootfd[i] = sbx_clone(pl, plan_rootdirs[i], ro, 0);
 	}
 }
 
 /* The attempt's own: the binds and the tree. */
 void
-sbx_take_plan(struct sbx_plan *pl, int *bindfd, int *treefd)
+sbx_take_plan(struct plan *pl, int *bindfd, int *treefd)
 {
 	const uint64_t	 ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 			     MOUNT_ATTR_NODEV;
@@ -484,15 +437,15 @@ sbx_take_plan(struct sbx_plan *pl, int *bindfd, int *treefd)
  * Nothing of the host is reachable after this but the fds taken.
  */
 static void
-sbx_newroot(struct sbx_plan *pl)
+sbx_newroot(struct plan *pl)
 {
 	if (mount("tmpfs", SBX_STAGE, "tmpfs", MS_NOSUID | MS_NODEV |
 	    MS_NOEXEC, "size=1m,mode=755") == -1)
-		sbx_fail(pl->errfd, "mount the new root:");
+		plan_fail(pl->errfd, "mount the new root:");
 	if (chdir(SBX_STAGE) == -1 ||
 	    syscall(SYS_pivot_root, ".", ".") == -1 ||
 	    umount2(".", MNT_DETACH) == -1 || chdir("/") == -1)
-		sbx_fail(pl->errfd, "pivot_root:");
+		plan_fail(pl->errfd, "pivot_root:");
 }
 
 /*
@@ -504,29 +457,29 @@ sbx_newroot(struct sbx_plan *pl)
  * followed: what a path names is what the image's tree says.
  */
 static void
-sbx_imageroot(struct sbx_plan *pl, int imagefd)
+sbx_imageroot(struct plan *pl, int imagefd)
 {
 	char	 opts[PATH_MAX + 128];
 
 	if (mount("tmpfs", SBX_STAGE, "tmpfs", MS_NOSUID | MS_NODEV |
 	    MS_NOEXEC, "size=4m,mode=755") == -1)
-		sbx_fail(pl->errfd, "mount the image's upper layer:");
+		plan_fail(pl->errfd, "mount the image's upper layer:");
 	if (mkdir(SBX_STAGE "/u", 0755) == -1 ||
 	    mkdir(SBX_STAGE "/w", 0755) == -1 ||
 	    mkdir(SBX_STAGE "/r", 0755) == -1)
-		sbx_fail(pl->errfd, "mkdir in %s:", SBX_STAGE);
+		plan_fail(pl->errfd, "mkdir in %s:", SBX_STAGE);
 	/* By the fd taken before the stage covered the host's /tmp. */
 	if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=/proc/self/fd/%d,"
 	    "upperdir=" SBX_STAGE "/u,workdir=" SBX_STAGE "/w,"
 	    "redirect_dir=nofollow,volatile", imagefd) >= sizeof(opts))
-		sbx_fail(pl->errfd, "image %s: options too long", pl->image);
+		plan_fail(pl->errfd, "image %s: options too long", pl->image);
 	if (mount("overlay", SBX_STAGE "/r", "overlay", MS_NOSUID | MS_NODEV,
 	    opts) == -1)
-		sbx_fail(pl->errfd, "mount image %s:", pl->image);
+		plan_fail(pl->errfd, "mount image %s:", pl->image);
 	if (chdir(SBX_STAGE "/r") == -1 ||
 	    syscall(SYS_pivot_root, ".", ".") == -1 ||
 	    umount2(".", MNT_DETACH) == -1 || chdir("/") == -1)
-		sbx_fail(pl->errfd, "pivot_root into the image:");
+		plan_fail(pl->errfd, "pivot_root into the image:");
 	close(imagefd);
 }
 
@@ -537,7 +490,7 @@ sbx_imageroot(struct sbx_plan *pl, int imagefd)
  * first: a mount never follows anything the image put in its way.
  */
 static void
-sbx_mkpoint(struct sbx_plan *pl, const char *path, int dir)
+sbx_mkpoint(struct plan *pl, const char *path, int dir)
 {
 	struct stat	 st;
 	char		 parent[PATH_MAX], *p;
@@ -547,7 +500,7 @@ sbx_mkpoint(struct sbx_plan *pl, const char *path, int dir)
 		if (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode))
 			return;
 		if ((S_ISDIR(st.st_mode) ? rmdir(path) : unlink(path)) == -1)
-			sbx_fail(pl->errfd, "image: remove %s to mount on it:",
+			plan_fail(pl->errfd, "image: remove %s to mount on it:",
 			    path);
 	}
 	strlcpy(parent, path, sizeof(parent));
@@ -557,12 +510,12 @@ sbx_mkpoint(struct sbx_plan *pl, const char *path, int dir)
 	}
 	if (dir) {
 		if (mkdir(path, 0755) == -1)
-			sbx_fail(pl->errfd, "image: mkdir %s:", path);
+			plan_fail(pl->errfd, "image: mkdir %s:", path);
 		return;
 	}
 	if ((fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC |
 	    O_NOFOLLOW, 0444)) == -1)
-		sbx_fail(pl->errfd, "image: create %s:", path);
+		plan_fail(pl->errfd, "image: create %s:", path);
 	close(fd);
 }
 
@@ -573,7 +526,7 @@ sbx_mkpoint(struct sbx_plan *pl, const char *path, int dir)
  * namespace, which is made private first.
  */
 static void
-sbx_view_base(struct sbx_plan *pl)
+sbx_view_base(struct plan *pl)
 {
 	struct stat	 devst[sizeof(sbx_devices) / sizeof(sbx_devices[0])];
 	char		 link[SBX_NROOTDIRS][PATH_MAX];
@@ -582,16 +535,16 @@ sbx_view_base(struct sbx_plan *pl)
 	sbx_take_root(pl, rootfd, link);
 	sbx_dev_stat(pl, devst);
 	sbx_newroot(pl);
-	for (i = 0; sbx_rootdirs[i] != NULL; i++) {
+	for (i = 0; plan_rootdirs[i] != NULL; i++) {
 		if (link[i][0] != '\0' && symlink(link[i],
-		    sbx_rootdirs[i]) == -1)
-			sbx_fail(pl->errfd, "symlink %s:", sbx_rootdirs[i]);
+		    plan_rootdirs[i]) == -1)
+			plan_fail(pl->errfd, "symlink %s:", plan_rootdirs[i]);
 		if (rootfd[i] != -1)
-			sbx_attach(pl, rootfd[i], sbx_rootdirs[i]);
+			sbx_attach(pl, rootfd[i], plan_rootdirs[i]);
 	}
 	if (mkdir("/tmp", 0755) == -1 || mkdir("/run", 0755) == -1 ||
 	    mkdir("/dev", 0755) == -1 || mkdir("/proc", 0555) == -1)
-		sbx_fail(pl->errfd, "mkdir in the new root:");
+		plan_fail(pl->errfd, "mkdir in the new root:");
 	sbx_cover(pl, "/tmp", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    SBX_TMPSIZE ",mode=1777", 0);
 	sbx_run(pl);
@@ -600,7 +553,7 @@ sbx_view_base(struct sbx_plan *pl)
 
 /* One directory of a home file's name: made, or taken if pid 1 made it. */
 static int
-sbx_home_dir(struct sbx_plan *pl, int dirfd, const char *name)
+sbx_home_dir(struct plan *pl, int dirfd, const char *name)
 {
 	const struct sandbox_spec *spec = pl->spec;
 	int	 fd;
@@ -608,12 +561,12 @@ sbx_home_dir(struct sbx_plan *pl, int dirfd, const char *name)
 	if (mkdirat(dirfd, name, 0700) == 0) {
 		if (fchownat(dirfd, name, spec->uid, spec->gid,
 		    AT_SYMLINK_NOFOLLOW) == -1)
-			sbx_fail(pl->errfd, "chown HOME's %s:", name);
+			plan_fail(pl->errfd, "chown HOME's %s:", name);
 	} else if (errno != EEXIST)
-		sbx_fail(pl->errfd, "mkdir HOME's %s:", name);
+		plan_fail(pl->errfd, "mkdir HOME's %s:", name);
 	if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1)
-		sbx_fail(pl->errfd, "open HOME's %s:", name);
+		plan_fail(pl->errfd, "open HOME's %s:", name);
 	return (fd);
 }
 
@@ -624,7 +577,7 @@ sbx_home_dir(struct sbx_plan *pl, int dirfd, const char *name)
  * without following links, each file created new.
  */
 static void
-sbx_home_write(struct sbx_plan *pl)
+sbx_home_write(struct plan *pl)
 {
 	const struct sandbox_spec *spec = pl->spec;
 	char		 name[SBX_HOMENAME + 1], *p, *slash;
@@ -635,7 +588,7 @@ sbx_home_write(struct sbx_plan *pl)
 		strlcpy(name, spec->home[i], sizeof(name));
 		if ((dirfd = open("/tmp", O_RDONLY | O_DIRECTORY |
 		    O_NOFOLLOW | O_CLOEXEC)) == -1)
-			sbx_fail(pl->errfd, "open /tmp:");
+			plan_fail(pl->errfd, "open /tmp:");
 		for (p = name; (slash = strchr(p, '/')) != NULL;
 		    p = slash + 1) {
 			*slash = '\0';
@@ -648,7 +601,7 @@ sbx_home_write(struct sbx_plan *pl)
 		    O_NOFOLLOW | O_CLOEXEC, 0600)) == -1 ||
 		    write(fd, spec->home[i + 1], len) != (ssize_t)len ||
 		    fchown(fd, spec->uid, spec->gid) == -1)
-			sbx_fail(pl->errfd, "write HOME's %s:", spec->home[i]);
+			plan_fail(pl->errfd, "write HOME's %s:", spec->home[i]);
 		close(fd);
 		close(dirfd);
 	}
@@ -662,22 +615,22 @@ sbx_home_write(struct sbx_plan *pl)
  * treefd were taken from the host's mounts (sbx_take_plan).
  */
 static void
-sbx_view_finish(struct sbx_plan *pl, int *bindfd, int treefd)
+sbx_view_finish(struct plan *pl, int *bindfd, int treefd)
 {
 	const char	*rel;
 	int		 i;
 
 	/* The way to a tree below /run, made before it is read-only. */
-	if ((rel = sbx_below(pl->tree, "/run")) != NULL &&
+	if ((rel = plan_below(pl->tree, "/run")) != NULL &&
 	    sbx_mkdirs("/run", rel) == -1)
-		sbx_fail(pl->errfd, "mkdir %s below /run:", rel);
+		plan_fail(pl->errfd, "mkdir %s below /run:", rel);
 	sbx_run_seal(pl);
 	if (pl->spec->hosts != NULL)
 		sbx_hosts_bind(pl);
 	sbx_home_write(pl);
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    "hidepid=invisible") == -1)
-		sbx_fail(pl->errfd, "mount /proc:");
+		plan_fail(pl->errfd, "mount /proc:");
 	sbx_memfd_noexec(pl);
 	for (i = 0; i < pl->nbinds; i++)
 		if (pl->bexec[i])
@@ -691,7 +644,7 @@ sbx_view_finish(struct sbx_plan *pl, int *bindfd, int treefd)
 	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
 	    MS_NOSUID | MS_NODEV | (pl->image[0] != '\0' ? 0 : MS_NOEXEC),
 	    NULL) == -1)
-		sbx_fail(pl->errfd, "remount / read-only:");
+		plan_fail(pl->errfd, "remount / read-only:");
 	/* Masks inside the tree (.git/hooks, say) go over the tree. */
 	sbx_hide(pl, 1);
 }
@@ -704,12 +657,12 @@ sbx_view_finish(struct sbx_plan *pl, int *bindfd, int treefd)
 void
 sbx_view_prepare(int errfd)
 {
-	struct sbx_plan	 pl;
+	struct plan	 pl;
 
 	memset(&pl, 0, sizeof(pl));	/* no tree, no image */
 	pl.errfd = errfd;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
-		sbx_fail(errfd, "make / private:");
+		plan_fail(errfd, "make / private:");
 	sbx_view_base(&pl);
 }
 
@@ -721,7 +674,7 @@ sbx_view_prepare(int errfd)
  * is there already and the binds and the tree were taken.
  */
 static void
-sbx_mounts(struct sbx_plan *pl)
+sbx_mounts(struct plan *pl)
 {
 	int		 bindfd[SANDBOX_MAXBINDS], treefd, imagefd = -1;
 
@@ -730,7 +683,7 @@ sbx_mounts(struct sbx_plan *pl)
 		return;
 	}
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
-		sbx_fail(pl->errfd, "make / private:");
+		plan_fail(pl->errfd, "make / private:");
 	if (pl->image[0] == '\0') {
 		sbx_take_plan(pl, bindfd, &treefd);
 		sbx_view_base(pl);
@@ -740,7 +693,7 @@ sbx_mounts(struct sbx_plan *pl)
 	/* The image's directory, as it is now, wherever it lives. */
 	if ((imagefd = open(pl->image, O_PATH | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1)
-		sbx_fail(pl->errfd, "image %s:", pl->image);
+		plan_fail(pl->errfd, "image %s:", pl->image);
 	sbx_take_plan(pl, bindfd, &treefd);
 	{
 		struct stat	 devst[sizeof(sbx_devices) /
@@ -772,7 +725,7 @@ sbx_rlimit(int fd, int res, const char *name, uint64_t soft, uint64_t hard)
 	rl.rlim_cur = soft;
 	rl.rlim_max = hard;
 	if (setrlimit(res, &rl) == -1)
-		sbx_fail(fd, "setrlimit %s:", name);
+		plan_fail(fd, "setrlimit %s:", name);
 }
 
 static void
@@ -836,21 +789,21 @@ sbx_landlock_view(const char *const *ex, int fd)
 	    LANDLOCK_ACCESS_NET_CONNECT_TCP,
 	    LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL);
 	if (ll == NULL)
-		sbx_fail(fd, "landlock ruleset:");
+		plan_fail(fd, "landlock ruleset:");
 	if (landlock_allow_path(ll, "/", LL_FS_READ) == -1 ||
 	    landlock_allow_path(ll, "/tmp", SBX_LL_RW) == -1 ||
 	    landlock_allow_path(ll, "/dev/shm", SBX_LL_RW) == -1)
-		sbx_fail(fd, "landlock rule:");
+		plan_fail(fd, "landlock rule:");
 	for (i = 0; sbx_devices[i] != NULL; i++) {
 		snprintf(path, sizeof(path), "/dev/%s", sbx_devices[i]);
 		if (landlock_allow_path(ll, path, dev) == -1 &&
 		    errno != ENOENT)
-			sbx_fail(fd, "landlock rule %s:", path);
+			plan_fail(fd, "landlock rule %s:", path);
 	}
 	for (i = 0; ex[i] != NULL; i++)
 		if (landlock_allow_path(ll, ex[i], LL_FS_READ | LL_FS_EXEC) ==
 		    -1 && errno != ENOENT)
-			sbx_fail(fd, "landlock rule %s:", ex[i]);
+			plan_fail(fd, "landlock rule %s:", ex[i]);
 	return (ll);
 }
 
@@ -866,11 +819,11 @@ sbx_landlock_attempt(struct landlock *ll, const char *tree,
 	int		 i;
 
 	if (landlock_allow_path(ll, tree, SBX_LL_RW) == -1)
-		sbx_fail(fd, "landlock rule %s:", tree);
+		plan_fail(fd, "landlock rule %s:", tree);
 	for (i = 0; i < nports; i++)
 		if (landlock_allow_port(ll, ports[i],
 		    LANDLOCK_ACCESS_NET_CONNECT_TCP) == -1)
-			sbx_fail(fd, "landlock rule port %u:",
+			plan_fail(fd, "landlock rule port %u:",
 			    (unsigned)ports[i]);
 }
 
@@ -890,7 +843,7 @@ sbx_dropbounding(int fd)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1) {
 			if (errno == EINVAL)
 				break;
-			sbx_fail(fd, "drop capability %d:", cap);
+			plan_fail(fd, "drop capability %d:", cap);
 		}
 }
 
@@ -904,12 +857,12 @@ sbx_dropcaps(int fd)
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 ||
 	    syscall(SYS_capset, &h, d) == -1 ||
 	    syscall(SYS_capget, &h, d) == -1)
-		sbx_fail(fd, "drop capabilities:");
+		plan_fail(fd, "drop capabilities:");
 	if (d[0].effective | d[0].permitted | d[0].inheritable |
 	    d[1].effective | d[1].permitted | d[1].inheritable)
-		sbx_fail(fd, "capabilities remain after setresuid");
+		plan_fail(fd, "capabilities remain after setresuid");
 	if (prctl(PR_CAPBSET_READ, 0, 0, 0, 0) != 0)
-		sbx_fail(fd, "bounding set not empty");
+		plan_fail(fd, "bounding set not empty");
 }
 
 static void
@@ -921,7 +874,7 @@ sbx_stdio(const struct sandbox_spec *spec, int fd)
 	if ((lfd = fcntl(spec->logfd, F_DUPFD_CLOEXEC, 3)) == -1 ||
 	    (nfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1 ||
 	    dup2(nfd, 0) == -1 || dup2(lfd, 1) == -1 || dup2(lfd, 2) == -1)
-		sbx_fail(fd, "stdio:");
+		plan_fail(fd, "stdio:");
 	close(lfd);
 	if (nfd > 2)
 		close(nfd);
@@ -993,25 +946,25 @@ sbx_confine(const struct sandbox_spec *spec, const char *tree,
 
 	sbx_rlimits(spec, fd);
 	if (chdir(tree) == -1)
-		sbx_fail(fd, "chdir %s:", tree);
+		plan_fail(fd, "chdir %s:", tree);
 	if (setgroups(0, NULL) == -1)
-		sbx_fail(fd, "setgroups:");
+		plan_fail(fd, "setgroups:");
 	if (setresgid(spec->gid, spec->gid, spec->gid) == -1)
-		sbx_fail(fd, "setresgid %u:", (unsigned)spec->gid);
+		plan_fail(fd, "setresgid %u:", (unsigned)spec->gid);
 	if (setresuid(spec->uid, spec->uid, spec->uid) == -1)
-		sbx_fail(fd, "setresuid %u:", (unsigned)spec->uid);
+		plan_fail(fd, "setresuid %u:", (unsigned)spec->uid);
 	if (getresuid(&ru, &eu, &su) == -1 || ru != spec->uid ||
 	    eu != spec->uid || su != spec->uid)
-		sbx_fail(fd, "uid did not change");
+		plan_fail(fd, "uid did not change");
 	sbx_dropcaps(fd);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
-		sbx_fail(fd, "no_new_privs:");
+		plan_fail(fd, "no_new_privs:");
 	if (landlock_restrict(ll) == -1)
-		sbx_fail(fd, "landlock restrict:");
+		plan_fail(fd, "landlock restrict:");
 	landlock_free(ll);
 	/* Close-on-exec, not close: fd must carry an execve failure. */
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
-		sbx_fail(fd, "close_range:");
+		plan_fail(fd, "close_range:");
 	/*
 	 * One filter: the argument checks and the denylist (sandbox.c).
 	 * FLAG_LOG: every denial, EPERM ones included, is an audit record
@@ -1020,28 +973,12 @@ sbx_confine(const struct sandbox_spec *spec, const char *tree,
 	 */
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 	    SECCOMP_FILTER_FLAG_LOG, &sbx_prog) == -1)
-		sbx_fail(fd, "seccomp:");
-}
-
-/* The egress ports of spec, for the Landlock connect rules. */
-int
-sbx_ports(const struct sandbox_spec *spec, uint16_t *ports)
-{
-	const struct sockaddr_storage	*ss;
-	int				 i, n = 0;
-
-	for (i = 0; i < spec->nlisten && i < SANDBOX_MAXLISTEN; i++) {
-		ss = &spec->listen[i].addr;
-		ports[n++] = ntohs(ss->ss_family == AF_INET6 ?
-		    ((const struct sockaddr_in6 *)ss)->sin6_port :
-		    ((const struct sockaddr_in *)ss)->sin_port);
-	}
-	return (n);
+		plan_fail(fd, "seccomp:");
 }
 
 /* The agent: pid 2 of the namespace, ll its ruleset.  Never returns. */
 static __dead void
-sbx_agent(struct sbx_plan *pl, struct landlock *ll, int fd)
+sbx_agent(struct plan *pl, struct landlock *ll, int fd)
 {
 	const struct sandbox_spec *spec = pl->spec;
 
@@ -1049,11 +986,11 @@ sbx_agent(struct sbx_plan *pl, struct landlock *ll, int fd)
 	if (fd <= 2 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) == -1)
 		_exit(127);
 	if (setsid() == -1)
-		sbx_fail(fd, "setsid:");
+		plan_fail(fd, "setsid:");
 	sbx_stdio(spec, fd);
 	sbx_confine(spec, pl->tree, ll, fd);
 	execve(spec->argv[0], spec->argv, spec->env);
-	sbx_fail(fd, "exec %s:", spec->argv[0]);
+	plan_fail(fd, "exec %s:", spec->argv[0]);
 }
 
 static void
@@ -1092,20 +1029,20 @@ sbx_reap(int sock, pid_t agent)
 
 /* A fresh network namespace's loopback is down: egress needs it up. */
 static void
-sbx_lo_up(struct sbx_plan *pl)
+sbx_lo_up(struct plan *pl)
 {
 	struct ifreq	 ifr;
 	int		 s;
 
 	if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
-		sbx_fail(pl->errfd, "socket:");
+		plan_fail(pl->errfd, "socket:");
 	memset(&ifr, 0, sizeof(ifr));
 	strlcpy(ifr.ifr_name, "lo", sizeof(ifr.ifr_name));
 	if (ioctl(s, SIOCGIFFLAGS, &ifr) == -1)
-		sbx_fail(pl->errfd, "lo flags:");
+		plan_fail(pl->errfd, "lo flags:");
 	ifr.ifr_flags |= IFF_UP;
 	if (ioctl(s, SIOCSIFFLAGS, &ifr) == -1)
-		sbx_fail(pl->errfd, "lo up:");
+		plan_fail(pl->errfd, "lo up:");
 	close(s);
 }
 
@@ -1126,7 +1063,7 @@ sbx_rta(struct nlmsghdr *nh, int type, const void *data, size_t len)
  * agent connects to the address it was given, and reaches the parent.
  */
 static void
-sbx_lo_addr(struct sbx_plan *pl, const struct sockaddr_storage *ss)
+sbx_lo_addr(struct plan *pl, const struct sockaddr_storage *ss)
 {
 	struct {
 		struct nlmsghdr		 nh;
@@ -1163,100 +1100,15 @@ sbx_lo_addr(struct sbx_plan *pl, const struct sockaddr_storage *ss)
 	    NETLINK_ROUTE)) == -1 ||
 	    send(s, &req, req.nh.nlmsg_len, 0) == -1 ||
 	    recv(s, &ack, sizeof(ack), 0) < (ssize_t)sizeof(ack))
-		sbx_fail(pl->errfd, "rtnetlink:");
+		plan_fail(pl->errfd, "rtnetlink:");
 	close(s);
 	if (ack.nh.nlmsg_type != NLMSG_ERROR)
-		sbx_fail(pl->errfd, "rtnetlink: unexpected answer %u",
+		plan_fail(pl->errfd, "rtnetlink: unexpected answer %u",
 		    (unsigned)ack.nh.nlmsg_type);
 	if (ack.e.error != 0 && ack.e.error != -EEXIST) {
 		errno = -ack.e.error;
-		sbx_fail(pl->errfd, "add an egress address to lo:");
+		plan_fail(pl->errfd, "add an egress address to lo:");
 	}
-}
-
-/*
- * One message between the parent and pid 1: a tag byte, and n fds
- * (at most SANDBOX_MAXLISTEN) attached.  -1 with errno if not sent.
- */
-int
-sbx_sendtag(int sock, char tag, const int *fds, int n)
-{
-	union {
-		struct cmsghdr	 h;
-		char		 buf[CMSG_SPACE(sizeof(int) * SANDBOX_MAXLISTEN)];
-	} cm;
-	struct msghdr	 msg;
-	struct iovec	 iov;
-	struct cmsghdr	*c;
-
-	memset(&msg, 0, sizeof(msg));
-	memset(&cm, 0, sizeof(cm));
-	iov.iov_base = &tag;
-	iov.iov_len = 1;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	if (n > 0) {
-		msg.msg_control = cm.buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
-	}
-	return (sendmsg(sock, &msg, MSG_NOSIGNAL) == -1 ? -1 : 0);
-}
-
-/*
- * The next message on sock: its tag in *tag and the fds attached (at
- * most max; close-on-exec) in fds.  Returns how many fds came, or -1
- * if no message did (EOF, an error, or nothing there with
- * MSG_DONTWAIT) or it was cut short; fds that came are closed then.
- */
-int
-sbx_recvtag(int sock, int flags, char *tag, int *fds, int max)
-{
-	union {
-		struct cmsghdr	 h;
-		char		 buf[CMSG_SPACE(sizeof(int) * SANDBOX_MAXLISTEN)];
-	} cm;
-	struct msghdr	 msg;
-	struct iovec	 iov;
-	struct cmsghdr	*c;
-	ssize_t		 r;
-	int		 got = 0, n, i;
-
-	memset(&msg, 0, sizeof(msg));
-	iov.iov_base = tag;
-	iov.iov_len = 1;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cm.buf;
-	msg.msg_controllen = sizeof(cm.buf);
-	while ((r = recvmsg(sock, &msg, flags | MSG_CMSG_CLOEXEC)) == -1 &&
-	    errno == EINTR)
-		;
-	for (c = r > 0 ? CMSG_FIRSTHDR(&msg) : NULL; c != NULL;
-	    c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (i = 0; i < n; i++) {
-			int	 fd;
-
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
-			if (got < max)
-				fds[got++] = fd;
-			else
-				close(fd);
-		}
-	}
-	if (r != 1 || (msg.msg_flags & MSG_CTRUNC)) {
-		while (got > 0)
-			close(fds[--got]);
-		return (-1);
-	}
-	return (got);
 }
 
 /*
@@ -1265,7 +1117,7 @@ sbx_recvtag(int sock, int flags, char *tag, int *fds, int max)
  * keeps none of them: it accepts nothing and forwards nothing.
  */
 static void
-sbx_net(struct sbx_plan *pl)
+sbx_net(struct plan *pl)
 {
 	const struct sandbox_spec *spec = pl->spec;
 	int	 fds[SANDBOX_MAXLISTEN], i, one = 1;
@@ -1277,20 +1129,20 @@ sbx_net(struct sbx_plan *pl)
 	for (i = 0; i < spec->nlisten; i++) {
 		if ((fds[i] = socket(spec->listen[i].addr.ss_family,
 		    SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-			sbx_fail(pl->errfd, "egress socket:");
+			plan_fail(pl->errfd, "egress socket:");
 		if (spec->listen[i].addr.ss_family == AF_INET6 &&
 		    setsockopt(fds[i], IPPROTO_IPV6, IPV6_V6ONLY, &one,
 		    sizeof(one)) == -1)
-			sbx_fail(pl->errfd, "egress socket v6only:");
+			plan_fail(pl->errfd, "egress socket v6only:");
 		if (bind(fds[i], (const struct sockaddr *)&spec->listen[i].addr,
 		    spec->listen[i].addrlen) == -1)
-			sbx_fail(pl->errfd, "bind egress endpoint %d:", i);
+			plan_fail(pl->errfd, "bind egress endpoint %d:", i);
 		if (listen(fds[i], 64) == -1)
-			sbx_fail(pl->errfd, "listen egress endpoint %d:", i);
+			plan_fail(pl->errfd, "listen egress endpoint %d:", i);
 	}
 	/* In one message, tagged 'L'. */
-	if (sbx_sendtag(pl->sock, 'L', fds, spec->nlisten) == -1)
-		sbx_fail(pl->errfd, "send egress listeners:");
+	if (plan_sendtag(pl->sock, 0, 'L', fds, spec->nlisten) == -1)
+		plan_fail(pl->errfd, "send egress listeners:");
 	for (i = 0; i < spec->nlisten; i++)
 		close(fds[i]);
 }
@@ -1304,38 +1156,22 @@ sbx_net(struct sbx_plan *pl)
  * the parent gave up on this sandbox.
  */
 static void
-sbx_await_cgroups(struct sbx_plan *pl)
+sbx_await_cgroups(struct plan *pl)
 {
 	int	 fds[SANDBOX_MAXCG], n, i;
 	char	 tag = 0;
 
-	if ((n = sbx_recvtag(pl->sock, 0, &tag, fds, SANDBOX_MAXCG)) == -1 ||
+	if ((n = plan_recvtag(pl->sock, 0, &tag, fds, SANDBOX_MAXCG)) == -1 ||
 	    tag != 'G')
 		_exit(127);
 	if (n != pl->ncgroups)
-		sbx_fail(pl->errfd, "pid 1 got %d of %d cgroups", n,
+		plan_fail(pl->errfd, "pid 1 got %d of %d cgroups", n,
 		    pl->ncgroups);
 	for (i = 0; i < n; i++) {
 		if (write(fds[i], "0", 1) != 1)
-			sbx_fail(pl->errfd, "join cgroup %d:", i);
+			plan_fail(pl->errfd, "join cgroup %d:", i);
 		close(fds[i]);
 	}
-}
-
-/*
- * Whether fd is a mount namespace (nsfs, of type mnt) other than the
- * caller's own: what pid 1's "M" must carry, and the zygote's "D".
- */
-int
-sbx_mntns_ok(int fd)
-{
-	struct statfs	 sfs;
-	struct stat	 st, own;
-
-	return (fstatfs(fd, &sfs) == 0 && sfs.f_type == NSFS_MAGIC &&
-	    ioctl(fd, NS_GET_NSTYPE) == CLONE_NEWNS && fstat(fd, &st) == 0 &&
-	    stat("/proc/self/ns/mnt", &own) == 0 && (st.st_ino != own.st_ino ||
-	    st.st_dev != own.st_dev));
 }
 
 /*
@@ -1348,19 +1184,19 @@ sbx_mntns_ok(int fd)
  * hands it to the zygote, which drops it (sandbox_destroy).
  */
 static void
-sbx_send_mntns(struct sbx_plan *pl)
+sbx_send_mntns(struct plan *pl)
 {
 	int	 fd;
 
 	if ((fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) == -1)
-		sbx_fail(pl->errfd, "its mount namespace:");
-	if (sbx_sendtag(pl->sock, 'M', &fd, 1) == -1)
-		sbx_fail(pl->errfd, "send its mount namespace:");
+		plan_fail(pl->errfd, "its mount namespace:");
+	if (plan_sendtag(pl->sock, 0, 'M', &fd, 1) == -1)
+		plan_fail(pl->errfd, "send its mount namespace:");
 	close(fd);
 }
 
 __dead void
-sbx_pid1(struct sbx_plan *pl)
+sbx_pid1(struct plan *pl)
 {
 	struct pollfd	 pfd = { pl->sock, POLLIN, 0 };
 	struct landlock	*ll;
@@ -1369,7 +1205,7 @@ sbx_pid1(struct sbx_plan *pl)
 
 	/* Die with the parent; if it died already, the socket says so. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
-		sbx_fail(pl->errfd, "pdeathsig:");
+		plan_fail(pl->errfd, "pdeathsig:");
 	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)))
 		_exit(127);
 	/*
@@ -1380,7 +1216,7 @@ sbx_pid1(struct sbx_plan *pl)
 	sbx_await_cgroups(pl);
 	if (pl->netfd != -1 && (setns(pl->netfd, CLONE_NEWNET) == -1 ||
 	    setns(pl->ipcfd, CLONE_NEWIPC) == -1))
-		sbx_fail(pl->errfd, "enter the pooled namespaces:");
+		plan_fail(pl->errfd, "enter the pooled namespaces:");
 	/*
 	 * The attempt's id as its host name, in its own UTS namespace.
 	 * Cosmetic: nothing reads it back.  A manager's filter that
@@ -1390,17 +1226,17 @@ sbx_pid1(struct sbx_plan *pl)
 	 */
 	if (sethostname(pl->spec->id, strlen(pl->spec->id)) == -1 &&
 	    errno != EPERM)
-		sbx_fail(pl->errfd, "sethostname:");
+		plan_fail(pl->errfd, "sethostname:");
 	if (pl->spec->nlisten > 0)
 		sbx_net(pl);
 	sbx_mounts(pl);
 	sbx_send_mntns(pl);
 	/* Of the view as it is final, before anything of the agent. */
 	ll = sbx_confine_prepare(pl->spec, pl->tree, ports,
-	    sbx_ports(pl->spec, ports), pl->errfd);
+	    plan_ports(pl->spec, ports), pl->errfd);
 	/* Rooted at the attempt's cgroups: after the move, not before. */
 	if (unshare(CLONE_NEWCGROUP) == -1)
-		sbx_fail(pl->errfd, "cgroup namespace:");
+		plan_fail(pl->errfd, "cgroup namespace:");
 
 	/*
 	 * vfork: pid 1 has nothing to do until the agent's execve, and
@@ -1408,7 +1244,7 @@ sbx_pid1(struct sbx_plan *pl)
 	 * never returns from sbx_agent; it execs or _exits.
 	 */
 	if ((agent = vfork()) == -1)
-		sbx_fail(pl->errfd, "fork agent:");
+		plan_fail(pl->errfd, "fork agent:");
 	if (agent == 0)
 		sbx_agent(pl, ll, pl->errfd);
 	/*
@@ -1420,4 +1256,15 @@ sbx_pid1(struct sbx_plan *pl)
 		_exit(127);
 	syscall(SYS_close_range, 1, ~0U, 0);
 	sbx_reap(0, agent);
+}
+
+/*
+ * Pid 1 in a fork of the bench or a regress helper (sandbox_set_forked):
+ * the filter the parent compiled, as a launcher would have decoded it.
+ */
+__dead void
+sbx_pid1_forked(struct plan *pl, const struct sock_fprog *prog)
+{
+	sbx_prog = *prog;
+	sbx_pid1(pl);
 }

@@ -38,20 +38,20 @@
 
 /* HOME=, as made: the plan's env names the template. */
 static void
-enter_home_env(struct sbx_enter *en)
+enter_home_env(struct plan_enter *en)
 {
 	char	**env = (char **)en->spec->env, *s;
 	int	  i;
 
 	if (asprintf(&s, "HOME=%s", en->home) == -1)
-		sbx_fail(SBX_EFD_ERR, "HOME: out of memory");
+		plan_fail(SBX_EFD_ERR, "HOME: out of memory");
 	for (i = 0; env[i] != NULL; i++)
 		if (strncmp(env[i], "HOME=", 5) == 0)
 			env[i] = s;
 }
 
 static __dead void
-enter_command(struct sbx_enter *en)
+enter_command(struct plan_enter *en)
 {
 	const struct sandbox_spec *spec = en->spec;
 	char	 opts[128];
@@ -60,27 +60,27 @@ enter_command(struct sbx_enter *en)
 	/* The session cgroup first: nothing of it may escape the kill. */
 	for (i = 0; i < en->nprocs; i++)
 		if (write(SBX_EFD_PROCS + i, "0", 1) != 1)
-			sbx_fail(SBX_EFD_ERR, "join cgroup %d:", i);
+			plan_fail(SBX_EFD_ERR, "join cgroup %d:", i);
 	if (setns(SBX_EFD_PIDFD, CLONE_NEWCGROUP) == -1)
-		sbx_fail(SBX_EFD_ERR, "setns cgroup:");
+		plan_fail(SBX_EFD_ERR, "setns cgroup:");
 	if (unshare(CLONE_NEWNS) == -1 ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
-		sbx_fail(SBX_EFD_ERR, "mount namespace:");
+		plan_fail(SBX_EFD_ERR, "mount namespace:");
 	snprintf(opts, sizeof(opts), "%s,uid=%u,gid=%u", ENTER_HOMEOPTS,
 	    (unsigned)spec->uid, (unsigned)spec->gid);
 	if (mount("tmpfs", en->home, "tmpfs", MS_NOSUID | MS_NODEV,
 	    opts) == -1)
-		sbx_fail(SBX_EFD_ERR, "mount HOME %s:", en->home);
+		plan_fail(SBX_EFD_ERR, "mount HOME %s:", en->home);
 	syscall(SYS_close_range, SBX_EFD_SOCK, ~0U, 0);
 	if (setsid() == -1 || ioctl(SBX_EFD_SLAVE, TIOCSCTTY, 0) == -1)
-		sbx_fail(SBX_EFD_ERR, "controlling terminal:");
+		plan_fail(SBX_EFD_ERR, "controlling terminal:");
 	sbx_confine(spec, en->tree, sbx_confine_prepare(spec, en->tree,
 	    en->ports, en->nports, SBX_EFD_ERR), SBX_EFD_ERR);
 	/* After the uid change, which clears it: dies with its waiter. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
-		sbx_fail(SBX_EFD_ERR, "pdeathsig:");
+		plan_fail(SBX_EFD_ERR, "pdeathsig:");
 	execve(spec->argv[0], spec->argv, spec->env);
-	sbx_fail(SBX_EFD_ERR, "exec %s:", spec->argv[0]);
+	plan_fail(SBX_EFD_ERR, "exec %s:", spec->argv[0]);
 }
 
 /* Until the session cgroup holds no process, or the bound. */
@@ -105,23 +105,23 @@ enter_wait_empty(int evfd)
 }
 
 __dead void
-sbx_enter(struct sbx_enter *en)
+sbx_enter(struct plan_enter *en)
 {
 	pid_t	 cmd;
 	int	 i, st, evfd = SBX_EFD_PROCS + en->nprocs, dirfd = evfd + 1;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
-		sbx_fail(SBX_EFD_ERR, "pdeathsig:");
+		plan_fail(SBX_EFD_ERR, "pdeathsig:");
 	if (setns(SBX_EFD_PIDFD, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
 	    CLONE_NEWIPC | CLONE_NEWUTS) == -1)
-		sbx_fail(SBX_EFD_ERR, "setns into the sandbox:");
+		plan_fail(SBX_EFD_ERR, "setns into the sandbox:");
 	/* Root-owned in the sticky /tmp: the agent can neither move it nor
 	 * write into it; the tmpfs on it is seen by the session alone. */
 	if (mkdtemp(en->home) == NULL)
-		sbx_fail(SBX_EFD_ERR, "mkdtemp %s:", en->home);
+		plan_fail(SBX_EFD_ERR, "mkdtemp %s:", en->home);
 	enter_home_env(en);
 	if ((cmd = fork()) == -1)
-		sbx_fail(SBX_EFD_ERR, "fork:");
+		plan_fail(SBX_EFD_ERR, "fork:");
 	if (cmd == 0)
 		enter_command(en);
 	for (i = 0; i < evfd; i++)

@@ -88,7 +88,7 @@ default_signals(void)
 static __dead void
 enter_main(const char *id)
 {
-	struct sbx_enter	*en;
+	struct plan_enter	*en;
 	struct sigaction	 sa;
 	char			 err[512];
 	size_t			 len;
@@ -102,19 +102,19 @@ enter_main(const char *id)
 	(void)sigprocmask(SIG_SETMASK, &sa.sa_mask, NULL);
 	for (fd = 0; fd < SBX_EFD_PROCS; fd++)
 		if (fcntl(fd, F_GETFD) == -1)
-			sbx_fail(SBX_EFD_ERR, "enter: fd %d is missing", fd);
+			plan_fail(SBX_EFD_ERR, "enter: fd %d is missing", fd);
 	(void)fcntl(SBX_EFD_ERR, F_SETFD, FD_CLOEXEC);
 	buf = read_msg(SBX_EFD_SOCK, SBX_EFD_ERR, &len, NULL, 0, NULL);
-	if ((en = sbx_enter_decode(buf, len, &sbx_prog, err,
+	if ((en = plan_enter_decode(buf, len, &sbx_prog, err,
 	    sizeof(err))) == NULL)
-		sbx_fail(SBX_EFD_ERR, "%s", err);
+		plan_fail(SBX_EFD_ERR, "%s", err);
 	close(SBX_EFD_SOCK);
 	if (strcmp(id, en->spec->id) != 0)
-		sbx_fail(SBX_EFD_ERR, "plan: id %s, started to enter %s",
+		plan_fail(SBX_EFD_ERR, "plan: id %s, started to enter %s",
 		    en->spec->id, id);
 	for (fd = SBX_EFD_PROCS; fd < SBX_EFD_PROCS + en->nprocs + 2; fd++)
 		if (fcntl(fd, F_SETFD, FD_CLOEXEC) == -1)
-			sbx_fail(SBX_EFD_ERR, "enter: fd %d is missing", fd);
+			plan_fail(SBX_EFD_ERR, "enter: fd %d is missing", fd);
 	syscall(SYS_close_range, SBX_EFD_PROCS + en->nprocs + 2, ~0U, 0);
 	sbx_exec_resolve();
 	sbx_enter(en);
@@ -153,12 +153,12 @@ read_msg(int sock, int errfd, size_t *lenp, int *fdp, int maxfd, int *nfdp)
 	    -1 && errno == EINTR)
 		;
 	if (n == -1)
-		sbx_fail(errfd, "plan: recvmsg:");
+		plan_fail(errfd, "plan: recvmsg:");
 	if (n == 0)	/* EOF, or an empty message */
-		sbx_fail(errfd, "plan: none came");
+		plan_fail(errfd, "plan: none came");
 	c = CMSG_FIRSTHDR(&msg);
 	if (fdp == NULL && (c != NULL || (msg.msg_flags & MSG_CTRUNC)))
-		sbx_fail(errfd, "plan: came with descriptors");
+		plan_fail(errfd, "plan: came with descriptors");
 	if (c != NULL && c->cmsg_len >= CMSG_LEN(0))
 		nfd = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
 	if (fdp != NULL && ((msg.msg_flags & MSG_CTRUNC) || c == NULL ||
@@ -166,9 +166,9 @@ read_msg(int sock, int errfd, size_t *lenp, int *fdp, int maxfd, int *nfdp)
 	    nfd < 1 || nfd > maxfd ||
 	    c->cmsg_len != CMSG_LEN(sizeof(int) * nfd) ||
 	    CMSG_NXTHDR(&msg, c) != NULL))
-		sbx_fail(errfd, "plan: not with 1 to %d descriptors", maxfd);
+		plan_fail(errfd, "plan: not with 1 to %d descriptors", maxfd);
 	if ((size_t)n > SBX_PLAN_MAX || (msg.msg_flags & MSG_TRUNC))
-		sbx_fail(errfd, "plan: %zd bytes, more than %d", n,
+		plan_fail(errfd, "plan: %zd bytes, more than %d", n,
 		    SBX_PLAN_MAX);
 	if (fdp != NULL) {
 		memcpy(fdp, CMSG_DATA(c), sizeof(*fdp) * nfd);
@@ -179,18 +179,18 @@ read_msg(int sock, int errfd, size_t *lenp, int *fdp, int maxfd, int *nfdp)
 }
 
 /* The plan, and with fdp the 1 to maxfd descriptors that came with it. */
-static struct sbx_plan *
+static struct plan *
 read_plan(int *fdp, int maxfd, int *nfdp)
 {
-	struct sbx_plan	*pl;
+	struct plan	*pl;
 	char		 err[512];
 	size_t		 len;
 	void		*buf;
 
 	buf = read_msg(SBX_FD_SOCK, SBX_FD_ERR, &len, fdp, maxfd, nfdp);
-	if ((pl = sbx_plan_decode(buf, len, &sbx_prog, err,
+	if ((pl = plan_decode(buf, len, &sbx_prog, err,
 	    sizeof(err))) == NULL)
-		sbx_fail(SBX_FD_ERR, "%s", err);
+		plan_fail(SBX_FD_ERR, "%s", err);
 	return (pl);
 }
 
@@ -211,7 +211,7 @@ title_init(int errfd, char *argv[])
 {
 	if (argv[1] != argv[0] + strlen(argv[0]) + 1 ||
 	    argv[2] != argv[1] + strlen(argv[1]) + 1)
-		sbx_fail(errfd, "title: arguments not contiguous");
+		plan_fail(errfd, "title: arguments not contiguous");
 	title_base = argv[0];
 	title_end = argv[2] + strlen(argv[2]) + 1;
 }
@@ -225,7 +225,7 @@ set_title(int errfd, const char *what, const char *id)
 	n = snprintf(title_base, title_end - title_base - 1,
 	    "factory-sandbox %s%s%s", what, id[0] != '\0' ? " " : "", id);
 	if (n < 0 || n >= title_end - title_base - 1)
-		sbx_fail(errfd, "title: no room for id %s", id);
+		plan_fail(errfd, "title: no room for id %s", id);
 	title_end[-1] = ' ';
 }
 
@@ -262,7 +262,7 @@ ready_cgfd(const int *fds, int n)
 		return (-1);
 	if (fstat(fds[1], &st) == -1 || !S_ISDIR(st.st_mode) ||
 	    fstatfs(fds[1], &sfs) == -1 || sfs.f_type != CGROUP2_SUPER_MAGIC)
-		sbx_fail(SBX_FD_ERR, "plan: fd 2 is not a cgroup2 directory");
+		plan_fail(SBX_FD_ERR, "plan: fd 2 is not a cgroup2 directory");
 	return (fds[1]);
 }
 
@@ -275,18 +275,18 @@ ready_cgfd(const int *fds, int n)
  * this process goes back to them, and the view built ahead goes.
  */
 static void
-ready_take(struct sbx_plan *pl, int hostns, int prepns)
+ready_take(struct plan *pl, int hostns, int prepns)
 {
 	static int	 bindfd[SANDBOX_MAXBINDS];
 
 	if (setns(hostns, CLONE_NEWNS) == -1)
-		sbx_fail(SBX_FD_ERR, "ready: back to the host's mounts:");
+		plan_fail(SBX_FD_ERR, "ready: back to the host's mounts:");
 	if (pl->image[0] != '\0')
 		return;
 	sbx_take_plan(pl, bindfd, &pl->treefd);
 	pl->bindfd = bindfd;
 	if (setns(prepns, CLONE_NEWNS) == -1)
-		sbx_fail(SBX_FD_ERR, "ready: into the view built ahead:");
+		plan_fail(SBX_FD_ERR, "ready: into the view built ahead:");
 	pl->prepared = 1;
 }
 
@@ -345,7 +345,7 @@ ready_lower(void)
 static __dead void
 ready_main(void)
 {
-	struct sbx_plan		*pl;
+	struct plan		*pl;
 	struct sandbox_spec	*spec;
 	sigset_t		 set;
 	pid_t			 pid;
@@ -359,35 +359,35 @@ ready_main(void)
 	(void)fcntl(SBX_FD_ERR, F_SETFD, FD_CLOEXEC);
 	/* It may wait long: it dies with the parent meanwhile. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
-		sbx_fail(SBX_FD_ERR, "pdeathsig:");
+		plan_fail(SBX_FD_ERR, "pdeathsig:");
 	default_signals();
 	sigemptyset(&set);
 	if (sigprocmask(SIG_SETMASK, &set, NULL) == -1)
-		sbx_fail(SBX_FD_ERR, "sigprocmask:");
+		plan_fail(SBX_FD_ERR, "sigprocmask:");
 	/* The host's mounts, to take the attempt's tree from later. */
 	if ((hostns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) == -1)
-		sbx_fail(SBX_FD_ERR, "ready: the host's mount namespace:");
+		plan_fail(SBX_FD_ERR, "ready: the host's mount namespace:");
 	if (unshare(CLONE_NEWUTS | CLONE_NEWNET | CLONE_NEWIPC |
 	    CLONE_NEWNS) == -1)
-		sbx_fail(SBX_FD_ERR, "ready: namespaces:");
+		plan_fail(SBX_FD_ERR, "ready: namespaces:");
 	/* Before the view has no /proc. */
 	if ((prepns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) == -1)
-		sbx_fail(SBX_FD_ERR, "ready: its mount namespace:");
+		plan_fail(SBX_FD_ERR, "ready: its mount namespace:");
 	sbx_view_prepare(SBX_FD_ERR);
 	sbx_exec_resolve();
 	sbx_confine_ahead(SBX_FD_ERR);
-	if (sbx_sendtag(SBX_FD_SOCK, 'R', NULL, 0) == -1)
+	if (plan_sendtag(SBX_FD_SOCK, 0, 'R', NULL, 0) == -1)
 		_exit(127);	/* the parent is gone */
 	pl = read_plan(fds, 2, &nfd);
 	if (prio != -1 && setpriority(PRIO_PROCESS, 0, prio) == -1)
-		sbx_fail(SBX_FD_ERR, "ready: back to priority %d:", prio);
+		plan_fail(SBX_FD_ERR, "ready: back to priority %d:", prio);
 	spec = (struct sandbox_spec *)pl->spec;
 	cgfd = ready_cgfd(fds, nfd);
 	pl->sock = SBX_FD_SOCK;
 	pl->errfd = SBX_FD_ERR;
 	ready_take(pl, hostns, prepns);
 	if ((pid = ready_clone(cgfd, !pl->prepared)) == -1)
-		sbx_fail(SBX_FD_ERR, "clone pid 1:");
+		plan_fail(SBX_FD_ERR, "clone pid 1:");
 	if (pid > 0)
 		_exit(0);
 	/* Pid 1 enters or holds no mount namespace but its own. */
@@ -397,14 +397,14 @@ ready_main(void)
 		close(cgfd);
 	/* Who pid 1 is, before anything else on the socket. */
 	if ((self = (int)syscall(SYS_pidfd_open, getpid(), 0)) == -1)
-		sbx_fail(SBX_FD_ERR, "pidfd of pid 1:");
-	if (sbx_sendtag(SBX_FD_SOCK, 'P', &self, 1) == -1)
+		plan_fail(SBX_FD_ERR, "pidfd of pid 1:");
+	if (plan_sendtag(SBX_FD_SOCK, 0, 'P', &self, 1) == -1)
 		_exit(127);
 	close(self);
 	/* The first free number may be its number already. */
 	if (fds[0] != SBX_FD_LOG) {
 		if (dup3(fds[0], SBX_FD_LOG, O_CLOEXEC) == -1)
-			sbx_fail(SBX_FD_ERR, "the log fd:");
+			plan_fail(SBX_FD_ERR, "the log fd:");
 		close(fds[0]);
 	}
 	set_title(SBX_FD_ERR, "attempt", spec->id);
@@ -443,7 +443,7 @@ zygote_fork(int *fds)
 	/* With CLONE_PARENT, this one's (SIGCHLD): none may be given. */
 	ca.exit_signal = 0;
 	if ((pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca))) == -1)
-		sbx_fail(SBX_FD_ERR, "zygote: clone:");
+		plan_fail(SBX_FD_ERR, "zygote: clone:");
 	if (pid == 0) {
 		/* Its own socket and pipe at 3 and 4, over the zygote's. */
 		for (i = 0; i < 2; i++)
@@ -456,7 +456,7 @@ zygote_fork(int *fds)
 		set_title(SBX_FD_ERR, "ready", "");
 		ready_main();
 	}
-	if (sbx_sendtag(SBX_FD_SOCK, 'Z', &pidfd, 1) == -1)
+	if (plan_sendtag(SBX_FD_SOCK, 0, 'Z', &pidfd, 1) == -1)
 		_exit(127);	/* the parent is gone */
 	close(pidfd);
 }
@@ -480,10 +480,10 @@ static void
 zygote_drop(int *fds, int n)
 {
 	if (n != 1)
-		sbx_fail(SBX_FD_ERR, "zygote: message 'D' with %d "
+		plan_fail(SBX_FD_ERR, "zygote: message 'D' with %d "
 		    "descriptors, not 1", n);
-	if (!sbx_mntns_ok(fds[0]))
-		sbx_fail(SBX_FD_ERR, "zygote: the fd of 'D' is not a mount "
+	if (!plan_mntns_ok(fds[0]))
+		plan_fail(SBX_FD_ERR, "zygote: the fd of 'D' is not a mount "
 		    "namespace");
 	if (zygote_held != -1)
 		close(zygote_held);
@@ -523,7 +523,7 @@ zygote_main(void)
 	(void)fcntl(SBX_FD_SOCK, F_SETFD, FD_CLOEXEC);
 	(void)fcntl(SBX_FD_ERR, F_SETFD, FD_CLOEXEC);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
-		sbx_fail(SBX_FD_ERR, "pdeathsig:");
+		plan_fail(SBX_FD_ERR, "pdeathsig:");
 	/*
 	 * Room for the launchers it makes to go down to nice 19 and back
 	 * to its own priority (ready_lower), where they lack CAP_SYS_NICE.
@@ -540,23 +540,23 @@ zygote_main(void)
 	for (;;) {
 		tag = 0;
 		zygote_wait();
-		if ((n = sbx_recvtag(SBX_FD_SOCK, 0, &tag, fds, 3)) == -1)
+		if ((n = plan_recvtag(SBX_FD_SOCK, 0, &tag, fds, 3)) == -1)
 			_exit(0);	/* EOF: the parent is gone */
 		if (tag == 'D') {
 			zygote_drop(fds, n);
 			continue;
 		}
 		if (tag != 'F' || n != 2)
-			sbx_fail(SBX_FD_ERR, "zygote: message '%c' with %d "
+			plan_fail(SBX_FD_ERR, "zygote: message '%c' with %d "
 			    "descriptors, not 'F' with 2", tag, n);
 		len = sizeof(type);
 		if (fstat(fds[0], &st) == -1 || !S_ISSOCK(st.st_mode) ||
 		    getsockopt(fds[0], SOL_SOCKET, SO_TYPE, &type, &len) ==
 		    -1 || type != SOCK_SEQPACKET)
-			sbx_fail(SBX_FD_ERR, "zygote: fd 1 is not a seqpacket "
+			plan_fail(SBX_FD_ERR, "zygote: fd 1 is not a seqpacket "
 			    "socket");
 		if (fstat(fds[1], &st) == -1 || !S_ISFIFO(st.st_mode))
-			sbx_fail(SBX_FD_ERR, "zygote: fd 2 is not a pipe");
+			plan_fail(SBX_FD_ERR, "zygote: fd 2 is not a pipe");
 		zygote_fork(fds);
 		close(fds[0]);
 		close(fds[1]);
@@ -571,7 +571,7 @@ zygote_main(void)
 int
 main(int argc, char *argv[])
 {
-	struct sbx_plan		*pl;
+	struct plan		*pl;
 	struct sandbox_spec	*spec;
 	sigset_t		 set;
 	int			 fd;
@@ -612,7 +612,7 @@ main(int argc, char *argv[])
 	pl = read_plan(NULL, 0, NULL);
 	spec = (struct sandbox_spec *)pl->spec;
 	if (strcmp(argv[2], spec->id) != 0)
-		sbx_fail(SBX_FD_ERR, "plan: id %s, started as attempt %s",
+		plan_fail(SBX_FD_ERR, "plan: id %s, started as attempt %s",
 		    spec->id, argv[2]);
 	pl->sock = SBX_FD_SOCK;
 	pl->errfd = SBX_FD_ERR;
@@ -624,7 +624,7 @@ main(int argc, char *argv[])
 	if (fcntl(SBX_FD_LOG, F_GETFD) == -1 || (pl->netfd != -1 &&
 	    (fcntl(SBX_FD_NET, F_GETFD) == -1 ||
 	    fcntl(SBX_FD_IPC, F_GETFD) == -1)))
-		sbx_fail(SBX_FD_ERR, "the log or a namespace fd is missing");
+		plan_fail(SBX_FD_ERR, "the log or a namespace fd is missing");
 	sbx_exec_resolve();
 	sbx_pid1(pl);
 }

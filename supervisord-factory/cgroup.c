@@ -1263,22 +1263,11 @@ cg_populated(struct sandbox *sb, int i, char *what, size_t len)
  * first failure.
  */
 int
-sandbox_destroy(struct sandbox *sb, char *err, size_t errlen)
+cgroup_remove(struct sandbox *sb, char *err, size_t errlen)
 {
 	char		 what[128];
 	int		 i, pop, busy = 0, failed = 0, saved = 0;
 
-	if (sb->fd != -1) {
-		close(sb->fd);
-		sb->fd = -1;
-	}
-	/* Its mount namespace goes first, elsewhere if it can (sandbox.c). */
-	sandbox_release_mntns(sb);
-	/* Egress listeners not taken by the parent's forwarder. */
-	for (i = 0; i < sb->nlfd; i++)
-		if (sb->lfd[i] != -1)
-			close(sb->lfd[i]);
-	sb->nlfd = 0;
 	for (i = sb->ncgroups - 1; i >= 0; i--) {
 		/*
 		 * rmdir(2) itself refuses a cgroup that holds a process
@@ -1342,7 +1331,7 @@ cg_wait_cb(int fd, short event, void *arg)
 	struct timeval	 tv = { 0, CG_WAIT_MS * 1000 };
 	int		 rc;
 
-	if ((rc = sandbox_destroy(&w->sb, w->err, sizeof(w->err))) == -1 &&
+	if ((rc = cgroup_remove(&w->sb, w->err, sizeof(w->err))) == -1 &&
 	    --w->tries > 0) {
 		evtimer_add(&w->ev, &tv);
 		return;

@@ -25,8 +25,9 @@
  *
  * Work that does not depend on the attempt is done once per parent,
  * or ahead of the spawn: the seccomp program is compiled to BPF at the
- * first probe or spawn, and network and IPC namespaces are made ahead
- * (sandbox_pool_fill), each handed to exactly one sandbox.  The cgroup
+ * first probe or spawn (probe.c, with the kernel feature probes), and
+ * network and IPC namespaces are made ahead (sandbox_pool_fill), each
+ * handed to exactly one sandbox.  The cgroup
  * set-up runs on the parent's side while pid 1 starts (or the launcher
  * of the pool clones it); no process of the agent, and nothing of the
  * view, exists before pid 1 is in the cgroups.
@@ -44,15 +45,10 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
-#include <linux/audit.h>
-#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/mount.h>
-#include <linux/netlink.h>
 #include <linux/openat2.h>
-#include <linux/rtnetlink.h>
 #include <linux/sched.h>	/* clone3: struct clone_args */
-#include <linux/seccomp.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,7 +56,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
-#include <seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,555 +68,43 @@
 
 #include "conf.h"
 #include "landlock.h"
-#include "../sandbox/sbx.h"
+#include "plan.h"
+#include "sandbox.h"
 
 #define SBX_SETUP_MS	30000	/* a spawn that takes longer is broken */
 #define SBX_RENICE_MS	5	/* a launcher waited for: reniced this often */
 #define SBX_NSFLAGS	(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS)
 #define SBX_POOLNS	(CLONE_NEWNET | CLONE_NEWIPC)	/* or pooled */
 
-
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME		0x00000080
 #endif
 
+static int			 spawn_pidinfo = 1;	/* PIDFD_GET_INFO */
 
+static void	spawn_probe_info(void);
+static int	spawn_launcher = -1;	/* factory-sandbox, or a fork */
+static void	(*spawn_forked)(struct plan *, const struct sock_fprog *);
 
-static uint32_t			 sbx_downgraded;	/* CONF_DG_* in force */
-/*
- * What the start-up probe found: every kernel feature the sandbox
- * uses, as the log line says it, and those an equivalent mechanism
- * stands in for, as receipts and the isolation policy name them.
- */
-static char			 sbx_feats[1024];
-static char			 sbx_repl[512];
-static int			 sbx_memfd_sysctl = -1;	/* vm.memfd_noexec */
-static int			 sbx_memfd_none;	/* no memfd_create */
-static int			 sbx_pidinfo = 1;	/* PIDFD_GET_INFO */
-
-static int	sbx_seccomp_build(char *, size_t);
-static void	sbx_probe_info(void);
-static void	sbx_probe_memfd(void);
-static int	sbx_faked_missing(const char *);
-static int	sbx_launcher = -1;	/* factory-sandbox, or a fork */
-
-/* A launcher of the pool (see sbx_ready_make). */
-struct sbx_ready {
+/* A launcher of the pool (see spawn_ready_make). */
+struct spawn_ready {
 	pid_t	 pid;
 	int	 pidfd;		/* kill and reap without a pid reuse race */
 	int	 sock;		/* the parent's end */
 	int	 errfd;		/* the error pipe's read end */
 };
 
-static struct sbx_ready	 sbx_ready[SANDBOX_POOLMAX];
-static int		 sbx_nready;
+static struct spawn_ready	 spawn_ready[SANDBOX_POOLMAX];
+static int		 spawn_nready;
 
-static int	sbx_ready_make(struct sbx_ready *);
-static void	sbx_ready_drop(struct sbx_ready *);
-static void	sbx_ready_drain(void);
-static void	sbx_zygote_stop(void);
-static int	sbx_zygote_off;		/* it failed: exec them */
-static struct sbx_ready	 sbx_zygote = { -1, -1, -1, -1 };	/* its pid */
+static int	spawn_ready_make(struct spawn_ready *);
+static void	spawn_ready_drop(struct spawn_ready *);
+static void	spawn_ready_drain(void);
+static void	spawn_zygote_stop(void);
+static int	spawn_zygote_off;		/* it failed: exec them */
+/* The zygote, by its pid. */
+static struct spawn_ready	 spawn_zygote = { -1, -1, -1, -1 };
 
-
-/*
- * The seccomp denylist.  Agents run compilers, shells and test suites,
- * so everything not listed is allowed.  EPERM where a program may
- * merely probe (unshare, mount, ptrace from sanitizers and debuggers,
- * keyrings) so it fails politely; KILL where the call only makes sense
- * as an attack (kernel modules, kexec, terminal injection, handle-based
- * open).  clone3 gets ENOSYS: its flags live in memory a filter cannot
- * read, and glibc falls back to clone(2), whose flags we do check.
- */
-struct sbx_rule {
-	const char	*name;
-	int		 nr;		/* if libseccomp does not know it */
-	int		 kill;
-};
-
-static const struct sbx_rule sbx_rules[] = {
-	{ "ptrace", -1, 0 },
-	{ "process_vm_readv", -1, 0 },
-	{ "process_vm_writev", -1, 0 },
-	{ "process_madvise", 440, 0 },
-	{ "pidfd_getfd", 438, 0 },
-	{ "bpf", -1, 0 },
-	{ "keyctl", -1, 0 },
-	{ "add_key", -1, 0 },
-	{ "request_key", -1, 0 },
-	{ "mount", -1, 0 },
-	{ "umount2", -1, 0 },
-	{ "pivot_root", -1, 0 },
-	{ "chroot", -1, 0 },
-	{ "move_mount", 429, 0 },
-	{ "open_tree", 428, 0 },
-	{ "open_tree_attr", 467, 0 },
-	{ "fsopen", 430, 0 },
-	{ "fsconfig", 431, 0 },
-	{ "fsmount", 432, 0 },
-	{ "fspick", 433, 0 },
-	{ "mount_setattr", 442, 0 },
-	{ "unshare", -1, 0 },
-	{ "setns", -1, 0 },
-	{ "io_uring_setup", 425, 0 },
-	{ "io_uring_enter", 426, 0 },
-	{ "io_uring_register", 427, 0 },
-	{ "perf_event_open", -1, 0 },
-	{ "userfaultfd", -1, 0 },
-	{ "name_to_handle_at", -1, 0 },
-	{ "acct", -1, 0 },
-	{ "quotactl", -1, 0 },
-	{ "quotactl_fd", 443, 0 },
-	{ "settimeofday", -1, 0 },
-	{ "clock_settime", -1, 0 },
-	{ "clock_adjtime", -1, 0 },
-	{ "adjtimex", -1, 0 },
-	{ "syslog", -1, 0 },
-	{ "lookup_dcookie", -1, 0 },
-	{ "vhangup", -1, 0 },
-	{ "uselib", -1, 0 },
-	{ "kexec_load", -1, 1 },
-	{ "kexec_file_load", -1, 1 },
-	{ "init_module", -1, 1 },
-	{ "finit_module", -1, 1 },
-	{ "delete_module", -1, 1 },
-	{ "reboot", -1, 1 },
-	{ "swapon", -1, 1 },
-	{ "swapoff", -1, 1 },
-	{ "iopl", -1, 1 },
-	{ "ioperm", -1, 1 },
-	{ "open_by_handle_at", -1, 1 },
-};
-
-static int
-sbx_sysnr(const struct sbx_rule *r)
-{
-	int	 nr;
-
-	nr = seccomp_syscall_resolve_name(r->name);
-	if (nr != __NR_SCMP_ERROR)
-		return (nr);
-#ifdef __x86_64__
-	return (r->nr);	/* numbers of x86_64, newer than libseccomp */
-#else
-	return (-1);
-#endif
-}
-
-static int
-sbx_seccomp_rules(scmp_filter_ctx ctx)
-{
-	const unsigned long nsflags[] = { CLONE_NEWNS, CLONE_NEWUTS,
-	    CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
-	    CLONE_NEWCGROUP };
-	const unsigned long ttyioc[] = { TIOCSTI, TIOCLINUX };
-	size_t	 i;
-	int	 nr;
-
-	for (i = 0; i < sizeof(sbx_rules) / sizeof(sbx_rules[0]); i++) {
-		if ((nr = sbx_sysnr(&sbx_rules[i])) < 0)
-			continue;	/* not on this architecture */
-		if (seccomp_rule_add(ctx, sbx_rules[i].kill ?
-		    SCMP_ACT_KILL_PROCESS : SCMP_ACT_ERRNO(EPERM), nr, 0) < 0)
-			return (-1);
-	}
-	/* Any namespace flag, one rule each: a filter compares, not tests. */
-	for (i = 0; i < sizeof(nsflags) / sizeof(nsflags[0]); i++)
-		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
-		    SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ,
-		    nsflags[i], nsflags[i])) < 0)
-			return (-1);
-	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3),
-	    0) < 0)
-		return (-1);
-	/*
-	 * No execution from a descriptor: fexecve(3) and execveat(2) of
-	 * an fd run what Landlock never saw by path (a memfd).  Programs
-	 * exec by path; this costs them nothing.  No executable memfds
-	 * either (pid 1 also sets vm.memfd_noexec=2 for the namespace).
-	 */
-	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execveat),
-	    1, SCMP_A4(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH)) < 0)
-		return (-1);
-	/*
-	 * A kernel without vm.memfd_noexec makes every memfd executable
-	 * through /proc/self/fd: no memfds at all (sbx_probe_memfd).
-	 */
-	if (sbx_memfd_none) {
-		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS),
-		    SCMP_SYS(memfd_create), 0) < 0)
-			return (-1);
-	} else if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
-	    SCMP_SYS(memfd_create), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, SBX_MFD_EXEC,
-	    SBX_MFD_EXEC)) < 0)
-		return (-1);
-	/*
-	 * The kernel reads an ioctl command as 32 bits: compare only those,
-	 * so TIOCSTI with high bits set is caught as well.
-	 */
-	for (i = 0; i < sizeof(ttyioc) / sizeof(ttyioc[0]); i++)
-		if (seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS,
-		    SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_MASKED_EQ,
-		    0xffffffffUL, ttyioc[i])) < 0)
-			return (-1);
-	return (0);
-}
-
-
-
-
-/*
- * The checks libseccomp cannot say in one rule, as BPF: they come first
- * in the agent's one filter, and everything they do not decide falls
- * through to libseccomp's denylist below them (sbx_seccomp_build).
- * One filter instead of three: the kernel checks a filter for every
- * syscall number when it is loaded (to cache what is always allowed)
- * and runs every filter on every call.  The kernel reads these
- * arguments as ints: the filter compares the low words (x86_64 is
- * little-endian).  Another architecture, or an x32 number, matches
- * nothing here and is killed by the denylist's architecture check.
- *
- * personality(2) may only set PER_LINUX or query (0xffffffff): no
- * switching ASLR off, no READ_IMPLIES_EXEC ("neither 0 nor
- * 0xffffffff" is two compares of one argument).
- *
- * Socket families, an allowlist: unix, inet, inet6, and netlink with
- * the route protocol only (getaddrinfo's AI_ADDRCONFIG and ip(8) read
- * addresses through it).  Anything else, vsock first (on a VM host it
- * reaches the hypervisor side whatever the network namespace), packet,
- * alg, the other netlink protocols and families whose modules would be
- * loaded on demand, is refused before the kernel looks: EAFNOSUPPORT,
- * or EPROTONOSUPPORT for netlink.  socketpair(2) takes unix only.
- */
-#define SBX_A0LO	(offsetof(struct seccomp_data, args[0]))
-#define SBX_A2LO	(offsetof(struct seccomp_data, args[2]))
-#define SBX_LD(off)	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
-#define SBX_JEQ(k, t, f) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), (t), (f))
-#define SBX_RET(k)	BPF_STMT(BPF_RET | BPF_K, (k))
-static const struct sock_filter sbx_args_insns[SBX_ARGS_INSNS] = {
-	/* 0 */ SBX_LD(offsetof(struct seccomp_data, arch)),
-	/* 1 */ SBX_JEQ(AUDIT_ARCH_X86_64, 0, 20),	/* 22: the denylist */
-	/* 2 */ SBX_LD(offsetof(struct seccomp_data, nr)),
-	/* 3 */ SBX_JEQ(SYS_personality, 2, 0),		/* 6 */
-	/* 4 */ SBX_JEQ(SYS_socket, 6, 0),		/* 11 */
-	/* 5 */ SBX_JEQ(SYS_socketpair, 3, 16),		/* 9, else 22 */
-	/* personality */
-	/* 6 */ SBX_LD(SBX_A0LO),
-	/* 7 */ SBX_JEQ(0, 10, 0),			/* 18 */
-	/* 8 */ SBX_JEQ(0xffffffffU, 9, 10),		/* 18, else 19 */
-	/* socketpair */
-	/* 9 */ SBX_LD(SBX_A0LO),
-	/* 10 */ SBX_JEQ(AF_UNIX, 7, 9),		/* 18, else 20 */
-	/* socket */
-	/* 11 */ SBX_LD(SBX_A0LO),
-	/* 12 */ SBX_JEQ(AF_UNIX, 5, 0),		/* 18 */
-	/* 13 */ SBX_JEQ(AF_INET, 4, 0),
-	/* 14 */ SBX_JEQ(AF_INET6, 3, 0),
-	/* 15 */ SBX_JEQ(AF_NETLINK, 0, 4),		/* 16, else 20 */
-	/* 16 */ SBX_LD(SBX_A2LO),
-	/* 17 */ SBX_JEQ(NETLINK_ROUTE, 0, 3),		/* 18, else 21 */
-	/* 18 */ SBX_RET(SECCOMP_RET_ALLOW),
-	/* 19 */ SBX_RET(SECCOMP_RET_ERRNO | EPERM),
-	/* 20 */ SBX_RET(SECCOMP_RET_ERRNO | EAFNOSUPPORT),
-	/* 21 */ SBX_RET(SECCOMP_RET_ERRNO | EPROTONOSUPPORT),
-	/* 22: libseccomp's denylist */
-};
-
-/*
- * Compile once and keep the BPF: a spawn then only calls seccomp(2).
- * libseccomp 2.5 exports only to an fd, hence the memfd.  Only the
- * native architecture is in the filter; any other (i386 through int
- * 0x80, x32 numbers on x86_64, which libseccomp checks for when x32 is
- * not added) hits the bad-arch action, set to kill the process.
- */
-static int
-sbx_seccomp_build(char *err, size_t errlen)
-{
-	scmp_filter_ctx	 ctx;
-	struct stat	 st;
-	void		*buf = NULL;
-	int		 fd = -1, rc;
-
-	if (sbx_prog.filter != NULL)
-		return (0);
-	if (sbx_memfd_sysctl == -1)
-		sbx_probe_memfd();
-	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL) {
-		snprintf(err, errlen, "seccomp: seccomp_init failed");
-		return (-1);
-	}
-	/*
-	 * Optimize 2 sorts the syscall numbers into a binary tree: an
-	 * allowed call walks a few compares instead of the whole list,
-	 * and loading the filter costs half (the kernel runs it once for
-	 * every syscall number, to cache the ones always allowed).
-	 */
-	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
-	    SCMP_ACT_KILL_PROCESS)) < 0 || (rc = seccomp_attr_set(ctx,
-	    SCMP_FLTATR_CTL_NNP, 0)) < 0 || (rc = seccomp_attr_set(ctx,
-	    SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0) {
-		snprintf(err, errlen, "seccomp: attributes: %s",
-		    strerror(-rc));
-		goto fail;
-	}
-	if (sbx_seccomp_rules(ctx) == -1) {
-		snprintf(err, errlen, "seccomp: adding the denylist failed");
-		goto fail;
-	}
-	if ((fd = memfd_create("sbx-bpf", MFD_CLOEXEC)) == -1 ||
-	    (rc = seccomp_export_bpf(ctx, fd)) < 0 || fstat(fd, &st) == -1 ||
-	    st.st_size == 0 || st.st_size % sizeof(struct sock_filter) != 0 ||
-	    (size_t)st.st_size / sizeof(struct sock_filter) >
-	    SBX_BPF_MAX - SBX_ARGS_INSNS ||
-	    (buf = malloc(sizeof(sbx_args_insns) + st.st_size)) == NULL ||
-	    pread(fd, (char *)buf + sizeof(sbx_args_insns), st.st_size, 0) !=
-	    st.st_size) {
-		snprintf(err, errlen, "seccomp: exporting the filter failed");
-		free(buf);
-		goto fail;
-	}
-	close(fd);
-	seccomp_release(ctx);
-	/* The argument checks, then the denylist: one program. */
-	memcpy(buf, sbx_args_insns, sizeof(sbx_args_insns));
-	sbx_prog.len = SBX_ARGS_INSNS + st.st_size / sizeof(struct sock_filter);
-	sbx_prog.filter = buf;
-	return (0);
- fail:
-	if (fd != -1)
-		close(fd);
-	seccomp_release(ctx);
-	return (-1);
-}
-
-static int
-sbx_probe_ns(char *err, size_t errlen)
-{
-	const char *const ns[] = { "mnt", "pid", "net", "ipc", "uts",
-	    "cgroup", NULL };
-	char	 path[64];
-	int	 i;
-
-	for (i = 0; ns[i] != NULL; i++) {
-		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns[i]);
-		if (access(path, F_OK) == -1) {
-			snprintf(err, errlen, "namespaces: no %s namespace",
-			    ns[i]);
-			return (-1);
-		}
-	}
-	/* The new mount API: EBADF means the call exists. */
-	if (syscall(SYS_mount_setattr, -1, "", 0, NULL, 0) == -1 &&
-	    errno == ENOSYS) {
-		snprintf(err, errlen, "mount_setattr: ENOSYS (Linux 5.12 has "
-		    "it; no downgrade)");
-		return (-1);
-	}
-	sandbox_feature("mount_setattr", NULL);
-	if (syscall(SYS_close_range, ~0U, ~0U, 0) == -1 && errno == ENOSYS) {
-		snprintf(err, errlen, "close_range: ENOSYS (Linux 5.9 has it; "
-		    "no downgrade)");
-		return (-1);
-	}
-	return (0);
-}
-
-/*
- * clone3(2) and CLONE_INTO_CGROUP: pid 1 and the launchers are cloned
- * with it.  A size of 0 is EINVAL where the call exists; a service
- * manager's filter that cannot read its flags (systemd's
- * RestrictNamespaces=) makes it ENOSYS.  CLONE_INTO_CGROUP with a
- * descriptor nobody has: EBADF where the flag is known, EINVAL where
- * it is not; either way nothing is cloned.
- */
-static int
-sbx_probe_clone(char *err, size_t errlen)
-{
-	struct clone_args	 ca;
-
-	if (syscall(SYS_clone3, NULL, 0) != -1 || errno == ENOSYS ||
-	    sbx_faked_missing("clone3")) {
-		snprintf(err, errlen, "clone3: ENOSYS (Linux 5.3 has it; masked "
-		    "by a service manager's seccomp filter?  no downgrade)");
-		return (-1);
-	}
-	sandbox_feature("clone3", NULL);
-	memset(&ca, 0, sizeof(ca));
-	ca.flags = CLONE_INTO_CGROUP;
-	ca.exit_signal = SIGCHLD;
-	ca.cgroup = INT_MAX;
-	if (syscall(SYS_clone3, &ca, sizeof(ca)) != -1 || errno != EBADF) {
-		/* Not reached by a kernel that has clone3 and can run us. */
-		snprintf(err, errlen, "CLONE_INTO_CGROUP: not known (Linux "
-		    "5.7 has it; no downgrade)");
-		return (-1);
-	}
-	sandbox_feature("clone-into-cgroup", NULL);
-	return (0);
-}
-
-/*
- * vm.memfd_noexec (6.3), or what stands in for it: the agent's filter
- * refuses memfd_create(2) with ENOSYS, as a kernel without the call
- * would, so programs fall back to a file (in the noexec /tmp or
- * /dev/shm).  Landlock's execute right is no stand-in: a memfd run
- * through /proc/self/fd is executed all the same (seen on 6.18: its
- * file lies on the kernel's internal shm mount).  Decided before the
- * filter is built.
- */
-static void
-sbx_probe_memfd(void)
-{
-	sbx_memfd_sysctl = !sbx_faked_missing("memfd-noexec") &&
-	    access(SBX_MEMFD_NOEXEC, F_OK) == 0;
-	sbx_memfd_none = !sbx_memfd_sysctl;
-	if (sbx_memfd_sysctl)
-		sandbox_feature("memfd-noexec", NULL);
-	else
-		sandbox_replaced("memfd-noexec", "memfd_create refused with "
-		    "ENOSYS (Linux 6.3 has it)");
-}
-
-/*
- * Test builds can pretend a feature is missing, to prove that factoryd
- * refuses to start without it and runs with an explicit downgrade, or
- * with what replaces it: FACTORY_TEST_NOFEATURE is a comma-separated
- * list of downgrade or feature names (memfd-noexec, overlay-detached,
- * landlock-truncate, landlock-ioctl-dev, pidfd-info, clone3).
- */
-static int
-sbx_faked_missing(const char *name)
-{
-#ifdef FACTORY_TESTBUILD
-	const char	*s = getenv("FACTORY_TEST_NOFEATURE"), *p;
-	size_t		 n = strlen(name);
-
-	for (p = s; p != NULL && (p = strstr(p, name)) != NULL; p += n)
-		if ((p == s || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
-			return (1);
-#endif
-	return (0);
-}
-
-int
-sandbox_faked_missing(const char *name)
-{
-	return (sbx_faked_missing(name));
-}
-
-/*
- * Feature bit is missing: allowed if the configuration downgrades it
- * (remembered for sandbox_downgraded), else the reason in err.
- */
-static int
-sbx_lacks(uint32_t allowed, uint32_t bit, const char *why, char *err,
-    size_t errlen)
-{
-	const char	*name = "?";
-	int		 i;
-
-	for (i = 0; conf_downgrade_names[i] != NULL; i++)
-		if (bit == (1U << i))
-			name = conf_downgrade_names[i];
-	if (allowed & bit) {
-		sbx_downgraded |= bit;
-		return (0);
-	}
-	snprintf(err, errlen, "%s: %s; factoryd.conf sandbox.downgrade "
-	    "[%s] runs without it", name, why, name);
-	return (-1);
-}
-
-/*
- * The rights older ABIs lack whose protection the view gives anyway.
- * refer (ABI 2): without it Landlock refuses every rename or link
- * across directories (EXDEV), stricter.  truncate (ABI 3): it is
- * granted where writing is (the tree, /tmp, /dev/shm), and everything
- * else is mounted read-only, where truncate(2) is EROFS.  ioctl-dev
- * (ABI 5): it is granted on every device of the view's /dev, and all
- * else is nodev.
- */
-static void
-sbx_probe_rights(int abi)
-{
-	sandbox_feature("landlock-refer", abi >= 2 ? NULL :
-	    "none: renames across directories refused (ABI 2 has it)");
-	if (abi >= 3 && !sbx_faked_missing("landlock-truncate"))
-		sandbox_feature("landlock-truncate", NULL);
-	else
-		sandbox_replaced("landlock-truncate", "read-only mounts "
-		    "(Landlock ABI 3, Linux 6.2 has it)");
-	if (abi >= 5 && !sbx_faked_missing("landlock-ioctl-dev"))
-		sandbox_feature("landlock-ioctl-dev", NULL);
-	else
-		sandbox_replaced("landlock-ioctl-dev", "a /dev of its own, "
-		    "nodev elsewhere (Landlock ABI 5, Linux 6.10 has it)");
-}
-
-/* Landlock and its network and scope rights, each downgradable. */
-static int
-sbx_probe_landlock(uint32_t allowed, int *abip, char *err, size_t errlen)
-{
-	int	 abi = landlock_abi();
-
-	if (sbx_faked_missing("landlock"))
-		abi = 0;
-	*abip = abi;
-	if (abi == 0) {
-		/* Without Landlock its rights are gone too: one downgrade. */
-		sandbox_feature("landlock", "downgraded");
-		return (sbx_lacks(allowed, CONF_DG_LANDLOCK, "Landlock is not "
-		    "supported by this kernel (Linux 5.13 has it; or not enabled "
-		    "in lsm=)", err, errlen));
-	}
-	sandbox_feature("landlock", NULL);
-	sbx_probe_rights(abi);
-	if (abi < 4 || sbx_faked_missing("landlock-net")) {
-		sandbox_feature("landlock-net", "downgraded");
-		if (sbx_lacks(allowed, CONF_DG_LANDLOCK_NET, "Landlock has no "
-		    "TCP bind/connect rules (ABI 4, Linux 6.7): TCP relies on "
-		    "the network namespace alone", err, errlen) == -1)
-			return (-1);
-	} else
-		sandbox_feature("landlock-net", NULL);
-	if (abi < 6 || sbx_faked_missing("landlock-scopes")) {
-		sandbox_feature("landlock-scopes", "downgraded");
-		if (sbx_lacks(allowed, CONF_DG_LANDLOCK_SCOPES, "Landlock has "
-		    "no abstract unix socket or signal scopes (ABI 6, Linux "
-		    "6.12)", err, errlen) == -1)
-			return (-1);
-	} else
-		sandbox_feature("landlock-scopes", NULL);
-	return (0);
-}
-
-static int
-sbx_probe_seccomp(char *err, size_t errlen)
-{
-	char	 avail[256];
-	int	 fd;
-	ssize_t	 n;
-
-	if (prctl(PR_GET_SECCOMP) == -1 && errno == EINVAL) {
-		snprintf(err, errlen, "seccomp: not supported by this kernel");
-		return (-1);
-	}
-	if ((fd = open("/proc/sys/kernel/seccomp/actions_avail",
-	    O_RDONLY | O_CLOEXEC)) == -1 || (n = read(fd, avail,
-	    sizeof(avail) - 1)) <= 0) {
-		snprintf(err, errlen, "seccomp: no filter mode");
-		if (fd != -1)
-			close(fd);
-		return (-1);
-	}
-	close(fd);
-	avail[n] = '\0';
-	if (strstr(avail, "kill_process") == NULL) {
-		snprintf(err, errlen, "seccomp: no kill_process action");
-		return (-1);
-	}
-	return (sbx_seccomp_build(err, errlen));
-}
 
 int
 sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
@@ -629,106 +112,39 @@ sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 	char	 cg[512];
 	int	 abi, nokill, n;
 
-	sbx_downgraded = 0;
-	sbx_feats[0] = sbx_repl[0] = '\0';
-	if (sbx_probe_ns(err, errlen) == -1 ||
-	    sbx_probe_clone(err, errlen) == -1 ||
-	    sbx_probe_landlock(allowed, &abi, err, errlen) == -1)
+	probe_reset();
+	if (probe_ns(err, errlen) == -1 ||
+	    probe_clone(err, errlen) == -1 ||
+	    probe_landlock(allowed, &abi, err, errlen) == -1)
 		return (-1);
-	sbx_probe_memfd();
-	sbx_probe_info();
-	if (sbx_probe_seccomp(err, errlen) == -1)
+	probe_memfd();
+	spawn_probe_info();
+	if (probe_seccomp(err, errlen) == -1)
 		return (-1);
 	if (cgroup_probe(cg, sizeof(cg), &nokill) == -1) {
 		strlcpy(err, cg, errlen);
 		return (-1);
 	}
-	if ((nokill || sbx_faked_missing("cgroup-kill")) &&
-	    sbx_lacks(allowed, CONF_DG_CGROUP_KILL, "no cgroup2 cgroup.kill "
+	if ((nokill || sandbox_faked_missing("cgroup-kill")) &&
+	    probe_lacks(allowed, CONF_DG_CGROUP_KILL, "no cgroup2 cgroup.kill "
 	    "(kernel 5.14): a cancel kills pid 1 and sweeps cgroup.procs",
 	    err, errlen) == -1)
 		return (-1);
 	sandbox_feature("cgroup.kill", nokill ||
-	    sbx_faked_missing("cgroup-kill") ? "downgraded" : NULL);
+	    sandbox_faked_missing("cgroup-kill") ? "downgraded" : NULL);
 	n = sandbox_pool_fill(SANDBOX_POOL);
 	snprintf(err, errlen, "namespaces mnt pid net ipc uts cgroup "
 	    "(%s pool %d); landlock abi %d; seccomp denylist %u insns; "
-	    "%s; downgraded: %s", sbx_launcher == -1 ? "net+ipc" :
-	    sbx_zygote.pid != -1 ? "launcher, zygote" : "launcher", n, abi,
-	    sbx_prog.len, cg, sandbox_downgrade_text());
+	    "%s; downgraded: %s", spawn_launcher == -1 ? "net+ipc" :
+	    spawn_zygote.pid != -1 ? "launcher, zygote" : "launcher", n, abi,
+	    sandbox_prog.len, cg, sandbox_downgrade_text());
 	return (0);
-}
-
-/*
- * One kernel feature as the probe found it: how NULL, used; else what
- * this kernel gives instead, or that it was downgraded.
- */
-void
-sandbox_feature(const char *name, const char *how)
-{
-	if (sbx_feats[0] != '\0')
-		strlcat(sbx_feats, ", ", sizeof(sbx_feats));
-	strlcat(sbx_feats, name, sizeof(sbx_feats));
-	if (how != NULL) {
-		strlcat(sbx_feats, " (", sizeof(sbx_feats));
-		strlcat(sbx_feats, how, sizeof(sbx_feats));
-		strlcat(sbx_feats, ")", sizeof(sbx_feats));
-	}
-}
-
-/* A feature this kernel lacks, replaced by the equivalent by. */
-void
-sandbox_replaced(const char *name, const char *by)
-{
-	char	 how[256];
-
-	snprintf(how, sizeof(how), "replaced by %s", by);
-	sandbox_feature(name, how);
-	if (sbx_repl[0] != '\0')
-		strlcat(sbx_repl, " ", sizeof(sbx_repl));
-	strlcat(sbx_repl, name, sizeof(sbx_repl));
-}
-
-/* Every feature probed, for the start-up log line. */
-const char *
-sandbox_features_text(void)
-{
-	return (sbx_feats[0] != '\0' ? sbx_feats : "none probed");
-}
-
-/* "none", or the names of the features replaced by an equivalent. */
-const char *
-sandbox_replaced_text(void)
-{
-	return (sbx_repl[0] != '\0' ? sbx_repl : "none");
 }
 
 int
 sandbox_probe(char *err, size_t errlen)
 {
 	return (sandbox_probe_downgrade(0, err, errlen));
-}
-
-uint32_t
-sandbox_downgraded(void)
-{
-	return (sbx_downgraded);
-}
-
-const char *
-sandbox_downgrade_text(void)
-{
-	static char	 buf[128];
-	int		 i;
-
-	buf[0] = '\0';
-	for (i = 0; conf_downgrade_names[i] != NULL; i++)
-		if (sbx_downgraded & (1U << i)) {
-			if (buf[0] != '\0')
-				strlcat(buf, " ", sizeof(buf));
-			strlcat(buf, conf_downgrade_names[i], sizeof(buf));
-		}
-	return (buf[0] != '\0' ? buf : "none");
 }
 
 /*
@@ -743,18 +159,18 @@ sandbox_downgrade_text(void)
  * cloned) and dies with that sandbox.  An empty pool costs nothing
  * but speed: the clone then makes them as it always did.
  */
-struct sbx_nsfds {
+struct spawn_nsfds {
 	int	 net;
 	int	 ipc;
 };
 
-static struct sbx_nsfds	 sbx_pool[SANDBOX_POOLMAX];
-static int		 sbx_npool;
+static struct spawn_nsfds	 spawn_pool[SANDBOX_POOLMAX];
+static int		 spawn_npool;
 
 static int
-sbx_pool_child(void *arg)
+spawn_pool_child(void *arg)
 {
-	struct sbx_nsfds	*ns = arg;
+	struct spawn_nsfds	*ns = arg;
 
 	ns->net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	ns->ipc = open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC);
@@ -767,14 +183,14 @@ sbx_pool_child(void *arg)
  * daemon's SIGCHLD reaper never sees it; it is reaped here.
  */
 static int
-sbx_pool_make(struct sbx_nsfds *ns)
+spawn_pool_make(struct spawn_nsfds *ns)
 {
 	char	 stack[16384] __attribute__((aligned(16)));
 	pid_t	 pid;
 	int	 st;
 
 	ns->net = ns->ipc = -1;
-	pid = clone(sbx_pool_child, stack + sizeof(stack), CLONE_VM |
+	pid = clone(spawn_pool_child, stack + sizeof(stack), CLONE_VM |
 	    CLONE_VFORK | CLONE_FILES | SBX_POOLNS, ns);
 	if (pid == -1)
 		return (-1);
@@ -795,23 +211,24 @@ sandbox_pool_fill(int want)
 	if (want > SANDBOX_POOLMAX)
 		want = SANDBOX_POOLMAX;
 	(void)cgroup_spare_fill(want);
-	if (sbx_launcher != -1) {
-		while (sbx_nready < want &&
-		    sbx_ready_make(&sbx_ready[sbx_nready]) == 0)
-			sbx_nready++;
-		return (sbx_nready);
+	if (spawn_launcher != -1) {
+		while (spawn_nready < want &&
+		    spawn_ready_make(&spawn_ready[spawn_nready]) == 0)
+			spawn_nready++;
+		return (spawn_nready);
 	}
-	while (sbx_npool < want && sbx_pool_make(&sbx_pool[sbx_npool]) == 0)
-		sbx_npool++;
-	return (sbx_npool);
+	while (spawn_npool < want &&
+	    spawn_pool_make(&spawn_pool[spawn_npool]) == 0)
+		spawn_npool++;
+	return (spawn_npool);
 }
 
 static int
-sbx_pool_take(struct sbx_nsfds *ns)
+spawn_pool_take(struct spawn_nsfds *ns)
 {
-	if (sbx_npool == 0)
+	if (spawn_npool == 0)
 		return (0);
-	*ns = sbx_pool[--sbx_npool];
+	*ns = spawn_pool[--spawn_npool];
 	return (1);
 }
 
@@ -852,22 +269,22 @@ sbx_pool_take(struct sbx_nsfds *ns)
 
 /* Whether path is one of the root's system directories or below one. */
 static int
-sbx_in_root(const char *path)
+spawn_in_root(const char *path)
 {
 	char	 real[PATH_MAX];
 	int	 i;
 
-	for (i = 0; sbx_rootdirs[i] != NULL; i++) {
-		if (realpath(sbx_rootdirs[i], real) == NULL)
+	for (i = 0; plan_rootdirs[i] != NULL; i++) {
+		if (realpath(plan_rootdirs[i], real) == NULL)
 			continue;
-		if (strcmp(path, real) == 0 || sbx_below(path, real) != NULL)
+		if (strcmp(path, real) == 0 || plan_below(path, real) != NULL)
 			return (1);
 	}
 	return (0);
 }
 
 static int
-sbx_plan_bind(struct sbx_plan *pl, const char *what, const char *path,
+spawn_plan_bind(struct plan *pl, const char *what, const char *path,
     int exec, char *err, size_t errlen)
 {
 	char	 real[PATH_MAX];
@@ -889,9 +306,9 @@ sbx_plan_bind(struct sbx_plan *pl, const char *what, const char *path,
 		    what, path);
 		return (-1);
 	}
-	if ((pl->image[0] == '\0' && sbx_in_root(real)) ||
+	if ((pl->image[0] == '\0' && spawn_in_root(real)) ||
 	    strcmp(real, pl->tree) == 0 ||
-	    sbx_below(real, pl->tree) != NULL)
+	    plan_below(real, pl->tree) != NULL)
 		return (0);	/* there already */
 	if (pl->nbinds == SANDBOX_MAXBINDS) {
 		snprintf(err, errlen, "more than %d exec and expose paths",
@@ -908,7 +325,7 @@ sbx_plan_bind(struct sbx_plan *pl, const char *what, const char *path,
  * exec paths (executable) and spec->expose (not), read-only.
  */
 static int
-sbx_plan_binds(struct sbx_plan *pl, const struct sandbox_spec *spec,
+spawn_plan_binds(struct plan *pl, const struct sandbox_spec *spec,
     char *err, size_t errlen)
 {
 	int	 i;
@@ -922,11 +339,11 @@ sbx_plan_binds(struct sbx_plan *pl, const struct sandbox_spec *spec,
 	/* With an image, exec paths are its own: nothing of the host's. */
 	for (i = 0; pl->image[0] == '\0' && spec->exec_allow != NULL &&
 	    spec->exec_allow[i] != NULL; i++)
-		if (sbx_plan_bind(pl, "exec", spec->exec_allow[i], 1, err,
+		if (spawn_plan_bind(pl, "exec", spec->exec_allow[i], 1, err,
 		    errlen) == -1)
 			goto fail;
 	for (i = 0; spec->expose != NULL && spec->expose[i] != NULL; i++)
-		if (sbx_plan_bind(pl, "expose", spec->expose[i], 0, err,
+		if (spawn_plan_bind(pl, "expose", spec->expose[i], 0, err,
 		    errlen) == -1)
 			goto fail;
 	return (0);
@@ -943,7 +360,7 @@ sbx_plan_binds(struct sbx_plan *pl, const struct sandbox_spec *spec,
  * the overlay's option string can carry as it is.
  */
 static int
-sbx_plan_image(struct sbx_plan *pl, const char *image, char *err,
+spawn_plan_image(struct plan *pl, const char *image, char *err,
     size_t errlen)
 {
 	struct stat	 st;
@@ -970,7 +387,7 @@ sbx_plan_image(struct sbx_plan *pl, const char *image, char *err,
 
 /* Resolve the tree and the masks while errors can still be returned. */
 static int
-sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
+spawn_plan(struct plan *pl, const struct sandbox_spec *spec, char *err,
     size_t errlen)
 {
 	char	 path[PATH_MAX];
@@ -978,9 +395,7 @@ sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
 
 	memset(pl, 0, sizeof(*pl));
 	pl->spec = spec;
-	if (sbx_memfd_sysctl == -1)
-		sbx_probe_memfd();
-	pl->memfd_noexec = sbx_memfd_sysctl;
+	pl->memfd_noexec = probe_memfd_noexec();
 	if (spec->tree == NULL || spec->tree[0] != '/' ||
 	    realpath(spec->tree, pl->tree) == NULL) {
 		snprintf(err, errlen, "tree %s: %s", spec->tree ? spec->tree :
@@ -992,7 +407,7 @@ sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
 		snprintf(err, errlen, "tree may not be /");
 		return (-1);
 	}
-	if (spec->image != NULL && sbx_plan_image(pl, spec->image, err,
+	if (spec->image != NULL && spawn_plan_image(pl, spec->image, err,
 	    errlen) == -1)
 		return (-1);
 	if (spec->argv == NULL || spec->argv[0] == NULL ||
@@ -1033,7 +448,7 @@ sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
 		}
 		strlcpy(pl->hide[pl->nhide++], path, PATH_MAX);
 	}
-	if (sbx_plan_binds(pl, spec, err, errlen) == -1) {
+	if (spawn_plan_binds(pl, spec, err, errlen) == -1) {
 		free(pl->hide);
 		return (-1);
 	}
@@ -1045,7 +460,7 @@ sbx_plan(struct sbx_plan *pl, const struct sandbox_spec *spec, char *err,
  * close-on-exec end was the last one), else the reason it failed.
  */
 static int
-sbx_await(int fd, char *err, size_t errlen)
+spawn_await(int fd, char *err, size_t errlen)
 {
 	struct pollfd	 pfd = { fd, POLLIN, 0 };
 	ssize_t		 n;
@@ -1073,12 +488,12 @@ sbx_await(int fd, char *err, size_t errlen)
  * here by the time the agent's execve is known.
  */
 static int
-sbx_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
+spawn_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
 {
 	char	 tag = 0;
 	int	 got;
 
-	got = sbx_recvtag(sb->fd, MSG_DONTWAIT, &tag, sb->lfd,
+	got = plan_recvtag(sb->fd, MSG_DONTWAIT, &tag, sb->lfd,
 	    SANDBOX_MAXLISTEN);
 	if (got >= 0)
 		sb->nlfd = got;
@@ -1097,11 +512,11 @@ sbx_recvfds(struct sandbox *sb, int n, char *err, size_t errlen)
  * be gone already (an agent of a pool launcher, which it starts
  * without waiting for this, that exited at once).  Then, if it was
  * pid 1 of a pid namespace of its own (the last of its "NSpid" is 1),
- * *nsid is zeroed and its "M" is not held (sbx_recv_mntns); any other
+ * *nsid is zeroed and its "M" is not held (spawn_recv_mntns); any other
  * process that is gone is no pid 1, and *nsid matches no namespace.
  */
 static void
-sbx_pid1_mntns(pid_t pid, struct stat *nsid)
+spawn_pid1_mntns(pid_t pid, struct stat *nsid)
 {
 	char	 path[64], buf[4096], *p;
 	ssize_t	 n;
@@ -1134,14 +549,14 @@ sbx_pid1_mntns(pid_t pid, struct stat *nsid)
  * once: after it only pid 1's "S" may be queued.
  */
 static int
-sbx_recv_mntns(struct sandbox *sb, const struct stat *nsid, char *err,
+spawn_recv_mntns(struct sandbox *sb, const struct stat *nsid, char *err,
     size_t errlen)
 {
 	struct stat	 st;
 	char		 tag = 0;
 	int		 fds[2], fd, n;
 
-	if ((n = sbx_recvtag(sb->fd, MSG_DONTWAIT, &tag, fds, 2)) == -1 ||
+	if ((n = plan_recvtag(sb->fd, MSG_DONTWAIT, &tag, fds, 2)) == -1 ||
 	    tag != 'M') {
 		while (n > 0)
 			close(fds[--n]);
@@ -1157,7 +572,7 @@ sbx_recv_mntns(struct sandbox *sb, const struct stat *nsid, char *err,
 		return (-1);
 	}
 	fd = fds[0];
-	if (!sbx_mntns_ok(fd)) {
+	if (!plan_mntns_ok(fd)) {
 		close(fd);
 		snprintf(err, errlen, "pid 1's 'M' is not a mount namespace "
 		    "other than the parent's");
@@ -1198,7 +613,7 @@ sbx_recv_mntns(struct sandbox *sb, const struct stat *nsid, char *err,
  * wait for, and an RCU grace period.)
  */
 static int
-sbx_cgroups_make(const struct sandbox_spec *spec, struct sandbox *sb,
+spawn_cgroups_make(const struct sandbox_spec *spec, struct sandbox *sb,
     int first, int born, int *fds, int *nfd, char *err, size_t errlen)
 {
 	int	 i, n;
@@ -1215,14 +630,14 @@ sbx_cgroups_make(const struct sandbox_spec *spec, struct sandbox *sb,
 	return (0);
 }
 
-/* "G" and the files of sbx_cgroups_make, which are closed. */
+/* "G" and the files of spawn_cgroups_make, which are closed. */
 static int
-sbx_cgroups_send(struct sandbox *sb, int *fds, int n, char *err,
+spawn_cgroups_send(struct sandbox *sb, int *fds, int n, char *err,
     size_t errlen)
 {
 	int	 i, rc;
 
-	if ((rc = sbx_sendtag(sb->fd, 'G', fds, n)) == -1)
+	if ((rc = plan_sendtag(sb->fd, 0, 'G', fds, n)) == -1)
 		snprintf(err, errlen, "send pid 1 its cgroups: %s",
 		    strerror(errno));
 	for (i = 0; i < n; i++)
@@ -1235,7 +650,7 @@ sbx_cgroups_send(struct sandbox *sb, int *fds, int n, char *err,
  * asked once, by a child that exits at once.
  */
 static int
-sbx_into_works(int cgfd)
+spawn_into_works(int cgfd)
 {
 	static int		 works = -1;
 	struct clone_args	 ca;
@@ -1266,15 +681,15 @@ sbx_into_works(int cgfd)
  * joins it itself) where there is none or the kernel cannot.
  */
 static int
-sbx_into_fd(const struct sandbox *sb)
+spawn_into_fd(const struct sandbox *sb)
 {
 	int	 fd;
 
-	if (sbx_launcher == -1 || sb->cg_kill < 0 ||
+	if (spawn_launcher == -1 || sb->cg_kill < 0 ||
 	    (fd = open(sb->cgroups[sb->cg_kill], O_RDONLY | O_DIRECTORY |
 	    O_CLOEXEC)) == -1)
 		return (-1);
-	if (!sbx_into_works(fd)) {
+	if (!spawn_into_works(fd)) {
 		close(fd);
 		return (-1);
 	}
@@ -1285,12 +700,18 @@ void
 sandbox_set_launcher(int fd)
 {
 	/* Launchers started from another binary are not kept. */
-	if (fd != sbx_launcher) {
-		sbx_ready_drain();
-		sbx_zygote_stop();
-		sbx_zygote_off = 0;
+	if (fd != spawn_launcher) {
+		spawn_ready_drain();
+		spawn_zygote_stop();
+		spawn_zygote_off = 0;
 	}
-	sbx_launcher = fd;
+	spawn_launcher = fd;
+}
+
+void
+sandbox_set_forked(void (*pid1)(struct plan *, const struct sock_fprog *))
+{
+	spawn_forked = pid1;
 }
 
 /*
@@ -1300,7 +721,7 @@ sandbox_set_launcher(int fd)
  * fresh image that reads its plan from the socket.
  */
 static __dead void
-sbx_exec_launcher(struct sbx_plan *pl)
+spawn_exec_launcher(struct plan *pl)
 {
 	char	*argv[] = { "factory-sandbox", "attempt", NULL, NULL };
 	char	*envp[] = { NULL };
@@ -1312,14 +733,14 @@ sbx_exec_launcher(struct sbx_plan *pl)
 	want[SBX_FD_LOG - SBX_FD_SOCK] = pl->spec->logfd;
 	want[SBX_FD_NET - SBX_FD_SOCK] = pl->netfd;
 	want[SBX_FD_IPC - SBX_FD_SOCK] = pl->ipcfd;
-	want[n - 1] = sbx_launcher;
+	want[n - 1] = spawn_launcher;
 	/* Its title, from the start: which attempt it serves. */
 	argv[2] = (char *)pl->spec->id;
 	/* Out of the way first: a wanted fd may sit on another's number. */
 	for (i = 0; i < n; i++)
 		if ((hi[i] = want[i] == -1 ? -1 : fcntl(want[i],
 		    F_DUPFD_CLOEXEC, 64)) == -1 && want[i] != -1)
-			sbx_fail(pl->errfd, "launcher fds:");
+			plan_fail(pl->errfd, "launcher fds:");
 	for (i = 0; i < n; i++) {
 		if (hi[i] == -1)
 			(void)close(SBX_FD_SOCK + i);
@@ -1330,17 +751,17 @@ sbx_exec_launcher(struct sbx_plan *pl)
 	syscall(SYS_close_range, SBX_FD_SOCK + n, ~0U, 0);
 	syscall(SYS_execveat, SBX_FD_SOCK + n - 1, "", argv, envp,
 	    AT_EMPTY_PATH);
-	sbx_fail(SBX_FD_ERR, "exec factory-sandbox:");
+	plan_fail(SBX_FD_ERR, "exec factory-sandbox:");
 }
 
 static int
-sbx_launcher_child(void *arg)
+spawn_launcher_child(void *arg)
 {
-	sbx_exec_launcher(arg);
+	spawn_exec_launcher(arg);
 }
 
 /* What the enter child execs with, on the parent's stack meanwhile. */
-struct sbx_enter_args {
+struct spawn_enter_args {
 	const struct sandbox_enter *se;
 	int		 sock;
 	const char	*id;
@@ -1348,13 +769,13 @@ struct sbx_enter_args {
 
 /*
  * The enter mode's descriptors at their numbers (sbx.h, SBX_EFD_*),
- * no other, and the launcher.  Like sbx_exec_launcher, on the
+ * no other, and the launcher.  Like spawn_exec_launcher, on the
  * parent's memory until the execve: nothing is written but the stack.
  */
 static int
-sbx_enter_child(void *arg)
+spawn_enter_child(void *arg)
 {
-	const struct sbx_enter_args	*ea = arg;
+	const struct spawn_enter_args	*ea = arg;
 	const struct sandbox_enter	*se = ea->se;
 	char	*argv[] = { "factory-sandbox", "enter", NULL, NULL };
 	char	*envp[] = { NULL };
@@ -1368,20 +789,20 @@ sbx_enter_child(void *arg)
 	for (i = 0; i < se->ncgfds; i++)
 		want[SBX_EFD_PROCS + i] = se->cgfds[i];
 	n = SBX_EFD_PROCS + se->ncgfds;
-	want[n++] = sbx_launcher;
+	want[n++] = spawn_launcher;
 	argv[2] = (char *)ea->id;
 	/* Dies with the parent; kept across the execve. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
-		sbx_fail(se->errfd, "pdeathsig:");
+		plan_fail(se->errfd, "pdeathsig:");
 	for (i = 0; i < n; i++)
 		if ((hi[i] = fcntl(want[i], F_DUPFD_CLOEXEC, 64)) == -1)
-			sbx_fail(se->errfd, "enter fds:");
+			plan_fail(se->errfd, "enter fds:");
 	for (i = 0; i < n; i++)
 		if (dup3(hi[i], i, i == n - 1 ? O_CLOEXEC : 0) == -1)
 			_exit(127);
 	syscall(SYS_close_range, n, ~0U, 0);
 	syscall(SYS_execveat, n - 1, "", argv, envp, AT_EMPTY_PATH);
-	sbx_fail(SBX_EFD_ERR, "exec factory-sandbox:");
+	plan_fail(SBX_EFD_ERR, "exec factory-sandbox:");
 }
 
 /*
@@ -1392,10 +813,10 @@ sbx_enter_child(void *arg)
  * child); the launcher unblocks them.  With pidfd, a pidfd of the
  * child lands there (CLONE_PIDFD).  -1 with errno if not cloned.
  * For the enter mode, the pool, and a fresh pid 1 where it cannot be
- * born in its cgroup2 directory (sbx_clone_into).
+ * born in its cgroup2 directory (spawn_clone_into).
  */
 static pid_t
-sbx_clone_launcher(int (*fn)(void *), void *arg, int nsflags, int *pidfd)
+spawn_clone_launcher(int (*fn)(void *), void *arg, int nsflags, int *pidfd)
 {
 	char		 stack[32768] __attribute__((aligned(16)));
 	sigset_t	 all, old;
@@ -1420,10 +841,10 @@ sbx_clone_launcher(int (*fn)(void *), void *arg, int nsflags, int *pidfd)
  * an attempt).  Not CLONE_VM: from the syscall's return on, the child
  * would run on a stack of its own, so it runs, like fork(2), on a
  * copy of the parent until the execve, which CLONE_VFORK waits for.
- * Signals are blocked meanwhile, as for sbx_clone_launcher.
+ * Signals are blocked meanwhile, as for spawn_clone_launcher.
  */
 static pid_t
-sbx_clone_into(struct sbx_plan *pl, int nsflags, int cgfd)
+spawn_clone_into(struct plan *pl, int nsflags, int cgfd)
 {
 	struct clone_args	 ca;
 	sigset_t		 all, old;
@@ -1437,7 +858,7 @@ sbx_clone_into(struct sbx_plan *pl, int nsflags, int cgfd)
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	if ((pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca))) == 0)
-		sbx_exec_launcher(pl);
+		spawn_exec_launcher(pl);
 	saved = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
@@ -1450,7 +871,7 @@ sbx_clone_into(struct sbx_plan *pl, int nsflags, int cgfd)
  * is most of what a spawn costs (an execve alone is about half a
  * millisecond here), and none of it depends on the attempt.  So the
  * parent keeps a few launchers started ahead ("factory-sandbox ready",
- * launcher.c): each cloned from the zygote (sbx_zygote_make), or
+ * launcher.c): each cloned from the zygote (spawn_zygote_make), or
  * cloned and exec'd at once as a fresh one is, with its socket and
  * error pipe and nothing else; it makes its own uts, network and IPC
  * namespaces, says "R" and waits for a plan.  A spawn makes the
@@ -1464,7 +885,7 @@ sbx_clone_into(struct sbx_plan *pl, int nsflags, int cgfd)
  * CLONE_INTO_CGROUP: born in that
  * directory, so nothing is moved in cgroup2, where a move waits for an
  * RCU grace period) and exits; pid 1 says who it is with a pidfd of
- * itself (sbx_ready_pid1), and from there it is what a fresh launcher
+ * itself (spawn_ready_pid1), and from there it is what a fresh launcher
  * is.  Each
  * serves one attempt: no fd, namespace or memory of an earlier attempt
  * can be in it, and the uid and cgroups are the attempt's own, as
@@ -1478,7 +899,7 @@ sbx_clone_into(struct sbx_plan *pl, int nsflags, int cgfd)
  * mode "ready" or "zygote".
  */
 static __dead void
-sbx_ready_child(const int *fds, char *mode)
+spawn_ready_child(const int *fds, char *mode)
 {
 	char		 room[SBX_TITLE_ROOM + 1];
 	char		*argv[] = { "factory-sandbox", mode, room, NULL };
@@ -1489,7 +910,7 @@ sbx_ready_child(const int *fds, char *mode)
 	room[SBX_TITLE_ROOM] = '\0';
 	want[0] = fds[0];
 	want[1] = fds[1];
-	want[2] = sbx_launcher;
+	want[2] = spawn_launcher;
 	for (i = 0; i < 3; i++)
 		if ((hi[i] = fcntl(want[i], F_DUPFD_CLOEXEC, 64)) == -1)
 			_exit(127);
@@ -1498,7 +919,7 @@ sbx_ready_child(const int *fds, char *mode)
 			_exit(127);
 	syscall(SYS_close_range, SBX_FD_SOCK + 3, ~0U, 0);
 	syscall(SYS_execveat, SBX_FD_SOCK + 2, "", argv, envp, AT_EMPTY_PATH);
-	sbx_fail(SBX_FD_ERR, "exec factory-sandbox:");
+	plan_fail(SBX_FD_ERR, "exec factory-sandbox:");
 }
 
 /*
@@ -1506,11 +927,11 @@ sbx_ready_child(const int *fds, char *mode)
  * agent runs, and the parent goes on at once instead of sleeping until
  * the launcher's execve (CLONE_VFORK), the dearer half of starting
  * one.  Until the execve the child is a copy of the parent, as with
- * sbx_clone_into; it runs only sbx_ready_child, with every signal
+ * spawn_clone_into; it runs only spawn_ready_child, with every signal
  * blocked (the launcher unblocks them).
  */
 static pid_t
-sbx_fork_ready(int *fds, char *mode, int *pidfd)
+spawn_fork_ready(int *fds, char *mode, int *pidfd)
 {
 	sigset_t	 all, old;
 	pid_t		 pid;
@@ -1521,7 +942,7 @@ sbx_fork_ready(int *fds, char *mode, int *pidfd)
 	pid = (pid_t)syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, NULL, pidfd,
 	    NULL, 0);
 	if (pid == 0)
-		sbx_ready_child(fds, mode);
+		spawn_ready_child(fds, mode);
 	saved = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
@@ -1533,7 +954,7 @@ sbx_fork_ready(int *fds, char *mode, int *pidfd)
  * their other ends: in *r.
  */
 static int
-sbx_ready_exec(struct sbx_ready *r, char *mode)
+spawn_ready_exec(struct spawn_ready *r, char *mode)
 {
 	int	 sv[2], ep[2], fds[2];
 
@@ -1548,7 +969,7 @@ sbx_ready_exec(struct sbx_ready *r, char *mode)
 	fds[1] = ep[1];
 	r->pidfd = -1;
 	/* Not pid 1 of anything: its pid 1 is cloned at the plan. */
-	r->pid = sbx_fork_ready(fds, mode, &r->pidfd);
+	r->pid = spawn_fork_ready(fds, mode, &r->pidfd);
 	close(sv[1]);
 	close(ep[1]);
 	if (r->pid == -1) {
@@ -1565,14 +986,14 @@ sbx_ready_exec(struct sbx_ready *r, char *mode)
  * PIDFD_GET_INFO (Linux 6.13), as <linux/pidfd.h> has it there: the
  * first 64 bytes, which every kernel that knows the call fills.
  */
-struct sbx_pidfd_info {
+struct spawn_pidfd_info {
 	uint64_t	 mask;
 	uint64_t	 cgroupid;
 	uint32_t	 pid, tgid, ppid;
 	uint32_t	 ids[8];	/* ruid ... fsgid */
 	uint32_t	 spare;
 };
-#define SBX_PIDFD_GET_INFO	_IOWR(0xFF, 11, struct sbx_pidfd_info)
+#define SBX_PIDFD_GET_INFO	_IOWR(0xFF, 11, struct spawn_pidfd_info)
 #define SBX_PIDFD_INFO_PID	1ULL
 
 /*
@@ -1583,9 +1004,9 @@ struct sbx_pidfd_info {
  * ECHILD.
  */
 static pid_t
-sbx_pidfd_child(int fd, pid_t notpid)
+spawn_pidfd_child(int fd, pid_t notpid)
 {
-	struct sbx_pidfd_info	 info;
+	struct spawn_pidfd_info	 info;
 	siginfo_t	 si;
 	char		 path[64], buf[2048], *p, *ep;
 	long		 v;
@@ -1598,7 +1019,7 @@ sbx_pidfd_child(int fd, pid_t notpid)
 	memset(&info, 0, sizeof(info));
 	info.mask = SBX_PIDFD_INFO_PID;
 	/* A process's, not a thread's (PIDFD_THREAD). */
-	if (sbx_pidinfo && ioctl(fd, SBX_PIDFD_GET_INFO, &info) == 0)
+	if (spawn_pidinfo && ioctl(fd, SBX_PIDFD_GET_INFO, &info) == 0)
 		return ((info.mask & SBX_PIDFD_INFO_PID) && info.pid > 1 &&
 		    info.tgid == info.pid && (pid_t)info.pid != notpid &&
 		    (pid_t)info.ppid == getpid() ? (pid_t)info.pid : -1);
@@ -1627,9 +1048,9 @@ sbx_pidfd_child(int fd, pid_t notpid)
  * manager's filter masks it with ENOSYS).
  */
 static void
-sbx_probe_info(void)
+spawn_probe_info(void)
 {
-	struct sbx_pidfd_info	 info;
+	struct spawn_pidfd_info	 info;
 	struct open_how		 how;
 	int			 fd, ok;
 
@@ -1638,10 +1059,10 @@ sbx_probe_info(void)
 		memset(&info, 0, sizeof(info));
 		info.mask = SBX_PIDFD_INFO_PID;
 		ok = ioctl(fd, SBX_PIDFD_GET_INFO, &info) == 0 &&
-		    !sbx_faked_missing("pidfd-info");
+		    !sandbox_faked_missing("pidfd-info");
 		close(fd);
 	}
-	sbx_pidinfo = ok;
+	spawn_pidinfo = ok;
 	sandbox_feature("pidfd-info", ok ? NULL :
 	    "fdinfo and waitid (Linux 6.13 has it)");
 	memset(&how, 0, sizeof(how));
@@ -1667,13 +1088,13 @@ sbx_probe_info(void)
 
 
 static void
-sbx_zygote_stop(void)
+spawn_zygote_stop(void)
 {
-	if (sbx_zygote.pid == -1)
+	if (spawn_zygote.pid == -1)
 		return;
-	sbx_ready_drop(&sbx_zygote);
-	sbx_zygote.pid = sbx_zygote.pidfd = sbx_zygote.sock =
-	    sbx_zygote.errfd = -1;
+	spawn_ready_drop(&spawn_zygote);
+	spawn_zygote.pid = spawn_zygote.pidfd = spawn_zygote.sock =
+	    spawn_zygote.errfd = -1;
 }
 
 /*
@@ -1681,20 +1102,20 @@ sbx_zygote_stop(void)
  * pipe's other ends.  The answer is not waited for here (the refill
  * runs while an agent runs, and waiting would be one more hand-off
  * between processes): it is read when the launcher is taken or
- * dropped (sbx_zygote_collect), in the order asked, which is the
+ * dropped (spawn_zygote_collect), in the order asked, which is the
  * order the zygote answers in.  Until then *r has pid 0 and no pidfd.
  */
 static int
-sbx_zygote_make(struct sbx_ready *r)
+spawn_zygote_make(struct spawn_ready *r)
 {
 	int	 sv[2], ep[2], fds[2], rc;
 
-	if (sbx_zygote_off)
+	if (spawn_zygote_off)
 		return (-1);
-	if (sbx_zygote.pid == -1 && sbx_ready_exec(&sbx_zygote,
+	if (spawn_zygote.pid == -1 && spawn_ready_exec(&spawn_zygote,
 	    "zygote") == -1) {
-		sbx_zygote.pid = -1;
-		sbx_zygote_off = 1;
+		spawn_zygote.pid = -1;
+		spawn_zygote_off = 1;
 		return (-1);
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
@@ -1706,14 +1127,14 @@ sbx_zygote_make(struct sbx_ready *r)
 	}
 	fds[0] = sv[1];
 	fds[1] = ep[1];
-	rc = sbx_sendtag(sbx_zygote.sock, 'F', fds, 2);
+	rc = plan_sendtag(spawn_zygote.sock, 0, 'F', fds, 2);
 	close(sv[1]);
 	close(ep[1]);
 	if (rc == -1) {
 		close(sv[0]);
 		close(ep[0]);
-		sbx_zygote_stop();
-		sbx_zygote_off = 1;
+		spawn_zygote_stop();
+		spawn_zygote_off = 1;
 		return (-1);
 	}
 	r->pid = 0;
@@ -1730,21 +1151,21 @@ sbx_zygote_make(struct sbx_ready *r)
  * the zygote made exits at their EOF) and -1.
  */
 static int
-sbx_zygote_collect(struct sbx_ready *r)
+spawn_zygote_collect(struct spawn_ready *r)
 {
 	struct pollfd	 pfd;
 	char		 tag = 0;
 	int		 fd = -1, rc = -1;
 
-	if (sbx_zygote.pid != -1) {
-		pfd.fd = sbx_zygote.sock;
+	if (spawn_zygote.pid != -1) {
+		pfd.fd = spawn_zygote.sock;
 		pfd.events = POLLIN;
 		while ((rc = poll(&pfd, 1, SBX_ZYGOTE_MS)) == -1 &&
 		    errno == EINTR)
 			;
-		if (rc != 1 || sbx_recvtag(sbx_zygote.sock, MSG_DONTWAIT,
+		if (rc != 1 || plan_recvtag(spawn_zygote.sock, MSG_DONTWAIT,
 		    &tag, &fd, 1) != 1 || tag != 'Z' ||
-		    (r->pid = sbx_pidfd_child(fd, sbx_zygote.pid)) == -1)
+		    (r->pid = spawn_pidfd_child(fd, spawn_zygote.pid)) == -1)
 			rc = -1;
 		else
 			rc = 0;
@@ -1757,17 +1178,17 @@ sbx_zygote_collect(struct sbx_ready *r)
 		close(fd);
 	close(r->sock);
 	close(r->errfd);
-	sbx_zygote_stop();
-	sbx_zygote_off = 1;
+	spawn_zygote_stop();
+	spawn_zygote_off = 1;
 	return (-1);
 }
 
 static int
-sbx_ready_make(struct sbx_ready *r)
+spawn_ready_make(struct spawn_ready *r)
 {
-	if (sbx_zygote_make(r) == 0)
+	if (spawn_zygote_make(r) == 0)
 		return (0);
-	return (sbx_ready_exec(r, "ready"));
+	return (spawn_ready_exec(r, "ready"));
 }
 
 /* Kill it and reap it (unless the caller's reaper was first). */
@@ -1779,7 +1200,7 @@ sbx_ready_make(struct sbx_ready *r)
 #define SBX_DROP_MS	10000
 
 static void
-sbx_ready_drop(struct sbx_ready *r)
+spawn_ready_drop(struct spawn_ready *r)
 {
 	struct pollfd	 pfd;
 	siginfo_t	 si;
@@ -1796,18 +1217,18 @@ sbx_ready_drop(struct sbx_ready *r)
 }
 
 static void
-sbx_ready_drain(void)
+spawn_ready_drain(void)
 {
 	int	 i, n = 0;
 
 	/* The zygote's answers first, in the order it gives them. */
-	for (i = 0; i < sbx_nready; i++)
-		if (sbx_ready[i].pid != 0 ||
-		    sbx_zygote_collect(&sbx_ready[i]) == 0)
-			sbx_ready[n++] = sbx_ready[i];
-	sbx_nready = n;
-	while (sbx_nready > 0)
-		sbx_ready_drop(&sbx_ready[--sbx_nready]);
+	for (i = 0; i < spawn_nready; i++)
+		if (spawn_ready[i].pid != 0 ||
+		    spawn_zygote_collect(&spawn_ready[i]) == 0)
+			spawn_ready[n++] = spawn_ready[i];
+	spawn_nready = n;
+	while (spawn_nready > 0)
+		spawn_ready_drop(&spawn_ready[--spawn_nready]);
 }
 
 /*
@@ -1815,18 +1236,18 @@ sbx_ready_drain(void)
  * and reaped before the parent exits.  PR_SET_PDEATHSIG alone lost the
  * race with the service manager, which kills what a unit's main
  * process leaves, and left them to init unreaped.  What the zygote
- * still owes is taken first (sbx_ready_drain), so each launcher it
+ * still owes is taken first (spawn_ready_drain), so each launcher it
  * cloned is ended by its pidfd too.
  */
 void
 sandbox_pool_end(void)
 {
-	sbx_ready_drain();
-	sbx_zygote_stop();
-	while (sbx_npool > 0) {
-		sbx_npool--;
-		close(sbx_pool[sbx_npool].net);
-		close(sbx_pool[sbx_npool].ipc);
+	spawn_ready_drain();
+	spawn_zygote_stop();
+	while (spawn_npool > 0) {
+		spawn_npool--;
+		close(spawn_pool[spawn_npool].net);
+		close(spawn_pool[spawn_npool].ipc);
 	}
 }
 
@@ -1835,19 +1256,19 @@ sandbox_pool_end(void)
  * if it has not said it yet; 0 if none is.
  */
 static int
-sbx_ready_take(struct sbx_ready *r)
+spawn_ready_take(struct spawn_ready *r)
 {
 	struct pollfd	 pfd;
 	char		 tag;
 	int		 rc, prio, prio_ok, waited;
 
-	while (sbx_nready > 0) {
-		*r = sbx_ready[0];
-		memmove(&sbx_ready[0], &sbx_ready[1], --sbx_nready *
-		    sizeof(sbx_ready[0]));
+	while (spawn_nready > 0) {
+		*r = spawn_ready[0];
+		memmove(&spawn_ready[0], &spawn_ready[1], --spawn_nready *
+		    sizeof(spawn_ready[0]));
 		/* What the zygote owed and did not give: an exec'd one. */
-		if (r->pid == 0 && sbx_zygote_collect(r) == -1 &&
-		    sbx_ready_exec(r, "ready") == -1)
+		if (r->pid == 0 && spawn_zygote_collect(r) == -1 &&
+		    spawn_ready_exec(r, "ready") == -1)
 			continue;
 		pfd.fd = r->sock;
 		pfd.events = POLLIN;
@@ -1872,10 +1293,10 @@ sbx_ready_take(struct sbx_ready *r)
 			waited += SBX_RENICE_MS;
 		}
 		tag = 0;
-		if (rc == 1 && sbx_recvtag(r->sock, MSG_DONTWAIT, &tag, NULL,
+		if (rc == 1 && plan_recvtag(r->sock, MSG_DONTWAIT, &tag, NULL,
 		    0) == 0 && tag == 'R')
 			return (1);
-		sbx_ready_drop(r);
+		spawn_ready_drop(r);
 	}
 	return (0);
 }
@@ -1887,7 +1308,7 @@ sbx_ready_take(struct sbx_ready *r)
  * be born in (cgfd, or -1 for none).
  */
 static int
-sbx_send_plan(int sock, const struct sbx_plan *pl, int logfd, int cgfd,
+spawn_send_plan(int sock, const struct plan *pl, int logfd, int cgfd,
     char *err, size_t errlen)
 {
 	union {
@@ -1901,7 +1322,7 @@ sbx_send_plan(int sock, const struct sbx_plan *pl, int logfd, int cgfd,
 	size_t		 len;
 	int		 buf = SBX_PLAN_MAX + 4096, fds[2], n;
 
-	if ((wire = sbx_plan_encode(pl, &sbx_prog, &len)) == NULL) {
+	if ((wire = plan_encode(pl, &sandbox_prog, &len)) == NULL) {
 		snprintf(err, errlen, "plan: %s", strerror(errno));
 		return (-1);
 	}
@@ -1943,10 +1364,10 @@ sbx_send_plan(int sock, const struct sbx_plan *pl, int logfd, int cgfd,
  * the read end of its error pipe; -1 and err if none was started.
  */
 static int
-sbx_start(struct sbx_plan *pl, int cgfd, pid_t *pidp, int *sockp,
+spawn_start(struct plan *pl, int cgfd, pid_t *pidp, int *sockp,
     int *efdp, char *err, size_t errlen)
 {
-	struct sbx_nsfds ns;
+	struct spawn_nsfds ns;
 	int		 sv[2], ep[2], pooled;
 	pid_t		 pid;
 
@@ -1963,19 +1384,24 @@ sbx_start(struct sbx_plan *pl, int cgfd, pid_t *pidp, int *sockp,
 	pl->sock = sv[1];
 	pl->errfd = ep[1];
 	ns.net = ns.ipc = -1;
-	pooled = sbx_pool_take(&ns);
+	pooled = spawn_pool_take(&ns);
 	pl->netfd = pooled ? ns.net : -1;
 	pl->ipcfd = pooled ? ns.ipc : -1;
-	if (sbx_launcher != -1 && sbx_send_plan(sv[0], pl, -1, -1, err,
+	if (spawn_launcher == -1 && spawn_forked == NULL) {
+		snprintf(err, errlen, "no factory-sandbox launcher");
+		pid = -2;	/* not cloned */
+		goto done;
+	}
+	if (spawn_launcher != -1 && spawn_send_plan(sv[0], pl, -1, -1, err,
 	    errlen) == -1) {
 		pid = -2;	/* not cloned */
 		goto done;
 	}
 	if (cgfd != -1)
-		pid = sbx_clone_into(pl, SBX_NSFLAGS | (pooled ? 0 :
+		pid = spawn_clone_into(pl, SBX_NSFLAGS | (pooled ? 0 :
 		    SBX_POOLNS), cgfd);
-	else if (sbx_launcher != -1)
-		pid = sbx_clone_launcher(sbx_launcher_child, pl,
+	else if (spawn_launcher != -1)
+		pid = spawn_clone_launcher(spawn_launcher_child, pl,
 		    SBX_NSFLAGS | (pooled ? 0 : SBX_POOLNS), NULL);
 	else {
 		/* Like fork(2), with the namespaces: pid 1 runs on a copy. */
@@ -1984,7 +1410,8 @@ sbx_start(struct sbx_plan *pl, int cgfd, pid_t *pidp, int *sockp,
 		if (pid == 0) {
 			close(sv[0]);
 			close(ep[0]);
-			sbx_pid1(pl);
+			spawn_forked(pl, &sandbox_prog);
+			_exit(127);
 		}
 	}
 	if (pid == -1)
@@ -2013,7 +1440,7 @@ sbx_start(struct sbx_plan *pl, int cgfd, pid_t *pidp, int *sockp,
  * (CLONE_PARENT) that is not the launcher it came from; else -1.
  */
 static pid_t
-sbx_ready_pid1(int sock, pid_t launcher, char *err, size_t errlen)
+spawn_ready_pid1(int sock, pid_t launcher, char *err, size_t errlen)
 {
 	struct pollfd	 pfd = { sock, POLLIN, 0 };
 	char		 tag = 0;
@@ -2022,13 +1449,13 @@ sbx_ready_pid1(int sock, pid_t launcher, char *err, size_t errlen)
 
 	while ((rc = poll(&pfd, 1, SBX_SETUP_MS)) == -1 && errno == EINTR)
 		;
-	if (rc != 1 || sbx_recvtag(sock, MSG_DONTWAIT, &tag, &fd, 1) != 1 ||
+	if (rc != 1 || plan_recvtag(sock, MSG_DONTWAIT, &tag, &fd, 1) != 1 ||
 	    tag != 'P') {
 		snprintf(err, errlen, "pooled launcher: no pid 1 (tag %d)",
 		    tag);
 		return (-1);
 	}
-	pid = sbx_pidfd_child(fd, launcher);
+	pid = spawn_pidfd_child(fd, launcher);
 	close(fd);
 	if (pid == -1)
 		snprintf(err, errlen, "pooled launcher: pid 1's pidfd is "
@@ -2038,7 +1465,7 @@ sbx_ready_pid1(int sock, pid_t launcher, char *err, size_t errlen)
 
 /* What a launcher that has exited wrote on its error pipe, if anything. */
 static void
-sbx_ready_why(int errfd, char *err, size_t errlen)
+spawn_ready_why(int errfd, char *err, size_t errlen)
 {
 	struct pollfd	 pfd = { errfd, POLLIN, 0 };
 	char		 buf[256];
@@ -2059,30 +1486,30 @@ sbx_ready_why(int errfd, char *err, size_t errlen)
  * one tried; 1 if one has it (in *r), 0 if none was ready.
  */
 static int
-sbx_ready_send(struct sbx_plan *pl, int logfd, int cgfd, struct sbx_ready *r)
+spawn_ready_send(struct plan *pl, int logfd, int cgfd, struct spawn_ready *r)
 {
 	char	 serr[256];
 
 	if (logfd == -1)
 		return (0);	/* a ready one is always given a log */
 	pl->netfd = pl->ipcfd = -1;	/* it has made its own */
-	while (sbx_ready_take(r)) {
-		if (sbx_send_plan(r->sock, pl, logfd, cgfd, serr,
+	while (spawn_ready_take(r)) {
+		if (spawn_send_plan(r->sock, pl, logfd, cgfd, serr,
 		    sizeof(serr)) == 0)
 			return (1);
-		sbx_ready_drop(r);
+		spawn_ready_drop(r);
 	}
 	return (0);
 }
 
 /*
  * After the pid 1 the launcher that has the plan cloned said who it is
- * (*pidp, sbx_ready_pid1; -1 if it did not): the parent's end of its
+ * (*pidp, spawn_ready_pid1; -1 if it did not): the parent's end of its
  * socket and the read end of its error pipe; the launcher itself is
  * reaped.  -1 and err if that pid 1 was not started.
  */
 static int
-sbx_ready_finish(struct sbx_ready *r, pid_t *pidp, int *sockp, int *efdp,
+spawn_ready_finish(struct spawn_ready *r, pid_t *pidp, int *sockp, int *efdp,
     char *err, size_t errlen)
 {
 	siginfo_t	 si;
@@ -2094,7 +1521,7 @@ sbx_ready_finish(struct sbx_ready *r, pid_t *pidp, int *sockp, int *efdp,
 		;
 	close(r->pidfd);
 	if (*pidp == -1) {
-		sbx_ready_why(r->errfd, err, errlen);
+		spawn_ready_why(r->errfd, err, errlen);
 		close(r->sock);
 		close(r->errfd);
 		return (-1);
@@ -2124,8 +1551,8 @@ int
 sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
     char *err, size_t errlen)
 {
-	struct sbx_plan	 pl;
-	struct sbx_ready r;
+	struct plan	 pl;
+	struct spawn_ready r;
 	struct stat	 nsid;
 	char		 derr[256], gerr[256], *perr;
 	size_t		 perrlen;
@@ -2134,23 +1561,22 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	int		 gfds[SANDBOX_MAXCG], ngfd = 0;
 	pid_t		 pid;
 
-	if (sbx_seccomp_build(err, errlen) == -1)
+	if (probe_seccomp_build(err, errlen) == -1)
 		return (-1);
-	sbx_exec_resolve();
 	if (sandbox_cgroup_paths(spec->id, sb) == -1) {
 		snprintf(err, errlen, "attempt id %s: bad, or no cgroups",
 		    spec->id ? spec->id : "(null)");
 		return (-1);
 	}
-	if (sbx_plan(&pl, spec, err, errlen) == -1)
+	if (spawn_plan(&pl, spec, err, errlen) == -1)
 		return (-1);
 	sb->uid = spec->uid;
 	sb->gid = spec->gid;
 	strlcpy(sb->tree, pl.tree, sizeof(sb->tree));
-	sb->nports = sbx_ports(spec, sb->ports);
+	sb->nports = plan_ports(spec, sb->ports);
 	/*
 	 * Where it can be, pid 1 is born in its cgroup2 directory
-	 * (CLONE_INTO_CGROUP: by sbx_clone_into for a fresh launcher, by
+	 * (CLONE_INTO_CGROUP: by spawn_clone_into for a fresh launcher, by
 	 * the launcher itself for one of the pool), so that directory is
 	 * made first, alone, and pid 1 joins only the others (v1) itself.
 	 * They are made, with the limits, while pid 1 starts; it waits
@@ -2159,19 +1585,19 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	cgfd = born = first = sock = efd = -1;
 	pid = -1;
 	rc = 0;
-	if (sbx_launcher != -1 && sb->cg_kill >= 0) {
+	if (spawn_launcher != -1 && sb->cg_kill >= 0) {
 		if ((rc = cgroup_create_one(sb, sb->cg_kill, err,
 		    errlen)) == 0) {
 			first = sb->cg_kill;
-			if ((cgfd = sbx_into_fd(sb)) != -1)
+			if ((cgfd = spawn_into_fd(sb)) != -1)
 				born = sb->cg_kill;
 		}
 	}
 	pl.ncgroups = sb->ncgroups - (born != -1);
 	gsent = 0;	/* "G": 1 sent, -1 could not be */
 	memset(&nsid, 0, sizeof(nsid));
-	if (rc == 0 && sbx_launcher != -1 &&
-	    sbx_ready_send(&pl, spec->logfd, cgfd, &r)) {
+	if (rc == 0 && spawn_launcher != -1 &&
+	    spawn_ready_send(&pl, spec->logfd, cgfd, &r)) {
 		/*
 		 * The cgroups while the launcher clones pid 1, and "G" as
 		 * soon as they are made, behind the plan on the same
@@ -2181,30 +1607,30 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 		 * before pid 1 joined them).  What fails after the cgroups
 		 * is said in perr, a failed "G" in gerr: a launcher that
 		 * fails first says why on its error pipe
-		 * (sbx_ready_finish), which is worth more than the broken
+		 * (spawn_ready_finish), which is worth more than the broken
 		 * pipe "G" met.
 		 */
 		pooled = 1;
 		sb->fd = r.sock;
-		made = sbx_cgroups_make(spec, sb, first, born, gfds, &ngfd,
+		made = spawn_cgroups_make(spec, sb, first, born, gfds, &ngfd,
 		    err, errlen) == 0;
 		perr = made ? err : derr;
 		perrlen = made ? errlen : sizeof(derr);
-		gsent = made && sbx_cgroups_send(sb, gfds, ngfd, gerr,
+		gsent = made && spawn_cgroups_send(sb, gfds, ngfd, gerr,
 		    sizeof(gerr)) == 0 ? 1 : -1;
-		pid = sbx_ready_pid1(r.sock, r.pid, perr, perrlen);
+		pid = spawn_ready_pid1(r.sock, r.pid, perr, perrlen);
 		if (pid != -1)
-			sbx_pid1_mntns(pid, &nsid);
+			spawn_pid1_mntns(pid, &nsid);
 		/* The launcher is reaped after. */
-		rc = sbx_ready_finish(&r, &pid, &sock, &efd, perr, perrlen);
+		rc = spawn_ready_finish(&r, &pid, &sock, &efd, perr, perrlen);
 		/* And what pid 1 said, if it said why before it went. */
 		if (rc == 0 && made && gsent == -1) {
 			strlcpy(err, gerr, errlen);
-			sbx_ready_why(efd, err, errlen);
+			spawn_ready_why(efd, err, errlen);
 		}
 		sb->fd = -1;
 	} else if (rc == 0)
-		rc = sbx_start(&pl, cgfd, &pid, &sock, &efd, err, errlen);
+		rc = spawn_start(&pl, cgfd, &pid, &sock, &efd, err, errlen);
 	if (cgfd != -1)
 		close(cgfd);
 	free(pl.hide);
@@ -2229,18 +1655,18 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	rc = gsent == -1 ? -1 : 0;
 	if (gsent == 0) {
 		/* Pid 1 waits for "G": it is there, in its namespace. */
-		sbx_pid1_mntns(pid, &nsid);
-		rc = sbx_cgroups_make(spec, sb, first, born, gfds, &ngfd, err,
+		spawn_pid1_mntns(pid, &nsid);
+		rc = spawn_cgroups_make(spec, sb, first, born, gfds, &ngfd, err,
 		    errlen);
 		if (rc == 0)
-			rc = sbx_cgroups_send(sb, gfds, ngfd, err, errlen);
+			rc = spawn_cgroups_send(sb, gfds, ngfd, err, errlen);
 	}
 	if (rc == 0)
-		rc = sbx_await(efd, err, errlen);
+		rc = spawn_await(efd, err, errlen);
 	close(efd);
 	if (rc == 0 && (spec->nlisten == 0 ||
-	    sbx_recvfds(sb, spec->nlisten, err, errlen) == 0) &&
-	    sbx_recv_mntns(sb, &nsid, err, errlen) == 0)
+	    spawn_recvfds(sb, spec->nlisten, err, errlen) == 0) &&
+	    spawn_recv_mntns(sb, &nsid, err, errlen) == 0)
 		return (0);
 
 	/* Leave nothing behind: the namespace dies with its pid 1. */
@@ -2289,36 +1715,36 @@ sandbox_exitstatus(struct sandbox *sb, int status)
 void
 sandbox_release_mntns(struct sandbox *sb)
 {
-	union {
-		struct cmsghdr	 h;
-		char		 buf[CMSG_SPACE(sizeof(int))];
-	} cm;
-	struct msghdr	 msg;
-	struct iovec	 iov;
-	struct cmsghdr	*c;
-	char		 tag = 'D';
-
 	if (sb->mntns == -1)
 		return;
-	if (sbx_launcher != -1 && sbx_zygote.pid != -1) {
-		memset(&msg, 0, sizeof(msg));
-		memset(&cm, 0, sizeof(cm));
-		iov.iov_base = &tag;
-		iov.iov_len = 1;
-		msg.msg_iov = &iov;
-		msg.msg_iovlen = 1;
-		msg.msg_control = cm.buf;
-		msg.msg_controllen = sizeof(cm.buf);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &sb->mntns, sizeof(int));
-		(void)sendmsg(sbx_zygote.sock, &msg, MSG_DONTWAIT |
-		    MSG_NOSIGNAL);
-	}
+	if (spawn_launcher != -1 && spawn_zygote.pid != -1)
+		(void)plan_sendtag(spawn_zygote.sock, MSG_DONTWAIT, 'D',
+		    &sb->mntns, 1);
 	close(sb->mntns);
 	sb->mntns = -1;
+}
+
+/*
+ * The end of a sandbox whose processes are gone: its descriptors, its
+ * mount namespace (first, elsewhere if it can: sandbox_release_mntns),
+ * the egress listeners the forwarder did not take, then one try at its
+ * cgroups (cgroup_remove, which says when to try again).
+ */
+int
+sandbox_destroy(struct sandbox *sb, char *err, size_t errlen)
+{
+	int	 i;
+
+	if (sb->fd != -1) {
+		close(sb->fd);
+		sb->fd = -1;
+	}
+	sandbox_release_mntns(sb);
+	for (i = 0; i < sb->nlfd; i++)
+		if (sb->lfd[i] != -1)
+			close(sb->lfd[i]);
+	sb->nlfd = 0;
+	return (cgroup_remove(sb, err, errlen));
 }
 
 int
@@ -2334,9 +1760,8 @@ sandbox_kill(struct sandbox *sb)
 int
 sandbox_prepare(char *err, size_t errlen)
 {
-	if (sbx_seccomp_build(err, errlen) == -1)
+	if (probe_seccomp_build(err, errlen) == -1)
 		return -1;
-	sbx_exec_resolve();
 	return 0;
 }
 
@@ -2350,14 +1775,14 @@ sandbox_enter(const struct sandbox *sb, const struct sandbox_enter *se,
     char *err, size_t errlen)
 {
 	struct sandbox_spec	 as = *se->spec;
-	struct sbx_enter_args	 ea;
-	struct sbx_enter	 en;
+	struct spawn_enter_args	 ea;
+	struct plan_enter	 en;
 	void			*wire;
 	size_t			 len;
 	pid_t			 pid;
 	int			 sv[2];
 
-	if (sbx_launcher == -1) {
+	if (spawn_launcher == -1) {
 		snprintf(err, errlen, "no factory-sandbox launcher");
 		return (-1);
 	}
@@ -2379,7 +1804,7 @@ sandbox_enter(const struct sandbox *sb, const struct sandbox_enter *se,
 		snprintf(err, errlen, "HOME or cgroup name too long");
 		return (-1);
 	}
-	if ((wire = sbx_enter_encode(&en, &sbx_prog, &len)) == NULL) {
+	if ((wire = plan_enter_encode(&en, &sandbox_prog, &len)) == NULL) {
 		snprintf(err, errlen, "enter plan: %s", strerror(errno));
 		return (-1);
 	}
@@ -2397,7 +1822,7 @@ sandbox_enter(const struct sandbox *sb, const struct sandbox_enter *se,
 	ea.se = se;
 	ea.sock = sv[1];
 	ea.id = as.id;
-	if ((pid = sbx_clone_launcher(sbx_enter_child, &ea, 0, NULL)) == -1)
+	if ((pid = spawn_clone_launcher(spawn_enter_child, &ea, 0, NULL)) == -1)
 		snprintf(err, errlen, "clone: %s", strerror(errno));
  done:
 	free(wire);

@@ -31,62 +31,10 @@
 #include <limits.h>
 #include <stdint.h>
 
-#ifndef __dead
-#define __dead		__attribute__((__noreturn__))
-#endif
+#include "plan.h"
 
-#define SANDBOX_MAXCG		6	/* memory pids cpu cpuacct unified */
-#define SANDBOX_MAXLISTEN	32	/* egress endpoints of one sandbox */
 #define SANDBOX_POOLMAX		8	/* namespaces made ahead, at most */
 #define SANDBOX_POOL		2	/* what the daemon keeps ready */
-#define SANDBOX_MAXBINDS	32	/* exec and expose paths, at most */
-
-/*
- * One TCP endpoint inside the sandbox's network namespace, where the
- * agent reaches an allowed destination.  Pid 1 binds and listens on it
- * and hands the listening socket to the parent, which accepts and
- * forwards (egress.c); nothing else listens in the namespace.
- */
-struct sandbox_listen {
-	struct sockaddr_storage	 addr;		/* address and port inside */
-	socklen_t		 addrlen;
-	int			 addlo;		/* add the address to lo */
-};
-
-struct sandbox_spec {
-	const char	 *id;		/* attempt id: names cgroups, hostname */
-	uid_t		  uid;		/* fresh per attempt, from the range */
-	gid_t		  gid;
-	const char	 *tree;		/* writable dir; cwd; at the same path */
-	char *const	 *argv;		/* argv[0] absolute */
-	char *const	 *env;		/* the whole environment */
-	char *const	 *hide;		/* masked with an empty read-only tmpfs */
-	char *const	 *exec_allow;	/* NULL: the system binary dirs */
-	/* Shown read-only and noexec: the repository's objects. */
-	char *const	 *expose;
-	int		  logfd;	/* the agent's stdout and stderr */
-	uint64_t	  memory;	/* bytes; 0: no limit for that one */
-	uint64_t	  pids;
-	uint64_t	  cpu_ms;	/* RLIMIT_CPU per process, rounded up */
-	uint64_t	  fsize;	/* bytes, RLIMIT_FSIZE */
-	uint64_t	  nofile;	/* RLIMIT_NOFILE */
-	/* Egress: NULL/0 keeps the namespace empty, lo down. */
-	const struct sandbox_listen *listen;
-	int		  nlisten;
-	const char	 *hosts;	/* /etc/hosts in the sandbox, or NULL */
-	/*
-	 * Files pid 1 writes below HOME (the private /tmp), the agent's,
-	 * before it runs: pairs of a relative name and its content,
-	 * NULL-terminated; NULL: none.
-	 */
-	char *const	 *home;
-	/*
-	 * An image's rootfs: the agent's root, read-only, and nothing of
-	 * the host's; exec_allow then names paths inside it.  NULL: the
-	 * host's system directories.
-	 */
-	const char	 *image;
-};
 
 enum sandbox_cgmode {
 	CGMODE_NONE,
@@ -174,6 +122,15 @@ void	sandbox_pool_end(void);
  */
 void	sandbox_set_launcher(int);
 /*
+ * For the bench and regress helpers only, which link the launcher's
+ * pid 1 (sandbox/child.o; factoryd does not): without a launcher, pid
+ * 1 runs this in a fork of the caller, with the plan and the filter.
+ * Without either, sandbox_spawn fails.
+ */
+void	sandbox_set_forked(void (*)(struct plan *, const struct sock_fprog *));
+/* The agent's seccomp program, once sandbox_probe built it. */
+extern struct sock_fprog sandbox_prog;
+/*
  * Start spec->argv in a new sandbox.  sb receives the cgroup paths
  * before they are created.  0 once the agent runs; -1 and a reason
  * ("exec /bin/foo: No such file or directory") if anything failed, in
@@ -196,6 +153,13 @@ int	sandbox_kill(struct sandbox *);
  * by sandbox_destroy; no process of the sandbox is left by then.
  */
 void	sandbox_release_mntns(struct sandbox *);
+/*
+ * Closes sb->fd, lets go of the mount namespace and the egress
+ * listeners, then removes the cgroups as cgroup_remove does (cgroup.c,
+ * their one owner): 0, or -1 and errno EBUSY while one still holds a
+ * process.
+ */
+int	sandbox_destroy(struct sandbox *, char *, size_t);
 /*
  * What sandbox_enter() needs once per parent (the seccomp program):
  * call it before the first session.
@@ -228,6 +192,22 @@ struct sandbox_enter {
  */
 pid_t	sandbox_enter(const struct sandbox *, const struct sandbox_enter *,
 	    char *, size_t);
+
+/* probe.c */
+void	probe_reset(void);
+int	probe_ns(char *, size_t);
+int	probe_clone(char *, size_t);
+int	probe_landlock(uint32_t, int *, char *, size_t);
+void	probe_memfd(void);
+int	probe_memfd_noexec(void);
+int	probe_seccomp(char *, size_t);
+/* The agent's program into sandbox_prog, once; -1 and err. */
+int	probe_seccomp_build(char *, size_t);
+/*
+ * A feature whose CONF_DG_* bit is missing: 0 if the first argument
+ * allows its downgrade (then in sandbox_downgraded), else -1 and err.
+ */
+int	probe_lacks(uint32_t, uint32_t, const char *, char *, size_t);
 
 /* cgroup.c */
 /* Our subtree is factory/<tag>: call once, before anything else. */
@@ -297,11 +277,11 @@ int	sandbox_usage(struct sandbox *, struct sandbox_usage *);
 /*
  * Removes sb's cgroups if they are empty, at once; -1 and what remains
  * in err otherwise (they are left in place; errno EBUSY while one still
- * holds a process).  Closes sb->fd.  sandbox_destroy_later tries again
- * on a timer for up to the given ms, then calls done(arg, rc, err);
+ * holds a process).  sandbox_destroy_later tries again on a timer for
+ * up to the given ms, then calls done(arg, rc, err);
  * sandbox_destroy_forget lets it go on without its owner.
  */
-int	sandbox_destroy(struct sandbox *, char *, size_t);
+int	cgroup_remove(struct sandbox *, char *, size_t);
 struct cg_wait;
 struct cg_wait	*sandbox_destroy_later(const struct sandbox *, int,
 	    void (*)(void *, int, const char *), void *);

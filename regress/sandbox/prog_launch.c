@@ -66,6 +66,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../supervisord-factory/sandbox.h"
 #include "../../sandbox/sbx.h"
 #include "mntns.h"
 
@@ -143,7 +144,7 @@ recv_status(int sock, int *st)
 		}
 		if (r == 1 && buf[0] == 'M')
 			printf("mntns: %s\n", n != 1 ? "not one fd" :
-			    sbx_mntns_ok(fds[0]) ? "its own" : "not a mount "
+			    plan_mntns_ok(fds[0]) ? "its own" : "not a mount "
 			    "namespace of its own");
 		for (i = 0; i < n; i++)
 			close(fds[i]);
@@ -264,7 +265,7 @@ await_pid1(int sock, pid_t launcher)
 	ssize_t		 n;
 	int		 fd, f;
 
-	if (sbx_recvtag(sock, 0, &tag, &fd, 1) != 1 || tag != 'P')
+	if (plan_recvtag(sock, 0, &tag, &fd, 1) != 1 || tag != 'P')
 		return (-1);
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	if ((f = open(path, O_RDONLY | O_CLOEXEC)) == -1 ||
@@ -420,7 +421,7 @@ drop_mntns(const char *mode, int zsock, int pipefd)
 			err(2, "/proc/self/ns/mnt");
 		dropped_ino = 0;
 	}
-	if (sbx_sendtag(zsock, 'D', fds, n) == -1)
+	if (plan_sendtag(zsock, 0, 'D', fds, n) == -1)
 		err(2, "send D to the zygote");
 	if (fds[0] != pipefd)
 		close(fds[0]);
@@ -459,14 +460,14 @@ zygote_launcher(const char *mode, pid_t zpid, int zsock, int zerr, int sv1,
 	if (strncmp(mode, "zygotedrop", 10) == 0)
 		drop_mntns(mode, zsock, xp[0]);
 	/* A zygote that refused a "D" may be gone already. */
-	if (sbx_sendtag(zsock, tag, fds, n) == -1 &&
+	if (plan_sendtag(zsock, 0, tag, fds, n) == -1 &&
 	    strncmp(mode, "zygotedrop", 10) != 0)
 		err(2, "send to the zygote");
 	close(xp[0]);
 	close(xp[1]);
 	close(xs[0]);
 	close(xs[1]);
-	if (sbx_recvtag(zsock, 0, &tag, &fd, 1) != 1 || tag != 'Z') {
+	if (plan_recvtag(zsock, 0, &tag, &fd, 1) != 1 || tag != 'Z') {
 		r = read(zerr, buf, sizeof(buf) - 1);
 		buf[r > 0 ? r : 0] = '\0';
 		printf("zygote error: %s\n", buf);
@@ -503,7 +504,7 @@ zygote_launcher(const char *mode, pid_t zpid, int zsock, int zerr, int sv1,
  * plan w (len bytes) with nfd fds.
  */
 static int
-ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
+ready(int bin, const char *mode, struct plan *pl, unsigned char *w,
     size_t len)
 {
 	char	 late[PATH_MAX], cgdir[PATH_MAX];
@@ -564,7 +565,7 @@ ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
 	}
 	close(sv[1]);
 	close(ep[1]);
-	if (sbx_recvtag(sv[0], 0, &tag, NULL, 0) != 0 || tag != 'R') {
+	if (plan_recvtag(sv[0], 0, &tag, NULL, 0) != 0 || tag != 'R') {
 		printf("not ready\n");
 		fflush(stdout);
 		while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
@@ -588,7 +589,7 @@ ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
 			err(2, "%s", late);
 		strlcpy(pl->tree, late, sizeof(pl->tree));
 		free(w);
-		if ((w = sbx_plan_encode(pl, &sbx_prog, &len)) == NULL)
+		if ((w = plan_encode(pl, &sandbox_prog, &len)) == NULL)
 			err(2, "encode");
 	}
 	send_plan(sv[0], w, len, nfd, cgfd);
@@ -603,7 +604,7 @@ ready(int bin, const char *mode, struct sbx_plan *pl, unsigned char *w,
 		fflush(stdout);
 	}
 	/* A launcher that refused its plan may be gone already. */
-	(void)sbx_sendtag(sv[0], 'G', NULL, 0);
+	(void)plan_sendtag(sv[0], 0, 'G', NULL, 0);
 	r = read(ep[0], buf, sizeof(buf) - 1);
 	if (r > 0) {
 		buf[r] = '\0';
@@ -658,7 +659,7 @@ int
 main(int argc, char *argv[])
 {
 	struct sandbox_spec	 spec;
-	struct sbx_plan		 pl;
+	struct plan		 pl;
 	const char		*mode;
 	unsigned char		*w, *c;
 	size_t			 len, n = 0;
@@ -689,7 +690,7 @@ main(int argc, char *argv[])
 	pl.netfd = pl.ipcfd = -1;
 	if (sandbox_probe(probe, sizeof(probe)) == -1)
 		errx(2, "probe: %s", probe);
-	if ((w = sbx_plan_encode(&pl, &sbx_prog, &len)) == NULL)
+	if ((w = plan_encode(&pl, &sandbox_prog, &len)) == NULL)
 		err(2, "encode");
 	if (strcmp(mode, "cut") == 0 && n < len)
 		len = n;
@@ -736,7 +737,7 @@ main(int argc, char *argv[])
 	close(ep[1]);
 	if (strcmp(mode, "good") == 0) {
 		/* No cgroups here: pid 1 joins none. */
-		if (sbx_sendtag(sv[0], 'G', NULL, 0) == -1)
+		if (plan_sendtag(sv[0], 0, 'G', NULL, 0) == -1)
 			err(2, "send G");
 	}
 	r = read(ep[0], buf, sizeof(buf) - 1);

@@ -45,6 +45,7 @@
 #include <event.h>
 
 #include "../../supervisord-factory/sandbox.h"
+#include "../../sandbox/sbx.h"
 #include "sbxwait.h"
 #include "mntns.h"
 
@@ -263,6 +264,9 @@ main(int argc, char *argv[])
 	pid_t			 pid;
 
 	event_init();
+	/* Without -L, pid 1 runs in a fork of this program. */
+	sbx_exec_resolve();
+	sandbox_set_forked(sbx_pid1_forked);
 	memset(&spec, 0, sizeof(spec));
 	hide[0] = xa[0] = env[0] = ex[0] = NULL;
 	spec.logfd = STDOUT_FILENO;

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../supervisord-factory/sandbox.h"
 #include "../../sandbox/sbx.h"
 
 #define A0LO	(offsetof(struct seccomp_data, args[0]))
@@ -194,8 +195,8 @@ verdict3(const struct seccomp_data *d)
 	n[0] = sizeof(old_persona) / sizeof(old_persona[0]);
 	f[1] = old_family;
 	n[1] = sizeof(old_family) / sizeof(old_family[0]);
-	f[2] = sbx_prog.filter + SBX_ARGS_INSNS;	/* the denylist */
-	n[2] = sbx_prog.len - SBX_ARGS_INSNS;
+	f[2] = sandbox_prog.filter + SBX_ARGS_INSNS;	/* the denylist */
+	n[2] = sandbox_prog.len - SBX_ARGS_INSNS;
 	for (i = 2; i >= 0; i--) {
 		cur = run(f[i], n[i], d);
 		if ((int32_t)(cur & SECCOMP_RET_ACTION_FULL) <
@@ -208,7 +209,7 @@ verdict3(const struct seccomp_data *d)
 static uint32_t
 verdict1(const struct seccomp_data *d)
 {
-	return (run(sbx_prog.filter, sbx_prog.len, d));
+	return (run(sandbox_prog.filter, sandbox_prog.len, d));
 }
 
 static void
@@ -217,8 +218,8 @@ setup(void)
 	char	 err[256];
 
 	ck_assert_msg(sandbox_prepare(err, sizeof(err)) == 0, "%s", err);
-	ck_assert(sbx_prog.len > SBX_ARGS_INSNS &&
-	    sbx_prog.len <= SBX_BPF_MAX);
+	ck_assert(sandbox_prog.len > SBX_ARGS_INSNS &&
+	    sandbox_prog.len <= SBX_BPF_MAX);
 }
 
 static void

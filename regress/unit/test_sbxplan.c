@@ -1,5 +1,5 @@
 /*
- * Unit tests of sandbox/plan.c: the plan factoryd hands the
+ * Unit tests of libcommon/plan.c: the plan factoryd hands the
  * factory-sandbox launcher.  What is encoded decodes to the same; a
  * plan cut anywhere, with a byte too many, or with any field out of
  * its bounds is refused, naming the field.  The same for the enter
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../sandbox/sbx.h"
+#include "plan.h"
 
 static char *argv_[] = { "/bin/sh", "-c", "echo hi", NULL };
 static char *env_[] = { "HOME=/tmp", "PATH=/usr/bin:/bin", NULL };
@@ -27,7 +27,7 @@ static struct sock_filter insns[3] = {
 
 static struct sandbox_spec	 spec;
 static struct sandbox_listen	 lst[2];
-static struct sbx_plan		 plan;
+static struct plan		 plan;
 static char			 hide_[2][PATH_MAX] = { "/etc/factory", "/home" };
 static char			 binds_[2][PATH_MAX] = { "/opt/tool/bin",
 				    "/srv/git/r.git/objects" };
@@ -87,7 +87,7 @@ setup(void)
 static unsigned char *
 encode(size_t *len)
 {
-	unsigned char	*w = sbx_plan_encode(&plan, &prog, len);
+	unsigned char	*w = plan_encode(&plan, &prog, len);
 
 	ck_assert_ptr_nonnull(w);
 	return w;
@@ -98,12 +98,12 @@ static void
 refused(const void *w, size_t len, const char *want)
 {
 	struct sock_fprog	 p;
-	struct sbx_plan		*d;
+	struct plan		*d;
 	char			 err[256] = "";
 
-	d = sbx_plan_decode(w, len, &p, err, sizeof(err));
+	d = plan_decode(w, len, &p, err, sizeof(err));
 	if (d != NULL)
-		sbx_plan_free(d);
+		plan_free(d);
 	ck_assert_msg(d == NULL, "accepted, wanted '%s'", want);
 	ck_assert_msg(strstr(err, want) != NULL, "error '%s', wanted '%s'",
 	    err, want);
@@ -113,14 +113,14 @@ refused(const void *w, size_t len, const char *want)
 START_TEST(test_roundtrip)
 {
 	struct sock_fprog	 p;
-	struct sbx_plan		*d;
+	struct plan		*d;
 	unsigned char		*w;
 	size_t			 len;
 	char			 err[256];
 	int			 i;
 
 	w = encode(&len);
-	d = sbx_plan_decode(w, len, &p, err, sizeof(err));
+	d = plan_decode(w, len, &p, err, sizeof(err));
 	ck_assert_msg(d != NULL, "%s", err);
 	ck_assert_str_eq(d->spec->id, spec.id);
 	ck_assert_uint_eq(d->spec->uid, 64001);
@@ -157,7 +157,7 @@ START_TEST(test_roundtrip)
 	ck_assert_ptr_null(d->spec->home[i]);
 	ck_assert_uint_eq(p.len, 3);
 	ck_assert_int_eq(memcmp(p.filter, insns, sizeof(insns)), 0);
-	sbx_plan_free(d);
+	plan_free(d);
 	free(w);
 }
 END_TEST
@@ -166,7 +166,7 @@ END_TEST
 START_TEST(test_optional)
 {
 	struct sock_fprog	 p;
-	struct sbx_plan		*d;
+	struct plan		*d;
 	unsigned char		*w;
 	size_t			 len;
 	char			 err[256];
@@ -176,14 +176,14 @@ START_TEST(test_optional)
 	plan.netfd = plan.ipcfd = -1;
 	plan.image[0] = '\0';
 	w = encode(&len);
-	d = sbx_plan_decode(w, len, &p, err, sizeof(err));
+	d = plan_decode(w, len, &p, err, sizeof(err));
 	ck_assert_msg(d != NULL, "%s", err);
 	ck_assert_ptr_null(d->spec->exec_allow);
 	ck_assert_ptr_null(d->spec->hosts);
 	ck_assert_int_eq(d->netfd, -1);
 	ck_assert_str_eq(d->image, "");
 	ck_assert_ptr_null(d->spec->image);
-	sbx_plan_free(d);
+	plan_free(d);
 	free(w);
 }
 END_TEST
@@ -351,7 +351,7 @@ END_TEST
 START_TEST(test_counts)
 {
 	unsigned char	*w;
-	uint32_t	 big = 0x7fffffff;
+	uint32_t	 big = htonl(0x7fffffff);	/* the wire's order */
 	size_t		 len, off;
 
 	w = encode(&len);
@@ -365,7 +365,7 @@ END_TEST
 
 /* --- the enter plan: factoryctl shell's waiter ------------------------- */
 
-static struct sbx_enter		 ent;
+static struct plan_enter		 ent;
 
 static void
 enter_setup(void)
@@ -385,7 +385,7 @@ enter_setup(void)
 static unsigned char *
 enter_encode(size_t *len)
 {
-	unsigned char	*w = sbx_enter_encode(&ent, &prog, len);
+	unsigned char	*w = plan_enter_encode(&ent, &prog, len);
 
 	ck_assert_ptr_nonnull(w);
 	return w;
@@ -395,12 +395,12 @@ static void
 enter_refused(const void *w, size_t len, const char *want)
 {
 	struct sock_fprog	 p;
-	struct sbx_enter	*d;
+	struct plan_enter	*d;
 	char			 err[256] = "";
 
-	d = sbx_enter_decode(w, len, &p, err, sizeof(err));
+	d = plan_enter_decode(w, len, &p, err, sizeof(err));
 	if (d != NULL)
-		sbx_enter_free(d);
+		plan_enter_free(d);
 	ck_assert_msg(d == NULL, "accepted, wanted '%s'", want);
 	ck_assert_msg(strstr(err, want) != NULL, "error '%s', wanted '%s'",
 	    err, want);
@@ -410,14 +410,14 @@ enter_refused(const void *w, size_t len, const char *want)
 START_TEST(test_enter_roundtrip)
 {
 	struct sock_fprog	 p;
-	struct sbx_enter	*d;
+	struct plan_enter	*d;
 	unsigned char		*w;
 	size_t			 len;
 	char			 err[256];
 	int			 i;
 
 	w = enter_encode(&len);
-	d = sbx_enter_decode(w, len, &p, err, sizeof(err));
+	d = plan_enter_decode(w, len, &p, err, sizeof(err));
 	ck_assert_msg(d != NULL, "%s", err);
 	ck_assert_str_eq(d->spec->id, spec.id);
 	ck_assert_uint_eq(d->spec->uid, 64001);
@@ -442,7 +442,7 @@ START_TEST(test_enter_roundtrip)
 	ck_assert_str_eq(d->cgname, "shell-3");
 	ck_assert_uint_eq(p.len, 3);
 	ck_assert_mem_eq(p.filter, insns, sizeof(insns));
-	sbx_enter_free(d);
+	plan_enter_free(d);
 	free(w);
 }
 END_TEST
@@ -468,7 +468,7 @@ END_TEST
 START_TEST(test_enter_magic)
 {
 	struct sock_fprog	 p;
-	struct sbx_plan		*d;
+	struct plan		*d;
 	unsigned char		*w;
 	size_t			 len;
 	char			 err[256] = "";
@@ -477,7 +477,7 @@ START_TEST(test_enter_magic)
 	enter_refused(w, len, "magic: not an enter plan");
 	free(w);
 	w = enter_encode(&len);
-	d = sbx_plan_decode(w, len, &p, err, sizeof(err));
+	d = plan_decode(w, len, &p, err, sizeof(err));
 	ck_assert_ptr_null(d);
 	ck_assert_msg(strstr(err, "magic") != NULL, "%s", err);
 	w[4] = 1;
@@ -557,7 +557,7 @@ END_TEST
 START_TEST(test_enter_bytes)
 {
 	unsigned char	*w;
-	uint32_t	 big = 0x7fffffff;
+	uint32_t	 big = htonl(0x7fffffff);	/* the wire's order */
 	size_t		 len, off;
 
 	w = enter_encode(&len);
@@ -594,7 +594,7 @@ START_TEST(test_homefiles)
 	static char	*odd[] = { ".codex/config.toml", NULL };
 	char		*many[2 * SBX_HOMEFILES + 3], *big, err[256];
 	struct sock_fprog p;
-	struct sbx_plan	*d;
+	struct plan	*d;
 	unsigned char	*w;
 	size_t		 len, i;
 
@@ -626,14 +626,14 @@ START_TEST(test_homefiles)
 	free(w);
 	big[SBX_HOMEFILE] = '\0';
 	w = encode(&len);
-	d = sbx_plan_decode(w, len, &p, err, sizeof(err));
+	d = plan_decode(w, len, &p, err, sizeof(err));
 	ck_assert_msg(d != NULL, "%s", err);
 	ck_assert_uint_eq(strlen(d->spec->home[1]), SBX_HOMEFILE);
-	sbx_plan_free(d);
+	plan_free(d);
 	free(w);
 	free(big);
-	ck_assert_int_eq(sbx_home_name(".pi/agent/models.json"), 0);
-	ck_assert_int_eq(sbx_home_name("a/b/c/d"), 0);
+	ck_assert_int_eq(plan_home_name(".pi/agent/models.json"), 0);
+	ck_assert_int_eq(plan_home_name("a/b/c/d"), 0);
 }
 END_TEST
 

@@ -6,7 +6,7 @@
  * still decodes field by field: every count and length has a bound,
  * strings carry no NUL, paths are absolute, nothing is left over.
  *
- * Format, integers in host order (the peer is on this host):
+ * Format, integers in network order (ibuf_add_n*), as egressmsg.c:
  *
  *	u32 magic "SBXP", u32 version
  *	str id; u32 uid, gid; str tree
@@ -21,23 +21,36 @@
  *	u32 n, n x 8 bytes			the seccomp program
  *
  * str is u32 length and bytes; strv is u32 count and strings;
- * optstrv's count is 0xffffffff for "none given".
+ * optstrv's count is 0xffffffff for "none given".  A seccomp
+ * instruction is u16 code, u8 jt, u8 jf, u32 k; an endpoint's address
+ * is the sockaddr's bytes as the kernel takes them.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
 
 #include <netinet/in.h>
 
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+
+#include <linux/magic.h>
+#include <linux/nsfs.h>
+
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "sbx.h"
+#include "imsg.h"
+#include "plan.h"
 
-#define PLAN_MAGIC	0x50584253U	/* "SBXP" */
-#define ENTER_MAGIC	0x45584253U	/* "SBXE" */
+#define PLAN_MAGIC	0x53425850U	/* "SBXP" on the wire */
+#define ENTER_MAGIC	0x53425845U	/* "SBXE" on the wire */
 #define PLAN_VERSION	4U
 #define PLAN_NONE	0xffffffffU
 #define PLAN_MAXARGV	4096
@@ -46,55 +59,56 @@
 #define PLAN_MAXHOSTS	(64 * 1024)
 #define PLAN_MAXID	63
 
+/*
+ * The writer: an ibuf that may grow to SBX_PLAN_MAX; the first failure
+ * sticks (errno E2BIG past the bound, else ENOMEM) and later puts do
+ * nothing, so an encoder reads as its format.
+ */
 struct wbuf {
-	unsigned char	*p;
-	size_t		 len, cap;
+	struct ibuf	*b;
 	int		 failed;
 };
 
 static void
+put_check(struct wbuf *w, int rc)
+{
+	if (rc == -1 && w->failed == 0)
+		w->failed = errno == ERANGE ? E2BIG : ENOMEM;
+}
+
+static void
 put(struct wbuf *w, const void *data, size_t len)
 {
-	unsigned char	*n;
-	size_t		 cap;
-
-	if (w->failed)
-		return;
-	if (w->len + len > SBX_PLAN_MAX) {
-		w->failed = E2BIG;
-		return;
-	}
-	if (w->len + len > w->cap) {
-		cap = w->cap == 0 ? 4096 : w->cap;
-		while (cap < w->len + len)
-			cap *= 2;
-		if ((n = realloc(w->p, cap)) == NULL) {
-			w->failed = ENOMEM;
-			return;
-		}
-		w->p = n;
-		w->cap = cap;
-	}
-	memcpy(w->p + w->len, data, len);
-	w->len += len;
+	if (!w->failed)
+		put_check(w, ibuf_add(w->b, data, len));
 }
 
 static void
 put_u8(struct wbuf *w, uint8_t v)
 {
-	put(w, &v, sizeof(v));
+	if (!w->failed)
+		put_check(w, ibuf_add_n8(w->b, v));
+}
+
+static void
+put_u16(struct wbuf *w, uint16_t v)
+{
+	if (!w->failed)
+		put_check(w, ibuf_add_n16(w->b, v));
 }
 
 static void
 put_u32(struct wbuf *w, uint32_t v)
 {
-	put(w, &v, sizeof(v));
+	if (!w->failed)
+		put_check(w, ibuf_add_n32(w->b, v));
 }
 
 static void
 put_u64(struct wbuf *w, uint64_t v)
 {
-	put(w, &v, sizeof(v));
+	if (!w->failed)
+		put_check(w, ibuf_add_n64(w->b, v));
 }
 
 static void
@@ -122,6 +136,27 @@ put_strv(struct wbuf *w, char *const *v, int optional)
 		put_str(w, v[n]);
 }
 
+static void
+put_prog(struct wbuf *w, const struct sock_fprog *prog)
+{
+	int	 i;
+
+	put_u32(w, prog->len);
+	for (i = 0; i < prog->len; i++) {
+		put_u16(w, prog->filter[i].code);
+		put_u8(w, prog->filter[i].jt);
+		put_u8(w, prog->filter[i].jf);
+		put_u32(w, prog->filter[i].k);
+	}
+}
+
+static int
+put_open(struct wbuf *w)
+{
+	w->failed = 0;
+	return ((w->b = ibuf_dynamic(4096, SBX_PLAN_MAX)) == NULL ? -1 : 0);
+}
+
 /* Who runs what, where: shared with the enter plan. */
 static void
 put_who(struct wbuf *w, const struct sandbox_spec *spec, const char *tree,
@@ -139,27 +174,38 @@ put_who(struct wbuf *w, const struct sandbox_spec *spec, const char *tree,
 		put_str(w, image);
 }
 
+/* The bytes, the caller's to free(3); NULL and errno if not all fit. */
 static void *
 put_done(struct wbuf *w, size_t *lenp)
 {
+	void	*data;
+
 	if (w->failed) {
-		free(w->p);
+		ibuf_free(w->b);
 		errno = w->failed;
 		return (NULL);
 	}
-	*lenp = w->len;
-	return (w->p);
+	*lenp = ibuf_size(w->b);
+	if ((data = malloc(*lenp > 0 ? *lenp : 1)) == NULL) {
+		ibuf_free(w->b);
+		return (NULL);
+	}
+	memcpy(data, ibuf_data(w->b), *lenp);
+	ibuf_free(w->b);
+	return (data);
 }
 
 void *
-sbx_plan_encode(const struct sbx_plan *pl, const struct sock_fprog *prog,
+plan_encode(const struct plan *pl, const struct sock_fprog *prog,
     size_t *lenp)
 {
 	const struct sandbox_spec *spec = pl->spec;
-	struct wbuf	 w = { NULL, 0, 0, 0 };
+	struct wbuf	 w;
 	uint32_t	 n;
 	int		 i;
 
+	if (put_open(&w) == -1)
+		return (NULL);
 	put_u32(&w, PLAN_MAGIC);
 	put_u32(&w, PLAN_VERSION);
 	put_who(&w, spec, pl->tree, pl->image[0] != '\0' ? pl->image : NULL);
@@ -191,8 +237,7 @@ sbx_plan_encode(const struct sbx_plan *pl, const struct sock_fprog *prog,
 	put_u32(&w, n);
 	for (i = 0; i < (int)n; i++)
 		put_str(&w, spec->home[i]);
-	put_u32(&w, prog->len);
-	put(&w, prog->filter, (size_t)prog->len * sizeof(*prog->filter));
+	put_prog(&w, prog);
 	return (put_done(&w, lenp));
 }
 
@@ -202,7 +247,7 @@ sbx_plan_encode(const struct sbx_plan *pl, const struct sock_fprog *prog,
  * the input (each string's 4-byte length pays for its NUL).
  */
 struct plan_out {
-	struct sbx_plan		 pl;	/* first: sbx_plan_free() casts */
+	struct plan		 pl;	/* first: plan_free() casts */
 	struct sandbox_spec	 spec;
 	char			*arena;
 	size_t			 used;
@@ -214,14 +259,17 @@ struct plan_out {
 	struct sock_filter	*bpf;
 };
 
+/*
+ * The reader: an ibuf over the caller's bytes, the arena the strings
+ * are copied to, and the first failure, which names its field.
+ */
 struct rbuf {
-	const unsigned char	*p;
-	size_t			 left;
-	char			*arena;		/* len + 1 bytes */
-	size_t			 used;
-	char			*err;
-	size_t			 errlen;
-	int			 failed;
+	struct ibuf	 b;
+	char		*arena;		/* len + 1 bytes */
+	size_t		 used;
+	char		*err;
+	size_t		 errlen;
+	int		 failed;
 };
 
 /*
@@ -242,8 +290,7 @@ rbuf_open(struct rbuf *r, const void *data, size_t len, char **arena,
 		return (-1);
 	}
 	memset(r, 0, sizeof(*r));
-	r->p = data;
-	r->left = len;
+	ibuf_from_buffer(&r->b, (void *)data, len);
 	r->arena = *arena;
 	r->err = err;
 	r->errlen = errlen;
@@ -265,19 +312,43 @@ bad(struct rbuf *r, const char *fmt, ...)
 	snprintf(r->err, r->errlen, "plan: %s", msg);
 }
 
+/* Whether a getter failed; then the field is named as truncated. */
 static int
-get(struct rbuf *r, void *data, size_t len, const char *field)
+got(struct rbuf *r, int rc, const char *field)
 {
 	if (r->failed)
 		return (-1);
-	if (len > r->left) {
+	if (rc == -1) {
 		bad(r, "%s: truncated", field);
 		return (-1);
 	}
-	memcpy(data, r->p, len);
-	r->p += len;
-	r->left -= len;
 	return (0);
+}
+
+static int
+get(struct rbuf *r, void *data, size_t len, const char *field)
+{
+	return (r->failed ? -1 : got(r, ibuf_get(&r->b, data, len), field));
+}
+
+static uint8_t
+get_u8(struct rbuf *r, const char *field)
+{
+	uint8_t	 v = 0;
+
+	if (!r->failed)
+		(void)got(r, ibuf_get_n8(&r->b, &v), field);
+	return (v);
+}
+
+static uint16_t
+get_u16(struct rbuf *r, const char *field)
+{
+	uint16_t	 v = 0;
+
+	if (!r->failed)
+		(void)got(r, ibuf_get_n16(&r->b, &v), field);
+	return (v);
 }
 
 static uint32_t
@@ -285,7 +356,8 @@ get_u32(struct rbuf *r, const char *field)
 {
 	uint32_t	 v = 0;
 
-	(void)get(r, &v, sizeof(v), field);
+	if (!r->failed)
+		(void)got(r, ibuf_get_n32(&r->b, &v), field);
 	return (v);
 }
 
@@ -294,16 +366,17 @@ get_u64(struct rbuf *r, const char *field)
 {
 	uint64_t	 v = 0;
 
-	(void)get(r, &v, sizeof(v), field);
+	if (!r->failed)
+		(void)got(r, ibuf_get_n64(&r->b, &v), field);
 	return (v);
 }
 
 static int
 get_bool(struct rbuf *r, const char *field)
 {
-	uint8_t	 v = 0;
+	uint8_t	 v = get_u8(r, field);
 
-	if (get(r, &v, sizeof(v), field) == 0 && v > 1)
+	if (v > 1)
 		bad(r, "%s: %u is not 0 or 1", field, v);
 	return (v);
 }
@@ -317,20 +390,18 @@ get_str(struct rbuf *r, size_t max, const char *field)
 
 	if (r->failed)
 		return (NULL);
-	if (len > max || len > r->left) {
+	if (len > max || len > ibuf_size(&r->b)) {
 		bad(r, "%s: length %u out of bounds", field, len);
 		return (NULL);
 	}
-	if (memchr(r->p, '\0', len) != NULL) {
+	if (memchr(ibuf_data(&r->b), '\0', len) != NULL) {
 		bad(r, "%s: contains a NUL", field);
 		return (NULL);
 	}
 	s = r->arena + r->used;
-	memcpy(s, r->p, len);
+	(void)ibuf_get(&r->b, s, len);
 	s[len] = '\0';
 	r->used += len + 1;
-	r->p += len;
-	r->left -= len;
 	return (s);
 }
 
@@ -410,7 +481,7 @@ get_id(struct rbuf *r, struct sandbox_spec *spec)
 }
 
 static void
-get_binds(struct rbuf *r, struct sbx_plan *pl)
+get_binds(struct rbuf *r, struct plan *pl)
 {
 	char		 name[64], *s;
 	uint32_t	 n = get_u32(r, "binds"), i;
@@ -482,7 +553,7 @@ get_listen(struct rbuf *r, struct plan_out *o)
 static void
 get_prog(struct rbuf *r, struct sock_filter **bpf, struct sock_fprog *prog)
 {
-	uint32_t	 n = get_u32(r, "seccomp");
+	uint32_t	 n = get_u32(r, "seccomp"), i;
 
 	if (r->failed)
 		return;
@@ -495,7 +566,13 @@ get_prog(struct rbuf *r, struct sock_filter **bpf, struct sock_fprog *prog)
 		bad(r, "seccomp: out of memory");
 		return;
 	}
-	if (get(r, *bpf, (size_t)n * sizeof(**bpf), "seccomp") == 0) {
+	for (i = 0; i < n && !r->failed; i++) {
+		(*bpf)[i].code = get_u16(r, "seccomp");
+		(*bpf)[i].jt = get_u8(r, "seccomp");
+		(*bpf)[i].jf = get_u8(r, "seccomp");
+		(*bpf)[i].k = get_u32(r, "seccomp");
+	}
+	if (!r->failed) {
 		prog->len = (unsigned short)n;
 		prog->filter = *bpf;
 	}
@@ -569,7 +646,7 @@ get_homefiles(struct rbuf *r, struct plan_out *o)
 			bad(r, "home: a name without its content");
 			return;
 		}
-		if (sbx_home_name(o->home[i]) == -1)
+		if (plan_home_name(o->home[i]) == -1)
 			bad(r, "home[%u]: not a plain relative path", i);
 		else if (strlen(o->home[i + 1]) > SBX_HOMEFILE)
 			bad(r, "home[%u]: more than %d bytes", i + 1,
@@ -579,7 +656,7 @@ get_homefiles(struct rbuf *r, struct plan_out *o)
 
 /* 0 if name is a relative path of plain components (get_homefiles). */
 int
-sbx_home_name(const char *name)
+plan_home_name(const char *name)
 {
 	size_t	 n, depth = 0;
 	const char *p = name;
@@ -605,7 +682,7 @@ static void
 get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 {
 	struct sandbox_spec	*spec = &o->spec;
-	struct sbx_plan		*pl = &o->pl;
+	struct plan		*pl = &o->pl;
 
 	if (get_u32(r, "magic") != PLAN_MAGIC && !r->failed)
 		bad(r, "magic: not a sandbox plan");
@@ -627,8 +704,8 @@ get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 		spec->hosts = get_str(r, PLAN_MAXHOSTS, "hosts");
 	get_homefiles(r, o);
 	get_prog(r, &o->bpf, prog);
-	if (!r->failed && r->left != 0)
-		bad(r, "%zu bytes after the end", r->left);
+	if (!r->failed && ibuf_size(&r->b) != 0)
+		bad(r, "%zu bytes after the end", ibuf_size(&r->b));
 	spec->tree = pl->tree;
 	spec->argv = o->argv;
 	spec->env = o->env;
@@ -639,8 +716,8 @@ get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 	pl->spec = spec;
 }
 
-struct sbx_plan *
-sbx_plan_decode(const void *data, size_t len, struct sock_fprog *prog,
+struct plan *
+plan_decode(const void *data, size_t len, struct sock_fprog *prog,
     char *err, size_t errlen)
 {
 	struct plan_out	*o;
@@ -660,14 +737,14 @@ sbx_plan_decode(const void *data, size_t len, struct sock_fprog *prog,
 	if (r.failed) {
 		prog->len = 0;
 		prog->filter = NULL;
-		sbx_plan_free(&o->pl);
+		plan_free(&o->pl);
 		return (NULL);
 	}
 	return (&o->pl);
 }
 
 void
-sbx_plan_free(struct sbx_plan *pl)
+plan_free(struct plan *pl)
 {
 	struct plan_out	*o = (struct plan_out *)pl;
 
@@ -696,13 +773,15 @@ sbx_plan_free(struct sbx_plan *pl)
  *	u32 n, n x 8 bytes			the seccomp program
  */
 void *
-sbx_enter_encode(const struct sbx_enter *en, const struct sock_fprog *prog,
+plan_enter_encode(const struct plan_enter *en, const struct sock_fprog *prog,
     size_t *lenp)
 {
 	const struct sandbox_spec *spec = en->spec;
-	struct wbuf	 w = { NULL, 0, 0, 0 };
+	struct wbuf	 w;
 	int		 i;
 
+	if (put_open(&w) == -1)
+		return (NULL);
 	put_u32(&w, ENTER_MAGIC);
 	put_u32(&w, PLAN_VERSION);
 	put_who(&w, spec, en->tree, spec->image);
@@ -711,17 +790,16 @@ sbx_enter_encode(const struct sbx_enter *en, const struct sock_fprog *prog,
 	put_u64(&w, spec->nofile);
 	put_u32(&w, (uint32_t)en->nports);
 	for (i = 0; i < en->nports && i < SANDBOX_MAXLISTEN; i++)
-		put(&w, &en->ports[i], sizeof(en->ports[i]));
+		put_u16(&w, en->ports[i]);
 	put_u32(&w, (uint32_t)en->nprocs);
 	put_str(&w, en->home);
 	put_str(&w, en->cgname);
-	put_u32(&w, prog->len);
-	put(&w, prog->filter, (size_t)prog->len * sizeof(*prog->filter));
+	put_prog(&w, prog);
 	return (put_done(&w, lenp));
 }
 
 struct enter_out {
-	struct sbx_enter	 en;	/* first: sbx_enter_free() casts */
+	struct plan_enter	 en;	/* first: plan_enter_free() casts */
 	struct sandbox_spec	 spec;
 	char			*arena;
 	char			**argv;
@@ -731,7 +809,7 @@ struct enter_out {
 };
 
 static void
-get_ports(struct rbuf *r, struct sbx_enter *en)
+get_ports(struct rbuf *r, struct plan_enter *en)
 {
 	char		 name[64];
 	uint32_t	 n = get_u32(r, "ports"), i;
@@ -744,8 +822,7 @@ get_ports(struct rbuf *r, struct sbx_enter *en)
 	}
 	for (i = 0; i < n && !r->failed; i++) {
 		snprintf(name, sizeof(name), "ports[%u]", i);
-		if (get(r, &en->ports[i], sizeof(en->ports[i]), name) == 0 &&
-		    en->ports[i] == 0)
+		if ((en->ports[i] = get_u16(r, name)) == 0 && !r->failed)
 			bad(r, "%s: port 0", name);
 	}
 	en->nports = (int)n;
@@ -757,7 +834,7 @@ get_ports(struct rbuf *r, struct sbx_enter *en)
  * the attempt's cgroup2 directory.
  */
 static void
-get_home(struct rbuf *r, struct sbx_enter *en)
+get_home(struct rbuf *r, struct plan_enter *en)
 {
 	const char	*s = get_path(r, "home");
 	size_t		 len;
@@ -775,7 +852,7 @@ get_home(struct rbuf *r, struct sbx_enter *en)
 }
 
 static void
-get_cgname(struct rbuf *r, struct sbx_enter *en)
+get_cgname(struct rbuf *r, struct plan_enter *en)
 {
 	const char	*s = get_str(r, sizeof(en->cgname) - 1, "cgname");
 
@@ -793,7 +870,7 @@ static void
 get_enter(struct rbuf *r, struct enter_out *o, struct sock_fprog *prog)
 {
 	struct sandbox_spec	*spec = &o->spec;
-	struct sbx_enter	*en = &o->en;
+	struct plan_enter	*en = &o->en;
 
 	if (get_u32(r, "magic") != ENTER_MAGIC && !r->failed)
 		bad(r, "magic: not an enter plan");
@@ -810,8 +887,8 @@ get_enter(struct rbuf *r, struct enter_out *o, struct sock_fprog *prog)
 	get_home(r, en);
 	get_cgname(r, en);
 	get_prog(r, &o->bpf, prog);
-	if (!r->failed && r->left != 0)
-		bad(r, "%zu bytes after the end", r->left);
+	if (!r->failed && ibuf_size(&r->b) != 0)
+		bad(r, "%zu bytes after the end", ibuf_size(&r->b));
 	spec->tree = en->tree;
 	spec->argv = o->argv;
 	spec->env = o->env;
@@ -820,8 +897,8 @@ get_enter(struct rbuf *r, struct enter_out *o, struct sock_fprog *prog)
 	en->spec = spec;
 }
 
-struct sbx_enter *
-sbx_enter_decode(const void *data, size_t len, struct sock_fprog *prog,
+struct plan_enter *
+plan_enter_decode(const void *data, size_t len, struct sock_fprog *prog,
     char *err, size_t errlen)
 {
 	struct enter_out	*o;
@@ -841,14 +918,14 @@ sbx_enter_decode(const void *data, size_t len, struct sock_fprog *prog,
 	if (r.failed) {
 		prog->len = 0;
 		prog->filter = NULL;
-		sbx_enter_free(&o->en);
+		plan_enter_free(&o->en);
 		return (NULL);
 	}
 	return (&o->en);
 }
 
 void
-sbx_enter_free(struct sbx_enter *en)
+plan_enter_free(struct plan_enter *en)
 {
 	struct enter_out	*o = (struct enter_out *)en;
 
@@ -860,4 +937,171 @@ sbx_enter_free(struct sbx_enter *en)
 	free(o->bpf);
 	free(o->arena);
 	free(o);
+}
+
+/* --- both sides of the launcher's socket ------------------------------- */
+
+/* Report a failure of pid 1 or the agent on fd and exit. */
+__dead void
+plan_fail(int fd, const char *fmt, ...)
+{
+	char	 msg[512];
+	va_list	 ap;
+	int	 saved = errno;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (strstr(fmt, "%m") == NULL && saved != 0 &&
+	    fmt[strlen(fmt) - 1] == ':')
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), " %s",
+		    strerror(saved));
+	/* Nothing more to say if this fails: 127 says it too. */
+	if (write(fd, msg, strlen(msg)) == -1)
+		_exit(127);
+	_exit(127);
+}
+
+/* If tree lies below dir, the part of it below dir; else NULL. */
+const char *
+plan_below(const char *tree, const char *dir)
+{
+	size_t	 n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return (tree + 1);
+	if (strncmp(tree, dir, n) == 0 && tree[n] == '/')
+		return (tree + n + 1);
+	return (NULL);
+}
+
+/*
+ * The agent's root is built from this allowlist, read-only: the system
+ * directories programs need and nothing else of the host (no /home,
+ * /root, /srv, /opt, /var, /sys, /mnt, no other repository, no state,
+ * keys or sockets).  The tree, the repository's objects and the
+ * manifest's exec paths are added by exact path.  A symlink (a merged
+ * /usr) is recreated as the same symlink.
+ */
+const char *const plan_rootdirs[PLAN_NROOTDIRS + 1] = {
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/etc", NULL
+};
+
+/* The egress ports of spec, for the Landlock connect rules. */
+int
+plan_ports(const struct sandbox_spec *spec, uint16_t *ports)
+{
+	const struct sockaddr_storage	*ss;
+	int				 i, n = 0;
+
+	for (i = 0; i < spec->nlisten && i < SANDBOX_MAXLISTEN; i++) {
+		ss = &spec->listen[i].addr;
+		ports[n++] = ntohs(ss->ss_family == AF_INET6 ?
+		    ((const struct sockaddr_in6 *)ss)->sin6_port :
+		    ((const struct sockaddr_in *)ss)->sin_port);
+	}
+	return (n);
+}
+
+/*
+ * One message between the parent and pid 1: a tag byte, and n fds
+ * (at most SANDBOX_MAXLISTEN) attached; flags for send(2), such as
+ * MSG_DONTWAIT.  -1 with errno if not sent.
+ */
+int
+plan_sendtag(int sock, int flags, char tag, const int *fds, int n)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int) * SANDBOX_MAXLISTEN)];
+	} cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+
+	memset(&msg, 0, sizeof(msg));
+	memset(&cm, 0, sizeof(cm));
+	iov.iov_base = &tag;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	if (n > 0) {
+		msg.msg_control = cm.buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+	}
+	return (sendmsg(sock, &msg, flags | MSG_NOSIGNAL) == -1 ? -1 : 0);
+}
+
+/*
+ * The next message on sock: its tag in *tag and the fds attached (at
+ * most max; close-on-exec) in fds.  Returns how many fds came, or -1
+ * if no message did (EOF, an error, or nothing there with
+ * MSG_DONTWAIT) or it was cut short; fds that came are closed then.
+ */
+int
+plan_recvtag(int sock, int flags, char *tag, int *fds, int max)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int) * SANDBOX_MAXLISTEN)];
+	} cm;
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*c;
+	ssize_t		 r;
+	int		 got = 0, n, i;
+
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = tag;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	while ((r = recvmsg(sock, &msg, flags | MSG_CMSG_CLOEXEC)) == -1 &&
+	    errno == EINTR)
+		;
+	for (c = r > 0 ? CMSG_FIRSTHDR(&msg) : NULL; c != NULL;
+	    c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			int	 fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			if (got < max)
+				fds[got++] = fd;
+			else
+				close(fd);
+		}
+	}
+	if (r != 1 || (msg.msg_flags & MSG_CTRUNC)) {
+		while (got > 0)
+			close(fds[--got]);
+		return (-1);
+	}
+	return (got);
+}
+
+/*
+ * Whether fd is a mount namespace (nsfs, of type mnt) other than the
+ * caller's own: what pid 1's "M" must carry, and the zygote's "D".
+ */
+int
+plan_mntns_ok(int fd)
+{
+	struct statfs	 sfs;
+	struct stat	 st, own;
+
+	return (fstatfs(fd, &sfs) == 0 && sfs.f_type == NSFS_MAGIC &&
+	    ioctl(fd, NS_GET_NSTYPE) == CLONE_NEWNS && fstat(fd, &st) == 0 &&
+	    stat("/proc/self/ns/mnt", &own) == 0 && (st.st_ino != own.st_ino ||
+	    st.st_dev != own.st_dev));
 }
