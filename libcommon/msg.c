@@ -11,57 +11,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "crypto.h"
 #include "esc.h"
 #include "imsgev.h"
 #include "log.h"
 #include "msg.h"
+#include "msgtab.h"
 #include "util.h"
-
-enum ftype {
-	F_STR,		/* char[size], NUL-terminated */
-	F_PSTR,		/* char *, at most size bytes */
-	F_U32,		/* uint32_t */
-	F_U64,		/* uint64_t */
-	F_I64,		/* int64_t */
-	F_BOOL,		/* int, 0 or 1 */
-	F_STRV,		/* char **, count at cnt, at most size entries */
-	F_OBJV,		/* an array of structs of table sub (esize bytes
-			   each), count at cnt, at most size entries */
-	F_GITHUB	/* struct msg_github, presence flag (int) at cnt */
-};
-
-enum fclass {
-	C_TEXT,		/* the parent's own: any UTF-8 without NUL */
-	C_ABS,		/* an absolute path */
-	C_ID,		/* an attempt id */
-	C_HEX40,	/* 40 lower-case hex digits */
-	C_HEX40E,	/* the same, or empty */
-	C_HEX64,
-	C_HEX64E,
-	C_DIGEST,	/* "sha256:" and 64 hex digits */
-	C_ESC,		/* the suite's encoding, esc.h */
-	C_PRINT,	/* printable ASCII */
-	C_B64,		/* base64 */
-	C_STATUS,	/* one of A M D T */
-	C_FORGE		/* "local" or "github" */
-};
-
-struct field {
-	const char	*key;
-	enum ftype	 type;
-	enum fclass	 cls;		/* strings, and list entries */
-	size_t		 off;
-	size_t		 size;		/* see enum ftype */
-	size_t		 cnt;		/* lists and F_GITHUB */
-	long long	 min, max;	/* numbers */
-	int		 optional;	/* may be absent (encoded if set) */
-	const struct field *sub;	/* F_OBJV: an entry's table */
-	size_t		 nsub;
-	size_t		 esize;		/* F_OBJV: sizeof an entry */
-};
+#include "wire.h"
 
 struct msgdesc {
 	const char		*name;
@@ -283,6 +240,7 @@ static const struct field f_pchecked[] = {
 	OSTR(struct msg_pchecked, error, C_ESC),
 };
 
+static int	utf8_ok(const char *);
 static int	check_resolved(const void *, char *, size_t);
 static int	check_pchecked(const void *, char *, size_t);
 static int	check_result(const void *, char *, size_t);
@@ -354,7 +312,7 @@ class_ok(enum fclass c, const char *s)
 
 	switch (c) {
 	case C_TEXT:
-		return (1);
+		return (utf8_ok(s));
 	case C_ABS:
 		return (s[0] == '/');
 	case C_ID:
@@ -391,52 +349,76 @@ class_ok(enum fclass c, const char *s)
 	return (0);
 }
 
-/* A string value of at most max bytes, of its class. */
-static const char *
-get_str(const struct field *f, json_t *v, size_t max, char *err,
-    size_t errlen)
+/*
+ * What JSON once guaranteed of the parent's own text: UTF-8, shortest
+ * form, no surrogate, nothing beyond U+10FFFF.
+ */
+static int
+utf8_ok(const char *s)
 {
-	const char	*s;
+	const unsigned char	*p = (const unsigned char *)s;
+	uint32_t		 c;
+	int			 n, i;
 
-	if (!json_is_string(v)) {
-		errfmt(err, errlen, "field %s: not a string", f->key);
-		return (NULL);
+	while (*p != '\0') {
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		if (*p >= 0xc2 && *p <= 0xdf)
+			n = 1, c = *p & 0x1f;
+		else if (*p >= 0xe0 && *p <= 0xef)
+			n = 2, c = *p & 0x0f;
+		else if (*p >= 0xf0 && *p <= 0xf4)
+			n = 3, c = *p & 0x07;
+		else
+			return (0);
+		for (i = 1; i <= n; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return (0);
+			c = (c << 6) | (p[i] & 0x3f);
+		}
+		if ((n == 2 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+		    (n == 3 && (c < 0x10000 || c > 0x10ffff)))
+			return (0);
+		p += n + 1;
 	}
-	s = json_string_value(v);
-	if (strlen(s) != json_string_length(v)) {
-		errfmt(err, errlen, "field %s: NUL in the string", f->key);
-		return (NULL);
-	}
-	if (strlen(s) > max) {
-		errfmt(err, errlen, "field %s: longer than %zu bytes", f->key,
-		    max);
-		return (NULL);
-	}
-	if (!class_ok(f->cls, s)) {
-		errfmt(err, errlen, "field %s: not of its kind", f->key);
-		return (NULL);
-	}
-	return (s);
+	return (1);
 }
 
+/* An optional string field may be empty, whatever its class. */
 static int
-get_num(const struct field *f, json_t *v, void *p, char *err, size_t errlen)
+str_ok(const struct field *f, const char *s)
 {
-	json_int_t	 n;
+	if (f->optional && s[0] == '\0')
+		return (1);
+	return (class_ok(f->cls, s));
+}
 
-	if (f->type == F_BOOL) {
-		if (!json_is_boolean(v))
-			return (errfmt(err, errlen, "field %s: not a boolean",
-			    f->key));
-		*(int *)p = json_is_true(v);
-		return (0);
+static int	decode_obj(struct mread *, const struct field *, size_t,
+		    void *);
+
+static int
+get_num(struct mread *m, const struct field *f, void *p)
+{
+	uint64_t	 u;
+	uint32_t	 u32;
+	long long	 n;
+
+	if (f->type == F_U32) {
+		if (m_get_n32(m, f->key, &u32) == -1)
+			return (-1);
+		n = u32;
+	} else {
+		if (m_get_n64(m, f->key, &u) == -1)
+			return (-1);
+		if (f->type == F_U64 && u > (uint64_t)f->max)
+			return (m_fail(m, "field %s: %llu out of range", f->key,
+			    (unsigned long long)u));
+		n = (long long)u;
 	}
-	if (!json_is_integer(v))
-		return (errfmt(err, errlen, "field %s: not an integer", f->key));
-	n = json_integer_value(v);
 	if (n < f->min || n > f->max)
-		return (errfmt(err, errlen, "field %s: %lld out of range",
-		    f->key, (long long)n));
+		return (m_fail(m, "field %s: %lld out of range", f->key, n));
 	if (f->type == F_U32)
 		*(uint32_t *)p = (uint32_t)n;
 	else if (f->type == F_U64)
@@ -446,134 +428,121 @@ get_num(const struct field *f, json_t *v, void *p, char *err, size_t errlen)
 	return (0);
 }
 
-static int	decode_obj(json_t *, const struct field *, size_t, void *,
-		    char *, size_t);
+/* A count of entries, at most the field's bound. */
+static int
+get_count(struct mread *m, const struct field *f, size_t *n)
+{
+	uint32_t	 c;
+
+	if (m_get_n32(m, f->key, &c) == -1)
+		return (-1);
+	if (c > f->size)
+		return (m_fail(m, "field %s: more than %zu entries", f->key,
+		    f->size));
+	*n = c;
+	return (0);
+}
 
 static int
-get_strv(const struct field *f, json_t *v, void *p, size_t *cnt, char *err,
-    size_t errlen)
+get_strv(struct mread *m, const struct field *f, void *p, size_t *cnt)
 {
-	char		***vp = p, **list;
-	const char	 *s;
-	json_t		 *e;
-	size_t		  i;
+	char	***vp = p, **list;
+	size_t	  i, n = 0;
 
-	if (!json_is_array(v))
-		return (errfmt(err, errlen, "field %s: not an array", f->key));
-	if (json_array_size(v) > f->size)
-		return (errfmt(err, errlen, "field %s: more than %zu entries",
-		    f->key, f->size));
-	if ((list = calloc(json_array_size(v) + 1, sizeof(*list))) == NULL)
-		return (errfmt(err, errlen, "field %s: %s", f->key,
-		    strerror(errno)));
+	if (get_count(m, f, &n) == -1)
+		return (-1);
+	if ((list = calloc(n + 1, sizeof(*list))) == NULL)
+		return (m_fail(m, "field %s: %s", f->key, strerror(errno)));
 	*vp = list;
-	json_array_foreach(v, i, e) {
-		if ((s = get_str(f, e, MSG_ESC_MAX, err, errlen)) == NULL)
-			return (-1);
-		if ((list[i] = strdup(s)) == NULL)
-			return (errfmt(err, errlen, "%s", strerror(errno)));
+	for (i = 0; i < n; i++) {
 		*cnt = i + 1;
+		if (m_get_strdup(m, f->key, MSG_ESC_MAX, &list[i]) == -1)
+			return (-1);
+		if (!class_ok(f->cls, list[i]))
+			return (m_fail(m, "field %s: not of its kind", f->key));
 	}
 	return (0);
 }
 
 static int
-get_objv(const struct field *f, json_t *v, void *p, size_t *cnt,
-    char *err, size_t errlen)
+get_objv(struct mread *m, const struct field *f, void *p, size_t *cnt)
 {
-	char		**lp = p, *list;
-	json_t		 *e;
-	size_t		  i;
+	char	**lp = p, *list;
+	size_t	  i, n = 0;
 
-	if (!json_is_array(v))
-		return (errfmt(err, errlen, "field %s: not an array", f->key));
-	if (json_array_size(v) > f->size)
-		return (errfmt(err, errlen, "field %s: more than %zu entries",
-		    f->key, f->size));
-	if ((list = calloc(json_array_size(v) + 1, f->esize)) == NULL)
-		return (errfmt(err, errlen, "%s", strerror(errno)));
+	if (get_count(m, f, &n) == -1)
+		return (-1);
+	if ((list = calloc(n + 1, f->esize)) == NULL)
+		return (m_fail(m, "field %s: %s", f->key, strerror(errno)));
 	*lp = list;
-	json_array_foreach(v, i, e) {
+	for (i = 0; i < n; i++) {
 		*cnt = i + 1;
-		if (decode_obj(e, f->sub, f->nsub, list + i * f->esize, err,
-		    errlen) == -1)
+		if (decode_obj(m, f->sub, f->nsub, list + i * f->esize) == -1)
 			return (-1);
 	}
 	return (0);
 }
 
+/* A presence byte: optional strings and objects that may be absent. */
 static int
-get_field(const struct field *f, json_t *v, char *base, char *err,
-    size_t errlen)
+get_present(struct mread *m, const struct field *f, int *present)
 {
-	const char	*s;
-	void		*p = base + f->off;
+	return (m_get_bool(m, f->key, present));
+}
+
+static int
+get_field(struct mread *m, const struct field *f, char *base)
+{
+	void	*p = base + f->off;
+	char	**sp = p;
+	int	 present;
 
 	switch (f->type) {
 	case F_STR:
-		if ((s = get_str(f, v, f->size - 1, err, errlen)) == NULL)
+		if (m_get_str(m, f->key, p, f->size) == -1)
 			return (-1);
-		strlcpy(p, s, f->size);
+		if (!str_ok(f, p))
+			return (m_fail(m, "field %s: not of its kind", f->key));
 		return (0);
 	case F_PSTR:
-		if ((s = get_str(f, v, f->size, err, errlen)) == NULL)
+		if (f->optional && (get_present(m, f, &present) == -1 ||
+		    !present))
+			return (m->bad ? -1 : 0);
+		if (m_get_strdup(m, f->key, f->size, sp) == -1)
 			return (-1);
-		if ((*(char **)p = strdup(s)) == NULL)
-			return (errfmt(err, errlen, "%s", strerror(errno)));
+		if (!class_ok(f->cls, *sp))
+			return (m_fail(m, "field %s: not of its kind", f->key));
 		return (0);
+	case F_BOOL:
+		return (m_get_bool(m, f->key, p));
 	case F_U32:
 	case F_U64:
 	case F_I64:
-	case F_BOOL:
-		return (get_num(f, v, p, err, errlen));
+		return (get_num(m, f, p));
 	case F_STRV:
-		return (get_strv(f, v, p, (size_t *)(base + f->cnt), err,
-		    errlen));
+		return (get_strv(m, f, p, (size_t *)(base + f->cnt)));
 	case F_OBJV:
-		return (get_objv(f, v, p, (size_t *)(base + f->cnt), err,
-		    errlen));
+		return (get_objv(m, f, p, (size_t *)(base + f->cnt)));
 	case F_GITHUB:
-		*(int *)(base + f->cnt) = 1;
-		return (decode_obj(v, f_github, NELEM(f_github), p, err,
-		    errlen));
+		if (get_present(m, f, &present) == -1)
+			return (-1);
+		*(int *)(base + f->cnt) = present;
+		if (!present)
+			return (0);
+		return (decode_obj(m, f_github, NELEM(f_github), p));
 	}
-	return (errfmt(err, errlen, "field %s: bad table", f->key));
+	return (m_fail(m, "field %s: bad table", f->key));
 }
 
-/* An object with exactly the table's fields (the optional ones may lack). */
+/* Every field of the table, in its order. */
 static int
-decode_obj(json_t *o, const struct field *f, size_t nf, void *st, char *err,
-    size_t errlen)
+decode_obj(struct mread *m, const struct field *f, size_t nf, void *st)
 {
-	const char	*key;
-	json_t		*v;
-	size_t		 i;
-	char		 shown[32 * ESC_MAXEXPAND + 1];
+	size_t	 i;
 
-	if (!json_is_object(o))
-		return (errfmt(err, errlen, "not an object"));
-	json_object_foreach(o, key, v) {
-		for (i = 0; i < nf; i++)
-			if (strcmp(key, f[i].key) == 0)
-				break;
-		if (i == nf) {
-			if (esc_encode(key, strnlen(key, 32), shown,
-			    sizeof(shown)) == -1)
-				strlcpy(shown, "?", sizeof(shown));
-			return (errfmt(err, errlen, "unexpected field \"%s\"",
-			    shown));
-		}
-	}
-	for (i = 0; i < nf; i++) {
-		if ((v = json_object_get(o, f[i].key)) == NULL) {
-			if (f[i].optional)
-				continue;
-			return (errfmt(err, errlen, "missing field %s",
-			    f[i].key));
-		}
-		if (get_field(&f[i], v, st, err, errlen) == -1)
+	for (i = 0; i < nf; i++)
+		if (get_field(m, &f[i], st) == -1)
 			return (-1);
-	}
 	return (0);
 }
 
@@ -627,170 +596,177 @@ msg_read(enum msg_kind k, const void *data, size_t len, void *st, char *err,
     size_t errlen)
 {
 	const struct msgdesc	*d;
-	json_t			*o;
-	json_error_t		 jerr;
-	const char		*p = data;
+	struct mread		 m;
+	uint8_t			 kind;
 	char			 e[MSG_ERRLEN];
 
 	if ((unsigned)k >= MSG_KIND_MAX)
 		return (errfmt(err, errlen, "unknown message kind"));
 	d = &descs[k];
 	memset(st, 0, d->size);
-	if (len == 0 || p[len - 1] != '\0')
-		return (errfmt(err, errlen, "%s: payload not NUL-terminated",
-		    d->name));
-	if (memchr(p, '\0', len - 1) != NULL)
-		return (errfmt(err, errlen, "%s: bytes after the NUL", d->name));
-	/* json_loadb refuses anything after the value, and "\u0000". */
-	if ((o = json_loadb(p, len - 1, JSON_REJECT_DUPLICATES, &jerr)) ==
-	    NULL)
-		return (errfmt(err, errlen, "%s: not JSON at byte %d", d->name,
-		    jerr.position));
-	if (decode_obj(o, d->f, d->nf, st, e, sizeof(e)) == -1 ||
+	m_open(&m, d->name, data, len, err, errlen);
+	if (m_get_n8(&m, "kind", &kind) == 0 && kind != k)
+		m_fail(&m, "kind %u on the wire", kind);
+	if (decode_obj(&m, d->f, d->nf, st) == -1 || m_end(&m) == -1 ||
 	    (d->check != NULL && d->check(st, e, sizeof(e)) == -1)) {
-		json_decref(o);
+		if (!m.bad)	/* the check's reason, named */
+			m_fail(&m, "%s", e);
 		free_obj(d->f, d->nf, st);
 		memset(st, 0, d->size);
-		return (errfmt(err, errlen, "%s: %s", d->name, e));
+		return (-1);
 	}
-	json_decref(o);
 	return (0);
 }
 
-static json_t *
-enc_str(const struct field *f, const char *s, size_t max, char *err,
-    size_t errlen)
+static int
+enc_str(struct ibuf *b, const struct field *f, const char *s, size_t max,
+    char *err, size_t errlen)
 {
-	json_t	*v;
-
 	if (s == NULL)
 		s = "";
-	if (strlen(s) > max || !class_ok(f->cls, s)) {
-		errfmt(err, errlen, "field %s: not of its kind or too long",
-		    f->key);
-		return (NULL);
-	}
-	if ((v = json_string(s)) == NULL)
-		errfmt(err, errlen, "field %s: not UTF-8", f->key);
-	return (v);
+	if (strlen(s) > max || !str_ok(f, s))
+		return (errfmt(err, errlen, "field %s: not of its kind or too "
+		    "long", f->key));
+	if (m_add_str(b, s) == -1)
+		return (errfmt(err, errlen, "field %s: %s", f->key,
+		    strerror(errno)));
+	return (0);
 }
 
-static json_t	*encode_obj(const struct field *, size_t, const void *, char *,
-		    size_t);
+static int	encode_obj(struct ibuf *, const struct field *, size_t,
+		    const void *, char *, size_t);
 
-static json_t *
-enc_list(const struct field *f, const char *base, char *err, size_t errlen)
+static int
+enc_list(struct ibuf *b, const struct field *f, const char *base, char *err,
+    size_t errlen)
 {
-	json_t		*a, *v;
 	size_t		 i, n = *(const size_t *)(base + f->cnt);
 	char * const	*sv;
 	const char	*c;
+	int		 rv;
 
-	if (n > f->size) {
-		errfmt(err, errlen, "field %s: more than %zu entries", f->key,
-		    f->size);
-		return (NULL);
-	}
-	if ((a = json_array()) == NULL)
-		return (NULL);
+	if (n > f->size)
+		return (errfmt(err, errlen, "field %s: more than %zu entries",
+		    f->key, f->size));
+	if (ibuf_add_n32(b, n) == -1)
+		return (errfmt(err, errlen, "%s", strerror(errno)));
 	for (i = 0; i < n; i++) {
 		if (f->type == F_STRV) {
 			sv = *(char * const * const *)(base + f->off);
-			v = enc_str(f, sv[i], MSG_ESC_MAX, err, errlen);
+			rv = sv[i] == NULL || !class_ok(f->cls, sv[i]) ?
+			    errfmt(err, errlen, "field %s: not of its kind",
+			    f->key) : enc_str(b, f, sv[i], MSG_ESC_MAX, err,
+			    errlen);
 		} else {
 			c = *(const char * const *)(base + f->off);
-			v = encode_obj(f->sub, f->nsub, c + i * f->esize, err,
-			    errlen);
+			rv = encode_obj(b, f->sub, f->nsub, c + i * f->esize,
+			    err, errlen);
 		}
-		if (v == NULL || json_array_append_new(a, v) == -1) {
-			json_decref(a);
-			return (NULL);
-		}
+		if (rv == -1)
+			return (-1);
 	}
-	return (a);
+	return (0);
 }
 
-static json_t *
-enc_field(const struct field *f, const char *base, char *err, size_t errlen)
+static int
+enc_num(struct ibuf *b, const struct field *f, const void *p, char *err,
+    size_t errlen)
 {
-	const void	*p = base + f->off;
 	long long	 n;
 
-	switch (f->type) {
-	case F_STR:
-		return (enc_str(f, p, f->size - 1, err, errlen));
-	case F_PSTR:
-		return (enc_str(f, *(char * const *)p, f->size, err, errlen));
-	case F_BOOL:
-		return (json_boolean(*(const int *)p));
-	case F_U32:
-	case F_U64:
-	case F_I64:
-		if (f->type == F_U32)
-			n = *(const uint32_t *)p;
-		else if (f->type == F_U64)
-			n = *(const uint64_t *)p > (uint64_t)f->max ? f->max +
-			    1 : (long long)*(const uint64_t *)p;
-		else
-			n = *(const int64_t *)p;
-		if (n < f->min || n > f->max) {
-			errfmt(err, errlen, "field %s: %lld out of range",
-			    f->key, n);
-			return (NULL);
-		}
-		return (json_integer(n));
-	case F_STRV:
-	case F_OBJV:
-		return (enc_list(f, base, err, errlen));
-	case F_GITHUB:
-		return (encode_obj(f_github, NELEM(f_github), p, err, errlen));
-	}
-	return (NULL);
+	if (f->type == F_U32)
+		n = *(const uint32_t *)p;
+	else if (f->type == F_U64)
+		n = *(const uint64_t *)p > (uint64_t)f->max ? f->max + 1 :
+		    (long long)*(const uint64_t *)p;
+	else
+		n = *(const int64_t *)p;
+	if (n < f->min || n > f->max)
+		return (errfmt(err, errlen, "field %s: %lld out of range",
+		    f->key, n));
+	if ((f->type == F_U32 ? ibuf_add_n32(b, (uint64_t)n) :
+	    ibuf_add_n64(b, (uint64_t)n)) == -1)
+		return (errfmt(err, errlen, "%s", strerror(errno)));
+	return (0);
 }
 
-/* Is an optional field set: a non-empty string, a present object. */
+/* Is an optional field set: a present string or object. */
 static int
 opt_set(const struct field *f, const char *base)
 {
 	if (f->type == F_GITHUB)
 		return (*(const int *)(base + f->cnt));
-	if (f->type == F_STR)
-		return (base[f->off] != '\0');
 	if (f->type == F_PSTR)
 		return (*(char * const *)(base + f->off) != NULL);
-	if (f->type == F_STRV || f->type == F_OBJV)
-		return (*(const size_t *)(base + f->cnt) > 0);
 	return (1);
 }
 
-static json_t *
-encode_obj(const struct field *f, size_t nf, const void *st, char *err,
-    size_t errlen)
+static int
+enc_field(struct ibuf *b, const struct field *f, const char *base,
+    char *err, size_t errlen)
 {
-	const char	*base = st;
-	json_t		*o, *v;
-	size_t		 i;
+	const void	*p = base + f->off;
+	int		 set;
 
-	if ((o = json_object()) == NULL)
-		return (NULL);
-	for (i = 0; i < nf; i++) {
-		if (f[i].optional && !opt_set(&f[i], base))
-			continue;
-		if ((v = enc_field(&f[i], base, err, errlen)) == NULL ||
-		    json_object_set_new(o, f[i].key, v) == -1) {
-			json_decref(o);
-			return (NULL);
-		}
+	if (f->optional && (f->type == F_PSTR || f->type == F_GITHUB)) {
+		set = opt_set(f, base);
+		if (ibuf_add_n8(b, set) == -1)
+			return (errfmt(err, errlen, "%s", strerror(errno)));
+		if (!set)
+			return (0);
 	}
-	return (o);
+	switch (f->type) {
+	case F_STR:
+		if (memchr(p, '\0', f->size) == NULL)
+			return (errfmt(err, errlen, "field %s: not "
+			    "NUL-terminated", f->key));
+		return (enc_str(b, f, p, f->size - 1, err, errlen));
+	case F_PSTR:
+		return (enc_str(b, f, *(char * const *)p, f->size, err,
+		    errlen));
+	case F_BOOL:
+		if (*(const int *)p != 0 && *(const int *)p != 1)
+			return (errfmt(err, errlen, "field %s: not a boolean",
+			    f->key));
+		if (ibuf_add_n8(b, *(const int *)p) == -1)
+			return (errfmt(err, errlen, "%s", strerror(errno)));
+		return (0);
+	case F_U32:
+	case F_U64:
+	case F_I64:
+		return (enc_num(b, f, p, err, errlen));
+	case F_STRV:
+	case F_OBJV:
+		return (enc_list(b, f, base, err, errlen));
+	case F_GITHUB:
+		return (encode_obj(b, f_github, NELEM(f_github), p, err,
+		    errlen));
+	}
+	return (errfmt(err, errlen, "field %s: bad table", f->key));
 }
 
+static int
+encode_obj(struct ibuf *b, const struct field *f, size_t nf, const void *st,
+    char *err, size_t errlen)
+{
+	size_t	 i;
+
+	for (i = 0; i < nf; i++)
+		if (enc_field(b, &f[i], st, err, errlen) == -1)
+			return (-1);
+	return (0);
+}
+
+/*
+ * The kind in one byte, then every field in the table's order; the
+ * bytes in a malloc'd buffer of *len bytes.
+ */
 char *
 msg_encode(enum msg_kind k, const void *st, size_t *len, char *err,
     size_t errlen)
 {
 	const struct msgdesc	*d;
-	json_t			*o;
+	struct ibuf		*b;
 	char			*s, e[MSG_ERRLEN] = "out of memory";
 
 	if ((unsigned)k >= MSG_KIND_MAX) {
@@ -798,18 +774,22 @@ msg_encode(enum msg_kind k, const void *st, size_t *len, char *err,
 		return (NULL);
 	}
 	d = &descs[k];
-	if ((d->check != NULL && d->check(st, e, sizeof(e)) == -1) ||
-	    (o = encode_obj(d->f, d->nf, st, e, sizeof(e))) == NULL) {
+	if ((b = ibuf_dynamic(256, 16 * FACTORY_MAXIMSG)) == NULL ||
+	    (d->check != NULL && d->check(st, e, sizeof(e)) == -1) ||
+	    ibuf_add_n8(b, k) == -1 ||
+	    encode_obj(b, d->f, d->nf, st, e, sizeof(e)) == -1) {
+		ibuf_free(b);
 		errfmt(err, errlen, "%s: %s", d->name, e);
 		return (NULL);
 	}
-	s = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	if (s == NULL) {
-		errfmt(err, errlen, "%s: cannot encode", d->name);
+	*len = ibuf_size(b);
+	if ((s = malloc(*len)) == NULL) {
+		ibuf_free(b);
+		errfmt(err, errlen, "%s: %s", d->name, strerror(errno));
 		return (NULL);
 	}
-	*len = strlen(s) + 1;
+	memcpy(s, ibuf_data(b), *len);
+	ibuf_free(b);
 	return (s);
 }
 
@@ -1034,4 +1014,22 @@ msg_send_error(struct imsgev *iev, const char *id, const char *reason)
 		strlcpy(m.error, "(reason too long)", sizeof(m.error));
 	log_warnx("%s: %s", id, m.error);
 	msg_send(iev, IMSG_ERROR, MSG_ERROR, &m);
+}
+
+const struct field *
+msg_fields(enum msg_kind k, size_t *n)
+{
+	if ((unsigned)k >= MSG_KIND_MAX) {
+		*n = 0;
+		return (NULL);
+	}
+	*n = descs[k].nf;
+	return (descs[k].f);
+}
+
+const struct field *
+msg_github_fields(size_t *n)
+{
+	*n = NELEM(f_github);
+	return (f_github);
 }

@@ -4,18 +4,23 @@
  * struct in msg.c, and one encoder and one decoder driven by it, so
  * what is composed is exactly what is read.
  *
- * On the wire a payload is one JSON object, compact, NUL-terminated.
- * The decoder is strict: the NUL is the last byte and the only one,
- * nothing follows the object, every field of the table is present
- * (unless it is marked optional) with its JSON type, no other field
- * is, no key appears twice, no string holds "\u0000", every string
- * and list is within its bound and every number within its range, and
- * each string is of its class (an attempt id, 40 or 64 lower-case hex
- * digits, an absolute path, the suite's encoding of untrusted bytes,
- * esc.h ...).  Every string a child sends is in that encoding or a
- * stricter class, so it is printable ASCII wherever the parent puts
- * it.  A parent that reads a malformed message kills the child that
- * sent it; a child that reads one from the parent exits (fatalx).
+ * On the wire (wire.h) a payload is a kind byte, then every field of
+ * the table in its order: a number in network byte order (n32 or n64),
+ * a boolean as one byte 0 or 1, a string as an n32 length and that
+ * many bytes, a list as an n32 count and its entries, an optional
+ * string or object behind a presence byte (an optional fixed string
+ * is empty when absent).  The decoder is strict: the kind byte is the
+ * message's, every length and count is within its bound before
+ * anything is read, no string holds a NUL, every number is within its
+ * range, no byte is left over, and each string is of its class (an
+ * attempt id, 40 or 64 lower-case hex digits, an absolute path, the
+ * suite's encoding of untrusted bytes, esc.h, UTF-8 for the parent's
+ * own text ...).  A refusal names the message and the field.  Every
+ * string a child sends is in that encoding or a stricter class, so it
+ * is printable ASCII wherever the parent puts it.  A parent that reads
+ * a malformed message kills the child that sent it; a child that
+ * reads one from the parent exits (fatalx).  No JSON parser reads a
+ * payload.
  *
  * The decoders are pure functions of (bytes, length): no state, no
  * I/O, for fuzzing.  Fixed-size strings are NUL-terminated in their
@@ -254,9 +259,9 @@ int	 msg_read(enum msg_kind, const void *, size_t, void *, char *,
 	    size_t);
 void	 msg_free(enum msg_kind, void *);
 /*
- * Encode a struct: a malloc'd NUL-terminated payload, *len with its
- * NUL, or NULL with the reason in err if a field is not of its class
- * or bounds (the same checks as msg_read).
+ * Encode a struct: a malloc'd payload of *len bytes, or NULL with the
+ * reason in err if a field is not of its class or bounds (the same
+ * checks as msg_read).
  */
 char	*msg_encode(enum msg_kind, const void *, size_t *, char *, size_t);
 

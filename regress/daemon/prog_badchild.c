@@ -28,6 +28,7 @@
 #include "factory.h"
 #include "imsg.h"
 #include "msg.h"
+#include "msgjson.h"
 #include "receipt.h"
 
 static void
@@ -67,70 +68,112 @@ send_str(int fd, uint32_t type, const char *s)
 
 /*
  * One malformed message of each kind a child may send: after a valid
- * HELLO, the parent must kill the child and name what was wrong.
+ * HELLO, the parent must kill the child and name what was wrong.  The
+ * payload is spelled as JSON and laid out on the wire by msgjson.c
+ * (a missing field cuts the payload there, an unknown one is left
+ * over, a string's length is its JSON length).
  */
 static const struct badmsg {
 	const char	*mode;
 	uint32_t	 type;
-	const char	*payload;	/* NULL: raw, see badmsg_raw() */
+	enum msg_kind	 kind;
+	const char	*payload;	/* NULL: see badmsg_raw() */
 } badmsgs[] = {
-	{ "resolve-both", IMSG_RESOLVE,
+	{ "resolve-both", IMSG_RESOLVE, MSG_RESOLVED,
 	    "{\"req\":1,\"oid\":\"" HEX40 "\",\"error\":\"x\"}" },
-	{ "resolve-missing", IMSG_RESOLVE, "{\"oid\":\"" HEX40 "\"}" },
-	{ "ready-missing", IMSG_READY, "{\"id\":\"a-1\"}" },
-	{ "ready-extra", IMSG_READY,
+	{ "resolve-missing", IMSG_RESOLVE, MSG_RESOLVED,
+	    "{\"oid\":\"" HEX40 "\"}" },
+	{ "ready-missing", IMSG_READY, MSG_READY, "{\"id\":\"a-1\"}" },
+	{ "ready-extra", IMSG_READY, MSG_READY,
 	    "{\"id\":\"a-1\",\"epoch\":1,\"x\":1}" },
-	{ "ready-type", IMSG_READY, "{\"id\":\"a-1\",\"epoch\":\"1\"}" },
-	{ "ready-trailing", IMSG_READY, NULL },
-	{ "ready-nul", IMSG_READY, "{\"id\":\"a-1\\u0000\",\"epoch\":1}" },
-	{ "result-raw-path", IMSG_RESULT, "{\"id\":\"a-1\",\"epoch\":1,"
-	    "\"commit\":\"\",\"tree\":\"\",\"bundle_sha256\":\"\","
+	{ "ready-kind", IMSG_READY, MSG_READY, NULL },
+	{ "ready-trailing", IMSG_READY, MSG_READY, NULL },
+	{ "ready-nul", IMSG_READY, MSG_READY,
+	    "{\"id\":\"a-1\\u0000\",\"epoch\":1}" },
+	{ "ready-overlong", IMSG_READY, MSG_READY, NULL },
+	{ "result-raw-path", IMSG_RESULT, MSG_RESULT, "{\"id\":\"a-1\","
+	    "\"epoch\":1,\"commit\":\"\",\"tree\":\"\",\"bundle_sha256\":\"\","
 	    "\"bundle_size\":0,\"changes\":[],\"changes_total\":0,"
 	    "\"rejects\":[\"\\u001b[2K\"],\"rejects_total\":1}" },
-	{ "result-hidden-reject", IMSG_RESULT, "{\"id\":\"a-1\",\"epoch\":1,"
-	    "\"commit\":\"" HEX40 "\",\"tree\":\"" HEX40 "\","
+	{ "result-hidden-reject", IMSG_RESULT, MSG_RESULT, "{\"id\":\"a-1\","
+	    "\"epoch\":1,\"commit\":\"" HEX40 "\",\"tree\":\"" HEX40 "\","
 	    "\"bundle_sha256\":\"" HEX64 "\",\"bundle_size\":0,"
 	    "\"changes\":[],\"changes_total\":0,\"rejects\":[],"
 	    "\"rejects_total\":1}" },
-	{ "result-utf8", IMSG_RESULT, NULL },
-	{ "error-missing", IMSG_ERROR, "{\"error\":\"x\"}" },
-	{ "error-unescaped", IMSG_ERROR, "{\"id\":\"a-1\",\"error\":\"\\n\"}" },
-	{ "heartbeat-payload", IMSG_HEARTBEAT, "{}" },
-	{ "hello-raw", IMSG_HELLO, NULL },
-	{ "validate-missing", IMSG_VALIDATE_REQ, "{}" },
-	{ "verdict-type", IMSG_VERDICT, "{\"id\":\"a-1\",\"receipt\":1}" },
-	{ "published-missing", IMSG_PUBLISHED,
+	{ "result-utf8", IMSG_RESULT, MSG_RESULT, NULL },
+	{ "error-missing", IMSG_ERROR, MSG_ERROR, "{\"error\":\"x\"}" },
+	{ "error-unescaped", IMSG_ERROR, MSG_ERROR,
+	    "{\"id\":\"a-1\",\"error\":\"\\n\"}" },
+	{ "heartbeat-payload", IMSG_HEARTBEAT, MSG_KIND_MAX, NULL },
+	{ "hello-raw", IMSG_HELLO, MSG_KIND_MAX, NULL },
+	{ "validate-missing", IMSG_VALIDATE_REQ, MSG_VALIDATE_REQ, "{}" },
+	{ "verdict-type", IMSG_VERDICT, MSG_VERDICT,
+	    "{\"id\":\"a-1\",\"receipt\":1}" },
+	{ "published-missing", IMSG_PUBLISHED, MSG_PUBLISHED,
 	    "{\"id\":\"a-1\",\"branch\":\"b\",\"number\":1,\"reused\":false}" },
-	{ "published-escape", IMSG_PUBLISHED, "{\"id\":\"a-1\",\"branch\":"
-	    "\"\\u001b]0;x\\u0007\",\"number\":1,\"record\":\"r\","
+	{ "published-escape", IMSG_PUBLISHED, MSG_PUBLISHED, "{\"id\":\"a-1\","
+	    "\"branch\":\"\\u001b]0;x\\u0007\",\"number\":1,\"record\":\"r\","
 	    "\"reused\":false}" },
+	{ "published-bool", IMSG_PUBLISHED, MSG_PUBLISHED, "{\"id\":\"a-1\","
+	    "\"branch\":\"b\",\"number\":1,\"record\":\"r\",\"reused\":7}" },
 };
+
+/* A payload laid out from its JSON, junk after it. */
+static void
+send_wire(uint32_t type, enum msg_kind k, json_t *o, const char *junk,
+    size_t njunk)
+{
+	char	*p;
+	size_t	 len;
+
+	if ((p = msgjson_encode(k, o, &len)) == NULL ||
+	    (p = realloc(p, len + njunk)) == NULL)
+		errx(1, "cannot lay out a payload");
+	memcpy(p + len, junk, njunk);
+	send_msg(PROC_PARENT_FD, type, sizeof(struct imsg_hdr) + len + njunk,
+	    p, len + njunk);
+	free(p);
+}
 
 /* The ones JSON text cannot say. */
 static void
 badmsg_raw(const struct badmsg *b)
 {
-	static const char	 ready[] = "{\"id\":\"a-1\",\"epoch\":1}\0junk";
-	static const char	 result[] = "{\"id\":\"a-1\",\"epoch\":1,"
-	    "\"commit\":\"\",\"tree\":\"\",\"bundle_sha256\":\"\","
-	    "\"bundle_size\":0,\"changes\":[],\"changes_total\":0,"
-	    "\"rejects\":[\"src/\377.txt: outside the scope\"],"
-	    "\"rejects_total\":1}";
 	static const char	 hello[] = "promises: \377\033[2K";
+	/* The kind, an id "of" 200 bytes with three there, no epoch. */
+	static const char	 overlong[] = "\x03\0\0\0\xc8" "a-1";
+	json_t			*o;
 
+	o = json_pack("{s:s, s:i}", "id", "a-1", "epoch", 1);
 	if (strcmp(b->mode, "ready-trailing") == 0)
+		send_wire(b->type, MSG_READY, o, "\0junk", 5);
+	else if (strcmp(b->mode, "ready-kind") == 0)
+		/* A READY laid out as a RESULT says it is one. */
+		send_wire(b->type, MSG_RESULT, o, NULL, 0);
+	else if (strcmp(b->mode, "ready-overlong") == 0)
 		send_msg(PROC_PARENT_FD, b->type, sizeof(struct imsg_hdr) +
-		    sizeof(ready), ready, sizeof(ready));
-	else if (strcmp(b->mode, "result-utf8") == 0)
-		send_str(PROC_PARENT_FD, b->type, result);
+		    sizeof(overlong) - 1, overlong, sizeof(overlong) - 1);
+	else if (strcmp(b->mode, "result-utf8") == 0) {
+		json_decref(o);
+		o = json_pack("{s:s, s:i, s:s, s:s, s:s, s:i, s:[], s:i, "
+		    "s:[o], s:i}", "id", "a-1", "epoch", 1, "commit", "",
+		    "tree", "", "bundle_sha256", "", "bundle_size", 0,
+		    "changes", "changes_total", 0, "rejects",
+		    json_stringn_nocheck("src/\377.txt: outside the scope",
+		    28), "rejects_total", 1);
+		send_wire(b->type, MSG_RESULT, o, NULL, 0);
+	} else if (strcmp(b->mode, "heartbeat-payload") == 0)
+		send_str(PROC_PARENT_FD, b->type, "{}");
 	else
 		send_str(PROC_PARENT_FD, b->type, hello);
+	json_decref(o);
 }
 
 static int
 badmsg(const char *mode)
 {
 	const struct badmsg	*b;
+	json_t			*o;
 	size_t			 i;
 
 	for (i = 0; i < sizeof(badmsgs) / sizeof(badmsgs[0]); i++) {
@@ -139,10 +182,14 @@ badmsg(const char *mode)
 			continue;
 		if (b->type != IMSG_HELLO)
 			hello(PROC_PARENT_FD);
-		if (b->payload != NULL)
-			send_str(PROC_PARENT_FD, b->type, b->payload);
-		else
+		if (b->payload == NULL) {
 			badmsg_raw(b);
+			return (0);
+		}
+		if ((o = json_loads(b->payload, JSON_ALLOW_NUL, NULL)) == NULL)
+			errx(1, "%s: not JSON", mode);
+		send_wire(b->type, b->kind, o, NULL, 0);
+		json_decref(o);
 		return (0);
 	}
 	return (-1);

@@ -135,24 +135,26 @@ worker:huge:malformed imsg
 worker:hello2:a second HELLO
 worker:hello-raw:HELLO: a line is not escaped
 worker:resolve-both:RESOLVE (answer): not exactly one of oid and error
-worker:resolve-missing:RESOLVE (answer): missing field req
-worker:ready-missing:READY: missing field epoch
-worker:ready-extra:READY: unexpected field "x"
-worker:ready-type:READY: field epoch: not an integer
-worker:ready-trailing:READY: bytes after the NUL
-worker:ready-nul:READY: not JSON
+worker:resolve-missing:RESOLVE (answer): field req: truncated
+worker:ready-missing:READY: field epoch: truncated
+worker:ready-extra:READY: 1 bytes left over
+worker:ready-kind:READY: kind 5 on the wire
+worker:ready-trailing:READY: 5 bytes left over
+worker:ready-nul:READY: field id: NUL in the string
+worker:ready-overlong:READY: field id: longer than
 worker:result-raw-path:RESULT: field rejects: not of its kind
 worker:result-hidden-reject:RESULT: rejects counted, none listed
-worker:result-utf8:RESULT: not JSON
-worker:error-missing:ERROR: missing field id
+worker:result-utf8:RESULT: field rejects: not of its kind
+worker:error-missing:ERROR: field id: truncated
 worker:error-unescaped:ERROR: field error: not of its kind
 worker:heartbeat-payload:HEARTBEAT: 3 bytes of payload
-verifier:error-missing:ERROR: missing field id
+verifier:error-missing:ERROR: field id: truncated
 publisher:error-unescaped:ERROR: field error: not of its kind
-verifier:validate-missing:VALIDATE_REQ: missing field id
-verifier:verdict-type:VERDICT: field receipt: not a string
-publisher:published-missing:PUBLISHED: missing field record
+verifier:validate-missing:VALIDATE_REQ: field id: truncated
+verifier:verdict-type:VERDICT: field receipt: longer than
+publisher:published-missing:PUBLISHED: field record: truncated
 publisher:published-escape:PUBLISHED: field branch: not of its kind
+publisher:published-bool:PUBLISHED: field reused: not a boolean
 MODES
 # The real binary of a child is back and running.
 wait_real() {	# name
@@ -211,11 +213,12 @@ while IFS=: read -r bin mode text; do
 	    sh -c 'printf "%s\n" "$1" | grep -qx "exit 1" &&
 	    printf "%s\n" "$1" | grep -qF -- "$2"' sh "$out" "$text"
 done <<'MODES'
-worker:resolve-missing:from the parent: RESOLVE: missing field ref
-worker:resolve-trailing:from the parent: RESOLVE: bytes after the NUL
-worker:provision-type:from the parent: PROVISION: field epoch: not an integer
-worker:collect-extra:from the parent: COLLECT: unexpected field "x"
-verifier:verify-nul:from the parent: VERIFY: not JSON
+worker:resolve-missing:from the parent: RESOLVE: field ref: truncated
+worker:resolve-trailing:from the parent: RESOLVE: 2 bytes left over
+worker:provision-kind:from the parent: PROVISION: kind 3 on the wire
+worker:collect-extra:from the parent: COLLECT: 1 bytes left over
+verifier:verify-nul:from the parent: VERIFY: field id: NUL in the string
+verifier:verify-overlong:from the parent: VERIFY: field id: longer than
 verifier:validate-done-early:validation result for nothing we asked
 publisher:publish-github:from the parent: PUBLISH: github settings for forge github
 egress:listen-nofd:EGRESS_LISTEN a-1: no descriptor

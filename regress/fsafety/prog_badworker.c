@@ -29,11 +29,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "factory.h"
 #include "imsg.h"
 #include "imsgev.h"
+#include "msg.h"
 
 #define BW_FILES	8
 
@@ -82,14 +81,14 @@ bw_read_conf(struct bw_conf *c)
 }
 
 static void
-bw_send(uint32_t type, json_t *o)
+bw_send(uint32_t type, enum msg_kind k, const void *m)
 {
-	char	*s;
+	char	*s, e[MSG_ERRLEN];
+	size_t	 len;
 
-	if (o == NULL || (s = json_dumps(o, JSON_COMPACT)) == NULL)
-		errx(1, "json");
-	json_decref(o);
-	if (imsg_compose(&ib, type, 0, 0, -1, s, strlen(s) + 1) == -1)
+	if ((s = msg_encode(k, m, &len, e, sizeof(e))) == NULL)
+		errx(1, "%s", e);
+	if (imsg_compose(&ib, type, 0, 0, -1, s, len) == -1)
 		err(1, "imsg_compose");
 	free(s);
 }
@@ -169,51 +168,68 @@ bw_pristine(const struct bw_conf *c, const char *dir)
 static void
 bw_dispatch(struct imsg *imsg)
 {
-	struct bw_conf	 c;
-	json_t		*o;
-	char		 tree[PATH_MAX];
-	int		 fd;
+	struct bw_conf		 c;
+	struct msg_resolve	 rs;
+	struct msg_resolved	 rd;
+	struct msg_provision	 p;
+	struct msg_ready	 r;
+	struct msg_collect	 co;
+	struct msg_result	 res;
+	char			 tree[PATH_MAX], e[MSG_ERRLEN];
+	int			 fd;
 
-	if ((o = imsg_get_json(imsg)) == NULL)
-		return;
 	bw_read_conf(&c);
 	switch (imsg_get_type(imsg)) {
 	case IMSG_RESOLVE:
-		bw_send(IMSG_RESOLVE, json_pack("{s:O, s:s}", "req",
-		    json_object_get(o, "req"), "oid", c.oid));
+		if (msg_get(imsg, MSG_RESOLVE, &rs, e, sizeof(e)) == -1)
+			errx(1, "%s", e);
+		memset(&rd, 0, sizeof(rd));
+		rd.req = rs.req;
+		strlcpy(rd.oid, c.oid, sizeof(rd.oid));
+		bw_send(IMSG_RESOLVE, MSG_RESOLVED, &rd);
+		msg_free(MSG_RESOLVE, &rs);
 		break;
 	case IMSG_PROVISION:
-		if (json_is_string(json_object_get(o, "pristine")))
-			bw_pristine(&c, json_str(o, "pristine"));
+		if (msg_get(imsg, MSG_PROVISION, &p, e, sizeof(e)) == -1)
+			errx(1, "%s", e);
+		if (p.pristine[0] != '\0')
+			bw_pristine(&c, p.pristine);
 		/* The tree's mount point and its upper layer, as provision. */
-		snprintf(tree, sizeof(tree), "%s/tree", json_str(o, "dir"));
+		snprintf(tree, sizeof(tree), "%s/tree", p.dir);
 		if (mkdir(tree, 0755) == -1)
 			err(1, "mkdir %s", tree);
-		snprintf(tree, sizeof(tree), "%s/upper", json_str(o, "dir"));
+		snprintf(tree, sizeof(tree), "%s/upper", p.dir);
 		if (mkdir(tree, 0755) == -1)
 			err(1, "mkdir %s", tree);
 		strlcat(tree, "/README.md", sizeof(tree));
 		if ((fd = open(tree, O_WRONLY | O_CREAT, 0644)) != -1)
 			close(fd);
-		bw_send(IMSG_READY, json_pack("{s:s, s:O}", "id",
-		    json_str(o, "id"), "epoch", json_object_get(o, "epoch")));
+		memset(&r, 0, sizeof(r));
+		strlcpy(r.id, p.id, sizeof(r.id));
+		r.epoch = p.epoch;
+		bw_send(IMSG_READY, MSG_READY, &r);
+		msg_free(MSG_PROVISION, &p);
 		break;
 	case IMSG_COLLECT:
-		bw_plant(&c, json_str(o, "bundle"));
+		if (msg_get(imsg, MSG_COLLECT, &co, e, sizeof(e)) == -1)
+			errx(1, "%s", e);
+		bw_plant(&c, co.bundle);
 		/* A well-formed RESULT (msg.h): only the bundle lies. */
-		bw_send(IMSG_RESULT, json_pack("{s:s, s:O, s:s, s:s, s:s, "
-		    "s:I, s:[], s:I, s:[], s:I}", "id", json_str(o, "id"),
-		    "epoch", json_object_get(o, "epoch"), "commit", c.oid,
-		    "tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
-		    "bundle_sha256", "e3b0c44298fc1c149afbf4c8996fb924"
-		    "27ae41e4649b934ca495991b7852b855", "bundle_size",
-		    (json_int_t)0, "changes", "changes_total", (json_int_t)0,
-		    "rejects", "rejects_total", (json_int_t)0));
+		memset(&res, 0, sizeof(res));
+		strlcpy(res.id, co.id, sizeof(res.id));
+		res.epoch = co.epoch;
+		strlcpy(res.commit, c.oid, sizeof(res.commit));
+		strlcpy(res.tree, "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+		    sizeof(res.tree));
+		strlcpy(res.bundle_sha256, "e3b0c44298fc1c149afbf4c8996fb924"
+		    "27ae41e4649b934ca495991b7852b855",
+		    sizeof(res.bundle_sha256));
+		bw_send(IMSG_RESULT, MSG_RESULT, &res);
+		msg_free(MSG_COLLECT, &co);
 		break;
 	default:
 		break;
 	}
-	json_decref(o);
 }
 
 int

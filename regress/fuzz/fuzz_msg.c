@@ -1,7 +1,8 @@
 /*
  * The typed decoders of the children's messages (libcommon/msg.c),
  * one per kind, and HELLO's: byte 0 of the input picks the kind
- * (MSG_KIND_MAX: HELLO), the rest is the payload as the peer sent it.
+ * (MSG_KIND_MAX: HELLO), the rest is the payload as the peer sent it
+ * (msg.c's binary layout: a kind byte, then field by field).
  * A refusal is one printable line; a payload that is accepted encodes
  * again, and that encoding reads back to the same encoding (what is
  * composed is exactly what is read).
@@ -65,14 +66,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	e1 = msg_encode(k, a, &l1, err, sizeof(err));
 	FUZZ_ASSERT(e1 != NULL, "%s: read, but does not encode: %s",
 	    msg_kind_name(k), err);
-	FUZZ_ASSERT(l1 == strlen(e1) + 1, "%s: encoded length",
-	    msg_kind_name(k));
 	FUZZ_ASSERT(msg_read(k, e1, l1, b, err, sizeof(err)) == 0,
 	    "%s: its own encoding is refused: %s", msg_kind_name(k), err);
 	e2 = msg_encode(k, b, &l2, err, sizeof(err));
 	FUZZ_ASSERT(e2 != NULL && l1 == l2 && memcmp(e1, e2, l1) == 0,
-	    "%s: encode(read(encode(x))) differs:\n%s\n%s", msg_kind_name(k),
-	    e1, e2 != NULL ? e2 : err);
+	    "%s: encode(read(encode(x))) differs: %zu and %zu bytes",
+	    msg_kind_name(k), l1, e2 != NULL ? l2 : 0);
 	free(e1);
 	free(e2);
 	msg_free(k, a);

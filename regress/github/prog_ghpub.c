@@ -11,8 +11,9 @@
  * message.json is the parent's IMSG_PUBLISH payload without "verdict"
  * and "verifier_pub": this program signs a verdict receipt for its id
  * and commit with the Ed25519 key (accepted unless "_accepted" is
- * false), fills both in, decodes the members not starting with "_"
- * with msg_read() as the daemon's publisher does (a malformed message
+ * false), fills both in, lays the members not starting with "_" out
+ * on the wire (regress/daemon/msgjson.h) and decodes them with
+ * msg_read() as the daemon's publisher does (a malformed message
  * exits 3, "malformed: REASON"), and runs pub_req_from_msg,
  * gh_conf_from_json
  * (scratch directory "_scratch", retry budget "_wait_max", seconds per
@@ -37,6 +38,7 @@
 #include "imsgev.h"
 #include "log.h"
 #include "msg.h"
+#include "../daemon/msgjson.h"
 #include "receipt.h"
 #include "../../publisher/publisher.h"
 
@@ -147,10 +149,9 @@ main(int argc, char *argv[])
 	json_object_foreach_safe(o, tmp, key, v)
 		if (key[0] != '_')
 			json_object_set(wire, key, v);
-	if ((s = json_dumps(wire, JSON_COMPACT)) == NULL)
+	if ((s = msgjson_encode(MSG_PUBLISH, wire, &len)) == NULL)
 		return (2);
 	json_decref(wire);
-	len = strlen(s) + 1;
 	if (msg_read(MSG_PUBLISH, s, len, &m, err, sizeof(err)) == -1) {
 		printf("malformed: %s\n", err);
 		return (3);
