@@ -45,6 +45,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
+#include <linux/capability.h>
 #include <linux/seccomp.h>
 
 #include <errno.h>
@@ -53,6 +54,7 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -949,4 +951,30 @@ pledge_describe(void)
 	else
 		bprintf(buf, sizeof(buf), "seccomp: not applied\n");
 	return (buf);
+}
+
+int
+caps_keep(uint32_t mask, int *failed)
+{
+	struct __user_cap_header_struct	 h;
+	struct __user_cap_data_struct	 d[2];
+	int				 cap;
+
+	*failed = -1;
+	for (cap = 0; cap <= 63; cap++)
+		if ((cap > 31 || (mask & (1U << cap)) == 0) &&
+		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1) {
+			if (errno == EINVAL)	/* past the kernel's last */
+				break;
+			*failed = cap;
+			return (-1);
+		}
+	memset(&h, 0, sizeof(h));
+	memset(d, 0, sizeof(d));
+	h.version = _LINUX_CAPABILITY_VERSION_3;
+	d[0].effective = d[0].permitted = mask;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 ||
+	    syscall(SYS_capset, &h, d) == -1)
+		return (-1);
+	return (0);
 }

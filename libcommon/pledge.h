@@ -18,5 +18,12 @@ int		 pledge(const char *, const char *);	/* execpromises must be NULL */
  * plus the seccomp and Landlock ABI in force.  Static storage.
  */
 const char	*pledge_describe(void);
+/*
+ * Keep only the capabilities in mask (1 << CAP_*, the first 32) in
+ * the bounding, effective and permitted sets; none inheritable or
+ * ambient.  -1 with errno, the capability in *failed if one would not
+ * drop.
+ */
+int		 caps_keep(uint32_t, int *);
 
 #endif /* FACTORY_PLEDGE_H */

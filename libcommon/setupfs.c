@@ -798,10 +798,8 @@ int
 setup_child_confine(const char *rpath, const char *rwpath, uint32_t caps,
     pid_t parent, char *err, size_t errlen)
 {
-	struct __user_cap_header_struct	 h;
-	struct __user_cap_data_struct	 d[2];
-	sigset_t			 set;
-	int				 cap, sig;
+	sigset_t	 set;
+	int		 cap, sig;
 
 	for (sig = 1; sig < NSIG; sig++)
 		(void)signal(sig, SIG_DFL);
@@ -812,23 +810,13 @@ setup_child_confine(const char *rpath, const char *rwpath, uint32_t caps,
 		snprintf(err, errlen, "setup store: no parent");
 		return (-1);
 	}
-	for (cap = 0; cap <= 63; cap++)
-		if ((cap > 31 || (caps & (1U << cap)) == 0) &&
-		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1) {
-			if (errno == EINVAL)
-				break;
+	if (caps_keep(caps, &cap) == -1) {
+		if (cap != -1)
 			snprintf(err, errlen, "setup store: drop capability "
 			    "%d: %s", cap, strerror(errno));
-			return (-1);
-		}
-	memset(&h, 0, sizeof(h));
-	memset(d, 0, sizeof(d));
-	h.version = _LINUX_CAPABILITY_VERSION_3;
-	d[0].effective = d[0].permitted = caps;
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 ||
-	    syscall(SYS_capset, &h, d) == -1) {
-		snprintf(err, errlen, "setup store: capabilities: %s",
-		    strerror(errno));
+		else
+			snprintf(err, errlen, "setup store: capabilities: %s",
+			    strerror(errno));
 		return (-1);
 	}
 	/*

@@ -730,25 +730,10 @@ static struct image_walk	*image_walks[IMAGE_WALKS_MAX];
 static int
 image_walk_confine(int chown)
 {
-	struct __user_cap_header_struct	 h;
-	struct __user_cap_data_struct	 d[2];
-	uint32_t			 caps;
-	int				 cap;
+	int	 failed;
 
-	caps = 1U << CAP_DAC_READ_SEARCH | (chown ? 1U << CAP_CHOWN : 0);
-	for (cap = 0; cap <= 63; cap++)
-		if ((cap > 31 || (caps & (1U << cap)) == 0) &&
-		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1) {
-			if (errno == EINVAL)
-				break;
-			return (-1);
-		}
-	memset(&h, 0, sizeof(h));
-	memset(d, 0, sizeof(d));
-	h.version = _LINUX_CAPABILITY_VERSION_3;
-	d[0].effective = d[0].permitted = caps;
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 ||
-	    syscall(SYS_capset, &h, d) == -1)
+	if (caps_keep(1U << CAP_DAC_READ_SEARCH |
+	    (chown ? 1U << CAP_CHOWN : 0), &failed) == -1)
 		return (-1);
 	/* rpath: the tree; chown: its entries, given to root. */
 	if (unveil("/proc/self/fd/3", "r") == -1 ||
