@@ -315,9 +315,10 @@ struct factoryd {
 extern struct factoryd	*env;
 
 /*
- * factoryd.c: what the parent does with each kind of child, one row
- * per kind; proc.c is transport only and consults it.  A NULL member:
- * nothing to do (no dispatch: every message of that child is refused).
+ * What the parent does with each kind of child, one row per kind:
+ * dispatch.c's table, given to proc.c, which is transport only.  A
+ * NULL member: nothing to do (no dispatch: every message of that child
+ * is refused).
  */
 struct child_handler {
 	enum factory_procid	 id;
@@ -328,13 +329,6 @@ struct child_handler {
 	/* Holds work a restart would lose: a reload waits for it. */
 	int			(*busy)(struct child *);
 };
-/* proc.c: the handlers of each kind, and reapers of other pids. */
-#define PROC_REAPERS_MAX	8
-void	 proc_handlers(const struct child_handler *, size_t);
-/* dispatch.c: the table proc_handlers() is given. */
-extern const struct child_handler child_handlers[];
-extern const size_t nchild_handlers;
-void	 proc_reaper(int (*)(pid_t, int));
 
 /* factoryd.c */
 int	 factoryd_reload(char *, size_t);
@@ -360,6 +354,10 @@ int	 proc_compose_msg(enum factory_procid, uint32_t, enum msg_kind, int,
 void	 proc_watchdog_init(void);
 void	 proc_broadcast(uint32_t, const void *, size_t);
 const char *proc_state_name(enum child_state);
+/* The handlers of each kind, and reapers of pids not children's. */
+#define PROC_REAPERS_MAX	8
+void	 proc_handlers(const struct child_handler *, size_t);
+void	 proc_reaper(int (*)(pid_t, int));
 
 /*
  * lifecycle.c: receipt kinds, the state each leads to (AS_MAX keeps
@@ -404,30 +402,32 @@ int	 lifecycle_cohort_record(struct cohorts *, json_t *, uint64_t, char *,
 struct cohort *lifecycle_cohort_find(struct cohorts *, const char *);
 struct attempt *lifecycle_cohort_selected(struct attempts *, const char *);
 int	 lifecycle_cohort_id(const char *);
-
-/* attempt.c */
-int	 attempt_init(char *, size_t);
-void	 attempt_schedule(void);
-void	 attempt_recover(void);
+/* Small facts of one attempt, asked by every part of the parent. */
 struct attempt *attempt_find(const char *);
 int	 attempt_terminal(const struct attempt *);
-json_t	*attempt_json(struct attempt *);
-void	 attempt_submit(struct ctl_conn *, struct imsg *);
-void	 attempt_cancel(struct attempt *, uid_t);
-int	 attempt_approve(struct attempt *, uid_t, char *, size_t);
-void	 attempt_run_done(struct run *);
-void	 attempt_setup_stored(struct attempt *, int, const char *);
+void	 attempt_logpath(struct attempt *, int, char *, size_t);
 /*
  * A part of the sandbox stage measured where it happens (the image
  * made ready, the cache looked up or filled): journaled with the
  * agent's exit, shown by show and in the terminated receipt.
  */
 void	 attempt_part_time(struct attempt *, enum attempt_part, uint64_t);
+/* The day's ids of attempts and cohorts. */
+struct dayseq {
+	char		 day[9];
+	unsigned	 next;
+};
+void	 dayseq_next(struct dayseq *, char, unsigned (*)(const char *),
+	    char *, size_t);
+unsigned dayseq_number(const char *, const char *);
+
 /*
- * The parent's side of each kind of child (factoryd.c's table):
- * dispatch_* return -1 and why (for the log) if the child is to be
- * killed; *_ready run once it said HELLO, *_lost once it is gone.
+ * dispatch.c: the table proc_handlers() is given.  dispatch_* return
+ * -1 and why (for the log) if the child is to be killed; *_ready run
+ * once it said HELLO, *_lost once it is gone.
  */
+extern const struct child_handler child_handlers[];
+extern const size_t nchild_handlers;
 int	 dispatch_worker(struct child *, struct imsg *, char *, size_t);
 int	 dispatch_verifier(struct child *, struct imsg *, char *, size_t);
 int	 dispatch_publisher(struct child *, struct imsg *, char *, size_t);
@@ -442,27 +442,29 @@ void	 verifier_lost(struct child *);
 void	 publisher_lost(struct child *);
 int	 verifier_busy(struct child *);
 int	 publisher_busy(struct child *);
-void	 attempt_reconcile(struct ctl_conn *);
-void	 attempt_note(struct attempt *, const char *, json_t *);
 
-/* attempt.c, for cohort.c */
+/* submit.c */
+void	 attempt_submit(struct ctl_conn *, struct imsg *);
 void	 attempt_submit_n(struct ctl_conn *, struct imsg *);
-void	 attempt_publish_selected(struct attempt *);
-int	 attempt_mark(struct attempt *, const char *, json_t *);
+void	 attempt_recover(void);
+
+/* attempt.c */
+int	 attempt_init(char *, size_t);
+void	 attempt_schedule(void);
+void	 attempt_shutdown(void);
+json_t	*attempt_json(struct attempt *);
+void	 attempt_cancel(struct attempt *, uid_t);
 void	 attempt_cancel_why(struct attempt *, uid_t, const char *);
+int	 attempt_approve(struct attempt *, uid_t, char *, size_t);
+void	 attempt_run_done(struct run *);
+void	 attempt_setup_stored(struct attempt *, int, const char *);
+void	 attempt_note(struct attempt *, const char *, json_t *);
+int	 attempt_mark(struct attempt *, const char *, json_t *);
+void	 attempt_publish_selected(struct attempt *);
+int	 attempt_publishing(const struct attempt *);
 
 /* cohort.c */
 void	 cohort_newid(char *, size_t);
-int	 attempt_publishing(const struct attempt *);
-
-/* attempt.c: the day's ids of attempts and cohorts. */
-struct dayseq {
-	char		 day[9];
-	unsigned	 next;
-};
-void	 dayseq_next(struct dayseq *, char, unsigned (*)(const char *),
-	    char *, size_t);
-unsigned dayseq_number(const char *, const char *);
 int	 cohort_journal(struct cohort *, char *, size_t);
 void	 cohort_member_verified(struct attempt *);
 void	 cohort_published(struct attempt *);
@@ -479,12 +481,13 @@ void	 cohort_diff_request(struct ctl_conn *, struct imsg *);
 void	 cohort_diffed(const struct msg_diffed *);
 
 /* reconcile.c */
+void	 attempt_reconcile(struct ctl_conn *);
 int	 attempt_inventory(json_t *);
 void	 reconcile_child_lost(void);
 json_t	*orphans_json(void);
 int	 orphans_reap(const char *, uid_t, json_t **, char *, size_t);
-void	 attempt_shutdown(void);
-void	 attempt_logpath(struct attempt *, int, char *, size_t);
+/* Leftovers found, not reaped yet. */
+size_t	 reconcile_orphan_count(void);
 
 /* agents.c */
 #define AGENTS_FILEMAX	16384	/* bytes of a HOME file (sbx.h's too) */
@@ -562,6 +565,7 @@ json_t	*disk_overlay_facts(const char *, const char *, const char *);
 int	 disk_overlay_mounted(const char *, const char *);
 int	 disk_overlay_unmount(const char *, const char *);
 int	 disk_chown_upper(const char *, uid_t, uid_t, char *, size_t);
+json_t	*disk_usage(const char *, uint64_t, int *);
 
 /* setup.c */
 int	 setup_init(char *, size_t);
@@ -595,7 +599,6 @@ int	 pristine_in_use(const char *, const char *);
 int	 pristine_remove(const char *, const char *);
 void	 pristine_evict(void);
 json_t	*pristine_list(void);
-json_t	*disk_usage(const char *, uint64_t, int *);
 
 /* fsutil.c */
 int	 fs_chown_tree(const char *, uid_t, uid_t, gid_t, char *, size_t);
@@ -669,8 +672,8 @@ void	 control_cleanup(const char *);
 int	 control_nofile(void);
 
 /*
- * report.c: how a part below tells the one above; the table is
- * factoryd.c's (report_init), each entry the function that acts.
+ * report.c: how a part below tells the one above; the table, given
+ * once by the parent's main (report_init), names who acts on each.
  */
 struct reports {
 	void	(*note)(struct attempt *, const char *, json_t *);
@@ -718,8 +721,5 @@ void	 metrics_teardown_failed(void);
 void	 metrics_fsync(uint64_t);
 json_t	*metrics_overview(void);
 char	*metrics_text(void);
-
-/* reconcile.c: leftovers found, not reaped yet. */
-size_t	 reconcile_orphan_count(void);
 
 #endif /* FACTORYD_H */
