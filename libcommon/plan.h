@@ -17,9 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifndef __dead
-#define __dead		__attribute__((__noreturn__))
-#endif
+#include "log.h"	/* __dead */
 
 #define SANDBOX_MAXCG		6	/* memory pids cpu cpuacct unified */
 #define SANDBOX_MAXLISTEN	32	/* egress endpoints of one sandbox */
