@@ -82,6 +82,18 @@ struct sandbox_usage {
  * Also builds the seccomp program once (sandbox_spawn does it itself
  * if the caller did not) and fills the namespace pool to SANDBOX_POOL.
  */
+/* spawnfds.c: what a spawn trades with its launcher. */
+#define SBX_SETUP_MS	30000	/* a spawn that takes longer is broken */
+int	spawn_await(int, char *, size_t);
+int	spawn_recvfds(struct sandbox *, int, char *, size_t);
+int	spawn_recv_mntns(struct sandbox *, const struct stat *, char *,
+	    size_t);
+int	spawn_cgroups_make(const struct sandbox_spec *, struct sandbox *,
+	    int, int, int *, int *, char *, size_t);
+int	spawn_cgroups_send(struct sandbox *, int *, int, char *, size_t);
+/* spawnplan.c: the plan of spec, checked; -1 and err if it can't be. */
+struct plan;
+int	spawn_plan(struct plan *, const struct sandbox_spec *, char *, size_t);
 int	sandbox_probe(char *, size_t);
 /*
  * The same, but a missing feature whose CONF_DG_* bit is in the first
