@@ -1418,7 +1418,7 @@ int
 sandbox_prepare(char *err, size_t errlen)
 {
 	if (probe_seccomp_build(err, errlen) == -1)
-		return -1;
+		return (-1);
 	return 0;
 }
 
