@@ -192,6 +192,32 @@ struct msg_verdict {
 	/* DSSE envelope lines (attest.h), signed by the verifier. */
 	char		*vsa;
 	char		*test_result;		/* none without a run */
+	/*
+	 * The receipt's facts and signature, typed: the parent rebuilds
+	 * the line from them (verdict_line(), receipt.h) and takes it
+	 * only if it is the line the verifier signed, byte for byte.
+	 */
+	int		 accepted;
+	char		 baseline[MSG_HEX40];
+	char		 commit[MSG_HEX40];	/* empty: none resolved */
+	char		 tree[MSG_HEX40];
+	char		 bundle_sha256[MSG_HEX64];
+	char		 manifest_digest[MSG_DIGEST];
+	char		**findings;		/* escaped, the first listed */
+	size_t		 nfindings;
+	uint64_t	 findings_total;	/* all counted */
+	int		 validated;		/* a validation ran */
+	int64_t		 vstatus;
+	int		 vpassed;
+	int		 vtimedout;
+	char		 env_image[MSG_DIGEST];	/* empty: host */
+	char		 env_toolchain[MSG_DIGEST];
+	char		 baseline_tree[MSG_HEX40];	/* empty: none */
+	char		 pristine[16];		/* same, differs, unchecked */
+	char		*reason;		/* rejected only */
+	uint64_t	 epoch;			/* the receipt's */
+	uint64_t	 time;			/* seconds since the epoch */
+	char		 sig[89];		/* base64, BASE64_SIZE(64) */
 };
 
 struct msg_github {

@@ -15,6 +15,7 @@
 #include "crypto.h"
 #include "esc.h"
 #include "log.h"
+#include "msg.h"
 #include "receipt.h"
 #include "util.h"
 
@@ -221,14 +222,35 @@ make_args_ok(const char *attempt, uint64_t seq, const char *kind,
 	return (0);
 }
 
+/* The object a receipt signs; takes f's reference, also on failure. */
+static json_t *
+receipt_object(const char *attempt, uint64_t seq, const char *kind,
+    uint64_t epoch, const char *prev_hex, const char *signer_name,
+    const char *fp, json_t *f, time_t when)
+{
+	struct tm	 tm;
+	char		 ts[32];
+
+	if (gmtime_r(&when, &tm) == NULL ||
+	    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
+		json_decref(f);
+		errno = EINVAL;
+		return (NULL);
+	}
+	return (json_pack("{s:i, s:s, s:I, s:s, s:s, s:I, s:s, s:s, s:s, s:o}",
+	    "v", RECEIPT_VERSION, "attempt", attempt, "seq", (json_int_t)seq,
+	    "kind", kind, "time", ts, "epoch", (json_int_t)epoch,
+	    "prev", prev_hex, "signer", signer_name, "key", fp,
+	    "facts", f));
+}
+
 int
 receipt_make_at(const char *attempt, uint64_t seq, const char *kind,
     uint64_t epoch, const char *prev_hex, const char *signer_name,
     EVP_PKEY *key, json_t *facts, time_t when, char **line_out)
 {
 	json_t		*obj, *f;
-	struct tm	 tm;
-	char		 fp[CRYPTO_FP_SIZE], ts[32];
+	char		 fp[CRYPTO_FP_SIZE];
 
 	*line_out = NULL;
 	if (!make_args_ok(attempt, seq, kind, epoch, prev_hex, signer_name,
@@ -239,25 +261,137 @@ receipt_make_at(const char *attempt, uint64_t seq, const char *kind,
 		errno = EINVAL;
 		return (-1);
 	}
-	if (gmtime_r(&when, &tm) == NULL ||
-	    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
-		errno = EINVAL;
-		return (-1);
-	}
 	if ((f = facts != NULL ? json_incref(facts) : json_object()) == NULL)
 		return (-1);
-	/* "o" takes f's reference, also when json_pack fails. */
-	obj = json_pack("{s:i, s:s, s:I, s:s, s:s, s:I, s:s, s:s, s:s, s:o}",
-	    "v", RECEIPT_VERSION, "attempt", attempt, "seq", (json_int_t)seq,
-	    "kind", kind, "time", ts, "epoch", (json_int_t)epoch,
-	    "prev", prev_hex, "signer", signer_name, "key", fp,
-	    "facts", f);
-	if (obj == NULL)
+	if ((obj = receipt_object(attempt, seq, kind, epoch, prev_hex,
+	    signer_name, fp, f, when)) == NULL)
 		return (-1);
 	if (sign_object(obj, key) == 0)
 		*line_out = receipt_canonical(obj);
 	json_decref(obj);
 	return (*line_out == NULL ? -1 : 0);
+}
+
+int
+receipt_rebuild(const char *attempt, uint64_t seq, const char *kind,
+    uint64_t epoch, const char *prev_hex, const char *signer_name,
+    const uint8_t pub[ED25519_PUB_LEN], json_t *facts, time_t when,
+    const char *sig, const char *line, char **line_out, char *err,
+    size_t errlen)
+{
+	json_t		*obj;
+	char		 fp[CRYPTO_FP_SIZE], *canon = NULL;
+	int		 rv = -1;
+
+	*line_out = NULL;
+	if (!make_args_ok(attempt, seq, kind, epoch, prev_hex, signer_name,
+	    facts) || facts == NULL || ed25519_fingerprint_raw(pub, fp) == -1)
+		return (errfmt(err, errlen, "receipt %" PRIu64 ": bad "
+		    "arguments", seq));
+	if ((obj = receipt_object(attempt, seq, kind, epoch, prev_hex,
+	    signer_name, fp, json_incref(facts), when)) == NULL ||
+	    json_object_set_new(obj, "sig", json_string(sig)) == -1 ||
+	    (canon = receipt_canonical(obj)) == NULL)
+		errfmt(err, errlen, "receipt %" PRIu64 ": cannot make it",
+		    seq);
+	else if (strcmp(canon, line) != 0)
+		errfmt(err, errlen, "not the line its typed facts make "
+		    "(receipt %" PRIu64 ", kind %s)", seq, kind);
+	else if (verify_object(obj, pub) == -1)
+		errfmt(err, errlen, "receipt %" PRIu64 " (kind %s): bad "
+		    "signature", seq, kind);
+	else {
+		*line_out = canon;
+		canon = NULL;
+		rv = 0;
+	}
+	free(canon);
+	json_decref(obj);
+	return (rv);
+}
+
+/* The verdict's environment: the image it ran on, or the host. */
+static json_t *
+verdict_environment_json(const struct msg_verdict *m)
+{
+	if (m->env_image[0] == '\0')
+		return (json_string("host (floating)"));
+	return (json_pack("{s:s, s:o}", "image", m->env_image, "toolchain",
+	    m->env_toolchain[0] != '\0' ? json_string(m->env_toolchain) :
+	    json_null()));
+}
+
+json_t *
+receipt_verdict_facts(const struct msg_verdict *m)
+{
+	json_t	*facts, *list, *val;
+	size_t	 i;
+
+	if ((list = json_array()) == NULL)
+		return (NULL);
+	for (i = 0; i < m->nfindings; i++)
+		if (json_array_append_new(list, json_string(
+		    m->findings[i])) == -1) {
+			json_decref(list);
+			return (NULL);
+		}
+	val = m->validated ? json_pack("{s:I, s:b, s:b}", "status",
+	    (json_int_t)m->vstatus, "passed", m->vpassed, "timedout",
+	    m->vtimedout) : json_null();
+	/* "o" takes list's and val's references, also on failure. */
+	facts = json_pack("{s:b, s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:o}",
+	    "accepted", m->accepted,
+	    "baseline", m->baseline,
+	    "commit", m->commit,
+	    "tree", m->tree,
+	    "bundle_sha256", m->bundle_sha256,
+	    "manifest_digest", m->manifest_digest,
+	    "findings", list,
+	    "nfindings", (json_int_t)m->findings_total,
+	    "validation", val);
+	if (facts == NULL)
+		return (NULL);
+	if (json_object_set_new(facts, "environment",
+	    verdict_environment_json(m)) == -1 ||
+	    json_object_set_new(facts, "baseline_tree", json_pack("{s:s?, "
+	    "s:s}", "tree", m->baseline_tree[0] != '\0' ? m->baseline_tree :
+	    NULL, "pristine", m->pristine)) == -1 ||
+	    (m->reason != NULL && json_object_set_new(facts, "reason",
+	    json_string(m->reason)) == -1)) {
+		json_decref(facts);
+		return (NULL);
+	}
+	return (facts);
+}
+
+int
+receipt_verdict_sign(struct msg_verdict *m, uint64_t seq, const char *prev,
+    EVP_PKEY *key, time_t when)
+{
+	json_t		*facts, *obj;
+	char		 fp[CRYPTO_FP_SIZE];
+	const char	*sig;
+
+	m->receipt = NULL;
+	if ((facts = receipt_verdict_facts(m)) == NULL)
+		return (-1);
+	if (!make_args_ok(m->id, seq, "verdict", m->epoch, prev,
+	    RECEIPT_SIGNER_VERIFIER, facts) ||
+	    ed25519_fingerprint(key, fp) == -1) {
+		json_decref(facts);
+		return (-1);
+	}
+	if ((obj = receipt_object(m->id, seq, "verdict", m->epoch, prev,
+	    RECEIPT_SIGNER_VERIFIER, fp, facts, when)) == NULL)
+		return (-1);
+	if (sign_object(obj, key) == 0 &&
+	    (sig = json_string_value(json_object_get(obj, "sig"))) != NULL &&
+	    strlcpy(m->sig, sig, sizeof(m->sig)) < sizeof(m->sig)) {
+		m->time = (uint64_t)when;
+		m->receipt = receipt_canonical(obj);
+	}
+	json_decref(obj);
+	return (m->receipt == NULL ? -1 : 0);
 }
 
 int

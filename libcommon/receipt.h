@@ -75,6 +75,29 @@ int	 receipt_make(const char *, uint64_t, const char *, uint64_t,
 	    const char *, const char *, EVP_PKEY *, json_t *, char **);
 int	 receipt_make_at(const char *, uint64_t, const char *, uint64_t,
 	    const char *, const char *, EVP_PKEY *, json_t *, time_t, char **);
+/*
+ * A peer's line, checked without parsing it: the line receipt_make_at()
+ * makes of the given parts and facts, with sig (base64), must be line
+ * byte for byte ("not the line its typed facts make ..."), and sig
+ * must verify under the raw public key pub ("... bad signature").  On
+ * success *line_out is our own malloc'd copy of it.
+ */
+int	 receipt_rebuild(const char *, uint64_t, const char *, uint64_t,
+	    const char *, const char *, const uint8_t [ED25519_PUB_LEN],
+	    json_t *, time_t, const char *, const char *, char **, char *,
+	    size_t);
+/*
+ * A verdict receipt's facts, made from the verdict message's typed
+ * fields: the verifier signs them, the parent rebuilds them to compare.
+ */
+struct msg_verdict;
+json_t	*receipt_verdict_facts(const struct msg_verdict *);
+/*
+ * Sign m's facts as receipt seq after prev, at epoch m->epoch: sets
+ * m->receipt (malloc'd), m->sig and m->time.
+ */
+int	 receipt_verdict_sign(struct msg_verdict *, uint64_t, const char *,
+	    EVP_PKEY *, time_t);
 /* The chain hash of a line: the "prev" of the next receipt. */
 int	 receipt_hash(const char *, char [SHA256_HEX_LEN + 1]);
 

@@ -242,171 +242,124 @@ worker_msg(struct child *c, enum msg_kind k, union child_msg *m)
  * A signed verdict must also say one thing: accepted only with no
  * finding counted or listed and a passed validation; every finding in
  * the suite's encoding.  A verifier that signs a contradiction is
- * refused (and killed) like one that signs garbage.
+ * refused (and killed) like one that signs garbage.  The facts are the
+ * message's typed fields, the very ones the signed line was rebuilt
+ * from: no JSON of the verifier's is read.
  */
 static int
-verdict_consistent(const char *line, char *err, size_t errlen)
+verdict_consistent(const struct msg_verdict *v, char *err, size_t errlen)
 {
-	json_t		*r, *facts, *list, *v, *n, *acc;
-	json_error_t	 jerr;
-	size_t		 i;
-	int		 ret = -1;
+	size_t	 i;
 
-	if ((r = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
-		snprintf(err, errlen, "not JSON");
-		return (-1);
-	}
-	facts = json_object_get(r, "facts");
-	acc = json_object_get(facts, "accepted");
-	list = json_object_get(facts, "findings");
-	n = json_object_get(facts, "nfindings");
-	if (!json_is_boolean(acc) || !json_is_array(list) ||
-	    !json_is_integer(n) || json_integer_value(n) < 0 ||
-	    (size_t)json_integer_value(n) < json_array_size(list)) {
+	if (v->findings_total < v->nfindings) {
 		snprintf(err, errlen, "accepted, findings or nfindings "
 		    "missing or mistyped");
-		goto done;
+		return (-1);
 	}
-	json_array_foreach(list, i, v)
-		if (!json_is_string(v) || !esc_valid(json_string_value(v))) {
+	for (i = 0; i < v->nfindings; i++)
+		if (!esc_valid(v->findings[i])) {
 			snprintf(err, errlen, "finding %zu is not an escaped "
 			    "string", i);
-			goto done;
+			return (-1);
 		}
-	if (json_is_true(acc) && (json_integer_value(n) != 0 ||
-	    !json_is_true(json_object_get(json_object_get(facts,
-	    "validation"), "passed")))) {
-		snprintf(err, errlen, "accepted with %lld findings or no "
-		    "passed validation", (long long)json_integer_value(n));
-		goto done;
+	if (v->accepted && (v->findings_total != 0 || !v->validated ||
+	    !v->vpassed)) {
+		snprintf(err, errlen, "accepted with %llu findings or no "
+		    "passed validation", (unsigned long long)v->findings_total);
+		return (-1);
 	}
 	/* Validated on a baseline the verifier found to be its tree. */
-	v = json_object_get(facts, "baseline_tree");
-	if (json_is_true(acc) && (!json_is_string(json_object_get(v,
-	    "pristine")) || strcmp(json_string_value(json_object_get(v,
-	    "pristine")), "same") != 0 || !json_is_string(json_object_get(v,
-	    "tree")))) {
+	if (v->accepted && (strcmp(v->pristine, "same") != 0 ||
+	    v->baseline_tree[0] == '\0')) {
 		snprintf(err, errlen, "accepted without its baseline tree "
 		    "checked");
-		goto done;
+		return (-1);
 	}
-	if (json_is_false(acc) && (!json_is_string(v = json_object_get(facts,
-	    "reason")) || !esc_valid(json_string_value(v)))) {
+	if (!v->accepted && (v->reason == NULL || !esc_valid(v->reason))) {
 		snprintf(err, errlen, "rejected without a reason");
-		goto done;
+		return (-1);
 	}
-	ret = 0;
- done:
-	json_decref(r);
-	return (ret);
+	return (0);
 }
 
 /*
  * An accepted verdict states the environment frozen at submission: a
  * verifier that passed a result on another image, or none, lies.
+ * facts is our own encoding of the verdict's typed fields.
  */
 static int
-verdict_environment(struct attempt *a, const char *line, char *err,
-    size_t errlen)
+verdict_environment(struct attempt *a, const struct msg_verdict *v,
+    json_t *facts, char *err, size_t errlen)
 {
-	json_t		*r, *facts, *got, *want;
-	json_error_t	 jerr;
-	int		 ret = 0;
+	json_t	*got, *want;
+	int	 ret = 0;
 
-	if ((r = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
-		snprintf(err, errlen, "not JSON");
-		return (-1);
-	}
-	facts = json_object_get(r, "facts");
 	got = json_object_get(facts, "environment");
 	want = env_facts(a->image, a->toolchain, NULL);
-	if (json_is_true(json_object_get(facts, "accepted")) &&
-	    (got == NULL || !json_equal(got, want))) {
+	if (v->accepted && (got == NULL || !json_equal(got, want))) {
 		snprintf(err, errlen, "accepted on an environment that is not "
 		    "the attempt's");
 		ret = -1;
 	}
 	json_decref(want);
-	json_decref(r);
 	return (ret);
-}
-
-/*
- * A verifier that found the pristine tree under the validation not to
- * be the baseline's tree: the cache entry is poisoned, and goes before
- * another attempt takes it as its baseline.
- */
-static void
-verdict_pristine(struct attempt *a, const char *line)
-{
-	json_t		*r, *facts;
-	json_error_t	 jerr;
-	const char	*p;
-
-	if ((r = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL)
-		return;
-	facts = json_object_get(r, "facts");
-	p = json_string_value(json_object_get(json_object_get(facts,
-	    "baseline_tree"), "pristine"));
-	if (p != NULL && strcmp(p, "differs") == 0)
-		pristine_poisoned(a, json_string_value(json_object_get(facts,
-		    "reason")));
-	json_decref(r);
-}
-
-/* The verdict's decision, once verdict_consistent() accepted it. */
-static int
-verdict_accepted(const char *line)
-{
-	json_t		*r;
-	json_error_t	 jerr;
-	int		 acc;
-
-	if ((r = json_loads(line, JSON_REJECT_DUPLICATES, &jerr)) == NULL)
-		return (0);
-	acc = json_is_true(json_object_get(json_object_get(r, "facts"),
-	    "accepted"));
-	json_decref(r);
-	return (acc);
 }
 
 static int
 verifier_verdict(struct child *c, struct attempt *a,
     const struct msg_verdict *v, char *why, size_t whylen)
 {
-	const char	*line = v->receipt;
-	char		 kind[RECEIPT_KIND_MAX + 1], err[512];
+	json_t		*facts;
+	char		*line = NULL, err[512];
 	int		 idx = child_index(c);
 
-	if (receipt_check(line, a->id, a->nreceipts, a->prev,
-	    RECEIPT_SIGNER_VERIFIER, env->verifier_pub, kind, err,
-	    sizeof(err)) == -1)
-		goto refused;
-	if (strcmp(kind, "verdict") != 0) {
-		snprintf(err, sizeof(err), "a receipt of kind %s", kind);
+	if ((facts = receipt_verdict_facts(v)) == NULL) {
+		snprintf(err, sizeof(err), "facts that make no receipt");
 		goto refused;
 	}
+	/*
+	 * The signed line must be the one we make of the typed fields,
+	 * byte for byte, under the verifier's signature: then what we
+	 * journal is our own encoding, and nothing it wrote is parsed.
+	 */
+	if (receipt_rebuild(a->id, a->nreceipts, "verdict", v->epoch,
+	    a->prev, RECEIPT_SIGNER_VERIFIER, env->verifier_pub, facts,
+	    (time_t)v->time, v->sig, v->receipt, &line, err,
+	    sizeof(err)) == -1)
+		goto refused;
 	/* The table decides here too: replay would refuse it. */
-	if (!lifecycle_legal(a, transition_find(kind))) {
+	if (!lifecycle_legal(a, transition_find("verdict"))) {
 		snprintf(err, sizeof(err), "illegal from state %s",
 		    attempt_state_name(a->state));
 		goto refused;
 	}
-	if (verdict_consistent(line, err, sizeof(err)) == -1 ||
-	    verdict_environment(a, line, err, sizeof(err)) == -1 ||
-	    attest_verdict(a, v->vsa, v->test_result, verdict_accepted(line),
+	if (verdict_consistent(v, err, sizeof(err)) == -1 ||
+	    verdict_environment(a, v, facts, err, sizeof(err)) == -1 ||
+	    attest_verdict(a, v->vsa, v->test_result, v->accepted,
 	    err, sizeof(err)) == -1)
 		goto refused;
+	json_decref(facts);
 	env->busy[idx] = NULL;
 	a->verifier = NULL;
 	c->recycle = 1;		/* it exits after one verdict */
-	if (attempt_commit(a, line, NULL) == -1)
+	if (attempt_commit(a, line, NULL) == -1) {
+		free(line);
 		return (0);
-	verdict_pristine(a, line);
+	}
+	free(line);
+	/*
+	 * A verifier that found the pristine tree under the validation
+	 * not to be the baseline's tree: the cache entry is poisoned, and
+	 * goes before another attempt takes it as its baseline.
+	 */
+	if (strcmp(v->pristine, "differs") == 0)
+		pristine_poisoned(a, v->reason);
 	crashpoint("parent:after-verdict");
 	attempt_verdict_next(a);
 	return (0);
  refused:
+	json_decref(facts);
+	free(line);
 	log_warnx("%s: verdict refused: %s", a->id, err);
 	snprintf(why, whylen, "VERDICT refused: %s", err);
 	return (-1);

@@ -190,22 +190,6 @@ verify_environment(const struct msg_verify *o)
 	close(fd);
 }
 
-/* The environment as the verdict states it. */
-static json_t *
-environment_json(const struct msg_verify *o)
-{
-	json_t	*e;
-
-	if (o->image[0] == '\0')
-		return (json_string("host (floating)"));
-	e = json_pack("{s:s, s:o}", "image", o->image, "toolchain",
-	    o->toolchain[0] != '\0' ? json_string(o->toolchain) :
-	    json_null());
-	if (e == NULL)
-		fatal(NULL);
-	return (e);
-}
-
 /* cur.req is the parent's request; bfd the bundle. */
 static void
 verifier_verify(int bfd)
@@ -409,46 +393,43 @@ verifier_validated(const struct msg_validate_done *o)
 }
 
 /*
- * The verdict facts, listing the first nlisted findings.  accepted
- * comes from our own count of findings, never from a JSON array.
+ * The verdict's facts as the message's typed fields, listing the first
+ * nlisted findings; the receipt signs what receipt_verdict_facts()
+ * makes of them, the parent rebuilds it from them.  accepted comes
+ * from our own count of findings, never from a JSON array.
  */
-static json_t *
-verdict_facts(int accepted, size_t nlisted)
+static void
+verdict_fields(struct msg_verdict *m, int accepted, size_t nlisted)
 {
-	json_t		*facts, *list;
 	struct msg_verify *o = &cur.req;
-	size_t		 i;
+	json_t		*v = cur.validation;
 
-	/* Out of memory is fatal: a finding is never silently left out. */
-	if ((list = json_array()) == NULL)
-		fatal(NULL);
-	for (i = 0; i < nlisted; i++)
-		if (json_array_append_new(list, json_string(
-		    cur.findings[i])) == -1)
-			fatal(NULL);
-	facts = json_pack("{s:b, s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:o}",
-	    "accepted", accepted,
-	    "baseline", o->baseline,
-	    "commit", cur.res.commit_hex,
-	    "tree", cur.res.tree_hex,
-	    "bundle_sha256", cur.bundle_sha256,
-	    "manifest_digest", o->digest,
-	    "findings", list,
-	    "nfindings", (json_int_t)cur.nfindings,
-	    "validation", cur.validation != NULL ? json_incref(
-	    cur.validation) : json_null());
-	if (facts == NULL)
-		fatalx("cannot make the verdict facts");
-	json_object_set_new(facts, "environment", environment_json(o));
+	m->accepted = accepted;
+	strlcpy(m->baseline, o->baseline, sizeof(m->baseline));
+	strlcpy(m->commit, cur.res.commit_hex, sizeof(m->commit));
+	strlcpy(m->tree, cur.res.tree_hex, sizeof(m->tree));
+	strlcpy(m->bundle_sha256, cur.bundle_sha256, sizeof(m->bundle_sha256));
+	strlcpy(m->manifest_digest, o->digest, sizeof(m->manifest_digest));
+	m->findings = cur.findings;
+	m->nfindings = nlisted;
+	m->findings_total = cur.nfindings;
+	if ((m->validated = v != NULL)) {
+		m->vstatus = json_integer_value(json_object_get(v, "status"));
+		m->vpassed = json_is_true(json_object_get(v, "passed"));
+		m->vtimedout = json_is_true(json_object_get(v, "timedout"));
+	}
+	/* The environment: the image it ran on, or the host's. */
+	strlcpy(m->env_image, o->image, sizeof(m->env_image));
+	if (o->image[0] != '\0')
+		strlcpy(m->env_toolchain, o->toolchain,
+		    sizeof(m->env_toolchain));
 	/* The tree the validation's baseline was checked against. */
-	if (json_object_set_new(facts, "baseline_tree", json_pack("{s:s?, "
-	    "s:s}", "tree", cur.baseline_tree[0] != '\0' ? cur.baseline_tree :
-	    NULL, "pristine", cur.pristine)) == -1)
-		fatalx("cannot make the verdict facts");
+	strlcpy(m->baseline_tree, cur.baseline_tree, sizeof(m->baseline_tree));
+	strlcpy(m->pristine, cur.pristine, sizeof(m->pristine));
+	m->reason = NULL;
 	if (!accepted)
-		json_object_set_new(facts, "reason", json_string(
-		    cur.nfindings > 0 ? cur.findings[0] : "not validated"));
-	return (facts);
+		m->reason = cur.nfindings > 0 ? cur.findings[0] :
+		    (char *)"not validated";
 }
 
 /* The SLSA verification summary of this verification (attest.h). */
@@ -543,32 +524,36 @@ verdict_attest(int accepted, char **vsa, char **tr)
 /*
  * The verdict, as a receipt of the attempt's chain signed with our key:
  * the parent gave us the sequence number and the previous hash, and
- * checks the line before it accepts it.  It lists as many findings as
- * fit in one message, and always counts them all.
+ * takes the line only if it is the one it makes of the message's typed
+ * fields.  It lists as many findings as fit in one message, and always
+ * counts them all.
  */
 static void
 verifier_verdict(const char *unused)
 {
 	struct msg_verify *o = &cur.req;
 	struct msg_verdict m;
-	json_t		*facts;
 	char		*line, *s, err[MSG_ERRLEN], *vsa, *tr;
-	size_t		 nlisted = cur.nfindings, len;
+	size_t		 nlisted, len;
+	time_t		 when;
 	int		 accepted;
 
 	accepted = cur.nfindings == 0 && cur.validation != NULL &&
 	    json_is_true(json_object_get(cur.validation, "passed"));
 	crashpoint("verifier:before-verdict");
 	verdict_attest(accepted, &vsa, &tr);
+	/* A message lists at most MSG_LIST_MAX; the count says all. */
+	nlisted = cur.nfindings < MSG_LIST_MAX ? cur.nfindings : MSG_LIST_MAX;
+	when = time(NULL);
 	for (;;) {
-		facts = verdict_facts(accepted, nlisted);
-		if (receipt_make(o->id, o->seq, "verdict", o->epoch, o->prev,
-		    RECEIPT_SIGNER_VERIFIER, signkey, facts, &line) == -1)
-			fatalx("cannot sign the verdict");
-		json_decref(facts);
 		memset(&m, 0, sizeof(m));
+		verdict_fields(&m, accepted, nlisted);
 		strlcpy(m.id, o->id, sizeof(m.id));
-		m.receipt = line;
+		m.epoch = o->epoch;
+		if (receipt_verdict_sign(&m, o->seq, o->prev, signkey,
+		    when) == -1)
+			fatalx("cannot sign the verdict");
+		line = m.receipt;
 		m.vsa = vsa;
 		m.test_result = tr;
 		if ((s = msg_encode(MSG_VERDICT, &m, &len, err,

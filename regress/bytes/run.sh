@@ -157,6 +157,9 @@ liar verdict-hidden-finding 'accepted with 1 findings or no passed validation'
 liar verdict-listed-finding 'accepted with 1 findings or no passed validation'
 liar verdict-unvalidated 'accepted with 0 findings or no passed validation'
 liar verdict-no-count 'accepted, findings or nfindings missing or mistyped'
+# It signs one verdict and types another (the parent reads only the
+# typed fields): the line the fields make is not the signed line.
+liar verdict-typed-differ 'not the line its typed facts make'
 
 # The daemon's log carries no raw byte of any name.
 check "the daemon log has no byte of a name unescaped" \

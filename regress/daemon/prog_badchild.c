@@ -200,41 +200,50 @@ badmsg(const char *mode)
  * each mode contradict themselves.  The parent must refuse the verdict
  * and kill the verifier, whatever the signature.
  */
-static json_t *
-lying_facts(const char *mode, const struct msg_verify *v)
+static void
+lying_fields(const char *mode, const struct msg_verify *v,
+    struct msg_verdict *m)
 {
-	json_t	*f;
+	static char	*listed[] = { "src/\\xff.txt: GitHub token on line 1" };
 
-	f = json_pack("{s:b, s:s, s:s, s:s, s:s, s:s, s:[], s:i, s:{s:i, s:b, "
-	    "s:b}}", "accepted", 1, "baseline", v->baseline, "commit",
-	    v->commit, "tree", v->commit, "bundle_sha256", v->bundle_sha256,
-	    "manifest_digest", v->digest, "findings", "nfindings", 0,
-	    "validation", "status", 0, "passed", 1, "timedout", 0);
-	/* The baseline's tree checked, as an honest verifier says: each
-	 * mode's lie is the only one. */
-	if (f != NULL)
-		json_object_set_new(f, "baseline_tree", json_pack("{s:s, s:s}",
-		    "tree", v->baseline, "pristine", "same"));
+	m->accepted = 1;
+	strlcpy(m->baseline, v->baseline, sizeof(m->baseline));
+	strlcpy(m->commit, v->commit, sizeof(m->commit));
+	strlcpy(m->tree, v->commit, sizeof(m->tree));
+	strlcpy(m->bundle_sha256, v->bundle_sha256, sizeof(m->bundle_sha256));
+	strlcpy(m->manifest_digest, v->digest, sizeof(m->manifest_digest));
+	m->validated = m->vpassed = 1;
+	/* The baseline's tree checked and the attempt's environment, as
+	 * an honest verifier says: each mode's lie is the only one. */
+	strlcpy(m->baseline_tree, v->baseline, sizeof(m->baseline_tree));
+	strlcpy(m->pristine, "same", sizeof(m->pristine));
+	strlcpy(m->env_image, v->image, sizeof(m->env_image));
+	if (v->image[0] != '\0')
+		strlcpy(m->env_toolchain, v->toolchain,
+		    sizeof(m->env_toolchain));
 	if (strcmp(mode, "verdict-hidden-finding") == 0)
 		/* The headline: a finding counted, dropped from the list. */
-		json_object_set_new(f, "nfindings", json_integer(1));
+		m->findings_total = 1;
 	else if (strcmp(mode, "verdict-listed-finding") == 0) {
-		json_object_set_new(f, "nfindings", json_integer(1));
-		json_array_append_new(json_object_get(f, "findings"),
-		    json_string("src/\\xff.txt: GitHub token on line 1"));
+		m->findings_total = m->nfindings = 1;
+		m->findings = listed;
 	} else if (strcmp(mode, "verdict-unvalidated") == 0)
-		json_object_set_new(f, "validation", json_null());
-	else if (strcmp(mode, "verdict-no-count") == 0)
-		json_object_del(f, "nfindings");
+		m->validated = m->vpassed = 0;
+	else if (strcmp(mode, "verdict-no-count") == 0) {
+		/* A finding listed, none counted. */
+		m->nfindings = 1;
+		m->findings = listed;
+	} else if (strcmp(mode, "verdict-typed-differ") == 0)
+		;	/* the lie is in what it signs: lying_verifier() */
 	else if (strcmp(mode, "verdict-no-environment") == 0)
-		;	/* consistent, but silent on the environment */
-	else if (strcmp(mode, "verdict-other-environment") == 0)
+		/* The image, silent on the toolchain frozen with it. */
+		m->env_toolchain[0] = '\0';
+	else if (strcmp(mode, "verdict-other-environment") == 0) {
 		/* Passed on the host's root, not the attempt's image. */
-		json_object_set_new(f, "environment",
-		    json_string("host (floating)"));
-	else
+		m->env_image[0] = '\0';
+		m->env_toolchain[0] = '\0';
+	} else
 		errx(1, "unknown mode %s", mode);
-	return (f);
 }
 
 static int
@@ -245,8 +254,7 @@ lying_verifier(const char *mode, int argc, char *argv[])
 	struct msg_verify	 v;
 	struct msg_verdict	 out;
 	EVP_PKEY		*key = NULL;
-	json_t			*facts;
-	char			 e[512], *line, *s;
+	char			 e[512], *s;
 	size_t			 len;
 	ssize_t			 n;
 	int			 i;
@@ -276,13 +284,17 @@ lying_verifier(const char *mode, int argc, char *argv[])
 	}
 	if (msg_get(&imsg, MSG_VERIFY, &v, e, sizeof(e)) == -1)
 		errx(1, "%s", e);
-	facts = lying_facts(mode, &v);
-	if (receipt_make(v.id, v.seq, "verdict", v.epoch, v.prev,
-	    RECEIPT_SIGNER_VERIFIER, key, facts, &line) == -1)
-		errx(1, "receipt_make");
 	memset(&out, 0, sizeof(out));
 	strlcpy(out.id, v.id, sizeof(out.id));
-	out.receipt = line;
+	out.epoch = v.epoch;
+	lying_fields(mode, &v, &out);
+	/* It signs a finding counted, and types a clean verdict. */
+	if (strcmp(mode, "verdict-typed-differ") == 0)
+		out.findings_total = 1;
+	if (receipt_verdict_sign(&out, v.seq, v.prev, key, time(NULL)) == -1)
+		errx(1, "receipt_verdict_sign");
+	if (strcmp(mode, "verdict-typed-differ") == 0)
+		out.findings_total = 0;
 	if ((s = msg_encode(MSG_VERDICT, &out, &len, e, sizeof(e))) == NULL)
 		errx(1, "%s", e);
 	send_msg(PROC_PARENT_FD, IMSG_VERDICT, sizeof(struct imsg_hdr) + len,

@@ -35,6 +35,8 @@ static struct msg_change changes[] = {
 };
 
 /* A valid struct of each kind, in st (msg_size(k) bytes, zeroed). */
+static char	*verdict_findings[] = { "src/a.txt: a token on line 1" };
+
 static void
 fill(enum msg_kind k, void *st)
 {
@@ -146,6 +148,25 @@ fill(enum msg_kind k, void *st)
 		m->receipt = "{\"attempt\":\"a-1\",\"facts\":{\"x\":\"\\n\"}}";
 		m->vsa = "{\"payload\":\"e30=\"}";
 		m->test_result = "{\"payload\":\"e30=\"}";
+		m->accepted = 0;
+		strlcpy(m->baseline, HEX40, sizeof(m->baseline));
+		strlcpy(m->commit, HEX40, sizeof(m->commit));
+		strlcpy(m->tree, HEX40, sizeof(m->tree));
+		strlcpy(m->bundle_sha256, HEX64, sizeof(m->bundle_sha256));
+		strlcpy(m->manifest_digest, "sha256:" HEX64,
+		    sizeof(m->manifest_digest));
+		m->findings = verdict_findings;
+		m->nfindings = 1;
+		m->findings_total = 2;
+		m->validated = 1;
+		m->vstatus = 256;
+		strlcpy(m->env_image, "sha256:" HEX64, sizeof(m->env_image));
+		strlcpy(m->baseline_tree, HEX40, sizeof(m->baseline_tree));
+		strlcpy(m->pristine, "same", sizeof(m->pristine));
+		m->reason = verdict_findings[0];
+		m->epoch = 1;
+		m->time = 1;
+		strlcpy(m->sig, "AAAA", sizeof(m->sig));
 		break;
 	}
 	case MSG_PUBLISH: {
@@ -337,8 +358,12 @@ START_TEST(test_missing_field)
 		    strcmp(key, "isolation") == 0 || strcmp(key, "vsa") == 0 ||
 		    strcmp(key, "test_result") == 0 ||
 		    strcmp(key, "attest") == 0 || strcmp(key, "summary") == 0 ||
-		    strcmp(key, "supersede") == 0) {
-			/* Attestations are optional: the checks are above. */
+		    strcmp(key, "supersede") == 0 ||
+		    strcmp(key, "reason") == 0) {
+			/*
+			 * Attestations are optional: the checks are above.
+			 * So is an accepted verdict's reason.
+			 */
 			ck_assert_msg(read_json(k, c, err, sizeof(err)) == 0,
 			    "%s without %s: %s", msg_kind_name(k), key, err);
 		} else {

@@ -13,6 +13,7 @@
 
 #include "crypto.h"
 #include "log.h"
+#include "msg.h"
 #include "receipt.h"
 
 #define NREC	5
@@ -471,6 +472,60 @@ START_TEST(t_check_line)
 }
 END_TEST
 
+/* A verdict's line, checked by rebuilding it from the typed fields. */
+START_TEST(t_rebuild)
+{
+	struct msg_verdict	 m;
+	json_t			*facts;
+	char			*line, *mine, *p, sig[sizeof(m.sig)];
+	char			 err[256];
+
+	memset(&m, 0, sizeof(m));
+	strlcpy(m.id, ATTEMPT, sizeof(m.id));
+	m.accepted = m.validated = m.vpassed = 1;
+	strlcpy(m.pristine, "same", sizeof(m.pristine));
+	m.epoch = 2;
+	ck_assert_int_eq(receipt_verdict_sign(&m, 0, RECEIPT_ZERO_PREV, vkey,
+	    1000), 0);
+	line = m.receipt;
+	ck_assert_ptr_nonnull(facts = receipt_verdict_facts(&m));
+	ck_assert_int_eq(receipt_rebuild(ATTEMPT, 0, "verdict", 2,
+	    RECEIPT_ZERO_PREV, RECEIPT_SIGNER_VERIFIER, vpub, facts, 1000,
+	    m.sig, line, &mine, err, sizeof(err)), 0);
+	ck_assert_str_eq(mine, line);
+	free(mine);
+	ck_assert_int_eq(receipt_check(line, ATTEMPT, 0, RECEIPT_ZERO_PREV,
+	    RECEIPT_SIGNER_VERIFIER, vpub, NULL, err, sizeof(err)), 0);
+	/* Typed fields that are not what was signed. */
+	json_decref(facts);
+	m.findings_total = 1;
+	ck_assert_ptr_nonnull(facts = receipt_verdict_facts(&m));
+	ck_assert_int_eq(receipt_rebuild(ATTEMPT, 0, "verdict", 2,
+	    RECEIPT_ZERO_PREV, RECEIPT_SIGNER_VERIFIER, vpub, facts, 1000,
+	    m.sig, line, &mine, err, sizeof(err)), -1);
+	ck_assert_ptr_null(mine);
+	ck_assert_str_eq(err, "not the line its typed facts make (receipt "
+	    "0, kind verdict)");
+	ck_assert_int_eq(receipt_rebuild(ATTEMPT, 0, "verdict", 2,
+	    RECEIPT_ZERO_PREV, RECEIPT_SIGNER_VERIFIER, vpub, facts, 1001,
+	    m.sig, line, &mine, err, sizeof(err)), -1);
+	json_decref(facts);
+	m.findings_total = 0;
+	ck_assert_ptr_nonnull(facts = receipt_verdict_facts(&m));
+	/* The same line under another signature: refused by the key. */
+	strlcpy(sig, m.sig, sizeof(sig));
+	sig[0] = sig[0] == 'A' ? 'B' : 'A';
+	ck_assert_ptr_nonnull(p = strstr(line, m.sig));
+	p[0] = sig[0];
+	ck_assert_int_eq(receipt_rebuild(ATTEMPT, 0, "verdict", 2,
+	    RECEIPT_ZERO_PREV, RECEIPT_SIGNER_VERIFIER, vpub, facts, 1000,
+	    sig, line, &mine, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "receipt 0 (kind verdict): bad signature");
+	json_decref(facts);
+	free(line);
+}
+END_TEST
+
 START_TEST(t_make_refuses)
 {
 	char	*line = (char *)1;
@@ -694,6 +749,7 @@ receipt_suite(void)
 	tcase_add_test(tc, t_truncated);
 	tcase_add_test(tc, t_not_json);
 	tcase_add_test(tc, t_check_line);
+	tcase_add_test(tc, t_rebuild);
 	tcase_add_test(tc, t_make_refuses);
 	tcase_add_test(tc, t_verdict);
 	tcase_add_test(tc, t_long_chain);
