@@ -363,30 +363,21 @@ cohort_cancel(const char *id, uid_t uid, char *err, size_t errlen)
 }
 
 /*
- * The verdict's validation result, from the verdict receipt the
- * verifier signed (checked when it was journaled): only the typed
- * fields are taken.
+ * The verdict's validation result, as its receipt's facts recorded it
+ * (lifecycle.c, live and on replay): only the typed fields are taken.
  */
 static json_t *
 member_validation(const struct attempt *a)
 {
-	json_t	*r, *v, *out;
+	json_t	*v = a->validation;
 
-	if (a->verdict == NULL || (r = json_loads(a->verdict, 0, NULL)) ==
-	    NULL)
-		return (json_null());
-	v = json_object_get(json_object_get(r, "facts"), "validation");
 	if (!json_is_object(v) || !json_is_boolean(json_object_get(v,
-	    "passed"))) {
-		json_decref(r);
+	    "passed")))
 		return (json_null());
-	}
-	out = json_pack("{s:b, s:b, s:I}", "passed",
+	return (json_pack("{s:b, s:b, s:I}", "passed",
 	    json_is_true(json_object_get(v, "passed")), "timedout",
 	    json_is_true(json_object_get(v, "timedout")), "status",
-	    json_integer_value(json_object_get(v, "status")));
-	json_decref(r);
-	return (out);
+	    json_integer_value(json_object_get(v, "status"))));
 }
 
 static const char *

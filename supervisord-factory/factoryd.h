@@ -191,6 +191,7 @@ struct attempt {
 	size_t			 changes_total;	/* counted by the worker */
 	json_t			*findings;	/* listed, escaped */
 	size_t			 findings_total; /* counted by the verifier */
+	json_t			*validation;	/* the verdict's, or NULL */
 	json_t			*denials;	/* seccomp, from the kernel log */
 	struct sandbox_usage	 usage;
 	int			 exit_status;	/* -1: none yet */

@@ -427,6 +427,9 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		a->findings = json_incref(json_object_get(facts, "findings"));
 		a->findings_total = json_integer_value(json_object_get(facts,
 		    "nfindings"));
+		json_decref(a->validation);
+		a->validation = json_incref(json_object_get(facts,
+		    "validation"));
 		if (!json_is_true(json_object_get(facts, "accepted"))) {
 			/* Nothing to publish: the end follows the verdict. */
 			a->t[ST_TEARDOWN] = ms;
