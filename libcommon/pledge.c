@@ -267,11 +267,6 @@ static const struct {
 	{ P_FATTR, SCMP_SYS(utime) },
 	{ P_FATTR, SCMP_SYS(futimesat) },
 
-	{ P_CHOWN, SCMP_SYS(chown) },
-	{ P_CHOWN, SCMP_SYS(fchown) },
-	{ P_CHOWN, SCMP_SYS(fchownat) },
-	{ P_CHOWN, SCMP_SYS(lchown) },
-
 	{ P_FLOCK, SCMP_SYS(flock) },
 
 	/* on sockets of the families the promises let socket(2) make */
@@ -689,7 +684,7 @@ add_socket_rules(scmp_filter_ctx ctx, unsigned int pr)
 static int
 add_arg_rules(scmp_filter_ctx ctx, unsigned int pr)
 {
-	struct scmp_arg_cmp	 cmp[2];
+	struct scmp_arg_cmp	 cmp[3];
 	unsigned long		 self = (unsigned long)getpid();
 	unsigned long		 unix_only = AF_UNIX;
 
@@ -721,6 +716,26 @@ add_arg_rules(scmp_filter_ctx ctx, unsigned int pr)
 	cmp[1] = SCMP_CMP64(2, SCMP_CMP_EQ, 0);
 	if (rule(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 2, cmp) == -1)
 		return (-1);
+
+	/*
+	 * chown: of an open descriptor, to root, and nothing else (the
+	 * image walk gives each entry to 0:0).  Landlock has no right for
+	 * chown, so a path is never allowed: no chown(2) or lchown(2), and
+	 * fchownat(2) only with AT_EMPTY_PATH.
+	 */
+	if (pr & P_CHOWN) {
+		cmp[0] = SCMP_CMP64(1, SCMP_CMP_EQ, 0);
+		cmp[1] = SCMP_CMP64(2, SCMP_CMP_EQ, 0);
+		if (rule(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fchown), 2, cmp) == -1)
+			return (-1);
+		cmp[0] = SCMP_CMP64(2, SCMP_CMP_EQ, 0);
+		cmp[1] = SCMP_CMP64(3, SCMP_CMP_EQ, 0);
+		cmp[2] = SCMP_CMP64(4, SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH,
+		    AT_EMPTY_PATH);
+		if (rule(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fchownat), 3, cmp) ==
+		    -1)
+			return (-1);
+	}
 
 	/* raise(3) and abort(3): signals to ourselves only. */
 	cmp[0] = SCMP_CMP64(0, SCMP_CMP_EQ, self);

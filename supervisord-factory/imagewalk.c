@@ -178,7 +178,7 @@ image_walk_check(struct image_walk *w)
 	}
 	if (w->bad || w->got != sizeof(*r) || r->magic != IMAGE_WALK_MAGIC ||
 	    (r->rc != 0 && r->rc != -1) ||
-	    memchr(r->err, '\0', sizeof(r->err)) == NULL ||
+	    memchr(r->err, '\0', sizeof(r->err)) == NULL || !esc_valid(r->err) ||
 	    memchr(r->res.hex, '\0', sizeof(r->res.hex)) == NULL ||
 	    (r->rc == 0 && (!hex_valid(r->res.hex, IMAGE_HEXLEN) ||
 	    r->res.files > r->res.entries || (w->bounded &&
@@ -235,7 +235,7 @@ image_walk_read(int fd, short event, void *arg)
 	close(w->fd);
 	w->fd = -1;
 	w->eof = 1;
-	if (w->bad)
+	if (w->bad && !w->reaped)
 		(void)kill(w->pid, SIGKILL);
 	if (w->reaped)
 		image_walk_end(w);
