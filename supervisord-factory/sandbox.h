@@ -83,6 +83,7 @@ struct sandbox_usage {
  * if the caller did not) and fills the namespace pool to SANDBOX_POOL.
  */
 /* spawnfds.c: what a spawn trades with its launcher. */
+struct stat;
 #define SBX_SETUP_MS	30000	/* a spawn that takes longer is broken */
 int	spawn_await(int, char *, size_t);
 int	spawn_recvfds(struct sandbox *, int, char *, size_t);
