@@ -1,48 +1,41 @@
 /*
  * The strict reading of IMSG_INVENTORY (invmsg.h).  Every value comes
- * from the reconciler and is hostile until it has passed here: each
- * object is unpacked with JSON_STRICT (no member left over), each
- * member has its one type, each string its bound and no NUL, each id
- * the syntax the parent gives ids.  Values are quoted in errors with
- * anything but printable ASCII escaped, and cut short.
+ * from the reconciler and is hostile until it has passed here: it is
+ * read field by field in the suite's one wire format (wire.h), each
+ * count bounded by the bytes left before anything is allocated, each
+ * string bounded, NUL-checked and printable, each id the syntax the
+ * parent gives ids, nothing left over.  Values are quoted in errors
+ * with anything but printable ASCII escaped, and cut short.
  */
 #include <sys/types.h>
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "crypto.h"
 #include "invmsg.h"
 #include "util.h"
+#include "wire.h"
 
 #define INM_VISMAX	48	/* bytes of a bad value quoted in an error */
 
 static void	 inm_vis(const char *, size_t, char *, size_t);
-static const char *inm_where(char *, size_t, const char *, size_t,
-		    const char *);
-static int	 inm_str(json_t *, const char *, char *, size_t, char *,
-		    size_t);
-static int	 inm_id(json_t *, const char *, size_t, char *, char *,
-		    size_t);
-static int	 inm_array(json_t *, const char *, size_t, void **,
-		    size_t *, char *, size_t);
-static int	 inm_unpack(json_t *, const char *, size_t, char *, size_t,
-		    const char *, ...);
-static int	 inm_ids(json_t *, const char *, struct invmsg_id **,
-		    size_t *, char *, size_t);
-static int	 inm_cgroups(json_t *, struct invmsg *, char *, size_t);
-static int	 inm_procs(json_t *, uid_t, uid_t, struct invmsg *, char *,
-		    size_t);
-static int	 inm_mounts(json_t *, struct invmsg *, char *, size_t);
-static int	 inm_branches(json_t *, struct invmsg *, char *, size_t);
-static int	 inm_pulls(json_t *, struct invmsg *, char *, size_t);
-static int	 inm_errors(json_t *, struct invmsg *, char *, size_t);
+static int	 inm_count(struct mread *, const char *, size_t, size_t,
+		    void **, size_t *);
+static int	 inm_str(struct mread *, const char *, char *, size_t);
+static int	 inm_id(struct mread *, const char *, size_t, char *);
+static int	 inm_ids(struct mread *, const char *, struct invmsg_id **,
+		    size_t *);
+static int	 inm_cgroups(struct mread *, struct invmsg *);
+static int	 inm_procs(struct mread *, uid_t, uid_t, struct invmsg *);
+static int	 inm_mounts(struct mread *, struct invmsg *);
+static int	 inm_branches(struct mread *, struct invmsg *);
+static int	 inm_pulls(struct mread *, struct invmsg *);
+static int	 inm_errors(struct mread *, struct invmsg *);
 
 int
 invmsg_id_valid(const char *s, size_t len)
@@ -77,163 +70,132 @@ inm_vis(const char *s, size_t len, char *out, size_t outlen)
 	out[o] = '\0';
 }
 
-/* "field[i]" or "field[i].member", for errors. */
-static const char *
-inm_where(char *buf, size_t len, const char *field, size_t i,
-    const char *member)
+/*
+ * A list's count, bounded before anything is allocated: each element
+ * takes at least min bytes, so a count the rest of the message cannot
+ * hold is a lie.
+ */
+static int
+inm_count(struct mread *r, const char *field, size_t elsize, size_t min,
+    void **out, size_t *n)
 {
-	snprintf(buf, len, "%s[%zu]%s%s", field, i, member ? "." : "",
-	    member ? member : "");
-	return (buf);
+	uint32_t	 count;
+
+	*out = NULL;
+	*n = 0;
+	if (m_get_n32(r, field, &count) == -1)
+		return (-1);
+	if (count > ibuf_size(&r->ib) / min)
+		return (m_fail(r, "field %s: %u elements, more than the "
+		    "%zu bytes left can hold", field, count,
+		    ibuf_size(&r->ib)));
+	if (count == 0)
+		return (0);
+	if ((*out = calloc(count, elsize)) == NULL)
+		return (m_fail(r, "field %s: out of memory", field));
+	*n = count;
+	return (0);
 }
 
 /*
- * A string member: no NUL inside, shorter than bufsz, printable
- * ASCII only.  where names it in the error.
+ * A string: no NUL inside, shorter than bufsz (m_get_str), then
+ * printable ASCII only.  where names it in the error.
  */
 static int
-inm_str(json_t *v, const char *where, char *buf, size_t bufsz, char *err,
-    size_t errlen)
+inm_str(struct mread *r, const char *where, char *buf, size_t bufsz)
 {
-	const char	*s;
-	char		 vis[INM_VISMAX * 4 + 8];
-	size_t		 len, k;
+	char	 vis[INM_VISMAX * 4 + 8];
+	size_t	 len, k;
 
-	if (!json_is_string(v))
-		return (errfmt(err, errlen, "%s: not a string", where));
-	s = json_string_value(v);
-	len = json_string_length(v);
-	inm_vis(s, len, vis, sizeof(vis));
-	if (strlen(s) != len)
-		return (errfmt(err, errlen, "%s: \"%s\": a NUL byte inside",
-		    where, vis));
-	if (len >= bufsz)
-		return (errfmt(err, errlen, "%s: \"%s\": longer than %zu "
-		    "bytes", where, vis, bufsz - 1));
+	if (m_get_str(r, where, buf, bufsz) == -1)
+		return (-1);
+	len = strlen(buf);
 	for (k = 0; k < len; k++)
-		if (s[k] < 0x20 || s[k] > 0x7e)
-			return (errfmt(err, errlen, "%s: \"%s\": not "
-			    "printable ASCII", where, vis));
-	memcpy(buf, s, len + 1);
+		if (buf[k] < 0x20 || buf[k] > 0x7e) {
+			inm_vis(buf, len, vis, sizeof(vis));
+			return (m_fail(r, "field %s: \"%s\": not printable "
+			    "ASCII", where, vis));
+		}
 	return (0);
 }
 
 /* An attempt id, checked by our own syntax, never the child's. */
 static int
-inm_id(json_t *v, const char *field, size_t i, char *id, char *err,
-    size_t errlen)
+inm_id(struct mread *r, const char *field, size_t i, char *id)
 {
 	char	 vis[INM_VISMAX * 4 + 8], where[64];
 
 	snprintf(where, sizeof(where), "%s[%zu]", field, i);
-	if (inm_str(v, where, id, ATTEMPT_ID_MAX, err, errlen) == -1)
+	if (inm_str(r, where, id, ATTEMPT_ID_MAX) == -1)
 		return (-1);
 	if (!invmsg_id_valid(id, strlen(id))) {
 		inm_vis(id, strlen(id), vis, sizeof(vis));
-		return (errfmt(err, errlen, "%s: \"%s\" is not an "
-		    "attempt id", where, vis));
+		return (m_fail(r, "field %s: \"%s\" is not an attempt id",
+		    where, vis));
 	}
 	return (0);
 }
 
 static int
-inm_array(json_t *v, const char *field, size_t elsize, void **out,
-    size_t *n, char *err, size_t errlen)
-{
-	*out = NULL;
-	*n = 0;
-	if (!json_is_array(v))
-		return (errfmt(err, errlen, "%s: not an array", field));
-	if (json_array_size(v) == 0)
-		return (0);
-	if ((*out = calloc(json_array_size(v), elsize)) == NULL)
-		return (errfmt(err, errlen, "%s: out of memory", field));
-	*n = json_array_size(v);
-	return (0);
-}
-
-/* One object of an array, every member named by fmt, nothing else. */
-static int
-inm_unpack(json_t *v, const char *field, size_t i, char *err,
-    size_t errlen, const char *fmt, ...)
-{
-	json_error_t	 jerr;
-	va_list		 ap;
-	int		 rc;
-
-	va_start(ap, fmt);
-	rc = json_vunpack_ex(v, &jerr, JSON_STRICT, fmt, ap);
-	va_end(ap);
-	if (rc == -1)
-		return (errfmt(err, errlen, "%s[%zu]: %s", field, i,
-		    jerr.text));
-	return (0);
-}
-
-static int
-inm_ids(json_t *v, const char *field, struct invmsg_id **out, size_t *n,
-    char *err, size_t errlen)
+inm_ids(struct mread *r, const char *field, struct invmsg_id **out,
+    size_t *n)
 {
 	size_t	 i;
 
-	if (inm_array(v, field, sizeof(**out), (void **)out, n, err,
-	    errlen) == -1)
+	if (inm_count(r, field, sizeof(**out), 4, (void **)out, n) == -1)
 		return (-1);
 	for (i = 0; i < *n; i++)
-		if (inm_id(json_array_get(v, i), field, i, (*out)[i].id, err,
-		    errlen) == -1)
+		if (inm_id(r, field, i, (*out)[i].id) == -1)
 			return (-1);
 	return (0);
 }
 
 static int
-inm_cgroups(json_t *v, struct invmsg *m, char *err, size_t errlen)
+inm_cgroups(struct mread *r, struct invmsg *m)
 {
-	json_t	*id;
+	char	 w[64];
 	size_t	 i;
 
-	if (inm_array(v, "cgroups", sizeof(*m->cgroups),
-	    (void **)&m->cgroups, &m->ncgroups, err, errlen) == -1)
+	if (inm_count(r, "cgroups", sizeof(*m->cgroups), 5,
+	    (void **)&m->cgroups, &m->ncgroups) == -1)
 		return (-1);
-	for (i = 0; i < m->ncgroups; i++)
-		if (inm_unpack(json_array_get(v, i), "cgroups", i, err, errlen,
-		    "{s:o, s:b}", "id", &id, "validation",
-		    &m->cgroups[i].validation) == -1 ||
-		    inm_id(id, "cgroups", i, m->cgroups[i].id, err,
-		    errlen) == -1)
+	for (i = 0; i < m->ncgroups; i++) {
+		snprintf(w, sizeof(w), "cgroups[%zu].validation", i);
+		if (inm_id(r, "cgroups", i, m->cgroups[i].id) == -1 ||
+		    m_get_bool(r, w, &m->cgroups[i].validation) == -1)
 			return (-1);
+	}
 	return (0);
 }
 
 static int
-inm_procs(json_t *v, uid_t lo, uid_t hi, struct invmsg *m, char *err,
-    size_t errlen)
+inm_procs(struct mread *r, uid_t lo, uid_t hi, struct invmsg *m)
 {
 	struct invmsg_proc	*p;
-	json_int_t		 pid, uid;
-	json_t			*comm;
+	uint32_t		 pid, uid;
 	char			 w[64];
 	size_t			 i;
 
-	if (inm_array(v, "processes", sizeof(*m->procs), (void **)&m->procs,
-	    &m->nprocs, err, errlen) == -1)
+	if (inm_count(r, "processes", sizeof(*m->procs), 12,
+	    (void **)&m->procs, &m->nprocs) == -1)
 		return (-1);
 	for (i = 0; i < m->nprocs; i++) {
 		p = &m->procs[i];
-		if (inm_unpack(json_array_get(v, i), "processes", i, err,
-		    errlen, "{s:I, s:I, s:o}", "pid", &pid, "uid", &uid,
-		    "comm", &comm) == -1 ||
-		    inm_str(comm, inm_where(w, sizeof(w), "processes", i,
-		    "comm"), p->comm, sizeof(p->comm), err, errlen) == -1)
+		snprintf(w, sizeof(w), "processes[%zu].pid", i);
+		m_get_n32(r, w, &pid);
+		snprintf(w, sizeof(w), "processes[%zu].uid", i);
+		m_get_n32(r, w, &uid);
+		snprintf(w, sizeof(w), "processes[%zu].comm", i);
+		if (inm_str(r, w, p->comm, sizeof(p->comm)) == -1)
 			return (-1);
 		/* Never pid 1, never a process group or "every process". */
 		if (pid < 2 || pid > INVMSG_PIDMAX)
-			return (errfmt(err, errlen, "processes[%zu]: pid "
-			    "%lld out of range", i, (long long)pid));
-		if (uid < (json_int_t)lo || uid > (json_int_t)hi)
-			return (errfmt(err, errlen, "processes[%zu]: uid "
-			    "%lld is not in attempt-uids %u-%u", i,
-			    (long long)uid, (unsigned)lo, (unsigned)hi));
+			return (m_fail(r, "processes[%zu]: pid %u out of "
+			    "range", i, pid));
+		if (uid < lo || uid > hi)
+			return (m_fail(r, "processes[%zu]: uid %u is not in "
+			    "attempt-uids %u-%u", i, uid, (unsigned)lo,
+			    (unsigned)hi));
 		p->pid = (pid_t)pid;
 		p->uid = (uid_t)uid;
 	}
@@ -241,142 +203,126 @@ inm_procs(json_t *v, uid_t lo, uid_t hi, struct invmsg *m, char *err,
 }
 
 static int
-inm_mounts(json_t *v, struct invmsg *m, char *err, size_t errlen)
+inm_mounts(struct mread *r, struct invmsg *m)
 {
-	json_t	*id;
+	char	 w[64];
 	size_t	 i;
 
-	if (inm_array(v, "mounts", sizeof(*m->mounts), (void **)&m->mounts,
-	    &m->nmounts, err, errlen) == -1)
+	if (inm_count(r, "mounts", sizeof(*m->mounts), 5,
+	    (void **)&m->mounts, &m->nmounts) == -1)
 		return (-1);
-	for (i = 0; i < m->nmounts; i++)
-		if (inm_unpack(json_array_get(v, i), "mounts", i, err, errlen,
-		    "{s:o, s:b}", "id", &id, "verify",
-		    &m->mounts[i].verify) == -1 ||
-		    inm_id(id, "mounts", i, m->mounts[i].id, err,
-		    errlen) == -1)
+	for (i = 0; i < m->nmounts; i++) {
+		snprintf(w, sizeof(w), "mounts[%zu].verify", i);
+		if (inm_id(r, "mounts", i, m->mounts[i].id) == -1 ||
+		    m_get_bool(r, w, &m->mounts[i].verify) == -1)
 			return (-1);
+	}
 	return (0);
 }
 
 static int
-inm_branches(json_t *v, struct invmsg *m, char *err, size_t errlen)
+inm_branches(struct mread *r, struct invmsg *m)
 {
 	struct invmsg_branch	*b;
-	json_t			*id, *commit, *repo;
 	char			 buf[INVMSG_STRMAX], w[64];
 	size_t			 i;
 
-	if (inm_array(v, "branches", sizeof(*m->branches),
-	    (void **)&m->branches, &m->nbranches, err, errlen) == -1)
+	if (inm_count(r, "branches", sizeof(*m->branches), 12,
+	    (void **)&m->branches, &m->nbranches) == -1)
 		return (-1);
 	for (i = 0; i < m->nbranches; i++) {
 		b = &m->branches[i];
-		if (inm_unpack(json_array_get(v, i), "branches", i, err,
-		    errlen, "{s:o, s:o, s:o}", "repo", &repo, "id", &id,
-		    "commit", &commit) == -1 ||
-		    inm_id(id, "branches", i, b->id, err, errlen) == -1 ||
-		    inm_str(commit, inm_where(w, sizeof(w), "branches", i,
-		    "commit"), b->commit, sizeof(b->commit), err,
-		    errlen) == -1 ||
-		    inm_str(repo, inm_where(w, sizeof(w), "branches", i,
-		    "repo"), buf, sizeof(buf), err, errlen) == -1)
+		snprintf(w, sizeof(w), "branches[%zu].repo", i);
+		if (inm_str(r, w, buf, sizeof(buf)) == -1 ||
+		    inm_id(r, "branches", i, b->id) == -1)
+			return (-1);
+		snprintf(w, sizeof(w), "branches[%zu].commit", i);
+		if (inm_str(r, w, b->commit, sizeof(b->commit)) == -1)
 			return (-1);
 		if (!hex_valid(b->commit, 40))
-			return (errfmt(err, errlen, "branches[%zu]: commit "
-			    "is not 40 hex digits", i));
+			return (m_fail(r, "branches[%zu]: commit is not 40 "
+			    "hex digits", i));
 		if ((b->repo = strdup(buf)) == NULL)
-			return (errfmt(err, errlen, "out of memory"));
+			return (m_fail(r, "out of memory"));
 	}
 	return (0);
 }
 
 static int
-inm_pulls(json_t *v, struct invmsg *m, char *err, size_t errlen)
+inm_pulls(struct mread *r, struct invmsg *m)
 {
 	struct invmsg_pull	*p;
-	json_t			*id, *dir;
-	json_int_t		 number;
+	uint32_t		 number;
 	char			 buf[INVMSG_STRMAX], w[64];
 	size_t			 i;
 
-	if (inm_array(v, "pulls", sizeof(*m->pulls), (void **)&m->pulls,
-	    &m->npulls, err, errlen) == -1)
+	if (inm_count(r, "pulls", sizeof(*m->pulls), 12, (void **)&m->pulls,
+	    &m->npulls) == -1)
 		return (-1);
 	for (i = 0; i < m->npulls; i++) {
 		p = &m->pulls[i];
-		if (inm_unpack(json_array_get(v, i), "pulls", i, err, errlen,
-		    "{s:o, s:o, s:I}", "dir", &dir, "id", &id, "number",
-		    &number) == -1 ||
-		    inm_id(id, "pulls", i, p->id, err, errlen) == -1 ||
-		    inm_str(dir, inm_where(w, sizeof(w), "pulls", i, "dir"),
-		    buf, sizeof(buf), err, errlen) == -1)
+		snprintf(w, sizeof(w), "pulls[%zu].dir", i);
+		if (inm_str(r, w, buf, sizeof(buf)) == -1 ||
+		    inm_id(r, "pulls", i, p->id) == -1)
+			return (-1);
+		snprintf(w, sizeof(w), "pulls[%zu].number", i);
+		if (m_get_n32(r, w, &number) == -1)
 			return (-1);
 		if (number < 1 || number > INT_MAX)
-			return (errfmt(err, errlen, "pulls[%zu]: number "
-			    "%lld out of range", i, (long long)number));
+			return (m_fail(r, "pulls[%zu]: number %u out of "
+			    "range", i, number));
 		p->number = (int)number;
 		if ((p->dir = strdup(buf)) == NULL)
-			return (errfmt(err, errlen, "out of memory"));
+			return (m_fail(r, "out of memory"));
 	}
 	return (0);
 }
 
 static int
-inm_errors(json_t *v, struct invmsg *m, char *err, size_t errlen)
+inm_errors(struct mread *r, struct invmsg *m)
 {
 	char	 buf[INVMSG_STRMAX], w[64];
 	size_t	 i;
 
-	if (inm_array(v, "errors", sizeof(*m->errors), (void **)&m->errors,
-	    &m->nerrors, err, errlen) == -1)
+	if (inm_count(r, "errors", sizeof(*m->errors), 4,
+	    (void **)&m->errors, &m->nerrors) == -1)
 		return (-1);
 	for (i = 0; i < m->nerrors; i++) {
-		if (inm_str(json_array_get(v, i), inm_where(w, sizeof(w),
-		    "errors", i, NULL), buf, sizeof(buf), err, errlen) == -1)
+		snprintf(w, sizeof(w), "errors[%zu]", i);
+		if (inm_str(r, w, buf, sizeof(buf)) == -1)
 			return (-1);
 		if ((m->errors[i] = strdup(buf)) == NULL)
-			return (errfmt(err, errlen, "out of memory"));
+			return (m_fail(r, "out of memory"));
 	}
 	return (0);
 }
 
 int
-invmsg_decode(json_t *o, uid_t lo, uid_t hi, struct invmsg *m, char *err,
-    size_t errlen)
+invmsg_decode(const void *data, size_t len, uid_t lo, uid_t hi,
+    struct invmsg *m, char *err, size_t errlen)
 {
-	json_error_t	 jerr;
-	json_t		*dirs, *vdirs, *cg, *procs, *mounts, *br, *pulls;
-	json_t		*errs, *skipped, *truncated;
+	struct mread	 r;
+	uint64_t	 skipped;
 
 	memset(m, 0, sizeof(*m));
-	if (o == NULL || !json_is_object(o))
-		return (errfmt(err, errlen, "not a JSON object"));
-	if (json_unpack_ex(o, &jerr, JSON_STRICT,
-	    "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-	    "attempt_dirs", &dirs, "verify_dirs", &vdirs, "cgroups", &cg,
-	    "processes", &procs, "mounts", &mounts, "branches", &br,
-	    "pulls", &pulls, "skipped", &skipped, "errors", &errs,
-	    "truncated", &truncated) == -1)
-		return (errfmt(err, errlen, "%s", jerr.text));
-	if (!json_is_integer(skipped) || json_integer_value(skipped) < 0)
-		return (errfmt(err, errlen, "skipped: not a count"));
-	m->skipped = json_integer_value(skipped);
-	if (!json_is_boolean(truncated))
-		return (errfmt(err, errlen, "truncated: not true or false"));
-	m->truncated = json_is_true(truncated);
-	if (inm_ids(dirs, "attempt_dirs", &m->dirs, &m->ndirs, err,
-	    errlen) == -1 ||
-	    inm_ids(vdirs, "verify_dirs", &m->vdirs, &m->nvdirs, err,
-	    errlen) == -1 ||
-	    inm_cgroups(cg, m, err, errlen) == -1 ||
-	    inm_procs(procs, lo, hi, m, err, errlen) == -1 ||
-	    inm_mounts(mounts, m, err, errlen) == -1 ||
-	    inm_branches(br, m, err, errlen) == -1 ||
-	    inm_pulls(pulls, m, err, errlen) == -1 ||
-	    inm_errors(errs, m, err, errlen) == -1)
+	m_open(&r, "INVENTORY", data, len, err, errlen);
+	if (inm_ids(&r, "attempt_dirs", &m->dirs, &m->ndirs) == -1 ||
+	    inm_ids(&r, "verify_dirs", &m->vdirs, &m->nvdirs) == -1 ||
+	    inm_cgroups(&r, m) == -1 ||
+	    inm_procs(&r, lo, hi, m) == -1 ||
+	    inm_mounts(&r, m) == -1 ||
+	    inm_branches(&r, m) == -1 ||
+	    inm_pulls(&r, m) == -1 ||
+	    m_get_n64(&r, "skipped", &skipped) == -1)
 		return (-1);
-	return (0);
+	if (skipped > LLONG_MAX)
+		return (m_fail(&r, "field skipped: %llu is not a count",
+		    (unsigned long long)skipped));
+	m->skipped = (long long)skipped;
+	if (inm_errors(&r, m) == -1 ||
+	    m_get_bool(&r, "truncated", &m->truncated) == -1)
+		return (-1);
+	return (m_end(&r));
 }
 
 void

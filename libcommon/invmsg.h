@@ -3,23 +3,42 @@
  *
  * The reconciler names what it found by kind and attempt id (and, for
  * a process, by pid and uid), never by path: every path the parent
- * acts on is its own, derived from an id this decoder accepted.  The
- * decoding is strict: a member missing, extra or of another type, an
- * id that is not an attempt id, a string with a NUL or a byte that is
- * not printable ASCII, a pid or uid out of range is an error, and the
+ * acts on is its own, derived from an id this decoder accepted.
+ *
+ * On the wire (wire.h: numbers in network byte order, a string as an
+ * n32 length and its bytes), in this order, each list an n32 count
+ * and its elements:
+ *
+ *	attempt_dirs	list of str id
+ *	verify_dirs	list of str id
+ *	cgroups		list of { str id, n8 validation }
+ *	processes	list of { n32 pid, n32 uid, str comm }
+ *	mounts		list of { str id, n8 verify }
+ *	branches	list of { str repo, str id, str commit }
+ *	pulls		list of { str dir, str id, n32 number }
+ *	skipped		n64
+ *	errors		list of str
+ *	truncated	n8
+ *
+ * The decoding is strict: a count the rest of the message cannot hold,
+ * a field cut short, bytes left over, a boolean not 0 or 1, an id that
+ * is not an attempt id, a string with a NUL or a byte that is not
+ * printable ASCII, a pid or uid out of range is an error, and the
  * parent kills the reconciler that sent it.
+ *
+ * IMSG_ERROR from the reconciler is one str of at most
+ * INVMSG_ERRORMAX bytes.
  */
 #ifndef INVMSG_H
 #define INVMSG_H
 
 #include <sys/types.h>
 
-#include <jansson.h>
-
 #include "factory.h"
 
 #define INVMSG_COMMMAX		64	/* a process name, NUL included */
 #define INVMSG_STRMAX		1024	/* a path shown, an error line */
+#define INVMSG_ERRORMAX		1024	/* IMSG_ERROR's text */
 #define INVMSG_PIDMAX		(4 * 1024 * 1024)	/* PID_MAX_LIMIT */
 
 struct invmsg_id {
@@ -84,8 +103,15 @@ int	 invmsg_id_valid(const char *, size_t);
  * 0, or -1 with a one-line reason naming the member.  m is to be
  * freed with invmsg_free() in both cases.
  */
-int	 invmsg_decode(json_t *, uid_t, uid_t, struct invmsg *, char *,
-	    size_t);
+int	 invmsg_decode(const void *, size_t, uid_t, uid_t, struct invmsg *,
+	    char *, size_t);
 void	 invmsg_free(struct invmsg *);
+
+/*
+ * supervisord-factory/reconcile.c: the parent's reading of an
+ * IMSG_INVENTORY's bytes.  -1 if they do not decode (the caller kills
+ * the reconciler).
+ */
+int	 reconcile_inventory(const void *, size_t);
 
 #endif /* INVMSG_H */

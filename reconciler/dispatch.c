@@ -12,6 +12,7 @@
 #include "imsgev.h"
 #include "log.h"
 #include "reconciler.h"
+#include "wire.h"
 
 static void	recon_var(struct inv_config *, const char *);
 static void	recon_addpath(const char ***, size_t *, const char *);
@@ -70,11 +71,30 @@ recon_vars(int argc, char **argv, struct inv_config *c)
 	}
 }
 
+/* The reconciler's ERROR (invmsg.h): one string. */
+static int
+recon_error(struct imsgev *iev, const char *why)
+{
+	struct ibuf	*b;
+	int		 rc;
+
+	log_warnx("%s", why);
+	if ((b = ibuf_dynamic(64, INV_MAXWIRE)) == NULL ||
+	    m_add_str(b, why) == -1)
+		fatal("IMSG_ERROR");
+	rc = imsgev_compose(iev, IMSG_ERROR, 0, 0, -1, ibuf_data(b),
+	    ibuf_size(b));
+	ibuf_free(b);
+	return (rc == -1 ? -1 : 0);
+}
+
 static int
 recon_inventory(struct imsgev *iev, struct imsg *imsg,
     const struct inv_config *c)
 {
-	json_t	*req, *inv;
+	struct ibuf	*b;
+	json_t		*req, *inv;
+	int		 rc;
 
 	/* No options yet: an object, maybe empty, or nothing at all. */
 	if (imsg_get_len(imsg) > 0) {
@@ -85,14 +105,19 @@ recon_inventory(struct imsgev *iev, struct imsg *imsg,
 		json_decref(req);
 	}
 	inv = inventory_build(c);
-	if (inv_fit(inv, INV_MAXJSON) == -1) {
+	if (inv_fit(inv, INV_MAXWIRE) == -1) {
 		json_decref(inv);
-		log_warnx("inventory does not fit in one message");
-		return (imsgev_compose_json(iev, IMSG_ERROR, -1, json_pack(
-		    "{s:s}", "error", "inventory does not fit in one "
-		    "message")) == -1 ? -1 : 0);
+		return (recon_error(iev, "inventory does not fit in one "
+		    "message"));
 	}
-	if (imsgev_compose_json(iev, IMSG_INVENTORY, -1, inv) == -1) {
+	if ((b = ibuf_dynamic(1024, INV_MAXWIRE)) == NULL ||
+	    inv_encode(inv, b) == -1)
+		fatalx("IMSG_INVENTORY: does not encode");
+	json_decref(inv);
+	rc = imsgev_compose(iev, IMSG_INVENTORY, 0, 0, -1, ibuf_data(b),
+	    ibuf_size(b));
+	ibuf_free(b);
+	if (rc == -1) {
 		log_warn("IMSG_INVENTORY");
 		return (-1);
 	}

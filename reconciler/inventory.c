@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "invmsg.h"
 #include "log.h"
 #include "reconciler.h"
+#include "wire.h"
 
 #define INV_CGTOP	"factory"		/* in every hierarchy */
 
@@ -68,7 +70,10 @@ static int	 inv_strcmp(const void *, const void *);
 static const char *inv_git_errmsg(void);
 static void	 inv_set(json_t *, const char *, json_t *);
 static void	 inv_extend(json_t *, json_t *);
-static size_t	 inv_dumplen(json_t *);
+static size_t	 inv_wirelen(json_t *);
+static int	 inv_encode_value(struct ibuf *, json_t *);
+static int	 inv_encode_list(struct ibuf *, json_t *, const char *const *);
+static ssize_t	 inv_encodelen(json_t *);
 
 /* Out of memory is the only way these fail. */
 static void
@@ -855,16 +860,113 @@ inventory_build(const struct inv_config *c)
 	return (inv);
 }
 
+/* The element's bytes on the wire, as inv_encode() writes them. */
 static size_t
-inv_dumplen(json_t *j)
+inv_wirelen(json_t *j)
 {
-	char	*s;
-	size_t	 len;
+	const char	*key;
+	json_t		*v;
+	size_t		 i, len = 0;
 
-	if ((s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL)
+	if (json_is_string(j))
+		return (4 + json_string_length(j));
+	if (json_is_integer(j))
+		return (4);
+	if (json_is_boolean(j))
+		return (1);
+	if (json_is_array(j)) {
+		len = 4;
+		for (i = 0; i < json_array_size(j); i++)
+			len += inv_wirelen(json_array_get(j, i));
+	} else
+		json_object_foreach(j, key, v)
+			len += inv_wirelen(v);
+	return (len);
+}
+
+static int
+inv_encode_value(struct ibuf *b, json_t *v)
+{
+	json_int_t	 n;
+
+	if (json_is_string(v))
+		return (m_add_str(b, json_string_value(v)));
+	if (json_is_boolean(v))
+		return (ibuf_add_n8(b, json_is_true(v)));
+	if (!json_is_integer(v) || (n = json_integer_value(v)) < 0 ||
+	    n > UINT32_MAX)
+		return (-1);
+	return (ibuf_add_n32(b, n));
+}
+
+static int
+inv_encode_list(struct ibuf *b, json_t *arr, const char *const *members)
+{
+	json_t	*el;
+	size_t	 i, k;
+
+	if (!json_is_array(arr) || json_array_size(arr) > UINT32_MAX ||
+	    ibuf_add_n32(b, json_array_size(arr)) == -1)
+		return (-1);
+	json_array_foreach(arr, i, el) {
+		if (members[0] == NULL) {
+			if (inv_encode_value(b, el) == -1)
+				return (-1);
+			continue;
+		}
+		for (k = 0; k < 3 && members[k] != NULL; k++)
+			if (inv_encode_value(b, json_object_get(el,
+			    members[k])) == -1)
+				return (-1);
+	}
+	return (0);
+}
+
+int
+inv_encode(json_t *inv, struct ibuf *b)
+{
+	static const struct {
+		const char	*key;
+		const char	*members[3];
+	} lists[] = {
+		{ "attempt_dirs",	{ NULL } },
+		{ "verify_dirs",	{ NULL } },
+		{ "cgroups",		{ "id", "validation", NULL } },
+		{ "processes",		{ "pid", "uid", "comm" } },
+		{ "mounts",		{ "id", "verify", NULL } },
+		{ "branches",		{ "repo", "id", "commit" } },
+		{ "pulls",		{ "dir", "id", "number" } },
+	};
+	json_t	*v;
+	size_t	 i;
+
+	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		if (inv_encode_list(b, json_object_get(inv, lists[i].key),
+		    lists[i].members) == -1)
+			return (-1);
+	v = json_object_get(inv, "skipped");
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    ibuf_add_n64(b, json_integer_value(v)) == -1 ||
+	    inv_encode_list(b, json_object_get(inv, "errors"),
+	    lists[0].members) == -1 ||
+	    !json_is_boolean(json_object_get(inv, "truncated")) ||
+	    ibuf_add_n8(b, json_is_true(json_object_get(inv,
+	    "truncated"))) == -1)
+		return (-1);
+	return (0);
+}
+
+/* The length of inv on the wire; -1 if it does not encode. */
+static ssize_t
+inv_encodelen(json_t *inv)
+{
+	struct ibuf	*b;
+	ssize_t		 len;
+
+	if ((b = ibuf_dynamic(1024, SIZE_MAX)) == NULL)
 		fatalx("inventory: out of memory");
-	len = strlen(s);
-	free(s);
+	len = inv_encode(inv, b) == -1 ? -1 : (ssize_t)ibuf_size(b);
+	ibuf_free(b);
 	return (len);
 }
 
@@ -873,10 +975,13 @@ inv_fit(json_t *inv, size_t maxlen)
 {
 	const char	*key;
 	json_t		*v, *longest;
-	size_t		 len, excess, drop, n;
+	size_t		 excess, drop, n;
+	ssize_t		 len;
 
 	for (;;) {
-		if ((len = inv_dumplen(inv)) <= maxlen)
+		if ((len = inv_encodelen(inv)) == -1)
+			return (-1);
+		if ((size_t)len <= maxlen)
 			return (0);
 		excess = len - maxlen;
 		longest = NULL;
@@ -887,10 +992,10 @@ inv_fit(json_t *inv, size_t maxlen)
 				longest = v;
 		if (longest == NULL)
 			return (-1);
-		/* Drop from the tail until the excess is gone (",elem"). */
+		/* Drop from the tail until the excess is gone. */
 		for (drop = 0; drop < excess &&
 		    (n = json_array_size(longest)) > 0; ) {
-			drop += inv_dumplen(json_array_get(longest, n - 1)) + 1;
+			drop += inv_wirelen(json_array_get(longest, n - 1));
 			json_array_remove(longest, n - 1);
 		}
 		inv_set(inv, "truncated", json_true());

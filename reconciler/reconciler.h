@@ -22,8 +22,8 @@
 #include "imsg.h"
 #include "imsgev.h"
 
-/* The largest JSON text an IMSG_INVENTORY can carry (NUL not counted). */
-#define INV_MAXJSON	(FACTORY_MAXIMSG - IMSG_HEADER_SIZE - 1)
+/* The most bytes an IMSG_INVENTORY can carry. */
+#define INV_MAXWIRE	(FACTORY_MAXIMSG - IMSG_HEADER_SIZE)
 
 struct inv_tally {
 	long	 skipped;	/* untrusted names left out */
@@ -89,11 +89,16 @@ json_t	*inv_list_pulls(const char *, struct inv_tally *);
  */
 json_t	*inventory_build(const struct inv_config *);
 /*
- * Make the compact JSON text of inv at most maxlen bytes by dropping
- * the tails of its longest lists, setting "truncated" if it did.
- * 0 if it fits, -1 if it cannot be made to.
+ * Make inv at most maxlen bytes on the wire by dropping the tails of
+ * its longest lists, setting "truncated" if it did.  0 if it fits, -1
+ * if it cannot be made to (or is not an inventory).
  */
 int	 inv_fit(json_t *, size_t);
+/*
+ * Append inv to b in IMSG_INVENTORY's wire format (invmsg.h).  -1 if
+ * a member is missing or of another type, or b is full.
+ */
+int	 inv_encode(json_t *, struct ibuf *);
 
 /* dispatch.c */
 /*

@@ -23,10 +23,12 @@
 #include "esc.h"
 #include "factoryd.h"
 #include "image.h"
+#include "invmsg.h"
 #include "journal.h"
 #include "log.h"
 #include "receipt.h"
 #include "toolchain.h"
+#include "wire.h"
 
 #include "attempt.h"
 
@@ -48,13 +50,6 @@ union child_msg {
 	struct msg_diffed	 diffed;
 	struct msg_pchecked	 pchecked;
 };
-
-/*
- * The reconciler's ERROR: exactly {"error": a string of at most
- * RECONCILER_ERROR_MAX bytes}.  Its text is the reconciler's, so it
- * is logged in the esc.h encoding, never as it came.
- */
-#define RECONCILER_ERROR_MAX	1024
 
 /*
  * The attempt a child's message is about, if it is in a state where
@@ -456,27 +451,28 @@ publisher_msg(struct child *c, enum msg_kind k, union child_msg *m)
 	}
 }
 
+/*
+ * The reconciler's ERROR: one string of at most INVMSG_ERRORMAX bytes
+ * (invmsg.h), nothing after it.  Its text is the reconciler's, so it
+ * is logged in the esc.h encoding, never as it came.
+ */
 static int
-reconciler_error(json_t *o, char *why, size_t whylen)
+reconciler_error(const void *data, size_t len, char *why, size_t whylen)
 {
-	json_t	*v;
-	char	*text;
+	struct mread	 m;
+	char		*s, *text;
 
-	if (!json_is_object(o) || json_object_size(o) != 1 ||
-	    (v = json_object_get(o, "error")) == NULL || !json_is_string(v)) {
-		snprintf(why, whylen, "ERROR: not {\"error\": a string}");
+	m_open(&m, "ERROR", data, len, why, whylen);
+	if (m_get_strdup(&m, "error", INVMSG_ERRORMAX, &s) == -1 ||
+	    m_end(&m) == -1) {
+		free(s);
 		return (-1);
 	}
-	if (json_string_length(v) > RECONCILER_ERROR_MAX) {
-		snprintf(why, whylen, "ERROR: error of %zu bytes, more than "
-		    "%d", json_string_length(v), RECONCILER_ERROR_MAX);
-		return (-1);
-	}
-	if ((text = esc_strdup(json_string_value(v), json_string_length(v)))
-	    == NULL)
+	if ((text = esc_strdup(s, strlen(s))) == NULL)
 		fatal(NULL);
 	log_warnx("reconciler: %s", text);
 	free(text);
+	free(s);
 	return (0);
 }
 
@@ -490,22 +486,22 @@ int
 dispatch_reconciler(struct child *c, struct imsg *imsg, char *why,
     size_t whylen)
 {
-	json_t		*o;
+	struct ibuf	 ib;
 	int		 ret = -1;
 
 	why[0] = '\0';
-	if ((o = imsg_get_json(imsg)) == NULL) {
-		snprintf(why, whylen, "malformed imsg type %u%s",
-		    imsg_get_type(imsg), imsg_get_type(imsg) == IMSG_ERROR ?
-		    " (ERROR: not a JSON object)" : "");
+	if (imsg_get_ibuf(imsg, &ib) == -1) {
+		snprintf(why, whylen, "malformed imsg type %u",
+		    imsg_get_type(imsg));
 		return (-1);
 	}
 	if (imsg_get_type(imsg) == IMSG_INVENTORY) {
-		if ((ret = attempt_inventory(o)) == -1)
+		if ((ret = reconcile_inventory(ibuf_data(&ib),
+		    ibuf_size(&ib))) == -1)
 			snprintf(why, whylen, "INVENTORY: malformed");
 	} else if (imsg_get_type(imsg) == IMSG_ERROR)
-		ret = reconciler_error(o, why, whylen);
-	json_decref(o);
+		ret = reconciler_error(ibuf_data(&ib), ibuf_size(&ib), why,
+		    whylen);
 	attempt_schedule();
 	if (ret == -1 && why[0] == '\0')
 		snprintf(why, whylen, "unexpected imsg type %u",

@@ -495,7 +495,7 @@ rc_answer(void)
  * reconciler.
  */
 int
-attempt_inventory(json_t *inv)
+reconcile_inventory(const void *data, size_t len)
 {
 	struct invmsg	 m;
 	struct orphan	*o;
@@ -504,7 +504,7 @@ attempt_inventory(json_t *inv)
 	char		 err[512];
 	size_t		 n, i;
 
-	if (invmsg_decode(inv, env->conf->attempt_uid_lo,
+	if (invmsg_decode(data, len, env->conf->attempt_uid_lo,
 	    env->conf->attempt_uid_hi, &m, err, sizeof(err)) == -1) {
 		log_warnx("reconciler: IMSG_INVENTORY refused: %s", err);
 		invmsg_free(&m);

@@ -4,8 +4,10 @@
 # derives itself from a well-formed attempt id or a pid it re-checked:
 # paths, "..", absolute names, pid 1, a root process, another user's
 # process, an uid outside attempt-uids touch nothing; a malformed
-# inventory (missing, extra or mistyped member, trailing bytes, a NUL)
-# gets the reconciler killed, and the log says why.
+# inventory (cut short, a count larger than the message, a boolean
+# not 0 or 1, trailing bytes, a NUL) gets the reconciler killed, and
+# the log says why.  Messages are spelled as prog_badrec reads them
+# (invtok.h: one token a line).
 
 H=$T/hostile
 HSOCK=$H/factoryd.sock
@@ -47,13 +49,21 @@ canary_intact() {
 	    [ -z "$(ls -A "$H/canary/a-20990101-0002")" ]
 }
 
-EMPTY='{"attempt_dirs":[],"verify_dirs":[],"cgroups":[],"processes":[],"mounts":[],"branches":[],"pulls":[],"skipped":0,"errors":[],"truncated":false}'
+# inv: an inventory, each list empty unless I_DIRS, I_VDIRS, I_CG,
+# I_PROCS or I_MOUNTS spell it (count and elements); I_SKIPPED and
+# I_TRUNC are the last numbers' tokens.
+inv() {
+	printf '%s\n' "${I_DIRS:-n32 0}" "${I_VDIRS:-n32 0}" "${I_CG:-n32 0}" \
+	    "${I_PROCS:-n32 0}" "${I_MOUNTS:-n32 0}" "n32 0" "n32 0" \
+	    "${I_SKIPPED:-n64 0}" "n32 0" "${I_TRUNC:-n8 0}"
+}
+EMPTY=$(inv)
 
 hctl() { "$O/factoryctl" -s "$HSOCK" "$@"; }
 
-# hstart JSON: a fresh daemon whose reconciler will answer JSON.
+# hstart MSG: a fresh daemon whose reconciler will answer MSG.
 hstart() {
-	printf '%s' "$1" >"$H/badexec/factory-reconciler.json"
+	printf '%s\n' "$1" >"$H/badexec/factory-reconciler.msg"
 	HMARK=$(($(wc -l <"$H/log" 2>/dev/null || echo 0) + 1))
 	"$O/factoryd" -dk -f "$H/factoryd.conf" 2>>"$H/log" &
 	FACTORYD_PID=$!
@@ -77,7 +87,7 @@ hstop() {
 	rm -f "$HSOCK" "$HSOCK.ro"
 }
 
-# malformed NAME JSON [REAP-ID] [LOG-WORD]: killed, nothing touched.
+# malformed NAME MSG [REAP-ID] [LOG-WORD]: killed, nothing touched.
 malformed() {
 	canary
 	hstart "$2"
@@ -98,41 +108,52 @@ malformed() {
 	hstop
 }
 
-j() { printf '%s' "$EMPTY" | jq -c "$@"; }
-
-malformed "dir ../../canary" "$(j '.attempt_dirs = ["../../canary"]')" \
-    ../../canary attempt_dirs
-malformed "absolute verify dir" "$(j --arg p "$H/canary" \
-    '.verify_dirs = [$p]')" "$H/canary" verify_dirs
-malformed "dir with .. inside" \
-    "$(j '.attempt_dirs = ["a-20990101-0001/../../../canary"]')" \
+malformed "dir ../../canary" "$(I_DIRS='n32 1
+s ../../canary' inv)" ../../canary attempt_dirs
+malformed "absolute verify dir" "$(I_VDIRS="n32 1
+s $H/canary" inv)" "$H/canary" verify_dirs
+malformed "dir with .. inside" "$(I_DIRS='n32 1
+s a-20990101-0001/../../../canary' inv)" \
     a-20990101-0001/../../../canary attempt_dirs
-malformed "cgroup as a path" "$(j --arg p "$H/canary/a-20990101-0002" \
-    '.cgroups = [$p]')" a-20990101-0002 cgroups
-malformed "cgroup id with .." \
-    "$(j '.cgroups = [{"id": "../../../canary", "validation": false}]')" \
-    ../../../canary cgroups
-malformed "pid 1" "$(j --argjson u "$AUID" \
-    '.processes = [{"pid": 1, "uid": $u, "comm": "init"}]')" "" processes
-malformed "uid outside attempt-uids" "$(j --argjson p "$ROOTPID" \
-    '.processes = [{"pid": $p, "uid": 0, "comm": "sleep"}]')" \
-    "pid:$ROOTPID" processes
-malformed "missing member" "$(j 'del(.pulls)')" "" pulls
-malformed "extra member" "$(j '.extra = 1')" "" extra
-malformed "mistyped member" "$(j '.skipped = "0"')" "" skipped
-malformed "extra member of a process" "$(j --argjson p "$NOBODYPID" \
-    --argjson u "$AUID" '.processes = [{"pid": $p, "uid": $u,
-    "comm": "x", "path": "/etc"}]')" "pid:$NOBODYPID" processes
-malformed "trailing bytes" "$EMPTY {}" ""
-malformed "NUL in an id" \
-    "$(j '.attempt_dirs = ["a-20990101-0001\u0000/../../canary"]')"
+malformed "cgroup as a path" "$(I_CG="n32 1
+s $H/canary/a-20990101-0002
+n8 0" inv)" a-20990101-0002 cgroups
+malformed "cgroup id with .." "$(I_CG='n32 1
+s ../../../canary
+n8 0' inv)" ../../../canary cgroups
+malformed "pid 1" "$(I_PROCS="n32 1
+n32 1
+n32 $AUID
+s init" inv)" "" processes
+malformed "uid outside attempt-uids" "$(I_PROCS="n32 1
+n32 $ROOTPID
+n32 0
+s sleep" inv)" "pid:$ROOTPID" processes
+# Binary has no member names: a member missing or extra is a message
+# cut short or with bytes left over, a mistyped one a value out of its
+# range.
+malformed "cut short" "$(inv | sed '$d')" "" truncated
+malformed "count larger than the message" "$(I_CG='n32 1000000' inv)" "" \
+    cgroups
+malformed "boolean not 0 or 1" "$(I_TRUNC='n8 2' inv)" "" truncated
+malformed "skipped not a count" "$(I_SKIPPED='n64 0xffffffffffffffff' inv)" \
+    "" skipped
+malformed "a process in a message with bytes left over" "$(I_PROCS="n32 1
+n32 $NOBODYPID
+n32 $AUID
+s x" inv)
+s /etc" "pid:$NOBODYPID" "left over"
+malformed "trailing bytes" "$EMPTY
+x 00" "" "left over"
+malformed "NUL in an id" "$(I_DIRS='n32 1
+s a-20990101-0001\x00/../../canary' inv)" "" NUL
 
 # A reconciler that dies instead of answering: factoryctl reconcile is
 # told so, it does not wait forever.
 canary
 hstart "$EMPTY"
 sleep 0.5
-rm -f "$H/badexec/factory-reconciler.json"	# it exits on the next request
+rm -f "$H/badexec/factory-reconciler.msg"	# it exits on the next request
 timeout 20 "$O/factoryctl" -s "$HSOCK" reconcile >"$H/rec.out" 2>&1
 st=$?
 check "dying reconciler: factoryctl reconcile ends (exit $st, not 124)" \
@@ -140,16 +161,22 @@ check "dying reconciler: factoryctl reconcile ends (exit $st, not 124)" \
 check "dying reconciler: factoryd answers" hctl status
 hstop
 
-# The reconciler's ERROR: {"error": a string} and nothing else, its
-# text logged escaped (esc.h), never raw: no terminal escape, no line
-# of its own.  Anything else gets the reconciler killed.
-malformed "ERROR not an object" '!error ["x"]' "" ERROR
-malformed "ERROR not a string" '!error {"error":7}' "" ERROR
-malformed "ERROR extra member" '!error {"error":"x","at":1}' "" ERROR
-malformed "ERROR too long" "!error {\"error\":\"$(printf '%02000d' 0)\"}" \
-    "" ERROR
+# The reconciler's ERROR: one string and nothing else, its text logged
+# escaped (esc.h), never raw: no terminal escape, no line of its own.
+# Anything else gets the reconciler killed.
+malformed "ERROR cut short" 'error
+n32 5
+x 6162' "" ERROR
+malformed "ERROR with a NUL" 'error
+s x\x00y' "" ERROR
+malformed "ERROR bytes left over" 'error
+s x
+n32 1' "" ERROR
+malformed "ERROR too long" "error
+s $(printf '%02000d' 0)" "" ERROR
 canary
-hstart '!error {"error":"evil\u001b[2J\nfake: line \u00ff"}'
+hstart 'error
+s evil\x1b[2J\x0afake: line \xc3\xbf'
 errlogged() {
 	i=0
 	while [ $i -lt 50 ]; do
@@ -172,8 +199,10 @@ hstop
 # well NAME PID: a well-formed lie about a process; not signalled.
 lie() {
 	canary
-	hstart "$(j --argjson p "$2" --argjson u "$AUID" \
-	    '.processes = [{"pid": $p, "uid": $u, "comm": "sleep"}]')"
+	hstart "$(I_PROCS="n32 1
+n32 $2
+n32 $AUID
+s sleep" inv)"
 	hctl reconcile >/dev/null 2>&1
 	check "process lie ($1): listed as an orphan" \
 	    sh -c "'$O/factoryctl' -s '$HSOCK' -j orphans |
@@ -196,7 +225,8 @@ lie "another user's process" "$NOBODYPID"
 canary
 mkdir -p "$H/state/attempts/a-20990101-0001/sub"
 echo x >"$H/state/attempts/a-20990101-0001/sub/f"
-hstart "$(j '.attempt_dirs = ["a-20990101-0001"]')"
+hstart "$(I_DIRS='n32 1
+s a-20990101-0001' inv)"
 hctl reconcile >/dev/null 2>&1
 check "unknown id: an orphan dir at the parent's own path" \
     sh -c "'$O/factoryctl' -s '$HSOCK' -j orphans | jq -e --arg p \
@@ -215,8 +245,9 @@ hstop
 # sleep: reap answers at once, the removal follows).
 if [ -d /sys/fs/cgroup/unified ]; then
 	canary
-	hstart "$(j '.cgroups = [{"id": "a-20990101-0003",
-	    "validation": false}]')"
+	hstart "$(I_CG='n32 1
+s a-20990101-0003
+n8 0' inv)"
 	INST=$(printf %s "$(realpath "$H/state")" | sha256sum | cut -c1-8)
 	CGD=/sys/fs/cgroup/unified/factory/$INST/a-20990101-0003
 	mkdir "$CGD"

@@ -1,13 +1,13 @@
 /*
  * A hostile reconciler, installed in a test libexec as
  * factory-reconciler: it says HELLO, then answers every
- * IMSG_INVENTORY_REQ with the bytes of "factory-reconciler.json"
- * beside its binary, sent as they are and NUL-terminated, as an
- * IMSG_INVENTORY.  The file is read again for each request, so a test
- * can change the answer between two reconciliations.  A file that
- * starts with "!error " is sent, after that prefix, as an IMSG_ERROR
- * instead.  Everything else
- * from the parent is ignored; EOF ends it.
+ * IMSG_INVENTORY_REQ with the message spelled in
+ * "factory-reconciler.msg" beside its binary (invtok.h: one token a
+ * line, well-formed or not), as an IMSG_INVENTORY.  The file is read
+ * again for each request, so a test can change the answer between two
+ * reconciliations.  A file whose first line is "error" is sent, after
+ * that line, as an IMSG_ERROR instead.  Everything else from the
+ * parent is ignored; EOF ends it.
  */
 #include <sys/types.h>
 
@@ -21,6 +21,7 @@
 
 #include "factory.h"
 #include "imsg.h"
+#include "invtok.h"
 
 #define BADREC_MAX	(FACTORY_MAXIMSG - IMSG_HEADER_SIZE)
 
@@ -39,22 +40,29 @@ static void
 answer(struct imsgbuf *ib)
 {
 	static char	 buf[BADREC_MAX];
+	struct ibuf	*b;
 	FILE		*f;
 	size_t		 n;
+	uint32_t	 type = IMSG_INVENTORY;
+	char		*text = buf;
 
 	if ((f = fopen(payload_path, "r")) == NULL)
 		err(1, "%s", payload_path);
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
-	buf[n++] = '\0';
-	if (strncmp(buf, "!error ", 7) == 0) {
-		if (imsg_compose(ib, IMSG_ERROR, 0, 0, -1, buf + 7, n - 7) ==
-		    -1)
-			err(1, "imsg_compose");
-		return;
+	buf[n] = '\0';
+	if (strncmp(buf, "error\n", 6) == 0) {
+		type = IMSG_ERROR;
+		text += 6;
 	}
-	if (imsg_compose(ib, IMSG_INVENTORY, 0, 0, -1, buf, n) == -1)
+	if ((b = ibuf_dynamic(64, 16 * FACTORY_MAXIMSG)) == NULL)
+		err(1, "ibuf_dynamic");
+	if (invtok(b, text) == -1)
+		errx(1, "%s: a bad token", payload_path);
+	if (imsg_compose(ib, type, 0, 0, -1, ibuf_data(b), ibuf_size(b)) ==
+	    -1)
 		err(1, "imsg_compose");
+	ibuf_free(b);
 }
 
 int
@@ -68,7 +76,7 @@ main(int argc, char *argv[])
 	    sizeof(payload_path) - 8)) == -1)
 		err(1, "readlink");
 	payload_path[n] = '\0';
-	strlcat(payload_path, ".json", sizeof(payload_path));
+	strlcat(payload_path, ".msg", sizeof(payload_path));
 	if (imsgbuf_init(&ib, PROC_PARENT_FD) == -1 ||
 	    imsgbuf_set_maxsize(&ib, FACTORY_MAXIMSG) == -1)
 		err(1, "imsgbuf_init");

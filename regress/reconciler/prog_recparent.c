@@ -6,9 +6,11 @@
  *
  * Starts binary as uid (no groups) with its end of a socketpair on fd
  * 3, waits for its HELLO, sends one IMSG_INVENTORY_REQ "{}" (with -b:
- * an IMSG_HEARTBEAT, which it must refuse) and prints the answer's
- * JSON on one line.  Then closes the channel and prints the child's
- * end: "exit N" or "signal N".
+ * an IMSG_HEARTBEAT, which it must refuse) and prints the answer on one
+ * line: an inventory decoded as the parent decodes it (invmsg.h) and
+ * shown as JSON with its field names, anything else as a string.
+ * Then closes the channel and prints the child's end: "exit N" or
+ * "signal N".
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -18,13 +20,17 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "factory.h"
 #include "imsg.h"
+#include "invmsg.h"
 
 /* The next message, or 0 at EOF. */
 static int
@@ -56,6 +62,59 @@ print_payload(struct imsg *imsg)
 		errx(1, "payload is not a string");
 	printf("%s\n", buf);
 	free(buf);
+}
+
+/* The inventory, decoded strictly, as one line of JSON. */
+static void
+print_inventory(struct imsg *imsg)
+{
+	struct invmsg	 m;
+	struct ibuf	 ib;
+	json_t		*o, *l[8];
+	char		 e[512], *text;
+	size_t		 i;
+
+	if (imsg_get_ibuf(imsg, &ib) == -1 ||
+	    invmsg_decode(ibuf_data(&ib), ibuf_size(&ib), 0, UINT32_MAX - 1,
+	    &m, e, sizeof(e)) == -1)
+		errx(1, "inventory refused: %s", e);
+	for (i = 0; i < 8; i++)
+		l[i] = json_array();
+	for (i = 0; i < m.ndirs; i++)
+		json_array_append_new(l[0], json_string(m.dirs[i].id));
+	for (i = 0; i < m.nvdirs; i++)
+		json_array_append_new(l[1], json_string(m.vdirs[i].id));
+	for (i = 0; i < m.ncgroups; i++)
+		json_array_append_new(l[2], json_pack("{s:s, s:b}", "id",
+		    m.cgroups[i].id, "validation", m.cgroups[i].validation));
+	for (i = 0; i < m.nprocs; i++)
+		json_array_append_new(l[3], json_pack("{s:I, s:I, s:s}", "pid",
+		    (json_int_t)m.procs[i].pid, "uid",
+		    (json_int_t)m.procs[i].uid, "comm", m.procs[i].comm));
+	for (i = 0; i < m.nmounts; i++)
+		json_array_append_new(l[4], json_pack("{s:s, s:b}", "id",
+		    m.mounts[i].id, "verify", m.mounts[i].verify));
+	for (i = 0; i < m.nbranches; i++)
+		json_array_append_new(l[5], json_pack("{s:s, s:s, s:s}", "repo",
+		    m.branches[i].repo, "id", m.branches[i].id, "commit",
+		    m.branches[i].commit));
+	for (i = 0; i < m.npulls; i++)
+		json_array_append_new(l[6], json_pack("{s:s, s:s, s:i}", "dir",
+		    m.pulls[i].dir, "id", m.pulls[i].id, "number",
+		    m.pulls[i].number));
+	for (i = 0; i < m.nerrors; i++)
+		json_array_append_new(l[7], json_string(m.errors[i]));
+	o = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:b}",
+	    "attempt_dirs", l[0], "verify_dirs", l[1], "cgroups", l[2],
+	    "processes", l[3], "mounts", l[4], "branches", l[5], "pulls", l[6],
+	    "skipped", (json_int_t)m.skipped, "errors", l[7], "truncated",
+	    m.truncated);
+	if (o == NULL || (text = json_dumps(o, JSON_COMPACT)) == NULL)
+		errx(1, "out of memory");
+	printf("%s\n", text);
+	free(text);
+	json_decref(o);
+	invmsg_free(&m);
 }
 
 int
@@ -114,9 +173,11 @@ main(int argc, char *argv[])
 	if (imsgbuf_flush(&ib) == -1)
 		err(1, "imsgbuf_flush");
 	if (next(&ib, &imsg)) {
-		if (imsg_get_type(&imsg) != IMSG_INVENTORY)
+		if (imsg_get_type(&imsg) != IMSG_INVENTORY) {
 			printf("type %u\n", imsg_get_type(&imsg));
-		print_payload(&imsg);
+			print_payload(&imsg);
+		} else
+			print_inventory(&imsg);
 		imsg_free(&imsg);
 	} else
 		printf("(eof)\n");

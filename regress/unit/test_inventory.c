@@ -30,6 +30,7 @@
 #include "imsgev.h"
 #include "invmsg.h"
 #include "../../reconciler/reconciler.h"
+#include "../reconciler/invtok.h"
 
 #define TEST_UID	61990		/* the test's attempt uid range */
 
@@ -668,18 +669,24 @@ END_TEST
 /*
  * The parent's side of one request: send type and payload over a
  * socketpair, let recon_imsg() handle it, read the answer.  Returns
- * recon_imsg()'s result; *reply gets the JSON answer if there is one.
+ * recon_imsg()'s result; *reply gets the inventory if there is one,
+ * decoded as the parent decodes it (which must succeed), reply_len its
+ * size on the wire.
  */
 static void
 noop_handler(int fd, short ev, void *arg)
 {
 }
 
+static size_t	 reply_len;
+
 static int
 roundtrip(const struct inv_config *c, uint32_t type, const void *data,
-    size_t len, uint32_t *rtype, json_t **reply)
+    size_t len, uint32_t *rtype, struct invmsg *reply)
 {
 	static int	 evinit;
+	struct ibuf	 ib;
+	char		 err[512];
 	struct imsgbuf	 pb;
 	struct imsgev	 iev;
 	struct imsg	 imsg;
@@ -689,7 +696,8 @@ roundtrip(const struct inv_config *c, uint32_t type, const void *data,
 		event_init();
 		evinit = 1;
 	}
-	*reply = NULL;
+	memset(reply, 0, sizeof(*reply));
+	reply_len = 0;
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	ck_assert_int_eq(imsgbuf_init(&pb, sv[0]), 0);
 	ck_assert_int_eq(imsgbuf_set_maxsize(&pb, FACTORY_MAXIMSG), 0);
@@ -710,8 +718,13 @@ roundtrip(const struct inv_config *c, uint32_t type, const void *data,
 		*rtype = imsg_get_type(&imsg);
 		ck_assert_uint_le(imsg_get_len(&imsg),
 		    FACTORY_MAXIMSG - IMSG_HEADER_SIZE);
-		if (*rtype == IMSG_INVENTORY)
-			ck_assert_ptr_nonnull(*reply = imsg_get_json(&imsg));
+		if (*rtype == IMSG_INVENTORY) {
+			ck_assert_int_eq(imsg_get_ibuf(&imsg, &ib), 0);
+			reply_len = ibuf_size(&ib);
+			ck_assert_msg(invmsg_decode(ibuf_data(&ib),
+			    ibuf_size(&ib), TEST_UID, TEST_UID + 1, reply, err,
+			    sizeof(err)) == 0, "%s", err);
+		}
 		imsg_free(&imsg);
 	}
 	imsgev_clear(&iev);
@@ -729,13 +742,8 @@ START_TEST(test_dispatch)
 	char		 repo[PATH_MAX], remote[PATH_MAX];
 	char		 hex1[GIT_OID_HEXSZ + 1], hex2[GIT_OID_HEXSZ + 1];
 	const char	*repos[2], *remotes[1], *pullv[1];
-	const char	*keys[] = { "attempt_dirs", "verify_dirs", "cgroups",
-			    "processes", "mounts", "branches", "pulls" };
 	struct invmsg	 m;
-	char		 err[512];
-	json_t		*inv;
 	uint32_t	 rtype;
-	size_t		 i;
 	int		 v = 2;
 
 	strlcpy(d, tdir("all"), sizeof(d));
@@ -775,134 +783,133 @@ START_TEST(test_dispatch)
 	c.procroot = pr;
 	c.mountinfo = mi;
 
-	ck_assert_int_eq(roundtrip(&c, IMSG_INVENTORY_REQ, "{}", 3, &rtype,
-	    &inv), 0);
-	ck_assert_uint_eq(rtype, IMSG_INVENTORY);
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		ck_assert_msg(json_is_array(json_object_get(inv, keys[i])),
-		    "no list %s", keys[i]);
-	ck_assert_uint_eq(json_array_size(json_object_get(inv,
-	    "attempt_dirs")), 3);
-	ck_assert_uint_eq(json_array_size(json_object_get(inv,
-	    "verify_dirs")), 1);
-	/* Four cgroup paths: one attempt's and its validation run's. */
-	ck_assert_uint_eq(json_array_size(json_object_get(inv, "cgroups")), 2);
-	ck_assert_uint_eq(json_array_size(json_object_get(inv, "processes")),
-	    1);
-	ck_assert_uint_eq(json_array_size(json_object_get(inv, "mounts")), 2);
-	ck_assert_uint_eq(json_array_size(json_object_get(inv, "branches")),
-	    2);
-	ck_assert_uint_eq(json_array_size(json_object_get(inv, "pulls")), 2);
-	ck_assert_int_eq(json_integer_value(json_object_get(inv, "skipped")),
-	    STATE_SKIPPED + CGROUPS_SKIPPED + MOUNTS_SKIPPED +
-	    BRANCHES_SKIPPED + PULLS_SKIPPED);
-	ck_assert_uint_eq(json_array_size(json_object_get(inv, "errors")), 0);
-	ck_assert(json_is_false(json_object_get(inv, "truncated")));
 	/* What we send is what the parent's strict decoder takes. */
-	ck_assert_msg(invmsg_decode(inv, TEST_UID, TEST_UID + 1, &m, err,
-	    sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(roundtrip(&c, IMSG_INVENTORY_REQ, "{}", 3, &rtype,
+	    &m), 0);
+	ck_assert_uint_eq(rtype, IMSG_INVENTORY);
+	ck_assert_uint_eq(m.ndirs, 3);
+	ck_assert_uint_eq(m.nvdirs, 1);
+	/* Four cgroup paths: one attempt's and its validation run's. */
 	ck_assert_uint_eq(m.ncgroups, 2);
+	ck_assert_uint_eq(m.nprocs, 1);
+	ck_assert_uint_eq(m.nmounts, 2);
+	ck_assert_uint_eq(m.nbranches, 2);
+	ck_assert_uint_eq(m.npulls, 2);
+	ck_assert_int_eq(m.skipped, STATE_SKIPPED + CGROUPS_SKIPPED +
+	    MOUNTS_SKIPPED + BRANCHES_SKIPPED + PULLS_SKIPPED);
+	ck_assert_uint_eq(m.nerrors, 0);
+	ck_assert(!m.truncated);
 	ck_assert_str_eq(m.cgroups[0].id, "a-20261129-0001");
 	ck_assert(!m.cgroups[0].validation);
 	ck_assert(m.cgroups[1].validation);
-	ck_assert_uint_eq(m.nprocs, 1);
 	ck_assert_int_eq(m.procs[0].pid, 123);
-	ck_assert_uint_eq(m.nbranches, 2);
-	ck_assert_uint_eq(m.npulls, 2);
 	invmsg_free(&m);
-	json_decref(inv);
 
 	/* No payload is an empty request too. */
 	ck_assert_int_eq(roundtrip(&c, IMSG_INVENTORY_REQ, NULL, 0, &rtype,
-	    &inv), 0);
+	    &m), 0);
 	ck_assert_uint_eq(rtype, IMSG_INVENTORY);
-	json_decref(inv);
+	invmsg_free(&m);
 
 	/* Without attempt_uids: no processes, and an error says why. */
 	c.have_uids = 0;
 	ck_assert_int_eq(roundtrip(&c, IMSG_INVENTORY_REQ, "{}", 3, &rtype,
-	    &inv), 0);
-	ck_assert_uint_eq(json_array_size(json_object_get(inv, "processes")),
-	    0);
-	ck_assert_uint_eq(json_array_size(json_object_get(inv, "errors")), 1);
-	json_decref(inv);
+	    &m), 0);
+	ck_assert_uint_eq(m.nprocs, 0);
+	ck_assert_uint_eq(m.nerrors, 1);
+	invmsg_free(&m);
 
 	/* Malformed or unexpected messages are refused. */
 	ck_assert_int_eq(roundtrip(&c, IMSG_INVENTORY_REQ, "[1]", 4, &rtype,
-	    &inv), -1);
+	    &m), -1);
 	ck_assert_int_eq(roundtrip(&c, IMSG_INVENTORY_REQ, "{}", 2, &rtype,
-	    &inv), -1);			/* no NUL */
+	    &m), -1);			/* no NUL */
 	ck_assert_int_eq(roundtrip(&c, IMSG_HEARTBEAT, NULL, 0, &rtype,
-	    &inv), -1);
+	    &m), -1);
 	ck_assert_int_eq(roundtrip(&c, IMSG_CTL_LOG_VERBOSE, &v, 2, &rtype,
-	    &inv), -1);
+	    &m), -1);
 	ck_assert_int_eq(roundtrip(&c, IMSG_CTL_LOG_VERBOSE, &v, sizeof(v),
-	    &rtype, &inv), 0);
+	    &rtype, &m), 0);
 }
 END_TEST
 
 /*
  * The parent's strict reading of an inventory: one good message, then
  * each way a hostile reconciler could bend it.  Each bad one is
- * refused with a reason that names the member.
+ * refused with a reason that names the field.  Messages are spelled
+ * field by field (invtok.h), in invmsg.h's order.
  */
-#define GOOD_INV "{\"attempt_dirs\": [\"a-20261129-0001\"], " \
-	"\"verify_dirs\": [], \"cgroups\": [{\"id\": \"a-20261129-0001\", " \
-	"\"validation\": true}], \"processes\": [{\"pid\": 123, " \
-	"\"uid\": 61990, \"comm\": \"sh\"}], \"mounts\": [{\"id\": " \
-	"\"a-20261129-0001\", \"verify\": false}], \"branches\": " \
-	"[{\"repo\": \"/r.git\", \"id\": \"a-20261129-0001\", \"commit\": " \
-	"\"0123456789abcdef0123456789abcdef01234567\"}], \"pulls\": " \
-	"[{\"dir\": \"/p\", \"id\": \"a-20261129-0001\", \"number\": 3}], " \
-	"\"skipped\": 2, \"errors\": [\"x: denied\"], \"truncated\": false}"
+enum { F_DIRS, F_VDIRS, F_CG, F_PROCS, F_MOUNTS, F_BRANCHES, F_PULLS,
+	F_SKIPPED, F_ERRORS, F_TRUNC, F_MAX };
+
+static const char *good_inv[F_MAX] = {
+	"n32 1\ns a-20261129-0001",
+	"n32 0",
+	"n32 1\ns a-20261129-0001\nn8 1",
+	"n32 1\nn32 123\nn32 61990\ns sh",
+	"n32 1\ns a-20261129-0001\nn8 0",
+	"n32 1\ns /r.git\ns a-20261129-0001\n"
+	    "s 0123456789abcdef0123456789abcdef01234567",
+	"n32 1\ns /p\ns a-20261129-0001\nn32 3",
+	"n64 2",
+	"n32 1\ns x: denied",
+	"n8 0",
+};
+
+/* The good inventory with field f spelled as value (NULL: left out). */
+static struct ibuf *
+inv_edit(int f, const char *value)
+{
+	struct ibuf	*b;
+	int		 i;
+
+	ck_assert_ptr_nonnull(b = ibuf_dynamic(64, FACTORY_MAXIMSG));
+	for (i = 0; i < F_MAX; i++)
+		if (i != f)
+			ck_assert_int_eq(invtok(b, good_inv[i]), 0);
+		else if (value != NULL)
+			ck_assert_msg(invtok(b, value) == 0, "tokens %s",
+			    value);
+	return (b);
+}
 
 static int
-decode_edit(const char *jq_like_key, json_t *v, char *err, size_t len)
+decode_buf(const void *data, size_t len, char *err, size_t errlen)
 {
 	struct invmsg	 m;
-	json_t		*o;
 	int		 rc;
 
-	ck_assert_ptr_nonnull(o = json_loads(GOOD_INV, 0, NULL));
-	if (v == NULL)
-		json_object_del(o, jq_like_key);
-	else
-		json_object_set_new(o, jq_like_key, v);
-	rc = invmsg_decode(o, TEST_UID, TEST_UID + 1, &m, err, len);
+	rc = invmsg_decode(data, len, TEST_UID, TEST_UID + 1, &m, err,
+	    errlen);
 	invmsg_free(&m);
-	json_decref(o);
 	return (rc);
 }
 
-/* A bad value for key must be refused with a reason naming want. */
+/* A bad value for field f must be refused with a reason naming want. */
 static void
-refused(const char *key, const char *value, const char *want)
+refused(int f, const char *value, const char *want)
 {
-	char	 err[512];
-	json_t	*v = NULL;
+	struct ibuf	*b;
+	char		 err[512];
 
-	if (value != NULL)
-		ck_assert_msg((v = json_loads(value, JSON_DECODE_ANY |
-		    JSON_ALLOW_NUL, NULL)) != NULL, "test JSON %s", value);
-	ck_assert_msg(decode_edit(key, v, err, sizeof(err)) == -1,
-	    "%s = %s accepted", key, value ? value : "(none)");
-	ck_assert_msg(strstr(err, want) != NULL, "%s = %s: \"%s\" does "
-	    "not name %s", key, value ? value : "(none)", err, want);
+	b = inv_edit(f, value);
+	ck_assert_msg(decode_buf(ibuf_data(b), ibuf_size(b), err,
+	    sizeof(err)) == -1, "%d = %s accepted", f, value);
+	ck_assert_msg(strstr(err, want) != NULL, "%d = %s: \"%s\" does "
+	    "not name %s", f, value, err, want);
+	ibuf_free(b);
 }
 
 START_TEST(test_decode)
 {
 	struct invmsg	 m;
-	json_t		*o;
+	struct ibuf	*b;
 	char		 err[512];
-	const char	*keys[] = { "attempt_dirs", "verify_dirs", "cgroups",
-			    "processes", "mounts", "branches", "pulls",
-			    "skipped", "errors", "truncated" };
-	size_t		 i;
+	size_t		 n;
 
-	ck_assert_ptr_nonnull(o = json_loads(GOOD_INV, 0, NULL));
-	ck_assert_msg(invmsg_decode(o, TEST_UID, TEST_UID + 1, &m, err,
-	    sizeof(err)) == 0, "%s", err);
+	b = inv_edit(-1, NULL);
+	ck_assert_msg(invmsg_decode(ibuf_data(b), ibuf_size(b), TEST_UID,
+	    TEST_UID + 1, &m, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(m.ndirs, 1);
 	ck_assert_str_eq(m.dirs[0].id, "a-20261129-0001");
 	ck_assert(m.cgroups[0].validation);
@@ -912,87 +919,79 @@ START_TEST(test_decode)
 	ck_assert_int_eq(m.pulls[0].number, 3);
 	ck_assert_int_eq(m.skipped, 2);
 	ck_assert_str_eq(m.errors[0], "x: denied");
+	ck_assert(!m.truncated);
 	invmsg_free(&m);
-	/* Not an object, or nothing. */
-	ck_assert_int_eq(invmsg_decode(NULL, 1, 2, &m, err, sizeof(err)),
-	    -1);
-	invmsg_free(&m);
-	json_decref(o);
 
-	/* Every member is required. */
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		refused(keys[i], NULL, keys[i]);
-	refused("extra", "1", "extra");
-	refused("path", "\"/etc\"", "path");
+	/* Every field is required: each shorter message is refused. */
+	for (n = 0; n < ibuf_size(b); n++)
+		ck_assert_msg(decode_buf(ibuf_data(b), n, err,
+		    sizeof(err)) == -1, "cut at %zu accepted", n);
+	/* Nothing may follow. */
+	ck_assert_int_eq(ibuf_add_n8(b, 0), 0);
+	ck_assert_int_eq(decode_buf(ibuf_data(b), ibuf_size(b), err,
+	    sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "left over"));
+	ibuf_free(b);
+	refused(F_TRUNC, "n8 0\ns /etc", "left over");
+	/* Nothing at all. */
+	ck_assert_int_eq(decode_buf(NULL, 0, err, sizeof(err)), -1);
+
+	/* Counts: bounded by the bytes left, before any allocation. */
+	refused(F_DIRS, "n32 4294967295", "attempt_dirs");
+	refused(F_CG, "n32 2\ns a-20261129-0001\nn8 1", "cgroups");
+	refused(F_PROCS, "n32 100000000", "processes");
+	refused(F_ERRORS, "n32 2\ns x", "errors");
 
 	/* Ids: ours, never a path. */
-	refused("attempt_dirs", "[\"../../etc\"]", "attempt_dirs[0]");
-	refused("attempt_dirs", "[\"/etc\"]", "attempt_dirs[0]");
-	refused("attempt_dirs", "[\"a-20261129-0001/../..\"]",
-	    "attempt_dirs[0]");
-	refused("attempt_dirs", "[\"a-20261129-0001\\u0000/x\"]", "NUL");
-	refused("attempt_dirs", "[\"a-20261129-00000000001\"]",
-	    "attempt_dirs[0]");
-	refused("attempt_dirs", "[\"a-20261129-001\"]", "attempt_dirs[0]");
-	refused("attempt_dirs", "[\"a-20261129-0001-v\"]", "attempt_dirs[0]");
-	refused("attempt_dirs", "[\"\"]", "attempt_dirs[0]");
-	refused("attempt_dirs", "[\"a-20261129-0001\\n\"]", "attempt_dirs[0]");
-	refused("attempt_dirs", "[1]", "attempt_dirs[0]");
-	refused("attempt_dirs", "\"a-20261129-0001\"", "attempt_dirs");
-	refused("verify_dirs", "[\"a-20261129-0001\", \"..\"]",
-	    "verify_dirs[1]");
-	refused("cgroups", "[\"/sys/fs/cgroup/unified/factory/x/"
-	    "a-20261129-0001\"]", "cgroups[0]");
-	refused("cgroups", "[{\"id\": \"a-20261129-0001-v\", "
-	    "\"validation\": false}]", "cgroups[0]");
-	refused("cgroups", "[{\"id\": \"a-20261129-0001\", "
-	    "\"validation\": 1}]", "cgroups[0]");
-	refused("cgroups", "[{\"id\": \"a-20261129-0001\"}]", "cgroups[0]");
-	refused("cgroups", "[{\"id\": \"a-20261129-0001\", "
-	    "\"validation\": true, \"path\": \"/\"}]", "cgroups[0]");
-	refused("mounts", "[{\"id\": \"../x\", \"verify\": true}]",
-	    "mounts[0]");
+	refused(F_DIRS, "n32 1\ns ../../etc", "attempt_dirs[0]");
+	refused(F_DIRS, "n32 1\ns /etc", "attempt_dirs[0]");
+	refused(F_DIRS, "n32 1\ns a-20261129-0001/../..", "attempt_dirs[0]");
+	refused(F_DIRS, "n32 1\ns a-20261129-0001\\x00/x", "NUL");
+	refused(F_DIRS, "n32 1\ns a-20261129-00000000001", "attempt_dirs[0]");
+	refused(F_DIRS, "n32 1\ns a-20261129-001", "attempt_dirs[0]");
+	refused(F_DIRS, "n32 1\ns a-20261129-0001-v", "attempt_dirs[0]");
+	refused(F_DIRS, "n32 1\ns ", "attempt_dirs[0]");
+	refused(F_DIRS, "n32 1\ns a-20261129-0001\\x0a", "attempt_dirs[0]");
+	refused(F_DIRS, "n32 1\nn32 4294967295", "attempt_dirs[0]");
+	refused(F_VDIRS, "n32 2\ns a-20261129-0001\ns ..", "verify_dirs[1]");
+	refused(F_CG, "n32 1\ns /sys/fs/cgroup/unified/factory/x/"
+	    "a-20261129-0001\nn8 0", "cgroups[0]");
+	refused(F_CG, "n32 1\ns a-20261129-0001-v\nn8 0", "cgroups[0]");
+	refused(F_CG, "n32 1\ns a-20261129-0001\nn8 2", "cgroups[0]");
+	refused(F_MOUNTS, "n32 1\ns ../x\nn8 1", "mounts[0]");
+	refused(F_MOUNTS, "n32 1\ns a-20261129-0001\nn8 255", "mounts[0]");
 
 	/* Processes: never pid 1 or below, only attempt uids. */
-	refused("processes", "[{\"pid\": 1, \"uid\": 61990, \"comm\": "
-	    "\"x\"}]", "processes[0]");
-	refused("processes", "[{\"pid\": 0, \"uid\": 61990, \"comm\": "
-	    "\"x\"}]", "processes[0]");
-	refused("processes", "[{\"pid\": -1, \"uid\": 61990, \"comm\": "
-	    "\"x\"}]", "processes[0]");
-	refused("processes", "[{\"pid\": 99999999999, \"uid\": 61990, "
-	    "\"comm\": \"x\"}]", "processes[0]");
-	refused("processes", "[{\"pid\": 12.0, \"uid\": 61990, \"comm\": "
-	    "\"x\"}]", "processes[0]");
-	refused("processes", "[{\"pid\": \"12\", \"uid\": 61990, "
-	    "\"comm\": \"x\"}]", "processes[0]");
-	refused("processes", "[{\"pid\": 12, \"uid\": 0, \"comm\": "
-	    "\"x\"}]", "uid 0");
-	refused("processes", "[{\"pid\": 12, \"uid\": 61992, \"comm\": "
-	    "\"x\"}]", "uid 61992");
-	refused("processes", "[{\"pid\": 12, \"uid\": 61990, \"comm\": "
-	    "\"\\u001b[2J\"}]", "processes[0].comm");
-	refused("processes", "[{\"pid\": 12, \"uid\": 61990}]",
+	refused(F_PROCS, "n32 1\nn32 1\nn32 61990\ns x", "processes[0]");
+	refused(F_PROCS, "n32 1\nn32 0\nn32 61990\ns x", "processes[0]");
+	refused(F_PROCS, "n32 1\nn32 4294967295\nn32 61990\ns x",
 	    "processes[0]");
-	refused("processes", "[{\"pid\": 12, \"uid\": 61990, \"comm\": "
-	    "\"x\", \"kill\": true}]", "processes[0]");
+	refused(F_PROCS, "n32 1\nn32 2147483647\nn32 61990\ns x",
+	    "processes[0]");
+	refused(F_PROCS, "n32 1\nn32 12\nn32 0\ns x", "uid 0");
+	refused(F_PROCS, "n32 1\nn32 12\nn32 61992\ns x", "uid 61992");
+	refused(F_PROCS, "n32 1\nn32 12\nn32 4294967295\ns x",
+	    "uid 4294967295");
+	refused(F_PROCS, "n32 1\nn32 12\nn32 61990\ns \\x1b[2J",
+	    "processes[0].comm");
+	refused(F_PROCS, "n32 1\nn32 12\nn32 61990\ns "
+	    "0123456789012345678901234567890123456789012345678901234567890123",
+	    "processes[0].comm");
+	refused(F_PROCS, "n32 1\nn32 12\nn32 61990", "processes[0]");
 
 	/* Shown only, but typed and bounded all the same. */
-	refused("branches", "[{\"repo\": \"/r\", \"id\": "
-	    "\"a-20261129-0001\", \"commit\": \"xyz\"}]", "branches[0]");
-	refused("branches", "[{\"repo\": \"/r\\u00ff\", \"id\": "
-	    "\"a-20261129-0001\", \"commit\": "
-	    "\"0123456789abcdef0123456789abcdef01234567\"}]",
-	    "branches[0].repo");
-	refused("pulls", "[{\"dir\": \"/p\", \"id\": \"a-20261129-0001\", "
-	    "\"number\": 0}]", "pulls[0]");
-	refused("pulls", "[{\"dir\": \"/p\", \"attempt\": "
-	    "\"a-20261129-0001\", \"number\": 2}]", "pulls[0]");
-	refused("skipped", "-1", "skipped");
-	refused("skipped", "\"0\"", "skipped");
-	refused("truncated", "0", "truncated");
-	refused("errors", "[1]", "errors[0]");
-	refused("errors", "[\"\\u0007bell\"]", "errors[0]");
+	refused(F_BRANCHES, "n32 1\ns /r\ns a-20261129-0001\ns xyz",
+	    "branches[0]");
+	refused(F_BRANCHES, "n32 1\ns /r\\xff\ns a-20261129-0001\n"
+	    "s 0123456789abcdef0123456789abcdef01234567", "branches[0].repo");
+	refused(F_PULLS, "n32 1\ns /p\ns a-20261129-0001\nn32 0", "pulls[0]");
+	refused(F_PULLS, "n32 1\ns /p\ns a-20261129-0001\nn32 2147483648",
+	    "pulls[0]");
+	refused(F_PULLS, "n32 1\ns /p\ns x\nn32 2", "pulls[0]");
+	refused(F_SKIPPED, "n64 0xffffffffffffffff", "skipped");
+	refused(F_TRUNC, "n8 2", "truncated");
+	refused(F_ERRORS, "n32 1\ns \\x07bell", "errors[0]");
+	refused(F_ERRORS, "n32 1\ns x\\x00y", "errors[0]");
 }
 END_TEST
 
@@ -1000,10 +999,9 @@ START_TEST(test_truncate)
 {
 	struct inv_config c;
 	char		 s[PATH_MAX], mi[PATH_MAX];
-	json_t		*inv, *dirs, *o;
+	struct invmsg	 m;
+	json_t		*o;
 	uint32_t	 rtype;
-	size_t		 n;
-	char		*text;
 	int		 i;
 
 	strlcpy(s, tdir("big"), sizeof(s));
@@ -1021,26 +1019,28 @@ START_TEST(test_truncate)
 	c.mountinfo = mi;
 
 	ck_assert_int_eq(roundtrip(&c, IMSG_INVENTORY_REQ, "{}", 3, &rtype,
-	    &inv), 0);
+	    &m), 0);
 	ck_assert_uint_eq(rtype, IMSG_INVENTORY);
-	ck_assert(json_is_true(json_object_get(inv, "truncated")));
-	dirs = json_object_get(inv, "attempt_dirs");
-	n = json_array_size(dirs);
-	ck_assert_uint_gt(n, 1000);
-	ck_assert_uint_lt(n, 5000);
+	ck_assert(m.truncated);
+	ck_assert_uint_gt(m.ndirs, 1000);
+	ck_assert_uint_lt(m.ndirs, 5000);
 	/* Sorted, cut at the tail. */
-	ck_assert_str_eq(json_string_value(json_array_get(dirs, 0)),
-	    "a-20261129-00001");
-	ck_assert_ptr_nonnull(text = json_dumps(inv, JSON_COMPACT));
-	ck_assert_uint_le(strlen(text), INV_MAXJSON);
-	ck_assert_uint_gt(strlen(text), INV_MAXJSON - 100);
-	free(text);
-	json_decref(inv);
+	ck_assert_str_eq(m.dirs[0].id, "a-20261129-00001");
+	ck_assert_uint_le(reply_len, INV_MAXWIRE);
+	ck_assert_uint_gt(reply_len, INV_MAXWIRE - 100);
+	invmsg_free(&m);
 
-	/* Nothing left to cut. */
+	/* Nothing left to cut: an empty inventory is 41 bytes. */
+	ck_assert_ptr_nonnull(o = json_pack("{s:[], s:[], s:[], s:[], s:[], "
+	    "s:[], s:[], s:i, s:[], s:b}", "attempt_dirs", "verify_dirs",
+	    "cgroups", "processes", "mounts", "branches", "pulls", "skipped",
+	    0, "errors", "truncated", 0));
+	ck_assert_int_eq(inv_fit(o, 40), -1);
+	ck_assert_int_eq(inv_fit(o, 41), 0);
+	json_decref(o);
+	/* Not an inventory: it does not encode. */
 	ck_assert_ptr_nonnull(o = json_pack("{s:s}", "k", "0123456789"));
-	ck_assert_int_eq(inv_fit(o, 5), -1);
-	ck_assert_int_eq(inv_fit(o, 100), 0);
+	ck_assert_int_eq(inv_fit(o, 100), -1);
 	json_decref(o);
 }
 END_TEST
