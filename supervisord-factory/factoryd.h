@@ -483,7 +483,6 @@ void	 cohort_diffed(const struct msg_diffed *);
 
 /* reconcile.c */
 void	 attempt_reconcile(struct ctl_conn *);
-int	 attempt_inventory(json_t *);
 void	 reconcile_child_lost(void);
 json_t	*orphans_json(void);
 int	 orphans_reap(const char *, uid_t, json_t **, char *, size_t);
