@@ -124,7 +124,11 @@ check "running: the run counts up, no total yet" sh -c "'$O/factoryctl' \
 # pid 1 is born in its cgroup2 directory and joins the v1 ones itself
 # (the fast ways): the whole sandbox, pid 1 and the agent, is in every
 # one of the attempt's cgroups, the same processes in each.
-cgdirs=$(find /sys/fs/cgroup -maxdepth 5 -type d -name "$slow" -path '*/factory/*')
+# This daemon's own: another's (a run killed earlier) may hold the
+# same attempt id under its instance.
+cgroot=$(ctl -j status | jq -r '.cgroup.root') || fail "status: no cgroup root"
+cgdirs=$(find /sys/fs/cgroup -maxdepth 5 -type d -name "$slow" \
+    -path "*/factory/${cgroot##*/}/$slow")
 check "running: the attempt has cgroups" [ -n "$cgdirs" ]
 : >"$T/cgsets"
 for d in $cgdirs; do
