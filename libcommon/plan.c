@@ -1020,6 +1020,10 @@ plan_sendtag(int sock, int flags, char tag, const int *fds, int n)
 	struct iovec	 iov;
 	struct cmsghdr	*c;
 
+	if (n < 0 || n > SANDBOX_MAXLISTEN) {	/* what cm can hold */
+		errno = EINVAL;
+		return (-1);
+	}
 	memset(&msg, 0, sizeof(msg));
 	memset(&cm, 0, sizeof(cm));
 	iov.iov_base = &tag;
