@@ -374,6 +374,23 @@ proc_kill(struct child *c, const char *why)
 	imsgev_clear(&c->iev);
 }
 
+/*
+ * A malformed message: its sender is killed, or, reaped already
+ * (proc_reap reads what it said before dying), the refusal is still
+ * said and the rest of what it sent dropped.
+ */
+static void
+proc_refuse(struct child *c, const char *why)
+{
+	if (c->pid > 0) {
+		proc_kill(c, why);
+		return;
+	}
+	log_warnx("%s (exited): %s; the rest of what it sent is dropped",
+	    child_name(c), why);
+	imsgev_clear(&c->iev);
+}
+
 void
 proc_reap(void)
 {
@@ -662,7 +679,7 @@ proc_dispatch(int fd, short event, void *arg)
 	}
 	for (;;) {
 		if ((n = imsgbuf_get(&c->iev.ibuf, &imsg)) == -1) {
-			proc_kill(c, "malformed imsg");
+			proc_refuse(c, "malformed imsg");
 			return;
 		}
 		if (n == 0)
@@ -706,7 +723,7 @@ proc_dispatch(int fd, short event, void *arg)
 			snprintf(msg, sizeof(msg), "malformed message (imsg "
 			    "type %u): %s", type, why);
 			imsg_free(&imsg);
-			proc_kill(c, msg);
+			proc_refuse(c, msg);
 			return;
 		}
 		imsg_free(&imsg);
