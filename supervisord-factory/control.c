@@ -1031,7 +1031,7 @@ ctl_receipts(struct ctl_conn *c, struct imsg *imsg)
 static void
 ctl_orphans(struct ctl_conn *c, struct imsg *imsg)
 {
-	reply_obj(c, orphans_json());
+	reply_obj(c, reconcile_orphans_json());
 }
 
 static void
@@ -1044,7 +1044,7 @@ ctl_reap(struct ctl_conn *c, struct imsg *imsg)
 		reply_fail(c, "bad orphan id");
 		return;
 	}
-	if (orphans_reap(id, c->uid, &out, err, sizeof(err)) == -1) {
+	if (reconcile_reap(id, c->uid, &out, err, sizeof(err)) == -1) {
 		reply_fail(c, "%s", err);
 		return;
 	}
@@ -1122,5 +1122,5 @@ static void
 ctl_reconcile(struct ctl_conn *c, struct imsg *imsg)
 {
 	log_info("reconcile requested by uid %u", (unsigned)c->uid);
-	attempt_reconcile(c);	/* answered when the inventory is in */
+	reconcile_start(c);	/* answered when the inventory is in */
 }

@@ -706,7 +706,7 @@ worker_ready(struct child *c)
 void
 reconciler_ready(struct child *c)
 {
-	attempt_reconcile(NULL);
+	reconcile_start(NULL);
 	attempt_schedule();
 }
 

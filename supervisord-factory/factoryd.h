@@ -482,10 +482,10 @@ void	 cohort_diff_request(struct ctl_conn *, struct imsg *);
 void	 cohort_diffed(const struct msg_diffed *);
 
 /* reconcile.c */
-void	 attempt_reconcile(struct ctl_conn *);
+void	 reconcile_start(struct ctl_conn *);
 void	 reconcile_child_lost(void);
-json_t	*orphans_json(void);
-int	 orphans_reap(const char *, uid_t, json_t **, char *, size_t);
+json_t	*reconcile_orphans_json(void);
+int	 reconcile_reap(const char *, uid_t, json_t **, char *, size_t);
 /* Leftovers found, not reaped yet. */
 size_t	 reconcile_orphan_count(void);
 

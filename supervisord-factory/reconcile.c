@@ -78,12 +78,12 @@ static json_t		*last_actions;
 static struct event	 ev_reconcile, ev_cgroups;
 static int		 ev_reconcile_set, ev_cgroups_set;
 
-static void	 orphans_clear(void);
-static struct orphan *orphan_add(const char *, enum orphan_kind,
+static void	 rc_orphans_clear(void);
+static struct orphan *rc_orphan_add(const char *, enum orphan_kind,
 		    const char *);
-static int	 orphan_reapable(const struct orphan *);
-static int	 finished(struct attempt *);
-static void	 act(struct attempt *, const char *, const char *, int);
+static int	 rc_reapable(const struct orphan *);
+static int	 rc_finished(struct attempt *);
+static void	 rc_act(struct attempt *, const char *, const char *, int);
 static void	 rc_dirpath(const char *, int, char *, size_t);
 static void	 rc_cgname(const char *, int, char *, size_t);
 static int	 rc_cgroup_try(const char *, int, int);
@@ -91,16 +91,16 @@ static void	 rc_cgroup_done(struct cgremoval *, int);
 static void	 rc_cgroup_tick(int, short, void *);
 static int	 rc_cgroup_remove(const char *, int, int, uid_t);
 static int	 rc_kill(pid_t, uid_t, const char *, char *, size_t);
-static struct attempt *uid_owner(uid_t);
-static void	 check_dirs(struct invmsg_id *, size_t, int);
-static void	 check_cgroups(struct invmsg *);
-static void	 check_processes(struct invmsg *);
-static void	 check_published(struct invmsg *);
-static json_t	*orphan_list(void);
+static struct attempt *rc_uid_owner(uid_t);
+static void	 rc_check_dirs(struct invmsg_id *, size_t, int);
+static void	 rc_check_cgroups(struct invmsg *);
+static void	 rc_check_processes(struct invmsg *);
+static void	 rc_check_published(struct invmsg *);
+static json_t	*rc_orphan_list(void);
 static void	 rc_answer(void);
 
 static void
-orphans_clear(void)
+rc_orphans_clear(void)
 {
 	struct orphan	*o;
 
@@ -122,7 +122,7 @@ reconcile_orphan_count(void)
 }
 
 static struct orphan *
-orphan_add(const char *id, enum orphan_kind kind, const char *what)
+rc_orphan_add(const char *id, enum orphan_kind kind, const char *what)
 {
 	struct orphan	*o;
 
@@ -136,20 +136,20 @@ orphan_add(const char *id, enum orphan_kind kind, const char *what)
 }
 
 static int
-orphan_reapable(const struct orphan *o)
+rc_reapable(const struct orphan *o)
 {
 	return (o->kind != OK_BRANCH && o->kind != OK_PULL);
 }
 
 static void
-reconcile_timer(int fd, short event, void *arg)
+rc_timer(int fd, short event, void *arg)
 {
-	attempt_reconcile(NULL);
+	reconcile_start(NULL);
 }
 
 /* Ask the reconciler; the answer comes as IMSG_INVENTORY. */
 void
-attempt_reconcile(struct ctl_conn *c)
+reconcile_start(struct ctl_conn *c)
 {
 	struct timeval	 tv;
 
@@ -159,7 +159,7 @@ attempt_reconcile(struct ctl_conn *c)
 		return;
 	}
 	if (!ev_reconcile_set) {
-		evtimer_set(&ev_reconcile, reconcile_timer, NULL);
+		evtimer_set(&ev_reconcile, rc_timer, NULL);
 		ev_reconcile_set = 1;
 	}
 	evtimer_del(&ev_reconcile);
@@ -178,13 +178,13 @@ attempt_reconcile(struct ctl_conn *c)
 
 /* Ended and torn down (or being): its resources may go. */
 static int
-finished(struct attempt *a)
+rc_finished(struct attempt *a)
 {
 	return (a->torn_down || a->state == AS_TEARDOWN);
 }
 
 static void
-act(struct attempt *a, const char *kind, const char *what, int ok)
+rc_act(struct attempt *a, const char *kind, const char *what, int ok)
 {
 	if (last_actions != NULL)
 		json_array_append_new(last_actions, json_pack("{s:s, s:s, "
@@ -252,7 +252,7 @@ rc_cgroup_done(struct cgremoval *r, int ok)
 		    (unsigned)r->reaper, ok ? "removed" : "still busy, "
 		    "not removed");
 	else if ((a = attempt_find(r->id)) != NULL)
-		act(a, "cgroup", name, ok);
+		rc_act(a, "cgroup", name, ok);
 	TAILQ_REMOVE(&cgremovals, r, entry);
 	free(r);
 }
@@ -332,7 +332,7 @@ rc_kill(pid_t pid, uid_t uid, const char *who, char *why, size_t len)
 }
 
 static void
-check_dirs(struct invmsg_id *ids, size_t n, int verify)
+rc_check_dirs(struct invmsg_id *ids, size_t n, int verify)
 {
 	struct attempt	*a;
 	char		 path[PATH_MAX];
@@ -341,9 +341,10 @@ check_dirs(struct invmsg_id *ids, size_t n, int verify)
 	for (i = 0; i < n; i++) {
 		rc_dirpath(ids[i].id, verify, path, sizeof(path));
 		if ((a = attempt_find(ids[i].id)) == NULL)
-			orphan_add(ids[i].id, verify ? OK_VDIR : OK_DIR, path);
+			rc_orphan_add(ids[i].id, verify ? OK_VDIR : OK_DIR,
+			    path);
 		else if (a->torn_down)
-			act(a, "dir", path, fs_remove_tree(path) == 0);
+			rc_act(a, "dir", path, fs_remove_tree(path) == 0);
 	}
 }
 
@@ -353,7 +354,7 @@ check_dirs(struct invmsg_id *ids, size_t n, int verify)
  * under them can, so they are looked at, and listed, first.
  */
 static void
-check_mounts(struct invmsg *m)
+rc_check_mounts(struct invmsg *m)
 {
 	struct attempt	*a;
 	char		 path[PATH_MAX];
@@ -363,15 +364,15 @@ check_mounts(struct invmsg *m)
 		rc_dirpath(m->mounts[i].id, m->mounts[i].verify, path,
 		    sizeof(path));
 		if ((a = attempt_find(m->mounts[i].id)) == NULL)
-			orphan_add(m->mounts[i].id, OK_MOUNT, path)->validation =
-			    m->mounts[i].verify;
+			rc_orphan_add(m->mounts[i].id, OK_MOUNT,
+			    path)->validation = m->mounts[i].verify;
 		else if (a->torn_down)
-			act(a, "mount", path, disk_unmount(path) == 0);
+			rc_act(a, "mount", path, disk_unmount(path) == 0);
 	}
 }
 
 static void
-check_cgroups(struct invmsg *m)
+rc_check_cgroups(struct invmsg *m)
 {
 	struct attempt	*a;
 	struct orphan	*o;
@@ -385,18 +386,18 @@ check_cgroups(struct invmsg *m)
 		    sizeof(name));
 		if ((a = attempt_find(m->cgroups[i].id)) == NULL) {
 			/* Shown as the first of our own paths for it. */
-			o = orphan_add(m->cgroups[i].id, OK_CGROUP,
+			o = rc_orphan_add(m->cgroups[i].id, OK_CGROUP,
 			    sandbox_cgroup_paths(name, &sb) == 0 &&
 			    sb.ncgroups > 0 ? sb.cgroups[0] : name);
 			o->validation = m->cgroups[i].validation;
-		} else if (finished(a) && (rc = rc_cgroup_remove(a->id,
+		} else if (rc_finished(a) && (rc = rc_cgroup_remove(a->id,
 		    m->cgroups[i].validation, 0, 0)) != 0)
-			act(a, "cgroup", name, rc == 1);
+			rc_act(a, "cgroup", name, rc == 1);
 	}
 }
 
 static struct attempt *
-uid_owner(uid_t uid)
+rc_uid_owner(uid_t uid)
 {
 	struct attempt	*a;
 
@@ -408,7 +409,7 @@ uid_owner(uid_t uid)
 }
 
 static void
-check_processes(struct invmsg *m)
+rc_check_processes(struct invmsg *m)
 {
 	struct invmsg_proc	*p;
 	struct attempt		*a;
@@ -421,19 +422,19 @@ check_processes(struct invmsg *m)
 		snprintf(id, sizeof(id), "pid:%d", (int)p->pid);
 		snprintf(what, sizeof(what), "pid %d uid %u (%s)",
 		    (int)p->pid, (unsigned)p->uid, p->comm);
-		if ((a = uid_owner(p->uid)) == NULL) {
-			o = orphan_add(id, OK_PROCESS, what);
+		if ((a = rc_uid_owner(p->uid)) == NULL) {
+			o = rc_orphan_add(id, OK_PROCESS, what);
 			o->pid = p->pid;
 			o->uid = p->uid;
 		} else if (a->state == AS_TEARDOWN)
-			act(a, "process", what, rc_kill(p->pid, p->uid, a->id,
-			    why, sizeof(why)) == 0);
+			rc_act(a, "process", what, rc_kill(p->pid, p->uid,
+			    a->id, why, sizeof(why)) == 0);
 	}
 }
 
 /* Branches and pull records are the forge's: listed, never removed. */
 static void
-check_published(struct invmsg *m)
+rc_check_published(struct invmsg *m)
 {
 	struct attempt	*a;
 	size_t		 i;
@@ -446,7 +447,7 @@ check_published(struct invmsg *m)
 			continue;
 		snprintf(what, sizeof(what), "factory/%s in %s",
 		    m->branches[i].id, m->branches[i].repo);
-		orphan_add(m->branches[i].id, OK_BRANCH, what);
+		rc_orphan_add(m->branches[i].id, OK_BRANCH, what);
 	}
 	for (i = 0; i < m->npulls; i++) {
 		a = attempt_find(m->pulls[i].id);
@@ -455,12 +456,12 @@ check_published(struct invmsg *m)
 			continue;
 		snprintf(what, sizeof(what), "pull #%d in %s",
 		    m->pulls[i].number, m->pulls[i].dir);
-		orphan_add(m->pulls[i].id, OK_PULL, what);
+		rc_orphan_add(m->pulls[i].id, OK_PULL, what);
 	}
 }
 
 static json_t *
-orphan_list(void)
+rc_orphan_list(void)
 {
 	struct orphan	*o;
 	json_t		*list = json_array();
@@ -468,7 +469,7 @@ orphan_list(void)
 	TAILQ_FOREACH(o, &orphans, entry)
 		json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:b}",
 		    "id", o->id, "kind", orphan_kinds[o->kind], "what",
-		    o->what, "reapable", orphan_reapable(o)));
+		    o->what, "reapable", rc_reapable(o)));
 	return (list);
 }
 
@@ -517,15 +518,15 @@ reconcile_inventory(const void *data, size_t len)
 			pending_ctl = 0;
 		return (-1);
 	}
-	orphans_clear();
+	rc_orphans_clear();
 	json_decref(last_actions);
 	last_actions = json_array();
-	check_mounts(&m);
-	check_dirs(m.dirs, m.ndirs, 0);
-	check_dirs(m.vdirs, m.nvdirs, 1);
-	check_cgroups(&m);
-	check_processes(&m);
-	check_published(&m);
+	rc_check_mounts(&m);
+	rc_check_dirs(m.dirs, m.ndirs, 0);
+	rc_check_dirs(m.vdirs, m.nvdirs, 1);
+	rc_check_cgroups(&m);
+	rc_check_processes(&m);
+	rc_check_published(&m);
 	n = 0;
 	TAILQ_FOREACH(o, &orphans, entry)
 		n++;
@@ -536,7 +537,7 @@ reconcile_inventory(const void *data, size_t len)
 		for (i = 0; i < m.nerrors; i++)
 			json_array_append_new(errs, json_string(m.errors[i]));
 		pending_out = json_pack("{s:o, s:o, s:b, s:o}", "actions",
-		    json_array(), "orphans", orphan_list(), "truncated",
+		    json_array(), "orphans", rc_orphan_list(), "truncated",
 		    m.truncated, "errors", errs);
 	}
 	invmsg_free(&m);
@@ -560,14 +561,14 @@ reconcile_child_lost(void)
 }
 
 json_t *
-orphans_json(void)
+reconcile_orphans_json(void)
 {
-	return (json_pack("{s:o}", "orphans", orphan_list()));
+	return (json_pack("{s:o}", "orphans", rc_orphan_list()));
 }
 
 /* One orphan, journaled already.  0 removed, -1 not (why says). */
 static int
-orphan_remove(struct orphan *o, uid_t uid, int *pending, char *why,
+rc_orphan_remove(struct orphan *o, uid_t uid, int *pending, char *why,
     size_t len)
 {
 	char	 path[PATH_MAX];
@@ -605,7 +606,7 @@ orphan_remove(struct orphan *o, uid_t uid, int *pending, char *why,
 		return (-1);
 	case OK_PROCESS:
 		/* Not since taken by an attempt, and still that uid. */
-		if (uid_owner(o->uid) != NULL) {
+		if (rc_uid_owner(o->uid) != NULL) {
 			snprintf(why, len, "uid %u is an attempt's now",
 			    (unsigned)o->uid);
 			return (-1);
@@ -622,7 +623,7 @@ orphan_remove(struct orphan *o, uid_t uid, int *pending, char *why,
  * nothing else.  Journaled with the operator's uid.
  */
 int
-orphans_reap(const char *id, uid_t uid, json_t **out, char *err,
+reconcile_reap(const char *id, uid_t uid, json_t **out, char *err,
     size_t errlen)
 {
 	struct orphan	*o, *tmp;
@@ -632,7 +633,7 @@ orphans_reap(const char *id, uid_t uid, json_t **out, char *err,
 
 	/* All or nothing: refuse before removing anything. */
 	TAILQ_FOREACH(o, &orphans, entry)
-		if (strcmp(o->id, id) == 0 && !orphan_reapable(o)) {
+		if (strcmp(o->id, id) == 0 && !rc_reapable(o)) {
 			snprintf(err, errlen, "%s: %s %s belongs to the forge; "
 			    "remove it there", id, orphan_kinds[o->kind],
 			    o->what);
@@ -654,7 +655,7 @@ orphans_reap(const char *id, uid_t uid, json_t **out, char *err,
 			return (-1);
 		}
 		free(s);
-		ok = orphan_remove(o, uid, &pending, why, sizeof(why)) == 0;
+		ok = rc_orphan_remove(o, uid, &pending, why, sizeof(why)) == 0;
 		log_info("reap %s: %s %s by uid %u: %s", id,
 		    orphan_kinds[o->kind], o->what, (unsigned)uid,
 		    ok ? "removed" : why);
