@@ -1005,12 +1005,13 @@ plan_ports(const struct sandbox_spec *spec, uint16_t *ports)
 }
 
 /*
- * One message between the parent and pid 1: a tag byte, and n fds
- * (at most SANDBOX_MAXLISTEN) attached; flags for send(2), such as
- * MSG_DONTWAIT.  -1 with errno if not sent.
+ * len bytes with n fds (at most SANDBOX_MAXLISTEN) attached; flags for
+ * send(2), such as MSG_DONTWAIT.  What sendmsg(2) returns: -1 with
+ * errno if nothing was sent.
  */
-int
-plan_sendtag(int sock, int flags, char tag, const int *fds, int n)
+ssize_t
+plan_sendfds(int sock, int flags, const void *data, size_t len,
+    const int *fds, int n)
 {
 	union {
 		struct cmsghdr	 h;
@@ -1026,8 +1027,8 @@ plan_sendtag(int sock, int flags, char tag, const int *fds, int n)
 	}
 	memset(&msg, 0, sizeof(msg));
 	memset(&cm, 0, sizeof(cm));
-	iov.iov_base = &tag;
-	iov.iov_len = 1;
+	iov.iov_base = (void *)data;
+	iov.iov_len = len;
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
 	if (n > 0) {
@@ -1039,7 +1040,17 @@ plan_sendtag(int sock, int flags, char tag, const int *fds, int n)
 		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
 		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
 	}
-	return (sendmsg(sock, &msg, flags | MSG_NOSIGNAL) == -1 ? -1 : 0);
+	return (sendmsg(sock, &msg, flags | MSG_NOSIGNAL));
+}
+
+/*
+ * One message between the parent and pid 1: a tag byte and n fds.
+ * -1 with errno if not sent.
+ */
+int
+plan_sendtag(int sock, int flags, char tag, const int *fds, int n)
+{
+	return (plan_sendfds(sock, flags, &tag, 1, fds, n) == -1 ? -1 : 0);
 }
 
 /*

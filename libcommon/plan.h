@@ -184,6 +184,7 @@ int	plan_ports(const struct sandbox_spec *, uint16_t *);
  * One message on the launcher's socket: a tag byte and up to
  * SANDBOX_MAXLISTEN fds.  plan_recvtag returns how many fds came.
  */
+ssize_t	plan_sendfds(int, int, const void *, size_t, const int *, int);
 int	plan_sendtag(int, int, char, const int *, int);
 int	plan_recvtag(int, int, char *, int *, int);
 /* Is fd a mount namespace other than the caller's own? */

@@ -968,16 +968,9 @@ static int
 spawn_send_plan(int sock, const struct plan *pl, int logfd, int cgfd,
     char *err, size_t errlen)
 {
-	union {
-		struct cmsghdr	 h;
-		char		 buf[CMSG_SPACE(sizeof(int) * 2)];
-	} cm;
-	struct msghdr	 msg;
-	struct iovec	 iov;
-	struct cmsghdr	*c;
 	void		*wire;
 	size_t		 len;
-	int		 buf = SBX_PLAN_MAX + 4096, fds[2], n;
+	int		 buf = SBX_PLAN_MAX + 4096, fds[2], n = 0;
 
 	if ((wire = plan_encode(pl, &sandbox_prog, &len)) == NULL) {
 		snprintf(err, errlen, "plan: %s", strerror(errno));
@@ -986,25 +979,11 @@ spawn_send_plan(int sock, const struct plan *pl, int logfd, int cgfd,
 	if (len > 128 * 1024)
 		(void)setsockopt(sock, SOL_SOCKET, SO_SNDBUFFORCE, &buf,
 		    sizeof(buf));
-	memset(&msg, 0, sizeof(msg));
-	memset(&cm, 0, sizeof(cm));
-	iov.iov_base = wire;
-	iov.iov_len = len;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
 	fds[0] = logfd;
 	fds[1] = cgfd;
-	n = cgfd != -1 ? 2 : 1;
-	if (logfd != -1) {
-		msg.msg_control = cm.buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
-	}
-	if (sendmsg(sock, &msg, MSG_NOSIGNAL) != (ssize_t)len) {
+	if (logfd != -1)
+		n = cgfd != -1 ? 2 : 1;
+	if (plan_sendfds(sock, 0, wire, len, fds, n) != (ssize_t)len) {
 		snprintf(err, errlen, "send the plan: %s", strerror(errno));
 		free(wire);
 		return (-1);
