@@ -1,15 +1,17 @@
 /*
  * factoryctl shell: run a command (by default /bin/sh) inside a running
  * attempt's sandbox, on a terminal factoryd allocated.  No descriptor
- * of ours goes in: we pass factoryd one end of a socketpair, the relay
- * (ctlshell.h), and copy our stdin to it and what comes back to our
- * stdout.  On a terminal, ours is put in raw mode for the session and
- * restored on every way out (exit, error, signal).  Exits with the
- * command's exit status (128 + signal if it was killed).
+ * of ours goes in: once the command runs, factoryd hands us the pty's
+ * master (ctlshell.h), and we copy our stdin to it and what the
+ * session writes to our stdout, and pass on our window size.  On a
+ * terminal, ours is put in raw mode for the session and restored on
+ * every way out (exit, error, signal).  Exits with the command's exit
+ * status (128 + signal if it was killed).  Our connection closing, or
+ * the master, ends the session.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <err.h>
 #include <errno.h>
@@ -83,10 +85,27 @@ shell_rawmode(void)
 		err(CTL_EXIT_USAGE, "tcsetattr");
 }
 
-/* One answer: OK (0), a JSON document in *out (0), or FAIL (1). */
+/* A pty's master: a terminal whose slave has a number. */
 static int
-shell_answer(struct imsgbuf *ibuf, json_t **out, char *reason,
-    size_t reasonlen)
+shell_master_ok(int fd)
+{
+	struct stat	 st;
+	unsigned int	 n;
+
+	return (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && isatty(fd) &&
+	    ioctl(fd, TIOCGPTN, &n) == 0 &&
+	    fcntl(fd, F_SETFD, FD_CLOEXEC) != -1 &&
+	    fcntl(fd, F_SETFL, O_NONBLOCK) != -1);
+}
+
+/*
+ * One answer: OK (0), a JSON document in *out (0), the pty's master in
+ * *master (0), or FAIL (1); the master only where the caller expects
+ * it.  With nowait, -2 if no message of it is already read.
+ */
+static int
+shell_answer(struct imsgbuf *ibuf, json_t **out, int *master, int nowait,
+    char *reason, size_t reasonlen)
 {
 	struct imsg	 imsg;
 	json_error_t	 jerr;
@@ -98,6 +117,8 @@ shell_answer(struct imsgbuf *ibuf, json_t **out, char *reason,
 		if ((r = imsgbuf_get(ibuf, &imsg)) == -1)
 			errx(CTL_EXIT_USAGE, "malformed answer");
 		if (r == 0) {
+			if (nowait && doc == NULL)
+				return (-2);
 			if ((r = imsgbuf_read(ibuf)) == -1) {
 				if (errno == EINTR || errno == EAGAIN)
 					continue;
@@ -109,6 +130,19 @@ shell_answer(struct imsgbuf *ibuf, json_t **out, char *reason,
 			continue;
 		}
 		n = imsg_get_len(&imsg);
+		if (imsg_get_type(&imsg) == IMSG_CTL_SHELL_FD &&
+		    master != NULL) {
+			if ((*master = imsg_get_fd(&imsg)) == -1 || n != 0 ||
+			    !shell_master_ok(*master))
+				errx(CTL_EXIT_USAGE, "malformed terminal "
+				    "from factoryd");
+			imsg_free(&imsg);
+			ret = 0;
+			continue;
+		}
+		if (imsg_get_fd(&imsg) != -1)
+			errx(CTL_EXIT_USAGE, "unexpected descriptor from "
+			    "factoryd");
 		switch (imsg_get_type(&imsg)) {
 		case IMSG_CTL_OK:
 			ret = 0;
@@ -153,7 +187,8 @@ shell_winsize(struct ctl_shell_tty *t)
 	t->cols = 80;
 	if ((ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 ||
 	    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) && ws.ws_row > 0 &&
-	    ws.ws_col > 0 && ws.ws_row <= 4096 && ws.ws_col <= 4096) {
+	    ws.ws_col > 0 && ws.ws_row <= CTL_SHELL_DIMMAX &&
+	    ws.ws_col <= CTL_SHELL_DIMMAX) {
 		t->rows = ws.ws_row;
 		t->cols = ws.ws_col;
 	}
@@ -190,45 +225,54 @@ shell_write_all(int fd, const unsigned char *p, size_t n)
 	}
 }
 
-/* One packet from the relay: 1 data, 0 its end. */
-static int
-shell_relay_in(int rs, int flags)
-{
-	unsigned char	 pkt[1 + CTL_SHELL_CHUNK];
-	ssize_t		 n;
-
-	if ((n = recv(rs, pkt, sizeof(pkt), flags | MSG_TRUNC)) == -1) {
-		if (errno == EINTR || errno == EAGAIN)
-			return (1);
-		return (0);
-	}
-	if (n == 0)
-		return (0);
-	if (n > (ssize_t)sizeof(pkt) || n < 2 || pkt[0] != CTL_SHELL_OUT)
-		errx(CTL_EXIT_USAGE, "malformed relay packet from factoryd");
-	shell_write_all(STDOUT_FILENO, pkt + 1, n - 1);
-	return (1);
-}
-
 struct shell_io {
-	int		 rs;		/* the relay */
-	unsigned char	 pend[1 + CTL_SHELL_CHUNK];	/* a packet to send */
-	size_t		 npend;
+	int		 master;	/* the session's terminal; -1: ended */
+	unsigned char	 pend[CTL_SHELL_CHUNK];	/* input for it */
+	size_t		 npend, off;
 	int		 ineof;
+	int		 lastnl;	/* the last input byte was '\n' */
 	int		 interactive;
 };
 
-/* Send the pending packet if the relay takes it; -1 if it is gone. */
+/*
+ * What the session wrote, to our stdout: 1 if some was, -1 if none is
+ * there now, 0 once it has all been read (every slave closed).
+ */
 static int
+shell_output(struct shell_io *io)
+{
+	unsigned char	 buf[CTL_SHELL_CHUNK];
+	ssize_t		 n;
+
+	while ((n = read(io->master, buf, sizeof(buf))) == -1 &&
+	    errno == EINTR)
+		;
+	if (n == -1 && errno == EAGAIN)
+		return (-1);
+	if (n <= 0)
+		return (0);
+	shell_write_all(STDOUT_FILENO, buf, n);
+	return (1);
+}
+
+/* Write what is pending to the terminal, as much as it takes. */
+static void
 shell_flush(struct shell_io *io)
 {
+	ssize_t	 n;
+
 	if (io->npend == 0)
-		return (0);
-	if (send(io->rs, io->pend, io->npend, MSG_DONTWAIT | MSG_NOSIGNAL) ==
-	    -1)
-		return (errno == EAGAIN || errno == EINTR ? 0 : -1);
-	io->npend = 0;
-	return (0);
+		return;
+	if ((n = write(io->master, io->pend + io->off, io->npend - io->off)) ==
+	    -1) {
+		if (errno == EINTR || errno == EAGAIN)
+			return;
+		io->npend = io->off = 0;	/* the session is over */
+		io->ineof = 1;
+		return;
+	}
+	if ((io->off += n) == io->npend)
+		io->npend = io->off = 0;
 }
 
 static void
@@ -236,53 +280,66 @@ shell_stdin(struct shell_io *io)
 {
 	ssize_t	 n;
 
-	n = read(STDIN_FILENO, io->pend + 1, CTL_SHELL_CHUNK);
+	n = read(STDIN_FILENO, io->pend, sizeof(io->pend));
 	if (n == -1 && (errno == EINTR || errno == EAGAIN))
 		return;
 	if (n <= 0) {
-		/* Without a terminal, our input ended; with one, it hung up. */
+		/*
+		 * Without a terminal, our input ended; with one, it hung
+		 * up.  A partial line needs one ^D to end it, then one for
+		 * the end of file.
+		 */
 		io->ineof = 1;
-		io->pend[0] = CTL_SHELL_EOF;
-		io->npend = 1;
+		memset(io->pend, '\004', 2);
+		io->npend = io->lastnl ? 1 : 2;
+		io->lastnl = 1;
 		return;
 	}
-	io->pend[0] = CTL_SHELL_IN;
-	io->npend = n + 1;
+	io->npend = n;
+	io->lastnl = io->pend[n - 1] == '\n';
 }
 
+/* Our window's size, now, is the session's (SIGWINCH follows there). */
 static void
-shell_send_winsize(struct shell_io *io)
+shell_resize(struct shell_io *io)
 {
 	struct ctl_shell_tty	 t;
-	unsigned char		 pkt[1 + 2 * sizeof(uint16_t)];
+	struct winsize		 ws;
 
 	sh_winch = 0;
 	shell_winsize(&t);
-	pkt[0] = CTL_SHELL_WINSZ;
-	memcpy(pkt + 1, &t.rows, sizeof(t.rows));
-	memcpy(pkt + 1 + sizeof(t.rows), &t.cols, sizeof(t.cols));
-	(void)send(io->rs, pkt, sizeof(pkt), MSG_DONTWAIT | MSG_NOSIGNAL);
+	memset(&ws, 0, sizeof(ws));
+	ws.ws_row = t.rows;
+	ws.ws_col = t.cols;
+	(void)ioctl(io->master, TIOCSWINSZ, &ws);
 }
 
 /*
- * The session: relay until factoryd's answer on the control socket
- * (the status, or a refusal), then the relay's last packets.
+ * The session: the terminal from factoryd once the command runs (or a
+ * refusal), then relay until factoryd's answer on the control socket
+ * (the status), then what is left on the terminal: the session's
+ * processes are all gone by then.
  */
 static int
 shell_session(struct imsgbuf *ibuf, struct shell_io *io, json_t **o,
     char *reason, size_t reasonlen)
 {
 	struct pollfd	 pfd[3];
-	int		 r, relay = 1;
+	int		 r, started = 0;
 
 	for (;;) {
 		if (sh_signal != 0)
 			return (-1);
-		if (sh_winch && io->interactive)
-			shell_send_winsize(io);
-		pfd[0].fd = io->npend == 0 && !io->ineof ? STDIN_FILENO : -1;
+		/* The status may have come with the terminal, read at once. */
+		if (started && (r = shell_answer(ibuf, o, NULL, 1, reason,
+		    reasonlen)) != -2)
+			goto end;
+		if (sh_winch && io->interactive && io->master != -1)
+			shell_resize(io);
+		pfd[0].fd = io->npend == 0 && !io->ineof && io->master != -1 ?
+		    STDIN_FILENO : -1;
 		pfd[0].events = POLLIN;
-		pfd[1].fd = relay ? io->rs : -1;
+		pfd[1].fd = io->master;
 		pfd[1].events = POLLIN | (io->npend > 0 ? POLLOUT : 0);
 		pfd[2].fd = ibuf->fd;
 		pfd[2].events = POLLIN;
@@ -291,24 +348,38 @@ shell_session(struct imsgbuf *ibuf, struct shell_io *io, json_t **o,
 				continue;
 			err(CTL_EXIT_USAGE, "poll");
 		}
-		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))
-			relay = shell_relay_in(io->rs, MSG_DONTWAIT);
-		if (relay && (pfd[1].revents & POLLOUT) && shell_flush(io) ==
-		    -1)
-			relay = 0;
-		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			shell_stdin(io);
-			if (shell_flush(io) == -1)
-				relay = 0;
+		if ((pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    shell_output(io) == 0) {
+			/* The command ended: nothing more goes in. */
+			close(io->master);
+			io->master = -1;
+			io->npend = io->off = 0;
 		}
-		if (pfd[2].revents & (POLLIN | POLLHUP | POLLERR)) {
-			r = shell_answer(ibuf, o, reason, reasonlen);
-			/* The last output went out before the status. */
-			while (relay && shell_relay_in(io->rs, 0))
-				;
-			return (r);
+		if (io->master != -1 && (pfd[1].revents & POLLOUT))
+			shell_flush(io);
+		if (io->master != -1 &&
+		    (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+			shell_stdin(io);
+			shell_flush(io);
+		}
+		if ((pfd[2].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    !started) {
+			r = shell_answer(ibuf, o, &io->master, 0, reason,
+			    reasonlen);
+			if (io->master == -1)
+				return (r);
+			started = 1;
+			sh_winch = 1;	/* a change while it started */
+		} else if (pfd[2].revents & (POLLIN | POLLHUP | POLLERR)) {
+			r = shell_answer(ibuf, o, NULL, 0, reason, reasonlen);
+			goto end;
 		}
 	}
+ end:
+	/* The last output, before the status. */
+	while (io->master != -1 && shell_output(io) == 1)
+		;
+	return (r);
 }
 
 int
@@ -320,7 +391,7 @@ cmd_shell(int argc, char *argv[])
 	json_t			*o = NULL;
 	char			*req, reason[1024];
 	size_t			 len, off;
-	int			 i, s, sv[2], first, status, r;
+	int			 i, s, first, status, r;
 
 	if (argc < 2 || (argc > 2 && strcmp(argv[2], "--") != 0) ||
 	    argc == 3)
@@ -341,25 +412,24 @@ cmd_shell(int argc, char *argv[])
 	if (imsgbuf_init(&ibuf, s) == -1 ||
 	    imsgbuf_set_maxsize(&ibuf, FACTORY_MAXIMSG) == -1)
 		err(CTL_EXIT_USAGE, "imsgbuf_init");
+	imsgbuf_allow_fdpass(&ibuf);	/* the terminal, and only that */
 	if (imsg_compose(&ibuf, IMSG_CTL_SHELL, 0, 0, -1, req, len) == -1 ||
 	    imsgbuf_flush(&ibuf) == -1)
 		err(CTL_EXIT_USAGE, "send request");
 	free(req);
-	if (shell_answer(&ibuf, NULL, reason, sizeof(reason)) != 0)
+	if (shell_answer(&ibuf, NULL, NULL, 0, reason, sizeof(reason)) != 0)
 		goto refused;
 
 	memset(&tty, 0, sizeof(tty));
 	memset(&io, 0, sizeof(io));
+	io.master = -1;
+	io.lastnl = 1;
 	tty.interactive = io.interactive = isatty(STDIN_FILENO);
 	shell_winsize(&tty);
 	shell_term(&tty);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
-		err(CTL_EXIT_USAGE, "socketpair");
-	io.rs = sv[0];
-	/* The imsg layer closes sv[1] once it is sent. */
-	if (imsg_compose(&ibuf, IMSG_CTL_SHELL_FD, 0, 0, sv[1], &tty,
+	if (imsg_compose(&ibuf, IMSG_CTL_SHELL_FD, 0, 0, -1, &tty,
 	    sizeof(tty)) == -1 || imsgbuf_flush(&ibuf) == -1)
-		err(CTL_EXIT_USAGE, "send the relay");
+		err(CTL_EXIT_USAGE, "send the terminal's description");
 	shell_signals();
 	if (io.interactive) {
 		atexit(shell_restore);

@@ -1,25 +1,22 @@
 /*
  * factoryctl shell: what factoryctl and factoryd exchange besides the
- * control messages.  IMSG_CTL_SHELL_FD carries a struct ctl_shell_tty
- * and one end of an AF_UNIX SOCK_SEQPACKET socketpair, the relay: the
- * parent copies between it and the master of a pty it allocated; only
- * the pty's slave enters the sandbox.  Each relay packet is one tag
- * byte and its payload.
+ * control messages.  factoryctl sends IMSG_CTL_SHELL_FD with a struct
+ * ctl_shell_tty and no descriptor; once the command runs, factoryd
+ * answers IMSG_CTL_SHELL_FD with no payload and one descriptor: the
+ * master of the pty it allocated, whose slave alone entered the
+ * sandbox.  From then on factoryctl reads and writes that master
+ * itself and sets its window size (TIOCSWINSZ); factoryd neither
+ * holds nor reads it.  The command's exit status follows as a JSON
+ * answer, {"id", "status"}, once every process of the session is gone.
  */
 #ifndef FACTORY_CTLSHELL_H
 #define FACTORY_CTLSHELL_H
 
 #include <stdint.h>
 
-#define CTL_SHELL_CHUNK		4096	/* payload bytes of a packet, at most */
+#define CTL_SHELL_CHUNK		4096	/* bytes read or written at once */
 #define CTL_SHELL_TERMMAX	64	/* TERM, with its NUL */
-
-/* factoryctl -> factoryd */
-#define CTL_SHELL_IN		'i'	/* keystrokes, 1..CHUNK bytes */
-#define CTL_SHELL_WINSZ		'w'	/* uint16_t rows, cols */
-#define CTL_SHELL_EOF		'e'	/* no terminal: the input ended */
-/* factoryd -> factoryctl */
-#define CTL_SHELL_OUT		'o'	/* what the session wrote, 1..CHUNK */
+#define CTL_SHELL_DIMMAX	4096	/* rows and columns, at most */
 
 struct ctl_shell_tty {
 	uint16_t	 rows;

@@ -4,9 +4,11 @@
  * namespaces, uid and gid, no capabilities, no_new_privs, the same
  * Landlock, seccomp and rlimits, cwd the tree.  Nothing of the
  * operator's goes in: its terminal is a pty this process allocated,
- * whose slave is the command's stdin, stdout and stderr, and whose
- * master the parent relays to factoryctl over a socket factoryctl
- * passed and the parent alone reads and writes (ctlshell.h).
+ * whose slave is the command's stdin, stdout and stderr.  Once the
+ * command runs, the master goes to factoryctl over the control socket
+ * (ctlshell.h) and is closed here: factoryctl relays the operator's
+ * terminal to it and sets its size; no byte of the session passes
+ * through this process.
  *
  * The agent can write the tree, /tmp and /dev/shm, and may have
  * planted startup files there, so HOME is a tmpfs of the session's
@@ -14,11 +16,14 @@
  * (no ENV, BASH_ENV or INPUTRC).  The session's processes live in a
  * cgroup of their own below the attempt's cgroup2 directory,
  * shell-<slot>; when the command exits, or the operator's connection
- * or relay goes, that cgroup is killed whole (setsid, double forks
- * and ignored SIGHUPs included) before anything else happens.
+ * goes, that cgroup is killed whole (setsid, double forks and ignored
+ * SIGHUPs included) before anything else happens.  factoryctl's end
+ * of the pty goes with it too: its master closing hangs the session
+ * up.
  *
  * Processes, for one session:
- *	parent	the pty, the session cgroup, the relay, the journal note
+ *	parent	admission, the pty until it is handed over, the session
+ *		cgroup, the journal notes, the exit status
  *	waiter	factory-sandbox in its enter mode (sandbox_enter),
  *		exec'd at once, so it holds nothing of the parent's
  *		memory: a root child of the parent in the sandbox's
@@ -32,22 +37,22 @@
  *
  * The exchange, on one control connection:
  *	ctl -> parent	SHELL (attempt id, argv)	checked, answered OK
- *	ctl -> parent	SHELL_FD (struct ctl_shell_tty, the relay)
- *	parent		starts the command; relays
- *	parent -> ctl	{"id", "status"} when the session ended and its
- *			last output went out on the relay
+ *	ctl -> parent	SHELL_FD (struct ctl_shell_tty)
+ *	parent		starts the waiter; an event on its setup pipe
+ *			(EOF: the command's execve succeeded), bounded
+ *			by SHELL_SETUP_MS
+ *	parent -> ctl	SHELL_FD (the pty's master), or FAIL and why
+ *	parent -> ctl	{"id", "status"} when the waiter was reaped
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
 #include <sys/queue.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -67,7 +72,6 @@
 #define SHELL_MAX	8	/* running at once, all attempts */
 #define SHELL_MAXARGS	64
 #define SHELL_NOFILE	1024
-#define SHELL_BUFMAX	(64 * 1024)	/* queued each way, then reading stops */
 #define SHELL_SETUP_MS	10000	/* a start that takes longer is broken */
 #define SHELL_HOME	"/tmp/.factory-home-XXXXXX"
 
@@ -80,78 +84,26 @@ struct shell {
 	char			*args;		/* argv strings, NUL-separated */
 	char			*argv[SHELL_MAXARGS + 1];
 	struct ctl_shell_tty	 tty;
-	int			 relay;		/* the operator's socket */
-	int			 master;	/* the pty */
+	int			 master;	/* the pty, until handed over */
 	int			 killfd;	/* the session's cgroup.kill */
 	char			 cgdir[PATH_MAX];	/* the session cgroup */
-	pid_t			 pid;		/* the waiter; 0: not started */
-	int			 ended;		/* no more input goes in */
+	pid_t			 pid;		/* the waiter; 0: not started,
+						   -1: reaped */
+	int			 setupfd;	/* its setup pipe, while starting */
+	struct event		 ev_setup;
+	int			 refused;	/* the client was told why */
 	int			 status;	/* the command's, once reaped */
-	int			 lastnl;	/* last input byte was '\n' */
-	struct evbuffer		*in;		/* to the pty */
-	struct evbuffer		*out;		/* to the relay */
-	struct event		 ev_rr, ev_rw, ev_mr, ev_mw;
-	unsigned		 on;		/* which of the four are added */
 };
-
-#define ON_RR	0x1
-#define ON_RW	0x2
-#define ON_MR	0x4
-#define ON_MW	0x8
 
 static TAILQ_HEAD(, shell)	 shells = TAILQ_HEAD_INITIALIZER(shells);
 static int			 nshells;
 static unsigned			 slots;		/* in use, a bit each */
 
-static void	shell_relay_read(int, short, void *);
-static void	shell_relay_write(int, short, void *);
-static void	shell_master_read(int, short, void *);
-static void	shell_master_write(int, short, void *);
-
-/* One of the four relay events on or off. */
-static void
-shell_ev(struct shell *sh, unsigned which, int on)
-{
-	struct event	*ev;
-
-	switch (which) {
-	case ON_RR:
-		ev = &sh->ev_rr;
-		break;
-	case ON_RW:
-		ev = &sh->ev_rw;
-		break;
-	case ON_MR:
-		ev = &sh->ev_mr;
-		break;
-	default:
-		ev = &sh->ev_mw;
-		break;
-	}
-	if (on && !(sh->on & which)) {
-		event_add(ev, NULL);
-		sh->on |= which;
-	} else if (!on && (sh->on & which)) {
-		event_del(ev);
-		sh->on &= ~which;
-	}
-}
-
-static void
-shell_close_relay(struct shell *sh)
-{
-	shell_ev(sh, ON_RR, 0);
-	shell_ev(sh, ON_RW, 0);
-	if (sh->relay != -1)
-		close(sh->relay);
-	sh->relay = -1;
-}
+static void	shell_setup(int, short, void *);
 
 static void
 shell_close_master(struct shell *sh)
 {
-	shell_ev(sh, ON_MR, 0);
-	shell_ev(sh, ON_MW, 0);
 	/* Closing the master hangs up any slave a leaked fd still holds. */
 	if (sh->master != -1)
 		close(sh->master);
@@ -159,16 +111,22 @@ shell_close_master(struct shell *sh)
 }
 
 static void
+shell_close_setup(struct shell *sh)
+{
+	if (sh->setupfd == -1)
+		return;
+	event_del(&sh->ev_setup);
+	close(sh->setupfd);
+	sh->setupfd = -1;
+}
+
+static void
 shell_free(struct shell *sh)
 {
-	shell_close_relay(sh);
+	shell_close_setup(sh);
 	shell_close_master(sh);
 	if (sh->killfd != -1)
 		close(sh->killfd);
-	if (sh->in != NULL)
-		evbuffer_free(sh->in);
-	if (sh->out != NULL)
-		evbuffer_free(sh->out);
 	if (sh->slot != -1)
 		slots &= ~(1U << sh->slot);
 	TAILQ_REMOVE(&shells, sh, entry);
@@ -184,6 +142,18 @@ shell_kill(struct shell *sh)
 	if (sh->killfd != -1 && write(sh->killfd, "1", 1) != 1 &&
 	    errno != ENODEV && errno != ENOENT)
 		log_warn("%s: kill session cgroup %s", sh->id, sh->cgdir);
+}
+
+/* The client still connected for sh, or NULL. */
+static struct ctl_conn *
+shell_conn(struct shell *sh)
+{
+	struct ctl_conn	*c;
+
+	if (sh->connid == 0 || (c = reply_conn(sh->connid)) == NULL ||
+	    c->shell != sh)
+		return (NULL);
+	return (c);
 }
 
 /* Only the agent of a running attempt, never its validation run. */
@@ -248,7 +218,7 @@ shell_request(struct ctl_conn *c, struct imsg *imsg)
 	if ((sh = calloc(1, sizeof(*sh))) == NULL)
 		fatal(NULL);
 	sh->slot = -1;
-	sh->relay = sh->master = sh->killfd = -1;
+	sh->master = sh->killfd = sh->setupfd = -1;
 	TAILQ_INSERT_TAIL(&shells, sh, entry);
 	nshells++;
 	if (shell_parse(sh, imsg) == -1) {
@@ -274,7 +244,7 @@ shell_tty_ok(const struct ctl_shell_tty *t)
 	size_t	 i, n;
 
 	if (t->interactive > 1 || t->rows == 0 || t->cols == 0 ||
-	    t->rows > 4096 || t->cols > 4096)
+	    t->rows > CTL_SHELL_DIMMAX || t->cols > CTL_SHELL_DIMMAX)
 		return (0);
 	if ((n = strnlen(t->term, sizeof(t->term))) == 0 ||
 	    n == sizeof(t->term))
@@ -286,31 +256,9 @@ shell_tty_ok(const struct ctl_shell_tty *t)
 	return (1);
 }
 
-/* The relay must be a unix seqpacket socket: packets keep their tags. */
-static int
-shell_relay_ok(int fd)
-{
-	struct stat	 st;
-	socklen_t	 len;
-	int		 v;
-
-	if (fstat(fd, &st) == -1 || !S_ISSOCK(st.st_mode))
-		return (0);
-	len = sizeof(v);
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len) == -1 ||
-	    v != SOCK_SEQPACKET)
-		return (0);
-	len = sizeof(v);
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &len) == -1 ||
-	    v != AF_UNIX)
-		return (0);
-	return (fcntl(fd, F_SETFL, O_NONBLOCK) != -1 &&
-	    fcntl(fd, F_SETFD, FD_CLOEXEC) != -1);
-}
-
 /*
- * The pty: master kept by the parent, slave (root-owned, 0600) for the
- * command.  Without an operator's terminal, the line discipline only
+ * The pty: master for factoryctl once the command runs, slave
+ * (root-owned, 0600) for the command.  Without an operator's terminal, the line discipline only
  * delimits lines and turns ^D into end of input: no echo, no signals,
  * no output processing, so bytes pass as they are.
  */
@@ -348,8 +296,7 @@ shell_pty(struct shell *sh, int *slave, char *err, size_t errlen)
 		    t.c_cc[VEOL2] = _POSIX_VDISABLE;
 		t.c_cc[VEOF] = 4;
 	}
-	if (tcsetattr(*slave, TCSANOW, &t) == -1 ||
-	    fcntl(sh->master, F_SETFL, O_NONBLOCK) == -1) {
+	if (tcsetattr(*slave, TCSANOW, &t) == -1) {
 		snprintf(err, errlen, "pty: %s", strerror(errno));
 		return (-1);
 	}
@@ -419,40 +366,9 @@ shell_cgroup(struct shell *sh, const struct sandbox *sb, int *fds, int *n,
 }
 
 /*
- * Until the pipe's EOF (exec done) or a reason: 0, or -1 with the
- * reason in err, or -2 if nothing came within SHELL_SETUP_MS.
- */
-static int
-shell_await(int fd, char *err, size_t errlen)
-{
-	struct pollfd	 pfd;
-	ssize_t		 n;
-
-	pfd.fd = fd;
-	pfd.events = POLLIN;
-	for (;;) {
-		n = poll(&pfd, 1, SHELL_SETUP_MS);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			snprintf(err, errlen, "no answer from the sandbox");
-			return (-2);
-		}
-		n = read(fd, err, errlen - 1);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == 0)
-			return (0);
-		if (n < 0)
-			n = snprintf(err, errlen, "read: %s", strerror(errno));
-		err[n] = '\0';
-		return (-1);
-	}
-}
-
-/*
- * Start the waiter, factory-sandbox enter, with its fds; 0 once the
- * command's execve succeeded.
+ * Start the waiter, factory-sandbox enter, with its fds.  0 once it
+ * runs: its setup pipe, where it says why it failed or whose EOF is
+ * the command's execve, is left in sh->setupfd.
  */
 static int
 shell_spawn(struct shell *sh, struct attempt *a, const struct sandbox_spec
@@ -466,6 +382,7 @@ shell_spawn(struct shell *sh, struct attempt *a, const struct sandbox_spec
 	memset(&se, 0, sizeof(se));
 	se.errfd = se.pidfd = ep[0] = -1;
 	n = 0;
+	rc = -1;
 	if (shell_pty(sh, &slave, err, errlen) == -1)
 		goto fail;
 	if (shell_cgroup(sh, sb, cgfds, &n, err, errlen) == -1)
@@ -476,7 +393,7 @@ shell_spawn(struct shell *sh, struct attempt *a, const struct sandbox_spec
 		    strerror(errno));
 		goto fail;
 	}
-	if (pipe2(ep, O_CLOEXEC) == -1) {
+	if (pipe2(ep, O_CLOEXEC | O_NONBLOCK) == -1) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		ep[0] = -1;
 		goto fail;
@@ -497,26 +414,12 @@ shell_spawn(struct shell *sh, struct attempt *a, const struct sandbox_spec
 		sh->pid = 0;
 		goto fail;
 	}
-	rc = shell_await(ep[0], err, errlen);
-	close(ep[0]);
+	sh->setupfd = ep[0];
 	ep[0] = -1;
-	if (rc == 0)
-		goto done;
-	/*
-	 * A waiter that reported goes on its own, removing HOME's mount
-	 * point and the session cgroup (killing it would leave them); one
-	 * that said nothing in time is killed.
-	 */
-	shell_kill(sh);
-	if (rc == -2)
-		kill(sh->pid, SIGKILL);
-	while (waitpid(sh->pid, NULL, 0) == -1 && errno == EINTR)
-		;
-	sh->pid = 0;
+	rc = 0;
+	goto done;
  fail:
-	rc = -1;
-	if (sh->pid == 0)
-		(void)rmdir(sh->cgdir);
+	(void)rmdir(sh->cgdir);
  done:
 	if (ep[0] != -1)
 		close(ep[0]);
@@ -526,6 +429,7 @@ shell_spawn(struct shell *sh, struct attempt *a, const struct sandbox_spec
 		close(se.pidfd);
 	for (i = 0; i < n; i++)
 		close(cgfds[i]);
+	/* Ours closed, the master sees the end when the session's are. */
 	if (slave != -1)
 		close(slave);
 	return (rc);
@@ -536,6 +440,7 @@ shell_start(struct ctl_conn *c, struct shell *sh)
 {
 	struct sandbox_spec	 spec;
 	struct attempt		*a;
+	struct timeval		 tv;
 	char			 err[512], ps1[ATTEMPT_ID_MAX + 16];
 	char			 imgroot[PATH_MAX];
 	char			 term[CTL_SHELL_TERMMAX + 8];
@@ -586,28 +491,18 @@ shell_start(struct ctl_conn *c, struct shell *sh)
 	report_note(a, "shell", json_pack("{s:s, s:i, s:O, s:s}", "event",
 	    "enter", "uid", (int)sh->uid, "argv0", argv0, "cgroup",
 	    sh->cgdir));
+	json_decref(argv0);
 	if (shell_spawn(sh, a, &spec, home + 5, err, sizeof(err)) == -1)
 		goto refused;
-	if ((sh->in = evbuffer_new()) == NULL ||
-	    (sh->out = evbuffer_new()) == NULL)
-		fatal(NULL);
-	event_set(&sh->ev_rr, sh->relay, EV_READ | EV_PERSIST,
-	    shell_relay_read, sh);
-	event_set(&sh->ev_rw, sh->relay, EV_WRITE | EV_PERSIST,
-	    shell_relay_write, sh);
-	event_set(&sh->ev_mr, sh->master, EV_READ | EV_PERSIST,
-	    shell_master_read, sh);
-	event_set(&sh->ev_mw, sh->master, EV_WRITE | EV_PERSIST,
-	    shell_master_write, sh);
-	shell_ev(sh, ON_RR, 1);
-	shell_ev(sh, ON_MR, 1);
-	sh->lastnl = 1;
-	log_info("%s: shell entered by uid %u, pid %d: %s", a->id,
-	    (unsigned)sh->uid, (int)sh->pid, json_string_value(argv0));
-	json_decref(argv0);
+	/* The answer, the master or why not, comes from shell_setup. */
+	event_set(&sh->ev_setup, sh->setupfd, EV_READ | EV_PERSIST,
+	    shell_setup, sh);
+	tv.tv_sec = SHELL_SETUP_MS / 1000;
+	tv.tv_usec = (SHELL_SETUP_MS % 1000) * 1000;
+	event_add(&sh->ev_setup, &tv);
+	c->awaiting = 1;
 	return;
  refused:
-	json_decref(argv0);
 	log_warnx("%s: shell for uid %u refused: %s", a->id,
 	    (unsigned)sh->uid, err);
 	reply_fail(c, "%s: shell: %s", a->id, err);
@@ -622,185 +517,117 @@ shell_fd(struct ctl_conn *c, struct imsg *imsg)
 	struct shell	*sh = c->shell;
 	int		 fd = imsg_get_fd(imsg);
 
-	if (sh == NULL || sh->pid != 0 || sh->relay != -1 || fd == -1 ||
+	if (sh == NULL || sh->pid != 0 || fd != -1 ||
 	    imsg_get_data(imsg, &sh->tty, sizeof(sh->tty)) == -1 ||
-	    !shell_tty_ok(&sh->tty) || !shell_relay_ok(fd)) {
+	    !shell_tty_ok(&sh->tty)) {
 		if (fd != -1)
 			close(fd);
 		reply_fail(c, "bad shell terminal: a struct ctl_shell_tty "
-		    "and a unix seqpacket socket");
+		    "and no descriptor");
 		if (sh != NULL && sh->pid == 0) {
 			c->shell = NULL;
 			shell_free(sh);
 		}
 		return;
 	}
-	sh->relay = fd;
 	shell_start(c, sh);
 }
 
 /*
- * The operator is gone (connection or relay): the session goes, whole.
- * The waiter sees its command die and is reaped as usual.
+ * The start failed (the waiter said why, or nothing in time): the
+ * client is told, the waiter goes on its own, removing HOME's mount
+ * point and the session cgroup (killing it would leave them), or, if
+ * it said nothing, is killed; shell_reap frees sh.
  */
 static void
-shell_hangup(struct shell *sh)
-{
-	sh->ended = 1;
-	shell_close_relay(sh);
-	shell_ev(sh, ON_MW, 0);
-	shell_kill(sh);
-}
-
-static void
-shell_relay_read(int fd, short event, void *arg)
-{
-	struct shell	*sh = arg;
-	unsigned char	 pkt[1 + CTL_SHELL_CHUNK];
-	struct winsize	 ws;
-	uint16_t	 rc[2];
-	ssize_t		 n;
-
-	if ((n = recv(fd, pkt, sizeof(pkt), MSG_DONTWAIT | MSG_TRUNC)) ==
-	    -1) {
-		if (errno == EAGAIN || errno == EINTR)
-			return;
-		shell_hangup(sh);
-		return;
-	}
-	if (n == 0) {
-		shell_hangup(sh);
-		return;
-	}
-	if (n > (ssize_t)sizeof(pkt) || (pkt[0] == CTL_SHELL_IN && n < 2) ||
-	    (pkt[0] == CTL_SHELL_WINSZ && n != 1 + (ssize_t)sizeof(rc)) ||
-	    (pkt[0] == CTL_SHELL_EOF && n != 1) || (pkt[0] != CTL_SHELL_IN &&
-	    pkt[0] != CTL_SHELL_WINSZ && pkt[0] != CTL_SHELL_EOF)) {
-		log_warnx("%s: shell of uid %u: malformed relay packet, "
-		    "ending the session", sh->id, (unsigned)sh->uid);
-		shell_hangup(sh);
-		return;
-	}
-	if (sh->ended)
-		return;		/* after the command: never into the pty */
-	switch (pkt[0]) {
-	case CTL_SHELL_IN:
-		evbuffer_add(sh->in, pkt + 1, n - 1);
-		sh->lastnl = pkt[n - 1] == '\n';
-		break;
-	case CTL_SHELL_EOF:
-		/* A partial line needs one ^D to end it, then one for EOF. */
-		evbuffer_add(sh->in, "\004\004", sh->lastnl ? 1 : 2);
-		sh->lastnl = 1;
-		break;
-	default:
-		memcpy(rc, pkt + 1, sizeof(rc));
-		memset(&ws, 0, sizeof(ws));
-		ws.ws_row = rc[0];
-		ws.ws_col = rc[1];
-		if (rc[0] > 0 && rc[1] > 0 && rc[0] <= 4096 && rc[1] <= 4096)
-			(void)ioctl(sh->master, TIOCSWINSZ, &ws);
-		return;
-	}
-	shell_ev(sh, ON_MW, 1);
-	if (evbuffer_get_length(sh->in) >= SHELL_BUFMAX)
-		shell_ev(sh, ON_RR, 0);
-}
-
-static void
-shell_master_write(int fd, short event, void *arg)
-{
-	struct shell	*sh = arg;
-
-	if (sh->ended) {
-		shell_ev(sh, ON_MW, 0);
-		return;
-	}
-	if (evbuffer_write(sh->in, fd) == -1 && errno != EAGAIN &&
-	    errno != EINTR) {
-		shell_ev(sh, ON_MW, 0);
-		return;
-	}
-	if (evbuffer_get_length(sh->in) == 0)
-		shell_ev(sh, ON_MW, 0);
-	if (evbuffer_get_length(sh->in) < SHELL_BUFMAX && sh->relay != -1)
-		shell_ev(sh, ON_RR, 1);
-}
-
-/* Read what the pty has; 0 at its end (every slave closed). */
-static int
-shell_master_drain(struct shell *sh, int once)
-{
-	char	 buf[CTL_SHELL_CHUNK];
-	ssize_t	 n;
-
-	do {
-		if (evbuffer_get_length(sh->out) >= SHELL_BUFMAX) {
-			shell_ev(sh, ON_MR, 0);
-			return (1);
-		}
-		n = read(sh->master, buf, sizeof(buf));
-		if (n > 0 && sh->relay != -1)
-			evbuffer_add(sh->out, buf, n);
-	} while (n > 0 && !once);
-	if (n == -1 && (errno == EAGAIN || errno == EINTR))
-		return (1);
-	return (n > 0);
-}
-
-static void
-shell_finish(struct shell *sh)
+shell_refuse(struct shell *sh, const char *err, int silent)
 {
 	struct ctl_conn	*c;
 
-	if (sh->connid != 0 && (c = reply_conn(sh->connid)) != NULL) {
+	shell_close_setup(sh);
+	shell_close_master(sh);
+	log_warnx("%s: shell for uid %u refused: %s", sh->id,
+	    (unsigned)sh->uid, err);
+	if ((c = shell_conn(sh)) != NULL) {
 		c->shell = NULL;
-		reply_obj(c, json_pack("{s:s, s:i}", "id", sh->id,
-		    "status", sh->status));
+		reply_fail(c, "%s: shell: %s", sh->id, err);
 	}
-	shell_free(sh);
+	sh->connid = 0;
+	sh->refused = 1;
+	shell_kill(sh);
+	if (silent && sh->pid > 0)
+		kill(sh->pid, SIGKILL);
+}
+
+/*
+ * The command runs: the master goes to the client and is closed here
+ * once sent (the imsg layer owns it).  A client that left meanwhile
+ * ends the session now, the command being in its cgroup by then.
+ */
+static void
+shell_started(struct shell *sh)
+{
+	struct ctl_conn	*c;
+	json_t		*argv0;
+
+	shell_close_setup(sh);
+	argv0 = esc_json_str(sh->argv[0]);
+	log_info("%s: shell entered by uid %u, pid %d: %s", sh->id,
+	    (unsigned)sh->uid, (int)sh->pid, json_string_value(argv0));
+	json_decref(argv0);
+	if ((c = shell_conn(sh)) == NULL) {
+		shell_close_master(sh);
+		shell_kill(sh);
+		return;
+	}
+	if (imsgev_compose(&c->iev, IMSG_CTL_SHELL_FD, 0, 0, sh->master,
+	    NULL, 0) == -1) {
+		log_warn("%s: shell of uid %u: its terminal", sh->id,
+		    (unsigned)sh->uid);
+		shell_close_master(sh);
+		shell_kill(sh);
+	}
+	sh->master = -1;
+	c->awaiting = 0;
+	reply_events(c);
+}
+
+/*
+ * The setup pipe, at most once: EOF is the command's execve, bytes
+ * are the reason it failed.  Only non-blocking reads; once the waiter
+ * is reaped, nobody writes it any more.
+ */
+static void
+shell_setup_read(struct shell *sh, int reaped)
+{
+	char	 err[512];
+	ssize_t	 n;
+
+	n = read(sh->setupfd, err, sizeof(err) - 1);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR) && !reaped)
+		return;
+	if (n == 0) {
+		shell_started(sh);
+		return;
+	}
+	if (n > 0)
+		err[n] = '\0';
+	else if (reaped)
+		snprintf(err, sizeof(err), "no answer from the sandbox");
+	else
+		snprintf(err, sizeof(err), "read: %s", strerror(errno));
+	shell_refuse(sh, err, 0);
 }
 
 static void
-shell_master_read(int fd, short event, void *arg)
+shell_setup(int fd, short event, void *arg)
 {
 	struct shell	*sh = arg;
 
-	if (!shell_master_drain(sh, 1))
-		shell_ev(sh, ON_MR, 0);
-	if (evbuffer_get_length(sh->out) > 0 && sh->relay != -1)
-		shell_ev(sh, ON_RW, 1);
-}
-
-static void
-shell_relay_write(int fd, short event, void *arg)
-{
-	struct shell	*sh = arg;
-	unsigned char	 pkt[1 + CTL_SHELL_CHUNK];
-	size_t		 n;
-	ssize_t		 w;
-
-	while ((n = evbuffer_get_length(sh->out)) > 0) {
-		if (n > CTL_SHELL_CHUNK)
-			n = CTL_SHELL_CHUNK;
-		pkt[0] = CTL_SHELL_OUT;
-		evbuffer_copyout(sh->out, pkt + 1, n);
-		if ((w = send(fd, pkt, n + 1, MSG_DONTWAIT | MSG_NOSIGNAL)) ==
-		    -1) {
-			if (errno == EAGAIN || errno == EINTR)
-				return;
-			shell_hangup(sh);
-			if (sh->pid == -1)
-				shell_finish(sh);
-			return;
-		}
-		evbuffer_drain(sh->out, n);
-	}
-	shell_ev(sh, ON_RW, 0);
-	if (sh->master != -1 && !(sh->on & ON_MR) && sh->pid != -1)
-		shell_ev(sh, ON_MR, 1);
-	if (sh->pid == -1)
-		shell_finish(sh);	/* the last output went out */
+	if (event & EV_TIMEOUT)
+		shell_refuse(sh, "no answer from the sandbox", 1);
+	else
+		shell_setup_read(sh, 0);
 }
 
 /* The client left: its session goes too. */
@@ -814,8 +641,13 @@ shell_conn_closed(struct ctl_conn *c)
 	c->shell = NULL;
 	sh->connid = 0;
 	if (sh->pid > 0) {
-		/* The waiter is reaped as usual, then sh is freed. */
-		shell_hangup(sh);
+		/*
+		 * Killed now if its command runs, else once it joined its
+		 * cgroup (shell_started); the waiter is reaped as usual,
+		 * then sh is freed.
+		 */
+		if (sh->setupfd == -1)
+			shell_kill(sh);
 		return;
 	}
 	shell_free(sh);
@@ -846,6 +678,7 @@ shell_cgroups_remove(const struct sandbox *sb)
 int
 shell_reap(pid_t pid, int status)
 {
+	struct ctl_conn	*c;
 	struct shell	*sh;
 	struct attempt	*a;
 	int		 code;
@@ -855,27 +688,30 @@ shell_reap(pid_t pid, int status)
 			break;
 	if (sh == NULL)
 		return (0);
+	/* Its setup's answer first, if its event has not come yet. */
+	if (sh->setupfd != -1)
+		shell_setup_read(sh, 1);
 	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	sh->pid = -1;
-	sh->ended = 1;
 	sh->status = code;
 	/* The waiter killed and removed it; if it could not, we try. */
 	shell_kill(sh);
 	if (rmdir(sh->cgdir) == -1 && errno != ENOENT)
 		log_warn("%s: session cgroup %s", sh->id, sh->cgdir);
-	log_info("%s: shell of uid %u ended, status %d", sh->id,
-	    (unsigned)sh->uid, code);
-	if ((a = attempt_find(sh->id)) != NULL)
-		report_note(a, "shell", json_pack("{s:s, s:i, s:i}", "event",
-		    "exit", "uid", (int)sh->uid, "status", code));
-	/* Its last output, then the status. */
-	shell_ev(sh, ON_MW, 0);
-	if (sh->master != -1)
-		(void)shell_master_drain(sh, 0);
-	shell_close_master(sh);
-	if (sh->relay != -1 && evbuffer_get_length(sh->out) > 0)
-		shell_ev(sh, ON_RW, 1);
-	else
-		shell_finish(sh);
+	if (!sh->refused) {
+		log_info("%s: shell of uid %u ended, status %d", sh->id,
+		    (unsigned)sh->uid, code);
+		if ((a = attempt_find(sh->id)) != NULL)
+			report_note(a, "shell", json_pack("{s:s, s:i, s:i}",
+			    "event", "exit", "uid", (int)sh->uid, "status",
+			    code));
+	}
+	/* After the master, if it went: the client drains it, then exits. */
+	if ((c = shell_conn(sh)) != NULL) {
+		c->shell = NULL;
+		reply_obj(c, json_pack("{s:s, s:i}", "id", sh->id,
+		    "status", sh->status));
+	}
+	shell_free(sh);
 	return (1);
 }

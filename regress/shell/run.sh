@@ -2,9 +2,10 @@
 # factoryctl shell through the real daemon: an operator's command in a
 # running attempt's sandbox runs as the agent would (its uid, seccomp,
 # no_new_privs, no capabilities, its pid namespace and tree, Landlock),
-# on a terminal factoryd allocated and relays (no fd of the operator's
-# goes in), with a fresh HOME, no startup file the agent could have
-# written, and every process it started killed when it ends; it is
+# on a terminal factoryd allocated and whose master it hands to
+# factoryctl, keeping none (no fd of the operator's goes in), with a
+# fresh HOME, no startup file the agent could have written, and every
+# process it started killed when it ends; it is
 # refused on the .ro socket and for an attempt that is not running; it
 # dies with the attempt and with its factoryctl.  Its waiter is the
 # factory-sandbox binary, holding nothing of factoryd's memory.  Needs
@@ -190,6 +191,13 @@ for p in $(pgrep -u "$AUID" -f "sleep 100[123]|bash -i"); do
 		esac
 	done
 done
+# The session's master is factoryctl's alone: factoryd handed it over.
+ROOTPTMX=$(find /proc/$FACTORYD_PID/fd -lname '*ptmx' 2>/dev/null | wc -l)
+CTLPTMX=none
+for p in $(pgrep -f "shell $id -- /bin/bash -i"); do
+	[ "$(readlink /proc/$p/exe)" = "$(readlink -f "$O/factoryctl")" ] &&
+	    CTLPTMX=$(find /proc/$p/fd -lname '*ptmx' 2>/dev/null | wc -l)
+done
 # What another process of the attempt (another session, as the agent
 # would) sees of that HOME: an empty root-owned directory it cannot
 # write.
@@ -207,6 +215,8 @@ check "the session's processes hold one terminal and nothing else ($NFD fds)" \
     [ -n "$OPTY" -a -z "$BAD" -a "$NFD" -ge 9 ]
 check "that terminal is factoryd's pty, not the operator's" \
     [ "$OPTY" != "$(echo "$RES" | sed -n 's/^operator-pty //p')" ]
+check "factoryd holds no pty master during the session" [ "$ROOTPTMX" = 0 ]
+check "factoryctl holds the session's master ($CTLPTMX)" [ "$CTLPTMX" = 1 ]
 check "factoryctl puts the operator's terminal in raw mode" \
     grep -qx 'mode: raw' "$T/ptyA.res"
 check "HOME is a fresh empty directory of the attempt's uid, ENV unset" \
