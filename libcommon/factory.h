@@ -163,7 +163,7 @@ enum imsg_type {
 
 	/* factoryctl shell: SHELL, OK, then SHELL_FD, then the status */
 	IMSG_CTL_SHELL,		/* attempt id NUL argv NUL ... (or empty) */
-	IMSG_CTL_SHELL_FD,	/* struct ctl_shell_tty, one fd: the relay */
+	IMSG_CTL_SHELL_FD,	/* struct ctl_shell_tty; the answer: the master */
 
 	/* parent -> egress (egressmsg.h); egress sends nothing but HELLO */
 	IMSG_EGRESS_LISTEN,	/* one endpoint + its listening socket */

@@ -642,9 +642,8 @@ control_requests(struct ctl_conn *c)
 			control_close(c);
 			return (-1);
 		}
-		/* Only SHELL_FD and IMAGE_IMPORT carry a descriptor. */
-		if (h->type != IMSG_CTL_SHELL_FD &&
-		    h->type != IMSG_CTL_IMAGE_IMPORT &&
+		/* Only IMAGE_IMPORT carries a descriptor. */
+		if (h->type != IMSG_CTL_IMAGE_IMPORT &&
 		    (n = imsg_get_fd(&imsg)) != -1) {
 			close(n);
 			log_warnx("control: descriptor with request %u from "

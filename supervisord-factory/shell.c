@@ -515,13 +515,11 @@ void
 shell_fd(struct ctl_conn *c, struct imsg *imsg)
 {
 	struct shell	*sh = c->shell;
-	int		 fd = imsg_get_fd(imsg);
 
-	if (sh == NULL || sh->pid != 0 || fd != -1 ||
+	/* A descriptor with it closed the connection (control.c). */
+	if (sh == NULL || sh->pid != 0 ||
 	    imsg_get_data(imsg, &sh->tty, sizeof(sh->tty)) == -1 ||
 	    !shell_tty_ok(&sh->tty)) {
-		if (fd != -1)
-			close(fd);
 		reply_fail(c, "bad shell terminal: a struct ctl_shell_tty "
 		    "and no descriptor");
 		if (sh != NULL && sh->pid == 0) {
