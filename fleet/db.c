@@ -24,6 +24,7 @@
 
 #define DB_BACKOFF_MIN_MS	100
 #define DB_BACKOFF_MAX_MS	5000
+#define DB_MAXPREPARED		16
 
 enum db_state { DB_DOWN, DB_CONNECTING, DB_UP };
 
@@ -38,6 +39,9 @@ static struct {
 	int		 ev_set;
 	struct event	 timer;		/* the deadline, or the backoff */
 	struct fq	*busy;		/* in flight */
+	int		 preparing;	/* busy's statement, before it */
+	const char	*prepared[DB_MAXPREPARED];	/* on this link */
+	int		 nprepared;
 	PGresult	*res;		/* its result so far */
 	char		 err[FLEET_TEXT_MAX];
 	TAILQ_HEAD(, fq) queue;
@@ -174,6 +178,8 @@ db_lost(const char *why)
 		PQfinish(db.conn);
 	db.conn = NULL;
 	db.state = DB_DOWN;
+	db.preparing = 0;
+	db.nprepared = 0;
 	if ((q = db.busy) != NULL) {
 		db.busy = NULL;
 		fq_finish(q, NULL, text);
@@ -258,6 +264,17 @@ db_flush(void)
 	return (-1);
 }
 
+static int
+db_isprepared(const char *name)
+{
+	int	 i;
+
+	for (i = 0; i < db.nprepared; i++)
+		if (strcmp(db.prepared[i], name) == 0)
+			return (1);
+	return (0);
+}
+
 static void
 db_next(void)
 {
@@ -270,7 +287,14 @@ db_next(void)
 	TAILQ_REMOVE(&db.queue, q, entry);
 	db.busy = q;
 	db.err[0] = '\0';
-	if (q->simple)
+	if (q->name != NULL && !db_isprepared(q->name)) {
+		/* Planned once a link: the claim's plan costs more than it. */
+		db.preparing = 1;
+		ok = PQsendPrepare(db.conn, q->name, q->sql, q->nparams, NULL);
+	} else if (q->name != NULL)
+		ok = PQsendQueryPrepared(db.conn, q->name, q->nparams,
+		    (const char *const *)q->params, NULL, NULL, 0);
+	else if (q->simple)
 		ok = PQsendQuery(db.conn, q->sql);
 	else
 		ok = PQsendQueryParams(db.conn, q->sql, q->nparams, NULL,
@@ -321,6 +345,20 @@ db_results(void)
 		db.busy = NULL;
 		r = db.res;
 		db.res = NULL;
+		if (db.preparing && db.err[0] == '\0') {
+			/* Prepared: now the query itself, first in line. */
+			db.preparing = 0;
+			if (db.nprepared < DB_MAXPREPARED)
+				db.prepared[db.nprepared++] = q->name;
+			else
+				q->name = NULL;
+			if (r != NULL)
+				PQclear(r);
+			TAILQ_INSERT_HEAD(&db.queue, q, entry);
+			db_next();
+			continue;
+		}
+		db.preparing = 0;
 		if (db.err[0] != '\0')
 			q->done(q, r, db.err);
 		else if (r == NULL)

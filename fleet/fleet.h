@@ -24,6 +24,7 @@ struct fq {
 	TAILQ_ENTRY(fq)	 entry;
 	uint32_t	 reqid;		/* the parent's request */
 	const char	*sql;
+	const char	*name;		/* prepared once per link, if set */
 	int		 simple;	/* several statements, no parameters */
 	int		 nparams;
 	char		*params[FQ_MAXPARAMS];

@@ -44,7 +44,7 @@ static const char *const migrations[] = {
 	"CREATE SEQUENCE fleet_attempt_seq;"
 	"CREATE TABLE fleet_attempts ("
 	" id text PRIMARY KEY,"
-	" seq bigint NOT NULL UNIQUE,"
+	" seq bigint NOT NULL,"
 	" tenant text NOT NULL REFERENCES fleet_tenants (name),"
 	" class smallint NOT NULL CHECK (class BETWEEN 0 AND 2),"
 	" repo text NOT NULL,"

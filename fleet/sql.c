@@ -105,8 +105,8 @@ static const char sql_claim_q[] =
 	"  WHERE r.class = (SELECT min(class) FROM ready)"
 	"  AND NOT t.paused AND t.running < t.max_running"
 	"  ORDER BY t.pass, t.name LIMIT 1 FOR UPDATE OF t SKIP LOCKED),"
-	" att AS (SELECT a.id FROM fleet_attempts a, pick, h"
-	"  WHERE a.tenant = pick.name AND a.state = 'queued'"
+	" att AS (SELECT a.id FROM fleet_attempts a, h"
+	"  WHERE a.tenant = (SELECT name FROM pick) AND a.state = 'queued'"
 	"  AND a.class = (SELECT min(class) FROM ready)"
 	"  AND a.run_after <= now() AND a.repo = ANY (h.repos)"
 	"  ORDER BY a.seq LIMIT 1 FOR UPDATE OF a SKIP LOCKED),"
@@ -322,6 +322,7 @@ submit_query(uint32_t reqid, struct fleet_submit *s, int tries)
 	struct fq	*q;
 
 	q = fq_new(reqid, sql_submit_q, submit_answered);
+	q->name = "submit";
 	q->arg = s;
 	q->tries = tries;
 	fq_param(q, "%s", s->tenant);
@@ -398,6 +399,7 @@ claim_query(uint32_t reqid, int tries)
 	struct fq	*q;
 
 	q = fq_new(reqid, sql_claim_q, claim_answered);
+	q->name = "claim";
 	q->tries = tries;
 	fq_param(q, "%s", host);
 	fq_param(q, "%llu", (unsigned long long)host_epoch);
@@ -453,11 +455,13 @@ sql_write(uint32_t type, uint32_t reqid, const struct fleet_write *w)
 	switch (type) {
 	case IMSG_FLEET_RENEW:
 		q = fq_new(reqid, sql_renew_q, write_answered);
+		q->name = "renew";
 		fence_params(q, w);
 		fq_param(q, "%u", lease_ms);
 		break;
 	case IMSG_FLEET_OUTCOME:
 		q = fq_new(reqid, sql_outcome_q, write_answered);
+		q->name = "outcome";
 		fence_params(q, w);
 		fq_param(q, "%s", fleet_state_name(w->from));
 		fq_param(q, "%s", fleet_state_name(w->to));
@@ -466,6 +470,7 @@ sql_write(uint32_t type, uint32_t reqid, const struct fleet_write *w)
 	case IMSG_FLEET_CANCEL:
 		/* A request, not an owner's write: any host may ask. */
 		q = fq_new(reqid, sql_cancel_q, write_answered);
+		q->name = "cancel";
 		q->arg = q;
 		fq_param(q, "%s", w->id);
 		break;
@@ -481,6 +486,7 @@ sql_heartbeat(uint32_t reqid)
 	struct fq	*q;
 
 	q = fq_new(reqid, sql_heartbeat_q, write_answered);
+	q->name = "heartbeat";
 	fq_param(q, "%s", host);
 	fq_param(q, "%llu", (unsigned long long)host_epoch);
 	fq_param(q, "%u", lease_ms);
