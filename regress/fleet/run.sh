@@ -1,5 +1,6 @@
 #!/bin/sh
-# factory-fleet against a real PostgreSQL of the suite's own (pg.sh),
+# The fleet's codec (prog_fleetcodec.c) against a lying peer's bytes,
+# then factory-fleet against a real PostgreSQL of the suite's own (pg.sh),
 # driven by a stand-in parent (prog_fleetdrv.c) under its real policy:
 # the schema applied once by two children starting together, weighted
 # fair shares between three tenants, strict priority, a tenant's cap
@@ -22,6 +23,10 @@ cleanup() {
 	regress_cleanup
 }
 trap cleanup EXIT
+
+# The codec first, alone: what a lying peer sends is refused.
+"$O/regress/fleet/prog_fleetcodec" >"$T/codec.out" 2>&1 || REGRESS_FAILED=1
+sed 's/^\(not \)\{0,1\}ok - /&codec: /' "$T/codec.out"
 
 pg_start "$T" || fail "fleet: cannot start a PostgreSQL cluster"
 ok "a cluster of the suite's own on $T/pgsock"
