@@ -205,12 +205,26 @@ db_start(const char *conninfo, uint32_t deadline_ms, void (*up)(void))
 	db_connect();
 }
 
+/*
+ * The server's notices are its bytes: logged escaped, at debug level,
+ * never written raw to stderr as libpq's own processor does.
+ */
+static void
+db_notice(void *arg, const char *msg)
+{
+	char	 text[FLEET_TEXT_MAX];
+
+	db_text(text, sizeof(text), msg);
+	log_debug("database: %s", text);
+}
+
 static void
 db_connect(void)
 {
 	db.state = DB_CONNECTING;
 	if ((db.conn = PQconnectStart(db.conninfo)) == NULL)
 		fatal("PQconnectStart");
+	PQsetNoticeProcessor(db.conn, db_notice, NULL);
 	if (PQstatus(db.conn) == CONNECTION_BAD) {
 		db_lost(PQerrorMessage(db.conn));
 		return;
