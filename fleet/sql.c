@@ -59,7 +59,10 @@ static const char sql_tenant_q[] =
 /*
  * A tenant with nothing queued or running joins at the others' pass,
  * not behind it: stride scheduling does not bank idle time.  The key
- * makes one attempt: a second submission answers the first's id.
+ * makes one attempt: a second submission answers the first's id.  A
+ * tenant with max_queued attempts queued takes no more (counted, not
+ * locked: two at once may pass it by one); a row without an id says
+ * why nothing was made.
  */
 static const char sql_submit_q[] =
 	"WITH wake AS (UPDATE fleet_tenants t SET pass = greatest(t.pass,"
@@ -74,10 +77,21 @@ static const char sql_submit_q[] =
 	"  SELECT 'a-' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD')"
 	"  || '-f' || n, n, $1, $2::smallint, $3, $4, $5, nullif($6, ''),"
 	"  $7::integer FROM nextval('fleet_attempt_seq') AS n"
-	"  ON CONFLICT (tenant, idem_key) DO NOTHING RETURNING id)"
-	" SELECT id, true FROM ins UNION ALL"
-	" SELECT id, false FROM fleet_attempts WHERE tenant = $1"
-	"  AND idem_key = nullif($6, '') AND NOT EXISTS (SELECT 1 FROM ins)";
+	"  WHERE (SELECT count(*) FROM fleet_attempts q WHERE q.tenant = $1"
+	"  AND q.state = 'queued') < (SELECT max_queued FROM fleet_tenants"
+	"  WHERE name = $1)"
+	"  ON CONFLICT (tenant, idem_key) DO NOTHING RETURNING id),"
+	" old AS (SELECT id FROM fleet_attempts WHERE tenant = $1"
+	"  AND idem_key = nullif($6, ''))"
+	" SELECT id, true, '' FROM ins UNION ALL"
+	" SELECT id, false, '' FROM old WHERE NOT EXISTS (SELECT 1 FROM ins)"
+	" UNION ALL SELECT NULL, false, CASE WHEN t.name IS NULL"
+	"  THEN 'no such tenant' ELSE 'the tenant''s queue is full' END"
+	"  FROM (SELECT 1) one LEFT JOIN fleet_tenants t ON t.name = $1"
+	"  WHERE NOT EXISTS (SELECT 1 FROM ins)"
+	"  AND NOT EXISTS (SELECT 1 FROM old) AND (t.name IS NULL OR"
+	"  (SELECT count(*) FROM fleet_attempts q WHERE q.tenant = $1"
+	"  AND q.state = 'queued') >= t.max_queued)";
 
 /*
  * The claim, one statement.  ready: for each tenant under its cap and
@@ -287,6 +301,7 @@ submit_answered(struct fq *q, PGresult *res, const char *err)
 {
 	struct fleet_submit	*s = q->arg;
 	struct fleet_submitted	 r;
+	char			 why[64];
 	int			 created;
 
 	memset(&r, 0, sizeof(r));
@@ -295,9 +310,16 @@ submit_answered(struct fq *q, PGresult *res, const char *err)
 			fleet_reply(q->reqid, FLEET_REFUSED, "no such tenant");
 		else
 			sql_error(q->reqid, res, err);
-	} else if (res_shape(res, 1, 2) == -1)
+	} else if (res_shape(res, 1, 3) == -1)
 		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
-	else if (PQntuples(res) == 0) {
+	else if (PQntuples(res) == 1 && PQgetisnull(res, 0, 0)) {
+		if (res_str(res, 0, 2, why, sizeof(why), NULL) == -1 ||
+		    (strcmp(why, "no such tenant") != 0 &&
+		    strcmp(why, "the tenant's queue is full") != 0))
+			fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+		else
+			fleet_reply(q->reqid, FLEET_REFUSED, why);
+	} else if (PQntuples(res) == 0) {
 		/* The key's other submission committed meanwhile. */
 		if (q->tries + 1 < SUBMIT_TRIES) {
 			db_query(submit_query(q->reqid, s, q->tries + 1));

@@ -131,6 +131,26 @@ check "the tenant's counter is at its cap" \
 check "the paused tenant's attempt is still queued" \
     [ "$(q "SELECT state FROM fleet_attempts WHERE tenant = 'tpause'")" = queued ]
 
+# A tenant's queue bound, and a cordoned host that claims nothing.
+{
+	echo "start 0 full-1 0 fullrepo"
+	echo "tenant 0 tq 1 100 2"
+	echo "submit 0 tq 1 fullrepo k1"
+	echo "submit 0 tq 1 fullrepo k2"
+	echo "submit 0 tq 1 fullrepo k3"
+	echo "submit 0 tq 1 fullrepo k1"
+} | drv full
+check "a tenant with max_queued 2 queued takes no third" \
+    [ "$(sed -n 5p "$T/full.out")" = "result refused the tenant's queue is full" ]
+check "but its key still answers the attempt it made" \
+    sh -c "sed -n 6p $T/full.out | grep -q '^submitted a-.* existing'"
+q "UPDATE fleet_hosts SET state = 'cordoned' WHERE host = 'full-1'" >/dev/null
+printf 'start 0 full-1 0 fullrepo\nclaim 0\nheartbeat 0\n' | drv cordon
+check "a cordoned host stays cordoned when started again" \
+    line cordon "ready 0 [0-9]* 1 cordoned"
+check "a cordoned host claims nothing" line cordon "result none"
+check "its heartbeat says cordoned" line cordon "result ok cordoned"
+
 # Fencing: each stale write is answered superseded, and changes nothing.
 {
 	echo "start 0 fence-1 0 fenced"
