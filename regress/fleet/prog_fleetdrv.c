@@ -23,6 +23,10 @@
  *	bad N			a CLAIM with a byte too many: the child
  *				must die of it ("exit N" or "signal N")
  *	stop N			close the channel: "exit N" or "signal N"
+ *	await N			heartbeats every 100 ms until one is
+ *				answered ok, at most a minute: that
+ *				answer, "awaited ok STATE", or the last
+ *	sh COMMAND		run by sh(1), done before the next: "sh N"
  *
  * In a command, @id and @epoch are the last claim's, @sub the last
  * submission's id, @id1 and @epoch1 the claim before the last,
@@ -244,7 +248,8 @@ start(char **w, int nw)
 		err(1, NULL);
 	while ((p = strsep(&repos, ",")) != NULL && h.nrepos < FLEET_REPOS_MAX)
 		strlcpy(h.repos[h.nrepos++], p, sizeof(h.repos[0]));
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
+	/* Not inherited by what "sh" runs: only the child holds its end. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
 		err(1, "socketpair");
 	switch (k->pid = fork()) {
 	case -1:
@@ -421,6 +426,39 @@ race(int nk, int m)
 	free(lat);
 }
 
+/* The link made again after a cut: a heartbeat answered ok. */
+static void
+await(struct kid *k)
+{
+	struct fleet_result	 r;
+	struct imsg		 imsg;
+	char			 e[256];
+	int			 i;
+
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < 600; i++) {
+		send_empty(k, IMSG_FLEET_HEARTBEAT);
+		if (!next(&k->ib, &imsg)) {
+			out("eof");
+			reap(k);
+			return;
+		}
+		if (imsg_get_type(&imsg) != IMSG_FLEET_RESULT ||
+		    fleet_result_decode(&imsg, &r, e, sizeof(e)) == -1) {
+			imsg_free(&imsg);
+			out("baddecode await");
+			return;
+		}
+		imsg_free(&imsg);
+		if (r.code == FLEET_OK) {
+			out("awaited ok %s", r.text);
+			return;
+		}
+		usleep(100 * 1000);
+	}
+	out("result %s %s", fleet_code_name(r.code), r.text);
+}
+
 static void
 command(char **w, int nw)
 {
@@ -494,6 +532,8 @@ command(char **w, int nw)
 		reap(k);
 	} else if (strcmp(c, "stop") == 0)
 		reap(k);
+	else if (strcmp(c, "await") == 0)
+		await(k);
 	else
 		errx(1, "unknown command %s", c);
 }
@@ -511,6 +551,10 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	while (fgets(line, sizeof(line), stdin) != NULL) {
 		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "sh ", 3) == 0) {
+			out("sh %d", system(line + 3));
+			continue;
+		}
 		nw = 0;
 		s = line;
 		while ((p = strsep(&s, " \t")) != NULL && nw < 16)

@@ -312,6 +312,29 @@ check "eight claimers: 300 claimed, none twice, no error" \
 check "the table agrees: 300 claimed by 8 hosts" \
     [ "$(q "SELECT count(*) || ' ' || count(DISTINCT owner_host) FROM fleet_attempts WHERE repo = 'racing' AND state = 'claimed' AND epoch = 1")" = "300 8" ]
 
+# The database restarted at once (pg_ctl restart -m immediate) under a
+# child holding a claim: the link is made again, and the claim, its
+# epochs and its fence hold across the restart.
+{
+	echo "start 0 crash-1 0 crashrepo"
+	echo "tenant 0 tz 1 100 100"
+	echo "submit 0 tz 1 crashrepo"
+	echo "claim 0"
+	echo "sh setpriv --reuid postgres --regid postgres --clear-groups" \
+	    "$PGBIN/pg_ctl -D $T/pgdata -m immediate -w -t 120 restart" \
+	    ">/dev/null 2>&1"
+	echo "await 0"
+	echo "outcome 0 @id @epoch-1 claimed running"
+	echo "outcome 0 @id @epoch claimed running"
+} | drv crash
+check "the database restarted under the child" line crash "sh 0"
+check "the child's link is made again" line crash "awaited ok active"
+check "after the restart, a stale epoch is superseded, the owner writes" \
+    sh -c "tail -n 2 $T/crash.out | tr '\n' ' ' |
+    grep -q '^result superseded result ok running'"
+check "the child logged the lost link" grep -q 'database: connected' \
+    "$T/fleet.log"
+
 # A claim whose row the database lies about goes no further.
 q "INSERT INTO fleet_tenants (name, weight, max_running, max_queued)
     VALUES ('tl', 1, 10, 10);
