@@ -437,10 +437,11 @@ sql_claim(uint32_t reqid)
 
 /*
  * One row, one state (an attempt's, a host's, or "cancel"): ok.  No
- * row: superseded, or for a cancel (arg set) nothing left to cancel.
+ * row: a fenced write is superseded; a cancel found nothing to cancel.
  */
 static void
-write_answered(struct fq *q, PGresult *res, const char *err)
+state_answered(struct fq *q, PGresult *res, const char *err, int none,
+    const char *why)
 {
 	char	 st[16];
 
@@ -449,15 +450,26 @@ write_answered(struct fq *q, PGresult *res, const char *err)
 	else if (res_shape(res, 1, 1) == -1)
 		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
 	else if (PQntuples(res) == 0)
-		fleet_reply(q->reqid, q->arg != NULL ? FLEET_REFUSED :
-		    FLEET_SUPERSEDED, q->arg != NULL ? "no such attempt "
-		    "waiting or running" : "");
+		fleet_reply(q->reqid, none, why);
 	else if (res_str(res, 0, 0, st, sizeof(st), NULL) == -1 ||
 	    (fleet_state_byname(st) == -1 && fleet_hstate_byname(st) == -1 &&
 	    strcmp(st, "cancel") != 0))
 		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
 	else
 		fleet_reply(q->reqid, FLEET_OK, st);
+}
+
+static void
+write_answered(struct fq *q, PGresult *res, const char *err)
+{
+	state_answered(q, res, err, FLEET_SUPERSEDED, "");
+}
+
+static void
+cancel_answered(struct fq *q, PGresult *res, const char *err)
+{
+	state_answered(q, res, err, FLEET_REFUSED,
+	    "no such attempt waiting or running");
 }
 
 static void
@@ -491,9 +503,8 @@ sql_write(uint32_t type, uint32_t reqid, const struct fleet_write *w)
 		break;
 	case IMSG_FLEET_CANCEL:
 		/* A request, not an owner's write: any host may ask. */
-		q = fq_new(reqid, sql_cancel_q, write_answered);
+		q = fq_new(reqid, sql_cancel_q, cancel_answered);
 		q->name = "cancel";
-		q->arg = q;
 		fq_param(q, "%s", w->id);
 		break;
 	default:
