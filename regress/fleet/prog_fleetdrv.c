@@ -27,6 +27,7 @@
  *				answered ok, at most a minute: that
  *				answer, "awaited ok STATE", or the last
  *	sh COMMAND		run by sh(1), done before the next: "sh N"
+ *	pid N			"pid PID" of the child
  *
  * In a command, @id and @epoch are the last claim's, @sub the last
  * submission's id, @id1 and @epoch1 the claim before the last,
@@ -534,6 +535,8 @@ command(char **w, int nw)
 		reap(k);
 	else if (strcmp(c, "await") == 0)
 		await(k);
+	else if (strcmp(c, "pid") == 0)
+		out("pid %d", (int)k->pid);
 	else
 		errx(1, "unknown command %s", c);
 }

@@ -382,6 +382,19 @@ wait $slowpid
 unset FLEET_DEADLINE_MS
 check "the link made again, the host registers" line slow "ready 0 [0-9]* 1 active"
 
+# The policy in force: seccomp filtering, no new privileges, its uid.
+# Its status is read while it runs, by the driver's sh command.
+{
+	echo "start 0 policy-1 0 pol"
+	echo "pid 0"
+	echo "sh cat /proc/\$(sed -n 's/^pid //p' $T/policy.out)/status >$T/status"
+} | drv policy
+check "the child runs under a seccomp filter" \
+    grep -q '^Seccomp:[[:space:]]*2' "$T/status"
+check "with no new privileges" grep -q '^NoNewPrivs:[[:space:]]*1' "$T/status"
+check "as its own uid, no groups" sh -c "grep -q '^Uid:[[:space:]]*$FUID' $T/status &&
+    grep -q '^Groups:[[:space:]]*\$' $T/status"
+
 # A malformed message from the parent: the child dies of it.
 printf 'start 0 bad-1 0 bad\nbad 0\n' | drv bad
 check "a CLAIM with a byte too many kills the child" line bad "exit 1"
