@@ -20,7 +20,8 @@ DEBS = build-essential pkg-config libevent-dev libbsd-dev libssl-dev \
 	libgit2-dev libyaml-dev check libseccomp-dev libjansson-dev \
 	mandoc git jq bubblewrap util-linux iproute2 procps python3 openssl \
 	clang-14 libclang-rt-14-dev llvm-14 libarchive-dev umoci busybox-static zstd \
-	debhelper dpkg-dev lintian debootstrap python3-cryptography
+	debhelper dpkg-dev lintian debootstrap python3-cryptography \
+	postgresql-15 postgresql-client-15 libpq-dev
 
 PKGS_COMMON	= libbsd-overlay libbsd-ctor libevent libcrypto yaml-0.1 libseccomp jansson
 PKGS_GIT	= libgit2
@@ -50,7 +51,7 @@ LIBS_ARCHIVE	= $(shell $(PKG_CONFIG) --libs libarchive 2>/dev/null)
 PROGS_SBIN	= factoryd factoryctl
 PROGS_LIBEXEC	= factory-worker factory-verifier factory-reconciler \
 		  factory-publisher factory-sandbox factory-egress \
-		  factory-image factory-gateway
+		  factory-image factory-gateway factory-fleet
 PROGS		= $(PROGS_SBIN) $(PROGS_LIBEXEC)
 
 dir_factoryd		= supervisord-factory
@@ -63,6 +64,7 @@ dir_factory-sandbox	= sandbox
 dir_factory-egress	= egress
 dir_factory-image	= image
 dir_factory-gateway	= gateway
+dir_factory-fleet	= fleet
 
 libs_factoryd		= $(LIBS_COMMON)
 libs_factoryctl		= $(LIBS_ARCHIVE) $(LIBS_COMMON)
@@ -73,6 +75,10 @@ libs_factory-publisher	= $(LIBS_GIT) $(LIBS_TLS) $(LIBS_COMMON)
 libs_factory-egress	= $(LIBS_COMMON)
 libs_factory-image	= $(LIBS_ARCHIVE) $(LIBS_COMMON)
 libs_factory-gateway	= $(LIBS_TLS) $(LIBS_COMMON)
+# factory-fleet is the only program that links libpq.
+libs_factory-fleet	= $(shell $(PKG_CONFIG) --libs libpq 2>/dev/null) \
+			  $(LIBS_COMMON)
+$(OBJ)/fleet/%.o: CFLAGS += $(shell $(PKG_CONFIG) --cflags libpq 2>/dev/null)
 # The launcher is exec'd for every sandbox: static, with the one library
 # it needs, so no dynamic loading is paid for on each spawn.
 libs_factory-sandbox	= $(shell $(PKG_CONFIG) --static --libs libbsd-overlay 2>/dev/null)

@@ -1,0 +1,527 @@
+/*
+ * The fleet's statements, one per request, and the decoding of their
+ * answers.  What the database answers is checked like any peer's
+ * bytes: the row and column counts, each number in its range, each
+ * string in its shape, before anything of it goes to the parent.
+ *
+ * Every write of this host is fenced by (attempt, claim epoch, owner
+ * host, host epoch, state), and the host's row is read FOR SHARE at
+ * its epoch, so a host started again (a new epoch) fences its former
+ * self.  A fenced write that matches no row is "superseded": the
+ * parent must not retry it.
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleet.h"
+#include "log.h"
+
+#define SUBMIT_TRIES	3
+#define CLAIM_TRIES	50
+#define BACKOFF_MS	"least(300000, 1000 * (1 << least(a.claims, 8)))"
+
+static char	 host[FLEET_NAME_MAX];
+static uint64_t	 host_epoch;
+static uint32_t	 lease_ms;
+static void	(*hello_done)(uint64_t, int);
+
+/* The host's row at this host's epoch, locked against a new epoch. */
+#define HOST_FENCE \
+	" AND EXISTS (SELECT 1 FROM fleet_hosts h WHERE h.host = $3" \
+	" AND h.epoch = $4::bigint FOR SHARE)"
+
+static const char sql_hello_q[] =
+	"INSERT INTO fleet_hosts AS o (host, epoch, state, slots, repos,"
+	" heartbeat, lease_until)"
+	" VALUES ($1, $2::bigint + 1, 'active', $3::integer,"
+	" string_to_array($4, ','), now(),"
+	" now() + $5::integer * interval '1 millisecond')"
+	" ON CONFLICT (host) DO UPDATE SET"
+	" epoch = greatest(o.epoch + 1, EXCLUDED.epoch),"
+	" state = CASE WHEN o.state = 'gone' THEN 'active' ELSE o.state END,"
+	" slots = EXCLUDED.slots, repos = EXCLUDED.repos,"
+	" heartbeat = now(), lease_until = EXCLUDED.lease_until"
+	" RETURNING epoch, state";
+
+static const char sql_tenant_q[] =
+	"INSERT INTO fleet_tenants AS o (name, weight, max_running,"
+	" max_queued, paused, pass)"
+	" VALUES ($1, $2::integer, $3::integer, $4::integer, $5::boolean,"
+	" coalesce((SELECT min(pass) FROM fleet_tenants), 0))"
+	" ON CONFLICT (name) DO UPDATE SET weight = EXCLUDED.weight,"
+	" max_running = EXCLUDED.max_running,"
+	" max_queued = EXCLUDED.max_queued, paused = EXCLUDED.paused";
+
+/*
+ * A tenant with nothing queued or running joins at the others' pass,
+ * not behind it: stride scheduling does not bank idle time.  The key
+ * makes one attempt: a second submission answers the first's id.  A
+ * tenant with max_queued attempts queued takes no more (counted, not
+ * locked: two at once may pass it by one); a row without an id says
+ * why nothing was made.
+ */
+static const char sql_submit_q[] =
+	"WITH wake AS (UPDATE fleet_tenants t SET pass = greatest(t.pass,"
+	"  (SELECT coalesce(min(o.pass), 0) FROM fleet_tenants o"
+	"   WHERE o.name <> t.name AND EXISTS (SELECT 1 FROM fleet_attempts q"
+	"   WHERE q.tenant = o.name AND q.state = 'queued')))"
+	" WHERE t.name = $1 AND NOT EXISTS (SELECT 1 FROM fleet_attempts q"
+	"  WHERE q.tenant = $1 AND q.state IN"
+	"  ('queued', 'claimed', 'running', 'publishing'))),"
+	" ins AS (INSERT INTO fleet_attempts (id, seq, tenant, class, repo,"
+	"  digest, manifest, idem_key, max_claims)"
+	"  SELECT 'a-' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD')"
+	"  || '-f' || n, n, $1, $2::smallint, $3, $4, $5, nullif($6, ''),"
+	"  $7::integer FROM nextval('fleet_attempt_seq') AS n"
+	"  WHERE (SELECT count(*) FROM fleet_attempts q WHERE q.tenant = $1"
+	"  AND q.state = 'queued') < (SELECT max_queued FROM fleet_tenants"
+	"  WHERE name = $1)"
+	"  ON CONFLICT (tenant, idem_key) DO NOTHING RETURNING id),"
+	" old AS (SELECT id FROM fleet_attempts WHERE tenant = $1"
+	"  AND idem_key = nullif($6, ''))"
+	" SELECT id, true, '' FROM ins UNION ALL"
+	" SELECT id, false, '' FROM old WHERE NOT EXISTS (SELECT 1 FROM ins)"
+	" UNION ALL SELECT NULL, false, CASE WHEN t.name IS NULL"
+	"  THEN 'no such tenant' ELSE 'the tenant''s queue is full' END"
+	"  FROM (SELECT 1) one LEFT JOIN fleet_tenants t ON t.name = $1"
+	"  WHERE NOT EXISTS (SELECT 1 FROM ins)"
+	"  AND NOT EXISTS (SELECT 1 FROM old) AND (t.name IS NULL OR"
+	"  (SELECT count(*) FROM fleet_attempts q WHERE q.tenant = $1"
+	"  AND q.state = 'queued') >= t.max_queued)";
+
+/*
+ * The claim, one statement.  ready: for each tenant under its cap and
+ * not paused, its best class with an attempt this host serves.  The
+ * best class of all wins (strict priority); among its tenants, the
+ * least pass (stride scheduling), whose row is locked, skipping one
+ * another claimer holds; the cap is checked again on the locked row.
+ * Then that tenant's oldest attempt of the class, locked, skipping
+ * held ones.  The attempt gets the next claim epoch and this host at
+ * its epoch; the tenant's counter and pass move on.  One row always:
+ * no attempt, but tenants ready, means another claimer held them all
+ * for that instant, and the claim is made again (CLAIM_TRIES).
+ */
+static const char sql_claim_q[] =
+	"WITH h AS (SELECT repos FROM fleet_hosts"
+	"  WHERE host = $1 AND epoch = $2::bigint AND state = 'active'),"
+	" ready AS (SELECT t.name, c.class FROM fleet_tenants t CROSS JOIN h"
+	"  CROSS JOIN LATERAL (SELECT a.class FROM fleet_attempts a"
+	"   WHERE a.tenant = t.name AND a.state = 'queued'"
+	"   AND a.run_after <= now() AND a.repo = ANY (h.repos)"
+	"   ORDER BY a.class LIMIT 1) c"
+	"  WHERE NOT t.paused AND t.running < t.max_running),"
+	" pick AS (SELECT t.name FROM fleet_tenants t JOIN ready r"
+	"  ON r.name = t.name"
+	"  WHERE r.class = (SELECT min(class) FROM ready)"
+	"  AND NOT t.paused AND t.running < t.max_running"
+	"  ORDER BY t.pass, t.name LIMIT 1 FOR UPDATE OF t SKIP LOCKED),"
+	" att AS (SELECT a.id FROM fleet_attempts a, h"
+	"  WHERE a.tenant = (SELECT name FROM pick) AND a.state = 'queued'"
+	"  AND a.class = (SELECT min(class) FROM ready)"
+	"  AND a.run_after <= now() AND a.repo = ANY (h.repos)"
+	"  ORDER BY a.seq LIMIT 1 FOR UPDATE OF a SKIP LOCKED),"
+	" claimed AS (UPDATE fleet_attempts a SET state = 'claimed',"
+	"  epoch = a.epoch + 1, owner_host = $1, owner_epoch = $2::bigint,"
+	"  claims = a.claims + 1,"
+	"  lease_until = now() + $3::integer * interval '1 millisecond'"
+	"  FROM att WHERE a.id = att.id"
+	"  RETURNING a.id, a.tenant, a.class, a.repo, a.epoch, a.claims,"
+	"  a.digest, a.manifest),"
+	" bump AS (UPDATE fleet_tenants t SET running = t.running + 1,"
+	"  claims = t.claims + 1, pass = t.pass + 1000000 / t.weight"
+	"  FROM claimed WHERE t.name = claimed.tenant RETURNING t.name)"
+	" SELECT c.id, c.tenant, c.class, c.repo, c.epoch, c.claims,"
+	" c.digest, c.manifest, (SELECT count(*) FROM ready)"
+	" FROM (SELECT 1) one LEFT JOIN"
+	" (claimed c JOIN bump b ON b.name = c.tenant) ON true";
+
+/*
+ * An outcome.  Back to the queue after a backoff, or dead-lettered
+ * once its claims reached the cap; leaving the owned states gives the
+ * tenant's slot back.
+ */
+static const char sql_outcome_q[] =
+	"WITH w AS (UPDATE fleet_attempts a SET"
+	"  state = CASE WHEN $6 = 'queued' AND a.claims >= a.max_claims"
+	"   THEN 'dead' ELSE $6 END,"
+	"  reason = nullif($7, ''),"
+	"  run_after = CASE WHEN $6 = 'queued' THEN now() + " BACKOFF_MS
+	"   * interval '1 millisecond' ELSE a.run_after END,"
+	"  lease_until = CASE WHEN $6 IN ('running', 'publishing')"
+	"   THEN a.lease_until END"
+	"  WHERE a.id = $1 AND a.epoch = $2::bigint AND a.owner_host = $3"
+	"  AND a.owner_epoch = $4::bigint AND a.state = $5" HOST_FENCE
+	"  RETURNING a.tenant, a.state),"
+	" t AS (UPDATE fleet_tenants t SET running = t.running - 1 FROM w"
+	"  WHERE t.name = w.tenant AND w.state NOT IN"
+	"  ('claimed', 'running', 'publishing') RETURNING t.name)"
+	" SELECT w.state FROM w";
+
+static const char sql_renew_q[] =
+	"UPDATE fleet_attempts a"
+	" SET lease_until = now() + $5::integer * interval '1 millisecond'"
+	" WHERE a.id = $1 AND a.epoch = $2::bigint AND a.owner_host = $3"
+	" AND a.owner_epoch = $4::bigint"
+	" AND a.state IN ('claimed', 'running', 'publishing')" HOST_FENCE
+	" RETURNING CASE WHEN a.cancel_requested THEN 'cancel'"
+	" ELSE a.state END";
+
+/* A queued attempt ends now; an owned one is asked (renew says so). */
+static const char sql_cancel_q[] =
+	"UPDATE fleet_attempts SET cancel_requested = true,"
+	" state = CASE WHEN state = 'queued' THEN 'cancelled' ELSE state END"
+	" WHERE id = $1 AND state IN"
+	" ('queued', 'claimed', 'running', 'publishing') RETURNING state";
+
+static const char sql_heartbeat_q[] =
+	"WITH h AS (UPDATE fleet_hosts SET heartbeat = now(),"
+	"  lease_until = now() + $3::integer * interval '1 millisecond'"
+	"  WHERE host = $1 AND epoch = $2::bigint AND state <> 'gone'"
+	"  RETURNING state),"
+	" a AS (UPDATE fleet_attempts SET"
+	"  lease_until = now() + $3::integer * interval '1 millisecond'"
+	"  WHERE owner_host = $1 AND owner_epoch = $2::bigint"
+	"  AND state IN ('claimed', 'running', 'publishing')"
+	"  AND EXISTS (SELECT 1 FROM h) RETURNING id)"
+	" SELECT state FROM h";
+
+static int
+res_bool(PGresult *res, int row, int col, int *v)
+{
+	const char	*s;
+
+	if (PQgetisnull(res, row, col) ||
+	    (s = PQgetvalue(res, row, col)) == NULL ||
+	    (strcmp(s, "t") != 0 && strcmp(s, "f") != 0)) {
+		log_warnx("database: column %d is not a boolean", col);
+		return (-1);
+	}
+	*v = s[0] == 't';
+	return (0);
+}
+
+static int
+res_shape(PGresult *res, int maxrows, int cols)
+{
+	if (PQntuples(res) > maxrows || PQnfields(res) != cols) {
+		log_warnx("database: %d rows of %d columns, expected at most "
+		    "%d of %d", PQntuples(res), PQnfields(res), maxrows, cols);
+		return (-1);
+	}
+	return (0);
+}
+
+/* An error from the database: the text goes to the parent, escaped. */
+static void
+sql_error(uint32_t reqid, PGresult *res, const char *err)
+{
+	fleet_reply(reqid, FLEET_ERROR, err);
+}
+
+static void
+hello_answered(struct fq *q, PGresult *res, const char *err)
+{
+	int64_t	 epoch;
+	char	 st[16];
+	int	 hs;
+
+	if (err != NULL && res == NULL)
+		return;		/* the link: said again when it is back */
+	if (err != NULL)
+		fatalx("hello: %s", err);
+	if (res_shape(res, 1, 2) == -1 || PQntuples(res) != 1 ||
+	    res_num(res, 0, 0, 1, INT64_MAX, &epoch) == -1 ||
+	    res_str(res, 0, 1, st, sizeof(st), NULL) == -1 ||
+	    (hs = fleet_hstate_byname(st)) == -1 ||
+	    (uint64_t)epoch <= host_epoch)
+		fatalx("hello: the database's answer does not decode");
+	host_epoch = epoch;
+	log_info("host %s at epoch %llu, %s", host,
+	    (unsigned long long)host_epoch, st);
+	hello_done(host_epoch, hs);
+}
+
+void
+sql_hello(const struct fleet_hello *h, void (*done)(uint64_t, int))
+{
+	struct fq	*q;
+	char		 repos[FLEET_REPOS_MAX * REPO_NAME_MAX];
+	uint32_t	 i;
+
+	strlcpy(host, h->host, sizeof(host));
+	host_epoch = h->epoch;
+	lease_ms = h->lease_ms;
+	hello_done = done;
+	repos[0] = '\0';
+	for (i = 0; i < h->nrepos; i++) {
+		if (i > 0)
+			strlcat(repos, ",", sizeof(repos));
+		strlcat(repos, h->repos[i], sizeof(repos));
+	}
+	q = fq_new(0, sql_hello_q, hello_answered);
+	fq_param(q, "%s", host);
+	fq_param(q, "%llu", (unsigned long long)h->epoch);
+	fq_param(q, "%u", h->slots);
+	fq_param(q, "%s", repos);
+	fq_param(q, "%u", lease_ms);
+	db_query(q);
+}
+
+static void
+tenant_answered(struct fq *q, PGresult *res, const char *err)
+{
+	if (err != NULL)
+		sql_error(q->reqid, res, err);
+	else
+		fleet_reply(q->reqid, FLEET_OK, "");
+}
+
+void
+sql_tenant(uint32_t reqid, const struct fleet_tenant *t)
+{
+	struct fq	*q;
+
+	q = fq_new(reqid, sql_tenant_q, tenant_answered);
+	fq_param(q, "%s", t->name);
+	fq_param(q, "%u", t->weight);
+	fq_param(q, "%u", t->max_running);
+	fq_param(q, "%u", t->max_queued);
+	fq_param(q, "%s", t->paused ? "true" : "false");
+	db_query(q);
+}
+
+static struct fq *submit_query(uint32_t, struct fleet_submit *, int);
+
+static void
+submit_answered(struct fq *q, PGresult *res, const char *err)
+{
+	struct fleet_submit	*s = q->arg;
+	struct fleet_submitted	 r;
+	char			 why[64];
+	int			 created;
+
+	memset(&r, 0, sizeof(r));
+	if (err != NULL) {
+		if (strcmp(db_sqlstate(res), "23503") == 0)
+			fleet_reply(q->reqid, FLEET_REFUSED, "no such tenant");
+		else
+			sql_error(q->reqid, res, err);
+	} else if (res_shape(res, 1, 3) == -1)
+		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+	else if (PQntuples(res) == 1 && PQgetisnull(res, 0, 0)) {
+		if (res_str(res, 0, 2, why, sizeof(why), NULL) == -1 ||
+		    (strcmp(why, "no such tenant") != 0 &&
+		    strcmp(why, "the tenant's queue is full") != 0))
+			fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+		else
+			fleet_reply(q->reqid, FLEET_REFUSED, why);
+	} else if (PQntuples(res) == 0) {
+		/* The key's other submission committed meanwhile. */
+		if (q->tries + 1 < SUBMIT_TRIES) {
+			db_query(submit_query(q->reqid, s, q->tries + 1));
+			return;
+		}
+		fleet_reply(q->reqid, FLEET_ERROR, "the key is contended");
+	} else if (res_str(res, 0, 0, r.id, sizeof(r.id),
+	    fleet_valid_id) == -1 || res_bool(res, 0, 1, &created) == -1)
+		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+	else {
+		r.created = created;
+		fleet_send(IMSG_FLEET_SUBMITTED, q->reqid,
+		    fleet_submitted_compose(&r));
+	}
+	free(s->manifest);
+	free(s);
+}
+
+static struct fq *
+submit_query(uint32_t reqid, struct fleet_submit *s, int tries)
+{
+	struct fq	*q;
+
+	q = fq_new(reqid, sql_submit_q, submit_answered);
+	q->name = "submit";
+	q->arg = s;
+	q->tries = tries;
+	fq_param(q, "%s", s->tenant);
+	fq_param(q, "%u", s->class);
+	fq_param(q, "%s", s->repo);
+	fq_param(q, "%s", s->digest);
+	fq_param(q, "%s", s->manifest);
+	fq_param(q, "%s", s->key);
+	fq_param(q, "%u", s->max_claims);
+	return (q);
+}
+
+/* s is the caller's, malloc'd: the query frees it. */
+void
+sql_submit(uint32_t reqid, struct fleet_submit *s)
+{
+	db_query(submit_query(reqid, s, 0));
+}
+
+static void	claim_query(uint32_t, int);
+
+static void
+claim_answered(struct fq *q, PGresult *res, const char *err)
+{
+	struct fleet_claimed	 c;
+	int64_t			 v[3];
+	int			 bad;
+
+	memset(&c, 0, sizeof(c));
+	if (err != NULL) {
+		sql_error(q->reqid, res, err);
+		return;
+	}
+	if (res_shape(res, 1, 9) == -1 || PQntuples(res) != 1 ||
+	    res_num(res, 0, 8, 0, INT32_MAX, &v[0]) == -1) {
+		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+		return;
+	}
+	if (PQgetisnull(res, 0, 0)) {
+		if (v[0] > 0 && q->tries + 1 < CLAIM_TRIES)
+			claim_query(q->reqid, q->tries + 1);
+		else
+			fleet_reply(q->reqid, FLEET_NONE, v[0] > 0 ?
+			    "contended" : "");
+		return;
+	}
+	bad = res_str(res, 0, 0, c.id, sizeof(c.id), fleet_valid_id) |
+	    res_str(res, 0, 1, c.tenant, sizeof(c.tenant), fleet_valid_name) |
+	    res_num(res, 0, 2, 0, FLEET_NCLASSES - 1, &v[0]) |
+	    res_str(res, 0, 3, c.repo, sizeof(c.repo), fleet_valid_name) |
+	    res_num(res, 0, 4, 1, INT64_MAX, &v[1]) |
+	    res_num(res, 0, 5, 1, FLEET_CLAIMS_MAX, &v[2]) |
+	    res_str(res, 0, 6, c.digest, sizeof(c.digest),
+	    fleet_valid_digest);
+	if (bad == 0 && !PQgetisnull(res, 0, 7) &&
+	    PQgetlength(res, 0, 7) <= FLEET_MANIFEST_MAX)
+		c.manifest = PQgetvalue(res, 0, 7);
+	if (bad != 0 || c.manifest == NULL ||
+	    strlen(c.manifest) != (size_t)PQgetlength(res, 0, 7)) {
+		/* Claimed but unusable: its lease runs out, it is rescued. */
+		fleet_reply(q->reqid, FLEET_ERROR, "a claim that does not "
+		    "decode");
+		return;
+	}
+	c.class = v[0];
+	c.epoch = v[1];
+	c.claims = v[2];
+	fleet_send(IMSG_FLEET_CLAIMED, q->reqid, fleet_claimed_compose(&c));
+}
+
+static void
+claim_query(uint32_t reqid, int tries)
+{
+	struct fq	*q;
+
+	q = fq_new(reqid, sql_claim_q, claim_answered);
+	q->name = "claim";
+	q->tries = tries;
+	fq_param(q, "%s", host);
+	fq_param(q, "%llu", (unsigned long long)host_epoch);
+	fq_param(q, "%u", lease_ms);
+	db_query(q);
+}
+
+void
+sql_claim(uint32_t reqid)
+{
+	claim_query(reqid, 0);
+}
+
+/*
+ * One row, one state (an attempt's, a host's, or "cancel"): ok.  No
+ * row: a fenced write is superseded; a cancel found nothing to cancel.
+ */
+static void
+state_answered(struct fq *q, PGresult *res, const char *err, int none,
+    const char *why)
+{
+	char	 st[16];
+
+	if (err != NULL)
+		sql_error(q->reqid, res, err);
+	else if (res_shape(res, 1, 1) == -1)
+		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+	else if (PQntuples(res) == 0)
+		fleet_reply(q->reqid, none, why);
+	else if (res_str(res, 0, 0, st, sizeof(st), NULL) == -1 ||
+	    (fleet_state_byname(st) == -1 && fleet_hstate_byname(st) == -1 &&
+	    strcmp(st, "cancel") != 0))
+		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+	else
+		fleet_reply(q->reqid, FLEET_OK, st);
+}
+
+static void
+write_answered(struct fq *q, PGresult *res, const char *err)
+{
+	state_answered(q, res, err, FLEET_SUPERSEDED, "");
+}
+
+static void
+cancel_answered(struct fq *q, PGresult *res, const char *err)
+{
+	state_answered(q, res, err, FLEET_REFUSED,
+	    "no such attempt waiting or running");
+}
+
+static void
+fence_params(struct fq *q, const struct fleet_write *w)
+{
+	fq_param(q, "%s", w->id);
+	fq_param(q, "%llu", (unsigned long long)w->epoch);
+	fq_param(q, "%s", host);
+	fq_param(q, "%llu", (unsigned long long)host_epoch);
+}
+
+void
+sql_write(uint32_t type, uint32_t reqid, const struct fleet_write *w)
+{
+	struct fq	*q;
+
+	switch (type) {
+	case IMSG_FLEET_RENEW:
+		q = fq_new(reqid, sql_renew_q, write_answered);
+		q->name = "renew";
+		fence_params(q, w);
+		fq_param(q, "%u", lease_ms);
+		break;
+	case IMSG_FLEET_OUTCOME:
+		q = fq_new(reqid, sql_outcome_q, write_answered);
+		q->name = "outcome";
+		fence_params(q, w);
+		fq_param(q, "%s", fleet_state_name(w->from));
+		fq_param(q, "%s", fleet_state_name(w->to));
+		fq_param(q, "%s", w->reason);
+		break;
+	case IMSG_FLEET_CANCEL:
+		/* A request, not an owner's write: any host may ask. */
+		q = fq_new(reqid, sql_cancel_q, cancel_answered);
+		q->name = "cancel";
+		fq_param(q, "%s", w->id);
+		break;
+	default:
+		fatalx("sql_write: type %u", type);
+	}
+	db_query(q);
+}
+
+void
+sql_heartbeat(uint32_t reqid)
+{
+	struct fq	*q;
+
+	q = fq_new(reqid, sql_heartbeat_q, write_answered);
+	q->name = "heartbeat";
+	fq_param(q, "%s", host);
+	fq_param(q, "%llu", (unsigned long long)host_epoch);
+	fq_param(q, "%u", lease_ms);
+	db_query(q);
+}

@@ -1,0 +1,541 @@
+/*
+ * The parent <-> factory-fleet messages (fleetmsg.h), composed and
+ * decoded field by field with wire.c.  Every string is checked for the
+ * shape its field allows, on both sides: a name is letters, digits and
+ * ".-_", an attempt id "a-" and lower case, digits and '-', text is
+ * printable ASCII.  Numbers are checked against their ranges.
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleetmsg.h"
+#include "wire.h"
+
+static const char *const fleet_states[FLEET_NSTATES] = {
+	"queued", "claimed", "running", "publishing", "done", "failed",
+	"cancelled", "dead"
+};
+static const char *const fleet_hstates[FLEET_NHSTATES] = {
+	"active", "cordoned", "draining", "gone"
+};
+static const char *const fleet_codes[FLEET_NCODES] = {
+	"ok", "none", "superseded", "refused", "error"
+};
+
+const char *
+fleet_state_name(int s)
+{
+	return (s >= 0 && s < FLEET_NSTATES ? fleet_states[s] : "?");
+}
+
+int
+fleet_state_byname(const char *name)
+{
+	int	 i;
+
+	for (i = 0; i < FLEET_NSTATES; i++)
+		if (strcmp(fleet_states[i], name) == 0)
+			return (i);
+	return (-1);
+}
+
+const char *
+fleet_hstate_name(int s)
+{
+	return (s >= 0 && s < FLEET_NHSTATES ? fleet_hstates[s] : "?");
+}
+
+int
+fleet_hstate_byname(const char *name)
+{
+	int	 i;
+
+	for (i = 0; i < FLEET_NHSTATES; i++)
+		if (strcmp(fleet_hstates[i], name) == 0)
+			return (i);
+	return (-1);
+}
+
+const char *
+fleet_code_name(int c)
+{
+	return (c >= 0 && c < FLEET_NCODES ? fleet_codes[c] : "?");
+}
+
+/*
+ * claimed -> running -> publishing, any of them to an end, and claimed
+ * or running back to the queue (handed back, retried after a backoff).
+ * An attempt publishing is never queued again.
+ */
+int
+fleet_transition_ok(int from, int to)
+{
+	switch (from) {
+	case FLEET_CLAIMED:
+		return (to == FLEET_RUNNING || to == FLEET_QUEUED ||
+		    to == FLEET_DONE || to == FLEET_FAILED ||
+		    to == FLEET_CANCELLED);
+	case FLEET_RUNNING:
+		return (to == FLEET_PUBLISHING || to == FLEET_QUEUED ||
+		    to == FLEET_DONE || to == FLEET_FAILED ||
+		    to == FLEET_CANCELLED);
+	case FLEET_PUBLISHING:
+		return (to == FLEET_DONE || to == FLEET_FAILED);
+	}
+	return (0);
+}
+
+int
+fleet_valid_name(const char *s)
+{
+	size_t	 i, n = strlen(s);
+
+	if (n == 0 || n >= FLEET_NAME_MAX || s[0] == '.' || s[0] == '-')
+		return (0);
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= '0' && s[i] <= '9') ||
+		    s[i] == '.' || s[i] == '-' || s[i] == '_'))
+			return (0);
+	return (1);
+}
+
+int
+fleet_valid_id(const char *s)
+{
+	size_t	 i, n = strlen(s);
+
+	if (n < 3 || n >= ATTEMPT_ID_MAX || s[0] != 'a' || s[1] != '-')
+		return (0);
+	for (i = 2; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return (0);
+	return (1);
+}
+
+int
+fleet_valid_key(const char *s)
+{
+	size_t	 i, n = strlen(s);
+
+	if (n >= FLEET_KEY_MAX)
+		return (0);
+	for (i = 0; i < n; i++)
+		if (s[i] < 0x21 || s[i] > 0x7e)
+			return (0);
+	return (1);
+}
+
+int
+fleet_valid_digest(const char *s)
+{
+	size_t	 i;
+
+	if (strncmp(s, "sha256:", 7) != 0 || strlen(s) != 7 + 64)
+		return (0);
+	for (i = 7; i < 7 + 64; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		    (s[i] >= 'a' && s[i] <= 'f')))
+			return (0);
+	return (1);
+}
+
+int
+fleet_valid_text(const char *s)
+{
+	size_t	 i, n = strlen(s);
+
+	if (n >= FLEET_TEXT_MAX)
+		return (0);
+	for (i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e)
+			return (0);
+	return (1);
+}
+
+/* A manifest: text, no NUL (the length says), at most the bound. */
+static int
+fleet_valid_manifest(const char *s)
+{
+	return (s != NULL && strlen(s) <= FLEET_MANIFEST_MAX);
+}
+
+static struct ibuf *
+fleet_open(size_t hint)
+{
+	return (ibuf_dynamic(hint, FACTORY_MAXIMSG));
+}
+
+static struct ibuf *
+fleet_close(struct ibuf *b, int bad)
+{
+	if (bad) {
+		ibuf_free(b);
+		return (NULL);
+	}
+	return (b);
+}
+
+struct ibuf *
+fleet_hello_compose(const struct fleet_hello *h)
+{
+	struct ibuf	*b;
+	uint32_t	 i;
+	int		 bad = 0;
+
+	if (h->conninfo[0] == '\0' ||
+	    memchr(h->conninfo, '\0', sizeof(h->conninfo)) == NULL ||
+	    !fleet_valid_name(h->host) || h->nrepos > FLEET_REPOS_MAX ||
+	    h->slots == 0 || h->slots > FLEET_CAP_MAX ||
+	    h->lease_ms == 0 || h->lease_ms > FLEET_MS_MAX ||
+	    h->deadline_ms == 0 || h->deadline_ms > FLEET_MS_MAX)
+		return (NULL);
+	for (i = 0; i < h->nrepos; i++)
+		if (!fleet_valid_name(h->repos[i]))
+			return (NULL);
+	if ((b = fleet_open(256)) == NULL)
+		return (NULL);
+	bad |= m_add_str(b, h->conninfo) | m_add_str(b, h->host);
+	bad |= ibuf_add_n64(b, h->epoch) | ibuf_add_n32(b, h->slots);
+	bad |= ibuf_add_n32(b, h->lease_ms) | ibuf_add_n32(b, h->deadline_ms);
+	bad |= ibuf_add_n32(b, h->nrepos);
+	for (i = 0; i < h->nrepos; i++)
+		bad |= m_add_str(b, h->repos[i]);
+	return (fleet_close(b, bad));
+}
+
+struct ibuf *
+fleet_tenant_compose(const struct fleet_tenant *t)
+{
+	struct ibuf	*b;
+	int		 bad = 0;
+
+	if (!fleet_valid_name(t->name) || t->weight == 0 ||
+	    t->weight > FLEET_WEIGHT_MAX || t->max_running > FLEET_CAP_MAX ||
+	    t->max_queued > FLEET_CAP_MAX || (t->paused != 0 && t->paused != 1))
+		return (NULL);
+	if ((b = fleet_open(64)) == NULL)
+		return (NULL);
+	bad |= m_add_str(b, t->name) | ibuf_add_n32(b, t->weight);
+	bad |= ibuf_add_n32(b, t->max_running) | ibuf_add_n32(b, t->max_queued);
+	bad |= ibuf_add_n8(b, t->paused);
+	return (fleet_close(b, bad));
+}
+
+struct ibuf *
+fleet_submit_compose(const struct fleet_submit *s)
+{
+	struct ibuf	*b;
+	int		 bad = 0;
+
+	if (!fleet_valid_name(s->tenant) || s->class >= FLEET_NCLASSES ||
+	    !fleet_valid_name(s->repo) || !fleet_valid_key(s->key) ||
+	    !fleet_valid_digest(s->digest) || s->max_claims == 0 ||
+	    s->max_claims > FLEET_CLAIMS_MAX ||
+	    !fleet_valid_manifest(s->manifest))
+		return (NULL);
+	if ((b = fleet_open(256 + strlen(s->manifest))) == NULL)
+		return (NULL);
+	bad |= m_add_str(b, s->tenant) | ibuf_add_n8(b, s->class);
+	bad |= m_add_str(b, s->repo) | m_add_str(b, s->key);
+	bad |= m_add_str(b, s->digest) | ibuf_add_n32(b, s->max_claims);
+	bad |= m_add_str(b, s->manifest);
+	return (fleet_close(b, bad));
+}
+
+struct ibuf *
+fleet_write_compose(const struct fleet_write *w)
+{
+	struct ibuf	*b;
+	int		 bad = 0;
+
+	if (!fleet_valid_id(w->id) || w->from >= FLEET_NSTATES ||
+	    w->to >= FLEET_NSTATES || !fleet_valid_text(w->reason))
+		return (NULL);
+	if ((b = fleet_open(64)) == NULL)
+		return (NULL);
+	bad |= m_add_str(b, w->id) | ibuf_add_n64(b, w->epoch);
+	bad |= ibuf_add_n8(b, w->from) | ibuf_add_n8(b, w->to);
+	bad |= m_add_str(b, w->reason);
+	return (fleet_close(b, bad));
+}
+
+struct ibuf *
+fleet_ready_compose(const struct fleet_ready *r)
+{
+	struct ibuf	*b;
+	int		 bad = 0;
+
+	if (r->state >= FLEET_NHSTATES || r->epoch == 0)
+		return (NULL);
+	if ((b = fleet_open(16)) == NULL)
+		return (NULL);
+	bad |= ibuf_add_n64(b, r->epoch) | ibuf_add_n32(b, r->schema);
+	bad |= ibuf_add_n8(b, r->state);
+	return (fleet_close(b, bad));
+}
+
+struct ibuf *
+fleet_claimed_compose(const struct fleet_claimed *c)
+{
+	struct ibuf	*b;
+	int		 bad = 0;
+
+	if (!fleet_valid_id(c->id) || !fleet_valid_name(c->tenant) ||
+	    c->class >= FLEET_NCLASSES || !fleet_valid_name(c->repo) ||
+	    c->epoch == 0 || c->claims == 0 || c->claims > FLEET_CLAIMS_MAX ||
+	    !fleet_valid_digest(c->digest) ||
+	    !fleet_valid_manifest(c->manifest))
+		return (NULL);
+	if ((b = fleet_open(256 + strlen(c->manifest))) == NULL)
+		return (NULL);
+	bad |= m_add_str(b, c->id) | m_add_str(b, c->tenant);
+	bad |= ibuf_add_n8(b, c->class) | m_add_str(b, c->repo);
+	bad |= ibuf_add_n64(b, c->epoch) | ibuf_add_n32(b, c->claims);
+	bad |= m_add_str(b, c->digest) | m_add_str(b, c->manifest);
+	return (fleet_close(b, bad));
+}
+
+struct ibuf *
+fleet_submitted_compose(const struct fleet_submitted *s)
+{
+	struct ibuf	*b;
+	int		 bad = 0;
+
+	if (!fleet_valid_id(s->id) || (s->created != 0 && s->created != 1))
+		return (NULL);
+	if ((b = fleet_open(48)) == NULL)
+		return (NULL);
+	bad |= m_add_str(b, s->id) | ibuf_add_n8(b, s->created);
+	return (fleet_close(b, bad));
+}
+
+struct ibuf *
+fleet_result_compose(const struct fleet_result *r)
+{
+	struct ibuf	*b;
+	int		 bad = 0;
+
+	if (r->code >= FLEET_NCODES || !fleet_valid_text(r->text))
+		return (NULL);
+	if ((b = fleet_open(64)) == NULL)
+		return (NULL);
+	bad |= ibuf_add_n8(b, r->code) | m_add_str(b, r->text);
+	return (fleet_close(b, bad));
+}
+
+/* The payload of imsg under the reader m. */
+static void
+fleet_mopen(struct mread *m, const char *name, struct imsg *imsg,
+    char *err, size_t errlen)
+{
+	struct ibuf	 ib;
+
+	if (imsg_get_ibuf(imsg, &ib) == -1)
+		ibuf_from_buffer(&ib, NULL, 0);
+	m_open(m, name, ibuf_data(&ib), ibuf_size(&ib), err, errlen);
+}
+
+/* A string of the given shape; m_fail names the field otherwise. */
+static int
+fleet_get(struct mread *m, const char *field, char *s, size_t size,
+    int (*valid)(const char *))
+{
+	if (m_get_str(m, field, s, size) == -1)
+		return (-1);
+	if (valid != NULL && !valid(s))
+		return (m_fail(m, "field %s: not a valid value", field));
+	return (0);
+}
+
+static int
+fleet_range(struct mread *m, const char *field, uint64_t v, uint64_t lo,
+    uint64_t hi)
+{
+	if (m->bad)
+		return (-1);
+	if (v < lo || v > hi)
+		return (m_fail(m, "field %s: %llu out of range", field,
+		    (unsigned long long)v));
+	return (0);
+}
+
+int
+fleet_hello_decode(struct imsg *imsg, struct fleet_hello *h, char *err,
+    size_t errlen)
+{
+	struct mread	 m;
+	uint32_t	 i;
+
+	memset(h, 0, sizeof(*h));
+	fleet_mopen(&m, "FLEET_HELLO", imsg, err, errlen);
+	m_get_str(&m, "conninfo", h->conninfo, sizeof(h->conninfo));
+	if (!m.bad && h->conninfo[0] == '\0')
+		m_fail(&m, "field conninfo: empty");
+	fleet_get(&m, "host", h->host, sizeof(h->host), fleet_valid_name);
+	m_get_n64(&m, "epoch", &h->epoch);
+	m_get_n32(&m, "slots", &h->slots);
+	fleet_range(&m, "slots", h->slots, 1, FLEET_CAP_MAX);
+	m_get_n32(&m, "lease_ms", &h->lease_ms);
+	fleet_range(&m, "lease_ms", h->lease_ms, 1, FLEET_MS_MAX);
+	m_get_n32(&m, "deadline_ms", &h->deadline_ms);
+	fleet_range(&m, "deadline_ms", h->deadline_ms, 1, FLEET_MS_MAX);
+	m_get_n32(&m, "nrepos", &h->nrepos);
+	fleet_range(&m, "nrepos", h->nrepos, 0, FLEET_REPOS_MAX);
+	for (i = 0; !m.bad && i < h->nrepos; i++)
+		fleet_get(&m, "repo", h->repos[i], sizeof(h->repos[i]),
+		    fleet_valid_name);
+	return (m_end(&m));
+}
+
+int
+fleet_tenant_decode(struct imsg *imsg, struct fleet_tenant *t, char *err,
+    size_t errlen)
+{
+	struct mread	 m;
+
+	memset(t, 0, sizeof(*t));
+	fleet_mopen(&m, "FLEET_TENANT", imsg, err, errlen);
+	fleet_get(&m, "name", t->name, sizeof(t->name), fleet_valid_name);
+	m_get_n32(&m, "weight", &t->weight);
+	fleet_range(&m, "weight", t->weight, 1, FLEET_WEIGHT_MAX);
+	m_get_n32(&m, "max_running", &t->max_running);
+	fleet_range(&m, "max_running", t->max_running, 0, FLEET_CAP_MAX);
+	m_get_n32(&m, "max_queued", &t->max_queued);
+	fleet_range(&m, "max_queued", t->max_queued, 0, FLEET_CAP_MAX);
+	m_get_bool(&m, "paused", &t->paused);
+	return (m_end(&m));
+}
+
+int
+fleet_submit_decode(struct imsg *imsg, struct fleet_submit *s, char *err,
+    size_t errlen)
+{
+	struct mread	 m;
+
+	memset(s, 0, sizeof(*s));
+	fleet_mopen(&m, "FLEET_SUBMIT", imsg, err, errlen);
+	fleet_get(&m, "tenant", s->tenant, sizeof(s->tenant),
+	    fleet_valid_name);
+	m_get_n8(&m, "class", &s->class);
+	fleet_range(&m, "class", s->class, 0, FLEET_NCLASSES - 1);
+	fleet_get(&m, "repo", s->repo, sizeof(s->repo), fleet_valid_name);
+	fleet_get(&m, "key", s->key, sizeof(s->key), fleet_valid_key);
+	fleet_get(&m, "digest", s->digest, sizeof(s->digest),
+	    fleet_valid_digest);
+	m_get_n32(&m, "max_claims", &s->max_claims);
+	fleet_range(&m, "max_claims", s->max_claims, 1, FLEET_CLAIMS_MAX);
+	m_get_strdup(&m, "manifest", FLEET_MANIFEST_MAX, &s->manifest);
+	if (m_end(&m) == -1) {
+		free(s->manifest);
+		s->manifest = NULL;
+		return (-1);
+	}
+	return (0);
+}
+
+int
+fleet_write_decode(struct imsg *imsg, struct fleet_write *w, char *err,
+    size_t errlen)
+{
+	struct mread	 m;
+
+	memset(w, 0, sizeof(*w));
+	fleet_mopen(&m, "FLEET_WRITE", imsg, err, errlen);
+	fleet_get(&m, "id", w->id, sizeof(w->id), fleet_valid_id);
+	m_get_n64(&m, "epoch", &w->epoch);
+	m_get_n8(&m, "from", &w->from);
+	fleet_range(&m, "from", w->from, 0, FLEET_NSTATES - 1);
+	m_get_n8(&m, "to", &w->to);
+	fleet_range(&m, "to", w->to, 0, FLEET_NSTATES - 1);
+	fleet_get(&m, "reason", w->reason, sizeof(w->reason),
+	    fleet_valid_text);
+	return (m_end(&m));
+}
+
+int
+fleet_ready_decode(struct imsg *imsg, struct fleet_ready *r, char *err,
+    size_t errlen)
+{
+	struct mread	 m;
+
+	memset(r, 0, sizeof(*r));
+	fleet_mopen(&m, "FLEET_READY", imsg, err, errlen);
+	m_get_n64(&m, "epoch", &r->epoch);
+	fleet_range(&m, "epoch", r->epoch, 1, INT64_MAX);
+	m_get_n32(&m, "schema", &r->schema);
+	m_get_n8(&m, "state", &r->state);
+	fleet_range(&m, "state", r->state, 0, FLEET_NHSTATES - 1);
+	return (m_end(&m));
+}
+
+int
+fleet_claimed_decode(struct imsg *imsg, struct fleet_claimed *c, char *err,
+    size_t errlen)
+{
+	struct mread	 m;
+
+	memset(c, 0, sizeof(*c));
+	fleet_mopen(&m, "FLEET_CLAIMED", imsg, err, errlen);
+	fleet_get(&m, "id", c->id, sizeof(c->id), fleet_valid_id);
+	fleet_get(&m, "tenant", c->tenant, sizeof(c->tenant),
+	    fleet_valid_name);
+	m_get_n8(&m, "class", &c->class);
+	fleet_range(&m, "class", c->class, 0, FLEET_NCLASSES - 1);
+	fleet_get(&m, "repo", c->repo, sizeof(c->repo), fleet_valid_name);
+	m_get_n64(&m, "epoch", &c->epoch);
+	fleet_range(&m, "epoch", c->epoch, 1, INT64_MAX);
+	m_get_n32(&m, "claims", &c->claims);
+	fleet_range(&m, "claims", c->claims, 1, FLEET_CLAIMS_MAX);
+	fleet_get(&m, "digest", c->digest, sizeof(c->digest),
+	    fleet_valid_digest);
+	m_get_strdup(&m, "manifest", FLEET_MANIFEST_MAX, &c->manifest);
+	if (m_end(&m) == -1) {
+		free(c->manifest);
+		c->manifest = NULL;
+		return (-1);
+	}
+	return (0);
+}
+
+int
+fleet_submitted_decode(struct imsg *imsg, struct fleet_submitted *s,
+    char *err, size_t errlen)
+{
+	struct mread	 m;
+
+	memset(s, 0, sizeof(*s));
+	fleet_mopen(&m, "FLEET_SUBMITTED", imsg, err, errlen);
+	fleet_get(&m, "id", s->id, sizeof(s->id), fleet_valid_id);
+	m_get_bool(&m, "created", &s->created);
+	return (m_end(&m));
+}
+
+int
+fleet_result_decode(struct imsg *imsg, struct fleet_result *r, char *err,
+    size_t errlen)
+{
+	struct mread	 m;
+
+	memset(r, 0, sizeof(*r));
+	fleet_mopen(&m, "FLEET_RESULT", imsg, err, errlen);
+	m_get_n8(&m, "code", &r->code);
+	fleet_range(&m, "code", r->code, 0, FLEET_NCODES - 1);
+	fleet_get(&m, "text", r->text, sizeof(r->text), fleet_valid_text);
+	return (m_end(&m));
+}
+
+int
+fleet_empty_decode(struct imsg *imsg, const char *name, char *err,
+    size_t errlen)
+{
+	struct mread	 m;
+
+	fleet_mopen(&m, name, imsg, err, errlen);
+	return (m_end(&m));
+}

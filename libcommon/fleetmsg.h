@@ -1,0 +1,198 @@
+/*
+ * The messages between the parent and factory-fleet, the one process
+ * that speaks to the fleet's PostgreSQL.  Typed, field by field
+ * (wire.h): numbers in network byte order, strings as an n32 length
+ * and their bytes.  The request id of a request and of its answer is
+ * the imsg's peer id; every request gets exactly one answer.
+ *
+ * The parent decodes what the child sends as it decodes any child:
+ * a message that does not decode is the child's lie, and it is killed.
+ * The child decodes the parent's strictly and exits on a bad one.
+ *
+ * The types are numbered from IMSG_FLEET_BASE, apart from factory.h's
+ * enum, until the parent takes the child into its process table.
+ */
+#ifndef FACTORY_FLEETMSG_H
+#define FACTORY_FLEETMSG_H
+
+#include <stdint.h>
+
+#include "factory.h"
+#include "imsg.h"
+
+#define FLEET_CONNINFO_MAX	1024	/* with its NUL */
+#define FLEET_NAME_MAX		64	/* a host or tenant name, NUL */
+#define FLEET_REPOS_MAX		64	/* repositories one host serves */
+#define FLEET_KEY_MAX		128	/* an idempotency key, NUL */
+#define FLEET_DIGEST_MAX	72	/* "sha256:" and 64 hex, NUL */
+#define FLEET_MANIFEST_MAX	(48 * 1024)	/* a frozen manifest */
+#define FLEET_TEXT_MAX		256	/* a reason, NUL */
+#define FLEET_WEIGHT_MAX	1000
+#define FLEET_CAP_MAX		100000	/* running or queued per tenant */
+#define FLEET_CLAIMS_MAX	100	/* claims of one attempt */
+#define FLEET_MS_MAX		3600000	/* leases and deadlines */
+
+enum fleet_imsg {
+	IMSG_FLEET_BASE = 0x4600,
+	IMSG_FLEET_HELLO,	/* parent: struct fleet_hello; -> READY */
+	IMSG_FLEET_TENANT,	/* parent: struct fleet_tenant; -> RESULT */
+	IMSG_FLEET_SUBMIT,	/* parent: struct fleet_submit; -> SUBMITTED */
+	IMSG_FLEET_CLAIM,	/* parent: empty; -> CLAIMED or RESULT none */
+	IMSG_FLEET_RENEW,	/* parent: struct fleet_write (id, epoch) */
+	IMSG_FLEET_OUTCOME,	/* parent: struct fleet_write */
+	IMSG_FLEET_CANCEL,	/* parent: struct fleet_write (id) */
+	IMSG_FLEET_HEARTBEAT,	/* parent: empty; -> RESULT, the host state */
+	IMSG_FLEET_READY,	/* fleet: struct fleet_ready */
+	IMSG_FLEET_CLAIMED,	/* fleet: struct fleet_claimed */
+	IMSG_FLEET_SUBMITTED,	/* fleet: struct fleet_submitted */
+	IMSG_FLEET_RESULT,	/* fleet: struct fleet_result */
+	IMSG_FLEET_MAX
+};
+
+/* An attempt's state in the fleet's table. */
+enum fleet_state {
+	FLEET_QUEUED,
+	FLEET_CLAIMED,
+	FLEET_RUNNING,
+	FLEET_PUBLISHING,
+	FLEET_DONE,
+	FLEET_FAILED,
+	FLEET_CANCELLED,
+	FLEET_DEAD,		/* claimed too often: dead-lettered */
+	FLEET_NSTATES
+};
+
+/* A host's state. */
+enum fleet_hstate {
+	FLEET_ACTIVE,
+	FLEET_CORDONED,
+	FLEET_DRAINING,
+	FLEET_GONE,
+	FLEET_NHSTATES
+};
+
+/* Priority classes, strict: every urgent attempt before any normal. */
+#define FLEET_URGENT	0
+#define FLEET_NORMAL	1
+#define FLEET_BATCH	2
+#define FLEET_NCLASSES	3
+
+enum fleet_code {
+	FLEET_OK,		/* done; text: a state where one is asked */
+	FLEET_NONE,		/* a claim found nothing to claim */
+	FLEET_SUPERSEDED,	/* the fenced write matched no row: never retry */
+	FLEET_REFUSED,		/* the request cannot be (text says why) */
+	FLEET_ERROR,		/* no answer from the database (text): unknown */
+	FLEET_NCODES
+};
+
+struct fleet_hello {
+	char		 conninfo[FLEET_CONNINFO_MAX];
+	char		 host[FLEET_NAME_MAX];
+	uint64_t	 epoch;		/* the host's last, 0 for none */
+	uint32_t	 slots;
+	uint32_t	 lease_ms;	/* the host's and attempts' lease */
+	uint32_t	 deadline_ms;	/* of every query */
+	uint32_t	 nrepos;
+	char		 repos[FLEET_REPOS_MAX][REPO_NAME_MAX];
+};
+
+struct fleet_tenant {
+	char		 name[FLEET_NAME_MAX];
+	uint32_t	 weight;	/* 1 .. FLEET_WEIGHT_MAX */
+	uint32_t	 max_running;
+	uint32_t	 max_queued;
+	int		 paused;
+};
+
+struct fleet_submit {
+	char		 tenant[FLEET_NAME_MAX];
+	uint8_t		 class;
+	char		 repo[REPO_NAME_MAX];
+	char		 key[FLEET_KEY_MAX];	/* "": none */
+	char		 digest[FLEET_DIGEST_MAX];
+	uint32_t	 max_claims;
+	char		*manifest;		/* malloc'd */
+};
+
+/* RENEW, OUTCOME (from -> to, reason) and CANCEL (id alone). */
+struct fleet_write {
+	char		 id[ATTEMPT_ID_MAX];
+	uint64_t	 epoch;		/* the claim's */
+	uint8_t		 from;		/* enum fleet_state */
+	uint8_t		 to;
+	char		 reason[FLEET_TEXT_MAX];
+};
+
+struct fleet_ready {
+	uint64_t	 epoch;		/* this host's, new */
+	uint32_t	 schema;	/* the database's schema version */
+	uint8_t		 state;		/* enum fleet_hstate */
+};
+
+struct fleet_claimed {
+	char		 id[ATTEMPT_ID_MAX];
+	char		 tenant[FLEET_NAME_MAX];
+	uint8_t		 class;
+	char		 repo[REPO_NAME_MAX];
+	uint64_t	 epoch;		/* the claim's */
+	uint32_t	 claims;	/* this one included */
+	char		 digest[FLEET_DIGEST_MAX];
+	char		*manifest;	/* malloc'd */
+};
+
+struct fleet_submitted {
+	char		 id[ATTEMPT_ID_MAX];
+	int		 created;	/* 0: the key named an existing one */
+};
+
+struct fleet_result {
+	uint8_t		 code;		/* enum fleet_code */
+	char		 text[FLEET_TEXT_MAX];
+};
+
+/* fleetmsg.c */
+const char	*fleet_state_name(int);
+int		 fleet_state_byname(const char *);	/* -1: none */
+const char	*fleet_hstate_name(int);
+int		 fleet_hstate_byname(const char *);
+const char	*fleet_code_name(int);
+/* An outcome the fleet accepts: from an owned state, forward only. */
+int		 fleet_transition_ok(int, int);
+int		 fleet_valid_name(const char *);	/* host, tenant, repo */
+int		 fleet_valid_id(const char *);		/* attempt */
+int		 fleet_valid_key(const char *);
+int		 fleet_valid_digest(const char *);
+int		 fleet_valid_text(const char *);	/* printable ASCII */
+
+/* NULL if a field is out of its range or no memory. */
+struct ibuf	*fleet_hello_compose(const struct fleet_hello *);
+struct ibuf	*fleet_tenant_compose(const struct fleet_tenant *);
+struct ibuf	*fleet_submit_compose(const struct fleet_submit *);
+struct ibuf	*fleet_write_compose(const struct fleet_write *);
+struct ibuf	*fleet_ready_compose(const struct fleet_ready *);
+struct ibuf	*fleet_claimed_compose(const struct fleet_claimed *);
+struct ibuf	*fleet_submitted_compose(const struct fleet_submitted *);
+struct ibuf	*fleet_result_compose(const struct fleet_result *);
+
+/* 0, or -1 with a reason naming the message and field in err. */
+int	 fleet_hello_decode(struct imsg *, struct fleet_hello *, char *,
+	    size_t);
+int	 fleet_tenant_decode(struct imsg *, struct fleet_tenant *, char *,
+	    size_t);
+int	 fleet_submit_decode(struct imsg *, struct fleet_submit *, char *,
+	    size_t);
+int	 fleet_write_decode(struct imsg *, struct fleet_write *, char *,
+	    size_t);
+int	 fleet_ready_decode(struct imsg *, struct fleet_ready *, char *,
+	    size_t);
+int	 fleet_claimed_decode(struct imsg *, struct fleet_claimed *, char *,
+	    size_t);
+int	 fleet_submitted_decode(struct imsg *, struct fleet_submitted *,
+	    char *, size_t);
+int	 fleet_result_decode(struct imsg *, struct fleet_result *, char *,
+	    size_t);
+/* An empty request (CLAIM, HEARTBEAT): no payload at all. */
+int	 fleet_empty_decode(struct imsg *, const char *, char *, size_t);
+
+#endif /* FACTORY_FLEETMSG_H */

@@ -1,0 +1,405 @@
+#!/bin/sh
+# The fleet's codec (prog_fleetcodec.c) against a lying peer's bytes,
+# then factory-fleet against a real PostgreSQL of the suite's own (pg.sh),
+# driven by a stand-in parent (prog_fleetdrv.c) under its real policy:
+# the schema applied once by two children starting together, weighted
+# fair shares between three tenants, strict priority, a tenant's cap
+# and pause, every kind of stale write refused as superseded, one
+# attempt per idempotency key, no attempt claimed twice by eight
+# claimers at once, a claim the database lies about refused, a query
+# past its deadline, and a malformed message killing the child.
+
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/pg.sh"
+
+command -v setpriv >/dev/null || fail "fleet: needs setpriv"
+T=$(regress_tmpdir)
+FUID=61994			# the fleet child's uid here
+LOCKPID=""
+
+cleanup() {
+	[ -n "$LOCKPID" ] && kill -KILL "$LOCKPID" 2>/dev/null
+	pg_stop
+	regress_cleanup
+}
+trap cleanup EXIT
+
+# The codec first, alone: what a lying peer sends is refused.
+"$O/regress/fleet/prog_fleetcodec" >"$T/codec.out" 2>&1 || REGRESS_FAILED=1
+sed 's/^\(not \)\{0,1\}ok - /&codec: /' "$T/codec.out"
+
+pg_start "$T" || fail "fleet: cannot start a PostgreSQL cluster"
+ok "a cluster of the suite's own on $T/pgsock"
+
+# drv NAME: the commands on stdin, the answers in $T/NAME.out.
+drv() {
+	"$O/regress/fleet/prog_fleetdrv" $FUID "$O/factory-fleet" \
+	    >"$T/$1.out" 2>>"$T/fleet.log"
+}
+
+# The line of NAME.out that starts with the words given.
+line() {	# name words...
+	n=$1
+	shift
+	grep -m 1 "^$*" "$T/$n.out"
+}
+
+q() { $PSQL -c "$1"; }
+
+# Two first starts at once: the migrations once, under the lock row.
+printf 'start 0 boot-a\n' | drv boota &
+a=$!
+printf 'start 0 boot-b\n' | drv bootb &
+b=$!
+wait $a; wait $b
+check "two children start together: both ready at schema 1" \
+    sh -c "grep -q '^ready 0 1 1 active' $T/boota.out &&
+    grep -q '^ready 0 1 1 active' $T/bootb.out"
+check "the schema's lock row says version 1" \
+    [ "$(q 'SELECT version FROM fleet_schema')" = 1 ]
+check "migration 1 was applied once" \
+    [ "$(grep -c 'applying migration 1' "$T/fleet.log")" = 1 ]
+
+# A host started again gets the next epoch; one given a higher one
+# (its journal's) goes past it.
+printf 'start 0 boot-a\nstart 1 boot-b 41\n' | drv reboot
+check "a host started again is at epoch 2" line reboot "ready 0 2 1"
+check "a host that knew epoch 41 is at 42" line reboot "ready 1 42 1"
+
+# Shares: three tenants weighted 1:2:1, 100 claims.
+{
+	echo "start 0 fair-1 0 fair"
+	echo "tenant 0 fa 1 1000 1000"
+	echo "tenant 0 fb 2 1000 1000"
+	echo "tenant 0 fc 1 1000 1000"
+	i=0
+	while [ $i -lt 60 ]; do
+		echo "submit 0 fa 1 fair"
+		echo "submit 0 fb 1 fair"
+		echo "submit 0 fc 1 fair"
+		i=$((i + 1))
+	done
+	i=0
+	while [ $i -lt 100 ]; do
+		echo "claim 0"
+		i=$((i + 1))
+	done
+	echo "submit 0 fc 2 fair"
+	echo "submit 0 fa 0 fair"
+	echo "claim 0"
+} | drv fair
+shares=$(awk '$1 == "claimed" && n < 100 {n++; c[$3]++} END {
+	if (n < 100) { print "only " n; exit }
+	printf "%d %d %d", c["fa"], c["fb"], c["fc"] }' "$T/fair.out")
+echo "# shares of 100 claims fa fb fc (weights 1:2:1): $shares"
+check "100 claims, weights 1:2:1, each share within 5 points" \
+    sh -c "echo $shares | awk '{exit !(\$1 >= 20 && \$1 <= 30 &&
+    \$2 >= 45 && \$2 <= 55 && \$3 >= 20 && \$3 <= 30)}'"
+urgent=$(sed -n 's/^submitted \([^ ]*\) new$/\1/p' "$T/fair.out" | tail -n 1)
+check "an urgent attempt is the next claimed, before older normal ones" \
+    sh -c "grep '^claimed' $T/fair.out | tail -n 1 | grep -q '^claimed $urgent fa 0 '"
+check "the tenants' counters hold what was claimed" \
+    [ "$(q "SELECT sum(running) FROM fleet_tenants WHERE name IN ('fa', 'fb', 'fc')")" = 101 ]
+
+# Caps and pause: a tenant at its cap is passed over, then gets its
+# slot back when an attempt ends; a paused tenant is not claimed.
+{
+	echo "start 0 cap-1 0 capped"
+	echo "tenant 0 tcap 1 2 100"
+	echo "tenant 0 tpause 1 100 100 paused"
+	echo "submit 0 tpause 1 capped"
+	echo "submit 0 tcap 1 capped"
+	echo "submit 0 tcap 1 capped"
+	echo "submit 0 tcap 1 capped"
+	echo "claim 0"
+	echo "claim 0"
+	echo "claim 0"
+	echo "outcome 0 @id @epoch claimed done"
+	echo "claim 0"
+	echo "claim 0"
+} | drv cap
+check "a tenant under its cap of 2 is claimed twice" \
+    [ "$(sed -n 8,9p "$T/cap.out" | grep -c '^claimed .* tcap ')" = 2 ]
+check "then not: a tenant at its cap, and a paused one: none" \
+    [ "$(sed -n 10p "$T/cap.out")" = "result none" ]
+check "an attempt done gives its slot back: claimed once more" \
+    sh -c "sed -n 11,12p $T/cap.out | tr '\n' ' ' |
+    grep -q '^result ok done claimed .* tcap '"
+check "and then none again" [ "$(sed -n 13p "$T/cap.out")" = "result none" ]
+check "the tenant's counter is at its cap" \
+    [ "$(q "SELECT running FROM fleet_tenants WHERE name = 'tcap'")" = 2 ]
+check "the paused tenant's attempt is still queued" \
+    [ "$(q "SELECT state FROM fleet_attempts WHERE tenant = 'tpause'")" = queued ]
+
+# A tenant's queue bound, and a cordoned host that claims nothing.
+{
+	echo "start 0 full-1 0 fullrepo"
+	echo "tenant 0 tq 1 100 2"
+	echo "submit 0 tq 1 fullrepo k1"
+	echo "submit 0 tq 1 fullrepo k2"
+	echo "submit 0 tq 1 fullrepo k3"
+	echo "submit 0 tq 1 fullrepo k1"
+} | drv full
+check "a tenant with max_queued 2 queued takes no third" \
+    [ "$(sed -n 5p "$T/full.out")" = "result refused the tenant's queue is full" ]
+check "but its key still answers the attempt it made" \
+    sh -c "sed -n 6p $T/full.out | grep -q '^submitted a-.* existing'"
+q "UPDATE fleet_hosts SET state = 'cordoned' WHERE host = 'full-1'" >/dev/null
+printf 'start 0 full-1 0 fullrepo\nclaim 0\nheartbeat 0\n' | drv cordon
+check "a cordoned host stays cordoned when started again" \
+    line cordon "ready 0 [0-9]* 1 cordoned"
+check "a cordoned host claims nothing" line cordon "result none"
+check "its heartbeat says cordoned" line cordon "result ok cordoned"
+
+# Fencing: each stale write is answered superseded, and changes nothing.
+{
+	echo "start 0 fence-1 0 fenced"
+	echo "start 1 fence-2 0 fenced"
+	echo "tenant 0 tf 1 100 100"
+	echo "submit 0 tf 1 fenced"
+	echo "claim 0"
+	echo "outcome 0 @id @epoch+1 claimed running"
+	echo "outcome 0 @id @epoch-1 claimed running"
+	echo "outcome 1 @id @epoch claimed running"
+	echo "renew 1 @id @epoch"
+	echo "outcome 0 @id @epoch running done"
+	echo "outcome 0 @id @epoch claimed running"
+	echo "renew 0 @id @epoch"
+	# The same host started again: a new host epoch fences the old.
+	echo "start 2 fence-1 0 fenced"
+	echo "renew 0 @id @epoch"
+	echo "outcome 0 @id @epoch running done"
+	echo "heartbeat 0"
+	echo "outcome 2 @id @epoch running done"
+	echo "heartbeat 2"
+} | drv fence
+n=0
+for want in "result superseded" "result superseded" "result superseded" \
+    "result superseded" "result superseded" "result ok running" \
+    "result ok running" "ready 2 2 1 active" "result superseded" \
+    "result superseded" "result superseded" "result superseded" \
+    "result ok active"; do
+	n=$((n + 1))
+	got=$(grep -v '^ready [01] \|^result ok$\|^submitted\|^claimed' \
+	    "$T/fence.out" | sed -n "${n}p")
+	case $n in
+	1) what="an epoch ahead" ;; 2) what="an epoch behind" ;;
+	3) what="another host" ;; 4) what="another host's renew" ;;
+	5) what="from a state it is not in" ;; 6) what="the owner's write" ;;
+	7) what="the owner's renew" ;; 8) what="the host started again" ;;
+	9) what="the old host epoch's renew" ;;
+	10) what="the old host epoch's outcome" ;;
+	11) what="the old host epoch's heartbeat" ;;
+	12) what="the new host epoch on the old one's attempt" ;;
+	13) what="the new host epoch's heartbeat" ;;
+	esac
+	check "fencing: $what: $want" [ "$got" = "$want" ]
+done
+check "fencing: the attempt stayed running at its epoch" \
+    [ "$(q "SELECT state FROM fleet_attempts WHERE tenant = 'tf'")" = running ]
+
+# Back to the queue, claimed again: the first claim's epoch is stale.
+{
+	echo "start 0 fence-3 0 fenced2"
+	echo "tenant 0 tg 1 100 100"
+	echo "submit 0 tg 1 fenced2"
+	echo "claim 0"
+	echo "outcome 0 @id @epoch claimed queued handed-back"
+} | drv requeue
+id=$(awk '$1 == "claimed" {print $2}' "$T/requeue.out")
+q "UPDATE fleet_attempts SET run_after = now() WHERE id = '$id'" >/dev/null
+{
+	echo "start 0 fence-3 0 fenced2"
+	echo "claim 0"
+	echo "outcome 0 @id @epoch-1 claimed running"
+	echo "outcome 0 @id @epoch claimed running"
+} | drv requeue2
+check "handed back to the queue" line requeue "result ok queued"
+check "claimed again at the next claim epoch" \
+    sh -c "grep -q '^claimed $id tg 1 2 2' $T/requeue2.out"
+check "the first claim's epoch is superseded, the second's writes" \
+    sh -c "sed -n 3,4p $T/requeue2.out | tr '\n' ' ' |
+    grep -q '^result superseded result ok running'"
+
+# Idempotency: one attempt per (tenant, key), from any host, also when
+# two submit at the same instant.
+{
+	echo "start 0 idem-1 0 idem"
+	echo "start 1 idem-2 0 idem"
+	echo "tenant 0 ti 1 100 100"
+	echo "submit 0 ti 1 idem key-1"
+	echo "submit 0 ti 1 idem key-1"
+	echo "submit 1 ti 1 idem key-1"
+	echo "submit 0 nosuch 1 idem key-1"
+} | drv idem
+check "a key's first submission makes an attempt" \
+    sh -c "sed -n 4p $T/idem.out | grep -q '^submitted a-.* new'"
+check "the same key twice, from two hosts: the same attempt" \
+    [ "$(sed -n 4,6p "$T/idem.out" | awk '{print $2}' | sort -u | wc -l)" = 1 ]
+check "an unknown tenant is refused" line idem "result refused no such tenant"
+for i in 1 2 3 4; do
+	printf 'start 0 idem-r%s 0 idem\nsubmit 0 ti 1 idem key-race\n' $i |
+	    drv "idemr$i" &
+	eval "p$i=\$!"
+done
+wait $p1; wait $p2; wait $p3; wait $p4
+check "four submissions of one key at once: one attempt" \
+    [ "$(q "SELECT count(*) FROM fleet_attempts WHERE idem_key = 'key-race'")" = 1 ]
+check "and all four answered its id" \
+    [ "$(cat "$T"/idemr?.out | awk '$1 == "submitted" {print $2}' |
+    sort -u | wc -l)" = 1 ]
+
+# Cancel: a queued attempt ends at once, a claimed one is asked.
+{
+	echo "start 0 cancel-1 0 cancels"
+	echo "tenant 0 tx 1 100 100"
+	echo "submit 0 tx 1 cancels"
+	echo "cancel 0 @sub"
+	echo "cancel 0 @sub"
+	echo "submit 0 tx 1 cancels"
+	echo "claim 0"
+	echo "cancel 0 @id"
+	echo "renew 0 @id @epoch"
+} | drv cancel
+check "a queued attempt is cancelled at once" \
+    [ "$(sed -n 4p "$T/cancel.out")" = "result ok cancelled" ]
+check "an ended attempt cannot be cancelled again" \
+    sh -c "sed -n 5p $T/cancel.out | grep -q '^result refused'"
+check "a claimed attempt is asked; the owner's renew hears cancel" \
+    sh -c "sed -n 8,9p $T/cancel.out | tr '\n' ' ' |
+    grep -q '^result ok claimed result ok cancel'"
+
+# Dead letters: handed back as often as its cap of claims allows.
+{
+	echo "start 0 dead-1 0 deadrepo"
+	echo "tenant 0 td 1 100 100"
+	echo "submit 0 td 1 deadrepo"
+} | drv dead
+for i in 1 2 3; do
+	q "UPDATE fleet_attempts SET run_after = now() WHERE tenant = 'td'" >/dev/null
+	printf 'start 0 dead-1 0 deadrepo\nclaim 0\noutcome 0 @id @epoch claimed queued lost\n' |
+	    drv "dead$i"
+done
+check "an attempt handed back after its third claim is dead" \
+    [ "$(q "SELECT state || ' ' || claims FROM fleet_attempts WHERE tenant = 'td'")" = "dead 3" ]
+check "a dead attempt's slot is given back" \
+    [ "$(q "SELECT running FROM fleet_tenants WHERE name = 'td'")" = 0 ]
+
+# Eight claimers at once, on eight hosts: 300 attempts, each claimed
+# exactly once.
+{
+	i=0
+	while [ $i -lt 8 ]; do
+		echo "start $i race-$i 0 racing"
+		i=$((i + 1))
+	done
+	echo "tenant 0 ra 1 10000 10000"
+	echo "tenant 0 rb 2 10000 10000"
+	echo "tenant 0 rc 1 10000 10000"
+	i=0
+	while [ $i -lt 100 ]; do
+		echo "submit 0 ra 1 racing"
+		echo "submit 0 rb 1 racing"
+		echo "submit 0 rc 1 racing"
+		i=$((i + 1))
+	done
+	echo "race 8 340"
+} | drv race
+r=$(line race "race")
+echo "# $r"
+check "eight claimers: 300 claimed, none twice, no error" \
+    sh -c "echo '$r' | grep -q 'claimed=300 none=40 errors=0 dupes=0'"
+check "the table agrees: 300 claimed by 8 hosts" \
+    [ "$(q "SELECT count(*) || ' ' || count(DISTINCT owner_host) FROM fleet_attempts WHERE repo = 'racing' AND state = 'claimed' AND epoch = 1")" = "300 8" ]
+
+# The database restarted at once (pg_ctl restart -m immediate) under a
+# child holding a claim: the link is made again, and the claim, its
+# epochs and its fence hold across the restart.
+{
+	echo "start 0 crash-1 0 crashrepo"
+	echo "tenant 0 tz 1 100 100"
+	echo "submit 0 tz 1 crashrepo"
+	echo "claim 0"
+	echo "sh setpriv --reuid postgres --regid postgres --clear-groups" \
+	    "$PGBIN/pg_ctl -D $T/pgdata -m immediate -w -t 120 restart" \
+	    ">/dev/null 2>&1"
+	echo "await 0"
+	echo "outcome 0 @id @epoch-1 claimed running"
+	echo "outcome 0 @id @epoch claimed running"
+} | drv crash
+check "the database restarted under the child" line crash "sh 0"
+check "the child's link is made again" line crash "awaited ok active"
+check "after the restart, a stale epoch is superseded, the owner writes" \
+    sh -c "tail -n 2 $T/crash.out | tr '\n' ' ' |
+    grep -q '^result superseded result ok running'"
+check "the child logged the lost link" grep -q 'database: connected' \
+    "$T/fleet.log"
+
+# A claim whose row the database lies about goes no further.
+q "INSERT INTO fleet_tenants (name, weight, max_running, max_queued)
+    VALUES ('tl', 1, 10, 10);
+    INSERT INTO fleet_attempts (id, seq, tenant, class, repo, digest,
+    manifest, max_claims) VALUES ('a-BAD ID', nextval('fleet_attempt_seq'),
+    'tl', 1, 'lies', 'sha256:00', 'x', 3)" >/dev/null
+printf 'start 0 lies-1 0 lies\nclaim 0\n' | drv lies
+check "a claimed row that does not decode is an error, not a claim" \
+    line lies "result error a claim that does not decode"
+
+# A query past its deadline: the answer is an error, the link is made
+# again, the next request is answered.
+q "INSERT INTO fleet_hosts VALUES ('slow-1', 1, 'active', 1, '{}', now(),
+    now())" >/dev/null
+{
+	echo "BEGIN; SELECT 1 FROM fleet_hosts WHERE host = 'slow-1' FOR UPDATE;"
+	echo "SELECT pg_sleep(600);"
+} | $PSQL >/dev/null 2>&1 &
+LOCKPID=$!
+i=0
+until [ "$(q "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep%'")" = 1 ]; do
+	i=$((i + 1))
+	[ $i -lt 600 ] || fail "the lock holder did not start"
+	sleep 0.1
+done
+FLEET_DEADLINE_MS=1000
+export FLEET_DEADLINE_MS
+printf 'start 0 slow-1 0 slow\n' | drv slow &
+slowpid=$!
+# The hello waits on the locked row past its deadline: the link is cut
+# and made again, and the hello is said again until the lock goes.
+i=0
+until grep -q 'no answer within 1000 ms' "$T/fleet.log"; do
+	i=$((i + 1))
+	[ $i -lt 600 ] || break
+	sleep 0.1
+done
+check "a query past its deadline is cut" \
+    grep -q 'no answer within 1000 ms' "$T/fleet.log"
+q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+    WHERE query LIKE 'SELECT pg_sleep%'" >/dev/null
+wait $LOCKPID 2>/dev/null
+LOCKPID=""
+wait $slowpid
+unset FLEET_DEADLINE_MS
+check "the link made again, the host registers" line slow "ready 0 [0-9]* 1 active"
+
+# The policy in force: seccomp filtering, no new privileges, its uid.
+# Its status is read while it runs, by the driver's sh command.
+{
+	echo "start 0 policy-1 0 pol"
+	echo "pid 0"
+	echo "sh cat /proc/\$(sed -n 's/^pid //p' $T/policy.out)/status >$T/status"
+} | drv policy
+check "the child runs under a seccomp filter" \
+    grep -q '^Seccomp:[[:space:]]*2' "$T/status"
+check "with no new privileges" grep -q '^NoNewPrivs:[[:space:]]*1' "$T/status"
+check "as its own uid, no groups" sh -c "grep -q '^Uid:[[:space:]]*$FUID' $T/status &&
+    grep -q '^Groups:[[:space:]]*\$' $T/status"
+
+# A malformed message from the parent: the child dies of it.
+printf 'start 0 bad-1 0 bad\nbad 0\n' | drv bad
+check "a CLAIM with a byte too many kills the child" line bad "exit 1"
+check "and says why" grep -q 'FLEET_CLAIM: 1 bytes left over' "$T/fleet.log"
+
+check "every child ran under its policy: no SIGSYS" \
+    sh -c "! grep -q '^signal' $T/*.out"
+regress_done
