@@ -37,6 +37,7 @@ if [ "${AGENTS:-1}" != 0 ]; then
 	bash "$(dirname "$0")/agents.sh" || exit 1
 fi
 sh "$(dirname "$0")/latency.sh" || exit 1
+sh "$(dirname "$0")/fleet.sh" || exit 1
 echo
-echo "targets (issues 11, 25 and 26), measured in this run"
+echo "targets (issues 11, 25, 26 and 27), measured in this run"
 cat "$BENCH_SUMMARY"
