@@ -396,4 +396,66 @@ check "naming its state" grep -q "is cancelled: only a running attempt" \
     "$T/shell.err"
 outside "shell" "$id"
 
+
+# --- a slave handed out writes on after the session ----------------------
+# A program the operator runs in the session hands its terminal (fd 0)
+# to the agent, which writes into it for ever.  factoryctl reads at
+# most CTL_SHELL_DRAIN bytes after the status and exits, even behind a
+# slow terminal (here a reader of 80 KB/s): it must not relay the
+# agent's writes, deaf to signals, long after the session ended.
+SPAM='import socket, os, array, threading
+def spam(fd):
+    b = b"AGENT-AFTER-STATUS " * 200 + b"\n"
+    while True:
+        try: os.write(fd, b)
+        except OSError: return
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind("/tmp/fdsock"); os.chmod("/tmp/fdsock", 0o777); s.listen(8)
+while True:
+    c, _ = s.accept()
+    m, anc, f, _ = c.recvmsg(16, socket.CMSG_SPACE(16))
+    for l, t, d in anc:
+        a = array.array("i"); a.frombytes(d[:4])
+        threading.Thread(target=spam, args=(a[0],), daemon=True).start()'
+SENDFD='import socket, array, time
+for i in range(600):
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect("/tmp/fdsock"); break
+    except OSError: s.close(); time.sleep(0.1)
+s.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+    array.array("i", [0]))])
+time.sleep(1)'
+SLOW='import sys, time
+n = 0
+while True:
+    b = sys.stdin.buffer.read1(4096)
+    if not b: break
+    n += b.count(b"AGENT")
+    time.sleep(0.05)
+open(sys.argv[1], "w").write("%d\n" % n)'
+manifest spammer "$(jq -cn --arg s "$SPAM" '["/usr/bin/python3", "-c", $s]')"
+id=$(submit spammer) && wait_state "$id" running ||
+    fail "shell: the spamming attempt did not start"
+rm -f "$T/spam.pid"
+( ctl shell "$id" -- /usr/bin/python3 -c "$SENDFD" </dev/null \
+    2>"$T/spam.err" & echo $! >"$T/spam.pid"; wait $! ) |
+    python3 -c "$SLOW" "$T/spam.count" &
+SPIPE=$!
+i=0
+while [ ! -s "$T/spam.pid" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+CPID=$(cat "$T/spam.pid")
+i=0
+while kill -0 "$CPID" 2>/dev/null && [ $i -lt 600 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check "factoryctl ends after the status though a handed-out slave writes on" \
+    sh -c "! kill -0 $CPID 2>/dev/null"
+kill -KILL "$CPID" 2>/dev/null
+wait "$SPIPE" 2>/dev/null
+check "the agent did write into the handed-out slave ($(cat "$T/spam.count" 2>/dev/null))" \
+    [ "$(cat "$T/spam.count" 2>/dev/null || echo 0)" -gt 0 ]
+ctl cancel "$id" >/dev/null
+wait_done "$id" || notok "spammer: not torn down"
+
 regress_done
