@@ -216,7 +216,9 @@ shell_write_all(int fd, const unsigned char *p, size_t n)
 
 	while (n > 0) {
 		if ((w = write(fd, p, n)) == -1) {
-			if (errno == EINTR || errno == EAGAIN)
+			/* A signal that ends us ends a slow terminal's wait. */
+			if ((errno == EINTR || errno == EAGAIN) &&
+			    sh_signal == 0)
 				continue;
 			return;		/* our stdout is gone: drop it */
 		}
@@ -245,7 +247,7 @@ shell_output(struct shell_io *io)
 	ssize_t		 n;
 
 	while ((n = read(io->master, buf, sizeof(buf))) == -1 &&
-	    errno == EINTR)
+	    errno == EINTR && sh_signal == 0)
 		;
 	if (n == -1 && errno == EAGAIN)
 		return (-1);
@@ -317,14 +319,16 @@ shell_resize(struct shell_io *io)
 /*
  * The session: the terminal from factoryd once the command runs (or a
  * refusal), then relay until factoryd's answer on the control socket
- * (the status), then what is left on the terminal: the session's
- * processes are all gone by then.
+ * (the status), then what is left on the terminal, bounded: the
+ * session's processes are all gone by then, but not every holder of
+ * its slave need be.
  */
 static int
 shell_session(struct imsgbuf *ibuf, struct shell_io *io, json_t **o,
     char *reason, size_t reasonlen)
 {
 	struct pollfd	 pfd[3];
+	size_t		 drained;
 	int		 r, started = 0;
 
 	for (;;) {
@@ -376,8 +380,14 @@ shell_session(struct imsgbuf *ibuf, struct shell_io *io, json_t **o,
 		}
 	}
  end:
-	/* The last output, before the status. */
-	while (io->master != -1 && shell_output(io) == 1)
+	/*
+	 * The last output, before the status: at most CTL_SHELL_DRAIN
+	 * bytes, as a slave the session handed out (to the agent, say)
+	 * can write for ever after the session's end.
+	 */
+	for (drained = 0; io->master != -1 && drained < CTL_SHELL_DRAIN &&
+	    sh_signal == 0 && shell_output(io) == 1;
+	    drained += CTL_SHELL_CHUNK)
 		;
 	return (r);
 }

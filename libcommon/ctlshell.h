@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #define CTL_SHELL_CHUNK		4096	/* bytes read or written at once */
+#define CTL_SHELL_DRAIN		(64 * 1024)	/* read after the status, at most */
 #define CTL_SHELL_TERMMAX	64	/* TERM, with its NUL */
 #define CTL_SHELL_DIMMAX	4096	/* rows and columns, at most */
 
