@@ -10,6 +10,7 @@
  *	control		a feature text with a newline in it
  *	downgrade	landlock-net downgraded, whatever the mask allowed
  *	exit		a good answer, then exit 3
+ *	big		5000 bytes, more than an answer may have
  *
  * Anything else is a good answer (all features used).  factoryd must
  * refuse to start, naming the launcher and the fault, and not crash.
@@ -38,6 +39,11 @@ main(int argc, char *argv[])
 		mode = "";
 	if (strcmp(mode, "none") == 0)
 		return (0);
+	if (strcmp(mode, "big") == 0) {
+		if ((b = calloc(1, 5000)) == NULL)
+			return (2);
+		return (write(3, b, 5000) == 5000 ? 0 : 2);
+	}
 	memset(&pa, 0, sizeof(pa));
 	pa.ok = 1;
 	pa.abi = 6;
