@@ -9,7 +9,8 @@
  * pool): it makes its namespaces, says "R", waits for the plan and
  * clones pid 1 into the attempt's cgroup2 directory (ready_main).  In
  * its enter mode it is the waiter of an operator's factoryctl shell
- * instead (enter.c).  Started any other way, it refuses.
+ * instead (enter.c); in its probe mode, factoryd's kernel probe at
+ * start (probe.c).  Started any other way, it refuses.
  */
 #include <sys/types.h>
 #include <sys/prctl.h>
@@ -591,10 +592,13 @@ main(int argc, char *argv[])
 			zygote_main();
 		ready_main();
 	}
+	/* "factory-sandbox probe MASK": factoryd's kernel probe, at start. */
+	if (argc == 3 && strcmp(argv[1], "probe") == 0)
+		sbx_probe_main(argv[2]);
 	if (argc != 3 || (strcmp(argv[1], "attempt") != 0 &&
 	    strcmp(argv[1], "enter") != 0))
-		errx(1, "usage: factory-sandbox attempt | enter id (started "
-		    "by factoryd only)");
+		errx(1, "usage: factory-sandbox attempt | enter id | probe "
+		    "mask (started by factoryd only)");
 	if (strcmp(argv[1], "enter") == 0)
 		enter_main(argv[2]);
 	if (getpid() != 1)

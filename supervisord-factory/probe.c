@@ -1,16 +1,17 @@
 /*
- * What the sandbox needs of the kernel, found once at start (the
- * parent's side, root): namespaces, clone3, Landlock and its rights,
- * memfd_noexec, seccomp, each used, replaced by an equivalent, or
- * downgraded by factoryd.conf; and the agent's seccomp program,
- * compiled here once and carried in every plan (libcommon/plan.c).
- * sandbox_probe_downgrade (sandbox.c) runs the probes in order; this
- * file calls nothing of the spawn's.
+ * What the sandbox needs of the kernel, the parent's side (root).  The
+ * probes themselves run in the launcher ("factory-sandbox probe",
+ * sandbox/probe.c), exec'd once at start: this reads its one answer,
+ * strictly (libcommon/probemsg.c), and keeps what the spawn needs and
+ * the texts the start-up line, receipts and policy print.  Also the
+ * agent's seccomp program, compiled here once and carried in every
+ * plan (libcommon/plan.c): libseccomp is the parent's, and so is the
+ * program; the launcher links libbsd alone.  sandbox_probe_downgrade
+ * (sandbox.c) runs the probe, then the cgroup probe; this file calls
+ * nothing of the spawn's.
  */
 #include <sys/types.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -20,16 +21,15 @@
 #include <netinet/in.h>
 
 #include <linux/audit.h>
-#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/netlink.h>
-#include <linux/rtnetlink.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -38,25 +38,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "conf.h"
-#include "landlock.h"
 #include "plan.h"
+#include "probemsg.h"
 #include "sandbox.h"
 
 struct sock_fprog		 sandbox_prog;	/* the agent's, compiled once */
-static uint32_t			 probe_downgraded;	/* CONF_DG_* in force */
 /*
- * What the start-up probe found: every kernel feature the sandbox
- * uses, as the log line says it, and those an equivalent mechanism
- * stands in for, as receipts and the isolation policy name them.
+ * What the probe found (probemsg.h), and every kernel feature the
+ * sandbox uses, as the log line says it, and those an equivalent
+ * mechanism stands in for, as receipts and the isolation policy name
+ * them (the parent adds its own: cgroup.kill, the disk's).
  */
-static char			 probe_feats[1024];
-static char			 probe_repl[512];
-static int	probe_faked(const char *);
-static int			 probe_memfd_sysctl = -1; /* vm.memfd_noexec */
-static int			 probe_memfd_none;	/* no memfd_create */
+static int			 probe_done;
+static uint32_t			 probe_downgraded;	/* CONF_DG_* in force */
+static int			 probe_llabi;
+static int			 probe_memfd_sysctl;	/* vm.memfd_noexec */
+static int			 probe_pidfdinfo = 1;	/* PIDFD_GET_INFO */
+static char			 probe_feats[PROBE_FEATSLEN];
+static char			 probe_repl[PROBE_REPLLEN];
 
 /*
  * The seccomp denylist.  Agents run compilers, shells and test suites,
@@ -179,9 +182,9 @@ probe_seccomp_rules(scmp_filter_ctx ctx)
 		return (-1);
 	/*
 	 * A kernel without vm.memfd_noexec makes every memfd executable
-	 * through /proc/self/fd: no memfds at all (probe_memfd).
+	 * through /proc/self/fd: no memfds at all (sandbox/probe.c).
 	 */
-	if (probe_memfd_none) {
+	if (!probe_memfd_sysctl) {
 		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS),
 		    SCMP_SYS(memfd_create), 0) < 0)
 			return (-1);
@@ -268,8 +271,8 @@ static const struct sock_filter probe_args_insns[SBX_ARGS_INSNS] = {
  * 0x80, x32 numbers on x86_64, which libseccomp checks for when x32 is
  * not added) hits the bad-arch action, set to kill the process.
  */
-int
-probe_seccomp_build(char *err, size_t errlen)
+static int
+probe_seccomp_compile(char *err, size_t errlen)
 {
 	scmp_filter_ctx	 ctx;
 	struct stat	 st;
@@ -278,8 +281,6 @@ probe_seccomp_build(char *err, size_t errlen)
 
 	if (sandbox_prog.filter != NULL)
 		return (0);
-	if (probe_memfd_sysctl == -1)
-		probe_memfd();
 	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL) {
 		snprintf(err, errlen, "seccomp: seccomp_init failed");
 		return (-1);
@@ -329,115 +330,217 @@ probe_seccomp_build(char *err, size_t errlen)
 	return (-1);
 }
 
-int
-probe_ns(char *err, size_t errlen)
+/*
+ * The launcher's probe mode, in a fork of the parent: its descriptor 3
+ * the answer's pipe, 4 the binary (close-on-exec), nothing else; the
+ * environment empty but for a test build's FACTORY_TEST_NOFEATURE.
+ */
+static __dead void
+probe_exec(int launcher, int fd, uint32_t allowed)
 {
-	const char *const ns[] = { "mnt", "pid", "net", "ipc", "uts",
-	    "cgroup", NULL };
-	char	 path[64];
-	int	 i;
+	char	 mask[16], nofeat[256];
+	char	*argv[] = { "factory-sandbox", "probe", mask, NULL };
+	char	*envp[] = { NULL, NULL };
+	int	 hi, lhi;
+#ifdef FACTORY_TESTBUILD
+	const char *s = getenv("FACTORY_TEST_NOFEATURE");
 
-	for (i = 0; ns[i] != NULL; i++) {
-		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns[i]);
-		if (access(path, F_OK) == -1) {
-			snprintf(err, errlen, "namespaces: no %s namespace",
-			    ns[i]);
+	if (s != NULL && (size_t)snprintf(nofeat, sizeof(nofeat),
+	    "FACTORY_TEST_NOFEATURE=%s", s) < sizeof(nofeat))
+		envp[0] = nofeat;
+#else
+	(void)nofeat;
+#endif
+	snprintf(mask, sizeof(mask), "%u", allowed);
+	/* Out of the way first: either may sit on the other's number. */
+	if ((hi = fcntl(fd, F_DUPFD_CLOEXEC, 64)) == -1 ||
+	    (lhi = fcntl(launcher, F_DUPFD_CLOEXEC, 64)) == -1 ||
+	    dup3(hi, PROBE_FD, 0) == -1 ||
+	    dup3(lhi, PROBE_FD + 1, O_CLOEXEC) == -1)
+		_exit(127);
+	syscall(SYS_close_range, PROBE_FD + 2, ~0U, 0);
+	syscall(SYS_execveat, PROBE_FD + 1, "", argv, envp, AT_EMPTY_PATH);
+	_exit(127);
+}
+
+/*
+ * Without a launcher (the regress helpers and the bench, whose pid 1
+ * runs in a fork): they link the launcher's probe (sandbox/probe.o),
+ * which replaces this.  factoryd does not, and always has a launcher.
+ */
+__attribute__((__weak__)) void
+sbx_probe_write(int fd, uint32_t allowed)
+{
+	(void)fd;
+	(void)allowed;
+	_exit(127);
+}
+
+/* The answer, to EOF: at most PROBE_ANSWER_MAX bytes in SBX_SETUP_MS. */
+static int
+probe_read(int fd, char *buf, size_t *lenp, char *why, size_t whylen)
+{
+	struct timespec	 t0, t;
+	struct pollfd	 pfd;
+	ssize_t		 n;
+	long		 left;
+	size_t		 len = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = SBX_SETUP_MS - ((t.tv_sec - t0.tv_sec) * 1000 +
+		    (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0) {
+			snprintf(why, whylen, "no answer in %d ms",
+			    SBX_SETUP_MS);
+			return (-1);
+		}
+		if ((n = poll(&pfd, 1, (int)left)) == -1 && errno != EINTR) {
+			snprintf(why, whylen, "poll: %s", strerror(errno));
+			return (-1);
+		}
+		if (n <= 0)
+			continue;
+		if ((n = read(fd, buf + len, PROBE_ANSWER_MAX + 1 - len)) ==
+		    -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			snprintf(why, whylen, "read: %s", strerror(errno));
+			return (-1);
+		}
+		if (n == 0)
+			break;
+		if ((len += n) > PROBE_ANSWER_MAX) {
+			snprintf(why, whylen, "an answer of more than %d "
+			    "bytes", PROBE_ANSWER_MAX);
 			return (-1);
 		}
 	}
-	/* The new mount API: EBADF means the call exists. */
-	if (syscall(SYS_mount_setattr, -1, "", 0, NULL, 0) == -1 &&
-	    errno == ENOSYS) {
-		snprintf(err, errlen, "mount_setattr: ENOSYS (Linux 5.12 has "
-		    "it; no downgrade)");
-		return (-1);
-	}
-	sandbox_feature("mount_setattr", NULL);
-	if (syscall(SYS_close_range, ~0U, ~0U, 0) == -1 && errno == ENOSYS) {
-		snprintf(err, errlen, "close_range: ENOSYS (Linux 5.9 has it; "
-		    "no downgrade)");
-		return (-1);
-	}
+	*lenp = len;
 	return (0);
 }
 
-/*
- * clone3(2) and CLONE_INTO_CGROUP: pid 1 and the launchers are cloned
- * with it.  A size of 0 is EINVAL where the call exists; a service
- * manager's filter that cannot read its flags (systemd's
- * RestrictNamespaces=) makes it ENOSYS.  CLONE_INTO_CGROUP with a
- * descriptor nobody has: EBADF where the flag is known, EINVAL where
- * it is not; either way nothing is cloned.
- */
-int
-probe_clone(char *err, size_t errlen)
+/* Reaped: 0 if it exited 0, else -1 and how it ended. */
+static int
+probe_reap(pid_t pid, char *why, size_t whylen)
 {
-	struct clone_args	 ca;
+	int	 st;
 
-	if (syscall(SYS_clone3, NULL, 0) != -1 || errno == ENOSYS ||
-	    probe_faked("clone3")) {
-		snprintf(err, errlen, "clone3: ENOSYS (Linux 5.3 has it; masked "
-		    "by a service manager's seccomp filter?  no downgrade)");
-		return (-1);
-	}
-	sandbox_feature("clone3", NULL);
-	memset(&ca, 0, sizeof(ca));
-	ca.flags = CLONE_INTO_CGROUP;
-	ca.exit_signal = SIGCHLD;
-	ca.cgroup = INT_MAX;
-	if (syscall(SYS_clone3, &ca, sizeof(ca)) != -1 || errno != EBADF) {
-		/* Not reached by a kernel that has clone3 and can run us. */
-		snprintf(err, errlen, "CLONE_INTO_CGROUP: not known (Linux "
-		    "5.7 has it; no downgrade)");
-		return (-1);
-	}
-	sandbox_feature("clone-into-cgroup", NULL);
-	return (0);
-}
-
-/*
- * vm.memfd_noexec (6.3), or what stands in for it: the agent's filter
- * refuses memfd_create(2) with ENOSYS, as a kernel without the call
- * would, so programs fall back to a file (in the noexec /tmp or
- * /dev/shm).  Landlock's execute right is no stand-in: a memfd run
- * through /proc/self/fd is executed all the same (seen on 6.18: its
- * file lies on the kernel's internal shm mount).  Decided before the
- * filter is built.
- */
-void
-probe_memfd(void)
-{
-	probe_memfd_sysctl = !probe_faked("memfd-noexec") &&
-	    access(SBX_MEMFD_NOEXEC, F_OK) == 0;
-	probe_memfd_none = !probe_memfd_sysctl;
-	if (probe_memfd_sysctl)
-		sandbox_feature("memfd-noexec", NULL);
+	while (waitpid(pid, &st, 0) == -1)
+		if (errno != EINTR) {
+			snprintf(why, whylen, "waitpid: %s", strerror(errno));
+			return (-1);
+		}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return (0);
+	if (WIFEXITED(st))
+		snprintf(why, whylen, "exited %d", WEXITSTATUS(st));
 	else
-		sandbox_replaced("memfd-noexec", "memfd_create refused with "
-		    "ENOSYS (Linux 6.3 has it)");
+		snprintf(why, whylen, "killed by signal %d", WTERMSIG(st));
+	return (-1);
 }
 
 /*
- * Test builds can pretend a feature is missing, to prove that factoryd
- * refuses to start without it and runs with an explicit downgrade, or
- * with what replaces it: FACTORY_TEST_NOFEATURE is a comma-separated
- * list of downgrade or feature names (memfd-noexec, overlay-detached,
- * landlock-truncate, landlock-ioctl-dev, pidfd-info, clone3).
+ * The launcher's answer, its bytes as hostile as any child's: decoded
+ * field by field, and no downgrade the configuration did not allow.
  */
 static int
-probe_faked(const char *name)
+probe_ask(int launcher, uint32_t allowed, struct probe_answer *pa,
+    char *why, size_t whylen)
 {
-#ifdef FACTORY_TESTBUILD
-	const char	*s = getenv("FACTORY_TEST_NOFEATURE"), *p;
-	size_t		 n = strlen(name);
+	char	 buf[PROBE_ANSWER_MAX + 1];
+	size_t	 len;
+	pid_t	 pid;
+	int	 p[2], rc;
 
-	for (p = s; p != NULL && (p = strstr(p, name)) != NULL; p += n)
-		if ((p == s || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
-			return (1);
-#endif
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		snprintf(why, whylen, "pipe: %s", strerror(errno));
+		return (-1);
+	}
+	if ((pid = fork()) == -1) {
+		snprintf(why, whylen, "fork: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return (-1);
+	}
+	if (pid == 0) {
+		close(p[0]);
+		if (launcher == -1)
+			sbx_probe_write(p[1], allowed);
+		probe_exec(launcher, p[1], allowed);
+	}
+	close(p[1]);
+	rc = probe_read(p[0], buf, &len, why, whylen);
+	close(p[0]);
+	if (rc == -1) {
+		(void)kill(pid, SIGKILL);
+		(void)probe_reap(pid, buf, sizeof(buf));
+		return (-1);
+	}
+	if (probe_reap(pid, why, whylen) == -1)
+		return (-1);
+	if (probe_answer_decode(buf, len, pa, why, whylen) == -1)
+		return (-1);
+	if (pa->downgraded & ~allowed) {
+		snprintf(why, whylen, "downgrades %#x, not allowed",
+		    pa->downgraded & ~allowed);
+		return (-1);
+	}
 	return (0);
 }
 
+/* A new probe: nothing found, nothing downgraded yet. */
+static void
+probe_reset(void)
+{
+	probe_done = 0;
+	probe_downgraded = 0;
+	probe_feats[0] = probe_repl[0] = '\0';
+}
+
+int
+probe_run(int launcher, uint32_t allowed, char *err, size_t errlen)
+{
+	struct probe_answer	 pa;
+	char			 why[PROBE_ERRLEN];
+
+	probe_reset();
+	if (probe_ask(launcher, allowed, &pa, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "factory-sandbox probe: %s", why);
+		return (-1);
+	}
+	if (!pa.ok) {
+		strlcpy(err, pa.err, errlen);
+		return (-1);
+	}
+	probe_downgraded = pa.downgraded;
+	probe_llabi = (int)pa.abi;
+	probe_memfd_sysctl = pa.memfd_noexec;
+	probe_pidfdinfo = pa.pidinfo;
+	strlcpy(probe_feats, pa.feats, sizeof(probe_feats));
+	strlcpy(probe_repl, pa.repl, sizeof(probe_repl));
+	probe_done = 1;
+	return (0);
+}
+
+/*
+ * The agent's program, built once.  A caller that did not probe (the
+ * regress helpers, the bench, the unit tests, which link the launcher's
+ * probe) probes in a fork first, taking every downgrade: only
+ * memfd_noexec matters to the program.
+ */
+int
+probe_seccomp_build(char *err, size_t errlen)
+{
+	if (!probe_done && probe_run(-1, ~0U, err, errlen) == -1)
+		return (-1);
+	return (probe_seccomp_compile(err, errlen));
+}
+
+/* A test build: is the feature named in FACTORY_TEST_NOFEATURE? */
 int
 sandbox_faked_missing(const char *name)
 {
@@ -462,101 +565,8 @@ probe_lacks(uint32_t allowed, uint32_t bit, const char *why, char *err,
 		probe_downgraded |= bit;
 		return (0);
 	}
-	snprintf(err, errlen, "%s: %s; factoryd.conf sandbox.downgrade "
-	    "[%s] runs without it", name, why, name);
+	probe_refuse(err, errlen, name, why);
 	return (-1);
-}
-
-/*
- * The rights older ABIs lack whose protection the view gives anyway.
- * refer (ABI 2): without it Landlock refuses every rename or link
- * across directories (EXDEV), stricter.  truncate (ABI 3): it is
- * granted where writing is (the tree, /tmp, /dev/shm), and everything
- * else is mounted read-only, where truncate(2) is EROFS.  ioctl-dev
- * (ABI 5): it is granted on every device of the view's /dev, and all
- * else is nodev.
- */
-static void
-probe_rights(int abi)
-{
-	sandbox_feature("landlock-refer", abi >= 2 ? NULL :
-	    "none: renames across directories refused (ABI 2 has it)");
-	if (abi >= 3 && !probe_faked("landlock-truncate"))
-		sandbox_feature("landlock-truncate", NULL);
-	else
-		sandbox_replaced("landlock-truncate", "read-only mounts "
-		    "(Landlock ABI 3, Linux 6.2 has it)");
-	if (abi >= 5 && !probe_faked("landlock-ioctl-dev"))
-		sandbox_feature("landlock-ioctl-dev", NULL);
-	else
-		sandbox_replaced("landlock-ioctl-dev", "a /dev of its own, "
-		    "nodev elsewhere (Landlock ABI 5, Linux 6.10 has it)");
-}
-
-/* Landlock and its network and scope rights, each downgradable. */
-int
-probe_landlock(uint32_t allowed, int *abip, char *err, size_t errlen)
-{
-	int	 abi = landlock_abi();
-
-	if (probe_faked("landlock"))
-		abi = 0;
-	*abip = abi;
-	if (abi == 0) {
-		/* Without Landlock its rights are gone too: one downgrade. */
-		sandbox_feature("landlock", "downgraded");
-		return (probe_lacks(allowed, CONF_DG_LANDLOCK,
-		    "Landlock is not supported by this kernel (Linux 5.13 "
-		    "has it; or not enabled in lsm=)", err, errlen));
-	}
-	sandbox_feature("landlock", NULL);
-	probe_rights(abi);
-	if (abi < 4 || probe_faked("landlock-net")) {
-		sandbox_feature("landlock-net", "downgraded");
-		if (probe_lacks(allowed, CONF_DG_LANDLOCK_NET,
-		    "Landlock has no TCP bind/connect rules (ABI 4, Linux "
-		    "6.7): TCP relies on the network namespace alone", err,
-		    errlen) == -1)
-			return (-1);
-	} else
-		sandbox_feature("landlock-net", NULL);
-	if (abi < 6 || probe_faked("landlock-scopes")) {
-		sandbox_feature("landlock-scopes", "downgraded");
-		if (probe_lacks(allowed, CONF_DG_LANDLOCK_SCOPES,
-		    "Landlock has no abstract unix socket or signal scopes "
-		    "(ABI 6, Linux 6.12)", err, errlen) == -1)
-			return (-1);
-	} else
-		sandbox_feature("landlock-scopes", NULL);
-	return (0);
-}
-
-int
-probe_seccomp(char *err, size_t errlen)
-{
-	char	 avail[256];
-	int	 fd;
-	ssize_t	 n;
-
-	if (prctl(PR_GET_SECCOMP) == -1 && errno == EINVAL) {
-		snprintf(err, errlen, "seccomp: not supported by this kernel");
-		return (-1);
-	}
-	if ((fd = open("/proc/sys/kernel/seccomp/actions_avail",
-	    O_RDONLY | O_CLOEXEC)) == -1 || (n = read(fd, avail,
-	    sizeof(avail) - 1)) <= 0) {
-		snprintf(err, errlen, "seccomp: no filter mode");
-		if (fd != -1)
-			close(fd);
-		return (-1);
-	}
-	close(fd);
-	avail[n] = '\0';
-	if (strstr(avail, "kill_process") == NULL) {
-		snprintf(err, errlen, "seccomp: no kill_process action");
-		return (-1);
-	}
-	return (probe_seccomp_build(err, errlen));
 }
 
 /*
@@ -625,19 +635,23 @@ sandbox_downgrade_text(void)
 	return (buf[0] != '\0' ? buf : "none");
 }
 
-/* A new probe: nothing found, nothing downgraded yet. */
-void
-probe_reset(void)
-{
-	probe_downgraded = 0;
-	probe_feats[0] = probe_repl[0] = '\0';
-}
-
 /* vm.memfd_noexec to be set in the view: 1, or 0 (memfd refused). */
 int
 probe_memfd_noexec(void)
 {
-	if (probe_memfd_sysctl == -1)
-		probe_memfd();
 	return (probe_memfd_sysctl);
+}
+
+/* PIDFD_GET_INFO: 1 until a probe said otherwise. */
+int
+probe_pidinfo(void)
+{
+	return (probe_pidfdinfo);
+}
+
+/* Landlock's ABI, 0: none (or downgraded). */
+int
+probe_abi(void)
+{
+	return (probe_llabi);
 }

@@ -25,7 +25,7 @@
  *
  * Work that does not depend on the attempt is done once per parent,
  * or ahead of the spawn: the seccomp program is compiled to BPF at the
- * first probe or spawn (probe.c, with the kernel feature probes), and
+ * first probe or spawn (probe.c, from the launcher's kernel probe), and
  * network and IPC namespaces are made ahead (sandbox_pool_fill), each
  * handed to exactly one sandbox.  The cgroup
  * set-up runs on the parent's side while pid 1 starts (or the launcher
@@ -47,7 +47,6 @@
 
 #include <linux/filter.h>
 #include <linux/mount.h>
-#include <linux/openat2.h>
 #include <linux/sched.h>	/* clone3: struct clone_args */
 
 #include <errno.h>
@@ -67,8 +66,8 @@
 #include <unistd.h>
 
 #include "conf.h"
-#include "landlock.h"
 #include "plan.h"
+#include "probemsg.h"
 #include "sandbox.h"
 
 #define SBX_RENICE_MS	5	/* a launcher waited for: reniced this often */
@@ -79,9 +78,6 @@
 #define CLONE_NEWTIME		0x00000080
 #endif
 
-static int			 spawn_pidinfo = 1;	/* PIDFD_GET_INFO */
-
-static void	spawn_probe_info(void);
 static int	spawn_launcher = -1;	/* factory-sandbox, or a fork */
 static void	(*spawn_forked)(struct plan *, const struct sock_fprog *);
 
@@ -109,16 +105,11 @@ int
 sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 {
 	char	 cg[512];
-	int	 abi, nokill, n;
+	int	 nokill, n;
 
-	probe_reset();
-	if (probe_ns(err, errlen) == -1 ||
-	    probe_clone(err, errlen) == -1 ||
-	    probe_landlock(allowed, &abi, err, errlen) == -1)
-		return (-1);
-	probe_memfd();
-	spawn_probe_info();
-	if (probe_seccomp(err, errlen) == -1)
+	/* The launcher probes the kernel; its answer builds the filter. */
+	if (probe_run(spawn_launcher, allowed, err, errlen) == -1 ||
+	    probe_seccomp_build(err, errlen) == -1)
 		return (-1);
 	if (cgroup_probe(cg, sizeof(cg), &nokill) == -1) {
 		strlcpy(err, cg, errlen);
@@ -135,8 +126,8 @@ sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 	snprintf(err, errlen, "namespaces mnt pid net ipc uts cgroup "
 	    "(%s pool %d); landlock abi %d; seccomp denylist %u insns; "
 	    "%s; downgraded: %s", spawn_launcher == -1 ? "net+ipc" :
-	    spawn_zygote.pid != -1 ? "launcher, zygote" : "launcher", n, abi,
-	    sandbox_prog.len, cg, sandbox_downgrade_text());
+	    spawn_zygote.pid != -1 ? "launcher, zygote" : "launcher", n,
+	    probe_abi(), sandbox_prog.len, cg, sandbox_downgrade_text());
 	return (0);
 }
 
@@ -640,20 +631,6 @@ spawn_ready_exec(struct spawn_ready *r, char *mode)
 }
 
 /*
- * PIDFD_GET_INFO (Linux 6.13), as <linux/pidfd.h> has it there: the
- * first 64 bytes, which every kernel that knows the call fills.
- */
-struct spawn_pidfd_info {
-	uint64_t	 mask;
-	uint64_t	 cgroupid;
-	uint32_t	 pid, tgid, ppid;
-	uint32_t	 ids[8];	/* ruid ... fsgid */
-	uint32_t	 spare;
-};
-#define SBX_PIDFD_GET_INFO	_IOWR(0xFF, 11, struct spawn_pidfd_info)
-#define SBX_PIDFD_INFO_PID	1ULL
-
-/*
  * The pid of pidfd fd if it is of a child of ours other than notpid,
  * else -1.  Its pid and parent, as this namespace numbers them, in
  * one ioctl where the kernel has PIDFD_GET_INFO; else its pid from
@@ -676,7 +653,7 @@ spawn_pidfd_child(int fd, pid_t notpid)
 	memset(&info, 0, sizeof(info));
 	info.mask = SBX_PIDFD_INFO_PID;
 	/* A process's, not a thread's (PIDFD_THREAD). */
-	if (spawn_pidinfo && ioctl(fd, SBX_PIDFD_GET_INFO, &info) == 0)
+	if (probe_pidinfo() && ioctl(fd, SBX_PIDFD_GET_INFO, &info) == 0)
 		return ((info.mask & SBX_PIDFD_INFO_PID) && info.pid > 1 &&
 		    info.tgid == info.pid && (pid_t)info.pid != notpid &&
 		    (pid_t)info.ppid == getpid() ? (pid_t)info.pid : -1);
@@ -696,40 +673,6 @@ spawn_pidfd_child(int fd, pid_t notpid)
 	    WNOWAIT) == -1 || (si.si_pid != 0 && si.si_pid != pid)))
 		pid = -1;
 	return (pid);
-}
-
-/*
- * The probes that only say what this kernel has: PIDFD_GET_INFO
- * (else a pidfd's pid and parent come from fdinfo and waitid(2), the
- * same checks), openat2(2) (open_beneath() falls back where a service
- * manager's filter masks it with ENOSYS).
- */
-static void
-spawn_probe_info(void)
-{
-	struct spawn_pidfd_info	 info;
-	struct open_how		 how;
-	int			 fd, ok;
-
-	ok = 0;
-	if ((fd = (int)syscall(SYS_pidfd_open, getpid(), 0)) != -1) {
-		memset(&info, 0, sizeof(info));
-		info.mask = SBX_PIDFD_INFO_PID;
-		ok = ioctl(fd, SBX_PIDFD_GET_INFO, &info) == 0 &&
-		    !sandbox_faked_missing("pidfd-info");
-		close(fd);
-	}
-	spawn_pidinfo = ok;
-	sandbox_feature("pidfd-info", ok ? NULL :
-	    "fdinfo and waitid (Linux 6.13 has it)");
-	memset(&how, 0, sizeof(how));
-	how.flags = O_PATH | O_CLOEXEC;
-	how.resolve = RESOLVE_BENEATH;
-	if ((fd = (int)syscall(SYS_openat2, AT_FDCWD, ".", &how,
-	    sizeof(how))) != -1)
-		close(fd);
-	sandbox_feature("openat2", fd != -1 ? NULL : errno == ENOSYS ?
-	    "masked (ENOSYS): open_beneath falls back" : strerror(errno));
 }
 
 /*

@@ -207,15 +207,22 @@ pid_t	sandbox_enter(const struct sandbox *, const struct sandbox_enter *,
 	    char *, size_t);
 
 /* probe.c */
-void	probe_reset(void);
-int	probe_ns(char *, size_t);
-int	probe_clone(char *, size_t);
-int	probe_landlock(uint32_t, int *, char *, size_t);
-void	probe_memfd(void);
-int	probe_memfd_noexec(void);
-int	probe_seccomp(char *, size_t);
-/* The agent's program into sandbox_prog, once; -1 and err. */
+/*
+ * Exec the launcher given (-1: none, the probe runs in a fork, see
+ * sbx_probe_write) as "factory-sandbox probe" and take its answer:
+ * the features found, the downgrades of the first argument in force;
+ * -1 and, in err, the first missing feature or what was wrong with
+ * the launcher's answer.
+ */
+int	probe_run(int, uint32_t, char *, size_t);
+/*
+ * The agent's program into sandbox_prog, once; a caller that did not
+ * probe probes in a fork first (sbx_probe_write).  -1 and err.
+ */
 int	probe_seccomp_build(char *, size_t);
+int	probe_memfd_noexec(void);
+int	probe_pidinfo(void);
+int	probe_abi(void);
 /*
  * A feature whose CONF_DG_* bit is missing: 0 if the first argument
  * allows its downgrade (then in sandbox_downgraded), else -1 and err.

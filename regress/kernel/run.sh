@@ -33,6 +33,24 @@ rc=$?
 check "no clone3: factoryd stops at start (rc $rc), naming it" \
     sh -c "[ $rc != 0 ] && [ $rc != 124 ] && grep -q 'sandbox: clone3: ENOSYS (Linux 5.3 has it; .*no downgrade)' '$T/log.clone3'"
 
+# The kernel is probed by the launcher (factory-sandbox probe), whose
+# answer is a child's: a bad one, or none, stops factoryd at start with
+# EX_CONFIG, naming the launcher and the fault; it never crashes it.
+mkdir -p "$T/badlib"
+cp "$O"/factory-* "$T/badlib/"
+cp "$O/regress/kernel/prog_badprobe" "$T/badlib/factory-sandbox"
+sed "s|^libexec: .*|libexec: $T/badlib|" "$T/factoryd.conf" >"$T/bad.conf"
+for m in "none:field ok: truncated" "trailing:1 bytes left over" \
+    "control:field feats: byte 0xa" "downgrade:downgrades 0x2, not allowed" \
+    "exit:exited 3" "big:an answer of more than 4096 bytes"; do
+	mode=${m%%:*}
+	FACTORY_TEST_NOFEATURE=$mode timeout 60 "$O/factoryd" -dk \
+	    -f "$T/bad.conf" 2>"$T/log.bad.$mode"
+	rc=$?
+	check "bad probe answer ($mode): factoryd stops at start (rc $rc), naming it" \
+	    sh -c "[ $rc = 78 ] && grep -q 'sandbox: factory-sandbox probe: .*${m#*:}' '$T/log.bad.$mode' && ! grep -q forged '$T/log.bad.$mode'"
+done
+
 # Mounts on the host below the state directory, one "target fstype" each.
 state_mounts() {
 	awk -v d="$STATE" 'index($5, d) == 1 {
