@@ -50,7 +50,7 @@ LIBS_ARCHIVE	= $(shell $(PKG_CONFIG) --libs libarchive 2>/dev/null)
 PROGS_SBIN	= factoryd factoryctl
 PROGS_LIBEXEC	= factory-worker factory-verifier factory-reconciler \
 		  factory-publisher factory-sandbox factory-egress \
-		  factory-image factory-gateway
+		  factory-image factory-gateway factory-fswalk
 PROGS		= $(PROGS_SBIN) $(PROGS_LIBEXEC)
 
 dir_factoryd		= supervisord-factory
@@ -63,6 +63,7 @@ dir_factory-sandbox	= sandbox
 dir_factory-egress	= egress
 dir_factory-image	= image
 dir_factory-gateway	= gateway
+dir_factory-fswalk	= fswalk
 
 libs_factoryd		= $(LIBS_COMMON)
 libs_factoryctl		= $(LIBS_ARCHIVE) $(LIBS_COMMON)
@@ -73,6 +74,7 @@ libs_factory-publisher	= $(LIBS_GIT) $(LIBS_TLS) $(LIBS_COMMON)
 libs_factory-egress	= $(LIBS_COMMON)
 libs_factory-image	= $(LIBS_ARCHIVE) $(LIBS_COMMON)
 libs_factory-gateway	= $(LIBS_TLS) $(LIBS_COMMON)
+libs_factory-fswalk	= $(LIBS_COMMON)
 # The launcher is exec'd for every sandbox: static, with the one library
 # it needs, so no dynamic loading is paid for on each spawn.
 libs_factory-sandbox	= $(shell $(PKG_CONFIG) --static --libs libbsd-overlay 2>/dev/null)
