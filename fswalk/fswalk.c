@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "factory.h"
-#include "fswalkmsg.h"
+#include "fswalk.h"
 #include "imgtree.h"
 #include "log.h"
 #include "pledge.h"
@@ -85,6 +85,9 @@ main(int argc, char *argv[])
 	switch (kind) {
 	case FSWALK_IMAGE:
 		fswalk_image(&m, &a);
+		break;
+	case FSWALK_PRISTINE:
+		fswalk_pristine(&m, &a);
 		break;
 	default:
 		fatalx("job kind %u", kind);

@@ -36,6 +36,23 @@ fswalk_image_job_compose(const struct fswalk_image_job *j)
 	return (b);
 }
 
+struct ibuf *
+fswalk_pristine_job_compose(const struct fswalk_pristine_job *j)
+{
+	struct ibuf	*b;
+
+	if ((b = ibuf_dynamic(64, FSWALK_JOB_MAX)) == NULL)
+		return (NULL);
+	if (ibuf_add_n32(b, FSWALK_PRISTINE) == -1 ||
+	    ibuf_add_n32(b, j->from) == -1 ||
+	    ibuf_add_n64(b, j->max) == -1 ||
+	    m_add_str(b, j->path) == -1) {
+		ibuf_free(b);
+		return (NULL);
+	}
+	return (b);
+}
+
 int
 fswalk_job_kind(struct mread *m, const void *data, size_t len,
     uint32_t *kind, char *err, size_t errlen)
@@ -73,6 +90,25 @@ fswalk_image_job_parse(struct mread *m, struct fswalk_image_job *j)
 	return (0);
 }
 
+int
+fswalk_pristine_job_parse(struct mread *m, struct fswalk_pristine_job *j)
+{
+	uint32_t	 from;
+
+	memset(j, 0, sizeof(*j));
+	m_get_n32(m, "from", &from);
+	m_get_n64(m, "max", &j->max);
+	m_get_str(m, "path", j->path, sizeof(j->path));
+	if (m_end(m) == -1)
+		return (-1);
+	if (from == 0 || from == (uint32_t)-1)
+		return (m_fail(m, "field from: not a worker's uid"));
+	if (j->path[0] != '/')
+		return (m_fail(m, "field path: not absolute"));
+	j->from = from;
+	return (0);
+}
+
 struct ibuf *
 fswalk_answer_compose(const struct fswalk_answer *a)
 {
@@ -89,6 +125,8 @@ fswalk_answer_compose(const struct fswalk_answer *a)
 		    ibuf_add_n64(b, a->u.image.entries) == -1 ||
 		    ibuf_add_n64(b, a->u.image.files) == -1 ||
 		    ibuf_add_n64(b, a->u.image.bytes) == -1;
+	if (rc == 0 && a->kind == FSWALK_PRISTINE)
+		rc = ibuf_add_n64(b, a->u.bytes) == -1;
 	if (rc != 0) {
 		ibuf_free(b);
 		return (NULL);
@@ -138,6 +176,9 @@ fswalk_answer_parse(const void *data, size_t len, uint32_t kind,
 	switch (kind) {
 	case FSWALK_IMAGE:
 		return (fswalk_image_answer_parse(&m, a));
+	case FSWALK_PRISTINE:
+		m_get_n64(&m, "bytes", &a->u.bytes);
+		return (m_end(&m));
 	}
 	return (m_fail(&m, "unknown kind %u", kind));
 }

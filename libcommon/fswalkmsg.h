@@ -17,6 +17,14 @@
  *		n64 max_bytes, n32 max_depth, n32 max_path, bool out,
  *		bool canon
  *	answer:	string hex, n64 entries, n64 files, n64 bytes
+ *
+ * FSWALK_PRISTINE, the seal of a worker's cold checkout (its top made
+ * root's by root already) on the first argument: bounded, given to
+ * root, each file a copy of root's with git's modes (supervisord-
+ * factory/pristine.c says why):
+ *	job:	n32 from (the worker's uid), n64 max (pristine-cache),
+ *		string path (the tree's, for the reasons only)
+ *	answer:	n64 bytes (its blocks, as du counts them)
  */
 #ifndef FACTORY_FSWALKMSG_H
 #define FACTORY_FSWALKMSG_H
@@ -38,6 +46,7 @@
 
 enum fswalk_kind {
 	FSWALK_IMAGE = 1,
+	FSWALK_PRISTINE,
 	FSWALK_KIND_MAX
 };
 
@@ -50,23 +59,34 @@ struct fswalk_image_job {
 	int			 canon;		/* one to compare with */
 };
 
+struct fswalk_pristine_job {
+	uid_t			 from;
+	uint64_t		 max;
+	char			 path[4096];
+};
+
 struct fswalk_answer {
 	uint32_t		 kind;
 	int			 failed;
 	char			 err[FSWALK_ERRMAX];
 	union {
 		struct imgwalk_result	 image;
+		uint64_t		 bytes;		/* pristine */
 	} u;
 };
 
 /* fswalkmsg.c: NULL (no memory) or the message. */
 struct ibuf	*fswalk_image_job_compose(const struct fswalk_image_job *);
+struct ibuf	*fswalk_pristine_job_compose(
+		    const struct fswalk_pristine_job *);
 struct ibuf	*fswalk_answer_compose(const struct fswalk_answer *);
 /* The kind of a job, whose fields m reads on: -1 and err if none. */
 int		 fswalk_job_kind(struct mread *, const void *, size_t,
 		    uint32_t *, char *, size_t);
 int		 fswalk_image_job_parse(struct mread *,
 		    struct fswalk_image_job *);
+int		 fswalk_pristine_job_parse(struct mread *,
+		    struct fswalk_pristine_job *);
 /*
  * An answer to a job of kind, checked in form: strings escaped and
  * within their bounds, an image's digest 64 lower-case hex digits.
