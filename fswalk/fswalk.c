@@ -89,6 +89,12 @@ main(int argc, char *argv[])
 	case FSWALK_PRISTINE:
 		fswalk_pristine(&m, &a);
 		break;
+	case FSWALK_SETUP_STORE:
+		fswalk_setup_store(&m, &a);
+		break;
+	case FSWALK_SETUP_SEAL:
+		fswalk_setup_seal(&m, &a);
+		break;
 	default:
 		fatalx("job kind %u", kind);
 	}

@@ -10,4 +10,8 @@
 /* pristine.c */
 void	 fswalk_pristine(struct mread *, struct fswalk_answer *);
 
+/* setup.c */
+void	 fswalk_setup_store(struct mread *, struct fswalk_answer *);
+void	 fswalk_setup_seal(struct mread *, struct fswalk_answer *);
+
 #endif /* FSWALK_H */

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "crypto.h"
@@ -51,6 +52,30 @@ fswalk_pristine_job_compose(const struct fswalk_pristine_job *j)
 		return (NULL);
 	}
 	return (b);
+}
+
+struct ibuf *
+fswalk_setup_job_compose(uint32_t kind, const struct fswalk_setup_job *j)
+{
+	struct ibuf	*b;
+	uint32_t	 n = 0;
+
+	while (j->outputs != NULL && j->outputs[n] != NULL)
+		n++;
+	if (n > FSWALK_OUTPUTS_MAX ||
+	    (b = ibuf_dynamic(64, FSWALK_JOB_MAX)) == NULL)
+		return (NULL);
+	if (ibuf_add_n32(b, kind) == -1 || ibuf_add_n64(b, j->max) == -1 ||
+	    m_add_str(b, j->upper) == -1 || m_add_str(b, j->tmp) == -1 ||
+	    ibuf_add_n32(b, n) == -1)
+		goto fail;
+	for (n = 0; j->outputs != NULL && j->outputs[n] != NULL; n++)
+		if (m_add_str(b, j->outputs[n]) == -1)
+			goto fail;
+	return (b);
+ fail:
+	ibuf_free(b);
+	return (NULL);
 }
 
 int
@@ -109,6 +134,43 @@ fswalk_pristine_job_parse(struct mread *m, struct fswalk_pristine_job *j)
 	return (0);
 }
 
+void
+fswalk_setup_job_free(struct fswalk_setup_job *j)
+{
+	size_t	 i;
+
+	for (i = 0; j->outputs != NULL && j->outputs[i] != NULL; i++)
+		free(j->outputs[i]);
+	free(j->outputs);
+	j->outputs = NULL;
+}
+
+int
+fswalk_setup_job_parse(struct mread *m, struct fswalk_setup_job *j)
+{
+	uint32_t	 n, i;
+
+	memset(j, 0, sizeof(*j));
+	m_get_n64(m, "max", &j->max);
+	m_get_str(m, "upper", j->upper, sizeof(j->upper));
+	m_get_str(m, "tmp", j->tmp, sizeof(j->tmp));
+	if (m_get_n32(m, "count", &n) == -1)
+		return (-1);
+	if (n > FSWALK_OUTPUTS_MAX)
+		return (m_fail(m, "field count: %u outputs", n));
+	if ((j->outputs = calloc(n + 1, sizeof(*j->outputs))) == NULL)
+		return (m_fail(m, "no memory"));
+	for (i = 0; i < n; i++)
+		if (m_get_strdup(m, "output", 4095, &j->outputs[i]) == -1)
+			break;
+	if (m_end(m) == -1 || j->tmp[0] != '/' ||
+	    (j->upper[0] != '\0' && j->upper[0] != '/')) {
+		fswalk_setup_job_free(j);
+		return (m_fail(m, "field tmp or upper: not absolute"));
+	}
+	return (0);
+}
+
 struct ibuf *
 fswalk_answer_compose(const struct fswalk_answer *a)
 {
@@ -127,6 +189,11 @@ fswalk_answer_compose(const struct fswalk_answer *a)
 		    ibuf_add_n64(b, a->u.image.bytes) == -1;
 	if (rc == 0 && a->kind == FSWALK_PRISTINE)
 		rc = ibuf_add_n64(b, a->u.bytes) == -1;
+	if (rc == 0 && (a->kind == FSWALK_SETUP_STORE ||
+	    a->kind == FSWALK_SETUP_SEAL))
+		rc = m_add_str(b, a->u.setup.hex) == -1 ||
+		    ibuf_add_n64(b, a->u.setup.files) == -1 ||
+		    ibuf_add_n64(b, a->u.setup.bytes) == -1;
 	if (rc != 0) {
 		ibuf_free(b);
 		return (NULL);
@@ -179,6 +246,17 @@ fswalk_answer_parse(const void *data, size_t len, uint32_t kind,
 	case FSWALK_PRISTINE:
 		m_get_n64(&m, "bytes", &a->u.bytes);
 		return (m_end(&m));
+	case FSWALK_SETUP_STORE:
+	case FSWALK_SETUP_SEAL:
+		m_get_str(&m, "hex", a->u.setup.hex, sizeof(a->u.setup.hex));
+		m_get_n64(&m, "files", &a->u.setup.files);
+		m_get_n64(&m, "bytes", &a->u.setup.bytes);
+		if (m_end(&m) == -1)
+			return (-1);
+		if (!a->failed && !hex_valid(a->u.setup.hex,
+		    sizeof(a->u.setup.hex) - 1))
+			return (m_fail(&m, "field hex: not a digest"));
+		return (0);
 	}
 	return (m_fail(&m, "unknown kind %u", kind));
 }

@@ -25,6 +25,14 @@
  *	job:	n32 from (the worker's uid), n64 max (pristine-cache),
  *		string path (the tree's, for the reasons only)
  *	answer:	n64 bytes (its blocks, as du counts them)
+ *
+ * FSWALK_SETUP_STORE, a setup's outputs copied from its run's upper
+ * (the first argument) into an entry (the second) and hashed;
+ * FSWALK_SETUP_SEAL, the seal of an entry (the first):
+ *	job:	n64 max (setup-cache), string upper, string tmp (the two
+ *		directories, for Landlock), n32 count, that many outputs
+ *	answer:	string hex (the digest, or the seal), n64 files,
+ *		n64 bytes
  */
 #ifndef FACTORY_FSWALKMSG_H
 #define FACTORY_FSWALKMSG_H
@@ -47,6 +55,8 @@
 enum fswalk_kind {
 	FSWALK_IMAGE = 1,
 	FSWALK_PRISTINE,
+	FSWALK_SETUP_STORE,
+	FSWALK_SETUP_SEAL,
 	FSWALK_KIND_MAX
 };
 
@@ -65,6 +75,15 @@ struct fswalk_pristine_job {
 	char			 path[4096];
 };
 
+#define FSWALK_OUTPUTS_MAX	1024	/* a setup's outputs */
+
+struct fswalk_setup_job {
+	uint64_t		 max;
+	char			 upper[4096];
+	char			 tmp[4096];
+	char			**outputs;	/* NULL-terminated */
+};
+
 struct fswalk_answer {
 	uint32_t		 kind;
 	int			 failed;
@@ -72,6 +91,11 @@ struct fswalk_answer {
 	union {
 		struct imgwalk_result	 image;
 		uint64_t		 bytes;		/* pristine */
+		struct {
+			char		 hex[65];
+			uint64_t	 files;
+			uint64_t	 bytes;
+		}			 setup;
 	} u;
 };
 
@@ -79,6 +103,8 @@ struct fswalk_answer {
 struct ibuf	*fswalk_image_job_compose(const struct fswalk_image_job *);
 struct ibuf	*fswalk_pristine_job_compose(
 		    const struct fswalk_pristine_job *);
+struct ibuf	*fswalk_setup_job_compose(uint32_t,
+		    const struct fswalk_setup_job *);
 struct ibuf	*fswalk_answer_compose(const struct fswalk_answer *);
 /* The kind of a job, whose fields m reads on: -1 and err if none. */
 int		 fswalk_job_kind(struct mread *, const void *, size_t,
@@ -87,6 +113,9 @@ int		 fswalk_image_job_parse(struct mread *,
 		    struct fswalk_image_job *);
 int		 fswalk_pristine_job_parse(struct mread *,
 		    struct fswalk_pristine_job *);
+int		 fswalk_setup_job_parse(struct mread *,
+		    struct fswalk_setup_job *);
+void		 fswalk_setup_job_free(struct fswalk_setup_job *);
 /*
  * An answer to a job of kind, checked in form: strings escaped and
  * within their bounds, an image's digest 64 lower-case hex digits.

@@ -29,6 +29,7 @@
 #include "log.h"
 
 static struct fsjob	*fsjobs[FSJOBS_MAX];
+static pid_t		 fsjob_orphans[FSJOBS_MAX];	/* cancelled */
 static int		 fsjob_bin = -1;	/* factory-fswalk, opened */
 
 /* The binary, opened at start or at a reload; running jobs have theirs. */
@@ -149,11 +150,47 @@ fsjob_busy(void)
 	return (1);
 }
 
+/*
+ * j's process killed, j forgotten (its memory is the caller's again):
+ * done() never runs, the pid is reaped when it comes.
+ */
+void
+fsjob_cancel(struct fsjob *j)
+{
+	int	 i;
+
+	for (i = 0; i < FSJOBS_MAX; i++)
+		if (fsjobs[i] == j)
+			fsjobs[i] = NULL;
+	evtimer_del(&j->timer);
+	if (j->fd != -1) {
+		event_del(&j->ev);
+		close(j->fd);
+		j->fd = -1;
+	}
+	if (j->reaped)
+		return;
+	(void)kill(j->pid, SIGKILL);
+	for (i = 0; i < FSJOBS_MAX; i++)
+		if (fsjob_orphans[i] == 0) {
+			fsjob_orphans[i] = j->pid;
+			return;
+		}
+	log_warnx("%s (pid %d): killed, reaped by no one", j->what,
+	    (int)j->pid);
+}
+
 int
 fsjob_reap(pid_t pid, int status)
 {
 	struct fsjob	*j;
 	int		 i;
+
+	for (i = 0; i < FSJOBS_MAX; i++)
+		if (fsjob_orphans[i] == pid) {
+			fsjob_orphans[i] = 0;
+			return (1);
+		}
 
 	for (i = 0; i < FSJOBS_MAX; i++) {
 		if ((j = fsjobs[i]) == NULL || j->pid != pid || j->reaped)
@@ -240,8 +277,12 @@ fsjob_start(struct fsjob *j, struct ibuf *job, const int *fds, int nfds,
 	tv.tv_sec = secs;
 	tv.tv_usec = 0;
 	evtimer_set(&j->timer, fsjob_late, j);
-	evtimer_add(&j->timer, &tv);
-	log_info("%s: pid %d, deadline %lld s", j->what, (int)j->pid, secs);
+	if (secs > 0) {
+		evtimer_add(&j->timer, &tv);
+		log_info("%s: pid %d, deadline %lld s", j->what, (int)j->pid,
+		    secs);
+	} else
+		log_debug("%s: pid %d", j->what, (int)j->pid);
 	return (0);
  fail:
 	i = errno;

@@ -9,7 +9,7 @@
 
 #include "fswalkmsg.h"
 
-#define FSJOBS_MAX	8	/* helpers at once */
+#define FSJOBS_MAX	32	/* helpers at once */
 
 struct fsjob {
 	const char		*what;		/* in the log: "image walk" */
@@ -33,12 +33,14 @@ struct fsjob {
 void	 fsjob_set_binary(int);
 /*
  * Exec factory-fswalk with job and the nfds descriptors of fds (-1:
- * none in that place); done() runs once it ended and was reaped.  0,
- * or -1 and errno with nothing started.
+ * none in that place); done() runs once it ended and was reaped, or it
+ * is killed after secs (0: no deadline).  0, or -1 and errno with
+ * nothing started.
  */
 int	 fsjob_start(struct fsjob *, struct ibuf *, const int *, int,
 	    long long);
 int	 fsjob_busy(void);
+void	 fsjob_cancel(struct fsjob *);
 /* SIGCHLD for a pid: 1 if it was a job's. */
 int	 fsjob_reap(pid_t, int);
 /*

@@ -169,6 +169,57 @@ START_TEST(test_answer_rc)
 }
 END_TEST
 
+START_TEST(test_setup_job)
+{
+	struct fswalk_setup_job	 j, k;
+	struct fswalk_answer	 a, b;
+	struct mread		 m;
+	struct ibuf		*ib;
+	char			*outs[] = { "node_modules", "build/out", NULL };
+	char			 err[256];
+	uint32_t		 kind;
+
+	memset(&j, 0, sizeof(j));
+	j.max = 1ULL << 30;
+	strlcpy(j.upper, "/var/lib/factory/setup/run/a-1/upper",
+	    sizeof(j.upper));
+	strlcpy(j.tmp, "/var/lib/factory/setup/.tmp.k.a-1", sizeof(j.tmp));
+	j.outputs = outs;
+	ck_assert_ptr_nonnull(ib = fswalk_setup_job_compose(FSWALK_SETUP_STORE,
+	    &j));
+	ck_assert_int_eq(fswalk_job_kind(&m, ibuf_data(ib), ibuf_size(ib),
+	    &kind, err, sizeof(err)), 0);
+	ck_assert_uint_eq(kind, FSWALK_SETUP_STORE);
+	ck_assert_int_eq(fswalk_setup_job_parse(&m, &k), 0);
+	ck_assert_str_eq(k.outputs[1], "build/out");
+	ck_assert_ptr_null(k.outputs[2]);
+	ck_assert_str_eq(k.tmp, j.tmp);
+	fswalk_setup_job_free(&k);
+	ibuf_free(ib);
+	/* A relative entry: refused. */
+	strlcpy(j.tmp, "setup/.tmp", sizeof(j.tmp));
+	ck_assert_ptr_nonnull(ib = fswalk_setup_job_compose(FSWALK_SETUP_SEAL,
+	    &j));
+	ck_assert_int_eq(fswalk_job_kind(&m, ibuf_data(ib), ibuf_size(ib),
+	    &kind, err, sizeof(err)), 0);
+	ck_assert_int_eq(fswalk_setup_job_parse(&m, &k), -1);
+	ibuf_free(ib);
+	/* An answer without a digest: refused. */
+	memset(&a, 0, sizeof(a));
+	a.kind = FSWALK_SETUP_SEAL;
+	ck_assert_ptr_nonnull(ib = fswalk_answer_compose(&a));
+	ck_assert_int_eq(fswalk_answer_parse(ibuf_data(ib), ibuf_size(ib),
+	    FSWALK_SETUP_SEAL, &b, err, sizeof(err)), -1);
+	ibuf_free(ib);
+	strlcpy(a.u.setup.hex, HEX64, sizeof(a.u.setup.hex));
+	ck_assert_ptr_nonnull(ib = fswalk_answer_compose(&a));
+	ck_assert_int_eq(fswalk_answer_parse(ibuf_data(ib), ibuf_size(ib),
+	    FSWALK_SETUP_SEAL, &b, err, sizeof(err)), 0);
+	ck_assert_str_eq(b.u.setup.hex, HEX64);
+	ibuf_free(ib);
+}
+END_TEST
+
 static Suite *
 fswalkmsg_suite(void)
 {
@@ -182,6 +233,7 @@ fswalkmsg_suite(void)
 	tcase_add_test(tc, test_answer_round_trip);
 	tcase_add_test(tc, test_answer_refused);
 	tcase_add_test(tc, test_answer_rc);
+	tcase_add_test(tc, test_setup_job);
 	suite_add_tcase(s, tc);
 	return (s);
 }
