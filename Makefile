@@ -53,7 +53,8 @@ LIBS_ARCHIVE	= $(shell $(PKG_CONFIG) --libs libarchive 2>/dev/null)
 PROGS_SBIN	= factoryd factoryctl
 PROGS_LIBEXEC	= factory-worker factory-verifier factory-reconciler \
 		  factory-publisher factory-sandbox factory-egress \
-		  factory-image factory-gateway factory-fleet
+		  factory-image factory-gateway factory-fswalk \
+		  factory-fleet
 PROGS		= $(PROGS_SBIN) $(PROGS_LIBEXEC)
 
 dir_factoryd		= supervisord-factory
@@ -66,6 +67,7 @@ dir_factory-sandbox	= sandbox
 dir_factory-egress	= egress
 dir_factory-image	= image
 dir_factory-gateway	= gateway
+dir_factory-fswalk	= fswalk
 dir_factory-fleet	= fleet
 
 libs_factoryd		= $(LIBS_COMMON)
@@ -77,6 +79,7 @@ libs_factory-publisher	= $(LIBS_GIT) $(LIBS_TLS) $(LIBS_COMMON)
 libs_factory-egress	= $(LIBS_COMMON)
 libs_factory-image	= $(LIBS_ARCHIVE) $(LIBS_COMMON)
 libs_factory-gateway	= $(LIBS_TLS) $(LIBS_COMMON)
+libs_factory-fswalk	= $(LIBS_COMMON)
 # factory-fleet is the only program that links libpq.
 libs_factory-fleet	= $(shell $(PKG_CONFIG) --libs libpq 2>/dev/null) \
 			  $(LIBS_COMMON)

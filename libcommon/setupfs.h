@@ -2,8 +2,9 @@
  * The setup store's file system walks (factory-manifest(5) setup:): a
  * setup's outputs copied by descriptor from its run's upper into an
  * entry, with their digest; an entry's seal; the removal of a refused
- * copy.  They run in the store and seal helpers that setup.c forks,
- * and the seal also where an entry is checked.  With them: the key's
+ * copy.  They run in factory-fswalk's setup jobs (fswalk/setup.c),
+ * the seal also in root where an entry is checked (setup_verify), the
+ * removal in setup.c's removers.  With them: the key's
  * length-prefixed fields, and the helpers' descriptors and confinement.
  */
 #ifndef SETUPFS_H

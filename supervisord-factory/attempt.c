@@ -625,6 +625,16 @@ attempt_pchecked(struct child *c, struct attempt *a,
 	return (0);
 }
 
+/* a's cold checkout sealed (err NULL), or not: on, or failed. */
+static void
+attempt_pristine_sealed(struct attempt *a, const char *err)
+{
+	if (err != NULL)
+		attempt_fail(a, "failed", "%s", err);
+	else
+		attempt_start_agent(a);
+}
+
 /* ready: hand the tree to the attempt's uid and start the agent. */
 void
 attempt_start_agent(struct attempt *a)
@@ -635,9 +645,13 @@ attempt_start_agent(struct attempt *a)
 
 	snprintf(tree, sizeof(tree), "%s/tree", a->dir);
 	/* No byte of the worker's reaches the agent unchecked. */
-	if (attempt_pristine(a, err, sizeof(err)) == -1) {
+	switch (attempt_pristine(a, attempt_pristine_sealed, err,
+	    sizeof(err))) {
+	case -1:
 		attempt_fail(a, "failed", "%s", err);
 		return;
+	case 1:
+		return;		/* when the seal is done */
 	}
 	switch (attempt_baseline_checked(a, err, sizeof(err))) {
 	case -1:
@@ -653,7 +667,7 @@ attempt_start_agent(struct attempt *a)
 			attempt_fail(a, "failed", "environment: %s", err);
 			return;
 		}
-		if (attempt_pristine(a, err, sizeof(err)) == -1) {
+		if (attempt_pristine(a, NULL, err, sizeof(err)) == -1) {
 			attempt_fail(a, "failed", "%s", err);
 			return;
 		}
@@ -1197,7 +1211,8 @@ attempt_teardown(struct attempt *a)
 	/* The next teardown, if one is needed, waits afresh. */
 	a->cg_tries = a->kill_looks = 0;
 	/* A cold checkout this attempt did not finish goes too. */
-	pristine_drop_tmp(a);
+	if (pristine_drop_tmp(a) == -1)
+		left++;
 	if (setup_teardown(a) == -1)
 		left++;
 	/* The disks by their journaled paths, then what was under them. */

@@ -24,10 +24,12 @@
 #include <unistd.h>
 
 #include "factoryd.h"
+#include "fsjob.h"
 #include "image.h"
 #include "log.h"
 
 #define FACTORY_SANDBOX_BIN	"factory-sandbox"	/* pid 1 of a sandbox */
+#define FACTORY_FSWALK_BIN	"factory-fswalk"	/* walks, fsjob.c */
 
 __dead static void	usage(void);
 __dead static void	factoryd_fatal_start(const char *, ...)
@@ -90,7 +92,7 @@ main(int argc, char *argv[])
 	char		 errbuf[CONF_ERRLEN], diskbuf[512], *abs;
 	const char	*conffile = FACTORYD_CONF;
 	int		 ch, debug = 0, noaction = 0, verbose = 0, mkkeys = 0;
-	int		 attach;
+	int		 attach, fswalk;
 
 	log_init(1, LOG_DAEMON);
 	while ((ch = getopt(argc, argv, "df:knv")) != -1) {
@@ -148,6 +150,10 @@ main(int argc, char *argv[])
 	    &env->sandboxfd, errbuf, sizeof(errbuf)) == -1)
 		factoryd_fatal_start("child binary %s", errbuf);
 	sandbox_set_launcher(env->sandboxfd);
+	if ((fswalk = factoryd_open_binary(conf->libexec, FACTORY_FSWALK_BIN,
+	    errbuf, sizeof(errbuf))) == -1)
+		factoryd_fatal_start("child binary %s", errbuf);
+	fsjob_set_binary(fswalk);
 	env->conf = conf;
 	env->conffile = conffile;
 	env->debug = debug;
@@ -215,7 +221,7 @@ main(int argc, char *argv[])
 	factoryd_lock_pid();
 
 	proc_handlers(child_handlers, nchild_handlers);
-	proc_reaper(image_walk_reap);
+	proc_reaper(fsjob_reap);
 	proc_reaper(shell_reap);
 	proc_reaper(setup_reap);
 	proc_reaper(run_reap);
@@ -466,7 +472,7 @@ int
 factoryd_reload(char *errbuf, size_t errlen)
 {
 	struct factoryd_conf	*conf;
-	int			 fds[PROC_MAX], sbx, i;
+	int			 fds[PROC_MAX], sbx, fsw, i;
 
 	if (conf_parse(env->conffile, &conf, errbuf, errlen) == -1) {
 		log_warnx("reload failed, keeping the old configuration: %s",
@@ -482,6 +488,17 @@ factoryd_reload(char *errbuf, size_t errlen)
 			conf_free(conf);
 			return (-1);
 		}
+		if ((fsw = factoryd_open_binary(conf->libexec,
+		    FACTORY_FSWALK_BIN, errbuf, errlen)) == -1) {
+			log_warnx("reload failed, keeping the old "
+			    "configuration: %s", errbuf);
+			for (i = 0; i < PROC_MAX; i++)
+				if (fds[i] != -1)
+					close(fds[i]);
+			close(sbx);
+			conf_free(conf);
+			return (-1);
+		}
 		for (i = 0; i < PROC_MAX; i++) {
 			if (env->binfd[i] != -1)
 				close(env->binfd[i]);
@@ -490,6 +507,7 @@ factoryd_reload(char *errbuf, size_t errlen)
 		close(env->sandboxfd);
 		env->sandboxfd = sbx;
 		sandbox_set_launcher(sbx);
+		fsjob_set_binary(fsw);
 	}
 	if (strcmp(conf->socket, env->conf->socket) != 0)
 		log_warnx("reload: socket changes take effect on restart");

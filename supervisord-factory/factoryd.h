@@ -590,8 +590,9 @@ int	 pristine_path(const char *, const char *, const char *, char *,
 	    size_t);
 int	 pristine_prepare(struct attempt *, char *, size_t, char *, size_t);
 void	 pristine_touch(const char *, const char *);
-int	 pristine_commit(struct attempt *, const char *, char *, size_t);
-void	 pristine_drop_tmp(struct attempt *);
+int	 pristine_commit(struct attempt *, const char *,
+	    void (*)(struct attempt *, const char *), char *, size_t);
+int	 pristine_drop_tmp(struct attempt *);
 void	 pristine_poisoned(struct attempt *, const char *);
 int	 pristine_checked(const char *, const char *, char [41]);
 int	 pristine_mark_checked(const char *, const char *, const char *);
@@ -697,7 +698,8 @@ int	 report_publish_fill(const struct attempt *, struct msg_publish *);
 uid_t	 uid_allocate(void);
 int	 attempt_active(const struct attempt *);
 int	 attempt_env_check(struct attempt *, char *, size_t);
-int	 attempt_pristine(struct attempt *, char *, size_t);
+int	 attempt_pristine(struct attempt *,
+	    void (*)(struct attempt *, const char *), char *, size_t);
 int	 attempt_mount_tree(struct attempt *, char *, size_t);
 int	 attempt_mount_checkout(struct attempt *, uid_t, char *, size_t);
 size_t	 strv_len(char * const *);

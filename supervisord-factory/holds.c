@@ -106,12 +106,15 @@ attempt_env_check(struct attempt *a, char *err, size_t errlen)
  * ready: the tree becomes an overlay of the pristine checkout and the
  * upper layer the worker made; both handed to the attempt's uid.  Done
  * again after a restart: a tree already mounted is left as it is.
+ * 1 while the cold checkout is sealed: cont (pristine_commit) after.
  */
 int
-attempt_pristine(struct attempt *a, char *err, size_t errlen)
+attempt_pristine(struct attempt *a,
+    void (*cont)(struct attempt *, const char *), char *err, size_t errlen)
 {
 	struct stat	 st;
 	char		 tmp[PATH_MAX], why[256];
+	int		 rc;
 
 	if (pristine_path(a->repo, a->baseline, ".", tmp, sizeof(tmp)) ==
 	    -1 || strlcat(tmp, a->id, sizeof(tmp)) >= sizeof(tmp)) {
@@ -119,10 +122,11 @@ attempt_pristine(struct attempt *a, char *err, size_t errlen)
 		return (-1);
 	}
 	/* A cold checkout of ours becomes the shared one. */
-	if (lstat(tmp, &st) == 0 && pristine_commit(a, tmp, why,
-	    sizeof(why)) == -1) {
-		snprintf(err, errlen, "pristine %s: %s", tmp, why);
-		return (-1);
+	if (lstat(tmp, &st) == 0 && (rc = pristine_commit(a, tmp, cont, why,
+	    sizeof(why))) != 0) {
+		snprintf(err, errlen, "pristine %s: %s", tmp, rc == 1 ?
+		    "still being sealed" : why);
+		return (rc);
 	}
 	return (0);
 }
@@ -145,7 +149,7 @@ attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
 	char		 why[256];
 	uint64_t	 t0 = now_ms();
 
-	if (attempt_pristine(a, err, errlen) == -1)
+	if (attempt_pristine(a, NULL, err, errlen) == -1)
 		return (-1);
 	if (pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
 	    -1) {

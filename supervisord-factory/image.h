@@ -58,7 +58,5 @@ void	image_ctl_list(struct ctl_conn *, struct imsg *);
 int	dispatch_image(struct child *, struct imsg *, char *, size_t);
 void	image_ready(struct child *);
 void	image_lost(struct child *);
-/* SIGCHLD for a pid: 1 if it was one of the walks' processes. */
-int	image_walk_reap(pid_t, int);
 
 #endif /* FACTORY_IMAGE_H */

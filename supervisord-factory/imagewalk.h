@@ -1,41 +1,22 @@
 /*
- * The image walk (imagewalk.c): a walk of a stored or staged tree in a
- * process of its own, for image.c's import and verify.
+ * The image walk (imagewalk.c): a walk of a stored or staged tree by
+ * factory-fswalk, for image.c's import and verify.
  */
 #ifndef IMAGEWALK_H
 #define IMAGEWALK_H
 
-#include <event.h>
 #include <stdio.h>
 
+#include "fsjob.h"
 #include "imgtree.h"
 
 #define IMAGE_WALKS_MAX	4	/* walks at once: imports and verifies */
-#define IMAGE_WALK_MAGIC 0x66697777U
 /* The deadline: this, and a second for every IMAGE_WALK_RATE bytes. */
 #define IMAGE_WALK_MIN_S 60
 #define IMAGE_WALK_RATE	(8ULL * 1024 * 1024)	/* of images: max-size */
 
-struct image_walk_reply {
-	uint32_t		 magic;
-	int32_t			 rc;
-	struct imgwalk_result	 res;
-	char			 err[512];
-};
-
 struct image_walk {
-	pid_t			 pid;
-	int			 fd;		/* the answer's pipe */
-	struct event		 ev;
-	struct image_walk_reply	 rep;
-	size_t			 got;
-	int			 bad;		/* more than one answer */
-	int			 eof;
-	int			 reaped;
-	int			 status;
-	struct event		 timer;		/* the deadline */
-	int			 late;		/* killed at it */
-	long long		 secs;		/* it, in seconds */
+	struct fsjob		 job;
 	int			 rootfd;
 	uid_t			 owner;
 	int			 chown;
@@ -52,7 +33,7 @@ struct image_walk {
 	char			 hex[IMAGE_HEXLEN + 1];
 };
 
-/* Forks the walk of w; done() runs once its answer is checked. */
+/* Starts the walk of w; done() runs once its answer is checked. */
 int	 image_walk_start(struct image_walk *);
 
 #endif /* IMAGEWALK_H */

@@ -7,10 +7,12 @@
  * bytes, whose modification time is its last use).  A cold checkout is
  * made by the worker into COMMIT.ID, a directory of the worker's that
  * this attempt alone uses; when the worker says READY, the parent
- * bounds it (pristine_bound: no sparse file, no more bytes than the
- * cache may hold, looked at before any byte is copied), seals it
- * (pristine_seal: no handle of the worker's left on it, every entry
- * root's, git's modes) and renames it to COMMIT.  No index is kept:
+ * makes its top root's and finds no handle of the worker's left on it
+ * (pristine_seal), then factory-fswalk (fswalk/pristine.c), out of the
+ * parent's loop, bounds it (no sparse file, no more bytes than the
+ * cache may hold, looked at before any byte is copied) and seals it
+ * (every entry root's, git's modes); the parent renames it to COMMIT
+ * when that answer came (pristine_sealed).  No index is kept:
  * each attempt's is made from the object store for it alone (worker
  * provision_upper), as a cached one would be bytes of an earlier
  * worker nobody checks; a COMMIT.index an older version left is
@@ -38,6 +40,7 @@
  * 40-hex commits of the attempts: nothing is matched by pattern.
  */
 #include <sys/types.h>
+#include <sys/queue.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -46,7 +49,6 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -56,15 +58,14 @@
 #include <unistd.h>
 
 #include "factoryd.h"
+#include "fsjob.h"
 #include "log.h"
 
 #define PRISTINE_MAX	4096	/* entries looked at per eviction */
-/*
- * A regular file may have this many bytes more than its blocks hold
- * and still not be sparse: a small file kept in its inode (ext4's
- * inline data, btrfs's inline extents) has no block at all.
- */
-#define PRISTINE_SLACK	4096
+/* A seal's deadline: this, and a second for every PRISTINE_SEAL_RATE
+ * bytes pristine-cache may hold (each is read and written once). */
+#define PRISTINE_SEAL_MIN_S	60
+#define PRISTINE_SEAL_RATE	(8ULL * 1024 * 1024)
 
 struct pristine_ent {
 	char		 repo[REPO_NAME_MAX];
@@ -73,22 +74,31 @@ struct pristine_ent {
 	struct timespec	 used;
 };
 
-static uint64_t	 pristine_walked;	/* nftw has no closure */
+/* A seal under way: factory-fswalk's job, a's to go on with after. */
+struct pristine_seal {
+	struct fsjob		 job;
+	char			 id[ATTEMPT_ID_MAX];
+	char			 tmp[PATH_MAX];
+	int			 fd;		/* the top, root's */
+	int			 waiting;	/* for a free helper */
+	void			(*cont)(struct attempt *, const char *);
+	struct event		 retry;
+	LIST_ENTRY(pristine_seal) entry;
+};
+
+static LIST_HEAD(, pristine_seal) pristine_seals =
+    LIST_HEAD_INITIALIZER(pristine_seals);
 
 static int	 pristine_stale_index(const char *, const char *, char *,
 		    size_t);
-static int	 pristine_sum(const char *, const struct stat *, int,
-		    struct FTW *);
 static int	 pristine_scan(struct pristine_ent **, size_t *);
 static int	 pristine_entcmp(const void *, const void *);
 static int	 pristine_held(pid_t, const char *, const char *, char *,
 		    size_t);
 static int	 pristine_tasks_hold(pid_t, const char *, char *, size_t);
 static int	 pristine_unheld(const char *, char *, size_t);
-static int	 pristine_bound(int, int, uint64_t *, char *, size_t);
-static int	 pristine_renew(int, const char *, mode_t, uint64_t *);
-static int	 pristine_modes(int, int, uint64_t *, char *, size_t);
-static int	 pristine_seal(const char *, char *, size_t);
+static int	 pristine_seal(struct attempt *, const char *,
+		    void (*)(struct attempt *, const char *), char *, size_t);
 static int	 pristine_acl(int, gid_t);
 
 /* STATE/pristine/REPO/COMMIT (or with suffix appended); -1 too long. */
@@ -187,21 +197,60 @@ pristine_touch(const char *repo, const char *commit)
 	close(fd);
 }
 
-static int
-pristine_sum(const char *path, const struct stat *st, int flag,
-    struct FTW *ftw)
+static struct pristine_seal *
+pristine_sealing(const char *id)
 {
-	pristine_walked += (uint64_t)st->st_blocks * 512;
-	return (0);
+	struct pristine_seal	*ps;
+
+	LIST_FOREACH(ps, &pristine_seals, entry)
+		if (strcmp(ps->id, id) == 0)
+			return (ps);
+	return (NULL);
 }
 
 /*
  * The worker is done with a's cold checkout in tmp: it becomes the
  * commit's pristine tree, root's, and the cache is brought back under
  * its bound.  An existing one (another attempt won) is kept, ours goes.
+ * 0 done, -1 and err, or 1: it is sealed out of the loop, and cont
+ * gets a (if it did not end meanwhile) with NULL or why it failed.
  */
 int
-pristine_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
+pristine_commit(struct attempt *a, const char *tmp,
+    void (*cont)(struct attempt *, const char *), char *err, size_t errlen)
+{
+	struct stat	 st;
+	char		 path[PATH_MAX];
+
+	if (pristine_sealing(a->id) != NULL && cont != NULL)
+		return (1);
+	if (pristine_sealing(a->id) != NULL) {
+		snprintf(err, errlen, "still being sealed");
+		return (-1);
+	}
+	if (pristine_path(a->repo, a->baseline, "", path, sizeof(path)) ==
+	    -1) {
+		snprintf(err, errlen, "%s: pristine path too long", a->repo);
+		return (-1);
+	}
+	if (lstat(path, &st) == 0) {
+		pristine_drop_tmp(a);
+		pristine_touch(a->repo, a->baseline);
+		return (0);
+	}
+	if (cont == NULL) {
+		snprintf(err, errlen, "not sealed yet");
+		return (-1);
+	}
+	if (pristine_seal(a, tmp, cont, err, errlen) == -1)
+		return (-1);
+	return (1);
+}
+
+/* The sealed tree, of bytes, in the cache under its commit. */
+static int
+pristine_store(struct attempt *a, const char *tmp, uint64_t bytes,
+    char *err, size_t errlen)
 {
 	struct stat	 st;
 	char		 path[PATH_MAX], size[PATH_MAX], buf[32];
@@ -214,20 +263,12 @@ pristine_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: pristine path too long", a->repo);
 		return (-1);
 	}
-	if (lstat(path, &st) == 0) {
+	if (lstat(path, &st) == 0) {	/* another attempt's, meanwhile */
 		pristine_drop_tmp(a);
 		pristine_touch(a->repo, a->baseline);
 		return (0);
 	}
-	if (pristine_seal(tmp, err, errlen) == -1)
-		return (-1);
-	pristine_walked = 0;
-	if (nftw(tmp, pristine_sum, 16, FTW_PHYS | FTW_MOUNT) == -1) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		return (-1);
-	}
-	n = snprintf(buf, sizeof(buf), "%llu\n",
-	    (unsigned long long)pristine_walked);
+	n = snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)bytes);
 	if ((fd = open(size, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
 	    O_CLOEXEC, 0600)) == -1 || write(fd, buf, n) != n) {
 		snprintf(err, errlen, "%s: %s", size, strerror(errno));
@@ -244,9 +285,80 @@ pristine_commit(struct attempt *a, const char *tmp, char *err, size_t errlen)
 		return (-1);
 	}
 	log_info("%s: pristine %s/%s: %llu bytes", a->id, a->repo,
-	    a->baseline, (unsigned long long)pristine_walked);
+	    a->baseline, (unsigned long long)bytes);
 	pristine_evict();
 	return (0);
+}
+
+/*
+ * factory-fswalk answered: the top readable by root and the verifier's
+ * group alone, the tree stored, and a goes on; or a fails, naming why.
+ * An attempt that ended meanwhile goes no further.
+ */
+static void
+pristine_sealed(struct fsjob *j)
+{
+	struct pristine_seal	*ps = j->arg;
+	struct fswalk_answer	 ans;
+	struct attempt		*a;
+	char			 err[512], msg[PATH_MAX + 300];
+	int			 rc = -1;
+
+	LIST_REMOVE(ps, entry);
+	a = attempt_find(ps->id);
+	if (fsjob_answer(j, FSWALK_PRISTINE, &ans, err, sizeof(err)) == -1)
+		;
+	else if (ans.failed)
+		strlcpy(err, ans.err, sizeof(err));
+	else if (fchmod(ps->fd, 0750) == -1)
+		snprintf(err, sizeof(err), "%s: %s", ps->tmp, strerror(errno));
+	else if (pristine_acl(ps->fd, env->conf->users[PROC_VERIFIER].gid) ==
+	    -1)
+		snprintf(err, sizeof(err), "%s: an ACL for the verifier's "
+		    "group: %s (the state directory's file system must have "
+		    "POSIX ACLs)", ps->tmp, strerror(errno));
+	else if (a != NULL && !attempt_terminal(a) && !a->torn_down)
+		rc = pristine_store(a, ps->tmp, ans.u.bytes, err, sizeof(err));
+	close(ps->fd);
+	if (a != NULL && !attempt_terminal(a) && !a->torn_down &&
+	    a->state != AS_TEARDOWN) {
+		snprintf(msg, sizeof(msg), "pristine %s: %.255s", ps->tmp,
+		    err);
+		ps->cont(a, rc == -1 ? msg : NULL);
+	}
+	free(ps);
+}
+
+/* A seal that waited for a free helper: a goes on, if it still may. */
+static void
+pristine_retry_cb(int fd, short event, void *arg)
+{
+	struct pristine_seal	*ps = arg;
+	struct attempt		*a = attempt_find(ps->id);
+
+	LIST_REMOVE(ps, entry);
+	if (a != NULL && !attempt_terminal(a) && !a->torn_down &&
+	    a->state != AS_TEARDOWN)
+		ps->cont(a, NULL);
+	free(ps);
+}
+
+/* Every helper busy: a's seal is tried again in a second. */
+static void
+pristine_wait(struct attempt *a, void (*cont)(struct attempt *, const char *))
+{
+	struct pristine_seal	*ps;
+	struct timeval		 tv = { 1, 0 };
+
+	if ((ps = calloc(1, sizeof(*ps))) == NULL)
+		fatal(NULL);
+	strlcpy(ps->id, a->id, sizeof(ps->id));
+	ps->fd = -1;
+	ps->waiting = 1;
+	ps->cont = cont;
+	evtimer_set(&ps->retry, pristine_retry_cb, ps);
+	evtimer_add(&ps->retry, &tv);
+	LIST_INSERT_HEAD(&pristine_seals, ps, entry);
 }
 
 /*
@@ -367,207 +479,6 @@ pristine_unheld(const char *tmp, char *why, size_t whylen)
 }
 
 /*
- * A regular file of the worker's checkout replaced by root's copy of
- * it, under its own name, with mode: a new inode the worker never had.
- * Write permission is checked when a file is opened, so a descriptor
- * the worker opened for writing before the tree was made root's would
- * still write it, and one parked in a unix socket's queue (SCM_RIGHTS
- * to itself) is in no table pristine_unheld can look at.  Whatever the
- * copy reads is what the verifier then checks, and nobody but root can
- * write the copy.  Such a descriptor could also make the file longer
- * or sparse after pristine_bound looked: the copy refuses a sparse
- * file, takes no more than *left bytes of the whole tree, and copies
- * no more of a file than it was long when it began.
- */
-static int
-pristine_renew(int dfd, const char *name, mode_t mode, uint64_t *left)
-{
-	static unsigned int	 n;
-	struct stat		 sb;
-	char			 tmp[64];
-	char			 buf[65536];
-	ssize_t			 r, w, off;
-	off_t			 remain;
-	int			 src, dst, rc = -1;
-
-	if ((src = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC)) == -1)
-		return (-1);
-	if (fstat(src, &sb) == -1 || !S_ISREG(sb.st_mode)) {
-		if (errno == 0 || S_ISREG(sb.st_mode) == 0)
-			errno = EPERM;
-		close(src);
-		return (-1);
-	}
-	if (sb.st_size > sb.st_blocks * 512 + PRISTINE_SLACK ||
-	    (uint64_t)sb.st_size > *left) {
-		errno = EFBIG;
-		close(src);
-		return (-1);
-	}
-	*left -= sb.st_size;
-	remain = sb.st_size;
-	snprintf(tmp, sizeof(tmp), ".factory-seal.%d.%u", (int)getpid(), n++);
-	(void)unlinkat(dfd, tmp, 0);
-	if ((dst = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-	    O_CLOEXEC, 0600)) == -1) {
-		close(src);
-		return (-1);
-	}
-	while (remain > 0) {
-		if ((r = read(src, buf, remain < (off_t)sizeof(buf) ? remain :
-		    (off_t)sizeof(buf))) == -1) {
-			if (errno == EINTR)
-				continue;
-			goto done;
-		}
-		if (r == 0)
-			break;
-		remain -= r;
-		for (off = 0; off < r; off += w)
-			if ((w = write(dst, buf + off, r - off)) == -1) {
-				if (errno == EINTR) {
-					w = 0;
-					continue;
-				}
-				goto done;
-			}
-	}
-	if (fchmod(dst, mode) == -1 || renameat(dfd, tmp, dfd, name) == -1)
-		goto done;
-	rc = 0;
- done:
-	if (rc == -1)
-		(void)unlinkat(dfd, tmp, 0);
-	close(dst);
-	close(src);
-	return (rc);
-}
-
-/*
- * The first look at the worker's checkout below the directory dfd
- * (closed here), by stat alone, before root copies a byte of it: no
- * regular file may be sparse (a worker that wrote no byte of a file of
- * gigabytes would have root write them all, in factoryd's loop), none
- * may be .git (no tree holds it: an index a worker left, as older
- * versions had it do), and their bytes together may not exceed *left
- * (pristine-cache: a tree over it could never be kept), which is what
- * they leave of it.
- */
-static int
-pristine_bound(int dfd, int depth, uint64_t *left, char *why, size_t whylen)
-{
-	struct dirent	*de;
-	struct stat	 sb;
-	DIR		*d;
-	int		 fd, rc = 0;
-
-	if (depth > 256 || (d = fdopendir(dfd)) == NULL) {
-		snprintf(why, whylen, "too deep, or %s", strerror(errno));
-		close(dfd);
-		return (-1);
-	}
-	while (rc == 0 && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		if (strcmp(de->d_name, ".git") == 0) {
-			snprintf(why, whylen, ".git: no tree holds one");
-			rc = -1;
-		} else if (fstatat(dirfd(d), de->d_name, &sb,
-		    AT_SYMLINK_NOFOLLOW) == -1) {
-			snprintf(why, whylen, "%.200s: %s", de->d_name,
-			    strerror(errno));
-			rc = -1;
-		} else if (S_ISREG(sb.st_mode) && sb.st_size > sb.st_blocks *
-		    512 + PRISTINE_SLACK) {
-			snprintf(why, whylen, "%.200s: a sparse file (%lld "
-			    "bytes, %lld on disk), nothing copied",
-			    de->d_name, (long long)sb.st_size,
-			    (long long)sb.st_blocks * 512);
-			rc = -1;
-		} else if (S_ISREG(sb.st_mode) && (uint64_t)sb.st_size >
-		    *left) {
-			snprintf(why, whylen, "%.200s: the tree is larger "
-			    "than pristine-cache (%llu bytes), nothing copied",
-			    de->d_name,
-			    (unsigned long long)env->conf->pristine_max);
-			rc = -1;
-		} else if (S_ISREG(sb.st_mode))
-			*left -= sb.st_size;
-		else if (S_ISDIR(sb.st_mode)) {
-			if ((fd = openat(dirfd(d), de->d_name, O_RDONLY |
-			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-				snprintf(why, whylen, "%.200s: %s", de->d_name,
-				    strerror(errno));
-				rc = -1;
-			} else
-				rc = pristine_bound(fd, depth + 1, left, why,
-				    whylen);
-		}
-	}
-	closedir(d);
-	return (rc);
-}
-
-/*
- * Git's modes and nothing else below the directory dfd (closed here):
- * directories 0755, files 0755 or 0644 (executable or not, as the
- * worker wrote them: the verifier checks which), each a copy of root's
- * (pristine_renew), links as they are; anything else fails the tree.
- */
-static int
-pristine_modes(int dfd, int depth, uint64_t *left, char *why,
-    size_t whylen)
-{
-	struct dirent	*de;
-	struct stat	 sb;
-	DIR		*d;
-	int		 fd, rc = 0;
-
-	if (depth > 256 || (d = fdopendir(dfd)) == NULL) {
-		snprintf(why, whylen, "too deep, or %s", strerror(errno));
-		close(dfd);
-		return (-1);
-	}
-	while (rc == 0 && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) ==
-		    -1) {
-			snprintf(why, whylen, "%.200s: %s", de->d_name,
-			    strerror(errno));
-			rc = -1;
-		} else if (S_ISLNK(sb.st_mode))
-			continue;
-		else if (S_ISREG(sb.st_mode)) {
-			if (pristine_renew(dirfd(d), de->d_name, sb.st_mode &
-			    0111 ? 0755 : 0644, left) == -1)
-				rc = -1;
-		} else if (S_ISDIR(sb.st_mode)) {
-			if (fchmodat(dirfd(d), de->d_name, 0755, 0) == -1 ||
-			    (fd = openat(dirfd(d), de->d_name, O_RDONLY |
-			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-				rc = -1;
-			else
-				rc = pristine_modes(fd, depth + 1, left, why,
-				    whylen);
-		} else {
-			snprintf(why, whylen, "%.200s: a special file",
-			    de->d_name);
-			errno = EPERM;
-			rc = -1;
-		}
-		if (rc == -1 && why[0] == '\0')
-			snprintf(why, whylen, "%.200s: %s", de->d_name,
-			    strerror(errno));
-	}
-	closedir(d);
-	return (rc);
-}
-
-/*
  * rwxr-x--- and r-x for group gid, as the kernel's POSIX ACL xattr
  * (little-endian: a version, then entries sorted by tag).  A file
  * system without ACLs fails the tree: fail closed, said by the caller.
@@ -604,20 +515,27 @@ pristine_acl(int fd, gid_t gid)
 /*
  * The worker's cold checkout in tmp becomes root's: first its top, so
  * that the worker reaches nothing of it by path; then nothing of it may
- * still be held by the worker; then it is bounded (pristine_bound);
- * then every entry root's (only what the
- * worker made, no second names) with git's modes, the top readable by
- * root and the verifier's group alone.
+ * still be held by the worker; then factory-fswalk bounds it, gives
+ * every entry to root (only what the worker made, no second names)
+ * with git's modes and counts its blocks, out of root's loop
+ * (pristine_sealed goes on).
  */
 static int
-pristine_seal(const char *tmp, char *err, size_t errlen)
+pristine_seal(struct attempt *a, const char *tmp,
+    void (*cont)(struct attempt *, const char *), char *err, size_t errlen)
 {
-	struct stat	 st;
-	uint64_t	 left;
-	char		 why[PATH_MAX + 64];
-	int		 fd;
+	struct fswalk_pristine_job	 job;
+	struct pristine_seal		*ps;
+	struct stat			 st;
+	struct ibuf			*b;
+	char				 why[PATH_MAX + 64];
+	int				 fd;
 
 	why[0] = '\0';
+	if (fsjob_busy()) {
+		pristine_wait(a, cont);
+		return (0);
+	}
 	if ((fd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1 || fstat(fd, &st) == -1 ||
 	    st.st_uid != env->conf->users[PROC_WORKER].uid ||
@@ -634,35 +552,31 @@ pristine_seal(const char *tmp, char *err, size_t errlen)
 		close(fd);
 		return (-1);
 	}
-	left = env->conf->pristine_max;
-	/* Its own open of the top: a dup would share where readdir is. */
-	if (pristine_bound(openat(fd, ".", O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC), 0, &left, why, sizeof(why)) == -1) {
-		snprintf(err, errlen, "%s", why);
-		close(fd);
-		return (-1);
-	}
-	left = env->conf->pristine_max - left;	/* what it holds */
-	if (fs_chown_tree(tmp, env->conf->users[PROC_WORKER].uid, 0, 0, err,
-	    errlen) == -1) {
-		close(fd);
-		return (-1);
-	}
-	if (pristine_modes(dup(fd), 0, &left, why, sizeof(why)) == -1 ||
-	    fchmod(fd, 0750) == -1) {
-		snprintf(err, errlen, "%s: %s", tmp, why[0] != '\0' ? why :
+	memset(&job, 0, sizeof(job));
+	job.from = env->conf->users[PROC_WORKER].uid;
+	job.max = env->conf->pristine_max;
+	if ((ps = calloc(1, sizeof(*ps))) == NULL ||
+	    strlcpy(job.path, tmp, sizeof(job.path)) >= sizeof(job.path) ||
+	    (b = fswalk_pristine_job_compose(&job)) == NULL)
+		fatal("pristine seal");
+	strlcpy(ps->id, a->id, sizeof(ps->id));
+	strlcpy(ps->tmp, tmp, sizeof(ps->tmp));
+	ps->fd = fd;
+	ps->cont = cont;
+	ps->job.what = "pristine seal";
+	ps->job.done = pristine_sealed;
+	ps->job.arg = ps;
+	if (fsjob_start(&ps->job, b, &fd, 1,
+	    PRISTINE_SEAL_MIN_S + (long long)(job.max / PRISTINE_SEAL_RATE)) == -1) {
+		snprintf(err, errlen, "%s: factory-fswalk: %s", tmp,
 		    strerror(errno));
+		ibuf_free(b);
+		free(ps);
 		close(fd);
 		return (-1);
 	}
-	if (pristine_acl(fd, env->conf->users[PROC_VERIFIER].gid) == -1) {
-		snprintf(err, errlen, "%s: an ACL for the verifier's group: "
-		    "%s (the state directory's file system must have POSIX "
-		    "ACLs)", tmp, strerror(errno));
-		close(fd);
-		return (-1);
-	}
-	close(fd);
+	ibuf_free(b);
+	LIST_INSERT_HEAD(&pristine_seals, ps, entry);
 	return (0);
 }
 
@@ -755,21 +669,34 @@ pristine_mark_checked(const char *repo, const char *commit, const char *tree)
 	return (0);
 }
 
-/* a's own cold checkout, if one is left (a failed or lost attempt). */
-void
+/*
+ * a's own cold checkout, if one is left (a failed or lost attempt).
+ * -1 while a seal of it runs: killed now, removed by a later teardown.
+ */
+int
 pristine_drop_tmp(struct attempt *a)
 {
-	char	 tmp[PATH_MAX];
+	struct pristine_seal	*ps;
+	char			 tmp[PATH_MAX];
 
+	if ((ps = pristine_sealing(a->id)) != NULL && ps->waiting) {
+		evtimer_del(&ps->retry);
+		LIST_REMOVE(ps, entry);
+		free(ps);
+	} else if (ps != NULL) {
+		(void)kill(ps->job.pid, SIGKILL);
+		return (-1);
+	}
 	if (a->repo[0] == '\0' || !hex_valid(a->baseline, 40) ||
 	    pristine_path(a->repo, a->baseline, ".", tmp, sizeof(tmp)) == -1 ||
 	    strlcat(tmp, a->id, sizeof(tmp)) >= sizeof(tmp))
-		return;
+		return (0);
 	if (fs_remove_tree(tmp) == -1)
 		log_warn("%s: %s", a->id, tmp);
 	if (strlcat(tmp, ".index", sizeof(tmp)) < sizeof(tmp) &&
 	    unlink(tmp) == -1 && errno != ENOENT)
 		log_warn("%s: %s", a->id, tmp);
+	return (0);
 }
 
 /* Is an attempt that is not torn down on this commit? */

@@ -52,6 +52,7 @@
 
 #include "beneath.h"
 #include "factoryd.h"
+#include "fsjob.h"
 #include "image.h"
 #include "log.h"
 #include "setupfs.h"
@@ -428,41 +429,21 @@ setup_rundir(struct attempt *a, char *buf, size_t len)
  * The store helper.  Copying a setup's outputs, fsyncing them file by
  * file and hashing them took the event loop for minutes (16,000 files:
  * 72 s without a lease, deadline, cancel or control request served),
- * so that work is a child's: forked for one entry, it copies the
- * outputs from the run's upper into .tmp.KEY.ID and answers with one
- * struct setup_reply on a pipe, which the loop reads as an event and
- * decodes by its exact size.  A second helper, the sealer, takes the
- * entry's seal (one fstatat(2) per entry) the same way.  What is left
- * for the loop is bounded by the outputs: the opaque markers (an xattr
- * the helpers' seccomp filter does not allow), the meta and the two
- * renames.  The walks themselves are in libcommon/setupfs.c.  A helper
- * is killed and reaped by its pid when its attempt ends or the daemon
- * stops.
+ * so that work is factory-fswalk's (fswalk/setup.c, fsjob.c): exec'd
+ * for one entry, it copies the outputs from the run's upper into
+ * .tmp.KEY.ID and answers with its digest, read by the loop as an
+ * event and decoded field by field.  A second job, the sealer, takes
+ * the entry's seal (one fstatat(2) per entry) the same way.  What is
+ * left for the loop is bounded by the outputs: the opaque markers (an
+ * xattr the helpers' seccomp filter does not allow), the meta and the
+ * two renames.  A helper is killed by its pid when its attempt ends;
+ * it dies with the daemon.
  */
-#define SETUP_REPLY_MAGIC	0x66737331U	/* "fss1" */
-
-struct setup_reply {
-	uint32_t	 magic;
-	uint32_t	 ok;		/* 1: copied; 0: refused, with err */
-	uint64_t	 files;
-	uint64_t	 bytes;
-	char		 digest[SHA256_HEX_LEN + 1];
-	char		 seal[SHA256_HEX_LEN + 1];	/* the sealer's */
-	char		 err[512];
-};
-
 struct setup_job {
 	TAILQ_ENTRY(setup_job)	 entry;
 	struct attempt		*a;
-	pid_t			 pid;
-	int			 fd;		/* the reply's read end */
-	struct event		 ev;
-	struct setup_reply	 rep;
-	size_t			 got;
-	int			 bad;		/* a byte past the reply */
-	int			 eof;
-	int			 reaped;
-	int			 status;
+	struct fsjob		 job;
+	struct fswalk_answer	 ans;
 	int			 sealing;	/* the second helper's turn */
 	char			 upper[PATH_MAX];
 	char			 tmp[PATH_MAX];	/* .tmp.KEY.ID */
@@ -482,78 +463,7 @@ setup_job_find(struct attempt *a)
 	return (NULL);
 }
 
-/* In the forked helper: copy and hash (the sealer: seal), answer, exit. */
-__dead static void
-setup_child(struct setup_job *j, int up, int dst, int out, pid_t parent)
-{
-	struct setup_walk	*w;
-	struct setup_reply	 rep;
-	char * const		*outs = j->a->m->setup->outputs;
-	char			 why[512];
-	uint8_t			 md[SHA256_LEN];
-
-	why[0] = '\0';
-	memset(&rep, 0, sizeof(rep));
-	rep.magic = SETUP_REPLY_MAGIC;
-	setproctitle("setup %s %s", j->sealing ? "seal" : "store", j->a->id);
-	/* The receipts' signing key and the gateway tokens are the
-	 * parent's: not in this copy. */
-	EVP_PKEY_free(env->receipt_key);
-	env->receipt_key = NULL;
-	gateway_forget();
-	if (setup_child_fds(up, dst, out) == -1)
-		_exit(1);
-	up = 3;
-	dst = 4;
-	out = 5;
-	if (setup_child_confine(j->sealing ? j->tmp : j->upper, j->sealing ?
-	    NULL : j->tmp, 1U << CAP_DAC_READ_SEARCH, parent, rep.err,
-	    sizeof(rep.err)) == -1)
-		goto reply;
-	if (j->sealing) {
-		if (setup_seal(dst, rep.seal) == 0)
-			rep.ok = 1;
-		else
-			snprintf(rep.err, sizeof(rep.err), "setup: %s: cannot "
-			    "be sealed", j->tmp);
-		goto reply;
-	}
-	if ((w = calloc(1, sizeof(*w))) == NULL) {
-		snprintf(rep.err, sizeof(rep.err), "setup store: no memory");
-		goto reply;
-	}
-	w->err = why;
-	w->errlen = sizeof(why);
-	w->root = up;
-	/* An entry larger than the whole cache could never be kept. */
-	w->maxbytes = env->conf->setup_max;
-	if (setup_only_outputs(up, "", outs, rep.err, sizeof(rep.err), 0) ==
-	    -1 || setup_walk_outputs(w, up, dst, outs, rep.err,
-	    sizeof(rep.err)) == -1 || sha256_final(&w->ctx, md) == -1) {
-		if (rep.err[0] == '\0')
-			snprintf(rep.err, sizeof(rep.err), "setup: sha256 "
-			    "failed");
-		(void)setup_rm_own(dst, 0);
-		goto reply;
-	}
-	hex_encode(md, sizeof(md), rep.digest);
-	rep.files = w->files;
-	rep.bytes = w->bytes;
-	rep.ok = 1;
-	/* Test builds: a store that holds until it is killed. */
-	while (faultpoint("setup:store-hold"))
-		(void)poll(NULL, 0, -1);
- reply:
-	/*
-	 * One write below PIPE_BUF: whole or not at all.  A lost reply is
-	 * the parent's short read, and this exit status says so too.
-	 */
-	if (write(out, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
-		_exit(1);
-	_exit(0);
-}
-
-static void	setup_job_read(int, short, void *);
+static void	setup_job_end(struct fsjob *);
 
 /*
  * Removers: what a store left (a cancelled copy, one that lost the
@@ -686,35 +596,40 @@ setup_rm_reap(pid_t pid, int status)
 }
 
 /*
- * j's helper forked on up and dst (the caller closes them); its answer
- * comes back through setup_job_read().  -1 with err if it could not be.
+ * j's helper started on up and dst (the caller closes them); its
+ * answer comes to setup_job_end().  -1 with err if it could not be.
  */
 static int
 setup_job_fork(struct setup_job *j, int up, int dst, char *err,
     size_t errlen)
 {
-	pid_t	 parent = getpid(), pid;
-	int	 p[2];
+	struct fswalk_setup_job	 sj;
+	struct ibuf		*b;
+	int			 fds[2], rc;
 
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == -1) {
+	memset(&sj, 0, sizeof(sj));
+	sj.max = env->conf->setup_max;
+	if (!j->sealing) {
+		strlcpy(sj.upper, j->upper, sizeof(sj.upper));
+		sj.outputs = (char **)j->a->m->setup->outputs;
+	}
+	strlcpy(sj.tmp, j->tmp, sizeof(sj.tmp));
+	if ((b = fswalk_setup_job_compose(j->sealing ? FSWALK_SETUP_SEAL :
+	    FSWALK_SETUP_STORE, &sj)) == NULL) {
+		snprintf(err, errlen, "setup: helper: its job is too large");
+		return (-1);
+	}
+	fds[0] = up;
+	fds[1] = dst;
+	j->job.what = j->sealing ? "setup sealer" : "setup store helper";
+	j->job.done = setup_job_end;
+	j->job.arg = j;
+	rc = fsjob_start(&j->job, b, fds, j->sealing ? 1 : 2, 0);
+	ibuf_free(b);
+	if (rc == -1) {
 		snprintf(err, errlen, "setup: helper: %s", strerror(errno));
 		return (-1);
 	}
-	if ((pid = fork()) == -1) {
-		snprintf(err, errlen, "setup: helper: %s", strerror(errno));
-		close(p[0]);
-		close(p[1]);
-		return (-1);
-	}
-	if (pid == 0) {
-		close(p[0]);
-		setup_child(j, up, dst, p[1], parent);
-	}
-	close(p[1]);
-	j->pid = pid;
-	j->fd = p[0];
-	event_set(&j->ev, j->fd, EV_READ | EV_PERSIST, setup_job_read, j);
-	event_add(&j->ev, NULL);
 	TAILQ_INSERT_TAIL(&setup_jobs, j, entry);
 	return (0);
 }
@@ -731,7 +646,6 @@ setup_store_start(struct attempt *a, char *err, size_t errlen)
 		return (-1);
 	}
 	j->a = a;
-	j->fd = -1;
 	if (setup_rundir(a, j->upper, sizeof(j->upper)) == -1 ||
 	    strlcat(j->upper, "/upper", sizeof(j->upper)) >=
 	    sizeof(j->upper) || setup_path(j->tmp, sizeof(j->tmp),
@@ -756,7 +670,7 @@ setup_store_start(struct attempt *a, char *err, size_t errlen)
 	close(up);
 	close(dst);
 	log_info("%s: setup storing %s: helper pid %d", a->id, a->setup_key,
-	    (int)j->pid);
+	    (int)j->job.pid);
 	return (0);
  fail:
 	if (up != -1)
@@ -770,37 +684,33 @@ setup_store_start(struct attempt *a, char *err, size_t errlen)
 }
 
 /*
- * The helper's answer, decoded: exactly one struct setup_reply, then
- * the end of the pipe, from a helper that exited 0; its text printable
- * ASCII only.  -1 with err otherwise.
+ * The helper's answer, decoded (fswalk_answer_parse) from a helper
+ * that exited 0; a store's counts within the cache's bounds.  -1 with
+ * err otherwise.
  */
 static int
 setup_reply_check(struct setup_job *j, char *err, size_t errlen)
 {
-	struct setup_reply	*r = &j->rep;
-	char			*p;
+	struct fswalk_answer	*r = &j->ans;
+	struct fsjob		*f = &j->job;
+	char			 why[256];
 
-	if (j->bad || j->got != sizeof(*r) || r->magic != SETUP_REPLY_MAGIC ||
-	    r->ok > 1 || memchr(r->err, '\0', sizeof(r->err)) == NULL ||
-	    memchr(r->digest, '\0', sizeof(r->digest)) == NULL ||
-	    memchr(r->seal, '\0', sizeof(r->seal)) == NULL ||
-	    (r->ok && !j->sealing && (!hex_valid(r->digest, 64) ||
-	    r->files > SETUP_MAXFILES || r->bytes > env->conf->setup_max)) ||
-	    (r->ok && j->sealing && !hex_valid(r->seal, 64)) ||
-	    !WIFEXITED(j->status) || WEXITSTATUS(j->status) != 0) {
+	if (f->bad || !WIFEXITED(f->status) || WEXITSTATUS(f->status) != 0 ||
+	    fswalk_answer_parse(f->ans, f->got, j->sealing ?
+	    FSWALK_SETUP_SEAL : FSWALK_SETUP_STORE, r, why,
+	    sizeof(why)) == -1 || (!r->failed && !j->sealing &&
+	    (r->u.setup.files > SETUP_MAXFILES ||
+	    r->u.setup.bytes > env->conf->setup_max))) {
 		snprintf(err, errlen, "setup: %s (pid %d) %s, %s %d",
-		    j->sealing ? "sealer" : "store helper", (int)j->pid,
-		    j->got == 0 ? "ended without an "
-		    "answer" : "answered out of form", WIFSIGNALED(j->status) ?
+		    j->sealing ? "sealer" : "store helper", (int)f->pid,
+		    f->got == 0 ? "ended without an "
+		    "answer" : "answered out of form", WIFSIGNALED(f->status) ?
 		    "killed by signal" : "exit status",
-		    WIFSIGNALED(j->status) ? WTERMSIG(j->status) :
-		    WEXITSTATUS(j->status));
+		    WIFSIGNALED(f->status) ? WTERMSIG(f->status) :
+		    WEXITSTATUS(f->status));
 		return (-1);
 	}
-	if (!r->ok) {
-		for (p = r->err; *p != '\0'; p++)
-			if (*p < 0x20 || *p > 0x7e)
-				*p = '?';
+	if (r->failed) {
 		snprintf(err, errlen, "%s", r->err);
 		return (-1);
 	}
@@ -865,16 +775,13 @@ setup_seal_start(struct setup_job *j, char *err, size_t errlen)
 
 	if ((dst = setup_commit_prep(j->a, j->tmp, err, errlen)) == -1)
 		return (-1);
-	memset(&j->rep, 0, sizeof(j->rep));
-	j->got = 0;
-	j->bad = j->eof = j->reaped = j->status = 0;
-	j->fd = -1;
+	memset(&j->ans, 0, sizeof(j->ans));
 	j->sealing = 1;
 	rc = setup_job_fork(j, dst, dst, err, errlen);
 	close(dst);
 	if (rc == 0)
 		log_debug("%s: setup sealing %s: helper pid %d", j->a->id,
-		    j->a->setup_key, (int)j->pid);
+		    j->a->setup_key, (int)j->job.pid);
 	return (rc);
 }
 
@@ -958,8 +865,9 @@ setup_done(struct attempt *a, int rc)
 
 /* Answered and reaped: the entry made, or why not; a goes on. */
 static void
-setup_job_end(struct setup_job *j)
+setup_job_end(struct fsjob *fj)
 {
+	struct setup_job *j = fj->arg;
 	struct attempt	*a = j->a;
 	char		 err[1024];
 	int		 rc;
@@ -968,14 +876,15 @@ setup_job_end(struct setup_job *j)
 	err[0] = '\0';
 	if ((rc = setup_reply_check(j, err, sizeof(err))) == 0 &&
 	    !j->sealing) {
-		strlcpy(a->setup_digest, j->rep.digest,
+		strlcpy(a->setup_digest, j->ans.u.setup.hex,
 		    sizeof(a->setup_digest));
-		a->setup_files = j->rep.files;
-		a->setup_bytes = j->rep.bytes;
+		a->setup_files = j->ans.u.setup.files;
+		a->setup_bytes = j->ans.u.setup.bytes;
 		if ((rc = setup_seal_start(j, err, sizeof(err))) == 0)
 			return;		/* the sealer answers */
 	} else if (rc == 0)
-		rc = setup_commit(a, j->tmp, j->rep.seal, err, sizeof(err));
+		rc = setup_commit(a, j->tmp, j->ans.u.setup.hex, err,
+		    sizeof(err));
 	/* Renamed to KEY, or emptied by the helper: nothing, or little. */
 	setup_rm_start(j->tmp);
 	free(j);
@@ -984,81 +893,25 @@ setup_job_end(struct setup_job *j)
 	report_schedule();
 }
 
-static void
-setup_job_read(int fd, short event, void *arg)
-{
-	struct setup_job	*j = arg;
-	ssize_t			 n;
-	char			 c;
-
-	for (;;) {
-		if (j->got < sizeof(j->rep))
-			n = read(fd, (char *)&j->rep + j->got,
-			    sizeof(j->rep) - j->got);
-		else
-			n = read(fd, &c, 1);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN)
-			return;
-		if (n == -1 || (n > 0 && j->got == sizeof(j->rep))) {
-			j->bad = 1;
-			break;
-		}
-		if (n == 0)
-			break;
-		j->got += (size_t)n;
-	}
-	event_del(&j->ev);
-	close(fd);
-	j->fd = -1;
-	j->eof = 1;
-	if (j->bad && !j->reaped)
-		(void)kill(j->pid, SIGKILL);
-	if (j->reaped)
-		setup_job_end(j);
-}
-
-/* SIGCHLD for a store helper: 1 if pid was one. */
+/* SIGCHLD for a remover: 1 if pid was one (fsjob.c reaps helpers). */
 int
 setup_reap(pid_t pid, int status)
 {
-	struct setup_job	*j;
-
-	TAILQ_FOREACH(j, &setup_jobs, entry)
-		if (j->pid == pid && !j->reaped) {
-			j->reaped = 1;
-			j->status = status;
-			if (j->eof)
-				setup_job_end(j);
-			return (1);
-		}
 	return (setup_rm_reap(pid, status));
 }
 
 /*
- * A helper whose attempt ended, or at shutdown: killed and reaped by
- * its pid (not reaped yet, so still ours), then forgotten.
+ * A helper whose attempt ended, or at shutdown: killed by its pid (not
+ * reaped yet, so still ours; fsjob.c reaps it), then forgotten.
  */
 static void
 setup_job_kill(struct setup_job *j)
 {
-	int	 st;
-
 	TAILQ_REMOVE(&setup_jobs, j, entry);
-	if (!j->reaped) {
-		if (kill(j->pid, SIGKILL) == -1)
-			log_warn("%s: setup store helper (pid %d)", j->a->id,
-			    (int)j->pid);
-		while (waitpid(j->pid, &st, 0) == -1 && errno == EINTR)
-			;
+	if (!j->job.reaped)
 		log_info("%s: setup store helper (pid %d) killed", j->a->id,
-		    (int)j->pid);
-	}
-	if (j->fd != -1) {
-		event_del(&j->ev);
-		close(j->fd);
-	}
+		    (int)j->job.pid);
+	fsjob_cancel(&j->job);
 }
 
 /* At shutdown: no helper outlives the daemon (start removes .tmp). */

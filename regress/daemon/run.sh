@@ -174,7 +174,7 @@ while IFS=: read -r proc mode text; do
 	n=$((n + 1))
 	d=$T/badexec$n
 	mkdir -p "$d"
-	for b in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox factory-egress factory-image factory-gateway; do
+	for b in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox factory-egress factory-image factory-gateway factory-fswalk; do
 		ln -s "$O/$b" "$d/$b"
 	done
 	rm "$d/factory-$proc"
@@ -263,7 +263,7 @@ check "no process of a child uid left" [ -z "$left" ]
 PRIV=$T/priv
 mkdir -p "$PRIV/build" "$T/p-keys"
 for b in factoryd factory-worker factory-verifier factory-reconciler \
-    factory-publisher factory-sandbox factory-egress factory-image factory-gateway \
+    factory-publisher factory-sandbox factory-egress factory-image factory-gateway factory-fswalk \
     factoryctl; do
 	cp "$O/$b" "$PRIV/build/$b" || fail "copy $b"
 done
@@ -296,7 +296,7 @@ check "a build in a 0700 directory: no exec failure logged" \
     sh -c "! grep -q 'exec .*Permission denied' '$T/p.log'"
 # A reload naming a libexec whose worker is group writable is refused.
 mkdir "$PRIV/gw"
-for x in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox factory-egress factory-image factory-gateway; do
+for x in factory-worker factory-verifier factory-reconciler factory-publisher factory-sandbox factory-egress factory-image factory-gateway factory-fswalk; do
 	cp "$O/$x" "$PRIV/gw/$x"
 done
 chmod 775 "$PRIV/gw/factory-worker"
@@ -318,7 +318,7 @@ badbin() {	# name setup-command...
 	rm -rf "$PRIV/bad"
 	mkdir "$PRIV/bad"
 	for x in factory-worker factory-verifier factory-reconciler \
-	    factory-publisher factory-sandbox factory-egress factory-image factory-gateway; do
+	    factory-publisher factory-sandbox factory-egress factory-image factory-gateway factory-fswalk; do
 		cp "$O/$x" "$PRIV/bad/$x"
 	done
 	"$@" "$b"
