@@ -438,8 +438,9 @@ manifest spammer "$(jq -cn --arg s "$SPAM" '["/usr/bin/python3", "-c", $s]')"
 id=$(submit spammer) && wait_state "$id" running ||
     fail "shell: the spamming attempt did not start"
 rm -f "$T/spam.pid"
-( ctl shell "$id" -- /usr/bin/python3 -c "$SENDFD" </dev/null \
-    2>"$T/spam.err" & echo $! >"$T/spam.pid"; wait $! ) |
+( "$O/factoryctl" -s "$SOCK" shell "$id" -- /usr/bin/python3 \
+    -c "$SENDFD" </dev/null 2>"$T/spam.err" & echo $! >"$T/spam.pid"
+    wait $! ) |
     python3 -c "$SLOW" "$T/spam.count" &
 SPIPE=$!
 i=0
