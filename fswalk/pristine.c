@@ -215,11 +215,18 @@ pristine_modes(int dfd, int depth, uint64_t *left, char *why,
 			    0111 ? 0755 : 0644, left) == -1)
 				rc = -1;
 		} else if (S_ISDIR(sb.st_mode)) {
-			if (fchmodat(dirfd(d), de->d_name, 0755, 0) == -1 ||
-			    (fd = openat(dirfd(d), de->d_name, O_RDONLY |
+			/*
+			 * By the descriptor, never the name: swapped for
+			 * a link since the fstatat, the name would have
+			 * fchmodat(2) follow it out of the tree.
+			 */
+			if ((fd = openat(dirfd(d), de->d_name, O_RDONLY |
 			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
 				rc = -1;
-			else
+			else if (fchmod(fd, 0755) == -1) {
+				close(fd);
+				rc = -1;
+			} else
 				rc = pristine_modes(fd, depth + 1, left, why,
 				    whylen);
 		} else {
@@ -299,14 +306,6 @@ pristine_confine(void)
 	return (0);
 }
 
-/* A reason for root: escaped, as every byte of a name may be. */
-static void
-pristine_reason(struct fswalk_answer *a, const char *why)
-{
-	if (esc_encode(why, strlen(why), a->err, sizeof(a->err)) == -1)
-		strlcpy(a->err, "(a reason too long to show)", sizeof(a->err));
-}
-
 void
 fswalk_pristine(struct mread *m, struct fswalk_answer *a)
 {
@@ -325,33 +324,33 @@ fswalk_pristine(struct mread *m, struct fswalk_answer *a)
 	if (pristine_confine() == -1) {
 		snprintf(msg, sizeof(msg), "%s: confinement: %s", j.path,
 		    strerror(errno));
-		pristine_reason(a, msg);
+		fswalk_answer_why(a, msg);
 		return;
 	}
 	left = j.max;
 	/* Its own open of the top: a dup would share where readdir is. */
 	if (pristine_bound(openat(FSWALK_FD_ARG, ".", O_RDONLY |
 	    O_DIRECTORY | O_CLOEXEC), 0, &left, why, sizeof(why)) == -1) {
-		pristine_reason(a, why);
+		fswalk_answer_why(a, why);
 		return;
 	}
 	left = j.max - left;	/* what it holds */
 	if (fs_chown_fd(openat(FSWALK_FD_ARG, ".", O_RDONLY | O_DIRECTORY |
 	    O_NONBLOCK | O_CLOEXEC), j.from, 0, 0, why, sizeof(why)) == -1) {
-		pristine_reason(a, why);
+		fswalk_answer_why(a, why);
 		return;
 	}
 	if (pristine_modes(openat(FSWALK_FD_ARG, ".", O_RDONLY |
 	    O_DIRECTORY | O_CLOEXEC), 0, &left, why, sizeof(why)) == -1) {
 		snprintf(msg, sizeof(msg), "%s: %s", j.path, why[0] != '\0' ?
 		    why : strerror(errno));
-		pristine_reason(a, msg);
+		fswalk_answer_why(a, msg);
 		return;
 	}
 	if (pristine_sum(openat(FSWALK_FD_ARG, ".", O_RDONLY | O_DIRECTORY |
 	    O_CLOEXEC), 0, &sum) == -1) {
 		snprintf(msg, sizeof(msg), "%s: %s", j.path, strerror(errno));
-		pristine_reason(a, msg);
+		fswalk_answer_why(a, msg);
 		return;
 	}
 	a->u.bytes = sum;

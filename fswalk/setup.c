@@ -27,14 +27,6 @@
 #define UP	FSWALK_FD_ARG
 #define DST	(FSWALK_FD_ARG + 1)
 
-/* A reason for root: escaped, whatever bytes the walk put in it. */
-static void
-setup_reason(struct fswalk_answer *a, const char *why)
-{
-	if (esc_encode(why, strlen(why), a->err, sizeof(a->err)) == -1)
-		strlcpy(a->err, "(a reason too long to show)", sizeof(a->err));
-}
-
 void
 fswalk_setup_store(struct mread *m, struct fswalk_answer *a)
 {
@@ -79,7 +71,7 @@ fswalk_setup_store(struct mread *m, struct fswalk_answer *a)
 	fswalk_setup_job_free(&j);
 	return;
  fail:
-	setup_reason(a, err);
+	fswalk_answer_why(a, err);
 	fswalk_setup_job_free(&j);
 }
 
@@ -107,6 +99,6 @@ fswalk_setup_seal(struct mread *m, struct fswalk_answer *a)
 	fswalk_setup_job_free(&j);
 	return;
  fail:
-	setup_reason(a, err);
+	fswalk_answer_why(a, err);
 	fswalk_setup_job_free(&j);
 }

@@ -161,7 +161,8 @@ fswalk_setup_job_parse(struct mread *m, struct fswalk_setup_job *j)
 	if ((j->outputs = calloc(n + 1, sizeof(*j->outputs))) == NULL)
 		return (m_fail(m, "no memory"));
 	for (i = 0; i < n; i++)
-		if (m_get_strdup(m, "output", 4095, &j->outputs[i]) == -1)
+		if (m_get_strdup(m, "output", FSWALK_OUTPUT_MAX,
+		    &j->outputs[i]) == -1)
 			break;
 	if (m_end(m) == -1 || j->tmp[0] != '/' ||
 	    (j->upper[0] != '\0' && j->upper[0] != '/')) {
@@ -169,6 +170,13 @@ fswalk_setup_job_parse(struct mread *m, struct fswalk_setup_job *j)
 		return (m_fail(m, "field tmp or upper: not absolute"));
 	}
 	return (0);
+}
+
+void
+fswalk_answer_why(struct fswalk_answer *a, const char *why)
+{
+	if (esc_encode(why, strlen(why), a->err, sizeof(a->err)) == -1)
+		strlcpy(a->err, "(a reason too long to show)", sizeof(a->err));
 }
 
 struct ibuf *

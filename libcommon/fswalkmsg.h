@@ -48,7 +48,12 @@
 #define FSWALK_FD_ARG		5	/* the job's first descriptor */
 #define FSWALK_NARGS		2	/* descriptors a job may have */
 
-#define FSWALK_JOB_MAX		4096	/* bytes of a job */
+/*
+ * A job is written whole into its pipe before the fork (fsjob.c grows
+ * the pipe to hold it): a setup's, the largest, holds two paths and up
+ * to SETUP_PATHS outputs of under SETUP_PATHMAX bytes (conf.h).
+ */
+#define FSWALK_JOB_MAX		(128 * 1024)	/* bytes of a job */
 #define FSWALK_ANSWER_MAX	2048	/* bytes of an answer */
 #define FSWALK_ERRMAX		512	/* an error, with its NUL */
 
@@ -75,7 +80,8 @@ struct fswalk_pristine_job {
 	char			 path[4096];
 };
 
-#define FSWALK_OUTPUTS_MAX	1024	/* a setup's outputs */
+#define FSWALK_OUTPUTS_MAX	64	/* a setup's outputs: SETUP_PATHS */
+#define FSWALK_OUTPUT_MAX	1023	/* bytes of one: SETUP_PATHMAX - 1 */
 
 struct fswalk_setup_job {
 	uint64_t		 max;
@@ -106,6 +112,8 @@ struct ibuf	*fswalk_pristine_job_compose(
 struct ibuf	*fswalk_setup_job_compose(uint32_t,
 		    const struct fswalk_setup_job *);
 struct ibuf	*fswalk_answer_compose(const struct fswalk_answer *);
+/* The helper's reason in a->err, escaped: every byte of a name may be. */
+void		 fswalk_answer_why(struct fswalk_answer *, const char *);
 /* The kind of a job, whose fields m reads on: -1 and err if none. */
 int		 fswalk_job_kind(struct mread *, const void *, size_t,
 		    uint32_t *, char *, size_t);

@@ -218,6 +218,17 @@ fsjob_late(int fd, short event, void *arg)
 	(void)kill(j->pid, SIGKILL);
 }
 
+/*
+ * Killed, its answer still awaited (the done callback comes): by its
+ * pid only while not reaped, when that pid may be another process's.
+ */
+void
+fsjob_kill(struct fsjob *j)
+{
+	if (!j->reaped)
+		(void)kill(j->pid, SIGKILL);
+}
+
 int
 fsjob_start(struct fsjob *j, struct ibuf *job, const int *fds, int nfds,
     long long secs)
@@ -246,8 +257,10 @@ fsjob_start(struct fsjob *j, struct ibuf *job, const int *fds, int nfds,
 		close(jp[1]);
 		return (-1);
 	}
-	/* The whole job, before the fork: a pipe holds 64 KiB. */
-	if (write(jp[1], ibuf_data(job), ibuf_size(job)) !=
+	/* The whole job, before the fork: the pipe made to hold it. */
+	if ((ibuf_size(job) > 64 * 1024 &&
+	    fcntl(jp[1], F_SETPIPE_SZ, FSWALK_JOB_MAX) == -1) ||
+	    write(jp[1], ibuf_data(job), ibuf_size(job)) !=
 	    (ssize_t)ibuf_size(job))
 		goto fail;
 	close(jp[1]);

@@ -41,6 +41,7 @@ int	 fsjob_start(struct fsjob *, struct ibuf *, const int *, int,
 	    long long);
 int	 fsjob_busy(void);
 void	 fsjob_cancel(struct fsjob *);
+void	 fsjob_kill(struct fsjob *);
 /* SIGCHLD for a pid: 1 if it was a job's. */
 int	 fsjob_reap(pid_t, int);
 /*

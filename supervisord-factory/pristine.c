@@ -301,7 +301,7 @@ pristine_sealed(struct fsjob *j)
 	struct pristine_seal	*ps = j->arg;
 	struct fswalk_answer	 ans;
 	struct attempt		*a;
-	char			 err[512], msg[PATH_MAX + 300];
+	char			 err[FSWALK_ERRMAX], msg[PATH_MAX + 600];
 	int			 rc = -1;
 
 	LIST_REMOVE(ps, entry);
@@ -322,8 +322,8 @@ pristine_sealed(struct fsjob *j)
 	close(ps->fd);
 	if (a != NULL && !attempt_terminal(a) && !a->torn_down &&
 	    a->state != AS_TEARDOWN) {
-		snprintf(msg, sizeof(msg), "pristine %s: %.255s", ps->tmp,
-		    err);
+		/* Whole: a cut could split the escaped reason's escape. */
+		snprintf(msg, sizeof(msg), "pristine %s: %s", ps->tmp, err);
 		ps->cont(a, rc == -1 ? msg : NULL);
 	}
 	free(ps);
@@ -684,7 +684,7 @@ pristine_drop_tmp(struct attempt *a)
 		LIST_REMOVE(ps, entry);
 		free(ps);
 	} else if (ps != NULL) {
-		(void)kill(ps->job.pid, SIGKILL);
+		fsjob_kill(&ps->job);
 		return (-1);
 	}
 	if (a->repo[0] == '\0' || !hex_valid(a->baseline, 40) ||

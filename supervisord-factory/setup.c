@@ -57,6 +57,10 @@
 #include "log.h"
 #include "setupfs.h"
 
+/* A manifest's outputs fit a job of factory-fswalk's. */
+_Static_assert(SETUP_PATHS <= FSWALK_OUTPUTS_MAX &&
+    SETUP_PATHMAX - 1 <= FSWALK_OUTPUT_MAX, "setup outputs in a job");
+
 #define SETUP_MAXSCAN	4096	/* entries looked at per eviction */
 #define SETUP_KEYTAG	"factory setup key v3"
 
