@@ -91,7 +91,7 @@ man() {
 setup:
   run: [\"/bin/sh\", \"-c\", $(printf '%s' "$PING ${3:-$BUILD}" | jq -Rs .)]
   inputs: [${INPUTS:-README.md, missing.lock}]
-  outputs: [deps]
+  outputs: [${OUTPUTS:-deps}]
   network: {allow: [\"127.0.0.1:$PORT\"]}
 ${5:-  env: {MODE: one\}}"
 }
@@ -563,5 +563,25 @@ check "store stop: the helper was killed and reaped before the daemon exited" \
 start_factoryd "$T/factoryd.conf" "$T/log"
 check "store stop: its temporary is removed at start" \
     grep -q "setup: removing .*/\.tmp\.[0-9a-f]*\.$id, left by a crash" "$T/log"
+
+
+# --- as many outputs as a manifest may name, each long ------------------
+# 64 outputs of about 730 bytes: the store's job to factory-fswalk is
+# about 46 KB (it once took 4 KB and failed every such setup).
+LONG=$(printf '%0240d' 0 | tr 0 a)
+OUTS=deps
+i=0
+while [ $i -lt 63 ]; do
+	OUTS="$OUTS, o/$i/$LONG/$LONG/$LONG"
+	i=$((i + 1))
+done
+MANY="i=0; while [ \$i -lt 63 ]; do mkdir -p o/\$i/$LONG/$LONG/$LONG && echo \$i >o/\$i/$LONG/$LONG/$LONG/n; i=\$((i + 1)); done; $BUILD"
+OUTPUTS=$OUTS man "$T/many.yaml" "" "$MANY" "" "  env: {CASE: many}"
+id=$(submit_wait "$T/many.yaml") || notok "many outputs: did not finish"
+check "many outputs: published ($(field "$id" state): $(field "$id" reason))" \
+    [ "$(field "$id" state)" = published ]
+MKEY=$(rfact "$id" | jq -r .key)
+check "many outputs: all 64 stored" \
+    sh -c "[ \"\$(cat '$STATE/setup/$MKEY/o/62/$LONG/$LONG/$LONG/n')\" = 62 ] && [ \"\$(cat '$STATE/setup/$MKEY/deps/out')\" = built ]"
 
 regress_done
