@@ -598,19 +598,22 @@ shell_started(struct shell *sh)
 static void
 shell_setup_read(struct shell *sh, int reaped)
 {
-	char	 err[512];
+	char	 raw[256], err[256 * ESC_MAXEXPAND + 1];
 	ssize_t	 n;
 
-	n = read(sh->setupfd, err, sizeof(err) - 1);
+	n = read(sh->setupfd, raw, sizeof(raw));
 	if (n == -1 && (errno == EAGAIN || errno == EINTR) && !reaped)
 		return;
 	if (n == 0) {
 		shell_started(sh);
 		return;
 	}
-	if (n > 0)
-		err[n] = '\0';
-	else if (reaped)
+	/* The waiter's bytes, shown escaped: they may carry argv[0]. */
+	if (n > 0) {
+		if (esc_encode(raw, n, err, sizeof(err)) == -1)
+			strlcpy(err, "(a reason too long to show)",
+			    sizeof(err));
+	} else if (reaped)
 		snprintf(err, sizeof(err), "no answer from the sandbox");
 	else
 		snprintf(err, sizeof(err), "read: %s", strerror(errno));
