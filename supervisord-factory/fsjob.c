@@ -4,8 +4,8 @@
  * exec'd for that one job, not in root's memory nor its loop.
  *
  * The binary is opened at start like the children's.  A job is
- * written whole into a pipe before the fork (it is far below a pipe's
- * capacity); the process gets that pipe's reading end on fd 3, an
+ * written whole into a pipe before the fork (grown to hold it when a
+ * job is over a pipe's 64 KiB); the process gets that pipe's reading end on fd 3, an
  * answer pipe on fd 4 and the job's descriptors from fd 5, no other.
  * Its answer is read as it comes, at most FSWALK_ANSWER_MAX bytes
  * (more kills it); done() runs once the pipe ended and the process was
