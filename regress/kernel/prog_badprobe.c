@@ -11,6 +11,7 @@
  *	downgrade	landlock-net downgraded, whatever the mask allowed
  *	exit		a good answer, then exit 3
  *	big		5000 bytes, more than an answer may have
+ *	lowabi		Landlock ABI 3, its missing TCP rules not downgraded
  *
  * Anything else is a good answer (all features used).  factoryd must
  * refuse to start, naming the launcher and the fault, and not crash.
@@ -52,6 +53,9 @@ main(int argc, char *argv[])
 	    "forged" : "clone3", sizeof(pa.feats));
 	if (strcmp(mode, "downgrade") == 0)
 		pa.downgraded = CONF_DG_LANDLOCK_NET;
+	/* A kernel without TCP rules, said without their downgrade. */
+	if (strcmp(mode, "lowabi") == 0)
+		pa.abi = 3;
 	if ((b = probe_answer_encode(&pa, &len)) == NULL)
 		return (2);
 	if (strcmp(mode, "trailing") == 0) {

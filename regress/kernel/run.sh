@@ -42,7 +42,8 @@ cp "$O/regress/kernel/prog_badprobe" "$T/badlib/factory-sandbox"
 sed "s|^libexec: .*|libexec: $T/badlib|" "$T/factoryd.conf" >"$T/bad.conf"
 for m in "none:field ok: truncated" "trailing:1 bytes left over" \
     "control:field feats: byte 0xa" "downgrade:downgrades 0x2, not allowed" \
-    "exit:exited 3" "big:an answer of more than 4096 bytes"; do
+    "exit:exited 3" "big:an answer of more than 4096 bytes" \
+    "lowabi:Landlock ABI 3 without its downgrades"; do
 	mode=${m%%:*}
 	FACTORY_TEST_NOFEATURE=$mode timeout 60 "$O/factoryd" -dk \
 	    -f "$T/bad.conf" 2>"$T/log.bad.$mode"
