@@ -489,6 +489,16 @@ probe_ask(int launcher, uint32_t allowed, struct probe_answer *pa,
 		    pa->downgraded & ~allowed);
 		return (-1);
 	}
+	/* A Landlock ABI is what it lacks: each lack a downgrade said. */
+	if (pa->ok && ((pa->abi == 0 &&
+	    !(pa->downgraded & CONF_DG_LANDLOCK)) || (pa->abi > 0 &&
+	    pa->abi < 4 && !(pa->downgraded & CONF_DG_LANDLOCK_NET)) ||
+	    (pa->abi > 0 && pa->abi < 6 &&
+	    !(pa->downgraded & CONF_DG_LANDLOCK_SCOPES)))) {
+		snprintf(why, whylen, "Landlock ABI %u without its "
+		    "downgrades (%#x)", pa->abi, pa->downgraded);
+		return (-1);
+	}
 	return (0);
 }
 
