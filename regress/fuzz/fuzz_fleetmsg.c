@@ -7,29 +7,7 @@
  * tolerated); nothing leaks either way.
  */
 #include "fleetmsg.h"
-#include "fuzz.h"
-
-static void
-mkimsg(struct imsg *imsg, uint32_t type, const uint8_t *p, size_t len)
-{
-	memset(imsg, 0, sizeof(*imsg));
-	imsg->hdr.type = type;
-	imsg->hdr.len = IMSG_HEADER_SIZE + len;
-	FUZZ_ASSERT((imsg->buf = ibuf_open(len > 0 ? len : 1)) != NULL,
-	    "ibuf_open");
-	FUZZ_ASSERT(ibuf_add(imsg->buf, p, len) == 0, "ibuf_add");
-	imsg->data = len > 0 ? ibuf_data(imsg->buf) : NULL;
-}
-
-static void
-same(struct ibuf *b, const uint8_t *p, size_t len, const char *what)
-{
-	FUZZ_ASSERT(b != NULL, "%s: decoded but cannot compose", what);
-	FUZZ_ASSERT(ibuf_size(b) == len && memcmp(ibuf_data(b), p, len) == 0,
-	    "%s: composed again, %zu bytes differ from the %zu read", what,
-	    ibuf_size(b), len);
-	ibuf_free(b);
-}
+#include "fuzzimsg.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -56,56 +34,59 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	err[0] = '\0';
 	switch (data[0] % 8) {
 	case 0:
-		mkimsg(&imsg, IMSG_FLEET_HELLO, p, n);
+		fuzz_imsg(&imsg, IMSG_FLEET_HELLO, p, n);
 		if ((rc = fleet_hello_decode(&imsg, &u.hello, err,
 		    sizeof(err))) == 0)
-			same(fleet_hello_compose(&u.hello), p, n, "hello");
+			fuzz_same(fleet_hello_compose(&u.hello), p, n, "hello");
 		break;
 	case 1:
-		mkimsg(&imsg, IMSG_FLEET_TENANT, p, n);
+		fuzz_imsg(&imsg, IMSG_FLEET_TENANT, p, n);
 		if ((rc = fleet_tenant_decode(&imsg, &u.tenant, err,
 		    sizeof(err))) == 0)
-			same(fleet_tenant_compose(&u.tenant), p, n, "tenant");
+			fuzz_same(fleet_tenant_compose(&u.tenant), p, n,
+			    "tenant");
 		break;
 	case 2:
-		mkimsg(&imsg, IMSG_FLEET_SUBMIT, p, n);
+		fuzz_imsg(&imsg, IMSG_FLEET_SUBMIT, p, n);
 		if ((rc = fleet_submit_decode(&imsg, &u.submit, err,
 		    sizeof(err))) == 0)
-			same(fleet_submit_compose(&u.submit), p, n, "submit");
+			fuzz_same(fleet_submit_compose(&u.submit), p, n,
+			    "submit");
 		free(u.submit.manifest);
 		break;
 	case 3:
-		mkimsg(&imsg, IMSG_FLEET_OUTCOME, p, n);
+		fuzz_imsg(&imsg, IMSG_FLEET_OUTCOME, p, n);
 		if ((rc = fleet_write_decode(&imsg, &u.write, err,
 		    sizeof(err))) == 0)
-			same(fleet_write_compose(&u.write), p, n, "write");
+			fuzz_same(fleet_write_compose(&u.write), p, n, "write");
 		break;
 	case 4:
-		mkimsg(&imsg, IMSG_FLEET_READY, p, n);
+		fuzz_imsg(&imsg, IMSG_FLEET_READY, p, n);
 		if ((rc = fleet_ready_decode(&imsg, &u.ready, err,
 		    sizeof(err))) == 0)
-			same(fleet_ready_compose(&u.ready), p, n, "ready");
+			fuzz_same(fleet_ready_compose(&u.ready), p, n, "ready");
 		break;
 	case 5:
-		mkimsg(&imsg, IMSG_FLEET_CLAIMED, p, n);
+		fuzz_imsg(&imsg, IMSG_FLEET_CLAIMED, p, n);
 		if ((rc = fleet_claimed_decode(&imsg, &u.claimed, err,
 		    sizeof(err))) == 0)
-			same(fleet_claimed_compose(&u.claimed), p, n,
+			fuzz_same(fleet_claimed_compose(&u.claimed), p, n,
 			    "claimed");
 		free(u.claimed.manifest);
 		break;
 	case 6:
-		mkimsg(&imsg, IMSG_FLEET_SUBMITTED, p, n);
+		fuzz_imsg(&imsg, IMSG_FLEET_SUBMITTED, p, n);
 		if ((rc = fleet_submitted_decode(&imsg, &u.submitted, err,
 		    sizeof(err))) == 0)
-			same(fleet_submitted_compose(&u.submitted), p, n,
+			fuzz_same(fleet_submitted_compose(&u.submitted), p, n,
 			    "submitted");
 		break;
 	default:
-		mkimsg(&imsg, IMSG_FLEET_RESULT, p, n);
+		fuzz_imsg(&imsg, IMSG_FLEET_RESULT, p, n);
 		if ((rc = fleet_result_decode(&imsg, &u.result, err,
 		    sizeof(err))) == 0)
-			same(fleet_result_compose(&u.result), p, n, "result");
+			fuzz_same(fleet_result_compose(&u.result), p, n,
+			    "result");
 		break;
 	}
 	if (rc == -1)

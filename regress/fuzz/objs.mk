@@ -2,7 +2,7 @@
 # GitHub harness includes github.c itself (its static functions are
 # the target), so github.c is a dependency of its object, not linked.
 FUZZ_OBJS = $(FUZZ_SRCS:%.c=$(OBJ)/%.o)
-$(FUZZ_OBJS): regress/fuzz/fuzz.h
+$(FUZZ_OBJS): regress/fuzz/fuzz.h regress/fuzz/fuzzimsg.h
 $(OBJ)/regress/fuzz/fuzz_github.o: publisher/github.c
 fuzz_objs_http = $(OBJ)/publisher/http.o $(OBJ)/publisher/net.o \
 	$(OBJ)/publisher/local.o $(OBJ)/publisher/pubattest.o
