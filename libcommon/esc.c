@@ -55,6 +55,16 @@ esc_encode(const void *buf, size_t len, char *dst, size_t dstsize)
 	return ((int)o);
 }
 
+void
+esc_show(const void *buf, size_t len, char *dst, size_t dstsize)
+{
+	if (dstsize == 0)
+		return;
+	dst[0] = '\0';
+	while (len > 0 && esc_encode(buf, len, dst, dstsize) == -1)
+		len--;
+}
+
 char *
 esc_strdup(const void *buf, size_t len)
 {

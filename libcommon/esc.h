@@ -33,6 +33,11 @@ size_t	 esc_len(const void *, size_t);
  * encoded length, or -1 (nothing useful in dst) if it does not fit.
  */
 int	 esc_encode(const void *, size_t, char *, size_t);
+/*
+ * As much of len bytes as dst holds, encoded (whole escapes only): for
+ * showing a peer's text, a reason, never for keeping it.
+ */
+void	 esc_show(const void *, size_t, char *, size_t);
 /* A malloc'd encoding, or NULL if memory ran out. */
 char	*esc_strdup(const void *, size_t);
 /*

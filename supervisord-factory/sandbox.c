@@ -66,6 +66,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "esc.h"
 #include "plan.h"
 #include "probemsg.h"
 #include "sandbox.h"
@@ -1047,15 +1048,16 @@ static void
 spawn_ready_why(int errfd, char *err, size_t errlen)
 {
 	struct pollfd	 pfd = { errfd, POLLIN, 0 };
-	char		 buf[256];
+	char		 buf[256], shown[256 * ESC_MAXEXPAND + 1], *nl;
 	ssize_t		 n;
 
 	if (poll(&pfd, 1, 0) != 1 || (n = read(errfd, buf,
-	    sizeof(buf) - 1)) <= 0)
+	    sizeof(buf))) <= 0)
 		return;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	snprintf(err + strlen(err), errlen - strlen(err), ": %s", buf);
+	if ((nl = memchr(buf, '\n', n)) != NULL)
+		n = nl - buf;
+	esc_show(buf, n, shown, sizeof(shown));
+	snprintf(err + strlen(err), errlen - strlen(err), ": %s", shown);
 }
 
 /*

@@ -609,11 +609,9 @@ shell_setup_read(struct shell *sh, int reaped)
 		return;
 	}
 	/* The waiter's bytes, shown escaped: they may carry argv[0]. */
-	if (n > 0) {
-		if (esc_encode(raw, n, err, sizeof(err)) == -1)
-			strlcpy(err, "(a reason too long to show)",
-			    sizeof(err));
-	} else if (reaped)
+	if (n > 0)
+		esc_show(raw, n, err, sizeof(err));
+	else if (reaped)
 		snprintf(err, sizeof(err), "no answer from the sandbox");
 	else
 		snprintf(err, sizeof(err), "read: %s", strerror(errno));

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "esc.h"
 #include "landlock.h"
 #include "plan.h"
 #include "sandbox.h"
@@ -51,6 +52,7 @@ int
 spawn_await(int fd, char *err, size_t errlen)
 {
 	struct pollfd	 pfd = { fd, POLLIN, 0 };
+	char		 raw[256];
 	ssize_t		 n;
 	int		 rc;
 
@@ -60,14 +62,14 @@ spawn_await(int fd, char *err, size_t errlen)
 		snprintf(err, errlen, "sandbox setup timed out");
 		return (-1);
 	}
-	while ((n = read(fd, err, errlen - 1)) == -1 && errno == EINTR)
+	while ((n = read(fd, raw, sizeof(raw))) == -1 && errno == EINTR)
 		;
 	if (n == 0)
 		return (0);
 	if (n < 0)
 		snprintf(err, errlen, "read error pipe: %s", strerror(errno));
-	else
-		err[n] = '\0';
+	else	/* the launcher's bytes: they may carry argv[0], paths */
+		esc_show(raw, n, err, errlen);
 	return (-1);
 }
 
