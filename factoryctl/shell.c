@@ -214,11 +214,10 @@ shell_write_all(int fd, const unsigned char *p, size_t n)
 {
 	ssize_t	 w;
 
-	while (n > 0) {
+	/* A signal that ends us ends a slow terminal's wait too. */
+	while (n > 0 && sh_signal == 0) {
 		if ((w = write(fd, p, n)) == -1) {
-			/* A signal that ends us ends a slow terminal's wait. */
-			if ((errno == EINTR || errno == EAGAIN) &&
-			    sh_signal == 0)
+			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			return;		/* our stdout is gone: drop it */
 		}
