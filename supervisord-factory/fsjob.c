@@ -4,8 +4,8 @@
  * exec'd for that one job, not in root's memory nor its loop.
  *
  * The binary is opened at start like the children's.  A job is
- * written whole into a pipe before the fork (grown to hold it when a
- * job is over a pipe's 64 KiB); the process gets that pipe's reading end on fd 3, an
+ * written whole into a pipe before the fork (grown to hold it, and
+ * checked that it does); the process gets that pipe's reading end on fd 3, an
  * answer pipe on fd 4 and the job's descriptors from fd 5, no other.
  * Its answer is read as it comes, at most FSWALK_ANSWER_MAX bytes
  * (more kills it); done() runs once the pipe ended and the process was
@@ -258,8 +258,12 @@ fsjob_start(struct fsjob *j, struct ibuf *job, const int *fds, int nfds,
 		return (-1);
 	}
 	/* The whole job, before the fork: the pipe made to hold it. */
-	if ((ibuf_size(job) > 64 * 1024 &&
-	    fcntl(jp[1], F_SETPIPE_SZ, FSWALK_JOB_MAX) == -1) ||
+	/*
+	 * Grown, and checked: a pipe made over pipe-user-pages-soft has
+	 * two pages, and a write past them would block root's loop.
+	 */
+	if ((ibuf_size(job) > 4096 && fcntl(jp[1], F_SETPIPE_SZ,
+	    FSWALK_JOB_MAX) < (int)ibuf_size(job)) ||
 	    write(jp[1], ibuf_data(job), ibuf_size(job)) !=
 	    (ssize_t)ibuf_size(job))
 		goto fail;
