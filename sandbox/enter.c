@@ -57,6 +57,15 @@ enter_command(struct plan_enter *en)
 	char	 opts[128];
 	int	 i;
 
+	/*
+	 * Dies with its waiter from the fork on, not only once it runs:
+	 * a waiter killed before the execve (the parent's start deadline)
+	 * must not leave it behind in the sandbox, outside any session
+	 * cgroup.  The waiter is outside the sandbox's pid namespace, so
+	 * its pid reads 0 here; anything else means it is gone already.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1 || getppid() != 0)
+		_exit(127);
 	/* The session cgroup first: nothing of it may escape the kill. */
 	for (i = 0; i < en->nprocs; i++)
 		if (write(SBX_EFD_PROCS + i, "0", 1) != 1)
