@@ -114,7 +114,7 @@ for mode in native fallback; do
 	# Generous: a loaded machine tears down slowly, never wrongly.
 	wait_terminated "$id" 300 || notok "$mode: $id not torn down in 300 s"
 	st=$(field "$id" state)
-	left=$(awk '{print $5}' /proc/self/mountinfo | grep "attempts/$id")
+	left=$(awk '{print $5}' /proc/self/mountinfo | grep "^$STATE/attempts/$id")
 	check "$mode: cancelled ($st), torn down, nothing of it mounted ($left)" \
 	    sh -c "[ '$st' = cancelled ] && [ -z '$left' ]"
 
