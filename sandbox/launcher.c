@@ -592,13 +592,14 @@ main(int argc, char *argv[])
 			zygote_main();
 		ready_main();
 	}
-	/* "factory-sandbox probe MASK": factoryd's kernel probe, at start. */
-	if (argc == 3 && strcmp(argv[1], "probe") == 0)
-		sbx_probe_main(argv[2]);
+	/* "factory-sandbox probe MASK [STATEDIR TAG]": factoryd's, at start. */
+	if ((argc == 3 || argc == 5) && strcmp(argv[1], "probe") == 0)
+		sbx_probe_main(argv[2], argc == 5 ? argv[3] : NULL,
+		    argc == 5 ? argv[4] : NULL);
 	if (argc != 3 || (strcmp(argv[1], "attempt") != 0 &&
 	    strcmp(argv[1], "enter") != 0))
 		errx(1, "usage: factory-sandbox attempt | enter id | probe "
-		    "mask (started by factoryd only)");
+		    "mask [statedir tag] (started by factoryd only)");
 	if (strcmp(argv[1], "enter") == 0)
 		enter_main(argv[2]);
 	if (getpid() != 1)

@@ -6,9 +6,12 @@
  * replaced by an equivalent, or downgraded where MASK (factoryd.conf
  * sandbox.downgrade, CONF_DG_*) allows it; else the first one missing,
  * the kernel that has it and the key that would accept running
- * without it.  One answer (libcommon/probemsg.h) on descriptor 3, then
- * exit.  The agent's seccomp program is compiled by the parent, with
- * libseccomp, from what this says of memfd_noexec: this binary links
+ * without it.  Given the state directory, also whether the attempts'
+ * overlays can be made there, and how (diskprobe.c); given the
+ * instance, the cgroup layout, with the start-up writes in it
+ * (cgprobe.c).  One answer (libcommon/probemsg.h) on descriptor 3,
+ * then exit.  The agent's seccomp program is compiled by the parent,
+ * with libseccomp, from what this says of memfd_noexec: this binary links
  * libbsd alone, and the program is the parent's policy, carried in
  * every plan.
  */
@@ -292,7 +295,8 @@ probe_seccomp(void)
 }
 
 void
-sbx_probe_write(int fd, uint32_t allowed)
+sbx_probe_write(int fd, uint32_t allowed, const char *statedir,
+    const char *tag)
 {
 	const char	*p;
 	size_t		 len;
@@ -309,6 +313,13 @@ sbx_probe_write(int fd, uint32_t allowed)
 		probe_info();
 		pr.ok = probe_seccomp() == 0;
 	}
+	/* The parent reports these after its own checks, in this order. */
+	if (pr.ok && tag != NULL)
+		sbx_cgroup_probe(tag, &pr.cg);
+	if (pr.ok && statedir != NULL)
+		pr.overlay = sbx_disk_probe(statedir,
+		    probe_faked("overlay-detached"), pr.diskerr,
+		    sizeof(pr.diskerr));
 	if ((buf = probe_answer_encode(&pr, &len)) == NULL)
 		_exit(2);
 	for (p = buf; len > 0; p += n, len -= n)
@@ -320,24 +331,39 @@ sbx_probe_write(int fd, uint32_t allowed)
 }
 
 /*
- * factory-sandbox probe MASK: descriptor 3 must be a pipe, the answer's
- * way back; it dies with the parent.
+ * factory-sandbox probe MASK [STATEDIR TAG]: descriptor 3 must be a
+ * pipe, the answer's way back; it dies with the parent.  STATEDIR,
+ * absolute, is factoryd's, where the overlays of the attempts' trees
+ * are made; TAG its instance ("": none); "-": not asked.
  */
 __dead void
-sbx_probe_main(const char *mask)
+sbx_probe_main(const char *mask, const char *statedir, const char *tag)
 {
 	struct stat	 st;
-	const char	*errstr;
+	const char	*errstr, *p;
 	long long	 allowed;
 
 	allowed = strtonum(mask, 0, UINT32_MAX, &errstr);
 	if (errstr != NULL)
 		errx(1, "probe: mask %s is %s", mask, errstr);
+	if (statedir != NULL && strcmp(statedir, "-") == 0)
+		statedir = NULL;
+	if (statedir != NULL && (statedir[0] != '/' ||
+	    strlen(statedir) >= PATH_MAX))
+		errx(1, "probe: state directory %s: not an absolute path",
+		    statedir);
+	if (tag != NULL && strcmp(tag, "-") == 0)
+		tag = NULL;
+	for (p = tag; p != NULL && *p != '\0'; p++)
+		if ((*p < 'a' || *p > 'z') && (*p < '0' || *p > '9'))
+			errx(1, "probe: instance: not a plain name");
+	if (tag != NULL && strlen(tag) >= PROBE_CGTAGLEN)
+		errx(1, "probe: instance: too long");
 	if (fstat(PROBE_FD, &st) == -1 || !S_ISFIFO(st.st_mode))
 		errx(1, "fd %d is not a pipe: not started by factoryd",
 		    PROBE_FD);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
 		err(1, "pdeathsig");
 	syscall(SYS_close_range, PROBE_FD + 1, ~0U, 0);
-	sbx_probe_write(PROBE_FD, (uint32_t)allowed);
+	sbx_probe_write(PROBE_FD, (uint32_t)allowed, statedir, tag);
 }

@@ -41,7 +41,7 @@ void		sbx_take_plan(struct plan *, int *, int *);
 /* enter.c */
 __dead void	sbx_enter(struct plan_enter *);
 
-/* probe.c: "factory-sandbox probe MASK" (libcommon/probemsg.h). */
-__dead void	sbx_probe_main(const char *);
+/* probe.c: "factory-sandbox probe MASK [STATEDIR TAG]" (probemsg.h). */
+__dead void	sbx_probe_main(const char *, const char *, const char *);
 
 #endif /* FACTORY_SBX_H */

@@ -1,21 +1,19 @@
 /*
- * The cgroups of an attempt.  Two layouts are supported, found once by
- * reading /proc/self/mountinfo:
+ * The cgroups of an attempt.  Two layouts are supported, found once at
+ * start by the launcher's probe (sandbox/cgprobe.c), which also makes
+ * our directories and, on a delegated v2 subtree, moves factoryd into
+ * its leaf; this keeps what the answer says, checked against the
+ * kernel's mounts (cgroup_probe):
  *
  * hybrid	v1 controllers, each mounted on its own (or joined, as in
  *		cpu,cpuacct), plus a cgroup2 hierarchy without controllers.
  *		The limits live in <memory,pids,cpu,cpuacct>/factory/<id>;
  *		<unified>/factory/<id> gives cgroup.kill and cgroup.events.
- * v2		one cgroup2 tree (no v1 hierarchy mounted) with memory,
- *		pids and cpu; one directory factory/<instance>/<id> holds
- *		everything.  When factoryd's own cgroup is not the root and
- *		is ours to write (systemd's Delegate=yes), that is the
- *		subtree: factoryd moves itself into <own>/supervisor (a
- *		cgroup that enables controllers for its children may hold
- *		no process) and the attempts go to <own>/factory/...;
- *		nothing outside <own> is written.  Started again inside
- *		<own>/supervisor, <own> is the subtree still, so the paths
- *		of a previous run's attempts are the same.
+ * v2		one cgroup2 tree with memory, pids and cpu; one directory
+ *		[<base>/]factory/<instance>/<id> holds everything, base
+ *		being factoryd's own cgroup where it was delegated to us
+ *		(systemd's Delegate=yes; factoryd then runs in
+ *		<base>/supervisor).
  *
  * Nothing here is found by pattern: every directory is computed from
  * the attempt id alone (sandbox_cgroup_paths), so the parent can
@@ -23,7 +21,9 @@
  */
 #include <sys/types.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
+#include <sys/statfs.h>
+
+#include <linux/magic.h>
 
 #include <ctype.h>
 #include <errno.h>
@@ -40,12 +40,12 @@
 #include <event.h>
 
 #include "log.h"
+#include "probemsg.h"
 #include "sandbox.h"
 
 #define CG_TOP		"factory"	/* our subtree in every hierarchy */
-#define CG_LEAF		"supervisor"	/* factoryd itself, when delegated */
-#define CG_MNTMAX	512		/* a cgroup mount point; longer: unused */
-#define CG_BASEMAX	256		/* a delegated cgroup's path */
+#define CG_MNTMAX	PROBE_CGPATHLEN	/* a cgroup mount point */
+#define CG_BASEMAX	PROBE_CGBASELEN	/* a delegated cgroup's path */
 
 /*
  * One daemon's cgroups: [<base>/]factory/<instance>/<id>.  Attempt ids
@@ -53,7 +53,7 @@
  * regress run beside a real one) must never meet ours by name.  base
  * is "" but on a pure v2 host whose own cgroup was delegated to us.
  */
-static char	 cg_tag[32];
+static char	 cg_tag[PROBE_CGTAGLEN];
 static char	 cg_base[CG_BASEMAX];
 static char	 cg_parent[CG_BASEMAX + 64] = CG_TOP;
 
@@ -79,16 +79,19 @@ sandbox_cgroup_parent(void)
 	return (cg_parent);
 }
 
+const char *
+sandbox_cgroup_tag(void)
+{
+	return (cg_tag);
+}
+
 struct cgmounts {
-	int			 done;
-	enum sandbox_cgmode	 mode;
+	enum sandbox_cgmode	 mode;		/* NONE until cgroup_probe */
 	char			 memory[CG_MNTMAX];
 	char			 pids[CG_MNTMAX];
 	char			 cpu[CG_MNTMAX];
 	char			 cpuacct[CG_MNTMAX];
 	char			 unified[CG_MNTMAX];
-	int			 nv1;		/* v1 hierarchies mounted */
-	char			 why[128];	/* why CGMODE_NONE */
 	int			 memsw;		/* 0 unknown, 1 yes, -1 no */
 };
 
@@ -113,8 +116,6 @@ static int	cg_hasword(const char *, const char *);
 static int	cg_keyval(const char *, const char *, const char *,
 		    uint64_t *);
 static int	cg_populated(struct sandbox *, int, char *, size_t);
-static void	cg_scan_mounts(void);
-static void	cg_scan_file(FILE *, struct cgmounts *);
 
 /* Does the space- or comma-separated list s contain word w? */
 static int
@@ -210,159 +211,23 @@ cg_keyval(const char *dir, const char *file, const char *key,
 }
 
 /*
- * Find the hierarchies.  mountinfo field 5 is the mount point; after
- * " - " come the type, the source and the super options, which name
- * the v1 controllers.
+ * The layout, taken once.  factoryd takes it at start (cgroup_probe,
+ * from sandbox_probe_downgrade); a process that did not probe (the
+ * regress helpers, the bench, which link the launcher's probe) has it
+ * run in a fork on first use, as its start would have.
  */
 static void
-cg_scan_file(FILE *f, struct cgmounts *m)
+cg_layout(void)
 {
-	char	 line[4096], *mnt, *sep, *type, *opts, *p;
-	int	 i;
+	static int	 tried;
+	char		 err[PROBE_ERRLEN];
+	int		 nokill;
 
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if ((sep = strstr(line, " - ")) == NULL)
-			continue;
-		*sep = '\0';
-		mnt = line;
-		for (i = 0; i < 4 && mnt != NULL; i++)
-			if ((mnt = strchr(mnt, ' ')) != NULL)
-				mnt++;
-		if (mnt == NULL || (p = strchr(mnt, ' ')) == NULL)
-			continue;
-		*p = '\0';
-		type = sep + 3;
-		if ((p = strchr(type, ' ')) == NULL)
-			continue;
-		*p = '\0';
-		if ((opts = strchr(p + 1, ' ')) == NULL)
-			continue;
-		opts++;
-		opts[strcspn(opts, "\n")] = '\0';
-		/* Escaped or overlong: not a mount point we would use. */
-		if (strchr(mnt, '\\') != NULL || strlen(mnt) >= CG_MNTMAX)
-			continue;
-		if (strcmp(type, "cgroup2") == 0) {
-			if (m->unified[0] == '\0')
-				strlcpy(m->unified, mnt, sizeof(m->unified));
-			continue;
-		}
-		if (strcmp(type, "cgroup") != 0)
-			continue;
-		m->nv1++;
-		if (cg_hasword(opts, "memory") && m->memory[0] == '\0')
-			strlcpy(m->memory, mnt, sizeof(m->memory));
-		if (cg_hasword(opts, "pids") && m->pids[0] == '\0')
-			strlcpy(m->pids, mnt, sizeof(m->pids));
-		if (cg_hasword(opts, "cpu") && m->cpu[0] == '\0')
-			strlcpy(m->cpu, mnt, sizeof(m->cpu));
-		if (cg_hasword(opts, "cpuacct") && m->cpuacct[0] == '\0')
-			strlcpy(m->cpuacct, mnt, sizeof(m->cpuacct));
-	}
-}
-
-/*
- * The layout from mountinfo's text and the cgroup2 root's
- * cgroup.controllers (ctl; NULL: unreadable).  No v1 hierarchy at all
- * is pure v2 whatever the root offers: the controllers that count are
- * those of the cgroup we are given (cgroup_probe checks them).
- */
-enum sandbox_cgmode
-cgroup_layout(const char *mountinfo, const char *ctl, char *why,
-    size_t whylen)
-{
-	FILE	*f;
-
-	memset(&cgm, 0, sizeof(cgm));
-	cgm.done = 1;
-	cgm.mode = CGMODE_NONE;
-	if ((f = fmemopen((void *)mountinfo, strlen(mountinfo), "r")) ==
-	    NULL) {
-		snprintf(cgm.why, sizeof(cgm.why), "mountinfo: %s",
-		    strerror(errno));
-		goto done;
-	}
-	cg_scan_file(f, &cgm);
-	fclose(f);
-	if (cgm.unified[0] != '\0' && (cgm.nv1 == 0 || (ctl != NULL &&
-	    cg_hasword(ctl, "memory") && cg_hasword(ctl, "pids")))) {
-		cgm.mode = CGMODE_V2;
-		strlcpy(cgm.memory, cgm.unified, sizeof(cgm.memory));
-		strlcpy(cgm.pids, cgm.unified, sizeof(cgm.pids));
-		/* cpu: decided by cgroup_probe from our cgroup's list. */
-		if (ctl != NULL && cg_hasword(ctl, "cpu")) {
-			strlcpy(cgm.cpu, cgm.unified, sizeof(cgm.cpu));
-			strlcpy(cgm.cpuacct, cgm.unified,
-			    sizeof(cgm.cpuacct));
-		} else
-			cgm.cpu[0] = cgm.cpuacct[0] = '\0';
-		goto done;
-	}
-	if (cgm.memory[0] == '\0') {
-		snprintf(cgm.why, sizeof(cgm.why), "no memory controller");
-		goto done;
-	}
-	if (cgm.pids[0] == '\0') {
-		snprintf(cgm.why, sizeof(cgm.why), "no pids controller");
-		goto done;
-	}
-	cgm.mode = CGMODE_HYBRID;
- done:
-	if (why != NULL)
-		strlcpy(why, cgm.why, whylen);
-	return (cgm.mode);
-}
-
-static void
-cg_scan_mounts(void)
-{
-	char	 buf[1024], *text;
-	size_t	 len = 0, cap = 65536;
-	ssize_t	 n;
-	int	 fd, ok;
-
-	if (cgm.done)
+	if (cgm.mode != CGMODE_NONE || tried)
 		return;
-	if ((fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)) ==
-	    -1 || (text = malloc(cap)) == NULL) {
-		cgm.done = 1;
-		cgm.mode = CGMODE_NONE;
-		snprintf(cgm.why, sizeof(cgm.why), "/proc/self/mountinfo: %s",
-		    strerror(errno));
-		if (fd != -1)
-			close(fd);
-		return;
-	}
-	/* A mount table longer than 1 MiB is cut: ours come early. */
-	while ((n = read(fd, text + len, cap - len - 1)) > 0) {
-		len += (size_t)n;
-		if (len + 1 == cap) {
-			char	*t;
-
-			if (cap >= 1024 * 1024 ||
-			    (t = realloc(text, cap * 2)) == NULL)
-				break;
-			text = t;
-			cap *= 2;
-		}
-	}
-	close(fd);
-	text[len] = '\0';
-	/* The root's controllers, once the mount point is known. */
-	(void)cgroup_layout(text, NULL, NULL, 0);
-	ok = cgm.unified[0] != '\0' && cg_readfile(cgm.unified,
-	    "cgroup.controllers", buf, sizeof(buf)) == 0;
-	(void)cgroup_layout(text, ok ? buf : NULL, NULL, 0);
-	free(text);
-}
-
-enum sandbox_cgmode
-cgroup_mode(char *err, size_t errlen)
-{
-	cg_scan_mounts();
-	if (cgm.mode == CGMODE_NONE && err != NULL)
-		snprintf(err, errlen, "cgroup: %s", cgm.why);
-	return (cgm.mode);
+	tried = 1;
+	if (probe_run(-1, ~0U, cg_tag, err, sizeof(err)) == 0)
+		(void)cgroup_probe(probe_cgroup(), err, sizeof(err), &nokill);
 }
 
 /* Attempt ids name directories: a plain name, nothing else. */
@@ -413,7 +278,7 @@ cg_paths(const char *id, int good, struct sandbox *sb)
 	sb->fd = -1;
 	sb->mntns = -1;
 	sb->agent_status = -1;
-	cg_scan_mounts();
+	cg_layout();
 	if (!good || cgm.mode == CGMODE_NONE)
 		return (-1);
 	sb->mode = cgm.mode;
@@ -444,194 +309,6 @@ sandbox_cgroup_paths(const char *id, struct sandbox *sb)
 	return (cg_paths(id, cg_goodid(id), sb));
 }
 
-/*
- * The cgroup2 path of this process from /proc/self/cgroup's text: the
- * "0::" line's path, which must be absolute.  0, or -1.
- */
-int
-cgroup_self_path(const char *text, char *own, size_t len)
-{
-	const char	*p, *e;
-	size_t		 n;
-
-	for (p = text; p != NULL && *p != '\0'; p = e != NULL ? e + 1 : NULL) {
-		e = strchr(p, '\n');
-		n = e != NULL ? (size_t)(e - p) : strlen(p);
-		if (n < 4 || strncmp(p, "0::/", 4) != 0)
-			continue;
-		if (n - 3 >= len)
-			return (-1);
-		memcpy(own, p + 3, n - 3);
-		own[n - 3] = '\0';
-		return (0);
-	}
-	return (-1);
-}
-
-/*
- * The subtree of a process whose cgroup2 path is own: "" for the root,
- * else own without its leading '/' and without a last CG_LEAF (ours,
- * from a previous start).  Every component a plain printable ASCII
- * name (it goes into status -j and the journal), no "." or "..": -1
- * otherwise.
- */
-int
-cgroup_base_of(const char *own, char *base, size_t len)
-{
-	const char	*p, *c;
-	size_t		 n;
-
-	if (own[0] != '/')
-		return (-1);
-	for (p = own + 1; *p != '\0'; p = *c == '/' ? c + 1 : c) {
-		c = p + strcspn(p, "/");
-		n = (size_t)(c - p);
-		if (n == 0 || (n == 1 && p[0] == '.') ||
-		    (n == 2 && p[0] == '.' && p[1] == '.'))
-			return (-1);
-		for (; p < c; p++)
-			if ((unsigned char)*p <= 0x20 ||
-			    (unsigned char)*p >= 0x7f || *p == '\\')
-				return (-1);
-		if (*c == '/' && c[1] == '\0')
-			return (-1);
-	}
-	if (strlcpy(base, own + 1, len) >= len)
-		return (-1);
-	n = strlen(base);
-	if (strcmp(base, CG_LEAF) == 0)
-		base[0] = '\0';
-	else if (n > sizeof(CG_LEAF) && strcmp(base + n - strlen(CG_LEAF),
-	    CG_LEAF) == 0 && base[n - strlen(CG_LEAF) - 1] == '/')
-		base[n - strlen(CG_LEAF) - 1] = '\0';
-	return (0);
-}
-
-/*
- * Root owns the cgroup dir and the two files that hand it over; else
- * why says which does not.
- */
-static int
-cg_root_owned(const char *dir, char *why, size_t len)
-{
-	const char *const files[] = { "", "cgroup.procs",
-	    "cgroup.subtree_control" };	/* the dir itself first */
-	char		 path[PATH_MAX];
-	struct stat	 st;
-	size_t		 i;
-
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s%s%s", dir,
-		    files[i][0] != '\0' ? "/" : "", files[i]);
-		if (lstat(path, &st) == -1) {
-			snprintf(why, len, "%s: %s", path, strerror(errno));
-			return (0);
-		}
-		if (st.st_uid != 0) {
-			snprintf(why, len, "%s is uid %u's, not root's", path,
-			    (unsigned)st.st_uid);
-			return (0);
-		}
-	}
-	return (1);
-}
-
-/* Its subtree_control and its procs ours to write; else why not. */
-static int
-cg_writable(const char *dir, char *why, size_t len)
-{
-	const char *const files[] = { "cgroup.subtree_control",
-	    "cgroup.procs" };
-	char	 path[PATH_MAX];
-	size_t	 i;
-
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-		if (access(path, W_OK) == -1) {
-			snprintf(why, len, "%s not writable: %s", path,
-			    strerror(errno));
-			return (0);
-		}
-	}
-	return (1);
-}
-
-/*
- * Ours only if root owns the cgroup and the two files that hand it
- * over (a cgroup delegated to a user is hers: she could move our
- * processes out of it, or kill them), and, under systemd, only if
- * the unit says Delegate=yes, which the system manager marks with
- * trusted.delegate.  user.delegate is a user manager's mark, and
- * the cgroup's owner may set it herself.  Without systemd, writable
- * and root's is ours.  Else why says what is missing.
- */
-static int
-cg_delegated(const char *dir, int systemd, char *why, size_t len)
-{
-	char	 v[8];
-	ssize_t	 n;
-
-	if (!cg_writable(dir, why, len) || !cg_root_owned(dir, why, len))
-		return (0);
-	if (!systemd)
-		return (1);
-	if ((n = lgetxattr(dir, "trusted.delegate", v, sizeof(v) - 1)) >
-	    0) {
-		v[n] = '\0';
-		if (strcmp(v, "1") == 0)
-			return (1);
-	}
-	snprintf(why, len, "under systemd, and %s has no trusted.delegate "
-	    "mark", dir);
-	return (0);
-}
-
-int
-cgroup_delegated(const char *dir, int systemd)
-{
-	char	 why[PATH_MAX + 64];
-
-	return (cg_delegated(dir, systemd, why, sizeof(why)));
-}
-
-/*
- * Every cgroup between root (the hierarchy's mount) and base (below
- * it, "a/b/c") root's too: a user who owns an ancestor's cgroup.procs
- * may move our processes out through it (cgroup2 checks the common
- * ancestor), into a cgroup she makes there.
- */
-static int
-cg_ancestors_owned(const char *root, const char *base, char *why,
-    size_t len)
-{
-	char		 path[PATH_MAX];
-	const char	*p;
-
-	for (p = base; (p = strchr(p, '/')) != NULL; p++) {
-		snprintf(path, sizeof(path), "%s/%.*s", root,
-		    (int)(p - base), base);
-		if (!cg_root_owned(path, why, len))
-			return (0);
-	}
-	return (1);
-}
-
-int
-cgroup_ancestors_owned(const char *root, const char *base)
-{
-	char	 why[PATH_MAX + 64];
-
-	return (cg_ancestors_owned(root, base, why, sizeof(why)));
-}
-
-int
-cgroup_writable(const char *dir)
-{
-	char	 why[PATH_MAX + 64];
-
-	return (cg_writable(dir, why, sizeof(why)));
-}
-
 /* "<unified>[/<base>]", the top of what we may write in cgroup2. */
 static void
 cg_top(char *path, size_t len)
@@ -641,104 +318,11 @@ cg_top(char *path, size_t len)
 }
 
 /*
- * Pure v2: our own cgroup must be a delegated subtree: then move into
- * its CG_LEAF and make it the base of every path.  The root is ours
- * as on every other host.  Any other cgroup is the manager's, and its
- * root is not ours either (systemd owns it, and may have made it
- * read-only): refused, with what is missing and the fix.
- */
-static int
-cg_v2_base(char *err, size_t errlen)
-{
-	char	 text[4096], own[CG_BASEMAX + 1], base[CG_BASEMAX], dir[PATH_MAX];
-	char	 pid[32], why[PATH_MAX + 64];
-
-	if (cg_readfile("/proc/self", "cgroup", text, sizeof(text)) == -1) {
-		snprintf(err, errlen, "cgroup: /proc/self/cgroup: %s",
-		    strerror(errno));
-		return (-1);
-	}
-	if (cgroup_self_path(text, own, sizeof(own)) == -1 ||
-	    cgroup_base_of(own, base, sizeof(base)) == -1) {
-		snprintf(err, errlen, "cgroup: /proc/self/cgroup: no usable "
-		    "cgroup2 path (\"0::/...\", plain names)");
-		return (-1);
-	}
-	snprintf(dir, sizeof(dir), "%s%s%s", cgm.unified, base[0] != '\0' ?
-	    "/" : "", base);
-	if (base[0] == '\0')
-		return (0);
-	/* systemd is the manager where it made this directory. */
-	if (!cg_delegated(dir, access("/run/systemd/system", F_OK) == 0, why,
-	    sizeof(why)) || !cg_ancestors_owned(cgm.unified, base, why,
-	    sizeof(why))) {
-		snprintf(err, errlen, "cgroup: our own cgroup %s is not "
-		    "delegated to us (%s): start factoryd from a unit with "
-		    "Delegate=yes", dir, why);
-		return (-1);
-	}
-	strlcpy(cg_base, base, sizeof(cg_base));
-	cg_set_parent();
-	/* No process in a cgroup whose children get controllers. */
-	if (strlen(dir) + sizeof(CG_LEAF) + 1 >= sizeof(dir)) {
-		snprintf(err, errlen, "cgroup: %s: path too long", dir);
-		return (-1);
-	}
-	strlcat(dir, "/" CG_LEAF, sizeof(dir));
-	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
-		snprintf(err, errlen, "cgroup: mkdir %s: %s", dir,
-		    strerror(errno));
-		return (-1);
-	}
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	if (cg_writefile(dir, "cgroup.procs", pid, text, sizeof(text)) ==
-	    -1) {
-		snprintf(err, errlen, "cgroup: %s", text);
-		return (-1);
-	}
-	return (0);
-}
-
-/*
- * Pure v2: what our top offers decides, before anything is made there:
- * memory and pids are needed (the limits), cpu is used if there.
- */
-static int
-cg_v2_controllers(char *err, size_t errlen)
-{
-	char	 top[PATH_MAX], buf[1024];
-	const char *need[] = { "memory", "pids" };
-	size_t	 i;
-
-	cg_top(top, sizeof(top));
-	if (cg_readfile(top, "cgroup.controllers", buf, sizeof(buf)) == -1) {
-		snprintf(err, errlen, "cgroup: %s/cgroup.controllers: %s", top,
-		    strerror(errno));
-		return (-1);
-	}
-	buf[strcspn(buf, "\n")] = '\0';
-	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
-		if (!cg_hasword(buf, need[i])) {
-			snprintf(err, errlen, "cgroup: v2 root %s/%s%s: "
-			    "controller %s not available: "
-			    "%s/cgroup.controllers has \"%.100s\"", cgm.unified,
-			    cg_parent, cg_base[0] != '\0' ? " (delegated; "
-			    "factoryd moved into " CG_LEAF ")" : "", need[i],
-			    top, buf);
-			return (-1);
-		}
-	if (cg_hasword(buf, "cpu")) {
-		strlcpy(cgm.cpu, cgm.unified, sizeof(cgm.cpu));
-		strlcpy(cgm.cpuacct, cgm.unified, sizeof(cgm.cpuacct));
-	} else
-		cgm.cpu[0] = cgm.cpuacct[0] = '\0';
-	return (0);
-}
-
-/*
  * The v2 controllers must be enabled on the way down to factory/<id>,
  * from our top: the root's, or the delegated cgroup's (never above).
- * A controller the top lacks is named with the file that lacks it.
+ * The probe enabled them at start; they are enabled again here when
+ * factory/<instance> was made anew (cg_mkparents).  A controller the
+ * top lacks is named with the file that lacks it.
  */
 static int
 cg_v2_delegate(char *err, size_t errlen)
@@ -1002,7 +586,8 @@ cgroup_spare_fill(int want)
 
 	if (want > CG_SPAREMAX)
 		want = CG_SPAREMAX;
-	if (cgroup_mode(NULL, 0) != CGMODE_HYBRID)
+	cg_layout();
+	if (cgm.mode != CGMODE_HYBRID)
 		return (0);	/* cgroup2: nothing can be renamed */
 	cg_spare_own();
 	for (slot = 0; !cg_spare_swept && slot < CG_SPAREMAX; slot++)
@@ -1376,62 +961,74 @@ sandbox_destroy_forget(struct cg_wait *w)
 	w->arg = NULL;
 }
 
-int
-cgroup_probe(char *err, size_t errlen, int *nokill)
+/*
+ * path, the root of a cgroup mount of the kind magic says, as the
+ * kernel shows it now: no link on the way, its own mount.
+ */
+static int
+cg_mountroot(const char *path, long magic, char *err, size_t errlen)
 {
-	char	 path[PATH_MAX], top[PATH_MAX];
+	struct statfs	 sf;
+	struct statx	 sx;
+	char		 real[PATH_MAX];
 
-	*nokill = 0;
-	if (cgroup_mode(err, errlen) == CGMODE_NONE)
-		return (-1);
-	if (cgm.mode == CGMODE_HYBRID && cgm.cpuacct[0] == '\0' &&
-	    cgm.unified[0] == '\0') {
-		snprintf(err, errlen, "cgroup: no cpuacct controller and no "
-		    "cgroup2 cpu.stat");
+	if (realpath(path, real) == NULL || strcmp(real, path) != 0 ||
+	    statfs(path, &sf) == -1 || sf.f_type != magic ||
+	    statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_TYPE, &sx) ==
+	    -1 || !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+	    !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT)) {
+		snprintf(err, errlen, "factory-sandbox probe: cgroup path %s: "
+		    "not the root of a %s mount", path,
+		    magic == CGROUP2_SUPER_MAGIC ? "cgroup2" : "cgroup v1");
 		return (-1);
 	}
-	if (cgm.unified[0] == '\0') {
-		/* Emptiness then comes from the v1 cgroup.procs files. */
-		*nokill = 1;
-	} else {
-		if (cgm.mode == CGMODE_V2 && cgm.nv1 == 0 &&
-		    (cg_v2_base(err, errlen) == -1 ||
-		    cg_v2_controllers(err, errlen) == -1))
-			return (-1);
-		cg_top(top, sizeof(top));
-		snprintf(path, sizeof(path), "%s/%s", top, CG_TOP);
-		if (mkdir(path, 0755) == -1 && errno != EEXIST) {
-			snprintf(err, errlen, "cgroup: mkdir %s: %s", path,
-			    strerror(errno));
-			return (-1);
-		}
-		snprintf(path, sizeof(path), "%s/%s", cgm.unified, cg_parent);
-		if (mkdir(path, 0755) == -1 && errno != EEXIST) {
-			snprintf(err, errlen, "cgroup: mkdir %s: %s", path,
-			    strerror(errno));
-			return (-1);
-		}
-		snprintf(path, sizeof(path), "%s/%s/cgroup.kill",
-		    cgm.unified, cg_parent);
-		if (access(path, W_OK) == -1)
-			*nokill = 1;
-	}
-	if (cgm.mode == CGMODE_V2 && cg_v2_delegate(err, errlen) == -1)
+	return (0);
+}
+
+int
+cgroup_probe(const struct probe_cgroup *pc, char *err, size_t errlen,
+    int *nokill)
+{
+	const char	*v1[] = { pc->memory, pc->pids, pc->cpu, pc->cpuacct };
+	char		 path[PATH_MAX];
+	struct statfs	 sf;
+	size_t		 i;
+
+	*nokill = 1;
+	if (pc->mode == PROBE_CG_FAIL) {
+		strlcpy(err, pc->err, errlen);
 		return (-1);
-	if (cgm.mode == CGMODE_V2 && cgm.nv1 == 0) {
-		cg_top(top, sizeof(top));
-		snprintf(err, errlen, "cgroup v2, root %s/%s (%s), kill %s",
-		    cgm.unified, cg_parent, cg_base[0] != '\0' ?
-		    "delegated; factoryd in " CG_LEAF " below it" :
-		    "the hierarchy's root",
-		    !*nokill ? "yes" : "-");
-		return (0);
 	}
-	snprintf(err, errlen, "cgroup %s: memory %s, pids %s, cpu time %s, "
-	    "kill %s", cgm.mode == CGMODE_V2 ? "v2" : "hybrid", cgm.memory,
-	    cgm.pids, cgm.mode == CGMODE_V2 || cgm.unified[0] == '\0' ?
-	    cgm.cpuacct : cgm.unified,
-	    cgm.unified[0] != '\0' && !*nokill ? cgm.unified : "-");
+	if (pc->mode != PROBE_CG_HYBRID && pc->mode != PROBE_CG_V2) {
+		snprintf(err, errlen, "factory-sandbox probe: no cgroup "
+		    "layout");
+		return (-1);
+	}
+	if (pc->unified[0] != '\0' && cg_mountroot(pc->unified,
+	    CGROUP2_SUPER_MAGIC, err, errlen) == -1)
+		return (-1);
+	for (i = 0; pc->mode == PROBE_CG_HYBRID && i < sizeof(v1) / sizeof(v1[0]); i++)
+		if (v1[i][0] != '\0' && cg_mountroot(v1[i],
+		    CGROUP_SUPER_MAGIC, err, errlen) == -1)
+			return (-1);
+	if (pc->base[0] != '\0' && ((size_t)snprintf(path, sizeof(path),
+	    "%s/%s", pc->unified, pc->base) >= sizeof(path) ||
+	    statfs(path, &sf) == -1 || sf.f_type != CGROUP2_SUPER_MAGIC)) {
+		snprintf(err, errlen, "factory-sandbox probe: cgroup base %s: "
+		    "not a cgroup2 directory", pc->base);
+		return (-1);
+	}
+	memset(&cgm, 0, sizeof(cgm));
+	cgm.mode = pc->mode == PROBE_CG_V2 ? CGMODE_V2 : CGMODE_HYBRID;
+	strlcpy(cgm.memory, pc->memory, sizeof(cgm.memory));
+	strlcpy(cgm.pids, pc->pids, sizeof(cgm.pids));
+	strlcpy(cgm.cpu, pc->cpu, sizeof(cgm.cpu));
+	strlcpy(cgm.cpuacct, pc->cpuacct, sizeof(cgm.cpuacct));
+	strlcpy(cgm.unified, pc->unified, sizeof(cgm.unified));
+	strlcpy(cg_base, pc->base, sizeof(cg_base));
+	cg_set_parent();
+	*nokill = pc->nokill;
+	strlcpy(err, pc->line, errlen);
 	return (0);
 }
 

@@ -58,9 +58,10 @@ static int	disk_chown_one(const char *, const struct stat *, int,
 /*
  * Overlayfs takes a detached mount (open_tree's clone, attached
  * nowhere) as a layer only from Linux 6.15; before, the overlay mount
- * fails with EINVAL.  disk_probe() finds out which kind this kernel
- * is; 1: the layers are attached first, in a mount namespace of
- * their own (disk_overlay_attached).
+ * fails with EINVAL.  The launcher's probe finds out which kind this
+ * kernel is (sandbox/diskprobe.c), in its process, not root's; 1: the
+ * layers are attached first, in a mount namespace of their own
+ * (disk_overlay_attached).
  */
 static int	disk_attach;
 
@@ -538,147 +539,10 @@ disk_overlay_attached(const int *lfd, int nl, const char *dir, int mfd,
 	return (ret);
 }
 
-/*
- * The probe's helper, in a mount namespace of its own: an overlay as
- * disk_overlay makes one (an idmapped read-only clone of the state
- * directory, where the pristine trees are, under a scratch tmpfs's
- * upper and work) with the clone detached, and if overlayfs says
- * EINVAL, attached.  Its answer on fd: "d" (detached layers work),
- * "a" (attached ones only), "i", "n" or "x" and why (idmapped mounts,
- * no overlay file system, the overlay).
- */
-static __dead void
-disk_probe_child(int fd, int ns, int nodetached)
+void
+disk_set_attach(int attach)
 {
-	const char	*sd = env->conf->statedir;
-	char		 msg[512], why[256], lower[32];
-	int		 tfd, sfd, ufd, wfd, ofd, afd, detached;
-
-	if (unshare(CLONE_NEWNS) == -1 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1) {
-		snprintf(msg, sizeof(msg), "xprivate mount namespace: %s",
-		    strerror(errno));
-		goto done;
-	}
-	if ((tfd = disk_idmapped(sd, ns, why, sizeof(why))) == -1) {
-		snprintf(msg, sizeof(msg), "i%s", why);
-		goto done;
-	}
-	if (mount("tmpfs", sd, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-	    "size=64k,nr_inodes=64,mode=0700") == -1 ||
-	    (sfd = open(sd, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
-	    mkdirat(sfd, "u", 0700) == -1 || mkdirat(sfd, "w", 0700) == -1 ||
-	    mkdirat(sfd, "w2", 0700) == -1 ||
-	    mkdirat(sfd, "o", 0700) == -1 || mkdirat(sfd, "l", 0700) == -1 ||
-	    (ufd = openat(sfd, "u", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
-	    (wfd = openat(sfd, "w", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
-	    (ofd = openat(sfd, "o", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
-		snprintf(msg, sizeof(msg), "xscratch tmpfs: %s",
-		    strerror(errno));
-		goto done;
-	}
-	detached = !nodetached;
-	snprintf(lower, sizeof(lower), "/proc/self/fd/%d", tfd);
-	if (detached && disk_ovl_mount(lower, ufd, wfd, ofd, why,
-	    sizeof(why)) == 0) {
-		strlcpy(msg, "d", sizeof(msg));
-		goto done;
-	}
-	if (detached && errno != EINVAL) {
-		snprintf(msg, sizeof(msg), "%cmount overlay: %s",
-		    errno == ENODEV ? 'n' : 'x', why);
-		goto done;
-	}
-	if (syscall(SYS_move_mount, tfd, "", sfd, "l",
-	    MOVE_MOUNT_F_EMPTY_PATH) == -1 || (afd = openat(sfd, "l",
-	    O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
-		snprintf(msg, sizeof(msg), "xattach the lower layer: %s",
-		    strerror(errno));
-		goto done;
-	}
-	/*
-	 * A work directory of its own: the detached try may have failed
-	 * after overlayfs marked its work directory (volatile's
-	 * work/incompat/volatile, seen on 6.1 and 6.12), and a second
-	 * mount on that one is refused as a volatile overlay's leftover.
-	 */
-	if (detached) {
-		close(wfd);
-		if ((wfd = openat(sfd, "w2", O_PATH | O_DIRECTORY |
-		    O_CLOEXEC)) == -1) {
-			snprintf(msg, sizeof(msg), "xscratch tmpfs: %s",
-			    strerror(errno));
-			goto done;
-		}
-	}
-	snprintf(lower, sizeof(lower), "/proc/self/fd/%d", afd);
-	if (disk_ovl_mount(lower, ufd, wfd, ofd, why, sizeof(why)) == -1)
-		snprintf(msg, sizeof(msg), "xmount overlay (layer attached): "
-		    "%s", why);
-	else if (syscall(SYS_open_tree, sfd, "o", OPEN_TREE_CLONE |
-	    OPEN_TREE_CLOEXEC) == -1)
-		snprintf(msg, sizeof(msg), "xopen_tree of the overlay: %s",
-		    strerror(errno));
-	else
-		strlcpy(msg, "a", sizeof(msg));
- done:
-	_exit(write(fd, msg, strlen(msg)) == -1);
-}
-
-/*
- * At start: can this kernel make the overlays attempts need, and does
- * it take a detached layer?  A real overlay, made by a helper in a
- * mount namespace of its own, so that nothing it mounts is seen or
- * left behind.  0: detached layers work; 1: they must be attached
- * first (disk_overlay_attached; nodetached, a test build's, takes
- * this way); -1 and the one line to log: no attempt could have a tree.
- */
-int
-disk_probe(int nodetached, char *err, size_t errlen)
-{
-	char	 msg[512];
-	pid_t	 pid;
-	ssize_t	 n;
-	int	 p[2], ns, st;
-
-	if ((ns = disk_userns(65534, 65534, err, errlen)) == -1)
-		return (-1);
-	if (pipe2(p, O_CLOEXEC) == -1 || (pid = fork()) == -1) {
-		snprintf(err, errlen, "overlay probe: %s", strerror(errno));
-		close(ns);
-		return (-1);
-	}
-	if (pid == 0) {
-		close(p[0]);
-		disk_probe_child(p[1], ns, nodetached);
-	}
-	close(p[1]);
-	close(ns);
-	n = read(p[0], msg, sizeof(msg) - 1);
-	msg[n > 0 ? n : 0] = '\0';
-	close(p[0]);
-	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
-		;
-	if (msg[0] == 'i') {
-		snprintf(err, errlen, "idmapped mounts: %s (Linux 5.12 has "
-		    "them for ext4, xfs and btrfs, 6.3 for tmpfs; no "
-		    "downgrade)", msg + 1);
-		return (-1);
-	}
-	if (msg[0] == 'n') {
-		snprintf(err, errlen, "overlay: %s (no overlay file system: "
-		    "its module is not loaded and could not be; modprobe "
-		    "overlay; no downgrade)", msg + 1);
-		return (-1);
-	}
-	if (msg[0] != 'd' && msg[0] != 'a') {
-		snprintf(err, errlen, "overlay: %s (overlayfs takes idmapped "
-		    "layers from Linux 5.19; no downgrade)", msg[0] == 'x' ?
-		    msg + 1 : "the probe said nothing");
-		return (-1);
-	}
-	disk_attach = msg[0] == 'a';
-	return (disk_attach);
+	disk_attach = attach;
 }
 
 int

@@ -189,19 +189,14 @@ main(int argc, char *argv[])
 	factoryd_lock(conf->statedir);
 	factoryd_instance(conf->statedir);
 	/* Fail closed: no sandbox, no factoryd, but for explicit downgrades. */
+	probe_set_statedir(conf->statedir);
 	if (sandbox_probe_downgrade(conf->sandbox_downgrade, errbuf,
 	    sizeof(errbuf)) == -1)
 		factoryd_fatal_start("sandbox: %s", errbuf);
 	/* Overlayfs takes detached layers from 6.15: else attached first. */
-	if ((attach = disk_probe(sandbox_faked_missing("overlay-detached"),
-	    diskbuf, sizeof(diskbuf))) == -1)
+	if ((attach = probe_overlay(diskbuf, sizeof(diskbuf))) == -1)
 		factoryd_fatal_start("disk: %s", diskbuf);
-	sandbox_feature("idmapped-mounts", NULL);
-	if (attach)
-		sandbox_replaced("overlay-detached", "layers attached in a "
-		    "private mount namespace (Linux 6.15 has it)");
-	else
-		sandbox_feature("overlay-detached", NULL);
+	disk_set_attach(attach);
 	log_info("sandbox: %s; kernel: %s", errbuf, sandbox_features_text());
 	if (mkkeys && keys_create(conf) == -1)
 		factoryd_fatal_start("keys: cannot create the missing keys");

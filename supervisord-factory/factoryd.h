@@ -557,8 +557,9 @@ uint64_t disk_limit(const struct manifest *);
 json_t	*disk_facts(const char *, uint64_t);
 int	 disk_mount(const char *, uint64_t, uid_t, gid_t, char *, size_t);
 int	 disk_unmount(const char *);
+/* The launcher's probe said: layers attached first (1) or not (0). */
+void	 disk_set_attach(int);
 /* lower, an extra read-only lower above it (setup outputs) or NULL, ... */
-int	 disk_probe(int, char *, size_t);
 int	 disk_overlay(const char *, const char *, const char *, const char *,
 	    uid_t, gid_t, char *, size_t);
 json_t	*disk_overlay_facts(const char *, const char *, const char *);

@@ -6,9 +6,13 @@
  * the texts the start-up line, receipts and policy print.  Also the
  * agent's seccomp program, compiled here once and carried in every
  * plan (libcommon/plan.c): libseccomp is the parent's, and so is the
- * program; the launcher links libbsd alone.  sandbox_probe_downgrade
- * (sandbox.c) runs the probe, then the cgroup probe; this file calls
- * nothing of the spawn's.
+ * program; the launcher links libbsd alone.  Given the state directory
+ * (factoryd's), the launcher also makes a real overlay of the
+ * attempts' kind there: its answer says how disk.c is to make them
+ * (probe_overlay); given the instance, it finds the cgroup layout and
+ * makes our directories (probe_cgroup, which cgroup.c checks and
+ * keeps).  sandbox_probe_downgrade (sandbox.c) runs the probe, then
+ * takes its cgroup layout; this file calls nothing of the spawn's.
  */
 #include <sys/types.h>
 #include <sys/mman.h>
@@ -60,6 +64,11 @@ static int			 probe_memfd_sysctl;	/* vm.memfd_noexec */
 static int			 probe_pidfdinfo = 1;	/* PIDFD_GET_INFO */
 static char			 probe_feats[PROBE_FEATSLEN];
 static char			 probe_repl[PROBE_REPLLEN];
+static const char		*probe_statedir;	/* NULL: no disk probe */
+static const char		*probe_tag;	/* the cgroups', or NULL */
+static struct probe_cgroup	 probe_cg;	/* the layout found */
+static int			 probe_ovl;		/* PROBE_OVL_* */
+static char			 probe_diskerr[PROBE_ERRLEN];
 
 /*
  * The seccomp denylist.  Agents run compilers, shells and test suites,
@@ -339,7 +348,9 @@ static __dead void
 probe_exec(int launcher, int fd, uint32_t allowed)
 {
 	char	 mask[16], nofeat[256];
-	char	*argv[] = { "factory-sandbox", "probe", mask, NULL };
+	char	*argv[] = { "factory-sandbox", "probe", mask,
+		    probe_statedir != NULL ? (char *)probe_statedir : "-",
+		    probe_tag != NULL ? (char *)probe_tag : "-", NULL };
 	char	*envp[] = { NULL, NULL };
 	int	 hi, lhi;
 #ifdef FACTORY_TESTBUILD
@@ -369,10 +380,13 @@ probe_exec(int launcher, int fd, uint32_t allowed)
  * which replaces this.  factoryd does not, and always has a launcher.
  */
 __attribute__((__weak__)) void
-sbx_probe_write(int fd, uint32_t allowed)
+sbx_probe_write(int fd, uint32_t allowed, const char *statedir,
+    const char *tag)
 {
 	(void)fd;
 	(void)allowed;
+	(void)statedir;
+	(void)tag;
 	_exit(127);
 }
 
@@ -469,7 +483,8 @@ probe_ask(int launcher, uint32_t allowed, struct probe_answer *pa,
 	if (pid == 0) {
 		close(p[0]);
 		if (launcher == -1)
-			sbx_probe_write(p[1], allowed);
+			sbx_probe_write(p[1], allowed, probe_statedir,
+			    probe_tag);
 		probe_exec(launcher, p[1], allowed);
 	}
 	close(p[1]);
@@ -499,6 +514,18 @@ probe_ask(int launcher, uint32_t allowed, struct probe_answer *pa,
 		    "downgrades (%#x)", pa->abi, pa->downgraded);
 		return (-1);
 	}
+	/* The disk probe's answer exactly when one was asked for. */
+	if (pa->ok && (probe_statedir != NULL) !=
+	    (pa->overlay != PROBE_OVL_NONE)) {
+		snprintf(why, whylen, "overlay %d, %s", pa->overlay,
+		    probe_statedir != NULL ? "not probed" : "not asked for");
+		return (-1);
+	}
+	if (pa->ok && (probe_tag != NULL) != (pa->cg.mode != PROBE_CG_NONE)) {
+		snprintf(why, whylen, "cgroup mode %d, %s", pa->cg.mode,
+		    probe_tag != NULL ? "not probed" : "not asked for");
+		return (-1);
+	}
 	return (0);
 }
 
@@ -508,16 +535,26 @@ probe_reset(void)
 {
 	probe_done = 0;
 	probe_downgraded = 0;
-	probe_feats[0] = probe_repl[0] = '\0';
+	probe_feats[0] = probe_repl[0] = probe_diskerr[0] = '\0';
+	probe_ovl = PROBE_OVL_NONE;
+	memset(&probe_cg, 0, sizeof(probe_cg));
+}
+
+void
+probe_set_statedir(const char *statedir)
+{
+	probe_statedir = statedir;
 }
 
 int
-probe_run(int launcher, uint32_t allowed, char *err, size_t errlen)
+probe_run(int launcher, uint32_t allowed, const char *tag, char *err,
+    size_t errlen)
 {
 	struct probe_answer	 pa;
 	char			 why[PROBE_ERRLEN];
 
 	probe_reset();
+	probe_tag = tag;
 	if (probe_ask(launcher, allowed, &pa, why, sizeof(why)) == -1) {
 		snprintf(err, errlen, "factory-sandbox probe: %s", why);
 		return (-1);
@@ -532,8 +569,40 @@ probe_run(int launcher, uint32_t allowed, char *err, size_t errlen)
 	probe_pidfdinfo = pa.pidinfo;
 	strlcpy(probe_feats, pa.feats, sizeof(probe_feats));
 	strlcpy(probe_repl, pa.repl, sizeof(probe_repl));
+	probe_ovl = pa.overlay;
+	strlcpy(probe_diskerr, pa.diskerr, sizeof(probe_diskerr));
+	probe_cg = pa.cg;
 	probe_done = 1;
 	return (0);
+}
+
+/* The cgroup layout the probe found (PROBE_CG_NONE: not asked). */
+const struct probe_cgroup *
+probe_cgroup(void)
+{
+	return (&probe_cg);
+}
+
+/*
+ * The disk probe's answer: 0, detached layers work; 1, they must be
+ * attached first; -1 and the line to log, no attempt could have a
+ * tree.  Its features are named, as the parent probed them before.
+ */
+int
+probe_overlay(char *err, size_t errlen)
+{
+	if (probe_ovl == PROBE_OVL_FAIL || probe_ovl == PROBE_OVL_NONE) {
+		strlcpy(err, probe_ovl == PROBE_OVL_FAIL ? probe_diskerr :
+		    "overlay: not probed", errlen);
+		return (-1);
+	}
+	sandbox_feature("idmapped-mounts", NULL);
+	if (probe_ovl == PROBE_OVL_ATTACHED)
+		sandbox_replaced("overlay-detached", "layers attached in a "
+		    "private mount namespace (Linux 6.15 has it)");
+	else
+		sandbox_feature("overlay-detached", NULL);
+	return (probe_ovl == PROBE_OVL_ATTACHED);
 }
 
 /*
@@ -545,7 +614,7 @@ probe_run(int launcher, uint32_t allowed, char *err, size_t errlen)
 int
 probe_seccomp_build(char *err, size_t errlen)
 {
-	if (!probe_done && probe_run(-1, ~0U, err, errlen) == -1)
+	if (!probe_done && probe_run(-1, ~0U, NULL, err, errlen) == -1)
 		return (-1);
 	return (probe_seccomp_compile(err, errlen));
 }

@@ -109,10 +109,10 @@ sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 	int	 nokill, n;
 
 	/* The launcher probes the kernel; its answer builds the filter. */
-	if (probe_run(spawn_launcher, allowed, err, errlen) == -1 ||
-	    probe_seccomp_build(err, errlen) == -1)
+	if (probe_run(spawn_launcher, allowed, sandbox_cgroup_tag(), err,
+	    errlen) == -1 || probe_seccomp_build(err, errlen) == -1)
 		return (-1);
-	if (cgroup_probe(cg, sizeof(cg), &nokill) == -1) {
+	if (cgroup_probe(probe_cgroup(), cg, sizeof(cg), &nokill) == -1) {
 		strlcpy(err, cg, errlen);
 		return (-1);
 	}

@@ -210,11 +210,26 @@ pid_t	sandbox_enter(const struct sandbox *, const struct sandbox_enter *,
 /*
  * Exec the launcher given (-1: none, the probe runs in a fork, see
  * sbx_probe_write) as "factory-sandbox probe" and take its answer:
- * the features found, the downgrades of the first argument in force;
+ * the features found, the downgrades of the second argument in force,
+ * the cgroup layout for the instance of the third (NULL: not asked);
  * -1 and, in err, the first missing feature or what was wrong with
  * the launcher's answer.
  */
-int	probe_run(int, uint32_t, char *, size_t);
+int	probe_run(int, uint32_t, const char *, char *, size_t);
+/* What the last probe said of the cgroups (probemsg.h). */
+struct probe_cgroup;
+const struct probe_cgroup *probe_cgroup(void);
+/*
+ * The state directory (factoryd's) below which the launcher's probe
+ * makes a real overlay; unset, none is made.
+ */
+void	probe_set_statedir(const char *);
+/*
+ * After the probe: 1 if the tree's layers must be attached first, 0
+ * if detached ones work, -1 and the line to log if no overlay can be
+ * made; names idmapped-mounts and overlay-detached among the features.
+ */
+int	probe_overlay(char *, size_t);
 /*
  * The agent's program into sandbox_prog, once; a caller that did not
  * probe probes in a fork first (sbx_probe_write).  -1 and err.
@@ -234,29 +249,8 @@ int	probe_lacks(uint32_t, uint32_t, const char *, char *, size_t);
 void	sandbox_set_instance(const char *);
 /* At shutdown: remove factory/<instance> where it is empty. */
 void	sandbox_instance_remove(void);
-/* Which cgroup layout this host has; CGMODE_NONE if unusable. */
-enum sandbox_cgmode cgroup_mode(char *, size_t);
-/*
- * The same from the texts of a mountinfo and of the cgroup2 root's
- * cgroup.controllers (NULL: none read); sets what cgroup_mode reports.
- */
-enum sandbox_cgmode cgroup_layout(const char *, const char *, char *,
-	    size_t);
-/* The "0::" path of a /proc/PID/cgroup text; 0 or -1. */
-int	cgroup_self_path(const char *, char *, size_t);
-/*
- * The subtree of a process in cgroup2 path own: "" for the root, else
- * own less its '/' and a last "supervisor" (our leaf); -1: odd names.
- */
-int	cgroup_base_of(const char *, char *, size_t);
-/* May we write dir's cgroup.subtree_control and cgroup.procs? */
-int	cgroup_writable(const char *);
-/*
- * Is dir delegated to us: writable, and, under systemd (second
- * argument), marked with its "delegate" xattr (Delegate=yes)?
- */
-int	cgroup_delegated(const char *, int);
-int	cgroup_ancestors_owned(const char *, const char *);
+/* The instance given, "" for none: what the probe makes cgroups for. */
+const char *sandbox_cgroup_tag(void);
 /* The directory the attempts' cgroups are made in; delegated or not. */
 const char *sandbox_cgroup_root(int *);
 /*
@@ -307,10 +301,12 @@ struct cg_wait	*sandbox_destroy_later(const struct sandbox *, int,
 	    void (*)(void *, int, const char *), void *);
 void	sandbox_destroy_forget(struct cg_wait *);
 /*
- * Check the cgroup features the sandbox needs; -1 naming what lacks.
- * A missing cgroup.kill is not an error here: *nokill says so, and
- * the caller decides.
+ * Take the layout the launcher's probe found (probe_cgroup), each path
+ * checked against the kernel's mounts: 0 and its line in err, or -1
+ * and what lacks, or what was wrong with the answer.  A missing
+ * cgroup.kill is not an error here: *nokill says so, and the caller
+ * decides.
  */
-int	cgroup_probe(char *, size_t, int *);
+int	cgroup_probe(const struct probe_cgroup *, char *, size_t, int *);
 
 #endif /* FACTORY_SANDBOX_H */

@@ -12,7 +12,19 @@
  *	exit		a good answer, then exit 3
  *	big		5000 bytes, more than an answer may have
  *	lowabi		Landlock ABI 3, its missing TCP rules not downgraded
+ *	ovlunknown	an overlay answer no PROBE_OVL_* names
+ *	ovlnone		no overlay probed, though a state directory was given
+ *	ovlctl		an overlay failure whose line has a newline in it
+ *	ovlfail		an overlay failure, well formed: "overlay: faked"
+ *	cgrel		the cgroup2 mount as a relative path
+ *	cgdotdot	the cgroup2 mount with a ".." in it
+ *	cgbase		a delegated base with a ".." in it
+ *	cgnotmount	the cgroup2 mount said to be /tmp, no cgroup mount
+ *	cgmode		a cgroup layout no PROBE_CG_* names
  *
+ * Asked for the cgroups (a fifth argument), the rest of the answer is
+ * the launcher's real cgroup probe (sandbox/cgprobe.c), its writes
+ * included, as factoryd would have had it.
  * Anything else is a good answer (all features used).  factoryd must
  * refuse to start, naming the launcher and the fault, and not crash.
  */
@@ -26,6 +38,37 @@
 #include "conf.h"
 #include "probemsg.h"
 
+/* The real layout, or one with the fault mode names. */
+static void
+badcg(const char *mode, const char *tag, struct probe_cgroup *pc)
+{
+	sbx_cgroup_probe(tag, pc);
+	if (pc->mode != PROBE_CG_HYBRID && pc->mode != PROBE_CG_V2)
+		return;
+	if (strcmp(mode, "cgrel") == 0)
+		memmove(pc->unified, pc->unified + 1, strlen(pc->unified));
+	if (strcmp(mode, "cgdotdot") == 0)
+		strlcpy(pc->unified, "/sys/fs/cgroup/../cgroup/unified",
+		    sizeof(pc->unified));
+	if (strcmp(mode, "cgbase") == 0)
+		strlcpy(pc->base, "x/../y", sizeof(pc->base));
+	/* Pure v2: every controller's path is the unified one. */
+	if (strcmp(mode, "cgnotmount") == 0) {
+		if (pc->mode == PROBE_CG_V2) {
+			strlcpy(pc->memory, "/tmp", sizeof(pc->memory));
+			strlcpy(pc->pids, "/tmp", sizeof(pc->pids));
+			if (pc->cpu[0] != '\0') {
+				strlcpy(pc->cpu, "/tmp", sizeof(pc->cpu));
+				strlcpy(pc->cpuacct, "/tmp",
+				    sizeof(pc->cpuacct));
+			}
+		}
+		strlcpy(pc->unified, "/tmp", sizeof(pc->unified));
+	}
+	if (strcmp(mode, "cgmode") == 0)
+		pc->mode = 7;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -34,7 +77,7 @@ main(int argc, char *argv[])
 	unsigned char		*b;
 	size_t			 len;
 
-	if (argc != 3 || strcmp(argv[1], "probe") != 0)
+	if ((argc != 3 && argc != 5) || strcmp(argv[1], "probe") != 0)
 		return (1);
 	if (mode == NULL)
 		mode = "";
@@ -56,6 +99,23 @@ main(int argc, char *argv[])
 	/* A kernel without TCP rules, said without their downgrade. */
 	if (strcmp(mode, "lowabi") == 0)
 		pa.abi = 3;
+	pa.overlay = argc == 5 && strcmp(argv[3], "-") != 0 ?
+	    PROBE_OVL_DETACHED : PROBE_OVL_NONE;
+	if (argc == 5 && strcmp(argv[4], "-") != 0)
+		badcg(mode, argv[4], &pa.cg);
+	if (strcmp(mode, "ovlnone") == 0)
+		pa.overlay = PROBE_OVL_NONE;
+	if (strcmp(mode, "ovlunknown") == 0)
+		pa.overlay = 7;
+	if (strcmp(mode, "ovlfail") == 0) {
+		pa.overlay = PROBE_OVL_FAIL;
+		strlcpy(pa.diskerr, "overlay: faked", sizeof(pa.diskerr));
+	}
+	if (strcmp(mode, "ovlctl") == 0) {
+		pa.overlay = PROBE_OVL_FAIL;
+		strlcpy(pa.diskerr, "overlay: x\nparent: forged",
+		    sizeof(pa.diskerr));
+	}
 	if ((b = probe_answer_encode(&pa, &len)) == NULL)
 		return (2);
 	if (strcmp(mode, "trailing") == 0) {

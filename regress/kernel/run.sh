@@ -43,7 +43,14 @@ sed "s|^libexec: .*|libexec: $T/badlib|" "$T/factoryd.conf" >"$T/bad.conf"
 for m in "none:field ok: truncated" "trailing:1 bytes left over" \
     "control:field feats: byte 0xa" "downgrade:downgrades 0x2, not allowed" \
     "exit:exited 3" "big:an answer of more than 4096 bytes" \
-    "lowabi:Landlock ABI 3 without its downgrades"; do
+    "lowabi:Landlock ABI 3 without its downgrades" \
+    "ovlunknown:field overlay: 7, unknown" "ovlnone:overlay 0, not probed" \
+    "ovlctl:field diskerr: byte 0xa" \
+    "cgrel:field cgunified: sys/fs/cgroup/unified, not absolute" \
+    "cgdotdot:field cgunified: /sys/fs/cgroup/../cgroup/unified, not canonical" \
+    "cgbase:field cgbase: x/../y, not canonical" \
+    "cgnotmount:cgroup path /tmp: not the root of a cgroup2 mount" \
+    "cgmode:field cgmode: 7, unknown"; do
 	mode=${m%%:*}
 	FACTORY_TEST_NOFEATURE=$mode timeout 60 "$O/factoryd" -dk \
 	    -f "$T/bad.conf" 2>"$T/log.bad.$mode"
@@ -51,6 +58,13 @@ for m in "none:field ok: truncated" "trailing:1 bytes left over" \
 	check "bad probe answer ($mode): factoryd stops at start (rc $rc), naming it" \
 	    sh -c "[ $rc = 78 ] && grep -q 'sandbox: factory-sandbox probe: .*${m#*:}' '$T/log.bad.$mode' && ! grep -q forged '$T/log.bad.$mode'"
 done
+
+# The launcher's overlay probe failing: its line, as factoryd's own.
+FACTORY_TEST_NOFEATURE=ovlfail timeout 60 "$O/factoryd" -dk \
+    -f "$T/bad.conf" 2>"$T/log.bad.ovlfail"
+rc=$?
+check "the launcher's overlay probe fails: factoryd stops at start (rc $rc) with its line" \
+    sh -c "[ $rc != 0 ] && [ $rc != 124 ] && grep -q 'disk: overlay: faked\$' '$T/log.bad.ovlfail'"
 
 # Mounts on the host below the state directory, one "target fstype" each.
 state_mounts() {
@@ -100,7 +114,7 @@ for mode in native fallback; do
 	# Generous: a loaded machine tears down slowly, never wrongly.
 	wait_terminated "$id" 300 || notok "$mode: $id not torn down in 300 s"
 	st=$(field "$id" state)
-	left=$(awk '{print $5}' /proc/self/mountinfo | grep "attempts/$id")
+	left=$(awk '{print $5}' /proc/self/mountinfo | grep "^$STATE/attempts/$id")
 	check "$mode: cancelled ($st), torn down, nothing of it mounted ($left)" \
 	    sh -c "[ '$st' = cancelled ] && [ -z '$left' ]"
 

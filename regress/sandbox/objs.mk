@@ -4,7 +4,8 @@ SANDBOX_OBJS = $(OBJ)/supervisord-factory/sandbox.o \
 	$(OBJ)/supervisord-factory/spawnplan.o \
 	$(OBJ)/supervisord-factory/spawnfds.o \
 	$(OBJ)/supervisord-factory/cgroup.o $(OBJ)/sandbox/child.o \
-	$(OBJ)/sandbox/probe.o
+	$(OBJ)/sandbox/probe.o $(OBJ)/sandbox/diskprobe.o \
+	$(OBJ)/sandbox/cgprobe.o
 prog_objs_prog_sbx = $(SANDBOX_OBJS) $(OBJ)/regress/sandbox/sbxwait.o
 prog_objs_spawn = $(SANDBOX_OBJS) $(OBJ)/regress/sandbox/sbxwait.o
 prog_objs_prog_launch = $(SANDBOX_OBJS)

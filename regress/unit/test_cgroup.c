@@ -1,10 +1,11 @@
 /*
- * cgroup.c: where the attempts' cgroups go, decided from the texts of
- * /proc/self/mountinfo and /proc/self/cgroup as the kernel writes them
- * on a hybrid host (v1 controllers and a cgroup2 without any), on a
- * pure v2 host with and without controllers, under systemd's
- * Delegate=yes (its xattr) and after a restart inside our own leaf; odd
- * /proc/self/cgroup contents, refused.
+ * sandbox/cgprobe.c, the launcher's cgroup probe: where the attempts'
+ * cgroups go, decided from the texts of /proc/self/mountinfo and
+ * /proc/self/cgroup as the kernel writes them on a hybrid host (v1
+ * controllers and a cgroup2 without any), on a pure v2 host with and
+ * without controllers, under systemd's Delegate=yes (its xattr) and
+ * after a restart inside our own leaf; odd /proc/self/cgroup contents,
+ * refused.  And cgroup.c's parent of the attempts' cgroups.
  */
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "../../supervisord-factory/sandbox.h"
+#include "probemsg.h"
 
 /* This machine's, shortened: systemd-less hybrid. */
 static const char hybrid[] =
@@ -44,26 +46,26 @@ START_TEST(test_layout)
 {
 	char	 why[128];
 
-	ck_assert_int_eq(cgroup_layout(hybrid, "", why, sizeof(why)),
-	    CGMODE_HYBRID);
+	ck_assert_int_eq(cgprobe_layout(hybrid, "", why, sizeof(why)),
+	    PROBE_CG_HYBRID);
 	/* Pure v2: v2 whatever the root offers; probe checks our own. */
-	ck_assert_int_eq(cgroup_layout(purev2, "cpuset cpu io memory pids",
-	    why, sizeof(why)), CGMODE_V2);
-	ck_assert_int_eq(cgroup_layout(purev2, "", why, sizeof(why)),
-	    CGMODE_V2);
-	ck_assert_int_eq(cgroup_layout(purev2, NULL, why, sizeof(why)),
-	    CGMODE_V2);
+	ck_assert_int_eq(cgprobe_layout(purev2, "cpuset cpu io memory pids",
+	    why, sizeof(why)), PROBE_CG_V2);
+	ck_assert_int_eq(cgprobe_layout(purev2, "", why, sizeof(why)),
+	    PROBE_CG_V2);
+	ck_assert_int_eq(cgprobe_layout(purev2, NULL, why, sizeof(why)),
+	    PROBE_CG_V2);
 	/* No cgroup at all, and v1 without pids. */
-	ck_assert_int_eq(cgroup_layout("24 30 0:22 / /sys rw - sysfs sysfs "
-	    "rw\n", NULL, why, sizeof(why)), CGMODE_NONE);
+	ck_assert_int_eq(cgprobe_layout("24 30 0:22 / /sys rw - sysfs sysfs "
+	    "rw\n", NULL, why, sizeof(why)), PROBE_CG_FAIL);
 	ck_assert_str_eq(why, "no memory controller");
-	ck_assert_int_eq(cgroup_layout("31 27 0:29 / /sys/fs/cgroup/memory "
+	ck_assert_int_eq(cgprobe_layout("31 27 0:29 / /sys/fs/cgroup/memory "
 	    "rw - cgroup cgroup rw,memory\n", NULL, why, sizeof(why)),
-	    CGMODE_NONE);
+	    PROBE_CG_FAIL);
 	ck_assert_str_eq(why, "no pids controller");
 	/* An escaped (space in it) mount point is not used. */
-	ck_assert_int_eq(cgroup_layout("26 24 0:24 / /sys/fs/cg\\040x rw - "
-	    "cgroup2 cgroup2 rw\n", NULL, why, sizeof(why)), CGMODE_NONE);
+	ck_assert_int_eq(cgprobe_layout("26 24 0:24 / /sys/fs/cg\\040x rw - "
+	    "cgroup2 cgroup2 rw\n", NULL, why, sizeof(why)), PROBE_CG_FAIL);
 }
 END_TEST
 
@@ -71,24 +73,24 @@ START_TEST(test_self_path)
 {
 	char	 own[64];
 
-	ck_assert_int_eq(cgroup_self_path("0::/system.slice/factoryd."
+	ck_assert_int_eq(cgprobe_self_path("0::/system.slice/factoryd."
 	    "service\n", own, sizeof(own)), 0);
 	ck_assert_str_eq(own, "/system.slice/factoryd.service");
 	/* Hybrid: v1 lines first, the cgroup2 one last. */
-	ck_assert_int_eq(cgroup_self_path("12:pids:/\n11:memory:/x\n"
+	ck_assert_int_eq(cgprobe_self_path("12:pids:/\n11:memory:/x\n"
 	    "1:name=systemd:/init.scope\n0::/init.scope\n", own,
 	    sizeof(own)), 0);
 	ck_assert_str_eq(own, "/init.scope");
-	ck_assert_int_eq(cgroup_self_path("0::/\n", own, sizeof(own)), 0);
+	ck_assert_int_eq(cgprobe_self_path("0::/\n", own, sizeof(own)), 0);
 	ck_assert_str_eq(own, "/");
 	/* None, relative, too long for the buffer. */
-	ck_assert_int_eq(cgroup_self_path("12:pids:/\n", own, sizeof(own)),
+	ck_assert_int_eq(cgprobe_self_path("12:pids:/\n", own, sizeof(own)),
 	    -1);
-	ck_assert_int_eq(cgroup_self_path("0::x/y\n", own, sizeof(own)), -1);
-	ck_assert_int_eq(cgroup_self_path("0::/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	ck_assert_int_eq(cgprobe_self_path("0::x/y\n", own, sizeof(own)), -1);
+	ck_assert_int_eq(cgprobe_self_path("0::/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n", own,
 	    sizeof(own)), -1);
-	ck_assert_int_eq(cgroup_self_path("", own, sizeof(own)), -1);
+	ck_assert_int_eq(cgprobe_self_path("", own, sizeof(own)), -1);
 }
 END_TEST
 
@@ -97,37 +99,37 @@ START_TEST(test_base)
 	char	 b[256];
 
 	/* The root: today's paths. */
-	ck_assert_int_eq(cgroup_base_of("/", b, sizeof(b)), 0);
+	ck_assert_int_eq(cgprobe_base_of("/", b, sizeof(b)), 0);
 	ck_assert_str_eq(b, "");
 	/* systemd's Delegate=yes: the unit's cgroup. */
-	ck_assert_int_eq(cgroup_base_of("/system.slice/factoryd.service", b,
+	ck_assert_int_eq(cgprobe_base_of("/system.slice/factoryd.service", b,
 	    sizeof(b)), 0);
 	ck_assert_str_eq(b, "system.slice/factoryd.service");
 	/* Restarted inside our own leaf: the same subtree, same paths. */
-	ck_assert_int_eq(cgroup_base_of("/system.slice/factoryd.service/"
+	ck_assert_int_eq(cgprobe_base_of("/system.slice/factoryd.service/"
 	    "supervisor", b, sizeof(b)), 0);
 	ck_assert_str_eq(b, "system.slice/factoryd.service");
-	ck_assert_int_eq(cgroup_base_of("/supervisor", b, sizeof(b)), 0);
+	ck_assert_int_eq(cgprobe_base_of("/supervisor", b, sizeof(b)), 0);
 	ck_assert_str_eq(b, "");
 	/* Only the whole last name is our leaf. */
-	ck_assert_int_eq(cgroup_base_of("/a/xsupervisor", b, sizeof(b)), 0);
+	ck_assert_int_eq(cgprobe_base_of("/a/xsupervisor", b, sizeof(b)), 0);
 	ck_assert_str_eq(b, "a/xsupervisor");
-	ck_assert_int_eq(cgroup_base_of("/a/supervisor/b", b, sizeof(b)), 0);
+	ck_assert_int_eq(cgprobe_base_of("/a/supervisor/b", b, sizeof(b)), 0);
 	ck_assert_str_eq(b, "a/supervisor/b");
 	/* Odd paths are not a base to write below. */
-	ck_assert_int_eq(cgroup_base_of("a/b", b, sizeof(b)), -1);
-	ck_assert_int_eq(cgroup_base_of("/a/../b", b, sizeof(b)), -1);
-	ck_assert_int_eq(cgroup_base_of("/a/./b", b, sizeof(b)), -1);
-	ck_assert_int_eq(cgroup_base_of("/a//b", b, sizeof(b)), -1);
-	ck_assert_int_eq(cgroup_base_of("/a/", b, sizeof(b)), -1);
-	ck_assert_int_eq(cgroup_base_of("/a b", b, sizeof(b)), -1);
-	ck_assert_int_eq(cgroup_base_of("/a\\b", b, sizeof(b)), -1);
-	ck_assert_int_eq(cgroup_base_of("/a\x01", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgprobe_base_of("a/b", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgprobe_base_of("/a/../b", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgprobe_base_of("/a/./b", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgprobe_base_of("/a//b", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgprobe_base_of("/a/", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgprobe_base_of("/a b", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgprobe_base_of("/a\\b", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgprobe_base_of("/a\x01", b, sizeof(b)), -1);
 	/* Not ASCII: status -j's json_pack would fail on it (rev of 18). */
-	ck_assert_int_eq(cgroup_base_of("/caf\xe9", b, sizeof(b)), -1);
-	ck_assert_int_eq(cgroup_base_of("/caf\xc3\xa9", b, sizeof(b)), -1);
-	ck_assert_int_eq(cgroup_base_of("/a\x7f", b, sizeof(b)), -1);
-	ck_assert_int_eq(cgroup_base_of("/abcdefgh", b, 4), -1);
+	ck_assert_int_eq(cgprobe_base_of("/caf\xe9", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgprobe_base_of("/caf\xc3\xa9", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgprobe_base_of("/a\x7f", b, sizeof(b)), -1);
+	ck_assert_int_eq(cgprobe_base_of("/abcdefgh", b, 4), -1);
 }
 END_TEST
 
@@ -138,15 +140,15 @@ START_TEST(test_writable)
 	FILE	*fp;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(cgroup_writable(dir), 0);
+	ck_assert_int_eq(cgprobe_writable(dir), 0);
 	snprintf(f, sizeof(f), "%s/cgroup.subtree_control", dir);
 	ck_assert_ptr_nonnull(fp = fopen(f, "w"));
 	fclose(fp);
-	ck_assert_int_eq(cgroup_writable(dir), 0);	/* no cgroup.procs */
+	ck_assert_int_eq(cgprobe_writable(dir), 0);	/* no cgroup.procs */
 	snprintf(f, sizeof(f), "%s/cgroup.procs", dir);
 	ck_assert_ptr_nonnull(fp = fopen(f, "w"));
 	fclose(fp);
-	ck_assert_int_eq(cgroup_writable(dir), 1);
+	ck_assert_int_eq(cgprobe_writable(dir), 1);
 	unlink(f);
 	snprintf(f, sizeof(f), "%s/cgroup.subtree_control", dir);
 	unlink(f);
@@ -164,26 +166,26 @@ START_TEST(test_delegated)
 	FILE	*fp;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(cgroup_delegated(dir, 0), 0);	/* no files */
+	ck_assert_int_eq(cgprobe_delegated(dir, 0), 0);	/* no files */
 	snprintf(f, sizeof(f), "%s/cgroup.subtree_control", dir);
 	ck_assert_ptr_nonnull(fp = fopen(f, "w"));
 	fclose(fp);
 	snprintf(f, sizeof(f), "%s/cgroup.procs", dir);
 	ck_assert_ptr_nonnull(fp = fopen(f, "w"));
 	fclose(fp);
-	ck_assert_int_eq(cgroup_delegated(dir, 0), 1);
-	ck_assert_int_eq(cgroup_delegated(dir, 1), 0);
+	ck_assert_int_eq(cgprobe_delegated(dir, 0), 1);
+	ck_assert_int_eq(cgprobe_delegated(dir, 1), 0);
 	/* Another value is no delegation; "1" is. */
 	if (setxattr(dir, "trusted.delegate", "0", 1, 0) == 0) {
-		ck_assert_int_eq(cgroup_delegated(dir, 1), 0);
+		ck_assert_int_eq(cgprobe_delegated(dir, 1), 0);
 		ck_assert_int_eq(setxattr(dir, "trusted.delegate", "1", 1, 0),
 		    0);
-		ck_assert_int_eq(cgroup_delegated(dir, 1), 1);
+		ck_assert_int_eq(cgprobe_delegated(dir, 1), 1);
 		ck_assert_int_eq(removexattr(dir, "trusted.delegate"), 0);
 	}
 	/* A user manager's mark, which the owner may set: not taken. */
 	if (setxattr(dir, "user.delegate", "1", 1, 0) == 0) {
-		ck_assert_int_eq(cgroup_delegated(dir, 1), 0);
+		ck_assert_int_eq(cgprobe_delegated(dir, 1), 0);
 		ck_assert_int_eq(removexattr(dir, "user.delegate"), 0);
 	}
 	/*
@@ -192,17 +194,17 @@ START_TEST(test_delegated)
 	 */
 	(void)setxattr(dir, "trusted.delegate", "1", 1, 0);
 	ck_assert_int_eq(chown(dir, 69401, 69401), 0);
-	ck_assert_int_eq(cgroup_delegated(dir, 0), 0);
-	ck_assert_int_eq(cgroup_delegated(dir, 1), 0);
+	ck_assert_int_eq(cgprobe_delegated(dir, 0), 0);
+	ck_assert_int_eq(cgprobe_delegated(dir, 1), 0);
 	ck_assert_int_eq(chown(dir, 0, 0), 0);
 	ck_assert_int_eq(chown(f, 69401, 69401), 0);		/* procs */
-	ck_assert_int_eq(cgroup_delegated(dir, 0), 0);
+	ck_assert_int_eq(cgprobe_delegated(dir, 0), 0);
 	ck_assert_int_eq(chown(f, 0, 0), 0);
 	snprintf(g, sizeof(g), "%s/cgroup.subtree_control", dir);
 	ck_assert_int_eq(chown(g, 69401, 69401), 0);
-	ck_assert_int_eq(cgroup_delegated(dir, 0), 0);
+	ck_assert_int_eq(cgprobe_delegated(dir, 0), 0);
 	ck_assert_int_eq(chown(g, 0, 0), 0);
-	ck_assert_int_eq(cgroup_delegated(dir, 0), 1);
+	ck_assert_int_eq(cgprobe_delegated(dir, 0), 1);
 	(void)removexattr(dir, "trusted.delegate");
 	unlink(f);
 	snprintf(f, sizeof(f), "%s/cgroup.subtree_control", dir);
@@ -224,15 +226,15 @@ START_TEST(test_ancestors)
 	    "%s/a/cgroup.subtree_control %s/a/b/cgroup.procs "
 	    "%s/a/b/cgroup.subtree_control", root, root, root, root, root);
 	ck_assert_int_eq(system(p), 0);
-	ck_assert_int_eq(cgroup_ancestors_owned(root, "a"), 1);
-	ck_assert_int_eq(cgroup_ancestors_owned(root, "a/b/c"), 1);
+	ck_assert_int_eq(cgprobe_ancestors_owned(root, "a"), 1);
+	ck_assert_int_eq(cgprobe_ancestors_owned(root, "a/b/c"), 1);
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(p, sizeof(p), "%s/a%s", root, files[i]);
 		ck_assert_int_eq(chown(p, 69401, 69401), 0);
-		ck_assert_int_eq(cgroup_ancestors_owned(root, "a/b/c"), 0);
-		ck_assert_int_eq(cgroup_ancestors_owned(root, "a/b"), 0);
-		/* The base itself is cgroup_delegated's to check. */
-		ck_assert_int_eq(cgroup_ancestors_owned(root, "a"), 1);
+		ck_assert_int_eq(cgprobe_ancestors_owned(root, "a/b/c"), 0);
+		ck_assert_int_eq(cgprobe_ancestors_owned(root, "a/b"), 0);
+		/* The base itself is cgprobe_delegated's to check. */
+		ck_assert_int_eq(cgprobe_ancestors_owned(root, "a"), 1);
 		ck_assert_int_eq(chown(p, 0, 0), 0);
 	}
 	snprintf(p, sizeof(p), "rm -rf %s", root);

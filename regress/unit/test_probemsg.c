@@ -1,9 +1,11 @@
 /*
  * Unit tests of libcommon/probemsg.c: the launcher's kernel probe
  * answer round-trips, and every malformed one (truncated anywhere,
- * trailing bytes, a flag that is not 0 or 1, an ABI or a downgrade out
- * of range, a text with control bytes, empty or too long) is refused
- * with a reason naming the field.
+ * trailing bytes, a flag that is not 0 or 1, an ABI, a downgrade or
+ * an overlay answer out of range, a text with control bytes, empty or
+ * too long, a cgroup path that is relative, not canonical or has odd
+ * bytes, a layout against its own rules) is refused with a reason
+ * naming the field.
  */
 #include <sys/types.h>
 
@@ -29,6 +31,7 @@ fill(struct probe_answer *pa)
 	strlcpy(pa->feats, "mount_setattr, clone3, landlock-scopes "
 	    "(downgraded)", sizeof(pa->feats));
 	strlcpy(pa->repl, "landlock-ioctl-dev", sizeof(pa->repl));
+	pa->overlay = PROBE_OVL_ATTACHED;
 }
 
 /* The bytes of pa, malloc'd. */
@@ -40,6 +43,23 @@ enc(const struct probe_answer *pa, size_t *lenp)
 	b = probe_answer_encode(pa, lenp);
 	ck_assert_ptr_nonnull(b);
 	return (b);
+}
+
+/* A hybrid host's layout, as this machine's. */
+static void
+fillcg(struct probe_answer *pa)
+{
+	struct probe_cgroup	*pc = &pa->cg;
+
+	fill(pa);
+	pc->mode = PROBE_CG_HYBRID;
+	strlcpy(pc->memory, "/sys/fs/cgroup/memory", sizeof(pc->memory));
+	strlcpy(pc->pids, "/sys/fs/cgroup/pids", sizeof(pc->pids));
+	strlcpy(pc->cpuacct, "/sys/fs/cgroup/cpu,cpuacct",
+	    sizeof(pc->cpuacct));
+	strlcpy(pc->unified, "/sys/fs/cgroup/unified", sizeof(pc->unified));
+	strlcpy(pc->line, "cgroup hybrid: memory /sys/fs/cgroup/memory, ...",
+	    sizeof(pc->line));
 }
 
 static void
@@ -74,6 +94,19 @@ START_TEST(test_round_trip)
 	ck_assert_int_eq(out.pidinfo, 0);
 	ck_assert_str_eq(out.feats, in.feats);
 	ck_assert_str_eq(out.repl, in.repl);
+	ck_assert_int_eq(out.overlay, PROBE_OVL_ATTACHED);
+	ck_assert_str_eq(out.diskerr, "");
+	free(b);
+	/* The disk probe's failure carries its line. */
+	fill(&in);
+	in.overlay = PROBE_OVL_FAIL;
+	strlcpy(in.diskerr, "overlay: No such device (no overlay file "
+	    "system)", sizeof(in.diskerr));
+	b = enc(&in, &len);
+	ck_assert_int_eq(probe_answer_decode(b, len, &out, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(out.overlay, PROBE_OVL_FAIL);
+	ck_assert_str_eq(out.diskerr, in.diskerr);
 	free(b);
 	/* A refusal carries its line only. */
 	memset(&in, 0, sizeof(in));
@@ -147,6 +180,20 @@ START_TEST(test_fields)
 	b = enc(&in, &len);
 	refused(b, len, "field feats: empty");
 	free(b);
+	/* An overlay answer no PROBE_OVL_* names; a failure without why. */
+	fill(&in);
+	b = enc(&in, &len);
+	b[len - 2] = PROBE_OVL_MAX + 1;	/* the last: the cgroups' mode */
+	refused(b, len, "field overlay: 4, unknown");
+	free(b);
+	in.overlay = PROBE_OVL_FAIL;
+	b = enc(&in, &len);
+	refused(b, len, "field diskerr: empty");
+	free(b);
+	strlcpy(in.diskerr, "overlay: \x1b[2J", sizeof(in.diskerr));
+	b = enc(&in, &len);
+	refused(b, len, "field diskerr: byte 0x1b");
+	free(b);
 	/* A refusal longer than its buffer. */
 	ck_assert_ptr_nonnull(b = calloc(1, 5 + PROBE_ERRLEN));
 	v = htonl(PROBE_ERRLEN);
@@ -154,6 +201,118 @@ START_TEST(test_fields)
 	memset(b + 5, 'x', PROBE_ERRLEN);
 	refused(b, 5 + PROBE_ERRLEN, "field error: longer than");
 	free(b);
+}
+END_TEST
+
+/* Encoded as given, refused naming want. */
+static void
+cgrefused(const struct probe_answer *in, const char *want)
+{
+	unsigned char	*b;
+	size_t		 len;
+
+	b = enc(in, &len);
+	refused(b, len, want);
+	free(b);
+}
+
+START_TEST(test_cgroup)
+{
+	struct probe_answer	 in, out;
+	unsigned char		*b;
+	char			 err[256];
+	size_t			 len, i;
+
+	fillcg(&in);
+	b = enc(&in, &len);
+	ck_assert_int_eq(probe_answer_decode(b, len, &out, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(memcmp(&out.cg, &in.cg, sizeof(in.cg)), 0);
+	for (i = 0; i < len; i++)
+		refused(b, i, "truncated");
+	free(b);
+	/* Pure v2, delegated. */
+	fillcg(&in);
+	in.cg.mode = PROBE_CG_V2;
+	strlcpy(in.cg.unified, "/sys/fs/cgroup", sizeof(in.cg.unified));
+	strlcpy(in.cg.memory, in.cg.unified, sizeof(in.cg.memory));
+	strlcpy(in.cg.pids, in.cg.unified, sizeof(in.cg.pids));
+	strlcpy(in.cg.cpu, in.cg.unified, sizeof(in.cg.cpu));
+	strlcpy(in.cg.cpuacct, in.cg.unified, sizeof(in.cg.cpuacct));
+	strlcpy(in.cg.base, "system.slice/factoryd.service",
+	    sizeof(in.cg.base));
+	b = enc(&in, &len);
+	ck_assert_int_eq(probe_answer_decode(b, len, &out, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(out.cg.base, in.cg.base);
+	free(b);
+	/* Its refusal is a line. */
+	fill(&in);
+	in.cg.mode = PROBE_CG_FAIL;
+	strlcpy(in.cg.err, "cgroup: no memory controller", sizeof(in.cg.err));
+	b = enc(&in, &len);
+	ck_assert_int_eq(probe_answer_decode(b, len, &out, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(out.cg.err, in.cg.err);
+	free(b);
+	in.cg.err[0] = '\0';
+	cgrefused(&in, "field cgerr: empty");
+	/* Paths: relative, "..", ".", "//", a trailing '/', odd bytes. */
+	fillcg(&in);
+	strlcpy(in.cg.unified, "sys/fs/cgroup/unified", sizeof(in.cg.unified));
+	cgrefused(&in, "field cgunified: sys/fs/cgroup/unified, not absolute");
+	fillcg(&in);
+	strlcpy(in.cg.memory, "/sys/fs/cgroup/../memory",
+	    sizeof(in.cg.memory));
+	cgrefused(&in, "field cgmemory: /sys/fs/cgroup/../memory, not "
+	    "canonical");
+	fillcg(&in);
+	strlcpy(in.cg.pids, "/sys/fs/./pids", sizeof(in.cg.pids));
+	cgrefused(&in, "field cgpids: /sys/fs/./pids, not canonical");
+	fillcg(&in);
+	strlcpy(in.cg.pids, "/sys//pids", sizeof(in.cg.pids));
+	cgrefused(&in, "not canonical");
+	fillcg(&in);
+	strlcpy(in.cg.pids, "/sys/pids/", sizeof(in.cg.pids));
+	cgrefused(&in, "not canonical");
+	fillcg(&in);
+	strlcpy(in.cg.pids, "/", sizeof(in.cg.pids));
+	cgrefused(&in, "field cgpids: /, not canonical");
+	fillcg(&in);
+	strlcpy(in.cg.cpuacct, "/sys/fs/cg\\040x", sizeof(in.cg.cpuacct));
+	cgrefused(&in, "field cgcpuacct: byte 0x5c");
+	fillcg(&in);
+	strlcpy(in.cg.cpuacct, "/sys/fs/cg x", sizeof(in.cg.cpuacct));
+	cgrefused(&in, "field cgcpuacct: byte 0x20");
+	fillcg(&in);
+	in.cg.memory[0] = '\0';
+	cgrefused(&in, "field cgmemory: empty");
+	/* The base: relative, canonical, only below a v2 tree. */
+	fillcg(&in);
+	strlcpy(in.cg.base, "/a", sizeof(in.cg.base));
+	cgrefused(&in, "field cgbase: /a, not relative");
+	fillcg(&in);
+	strlcpy(in.cg.base, "a/..", sizeof(in.cg.base));
+	cgrefused(&in, "field cgbase: a/.., not canonical");
+	fillcg(&in);
+	strlcpy(in.cg.base, "a", sizeof(in.cg.base));
+	cgrefused(&in, "field cgmode: hybrid");
+	/* The layout's own rules; an unknown mode; the line. */
+	fillcg(&in);
+	in.cg.mode = PROBE_CG_V2;
+	cgrefused(&in, "field cgmode: v2");
+	fillcg(&in);
+	in.cg.unified[0] = '\0';
+	cgrefused(&in, "field cgnokill");
+	fillcg(&in);
+	in.cg.mode = PROBE_CG_MAX + 1;
+	cgrefused(&in, "field cgmode: 4, unknown");
+	fillcg(&in);
+	in.cg.line[0] = '\0';
+	cgrefused(&in, "field cgline: empty");
+	fillcg(&in);
+	strlcpy(in.cg.line, "cgroup\nparent: forged", sizeof(in.cg.line));
+	cgrefused(&in, "field cgline: byte 0xa");
 }
 END_TEST
 
@@ -185,6 +344,7 @@ probemsg_suite(void)
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_truncated_trailing);
 	tcase_add_test(tc, test_fields);
+	tcase_add_test(tc, test_cgroup);
 	tcase_add_test(tc, test_refusal);
 	suite_add_tcase(s, tc);
 	return (s);
