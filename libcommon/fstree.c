@@ -21,7 +21,7 @@
  * to uid), and no file with a second name.  A hard link would hand the
  * file it names, wherever it is, to the new owner.
  */
-static int
+int
 fs_chown_ok(const struct stat *sb, uid_t from, uid_t uid, const char *name,
     char *why, size_t len)
 {
@@ -40,12 +40,22 @@ fs_chown_ok(const struct stat *sb, uid_t from, uid_t uid, const char *name,
 	return (0);
 }
 
-/* One entry that is not a directory, pinned by an O_PATH fd. */
-static int
+#ifdef FACTORY_TESTBUILD
+/* regress/unit: run between an entry's look and its chown. */
+void	(*fs_chown_race)(int, const char *);
+#endif
+
+/*
+ * One entry that is not a directory, pinned by an O_PATH fd.  Its
+ * links are counted again after the chown: a second name made between
+ * the look and the chown (its maker may link its own file anywhere it
+ * can write) would name a file now uid's.  It is given back then.
+ */
+int
 fs_chown_one(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid,
     char *why, size_t len)
 {
-	struct stat	 sb;
+	struct stat	 sb, after;
 	int		 fd, rc = -1;
 
 	if ((fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1) {
@@ -55,9 +65,22 @@ fs_chown_one(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid,
 	if (fstat(fd, &sb) == -1)
 		snprintf(why, len, "%.200s: %s", name, strerror(errno));
 	else if (fs_chown_ok(&sb, from, uid, name, why, len) == 0) {
+#ifdef FACTORY_TESTBUILD
+		if (fs_chown_race != NULL)
+			fs_chown_race(dfd, name);
+#endif
 		if ((rc = fchownat(fd, "", uid, gid, AT_EMPTY_PATH)) == -1)
 			snprintf(why, len, "%.200s: %s", name,
 			    strerror(errno));
+		else if (fstat(fd, &after) == -1 || (!S_ISDIR(after.st_mode) &&
+		    after.st_nlink != 1)) {
+			(void)fchownat(fd, "", sb.st_uid, sb.st_gid,
+			    AT_EMPTY_PATH);
+			snprintf(why, len, "%.200s: %ju links after its chown, "
+			    "given back", name, (uintmax_t)after.st_nlink);
+			errno = EMLINK;
+			rc = -1;
+		}
 	}
 	close(fd);
 	return (rc);

@@ -7,6 +7,7 @@
 #define FACTORY_FSTREE_H
 
 #include <sys/types.h>
+#include <sys/stat.h>
 #include <stddef.h>
 
 #define FS_MAXDEPTH	256
@@ -17,5 +18,17 @@
  * hard link; why says what stopped it.
  */
 int	 fs_chown_fd(int, uid_t, uid_t, gid_t, char *, size_t);
+/*
+ * What such a walk may meet (sb, named name): made by from or already
+ * uid's, and no second name unless a directory.  -1, why and errno if
+ * not.
+ */
+int	 fs_chown_ok(const struct stat *, uid_t, uid_t, const char *, char *,
+	    size_t);
+/* The entry name of dfd, not a directory, checked and given as above. */
+int	 fs_chown_one(int, const char *, uid_t, uid_t, gid_t, char *, size_t);
+#ifdef FACTORY_TESTBUILD
+extern void	(*fs_chown_race)(int, const char *);
+#endif
 
 #endif /* FACTORY_FSTREE_H */
