@@ -600,6 +600,35 @@ setup_rm_reap(pid_t pid, int status)
 }
 
 /*
+ * Seconds a store or a seal may take before it is killed and its
+ * attempt fails by that name: enough to copy and fsync the largest
+ * entry setup-cache allows, at SETUP_JOB_RATE bytes and
+ * SETUP_JOB_FILES files a second (a slow disk).  Test builds take
+ * FACTORY_TEST_SETUP_JOB_S instead.
+ */
+#define SETUP_JOB_MIN_S	60
+#define SETUP_JOB_RATE	(8ULL * 1024 * 1024)
+#define SETUP_JOB_FILES	50
+
+static long long
+setup_job_deadline(void)
+{
+#ifdef FACTORY_TESTBUILD
+	const char	*s = getenv("FACTORY_TEST_SETUP_JOB_S");
+	const char	*errstr;
+	long long	 n;
+
+	if (s != NULL) {
+		n = strtonum(s, 1, 86400, &errstr);
+		if (errstr == NULL)
+			return (n);
+	}
+#endif
+	return (SETUP_JOB_MIN_S + (long long)(env->conf->setup_max /
+	    SETUP_JOB_RATE) + SETUP_MAXFILES / SETUP_JOB_FILES);
+}
+
+/*
  * j's helper started on up and dst (the caller closes them); its
  * answer comes to setup_job_end().  -1 with err if it could not be.
  */
@@ -628,7 +657,8 @@ setup_job_fork(struct setup_job *j, int up, int dst, char *err,
 	j->job.what = j->sealing ? "setup sealer" : "setup store helper";
 	j->job.done = setup_job_end;
 	j->job.arg = j;
-	rc = fsjob_start(&j->job, b, fds, j->sealing ? 1 : 2, 0);
+	rc = fsjob_start(&j->job, b, fds, j->sealing ? 1 : 2,
+	    setup_job_deadline());
 	ibuf_free(b);
 	if (rc == -1) {
 		snprintf(err, errlen, "setup: helper: %s", strerror(errno));
@@ -699,6 +729,12 @@ setup_reply_check(struct setup_job *j, char *err, size_t errlen)
 	struct fsjob		*f = &j->job;
 	char			 why[256];
 
+	if (f->late) {
+		snprintf(err, errlen, "setup: %s (pid %d) killed at its "
+		    "deadline of %lld s", j->sealing ? "sealer" :
+		    "store helper", (int)f->pid, f->secs);
+		return (-1);
+	}
 	if (f->bad || !WIFEXITED(f->status) || WEXITSTATUS(f->status) != 0 ||
 	    fswalk_answer_parse(f->ans, f->got, j->sealing ?
 	    FSWALK_SETUP_SEAL : FSWALK_SETUP_STORE, r, why,
