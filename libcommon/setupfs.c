@@ -258,7 +258,7 @@ setup_same_file(int fd, struct stat *st)
  * hex: 0; 1 when src had fewer or more (it changed: a hostile tree's
  * file); -1 with errno.  Never more than size is read.
  */
-static int
+int
 setup_copy_bounded(int src, int dst, off_t size,
     char hex[SHA256_HEX_LEN + 1])
 {

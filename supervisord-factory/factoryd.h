@@ -570,8 +570,6 @@ json_t	*disk_usage(const char *, uint64_t, int *);
 /* setup.c */
 int	 setup_init(char *, size_t);
 int	 setup_entry_path(const char *, char *, size_t);
-int	 setup_key(struct attempt *, char [SHA256_HEX_LEN + 1], char *,
-	    size_t);
 int	 setup_begin(struct attempt *, char *, size_t);
 int	 setup_finish(struct attempt *, struct run *, char *, size_t);
 int	 setup_verify(struct attempt *, char *, size_t);
