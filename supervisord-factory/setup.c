@@ -301,11 +301,13 @@ setup_key_end(struct attempt *a, struct sha256_ctx *c,
 {
 	char * const	*in = a->m->setup->inputs;
 	uint8_t		 md[SHA256_LEN];
-	size_t		 i;
+	size_t		 i, n = 0;
 
-	if (r->u.inputs.n != strv_len(in)) {
+	while (in[n] != NULL)
+		n++;
+	if (r->u.inputs.n != n) {
 		snprintf(err, errlen, "setup key: %u inputs hashed, not %zu",
-		    r->u.inputs.n, strv_len(in));
+		    r->u.inputs.n, n);
 		sha256_abort(c);
 		return (-1);
 	}
