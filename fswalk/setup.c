@@ -181,3 +181,38 @@ fswalk_setup_inputs(struct mread *m, struct fswalk_answer *a)
 	fswalk_answer_why(a, err);
 	fswalk_setup_job_free(&j);
 }
+
+/*
+ * What a store left (a cancelled copy, one that lost the race for its
+ * key), on fd 5, emptied: confined as the store is but with no
+ * capability and that directory alone, read-write.  Its directories
+ * are the helper's own and read-only by then: each is made 0700 first.
+ * Root removes the emptied directory.
+ */
+void
+fswalk_setup_remove(struct mread *m, struct fswalk_answer *a)
+{
+	struct fswalk_setup_job	 j;
+	char			 err[FSWALK_ERRMAX];
+
+	if (fswalk_setup_job_parse(m, &j) == -1)
+		fatalx("%s", m->err);
+	setproctitle("setup remove");
+	closefrom(UP + 1);
+	a->failed = 1;
+	err[0] = '\0';
+	if (setup_child_confine(NULL, j.tmp, 0, getppid(), err,
+	    sizeof(err)) == -1)
+		goto fail;
+	if (fchmod(UP, 0700) == -1 || setup_rm_own(UP, 0) == -1) {
+		snprintf(err, sizeof(err), "setup: %s: not emptied: %s", j.tmp,
+		    strerror(errno));
+		goto fail;
+	}
+	a->failed = 0;
+	fswalk_setup_job_free(&j);
+	return;
+ fail:
+	fswalk_answer_why(a, err);
+	fswalk_setup_job_free(&j);
+}

@@ -27,6 +27,13 @@ int	 fs_chown_ok(const struct stat *, uid_t, uid_t, const char *, char *,
 	    size_t);
 /* The entry name of dfd, not a directory, checked and given as above. */
 int	 fs_chown_one(int, const char *, uid_t, uid_t, gid_t, char *, size_t);
+/*
+ * rm -rf of a path, or the emptying of the directory fd (closed
+ * here), without following a link or entering another mount, at any
+ * depth; ENOENT is success.  -1 with errno: EBUSY for a mount below.
+ */
+int	 fs_remove_tree(const char *);
+int	 fs_remove_fd(int);
 #ifdef FACTORY_TESTBUILD
 extern void	(*fs_chown_race)(int, const char *);
 #endif

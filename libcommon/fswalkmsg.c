@@ -308,6 +308,8 @@ fswalk_answer_parse(const void *data, size_t len, uint32_t kind,
 		return (0);
 	case FSWALK_SETUP_INPUTS:
 		return (fswalk_inputs_parse(&m, a));
+	case FSWALK_SETUP_REMOVE:
+		return (m_end(&m));
 	}
 	return (m_fail(&m, "unknown kind %u", kind));
 }

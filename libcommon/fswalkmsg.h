@@ -41,6 +41,10 @@
  *	answer:	n32 count, then for each input in the job's order bool
  *		file (0: missing), string hex (its sha256; empty if
  *		missing)
+ *
+ * FSWALK_SETUP_REMOVE, what a store left emptied (the first argument):
+ *	job:	a setup's, its tmp the directory's path
+ *	answer:	nothing more
  */
 #ifndef FACTORY_FSWALKMSG_H
 #define FACTORY_FSWALKMSG_H
@@ -71,6 +75,7 @@ enum fswalk_kind {
 	FSWALK_SETUP_STORE,
 	FSWALK_SETUP_SEAL,
 	FSWALK_SETUP_INPUTS,
+	FSWALK_SETUP_REMOVE,
 	FSWALK_KIND_MAX
 };
 

@@ -477,27 +477,54 @@ static int	setup_job_fork(struct setup_job *, char *, size_t);
 
 /*
  * Removers: what a store left (a cancelled copy, one that lost the
- * race for its key) can be as large as an entry, so it is removed by a
- * child too, confined as the helper is but with no capability and
- * only that directory.  The loop removes the emptied directory itself
- * when the child is reaped.
+ * race for its key) can be as large as an entry, so it is emptied by
+ * factory-fswalk (FSWALK_SETUP_REMOVE), confined as the store is but
+ * with no capability and only that directory.  The loop removes the
+ * emptied directory itself, by its exact path, once the job ended.  A
+ * run's disk is unmounted and removed by a child of root's instead
+ * (setup_run_remove_start): an unmount is not the helper's to do.
  */
 struct setup_rm {
 	TAILQ_ENTRY(setup_rm)	 entry;
-	pid_t			 pid;
+	pid_t			 pid;		/* a run's remover */
+	struct fsjob		 job;		/* or a path's */
 	char			 path[PATH_MAX];
 	char			 run[ATTEMPT_ID_MAX];	/* a run's, by id */
 };
 
 static TAILQ_HEAD(, setup_rm)	setup_rms = TAILQ_HEAD_INITIALIZER(setup_rms);
 
+static long long	setup_job_deadline(void);
+
+/* A path's remover ended: the emptied directory goes. */
+static void
+setup_rm_end(struct fsjob *fj)
+{
+	struct setup_rm		*r = fj->arg;
+	struct fswalk_answer	 ans;
+	char			 err[256];
+
+	TAILQ_REMOVE(&setup_rms, r, entry);
+	memset(&ans, 0, sizeof(ans));
+	if (fsjob_answer(fj, FSWALK_SETUP_REMOVE, &ans, err,
+	    sizeof(err)) == 0)
+		strlcpy(err, ans.failed ? ans.err : "", sizeof(err));
+	if (rmdir(r->path) == -1 && errno != ENOENT) {
+		log_warnx("setup: %s: its remover (pid %d) left it (%s); "
+		    "removing it here", r->path, (int)fj->pid, err[0] != '\0' ?
+		    err : strerror(errno));
+		(void)fs_remove_tree(r->path);
+	}
+	free(r);
+}
+
 static void
 setup_rm_start(const char *path)
 {
-	struct setup_rm	*r;
-	pid_t		 parent = getpid();
-	char		 err[256];
-	int		 fd;
+	struct fswalk_setup_job	 sj;
+	struct setup_rm		*r;
+	struct ibuf		*b = NULL;
+	int			 fd = -1;
 
 	if (rmdir(path) == 0 || errno == ENOENT)
 		return;
@@ -506,29 +533,40 @@ setup_rm_start(const char *path)
 		(void)fs_remove_tree(path);
 		return;
 	}
+	memset(&sj, 0, sizeof(sj));
 	strlcpy(r->path, path, sizeof(r->path));
-	switch (r->pid = fork()) {
-	case -1:
+	strlcpy(sj.tmp, path, sizeof(sj.tmp));
+	r->job.what = "setup remover";
+	r->job.done = setup_rm_end;
+	r->job.arg = r;
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 || (b = fswalk_setup_job_compose(
+	    FSWALK_SETUP_REMOVE, &sj)) == NULL || fsjob_start(&r->job, b, &fd,
+	    1, setup_job_deadline()) == -1) {
 		log_warn("setup: remove %s", path);
+		if (fd != -1)
+			close(fd);
+		ibuf_free(b);
 		(void)fs_remove_tree(path);
 		free(r);
 		return;
-	case 0:
-		setproctitle("setup remove");
-		EVP_PKEY_free(env->receipt_key);
-		env->receipt_key = NULL;
-		gateway_forget();
-		closefrom(3);
-		/* Its own directory, read-only if a commit got that far. */
-		if (setup_child_confine(NULL, r->path, 0, parent, err,
-		    sizeof(err)) == -1 || (fd = open(r->path, O_RDONLY |
-		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-		    fchmod(fd, 0700) == -1)
-			_exit(1);
-		_exit(setup_rm_own(fd, 0) == -1);
 	}
+	close(fd);
+	ibuf_free(b);
 	TAILQ_INSERT_TAIL(&setup_rms, r, entry);
-	log_info("setup: removing %s in pid %d", path, (int)r->pid);
+	log_info("setup: removing %s in pid %d", path, (int)r->job.pid);
+}
+
+/* A path being removed by a helper: 1 if so. */
+static int
+setup_rm_busy(const char *path)
+{
+	struct setup_rm	*r;
+
+	TAILQ_FOREACH(r, &setup_rms, entry)
+		if (r->run[0] == '\0' && strcmp(r->path, path) == 0)
+			return (1);
+	return (0);
 }
 
 /* A run's disk being removed by a child: 1 if so. */
@@ -587,20 +625,14 @@ setup_rm_reap(pid_t pid, int status)
 	struct setup_rm	*r;
 
 	TAILQ_FOREACH(r, &setup_rms, entry)
-		if (r->pid == pid)
+		if (r->run[0] != '\0' && r->pid == pid)
 			break;
 	if (r == NULL)
 		return (0);
 	TAILQ_REMOVE(&setup_rms, r, entry);
-	if (r->run[0] != '\0') {
-		if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) &&
-		    setup_run_remove(r->run) == -1)
-			log_warnx("%s: setup run not removed yet", r->run);
-	} else if (rmdir(r->path) == -1 && errno != ENOENT) {
-		log_warnx("setup: %s: its remover (pid %d) left it (status "
-		    "%d); removing it here", r->path, (int)pid, status);
-		(void)fs_remove_tree(r->path);
-	}
+	if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) &&
+	    setup_run_remove(r->run) == -1)
+		log_warnx("%s: setup run not removed yet", r->run);
 	free(r);
 	return (1);
 }
@@ -1082,11 +1114,12 @@ setup_shutdown(void)
 	}
 	while ((r = TAILQ_FIRST(&setup_rms)) != NULL) {
 		TAILQ_REMOVE(&setup_rms, r, entry);
-		/* A run's: let its unmounts finish. */
+		/* A path's remover is killed; a run's finishes its unmounts. */
 		if (r->run[0] == '\0')
-			(void)kill(r->pid, SIGKILL);
-		while (waitpid(r->pid, &st, 0) == -1 && errno == EINTR)
-			;
+			fsjob_cancel(&r->job);
+		else
+			while (waitpid(r->pid, &st, 0) == -1 && errno == EINTR)
+				;
 		free(r);
 	}
 }
@@ -1468,11 +1501,17 @@ setup_scan(struct setup_ent **out, size_t *nout)
 	return (0);
 }
 
-/* A whole entry, refused while an attempt uses it (EBUSY). */
+/*
+ * A whole entry, refused while an attempt uses it (EBUSY): its meta
+ * goes, its directory is renamed to a temporary of ours and emptied
+ * by a remover (setup_rm_start), out of the loop; start removes a
+ * temporary a crash left.
+ */
 int
 setup_remove(const char *key)
 {
-	char	 path[PATH_MAX];
+	static unsigned	 n;
+	char		 path[PATH_MAX], aside[PATH_MAX], id[32];
 
 	if (!hex_valid(key, SHA256_HEX_LEN)) {
 		errno = EINVAL;
@@ -1490,9 +1529,14 @@ setup_remove(const char *key)
 	if (setup_path(path, sizeof(path), "%s%s", key, ".meta") == -1 ||
 	    unlink(path) == -1)
 		return (-1);
+	snprintf(id, sizeof(id), "rm%d.%u", (int)getpid(), n++);
 	if (setup_entry_path(key, path, sizeof(path)) == -1 ||
-	    fs_remove_tree(path) == -1)
+	    setup_path(aside, sizeof(aside), ".tmp.%s.%s", key, id) == -1)
 		return (-1);
+	if (renameat2(AT_FDCWD, path, AT_FDCWD, aside,
+	    RENAME_NOREPLACE) == -1)
+		return (fs_remove_tree(path));
+	setup_rm_start(aside);
 	return (0);
 }
 
@@ -1563,6 +1607,8 @@ setup_gc(void)
 			    !setup_tmp_stale(de->d_name))
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			if (setup_rm_busy(path))
+				continue;	/* its remover's */
 			if (fs_remove_tree(path) == -1)
 				(void)unlink(path);
 			tmps++;
