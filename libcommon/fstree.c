@@ -53,9 +53,9 @@ void	(*fs_chown_race)(int, const char *);
  * the look and the chown (its maker may link its own file anywhere it
  * can write) would name a file now uid's.  It is given back then.
  */
-int
-fs_chown_one(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid,
-    char *why, size_t len)
+static int
+fs_chown_as(int dfd, const char *name, uid_t from, uid_t ok, uid_t uid,
+    gid_t gid, char *why, size_t len)
 {
 	struct stat	 sb, after;
 	int		 fd, rc = -1;
@@ -66,7 +66,7 @@ fs_chown_one(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid,
 	}
 	if (fstat(fd, &sb) == -1)
 		snprintf(why, len, "%.200s: %s", name, strerror(errno));
-	else if (fs_chown_ok(&sb, from, uid, name, why, len) == 0) {
+	else if (fs_chown_ok(&sb, from, ok, name, why, len) == 0) {
 #ifdef FACTORY_TESTBUILD
 		if (fs_chown_race != NULL)
 			fs_chown_race(dfd, name);
@@ -88,10 +88,19 @@ fs_chown_one(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid,
 	return (rc);
 }
 
-static int
-fs_walk_chown(int dfd, uid_t from, uid_t uid, gid_t gid, int depth,
+int
+fs_chown_one(int dfd, const char *name, uid_t from, uid_t uid, gid_t gid,
     char *why, size_t len)
 {
+	return (fs_chown_as(dfd, name, from, uid, uid, gid, why, len));
+}
+
+static int
+fs_walk_chown(int dfd, uid_t from, uid_t uid, gid_t gid, int flags,
+    int depth, char *why, size_t len)
+{
+	uid_t		 ok = (flags & FS_CHOWN_FROM_ONLY) ? from : uid;
+
 	DIR		*d;
 	struct dirent	*de;
 	struct stat	 sb;
@@ -103,7 +112,7 @@ fs_walk_chown(int dfd, uid_t from, uid_t uid, gid_t gid, int depth,
 		close(dfd);
 		return (-1);
 	}
-	if (fstat(dfd, &sb) == -1 || fs_chown_ok(&sb, from, uid, "directory",
+	if (fstat(dfd, &sb) == -1 || fs_chown_ok(&sb, from, ok, "directory",
 	    why, len) == -1 || fchown(dfd, uid, gid) == -1) {
 		if (why[0] == '\0')
 			snprintf(why, len, "%s", strerror(errno));
@@ -135,12 +144,15 @@ fs_walk_chown(int dfd, uid_t from, uid_t uid, gid_t gid, int depth,
 				ret = -1;
 				break;
 			}
-			if (fs_walk_chown(fd, from, uid, gid, depth + 1, why,
-			    len) == -1) {
+			if (fs_walk_chown(fd, from, uid, gid, flags, depth + 1,
+			    why, len) == -1) {
 				ret = -1;
 				break;
 			}
-		} else if (fs_chown_one(dirfd(d), de->d_name, from, uid, gid,
+		} else if ((flags & FS_CHOWN_WHITEOUTS) &&
+		    S_ISCHR(sb.st_mode) && sb.st_rdev == 0)
+			continue;	/* the overlay's own, as it is */
+		else if (fs_chown_as(dirfd(d), de->d_name, from, ok, uid, gid,
 		    why, len) == -1) {
 			ret = -1;
 			break;
@@ -155,7 +167,15 @@ fs_chown_fd(int dfd, uid_t from, uid_t uid, gid_t gid, char *why,
     size_t len)
 {
 	why[0] = '\0';
-	return (fs_walk_chown(dfd, from, uid, gid, 0, why, len));
+	return (fs_walk_chown(dfd, from, uid, gid, 0, 0, why, len));
+}
+
+int
+fs_chown_fd_flags(int dfd, uid_t from, uid_t uid, gid_t gid, int flags,
+    char *why, size_t len)
+{
+	why[0] = '\0';
+	return (fs_walk_chown(dfd, from, uid, gid, flags, 0, why, len));
 }
 
 /*

@@ -19,6 +19,14 @@
  */
 int	 fs_chown_fd(int, uid_t, uid_t, gid_t, char *, size_t);
 /*
+ * The same with flags: FS_CHOWN_FROM_ONLY refuses an entry already
+ * uid's too; FS_CHOWN_WHITEOUTS leaves an overlay's whiteouts (0/0
+ * character devices), whoever's, as they are.
+ */
+#define FS_CHOWN_FROM_ONLY	0x1
+#define FS_CHOWN_WHITEOUTS	0x2
+int	 fs_chown_fd_flags(int, uid_t, uid_t, gid_t, int, char *, size_t);
+/*
  * What such a walk may meet (sb, named name): made by from or already
  * uid's, and no second name unless a directory.  -1, why and errno if
  * not.

@@ -467,6 +467,44 @@ START_TEST(test_chown_link_race)
 END_TEST
 
 /*
+ * An upper handed from the verifier to the validation uid: overlay
+ * whiteouts stay as they are, and with FS_CHOWN_FROM_ONLY an entry
+ * already the new owner's is refused like any other not from's.
+ */
+START_TEST(test_chown_flags)
+{
+	struct stat	 sb;
+	char		 t[PATH_MAX], p[PATH_MAX], why[256];
+	int		 fd;
+
+	pathf(t, "chownflags");
+	ck_assert_int_eq(mkdir(t, 0755), 0);
+	snprintf(p, sizeof(p), "%s/wh", t);
+	ck_assert_int_eq(mknod(p, S_IFCHR | 0, makedev(0, 0)), 0);
+	snprintf(p, sizeof(p), "%s/f", t);
+	writef(p, "x");
+	snprintf(p, sizeof(p), "chown -hR 61996:61996 '%s'", t);
+	ck_assert_int_eq(system(p), 0);
+	snprintf(p, sizeof(p), "%s/wh", t);
+	ck_assert_int_eq(lchown(p, 0, 0), 0);
+	ck_assert_int_ne(fd = open(t, O_RDONLY | O_DIRECTORY), -1);
+	ck_assert_msg(fs_chown_fd_flags(fd, 61996, 61997, 61997,
+	    FS_CHOWN_FROM_ONLY | FS_CHOWN_WHITEOUTS, why, sizeof(why)) == 0,
+	    "%s", why);
+	ck_assert_int_eq(lstat(p, &sb), 0);
+	ck_assert_uint_eq(sb.st_uid, 0);
+	snprintf(p, sizeof(p), "%s/f", t);
+	ck_assert_int_eq(lstat(p, &sb), 0);
+	ck_assert_uint_eq(sb.st_uid, 61997);
+	/* Already 61997's: refused with FS_CHOWN_FROM_ONLY. */
+	ck_assert_int_ne(fd = open(t, O_RDONLY | O_DIRECTORY), -1);
+	ck_assert_int_eq(fs_chown_fd_flags(fd, 61996, 61998, 61998,
+	    FS_CHOWN_FROM_ONLY, why, sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "owned by uid 61997") != NULL, "%s", why);
+}
+END_TEST
+
+/*
  * uid_kill_all: one pass kills the processes of both an attempt's uids
  * and nothing else: not another uid, not root for a uid of 0 ("none").
  * The children killed stay zombies (and counted) until reaped here.
@@ -539,6 +577,7 @@ main(void)
 	tcase_add_test(tc, test_open_untrusted);
 	tcase_add_test(tc, test_chown_tree);
 	tcase_add_test(tc, test_chown_link_race);
+	tcase_add_test(tc, test_chown_flags);
 	tcase_add_test(tc, test_uid_kill_all);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
