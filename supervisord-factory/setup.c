@@ -426,20 +426,21 @@ enum setup_phase {
 	SETUP_CHECK,		/* a hit's entry checked against its seal */
 	SETUP_STORE,		/* the outputs copied and hashed */
 	SETUP_SEAL,		/* the copy sealed */
-	SETUP_RECHECK		/* another's entry under the key, checked */
+	SETUP_RECHECK,		/* another's entry under the key, checked */
+	SETUP_VCHECK		/* the entry, before a verification */
 };
 
 static const char *const setup_phase_names[] = {
 	"inputs hasher", "entry check", "store helper", "sealer",
-	"entry check"
+	"entry check", "entry check"
 };
 static const char *const setup_phase_whats[] = {
 	"setup inputs hasher", "setup entry check", "setup store helper",
-	"setup sealer", "setup entry check"
+	"setup sealer", "setup entry check", "setup entry check"
 };
 static const uint32_t setup_phase_kinds[] = {
 	FSWALK_SETUP_INPUTS, FSWALK_SETUP_SEAL, FSWALK_SETUP_STORE,
-	FSWALK_SETUP_SEAL, FSWALK_SETUP_SEAL
+	FSWALK_SETUP_SEAL, FSWALK_SETUP_SEAL, FSWALK_SETUP_SEAL
 };
 
 struct setup_job {
@@ -1052,6 +1053,15 @@ setup_job_next(struct setup_job *j, int rc, char *err, size_t errlen)
 	case SETUP_RECHECK:
 		setup_stored(j, setup_check_end(j, rc, err, errlen), err);
 		return;
+	case SETUP_VCHECK:
+		/* Failed: the loop's check says why, as before. */
+		a->setup_vchecked = setup_check_end(j, rc, err, errlen) == 0 ?
+		    1 : -1;
+		if (a->setup_vchecked == -1)
+			log_info("%s: %s", a->id, err);
+		free(j);
+		report_schedule();
+		return;
 	}
 	report_setup_stored(a, rc, err);
 	report_schedule();
@@ -1190,8 +1200,40 @@ setup_check_end(struct setup_job *j, int rc, char *err, size_t errlen)
 }
 
 /*
- * The same check in the loop, for the validation run's tree (holds.c),
- * whose callers do not wait on an event.
+ * Before a verification of a (attempt_verify): 1 to go on, its entry
+ * checked by a job (a->setup_vchecked 1, used once by
+ * attempt_mount_checkout) or to be checked in the loop (-1: the job
+ * could not be started or failed, and the loop's check says why); 0
+ * while the job runs (its answer schedules a again).
+ */
+int
+setup_verify_start(struct attempt *a)
+{
+	struct setup_job	*j;
+	char			 err[1024];
+
+	if (a->setup_vchecked != 0)
+		return (1);
+	if (setup_job_find(a) != NULL)
+		return (0);
+	if ((j = calloc(1, sizeof(*j))) == NULL) {
+		a->setup_vchecked = -1;
+		return (1);
+	}
+	j->a = a;
+	j->phase = SETUP_VCHECK;
+	if (setup_check_start(j, err, sizeof(err)) == -1) {
+		free(j);
+		a->setup_vchecked = -1;
+		return (1);
+	}
+	return (0);
+}
+
+/*
+ * The same check in the loop, for the validation run's tree (holds.c)
+ * when no job checked it, and at VALIDATE_REQ, whose caller does not
+ * wait on an event.
  */
 int
 setup_verify(struct attempt *a, char *err, size_t errlen)
