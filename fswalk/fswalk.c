@@ -95,6 +95,12 @@ main(int argc, char *argv[])
 	case FSWALK_SETUP_SEAL:
 		fswalk_setup_seal(&m, &a);
 		break;
+	case FSWALK_SETUP_INPUTS:
+		fswalk_setup_inputs(&m, &a);
+		break;
+	case FSWALK_SETUP_REMOVE:
+		fswalk_setup_remove(&m, &a);
+		break;
 	default:
 		fatalx("job kind %u", kind);
 	}

@@ -13,5 +13,7 @@ void	 fswalk_pristine(struct mread *, struct fswalk_answer *);
 /* setup.c */
 void	 fswalk_setup_store(struct mread *, struct fswalk_answer *);
 void	 fswalk_setup_seal(struct mread *, struct fswalk_answer *);
+void	 fswalk_setup_inputs(struct mread *, struct fswalk_answer *);
+void	 fswalk_setup_remove(struct mread *, struct fswalk_answer *);
 
 #endif /* FSWALK_H */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "esc.h"
+#include "factory.h"
 #include "fstree.h"
 #include "fswalk.h"
 #include "log.h"
@@ -49,7 +50,8 @@ static uint64_t	 pristine_max;		/* pristine-cache, for reasons */
  * no more of a file than it was long when it began.
  */
 static int
-pristine_renew(int dfd, const char *name, mode_t mode, uint64_t *left)
+pristine_renew(int dfd, const char *name, uid_t from, mode_t mode,
+    uint64_t *left)
 {
 	static unsigned int	 n;
 	struct stat		 sb;
@@ -62,10 +64,15 @@ pristine_renew(int dfd, const char *name, mode_t mode, uint64_t *left)
 	if ((src = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 	    O_CLOEXEC)) == -1)
 		return (-1);
-	if (fstat(src, &sb) == -1 || !S_ISREG(sb.st_mode)) {
-		if (errno == 0 || S_ISREG(sb.st_mode) == 0)
-			errno = EPERM;
+	/* The file opened, looked at again: swapped since, it is refused. */
+	if (fstat(src, &sb) == -1) {
 		close(src);
+		return (-1);
+	}
+	if (!S_ISREG(sb.st_mode) || (sb.st_uid != from && sb.st_uid != 0) ||
+	    sb.st_nlink != 1) {
+		close(src);
+		errno = EPERM;
 		return (-1);
 	}
 	if (sb.st_size > sb.st_blocks * 512 + PRISTINE_SLACK ||
@@ -180,13 +187,89 @@ pristine_bound(int dfd, int depth, uint64_t *left, char *why, size_t whylen)
 }
 
 /*
- * Git's modes and nothing else below the directory dfd (closed here):
- * directories 0755, files 0755 or 0644 (executable or not, as the
- * worker wrote them: the verifier checks which), each a copy of root's
- * (pristine_renew), links as they are; anything else fails the tree.
+ * Test builds, regress/vtree: a directory of the worker's made in a
+ * directory just after the seal gave that one to root, as a worker
+ * holding a descriptor of it (one parked in an SCM_RIGHTS queue) could
+ * while its mode still let it write there.  The walk may not chown to
+ * anyone but root, so a child forked before the confinement makes it,
+ * through /proc, when told.
+ */
+static int	 pristine_planter[2] = { -1, -1 };	/* to it, from it */
+
+static void
+pristine_plant_fork(uid_t from)
+{
+	struct stat	 sb;
+	char		 path[64];
+	int		 go[2], done[2], fd, dfd;
+
+	if (!faultpoint("pristine:plant-dir") || pipe(go) == -1 ||
+	    pipe(done) == -1)
+		return;
+	switch (fork()) {
+	case -1:
+		log_warn("plant-dir: fork");
+		return;
+	case 0:
+		close(go[1]);
+		close(done[0]);
+		if (read(go[0], &fd, sizeof(fd)) != sizeof(fd))
+			_exit(0);
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getppid(),
+		    fd);
+		if ((dfd = open(path, O_RDONLY | O_DIRECTORY)) == -1 ||
+		    mkdirat(dfd, "planted", 0777) == -1 ||
+		    fchownat(dfd, "planted", from, from, 0) == -1) {
+			log_warn("plant-dir");
+			_exit(0);
+		}
+		log_warnx("plant-dir: a directory of uid %u planted",
+		    (unsigned)from);
+		(void)write(done[1], "", 1);
+		/* Whose it is once the seal ended (its pipe's end). */
+		while (read(go[0], &fd, sizeof(fd)) > 0)
+			;
+		if (fstatat(dfd, "planted", &sb, AT_SYMLINK_NOFOLLOW) == 0)
+			log_warnx("plant-dir: after the seal, uid %u's",
+			    (unsigned)sb.st_uid);
+		_exit(0);
+	}
+	close(go[0]);
+	close(done[1]);
+	pristine_planter[0] = go[1];
+	pristine_planter[1] = done[0];
+}
+
+static void
+pristine_plant(int dfd)
+{
+	char	 c;
+
+	if (pristine_planter[1] == -1)
+		return;
+	/* Its pipe stays open to the end of the walk: it waits on it. */
+	if (write(pristine_planter[0], &dfd, sizeof(dfd)) == sizeof(dfd))
+		(void)read(pristine_planter[1], &c, 1);
+	close(pristine_planter[1]);
+	pristine_planter[1] = -1;
+}
+
+/*
+ * The directory dfd (closed here) and everything below it given to
+ * root with git's modes, in one pass: each directory is looked at
+ * (made by from, or root's), given to root and made 0755 (the top's
+ * mode is root's to set after) before its entries are read, so no
+ * entry the worker made in it can escape the walk: after its chmod
+ * the worker cannot write there, whatever descriptor of it it kept,
+ * and whatever it made before is read and checked.  Files are each a
+ * copy of root's (pristine_renew), 0755 or 0644 (executable or not,
+ * as the worker wrote them: the verifier checks which), links given
+ * to root as they are; anything else fails the tree.  Before, a first
+ * pass gave the tree to root and a second set the modes, and a worker
+ * could make a directory of its own between them.
  */
 static int
-pristine_modes(int dfd, int depth, uint64_t *left, char *why,
+pristine_modes(int dfd, int depth, uid_t from, uint64_t *left, char *why,
     size_t whylen)
 {
 	struct dirent	*de;
@@ -194,8 +277,19 @@ pristine_modes(int dfd, int depth, uint64_t *left, char *why,
 	DIR		*d;
 	int		 fd, rc = 0;
 
-	if (depth > 256 || (d = fdopendir(dfd)) == NULL) {
-		snprintf(why, whylen, "too deep, or %s", strerror(errno));
+	if (depth > 256 || fstat(dfd, &sb) == -1 || fs_chown_ok(&sb, from,
+	    0, "directory", why, whylen) == -1 || fchown(dfd, 0, 0) == -1 ||
+	    (depth > 0 && fchmod(dfd, 0755) == -1)) {
+		if (why[0] == '\0')
+			snprintf(why, whylen, "too deep, or %s",
+			    strerror(errno));
+		close(dfd);
+		return (-1);
+	}
+	if (depth == 1)
+		pristine_plant(dfd);
+	if ((d = fdopendir(dfd)) == NULL) {
+		snprintf(why, whylen, "%s", strerror(errno));
 		close(dfd);
 		return (-1);
 	}
@@ -209,10 +303,13 @@ pristine_modes(int dfd, int depth, uint64_t *left, char *why,
 			    strerror(errno));
 			rc = -1;
 		} else if (S_ISLNK(sb.st_mode))
-			continue;
+			rc = fs_chown_one(dirfd(d), de->d_name, from, 0, 0,
+			    why, whylen);
 		else if (S_ISREG(sb.st_mode)) {
-			if (pristine_renew(dirfd(d), de->d_name, sb.st_mode &
-			    0111 ? 0755 : 0644, left) == -1)
+			if (fs_chown_ok(&sb, from, 0, de->d_name, why,
+			    whylen) == -1 || pristine_renew(dirfd(d),
+			    de->d_name, from, sb.st_mode & 0111 ? 0755 : 0644,
+			    left) == -1)
 				rc = -1;
 		} else if (S_ISDIR(sb.st_mode)) {
 			/*
@@ -221,14 +318,12 @@ pristine_modes(int dfd, int depth, uint64_t *left, char *why,
 			 * fchmodat(2) follow it out of the tree.
 			 */
 			if ((fd = openat(dirfd(d), de->d_name, O_RDONLY |
-			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+			    O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK |
+			    O_CLOEXEC)) == -1)
 				rc = -1;
-			else if (fchmod(fd, 0755) == -1) {
-				close(fd);
-				rc = -1;
-			} else
-				rc = pristine_modes(fd, depth + 1, left, why,
-				    whylen);
+			else
+				rc = pristine_modes(fd, depth + 1, from, left,
+				    why, whylen);
 		} else {
 			snprintf(why, whylen, "%.200s: a special file",
 			    de->d_name);
@@ -321,6 +416,7 @@ fswalk_pristine(struct mread *m, struct fswalk_answer *a)
 	pristine_max = j.max;
 	a->failed = 1;
 	why[0] = '\0';
+	pristine_plant_fork(j.from);
 	if (pristine_confine() == -1) {
 		snprintf(msg, sizeof(msg), "%s: confinement: %s", j.path,
 		    strerror(errno));
@@ -335,13 +431,9 @@ fswalk_pristine(struct mread *m, struct fswalk_answer *a)
 		return;
 	}
 	left = j.max - left;	/* what it holds */
-	if (fs_chown_fd(openat(FSWALK_FD_ARG, ".", O_RDONLY | O_DIRECTORY |
-	    O_NONBLOCK | O_CLOEXEC), j.from, 0, 0, why, sizeof(why)) == -1) {
-		fswalk_answer_why(a, why);
-		return;
-	}
 	if (pristine_modes(openat(FSWALK_FD_ARG, ".", O_RDONLY |
-	    O_DIRECTORY | O_CLOEXEC), 0, &left, why, sizeof(why)) == -1) {
+	    O_DIRECTORY | O_NONBLOCK | O_CLOEXEC), 0, j.from, &left, why,
+	    sizeof(why)) == -1) {
 		snprintf(msg, sizeof(msg), "%s: %s", j.path, why[0] != '\0' ?
 		    why : strerror(errno));
 		fswalk_answer_why(a, msg);

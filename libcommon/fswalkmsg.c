@@ -179,6 +179,22 @@ fswalk_answer_why(struct fswalk_answer *a, const char *why)
 		strlcpy(a->err, "(a reason too long to show)", sizeof(a->err));
 }
 
+static int
+fswalk_inputs_compose(struct ibuf *b, const struct fswalk_answer *a)
+{
+	uint32_t	 i;
+
+	if (a->u.inputs.n > FSWALK_OUTPUTS_MAX ||
+	    ibuf_add_n32(b, a->u.inputs.n) == -1)
+		return (-1);
+	for (i = 0; i < a->u.inputs.n; i++)
+		if (ibuf_add_n8(b, a->u.inputs.in[i].file != 0) == -1 ||
+		    m_add_str(b, a->u.inputs.in[i].file ?
+		    a->u.inputs.in[i].hex : "") == -1)
+			return (-1);
+	return (0);
+}
+
 struct ibuf *
 fswalk_answer_compose(const struct fswalk_answer *a)
 {
@@ -202,11 +218,36 @@ fswalk_answer_compose(const struct fswalk_answer *a)
 		rc = m_add_str(b, a->u.setup.hex) == -1 ||
 		    ibuf_add_n64(b, a->u.setup.files) == -1 ||
 		    ibuf_add_n64(b, a->u.setup.bytes) == -1;
+	if (rc == 0 && a->kind == FSWALK_SETUP_INPUTS)
+		rc = fswalk_inputs_compose(b, a);
 	if (rc != 0) {
 		ibuf_free(b);
 		return (NULL);
 	}
 	return (b);
+}
+
+static int
+fswalk_inputs_parse(struct mread *m, struct fswalk_answer *a)
+{
+	uint32_t	 i;
+
+	if (m_get_n32(m, "count", &a->u.inputs.n) == -1)
+		return (-1);
+	if (a->u.inputs.n > FSWALK_OUTPUTS_MAX ||
+	    (a->failed && a->u.inputs.n != 0))
+		return (m_fail(m, "field count: %u inputs", a->u.inputs.n));
+	for (i = 0; i < a->u.inputs.n; i++) {
+		m_get_bool(m, "file", &a->u.inputs.in[i].file);
+		if (m_get_str(m, "hex", a->u.inputs.in[i].hex,
+		    sizeof(a->u.inputs.in[i].hex)) == -1)
+			return (-1);
+		if (a->u.inputs.in[i].file ? !hex_valid(a->u.inputs.in[i].hex,
+		    sizeof(a->u.inputs.in[i].hex) - 1) :
+		    a->u.inputs.in[i].hex[0] != '\0')
+			return (m_fail(m, "input %u: not a digest", i));
+	}
+	return (m_end(m));
 }
 
 static int
@@ -265,6 +306,10 @@ fswalk_answer_parse(const void *data, size_t len, uint32_t kind,
 		    sizeof(a->u.setup.hex) - 1))
 			return (m_fail(&m, "field hex: not a digest"));
 		return (0);
+	case FSWALK_SETUP_INPUTS:
+		return (fswalk_inputs_parse(&m, a));
+	case FSWALK_SETUP_REMOVE:
+		return (m_end(&m));
 	}
 	return (m_fail(&m, "unknown kind %u", kind));
 }

@@ -33,6 +33,18 @@
  *		directories, for Landlock), n32 count, that many outputs
  *	answer:	string hex (the digest, or the seal), n64 files,
  *		n64 bytes
+ * A seal's job also checks a stored entry (its tmp the entry's path).
+ *
+ * FSWALK_SETUP_INPUTS, the content of a setup's inputs in the pristine
+ * tree (the first argument), for its key (supervisord-factory/setup.c):
+ *	job:	a setup's, its tmp the tree's path, its outputs the inputs
+ *	answer:	n32 count, then for each input in the job's order bool
+ *		file (0: missing), string hex (its sha256; empty if
+ *		missing)
+ *
+ * FSWALK_SETUP_REMOVE, what a store left emptied (the first argument):
+ *	job:	a setup's, its tmp the directory's path
+ *	answer:	nothing more
  */
 #ifndef FACTORY_FSWALKMSG_H
 #define FACTORY_FSWALKMSG_H
@@ -54,7 +66,7 @@
  * to SETUP_PATHS outputs of under SETUP_PATHMAX bytes (conf.h).
  */
 #define FSWALK_JOB_MAX		(128 * 1024)	/* bytes of a job */
-#define FSWALK_ANSWER_MAX	2048	/* bytes of an answer */
+#define FSWALK_ANSWER_MAX	8192	/* bytes of an answer: inputs' */
 #define FSWALK_ERRMAX		512	/* an error, with its NUL */
 
 enum fswalk_kind {
@@ -62,6 +74,8 @@ enum fswalk_kind {
 	FSWALK_PRISTINE,
 	FSWALK_SETUP_STORE,
 	FSWALK_SETUP_SEAL,
+	FSWALK_SETUP_INPUTS,
+	FSWALK_SETUP_REMOVE,
 	FSWALK_KIND_MAX
 };
 
@@ -102,6 +116,13 @@ struct fswalk_answer {
 			uint64_t	 files;
 			uint64_t	 bytes;
 		}			 setup;
+		struct {
+			uint32_t	 n;
+			struct {
+				int	 file;		/* 0: missing */
+				char	 hex[65];
+			}		 in[FSWALK_OUTPUTS_MAX];
+		}			 inputs;
 	} u;
 };
 

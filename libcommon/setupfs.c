@@ -237,6 +237,68 @@ setup_link_inside(struct setup_walk *w, const char *target, int depth,
 static int	setup_copy_dir(struct setup_walk *, int, int, int);
 
 /*
+ * The file fd is the regular file st described (by fstatat, by name)
+ * and is no longer: -1 if not.  st takes fd's size.
+ */
+static int
+setup_same_file(int fd, struct stat *st)
+{
+	struct stat	 sb;
+
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+	    sb.st_dev != st->st_dev || sb.st_ino != st->st_ino ||
+	    sb.st_size > st->st_size)
+		return (-1);
+	st->st_size = sb.st_size;
+	return (0);
+}
+
+/*
+ * size bytes of src, exactly, into dst (when not -1) and hashed into
+ * hex: 0; 1 when src had fewer or more (it changed: a hostile tree's
+ * file); -1 with errno.  Never more than size is read.
+ */
+int
+setup_copy_bounded(int src, int dst, off_t size,
+    char hex[SHA256_HEX_LEN + 1])
+{
+	struct sha256_ctx	 c;
+	uint8_t			 buf[65536], md[SHA256_LEN], extra;
+	ssize_t			 n = 0;
+	off_t			 left = size;
+
+	if (sha256_init(&c) == -1)
+		return (-1);
+	while (left > 0) {
+		n = read(src, buf, left < (off_t)sizeof(buf) ? (size_t)left :
+		    sizeof(buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if ((dst != -1 && write(dst, buf, (size_t)n) != n) ||
+		    sha256_update(&c, buf, (size_t)n) == -1) {
+			sha256_abort(&c);
+			return (-1);
+		}
+		left -= n;
+	}
+	if (n == -1) {
+		sha256_abort(&c);
+		return (-1);
+	}
+	/* Shorter than it said, or longer: one byte more is looked for. */
+	if (left != 0 || read(src, &extra, 1) != 0) {
+		sha256_abort(&c);
+		return (1);
+	}
+	if (sha256_final(&c, md) == -1)
+		return (-1);
+	hex_encode(md, sizeof(md), hex);
+	return (0);
+}
+
+/*
  * One entry of src (a hostile tree) named name, at depth below its
  * output, copied into dst (ours) when dst is not -1, and digested.
  */
@@ -247,8 +309,8 @@ setup_copy_ent(struct setup_walk *w, int src, int dst, const char *name,
 	struct stat	 st;
 	char		 target[PATH_MAX], hex[SHA256_HEX_LEN + 1];
 	char		 via[PATH_MAX], et[260], ev[400];
-	uint8_t		 buf[65536];
 	ssize_t		 n, len;
+	off_t		 looked;
 	size_t		 plen = strlen(w->path);
 	int		 sfd = -1, dfd = -1, ret = -1;
 
@@ -343,27 +405,42 @@ setup_copy_ent(struct setup_walk *w, int src, int dst, const char *name,
 		    strerror(errno));
 		goto done;
 	}
+	/*
+	 * What was opened, looked at again: the name may have been
+	 * swapped since the fstatat (for a FIFO, whose read would never
+	 * end), or the file made longer.  The copy takes no more than the
+	 * size looked at here, and all of it.
+	 */
+	looked = st.st_size;
+	if (setup_same_file(sfd, &st) == -1) {
+		snprintf(w->err, w->errlen, "%s: changed while it was stored, "
+		    "refused", setup_wpath(w));
+		goto done;
+	}
+	w->bytes -= (uint64_t)(looked - st.st_size);
 	if (dst != -1 && (dfd = openat(dst, name, O_RDWR | O_CREAT |
 	    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1) {
 		snprintf(w->err, w->errlen, "store %s: %s", setup_wpath(w),
 		    strerror(errno));
 		goto done;
 	}
-	if (dfd != -1) {
-		while ((n = read(sfd, buf, sizeof(buf))) > 0)
-			if (write(dfd, buf, (size_t)n) != n) {
-				n = -1;
-				break;
-			}
-		if (n == -1 || fchmod(dfd, setup_mode(st.st_mode)) == -1 ||
-		    fsync(dfd) == -1 || lseek(dfd, 0, SEEK_SET) == -1) {
+	if ((n = setup_copy_bounded(sfd, dfd, st.st_size, hex)) != 0) {
+		if (n == 1)
+			snprintf(w->err, w->errlen, "%s: changed while it was "
+			    "stored, refused", setup_wpath(w));
+		else
 			snprintf(w->err, w->errlen, "store %s: %s",
 			    setup_wpath(w), strerror(errno));
-			goto done;
-		}
+		goto done;
+	}
+	if (dfd != -1 && (fchmod(dfd, setup_mode(st.st_mode)) == -1 ||
+	    fsync(dfd) == -1 || lseek(dfd, 0, SEEK_SET) == -1)) {
+		snprintf(w->err, w->errlen, "store %s: %s", setup_wpath(w),
+		    strerror(errno));
+		goto done;
 	}
 	/* The digest is of what the store holds, read back. */
-	if (sha256_fd(dfd != -1 ? dfd : sfd, hex, NULL) == -1 ||
+	if ((dfd != -1 && sha256_fd(dfd, hex, NULL) == -1) ||
 	    setup_digest_one(w, &st, hex) == -1)
 		goto hash;
 	ret = 0;

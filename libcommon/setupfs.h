@@ -3,7 +3,7 @@
  * setup's outputs copied by descriptor from its run's upper into an
  * entry, with their digest; an entry's seal; the removal of a refused
  * copy.  They run in factory-fswalk's setup jobs (fswalk/setup.c),
- * the seal also in root where an entry is checked (setup_verify), the
+ * the seal also where an entry is checked (setup_verify's job), the
  * removal in setup.c's removers.  With them: the key's
  * length-prefixed fields, and the helpers' descriptors and confinement.
  */
@@ -44,6 +44,12 @@ int	 setup_only_outputs(int, const char *, char * const *, char *, size_t,
 int	 setup_walk_outputs(struct setup_walk *, int, int, char * const *,
 	    char *, size_t);
 int	 setup_seal(int, char [SHA256_HEX_LEN + 1]);
+/*
+ * Exactly size bytes of a file (the first descriptor) hashed, and
+ * copied to the second unless it is -1: 0; 1 if it had fewer or more;
+ * -1 and errno.
+ */
+int	 setup_copy_bounded(int, int, off_t, char [SHA256_HEX_LEN + 1]);
 int	 setup_rm_own(int, int);
 int	 setup_child_fds(int, int, int);
 int	 setup_child_confine(const char *, const char *, uint32_t, pid_t,

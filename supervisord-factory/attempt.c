@@ -921,6 +921,9 @@ attempt_verify(struct attempt *a)
 		return;		/* when one says HELLO */
 	if ((repo = attempt_repo(a)) == NULL)
 		return;
+	/* The setup entry checked by a job first: its answer comes back. */
+	if (a->m->setup != NULL && setup_verify_start(a) == 0)
+		return;
 	if (a->reverify) {
 		/* Whatever the lost verification left goes first. */
 		if (disk_unmount(a->vdir) == -1 ||

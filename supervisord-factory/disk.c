@@ -31,7 +31,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -42,6 +41,7 @@
 
 #include "beneath.h"
 #include "factoryd.h"
+#include "fstree.h"
 #include "log.h"
 
 #define DISK_BYTES_PER_INODE	(8 * 1024)
@@ -52,8 +52,6 @@
 static int	disk_mounted(const char *);
 static int	disk_unmount_one(const char *);
 static int	disk_userns(uid_t, gid_t, char *, size_t);
-static int	disk_chown_one(const char *, const struct stat *, int,
-		    struct FTW *);
 
 /*
  * Overlayfs takes a detached mount (open_tree's clone, attached
@@ -660,46 +658,29 @@ disk_overlay_facts(const char *lower, const char *dir, const char *name)
  * The upper dir handed from one user to the next (the verifier, who
  * wrote the commit's changes, to the validation run's uid): every
  * entry must be from's, with one name, but the whiteouts the overlay
- * itself made, which stay as they are.
+ * itself made, which stay as they are.  Walked by descriptor
+ * (libcommon/fstree.c), never by path: the verifier may still hold a
+ * directory of it (through the overlay, a lazy unmount keeps it) and
+ * swap a parent for a link while the walk goes, which a chown by path
+ * would follow out of the tree.
  */
-static uid_t	 chown_from, chown_to;
-static int	 chown_bad;
-
-static int
-disk_chown_one(const char *path, const struct stat *st, int flag,
-    struct FTW *ftw)
-{
-	if (S_ISCHR(st->st_mode) && st->st_rdev == 0)
-		return (0);
-	if (st->st_uid != chown_from || (!S_ISDIR(st->st_mode) &&
-	    st->st_nlink > 1) || flag == FTW_NS || flag == FTW_DNR) {
-		chown_bad = 1;
-		return (1);
-	}
-	if (fchownat(AT_FDCWD, path, chown_to, chown_to,
-	    AT_SYMLINK_NOFOLLOW) == -1)
-		return (-1);
-	return (0);
-}
-
 int
 disk_chown_upper(const char *dir, uid_t from, uid_t to, char *err,
     size_t errlen)
 {
-	char	 upper[PATH_MAX];
-	int	 rc;
+	char	 upper[PATH_MAX], why[256];
+	int	 fd;
 
 	snprintf(upper, sizeof(upper), "%s/upper", dir);
-	chown_from = from;
-	chown_to = to;
-	chown_bad = 0;
-	rc = nftw(upper, disk_chown_one, 16, FTW_PHYS | FTW_MOUNT);
-	if (rc == 0)
-		return (0);
-	if (chown_bad)
-		snprintf(err, errlen, "%s: an entry not made by uid %u",
-		    upper, (unsigned)from);
-	else
+	if ((fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC)) == -1) {
 		snprintf(err, errlen, "%s: %s", upper, strerror(errno));
-	return (-1);
+		return (-1);
+	}
+	if (fs_chown_fd_flags(fd, from, to, to, FS_CHOWN_FROM_ONLY |
+	    FS_CHOWN_WHITEOUTS, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "%s: %s", upper, why);
+		return (-1);
+	}
+	return (0);
 }

@@ -239,6 +239,11 @@ struct attempt {
 	uint64_t		 setup_bytes;
 	uint64_t		 setup_ms;
 	uint64_t		 setup_t0;
+	/*
+	 * The entry checked by a job before a verification (1), or to be
+	 * checked in the loop as before (-1: the job could not say).
+	 */
+	int			 setup_vchecked;
 	/* A record the journal refused (disk full), tried again later. */
 	char			*stall_line;
 	json_t			*stall_extra;
@@ -571,10 +576,9 @@ json_t	*disk_usage(const char *, uint64_t, int *);
 /* setup.c */
 int	 setup_init(char *, size_t);
 int	 setup_entry_path(const char *, char *, size_t);
-int	 setup_key(struct attempt *, char [SHA256_HEX_LEN + 1], char *,
-	    size_t);
 int	 setup_begin(struct attempt *, char *, size_t);
 int	 setup_finish(struct attempt *, struct run *, char *, size_t);
+int	 setup_verify_start(struct attempt *);
 int	 setup_verify(struct attempt *, char *, size_t);
 int	 setup_teardown(struct attempt *);
 int	 setup_reap(pid_t, int);

@@ -77,6 +77,11 @@ static int	setup_meta(const char *, char [SHA256_HEX_LEN + 1],
 		    char [SHA256_HEX_LEN + 1], uint64_t *, uint64_t *,
 		    struct timespec *, char [41]);
 static void	setup_job_kill(struct setup_job *);
+static void	setup_stored(struct setup_job *, int, const char *);
+static void	setup_hit(struct attempt *);
+static int	setup_lookup(struct attempt *, char *, size_t);
+static int	setup_check_start(struct setup_job *, char *, size_t);
+static int	setup_check_end(struct setup_job *, int, char *, size_t);
 
 /* STATE/setup/NAME; -1 too long. */
 static int
@@ -200,52 +205,6 @@ setup_init(char *err, size_t errlen)
 }
 
 /*
- * One input as the key sees it, from the pristine tree (dirfd): its
- * path, then "missing" or "file" and the sha256 of its content.  A
- * link anywhere on the way refuses it: the key must describe bytes.
- */
-static int
-setup_putinput(struct sha256_ctx *c, int dirfd, const char *path, char *err,
-    size_t errlen)
-{
-	struct stat	 st;
-	char		 hex[SHA256_HEX_LEN + 1];
-	int		 fd;
-
-	if (setup_putstr(c, path) == -1)
-		goto hash;
-	fd = open_beneath_how(dirfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK,
-	    BENEATH_XDEV);
-	if (fd == -1 && (errno == ENOENT || errno == ENOTDIR))
-		return (setup_putstr(c, "missing") == -1 ? -1 : 0);
-	if (fd == -1) {
-		snprintf(err, errlen, "setup.inputs: %s: %s", path,
-		    errno == ELOOP ? "a symbolic link, refused" :
-		    strerror(errno));
-		return (-1);
-	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "setup.inputs: %s: not a regular file",
-		    path);
-		close(fd);
-		return (-1);
-	}
-	if (sha256_fd(fd, hex, NULL) == -1) {
-		snprintf(err, errlen, "setup.inputs: %s: %s", path,
-		    strerror(errno));
-		close(fd);
-		return (-1);
-	}
-	close(fd);
-	if (setup_putstr(c, "file") == -1 || setup_putstr(c, hex) == -1)
-		goto hash;
-	return (0);
- hash:
-	snprintf(err, errlen, "setup key: sha256 failed");
-	return (-1);
-}
-
-/*
  * Whose entries a's setup may have, as fields of the key.  Setup reads
  * the whole tree, not only its inputs, so by default an entry is one
  * built from the same baseline tree (the one a verifier found the
@@ -292,28 +251,16 @@ setup_putreuse(struct sha256_ctx *c, struct attempt *a, char *err,
 /*
  * The key of a's setup: sha256 over the length-prefixed fields (tag,
  * repository, image, network, argv, env, outputs, inputs, the baseline
- * tree or the submitter, then each input and its content).
+ * tree or the submitter), begun in c here; then each input and its
+ * content (setup_key_end), once factory-fswalk hashed them.
  */
-int
-setup_key(struct attempt *a, char key[SHA256_HEX_LEN + 1], char *err,
+static int
+setup_key_begin(struct attempt *a, struct sha256_ctx *c, char *err,
     size_t errlen)
 {
 	const struct manifest_setup	*s = a->m->setup;
-	struct sha256_ctx		 c;
-	uint8_t				 md[SHA256_LEN];
-	char				 lower[PATH_MAX];
-	size_t				 i;
-	int				 dfd;
 
-	if (pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
-	    -1 || (dfd = open(lower, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "setup key: pristine tree of %s: %s",
-		    a->baseline, strerror(errno));
-		return (-1);
-	}
-	if (sha256_init(&c) == -1) {
-		close(dfd);
+	if (sha256_init(c) == -1) {
 		snprintf(err, errlen, "setup key: sha256 failed");
 		return (-1);
 	}
@@ -322,32 +269,61 @@ setup_key(struct attempt *a, char key[SHA256_HEX_LEN + 1], char *err,
 	 * inputs say, and one repository's outputs are never another's.
 	 * Its network grant too: what it could fetch shaped the outputs.
 	 */
-	if (setup_putstr(&c, SETUP_KEYTAG) == -1 ||
-	    setup_putstr(&c, a->repo) == -1 ||
-	    setup_putstr(&c, a->image[0] != '\0' ? a->image : "host") == -1 ||
-	    setup_putstr(&c, s->allow == NULL ? "network none" :
-	    "network allow") == -1 || setup_putv(&c, s->allow) == -1 ||
-	    setup_putv(&c, s->run) == -1 || setup_putv(&c, s->env) == -1 ||
-	    setup_putv(&c, s->outputs) == -1 ||
-	    setup_putv(&c, s->inputs) == -1) {
+	if (setup_putstr(c, SETUP_KEYTAG) == -1 ||
+	    setup_putstr(c, a->repo) == -1 ||
+	    setup_putstr(c, a->image[0] != '\0' ? a->image : "host") == -1 ||
+	    setup_putstr(c, s->allow == NULL ? "network none" :
+	    "network allow") == -1 || setup_putv(c, s->allow) == -1 ||
+	    setup_putv(c, s->run) == -1 || setup_putv(c, s->env) == -1 ||
+	    setup_putv(c, s->outputs) == -1 ||
+	    setup_putv(c, s->inputs) == -1) {
 		snprintf(err, errlen, "setup key: sha256 failed");
-		goto fail;
-	}
-	if (setup_putreuse(&c, a, err, errlen) == -1)
-		goto fail;
-	for (i = 0; s->inputs[i] != NULL; i++)
-		if (setup_putinput(&c, dfd, s->inputs[i], err, errlen) == -1)
-			goto fail;
-	close(dfd);
-	if (sha256_final(&c, md) == -1) {
-		snprintf(err, errlen, "setup key: sha256 failed");
+		sha256_abort(c);
 		return (-1);
 	}
+	if (setup_putreuse(c, a, err, errlen) == -1) {
+		sha256_abort(c);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Each input as the key sees it, from the helper's answer r (in the
+ * inputs' order, checked in form): its path, then "missing" or "file"
+ * and the sha256 of its content in the pristine tree.  c is finished
+ * or freed.
+ */
+static int
+setup_key_end(struct attempt *a, struct sha256_ctx *c,
+    const struct fswalk_answer *r, char key[SHA256_HEX_LEN + 1], char *err,
+    size_t errlen)
+{
+	char * const	*in = a->m->setup->inputs;
+	uint8_t		 md[SHA256_LEN];
+	size_t		 i, n = 0;
+
+	while (in[n] != NULL)
+		n++;
+	if (r->u.inputs.n != n) {
+		snprintf(err, errlen, "setup key: %u inputs hashed, not %zu",
+		    r->u.inputs.n, n);
+		sha256_abort(c);
+		return (-1);
+	}
+	for (i = 0; in[i] != NULL; i++)
+		if (setup_putstr(c, in[i]) == -1 || (r->u.inputs.in[i].file ?
+		    setup_putstr(c, "file") == -1 ||
+		    setup_putstr(c, r->u.inputs.in[i].hex) == -1 :
+		    setup_putstr(c, "missing") == -1))
+			goto hash;
+	if (sha256_final(c, md) == -1)
+		goto hash;
 	hex_encode(md, sizeof(md), key);
 	return (0);
- fail:
-	close(dfd);
-	sha256_abort(&c);
+ hash:
+	sha256_abort(c);
+	snprintf(err, errlen, "setup key: sha256 failed");
 	return (-1);
 }
 
@@ -430,27 +406,56 @@ setup_rundir(struct attempt *a, char *buf, size_t len)
 }
 
 /*
- * The store helper.  Copying a setup's outputs, fsyncing them file by
- * file and hashing them took the event loop for minutes (16,000 files:
- * 72 s without a lease, deadline, cancel or control request served),
- * so that work is factory-fswalk's (fswalk/setup.c, fsjob.c): exec'd
- * for one entry, it copies the outputs from the run's upper into
+ * The helpers.  Copying a setup's outputs, fsyncing them file by file
+ * and hashing them took the event loop for minutes (16,000 files: 72 s
+ * without a lease, deadline, cancel or control request served), so
+ * that work is factory-fswalk's (fswalk/setup.c, fsjob.c): exec'd for
+ * one entry, it copies the outputs from the run's upper into
  * .tmp.KEY.ID and answers with its digest, read by the loop as an
  * event and decoded field by field.  A second job, the sealer, takes
  * the entry's seal (one fstatat(2) per entry) the same way.  What is
  * left for the loop is bounded by the outputs: the opaque markers (an
  * xattr the helpers' seccomp filter does not allow), the meta and the
- * two renames.  A helper is killed by its pid when its attempt ends;
- * it dies with the daemon.
+ * two renames.  The inputs the key hashes (files a worker wrote) and
+ * the seal of an entry found under a key are taken by such jobs too.
+ * A helper is killed by its pid when its attempt ends, and at its
+ * deadline; it dies with the daemon.
  */
+enum setup_phase {
+	SETUP_INPUTS,		/* the inputs hashed, for the key */
+	SETUP_CHECK,		/* a hit's entry checked against its seal */
+	SETUP_STORE,		/* the outputs copied and hashed */
+	SETUP_SEAL,		/* the copy sealed */
+	SETUP_RECHECK,		/* another's entry under the key, checked */
+	SETUP_VCHECK		/* the entry, before a verification */
+};
+
+static const char *const setup_phase_names[] = {
+	"inputs hasher", "entry check", "store helper", "sealer",
+	"entry check", "entry check"
+};
+static const char *const setup_phase_whats[] = {
+	"setup inputs hasher", "setup entry check", "setup store helper",
+	"setup sealer", "setup entry check", "setup entry check"
+};
+static const uint32_t setup_phase_kinds[] = {
+	FSWALK_SETUP_INPUTS, FSWALK_SETUP_SEAL, FSWALK_SETUP_STORE,
+	FSWALK_SETUP_SEAL, FSWALK_SETUP_SEAL, FSWALK_SETUP_SEAL
+};
+
 struct setup_job {
 	TAILQ_ENTRY(setup_job)	 entry;
 	struct attempt		*a;
 	struct fsjob		 job;
 	struct fswalk_answer	 ans;
-	int			 sealing;	/* the second helper's turn */
-	char			 upper[PATH_MAX];
-	char			 tmp[PATH_MAX];	/* .tmp.KEY.ID */
+	enum setup_phase	 phase;
+	int			 waiting;	/* for a free helper */
+	struct event		 retry;
+	struct sha256_ctx	 key;		/* INPUTS: the key so far */
+	char			 seal[SHA256_HEX_LEN + 1];	/* recorded */
+	uint64_t		 t0;
+	char			 src[PATH_MAX];	/* the tree walked */
+	char			 tmp[PATH_MAX];	/* .tmp.KEY.ID, or none */
 };
 
 static TAILQ_HEAD(, setup_job)	setup_jobs =
@@ -468,30 +473,59 @@ setup_job_find(struct attempt *a)
 }
 
 static void	setup_job_end(struct fsjob *);
+static void	setup_job_next(struct setup_job *, int, char *, size_t);
+static int	setup_job_fork(struct setup_job *, char *, size_t);
 
 /*
  * Removers: what a store left (a cancelled copy, one that lost the
- * race for its key) can be as large as an entry, so it is removed by a
- * child too, confined as the helper is but with no capability and
- * only that directory.  The loop removes the emptied directory itself
- * when the child is reaped.
+ * race for its key) can be as large as an entry, so it is emptied by
+ * factory-fswalk (FSWALK_SETUP_REMOVE), confined as the store is but
+ * with no capability and only that directory.  The loop removes the
+ * emptied directory itself, by its exact path, once the job ended.  A
+ * run's disk is unmounted and removed by a child of root's instead
+ * (setup_run_remove_start): an unmount is not the helper's to do.
  */
 struct setup_rm {
 	TAILQ_ENTRY(setup_rm)	 entry;
-	pid_t			 pid;
+	pid_t			 pid;		/* a run's remover */
+	struct fsjob		 job;		/* or a path's */
 	char			 path[PATH_MAX];
 	char			 run[ATTEMPT_ID_MAX];	/* a run's, by id */
 };
 
 static TAILQ_HEAD(, setup_rm)	setup_rms = TAILQ_HEAD_INITIALIZER(setup_rms);
 
+static long long	setup_job_deadline(void);
+
+/* A path's remover ended: the emptied directory goes. */
+static void
+setup_rm_end(struct fsjob *fj)
+{
+	struct setup_rm		*r = fj->arg;
+	struct fswalk_answer	 ans;
+	char			 err[256];
+
+	TAILQ_REMOVE(&setup_rms, r, entry);
+	memset(&ans, 0, sizeof(ans));
+	if (fsjob_answer(fj, FSWALK_SETUP_REMOVE, &ans, err,
+	    sizeof(err)) == 0)
+		strlcpy(err, ans.failed ? ans.err : "", sizeof(err));
+	if (rmdir(r->path) == -1 && errno != ENOENT) {
+		log_warnx("setup: %s: its remover (pid %d) left it (%s); "
+		    "removing it here", r->path, (int)fj->pid, err[0] != '\0' ?
+		    err : strerror(errno));
+		(void)fs_remove_tree(r->path);
+	}
+	free(r);
+}
+
 static void
 setup_rm_start(const char *path)
 {
-	struct setup_rm	*r;
-	pid_t		 parent = getpid();
-	char		 err[256];
-	int		 fd;
+	struct fswalk_setup_job	 sj;
+	struct setup_rm		*r;
+	struct ibuf		*b = NULL;
+	int			 fd = -1;
 
 	if (rmdir(path) == 0 || errno == ENOENT)
 		return;
@@ -500,29 +534,40 @@ setup_rm_start(const char *path)
 		(void)fs_remove_tree(path);
 		return;
 	}
+	memset(&sj, 0, sizeof(sj));
 	strlcpy(r->path, path, sizeof(r->path));
-	switch (r->pid = fork()) {
-	case -1:
+	strlcpy(sj.tmp, path, sizeof(sj.tmp));
+	r->job.what = "setup remover";
+	r->job.done = setup_rm_end;
+	r->job.arg = r;
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 || (b = fswalk_setup_job_compose(
+	    FSWALK_SETUP_REMOVE, &sj)) == NULL || fsjob_start(&r->job, b, &fd,
+	    1, setup_job_deadline()) == -1) {
 		log_warn("setup: remove %s", path);
+		if (fd != -1)
+			close(fd);
+		ibuf_free(b);
 		(void)fs_remove_tree(path);
 		free(r);
 		return;
-	case 0:
-		setproctitle("setup remove");
-		EVP_PKEY_free(env->receipt_key);
-		env->receipt_key = NULL;
-		gateway_forget();
-		closefrom(3);
-		/* Its own directory, read-only if a commit got that far. */
-		if (setup_child_confine(NULL, r->path, 0, parent, err,
-		    sizeof(err)) == -1 || (fd = open(r->path, O_RDONLY |
-		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-		    fchmod(fd, 0700) == -1)
-			_exit(1);
-		_exit(setup_rm_own(fd, 0) == -1);
 	}
+	close(fd);
+	ibuf_free(b);
 	TAILQ_INSERT_TAIL(&setup_rms, r, entry);
-	log_info("setup: removing %s in pid %d", path, (int)r->pid);
+	log_info("setup: removing %s in pid %d", path, (int)r->job.pid);
+}
+
+/* A path being removed by a helper: 1 if so. */
+static int
+setup_rm_busy(const char *path)
+{
+	struct setup_rm	*r;
+
+	TAILQ_FOREACH(r, &setup_rms, entry)
+		if (r->run[0] == '\0' && strcmp(r->path, path) == 0)
+			return (1);
+	return (0);
 }
 
 /* A run's disk being removed by a child: 1 if so. */
@@ -581,61 +626,143 @@ setup_rm_reap(pid_t pid, int status)
 	struct setup_rm	*r;
 
 	TAILQ_FOREACH(r, &setup_rms, entry)
-		if (r->pid == pid)
+		if (r->run[0] != '\0' && r->pid == pid)
 			break;
 	if (r == NULL)
 		return (0);
 	TAILQ_REMOVE(&setup_rms, r, entry);
-	if (r->run[0] != '\0') {
-		if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) &&
-		    setup_run_remove(r->run) == -1)
-			log_warnx("%s: setup run not removed yet", r->run);
-	} else if (rmdir(r->path) == -1 && errno != ENOENT) {
-		log_warnx("setup: %s: its remover (pid %d) left it (status "
-		    "%d); removing it here", r->path, (int)pid, status);
-		(void)fs_remove_tree(r->path);
-	}
+	if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) &&
+	    setup_run_remove(r->run) == -1)
+		log_warnx("%s: setup run not removed yet", r->run);
 	free(r);
 	return (1);
 }
 
 /*
- * j's helper started on up and dst (the caller closes them); its
- * answer comes to setup_job_end().  -1 with err if it could not be.
+ * Seconds a store or a seal may take before it is killed and its
+ * attempt fails by that name: enough to copy and fsync the largest
+ * entry setup-cache allows, at SETUP_JOB_RATE bytes and
+ * SETUP_JOB_FILES files a second (a slow disk).  Test builds take
+ * FACTORY_TEST_SETUP_JOB_S instead.
+ */
+#define SETUP_JOB_MIN_S	60
+#define SETUP_JOB_RATE	(8ULL * 1024 * 1024)
+#define SETUP_JOB_FILES	50
+
+static long long
+setup_job_deadline(void)
+{
+#ifdef FACTORY_TESTBUILD
+	const char	*s = getenv("FACTORY_TEST_SETUP_JOB_S");
+	const char	*errstr;
+	long long	 n;
+
+	if (s != NULL) {
+		n = strtonum(s, 1, 86400, &errstr);
+		if (errstr == NULL)
+			return (n);
+	}
+#endif
+	return (SETUP_JOB_MIN_S + (long long)(env->conf->setup_max /
+	    SETUP_JOB_RATE) + SETUP_MAXFILES / SETUP_JOB_FILES);
+}
+
+/* Every helper was busy a second ago: j's is tried again. */
+static void
+setup_job_retry(int fd, short event, void *arg)
+{
+	struct setup_job	*j = arg;
+	char			 err[1024];
+
+	TAILQ_REMOVE(&setup_jobs, j, entry);
+	j->waiting = 0;
+	err[0] = '\0';
+	if (setup_job_fork(j, err, sizeof(err)) == -1)
+		setup_job_next(j, -1, err, sizeof(err));
+}
+
+/*
+ * j's helper started on its tree (j->src) and, for a store, the entry
+ * being made (j->tmp), both opened here by their exact paths; its
+ * answer comes to setup_job_end().  With every helper busy it is tried
+ * again in a second.  -1 with err if it could not be started.
  */
 static int
-setup_job_fork(struct setup_job *j, int up, int dst, char *err,
-    size_t errlen)
+setup_job_fork(struct setup_job *j, char *err, size_t errlen)
 {
 	struct fswalk_setup_job	 sj;
 	struct ibuf		*b;
-	int			 fds[2], rc;
+	struct timeval		 tv = { 1, 0 };
+	int			 fds[2] = { -1, -1 }, rc;
 
+	if (fsjob_busy()) {
+		j->waiting = 1;
+		evtimer_set(&j->retry, setup_job_retry, j);
+		evtimer_add(&j->retry, &tv);
+		TAILQ_INSERT_TAIL(&setup_jobs, j, entry);
+		return (0);
+	}
 	memset(&sj, 0, sizeof(sj));
 	sj.max = env->conf->setup_max;
-	if (!j->sealing) {
-		strlcpy(sj.upper, j->upper, sizeof(sj.upper));
+	if (j->phase == SETUP_STORE) {
+		strlcpy(sj.upper, j->src, sizeof(sj.upper));
+		strlcpy(sj.tmp, j->tmp, sizeof(sj.tmp));
 		sj.outputs = (char **)j->a->m->setup->outputs;
+	} else {
+		strlcpy(sj.tmp, j->src, sizeof(sj.tmp));
+		if (j->phase == SETUP_INPUTS)
+			sj.outputs = (char **)j->a->m->setup->inputs;
 	}
-	strlcpy(sj.tmp, j->tmp, sizeof(sj.tmp));
-	if ((b = fswalk_setup_job_compose(j->sealing ? FSWALK_SETUP_SEAL :
-	    FSWALK_SETUP_STORE, &sj)) == NULL) {
+	if ((fds[0] = open(j->src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 || (j->phase == SETUP_STORE &&
+	    (fds[1] = open(j->tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)) {
+		if (j->phase == SETUP_INPUTS)
+			snprintf(err, errlen, "setup key: pristine tree of %s: "
+			    "%s", j->a->baseline, strerror(errno));
+		else if (j->phase == SETUP_CHECK || j->phase == SETUP_RECHECK)
+			snprintf(err, errlen, "setup entry %s: %s",
+			    j->a->setup_key, strerror(errno));
+		else
+			snprintf(err, errlen, "setup: %s: %s", fds[0] == -1 ?
+			    j->src : j->tmp, strerror(errno));
+		goto fail;
+	}
+	if ((b = fswalk_setup_job_compose(setup_phase_kinds[j->phase],
+	    &sj)) == NULL) {
 		snprintf(err, errlen, "setup: helper: its job is too large");
-		return (-1);
+		goto fail;
 	}
-	fds[0] = up;
-	fds[1] = dst;
-	j->job.what = j->sealing ? "setup sealer" : "setup store helper";
+	memset(&j->ans, 0, sizeof(j->ans));
+	j->job.what = setup_phase_whats[j->phase];
 	j->job.done = setup_job_end;
 	j->job.arg = j;
-	rc = fsjob_start(&j->job, b, fds, j->sealing ? 1 : 2, 0);
+	j->t0 = now_ms();
+	rc = fsjob_start(&j->job, b, fds, j->phase == SETUP_STORE ? 2 : 1,
+	    setup_job_deadline());
 	ibuf_free(b);
 	if (rc == -1) {
 		snprintf(err, errlen, "setup: helper: %s", strerror(errno));
-		return (-1);
+		goto fail;
 	}
+	close(fds[0]);
+	if (fds[1] != -1)
+		close(fds[1]);
 	TAILQ_INSERT_TAIL(&setup_jobs, j, entry);
+	if (j->phase == SETUP_STORE)
+		log_info("%s: setup storing %s: helper pid %d", j->a->id,
+		    j->a->setup_key, (int)j->job.pid);
+	else
+		log_debug("%s: %s for %s: pid %d", j->a->id, j->job.what,
+		    j->a->setup_key[0] != '\0' ? j->a->setup_key : "its key",
+		    (int)j->job.pid);
 	return (0);
+ fail:
+	if (fds[0] != -1)
+		close(fds[0]);
+	if (fds[1] != -1)
+		close(fds[1]);
+	return (-1);
 }
 
 /* The store helper for a's outputs, started.  -1 with err if not. */
@@ -643,44 +770,30 @@ static int
 setup_store_start(struct attempt *a, char *err, size_t errlen)
 {
 	struct setup_job	*j;
-	int			 up = -1, dst = -1;
 
 	if ((j = calloc(1, sizeof(*j))) == NULL) {
 		snprintf(err, errlen, "setup: %s", strerror(errno));
 		return (-1);
 	}
 	j->a = a;
-	if (setup_rundir(a, j->upper, sizeof(j->upper)) == -1 ||
-	    strlcat(j->upper, "/upper", sizeof(j->upper)) >=
-	    sizeof(j->upper) || setup_path(j->tmp, sizeof(j->tmp),
-	    ".tmp.%s.%s", a->setup_key, a->id) == -1) {
+	j->phase = SETUP_STORE;
+	if (setup_rundir(a, j->src, sizeof(j->src)) == -1 ||
+	    strlcat(j->src, "/upper", sizeof(j->src)) >= sizeof(j->src) ||
+	    setup_path(j->tmp, sizeof(j->tmp), ".tmp.%s.%s", a->setup_key,
+	    a->id) == -1) {
 		snprintf(err, errlen, "setup: path too long");
-		goto fail;
-	}
-	if ((up = open(j->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "setup: %s: %s", j->upper,
-		    strerror(errno));
+		j->tmp[0] = '\0';
 		goto fail;
 	}
 	(void)fs_remove_tree(j->tmp);
-	if (mkdir(j->tmp, 0755) == -1 || (dst = open(j->tmp, O_RDONLY |
-	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+	if (mkdir(j->tmp, 0755) == -1) {
 		snprintf(err, errlen, "setup: %s: %s", j->tmp, strerror(errno));
 		goto fail;
 	}
-	if (setup_job_fork(j, up, dst, err, errlen) == -1)
+	if (setup_job_fork(j, err, errlen) == -1)
 		goto fail;
-	close(up);
-	close(dst);
-	log_info("%s: setup storing %s: helper pid %d", a->id, a->setup_key,
-	    (int)j->job.pid);
 	return (0);
  fail:
-	if (up != -1)
-		close(up);
-	if (dst != -1)
-		close(dst);
 	if (j->tmp[0] != '\0')
 		(void)fs_remove_tree(j->tmp);
 	free(j);
@@ -699,14 +812,19 @@ setup_reply_check(struct setup_job *j, char *err, size_t errlen)
 	struct fsjob		*f = &j->job;
 	char			 why[256];
 
+	if (f->late) {
+		snprintf(err, errlen, "setup: %s (pid %d) killed at its "
+		    "deadline of %lld s", setup_phase_names[j->phase],
+		    (int)f->pid, f->secs);
+		return (-1);
+	}
 	if (f->bad || !WIFEXITED(f->status) || WEXITSTATUS(f->status) != 0 ||
-	    fswalk_answer_parse(f->ans, f->got, j->sealing ?
-	    FSWALK_SETUP_SEAL : FSWALK_SETUP_STORE, r, why,
-	    sizeof(why)) == -1 || (!r->failed && !j->sealing &&
-	    (r->u.setup.files > SETUP_MAXFILES ||
+	    fswalk_answer_parse(f->ans, f->got, setup_phase_kinds[j->phase],
+	    r, why, sizeof(why)) == -1 || (!r->failed &&
+	    j->phase == SETUP_STORE && (r->u.setup.files > SETUP_MAXFILES ||
 	    r->u.setup.bytes > env->conf->setup_max))) {
 		snprintf(err, errlen, "setup: %s (pid %d) %s, %s %d",
-		    j->sealing ? "sealer" : "store helper", (int)f->pid,
+		    setup_phase_names[j->phase], (int)f->pid,
 		    f->got == 0 ? "ended without an "
 		    "answer" : "answered out of form", WIFSIGNALED(f->status) ?
 		    "killed by signal" : "exit status",
@@ -775,21 +893,21 @@ setup_commit_prep(struct attempt *a, const char *tmp, char *err,
 static int
 setup_seal_start(struct setup_job *j, char *err, size_t errlen)
 {
-	int	 dst, rc;
+	int	 dst;
 
 	if ((dst = setup_commit_prep(j->a, j->tmp, err, errlen)) == -1)
 		return (-1);
-	memset(&j->ans, 0, sizeof(j->ans));
-	j->sealing = 1;
-	rc = setup_job_fork(j, dst, dst, err, errlen);
 	close(dst);
-	if (rc == 0)
-		log_debug("%s: setup sealing %s: helper pid %d", j->a->id,
-		    j->a->setup_key, (int)j->job.pid);
-	return (rc);
+	j->phase = SETUP_SEAL;
+	strlcpy(j->src, j->tmp, sizeof(j->src));
+	return (setup_job_fork(j, err, errlen));
 }
 
-/* The sealed copy, made an entry: KEY.meta, then KEY, by rename. */
+/*
+ * The sealed copy, made an entry: KEY.meta, then KEY, by rename.  1
+ * when another attempt stored the key first: its entry is then checked
+ * by a job (setup_check_start) before a uses it.
+ */
 static int
 setup_commit(struct attempt *a, const char *tmp, const char *seal,
     char *err, size_t errlen)
@@ -823,7 +941,7 @@ setup_commit(struct attempt *a, const char *tmp, const char *seal,
 		    a->setup_digest, NULL, &a->setup_bytes, &a->setup_files,
 		    NULL, a->setup_tree) == 0) {
 			/* Another attempt stored the same key first. */
-			ret = setup_verify(a, err, errlen);
+			ret = 1;
 			goto done;
 		}
 		snprintf(err, errlen, "setup: %s: %s", path, strerror(errno));
@@ -867,29 +985,97 @@ setup_done(struct attempt *a, int rc)
 	return (0);
 }
 
-/* Answered and reaped: the entry made, or why not; a goes on. */
+/* Answered and reaped (or not started): a's setup goes on. */
 static void
 setup_job_end(struct fsjob *fj)
 {
 	struct setup_job *j = fj->arg;
-	struct attempt	*a = j->a;
 	char		 err[1024];
 	int		 rc;
 
 	TAILQ_REMOVE(&setup_jobs, j, entry);
 	err[0] = '\0';
-	if ((rc = setup_reply_check(j, err, sizeof(err))) == 0 &&
-	    !j->sealing) {
-		strlcpy(a->setup_digest, j->ans.u.setup.hex,
-		    sizeof(a->setup_digest));
-		a->setup_files = j->ans.u.setup.files;
-		a->setup_bytes = j->ans.u.setup.bytes;
-		if ((rc = setup_seal_start(j, err, sizeof(err))) == 0)
-			return;		/* the sealer answers */
-	} else if (rc == 0)
-		rc = setup_commit(a, j->tmp, j->ans.u.setup.hex, err,
-		    sizeof(err));
-	/* Renamed to KEY, or emptied by the helper: nothing, or little. */
+	rc = setup_reply_check(j, err, sizeof(err));
+	setup_job_next(j, rc, err, sizeof(err));
+}
+
+/*
+ * The next step of a's setup after j's helper answered (rc 0) or not
+ * (rc -1, err why): the key made and its entry looked up, a hit
+ * checked, a store sealed, a seal made an entry.  j is freed or
+ * started again.  A step that fails, or the last, reports to the
+ * attempt (attempt_setup_stored).
+ */
+static void
+setup_job_next(struct setup_job *j, int rc, char *err, size_t errlen)
+{
+	struct attempt	*a = j->a;
+
+	switch (j->phase) {
+	case SETUP_INPUTS:
+		if (rc == 0)
+			rc = setup_key_end(a, &j->key, &j->ans, a->setup_key,
+			    err, errlen);
+		sha256_abort(&j->key);
+		free(j);
+		if (rc == 0 && (rc = setup_lookup(a, err, errlen)) == 0)
+			return;		/* a check, or the setup run */
+		a->setup_key[0] = '\0';
+		break;
+	case SETUP_CHECK:
+		rc = setup_check_end(j, rc, err, errlen);
+		free(j);
+		if (rc == 0)
+			setup_hit(a);
+		else
+			a->setup_key[0] = '\0';
+		break;
+	case SETUP_STORE:
+		if (rc == 0) {
+			strlcpy(a->setup_digest, j->ans.u.setup.hex,
+			    sizeof(a->setup_digest));
+			a->setup_files = j->ans.u.setup.files;
+			a->setup_bytes = j->ans.u.setup.bytes;
+			if ((rc = setup_seal_start(j, err, errlen)) == 0)
+				return;		/* the sealer answers */
+		}
+		setup_stored(j, rc, err);
+		return;
+	case SETUP_SEAL:
+		if (rc == 0 && (rc = setup_commit(a, j->tmp,
+		    j->ans.u.setup.hex, err, errlen)) == 1) {
+			j->phase = SETUP_RECHECK;
+			if ((rc = setup_check_start(j, err, errlen)) == 0)
+				return;		/* the check answers */
+		}
+		setup_stored(j, rc, err);
+		return;
+	case SETUP_RECHECK:
+		setup_stored(j, setup_check_end(j, rc, err, errlen), err);
+		return;
+	case SETUP_VCHECK:
+		/* Failed: the loop's check says why, as before. */
+		a->setup_vchecked = setup_check_end(j, rc, err, errlen) == 0 ?
+		    1 : -1;
+		if (a->setup_vchecked == -1)
+			log_info("%s: %s", a->id, err);
+		free(j);
+		report_schedule();
+		return;
+	}
+	report_setup_stored(a, rc, err);
+	report_schedule();
+}
+
+/*
+ * A store ended: its copy (renamed to KEY, or emptied by the helper:
+ * nothing, or little) goes, and the entry is a's (rc 0) or not.
+ */
+static void
+setup_stored(struct setup_job *j, int rc, const char *err)
+{
+	struct attempt	*a = j->a;
+
 	setup_rm_start(j->tmp);
 	free(j);
 	rc = setup_done(a, rc);
@@ -912,8 +1098,14 @@ static void
 setup_job_kill(struct setup_job *j)
 {
 	TAILQ_REMOVE(&setup_jobs, j, entry);
+	if (j->phase == SETUP_INPUTS)
+		sha256_abort(&j->key);
+	if (j->waiting) {
+		evtimer_del(&j->retry);
+		return;
+	}
 	if (!j->job.reaped)
-		log_info("%s: setup store helper (pid %d) killed", j->a->id,
+		log_info("%s: %s (pid %d) killed", j->a->id, j->job.what,
 		    (int)j->job.pid);
 	fsjob_cancel(&j->job);
 }
@@ -932,11 +1124,12 @@ setup_shutdown(void)
 	}
 	while ((r = TAILQ_FIRST(&setup_rms)) != NULL) {
 		TAILQ_REMOVE(&setup_rms, r, entry);
-		/* A run's: let its unmounts finish. */
+		/* A path's remover is killed; a run's finishes its unmounts. */
 		if (r->run[0] == '\0')
-			(void)kill(r->pid, SIGKILL);
-		while (waitpid(r->pid, &st, 0) == -1 && errno == EINTR)
-			;
+			fsjob_cancel(&r->job);
+		else
+			while (waitpid(r->pid, &st, 0) == -1 && errno == EINTR)
+				;
 		free(r);
 	}
 }
@@ -947,13 +1140,11 @@ setup_shutdown(void)
  * bytes were hashed.  Before the agent's tree on a hit and before the
  * validation run's.
  */
-int
-setup_verify(struct attempt *a, char *err, size_t errlen)
+static int
+setup_verify_meta(struct attempt *a, char seal[SHA256_HEX_LEN + 1],
+    char *err, size_t errlen)
 {
-	char		 path[PATH_MAX], digest[SHA256_HEX_LEN + 1];
-	char		 seal[SHA256_HEX_LEN + 1], hex[SHA256_HEX_LEN + 1];
-	uint64_t	 t0 = now_ms();
-	int		 fd, rc;
+	char	 digest[SHA256_HEX_LEN + 1];
 
 	if (setup_meta(a->setup_key, digest, seal, NULL, NULL, NULL,
 	    NULL) == -1) {
@@ -967,6 +1158,93 @@ setup_verify(struct attempt *a, char *err, size_t errlen)
 		    a->setup_digest);
 		return (-1);
 	}
+	return (0);
+}
+
+/*
+ * The same check by a job, for an entry found under a's key (j->phase
+ * SETUP_CHECK) or stored first by another attempt (SETUP_RECHECK): the
+ * meta here, the seal by factory-fswalk (setup_check_end).
+ */
+static int
+setup_check_start(struct setup_job *j, char *err, size_t errlen)
+{
+	if (setup_verify_meta(j->a, j->seal, err, errlen) == -1)
+		return (-1);
+	if (setup_entry_path(j->a->setup_key, j->src, sizeof(j->src)) == -1) {
+		snprintf(err, errlen, "setup entry %s: %s", j->a->setup_key,
+		    strerror(errno));
+		return (-1);
+	}
+	return (setup_job_fork(j, err, errlen));
+}
+
+/* The seal the job took (rc 0), compared with the one recorded. */
+static int
+setup_check_end(struct setup_job *j, int rc, char *err, size_t errlen)
+{
+	struct attempt	*a = j->a;
+
+	if (rc == -1 && !j->ans.failed)
+		return (-1);	/* the helper's own failure, in err */
+	if (rc == -1 || strcmp(j->ans.u.setup.hex, j->seal) != 0) {
+		snprintf(err, errlen, "setup entry %s: changed since it was "
+		    "stored (seal %s, recorded sha256:%s): not the sha256:%s "
+		    "of its receipts", a->setup_key, rc == -1 ? "unreadable" :
+		    j->ans.u.setup.hex, j->seal, a->setup_digest);
+		return (-1);
+	}
+	log_debug("%s: setup entry %s: seal checked in %llu ms", a->id,
+	    a->setup_key, (unsigned long long)(now_ms() - j->t0));
+	return (0);
+}
+
+/*
+ * Before a verification of a (attempt_verify): 1 to go on, its entry
+ * checked by a job (a->setup_vchecked 1, used once by
+ * attempt_mount_checkout) or to be checked in the loop (-1: the job
+ * could not be started or failed, and the loop's check says why); 0
+ * while the job runs (its answer schedules a again).
+ */
+int
+setup_verify_start(struct attempt *a)
+{
+	struct setup_job	*j;
+	char			 err[1024];
+
+	if (a->setup_vchecked != 0)
+		return (1);
+	if (setup_job_find(a) != NULL)
+		return (0);
+	if ((j = calloc(1, sizeof(*j))) == NULL) {
+		a->setup_vchecked = -1;
+		return (1);
+	}
+	j->a = a;
+	j->phase = SETUP_VCHECK;
+	if (setup_check_start(j, err, sizeof(err)) == -1) {
+		free(j);
+		a->setup_vchecked = -1;
+		return (1);
+	}
+	return (0);
+}
+
+/*
+ * The same check in the loop, for the validation run's tree (holds.c)
+ * when no job checked it, and at VALIDATE_REQ, whose caller does not
+ * wait on an event.
+ */
+int
+setup_verify(struct attempt *a, char *err, size_t errlen)
+{
+	char		 path[PATH_MAX];
+	char		 seal[SHA256_HEX_LEN + 1], hex[SHA256_HEX_LEN + 1];
+	uint64_t	 t0 = now_ms();
+	int		 fd, rc;
+
+	if (setup_verify_meta(a, seal, err, errlen) == -1)
+		return (-1);
 	if (setup_entry_path(a->setup_key, path, sizeof(path)) == -1 ||
 	    (fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1) {
@@ -1030,43 +1308,44 @@ setup_mount_run(struct attempt *a, char *err, size_t errlen)
 	return (-1);
 }
 
-/*
- * Before the agent of an attempt with a setup: 1 when its outputs are
- * there (a hit, or a miss stored), 0 when the setup run was started
- * (attempt_setup_done() goes on), -1 with err.
- */
-int
-setup_begin(struct attempt *a, char *err, size_t errlen)
+/* The entry under a's key was checked: a's tree gets it. */
+static void
+setup_hit(struct attempt *a)
 {
-	char	 tree[PATH_MAX];
-	uint64_t t0 = now_ms();
+	a->setup_hit = 1;
+	a->setup_ready = 1;
+	a->setup_ms = now_ms() - a->setup_t0;
+	setup_touch(a->setup_key);
+	attempt_part_time(a, PART_CACHE, a->setup_ms);
+	log_info("%s: setup cache hit %s", a->id, a->setup_key);
+}
 
-	err[0] = '\0';
-	if (a->setup_ready)
-		return (1);
-	if (setup_job_find(a) != NULL)
-		return (0);		/* its store helper runs */
-	if (setup_key(a, a->setup_key, err, errlen) == -1) {
-		a->setup_key[0] = '\0';
-		return (-1);
-	}
+/*
+ * a's key is made: its entry is checked (a hit), or the setup runs (a
+ * miss).  0 when either was started, -1 with err.
+ */
+static int
+setup_lookup(struct attempt *a, char *err, size_t errlen)
+{
+	struct setup_job	*j;
+	char			 tree[PATH_MAX];
+
 	if (setup_meta(a->setup_key, a->setup_digest, NULL, &a->setup_bytes,
 	    &a->setup_files, NULL, a->setup_tree) == 0) {
 		/* The entry is what was hashed, before a tree gets it. */
-		if (setup_verify(a, err, errlen) == -1) {
-			a->setup_key[0] = '\0';
+		if ((j = calloc(1, sizeof(*j))) == NULL) {
+			snprintf(err, errlen, "setup: %s", strerror(errno));
 			return (-1);
 		}
-		a->setup_hit = 1;
-		a->setup_ready = 1;
-		a->setup_ms = now_ms() - t0;
-		setup_touch(a->setup_key);
-		attempt_part_time(a, PART_CACHE, a->setup_ms);
-		log_info("%s: setup cache hit %s", a->id, a->setup_key);
-		return (1);
+		j->a = a;
+		j->phase = SETUP_CHECK;
+		if (setup_check_start(j, err, errlen) == -1) {
+			free(j);
+			return (-1);
+		}
+		return (0);
 	}
 	a->setup_hit = 0;
-	a->setup_t0 = t0;
 	if (setup_mount_run(a, err, errlen) == -1) {
 		(void)setup_run_remove(a->id);
 		return (-1);
@@ -1083,6 +1362,51 @@ setup_begin(struct attempt *a, char *err, size_t errlen)
 	}
 	log_info("%s: setup cache miss %s: setup running as uid %u", a->id,
 	    a->setup_key, (unsigned)a->uid);
+	return (0);
+}
+
+/*
+ * Before the agent of an attempt with a setup: 1 when its outputs are
+ * there (a hit checked, or a miss stored), 0 when its key's inputs are
+ * being hashed (factory-fswalk; a check of the entry or the setup run
+ * follows, then attempt_setup_stored() or attempt_setup_done()), -1
+ * with err.
+ */
+int
+setup_begin(struct attempt *a, char *err, size_t errlen)
+{
+	struct setup_job	*j;
+
+	err[0] = '\0';
+	if (a->setup_ready)
+		return (1);
+	if (setup_job_find(a) != NULL)
+		return (0);		/* its helper runs */
+	a->setup_t0 = now_ms();
+	if ((j = calloc(1, sizeof(*j))) == NULL) {
+		snprintf(err, errlen, "setup: %s", strerror(errno));
+		return (-1);
+	}
+	j->a = a;
+	j->phase = SETUP_INPUTS;
+	if (pristine_path(a->repo, a->baseline, "", j->src,
+	    sizeof(j->src)) == -1) {
+		snprintf(err, errlen, "setup key: pristine tree of %s: %s",
+		    a->baseline, strerror(ENAMETOOLONG));
+		free(j);
+		return (-1);
+	}
+	if (setup_key_begin(a, &j->key, err, errlen) == -1) {
+		free(j);
+		a->setup_key[0] = '\0';
+		return (-1);
+	}
+	if (setup_job_fork(j, err, errlen) == -1) {
+		sha256_abort(&j->key);
+		free(j);
+		a->setup_key[0] = '\0';
+		return (-1);
+	}
 	return (0);
 }
 
@@ -1132,7 +1456,8 @@ setup_teardown(struct attempt *a)
 
 	if ((j = setup_job_find(a)) != NULL) {
 		setup_job_kill(j);
-		setup_rm_start(j->tmp);
+		if (j->tmp[0] != '\0')
+			setup_rm_start(j->tmp);
 		free(j);
 	}
 	if (setup_run_removing(a->id))
@@ -1218,11 +1543,17 @@ setup_scan(struct setup_ent **out, size_t *nout)
 	return (0);
 }
 
-/* A whole entry, refused while an attempt uses it (EBUSY). */
+/*
+ * A whole entry, refused while an attempt uses it (EBUSY): its meta
+ * goes, its directory is renamed to a temporary of ours and emptied
+ * by a remover (setup_rm_start), out of the loop; start removes a
+ * temporary a crash left.
+ */
 int
 setup_remove(const char *key)
 {
-	char	 path[PATH_MAX];
+	static unsigned	 n;
+	char		 path[PATH_MAX], aside[PATH_MAX], id[32];
 
 	if (!hex_valid(key, SHA256_HEX_LEN)) {
 		errno = EINVAL;
@@ -1240,9 +1571,14 @@ setup_remove(const char *key)
 	if (setup_path(path, sizeof(path), "%s%s", key, ".meta") == -1 ||
 	    unlink(path) == -1)
 		return (-1);
+	snprintf(id, sizeof(id), "rm%d.%u", (int)getpid(), n++);
 	if (setup_entry_path(key, path, sizeof(path)) == -1 ||
-	    fs_remove_tree(path) == -1)
+	    setup_path(aside, sizeof(aside), ".tmp.%s.%s", key, id) == -1)
 		return (-1);
+	if (renameat2(AT_FDCWD, path, AT_FDCWD, aside,
+	    RENAME_NOREPLACE) == -1)
+		return (fs_remove_tree(path));
+	setup_rm_start(aside);
 	return (0);
 }
 
@@ -1313,6 +1649,8 @@ setup_gc(void)
 			    !setup_tmp_stale(de->d_name))
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			if (setup_rm_busy(path))
+				continue;	/* its remover's */
 			if (fs_remove_tree(path) == -1)
 				(void)unlink(path);
 			tmps++;

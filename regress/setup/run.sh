@@ -563,7 +563,25 @@ check "store stop: the helper was killed and reaped before the daemon exited" \
 start_factoryd "$T/factoryd.conf" "$T/log"
 check "store stop: its temporary is removed at start" \
     grep -q "setup: removing .*/\.tmp\.[0-9a-f]*\.$id, left by a crash" "$T/log"
-
+stop_factoryd
+# A helper that never answers is killed at its deadline (a test build's
+# FACTORY_TEST_SETUP_JOB_S; the real one follows setup-cache), and its
+# attempt fails saying so.  Before, a store had no deadline: the
+# attempt waited on it for as long as it held.
+export FACTORY_CRASH=setup:store-hold FACTORY_TEST_SETUP_JOB_S=3
+start_factoryd "$T/factoryd.conf" "$T/log"
+unset FACTORY_CRASH FACTORY_TEST_SETUP_JOB_S
+man "$T/hold3.yaml" "" "" "" "  env: {CASE: hold3}"
+id=$(ctl submit "$T/hold3.yaml") || notok "store deadline: not submitted"
+HP=$(helper "$id")
+wait_terminated "$id" 60 || notok "store deadline: not torn down"
+check "store deadline: failed at the helper's deadline ($(field "$id" state): $(field "$id" reason))" \
+    sh -c '[ "$1" = failed ] && printf "%s" "$2" | grep -q "store helper (pid [0-9]*) killed at its deadline of 3 s"' \
+    sh "$(field "$id" state)" "$(field "$id" reason)"
+check "store deadline: the helper is gone" \
+    sh -c "[ -n '$HP' ] && ! kill -0 '$HP' 2>/dev/null"
+stop_factoryd
+start_factoryd "$T/factoryd.conf" "$T/log"
 
 # --- as many outputs as a manifest may name, each long ------------------
 # 64 outputs of about 730 bytes: the store's job to factory-fswalk is

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "../../supervisord-factory/factoryd.h"
+#include "fstree.h"
 
 static char	 base[] = "/tmp/test_fsutil.XXXXXX";
 static char	 mnt[PATH_MAX];
@@ -428,6 +429,82 @@ START_TEST(test_chown_tree)
 END_TEST
 
 /*
+ * A second name made between the chown walk's look at a file and its
+ * chown (the file's maker may link it anywhere it writes): its links
+ * are counted again after, and the file is given back.  Before, the
+ * walk only looked before: the file, with its name outside, was the
+ * new owner's.
+ */
+static char	 race_outside[PATH_MAX];
+
+static void
+race_link(int dfd, const char *name)
+{
+	ck_assert_int_eq(linkat(dfd, name, AT_FDCWD, race_outside, 0), 0);
+}
+
+START_TEST(test_chown_link_race)
+{
+	struct stat	 sb;
+	char		 t[PATH_MAX], p[PATH_MAX], why[256];
+
+	pathf(t, "chownrace");
+	ck_assert_int_eq(mkdir(t, 0755), 0);
+	snprintf(p, sizeof(p), "%s/f", t);
+	writef(p, "x");
+	ck_assert_int_eq(chown(t, 61994, 61994), 0);
+	ck_assert_int_eq(chown(p, 61994, 61994), 0);
+	pathf(race_outside, "chownrace-outside");
+	fs_chown_race = race_link;
+	ck_assert_int_eq(fs_chown_tree(t, 61994, 61995, 61995, why,
+	    sizeof(why)), -1);
+	fs_chown_race = NULL;
+	ck_assert_msg(strstr(why, "f: 2 links after its chown") != NULL,
+	    "%s", why);
+	ck_assert_int_eq(stat(race_outside, &sb), 0);
+	ck_assert_uint_eq(sb.st_uid, 61994);
+}
+END_TEST
+
+/*
+ * An upper handed from the verifier to the validation uid: overlay
+ * whiteouts stay as they are, and with FS_CHOWN_FROM_ONLY an entry
+ * already the new owner's is refused like any other not from's.
+ */
+START_TEST(test_chown_flags)
+{
+	struct stat	 sb;
+	char		 t[PATH_MAX], p[PATH_MAX], why[256];
+	int		 fd;
+
+	pathf(t, "chownflags");
+	ck_assert_int_eq(mkdir(t, 0755), 0);
+	snprintf(p, sizeof(p), "%s/wh", t);
+	ck_assert_int_eq(mknod(p, S_IFCHR | 0, makedev(0, 0)), 0);
+	snprintf(p, sizeof(p), "%s/f", t);
+	writef(p, "x");
+	snprintf(p, sizeof(p), "chown -hR 61996:61996 '%s'", t);
+	ck_assert_int_eq(system(p), 0);
+	snprintf(p, sizeof(p), "%s/wh", t);
+	ck_assert_int_eq(lchown(p, 0, 0), 0);
+	ck_assert_int_ne(fd = open(t, O_RDONLY | O_DIRECTORY), -1);
+	ck_assert_msg(fs_chown_fd_flags(fd, 61996, 61997, 61997,
+	    FS_CHOWN_FROM_ONLY | FS_CHOWN_WHITEOUTS, why, sizeof(why)) == 0,
+	    "%s", why);
+	ck_assert_int_eq(lstat(p, &sb), 0);
+	ck_assert_uint_eq(sb.st_uid, 0);
+	snprintf(p, sizeof(p), "%s/f", t);
+	ck_assert_int_eq(lstat(p, &sb), 0);
+	ck_assert_uint_eq(sb.st_uid, 61997);
+	/* Already 61997's: refused with FS_CHOWN_FROM_ONLY. */
+	ck_assert_int_ne(fd = open(t, O_RDONLY | O_DIRECTORY), -1);
+	ck_assert_int_eq(fs_chown_fd_flags(fd, 61996, 61998, 61998,
+	    FS_CHOWN_FROM_ONLY, why, sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "owned by uid 61997") != NULL, "%s", why);
+}
+END_TEST
+
+/*
  * uid_kill_all: one pass kills the processes of both an attempt's uids
  * and nothing else: not another uid, not root for a uid of 0 ("none").
  * The children killed stay zombies (and counted) until reaped here.
@@ -499,6 +576,8 @@ main(void)
 	tcase_add_test(tc, test_wide);
 	tcase_add_test(tc, test_open_untrusted);
 	tcase_add_test(tc, test_chown_tree);
+	tcase_add_test(tc, test_chown_link_race);
+	tcase_add_test(tc, test_chown_flags);
 	tcase_add_test(tc, test_uid_kill_all);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

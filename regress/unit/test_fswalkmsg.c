@@ -220,6 +220,50 @@ START_TEST(test_setup_job)
 }
 END_TEST
 
+/* The inputs' answer: one digest per input, in order, or missing. */
+START_TEST(test_inputs_answer)
+{
+	struct fswalk_answer	 a, b;
+	struct ibuf		*ib;
+	char			 err[256];
+	uint32_t		 i;
+
+	memset(&a, 0, sizeof(a));
+	a.kind = FSWALK_SETUP_INPUTS;
+	a.u.inputs.n = FSWALK_OUTPUTS_MAX;
+	for (i = 0; i < a.u.inputs.n; i++) {
+		a.u.inputs.in[i].file = i % 2;
+		if (i % 2)
+			strlcpy(a.u.inputs.in[i].hex, HEX64,
+			    sizeof(a.u.inputs.in[i].hex));
+	}
+	/* As many inputs as a manifest may name fit an answer. */
+	ck_assert_ptr_nonnull(ib = fswalk_answer_compose(&a));
+	ck_assert_uint_le(ibuf_size(ib), FSWALK_ANSWER_MAX);
+	ck_assert_int_eq(fswalk_answer_parse(ibuf_data(ib), ibuf_size(ib),
+	    FSWALK_SETUP_INPUTS, &b, err, sizeof(err)), 0);
+	ck_assert_uint_eq(b.u.inputs.n, FSWALK_OUTPUTS_MAX);
+	ck_assert_int_eq(b.u.inputs.in[0].file, 0);
+	ck_assert_str_eq(b.u.inputs.in[1].hex, HEX64);
+	ibuf_free(ib);
+	/* A file without a digest, or a missing one with one: refused. */
+	a.u.inputs.in[1].hex[0] = '\0';
+	ck_assert_ptr_nonnull(ib = fswalk_answer_compose(&a));
+	ck_assert_int_eq(fswalk_answer_parse(ibuf_data(ib), ibuf_size(ib),
+	    FSWALK_SETUP_INPUTS, &b, err, sizeof(err)), -1);
+	ibuf_free(ib);
+	strlcpy(a.u.inputs.in[1].hex, HEX64, sizeof(a.u.inputs.in[1].hex));
+	ck_assert_ptr_nonnull(ib = fswalk_answer_compose(&a));
+	memset(ibuf_data(ib) + ibuf_size(ib) - 1, 'G', 1);
+	ck_assert_int_eq(fswalk_answer_parse(ibuf_data(ib), ibuf_size(ib),
+	    FSWALK_SETUP_INPUTS, &b, err, sizeof(err)), -1);
+	ibuf_free(ib);
+	/* More inputs than a manifest may name: refused. */
+	a.u.inputs.n = FSWALK_OUTPUTS_MAX + 1;
+	ck_assert_ptr_null(fswalk_answer_compose(&a));
+}
+END_TEST
+
 static Suite *
 fswalkmsg_suite(void)
 {
@@ -234,6 +278,7 @@ fswalkmsg_suite(void)
 	tcase_add_test(tc, test_answer_refused);
 	tcase_add_test(tc, test_answer_rc);
 	tcase_add_test(tc, test_setup_job);
+	tcase_add_test(tc, test_inputs_answer);
 	suite_add_tcase(s, tc);
 	return (s);
 }

@@ -102,6 +102,29 @@ check "  ... root copied none of it: no pristine tree sealed" \
 check "  ... no pristine tree made" [ ! -e "$P" ]
 stop_factoryd
 
+# F3. A directory of the worker's made in one of its directories just
+# after the seal gave that one to root (a fault point of the seal plants
+# it, as a worker holding a descriptor of it could while its mode still
+# let it write there): no entry of the cached tree is the worker's.
+# Before, the seal gave the whole tree to root, then set modes in a
+# second pass that checked no owner: the planted directory stayed the
+# worker's, in the cache.
+rm -rf "$P" "$P.index" "$P.size"
+FACTORY_CRASH=pristine:plant-dir start_factoryd "$T/factoryd.conf" "$T/log"
+id=$(submit_wait "$T/m1.yaml") || fail "attempt did not end"
+echo "# planted directory, attempt $id: $(field $id state): $(field $id reason)"
+check "planted directory: the seal planted one" \
+    grep -q "plant-dir: a directory of uid 61501 planted" "$T/log"
+i=0
+while ! grep -q "plant-dir: after the seal" "$T/log" && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+grep "plant-dir: after the seal" "$T/log" | sed 's/^/# log: /'
+check "  ... the seal gave it to root like every other entry" \
+    grep -q "plant-dir: after the seal, uid 0's" "$T/log"
+stop_factoryd
+
 # F1, bound. A tree whose files hold more bytes than pristine-cache (36
 # here, over 16) is refused by the same first look: nothing copied.
 sed -i '/^state-dir:/a pristine-cache: 16' "$T/factoryd.conf"
