@@ -366,7 +366,6 @@ verifier_msg(struct child *c, enum msg_kind k, union child_msg *m,
 {
 	struct attempt	*a;
 	const char	*id;
-	char		 err[512], path[PATH_MAX];
 	int		 idx = child_index(c);
 
 	id = k == MSG_VALIDATE_REQ ? m->validate_req.id : k == MSG_VERDICT ?
@@ -382,22 +381,14 @@ verifier_msg(struct child *c, enum msg_kind k, union child_msg *m,
 			snprintf(why, whylen, "VALIDATE_REQ out of turn");
 			return (-1);
 		}
-		/* Our own path, whatever the verifier says. */
-		snprintf(path, sizeof(path), "%s/checkout", a->vdir);
-		if (attempt_mount_checkout(a, a->vuid, err, sizeof(err)) ==
-		    -1) {
-			attempt_fail(a, "failed", "%s: %s", path, err);
-			return (0);
+		if (a->validate_req) {
+			snprintf(why, whylen, "VALIDATE_REQ asked twice");
+			return (-1);
 		}
-		if (attempt_env_check(a, err, sizeof(err)) == -1) {
-			attempt_fail(a, "failed", "validation environment: %s",
-			    err);
-			return (0);
-		}
-		if ((a->run = run_start(a, 1, path, err, sizeof(err))) ==
-		    NULL)
-			attempt_fail(a, "failed", "validation sandbox: %s",
-			    err);
+		a->validate_req = 1;
+		/* A job checks the setup entry first: fresh, not the verifier's. */
+		a->setup_vchecked = 0;
+		attempt_validate(a);
 		return (0);
 	case MSG_VERDICT:
 		return (verifier_verdict(c, a, &m->verdict, why, whylen));

@@ -244,6 +244,11 @@ struct attempt {
 	 * checked in the loop as before (-1: the job could not say).
 	 */
 	int			 setup_vchecked;
+	/*
+	 * The verifier asked for its validation run (VALIDATE_REQ): 1
+	 * until it starts, the setup entry checked by a job first.
+	 */
+	int			 validate_req;
 	/* A record the journal refused (disk full), tried again later. */
 	char			*stall_line;
 	json_t			*stall_extra;
@@ -707,6 +712,7 @@ int	 attempt_pristine(struct attempt *,
 	    void (*)(struct attempt *, const char *), char *, size_t);
 int	 attempt_mount_tree(struct attempt *, char *, size_t);
 int	 attempt_mount_checkout(struct attempt *, uid_t, char *, size_t);
+void	 attempt_validate(struct attempt *);
 size_t	 strv_len(char * const *);
 struct child	*verifier_free(void);
 int	 child_index(struct child *);

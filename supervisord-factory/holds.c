@@ -220,7 +220,7 @@ attempt_mount_checkout(struct attempt *a, uid_t uid, char *err, size_t errlen)
 	uid_t	 vu = env->conf->users[PROC_VERIFIER].uid;
 	gid_t	 vg = env->conf->users[PROC_VERIFIER].gid;
 	char	 lower[PATH_MAX], path[PATH_MAX], extra[PATH_MAX];
-	int	 checked = uid == vu && a->setup_vchecked == 1;
+	int	 checked = a->setup_vchecked == 1;
 
 	a->setup_vchecked = 0;
 	if (pristine_path(a->repo, a->baseline, "", lower, sizeof(lower)) ==
@@ -230,8 +230,9 @@ attempt_mount_checkout(struct attempt *a, uid_t uid, char *err, size_t errlen)
 	}
 	/*
 	 * The outputs the agent had, by key, checked against the
-	 * receipts: for the verifier by a job just before (setup.c,
-	 * setup_verify_start), at VALIDATE_REQ here.
+	 * receipts by a job just before (setup.c, setup_verify_start:
+	 * for the verifier from attempt_verify, for the validation run
+	 * from attempt_validate), or here if the job could not say.
 	 */
 	if (a->m->setup != NULL && (a->setup_key[0] == '\0' ||
 	    (!checked && setup_verify(a, err, errlen) == -1))) {

@@ -1200,9 +1200,9 @@ setup_check_end(struct setup_job *j, int rc, char *err, size_t errlen)
 }
 
 /*
- * Before a verification of a (attempt_verify): 1 to go on, its entry
- * checked by a job (a->setup_vchecked 1, used once by
- * attempt_mount_checkout) or to be checked in the loop (-1: the job
+ * Before a verification of a (attempt_verify) and its validation run
+ * (attempt_validate): 1 to go on, its entry checked by a job
+ * (a->setup_vchecked 1, used once by attempt_mount_checkout) or to be checked in the loop (-1: the job
  * could not be started or failed, and the loop's check says why); 0
  * while the job runs (its answer schedules a again).
  */
@@ -1231,9 +1231,8 @@ setup_verify_start(struct attempt *a)
 }
 
 /*
- * The same check in the loop, for the validation run's tree (holds.c)
- * when no job checked it, and at VALIDATE_REQ, whose caller does not
- * wait on an event.
+ * The same check in the loop (holds.c), only where the job could not
+ * say (it did not start, or it refused the entry): then this says why.
  */
 int
 setup_verify(struct attempt *a, char *err, size_t errlen)

@@ -7,7 +7,8 @@
  * HELLOs; the modes of the table below send one malformed message of
  * a kind that child may send (msg.h), and the "verdict-*" modes play
  * a verifier that signs, with the real verifier key, a verdict whose
- * accepted flag contradicts its findings.  As "prog_badchild ctl
+ * accepted flag contradicts its findings; "validate-twice" asks for
+ * the validation run twice in a row.  As "prog_badchild ctl
  * SOCKET" it connects to a control socket and sends a
  * truncated-then-invalid request.
  */
@@ -284,6 +285,19 @@ lying_verifier(const char *mode, int argc, char *argv[])
 	}
 	if (msg_get(&imsg, MSG_VERIFY, &v, e, sizeof(e)) == -1)
 		errx(1, "%s", e);
+	if (strcmp(mode, "validate-twice") == 0) {
+		struct msg_validate_req	 rq;
+
+		memset(&rq, 0, sizeof(rq));
+		strlcpy(rq.id, v.id, sizeof(rq.id));
+		if ((s = msg_encode(MSG_VALIDATE_REQ, &rq, &len, e,
+		    sizeof(e))) == NULL)
+			errx(1, "%s", e);
+		for (i = 0; i < 2; i++)
+			send_msg(PROC_PARENT_FD, IMSG_VALIDATE_REQ,
+			    sizeof(struct imsg_hdr) + len, s, len);
+		return (0);
+	}
 	memset(&out, 0, sizeof(out));
 	strlcpy(out.id, v.id, sizeof(out.id));
 	out.epoch = v.epoch;
@@ -353,8 +367,9 @@ main(int argc, char *argv[])
 	} else if (strcmp(mode, "hello2") == 0) {
 		hello(PROC_PARENT_FD);
 		hello(PROC_PARENT_FD);
-	} else if (strncmp(mode, "verdict-", 8) == 0 &&
-	    strcmp(mode, "verdict-type") != 0) {
+	} else if ((strncmp(mode, "verdict-", 8) == 0 &&
+	    strcmp(mode, "verdict-type") != 0) ||
+	    strcmp(mode, "validate-twice") == 0) {
 		if (lying_verifier(mode, argc, argv) == -1)
 			return (1);
 	} else if (badmsg(mode) == -1)

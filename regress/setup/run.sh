@@ -607,4 +607,31 @@ check "many outputs: stored, and the attempt went on ($(field "$id" state): $MWH
 check "many outputs: all 64 stored" \
     sh -c "[ \"\$(cat '$STATE/setup/$MKEY/o/62/$LONG/$LONG/$LONG/n')\" = 62 ] && [ \"\$(cat '$STATE/setup/$MKEY/deps/out')\" = built ]"
 
+# --- a verifier that asks for its validation run twice ----------------
+# The entry is checked by a job before the run starts (not in the
+# loop); a second request while that job runs is the verifier's lie.
+L=$T/liar
+mkdir -p "$L"
+for b in "$O"/factory-*; do
+	ln -s "$b" "$L/"
+done
+rm "$L/factory-verifier"
+cp "$O/regress/daemon/prog_badchild" "$L/factory-verifier"
+echo validate-twice >"$L/factory-verifier.mode"
+chmod 755 "$L"
+sed -i "s|^libexec: .*|libexec: $L|" "$T/factoryd.conf"
+ctl reload >/dev/null
+wait_children "$SOCK"
+before=$(($(wc -l <"$T/log") + 1))
+id=$(submit_wait "$T/m1.yaml") || notok "validate twice: did not finish"
+check "validate twice: not published ($(field "$id" state))" \
+    [ "$(field "$id" state)" != published ]
+check "validate twice: the second request kills the verifier" \
+    sh -c "tail -n +$before '$T/log' | grep -q 'verifier (pid [0-9]*): .*VALIDATE_REQ asked twice.*killing it'"
+check "validate twice: it fails for its verifier ($(field "$id" reason))" \
+    sh -c "printf '%s' \"\$1\" | grep -q 'verifier died'" sh "$(field "$id" reason)"
+sed -i "s|^libexec: .*|libexec: $O|" "$T/factoryd.conf"
+ctl reload >/dev/null
+wait_children "$SOCK"
+
 regress_done
