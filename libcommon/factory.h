@@ -52,6 +52,7 @@ enum factory_procid {
 	PROC_IMAGE,
 	PROC_GATEWAY,
 	PROC_CONTROL,
+	PROC_FLEET,		/* only with a fleet: block */
 	PROC_MAX
 };
 

@@ -444,6 +444,18 @@ void	 publisher_lost(struct child *);
 int	 verifier_busy(struct child *);
 int	 publisher_busy(struct child *);
 
+/*
+ * fleet.c: the parent's side of factory-fleet.  done(arg, answer type,
+ * the decoded answer) once; type 0 and NULL when the child was lost.
+ */
+typedef void	(*fleet_done)(void *, uint32_t, const void *);
+int	 fleet_request(uint32_t, struct ibuf *, fleet_done, void *);
+int	 fleet_is_ready(void);
+uint64_t fleet_epoch(void);
+void	 fleet_ready(struct child *);
+void	 fleet_lost(struct child *);
+int	 fleet_dispatch(struct child *, struct imsg *, char *, size_t);
+
 /* submit.c */
 void	 attempt_submit(struct ctl_conn *, struct imsg *);
 void	 attempt_submit_n(struct ctl_conn *, struct imsg *);
