@@ -37,7 +37,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "shell",	0, cmd_shell,	"shell id [-- command [argument ...]]" },
 	{ "show",	1, cmd_show,	"show id" },
 	{ "status",	1, cmd_status,	"status" },
-	{ "submit",	0, cmd_submit,	"submit [-w] [-n size] manifest" },
+	{ "submit",	0, cmd_submit,	"submit [-w] [-n size] [--tenant name] [--priority "
+	    "urgent|normal|batch] [--idempotency-key key] manifest" },
 	{ "top",	1, cmd_top,	"top [-1] [-d seconds] [-n count]" },
 	{ "verify",	1, cmd_verify,	"verify [-r fingerprint] [-V fingerprint] file | "
 	    "verify -a [-K [builder=|verifier=]fingerprint[,...]] file" },

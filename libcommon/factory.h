@@ -226,6 +226,12 @@ enum imsg_type {
 	 * before the first attempt uses it; verifier: MSG_PCHECKED
 	 */
 	IMSG_PRISTINE_CHECK,
+	/*
+	 * factoryctl submit --tenant, --priority, --idempotency-key: the
+	 * tenant, the class and the key, each NUL-terminated ("" for the
+	 * default), then as IMSG_CTL_SUBMIT (fleet: only).
+	 */
+	IMSG_CTL_FLEET_SUBMIT,
 	IMSG_MAX
 };
 

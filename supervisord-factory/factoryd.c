@@ -221,6 +221,7 @@ main(int argc, char *argv[])
 	factoryd_lock_pid();
 
 	proc_handlers(child_handlers, nchild_handlers);
+	fleet_init(attempt_claimed);
 	proc_reaper(fsjob_reap);
 	proc_reaper(shell_reap);
 	proc_reaper(setup_reap);

@@ -7,11 +7,26 @@
  * killed.  No SQL here, and nothing waits on the database: a caller
  * gets its answer in a callback, or "lost" when the child goes.
  *
+ * Claims: whenever this host has a free slot (on a timer, and after
+ * an outcome was taken), one claim at a time; the claimed manifest is
+ * checked against its digest and handed to submit.c, which journals it
+ * as an attempt of the fleet's id only now that the database committed
+ * the claim.  Outcomes: an attempt of the fleet that has ended and
+ * been torn down is in the journal already; its outcome goes to the
+ * database from there (the journal is the outbox), fenced by the claim
+ * and host epochs, and once answered (taken, or superseded: never
+ * retried) a "fleet-sent" record says so.  After a restart, what has
+ * no such record is sent again.
+ *
  * Without a fleet: block nothing of this runs (no child is started).
  */
 #include <sys/types.h>
 
+#include <sys/socket.h>
+
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +35,11 @@
 #include "fleetmsg.h"
 #include "log.h"
 
+#include "attempt.h"
+
 #define FLEET_PENDING_MAX	256	/* requests without an answer yet */
+#define FLEET_POLL_MS		1000	/* claims and outcomes, at least */
+#define FLEET_MAX_CLAIMS	3	/* of one attempt, then dead */
 
 struct fleet_req {
 	uint32_t	 id;		/* 0: a free row */
@@ -35,8 +54,20 @@ static struct event	 ev_beat;
 static int		 said_hello;	/* to this child: READY next */
 static int		 ready;		/* READY: requests may go */
 static uint64_t		 host_epoch;	/* the last the database gave */
+static struct event	 ev_poll;
+static int		 claiming;	/* a CLAIM is out */
+static int		 nstarting;	/* claims not attempts yet */
+static fleet_run_fn	 run_claim;
 
 static void	fleet_beat(int, short, void *);
+static void	fleet_poll(int, short, void *);
+
+void
+fleet_init(fleet_run_fn fn)
+{
+	run_claim = fn;
+	evtimer_set(&ev_poll, fleet_poll, NULL);
+}
 
 int
 fleet_is_ready(void)
@@ -130,6 +161,7 @@ fleet_lost(struct child *c)
 
 	said_hello = ready = 0;
 	evtimer_del(&ev_beat);
+	evtimer_del(&ev_poll);
 	for (i = 0; i < FLEET_PENDING_MAX; i++) {
 		if (pending[i].id == 0)
 			continue;
@@ -221,7 +253,242 @@ fleet_got_ready(struct child *c, struct imsg *imsg, char *why, size_t len)
 	}
 	evtimer_set(&ev_beat, fleet_beat, NULL);
 	fleet_beat(-1, 0, NULL);
+	fleet_poll(-1, 0, NULL);
 	return (0);
+}
+
+/* A submission: the caller's tenant, its repository, then the queue. */
+static void
+submit_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_submitted	*s = ans;
+	const struct fleet_result	*r = ans;
+	struct ctl_conn			*c;
+	uint32_t			 req = (uint32_t)(uintptr_t)arg;
+
+	if ((c = reply_wait_take(req, CTL_WAIT_FLEET, NULL)) == NULL)
+		return;		/* its client left; the queue has it */
+	if (type == 0)
+		reply_fail(c, "submit: factory-fleet was lost before it "
+		    "answered: the submission may be queued");
+	else if (type == IMSG_FLEET_SUBMITTED)
+		reply_obj(c, json_pack("{s:s, s:b, s:s}", "id", s->id,
+		    "created", s->created, "fleet", env->conf->fleet.host));
+	else
+		reply_fail(c, "submit: the fleet %s it: %s",
+		    r->code == FLEET_REFUSED ? "refused" : "could not queue",
+		    r->text);
+}
+
+void
+fleet_submit(struct ctl_conn *c, const struct fleet_opts *fo,
+    const char *repo, const char *raw, size_t len)
+{
+	const struct conf_tenant *t;
+	struct fleet_submit	 s;
+	gid_t			 gids[NGROUPS_MAX];
+	socklen_t		 glen = sizeof(gids);
+	char			 why[128], hex[SHA256_HEX_LEN + 1];
+	size_t			 i;
+	uint32_t		 req;
+	int			 n;
+
+	/* The groups the client had when it connected (SO_PEERGROUPS). */
+	if (getsockopt(c->iev.ibuf.fd, SOL_SOCKET, SO_PEERGROUPS, gids,
+	    &glen) == -1)
+		glen = 0;
+	n = glen / sizeof(gids[0]);
+	if ((t = conf_tenant_of(env->conf, fo != NULL ? fo->tenant : NULL,
+	    c->uid, gids, n, why, sizeof(why))) == NULL) {
+		reply_fail(c, "submit: refused: %s", why);
+		return;
+	}
+	for (i = 0; i < t->nrepos; i++)
+		if (strcmp(t->repos[i], repo) == 0)
+			break;
+	if (i == t->nrepos) {
+		reply_fail(c, "submit: refused: repository %s is not tenant "
+		    "%s's", repo, t->name);
+		return;
+	}
+	memset(&s, 0, sizeof(s));
+	strlcpy(s.tenant, t->name, sizeof(s.tenant));
+	s.class = fo != NULL ? fo->class : FLEET_NORMAL;
+	strlcpy(s.repo, repo, sizeof(s.repo));
+	if (fo != NULL)
+		strlcpy(s.key, fo->key, sizeof(s.key));
+	sha256_hex(raw, len, hex);
+	snprintf(s.digest, sizeof(s.digest), "sha256:%s", hex);
+	s.max_claims = FLEET_MAX_CLAIMS;
+	s.manifest = (char *)raw;
+	req = reply_wait(c, CTL_WAIT_FLEET, NULL, NULL);
+	if (fleet_request(IMSG_FLEET_SUBMIT, fleet_submit_compose(&s),
+	    submit_done, (void *)(uintptr_t)req) == -1) {
+		reply_wait_take(req, CTL_WAIT_FLEET, NULL);
+		reply_fail(c, "submit: factory-fleet is not ready: not "
+		    "queued, try again");
+		return;
+	}
+	log_info("fleet: uid %u submits to tenant %s, %s, manifest %s",
+	    (unsigned)c->uid, t->name, repo, s.digest);
+}
+
+/* A claim's outcome (or a claim this host cannot run), fenced. */
+static void
+fleet_outcome(const char *id, uint64_t epoch, int to, const char *reason,
+    fleet_done done, void *arg)
+{
+	struct fleet_write	 w;
+	size_t			 i;
+
+	memset(&w, 0, sizeof(w));
+	strlcpy(w.id, id, sizeof(w.id));
+	w.epoch = epoch;
+	w.from = FLEET_CLAIMED;
+	w.to = to;
+	/* Printable ASCII only, and bounded: the codec checks it. */
+	for (i = 0; reason[i] != '\0' && i < sizeof(w.reason) - 1; i++)
+		w.reason[i] = reason[i] >= 0x20 && reason[i] < 0x7f ?
+		    reason[i] : '?';
+	if (fleet_request(IMSG_FLEET_OUTCOME, fleet_write_compose(&w), done,
+	    arg) == -1 && done != NULL)
+		done(arg, 0, NULL);
+}
+
+static void
+dropped_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_result *r = ans;
+
+	if (r != NULL && r->code != FLEET_OK)
+		log_warnx("fleet: a claim handed back: %s: %s",
+		    fleet_code_name(r->code), r->text);
+}
+
+/* A claim that never became an attempt here: back as failed. */
+void
+fleet_claim_dropped(const char *id, uint64_t epoch, const char *why)
+{
+	if (nstarting > 0)
+		nstarting--;
+	log_warnx("fleet: claim %s not run here: %s", id, why);
+	fleet_outcome(id, epoch, FLEET_FAILED, why, dropped_done, NULL);
+}
+
+void
+fleet_claim_started(void)
+{
+	if (nstarting > 0)
+		nstarting--;
+}
+
+static void
+claim_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_claimed	*cl = ans;
+	const struct fleet_result	*r = ans;
+	char				 hex[SHA256_HEX_LEN + 1];
+	char				 want[FLEET_DIGEST_MAX], err[CONF_ERRLEN];
+
+	claiming = 0;
+	if (type != IMSG_FLEET_CLAIMED) {
+		if (r != NULL && r->code != FLEET_NONE)
+			log_warnx("fleet: claim: %s: %s",
+			    fleet_code_name(r->code), r->text);
+		return;
+	}
+	sha256_hex(cl->manifest, strlen(cl->manifest), hex);
+	snprintf(want, sizeof(want), "sha256:%s", hex);
+	log_info("fleet: claimed %s of tenant %s at epoch %llu", cl->id,
+	    cl->tenant, (unsigned long long)cl->epoch);
+	nstarting++;
+	if (strcmp(want, cl->digest) != 0)
+		fleet_claim_dropped(cl->id, cl->epoch, "the manifest does not "
+		    "match its digest");
+	else if (run_claim(cl, err, sizeof(err)) == -1)
+		fleet_claim_dropped(cl->id, cl->epoch, err);
+	/* More, if there is room. */
+	evtimer_del(&ev_poll);
+	fleet_poll(-1, 0, NULL);
+}
+
+static void
+outcome_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_result *r = ans;
+	struct attempt	*a;
+	char		*id = arg;
+
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (strcmp(a->id, id) == 0)
+			break;
+	free(id);
+	if (a == NULL || a->fleet_sent != FLEET_SENT_ASKED)
+		return;
+	/* Unknown (an error, the child lost): sent again later. */
+	if (r == NULL || (r->code != FLEET_OK &&
+	    r->code != FLEET_SUPERSEDED)) {
+		a->fleet_sent = FLEET_SENT_NOT;
+		return;
+	}
+	if (r->code == FLEET_SUPERSEDED)
+		log_warnx("%s: fleet: its outcome is superseded (epoch %llu)",
+		    a->id, (unsigned long long)a->fleet_epoch);
+	if (attempt_transition(a, "fleet-sent", json_pack("{s:s}", "answer",
+	    fleet_code_name(r->code)), NULL) == -1) {
+		a->fleet_sent = FLEET_SENT_NOT;
+		return;
+	}
+	a->fleet_sent = FLEET_SENT_DONE;
+	evtimer_del(&ev_poll);
+	fleet_poll(-1, 0, NULL);
+}
+
+/*
+ * The outbox: every attempt of the fleet ended and torn down, whose
+ * outcome is not yet answered, goes; then a claim if a slot is free.
+ */
+static void
+fleet_poll(int fd, short event, void *arg)
+{
+	struct attempt	*a;
+	struct timeval	 tv = { FLEET_POLL_MS / 1000, 0 };
+	uint32_t	 busy = nstarting;
+	char		*id;
+	int		 to;
+
+	TAILQ_FOREACH(a, &env->attempts, entry) {
+		if (a->fleet_epoch == 0 || a->fleet_sent == FLEET_SENT_DONE)
+			continue;
+		if (a->state != AS_TERMINATED) {
+			busy++;
+			continue;
+		}
+		if (a->fleet_sent == FLEET_SENT_ASKED)
+			continue;
+		if (a->fleet_host_epoch != host_epoch) {
+			/* Of a former self: the database fences it. */
+			log_info("%s: fleet: outcome of host epoch %llu",
+			    a->id, (unsigned long long)a->fleet_host_epoch);
+		}
+		to = a->outcome == AS_PUBLISHED ? FLEET_DONE :
+		    a->outcome == AS_CANCELLED ? FLEET_CANCELLED : FLEET_FAILED;
+		if ((id = strdup(a->id)) == NULL)
+			fatal(NULL);
+		a->fleet_sent = FLEET_SENT_ASKED;
+		fleet_outcome(a->id, a->fleet_epoch, to, a->reason != NULL ?
+		    a->reason : attempt_state_name(a->outcome), outcome_done,
+		    id);
+	}
+	if (ready && !claiming && busy < env->conf->fleet.slots &&
+	    !env->shutting_down) {
+		claiming = 1;
+		if (fleet_request(IMSG_FLEET_CLAIM, ibuf_open(0), claim_done,
+		    NULL) == -1)
+			claiming = 0;
+	}
+	if (ready)
+		evtimer_add(&ev_poll, &tv);
 }
 
 /*

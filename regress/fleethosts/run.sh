@@ -3,9 +3,13 @@
 # state dir, sockets, users and attempt uids, sharing a PostgreSQL of
 # the suite's own (regress/fleet/pg.sh).  Each starts factory-fleet
 # as a child under its own user, registers its host, hands its tenants
-# over and renews its lease; a daemon without fleet: starts no child
-# and logs nothing of a fleet.  Everything is ended by pid, also on
-# failure.
+# over and renews its lease.  One queue: a dozen attempts of two
+# tenants submitted through either host's factoryctl each run exactly
+# once, on exactly one host, and end, none lost; an idempotency key
+# used twice makes one attempt; a user who acts for no tenant, and a
+# repository not the tenant's, are refused.  A daemon without fleet:
+# starts no child and logs nothing of a fleet.  Everything is ended by
+# pid, also on failure.
 
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../fleet/pg.sh"
@@ -61,6 +65,12 @@ fleet:
       groups: [73602]
       repositories: [demo]
 CONF
+	# The same repository under a second name, no tenant's.
+	sed -i "s|^repositories:|&\n  extra:\n    path: $H/demo.git|" \
+	    "$H/factoryd.conf"
+	write_manifest "$H/m.yaml" 'echo fleet >> README.md' \
+	    'grep -q fleet README.md'
+	sed 's/^repository: demo/repository: extra/' "$H/m.yaml" >"$H/extra.yaml"
 }
 host alpha 73400
 host beta 73500
@@ -119,6 +129,102 @@ until grep -q "fleet: host alpha at epoch 2" "$T/alpha/log" || [ $i -ge 100 ]; d
 done
 check "a lost fleet child is restarted and the host takes a new epoch" \
     grep -q "fleet: host alpha at epoch 2" "$T/alpha/log"
+
+# The operators: web's uid 73601; ops by its group 73602; 73609 acts
+# for none.  The sockets' group lets them in (no _factoryctl here).
+chgrp 73610 "$T/alpha/factoryd.sock" "$T/beta/factoryd.sock"
+as() {	# uid groups host args...
+	_u=$1 _g=$2 _h=$3
+	shift 3
+	setpriv --reuid "$_u" --regid "$_u" --groups "$_g" \
+	    "$O/factoryctl" -s "$T/$_h/factoryd.sock" "$@"
+}
+check "a user who acts for no tenant is refused, with the reason" \
+    sh -c "setpriv --reuid 73609 --regid 73609 --groups 73610 \
+    '$O/factoryctl' -s '$T/alpha/factoryd.sock' submit '$T/alpha/m.yaml' \
+    2>&1 | grep -q 'acts for no tenant'"
+check "a repository not the tenant's is refused" \
+    sh -c "setpriv --reuid 73601 --regid 73601 --groups 73610 \
+    '$O/factoryctl' -s '$T/alpha/factoryd.sock' submit '$T/alpha/extra.yaml' \
+    2>&1 | grep -q 'repository extra is not tenant web'"
+check "a tenant the user does not act for is refused" \
+    sh -c "setpriv --reuid 73601 --regid 73601 --groups 73610 \
+    '$O/factoryctl' -s '$T/alpha/factoryd.sock' submit --tenant ops \
+    '$T/alpha/m.yaml' 2>&1 | grep -q 'does not act for tenant ops'"
+
+# Twelve attempts, six per tenant, alternately through each host.
+: >"$T/ids"
+i=0
+while [ $i -lt 12 ]; do
+	h=alpha
+	[ $((i % 2)) = 1 ] && h=beta
+	if [ $((i % 4)) -lt 2 ]; then
+		as 73601 73610 $h submit "$T/$h/m.yaml" >>"$T/ids" 2>>"$T/submit.err"
+	else
+		as 73603 73610,73602 $h submit --priority batch \
+		    "$T/$h/m.yaml" >>"$T/ids" 2>>"$T/submit.err"
+	fi
+	i=$((i + 1))
+done
+sed 's/^/# /' "$T/submit.err"
+check "twelve submissions answered with twelve distinct ids" \
+    [ "$(sort -u "$T/ids" | grep -c '^a-')" = 12 ]
+k1=$(as 73601 73610 alpha -j submit --idempotency-key once-1 \
+    "$T/alpha/m.yaml" 2>&1)
+k2=$(as 73601 73610 beta -j submit --idempotency-key once-1 \
+    "$T/beta/m.yaml" 2>&1)
+echo "# $(echo "$k1" | jq -c .) / $(echo "$k2" | jq -c .)"
+check "an idempotency key used twice, through two hosts, is one attempt" \
+    [ "$(echo "$k1" | jq -r .id)" = "$(echo "$k2" | jq -r .id)" -a \
+    "$(echo "$k2" | jq -r .created)" = false ]
+echo "$k1" | jq -r .id >>"$T/ids"
+
+# Until every one has ended in the database (at most 150 s).
+i=0
+until [ "$(q "SELECT count(*) FROM fleet_attempts WHERE state IN
+    ('done', 'failed', 'cancelled', 'dead')")" -ge 13 ] || [ $i -ge 1500 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+q "SELECT id, tenant, state, owner_host, claims, coalesce(reason, '')
+    FROM fleet_attempts ORDER BY seq" | sed 's/^/# /'
+check "thirteen attempts in the queue, each ended done, none lost" \
+    [ "$(q "SELECT count(*) FROM fleet_attempts WHERE state = 'done'")" = 13 ]
+check "each was claimed exactly once" \
+    [ "$(q "SELECT count(*) FROM fleet_attempts WHERE claims <> 1")" = 0 ]
+check "both tenants' attempts ran" \
+    [ "$(q "SELECT count(DISTINCT tenant) FROM fleet_attempts")" = 2 ]
+# Each ran on exactly one host: the one the database says owned it.
+twice=0
+lost=0
+for id in $(sort -u "$T/ids"); do
+	n=0
+	for h in alpha beta; do
+		if [ "$("$O/factoryctl" -s "$T/$h/factoryd.sock" -j show \
+		    "$id" 2>/dev/null | jq -r .terminated)" = true ]; then
+			n=$((n + 1))
+			[ "$(q "SELECT owner_host FROM fleet_attempts
+			    WHERE id = '$id'")" = $h ] || twice=$((twice + 1))
+		fi
+	done
+	[ $n = 1 ] || { echo "# $id ran on $n hosts"; lost=$((lost + 1)); }
+done
+check "each attempt ran, and ended, on exactly one host" [ $lost = 0 ]
+check "the host it ran on is its owner in the database" [ $twice = 0 ]
+check "the work was shared: both hosts ran some" \
+    [ "$(q "SELECT count(DISTINCT owner_host) FROM fleet_attempts")" = 2 ]
+check "the tenants' running counters are back to 0" \
+    [ "$(q "SELECT sum(running) FROM fleet_tenants")" = 0 ]
+# The database answers before the record of its answer is written.
+sent() {
+	cat "$T/alpha/state/journal" "$T/beta/state/journal" 2>/dev/null |
+	    grep -a -o '"kind\\":\\"fleet-sent' | wc -l
+}
+i=0
+until [ "$(sent)" -ge 13 ] || [ $i -ge 50 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check "every outcome was journaled as sent (the outbox is empty)" \
+    [ "$(sent)" = 13 ]
 
 # A daemon without fleet: starts no fleet child, logs no fleet line.
 stop_pid "$PIDB"
