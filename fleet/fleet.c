@@ -123,6 +123,16 @@ fleet_imsg(struct imsg *imsg)
 			fatalx("%s", err);
 		sql_heartbeat(reqid);
 		break;
+	case IMSG_FLEET_HOSTS:
+	case IMSG_FLEET_QUEUE:
+		if (fleet_empty_decode(imsg, type == IMSG_FLEET_HOSTS ?
+		    "FLEET_HOSTS" : "FLEET_QUEUE", err, sizeof(err)) == -1)
+			fatalx("%s", err);
+		if (type == IMSG_FLEET_HOSTS)
+			sql_hosts(reqid);
+		else
+			sql_queue(reqid);
+		break;
 	case IMSG_FLEET_RENEW:
 	case IMSG_FLEET_OUTCOME:
 	case IMSG_FLEET_CANCEL:

@@ -232,6 +232,8 @@ enum imsg_type {
 	 * default), then as IMSG_CTL_SUBMIT (fleet: only).
 	 */
 	IMSG_CTL_FLEET_SUBMIT,
+	IMSG_CTL_HOSTS,		/* empty: the fleet's hosts */
+	IMSG_CTL_QUEUE,		/* empty: the fleet's waiting attempts */
 	IMSG_MAX
 };
 

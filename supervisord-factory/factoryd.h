@@ -471,6 +471,7 @@ void	 fleet_submit(struct ctl_conn *, const struct fleet_opts *,
 /* A claim handed to fleet_run_fn ended before it was an attempt. */
 void	 fleet_claim_dropped(const char *, uint64_t, const char *);
 void	 fleet_claim_started(void);
+void	 fleet_ctl_list(struct ctl_conn *, struct imsg *);
 int	 fleet_is_ready(void);
 uint64_t fleet_epoch(void);
 void	 fleet_ready(struct child *);

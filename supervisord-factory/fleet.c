@@ -502,6 +502,8 @@ fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 		struct fleet_result	 result;
 		struct fleet_claimed	 claimed;
 		struct fleet_submitted	 submitted;
+		struct fleet_hostrow	 hostrow;
+		struct fleet_queuerow	 queuerow;
 	} u;
 	struct fleet_req	 r;
 	uint32_t		 type = imsg_get_type(imsg);
@@ -521,6 +523,22 @@ fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 	}
 	r = pending[i];
 	memset(&u, 0, sizeof(u));
+	/* A listing's rows: each to its request, which goes on waiting. */
+	if (type == IMSG_FLEET_HOSTROW || type == IMSG_FLEET_QUEUEROW) {
+		if (r.type != (type == IMSG_FLEET_HOSTROW ? IMSG_FLEET_HOSTS :
+		    IMSG_FLEET_QUEUE)) {
+			snprintf(why, len, "answer type %u to request type %u",
+			    type, r.type);
+			return (-1);
+		}
+		if ((type == IMSG_FLEET_HOSTROW ? fleet_hostrow_decode(imsg,
+		    &u.hostrow, why, len) : fleet_queuerow_decode(imsg,
+		    &u.queuerow, why, len)) == -1)
+			return (-1);
+		if (r.done != NULL)
+			r.done(r.arg, type, &u);
+		return (0);
+	}
 	switch (type) {
 	case IMSG_FLEET_RESULT:
 		ok = fleet_result_decode(imsg, &u.result, why, len) == 0;
@@ -557,4 +575,85 @@ fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 	if (type == IMSG_FLEET_CLAIMED)
 		free(u.claimed.manifest);
 	return (0);
+}
+
+/* factoryctl hosts and queue: the rows, then the answer, at once. */
+struct fleet_list {
+	uint32_t	 req;		/* the client's wait */
+	const char	*key;		/* "hosts" or "queue" */
+	json_t		*rows;
+	int		 nrows;
+};
+
+static void
+list_drop(void *arg)
+{
+	struct fleet_list	*l = arg;
+
+	l->req = 0;		/* its client left: rows go nowhere */
+}
+
+static void
+list_done(void *arg, uint32_t type, const void *ans)
+{
+	static const char *const classes[] = { "urgent", "normal", "batch" };
+	const struct fleet_hostrow	*h = ans;
+	const struct fleet_queuerow	*q = ans;
+	const struct fleet_result	*r = ans;
+	struct fleet_list		*l = arg;
+	struct ctl_conn			*c;
+
+	if (type == IMSG_FLEET_HOSTROW || type == IMSG_FLEET_QUEUEROW) {
+		if (l->nrows++ >= FLEET_ROWS_MAX)
+			return;
+		json_array_append_new(l->rows, type == IMSG_FLEET_HOSTROW ?
+		    json_pack("{s:s, s:I, s:s, s:i, s:i, s:I, s:b}", "host",
+		    h->host, "epoch", (json_int_t)h->epoch, "state",
+		    fleet_hstate_name(h->state), "slots", (int)h->slots,
+		    "running", (int)h->running, "heartbeat_ms",
+		    (json_int_t)h->heartbeat_ms, "expired", h->expired) :
+		    json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "id", q->id,
+		    "tenant", q->tenant, "priority", classes[q->class],
+		    "repository", q->repo, "age_ms", (json_int_t)q->age_ms,
+		    "why", q->why));
+		return;
+	}
+	c = l->req != 0 ? reply_wait_take(l->req, CTL_WAIT_FLEET, NULL) :
+	    NULL;
+	if (c != NULL && type == IMSG_FLEET_RESULT && r->code == FLEET_OK)
+		reply_obj(c, json_pack("{s:O}", l->key, l->rows));
+	else if (c != NULL)
+		reply_fail(c, "the fleet did not answer: %s", r != NULL ?
+		    r->text : "factory-fleet was lost");
+	json_decref(l->rows);
+	free(l);
+}
+
+void
+fleet_ctl_list(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct fleet_list	*l;
+	uint32_t		 type;
+
+	type = imsg_get_type(imsg) == IMSG_CTL_HOSTS ? IMSG_FLEET_HOSTS :
+	    IMSG_FLEET_QUEUE;
+	if (!env->conf->fleet.enabled) {
+		reply_fail(c, "this factoryd has no fleet:");
+		return;
+	}
+	if (imsg_get_len(imsg) != 0) {
+		reply_fail(c, "a listing takes no argument");
+		return;
+	}
+	if ((l = calloc(1, sizeof(*l))) == NULL ||
+	    (l->rows = json_array()) == NULL)
+		fatal(NULL);
+	l->key = type == IMSG_FLEET_HOSTS ? "hosts" : "queue";
+	l->req = reply_wait(c, CTL_WAIT_FLEET, l, list_drop);
+	if (fleet_request(type, ibuf_open(0), list_done, l) == -1) {
+		reply_wait_take(l->req, CTL_WAIT_FLEET, NULL);
+		reply_fail(c, "factory-fleet is not ready, try again");
+		json_decref(l->rows);
+		free(l);
+	}
 }

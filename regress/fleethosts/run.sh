@@ -64,6 +64,10 @@ fleet:
     ops:
       groups: [73602]
       repositories: [demo]
+    idle:
+      paused: yes
+      users: [73604]
+      repositories: [demo]
 CONF
 	# The same repository under a second name, no tenant's.
 	sed -i "s|^repositories:|&\n  extra:\n    path: $H/demo.git|" \
@@ -105,13 +109,13 @@ check "alpha's factory-fleet runs as users.fleet (73408)" \
 # The hosts and tenants reach the database (the child is asynchronous).
 i=0
 until [ "$(q "SELECT count(*) FROM fleet_hosts WHERE state = 'active'")" = 2 ] &&
-    [ "$(q "SELECT count(*) FROM fleet_tenants")" = 2 ] || [ $i -ge 100 ]; do
+    [ "$(q "SELECT count(*) FROM fleet_tenants")" = 3 ] || [ $i -ge 100 ]; do
 	sleep 0.1; i=$((i + 1))
 done
 check "both hosts are registered, active" \
     [ "$(q "SELECT string_agg(host, ',' ORDER BY host) FROM fleet_hosts WHERE state = 'active'")" = alpha,beta ]
 check "the tenants are in the database with their weights and caps" \
-    [ "$(q "SELECT string_agg(name || ':' || weight || ':' || max_running, ',' ORDER BY name) FROM fleet_tenants")" = "ops:1:4,web:2:4" ]
+    [ "$(q "SELECT string_agg(name || ':' || weight || ':' || max_running || ':' || paused, ',' ORDER BY name) FROM fleet_tenants")" = "idle:1:4:true,ops:1:4:false,web:2:4:false" ]
 check "alpha logged its host and epoch" \
     grep -q "fleet: host alpha at epoch 1, schema 1, active" "$T/alpha/log"
 hb1=$(q "SELECT extract(epoch FROM heartbeat) FROM fleet_hosts WHERE host = 'alpha'")
@@ -152,6 +156,10 @@ check "a tenant the user does not act for is refused" \
     '$O/factoryctl' -s '$T/alpha/factoryd.sock' submit --tenant ops \
     '$T/alpha/m.yaml' 2>&1 | grep -q 'does not act for tenant ops'"
 
+# One of a paused tenant waits, and says why.
+idle=$(as 73604 73610 beta submit "$T/beta/m.yaml" 2>&1)
+echo "# paused tenant's attempt: $idle"
+
 # Twelve attempts, six per tenant, alternately through each host.
 : >"$T/ids"
 i=0
@@ -190,9 +198,11 @@ q "SELECT id, tenant, state, owner_host, claims, coalesce(reason, '')
 check "thirteen attempts in the queue, each ended done, none lost" \
     [ "$(q "SELECT count(*) FROM fleet_attempts WHERE state = 'done'")" = 13 ]
 check "each was claimed exactly once" \
-    [ "$(q "SELECT count(*) FROM fleet_attempts WHERE claims <> 1")" = 0 ]
+    [ "$(q "SELECT count(*) FROM fleet_attempts WHERE tenant <> 'idle'
+    AND claims <> 1")" = 0 ]
 check "both tenants' attempts ran" \
-    [ "$(q "SELECT count(DISTINCT tenant) FROM fleet_attempts")" = 2 ]
+    [ "$(q "SELECT count(DISTINCT tenant) FROM fleet_attempts
+    WHERE state = 'done'")" = 2 ]
 # Each ran on exactly one host: the one the database says owned it.
 twice=0
 lost=0
@@ -225,6 +235,18 @@ until [ "$(sent)" -ge 13 ] || [ $i -ge 50 ]; do
 done
 check "every outcome was journaled as sent (the outbox is empty)" \
     [ "$(sent)" = 13 ]
+
+# The operator's view: hosts and the queue, through either host.
+"$O/factoryctl" -s "$T/alpha/factoryd.sock" hosts | sed 's/^/# /'
+"$O/factoryctl" -s "$T/beta/factoryd.sock" queue | sed 's/^/# /'
+check "hosts: alpha and beta, active, live, nothing running" \
+    sh -c "\"$O/factoryctl\" -s $T/alpha/factoryd.sock -j hosts | jq -e '
+    [.hosts[] | select(.state == \"active\" and .expired == false and
+    .running == 0) | .host] == [\"alpha\", \"beta\"]'"
+check "queue: only the paused tenant's attempt waits, and says why" \
+    sh -c "\"$O/factoryctl\" -s $T/beta/factoryd.sock -j queue | jq -e '
+    [.queue[] | [.id, .tenant, .why]] ==
+    [[\"$idle\", \"idle\", \"its tenant is paused\"]]'"
 
 # A daemon without fleet: starts no fleet child, logs no fleet line.
 stop_pid "$PIDB"
