@@ -472,7 +472,6 @@ void	 fleet_submit(struct ctl_conn *, const struct fleet_opts *,
 void	 fleet_claim_dropped(const char *, uint64_t, const char *);
 void	 fleet_claim_started(void);
 void	 fleet_ctl_list(struct ctl_conn *, struct imsg *);
-int	 fleet_is_ready(void);
 uint64_t fleet_epoch(void);
 void	 fleet_ready(struct child *);
 void	 fleet_lost(struct child *);

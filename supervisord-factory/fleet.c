@@ -69,12 +69,6 @@ fleet_init(fleet_run_fn fn)
 	evtimer_set(&ev_poll, fleet_poll, NULL);
 }
 
-int
-fleet_is_ready(void)
-{
-	return (ready);
-}
-
 uint64_t
 fleet_epoch(void)
 {
