@@ -324,6 +324,14 @@ cmd_submit(int argc, char **argv)
 	if (json_object_get(o, "cohort") != NULL)
 		return (cohort_submitted(o, wait));
 	strlcpy(id, jstr(o, "id"), sizeof(id));
+	/* Queued in a fleet: it runs on whichever host claims it. */
+	if (wait && json_object_get(o, "fleet") != NULL) {
+		printf("%s\n", id);
+		warnx("-w: %s is in the fleet's queue: it runs on the host "
+		    "that claims it, not waited for here", id);
+		json_decref(o);
+		return (CTL_EXIT_REFUSED);
+	}
 	if (!wait && ctl_json)
 		ctl_print_json(o);
 	else if (!wait || !ctl_json)
