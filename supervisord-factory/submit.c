@@ -591,27 +591,24 @@ attempt_resolved_cohort(struct ctl_conn *c, struct pending *p,
  * A claim's baseline: the attempt is journaled under the fleet's id, or
  * the claim is handed back to the fleet as failed.
  */
-static void
+static int
 claim_resolved(const struct msg_resolved *o)
 {
 	struct pending	*p;
 	struct attempt	*a;
 
 	TAILQ_FOREACH(p, &resolving, entry)
-		if (p->rq.req == o->req)
+		if (p->fleet_id[0] != '\0' && p->rq.req == o->req)
 			break;
-	if (p == NULL) {
-		log_warnx("worker: resolve answer for unknown claim %u",
-		    o->req & ~PENDING_FLEET);
-		return;
-	}
+	if (p == NULL)
+		return (0);	/* a client's, or none */
 	TAILQ_REMOVE(&resolving, p, entry);
 	nresolving--;
 	p->rq.req = 0;
 	if (o->oid[0] == '\0') {
 		fleet_claim_dropped(p->fleet_id, p->fleet_epoch, o->error);
 		pending_drop(p);
-		return;
+		return (1);
 	}
 	/* The manifest is the attempt's now, or freed with the refusal. */
 	a = attempt_member(p, p->m, o->oid, NULL, 0);
@@ -626,6 +623,7 @@ claim_resolved(const struct msg_resolved *o)
 		attempt_schedule();
 	}
 	pending_drop(p);
+	return (1);
 }
 
 /*
@@ -699,10 +697,8 @@ attempt_resolved(const struct msg_resolved *o)
 	uint32_t	 req = o->req;
 	void		*arg;
 
-	if (req & PENDING_FLEET) {
-		claim_resolved(o);
+	if ((req & PENDING_FLEET) && claim_resolved(o))
 		return;
-	}
 	if ((c = reply_wait_take(req, CTL_WAIT_SUBMIT, &arg)) == NULL) {
 		/* Its client left: dropped, never journaled. */
 		if (reply_wait_issued(req))
