@@ -10,6 +10,7 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,15 +240,33 @@ wait_attempt(const char *id)
 int
 cmd_submit(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "tenant",		required_argument, NULL, 'T' },
+		{ "priority",		required_argument, NULL, 'P' },
+		{ "idempotency-key",	required_argument, NULL, 'K' },
+		{ NULL, 0, NULL, 0 }
+	};
+	/* The fleet's options: tenant, class, key (IMSG_CTL_FLEET_SUBMIT). */
+	const char	*fleet[3] = { "", "", "" };
 	json_t		*o;
 	char		*buf, id[ATTEMPT_ID_MAX];
-	size_t		 nlen, len, off;
+	size_t		 nlen, len, off, i;
 	ssize_t		 n;
-	int		 ch, fd, wait = 0, size = 0;
+	int		 ch, fd, wait = 0, size = 0, isfleet = 0;
 	const char	*errstr;
 
-	while ((ch = getopt(argc, argv, "n:w")) != -1) {
+	while ((ch = getopt_long(argc, argv, "n:w", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'T':
+		case 'P':
+		case 'K':
+			fleet[ch == 'T' ? 0 : ch == 'P' ? 1 : 2] = optarg;
+			if (strlen(optarg) == 0 || strlen(optarg) > 127)
+				errx(CTL_EXIT_USAGE, "--%s: 1 to 127 bytes",
+				    longopts[ch == 'T' ? 0 : ch == 'P' ? 1 :
+				    2].name);
+			isfleet = 1;
+			break;
 		case 'n':
 			size = strtonum(optarg, 2, COHORT_SUBMIT_MAX, &errstr);
 			if (errstr != NULL)
@@ -269,13 +288,24 @@ cmd_submit(int argc, char **argv)
 		warn("%s", ctl_vis(argv[0]));
 		return (CTL_EXIT_USAGE);
 	}
-	/* -n: the size first (IMSG_CTL_SUBMIT_N), then as without it. */
+	if (isfleet && size > 0)
+		errx(CTL_EXIT_USAGE, "submit: -n: no cohort in a fleet");
+	/*
+	 * -n: the size first (IMSG_CTL_SUBMIT_N); a fleet's options: each
+	 * a string; then as without them.
+	 */
 	off = size > 0 ? sizeof(uint32_t) : 0;
+	for (i = 0; isfleet && i < 3; i++)
+		off += strlen(fleet[i]) + 1;
 	nlen = off + strlen(argv[0]) + 1;
 	if ((buf = malloc(nlen + MANIFEST_MAX + 1)) == NULL)
 		err(CTL_EXIT_USAGE, NULL);
 	if (size > 0)
 		memcpy(buf, &(uint32_t){ htonl(size) }, sizeof(uint32_t));
+	for (i = 0, len = 0; isfleet && i < 3; i++) {
+		memcpy(buf + len, fleet[i], strlen(fleet[i]) + 1);
+		len += strlen(fleet[i]) + 1;
+	}
 	memcpy(buf + off, argv[0], nlen - off);
 	len = 0;
 	while ((n = read(fd, buf + nlen + len, MANIFEST_MAX + 1 - len)) > 0)
@@ -286,14 +316,22 @@ cmd_submit(int argc, char **argv)
 		    "larger than 60 KiB");
 		return (CTL_EXIT_USAGE);
 	}
-	if (ctl_simple(0, size > 0 ? IMSG_CTL_SUBMIT_N : IMSG_CTL_SUBMIT, buf,
-	    nlen + len, &o) != 0)
+	if (ctl_simple(0, isfleet ? IMSG_CTL_FLEET_SUBMIT : size > 0 ?
+	    IMSG_CTL_SUBMIT_N : IMSG_CTL_SUBMIT, buf, nlen + len, &o) != 0)
 		return (CTL_EXIT_REFUSED);
 	free(buf);
 	/* A cohort: -n, or the manifest's cohort:. */
 	if (json_object_get(o, "cohort") != NULL)
 		return (cohort_submitted(o, wait));
 	strlcpy(id, jstr(o, "id"), sizeof(id));
+	/* Queued in a fleet: it runs on whichever host claims it. */
+	if (wait && json_object_get(o, "fleet") != NULL) {
+		printf("%s\n", id);
+		warnx("-w: %s is in the fleet's queue: it runs on the host "
+		    "that claims it, not waited for here", id);
+		json_decref(o);
+		return (CTL_EXIT_REFUSED);
+	}
 	if (!wait && ctl_json)
 		ctl_print_json(o);
 	else if (!wait || !ctl_json)

@@ -21,6 +21,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "cancel",	0, cmd_cancel,	"cancel id | cohort" },
 	{ "cohort",	1, cmd_cohort,	"cohort id" },
 	{ "diff",	0, cmd_diff,	"diff id" },
+	{ "hosts",	0, cmd_hosts,	"hosts" },
 	{ "image",	1, cmd_image,	"image import [-v] name path | list | "
 	    "rm name | verify name" },
 	{ "list",	1, cmd_list,	"list" },
@@ -29,6 +30,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "metrics",	1, cmd_metrics,	"metrics" },
 	{ "orphans",	1, cmd_orphans,	"orphans" },
 	{ "policy",	1, cmd_policy,	"policy" },
+	{ "queue",	0, cmd_queue,	"queue" },
 	{ "reap",	0, cmd_reap,	"reap id" },
 	{ "receipts",	1, cmd_receipts, "receipts id" },
 	{ "reconcile",	0, cmd_reconcile, "reconcile" },
@@ -37,7 +39,9 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "shell",	0, cmd_shell,	"shell id [-- command [argument ...]]" },
 	{ "show",	1, cmd_show,	"show id" },
 	{ "status",	1, cmd_status,	"status" },
-	{ "submit",	0, cmd_submit,	"submit [-w] [-n size] manifest" },
+	{ "submit",	0, cmd_submit,	"submit [-w] [-n size] [--tenant name] "
+	    "[--priority urgent|normal|batch] [--idempotency-key key] "
+	    "manifest" },
 	{ "top",	1, cmd_top,	"top [-1] [-d seconds] [-n count]" },
 	{ "verify",	1, cmd_verify,	"verify [-r fingerprint] [-V fingerprint] file | "
 	    "verify -a [-K [builder=|verifier=]fingerprint[,...]] file" },

@@ -46,6 +46,10 @@ int	 cmd_policy(int, char **);
 int	 cmd_reload(int, char **);
 int	 cmd_log(int, char **);
 
+/* fleet.c */
+int	 cmd_hosts(int, char **);
+int	 cmd_queue(int, char **);
+
 /* attempt.c */
 int	 cmd_submit(int, char **);
 int	 cmd_list(int, char **);

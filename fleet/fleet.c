@@ -28,98 +28,20 @@
 #include "imsgev.h"
 #include "log.h"
 
-/*
- * The policy.  Not in libcommon/procs.c's table yet: the parent does
- * not start this child until the fleet is wired into it, and the table
- * is what the parent starts.
- */
-static const struct factory_proc fleet_proc = {
-	PROC_MAX, "fleet", "factory-fleet",
-	/*
-	 * stdio: imsg and libpq's socket.  unix: the database's local
-	 * socket.  inet dns: a database over TCP.  getpw: libpq looks
-	 * up the user it runs as for the default role.  No rpath: no
-	 * file but those below, read-only; no exec, no writing.
-	 */
-	"stdio unix inet dns getpw",
-	"the only process with libpq: claims, leases and outcomes in the "
-	"fleet's database, each write fenced by the epochs",
-	{
-		{ "/etc/passwd", "?r" },	/* getpw */
-		{ "/etc/group", "?r" },
-		{ "/etc/nsswitch.conf", "?r" },
-		{ "/etc/resolv.conf", "?r" },	/* dns */
-		{ "/etc/hosts", "?r" },
-		{ "/etc/host.conf", "?r" },
-		{ "/etc/gai.conf", "?r" },
-		{ "/etc/ssl", "?r" },		/* sslmode */
-		{ NULL, NULL }
-	}
-};
-
 static struct fleet_hello	 hello;
 static int			 said_hello;
 static int			 ready;
 
 static int	fleet_imsg(struct imsg *);
 
-/*
- * As every child checks (proc_child_init): the channel on fd 3 is a
- * stream socket whose peer is our parent, running as root.
- */
-static void
-fleet_check_parent(void)
-{
-	struct stat	 sb;
-	struct ucred	 cred;
-	socklen_t	 len = sizeof(cred);
-	int		 type;
-	socklen_t	 tlen = sizeof(type);
-
-	if (fstat(PROC_PARENT_FD, &sb) == -1 || !S_ISSOCK(sb.st_mode))
-		fatalx("no socket on fd %d: not started by factoryd",
-		    PROC_PARENT_FD);
-	if (getsockopt(PROC_PARENT_FD, SOL_SOCKET, SO_TYPE, &type,
-	    &tlen) == -1 || type != SOCK_STREAM)
-		fatalx("fd %d is not a stream socket", PROC_PARENT_FD);
-	if (getsockopt(PROC_PARENT_FD, SOL_SOCKET, SO_PEERCRED, &cred,
-	    &len) == -1)
-		fatal("SO_PEERCRED");
-	if (cred.pid != getppid() || cred.uid != 0)
-		fatalx("fd %d peer is pid %d uid %u, not the root parent",
-		    PROC_PARENT_FD, (int)cred.pid, (unsigned)cred.uid);
-}
-
 int
 main(int argc, char *argv[])
 {
-	int	 ch, debug = 0, verbose = 0;
+	int	 fd;
 
-	log_init(1, LOG_DAEMON);
-	while ((ch = getopt(argc, argv, "dv")) != -1) {
-		switch (ch) {
-		case 'd':
-			debug = 1;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		default:
-			fatalx("usage: factory-fleet [-dv]");
-		}
-	}
-	if (optind != argc)
-		fatalx("usage: factory-fleet [-dv]");
-	fleet_check_parent();
-	log_init(debug, LOG_DAEMON);
-	log_setverbose(verbose);
-	log_procinit(fleet_proc.name);
-	closefrom(PROC_PARENT_FD + 1);
-	setproctitle("%s", fleet_proc.name);
-	/* Policy first: unveil, pledge; before any byte is read. */
-	proc_apply_policy(&fleet_proc, NULL, 0);
-
-	child_start(fleet_channel(), PROC_PARENT_FD, fleet_imsg);
+	/* Policy first (procs.c): unveil, pledge; before any byte is read. */
+	fd = proc_child_init(PROC_FLEET, argc, argv);
+	child_start(fleet_channel(), fd, fleet_imsg);
 	event_dispatch();
 	return (0);
 }
@@ -200,6 +122,16 @@ fleet_imsg(struct imsg *imsg)
 		    sizeof(err)) == -1)
 			fatalx("%s", err);
 		sql_heartbeat(reqid);
+		break;
+	case IMSG_FLEET_HOSTS:
+	case IMSG_FLEET_QUEUE:
+		if (fleet_empty_decode(imsg, type == IMSG_FLEET_HOSTS ?
+		    "FLEET_HOSTS" : "FLEET_QUEUE", err, sizeof(err)) == -1)
+			fatalx("%s", err);
+		if (type == IMSG_FLEET_HOSTS)
+			sql_hosts(reqid);
+		else
+			sql_queue(reqid);
 		break;
 	case IMSG_FLEET_RENEW:
 	case IMSG_FLEET_OUTCOME:

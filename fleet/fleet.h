@@ -64,6 +64,8 @@ void		 sql_submit(uint32_t, struct fleet_submit *);
 void		 sql_claim(uint32_t);
 void		 sql_write(uint32_t, uint32_t, const struct fleet_write *);
 void		 sql_heartbeat(uint32_t);
+void		 sql_hosts(uint32_t);
+void		 sql_queue(uint32_t);
 
 /* reply.c */
 struct imsgev	*fleet_channel(void);

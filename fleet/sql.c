@@ -189,6 +189,39 @@ static const char sql_heartbeat_q[] =
 	"  AND EXISTS (SELECT 1 FROM h) RETURNING id)"
 	" SELECT state FROM h";
 
+/* Every host, and how many attempts it owns at its epoch. */
+static const char sql_hosts_q[] =
+	"SELECT h.host, h.epoch, h.state, h.slots, (SELECT count(*)"
+	" FROM fleet_attempts a WHERE a.owner_host = h.host"
+	" AND a.owner_epoch = h.epoch"
+	" AND a.state IN ('claimed', 'running', 'publishing')),"
+	" greatest(0, floor(extract(epoch FROM now() - h.heartbeat)"
+	" * 1000))::bigint, h.lease_until < now()"
+	" FROM fleet_hosts h ORDER BY h.host LIMIT 256";
+
+/*
+ * Each waiting attempt, in the order claims take them, and the first
+ * reason it waits: its tenant paused or at its cap, a backoff, no live
+ * host that serves its repository, a higher class waiting; else only
+ * its turn (a free slot, fair order).
+ */
+static const char sql_queue_q[] =
+	"SELECT a.id, a.tenant, a.class, a.repo,"
+	" greatest(0, floor(extract(epoch FROM now() - a.created)"
+	" * 1000))::bigint,"
+	" CASE WHEN t.paused THEN 'its tenant is paused'"
+	" WHEN t.running >= t.max_running THEN 'its tenant is at its cap ('"
+	"  || t.running || ' running)'"
+	" WHEN a.run_after > now() THEN 'a backoff after a failed claim'"
+	" WHEN NOT EXISTS (SELECT 1 FROM fleet_hosts h WHERE h.state ="
+	"  'active' AND h.lease_until > now() AND a.repo = ANY (h.repos))"
+	"  THEN 'no live host serves its repository'"
+	" WHEN EXISTS (SELECT 1 FROM fleet_attempts b WHERE b.state ="
+	"  'queued' AND b.class < a.class) THEN 'a higher priority waits'"
+	" ELSE 'its turn: a free slot, in fair order' END"
+	" FROM fleet_attempts a JOIN fleet_tenants t ON t.name = a.tenant"
+	" WHERE a.state = 'queued' ORDER BY a.class, a.seq LIMIT 256";
+
 static int
 res_bool(PGresult *res, int row, int col, int *v)
 {
@@ -524,4 +557,94 @@ sql_heartbeat(uint32_t reqid)
 	fq_param(q, "%llu", (unsigned long long)host_epoch);
 	fq_param(q, "%u", lease_ms);
 	db_query(q);
+}
+
+static void
+hosts_answered(struct fq *q, PGresult *res, const char *err)
+{
+	struct fleet_hostrow	 h;
+	int64_t			 v[5];
+	char			 st[16];
+	int			 i, bad;
+
+	if (err != NULL) {
+		sql_error(q->reqid, res, err);
+		return;
+	}
+	if (res_shape(res, FLEET_ROWS_MAX, 7) == -1) {
+		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+		return;
+	}
+	for (i = 0; i < PQntuples(res); i++) {
+		memset(&h, 0, sizeof(h));
+		bad = res_str(res, i, 0, h.host, sizeof(h.host),
+		    fleet_valid_name) |
+		    res_num(res, i, 1, 0, INT64_MAX, &v[0]) |
+		    res_str(res, i, 2, st, sizeof(st), NULL) |
+		    res_num(res, i, 3, 0, FLEET_CAP_MAX, &v[1]) |
+		    res_num(res, i, 4, 0, FLEET_CAP_MAX, &v[2]) |
+		    res_num(res, i, 5, 0, INT64_MAX, &v[3]) |
+		    res_bool(res, i, 6, &h.expired);
+		if (bad != 0 || (v[4] = fleet_hstate_byname(st)) == -1) {
+			fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+			return;
+		}
+		h.epoch = v[0];
+		h.state = v[4];
+		h.slots = v[1];
+		h.running = v[2];
+		h.heartbeat_ms = v[3];
+		fleet_send(IMSG_FLEET_HOSTROW, q->reqid,
+		    fleet_hostrow_compose(&h));
+	}
+	fleet_reply(q->reqid, FLEET_OK, "");
+}
+
+static void
+queue_answered(struct fq *q, PGresult *res, const char *err)
+{
+	struct fleet_queuerow	 r;
+	int64_t			 v[2];
+	int			 i, bad;
+
+	if (err != NULL) {
+		sql_error(q->reqid, res, err);
+		return;
+	}
+	if (res_shape(res, FLEET_ROWS_MAX, 6) == -1) {
+		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+		return;
+	}
+	for (i = 0; i < PQntuples(res); i++) {
+		memset(&r, 0, sizeof(r));
+		bad = res_str(res, i, 0, r.id, sizeof(r.id), fleet_valid_id) |
+		    res_str(res, i, 1, r.tenant, sizeof(r.tenant),
+		    fleet_valid_name) |
+		    res_num(res, i, 2, 0, FLEET_NCLASSES - 1, &v[0]) |
+		    res_str(res, i, 3, r.repo, sizeof(r.repo),
+		    fleet_valid_name) |
+		    res_num(res, i, 4, 0, INT64_MAX, &v[1]) |
+		    res_str(res, i, 5, r.why, sizeof(r.why), fleet_valid_text);
+		if (bad != 0) {
+			fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+			return;
+		}
+		r.class = v[0];
+		r.age_ms = v[1];
+		fleet_send(IMSG_FLEET_QUEUEROW, q->reqid,
+		    fleet_queuerow_compose(&r));
+	}
+	fleet_reply(q->reqid, FLEET_OK, "");
+}
+
+void
+sql_hosts(uint32_t reqid)
+{
+	db_query(fq_new(reqid, sql_hosts_q, hosts_answered));
+}
+
+void
+sql_queue(uint32_t reqid)
+{
+	db_query(fq_new(reqid, sql_queue_q, queue_answered));
 }

@@ -50,6 +50,8 @@ static const struct {
 	{ PROC_EGRESS,		"egress",	"_factorye" },
 	{ PROC_IMAGE,		"image",	"_factoryi" },
 	{ PROC_GATEWAY,		"gateway",	"_factoryg" },
+	/* Last: only with a fleet: block (conf_users). */
+	{ PROC_FLEET,		"fleet",	"_factoryf" },
 };
 #define NROLES	(sizeof(conf_roles) / sizeof(conf_roles[0]))
 
@@ -65,7 +67,7 @@ static const char * const conf_topkeys[] = {
 	"max-attempts", "verifiers", "lease-ttl", "reconcile-interval",
 	"control-idle-timeout", "attempt-disk", "pristine-cache", "setup-cache",
 	"images", "keys", "repositories", "sandbox", "environment", "metrics",
-	"providers", "upstreams", "max-cohort", NULL
+	"providers", "upstreams", "max-cohort", "fleet", NULL
 };
 
 const char *const conf_method_names[] = {
@@ -180,11 +182,11 @@ conf_resolve(const char *s, struct conf_user *u, char *why, size_t len)
 
 static int
 conf_users(struct yerr *e, const struct ynode *users, struct factoryd_conf *c,
-    struct conf_where *where)
+    struct conf_where *where, int fleet)
 {
 	static const char * const keys[] = {
 		"worker", "verifier", "reconciler", "publisher", "egress",
-		"image", "gateway", NULL
+		"image", "gateway", "fleet", NULL
 	};
 	const struct ynode	*n;
 	struct conf_user	*u;
@@ -196,6 +198,14 @@ conf_users(struct yerr *e, const struct ynode *users, struct factoryd_conf *c,
 		return (-1);
 	for (i = 0; i < NROLES; i++) {
 		u = &c->users[conf_roles[i].id];
+		/* Without a fleet, no fleet user: nothing need exist. */
+		if (conf_roles[i].id == PROC_FLEET && !fleet) {
+			if ((n = y_get(users, conf_roles[i].key)) != NULL)
+				return (y_fail(e, n, "no fleet: block"));
+			memset(u, 0, sizeof(*u));
+			where[i].path[0] = '\0';
+			continue;
+		}
 		snprintf(where[i].path, sizeof(where[i].path), "users.%s",
 		    conf_roles[i].key);
 		where[i].line = where[i].col = 1;
@@ -485,6 +495,8 @@ conf_attempt_uids(struct yerr *e, const struct ynode *n,
 	}
 	for (i = 0; i < NROLES; i++) {
 		u = &c->users[conf_roles[i].id];
+		if (u->uid == 0)
+			continue;	/* the fleet's, without a fleet */
 		if ((u->uid < c->attempt_uid_lo ||
 		    u->uid > c->attempt_uid_hi) &&
 		    (u->gid < c->attempt_uid_lo ||
@@ -1405,6 +1417,267 @@ conf_repos(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 	return (0);
 }
 
+/*
+ * A user or group of a tenant: a name known to NSS or a number.  Root's
+ * are refused: root is no operator of a tenant's.
+ */
+static int
+conf_fleet_id(struct yerr *e, const struct ynode *n, int group, uint32_t *out)
+{
+	struct passwd	*pw;
+	struct group	*gr;
+	uint64_t	 v;
+
+	if (y_str(e, n, group ? "a group name or a gid" :
+	    "a user name or a uid", 32, NULL, 0) == -1)
+		return (-1);
+	if (y_parse_uint(n->str, &v) == 0) {
+		if (v > UID_LAST)
+			return (y_fail(e, n, "%s is out of range", n->str));
+	} else if (!name_valid(n->str, 32))
+		return (y_fail(e, n, "not a %s name: \"%s\"",
+		    group ? "group" : "user", n->str));
+	else if (group) {
+		if ((gr = getgrnam(n->str)) == NULL)
+			return (y_fail(e, n, "unknown group %s", n->str));
+		v = gr->gr_gid;
+	} else {
+		if ((pw = getpwnam(n->str)) == NULL)
+			return (y_fail(e, n, "unknown user %s", n->str));
+		v = pw->pw_uid;
+	}
+	if (v == 0)
+		return (y_fail(e, n, "root (%s 0) is refused",
+		    group ? "gid" : "uid"));
+	*out = (uint32_t)v;
+	return (0);
+}
+
+/* users: [...], groups: [...] or repositories: [...] of a tenant. */
+static int
+conf_fleet_list(struct yerr *e, const struct ynode *n, int kind,
+    struct conf_tenant *t)
+{
+	const struct ynode	*k;
+	size_t			 i, j;
+	uint32_t		 id = 0;
+
+	if (n == NULL)
+		return (0);
+	if (n->kind != YN_SEQ)
+		return (y_fail(e, n, "expected a sequence, not %s",
+		    y_what(n)));
+	if (n->nkids > CONF_FLEET_IDS)
+		return (y_fail(e, n, "more than %d", CONF_FLEET_IDS));
+	for (i = 0; i < n->nkids; i++) {
+		k = n->kids[i];
+		if (kind == 2) {
+			if (y_str(e, k, "a repository name", REPO_NAME_MAX - 1,
+			    NULL, 0) == -1)
+				return (-1);
+			if (!name_valid(k->str, REPO_NAME_MAX - 1) ||
+			    k->str[0] == '-')
+				return (y_fail(e, k, "not a repository name: "
+				    "\"%s\"", k->str));
+			for (j = 0; j < t->nrepos; j++)
+				if (strcmp(t->repos[j], k->str) == 0)
+					return (y_fail(e, k, "%s twice",
+					    k->str));
+			strlcpy(t->repos[t->nrepos++], k->str,
+			    sizeof(t->repos[0]));
+			continue;
+		}
+		if (conf_fleet_id(e, k, kind, &id) == -1)
+			return (-1);
+		if (kind == 1)
+			t->gids[t->ngids++] = (gid_t)id;
+		else
+			t->uids[t->nuids++] = (uid_t)id;
+	}
+	return (0);
+}
+
+static int
+conf_fleet_tenant(struct yerr *e, const struct ynode *key,
+    const struct ynode *val, struct conf_fleet *f)
+{
+	static const char * const keys[] = { "weight", "max-running",
+	    "max-queued", "paused", "users", "groups", "repositories",
+	    NULL };
+	struct conf_tenant	*t;
+	uint64_t		 v;
+
+	if (f->ntenants == CONF_FLEET_TENANTS)
+		return (y_fail(e, key, "more than %d tenants",
+		    CONF_FLEET_TENANTS));
+	if (!name_valid(key->str, CONF_FLEET_NAMEMAX - 1) ||
+	    key->str[0] == '-')
+		return (y_fail(e, key, "not a tenant name: letters, digits, "
+		    "'.', '_' and '-', at most %d", CONF_FLEET_NAMEMAX - 1));
+	if (y_map(e, val, "a mapping") == -1 || y_keys(e, val, keys) == -1)
+		return (-1);
+	t = &f->tenants[f->ntenants++];
+	strlcpy(t->name, key->str, sizeof(t->name));
+	t->weight = 1;
+	t->max_running = 4;
+	t->max_queued = 100;
+	if (y_get(val, "weight") != NULL) {
+		if (y_uint(e, y_get(val, "weight"), 1, CONF_FLEET_WEIGHTMAX,
+		    &v) == -1)
+			return (-1);
+		t->weight = v;
+	}
+	if (y_get(val, "max-running") != NULL) {
+		if (y_uint(e, y_get(val, "max-running"), 0, CONF_FLEET_CAPMAX,
+		    &v) == -1)
+			return (-1);
+		t->max_running = v;
+	}
+	if (y_get(val, "max-queued") != NULL) {
+		if (y_uint(e, y_get(val, "max-queued"), 0, CONF_FLEET_CAPMAX,
+		    &v) == -1)
+			return (-1);
+		t->max_queued = v;
+	}
+	if (conf_word(e, y_get(val, "paused"), "yes", "no", &t->paused) == -1 ||
+	    conf_fleet_list(e, y_get(val, "users"), 0, t) == -1 ||
+	    conf_fleet_list(e, y_get(val, "groups"), 1, t) == -1 ||
+	    conf_fleet_list(e, y_get(val, "repositories"), 2, t) == -1)
+		return (-1);
+	if (t->nrepos == 0)
+		return (y_fail(e, key, "repositories: missing"));
+	if (t->nuids == 0 && t->ngids == 0)
+		return (y_fail(e, key, "no users or groups act for it"));
+	return (0);
+}
+
+/* A duration in milliseconds within lo..hi. */
+static int
+conf_ms(struct yerr *e, const struct ynode *n, uint32_t lo, uint32_t hi,
+    uint32_t *out)
+{
+	uint64_t	 ms;
+
+	if (n == NULL)
+		return (0);
+	if (y_duration(e, n, &ms) == -1)
+		return (-1);
+	if (ms < lo || ms > hi)
+		return (y_fail(e, n, "%s is out of range %ums-%ums", n->str,
+		    lo, hi));
+	*out = (uint32_t)ms;
+	return (0);
+}
+
+/*
+ * fleet: {conninfo, host, slots, lease, query-deadline, tenants}.  The
+ * conninfo is libpq's, passed on as it is; it may hold a password, so
+ * it is never printed.
+ */
+static int
+conf_fleet(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
+{
+	static const char * const keys[] = { "conninfo", "host", "slots",
+	    "lease", "query-deadline", "tenants", NULL };
+	struct conf_fleet	*f = &c->fleet;
+	const struct ynode	*v;
+	uint64_t		 u;
+	size_t			 i;
+
+	if (n == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping") == -1 || y_keys(e, n, keys) == -1)
+		return (-1);
+	f->enabled = 1;
+	f->slots = c->max_attempts;
+	f->lease_ms = 30000;
+	f->deadline_ms = 5000;
+	if ((v = y_need(e, n, "conninfo")) == NULL ||
+	    y_str(e, v, "a libpq conninfo", 0, f->conninfo,
+	    sizeof(f->conninfo)) == -1)
+		return (-1);
+	if (y_hasctl(f->conninfo))
+		return (y_fail(e, v, "contains a control character"));
+	if ((v = y_need(e, n, "host")) == NULL ||
+	    y_str(e, v, "a host name", 0, f->host, sizeof(f->host)) == -1)
+		return (-1);
+	if (!name_valid(f->host, CONF_FLEET_NAMEMAX - 1) || f->host[0] == '-')
+		return (y_fail(e, v, "not a host name: letters, digits, '.', "
+		    "'_' and '-'"));
+	if ((v = y_get(n, "slots")) != NULL) {
+		if (y_uint(e, v, 1, (uint64_t)c->max_attempts, &u) == -1)
+			return (-1);
+		f->slots = u;
+	}
+	if (conf_ms(e, y_get(n, "lease"), 3000, 3600000, &f->lease_ms) == -1)
+		return (-1);
+	/* A renewal must be able to fail and be tried again in a lease. */
+	if (f->deadline_ms > f->lease_ms / 3)
+		f->deadline_ms = f->lease_ms / 3;
+	if ((v = y_get(n, "query-deadline")) != NULL) {
+		if (conf_ms(e, v, 100, 600000, &f->deadline_ms) == -1)
+			return (-1);
+		if (f->deadline_ms > f->lease_ms / 3)
+			return (y_fail(e, v, "%s is more than a third of the "
+			    "lease", v->str));
+	}
+	if ((v = y_need(e, n, "tenants")) == NULL ||
+	    y_map(e, v, "a mapping of tenant names") == -1)
+		return (-1);
+	if (v->nkids == 0)
+		return (y_fail(e, v, "no tenant"));
+	for (i = 0; i < v->nkids; i++)
+		if (conf_fleet_tenant(e, v->keys[i], v->kids[i], f) == -1)
+			return (-1);
+	return (0);
+}
+
+/*
+ * The tenant a caller acts for: the one named, if the caller's uid or
+ * one of its groups is among its operators; with none named, the one
+ * it acts for, if there is exactly one.
+ */
+const struct conf_tenant *
+conf_tenant_of(const struct factoryd_conf *c, const char *name, uid_t uid,
+    const gid_t *gids, int ngids, char *why, size_t len)
+{
+	const struct conf_tenant *t, *found = NULL;
+	size_t			 i, j;
+	int			 k, n = 0, acts;
+
+	for (i = 0; i < c->fleet.ntenants; i++) {
+		t = &c->fleet.tenants[i];
+		acts = 0;
+		for (j = 0; j < t->nuids; j++)
+			acts |= t->uids[j] == uid;
+		for (j = 0; j < t->ngids; j++)
+			for (k = 0; k < ngids; k++)
+				acts |= t->gids[j] == gids[k];
+		if (name != NULL && name[0] != '\0' &&
+		    strcmp(name, t->name) == 0) {
+			if (acts)
+				return (t);
+			snprintf(why, len, "uid %u does not act for tenant %s",
+			    (unsigned)uid, name);
+			return (NULL);
+		}
+		if (acts) {
+			found = t;
+			n++;
+		}
+	}
+	if (name != NULL && name[0] != '\0')
+		snprintf(why, len, "no tenant %s", name);
+	else if (n == 0)
+		snprintf(why, len, "uid %u acts for no tenant", (unsigned)uid);
+	else if (n > 1)
+		snprintf(why, len, "uid %u acts for %d tenants: name one "
+		    "(--tenant)", (unsigned)uid, n);
+	else
+		return (found);
+	return (NULL);
+}
+
 static int
 conf_paths(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 {
@@ -1437,7 +1710,8 @@ conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 
 	if (y_keys(e, root, conf_topkeys) == -1 ||
 	    conf_paths(e, root, c) == -1 ||
-	    conf_users(e, y_get(root, "users"), c, where) == -1 ||
+	    conf_users(e, y_get(root, "users"), c, where,
+	    y_get(root, "fleet") != NULL) == -1 ||
 	    conf_attempt_uids(e, y_get(root, "attempt-uids"), c, where) == -1 ||
 	    conf_int(e, y_get(root, "max-attempts"), 1, 1024,
 	    &c->max_attempts) == -1 ||
@@ -1462,7 +1736,8 @@ conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 	    conf_environment(e, y_get(root, "environment"),
 	    &c->envpolicy) == -1 ||
 	    conf_gateway(e, root, c) == -1 ||
-	    conf_repos(e, y_get(root, "repositories"), c) == -1)
+	    conf_repos(e, y_get(root, "repositories"), c) == -1 ||
+	    conf_fleet(e, y_get(root, "fleet"), c) == -1)
 		return (-1);
 	return (0);
 }
@@ -1763,6 +2038,87 @@ conf_printgw(FILE *fp, const struct factoryd_conf *c)
 	}
 }
 
+/*
+ * The conninfo with a password's value (password=..., or a URI's
+ * user:...@) written as stars: printed, it reads back the same.
+ */
+static void
+conf_printconninfo(FILE *fp, const char *ci)
+{
+	char		 buf[CONF_FLEET_CONNMAX];
+	char		*p, *end, *at;
+	size_t		 n;
+	int		 full = 0;
+
+	strlcpy(buf, ci, sizeof(buf));
+	for (p = buf; (p = strstr(p, "password")) != NULL; p = end) {
+		end = p + 8;
+		end += strspn(end, " \t");
+		if (*end != '=')
+			continue;
+		end++;
+		end += strspn(end, " \t");
+		n = *end == '\'' ? strcspn(end + 1, "'") + 2 :
+		    strcspn(end, " \t");
+		if (n > strlen(end))
+			n = strlen(end);
+		if (strlen(buf) + 8 >= sizeof(buf) + n) {
+			full = 1;	/* no room: not printed at all */
+			break;
+		}
+		memmove(end + 8, end + n, strlen(end + n) + 1);
+		memset(end, '*', 8);
+		end += 8;
+	}
+	if ((p = strstr(buf, "://")) != NULL && (at = strchr(p, '@')) != NULL &&
+	    (p = memchr(p + 3, ':', at - p - 3)) != NULL) {
+		if (strlen(buf) + 9 < sizeof(buf) + (at - p)) {
+			memmove(p + 9, at, strlen(at) + 1);
+			memset(p + 1, '*', 8);
+		} else
+			full = 1;
+	}
+	if (full)
+		strlcpy(buf, "(not shown: it holds a password)", sizeof(buf));
+	y_printstr(fp, buf);
+}
+
+static void
+conf_printfleet(FILE *fp, const struct conf_fleet *f)
+{
+	const struct conf_tenant *t;
+	size_t			 i, j;
+
+	fprintf(fp, "fleet:\n  conninfo: ");
+	conf_printconninfo(fp, f->conninfo);
+	fprintf(fp, "\n  host: ");
+	y_printstr(fp, f->host);
+	fprintf(fp, "\n  slots: %u\n  lease: ", f->slots);
+	y_printduration(fp, f->lease_ms);
+	fprintf(fp, "\n  query-deadline: ");
+	y_printduration(fp, f->deadline_ms);
+	fprintf(fp, "\n  tenants:\n");
+	for (i = 0; i < f->ntenants; i++) {
+		t = &f->tenants[i];
+		fprintf(fp, "    ");
+		y_printstr(fp, t->name);
+		fprintf(fp, ":\n      weight: %u\n      max-running: %u\n"
+		    "      max-queued: %u\n      paused: %s\n", t->weight,
+		    t->max_running, t->max_queued, t->paused ? "yes" : "no");
+		fprintf(fp, "      users: [");
+		for (j = 0; j < t->nuids; j++)
+			fprintf(fp, "%s%u", j ? ", " : "", (unsigned)t->uids[j]);
+		fprintf(fp, "]\n      groups: [");
+		for (j = 0; j < t->ngids; j++)
+			fprintf(fp, "%s%u", j ? ", " : "", (unsigned)t->gids[j]);
+		fprintf(fp, "]\n      repositories: [");
+		for (j = 0; j < t->nrepos; j++)
+			fprintf(fp, "%s%s", j ? ", " : "", t->repos[j]);
+		fprintf(fp, "]\n");
+	}
+}
+
+
 void
 conf_print(FILE *fp, const struct factoryd_conf *c)
 {
@@ -1776,6 +2132,8 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 	fprintf(fp, "users:\n");
 	for (i = 0; i < NROLES; i++) {
 		u = &c->users[conf_roles[i].id];
+		if (conf_roles[i].id == PROC_FLEET && !c->fleet.enabled)
+			continue;
 		fprintf(fp, "  %s: ", conf_roles[i].key);
 		y_printstr(fp, u->name);
 		fprintf(fp, "\t# uid %u gid %u\n", (unsigned)u->uid,
@@ -1823,6 +2181,8 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 	if (c->envpolicy.require_digest != 0 || c->envpolicy.host_root != 1)
 		conf_printenv(fp, "", &c->envpolicy);
 	conf_printgw(fp, c);
+	if (c->fleet.enabled)
+		conf_printfleet(fp, &c->fleet);
 	if (TAILQ_EMPTY(&c->repos)) {
 		fprintf(fp, "repositories: {}\n");
 		return;

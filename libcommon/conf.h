@@ -119,6 +119,42 @@ struct conf_modelgrant {
 	char		 upstreams[CONF_GW_GRANTS][CONF_GW_NAMEMAX];
 };
 
+/*
+ * fleet: (factory-fleet(8)): the database, this host, and the tenants
+ * with the operators who act for each and its repositories.  The sizes
+ * are fleetmsg.h's, which the child's messages bound again.
+ */
+#define CONF_FLEET_CONNMAX	1024	/* conninfo, with its NUL */
+#define CONF_FLEET_NAMEMAX	64	/* a host or tenant, with its NUL */
+#define CONF_FLEET_TENANTS	32
+#define CONF_FLEET_IDS		16	/* users, groups of one tenant */
+#define CONF_FLEET_REPOS	16	/* repositories of one tenant */
+#define CONF_FLEET_WEIGHTMAX	1000
+#define CONF_FLEET_CAPMAX	100000
+
+struct conf_tenant {
+	char		 name[CONF_FLEET_NAMEMAX];
+	uint32_t	 weight;
+	uint32_t	 max_running;
+	uint32_t	 max_queued;
+	int		 paused;
+	size_t		 nuids, ngids, nrepos;
+	uid_t		 uids[CONF_FLEET_IDS];
+	gid_t		 gids[CONF_FLEET_IDS];
+	char		 repos[CONF_FLEET_REPOS][REPO_NAME_MAX];
+};
+
+struct conf_fleet {
+	int		 enabled;	/* 0: one host, no child, no libpq */
+	char		 conninfo[CONF_FLEET_CONNMAX];
+	char		 host[CONF_FLEET_NAMEMAX];
+	uint32_t	 slots;		/* attempts claimed at once */
+	uint32_t	 lease_ms;
+	uint32_t	 deadline_ms;	/* of one query */
+	size_t		 ntenants;
+	struct conf_tenant tenants[CONF_FLEET_TENANTS];
+};
+
 struct conf_repo {
 	TAILQ_ENTRY(conf_repo)	 entry;
 	struct conf_modelgrant	 grant;		/* model:, upstreams: */
@@ -165,6 +201,7 @@ struct factoryd_conf {
 	struct conf_envpolicy	 envpolicy;	/* never CONF_UNSET */
 	size_t			 ngw;		/* providers, then upstreams */
 	struct conf_gw		 gw[CONF_GW_MAX];
+	struct conf_fleet	 fleet;
 };
 
 /*
@@ -280,6 +317,9 @@ void		 conf_envpolicy(const struct factoryd_conf *,
 		    const struct conf_repo *, struct conf_envpolicy *);
 /* A provider or upstream by name, or NULL. */
 const struct conf_gw *conf_gw(const struct factoryd_conf *, const char *);
+/* The tenant a uid with these groups acts for, or NULL (why says). */
+const struct conf_tenant *conf_tenant_of(const struct factoryd_conf *,
+		    const char *, uid_t, const gid_t *, int, char *, size_t);
 /* Micro-dollars as the files write dollars ("2.5"), in buf. */
 const char	*conf_usd(uint64_t, char *, size_t);
 /* "2.50" dollars to micro-dollars: 0, or -1 if it is not one. */

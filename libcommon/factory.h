@@ -52,6 +52,7 @@ enum factory_procid {
 	PROC_IMAGE,
 	PROC_GATEWAY,
 	PROC_CONTROL,
+	PROC_FLEET,		/* only with a fleet: block */
 	PROC_MAX
 };
 
@@ -225,6 +226,14 @@ enum imsg_type {
 	 * before the first attempt uses it; verifier: MSG_PCHECKED
 	 */
 	IMSG_PRISTINE_CHECK,
+	/*
+	 * factoryctl submit --tenant, --priority, --idempotency-key: the
+	 * tenant, the class and the key, each NUL-terminated ("" for the
+	 * default), then as IMSG_CTL_SUBMIT (fleet: only).
+	 */
+	IMSG_CTL_FLEET_SUBMIT,
+	IMSG_CTL_HOSTS,		/* empty: the fleet's hosts */
+	IMSG_CTL_QUEUE,		/* empty: the fleet's waiting attempts */
 	IMSG_MAX
 };
 

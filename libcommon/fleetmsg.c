@@ -330,6 +330,43 @@ fleet_result_compose(const struct fleet_result *r)
 }
 
 /* The payload of imsg under the reader m. */
+struct ibuf *
+fleet_hostrow_compose(const struct fleet_hostrow *h)
+{
+	struct ibuf	*b;
+	int		 bad = 0;
+
+	if (!fleet_valid_name(h->host) || h->state >= FLEET_NHSTATES ||
+	    h->slots > FLEET_CAP_MAX || h->running > FLEET_CAP_MAX ||
+	    (h->expired != 0 && h->expired != 1))
+		return (NULL);
+	if ((b = fleet_open(96)) == NULL)
+		return (NULL);
+	bad |= m_add_str(b, h->host) | ibuf_add_n64(b, h->epoch) |
+	    ibuf_add_n8(b, h->state) | ibuf_add_n32(b, h->slots) |
+	    ibuf_add_n32(b, h->running) | ibuf_add_n64(b, h->heartbeat_ms) |
+	    ibuf_add_n8(b, h->expired);
+	return (fleet_close(b, bad));
+}
+
+struct ibuf *
+fleet_queuerow_compose(const struct fleet_queuerow *q)
+{
+	struct ibuf	*b;
+	int		 bad = 0;
+
+	if (!fleet_valid_id(q->id) || !fleet_valid_name(q->tenant) ||
+	    q->class >= FLEET_NCLASSES || !fleet_valid_name(q->repo) ||
+	    !fleet_valid_text(q->why))
+		return (NULL);
+	if ((b = fleet_open(160)) == NULL)
+		return (NULL);
+	bad |= m_add_str(b, q->id) | m_add_str(b, q->tenant) |
+	    ibuf_add_n8(b, q->class) | m_add_str(b, q->repo) |
+	    ibuf_add_n64(b, q->age_ms) | m_add_str(b, q->why);
+	return (fleet_close(b, bad));
+}
+
 static void
 fleet_mopen(struct mread *m, const char *name, struct imsg *imsg,
     char *err, size_t errlen)
@@ -537,5 +574,45 @@ fleet_empty_decode(struct imsg *imsg, const char *name, char *err,
 	struct mread	 m;
 
 	fleet_mopen(&m, name, imsg, err, errlen);
+	return (m_end(&m));
+}
+
+int
+fleet_hostrow_decode(struct imsg *imsg, struct fleet_hostrow *h, char *err,
+    size_t errlen)
+{
+	struct mread	 m;
+
+	memset(h, 0, sizeof(*h));
+	fleet_mopen(&m, "FLEET_HOSTROW", imsg, err, errlen);
+	fleet_get(&m, "host", h->host, sizeof(h->host), fleet_valid_name);
+	m_get_n64(&m, "epoch", &h->epoch);
+	m_get_n8(&m, "state", &h->state);
+	fleet_range(&m, "state", h->state, 0, FLEET_NHSTATES - 1);
+	m_get_n32(&m, "slots", &h->slots);
+	fleet_range(&m, "slots", h->slots, 0, FLEET_CAP_MAX);
+	m_get_n32(&m, "running", &h->running);
+	fleet_range(&m, "running", h->running, 0, FLEET_CAP_MAX);
+	m_get_n64(&m, "heartbeat_ms", &h->heartbeat_ms);
+	m_get_bool(&m, "expired", &h->expired);
+	return (m_end(&m));
+}
+
+int
+fleet_queuerow_decode(struct imsg *imsg, struct fleet_queuerow *q, char *err,
+    size_t errlen)
+{
+	struct mread	 m;
+
+	memset(q, 0, sizeof(*q));
+	fleet_mopen(&m, "FLEET_QUEUEROW", imsg, err, errlen);
+	fleet_get(&m, "id", q->id, sizeof(q->id), fleet_valid_id);
+	fleet_get(&m, "tenant", q->tenant, sizeof(q->tenant),
+	    fleet_valid_name);
+	m_get_n8(&m, "class", &q->class);
+	fleet_range(&m, "class", q->class, 0, FLEET_NCLASSES - 1);
+	fleet_get(&m, "repo", q->repo, sizeof(q->repo), fleet_valid_name);
+	m_get_n64(&m, "age_ms", &q->age_ms);
+	fleet_get(&m, "why", q->why, sizeof(q->why), fleet_valid_text);
 	return (m_end(&m));
 }

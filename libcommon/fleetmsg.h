@@ -31,6 +31,7 @@
 #define FLEET_CAP_MAX		100000	/* running or queued per tenant */
 #define FLEET_CLAIMS_MAX	100	/* claims of one attempt */
 #define FLEET_MS_MAX		3600000	/* leases and deadlines */
+#define FLEET_ROWS_MAX		256	/* rows of one listing */
 
 enum fleet_imsg {
 	IMSG_FLEET_BASE = 0x4600,
@@ -42,10 +43,14 @@ enum fleet_imsg {
 	IMSG_FLEET_OUTCOME,	/* parent: struct fleet_write */
 	IMSG_FLEET_CANCEL,	/* parent: struct fleet_write (id) */
 	IMSG_FLEET_HEARTBEAT,	/* parent: empty; -> RESULT, the host state */
+	IMSG_FLEET_HOSTS,	/* parent: empty; -> HOSTROW..., RESULT */
+	IMSG_FLEET_QUEUE,	/* parent: empty; -> QUEUEROW..., RESULT */
 	IMSG_FLEET_READY,	/* fleet: struct fleet_ready */
 	IMSG_FLEET_CLAIMED,	/* fleet: struct fleet_claimed */
 	IMSG_FLEET_SUBMITTED,	/* fleet: struct fleet_submitted */
 	IMSG_FLEET_RESULT,	/* fleet: struct fleet_result */
+	IMSG_FLEET_HOSTROW,	/* fleet: struct fleet_hostrow */
+	IMSG_FLEET_QUEUEROW,	/* fleet: struct fleet_queuerow */
 	IMSG_FLEET_MAX
 };
 
@@ -151,6 +156,27 @@ struct fleet_result {
 	char		 text[FLEET_TEXT_MAX];
 };
 
+/* One host of factoryctl hosts. */
+struct fleet_hostrow {
+	char		 host[FLEET_NAME_MAX];
+	uint64_t	 epoch;
+	uint8_t		 state;		/* enum fleet_hstate */
+	uint32_t	 slots;
+	uint32_t	 running;	/* attempts it owns now */
+	uint64_t	 heartbeat_ms;	/* ago */
+	int		 expired;	/* its lease ran out */
+};
+
+/* One waiting attempt of factoryctl queue, and why it waits. */
+struct fleet_queuerow {
+	char		 id[ATTEMPT_ID_MAX];
+	char		 tenant[FLEET_NAME_MAX];
+	uint8_t		 class;
+	char		 repo[REPO_NAME_MAX];
+	uint64_t	 age_ms;
+	char		 why[FLEET_TEXT_MAX];
+};
+
 /* fleetmsg.c */
 const char	*fleet_state_name(int);
 int		 fleet_state_byname(const char *);	/* -1: none */
@@ -174,6 +200,8 @@ struct ibuf	*fleet_ready_compose(const struct fleet_ready *);
 struct ibuf	*fleet_claimed_compose(const struct fleet_claimed *);
 struct ibuf	*fleet_submitted_compose(const struct fleet_submitted *);
 struct ibuf	*fleet_result_compose(const struct fleet_result *);
+struct ibuf	*fleet_hostrow_compose(const struct fleet_hostrow *);
+struct ibuf	*fleet_queuerow_compose(const struct fleet_queuerow *);
 
 /* 0, or -1 with a reason naming the message and field in err. */
 int	 fleet_hello_decode(struct imsg *, struct fleet_hello *, char *,
@@ -192,7 +220,11 @@ int	 fleet_submitted_decode(struct imsg *, struct fleet_submitted *,
 	    char *, size_t);
 int	 fleet_result_decode(struct imsg *, struct fleet_result *, char *,
 	    size_t);
-/* An empty request (CLAIM, HEARTBEAT): no payload at all. */
+int	 fleet_hostrow_decode(struct imsg *, struct fleet_hostrow *, char *,
+	    size_t);
+int	 fleet_queuerow_decode(struct imsg *, struct fleet_queuerow *, char *,
+	    size_t);
+/* An empty request (CLAIM, HEARTBEAT, HOSTS, QUEUE): no payload. */
 int	 fleet_empty_decode(struct imsg *, const char *, char *, size_t);
 
 #endif /* FACTORY_FLEETMSG_H */

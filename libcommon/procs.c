@@ -186,6 +186,30 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 		"the operator's client; holds nothing",
 		{ { NULL, NULL } }
 	},
+	[PROC_FLEET] = {
+		PROC_FLEET, "fleet", "factory-fleet",
+		/*
+		 * stdio: imsg and libpq's socket.  unix: the database's local
+		 * socket.  inet dns: a database over TCP.  getpw: libpq looks
+		 * up the user it runs as for the default role.  No rpath: no
+		 * file but those below, read-only; no exec, no writing.
+		 * Started only when factoryd.conf has a fleet: block.
+		 */
+		"stdio unix inet dns getpw",
+		"the only process with libpq: claims, leases and outcomes in the "
+		"fleet's database, each write fenced by the epochs",
+		{
+			{ "/etc/passwd", "?r" },	/* getpw */
+			{ "/etc/group", "?r" },
+			{ "/etc/nsswitch.conf", "?r" },
+			{ "/etc/resolv.conf", "?r" },	/* dns */
+			{ "/etc/hosts", "?r" },
+			{ "/etc/host.conf", "?r" },
+			{ "/etc/gai.conf", "?r" },
+			{ "/etc/ssl", "?r" },		/* sslmode */
+			{ NULL, NULL }
+		}
+	},
 };
 
 /* The -V variables a child was started with, for proc_getvar(). */

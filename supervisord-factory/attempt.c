@@ -163,7 +163,8 @@ static const char *const stall_kept[] = {
 	NULL
 };
 static const char *const stall_skipped[] = {
-	"submitted", "approved", "selected", "reaped", "shell", NULL
+	"submitted", "approved", "selected", "reaped", "shell", "fleet-sent",
+	NULL
 };
 
 static int

@@ -742,6 +742,9 @@ const struct child_handler child_handlers[] = {
 	/* Usage, tokens and errors; a restart gets every live grant. */
 	{ PROC_GATEWAY,		dispatch_gateway,	gateway_ready,
 	    NULL,		NULL },
+	/* Only with a fleet: block (fleet.c). */
+	{ PROC_FLEET,		fleet_dispatch,		fleet_ready,
+	    fleet_lost,		NULL },
 };
 const size_t nchild_handlers = sizeof(child_handlers) /
     sizeof(child_handlers[0]);

@@ -40,7 +40,7 @@ static void		factoryd_instance(const char *);
 static void		factoryd_lock(const char *);
 static void		factoryd_lock_pid(void);
 static void		factoryd_nofile(const struct factoryd_conf *);
-static int		factoryd_open_binaries(const char *, int *, int *,
+static int		factoryd_open_binaries(const char *, int, int *, int *,
 			    char *, size_t);
 
 /* What the parts below report, and who acts on it (report.c). */
@@ -146,8 +146,8 @@ main(int argc, char *argv[])
 	if ((env = calloc(1, sizeof(*env))) == NULL)
 		err(1, NULL);
 	/* Before anything is started: a binary we would not run stops us. */
-	if (factoryd_open_binaries(conf->libexec, env->binfd,
-	    &env->sandboxfd, errbuf, sizeof(errbuf)) == -1)
+	if (factoryd_open_binaries(conf->libexec, conf->fleet.enabled,
+	    env->binfd, &env->sandboxfd, errbuf, sizeof(errbuf)) == -1)
 		factoryd_fatal_start("child binary %s", errbuf);
 	sandbox_set_launcher(env->sandboxfd);
 	if ((fswalk = factoryd_open_binary(conf->libexec, FACTORY_FSWALK_BIN,
@@ -216,6 +216,7 @@ main(int argc, char *argv[])
 	factoryd_lock_pid();
 
 	proc_handlers(child_handlers, nchild_handlers);
+	fleet_init(attempt_claimed);
 	proc_reaper(fsjob_reap);
 	proc_reaper(shell_reap);
 	proc_reaper(setup_reap);
@@ -294,15 +295,16 @@ factoryd_open_binary(const char *dir, const char *name, char *err,
  * sandbox launcher into *sbx; all or none.
  */
 static int
-factoryd_open_binaries(const char *dir, int *fds, int *sbx, char *err,
-    size_t errlen)
+factoryd_open_binaries(const char *dir, int fleet, int *fds, int *sbx,
+    char *err, size_t errlen)
 {
 	int	 i;
 
 	for (i = 0; i < PROC_MAX; i++)
 		fds[i] = -1;
 	for (i = 0; i < PROC_MAX; i++) {
-		if (i == PROC_PARENT || i == PROC_CONTROL)
+		if (i == PROC_PARENT || i == PROC_CONTROL ||
+		    (i == PROC_FLEET && !fleet))
 			continue;	/* not children */
 		if ((fds[i] = factoryd_open_binary(dir,
 		    factory_procs[i].binary, err, errlen)) == -1)
@@ -476,8 +478,8 @@ factoryd_reload(char *errbuf, size_t errlen)
 	}
 	/* Another libexec: its binaries are opened, and checked, now. */
 	if (strcmp(conf->libexec, env->conf->libexec) != 0) {
-		if (factoryd_open_binaries(conf->libexec, fds, &sbx, errbuf,
-		    errlen) == -1) {
+		if (factoryd_open_binaries(conf->libexec,
+		    env->conf->fleet.enabled, fds, &sbx, errbuf, errlen) == -1) {
 			log_warnx("reload failed, keeping the old "
 			    "configuration: %s", errbuf);
 			conf_free(conf);
@@ -513,6 +515,8 @@ factoryd_reload(char *errbuf, size_t errlen)
 		log_warnx("reload: key changes take effect on restart");
 	if (conf->verifiers != env->conf->verifiers)
 		log_warnx("reload: verifiers changes take effect on restart");
+	if (memcmp(&conf->fleet, &env->conf->fleet, sizeof(conf->fleet)))
+		log_warnx("reload: fleet changes take effect on restart");
 	/* What the running daemon pinned or bound stays as it is. */
 	strlcpy(conf->socket, env->conf->socket, sizeof(conf->socket));
 	strlcpy(conf->statedir, env->conf->statedir, sizeof(conf->statedir));
@@ -521,6 +525,8 @@ factoryd_reload(char *errbuf, size_t errlen)
 	strlcpy(conf->verifier_key, env->conf->verifier_key,
 	    sizeof(conf->verifier_key));
 	conf->verifiers = env->conf->verifiers;
+	conf->fleet = env->conf->fleet;
+	conf->users[PROC_FLEET] = env->conf->users[PROC_FLEET];
 	if (conf->warning[0] != '\0')
 		log_warnx("reload: %s", conf->warning);
 	conf_free(env->conf);

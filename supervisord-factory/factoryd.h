@@ -262,8 +262,15 @@ struct attempt {
 	int			 selected;	/* the cohort's selection */
 	uid_t			 selector;
 	json_t			*select_failures; /* publish-failed */
+	/* Claimed from the fleet (fleet.c): its claim epoch, 0 if not. */
+	uint64_t		 fleet_epoch;
+	uint64_t		 fleet_host_epoch;
+	int			 fleet_sent;	/* FLEET_SENT_* */
 };
 TAILQ_HEAD(attempts, attempt);
+#define FLEET_SENT_NOT		0	/* its outcome is still to go */
+#define FLEET_SENT_ASKED	1	/* on its way */
+#define FLEET_SENT_DONE		2	/* answered, and journaled so */
 
 /*
  * A cohort (best-of-N): journaled as its own record before any member
@@ -454,9 +461,37 @@ void	 publisher_lost(struct child *);
 int	 verifier_busy(struct child *);
 int	 publisher_busy(struct child *);
 
+/*
+ * fleet.c: the parent's side of factory-fleet.  done(arg, answer type,
+ * the decoded answer) once; type 0 and NULL when the child was lost.
+ */
+typedef void	(*fleet_done)(void *, uint32_t, const void *);
+struct fleet_opts {
+	char		 tenant[CONF_FLEET_NAMEMAX];	/* "": the caller's one */
+	int		 class;		/* FLEET_URGENT .. FLEET_BATCH */
+	char		 key[128];	/* "": none */
+};
+struct fleet_claimed;
+/* What runs a claim here (submit.c): 0, or -1 and why. */
+typedef int	(*fleet_run_fn)(const struct fleet_claimed *, char *, size_t);
+int	 fleet_request(uint32_t, struct ibuf *, fleet_done, void *);
+void	 fleet_init(fleet_run_fn);
+void	 fleet_submit(struct ctl_conn *, const struct fleet_opts *,
+	    const char *, const char *, size_t);
+/* A claim handed to fleet_run_fn ended before it was an attempt. */
+void	 fleet_claim_dropped(const char *, uint64_t, const char *);
+void	 fleet_claim_started(void);
+void	 fleet_ctl_list(struct ctl_conn *, struct imsg *);
+uint64_t fleet_epoch(void);
+void	 fleet_ready(struct child *);
+void	 fleet_lost(struct child *);
+int	 fleet_dispatch(struct child *, struct imsg *, char *, size_t);
+
 /* submit.c */
 void	 attempt_submit(struct ctl_conn *, struct imsg *);
 void	 attempt_submit_n(struct ctl_conn *, struct imsg *);
+void	 attempt_submit_fleet(struct ctl_conn *, struct imsg *);
+int	 attempt_claimed(const struct fleet_claimed *, char *, size_t);
 void	 attempt_recover(void);
 
 /* attempt.c */
@@ -651,6 +686,7 @@ enum ctl_wait_kind {
 	CTL_WAIT_SUBMIT,	/* the worker resolves the baseline */
 	CTL_WAIT_RECONCILE,	/* the reconciler's inventory */
 	CTL_WAIT_DIFF,		/* the worker's diff of a result */
+	CTL_WAIT_FLEET,		/* factory-fleet queues a submission */
 	CTL_WAIT_MAX
 };
 void	 reply_init(void (*)(int, short, void *));

@@ -79,6 +79,8 @@ static const struct transition transitions[] = {
 	{ "model",		AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
 	/* An operator entered the sandbox (factoryctl shell). */
 	{ "shell",		AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
+	/* A fleet's attempt: the database took its outcome (fleet.c). */
+	{ "fleet-sent",		AS_MAX,		 B(AS_TERMINATED) },
 };
 #undef B
 
@@ -334,6 +336,15 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 			a->variant = json_integer_value(json_object_get(facts,
 			    "variant"));
 		}
+		/* Claimed from the fleet: the epochs its outcome needs. */
+		v = json_object_get(facts, "fleet");
+		if (json_is_integer(json_object_get(v, "epoch")) &&
+		    json_integer_value(json_object_get(v, "epoch")) > 0) {
+			a->fleet_epoch = json_integer_value(json_object_get(v,
+			    "epoch"));
+			a->fleet_host_epoch = json_integer_value(
+			    json_object_get(v, "host_epoch"));
+		}
 		/* The environment as resolved then: never the name again. */
 		v = json_object_get(facts, "environment");
 		if ((s = json_string_value(json_object_get(v, "image"))) !=
@@ -342,6 +353,8 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 		if ((s = json_string_value(json_object_get(v, "toolchain"))) !=
 		    NULL && lifecycle_digest(s))
 			strlcpy(a->toolchain, s, sizeof(a->toolchain));
+	} else if (strcmp(t->kind, "fleet-sent") == 0) {
+		a->fleet_sent = FLEET_SENT_DONE;
 	} else if (strcmp(t->kind, "allocating") == 0) {
 		a->t[ST_ALLOCATION] = ms;
 		a->uid = json_integer_value(json_object_get(facts, "uid"));

@@ -94,6 +94,8 @@ proc_init_children(void)
 		c = &env->children[n++];
 		c->id = ids[i];
 	}
+	if (env->conf->fleet.enabled)
+		env->children[n++].id = PROC_FLEET;
 	for (i = 0; i < env->conf->verifiers && i < MAX_VERIFIERS; i++) {
 		c = &env->children[n++];
 		c->id = PROC_VERIFIER;

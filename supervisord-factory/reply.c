@@ -43,10 +43,11 @@ static const char *const wait_gone[CTL_WAIT_MAX] = {
 	"its submission (not journaled yet: no attempt) is dropped",
 	"its reconcile goes on, unanswered",
 	"its diff is dropped when it comes",
+	"its submission goes on in the fleet's queue, unanswered",
 };
 /* Who answers each kind. */
 static const char *const wait_whom[CTL_WAIT_MAX] = {
-	"the worker", "the reconciler", "the worker",
+	"the worker", "the reconciler", "the worker", "factory-fleet",
 };
 
 void

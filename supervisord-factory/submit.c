@@ -24,6 +24,7 @@
 
 #include "esc.h"
 #include "factoryd.h"
+#include "fleetmsg.h"
 #include "image.h"
 #include "journal.h"
 #include "log.h"
@@ -52,6 +53,11 @@ struct pending {
 	char			 image[IMAGE_HEXLEN + 1];	/* "": host */
 	char			 toolchain[SHA256_HEX_LEN + 1];	/* "": none */
 	int			 cohort_n;	/* submit -n, or cohort: size */
+	/* A fleet's claim: its id and epochs; no client waits for it. */
+	char			 fleet_id[ATTEMPT_ID_MAX];
+	uint64_t		 fleet_epoch;
+	uint64_t		 fleet_host_epoch;
+	char			 fleet_tenant[CONF_FLEET_NAMEMAX];
 };
 
 /*
@@ -70,7 +76,11 @@ static size_t			 nresolving;
 
 static int	pending_send(struct pending *);
 
-static void	submit_common(struct ctl_conn *, struct ibuf *, int);
+static void	submit_common(struct ctl_conn *, struct ibuf *, int,
+		    const struct fleet_opts *);
+/* The request ids of claims' baselines, apart from reply_wait()'s. */
+#define PENDING_FLEET	0x80000000U
+static uint32_t		 fleet_reqs;
 
 /*
  * After replay, each attempt is driven on from its last journaled state
@@ -223,7 +233,44 @@ attempt_submit(struct ctl_conn *c, struct imsg *imsg)
 		reply_fail(c, "submit: empty manifest");
 		return;
 	}
-	submit_common(c, &ib, 0);
+	submit_common(c, &ib, 0, NULL);
+}
+
+/* submit --tenant, --priority, --idempotency-key (fleet: only). */
+void
+attempt_submit_fleet(struct ctl_conn *c, struct imsg *imsg)
+{
+	static const char *const classes[] = { "urgent", "normal", "batch" };
+	struct fleet_opts	 fo;
+	struct ibuf		 ib;
+	char			 cls[16];
+	size_t			 i;
+
+	memset(&fo, 0, sizeof(fo));
+	if (imsg_get_ibuf(imsg, &ib) == -1 ||
+	    ibuf_get_string(&ib, fo.tenant, sizeof(fo.tenant)) == -1 ||
+	    ibuf_get_string(&ib, cls, sizeof(cls)) == -1 ||
+	    ibuf_get_string(&ib, fo.key, sizeof(fo.key)) == -1) {
+		reply_fail(c, "submit: bad fleet request");
+		return;
+	}
+	fo.class = FLEET_NORMAL;
+	for (i = 0; cls[0] != '\0' && i < 3; i++)
+		if (strcmp(cls, classes[i]) == 0)
+			break;
+	if (i == 3) {
+		reply_fail(c, "submit: --priority: urgent, normal or batch");
+		return;
+	}
+	if (cls[0] != '\0')
+		fo.class = i;
+	if ((fo.tenant[0] != '\0' && !fleet_valid_name(fo.tenant)) ||
+	    (fo.key[0] != '\0' && !fleet_valid_key(fo.key))) {
+		reply_fail(c, "submit: --tenant or --idempotency-key: not a "
+		    "name");
+		return;
+	}
+	submit_common(c, &ib, 0, &fo);
 }
 
 /* submit -n N: a cohort of N members (factoryctl(8)). */
@@ -242,7 +289,7 @@ attempt_submit_n(struct ctl_conn *c, struct imsg *imsg)
 		    "(max-cohort)", n, env->conf->max_cohort);
 		return;
 	}
-	submit_common(c, &ib, (int)n);
+	submit_common(c, &ib, (int)n, NULL);
 }
 
 /*
@@ -291,7 +338,8 @@ submit_admit_variants(const char *name, const struct conf_repo *repo,
 }
 
 static void
-submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
+submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n,
+    const struct fleet_opts *fo)
 {
 	struct ibuf		 ib = *ibp;
 	struct statvfs		 vfs;
@@ -305,6 +353,11 @@ submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
 	if (ibuf_get_string(&ib, name, sizeof(name)) == -1 ||
 	    (len = ibuf_size(&ib)) == 0) {
 		reply_fail(c, "submit: empty manifest");
+		return;
+	}
+	if (fo != NULL && !env->conf->fleet.enabled) {
+		reply_fail(c, "submit: --tenant, --priority, --idempotency-key: "
+		    "this factoryd has no fleet:");
 		return;
 	}
 	if (manifest_parse(name, ibuf_data(&ib), len, &m, err,
@@ -375,6 +428,15 @@ submit_common(struct ctl_conn *c, struct ibuf *ibp, int cohort_n)
 	}
 	p->uid = c->uid;
 	p->cohort_n = cohort_n;
+	if (env->conf->fleet.enabled) {
+		/* Checked as here, queued there: a claim runs it. */
+		if (cohort_n > 0)
+			reply_fail(c, "%s: cohort: not in a fleet", name);
+		else
+			fleet_submit(c, fo, m->repository, p->raw, p->len);
+		pending_drop(p);
+		return;
+	}
 	if (nresolving >= PENDING_MAX) {
 		reply_fail(c, "%zu submissions are waiting for the worker: "
 		    "not accepted, try again", nresolving);
@@ -413,7 +475,10 @@ pending_send(struct pending *p)
 		log_debug("submission %u waits for the worker", p->rq.req);
 		return (0);
 	}
-	if ((c = reply_wait_take(p->rq.req, CTL_WAIT_SUBMIT, NULL)) != NULL)
+	if (p->fleet_id[0] != '\0')
+		fleet_claim_dropped(p->fleet_id, p->fleet_epoch, err);
+	else if ((c = reply_wait_take(p->rq.req, CTL_WAIT_SUBMIT, NULL)) !=
+	    NULL)
 		reply_fail(c, "%s", errno == EAGAIN ?
 		    "worker not running: factoryd is shutting down" : err);
 	pending_drop(p);
@@ -433,7 +498,10 @@ attempt_member(const struct pending *p, struct manifest *m, const char *oid,
 	char		 id[ATTEMPT_ID_MAX], hex[SHA256_HEX_LEN + 1];
 	json_t		*facts, *extra;
 
-	attempt_newid(id, sizeof(id));
+	if (p->fleet_id[0] != '\0')
+		strlcpy(id, p->fleet_id, sizeof(id));
+	else
+		attempt_newid(id, sizeof(id));
 	a = lifecycle_new(&env->attempts, env->conf->statedir, id);
 	if ((a->manifest_raw = strdup(p->raw)) == NULL)
 		fatal(NULL);
@@ -452,6 +520,11 @@ attempt_member(const struct pending *p, struct manifest *m, const char *oid,
 		json_object_set_new(facts, "cohort", json_string(cohort));
 		json_object_set_new(facts, "variant", json_integer(variant));
 	}
+	if (p->fleet_epoch != 0)
+		json_object_set_new(facts, "fleet", json_pack("{s:s, s:I, s:I}",
+		    "tenant", p->fleet_tenant, "epoch",
+		    (json_int_t)p->fleet_epoch, "host_epoch",
+		    (json_int_t)p->fleet_host_epoch));
 	extra = json_pack("{s:s}", "manifest", a->manifest_raw);
 	if (attempt_transition(a, "submitted", facts, extra) == -1) {
 		json_decref(extra);
@@ -514,6 +587,107 @@ attempt_resolved_cohort(struct ctl_conn *c, struct pending *p,
 	attempt_schedule();
 }
 
+/*
+ * A claim's baseline: the attempt is journaled under the fleet's id, or
+ * the claim is handed back to the fleet as failed.
+ */
+static int
+claim_resolved(const struct msg_resolved *o)
+{
+	struct pending	*p;
+	struct attempt	*a;
+
+	TAILQ_FOREACH(p, &resolving, entry)
+		if (p->fleet_id[0] != '\0' && p->rq.req == o->req)
+			break;
+	if (p == NULL)
+		return (0);	/* a client's, or none */
+	TAILQ_REMOVE(&resolving, p, entry);
+	nresolving--;
+	p->rq.req = 0;
+	if (o->oid[0] == '\0') {
+		fleet_claim_dropped(p->fleet_id, p->fleet_epoch, o->error);
+		pending_drop(p);
+		return (1);
+	}
+	/* The manifest is the attempt's now, or freed with the refusal. */
+	a = attempt_member(p, p->m, o->oid, NULL, 0);
+	p->m = NULL;
+	if (a == NULL)
+		fleet_claim_dropped(p->fleet_id, p->fleet_epoch,
+		    "the journal refused the claim");
+	else {
+		a->fleet_epoch = p->fleet_epoch;
+		a->fleet_host_epoch = p->fleet_host_epoch;
+		fleet_claim_started();
+		attempt_schedule();
+	}
+	pending_drop(p);
+	return (1);
+}
+
+/*
+ * A claim the fleet's database committed for this host: checked as a
+ * submission is, then its baseline resolved like one; only then is
+ * anything journaled.  -1 and why: it never becomes an attempt here.
+ */
+int
+attempt_claimed(const struct fleet_claimed *cl, char *err, size_t errlen)
+{
+	struct pending		*p;
+	struct conf_repo	*repo;
+	struct manifest		*m;
+	struct attempt		*a;
+	size_t			 len = strlen(cl->manifest);
+
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (strcmp(a->id, cl->id) == 0) {
+			snprintf(err, errlen, "%s: an attempt of this id ran "
+			    "here before", cl->id);
+			return (-1);
+		}
+	if (manifest_parse(cl->id, cl->manifest, len, &m, err, errlen) == -1)
+		return (-1);
+	if (m->cohort_size > 0 || (repo = conf_repo(env->conf,
+	    m->repository)) == NULL || strcmp(m->repository, cl->repo) != 0) {
+		snprintf(err, errlen, "%s: repository %s is not served here, "
+		    "or a cohort", cl->id, m->repository);
+		manifest_free(m);
+		return (-1);
+	}
+	if (nresolving >= PENDING_MAX) {
+		snprintf(err, errlen, "too many submissions waiting for the "
+		    "worker");
+		manifest_free(m);
+		return (-1);
+	}
+	if ((p = calloc(1, sizeof(*p))) == NULL ||
+	    (p->raw = strdup(cl->manifest)) == NULL)
+		fatal(NULL);
+	p->len = len;
+	p->m = m;
+	p->uid = env->conf->users[PROC_FLEET].uid;
+	strlcpy(p->fleet_id, cl->id, sizeof(p->fleet_id));
+	strlcpy(p->fleet_tenant, cl->tenant, sizeof(p->fleet_tenant));
+	p->fleet_epoch = cl->epoch;
+	p->fleet_host_epoch = fleet_epoch();
+	if (attempt_environment(cl->id, repo, m, p, err, errlen) == -1 ||
+	    gateway_admit(cl->id, repo, m, err, errlen) == -1) {
+		p->rq.req = 0;
+		pending_drop(p);
+		return (-1);
+	}
+	strlcpy(p->rq.repo, repo->path, sizeof(p->rq.repo));
+	strlcpy(p->rq.ref, m->baseline, sizeof(p->rq.ref));
+	if (++fleet_reqs >= PENDING_FLEET)
+		fleet_reqs = 1;
+	p->rq.req = PENDING_FLEET | fleet_reqs;
+	TAILQ_INSERT_TAIL(&resolving, p, entry);
+	nresolving++;
+	(void)pending_send(p);	/* a refusal is reported there */
+	return (0);
+}
+
 void
 attempt_resolved(const struct msg_resolved *o)
 {
@@ -523,6 +697,8 @@ attempt_resolved(const struct msg_resolved *o)
 	uint32_t	 req = o->req;
 	void		*arg;
 
+	if ((req & PENDING_FLEET) && claim_resolved(o))
+		return;
 	if ((c = reply_wait_take(req, CTL_WAIT_SUBMIT, &arg)) == NULL) {
 		/* Its client left: dropped, never journaled. */
 		if (reply_wait_issued(req))
@@ -570,7 +746,10 @@ pending_lost(struct child *w)
 			p->sent--;	/* stopped on purpose: not a death */
 		if (p->sent < PENDING_SENDS)
 			continue;
-		if ((c = reply_wait_take(p->rq.req, CTL_WAIT_SUBMIT,
+		if (p->fleet_id[0] != '\0')
+			fleet_claim_dropped(p->fleet_id, p->fleet_epoch,
+			    "the worker died twice resolving the baseline");
+		else if ((c = reply_wait_take(p->rq.req, CTL_WAIT_SUBMIT,
 		    NULL)) != NULL)
 			reply_fail(c, "the worker died twice resolving "
 			    "the baseline: not accepted");

@@ -198,7 +198,8 @@ check() {
 
 check "apt-get install ./factory.deb" inroot sh -c \
     'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends /tmp/factory.deb'
-for u in _factoryw _factoryv _factoryr _factoryp _factorye _factoryi _factoryg; do
+for u in _factoryw _factoryv _factoryr _factoryp _factorye _factoryi _factoryg \
+    _factoryf; do
 	check "user $u exists, no login" inroot sh -c \
 	    "getent passwd $u | grep -q ':/usr/sbin/nologin\$'"
 done

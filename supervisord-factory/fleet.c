@@ -1,0 +1,653 @@
+/*
+ * The parent's side of factory-fleet, which alone speaks to the fleet's
+ * PostgreSQL (factory-fleet(8)): transport and bookkeeping only.  The
+ * child is told the database, this host and the tenants; the host's
+ * lease is renewed on a timer; every request gets exactly one answer
+ * of the kind it asked for, with its id, or the child lied and is
+ * killed.  No SQL here, and nothing waits on the database: a caller
+ * gets its answer in a callback, or "lost" when the child goes.
+ *
+ * Claims: whenever this host has a free slot (on a timer, and after
+ * an outcome was taken), one claim at a time; the claimed manifest is
+ * checked against its digest and handed to submit.c, which journals it
+ * as an attempt of the fleet's id only now that the database committed
+ * the claim.  Outcomes: an attempt of the fleet that has ended and
+ * been torn down is in the journal already; its outcome goes to the
+ * database from there (the journal is the outbox), fenced by the claim
+ * and host epochs, and once answered (taken, or superseded: never
+ * retried) a "fleet-sent" record says so.  After a restart, what has
+ * no such record is sent again.
+ *
+ * Without a fleet: block nothing of this runs (no child is started).
+ */
+#include <sys/types.h>
+
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "factoryd.h"
+#include "fleetmsg.h"
+#include "log.h"
+
+#include "attempt.h"
+
+#define FLEET_PENDING_MAX	256	/* requests without an answer yet */
+#define FLEET_POLL_MS		1000	/* claims and outcomes, at least */
+#define FLEET_MAX_CLAIMS	3	/* of one attempt, then dead */
+
+struct fleet_req {
+	uint32_t	 id;		/* 0: a free row */
+	uint32_t	 type;
+	fleet_done	 done;
+	void		*arg;
+};
+
+static struct fleet_req	 pending[FLEET_PENDING_MAX];
+static uint32_t		 lastid;
+static struct event	 ev_beat;
+static int		 said_hello;	/* to this child: READY next */
+static int		 ready;		/* READY: requests may go */
+static uint64_t		 host_epoch;	/* the last the database gave */
+static struct event	 ev_poll;
+static int		 claiming;	/* a CLAIM is out */
+static int		 nstarting;	/* claims not attempts yet */
+static fleet_run_fn	 run_claim;
+
+static void	fleet_beat(int, short, void *);
+static void	fleet_poll(int, short, void *);
+
+void
+fleet_init(fleet_run_fn fn)
+{
+	run_claim = fn;
+	evtimer_set(&ev_poll, fleet_poll, NULL);
+}
+
+uint64_t
+fleet_epoch(void)
+{
+	return (host_epoch);
+}
+
+/*
+ * A request to the child; done(arg, type, answer) later, once.  -1
+ * (errno EAGAIN) when the child is not ready or too much is pending:
+ * the caller answers its own caller at once.
+ */
+int
+fleet_request(uint32_t type, struct ibuf *b, fleet_done done, void *arg)
+{
+	struct child	*c = proc_find(PROC_FLEET, 0);
+	size_t		 i;
+
+	if (b == NULL) {
+		errno = EINVAL;
+		return (-1);
+	}
+	for (i = 0; i < FLEET_PENDING_MAX; i++)
+		if (pending[i].id == 0)
+			break;
+	if (!ready || c == NULL || c->state != CHILD_RUNNING ||
+	    i == FLEET_PENDING_MAX) {
+		ibuf_free(b);
+		errno = EAGAIN;
+		return (-1);
+	}
+	if (++lastid == 0)
+		lastid = 1;
+	if (imsg_compose_ibuf(&c->iev.ibuf, type, lastid, 0, b) == -1)
+		return (-1);
+	imsgev_add(&c->iev);
+	pending[i].id = lastid;
+	pending[i].type = type;
+	pending[i].done = done;
+	pending[i].arg = arg;
+	return (0);
+}
+
+/* HELLO from the child: it gets this host and its database. */
+void
+fleet_ready(struct child *c)
+{
+	const struct conf_fleet	*f = &env->conf->fleet;
+	const struct conf_repo	*r;
+	struct fleet_hello	*h;
+	struct ibuf		*b;
+
+	if ((h = calloc(1, sizeof(*h))) == NULL) {
+		proc_kill(c, "out of memory for its HELLO");
+		return;
+	}
+	strlcpy(h->conninfo, f->conninfo, sizeof(h->conninfo));
+	strlcpy(h->host, f->host, sizeof(h->host));
+	h->epoch = host_epoch;
+	h->slots = f->slots;
+	h->lease_ms = f->lease_ms;
+	h->deadline_ms = f->deadline_ms;
+	TAILQ_FOREACH(r, &env->conf->repos, entry)
+		if (h->nrepos < FLEET_REPOS_MAX)
+			strlcpy(h->repos[h->nrepos++], r->name,
+			    sizeof(h->repos[0]));
+	b = fleet_hello_compose(h);
+	explicit_bzero(h, sizeof(*h));
+	free(h);
+	if (b == NULL ||
+	    imsg_compose_ibuf(&c->iev.ibuf, IMSG_FLEET_HELLO, 0, 0, b) == -1) {
+		proc_kill(c, "its HELLO does not compose");
+		return;
+	}
+	imsgev_add(&c->iev);
+	said_hello = 1;
+}
+
+/* Gone: every request still waiting hears so, and nothing goes out. */
+void
+fleet_lost(struct child *c)
+{
+	struct fleet_req	 r;
+	size_t			 i;
+
+	said_hello = ready = 0;
+	evtimer_del(&ev_beat);
+	evtimer_del(&ev_poll);
+	for (i = 0; i < FLEET_PENDING_MAX; i++) {
+		if (pending[i].id == 0)
+			continue;
+		r = pending[i];
+		pending[i].id = 0;
+		if (r.done != NULL)
+			r.done(r.arg, 0, NULL);
+	}
+}
+
+static void
+tenant_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_result *res = ans;
+
+	if (res != NULL && res->code != FLEET_OK)
+		log_warnx("fleet: a tenant was not recorded: %s: %s",
+		    fleet_code_name(res->code), res->text);
+}
+
+static void
+beat_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_result *res = ans;
+
+	if (res == NULL)
+		return;
+	if (res->code == FLEET_SUPERSEDED)
+		log_warnx("fleet: host %s at epoch %llu is superseded",
+		    env->conf->fleet.host, (unsigned long long)host_epoch);
+	else if (res->code != FLEET_OK)
+		log_warnx("fleet: lease not renewed: %s: %s",
+		    fleet_code_name(res->code), res->text);
+	else
+		log_debug("fleet: lease renewed, host %s", res->text);
+}
+
+static void
+fleet_beat(int fd, short event, void *arg)
+{
+	struct timeval	 tv;
+	uint32_t	 ms = env->conf->fleet.lease_ms / 3;
+
+	if (fleet_request(IMSG_FLEET_HEARTBEAT, ibuf_open(0), beat_done,
+	    NULL) == -1)
+		log_warnx("fleet: heartbeat: %s", strerror(errno));
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(&ev_beat, &tv);
+}
+
+/* READY: the host is registered; the tenants go, the lease is kept. */
+static int
+fleet_got_ready(struct child *c, struct imsg *imsg, char *why, size_t len)
+{
+	const struct conf_fleet	*f = &env->conf->fleet;
+	struct fleet_ready	 r;
+	struct fleet_tenant	 t;
+	size_t			 i;
+
+	if (!said_hello || ready) {
+		snprintf(why, len, "FLEET_READY unasked");
+		return (-1);
+	}
+	if (fleet_ready_decode(imsg, &r, why, len) == -1)
+		return (-1);
+	if (r.epoch <= host_epoch) {
+		snprintf(why, len, "FLEET_READY: epoch %llu, not past %llu",
+		    (unsigned long long)r.epoch,
+		    (unsigned long long)host_epoch);
+		return (-1);
+	}
+	host_epoch = r.epoch;
+	ready = 1;
+	log_info("fleet: host %s at epoch %llu, schema %u, %s", f->host,
+	    (unsigned long long)host_epoch, r.schema,
+	    fleet_hstate_name(r.state));
+	for (i = 0; i < f->ntenants; i++) {
+		memset(&t, 0, sizeof(t));
+		strlcpy(t.name, f->tenants[i].name, sizeof(t.name));
+		t.weight = f->tenants[i].weight;
+		t.max_running = f->tenants[i].max_running;
+		t.max_queued = f->tenants[i].max_queued;
+		t.paused = f->tenants[i].paused;
+		if (fleet_request(IMSG_FLEET_TENANT, fleet_tenant_compose(&t),
+		    tenant_done, NULL) == -1)
+			log_warnx("fleet: tenant %s: %s", t.name,
+			    strerror(errno));
+	}
+	evtimer_set(&ev_beat, fleet_beat, NULL);
+	fleet_beat(-1, 0, NULL);
+	fleet_poll(-1, 0, NULL);
+	return (0);
+}
+
+/* A submission: the caller's tenant, its repository, then the queue. */
+static void
+submit_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_submitted	*s = ans;
+	const struct fleet_result	*r = ans;
+	struct ctl_conn			*c;
+	uint32_t			 req = (uint32_t)(uintptr_t)arg;
+
+	if ((c = reply_wait_take(req, CTL_WAIT_FLEET, NULL)) == NULL)
+		return;		/* its client left; the queue has it */
+	if (type == 0)
+		reply_fail(c, "submit: factory-fleet was lost before it "
+		    "answered: the submission may be queued");
+	else if (type == IMSG_FLEET_SUBMITTED)
+		reply_obj(c, json_pack("{s:s, s:b, s:s}", "id", s->id,
+		    "created", s->created, "fleet", env->conf->fleet.host));
+	else
+		reply_fail(c, "submit: the fleet %s it: %s",
+		    r->code == FLEET_REFUSED ? "refused" : "could not queue",
+		    r->text);
+}
+
+void
+fleet_submit(struct ctl_conn *c, const struct fleet_opts *fo,
+    const char *repo, const char *raw, size_t len)
+{
+	const struct conf_tenant *t;
+	struct fleet_submit	 s;
+	gid_t			 gids[NGROUPS_MAX];
+	socklen_t		 glen = sizeof(gids);
+	char			 why[128], hex[SHA256_HEX_LEN + 1];
+	size_t			 i;
+	uint32_t		 req;
+	int			 n;
+
+	/* The groups the client had when it connected (SO_PEERGROUPS). */
+	if (getsockopt(c->iev.ibuf.fd, SOL_SOCKET, SO_PEERGROUPS, gids,
+	    &glen) == -1)
+		glen = 0;
+	n = glen / sizeof(gids[0]);
+	if ((t = conf_tenant_of(env->conf, fo != NULL ? fo->tenant : NULL,
+	    c->uid, gids, n, why, sizeof(why))) == NULL) {
+		reply_fail(c, "submit: refused: %s", why);
+		return;
+	}
+	for (i = 0; i < t->nrepos; i++)
+		if (strcmp(t->repos[i], repo) == 0)
+			break;
+	if (i == t->nrepos) {
+		reply_fail(c, "submit: refused: repository %s is not tenant "
+		    "%s's", repo, t->name);
+		return;
+	}
+	memset(&s, 0, sizeof(s));
+	strlcpy(s.tenant, t->name, sizeof(s.tenant));
+	s.class = fo != NULL ? fo->class : FLEET_NORMAL;
+	strlcpy(s.repo, repo, sizeof(s.repo));
+	if (fo != NULL)
+		strlcpy(s.key, fo->key, sizeof(s.key));
+	sha256_hex(raw, len, hex);
+	snprintf(s.digest, sizeof(s.digest), "sha256:%s", hex);
+	s.max_claims = FLEET_MAX_CLAIMS;
+	s.manifest = (char *)raw;
+	req = reply_wait(c, CTL_WAIT_FLEET, NULL, NULL);
+	if (fleet_request(IMSG_FLEET_SUBMIT, fleet_submit_compose(&s),
+	    submit_done, (void *)(uintptr_t)req) == -1) {
+		reply_wait_take(req, CTL_WAIT_FLEET, NULL);
+		reply_fail(c, "submit: factory-fleet is not ready: not "
+		    "queued, try again");
+		return;
+	}
+	log_info("fleet: uid %u submits to tenant %s, %s, manifest %s",
+	    (unsigned)c->uid, t->name, repo, s.digest);
+}
+
+/* A claim's outcome (or a claim this host cannot run), fenced. */
+static void
+fleet_outcome(const char *id, uint64_t epoch, int to, const char *reason,
+    fleet_done done, void *arg)
+{
+	struct fleet_write	 w;
+	size_t			 i;
+
+	memset(&w, 0, sizeof(w));
+	strlcpy(w.id, id, sizeof(w.id));
+	w.epoch = epoch;
+	w.from = FLEET_CLAIMED;
+	w.to = to;
+	/* Printable ASCII only, and bounded: the codec checks it. */
+	for (i = 0; reason[i] != '\0' && i < sizeof(w.reason) - 1; i++)
+		w.reason[i] = reason[i] >= 0x20 && reason[i] < 0x7f ?
+		    reason[i] : '?';
+	if (fleet_request(IMSG_FLEET_OUTCOME, fleet_write_compose(&w), done,
+	    arg) == -1 && done != NULL)
+		done(arg, 0, NULL);
+}
+
+static void
+dropped_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_result *r = ans;
+
+	if (r != NULL && r->code != FLEET_OK)
+		log_warnx("fleet: a claim handed back: %s: %s",
+		    fleet_code_name(r->code), r->text);
+}
+
+/* A claim that never became an attempt here: back as failed. */
+void
+fleet_claim_dropped(const char *id, uint64_t epoch, const char *why)
+{
+	if (nstarting > 0)
+		nstarting--;
+	log_warnx("fleet: claim %s not run here: %s", id, why);
+	fleet_outcome(id, epoch, FLEET_FAILED, why, dropped_done, NULL);
+}
+
+void
+fleet_claim_started(void)
+{
+	if (nstarting > 0)
+		nstarting--;
+}
+
+static void
+claim_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_claimed	*cl = ans;
+	const struct fleet_result	*r = ans;
+	char				 hex[SHA256_HEX_LEN + 1];
+	char				 want[FLEET_DIGEST_MAX], err[CONF_ERRLEN];
+
+	claiming = 0;
+	if (type != IMSG_FLEET_CLAIMED) {
+		if (r != NULL && r->code != FLEET_NONE)
+			log_warnx("fleet: claim: %s: %s",
+			    fleet_code_name(r->code), r->text);
+		return;
+	}
+	sha256_hex(cl->manifest, strlen(cl->manifest), hex);
+	snprintf(want, sizeof(want), "sha256:%s", hex);
+	log_info("fleet: claimed %s of tenant %s at epoch %llu", cl->id,
+	    cl->tenant, (unsigned long long)cl->epoch);
+	nstarting++;
+	if (strcmp(want, cl->digest) != 0)
+		fleet_claim_dropped(cl->id, cl->epoch, "the manifest does not "
+		    "match its digest");
+	else if (run_claim(cl, err, sizeof(err)) == -1)
+		fleet_claim_dropped(cl->id, cl->epoch, err);
+	/* More, if there is room. */
+	evtimer_del(&ev_poll);
+	fleet_poll(-1, 0, NULL);
+}
+
+static void
+outcome_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_result *r = ans;
+	struct attempt	*a;
+	char		*id = arg;
+
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (strcmp(a->id, id) == 0)
+			break;
+	free(id);
+	if (a == NULL || a->fleet_sent != FLEET_SENT_ASKED)
+		return;
+	/* Unknown (an error, the child lost): sent again later. */
+	if (r == NULL || (r->code != FLEET_OK &&
+	    r->code != FLEET_SUPERSEDED)) {
+		a->fleet_sent = FLEET_SENT_NOT;
+		return;
+	}
+	if (r->code == FLEET_SUPERSEDED)
+		log_warnx("%s: fleet: its outcome is superseded (epoch %llu)",
+		    a->id, (unsigned long long)a->fleet_epoch);
+	if (attempt_transition(a, "fleet-sent", json_pack("{s:s}", "answer",
+	    fleet_code_name(r->code)), NULL) == -1) {
+		a->fleet_sent = FLEET_SENT_NOT;
+		return;
+	}
+	a->fleet_sent = FLEET_SENT_DONE;
+	evtimer_del(&ev_poll);
+	fleet_poll(-1, 0, NULL);
+}
+
+/*
+ * The outbox: every attempt of the fleet ended and torn down, whose
+ * outcome is not yet answered, goes; then a claim if a slot is free.
+ */
+static void
+fleet_poll(int fd, short event, void *arg)
+{
+	struct attempt	*a;
+	struct timeval	 tv = { FLEET_POLL_MS / 1000, 0 };
+	uint32_t	 busy = nstarting;
+	char		*id;
+	int		 to;
+
+	TAILQ_FOREACH(a, &env->attempts, entry) {
+		if (a->fleet_epoch == 0 || a->fleet_sent == FLEET_SENT_DONE)
+			continue;
+		if (a->state != AS_TERMINATED) {
+			busy++;
+			continue;
+		}
+		if (a->fleet_sent == FLEET_SENT_ASKED)
+			continue;
+		if (a->fleet_host_epoch != host_epoch) {
+			/* Of a former self: the database fences it. */
+			log_info("%s: fleet: outcome of host epoch %llu",
+			    a->id, (unsigned long long)a->fleet_host_epoch);
+		}
+		to = a->outcome == AS_PUBLISHED ? FLEET_DONE :
+		    a->outcome == AS_CANCELLED ? FLEET_CANCELLED : FLEET_FAILED;
+		if ((id = strdup(a->id)) == NULL)
+			fatal(NULL);
+		a->fleet_sent = FLEET_SENT_ASKED;
+		fleet_outcome(a->id, a->fleet_epoch, to, a->reason != NULL ?
+		    a->reason : attempt_state_name(a->outcome), outcome_done,
+		    id);
+	}
+	if (ready && !claiming && busy < env->conf->fleet.slots &&
+	    !env->shutting_down) {
+		claiming = 1;
+		if (fleet_request(IMSG_FLEET_CLAIM, ibuf_open(0), claim_done,
+		    NULL) == -1)
+			claiming = 0;
+	}
+	if (ready)
+		evtimer_add(&ev_poll, &tv);
+}
+
+/*
+ * An answer: to a request of ours still pending, of a kind that request
+ * gets.  Anything else is the child's lie.
+ */
+int
+fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
+{
+	union {
+		struct fleet_result	 result;
+		struct fleet_claimed	 claimed;
+		struct fleet_submitted	 submitted;
+		struct fleet_hostrow	 hostrow;
+		struct fleet_queuerow	 queuerow;
+	} u;
+	struct fleet_req	 r;
+	uint32_t		 type = imsg_get_type(imsg);
+	uint32_t		 id = imsg_get_id(imsg);
+	size_t			 i;
+	int			 ok;
+
+	if (type == IMSG_FLEET_READY)
+		return (fleet_got_ready(c, imsg, why, len));
+	for (i = 0; i < FLEET_PENDING_MAX; i++)
+		if (id != 0 && pending[i].id == id)
+			break;
+	if (i == FLEET_PENDING_MAX) {
+		snprintf(why, len, "an answer (type %u) to request %u, "
+		    "never asked or answered already", type, id);
+		return (-1);
+	}
+	r = pending[i];
+	memset(&u, 0, sizeof(u));
+	/* A listing's rows: each to its request, which goes on waiting. */
+	if (type == IMSG_FLEET_HOSTROW || type == IMSG_FLEET_QUEUEROW) {
+		if (r.type != (type == IMSG_FLEET_HOSTROW ? IMSG_FLEET_HOSTS :
+		    IMSG_FLEET_QUEUE)) {
+			snprintf(why, len, "answer type %u to request type %u",
+			    type, r.type);
+			return (-1);
+		}
+		if ((type == IMSG_FLEET_HOSTROW ? fleet_hostrow_decode(imsg,
+		    &u.hostrow, why, len) : fleet_queuerow_decode(imsg,
+		    &u.queuerow, why, len)) == -1)
+			return (-1);
+		if (r.done != NULL)
+			r.done(r.arg, type, &u);
+		return (0);
+	}
+	switch (type) {
+	case IMSG_FLEET_RESULT:
+		ok = fleet_result_decode(imsg, &u.result, why, len) == 0;
+		/* A claim's none, or a refusal: never "done" for a claim. */
+		if (ok && r.type == IMSG_FLEET_CLAIM &&
+		    u.result.code == FLEET_OK) {
+			snprintf(why, len, "FLEET_RESULT ok to a claim");
+			ok = 0;
+		}
+		break;
+	case IMSG_FLEET_CLAIMED:
+	case IMSG_FLEET_SUBMITTED:
+		if (r.type != (type == IMSG_FLEET_CLAIMED ? IMSG_FLEET_CLAIM :
+		    IMSG_FLEET_SUBMIT)) {
+			snprintf(why, len, "answer type %u to request type %u",
+			    type, r.type);
+			ok = 0;
+		} else if (type == IMSG_FLEET_CLAIMED)
+			ok = fleet_claimed_decode(imsg, &u.claimed, why,
+			    len) == 0;
+		else
+			ok = fleet_submitted_decode(imsg, &u.submitted, why,
+			    len) == 0;
+		break;
+	default:
+		snprintf(why, len, "unexpected imsg type %u", type);
+		ok = 0;
+	}
+	if (!ok)
+		return (-1);
+	pending[i].id = 0;
+	if (r.done != NULL)
+		r.done(r.arg, type, &u);
+	if (type == IMSG_FLEET_CLAIMED)
+		free(u.claimed.manifest);
+	return (0);
+}
+
+/* factoryctl hosts and queue: the rows, then the answer, at once. */
+struct fleet_list {
+	uint32_t	 req;		/* the client's wait */
+	const char	*key;		/* "hosts" or "queue" */
+	json_t		*rows;
+	int		 nrows;
+};
+
+static void
+list_drop(void *arg)
+{
+	struct fleet_list	*l = arg;
+
+	l->req = 0;		/* its client left: rows go nowhere */
+}
+
+static void
+list_done(void *arg, uint32_t type, const void *ans)
+{
+	static const char *const classes[] = { "urgent", "normal", "batch" };
+	const struct fleet_hostrow	*h = ans;
+	const struct fleet_queuerow	*q = ans;
+	const struct fleet_result	*r = ans;
+	struct fleet_list		*l = arg;
+	struct ctl_conn			*c;
+
+	if (type == IMSG_FLEET_HOSTROW || type == IMSG_FLEET_QUEUEROW) {
+		if (l->nrows++ >= FLEET_ROWS_MAX)
+			return;
+		json_array_append_new(l->rows, type == IMSG_FLEET_HOSTROW ?
+		    json_pack("{s:s, s:I, s:s, s:i, s:i, s:I, s:b}", "host",
+		    h->host, "epoch", (json_int_t)h->epoch, "state",
+		    fleet_hstate_name(h->state), "slots", (int)h->slots,
+		    "running", (int)h->running, "heartbeat_ms",
+		    (json_int_t)h->heartbeat_ms, "expired", h->expired) :
+		    json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "id", q->id,
+		    "tenant", q->tenant, "priority", classes[q->class],
+		    "repository", q->repo, "age_ms", (json_int_t)q->age_ms,
+		    "why", q->why));
+		return;
+	}
+	c = l->req != 0 ? reply_wait_take(l->req, CTL_WAIT_FLEET, NULL) :
+	    NULL;
+	if (c != NULL && type == IMSG_FLEET_RESULT && r->code == FLEET_OK)
+		reply_obj(c, json_pack("{s:O}", l->key, l->rows));
+	else if (c != NULL)
+		reply_fail(c, "the fleet did not answer: %s", r != NULL ?
+		    r->text : "factory-fleet was lost");
+	json_decref(l->rows);
+	free(l);
+}
+
+void
+fleet_ctl_list(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct fleet_list	*l;
+	uint32_t		 type;
+
+	type = imsg_get_type(imsg) == IMSG_CTL_HOSTS ? IMSG_FLEET_HOSTS :
+	    IMSG_FLEET_QUEUE;
+	if (!env->conf->fleet.enabled) {
+		reply_fail(c, "this factoryd has no fleet:");
+		return;
+	}
+	if (imsg_get_len(imsg) != 0) {
+		reply_fail(c, "a listing takes no argument");
+		return;
+	}
+	if ((l = calloc(1, sizeof(*l))) == NULL ||
+	    (l->rows = json_array()) == NULL)
+		fatal(NULL);
+	l->key = type == IMSG_FLEET_HOSTS ? "hosts" : "queue";
+	l->req = reply_wait(c, CTL_WAIT_FLEET, l, list_drop);
+	if (fleet_request(type, ibuf_open(0), list_done, l) == -1) {
+		reply_wait_take(l->req, CTL_WAIT_FLEET, NULL);
+		reply_fail(c, "factory-fleet is not ready, try again");
+		json_decref(l->rows);
+		free(l);
+	}
+}
