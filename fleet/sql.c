@@ -34,18 +34,38 @@ static void	(*hello_done)(uint64_t, int);
 	" AND EXISTS (SELECT 1 FROM fleet_hosts h WHERE h.host = $3" \
 	" AND h.epoch = $4::bigint FOR SHARE)"
 
+/*
+ * A new epoch for this host.  The parent says the last epoch it had
+ * (0: none); if that is still the host's, its attempts still owned at
+ * it are the same parent's, alive across a restart of this child, and
+ * are re-adopted at the new epoch: their fenced writes go on.  Any
+ * other epoch in between fenced them for good; a rescue that took one
+ * changed its owner, and it is not matched.  prev is the statement's
+ * snapshot, unlocked: a FOR UPDATE there would skip the row once the
+ * insert's own update has touched it, and adopt nothing.  Two hellos
+ * of one host at once are ordered by the host row's lock; the later
+ * one's adopt re-reads each attempt and no longer matches it.
+ */
 static const char sql_hello_q[] =
-	"INSERT INTO fleet_hosts AS o (host, epoch, state, slots, repos,"
-	" heartbeat, lease_until)"
-	" VALUES ($1, $2::bigint + 1, 'active', $3::integer,"
-	" string_to_array($4, ','), now(),"
-	" now() + $5::integer * interval '1 millisecond')"
-	" ON CONFLICT (host) DO UPDATE SET"
-	" epoch = greatest(o.epoch + 1, EXCLUDED.epoch),"
-	" state = CASE WHEN o.state = 'gone' THEN 'active' ELSE o.state END,"
-	" slots = EXCLUDED.slots, repos = EXCLUDED.repos,"
-	" heartbeat = now(), lease_until = EXCLUDED.lease_until"
-	" RETURNING epoch, state";
+	"WITH prev AS (SELECT epoch FROM fleet_hosts WHERE host = $1),"
+	" up AS (INSERT INTO fleet_hosts AS o (host, epoch, state, slots,"
+	"  repos, heartbeat, lease_until)"
+	"  VALUES ($1, $2::bigint + 1, 'active', $3::integer,"
+	"  string_to_array($4, ','), now(),"
+	"  now() + $5::integer * interval '1 millisecond')"
+	"  ON CONFLICT (host) DO UPDATE SET"
+	"  epoch = greatest(o.epoch + 1, EXCLUDED.epoch),"
+	"  state = CASE WHEN o.state = 'gone' THEN 'active' ELSE o.state END,"
+	"  slots = EXCLUDED.slots, repos = EXCLUDED.repos,"
+	"  heartbeat = now(), lease_until = EXCLUDED.lease_until"
+	"  RETURNING epoch, state),"
+	" adopt AS (UPDATE fleet_attempts a SET owner_epoch = up.epoch,"
+	"  lease_until = now() + $5::integer * interval '1 millisecond'"
+	"  FROM up, prev WHERE a.owner_host = $1"
+	"  AND a.owner_epoch = $2::bigint AND prev.epoch = $2::bigint"
+	"  AND a.state IN ('claimed', 'running', 'publishing')"
+	"  RETURNING a.id)"
+	" SELECT epoch, state FROM up";
 
 static const char sql_tenant_q[] =
 	"INSERT INTO fleet_tenants AS o (name, weight, max_running,"

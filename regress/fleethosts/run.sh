@@ -236,6 +236,47 @@ done
 check "every outcome was journaled as sent (the outbox is empty)" \
     [ "$(sent)" = 13 ]
 
+# The fleet child dies while its host runs an attempt: the host's next
+# epoch re-adopts what it still owns, and the outcome is taken, not
+# superseded (it was, and the row stayed claimed for good).
+for h in alpha beta; do
+	write_manifest "$T/$h/slow.yaml" 'sleep 6; echo slow >> README.md' \
+	    'grep -q slow README.md'
+done
+slow=$(as 73601 73610 alpha submit "$T/alpha/slow.yaml" 2>/dev/null)
+i=0
+until [ -n "$(q "SELECT owner_host FROM fleet_attempts WHERE id = '$slow'
+    AND state = 'claimed'")" ] || [ $i -ge 300 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+sh_=$(q "SELECT owner_host FROM fleet_attempts WHERE id = '$slow'")
+ep=$(q "SELECT epoch FROM fleet_hosts WHERE host = '$sh_'")
+i=0
+until grep -q "fleet: claimed $slow" "$T/$sh_/log" 2>/dev/null || [ $i -ge 100 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+if [ "$sh_" = alpha ]; then sp=$PIDA; else sp=$PIDB; fi
+kill -KILL "$(child_of "$sp" factory-fleet)"
+i=0
+until [ "$(q "SELECT epoch FROM fleet_hosts WHERE host = '$sh_'")" -gt "$ep" ] ||
+    [ $i -ge 100 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check "a fleet child killed mid-attempt: $sh_ takes a new epoch" \
+    [ "$(q "SELECT epoch FROM fleet_hosts WHERE host = '$sh_'")" -gt "$ep" ]
+check "and still owns $slow at it" \
+    [ "$(q "SELECT a.owner_epoch = h.epoch FROM fleet_attempts a, fleet_hosts h
+    WHERE a.id = '$slow' AND h.host = a.owner_host")" = t ]
+i=0
+until [ "$(q "SELECT state FROM fleet_attempts WHERE id = '$slow'")" != claimed ] ||
+    [ $i -ge 1200 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check "its outcome is taken: done ($(q "SELECT state FROM fleet_attempts WHERE id = '$slow'"))" \
+    [ "$(q "SELECT state FROM fleet_attempts WHERE id = '$slow'")" = done ]
+check "no outcome of $slow was superseded" \
+    sh -c "! grep -q '$slow: fleet: its outcome is superseded' '$T/$sh_/log'"
+
 # The operator's view: hosts and the queue, through either host.
 "$O/factoryctl" -s "$T/alpha/factoryd.sock" hosts | sed 's/^/# /'
 "$O/factoryctl" -s "$T/beta/factoryd.sock" queue | sed 's/^/# /'
