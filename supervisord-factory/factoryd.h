@@ -473,6 +473,7 @@ struct fleet_opts {
 };
 struct fleet_claimed;
 /* What runs a claim here (submit.c): 0, or -1 and why. */
+/* 0 started, -1 refused (the claim is handed back), -2 the child lied. */
 typedef int	(*fleet_run_fn)(const struct fleet_claimed *, char *, size_t);
 int	 fleet_request(uint32_t, struct ibuf *, fleet_done, void *);
 void	 fleet_init(fleet_run_fn);

@@ -381,8 +381,10 @@ claim_done(void *arg, uint32_t type, const void *ans)
 {
 	const struct fleet_claimed	*cl = ans;
 	const struct fleet_result	*r = ans;
+	struct child			*c;
 	char				 hex[SHA256_HEX_LEN + 1];
 	char				 want[FLEET_DIGEST_MAX], err[CONF_ERRLEN];
+	int				 rc;
 
 	claiming = 0;
 	if (type != IMSG_FLEET_CLAIMED) {
@@ -399,7 +401,13 @@ claim_done(void *arg, uint32_t type, const void *ans)
 	if (strcmp(want, cl->digest) != 0)
 		fleet_claim_dropped(cl->id, cl->epoch, "the manifest does not "
 		    "match its digest");
-	else if (run_claim(cl, err, sizeof(err)) == -1)
+	else if ((rc = run_claim(cl, err, sizeof(err))) == -2) {
+		/* A lie: nothing goes back for it, the child goes. */
+		fleet_claim_started();
+		if ((c = proc_find(PROC_FLEET, 0)) != NULL)
+			proc_kill(c, err);
+		return;
+	} else if (rc == -1)
 		fleet_claim_dropped(cl->id, cl->epoch, err);
 	/* More, if there is room. */
 	evtimer_del(&ev_poll);

@@ -502,6 +502,13 @@ attempt_member(const struct pending *p, struct manifest *m, const char *oid,
 		strlcpy(id, p->fleet_id, sizeof(id));
 	else
 		attempt_newid(id, sizeof(id));
+	/* An id journaled twice would stop the journal's replay. */
+	if (attempt_find(id) != NULL) {
+		log_warnx("%s: not journaled again: an attempt has this id",
+		    id);
+		manifest_free(m);
+		return (NULL);
+	}
 	a = lifecycle_new(&env->attempts, env->conf->statedir, id);
 	if ((a->manifest_raw = strdup(p->raw)) == NULL)
 		fatal(NULL);
@@ -630,6 +637,10 @@ claim_resolved(const struct msg_resolved *o)
  * A claim the fleet's database committed for this host: checked as a
  * submission is, then its baseline resolved like one; only then is
  * anything journaled.  -1 and why: it never becomes an attempt here.
+ * -2: the claim is the child's lie (an attempt this host holds, or
+ * one it ran at that claim epoch or a later one: the database claims
+ * only a queued attempt, and each claim bumps its epoch); nothing is
+ * sent for it, and no id is journaled twice.
  */
 int
 attempt_claimed(const struct fleet_claimed *cl, char *err, size_t errlen)
@@ -640,12 +651,26 @@ attempt_claimed(const struct fleet_claimed *cl, char *err, size_t errlen)
 	struct attempt		*a;
 	size_t			 len = strlen(cl->manifest);
 
-	TAILQ_FOREACH(a, &env->attempts, entry)
-		if (strcmp(a->id, cl->id) == 0) {
-			snprintf(err, errlen, "%s: an attempt of this id ran "
-			    "here before", cl->id);
-			return (-1);
+	TAILQ_FOREACH(p, &resolving, entry)
+		if (strcmp(p->fleet_id, cl->id) == 0) {
+			snprintf(err, errlen, "CLAIMED %s, a claim this host "
+			    "is starting", cl->id);
+			return (-2);
 		}
+	TAILQ_FOREACH(a, &env->attempts, entry) {
+		if (strcmp(a->id, cl->id) != 0)
+			continue;
+		if (a->state != AS_TERMINATED || cl->epoch <= a->fleet_epoch) {
+			snprintf(err, errlen, "CLAIMED %s at epoch %llu, which "
+			    "this host holds at epoch %llu", cl->id,
+			    (unsigned long long)cl->epoch,
+			    (unsigned long long)a->fleet_epoch);
+			return (-2);
+		}
+		snprintf(err, errlen, "%s: an attempt of this id ran here "
+		    "before", cl->id);
+		return (-1);
+	}
 	if (manifest_parse(cl->id, cl->manifest, len, &m, err, errlen) == -1)
 		return (-1);
 	if (m->cohort_size > 0 || (repo = conf_repo(env->conf,

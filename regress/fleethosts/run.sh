@@ -304,4 +304,49 @@ check "without fleet:, beta has no factory-fleet child" \
 check "without fleet:, no fleet line in the log" \
     sh -c "! grep -qi fleet $T/beta/log2"
 
+# A lying fleet child: it claims one attempt twice, the second time
+# while the host still starts the first.  The parent kills it, sends
+# nothing back for the lie and journals the id once: before, it was
+# journaled twice and the journal no longer replayed (an outside
+# attack's finding); factoryd would not start again.
+L=$T/liar
+mkdir -p "$L"
+for b in "$O"/factory-*; do
+	ln -s "$b" "$L/"
+done
+rm "$L/factory-fleet"
+cp "$O/regress/fleethosts/prog_fleetliar" "$L/factory-fleet"
+cp "$T/alpha/m.yaml" "$L/factory-fleet.manifest"
+LID=a-20991231-f901
+echo "$LID demo web" >"$L/factory-fleet.claim"
+chmod 755 "$L"
+sed -i "s|^libexec: .*|libexec: $L|" "$T/alpha/factoryd.conf"
+"$O/factoryctl" -s "$T/alpha/factoryd.sock" reload >/dev/null
+i=0
+until grep -q "fleet (pid [0-9]*): CLAIMED $LID.*killing it" "$T/alpha/log" ||
+    [ $i -ge 300 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check "a fleet child claiming one attempt twice is killed for it" \
+    grep -q "fleet (pid [0-9]*): CLAIMED $LID.*killing it" "$T/alpha/log"
+i=0
+until [ "$("$O/factoryctl" -s "$T/alpha/factoryd.sock" -j show "$LID" 2>/dev/null |
+    jq -r .terminated)" = true ] || [ $i -ge 1200 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check "the attempt it claimed first runs to its end, once" \
+    [ "$("$O/factoryctl" -s "$T/alpha/factoryd.sock" -j show "$LID" |
+    jq -r .terminated)" = true ]
+stop_pid "$PIDA"
+PIDA=""
+sed -i "s|^libexec: .*|libexec: $O|" "$T/alpha/factoryd.conf"
+start_factoryd "$T/alpha/factoryd.conf" "$T/alpha/log3"
+PIDA=$FACTORYD_PID
+FACTORYD_PID=""
+check "its journal still replays: alpha starts and shows $LID" \
+    sh -c "\"$O/factoryctl\" -s $T/alpha/factoryd.sock -j show $LID |
+    jq -e '.terminated == true'"
+check "no id was journaled twice" \
+    sh -c "! grep -q 'replay stopped\|out of chain' '$T/alpha/log3'"
+
 regress_done
