@@ -673,6 +673,23 @@ attempt_claimed(const struct fleet_claimed *cl, char *err, size_t errlen)
 	}
 	if (manifest_parse(cl->id, cl->manifest, len, &m, err, errlen) == -1)
 		return (-1);
+	/*
+	 * The tenant is the fleet's, never the label's the submitter wrote;
+	 * setup reuse by inputs is keyed by a submitter a claim does not
+	 * name (here it would be the fleet's uid for everyone's).
+	 */
+	if (m->tenant[0] != '\0' && strcmp(m->tenant, cl->tenant) != 0) {
+		snprintf(err, errlen, "%s: the manifest says tenant %s, the "
+		    "fleet queued it for %s", cl->id, m->tenant, cl->tenant);
+		manifest_free(m);
+		return (-1);
+	}
+	if (m->setup != NULL && m->setup->reuse == SETUP_REUSE_INPUTS) {
+		snprintf(err, errlen, "%s: setup reuse: inputs is not taken "
+		    "in a fleet: its key needs the submitter", cl->id);
+		manifest_free(m);
+		return (-1);
+	}
 	if (m->cohort_size > 0 || (repo = conf_repo(env->conf,
 	    m->repository)) == NULL || strcmp(m->repository, cl->repo) != 0) {
 		snprintf(err, errlen, "%s: repository %s is not served here, "

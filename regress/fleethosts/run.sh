@@ -277,6 +277,22 @@ check "its outcome is taken: done ($(q "SELECT state FROM fleet_attempts WHERE i
 check "no outcome of $slow was superseded" \
     sh -c "! grep -q '$slow: fleet: its outcome is superseded' '$T/$sh_/log'"
 
+# The manifest's tenant: label is the submitter's word; the fleet's
+# tenant is the one it was queued for.  A claim whose label differs is
+# handed back failed, with the reason (it ran as ops, labelled so in
+# its receipts, for a web user).
+sed 's/^title: .*/&\ntenant: ops/' "$T/alpha/m.yaml" >"$T/alpha/spoof.yaml"
+spoof=$(as 73601 73610 alpha submit "$T/alpha/spoof.yaml" 2>/dev/null)
+i=0
+until [ "$(q "SELECT state FROM fleet_attempts WHERE id = '$spoof'")" = failed ] ||
+    [ $i -ge 300 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+st=$(q "SELECT state || ': ' || coalesce(reason, '') FROM fleet_attempts
+    WHERE id = '$spoof'")
+check "a claim labelled for another tenant is handed back failed ($st)" \
+    [ "$st" = "failed: $spoof: the manifest says tenant ops, the fleet queued it for web" ]
+
 # The operator's view: hosts and the queue, through either host.
 "$O/factoryctl" -s "$T/alpha/factoryd.sock" hosts | sed 's/^/# /'
 "$O/factoryctl" -s "$T/beta/factoryd.sock" queue | sed 's/^/# /'
