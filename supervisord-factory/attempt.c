@@ -374,6 +374,7 @@ void
 attempt_schedule(void)
 {
 	struct attempt	*a;
+	char		 err[512];
 	int		 active = 0;
 
 	if (env->replaying || env->shutting_down)
@@ -385,8 +386,9 @@ attempt_schedule(void)
 		if ((a->state == AS_RESULT_READY || a->reverify) &&
 		    a->verifier == NULL)
 			attempt_verify(a);
-		if (a->validate_req)
-			attempt_validate(a);
+		if (a->validate_req &&
+		    attempt_validate(a, err, sizeof(err)) == -1)
+			attempt_fail(a, "failed", "%s", err);
 		if (a->state == AS_PUBLISHING && !a->publish_sent)
 			attempt_publish(a);
 		if (a->state == AS_READY && a->pcheck == 1 &&
@@ -904,39 +906,6 @@ attempt_run_done(struct run *r)
 	else
 		attempt_agent_done(a, r);
 	attempt_schedule();
-}
-
-/*
- * The verifier asked for its validation run (VALIDATE_REQ): the setup
- * entry checked by a job (its answer schedules a again), then the
- * checkout, its environment and the run.  A verifier gone meanwhile
- * takes the request with it.
- */
-void
-attempt_validate(struct attempt *a)
-{
-	char	 err[512], path[PATH_MAX];
-
-	if (a->state != AS_VERIFYING || a->verifier == NULL ||
-	    a->run != NULL) {
-		a->validate_req = 0;
-		return;
-	}
-	if (a->m->setup != NULL && setup_verify_start(a) == 0)
-		return;
-	a->validate_req = 0;
-	/* Our own path, whatever the verifier says. */
-	snprintf(path, sizeof(path), "%s/checkout", a->vdir);
-	if (attempt_mount_checkout(a, a->vuid, err, sizeof(err)) == -1) {
-		attempt_fail(a, "failed", "%s: %s", path, err);
-		return;
-	}
-	if (attempt_env_check(a, err, sizeof(err)) == -1) {
-		attempt_fail(a, "failed", "validation environment: %s", err);
-		return;
-	}
-	if ((a->run = run_start(a, 1, path, err, sizeof(err))) == NULL)
-		attempt_fail(a, "failed", "validation sandbox: %s", err);
 }
 
 /* result-ready -> verifying: a fresh verifier gets the bundle. */

@@ -366,6 +366,7 @@ verifier_msg(struct child *c, enum msg_kind k, union child_msg *m,
 {
 	struct attempt	*a;
 	const char	*id;
+	char		 err[1024];
 	int		 idx = child_index(c);
 
 	id = k == MSG_VALIDATE_REQ ? m->validate_req.id : k == MSG_VERDICT ?
@@ -388,7 +389,8 @@ verifier_msg(struct child *c, enum msg_kind k, union child_msg *m,
 		a->validate_req = 1;
 		/* A job checks the setup entry first: fresh, not the verifier's. */
 		a->setup_vchecked = 0;
-		attempt_validate(a);
+		if (attempt_validate(a, err, sizeof(err)) == -1)
+			attempt_fail(a, "failed", "%s", err);
 		return (0);
 	case MSG_VERDICT:
 		return (verifier_verdict(c, a, &m->verdict, why, whylen));

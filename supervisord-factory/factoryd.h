@@ -749,7 +749,7 @@ int	 attempt_pristine(struct attempt *,
 	    void (*)(struct attempt *, const char *), char *, size_t);
 int	 attempt_mount_tree(struct attempt *, char *, size_t);
 int	 attempt_mount_checkout(struct attempt *, uid_t, char *, size_t);
-void	 attempt_validate(struct attempt *);
+int	 attempt_validate(struct attempt *, char *, size_t);
 size_t	 strv_len(char * const *);
 struct child	*verifier_free(void);
 int	 child_index(struct child *);

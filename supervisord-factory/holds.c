@@ -266,6 +266,43 @@ attempt_mount_checkout(struct attempt *a, uid_t uid, char *err, size_t errlen)
 	return (-1);
 }
 
+/*
+ * The verifier asked for its validation run (VALIDATE_REQ): the setup
+ * entry checked by a job (its answer schedules a again: 1 meanwhile),
+ * then the checkout, its environment and the run (0).  -1 and why:
+ * the caller fails a.  A verifier gone meanwhile takes the request
+ * with it.
+ */
+int
+attempt_validate(struct attempt *a, char *err, size_t errlen)
+{
+	char	 path[PATH_MAX], why[512];
+
+	if (a->state != AS_VERIFYING || a->verifier == NULL ||
+	    a->run != NULL) {
+		a->validate_req = 0;
+		return (0);
+	}
+	if (a->m->setup != NULL && setup_verify_start(a) == 0)
+		return (1);
+	a->validate_req = 0;
+	/* Our own path, whatever the verifier says. */
+	snprintf(path, sizeof(path), "%s/checkout", a->vdir);
+	if (attempt_mount_checkout(a, a->vuid, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		return (-1);
+	}
+	if (attempt_env_check(a, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "validation environment: %s", why);
+		return (-1);
+	}
+	if ((a->run = run_start(a, 1, path, why, sizeof(why))) == NULL) {
+		snprintf(err, errlen, "validation sandbox: %s", why);
+		return (-1);
+	}
+	return (0);
+}
+
 size_t
 strv_len(char * const *v)
 {
