@@ -530,6 +530,10 @@ cohort_diff_request(struct ctl_conn *c, struct imsg *imsg)
 
 	if ((a = reply_attempt(c, imsg)) == NULL)
 		return;
+	if (tenant_may_act(c, "diff", a, err, sizeof(err)) == -1) {
+		reply_fail(c, "%s", err);
+		return;
+	}
 	if (a->commit[0] == '\0') {
 		reply_fail(c, "%s is %s: no result to diff", a->id,
 		    attempt_state_name(a->outcome != AS_MAX ? a->outcome :

@@ -488,6 +488,7 @@ control_accept(int fd, short event, void *arg)
 	}
 	c->id = conn_next++;
 	c->uid = cred.uid;
+	c->gid = cred.gid;
 	c->owner = owner;
 	c->pid = cred.pid;
 	c->readonly = l->readonly;
@@ -920,6 +921,11 @@ ctl_cancel(struct ctl_conn *c, struct imsg *imsg)
 	/* A cohort's id: every member still under way. */
 	if (imsg_get_strbuf(imsg, id, sizeof(id)) == 0 &&
 	    lifecycle_cohort_id(id)) {
+		if (tenant_may_act_cohort(c, "cancel", id, err,
+		    sizeof(err)) == -1) {
+			reply_fail(c, "%s", err);
+			return;
+		}
 		if ((n = cohort_cancel(id, c->uid, err, sizeof(err))) == -1)
 			reply_fail(c, "%s", err);
 		else
@@ -929,6 +935,10 @@ ctl_cancel(struct ctl_conn *c, struct imsg *imsg)
 	}
 	if ((a = reply_attempt(c, imsg)) == NULL)
 		return;
+	if (tenant_may_act(c, "cancel", a, err, sizeof(err)) == -1) {
+		reply_fail(c, "%s", err);
+		return;
+	}
 	if (attempt_terminal(a)) {
 		reply_fail(c, "%s is already %s", a->id,
 		    attempt_state_name(a->outcome));
@@ -957,6 +967,10 @@ ctl_approve(struct ctl_conn *c, struct imsg *imsg)
 
 	if ((a = reply_attempt(c, imsg)) == NULL)
 		return;
+	if (tenant_may_act(c, "approve", a, err, sizeof(err)) == -1) {
+		reply_fail(c, "%s", err);
+		return;
+	}
 	if (attempt_approve(a, c->uid, err, sizeof(err)) == -1) {
 		reply_fail(c, "%s", err);
 		return;
@@ -987,10 +1001,16 @@ ctl_cohort(struct ctl_conn *c, struct imsg *imsg)
 static void
 ctl_select(struct ctl_conn *c, struct imsg *imsg)
 {
-	char	 id[ATTEMPT_ID_MAX], err[256];
+	struct attempt	*a;
+	char		 id[ATTEMPT_ID_MAX], err[256];
 
 	if (imsg_get_strbuf(imsg, id, sizeof(id)) == -1) {
 		reply_fail(c, "bad attempt id");
+		return;
+	}
+	if ((a = attempt_find(id)) != NULL &&
+	    tenant_may_act(c, "select", a, err, sizeof(err)) == -1) {
+		reply_fail(c, "%s", err);
 		return;
 	}
 	if (cohort_select(id, c->uid, err, sizeof(err)) == -1) {

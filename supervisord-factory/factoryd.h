@@ -266,6 +266,8 @@ struct attempt {
 	uint64_t		 fleet_epoch;
 	uint64_t		 fleet_host_epoch;
 	int			 fleet_sent;	/* FLEET_SENT_* */
+	/* Its claim's tenant, "" if none: who may act on it (fleet.c). */
+	char			 fleet_tenant[CONF_FLEET_NAMEMAX];
 };
 TAILQ_HEAD(attempts, attempt);
 #define FLEET_SENT_NOT		0	/* its outcome is still to go */
@@ -294,6 +296,7 @@ struct ctl_conn {
 	struct imsgev		 iev;
 	uint32_t		 id;
 	uid_t			 uid;		/* SO_PEERCRED */
+	gid_t			 gid;		/* SO_PEERCRED */
 	uid_t			 owner;		/* whose share it takes */
 	pid_t			 pid;
 	int			 readonly;
@@ -479,6 +482,18 @@ int	 fleet_request(uint32_t, struct ibuf *, fleet_done, void *);
 void	 fleet_init(fleet_run_fn);
 void	 fleet_submit(struct ctl_conn *, const struct fleet_opts *,
 	    const char *, const char *, size_t);
+
+/*
+ * tenant.c: who acts for which tenant of the fleet.  The caller's one
+ * (or the one named, if it acts for it), or NULL and why; whether it
+ * may act on an attempt or a cohort: 0, or -1 and the refusal in why.
+ */
+const struct conf_tenant *tenant_of(struct ctl_conn *, const char *, char *,
+	    size_t);
+int	 tenant_may_act(struct ctl_conn *, const char *,
+	    const struct attempt *, char *, size_t);
+int	 tenant_may_act_cohort(struct ctl_conn *, const char *, const char *,
+	    char *, size_t);
 /* A claim handed to fleet_run_fn ended before it was an attempt. */
 void	 fleet_claim_dropped(const char *, uint64_t, const char *);
 void	 fleet_claim_started(void);

@@ -280,20 +280,12 @@ fleet_submit(struct ctl_conn *c, const struct fleet_opts *fo,
 {
 	const struct conf_tenant *t;
 	struct fleet_submit	 s;
-	gid_t			 gids[NGROUPS_MAX];
-	socklen_t		 glen = sizeof(gids);
 	char			 why[128], hex[SHA256_HEX_LEN + 1];
 	size_t			 i;
 	uint32_t		 req;
-	int			 n;
 
-	/* The groups the client had when it connected (SO_PEERGROUPS). */
-	if (getsockopt(c->iev.ibuf.fd, SOL_SOCKET, SO_PEERGROUPS, gids,
-	    &glen) == -1)
-		glen = 0;
-	n = glen / sizeof(gids[0]);
-	if ((t = conf_tenant_of(env->conf, fo != NULL ? fo->tenant : NULL,
-	    c->uid, gids, n, why, sizeof(why))) == NULL) {
+	if ((t = tenant_of(c, fo != NULL ? fo->tenant : NULL, why,
+	    sizeof(why))) == NULL) {
 		reply_fail(c, "submit: refused: %s", why);
 		return;
 	}

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "factoryd.h"
+#include "fleetmsg.h"
 #include "log.h"
 #include "receipt.h"
 
@@ -344,6 +345,10 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 			    "epoch"));
 			a->fleet_host_epoch = json_integer_value(
 			    json_object_get(v, "host_epoch"));
+			if ((s = json_string_value(json_object_get(v,
+			    "tenant"))) != NULL && fleet_valid_name(s))
+				strlcpy(a->fleet_tenant, s,
+				    sizeof(a->fleet_tenant));
 		}
 		/* The environment as resolved then: never the name again. */
 		v = json_object_get(facts, "environment");

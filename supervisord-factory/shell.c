@@ -161,9 +161,14 @@ static struct attempt *
 shell_attempt(struct ctl_conn *c, const char *id)
 {
 	struct attempt	*a;
+	char		 err[256];
 
 	if ((a = attempt_find(id)) == NULL) {
 		reply_fail(c, "%s: no such attempt", id);
+		return (NULL);
+	}
+	if (tenant_may_act(c, "shell", a, err, sizeof(err)) == -1) {
+		reply_fail(c, "%s", err);
 		return (NULL);
 	}
 	if (a->state != AS_RUNNING || a->run == NULL || !a->run->active ||

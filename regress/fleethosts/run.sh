@@ -143,6 +143,19 @@ as() {	# uid groups host args...
 	setpriv --reuid "$_u" --regid "$_u" --groups "$_g" \
 	    "$O/factoryctl" -s "$T/$_h/factoryd.sock" "$@"
 }
+# refused UID GROUPS HOST VERB ARGS...: refused by the tenant check,
+# the reason naming the attempt's tenant (web).
+refused() {
+	_v=$4
+	as "$@" </dev/null 2>&1 | tee -a "$T/tenant.out" |
+	    grep -q "$_v: refused: uid $1 does not act for tenant web$"
+}
+# not_refused UID GROUPS HOST VERB ARGS...: not refused by it (it may
+# fail for another reason: the attempt has ended).
+not_refused() {
+	! as "$@" </dev/null 2>&1 | tee -a "$T/tenant.out" |
+	    grep -q "refused: uid $1 does not act for tenant"
+}
 check "a user who acts for no tenant is refused, with the reason" \
     sh -c "setpriv --reuid 73609 --regid 73609 --groups 73610 \
     '$O/factoryctl' -s '$T/alpha/factoryd.sock' submit '$T/alpha/m.yaml' \
@@ -304,6 +317,59 @@ check "queue: only the paused tenant's attempt waits, and says why" \
     sh -c "\"$O/factoryctl\" -s $T/beta/factoryd.sock -j queue | jq -e '
     [.queue[] | [.id, .tenant, .why]] ==
     [[\"$idle\", \"idle\", \"its tenant is paused\"]]'"
+
+# Tenants own their attempts: who acts for none (73609) and an ops user
+# (73603) may not approve, cancel, select, diff or shell into web's,
+# each told why; web's own user is not refused so; root may.  The
+# tenant is the claim's, as journaled, so a restart keeps it.
+wid=$(q "SELECT id FROM fleet_attempts WHERE tenant = 'web' AND
+    owner_host = 'alpha' ORDER BY seq LIMIT 1")
+echo "# web's attempt on alpha: $wid"
+: >"$T/tenant.out"
+for who in "73609 73610" "73603 73610,73602"; do
+	set -- $who
+	for verb in approve cancel select diff; do
+		check "uid $1 is refused $verb of web's attempt" \
+		    refused $1 $2 alpha $verb "$wid"
+	done
+	check "uid $1 is refused shell into web's attempt" \
+	    refused $1 $2 alpha shell "$wid" -- /bin/true
+done
+for verb in approve cancel select diff; do
+	check "web's user is not refused $verb by the tenant check" \
+	    not_refused 73601 73610 alpha $verb "$wid"
+done
+check "web's user is not refused shell by the tenant check" \
+    not_refused 73601 73610 alpha shell "$wid" -- /bin/true
+check "root is not refused by the tenant check" \
+    sh -c "! '$O/factoryctl' -s '$T/alpha/factoryd.sock' approve '$wid' \
+    2>&1 | grep -q 'does not act for tenant'"
+sed 's/^/# /' "$T/tenant.out"
+# A user in ops by its primary group alone (SO_PEERCRED's gid) submits.
+pg=$(setpriv --reuid 73605 --regid 73602 --groups 73610 "$O/factoryctl" \
+    -s "$T/alpha/factoryd.sock" -j submit "$T/alpha/m.yaml" 2>&1 </dev/null)
+echo "# primary group only: $(echo "$pg" | jq -c . 2>/dev/null || echo "$pg")"
+check "a user in ops by its primary group alone may submit" \
+    [ "$(echo "$pg" | jq -r .id 2>/dev/null | cut -c1-2)" = a- ]
+pg=$(echo "$pg" | jq -r .id 2>/dev/null)
+i=0
+until [ "$(q "SELECT state FROM fleet_attempts WHERE id = '$pg'")" = done ] ||
+    [ $i -ge 600 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check "its attempt ran and ended done" \
+    [ "$(q "SELECT state FROM fleet_attempts WHERE id = '$pg'")" = done ]
+# After a restart, the journal's claim still says whose it is.
+stop_pid "$PIDA"
+PIDA=""
+start_factoryd "$T/alpha/factoryd.conf" "$T/alpha/log3"
+PIDA=$FACTORYD_PID
+FACTORYD_PID=""
+chgrp 73610 "$T/alpha/factoryd.sock"
+check "after a restart, uid 73609 is still refused approve of web's" \
+    refused 73609 73610 alpha approve "$wid"
+check "after a restart, web's user is still not refused" \
+    not_refused 73601 73610 alpha approve "$wid"
 
 # A daemon without fleet: starts no fleet child, logs no fleet line.
 stop_pid "$PIDB"
