@@ -631,7 +631,6 @@ json_t	*disk_usage(const char *, uint64_t, int *);
 
 /* setup.c */
 int	 setup_init(char *, size_t);
-int	 setup_entry_path(const char *, char *, size_t);
 int	 setup_begin(struct attempt *, char *, size_t);
 int	 setup_finish(struct attempt *, struct run *, char *, size_t);
 int	 setup_verify_start(struct attempt *);
@@ -639,12 +638,27 @@ int	 setup_verify(struct attempt *, char *, size_t);
 int	 setup_teardown(struct attempt *);
 int	 setup_reap(pid_t, int);
 void	 setup_shutdown(void);
+json_t	*setup_facts(struct attempt *);
+
+/* setupcache.c */
+int	 setup_path(char *, size_t, const char *, const char *, const char *);
+int	 setup_entry_path(const char *, char *, size_t);
+int	 setup_run_remove(const char *);
+int	 setup_meta(const char *, char [SHA256_HEX_LEN + 1],
+	    char [SHA256_HEX_LEN + 1], uint64_t *, uint64_t *,
+	    struct timespec *, char [41]);
+void	 setup_touch(const char *);
 int	 setup_in_use(const char *);
+void	 setup_rm_start(const char *);
+int	 setup_run_removing(const char *);
+void	 setup_run_remove_start(const char *);
+int	 setup_rm_reap(pid_t, int);
+void	 setup_rm_shutdown(void);
+long long setup_job_deadline(void);
 int	 setup_remove(const char *);
 int	 setup_evict(void);
 json_t	*setup_gc(void);
 json_t	*setup_list(void);
-json_t	*setup_facts(struct attempt *);
 
 /* pristine.c */
 int	 pristine_path(const char *, const char *, const char *, char *,

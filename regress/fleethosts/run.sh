@@ -405,12 +405,12 @@ chmod 755 "$L"
 sed -i "s|^libexec: .*|libexec: $L|" "$T/alpha/factoryd.conf"
 "$O/factoryctl" -s "$T/alpha/factoryd.sock" reload >/dev/null
 i=0
-until grep -q "fleet (pid [0-9]*): CLAIMED $LID.*killing it" "$T/alpha/log" ||
+until grep -q "fleet (pid [0-9]*): CLAIMED $LID.*killing it" "$T/alpha/log3" ||
     [ $i -ge 300 ]; do
 	sleep 0.1; i=$((i + 1))
 done
 check "a fleet child claiming one attempt twice is killed for it" \
-    grep -q "fleet (pid [0-9]*): CLAIMED $LID.*killing it" "$T/alpha/log"
+    grep -q "fleet (pid [0-9]*): CLAIMED $LID.*killing it" "$T/alpha/log3"
 i=0
 until [ "$("$O/factoryctl" -s "$T/alpha/factoryd.sock" -j show "$LID" 2>/dev/null |
     jq -r .terminated)" = true ] || [ $i -ge 1200 ]; do
@@ -422,13 +422,13 @@ check "the attempt it claimed first runs to its end, once" \
 stop_pid "$PIDA"
 PIDA=""
 sed -i "s|^libexec: .*|libexec: $O|" "$T/alpha/factoryd.conf"
-start_factoryd "$T/alpha/factoryd.conf" "$T/alpha/log3"
+start_factoryd "$T/alpha/factoryd.conf" "$T/alpha/log4"
 PIDA=$FACTORYD_PID
 FACTORYD_PID=""
 check "its journal still replays: alpha starts and shows $LID" \
     sh -c "\"$O/factoryctl\" -s $T/alpha/factoryd.sock -j show $LID |
     jq -e '.terminated == true'"
 check "no id was journaled twice" \
-    sh -c "! grep -q 'replay stopped\|out of chain' '$T/alpha/log3'"
+    sh -c "! grep -q 'replay stopped\|out of chain' '$T/alpha/log4'"
 
 regress_done
