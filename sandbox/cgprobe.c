@@ -36,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgfile.h"
 #include "probemsg.h"
 
 #define CG_TOP		"factory"	/* our subtree in every hierarchy */
@@ -55,77 +56,6 @@ struct cgmounts {
 static struct cgmounts	 cgm;
 static char		 cg_base[PROBE_CGBASELEN];
 static char		 cg_parent[PROBE_CGBASELEN + 64] = CG_TOP;
-
-/* Does the space- or comma-separated list s contain word w? */
-static int
-cgprobe_hasword(const char *s, const char *w)
-{
-	size_t	 n = strlen(w);
-	const char *p = s;
-
-	while ((p = strstr(p, w)) != NULL) {
-		if ((p == s || p[-1] == ' ' || p[-1] == ',') &&
-		    (p[n] == '\0' || p[n] == ' ' || p[n] == ',' ||
-		    p[n] == '\n'))
-			return (1);
-		p += n;
-	}
-	return (0);
-}
-
-static int
-cgprobe_readfile(const char *dir, const char *file, char *buf, size_t len)
-{
-	char	 path[PATH_MAX];
-	ssize_t	 n;
-	int	 fd;
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >=
-	    sizeof(path)) {
-		errno = ENAMETOOLONG;
-		return (-1);
-	}
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return (-1);
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n == -1)
-		return (-1);
-	buf[n] = '\0';
-	return (0);
-}
-
-static int
-cgprobe_writefile(const char *dir, const char *file, const char *val,
-    char *err, size_t errlen)
-{
-	char	 path[PATH_MAX];
-	size_t	 len = strlen(val);
-	int	 fd, saved;
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >=
-	    sizeof(path)) {
-		snprintf(err, errlen, "%s/%s: path too long", dir, file);
-		errno = ENAMETOOLONG;
-		return (-1);
-	}
-	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1) {
-		saved = errno;
-		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
-		errno = saved;
-		return (-1);
-	}
-	if (write(fd, val, len) != (ssize_t)len) {
-		saved = errno;
-		snprintf(err, errlen, "write %s to %s: %s", val, path,
-		    strerror(errno));
-		close(fd);
-		errno = saved;
-		return (-1);
-	}
-	close(fd);
-	return (0);
-}
 
 /*
  * Find the hierarchies.  mountinfo field 5 is the mount point; after
@@ -168,13 +98,13 @@ cgprobe_scan_file(FILE *f, struct cgmounts *m)
 		if (strcmp(type, "cgroup") != 0)
 			continue;
 		m->nv1++;
-		if (cgprobe_hasword(opts, "memory") && m->memory[0] == '\0')
+		if (cgfile_hasword(opts, "memory") && m->memory[0] == '\0')
 			strlcpy(m->memory, mnt, sizeof(m->memory));
-		if (cgprobe_hasword(opts, "pids") && m->pids[0] == '\0')
+		if (cgfile_hasword(opts, "pids") && m->pids[0] == '\0')
 			strlcpy(m->pids, mnt, sizeof(m->pids));
-		if (cgprobe_hasword(opts, "cpu") && m->cpu[0] == '\0')
+		if (cgfile_hasword(opts, "cpu") && m->cpu[0] == '\0')
 			strlcpy(m->cpu, mnt, sizeof(m->cpu));
-		if (cgprobe_hasword(opts, "cpuacct") && m->cpuacct[0] == '\0')
+		if (cgfile_hasword(opts, "cpuacct") && m->cpuacct[0] == '\0')
 			strlcpy(m->cpuacct, mnt, sizeof(m->cpuacct));
 	}
 }
@@ -202,12 +132,12 @@ cgprobe_layout(const char *mountinfo, const char *ctl, char *why,
 	cgprobe_scan_file(f, &cgm);
 	fclose(f);
 	if (cgm.unified[0] != '\0' && (cgm.nv1 == 0 || (ctl != NULL &&
-	    cgprobe_hasword(ctl, "memory") && cgprobe_hasword(ctl, "pids")))) {
+	    cgfile_hasword(ctl, "memory") && cgfile_hasword(ctl, "pids")))) {
 		cgm.mode = PROBE_CG_V2;
 		strlcpy(cgm.memory, cgm.unified, sizeof(cgm.memory));
 		strlcpy(cgm.pids, cgm.unified, sizeof(cgm.pids));
 		/* cpu: decided by the probe from our cgroup's list. */
-		if (ctl != NULL && cgprobe_hasword(ctl, "cpu")) {
+		if (ctl != NULL && cgfile_hasword(ctl, "cpu")) {
 			strlcpy(cgm.cpu, cgm.unified, sizeof(cgm.cpu));
 			strlcpy(cgm.cpuacct, cgm.unified,
 			    sizeof(cgm.cpuacct));
@@ -263,7 +193,7 @@ cgprobe_scan_mounts(void)
 	text[len] = '\0';
 	/* The root's controllers, once the mount point is known. */
 	(void)cgprobe_layout(text, NULL, NULL, 0);
-	ok = cgm.unified[0] != '\0' && cgprobe_readfile(cgm.unified,
+	ok = cgm.unified[0] != '\0' && cgfile_read(cgm.unified,
 	    "cgroup.controllers", buf, sizeof(buf)) == 0;
 	(void)cgprobe_layout(text, ok ? buf : NULL, NULL, 0);
 	free(text);
@@ -476,8 +406,8 @@ cgprobe_move(const char *dir, char *err, size_t errlen)
 	char	 pid[32], why[PATH_MAX + 64];
 
 	snprintf(pid, sizeof(pid), "%d", (int)getppid());
-	if (cgprobe_writefile(dir, "cgroup.procs", pid, why,
-	    sizeof(why)) == -1 || cgprobe_writefile(dir, "cgroup.procs", "0",
+	if (cgfile_write(dir, "cgroup.procs", pid, why,
+	    sizeof(why)) == -1 || cgfile_write(dir, "cgroup.procs", "0",
 	    why, sizeof(why)) == -1) {
 		snprintf(err, errlen, "cgroup: %s", why);
 		return (-1);
@@ -498,7 +428,7 @@ cgprobe_v2_base(const char *tag, char *err, size_t errlen)
 	char	 text[4096], own[PROBE_CGBASELEN + 1], base[PROBE_CGBASELEN];
 	char	 dir[PATH_MAX], why[PATH_MAX + 64];
 
-	if (cgprobe_readfile("/proc/self", "cgroup", text,
+	if (cgfile_read("/proc/self", "cgroup", text,
 	    sizeof(text)) == -1) {
 		snprintf(err, errlen, "cgroup: /proc/self/cgroup: %s",
 		    strerror(errno));
@@ -553,7 +483,7 @@ cgprobe_v2_controllers(char *err, size_t errlen)
 	size_t	 i;
 
 	cgprobe_top(top, sizeof(top));
-	if (cgprobe_readfile(top, "cgroup.controllers", buf,
+	if (cgfile_read(top, "cgroup.controllers", buf,
 	    sizeof(buf)) == -1) {
 		snprintf(err, errlen, "cgroup: %s/cgroup.controllers: %s", top,
 		    strerror(errno));
@@ -561,7 +491,7 @@ cgprobe_v2_controllers(char *err, size_t errlen)
 	}
 	buf[strcspn(buf, "\n")] = '\0';
 	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
-		if (!cgprobe_hasword(buf, need[i])) {
+		if (!cgfile_hasword(buf, need[i])) {
 			snprintf(err, errlen, "cgroup: v2 root %s/%s%s: "
 			    "controller %s not available: "
 			    "%s/cgroup.controllers has \"%.100s\"", cgm.unified,
@@ -570,7 +500,7 @@ cgprobe_v2_controllers(char *err, size_t errlen)
 			    top, buf);
 			return (-1);
 		}
-	if (cgprobe_hasword(buf, "cpu")) {
+	if (cgfile_hasword(buf, "cpu")) {
 		strlcpy(cgm.cpu, cgm.unified, sizeof(cgm.cpu));
 		strlcpy(cgm.cpuacct, cgm.unified, sizeof(cgm.cpuacct));
 	} else
@@ -595,11 +525,11 @@ cgprobe_v2_delegate(char *err, size_t errlen)
 	cgprobe_top(top, sizeof(top));
 	snprintf(mid, sizeof(mid), "%s/%s", top, CG_TOP);
 	snprintf(path, sizeof(path), "%s/%s", cgm.unified, cg_parent);
-	if (cgprobe_readfile(path, "cgroup.subtree_control", buf,
-	    sizeof(buf)) == 0 && cgprobe_hasword(buf, "memory") &&
-	    cgprobe_hasword(buf, "pids"))
+	if (cgfile_read(path, "cgroup.subtree_control", buf,
+	    sizeof(buf)) == 0 && cgfile_hasword(buf, "memory") &&
+	    cgfile_hasword(buf, "pids"))
 		return (0);
-	if (cgprobe_readfile(top, "cgroup.controllers", buf,
+	if (cgfile_read(top, "cgroup.controllers", buf,
 	    sizeof(buf)) == -1) {
 		snprintf(err, errlen, "cgroup: %s/cgroup.controllers: %s", top,
 		    strerror(errno));
@@ -608,7 +538,7 @@ cgprobe_v2_delegate(char *err, size_t errlen)
 	for (i = 0; i < sizeof(ctl) / sizeof(ctl[0]); i++) {
 		if (cgm.cpu[0] == '\0' && strcmp(ctl[i], "+cpu") == 0)
 			continue;
-		if (!cgprobe_hasword(buf, ctl[i] + 1)) {
+		if (!cgfile_hasword(buf, ctl[i] + 1)) {
 			buf[strcspn(buf, "\n")] = '\0';
 			snprintf(err, errlen, "cgroup: controller %s not "
 			    "available: %s/cgroup.controllers has \"%.100s\"%s",
@@ -616,13 +546,13 @@ cgprobe_v2_delegate(char *err, size_t errlen)
 			    " (delegate it: Delegate=yes)" : "");
 			return (-1);
 		}
-		if (cgprobe_writefile(top, "cgroup.subtree_control",
+		if (cgfile_write(top, "cgroup.subtree_control",
 		    ctl[i], err, errlen) == -1 && errno != EBUSY)
 			return (-1);
-		if (cgprobe_writefile(mid, "cgroup.subtree_control", ctl[i],
+		if (cgfile_write(mid, "cgroup.subtree_control", ctl[i],
 		    err, errlen) == -1 && errno != EBUSY)
 			return (-1);
-		if (cgprobe_writefile(path, "cgroup.subtree_control", ctl[i],
+		if (cgfile_write(path, "cgroup.subtree_control", ctl[i],
 		    err, errlen) == -1)
 			return (-1);
 	}

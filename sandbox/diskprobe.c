@@ -30,115 +30,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ovl.h"
 #include "probemsg.h"
-
-#define DPROBE_OVL_OPTS \
-	"volatile,userxattr,redirect_dir=nofollow,metacopy=off,index=off," \
-	"xino=off"
-
-/*
- * A user namespace whose root is nobody outside, for the idmapped
- * mount: its fd, the process that made it already gone.
- */
-static int
-dprobe_userns(char *err, size_t errlen)
-{
-	char	 path[64];
-	pid_t	 pid;
-	int	 p[2], fd = -1, i, mfd;
-	char	 c;
-
-	if (pipe2(p, O_CLOEXEC) == -1) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
-		return (-1);
-	}
-	if ((pid = fork()) == -1) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
-		close(p[0]);
-		close(p[1]);
-		return (-1);
-	}
-	if (pid == 0) {
-		/* Tell the parent, then wait until it has the namespace. */
-		close(p[0]);
-		c = unshare(CLONE_NEWUSER) == 0 ? 'y' : 'n';
-		if (write(p[1], &c, 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	if (read(p[0], &c, 1) != 1 || c != 'y') {
-		snprintf(err, errlen, "unshare(CLONE_NEWUSER) failed");
-		goto done;
-	}
-	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid,
-		    i == 0 ? "uid_map" : "gid_map");
-		if ((mfd = open(path, O_WRONLY | O_CLOEXEC)) == -1 ||
-		    write(mfd, "0 65534 1\n", 10) != 10) {
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			if (mfd != -1)
-				close(mfd);
-			goto done;
-		}
-		close(mfd);
-	}
-	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
- done:
-	close(p[0]);
-	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
-		;
-	return (fd);
-}
-
-/* A detached, read-only, idmapped clone of dir, as disk.c makes. */
-static int
-dprobe_idmapped(const char *dir, int ns, char *err, size_t errlen)
-{
-	struct mount_attr	 attr;
-	int			 tfd;
-
-	tfd = syscall(SYS_open_tree, AT_FDCWD, dir, OPEN_TREE_CLONE |
-	    OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
-	if (tfd == -1) {
-		snprintf(err, errlen, "open_tree %s: %s", dir,
-		    strerror(errno));
-		return (-1);
-	}
-	memset(&attr, 0, sizeof(attr));
-	attr.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY |
-	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-	attr.userns_fd = ns;
-	if (syscall(SYS_mount_setattr, tfd, "", AT_EMPTY_PATH, &attr,
-	    sizeof(attr)) == -1) {
-		snprintf(err, errlen, "idmap %s: %s", dir, strerror(errno));
-		close(tfd);
-		return (-1);
-	}
-	return (tfd);
-}
-
-/* The overlay mount itself, with disk.c's options: all by fd. */
-static int
-dprobe_ovl_mount(const char *lower, int ufd, int wfd, int mfd, char *err,
-    size_t errlen)
-{
-	char	 opts[PATH_MAX + 256], at[32];
-
-	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=/proc/self/fd/%d,"
-	    "workdir=/proc/self/fd/%d," DPROBE_OVL_OPTS, lower, ufd, wfd);
-	snprintf(at, sizeof(at), "/proc/self/fd/%d", mfd);
-	if (mount("overlay", at, "overlay", MS_NOSUID | MS_NODEV, opts) ==
-	    -1) {
-		snprintf(err, errlen, "%s", strerror(errno));
-		return (-1);
-	}
-	return (0);
-}
 
 /*
  * The helper, in a mount namespace of its own: the overlay with the
@@ -159,7 +52,7 @@ dprobe_child(int fd, const char *sd, int ns, int nodetached)
 		    strerror(errno));
 		goto done;
 	}
-	if ((tfd = dprobe_idmapped(sd, ns, why, sizeof(why))) == -1) {
+	if ((tfd = ovl_idmapped(sd, ns, why, sizeof(why))) == -1) {
 		snprintf(msg, sizeof(msg), "i%s", why);
 		goto done;
 	}
@@ -178,7 +71,7 @@ dprobe_child(int fd, const char *sd, int ns, int nodetached)
 	}
 	detached = !nodetached;
 	snprintf(lower, sizeof(lower), "/proc/self/fd/%d", tfd);
-	if (detached && dprobe_ovl_mount(lower, ufd, wfd, ofd, why,
+	if (detached && ovl_mount(lower, ufd, wfd, ofd, why,
 	    sizeof(why)) == 0) {
 		strlcpy(msg, "d", sizeof(msg));
 		goto done;
@@ -211,7 +104,7 @@ dprobe_child(int fd, const char *sd, int ns, int nodetached)
 		}
 	}
 	snprintf(lower, sizeof(lower), "/proc/self/fd/%d", afd);
-	if (dprobe_ovl_mount(lower, ufd, wfd, ofd, why, sizeof(why)) == -1)
+	if (ovl_mount(lower, ufd, wfd, ofd, why, sizeof(why)) == -1)
 		snprintf(msg, sizeof(msg), "xmount overlay (layer attached): "
 		    "%s", why);
 	else if (syscall(SYS_open_tree, sfd, "o", OPEN_TREE_CLONE |
@@ -232,7 +125,7 @@ sbx_disk_probe(const char *sd, int nodetached, char *err, size_t errlen)
 	ssize_t	 n;
 	int	 p[2], ns, st;
 
-	if ((ns = dprobe_userns(err, errlen)) == -1)
+	if ((ns = ovl_userns(65534, 65534, err, errlen)) == -1)
 		return (PROBE_OVL_FAIL);
 	if (pipe2(p, O_CLOEXEC) == -1 || (pid = fork()) == -1) {
 		snprintf(err, errlen, "overlay probe: %s", strerror(errno));

@@ -39,6 +39,7 @@
 
 #include <event.h>
 
+#include "cgfile.h"
 #include "log.h"
 #include "probemsg.h"
 #include "sandbox.h"
@@ -109,84 +110,9 @@ sandbox_cgroup_root(int *delegated)
 	return (root);
 }
 
-static int	cg_readfile(const char *, const char *, char *, size_t);
-static int	cg_writefile(const char *, const char *, const char *,
-		    char *, size_t);
-static int	cg_hasword(const char *, const char *);
 static int	cg_keyval(const char *, const char *, const char *,
 		    uint64_t *);
 static int	cg_populated(struct sandbox *, int, char *, size_t);
-
-/* Does the space- or comma-separated list s contain word w? */
-static int
-cg_hasword(const char *s, const char *w)
-{
-	size_t	 n = strlen(w);
-	const char *p = s;
-
-	while ((p = strstr(p, w)) != NULL) {
-		if ((p == s || p[-1] == ' ' || p[-1] == ',') &&
-		    (p[n] == '\0' || p[n] == ' ' || p[n] == ',' ||
-		    p[n] == '\n'))
-			return (1);
-		p += n;
-	}
-	return (0);
-}
-
-static int
-cg_readfile(const char *dir, const char *file, char *buf, size_t len)
-{
-	char	 path[PATH_MAX];
-	ssize_t	 n;
-	int	 fd;
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >=
-	    sizeof(path)) {
-		errno = ENAMETOOLONG;
-		return (-1);
-	}
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return (-1);
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n == -1)
-		return (-1);
-	buf[n] = '\0';
-	return (0);
-}
-
-static int
-cg_writefile(const char *dir, const char *file, const char *val,
-    char *err, size_t errlen)
-{
-	char	 path[PATH_MAX];
-	size_t	 len = strlen(val);
-	int	 fd, saved;
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >=
-	    sizeof(path)) {
-		snprintf(err, errlen, "%s/%s: path too long", dir, file);
-		errno = ENAMETOOLONG;
-		return (-1);
-	}
-	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1) {
-		saved = errno;
-		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
-		errno = saved;
-		return (-1);
-	}
-	if (write(fd, val, len) != (ssize_t)len) {
-		saved = errno;
-		snprintf(err, errlen, "write %s to %s: %s", val, path,
-		    strerror(errno));
-		close(fd);
-		errno = saved;
-		return (-1);
-	}
-	close(fd);
-	return (0);
-}
 
 /* The number after "key " in a flat keyed file such as memory.events. */
 static int
@@ -196,7 +122,7 @@ cg_keyval(const char *dir, const char *file, const char *key,
 	char	 buf[4096], *p;
 	size_t	 n = strlen(key);
 
-	if (cg_readfile(dir, file, buf, sizeof(buf)) == -1)
+	if (cgfile_read(dir, file, buf, sizeof(buf)) == -1)
 		return (-1);
 	for (p = buf; p != NULL && *p != '\0'; ) {
 		if (strncmp(p, key, n) == 0 && p[n] == ' ') {
@@ -334,11 +260,11 @@ cg_v2_delegate(char *err, size_t errlen)
 	cg_top(top, sizeof(top));
 	snprintf(mid, sizeof(mid), "%s/%s", top, CG_TOP);
 	snprintf(path, sizeof(path), "%s/%s", cgm.unified, cg_parent);
-	if (cg_readfile(path, "cgroup.subtree_control", buf,
-	    sizeof(buf)) == 0 && cg_hasword(buf, "memory") &&
-	    cg_hasword(buf, "pids"))
+	if (cgfile_read(path, "cgroup.subtree_control", buf,
+	    sizeof(buf)) == 0 && cgfile_hasword(buf, "memory") &&
+	    cgfile_hasword(buf, "pids"))
 		return (0);
-	if (cg_readfile(top, "cgroup.controllers", buf, sizeof(buf)) == -1) {
+	if (cgfile_read(top, "cgroup.controllers", buf, sizeof(buf)) == -1) {
 		snprintf(err, errlen, "cgroup: %s/cgroup.controllers: %s", top,
 		    strerror(errno));
 		return (-1);
@@ -346,7 +272,7 @@ cg_v2_delegate(char *err, size_t errlen)
 	for (i = 0; i < sizeof(ctl) / sizeof(ctl[0]); i++) {
 		if (cgm.cpu[0] == '\0' && strcmp(ctl[i], "+cpu") == 0)
 			continue;
-		if (!cg_hasword(buf, ctl[i] + 1)) {
+		if (!cgfile_hasword(buf, ctl[i] + 1)) {
 			buf[strcspn(buf, "\n")] = '\0';
 			snprintf(err, errlen, "cgroup: controller %s not "
 			    "available: %s/cgroup.controllers has \"%.100s\"%s",
@@ -355,13 +281,13 @@ cg_v2_delegate(char *err, size_t errlen)
 			errno = ENOENT;
 			return (-1);
 		}
-		if (cg_writefile(top, "cgroup.subtree_control",
+		if (cgfile_write(top, "cgroup.subtree_control",
 		    ctl[i], err, errlen) == -1 && errno != EBUSY)
 			return (-1);
-		if (cg_writefile(mid, "cgroup.subtree_control", ctl[i],
+		if (cgfile_write(mid, "cgroup.subtree_control", ctl[i],
 		    err, errlen) == -1 && errno != EBUSY)
 			return (-1);
-		if (cg_writefile(path, "cgroup.subtree_control", ctl[i],
+		if (cgfile_write(path, "cgroup.subtree_control", ctl[i],
 		    err, errlen) == -1)
 			return (-1);
 	}
@@ -377,7 +303,7 @@ cg_limit(const char *dir, const char *file, uint64_t v, char *err,
 	if (v == 0)
 		return (0);
 	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	return (cg_writefile(dir, file, buf, err, errlen));
+	return (cgfile_write(dir, file, buf, err, errlen));
 }
 
 static int
@@ -393,7 +319,7 @@ cg_limits(struct sandbox *sb, const struct sandbox_spec *spec, char *err,
 		    errlen) == -1)
 			return (-1);
 		/* No swap: the limit is the limit. */
-		if (spec->memory != 0 && cg_writefile(mem, "memory.swap.max",
+		if (spec->memory != 0 && cgfile_write(mem, "memory.swap.max",
 		    "0", err, errlen) == -1 && errno != ENOENT)
 			return (-1);
 		/*
@@ -403,7 +329,7 @@ cg_limits(struct sandbox *sb, const struct sandbox_spec *spec, char *err,
 		 * already refused.  cgroup v1 has no such switch: there
 		 * the rest runs until pid 1 exits, and is reported alike.
 		 */
-		if (spec->memory != 0 && cg_writefile(mem, "memory.oom.group",
+		if (spec->memory != 0 && cgfile_write(mem, "memory.oom.group",
 		    "1", err, errlen) == -1)
 			return (-1);
 		return (cg_limit(pids, "pids.max", spec->pids, err, errlen));
@@ -743,13 +669,13 @@ cgroup_kill(struct sandbox *sb)
 	long	 pid;
 	int	 pass, found;
 
-	if (sb->cg_kill >= 0 && cg_writefile(sb->cgroups[sb->cg_kill],
+	if (sb->cg_kill >= 0 && cgfile_write(sb->cgroups[sb->cg_kill],
 	    "cgroup.kill", "1", err, sizeof(err)) == 0)
 		return (0);
 	if (sb->pid > 0)
 		kill(sb->pid, SIGKILL);
 	for (pass = 0; pass < 100; pass++) {
-		if (cg_readfile(sb->cgroups[sb->cg_pids], "cgroup.procs", buf,
+		if (cgfile_read(sb->cgroups[sb->cg_pids], "cgroup.procs", buf,
 		    sizeof(buf)) == -1)
 			return (errno == ENOENT ? 0 : -1);
 		found = 0;
@@ -782,13 +708,13 @@ sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)
 			u->cpu_ms = (v + 999) / 1000;
 		else
 			ret = -1;
-		if (cg_readfile(d, "memory.peak", buf, sizeof(buf)) == 0)
+		if (cgfile_read(d, "memory.peak", buf, sizeof(buf)) == 0)
 			u->mem_peak = strtoull(buf, NULL, 10);
 		if (cg_keyval(d, "memory.events", "oom_kill",
 		    &u->oom_kills) == -1)
 			ret = -1;
 	} else {
-		if (sb->cg_cpuacct >= 0 && cg_readfile(
+		if (sb->cg_cpuacct >= 0 && cgfile_read(
 		    sb->cgroups[sb->cg_cpuacct], "cpuacct.usage", buf,
 		    sizeof(buf)) == 0)
 			u->cpu_ms = (strtoull(buf, NULL, 10) + 999999) /
@@ -799,7 +725,7 @@ sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)
 			u->cpu_ms = (v + 999) / 1000;
 		else
 			ret = -1;
-		if (cg_readfile(sb->cgroups[sb->cg_memory],
+		if (cgfile_read(sb->cgroups[sb->cg_memory],
 		    "memory.max_usage_in_bytes", buf, sizeof(buf)) == 0)
 			u->mem_peak = strtoull(buf, NULL, 10);
 		else
@@ -809,7 +735,7 @@ sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)
 			ret = -1;
 	}
 	/* pids.peak is newer (Linux 6.1): none is not an error. */
-	if (cg_readfile(sb->cgroups[sb->cg_pids], "pids.peak", buf,
+	if (cgfile_read(sb->cgroups[sb->cg_pids], "pids.peak", buf,
 	    sizeof(buf)) == 0)
 		u->pids_peak = strtoull(buf, NULL, 10);
 	if (cg_keyval(sb->cgroups[sb->cg_pids], "pids.events", "max",
@@ -825,13 +751,13 @@ cg_populated(struct sandbox *sb, int i, char *what, size_t len)
 	char	 buf[256];
 
 	if (i == sb->cg_kill || sb->mode == CGMODE_V2) {
-		if (cg_readfile(sb->cgroups[i], "cgroup.events", buf,
+		if (cgfile_read(sb->cgroups[i], "cgroup.events", buf,
 		    sizeof(buf)) == -1)
 			return (errno == ENOENT ? 0 : -1);
 		snprintf(what, len, "populated");
 		return (strstr(buf, "populated 1") != NULL);
 	}
-	if (cg_readfile(sb->cgroups[i], "cgroup.procs", buf, sizeof(buf)) ==
+	if (cgfile_read(sb->cgroups[i], "cgroup.procs", buf, sizeof(buf)) ==
 	    -1)
 		return (errno == ENOENT ? 0 : -1);
 	buf[strcspn(buf, "\n")] = '\0';

@@ -43,6 +43,7 @@
 #include "factoryd.h"
 #include "fstree.h"
 #include "log.h"
+#include "ovl.h"
 
 #define DISK_BYTES_PER_INODE	(8 * 1024)
 #define DISK_INODES_MIN		1024
@@ -51,7 +52,6 @@
 
 static int	disk_mounted(const char *);
 static int	disk_unmount_one(const char *);
-static int	disk_userns(uid_t, gid_t, char *, size_t);
 
 /*
  * Overlayfs takes a detached mount (open_tree's clone, attached
@@ -87,10 +87,6 @@ disk_facts(const char *path, uint64_t bytes)
 	    path, "size", (json_int_t)bytes, "inodes",
 	    (json_int_t)disk_inodes(bytes)));
 }
-
-#define DISK_OVL_OPTS \
-	"volatile,userxattr,redirect_dir=nofollow,metacopy=off,index=off," \
-	"xino=off"
 
 /* Is path the root of a file system of its own (a mount point)? */
 static int
@@ -187,67 +183,6 @@ disk_usage(const char *path, uint64_t limit, int *full)
 }
 
 /*
- * A user namespace whose root is uid:gid outside, for an idmapped
- * mount: its fd, the process that made it already gone.
- */
-static int
-disk_userns(uid_t uid, gid_t gid, char *err, size_t errlen)
-{
-	char	 path[64], map[64];
-	pid_t	 pid;
-	int	 p[2], fd = -1, i, n, mfd;
-	char	 c;
-
-	if (pipe2(p, O_CLOEXEC) == -1) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
-		return (-1);
-	}
-	if ((pid = fork()) == -1) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
-		close(p[0]);
-		close(p[1]);
-		return (-1);
-	}
-	if (pid == 0) {
-		/* Tell the parent, then wait until it has the namespace. */
-		close(p[0]);
-		c = unshare(CLONE_NEWUSER) == 0 ? 'y' : 'n';
-		if (write(p[1], &c, 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	if (read(p[0], &c, 1) != 1 || c != 'y') {
-		snprintf(err, errlen, "unshare(CLONE_NEWUSER) failed");
-		goto done;
-	}
-	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid,
-		    i == 0 ? "uid_map" : "gid_map");
-		n = snprintf(map, sizeof(map), "0 %u 1\n",
-		    i == 0 ? (unsigned)uid : (unsigned)gid);
-		if ((mfd = open(path, O_WRONLY | O_CLOEXEC)) == -1 ||
-		    write(mfd, map, n) != n) {
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			if (mfd != -1)
-				close(mfd);
-			goto done;
-		}
-		close(mfd);
-	}
-	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
- done:
-	close(p[0]);
-	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
-		;
-	return (fd);
-}
-
-/*
  * dir, an attempt's or a verify directory below the state directory,
  * by descriptor: every component below the state directory opened
  * with no link followed (beneath.h), not only the last.
@@ -301,54 +236,6 @@ disk_opendir(int dfd, const char *dir, const char *name, char *err,
  * Linux 6.15, through a helper's private mount namespace:
  * disk_overlay_attached).  Already mounted (a restart): left as it is.
  */
-static int
-disk_idmapped(const char *lower, int ns, char *err, size_t errlen)
-{
-	struct mount_attr	 attr;
-	int			 tfd;
-
-	tfd = syscall(SYS_open_tree, AT_FDCWD, lower, OPEN_TREE_CLONE |
-	    OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
-	if (tfd == -1) {
-		snprintf(err, errlen, "open_tree %s: %s", lower,
-		    strerror(errno));
-		return (-1);
-	}
-	memset(&attr, 0, sizeof(attr));
-	attr.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY |
-	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-	attr.userns_fd = ns;
-	if (syscall(SYS_mount_setattr, tfd, "", AT_EMPTY_PATH, &attr,
-	    sizeof(attr)) == -1) {
-		snprintf(err, errlen, "idmap %s: %s", lower, strerror(errno));
-		close(tfd);
-		return (-1);
-	}
-	return (tfd);
-}
-
-/* The overlay mount itself: lowers (a ':'-list), upper and work by fd. */
-static int
-disk_ovl_mount(const char *lowers, int ufd, int wfd, int mfd, char *err,
-    size_t errlen)
-{
-	char	 opts[3 * PATH_MAX + 256], at[32];
-
-	if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=%s,"
-	    "upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,"
-	    DISK_OVL_OPTS, lowers, ufd, wfd) >= sizeof(opts)) {
-		snprintf(err, errlen, "unusable in overlay options");
-		return (-1);
-	}
-	snprintf(at, sizeof(at), "/proc/self/fd/%d", mfd);
-	if (mount("overlay", at, "overlay", MS_NOSUID | MS_NODEV, opts) ==
-	    -1) {
-		snprintf(err, errlen, "%s", strerror(errno));
-		return (-1);
-	}
-	return (0);
-}
-
 /* One descriptor (or none, and a message) on a socket. */
 static int
 disk_sendfd(int sock, int fd, const char *msg)
@@ -476,7 +363,7 @@ disk_attached_child(int sock, const int *lfd, int nl, const char *dir)
 		    strlen(lowers), "%s/proc/self/fd/%d", i == nl - 1 ? "" :
 		    ":", afd);
 	}
-	if (disk_ovl_mount(lowers, ufd, wfd, ofd, why, sizeof(why)) == -1) {
+	if (ovl_mount(lowers, ufd, wfd, ofd, why, sizeof(why)) == -1) {
 		snprintf(err, sizeof(err), "mount overlay: %s", why);
 		goto fail;
 	}
@@ -558,14 +445,14 @@ disk_overlay(const char *lower, const char *extra, const char *dir,
 	}
 	if (disk_mounted(tree))
 		return (0);
-	if ((ns = disk_userns(uid, gid, err, errlen)) == -1)
+	if ((ns = ovl_userns(uid, gid, err, errlen)) == -1)
 		return (-1);
-	if ((tfd = disk_idmapped(lower, ns, err, errlen)) == -1)
+	if ((tfd = ovl_idmapped(lower, ns, err, errlen)) == -1)
 		goto done;
 	/* The setup outputs, above the pristine tree (leftmost is top). */
 	xl[0] = '\0';
 	if (extra != NULL) {
-		if ((xfd = disk_idmapped(extra, ns, err, errlen)) == -1)
+		if ((xfd = ovl_idmapped(extra, ns, err, errlen)) == -1)
 			goto done;
 		snprintf(xl, sizeof(xl), "/proc/self/fd/%d:", xfd);
 	}
@@ -597,7 +484,7 @@ disk_overlay(const char *lower, const char *extra, const char *dir,
 		goto done;
 	snprintf(xl + strlen(xl), sizeof(xl) - strlen(xl), "/proc/self/fd/%d",
 	    tfd);
-	if (disk_ovl_mount(xl, ufd, wfd, mfd, why, sizeof(why)) == -1) {
+	if (ovl_mount(xl, ufd, wfd, mfd, why, sizeof(why)) == -1) {
 		snprintf(err, errlen, "mount overlay on %s: %s", tree, why);
 		goto done;
 	}
