@@ -2039,48 +2039,22 @@ conf_printgw(FILE *fp, const struct factoryd_conf *c)
 }
 
 /*
- * The conninfo with a password's value (password=..., or a URI's
- * user:...@) written as stars: printed, it reads back the same.
+ * The conninfo, unless it holds a password (password=..., in a URI's
+ * query or as its user:...@): then not at all.  libpq's quoting and
+ * escapes are not ours to parse, and a value masked by a parse that
+ * differs from libpq's showed its tail.
  */
 static void
 conf_printconninfo(FILE *fp, const char *ci)
 {
-	char		 buf[CONF_FLEET_CONNMAX];
-	char		*p, *end, *at;
-	size_t		 n;
-	int		 full = 0;
+	const char	*p, *at;
 
-	strlcpy(buf, ci, sizeof(buf));
-	for (p = buf; (p = strstr(p, "password")) != NULL; p = end) {
-		end = p + 8;
-		end += strspn(end, " \t");
-		if (*end != '=')
-			continue;
-		end++;
-		end += strspn(end, " \t");
-		n = *end == '\'' ? strcspn(end + 1, "'") + 2 :
-		    strcspn(end, " \t");
-		if (n > strlen(end))
-			n = strlen(end);
-		if (strlen(buf) + 8 >= sizeof(buf) + n) {
-			full = 1;	/* no room: not printed at all */
-			break;
-		}
-		memmove(end + 8, end + n, strlen(end + n) + 1);
-		memset(end, '*', 8);
-		end += 8;
-	}
-	if ((p = strstr(buf, "://")) != NULL && (at = strchr(p, '@')) != NULL &&
-	    (p = memchr(p + 3, ':', at - p - 3)) != NULL) {
-		if (strlen(buf) + 9 < sizeof(buf) + (at - p)) {
-			memmove(p + 9, at, strlen(at) + 1);
-			memset(p + 1, '*', 8);
-		} else
-			full = 1;
-	}
-	if (full)
-		strlcpy(buf, "(not shown: it holds a password)", sizeof(buf));
-	y_printstr(fp, buf);
+	if (strstr(ci, "password") != NULL || ((p = strstr(ci, "://")) !=
+	    NULL && (at = strchr(p + 3, '@')) != NULL &&
+	    memchr(p + 3, ':', at - p - 3) != NULL))
+		y_printstr(fp, "(not shown: it holds a password)");
+	else
+		y_printstr(fp, ci);
 }
 
 static void
