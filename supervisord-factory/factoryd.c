@@ -71,6 +71,8 @@ factoryd_fatal_start(const char *fmt, ...)
 	va_end(ap);
 	log_warnx("%s", buf);
 	sandbox_pool_end();
+	/* What the probe made of this instance's cgroups: empty, unused. */
+	sandbox_instance_remove();
 	exit(EX_CONFIG);
 }
 
@@ -207,8 +209,12 @@ main(int argc, char *argv[])
 	if (attempt_init(errbuf, sizeof(errbuf)) == -1)
 		factoryd_fatal_start("journal: %s", errbuf);
 	factoryd_nofile(conf);
-	if (control_init(conf->socket, factoryd_reload) == -1)
+	if (control_init(conf->socket, factoryd_reload) == -1) {
+		/* Another daemon's, maybe: 1, to be tried again; ours undone. */
+		sandbox_pool_end();
+		sandbox_instance_remove();
 		fatalx("control socket %s: cannot listen", conf->socket);
+	}
 	/* Detach only now: a failure above reached the terminal. */
 	if (!debug && (daemon(0, 0) == -1 || event_reinit(evbase) == -1))
 		fatal("daemon");

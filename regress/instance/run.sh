@@ -107,6 +107,9 @@ snapshot >"$T/after"
 check "the same socket: nothing of the running daemon changed" \
     cmp -s "$T/before" "$T/after"
 diff "$T/before" "$T/after" | sed 's/^/# /'
+tag2=$(printf %s "$(realpath "$T/state2")" | sha256sum | cut -c1-8)
+check "the same socket: the refused instance's cgroups are gone" \
+    sh -c "! ls -d /sys/fs/cgroup/*/factory/$tag2 2>/dev/null | grep -q ."
 
 check "the running daemon still answers" ctl status
 rmdir "$T/state/setup/.tmp.running" 2>/dev/null
