@@ -340,3 +340,22 @@ fsjob_answer(struct fsjob *j, uint32_t kind, struct fswalk_answer *a,
 	}
 	return (0);
 }
+
+long long
+fsjob_deadline(const char *var, long long secs)
+{
+#ifdef FACTORY_TESTBUILD
+	const char	*s = getenv(var);
+	const char	*errstr;
+	long long	 n;
+
+	if (s != NULL) {
+		n = strtonum(s, 1, 86400, &errstr);
+		if (errstr == NULL)
+			return (n);
+	}
+#else
+	(void)var;
+#endif
+	return (secs);
+}

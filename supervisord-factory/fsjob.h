@@ -40,6 +40,8 @@ void	 fsjob_set_binary(int);
 int	 fsjob_start(struct fsjob *, struct ibuf *, const int *, int,
 	    long long);
 int	 fsjob_busy(void);
+/* secs, or in a test build the whole seconds the variable named says. */
+long long fsjob_deadline(const char *, long long);
 void	 fsjob_cancel(struct fsjob *);
 void	 fsjob_kill(struct fsjob *);
 /* SIGCHLD for a pid: 1 if it was a job's. */

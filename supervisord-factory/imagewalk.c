@@ -54,19 +54,8 @@ image_walk_done(struct fsjob *j)
 static long long
 image_walk_deadline(void)
 {
-#ifdef FACTORY_TESTBUILD
-	const char	*s = getenv("FACTORY_TEST_IMAGE_WALK_S");
-	const char	*errstr;
-	long long	 n;
-
-	if (s != NULL) {
-		n = strtonum(s, 1, 86400, &errstr);
-		if (errstr == NULL)
-			return (n);
-	}
-#endif
-	return (IMAGE_WALK_MIN_S +
-	    (long long)(env->conf->image_max_size / IMAGE_WALK_RATE));
+	return (fsjob_deadline("FACTORY_TEST_IMAGE_WALK_S", IMAGE_WALK_MIN_S +
+	    (long long)(env->conf->image_max_size / IMAGE_WALK_RATE)));
 }
 
 /* 0 and done() later, or -1 (nothing started, w is the caller's). */

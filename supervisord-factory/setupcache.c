@@ -338,19 +338,9 @@ setup_rm_shutdown(void)
 long long
 setup_job_deadline(void)
 {
-#ifdef FACTORY_TESTBUILD
-	const char	*s = getenv("FACTORY_TEST_SETUP_JOB_S");
-	const char	*errstr;
-	long long	 n;
-
-	if (s != NULL) {
-		n = strtonum(s, 1, 86400, &errstr);
-		if (errstr == NULL)
-			return (n);
-	}
-#endif
-	return (SETUP_JOB_MIN_S + (long long)(env->conf->setup_max /
-	    SETUP_JOB_RATE) + SETUP_MAXFILES / SETUP_JOB_FILES);
+	return (fsjob_deadline("FACTORY_TEST_SETUP_JOB_S", SETUP_JOB_MIN_S +
+	    (long long)(env->conf->setup_max / SETUP_JOB_RATE) +
+	    SETUP_MAXFILES / SETUP_JOB_FILES));
 }
 
 static int
