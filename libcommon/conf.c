@@ -2049,9 +2049,10 @@ conf_printconninfo(FILE *fp, const char *ci)
 {
 	const char	*p, *at;
 
+	/* A URI's percent-escapes spell any keyword: none is read. */
 	if (strstr(ci, "password") != NULL || ((p = strstr(ci, "://")) !=
-	    NULL && (at = strchr(p + 3, '@')) != NULL &&
-	    memchr(p + 3, ':', at - p - 3) != NULL))
+	    NULL && (strchr(p, '%') != NULL || ((at = strchr(p + 3, '@')) !=
+	    NULL && memchr(p + 3, ':', at - p - 3) != NULL))))
 		y_printstr(fp, "(not shown: it holds a password)");
 	else
 		y_printstr(fp, ci);
