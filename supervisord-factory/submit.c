@@ -678,7 +678,9 @@ attempt_claimed(const struct fleet_claimed *cl, char *err, size_t errlen)
 	 * setup reuse by inputs is keyed by a submitter a claim does not
 	 * name (here it would be the fleet's uid for everyone's).
 	 */
-	if (m->tenant[0] != '\0' && strcmp(m->tenant, cl->tenant) != 0) {
+	if (m->tenant[0] == '\0')
+		strlcpy(m->tenant, cl->tenant, sizeof(m->tenant));
+	else if (strcmp(m->tenant, cl->tenant) != 0) {
 		snprintf(err, errlen, "%s: the manifest says tenant %s, the "
 		    "fleet queued it for %s", cl->id, m->tenant, cl->tenant);
 		manifest_free(m);
