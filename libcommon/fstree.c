@@ -76,10 +76,11 @@ fs_chown_as(int dfd, const char *name, uid_t from, uid_t ok, uid_t uid,
 			    strerror(errno));
 		else if (fstat(fd, &after) == -1 || (!S_ISDIR(after.st_mode) &&
 		    after.st_nlink != 1)) {
-			(void)fchownat(fd, "", sb.st_uid, sb.st_gid,
-			    AT_EMPTY_PATH);
 			snprintf(why, len, "%.200s: %ju links after its chown, "
-			    "given back", name, (uintmax_t)after.st_nlink);
+			    "%s", name, (uintmax_t)after.st_nlink,
+			    fchownat(fd, "", sb.st_uid, sb.st_gid,
+			    AT_EMPTY_PATH) == 0 ? "given back" :
+			    "NOT given back");
 			errno = EMLINK;
 			rc = -1;
 		}
