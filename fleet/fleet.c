@@ -123,6 +123,12 @@ fleet_imsg(struct imsg *imsg)
 			fatalx("%s", err);
 		sql_heartbeat(reqid);
 		break;
+	case IMSG_FLEET_RESCUE:
+		if (fleet_empty_decode(imsg, "FLEET_RESCUE", err,
+		    sizeof(err)) == -1)
+			fatalx("%s", err);
+		sql_rescue(reqid);
+		break;
 	case IMSG_FLEET_HOSTS:
 	case IMSG_FLEET_QUEUE:
 		if (fleet_empty_decode(imsg, type == IMSG_FLEET_HOSTS ?

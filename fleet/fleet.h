@@ -66,6 +66,7 @@ void		 sql_write(uint32_t, uint32_t, const struct fleet_write *);
 void		 sql_heartbeat(uint32_t);
 void		 sql_hosts(uint32_t);
 void		 sql_queue(uint32_t);
+void		 sql_rescue(uint32_t);
 
 /* reply.c */
 struct imsgev	*fleet_channel(void);

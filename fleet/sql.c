@@ -35,37 +35,25 @@ static void	(*hello_done)(uint64_t, int);
 	" AND h.epoch = $4::bigint FOR SHARE)"
 
 /*
- * A new epoch for this host.  The parent says the last epoch it had
- * (0: none); if that is still the host's, its attempts still owned at
- * it are the same parent's, alive across a restart of this child, and
- * are re-adopted at the new epoch: their fenced writes go on.  Any
- * other epoch in between fenced them for good; a rescue that took one
- * changed its owner, and it is not matched.  prev is the statement's
- * snapshot, unlocked: a FOR UPDATE there would skip the row once the
- * insert's own update has touched it, and adopt nothing.  Two hellos
- * of one host at once are ordered by the host row's lock; the later
- * one's adopt re-reads each attempt and no longer matches it.
+ * A new epoch for this host: its former self (a child before this one,
+ * or a factoryd before a restart) is fenced from here on.  What that
+ * self owned is not taken over here: the parent renews each claim its
+ * journal holds, which brings it to this epoch (sql_renew_q); a claim
+ * the parent never journaled is not renewed, its lease runs out and
+ * any host's sweep rescues it (sql_rescue_q).
  */
 static const char sql_hello_q[] =
-	"WITH prev AS (SELECT epoch FROM fleet_hosts WHERE host = $1),"
-	" up AS (INSERT INTO fleet_hosts AS o (host, epoch, state, slots,"
-	"  repos, heartbeat, lease_until)"
-	"  VALUES ($1, $2::bigint + 1, 'active', $3::integer,"
-	"  string_to_array($4, ','), now(),"
-	"  now() + $5::integer * interval '1 millisecond')"
-	"  ON CONFLICT (host) DO UPDATE SET"
-	"  epoch = greatest(o.epoch + 1, EXCLUDED.epoch),"
-	"  state = CASE WHEN o.state = 'gone' THEN 'active' ELSE o.state END,"
-	"  slots = EXCLUDED.slots, repos = EXCLUDED.repos,"
-	"  heartbeat = now(), lease_until = EXCLUDED.lease_until"
-	"  RETURNING epoch, state),"
-	" adopt AS (UPDATE fleet_attempts a SET owner_epoch = up.epoch,"
-	"  lease_until = now() + $5::integer * interval '1 millisecond'"
-	"  FROM up, prev WHERE a.owner_host = $1"
-	"  AND a.owner_epoch = $2::bigint AND prev.epoch = $2::bigint"
-	"  AND a.state IN ('claimed', 'running', 'publishing')"
-	"  RETURNING a.id)"
-	" SELECT epoch, state FROM up";
+	"INSERT INTO fleet_hosts AS o (host, epoch, state, slots, repos,"
+	" heartbeat, lease_until)"
+	" VALUES ($1, $2::bigint + 1, 'active', $3::integer,"
+	" string_to_array($4, ','), now(),"
+	" now() + $5::integer * interval '1 millisecond')"
+	" ON CONFLICT (host) DO UPDATE SET"
+	" epoch = greatest(o.epoch + 1, EXCLUDED.epoch),"
+	" state = CASE WHEN o.state = 'gone' THEN 'active' ELSE o.state END,"
+	" slots = EXCLUDED.slots, repos = EXCLUDED.repos,"
+	" heartbeat = now(), lease_until = EXCLUDED.lease_until"
+	" RETURNING epoch, state";
 
 static const char sql_tenant_q[] =
 	"INSERT INTO fleet_tenants AS o (name, weight, max_running,"
@@ -174,21 +162,61 @@ static const char sql_outcome_q[] =
 	"  lease_until = CASE WHEN $6 IN ('running', 'publishing')"
 	"   THEN a.lease_until END"
 	"  WHERE a.id = $1 AND a.epoch = $2::bigint AND a.owner_host = $3"
-	"  AND a.owner_epoch = $4::bigint AND a.state = $5" HOST_FENCE
+	"  AND a.state = $5" HOST_FENCE
 	"  RETURNING a.tenant, a.state),"
 	" t AS (UPDATE fleet_tenants t SET running = t.running - 1 FROM w"
 	"  WHERE t.name = w.tenant AND w.state NOT IN"
 	"  ('claimed', 'running', 'publishing') RETURNING t.name)"
 	" SELECT w.state FROM w";
 
+/*
+ * A claim this host holds, by its claim epoch: its lease goes on, and
+ * it is owned at the host's present epoch (a restart's adoption).  No
+ * row: another host has it, or it ended; never retried.  The lease
+ * may have run out already: if no sweep took it meanwhile, nobody else
+ * runs it (the owner froze it before the lease ran out), and it goes
+ * on.
+ */
 static const char sql_renew_q[] =
 	"UPDATE fleet_attempts a"
-	" SET lease_until = now() + $5::integer * interval '1 millisecond'"
+	" SET lease_until = now() + $5::integer * interval '1 millisecond',"
+	" owner_epoch = $4::bigint"
 	" WHERE a.id = $1 AND a.epoch = $2::bigint AND a.owner_host = $3"
-	" AND a.owner_epoch = $4::bigint"
 	" AND a.state IN ('claimed', 'running', 'publishing')" HOST_FENCE
 	" RETURNING CASE WHEN a.cancel_requested THEN 'cancel'"
 	" ELSE a.state END";
+
+/*
+ * The sweep, run by every host (no leader): an owned attempt whose
+ * lease ran out goes back to the queue after a backoff, or is
+ * dead-lettered at its cap of claims; one lost while publishing is
+ * never run again (its publication is finished from the forge's
+ * side).  Its owner froze it before the lease ran out and finds it
+ * superseded when it comes back.  Rows another host sweeps or renews
+ * at this instant are skipped; the tenant's slot is given back.
+ */
+static const char sql_rescue_q[] =
+	"WITH r AS (SELECT a.id, a.state AS was FROM fleet_attempts a"
+	"  WHERE a.state IN ('claimed', 'running', 'publishing')"
+	"  AND a.lease_until < now() ORDER BY a.lease_until LIMIT 64"
+	"  FOR UPDATE SKIP LOCKED),"
+	" w AS (UPDATE fleet_attempts a SET"
+	"  state = CASE WHEN r.was = 'publishing' OR a.claims >= a.max_claims"
+	"   THEN 'dead' ELSE 'queued' END,"
+	"  reason = CASE WHEN r.was = 'publishing' THEN 'lost while "
+	"publishing on '"
+	"   || a.owner_host || ': finish it from the forge, never run again'"
+	"   ELSE 'rescued: the lease of ' || a.owner_host || ' at epoch '"
+	"   || a.owner_epoch || ' ran out' END,"
+	"  run_after = now() + " BACKOFF_MS " * interval '1 millisecond',"
+	"  owner_host = NULL, owner_epoch = NULL, lease_until = NULL"
+	"  FROM r WHERE a.id = r.id RETURNING a.tenant, a.state, r.was),"
+	" t AS (UPDATE fleet_tenants t SET running = greatest(0,"
+	"  t.running - c.n) FROM (SELECT tenant, count(*) AS n FROM w"
+	"  GROUP BY tenant) c WHERE t.name = c.tenant RETURNING t.name)"
+	" SELECT count(*) FILTER (WHERE state = 'queued'),"
+	" count(*) FILTER (WHERE state = 'dead' AND was <> 'publishing'),"
+	" count(*) FILTER (WHERE was = 'publishing') FROM w";
 
 /* A queued attempt ends now; an owned one is asked (renew says so). */
 static const char sql_cancel_q[] =
@@ -197,17 +225,12 @@ static const char sql_cancel_q[] =
 	" WHERE id = $1 AND state IN"
 	" ('queued', 'claimed', 'running', 'publishing') RETURNING state";
 
+/* The host's own lease; each claim's is renewed by its own RENEW. */
 static const char sql_heartbeat_q[] =
-	"WITH h AS (UPDATE fleet_hosts SET heartbeat = now(),"
-	"  lease_until = now() + $3::integer * interval '1 millisecond'"
-	"  WHERE host = $1 AND epoch = $2::bigint AND state <> 'gone'"
-	"  RETURNING state),"
-	" a AS (UPDATE fleet_attempts SET"
-	"  lease_until = now() + $3::integer * interval '1 millisecond'"
-	"  WHERE owner_host = $1 AND owner_epoch = $2::bigint"
-	"  AND state IN ('claimed', 'running', 'publishing')"
-	"  AND EXISTS (SELECT 1 FROM h) RETURNING id)"
-	" SELECT state FROM h";
+	"UPDATE fleet_hosts SET heartbeat = now(),"
+	" lease_until = now() + $3::integer * interval '1 millisecond'"
+	" WHERE host = $1 AND epoch = $2::bigint AND state <> 'gone'"
+	" RETURNING state";
 
 /* Every host, and how many attempts it owns at its epoch. */
 static const char sql_hosts_q[] =
@@ -576,6 +599,40 @@ sql_heartbeat(uint32_t reqid)
 	fq_param(q, "%s", host);
 	fq_param(q, "%llu", (unsigned long long)host_epoch);
 	fq_param(q, "%u", lease_ms);
+	db_query(q);
+}
+
+static void
+rescue_answered(struct fq *q, PGresult *res, const char *err)
+{
+	struct fleet_rescued	 r;
+	int64_t			 v[3];
+
+	if (err != NULL) {
+		sql_error(q->reqid, res, err);
+		return;
+	}
+	if (res_shape(res, 1, 3) == -1 || PQntuples(res) != 1 ||
+	    res_num(res, 0, 0, 0, FLEET_ROWS_MAX, &v[0]) == -1 ||
+	    res_num(res, 0, 1, 0, FLEET_ROWS_MAX, &v[1]) == -1 ||
+	    res_num(res, 0, 2, 0, FLEET_ROWS_MAX, &v[2]) == -1) {
+		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+		return;
+	}
+	memset(&r, 0, sizeof(r));
+	r.requeued = v[0];
+	r.dead = v[1];
+	r.adoptable = v[2];
+	fleet_send(IMSG_FLEET_RESCUED, q->reqid, fleet_rescued_compose(&r));
+}
+
+void
+sql_rescue(uint32_t reqid)
+{
+	struct fq	*q;
+
+	q = fq_new(reqid, sql_rescue_q, rescue_answered);
+	q->name = "rescue";
 	db_query(q);
 }
 

@@ -367,6 +367,22 @@ fleet_queuerow_compose(const struct fleet_queuerow *q)
 	return (fleet_close(b, bad));
 }
 
+struct ibuf *
+fleet_rescued_compose(const struct fleet_rescued *r)
+{
+	struct ibuf	*b;
+	int		 bad = 0;
+
+	if (r->requeued > FLEET_ROWS_MAX || r->dead > FLEET_ROWS_MAX ||
+	    r->adoptable > FLEET_ROWS_MAX)
+		return (NULL);
+	if ((b = fleet_open(16)) == NULL)
+		return (NULL);
+	bad |= ibuf_add_n32(b, r->requeued) | ibuf_add_n32(b, r->dead) |
+	    ibuf_add_n32(b, r->adoptable);
+	return (fleet_close(b, bad));
+}
+
 static void
 fleet_mopen(struct mread *m, const char *name, struct imsg *imsg,
     char *err, size_t errlen)
@@ -614,5 +630,22 @@ fleet_queuerow_decode(struct imsg *imsg, struct fleet_queuerow *q, char *err,
 	fleet_get(&m, "repo", q->repo, sizeof(q->repo), fleet_valid_name);
 	m_get_n64(&m, "age_ms", &q->age_ms);
 	fleet_get(&m, "why", q->why, sizeof(q->why), fleet_valid_text);
+	return (m_end(&m));
+}
+
+int
+fleet_rescued_decode(struct imsg *imsg, struct fleet_rescued *r, char *err,
+    size_t errlen)
+{
+	struct mread	 m;
+
+	memset(r, 0, sizeof(*r));
+	fleet_mopen(&m, "FLEET_RESCUED", imsg, err, errlen);
+	m_get_n32(&m, "requeued", &r->requeued);
+	fleet_range(&m, "requeued", r->requeued, 0, FLEET_ROWS_MAX);
+	m_get_n32(&m, "dead", &r->dead);
+	fleet_range(&m, "dead", r->dead, 0, FLEET_ROWS_MAX);
+	m_get_n32(&m, "adoptable", &r->adoptable);
+	fleet_range(&m, "adoptable", r->adoptable, 0, FLEET_ROWS_MAX);
 	return (m_end(&m));
 }

@@ -45,12 +45,14 @@ enum fleet_imsg {
 	IMSG_FLEET_HEARTBEAT,	/* parent: empty; -> RESULT, the host state */
 	IMSG_FLEET_HOSTS,	/* parent: empty; -> HOSTROW..., RESULT */
 	IMSG_FLEET_QUEUE,	/* parent: empty; -> QUEUEROW..., RESULT */
+	IMSG_FLEET_RESCUE,	/* parent: empty; -> RESCUED or RESULT */
 	IMSG_FLEET_READY,	/* fleet: struct fleet_ready */
 	IMSG_FLEET_CLAIMED,	/* fleet: struct fleet_claimed */
 	IMSG_FLEET_SUBMITTED,	/* fleet: struct fleet_submitted */
 	IMSG_FLEET_RESULT,	/* fleet: struct fleet_result */
 	IMSG_FLEET_HOSTROW,	/* fleet: struct fleet_hostrow */
 	IMSG_FLEET_QUEUEROW,	/* fleet: struct fleet_queuerow */
+	IMSG_FLEET_RESCUED,	/* fleet: struct fleet_rescued */
 	IMSG_FLEET_MAX
 };
 
@@ -157,6 +159,13 @@ struct fleet_result {
 };
 
 /* One host of factoryctl hosts. */
+/* Attempts whose lease ran out, taken back by this host's sweep. */
+struct fleet_rescued {
+	uint32_t	 requeued;	/* back in the queue, after a backoff */
+	uint32_t	 dead;		/* at their cap of claims */
+	uint32_t	 adoptable;	/* lost while publishing: never rerun */
+};
+
 struct fleet_hostrow {
 	char		 host[FLEET_NAME_MAX];
 	uint64_t	 epoch;
@@ -202,6 +211,7 @@ struct ibuf	*fleet_submitted_compose(const struct fleet_submitted *);
 struct ibuf	*fleet_result_compose(const struct fleet_result *);
 struct ibuf	*fleet_hostrow_compose(const struct fleet_hostrow *);
 struct ibuf	*fleet_queuerow_compose(const struct fleet_queuerow *);
+struct ibuf	*fleet_rescued_compose(const struct fleet_rescued *);
 
 /* 0, or -1 with a reason naming the message and field in err. */
 int	 fleet_hello_decode(struct imsg *, struct fleet_hello *, char *,
@@ -224,7 +234,9 @@ int	 fleet_hostrow_decode(struct imsg *, struct fleet_hostrow *, char *,
 	    size_t);
 int	 fleet_queuerow_decode(struct imsg *, struct fleet_queuerow *, char *,
 	    size_t);
-/* An empty request (CLAIM, HEARTBEAT, HOSTS, QUEUE): no payload. */
+int	 fleet_rescued_decode(struct imsg *, struct fleet_rescued *, char *,
+	    size_t);
+/* An empty request (CLAIM, HEARTBEAT, HOSTS, QUEUE, RESCUE): no payload. */
 int	 fleet_empty_decode(struct imsg *, const char *, char *, size_t);
 
 #endif /* FACTORY_FLEETMSG_H */

@@ -1078,6 +1078,9 @@ attempt_publish(struct attempt *a)
 			return;
 		a->publish_sent = 0;	/* a reselection's too */
 	}
+	/* A fleet's claim whose lease is not surely live waits. */
+	if (!fleet_may_publish(a))
+		return;
 	snprintf(path, sizeof(path), "%s/bundle", a->dir);
 	if ((bfd = fs_open_untrusted(path, env->conf->users[PROC_WORKER].uid,
 	    why, sizeof(why))) == -1) {

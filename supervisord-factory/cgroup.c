@@ -693,6 +693,25 @@ cgroup_kill(struct sandbox *sb)
 	return (-1);
 }
 
+/*
+ * Freeze (on 1) or thaw everything in the run's cgroup2 directory: a
+ * host that lost its fleet lease stops its attempts at once, and only
+ * a renewed lease lets them go on.  SIGKILL still reaches a frozen
+ * task.  -1 without a cgroup2 directory: the caller kills instead.
+ */
+int
+cgroup_freeze(struct sandbox *sb, int on)
+{
+	char	 err[256];
+
+	if (sb->cg_kill < 0) {
+		errno = EOPNOTSUPP;
+		return (-1);
+	}
+	return (cgfile_write(sb->cgroups[sb->cg_kill], "cgroup.freeze",
+	    on ? "1" : "0", err, sizeof(err)));
+}
+
 int
 sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)
 {

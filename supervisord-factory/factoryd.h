@@ -266,6 +266,18 @@ struct attempt {
 	uint64_t		 fleet_epoch;
 	uint64_t		 fleet_host_epoch;
 	int			 fleet_sent;	/* FLEET_SENT_* */
+	/*
+	 * Not journaled: until when (mono_ms) its claim is surely this
+	 * host's, the lease's end less a margin, counted from when the
+	 * claim or its last renewal was sent (0: not known since start);
+	 * when its run was frozen for a lapsed lease; a renewal on its
+	 * way; another host has it now; its publication held back.
+	 */
+	uint64_t		 fleet_lease_end;
+	uint64_t		 fleet_frozen_at;
+	int			 fleet_renewing;
+	int			 fleet_superseded;
+	int			 fleet_held;
 	/* Its claim's tenant, "" if none: who may act on it (fleet.c). */
 	char			 fleet_tenant[CONF_FLEET_NAMEMAX];
 };
@@ -499,6 +511,8 @@ void	 fleet_claim_dropped(const char *, uint64_t, const char *);
 void	 fleet_claim_started(void);
 void	 fleet_ctl_list(struct ctl_conn *, struct imsg *);
 uint64_t fleet_epoch(void);
+int	 fleet_may_publish(struct attempt *);
+uint64_t fleet_claim_lease(void);
 void	 fleet_ready(struct child *);
 void	 fleet_lost(struct child *);
 int	 fleet_dispatch(struct child *, struct imsg *, char *, size_t);

@@ -18,6 +18,19 @@
  * retried) a "fleet-sent" record says so.  After a restart, what has
  * no such record is sent again.
  *
+ * Leases and fencing.  The host's lease and each claim's are renewed
+ * every third of a lease (HEARTBEAT, and a RENEW per claim the journal
+ * holds: a claim this host never journaled is not renewed and is
+ * rescued).  Each is known good until its renewal's send time plus the
+ * lease, less a quarter of it: before the database can let it lapse.
+ * Past the host's, this host is fenced: it claims nothing, publishes
+ * nothing and sweeps nothing.  Past a claim's, its running sandbox is
+ * frozen (cgroup.freeze), thawed only by a renewal that comes back, and
+ * killed once a further lease has gone by.  A renewal that matches no
+ * row means another host has the attempt: it ends here, and its
+ * outcome is not sent.  Every host sweeps the claims whose lease ran
+ * out (RESCUE): no leader.
+ *
  * Without a fleet: block nothing of this runs (no child is started).
  */
 #include <sys/types.h>
@@ -40,12 +53,14 @@
 #define FLEET_PENDING_MAX	256	/* requests without an answer yet */
 #define FLEET_POLL_MS		1000	/* claims and outcomes, at least */
 #define FLEET_MAX_CLAIMS	3	/* of one attempt, then dead */
+#define FLEET_TICK_MS		100	/* the leases' watch */
 
 struct fleet_req {
 	uint32_t	 id;		/* 0: a free row */
 	uint32_t	 type;
 	fleet_done	 done;
 	void		*arg;
+	uint64_t	 sent_ms;	/* mono_ms() when it went */
 };
 
 static struct fleet_req	 pending[FLEET_PENDING_MAX];
@@ -58,15 +73,83 @@ static struct event	 ev_poll;
 static int		 claiming;	/* a CLAIM is out */
 static int		 nstarting;	/* claims not attempts yet */
 static fleet_run_fn	 run_claim;
+static uint64_t		 answer_sent_ms;	/* the answered request's */
+static uint64_t		 host_lease_end;	/* mono_ms; 0: none yet */
+static int		 fenced;		/* said so in the log */
+static int		 rescuing;		/* a RESCUE is out */
+static struct event	 ev_tick;
 
 static void	fleet_beat(int, short, void *);
 static void	fleet_poll(int, short, void *);
+static void	fleet_tick(int, short, void *);
 
 void
 fleet_init(fleet_run_fn fn)
 {
+	struct timeval	 tv = { 0, FLEET_TICK_MS * 1000 };
+
 	run_claim = fn;
 	evtimer_set(&ev_poll, fleet_poll, NULL);
+	evtimer_set(&ev_tick, fleet_tick, NULL);
+	if (env->conf->fleet.enabled)
+		evtimer_add(&ev_tick, &tv);
+}
+
+/* A lease renewed by a request sent at sent: good until this. */
+static uint64_t
+lease_end(uint64_t sent)
+{
+	uint32_t	 ms = env->conf->fleet.lease_ms;
+
+	return (sent + ms - ms / 4);
+}
+
+/* A child lost and started again does not end the lease it renewed. */
+static int
+host_live(void)
+{
+	return (mono_ms() < host_lease_end);
+}
+
+static struct attempt *
+attempt_of(const char *id)
+{
+	struct attempt	*a;
+
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (strcmp(a->id, id) == 0)
+			return (a);
+	return (NULL);
+}
+
+/*
+ * A fleet attempt publishes only while the host's lease and its claim's
+ * are surely live and no other host has it; else it waits (held, said
+ * once) and attempt_schedule tries again.
+ */
+/* The lease of the claim being handed to run_claim. */
+uint64_t
+fleet_claim_lease(void)
+{
+	return (lease_end(answer_sent_ms));
+}
+
+int
+fleet_may_publish(struct attempt *a)
+{
+	if (a->fleet_epoch == 0)
+		return (1);
+	if (host_live() && !a->fleet_superseded &&
+	    mono_ms() < a->fleet_lease_end) {
+		a->fleet_held = 0;
+		return (1);
+	}
+	if (!a->fleet_held)
+		log_warnx("%s: fleet: publication held: %s", a->id,
+		    a->fleet_superseded ? "another host has it" :
+		    "its lease is not surely live");
+	a->fleet_held = 1;
+	return (0);
 }
 
 uint64_t
@@ -108,6 +191,7 @@ fleet_request(uint32_t type, struct ibuf *b, fleet_done done, void *arg)
 	pending[i].type = type;
 	pending[i].done = done;
 	pending[i].arg = arg;
+	pending[i].sent_ms = mono_ms();
 	return (0);
 }
 
@@ -161,9 +245,11 @@ fleet_lost(struct child *c)
 			continue;
 		r = pending[i];
 		pending[i].id = 0;
+		answer_sent_ms = r.sent_ms;
 		if (r.done != NULL)
 			r.done(r.arg, 0, NULL);
 	}
+	claiming = rescuing = 0;
 }
 
 static void
@@ -180,31 +266,170 @@ static void
 beat_done(void *arg, uint32_t type, const void *ans)
 {
 	const struct fleet_result *res = ans;
+	struct child	*c;
+	int		 was;
 
 	if (res == NULL)
 		return;
-	if (res->code == FLEET_SUPERSEDED)
+	if (res->code == FLEET_SUPERSEDED) {
+		/* Another start of this host took a new epoch: start over. */
 		log_warnx("fleet: host %s at epoch %llu is superseded",
 		    env->conf->fleet.host, (unsigned long long)host_epoch);
-	else if (res->code != FLEET_OK)
+		if ((c = proc_find(PROC_FLEET, 0)) != NULL)
+			proc_kill(c, "its host's epoch is superseded");
+		return;
+	}
+	if (res->code != FLEET_OK) {
 		log_warnx("fleet: lease not renewed: %s: %s",
 		    fleet_code_name(res->code), res->text);
-	else
-		log_debug("fleet: lease renewed, host %s", res->text);
+		return;
+	}
+	log_debug("fleet: lease renewed, host %s", res->text);
+	was = host_live();
+	if (lease_end(answer_sent_ms) > host_lease_end)
+		host_lease_end = lease_end(answer_sent_ms);
+	if (!was && !fenced && host_live()) {
+		/* The first lease: claims may start now. */
+		evtimer_del(&ev_poll);
+		fleet_poll(-1, 0, NULL);
+	}
+	if (fenced && host_live()) {
+		fenced = 0;
+		log_warnx("fleet: lease of host %s back: no longer fenced",
+		    env->conf->fleet.host);
+		attempt_schedule();	/* held publications */
+	}
 }
 
+/* A claim's renewal came back: it goes on, or it is another's now. */
+static void
+renew_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_result *r = ans;
+	struct attempt	*a;
+	char		*id = arg;
+
+	a = attempt_of(id);
+	free(id);
+	if (a == NULL)
+		return;
+	a->fleet_renewing = 0;
+	if (r == NULL || (r->code != FLEET_OK && r->code != FLEET_SUPERSEDED))
+		return;		/* unknown: the watch counts it down */
+	if (r->code == FLEET_SUPERSEDED) {
+		if (a->fleet_superseded)
+			return;
+		a->fleet_superseded = 1;
+		log_warnx("%s: fleet: another host has it now (claim epoch "
+		    "%llu superseded)", a->id,
+		    (unsigned long long)a->fleet_epoch);
+		if (!attempt_terminal(a))
+			attempt_fail(a, "failed", "superseded: the fleet gave "
+			    "it to another host");
+		return;
+	}
+	if (lease_end(answer_sent_ms) > a->fleet_lease_end)
+		a->fleet_lease_end = lease_end(answer_sent_ms);
+	a->fleet_host_epoch = host_epoch;
+	if (a->fleet_frozen_at != 0 && host_live() && a->run != NULL &&
+	    a->run->active) {
+		if (cgroup_freeze(&a->run->sb, 0) == -1)
+			attempt_fail(a, "failed", "fenced: its lease is back "
+			    "but its sandbox does not thaw: %s",
+			    strerror(errno));
+		else
+			log_warnx("%s: fleet: lease back, sandbox thawed after "
+			    "%llu ms", a->id, (unsigned long long)(mono_ms() -
+			    a->fleet_frozen_at));
+		a->fleet_frozen_at = 0;
+	}
+	if (a->fleet_held)
+		attempt_schedule();
+	if (strcmp(r->text, "cancel") == 0 && !attempt_terminal(a) &&
+	    !attempt_publishing(a))
+		attempt_cancel_why(a, 0, "cancelled in the fleet");
+}
+
+/*
+ * The host's lease, and each claim the journal holds whose outcome the
+ * database has not taken: renewed, the latter by claim epoch.
+ */
 static void
 fleet_beat(int fd, short event, void *arg)
 {
+	struct attempt	*a;
+	struct fleet_write w;
 	struct timeval	 tv;
 	uint32_t	 ms = env->conf->fleet.lease_ms / 3;
+	char		*id;
 
 	if (fleet_request(IMSG_FLEET_HEARTBEAT, ibuf_open(0), beat_done,
 	    NULL) == -1)
 		log_warnx("fleet: heartbeat: %s", strerror(errno));
+	TAILQ_FOREACH(a, &env->attempts, entry) {
+		if (a->fleet_epoch == 0 || a->fleet_sent == FLEET_SENT_DONE ||
+		    a->fleet_renewing || a->fleet_superseded)
+			continue;
+		memset(&w, 0, sizeof(w));
+		strlcpy(w.id, a->id, sizeof(w.id));
+		w.epoch = a->fleet_epoch;
+		if ((id = strdup(a->id)) == NULL)
+			fatal(NULL);
+		if (fleet_request(IMSG_FLEET_RENEW, fleet_write_compose(&w),
+		    renew_done, id) == -1) {
+			free(id);
+			break;
+		}
+		a->fleet_renewing = 1;
+	}
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
 	evtimer_add(&ev_beat, &tv);
+}
+
+/*
+ * The watch.  Past the host's lease: fenced (said once).  Past a
+ * claim's: its running sandbox is frozen, and killed a lease later if
+ * no renewal came back; a sandbox that cannot freeze is killed now.
+ */
+static void
+fleet_tick(int fd, short event, void *arg)
+{
+	struct timeval	 tv = { 0, FLEET_TICK_MS * 1000 };
+	struct attempt	*a, *next;
+	uint64_t	 now = mono_ms();
+	uint32_t	 lease = env->conf->fleet.lease_ms;
+
+	if (!fenced && host_lease_end != 0 && now >= host_lease_end) {
+		fenced = 1;
+		log_warnx("fleet: host %s fenced: its lease was not renewed "
+		    "for %llu ms; no claims, no publication, lapsed claims "
+		    "frozen", env->conf->fleet.host, (unsigned long long)
+		    (now - host_lease_end + lease - lease / 4));
+	}
+	for (a = TAILQ_FIRST(&env->attempts); a != NULL; a = next) {
+		next = TAILQ_NEXT(a, entry);
+		if (a->fleet_epoch == 0 || attempt_terminal(a) ||
+		    a->run == NULL || !a->run->active)
+			continue;
+		if (a->fleet_frozen_at == 0 && (now >= a->fleet_lease_end ||
+		    !host_live())) {
+			if (cgroup_freeze(&a->run->sb, 1) == -1) {
+				attempt_fail(a, "failed", "fenced: its lease "
+				    "lapsed and its sandbox cannot be frozen: "
+				    "%s", strerror(errno));
+				continue;
+			}
+			a->fleet_frozen_at = now;
+			log_warnx("%s: fleet: its lease is not surely live: "
+			    "sandbox frozen", a->id);
+		} else if (a->fleet_frozen_at != 0 &&
+		    now - a->fleet_frozen_at >= lease)
+			attempt_fail(a, "failed", "fenced: frozen %llu ms and "
+			    "its lease did not come back",
+			    (unsigned long long)(now - a->fleet_frozen_at));
+	}
+	evtimer_add(&ev_tick, &tv);
 }
 
 /* READY: the host is registered; the tenants go, the lease is kept. */
@@ -406,6 +631,18 @@ claim_done(void *arg, uint32_t type, const void *ans)
 	fleet_poll(-1, 0, NULL);
 }
 
+/* The database's answer to an outcome, journaled: never sent again. */
+static void
+outcome_sent(struct attempt *a, int code)
+{
+	if (attempt_transition(a, "fleet-sent", json_pack("{s:s}", "answer",
+	    fleet_code_name(code)), NULL) == -1) {
+		a->fleet_sent = FLEET_SENT_NOT;
+		return;
+	}
+	a->fleet_sent = FLEET_SENT_DONE;
+}
+
 static void
 outcome_done(void *arg, uint32_t type, const void *ans)
 {
@@ -413,9 +650,7 @@ outcome_done(void *arg, uint32_t type, const void *ans)
 	struct attempt	*a;
 	char		*id = arg;
 
-	TAILQ_FOREACH(a, &env->attempts, entry)
-		if (strcmp(a->id, id) == 0)
-			break;
+	a = attempt_of(id);
 	free(id);
 	if (a == NULL || a->fleet_sent != FLEET_SENT_ASKED)
 		return;
@@ -428,19 +663,31 @@ outcome_done(void *arg, uint32_t type, const void *ans)
 	if (r->code == FLEET_SUPERSEDED)
 		log_warnx("%s: fleet: its outcome is superseded (epoch %llu)",
 		    a->id, (unsigned long long)a->fleet_epoch);
-	if (attempt_transition(a, "fleet-sent", json_pack("{s:s}", "answer",
-	    fleet_code_name(r->code)), NULL) == -1) {
-		a->fleet_sent = FLEET_SENT_NOT;
+	outcome_sent(a, r->code);
+	if (a->fleet_sent != FLEET_SENT_DONE)
 		return;
-	}
-	a->fleet_sent = FLEET_SENT_DONE;
 	evtimer_del(&ev_poll);
 	fleet_poll(-1, 0, NULL);
 }
 
+static void
+rescue_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_rescued	*r = ans;
+
+	rescuing = 0;
+	if (type == IMSG_FLEET_RESCUED && r->requeued + r->dead +
+	    r->adoptable > 0)
+		log_warnx("fleet: rescued the lapsed claims of lost hosts: "
+		    "%u queued again, %u dead-lettered, %u lost while "
+		    "publishing", r->requeued, r->dead, r->adoptable);
+}
+
 /*
  * The outbox: every attempt of the fleet ended and torn down, whose
- * outcome is not yet answered, goes; then a claim if a slot is free.
+ * outcome is not yet answered, goes (one another host has now is only
+ * journaled so); then, while this host's lease is live, the sweep of
+ * lapsed claims and a claim if a slot is free.
  */
 static void
 fleet_poll(int fd, short event, void *arg)
@@ -460,10 +707,9 @@ fleet_poll(int fd, short event, void *arg)
 		}
 		if (a->fleet_sent == FLEET_SENT_ASKED)
 			continue;
-		if (a->fleet_host_epoch != host_epoch) {
-			/* Of a former self: the database fences it. */
-			log_info("%s: fleet: outcome of host epoch %llu",
-			    a->id, (unsigned long long)a->fleet_host_epoch);
+		if (a->fleet_superseded) {
+			outcome_sent(a, FLEET_SUPERSEDED);
+			continue;
 		}
 		to = a->outcome == AS_PUBLISHED ? FLEET_DONE :
 		    a->outcome == AS_CANCELLED ? FLEET_CANCELLED : FLEET_FAILED;
@@ -474,8 +720,14 @@ fleet_poll(int fd, short event, void *arg)
 		    a->reason : attempt_state_name(a->outcome), outcome_done,
 		    id);
 	}
-	if (ready && !claiming && busy < env->conf->fleet.slots &&
-	    !env->shutting_down) {
+	if (ready && host_live() && !rescuing && !env->shutting_down) {
+		rescuing = 1;
+		if (fleet_request(IMSG_FLEET_RESCUE, ibuf_open(0), rescue_done,
+		    NULL) == -1)
+			rescuing = 0;
+	}
+	if (ready && host_live() && !claiming &&
+	    busy < env->conf->fleet.slots && !env->shutting_down) {
 		claiming = 1;
 		if (fleet_request(IMSG_FLEET_CLAIM, ibuf_open(0), claim_done,
 		    NULL) == -1)
@@ -498,6 +750,7 @@ fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 		struct fleet_submitted	 submitted;
 		struct fleet_hostrow	 hostrow;
 		struct fleet_queuerow	 queuerow;
+		struct fleet_rescued	 rescued;
 	} u;
 	struct fleet_req	 r;
 	uint32_t		 type = imsg_get_type(imsg);
@@ -516,6 +769,7 @@ fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 		return (-1);
 	}
 	r = pending[i];
+	answer_sent_ms = r.sent_ms;
 	memset(&u, 0, sizeof(u));
 	/* A listing's rows: each to its request, which goes on waiting. */
 	if (type == IMSG_FLEET_HOSTROW || type == IMSG_FLEET_QUEUEROW) {
@@ -542,6 +796,15 @@ fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 			snprintf(why, len, "FLEET_RESULT ok to a claim");
 			ok = 0;
 		}
+		break;
+	case IMSG_FLEET_RESCUED:
+		if (r.type != IMSG_FLEET_RESCUE) {
+			snprintf(why, len, "answer type %u to request type %u",
+			    type, r.type);
+			ok = 0;
+		} else
+			ok = fleet_rescued_decode(imsg, &u.rescued, why,
+			    len) == 0;
 		break;
 	case IMSG_FLEET_CLAIMED:
 	case IMSG_FLEET_SUBMITTED:

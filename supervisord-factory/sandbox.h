@@ -287,6 +287,7 @@ int	cgroup_create(struct sandbox *, const struct sandbox_spec *, int,
  */
 int	cgroup_open_procs(struct sandbox *, int, int *, char *, size_t);
 int	cgroup_kill(struct sandbox *);
+int	cgroup_freeze(struct sandbox *, int);
 int	sandbox_usage(struct sandbox *, struct sandbox_usage *);
 /*
  * Removes sb's cgroups if they are empty, at once; -1 and what remains

@@ -57,6 +57,7 @@ struct pending {
 	char			 fleet_id[ATTEMPT_ID_MAX];
 	uint64_t		 fleet_epoch;
 	uint64_t		 fleet_host_epoch;
+	uint64_t		 fleet_lease_end;
 	char			 fleet_tenant[CONF_FLEET_NAMEMAX];
 };
 
@@ -626,6 +627,7 @@ claim_resolved(const struct msg_resolved *o)
 	else {
 		a->fleet_epoch = p->fleet_epoch;
 		a->fleet_host_epoch = p->fleet_host_epoch;
+		a->fleet_lease_end = p->fleet_lease_end;
 		fleet_claim_started();
 		attempt_schedule();
 	}
@@ -715,6 +717,7 @@ attempt_claimed(const struct fleet_claimed *cl, char *err, size_t errlen)
 	strlcpy(p->fleet_tenant, cl->tenant, sizeof(p->fleet_tenant));
 	p->fleet_epoch = cl->epoch;
 	p->fleet_host_epoch = fleet_epoch();
+	p->fleet_lease_end = fleet_claim_lease();
 	if (attempt_environment(cl->id, repo, m, p, err, errlen) == -1 ||
 	    gateway_admit(cl->id, repo, m, err, errlen) == -1) {
 		p->rq.req = 0;

@@ -17,6 +17,7 @@
  *	renew N ID EPOCH
  *	cancel N ID
  *	heartbeat N
+ *	rescue N		"rescued QUEUED DEAD PUBLISHING"
  *	race K M		M claims from children 0..K-1, each with one
  *				in flight: "race claimed= none= errors=
  *				dupes= ms= rate= p50= p99=" (ms)
@@ -165,6 +166,7 @@ answer(struct kid *k, struct imsg *imsg, char *id, size_t idlen, int quiet)
 	struct fleet_claimed	 c;
 	struct fleet_submitted	 s;
 	struct fleet_result	 r;
+	struct fleet_rescued	 rs;
 	char			 e[256];
 
 	if (imsg_get_id(imsg) != k->reqid) {
@@ -193,6 +195,11 @@ answer(struct kid *k, struct imsg *imsg, char *id, size_t idlen, int quiet)
 			break;
 		out("submitted %s %s", s.id, s.created ? "new" : "existing");
 		strlcpy(last_sub, s.id, sizeof(last_sub));
+		return (0);
+	case IMSG_FLEET_RESCUED:
+		if (fleet_rescued_decode(imsg, &rs, e, sizeof(e)) == -1)
+			break;
+		out("rescued %u %u %u", rs.requeued, rs.dead, rs.adoptable);
 		return (0);
 	case IMSG_FLEET_RESULT:
 		if (fleet_result_decode(imsg, &r, e, sizeof(e)) == -1)
@@ -518,6 +525,9 @@ command(char **w, int nw)
 		wait_answer(k);
 	} else if (strcmp(c, "heartbeat") == 0) {
 		send_empty(k, IMSG_FLEET_HEARTBEAT);
+		wait_answer(k);
+	} else if (strcmp(c, "rescue") == 0) {
+		send_empty(k, IMSG_FLEET_RESCUE);
 		wait_answer(k);
 	} else if (strcmp(c, "outcome") == 0)
 		write_req(k, IMSG_FLEET_OUTCOME, w, nw);

@@ -170,14 +170,14 @@ check "its heartbeat says cordoned" line cordon "result ok cordoned"
 	echo "renew 0 @id @epoch"
 	echo "outcome 0 @id @epoch running done"
 	echo "heartbeat 0"
-	echo "outcome 2 @id @epoch running done"
+	echo "renew 2 @id @epoch"
 	echo "heartbeat 2"
 } | drv fence
 n=0
 for want in "result superseded" "result superseded" "result superseded" \
     "result superseded" "result superseded" "result ok running" \
     "result ok running" "ready 2 2 1 active" "result superseded" \
-    "result superseded" "result superseded" "result superseded" \
+    "result superseded" "result superseded" "result ok running" \
     "result ok active"; do
 	n=$((n + 1))
 	got=$(grep -v '^ready [01] \|^result ok$\|^submitted\|^claimed' \
@@ -190,13 +190,16 @@ for want in "result superseded" "result superseded" "result superseded" \
 	9) what="the old host epoch's renew" ;;
 	10) what="the old host epoch's outcome" ;;
 	11) what="the old host epoch's heartbeat" ;;
-	12) what="the new host epoch on the old one's attempt" ;;
+	12) what="the new host epoch adopts the old one's claim" ;;
 	13) what="the new host epoch's heartbeat" ;;
 	esac
 	check "fencing: $what: $want" [ "$got" = "$want" ]
 done
 check "fencing: the attempt stayed running at its epoch" \
     [ "$(q "SELECT state FROM fleet_attempts WHERE tenant = 'tf'")" = running ]
+check "fencing: adopted, it is owned at the host's new epoch" \
+    [ "$(q "SELECT a.owner_epoch = h.epoch FROM fleet_attempts a
+    JOIN fleet_hosts h ON h.host = a.owner_host WHERE a.tenant = 'tf'")" = t ]
 
 # Back to the queue, claimed again: the first claim's epoch is stale.
 {
@@ -284,6 +287,63 @@ check "an attempt handed back after its third claim is dead" \
     [ "$(q "SELECT state || ' ' || claims FROM fleet_attempts WHERE tenant = 'td'")" = "dead 3" ]
 check "a dead attempt's slot is given back" \
     [ "$(q "SELECT running FROM fleet_tenants WHERE name = 'td'")" = 0 ]
+
+# The sweep, by any host (no leader): a claim whose lease ran out goes
+# back to the queue after a backoff, and its owner's writes are then
+# superseded; a live claim is never taken; one lost while publishing
+# is never run again; one at its cap of claims is dead.
+{
+	echo "start 0 lapse-1 0 lapsed"
+	echo "start 1 lapse-2 0 lapsed"
+	echo "tenant 0 tr 1 100 100"
+	echo "submit 0 tr 1 lapsed"
+	echo "submit 0 tr 1 lapsed"
+	echo "claim 0"
+	echo "claim 0"
+	echo "rescue 1"
+} | drv lapse
+check "live claims are not swept" line lapse "rescued 0 0 0"
+l1=$(awk '$1 == "claimed" {print $2 " " $5}' "$T/lapse.out" | sed -n 1p)
+l2=$(awk '$1 == "claimed" {print $2}' "$T/lapse.out" | sed -n 2p)
+q "UPDATE fleet_attempts SET lease_until = now() - interval '1 second'
+    WHERE id = '${l1% *}'" >/dev/null
+q "UPDATE fleet_attempts SET state = 'publishing',
+    lease_until = now() - interval '1 second' WHERE id = '$l2'" >/dev/null
+{
+	echo "start 0 lapse-1 0 lapsed"
+	echo "start 1 lapse-2 0 lapsed"
+	echo "rescue 1"
+	echo "rescue 0"
+	echo "renew 0 $l1"
+	echo "outcome 0 $l1 claimed done"
+} | drv lapse2
+check "another host sweeps both lapsed claims" \
+    [ "$(sed -n 3p "$T/lapse2.out")" = "rescued 1 0 1" ]
+check "a second sweep finds nothing" \
+    [ "$(sed -n 4p "$T/lapse2.out")" = "rescued 0 0 0" ]
+check "the former owner's renew is superseded" \
+    [ "$(sed -n 5p "$T/lapse2.out")" = "result superseded" ]
+check "and its outcome" [ "$(sed -n 6p "$T/lapse2.out")" = "result superseded" ]
+check "the lapsed claim is queued again, after a backoff, owned by none" \
+    [ "$(q "SELECT state || ' ' || (owner_host IS NULL) || ' ' ||
+    (run_after > now()) FROM fleet_attempts WHERE id = '${l1% *}'")" = "queued true true" ]
+check "with the reason" \
+    [ "$(q "SELECT reason FROM fleet_attempts WHERE id = '${l1% *}'")" = \
+    "rescued: the lease of lapse-1 at epoch 1 ran out" ]
+check "the one lost while publishing is never run again" \
+    [ "$(q "SELECT state || ': ' || reason FROM fleet_attempts WHERE id = '$l2'")" = \
+    "dead: lost while publishing on lapse-1: finish it from the forge, never run again" ]
+check "the tenant's slots are given back" \
+    [ "$(q "SELECT running FROM fleet_tenants WHERE name = 'tr'")" = 0 ]
+q "UPDATE fleet_attempts SET run_after = now(), claims = max_claims - 1
+    WHERE id = '${l1% *}'" >/dev/null
+printf 'start 0 lapse-1 0 lapsed\nclaim 0\n' | drv lapse3
+q "UPDATE fleet_attempts SET lease_until = now() - interval '1 second'
+    WHERE id = '${l1% *}'" >/dev/null
+printf 'start 1 lapse-2 0 lapsed\nrescue 1\n' | drv lapse4
+check "a lapsed claim at its cap of claims is dead" \
+    [ "$(sed -n 2p "$T/lapse4.out")" = "rescued 0 1 0" -a \
+    "$(q "SELECT state FROM fleet_attempts WHERE id = '${l1% *}'")" = dead ]
 
 # Eight claimers at once, on eight hosts: 300 attempts, each claimed
 # exactly once.
