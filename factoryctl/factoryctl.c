@@ -20,7 +20,9 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "cache",	1, cmd_cache,	"cache list | rm repository/commit | rm KEY | gc" },
 	{ "cancel",	0, cmd_cancel,	"cancel id | cohort" },
 	{ "cohort",	1, cmd_cohort,	"cohort id" },
+	{ "cordon",	0, cmd_cordon,	"cordon host" },
 	{ "diff",	0, cmd_diff,	"diff id" },
+	{ "drain",	0, cmd_cordon,	"drain [-t deadline] host" },
 	{ "hosts",	0, cmd_hosts,	"hosts" },
 	{ "image",	1, cmd_image,	"image import [-v] name path | list | "
 	    "rm name | verify name" },
@@ -29,12 +31,14 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "logs",	1, cmd_logs,	"logs [-fv] id" },
 	{ "metrics",	1, cmd_metrics,	"metrics" },
 	{ "orphans",	1, cmd_orphans,	"orphans" },
+	{ "pause",	0, cmd_pause,	"pause --tenant name | --fleet [-m note]" },
 	{ "policy",	1, cmd_policy,	"policy" },
 	{ "queue",	0, cmd_queue,	"queue" },
 	{ "reap",	0, cmd_reap,	"reap id" },
 	{ "receipts",	1, cmd_receipts, "receipts id" },
 	{ "reconcile",	0, cmd_reconcile, "reconcile" },
 	{ "reload",	0, cmd_reload,	"reload" },
+	{ "resume",	0, cmd_pause,	"resume --tenant name | --fleet" },
 	{ "select",	0, cmd_select,	"select member" },
 	{ "shell",	0, cmd_shell,	"shell id [-- command [argument ...]]" },
 	{ "show",	1, cmd_show,	"show id" },
@@ -43,6 +47,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	    "[--priority urgent|normal|batch] [--idempotency-key key] "
 	    "manifest" },
 	{ "top",	1, cmd_top,	"top [-1] [-d seconds] [-n count]" },
+	{ "uncordon",	0, cmd_cordon,	"uncordon host" },
 	{ "verify",	1, cmd_verify,	"verify [-r fingerprint] [-V fingerprint] file | "
 	    "verify -a [-K [builder=|verifier=]fingerprint[,...]] file" },
 };
@@ -111,6 +116,8 @@ main(int argc, char *argv[])
 		usage();
 	cmd = ctl_lookup(argv[0]);
 	ctl_current = cmd;
+	/* A prefix names its command: a command sees its whole name. */
+	argv[0] = (char *)cmd->name;
 	optind = 0;	/* glibc: start the command's own options afresh */
 	return (cmd->fn(argc, argv));
 }

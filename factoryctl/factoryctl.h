@@ -49,6 +49,8 @@ int	 cmd_log(int, char **);
 /* fleet.c */
 int	 cmd_hosts(int, char **);
 int	 cmd_queue(int, char **);
+int	 cmd_cordon(int, char **);
+int	 cmd_pause(int, char **);
 
 /* attempt.c */
 int	 cmd_submit(int, char **);

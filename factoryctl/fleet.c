@@ -1,11 +1,16 @@
 /*
  * factoryctl hosts and queue: the fleet's hosts, and its waiting
- * attempts with why each waits (factory-fleet(8)).
+ * attempts with why each waits; cordon, uncordon, drain, pause and
+ * resume: an operator's word on them (factory-fleet(8)).
  */
 #include <sys/types.h>
 
+#include <err.h>
+#include <getopt.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "factoryctl.h"
@@ -86,4 +91,116 @@ cmd_queue(int argc, char **argv)
 		    ctl_vis(fleet_str(q, "why")));
 	json_decref(o);
 	return (CTL_EXIT_OK);
+}
+
+/* The request: verb, name, note, seconds, each NUL-terminated. */
+static int
+fleet_state(const char *verb, const char *name, const char *note,
+    long long secs)
+{
+	json_t	*o;
+	char	 buf[512], num[24];
+	size_t	 len = 0;
+	int	 n, i;
+	const char *part[4];
+
+	snprintf(num, sizeof(num), "%lld", secs);
+	part[0] = verb;
+	part[1] = name;
+	part[2] = note;
+	part[3] = num;
+	for (i = 0; i < 4; i++) {
+		n = strlen(part[i]) + 1;
+		if (len + n > sizeof(buf))
+			errx(CTL_EXIT_USAGE, "%s: too long", verb);
+		memcpy(buf + len, part[i], n);
+		len += n;
+	}
+	if (ctl_simple(0, IMSG_CTL_FLEET_STATE, buf, len, &o) != 0)
+		return (CTL_EXIT_REFUSED);
+	if (ctl_json)
+		ctl_print_json(o);
+	else
+		printf("%s %s: %s\n", verb, ctl_vis(fleet_str(o, "name")),
+		    ctl_vis(fleet_str(o, "answer")));
+	json_decref(o);
+	return (CTL_EXIT_OK);
+}
+
+/* "90", "90s", "15m", "2h": seconds, at most a day. */
+static long long
+fleet_secs(const char *s)
+{
+	char		*ep;
+	long long	 v;
+
+	v = strtoll(s, &ep, 10);
+	if (ep == s || v < 0)
+		v = -1;
+	else if (*ep == 'm' && ep[1] == '\0')
+		v *= 60;
+	else if (*ep == 'h' && ep[1] == '\0')
+		v *= 3600;
+	else if (!(*ep == '\0' || (*ep == 's' && ep[1] == '\0')))
+		v = -1;
+	if (v < 0 || v > 86400)
+		errx(CTL_EXIT_USAGE, "-t %s: a duration up to 24h", ctl_vis(s));
+	return (v);
+}
+
+/* cordon HOST, uncordon HOST, drain [-t deadline] HOST. */
+int
+cmd_cordon(int argc, char **argv)
+{
+	const char	*verb = argv[0];
+	long long	 secs = 0;
+	int		 ch;
+
+	if (strcmp(verb, "drain") == 0) {
+		secs = 600;
+		while ((ch = getopt(argc, argv, "t:")) != -1) {
+			if (ch != 't')
+				ctl_usage(verb);
+			secs = fleet_secs(optarg);
+		}
+		argc -= optind - 1;
+		argv += optind - 1;
+	}
+	if (argc != 2)
+		ctl_usage(verb);
+	return (fleet_state(verb, argv[1], "", secs));
+}
+
+/* pause (--tenant name | --fleet) [-m note]; resume the same, no note. */
+int
+cmd_pause(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "tenant",	required_argument, NULL, 'T' },
+		{ "fleet",	no_argument,	   NULL, 'F' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char	*verb = argv[0], *tenant = NULL, *note = "";
+	int		 ch, all = 0;
+
+	while ((ch = getopt_long(argc, argv, "m:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'T':
+			tenant = optarg;
+			break;
+		case 'F':
+			all = 1;
+			break;
+		case 'm':
+			if (strcmp(verb, "pause") != 0)
+				ctl_usage(verb);
+			note = optarg;
+			break;
+		default:
+			ctl_usage(verb);
+		}
+	}
+	if (optind != argc || (tenant == NULL) == !all)
+		ctl_usage(verb);
+	return (fleet_state(verb, all ? "" : tenant, note, 0));
 }

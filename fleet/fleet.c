@@ -79,6 +79,7 @@ fleet_imsg(struct imsg *imsg)
 	struct fleet_tenant	 t;
 	struct fleet_submit	*s;
 	struct fleet_write	 w;
+	struct fleet_setstate	 st;
 	uint32_t		 type = imsg_get_type(imsg);
 	uint32_t		 reqid = imsg_get_id(imsg);
 	char			 err[256];
@@ -122,6 +123,11 @@ fleet_imsg(struct imsg *imsg)
 		    sizeof(err)) == -1)
 			fatalx("%s", err);
 		sql_heartbeat(reqid);
+		break;
+	case IMSG_FLEET_SETSTATE:
+		if (fleet_setstate_decode(imsg, &st, err, sizeof(err)) == -1)
+			fatalx("%s", err);
+		sql_setstate(reqid, &st);
 		break;
 	case IMSG_FLEET_RESCUE:
 		if (fleet_empty_decode(imsg, "FLEET_RESCUE", err,

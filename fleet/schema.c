@@ -84,6 +84,15 @@ static const char *const migrations[] = {
 	" END IF; RETURN NEW; END $$;"
 	"CREATE TRIGGER fleet_pin_stays BEFORE UPDATE ON fleet_publications"
 	" FOR EACH ROW EXECUTE FUNCTION fleet_pin_stays();",
+	/*
+	 * 2: an operator's pause of a tenant, apart from the config's
+	 * (which each host's start writes again), with a note; the end of
+	 * a host's drain.
+	 */
+	"ALTER TABLE fleet_tenants ADD COLUMN held boolean NOT NULL"
+	" DEFAULT false;"
+	"ALTER TABLE fleet_tenants ADD COLUMN held_note text;"
+	"ALTER TABLE fleet_hosts ADD COLUMN drain_until timestamptz",
 };
 #define SCHEMA_VERSION	(sizeof(migrations) / sizeof(migrations[0]))
 

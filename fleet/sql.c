@@ -121,11 +121,11 @@ static const char sql_claim_q[] =
 	"   WHERE a.tenant = t.name AND a.state = 'queued'"
 	"   AND a.run_after <= now() AND a.repo = ANY (h.repos)"
 	"   ORDER BY a.class LIMIT 1) c"
-	"  WHERE NOT t.paused AND t.running < t.max_running),"
+	"  WHERE NOT t.paused AND NOT t.held AND t.running < t.max_running),"
 	" pick AS (SELECT t.name FROM fleet_tenants t JOIN ready r"
 	"  ON r.name = t.name"
 	"  WHERE r.class = (SELECT min(class) FROM ready)"
-	"  AND NOT t.paused AND t.running < t.max_running"
+	"  AND NOT t.paused AND NOT t.held AND t.running < t.max_running"
 	"  ORDER BY t.pass, t.name LIMIT 1 FOR UPDATE OF t SKIP LOCKED),"
 	" att AS (SELECT a.id FROM fleet_attempts a, h"
 	"  WHERE a.tenant = (SELECT name FROM pick) AND a.state = 'queued'"
@@ -230,7 +230,20 @@ static const char sql_heartbeat_q[] =
 	"UPDATE fleet_hosts SET heartbeat = now(),"
 	" lease_until = now() + $3::integer * interval '1 millisecond'"
 	" WHERE host = $1 AND epoch = $2::bigint AND state <> 'gone'"
-	" RETURNING state";
+	" RETURNING CASE WHEN state = 'draining' AND drain_until <= now()"
+	" THEN 'drain-due' ELSE state END";
+
+/* An operator's word on a host (never "gone"), or a tenant's pause. */
+static const char sql_sethost_q[] =
+	"UPDATE fleet_hosts SET state = $2, drain_until = CASE WHEN"
+	" $2 = 'draining' THEN now() + $3::integer * interval '1 second' END"
+	" WHERE host = $1 AND state <> 'gone' RETURNING state";
+
+static const char sql_pause_q[] =
+	"WITH u AS (UPDATE fleet_tenants SET held = $2::boolean,"
+	"  held_note = CASE WHEN $2::boolean THEN nullif($3, '') END"
+	"  WHERE $1 = '' OR name = $1 RETURNING name)"
+	" SELECT count(*) FROM u";
 
 /* Every host, and how many attempts it owns at its epoch. */
 static const char sql_hosts_q[] =
@@ -253,6 +266,7 @@ static const char sql_queue_q[] =
 	" greatest(0, floor(extract(epoch FROM now() - a.created)"
 	" * 1000))::bigint,"
 	" CASE WHEN t.paused THEN 'its tenant is paused'"
+	" WHEN t.held THEN 'its tenant is paused: ' || coalesce(t.held_note, '')"
 	" WHEN t.running >= t.max_running THEN 'its tenant is at its cap ('"
 	"  || t.running || ' running)'"
 	" WHEN a.run_after > now() THEN 'a backoff after a failed claim'"
@@ -529,7 +543,7 @@ state_answered(struct fq *q, PGresult *res, const char *err, int none,
 		fleet_reply(q->reqid, none, why);
 	else if (res_str(res, 0, 0, st, sizeof(st), NULL) == -1 ||
 	    (fleet_state_byname(st) == -1 && fleet_hstate_byname(st) == -1 &&
-	    strcmp(st, "cancel") != 0))
+	    strcmp(st, "cancel") != 0 && strcmp(st, "drain-due") != 0))
 		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
 	else
 		fleet_reply(q->reqid, FLEET_OK, st);
@@ -599,6 +613,52 @@ sql_heartbeat(uint32_t reqid)
 	fq_param(q, "%s", host);
 	fq_param(q, "%llu", (unsigned long long)host_epoch);
 	fq_param(q, "%u", lease_ms);
+	db_query(q);
+}
+
+static void
+sethost_answered(struct fq *q, PGresult *res, const char *err)
+{
+	state_answered(q, res, err, FLEET_REFUSED, "no such host");
+}
+
+static void
+pause_answered(struct fq *q, PGresult *res, const char *err)
+{
+	int64_t	 n;
+	char	 text[32];
+
+	if (err != NULL)
+		sql_error(q->reqid, res, err);
+	else if (res_shape(res, 1, 1) == -1 || PQntuples(res) != 1 ||
+	    res_num(res, 0, 0, 0, INT32_MAX, &n) == -1)
+		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+	else if (n == 0)
+		fleet_reply(q->reqid, FLEET_REFUSED, "no such tenant");
+	else {
+		snprintf(text, sizeof(text), "%lld", (long long)n);
+		fleet_reply(q->reqid, FLEET_OK, text);
+	}
+}
+
+void
+sql_setstate(uint32_t reqid, const struct fleet_setstate *st)
+{
+	struct fq	*q;
+
+	if (st->what == FLEET_SET_HOST) {
+		q = fq_new(reqid, sql_sethost_q, sethost_answered);
+		q->name = "sethost";
+		fq_param(q, "%s", st->name);
+		fq_param(q, "%s", fleet_hstate_name(st->state));
+		fq_param(q, "%u", st->deadline_s);
+	} else {
+		q = fq_new(reqid, sql_pause_q, pause_answered);
+		q->name = "pause";
+		fq_param(q, "%s", st->name);
+		fq_param(q, "%s", st->state ? "true" : "false");
+		fq_param(q, "%s", st->note);
+	}
 	db_query(q);
 }
 

@@ -234,6 +234,12 @@ enum imsg_type {
 	IMSG_CTL_FLEET_SUBMIT,
 	IMSG_CTL_HOSTS,		/* empty: the fleet's hosts */
 	IMSG_CTL_QUEUE,		/* empty: the fleet's waiting attempts */
+	/*
+	 * factoryctl cordon, uncordon, drain, pause, resume: the verb, the
+	 * host or tenant ("" for the whole fleet), a note and the drain's
+	 * deadline in seconds (decimal), each NUL-terminated.
+	 */
+	IMSG_CTL_FLEET_STATE,
 	IMSG_MAX
 };
 

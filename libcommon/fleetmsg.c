@@ -383,6 +383,27 @@ fleet_rescued_compose(const struct fleet_rescued *r)
 	return (fleet_close(b, bad));
 }
 
+struct ibuf *
+fleet_setstate_compose(const struct fleet_setstate *s)
+{
+	struct ibuf	*b;
+	int		 bad = 0;
+
+	if (s->what > FLEET_SET_PAUSE || (s->what == FLEET_SET_HOST &&
+	    (!fleet_valid_name(s->name) || s->state >= FLEET_NHSTATES ||
+	    s->state == FLEET_GONE)) || (s->what == FLEET_SET_PAUSE &&
+	    ((s->name[0] != '\0' && !fleet_valid_name(s->name)) ||
+	    s->state > 1)) || s->deadline_s > FLEET_DRAIN_MAX ||
+	    !fleet_valid_text(s->note))
+		return (NULL);
+	if ((b = fleet_open(128)) == NULL)
+		return (NULL);
+	bad |= ibuf_add_n8(b, s->what) | m_add_str(b, s->name) |
+	    ibuf_add_n8(b, s->state) | ibuf_add_n32(b, s->deadline_s) |
+	    m_add_str(b, s->note);
+	return (fleet_close(b, bad));
+}
+
 static void
 fleet_mopen(struct mread *m, const char *name, struct imsg *imsg,
     char *err, size_t errlen)
@@ -647,5 +668,32 @@ fleet_rescued_decode(struct imsg *imsg, struct fleet_rescued *r, char *err,
 	fleet_range(&m, "dead", r->dead, 0, FLEET_ROWS_MAX);
 	m_get_n32(&m, "adoptable", &r->adoptable);
 	fleet_range(&m, "adoptable", r->adoptable, 0, FLEET_ROWS_MAX);
+	return (m_end(&m));
+}
+
+int
+fleet_setstate_decode(struct imsg *imsg, struct fleet_setstate *s, char *err,
+    size_t errlen)
+{
+	struct mread	 m;
+
+	memset(s, 0, sizeof(*s));
+	fleet_mopen(&m, "FLEET_SETSTATE", imsg, err, errlen);
+	m_get_n8(&m, "what", &s->what);
+	fleet_range(&m, "what", s->what, 0, FLEET_SET_PAUSE);
+	m_get_str(&m, "name", s->name, sizeof(s->name));
+	if (!m.bad && (s->what == FLEET_SET_HOST || s->name[0] != '\0') &&
+	    !fleet_valid_name(s->name))
+		m_fail(&m, "field name: not a valid value");
+	m_get_n8(&m, "state", &s->state);
+	if (s->what == FLEET_SET_HOST) {
+		fleet_range(&m, "state", s->state, 0, FLEET_NHSTATES - 1);
+		if (!m.bad && s->state == FLEET_GONE)
+			m_fail(&m, "field state: gone is not an operator's");
+	} else
+		fleet_range(&m, "state", s->state, 0, 1);
+	m_get_n32(&m, "deadline_s", &s->deadline_s);
+	fleet_range(&m, "deadline_s", s->deadline_s, 0, FLEET_DRAIN_MAX);
+	fleet_get(&m, "note", s->note, sizeof(s->note), fleet_valid_text);
 	return (m_end(&m));
 }

@@ -46,6 +46,7 @@ enum fleet_imsg {
 	IMSG_FLEET_HOSTS,	/* parent: empty; -> HOSTROW..., RESULT */
 	IMSG_FLEET_QUEUE,	/* parent: empty; -> QUEUEROW..., RESULT */
 	IMSG_FLEET_RESCUE,	/* parent: empty; -> RESCUED or RESULT */
+	IMSG_FLEET_SETSTATE,	/* parent: struct fleet_setstate; -> RESULT */
 	IMSG_FLEET_READY,	/* fleet: struct fleet_ready */
 	IMSG_FLEET_CLAIMED,	/* fleet: struct fleet_claimed */
 	IMSG_FLEET_SUBMITTED,	/* fleet: struct fleet_submitted */
@@ -159,6 +160,22 @@ struct fleet_result {
 };
 
 /* One host of factoryctl hosts. */
+/*
+ * An operator's word: a host cordoned, drained (deadline_s from now)
+ * or made active again; a tenant, or every tenant (name ""), paused
+ * with a note or resumed.
+ */
+#define FLEET_SET_HOST		0
+#define FLEET_SET_PAUSE		1
+#define FLEET_DRAIN_MAX		86400	/* seconds */
+struct fleet_setstate {
+	uint8_t		 what;		/* FLEET_SET_* */
+	char		 name[FLEET_NAME_MAX];
+	uint8_t		 state;		/* enum fleet_hstate, or paused 0/1 */
+	uint32_t	 deadline_s;	/* draining: then handed back */
+	char		 note[FLEET_TEXT_MAX];
+};
+
 /* Attempts whose lease ran out, taken back by this host's sweep. */
 struct fleet_rescued {
 	uint32_t	 requeued;	/* back in the queue, after a backoff */
@@ -212,6 +229,7 @@ struct ibuf	*fleet_result_compose(const struct fleet_result *);
 struct ibuf	*fleet_hostrow_compose(const struct fleet_hostrow *);
 struct ibuf	*fleet_queuerow_compose(const struct fleet_queuerow *);
 struct ibuf	*fleet_rescued_compose(const struct fleet_rescued *);
+struct ibuf	*fleet_setstate_compose(const struct fleet_setstate *);
 
 /* 0, or -1 with a reason naming the message and field in err. */
 int	 fleet_hello_decode(struct imsg *, struct fleet_hello *, char *,
@@ -233,6 +251,8 @@ int	 fleet_result_decode(struct imsg *, struct fleet_result *, char *,
 int	 fleet_hostrow_decode(struct imsg *, struct fleet_hostrow *, char *,
 	    size_t);
 int	 fleet_queuerow_decode(struct imsg *, struct fleet_queuerow *, char *,
+	    size_t);
+int	 fleet_setstate_decode(struct imsg *, struct fleet_setstate *, char *,
 	    size_t);
 int	 fleet_rescued_decode(struct imsg *, struct fleet_rescued *, char *,
 	    size_t);

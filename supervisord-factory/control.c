@@ -156,6 +156,7 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_FLEET_SUBMIT, 0, 1, attempt_submit_fleet },
 	{ IMSG_CTL_HOSTS,	0, 1, fleet_ctl_list },
 	{ IMSG_CTL_QUEUE,	0, 1, fleet_ctl_list },
+	{ IMSG_CTL_FLEET_STATE,	0, 1, fleet_ctl_state },
 };
 
 /*

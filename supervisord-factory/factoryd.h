@@ -278,6 +278,7 @@ struct attempt {
 	int			 fleet_renewing;
 	int			 fleet_superseded;
 	int			 fleet_held;
+	int			 fleet_handback; /* drained: back to the queue */
 	/* Its claim's tenant, "" if none: who may act on it (fleet.c). */
 	char			 fleet_tenant[CONF_FLEET_NAMEMAX];
 };
@@ -510,6 +511,7 @@ int	 tenant_may_act_cohort(struct ctl_conn *, const char *, const char *,
 void	 fleet_claim_dropped(const char *, uint64_t, const char *);
 void	 fleet_claim_started(void);
 void	 fleet_ctl_list(struct ctl_conn *, struct imsg *);
+void	 fleet_ctl_state(struct ctl_conn *, struct imsg *);
 uint64_t fleet_epoch(void);
 int	 fleet_may_publish(struct attempt *);
 uint64_t fleet_claim_lease(void);

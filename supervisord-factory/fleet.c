@@ -82,6 +82,7 @@ static struct event	 ev_tick;
 static void	fleet_beat(int, short, void *);
 static void	fleet_poll(int, short, void *);
 static void	fleet_tick(int, short, void *);
+static void	fleet_handback(void);
 
 void
 fleet_init(fleet_run_fn fn)
@@ -285,6 +286,8 @@ beat_done(void *arg, uint32_t type, const void *ans)
 		return;
 	}
 	log_debug("fleet: lease renewed, host %s", res->text);
+	if (strcmp(res->text, "drain-due") == 0)
+		fleet_handback();
 	was = host_live();
 	if (lease_end(answer_sent_ms) > host_lease_end)
 		host_lease_end = lease_end(answer_sent_ms);
@@ -298,6 +301,27 @@ beat_done(void *arg, uint32_t type, const void *ans)
 		log_warnx("fleet: lease of host %s back: no longer fenced",
 		    env->conf->fleet.host);
 		attempt_schedule();	/* held publications */
+	}
+}
+
+/*
+ * A drain's deadline passed: what still runs here is handed back to
+ * the queue (counted as one of its claims), for another host to run.
+ * A publication under way is left to finish.
+ */
+static void
+fleet_handback(void)
+{
+	struct attempt	*a, *next;
+
+	for (a = TAILQ_FIRST(&env->attempts); a != NULL; a = next) {
+		next = TAILQ_NEXT(a, entry);
+		if (a->fleet_epoch == 0 || attempt_terminal(a) ||
+		    attempt_publishing(a) || a->fleet_handback)
+			continue;
+		a->fleet_handback = 1;
+		attempt_fail(a, "failed", "drained: handed back to the "
+		    "fleet's queue at the drain's deadline");
 	}
 }
 
@@ -610,6 +634,8 @@ claim_done(void *arg, uint32_t type, const void *ans)
 			    fleet_code_name(r->code), r->text);
 		return;
 	}
+	/* Committed in the database, not yet journaled here. */
+	crashpoint("parent:fleet-claimed");
 	sha256_hex(cl->manifest, strlen(cl->manifest), hex);
 	snprintf(want, sizeof(want), "sha256:%s", hex);
 	log_info("fleet: claimed %s of tenant %s at epoch %llu", cl->id,
@@ -711,7 +737,8 @@ fleet_poll(int fd, short event, void *arg)
 			outcome_sent(a, FLEET_SUPERSEDED);
 			continue;
 		}
-		to = a->outcome == AS_PUBLISHED ? FLEET_DONE :
+		to = a->fleet_handback && a->outcome != AS_PUBLISHED ?
+		    FLEET_QUEUED : a->outcome == AS_PUBLISHED ? FLEET_DONE :
 		    a->outcome == AS_CANCELLED ? FLEET_CANCELLED : FLEET_FAILED;
 		if ((id = strdup(a->id)) == NULL)
 			fatal(NULL);
@@ -912,5 +939,109 @@ fleet_ctl_list(struct ctl_conn *c, struct imsg *imsg)
 		reply_fail(c, "factory-fleet is not ready, try again");
 		json_decref(l->rows);
 		free(l);
+	}
+}
+
+/*
+ * factoryctl cordon, uncordon, drain, pause and resume: root's alone,
+ * fleet-wide, said to the database; the answer is the new state.
+ */
+struct fleet_setreq {
+	uint32_t	 req;
+	char		 verb[16];
+	char		 name[FLEET_NAME_MAX];
+};
+
+static void
+setstate_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_result	*r = ans;
+	struct fleet_setreq		*s = arg;
+	struct ctl_conn			*c;
+
+	if ((c = reply_wait_take(s->req, CTL_WAIT_FLEET, NULL)) == NULL)
+		;	/* its client left: done all the same */
+	else if (r == NULL)
+		reply_fail(c, "%s: factory-fleet was lost before it "
+		    "answered: it may be done", s->verb);
+	else if (r->code != FLEET_OK)
+		reply_fail(c, "%s: %s: %s", s->verb, fleet_code_name(r->code),
+		    r->text);
+	else
+		reply_obj(c, json_pack("{s:s, s:s, s:s}", "verb", s->verb,
+		    "name", s->name[0] != '\0' ? s->name : "*", "answer",
+		    r->text));
+	if (r != NULL && r->code == FLEET_OK)
+		log_info("fleet: %s %s: %s", s->verb, s->name[0] != '\0' ?
+		    s->name : "every tenant", r->text);
+	free(s);
+}
+
+void
+fleet_ctl_state(struct ctl_conn *c, struct imsg *imsg)
+{
+	static const struct {
+		const char	*verb;
+		uint8_t		 what, state;
+	} verbs[] = {
+		{ "cordon",	FLEET_SET_HOST,	 FLEET_CORDONED },
+		{ "uncordon",	FLEET_SET_HOST,	 FLEET_ACTIVE },
+		{ "drain",	FLEET_SET_HOST,	 FLEET_DRAINING },
+		{ "pause",	FLEET_SET_PAUSE, 1 },
+		{ "resume",	FLEET_SET_PAUSE, 0 },
+	};
+	struct fleet_setstate	 st;
+	struct fleet_setreq	*s;
+	struct ibuf		 ib;
+	char			 verb[16], secs[16];
+	const char		*errstr;
+	size_t			 i;
+
+	memset(&st, 0, sizeof(st));
+	if (imsg_get_ibuf(imsg, &ib) == -1 ||
+	    ibuf_get_string(&ib, verb, sizeof(verb)) == -1 ||
+	    ibuf_get_string(&ib, st.name, sizeof(st.name)) == -1 ||
+	    ibuf_get_string(&ib, st.note, sizeof(st.note)) == -1 ||
+	    ibuf_get_string(&ib, secs, sizeof(secs)) == -1 ||
+	    ibuf_size(&ib) != 0) {
+		reply_fail(c, "fleet: a bad request");
+		return;
+	}
+	for (i = 0; i < (sizeof(verbs) / sizeof(verbs[0])); i++)
+		if (strcmp(verbs[i].verb, verb) == 0)
+			break;
+	if (i == (sizeof(verbs) / sizeof(verbs[0]))) {
+		reply_fail(c, "fleet: no such verb");
+		return;
+	}
+	if (!env->conf->fleet.enabled) {
+		reply_fail(c, "%s: this factoryd has no fleet:", verb);
+		return;
+	}
+	if (c->uid != 0) {
+		reply_fail(c, "%s: refused: only root changes the fleet's "
+		    "hosts and tenants", verb);
+		return;
+	}
+	st.what = verbs[i].what;
+	st.state = verbs[i].state;
+	st.deadline_s = strtonum(secs, 0, FLEET_DRAIN_MAX, &errstr);
+	if (errstr != NULL || (st.what == FLEET_SET_HOST &&
+	    !fleet_valid_name(st.name)) || (st.name[0] != '\0' &&
+	    !fleet_valid_name(st.name)) || !fleet_valid_text(st.note)) {
+		reply_fail(c, "%s: a bad host, tenant, note or deadline", verb);
+		return;
+	}
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		fatal(NULL);
+	strlcpy(s->verb, verb, sizeof(s->verb));
+	strlcpy(s->name, st.name, sizeof(s->name));
+	s->req = reply_wait(c, CTL_WAIT_FLEET, NULL, NULL);
+	if (fleet_request(IMSG_FLEET_SETSTATE, fleet_setstate_compose(&st),
+	    setstate_done, s) == -1) {
+		reply_wait_take(s->req, CTL_WAIT_FLEET, NULL);
+		reply_fail(c, "%s: factory-fleet is not ready: not done, try "
+		    "again", verb);
+		free(s);
 	}
 }

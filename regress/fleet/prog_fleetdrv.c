@@ -18,6 +18,8 @@
  *	cancel N ID
  *	heartbeat N
  *	rescue N		"rescued QUEUED DEAD PUBLISHING"
+ *	sethost N HOST STATE SECONDS
+ *	pause N TENANT|- 1|0 [NOTE]
  *	race K M		M claims from children 0..K-1, each with one
  *				in flight: "race claimed= none= errors=
  *				dupes= ms= rate= p50= p99=" (ms)
@@ -471,6 +473,7 @@ static void
 command(char **w, int nw)
 {
 	struct fleet_tenant	 t;
+	struct fleet_setstate	 st;
 	struct kid		*k;
 	const char		*c = w[0];
 	static char		 shifted[24];
@@ -525,6 +528,20 @@ command(char **w, int nw)
 		wait_answer(k);
 	} else if (strcmp(c, "heartbeat") == 0) {
 		send_empty(k, IMSG_FLEET_HEARTBEAT);
+		wait_answer(k);
+	} else if (strcmp(c, "sethost") == 0 || strcmp(c, "pause") == 0) {
+		if (nw < (c[0] == 's' ? 5 : 4))
+			errx(1, "sethost N HOST STATE SECONDS, pause N T 1|0");
+		memset(&st, 0, sizeof(st));
+		st.what = c[0] == 's' ? FLEET_SET_HOST : FLEET_SET_PAUSE;
+		if (strcmp(w[2], "-") != 0)
+			strlcpy(st.name, w[2], sizeof(st.name));
+		st.state = c[0] == 's' ? fleet_hstate_byname(w[3]) : atoi(w[3]);
+		if (c[0] == 's')
+			st.deadline_s = atoi(w[4]);
+		else if (nw > 4)
+			strlcpy(st.note, w[4], sizeof(st.note));
+		send_ibuf(k, IMSG_FLEET_SETSTATE, fleet_setstate_compose(&st));
 		wait_answer(k);
 	} else if (strcmp(c, "rescue") == 0) {
 		send_empty(k, IMSG_FLEET_RESCUE);

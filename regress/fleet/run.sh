@@ -52,19 +52,21 @@ a=$!
 printf 'start 0 boot-b\n' | drv bootb &
 b=$!
 wait $a; wait $b
-check "two children start together: both ready at schema 1" \
-    sh -c "grep -q '^ready 0 1 1 active' $T/boota.out &&
-    grep -q '^ready 0 1 1 active' $T/bootb.out"
-check "the schema's lock row says version 1" \
-    [ "$(q 'SELECT version FROM fleet_schema')" = 1 ]
+check "two children start together: both ready at schema 2" \
+    sh -c "grep -q '^ready 0 1 2 active' $T/boota.out &&
+    grep -q '^ready 0 1 2 active' $T/bootb.out"
+check "the schema's lock row says version 2" \
+    [ "$(q 'SELECT version FROM fleet_schema')" = 2 ]
 check "migration 1 was applied once" \
     [ "$(grep -c 'applying migration 1' "$T/fleet.log")" = 1 ]
+check "migration 2 was applied once" \
+    [ "$(grep -c 'applying migration 2' "$T/fleet.log")" = 1 ]
 
 # A host started again gets the next epoch; one given a higher one
 # (its journal's) goes past it.
 printf 'start 0 boot-a\nstart 1 boot-b 41\n' | drv reboot
-check "a host started again is at epoch 2" line reboot "ready 0 2 1"
-check "a host that knew epoch 41 is at 42" line reboot "ready 1 42 1"
+check "a host started again is at epoch 2" line reboot "ready 0 2 2"
+check "a host that knew epoch 41 is at 42" line reboot "ready 1 42 2"
 
 # Shares: three tenants weighted 1:2:1, 100 claims.
 {
@@ -147,7 +149,7 @@ check "but its key still answers the attempt it made" \
 q "UPDATE fleet_hosts SET state = 'cordoned' WHERE host = 'full-1'" >/dev/null
 printf 'start 0 full-1 0 fullrepo\nclaim 0\nheartbeat 0\n' | drv cordon
 check "a cordoned host stays cordoned when started again" \
-    line cordon "ready 0 [0-9]* 1 cordoned"
+    line cordon "ready 0 [0-9]* 2 cordoned"
 check "a cordoned host claims nothing" line cordon "result none"
 check "its heartbeat says cordoned" line cordon "result ok cordoned"
 
@@ -176,7 +178,7 @@ check "its heartbeat says cordoned" line cordon "result ok cordoned"
 n=0
 for want in "result superseded" "result superseded" "result superseded" \
     "result superseded" "result superseded" "result ok running" \
-    "result ok running" "ready 2 2 1 active" "result superseded" \
+    "result ok running" "ready 2 2 2 active" "result superseded" \
     "result superseded" "result superseded" "result ok running" \
     "result ok active"; do
 	n=$((n + 1))
@@ -345,6 +347,51 @@ check "a lapsed claim at its cap of claims is dead" \
     [ "$(sed -n 2p "$T/lapse4.out")" = "rescued 0 1 0" -a \
     "$(q "SELECT state FROM fleet_attempts WHERE id = '${l1% *}'")" = dead ]
 
+# An operator's word: a host cordoned claims nothing, made active again
+# it claims; a drain at its deadline says so to the draining host; a
+# tenant paused with a note waits and says why, resumed it is claimed;
+# an unknown host or tenant is refused.
+{
+	echo "start 0 op-1 0 oprepo"
+	echo "tenant 0 to 1 100 100"
+	echo "submit 0 to 1 oprepo"
+	echo "sethost 0 op-1 cordoned 0"
+	echo "claim 0"
+	echo "sethost 0 op-1 active 0"
+	echo "pause 0 to 1 maintenance-window"
+	echo "claim 0"
+	echo "pause 0 to 0"
+	echo "claim 0"
+	echo "sethost 0 op-1 draining 0"
+	echo "heartbeat 0"
+	echo "sethost 0 no-such-host cordoned 0"
+	echo "pause 0 no-such-tenant 1"
+} | drv ops
+check "cordon: the host says cordoned" \
+    [ "$(sed -n 4p "$T/ops.out")" = "result ok cordoned" ]
+check "cordon: a cordoned host claims nothing" \
+    [ "$(sed -n 5p "$T/ops.out")" = "result none" ]
+check "uncordon: active again" [ "$(sed -n 6p "$T/ops.out")" = "result ok active" ]
+check "pause: one tenant paused" [ "$(sed -n 7p "$T/ops.out")" = "result ok 1" ]
+check "pause: its attempt is not claimed" \
+    [ "$(sed -n 8p "$T/ops.out")" = "result none" ]
+check "resume: its attempt is claimed" \
+    sh -c "sed -n 10p $T/ops.out | grep -q '^claimed a-.* to 1'"
+check "drain: past its deadline the heartbeat says drain-due" \
+    [ "$(sed -n 12p "$T/ops.out")" = "result ok drain-due" ]
+check "an unknown host is refused" \
+    [ "$(sed -n 13p "$T/ops.out")" = "result refused no such host" ]
+check "an unknown tenant is refused" \
+    [ "$(sed -n 14p "$T/ops.out")" = "result refused no such tenant" ]
+printf 'start 0 op-2 0 oprepo\nsubmit 0 to 1 oprepo\npause 0 to 1 maintenance-window\n' |
+    drv ops2
+check "a paused tenant's attempt says why it waits, with the note" \
+    [ "$(q "SELECT count(*) FROM fleet_tenants WHERE name = 'to' AND held
+    AND held_note = 'maintenance-window'")" = 1 ]
+printf 'start 0 op-2 0 oprepo\npause 0 - 0\n' | drv ops3
+check "resume --fleet: every tenant" \
+    [ "$(q "SELECT count(*) FROM fleet_tenants WHERE held")" = 0 ]
+
 # Eight claimers at once, on eight hosts: 300 attempts, each claimed
 # exactly once.
 {
@@ -440,7 +487,7 @@ wait $LOCKPID 2>/dev/null
 LOCKPID=""
 wait $slowpid
 unset FLEET_DEADLINE_MS
-check "the link made again, the host registers" line slow "ready 0 [0-9]* 1 active"
+check "the link made again, the host registers" line slow "ready 0 [0-9]* 2 active"
 
 # The policy in force: seccomp filtering, no new privileges, its uid.
 # Its status is read while it runs, by the driver's sh command.
