@@ -70,7 +70,8 @@ static const char sql_tenant_q[] =
  * makes one attempt: a second submission answers the first's id.  A
  * tenant with max_queued attempts queued takes no more (counted, not
  * locked: two at once may pass it by one); a row without an id says
- * why nothing was made.
+ * why nothing was made, also when the key made an attempt of another
+ * manifest (a key is one submission, never a different one).
  */
 static const char sql_submit_q[] =
 	"WITH wake AS (UPDATE fleet_tenants t SET pass = greatest(t.pass,"
@@ -89,10 +90,13 @@ static const char sql_submit_q[] =
 	"  AND q.state = 'queued') < (SELECT max_queued FROM fleet_tenants"
 	"  WHERE name = $1)"
 	"  ON CONFLICT (tenant, idem_key) DO NOTHING RETURNING id),"
-	" old AS (SELECT id FROM fleet_attempts WHERE tenant = $1"
+	" old AS (SELECT id, digest FROM fleet_attempts WHERE tenant = $1"
 	"  AND idem_key = nullif($6, ''))"
 	" SELECT id, true, '' FROM ins UNION ALL"
 	" SELECT id, false, '' FROM old WHERE NOT EXISTS (SELECT 1 FROM ins)"
+	"  AND old.digest = $4"
+	" UNION ALL SELECT NULL, false, 'the key names another manifest'"
+	"  FROM old WHERE NOT EXISTS (SELECT 1 FROM ins) AND old.digest <> $4"
 	" UNION ALL SELECT NULL, false, CASE WHEN t.name IS NULL"
 	"  THEN 'no such tenant' ELSE 'the tenant''s queue is full' END"
 	"  FROM (SELECT 1) one LEFT JOIN fleet_tenants t ON t.name = $1"
@@ -405,7 +409,8 @@ submit_answered(struct fq *q, PGresult *res, const char *err)
 	else if (PQntuples(res) == 1 && PQgetisnull(res, 0, 0)) {
 		if (res_str(res, 0, 2, why, sizeof(why), NULL) == -1 ||
 		    (strcmp(why, "no such tenant") != 0 &&
-		    strcmp(why, "the tenant's queue is full") != 0))
+		    strcmp(why, "the tenant's queue is full") != 0 &&
+		    strcmp(why, "the key names another manifest") != 0))
 			fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
 		else
 			fleet_reply(q->reqid, FLEET_REFUSED, why);

@@ -500,27 +500,40 @@ fleet_got_ready(struct child *c, struct imsg *imsg, char *why, size_t len)
 	return (0);
 }
 
-/* A submission: the caller's tenant, its repository, then the queue. */
+/*
+ * A submission: the caller's tenant, its repository, then the queue.
+ * Every one carries an idempotency key, the caller's or one made here:
+ * when the answer is lost, the caller is told the key, and submitting
+ * the same manifest again with it cannot queue it twice.
+ */
+struct fleet_subreq {
+	uint32_t	 req;
+	char		 key[FLEET_KEY_MAX];
+};
+
 static void
 submit_done(void *arg, uint32_t type, const void *ans)
 {
 	const struct fleet_submitted	*s = ans;
 	const struct fleet_result	*r = ans;
+	struct fleet_subreq		*sr = arg;
 	struct ctl_conn			*c;
-	uint32_t			 req = (uint32_t)(uintptr_t)arg;
 
-	if ((c = reply_wait_take(req, CTL_WAIT_FLEET, NULL)) == NULL)
-		return;		/* its client left; the queue has it */
-	if (type == 0)
-		reply_fail(c, "submit: factory-fleet was lost before it "
-		    "answered: the submission may be queued");
+	c = reply_wait_take(sr->req, CTL_WAIT_FLEET, NULL);
+	if (c == NULL)
+		;		/* its client left; the queue may have it */
 	else if (type == IMSG_FLEET_SUBMITTED)
-		reply_obj(c, json_pack("{s:s, s:b, s:s}", "id", s->id,
-		    "created", s->created, "fleet", env->conf->fleet.host));
+		reply_obj(c, json_pack("{s:s, s:b, s:s, s:s}", "id", s->id,
+		    "created", s->created, "fleet", env->conf->fleet.host,
+		    "idempotency_key", sr->key));
+	else if (type == IMSG_FLEET_RESULT && r->code == FLEET_REFUSED)
+		reply_fail(c, "submit: the fleet refused it: %s", r->text);
 	else
-		reply_fail(c, "submit: the fleet %s it: %s",
-		    r->code == FLEET_REFUSED ? "refused" : "could not queue",
-		    r->text);
+		reply_fail(c, "submit: no answer from the fleet (%s): it may "
+		    "be queued; submit the same manifest again with "
+		    "--idempotency-key %s to be sure it is, once",
+		    r != NULL ? r->text : "factory-fleet was lost", sr->key);
+	free(sr);
 }
 
 void
@@ -529,9 +542,10 @@ fleet_submit(struct ctl_conn *c, const struct fleet_opts *fo,
 {
 	const struct conf_tenant *t;
 	struct fleet_submit	 s;
+	struct fleet_subreq	*sr;
 	char			 why[128], hex[SHA256_HEX_LEN + 1];
+	uint8_t			 rnd[16];
 	size_t			 i;
-	uint32_t		 req;
 
 	if ((t = tenant_of(c, fo != NULL ? fo->tenant : NULL, why,
 	    sizeof(why))) == NULL) {
@@ -552,14 +566,24 @@ fleet_submit(struct ctl_conn *c, const struct fleet_opts *fo,
 	strlcpy(s.repo, repo, sizeof(s.repo));
 	if (fo != NULL)
 		strlcpy(s.key, fo->key, sizeof(s.key));
+	if (s.key[0] == '\0') {
+		arc4random_buf(rnd, sizeof(rnd));
+		strlcpy(s.key, "auto-", sizeof(s.key));
+		for (i = 0; i < sizeof(rnd); i++)
+			snprintf(s.key + 5 + 2 * i, 3, "%02x", rnd[i]);
+	}
 	sha256_hex(raw, len, hex);
 	snprintf(s.digest, sizeof(s.digest), "sha256:%s", hex);
 	s.max_claims = FLEET_MAX_CLAIMS;
 	s.manifest = (char *)raw;
-	req = reply_wait(c, CTL_WAIT_FLEET, NULL, NULL);
+	if ((sr = calloc(1, sizeof(*sr))) == NULL)
+		fatal(NULL);
+	strlcpy(sr->key, s.key, sizeof(sr->key));
+	sr->req = reply_wait(c, CTL_WAIT_FLEET, NULL, NULL);
 	if (fleet_request(IMSG_FLEET_SUBMIT, fleet_submit_compose(&s),
-	    submit_done, (void *)(uintptr_t)req) == -1) {
-		reply_wait_take(req, CTL_WAIT_FLEET, NULL);
+	    submit_done, sr) == -1) {
+		reply_wait_take(sr->req, CTL_WAIT_FLEET, NULL);
+		free(sr);
 		reply_fail(c, "submit: factory-fleet is not ready: not "
 		    "queued, try again");
 		return;

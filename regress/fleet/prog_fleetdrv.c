@@ -11,7 +11,9 @@
  *
  *	start N HOST [EPOCH [REPOS]]	"ready N EPOCH SCHEMA STATE"
  *	tenant N NAME WEIGHT MAXRUN MAXQ [paused]
- *	submit N TENANT CLASS REPO [KEY]	"submitted ID new|existing"
+ *	submit N TENANT CLASS REPO [KEY [other]]	"submitted ID new|existing"
+ *				(with a key, its manifest is the key's own,
+ *				or another one with "other")
  *	claim N			"claimed ID TENANT CLASS EPOCH CLAIMS"
  *	outcome N ID EPOCH FROM TO [REASON]
  *	renew N ID EPOCH
@@ -318,8 +320,12 @@ submit(struct kid *k, char **w, int nw)
 	strlcpy(s.repo, w[4], sizeof(s.repo));
 	strlcpy(s.key, nw > 5 ? w[5] : "", sizeof(s.key));
 	s.max_claims = 3;
-	snprintf(m, sizeof(m), "argv: [true]\nnonce: %u-%u\n",
-	    (unsigned)getpid(), nonce++);
+	if (nw > 5)
+		snprintf(m, sizeof(m), "argv: [true]\nkey: %s%s\n", w[5],
+		    nw > 6 ? " other" : "");
+	else
+		snprintf(m, sizeof(m), "argv: [true]\nnonce: %u-%u\n",
+		    (unsigned)getpid(), nonce++);
 	s.manifest = m;
 	sha256(m, strlen(m), md);
 	strlcpy(s.digest, "sha256:", sizeof(s.digest));

@@ -236,12 +236,15 @@ check "the first claim's epoch is superseded, the second's writes" \
 	echo "submit 0 ti 1 idem key-1"
 	echo "submit 1 ti 1 idem key-1"
 	echo "submit 0 nosuch 1 idem key-1"
+	echo "submit 1 ti 1 idem key-1 other"
 } | drv idem
 check "a key's first submission makes an attempt" \
     sh -c "sed -n 4p $T/idem.out | grep -q '^submitted a-.* new'"
 check "the same key twice, from two hosts: the same attempt" \
     [ "$(sed -n 4,6p "$T/idem.out" | awk '{print $2}' | sort -u | wc -l)" = 1 ]
 check "an unknown tenant is refused" line idem "result refused no such tenant"
+check "the key again with another manifest is refused" \
+    line idem "result refused the key names another manifest"
 for i in 1 2 3 4; do
 	printf 'start 0 idem-r%s 0 idem\nsubmit 0 ti 1 idem key-race\n' $i |
 	    drv "idemr$i" &

@@ -1,6 +1,6 @@
 /*
  * The messages between the parent and factory-fleet
- * (libcommon/fleetmsg.c), each way: byte 0 picks one of the eight
+ * (libcommon/fleetmsg.c), each way: byte 0 picks one of the twelve
  * decoders, the rest is the payload.  Promises checked: a refusal
  * names the message; what decodes composes again into the input's
  * bytes exactly (the encoding has one form: nothing dropped, nothing
@@ -21,6 +21,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct fleet_claimed	 claimed;
 		struct fleet_submitted	 submitted;
 		struct fleet_result	 result;
+		struct fleet_hostrow	 hostrow;
+		struct fleet_queuerow	 queuerow;
+		struct fleet_rescued	 rescued;
+		struct fleet_setstate	 setstate;
 	} u;
 	struct imsg	 imsg;
 	char		 err[256];
@@ -32,7 +36,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return (0);
 	memset(&u, 0, sizeof(u));
 	err[0] = '\0';
-	switch (data[0] % 8) {
+	switch (data[0] % 12) {
 	case 0:
 		fuzz_imsg(&imsg, IMSG_FLEET_HELLO, p, n);
 		if ((rc = fleet_hello_decode(&imsg, &u.hello, err,
@@ -81,12 +85,40 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_same(fleet_submitted_compose(&u.submitted), p, n,
 			    "submitted");
 		break;
-	default:
+	case 7:
 		fuzz_imsg(&imsg, IMSG_FLEET_RESULT, p, n);
 		if ((rc = fleet_result_decode(&imsg, &u.result, err,
 		    sizeof(err))) == 0)
 			fuzz_same(fleet_result_compose(&u.result), p, n,
 			    "result");
+		break;
+	case 8:
+		fuzz_imsg(&imsg, IMSG_FLEET_HOSTROW, p, n);
+		if ((rc = fleet_hostrow_decode(&imsg, &u.hostrow, err,
+		    sizeof(err))) == 0)
+			fuzz_same(fleet_hostrow_compose(&u.hostrow), p, n,
+			    "hostrow");
+		break;
+	case 9:
+		fuzz_imsg(&imsg, IMSG_FLEET_QUEUEROW, p, n);
+		if ((rc = fleet_queuerow_decode(&imsg, &u.queuerow, err,
+		    sizeof(err))) == 0)
+			fuzz_same(fleet_queuerow_compose(&u.queuerow), p, n,
+			    "queuerow");
+		break;
+	case 10:
+		fuzz_imsg(&imsg, IMSG_FLEET_RESCUED, p, n);
+		if ((rc = fleet_rescued_decode(&imsg, &u.rescued, err,
+		    sizeof(err))) == 0)
+			fuzz_same(fleet_rescued_compose(&u.rescued), p, n,
+			    "rescued");
+		break;
+	default:
+		fuzz_imsg(&imsg, IMSG_FLEET_SETSTATE, p, n);
+		if ((rc = fleet_setstate_decode(&imsg, &u.setstate, err,
+		    sizeof(err))) == 0)
+			fuzz_same(fleet_setstate_compose(&u.setstate), p, n,
+			    "setstate");
 		break;
 	}
 	if (rc == -1)

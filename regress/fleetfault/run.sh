@@ -1,0 +1,428 @@
+#!/bin/sh
+# A fleet's bad days, on three real factoryd hosts sharing a PostgreSQL
+# of the suite's own, each reaching it through a relay of its own that
+# the test cuts and heals (prog_pgrelay: a partition drops bytes, it
+# does not close sockets).  The lease is 4 s: a host counts it from
+# each renewal's send time less a second, and is fenced past it.
+#
+#   A  a host cut off longer than its lease while it runs an attempt:
+#      it fences itself and freezes the sandbox, another host sweeps the
+#      lapsed claim and runs it, the cut host's writes are superseded
+#      when it comes back; one publication.
+#   B  a cut shorter than the lease: no rescue of a live host.
+#   C  a host SIGKILLed mid-attempt: its sandbox dies with it, another
+#      host runs the attempt, and the host started again finds it
+#      superseded and sends no outcome.
+#   D  a crash just after a claim committed, before the host journaled
+#      it: never renewed, swept, run once.
+#   E  `pg_ctl restart -m immediate` while attempts run: none lost.
+#
+# Throughout, a sampler reads every attempt cgroup of the three hosts
+# four times a second: never two live (populated, not frozen) sandboxes
+# of one attempt.  At the end, no orphan anywhere and the tenants'
+# counters back at 0.  Everything is ended by pid, also on failure.
+
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../fleet/pg.sh"
+
+T=$(regress_tmpdir)
+RELAY=$O/regress/fleetfault/prog_pgrelay
+PIDS=""			# factoryd of h1 h2 h3, by position
+RPIDS=""		# their relays
+SAMPLER=""
+LEASE=4
+
+stop_pid() {	# pid
+	[ -n "$1" ] || return 0
+	kill -TERM "$1" 2>/dev/null
+	i=0
+	while kill -0 "$1" 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.05; i=$((i + 1))
+	done
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+cleanup() {
+	stop_pid "$SAMPLER"
+	for p in $PIDS $RPIDS; do
+		stop_pid "$p"
+	done
+	pg_stop
+	regress_cleanup
+}
+trap cleanup EXIT
+
+pg_start "$T" || fail "fleetfault: cannot start a PostgreSQL cluster"
+q() { $PSQL -c "$1"; }
+DB_SOCK=$T/pgsock
+
+# nth N WORDS...: the Nth word.
+nth() {
+	_n=$1
+	shift
+	eval "echo \${$_n}"
+}
+# setnth N VALUE WORDS...: the words with the Nth replaced.
+setnth() {
+	_n=$1 _v=$2 _i=1 _out=""
+	shift 2
+	for _w; do
+		[ $_i = "$_n" ] && _w=$_v
+		_out="$_out $_w"
+		_i=$((_i + 1))
+	done
+	echo $_out
+}
+
+# host N UIDBASE: h$N with its repositories, config and relay.
+host() {
+	H=$T/h$1
+	mkdir -p "$H/relay"
+	chmod 755 "$H/relay"
+	make_repos "$H" $(($2 + 4))
+	write_attempt_conf "$H" "$2" "$(($2 + 10))-$(($2 + 39))"
+	sed -i "s|^  gateway: .*|&\n  fleet: $(($2 + 8))|" "$H/factoryd.conf"
+	cat >>"$H/factoryd.conf" <<CONF
+fleet:
+  conninfo: "host=$H/relay dbname=postgres user=fleet"
+  host: h$1
+  slots: 2
+  lease: ${LEASE}s
+  query-deadline: 1s
+  tenants:
+    t1:
+      weight: 1
+      max-running: 6
+      users: [73711]
+      repositories: [demo, solo]
+    t2:
+      weight: 2
+      max-running: 6
+      users: [73712]
+      repositories: [demo, solo]
+    t3:
+      weight: 1
+      max-running: 6
+      users: [73713]
+      repositories: [demo, solo]
+CONF
+	# solo: a repository only h1 serves (D).
+	if [ "$1" = 1 ]; then
+		sed -i "s|^repositories:|&\n  solo:\n    path: $H/demo.git\n    publish: {forge: local, remote: $H/remote.git, pulls: $H/pulls}|" \
+		    "$H/factoryd.conf"
+	fi
+	"$RELAY" "$H/relay" "$DB_SOCK" >"$H/relay.out" 2>"$H/relay.err" &
+	RPIDS="$RPIDS $!"
+	i=0
+	until grep -q '^ready' "$H/relay.out" || [ $i -ge 100 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	grep -q '^ready' "$H/relay.out" || fail "fleetfault: relay h$1 did not start"
+}
+host 1 73700
+host 2 73800
+host 3 73900
+start() {	# N [env...]: h$N's factoryd, appending to its log
+	_n=$1
+	shift
+	env "$@" "$O/factoryd" -dk -f "$T/h$_n/factoryd.conf" \
+	    2>>"$T/h$_n/log" &
+	_p=$!
+	PIDS=$(setnth "$_n" "$_p" $PIDS)
+	wait_serving "$T/h$_n/factoryd.sock" "$_p" ||
+	    { tail -n 20 "$T/h$_n/log" | sed 's/^/# /'; fail "h$_n did not start"; }
+	# The tenants' users reach it by the socket's group.
+	chgrp 73710 "$T/h$_n/factoryd.sock"
+}
+PIDS="- - -"
+start 1
+start 2
+start 3
+PIDS=$(echo $PIDS)
+
+# until SECONDS COMMAND...: true once the command is, false after.
+until_true() {
+	_end=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt "$_end" ] || return 1
+		sleep 0.1
+	done
+}
+active3() {
+	[ "$(q "SELECT count(*) FROM fleet_hosts WHERE state = 'active'
+	    AND lease_until > now()")" = 3 ]
+}
+check "three hosts registered, each through its own relay" until_true 60 active3
+
+# An attempt's cgroup2 directories (the agent's, the validation run's
+# "-v"), of any host: factory/<instance>/<id> under the cgroup2 mount.
+cgdirs() {	# glob of ids
+	find /sys/fs/cgroup -maxdepth 6 -type d -name "$1" \
+	    -path '*/factory/*' 2>/dev/null | while read -r d; do
+		[ -f "$d/cgroup.events" ] && echo "$d"
+	done
+}
+# The sampler: every live (populated, not frozen) sandbox of every
+# fleet attempt; an id live twice at one sample is a double.
+sampler() {
+	while :; do
+		cgdirs 'a-2*' | while read -r d; do
+			grep -q '^populated 1' "$d/cgroup.events" || continue
+			grep -q '^frozen 1' "$d/cgroup.events" && continue
+			echo "${d##*/}"
+		done | sed 's/-v$//' | sort >"$T/sample"
+		sed 's/^/live /' "$T/sample"
+		uniq -d "$T/sample" | sed 's/^/double /'
+		echo tick
+		sleep 0.25
+	done >"$T/samples"
+}
+sampler &
+SAMPLER=$!
+
+sub() {		# N TENANT MANIFEST: an id, submitted through h$N by the
+		# tenant's user (t1 is uid 73711, t2 73712, t3 73713)
+	setpriv --reuid "7371${2#t}" --regid "7371${2#t}" --groups 73710 \
+	    "$O/factoryctl" -s "$T/h$1/factoryd.sock" submit "$3" </dev/null
+}
+state() { q "SELECT state FROM fleet_attempts WHERE id = '$1'"; }
+owner() { q "SELECT coalesce(owner_host, '') FROM fleet_attempts WHERE id = '$1'"; }
+ended() { case $(state "$1") in done|failed|cancelled|dead) return 0 ;; esac; return 1; }
+claimed_running() {	# id: claimed, and its sandbox runs
+	_o=$(owner "$1")
+	[ -n "$_o" ] && [ -n "$(cgdirs "$1")" ]
+}
+relay_of() { nth "${1#h}" $RPIDS; }
+pid_of() { nth "${1#h}" $PIDS; }
+cut() {		# host
+	_n=$(grep -c '^cut' "$T/$1/relay.out")
+	kill -USR1 "$(relay_of "$1")"
+	until_true 10 sh -c "[ \$(grep -c '^cut' '$T/$1/relay.out') -gt $_n ]"
+}
+heal() {	# host
+	_n=$(grep -c '^healed' "$T/$1/relay.out")
+	kill -USR2 "$(relay_of "$1")"
+	until_true 10 sh -c "[ \$(grep -c '^healed' '$T/$1/relay.out') -gt $_n ]"
+}
+branches() {	# id: how many hosts' remotes have its branch
+	_c=0
+	for h in h1 h2 h3; do
+		git --git-dir="$T/$h/remote.git" -c safe.directory='*' \
+		    rev-parse -q --verify "refs/heads/factory/$1" >/dev/null &&
+		    _c=$((_c + 1))
+	done
+	echo $_c
+}
+for h in h1 h2 h3; do
+	write_manifest "$T/$h/slow.yaml" 'sleep 12; echo slow >> README.md' \
+	    'grep -q slow README.md'
+	write_manifest "$T/$h/mid.yaml" 'sleep 6; echo mid >> README.md' \
+	    'grep -q mid README.md'
+	write_manifest "$T/$h/quick.yaml" 'echo quick >> README.md' \
+	    'grep -q quick README.md'
+done
+sed 's/^repository: demo/repository: solo/' "$T/h1/quick.yaml" >"$T/h1/solo.yaml"
+
+# A: cut longer than the lease.
+A=$(sub 1 t1 "$T/h1/slow.yaml")
+check "A: submitted ($A)" [ -n "$A" ]
+check "A: claimed, its sandbox running" until_true 60 claimed_running "$A"
+X=$(owner "$A")
+echo "# A runs on $X"
+cut "$X"
+check "A: $X fences itself" until_true 20 grep -q "fleet: host $X fenced" "$T/$X/log"
+check "A: and freezes A's sandbox" \
+    until_true 20 grep -q "$A: fleet: its lease is not surely live: sandbox frozen" "$T/$X/log"
+rescued_elsewhere() { o=$(owner "$A"); [ -n "$o" ] && [ "$o" != "$X" ]; }
+check "A: another host sweeps the lapsed claim and claims it" \
+    until_true 60 rescued_elsewhere
+Y=$(owner "$A")
+echo "# A rescued by $Y: $(q "SELECT reason FROM fleet_attempts WHERE id = '$A'")"
+check "A: the sweep was logged" \
+    sh -c "grep -q 'fleet: rescued the lapsed claims of lost hosts: 1 queued' $T/h1/log $T/h2/log $T/h3/log"
+heal "$X"
+check "A: $X's lease comes back" \
+    until_true 30 grep -q "fleet: lease of host $X back: no longer fenced" "$T/$X/log"
+xended() {
+	[ "$("$O/factoryctl" -s "$T/$X/factoryd.sock" -j show "$A" |
+	    jq -r .terminated)" = true ]
+}
+check "A: $X's copy ended, never published" until_true 60 xended
+"$O/factoryctl" -s "$T/$X/factoryd.sock" -j show "$A" |
+    jq -r '"# A on '"$X"': " + .state + ": " + (.reason // "")'
+check "A: ended for its fence or as superseded" \
+    sh -c "'$O/factoryctl' -s '$T/$X/factoryd.sock' -j show '$A' |
+    jq -e '.state == \"failed\" and (.reason | test(\"^(fenced|superseded)\"))'"
+check "A: ends done in the database, claimed twice" \
+    until_true 90 sh -c "[ \"\$($PSQL -c \"SELECT state || ' ' || claims FROM fleet_attempts WHERE id = '$A'\")\" = 'done 2' ]"
+check "A: one branch, on $Y's remote" \
+    [ "$(branches "$A")" = 1 -a "$(git --git-dir="$T/$Y/remote.git" \
+    -c safe.directory='*' rev-parse -q --verify "refs/heads/factory/$A" \
+    >/dev/null && echo y)" = y ]
+# sent_superseded HOST ID: the host journaled its outcome as refused.
+sent_superseded() {
+	grep -a "$2" "$T/$1/state/journal" 2>/dev/null | grep -a fleet-sent |
+	    grep -aq superseded
+}
+sent_x() { sent_superseded "$X" "$A"; }
+check "A: $X's stale outcome was refused (journaled superseded)" until_true 30 sent_x
+
+# B: a cut shorter than the lease.
+B=$(sub 2 t2 "$T/h2/mid.yaml")
+check "B: claimed, its sandbox running" until_true 60 claimed_running "$B"
+XB=$(owner "$B")
+cut "$XB"
+sleep 1
+heal "$XB"
+check "B: ends done, claimed once: no rescue of a live host" \
+    until_true 90 sh -c "[ \"\$($PSQL -c \"SELECT state || ' ' || claims FROM fleet_attempts WHERE id = '$B'\")\" = 'done 1' ]"
+check "B: one branch" [ "$(branches "$B")" = 1 ]
+
+# C: a host SIGKILLed mid-attempt.
+C=$(sub 3 t3 "$T/h3/mid.yaml")
+check "C: claimed, its sandbox running" until_true 60 claimed_running "$C"
+XC=$(owner "$C")
+N=${XC#h}
+kill -KILL "$(pid_of "$XC")"
+wait "$(pid_of "$XC")" 2>/dev/null
+PIDS=$(setnth "$N" - $PIDS)
+gone_c() {
+	for d in $(cgdirs "$C"); do
+		grep -q '^populated 1' "$d/cgroup.events" && return 1
+	done
+	return 0
+}
+check "C: its sandbox died with $XC" until_true 30 gone_c
+c_elsewhere() { o=$(owner "$C"); [ -n "$o" ] && [ "$o" != "$XC" ]; }
+check "C: another host runs it" until_true 60 c_elsewhere
+start "$N"
+check "C: ends done, claimed twice" \
+    until_true 90 sh -c "[ \"\$($PSQL -c \"SELECT state || ' ' || claims FROM fleet_attempts WHERE id = '$C'\")\" = 'done 2' ]"
+cended() {
+	[ "$("$O/factoryctl" -s "$T/$XC/factoryd.sock" -j show "$C" |
+	    jq -r .terminated)" = true ]
+}
+check "C: $XC started again ends its own copy" until_true 60 cended
+check "C: and sends no outcome for it (superseded)" \
+    until_true 30 sent_superseded "$XC" "$C"
+check "C: one branch" [ "$(branches "$C")" = 1 ]
+
+# D: a crash after the claim committed, before h1 journaled it.
+stop_pid "$(pid_of h1)"
+PIDS=$(setnth 1 - $PIDS)
+start 1 FACTORY_CRASH=parent:fleet-claimed
+# Only h1 serves solo: it claims D and dies.
+D=$(sub 1 t1 "$T/h1/solo.yaml")
+h1dead() { ! kill -0 "$(pid_of h1)" 2>/dev/null; }
+check "D: h1 claims D and dies at the crash point" until_true 60 h1dead
+wait "$(pid_of h1)" 2>/dev/null
+PIDS=$(setnth 1 - $PIDS)
+check "D: the claim is committed to h1" \
+    [ "$(q "SELECT state || ' ' || owner_host FROM fleet_attempts WHERE id = '$D'")" = "claimed h1" ]
+start 1
+check "D: never renewed, swept, claimed again and done" \
+    until_true 90 sh -c "[ \"\$($PSQL -c \"SELECT state || ' ' || claims FROM fleet_attempts WHERE id = '$D'\")\" = 'done 2' ]"
+check "D: h1 ran it once, journaled once" \
+    sh -c "'$O/factoryctl' -s '$T/h1/factoryd.sock' -j show '$D' | jq -e '.terminated == true'"
+check "D: one branch" [ "$(branches "$D")" = 1 ]
+
+# E: the database restarted under running attempts.
+: >"$T/e.ids"
+for i in 1 2 3 4 5 6; do
+	h=$(( (i % 3) + 1 ))
+	sub $h t$(( (i % 3) + 1 )) "$T/h$h/mid.yaml" >>"$T/e.ids"
+done
+sleep 2
+pg_as "$PGBIN/pg_ctl" -D "$T/pgdata" -m immediate -w -t 120 restart \
+    >/dev/null 2>&1
+check "E: the database restarted" pg_as "$PGBIN/pg_isready" -h "$DB_SOCK" -q
+eall() {
+	for id in $(cat "$T/e.ids"); do
+		[ "$(state "$id")" = done ] || return 1
+	done
+}
+check "E: six attempts, none lost: all done" until_true 180 eall
+q "SELECT id, state, claims, coalesce(reason, '') FROM fleet_attempts
+    ORDER BY seq" | sed 's/^/# /'
+eone() {
+	for id in $(cat "$T/e.ids"); do
+		[ "$(branches "$id")" = 1 ] || return 1
+	done
+}
+check "E: one branch each" eone
+
+# F: an operator drains a host under a running attempt.  h1 and h3
+# cordoned, F runs on h2; drained with a 2 s deadline, h2 hands it
+# back; h1 uncordoned runs it.
+ctl1() { "$O/factoryctl" -s "$T/h1/factoryd.sock" "$@"; }
+check "F: cordon h1" ctl1 cordon h1
+check "F: cordon h3" ctl1 cordon h3
+F=$(sub 2 t2 "$T/h2/mid.yaml")
+check "F: claimed by h2, running" until_true 60 claimed_running "$F"
+check "F: h2 it is" [ "$(owner "$F")" = h2 ]
+check "F: drain h2 with a 2 s deadline" ctl1 drain -t 2s h2
+check "F: hosts says h2 draining" \
+    sh -c "'$O/factoryctl' -s '$T/h1/factoryd.sock' -j hosts |
+    jq -e '.hosts[] | select(.host == \"h2\" and .state == \"draining\")'"
+fback() { [ "$(state "$F")" = queued ]; }
+check "F: at the deadline h2 hands it back to the queue" until_true 60 fback
+check "F: with the reason" \
+    until_true 30 sh -c "'$O/factoryctl' -s '$T/h2/factoryd.sock' -j show '$F' |
+    jq -e '.terminated and (.reason | startswith(\"drained: handed back\"))'"
+check "F: uncordon h1" ctl1 uncordon h1
+check "F: h1 runs it to done (claimed twice)" \
+    until_true 90 sh -c "[ \"\$($PSQL -c \"SELECT state || ' ' || claims || ' ' || owner_host FROM fleet_attempts WHERE id = '$F'\")\" = 'done 2 h1' ]"
+check "F: one branch" [ "$(branches "$F")" = 1 ]
+check "F: a user who is not root may not cordon, and is told why" \
+    sh -c "setpriv --reuid 73709 --regid 73709 --groups 73710 \
+    '$O/factoryctl' -s '$T/h1/factoryd.sock' cordon h1 2>&1 |
+    grep -q 'cordon: refused: only root changes'"
+ctl1 uncordon h2 >/dev/null
+ctl1 uncordon h3 >/dev/null
+
+# G: a tenant paused with a note waits, and says why; resumed, it runs.
+check "G: pause t3 with a note" ctl1 pause --tenant t3 -m "maintenance window"
+G=$(sub 3 t3 "$T/h3/quick.yaml")
+gwhy() {
+	"$O/factoryctl" -s "$T/h3/factoryd.sock" -j queue | jq -e --arg id "$G" \
+	    '.queue[] | select(.id == $id and .why == "its tenant is paused: maintenance window")'
+}
+check "G: queue says it waits for the pause, with the note" until_true 20 gwhy
+sleep 2
+check "G: still queued two seconds later" [ "$(state "$G")" = queued ]
+check "G: resume --fleet" ctl1 resume --fleet
+check "G: then it runs to done" \
+    until_true 60 sh -c "[ \"\$($PSQL -c \"SELECT state FROM fleet_attempts WHERE id = '$G'\")\" = done ]"
+
+# Throughout, and at the end.
+stop_pid "$SAMPLER"
+SAMPLER=""
+check "the sampler ran ($(grep -c '^tick' "$T/samples") samples)" \
+    [ "$(grep -c '^tick' "$T/samples")" -gt 100 ]
+check "it saw live sandboxes ($(grep -c '^live' "$T/samples") sightings)" \
+    [ "$(grep -c '^live' "$T/samples")" -gt 20 ]
+check "never two live sandboxes of one attempt" \
+    sh -c "! grep '^double' '$T/samples'"
+counters() { [ "$(q "SELECT sum(running) FROM fleet_tenants")" = 0 ]; }
+check "the tenants' running counters are back at 0" until_true 30 counters
+check "nothing owned, nothing running in the database" \
+    [ "$(q "SELECT count(*) FROM fleet_attempts WHERE state IN ('claimed',
+    'running', 'publishing')")" = 0 ]
+orphans() {
+	[ -z "$(find /sys/fs/cgroup -maxdepth 6 -type d -name 'a-2*' \
+	    -path '*/factory/*' 2>/dev/null)" ]
+}
+check "no orphan cgroup on any host" until_true 30 orphans
+alldown() {	# host: every attempt it has is torn down
+	for id in $("$O/factoryctl" -s "$T/$1/factoryd.sock" -j list |
+	    jq -r '.attempts[].id'); do
+		[ "$("$O/factoryctl" -s "$T/$1/factoryd.sock" -j show "$id" |
+		    jq -r .terminated)" = true ] || return 1
+	done
+}
+for h in h1 h2 h3; do
+	check "$h: every attempt ended and torn down" until_true 30 alldown $h
+done
+regress_done
