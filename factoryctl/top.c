@@ -102,6 +102,7 @@ static void
 top_draw(struct screen *s, json_t *o)
 {
 	json_t		*ov = json_object_get(o, "overview"), *p, *a, *busy;
+	json_t		*fl;
 	size_t		 i, n, shown;
 	char		 d1[32], d2[32], m[32], usd[32], tbuf[32];
 	time_t		 t;
@@ -123,6 +124,14 @@ top_draw(struct screen *s, json_t *o)
 	    jint(json_object_get(o, "control"), "connections"),
 	    jint(json_object_get(o, "control"), "readonly_connections"),
 	    jint(json_object_get(o, "control"), "waits"));
+	if ((fl = json_object_get(ov, "fleet")) != NULL)
+		line(s, "fleet: host %s epoch %lld  %s  lease %.1fs  claimed "
+		    "%lld  superseded %lld  swept %lld",
+		    ctl_jvis(json_object_get(fl, "host")), jint(fl, "epoch"),
+		    json_is_true(json_object_get(fl, "fenced")) ? "FENCED" :
+		    "live", jint(fl, "lease_left_ms") / 1000.0,
+		    jint(fl, "claims"), jint(fl, "superseded"),
+		    jint(fl, "swept"));
 	line(s, "%s", "");
 	line(s, "%-12s %7s %-9s %8s %8s", "PROCESS", "PID", "STATE",
 	    "UPTIME", "RESTARTS");

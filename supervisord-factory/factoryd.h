@@ -514,6 +514,17 @@ void	 fleet_ctl_list(struct ctl_conn *, struct imsg *);
 void	 fleet_ctl_state(struct ctl_conn *, struct imsg *);
 uint64_t fleet_epoch(void);
 int	 fleet_may_publish(struct attempt *);
+/* This host's side of the fleet since start, for the metrics. */
+struct fleet_stats {
+	int		 fenced;
+	uint64_t	 lease_left_ms;	/* the host's, as counted here */
+	uint64_t	 claims;	/* claimed by this host */
+	uint64_t	 superseded;	/* claims of it another host has now */
+	uint64_t	 fences;	/* times fenced */
+	uint64_t	 swept[3];	/* by its sweeps: queued, dead, lost
+					   while publishing */
+};
+void	 fleet_stats(struct fleet_stats *);
 uint64_t fleet_claim_lease(void);
 void	 fleet_ready(struct child *);
 void	 fleet_lost(struct child *);

@@ -78,6 +78,7 @@ static uint64_t		 host_lease_end;	/* mono_ms; 0: none yet */
 static int		 fenced;		/* said so in the log */
 static int		 rescuing;		/* a RESCUE is out */
 static struct event	 ev_tick;
+static struct fleet_stats stats;
 
 static void	fleet_beat(int, short, void *);
 static void	fleet_poll(int, short, void *);
@@ -103,6 +104,16 @@ lease_end(uint64_t sent)
 	uint32_t	 ms = env->conf->fleet.lease_ms;
 
 	return (sent + ms - ms / 4);
+}
+
+void
+fleet_stats(struct fleet_stats *s)
+{
+	uint64_t	 now = mono_ms();
+
+	*s = stats;
+	s->fenced = fenced;
+	s->lease_left_ms = host_lease_end > now ? host_lease_end - now : 0;
 }
 
 /* A child lost and started again does not end the lease it renewed. */
@@ -344,6 +355,7 @@ renew_done(void *arg, uint32_t type, const void *ans)
 		if (a->fleet_superseded)
 			return;
 		a->fleet_superseded = 1;
+		stats.superseded++;
 		log_warnx("%s: fleet: another host has it now (claim epoch "
 		    "%llu superseded)", a->id,
 		    (unsigned long long)a->fleet_epoch);
@@ -426,6 +438,7 @@ fleet_tick(int fd, short event, void *arg)
 
 	if (!fenced && host_lease_end != 0 && now >= host_lease_end) {
 		fenced = 1;
+		stats.fences++;
 		log_warnx("fleet: host %s fenced: its lease was not renewed "
 		    "for %llu ms; no claims, no publication, lapsed claims "
 		    "frozen", env->conf->fleet.host, (unsigned long long)
@@ -662,6 +675,7 @@ claim_done(void *arg, uint32_t type, const void *ans)
 	crashpoint("parent:fleet-claimed");
 	sha256_hex(cl->manifest, strlen(cl->manifest), hex);
 	snprintf(want, sizeof(want), "sha256:%s", hex);
+	stats.claims++;
 	log_info("fleet: claimed %s of tenant %s at epoch %llu", cl->id,
 	    cl->tenant, (unsigned long long)cl->epoch);
 	nstarting++;
@@ -726,6 +740,11 @@ rescue_done(void *arg, uint32_t type, const void *ans)
 	const struct fleet_rescued	*r = ans;
 
 	rescuing = 0;
+	if (type == IMSG_FLEET_RESCUED) {
+		stats.swept[0] += r->requeued;
+		stats.swept[1] += r->dead;
+		stats.swept[2] += r->adoptable;
+	}
 	if (type == IMSG_FLEET_RESCUED && r->requeued + r->dead +
 	    r->adoptable > 0)
 		log_warnx("fleet: rescued the lapsed claims of lost hosts: "

@@ -156,6 +156,7 @@ metrics_overview(void)
 	struct attempt		*a;
 	struct sandbox_usage	 u;
 	json_t			*bystate, *running, *o, *errs;
+	struct fleet_stats	 fs;
 	uint64_t		 now = now_ms(), oldest = 0;
 	size_t			 i, n, queued = 0, verifying = 0,
 				 publishing = 0, count[AS_MAX];
@@ -217,6 +218,17 @@ metrics_overview(void)
 	    "errors", errs);
 	if (o == NULL)
 		fatal(NULL);
+	if (env->conf->fleet.enabled) {
+		fleet_stats(&fs);
+		json_object_set_new(o, "fleet", json_pack("{s:s, s:I, s:b, "
+		    "s:I, s:I, s:I, s:I}", "host", env->conf->fleet.host,
+		    "epoch", (json_int_t)fleet_epoch(), "fenced", fs.fenced,
+		    "lease_left_ms", (json_int_t)fs.lease_left_ms,
+		    "claims", (json_int_t)fs.claims,
+		    "superseded", (json_int_t)fs.superseded,
+		    "swept", (json_int_t)(fs.swept[0] + fs.swept[1] +
+		    fs.swept[2])));
+	}
 	return (o);
 }
 
@@ -284,6 +296,7 @@ metrics_text(void)
 	struct attempt	*a;
 	struct child	*c;
 	struct attempt_spend sp;
+	struct fleet_stats fs;
 	size_t		 i, count[AS_MAX];
 
 	b.cap = 8192;
@@ -376,6 +389,41 @@ metrics_text(void)
 		mprintf(&b, "factory_child_up{process=\"%s\",slot=\"%d\"} %d\n",
 		    factory_procs[c->id].name, c->slot,
 		    c->state == CHILD_RUNNING);
+	}
+	if (env->conf->fleet.enabled) {
+		fleet_stats(&fs);
+		mprintf(&b, "# TYPE factory_fleet_fenced gauge\n"
+		    "# HELP factory_fleet_fenced 1 while this host's lease "
+		    "is not surely live.\n"
+		    "factory_fleet_fenced %d\n"
+		    "# TYPE factory_fleet_lease_remaining_seconds gauge\n"
+		    "# HELP factory_fleet_lease_remaining_seconds Until this "
+		    "host fences itself unless renewed.\n"
+		    "factory_fleet_lease_remaining_seconds %.3f\n"
+		    "# TYPE factory_fleet_fences counter\n"
+		    "# HELP factory_fleet_fences Times this host fenced "
+		    "itself.\n"
+		    "factory_fleet_fences_total %llu\n"
+		    "# TYPE factory_fleet_claims counter\n"
+		    "# HELP factory_fleet_claims Attempts this host claimed.\n"
+		    "factory_fleet_claims_total %llu\n"
+		    "# TYPE factory_fleet_superseded counter\n"
+		    "# HELP factory_fleet_superseded Claims of this host "
+		    "another host had by then.\n"
+		    "factory_fleet_superseded_total %llu\n"
+		    "# TYPE factory_fleet_swept counter\n"
+		    "# HELP factory_fleet_swept Lapsed claims of lost hosts "
+		    "this host's sweeps took back.\n"
+		    "factory_fleet_swept_total{as=\"queued\"} %llu\n"
+		    "factory_fleet_swept_total{as=\"dead\"} %llu\n"
+		    "factory_fleet_swept_total{as=\"lost-publishing\"} %llu\n",
+		    fs.fenced, fs.lease_left_ms / 1000.0,
+		    (unsigned long long)fs.fences,
+		    (unsigned long long)fs.claims,
+		    (unsigned long long)fs.superseded,
+		    (unsigned long long)fs.swept[0],
+		    (unsigned long long)fs.swept[1],
+		    (unsigned long long)fs.swept[2]);
 	}
 	mprintf(&b, "# EOF\n");
 	return (b.p);

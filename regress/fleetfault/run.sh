@@ -396,6 +396,25 @@ check "G: resume --fleet" ctl1 resume --fleet
 check "G: then it runs to done" \
     until_true 60 sh -c "[ \"\$($PSQL -c \"SELECT state FROM fleet_attempts WHERE id = '$G'\")\" = done ]"
 
+# The metrics say so: the hosts' sweeps took back A, C and D; the host
+# cut off in A fenced itself; none is fenced now.
+metric() {	# host name: its value
+	"$O/factoryctl" -s "$T/$1/factoryd.sock" metrics |
+	    awk -v m="$2" '$1 == m {print $2}'
+}
+swept=0
+for h in h1 h2 h3; do
+	v=$(metric $h 'factory_fleet_swept_total{as="queued"}')
+	swept=$((swept + ${v:-0}))
+done
+check "metrics: the sweeps took back at least three claims ($swept)" [ "$swept" -ge 3 ]
+check "metrics: $X fenced itself at least once" \
+    [ "$(metric "$X" factory_fleet_fences_total)" -ge 1 ]
+check "top: a fleet line, live" \
+    sh -c "'$O/factoryctl' -s '$T/h1/factoryd.sock' top -1 | grep -q '^fleet: host h1 epoch [0-9]*  live'"
+check "metrics: no host is fenced now" \
+    [ "$(metric h1 factory_fleet_fenced)$(metric h2 factory_fleet_fenced)$(metric h3 factory_fleet_fenced)" = 000 ]
+
 # Throughout, and at the end.
 stop_pid "$SAMPLER"
 SAMPLER=""
