@@ -46,8 +46,10 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "submit",	0, cmd_submit,	"submit [-w] [-n size] [--tenant name] "
 	    "[--priority urgent|normal|batch] [--idempotency-key key] "
 	    "manifest" },
+	{ "tenants",	0, cmd_tenants,	"tenants" },
 	{ "top",	1, cmd_top,	"top [-1] [-d seconds] [-n count]" },
 	{ "uncordon",	0, cmd_cordon,	"uncordon host" },
+	{ "usage",	0, cmd_usage,	"usage [--since duration]" },
 	{ "verify",	1, cmd_verify,	"verify [-r fingerprint] [-V fingerprint] file | "
 	    "verify -a [-K [builder=|verifier=]fingerprint[,...]] file" },
 };

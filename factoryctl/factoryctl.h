@@ -51,6 +51,8 @@ int	 cmd_hosts(int, char **);
 int	 cmd_queue(int, char **);
 int	 cmd_cordon(int, char **);
 int	 cmd_pause(int, char **);
+int	 cmd_tenants(int, char **);
+int	 cmd_usage(int, char **);
 
 /* attempt.c */
 int	 cmd_submit(int, char **);

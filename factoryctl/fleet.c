@@ -15,6 +15,8 @@
 
 #include "factoryctl.h"
 
+#define FLEET_TEXT_SHOW	320	/* a state and an escaped note */
+
 static json_int_t
 fleet_int(json_t *o, const char *k)
 {
@@ -148,6 +150,30 @@ fleet_secs(const char *s)
 	return (v);
 }
 
+/* --since: "90s", "15m", "2h", "7d": seconds, at most 366 days. */
+static long long
+fleet_since(const char *s)
+{
+	char		*ep;
+	long long	 v;
+
+	v = strtoll(s, &ep, 10);
+	if (ep == s || v <= 0 || v > 366LL * 86400)
+		v = -1;
+	else if (*ep == 'm' && ep[1] == '\0')
+		v *= 60;
+	else if (*ep == 'h' && ep[1] == '\0')
+		v *= 3600;
+	else if (*ep == 'd' && ep[1] == '\0')
+		v *= 86400;
+	else if (!(*ep == '\0' || (*ep == 's' && ep[1] == '\0')))
+		v = -1;
+	if (v <= 0 || v > 366LL * 86400)
+		errx(CTL_EXIT_USAGE, "--since %s: a duration up to 366d",
+		    ctl_vis(s));
+	return (v);
+}
+
 /* cordon HOST, uncordon HOST, drain [-t deadline] HOST. */
 int
 cmd_cordon(int argc, char **argv)
@@ -203,4 +229,84 @@ cmd_pause(int argc, char **argv)
 	if (optind != argc || (tenant == NULL) == !all)
 		ctl_usage(verb);
 	return (fleet_state(verb, all ? "" : tenant, note, 0));
+}
+
+int
+cmd_tenants(int argc, char **argv)
+{
+	json_t		*o, *t;
+	size_t		 i;
+	char		 state[FLEET_TEXT_SHOW];
+	const char	*note;
+
+	if (fleet_list(argc, "tenants", IMSG_CTL_TENANTS, &o) == -1)
+		return (CTL_EXIT_REFUSED);
+	if (o == NULL)
+		return (CTL_EXIT_OK);
+	printf("%-16s %-6s %-7s %-7s %-6s %s\n", "TENANT", "WEIGHT",
+	    "RUNNING", "QUEUED", "CAP", "STATE");
+	json_array_foreach(json_object_get(o, "tenants"), i, t) {
+		note = json_string_value(json_object_get(t, "note"));
+		if (json_is_true(json_object_get(t, "held")))
+			snprintf(state, sizeof(state), "paused by an operator%s%s",
+			    note != NULL && *note != '\0' ? ": " : "",
+			    note != NULL ? ctl_vis(note) : "");
+		else
+			snprintf(state, sizeof(state), "%s",
+			    json_is_true(json_object_get(t, "paused")) ?
+			    "paused (config)" : "active");
+		printf("%-16s %-6lld %-7lld %-7lld %-6lld %s\n",
+		    ctl_vis(fleet_str(t, "tenant")),
+		    (long long)fleet_int(t, "weight"),
+		    (long long)fleet_int(t, "running"),
+		    (long long)fleet_int(t, "queued"),
+		    (long long)fleet_int(t, "max_running"), state);
+	}
+	json_decref(o);
+	return (CTL_EXIT_OK);
+}
+
+/* usage [--since duration]: the last day unless told. */
+int
+cmd_usage(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "since",	required_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 }
+	};
+	json_t		*o, *u;
+	long long	 secs = 86400;
+	size_t		 i;
+	int		 ch;
+	char		 num[24];
+
+	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (ch != 'S')
+			ctl_usage("usage");
+		secs = fleet_since(optarg);
+	}
+	if (optind != argc)
+		ctl_usage("usage");
+	snprintf(num, sizeof(num), "%lld", secs);
+	if (ctl_simple(0, IMSG_CTL_USAGE, num, strlen(num) + 1, &o) != 0)
+		return (CTL_EXIT_REFUSED);
+	if (ctl_json) {
+		ctl_print_json(o);
+		json_decref(o);
+		return (CTL_EXIT_OK);
+	}
+	printf("%-16s %-16s %8s %10s %10s %8s %10s %9s\n", "TENANT", "HOST",
+	    "ATTEMPTS", "CPU", "WALL", "PEAKMEM", "TOKENS", "USD");
+	json_array_foreach(json_object_get(o, "usage"), i, u)
+		printf("%-16s %-16s %8lld %9.1fs %9.1fs %7lldM %10lld %9.4f\n",
+		    ctl_vis(fleet_str(u, "tenant")),
+		    ctl_vis(fleet_str(u, "host")),
+		    (long long)fleet_int(u, "attempts"),
+		    json_number_value(json_object_get(u, "cpu_seconds")),
+		    json_number_value(json_object_get(u, "wall_seconds")),
+		    (long long)(fleet_int(u, "memory_peak") >> 20),
+		    (long long)fleet_int(u, "tokens"),
+		    json_number_value(json_object_get(u, "usd")));
+	json_decref(o);
+	return (CTL_EXIT_OK);
 }

@@ -80,6 +80,7 @@ fleet_imsg(struct imsg *imsg)
 	struct fleet_submit	*s;
 	struct fleet_write	 w;
 	struct fleet_setstate	 st;
+	uint32_t		 secs;
 	uint32_t		 type = imsg_get_type(imsg);
 	uint32_t		 reqid = imsg_get_id(imsg);
 	char			 err[256];
@@ -128,6 +129,17 @@ fleet_imsg(struct imsg *imsg)
 		if (fleet_setstate_decode(imsg, &st, err, sizeof(err)) == -1)
 			fatalx("%s", err);
 		sql_setstate(reqid, &st);
+		break;
+	case IMSG_FLEET_TENANTS:
+		if (fleet_empty_decode(imsg, "FLEET_TENANTS", err,
+		    sizeof(err)) == -1)
+			fatalx("%s", err);
+		sql_tenants(reqid);
+		break;
+	case IMSG_FLEET_USAGE:
+		if (fleet_usage_decode(imsg, &secs, err, sizeof(err)) == -1)
+			fatalx("%s", err);
+		sql_usage(reqid, secs);
 		break;
 	case IMSG_FLEET_RESCUE:
 		if (fleet_empty_decode(imsg, "FLEET_RESCUE", err,

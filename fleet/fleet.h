@@ -68,6 +68,8 @@ void		 sql_hosts(uint32_t);
 void		 sql_queue(uint32_t);
 void		 sql_rescue(uint32_t);
 void		 sql_setstate(uint32_t, const struct fleet_setstate *);
+void		 sql_tenants(uint32_t);
+void		 sql_usage(uint32_t, uint32_t);
 
 /* reply.c */
 struct imsgev	*fleet_channel(void);

@@ -87,12 +87,19 @@ static const char *const migrations[] = {
 	/*
 	 * 2: an operator's pause of a tenant, apart from the config's
 	 * (which each host's start writes again), with a note; the end of
-	 * a host's drain.
+	 * a host's drain; what each attempt used, when it ended and where
+	 * it ran (the usage accounting).
 	 */
 	"ALTER TABLE fleet_tenants ADD COLUMN held boolean NOT NULL"
 	" DEFAULT false;"
 	"ALTER TABLE fleet_tenants ADD COLUMN held_note text;"
-	"ALTER TABLE fleet_hosts ADD COLUMN drain_until timestamptz",
+	"ALTER TABLE fleet_hosts ADD COLUMN drain_until timestamptz;"
+	"ALTER TABLE fleet_attempts ADD COLUMN ended timestamptz,"
+	" ADD COLUMN ran_on text, ADD COLUMN cpu_ms bigint,"
+	" ADD COLUMN mem_peak bigint, ADD COLUMN wall_ms bigint,"
+	" ADD COLUMN tokens bigint, ADD COLUMN cost_uusd bigint;"
+	"CREATE INDEX fleet_attempts_ended ON fleet_attempts (ended)"
+	" WHERE ended IS NOT NULL",
 };
 #define SCHEMA_VERSION	(sizeof(migrations) / sizeof(migrations[0]))
 

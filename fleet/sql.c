@@ -164,7 +164,15 @@ static const char sql_outcome_q[] =
 	"  run_after = CASE WHEN $6 = 'queued' THEN now() + " BACKOFF_MS
 	"   * interval '1 millisecond' ELSE a.run_after END,"
 	"  lease_until = CASE WHEN $6 IN ('running', 'publishing')"
-	"   THEN a.lease_until END"
+	"   THEN a.lease_until END,"
+	"  ended = CASE WHEN $6 IN ('done', 'failed', 'cancelled') OR"
+	"   ($6 = 'queued' AND a.claims >= a.max_claims) THEN now() END,"
+	"  ran_on = $3,"
+	"  cpu_ms = coalesce(a.cpu_ms, 0) + $8::bigint,"
+	"  mem_peak = greatest(coalesce(a.mem_peak, 0), $9::bigint),"
+	"  wall_ms = coalesce(a.wall_ms, 0) + $10::bigint,"
+	"  tokens = coalesce(a.tokens, 0) + $11::bigint,"
+	"  cost_uusd = coalesce(a.cost_uusd, 0) + $12::bigint"
 	"  WHERE a.id = $1 AND a.epoch = $2::bigint AND a.owner_host = $3"
 	"  AND a.state = $5" HOST_FENCE
 	"  RETURNING a.tenant, a.state),"
@@ -282,6 +290,26 @@ static const char sql_queue_q[] =
 	" ELSE 'its turn: a free slot, in fair order' END"
 	" FROM fleet_attempts a JOIN fleet_tenants t ON t.name = a.tenant"
 	" WHERE a.state = 'queued' ORDER BY a.class, a.seq LIMIT 256";
+
+/* Every tenant, its caps, what it runs and has queued, its pauses. */
+static const char sql_tenants_q[] =
+	"SELECT t.name, t.weight, t.max_running, t.max_queued, t.running,"
+	" (SELECT count(*) FROM fleet_attempts a WHERE a.tenant = t.name"
+	" AND a.state = 'queued'), t.paused, t.held, coalesce(t.held_note, '')"
+	" FROM fleet_tenants t ORDER BY t.name LIMIT 256";
+
+/*
+ * What the attempts that ended in the last $1 seconds used, per tenant
+ * and the host they ended on (one handed back and run again adds both
+ * runs' use, counted with its end).
+ */
+static const char sql_usage_q[] =
+	"SELECT tenant, ran_on, count(*), sum(coalesce(cpu_ms, 0)),"
+	" max(coalesce(mem_peak, 0)), sum(coalesce(wall_ms, 0)),"
+	" sum(coalesce(tokens, 0)), sum(coalesce(cost_uusd, 0))"
+	" FROM fleet_attempts WHERE ended >= now() - $1::integer"
+	" * interval '1 second' AND ran_on IS NOT NULL"
+	" GROUP BY tenant, ran_on ORDER BY tenant, ran_on LIMIT 256";
 
 static int
 res_bool(PGresult *res, int row, int col, int *v)
@@ -595,6 +623,11 @@ sql_write(uint32_t type, uint32_t reqid, const struct fleet_write *w)
 		fq_param(q, "%s", fleet_state_name(w->from));
 		fq_param(q, "%s", fleet_state_name(w->to));
 		fq_param(q, "%s", w->reason);
+		fq_param(q, "%llu", (unsigned long long)w->use.cpu_ms);
+		fq_param(q, "%llu", (unsigned long long)w->use.mem_peak);
+		fq_param(q, "%llu", (unsigned long long)w->use.wall_ms);
+		fq_param(q, "%llu", (unsigned long long)w->use.tokens);
+		fq_param(q, "%llu", (unsigned long long)w->use.cost_uusd);
 		break;
 	case IMSG_FLEET_CANCEL:
 		/* A request, not an owner's write: any host may ask. */
@@ -789,4 +822,106 @@ void
 sql_queue(uint32_t reqid)
 {
 	db_query(fq_new(reqid, sql_queue_q, queue_answered));
+}
+
+static void
+tenants_answered(struct fq *q, PGresult *res, const char *err)
+{
+	struct fleet_tenantrow	 t;
+	int64_t			 v[5];
+	int			 i, bad;
+
+	if (err != NULL) {
+		sql_error(q->reqid, res, err);
+		return;
+	}
+	if (res_shape(res, FLEET_ROWS_MAX, 9) == -1) {
+		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+		return;
+	}
+	for (i = 0; i < PQntuples(res); i++) {
+		memset(&t, 0, sizeof(t));
+		bad = res_str(res, i, 0, t.name, sizeof(t.name),
+		    fleet_valid_name) |
+		    res_num(res, i, 1, 1, FLEET_WEIGHT_MAX, &v[0]) |
+		    res_num(res, i, 2, 0, FLEET_CAP_MAX, &v[1]) |
+		    res_num(res, i, 3, 0, FLEET_CAP_MAX, &v[2]) |
+		    res_num(res, i, 4, 0, FLEET_CAP_MAX, &v[3]) |
+		    res_num(res, i, 5, 0, FLEET_CAP_MAX, &v[4]) |
+		    res_bool(res, i, 6, &t.paused) |
+		    res_bool(res, i, 7, &t.held) |
+		    res_str(res, i, 8, t.note, sizeof(t.note),
+		    fleet_valid_text);
+		if (bad != 0) {
+			fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+			return;
+		}
+		t.weight = v[0];
+		t.max_running = v[1];
+		t.max_queued = v[2];
+		t.running = v[3];
+		t.queued = v[4];
+		fleet_send(IMSG_FLEET_TENANTROW, q->reqid,
+		    fleet_tenantrow_compose(&t));
+	}
+	fleet_reply(q->reqid, FLEET_OK, "");
+}
+
+void
+sql_tenants(uint32_t reqid)
+{
+	db_query(fq_new(reqid, sql_tenants_q, tenants_answered));
+}
+
+static void
+usage_answered(struct fq *q, PGresult *res, const char *err)
+{
+	struct fleet_usagerow	 u;
+	int64_t			 v[6];
+	int			 i, bad;
+
+	if (err != NULL) {
+		sql_error(q->reqid, res, err);
+		return;
+	}
+	if (res_shape(res, FLEET_ROWS_MAX, 8) == -1) {
+		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+		return;
+	}
+	for (i = 0; i < PQntuples(res); i++) {
+		memset(&u, 0, sizeof(u));
+		bad = res_str(res, i, 0, u.tenant, sizeof(u.tenant),
+		    fleet_valid_name) |
+		    res_str(res, i, 1, u.host, sizeof(u.host),
+		    fleet_valid_name) |
+		    res_num(res, i, 2, 0, INT32_MAX, &v[0]) |
+		    res_num(res, i, 3, 0, INT64_MAX, &v[1]) |
+		    res_num(res, i, 4, 0, INT64_MAX, &v[2]) |
+		    res_num(res, i, 5, 0, INT64_MAX, &v[3]) |
+		    res_num(res, i, 6, 0, INT64_MAX, &v[4]) |
+		    res_num(res, i, 7, 0, INT64_MAX, &v[5]);
+		if (bad != 0) {
+			fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+			return;
+		}
+		u.attempts = v[0];
+		u.use.cpu_ms = v[1];
+		u.use.mem_peak = v[2];
+		u.use.wall_ms = v[3];
+		u.use.tokens = v[4];
+		u.use.cost_uusd = v[5];
+		fleet_send(IMSG_FLEET_USAGEROW, q->reqid,
+		    fleet_usagerow_compose(&u));
+	}
+	fleet_reply(q->reqid, FLEET_OK, "");
+}
+
+void
+sql_usage(uint32_t reqid, uint32_t secs)
+{
+	struct fq	*q;
+
+	q = fq_new(reqid, sql_usage_q, usage_answered);
+	fq_param(q, "%u", secs);
+	db_query(q);
 }

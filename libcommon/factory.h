@@ -240,6 +240,8 @@ enum imsg_type {
 	 * deadline in seconds (decimal), each NUL-terminated.
 	 */
 	IMSG_CTL_FLEET_STATE,
+	IMSG_CTL_TENANTS,	/* empty: the fleet's tenants */
+	IMSG_CTL_USAGE,		/* the window in seconds, NUL-terminated */
 	IMSG_MAX
 };
 

@@ -248,6 +248,14 @@ fleet_submit_compose(const struct fleet_submit *s)
 	return (fleet_close(b, bad));
 }
 
+static int
+use_add(struct ibuf *b, const struct fleet_use *u)
+{
+	return (ibuf_add_n64(b, u->cpu_ms) | ibuf_add_n64(b, u->mem_peak) |
+	    ibuf_add_n64(b, u->wall_ms) | ibuf_add_n64(b, u->tokens) |
+	    ibuf_add_n64(b, u->cost_uusd));
+}
+
 struct ibuf *
 fleet_write_compose(const struct fleet_write *w)
 {
@@ -261,7 +269,7 @@ fleet_write_compose(const struct fleet_write *w)
 		return (NULL);
 	bad |= m_add_str(b, w->id) | ibuf_add_n64(b, w->epoch);
 	bad |= ibuf_add_n8(b, w->from) | ibuf_add_n8(b, w->to);
-	bad |= m_add_str(b, w->reason);
+	bad |= m_add_str(b, w->reason) | use_add(b, &w->use);
 	return (fleet_close(b, bad));
 }
 
@@ -404,6 +412,43 @@ fleet_setstate_compose(const struct fleet_setstate *s)
 	return (fleet_close(b, bad));
 }
 
+struct ibuf *
+fleet_tenantrow_compose(const struct fleet_tenantrow *t)
+{
+	struct ibuf	*b;
+	int		 bad = 0;
+
+	if (!fleet_valid_name(t->name) || t->weight < 1 ||
+	    t->weight > FLEET_WEIGHT_MAX || t->max_running > FLEET_CAP_MAX ||
+	    t->max_queued > FLEET_CAP_MAX || t->running > FLEET_CAP_MAX ||
+	    t->queued > FLEET_CAP_MAX || (t->paused != 0 && t->paused != 1) ||
+	    (t->held != 0 && t->held != 1) || !fleet_valid_text(t->note))
+		return (NULL);
+	if ((b = fleet_open(128)) == NULL)
+		return (NULL);
+	bad |= m_add_str(b, t->name) | ibuf_add_n32(b, t->weight) |
+	    ibuf_add_n32(b, t->max_running) | ibuf_add_n32(b, t->max_queued) |
+	    ibuf_add_n32(b, t->running) | ibuf_add_n32(b, t->queued) |
+	    ibuf_add_n8(b, t->paused) | ibuf_add_n8(b, t->held) |
+	    m_add_str(b, t->note);
+	return (fleet_close(b, bad));
+}
+
+struct ibuf *
+fleet_usagerow_compose(const struct fleet_usagerow *u)
+{
+	struct ibuf	*b;
+	int		 bad = 0;
+
+	if (!fleet_valid_name(u->tenant) || !fleet_valid_name(u->host))
+		return (NULL);
+	if ((b = fleet_open(128)) == NULL)
+		return (NULL);
+	bad |= m_add_str(b, u->tenant) | m_add_str(b, u->host) |
+	    ibuf_add_n32(b, u->attempts) | use_add(b, &u->use);
+	return (fleet_close(b, bad));
+}
+
 static void
 fleet_mopen(struct mread *m, const char *name, struct imsg *imsg,
     char *err, size_t errlen)
@@ -437,6 +482,17 @@ fleet_range(struct mread *m, const char *field, uint64_t v, uint64_t lo,
 		return (m_fail(m, "field %s: %llu out of range", field,
 		    (unsigned long long)v));
 	return (0);
+}
+
+static int
+use_get(struct mread *m, struct fleet_use *u)
+{
+	m_get_n64(m, "cpu_ms", &u->cpu_ms);
+	m_get_n64(m, "mem_peak", &u->mem_peak);
+	m_get_n64(m, "wall_ms", &u->wall_ms);
+	m_get_n64(m, "tokens", &u->tokens);
+	m_get_n64(m, "cost_uusd", &u->cost_uusd);
+	return (m->bad ? -1 : 0);
 }
 
 int
@@ -529,6 +585,7 @@ fleet_write_decode(struct imsg *imsg, struct fleet_write *w, char *err,
 	fleet_range(&m, "to", w->to, 0, FLEET_NSTATES - 1);
 	fleet_get(&m, "reason", w->reason, sizeof(w->reason),
 	    fleet_valid_text);
+	use_get(&m, &w->use);
 	return (m_end(&m));
 }
 
@@ -695,5 +752,70 @@ fleet_setstate_decode(struct imsg *imsg, struct fleet_setstate *s, char *err,
 	m_get_n32(&m, "deadline_s", &s->deadline_s);
 	fleet_range(&m, "deadline_s", s->deadline_s, 0, FLEET_DRAIN_MAX);
 	fleet_get(&m, "note", s->note, sizeof(s->note), fleet_valid_text);
+	return (m_end(&m));
+}
+
+int
+fleet_tenantrow_decode(struct imsg *imsg, struct fleet_tenantrow *t,
+    char *err, size_t errlen)
+{
+	struct mread	 m;
+
+	memset(t, 0, sizeof(*t));
+	fleet_mopen(&m, "FLEET_TENANTROW", imsg, err, errlen);
+	fleet_get(&m, "name", t->name, sizeof(t->name), fleet_valid_name);
+	m_get_n32(&m, "weight", &t->weight);
+	fleet_range(&m, "weight", t->weight, 1, FLEET_WEIGHT_MAX);
+	m_get_n32(&m, "max_running", &t->max_running);
+	fleet_range(&m, "max_running", t->max_running, 0, FLEET_CAP_MAX);
+	m_get_n32(&m, "max_queued", &t->max_queued);
+	fleet_range(&m, "max_queued", t->max_queued, 0, FLEET_CAP_MAX);
+	m_get_n32(&m, "running", &t->running);
+	fleet_range(&m, "running", t->running, 0, FLEET_CAP_MAX);
+	m_get_n32(&m, "queued", &t->queued);
+	fleet_range(&m, "queued", t->queued, 0, FLEET_CAP_MAX);
+	m_get_bool(&m, "paused", &t->paused);
+	m_get_bool(&m, "held", &t->held);
+	fleet_get(&m, "note", t->note, sizeof(t->note), fleet_valid_text);
+	return (m_end(&m));
+}
+
+int
+fleet_usagerow_decode(struct imsg *imsg, struct fleet_usagerow *u,
+    char *err, size_t errlen)
+{
+	struct mread	 m;
+
+	memset(u, 0, sizeof(*u));
+	fleet_mopen(&m, "FLEET_USAGEROW", imsg, err, errlen);
+	fleet_get(&m, "tenant", u->tenant, sizeof(u->tenant),
+	    fleet_valid_name);
+	fleet_get(&m, "host", u->host, sizeof(u->host), fleet_valid_name);
+	m_get_n32(&m, "attempts", &u->attempts);
+	use_get(&m, &u->use);
+	return (m_end(&m));
+}
+
+/* USAGE: the window, in seconds, at most a year. */
+struct ibuf *
+fleet_usage_compose(uint32_t secs)
+{
+	struct ibuf	*b;
+
+	if (secs > FLEET_USAGE_MAX || (b = fleet_open(8)) == NULL)
+		return (NULL);
+	return (fleet_close(b, ibuf_add_n32(b, secs)));
+}
+
+int
+fleet_usage_decode(struct imsg *imsg, uint32_t *secs, char *err,
+    size_t errlen)
+{
+	struct mread	 m;
+
+	*secs = 0;
+	fleet_mopen(&m, "FLEET_USAGE", imsg, err, errlen);
+	m_get_n32(&m, "seconds", secs);
+	fleet_range(&m, "seconds", *secs, 0, FLEET_USAGE_MAX);
 	return (m_end(&m));
 }

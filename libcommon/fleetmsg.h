@@ -32,6 +32,7 @@
 #define FLEET_CLAIMS_MAX	100	/* claims of one attempt */
 #define FLEET_MS_MAX		3600000	/* leases and deadlines */
 #define FLEET_ROWS_MAX		256	/* rows of one listing */
+#define FLEET_USAGE_MAX		(366 * 86400)	/* usage --since, seconds */
 
 enum fleet_imsg {
 	IMSG_FLEET_BASE = 0x4600,
@@ -47,6 +48,8 @@ enum fleet_imsg {
 	IMSG_FLEET_QUEUE,	/* parent: empty; -> QUEUEROW..., RESULT */
 	IMSG_FLEET_RESCUE,	/* parent: empty; -> RESCUED or RESULT */
 	IMSG_FLEET_SETSTATE,	/* parent: struct fleet_setstate; -> RESULT */
+	IMSG_FLEET_TENANTS,	/* parent: empty; -> TENANTROW..., RESULT */
+	IMSG_FLEET_USAGE,	/* parent: n32 seconds; -> USAGEROW..., RESULT */
 	IMSG_FLEET_READY,	/* fleet: struct fleet_ready */
 	IMSG_FLEET_CLAIMED,	/* fleet: struct fleet_claimed */
 	IMSG_FLEET_SUBMITTED,	/* fleet: struct fleet_submitted */
@@ -54,6 +57,8 @@ enum fleet_imsg {
 	IMSG_FLEET_HOSTROW,	/* fleet: struct fleet_hostrow */
 	IMSG_FLEET_QUEUEROW,	/* fleet: struct fleet_queuerow */
 	IMSG_FLEET_RESCUED,	/* fleet: struct fleet_rescued */
+	IMSG_FLEET_TENANTROW,	/* fleet: struct fleet_tenantrow */
+	IMSG_FLEET_USAGEROW,	/* fleet: struct fleet_usagerow */
 	IMSG_FLEET_MAX
 };
 
@@ -124,12 +129,22 @@ struct fleet_submit {
 };
 
 /* RENEW, OUTCOME (from -> to, reason) and CANCEL (id alone). */
+/* What an attempt used, sent with its outcome (0 with the others). */
+struct fleet_use {
+	uint64_t	 cpu_ms;
+	uint64_t	 mem_peak;	/* bytes */
+	uint64_t	 wall_ms;	/* queued here to ended */
+	uint64_t	 tokens;	/* model, in and out */
+	uint64_t	 cost_uusd;	/* micro-dollars */
+};
+
 struct fleet_write {
 	char		 id[ATTEMPT_ID_MAX];
 	uint64_t	 epoch;		/* the claim's */
 	uint8_t		 from;		/* enum fleet_state */
 	uint8_t		 to;
 	char		 reason[FLEET_TEXT_MAX];
+	struct fleet_use use;
 };
 
 struct fleet_ready {
@@ -203,6 +218,26 @@ struct fleet_queuerow {
 	char		 why[FLEET_TEXT_MAX];
 };
 
+struct fleet_tenantrow {
+	char		 name[FLEET_NAME_MAX];
+	uint32_t	 weight;
+	uint32_t	 max_running;
+	uint32_t	 max_queued;
+	uint32_t	 running;
+	uint32_t	 queued;
+	int		 paused;	/* the config's */
+	int		 held;		/* an operator's pause */
+	char		 note[FLEET_TEXT_MAX];
+};
+
+/* One tenant's use on one host, of the attempts ended in a window. */
+struct fleet_usagerow {
+	char		 tenant[FLEET_NAME_MAX];
+	char		 host[FLEET_NAME_MAX];
+	uint32_t	 attempts;
+	struct fleet_use use;		/* sums; mem_peak the greatest */
+};
+
 /* fleetmsg.c */
 const char	*fleet_state_name(int);
 int		 fleet_state_byname(const char *);	/* -1: none */
@@ -230,6 +265,8 @@ struct ibuf	*fleet_hostrow_compose(const struct fleet_hostrow *);
 struct ibuf	*fleet_queuerow_compose(const struct fleet_queuerow *);
 struct ibuf	*fleet_rescued_compose(const struct fleet_rescued *);
 struct ibuf	*fleet_setstate_compose(const struct fleet_setstate *);
+struct ibuf	*fleet_tenantrow_compose(const struct fleet_tenantrow *);
+struct ibuf	*fleet_usagerow_compose(const struct fleet_usagerow *);
 
 /* 0, or -1 with a reason naming the message and field in err. */
 int	 fleet_hello_decode(struct imsg *, struct fleet_hello *, char *,
@@ -254,6 +291,12 @@ int	 fleet_queuerow_decode(struct imsg *, struct fleet_queuerow *, char *,
 	    size_t);
 int	 fleet_setstate_decode(struct imsg *, struct fleet_setstate *, char *,
 	    size_t);
+struct ibuf	*fleet_usage_compose(uint32_t);
+int	 fleet_usage_decode(struct imsg *, uint32_t *, char *, size_t);
+int	 fleet_tenantrow_decode(struct imsg *, struct fleet_tenantrow *,
+	    char *, size_t);
+int	 fleet_usagerow_decode(struct imsg *, struct fleet_usagerow *,
+	    char *, size_t);
 int	 fleet_rescued_decode(struct imsg *, struct fleet_rescued *, char *,
 	    size_t);
 /* An empty request (CLAIM, HEARTBEAT, HOSTS, QUEUE, RESCUE): no payload. */

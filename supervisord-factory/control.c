@@ -157,6 +157,8 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_HOSTS,	0, 1, fleet_ctl_list },
 	{ IMSG_CTL_QUEUE,	0, 1, fleet_ctl_list },
 	{ IMSG_CTL_FLEET_STATE,	0, 1, fleet_ctl_state },
+	{ IMSG_CTL_TENANTS,	0, 1, fleet_ctl_list },
+	{ IMSG_CTL_USAGE,	0, 1, fleet_ctl_list },
 };
 
 /*

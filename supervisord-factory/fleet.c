@@ -605,15 +605,26 @@ fleet_submit(struct ctl_conn *c, const struct fleet_opts *fo,
 	    (unsigned)c->uid, t->name, repo, s.digest);
 }
 
-/* A claim's outcome (or a claim this host cannot run), fenced. */
+/*
+ * A claim's outcome (or a claim this host cannot run), fenced, with
+ * what the attempt used (a, or NULL for none).
+ */
 static void
 fleet_outcome(const char *id, uint64_t epoch, int to, const char *reason,
-    fleet_done done, void *arg)
+    const struct attempt *a, fleet_done done, void *arg)
 {
 	struct fleet_write	 w;
 	size_t			 i;
 
 	memset(&w, 0, sizeof(w));
+	if (a != NULL) {
+		w.use.cpu_ms = a->usage.cpu_ms;
+		w.use.mem_peak = a->usage.mem_peak;
+		w.use.wall_ms = a->t[ST_TEARDOWN] > a->t[ST_QUEUE] ?
+		    a->t[ST_TEARDOWN] - a->t[ST_QUEUE] : 0;
+		w.use.tokens = a->spend.tokens_in + a->spend.tokens_out;
+		w.use.cost_uusd = a->spend.cost_uusd;
+	}
 	strlcpy(w.id, id, sizeof(w.id));
 	w.epoch = epoch;
 	w.from = FLEET_CLAIMED;
@@ -644,7 +655,7 @@ fleet_claim_dropped(const char *id, uint64_t epoch, const char *why)
 	if (nstarting > 0)
 		nstarting--;
 	log_warnx("fleet: claim %s not run here: %s", id, why);
-	fleet_outcome(id, epoch, FLEET_FAILED, why, dropped_done, NULL);
+	fleet_outcome(id, epoch, FLEET_FAILED, why, NULL, dropped_done, NULL);
 }
 
 void
@@ -787,8 +798,8 @@ fleet_poll(int fd, short event, void *arg)
 			fatal(NULL);
 		a->fleet_sent = FLEET_SENT_ASKED;
 		fleet_outcome(a->id, a->fleet_epoch, to, a->reason != NULL ?
-		    a->reason : attempt_state_name(a->outcome), outcome_done,
-		    id);
+		    a->reason : attempt_state_name(a->outcome), a,
+		    outcome_done, id);
 	}
 	if (ready && host_live() && !rescuing && !env->shutting_down) {
 		rescuing = 1;
@@ -807,6 +818,19 @@ fleet_poll(int fd, short event, void *arg)
 		evtimer_add(&ev_poll, &tv);
 }
 
+/* The listings: the control request, the child's, its rows. */
+static const struct {
+	uint32_t	 ctl, req, row;
+	const char	*key;
+} lists[] = {
+	{ IMSG_CTL_HOSTS, IMSG_FLEET_HOSTS, IMSG_FLEET_HOSTROW, "hosts" },
+	{ IMSG_CTL_QUEUE, IMSG_FLEET_QUEUE, IMSG_FLEET_QUEUEROW, "queue" },
+	{ IMSG_CTL_TENANTS, IMSG_FLEET_TENANTS, IMSG_FLEET_TENANTROW,
+	    "tenants" },
+	{ IMSG_CTL_USAGE, IMSG_FLEET_USAGE, IMSG_FLEET_USAGEROW, "usage" },
+};
+#define NLISTS	(sizeof(lists) / sizeof(lists[0]))
+
 /*
  * An answer: to a request of ours still pending, of a kind that request
  * gets.  Anything else is the child's lie.
@@ -821,11 +845,13 @@ fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 		struct fleet_hostrow	 hostrow;
 		struct fleet_queuerow	 queuerow;
 		struct fleet_rescued	 rescued;
+		struct fleet_tenantrow	 tenantrow;
+		struct fleet_usagerow	 usagerow;
 	} u;
 	struct fleet_req	 r;
 	uint32_t		 type = imsg_get_type(imsg);
 	uint32_t		 id = imsg_get_id(imsg);
-	size_t			 i;
+	size_t			 i, k;
 	int			 ok;
 
 	if (type == IMSG_FLEET_READY)
@@ -842,16 +868,31 @@ fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 	answer_sent_ms = r.sent_ms;
 	memset(&u, 0, sizeof(u));
 	/* A listing's rows: each to its request, which goes on waiting. */
-	if (type == IMSG_FLEET_HOSTROW || type == IMSG_FLEET_QUEUEROW) {
-		if (r.type != (type == IMSG_FLEET_HOSTROW ? IMSG_FLEET_HOSTS :
-		    IMSG_FLEET_QUEUE)) {
+	for (k = 0; k < NLISTS; k++)
+		if (lists[k].row == type)
+			break;
+	if (k < NLISTS) {
+		if (r.type != lists[k].req) {
 			snprintf(why, len, "answer type %u to request type %u",
 			    type, r.type);
 			return (-1);
 		}
-		if ((type == IMSG_FLEET_HOSTROW ? fleet_hostrow_decode(imsg,
-		    &u.hostrow, why, len) : fleet_queuerow_decode(imsg,
-		    &u.queuerow, why, len)) == -1)
+		switch (type) {
+		case IMSG_FLEET_HOSTROW:
+			ok = fleet_hostrow_decode(imsg, &u.hostrow, why, len);
+			break;
+		case IMSG_FLEET_QUEUEROW:
+			ok = fleet_queuerow_decode(imsg, &u.queuerow, why, len);
+			break;
+		case IMSG_FLEET_TENANTROW:
+			ok = fleet_tenantrow_decode(imsg, &u.tenantrow, why,
+			    len);
+			break;
+		default:
+			ok = fleet_usagerow_decode(imsg, &u.usagerow, why, len);
+			break;
+		}
+		if (ok == -1)
 			return (-1);
 		if (r.done != NULL)
 			r.done(r.arg, type, &u);
@@ -904,10 +945,10 @@ fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 	return (0);
 }
 
-/* factoryctl hosts and queue: the rows, then the answer, at once. */
+/* factoryctl hosts, queue, tenants, usage: the rows, then the answer. */
 struct fleet_list {
 	uint32_t	 req;		/* the client's wait */
-	const char	*key;		/* "hosts" or "queue" */
+	const char	*key;		/* lists[].key */
 	json_t		*rows;
 	int		 nrows;
 };
@@ -920,29 +961,65 @@ list_drop(void *arg)
 	l->req = 0;		/* its client left: rows go nowhere */
 }
 
-static void
-list_done(void *arg, uint32_t type, const void *ans)
+static json_t *
+use_json(json_t *o, const struct fleet_use *u)
+{
+	json_object_set_new(o, "cpu_seconds", json_real(u->cpu_ms / 1000.0));
+	json_object_set_new(o, "memory_peak", json_integer(
+	    (json_int_t)(u->mem_peak > INT64_MAX ? INT64_MAX : u->mem_peak)));
+	json_object_set_new(o, "wall_seconds", json_real(u->wall_ms /
+	    1000.0));
+	json_object_set_new(o, "tokens", json_integer(
+	    (json_int_t)(u->tokens > INT64_MAX ? INT64_MAX : u->tokens)));
+	json_object_set_new(o, "usd", json_real(u->cost_uusd / 1e6));
+	return (o);
+}
+
+static json_t *
+row_json(uint32_t type, const void *ans)
 {
 	static const char *const classes[] = { "urgent", "normal", "batch" };
 	const struct fleet_hostrow	*h = ans;
 	const struct fleet_queuerow	*q = ans;
+	const struct fleet_tenantrow	*t = ans;
+	const struct fleet_usagerow	*u = ans;
+
+	switch (type) {
+	case IMSG_FLEET_HOSTROW:
+		return (json_pack("{s:s, s:I, s:s, s:i, s:i, s:I, s:b}", "host",
+		    h->host, "epoch", (json_int_t)h->epoch, "state",
+		    fleet_hstate_name(h->state), "slots", (int)h->slots,
+		    "running", (int)h->running, "heartbeat_ms",
+		    (json_int_t)h->heartbeat_ms, "expired", h->expired));
+	case IMSG_FLEET_QUEUEROW:
+		return (json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "id", q->id,
+		    "tenant", q->tenant, "priority", classes[q->class],
+		    "repository", q->repo, "age_ms", (json_int_t)q->age_ms,
+		    "why", q->why));
+	case IMSG_FLEET_TENANTROW:
+		return (json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:b, s:b, "
+		    "s:s}", "tenant", t->name, "weight", (int)t->weight,
+		    "max_running", (int)t->max_running, "max_queued",
+		    (int)t->max_queued, "running", (int)t->running, "queued",
+		    (int)t->queued, "paused", t->paused, "held", t->held,
+		    "note", t->note));
+	default:
+		return (use_json(json_pack("{s:s, s:s, s:i}", "tenant",
+		    u->tenant, "host", u->host, "attempts", (int)u->attempts),
+		    &u->use));
+	}
+}
+
+static void
+list_done(void *arg, uint32_t type, const void *ans)
+{
 	const struct fleet_result	*r = ans;
 	struct fleet_list		*l = arg;
 	struct ctl_conn			*c;
 
-	if (type == IMSG_FLEET_HOSTROW || type == IMSG_FLEET_QUEUEROW) {
-		if (l->nrows++ >= FLEET_ROWS_MAX)
-			return;
-		json_array_append_new(l->rows, type == IMSG_FLEET_HOSTROW ?
-		    json_pack("{s:s, s:I, s:s, s:i, s:i, s:I, s:b}", "host",
-		    h->host, "epoch", (json_int_t)h->epoch, "state",
-		    fleet_hstate_name(h->state), "slots", (int)h->slots,
-		    "running", (int)h->running, "heartbeat_ms",
-		    (json_int_t)h->heartbeat_ms, "expired", h->expired) :
-		    json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "id", q->id,
-		    "tenant", q->tenant, "priority", classes[q->class],
-		    "repository", q->repo, "age_ms", (json_int_t)q->age_ms,
-		    "why", q->why));
+	if (type != 0 && type != IMSG_FLEET_RESULT) {
+		if (l->nrows++ < FLEET_ROWS_MAX)
+			json_array_append_new(l->rows, row_json(type, ans));
 		return;
 	}
 	c = l->req != 0 ? reply_wait_take(l->req, CTL_WAIT_FLEET, NULL) :
@@ -956,28 +1033,54 @@ list_done(void *arg, uint32_t type, const void *ans)
 	free(l);
 }
 
+/*
+ * Any operator may list; usage takes its window in seconds (a
+ * NUL-terminated decimal), the others nothing.
+ */
 void
 fleet_ctl_list(struct ctl_conn *c, struct imsg *imsg)
 {
 	struct fleet_list	*l;
-	uint32_t		 type;
+	struct ibuf		*b;
+	struct ibuf		 ib;
+	char			 secs[16];
+	const char		*errstr;
+	uint32_t		 n = 0;
+	size_t			 k;
 
-	type = imsg_get_type(imsg) == IMSG_CTL_HOSTS ? IMSG_FLEET_HOSTS :
-	    IMSG_FLEET_QUEUE;
+	for (k = 0; k < NLISTS; k++)
+		if (lists[k].ctl == imsg_get_type(imsg))
+			break;
+	if (k == NLISTS)
+		fatalx("fleet_ctl_list: type %u", imsg_get_type(imsg));
 	if (!env->conf->fleet.enabled) {
 		reply_fail(c, "this factoryd has no fleet:");
 		return;
 	}
-	if (imsg_get_len(imsg) != 0) {
+	if (lists[k].req == IMSG_FLEET_USAGE) {
+		if (imsg_get_ibuf(imsg, &ib) == -1 ||
+		    ibuf_get_string(&ib, secs, sizeof(secs)) == -1 ||
+		    ibuf_size(&ib) != 0) {
+			reply_fail(c, "usage: a bad request");
+			return;
+		}
+		n = strtonum(secs, 1, FLEET_USAGE_MAX, &errstr);
+		if (errstr != NULL) {
+			reply_fail(c, "usage: --since: 1 second to 366 days");
+			return;
+		}
+		b = fleet_usage_compose(n);
+	} else if (imsg_get_len(imsg) != 0) {
 		reply_fail(c, "a listing takes no argument");
 		return;
-	}
+	} else
+		b = ibuf_open(0);
 	if ((l = calloc(1, sizeof(*l))) == NULL ||
 	    (l->rows = json_array()) == NULL)
 		fatal(NULL);
-	l->key = type == IMSG_FLEET_HOSTS ? "hosts" : "queue";
+	l->key = lists[k].key;
 	l->req = reply_wait(c, CTL_WAIT_FLEET, l, list_drop);
-	if (fleet_request(type, ibuf_open(0), list_done, l) == -1) {
+	if (fleet_request(lists[k].req, b, list_done, l) == -1) {
 		reply_wait_take(l->req, CTL_WAIT_FLEET, NULL);
 		reply_fail(c, "factory-fleet is not ready, try again");
 		json_decref(l->rows);

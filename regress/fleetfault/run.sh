@@ -396,6 +396,22 @@ check "G: resume --fleet" ctl1 resume --fleet
 check "G: then it runs to done" \
     until_true 60 sh -c "[ \"\$($PSQL -c \"SELECT state FROM fleet_attempts WHERE id = '$G'\")\" = done ]"
 
+# The operator's view of tenants and usage.
+check "tenants: three, with their weights, nothing running, none paused" \
+    sh -c "'$O/factoryctl' -s '$T/h2/factoryd.sock' -j tenants | jq -e '
+    [.tenants[] | [.tenant, .weight, .running, .held]] ==
+    [[\"t1\", 1, 0, false], [\"t2\", 2, 0, false], [\"t3\", 1, 0, false]]'"
+"$O/factoryctl" -s "$T/h2/factoryd.sock" usage --since 1h | sed 's/^/# /'
+ndone=$(q "SELECT count(*) FROM fleet_attempts WHERE state IN ('done',
+    'failed', 'cancelled')")
+check "usage: every attempt that ended is counted ($ndone)" \
+    sh -c "'$O/factoryctl' -s '$T/h2/factoryd.sock' -j usage --since 1h |
+    jq -e '([.usage[].attempts] | add) == $ndone'"
+check "usage: with the CPU and wall time they took" \
+    sh -c "'$O/factoryctl' -s '$T/h2/factoryd.sock' -j usage --since 1h |
+    jq -e '([.usage[].cpu_seconds] | add) > 0 and
+    ([.usage[].wall_seconds] | add) > 10'"
+
 # The metrics say so: the hosts' sweeps took back A, C and D; the host
 # cut off in A fenced itself; none is fenced now.
 metric() {	# host name: its value

@@ -1,6 +1,6 @@
 /*
  * The messages between the parent and factory-fleet
- * (libcommon/fleetmsg.c), each way: byte 0 picks one of the twelve
+ * (libcommon/fleetmsg.c), each way: byte 0 picks one of the fourteen
  * decoders, the rest is the payload.  Promises checked: a refusal
  * names the message; what decodes composes again into the input's
  * bytes exactly (the encoding has one form: nothing dropped, nothing
@@ -25,6 +25,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct fleet_queuerow	 queuerow;
 		struct fleet_rescued	 rescued;
 		struct fleet_setstate	 setstate;
+		struct fleet_tenantrow	 tenantrow;
+		struct fleet_usagerow	 usagerow;
 	} u;
 	struct imsg	 imsg;
 	char		 err[256];
@@ -36,7 +38,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return (0);
 	memset(&u, 0, sizeof(u));
 	err[0] = '\0';
-	switch (data[0] % 12) {
+	switch (data[0] % 14) {
 	case 0:
 		fuzz_imsg(&imsg, IMSG_FLEET_HELLO, p, n);
 		if ((rc = fleet_hello_decode(&imsg, &u.hello, err,
@@ -113,12 +115,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_same(fleet_rescued_compose(&u.rescued), p, n,
 			    "rescued");
 		break;
-	default:
+	case 11:
 		fuzz_imsg(&imsg, IMSG_FLEET_SETSTATE, p, n);
 		if ((rc = fleet_setstate_decode(&imsg, &u.setstate, err,
 		    sizeof(err))) == 0)
 			fuzz_same(fleet_setstate_compose(&u.setstate), p, n,
 			    "setstate");
+		break;
+	case 12:
+		fuzz_imsg(&imsg, IMSG_FLEET_TENANTROW, p, n);
+		if ((rc = fleet_tenantrow_decode(&imsg, &u.tenantrow, err,
+		    sizeof(err))) == 0)
+			fuzz_same(fleet_tenantrow_compose(&u.tenantrow), p, n,
+			    "tenantrow");
+		break;
+	default:
+		fuzz_imsg(&imsg, IMSG_FLEET_USAGEROW, p, n);
+		if ((rc = fleet_usagerow_decode(&imsg, &u.usagerow, err,
+		    sizeof(err))) == 0)
+			fuzz_same(fleet_usagerow_compose(&u.usagerow), p, n,
+			    "usagerow");
 		break;
 	}
 	if (rc == -1)
