@@ -137,7 +137,7 @@ fleet_secs(const char *s)
 	long long	 v;
 
 	v = strtoll(s, &ep, 10);
-	if (ep == s || v < 0)
+	if (ep == s || v < 0 || v > 86400)
 		v = -1;
 	else if (*ep == 'm' && ep[1] == '\0')
 		v *= 60;
@@ -226,9 +226,10 @@ cmd_pause(int argc, char **argv)
 			ctl_usage(verb);
 		}
 	}
-	if (optind != argc || (tenant == NULL) == !all)
+	if (optind != argc || (tenant == NULL) == !all ||
+	    (tenant != NULL && *tenant == '\0'))
 		ctl_usage(verb);
-	return (fleet_state(verb, all ? "" : tenant, note, 0));
+	return (fleet_state(verb, all ? "*" : tenant, note, 0));
 }
 
 int

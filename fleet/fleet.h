@@ -13,7 +13,7 @@
 #include "fleetmsg.h"
 #include "imsgev.h"
 
-#define FQ_MAXPARAMS	10
+#define FQ_MAXPARAMS	16
 
 struct fq;
 /* res is NULL when err says why there is none (deadline, link lost). */

@@ -88,7 +88,7 @@ static const char *const migrations[] = {
 	 * 2: an operator's pause of a tenant, apart from the config's
 	 * (which each host's start writes again), with a note; the end of
 	 * a host's drain; what each attempt used, when it ended and where
-	 * it ran (the usage accounting).
+	 * it ran (the usage accounting); the hosts that claimed it.
 	 */
 	"ALTER TABLE fleet_tenants ADD COLUMN held boolean NOT NULL"
 	" DEFAULT false;"
@@ -97,7 +97,8 @@ static const char *const migrations[] = {
 	"ALTER TABLE fleet_attempts ADD COLUMN ended timestamptz,"
 	" ADD COLUMN ran_on text, ADD COLUMN cpu_ms bigint,"
 	" ADD COLUMN mem_peak bigint, ADD COLUMN wall_ms bigint,"
-	" ADD COLUMN tokens bigint, ADD COLUMN cost_uusd bigint;"
+	" ADD COLUMN tokens bigint, ADD COLUMN cost_uusd bigint,"
+	" ADD COLUMN tried text[] NOT NULL DEFAULT '{}';"
 	"CREATE INDEX fleet_attempts_ended ON fleet_attempts (ended)"
 	" WHERE ended IS NOT NULL",
 };

@@ -106,6 +106,18 @@ static const char sql_submit_q[] =
 	"  AND q.state = 'queued') >= t.max_queued)";
 
 /*
+ * An attempt this host may claim: not cancelled, and not one it
+ * claimed before while another live, active host serves its
+ * repository (that one runs it; a host never runs an attempt twice
+ * unless it alone can).
+ */
+#define ELIGIBLE \
+	" AND NOT a.cancel_requested AND NOT ($1 = ANY (a.tried) AND" \
+	" EXISTS (SELECT 1 FROM fleet_hosts o WHERE o.host <> $1" \
+	" AND o.state = 'active' AND o.lease_until > now()" \
+	" AND a.repo = ANY (o.repos)))"
+
+/*
  * The claim, one statement.  ready: for each tenant under its cap and
  * not paused, its best class with an attempt this host serves.  The
  * best class of all wins (strict priority); among its tenants, the
@@ -123,7 +135,7 @@ static const char sql_claim_q[] =
 	" ready AS (SELECT t.name, c.class FROM fleet_tenants t CROSS JOIN h"
 	"  CROSS JOIN LATERAL (SELECT a.class FROM fleet_attempts a"
 	"   WHERE a.tenant = t.name AND a.state = 'queued'"
-	"   AND a.run_after <= now() AND a.repo = ANY (h.repos)"
+	"   AND a.run_after <= now() AND a.repo = ANY (h.repos)" ELIGIBLE
 	"   ORDER BY a.class LIMIT 1) c"
 	"  WHERE NOT t.paused AND NOT t.held AND t.running < t.max_running),"
 	" pick AS (SELECT t.name FROM fleet_tenants t JOIN ready r"
@@ -134,11 +146,12 @@ static const char sql_claim_q[] =
 	" att AS (SELECT a.id FROM fleet_attempts a, h"
 	"  WHERE a.tenant = (SELECT name FROM pick) AND a.state = 'queued'"
 	"  AND a.class = (SELECT min(class) FROM ready)"
-	"  AND a.run_after <= now() AND a.repo = ANY (h.repos)"
+	"  AND a.run_after <= now() AND a.repo = ANY (h.repos)" ELIGIBLE
 	"  ORDER BY a.seq LIMIT 1 FOR UPDATE OF a SKIP LOCKED),"
 	" claimed AS (UPDATE fleet_attempts a SET state = 'claimed',"
 	"  epoch = a.epoch + 1, owner_host = $1, owner_epoch = $2::bigint,"
-	"  claims = a.claims + 1,"
+	"  claims = a.claims + 1, tried = CASE WHEN $1 = ANY (a.tried)"
+	"  THEN a.tried ELSE array_append(a.tried, $1) END,"
 	"  lease_until = now() + $3::integer * interval '1 millisecond'"
 	"  FROM att WHERE a.id = att.id"
 	"  RETURNING a.id, a.tenant, a.class, a.repo, a.epoch, a.claims,"
@@ -153,12 +166,17 @@ static const char sql_claim_q[] =
 
 /*
  * An outcome.  Back to the queue after a backoff, or dead-lettered
- * once its claims reached the cap; leaving the owned states gives the
- * tenant's slot back.
+ * once its claims reached the cap, or cancelled if that was asked
+ * meanwhile; leaving the owned states gives the tenant's slot back.
+ * The host names the state it last knew: a claim it marked publishing
+ * (publishing from claimed, before its publication starts) is past
+ * "claimed", and from there only done or failed: once a publication
+ * may have begun, it is never handed back to run again.
  */
 static const char sql_outcome_q[] =
 	"WITH w AS (UPDATE fleet_attempts a SET"
-	"  state = CASE WHEN $6 = 'queued' AND a.claims >= a.max_claims"
+	"  state = CASE WHEN $6 = 'queued' AND a.cancel_requested"
+	"   THEN 'cancelled' WHEN $6 = 'queued' AND a.claims >= a.max_claims"
 	"   THEN 'dead' ELSE $6 END,"
 	"  reason = nullif($7, ''),"
 	"  run_after = CASE WHEN $6 = 'queued' THEN now() + " BACKOFF_MS
@@ -174,7 +192,8 @@ static const char sql_outcome_q[] =
 	"  tokens = coalesce(a.tokens, 0) + $11::bigint,"
 	"  cost_uusd = coalesce(a.cost_uusd, 0) + $12::bigint"
 	"  WHERE a.id = $1 AND a.epoch = $2::bigint AND a.owner_host = $3"
-	"  AND a.state = $5" HOST_FENCE
+	"  AND (a.state = $5 OR ($5 = 'claimed' AND a.state = 'publishing'"
+	"  AND $6 IN ('publishing', 'done', 'failed')))" HOST_FENCE
 	"  RETURNING a.tenant, a.state),"
 	" t AS (UPDATE fleet_tenants t SET running = t.running - 1 FROM w"
 	"  WHERE t.name = w.tenant AND w.state NOT IN"
@@ -214,7 +233,8 @@ static const char sql_rescue_q[] =
 	"  FOR UPDATE SKIP LOCKED),"
 	" w AS (UPDATE fleet_attempts a SET"
 	"  state = CASE WHEN r.was = 'publishing' OR a.claims >= a.max_claims"
-	"   THEN 'dead' ELSE 'queued' END,"
+	"   THEN 'dead' WHEN a.cancel_requested THEN 'cancelled'"
+	"   ELSE 'queued' END,"
 	"  reason = CASE WHEN r.was = 'publishing' THEN 'lost while "
 	"publishing on '"
 	"   || a.owner_host || ': finish it from the forge, never run again'"
@@ -226,7 +246,7 @@ static const char sql_rescue_q[] =
 	" t AS (UPDATE fleet_tenants t SET running = greatest(0,"
 	"  t.running - c.n) FROM (SELECT tenant, count(*) AS n FROM w"
 	"  GROUP BY tenant) c WHERE t.name = c.tenant RETURNING t.name)"
-	" SELECT count(*) FILTER (WHERE state = 'queued'),"
+	" SELECT count(*) FILTER (WHERE state IN ('queued', 'cancelled')),"
 	" count(*) FILTER (WHERE state = 'dead' AND was <> 'publishing'),"
 	" count(*) FILTER (WHERE was = 'publishing') FROM w";
 

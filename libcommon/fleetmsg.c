@@ -75,9 +75,9 @@ fleet_transition_ok(int from, int to)
 {
 	switch (from) {
 	case FLEET_CLAIMED:
-		return (to == FLEET_RUNNING || to == FLEET_QUEUED ||
-		    to == FLEET_DONE || to == FLEET_FAILED ||
-		    to == FLEET_CANCELLED);
+		return (to == FLEET_RUNNING || to == FLEET_PUBLISHING ||
+		    to == FLEET_QUEUED || to == FLEET_DONE ||
+		    to == FLEET_FAILED || to == FLEET_CANCELLED);
 	case FLEET_RUNNING:
 		return (to == FLEET_PUBLISHING || to == FLEET_QUEUED ||
 		    to == FLEET_DONE || to == FLEET_FAILED ||

@@ -665,6 +665,9 @@ attempt_start_agent(struct attempt *a)
 	case 0:
 		return;		/* when a verifier answers */
 	}
+	/* A fleet's claim whose lease is not surely live waits. */
+	if (a->run == NULL && !fleet_may_run(a))
+		return;
 	if (a->m->setup != NULL && !a->setup_ready) {
 		if (a->run != NULL)
 			return;		/* setup runs */

@@ -279,6 +279,8 @@ struct attempt {
 	int			 fleet_superseded;
 	int			 fleet_held;
 	int			 fleet_handback; /* drained: back to the queue */
+	int			 fleet_marking;	/* publishing: asked */
+	int			 fleet_marked;	/* publishing: the database's */
 	/* Its claim's tenant, "" if none: who may act on it (fleet.c). */
 	char			 fleet_tenant[CONF_FLEET_NAMEMAX];
 };
@@ -488,8 +490,10 @@ struct fleet_opts {
 	char		 key[128];	/* "": none */
 };
 struct fleet_claimed;
-/* What runs a claim here (submit.c): 0, or -1 and why. */
-/* 0 started, -1 refused (the claim is handed back), -2 the child lied. */
+/*
+ * What runs a claim here (submit.c): 0 started, -1 refused (failed,
+ * with why), -2 the child lied, -3 handed back to the queue (why).
+ */
 typedef int	(*fleet_run_fn)(const struct fleet_claimed *, char *, size_t);
 int	 fleet_request(uint32_t, struct ibuf *, fleet_done, void *);
 void	 fleet_init(fleet_run_fn);
@@ -514,6 +518,7 @@ void	 fleet_ctl_list(struct ctl_conn *, struct imsg *);
 void	 fleet_ctl_state(struct ctl_conn *, struct imsg *);
 uint64_t fleet_epoch(void);
 int	 fleet_may_publish(struct attempt *);
+int	 fleet_may_run(struct attempt *);
 /* This host's side of the fleet since start, for the metrics. */
 struct fleet_stats {
 	int		 fenced;

@@ -22,14 +22,18 @@
  * every third of a lease (HEARTBEAT, and a RENEW per claim the journal
  * holds: a claim this host never journaled is not renewed and is
  * rescued).  Each is known good until its renewal's send time plus the
- * lease, less a quarter of it: before the database can let it lapse.
- * Past the host's, this host is fenced: it claims nothing, publishes
- * nothing and sweeps nothing.  Past a claim's, its running sandbox is
- * frozen (cgroup.freeze), thawed only by a renewal that comes back, and
- * killed once a further lease has gone by.  A renewal that matches no
- * row means another host has the attempt: it ends here, and its
- * outcome is not sent.  Every host sweeps the claims whose lease ran
- * out (RESCUE): no leader.
+ * lease, less a quarter of it, on CLOCK_BOOTTIME: before the database
+ * can let it lapse.  Past the host's, this host is fenced: it claims
+ * nothing and sweeps nothing.  A claim's sandbox starts, and its
+ * publication begins, only while both leases are live; before the
+ * publication the claim is marked publishing in the database, after
+ * which it is never handed back or run again.  Past a claim's lease its
+ * running sandbox is frozen (cgroup.freeze), thawed only by a renewal
+ * that comes back, and killed once a further lease has gone by, the
+ * claim then handed back to the queue.  A renewal that matches no row
+ * means another host has the attempt: it ends here, and its outcome is
+ * not sent.  Every host sweeps the claims whose lease ran out (RESCUE):
+ * no leader.
  *
  * Without a fleet: block nothing of this runs (no child is started).
  */
@@ -43,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "factoryd.h"
 #include "fleetmsg.h"
@@ -60,7 +65,7 @@ struct fleet_req {
 	uint32_t	 type;
 	fleet_done	 done;
 	void		*arg;
-	uint64_t	 sent_ms;	/* mono_ms() when it went */
+	uint64_t	 sent_ms;	/* boot_ms() when it went */
 };
 
 static struct fleet_req	 pending[FLEET_PENDING_MAX];
@@ -74,13 +79,14 @@ static int		 claiming;	/* a CLAIM is out */
 static int		 nstarting;	/* claims not attempts yet */
 static fleet_run_fn	 run_claim;
 static uint64_t		 answer_sent_ms;	/* the answered request's */
-static uint64_t		 host_lease_end;	/* mono_ms; 0: none yet */
+static uint64_t		 host_lease_end;	/* boot_ms; 0: none yet */
 static int		 fenced;		/* said so in the log */
 static int		 rescuing;		/* a RESCUE is out */
 static struct event	 ev_tick;
 static struct fleet_stats stats;
 
 static void	fleet_beat(int, short, void *);
+static uint64_t	boot_ms(void);
 static void	fleet_poll(int, short, void *);
 static void	fleet_tick(int, short, void *);
 static void	fleet_handback(void);
@@ -97,6 +103,21 @@ fleet_init(fleet_run_fn fn)
 		evtimer_add(&ev_tick, &tv);
 }
 
+/*
+ * The leases' clock: CLOCK_BOOTTIME, which counts a suspend as the
+ * database does, where the monotonic clock would not (a host resumed
+ * would think its leases live).
+ */
+static uint64_t
+boot_ms(void)
+{
+	struct timespec	 ts;
+
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) == -1)
+		fatal("clock_gettime");
+	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
 /* A lease renewed by a request sent at sent: good until this. */
 static uint64_t
 lease_end(uint64_t sent)
@@ -109,7 +130,7 @@ lease_end(uint64_t sent)
 void
 fleet_stats(struct fleet_stats *s)
 {
-	uint64_t	 now = mono_ms();
+	uint64_t	 now = boot_ms();
 
 	*s = stats;
 	s->fenced = fenced;
@@ -120,7 +141,7 @@ fleet_stats(struct fleet_stats *s)
 static int
 host_live(void)
 {
-	return (mono_ms() < host_lease_end);
+	return (boot_ms() < host_lease_end);
 }
 
 static struct attempt *
@@ -134,11 +155,6 @@ attempt_of(const char *id)
 	return (NULL);
 }
 
-/*
- * A fleet attempt publishes only while the host's lease and its claim's
- * are surely live and no other host has it; else it waits (held, said
- * once) and attempt_schedule tries again.
- */
 /* The lease of the claim being handed to run_claim. */
 uint64_t
 fleet_claim_lease(void)
@@ -146,21 +162,101 @@ fleet_claim_lease(void)
 	return (lease_end(answer_sent_ms));
 }
 
-int
-fleet_may_publish(struct attempt *a)
+/*
+ * A fleet attempt starts a sandbox or publishes only while the host's
+ * lease and its claim's are surely live and no other host has it; else
+ * it waits (held, said once) and attempt_schedule tries again once a
+ * renewal comes back.
+ */
+static int
+fleet_may(struct attempt *a, const char *what)
 {
 	if (a->fleet_epoch == 0)
 		return (1);
 	if (host_live() && !a->fleet_superseded &&
-	    mono_ms() < a->fleet_lease_end) {
+	    boot_ms() < a->fleet_lease_end) {
 		a->fleet_held = 0;
 		return (1);
 	}
 	if (!a->fleet_held)
-		log_warnx("%s: fleet: publication held: %s", a->id,
+		log_warnx("%s: fleet: %s held: %s", a->id, what,
 		    a->fleet_superseded ? "another host has it" :
 		    "its lease is not surely live");
 	a->fleet_held = 1;
+	return (0);
+}
+
+int
+fleet_may_run(struct attempt *a)
+{
+	return (fleet_may(a, "its sandbox's start"));
+}
+
+static void
+marked_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_result *r = ans;
+	struct attempt	*a;
+	char		*id = arg;
+
+	a = attempt_of(id);
+	free(id);
+	if (a == NULL)
+		return;
+	a->fleet_marking = 0;
+	if (r == NULL || (r->code != FLEET_OK &&
+	    r->code != FLEET_SUPERSEDED))
+		return;		/* asked again from attempt_schedule */
+	if (r->code == FLEET_SUPERSEDED) {
+		if (!a->fleet_superseded) {
+			a->fleet_superseded = 1;
+			stats.superseded++;
+			log_warnx("%s: fleet: another host has it now: not "
+			    "published here", a->id);
+		}
+		if (!attempt_terminal(a))
+			attempt_fail(a, "failed", "superseded: the fleet gave "
+			    "it to another host before its publication");
+		return;
+	}
+	a->fleet_marked = 1;
+	attempt_schedule();
+}
+
+/*
+ * Before its publication, the claim is marked publishing in the
+ * database, fenced: from then on it is never handed back or run again
+ * (a host lost now leaves it to be finished from the forge's side).
+ * 1 once marked and the leases are live; 0 while it waits.
+ */
+int
+fleet_may_publish(struct attempt *a)
+{
+	struct fleet_write	 w;
+	char			*id;
+
+	if (a->fleet_epoch == 0)
+		return (1);
+	if (!fleet_may(a, "publication"))
+		return (0);
+	if (a->fleet_marked)
+		return (1);
+	if (a->fleet_marking)
+		return (0);
+	memset(&w, 0, sizeof(w));
+	strlcpy(w.id, a->id, sizeof(w.id));
+	w.epoch = a->fleet_epoch;
+	w.from = FLEET_CLAIMED;
+	w.to = FLEET_PUBLISHING;
+	strlcpy(w.reason, "publishing", sizeof(w.reason));
+	if ((id = strdup(a->id)) == NULL)
+		fatal(NULL);
+	if (fleet_request(IMSG_FLEET_OUTCOME, fleet_write_compose(&w),
+	    marked_done, id) == -1) {
+		free(id);
+		return (0);
+	}
+	a->fleet_marking = 1;
 	return (0);
 }
 
@@ -203,7 +299,7 @@ fleet_request(uint32_t type, struct ibuf *b, fleet_done done, void *arg)
 	pending[i].type = type;
 	pending[i].done = done;
 	pending[i].arg = arg;
-	pending[i].sent_ms = mono_ms();
+	pending[i].sent_ms = boot_ms();
 	return (0);
 }
 
@@ -328,7 +424,8 @@ fleet_handback(void)
 	for (a = TAILQ_FIRST(&env->attempts); a != NULL; a = next) {
 		next = TAILQ_NEXT(a, entry);
 		if (a->fleet_epoch == 0 || attempt_terminal(a) ||
-		    attempt_publishing(a) || a->fleet_handback)
+		    attempt_publishing(a) || a->fleet_marked ||
+		    a->fleet_handback)
 			continue;
 		a->fleet_handback = 1;
 		attempt_fail(a, "failed", "drained: handed back to the "
@@ -375,7 +472,7 @@ renew_done(void *arg, uint32_t type, const void *ans)
 			    strerror(errno));
 		else
 			log_warnx("%s: fleet: lease back, sandbox thawed after "
-			    "%llu ms", a->id, (unsigned long long)(mono_ms() -
+			    "%llu ms", a->id, (unsigned long long)(boot_ms() -
 			    a->fleet_frozen_at));
 		a->fleet_frozen_at = 0;
 	}
@@ -433,7 +530,7 @@ fleet_tick(int fd, short event, void *arg)
 {
 	struct timeval	 tv = { 0, FLEET_TICK_MS * 1000 };
 	struct attempt	*a, *next;
-	uint64_t	 now = mono_ms();
+	uint64_t	 now = boot_ms();
 	uint32_t	 lease = env->conf->fleet.lease_ms;
 
 	if (!fenced && host_lease_end != 0 && now >= host_lease_end) {
@@ -452,6 +549,7 @@ fleet_tick(int fd, short event, void *arg)
 		if (a->fleet_frozen_at == 0 && (now >= a->fleet_lease_end ||
 		    !host_live())) {
 			if (cgroup_freeze(&a->run->sb, 1) == -1) {
+				a->fleet_handback = !a->fleet_marked;
 				attempt_fail(a, "failed", "fenced: its lease "
 				    "lapsed and its sandbox cannot be frozen: "
 				    "%s", strerror(errno));
@@ -461,10 +559,13 @@ fleet_tick(int fd, short event, void *arg)
 			log_warnx("%s: fleet: its lease is not surely live: "
 			    "sandbox frozen", a->id);
 		} else if (a->fleet_frozen_at != 0 &&
-		    now - a->fleet_frozen_at >= lease)
+		    now - a->fleet_frozen_at >= lease) {
+			/* Back to the queue, unless its publication began. */
+			a->fleet_handback = !a->fleet_marked;
 			attempt_fail(a, "failed", "fenced: frozen %llu ms and "
 			    "its lease did not come back",
 			    (unsigned long long)(now - a->fleet_frozen_at));
+		}
 	}
 	evtimer_add(&ev_tick, &tv);
 }
@@ -701,6 +802,13 @@ claim_done(void *arg, uint32_t type, const void *ans)
 		return;
 	} else if (rc == -1)
 		fleet_claim_dropped(cl->id, cl->epoch, err);
+	else if (rc == -3) {
+		if (nstarting > 0)
+			nstarting--;
+		log_warnx("fleet: claim %s handed back: %s", cl->id, err);
+		fleet_outcome(cl->id, cl->epoch, FLEET_QUEUED, err, NULL,
+		    dropped_done, NULL);
+	}
 	/* More, if there is room. */
 	evtimer_del(&ev_poll);
 	fleet_poll(-1, 0, NULL);
@@ -791,7 +899,8 @@ fleet_poll(int fd, short event, void *arg)
 			outcome_sent(a, FLEET_SUPERSEDED);
 			continue;
 		}
-		to = a->fleet_handback && a->outcome != AS_PUBLISHED ?
+		to = a->fleet_handback && !a->fleet_marked &&
+		    a->outcome != AS_PUBLISHED ?
 		    FLEET_QUEUED : a->outcome == AS_PUBLISHED ? FLEET_DONE :
 		    a->outcome == AS_CANCELLED ? FLEET_CANCELLED : FLEET_FAILED;
 		if ((id = strdup(a->id)) == NULL)
@@ -801,6 +910,14 @@ fleet_poll(int fd, short event, void *arg)
 		    a->reason : attempt_state_name(a->outcome), a,
 		    outcome_done, id);
 	}
+	/* Starts and publications held for a lease, or a mark to ask. */
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (a->fleet_epoch != 0 && !attempt_terminal(a) &&
+		    (a->fleet_held || (a->state == AS_PUBLISHING &&
+		    !a->publish_sent))) {
+			attempt_schedule();
+			break;
+		}
 	if (ready && host_live() && !rescuing && !env->shutting_down) {
 		rescuing = 1;
 		if (fleet_request(IMSG_FLEET_RESCUE, ibuf_open(0), rescue_done,
@@ -1144,6 +1261,7 @@ fleet_ctl_state(struct ctl_conn *c, struct imsg *imsg)
 	size_t			 i;
 
 	memset(&st, 0, sizeof(st));
+	/* pause and resume: a tenant, or "*", every one; never "". */
 	if (imsg_get_ibuf(imsg, &ib) == -1 ||
 	    ibuf_get_string(&ib, verb, sizeof(verb)) == -1 ||
 	    ibuf_get_string(&ib, st.name, sizeof(st.name)) == -1 ||
@@ -1171,6 +1289,12 @@ fleet_ctl_state(struct ctl_conn *c, struct imsg *imsg)
 	}
 	st.what = verbs[i].what;
 	st.state = verbs[i].state;
+	if (st.what == FLEET_SET_PAUSE && strcmp(st.name, "*") == 0)
+		st.name[0] = '\0';
+	else if (st.name[0] == '\0') {
+		reply_fail(c, "%s: no host or tenant named", verb);
+		return;
+	}
 	st.deadline_s = strtonum(secs, 0, FLEET_DRAIN_MAX, &errstr);
 	if (errstr != NULL || (st.what == FLEET_SET_HOST &&
 	    !fleet_valid_name(st.name)) || (st.name[0] != '\0' &&

@@ -662,16 +662,22 @@ attempt_claimed(const struct fleet_claimed *cl, char *err, size_t errlen)
 	TAILQ_FOREACH(a, &env->attempts, entry) {
 		if (strcmp(a->id, cl->id) != 0)
 			continue;
-		if (a->state != AS_TERMINATED || cl->epoch <= a->fleet_epoch) {
+		if (cl->epoch <= a->fleet_epoch) {
 			snprintf(err, errlen, "CLAIMED %s at epoch %llu, which "
 			    "this host holds at epoch %llu", cl->id,
 			    (unsigned long long)cl->epoch,
 			    (unsigned long long)a->fleet_epoch);
 			return (-2);
 		}
-		snprintf(err, errlen, "%s: an attempt of this id ran here "
-		    "before", cl->id);
-		return (-1);
+		/*
+		 * Taken back from this host and given to it again (it alone
+		 * serves the repository): it does not run an attempt twice,
+		 * the claim goes back to the queue.
+		 */
+		snprintf(err, errlen, "%s: it ran here at claim epoch %llu; "
+		    "handed back for another host", cl->id,
+		    (unsigned long long)a->fleet_epoch);
+		return (-3);
 	}
 	if (manifest_parse(cl->id, cl->manifest, len, &m, err, errlen) == -1)
 		return (-1);

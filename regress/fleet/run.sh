@@ -342,13 +342,53 @@ check "the tenant's slots are given back" \
     [ "$(q "SELECT running FROM fleet_tenants WHERE name = 'tr'")" = 0 ]
 q "UPDATE fleet_attempts SET run_after = now(), claims = max_claims - 1
     WHERE id = '${l1% *}'" >/dev/null
-printf 'start 0 lapse-1 0 lapsed\nclaim 0\n' | drv lapse3
+printf 'start 1 lapse-2 0 lapsed\nclaim 1\n' | drv lapse3
 q "UPDATE fleet_attempts SET lease_until = now() - interval '1 second'
     WHERE id = '${l1% *}'" >/dev/null
-printf 'start 1 lapse-2 0 lapsed\nrescue 1\n' | drv lapse4
+printf 'start 0 lapse-1 0 lapsed\nrescue 0\n' | drv lapse4
 check "a lapsed claim at its cap of claims is dead" \
     [ "$(sed -n 2p "$T/lapse4.out")" = "rescued 0 1 0" -a \
     "$(q "SELECT state FROM fleet_attempts WHERE id = '${l1% *}'")" = dead ]
+
+# A host does not claim again what it claimed before while another
+# live host serves the repository; alone, it may.  A cancel asked of an
+# owned claim is kept when it is swept or handed back.  A claim marked
+# publishing is never handed back, only ended.
+{
+	echo "start 0 again-1 0 againrepo"
+	echo "start 1 again-2 0 againrepo"
+	echo "tenant 0 tq 1 100 100"
+	echo "submit 0 tq 1 againrepo"
+	echo "claim 0"
+	echo "outcome 0 @id @epoch claimed queued handed-back"
+} | drv again
+aid=$(awk '$1 == "claimed" {print $2}' "$T/again.out")
+q "UPDATE fleet_attempts SET run_after = now() WHERE id = '$aid'" >/dev/null
+printf 'start 0 again-1 0 againrepo\nstart 1 again-2 0 againrepo\nclaim 0\nclaim 1\n' |
+    drv again2
+check "the host that had it does not claim it again" \
+    [ "$(sed -n 3p "$T/again2.out")" = "result none" ]
+check "the other host does" \
+    sh -c "sed -n 4p $T/again2.out | grep -q '^claimed $aid tq 1 2 2'"
+{
+	echo "start 0 again-2 0 againrepo"
+	echo "cancel 0 $aid"
+	echo "outcome 0 $aid 2 claimed queued handed-back"
+} | drv again3
+check "a cancel asked, then the claim lost: cancelled, not queued" \
+    [ "$(q "SELECT state FROM fleet_attempts WHERE id = '$aid'")" = cancelled ]
+{
+	echo "start 0 pub-1 0 pubrepo"
+	echo "tenant 0 tp 1 100 100"
+	echo "submit 0 tp 1 pubrepo"
+	echo "claim 0"
+	echo "outcome 0 @id @epoch claimed publishing"
+	echo "outcome 0 @id @epoch claimed queued handed-back"
+	echo "outcome 0 @id @epoch claimed done"
+} | drv pub
+check "a claim marked publishing" [ "$(sed -n 5p "$T/pub.out")" = "result ok publishing" ]
+check "is never handed back" [ "$(sed -n 6p "$T/pub.out")" = "result superseded" ]
+check "but ends done" [ "$(sed -n 7p "$T/pub.out")" = "result ok done" ]
 
 # An operator's word: a host cordoned claims nothing, made active again
 # it claims; a drain at its deadline says so to the draining host; a

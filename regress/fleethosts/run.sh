@@ -288,7 +288,9 @@ until owns || [ $i -ge 300 ]; do
 done
 check "and its renewal adopts $slow at it" owns
 i=0
-until [ "$(q "SELECT state FROM fleet_attempts WHERE id = '$slow'")" != claimed ] ||
+# (publishing on the way: its claim is marked so before it publishes)
+until ! q "SELECT state FROM fleet_attempts WHERE id = '$slow'" |
+    grep -q '^claimed$\|^publishing$' ||
     [ $i -ge 1200 ]; do
 	sleep 0.1; i=$((i + 1))
 done
