@@ -517,10 +517,12 @@ void	 fleet_claim_started(void);
 void	 fleet_ctl_list(struct ctl_conn *, struct imsg *);
 void	 fleet_ctl_state(struct ctl_conn *, struct imsg *);
 uint64_t fleet_epoch(void);
-int	 fleet_may_publish(struct attempt *);
-int	 fleet_may_run(struct attempt *);
-/* This host's side of the fleet since start, for the metrics. */
+/*
+ * This host's side of the fleet since start: fleet.c hands it to the
+ * metrics (metrics_fleet) on each of its ticks.
+ */
 struct fleet_stats {
+	uint64_t	 epoch;
 	int		 fenced;
 	uint64_t	 lease_left_ms;	/* the host's, as counted here */
 	uint64_t	 claims;	/* claimed by this host */
@@ -529,7 +531,15 @@ struct fleet_stats {
 	uint64_t	 swept[3];	/* by its sweeps: queued, dead, lost
 					   while publishing */
 };
-void	 fleet_stats(struct fleet_stats *);
+void	 metrics_fleet(const struct fleet_stats *);
+/*
+ * A gate above attempt.c (fleet.c sets it): may attempt a start its
+ * sandbox (ATTEMPT_GATE_RUN) or its publication (ATTEMPT_GATE_PUBLISH)
+ * now?  0: not yet, attempt_schedule asks again.  None: always.
+ */
+#define ATTEMPT_GATE_RUN	0
+#define ATTEMPT_GATE_PUBLISH	1
+void	 attempt_set_gate(int (*)(struct attempt *, int));
 uint64_t fleet_claim_lease(void);
 void	 fleet_ready(struct child *);
 void	 fleet_lost(struct child *);

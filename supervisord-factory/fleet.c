@@ -89,6 +89,9 @@ static void	fleet_beat(int, short, void *);
 static uint64_t	boot_ms(void);
 static void	fleet_poll(int, short, void *);
 static void	fleet_tick(int, short, void *);
+static void	fleet_report(void);
+static int	fleet_may(struct attempt *, const char *);
+static int	fleet_gate(struct attempt *, int);
 static void	fleet_handback(void);
 
 void
@@ -97,6 +100,7 @@ fleet_init(fleet_run_fn fn)
 	struct timeval	 tv = { 0, FLEET_TICK_MS * 1000 };
 
 	run_claim = fn;
+	attempt_set_gate(fleet_gate);
 	evtimer_set(&ev_poll, fleet_poll, NULL);
 	evtimer_set(&ev_tick, fleet_tick, NULL);
 	if (env->conf->fleet.enabled)
@@ -127,14 +131,18 @@ lease_end(uint64_t sent)
 	return (sent + ms - ms / 4);
 }
 
-void
-fleet_stats(struct fleet_stats *s)
+/* The figures, handed to the metrics on each tick. */
+static void
+fleet_report(void)
 {
-	uint64_t	 now = boot_ms();
+	struct fleet_stats	 s;
+	uint64_t		 now = boot_ms();
 
-	*s = stats;
-	s->fenced = fenced;
-	s->lease_left_ms = host_lease_end > now ? host_lease_end - now : 0;
+	s = stats;
+	s.epoch = host_epoch;
+	s.fenced = fenced;
+	s.lease_left_ms = host_lease_end > now ? host_lease_end - now : 0;
+	metrics_fleet(&s);
 }
 
 /* A child lost and started again does not end the lease it renewed. */
@@ -153,6 +161,17 @@ attempt_of(const char *id)
 		if (strcmp(a->id, id) == 0)
 			return (a);
 	return (NULL);
+}
+
+static int	fleet_may_publish(struct attempt *);
+
+/* attempt.c's gate: a sandbox's start, or a publication. */
+static int
+fleet_gate(struct attempt *a, int what)
+{
+	if (what == ATTEMPT_GATE_PUBLISH)
+		return (fleet_may_publish(a));
+	return (fleet_may(a, "its sandbox's start"));
 }
 
 /* The lease of the claim being handed to run_claim. */
@@ -186,11 +205,6 @@ fleet_may(struct attempt *a, const char *what)
 	return (0);
 }
 
-int
-fleet_may_run(struct attempt *a)
-{
-	return (fleet_may(a, "its sandbox's start"));
-}
 
 static void
 marked_done(void *arg, uint32_t type, const void *ans)
@@ -229,7 +243,7 @@ marked_done(void *arg, uint32_t type, const void *ans)
  * (a host lost now leaves it to be finished from the forge's side).
  * 1 once marked and the leases are live; 0 while it waits.
  */
-int
+static int
 fleet_may_publish(struct attempt *a)
 {
 	struct fleet_write	 w;
@@ -567,6 +581,7 @@ fleet_tick(int fd, short event, void *arg)
 			    (unsigned long long)(now - a->fleet_frozen_at));
 		}
 	}
+	fleet_report();
 	evtimer_add(&ev_tick, &tv);
 }
 

@@ -53,6 +53,13 @@ static struct {
 static size_t		 nerrors;	/* ever logged; the ring has the last */
 
 static struct event	 file_ev;
+static struct fleet_stats fleet_seen;	/* fleet.c's, at its last tick */
+
+void
+metrics_fleet(const struct fleet_stats *s)
+{
+	fleet_seen = *s;
+}
 
 static void
 hist_add(struct hist *h, double v)
@@ -219,10 +226,10 @@ metrics_overview(void)
 	if (o == NULL)
 		fatal(NULL);
 	if (env->conf->fleet.enabled) {
-		fleet_stats(&fs);
+		fs = fleet_seen;
 		json_object_set_new(o, "fleet", json_pack("{s:s, s:I, s:b, "
 		    "s:I, s:I, s:I, s:I}", "host", env->conf->fleet.host,
-		    "epoch", (json_int_t)fleet_epoch(), "fenced", fs.fenced,
+		    "epoch", (json_int_t)fs.epoch, "fenced", fs.fenced,
 		    "lease_left_ms", (json_int_t)fs.lease_left_ms,
 		    "claims", (json_int_t)fs.claims,
 		    "superseded", (json_int_t)fs.superseded,
@@ -391,7 +398,7 @@ metrics_text(void)
 		    c->state == CHILD_RUNNING);
 	}
 	if (env->conf->fleet.enabled) {
-		fleet_stats(&fs);
+		fs = fleet_seen;
 		mprintf(&b, "# TYPE factory_fleet_fenced gauge\n"
 		    "# HELP factory_fleet_fenced 1 while this host's lease "
 		    "is not surely live.\n"
