@@ -129,36 +129,18 @@ fleet_state(const char *verb, const char *name, const char *note,
 	return (CTL_EXIT_OK);
 }
 
-/* "90", "90s", "15m", "2h": seconds, at most a day. */
+/*
+ * A duration for option opt: "90", "90s", "15m", "2h" or "7d", in
+ * seconds, 1 (0 when zero may be) to max.
+ */
 static long long
-fleet_secs(const char *s)
+fleet_duration(const char *opt, const char *s, int zero, long long max)
 {
 	char		*ep;
 	long long	 v;
 
 	v = strtoll(s, &ep, 10);
-	if (ep == s || v < 0 || v > 86400)
-		v = -1;
-	else if (*ep == 'm' && ep[1] == '\0')
-		v *= 60;
-	else if (*ep == 'h' && ep[1] == '\0')
-		v *= 3600;
-	else if (!(*ep == '\0' || (*ep == 's' && ep[1] == '\0')))
-		v = -1;
-	if (v < 0 || v > 86400)
-		errx(CTL_EXIT_USAGE, "-t %s: a duration up to 24h", ctl_vis(s));
-	return (v);
-}
-
-/* --since: "90s", "15m", "2h", "7d": seconds, at most 366 days. */
-static long long
-fleet_since(const char *s)
-{
-	char		*ep;
-	long long	 v;
-
-	v = strtoll(s, &ep, 10);
-	if (ep == s || v <= 0 || v > 366LL * 86400)
+	if (ep == s || v < (zero ? 0 : 1) || v > max)
 		v = -1;
 	else if (*ep == 'm' && ep[1] == '\0')
 		v *= 60;
@@ -168,9 +150,9 @@ fleet_since(const char *s)
 		v *= 86400;
 	else if (!(*ep == '\0' || (*ep == 's' && ep[1] == '\0')))
 		v = -1;
-	if (v <= 0 || v > 366LL * 86400)
-		errx(CTL_EXIT_USAGE, "--since %s: a duration up to 366d",
-		    ctl_vis(s));
+	if (v < 0 || v > max)
+		errx(CTL_EXIT_USAGE, "%s %s: a duration of %d to %lld "
+		    "seconds", opt, ctl_vis(s), zero ? 0 : 1, max);
 	return (v);
 }
 
@@ -187,7 +169,7 @@ cmd_cordon(int argc, char **argv)
 		while ((ch = getopt(argc, argv, "t:")) != -1) {
 			if (ch != 't')
 				ctl_usage(verb);
-			secs = fleet_secs(optarg);
+			secs = fleet_duration("-t", optarg, 1, 86400);
 		}
 		argc -= optind - 1;
 		argv += optind - 1;
@@ -284,7 +266,8 @@ cmd_usage(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (ch != 'S')
 			ctl_usage("usage");
-		secs = fleet_since(optarg);
+		secs = fleet_duration("--since", optarg, 0,
+		    366LL * 86400);
 	}
 	if (optind != argc)
 		ctl_usage("usage");

@@ -163,6 +163,16 @@ attempt_of(const char *id)
 	return (NULL);
 }
 
+/* The attempt an answer's argument (its id, strdup'd) names; freed. */
+static struct attempt *
+attempt_answered(char *id)
+{
+	struct attempt	*a = attempt_of(id);
+
+	free(id);
+	return (a);
+}
+
 static int	fleet_may_publish(struct attempt *);
 
 /* attempt.c's gate: a sandbox's start, or a publication. */
@@ -205,7 +215,6 @@ fleet_may(struct attempt *a, const char *what)
 	return (0);
 }
 
-
 static void
 marked_done(void *arg, uint32_t type, const void *ans)
 {
@@ -213,8 +222,7 @@ marked_done(void *arg, uint32_t type, const void *ans)
 	struct attempt	*a;
 	char		*id = arg;
 
-	a = attempt_of(id);
-	free(id);
+	a = attempt_answered(id);
 	if (a == NULL)
 		return;
 	a->fleet_marking = 0;
@@ -455,8 +463,7 @@ renew_done(void *arg, uint32_t type, const void *ans)
 	struct attempt	*a;
 	char		*id = arg;
 
-	a = attempt_of(id);
-	free(id);
+	a = attempt_answered(id);
 	if (a == NULL)
 		return;
 	a->fleet_renewing = 0;
@@ -848,8 +855,7 @@ outcome_done(void *arg, uint32_t type, const void *ans)
 	struct attempt	*a;
 	char		*id = arg;
 
-	a = attempt_of(id);
-	free(id);
+	a = attempt_answered(id);
 	if (a == NULL || a->fleet_sent != FLEET_SENT_ASKED)
 		return;
 	/* Unknown (an error, the child lost): sent again later. */
