@@ -1089,7 +1089,41 @@ struct fleet_list {
 	const char	*key;		/* lists[].key */
 	json_t		*rows;
 	int		 nrows;
+	int		 all;		/* root: every tenant's rows */
+	uint64_t	 mine;		/* else: the config's tenants, by bit */
 };
+
+/*
+ * A row of a tenant's (queue, tenants, usage) is shown to root and to
+ * whoever acts for that tenant here; the hosts are everyone's.
+ */
+static int
+list_shows(const struct fleet_list *l, uint32_t type, const void *ans)
+{
+	const struct conf_fleet	*f = &env->conf->fleet;
+	const char		*t;
+	size_t			 i;
+
+	switch (type) {
+	case IMSG_FLEET_QUEUEROW:
+		t = ((const struct fleet_queuerow *)ans)->tenant;
+		break;
+	case IMSG_FLEET_TENANTROW:
+		t = ((const struct fleet_tenantrow *)ans)->name;
+		break;
+	case IMSG_FLEET_USAGEROW:
+		t = ((const struct fleet_usagerow *)ans)->tenant;
+		break;
+	default:
+		return (1);
+	}
+	if (l->all)
+		return (1);
+	for (i = 0; i < f->ntenants && i < 64; i++)
+		if (strcmp(f->tenants[i].name, t) == 0)
+			return ((l->mine >> i) & 1);
+	return (0);
+}
 
 static void
 list_drop(void *arg)
@@ -1156,7 +1190,7 @@ list_done(void *arg, uint32_t type, const void *ans)
 	struct ctl_conn			*c;
 
 	if (type != 0 && type != IMSG_FLEET_RESULT) {
-		if (l->nrows++ < FLEET_ROWS_MAX)
+		if (list_shows(l, type, ans) && l->nrows++ < FLEET_ROWS_MAX)
 			json_array_append_new(l->rows, row_json(type, ans));
 		return;
 	}
@@ -1172,8 +1206,9 @@ list_done(void *arg, uint32_t type, const void *ans)
 }
 
 /*
- * Any operator may list; usage takes its window in seconds (a
- * NUL-terminated decimal), the others nothing.
+ * Any operator may list, and sees the rows of the tenants it acts for
+ * (root: all); usage takes its window in seconds (a NUL-terminated
+ * decimal), the others nothing.
  */
 void
 fleet_ctl_list(struct ctl_conn *c, struct imsg *imsg)
@@ -1181,10 +1216,10 @@ fleet_ctl_list(struct ctl_conn *c, struct imsg *imsg)
 	struct fleet_list	*l;
 	struct ibuf		*b;
 	struct ibuf		 ib;
-	char			 secs[16];
+	char			 secs[16], why[128];
 	const char		*errstr;
 	uint32_t		 n = 0;
-	size_t			 k;
+	size_t			 i, k;
 
 	for (k = 0; k < NLISTS; k++)
 		if (lists[k].ctl == imsg_get_type(imsg))
@@ -1217,6 +1252,11 @@ fleet_ctl_list(struct ctl_conn *c, struct imsg *imsg)
 	    (l->rows = json_array()) == NULL)
 		fatal(NULL);
 	l->key = lists[k].key;
+	l->all = c->uid == 0;
+	for (i = 0; i < env->conf->fleet.ntenants && i < 64; i++)
+		if (tenant_of(c, env->conf->fleet.tenants[i].name, why,
+		    sizeof(why)) != NULL)
+			l->mine |= (uint64_t)1 << i;
 	l->req = reply_wait(c, CTL_WAIT_FLEET, l, list_drop);
 	if (fleet_request(lists[k].req, b, list_done, l) == -1) {
 		reply_wait_take(l->req, CTL_WAIT_FLEET, NULL);

@@ -326,6 +326,17 @@ check "queue: only the paused tenant's attempt waits, and says why" \
     sh -c "\"$O/factoryctl\" -s $T/beta/factoryd.sock -j queue | jq -e '
     [.queue[] | [.id, .tenant, .why]] ==
     [[\"$idle\", \"idle\", \"its tenant is paused\"]]'"
+check "queue: a tenant's user sees its own, not another's" \
+    sh -c "setpriv --reuid 73601 --regid 73601 --groups 73610 \
+    '$O/factoryctl' -s $T/beta/factoryd.sock -j queue </dev/null |
+    jq -e '.queue == []' &&
+    setpriv --reuid 73604 --regid 73604 --groups 73610 \
+    '$O/factoryctl' -s $T/beta/factoryd.sock -j queue </dev/null |
+    jq -e '[.queue[].id] == [\"$idle\"]'"
+check "tenants: a tenant's user sees only its own" \
+    sh -c "setpriv --reuid 73601 --regid 73601 --groups 73610 \
+    '$O/factoryctl' -s $T/alpha/factoryd.sock -j tenants </dev/null |
+    jq -e '[.tenants[].tenant] == [\"web\"]'"
 
 # Tenants own their attempts: who acts for none (73609) and an ops user
 # (73603) may not approve, cancel, select, diff or shell into web's,
