@@ -80,6 +80,7 @@ fleet_imsg(struct imsg *imsg)
 	struct fleet_submit	*s;
 	struct fleet_write	 w;
 	struct fleet_setstate	 st;
+	struct fleet_cancel	 k;
 	uint32_t		 secs;
 	uint32_t		 type = imsg_get_type(imsg);
 	uint32_t		 reqid = imsg_get_id(imsg);
@@ -157,9 +158,13 @@ fleet_imsg(struct imsg *imsg)
 		else
 			sql_queue(reqid);
 		break;
+	case IMSG_FLEET_CANCEL:
+		if (fleet_cancel_decode(imsg, &k, err, sizeof(err)) == -1)
+			fatalx("%s", err);
+		sql_cancel(reqid, &k);
+		break;
 	case IMSG_FLEET_RENEW:
 	case IMSG_FLEET_OUTCOME:
-	case IMSG_FLEET_CANCEL:
 		if (fleet_write_decode(imsg, &w, err, sizeof(err)) == -1)
 			fatalx("%s", err);
 		if (type == IMSG_FLEET_OUTCOME &&

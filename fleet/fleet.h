@@ -69,6 +69,7 @@ void		 sql_queue(uint32_t);
 void		 sql_rescue(uint32_t);
 void		 sql_setstate(uint32_t, const struct fleet_setstate *);
 void		 sql_tenants(uint32_t);
+void		 sql_cancel(uint32_t, const struct fleet_cancel *);
 void		 sql_usage(uint32_t, uint32_t);
 
 /* reply.c */

@@ -250,12 +250,18 @@ static const char sql_rescue_q[] =
 	" count(*) FILTER (WHERE state = 'dead' AND was <> 'publishing'),"
 	" count(*) FILTER (WHERE was = 'publishing') FROM w";
 
-/* A queued attempt ends now; an owned one is asked (renew says so). */
+/*
+ * A queued attempt ends now; an owned one is asked (renew says so).
+ * Only one of the tenants the asker acts for ($2, comma-separated), or
+ * any ($3, root's).
+ */
 static const char sql_cancel_q[] =
 	"UPDATE fleet_attempts SET cancel_requested = true,"
 	" state = CASE WHEN state = 'queued' THEN 'cancelled' ELSE state END"
 	" WHERE id = $1 AND state IN"
-	" ('queued', 'claimed', 'running', 'publishing') RETURNING state";
+	" ('queued', 'claimed', 'running', 'publishing')"
+	" AND ($3::boolean OR tenant = ANY (string_to_array($2, ',')))"
+	" RETURNING state";
 
 /* The host's own lease; each claim's is renewed by its own RENEW. */
 static const char sql_heartbeat_q[] =
@@ -612,7 +618,7 @@ static void
 cancel_answered(struct fq *q, PGresult *res, const char *err)
 {
 	state_answered(q, res, err, FLEET_REFUSED,
-	    "no such attempt waiting or running");
+	    "no such attempt of your tenants waiting or running");
 }
 
 static void
@@ -648,12 +654,6 @@ sql_write(uint32_t type, uint32_t reqid, const struct fleet_write *w)
 		fq_param(q, "%llu", (unsigned long long)w->use.wall_ms);
 		fq_param(q, "%llu", (unsigned long long)w->use.tokens);
 		fq_param(q, "%llu", (unsigned long long)w->use.cost_uusd);
-		break;
-	case IMSG_FLEET_CANCEL:
-		/* A request, not an owner's write: any host may ask. */
-		q = fq_new(reqid, sql_cancel_q, cancel_answered);
-		q->name = "cancel";
-		fq_param(q, "%s", w->id);
 		break;
 	default:
 		fatalx("sql_write: type %u", type);
@@ -943,5 +943,27 @@ sql_usage(uint32_t reqid, uint32_t secs)
 
 	q = fq_new(reqid, sql_usage_q, usage_answered);
 	fq_param(q, "%u", secs);
+	db_query(q);
+}
+
+/* A request, not an owner's write: any host may ask. */
+void
+sql_cancel(uint32_t reqid, const struct fleet_cancel *k)
+{
+	struct fq	*q;
+	char		 list[FLEET_TENANTS_MAX * FLEET_NAME_MAX];
+	uint32_t	 i;
+
+	list[0] = '\0';
+	for (i = 0; i < k->ntenants; i++) {
+		if (i > 0)
+			strlcat(list, ",", sizeof(list));
+		strlcat(list, k->tenants[i], sizeof(list));
+	}
+	q = fq_new(reqid, sql_cancel_q, cancel_answered);
+	q->name = "cancel";
+	fq_param(q, "%s", k->id);
+	fq_param(q, "%s", list);
+	fq_param(q, "%s", k->all ? "true" : "false");
 	db_query(q);
 }

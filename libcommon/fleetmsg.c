@@ -413,6 +413,28 @@ fleet_setstate_compose(const struct fleet_setstate *s)
 }
 
 struct ibuf *
+fleet_cancel_compose(const struct fleet_cancel *k)
+{
+	struct ibuf	*b;
+	uint32_t	 i;
+	int		 bad = 0;
+
+	if (!fleet_valid_id(k->id) || (k->all != 0 && k->all != 1) ||
+	    k->ntenants > FLEET_TENANTS_MAX)
+		return (NULL);
+	for (i = 0; i < k->ntenants; i++)
+		if (!fleet_valid_name(k->tenants[i]))
+			return (NULL);
+	if ((b = fleet_open(64 + k->ntenants * 16)) == NULL)
+		return (NULL);
+	bad |= m_add_str(b, k->id) | ibuf_add_n8(b, k->all) |
+	    ibuf_add_n32(b, k->ntenants);
+	for (i = 0; i < k->ntenants; i++)
+		bad |= m_add_str(b, k->tenants[i]);
+	return (fleet_close(b, bad));
+}
+
+struct ibuf *
 fleet_tenantrow_compose(const struct fleet_tenantrow *t)
 {
 	struct ibuf	*b;
@@ -817,5 +839,24 @@ fleet_usage_decode(struct imsg *imsg, uint32_t *secs, char *err,
 	fleet_mopen(&m, "FLEET_USAGE", imsg, err, errlen);
 	m_get_n32(&m, "seconds", secs);
 	fleet_range(&m, "seconds", *secs, 0, FLEET_USAGE_MAX);
+	return (m_end(&m));
+}
+
+int
+fleet_cancel_decode(struct imsg *imsg, struct fleet_cancel *k, char *err,
+    size_t errlen)
+{
+	struct mread	 m;
+	uint32_t	 i;
+
+	memset(k, 0, sizeof(*k));
+	fleet_mopen(&m, "FLEET_CANCEL", imsg, err, errlen);
+	fleet_get(&m, "id", k->id, sizeof(k->id), fleet_valid_id);
+	m_get_bool(&m, "all", &k->all);
+	m_get_n32(&m, "ntenants", &k->ntenants);
+	fleet_range(&m, "ntenants", k->ntenants, 0, FLEET_TENANTS_MAX);
+	for (i = 0; !m.bad && i < k->ntenants; i++)
+		fleet_get(&m, "tenant", k->tenants[i], sizeof(k->tenants[i]),
+		    fleet_valid_name);
 	return (m_end(&m));
 }

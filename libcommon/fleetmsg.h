@@ -42,7 +42,7 @@ enum fleet_imsg {
 	IMSG_FLEET_CLAIM,	/* parent: empty; -> CLAIMED or RESULT none */
 	IMSG_FLEET_RENEW,	/* parent: struct fleet_write (id, epoch) */
 	IMSG_FLEET_OUTCOME,	/* parent: struct fleet_write */
-	IMSG_FLEET_CANCEL,	/* parent: struct fleet_write (id) */
+	IMSG_FLEET_CANCEL,	/* parent: struct fleet_cancel; -> RESULT */
 	IMSG_FLEET_HEARTBEAT,	/* parent: empty; -> RESULT, the host state */
 	IMSG_FLEET_HOSTS,	/* parent: empty; -> HOSTROW..., RESULT */
 	IMSG_FLEET_QUEUE,	/* parent: empty; -> QUEUEROW..., RESULT */
@@ -191,6 +191,18 @@ struct fleet_setstate {
 	char		 note[FLEET_TEXT_MAX];
 };
 
+/*
+ * A cancel asked by an operator of any host: of the attempt id, if it
+ * is of one of the tenants named (or of any, with all: root).
+ */
+#define FLEET_TENANTS_MAX	32
+struct fleet_cancel {
+	char		 id[ATTEMPT_ID_MAX];
+	int		 all;
+	uint32_t	 ntenants;
+	char		 tenants[FLEET_TENANTS_MAX][FLEET_NAME_MAX];
+};
+
 /* Attempts whose lease ran out, taken back by this host's sweep. */
 struct fleet_rescued {
 	uint32_t	 requeued;	/* back in the queue, after a backoff */
@@ -265,6 +277,7 @@ struct ibuf	*fleet_hostrow_compose(const struct fleet_hostrow *);
 struct ibuf	*fleet_queuerow_compose(const struct fleet_queuerow *);
 struct ibuf	*fleet_rescued_compose(const struct fleet_rescued *);
 struct ibuf	*fleet_setstate_compose(const struct fleet_setstate *);
+struct ibuf	*fleet_cancel_compose(const struct fleet_cancel *);
 struct ibuf	*fleet_tenantrow_compose(const struct fleet_tenantrow *);
 struct ibuf	*fleet_usagerow_compose(const struct fleet_usagerow *);
 
@@ -293,6 +306,8 @@ int	 fleet_setstate_decode(struct imsg *, struct fleet_setstate *, char *,
 	    size_t);
 struct ibuf	*fleet_usage_compose(uint32_t);
 int	 fleet_usage_decode(struct imsg *, uint32_t *, char *, size_t);
+int	 fleet_cancel_decode(struct imsg *, struct fleet_cancel *, char *,
+	    size_t);
 int	 fleet_tenantrow_decode(struct imsg *, struct fleet_tenantrow *,
 	    char *, size_t);
 int	 fleet_usagerow_decode(struct imsg *, struct fleet_usagerow *,

@@ -51,6 +51,7 @@
 
 #include "esc.h"
 #include "factoryd.h"
+#include "fleetmsg.h"
 #include "image.h"
 #include "log.h"
 #include "receipt.h"
@@ -132,7 +133,7 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_LIST,	1, 0, ctl_list },
 	{ IMSG_CTL_SHOW,	1, 0, ctl_show },
 	{ IMSG_CTL_LOGS,	1, 0, ctl_logs },
-	{ IMSG_CTL_CANCEL,	0, 0, ctl_cancel },
+	{ IMSG_CTL_CANCEL,	0, 1, ctl_cancel },
 	{ IMSG_CTL_APPROVE,	0, 0, ctl_approve },
 	{ IMSG_CTL_RECEIPTS,	1, 0, ctl_receipts },
 	{ IMSG_CTL_ORPHANS,	1, 0, ctl_orphans },
@@ -934,6 +935,12 @@ ctl_cancel(struct ctl_conn *c, struct imsg *imsg)
 		else
 			reply_obj(c, json_pack("{s:s, s:i}", "cohort",
 			    id, "cancelled", n));
+		return;
+	}
+	/* Not here: maybe in the fleet's queue, or another host's. */
+	if (env->conf->fleet.enabled && imsg_get_strbuf(imsg, id,
+	    sizeof(id)) == 0 && fleet_valid_id(id) && attempt_find(id) == NULL) {
+		fleet_ctl_cancel(c, id);
 		return;
 	}
 	if ((a = reply_attempt(c, imsg)) == NULL)

@@ -516,6 +516,7 @@ void	 fleet_claim_dropped(const char *, uint64_t, const char *);
 void	 fleet_claim_started(void);
 void	 fleet_ctl_list(struct ctl_conn *, struct imsg *);
 void	 fleet_ctl_state(struct ctl_conn *, struct imsg *);
+void	 fleet_ctl_cancel(struct ctl_conn *, const char *);
 uint64_t fleet_epoch(void);
 /*
  * This host's side of the fleet since start: fleet.c hands it to the

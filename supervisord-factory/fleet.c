@@ -1376,3 +1376,70 @@ fleet_ctl_state(struct ctl_conn *c, struct imsg *imsg)
 		free(s);
 	}
 }
+
+/*
+ * factoryctl cancel of an attempt not on this host: the fleet's queue
+ * ends it if it still waits, or asks its owner (whose renewal hears
+ * it); only an attempt of a tenant the caller acts for, or root's.
+ */
+struct fleet_cancelreq {
+	uint32_t	 req;
+	char		 id[ATTEMPT_ID_MAX];
+};
+
+static void
+cancel_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_result	*r = ans;
+	struct fleet_cancelreq		*k = arg;
+	struct ctl_conn			*c;
+
+	if ((c = reply_wait_take(k->req, CTL_WAIT_FLEET, NULL)) == NULL)
+		;	/* its client left */
+	else if (r == NULL)
+		reply_fail(c, "cancel: factory-fleet was lost before it "
+		    "answered: %s may be cancelled", k->id);
+	else if (r->code != FLEET_OK)
+		reply_fail(c, "cancel: %s: %s", k->id, r->text);
+	else
+		reply_obj(c, json_pack("{s:s, s:s}", "id", k->id, "fleet",
+		    strcmp(r->text, "cancelled") == 0 ? "cancelled" :
+		    "asked of its host"));
+	if (r != NULL && r->code == FLEET_OK)
+		log_info("fleet: %s: cancel %s", k->id, r->text);
+	free(k);
+}
+
+void
+fleet_ctl_cancel(struct ctl_conn *c, const char *id)
+{
+	const struct conf_fleet	*f = &env->conf->fleet;
+	struct fleet_cancel	 kc;
+	struct fleet_cancelreq	*k;
+	char			 why[128];
+	size_t			 i;
+
+	memset(&kc, 0, sizeof(kc));
+	strlcpy(kc.id, id, sizeof(kc.id));
+	kc.all = c->uid == 0;
+	for (i = 0; i < f->ntenants && kc.ntenants < FLEET_TENANTS_MAX; i++)
+		if (tenant_of(c, f->tenants[i].name, why, sizeof(why)) != NULL)
+			strlcpy(kc.tenants[kc.ntenants++], f->tenants[i].name,
+			    sizeof(kc.tenants[0]));
+	if (!kc.all && kc.ntenants == 0) {
+		reply_fail(c, "cancel: refused: uid %u acts for no tenant",
+		    (unsigned)c->uid);
+		return;
+	}
+	if ((k = calloc(1, sizeof(*k))) == NULL)
+		fatal(NULL);
+	strlcpy(k->id, id, sizeof(k->id));
+	k->req = reply_wait(c, CTL_WAIT_FLEET, NULL, NULL);
+	if (fleet_request(IMSG_FLEET_CANCEL, fleet_cancel_compose(&kc),
+	    cancel_done, k) == -1) {
+		reply_wait_take(k->req, CTL_WAIT_FLEET, NULL);
+		reply_fail(c, "cancel: factory-fleet is not ready: not "
+		    "cancelled, try again");
+		free(k);
+	}
+}

@@ -17,7 +17,7 @@
  *	claim N			"claimed ID TENANT CLASS EPOCH CLAIMS"
  *	outcome N ID EPOCH FROM TO [REASON]
  *	renew N ID EPOCH
- *	cancel N ID
+ *	cancel N ID [TENANT]	as one who acts for TENANT, else root
  *	heartbeat N
  *	rescue N		"rescued QUEUED DEAD PUBLISHING"
  *	sethost N HOST STATE SECONDS
@@ -480,6 +480,7 @@ command(char **w, int nw)
 {
 	struct fleet_tenant	 t;
 	struct fleet_setstate	 st;
+	struct fleet_cancel	 kc;
 	struct kid		*k;
 	const char		*c = w[0];
 	static char		 shifted[24];
@@ -556,8 +557,20 @@ command(char **w, int nw)
 		write_req(k, IMSG_FLEET_OUTCOME, w, nw);
 	else if (strcmp(c, "renew") == 0)
 		write_req(k, IMSG_FLEET_RENEW, w, nw);
-	else if (strcmp(c, "cancel") == 0)
-		write_req(k, IMSG_FLEET_CANCEL, w, nw);
+	else if (strcmp(c, "cancel") == 0) {
+		/* cancel N ID [TENANT]: as one who acts for it, or root */
+		if (nw < 3)
+			errx(1, "cancel N ID [TENANT]");
+		memset(&kc, 0, sizeof(kc));
+		strlcpy(kc.id, w[2], sizeof(kc.id));
+		kc.all = nw < 4;
+		if (nw > 3) {
+			kc.ntenants = 1;
+			strlcpy(kc.tenants[0], w[3], sizeof(kc.tenants[0]));
+		}
+		send_ibuf(k, IMSG_FLEET_CANCEL, fleet_cancel_compose(&kc));
+		wait_answer(k);
+	}
 	else if (strcmp(c, "bad") == 0) {
 		k->reqid++;
 		if (imsg_compose(&k->ib, IMSG_FLEET_CLAIM, k->reqid, 0, -1,

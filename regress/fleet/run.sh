@@ -262,6 +262,7 @@ check "and all four answered its id" \
 	echo "start 0 cancel-1 0 cancels"
 	echo "tenant 0 tx 1 100 100"
 	echo "submit 0 tx 1 cancels"
+	echo "cancel 0 @sub othertenant"
 	echo "cancel 0 @sub"
 	echo "cancel 0 @sub"
 	echo "submit 0 tx 1 cancels"
@@ -269,12 +270,14 @@ check "and all four answered its id" \
 	echo "cancel 0 @id"
 	echo "renew 0 @id @epoch"
 } | drv cancel
+check "one who acts for another tenant may not cancel it" \
+    [ "$(sed -n 4p "$T/cancel.out")" = "result refused no such attempt of your tenants waiting or running" ]
 check "a queued attempt is cancelled at once" \
-    [ "$(sed -n 4p "$T/cancel.out")" = "result ok cancelled" ]
+    [ "$(sed -n 5p "$T/cancel.out")" = "result ok cancelled" ]
 check "an ended attempt cannot be cancelled again" \
-    sh -c "sed -n 5p $T/cancel.out | grep -q '^result refused'"
+    sh -c "sed -n 6p $T/cancel.out | grep -q '^result refused'"
 check "a claimed attempt is asked; the owner's renew hears cancel" \
-    sh -c "sed -n 8,9p $T/cancel.out | tr '\n' ' ' |
+    sh -c "sed -n 9,10p $T/cancel.out | tr '\n' ' ' |
     grep -q '^result ok claimed result ok cancel'"
 
 # Dead letters: handed back as often as its cap of claims allows.

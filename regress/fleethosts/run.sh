@@ -333,6 +333,16 @@ check "queue: a tenant's user sees its own, not another's" \
     setpriv --reuid 73604 --regid 73604 --groups 73610 \
     '$O/factoryctl' -s $T/beta/factoryd.sock -j queue </dev/null |
     jq -e '[.queue[].id] == [\"$idle\"]'"
+check "cancel: another tenant's user may not cancel a queued attempt" \
+    sh -c "setpriv --reuid 73601 --regid 73601 --groups 73610 \
+    '$O/factoryctl' -s $T/alpha/factoryd.sock cancel $idle </dev/null 2>&1 |
+    grep -q 'no such attempt of your tenants'"
+check "cancel: its tenant's user cancels it, through any host" \
+    sh -c "setpriv --reuid 73604 --regid 73604 --groups 73610 \
+    '$O/factoryctl' -s $T/alpha/factoryd.sock -j cancel $idle </dev/null |
+    jq -e '.fleet == \"cancelled\"'"
+check "cancel: it is cancelled in the database" \
+    [ "$(q "SELECT state FROM fleet_attempts WHERE id = '$idle'")" = cancelled ]
 check "tenants: a tenant's user sees only its own" \
     sh -c "setpriv --reuid 73601 --regid 73601 --groups 73610 \
     '$O/factoryctl' -s $T/alpha/factoryd.sock -j tenants </dev/null |

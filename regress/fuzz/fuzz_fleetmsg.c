@@ -1,6 +1,6 @@
 /*
  * The messages between the parent and factory-fleet
- * (libcommon/fleetmsg.c), each way: byte 0 picks one of the fourteen
+ * (libcommon/fleetmsg.c), each way: byte 0 picks one of the fifteen
  * decoders, the rest is the payload.  Promises checked: a refusal
  * names the message; what decodes composes again into the input's
  * bytes exactly (the encoding has one form: nothing dropped, nothing
@@ -27,6 +27,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct fleet_setstate	 setstate;
 		struct fleet_tenantrow	 tenantrow;
 		struct fleet_usagerow	 usagerow;
+		struct fleet_cancel	 cancel;
 	} u;
 	struct imsg	 imsg;
 	char		 err[256];
@@ -38,7 +39,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return (0);
 	memset(&u, 0, sizeof(u));
 	err[0] = '\0';
-	switch (data[0] % 14) {
+	switch (data[0] % 15) {
 	case 0:
 		fuzz_imsg(&imsg, IMSG_FLEET_HELLO, p, n);
 		if ((rc = fleet_hello_decode(&imsg, &u.hello, err,
@@ -129,12 +130,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_same(fleet_tenantrow_compose(&u.tenantrow), p, n,
 			    "tenantrow");
 		break;
-	default:
+	case 13:
 		fuzz_imsg(&imsg, IMSG_FLEET_USAGEROW, p, n);
 		if ((rc = fleet_usagerow_decode(&imsg, &u.usagerow, err,
 		    sizeof(err))) == 0)
 			fuzz_same(fleet_usagerow_compose(&u.usagerow), p, n,
 			    "usagerow");
+		break;
+	default:
+		fuzz_imsg(&imsg, IMSG_FLEET_CANCEL, p, n);
+		if ((rc = fleet_cancel_decode(&imsg, &u.cancel, err,
+		    sizeof(err))) == 0)
+			fuzz_same(fleet_cancel_compose(&u.cancel), p, n,
+			    "cancel");
 		break;
 	}
 	if (rc == -1)
