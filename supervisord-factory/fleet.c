@@ -209,6 +209,8 @@ fleet_may(struct attempt *a, const char *what)
 	}
 	if (!a->fleet_held)
 		log_warnx("%s: fleet: %s held: %s", a->id, what,
+		    !env->conf->fleet.enabled ? "the config has no fleet: "
+		    "block any more (cancel it, or restore the block)" :
 		    a->fleet_superseded ? "another host has it" :
 		    "its lease is not surely live");
 	a->fleet_held = 1;
@@ -485,7 +487,9 @@ renew_done(void *arg, uint32_t type, const void *ans)
 	if (lease_end(answer_sent_ms) > a->fleet_lease_end)
 		a->fleet_lease_end = lease_end(answer_sent_ms);
 	a->fleet_host_epoch = host_epoch;
-	if (a->fleet_frozen_at != 0 && host_live() && a->run != NULL &&
+	/* A renewal answered so late that its lease is spent thaws none. */
+	if (a->fleet_frozen_at != 0 && host_live() &&
+	    boot_ms() < a->fleet_lease_end && a->run != NULL &&
 	    a->run->active) {
 		if (cgroup_freeze(&a->run->sb, 0) == -1)
 			attempt_fail(a, "failed", "fenced: its lease is back "
