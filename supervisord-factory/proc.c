@@ -696,8 +696,13 @@ proc_dispatch(int fd, short event, void *arg)
 				h->ready(c);
 			break;
 		case IMSG_HEARTBEAT:
-			/* Empty, from the worker, once it runs. */
-			if (c->id != PROC_WORKER || c->state != CHILD_RUNNING)
+			/*
+			 * Empty, from the worker, once it runs; also while
+			 * a reload recycles it (it was on its way).
+			 */
+			if (c->id != PROC_WORKER ||
+			    (c->state != CHILD_RUNNING &&
+			    !(c->state == CHILD_STOPPING && c->recycle)))
 				n = -1;
 			else if (imsg_get_len(&imsg) != 0) {
 				snprintf(why, sizeof(why), "HEARTBEAT: %zu "
