@@ -18,6 +18,8 @@
 # the host (bench/agents.sh; AGENTS=0 leaves them out).  Last, the
 # p50/p99 of "factoryctl status" while the parent stores a setup of
 # 16,000 files and imports an image of 300 MB (bench/latency.sh).
+# Then the fleet: its claims (bench/fleet.sh), and what it adds to one
+# attempt against a single host (bench/fleetattempt.sh).
 : "${O:?O must name the build directory}"
 # Each part adds its targets here; printed together at the end.
 BENCH_SUMMARY=$(mktemp /tmp/factory-bench-summary.XXXXXX) || exit 1
@@ -38,6 +40,7 @@ if [ "${AGENTS:-1}" != 0 ]; then
 fi
 sh "$(dirname "$0")/latency.sh" || exit 1
 sh "$(dirname "$0")/fleet.sh" || exit 1
+sh "$(dirname "$0")/fleetattempt.sh" || exit 1
 echo
 echo "targets (issues 11, 25, 26 and 27), measured in this run"
 cat "$BENCH_SUMMARY"

@@ -666,6 +666,11 @@ submit_done(void *arg, uint32_t type, const void *ans)
 		reply_obj(c, json_pack("{s:s, s:b, s:s, s:s}", "id", s->id,
 		    "created", s->created, "fleet", env->conf->fleet.host,
 		    "idempotency_key", sr->key));
+	/* Queued through this host: a free slot here claims it now. */
+	if (type == IMSG_FLEET_SUBMITTED && s->created && ready) {
+		evtimer_del(&ev_poll);
+		fleet_poll(-1, 0, NULL);
+	}
 	else if (type == IMSG_FLEET_RESULT && r->code == FLEET_REFUSED)
 		reply_fail(c, "submit: the fleet refused it: %s", r->text);
 	else
