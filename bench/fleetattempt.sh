@@ -30,8 +30,8 @@ stop() {
 pg_start "$T" || { echo "fleet attempt bench: no PostgreSQL"; exit 1; }
 make_repos "$T" 63904
 write_attempt_conf "$T" 63900 63910-63939
-sed -i "s|^  gateway: .*|&\n  fleet: 63908|" "$T/factoryd.conf"
 cp "$T/factoryd.conf" "$T/single.conf"
+sed -i "s|^  gateway: .*|&\n  fleet: 63908|" "$T/factoryd.conf"
 cat >>"$T/factoryd.conf" <<CONF
 fleet:
   conninfo: "$FLEET_DB"
