@@ -129,14 +129,6 @@ attempt_transition(struct attempt *a, const char *kind, json_t *facts,
 	return (ret);
 }
 
-static int	(*gate)(struct attempt *, int);
-
-void
-attempt_set_gate(int (*fn)(struct attempt *, int))
-{
-	gate = fn;
-}
-
 void
 attempt_fail(struct attempt *a, const char *kind, const char *fmt, ...)
 {
@@ -674,7 +666,7 @@ attempt_start_agent(struct attempt *a)
 		return;		/* when a verifier answers */
 	}
 	/* A fleet's claim whose lease is not surely live waits. */
-	if (a->run == NULL && gate != NULL && !gate(a, ATTEMPT_GATE_RUN))
+	if (a->run == NULL && !attempt_gate(a, ATTEMPT_GATE_RUN))
 		return;
 	if (a->m->setup != NULL && !a->setup_ready) {
 		if (a->run != NULL)
@@ -1090,7 +1082,7 @@ attempt_publish(struct attempt *a)
 		a->publish_sent = 0;	/* a reselection's too */
 	}
 	/* A fleet's claim whose lease is not surely live waits. */
-	if (gate != NULL && !gate(a, ATTEMPT_GATE_PUBLISH))
+	if (!attempt_gate(a, ATTEMPT_GATE_PUBLISH))
 		return;
 	snprintf(path, sizeof(path), "%s/bundle", a->dir);
 	if ((bfd = fs_open_untrusted(path, env->conf->users[PROC_WORKER].uid,

@@ -541,6 +541,7 @@ void	 metrics_fleet(const struct fleet_stats *);
 #define ATTEMPT_GATE_RUN	0
 #define ATTEMPT_GATE_PUBLISH	1
 void	 attempt_set_gate(int (*)(struct attempt *, int));
+int	 attempt_gate(struct attempt *, int);	/* lifecycle.c */
 uint64_t fleet_claim_lease(void);
 void	 fleet_ready(struct child *);
 void	 fleet_lost(struct child *);

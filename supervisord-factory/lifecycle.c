@@ -833,6 +833,21 @@ attempt_terminal(const struct attempt *a)
 	return (a->outcome != AS_MAX);
 }
 
+/* attempt.c's gate, set by what stands above it (fleet.c). */
+static int	(*gate)(struct attempt *, int);
+
+void
+attempt_set_gate(int (*fn)(struct attempt *, int))
+{
+	gate = fn;
+}
+
+int
+attempt_gate(struct attempt *a, int what)
+{
+	return (gate == NULL || gate(a, what));
+}
+
 struct attempt *
 attempt_find(const char *id)
 {
