@@ -534,9 +534,10 @@ struct fleet_stats {
 };
 void	 metrics_fleet(const struct fleet_stats *);
 /*
- * A gate above attempt.c (fleet.c sets it): may attempt a start its
- * sandbox (ATTEMPT_GATE_RUN) or its publication (ATTEMPT_GATE_PUBLISH)
- * now?  0: not yet, attempt_schedule asks again.  None: always.
+ * A gate above attempt.c (fleet.c sets it): may the attempt start its
+ * sandbox (ATTEMPT_GATE_RUN), or begin its publication
+ * (ATTEMPT_GATE_PUBLISH), now?  0: not yet, attempt_schedule asks
+ * again.  No gate set: always.
  */
 #define ATTEMPT_GATE_RUN	0
 #define ATTEMPT_GATE_PUBLISH	1
