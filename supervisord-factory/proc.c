@@ -645,7 +645,9 @@ proc_hello(struct child *c, struct imsg *imsg, char *why, size_t whylen)
 	struct ibuf	 ib;
 	char		*text;
 
-	if (c->state != CHILD_STARTING) {
+	/* One a reload recycled before its hello may still say it, once. */
+	if (c->state != CHILD_STARTING && !(c->state == CHILD_STOPPING &&
+	    c->recycle && c->policy == NULL)) {
 		snprintf(why, whylen, "a second HELLO");
 		return (-1);
 	}
@@ -653,6 +655,8 @@ proc_hello(struct child *c, struct imsg *imsg, char *why, size_t whylen)
 	    ibuf_size(&ib), &text, why, whylen) == -1)
 		return (-1);
 	c->policy = text;
+	if (c->state == CHILD_STOPPING)
+		return (0);	/* it goes all the same: no work for it */
 	c->state = CHILD_RUNNING;
 	c->heartbeat = time(NULL);
 	log_info("%s: running as uid %u, pid %d", child_name(c),
@@ -691,7 +695,8 @@ proc_dispatch(int fd, short event, void *arg)
 		switch (type) {
 		case IMSG_HELLO:
 			n = proc_hello(c, &imsg, why, sizeof(why));
-			if (n == 0 && (h = child_handler(c->id)) != NULL &&
+			if (n == 0 && c->state == CHILD_RUNNING &&
+			    (h = child_handler(c->id)) != NULL &&
 			    h->ready != NULL)
 				h->ready(c);
 			break;
