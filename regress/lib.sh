@@ -52,6 +52,19 @@ check() {
 }
 
 # Start factoryd -d in the background; back when it serves.
+# stop_pid PID: TERM, five seconds for it to go, then KILL; reaped if
+# it is this shell's child.  Safe with an empty pid.
+stop_pid() {
+	[ -n "$1" ] || return 0
+	kill -TERM "$1" 2>/dev/null
+	_sp=0
+	while kill -0 "$1" 2>/dev/null && [ $_sp -lt 100 ]; do
+		sleep 0.05; _sp=$((_sp + 1))
+	done
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
 start_factoryd() {	# conf log
 	"$O/factoryd" -dk -f "$1" 2>>"$2" &
 	FACTORYD_PID=$!

@@ -217,6 +217,24 @@ fleet_may(struct attempt *a, const char *what)
 	return (0);
 }
 
+/*
+ * A fenced write of a's claim matched no row: another host has it.  It
+ * ends here, once, and its outcome is journaled as superseded.
+ */
+static void
+claim_lost(struct attempt *a)
+{
+	if (a->fleet_superseded)
+		return;
+	a->fleet_superseded = 1;
+	stats.superseded++;
+	log_warnx("%s: fleet: another host has it now (claim epoch %llu "
+	    "superseded)", a->id, (unsigned long long)a->fleet_epoch);
+	if (!attempt_terminal(a))
+		attempt_fail(a, "failed", "superseded: the fleet gave it to "
+		    "another host");
+}
+
 static void
 marked_done(void *arg, uint32_t type, const void *ans)
 {
@@ -232,15 +250,7 @@ marked_done(void *arg, uint32_t type, const void *ans)
 	    r->code != FLEET_SUPERSEDED))
 		return;		/* asked again from attempt_schedule */
 	if (r->code == FLEET_SUPERSEDED) {
-		if (!a->fleet_superseded) {
-			a->fleet_superseded = 1;
-			stats.superseded++;
-			log_warnx("%s: fleet: another host has it now: not "
-			    "published here", a->id);
-		}
-		if (!attempt_terminal(a))
-			attempt_fail(a, "failed", "superseded: the fleet gave "
-			    "it to another host before its publication");
+		claim_lost(a);
 		return;
 	}
 	a->fleet_marked = 1;
@@ -472,16 +482,7 @@ renew_done(void *arg, uint32_t type, const void *ans)
 	if (r == NULL || (r->code != FLEET_OK && r->code != FLEET_SUPERSEDED))
 		return;		/* unknown: the watch counts it down */
 	if (r->code == FLEET_SUPERSEDED) {
-		if (a->fleet_superseded)
-			return;
-		a->fleet_superseded = 1;
-		stats.superseded++;
-		log_warnx("%s: fleet: another host has it now (claim epoch "
-		    "%llu superseded)", a->id,
-		    (unsigned long long)a->fleet_epoch);
-		if (!attempt_terminal(a))
-			attempt_fail(a, "failed", "superseded: the fleet gave "
-			    "it to another host");
+		claim_lost(a);
 		return;
 	}
 	if (lease_end(answer_sent_ms) > a->fleet_lease_end)

@@ -32,17 +32,6 @@ RPIDS=""		# their relays
 SAMPLER=""
 LEASE=4
 
-stop_pid() {	# pid
-	[ -n "$1" ] || return 0
-	kill -TERM "$1" 2>/dev/null
-	i=0
-	while kill -0 "$1" 2>/dev/null && [ $i -lt 100 ]; do
-		sleep 0.05; i=$((i + 1))
-	done
-	kill -KILL "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-}
-
 cleanup() {
 	stop_pid "$SAMPLER"
 	for p in $PIDS $RPIDS; do
