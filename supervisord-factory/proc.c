@@ -707,7 +707,8 @@ proc_dispatch(int fd, short event, void *arg)
 			 */
 			if (c->id != PROC_WORKER ||
 			    (c->state != CHILD_RUNNING &&
-			    !(c->state == CHILD_STOPPING && c->recycle)))
+			    !(c->state == CHILD_STOPPING && c->recycle &&
+			    c->policy != NULL)))
 				n = -1;
 			else if (imsg_get_len(&imsg) != 0) {
 				snprintf(why, sizeof(why), "HEARTBEAT: %zu "
@@ -720,10 +721,12 @@ proc_dispatch(int fd, short event, void *arg)
 			/*
 			 * One stopped on purpose (recycle: a reload, or a
 			 * verifier after its verdict) still answers what
-			 * it was asked before the stop.
+			 * it was asked before the stop: one that had said
+			 * HELLO (its policy), else it was asked nothing.
 			 */
 			if ((c->state != CHILD_RUNNING &&
-			    !(c->state == CHILD_STOPPING && c->recycle)) ||
+			    !(c->state == CHILD_STOPPING && c->recycle &&
+			    c->policy != NULL)) ||
 			    (h = child_handler(c->id)) == NULL ||
 			    h->dispatch == NULL)
 				n = -1;
