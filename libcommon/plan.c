@@ -14,7 +14,7 @@
  *	strv hide
  *	u32 n, n x (str path, u8 exec)		binds
  *	u32 ncgroups; u8 pooled; u8 memfd_noexec
- *	u64 cpu_ms, fsize, nofile
+ *	u64 cpu_ms, fsize, nofile, watchdog
  *	u32 n, n x (u32 len, len bytes, u8 addlo)	egress endpoints
  *	u8 has_hosts [str hosts]
  *	strv home				pairs: a file below HOME, its bytes
@@ -51,7 +51,7 @@
 
 #define PLAN_MAGIC	0x53425850U	/* "SBXP" on the wire */
 #define ENTER_MAGIC	0x53425845U	/* "SBXE" on the wire */
-#define PLAN_VERSION	4U
+#define PLAN_VERSION	5U
 #define PLAN_NONE	0xffffffffU
 #define PLAN_MAXARGV	4096
 #define PLAN_MAXENV	4096
@@ -223,6 +223,7 @@ plan_encode(const struct plan *pl, const struct sock_fprog *prog,
 	put_u64(&w, spec->cpu_ms);
 	put_u64(&w, spec->fsize);
 	put_u64(&w, spec->nofile);
+	put_u64(&w, spec->watchdog_ms);
 	put_u32(&w, (uint32_t)spec->nlisten);
 	for (i = 0; i < spec->nlisten; i++) {
 		put_u32(&w, spec->listen[i].addrlen);
@@ -699,6 +700,7 @@ get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 	spec->cpu_ms = get_u64(r, "cpu_ms");
 	spec->fsize = get_u64(r, "fsize");
 	spec->nofile = get_u64(r, "nofile");
+	spec->watchdog_ms = get_u64(r, "watchdog");
 	get_listen(r, o);
 	if (get_bool(r, "hosts"))
 		spec->hosts = get_str(r, PLAN_MAXHOSTS, "hosts");

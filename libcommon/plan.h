@@ -68,13 +68,20 @@ struct sandbox_spec {
 	 * host's system directories.
 	 */
 	const char	 *image;
+	/*
+	 * A fleet claim's watchdog: pid 1 ends the sandbox at this
+	 * CLOCK_BOOTTIME instant (ms) unless the parent moves it on
+	 * ("W" on the socket) first; a parent that stalls cannot leave
+	 * it running past its lease.  0: none.
+	 */
+	uint64_t	  watchdog_ms;
 };
 
 #define SBX_MFD_EXEC	0x0010U		/* MFD_EXEC, Linux 6.3 */
 #define SBX_MEMFD_NOEXEC "/proc/sys/vm/memfd_noexec"
 
 /* The launcher's descriptors, as the parent hands them over. */
-#define SBX_FD_SOCK	3	/* the plan, then "G", "L", "M", "S" messages */
+#define SBX_FD_SOCK	3	/* the plan, then "G", "L", "M", "S", "W" */
 #define SBX_FD_ERR	4	/* setup errors; EOF at the agent's execve */
 #define SBX_FD_LOG	5	/* the agent's stdout and stderr */
 #define SBX_FD_NET	6	/* pooled network namespace, if any */

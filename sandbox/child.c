@@ -43,6 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "landlock.h"
@@ -1005,25 +1008,110 @@ sbx_send(int sock, int tag, const void *data, size_t len)
 	(void)send(sock, buf, len + 1, MSG_NOSIGNAL);
 }
 
-/* pid 1: reap everything, report the agent, exit with it. */
-static __dead void
-sbx_reap(int sock, pid_t agent)
+/*
+ * The watchdog's instant, CLOCK_BOOTTIME: armed, or disarmed for 0.
+ * The parent moves it with "W" and eight bytes (ms, network order).
+ */
+static void
+sbx_watchdog_arm(int tfd, uint64_t ms)
 {
-	pid_t	 pid;
-	int	 st;
+	struct itimerspec	 it;
+
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_sec = (time_t)(ms / 1000);
+	it.it_value.tv_nsec = (long)(ms % 1000) * 1000000;
+	if (ms == 0)
+		it.it_value.tv_nsec = 0;
+	if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &it, NULL) == -1)
+		_exit(127);
+}
+
+/* A message of the parent: a new instant, or EOF (the parent died). */
+static void
+sbx_watchdog_read(int sock, int tfd)
+{
+	unsigned char	 m[16];
+	uint64_t	 ms;
+	ssize_t		 n;
+	int		 i;
 
 	for (;;) {
-		pid = waitpid(-1, &st, 0);
-		if (pid == -1 && errno == EINTR)
+		n = recv(sock, m, sizeof(m), MSG_DONTWAIT);
+		if (n == -1 && errno == EINTR)
 			continue;
-		if (pid == -1)
+		if (n == -1 && errno == EAGAIN)
+			return;
+		if (n <= 0)
 			_exit(127);
-		if (pid != agent)
-			continue;
-		sbx_send(sock, 'S', &st, sizeof(st));
-		if (WIFEXITED(st))
-			_exit(WEXITSTATUS(st));
-		_exit(128 + WTERMSIG(st));
+		/* Anything else from the parent is a broken parent. */
+		if (n != 9 || m[0] != 'W')
+			_exit(127);
+		for (ms = 0, i = 1; i < 9; i++)
+			ms = ms << 8 | m[i];
+		sbx_watchdog_arm(tfd, ms);
+	}
+}
+
+/*
+ * pid 1: reap everything, report the agent, exit with it.  A fleet
+ * claim's sandbox also has a watchdog (spec->watchdog_ms): if the
+ * parent has not moved it on by then, pid 1 says "W" and exits, and
+ * the kernel kills everything in the namespace.  The parent moves it
+ * before it thaws a frozen sandbox, so a thaw never finds it spent.
+ */
+static __dead void
+sbx_reap(int sock, pid_t agent, uint64_t watchdog)
+{
+	struct pollfd	 pfd[3];
+	sigset_t	 mask;
+	uint64_t	 n;
+	pid_t		 pid;
+	int		 st, sfd, tfd;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) == -1 ||
+	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) == -1 ||
+	    (tfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC |
+	    TFD_NONBLOCK)) == -1)
+		_exit(127);
+	sbx_watchdog_arm(tfd, watchdog);
+	pfd[0].fd = sfd;
+	pfd[1].fd = sock;
+	pfd[2].fd = tfd;
+	for (;;) {
+		/* Every child that ended, before waiting again. */
+		while ((pid = waitpid(-1, &st, WNOHANG)) != 0) {
+			if (pid == -1 && errno == EINTR)
+				continue;
+			if (pid == -1)
+				_exit(127);
+			if (pid != agent)
+				continue;
+			sbx_send(sock, 'S', &st, sizeof(st));
+			if (WIFEXITED(st))
+				_exit(WEXITSTATUS(st));
+			_exit(128 + WTERMSIG(st));
+		}
+		pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
+		if (poll(pfd, 3, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			_exit(127);
+		}
+		if (pfd[0].revents != 0) {
+			struct signalfd_siginfo	 si;
+
+			while (read(sfd, &si, sizeof(si)) > 0)
+				;
+		}
+		/* A new instant first: it may be the one a thaw brought. */
+		if (pfd[1].revents != 0)
+			sbx_watchdog_read(sock, tfd);
+		if (read(tfd, &n, sizeof(n)) == (ssize_t)sizeof(n)) {
+			sbx_send(sock, 'W', "", 0);
+			_exit(125);
+		}
 	}
 }
 
@@ -1255,7 +1343,7 @@ sbx_pid1(struct plan *pl)
 	if (dup2(pl->sock, 0) == -1)
 		_exit(127);
 	syscall(SYS_close_range, 1, ~0U, 0);
-	sbx_reap(0, agent);
+	sbx_reap(0, agent, pl->spec->watchdog_ms);
 }
 
 /*

@@ -792,6 +792,9 @@ attempt_after_exit(struct attempt *a)
 	if (a->cancel_requested)
 		attempt_fail(a, "cancelled", "cancelled by uid %u",
 		    (unsigned)a->canceller);
+	else if (a->fleet_watchdog)
+		attempt_fail(a, "failed", "fenced: agent ended by its "
+		    "sandbox's watchdog, its lease lapsed");
 	else if (a->timedout)
 		attempt_fail(a, "failed", "agent killed: wall time of %llums "
 		    "exceeded", (unsigned long long)a->m->limits.wall_ms);
@@ -840,6 +843,13 @@ attempt_validation_done(struct attempt *a, struct run *r)
 		json_decref(facts);
 		if (attempt_terminal(a))
 			attempt_teardown(a);
+		return;
+	}
+	if (a->fleet_watchdog) {
+		/* Not a verdict: the run was cut short, not failed. */
+		json_decref(facts);
+		attempt_fail(a, "failed", "fenced: validation ended by its "
+		    "sandbox's watchdog, its lease lapsed");
 		return;
 	}
 	if (attempt_transition(a, "validated", facts, NULL) == -1)

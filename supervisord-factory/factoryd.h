@@ -275,6 +275,8 @@ struct attempt {
 	 */
 	uint64_t		 fleet_lease_end;
 	uint64_t		 fleet_frozen_at;
+	uint64_t		 fleet_watchdog_ms; /* a sandbox's, at its start */
+	int			 fleet_watchdog; /* a sandbox's watchdog fired */
 	int			 fleet_renewing;
 	int			 fleet_superseded;
 	int			 fleet_held;

@@ -131,6 +131,40 @@ lease_end(uint64_t sent)
 	return (sent + ms - ms / 4);
 }
 
+/*
+ * When a claim's sandbox ends itself unless factoryd moves the instant
+ * on (pid 1's watchdog, sandbox_watchdog): the earlier of the claim's
+ * lease and the host's, plus an eighth of a lease.  Both local ends are
+ * a quarter of a lease early, so this is still before the database
+ * lets the claim lapse and another host may run it: a factoryd that
+ * stalls (stopped, or its loop stuck) cannot leave a second executor
+ * running.  A live one froze the sandbox before this (fleet_tick), and
+ * a frozen pid 1 fires nothing.
+ */
+static uint64_t
+watchdog_of(const struct attempt *a)
+{
+	uint32_t	 lease = env->conf->fleet.lease_ms;
+	uint64_t	 end = a->fleet_lease_end;
+
+	if (host_lease_end < end)
+		end = host_lease_end;
+	return (end + lease / 8);
+}
+
+/* The attempt's running sandbox told its watchdog's instant, if new. */
+static void
+watchdog_send(struct attempt *a)
+{
+	a->fleet_watchdog_ms = watchdog_of(a);
+	if (a->run == NULL || !a->run->active ||
+	    a->run->sb.watchdog_ms == a->fleet_watchdog_ms)
+		return;
+	if (sandbox_watchdog(&a->run->sb, a->fleet_watchdog_ms) == -1 &&
+	    errno != EAGAIN)
+		log_warn("%s: fleet: its sandbox's watchdog", a->id);
+}
+
 /* The figures, handed to the metrics on each tick. */
 static void
 fleet_report(void)
@@ -205,6 +239,7 @@ fleet_may(struct attempt *a, const char *what)
 	if (host_live() && !a->fleet_superseded &&
 	    boot_ms() < a->fleet_lease_end) {
 		a->fleet_held = 0;
+		a->fleet_watchdog_ms = watchdog_of(a);
 		return (1);
 	}
 	if (!a->fleet_held)
@@ -492,6 +527,8 @@ renew_done(void *arg, uint32_t type, const void *ans)
 	if (a->fleet_frozen_at != 0 && host_live() &&
 	    boot_ms() < a->fleet_lease_end && a->run != NULL &&
 	    a->run->active) {
+		/* Moved on first: a thawed pid 1 must not find it spent. */
+		watchdog_send(a);
 		if (cgroup_freeze(&a->run->sb, 0) == -1)
 			attempt_fail(a, "failed", "fenced: its lease is back "
 			    "but its sandbox does not thaw: %s",
@@ -569,9 +606,14 @@ fleet_tick(int fd, short event, void *arg)
 	}
 	for (a = TAILQ_FIRST(&env->attempts); a != NULL; a = next) {
 		next = TAILQ_NEXT(a, entry);
-		if (a->fleet_epoch == 0 || attempt_terminal(a) ||
-		    a->run == NULL || !a->run->active)
+		if (a->fleet_epoch == 0 || attempt_terminal(a))
 			continue;
+		/* For the next run's start too (setup, validation). */
+		a->fleet_watchdog_ms = watchdog_of(a);
+		if (a->run == NULL || !a->run->active)
+			continue;
+		if (a->fleet_frozen_at == 0)
+			watchdog_send(a);
 		if (a->fleet_frozen_at == 0 && (now >= a->fleet_lease_end ||
 		    !host_live())) {
 			if (cgroup_freeze(&a->run->sb, 1) == -1) {

@@ -298,6 +298,8 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 	spec.cpu_ms = a->m->limits.cpu_ms;
 	spec.fsize = a->m->limits.tree;
 	spec.nofile = RUN_NOFILE;
+	/* A fleet claim's: ends the run if factoryd stalls past its lease. */
+	spec.watchdog_ms = a->fleet_epoch != 0 ? a->fleet_watchdog_ms : 0;
 	/* The digest frozen at submission, for the agent and validation. */
 	if (a->image[0] != '\0') {
 		if (image_rootfs(a->image + strlen("sha256:"), image,
@@ -336,6 +338,7 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 	}
 	/* Pid 1 has said the argv is exec'd: the run starts here. */
 	r->started_ms = now_ms();
+	r->sb.watchdog_ms = spec.watchdog_ms;
 	close(p[1]);
 	gateway_start(r->gateway, &r->sb);
 	egress_start(r->egress, &r->sb);
@@ -434,6 +437,14 @@ run_reap(pid_t pid, int status)
 	}
 	evtimer_del(&r->deadline);
 	r->status = sandbox_exitstatus(&r->sb, status);
+	if (r->sb.watchdog_fired) {
+		/* Lapsed while factoryd did not answer: back to the queue. */
+		r->attempt->fleet_watchdog = 1;
+		r->attempt->fleet_handback = !r->attempt->fleet_marked;
+		log_warnx("%s: fleet: its sandbox's watchdog ended it: the "
+		    "lease lapsed and factoryd did not renew it in time",
+		    r->attempt->id);
+	}
 	(void)sandbox_kill(&r->sb);
 	if (sandbox_usage(&r->sb, &r->usage) == -1)
 		log_warn("%s: usage", r->attempt->id);

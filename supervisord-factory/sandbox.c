@@ -1261,6 +1261,31 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	return (-1);
 }
 
+/*
+ * A fleet claim's watchdog moved on to ms (CLOCK_BOOTTIME): pid 1 ends
+ * the sandbox then unless told again.  Never blocks: a full socket is
+ * -1 and errno, and the watch tries again on its next tick.
+ */
+int
+sandbox_watchdog(struct sandbox *sb, uint64_t ms)
+{
+	unsigned char	 m[9];
+	int		 i;
+
+	if (sb->fd == -1) {
+		errno = EBADF;
+		return (-1);
+	}
+	m[0] = 'W';
+	for (i = 0; i < 8; i++)
+		m[1 + i] = (unsigned char)(ms >> (56 - 8 * i));
+	if (send(sb->fd, m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+	    (ssize_t)sizeof(m))
+		return (-1);
+	sb->watchdog_ms = ms;
+	return (0);
+}
+
 int
 sandbox_exitstatus(struct sandbox *sb, int status)
 {
@@ -1274,6 +1299,8 @@ sandbox_exitstatus(struct sandbox *sb, int status)
 			continue;
 		if (n <= 0)
 			break;
+		if (msg[0] == 'W' && n == 1)
+			sb->watchdog_fired = 1;
 		if (msg[0] == 'S' && n == 1 + (ssize_t)sizeof(st)) {
 			memcpy(&st, msg + 1, sizeof(st));
 			sb->agent_status = st;

@@ -47,6 +47,8 @@ struct sandbox {
 	pid_t		 pid;		/* pid 1 of the namespace: waitpid it */
 	int		 fd;		/* pid 1 reports the agent's status here */
 	int		 agent_status;	/* -1 until read from fd */
+	int		 watchdog_fired; /* pid 1 said "W": its lease lapsed */
+	uint64_t	 watchdog_ms;	/* what pid 1 was last told */
 	int		 mntns;		/* pid 1's mount namespace, or -1 */
 	enum sandbox_cgmode mode;
 	int		 ncgroups;
@@ -156,6 +158,11 @@ int	sandbox_spawn(const struct sandbox_spec *, struct sandbox *,
  * reported it, or pid 1's status if it reported none (it was killed).
  */
 int	sandbox_exitstatus(struct sandbox *, int);
+/*
+ * A fleet claim's sandbox: pid 1 ends it at ms (CLOCK_BOOTTIME) unless
+ * told again (spec.watchdog_ms was the first).  0, or -1 and errno.
+ */
+int	sandbox_watchdog(struct sandbox *, uint64_t);
 /* SIGKILL every process of the attempt, now.  0 or -1 with errno. */
 int	sandbox_kill(struct sandbox *);
 /*

@@ -1101,7 +1101,10 @@ setup_finish(struct attempt *a, struct run *r, char *err, size_t errlen)
 
 	a->setup_status = st;
 	err[0] = '\0';
-	if (r->cancelled)
+	if (r->sb.watchdog_fired)
+		snprintf(err, errlen, "fenced: setup ended by its sandbox's "
+		    "watchdog, its lease lapsed");
+	else if (r->cancelled)
 		snprintf(err, errlen, "setup cancelled");
 	else if (r->timedout)
 		snprintf(err, errlen, "setup killed: wall time of %llums "

@@ -16,6 +16,10 @@
 #   D  a crash just after a claim committed, before the host journaled
 #      it: never renewed, swept, run once.
 #   E  `pg_ctl restart -m immediate` while attempts run: none lost.
+#   S  a host's factoryd stopped (SIGSTOP, its children left running)
+#      past its lease: it can freeze nothing, so its sandbox's own
+#      watchdog ends the run before the database lets the claim go;
+#      another host runs it; the host continued ends its copy.
 #
 # Throughout, a sampler reads every attempt cgroup of the three hosts
 # four times a second: never two live (populated, not frozen) sandboxes
@@ -35,6 +39,8 @@ LEASE=4
 cleanup() {
 	stop_pid "$SAMPLER"
 	for p in $PIDS $RPIDS; do
+		[ "$p" = - ] && continue
+		kill -CONT "$p" 2>/dev/null	# S stops one
 		stop_pid "$p"
 	done
 	pg_stop
@@ -207,6 +213,8 @@ branches() {	# id: how many hosts' remotes have its branch
 for h in h1 h2 h3; do
 	write_manifest "$T/$h/slow.yaml" 'sleep 12; echo slow >> README.md' \
 	    'grep -q slow README.md'
+	write_manifest "$T/$h/stall.yaml" 'sleep 16; echo stall >> README.md' \
+	    'grep -q stall README.md'
 	write_manifest "$T/$h/mid.yaml" 'sleep 6; echo mid >> README.md' \
 	    'grep -q mid README.md'
 	write_manifest "$T/$h/quick.yaml" 'echo quick >> README.md' \
@@ -313,6 +321,43 @@ check "C: $XC started again ends its own copy" until_true 60 cended
 check "C: and sends no outcome for it (superseded)" \
     until_true 30 sent_superseded "$XC" "$C"
 check "C: one branch" [ "$(branches "$C")" = 1 ]
+
+# S: a host's factoryd stopped, its sandbox running.
+S=$(sub 2 t2 "$T/h2/stall.yaml")
+check "S: claimed, its sandbox running" until_true 60 claimed_running "$S"
+XS=$(owner "$S")
+kill -STOP "$(pid_of "$XS")"
+gone_s() {
+	for d in $(cgdirs "$S"); do
+		grep -q '^populated 1' "$d/cgroup.events" && return 1
+	done
+	return 0
+}
+# The lease is 4 s: the watchdog fires 3.5 s after the last renewal
+# was sent, the database lets go at 4 s; the agent sleeps 16 s.
+check "S: with $XS stopped, its sandbox ends by itself" until_true 12 gone_s
+check "S: $XS is still stopped" \
+    [ "$(awk '/^State:/ {print $2}' /proc/"$(pid_of "$XS")"/status)" = T ]
+s_elsewhere() { o=$(owner "$S"); [ -n "$o" ] && [ "$o" != "$XS" ]; }
+check "S: another host runs it" until_true 60 s_elsewhere
+kill -CONT "$(pid_of "$XS")"
+check "S: $XS says its sandbox's watchdog ended it" \
+    until_true 30 grep -q "$S: fleet: its sandbox's watchdog ended it" "$T/$XS/log"
+sended() {
+	[ "$("$O/factoryctl" -s "$T/$XS/factoryd.sock" -j show "$S" |
+	    jq -r .terminated)" = true ]
+}
+check "S: $XS ends its own copy, never published" until_true 60 sended
+check "S: ends done in the database, claimed twice" \
+    until_true 90 sh -c "[ \"\$($PSQL -c \"SELECT state || ' ' || claims FROM fleet_attempts WHERE id = '$S'\")\" = 'done 2' ]"
+q "SELECT state, claims, coalesce(owner_host, ''), coalesce(reason, '')
+    FROM fleet_attempts WHERE id = '$S'" | sed 's/^/# S: /'
+for h in h1 h2 h3; do
+	grep -a "$S" "$T/$h/log" | tail -4 | sed "s/^/# $h: /"
+done
+check "S: one branch" [ "$(branches "$S")" = 1 ]
+check "S: never two live sandboxes of it" \
+    sh -c "! grep -q '^double $S\$' '$T/samples'"
 
 # D: a crash after the claim committed, before h1 journaled it.
 stop_pid "$(pid_of h1)"

@@ -24,7 +24,10 @@
  * cgroups came from ("cgroup N spare": renamed from one of the spares
  * the pool made, "cgroup N made", "cgroup N cgroup2"; and "spares of
  * PID" first); -D removes the spares before the spawn, as someone else
- * might.
+ * might.  -W FIRST[,MOVED] gives pid 1 a watchdog FIRST ms from now
+ * (CLOCK_BOOTTIME), as a fleet claim's sandbox has, and once the spawn
+ * returned moves it to MOVED ms from then; "watchdog" after the exit
+ * if pid 1 said its watchdog ended the sandbox.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -40,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event.h>
@@ -52,6 +56,16 @@
 #define MAXLIST	32
 
 static volatile sig_atomic_t	 expired;
+
+static uint64_t
+boot_ms(void)
+{
+	struct timespec	 ts;
+
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) == -1)
+		err(3, "clock_gettime");
+	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
 
 static void
 onalarm(int sig)
@@ -261,6 +275,8 @@ main(int argc, char *argv[])
 	int			 rc, tries, held = 0;
 	uint64_t		 mntns;
 	unsigned int		 wall = 0;
+	uint64_t		 wd_first = 0, wd_moved = 0;
+	char			*comma;
 	pid_t			 pid;
 
 	event_init();
@@ -273,7 +289,7 @@ main(int argc, char *argv[])
 	snprintf(idbuf, sizeof(idbuf), "sbx-%ld", (long)getpid());
 	spec.id = idbuf;
 	while ((ch = getopt(argc, argv,
-	    "Cc:De:Ff:H:I:i:KL:l:m:n:p:PR:St:u:w:x:")) != -1) {
+	    "Cc:De:Ff:H:I:i:KL:l:m:n:p:PR:St:u:W:w:x:")) != -1) {
 		switch (ch) {
 		case 'C':
 			origin = 1;
@@ -345,6 +361,13 @@ main(int argc, char *argv[])
 		case 'w':
 			wall = (unsigned int)num(optarg);
 			break;
+		case 'W':
+			if ((comma = strchr(optarg, ',')) != NULL) {
+				*comma = '\0';
+				wd_moved = num(comma + 1);
+			}
+			wd_first = num(optarg);
+			break;
 		case 'x':
 			add(xa, &nxa, optarg);
 			break;
@@ -378,6 +401,8 @@ main(int argc, char *argv[])
 			(void)spares(&sb, NULL, 0, 1);
 		nino = spares(&sb, inos, 64, 0);
 	}
+	if (wd_first != 0)
+		spec.watchdog_ms = boot_ms() + wd_first;
 	if (sandbox_spawn(&spec, &sb, msg, sizeof(msg)) == -1) {
 		printf("spawn: %s\n", msg);
 		fflush(stdout);
@@ -387,6 +412,8 @@ main(int argc, char *argv[])
 	}
 	printf("pid %ld\n", (long)sb.pid);
 	fflush(stdout);
+	if (wd_moved != 0 && sandbox_watchdog(&sb, boot_ms() + wd_moved) == -1)
+		err(1, "sandbox_watchdog");
 	if (origin)
 		cgroup_origin(&sb, inos, nino);
 	if ((mntns = mnt_id_fd(sb.mntns)) == 0)
@@ -408,6 +435,8 @@ main(int argc, char *argv[])
 	if (pid == -1)
 		err(1, "waitpid");
 	st = sandbox_exitstatus(&sb, st);
+	if (sb.watchdog_fired)
+		printf("watchdog\n");
 	if (WIFEXITED(st))
 		printf("exit %d\n", WEXITSTATUS(st));
 	else if (WIFSIGNALED(st))

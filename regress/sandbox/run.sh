@@ -147,6 +147,22 @@ expect "identity, fresh launcher" "Uid: $U $U $U $U" "Gid: $U $U $U $U" \
     "Groups:" "CapEff: 0000000000000000" "CapBnd: 0000000000000000" \
     "NoNewPrivs: 1" "Seccomp: 2" "$TREE" "$ID" "exit 0"
 
+# --- a fleet claim's watchdog: pid 1 ends the sandbox at its instant
+# unless the parent moved it on (a factoryd stopped cannot freeze it).
+for f in "" -F; do
+	sbx "watchdog$f" $f -w 60 -W 1000 -t "$TREE" -- /bin/sleep 30
+	expect "watchdog$f: pid 1 ends the sandbox at its instant" \
+	    watchdog "exit 125"
+	printf '%s\n' "$OUT" | grep -qx timeout &&
+	    notok "watchdog$f" "the wall deadline ended it, not the watchdog"
+done
+sbx watchdog-moved -w 60 -W 3000,30000 -t "$TREE" -- /bin/sh -c \
+    'sleep 6; grep SigBlk /proc/self/status | tr -s "\t " " "'
+expect "watchdog moved on: the run ends as it likes, nothing blocked" \
+    "SigBlk: 0000000000000000" "exit 0"
+printf '%s\n' "$OUT" | grep -qx watchdog &&
+    notok watchdog-moved "it fired though it was moved on"
+
 # --- filesystem
 for t in /etc/factory-x:EROFS /usr/factory-x:EROFS /var/tmp/factory-x:EROFS \
     "$T/state/attempts/a1/other:EROFS" "$T/outside:EROFS"; do

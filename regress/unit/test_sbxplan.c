@@ -58,6 +58,7 @@ setup(void)
 	spec.cpu_ms = 5000;
 	spec.fsize = 1 << 20;
 	spec.nofile = 1024;
+	spec.watchdog_ms = 0x0102030405060708ULL;
 	sin->sin_family = AF_INET;
 	sin->sin_port = htons(443);
 	inet_pton(AF_INET, "127.0.0.2", &sin->sin_addr);
@@ -146,6 +147,7 @@ START_TEST(test_roundtrip)
 	ck_assert_uint_eq(d->spec->cpu_ms, 5000);
 	ck_assert_uint_eq(d->spec->fsize, 1 << 20);
 	ck_assert_uint_eq(d->spec->nofile, 1024);
+	ck_assert_uint_eq(d->spec->watchdog_ms, 0x0102030405060708ULL);
 	ck_assert_int_eq(d->spec->nlisten, 2);
 	ck_assert_int_eq(memcmp(&d->spec->listen[0], &lst[0],
 	    sizeof(lst[0])), 0);
