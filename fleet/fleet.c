@@ -148,6 +148,12 @@ fleet_imsg(struct imsg *imsg)
 			fatalx("%s", err);
 		sql_rescue(reqid);
 		break;
+	case IMSG_FLEET_ADOPT:
+		if (fleet_empty_decode(imsg, "FLEET_ADOPT", err,
+		    sizeof(err)) == -1)
+			fatalx("%s", err);
+		sql_adopt(reqid);
+		break;
 	case IMSG_FLEET_HOSTS:
 	case IMSG_FLEET_QUEUE:
 		if (fleet_empty_decode(imsg, type == IMSG_FLEET_HOSTS ?
@@ -173,6 +179,7 @@ fleet_imsg(struct imsg *imsg)
 			    w.id, fleet_state_name(w.from),
 			    fleet_state_name(w.to));
 		sql_write(type, reqid, &w);
+		fleet_write_free(&w);
 		break;
 	default:
 		return (-1);

@@ -67,6 +67,7 @@ void		 sql_heartbeat(uint32_t);
 void		 sql_hosts(uint32_t);
 void		 sql_queue(uint32_t);
 void		 sql_rescue(uint32_t);
+void		 sql_adopt(uint32_t);
 void		 sql_setstate(uint32_t, const struct fleet_setstate *);
 void		 sql_tenants(uint32_t);
 void		 sql_cancel(uint32_t, const struct fleet_cancel *);

@@ -101,6 +101,20 @@ static const char *const migrations[] = {
 	" ADD COLUMN tried text[] NOT NULL DEFAULT '{}';"
 	"CREATE INDEX fleet_attempts_ended ON fleet_attempts (ended)"
 	" WHERE ended IS NOT NULL",
+	/*
+	 * 3: adoption.  An attempt lost while publishing is "adoptable"
+	 * if its pin holds its publish request (base64 of the parent's
+	 * MSG_PUBLISH, without the bundle) and the host that pinned it;
+	 * a live host finishes it from the forge's side.
+	 */
+	"ALTER TABLE fleet_attempts DROP CONSTRAINT fleet_attempts_state_check,"
+	" ADD CONSTRAINT fleet_attempts_state_check CHECK (state IN"
+	" ('queued', 'claimed', 'running', 'publishing', 'done', 'failed',"
+	" 'cancelled', 'dead', 'adoptable'));"
+	"ALTER TABLE fleet_publications ADD COLUMN request text,"
+	" ADD COLUMN host text;"
+	"CREATE INDEX fleet_attempts_adoptable ON fleet_attempts (seq)"
+	" WHERE state = 'adoptable'",
 };
 #define SCHEMA_VERSION	(sizeof(migrations) / sizeof(migrations[0]))
 

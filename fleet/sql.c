@@ -171,7 +171,9 @@ static const char sql_claim_q[] =
  * The host names the state it last knew: a claim it marked publishing
  * (publishing from claimed, before its publication starts) is past
  * "claimed", and from there only done or failed: once a publication
- * may have begun, it is never handed back to run again.
+ * may have begun, it is never handed back to run again.  The mark
+ * pins the publication in the same statement: the commit (never to
+ * change: fleet_pin_stays) and the publish request an adopter needs.
  */
 static const char sql_outcome_q[] =
 	"WITH w AS (UPDATE fleet_attempts a SET"
@@ -194,10 +196,17 @@ static const char sql_outcome_q[] =
 	"  WHERE a.id = $1 AND a.epoch = $2::bigint AND a.owner_host = $3"
 	"  AND (a.state = $5 OR ($5 = 'claimed' AND a.state = 'publishing'"
 	"  AND $6 IN ('publishing', 'done', 'failed')))" HOST_FENCE
-	"  RETURNING a.tenant, a.state),"
+	"  RETURNING a.tenant, a.state, a.repo),"
 	" t AS (UPDATE fleet_tenants t SET running = t.running - 1 FROM w"
 	"  WHERE t.name = w.tenant AND w.state NOT IN"
-	"  ('claimed', 'running', 'publishing') RETURNING t.name)"
+	"  ('claimed', 'running', 'publishing') RETURNING t.name),"
+	" p AS (INSERT INTO fleet_publications (attempt, repo, branch,"
+	"  pinned_commit, pinned, request, host)"
+	"  SELECT $1, w.repo, 'factory/' || $1, $13, now(), nullif($14, ''),"
+	"  $3 FROM w WHERE $5 = 'claimed' AND $6 = 'publishing' AND $13 <> ''"
+	"  ON CONFLICT (attempt) DO UPDATE SET request = EXCLUDED.request,"
+	"  host = EXCLUDED.host, pinned_commit = EXCLUDED.pinned_commit"
+	"  RETURNING attempt)"
 	" SELECT w.state FROM w";
 
 /*
@@ -221,23 +230,35 @@ static const char sql_renew_q[] =
  * The sweep, run by every host (no leader): an owned attempt whose
  * lease ran out goes back to the queue after a backoff, or is
  * dead-lettered at its cap of claims; one lost while publishing is
- * never run again (its publication is finished from the forge's
- * side).  Its owner froze it before the lease ran out and finds it
+ * never run again: adoptable if its pin holds its publish request (a
+ * live host finishes it from the forge's side: sql_adopt_q), else
+ * dead.  Its owner froze it before the lease ran out and finds it
  * superseded when it comes back.  Rows another host sweeps or renews
  * at this instant are skipped; the tenant's slot is given back.
  */
+#define FLEET_PIN_MAX_SQL	"40960"
+_Static_assert(FLEET_PIN_MAX == 40960, "FLEET_PIN_MAX_SQL is FLEET_PIN_MAX");
 static const char sql_rescue_q[] =
-	"WITH r AS (SELECT a.id, a.state AS was FROM fleet_attempts a"
+	"WITH r AS (SELECT a.id, a.state AS was, EXISTS (SELECT 1"
+	"  FROM fleet_publications p WHERE p.attempt = a.id"
+	"  AND p.host IS NOT NULL AND p.pinned_commit IS NOT NULL"
+	"  AND p.request ~ '^[A-Za-z0-9+/]+={0,2}$'"
+	"  AND length(p.request) < " FLEET_PIN_MAX_SQL ") AS pinned"
+	"  FROM fleet_attempts a"
 	"  WHERE a.state IN ('claimed', 'running', 'publishing')"
 	"  AND a.lease_until < now() ORDER BY a.lease_until LIMIT 64"
 	"  FOR UPDATE SKIP LOCKED),"
 	" w AS (UPDATE fleet_attempts a SET"
-	"  state = CASE WHEN r.was = 'publishing' OR a.claims >= a.max_claims"
+	"  state = CASE WHEN r.was = 'publishing' AND r.pinned"
+	"   THEN 'adoptable'"
+	"   WHEN r.was = 'publishing' OR a.claims >= a.max_claims"
 	"   THEN 'dead' WHEN a.cancel_requested THEN 'cancelled'"
 	"   ELSE 'queued' END,"
-	"  reason = CASE WHEN r.was = 'publishing' THEN 'lost while "
-	"publishing on '"
-	"   || a.owner_host || ': finish it from the forge, never run again'"
+	"  reason = CASE WHEN r.was = 'publishing' AND r.pinned THEN"
+	"   'lost while publishing on ' || a.owner_host || ': adoptable,"
+	" finished from the forge by a live host, never run again'"
+	"   WHEN r.was = 'publishing' THEN 'lost while publishing on '"
+	"   || a.owner_host || ': no publish request pinned, never run again'"
 	"   ELSE 'rescued: the lease of ' || a.owner_host || ' at epoch '"
 	"   || a.owner_epoch || ' ran out' END,"
 	"  run_after = now() + " BACKOFF_MS " * interval '1 millisecond',"
@@ -249,6 +270,30 @@ static const char sql_rescue_q[] =
 	" SELECT count(*) FILTER (WHERE state IN ('queued', 'cancelled')),"
 	" count(*) FILTER (WHERE state = 'dead' AND was <> 'publishing'),"
 	" count(*) FILTER (WHERE was = 'publishing') FROM w";
+
+/*
+ * Adoption: the oldest adoptable attempt of a repository this live,
+ * active host serves is its own now, publishing under a new claim
+ * epoch and a lease like any claim (renewed, swept back to adoptable if
+ * it lapses), its tenant's slot taken again; with the host that lost
+ * it, the pinned commit and the publish request.  No row: none.
+ */
+static const char sql_adopt_q[] =
+	"WITH h AS (SELECT repos FROM fleet_hosts WHERE host = $1"
+	"  AND epoch = $2::bigint AND state = 'active'"
+	"  AND lease_until > now()),"
+	" att AS (SELECT a.id FROM fleet_attempts a, h"
+	"  WHERE a.state = 'adoptable' AND a.repo = ANY (h.repos)"
+	"  ORDER BY a.seq LIMIT 1 FOR UPDATE OF a SKIP LOCKED),"
+	" w AS (UPDATE fleet_attempts a SET state = 'publishing',"
+	"  epoch = a.epoch + 1, owner_host = $1, owner_epoch = $2::bigint,"
+	"  lease_until = now() + $3::integer * interval '1 millisecond',"
+	"  reason = 'adopted by ' || $1"
+	"  FROM att WHERE a.id = att.id RETURNING a.id, a.epoch, a.tenant),"
+	" t AS (UPDATE fleet_tenants t SET running = t.running + 1 FROM w"
+	"  WHERE t.name = w.tenant RETURNING t.name)"
+	" SELECT w.id, w.epoch, coalesce(p.host, ''), p.pinned_commit,"
+	" p.request FROM w JOIN fleet_publications p ON p.attempt = w.id";
 
 /*
  * A queued attempt ends now; an owned one is asked (renew says so).
@@ -654,6 +699,8 @@ sql_write(uint32_t type, uint32_t reqid, const struct fleet_write *w)
 		fq_param(q, "%llu", (unsigned long long)w->use.wall_ms);
 		fq_param(q, "%llu", (unsigned long long)w->use.tokens);
 		fq_param(q, "%llu", (unsigned long long)w->use.cost_uusd);
+		fq_param(q, "%s", w->commit);
+		fq_param(q, "%s", w->pin != NULL ? w->pin : "");
 		break;
 	default:
 		fatalx("sql_write: type %u", type);
@@ -751,6 +798,58 @@ sql_rescue(uint32_t reqid)
 
 	q = fq_new(reqid, sql_rescue_q, rescue_answered);
 	q->name = "rescue";
+	db_query(q);
+}
+
+static void
+adopt_answered(struct fq *q, PGresult *res, const char *err)
+{
+	struct fleet_adopt	 a;
+	int64_t			 epoch;
+	char			*pin;
+
+	if (err != NULL) {
+		sql_error(q->reqid, res, err);
+		return;
+	}
+	if (res_shape(res, 1, 5) == -1) {
+		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+		return;
+	}
+	if (PQntuples(res) == 0) {
+		fleet_reply(q->reqid, FLEET_NONE, "");
+		return;
+	}
+	memset(&a, 0, sizeof(a));
+	pin = PQgetvalue(res, 0, 4);
+	if (res_str(res, 0, 0, a.id, sizeof(a.id), fleet_valid_id) == -1 ||
+	    res_num(res, 0, 1, 1, INT64_MAX, &epoch) == -1 ||
+	    res_str(res, 0, 2, a.host, sizeof(a.host), fleet_valid_name) ==
+	    -1 || res_str(res, 0, 3, a.commit, sizeof(a.commit),
+	    fleet_valid_commit) == -1 || strlen(a.commit) != 40 ||
+	    PQgetisnull(res, 0, 4) || (size_t)PQgetlength(res, 0, 4) >=
+	    FLEET_PIN_MAX || strlen(pin) != (size_t)PQgetlength(res, 0, 4) ||
+	    pin[0] == '\0' || !fleet_valid_pin(pin)) {
+		/* Never adopted: its lease lapses, and the sweep ends it. */
+		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+		return;
+	}
+	a.epoch = (uint64_t)epoch;
+	a.pin = pin;
+	/* A row fleet_adopt_compose refuses is a bad answer too. */
+	fleet_send(IMSG_FLEET_ADOPTED, q->reqid, fleet_adopt_compose(&a));
+}
+
+void
+sql_adopt(uint32_t reqid)
+{
+	struct fq	*q;
+
+	q = fq_new(reqid, sql_adopt_q, adopt_answered);
+	q->name = "adopt";
+	fq_param(q, "%s", host);
+	fq_param(q, "%llu", (unsigned long long)host_epoch);
+	fq_param(q, "%u", lease_ms);
 	db_query(q);
 }
 

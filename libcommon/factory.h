@@ -155,6 +155,11 @@ enum imsg_type {
 	/* parent <-> publisher */
 	IMSG_PUBLISH,		/* parent: MSG_PUBLISH + the bundle as an fd */
 	IMSG_PUBLISHED,		/* publisher: MSG_PUBLISHED */
+	/*
+	 * parent: MSG_PUBLISH, no fd: finish a publication another host
+	 * began (the branch on the forge already), fleet adoption
+	 */
+	IMSG_PUBLISH_ADOPT,
 
 	/* parent <-> reconciler */
 	IMSG_INVENTORY_REQ,

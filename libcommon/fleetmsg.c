@@ -16,7 +16,7 @@
 
 static const char *const fleet_states[FLEET_NSTATES] = {
 	"queued", "claimed", "running", "publishing", "done", "failed",
-	"cancelled", "dead"
+	"cancelled", "dead", "adoptable"
 };
 static const char *const fleet_hstates[FLEET_NHSTATES] = {
 	"active", "cordoned", "draining", "gone"
@@ -165,6 +165,36 @@ fleet_valid_manifest(const char *s)
 	return (s != NULL && strlen(s) <= FLEET_MANIFEST_MAX);
 }
 
+int
+fleet_valid_commit(const char *s)
+{
+	size_t	 i;
+
+	if (s[0] == '\0')
+		return (1);
+	for (i = 0; s[i] != '\0'; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		    (s[i] >= 'a' && s[i] <= 'f')))
+			return (0);
+	return (i == 40);
+}
+
+int
+fleet_valid_pin(const char *s)
+{
+	size_t	 i;
+
+	if (s == NULL)
+		return (1);
+	for (i = 0; s[i] != '\0'; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= '0' && s[i] <= '9') ||
+		    s[i] == '+' || s[i] == '/' || s[i] == '='))
+			return (0);
+	return (i < FLEET_PIN_MAX && i % 4 == 0);
+}
+
 static struct ibuf *
 fleet_open(size_t hint)
 {
@@ -263,14 +293,54 @@ fleet_write_compose(const struct fleet_write *w)
 	int		 bad = 0;
 
 	if (!fleet_valid_id(w->id) || w->from >= FLEET_NSTATES ||
-	    w->to >= FLEET_NSTATES || !fleet_valid_text(w->reason))
+	    w->to >= FLEET_NSTATES || !fleet_valid_text(w->reason) ||
+	    !fleet_valid_commit(w->commit) || !fleet_valid_pin(w->pin) ||
+	    ((w->commit[0] != '\0' || w->pin != NULL) &&
+	    w->to != FLEET_PUBLISHING) || (w->pin != NULL &&
+	    w->commit[0] == '\0'))
 		return (NULL);
-	if ((b = fleet_open(64)) == NULL)
+	if ((b = fleet_open(128 + (w->pin != NULL ? strlen(w->pin) : 0))) ==
+	    NULL)
 		return (NULL);
 	bad |= m_add_str(b, w->id) | ibuf_add_n64(b, w->epoch);
 	bad |= ibuf_add_n8(b, w->from) | ibuf_add_n8(b, w->to);
 	bad |= m_add_str(b, w->reason) | use_add(b, &w->use);
+	bad |= m_add_str(b, w->commit);
+	bad |= m_add_str(b, w->pin != NULL ? w->pin : "");
 	return (fleet_close(b, bad));
+}
+
+struct ibuf *
+fleet_adopt_compose(const struct fleet_adopt *a)
+{
+	struct ibuf	*b;
+	int		 bad = 0;
+
+	if (!fleet_valid_id(a->id) || a->epoch == 0 ||
+	    !fleet_valid_name(a->host) || strlen(a->commit) != 40 ||
+	    !fleet_valid_commit(a->commit) || a->pin == NULL ||
+	    a->pin[0] == '\0' || !fleet_valid_pin(a->pin))
+		return (NULL);
+	if ((b = fleet_open(256 + strlen(a->pin))) == NULL)
+		return (NULL);
+	bad |= m_add_str(b, a->id) | ibuf_add_n64(b, a->epoch);
+	bad |= m_add_str(b, a->host) | m_add_str(b, a->commit);
+	bad |= m_add_str(b, a->pin);
+	return (fleet_close(b, bad));
+}
+
+void
+fleet_write_free(struct fleet_write *w)
+{
+	free(w->pin);
+	w->pin = NULL;
+}
+
+void
+fleet_adopt_free(struct fleet_adopt *a)
+{
+	free(a->pin);
+	a->pin = NULL;
 }
 
 struct ibuf *
@@ -608,7 +678,52 @@ fleet_write_decode(struct imsg *imsg, struct fleet_write *w, char *err,
 	fleet_get(&m, "reason", w->reason, sizeof(w->reason),
 	    fleet_valid_text);
 	use_get(&m, &w->use);
-	return (m_end(&m));
+	fleet_get(&m, "commit", w->commit, sizeof(w->commit),
+	    fleet_valid_commit);
+	m_get_strdup(&m, "pin", FLEET_PIN_MAX, &w->pin);
+	if (!m.bad && !fleet_valid_pin(w->pin))
+		m_fail(&m, "field pin: not base64");
+	if (!m.bad && w->pin[0] == '\0') {
+		free(w->pin);
+		w->pin = NULL;
+	}
+	if (!m.bad && (w->commit[0] != '\0' || w->pin != NULL) &&
+	    w->to != FLEET_PUBLISHING)
+		m_fail(&m, "field commit: a pin of a write to %s",
+		    fleet_state_name(w->to));
+	if (!m.bad && w->pin != NULL && w->commit[0] == '\0')
+		m_fail(&m, "field pin: without its commit");
+	if (m_end(&m) == -1) {
+		fleet_write_free(w);
+		return (-1);
+	}
+	return (0);
+}
+
+int
+fleet_adopt_decode(struct imsg *imsg, struct fleet_adopt *a, char *err,
+    size_t errlen)
+{
+	struct mread	 m;
+
+	memset(a, 0, sizeof(*a));
+	fleet_mopen(&m, "FLEET_ADOPTED", imsg, err, errlen);
+	fleet_get(&m, "id", a->id, sizeof(a->id), fleet_valid_id);
+	m_get_n64(&m, "epoch", &a->epoch);
+	fleet_range(&m, "epoch", a->epoch, 1, INT64_MAX);
+	fleet_get(&m, "host", a->host, sizeof(a->host), fleet_valid_name);
+	fleet_get(&m, "commit", a->commit, sizeof(a->commit),
+	    fleet_valid_commit);
+	if (!m.bad && a->commit[0] == '\0')
+		m_fail(&m, "field commit: empty");
+	m_get_strdup(&m, "pin", FLEET_PIN_MAX, &a->pin);
+	if (!m.bad && (!fleet_valid_pin(a->pin) || a->pin[0] == '\0'))
+		m_fail(&m, "field pin: not base64");
+	if (m_end(&m) == -1) {
+		fleet_adopt_free(a);
+		return (-1);
+	}
+	return (0);
 }
 
 int

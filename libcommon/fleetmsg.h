@@ -33,6 +33,14 @@
 #define FLEET_MS_MAX		3600000	/* leases and deadlines */
 #define FLEET_ROWS_MAX		256	/* rows of one listing */
 #define FLEET_USAGE_MAX		(366 * 86400)	/* usage --since, seconds */
+/*
+ * A publication's pin: the parent's publish request (msg.h's
+ * MSG_PUBLISH, without the bundle) as base64, at most this many bytes
+ * with its NUL.  A request that does not fit is pinned without it and
+ * cannot be adopted.
+ */
+#define FLEET_PIN_MAX		(40 * 1024)
+#define FLEET_HEX40		(40 + 1)	/* a commit, NUL */
 
 enum fleet_imsg {
 	IMSG_FLEET_BASE = 0x4600,
@@ -50,6 +58,7 @@ enum fleet_imsg {
 	IMSG_FLEET_SETSTATE,	/* parent: struct fleet_setstate; -> RESULT */
 	IMSG_FLEET_TENANTS,	/* parent: empty; -> TENANTROW..., RESULT */
 	IMSG_FLEET_USAGE,	/* parent: n32 seconds; -> USAGEROW..., RESULT */
+	IMSG_FLEET_ADOPT,	/* parent: empty; -> ADOPTED or RESULT none */
 	IMSG_FLEET_READY,	/* fleet: struct fleet_ready */
 	IMSG_FLEET_CLAIMED,	/* fleet: struct fleet_claimed */
 	IMSG_FLEET_SUBMITTED,	/* fleet: struct fleet_submitted */
@@ -59,6 +68,7 @@ enum fleet_imsg {
 	IMSG_FLEET_RESCUED,	/* fleet: struct fleet_rescued */
 	IMSG_FLEET_TENANTROW,	/* fleet: struct fleet_tenantrow */
 	IMSG_FLEET_USAGEROW,	/* fleet: struct fleet_usagerow */
+	IMSG_FLEET_ADOPTED,	/* fleet: struct fleet_adopt */
 	IMSG_FLEET_MAX
 };
 
@@ -72,6 +82,7 @@ enum fleet_state {
 	FLEET_FAILED,
 	FLEET_CANCELLED,
 	FLEET_DEAD,		/* claimed too often: dead-lettered */
+	FLEET_ADOPTABLE,	/* lost while publishing: a live host's */
 	FLEET_NSTATES
 };
 
@@ -145,6 +156,26 @@ struct fleet_write {
 	uint8_t		 to;
 	char		 reason[FLEET_TEXT_MAX];
 	struct fleet_use use;
+	/*
+	 * The publishing mark's pin (to FLEET_PUBLISHING only): the
+	 * commit, and the publish request (base64, malloc'd on decode:
+	 * fleet_write_free) or NULL.
+	 */
+	char		 commit[FLEET_HEX40];
+	char		*pin;
+};
+
+/*
+ * An attempt lost while publishing, now this host's to finish from the
+ * forge's side: its new claim epoch, the host that lost it, the pinned
+ * commit and publish request (base64, malloc'd: fleet_adopt_free).
+ */
+struct fleet_adopt {
+	char		 id[ATTEMPT_ID_MAX];
+	uint64_t	 epoch;
+	char		 host[FLEET_NAME_MAX];
+	char		 commit[FLEET_HEX40];
+	char		*pin;
 };
 
 struct fleet_ready {
@@ -280,6 +311,7 @@ struct ibuf	*fleet_setstate_compose(const struct fleet_setstate *);
 struct ibuf	*fleet_cancel_compose(const struct fleet_cancel *);
 struct ibuf	*fleet_tenantrow_compose(const struct fleet_tenantrow *);
 struct ibuf	*fleet_usagerow_compose(const struct fleet_usagerow *);
+struct ibuf	*fleet_adopt_compose(const struct fleet_adopt *);
 
 /* 0, or -1 with a reason naming the message and field in err. */
 int	 fleet_hello_decode(struct imsg *, struct fleet_hello *, char *,
@@ -314,6 +346,13 @@ int	 fleet_usagerow_decode(struct imsg *, struct fleet_usagerow *,
 	    char *, size_t);
 int	 fleet_rescued_decode(struct imsg *, struct fleet_rescued *, char *,
 	    size_t);
+int	 fleet_adopt_decode(struct imsg *, struct fleet_adopt *, char *,
+	    size_t);
+void	 fleet_write_free(struct fleet_write *);
+void	 fleet_adopt_free(struct fleet_adopt *);
+/* "" or 40 lower-case hex; "" or base64 of at most FLEET_PIN_MAX - 1. */
+int	 fleet_valid_commit(const char *);
+int	 fleet_valid_pin(const char *);
 /* An empty request (CLAIM, HEARTBEAT, HOSTS, QUEUE, RESCUE): no payload. */
 int	 fleet_empty_decode(struct imsg *, const char *, char *, size_t);
 

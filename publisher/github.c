@@ -2044,7 +2044,16 @@ gh_with_token(struct gh *g, const struct pub_bundle *b,
 	for (i = 0; i < req->nsupersede; i++)
 		if (gh_supersede(g, &req->supersede[i], err, errlen) == -1)
 			return (-1);
-	if (gh_git(g, b, &pushed, err, errlen) == -1)
+	if (b == NULL) {
+		/* An adoption: the lost host's push is there, or nothing. */
+		if ((found = gh_branch_state(g, g->branch, req->commit, err,
+		    errlen)) == 0)
+			errfmt(err, errlen, "branch %s is not on the forge: its "
+			    "host was lost before the push, and the bundle "
+			    "with it", g->branch);
+		if (found != 1)
+			return (-1);
+	} else if (gh_git(g, b, &pushed, err, errlen) == -1)
 		return (-1);
 	if (pushed)
 		log_info("%s: pushed %s at %s", req->attempt, g->branch,
@@ -2111,7 +2120,7 @@ publish_github(const struct publish_req *req, const struct gh_conf *c,
 	    pub_attest_check(req, &g.as, err, errlen) == -1)
 		return (-1);
 	memset(&b, 0, sizeof(b));
-	if (pub_bundle_header(req, &b, err, errlen) == -1)
+	if (!req->adopt && pub_bundle_header(req, &b, err, errlen) == -1)
 		return (-1);
 
 	g.req = req;
@@ -2131,7 +2140,8 @@ publish_github(const struct publish_req *req, const struct gh_conf *c,
 	 * gh_with_token did or failed to do, the revocation runs.
 	 */
 	if (gh_token(&g, err, errlen) == 0)
-		rv = gh_with_token(&g, &b, res, err, errlen);
+		rv = gh_with_token(&g, req->adopt ? NULL : &b, res, err,
+		    errlen);
 	gh_revoke(&g);
 	gh_secret_free(&g.jwt);
 	http_close(g.http);

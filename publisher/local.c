@@ -70,6 +70,7 @@ static SLIST_HEAD(, pub_pulls) pub_pulls_known =
     SLIST_HEAD_INITIALIZER(pub_pulls_known);
 
 static int	 pub_attempt_valid(const char *);
+static void	 pub_stall(void);
 static int	 pub_check_req(const struct publish_req *, char *, size_t);
 static int	 pub_branch_state(git_repository *, const char *,
 		    const git_oid *, char *, size_t);
@@ -165,8 +166,11 @@ pub_check_common(const struct publish_req *req, char *err, size_t errlen)
 	    "refs/heads/%s", req->base) >= sizeof(ref) ||
 	    git_reference_name_is_valid(&valid, ref) < 0 || !valid)
 		return (errfmt(err, errlen, "bad base branch name"));
-	if (req->bundle_fd < 0)
+	if (req->bundle_fd < 0 && !req->adopt)
 		return (errfmt(err, errlen, "no bundle"));
+	if (req->adopt && (req->bundle_fd >= 0 || req->nsupersede > 0))
+		return (errfmt(err, errlen, "an adoption with a bundle or a "
+		    "supersede list"));
 	if (req->nsupersede > COHORT_SUPERSEDE_MAX ||
 	    (req->nsupersede > 0 && (req->cohort == NULL ||
 	    req->supersede == NULL)))
@@ -452,6 +456,12 @@ pub_branch_create(git_repository *repo, const char *refname,
 		    refname));
 	git_reference_free(ref);
 	crashpoint("publisher:after-push");
+	/*
+	 * A host lost just after its push: the test kills factoryd while
+	 * this waits, and it dies with it, having done nothing more.
+	 */
+	if (faultpoint("publisher:stall-after-push"))
+		pub_stall();
 	return (1);
 }
 
@@ -464,12 +474,15 @@ pub_push(const struct publish_req *req, const struct pub_bundle *b,
     int *created, char *err, size_t errlen)
 {
 	git_repository	*repo = NULL;
+	git_oid		 want;
 	char		 refname[256];
 	int		 rc, rv = -1;
 
 	*created = 0;
 	snprintf(refname, sizeof(refname), "%s%s", PUB_REF_PREFIX,
 	    req->attempt);
+	if (b == NULL && git_oid_fromstr(&want, req->commit) < 0)
+		return (errfmt(err, errlen, "commit %s", req->commit));
 	if (git_repository_open_ext(&repo, req->remote,
 	    GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_NO_DOTGIT,
 	    NULL) < 0)
@@ -477,6 +490,16 @@ pub_push(const struct publish_req *req, const struct pub_bundle *b,
 	if (!git_repository_is_bare(repo)) {
 		errfmt(err, errlen, "remote %s: not a bare repository",
 		    req->remote);
+		goto done;
+	}
+	/* An adoption pushes nothing: the branch is there, or it fails. */
+	if (b == NULL) {
+		if ((rc = pub_branch_state(repo, refname, &want, err,
+		    errlen)) == 0)
+			errfmt(err, errlen, "branch %s%s is not on the forge: "
+			    "its host was lost before the push, and the "
+			    "bundle with it", PUB_BRANCH_PREFIX, req->attempt);
+		rv = rc == 1 ? 0 : -1;
 		goto done;
 	}
 	/* Look before writing anything: a refusal changes nothing. */
@@ -1055,6 +1078,19 @@ publish_local_forget(void)
 	}
 }
 
+/* The fault point's wait, until the parent is gone; then _exit. */
+static void
+pub_stall(void)
+{
+	pid_t	 parent = getppid();
+
+	log_warnx("fault point publisher:stall-after-push: waiting for the "
+	    "parent to die");
+	while (getppid() == parent)
+		sleep(1);
+	_exit(CRASH_EXIT);
+}
+
 int
 publish_local(const struct publish_req *req, struct publish_result *res,
     char *err, size_t errlen)
@@ -1072,12 +1108,13 @@ publish_local(const struct publish_req *req, struct publish_result *res,
 	    pub_attest_check(req, &as, err, errlen) == -1)
 		return (-1);
 	memset(&b, 0, sizeof(b));
-	if (pub_bundle_header(req, &b, err, errlen) == -1)
+	if (!req->adopt && pub_bundle_header(req, &b, err, errlen) == -1)
 		return (-1);
 	/* The cohort's failed selections first: nothing of ours yet. */
 	if (pub_supersede(req, err, errlen) == -1)
 		return (-1);
-	if (pub_push(req, &b, &branch_made, err, errlen) == -1)
+	if (pub_push(req, req->adopt ? NULL : &b, &branch_made, err,
+	    errlen) == -1)
 		return (-1);
 	/* With the evidence beside it, all or nothing. */
 	if (pub_record(req, &number, &record_made, err, errlen) == -1)

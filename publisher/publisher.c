@@ -25,7 +25,7 @@
 #include "receipt.h"
 
 static int	publisher_imsg(struct imsg *);
-static void	publisher_publish(const struct msg_publish *, int);
+static void	publisher_publish(const struct msg_publish *, int, int);
 static const char *publisher_scratch(void);
 
 static struct imsgev	 iev_parent;
@@ -84,7 +84,7 @@ publisher_scratch(void)
 }
 
 static void
-publisher_publish(const struct msg_publish *o, int bfd)
+publisher_publish(const struct msg_publish *o, int bfd, int adopt)
 {
 	struct publish_req	 req;
 	struct publish_result	 res;
@@ -101,6 +101,7 @@ publisher_publish(const struct msg_publish *o, int bfd)
 		msg_send_error(&iev_parent, id, err);
 		goto done;
 	}
+	req.adopt = adopt;
 	memset(&res, 0, sizeof(res));
 	if (o->has_github) {
 		gj = publisher_github_json(&o->github);
@@ -140,12 +141,17 @@ publisher_imsg(struct imsg *imsg)
 {
 	struct msg_publish	 m;
 	char			 err[MSG_ERRLEN];
+	uint32_t		 type = imsg_get_type(imsg);
+	int			 fd;
 
-	if (imsg_get_type(imsg) != IMSG_PUBLISH)
+	if (type != IMSG_PUBLISH && type != IMSG_PUBLISH_ADOPT)
 		return (-1);
+	fd = imsg_get_fd(imsg);
+	if (type == IMSG_PUBLISH_ADOPT && fd != -1)
+		fatalx("from the parent: an adoption with a descriptor");
 	if (msg_get(imsg, MSG_PUBLISH, &m, err, sizeof(err)) == -1)
 		fatalx("from the parent: %s", err);
-	publisher_publish(&m, imsg_get_fd(imsg));
+	publisher_publish(&m, fd, type == IMSG_PUBLISH_ADOPT);
 	msg_free(MSG_PUBLISH, &m);
 	return (0);
 }

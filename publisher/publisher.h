@@ -40,6 +40,12 @@ struct publish_req {
 	size_t			 siglen;
 	const unsigned char	*verifier_pub;	/* 32 raw bytes, pinned */
 	int			 bundle_fd;	/* v2 bundle, read from 0 */
+	/*
+	 * A fleet's adoption: no bundle (-1); the branch must be on the
+	 * forge at commit already, pushed by the host that lost it, and
+	 * only the rest (check run, pull request) is done.
+	 */
+	int			 adopt;
 	/* The attempt's envelopes (attest.h), one line each, or none. */
 	char * const		*attest;
 	size_t			 nattest;

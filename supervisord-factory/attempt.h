@@ -27,6 +27,10 @@ void	 attempt_new_lease(struct attempt *, const char *, int);
 void	 attempt_send_provision(struct attempt *);
 void	 attempt_collect(struct attempt *);
 void	 attempt_publish(struct attempt *);
+void	 attempt_publish_request(struct attempt *, const struct conf_repo *,
+	    struct msg_publish *);
+void	 attempt_publish_request_free(struct msg_publish *);
+void	 publish_forge(const struct conf_repo *, struct msg_publish *);
 int	 attempt_cleanup_sandboxes(struct attempt *, int);
 
 /* submit.c, for dispatch.c */

@@ -414,6 +414,8 @@ publisher_msg(struct child *c, enum msg_kind k, union child_msg *m)
 
 	switch (k) {
 	case MSG_PUBLISHED:
+		if (adopt_answer(m->published.id, &m->published, NULL))
+			return (0);
 		if ((a = child_attempt(c, m->published.id, 0, AS_PUBLISHING,
 		    0)) == NULL)
 			return (0);
@@ -429,6 +431,8 @@ publisher_msg(struct child *c, enum msg_kind k, union child_msg *m)
 		attempt_after_published(a);
 		return (0);
 	case MSG_ERROR:
+		if (adopt_answer(m->error.id, NULL, m->error.error))
+			return (0);
 		if ((a = child_attempt(c, m->error.id, 0, AS_PUBLISHING,
 		    0)) == NULL)
 			return (0);

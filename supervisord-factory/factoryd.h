@@ -513,6 +513,23 @@ int	 tenant_may_act(struct ctl_conn *, const char *,
 	    const struct attempt *, char *, size_t);
 int	 tenant_may_act_cohort(struct ctl_conn *, const char *, const char *,
 	    char *, size_t);
+/*
+ * adopt.c: attempts lost while publishing on another host, finished
+ * here from the forge's side.  fleet.c hands it its request and its
+ * outcome (a claim's, fenced); dispatch.c the publisher's answers.
+ */
+struct msg_published;
+typedef int	(*adopt_request_fn)(uint32_t, struct ibuf *, fleet_done,
+		    void *);
+typedef void	(*adopt_outcome_fn)(const char *, uint64_t, int,
+		    const char *, const struct attempt *, fleet_done, void *);
+void	 adopt_init(adopt_request_fn, adopt_outcome_fn);
+void	 adopt_poll(int);
+void	 adopt_beat(void);
+void	 adopt_tick(void);
+int	 adopt_answer(const char *, const struct msg_published *,
+	    const char *);
+
 /* A claim handed to fleet_run_fn ended before it was an attempt. */
 void	 fleet_claim_dropped(const char *, uint64_t, const char *);
 void	 fleet_claim_started(void);

@@ -93,6 +93,8 @@ static void	fleet_report(void);
 static int	fleet_may(struct attempt *, const char *);
 static int	fleet_gate(struct attempt *, int);
 static void	fleet_handback(void);
+static void	fleet_outcome(const char *, uint64_t, int, const char *,
+		    const struct attempt *, fleet_done, void *);
 
 void
 fleet_init(fleet_run_fn fn)
@@ -101,6 +103,7 @@ fleet_init(fleet_run_fn fn)
 
 	run_claim = fn;
 	attempt_set_gate(fleet_gate);
+	adopt_init(fleet_request, fleet_outcome);
 	evtimer_set(&ev_poll, fleet_poll, NULL);
 	evtimer_set(&ev_tick, fleet_tick, NULL);
 	if (env->conf->fleet.enabled)
@@ -289,7 +292,47 @@ marked_done(void *arg, uint32_t type, const void *ans)
 		return;
 	}
 	a->fleet_marked = 1;
+	/* Pinned in the database, the publication not yet asked. */
+	crashpoint("parent:fleet-pinned");
 	attempt_schedule();
+}
+
+/*
+ * The pin's publish request: what this host's publisher will be asked
+ * (but the bundle), base64, malloc'd; NULL if it cannot be (said why):
+ * the publication is then pinned without it and cannot be adopted.
+ */
+static char *
+pin_request(struct attempt *a)
+{
+	const struct conf_repo	*repo;
+	struct msg_publish	 m;
+	char			*raw, *b64, err[MSG_ERRLEN];
+	size_t			 len;
+
+	if ((repo = conf_repo(env->conf, a->m->repository)) == NULL ||
+	    repo->forge == FORGE_NONE)
+		return (NULL);
+	attempt_publish_request(a, repo, &m);
+	raw = msg_encode(MSG_PUBLISH, &m, &len, err, sizeof(err));
+	attempt_publish_request_free(&m);
+	if (raw == NULL) {
+		log_warnx("%s: fleet: not adoptable if lost: its publish "
+		    "request: %s", a->id, err);
+		return (NULL);
+	}
+	if ((len + 2) / 3 * 4 >= FLEET_PIN_MAX) {
+		log_warnx("%s: fleet: not adoptable if lost: its publish "
+		    "request of %zu bytes is more than a pin holds", a->id,
+		    len);
+		free(raw);
+		return (NULL);
+	}
+	if ((b64 = malloc((len + 2) / 3 * 4 + 1)) == NULL)
+		fatal(NULL);
+	base64_encode((const uint8_t *)raw, len, 1, b64);
+	free(raw);
+	return (b64);
 }
 
 /*
@@ -318,13 +361,18 @@ fleet_may_publish(struct attempt *a)
 	w.from = FLEET_CLAIMED;
 	w.to = FLEET_PUBLISHING;
 	strlcpy(w.reason, "publishing", sizeof(w.reason));
+	/* The pin: the commit, and what another host needs to finish it. */
+	strlcpy(w.commit, a->commit, sizeof(w.commit));
+	w.pin = pin_request(a);
 	if ((id = strdup(a->id)) == NULL)
 		fatal(NULL);
 	if (fleet_request(IMSG_FLEET_OUTCOME, fleet_write_compose(&w),
 	    marked_done, id) == -1) {
+		free(w.pin);
 		free(id);
 		return (0);
 	}
+	free(w.pin);
 	a->fleet_marking = 1;
 	return (0);
 }
@@ -578,6 +626,7 @@ fleet_beat(int fd, short event, void *arg)
 		}
 		a->fleet_renewing = 1;
 	}
+	adopt_beat();
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
 	evtimer_add(&ev_beat, &tv);
@@ -635,6 +684,7 @@ fleet_tick(int fd, short event, void *arg)
 			    (unsigned long long)(now - a->fleet_frozen_at));
 		}
 	}
+	adopt_tick();
 	fleet_report();
 	evtimer_add(&ev_tick, &tv);
 }
@@ -1004,6 +1054,8 @@ fleet_poll(int fd, short event, void *arg)
 		    NULL) == -1)
 			claiming = 0;
 	}
+	/* Publications lost with their host: finished here, if it can. */
+	adopt_poll(ready && host_live() && !fenced);
 	if (ready)
 		evtimer_add(&ev_poll, &tv);
 }
@@ -1037,6 +1089,7 @@ fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 		struct fleet_rescued	 rescued;
 		struct fleet_tenantrow	 tenantrow;
 		struct fleet_usagerow	 usagerow;
+		struct fleet_adopt	 adopt;
 	} u;
 	struct fleet_req	 r;
 	uint32_t		 type = imsg_get_type(imsg);
@@ -1092,11 +1145,19 @@ fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 	case IMSG_FLEET_RESULT:
 		ok = fleet_result_decode(imsg, &u.result, why, len) == 0;
 		/* A claim's none, or a refusal: never "done" for a claim. */
-		if (ok && r.type == IMSG_FLEET_CLAIM &&
-		    u.result.code == FLEET_OK) {
+		if (ok && (r.type == IMSG_FLEET_CLAIM ||
+		    r.type == IMSG_FLEET_ADOPT) && u.result.code == FLEET_OK) {
 			snprintf(why, len, "FLEET_RESULT ok to a claim");
 			ok = 0;
 		}
+		break;
+	case IMSG_FLEET_ADOPTED:
+		if (r.type != IMSG_FLEET_ADOPT) {
+			snprintf(why, len, "answer type %u to request type %u",
+			    type, r.type);
+			ok = 0;
+		} else
+			ok = fleet_adopt_decode(imsg, &u.adopt, why, len) == 0;
 		break;
 	case IMSG_FLEET_RESCUED:
 		if (r.type != IMSG_FLEET_RESCUE) {
@@ -1132,6 +1193,8 @@ fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 		r.done(r.arg, type, &u);
 	if (type == IMSG_FLEET_CLAIMED)
 		free(u.claimed.manifest);
+	if (type == IMSG_FLEET_ADOPTED)
+		fleet_adopt_free(&u.adopt);
 	return (0);
 }
 

@@ -52,11 +52,11 @@ a=$!
 printf 'start 0 boot-b\n' | drv bootb &
 b=$!
 wait $a; wait $b
-check "two children start together: both ready at schema 2" \
-    sh -c "grep -q '^ready 0 1 2 active' $T/boota.out &&
-    grep -q '^ready 0 1 2 active' $T/bootb.out"
-check "the schema's lock row says version 2" \
-    [ "$(q 'SELECT version FROM fleet_schema')" = 2 ]
+check "two children start together: both ready at schema 3" \
+    sh -c "grep -q '^ready 0 1 3 active' $T/boota.out &&
+    grep -q '^ready 0 1 3 active' $T/bootb.out"
+check "the schema's lock row says version 3" \
+    [ "$(q 'SELECT version FROM fleet_schema')" = 3 ]
 check "migration 1 was applied once" \
     [ "$(grep -c 'applying migration 1' "$T/fleet.log")" = 1 ]
 check "migration 2 was applied once" \
@@ -65,8 +65,8 @@ check "migration 2 was applied once" \
 # A host started again gets the next epoch; one given a higher one
 # (its journal's) goes past it.
 printf 'start 0 boot-a\nstart 1 boot-b 41\n' | drv reboot
-check "a host started again is at epoch 2" line reboot "ready 0 2 2"
-check "a host that knew epoch 41 is at 42" line reboot "ready 1 42 2"
+check "a host started again is at epoch 2" line reboot "ready 0 2 3"
+check "a host that knew epoch 41 is at 42" line reboot "ready 1 42 3"
 
 # Shares: three tenants weighted 1:2:1, 100 claims.
 {
@@ -149,7 +149,7 @@ check "but its key still answers the attempt it made" \
 q "UPDATE fleet_hosts SET state = 'cordoned' WHERE host = 'full-1'" >/dev/null
 printf 'start 0 full-1 0 fullrepo\nclaim 0\nheartbeat 0\n' | drv cordon
 check "a cordoned host stays cordoned when started again" \
-    line cordon "ready 0 [0-9]* 2 cordoned"
+    line cordon "ready 0 [0-9]* 3 cordoned"
 check "a cordoned host claims nothing" line cordon "result none"
 check "its heartbeat says cordoned" line cordon "result ok cordoned"
 
@@ -178,7 +178,7 @@ check "its heartbeat says cordoned" line cordon "result ok cordoned"
 n=0
 for want in "result superseded" "result superseded" "result superseded" \
     "result superseded" "result superseded" "result ok running" \
-    "result ok running" "ready 2 2 2 active" "result superseded" \
+    "result ok running" "ready 2 2 3 active" "result superseded" \
     "result superseded" "result superseded" "result ok running" \
     "result ok active"; do
 	n=$((n + 1))
@@ -340,7 +340,7 @@ check "with the reason" \
     "rescued: the lease of lapse-1 at epoch 1 ran out" ]
 check "the one lost while publishing is never run again" \
     [ "$(q "SELECT state || ': ' || reason FROM fleet_attempts WHERE id = '$l2'")" = \
-    "dead: lost while publishing on lapse-1: finish it from the forge, never run again" ]
+    "dead: lost while publishing on lapse-1: no publish request pinned, never run again" ]
 check "the tenant's slots are given back" \
     [ "$(q "SELECT running FROM fleet_tenants WHERE name = 'tr'")" = 0 ]
 q "UPDATE fleet_attempts SET run_after = now(), claims = max_claims - 1
@@ -533,7 +533,7 @@ wait $LOCKPID 2>/dev/null
 LOCKPID=""
 wait $slowpid
 unset FLEET_DEADLINE_MS
-check "the link made again, the host registers" line slow "ready 0 [0-9]* 2 active"
+check "the link made again, the host registers" line slow "ready 0 [0-9]* 3 active"
 
 # The policy in force: seccomp filtering, no new privileges, its uid.
 # Its status is read while it runs, by the driver's sh command.

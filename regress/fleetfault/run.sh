@@ -16,6 +16,12 @@
 #   D  a crash just after a claim committed, before the host journaled
 #      it: never renewed, swept, run once.
 #   E  `pg_ctl restart -m immediate` while attempts run: none lost.
+#   P  publications lost with their host, finished by another from the
+#      forge's side (adoption), never run again: a host killed just
+#      after its push (P1: the adopter opens the pull request at the
+#      pinned commit) and one that dies after the pin, before the push
+#      (P2: the adopter finds no branch and fails it, said why).  The
+#      three hosts publish "shared" to one local forge.
 #   S  a host's factoryd stopped (SIGSTOP, its children left running)
 #      past its lease: it can freeze nothing, so its sandbox's own
 #      watchdog ends the run before the database lets the claim go;
@@ -70,6 +76,13 @@ setnth() {
 	echo $_out
 }
 
+# shared: one repository and one local forge that every host publishes
+# to (each host's publisher is its own uid).
+make_repos "$T/shared" 0
+mkdir -p "$T/shared/remote.git/refs/heads/factory"
+: >"$T/shared/pulls/.lock"
+chmod -R a+rwX "$T/shared/remote.git" "$T/shared/pulls"
+
 # host N UIDBASE: h$N with its repositories, config and relay.
 host() {
 	H=$T/h$1
@@ -102,6 +115,10 @@ fleet:
       users: [73713]
       repositories: [demo, solo]
 CONF
+	sed -i "s|^repositories:|&\n  shared:\n    path: $T/shared/demo.git\n    publish: {forge: local, remote: $T/shared/remote.git, pulls: $T/shared/pulls}|" \
+	    "$H/factoryd.conf"
+	sed -i 's/repositories: \[demo, solo\]/repositories: [demo, solo, shared]/' \
+	    "$H/factoryd.conf"
 	# solo: a repository only h1 serves (D).
 	if [ "$1" = 1 ]; then
 		sed -i "s|^repositories:|&\n  solo:\n    path: $H/demo.git\n    publish: {forge: local, remote: $H/remote.git, pulls: $H/pulls}|" \
@@ -221,6 +238,7 @@ for h in h1 h2 h3; do
 	    'grep -q quick README.md'
 done
 sed 's/^repository: demo/repository: solo/' "$T/h1/quick.yaml" >"$T/h1/solo.yaml"
+sed 's/^repository: demo/repository: shared/' "$T/h1/quick.yaml" >"$T/h1/shared.yaml"
 
 # A: cut longer than the lease.
 A=$(sub 1 t1 "$T/h1/slow.yaml")
@@ -377,6 +395,91 @@ check "D: never renewed, swept, claimed again and done" \
 check "D: h1 ran it once, journaled once" \
     sh -c "'$O/factoryctl' -s '$T/h1/factoryd.sock' -j show '$D' | jq -e '.terminated == true'"
 check "D: one branch" [ "$(branches "$D")" = 1 ]
+
+# P: publications lost with their host, adopted.
+ctl() { _h=$1; shift; "$O/factoryctl" -s "$T/$_h/factoryd.sock" "$@"; }
+col() { q "SELECT $2 FROM fleet_attempts WHERE id = '$1'"; }
+pinned() { q "SELECT coalesce(pinned_commit, '') FROM fleet_publications WHERE attempt = '$1'"; }
+forge_at() {	# id: the shared forge's branch of it, or nothing
+	git --git-dir="$T/shared/remote.git" -c safe.directory='*' \
+	    rev-parse -q --verify "refs/heads/factory/$1" 2>/dev/null
+}
+records() { ls "$T/shared/pulls" | grep -c "^$1\.json\$"; }
+owned_by() { [ "$(owner "$1")" = "$2" ]; }
+restart_h1() {	# [env...]: h1 stopped (by pid) and started again
+	[ "$(pid_of h1)" != - ] && stop_pid "$(pid_of h1)"
+	PIDS=$(setnth 1 - $PIDS)
+	start 1 "$@"
+}
+
+# P1: h1 killed just after its push; its publisher waits at the fault
+# point and dies with it.  h2 and h3 cordoned until h1 has it.
+restart_h1 FACTORY_CRASH=publisher:stall-after-push
+check "P1: cordon h2 and h3" sh -c "'$O/factoryctl' -s '$T/h2/factoryd.sock' cordon h2 &&
+    '$O/factoryctl' -s '$T/h2/factoryd.sock' cordon h3"
+P1=$(sub 1 t1 "$T/h1/shared.yaml")
+check "P1: submitted ($P1), claimed by h1" until_true 60 owned_by "$P1" h1
+p1pushed() { [ -n "$(forge_at "$P1")" ]; }
+check "P1: h1 pushed its branch to the shared forge" until_true 180 p1pushed
+check "P1: marked publishing, pinned at the pushed commit" \
+    [ "$(state "$P1") $(pinned "$P1")" = "publishing $(forge_at "$P1")" ]
+check "P1: uncordon h2 and h3" sh -c "'$O/factoryctl' -s '$T/h2/factoryd.sock' uncordon h2 &&
+    '$O/factoryctl' -s '$T/h2/factoryd.sock' uncordon h3"
+kill -KILL "$(pid_of h1)"
+wait "$(pid_of h1)" 2>/dev/null
+PIDS=$(setnth 1 - $PIDS)
+p1done() { [ "$(state "$P1")" = done ]; }
+check "P1: adopted by another host, and done" until_true 90 p1done
+echo "# P1: $(col "$P1" "claims || ' ' || coalesce(ran_on, '') || ': ' || reason")"
+check "P1: never run again: claimed once" [ "$(col "$P1" claims)" = 1 ]
+check "P1: the reason says who lost it, and the pull request" \
+    sh -c "$PSQL -c \"SELECT reason FROM fleet_attempts WHERE id = '$P1'\" |
+    grep -q '^published, adopted after h1 was lost: factory/$P1, pull request [0-9]'"
+check "P1: the adopter said so" \
+    sh -c "grep -q 'fleet: adopted $P1 at epoch [0-9]*, lost while publishing on h1' $T/h2/log $T/h3/log"
+check "P1: the branch is still at the pinned commit" \
+    [ "$(forge_at "$P1")" = "$(pinned "$P1")" ]
+check "P1: one pull record" [ "$(records "$P1")" = 1 ]
+check "P1: its pin never changes (the database refuses)" \
+    sh -c "! $PSQL -c \"UPDATE fleet_publications SET pinned_commit =
+    repeat('0', 40) WHERE attempt = '$P1'\" 2>/dev/null"
+restart_h1
+p1h1() {
+	[ "$(ctl h1 -j show "$P1" | jq -r .terminated)" = true ]
+}
+check "P1: h1 started again ends its copy" until_true 60 p1h1
+check "P1: and sends no outcome for it (superseded)" \
+    until_true 30 sent_superseded h1 "$P1"
+check "P1: still one pull record" [ "$(records "$P1")" = 1 ]
+
+# P2: h1 dies just after the pin, before its publication was asked.
+restart_h1 FACTORY_CRASH=parent:fleet-pinned
+check "P2: cordon h2 and h3" sh -c "'$O/factoryctl' -s '$T/h2/factoryd.sock' cordon h2 &&
+    '$O/factoryctl' -s '$T/h2/factoryd.sock' cordon h3"
+P2=$(sub 1 t1 "$T/h1/shared.yaml")
+check "P2: submitted ($P2)" [ -n "$P2" ]
+check "P2: h1 pins it and dies at the crash point" until_true 180 h1dead
+wait "$(pid_of h1)" 2>/dev/null
+PIDS=$(setnth 1 - $PIDS)
+check "P2: pinned, nothing on the forge" \
+    [ "$(state "$P2") $(test -n "$(pinned "$P2")" && echo pin) $(forge_at "$P2")" = "publishing pin " ]
+check "P2: uncordon h2 and h3" sh -c "'$O/factoryctl' -s '$T/h2/factoryd.sock' uncordon h2 &&
+    '$O/factoryctl' -s '$T/h2/factoryd.sock' uncordon h3"
+p2ended() { [ "$(state "$P2")" = failed ]; }
+check "P2: adopted, and failed" until_true 90 p2ended
+echo "# P2: $(col "$P2" "claims || ' ' || coalesce(ran_on, '') || ': ' || reason")"
+check "P2: because the branch never reached the forge" \
+    sh -c "$PSQL -c \"SELECT reason FROM fleet_attempts WHERE id = '$P2'\" |
+    grep -q '^adoption after h1 was lost: branch factory/$P2 is not on the forge'"
+check "P2: never run again: claimed once" [ "$(col "$P2" claims)" = 1 ]
+check "P2: no branch, no pull record" \
+    [ "$(forge_at "$P2")$(records "$P2")" = 0 ]
+restart_h1
+p2h1() {
+	[ "$(ctl h1 -j show "$P2" | jq -r .terminated)" = true ]
+}
+check "P2: h1 started again ends its copy, superseded" until_true 60 p2h1
+check "P2: and sends no outcome for it" until_true 30 sent_superseded h1 "$P2"
 
 # E: the database restarted under running attempts.
 : >"$T/e.ids"

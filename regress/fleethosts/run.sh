@@ -106,7 +106,7 @@ check "both hosts are registered, active" \
 check "the tenants are in the database with their weights and caps" \
     [ "$(q "SELECT string_agg(name || ':' || weight || ':' || max_running || ':' || paused, ',' ORDER BY name) FROM fleet_tenants")" = "idle:1:4:true,ops:1:4:false,web:2:4:false" ]
 check "alpha logged its host and epoch" \
-    grep -q "fleet: host alpha at epoch 1, schema 2, active" "$T/alpha/log"
+    grep -q "fleet: host alpha at epoch 1, schema 3, active" "$T/alpha/log"
 hb1=$(q "SELECT extract(epoch FROM heartbeat) FROM fleet_hosts WHERE host = 'alpha'")
 sleep 2.5
 hb2=$(q "SELECT extract(epoch FROM heartbeat) FROM fleet_hosts WHERE host = 'alpha'")

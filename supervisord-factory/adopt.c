@@ -1,0 +1,325 @@
+/*
+ * Adoption: an attempt of the fleet whose host was lost while it
+ * published is finished here, from the forge's side, never run again.
+ * The database hands over one whose repository this host serves, with
+ * the pin its host wrote before the publication began (the commit and
+ * the publish request, without the bundle); this host's publisher is
+ * asked to finish it (IMSG_PUBLISH_ADOPT): the branch must already be
+ * on the forge at the pinned commit, and the pull request is made or
+ * found.  Nothing of it runs here: no journal record, no sandbox.  A
+ * factoryd that dies meanwhile lets the claim lapse, and the sweep
+ * makes it adoptable again; the publisher's work is idempotent.
+ *
+ * fleet.c drives this file (adopt_init, adopt_poll, adopt_beat,
+ * adopt_tick) and hands it the requests' answers; dispatch.c hands it
+ * the publisher's (adopt_answer).  It calls nothing of fleet.c's but
+ * through the two functions adopt_init was given.
+ */
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto.h"
+#include "factoryd.h"
+#include "fleetmsg.h"
+#include "log.h"
+
+#include "attempt.h"
+
+#define ADOPT_MAX	4		/* in flight at once */
+#define ADOPT_MS	(10 * 60 * 1000) /* one that takes longer is let go */
+
+struct adoption {
+	char		 id[ATTEMPT_ID_MAX];
+	uint64_t	 epoch;		/* the claim's, ours */
+	char		 lost[FLEET_NAME_MAX];	/* the host that lost it */
+	uint64_t	 started;	/* now_ms() */
+	int		 used;
+	int		 renewing;
+	int		 superseded;	/* another host has it now */
+};
+
+static struct adoption	 adoptions[ADOPT_MAX];
+static int		 asking;	/* an ADOPT is out */
+static adopt_request_fn	 request;
+static adopt_outcome_fn	 outcome;
+
+void
+adopt_init(adopt_request_fn req, adopt_outcome_fn out)
+{
+	request = req;
+	outcome = out;
+}
+
+static struct adoption *
+adoption_of(const char *id)
+{
+	size_t	 i;
+
+	for (i = 0; i < ADOPT_MAX; i++)
+		if (adoptions[i].used && strcmp(adoptions[i].id, id) == 0)
+			return (&adoptions[i]);
+	return (NULL);
+}
+
+static int
+adoptions_free(void)
+{
+	size_t	 i;
+	int	 n = 0;
+
+	for (i = 0; i < ADOPT_MAX; i++)
+		n += !adoptions[i].used;
+	return (n);
+}
+
+static void
+adoption_end(struct adoption *ad)
+{
+	memset(ad, 0, sizeof(*ad));
+}
+
+static void
+ended_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_result *r = ans;
+	char		*id = arg;
+
+	if (r == NULL || r->code != FLEET_OK)
+		log_warnx("%s: fleet: adoption's outcome: %s%s%s", id,
+		    r != NULL ? fleet_code_name(r->code) : "not sent",
+		    r != NULL && r->text[0] != '\0' ? ": " : "",
+		    r != NULL ? r->text : "");
+	free(id);
+}
+
+/* The adoption ends here: done or failed, fenced by its epoch. */
+static void
+adoption_outcome(struct adoption *ad, int to, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 reason[FLEET_TEXT_MAX], *id;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	if (to == FLEET_DONE)
+		log_info("%s: fleet: %s", ad->id, reason);
+	else
+		log_warnx("%s: fleet: %s", ad->id, reason);
+	if ((id = strdup(ad->id)) == NULL)
+		fatal(NULL);
+	outcome(ad->id, ad->epoch, to, reason, NULL, ended_done, id);
+	adoption_end(ad);
+}
+
+/*
+ * The pinned request, decoded as any child's message (the database's
+ * bytes are no one's word), checked against the claim, and pointed at
+ * this host's own forge of the repository: -1 and why if it cannot be.
+ */
+static int
+adopt_request(const struct fleet_adopt *fa, struct msg_publish *m,
+    char *why, size_t len)
+{
+	const struct conf_repo	*repo;
+	uint8_t			*raw;
+	size_t			 rawlen, n = strlen(fa->pin);
+	char			 err[MSG_ERRLEN];
+	int			 rc;
+
+	if ((raw = malloc(n / 4 * 3 + 3)) == NULL)
+		fatal(NULL);
+	if (base64_decode(fa->pin, raw, n / 4 * 3 + 3, &rawlen) == -1) {
+		free(raw);
+		snprintf(why, len, "its pinned request is not base64");
+		return (-1);
+	}
+	rc = msg_read(MSG_PUBLISH, raw, rawlen, m, err, sizeof(err));
+	free(raw);
+	if (rc == -1) {
+		snprintf(why, len, "its pinned request does not decode: %s",
+		    err);
+		return (-1);
+	}
+	if (strcmp(m->id, fa->id) != 0 || strcmp(m->commit, fa->commit) != 0) {
+		snprintf(why, len, "its pinned request is of %s at %.12s, not "
+		    "of this attempt at its pinned commit", m->id, m->commit);
+		msg_free(MSG_PUBLISH, m);
+		return (-1);
+	}
+	if ((repo = conf_repo(env->conf, m->repository)) == NULL ||
+	    repo->forge == FORGE_NONE) {
+		snprintf(why, len, "repository %s publishes nowhere here",
+		    m->repository);
+		msg_free(MSG_PUBLISH, m);
+		return (-1);
+	}
+	/* Where it goes is this host's word, never the pin's. */
+	publish_forge(repo, m);
+	/* A cohort's others are not superseded on the pin's word either. */
+	m->nsupersede = 0;
+	return (0);
+}
+
+static void
+adopt_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_adopt	*fa = ans;
+	const struct fleet_result	*r = ans;
+	struct adoption			*ad = NULL;
+	struct msg_publish		 m;
+	struct attempt			*a;
+	char				 why[512], err[MSG_ERRLEN];
+	size_t				 i;
+
+	asking = 0;
+	if (type != IMSG_FLEET_ADOPTED) {
+		if (r != NULL && r->code != FLEET_NONE)
+			log_warnx("fleet: adopt: %s: %s",
+			    fleet_code_name(r->code), r->text);
+		return;
+	}
+	for (i = 0; i < ADOPT_MAX && ad == NULL; i++)
+		if (!adoptions[i].used)
+			ad = &adoptions[i];
+	if (ad == NULL || adoption_of(fa->id) != NULL) {
+		/* Not ours to finish now: it lapses and is swept back. */
+		log_warnx("%s: fleet: adopted with no room for it: let go",
+		    fa->id);
+		return;
+	}
+	ad->used = 1;
+	strlcpy(ad->id, fa->id, sizeof(ad->id));
+	ad->epoch = fa->epoch;
+	strlcpy(ad->lost, fa->host, sizeof(ad->lost));
+	ad->started = now_ms();
+	log_info("fleet: adopted %s at epoch %llu, lost while publishing on "
+	    "%s: finishing it from the forge", ad->id,
+	    (unsigned long long)ad->epoch, ad->lost);
+	/* A copy here that has not ended: this host lost it, and finds so. */
+	if ((a = attempt_find(fa->id)) != NULL && !attempt_terminal(a)) {
+		log_warnx("%s: fleet: adopted while its copy here runs: let "
+		    "go until it ends", ad->id);
+		adoption_end(ad);
+		return;
+	}
+	if (adopt_request(fa, &m, why, sizeof(why)) == -1) {
+		adoption_outcome(ad, FLEET_FAILED, "adoption: %s", why);
+		return;
+	}
+	if (proc_compose_msg(PROC_PUBLISHER, IMSG_PUBLISH_ADOPT, MSG_PUBLISH,
+	    -1, &m, err, sizeof(err)) == -1) {
+		/* The publisher is away: it lapses, and comes back. */
+		log_warnx("%s: fleet: adoption not sent: %s", ad->id,
+		    errno == EAGAIN ? "publisher not running" : err);
+		adoption_end(ad);
+	}
+	msg_free(MSG_PUBLISH, &m);
+}
+
+/* One more, if the host is live and there is room. */
+void
+adopt_poll(int live)
+{
+	if (!live || asking || adoptions_free() == 0 ||
+	    env->shutting_down || proc_find(PROC_PUBLISHER, 0) == NULL)
+		return;
+	asking = 1;
+	if (request(IMSG_FLEET_ADOPT, ibuf_open(0), adopt_done, NULL) == -1)
+		asking = 0;
+}
+
+static void
+renewed(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_result *r = ans;
+	struct adoption	*ad;
+	char		*id = arg;
+
+	ad = adoption_of(id);
+	free(id);
+	if (ad == NULL)
+		return;
+	ad->renewing = 0;
+	if (r != NULL && r->code == FLEET_SUPERSEDED && !ad->superseded) {
+		ad->superseded = 1;
+		log_warnx("%s: fleet: its adoption is another host's now",
+		    ad->id);
+	}
+}
+
+/* Each adoption's claim renewed, as fleet_beat renews the journal's. */
+void
+adopt_beat(void)
+{
+	struct fleet_write	 w;
+	size_t			 i;
+	char			*id;
+
+	for (i = 0; i < ADOPT_MAX; i++) {
+		if (!adoptions[i].used || adoptions[i].renewing ||
+		    adoptions[i].superseded)
+			continue;
+		memset(&w, 0, sizeof(w));
+		strlcpy(w.id, adoptions[i].id, sizeof(w.id));
+		w.epoch = adoptions[i].epoch;
+		if ((id = strdup(w.id)) == NULL)
+			fatal(NULL);
+		if (request(IMSG_FLEET_RENEW, fleet_write_compose(&w),
+		    renewed, id) == -1) {
+			free(id);
+			break;
+		}
+		adoptions[i].renewing = 1;
+	}
+}
+
+/* One the publisher has not answered in ADOPT_MS is let go. */
+void
+adopt_tick(void)
+{
+	uint64_t	 now = now_ms();
+	size_t		 i;
+
+	for (i = 0; i < ADOPT_MAX; i++)
+		if (adoptions[i].used && !adoptions[i].renewing &&
+		    now - adoptions[i].started > ADOPT_MS) {
+			log_warnx("%s: fleet: adoption unanswered for %d s: "
+			    "let go", adoptions[i].id, ADOPT_MS / 1000);
+			adoption_end(&adoptions[i]);
+		}
+}
+
+/*
+ * The publisher's answer, if it is an adoption's (p, or error): 1 and
+ * taken, else 0 for the attempts' own path.
+ */
+int
+adopt_answer(const char *id, const struct msg_published *p,
+    const char *error)
+{
+	struct adoption	*ad;
+
+	if ((ad = adoption_of(id)) == NULL)
+		return (0);
+	if (ad->superseded) {
+		log_warnx("%s: fleet: adoption answered after another host "
+		    "took it: %s", id, p != NULL ? "published" : error);
+		adoption_end(ad);
+		return (1);
+	}
+	if (p != NULL)
+		adoption_outcome(ad, FLEET_DONE, "published, adopted after %s "
+		    "was lost: %s, pull request %lld: %s", ad->lost, p->branch,
+		    (long long)p->number, p->record);
+	else
+		adoption_outcome(ad, FLEET_FAILED, "adoption after %s was "
+		    "lost: %s", ad->lost, error);
+	return (1);
+}
