@@ -1,6 +1,6 @@
 /*
  * The messages between the parent and factory-fleet
- * (libcommon/fleetmsg.c), each way: byte 0 picks one of the fifteen
+ * (libcommon/fleetmsg.c), each way: byte 0 picks one of the sixteen
  * decoders, the rest is the payload.  Promises checked: a refusal
  * names the message; what decodes composes again into the input's
  * bytes exactly (the encoding has one form: nothing dropped, nothing
@@ -28,6 +28,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct fleet_tenantrow	 tenantrow;
 		struct fleet_usagerow	 usagerow;
 		struct fleet_cancel	 cancel;
+		struct fleet_adopt	 adopt;
 	} u;
 	struct imsg	 imsg;
 	char		 err[256];
@@ -39,7 +40,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return (0);
 	memset(&u, 0, sizeof(u));
 	err[0] = '\0';
-	switch (data[0] % 15) {
+	switch (data[0] % 16) {
 	case 0:
 		fuzz_imsg(&imsg, IMSG_FLEET_HELLO, p, n);
 		if ((rc = fleet_hello_decode(&imsg, &u.hello, err,
@@ -66,6 +67,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((rc = fleet_write_decode(&imsg, &u.write, err,
 		    sizeof(err))) == 0)
 			fuzz_same(fleet_write_compose(&u.write), p, n, "write");
+		fleet_write_free(&u.write);
 		break;
 	case 4:
 		fuzz_imsg(&imsg, IMSG_FLEET_READY, p, n);
@@ -137,12 +139,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_same(fleet_usagerow_compose(&u.usagerow), p, n,
 			    "usagerow");
 		break;
-	default:
+	case 14:
 		fuzz_imsg(&imsg, IMSG_FLEET_CANCEL, p, n);
 		if ((rc = fleet_cancel_decode(&imsg, &u.cancel, err,
 		    sizeof(err))) == 0)
 			fuzz_same(fleet_cancel_compose(&u.cancel), p, n,
 			    "cancel");
+		break;
+	default:
+		fuzz_imsg(&imsg, IMSG_FLEET_ADOPTED, p, n);
+		if ((rc = fleet_adopt_decode(&imsg, &u.adopt, err,
+		    sizeof(err))) == 0)
+			fuzz_same(fleet_adopt_compose(&u.adopt), p, n, "adopt");
+		fleet_adopt_free(&u.adopt);
 		break;
 	}
 	if (rc == -1)
