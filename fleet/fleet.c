@@ -81,7 +81,7 @@ fleet_imsg(struct imsg *imsg)
 	struct fleet_write	 w;
 	struct fleet_setstate	 st;
 	struct fleet_cancel	 k;
-	uint32_t		 secs;
+	struct fleet_scope	 sc;
 	uint32_t		 type = imsg_get_type(imsg);
 	uint32_t		 reqid = imsg_get_id(imsg);
 	char			 err[256];
@@ -131,16 +131,20 @@ fleet_imsg(struct imsg *imsg)
 			fatalx("%s", err);
 		sql_setstate(reqid, &st);
 		break;
+	case IMSG_FLEET_QUEUE:
 	case IMSG_FLEET_TENANTS:
-		if (fleet_empty_decode(imsg, "FLEET_TENANTS", err,
+	case IMSG_FLEET_USAGE:
+		if (fleet_scope_decode(imsg, type == IMSG_FLEET_QUEUE ?
+		    "FLEET_QUEUE" : type == IMSG_FLEET_TENANTS ?
+		    "FLEET_TENANTS" : "FLEET_USAGE", &sc, err,
 		    sizeof(err)) == -1)
 			fatalx("%s", err);
-		sql_tenants(reqid);
-		break;
-	case IMSG_FLEET_USAGE:
-		if (fleet_usage_decode(imsg, &secs, err, sizeof(err)) == -1)
-			fatalx("%s", err);
-		sql_usage(reqid, secs);
+		if (type == IMSG_FLEET_QUEUE)
+			sql_queue(reqid, &sc);
+		else if (type == IMSG_FLEET_TENANTS)
+			sql_tenants(reqid, &sc);
+		else
+			sql_usage(reqid, &sc);
 		break;
 	case IMSG_FLEET_RESCUE:
 		if (fleet_empty_decode(imsg, "FLEET_RESCUE", err,
@@ -155,14 +159,10 @@ fleet_imsg(struct imsg *imsg)
 		sql_adopt(reqid);
 		break;
 	case IMSG_FLEET_HOSTS:
-	case IMSG_FLEET_QUEUE:
-		if (fleet_empty_decode(imsg, type == IMSG_FLEET_HOSTS ?
-		    "FLEET_HOSTS" : "FLEET_QUEUE", err, sizeof(err)) == -1)
+		if (fleet_empty_decode(imsg, "FLEET_HOSTS", err,
+		    sizeof(err)) == -1)
 			fatalx("%s", err);
-		if (type == IMSG_FLEET_HOSTS)
-			sql_hosts(reqid);
-		else
-			sql_queue(reqid);
+		sql_hosts(reqid);
 		break;
 	case IMSG_FLEET_CANCEL:
 		if (fleet_cancel_decode(imsg, &k, err, sizeof(err)) == -1)

@@ -65,13 +65,13 @@ void		 sql_claim(uint32_t);
 void		 sql_write(uint32_t, uint32_t, const struct fleet_write *);
 void		 sql_heartbeat(uint32_t);
 void		 sql_hosts(uint32_t);
-void		 sql_queue(uint32_t);
+void		 sql_queue(uint32_t, const struct fleet_scope *);
 void		 sql_rescue(uint32_t);
 void		 sql_adopt(uint32_t);
 void		 sql_setstate(uint32_t, const struct fleet_setstate *);
-void		 sql_tenants(uint32_t);
+void		 sql_tenants(uint32_t, const struct fleet_scope *);
 void		 sql_cancel(uint32_t, const struct fleet_cancel *);
-void		 sql_usage(uint32_t, uint32_t);
+void		 sql_usage(uint32_t, const struct fleet_scope *);
 
 /* reply.c */
 struct imsgev	*fleet_channel(void);

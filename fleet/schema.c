@@ -102,7 +102,7 @@ static const char *const migrations[] = {
 	"CREATE INDEX fleet_attempts_ended ON fleet_attempts (ended)"
 	" WHERE ended IS NOT NULL",
 	/*
-	 * 3: adoption.  An attempt lost while publishing is "adoptable"
+	 * 3: adoption, and the time of each claim.  An attempt lost while publishing is "adoptable"
 	 * if its pin holds its publish request (base64 of the parent's
 	 * MSG_PUBLISH, without the bundle) and the host that pinned it;
 	 * a live host finishes it from the forge's side.
@@ -113,6 +113,8 @@ static const char *const migrations[] = {
 	" 'cancelled', 'dead', 'adoptable'));"
 	"ALTER TABLE fleet_publications ADD COLUMN request text,"
 	" ADD COLUMN host text;"
+	/* When it was last claimed: the fair order, as it happened. */
+	"ALTER TABLE fleet_attempts ADD COLUMN claimed timestamptz;"
 	"CREATE INDEX fleet_attempts_adoptable ON fleet_attempts (seq)"
 	" WHERE state = 'adoptable'",
 };

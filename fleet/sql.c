@@ -150,7 +150,8 @@ static const char sql_claim_q[] =
 	"  ORDER BY a.seq LIMIT 1 FOR UPDATE OF a SKIP LOCKED),"
 	" claimed AS (UPDATE fleet_attempts a SET state = 'claimed',"
 	"  epoch = a.epoch + 1, owner_host = $1, owner_epoch = $2::bigint,"
-	"  claims = a.claims + 1, tried = CASE WHEN $1 = ANY (a.tried)"
+	"  claims = a.claims + 1, claimed = clock_timestamp(),"
+	"  tried = CASE WHEN $1 = ANY (a.tried)"
 	"  THEN a.tried ELSE array_append(a.tried, $1) END,"
 	"  lease_until = now() + $3::integer * interval '1 millisecond'"
 	"  FROM att WHERE a.id = att.id"
@@ -339,6 +340,13 @@ static const char sql_hosts_q[] =
 	" FROM fleet_hosts h ORDER BY h.host LIMIT 256";
 
 /*
+ * A listing's scope (struct fleet_scope): every tenant's rows ($1, the
+ * asker is root) or those of the tenants named ($2, comma-separated).
+ */
+#define SCOPE(col) \
+	" ($1::boolean OR " col " = ANY (string_to_array($2, ',')))"
+
+/*
  * Each waiting attempt, in the order claims take them, and the first
  * reason it waits: its tenant paused or at its cap, a backoff, no live
  * host that serves its repository, a higher class waiting; else only
@@ -360,17 +368,19 @@ static const char sql_queue_q[] =
 	"  'queued' AND b.class < a.class) THEN 'a higher priority waits'"
 	" ELSE 'its turn: a free slot, in fair order' END"
 	" FROM fleet_attempts a JOIN fleet_tenants t ON t.name = a.tenant"
-	" WHERE a.state = 'queued' ORDER BY a.class, a.seq LIMIT 256";
+	" WHERE a.state = 'queued' AND" SCOPE("a.tenant")
+	" ORDER BY a.class, a.seq LIMIT 256";
 
 /* Every tenant, its caps, what it runs and has queued, its pauses. */
 static const char sql_tenants_q[] =
 	"SELECT t.name, t.weight, t.max_running, t.max_queued, t.running,"
 	" (SELECT count(*) FROM fleet_attempts a WHERE a.tenant = t.name"
 	" AND a.state = 'queued'), t.paused, t.held, coalesce(t.held_note, '')"
-	" FROM fleet_tenants t ORDER BY t.name LIMIT 256";
+	" FROM fleet_tenants t WHERE" SCOPE("t.name")
+	" ORDER BY t.name LIMIT 256";
 
 /*
- * What the attempts that ended in the last $1 seconds used, per tenant
+ * What the attempts that ended in the last $3 seconds used, per tenant
  * and the host they ended on (one handed back and run again adds both
  * runs' use, counted with its end).
  */
@@ -378,8 +388,8 @@ static const char sql_usage_q[] =
 	"SELECT tenant, ran_on, count(*), sum(coalesce(cpu_ms, 0)),"
 	" max(coalesce(mem_peak, 0)), sum(coalesce(wall_ms, 0)),"
 	" sum(coalesce(tokens, 0)), sum(coalesce(cost_uusd, 0))"
-	" FROM fleet_attempts WHERE ended >= now() - $1::integer"
-	" * interval '1 second' AND ran_on IS NOT NULL"
+	" FROM fleet_attempts WHERE ended >= now() - $3::integer"
+	" * interval '1 second' AND ran_on IS NOT NULL AND" SCOPE("tenant")
 	" GROUP BY tenant, ran_on ORDER BY tenant, ran_on LIMIT 256";
 
 static int
@@ -937,10 +947,31 @@ sql_hosts(uint32_t reqid)
 	db_query(fq_new(reqid, sql_hosts_q, hosts_answered));
 }
 
-void
-sql_queue(uint32_t reqid)
+/* The scope's two parameters, $1 and $2. */
+static void
+scope_params(struct fq *q, const struct fleet_scope *sc)
 {
-	db_query(fq_new(reqid, sql_queue_q, queue_answered));
+	char		 names[FLEET_TENANTS_MAX * FLEET_NAME_MAX];
+	uint32_t	 i;
+
+	names[0] = '\0';
+	for (i = 0; i < sc->ntenants; i++) {
+		if (i > 0)
+			strlcat(names, ",", sizeof(names));
+		strlcat(names, sc->tenants[i], sizeof(names));
+	}
+	fq_param(q, "%s", sc->all ? "true" : "false");
+	fq_param(q, "%s", names);
+}
+
+void
+sql_queue(uint32_t reqid, const struct fleet_scope *sc)
+{
+	struct fq	*q;
+
+	q = fq_new(reqid, sql_queue_q, queue_answered);
+	scope_params(q, sc);
+	db_query(q);
 }
 
 static void
@@ -987,9 +1018,13 @@ tenants_answered(struct fq *q, PGresult *res, const char *err)
 }
 
 void
-sql_tenants(uint32_t reqid)
+sql_tenants(uint32_t reqid, const struct fleet_scope *sc)
 {
-	db_query(fq_new(reqid, sql_tenants_q, tenants_answered));
+	struct fq	*q;
+
+	q = fq_new(reqid, sql_tenants_q, tenants_answered);
+	scope_params(q, sc);
+	db_query(q);
 }
 
 static void
@@ -1036,12 +1071,13 @@ usage_answered(struct fq *q, PGresult *res, const char *err)
 }
 
 void
-sql_usage(uint32_t reqid, uint32_t secs)
+sql_usage(uint32_t reqid, const struct fleet_scope *sc)
 {
 	struct fq	*q;
 
 	q = fq_new(reqid, sql_usage_q, usage_answered);
-	fq_param(q, "%u", secs);
+	scope_params(q, sc);
+	fq_param(q, "%u", sc->since_s);
 	db_query(q);
 }
 

@@ -935,25 +935,44 @@ fleet_usagerow_decode(struct imsg *imsg, struct fleet_usagerow *u,
 
 /* USAGE: the window, in seconds, at most a year. */
 struct ibuf *
-fleet_usage_compose(uint32_t secs)
+fleet_scope_compose(const struct fleet_scope *s)
 {
 	struct ibuf	*b;
+	uint32_t	 i;
+	int		 bad = 0;
 
-	if (secs > FLEET_USAGE_MAX || (b = fleet_open(8)) == NULL)
+	if (s->since_s > FLEET_USAGE_MAX || (s->all != 0 && s->all != 1) ||
+	    s->ntenants > FLEET_TENANTS_MAX)
 		return (NULL);
-	return (fleet_close(b, ibuf_add_n32(b, secs)));
+	for (i = 0; i < s->ntenants; i++)
+		if (!fleet_valid_name(s->tenants[i]))
+			return (NULL);
+	if ((b = fleet_open(16 + s->ntenants * 16)) == NULL)
+		return (NULL);
+	bad |= ibuf_add_n32(b, s->since_s) | ibuf_add_n8(b, s->all) |
+	    ibuf_add_n32(b, s->ntenants);
+	for (i = 0; i < s->ntenants; i++)
+		bad |= m_add_str(b, s->tenants[i]);
+	return (fleet_close(b, bad));
 }
 
 int
-fleet_usage_decode(struct imsg *imsg, uint32_t *secs, char *err,
-    size_t errlen)
+fleet_scope_decode(struct imsg *imsg, const char *name,
+    struct fleet_scope *s, char *err, size_t errlen)
 {
 	struct mread	 m;
+	uint32_t	 i;
 
-	*secs = 0;
-	fleet_mopen(&m, "FLEET_USAGE", imsg, err, errlen);
-	m_get_n32(&m, "seconds", secs);
-	fleet_range(&m, "seconds", *secs, 0, FLEET_USAGE_MAX);
+	memset(s, 0, sizeof(*s));
+	fleet_mopen(&m, name, imsg, err, errlen);
+	m_get_n32(&m, "seconds", &s->since_s);
+	fleet_range(&m, "seconds", s->since_s, 0, FLEET_USAGE_MAX);
+	m_get_bool(&m, "all", &s->all);
+	m_get_n32(&m, "ntenants", &s->ntenants);
+	fleet_range(&m, "ntenants", s->ntenants, 0, FLEET_TENANTS_MAX);
+	for (i = 0; !m.bad && i < s->ntenants; i++)
+		fleet_get(&m, "tenant", s->tenants[i], sizeof(s->tenants[i]),
+		    fleet_valid_name);
 	return (m_end(&m));
 }
 

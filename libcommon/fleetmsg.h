@@ -53,11 +53,12 @@ enum fleet_imsg {
 	IMSG_FLEET_CANCEL,	/* parent: struct fleet_cancel; -> RESULT */
 	IMSG_FLEET_HEARTBEAT,	/* parent: empty; -> RESULT, the host state */
 	IMSG_FLEET_HOSTS,	/* parent: empty; -> HOSTROW..., RESULT */
-	IMSG_FLEET_QUEUE,	/* parent: empty; -> QUEUEROW..., RESULT */
+	IMSG_FLEET_QUEUE,	/* parent: struct fleet_scope; -> QUEUEROW...,
+				   RESULT */
 	IMSG_FLEET_RESCUE,	/* parent: empty; -> RESCUED or RESULT */
 	IMSG_FLEET_SETSTATE,	/* parent: struct fleet_setstate; -> RESULT */
-	IMSG_FLEET_TENANTS,	/* parent: empty; -> TENANTROW..., RESULT */
-	IMSG_FLEET_USAGE,	/* parent: n32 seconds; -> USAGEROW..., RESULT */
+	IMSG_FLEET_TENANTS,	/* parent: struct fleet_scope; -> TENANTROW... */
+	IMSG_FLEET_USAGE,	/* parent: struct fleet_scope; -> USAGEROW... */
 	IMSG_FLEET_ADOPT,	/* parent: empty; -> ADOPTED or RESULT none */
 	IMSG_FLEET_READY,	/* fleet: struct fleet_ready */
 	IMSG_FLEET_CLAIMED,	/* fleet: struct fleet_claimed */
@@ -234,6 +235,19 @@ struct fleet_cancel {
 	char		 tenants[FLEET_TENANTS_MAX][FLEET_NAME_MAX];
 };
 
+/*
+ * A listing of tenants' rows (QUEUE, TENANTS, USAGE): only the rows of
+ * the tenants named, or every one's with all (root's); usage's window
+ * in seconds back (0 for the others).  The database is asked for just
+ * these, so that another tenant's rows never fill a listing's bound.
+ */
+struct fleet_scope {
+	uint32_t	 since_s;
+	int		 all;
+	uint32_t	 ntenants;
+	char		 tenants[FLEET_TENANTS_MAX][FLEET_NAME_MAX];
+};
+
 /* Attempts whose lease ran out, taken back by this host's sweep. */
 struct fleet_rescued {
 	uint32_t	 requeued;	/* back in the queue, after a backoff */
@@ -336,8 +350,9 @@ int	 fleet_queuerow_decode(struct imsg *, struct fleet_queuerow *, char *,
 	    size_t);
 int	 fleet_setstate_decode(struct imsg *, struct fleet_setstate *, char *,
 	    size_t);
-struct ibuf	*fleet_usage_compose(uint32_t);
-int	 fleet_usage_decode(struct imsg *, uint32_t *, char *, size_t);
+struct ibuf	*fleet_scope_compose(const struct fleet_scope *);
+int	 fleet_scope_decode(struct imsg *, const char *, struct fleet_scope *,
+	    char *, size_t);
 int	 fleet_cancel_decode(struct imsg *, struct fleet_cancel *, char *,
 	    size_t);
 int	 fleet_tenantrow_decode(struct imsg *, struct fleet_tenantrow *,
@@ -353,7 +368,7 @@ void	 fleet_adopt_free(struct fleet_adopt *);
 /* "" or 40 lower-case hex; "" or base64 of at most FLEET_PIN_MAX - 1. */
 int	 fleet_valid_commit(const char *);
 int	 fleet_valid_pin(const char *);
-/* An empty request (CLAIM, HEARTBEAT, HOSTS, QUEUE, RESCUE): no payload. */
+/* An empty request (CLAIM, HEARTBEAT, HOSTS, RESCUE, ADOPT): no payload. */
 int	 fleet_empty_decode(struct imsg *, const char *, char *, size_t);
 
 #endif /* FACTORY_FLEETMSG_H */

@@ -1329,6 +1329,7 @@ void
 fleet_ctl_list(struct ctl_conn *c, struct imsg *imsg)
 {
 	struct fleet_list	*l;
+	struct fleet_scope	 sc;
 	struct ibuf		*b;
 	struct ibuf		 ib;
 	char			 secs[16], why[128];
@@ -1357,21 +1358,30 @@ fleet_ctl_list(struct ctl_conn *c, struct imsg *imsg)
 			reply_fail(c, "usage: --since: 1 second to 366 days");
 			return;
 		}
-		b = fleet_usage_compose(n);
 	} else if (imsg_get_len(imsg) != 0) {
 		reply_fail(c, "a listing takes no argument");
 		return;
-	} else
-		b = ibuf_open(0);
+	}
 	if ((l = calloc(1, sizeof(*l))) == NULL ||
 	    (l->rows = json_array()) == NULL)
 		fatal(NULL);
 	l->key = lists[k].key;
 	l->all = c->uid == 0;
+	/* The database is asked for the caller's tenants' rows only. */
+	memset(&sc, 0, sizeof(sc));
+	sc.since_s = n;
+	sc.all = l->all;
 	for (i = 0; i < env->conf->fleet.ntenants && i < 64; i++)
 		if (tenant_of(c, env->conf->fleet.tenants[i].name, why,
-		    sizeof(why)) != NULL)
+		    sizeof(why)) != NULL) {
 			l->mine |= (uint64_t)1 << i;
+			if (sc.ntenants < FLEET_TENANTS_MAX)
+				strlcpy(sc.tenants[sc.ntenants++],
+				    env->conf->fleet.tenants[i].name,
+				    sizeof(sc.tenants[0]));
+		}
+	b = lists[k].req == IMSG_FLEET_HOSTS ? ibuf_open(0) :
+	    fleet_scope_compose(&sc);
 	l->req = reply_wait(c, CTL_WAIT_FLEET, l, list_drop);
 	if (fleet_request(lists[k].req, b, list_done, l) == -1) {
 		reply_wait_take(l->req, CTL_WAIT_FLEET, NULL);

@@ -73,9 +73,24 @@ static int
 dec_write(struct imsg *m, char *e, size_t n)
 {
 	struct fleet_write	 w;
+	int			 rc;
 
-	return (fleet_write_decode(m, &w, e, n));
+	if ((rc = fleet_write_decode(m, &w, e, n)) == 0)
+		fleet_write_free(&w);
+	return (rc);
 }
+
+static int
+dec_adopt(struct imsg *m, char *e, size_t n)
+{
+	struct fleet_adopt	 a;
+	int			 rc;
+
+	if ((rc = fleet_adopt_decode(m, &a, e, n)) == 0)
+		fleet_adopt_free(&a);
+	return (rc);
+}
+
 
 static int
 dec_ready(struct imsg *m, char *e, size_t n)
@@ -394,10 +409,123 @@ lies(void)
 	    NULL);
 }
 
+static const char commit40[] = "0123456789abcdef0123456789abcdef01234567";
+
+/* A write's bytes up to its pin: the publishing mark's shape. */
+static struct ibuf *
+raw_write(int to, const char *commit, const char *pin)
+{
+	struct ibuf	*b;
+	int		 i;
+
+	if ((b = ibuf_dynamic(64, FACTORY_MAXIMSG + 64)) == NULL)
+		abort();
+	m_add_str(b, "a-20261206-f12");
+	ibuf_add_n64(b, 7);
+	ibuf_add_n8(b, FLEET_CLAIMED);
+	ibuf_add_n8(b, to);
+	m_add_str(b, "publishing");
+	for (i = 0; i < 5; i++)
+		ibuf_add_n64(b, 0);
+	m_add_str(b, commit);
+	m_add_str(b, pin);
+	return (b);
+}
+
+/* The pin and the adoption: round trips, and what is refused. */
+static void
+pins(void)
+{
+	struct fleet_write	 w, w2;
+	struct fleet_adopt	 a, a2;
+	struct ibuf		*b;
+	char			 err[256] = "";
+	int			 same = 0;
+
+	memset(&w, 0, sizeof(w));
+	strlcpy(w.id, "a-20261206-f12", sizeof(w.id));
+	w.epoch = 7;
+	w.from = FLEET_CLAIMED;
+	w.to = FLEET_PUBLISHING;
+	strlcpy(w.reason, "publishing", sizeof(w.reason));
+	strlcpy(w.commit, commit40, sizeof(w.commit));
+	w.pin = "QUJDRA==";
+	if ((b = fleet_write_compose(&w)) != NULL) {
+		struct imsg	 imsg;
+		struct ibuf	 ib;
+
+		memset(&imsg, 0, sizeof(imsg));
+		ibuf_from_buffer(&ib, ibuf_data(b), ibuf_size(b));
+		imsg.buf = &ib;
+		same = fleet_write_decode(&imsg, &w2, err, sizeof(err)) == 0 &&
+		    strcmp(w2.commit, w.commit) == 0 && w2.pin != NULL &&
+		    strcmp(w2.pin, w.pin) == 0;
+		if (same)
+			fleet_write_free(&w2);
+	}
+	result(same, "WRITE: the pin back as it was", err);
+	strict("WRITE (the publishing mark's pin)", b, dec_write);
+	w.to = FLEET_DONE;
+	result(fleet_write_compose(&w) == NULL,
+	    "WRITE: a pin on a write to done does not compose", NULL);
+	w.to = FLEET_PUBLISHING;
+	w.commit[0] = '\0';
+	result(fleet_write_compose(&w) == NULL,
+	    "WRITE: a pin without its commit does not compose", NULL);
+	refused("WRITE: a pin on a write to done refused",
+	    raw_write(FLEET_DONE, commit40, "QUJD"), dec_write,
+	    "a pin of a write to done");
+	refused("WRITE: a pin that is not base64 refused",
+	    raw_write(FLEET_PUBLISHING, commit40, "QU JD"), dec_write,
+	    "field pin");
+	refused("WRITE: a pin without its commit refused",
+	    raw_write(FLEET_PUBLISHING, "", "QUJD"), dec_write,
+	    "without its commit");
+	refused("WRITE: a commit not 40 hex refused",
+	    raw_write(FLEET_PUBLISHING, "0123", "QUJD"), dec_write,
+	    "field commit");
+
+	memset(&a, 0, sizeof(a));
+	strlcpy(a.id, "a-20261206-f12", sizeof(a.id));
+	a.epoch = 8;
+	strlcpy(a.host, "h1", sizeof(a.host));
+	strlcpy(a.commit, commit40, sizeof(a.commit));
+	a.pin = "QUJDRA==";
+	same = 0;
+	if ((b = fleet_adopt_compose(&a)) != NULL) {
+		struct imsg	 imsg;
+		struct ibuf	 ib;
+
+		memset(&imsg, 0, sizeof(imsg));
+		ibuf_from_buffer(&ib, ibuf_data(b), ibuf_size(b));
+		imsg.buf = &ib;
+		same = fleet_adopt_decode(&imsg, &a2, err, sizeof(err)) == 0 &&
+		    strcmp(a2.id, a.id) == 0 && a2.epoch == a.epoch &&
+		    strcmp(a2.host, a.host) == 0 &&
+		    strcmp(a2.commit, a.commit) == 0 &&
+		    strcmp(a2.pin, a.pin) == 0;
+		if (same)
+			fleet_adopt_free(&a2);
+	}
+	result(same, "ADOPTED: every field back as it was", err);
+	strict("ADOPTED", b, dec_adopt);
+	a.pin = "";
+	result(fleet_adopt_compose(&a) == NULL,
+	    "ADOPTED: one without its pinned request does not compose", NULL);
+	b = raw();
+	m_add_str(b, "a-20261206-f12");
+	ibuf_add_n64(b, 8);
+	m_add_str(b, "h1");
+	m_add_str(b, commit40);
+	m_add_str(b, "");
+	refused("ADOPTED: an empty pin refused", b, dec_adopt, "field pin");
+}
+
 int
 main(void)
 {
 	roundtrips();
 	lies();
+	pins();
 	return (failed);
 }

@@ -397,7 +397,7 @@ check "D: h1 ran it once, journaled once" \
 check "D: one branch" [ "$(branches "$D")" = 1 ]
 
 # P: publications lost with their host, adopted.
-ctl() { _h=$1; shift; "$O/factoryctl" -s "$T/$_h/factoryd.sock" "$@"; }
+hctl() { _h=$1; shift; "$O/factoryctl" -s "$T/$_h/factoryd.sock" "$@"; }
 col() { q "SELECT $2 FROM fleet_attempts WHERE id = '$1'"; }
 pinned() { q "SELECT coalesce(pinned_commit, '') FROM fleet_publications WHERE attempt = '$1'"; }
 forge_at() {	# id: the shared forge's branch of it, or nothing
@@ -445,7 +445,7 @@ check "P1: its pin never changes (the database refuses)" \
     repeat('0', 40) WHERE attempt = '$P1'\" 2>/dev/null"
 restart_h1
 p1h1() {
-	[ "$(ctl h1 -j show "$P1" | jq -r .terminated)" = true ]
+	[ "$(hctl h1 -j show "$P1" | jq -r .terminated)" = true ]
 }
 check "P1: h1 started again ends its copy" until_true 60 p1h1
 check "P1: and sends no outcome for it (superseded)" \
@@ -476,7 +476,7 @@ check "P2: no branch, no pull record" \
     [ "$(forge_at "$P2")$(records "$P2")" = 0 ]
 restart_h1
 p2h1() {
-	[ "$(ctl h1 -j show "$P2" | jq -r .terminated)" = true ]
+	[ "$(hctl h1 -j show "$P2" | jq -r .terminated)" = true ]
 }
 check "P2: h1 started again ends its copy, superseded" until_true 60 p2h1
 check "P2: and sends no outcome for it" until_true 30 sent_superseded h1 "$P2"
@@ -548,6 +548,56 @@ check "G: still queued two seconds later" [ "$(state "$G")" = queued ]
 check "G: resume --fleet" ctl1 resume --fleet
 check "G: then it runs to done" \
     until_true 60 sh -c "[ \"\$($PSQL -c \"SELECT state FROM fleet_attempts WHERE id = '$G'\")\" = done ]"
+
+# R: ninety short attempts of three tenants weighted 1:2:1, through
+# the three hosts.  Queued while the fleet is paused, then let go: none
+# lost (each done, claimed once, its nonce on its branch), and until
+# the first tenant's queue ran dry, claims in the weights' shares.
+check "R: pause the fleet while ninety are submitted" \
+    ctl1 pause --fleet -m "filling the queue"
+: >"$T/r.ids"
+i=0
+while [ $i -lt 90 ]; do
+	h=$(( (i / 3) % 3 + 1 ))
+	write_manifest "$T/h$h/r$i.yaml" "echo nonce-$i >> README.md" \
+	    "grep -q nonce-$i README.md"
+	echo "$(sub $h "t$(( i % 3 + 1 ))" "$T/h$h/r$i.yaml") $i" >>"$T/r.ids"
+	i=$((i + 1))
+done
+check "R: ninety queued" [ "$(awk 'NF == 2' "$T/r.ids" | wc -l)" = 90 ]
+RIDS=$(awk '{printf "%s'"'"'%s'"'"'", (NR > 1 ? "," : ""), $1}' "$T/r.ids")
+R0=$(date +%s)
+check "R: resume the fleet" ctl1 resume --fleet
+rall() {
+	[ "$(q "SELECT count(*) FROM fleet_attempts WHERE id IN ($RIDS)
+	    AND state IN ('done', 'failed', 'cancelled', 'dead')")" = 90 ]
+}
+check "R: all ninety ended" until_true 900 rall
+echo "# R: ninety attempts through three hosts in $(( $(date +%s) - R0 )) s"
+q "SELECT ran_on, count(*) FROM fleet_attempts WHERE id IN ($RIDS)
+    GROUP BY ran_on ORDER BY ran_on" | sed 's/^/# R: ran on /'
+check "R: every one done, claimed once" \
+    [ "$(q "SELECT count(*) FROM fleet_attempts WHERE id IN ($RIDS)
+    AND state = 'done' AND claims = 1")" = 90 ]
+rnonces() {
+	while read -r id n; do
+		h=$(q "SELECT ran_on FROM fleet_attempts WHERE id = '$id'")
+		git --git-dir="$T/$h/remote.git" -c safe.directory='*' show \
+		    "refs/heads/factory/$id:README.md" 2>/dev/null |
+		    grep -qx "nonce-$n" || { echo "# R: $id: no nonce-$n"; return 1; }
+	done <"$T/r.ids"
+}
+check "R: each one's nonce on its own branch" rnonces
+# The claims in order, until a tenant's last one: all three waited.
+q "SELECT tenant FROM fleet_attempts WHERE id IN ($RIDS) ORDER BY claimed" \
+    >"$T/r.order"
+rshares=$(awk '{ n[$1]++; c++; if (n[$1] == 30) exit }
+    END { printf "%d %d %d %d", c, 100 * n["t1"] / c, 100 * n["t2"] / c,
+    100 * n["t3"] / c }' "$T/r.order")
+echo "# R: claims while all waited, and shares t1 t2 t3: $rshares"
+check "R: shares within 5 points of 25 50 25, over the first $(nth 1 $rshares) claims" \
+    sh -c "echo $rshares | awk '{exit !(\$1 >= 50 && \$2 >= 20 && \$2 <= 30 &&
+    \$3 >= 45 && \$3 <= 55 && \$4 >= 20 && \$4 <= 30)}'"
 
 # The operator's view of tenants and usage.
 check "tenants: three, with their weights, nothing running, none paused" \

@@ -322,6 +322,18 @@ check "queue: a tenant's user sees its own, not another's" \
     setpriv --reuid 73604 --regid 73604 --groups 73610 \
     '$O/factoryctl' -s $T/beta/factoryd.sock -j queue </dev/null |
     jq -e '[.queue[].id] == [\"$idle\"]'"
+# More of another tenant's waiting than a listing holds (256), all
+# before idle's in the claims' order: idle's user still sees its own,
+# because the database is asked for its tenant's rows only.
+q "INSERT INTO fleet_attempts (id, seq, tenant, class, repo, digest,
+    manifest, max_claims, run_after) SELECT 'a-20261206-z' || n,
+    1000000 + n, 'ops', 0, 'demo', 'sha256:' || repeat('0', 64), 'x', 3,
+    now() + interval '1 hour' FROM generate_series(1, 300) AS n" >/dev/null
+check "queue: a tenant's own row, behind 300 of another tenant's" \
+    sh -c "setpriv --reuid 73604 --regid 73604 --groups 73610 \
+    '$O/factoryctl' -s $T/beta/factoryd.sock -j queue </dev/null |
+    jq -e '[.queue[].id] == [\"$idle\"]'"
+q "DELETE FROM fleet_attempts WHERE id LIKE 'a-20261206-z%'" >/dev/null
 check "cancel: another tenant's user may not cancel a queued attempt" \
     sh -c "setpriv --reuid 73601 --regid 73601 --groups 73610 \
     '$O/factoryctl' -s $T/alpha/factoryd.sock cancel $idle </dev/null 2>&1 |
