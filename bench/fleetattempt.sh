@@ -1,13 +1,15 @@
 #!/bin/sh
 # What a fleet adds to one attempt (issue 27): the same real factoryd,
-# the same trivial attempt (bench/attempts.sh's), N of them one after
-# another, first as a single host (no fleet: block), then as a fleet
-# of that one host on a PostgreSQL of the bench's own (the submission
-# queued in the database, claimed, journaled, its outcome sent back).
+# the same trivial attempt (bench/attempts.sh's), N of them through
+# each of two hosts side by side, interleaved: one without a fleet:
+# block, one a fleet of one host on a PostgreSQL of the bench's own
+# (the submission queued in the database, claimed, journaled, marked
+# and pinned before its publication, its outcome sent back).  Both
+# submitted by the same user through setpriv.
 # Per attempt: from the submission to "terminated" on the host, read
 # by factoryctl show every 5 ms.  The target: a fleet attempt within
 # 10 ms of a single-host one at the p50; a ratio, not an assert.
-# O: the build directory.  ATTEMPTS (default 15), WARM (3).
+# O: the build directory.  ATTEMPTS (default 25), WARM (3).
 # BENCH_SUMMARY: a file the targets are added to.  Needs root.
 : "${O:?O must name the build directory}"
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,24 +17,27 @@ case $O in /*) ;; *) O=$top/$O ;; esac
 . "$top/regress/lib.sh"
 . "$top/regress/fleet/pg.sh"
 
-N=${ATTEMPTS:-15}
+N=${ATTEMPTS:-25}
 WARM=${WARM:-3}
 T=$(regress_tmpdir)
-SOCK=$T/factoryd.sock
-PID=""
+PIDS=""
 trap 'stop; pg_stop; regress_cleanup' EXIT
 stop() {
-	[ -n "$PID" ] || return 0
-	kill -TERM "$PID" 2>/dev/null
-	wait "$PID" 2>/dev/null
-	PID=""
+	for p in $PIDS; do
+		stop_pid "$p"
+	done
+	PIDS=""
 }
 pg_start "$T" || { echo "fleet attempt bench: no PostgreSQL"; exit 1; }
-make_repos "$T" 63904
-write_attempt_conf "$T" 63900 63910-63939
-cp "$T/factoryd.conf" "$T/single.conf"
-sed -i "s|^  gateway: .*|&\n  fleet: 63908|" "$T/factoryd.conf"
-cat >>"$T/factoryd.conf" <<CONF
+# Two hosts side by side, each with its own state, socket and uids:
+# s without a fleet: block, f a fleet of one.
+mkdir -p "$T/s" "$T/f"
+make_repos "$T/s" 63904
+write_attempt_conf "$T/s" 63900 63910-63939
+make_repos "$T/f" 63954
+write_attempt_conf "$T/f" 63950 63960-63989
+sed -i "s|^  gateway: .*|&\n  fleet: 63958|" "$T/f/factoryd.conf"
+cat >>"$T/f/factoryd.conf" <<CONF
 fleet:
   conninfo: "$FLEET_DB"
   host: bench-1
@@ -51,10 +56,10 @@ pct() {
 	    END {if (NR == 0) {print "-"; exit}
 	    r = int((p * NR + 99) / 100); if (r < 1) r = 1; print v[r]}'
 }
-done_() {	# id: until terminated, at most 60 s
+done_() {	# socket id: until terminated, at most 60 s
 	b_n=12000
 	while [ "$b_n" -gt 0 ]; do
-		case $(ctl -j show "$1" 2>/dev/null) in
+		case $("$O/factoryctl" -s "$1" -j show "$2" 2>/dev/null) in
 		*'"terminated": true'*) return 0 ;;
 		esac
 		sleep 0.005
@@ -62,29 +67,39 @@ done_() {	# id: until terminated, at most 60 s
 	done
 	return 1
 }
-# run CONF OUT SUBMIT...: WARM then N attempts; ms each into OUT.
-run() {
-	conf=$1 out=$2
-	shift 2
-	"$O/factoryd" -dk -f "$conf" 2>>"$T/log" &
-	PID=$!
-	wait_serving "$SOCK" "$PID" || { echo "bench: factoryd did not start"; exit 1; }
-	chgrp 63940 "$SOCK"
-	: >"$out"
-	b_i=0
-	while [ $b_i -lt $((N + WARM)) ]; do
-		t0=$(now)
-		b_id=$("$@" "$T/m.yaml" </dev/null) || { echo "bench: submit"; exit 1; }
-		done_ "$b_id" || { echo "bench: $b_id did not end"; exit 1; }
-		t1=$(now)
-		[ $b_i -ge "$WARM" ] && echo $((t1 - t0)) >>"$out"
-		b_i=$((b_i + 1))
-	done
-	stop
+for h in s f; do
+	"$O/factoryd" -dk -f "$T/$h/factoryd.conf" 2>>"$T/$h/log" &
+	PIDS="$PIDS $!"
+	wait_serving "$T/$h/factoryd.sock" "$!" ||
+	    { echo "bench: factoryd $h did not start"; exit 1; }
+	chgrp 63940 "$T/$h/factoryd.sock"
+done
+# one HOST OUT: an attempt through it, by the tenant's user (the same
+# submitter for both), ms into OUT after the warm-up.
+one() {
+	t0=$(now)
+	b_id=$(setpriv --reuid 63941 --regid 63941 --groups 63940 \
+	    "$O/factoryctl" -s "$T/$1/factoryd.sock" submit "$T/m.yaml" \
+	    </dev/null) || { echo "bench: submit to $1"; exit 1; }
+	done_ "$T/$1/factoryd.sock" "$b_id" ||
+	    { echo "bench: $b_id did not end"; exit 1; }
+	t1=$(now)
+	[ $b_i -ge "$WARM" ] && echo $((t1 - t0)) >>"$2"
 }
-run "$T/single.conf" "$T/single" "$O/factoryctl" -s "$SOCK" submit
-run "$T/factoryd.conf" "$T/fleet" setpriv --reuid 63941 --regid 63941 \
-    --groups 63940 "$O/factoryctl" -s "$SOCK" submit
+# Interleaved, each round's first alternating: the machine's drift
+# falls on both alike.
+: >"$T/single"
+: >"$T/fleet"
+b_i=0
+while [ $b_i -lt $((N + WARM)) ]; do
+	if [ $((b_i % 2)) = 0 ]; then
+		one s "$T/single"; one f "$T/fleet"
+	else
+		one f "$T/fleet"; one s "$T/single"
+	fi
+	b_i=$((b_i + 1))
+done
+stop
 s50=$(pct 50 <"$T/single")
 f50=$(pct 50 <"$T/fleet")
 echo "== an attempt, single host and fleet of one (ms, submission to terminated)"
