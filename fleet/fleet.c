@@ -158,6 +158,12 @@ fleet_imsg(struct imsg *imsg)
 			fatalx("%s", err);
 		sql_adopt(reqid);
 		break;
+	case IMSG_FLEET_GAUGES:
+		if (fleet_empty_decode(imsg, "FLEET_GAUGES", err,
+		    sizeof(err)) == -1)
+			fatalx("%s", err);
+		sql_gauges(reqid);
+		break;
 	case IMSG_FLEET_HOSTS:
 		if (fleet_empty_decode(imsg, "FLEET_HOSTS", err,
 		    sizeof(err)) == -1)

@@ -68,6 +68,7 @@ void		 sql_hosts(uint32_t);
 void		 sql_queue(uint32_t, const struct fleet_scope *);
 void		 sql_rescue(uint32_t);
 void		 sql_adopt(uint32_t);
+void		 sql_gauges(uint32_t);
 void		 sql_setstate(uint32_t, const struct fleet_setstate *);
 void		 sql_tenants(uint32_t, const struct fleet_scope *);
 void		 sql_cancel(uint32_t, const struct fleet_cancel *);

@@ -297,6 +297,20 @@ static const char sql_adopt_q[] =
 	" p.request FROM w JOIN fleet_publications p ON p.attempt = w.id";
 
 /*
+ * The metrics' gauges: hosts whose lease ran out (not gone), on every
+ * row; then what waits per tenant and class, and the oldest one's wait
+ * (a row with no tenant: nothing waits).
+ */
+static const char sql_gauges_q[] =
+	"SELECT h.n, q.tenant, q.class, q.n, q.age FROM"
+	" (SELECT count(*) AS n FROM fleet_hosts WHERE state <> 'gone'"
+	"  AND lease_until < now()) h LEFT JOIN"
+	" (SELECT tenant, class, count(*) AS n, greatest(0, floor(extract("
+	"  epoch FROM now() - min(created)) * 1000))::bigint AS age"
+	"  FROM fleet_attempts WHERE state = 'queued'"
+	"  GROUP BY tenant, class ORDER BY tenant, class LIMIT 64) q ON true";
+
+/*
  * A queued attempt ends now; an owned one is asked (renew says so).
  * Only one of the tenants the asker acts for ($2, comma-separated), or
  * any ($3, root's).
@@ -860,6 +874,59 @@ sql_adopt(uint32_t reqid)
 	fq_param(q, "%s", host);
 	fq_param(q, "%llu", (unsigned long long)host_epoch);
 	fq_param(q, "%u", lease_ms);
+	db_query(q);
+}
+
+static void
+gauges_answered(struct fq *q, PGresult *res, const char *err)
+{
+	struct fleet_gaugerow	 g;
+	struct ibuf		*b;
+	int64_t			 expired = 0, v[3];
+	char			 text[32];
+	int			 i;
+
+	if (err != NULL) {
+		sql_error(q->reqid, res, err);
+		return;
+	}
+	if (res_shape(res, FLEET_GAUGES_MAX, 5) == -1 || PQntuples(res) < 1 ||
+	    res_num(res, 0, 0, 0, FLEET_CAP_MAX, &expired) == -1) {
+		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+		return;
+	}
+	for (i = 0; i < PQntuples(res); i++) {
+		if (PQgetisnull(res, i, 1))
+			continue;
+		memset(&g, 0, sizeof(g));
+		if (res_str(res, i, 1, g.tenant, sizeof(g.tenant),
+		    fleet_valid_name) == -1 ||
+		    res_num(res, i, 2, 0, FLEET_NCLASSES - 1, &v[0]) == -1 ||
+		    res_num(res, i, 3, 1, FLEET_CAP_MAX, &v[1]) == -1 ||
+		    res_num(res, i, 4, 0, FLEET_AGE_MAX, &v[2]) == -1) {
+			fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+			return;
+		}
+		g.class = v[0];
+		g.queued = v[1];
+		g.oldest_ms = v[2];
+		if ((b = fleet_gaugerow_compose(&g)) == NULL) {
+			fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+			return;
+		}
+		fleet_send(IMSG_FLEET_GAUGEROW, q->reqid, b);
+	}
+	snprintf(text, sizeof(text), "%lld", (long long)expired);
+	fleet_reply(q->reqid, FLEET_OK, text);
+}
+
+void
+sql_gauges(uint32_t reqid)
+{
+	struct fq	*q;
+
+	q = fq_new(reqid, sql_gauges_q, gauges_answered);
+	q->name = "gauges";
 	db_query(q);
 }
 

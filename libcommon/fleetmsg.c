@@ -329,6 +329,24 @@ fleet_adopt_compose(const struct fleet_adopt *a)
 	return (fleet_close(b, bad));
 }
 
+struct ibuf *
+fleet_gaugerow_compose(const struct fleet_gaugerow *g)
+{
+	struct ibuf	*b;
+	int		 bad = 0;
+
+	if (!fleet_valid_name(g->tenant) || g->class >= FLEET_NCLASSES ||
+	    g->queued == 0 || g->queued > FLEET_CAP_MAX ||
+	    g->oldest_ms > FLEET_AGE_MAX)
+		return (NULL);
+	if ((b = fleet_open(96)) == NULL)
+		return (NULL);
+	bad |= m_add_str(b, g->tenant) | ibuf_add_n8(b, g->class);
+	bad |= ibuf_add_n32(b, g->queued) | ibuf_add_n64(b, g->oldest_ms);
+	return (fleet_close(b, bad));
+}
+
+
 void
 fleet_write_free(struct fleet_write *w)
 {
@@ -724,6 +742,25 @@ fleet_adopt_decode(struct imsg *imsg, struct fleet_adopt *a, char *err,
 		return (-1);
 	}
 	return (0);
+}
+
+int
+fleet_gaugerow_decode(struct imsg *imsg, struct fleet_gaugerow *g,
+    char *err, size_t errlen)
+{
+	struct mread	 m;
+
+	memset(g, 0, sizeof(*g));
+	fleet_mopen(&m, "FLEET_GAUGEROW", imsg, err, errlen);
+	fleet_get(&m, "tenant", g->tenant, sizeof(g->tenant),
+	    fleet_valid_name);
+	m_get_n8(&m, "class", &g->class);
+	fleet_range(&m, "class", g->class, 0, FLEET_NCLASSES - 1);
+	m_get_n32(&m, "queued", &g->queued);
+	fleet_range(&m, "queued", g->queued, 1, FLEET_CAP_MAX);
+	m_get_n64(&m, "oldest_ms", &g->oldest_ms);
+	fleet_range(&m, "oldest_ms", g->oldest_ms, 0, FLEET_AGE_MAX);
+	return (m_end(&m));
 }
 
 int

@@ -41,6 +41,7 @@
  */
 #define FLEET_PIN_MAX		(40 * 1024)
 #define FLEET_HEX40		(40 + 1)	/* a commit, NUL */
+#define FLEET_AGE_MAX		(10ULL * 366 * 86400 * 1000)	/* ms */
 
 enum fleet_imsg {
 	IMSG_FLEET_BASE = 0x4600,
@@ -60,6 +61,8 @@ enum fleet_imsg {
 	IMSG_FLEET_TENANTS,	/* parent: struct fleet_scope; -> TENANTROW... */
 	IMSG_FLEET_USAGE,	/* parent: struct fleet_scope; -> USAGEROW... */
 	IMSG_FLEET_ADOPT,	/* parent: empty; -> ADOPTED or RESULT none */
+	IMSG_FLEET_GAUGES,	/* parent: empty; -> GAUGEROW..., RESULT ok
+				   with the count of expired hosts */
 	IMSG_FLEET_READY,	/* fleet: struct fleet_ready */
 	IMSG_FLEET_CLAIMED,	/* fleet: struct fleet_claimed */
 	IMSG_FLEET_SUBMITTED,	/* fleet: struct fleet_submitted */
@@ -70,6 +73,7 @@ enum fleet_imsg {
 	IMSG_FLEET_TENANTROW,	/* fleet: struct fleet_tenantrow */
 	IMSG_FLEET_USAGEROW,	/* fleet: struct fleet_usagerow */
 	IMSG_FLEET_ADOPTED,	/* fleet: struct fleet_adopt */
+	IMSG_FLEET_GAUGEROW,	/* fleet: struct fleet_gaugerow */
 	IMSG_FLEET_MAX
 };
 
@@ -255,6 +259,15 @@ struct fleet_rescued {
 	uint32_t	 adoptable;	/* lost while publishing: never rerun */
 };
 
+/* For the metrics: what waits, per tenant and class, and for how long. */
+#define FLEET_GAUGES_MAX	64	/* rows of one answer */
+struct fleet_gaugerow {
+	char		 tenant[FLEET_NAME_MAX];
+	uint8_t		 class;
+	uint32_t	 queued;
+	uint64_t	 oldest_ms;	/* the oldest one's wait */
+};
+
 struct fleet_hostrow {
 	char		 host[FLEET_NAME_MAX];
 	uint64_t	 epoch;
@@ -326,6 +339,7 @@ struct ibuf	*fleet_cancel_compose(const struct fleet_cancel *);
 struct ibuf	*fleet_tenantrow_compose(const struct fleet_tenantrow *);
 struct ibuf	*fleet_usagerow_compose(const struct fleet_usagerow *);
 struct ibuf	*fleet_adopt_compose(const struct fleet_adopt *);
+struct ibuf	*fleet_gaugerow_compose(const struct fleet_gaugerow *);
 
 /* 0, or -1 with a reason naming the message and field in err. */
 int	 fleet_hello_decode(struct imsg *, struct fleet_hello *, char *,
@@ -363,6 +377,8 @@ int	 fleet_rescued_decode(struct imsg *, struct fleet_rescued *, char *,
 	    size_t);
 int	 fleet_adopt_decode(struct imsg *, struct fleet_adopt *, char *,
 	    size_t);
+int	 fleet_gaugerow_decode(struct imsg *, struct fleet_gaugerow *,
+	    char *, size_t);
 void	 fleet_write_free(struct fleet_write *);
 void	 fleet_adopt_free(struct fleet_adopt *);
 /* "" or 40 lower-case hex; "" or base64 of at most FLEET_PIN_MAX - 1. */

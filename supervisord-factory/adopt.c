@@ -45,6 +45,7 @@ struct adoption {
 };
 
 static struct adoption	 adoptions[ADOPT_MAX];
+static uint64_t		 ended_ok, ended_failed;	/* for the metrics */
 static int		 asking;	/* an ADOPT is out */
 static adopt_request_fn	 request;
 static adopt_outcome_fn	 outcome;
@@ -108,10 +109,13 @@ adoption_outcome(struct adoption *ad, int to, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
-	if (to == FLEET_DONE)
+	if (to == FLEET_DONE) {
+		ended_ok++;
 		log_info("%s: fleet: %s", ad->id, reason);
-	else
+	} else {
+		ended_failed++;
 		log_warnx("%s: fleet: %s", ad->id, reason);
+	}
 	if ((id = strdup(ad->id)) == NULL)
 		fatal(NULL);
 	outcome(ad->id, ad->epoch, to, reason, NULL, ended_done, id);
@@ -221,6 +225,14 @@ adopt_done(void *arg, uint32_t type, const void *ans)
 		adoption_end(ad);
 	}
 	msg_free(MSG_PUBLISH, &m);
+}
+
+/* How many adoptions ended here, done and failed. */
+void
+adopt_counts(uint64_t *done, uint64_t *failed)
+{
+	*done = ended_ok;
+	*failed = ended_failed;
 }
 
 /* One more, if the host is live and there is room. */

@@ -498,6 +498,7 @@ struct fleet_claimed;
  */
 typedef int	(*fleet_run_fn)(const struct fleet_claimed *, char *, size_t);
 int	 fleet_request(uint32_t, struct ibuf *, fleet_done, void *);
+uint32_t fleet_list_of(uint32_t, const char **);
 void	 fleet_init(fleet_run_fn);
 void	 fleet_submit(struct ctl_conn *, const struct fleet_opts *,
 	    const char *, const char *, size_t);
@@ -529,6 +530,7 @@ void	 adopt_beat(void);
 void	 adopt_tick(void);
 int	 adopt_answer(const char *, const struct msg_published *,
 	    const char *);
+void	 adopt_counts(uint64_t *, uint64_t *);
 
 /* A claim handed to fleet_run_fn ended before it was an attempt. */
 void	 fleet_claim_dropped(const char *, uint64_t, const char *);
@@ -550,6 +552,16 @@ struct fleet_stats {
 	uint64_t	 fences;	/* times fenced */
 	uint64_t	 swept[3];	/* by its sweeps: queued, dead, lost
 					   while publishing */
+	uint64_t	 adopted[2];	/* adoptions ended here: done, failed */
+	/* The fleet's, as the database said last (every few seconds). */
+	int		 hosts_expired;	/* -1: not asked yet */
+	size_t		 nqueues;
+	struct fleet_queue_gauge {
+		char		 tenant[64];
+		int		 class;
+		uint32_t	 queued;
+		uint64_t	 oldest_ms;
+	}		 queues[64];
 };
 void	 metrics_fleet(const struct fleet_stats *);
 /*

@@ -57,6 +57,7 @@
 
 #define FLEET_PENDING_MAX	256	/* requests without an answer yet */
 #define FLEET_POLL_MS		1000	/* claims and outcomes, at least */
+#define FLEET_GAUGES_MS		5000	/* the metrics' queue gauges */
 #define FLEET_MAX_CLAIMS	3	/* of one attempt, then dead */
 #define FLEET_TICK_MS		100	/* the leases' watch */
 
@@ -83,7 +84,12 @@ static uint64_t		 host_lease_end;	/* boot_ms; 0: none yet */
 static int		 fenced;		/* said so in the log */
 static int		 rescuing;		/* a RESCUE is out */
 static struct event	 ev_tick;
-static struct fleet_stats stats;
+static struct fleet_stats stats = { .hosts_expired = -1 };
+/* The gauges' answer being gathered, and when they were last asked. */
+static struct fleet_queue_gauge gauges[FLEET_GAUGES_MAX];
+static size_t		 ngauges;
+static int		 gauging;
+static uint64_t		 gauged_ms;
 
 static void	fleet_beat(int, short, void *);
 static uint64_t	boot_ms(void);
@@ -176,6 +182,7 @@ fleet_report(void)
 	uint64_t		 now = boot_ms();
 
 	s = stats;
+	adopt_counts(&s.adopted[0], &s.adopted[1]);
 	s.epoch = host_epoch;
 	s.fenced = fenced;
 	s.lease_left_ms = host_lease_end > now ? host_lease_end - now : 0;
@@ -976,6 +983,39 @@ outcome_done(void *arg, uint32_t type, const void *ans)
 	fleet_poll(-1, 0, NULL);
 }
 
+/* A gauge row, or the end: the rows become the metrics' queues. */
+static void
+gauges_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_gaugerow	*g = ans;
+	const struct fleet_result	*r = ans;
+	const char			*errstr;
+	long long			 n;
+
+	if (type == IMSG_FLEET_GAUGEROW) {
+		if (ngauges < FLEET_GAUGES_MAX) {
+			strlcpy(gauges[ngauges].tenant, g->tenant,
+			    sizeof(gauges[ngauges].tenant));
+			gauges[ngauges].class = g->class;
+			gauges[ngauges].queued = g->queued;
+			gauges[ngauges].oldest_ms = g->oldest_ms;
+			ngauges++;
+		}
+		return;
+	}
+	gauging = 0;
+	if (r != NULL && r->code == FLEET_OK) {
+		n = strtonum(r->text, 0, FLEET_CAP_MAX, &errstr);
+		if (errstr == NULL) {
+			stats.hosts_expired = (int)n;
+			memcpy(stats.queues, gauges, sizeof(gauges[0]) *
+			    ngauges);
+			stats.nqueues = ngauges;
+		}
+	}
+	ngauges = 0;
+}
+
 static void
 rescue_done(void *arg, uint32_t type, const void *ans)
 {
@@ -1056,6 +1096,14 @@ fleet_poll(int fd, short event, void *arg)
 	}
 	/* Publications lost with their host: finished here, if it can. */
 	adopt_poll(ready && host_live() && !fenced);
+	if (ready && !gauging && now_ms() - gauged_ms >= FLEET_GAUGES_MS) {
+		gauging = 1;
+		ngauges = 0;
+		gauged_ms = now_ms();
+		if (fleet_request(IMSG_FLEET_GAUGES, ibuf_open(0), gauges_done,
+		    NULL) == -1)
+			gauging = 0;
+	}
 	if (ready)
 		evtimer_add(&ev_poll, &tv);
 }
@@ -1072,6 +1120,20 @@ static const struct {
 	{ IMSG_CTL_USAGE, IMSG_FLEET_USAGE, IMSG_FLEET_USAGEROW, "usage" },
 };
 #define NLISTS	(sizeof(lists) / sizeof(lists[0]))
+
+/* The child's request and the answer's key of a control listing; 0. */
+uint32_t
+fleet_list_of(uint32_t ctl, const char **key)
+{
+	size_t	 k;
+
+	for (k = 0; k < NLISTS; k++)
+		if (lists[k].ctl == ctl) {
+			*key = lists[k].key;
+			return (lists[k].req);
+		}
+	return (0);
+}
 
 /*
  * An answer: to a request of ours still pending, of a kind that request
@@ -1090,6 +1152,7 @@ fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 		struct fleet_tenantrow	 tenantrow;
 		struct fleet_usagerow	 usagerow;
 		struct fleet_adopt	 adopt;
+		struct fleet_gaugerow	 gaugerow;
 	} u;
 	struct fleet_req	 r;
 	uint32_t		 type = imsg_get_type(imsg);
@@ -1110,6 +1173,19 @@ fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 	r = pending[i];
 	answer_sent_ms = r.sent_ms;
 	memset(&u, 0, sizeof(u));
+	/* The gauges' rows: to their request, which goes on waiting. */
+	if (type == IMSG_FLEET_GAUGEROW) {
+		if (r.type != IMSG_FLEET_GAUGES) {
+			snprintf(why, len, "answer type %u to request type %u",
+			    type, r.type);
+			return (-1);
+		}
+		if (fleet_gaugerow_decode(imsg, &u.gaugerow, why, len) == -1)
+			return (-1);
+		if (r.done != NULL)
+			r.done(r.arg, type, &u);
+		return (0);
+	}
 	/* A listing's rows: each to its request, which goes on waiting. */
 	for (k = 0; k < NLISTS; k++)
 		if (lists[k].row == type)
@@ -1196,375 +1272,4 @@ fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 	if (type == IMSG_FLEET_ADOPTED)
 		fleet_adopt_free(&u.adopt);
 	return (0);
-}
-
-/* factoryctl hosts, queue, tenants, usage: the rows, then the answer. */
-struct fleet_list {
-	uint32_t	 req;		/* the client's wait */
-	const char	*key;		/* lists[].key */
-	json_t		*rows;
-	int		 nrows;
-	int		 all;		/* root: every tenant's rows */
-	uint64_t	 mine;		/* else: the config's tenants, by bit */
-};
-
-/*
- * A row of a tenant's (queue, tenants, usage) is shown to root and to
- * whoever acts for that tenant here; the hosts are everyone's.
- */
-static int
-list_shows(const struct fleet_list *l, uint32_t type, const void *ans)
-{
-	const struct conf_fleet	*f = &env->conf->fleet;
-	const char		*t;
-	size_t			 i;
-
-	switch (type) {
-	case IMSG_FLEET_QUEUEROW:
-		t = ((const struct fleet_queuerow *)ans)->tenant;
-		break;
-	case IMSG_FLEET_TENANTROW:
-		t = ((const struct fleet_tenantrow *)ans)->name;
-		break;
-	case IMSG_FLEET_USAGEROW:
-		t = ((const struct fleet_usagerow *)ans)->tenant;
-		break;
-	default:
-		return (1);
-	}
-	if (l->all)
-		return (1);
-	for (i = 0; i < f->ntenants && i < 64; i++)
-		if (strcmp(f->tenants[i].name, t) == 0)
-			return ((l->mine >> i) & 1);
-	return (0);
-}
-
-static void
-list_drop(void *arg)
-{
-	struct fleet_list	*l = arg;
-
-	l->req = 0;		/* its client left: rows go nowhere */
-}
-
-static json_t *
-use_json(json_t *o, const struct fleet_use *u)
-{
-	json_object_set_new(o, "cpu_seconds", json_real(u->cpu_ms / 1000.0));
-	json_object_set_new(o, "memory_peak", json_integer(
-	    (json_int_t)(u->mem_peak > INT64_MAX ? INT64_MAX : u->mem_peak)));
-	json_object_set_new(o, "wall_seconds", json_real(u->wall_ms /
-	    1000.0));
-	json_object_set_new(o, "tokens", json_integer(
-	    (json_int_t)(u->tokens > INT64_MAX ? INT64_MAX : u->tokens)));
-	json_object_set_new(o, "usd", json_real(u->cost_uusd / 1e6));
-	return (o);
-}
-
-static json_t *
-row_json(uint32_t type, const void *ans)
-{
-	static const char *const classes[] = { "urgent", "normal", "batch" };
-	const struct fleet_hostrow	*h = ans;
-	const struct fleet_queuerow	*q = ans;
-	const struct fleet_tenantrow	*t = ans;
-	const struct fleet_usagerow	*u = ans;
-
-	switch (type) {
-	case IMSG_FLEET_HOSTROW:
-		return (json_pack("{s:s, s:I, s:s, s:i, s:i, s:I, s:b}", "host",
-		    h->host, "epoch", (json_int_t)h->epoch, "state",
-		    fleet_hstate_name(h->state), "slots", (int)h->slots,
-		    "running", (int)h->running, "heartbeat_ms",
-		    (json_int_t)h->heartbeat_ms, "expired", h->expired));
-	case IMSG_FLEET_QUEUEROW:
-		return (json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "id", q->id,
-		    "tenant", q->tenant, "priority", classes[q->class],
-		    "repository", q->repo, "age_ms", (json_int_t)q->age_ms,
-		    "why", q->why));
-	case IMSG_FLEET_TENANTROW:
-		return (json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:b, s:b, "
-		    "s:s}", "tenant", t->name, "weight", (int)t->weight,
-		    "max_running", (int)t->max_running, "max_queued",
-		    (int)t->max_queued, "running", (int)t->running, "queued",
-		    (int)t->queued, "paused", t->paused, "held", t->held,
-		    "note", t->note));
-	default:
-		return (use_json(json_pack("{s:s, s:s, s:i}", "tenant",
-		    u->tenant, "host", u->host, "attempts", (int)u->attempts),
-		    &u->use));
-	}
-}
-
-static void
-list_done(void *arg, uint32_t type, const void *ans)
-{
-	const struct fleet_result	*r = ans;
-	struct fleet_list		*l = arg;
-	struct ctl_conn			*c;
-
-	if (type != 0 && type != IMSG_FLEET_RESULT) {
-		if (list_shows(l, type, ans) && l->nrows++ < FLEET_ROWS_MAX)
-			json_array_append_new(l->rows, row_json(type, ans));
-		return;
-	}
-	c = l->req != 0 ? reply_wait_take(l->req, CTL_WAIT_FLEET, NULL) :
-	    NULL;
-	if (c != NULL && type == IMSG_FLEET_RESULT && r->code == FLEET_OK)
-		reply_obj(c, json_pack("{s:O}", l->key, l->rows));
-	else if (c != NULL)
-		reply_fail(c, "the fleet did not answer: %s", r != NULL ?
-		    r->text : "factory-fleet was lost");
-	json_decref(l->rows);
-	free(l);
-}
-
-/*
- * Any operator may list, and sees the rows of the tenants it acts for
- * (root: all); usage takes its window in seconds (a NUL-terminated
- * decimal), the others nothing.
- */
-void
-fleet_ctl_list(struct ctl_conn *c, struct imsg *imsg)
-{
-	struct fleet_list	*l;
-	struct fleet_scope	 sc;
-	struct ibuf		*b;
-	struct ibuf		 ib;
-	char			 secs[16], why[128];
-	const char		*errstr;
-	uint32_t		 n = 0;
-	size_t			 i, k;
-
-	for (k = 0; k < NLISTS; k++)
-		if (lists[k].ctl == imsg_get_type(imsg))
-			break;
-	if (k == NLISTS)
-		fatalx("fleet_ctl_list: type %u", imsg_get_type(imsg));
-	if (!env->conf->fleet.enabled) {
-		reply_fail(c, "this factoryd has no fleet:");
-		return;
-	}
-	if (lists[k].req == IMSG_FLEET_USAGE) {
-		if (imsg_get_ibuf(imsg, &ib) == -1 ||
-		    ibuf_get_string(&ib, secs, sizeof(secs)) == -1 ||
-		    ibuf_size(&ib) != 0) {
-			reply_fail(c, "usage: a bad request");
-			return;
-		}
-		n = strtonum(secs, 1, FLEET_USAGE_MAX, &errstr);
-		if (errstr != NULL) {
-			reply_fail(c, "usage: --since: 1 second to 366 days");
-			return;
-		}
-	} else if (imsg_get_len(imsg) != 0) {
-		reply_fail(c, "a listing takes no argument");
-		return;
-	}
-	if ((l = calloc(1, sizeof(*l))) == NULL ||
-	    (l->rows = json_array()) == NULL)
-		fatal(NULL);
-	l->key = lists[k].key;
-	l->all = c->uid == 0;
-	/* The database is asked for the caller's tenants' rows only. */
-	memset(&sc, 0, sizeof(sc));
-	sc.since_s = n;
-	sc.all = l->all;
-	for (i = 0; i < env->conf->fleet.ntenants && i < 64; i++)
-		if (tenant_of(c, env->conf->fleet.tenants[i].name, why,
-		    sizeof(why)) != NULL) {
-			l->mine |= (uint64_t)1 << i;
-			if (sc.ntenants < FLEET_TENANTS_MAX)
-				strlcpy(sc.tenants[sc.ntenants++],
-				    env->conf->fleet.tenants[i].name,
-				    sizeof(sc.tenants[0]));
-		}
-	b = lists[k].req == IMSG_FLEET_HOSTS ? ibuf_open(0) :
-	    fleet_scope_compose(&sc);
-	l->req = reply_wait(c, CTL_WAIT_FLEET, l, list_drop);
-	if (fleet_request(lists[k].req, b, list_done, l) == -1) {
-		reply_wait_take(l->req, CTL_WAIT_FLEET, NULL);
-		reply_fail(c, "factory-fleet is not ready, try again");
-		json_decref(l->rows);
-		free(l);
-	}
-}
-
-/*
- * factoryctl cordon, uncordon, drain, pause and resume: root's alone,
- * fleet-wide, said to the database; the answer is the new state.
- */
-struct fleet_setreq {
-	uint32_t	 req;
-	char		 verb[16];
-	char		 name[FLEET_NAME_MAX];
-};
-
-static void
-setstate_done(void *arg, uint32_t type, const void *ans)
-{
-	const struct fleet_result	*r = ans;
-	struct fleet_setreq		*s = arg;
-	struct ctl_conn			*c;
-
-	if ((c = reply_wait_take(s->req, CTL_WAIT_FLEET, NULL)) == NULL)
-		;	/* its client left: done all the same */
-	else if (r == NULL)
-		reply_fail(c, "%s: factory-fleet was lost before it "
-		    "answered: it may be done", s->verb);
-	else if (r->code != FLEET_OK)
-		reply_fail(c, "%s: %s: %s", s->verb, fleet_code_name(r->code),
-		    r->text);
-	else
-		reply_obj(c, json_pack("{s:s, s:s, s:s}", "verb", s->verb,
-		    "name", s->name[0] != '\0' ? s->name : "*", "answer",
-		    r->text));
-	if (r != NULL && r->code == FLEET_OK)
-		log_info("fleet: %s %s: %s", s->verb, s->name[0] != '\0' ?
-		    s->name : "every tenant", r->text);
-	free(s);
-}
-
-void
-fleet_ctl_state(struct ctl_conn *c, struct imsg *imsg)
-{
-	static const struct {
-		const char	*verb;
-		uint8_t		 what, state;
-	} verbs[] = {
-		{ "cordon",	FLEET_SET_HOST,	 FLEET_CORDONED },
-		{ "uncordon",	FLEET_SET_HOST,	 FLEET_ACTIVE },
-		{ "drain",	FLEET_SET_HOST,	 FLEET_DRAINING },
-		{ "pause",	FLEET_SET_PAUSE, 1 },
-		{ "resume",	FLEET_SET_PAUSE, 0 },
-	};
-	struct fleet_setstate	 st;
-	struct fleet_setreq	*s;
-	struct ibuf		 ib;
-	char			 verb[16], secs[16];
-	const char		*errstr;
-	size_t			 i;
-
-	memset(&st, 0, sizeof(st));
-	/* pause and resume: a tenant, or "*", every one; never "". */
-	if (imsg_get_ibuf(imsg, &ib) == -1 ||
-	    ibuf_get_string(&ib, verb, sizeof(verb)) == -1 ||
-	    ibuf_get_string(&ib, st.name, sizeof(st.name)) == -1 ||
-	    ibuf_get_string(&ib, st.note, sizeof(st.note)) == -1 ||
-	    ibuf_get_string(&ib, secs, sizeof(secs)) == -1 ||
-	    ibuf_size(&ib) != 0) {
-		reply_fail(c, "fleet: a bad request");
-		return;
-	}
-	for (i = 0; i < (sizeof(verbs) / sizeof(verbs[0])); i++)
-		if (strcmp(verbs[i].verb, verb) == 0)
-			break;
-	if (i == (sizeof(verbs) / sizeof(verbs[0]))) {
-		reply_fail(c, "fleet: no such verb");
-		return;
-	}
-	if (!env->conf->fleet.enabled) {
-		reply_fail(c, "%s: this factoryd has no fleet:", verb);
-		return;
-	}
-	if (c->uid != 0) {
-		reply_fail(c, "%s: refused: only root changes the fleet's "
-		    "hosts and tenants", verb);
-		return;
-	}
-	st.what = verbs[i].what;
-	st.state = verbs[i].state;
-	if (st.what == FLEET_SET_PAUSE && strcmp(st.name, "*") == 0)
-		st.name[0] = '\0';
-	else if (st.name[0] == '\0') {
-		reply_fail(c, "%s: no host or tenant named", verb);
-		return;
-	}
-	st.deadline_s = strtonum(secs, 0, FLEET_DRAIN_MAX, &errstr);
-	if (errstr != NULL || (st.what == FLEET_SET_HOST &&
-	    !fleet_valid_name(st.name)) || (st.name[0] != '\0' &&
-	    !fleet_valid_name(st.name)) || !fleet_valid_text(st.note)) {
-		reply_fail(c, "%s: a bad host, tenant, note or deadline", verb);
-		return;
-	}
-	if ((s = calloc(1, sizeof(*s))) == NULL)
-		fatal(NULL);
-	strlcpy(s->verb, verb, sizeof(s->verb));
-	strlcpy(s->name, st.name, sizeof(s->name));
-	s->req = reply_wait(c, CTL_WAIT_FLEET, NULL, NULL);
-	if (fleet_request(IMSG_FLEET_SETSTATE, fleet_setstate_compose(&st),
-	    setstate_done, s) == -1) {
-		reply_wait_take(s->req, CTL_WAIT_FLEET, NULL);
-		reply_fail(c, "%s: factory-fleet is not ready: not done, try "
-		    "again", verb);
-		free(s);
-	}
-}
-
-/*
- * factoryctl cancel of an attempt not on this host: the fleet's queue
- * ends it if it still waits, or asks its owner (whose renewal hears
- * it); only an attempt of a tenant the caller acts for, or root's.
- */
-struct fleet_cancelreq {
-	uint32_t	 req;
-	char		 id[ATTEMPT_ID_MAX];
-};
-
-static void
-cancel_done(void *arg, uint32_t type, const void *ans)
-{
-	const struct fleet_result	*r = ans;
-	struct fleet_cancelreq		*k = arg;
-	struct ctl_conn			*c;
-
-	if ((c = reply_wait_take(k->req, CTL_WAIT_FLEET, NULL)) == NULL)
-		;	/* its client left */
-	else if (r == NULL)
-		reply_fail(c, "cancel: factory-fleet was lost before it "
-		    "answered: %s may be cancelled", k->id);
-	else if (r->code != FLEET_OK)
-		reply_fail(c, "cancel: %s: %s", k->id, r->text);
-	else
-		reply_obj(c, json_pack("{s:s, s:s}", "id", k->id, "fleet",
-		    strcmp(r->text, "cancelled") == 0 ? "cancelled" :
-		    "asked of its host"));
-	if (r != NULL && r->code == FLEET_OK)
-		log_info("fleet: %s: cancel %s", k->id, r->text);
-	free(k);
-}
-
-void
-fleet_ctl_cancel(struct ctl_conn *c, const char *id)
-{
-	const struct conf_fleet	*f = &env->conf->fleet;
-	struct fleet_cancel	 kc;
-	struct fleet_cancelreq	*k;
-	char			 why[128];
-	size_t			 i;
-
-	memset(&kc, 0, sizeof(kc));
-	strlcpy(kc.id, id, sizeof(kc.id));
-	kc.all = c->uid == 0;
-	for (i = 0; i < f->ntenants && kc.ntenants < FLEET_TENANTS_MAX; i++)
-		if (tenant_of(c, f->tenants[i].name, why, sizeof(why)) != NULL)
-			strlcpy(kc.tenants[kc.ntenants++], f->tenants[i].name,
-			    sizeof(kc.tenants[0]));
-	if (!kc.all && kc.ntenants == 0) {
-		reply_fail(c, "cancel: refused: uid %u acts for no tenant",
-		    (unsigned)c->uid);
-		return;
-	}
-	if ((k = calloc(1, sizeof(*k))) == NULL)
-		fatal(NULL);
-	strlcpy(k->id, id, sizeof(k->id));
-	k->req = reply_wait(c, CTL_WAIT_FLEET, NULL, NULL);
-	if (fleet_request(IMSG_FLEET_CANCEL, fleet_cancel_compose(&kc),
-	    cancel_done, k) == -1) {
-		reply_wait_take(k->req, CTL_WAIT_FLEET, NULL);
-		reply_fail(c, "cancel: factory-fleet is not ready: not "
-		    "cancelled, try again");
-		free(k);
-	}
 }

@@ -248,6 +248,7 @@ struct mbuf {
 static void
 mprintf(struct mbuf *b, const char *fmt, ...)
     __attribute__((__format__ (printf, 2, 3)));
+static void	metrics_fleet_more(struct mbuf *, const struct fleet_stats *);
 
 static void
 mprintf(struct mbuf *b, const char *fmt, ...)
@@ -431,9 +432,52 @@ metrics_text(void)
 		    (unsigned long long)fs.swept[0],
 		    (unsigned long long)fs.swept[1],
 		    (unsigned long long)fs.swept[2]);
+		metrics_fleet_more(&b, &fs);
 	}
 	mprintf(&b, "# EOF\n");
 	return (b.p);
+}
+
+/*
+ * The fleet's adoptions, and the database's view a few seconds old:
+ * hosts whose lease ran out, what waits per tenant and class and the
+ * oldest one's wait.  Tenant names are the fleet's (letters, digits,
+ * ".-_"): nothing to escape in a label.
+ */
+static void
+metrics_fleet_more(struct mbuf *b, const struct fleet_stats *fs)
+{
+	static const char *const classes[] = { "urgent", "normal", "batch" };
+	size_t	 i;
+
+	mprintf(b, "# TYPE factory_fleet_adopted counter\n"
+	    "# HELP factory_fleet_adopted Publications of lost hosts this "
+	    "host finished from the forge's side.\n"
+	    "factory_fleet_adopted_total{as=\"done\"} %llu\n"
+	    "factory_fleet_adopted_total{as=\"failed\"} %llu\n",
+	    (unsigned long long)fs->adopted[0],
+	    (unsigned long long)fs->adopted[1]);
+	if (fs->hosts_expired < 0)
+		return;
+	mprintf(b, "# TYPE factory_fleet_hosts_expired gauge\n"
+	    "# HELP factory_fleet_hosts_expired Hosts whose lease ran out "
+	    "in the database (not gone).\n"
+	    "factory_fleet_hosts_expired %d\n"
+	    "# TYPE factory_fleet_queued gauge\n"
+	    "# HELP factory_fleet_queued Attempts waiting in the fleet's "
+	    "queue.\n", fs->hosts_expired);
+	for (i = 0; i < fs->nqueues; i++)
+		mprintf(b, "factory_fleet_queued{tenant=\"%s\",class=\"%s\"} "
+		    "%u\n", fs->queues[i].tenant,
+		    classes[fs->queues[i].class % 3], fs->queues[i].queued);
+	mprintf(b, "# TYPE factory_fleet_queue_age_seconds gauge\n"
+	    "# HELP factory_fleet_queue_age_seconds How long the oldest "
+	    "waiting attempt has waited.\n");
+	for (i = 0; i < fs->nqueues; i++)
+		mprintf(b, "factory_fleet_queue_age_seconds{tenant=\"%s\","
+		    "class=\"%s\"} %.3f\n", fs->queues[i].tenant,
+		    classes[fs->queues[i].class % 3],
+		    fs->queues[i].oldest_ms / 1000.0);
 }
 
 /*

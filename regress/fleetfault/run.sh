@@ -328,6 +328,14 @@ gone_c() {
 check "C: its sandbox died with $XC" until_true 30 gone_c
 c_elsewhere() { o=$(owner "$C"); [ -n "$o" ] && [ "$o" != "$XC" ]; }
 check "C: another host runs it" until_true 60 c_elsewhere
+cexpired() {
+	for h in h1 h2 h3; do
+		[ "$h" = "$XC" ] && continue
+		[ "$(metric $h factory_fleet_hosts_expired)" = 1 ] && return 0
+	done
+	return 1
+}
+check "C: metrics: a live host counts one expired host" until_true 30 cexpired
 start "$N"
 check "C: ends done, claimed twice" \
     until_true 90 sh -c "[ \"\$($PSQL -c \"SELECT state || ' ' || claims FROM fleet_attempts WHERE id = '$C'\")\" = 'done 2' ]"
@@ -440,6 +448,15 @@ check "P1: the adopter said so" \
 check "P1: the branch is still at the pinned commit" \
     [ "$(forge_at "$P1")" = "$(pinned "$P1")" ]
 check "P1: one pull record" [ "$(records "$P1")" = 1 ]
+adopted() {	# as: the live hosts' adoptions ended so, summed
+	_s=0
+	for h in h2 h3; do
+		_v=$(metric $h "factory_fleet_adopted_total{as=\"$1\"}")
+		_s=$((_s + ${_v:-0}))
+	done
+	echo $_s
+}
+check "P1: metrics: one adoption done" [ "$(adopted done)" = 1 ]
 check "P1: its pin never changes (the database refuses)" \
     sh -c "! $PSQL -c \"UPDATE fleet_publications SET pinned_commit =
     repeat('0', 40) WHERE attempt = '$P1'\" 2>/dev/null"
@@ -472,6 +489,7 @@ check "P2: because the branch never reached the forge" \
     sh -c "$PSQL -c \"SELECT reason FROM fleet_attempts WHERE id = '$P2'\" |
     grep -q '^adoption after h1 was lost: branch factory/$P2 is not on the forge'"
 check "P2: never run again: claimed once" [ "$(col "$P2" claims)" = 1 ]
+check "P2: metrics: one adoption failed" [ "$(adopted failed)" = 1 ]
 check "P2: no branch, no pull record" \
     [ "$(forge_at "$P2")$(records "$P2")" = 0 ]
 restart_h1
@@ -565,6 +583,13 @@ while [ $i -lt 90 ]; do
 	i=$((i + 1))
 done
 check "R: ninety queued" [ "$(awk 'NF == 2' "$T/r.ids" | wc -l)" = 90 ]
+rgauge() {
+	[ "$(metric h1 'factory_fleet_queued{tenant="t2",class="normal"}')" = 30 ] &&
+	    metric h1 'factory_fleet_queue_age_seconds{tenant="t2",class="normal"}' |
+	    awk '{exit !($1 > 0)}'
+}
+check "R: metrics: thirty of t2's wait, the oldest for a while" \
+    until_true 30 rgauge
 RIDS=$(awk '{printf "%s'"'"'%s'"'"'", (NR > 1 ? "," : ""), $1}' "$T/r.ids")
 R0=$(date +%s)
 check "R: resume the fleet" ctl1 resume --fleet

@@ -1,6 +1,6 @@
 /*
  * The messages between the parent and factory-fleet
- * (libcommon/fleetmsg.c), each way: byte 0 picks one of the sixteen
+ * (libcommon/fleetmsg.c), each way: byte 0 picks one of the eighteen
  * decoders, the rest is the payload.  Promises checked: a refusal
  * names the message; what decodes composes again into the input's
  * bytes exactly (the encoding has one form: nothing dropped, nothing
@@ -29,6 +29,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct fleet_usagerow	 usagerow;
 		struct fleet_cancel	 cancel;
 		struct fleet_adopt	 adopt;
+		struct fleet_gaugerow	 gaugerow;
+		struct fleet_scope	 scope;
 	} u;
 	struct imsg	 imsg;
 	char		 err[256];
@@ -40,7 +42,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return (0);
 	memset(&u, 0, sizeof(u));
 	err[0] = '\0';
-	switch (data[0] % 16) {
+	switch (data[0] % 18) {
 	case 0:
 		fuzz_imsg(&imsg, IMSG_FLEET_HELLO, p, n);
 		if ((rc = fleet_hello_decode(&imsg, &u.hello, err,
@@ -145,6 +147,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    sizeof(err))) == 0)
 			fuzz_same(fleet_cancel_compose(&u.cancel), p, n,
 			    "cancel");
+		break;
+	case 16:
+		fuzz_imsg(&imsg, IMSG_FLEET_GAUGEROW, p, n);
+		if ((rc = fleet_gaugerow_decode(&imsg, &u.gaugerow, err,
+		    sizeof(err))) == 0)
+			fuzz_same(fleet_gaugerow_compose(&u.gaugerow), p, n,
+			    "gaugerow");
+		break;
+	case 17:
+		fuzz_imsg(&imsg, IMSG_FLEET_QUEUE, p, n);
+		if ((rc = fleet_scope_decode(&imsg, "FLEET_QUEUE", &u.scope,
+		    err, sizeof(err))) == 0)
+			fuzz_same(fleet_scope_compose(&u.scope), p, n, "scope");
 		break;
 	default:
 		fuzz_imsg(&imsg, IMSG_FLEET_ADOPTED, p, n);
