@@ -654,6 +654,26 @@ check "it saw live sandboxes ($(grep -c '^live' "$T/samples") sightings)" \
     [ "$(grep -c '^live' "$T/samples")" -gt 20 ]
 check "never two live sandboxes of one attempt" \
     sh -c "! grep '^double' '$T/samples'"
+# Every published attempt: one branch on all the forges together, at
+# the commit its host pinned, and one pull request.
+onepub() {
+	q "SELECT a.id || ' ' || coalesce(p.pinned_commit, '-')
+	    FROM fleet_attempts a LEFT JOIN fleet_publications p
+	    ON p.attempt = a.id WHERE a.state = 'done'" |
+	while read -r id pin; do
+		_b=0 _r=0 _at=""
+		for f in h1 h2 h3 shared; do
+			_c=$(git --git-dir="$T/$f/remote.git" -c safe.directory='*' \
+			    rev-parse -q --verify "refs/heads/factory/$id" 2>/dev/null) &&
+			    { _b=$((_b + 1)); _at=$_c; }
+			[ -f "$T/$f/pulls/$id.json" ] && _r=$((_r + 1))
+		done
+		[ "$_b $_r $_at" = "1 1 $pin" ] ||
+		    { echo "# $id: $_b branches, $_r pull records, at $_at, pinned $pin"; return 1; }
+	done
+}
+ndone=$(q "SELECT count(*) FROM fleet_attempts WHERE state = 'done'")
+check "every one of the $ndone published: one branch at its pinned commit, one pull request" onepub
 counters() { [ "$(q "SELECT sum(running) FROM fleet_tenants")" = 0 ]; }
 check "the tenants' running counters are back at 0" until_true 30 counters
 check "nothing owned, nothing running in the database" \
