@@ -102,17 +102,22 @@ static const char *const migrations[] = {
 	"CREATE INDEX fleet_attempts_ended ON fleet_attempts (ended)"
 	" WHERE ended IS NOT NULL",
 	/*
-	 * 3: adoption, and the time of each claim.  An attempt lost while publishing is "adoptable"
-	 * if its pin holds its publish request (base64 of the parent's
-	 * MSG_PUBLISH, without the bundle) and the host that pinned it;
-	 * a live host finishes it from the forge's side.
+	 * 3: adoption, and the time of each claim.  An attempt lost
+	 * while publishing is "adoptable" if its pin holds its publish
+	 * request (base64 of the parent's MSG_PUBLISH, without the bundle
+	 * and this host's forge settings), the host that pinned it and
+	 * its forge's key; a live host that publishes to that forge
+	 * finishes it from the forge's side.
 	 */
 	"ALTER TABLE fleet_attempts DROP CONSTRAINT fleet_attempts_state_check,"
 	" ADD CONSTRAINT fleet_attempts_state_check CHECK (state IN"
 	" ('queued', 'claimed', 'running', 'publishing', 'done', 'failed',"
 	" 'cancelled', 'dead', 'adoptable'));"
 	"ALTER TABLE fleet_publications ADD COLUMN request text,"
-	" ADD COLUMN host text;"
+	" ADD COLUMN host text, ADD COLUMN forge text;"
+	/* Where each host's repositories publish (fleetmsg.h's keys). */
+	"ALTER TABLE fleet_hosts ADD COLUMN forges text[] NOT NULL"
+	" DEFAULT '{}';"
 	/* When it was last claimed: the fair order, as it happened. */
 	"ALTER TABLE fleet_attempts ADD COLUMN claimed timestamptz;"
 	"CREATE INDEX fleet_attempts_adoptable ON fleet_attempts (seq)"

@@ -27,6 +27,7 @@
 static char	 host[FLEET_NAME_MAX];
 static uint64_t	 host_epoch;
 static uint32_t	 lease_ms;
+static uint32_t	 adopt_after_ms;	/* sql_rescue_q's $1 */
 static void	(*hello_done)(uint64_t, int);
 
 /* The host's row at this host's epoch, locked against a new epoch. */
@@ -44,14 +45,16 @@ static void	(*hello_done)(uint64_t, int);
  */
 static const char sql_hello_q[] =
 	"INSERT INTO fleet_hosts AS o (host, epoch, state, slots, repos,"
-	" heartbeat, lease_until)"
+	" heartbeat, lease_until, forges)"
 	" VALUES ($1, $2::bigint + 1, 'active', $3::integer,"
 	" string_to_array($4, ','), now(),"
-	" now() + $5::integer * interval '1 millisecond')"
+	" now() + $5::integer * interval '1 millisecond',"
+	" string_to_array($6, ','))"
 	" ON CONFLICT (host) DO UPDATE SET"
 	" epoch = greatest(o.epoch + 1, EXCLUDED.epoch),"
 	" state = CASE WHEN o.state = 'gone' THEN 'active' ELSE o.state END,"
 	" slots = EXCLUDED.slots, repos = EXCLUDED.repos,"
+	" forges = EXCLUDED.forges,"
 	" heartbeat = now(), lease_until = EXCLUDED.lease_until"
 	" RETURNING epoch, state";
 
@@ -202,11 +205,13 @@ static const char sql_outcome_q[] =
 	"  WHERE t.name = w.tenant AND w.state NOT IN"
 	"  ('claimed', 'running', 'publishing') RETURNING t.name),"
 	" p AS (INSERT INTO fleet_publications (attempt, repo, branch,"
-	"  pinned_commit, pinned, request, host)"
+	"  pinned_commit, pinned, request, host, forge)"
 	"  SELECT $1, w.repo, 'factory/' || $1, $13, now(), nullif($14, ''),"
-	"  $3 FROM w WHERE $5 = 'claimed' AND $6 = 'publishing' AND $13 <> ''"
+	"  $3, nullif($15, '') FROM w"
+	"  WHERE $5 = 'claimed' AND $6 = 'publishing' AND $13 <> ''"
 	"  ON CONFLICT (attempt) DO UPDATE SET request = EXCLUDED.request,"
-	"  host = EXCLUDED.host, pinned_commit = EXCLUDED.pinned_commit"
+	"  host = EXCLUDED.host, pinned_commit = EXCLUDED.pinned_commit,"
+	"  forge = EXCLUDED.forge"
 	"  RETURNING attempt)"
 	" SELECT w.state FROM w";
 
@@ -242,8 +247,11 @@ _Static_assert(FLEET_PIN_MAX == 40960, "FLEET_PIN_MAX_SQL is FLEET_PIN_MAX");
 static const char sql_rescue_q[] =
 	"WITH r AS (SELECT a.id, a.state AS was, EXISTS (SELECT 1"
 	"  FROM fleet_publications p WHERE p.attempt = a.id"
-	"  AND p.host IS NOT NULL AND p.pinned_commit IS NOT NULL"
+	"  AND p.host ~ '^[A-Za-z0-9._-]+$'"
+	"  AND p.pinned_commit ~ '^[0-9a-f]{40}$'"
+	"  AND p.forge ~ '^[0-9a-f]{64}$'"
 	"  AND p.request ~ '^[A-Za-z0-9+/]+={0,2}$'"
+	"  AND length(p.request) % 4 = 0"
 	"  AND length(p.request) < " FLEET_PIN_MAX_SQL ") AS pinned"
 	"  FROM fleet_attempts a"
 	"  WHERE a.state IN ('claimed', 'running', 'publishing')"
@@ -262,7 +270,8 @@ static const char sql_rescue_q[] =
 	"   || a.owner_host || ': no publish request pinned, never run again'"
 	"   ELSE 'rescued: the lease of ' || a.owner_host || ' at epoch '"
 	"   || a.owner_epoch || ' ran out' END,"
-	"  run_after = now() + " BACKOFF_MS " * interval '1 millisecond',"
+	"  run_after = now() + CASE WHEN r.was = 'publishing' AND r.pinned"
+	"   THEN $1::integer ELSE " BACKOFF_MS " END * interval '1 millisecond',"
 	"  owner_host = NULL, owner_epoch = NULL, lease_until = NULL"
 	"  FROM r WHERE a.id = r.id RETURNING a.tenant, a.state, r.was),"
 	" t AS (UPDATE fleet_tenants t SET running = greatest(0,"
@@ -273,18 +282,22 @@ static const char sql_rescue_q[] =
 	" count(*) FILTER (WHERE was = 'publishing') FROM w";
 
 /*
- * Adoption: the oldest adoptable attempt of a repository this live,
+ * Adoption: once the sweep's grace is over (adopt-after, longer than
+ * a publication may take: the host that lost it may still be talking
+ * to the forge), the oldest adoptable attempt whose forge this live,
  * active host serves is its own now, publishing under a new claim
  * epoch and a lease like any claim (renewed, swept back to adoptable if
  * it lapses), its tenant's slot taken again; with the host that lost
  * it, the pinned commit and the publish request.  No row: none.
  */
 static const char sql_adopt_q[] =
-	"WITH h AS (SELECT repos FROM fleet_hosts WHERE host = $1"
+	"WITH h AS (SELECT forges FROM fleet_hosts WHERE host = $1"
 	"  AND epoch = $2::bigint AND state = 'active'"
 	"  AND lease_until > now()),"
-	" att AS (SELECT a.id FROM fleet_attempts a, h"
-	"  WHERE a.state = 'adoptable' AND a.repo = ANY (h.repos)"
+	" att AS (SELECT a.id FROM fleet_attempts a"
+	"  JOIN fleet_publications p ON p.attempt = a.id, h"
+	"  WHERE a.state = 'adoptable' AND a.run_after <= now()"
+	"  AND p.forge = ANY (h.forges)"
 	"  ORDER BY a.seq LIMIT 1 FOR UPDATE OF a SKIP LOCKED),"
 	" w AS (UPDATE fleet_attempts a SET state = 'publishing',"
 	"  epoch = a.epoch + 1, owner_host = $1, owner_epoch = $2::bigint,"
@@ -467,11 +480,13 @@ sql_hello(const struct fleet_hello *h, void (*done)(uint64_t, int))
 {
 	struct fq	*q;
 	char		 repos[FLEET_REPOS_MAX * REPO_NAME_MAX];
+	char		 forges[FLEET_REPOS_MAX * FLEET_FORGE_MAX];
 	uint32_t	 i;
 
 	strlcpy(host, h->host, sizeof(host));
 	host_epoch = h->epoch;
 	lease_ms = h->lease_ms;
+	adopt_after_ms = h->adopt_after_ms;
 	hello_done = done;
 	repos[0] = '\0';
 	for (i = 0; i < h->nrepos; i++) {
@@ -479,12 +494,22 @@ sql_hello(const struct fleet_hello *h, void (*done)(uint64_t, int))
 			strlcat(repos, ",", sizeof(repos));
 		strlcat(repos, h->repos[i], sizeof(repos));
 	}
+	/* The forges it publishes to: what it may adopt. */
+	forges[0] = '\0';
+	for (i = 0; i < h->nrepos; i++) {
+		if (h->forges[i][0] == '\0')
+			continue;
+		if (forges[0] != '\0')
+			strlcat(forges, ",", sizeof(forges));
+		strlcat(forges, h->forges[i], sizeof(forges));
+	}
 	q = fq_new(0, sql_hello_q, hello_answered);
 	fq_param(q, "%s", host);
 	fq_param(q, "%llu", (unsigned long long)h->epoch);
 	fq_param(q, "%u", h->slots);
 	fq_param(q, "%s", repos);
 	fq_param(q, "%u", lease_ms);
+	fq_param(q, "%s", forges);
 	db_query(q);
 }
 
@@ -725,6 +750,7 @@ sql_write(uint32_t type, uint32_t reqid, const struct fleet_write *w)
 		fq_param(q, "%llu", (unsigned long long)w->use.cost_uusd);
 		fq_param(q, "%s", w->commit);
 		fq_param(q, "%s", w->pin != NULL ? w->pin : "");
+		fq_param(q, "%s", w->forge);
 		break;
 	default:
 		fatalx("sql_write: type %u", type);
@@ -822,6 +848,7 @@ sql_rescue(uint32_t reqid)
 
 	q = fq_new(reqid, sql_rescue_q, rescue_answered);
 	q->name = "rescue";
+	fq_param(q, "%u", adopt_after_ms);
 	db_query(q);
 }
 
@@ -829,6 +856,7 @@ static void
 adopt_answered(struct fq *q, PGresult *res, const char *err)
 {
 	struct fleet_adopt	 a;
+	struct ibuf		*b;
 	int64_t			 epoch;
 	char			*pin;
 
@@ -861,7 +889,10 @@ adopt_answered(struct fq *q, PGresult *res, const char *err)
 	a.epoch = (uint64_t)epoch;
 	a.pin = pin;
 	/* A row fleet_adopt_compose refuses is a bad answer too. */
-	fleet_send(IMSG_FLEET_ADOPTED, q->reqid, fleet_adopt_compose(&a));
+	if ((b = fleet_adopt_compose(&a)) == NULL)
+		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
+	else
+		fleet_send(IMSG_FLEET_ADOPTED, q->reqid, b);
 }
 
 void

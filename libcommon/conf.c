@@ -1578,7 +1578,7 @@ static int
 conf_fleet(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 {
 	static const char * const keys[] = { "conninfo", "host", "slots",
-	    "lease", "query-deadline", "tenants", NULL };
+	    "lease", "query-deadline", "adopt-after", "tenants", NULL };
 	struct conf_fleet	*f = &c->fleet;
 	const struct ynode	*v;
 	uint64_t		 u;
@@ -1592,6 +1592,8 @@ conf_fleet(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 	f->slots = c->max_attempts;
 	f->lease_ms = 30000;
 	f->deadline_ms = 5000;
+	/* GitHub's whole publication may take 300 s (the publisher's). */
+	f->adopt_after_ms = 330000;
 	if ((v = y_need(e, n, "conninfo")) == NULL ||
 	    y_str(e, v, "a libpq conninfo", 0, f->conninfo,
 	    sizeof(f->conninfo)) == -1)
@@ -1621,6 +1623,9 @@ conf_fleet(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 			return (y_fail(e, v, "%s is more than a third of the "
 			    "lease", v->str));
 	}
+	if (conf_ms(e, y_get(n, "adopt-after"), 0, 3600000,
+	    &f->adopt_after_ms) == -1)
+		return (-1);
 	if ((v = y_need(e, n, "tenants")) == NULL ||
 	    y_map(e, v, "a mapping of tenant names") == -1)
 		return (-1);
@@ -2072,6 +2077,8 @@ conf_printfleet(FILE *fp, const struct conf_fleet *f)
 	y_printduration(fp, f->lease_ms);
 	fprintf(fp, "\n  query-deadline: ");
 	y_printduration(fp, f->deadline_ms);
+	fprintf(fp, "\n  adopt-after: ");
+	y_printduration(fp, f->adopt_after_ms);
 	fprintf(fp, "\n  tenants:\n");
 	for (i = 0; i < f->ntenants; i++) {
 		t = &f->tenants[i];

@@ -151,6 +151,7 @@ struct conf_fleet {
 	uint32_t	 slots;		/* attempts claimed at once */
 	uint32_t	 lease_ms;
 	uint32_t	 deadline_ms;	/* of one query */
+	uint32_t	 adopt_after_ms; /* a lost publication's grace */
 	size_t		 ntenants;
 	struct conf_tenant tenants[CONF_FLEET_TENANTS];
 };

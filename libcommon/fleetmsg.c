@@ -180,6 +180,18 @@ fleet_valid_commit(const char *s)
 }
 
 int
+fleet_valid_forge(const char *s)
+{
+	size_t	 i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		    (s[i] >= 'a' && s[i] <= 'f')))
+			return (0);
+	return (i == 0 || i == 64);
+}
+
+int
 fleet_valid_pin(const char *s)
 {
 	size_t	 i;
@@ -223,19 +235,21 @@ fleet_hello_compose(const struct fleet_hello *h)
 	    !fleet_valid_name(h->host) || h->nrepos > FLEET_REPOS_MAX ||
 	    h->slots == 0 || h->slots > FLEET_CAP_MAX ||
 	    h->lease_ms == 0 || h->lease_ms > FLEET_MS_MAX ||
-	    h->deadline_ms == 0 || h->deadline_ms > FLEET_MS_MAX)
+	    h->deadline_ms == 0 || h->deadline_ms > FLEET_MS_MAX ||
+	    h->adopt_after_ms > FLEET_MS_MAX)
 		return (NULL);
 	for (i = 0; i < h->nrepos; i++)
-		if (!fleet_valid_name(h->repos[i]))
+		if (!fleet_valid_name(h->repos[i]) ||
+		    !fleet_valid_forge(h->forges[i]))
 			return (NULL);
 	if ((b = fleet_open(256)) == NULL)
 		return (NULL);
 	bad |= m_add_str(b, h->conninfo) | m_add_str(b, h->host);
 	bad |= ibuf_add_n64(b, h->epoch) | ibuf_add_n32(b, h->slots);
 	bad |= ibuf_add_n32(b, h->lease_ms) | ibuf_add_n32(b, h->deadline_ms);
-	bad |= ibuf_add_n32(b, h->nrepos);
+	bad |= ibuf_add_n32(b, h->adopt_after_ms) | ibuf_add_n32(b, h->nrepos);
 	for (i = 0; i < h->nrepos; i++)
-		bad |= m_add_str(b, h->repos[i]);
+		bad |= m_add_str(b, h->repos[i]) | m_add_str(b, h->forges[i]);
 	return (fleet_close(b, bad));
 }
 
@@ -295,8 +309,10 @@ fleet_write_compose(const struct fleet_write *w)
 	if (!fleet_valid_id(w->id) || w->from >= FLEET_NSTATES ||
 	    w->to >= FLEET_NSTATES || !fleet_valid_text(w->reason) ||
 	    !fleet_valid_commit(w->commit) || !fleet_valid_pin(w->pin) ||
+	    !fleet_valid_forge(w->forge) ||
 	    ((w->commit[0] != '\0' || w->pin != NULL) &&
-	    w->to != FLEET_PUBLISHING) || (w->pin != NULL &&
+	    w->to != FLEET_PUBLISHING) || ((w->pin != NULL) !=
+	    (w->forge[0] != '\0')) || (w->pin != NULL &&
 	    w->commit[0] == '\0'))
 		return (NULL);
 	if ((b = fleet_open(128 + (w->pin != NULL ? strlen(w->pin) : 0))) ==
@@ -307,6 +323,7 @@ fleet_write_compose(const struct fleet_write *w)
 	bad |= m_add_str(b, w->reason) | use_add(b, &w->use);
 	bad |= m_add_str(b, w->commit);
 	bad |= m_add_str(b, w->pin != NULL ? w->pin : "");
+	bad |= m_add_str(b, w->forge);
 	return (fleet_close(b, bad));
 }
 
@@ -345,7 +362,6 @@ fleet_gaugerow_compose(const struct fleet_gaugerow *g)
 	bad |= ibuf_add_n32(b, g->queued) | ibuf_add_n64(b, g->oldest_ms);
 	return (fleet_close(b, bad));
 }
-
 
 void
 fleet_write_free(struct fleet_write *w)
@@ -625,11 +641,16 @@ fleet_hello_decode(struct imsg *imsg, struct fleet_hello *h, char *err,
 	fleet_range(&m, "lease_ms", h->lease_ms, 1, FLEET_MS_MAX);
 	m_get_n32(&m, "deadline_ms", &h->deadline_ms);
 	fleet_range(&m, "deadline_ms", h->deadline_ms, 1, FLEET_MS_MAX);
+	m_get_n32(&m, "adopt_after_ms", &h->adopt_after_ms);
+	fleet_range(&m, "adopt_after_ms", h->adopt_after_ms, 0, FLEET_MS_MAX);
 	m_get_n32(&m, "nrepos", &h->nrepos);
 	fleet_range(&m, "nrepos", h->nrepos, 0, FLEET_REPOS_MAX);
-	for (i = 0; !m.bad && i < h->nrepos; i++)
+	for (i = 0; !m.bad && i < h->nrepos; i++) {
 		fleet_get(&m, "repo", h->repos[i], sizeof(h->repos[i]),
 		    fleet_valid_name);
+		fleet_get(&m, "forge", h->forges[i], sizeof(h->forges[i]),
+		    fleet_valid_forge);
+	}
 	return (m_end(&m));
 }
 
@@ -711,6 +732,9 @@ fleet_write_decode(struct imsg *imsg, struct fleet_write *w, char *err,
 		    fleet_state_name(w->to));
 	if (!m.bad && w->pin != NULL && w->commit[0] == '\0')
 		m_fail(&m, "field pin: without its commit");
+	fleet_get(&m, "forge", w->forge, sizeof(w->forge), fleet_valid_forge);
+	if (!m.bad && (w->pin != NULL) != (w->forge[0] != '\0'))
+		m_fail(&m, "field forge: a pin has one, nothing else");
 	if (m_end(&m) == -1) {
 		fleet_write_free(w);
 		return (-1);

@@ -41,6 +41,12 @@
  */
 #define FLEET_PIN_MAX		(40 * 1024)
 #define FLEET_HEX40		(40 + 1)	/* a commit, NUL */
+/*
+ * Where a repository publishes, as a key: the SHA-256 (hex) of the
+ * forge's identity (local: its remote; github: api, owner, repository
+ * and its id).  Hosts adopt only what they publish to the same forge.
+ */
+#define FLEET_FORGE_MAX		(64 + 1)
 #define FLEET_AGE_MAX		(10ULL * 366 * 86400 * 1000)	/* ms */
 
 enum fleet_imsg {
@@ -122,8 +128,11 @@ struct fleet_hello {
 	uint32_t	 slots;
 	uint32_t	 lease_ms;	/* the host's and attempts' lease */
 	uint32_t	 deadline_ms;	/* of every query */
+	/* A publication lost with its host is adopted this much later. */
+	uint32_t	 adopt_after_ms;
 	uint32_t	 nrepos;
 	char		 repos[FLEET_REPOS_MAX][REPO_NAME_MAX];
+	char		 forges[FLEET_REPOS_MAX][FLEET_FORGE_MAX]; /* "": none */
 };
 
 struct fleet_tenant {
@@ -168,6 +177,7 @@ struct fleet_write {
 	 */
 	char		 commit[FLEET_HEX40];
 	char		*pin;
+	char		 forge[FLEET_FORGE_MAX];	/* "" without a pin */
 };
 
 /*
@@ -384,6 +394,7 @@ void	 fleet_adopt_free(struct fleet_adopt *);
 /* "" or 40 lower-case hex; "" or base64 of at most FLEET_PIN_MAX - 1. */
 int	 fleet_valid_commit(const char *);
 int	 fleet_valid_pin(const char *);
+int	 fleet_valid_forge(const char *);	/* "" or 64 lower-case hex */
 /* An empty request (CLAIM, HEARTBEAT, HOSTS, RESCUE, ADOPT): no payload. */
 int	 fleet_empty_decode(struct imsg *, const char *, char *, size_t);
 

@@ -2034,6 +2034,7 @@ gh_with_token(struct gh *g, const struct pub_bundle *b,
 {
 	const struct publish_req	*req = g->req;
 	size_t				 i;
+	char				*p;
 	int				 pushed = 0, created = 0, found;
 	int				 open = 0, merged = 0, reopened = 0;
 	int				 status = 0;
@@ -2051,6 +2052,9 @@ gh_with_token(struct gh *g, const struct pub_bundle *b,
 			errfmt(err, errlen, "branch %s is not on the forge: its "
 			    "host was lost before the push, and the bundle "
 			    "with it", g->branch);
+		/* Said for a supersede's deletion; an adoption deletes none. */
+		if (found == -1 && (p = strstr(err, ": not deleted")) != NULL)
+			*p = '\0';
 		if (found != 1)
 			return (-1);
 	} else if (gh_git(g, b, &pushed, err, errlen) == -1)

@@ -1012,6 +1012,10 @@ sbx_send(int sock, int tag, const void *data, size_t len)
  * The watchdog's instant, CLOCK_BOOTTIME: armed, or disarmed for 0.
  * The parent moves it with "W" and eight bytes (ms, network order).
  */
+static uint64_t	 sbx_watchdog_at;	/* the instant armed, 0: none */
+
+static void	 sbx_watchdog_read(int, int);
+
 static void
 sbx_watchdog_arm(int tfd, uint64_t ms)
 {
@@ -1020,10 +1024,27 @@ sbx_watchdog_arm(int tfd, uint64_t ms)
 	memset(&it, 0, sizeof(it));
 	it.it_value.tv_sec = (time_t)(ms / 1000);
 	it.it_value.tv_nsec = (long)(ms % 1000) * 1000000;
-	if (ms == 0)
-		it.it_value.tv_nsec = 0;
 	if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &it, NULL) == -1)
 		_exit(127);
+	sbx_watchdog_at = ms;
+}
+
+/*
+ * The timer fired: spent only if no newer instant came meanwhile (a
+ * pid 1 frozen between the socket and the timer, then thawed after a
+ * renewal moved it on, finds the "W" first) and the clock is past it.
+ */
+static int
+sbx_watchdog_spent(int sock, int tfd)
+{
+	struct timespec	 ts;
+	uint64_t	 now;
+
+	sbx_watchdog_read(sock, tfd);
+	if (sbx_watchdog_at == 0 || clock_gettime(CLOCK_BOOTTIME, &ts) == -1)
+		return (sbx_watchdog_at != 0);
+	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (now >= sbx_watchdog_at);
 }
 
 /* A message of the parent: a new instant, or EOF (the parent died). */
@@ -1108,7 +1129,8 @@ sbx_reap(int sock, pid_t agent, uint64_t watchdog)
 		/* A new instant first: it may be the one a thaw brought. */
 		if (pfd[1].revents != 0)
 			sbx_watchdog_read(sock, tfd);
-		if (read(tfd, &n, sizeof(n)) == (ssize_t)sizeof(n)) {
+		if (read(tfd, &n, sizeof(n)) == (ssize_t)sizeof(n) &&
+		    sbx_watchdog_spent(sock, tfd)) {
 			sbx_send(sock, 'W', "", 0);
 			_exit(125);
 		}

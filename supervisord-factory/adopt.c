@@ -39,6 +39,7 @@ struct adoption {
 	uint64_t	 epoch;		/* the claim's, ours */
 	char		 lost[FLEET_NAME_MAX];	/* the host that lost it */
 	uint64_t	 started;	/* now_ms() */
+	uint64_t	 lease_end;	/* the leases' clock: surely ours till */
 	int		 used;
 	int		 renewing;
 	int		 superseded;	/* another host has it now */
@@ -49,12 +50,17 @@ static uint64_t		 ended_ok, ended_failed;	/* for the metrics */
 static int		 asking;	/* an ADOPT is out */
 static adopt_request_fn	 request;
 static adopt_outcome_fn	 outcome;
+static adopt_clock_fn	 answer_lease;	/* of the answer being taken */
+static adopt_clock_fn	 lease_clock;
 
 void
-adopt_init(adopt_request_fn req, adopt_outcome_fn out)
+adopt_init(adopt_request_fn req, adopt_outcome_fn out, adopt_clock_fn lease,
+    adopt_clock_fn clock)
 {
 	request = req;
 	outcome = out;
+	answer_lease = lease;
+	lease_clock = clock;
 }
 
 static struct adoption *
@@ -151,6 +157,17 @@ adopt_request(const struct fleet_adopt *fa, struct msg_publish *m,
 		    err);
 		return (-1);
 	}
+	/*
+	 * The verdict must be signed by this host's verifier key, which
+	 * the fleet's hosts share: a pin's key is the database's word.
+	 */
+	if (strcmp(m->verifier_pub, env->verifier_pub_b64) != 0) {
+		snprintf(why, len, "its verdict is signed by another "
+		    "verifier key than this host's (a fleet's hosts share "
+		    "one)");
+		msg_free(MSG_PUBLISH, m);
+		return (-1);
+	}
 	if (strcmp(m->id, fa->id) != 0 || strcmp(m->commit, fa->commit) != 0) {
 		snprintf(why, len, "its pinned request is of %s at %.12s, not "
 		    "of this attempt at its pinned commit", m->id, m->commit);
@@ -166,8 +183,12 @@ adopt_request(const struct fleet_adopt *fa, struct msg_publish *m,
 	}
 	/* Where it goes is this host's word, never the pin's. */
 	publish_forge(repo, m);
-	/* A cohort's others are not superseded on the pin's word either. */
+	/*
+	 * A cohort's others are not superseded on the pin's word either,
+	 * nor a closed pull request reopened as a cohort's selection.
+	 */
 	m->nsupersede = 0;
+	m->cohort[0] = '\0';
 	return (0);
 }
 
@@ -203,6 +224,14 @@ adopt_done(void *arg, uint32_t type, const void *ans)
 	ad->epoch = fa->epoch;
 	strlcpy(ad->lost, fa->host, sizeof(ad->lost));
 	ad->started = now_ms();
+	ad->lease_end = answer_lease();
+	/* An answer so late that its lease is spent: another's by now. */
+	if (lease_clock() >= ad->lease_end) {
+		log_warnx("%s: fleet: adopted too late to be surely ours: let "
+		    "go", ad->id);
+		adoption_end(ad);
+		return;
+	}
 	log_info("fleet: adopted %s at epoch %llu, lost while publishing on "
 	    "%s: finishing it from the forge", ad->id,
 	    (unsigned long long)ad->epoch, ad->lost);
@@ -259,6 +288,8 @@ renewed(void *arg, uint32_t type, const void *ans)
 	if (ad == NULL)
 		return;
 	ad->renewing = 0;
+	if (r != NULL && r->code == FLEET_OK && answer_lease() > ad->lease_end)
+		ad->lease_end = answer_lease();
 	if (r != NULL && r->code == FLEET_SUPERSEDED && !ad->superseded) {
 		ad->superseded = 1;
 		log_warnx("%s: fleet: its adoption is another host's now",
@@ -320,9 +351,15 @@ adopt_answer(const char *id, const struct msg_published *p,
 
 	if ((ad = adoption_of(id)) == NULL)
 		return (0);
-	if (ad->superseded) {
-		log_warnx("%s: fleet: adoption answered after another host "
-		    "took it: %s", id, p != NULL ? "published" : error);
+	/*
+	 * Another host has it, or may: its lease here is spent.  Nothing
+	 * is sent; if no one took it, it is adoptable again, and the
+	 * publisher's work is found done the next time.
+	 */
+	if (ad->superseded || lease_clock() >= ad->lease_end) {
+		log_warnx("%s: fleet: adoption answered after its lease %s: "
+		    "%s", id, ad->superseded ? "went to another host" :
+		    "lapsed", p != NULL ? "published" : error);
 		adoption_end(ad);
 		return (1);
 	}

@@ -524,7 +524,10 @@ typedef int	(*adopt_request_fn)(uint32_t, struct ibuf *, fleet_done,
 		    void *);
 typedef void	(*adopt_outcome_fn)(const char *, uint64_t, int,
 		    const char *, const struct attempt *, fleet_done, void *);
-void	 adopt_init(adopt_request_fn, adopt_outcome_fn);
+/* The lease an answer just taken brings, and the leases' clock (ms). */
+typedef uint64_t (*adopt_clock_fn)(void);
+void	 adopt_init(adopt_request_fn, adopt_outcome_fn, adopt_clock_fn,
+	    adopt_clock_fn);
 void	 adopt_poll(int);
 void	 adopt_beat(void);
 void	 adopt_tick(void);
@@ -557,11 +560,11 @@ struct fleet_stats {
 	int		 hosts_expired;	/* -1: not asked yet */
 	size_t		 nqueues;
 	struct fleet_queue_gauge {
-		char		 tenant[64];
+		char		 tenant[CONF_FLEET_NAMEMAX];
 		int		 class;
 		uint32_t	 queued;
 		uint64_t	 oldest_ms;
-	}		 queues[64];
+	}		 queues[64];	/* fleetmsg.h's FLEET_GAUGES_MAX */
 };
 void	 metrics_fleet(const struct fleet_stats *);
 /*

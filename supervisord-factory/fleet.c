@@ -85,6 +85,10 @@ static int		 fenced;		/* said so in the log */
 static int		 rescuing;		/* a RESCUE is out */
 static struct event	 ev_tick;
 static struct fleet_stats stats = { .hosts_expired = -1 };
+_Static_assert(sizeof(stats.queues) / sizeof(stats.queues[0]) ==
+    FLEET_GAUGES_MAX, "the metrics hold every gauge row");
+_Static_assert(sizeof(stats.queues[0].tenant) >= FLEET_NAME_MAX,
+    "a gauge's tenant fits");
 /* The gauges' answer being gathered, and when they were last asked. */
 static struct fleet_queue_gauge gauges[FLEET_GAUGES_MAX];
 static size_t		 ngauges;
@@ -99,6 +103,7 @@ static void	fleet_report(void);
 static int	fleet_may(struct attempt *, const char *);
 static int	fleet_gate(struct attempt *, int);
 static void	fleet_handback(void);
+static void	forge_key(const struct conf_repo *, char [FLEET_FORGE_MAX]);
 static void	fleet_outcome(const char *, uint64_t, int, const char *,
 		    const struct attempt *, fleet_done, void *);
 
@@ -109,7 +114,7 @@ fleet_init(fleet_run_fn fn)
 
 	run_claim = fn;
 	attempt_set_gate(fleet_gate);
-	adopt_init(fleet_request, fleet_outcome);
+	adopt_init(fleet_request, fleet_outcome, fleet_claim_lease, boot_ms);
 	evtimer_set(&ev_poll, fleet_poll, NULL);
 	evtimer_set(&ev_tick, fleet_tick, NULL);
 	if (env->conf->fleet.enabled)
@@ -305,6 +310,30 @@ marked_done(void *arg, uint32_t type, const void *ans)
 }
 
 /*
+ * Where repo publishes, as the fleet compares it (fleetmsg.h): the
+ * SHA-256 of the forge's identity, or "" if it publishes nowhere.
+ */
+static void
+forge_key(const struct conf_repo *r, char key[FLEET_FORGE_MAX])
+{
+	char	 id[PATH_MAX + 1024];
+	int	 n;
+
+	key[0] = '\0';
+	if (r->forge == FORGE_LOCAL)
+		n = snprintf(id, sizeof(id), "local\n%s", r->remote);
+	else if (r->forge == FORGE_GITHUB)
+		n = snprintf(id, sizeof(id), "github\n%s\n%s\n%s\n%llu",
+		    r->github.api, r->github.owner, r->github.repo,
+		    (unsigned long long)r->github.repository_id);
+	else
+		return;
+	if (n < 0 || (size_t)n >= sizeof(id))
+		return;
+	sha256_hex(id, (size_t)n, key);
+}
+
+/*
  * The pin's publish request: what this host's publisher will be asked
  * (but the bundle), base64, malloc'd; NULL if it cannot be (said why):
  * the publication is then pinned without it and cannot be adopted.
@@ -321,6 +350,16 @@ pin_request(struct attempt *a)
 	    repo->forge == FORGE_NONE)
 		return (NULL);
 	attempt_publish_request(a, repo, &m);
+	/*
+	 * Not this host's forge settings (paths, the App's ids and key
+	 * file) nor a cohort's supersede list: an adopter uses its own
+	 * settings and supersedes nothing.
+	 */
+	strlcpy(m.forge, "local", sizeof(m.forge));
+	m.remote[0] = m.pulls[0] = '\0';
+	m.has_github = 0;
+	memset(&m.github, 0, sizeof(m.github));
+	m.nsupersede = 0;
 	raw = msg_encode(MSG_PUBLISH, &m, &len, err, sizeof(err));
 	attempt_publish_request_free(&m);
 	if (raw == NULL) {
@@ -352,6 +391,7 @@ static int
 fleet_may_publish(struct attempt *a)
 {
 	struct fleet_write	 w;
+	struct ibuf		*b;
 	char			*id;
 
 	if (a->fleet_epoch == 0)
@@ -370,11 +410,24 @@ fleet_may_publish(struct attempt *a)
 	strlcpy(w.reason, "publishing", sizeof(w.reason));
 	/* The pin: the commit, and what another host needs to finish it. */
 	strlcpy(w.commit, a->commit, sizeof(w.commit));
-	w.pin = pin_request(a);
+	if ((w.pin = pin_request(a)) != NULL) {
+		forge_key(conf_repo(env->conf, a->m->repository), w.forge);
+		if (w.forge[0] == '\0') {
+			free(w.pin);
+			w.pin = NULL;
+		}
+	}
 	if ((id = strdup(a->id)) == NULL)
 		fatal(NULL);
-	if (fleet_request(IMSG_FLEET_OUTCOME, fleet_write_compose(&w),
-	    marked_done, id) == -1) {
+	if ((b = fleet_write_compose(&w)) == NULL) {
+		/* Never marked, never published: said, not retried. */
+		free(w.pin);
+		free(id);
+		attempt_fail(a, "failed", "fleet: its publishing mark does "
+		    "not compose (commit %.64s)", a->commit);
+		return (0);
+	}
+	if (fleet_request(IMSG_FLEET_OUTCOME, b, marked_done, id) == -1) {
 		free(w.pin);
 		free(id);
 		return (0);
@@ -446,10 +499,13 @@ fleet_ready(struct child *c)
 	h->slots = f->slots;
 	h->lease_ms = f->lease_ms;
 	h->deadline_ms = f->deadline_ms;
+	h->adopt_after_ms = f->adopt_after_ms;
 	TAILQ_FOREACH(r, &env->conf->repos, entry)
-		if (h->nrepos < FLEET_REPOS_MAX)
+		if (h->nrepos < FLEET_REPOS_MAX) {
+			forge_key(r, h->forges[h->nrepos]);
 			strlcpy(h->repos[h->nrepos++], r->name,
 			    sizeof(h->repos[0]));
+		}
 	b = fleet_hello_compose(h);
 	explicit_bzero(h, sizeof(*h));
 	free(h);
@@ -482,6 +538,9 @@ fleet_lost(struct child *c)
 			r.done(r.arg, 0, NULL);
 	}
 	claiming = rescuing = 0;
+	/* The database's view is not known any more: no stale gauges. */
+	stats.hosts_expired = -1;
+	stats.nqueues = 0;
 }
 
 static void
@@ -1223,7 +1282,8 @@ fleet_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 		/* A claim's none, or a refusal: never "done" for a claim. */
 		if (ok && (r.type == IMSG_FLEET_CLAIM ||
 		    r.type == IMSG_FLEET_ADOPT) && u.result.code == FLEET_OK) {
-			snprintf(why, len, "FLEET_RESULT ok to a claim");
+			snprintf(why, len, "FLEET_RESULT ok to a claim or "
+			    "an adoption");
 			ok = 0;
 		}
 		break;

@@ -91,7 +91,6 @@ dec_adopt(struct imsg *m, char *e, size_t n)
 	return (rc);
 }
 
-
 static int
 dec_ready(struct imsg *m, char *e, size_t n)
 {
@@ -412,6 +411,9 @@ lies(void)
 static const char commit40[] = "0123456789abcdef0123456789abcdef01234567";
 
 /* A write's bytes up to its pin: the publishing mark's shape. */
+static const char forge64[] =
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
 static struct ibuf *
 raw_write(int to, const char *commit, const char *pin)
 {
@@ -429,6 +431,7 @@ raw_write(int to, const char *commit, const char *pin)
 		ibuf_add_n64(b, 0);
 	m_add_str(b, commit);
 	m_add_str(b, pin);
+	m_add_str(b, pin[0] != '\0' ? forge64 : "");
 	return (b);
 }
 
@@ -450,6 +453,7 @@ pins(void)
 	strlcpy(w.reason, "publishing", sizeof(w.reason));
 	strlcpy(w.commit, commit40, sizeof(w.commit));
 	w.pin = "QUJDRA==";
+	strlcpy(w.forge, forge64, sizeof(w.forge));
 	if ((b = fleet_write_compose(&w)) != NULL) {
 		struct imsg	 imsg;
 		struct ibuf	 ib;
@@ -457,11 +461,12 @@ pins(void)
 		memset(&imsg, 0, sizeof(imsg));
 		ibuf_from_buffer(&ib, ibuf_data(b), ibuf_size(b));
 		imsg.buf = &ib;
-		same = fleet_write_decode(&imsg, &w2, err, sizeof(err)) == 0 &&
-		    strcmp(w2.commit, w.commit) == 0 && w2.pin != NULL &&
-		    strcmp(w2.pin, w.pin) == 0;
-		if (same)
+		if (fleet_write_decode(&imsg, &w2, err, sizeof(err)) == 0) {
+			same = strcmp(w2.commit, w.commit) == 0 &&
+			    w2.pin != NULL && strcmp(w2.pin, w.pin) == 0 &&
+			    strcmp(w2.forge, w.forge) == 0;
 			fleet_write_free(&w2);
+		}
 	}
 	result(same, "WRITE: the pin back as it was", err);
 	strict("WRITE (the publishing mark's pin)", b, dec_write);
@@ -469,6 +474,10 @@ pins(void)
 	result(fleet_write_compose(&w) == NULL,
 	    "WRITE: a pin on a write to done does not compose", NULL);
 	w.to = FLEET_PUBLISHING;
+	w.forge[0] = '\0';
+	result(fleet_write_compose(&w) == NULL,
+	    "WRITE: a pin without its forge does not compose", NULL);
+	strlcpy(w.forge, forge64, sizeof(w.forge));
 	w.commit[0] = '\0';
 	result(fleet_write_compose(&w) == NULL,
 	    "WRITE: a pin without its commit does not compose", NULL);
@@ -499,13 +508,14 @@ pins(void)
 		memset(&imsg, 0, sizeof(imsg));
 		ibuf_from_buffer(&ib, ibuf_data(b), ibuf_size(b));
 		imsg.buf = &ib;
-		same = fleet_adopt_decode(&imsg, &a2, err, sizeof(err)) == 0 &&
-		    strcmp(a2.id, a.id) == 0 && a2.epoch == a.epoch &&
-		    strcmp(a2.host, a.host) == 0 &&
-		    strcmp(a2.commit, a.commit) == 0 &&
-		    strcmp(a2.pin, a.pin) == 0;
-		if (same)
+		if (fleet_adopt_decode(&imsg, &a2, err, sizeof(err)) == 0) {
+			same = strcmp(a2.id, a.id) == 0 &&
+			    a2.epoch == a.epoch &&
+			    strcmp(a2.host, a.host) == 0 &&
+			    strcmp(a2.commit, a.commit) == 0 &&
+			    strcmp(a2.pin, a.pin) == 0;
 			fleet_adopt_free(&a2);
+		}
 	}
 	result(same, "ADOPTED: every field back as it was", err);
 	strict("ADOPTED", b, dec_adopt);

@@ -98,6 +98,7 @@ fleet:
   slots: 2
   lease: ${LEASE}s
   query-deadline: 1s
+  adopt-after: 1s
   tenants:
     t1:
       weight: 1
@@ -149,6 +150,14 @@ start() {	# N [env...]: h$N's factoryd, appending to its log
 }
 PIDS="- - -"
 start 1
+# The fleet's hosts share one verifier key (an adopter checks a pin's
+# verdict against its own): h1's, made at its start.
+for n in 2 3; do
+	mkdir -p "$T/h$n/keys"
+	cp "$T/h1/keys/verifier.key" "$T/h$n/keys/verifier.key"
+	chown "$((73602 + n * 100)):$((73602 + n * 100))" "$T/h$n/keys/verifier.key"
+	chmod 400 "$T/h$n/keys/verifier.key"
+done
 start 2
 start 3
 PIDS=$(echo $PIDS)
@@ -498,6 +507,31 @@ p2h1() {
 }
 check "P2: h1 started again ends its copy, superseded" until_true 60 p2h1
 check "P2: and sends no outcome for it" until_true 30 sent_superseded h1 "$P2"
+
+# P3: a publication to h1's own forge (each host's "demo" is its own)
+# lost the same way: h2 and h3 publish elsewhere and never adopt it;
+# h1, started again, does, and finds nothing pushed.
+restart_h1 FACTORY_CRASH=parent:fleet-pinned
+check "P3: cordon h2 and h3" sh -c "'$O/factoryctl' -s '$T/h2/factoryd.sock' cordon h2 &&
+    '$O/factoryctl' -s '$T/h2/factoryd.sock' cordon h3"
+P3=$(sub 1 t1 "$T/h1/quick.yaml")
+check "P3: submitted ($P3); h1 pins it and dies" until_true 180 h1dead
+wait "$(pid_of h1)" 2>/dev/null
+PIDS=$(setnth 1 - $PIDS)
+check "P3: uncordon h2 and h3" sh -c "'$O/factoryctl' -s '$T/h2/factoryd.sock' uncordon h2 &&
+    '$O/factoryctl' -s '$T/h2/factoryd.sock' uncordon h3"
+p3adoptable() { [ "$(state "$P3")" = adoptable ]; }
+check "P3: swept, adoptable" until_true 60 p3adoptable
+sleep 4
+check "P3: still adoptable: no host of another forge took it" \
+    [ "$(state "$P3")" = adoptable ]
+restart_h1
+p3ended() { [ "$(state "$P3")" = failed ]; }
+check "P3: h1 started again adopts it, and fails it: never pushed" \
+    until_true 90 p3ended
+check "P3: h1 it was" [ "$(col "$P3" "coalesce(ran_on, '')")" = h1 ]
+check "P3: neither h2 nor h3 adopted it" \
+    sh -c "! grep -q 'fleet: adopted $P3' $T/h2/log $T/h3/log"
 
 # E: the database restarted under running attempts.
 : >"$T/e.ids"

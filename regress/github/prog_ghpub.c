@@ -4,6 +4,9 @@
  *
  *	prog_ghpub [-p] [-V name=value ...] verifier.pem message.json bundle
  *
+ * With "_adopt": true in message.json the bundle is "-": the
+ * publication is a fleet's adoption (no bundle; the branch must be on
+ * the forge already), as IMSG_PUBLISH_ADOPT asks.
  * -p applies the publisher's policy from the process table, with the
  * -V variables, exactly as the daemon's child does, after the inputs
  * are open (the daemon's publisher gets them over imsg).
@@ -104,7 +107,7 @@ main(int argc, char *argv[])
 	uint8_t			 sig[ED25519_SIG_LEN], pub[ED25519_PUB_LEN];
 	char			*vars[16];
 	size_t			 nvars = 0;
-	int			 bfd, rc, ch, policy = 0;
+	int			 bfd, rc, ch, policy = 0, adopt;
 
 	while ((ch = getopt(argc, argv, "pV:")) != -1) {
 		switch (ch) {
@@ -137,7 +140,12 @@ main(int argc, char *argv[])
 	}
 	if (sign_verdict(o, argv[1]) == -1)
 		return (2);
-	if ((bfd = open(argv[3], O_RDONLY | O_CLOEXEC)) == -1) {
+	adopt = json_is_true(json_object_get(o, "_adopt"));
+	if (adopt && strcmp(argv[3], "-") != 0)
+		usage();
+	if (adopt)
+		bfd = -1;
+	else if ((bfd = open(argv[3], O_RDONLY | O_CLOEXEC)) == -1) {
 		perror(argv[3]);
 		return (2);
 	}
@@ -159,6 +167,7 @@ main(int argc, char *argv[])
 	free(s);
 	rc = pub_req_from_msg(&m, bfd, &req, &verdict, sig, pub, err,
 	    sizeof(err));
+	req.adopt = adopt;
 	if (rc == 0)
 		rc = gh_conf_from_json(json_object_get(o, "github"),
 		    json_str(o, "_scratch"), &gc, err, sizeof(err));
@@ -186,7 +195,8 @@ main(int argc, char *argv[])
 	free(verdict);
 	msg_free(MSG_PUBLISH, &m);
 	json_decref(o);
-	close(bfd);
+	if (bfd != -1)
+		close(bfd);
 	git_libgit2_shutdown();
 	return (rc == -1 ? 1 : 0);
 }

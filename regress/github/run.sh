@@ -448,6 +448,9 @@ fi
 # A name with several addresses, the first one dead (addrs.sh).
 . "$HERE/addrs.sh"
 
+# A fleet's adoption: finishing a publication another host pushed.
+. "$HERE/adopt.sh"
+
 # 10. No token, live or revoked, in any file the publisher wrote (its
 # logs, output, and caches, binary files included).
 # Every 32-character slice of each: a token cut short is found too.

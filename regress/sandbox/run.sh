@@ -156,8 +156,8 @@ for f in "" -F; do
 	printf '%s\n' "$OUT" | grep -qx timeout &&
 	    notok "watchdog$f" "the wall deadline ended it, not the watchdog"
 done
-sbx watchdog-moved -w 60 -W 3000,30000 -t "$TREE" -- /bin/sh -c \
-    'sleep 6; grep SigBlk /proc/self/status | tr -s "\t " " "'
+sbx watchdog-moved -w 60 -W 10000,60000 -t "$TREE" -- /bin/sh -c \
+    'sleep 12; grep SigBlk /proc/self/status | tr -s "\t " " "'
 expect "watchdog moved on: the run ends as it likes, nothing blocked" \
     "SigBlk: 0000000000000000" "exit 0"
 printf '%s\n' "$OUT" | grep -qx watchdog &&

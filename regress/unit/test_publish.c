@@ -182,6 +182,7 @@ struct pubcase {
 	const char		*cohort;	/* a cohort's member */
 	struct msg_superseded	 supersede[2];
 	size_t			 nsupersede;
+	int			 adopt;		/* a fleet's: no bundle */
 };
 
 static void
@@ -239,12 +240,13 @@ run(struct pubcase *pc)
 	req.cohort = pc->cohort;
 	req.supersede = pc->supersede;
 	req.nsupersede = pc->nsupersede;
+	req.adopt = pc->adopt;
 	/* Under a policy the bundle is an fd opened before, as received. */
-	if ((req.bundle_fd = pc->fd) == -1)
+	if ((req.bundle_fd = pc->fd) == -1 && !pc->adopt)
 		ck_assert_int_ne(req.bundle_fd = open(path,
 		    O_RDONLY | O_CLOEXEC), -1);
 	rv = publish_local(&req, &pc->res, pc->err, sizeof(pc->err));
-	if (pc->fd == -1)
+	if (pc->fd == -1 && !pc->adopt)
 		close(req.bundle_fd);
 	return (rv);
 }
@@ -403,6 +405,44 @@ START_TEST(test_twice)
 	ck_assert_int_eq(count_dir(pulls, ".tmp"), 0);
 	/* The second time nothing was indexed. */
 	ck_assert_int_eq(count_packs(), 1);
+}
+END_TEST
+
+/*
+ * A fleet's adoption: the host that pushed was lost before its pull
+ * record; another's publisher finishes it from the same request, no
+ * bundle, nothing imported.
+ */
+START_TEST(test_adopt_pushed)
+{
+	struct pubcase	 pc;
+	char		 path[PATH_MAX];
+
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	ck_assert_msg(run(&pc) == 0, "publish: %s", pc.err);
+	snprintf(path, sizeof(path), "%s/a-1.json", pulls);
+	ck_assert_int_eq(unlink(path), 0);
+	pc.adopt = 1;
+	ck_assert_msg(run(&pc) == 0, "adopt: %s", pc.err);
+	ck_assert_int_eq(pc.res.reused, 0);
+	assert_published(&pc);
+	assert_record(&pc, 2);
+	ck_assert_int_eq(count_packs(), 1);
+	/* Adopted again: the same record. */
+	ck_assert_msg(run(&pc) == 0, "again: %s", pc.err);
+	ck_assert_int_eq(pc.res.reused, 1);
+	ck_assert_int_eq(count_dir(pulls, ".json"), 1);
+}
+END_TEST
+
+/* Lost before the push: nothing to finish, and nothing made. */
+START_TEST(test_adopt_never_pushed)
+{
+	struct pubcase	 pc;
+
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	pc.adopt = 1;
+	assert_refused(&pc, "branch factory/a-1 is not on the forge", 0);
 }
 END_TEST
 
@@ -1214,6 +1254,8 @@ publish_suite(void)
 	tcase_add_test(tc, test_attestations);
 	tcase_add_test(tc, test_attestations_all_or_nothing);
 	tcase_add_test(tc, test_twice);
+	tcase_add_test(tc, test_adopt_pushed);
+	tcase_add_test(tc, test_adopt_never_pushed);
 	tcase_add_test(tc, test_supersede);
 	tcase_add_test(tc, test_supersede_refused);
 	tcase_add_test(tc, test_second_attempt);
