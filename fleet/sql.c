@@ -758,17 +758,25 @@ sql_write(uint32_t type, uint32_t reqid, const struct fleet_write *w)
 	db_query(q);
 }
 
-void
-sql_heartbeat(uint32_t reqid)
+/* A statement of this host at its epoch, with the lease: $1 to $3. */
+static void
+host_query(uint32_t reqid, const char *sql, const char *name,
+    fq_done done)
 {
 	struct fq	*q;
 
-	q = fq_new(reqid, sql_heartbeat_q, write_answered);
-	q->name = "heartbeat";
+	q = fq_new(reqid, sql, done);
+	q->name = name;
 	fq_param(q, "%s", host);
 	fq_param(q, "%llu", (unsigned long long)host_epoch);
 	fq_param(q, "%u", lease_ms);
 	db_query(q);
+}
+
+void
+sql_heartbeat(uint32_t reqid)
+{
+	host_query(reqid, sql_heartbeat_q, "heartbeat", write_answered);
 }
 
 static void
@@ -898,14 +906,7 @@ adopt_answered(struct fq *q, PGresult *res, const char *err)
 void
 sql_adopt(uint32_t reqid)
 {
-	struct fq	*q;
-
-	q = fq_new(reqid, sql_adopt_q, adopt_answered);
-	q->name = "adopt";
-	fq_param(q, "%s", host);
-	fq_param(q, "%llu", (unsigned long long)host_epoch);
-	fq_param(q, "%u", lease_ms);
-	db_query(q);
+	host_query(reqid, sql_adopt_q, "adopt", adopt_answered);
 }
 
 static void
