@@ -375,7 +375,7 @@ static const char sql_hosts_q[] =
 
 /*
  * Each waiting attempt, in the order claims take them, and the first
- * reason it waits: its tenant paused or at its cap, a backoff, no live
+ * reason it waits (an adoptable one: that it is): its tenant paused or at its cap, a backoff, no live
  * host that serves its repository, a higher class waiting; else only
  * its turn (a free slot, fair order).
  */
@@ -383,7 +383,9 @@ static const char sql_queue_q[] =
 	"SELECT a.id, a.tenant, a.class, a.repo,"
 	" greatest(0, floor(extract(epoch FROM now() - a.created)"
 	" * 1000))::bigint,"
-	" CASE WHEN t.paused THEN 'its tenant is paused'"
+	" CASE WHEN a.state = 'adoptable' THEN 'lost while publishing: to be"
+	"  finished from the forge by a host that publishes to it'"
+	" WHEN t.paused THEN 'its tenant is paused'"
 	" WHEN t.held THEN 'its tenant is paused: ' || coalesce(t.held_note, '')"
 	" WHEN t.running >= t.max_running THEN 'its tenant is at its cap ('"
 	"  || t.running || ' running)'"
@@ -395,7 +397,7 @@ static const char sql_queue_q[] =
 	"  'queued' AND b.class < a.class) THEN 'a higher priority waits'"
 	" ELSE 'its turn: a free slot, in fair order' END"
 	" FROM fleet_attempts a JOIN fleet_tenants t ON t.name = a.tenant"
-	" WHERE a.state = 'queued' AND" SCOPE("a.tenant")
+	" WHERE a.state IN ('queued', 'adoptable') AND" SCOPE("a.tenant")
 	" ORDER BY a.class, a.seq LIMIT 256";
 
 /* Every tenant, its caps, what it runs and has queued, its pauses. */

@@ -525,6 +525,9 @@ check "P3: swept, adoptable" until_true 60 p3adoptable
 sleep 4
 check "P3: still adoptable: no host of another forge took it" \
     [ "$(state "$P3")" = adoptable ]
+check "P3: the queue says it waits to be finished from the forge" \
+    sh -c "'$O/factoryctl' -s '$T/h2/factoryd.sock' -j queue | jq -e --arg id '$P3' \
+    '.queue[] | select(.id == \$id and (.why | startswith(\"lost while publishing\")))'"
 restart_h1
 p3ended() { [ "$(state "$P3")" = failed ]; }
 check "P3: h1 started again adopts it, and fails it: never pushed" \
