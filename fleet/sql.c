@@ -1048,21 +1048,29 @@ sql_hosts(uint32_t reqid)
 	db_query(fq_new(reqid, sql_hosts_q, hosts_answered));
 }
 
-/* The scope's two parameters, $1 and $2. */
+/* Tenant names, comma-separated, as string_to_array() takes them. */
 static void
-scope_params(struct fq *q, const struct fleet_scope *sc)
+tenant_param(struct fq *q, const char (*tenants)[FLEET_NAME_MAX],
+    uint32_t n)
 {
 	char		 names[FLEET_TENANTS_MAX * FLEET_NAME_MAX];
 	uint32_t	 i;
 
 	names[0] = '\0';
-	for (i = 0; i < sc->ntenants; i++) {
+	for (i = 0; i < n; i++) {
 		if (i > 0)
 			strlcat(names, ",", sizeof(names));
-		strlcat(names, sc->tenants[i], sizeof(names));
+		strlcat(names, tenants[i], sizeof(names));
 	}
-	fq_param(q, "%s", sc->all ? "true" : "false");
 	fq_param(q, "%s", names);
+}
+
+/* The scope's two parameters, $1 and $2. */
+static void
+scope_params(struct fq *q, const struct fleet_scope *sc)
+{
+	fq_param(q, "%s", sc->all ? "true" : "false");
+	tenant_param(q, sc->tenants, sc->ntenants);
 }
 
 void
@@ -1187,19 +1195,11 @@ void
 sql_cancel(uint32_t reqid, const struct fleet_cancel *k)
 {
 	struct fq	*q;
-	char		 list[FLEET_TENANTS_MAX * FLEET_NAME_MAX];
-	uint32_t	 i;
 
-	list[0] = '\0';
-	for (i = 0; i < k->ntenants; i++) {
-		if (i > 0)
-			strlcat(list, ",", sizeof(list));
-		strlcat(list, k->tenants[i], sizeof(list));
-	}
 	q = fq_new(reqid, sql_cancel_q, cancel_answered);
 	q->name = "cancel";
 	fq_param(q, "%s", k->id);
-	fq_param(q, "%s", list);
+	tenant_param(q, k->tenants, k->ntenants);
 	fq_param(q, "%s", k->all ? "true" : "false");
 	db_query(q);
 }

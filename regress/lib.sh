@@ -6,14 +6,7 @@ REGRESS_FAILED=0
 FACTORYD_PID=""
 
 regress_cleanup() {
-	if [ -n "$FACTORYD_PID" ] && kill -0 "$FACTORYD_PID" 2>/dev/null; then
-		kill -TERM "$FACTORYD_PID" 2>/dev/null
-		i=0
-		while kill -0 "$FACTORYD_PID" 2>/dev/null && [ $i -lt 50 ]; do
-			sleep 0.1; i=$((i + 1))
-		done
-		kill -KILL "$FACTORYD_PID" 2>/dev/null
-	fi
+	stop_pid "$FACTORYD_PID"
 	while read -r d; do
 		if [ -n "${REGRESS_KEEP:-}" ]; then
 			echo "# kept $d" >&2
@@ -51,7 +44,6 @@ check() {
 	if "$@" >/dev/null 2>&1; then ok "$name"; else notok "$name"; fi
 }
 
-# Start factoryd -d in the background; back when it serves.
 # stop_pid PID: TERM, five seconds for it to go, then KILL; reaped if
 # it is this shell's child.  Safe with an empty pid.
 stop_pid() {
@@ -65,6 +57,7 @@ stop_pid() {
 	wait "$1" 2>/dev/null
 }
 
+# Start factoryd -d in the background; back when it serves.
 start_factoryd() {	# conf log
 	"$O/factoryd" -dk -f "$1" 2>>"$2" &
 	FACTORYD_PID=$!

@@ -328,13 +328,14 @@ N=${XC#h}
 kill -KILL "$(pid_of "$XC")"
 wait "$(pid_of "$XC")" 2>/dev/null
 PIDS=$(setnth "$N" - $PIDS)
-gone_c() {
-	for d in $(cgdirs "$C"); do
+# sandbox_gone ID: no populated cgroup of the attempt on any host.
+sandbox_gone() {
+	for d in $(cgdirs "$1"); do
 		grep -q '^populated 1' "$d/cgroup.events" && return 1
 	done
 	return 0
 }
-check "C: its sandbox died with $XC" until_true 30 gone_c
+check "C: its sandbox died with $XC" until_true 30 sandbox_gone "$C"
 c_elsewhere() { o=$(owner "$C"); [ -n "$o" ] && [ "$o" != "$XC" ]; }
 check "C: another host runs it" until_true 60 c_elsewhere
 cexpired() {
@@ -362,15 +363,9 @@ S=$(sub 2 t2 "$T/h2/stall.yaml")
 check "S: claimed, its sandbox running" until_true 60 claimed_running "$S"
 XS=$(owner "$S")
 kill -STOP "$(pid_of "$XS")"
-gone_s() {
-	for d in $(cgdirs "$S"); do
-		grep -q '^populated 1' "$d/cgroup.events" && return 1
-	done
-	return 0
-}
 # The lease is 4 s: the watchdog fires 3.5 s after the last renewal
 # was sent, the database lets go at 4 s; the agent sleeps 16 s.
-check "S: with $XS stopped, its sandbox ends by itself" until_true 12 gone_s
+check "S: with $XS stopped, its sandbox ends by itself" until_true 12 sandbox_gone "$S"
 check "S: $XS is still stopped" \
     [ "$(awk '/^State:/ {print $2}' /proc/"$(pid_of "$XS")"/status)" = T ]
 s_elsewhere() { o=$(owner "$S"); [ -n "$o" ] && [ "$o" != "$XS" ]; }
