@@ -284,20 +284,22 @@ static const char sql_rescue_q[] =
 /*
  * Adoption: once the sweep's grace is over (adopt-after, longer than
  * a publication may take: the host that lost it may still be talking
- * to the forge), the oldest adoptable attempt whose forge this live,
- * active host serves is its own now, publishing under a new claim
- * epoch and a lease like any claim (renewed, swept back to adoptable if
- * it lapses), its tenant's slot taken again; with the host that lost
- * it, the pinned commit and the publish request.  No row: none.
+ * to the forge), the oldest adoptable attempt of a repository this
+ * live, active host serves under the same name and publishing to the
+ * same forge is its own now, publishing under a new claim epoch and a
+ * lease like any claim (renewed, swept back to adoptable if it lapses),
+ * its tenant's slot taken again; with the host that lost it, the
+ * pinned commit and the publish request.  No row: none.
  */
 static const char sql_adopt_q[] =
-	"WITH h AS (SELECT forges FROM fleet_hosts WHERE host = $1"
+	"WITH h AS (SELECT repos, forges FROM fleet_hosts WHERE host = $1"
 	"  AND epoch = $2::bigint AND state = 'active'"
 	"  AND lease_until > now()),"
 	" att AS (SELECT a.id FROM fleet_attempts a"
 	"  JOIN fleet_publications p ON p.attempt = a.id, h"
 	"  WHERE a.state = 'adoptable' AND a.run_after <= now()"
-	"  AND p.forge = ANY (h.forges)"
+	"  AND EXISTS (SELECT 1 FROM unnest(h.repos, h.forges) AS x(r, f)"
+	"  WHERE x.r = a.repo AND x.f = p.forge)"
 	"  ORDER BY a.seq LIMIT 1 FOR UPDATE OF a SKIP LOCKED),"
 	" w AS (UPDATE fleet_attempts a SET state = 'publishing',"
 	"  epoch = a.epoch + 1, owner_host = $1, owner_epoch = $2::bigint,"
@@ -375,9 +377,9 @@ static const char sql_hosts_q[] =
 
 /*
  * Each waiting attempt, in the order claims take them, and the first
- * reason it waits (an adoptable one: that it is): its tenant paused or at its cap, a backoff, no live
- * host that serves its repository, a higher class waiting; else only
- * its turn (a free slot, fair order).
+ * reason it waits (an adoptable one: that it is): its tenant paused or
+ * at its cap, a backoff, no live host that serves its repository, a
+ * higher class waiting; else only its turn (a free slot, fair order).
  */
 static const char sql_queue_q[] =
 	"SELECT a.id, a.tenant, a.class, a.repo,"
@@ -496,12 +498,14 @@ sql_hello(const struct fleet_hello *h, void (*done)(uint64_t, int))
 			strlcat(repos, ",", sizeof(repos));
 		strlcat(repos, h->repos[i], sizeof(repos));
 	}
-	/* The forges it publishes to: what it may adopt. */
+	/*
+	 * Where each of them publishes, by position ("" for nowhere): it
+	 * adopts only a repository of the name it serves that publishes
+	 * to the pinned forge, the pair, not either alone.
+	 */
 	forges[0] = '\0';
 	for (i = 0; i < h->nrepos; i++) {
-		if (h->forges[i][0] == '\0')
-			continue;
-		if (forges[0] != '\0')
+		if (i > 0)
 			strlcat(forges, ",", sizeof(forges));
 		strlcat(forges, h->forges[i], sizeof(forges));
 	}
