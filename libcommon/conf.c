@@ -1323,7 +1323,7 @@ conf_publish(struct yerr *e, const struct ynode *pub, struct conf_repo *r)
 {
 	static const char * const knone[] = { "forge", NULL };
 	static const char * const klocal[] = {
-		"forge", "remote", "pulls", NULL
+		"forge", "remote", "pulls", "shared", NULL
 	};
 	static const char * const kgithub[] = {
 		"forge", "api", "owner", "repo", "repository-id", "app-id",
@@ -1348,7 +1348,8 @@ conf_publish(struct yerr *e, const struct ynode *pub, struct conf_repo *r)
 		    (n = y_need(e, pub, "pulls")) == NULL ||
 		    y_path(e, n, r->pulls, sizeof(r->pulls)) == -1)
 			return (-1);
-		return (0);
+		return (conf_word(e, y_get(pub, "shared"), "yes", "no",
+		    &r->shared));
 	}
 	if (strcmp(n->str, "github") == 0) {
 		r->forge = FORGE_GITHUB;
@@ -1881,6 +1882,8 @@ conf_printpublish(FILE *fp, const struct conf_repo *r)
 		fprintf(fp, "%sforge: local\n", in);
 		conf_printkv(fp, in, "remote", r->remote);
 		conf_printkv(fp, in, "pulls", r->pulls);
+		if (r->shared)
+			fprintf(fp, "%sshared: yes\n", in);
 		break;
 	case FORGE_GITHUB:
 		fprintf(fp, "%sforge: github\n", in);

@@ -165,6 +165,7 @@ struct conf_repo {
 	enum forge		 forge;
 	char			 remote[PATH_MAX];	/* forge local */
 	char			 pulls[PATH_MAX];	/* forge local */
+	int			 shared;	/* local: every fleet host's */
 	struct conf_github	 github;		/* forge github */
 };
 TAILQ_HEAD(conf_repos, conf_repo);

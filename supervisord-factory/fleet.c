@@ -311,7 +311,11 @@ marked_done(void *arg, uint32_t type, const void *ans)
 
 /*
  * Where repo publishes, as the fleet compares it (fleetmsg.h): the
- * SHA-256 of the forge's identity, or "" if it publishes nowhere.
+ * SHA-256 of the forge's identity, or "" if it publishes nowhere.  A
+ * local forge's path names the same repository on another host only
+ * if the config says so (shared: yes, e.g. one NFS mount); else it is
+ * this host's alone, and so is a publication lost to it: hosts with
+ * one config and their own disks would find no branch there.
  */
 static void
 forge_key(const struct conf_repo *r, char key[FLEET_FORGE_MAX])
@@ -320,8 +324,11 @@ forge_key(const struct conf_repo *r, char key[FLEET_FORGE_MAX])
 	int	 n;
 
 	key[0] = '\0';
-	if (r->forge == FORGE_LOCAL)
+	if (r->forge == FORGE_LOCAL && r->shared)
 		n = snprintf(id, sizeof(id), "local\n%s", r->remote);
+	else if (r->forge == FORGE_LOCAL)
+		n = snprintf(id, sizeof(id), "local\n%s\n%s",
+		    env->conf->fleet.host, r->remote);
 	else if (r->forge == FORGE_GITHUB)
 		n = snprintf(id, sizeof(id), "github\n%s\n%s\n%s\n%llu",
 		    r->github.api, r->github.owner, r->github.repo,

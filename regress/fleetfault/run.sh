@@ -82,6 +82,12 @@ make_repos "$T/shared" 0
 mkdir -p "$T/shared/remote.git/refs/heads/factory"
 : >"$T/shared/pulls/.lock"
 chmod -R a+rwX "$T/shared/remote.git" "$T/shared/pulls"
+# twin: one path in every host's config, not said shared, as on hosts
+# with one config and their own disks (P3).  Here it is one directory.
+make_repos "$T/twin" 0
+mkdir -p "$T/twin/remote.git/refs/heads/factory"
+: >"$T/twin/pulls/.lock"
+chmod -R a+rwX "$T/twin/remote.git" "$T/twin/pulls"
 
 # host N UIDBASE: h$N with its repositories, config and relay.
 host() {
@@ -116,9 +122,11 @@ fleet:
       users: [73713]
       repositories: [demo, solo]
 CONF
-	sed -i "s|^repositories:|&\n  shared:\n    path: $T/shared/demo.git\n    publish: {forge: local, remote: $T/shared/remote.git, pulls: $T/shared/pulls}|" \
+	sed -i "s|^repositories:|&\n  shared:\n    path: $T/shared/demo.git\n    publish: {forge: local, remote: $T/shared/remote.git, pulls: $T/shared/pulls, shared: yes}|" \
 	    "$H/factoryd.conf"
-	sed -i 's/repositories: \[demo, solo\]/repositories: [demo, solo, shared]/' \
+	sed -i "s|^repositories:|&\n  twin:\n    path: $T/twin/demo.git\n    publish: {forge: local, remote: $T/twin/remote.git, pulls: $T/twin/pulls}|" \
+	    "$H/factoryd.conf"
+	sed -i 's/repositories: \[demo, solo\]/repositories: [demo, solo, shared, twin]/' \
 	    "$H/factoryd.conf"
 	# solo: a repository only h1 serves (D).
 	if [ "$1" = 1 ]; then
@@ -248,6 +256,7 @@ for h in h1 h2 h3; do
 done
 sed 's/^repository: demo/repository: solo/' "$T/h1/quick.yaml" >"$T/h1/solo.yaml"
 sed 's/^repository: demo/repository: shared/' "$T/h1/quick.yaml" >"$T/h1/shared.yaml"
+sed 's/^repository: demo/repository: twin/' "$T/h1/quick.yaml" >"$T/h1/twin.yaml"
 
 # A: cut longer than the lease.
 A=$(sub 1 t1 "$T/h1/slow.yaml")
@@ -503,13 +512,14 @@ p2h1() {
 check "P2: h1 started again ends its copy, superseded" until_true 60 p2h1
 check "P2: and sends no outcome for it" until_true 30 sent_superseded h1 "$P2"
 
-# P3: a publication to h1's own forge (each host's "demo" is its own)
-# lost the same way: h2 and h3 publish elsewhere and never adopt it;
-# h1, started again, does, and finds nothing pushed.
+# P3: a publication to h1's own forge lost the same way.  Every host's
+# "twin" names one path, but not as shared: h1's own, as on hosts with
+# their own disks.  h2 and h3 never adopt it; h1, started again, does,
+# and finds nothing pushed.
 restart_h1 FACTORY_CRASH=parent:fleet-pinned
 check "P3: cordon h2 and h3" sh -c "'$O/factoryctl' -s '$T/h2/factoryd.sock' cordon h2 &&
     '$O/factoryctl' -s '$T/h2/factoryd.sock' cordon h3"
-P3=$(sub 1 t1 "$T/h1/quick.yaml")
+P3=$(sub 1 t1 "$T/h1/twin.yaml")
 check "P3: submitted ($P3); h1 pins it and dies" until_true 180 h1dead
 wait "$(pid_of h1)" 2>/dev/null
 PIDS=$(setnth 1 - $PIDS)
@@ -694,7 +704,7 @@ onepub() {
 	    ON p.attempt = a.id WHERE a.state = 'done'" |
 	while read -r id pin; do
 		_b=0 _r=0 _at=""
-		for f in h1 h2 h3 shared; do
+		for f in h1 h2 h3 shared twin; do
 			_c=$(git --git-dir="$T/$f/remote.git" -c safe.directory='*' \
 			    rev-parse -q --verify "refs/heads/factory/$id" 2>/dev/null) &&
 			    { _b=$((_b + 1)); _at=$_c; }
