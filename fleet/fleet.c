@@ -82,6 +82,7 @@ fleet_imsg(struct imsg *imsg)
 	struct fleet_setstate	 st;
 	struct fleet_cancel	 k;
 	struct fleet_scope	 sc;
+	struct fleet_serves	 v;
 	uint32_t		 type = imsg_get_type(imsg);
 	uint32_t		 reqid = imsg_get_id(imsg);
 	char			 err[256];
@@ -174,6 +175,11 @@ fleet_imsg(struct imsg *imsg)
 		if (fleet_cancel_decode(imsg, &k, err, sizeof(err)) == -1)
 			fatalx("%s", err);
 		sql_cancel(reqid, &k);
+		break;
+	case IMSG_FLEET_SERVES:
+		if (fleet_serves_decode(imsg, &v, err, sizeof(err)) == -1)
+			fatalx("%s", err);
+		sql_serves(reqid, &v);
 		break;
 	case IMSG_FLEET_RENEW:
 	case IMSG_FLEET_OUTCOME:

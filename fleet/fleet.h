@@ -59,6 +59,7 @@ uint32_t	 schema_version(void);
 
 /* sql.c */
 void		 sql_hello(const struct fleet_hello *, void (*)(uint64_t, int));
+void		 sql_serves(uint32_t, const struct fleet_serves *);
 void		 sql_tenant(uint32_t, const struct fleet_tenant *);
 void		 sql_submit(uint32_t, struct fleet_submit *);
 void		 sql_claim(uint32_t);

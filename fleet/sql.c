@@ -243,6 +243,8 @@ static const char sql_renew_q[] =
  * at this instant are skipped; the tenant's slot is given back.
  */
 #define FLEET_PIN_MAX_SQL	"40960"
+/* Adoptions lost in turn, past the cap of claims, before it is dead. */
+#define ADOPT_TRIES		"3"
 _Static_assert(FLEET_PIN_MAX == 40960, "FLEET_PIN_MAX_SQL is FLEET_PIN_MAX");
 static const char sql_rescue_q[] =
 	"WITH r AS (SELECT a.id, a.state AS was, EXISTS (SELECT 1"
@@ -259,13 +261,17 @@ static const char sql_rescue_q[] =
 	"  FOR UPDATE SKIP LOCKED),"
 	" w AS (UPDATE fleet_attempts a SET"
 	"  state = CASE WHEN r.was = 'publishing' AND r.pinned"
-	"   THEN 'adoptable'"
+	"   AND a.claims < a.max_claims + " ADOPT_TRIES " THEN 'adoptable'"
 	"   WHEN r.was = 'publishing' OR a.claims >= a.max_claims"
 	"   THEN 'dead' WHEN a.cancel_requested THEN 'cancelled'"
 	"   ELSE 'queued' END,"
-	"  reason = CASE WHEN r.was = 'publishing' AND r.pinned THEN"
+	"  reason = CASE WHEN r.was = 'publishing' AND r.pinned"
+	"   AND a.claims < a.max_claims + " ADOPT_TRIES " THEN"
 	"   'lost while publishing on ' || a.owner_host || ': adoptable,"
 	" finished from the forge by a live host, never run again'"
+	"   WHEN r.was = 'publishing' AND r.pinned THEN 'lost while"
+	" publishing on ' || a.owner_host || ', " ADOPT_TRIES " adoptions"
+	" past its cap of claims: never adopted again'"
 	"   WHEN r.was = 'publishing' THEN 'lost while publishing on '"
 	"   || a.owner_host || ': no publish request pinned, never run again'"
 	"   ELSE 'rescued: the lease of ' || a.owner_host || ' at epoch '"
@@ -296,13 +302,17 @@ static const char sql_adopt_q[] =
 	"  AND epoch = $2::bigint AND state = 'active'"
 	"  AND lease_until > now()),"
 	" att AS (SELECT a.id FROM fleet_attempts a"
-	"  JOIN fleet_publications p ON p.attempt = a.id, h"
+	"  JOIN fleet_publications p ON p.attempt = a.id"
+	"  JOIN fleet_tenants t ON t.name = a.tenant, h"
 	"  WHERE a.state = 'adoptable' AND a.run_after <= now()"
+	"  AND NOT a.cancel_requested"
+	"  AND NOT t.paused AND NOT t.held AND t.running < t.max_running"
 	"  AND EXISTS (SELECT 1 FROM unnest(h.repos, h.forges) AS x(r, f)"
 	"  WHERE x.r = a.repo AND x.f = p.forge)"
-	"  ORDER BY a.seq LIMIT 1 FOR UPDATE OF a SKIP LOCKED),"
+	"  ORDER BY a.seq LIMIT 1 FOR UPDATE OF a, t SKIP LOCKED),"
 	" w AS (UPDATE fleet_attempts a SET state = 'publishing',"
 	"  epoch = a.epoch + 1, owner_host = $1, owner_epoch = $2::bigint,"
+	"  claims = a.claims + 1, claimed = clock_timestamp(),"
 	"  lease_until = now() + $3::integer * interval '1 millisecond',"
 	"  reason = 'adopted by ' || $1"
 	"  FROM att WHERE a.id = att.id RETURNING a.id, a.epoch, a.tenant),"
@@ -322,20 +332,34 @@ static const char sql_gauges_q[] =
 	"  AND lease_until < now()) h LEFT JOIN"
 	" (SELECT tenant, class, count(*) AS n, greatest(0, floor(extract("
 	"  epoch FROM now() - min(created)) * 1000))::bigint AS age"
-	"  FROM fleet_attempts WHERE state = 'queued'"
+	"  FROM fleet_attempts WHERE state IN ('queued', 'adoptable')"
 	"  GROUP BY tenant, class ORDER BY tenant, class LIMIT 64) q ON true";
 
 /*
- * A queued attempt ends now; an owned one is asked (renew says so).
+ * A queued attempt ends now, and so does an adoptable one (its branch
+ * may be on the forge, without a pull request); an owned one is asked
+ * (renew says so).
  * Only one of the tenants the asker acts for ($2, comma-separated), or
  * any ($3, root's).
  */
 static const char sql_cancel_q[] =
 	"UPDATE fleet_attempts SET cancel_requested = true,"
-	" state = CASE WHEN state = 'queued' THEN 'cancelled' ELSE state END"
+	" reason = CASE WHEN state = 'adoptable' THEN 'cancelled while"
+	" adoptable: its branch may be on the forge, with no pull request'"
+	" ELSE reason END,"
+	" ended = CASE WHEN state = 'adoptable' THEN now() ELSE ended END,"
+	" state = CASE WHEN state IN ('queued', 'adoptable') THEN 'cancelled'"
+	" ELSE state END"
 	" WHERE id = $1 AND state IN"
-	" ('queued', 'claimed', 'running', 'publishing')"
+	" ('queued', 'claimed', 'running', 'publishing', 'adoptable')"
 	" AND ($3::boolean OR tenant = ANY (string_to_array($2, ',')))"
+	" RETURNING state";
+
+/* What the host serves, again after a reload; its epoch's row only. */
+static const char sql_serves_q[] =
+	"UPDATE fleet_hosts SET repos = string_to_array($3, ','),"
+	" forges = string_to_array($4, ',')"
+	" WHERE host = $1 AND epoch = $2::bigint AND state <> 'gone'"
 	" RETURNING state";
 
 /* The host's own lease; each claim's is renewed by its own RENEW. */
@@ -377,16 +401,21 @@ static const char sql_hosts_q[] =
 
 /*
  * Each waiting attempt, in the order claims take them, and the first
- * reason it waits (an adoptable one: that it is): its tenant paused or
- * at its cap, a backoff, no live host that serves its repository, a
- * higher class waiting; else only its turn (a free slot, fair order).
+ * reason it waits (an adoptable one: that it is, and why): its tenant
+ * paused or at its cap, a backoff, no live host that serves its
+ * repository, a higher class waiting; else only its turn (a free slot,
+ * fair order).
  */
 static const char sql_queue_q[] =
 	"SELECT a.id, a.tenant, a.class, a.repo,"
 	" greatest(0, floor(extract(epoch FROM now() - a.created)"
 	" * 1000))::bigint,"
-	" CASE WHEN a.state = 'adoptable' THEN 'lost while publishing: to be"
-	"  finished from the forge by a host that publishes to it'"
+	" CASE WHEN a.state = 'adoptable' THEN 'lost while publishing: '"
+	"  || CASE WHEN t.paused OR t.held THEN 'its tenant is paused'"
+	"  WHEN t.running >= t.max_running THEN 'its tenant is at its cap'"
+	"  WHEN a.run_after > now() THEN 'adopt-after has not passed'"
+	"  ELSE 'to be finished from the forge by a host that publishes to"
+	"  it' END"
 	" WHEN t.paused THEN 'its tenant is paused'"
 	" WHEN t.held THEN 'its tenant is paused: ' || coalesce(t.held_note, '')"
 	" WHEN t.running >= t.max_running THEN 'its tenant is at its cap ('"
@@ -479,36 +508,43 @@ hello_answered(struct fq *q, PGresult *res, const char *err)
 	hello_done(host_epoch, hs);
 }
 
+/*
+ * A host's repositories as a list, and where each of them publishes, by
+ * position ("" for nowhere): it adopts only a repository of the name it
+ * serves that publishes to the pinned forge, the pair, not either alone.
+ */
+static void
+served_lists(uint32_t n, const char names[][REPO_NAME_MAX],
+    const char keys[][FLEET_FORGE_MAX],
+    char repos[FLEET_REPOS_MAX * REPO_NAME_MAX],
+    char forges[FLEET_REPOS_MAX * FLEET_FORGE_MAX])
+{
+	uint32_t	 i;
+
+	repos[0] = forges[0] = '\0';
+	for (i = 0; i < n; i++) {
+		if (i > 0) {
+			strlcat(repos, ",", FLEET_REPOS_MAX * REPO_NAME_MAX);
+			strlcat(forges, ",", FLEET_REPOS_MAX * FLEET_FORGE_MAX);
+		}
+		strlcat(repos, names[i], FLEET_REPOS_MAX * REPO_NAME_MAX);
+		strlcat(forges, keys[i], FLEET_REPOS_MAX * FLEET_FORGE_MAX);
+	}
+}
+
 void
 sql_hello(const struct fleet_hello *h, void (*done)(uint64_t, int))
 {
 	struct fq	*q;
 	char		 repos[FLEET_REPOS_MAX * REPO_NAME_MAX];
 	char		 forges[FLEET_REPOS_MAX * FLEET_FORGE_MAX];
-	uint32_t	 i;
 
 	strlcpy(host, h->host, sizeof(host));
 	host_epoch = h->epoch;
 	lease_ms = h->lease_ms;
 	adopt_after_ms = h->adopt_after_ms;
 	hello_done = done;
-	repos[0] = '\0';
-	for (i = 0; i < h->nrepos; i++) {
-		if (i > 0)
-			strlcat(repos, ",", sizeof(repos));
-		strlcat(repos, h->repos[i], sizeof(repos));
-	}
-	/*
-	 * Where each of them publishes, by position ("" for nowhere): it
-	 * adopts only a repository of the name it serves that publishes
-	 * to the pinned forge, the pair, not either alone.
-	 */
-	forges[0] = '\0';
-	for (i = 0; i < h->nrepos; i++) {
-		if (i > 0)
-			strlcat(forges, ",", sizeof(forges));
-		strlcat(forges, h->forges[i], sizeof(forges));
-	}
+	served_lists(h->nrepos, h->repos, h->forges, repos, forges);
 	q = fq_new(0, sql_hello_q, hello_answered);
 	fq_param(q, "%s", host);
 	fq_param(q, "%llu", (unsigned long long)h->epoch);
@@ -1195,6 +1231,24 @@ sql_usage(uint32_t reqid, const struct fleet_scope *sc)
 }
 
 /* A request, not an owner's write: any host may ask. */
+/* What this host serves, after a reload. */
+void
+sql_serves(uint32_t reqid, const struct fleet_serves *v)
+{
+	struct fq	*q;
+	char		 repos[FLEET_REPOS_MAX * REPO_NAME_MAX];
+	char		 forges[FLEET_REPOS_MAX * FLEET_FORGE_MAX];
+
+	served_lists(v->nrepos, v->repos, v->forges, repos, forges);
+	q = fq_new(reqid, sql_serves_q, write_answered);
+	q->name = "serves";
+	fq_param(q, "%s", host);
+	fq_param(q, "%llu", (unsigned long long)host_epoch);
+	fq_param(q, "%s", repos);
+	fq_param(q, "%s", forges);
+	db_query(q);
+}
+
 void
 sql_cancel(uint32_t reqid, const struct fleet_cancel *k)
 {

@@ -223,6 +223,20 @@ fleet_close(struct ibuf *b, int bad)
 	return (b);
 }
 
+/* A host's repositories and their forges, by position (HELLO, SERVES). */
+static int
+served_add(struct ibuf *b, uint32_t n, const char repos[][REPO_NAME_MAX],
+    const char forges[][FLEET_FORGE_MAX])
+{
+	uint32_t	 i;
+	int		 bad;
+
+	bad = ibuf_add_n32(b, n);
+	for (i = 0; i < n; i++)
+		bad |= m_add_str(b, repos[i]) | m_add_str(b, forges[i]);
+	return (bad);
+}
+
 struct ibuf *
 fleet_hello_compose(const struct fleet_hello *h)
 {
@@ -247,10 +261,26 @@ fleet_hello_compose(const struct fleet_hello *h)
 	bad |= m_add_str(b, h->conninfo) | m_add_str(b, h->host);
 	bad |= ibuf_add_n64(b, h->epoch) | ibuf_add_n32(b, h->slots);
 	bad |= ibuf_add_n32(b, h->lease_ms) | ibuf_add_n32(b, h->deadline_ms);
-	bad |= ibuf_add_n32(b, h->adopt_after_ms) | ibuf_add_n32(b, h->nrepos);
-	for (i = 0; i < h->nrepos; i++)
-		bad |= m_add_str(b, h->repos[i]) | m_add_str(b, h->forges[i]);
+	bad |= ibuf_add_n32(b, h->adopt_after_ms);
+	bad |= served_add(b, h->nrepos, h->repos, h->forges);
 	return (fleet_close(b, bad));
+}
+
+struct ibuf *
+fleet_serves_compose(const struct fleet_serves *v)
+{
+	struct ibuf	*b;
+	uint32_t	 i;
+
+	if (v->nrepos > FLEET_REPOS_MAX)
+		return (NULL);
+	for (i = 0; i < v->nrepos; i++)
+		if (!fleet_valid_name(v->repos[i]) ||
+		    !fleet_valid_forge(v->forges[i]))
+			return (NULL);
+	if ((b = fleet_open(256)) == NULL)
+		return (NULL);
+	return (fleet_close(b, served_add(b, v->nrepos, v->repos, v->forges)));
 }
 
 struct ibuf *
@@ -621,12 +651,27 @@ use_get(struct mread *m, struct fleet_use *u)
 	return (m->bad ? -1 : 0);
 }
 
+static void
+served_get(struct mread *m, uint32_t *n, char repos[][REPO_NAME_MAX],
+    char forges[][FLEET_FORGE_MAX])
+{
+	uint32_t	 i;
+
+	m_get_n32(m, "nrepos", n);
+	fleet_range(m, "nrepos", *n, 0, FLEET_REPOS_MAX);
+	for (i = 0; !m->bad && i < *n; i++) {
+		fleet_get(m, "repo", repos[i], REPO_NAME_MAX,
+		    fleet_valid_name);
+		fleet_get(m, "forge", forges[i], FLEET_FORGE_MAX,
+		    fleet_valid_forge);
+	}
+}
+
 int
 fleet_hello_decode(struct imsg *imsg, struct fleet_hello *h, char *err,
     size_t errlen)
 {
 	struct mread	 m;
-	uint32_t	 i;
 
 	memset(h, 0, sizeof(*h));
 	fleet_mopen(&m, "FLEET_HELLO", imsg, err, errlen);
@@ -643,14 +688,19 @@ fleet_hello_decode(struct imsg *imsg, struct fleet_hello *h, char *err,
 	fleet_range(&m, "deadline_ms", h->deadline_ms, 1, FLEET_MS_MAX);
 	m_get_n32(&m, "adopt_after_ms", &h->adopt_after_ms);
 	fleet_range(&m, "adopt_after_ms", h->adopt_after_ms, 0, FLEET_MS_MAX);
-	m_get_n32(&m, "nrepos", &h->nrepos);
-	fleet_range(&m, "nrepos", h->nrepos, 0, FLEET_REPOS_MAX);
-	for (i = 0; !m.bad && i < h->nrepos; i++) {
-		fleet_get(&m, "repo", h->repos[i], sizeof(h->repos[i]),
-		    fleet_valid_name);
-		fleet_get(&m, "forge", h->forges[i], sizeof(h->forges[i]),
-		    fleet_valid_forge);
-	}
+	served_get(&m, &h->nrepos, h->repos, h->forges);
+	return (m_end(&m));
+}
+
+int
+fleet_serves_decode(struct imsg *imsg, struct fleet_serves *v, char *err,
+    size_t errlen)
+{
+	struct mread	 m;
+
+	memset(v, 0, sizeof(*v));
+	fleet_mopen(&m, "FLEET_SERVES", imsg, err, errlen);
+	served_get(&m, &v->nrepos, v->repos, v->forges);
 	return (m_end(&m));
 }
 

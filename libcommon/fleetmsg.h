@@ -69,6 +69,7 @@ enum fleet_imsg {
 	IMSG_FLEET_ADOPT,	/* parent: empty; -> ADOPTED or RESULT none */
 	IMSG_FLEET_GAUGES,	/* parent: empty; -> GAUGEROW..., RESULT ok
 				   with the count of expired hosts */
+	IMSG_FLEET_SERVES,	/* parent: struct fleet_serves; -> RESULT */
 	IMSG_FLEET_READY,	/* fleet: struct fleet_ready */
 	IMSG_FLEET_CLAIMED,	/* fleet: struct fleet_claimed */
 	IMSG_FLEET_SUBMITTED,	/* fleet: struct fleet_submitted */
@@ -130,6 +131,13 @@ struct fleet_hello {
 	uint32_t	 deadline_ms;	/* of every query */
 	/* A publication lost with its host is adopted this much later. */
 	uint32_t	 adopt_after_ms;
+	uint32_t	 nrepos;
+	char		 repos[FLEET_REPOS_MAX][REPO_NAME_MAX];
+	char		 forges[FLEET_REPOS_MAX][FLEET_FORGE_MAX]; /* "": none */
+};
+
+/* What a host serves, again after a reload: as in its HELLO. */
+struct fleet_serves {
 	uint32_t	 nrepos;
 	char		 repos[FLEET_REPOS_MAX][REPO_NAME_MAX];
 	char		 forges[FLEET_REPOS_MAX][FLEET_FORGE_MAX]; /* "": none */
@@ -335,6 +343,7 @@ int		 fleet_valid_text(const char *);	/* printable ASCII */
 /* NULL if a field is out of its range or no memory. */
 struct ibuf	*fleet_hello_compose(const struct fleet_hello *);
 struct ibuf	*fleet_tenant_compose(const struct fleet_tenant *);
+struct ibuf	*fleet_serves_compose(const struct fleet_serves *);
 struct ibuf	*fleet_submit_compose(const struct fleet_submit *);
 struct ibuf	*fleet_write_compose(const struct fleet_write *);
 struct ibuf	*fleet_ready_compose(const struct fleet_ready *);
@@ -353,6 +362,8 @@ struct ibuf	*fleet_gaugerow_compose(const struct fleet_gaugerow *);
 
 /* 0, or -1 with a reason naming the message and field in err. */
 int	 fleet_hello_decode(struct imsg *, struct fleet_hello *, char *,
+	    size_t);
+int	 fleet_serves_decode(struct imsg *, struct fleet_serves *, char *,
 	    size_t);
 int	 fleet_tenant_decode(struct imsg *, struct fleet_tenant *, char *,
 	    size_t);

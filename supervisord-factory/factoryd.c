@@ -539,6 +539,7 @@ factoryd_reload(char *errbuf, size_t errlen)
 	env->conf = conf;
 	proc_reconfigure();
 	metrics_reconfigure();
+	fleet_reconfigure();
 
 	/* A gateway that was not restarted gets the providers again. */
 	gateway_configure();

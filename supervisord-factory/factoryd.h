@@ -579,6 +579,7 @@ void	 attempt_set_gate(int (*)(struct attempt *, int));
 int	 attempt_gate(struct attempt *, int);	/* lifecycle.c */
 uint64_t fleet_claim_lease(void);
 void	 fleet_ready(struct child *);
+void	 fleet_reconfigure(void);
 void	 fleet_lost(struct child *);
 int	 fleet_dispatch(struct child *, struct imsg *, char *, size_t);
 

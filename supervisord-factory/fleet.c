@@ -94,6 +94,7 @@ static struct fleet_queue_gauge gauges[FLEET_GAUGES_MAX];
 static size_t		 ngauges;
 static int		 gauging;
 static uint64_t		 gauged_ms;
+static struct fleet_serves served;	/* what the database was told */
 
 static void	fleet_beat(int, short, void *);
 static uint64_t	boot_ms(void);
@@ -487,12 +488,66 @@ fleet_request(uint32_t type, struct ibuf *b, fleet_done done, void *arg)
 	return (0);
 }
 
+/* What this host serves and where each publishes, by its config. */
+static void
+served_now(struct fleet_serves *v)
+{
+	const struct conf_repo	*r;
+
+	memset(v, 0, sizeof(*v));
+	TAILQ_FOREACH(r, &env->conf->repos, entry)
+		if (v->nrepos < FLEET_REPOS_MAX) {
+			forge_key(r, v->forges[v->nrepos]);
+			strlcpy(v->repos[v->nrepos++], r->name,
+			    sizeof(v->repos[0]));
+		}
+}
+
+static void
+serves_done(void *arg, uint32_t type, const void *ans)
+{
+	const struct fleet_result *r = ans;
+
+	if (r == NULL || r->code != FLEET_OK)
+		log_warnx("fleet: the repositories this host serves, as "
+		    "reloaded, are not recorded: %s%s%s",
+		    r != NULL ? fleet_code_name(r->code) : "not sent",
+		    r != NULL && r->text[0] != '\0' ? ": " : "",
+		    r != NULL ? r->text : "");
+	else
+		log_info("fleet: the repositories this host serves, as "
+		    "reloaded, are recorded");
+}
+
+/*
+ * After a reload: what this host serves, and where each repository
+ * publishes, as claims and adoptions match them, if that changed.  A
+ * child not ready yet says its HELLO, which has it.
+ */
+void
+fleet_reconfigure(void)
+{
+	struct fleet_serves	 v;
+
+	if (!env->conf->fleet.enabled || !ready)
+		return;
+	served_now(&v);
+	if (memcmp(&v, &served, sizeof(v)) == 0)
+		return;
+	if (fleet_request(IMSG_FLEET_SERVES, fleet_serves_compose(&v),
+	    serves_done, NULL) == -1) {
+		log_warnx("fleet: the repositories this host serves, as "
+		    "reloaded, are not sent");
+		return;
+	}
+	served = v;
+}
+
 /* HELLO from the child: it gets this host and its database. */
 void
 fleet_ready(struct child *c)
 {
 	const struct conf_fleet	*f = &env->conf->fleet;
-	const struct conf_repo	*r;
 	struct fleet_hello	*h;
 	struct ibuf		*b;
 
@@ -507,12 +562,10 @@ fleet_ready(struct child *c)
 	h->lease_ms = f->lease_ms;
 	h->deadline_ms = f->deadline_ms;
 	h->adopt_after_ms = f->adopt_after_ms;
-	TAILQ_FOREACH(r, &env->conf->repos, entry)
-		if (h->nrepos < FLEET_REPOS_MAX) {
-			forge_key(r, h->forges[h->nrepos]);
-			strlcpy(h->repos[h->nrepos++], r->name,
-			    sizeof(h->repos[0]));
-		}
+	served_now(&served);
+	h->nrepos = served.nrepos;
+	memcpy(h->repos, served.repos, sizeof(h->repos));
+	memcpy(h->forges, served.forges, sizeof(h->forges));
 	b = fleet_hello_compose(h);
 	explicit_bzero(h, sizeof(*h));
 	free(h);
@@ -800,6 +853,8 @@ fleet_got_ready(struct child *c, struct imsg *imsg, char *why, size_t len)
 			log_warnx("fleet: tenant %s: %s", t.name,
 			    strerror(errno));
 	}
+	/* A reload since the HELLO: what it changed. */
+	fleet_reconfigure();
 	evtimer_set(&ev_beat, fleet_beat, NULL);
 	fleet_beat(-1, 0, NULL);
 	fleet_poll(-1, 0, NULL);

@@ -51,6 +51,14 @@ dec_hello(struct imsg *m, char *e, size_t n)
 }
 
 static int
+dec_serves(struct imsg *m, char *e, size_t n)
+{
+	struct fleet_serves	 v;
+
+	return (fleet_serves_decode(m, &v, e, n));
+}
+
+static int
 dec_tenant(struct imsg *m, char *e, size_t n)
 {
 	struct fleet_tenant	 t;
@@ -188,6 +196,7 @@ static void
 roundtrips(void)
 {
 	struct fleet_hello	 h, h2;
+	struct fleet_serves	 v, v2;
 	struct fleet_claimed	 c, c2;
 	struct fleet_tenant	 t;
 	struct fleet_submit	 s;
@@ -224,6 +233,32 @@ roundtrips(void)
 	}
 	result(same, "HELLO: every field back as it was", NULL);
 	strict("HELLO", b, dec_hello);
+
+	/* What a host serves after a reload: its repositories and forges. */
+	memset(&v, 0, sizeof(v));
+	v.nrepos = 3;
+	strlcpy(v.repos[0], "demo", sizeof(v.repos[0]));
+	strlcpy(v.repos[1], "greeter", sizeof(v.repos[1]));
+	strlcpy(v.repos[2], "nfs", sizeof(v.repos[2]));
+	strlcpy(v.forges[0], digest + 7, sizeof(v.forges[0]));
+	strlcpy(v.forges[2], digest + 7, sizeof(v.forges[2]));
+	b = fleet_serves_compose(&v);
+	same = b != NULL;
+	if (same) {
+		struct imsg	 imsg;
+		struct ibuf	 ib;
+
+		memset(&imsg, 0, sizeof(imsg));
+		ibuf_from_buffer(&ib, ibuf_data(b), ibuf_size(b));
+		imsg.buf = &ib;
+		same = fleet_serves_decode(&imsg, &v2, err, sizeof(err)) == 0 &&
+		    memcmp(&v, &v2, sizeof(v)) == 0;
+	}
+	result(same, "SERVES: every field back as it was", err);
+	strict("SERVES", b, dec_serves);
+	strlcpy(v.forges[1], "not-a-key", sizeof(v.forges[1]));
+	result(fleet_serves_compose(&v) == NULL,
+	    "SERVES: a forge that is not a key does not compose", NULL);
 
 	memset(&t, 0, sizeof(t));
 	strlcpy(t.name, "team-a", sizeof(t.name));

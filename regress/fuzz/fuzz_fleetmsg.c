@@ -1,6 +1,6 @@
 /*
  * The messages between the parent and factory-fleet
- * (libcommon/fleetmsg.c), each way: byte 0 picks one of the eighteen
+ * (libcommon/fleetmsg.c), each way: byte 0 picks one of the nineteen
  * decoders, the rest is the payload.  Promises checked: a refusal
  * names the message; what decodes composes again into the input's
  * bytes exactly (the encoding has one form: nothing dropped, nothing
@@ -31,6 +31,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct fleet_adopt	 adopt;
 		struct fleet_gaugerow	 gaugerow;
 		struct fleet_scope	 scope;
+		struct fleet_serves	 serves;
 	} u;
 	struct imsg	 imsg;
 	char		 err[256];
@@ -42,7 +43,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return (0);
 	memset(&u, 0, sizeof(u));
 	err[0] = '\0';
-	switch (data[0] % 18) {
+	switch (data[0] % 19) {
 	case 0:
 		fuzz_imsg(&imsg, IMSG_FLEET_HELLO, p, n);
 		if ((rc = fleet_hello_decode(&imsg, &u.hello, err,
@@ -160,6 +161,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((rc = fleet_scope_decode(&imsg, "FLEET_QUEUE", &u.scope,
 		    err, sizeof(err))) == 0)
 			fuzz_same(fleet_scope_compose(&u.scope), p, n, "scope");
+		break;
+	case 18:
+		fuzz_imsg(&imsg, IMSG_FLEET_SERVES, p, n);
+		if ((rc = fleet_serves_decode(&imsg, &u.serves, err,
+		    sizeof(err))) == 0)
+			fuzz_same(fleet_serves_compose(&u.serves), p, n,
+			    "serves");
 		break;
 	default:
 		fuzz_imsg(&imsg, IMSG_FLEET_ADOPTED, p, n);
