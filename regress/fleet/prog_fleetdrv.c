@@ -7,21 +7,32 @@
  *
  * Children are numbered 0 to MAXKIDS - 1, each started as uid with its
  * end of a socketpair on fd 3 (FLEET_DB in the environment is the
- * database).  Commands on stdin, one a line; one line printed for each:
+ * database).  Commands on stdin, one a line; one line printed for each
+ * (queue and gauges: one for each row, and one for the end):
  *
  *	start N HOST [EPOCH [REPOS]]	"ready N EPOCH SCHEMA STATE"
+ *				(REPOS: REPO[=FORGE],... or "-" for
+ *				none; without one, "demo")
+ *	serves N REPOS		what the host serves now, as start's
  *	tenant N NAME WEIGHT MAXRUN MAXQ [paused]
  *	submit N TENANT CLASS REPO [KEY [other]]	"submitted ID new|existing"
  *				(with a key, its manifest is the key's own,
  *				or another one with "other")
  *	claim N			"claimed ID TENANT CLASS EPOCH CLAIMS"
  *	outcome N ID EPOCH FROM TO [REASON]
+ *	publish N ID EPOCH COMMIT FORGE PIN
+ *				claimed -> publishing, pinned
+ *	adopt N			"adopted ID EPOCH HOST COMMIT"
  *	renew N ID EPOCH
  *	cancel N ID [TENANT]	as one who acts for TENANT, else root
  *	heartbeat N
  *	rescue N		"rescued QUEUED DEAD PUBLISHING"
  *	sethost N HOST STATE SECONDS
  *	pause N TENANT|- 1|0 [NOTE]
+ *	queue N [TENANT]	a line "queued ID TENANT CLASS REPO: WHY"
+ *				for each row, then the result
+ *	gauges N		a line "gauge TENANT CLASS WAITING" for
+ *				each row, then the result
  *	race K M		M claims from children 0..K-1, each with one
  *				in flight: "race claimed= none= errors=
  *				dupes= ms= rate= p50= p99=" (ms)
@@ -34,9 +45,9 @@
  *	sh COMMAND		run by sh(1), done before the next: "sh N"
  *	pid N			"pid PID" of the child
  *
- * In a command, @id and @epoch are the last claim's, @sub the last
- * submission's id, @id1 and @epoch1 the claim before the last,
- * @epoch+1 and @epoch-1 the last claim's epoch moved by one.
+ * In a command, @id and @epoch are the last claim's (or adoption's),
+ * @sub the last submission's id, @id1 and @epoch1 the claim before the
+ * last, @epoch+1 and @epoch-1 the last claim's epoch moved by one.
  *
  * Any other answer: "result CODE TEXT".  Everything from a child is
  * decoded by libcommon/fleetmsg.c as the parent decodes it; what does
@@ -163,7 +174,21 @@ reap(struct kid *k)
 	k->up = 0;
 }
 
-/* Prints the answer; 1 if it was a claim, its id in id. */
+/* The last claim's, or adoption's: @id and @epoch. */
+static void
+remember(const char *id, uint64_t epoch)
+{
+	memcpy(last_id[1], last_id[0], sizeof(last_id[1]));
+	memcpy(last_epoch[1], last_epoch[0], sizeof(last_epoch[1]));
+	strlcpy(last_id[0], id, sizeof(last_id[0]));
+	snprintf(last_epoch[0], sizeof(last_epoch[0]), "%llu",
+	    (unsigned long long)epoch);
+}
+
+/*
+ * Prints the answer; 1 if it was a claim, its id in id; 2 if it was a
+ * row of a listing, more to come.
+ */
 static int
 answer(struct kid *k, struct imsg *imsg, char *id, size_t idlen, int quiet)
 {
@@ -171,6 +196,9 @@ answer(struct kid *k, struct imsg *imsg, char *id, size_t idlen, int quiet)
 	struct fleet_submitted	 s;
 	struct fleet_result	 r;
 	struct fleet_rescued	 rs;
+	struct fleet_adopt	 a;
+	struct fleet_queuerow	 qr;
+	struct fleet_gaugerow	 g;
 	char			 e[256];
 
 	if (imsg_get_id(imsg) != k->reqid) {
@@ -187,13 +215,28 @@ answer(struct kid *k, struct imsg *imsg, char *id, size_t idlen, int quiet)
 		if (!quiet)
 			out("claimed %s %s %u %llu %u", c.id, c.tenant,
 			    c.class, (unsigned long long)c.epoch, c.claims);
-		memcpy(last_id[1], last_id[0], sizeof(last_id[1]));
-		memcpy(last_epoch[1], last_epoch[0], sizeof(last_epoch[1]));
-		strlcpy(last_id[0], c.id, sizeof(last_id[0]));
-		snprintf(last_epoch[0], sizeof(last_epoch[0]), "%llu",
-		    (unsigned long long)c.epoch);
+		remember(c.id, c.epoch);
 		free(c.manifest);
 		return (1);
+	case IMSG_FLEET_ADOPTED:
+		if (fleet_adopt_decode(imsg, &a, e, sizeof(e)) == -1)
+			break;
+		out("adopted %s %llu %s %s", a.id, (unsigned long long)a.epoch,
+		    a.host, a.commit);
+		remember(a.id, a.epoch);
+		fleet_adopt_free(&a);
+		return (0);
+	case IMSG_FLEET_QUEUEROW:
+		if (fleet_queuerow_decode(imsg, &qr, e, sizeof(e)) == -1)
+			break;
+		out("queued %s %s %u %s: %s", qr.id, qr.tenant, qr.class,
+		    qr.repo, qr.why);
+		return (2);
+	case IMSG_FLEET_GAUGEROW:
+		if (fleet_gaugerow_decode(imsg, &g, e, sizeof(e)) == -1)
+			break;
+		out("gauge %s %u %u", g.tenant, g.class, g.queued);
+		return (2);
 	case IMSG_FLEET_SUBMITTED:
 		if (fleet_submitted_decode(imsg, &s, e, sizeof(e)) == -1)
 			break;
@@ -219,18 +262,44 @@ answer(struct kid *k, struct imsg *imsg, char *id, size_t idlen, int quiet)
 	return (-1);
 }
 
+/* The answer, after the rows of a listing. */
 static void
 wait_answer(struct kid *k)
 {
 	struct imsg	 imsg;
+	int		 rc;
 
-	if (!next(&k->ib, &imsg)) {
-		out("eof");
-		reap(k);
+	do {
+		if (!next(&k->ib, &imsg)) {
+			out("eof");
+			reap(k);
+			return;
+		}
+		rc = answer(k, &imsg, NULL, 0, 0);
+		imsg_free(&imsg);
+	} while (rc == 2);
+}
+
+/* REPO[=FORGE],... or "-": what a host serves, by position. */
+static void
+served(const char *list, uint32_t *n, char repos[][REPO_NAME_MAX],
+    char forges[][FLEET_FORGE_MAX])
+{
+	char	*s, *p, *f, *fr;
+
+	*n = 0;
+	if (strcmp(list, "-") == 0)
 		return;
+	if ((s = fr = strdup(list)) == NULL)
+		err(1, NULL);
+	while ((p = strsep(&s, ",")) != NULL && *n < FLEET_REPOS_MAX) {
+		if ((f = strchr(p, '=')) != NULL)
+			*f++ = '\0';
+		strlcpy(repos[*n], p, REPO_NAME_MAX);
+		strlcpy(forges[*n], f != NULL ? f : "", FLEET_FORGE_MAX);
+		(*n)++;
 	}
-	answer(k, &imsg, NULL, 0, 0);
-	imsg_free(&imsg);
+	free(fr);
 }
 
 static void
@@ -241,7 +310,7 @@ start(char **w, int nw)
 	struct fleet_ready	 r;
 	struct imsg		 imsg;
 	const char		*db = getenv("FLEET_DB");
-	char			*repos, *p, e[256];
+	char			 e[256];
 	extern char		**environ;
 	char			*argv[] = { "factory-fleet", "-d", NULL };
 	int			 sv[2], bin;
@@ -256,10 +325,7 @@ start(char **w, int nw)
 	h.lease_ms = 30000;
 	h.deadline_ms = getenv("FLEET_DEADLINE_MS") != NULL ?
 	    strtoul(getenv("FLEET_DEADLINE_MS"), NULL, 10) : 10000;
-	if ((repos = strdup(nw > 4 ? w[4] : "demo")) == NULL)
-		err(1, NULL);
-	while ((p = strsep(&repos, ",")) != NULL && h.nrepos < FLEET_REPOS_MAX)
-		strlcpy(h.repos[h.nrepos++], p, sizeof(h.repos[0]));
+	served(nw > 4 ? w[4] : "demo", &h.nrepos, h.repos, h.forges);
 	/* Not inherited by what "sh" runs: only the child holds its end. */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
 		err(1, "socketpair");
@@ -354,6 +420,26 @@ write_req(struct kid *k, uint32_t type, char **w, int nw)
 		strlcpy(fw.reason, nw > 6 ? w[6] : "", sizeof(fw.reason));
 	}
 	send_ibuf(k, type, fleet_write_compose(&fw));
+	wait_answer(k);
+}
+
+/* The publishing mark with its pin, as factoryd's publication sends it. */
+static void
+publish(struct kid *k, char **w, int nw)
+{
+	struct fleet_write	 fw;
+
+	memset(&fw, 0, sizeof(fw));
+	if (nw < 7)
+		errx(1, "publish N ID EPOCH COMMIT FORGE PIN");
+	strlcpy(fw.id, w[2], sizeof(fw.id));
+	fw.epoch = strtoull(w[3], NULL, 10);
+	fw.from = FLEET_CLAIMED;
+	fw.to = FLEET_PUBLISHING;
+	strlcpy(fw.commit, w[4], sizeof(fw.commit));
+	strlcpy(fw.forge, w[5], sizeof(fw.forge));
+	fw.pin = w[6];
+	send_ibuf(k, IMSG_FLEET_OUTCOME, fleet_write_compose(&fw));
 	wait_answer(k);
 }
 
@@ -481,6 +567,8 @@ command(char **w, int nw)
 	struct fleet_tenant	 t;
 	struct fleet_setstate	 st;
 	struct fleet_cancel	 kc;
+	struct fleet_serves	 v;
+	struct fleet_scope	 sc;
 	struct kid		*k;
 	const char		*c = w[0];
 	static char		 shifted[24];
@@ -557,6 +645,32 @@ command(char **w, int nw)
 		write_req(k, IMSG_FLEET_OUTCOME, w, nw);
 	else if (strcmp(c, "renew") == 0)
 		write_req(k, IMSG_FLEET_RENEW, w, nw);
+	else if (strcmp(c, "publish") == 0)
+		publish(k, w, nw);
+	else if (strcmp(c, "adopt") == 0) {
+		send_empty(k, IMSG_FLEET_ADOPT);
+		wait_answer(k);
+	} else if (strcmp(c, "gauges") == 0) {
+		send_empty(k, IMSG_FLEET_GAUGES);
+		wait_answer(k);
+	} else if (strcmp(c, "serves") == 0) {
+		if (nw < 3)
+			errx(1, "serves N REPO[=FORGE],...|-");
+		memset(&v, 0, sizeof(v));
+		served(w[2], &v.nrepos, v.repos, v.forges);
+		send_ibuf(k, IMSG_FLEET_SERVES, fleet_serves_compose(&v));
+		wait_answer(k);
+	} else if (strcmp(c, "queue") == 0) {
+		/* queue N [TENANT]: as one who acts for it, or root */
+		memset(&sc, 0, sizeof(sc));
+		sc.all = nw < 3;
+		if (nw > 2) {
+			sc.ntenants = 1;
+			strlcpy(sc.tenants[0], w[2], sizeof(sc.tenants[0]));
+		}
+		send_ibuf(k, IMSG_FLEET_QUEUE, fleet_scope_compose(&sc));
+		wait_answer(k);
+	}
 	else if (strcmp(c, "cancel") == 0) {
 		/* cancel N ID [TENANT]: as one who acts for it, or root */
 		if (nw < 3)
