@@ -19,6 +19,7 @@ LOCKPID=""
 
 cleanup() {
 	[ -n "$LOCKPID" ] && kill -KILL "$LOCKPID" 2>/dev/null
+	[ -s "$T/lockpid" ] && kill -KILL "$(cat "$T/lockpid")" 2>/dev/null
 	pg_stop
 	regress_cleanup
 }
@@ -437,6 +438,239 @@ check "a paused tenant's attempt says why it waits, with the note" \
 printf 'start 0 op-2 0 oprepo\npause 0 - 0\n' | drv ops3
 check "resume --fleet: every tenant" \
     [ "$(q "SELECT count(*) FROM fleet_tenants WHERE held")" = 0 ]
+
+# Adoption: an attempt lost with its host while publishing, pinned, is
+# adoptable at the sweep, a waiting one in the gauges and the queue.
+# It is cancelled at once, by its own tenant's asker only; it is not
+# adopted while its tenant is paused, held or at its cap, nor before
+# adopt-after, and the queue says which; then it is adopted, counting
+# a claim.  Lost again, it is adoptable again, until three claims past
+# its cap: then dead.  Inside a session "sh" runs SQL between two
+# requests: sqlrun changes rows, show prints "WORD VALUE", mark prints
+# "== WORD" before a request whose answer after reads.
+FA=$(printf '%064d' 1)
+FB=$(printf '%064d' 2)
+PINC=$(printf '%040d' 7)
+oneline() { echo "$1" | tr '\n\t' '  '; }
+sqlrun() { echo "sh $PSQL -c \"$(oneline "$1")\" >/dev/null"; }
+show() { echo "sh $PSQL -c \"SELECT '$1 ' || ($(oneline "$2"))\""; }
+mark() { echo "sh echo '== $1'"; }
+after() {	# name word: the answer after "== word" and its "sh 0"
+	awk -v m="== $2" 'f == 2 {print; exit} f == 1 {f = 2; next}
+	    $0 == m {f = 1}' "$T/$1.out"
+}
+lapse="UPDATE fleet_attempts SET lease_until = now() - interval '1 second'"
+lost="lost while publishing on adopt"
+again=": adoptable, finished from the forge by a live host, never run again"
+holder="FROM pg_stat_activity WHERE application_name = 'adopt-lock'"
+holders() {	# N [COMMAND]: until N hold the lock (ten seconds), then it
+	echo "sh i=0; until [ \"\$($PSQL -c \"SELECT count(*) $holder\")\"" \
+	    "= $1 ]; do i=\$((i + 1)); [ \$i -lt 500 ] || exit 1;" \
+	    "sleep 0.02; done; ${2:-:}"
+}
+adoptable() {	# tenant: an attempt of it claimed, pinned, lost
+	echo "submit 0 $1 1 adrepo"
+	echo "claim 0"
+	echo "publish 0 @id @epoch $PINC $FA cGlu"
+	sqlrun "$lapse WHERE tenant = '$1' AND state = 'publishing'"
+	echo "rescue 1"
+}
+{
+	echo "start 0 adopt-1 0 adrepo=$FA"
+	echo "start 1 adopt-2 0 adrepo=$FA"
+	echo "tenant 0 tad 1 100 100"
+	echo "submit 0 tad 1 adrepo"
+	echo "claim 0"
+	mark publish
+	echo "publish 0 @id @epoch $PINC $FA cGlu"
+	sqlrun "$lapse WHERE tenant = 'tad'"
+	echo "rescue 1"
+	show swept "SELECT state || ': ' || reason FROM fleet_attempts
+	    WHERE tenant = 'tad'"
+	echo "gauges 1"
+	mark queue
+	echo "queue 1 tad"
+	sqlrun "UPDATE fleet_attempts SET run_after = now() + interval '1 hour'
+	    WHERE tenant = 'tad'"
+	mark queue-later
+	echo "queue 1 tad"
+	mark adopt-later
+	echo "adopt 1"
+	mark cancel-other
+	echo "cancel 1 @id othertenant"
+	mark cancel
+	echo "cancel 1 @id tad"
+	show cancelled "SELECT state || ' ' || (ended IS NOT NULL) || ' ' ||
+	    reason FROM fleet_attempts WHERE tenant = 'tad'"
+
+	# Each pause on a tenant of its own: one adopted in spite of it
+	# does not hide the next.
+	echo "tenant 0 tpp 1 100 100"
+	adoptable tpp
+	echo "tenant 0 tpp 1 100 100 paused"
+	mark paused
+	echo "adopt 1"
+	mark queue-paused
+	echo "queue 1 tpp"
+	echo "tenant 0 tpp 1 100 100"
+	mark unpaused
+	echo "adopt 1"
+	echo "outcome 1 @id @epoch claimed done"
+
+	echo "tenant 0 tph 1 100 100"
+	adoptable tph
+	echo "pause 0 tph 1 window"
+	mark held
+	echo "adopt 1"
+	echo "pause 0 tph 0"
+	mark unheld
+	echo "adopt 1"
+	echo "outcome 1 @id @epoch claimed done"
+
+	echo "tenant 0 tpc 1 1 100"
+	adoptable tpc
+	echo "submit 0 tpc 1 adrepo"
+	echo "claim 0"
+	mark capped
+	echo "adopt 1"
+	mark queue-capped
+	echo "queue 1 tpc"
+	echo "outcome 0 @id @epoch claimed done"
+	mark uncapped
+	echo "adopt 1"
+	echo "outcome 1 @id @epoch claimed done"
+
+	# Its tenant's row locked by another (a claim, an adoption): it
+	# is passed over at once, not waited for.  The holder's pid is in
+	# lockpid until it is gone (cleanup's, if the test stops first).
+	echo "tenant 0 tpa 1 100 100"
+	adoptable tpa
+	sqlrun "UPDATE fleet_attempts SET claimed = '2000-01-01'
+	    WHERE tenant = 'tpa'"
+	echo "sh PGAPPNAME=adopt-lock $PSQL -c \"BEGIN; SELECT 1 FROM" \
+	    "fleet_tenants WHERE name = 'tpa' FOR UPDATE;" \
+	    "SELECT pg_sleep(59)\" >/dev/null 2>&1 & echo \$! >$T/lockpid"
+	holders 1
+	mark locked
+	echo "adopt 1"
+	sqlrun "SELECT pg_terminate_backend(pid) $holder"
+	holders 0 "rm -f $T/lockpid"
+	mark unlocked
+	echo "adopt 1"
+	show counted "SELECT a.claims || ' ' || (a.claimed > now() -
+	    interval '1 minute') || ' ' || t.running FROM fleet_attempts a
+	    JOIN fleet_tenants t ON t.name = a.tenant
+	    WHERE a.tenant = 'tpa' AND a.state = 'publishing'"
+	for n in 2 3 4 5 6; do
+		sqlrun "$lapse WHERE tenant = 'tpa' AND state = 'publishing'"
+		echo "rescue 0"
+		show "lost$n" "SELECT a.state || ' ' || a.claims || ' ' ||
+		    t.running || ': ' || a.reason FROM fleet_attempts a
+		    JOIN fleet_tenants t ON t.name = a.tenant
+		    WHERE a.tenant = 'tpa'"
+		mark "again$n"
+		echo "adopt 1"
+	done
+} | drv adopt
+is() { [ "$(after "$1" "$2")" = "$3" ]; }	# name word answer
+has() { after "$1" "$2" | grep -q -- "$3"; }	# name word pattern
+check "adoption: a pinned publishing mark" \
+    is adopt publish "result ok publishing"
+check "adoption: lapsed, the sweep makes it adoptable" \
+    [ "$(line adopt swept)" = "swept adoptable: $lost-1$again" ]
+check "adoption: the gauges count it as waiting" line adopt "gauge tad 1 1\$"
+check "adoption: the queue says a host of its forge is to finish it" \
+    has adopt queue ": lost while publishing: to be finished from the forge \
+by a host that publishes to it\$"
+check "adoption: the queue says adopt-after has not passed" \
+    has adopt queue-later ": lost while publishing: adopt-after has not \
+passed\$"
+check "adoption: nor is it adopted before" is adopt adopt-later "result none"
+check "adoption: another tenant's asker may not cancel it" \
+    is adopt cancel-other \
+    "result refused no such attempt of your tenants waiting or running"
+check "adoption: its own tenant's cancels it at once" \
+    is adopt cancel "result ok cancelled"
+check "adoption: cancelled, ended, with the reason" \
+    [ "$(line adopt cancelled)" = "cancelled cancelled true cancelled while \
+adoptable: its branch may be on the forge, with no pull request" ]
+cid() { awk -v t="$1" '$1 == "claimed" && $3 == t {print $2; exit}' \
+    "$T/adopt.out"; }	# tenant: its first claim's id
+check "adoption: not while its tenant is paused" is adopt paused "result none"
+check "adoption: the queue says its tenant is paused" \
+    has adopt queue-paused ": lost while publishing: its tenant is paused\$"
+check "adoption: adopted once its tenant is not paused" \
+    has adopt unpaused "^adopted $(cid tpp) [0-9]* adopt-1 $PINC\$"
+check "adoption: not while its tenant is held by an operator" \
+    is adopt held "result none"
+check "adoption: adopted once its tenant is resumed" \
+    has adopt unheld "^adopted $(cid tph) "
+check "adoption: not while its tenant is at its cap" \
+    is adopt capped "result none"
+check "adoption: the queue says its tenant is at its cap" \
+    has adopt queue-capped ": lost while publishing: its tenant is at its cap\$"
+check "adoption: adopted once its tenant has a free slot" \
+    has adopt uncapped "^adopted $(cid tpc) "
+check "adoption: not while its tenant's row is locked by another" \
+    is adopt locked "result none"
+check "adoption: adopted once the lock is gone" \
+    has adopt unlocked "^adopted $(cid tpa) "
+check "adoption: it counts a claim, when, and takes its tenant's slot" \
+    [ "$(line adopt counted)" = "counted 2 true 1" ]
+for n in 2 3 4 5; do
+	check "adoption: lost again at $n claims, adoptable again" \
+	    [ "$(line adopt "lost$n")" = \
+	    "lost$n adoptable $n 0: $lost-2$again" ]
+	check "adoption: adopted again at $n claims" \
+	    has adopt "again$n" "^adopted "
+done
+check "adoption: lost at 3 claims past its cap of 3: dead" \
+    [ "$(line adopt lost6)" = "lost6 dead 6 0: $lost-2, 3 adoptions past its \
+cap of claims: never adopted again" ]
+check "adoption: and never adopted again" is adopt again6 "result none"
+
+# What a host serves, again after a reload: its row's repositories and
+# forges change, and it adopts by the new pair, not the old one; from a
+# host's former epoch it is superseded.
+{
+	echo "start 0 serves-1 0 srvrepo"
+	echo "start 1 serves-2 0 srvrepo=$FA"
+	echo "tenant 0 tsv 1 100 100"
+	echo "submit 0 tsv 1 srvrepo"
+	echo "submit 0 tsv 1 srvrepo"
+	echo "claim 0"
+	echo "claim 0"
+	echo "publish 0 @id1 @epoch1 $PINC $FA cGlu"
+	echo "publish 0 @id @epoch $PINC $FB cGlu"
+	sqlrun "$lapse WHERE tenant = 'tsv'"
+	echo "rescue 1"
+	mark serves
+	echo "serves 1 srvrepo=$FB,other"
+	show row "SELECT array_to_string(repos, ',') || ' ' ||
+	    array_to_string(forges, ',') FROM fleet_hosts
+	    WHERE host = 'serves-2'"
+	mark new
+	echo "adopt 1"
+	mark old
+	echo "adopt 1"
+	echo "start 2 serves-2 0 srvrepo=$FA"
+	mark stale
+	echo "serves 1 srvrepo=$FB"
+	show row2 "SELECT array_to_string(forges, ',') FROM fleet_hosts
+	    WHERE host = 'serves-2'"
+} | drv serves
+newid=$(awk '$1 == "claimed" {print $2}' "$T/serves.out" | sed -n 2p)
+check "serves: answered with the host's state" \
+    is serves serves "result ok active"
+check "serves: the host's row has its repositories and their forges" \
+    [ "$(line serves "row ")" = "row srvrepo,other $FB," ]
+check "serves: it adopts by the new pair" \
+    has serves new "^adopted $newid "
+check "serves: not by the old one" is serves old "result none"
+check "serves: from the host's former epoch it is superseded" \
+    is serves stale "result superseded"
+check "serves: and the row keeps what the new epoch said" \
+    [ "$(line serves row2)" = "row2 $FA" ]
 
 # Eight claimers at once, on eight hosts: 300 attempts, each claimed
 # exactly once.
