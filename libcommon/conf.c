@@ -1581,6 +1581,7 @@ conf_fleet(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 	static const char * const keys[] = { "conninfo", "host", "slots",
 	    "lease", "query-deadline", "adopt-after", "tenants", NULL };
 	struct conf_fleet	*f = &c->fleet;
+	const struct conf_repo	*r;
 	const struct ynode	*v;
 	uint64_t		 u;
 	size_t			 i;
@@ -1624,9 +1625,21 @@ conf_fleet(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 			return (y_fail(e, v, "%s is more than a third of the "
 			    "lease", v->str));
 	}
-	if (conf_ms(e, y_get(n, "adopt-after"), 0, 3600000,
+	if (conf_ms(e, (v = y_get(n, "adopt-after")), 0, 3600000,
 	    &f->adopt_after_ms) == -1)
 		return (-1);
+	/*
+	 * A lost host's publication began before its lease's end (its
+	 * publisher begins none later) and may take the publisher's whole
+	 * budget: an adopter that came sooner would race it at the forge.
+	 */
+	TAILQ_FOREACH(r, &c->repos, entry)
+		if (v != NULL && r->forge == FORGE_GITHUB &&
+		    f->adopt_after_ms < PUB_GITHUB_BUDGET_S * 1000ULL)
+			return (y_fail(e, v, "%s is less than a GitHub "
+			    "publication may take (%d s), and repository %s "
+			    "publishes to GitHub", v->str, PUB_GITHUB_BUDGET_S,
+			    r->name));
 	if ((v = y_need(e, n, "tenants")) == NULL ||
 	    y_map(e, v, "a mapping of tenant names") == -1)
 		return (-1);

@@ -29,6 +29,12 @@
 #define REPO_NAME_MAX		64
 
 /*
+ * The seconds a GitHub publication may take, the publisher's deadline:
+ * a fleet adopts one lost with its host no sooner (adopt-after).
+ */
+#define PUB_GITHUB_BUDGET_S	300
+
+/*
  * Fault injection (test builds only): crashpoint("parent:after-verdict")
  * exits at once when FACTORY_CRASH names that point.
  */
@@ -160,6 +166,8 @@ enum imsg_type {
 	 * began (the branch on the forge already), fleet adoption
 	 */
 	IMSG_PUBLISH_ADOPT,
+	/* publisher: MSG_LATE, not begun: its begin_by had passed */
+	IMSG_PUBLISH_LATE,
 
 	/* parent <-> reconciler */
 	IMSG_INVENTORY_REQ,

@@ -218,6 +218,7 @@ static const struct field f_publish[] = {
 	    struct msg_superseded, COHORT_SUPERSEDE_MAX, 1),
 	{ "github", F_GITHUB, 0, offsetof(struct msg_publish, github), 0,
 	    offsetof(struct msg_publish, has_github), 0, 0, 1, NOSUB },
+	NUM(struct msg_publish, begin_by, F_U64, 0, EPOCH_MAX),
 };
 
 static const struct field f_published[] = {
@@ -280,6 +281,7 @@ static const struct msgdesc descs[MSG_KIND_MAX] = {
 	[MSG_RESULT] = DESC("RESULT", struct msg_result, f_result,
 	    check_result),
 	[MSG_ERROR] = DESC("ERROR", struct msg_error, f_error, NULL),
+	[MSG_LATE] = DESC("LATE", struct msg_error, f_error, NULL),
 	[MSG_VERIFY] = DESC("VERIFY", struct msg_verify, f_verify,
 	    check_verify),
 	[MSG_VALIDATE_REQ] = DESC("VALIDATE_REQ", struct msg_validate_req,

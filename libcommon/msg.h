@@ -64,6 +64,7 @@ enum msg_kind {
 	MSG_DIFFED,		/* worker -> parent, IMSG_DIFF */
 	MSG_PCHECK,		/* parent -> verifier, IMSG_PRISTINE_CHECK */
 	MSG_PCHECKED,		/* verifier -> parent, IMSG_PRISTINE_CHECK */
+	MSG_LATE,		/* publisher -> parent, IMSG_PUBLISH_LATE */
 	MSG_KIND_MAX
 };
 
@@ -261,6 +262,12 @@ struct msg_publish {
 	size_t		 nsupersede;
 	int		 has_github;		/* forge github: github set */
 	struct msg_github github;
+	/*
+	 * boot_ms() past which the publisher must not begin it (a fleet
+	 * claim's lease end, as the parent saw it when it sent): answered
+	 * IMSG_PUBLISH_LATE, asked again while the lease holds.  0: none.
+	 */
+	uint64_t	 begin_by;
 };
 
 struct msg_published {

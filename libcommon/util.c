@@ -84,6 +84,23 @@ now_ms(void)
 	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }
 
+/*
+ * The fleet's leases' clock, in ms: CLOCK_BOOTTIME, which counts a
+ * suspend as the database does, where the monotonic clock would not (a
+ * host resumed would think its leases live).  Shared by every process
+ * of one host: the parent's deadlines hold in its children.
+ */
+uint64_t
+boot_ms(void)
+{
+	struct timespec	 ts;
+
+	/* Never: a lease must not look live for a clock that failed. */
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) == -1)
+		abort();
+	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
+
 /* A clock for intervals, in ms: it never steps back. */
 uint64_t
 mono_ms(void)

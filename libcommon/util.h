@@ -18,6 +18,8 @@ int	strv_addf(char ***, size_t *, const char *, ...)
 uint64_t now_ms(void);
 /* The monotonic clock, ms: for intervals and deadlines. */
 uint64_t mono_ms(void);
+/* CLOCK_BOOTTIME, ms: the fleet's leases, across a suspend. */
+uint64_t boot_ms(void);
 /* [A-Za-z0-9._-], 1 to max bytes, not starting with '.' or '-'. */
 int	name_valid(const char *, size_t);
 

@@ -65,7 +65,7 @@
 #define GH_TRIES		4		/* per API call, fetch or push */
 #define GH_WAIT_MAX		60		/* seconds of backoff, default */
 #define GH_TIMEOUT		30		/* seconds per HTTP request */
-#define GH_BUDGET		300		/* seconds of a publication */
+#define GH_BUDGET		PUB_GITHUB_BUDGET_S
 #define GH_BACKOFF_MAX		8		/* seconds between two tries */
 #define GH_CRED_TRIES		1		/* the callback answers once */
 #define GH_CHECK_NAME		"factory"	/* the check run's name */

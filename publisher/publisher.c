@@ -23,12 +23,16 @@
 #include "pledge.h"
 #include "publisher.h"
 #include "receipt.h"
+#include "util.h"
 
 static int	publisher_imsg(struct imsg *);
 static void	publisher_publish(const struct msg_publish *, int, int);
 static const char *publisher_scratch(void);
 
 static struct imsgev	 iev_parent;
+static int		 slowed;	/* the fault point's, once */
+
+#define PUB_SLOW_S	20	/* publisher:slow-after-publish */
 
 int
 main(int argc, char *argv[])
@@ -89,6 +93,7 @@ publisher_publish(const struct msg_publish *o, int bfd, int adopt)
 	struct publish_req	 req;
 	struct publish_result	 res;
 	struct msg_published	 m;
+	struct msg_error	 late;
 	struct gh_conf		 gc;
 	const char		*id = o->id;
 	char			*verdict = NULL, err[512];
@@ -96,6 +101,21 @@ publisher_publish(const struct msg_publish *o, int bfd, int adopt)
 	json_t			*gj;
 	int			 rc;
 
+	/*
+	 * A fleet claim's lease may have lapsed while this waited behind
+	 * other publications: begun now, it could race the host that
+	 * adopts it.  The parent asks again while its lease holds.
+	 */
+	if (o->begin_by != 0 && boot_ms() >= o->begin_by) {
+		memset(&late, 0, sizeof(late));
+		strlcpy(late.id, id, sizeof(late.id));
+		snprintf(late.error, sizeof(late.error), "not begun: its "
+		    "lease's end passed %llu ms before the publisher was free",
+		    (unsigned long long)(boot_ms() - o->begin_by));
+		log_warnx("%s: %s", id, late.error);
+		msg_send(&iev_parent, IMSG_PUBLISH_LATE, MSG_LATE, &late);
+		goto done;
+	}
 	if (pub_req_from_msg(o, bfd, &req, &verdict, sig, pub, err,
 	    sizeof(err)) == -1) {
 		msg_send_error(&iev_parent, id, err);
@@ -125,6 +145,18 @@ publisher_publish(const struct msg_publish *o, int bfd, int adopt)
 		fatalx("%s: branch or record too long", id);
 	m.number = res.number;
 	m.reused = res.reused;
+	/*
+	 * A publisher busy at length after its first publication, as one
+	 * behind a slow forge is: what waits meanwhile is begun late or
+	 * not at all (regress/fleetfault L).
+	 */
+	if (faultpoint("publisher:slow-after-publish") && !slowed) {
+		slowed = 1;
+		log_warnx("fault point publisher:slow-after-publish: %d s",
+		    PUB_SLOW_S);
+		sleep(PUB_SLOW_S);
+		log_warnx("fault point publisher:slow-after-publish: done");
+	}
 	msg_send(&iev_parent, IMSG_PUBLISHED, MSG_PUBLISHED, &m);
  done:
 	free(verdict);

@@ -43,6 +43,9 @@ struct adoption {
 	int		 used;
 	int		 renewing;
 	int		 superseded;	/* another host has it now */
+	struct msg_publish req;		/* the publisher's, once made */
+	int		 has_req;
+	int		 sent;		/* req is with the publisher */
 };
 
 static struct adoption	 adoptions[ADOPT_MAX];
@@ -88,6 +91,8 @@ adoptions_free(void)
 static void
 adoption_end(struct adoption *ad)
 {
+	if (ad->has_req)
+		msg_free(MSG_PUBLISH, &ad->req);
 	memset(ad, 0, sizeof(*ad));
 }
 
@@ -126,6 +131,30 @@ adoption_outcome(struct adoption *ad, int to, const char *fmt, ...)
 		fatal(NULL);
 	outcome(ad->id, ad->epoch, to, reason, NULL, ended_done, id);
 	adoption_end(ad);
+}
+
+/*
+ * The request to the publisher, to begin by the lease's end as it is
+ * now: past it, it is not begun (adopt_late), for the claim may be
+ * another host's by then.  A publisher away: sent when it is back.
+ */
+static void
+adoption_send(struct adoption *ad)
+{
+	char	 err[MSG_ERRLEN];
+
+	ad->req.begin_by = ad->lease_end;
+	if (proc_compose_msg(PROC_PUBLISHER, IMSG_PUBLISH_ADOPT, MSG_PUBLISH,
+	    -1, &ad->req, err, sizeof(err)) == 0) {
+		ad->sent = 1;
+		return;
+	}
+	if (errno == EAGAIN)
+		log_warnx("%s: fleet: adoption waits for the publisher",
+		    ad->id);
+	else	/* The database's bytes: never a fatal path. */
+		adoption_outcome(ad, FLEET_FAILED, "adoption: its request "
+		    "does not compose: %s", err);
 }
 
 /*
@@ -198,9 +227,8 @@ adopt_done(void *arg, uint32_t type, const void *ans)
 	const struct fleet_adopt	*fa = ans;
 	const struct fleet_result	*r = ans;
 	struct adoption			*ad = NULL;
-	struct msg_publish		 m;
 	struct attempt			*a;
-	char				 why[512], err[MSG_ERRLEN];
+	char				 why[512];
 	size_t				 i;
 
 	asking = 0;
@@ -242,18 +270,12 @@ adopt_done(void *arg, uint32_t type, const void *ans)
 		adoption_end(ad);
 		return;
 	}
-	if (adopt_request(fa, &m, why, sizeof(why)) == -1) {
+	if (adopt_request(fa, &ad->req, why, sizeof(why)) == -1) {
 		adoption_outcome(ad, FLEET_FAILED, "adoption: %s", why);
 		return;
 	}
-	if (proc_compose_msg(PROC_PUBLISHER, IMSG_PUBLISH_ADOPT, MSG_PUBLISH,
-	    -1, &m, err, sizeof(err)) == -1) {
-		/* The publisher is away: it lapses, and comes back. */
-		log_warnx("%s: fleet: adoption not sent: %s", ad->id,
-		    errno == EAGAIN ? "publisher not running" : err);
-		adoption_end(ad);
-	}
-	msg_free(MSG_PUBLISH, &m);
+	ad->has_req = 1;
+	adoption_send(ad);
 }
 
 /* How many adoptions ended here, done and failed. */
@@ -276,17 +298,20 @@ adopt_poll(int live)
 		asking = 0;
 }
 
+/* An adoption's renewal came back: by its claim epoch, never its id. */
 static void
 renewed(void *arg, uint32_t type, const void *ans)
 {
 	const struct fleet_result *r = ans;
-	struct adoption	*ad;
-	char		*id = arg;
+	struct fleet_claimref	*ref = arg;
+	struct adoption		*ad;
 
-	ad = adoption_of(id);
-	free(id);
-	if (ad == NULL)
+	ad = adoption_of(ref->id);
+	if (ad == NULL || ad->epoch != ref->epoch) {
+		free(ref);
 		return;
+	}
+	free(ref);
 	ad->renewing = 0;
 	if (r != NULL && r->code == FLEET_OK && answer_lease() > ad->lease_end)
 		ad->lease_end = answer_lease();
@@ -302,8 +327,8 @@ void
 adopt_beat(void)
 {
 	struct fleet_write	 w;
+	struct fleet_claimref	*ref;
 	size_t			 i;
-	char			*id;
 
 	for (i = 0; i < ADOPT_MAX; i++) {
 		if (!adoptions[i].used || adoptions[i].renewing ||
@@ -312,31 +337,71 @@ adopt_beat(void)
 		memset(&w, 0, sizeof(w));
 		strlcpy(w.id, adoptions[i].id, sizeof(w.id));
 		w.epoch = adoptions[i].epoch;
-		if ((id = strdup(w.id)) == NULL)
-			fatal(NULL);
+		ref = fleet_claimref(w.id, w.epoch);
 		if (request(IMSG_FLEET_RENEW, fleet_write_compose(&w),
-		    renewed, id) == -1) {
-			free(id);
+		    renewed, ref) == -1) {
+			free(ref);
 			break;
 		}
 		adoptions[i].renewing = 1;
 	}
 }
 
-/* One the publisher has not answered in ADOPT_MS is let go. */
+/*
+ * One the publisher has not answered in ADOPT_MS is let go: if it is
+ * still waiting there, its lease's end passes before the database lets
+ * another host have it, and it is not begun.  One not sent (the
+ * publisher was away, or it came back late) is sent while the lease
+ * holds.
+ */
 void
 adopt_tick(void)
 {
+	struct adoption	*ad;
 	uint64_t	 now = now_ms();
 	size_t		 i;
 
-	for (i = 0; i < ADOPT_MAX; i++)
-		if (adoptions[i].used && !adoptions[i].renewing &&
-		    now - adoptions[i].started > ADOPT_MS) {
+	for (i = 0; i < ADOPT_MAX; i++) {
+		ad = &adoptions[i];
+		if (!ad->used)
+			continue;
+		if (!ad->renewing && now - ad->started > ADOPT_MS) {
 			log_warnx("%s: fleet: adoption unanswered for %d s: "
-			    "let go", adoptions[i].id, ADOPT_MS / 1000);
-			adoption_end(&adoptions[i]);
-		}
+			    "let go", ad->id, ADOPT_MS / 1000);
+			adoption_end(ad);
+		} else if (ad->superseded && !ad->sent)
+			adoption_end(ad);
+		else if (ad->has_req && !ad->sent &&
+		    lease_clock() < ad->lease_end)
+			adoption_send(ad);
+	}
+}
+
+/* The publisher is gone: what it held is sent again, as attempts' are. */
+void
+adopt_publisher_lost(void)
+{
+	size_t	 i;
+
+	for (i = 0; i < ADOPT_MAX; i++)
+		adoptions[i].sent = 0;
+}
+
+/*
+ * The publisher did not begin an adoption's request: its lease's end
+ * passed while it waited.  1 if it was an adoption's (sent again by
+ * adopt_tick while the lease holds), else 0.
+ */
+int
+adopt_late(const char *id, const char *error)
+{
+	struct adoption	*ad;
+
+	if ((ad = adoption_of(id)) == NULL)
+		return (0);
+	log_warnx("%s: fleet: adoption: %s: asked again", id, error);
+	ad->sent = 0;
+	return (1);
 }
 
 /*

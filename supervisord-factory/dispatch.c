@@ -187,6 +187,8 @@ child_msg_kind(struct child *c, uint32_t type, enum msg_kind *k)
 			*k = MSG_PUBLISHED;
 		else if (type == IMSG_ERROR)
 			*k = MSG_ERROR;
+		else if (type == IMSG_PUBLISH_LATE)
+			*k = MSG_LATE;
 		else
 			return (-1);
 		return (0);
@@ -443,6 +445,18 @@ publisher_msg(struct child *c, enum msg_kind k, union child_msg *m)
 			attempt_fail(a, "failed", "publisher: %s",
 			    m->error.error);
 		return (0);
+	case MSG_LATE:
+		/* Not begun: asked again while its lease holds. */
+		if (adopt_late(m->error.id, m->error.error))
+			return (0);
+		if ((a = child_attempt(c, m->error.id, 0, AS_PUBLISHING,
+		    0)) == NULL)
+			return (0);
+		log_warnx("%s: publisher: %s: asked again", a->id,
+		    m->error.error);
+		a->publish_sent = 0;
+		attempt_schedule();
+		return (0);
 	default:
 		return (-1);
 	}
@@ -621,6 +635,7 @@ publisher_lost(struct child *c)
 
 	TAILQ_FOREACH(a, &env->attempts, entry)
 		a->publish_sent = 0;	/* idempotent: send again */
+	adopt_publisher_lost();
 }
 
 void

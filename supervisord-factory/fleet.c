@@ -95,9 +95,10 @@ static size_t		 ngauges;
 static int		 gauging;
 static uint64_t		 gauged_ms;
 static struct fleet_serves served;	/* what the database was told */
+static struct fleet_serves sending;	/* and is being told */
+static int		 serving;	/* a SERVES is out */
 
 static void	fleet_beat(int, short, void *);
-static uint64_t	boot_ms(void);
 static void	fleet_poll(int, short, void *);
 static void	fleet_tick(int, short, void *);
 static void	fleet_report(void);
@@ -120,21 +121,6 @@ fleet_init(fleet_run_fn fn)
 	evtimer_set(&ev_tick, fleet_tick, NULL);
 	if (env->conf->fleet.enabled)
 		evtimer_add(&ev_tick, &tv);
-}
-
-/*
- * The leases' clock: CLOCK_BOOTTIME, which counts a suspend as the
- * database does, where the monotonic clock would not (a host resumed
- * would think its leases live).
- */
-static uint64_t
-boot_ms(void)
-{
-	struct timespec	 ts;
-
-	if (clock_gettime(CLOCK_BOOTTIME, &ts) == -1)
-		fatal("clock_gettime");
-	return ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }
 
 /* A lease renewed by a request sent at sent: good until this. */
@@ -165,6 +151,26 @@ watchdog_of(const struct attempt *a)
 	if (host_lease_end < end)
 		end = host_lease_end;
 	return (end + lease / 8);
+}
+
+/*
+ * When a's publication must have begun, boot_ms(): the earlier of its
+ * claim's and this host's local lease ends, both before the database
+ * lets the claim go; 0 for an attempt that is not a fleet's.  Past it
+ * the publisher does not begin (IMSG_PUBLISH_LATE), so a publication
+ * of a lost host has begun before the sweep: adopt-after covers the
+ * rest of it.
+ */
+uint64_t
+fleet_begin_by(const struct attempt *a)
+{
+	uint64_t	 end = a->fleet_lease_end;
+
+	if (a->fleet_epoch == 0)
+		return (0);
+	if (host_lease_end < end)
+		end = host_lease_end;
+	return (end);
 }
 
 /* The attempt's running sandbox told its watchdog's instant, if new. */
@@ -508,39 +514,42 @@ serves_done(void *arg, uint32_t type, const void *ans)
 {
 	const struct fleet_result *r = ans;
 
-	if (r == NULL || r->code != FLEET_OK)
+	serving = 0;
+	if (r == NULL || r->code != FLEET_OK) {
+		/* The next beat tries again. */
 		log_warnx("fleet: the repositories this host serves, as "
 		    "reloaded, are not recorded: %s%s%s",
 		    r != NULL ? fleet_code_name(r->code) : "not sent",
 		    r != NULL && r->text[0] != '\0' ? ": " : "",
 		    r != NULL ? r->text : "");
-	else
-		log_info("fleet: the repositories this host serves, as "
-		    "reloaded, are recorded");
+		return;
+	}
+	served = sending;
+	log_info("fleet: the repositories this host serves, as reloaded, "
+	    "are recorded");
 }
 
 /*
- * After a reload: what this host serves, and where each repository
- * publishes, as claims and adoptions match them, if that changed.  A
- * child not ready yet says its HELLO, which has it.
+ * After a reload (and on each beat, until the database has it): what
+ * this host serves, and where each repository publishes, as claims and
+ * adoptions match them, if that changed.  A child not ready yet says
+ * its HELLO, which has it.
  */
 void
 fleet_reconfigure(void)
 {
-	struct fleet_serves	 v;
-
-	if (!env->conf->fleet.enabled || !ready)
+	if (!env->conf->fleet.enabled || !ready || serving)
 		return;
-	served_now(&v);
-	if (memcmp(&v, &served, sizeof(v)) == 0)
+	served_now(&sending);
+	if (memcmp(&sending, &served, sizeof(sending)) == 0)
 		return;
-	if (fleet_request(IMSG_FLEET_SERVES, fleet_serves_compose(&v),
+	if (fleet_request(IMSG_FLEET_SERVES, fleet_serves_compose(&sending),
 	    serves_done, NULL) == -1) {
 		log_warnx("fleet: the repositories this host serves, as "
 		    "reloaded, are not sent");
 		return;
 	}
-	served = v;
+	serving = 1;
 }
 
 /* HELLO from the child: it gets this host and its database. */
@@ -676,17 +685,36 @@ fleet_handback(void)
 	}
 }
 
-/* A claim's renewal came back: it goes on, or it is another's now. */
+/* What a renewal's answer is matched with, malloc'd. */
+struct fleet_claimref *
+fleet_claimref(const char *id, uint64_t epoch)
+{
+	struct fleet_claimref	*ref;
+
+	if ((ref = calloc(1, sizeof(*ref))) == NULL)
+		fatal(NULL);
+	strlcpy(ref->id, id, sizeof(ref->id));
+	ref->epoch = epoch;
+	return (ref);
+}
+
+/*
+ * A claim's renewal came back: it goes on, or it is another's now.  An
+ * answer of an earlier claim of the same attempt moves nothing.
+ */
 static void
 renew_done(void *arg, uint32_t type, const void *ans)
 {
 	const struct fleet_result *r = ans;
-	struct attempt	*a;
-	char		*id = arg;
+	struct fleet_claimref	*ref = arg;
+	struct attempt		*a;
 
-	a = attempt_answered(id);
-	if (a == NULL)
+	a = attempt_of(ref->id);
+	if (a == NULL || a->fleet_epoch != ref->epoch) {
+		free(ref);
 		return;
+	}
+	free(ref);
 	a->fleet_renewing = 0;
 	if (r == NULL || (r->code != FLEET_OK && r->code != FLEET_SUPERSEDED))
 		return;		/* unknown: the watch counts it down */
@@ -731,7 +759,7 @@ fleet_beat(int fd, short event, void *arg)
 	struct fleet_write w;
 	struct timeval	 tv;
 	uint32_t	 ms = env->conf->fleet.lease_ms / 3;
-	char		*id;
+	struct fleet_claimref *ref;
 
 	if (fleet_request(IMSG_FLEET_HEARTBEAT, ibuf_open(0), beat_done,
 	    NULL) == -1)
@@ -743,16 +771,16 @@ fleet_beat(int fd, short event, void *arg)
 		memset(&w, 0, sizeof(w));
 		strlcpy(w.id, a->id, sizeof(w.id));
 		w.epoch = a->fleet_epoch;
-		if ((id = strdup(a->id)) == NULL)
-			fatal(NULL);
+		ref = fleet_claimref(a->id, a->fleet_epoch);
 		if (fleet_request(IMSG_FLEET_RENEW, fleet_write_compose(&w),
-		    renew_done, id) == -1) {
-			free(id);
+		    renew_done, ref) == -1) {
+			free(ref);
 			break;
 		}
 		a->fleet_renewing = 1;
 	}
 	adopt_beat();
+	fleet_reconfigure();
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = (ms % 1000) * 1000;
 	evtimer_add(&ev_beat, &tv);

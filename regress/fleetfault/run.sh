@@ -452,7 +452,11 @@ PIDS=$(setnth 1 - $PIDS)
 p1done() { [ "$(state "$P1")" = done ]; }
 check "P1: adopted by another host, and done" until_true 90 p1done
 echo "# P1: $(col "$P1" "claims || ' ' || coalesce(ran_on, '') || ': ' || reason")"
-check "P1: never run again: claimed once" [ "$(col "$P1" claims)" = 1 ]
+# An adoption counts a claim: one to run it, one to finish it.
+check "P1: never run again: claimed once, adopted once" \
+    [ "$(col "$P1" claims)" = 2 ]
+check "P1: no host claimed it to run again" \
+    [ "$(cat "$T/h1/log" "$T/h2/log" "$T/h3/log" | grep -c "fleet: claimed $P1 ")" = 1 ]
 check "P1: the reason says who lost it, and the pull request" \
     sh -c "$PSQL -c \"SELECT reason FROM fleet_attempts WHERE id = '$P1'\" |
     grep -q '^published, adopted after h1 was lost: factory/$P1, pull request [0-9]'"
@@ -501,7 +505,11 @@ echo "# P2: $(col "$P2" "claims || ' ' || coalesce(ran_on, '') || ': ' || reason
 check "P2: because the branch never reached the forge" \
     sh -c "$PSQL -c \"SELECT reason FROM fleet_attempts WHERE id = '$P2'\" |
     grep -q '^adoption after h1 was lost: branch factory/$P2 is not on the forge'"
-check "P2: never run again: claimed once" [ "$(col "$P2" claims)" = 1 ]
+# An adoption counts a claim: one to run it, one to finish it.
+check "P2: never run again: claimed once, adopted once" \
+    [ "$(col "$P2" claims)" = 2 ]
+check "P2: no host claimed it to run again" \
+    [ "$(cat "$T/h1/log" "$T/h2/log" "$T/h3/log" | grep -c "fleet: claimed $P2 ")" = 1 ]
 check "P2: metrics: one adoption failed" [ "$(adopted failed)" = 1 ]
 check "P2: no branch, no pull record" \
     [ "$(forge_at "$P2")$(records "$P2")" = 0 ]
@@ -540,6 +548,65 @@ check "P3: h1 started again adopts it, and fails it: never pushed" \
 check "P3: h1 it was" [ "$(col "$P3" "coalesce(ran_on, '')")" = h1 ]
 check "P3: neither h2 nor h3 adopted it" \
     sh -c "! grep -q 'fleet: adopted $P3' $T/h2/log $T/h3/log"
+
+# L: a publication that waited in a busy publisher past its lease's end
+# is never begun.  h1's publisher sleeps 20 s after its first
+# publication (the fault point) and the second waits behind it; h1 is
+# stopped, the database lets both go, and h2 or h3 adopt them: the
+# first is on the forge, done; the second is not, failed.  When h1's
+# publisher comes to the second, its lease is long over: it must not
+# publish it (it did before: a branch and a pull request of an attempt
+# the fleet had failed).
+restart_h1 FACTORY_CRASH=publisher:slow-after-publish
+check "L: cordon h2 and h3" sh -c "'$O/factoryctl' -s '$T/h2/factoryd.sock' cordon h2 &&
+    '$O/factoryctl' -s '$T/h2/factoryd.sock' cordon h3"
+L1=$(sub 1 t1 "$T/h1/shared.yaml")
+L2=$(sub 1 t1 "$T/h1/shared.yaml")
+check "L: submitted ($L1, $L2)" [ -n "$L1" -a -n "$L2" ]
+lslow() { grep -q 'fault point publisher:slow-after-publish: 20 s' "$T/h1/log"; }
+check "L: h1 published one, and its publisher sleeps" until_true 180 lslow
+if [ -n "$(forge_at "$L1")" ]; then LF=$L1 LS=$L2; else LF=$L2 LS=$L1; fi
+lsent() { [ "$(state "$LS")" = publishing ]; }
+check "L: the other is publishing, its request with the publisher" \
+    until_true 60 lsent
+sleep 1
+kill -STOP "$(pid_of h1)"
+check "L: uncordon h2 and h3" sh -c "'$O/factoryctl' -s '$T/h2/factoryd.sock' uncordon h2 &&
+    '$O/factoryctl' -s '$T/h2/factoryd.sock' uncordon h3"
+lfdone() { [ "$(state "$LF")" = done ]; }
+check "L: the one on the forge is adopted, done" until_true 90 lfdone
+lsfailed() { [ "$(state "$LS")" = failed ]; }
+check "L: the one never pushed is adopted, failed" until_true 90 lsfailed
+lcame() { grep -Eq "$LS: (not begun|published branch)" "$T/h1/log"; }
+check "L: h1's publisher came to it, with h1 stopped" until_true 90 lcame
+check "L: and did not begin it: its lease's end had passed" \
+    grep -q "$LS: not begun: its lease's end passed" "$T/h1/log"
+check "L: no branch and no pull record of the failed one" \
+    [ "$(forge_at "$LS")$(records "$LS")" = 0 ]
+kill -CONT "$(pid_of h1)"
+lends() {
+	for _id in "$LF" "$LS"; do
+		[ "$(hctl h1 -j show "$_id" | jq -r .terminated)" = true ] ||
+		    return 1
+	done
+}
+check "L: h1 ends its copies" until_true 90 lends
+check "L: the done one: one branch, at its pin, one pull record" \
+    [ "$(forge_at "$LF") $(records "$LF")" = "$(pinned "$LF") 1" ]
+restart_h1
+
+# V: a reload that changes where a repository publishes is what the
+# database has of the host, as claims and adoptions match it.
+forges_of() { q "SELECT array_to_string(forges, ',') FROM fleet_hosts WHERE host = '$1'"; }
+V0=$(forges_of h3)
+sed -i "s|pulls: $T/twin/pulls}|pulls: $T/twin/pulls, shared: yes}|" "$T/h3/factoryd.conf"
+check "V: h3 reloads, twin said shared" "$O/factoryctl" -s "$T/h3/factoryd.sock" reload
+vmoved() { [ "$(forges_of h3)" != "$V0" ]; }
+check "V: its forges in the database move with it" until_true 30 vmoved
+VK=$(printf 'local\n%s' "$T/twin/remote.git" | sha256sum | cut -c1-64)
+check "V: twin's is the key of a shared remote now, not before" \
+    sh -c "echo '$(forges_of h3)' | tr ',' '\\n' | grep -qx '$VK' &&
+    ! echo '$V0' | tr ',' '\\n' | grep -qx '$VK'"
 
 # E: the database restarted under running attempts.
 : >"$T/e.ids"

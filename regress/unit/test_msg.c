@@ -100,7 +100,8 @@ fill(enum msg_kind k, void *st)
 		m->changes_total = 5;
 		break;
 	}
-	case MSG_ERROR: {
+	case MSG_ERROR:
+	case MSG_LATE: {
 		struct msg_error *m = st;
 		strlcpy(m->id, "a-20261201-0001", sizeof(m->id));
 		strlcpy(m->error, "src/\\xff: unreadable", sizeof(m->error));
@@ -195,6 +196,7 @@ fill(enum msg_kind k, void *st)
 		m->github.installation_id = 10;
 		strlcpy(m->github.key, "/k", sizeof(m->github.key));
 		strlcpy(m->github.ca, "/ca", sizeof(m->github.ca));
+		m->begin_by = 86400000;
 		break;
 	}
 	case MSG_PUBLISHED: {
