@@ -211,6 +211,7 @@ static const struct field f_publish[] = {
 	STR(struct msg_publish, commit, C_HEX40),
 	PSTR(struct msg_publish, verdict, C_PRINT, FACTORY_MAXIMSG),
 	STR(struct msg_publish, verifier_pub, C_B64),
+	STR(struct msg_publish, manifest_digest, C_DIGEST),
 	OSTRV(struct msg_publish, attest, C_PRINT, nattest),
 	OPSTR(struct msg_publish, summary, C_TEXT, MSG_ESC_MAX),
 	OSTR(struct msg_publish, cohort, C_ID),

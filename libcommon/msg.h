@@ -253,6 +253,11 @@ struct msg_publish {
 	char		 commit[MSG_HEX40];
 	char		*verdict;		/* the verdict receipt line */
 	char		 verifier_pub[64];	/* base64 of the raw key */
+	/*
+	 * The digest of the frozen manifest the sender vouches for: the
+	 * verdict's facts must name it (title and base come from it).
+	 */
+	char		 manifest_digest[MSG_DIGEST];
 	char		**attest;		/* envelope lines, attest.h */
 	size_t		 nattest;
 	char		*summary;		/* the check run's text */

@@ -189,9 +189,11 @@ pub_check_common(const struct publish_req *req, char *err, size_t errlen)
  * The verdict is the verifier's receipt of kind "verdict" (without its
  * "sig", in canonical form).  It must be signed by the pinned verifier
  * key over exactly these bytes, and say yes to this attempt and this
- * commit.  Duplicate
- * keys are refused so no reader can see a different verdict than the
- * one checked here.
+ * commit, and be of the manifest whose digest the request's sender
+ * vouches for (it took the title and base from that manifest: a
+ * database's word for them names no digest the verifier signed).
+ * Duplicate keys are refused so no reader can see a different verdict
+ * than the one checked here.
  */
 int
 pub_check_verdict(const struct publish_req *req, char *err, size_t errlen)
@@ -232,6 +234,13 @@ pub_check_verdict(const struct publish_req *req, char *err, size_t errlen)
 		errfmt(err, errlen, "verdict: not for commit %s (%.40s)",
 		    req->commit, json_is_string(o) ? json_string_value(o) :
 		    "none");
+	else if (!json_is_string(o = json_object_get(f, "manifest_digest")) ||
+	    req->manifest_digest == NULL ||
+	    strcmp(json_string_value(o), req->manifest_digest) != 0)
+		errfmt(err, errlen, "verdict: of manifest %.71s, not of the "
+		    "request's %.71s", json_is_string(o) ?
+		    json_string_value(o) : "none", req->manifest_digest !=
+		    NULL ? req->manifest_digest : "none");
 	else
 		rv = 0;
 	json_decref(v);

@@ -39,6 +39,7 @@ struct publish_req {
 	const unsigned char	*sig;		/* Ed25519 over verdict */
 	size_t			 siglen;
 	const unsigned char	*verifier_pub;	/* 32 raw bytes, pinned */
+	const char		*manifest_digest; /* the verdict's, "sha256:" */
 	int			 bundle_fd;	/* v2 bundle, read from 0 */
 	/*
 	 * A fleet's adoption: no bundle (-1); the branch must be on the

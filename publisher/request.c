@@ -74,6 +74,7 @@ pub_req_from_msg(const struct msg_publish *o, int bfd,
 	req->sig = sig;
 	req->siglen = siglen;
 	req->verifier_pub = pub;
+	req->manifest_digest = o->manifest_digest;
 	req->bundle_fd = bfd;
 	req->attest = o->attest;
 	req->nattest = o->nattest;

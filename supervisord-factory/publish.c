@@ -33,6 +33,7 @@ attempt_publish_request(struct attempt *a, const struct conf_repo *repo,
 	m->verdict = a->verdict != NULL ? a->verdict : "";
 	strlcpy(m->verifier_pub, env->verifier_pub_b64,
 	    sizeof(m->verifier_pub));
+	strlcpy(m->manifest_digest, a->digest, sizeof(m->manifest_digest));
 	publish_forge(repo, m);
 	attest_publish_fill(a, m, now_ms());
 	if (a->cohort[0] != '\0' && report_publish_fill(a, m) == -1)

@@ -63,7 +63,8 @@ static const struct {
 	    "\"forge\":\"github\",\"repository\":\"r\",\"remote\":\"\","
 	    "\"pulls\":\"\",\"title\":\"t\","
 	    "\"base\":\"main\",\"commit\":\"" HEX40 "\",\"verdict\":\"{}\","
-	    "\"verifier_pub\":\"AAAA\",\"begin_by\":0}", 0 },
+	    "\"verifier_pub\":\"AAAA\","
+	    "\"manifest_digest\":\"sha256:" HEX64 "\",\"begin_by\":0}", 0 },
 	/* factory-egress: id NUL, n32 endpoint, n16 port, n8 kind, host NUL */
 	{ "listen-nofd", IMSG_EGRESS_LISTEN, RAW,
 	    "a-1\0" "\0\0\0\0" "\0P" "\x04" "127.0.0.1", 21 },

@@ -74,3 +74,22 @@ elif [ "$(forge_branch $ID)" != "$MAIN" ] || [ "$(npulls $ID)" != 0 ]; then
 else
 	ok adopt-other-commit
 fi
+
+# A pin whose request names another manifest than the verdict's (a
+# database that rewrote its base or title): refused before the forge
+# is asked anything, though the branch is there (the requests counted
+# are the two state queries').
+ID=a-20261206-0a04
+mkbundle $ID && message $ID "" ',"_adopt":true,"_verdict_digest":"sha256:'"$(printf '%064d' 0)"'"'
+git -C "$T/work" push -q "$BARE" "factory/$ID:refs/heads/factory/$ID"
+REQS=$(state | jq '.requests | length')
+adopt $ID
+if [ $RC -ne 1 ] || ! printf '%s' "$OUT" | grep -q \
+    "verdict: of manifest sha256:0\{64\}, not of the request's sha256:$MDIGEST"; then
+	nok adopt-other-manifest "exit $RC: $OUT"
+elif [ "$(npulls $ID)" != 0 ] ||
+    [ "$(state | jq '.requests | length')" != $((REQS + 2)) ]; then
+	nok adopt-other-manifest "a pull request, or the forge was asked"
+else
+	ok adopt-other-manifest
+fi

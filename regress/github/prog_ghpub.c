@@ -14,7 +14,8 @@
  * message.json is the parent's IMSG_PUBLISH payload without "verdict"
  * and "verifier_pub": this program signs a verdict receipt for its id
  * and commit with the Ed25519 key (accepted unless "_accepted" is
- * false), fills both in, lays the members not starting with "_" out
+ * false; of the message's manifest digest unless "_verdict_digest"
+ * names another), fills both in, lays the members not starting with "_" out
  * on the wire (regress/daemon/msgjson.h) and decodes them with
  * msg_read() as the daemon's publisher does (a malformed message
  * exits 3, "malformed: REASON"), and runs pub_req_from_msg,
@@ -71,8 +72,11 @@ sign_verdict(json_t *o, const char *keypath)
 		return (-1);
 	}
 	accepted = !json_is_false(json_object_get(o, "_accepted"));
-	facts = json_pack("{s:b, s:s}", "accepted", accepted, "commit",
-	    json_str(o, "commit"));
+	/* Of the manifest the message names, or of "_verdict_digest". */
+	facts = json_pack("{s:b, s:s, s:s}", "accepted", accepted, "commit",
+	    json_str(o, "commit"), "manifest_digest",
+	    json_object_get(o, "_verdict_digest") != NULL ?
+	    json_str(o, "_verdict_digest") : json_str(o, "manifest_digest"));
 	if (facts == NULL || receipt_make(json_str(o, "id"), 5, "verdict", 1,
 	    RECEIPT_ZERO_PREV, RECEIPT_SIGNER_VERIFIER, key, facts,
 	    &line) == -1 || ed25519_public_raw(key, pub) == -1) {

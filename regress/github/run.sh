@@ -40,6 +40,7 @@ REPO=widget
 REPO_ID=123456
 APP_ID=1234
 INST=5678
+MDIGEST=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 
 setup() {
 	mkdir -p "$T/srv/git/$OWNER" "$T/keys" "$T/work" "$T/state/publish" \
@@ -122,6 +123,7 @@ message() {
 	cat > "$T/$1.json" <<EOF
 {"id":"$1","forge":"github","repository":"$REPO","remote":"","pulls":"",
  "title":"work of $1","base":"main","commit":"$COMMIT",
+ "manifest_digest":"sha256:$MDIGEST",
  "github":{"api":"$API","owner":"$OWNER","repo":"$REPO",
   "repository_id":$REPO_ID,"app_id":"$APP_ID","installation_id":$INST,
   "key":"$T/keys/app.pem","ca":"${2:-$T/srv/ca.pem}"},

@@ -180,6 +180,8 @@ fill(enum msg_kind k, void *st)
 		strlcpy(m->commit, HEX40, sizeof(m->commit));
 		m->verdict = "{}";
 		strlcpy(m->verifier_pub, "AAAA", sizeof(m->verifier_pub));
+		strlcpy(m->manifest_digest, "sha256:" HEX64,
+		    sizeof(m->manifest_digest));
 		m->attest = attest;
 		m->nattest = 2;
 		m->summary = "Attempt a-1, verdict: accepted.\n";

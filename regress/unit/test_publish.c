@@ -41,6 +41,10 @@ static unsigned char	 pub[32];
 
 static char		 base[PATH_MAX];	/* one per run; holds every tmp */
 
+/* The manifest every verdict here is of, unless a case says otherwise. */
+#define MDIGEST		"sha256:0123456789abcdef0123456789abcdef" \
+			"0123456789abcdef0123456789abcdef"
+
 static void
 sh(const char *fmt, ...)
 {
@@ -183,6 +187,7 @@ struct pubcase {
 	struct msg_superseded	 supersede[2];
 	size_t			 nsupersede;
 	int			 adopt;		/* a fleet's: no bundle */
+	const char		*mdigest;	/* the request's manifest */
 };
 
 static void
@@ -208,9 +213,11 @@ pubcase(struct pubcase *pc, const char *attempt, const char *bundle,
 	pc->bundle = bundle;
 	pc->commit = commit;
 	pc->fd = -1;
+	pc->mdigest = MDIGEST;
 	snprintf(pc->verdict, sizeof(pc->verdict),
 	    "{\"attempt\":\"%s\",\"facts\":{\"accepted\":%s,"
-	    "\"commit\":\"%s\"},\"key\":\"SHA256:x\",\"kind\":\"verdict\","
+	    "\"commit\":\"%s\",\"manifest_digest\":\"" MDIGEST "\"},"
+	    "\"key\":\"SHA256:x\",\"kind\":\"verdict\","
 	    "\"signer\":\"verifier\"}", attempt, accepted ? "true" : "false",
 	    vcommit);
 	sign(pc);
@@ -235,6 +242,7 @@ run(struct pubcase *pc)
 	req.sig = pc->sig;
 	req.siglen = pc->siglen;
 	req.verifier_pub = pub;
+	req.manifest_digest = pc->mdigest;
 	req.attest = pc->attest;
 	req.nattest = pc->nattest;
 	req.cohort = pc->cohort;
@@ -599,6 +607,41 @@ START_TEST(test_other_commit)
 	/* The right branch of another attempt's bundle. */
 	pubcase(&pc, "a-1", "a-2.bundle", c_a2, 1, c_a2);
 	assert_refused(&pc, "ref is not refs/heads/factory/a-1", packs);
+}
+END_TEST
+
+/*
+ * A request vouching for another manifest than the one the verdict
+ * is of (its title and base are that other manifest's): refused, as a
+ * publication and as an adoption, and one naming none as well.
+ */
+START_TEST(test_other_manifest)
+{
+	struct pubcase	 pc;
+	int		 packs = count_packs();
+
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	pc.mdigest = "sha256:1123456789abcdef0123456789abcdef"
+	    "0123456789abcdef0123456789abcdef";
+	assert_refused(&pc, "verdict: of manifest " MDIGEST ", not of the "
+	    "request's sha256:1123456789abcdef", packs);
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	pc.mdigest = NULL;
+	assert_refused(&pc, "not of the request's none", packs);
+	/* The verdict names none. */
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	snprintf(pc.verdict, sizeof(pc.verdict), "{\"attempt\":\"a-1\","
+	    "\"facts\":{\"accepted\":true,\"commit\":\"%s\"},"
+	    "\"kind\":\"verdict\",\"signer\":\"verifier\"}", c_a1);
+	sign(&pc);
+	assert_refused(&pc, "verdict: of manifest none", packs);
+	/* An adoption: refused before its branch is looked for. */
+	pubcase(&pc, "a-1", "a-1.bundle", c_a1, 1, c_a1);
+	pc.adopt = 1;
+	pc.mdigest = "sha256:1123456789abcdef0123456789abcdef"
+	    "0123456789abcdef0123456789abcdef";
+	assert_refused(&pc, "not of the request's sha256:1123", packs);
+	ck_assert_int_eq(count_dir(pulls, ".json"), 0);
 }
 END_TEST
 
@@ -1261,6 +1304,7 @@ publish_suite(void)
 	tcase_add_test(tc, test_second_attempt);
 	tcase_add_test(tc, test_bad_signature);
 	tcase_add_test(tc, test_other_commit);
+	tcase_add_test(tc, test_other_manifest);
 	tcase_add_test(tc, test_not_accepted);
 	tcase_add_test(tc, test_branch_taken);
 	tcase_add_test(tc, test_two_refs);
