@@ -295,7 +295,9 @@ static const char sql_rescue_q[] =
  * same forge is its own now, publishing under a new claim epoch and a
  * lease like any claim (renewed, swept back to adoptable if it lapses),
  * its tenant's slot taken again; with the host that lost it, the
- * pinned commit and the publish request.  No row: none.
+ * pinned commit and the publish request, and its frozen manifest (the
+ * adopter's title and base, bound by the verdict's digest of it).  No
+ * row: none.
  */
 static const char sql_adopt_q[] =
 	"WITH h AS (SELECT repos, forges FROM fleet_hosts WHERE host = $1"
@@ -315,11 +317,13 @@ static const char sql_adopt_q[] =
 	"  claims = a.claims + 1, claimed = clock_timestamp(),"
 	"  lease_until = now() + $3::integer * interval '1 millisecond',"
 	"  reason = 'adopted by ' || $1"
-	"  FROM att WHERE a.id = att.id RETURNING a.id, a.epoch, a.tenant),"
+	"  FROM att WHERE a.id = att.id"
+	"  RETURNING a.id, a.epoch, a.tenant, a.manifest),"
 	" t AS (UPDATE fleet_tenants t SET running = t.running + 1 FROM w"
 	"  WHERE t.name = w.tenant RETURNING t.name)"
 	" SELECT w.id, w.epoch, coalesce(p.host, ''), p.pinned_commit,"
-	" p.request FROM w JOIN fleet_publications p ON p.attempt = w.id";
+	" p.request, w.manifest"
+	" FROM w JOIN fleet_publications p ON p.attempt = w.id";
 
 /*
  * The metrics' gauges: hosts whose lease ran out (not gone), on every
@@ -908,13 +912,13 @@ adopt_answered(struct fq *q, PGresult *res, const char *err)
 	struct fleet_adopt	 a;
 	struct ibuf		*b;
 	int64_t			 epoch;
-	char			*pin;
+	char			*pin, *manifest;
 
 	if (err != NULL) {
 		sql_error(q->reqid, res, err);
 		return;
 	}
-	if (res_shape(res, 1, 5) == -1) {
+	if (res_shape(res, 1, 6) == -1) {
 		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
 		return;
 	}
@@ -924,6 +928,7 @@ adopt_answered(struct fq *q, PGresult *res, const char *err)
 	}
 	memset(&a, 0, sizeof(a));
 	pin = PQgetvalue(res, 0, 4);
+	manifest = PQgetvalue(res, 0, 5);
 	if (res_str(res, 0, 0, a.id, sizeof(a.id), fleet_valid_id) == -1 ||
 	    res_num(res, 0, 1, 1, INT64_MAX, &epoch) == -1 ||
 	    res_str(res, 0, 2, a.host, sizeof(a.host), fleet_valid_name) ==
@@ -931,13 +936,17 @@ adopt_answered(struct fq *q, PGresult *res, const char *err)
 	    fleet_valid_commit) == -1 || strlen(a.commit) != 40 ||
 	    PQgetisnull(res, 0, 4) || (size_t)PQgetlength(res, 0, 4) >=
 	    FLEET_PIN_MAX || strlen(pin) != (size_t)PQgetlength(res, 0, 4) ||
-	    pin[0] == '\0' || !fleet_valid_pin(pin)) {
+	    pin[0] == '\0' || !fleet_valid_pin(pin) ||
+	    PQgetisnull(res, 0, 5) || (size_t)PQgetlength(res, 0, 5) >
+	    FLEET_MANIFEST_MAX ||
+	    strlen(manifest) != (size_t)PQgetlength(res, 0, 5)) {
 		/* Never adopted: its lease lapses, and the sweep ends it. */
 		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");
 		return;
 	}
 	a.epoch = (uint64_t)epoch;
 	a.pin = pin;
+	a.manifest = manifest;
 	/* A row fleet_adopt_compose refuses is a bad answer too. */
 	if ((b = fleet_adopt_compose(&a)) == NULL)
 		fleet_reply(q->reqid, FLEET_ERROR, "a bad answer");

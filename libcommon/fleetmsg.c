@@ -207,6 +207,21 @@ fleet_valid_pin(const char *s)
 	return (i < FLEET_PIN_MAX && i % 4 == 0);
 }
 
+/*
+ * An ADOPT answer but its pin and manifest, at most: five lengths, the
+ * epoch, the id, the host and the commit.
+ */
+#define FLEET_ADOPT_FIXED	(5 * 4 + 8 + ATTEMPT_ID_MAX + FLEET_NAME_MAX + \
+				 FLEET_HEX40)
+
+int
+fleet_adopt_fits(size_t pinlen, size_t manifestlen)
+{
+	return (pinlen < FLEET_PIN_MAX && manifestlen <= FLEET_MANIFEST_MAX &&
+	    FLEET_ADOPT_FIXED + pinlen + manifestlen <= FACTORY_MAXIMSG -
+	    IMSG_HEADER_SIZE);
+}
+
 static struct ibuf *
 fleet_open(size_t hint)
 {
@@ -366,13 +381,16 @@ fleet_adopt_compose(const struct fleet_adopt *a)
 	if (!fleet_valid_id(a->id) || a->epoch == 0 ||
 	    !fleet_valid_name(a->host) || strlen(a->commit) != 40 ||
 	    !fleet_valid_commit(a->commit) || a->pin == NULL ||
-	    a->pin[0] == '\0' || !fleet_valid_pin(a->pin))
+	    a->pin[0] == '\0' || !fleet_valid_pin(a->pin) ||
+	    !fleet_valid_manifest(a->manifest) ||
+	    !fleet_adopt_fits(strlen(a->pin), strlen(a->manifest)))
 		return (NULL);
-	if ((b = fleet_open(256 + strlen(a->pin))) == NULL)
+	if ((b = fleet_open(FLEET_ADOPT_FIXED + strlen(a->pin) +
+	    strlen(a->manifest))) == NULL)
 		return (NULL);
 	bad |= m_add_str(b, a->id) | ibuf_add_n64(b, a->epoch);
 	bad |= m_add_str(b, a->host) | m_add_str(b, a->commit);
-	bad |= m_add_str(b, a->pin);
+	bad |= m_add_str(b, a->pin) | m_add_str(b, a->manifest);
 	return (fleet_close(b, bad));
 }
 
@@ -404,7 +422,8 @@ void
 fleet_adopt_free(struct fleet_adopt *a)
 {
 	free(a->pin);
-	a->pin = NULL;
+	free(a->manifest);
+	a->pin = a->manifest = NULL;
 }
 
 struct ibuf *
@@ -811,6 +830,10 @@ fleet_adopt_decode(struct imsg *imsg, struct fleet_adopt *a, char *err,
 	m_get_strdup(&m, "pin", FLEET_PIN_MAX, &a->pin);
 	if (!m.bad && (!fleet_valid_pin(a->pin) || a->pin[0] == '\0'))
 		m_fail(&m, "field pin: not base64");
+	m_get_strdup(&m, "manifest", FLEET_MANIFEST_MAX, &a->manifest);
+	if (!m.bad && !fleet_adopt_fits(strlen(a->pin), strlen(a->manifest)))
+		m_fail(&m, "field manifest: with the pin, more than an "
+		    "answer holds");
 	if (m_end(&m) == -1) {
 		fleet_adopt_free(a);
 		return (-1);

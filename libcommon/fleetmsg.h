@@ -191,7 +191,10 @@ struct fleet_write {
 /*
  * An attempt lost while publishing, now this host's to finish from the
  * forge's side: its new claim epoch, the host that lost it, the pinned
- * commit and publish request (base64, malloc'd: fleet_adopt_free).
+ * commit and publish request (base64), and its frozen manifest, whose
+ * digest the verdict names and whose title and base the adopter takes
+ * (both malloc'd: fleet_adopt_free).  Both fit one answer together:
+ * fleet_adopt_fits.
  */
 struct fleet_adopt {
 	char		 id[ATTEMPT_ID_MAX];
@@ -199,6 +202,7 @@ struct fleet_adopt {
 	char		 host[FLEET_NAME_MAX];
 	char		 commit[FLEET_HEX40];
 	char		*pin;
+	char		*manifest;
 };
 
 struct fleet_ready {
@@ -406,6 +410,11 @@ void	 fleet_adopt_free(struct fleet_adopt *);
 int	 fleet_valid_commit(const char *);
 int	 fleet_valid_pin(const char *);
 int	 fleet_valid_forge(const char *);	/* "" or 64 lower-case hex */
+/*
+ * Whether an ADOPT answer with a pin and a manifest of these lengths
+ * fits one message: a pin that would not is not written (fleet.c).
+ */
+int	 fleet_adopt_fits(size_t, size_t);
 /* An empty request (CLAIM, HEARTBEAT, HOSTS, RESCUE, ADOPT): no payload. */
 int	 fleet_empty_decode(struct imsg *, const char *, char *, size_t);
 

@@ -158,59 +158,99 @@ adoption_send(struct adoption *ad)
 }
 
 /*
+ * The attempt's frozen manifest, parsed as a claim's is, and its digest
+ * as submission made it: -1 and why if it does not parse.
+ */
+static int
+adopt_manifest(const struct fleet_adopt *fa, struct manifest **mf,
+    char digest[MSG_DIGEST], char *why, size_t len)
+{
+	char	 hex[SHA256_HEX_LEN + 1], err[CONF_ERRLEN];
+	size_t	 n = strlen(fa->manifest);
+
+	if (manifest_parse(fa->id, fa->manifest, n, mf, err,
+	    sizeof(err)) == -1) {
+		snprintf(why, len, "its manifest does not parse: %s", err);
+		return (-1);
+	}
+	sha256_hex(fa->manifest, n, hex);
+	snprintf(digest, MSG_DIGEST, "sha256:%s", hex);
+	return (0);
+}
+
+/*
  * The pinned request, decoded as any child's message (the database's
  * bytes are no one's word), checked against the claim, and pointed at
  * this host's own forge of the repository: -1 and why if it cannot be.
+ * Its title and base are those of the manifest handed over with it,
+ * never the pin's, and it vouches for that manifest's digest, which
+ * the publisher holds to the signed verdict's: a database that wrote
+ * another base or title here has the publication refused.
  */
 static int
 adopt_request(const struct fleet_adopt *fa, struct msg_publish *m,
     char *why, size_t len)
 {
 	const struct conf_repo	*repo;
+	struct manifest		*mf;
 	uint8_t			*raw;
 	size_t			 rawlen, n = strlen(fa->pin);
-	char			 err[MSG_ERRLEN];
+	char			 err[MSG_ERRLEN], digest[MSG_DIGEST];
 	int			 rc;
 
+	if (adopt_manifest(fa, &mf, digest, why, len) == -1)
+		return (-1);
 	if ((raw = malloc(n / 4 * 3 + 3)) == NULL)
 		fatal(NULL);
 	if (base64_decode(fa->pin, raw, n / 4 * 3 + 3, &rawlen) == -1) {
 		free(raw);
+		manifest_free(mf);
 		snprintf(why, len, "its pinned request is not base64");
 		return (-1);
 	}
 	rc = msg_read(MSG_PUBLISH, raw, rawlen, m, err, sizeof(err));
 	free(raw);
 	if (rc == -1) {
+		manifest_free(mf);
 		snprintf(why, len, "its pinned request does not decode: %s",
 		    err);
 		return (-1);
 	}
+	rc = -1;
 	/*
 	 * The verdict must be signed by this host's verifier key, which
 	 * the fleet's hosts share: a pin's key is the database's word.
 	 */
-	if (strcmp(m->verifier_pub, env->verifier_pub_b64) != 0) {
+	if (strcmp(m->verifier_pub, env->verifier_pub_b64) != 0)
 		snprintf(why, len, "its verdict is signed by another "
 		    "verifier key than this host's (a fleet's hosts share "
 		    "one)");
-		msg_free(MSG_PUBLISH, m);
-		return (-1);
-	}
-	if (strcmp(m->id, fa->id) != 0 || strcmp(m->commit, fa->commit) != 0) {
+	else if (strcmp(m->id, fa->id) != 0 ||
+	    strcmp(m->commit, fa->commit) != 0)
 		snprintf(why, len, "its pinned request is of %s at %.12s, not "
 		    "of this attempt at its pinned commit", m->id, m->commit);
-		msg_free(MSG_PUBLISH, m);
-		return (-1);
-	}
-	if ((repo = conf_repo(env->conf, m->repository)) == NULL ||
-	    repo->forge == FORGE_NONE) {
+	else if (strcmp(m->manifest_digest, digest) != 0)
+		snprintf(why, len, "its pinned request names manifest %s, "
+		    "its manifest is %s", m->manifest_digest, digest);
+	else if (strcmp(mf->repository, m->repository) != 0)
+		snprintf(why, len, "its pinned request is of repository %s, "
+		    "its manifest of %s", m->repository, mf->repository);
+	else if ((repo = conf_repo(env->conf, m->repository)) == NULL ||
+	    repo->forge == FORGE_NONE)
 		snprintf(why, len, "repository %s publishes nowhere here",
 		    m->repository);
+	else
+		rc = 0;
+	if (rc == -1) {
+		manifest_free(mf);
 		msg_free(MSG_PUBLISH, m);
 		return (-1);
 	}
-	/* Where it goes is this host's word, never the pin's. */
+	/* What it is, the manifest's word; where it goes, this host's. */
+	strlcpy(m->title, mf->title, sizeof(m->title));
+	strlcpy(m->base, mf->baseline, sizeof(m->base));
+	strlcpy(m->manifest_digest, digest, sizeof(m->manifest_digest));
+	manifest_free(mf);
 	publish_forge(repo, m);
 	/*
 	 * A cohort's others are not superseded on the pin's word either,

@@ -381,10 +381,11 @@ pin_request(struct attempt *a)
 		    "request: %s", a->id, err);
 		return (NULL);
 	}
-	if ((len + 2) / 3 * 4 >= FLEET_PIN_MAX) {
+	/* An adopter is handed the pin and the manifest in one answer. */
+	if (!fleet_adopt_fits((len + 2) / 3 * 4, a->manifest_len)) {
 		log_warnx("%s: fleet: not adoptable if lost: its publish "
-		    "request of %zu bytes is more than a pin holds", a->id,
-		    len);
+		    "request of %zu bytes is more than a pin holds beside "
+		    "its manifest", a->id, len);
 		free(raw);
 		return (NULL);
 	}

@@ -470,6 +470,60 @@ raw_write(int to, const char *commit, const char *pin)
 	return (b);
 }
 
+/*
+ * A pin and a manifest each within its bound but together more than
+ * one answer holds: neither composed nor taken; one byte less is both.
+ */
+static void
+adopt_bounds(void)
+{
+	struct fleet_adopt	 a;
+	struct ibuf		*b;
+	char			*pin, *man, err[256] = "";
+	size_t			 plen = FLEET_PIN_MAX - 4, mlen;
+
+	/* The most a manifest beside the longest pin may be. */
+	for (mlen = FLEET_MANIFEST_MAX; mlen > 0 &&
+	    !fleet_adopt_fits(plen, mlen); mlen--)
+		;
+	if ((pin = malloc(plen + 1)) == NULL ||
+	    (man = malloc(mlen + 2)) == NULL)
+		abort();
+	memset(pin, 'A', plen);
+	pin[plen] = '\0';
+	memset(man, '#', mlen + 1);
+	man[mlen + 1] = '\0';
+	memset(&a, 0, sizeof(a));
+	strlcpy(a.id, "a-20261206-f12", sizeof(a.id));
+	a.epoch = 8;
+	strlcpy(a.host, "h1", sizeof(a.host));
+	strlcpy(a.commit, commit40, sizeof(a.commit));
+	a.pin = pin;
+	a.manifest = man;
+	result(mlen > 0 && mlen < FLEET_MANIFEST_MAX &&
+	    fleet_adopt_compose(&a) == NULL,
+	    "ADOPTED: a pin and a manifest too long together do not compose",
+	    NULL);
+	b = raw();
+	m_add_str(b, a.id);
+	ibuf_add_n64(b, 8);
+	m_add_str(b, "h1");
+	m_add_str(b, commit40);
+	m_add_str(b, pin);
+	m_add_str(b, man);
+	refused("ADOPTED: a pin and a manifest too long together refused", b,
+	    dec_adopt, "more than an answer holds");
+	man[mlen] = '\0';
+	b = fleet_adopt_compose(&a);
+	result(b != NULL && ibuf_size(b) <= FACTORY_MAXIMSG - IMSG_HEADER_SIZE &&
+	    decode(dec_adopt, ibuf_data(b), ibuf_size(b), err,
+	    sizeof(err)) == 0, "ADOPTED: one byte less composes, fits an "
+	    "imsg and decodes", err);
+	ibuf_free(b);
+	free(pin);
+	free(man);
+}
+
 /* The pin and the adoption: round trips, and what is refused. */
 static void
 pins(void)
@@ -535,6 +589,7 @@ pins(void)
 	strlcpy(a.host, "h1", sizeof(a.host));
 	strlcpy(a.commit, commit40, sizeof(a.commit));
 	a.pin = "QUJDRA==";
+	a.manifest = "repository: r\ntitle: t\n";
 	same = 0;
 	if ((b = fleet_adopt_compose(&a)) != NULL) {
 		struct imsg	 imsg;
@@ -548,12 +603,17 @@ pins(void)
 			    a2.epoch == a.epoch &&
 			    strcmp(a2.host, a.host) == 0 &&
 			    strcmp(a2.commit, a.commit) == 0 &&
-			    strcmp(a2.pin, a.pin) == 0;
+			    strcmp(a2.pin, a.pin) == 0 &&
+			    strcmp(a2.manifest, a.manifest) == 0;
 			fleet_adopt_free(&a2);
 		}
 	}
 	result(same, "ADOPTED: every field back as it was", err);
 	strict("ADOPTED", b, dec_adopt);
+	a.manifest = NULL;
+	result(fleet_adopt_compose(&a) == NULL,
+	    "ADOPTED: one without its manifest does not compose", NULL);
+	a.manifest = "repository: r\n";
 	a.pin = "";
 	result(fleet_adopt_compose(&a) == NULL,
 	    "ADOPTED: one without its pinned request does not compose", NULL);
@@ -563,7 +623,17 @@ pins(void)
 	m_add_str(b, "h1");
 	m_add_str(b, commit40);
 	m_add_str(b, "");
+	m_add_str(b, "repository: r\n");
 	refused("ADOPTED: an empty pin refused", b, dec_adopt, "field pin");
+	b = raw();
+	m_add_str(b, "a-20261206-f12");
+	ibuf_add_n64(b, 8);
+	m_add_str(b, "h1");
+	m_add_str(b, commit40);
+	m_add_str(b, "QUJDRA==");
+	refused("ADOPTED: one without its manifest refused", b, dec_adopt,
+	    "field manifest");
+	adopt_bounds();
 }
 
 int
