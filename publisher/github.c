@@ -174,7 +174,7 @@ static int	 gh_pull_find(struct gh *, int *, int *, int *, char *, size_t,
 static int	 gh_pull_state(struct gh *, int, const char *, int *, char *,
 		    size_t);
 static int	 gh_branch_state(struct gh *, const char *, const char *,
-		    char *, size_t);
+		    const char *, char *, size_t);
 static int	 gh_branch_delete(struct gh *, const char *, const char *,
 		    char *, size_t);
 static int	 gh_pulls_based(struct gh *, const char *, char *, size_t,
@@ -1628,13 +1628,14 @@ gh_pull_state(struct gh *g, int n, const char *want, int *status,
 }
 
 /*
- * What the forge holds at a superseded member's branch: 0 nothing, 1
- * that member's commit, -1 another commit (never deleted: it is not
- * what we pushed) or no answer.
+ * What the forge holds at a branch: 0 nothing, 1 commit, -1 another
+ * commit or no answer.  The reason for another commit ends with the
+ * caller's words other ("": none; a superseded member's branch holding
+ * another is never deleted, it is not what we pushed).
  */
 static int
 gh_branch_state(struct gh *g, const char *branch, const char *commit,
-    char *err, size_t errlen)
+    const char *other, char *err, size_t errlen)
 {
 	json_t			*j;
 	const char		*ref, *sha;
@@ -1654,7 +1655,7 @@ gh_branch_state(struct gh *g, const char *branch, const char *commit,
 		errfmt(err, errlen, "GET %s: not the ref %s", path, want);
 	else if (strcmp(sha, commit) != 0)
 		errfmt(err, errlen, "branch %s on the forge holds %.40s, not "
-		    "%s: not deleted", branch, sha, commit);
+		    "%s%s", branch, sha, commit, other);
 	else
 		rv = 1;
 	json_decref(j);
@@ -1689,7 +1690,8 @@ gh_branch_delete(struct gh *g, const char *branch, const char *commit,
 	if (status != 422)
 		return (rv);
 	strlcpy(why, err, sizeof(why));
-	if (gh_branch_state(g, branch, commit, serr, sizeof(serr)) == 0)
+	if (gh_branch_state(g, branch, commit, ": not deleted", serr,
+	    sizeof(serr)) == 0)
 		return (0);
 	return (errfmt(err, errlen, "%s: the branch is not gone",
 	    why));
@@ -1796,8 +1798,8 @@ gh_supersede(struct gh *g, const struct msg_superseded *s, char *err,
 			    g->req->attempt);
 			goto done;
 		}
-	if ((present = gh_branch_state(g, branch, s->commit, err,
-	    errlen)) == -1) {
+	if ((present = gh_branch_state(g, branch, s->commit,
+	    ": not deleted", err, errlen)) == -1) {
 		gh_supersede_fail(err, errlen, "branch of %s not checked",
 		    s->id);
 		goto done;
@@ -1837,7 +1839,7 @@ gh_supersede(struct gh *g, const struct msg_superseded *s, char *err,
 	 * between this answer and the DELETE is not seen (factoryctl(8)).
 	 */
 	if (present == 1 && (present = gh_branch_state(g, branch, s->commit,
-	    err, errlen)) == -1) {
+	    ": not deleted", err, errlen)) == -1) {
 		gh_supersede_fail(err, errlen, "branch of %s not checked again",
 		    s->id);
 		goto done;
@@ -2034,7 +2036,6 @@ gh_with_token(struct gh *g, const struct pub_bundle *b,
 {
 	const struct publish_req	*req = g->req;
 	size_t				 i;
-	char				*p;
 	int				 pushed = 0, created = 0, found;
 	int				 open = 0, merged = 0, reopened = 0;
 	int				 status = 0;
@@ -2047,14 +2048,11 @@ gh_with_token(struct gh *g, const struct pub_bundle *b,
 			return (-1);
 	if (b == NULL) {
 		/* An adoption: the lost host's push is there, or nothing. */
-		if ((found = gh_branch_state(g, g->branch, req->commit, err,
-		    errlen)) == 0)
+		if ((found = gh_branch_state(g, g->branch, req->commit, "",
+		    err, errlen)) == 0)
 			errfmt(err, errlen, "branch %s is not on the forge: its "
 			    "host was lost before the push, and the bundle "
 			    "with it", g->branch);
-		/* Said for a supersede's deletion; an adoption deletes none. */
-		if (found == -1 && (p = strstr(err, ": not deleted")) != NULL)
-			*p = '\0';
 		if (found != 1)
 			return (-1);
 	} else if (gh_git(g, b, &pushed, err, errlen) == -1)
