@@ -27,7 +27,7 @@
 static char	 host[FLEET_NAME_MAX];
 static uint64_t	 host_epoch;
 static uint32_t	 lease_ms;
-static uint32_t	 adopt_after_ms;	/* sql_rescue_q's $1 */
+static uint32_t	 adopt_after_ms;	/* this host's, as an adopter */
 static void	(*hello_done)(uint64_t, int);
 
 /* The host's row at this host's epoch, locked against a new epoch. */
@@ -260,12 +260,17 @@ static const char sql_rescue_q[] =
 	"  AND a.lease_until < now() ORDER BY a.lease_until LIMIT 64"
 	"  FOR UPDATE SKIP LOCKED),"
 	" w AS (UPDATE fleet_attempts a SET"
-	"  state = CASE WHEN r.was = 'publishing' AND r.pinned"
+	"  state = CASE WHEN r.was = 'publishing' AND a.cancel_requested"
+	"   THEN 'cancelled'"
+	"   WHEN r.was = 'publishing' AND r.pinned"
 	"   AND a.claims < a.max_claims + " ADOPT_TRIES " THEN 'adoptable'"
 	"   WHEN r.was = 'publishing' OR a.claims >= a.max_claims"
 	"   THEN 'dead' WHEN a.cancel_requested THEN 'cancelled'"
 	"   ELSE 'queued' END,"
-	"  reason = CASE WHEN r.was = 'publishing' AND r.pinned"
+	"  reason = CASE WHEN r.was = 'publishing' AND a.cancel_requested"
+	"   THEN 'cancelled while publishing, then lost on ' || a.owner_host"
+	"   || ': its branch may be on the forge, with no pull request'"
+	"   WHEN r.was = 'publishing' AND r.pinned"
 	"   AND a.claims < a.max_claims + " ADOPT_TRIES " THEN"
 	"   'lost while publishing on ' || a.owner_host || ': adoptable,"
 	" finished from the forge by a live host, never run again'"
@@ -277,7 +282,11 @@ static const char sql_rescue_q[] =
 	"   ELSE 'rescued: the lease of ' || a.owner_host || ' at epoch '"
 	"   || a.owner_epoch || ' ran out' END,"
 	"  run_after = now() + CASE WHEN r.was = 'publishing' AND r.pinned"
-	"   THEN $1::integer ELSE " BACKOFF_MS " END * interval '1 millisecond',"
+	"   THEN 0 ELSE " BACKOFF_MS " END * interval '1 millisecond',"
+	"  ended = CASE WHEN (r.was = 'publishing' AND (a.cancel_requested"
+	"   OR NOT r.pinned OR a.claims >= a.max_claims + " ADOPT_TRIES "))"
+	"   OR (r.was <> 'publishing' AND (a.claims >= a.max_claims"
+	"   OR a.cancel_requested)) THEN now() ELSE a.ended END,"
 	"  owner_host = NULL, owner_epoch = NULL, lease_until = NULL"
 	"  FROM r WHERE a.id = r.id RETURNING a.tenant, a.state, r.was),"
 	" t AS (UPDATE fleet_tenants t SET running = greatest(0,"
@@ -306,7 +315,8 @@ static const char sql_adopt_q[] =
 	" att AS (SELECT a.id FROM fleet_attempts a"
 	"  JOIN fleet_publications p ON p.attempt = a.id"
 	"  JOIN fleet_tenants t ON t.name = a.tenant, h"
-	"  WHERE a.state = 'adoptable' AND a.run_after <= now()"
+	"  WHERE a.state = 'adoptable'"
+	"  AND a.run_after + $4::integer * interval '1 millisecond' <= now()"
 	"  AND NOT a.cancel_requested"
 	"  AND NOT t.paused AND NOT t.held AND t.running < t.max_running"
 	"  AND EXISTS (SELECT 1 FROM unnest(h.repos, h.forges) AS x(r, f)"
@@ -417,7 +427,13 @@ static const char sql_queue_q[] =
 	" CASE WHEN a.state = 'adoptable' THEN 'lost while publishing: '"
 	"  || CASE WHEN t.paused OR t.held THEN 'its tenant is paused'"
 	"  WHEN t.running >= t.max_running THEN 'its tenant is at its cap'"
-	"  WHEN a.run_after > now() THEN 'adopt-after has not passed'"
+	"  WHEN NOT EXISTS (SELECT 1 FROM fleet_hosts h, fleet_publications p,"
+	"  unnest(h.repos, h.forges) AS x(r, f) WHERE p.attempt = a.id"
+	"  AND h.state = 'active' AND h.lease_until > now()"
+	"  AND x.r = a.repo AND x.f = p.forge)"
+	"  THEN 'no live host publishes to its forge'"
+	"  WHEN a.run_after + $3::integer * interval '1 millisecond' > now()"
+	"  THEN 'adopt-after has not passed'"
 	"  ELSE 'to be finished from the forge by a host that publishes"
 	" to it' END"
 	" WHEN t.paused THEN 'its tenant is paused'"
@@ -902,7 +918,6 @@ sql_rescue(uint32_t reqid)
 
 	q = fq_new(reqid, sql_rescue_q, rescue_answered);
 	q->name = "rescue";
-	fq_param(q, "%u", adopt_after_ms);
 	db_query(q);
 }
 
@@ -957,7 +972,15 @@ adopt_answered(struct fq *q, PGresult *res, const char *err)
 void
 sql_adopt(uint32_t reqid)
 {
-	host_query(reqid, sql_adopt_q, "adopt", adopt_answered);
+	struct fq	*q;
+
+	q = fq_new(reqid, sql_adopt_q, adopt_answered);
+	q->name = "adopt";
+	fq_param(q, "%s", host);
+	fq_param(q, "%llu", (unsigned long long)host_epoch);
+	fq_param(q, "%u", lease_ms);
+	fq_param(q, "%u", adopt_after_ms);
+	db_query(q);
 }
 
 static void
@@ -1129,6 +1152,7 @@ sql_queue(uint32_t reqid, const struct fleet_scope *sc)
 
 	q = fq_new(reqid, sql_queue_q, queue_answered);
 	scope_params(q, sc);
+	fq_param(q, "%u", adopt_after_ms);
 	db_query(q);
 }
 

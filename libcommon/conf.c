@@ -1571,6 +1571,32 @@ conf_ms(struct yerr *e, const struct ynode *n, uint32_t lo, uint32_t hi,
 }
 
 /*
+ * A lost host's publication began before its lease's end (its publisher
+ * begins none later) and may take the publisher's whole budget: a host
+ * that adopts it sooner (each waits its own adopt-after, f's, since the
+ * sweep) would race it at the forge.  -1 and why if c's repositories
+ * publish to GitHub and f waits less.
+ */
+int
+conf_fleet_adopt_check(const struct factoryd_conf *c,
+    const struct conf_fleet *f, char *why, size_t len)
+{
+	const struct conf_repo	*r;
+
+	if (!f->enabled)
+		return (0);
+	TAILQ_FOREACH(r, &c->repos, entry)
+		if (r->forge == FORGE_GITHUB &&
+		    f->adopt_after_ms < PUB_GITHUB_BUDGET_S * 1000ULL) {
+			snprintf(why, len, "is less than a GitHub publication "
+			    "may take (%d s), and repository %s publishes to "
+			    "GitHub", PUB_GITHUB_BUDGET_S, r->name);
+			return (-1);
+		}
+	return (0);
+}
+
+/*
  * fleet: {conninfo, host, slots, lease, query-deadline, tenants}.  The
  * conninfo is libpq's, passed on as it is; it may hold a password, so
  * it is never printed.
@@ -1581,10 +1607,10 @@ conf_fleet(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 	static const char * const keys[] = { "conninfo", "host", "slots",
 	    "lease", "query-deadline", "adopt-after", "tenants", NULL };
 	struct conf_fleet	*f = &c->fleet;
-	const struct conf_repo	*r;
 	const struct ynode	*v;
 	uint64_t		 u;
 	size_t			 i;
+	char			 why[256];
 
 	if (n == NULL)
 		return (0);
@@ -1628,18 +1654,9 @@ conf_fleet(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 	if (conf_ms(e, (v = y_get(n, "adopt-after")), 0, 3600000,
 	    &f->adopt_after_ms) == -1)
 		return (-1);
-	/*
-	 * A lost host's publication began before its lease's end (its
-	 * publisher begins none later) and may take the publisher's whole
-	 * budget: an adopter that came sooner would race it at the forge.
-	 */
-	TAILQ_FOREACH(r, &c->repos, entry)
-		if (v != NULL && r->forge == FORGE_GITHUB &&
-		    f->adopt_after_ms < PUB_GITHUB_BUDGET_S * 1000ULL)
-			return (y_fail(e, v, "%s is less than a GitHub "
-			    "publication may take (%d s), and repository %s "
-			    "publishes to GitHub", v->str, PUB_GITHUB_BUDGET_S,
-			    r->name));
+	if (v != NULL && conf_fleet_adopt_check(c, f, why,
+	    sizeof(why)) == -1)
+		return (y_fail(e, v, "%s %s", v->str, why));
 	if ((v = y_need(e, n, "tenants")) == NULL ||
 	    y_map(e, v, "a mapping of tenant names") == -1)
 		return (-1);

@@ -311,6 +311,8 @@ struct manifest {
 /* conf.c */
 /* 0 ok; -1 with "FILE:LINE:COL: message" in err */
 int		 conf_parse(const char *, struct factoryd_conf **, char *, size_t);
+int		 conf_fleet_adopt_check(const struct factoryd_conf *,
+		    const struct conf_fleet *, char *, size_t);
 void		 conf_free(struct factoryd_conf *);
 void		 conf_print(FILE *, const struct factoryd_conf *);
 struct conf_repo *conf_repo(const struct factoryd_conf *, const char *);

@@ -60,13 +60,15 @@ static int	 ns_close(git_stream *);
 static void	 ns_free(git_stream *);
 static int	 ns_new(git_stream **, const char *, const char *);
 
+/*
+ * The publication's clock, CLOCK_BOOTTIME as the fleet's leases (a
+ * suspend counts): a publication's budget then ends on the same clock
+ * as the adopt-after that waits for it.
+ */
 int64_t
 net_now(void)
 {
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	return ((int64_t)boot_ms());
 }
 
 /* 1 ready, 0 the deadline passed, -1 poll failed. */

@@ -46,6 +46,13 @@ struct adoption {
 	struct msg_publish req;		/* the publisher's, once made */
 	int		 has_req;
 	int		 sent;		/* req is with the publisher */
+	int		 waiting;	/* for the publisher: said so */
+};
+
+/* An outcome sent, for its answer. */
+struct ending {
+	char		 id[ATTEMPT_ID_MAX];
+	int		 to;		/* FLEET_DONE or FLEET_FAILED */
 };
 
 static struct adoption	 adoptions[ADOPT_MAX];
@@ -100,36 +107,41 @@ static void
 ended_done(void *arg, uint32_t type, const void *ans)
 {
 	const struct fleet_result *r = ans;
-	char		*id = arg;
+	struct ending	*e = arg;
 
-	if (r == NULL || r->code != FLEET_OK)
-		log_warnx("%s: fleet: adoption's outcome: %s%s%s", id,
+	/* Counted once the database took it, as the metrics say. */
+	if (r != NULL && r->code == FLEET_OK && e->to == FLEET_DONE)
+		ended_ok++;
+	else if (r != NULL && r->code == FLEET_OK)
+		ended_failed++;
+	else
+		log_warnx("%s: fleet: adoption's outcome: %s%s%s", e->id,
 		    r != NULL ? fleet_code_name(r->code) : "not sent",
 		    r != NULL && r->text[0] != '\0' ? ": " : "",
 		    r != NULL ? r->text : "");
-	free(id);
+	free(e);
 }
 
 /* The adoption ends here: done or failed, fenced by its epoch. */
 static void
 adoption_outcome(struct adoption *ad, int to, const char *fmt, ...)
 {
-	va_list	 ap;
-	char	 reason[FLEET_TEXT_MAX], *id;
+	va_list		 ap;
+	char		 reason[FLEET_TEXT_MAX];
+	struct ending	*e;
 
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
-	if (to == FLEET_DONE) {
-		ended_ok++;
+	if (to == FLEET_DONE)
 		log_info("%s: fleet: %s", ad->id, reason);
-	} else {
-		ended_failed++;
+	else
 		log_warnx("%s: fleet: %s", ad->id, reason);
-	}
-	if ((id = strdup(ad->id)) == NULL)
+	if ((e = calloc(1, sizeof(*e))) == NULL)
 		fatal(NULL);
-	outcome(ad->id, ad->epoch, to, reason, NULL, ended_done, id);
+	strlcpy(e->id, ad->id, sizeof(e->id));
+	e->to = to;
+	outcome(ad->id, ad->epoch, to, reason, NULL, ended_done, e);
 	adoption_end(ad);
 }
 
@@ -147,14 +159,19 @@ adoption_send(struct adoption *ad)
 	if (proc_compose_msg(PROC_PUBLISHER, IMSG_PUBLISH_ADOPT, MSG_PUBLISH,
 	    -1, &ad->req, err, sizeof(err)) == 0) {
 		ad->sent = 1;
+		ad->waiting = 0;
 		return;
 	}
-	if (errno == EAGAIN)
-		log_warnx("%s: fleet: adoption waits for the publisher",
-		    ad->id);
-	else	/* The database's bytes: never a fatal path. */
+	if (errno != EAGAIN) {
+		/* The database's bytes: never a fatal path. */
 		adoption_outcome(ad, FLEET_FAILED, "adoption: its request "
 		    "does not compose: %s", err);
+		return;
+	}
+	if (!ad->waiting)
+		log_warnx("%s: fleet: adoption waits for the publisher",
+		    ad->id);
+	ad->waiting = 1;
 }
 
 /*
@@ -278,6 +295,15 @@ adopt_done(void *arg, uint32_t type, const void *ans)
 			    fleet_code_name(r->code), r->text);
 		return;
 	}
+	/* One of an earlier claim of it here is stale: this one is its. */
+	if ((ad = adoption_of(fa->id)) != NULL && ad->epoch < fa->epoch) {
+		log_warnx("%s: fleet: adopted again at epoch %llu: the "
+		    "adoption at %llu ends here", fa->id,
+		    (unsigned long long)fa->epoch,
+		    (unsigned long long)ad->epoch);
+		adoption_end(ad);
+	}
+	ad = NULL;
 	for (i = 0; i < ADOPT_MAX && ad == NULL; i++)
 		if (!adoptions[i].used)
 			ad = &adoptions[i];
@@ -316,6 +342,18 @@ adopt_done(void *arg, uint32_t type, const void *ans)
 	}
 	ad->has_req = 1;
 	adoption_send(ad);
+}
+
+/* An adoption's request is with the publisher: not to be cut short. */
+int
+adopt_busy(void)
+{
+	size_t	 i;
+
+	for (i = 0; i < ADOPT_MAX; i++)
+		if (adoptions[i].used && adoptions[i].sent)
+			return (1);
+	return (0);
 }
 
 /* How many adoptions ended here, done and failed. */
@@ -457,17 +495,14 @@ adopt_answer(const char *id, const struct msg_published *p,
 	if ((ad = adoption_of(id)) == NULL)
 		return (0);
 	/*
-	 * Another host has it, or may: its lease here is spent.  Nothing
-	 * is sent; if no one took it, it is adoptable again, and the
-	 * publisher's work is found done the next time.
+	 * Sent even if another host has it, or may (its lease here is
+	 * spent): the write is fenced by this claim's epoch, and the
+	 * database says superseded if the sweep or another host took it.
+	 * A publication done is then not adopted again for nothing.
 	 */
-	if (ad->superseded || lease_clock() >= ad->lease_end) {
-		log_warnx("%s: fleet: adoption answered after its lease %s: "
-		    "%s", id, ad->superseded ? "went to another host" :
-		    "lapsed", p != NULL ? "published" : error);
-		adoption_end(ad);
-		return (1);
-	}
+	if (ad->superseded || lease_clock() >= ad->lease_end)
+		log_warnx("%s: fleet: adoption answered after its lease %s",
+		    id, ad->superseded ? "went to another host" : "lapsed");
 	if (p != NULL)
 		adoption_outcome(ad, FLEET_DONE, "published, adopted after %s "
 		    "was lost: %s, pull request %lld: %s", ad->lost, p->branch,

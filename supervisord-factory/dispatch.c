@@ -625,7 +625,7 @@ publisher_busy(struct child *c)
 	TAILQ_FOREACH(a, &env->attempts, entry)
 		if (a->state == AS_PUBLISHING && a->publish_sent)
 			return (1);
-	return (0);
+	return (adopt_busy());
 }
 
 void

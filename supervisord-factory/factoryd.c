@@ -476,10 +476,26 @@ factoryd_reload(char *errbuf, size_t errlen)
 {
 	struct factoryd_conf	*conf;
 	int			 fds[PROC_MAX], sbx, fsw, i;
+	char			 why[256];
 
 	if (conf_parse(env->conffile, &conf, errbuf, errlen) == -1) {
 		log_warnx("reload failed, keeping the old configuration: %s",
 		    errbuf);
+		return (-1);
+	}
+	/*
+	 * The fleet block stays the running one's (below): the new
+	 * repositories are held to its adopt-after, not the file's.
+	 */
+	if (conf_fleet_adopt_check(conf, &env->conf->fleet, why,
+	    sizeof(why)) == -1) {
+		snprintf(errbuf, errlen, "fleet.adopt-after, %llu s as the "
+		    "daemon started, %s (fleet changes take effect on "
+		    "restart)", (unsigned long long)
+		    env->conf->fleet.adopt_after_ms / 1000, why);
+		log_warnx("reload failed, keeping the old configuration: %s",
+		    errbuf);
+		conf_free(conf);
 		return (-1);
 	}
 	/* Another libexec: its binaries are opened, and checked, now. */

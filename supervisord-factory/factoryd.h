@@ -538,6 +538,7 @@ struct fleet_claimref {
 };
 struct fleet_claimref *fleet_claimref(const char *, uint64_t);
 void	 adopt_publisher_lost(void);
+int	 adopt_busy(void);
 int	 adopt_late(const char *, const char *);
 int	 adopt_answer(const char *, const struct msg_published *,
 	    const char *);

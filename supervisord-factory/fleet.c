@@ -170,7 +170,8 @@ fleet_begin_by(const struct attempt *a)
 		return (0);
 	if (host_lease_end < end)
 		end = host_lease_end;
-	return (end);
+	/* No lease known is one already spent, never "no deadline". */
+	return (end > 0 ? end : 1);
 }
 
 /* The attempt's running sandbox told its watchdog's instant, if new. */

@@ -629,6 +629,29 @@ check "adoption: lost at 3 claims past its cap of 3: dead" \
 cap of claims: never adopted again" ]
 check "adoption: and never adopted again" is adopt again6 "result none"
 
+# A cancel asked while it published is kept when its host is lost:
+# cancelled at the sweep, never adoptable (where no host would adopt
+# it, since its cancel was asked, and it would wait for ever).
+{
+	echo "start 0 cpub-1 0 cprepo=$FA"
+	echo "tenant 0 tcp 1 100 100"
+	echo "submit 0 tcp 1 cprepo"
+	echo "claim 0"
+	echo "publish 0 @id @epoch $PINC $FA cGlu"
+	mark cancel
+	echo "cancel 0 @id tcp"
+	sqlrun "$lapse WHERE tenant = 'tcp'"
+	echo "rescue 0"
+	show swept "SELECT state || ' ' || (ended IS NOT NULL) || ': ' ||
+	    reason FROM fleet_attempts WHERE tenant = 'tcp'"
+} | drv cpub
+check "cancel while publishing: asked of its host" \
+    is cpub cancel "result ok publishing"
+check "cancel while publishing, then lost: cancelled, not adoptable" \
+    [ "$(line cpub swept)" = "swept cancelled true: cancelled while \
+publishing, then lost on cpub-1: its branch may be on the forge, with no \
+pull request" ]
+
 # What a host serves, again after a reload: its row's repositories and
 # forges change, and it adopts by the new pair, not the old one; from a
 # host's former epoch it is superseded.

@@ -608,6 +608,15 @@ VK=$(printf 'local\n%s' "$T/twin/remote.git" | sha256sum | awk '{print $1}')
 check "V: twin's is the key of a shared remote now, not before" \
     sh -c "echo '$(forges_of h3)' | tr ',' '\\n' | grep -qx '$VK' &&
     ! echo '$V0' | tr ',' '\\n' | grep -qx '$VK'"
+# The fleet block stays the running one's over a reload: a repository
+# that publishes to GitHub is refused beside its adopt-after of 1 s.
+cp "$T/h3/factoryd.conf" "$T/h3/factoryd.conf.v"
+sed -i "s|^repositories:|&\n  gh:\n    path: $T/twin/demo.git\n    publish: {forge: github, api: 'https://api.github.com', owner: o, repo: r, repository-id: 1, app-id: 1, installation-id: 1, key: /nonexistent/app.pem}|" \
+    "$T/h3/factoryd.conf"
+check "V: a reload that adds a GitHub repository is refused" \
+    sh -c "'$O/factoryctl' -s '$T/h3/factoryd.sock' reload 2>&1 |
+    grep -q 'adopt-after, 1 s as the daemon started, is less than a GitHub'"
+mv "$T/h3/factoryd.conf.v" "$T/h3/factoryd.conf"
 
 # E: the database restarted under running attempts.
 : >"$T/e.ids"

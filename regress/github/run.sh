@@ -127,7 +127,7 @@ message() {
  "github":{"api":"$API","owner":"$OWNER","repo":"$REPO",
   "repository_id":$REPO_ID,"app_id":"$APP_ID","installation_id":$INST,
   "key":"$T/keys/app.pem","ca":"${2:-$T/srv/ca.pem}"},
- "_scratch":"$T/state/publish"${3:-}}
+ "begin_by":0,"_scratch":"$T/state/publish"${3:-}}
 EOF
 }
 

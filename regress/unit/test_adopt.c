@@ -70,15 +70,26 @@ proc_find(enum factory_procid id, int slot)
 	return (id == PROC_PUBLISHER ? &publisher : NULL);
 }
 
+static uint64_t	lease(void);
+
 int
 proc_compose_msg(enum factory_procid id, uint32_t type, enum msg_kind k,
     int fd, const void *msg, char *err, size_t errlen)
 {
+	char	*raw;
+	size_t	 len;
+
 	ck_assert_int_eq(id, PROC_PUBLISHER);
 	ck_assert_int_eq(type, IMSG_PUBLISH_ADOPT);
 	ck_assert_int_eq(k, MSG_PUBLISH);
+	/* What the publisher would get: it encodes, within the bounds. */
+	if ((raw = msg_encode(k, msg, &len, err, errlen)) == NULL)
+		ck_abort_msg("the request does not encode: %s", err);
+	free(raw);
 	/* Its arrays alone: the pointers are adopt.c's, freed after. */
 	memcpy(&sent, msg, sizeof(sent));
+	/* To begin by the adoption's lease's end, never "no deadline". */
+	ck_assert_uint_eq(sent.begin_by, lease());
 	sent.verdict = sent.summary = NULL;
 	sent.attest = NULL;
 	sent.supersede = NULL;
@@ -129,10 +140,11 @@ outcome(const char *id, uint64_t epoch, int to, const char *why,
 	done(arg, IMSG_FLEET_RESULT, &r);
 }
 
+/* A lease end far off, but one the wire takes (msg.c's bound). */
 static uint64_t
 lease(void)
 {
-	return (UINT64_MAX / 2);
+	return (1ULL << 40);
 }
 
 static uint64_t
