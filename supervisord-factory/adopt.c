@@ -198,7 +198,9 @@ adopt_manifest(const struct fleet_adopt *fa, struct manifest **mf,
 /*
  * The pinned request, decoded as any child's message (the database's
  * bytes are no one's word), checked against the claim, and pointed at
- * this host's own forge of the repository: -1 and why if it cannot be.
+ * this host's own forge of the repository: -1 and why if it cannot be,
+ * -2 and why if only here it cannot (its repository publishes nowhere
+ * in this host's config: another host may finish it).
  * Its title and base are those of the manifest handed over with it,
  * never the pin's, and it vouches for that manifest's digest, which
  * the publisher holds to the signed verdict's: a database that wrote
@@ -253,15 +255,17 @@ adopt_request(const struct fleet_adopt *fa, struct msg_publish *m,
 		snprintf(why, len, "its pinned request is of repository %s, "
 		    "its manifest of %s", m->repository, mf->repository);
 	else if ((repo = conf_repo(env->conf, m->repository)) == NULL ||
-	    repo->forge == FORGE_NONE)
+	    repo->forge == FORGE_NONE) {
+		/* This host's config since what it serves was recorded. */
 		snprintf(why, len, "repository %s publishes nowhere here",
 		    m->repository);
-	else
+		rc = -2;
+	} else
 		rc = 0;
-	if (rc == -1) {
+	if (rc != 0) {
 		manifest_free(mf);
 		msg_free(MSG_PUBLISH, m);
-		return (-1);
+		return (rc);
 	}
 	/* What it is, the manifest's word; where it goes, this host's. */
 	strlcpy(m->title, mf->title, sizeof(m->title));
@@ -336,7 +340,13 @@ adopt_done(void *arg, uint32_t type, const void *ans)
 		adoption_end(ad);
 		return;
 	}
-	if (adopt_request(fa, &ad->req, why, sizeof(why)) == -1) {
+	switch (adopt_request(fa, &ad->req, why, sizeof(why))) {
+	case -2:
+		/* Another host may finish it: it lapses and is swept back. */
+		log_warnx("%s: fleet: adoption let go: %s", ad->id, why);
+		adoption_end(ad);
+		return;
+	case -1:
 		adoption_outcome(ad, FLEET_FAILED, "adoption: %s", why);
 		return;
 	}

@@ -609,8 +609,10 @@ check "V: twin's is the key of a shared remote now, not before" \
     sh -c "echo '$(forges_of h3)' | tr ',' '\\n' | grep -qx '$VK' &&
     ! echo '$V0' | tr ',' '\\n' | grep -qx '$VK'"
 # The fleet block stays the running one's over a reload: a repository
-# that publishes to GitHub is refused beside its adopt-after of 1 s.
+# that publishes to GitHub is refused beside its adopt-after of 1 s,
+# though the file now says 330 s.
 cp "$T/h3/factoryd.conf" "$T/h3/factoryd.conf.v"
+sed -i 's/^  adopt-after: 1s$/  adopt-after: 330s/' "$T/h3/factoryd.conf"
 sed -i "s|^repositories:|&\n  gh:\n    path: $T/twin/demo.git\n    publish: {forge: github, api: 'https://api.github.com', owner: o, repo: r, repository-id: 1, app-id: 1, installation-id: 1, key: /nonexistent/app.pem}|" \
     "$T/h3/factoryd.conf"
 check "V: a reload that adds a GitHub repository is refused" \
