@@ -292,14 +292,16 @@ static const char sql_rescue_q[] =
 	" t AS (UPDATE fleet_tenants t SET running = greatest(0,"
 	"  t.running - c.n) FROM (SELECT tenant, count(*) AS n FROM w"
 	"  GROUP BY tenant) c WHERE t.name = c.tenant RETURNING t.name)"
-	" SELECT count(*) FILTER (WHERE state IN ('queued', 'cancelled')),"
+	" SELECT count(*) FILTER (WHERE state IN ('queued', 'cancelled')"
+	"  AND was <> 'publishing'),"
 	" count(*) FILTER (WHERE state = 'dead' AND was <> 'publishing'),"
 	" count(*) FILTER (WHERE was = 'publishing') FROM w";
 
 /*
- * Adoption: once the sweep's grace is over (adopt-after, longer than
- * a publication may take: the host that lost it may still be talking
- * to the forge), the oldest adoptable attempt of a repository this
+ * Adoption: once this host's grace since the sweep is over (its
+ * adopt-after, $4, longer than a publication may take: the host that
+ * lost it may still be talking to the forge), the oldest adoptable
+ * attempt of a repository this
  * live, active host serves under the same name and publishing to the
  * same forge is its own now, publishing under a new claim epoch and a
  * lease like any claim (renewed, swept back to adoptable if it lapses),

@@ -299,12 +299,24 @@ adopt_done(void *arg, uint32_t type, const void *ans)
 			    fleet_code_name(r->code), r->text);
 		return;
 	}
-	/* One of an earlier claim of it here is stale: this one is its. */
+	/*
+	 * One of an earlier claim of it here is stale: this claim is its
+	 * now.  A request of it with the publisher goes on under this
+	 * claim (its answer, by id, is this one's: the same work), never
+	 * a second one beside it.
+	 */
 	if ((ad = adoption_of(fa->id)) != NULL && ad->epoch < fa->epoch) {
-		log_warnx("%s: fleet: adopted again at epoch %llu: the "
-		    "adoption at %llu ends here", fa->id,
+		log_warnx("%s: fleet: adopted again at epoch %llu, over the "
+		    "adoption at %llu here", fa->id,
 		    (unsigned long long)fa->epoch,
 		    (unsigned long long)ad->epoch);
+		if (ad->sent && lease_clock() < answer_lease()) {
+			ad->epoch = fa->epoch;
+			strlcpy(ad->lost, fa->host, sizeof(ad->lost));
+			ad->lease_end = answer_lease();
+			ad->superseded = ad->renewing = 0;
+			return;
+		}
 		adoption_end(ad);
 	}
 	ad = NULL;
@@ -331,8 +343,7 @@ adopt_done(void *arg, uint32_t type, const void *ans)
 		return;
 	}
 	log_info("fleet: adopted %s at epoch %llu, lost while publishing on "
-	    "%s: finishing it from the forge", ad->id,
-	    (unsigned long long)ad->epoch, ad->lost);
+	    "%s", ad->id, (unsigned long long)ad->epoch, ad->lost);
 	/* A copy here that has not ended: this host lost it, and finds so. */
 	if ((a = attempt_find(fa->id)) != NULL && !attempt_terminal(a)) {
 		log_warnx("%s: fleet: adopted while its copy here runs: let "

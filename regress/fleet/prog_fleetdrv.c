@@ -1,7 +1,8 @@
 /*
  * A stand-in for factoryd's side of factory-fleet's channels: the real
  * child, under its real policy, against a real PostgreSQL, driven line
- * by line.  FLEET_DEADLINE_MS, if set, is each query's deadline.
+ * by line.  FLEET_DEADLINE_MS, if set, is each query's deadline, and
+ * FLEET_ADOPT_AFTER_MS each host's adopt-after (else 0).
  *
  *	prog_fleetdrv uid binary
  *
@@ -325,6 +326,8 @@ start(char **w, int nw)
 	h.lease_ms = 30000;
 	h.deadline_ms = getenv("FLEET_DEADLINE_MS") != NULL ?
 	    strtoul(getenv("FLEET_DEADLINE_MS"), NULL, 10) : 10000;
+	h.adopt_after_ms = getenv("FLEET_ADOPT_AFTER_MS") != NULL ?
+	    strtoul(getenv("FLEET_ADOPT_AFTER_MS"), NULL, 10) : 0;
 	served(nw > 4 ? w[4] : "demo", &h.nrepos, h.repos, h.forges);
 	/* Not inherited by what "sh" runs: only the child holds its end. */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)

@@ -629,6 +629,35 @@ check "adoption: lost at 3 claims past its cap of 3: dead" \
 cap of claims: never adopted again" ]
 check "adoption: and never adopted again" is adopt again6 "result none"
 
+# Each adopter waits its own adopt-after since the sweep, not the
+# sweeping host's: here ten minutes, where the sweeper's is 0.
+export FLEET_ADOPT_AFTER_MS=600000
+{
+	echo "start 0 grace-1 0 grrepo=$FA"
+	echo "start 1 grace-2 0 grrepo=$FA"
+	echo "tenant 0 tgr 1 100 100"
+	echo "submit 0 tgr 1 grrepo"
+	echo "claim 0"
+	echo "publish 0 @id @epoch $PINC $FA cGlu"
+	sqlrun "$lapse WHERE tenant = 'tgr' AND state = 'publishing'"
+	echo "rescue 0"
+	mark early
+	echo "adopt 1"
+	sqlrun "UPDATE fleet_attempts SET run_after = now() - interval
+	    '9 minutes' WHERE tenant = 'tgr'"
+	mark nine
+	echo "adopt 1"
+	sqlrun "UPDATE fleet_attempts SET run_after = now() - interval
+	    '11 minutes' WHERE tenant = 'tgr'"
+	mark eleven
+	echo "adopt 1"
+} | drv grace
+unset FLEET_ADOPT_AFTER_MS
+check "grace: not adopted just after the sweep" is grace early "result none"
+check "grace: nor nine minutes after it" is grace nine "result none"
+gadopted() { after grace eleven | grep -q '^adopted '; }
+check "grace: eleven minutes after it, adopted" gadopted
+
 # A cancel asked while it published is kept when its host is lost:
 # cancelled at the sweep, never adoptable (where no host would adopt
 # it, since its cancel was asked, and it would wait for ever).

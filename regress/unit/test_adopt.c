@@ -35,6 +35,7 @@ static fleet_done	 asked;		/* adopt_poll's request's */
 static struct msg_publish sent;		/* what the publisher was sent */
 static int		 nsent;
 static int		 outcome_to = -1;
+static uint64_t		 outcome_epoch;
 static char		 outcome_why[FLEET_TEXT_MAX];
 
 static const char	 KEY[] = "MCowBQYDK2VwAyEAAAAAAAAAAAAAAAAAAAAAAAAAAA==";
@@ -136,6 +137,7 @@ outcome(const char *id, uint64_t epoch, int to, const char *why,
 	struct fleet_result	 r = { .code = FLEET_OK };
 
 	outcome_to = to;
+	outcome_epoch = epoch;
 	strlcpy(outcome_why, why, sizeof(outcome_why));
 	done(arg, IMSG_FLEET_RESULT, &r);
 }
@@ -315,6 +317,92 @@ START_TEST(test_other_verifier)
 }
 END_TEST
 
+/* The database hands over the pin at epoch: no answer yet. */
+static void
+adopted(uint64_t epoch, const char *p, const char *text)
+{
+	struct fleet_adopt	 fa;
+
+	memset(&fa, 0, sizeof(fa));
+	strlcpy(fa.id, ID, sizeof(fa.id));
+	fa.epoch = epoch;
+	strlcpy(fa.host, "h1", sizeof(fa.host));
+	strlcpy(fa.commit, COMMIT, sizeof(fa.commit));
+	fa.pin = (char *)p;
+	fa.manifest = (char *)text;
+	asked = NULL;
+	outcome_to = -1;
+	adopt_poll(1);
+	ck_assert_ptr_nonnull(asked);
+	asked(NULL, IMSG_FLEET_ADOPTED, &fa);
+}
+
+/*
+ * Adopted again here at a newer epoch while its request is with the
+ * publisher: no second request, and the answer ends the new claim.
+ */
+START_TEST(test_readopted_in_place)
+{
+	char	 d[MSG_DIGEST], *p;
+	int	 before = nsent;
+
+	digest_of(manifest, d);
+	p = pin(KEY, d);
+	adopted(2, p, manifest);
+	ck_assert_int_eq(nsent, before + 1);
+	adopted(3, p, manifest);
+	ck_assert_int_eq(nsent, before + 1);
+	ck_assert_int_eq(outcome_to, -1);
+	ck_assert_int_eq(adopt_answer(ID, NULL, "ended here"), 1);
+	ck_assert_int_eq(outcome_to, FLEET_FAILED);
+	ck_assert_uint_eq(outcome_epoch, 3);
+	free(p);
+}
+END_TEST
+
+/* Not begun by the publisher: asked again while the lease holds. */
+START_TEST(test_late_asked_again)
+{
+	char	 d[MSG_DIGEST], *p;
+	int	 before = nsent;
+
+	digest_of(manifest, d);
+	p = pin(KEY, d);
+	adopted(2, p, manifest);
+	ck_assert_int_eq(nsent, before + 1);
+	ck_assert_int_eq(adopt_busy(), 1);
+	ck_assert_int_eq(adopt_late(ID, "not begun"), 1);
+	ck_assert_int_eq(adopt_busy(), 0);
+	adopt_tick();
+	ck_assert_int_eq(nsent, before + 2);
+	ck_assert_uint_eq(sent.begin_by, lease());
+	/* The publisher lost: sent again when it is back. */
+	adopt_publisher_lost();
+	adopt_tick();
+	ck_assert_int_eq(nsent, before + 3);
+	ck_assert_int_eq(adopt_answer(ID, NULL, "ended here"), 1);
+	ck_assert_int_eq(adopt_late("a-20261207-0002", "not ours"), 0);
+	free(p);
+}
+END_TEST
+
+/* A repository that publishes nowhere here: let go, not failed. */
+START_TEST(test_nowhere_let_go)
+{
+	char	 d[MSG_DIGEST], *p;
+	int	 before = nsent;
+
+	demo.forge = FORGE_NONE;
+	digest_of(manifest, d);
+	p = pin(KEY, d);
+	adopted(2, p, manifest);
+	ck_assert_int_eq(nsent, before);
+	ck_assert_int_eq(outcome_to, -1);
+	ck_assert_int_eq(adopt_answer(ID, NULL, "none"), 0);
+	free(p);
+}
+END_TEST
+
 static Suite *
 adopt_suite(void)
 {
@@ -326,6 +414,9 @@ adopt_suite(void)
 	tcase_add_test(tc, test_other_manifest);
 	tcase_add_test(tc, test_manifest_refused);
 	tcase_add_test(tc, test_other_verifier);
+	tcase_add_test(tc, test_readopted_in_place);
+	tcase_add_test(tc, test_late_asked_again);
+	tcase_add_test(tc, test_nowhere_let_go);
 	suite_add_tcase(s, tc);
 	return (s);
 }
