@@ -238,6 +238,18 @@ fleet_close(struct ibuf *b, int bad)
 	return (b);
 }
 
+struct fleet_claimref *
+fleet_claimref(const char *id, uint64_t epoch)
+{
+	struct fleet_claimref	*ref;
+
+	if ((ref = calloc(1, sizeof(*ref))) == NULL)
+		return (NULL);
+	strlcpy(ref->id, id, sizeof(ref->id));
+	ref->epoch = epoch;
+	return (ref);
+}
+
 /* A host's repositories and their forges, by position (HELLO, SERVES). */
 static int
 served_add(struct ibuf *b, uint32_t n, const char repos[][REPO_NAME_MAX],

@@ -136,6 +136,16 @@ struct fleet_hello {
 	char		 forges[FLEET_REPOS_MAX][FLEET_FORGE_MAX]; /* "": none */
 };
 
+/*
+ * A request's claim, for its answer (a renewal's): by id and claim
+ * epoch, never the id alone.  fleet_claimref: malloc'd, NULL if not.
+ */
+struct fleet_claimref {
+	char		 id[ATTEMPT_ID_MAX];
+	uint64_t	 epoch;
+};
+struct fleet_claimref *fleet_claimref(const char *, uint64_t);
+
 /* What a host serves, again after a reload: as in its HELLO. */
 struct fleet_serves {
 	uint32_t	 nrepos;

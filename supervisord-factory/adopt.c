@@ -436,7 +436,8 @@ adopt_beat(void)
 		memset(&w, 0, sizeof(w));
 		strlcpy(w.id, adoptions[i].id, sizeof(w.id));
 		w.epoch = adoptions[i].epoch;
-		ref = fleet_claimref(w.id, w.epoch);
+		if ((ref = fleet_claimref(w.id, w.epoch)) == NULL)
+			fatal(NULL);
 		if (request(IMSG_FLEET_RENEW, fleet_write_compose(&w),
 		    renewed, ref) == -1) {
 			free(ref);

@@ -1097,7 +1097,7 @@ attempt_publish(struct attempt *a)
 		return;
 	}
 	attempt_publish_request(a, repo, &m);
-	m.begin_by = fleet_begin_by(a);
+	m.begin_by = a->fleet_begin_by;	/* the gate's; 0 but in a fleet */
 	if (proc_compose_msg(PROC_PUBLISHER, IMSG_PUBLISH, MSG_PUBLISH, bfd,
 	    &m, err, sizeof(err)) == 0) {
 		a->publish_sent = 1;

@@ -283,6 +283,8 @@ struct attempt {
 	int			 fleet_handback; /* drained: back to the queue */
 	int			 fleet_marking;	/* publishing: asked */
 	int			 fleet_marked;	/* publishing: the database's */
+	/* boot_ms() its publication must have begun by (fleet.c's gate) */
+	uint64_t		 fleet_begin_by;
 	/* Its claim's tenant, "" if none: who may act on it (fleet.c). */
 	char			 fleet_tenant[CONF_FLEET_NAMEMAX];
 };
@@ -531,12 +533,6 @@ void	 adopt_init(adopt_request_fn, adopt_outcome_fn, adopt_clock_fn,
 void	 adopt_poll(int);
 void	 adopt_beat(void);
 void	 adopt_tick(void);
-/* A renewal's claim, for its answer: by id and claim epoch, never id. */
-struct fleet_claimref {
-	char		 id[ATTEMPT_ID_MAX];
-	uint64_t	 epoch;
-};
-struct fleet_claimref *fleet_claimref(const char *, uint64_t);
 void	 adopt_publisher_lost(void);
 int	 adopt_busy(void);
 int	 adopt_late(const char *, const char *);
@@ -589,7 +585,6 @@ int	 attempt_gate(struct attempt *, int);	/* lifecycle.c */
 uint64_t fleet_claim_lease(void);
 void	 fleet_ready(struct child *);
 void	 fleet_reconfigure(void);
-uint64_t fleet_begin_by(const struct attempt *);
 void	 fleet_lost(struct child *);
 int	 fleet_dispatch(struct child *, struct imsg *, char *, size_t);
 

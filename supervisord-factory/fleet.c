@@ -161,7 +161,7 @@ watchdog_of(const struct attempt *a)
  * of a lost host has begun before the sweep: adopt-after covers the
  * rest of it.
  */
-uint64_t
+static uint64_t
 fleet_begin_by(const struct attempt *a)
 {
 	uint64_t	 end = a->fleet_lease_end;
@@ -414,8 +414,11 @@ fleet_may_publish(struct attempt *a)
 		return (1);
 	if (!fleet_may(a, "publication"))
 		return (0);
-	if (a->fleet_marked)
+	if (a->fleet_marked) {
+		/* Its request says when it must have begun, from now. */
+		a->fleet_begin_by = fleet_begin_by(a);
 		return (1);
+	}
 	if (a->fleet_marking)
 		return (0);
 	memset(&w, 0, sizeof(w));
@@ -687,19 +690,6 @@ fleet_handback(void)
 	}
 }
 
-/* What a renewal's answer is matched with, malloc'd. */
-struct fleet_claimref *
-fleet_claimref(const char *id, uint64_t epoch)
-{
-	struct fleet_claimref	*ref;
-
-	if ((ref = calloc(1, sizeof(*ref))) == NULL)
-		fatal(NULL);
-	strlcpy(ref->id, id, sizeof(ref->id));
-	ref->epoch = epoch;
-	return (ref);
-}
-
 /*
  * A claim's renewal came back: it goes on, or it is another's now.  An
  * answer of an earlier claim of the same attempt moves nothing.
@@ -773,7 +763,8 @@ fleet_beat(int fd, short event, void *arg)
 		memset(&w, 0, sizeof(w));
 		strlcpy(w.id, a->id, sizeof(w.id));
 		w.epoch = a->fleet_epoch;
-		ref = fleet_claimref(a->id, a->fleet_epoch);
+		if ((ref = fleet_claimref(a->id, a->fleet_epoch)) == NULL)
+			fatal(NULL);
 		if (fleet_request(IMSG_FLEET_RENEW, fleet_write_compose(&w),
 		    renew_done, ref) == -1) {
 			free(ref);

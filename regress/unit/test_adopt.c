@@ -108,19 +108,6 @@ publish_forge(const struct conf_repo *repo, struct msg_publish *m)
 	m->has_github = 0;
 }
 
-/* fleet.c's; renewals are not these tests'. */
-struct fleet_claimref *
-fleet_claimref(const char *id, uint64_t epoch)
-{
-	struct fleet_claimref	*ref;
-
-	if ((ref = calloc(1, sizeof(*ref))) == NULL)
-		abort();
-	strlcpy(ref->id, id, sizeof(ref->id));
-	ref->epoch = epoch;
-	return (ref);
-}
-
 static int
 request(uint32_t type, struct ibuf *b, fleet_done done, void *arg)
 {
