@@ -196,6 +196,26 @@ pin(const char *key, const char *digest)
 	return (b64);
 }
 
+/* The database hands over the pin at epoch: no answer yet. */
+static void
+adopted(uint64_t epoch, const char *p, const char *text)
+{
+	struct fleet_adopt	 fa;
+
+	memset(&fa, 0, sizeof(fa));
+	strlcpy(fa.id, ID, sizeof(fa.id));
+	fa.epoch = epoch;
+	strlcpy(fa.host, "h1", sizeof(fa.host));
+	strlcpy(fa.commit, COMMIT, sizeof(fa.commit));
+	fa.pin = (char *)p;
+	fa.manifest = (char *)text;
+	asked = NULL;
+	outcome_to = -1;
+	adopt_poll(1);
+	ck_assert_ptr_nonnull(asked);
+	asked(NULL, IMSG_FLEET_ADOPTED, &fa);
+}
+
 /*
  * The database hands over this pin and manifest: 1 if the publisher
  * was asked, 0 if the adoption failed (outcome_why says why).
@@ -203,21 +223,9 @@ pin(const char *key, const char *digest)
 static int
 adopt(char *p, const char *text)
 {
-	struct fleet_adopt	 fa;
-	int			 before = nsent;
+	int	 before = nsent;
 
-	memset(&fa, 0, sizeof(fa));
-	strlcpy(fa.id, ID, sizeof(fa.id));
-	fa.epoch = 2;
-	strlcpy(fa.host, "h1", sizeof(fa.host));
-	strlcpy(fa.commit, COMMIT, sizeof(fa.commit));
-	fa.pin = p;
-	fa.manifest = (char *)text;
-	asked = NULL;
-	outcome_to = -1;
-	adopt_poll(1);
-	ck_assert_ptr_nonnull(asked);
-	asked(NULL, IMSG_FLEET_ADOPTED, &fa);
+	adopted(2, p, text);
 	free(p);
 	if (nsent == before) {
 		ck_assert_int_eq(outcome_to, FLEET_FAILED);
@@ -303,26 +311,6 @@ START_TEST(test_other_verifier)
 	    != NULL, "%s", outcome_why);
 }
 END_TEST
-
-/* The database hands over the pin at epoch: no answer yet. */
-static void
-adopted(uint64_t epoch, const char *p, const char *text)
-{
-	struct fleet_adopt	 fa;
-
-	memset(&fa, 0, sizeof(fa));
-	strlcpy(fa.id, ID, sizeof(fa.id));
-	fa.epoch = epoch;
-	strlcpy(fa.host, "h1", sizeof(fa.host));
-	strlcpy(fa.commit, COMMIT, sizeof(fa.commit));
-	fa.pin = (char *)p;
-	fa.manifest = (char *)text;
-	asked = NULL;
-	outcome_to = -1;
-	adopt_poll(1);
-	ck_assert_ptr_nonnull(asked);
-	asked(NULL, IMSG_FLEET_ADOPTED, &fa);
-}
 
 /*
  * Adopted again here at a newer epoch while its request is with the
