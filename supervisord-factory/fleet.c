@@ -702,12 +702,13 @@ renew_done(void *arg, uint32_t type, const void *ans)
 	struct attempt		*a;
 
 	a = attempt_of(ref->id);
+	if (a != NULL)
+		a->fleet_renewing = 0;
 	if (a == NULL || a->fleet_epoch != ref->epoch) {
 		free(ref);
 		return;
 	}
 	free(ref);
-	a->fleet_renewing = 0;
 	if (r == NULL || (r->code != FLEET_OK && r->code != FLEET_SUPERSEDED))
 		return;		/* unknown: the watch counts it down */
 	if (r->code == FLEET_SUPERSEDED) {
