@@ -823,9 +823,8 @@ sql_write(uint32_t type, uint32_t reqid, const struct fleet_write *w)
 }
 
 /* A statement of this host at its epoch, with the lease: $1 to $3. */
-static void
-host_query(uint32_t reqid, const char *sql, const char *name,
-    fq_done done)
+static struct fq *
+host_fq(uint32_t reqid, const char *sql, const char *name, fq_done done)
 {
 	struct fq	*q;
 
@@ -834,7 +833,14 @@ host_query(uint32_t reqid, const char *sql, const char *name,
 	fq_param(q, "%s", host);
 	fq_param(q, "%llu", (unsigned long long)host_epoch);
 	fq_param(q, "%u", lease_ms);
-	db_query(q);
+	return (q);
+}
+
+static void
+host_query(uint32_t reqid, const char *sql, const char *name,
+    fq_done done)
+{
+	db_query(host_fq(reqid, sql, name, done));
 }
 
 void
@@ -976,11 +982,8 @@ sql_adopt(uint32_t reqid)
 {
 	struct fq	*q;
 
-	q = fq_new(reqid, sql_adopt_q, adopt_answered);
-	q->name = "adopt";
-	fq_param(q, "%s", host);
-	fq_param(q, "%llu", (unsigned long long)host_epoch);
-	fq_param(q, "%u", lease_ms);
+	/* $4: this host's own grace since the sweep. */
+	q = host_fq(reqid, sql_adopt_q, "adopt", adopt_answered);
 	fq_param(q, "%u", adopt_after_ms);
 	db_query(q);
 }

@@ -409,7 +409,8 @@ verifier_msg(struct child *c, enum msg_kind k, union child_msg *m,
 }
 
 static int
-publisher_msg(struct child *c, enum msg_kind k, union child_msg *m)
+publisher_msg(struct child *c, enum msg_kind k, union child_msg *m,
+    char *why, size_t whylen)
 {
 	struct attempt	*a;
 	json_t		*facts;
@@ -452,6 +453,12 @@ publisher_msg(struct child *c, enum msg_kind k, union child_msg *m)
 		if ((a = child_attempt(c, m->error.id, 0, AS_PUBLISHING,
 		    0)) == NULL)
 			return (0);
+		/* Never asked to begin by a time: a lie, not a wait. */
+		if (a->fleet_epoch == 0 || a->fleet_begin_by == 0) {
+			snprintf(why, whylen, "LATE for %s, which has no time "
+			    "to begin by", a->id);
+			return (-1);
+		}
 		log_warnx("%s: publisher: %s: asked again", a->id,
 		    m->error.error);
 		a->publish_sent = 0;
@@ -544,7 +551,7 @@ dispatch_typed(struct child *c, struct imsg *imsg, char *why, size_t whylen)
 		ret = verifier_msg(c, k, &m, why, whylen);
 		break;
 	case PROC_PUBLISHER:
-		ret = publisher_msg(c, k, &m);
+		ret = publisher_msg(c, k, &m, why, whylen);
 		break;
 	default:
 		break;

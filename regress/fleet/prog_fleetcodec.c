@@ -28,6 +28,17 @@ result(int ok, const char *what, const char *detail)
 		failed = 1;
 }
 
+/* b's bytes as one message, read from ib. */
+static struct imsg *
+imsg_of(struct imsg *imsg, struct ibuf *ib, struct ibuf *b)
+{
+	memset(imsg, 0, sizeof(*imsg));
+	ibuf_from_buffer(ib, ibuf_data(b), ibuf_size(b));
+	imsg->buf = ib;
+	imsg->hdr.len = IMSG_HEADER_SIZE + ibuf_size(b);
+	return (imsg);
+}
+
 /* Decode len bytes of data as one message. */
 static int
 decode(dec_fn fn, const void *data, size_t len, char *err, size_t errlen)
@@ -197,6 +208,8 @@ roundtrips(void)
 {
 	struct fleet_hello	 h, h2;
 	struct fleet_serves	 v, v2;
+	struct imsg		 imsg;
+	struct ibuf		 ib;
 	struct fleet_claimed	 c, c2;
 	struct fleet_tenant	 t;
 	struct fleet_submit	 s;
@@ -219,18 +232,8 @@ roundtrips(void)
 	strlcpy(h.repos[0], "demo", sizeof(h.repos[0]));
 	strlcpy(h.repos[1], "greeter", sizeof(h.repos[1]));
 	b = fleet_hello_compose(&h);
-	same = b != NULL && decode(dec_hello, ibuf_data(b), ibuf_size(b), err,
-	    sizeof(err)) == 0;
-	if (same) {
-		struct imsg	 imsg;
-		struct ibuf	 ib;
-
-		memset(&imsg, 0, sizeof(imsg));
-		ibuf_from_buffer(&ib, ibuf_data(b), ibuf_size(b));
-		imsg.buf = &ib;
-		same = fleet_hello_decode(&imsg, &h2, err, sizeof(err)) == 0 &&
-		    memcmp(&h, &h2, sizeof(h)) == 0;
-	}
+	same = b != NULL && fleet_hello_decode(imsg_of(&imsg, &ib, b), &h2,
+	    err, sizeof(err)) == 0 && memcmp(&h, &h2, sizeof(h)) == 0;
 	result(same, "HELLO: every field back as it was", NULL);
 	strict("HELLO", b, dec_hello);
 
@@ -243,17 +246,8 @@ roundtrips(void)
 	strlcpy(v.forges[0], digest + 7, sizeof(v.forges[0]));
 	strlcpy(v.forges[2], digest + 7, sizeof(v.forges[2]));
 	b = fleet_serves_compose(&v);
-	same = b != NULL;
-	if (same) {
-		struct imsg	 imsg;
-		struct ibuf	 ib;
-
-		memset(&imsg, 0, sizeof(imsg));
-		ibuf_from_buffer(&ib, ibuf_data(b), ibuf_size(b));
-		imsg.buf = &ib;
-		same = fleet_serves_decode(&imsg, &v2, err, sizeof(err)) == 0 &&
-		    memcmp(&v, &v2, sizeof(v)) == 0;
-	}
+	same = b != NULL && fleet_serves_decode(imsg_of(&imsg, &ib, b), &v2,
+	    err, sizeof(err)) == 0 && memcmp(&v, &v2, sizeof(v)) == 0;
 	result(same, "SERVES: every field back as it was", err);
 	strict("SERVES", b, dec_serves);
 	strlcpy(v.forges[1], "not-a-key", sizeof(v.forges[1]));
@@ -304,13 +298,8 @@ roundtrips(void)
 	b = fleet_claimed_compose(&c);
 	same = 0;
 	if (b != NULL) {
-		struct imsg	 imsg;
-		struct ibuf	 ib;
-
-		memset(&imsg, 0, sizeof(imsg));
-		ibuf_from_buffer(&ib, ibuf_data(b), ibuf_size(b));
-		imsg.buf = &ib;
-		same = fleet_claimed_decode(&imsg, &c2, err, sizeof(err)) == 0 &&
+		same = fleet_claimed_decode(imsg_of(&imsg, &ib, b), &c2, err,
+		    sizeof(err)) == 0 &&
 		    strcmp(c2.id, c.id) == 0 && strcmp(c2.tenant, c.tenant) == 0 &&
 		    c2.class == c.class && c2.epoch == c.epoch &&
 		    c2.claims == c.claims && strcmp(c2.digest, c.digest) == 0 &&
