@@ -272,6 +272,12 @@ adopt_request(const struct fleet_adopt *fa, struct msg_publish *m,
 	strlcpy(m->base, mf->baseline, sizeof(m->base));
 	strlcpy(m->manifest_digest, digest, sizeof(m->manifest_digest));
 	manifest_free(mf);
+	/*
+	 * Nor the check run's text: the pin's is the database's word, and
+	 * this host witnessed nothing of it.  The forge shows the title.
+	 */
+	free(m->summary);
+	m->summary = NULL;
 	publish_forge(repo, m);
 	/*
 	 * A cohort's others are not superseded on the pin's word either,
@@ -313,11 +319,19 @@ adopt_done(void *arg, uint32_t type, const void *ans)
 		if (ad->sent && lease_clock() < answer_lease()) {
 			ad->epoch = fa->epoch;
 			strlcpy(ad->lost, fa->host, sizeof(ad->lost));
+			ad->started = now_ms();
 			ad->lease_end = answer_lease();
 			ad->superseded = ad->renewing = 0;
 			return;
 		}
 		adoption_end(ad);
+	} else if (ad != NULL) {
+		/* Not newer than the one held: not the database's doing. */
+		log_warnx("%s: fleet: adopted at epoch %llu, not past %llu "
+		    "held here: dropped", fa->id,
+		    (unsigned long long)fa->epoch,
+		    (unsigned long long)ad->epoch);
+		return;
 	}
 	ad = NULL;
 	for (i = 0; i < ADOPT_MAX && ad == NULL; i++)
@@ -490,7 +504,9 @@ adopt_publisher_lost(void)
 /*
  * The publisher did not begin an adoption's request: its lease's end
  * passed while it waited.  1 if it was an adoption's (sent again by
- * adopt_tick while the lease holds), else 0.
+ * adopt_tick while the lease holds), 0 if no adoption's, -1 if it
+ * cannot be true (none is with the publisher, or its time to begin by
+ * has not come on the clock both share): a lie.
  */
 int
 adopt_late(const char *id, const char *error)
@@ -499,6 +515,8 @@ adopt_late(const char *id, const char *error)
 
 	if ((ad = adoption_of(id)) == NULL)
 		return (0);
+	if (!ad->sent || boot_ms() < ad->req.begin_by)
+		return (-1);
 	log_warnx("%s: fleet: adoption: %s: asked again", id, error);
 	ad->sent = 0;
 	return (1);

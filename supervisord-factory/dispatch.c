@@ -448,15 +448,25 @@ publisher_msg(struct child *c, enum msg_kind k, union child_msg *m,
 		return (0);
 	case MSG_LATE:
 		/* Not begun: asked again while its lease holds. */
-		if (adopt_late(m->error.id, m->error.error))
+		switch (adopt_late(m->error.id, m->error.error)) {
+		case 1:
 			return (0);
+		case -1:
+			snprintf(why, whylen, "LATE for the adoption of %s, "
+			    "which is not late", m->error.id);
+			return (-1);
+		}
 		if ((a = child_attempt(c, m->error.id, 0, AS_PUBLISHING,
 		    0)) == NULL)
 			return (0);
-		/* Never asked to begin by a time: a lie, not a wait. */
-		if (a->fleet_epoch == 0 || a->fleet_begin_by == 0) {
-			snprintf(why, whylen, "LATE for %s, which has no time "
-			    "to begin by", a->id);
+		/*
+		 * Not asked, never asked to begin by a time, or that time
+		 * not come on the clock both share: a lie, not a wait.
+		 */
+		if (!a->publish_sent || a->fleet_epoch == 0 ||
+		    a->fleet_begin_by == 0 || boot_ms() < a->fleet_begin_by) {
+			snprintf(why, whylen, "LATE for %s, which is not late",
+			    a->id);
 			return (-1);
 		}
 		log_warnx("%s: publisher: %s: asked again", a->id,

@@ -34,6 +34,7 @@ static struct child		 publisher;
 static fleet_done	 asked;		/* adopt_poll's request's */
 static struct msg_publish sent;		/* what the publisher was sent */
 static int		 nsent;
+static int		 sent_summary;	/* it carried one */
 static int		 outcome_to = -1;
 static uint64_t		 outcome_epoch;
 static char		 outcome_why[FLEET_TEXT_MAX];
@@ -89,6 +90,7 @@ proc_compose_msg(enum factory_procid id, uint32_t type, enum msg_kind k,
 	free(raw);
 	/* Its arrays alone: the pointers are adopt.c's, freed after. */
 	memcpy(&sent, msg, sizeof(sent));
+	sent_summary = sent.summary != NULL;
 	/* To begin by the adoption's lease's end, never "no deadline". */
 	ck_assert_uint_eq(sent.begin_by, lease());
 	sent.verdict = sent.summary = NULL;
@@ -130,10 +132,12 @@ outcome(const char *id, uint64_t epoch, int to, const char *why,
 }
 
 /* A lease end far off, but one the wire takes (msg.c's bound). */
+static uint64_t	 lease_at = 1ULL << 40;
+
 static uint64_t
 lease(void)
 {
-	return (1ULL << 40);
+	return (lease_at);
 }
 
 static uint64_t
@@ -188,6 +192,7 @@ pin(const char *key, const char *digest)
 	m.verdict = "{}";
 	strlcpy(m.verifier_pub, key, sizeof(m.verifier_pub));
 	strlcpy(m.manifest_digest, digest, sizeof(m.manifest_digest));
+	m.summary = "the database's summary";
 	ck_assert_ptr_nonnull(raw = msg_encode(MSG_PUBLISH, &m, &len, err,
 	    sizeof(err)));
 	ck_assert_ptr_nonnull(b64 = malloc(BASE64_SIZE(len)));
@@ -248,6 +253,8 @@ START_TEST(test_title_base_of_manifest)
 	ck_assert_str_eq(sent.base, "main");
 	ck_assert_str_eq(sent.manifest_digest, d);
 	ck_assert_str_eq(sent.remote, "/srv/demo.git");
+	/* Nor the pin's check run text: the forge shows the title. */
+	ck_assert_int_eq(sent_summary, 0);
 }
 END_TEST
 
@@ -328,6 +335,10 @@ START_TEST(test_readopted_in_place)
 	adopted(3, p, manifest);
 	ck_assert_int_eq(nsent, before + 1);
 	ck_assert_int_eq(outcome_to, -1);
+	/* Not newer than the one held: dropped, no request beside it. */
+	adopted(3, p, manifest);
+	ck_assert_int_eq(nsent, before + 1);
+	ck_assert_int_eq(adopt_busy(), 1);
 	ck_assert_int_eq(adopt_answer(ID, NULL, "ended here"), 1);
 	ck_assert_int_eq(outcome_to, FLEET_FAILED);
 	ck_assert_uint_eq(outcome_epoch, 3);
@@ -345,16 +356,25 @@ START_TEST(test_late_asked_again)
 	p = pin(KEY, d);
 	adopted(2, p, manifest);
 	ck_assert_int_eq(nsent, before + 1);
+	/* Its time to begin by not come: LATE is a lie. */
+	ck_assert_int_eq(adopt_late(ID, "not begun"), -1);
+	ck_assert_int_eq(adopt_answer(ID, NULL, "ended here"), 1);
+	/* Begin by an instant long past; the lease (clock0's 0) holds. */
+	lease_at = 1;
+	adopted(3, p, manifest);
+	ck_assert_int_eq(nsent, before + 2);
 	ck_assert_int_eq(adopt_busy(), 1);
 	ck_assert_int_eq(adopt_late(ID, "not begun"), 1);
 	ck_assert_int_eq(adopt_busy(), 0);
+	/* Not with the publisher now: another LATE is a lie. */
+	ck_assert_int_eq(adopt_late(ID, "not begun"), -1);
 	adopt_tick();
-	ck_assert_int_eq(nsent, before + 2);
+	ck_assert_int_eq(nsent, before + 3);
 	ck_assert_uint_eq(sent.begin_by, lease());
 	/* The publisher lost: sent again when it is back. */
 	adopt_publisher_lost();
 	adopt_tick();
-	ck_assert_int_eq(nsent, before + 3);
+	ck_assert_int_eq(nsent, before + 4);
 	ck_assert_int_eq(adopt_answer(ID, NULL, "ended here"), 1);
 	ck_assert_int_eq(adopt_late("a-20261207-0002", "not ours"), 0);
 	free(p);
