@@ -392,17 +392,21 @@ cmd_logs(int argc, char **argv)
 	uint64_t	 off = 0;
 	uint8_t		 which = 0;
 	json_t		*d;
+	const char	*service = NULL;
 	char		*carry = NULL, *data;
 	size_t		 ncarry = 0, len, keep;
 	int		 ch, follow = 0, done, more, n;
 
-	while ((ch = getopt(argc, argv, "fv")) != -1) {
+	while ((ch = getopt(argc, argv, "fs:v")) != -1) {
 		switch (ch) {
 		case 'f':
 			follow = 1;
 			break;
+		case 's':
+			service = optarg;
+			break;
 		case 'v':
-			which = 1;
+			which |= CTL_LOGS_VALIDATION;
 			break;
 		default:
 			ctl_usage("logs");
@@ -412,10 +416,17 @@ cmd_logs(int argc, char **argv)
 	argv += optind;
 	if (argc != 1)
 		ctl_usage("logs");
+	if (service != NULL) {
+		if (strlen(service) >= SERVICE_NAMEMAX)
+			errx(CTL_EXIT_USAGE, "%s: not a service name", service);
+		which |= CTL_LOGS_SERVICE;
+	}
 	for (;;) {
 		if ((b = ibuf_dynamic(64, 1024)) == NULL ||
 		    ibuf_add_n64(b, off) == -1 || ibuf_add_n8(b, which) == -1 ||
-		    ibuf_add(b, argv[0], strlen(argv[0]) + 1) == -1)
+		    ibuf_add(b, argv[0], strlen(argv[0]) + 1) == -1 ||
+		    (service != NULL && ibuf_add(b, service,
+		    strlen(service) + 1) == -1))
 			err(CTL_EXIT_USAGE, "ibuf");
 		if (ctl_simple(1, IMSG_CTL_LOGS, ibuf_data(b), ibuf_size(b),
 		    &o) != 0)

@@ -268,6 +268,25 @@ struct manifest_setup {
 #define SETUP_REUSE_TREE	0
 #define SETUP_REUSE_INPUTS	1
 
+/*
+ * services: NAME: {run, ready, ready-timeout, ports, env}: a process
+ * beside the agent (and, afresh, beside the validation run) in the
+ * run's network namespace, as its own uid, that must answer its ready
+ * command before the agent starts (factory-manifest(5) SERVICES).
+ */
+#define SERVICE_PORTS		4	/* ports a service may listen on */
+#define SERVICE_READY_MS	(30 * 1000)	/* ready-timeout's default */
+#define SERVICE_READY_MAXMS	(10 * 60 * 1000)
+struct manifest_service {
+	char			 name[SERVICE_NAMEMAX];
+	char			**run;		/* argv, non-empty */
+	char			**ready;	/* argv, non-empty */
+	char			**env;		/* "KEY=VALUE" */
+	uint64_t		 ready_ms;
+	uint16_t		 ports[SERVICE_PORTS];
+	int			 nports;	/* at least one */
+};
+
 struct manifest {
 	char			 repository[REPO_NAME_MAX];
 	char			 baseline[256];	/* a ref or an oid, as given */
@@ -288,6 +307,8 @@ struct manifest {
 	char			 image[MANIFEST_IMAGE_MAX];
 	char			**toolchain;
 	struct manifest_setup	*setup;		/* NULL: no setup phase */
+	struct manifest_service	 services[MANIFEST_SERVICES];
+	int			 nservices;
 
 	struct manifest_model	 model;
 	/* upstreams: names of factoryd.conf upstreams */

@@ -23,6 +23,11 @@
 #define PROC_PARENT_FD		3	/* a child's end of its socketpair */
 #define FACTORY_MAXIMSG		(64 * 1024)
 #define ATTEMPT_ID_MAX		32	/* "a-20261129-0007" */
+#define MANIFEST_SERVICES	4	/* services a manifest may name */
+#define SERVICE_NAMEMAX		24	/* [a-z][a-z0-9-]*, with the NUL */
+/* IMSG_CTL_LOGS: whose log (none: the agent's). */
+#define CTL_LOGS_VALIDATION	0x01	/* the validation run's side */
+#define CTL_LOGS_SERVICE	0x02	/* a service's, named after the id */
 #define COHORT_ID_MAX		32	/* "c-20261129-0007" */
 #define COHORT_SUPERSEDE_MAX	63	/* the others of a cohort of
 					   COHORT_SIZE_MAX (conf.h) */
@@ -126,7 +131,7 @@ enum imsg_type {
 	IMSG_CTL_SUBMIT,	/* struct ctl_submit + manifest bytes */
 	IMSG_CTL_LIST,
 	IMSG_CTL_SHOW,		/* attempt id */
-	IMSG_CTL_LOGS,		/* struct ctl_logs */
+	IMSG_CTL_LOGS,		/* n64 offset, n8 CTL_LOGS_*, id[, service] */
 	IMSG_CTL_CANCEL,	/* attempt id */
 	IMSG_CTL_APPROVE,	/* attempt id */
 	IMSG_CTL_RECEIPTS,	/* attempt id */

@@ -155,15 +155,19 @@ inm_cgroups(struct mread *r, struct invmsg *m)
 {
 	char	 w[64];
 	size_t	 i;
+	uint8_t	 kind;
 
 	if (inm_count(r, "cgroups", sizeof(*m->cgroups), 5,
 	    (void **)&m->cgroups, &m->ncgroups) == -1)
 		return (-1);
 	for (i = 0; i < m->ncgroups; i++) {
-		snprintf(w, sizeof(w), "cgroups[%zu].validation", i);
+		snprintf(w, sizeof(w), "cgroups[%zu].kind", i);
 		if (inm_id(r, "cgroups", i, m->cgroups[i].id) == -1 ||
-		    m_get_bool(r, w, &m->cgroups[i].validation) == -1)
+		    m_get_n8(r, w, &kind) == -1)
 			return (-1);
+		if (kind >= CG_KINDS)
+			return (m_fail(r, "%s: %u is no kind", w, kind));
+		m->cgroups[i].kind = kind;
 	}
 	return (0);
 }
@@ -345,4 +349,48 @@ invmsg_free(struct invmsg *m)
 	free(m->pulls);
 	free(m->errors);
 	memset(m, 0, sizeof(*m));
+}
+
+int
+cg_name(const char *id, int kind, char *buf, size_t len)
+{
+	int	 n;
+
+	if (kind < 0 || kind >= CG_KINDS)
+		return (-1);
+	if (kind < CG_KIND_SERVICE)
+		n = snprintf(buf, len, "%s%s", id, kind == CG_KIND_VALIDATION ?
+		    "-v" : "");
+	else
+		n = snprintf(buf, len, "%s-%ss%d", id,
+		    (kind - CG_KIND_SERVICE) % 2 ? "v" : "",
+		    (kind - CG_KIND_SERVICE) / 2);
+	return (n < 0 || (size_t)n >= len ? -1 : 0);
+}
+
+int
+cg_kind(const char *name, size_t *idlen)
+{
+	size_t	 len = strlen(name);
+	int	 v;
+
+	*idlen = len;
+	if (len > 2 && strcmp(name + len - 2, "-v") == 0) {
+		*idlen = len - 2;
+		return (CG_KIND_VALIDATION);
+	}
+	/* "-sN" or "-vsN", N a single digit below MANIFEST_SERVICES. */
+	if (len > 3 && name[len - 3] == '-' && name[len - 2] == 's' &&
+	    name[len - 1] >= '0' && name[len - 1] < '0' + MANIFEST_SERVICES) {
+		*idlen = len - 3;
+		return (CG_KIND_SERVICE + 2 * (name[len - 1] - '0'));
+	}
+	v = len > 4 && name[len - 4] == '-' && name[len - 3] == 'v' &&
+	    name[len - 2] == 's';
+	if (v && name[len - 1] >= '0' &&
+	    name[len - 1] < '0' + MANIFEST_SERVICES) {
+		*idlen = len - 4;
+		return (CG_KIND_SERVICE + 2 * (name[len - 1] - '0') + 1);
+	}
+	return (CG_KIND_AGENT);
 }

@@ -11,7 +11,7 @@
  *
  *	attempt_dirs	list of str id
  *	verify_dirs	list of str id
- *	cgroups		list of { str id, n8 validation }
+ *	cgroups		list of { str id, n8 kind }	(CG_KIND_*)
  *	processes	list of { n32 pid, n32 uid, str comm }
  *	mounts		list of { str id, n8 verify }
  *	branches	list of { str repo, str id, str commit }
@@ -45,9 +45,19 @@ struct invmsg_id {
 	char		 id[ATTEMPT_ID_MAX];
 };
 
+/*
+ * Whose cgroups of an attempt: its agent's ("<id>"), its validation
+ * run's (or setup's, "<id>-v"), or a service's, two kinds a service:
+ * beside the agent ("<id>-sN"), beside validation ("<id>-vsN").
+ */
+#define CG_KIND_AGENT		0
+#define CG_KIND_VALIDATION	1
+#define CG_KIND_SERVICE		2	/* + 2 x N (+ 1 beside validation) */
+#define CG_KINDS		(CG_KIND_SERVICE + 2 * MANIFEST_SERVICES)
+
 struct invmsg_cgroup {
 	char		 id[ATTEMPT_ID_MAX];
-	int		 validation;	/* the "<id>-v" cgroup */
+	int		 kind;		/* CG_KIND_* */
 };
 
 struct invmsg_proc {
@@ -113,5 +123,10 @@ void	 invmsg_free(struct invmsg *);
  * the reconciler).
  */
 int	 reconcile_inventory(const void *, size_t);
+
+/* The cgroup name of id for kind: 0, or -1 if kind is none. */
+int	 cg_name(const char *, int, char *, size_t);
+/* The kind of a cgroup name, and its id's length; -1: not one of ours. */
+int	 cg_kind(const char *, size_t *);
 
 #endif /* INVMSG_H */

@@ -192,6 +192,12 @@ landlock_restrict(struct landlock *ll)
 	return (0);
 }
 
+int
+landlock_fd(const struct landlock *ll)
+{
+	return (ll == NULL ? -1 : ll->fd);
+}
+
 void
 landlock_free(struct landlock *ll)
 {

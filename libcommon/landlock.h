@@ -47,5 +47,7 @@ int		 landlock_allow_port(struct landlock *, uint16_t, uint64_t);
 /* Sets no_new_privs and restricts the calling thread; -1 on failure. */
 int		 landlock_restrict(struct landlock *);
 void		 landlock_free(struct landlock *);
+/* The ruleset's descriptor, to keep it open; -1 if there is none. */
+int		 landlock_fd(const struct landlock *);
 
 #endif /* FACTORY_LANDLOCK_H */

@@ -35,7 +35,7 @@ const struct manifest_limits manifest_default_limits = {
 static const char * const manifest_keys[] = {
 	"repository", "baseline", "scope", "agent", "validate", "env",
 	"limits", "network", "exec", "title", "approval", "environment", "setup",
-	"model", "upstreams", "tenant", "cohort", NULL
+	"services", "model", "upstreams", "tenant", "cohort", NULL
 };
 /* What a cohort's variant may change: everything else is frozen. */
 static const char * const cohort_keys[] = { "size", "variants", NULL };
@@ -612,6 +612,104 @@ m_setup(struct yerr *e, const struct ynode *root, struct manifest *m)
 	return (0);
 }
 
+/* A service's name: a lower-case letter, then letters, digits and '-'. */
+static int
+m_svcname(const char *s)
+{
+	size_t	 n = strlen(s);
+
+	if (n == 0 || n >= SERVICE_NAMEMAX || s[0] < 'a' || s[0] > 'z')
+		return (0);
+	return (strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == n);
+}
+
+/* ports: [PORT, ...]: 1 to SERVICE_PORTS, none another service's. */
+static int
+m_svcports(struct yerr *e, const struct ynode *n, const struct manifest *m,
+    struct manifest_service *sv)
+{
+	uint64_t	 v;
+	size_t		 i;
+	int		 j, k;
+
+	if (n->kind != YN_SEQ || n->nkids == 0)
+		return (y_fail(e, n, "expected a list of ports, not %s",
+		    y_what(n)));
+	if (n->nkids > SERVICE_PORTS)
+		return (y_fail(e, n, "%zu ports: at most %d", n->nkids,
+		    SERVICE_PORTS));
+	for (i = 0; i < n->nkids; i++) {
+		if (y_uint(e, n->kids[i], 1, 65535, &v) == -1)
+			return (-1);
+		for (j = 0; j < m->nservices; j++)
+			for (k = 0; k < m->services[j].nports; k++)
+				if (m->services[j].ports[k] == v)
+					return (y_fail(e, n->kids[i],
+					    "port %llu is service %s's",
+					    (unsigned long long)v,
+					    m->services[j].name));
+		for (k = 0; k < sv->nports; k++)
+			if (sv->ports[k] == v)
+				return (y_fail(e, n->kids[i], "port %llu "
+				    "twice", (unsigned long long)v));
+		sv->ports[sv->nports++] = (uint16_t)v;
+	}
+	return (0);
+}
+
+/*
+ * services: {NAME: {run: ARGV, ready: ARGV, ready-timeout: DURATION,
+ * ports: [PORT], env: {...}}}, in the order written.
+ */
+static int
+m_services(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	static const char * const keys[] = { "run", "ready", "ready-timeout",
+	    "ports", "env", NULL };
+	const struct ynode	*n, *s, *t;
+	struct manifest_service	*sv;
+	size_t			 i;
+
+	if ((n = y_get(root, "services")) == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping of service names to services") == -1)
+		return (-1);
+	if (n->nkids > MANIFEST_SERVICES)
+		return (y_fail(e, n, "%zu services: at most %d", n->nkids,
+		    MANIFEST_SERVICES));
+	for (i = 0; i < n->nkids; i++) {
+		s = n->kids[i];
+		if (!m_svcname(n->keys[i]->str))
+			return (y_fail(e, n->keys[i], "not a service name: "
+			    "[a-z][a-z0-9-]*, at most %d bytes",
+			    SERVICE_NAMEMAX - 1));
+		if (y_map(e, s, "a mapping with run, ready, ready-timeout, "
+		    "ports and env") == -1 || y_keys(e, s, keys) == -1)
+			return (-1);
+		sv = &m->services[i];
+		strlcpy(sv->name, n->keys[i]->str, sizeof(sv->name));
+		sv->ready_ms = SERVICE_READY_MS;
+		if (m_argv(e, s, "run", &sv->run) == -1 ||
+		    m_argv(e, s, "ready", &sv->ready) == -1 ||
+		    m_envmap(e, y_get(s, "env"), "services.env", &sv->env) ==
+		    -1)
+			return (-1);
+		if ((t = y_get(s, "ready-timeout")) != NULL) {
+			if (y_duration(e, t, &sv->ready_ms) == -1)
+				return (-1);
+			if (sv->ready_ms == 0 ||
+			    sv->ready_ms > SERVICE_READY_MAXMS)
+				return (y_fail(e, t, "not between 1ms and "
+				    "10m"));
+		}
+		if ((t = y_need(e, s, "ports")) == NULL ||
+		    m_svcports(e, t, m, sv) == -1)
+			return (-1);
+		m->nservices++;
+	}
+	return (0);
+}
+
 static int
 m_approval(struct yerr *e, const struct ynode *root, struct manifest *m)
 {
@@ -800,6 +898,7 @@ m_build(struct yerr *e, const struct ynode *root, struct manifest *m)
 	    m_approval(e, root, m) == -1 ||
 	    m_environment(e, root, m) == -1 ||
 	    m_setup(e, root, m) == -1 ||
+	    m_services(e, root, m) == -1 ||
 	    m_model(e, root, m) == -1 ||
 	    m_upstreams(e, root, m) == -1 ||
 	    m_tenant(e, root, m) == -1)
@@ -1069,6 +1168,11 @@ manifest_free(struct manifest *m)
 		y_strvfree(m->setup->env);
 		free(m->setup);
 	}
+	for (i = 0; i < MANIFEST_SERVICES; i++) {
+		y_strvfree(m->services[i].run);
+		y_strvfree(m->services[i].ready);
+		y_strvfree(m->services[i].env);
+	}
 	for (i = 0; m->cohort_env != NULL && i < m->cohort_nvariants; i++)
 		y_strvfree(m->cohort_env[i]);
 	free(m->cohort_env);
@@ -1149,6 +1253,31 @@ m_printsetup(FILE *fp, const struct manifest_setup *s)
 	}
 	fprintf(fp, "  reuse: %s\n", s->reuse == SETUP_REUSE_INPUTS ?
 	    "inputs" : "tree");
+}
+
+static void
+m_printservices(FILE *fp, const struct manifest *m)
+{
+	const struct manifest_service	*sv;
+	int				 i, j;
+
+	if (m->nservices == 0)
+		return;
+	fprintf(fp, "services:\n");
+	for (i = 0; i < m->nservices; i++) {
+		sv = &m->services[i];
+		fprintf(fp, "  %s:\n", sv->name);
+		m_printlist(fp, "    ", "run", sv->run);
+		m_printlist(fp, "    ", "ready", sv->ready);
+		fprintf(fp, "    ready-timeout: ");
+		y_printduration(fp, sv->ready_ms);
+		fprintf(fp, "\n    ports: [");
+		for (j = 0; j < sv->nports; j++)
+			fprintf(fp, "%s%u", j > 0 ? ", " : "",
+			    (unsigned)sv->ports[j]);
+		fprintf(fp, "]\n    ");
+		m_printenv(fp, "    ", sv->env);
+	}
 }
 
 /* A model grant, its keys under indent ("model:" on the line before). */
@@ -1274,6 +1403,7 @@ manifest_print(FILE *fp, const struct manifest *m)
 	}
 	if (m->setup != NULL)
 		m_printsetup(fp, m->setup);
+	m_printservices(fp, m);
 	m_printmodel(fp, m);
 	m_printcohort(fp, m);
 }

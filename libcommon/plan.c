@@ -18,6 +18,8 @@
  *	u32 n, n x (u32 len, len bytes, u8 addlo)	egress endpoints
  *	u8 has_hosts [str hosts]
  *	strv home				pairs: a file below HOME, its bytes
+ *	u8 lo; u8 passwd; u32 n, n x u16 connect; u32 n, n x u16 bind;
+ *	optstrv ready
  *	u32 n, n x 8 bytes			the seccomp program
  *
  * str is u32 length and bytes; strv is u32 count and strings;
@@ -51,7 +53,7 @@
 
 #define PLAN_MAGIC	0x53425850U	/* "SBXP" on the wire */
 #define ENTER_MAGIC	0x53425845U	/* "SBXE" on the wire */
-#define PLAN_VERSION	5U
+#define PLAN_VERSION	6U
 #define PLAN_NONE	0xffffffffU
 #define PLAN_MAXARGV	4096
 #define PLAN_MAXENV	4096
@@ -238,6 +240,15 @@ plan_encode(const struct plan *pl, const struct sock_fprog *prog,
 	put_u32(&w, n);
 	for (i = 0; i < (int)n; i++)
 		put_str(&w, spec->home[i]);
+	put_u8(&w, spec->lo != 0);
+	put_u8(&w, spec->passwd != 0);
+	put_u32(&w, (uint32_t)spec->nconnect);
+	for (i = 0; i < spec->nconnect; i++)
+		put_u16(&w, spec->connect[i]);
+	put_u32(&w, (uint32_t)spec->nbind);
+	for (i = 0; i < spec->nbind; i++)
+		put_u16(&w, spec->bind[i]);
+	put_strv(&w, spec->ready, 1);
 	put_prog(&w, prog);
 	return (put_done(&w, lenp));
 }
@@ -256,7 +267,10 @@ struct plan_out {
 	char			**env;
 	char			**exec;
 	char			**home;
+	char			**ready;
 	struct sandbox_listen	*listen;
+	uint16_t		 connect[SANDBOX_SVCPORTS];
+	uint16_t		 bind[SANDBOX_SVCPORTS];
 	struct sock_filter	*bpf;
 };
 
@@ -655,6 +669,27 @@ get_homefiles(struct rbuf *r, struct plan_out *o)
 	}
 }
 
+/* A service's ports: at most SANDBOX_SVCPORTS, none of them 0. */
+static int
+get_svcports(struct rbuf *r, uint16_t *ports, const char *field)
+{
+	char		 name[64];
+	uint32_t	 n = get_u32(r, field), i;
+
+	if (r->failed)
+		return (0);
+	if (n > SANDBOX_SVCPORTS) {
+		bad(r, "%s: %u, more than %d", field, n, SANDBOX_SVCPORTS);
+		return (0);
+	}
+	for (i = 0; i < n && !r->failed; i++) {
+		snprintf(name, sizeof(name), "%s[%u]", field, i);
+		if ((ports[i] = get_u16(r, name)) == 0 && !r->failed)
+			bad(r, "%s: port 0", name);
+	}
+	return ((int)n);
+}
+
 /* 0 if name is a relative path of plain components (get_homefiles). */
 int
 plan_home_name(const char *name)
@@ -705,6 +740,14 @@ get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 	if (get_bool(r, "hosts"))
 		spec->hosts = get_str(r, PLAN_MAXHOSTS, "hosts");
 	get_homefiles(r, o);
+	spec->lo = get_bool(r, "lo");
+	spec->passwd = get_bool(r, "passwd");
+	spec->nconnect = get_svcports(r, o->connect, "connect");
+	spec->nbind = get_svcports(r, o->bind, "bind");
+	o->ready = get_strv(r, PLAN_MAXARGV, 1, 0, "ready");
+	if (!r->failed && o->ready != NULL && (o->ready[0] == NULL ||
+	    o->ready[0][0] != '/'))
+		bad(r, "ready: not an absolute program");
 	get_prog(r, &o->bpf, prog);
 	if (!r->failed && ibuf_size(&r->b) != 0)
 		bad(r, "%zu bytes after the end", ibuf_size(&r->b));
@@ -713,6 +756,9 @@ get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 	spec->env = o->env;
 	spec->exec_allow = o->exec;
 	spec->home = o->home;
+	spec->connect = o->connect;
+	spec->bind = o->bind;
+	spec->ready = o->ready;
 	if (spec->image != NULL)
 		strlcpy(pl->image, spec->image, sizeof(pl->image));
 	pl->spec = spec;
@@ -759,6 +805,7 @@ plan_free(struct plan *pl)
 	free(o->env);
 	free(o->exec);
 	free(o->home);
+	free(o->ready);
 	free(o->listen);
 	free(o->bpf);
 	free(o->arena);
@@ -791,7 +838,7 @@ plan_enter_encode(const struct plan_enter *en, const struct sock_fprog *prog,
 	put_u64(&w, spec->fsize);
 	put_u64(&w, spec->nofile);
 	put_u32(&w, (uint32_t)en->nports);
-	for (i = 0; i < en->nports && i < SANDBOX_MAXLISTEN; i++)
+	for (i = 0; i < en->nports && i < SANDBOX_MAXPORTS; i++)
 		put_u16(&w, en->ports[i]);
 	put_u32(&w, (uint32_t)en->nprocs);
 	put_str(&w, en->home);
@@ -818,8 +865,8 @@ get_ports(struct rbuf *r, struct plan_enter *en)
 
 	if (r->failed)
 		return;
-	if (n > SANDBOX_MAXLISTEN) {
-		bad(r, "ports: %u, more than %d", n, SANDBOX_MAXLISTEN);
+	if (n > SANDBOX_MAXPORTS) {
+		bad(r, "ports: %u, more than %d", n, SANDBOX_MAXPORTS);
 		return;
 	}
 	for (i = 0; i < n && !r->failed; i++) {
@@ -990,7 +1037,10 @@ const char *const plan_rootdirs[PLAN_NROOTDIRS + 1] = {
 	"/etc", NULL
 };
 
-/* The egress ports of spec, for the Landlock connect rules. */
+/*
+ * The egress ports of spec and its services' (at most SANDBOX_MAXPORTS),
+ * for the Landlock connect rules.
+ */
 int
 plan_ports(const struct sandbox_spec *spec, uint16_t *ports)
 {
@@ -1003,6 +1053,8 @@ plan_ports(const struct sandbox_spec *spec, uint16_t *ports)
 		    ((const struct sockaddr_in6 *)ss)->sin6_port :
 		    ((const struct sockaddr_in *)ss)->sin_port);
 	}
+	for (i = 0; i < spec->nconnect && i < SANDBOX_SVCPORTS; i++)
+		ports[n++] = spec->connect[i];
 	return (n);
 }
 

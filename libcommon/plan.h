@@ -22,6 +22,8 @@
 #define SANDBOX_MAXCG		6	/* memory pids cpu cpuacct unified */
 #define SANDBOX_MAXLISTEN	32	/* egress endpoints of one sandbox */
 #define SANDBOX_MAXBINDS	32	/* exec and expose paths, at most */
+#define SANDBOX_SVCPORTS	16	/* services' ports, to bind or reach */
+#define SANDBOX_MAXPORTS	(SANDBOX_MAXLISTEN + SANDBOX_SVCPORTS)
 
 /*
  * One TCP endpoint inside the sandbox's network namespace, where the
@@ -75,6 +77,30 @@ struct sandbox_spec {
 	 * it running past its lease.  0: none.
 	 */
 	uint64_t	  watchdog_ms;
+	/*
+	 * Services (factory-manifest(5) SERVICES).  lo: loopback up even
+	 * with no egress endpoint.  connect: the services' ports, which
+	 * Landlock lets the sandbox reach besides its endpoints' (ABI 4);
+	 * bind: the ports it may listen on (none otherwise).  ready: a
+	 * service's ready command, which pid 1 runs, confined as the
+	 * service, with backoff until it exits 0, then says "Y"; NULL:
+	 * none.  passwd: /etc/passwd and /etc/group, where the view has
+	 * them, name the sandbox's uid and gid (as "factory") if they do
+	 * not: a database's initdb will not run as a uid without a name.
+	 */
+	int		  lo;
+	int		  passwd;	/* its uid named in /etc/passwd, group */
+	const uint16_t	 *connect;
+	int		  nconnect;
+	const uint16_t	 *bind;
+	int		  nbind;
+	char *const	 *ready;
+	/*
+	 * Not on the wire: the network namespace to join (an fd the
+	 * caller keeps; the services of one run share it), or NULL for
+	 * a fresh one.
+	 */
+	const int	 *netns;
 };
 
 #define SBX_MFD_EXEC	0x0010U		/* MFD_EXEC, Linux 6.3 */
@@ -152,7 +178,7 @@ struct plan {
 struct plan_enter {
 	const struct sandbox_spec *spec;	/* argv, env, uid, limits */
 	char		 tree[PATH_MAX];
-	uint16_t	 ports[SANDBOX_MAXLISTEN];	/* Landlock connect */
+	uint16_t	 ports[SANDBOX_MAXPORTS];	/* Landlock connect */
 	int		 nports;
 	int		 nprocs;		/* cgroup.procs fds */
 	char		 home[PATH_MAX];	/* a mkdtemp(3) template */

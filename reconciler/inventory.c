@@ -120,16 +120,19 @@ inv_printable(const char *s)
 	return (1);
 }
 
-/* The parent's own syntax, plus the "-v" of a validation cgroup. */
+/*
+ * The parent's own syntax, plus (cgsuffix) the suffix of a validation
+ * or a service cgroup (invmsg.h, CG_KIND_*).
+ */
 int
-inv_id_valid(const char *s, int vsuffix)
+inv_id_valid(const char *s, int cgsuffix)
 {
-	size_t	 len = strlen(s);
+	size_t	 len = strlen(s), idlen;
 
 	if (invmsg_id_valid(s, len))
 		return (1);
-	return (vsuffix && len > 2 && strcmp(s + len - 2, "-v") == 0 &&
-	    invmsg_id_valid(s, len - 2));
+	return (cgsuffix && cg_kind(s, &idlen) != CG_KIND_AGENT &&
+	    invmsg_id_valid(s, idlen));
 }
 
 int
@@ -400,11 +403,12 @@ inv_cgroup_ids(json_t *paths)
 	json_t		*arr, *v;
 	const char	*p, *base;
 	size_t		 i, n;
+	int		 kind;
 
 	json_array_foreach(paths, i, v) {
 		p = json_string_value(v);
 		base = strrchr(p, '/') != NULL ? strrchr(p, '/') + 1 : p;
-		inv_names_add(&l, base);	/* listed: an id, or "<id>-v" */
+		inv_names_add(&l, base);	/* listed: an id and a suffix */
 	}
 	json_decref(paths);
 	if ((arr = json_array()) == NULL)
@@ -413,15 +417,9 @@ inv_cgroup_ids(json_t *paths)
 		qsort(l.v, l.n, sizeof(*l.v), inv_strcmp);
 	for (i = 0; i < l.n; i++) {
 		if (i == 0 || strcmp(l.v[i], l.v[i - 1]) != 0) {
-			n = strlen(l.v[i]);
-			if (n > 2 && strcmp(l.v[i] + n - 2, "-v") == 0) {
-				l.v[i][n - 2] = '\0';
-				inv_push(arr, json_pack("{s:s, s:b}", "id",
-				    l.v[i], "validation", 1));
-				l.v[i][n - 2] = '-';
-			} else
-				inv_push(arr, json_pack("{s:s, s:b}", "id",
-				    l.v[i], "validation", 0));
+			kind = cg_kind(l.v[i], &n);
+			inv_push(arr, json_pack("{s:s%, s:i}", "id", l.v[i], n,
+			    "kind", kind));
 		}
 	}
 	for (i = 0; i < l.n; i++)
@@ -902,7 +900,7 @@ inv_encode_value(struct ibuf *b, json_t *v)
 static int
 inv_encode_list(struct ibuf *b, json_t *arr, const char *const *members)
 {
-	json_t	*el;
+	json_t	*el, *v;
 	size_t	 i, k;
 
 	if (!json_is_array(arr) || json_array_size(arr) > UINT32_MAX ||
@@ -914,10 +912,22 @@ inv_encode_list(struct ibuf *b, json_t *arr, const char *const *members)
 				return (-1);
 			continue;
 		}
-		for (k = 0; k < 3 && members[k] != NULL; k++)
+		for (k = 0; k < 3 && members[k] != NULL; k++) {
+			/* "n8:NAME": a small number, in one byte. */
+			if (strncmp(members[k], "n8:", 3) == 0) {
+				v = json_object_get(el, members[k] + 3);
+				if (!json_is_integer(v) ||
+				    json_integer_value(v) < 0 ||
+				    json_integer_value(v) > UINT8_MAX ||
+				    ibuf_add_n8(b, json_integer_value(v)) ==
+				    -1)
+					return (-1);
+				continue;
+			}
 			if (inv_encode_value(b, json_object_get(el,
 			    members[k])) == -1)
 				return (-1);
+		}
 	}
 	return (0);
 }
@@ -931,7 +941,7 @@ inv_encode(json_t *inv, struct ibuf *b)
 	} lists[] = {
 		{ "attempt_dirs",	{ NULL } },
 		{ "verify_dirs",	{ NULL } },
-		{ "cgroups",		{ "id", "validation", NULL } },
+		{ "cgroups",		{ "id", "n8:kind", NULL } },
 		{ "processes",		{ "pid", "uid", "comm" } },
 		{ "mounts",		{ "id", "verify", NULL } },
 		{ "branches",		{ "repo", "id", "commit" } },

@@ -272,6 +272,93 @@ sbx_hosts_bind(struct plan *pl)
 }
 
 /*
+ * /etc/passwd and /etc/group as the view has them, with a line naming
+ * the sandbox's uid (gid) if none does, written below /run and bound
+ * over them (sbx_idfiles_bind).  A view without the file gets none; a
+ * file too large for /run is left as it is.
+ */
+#define SBX_PASSWD	"/run/factory.passwd"
+#define SBX_GROUP	"/run/factory.group"
+#define SBX_IDFILEMAX	(24 * 1024)
+
+/* Does a line of buf (len bytes) have id as its third field? */
+static int
+sbx_idfile_has(const char *buf, size_t len, unsigned int id)
+{
+	const char	*p = buf, *end = buf + len, *nl, *f;
+	char		 want[16];
+	size_t		 n;
+	int		 i;
+
+	n = (size_t)snprintf(want, sizeof(want), "%u:", id);
+	for (; p < end; p = nl + 1) {
+		if ((nl = memchr(p, '\n', end - p)) == NULL)
+			nl = end;
+		for (f = p, i = 0; i < 2 && f < nl; i++)
+			if ((f = memchr(f, ':', nl - f)) != NULL)
+				f++;
+			else
+				f = nl;
+		if (f + n <= nl && memcmp(f, want, n) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+static void
+sbx_idfile_write(struct plan *pl, const char *from, const char *to,
+    const char *line, unsigned int id)
+{
+	char	 buf[SBX_IDFILEMAX];
+	ssize_t	 n;
+	size_t	 len = 0, ll = strlen(line);
+	int	 fd;
+
+	if ((fd = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return;
+	while (len < sizeof(buf) && (n = read(fd, buf + len,
+	    sizeof(buf) - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	if (len + ll + 1 >= sizeof(buf) || sbx_idfile_has(buf, len, id))
+		return;
+	if (len > 0 && buf[len - 1] != '\n')
+		buf[len++] = '\n';
+	memcpy(buf + len, line, ll);
+	len += ll;
+	if ((fd = open(to, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC,
+	    0644)) == -1 || write(fd, buf, len) != (ssize_t)len)
+		plan_fail(pl->errfd, "write %s:", to);
+	close(fd);
+}
+
+static void
+sbx_idfiles_write(struct plan *pl)
+{
+	const struct sandbox_spec *spec = pl->spec;
+	char	 line[128];
+
+	snprintf(line, sizeof(line), "factory:x:%u:%u:factory sandbox:/tmp:"
+	    "/bin/sh\n", (unsigned)spec->uid, (unsigned)spec->gid);
+	sbx_idfile_write(pl, "/etc/passwd", SBX_PASSWD, line, spec->uid);
+	snprintf(line, sizeof(line), "factory:x:%u:\n", (unsigned)spec->gid);
+	sbx_idfile_write(pl, "/etc/group", SBX_GROUP, line, spec->gid);
+}
+
+static void
+sbx_idfile_bind(struct plan *pl, const char *from, const char *to)
+{
+	struct stat	 st;
+
+	if (stat(from, &st) == -1)
+		return;
+	if (mount(from, to, NULL, MS_BIND, NULL) == -1 ||
+	    mount(NULL, to, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
+	    MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == -1)
+		plan_fail(pl->errfd, "bind %s on %s:", from, to);
+}
+
+/*
  * A private /run: an empty read-only tmpfs with only the /run/shm link
  * (and the hosts file).  Host sockets are not enumerated and masked:
  * connecting to a pathname socket is no Landlock right at ABI 7, so
@@ -285,7 +372,7 @@ sbx_run(struct plan *pl)
 	if (stat("/run", &st) == -1 || !S_ISDIR(st.st_mode))
 		return;
 	sbx_cover(pl, "/run", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-	    "size=16k,mode=755", 0);
+	    "size=64k,mode=755", 0);
 	if (symlink("/dev/shm", "/run/shm") == -1 && errno != EEXIST)
 		plan_fail(pl->errfd, "symlink /run/shm:");
 }
@@ -300,6 +387,8 @@ sbx_run_seal(struct plan *pl)
 		return;
 	if (pl->spec->hosts != NULL)
 		sbx_hosts_write(pl);
+	if (pl->spec->passwd)
+		sbx_idfiles_write(pl);
 	if (mount(NULL, "/run", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
 	    MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == -1)
 		plan_fail(pl->errfd, "remount /run read-only:");
@@ -630,6 +719,10 @@ sbx_view_finish(struct plan *pl, int *bindfd, int treefd)
 	sbx_run_seal(pl);
 	if (pl->spec->hosts != NULL)
 		sbx_hosts_bind(pl);
+	if (pl->spec->passwd) {
+		sbx_idfile_bind(pl, SBX_PASSWD, "/etc/passwd");
+		sbx_idfile_bind(pl, SBX_GROUP, "/etc/group");
+	}
 	sbx_home_write(pl);
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	    "hidepid=invisible") == -1)
@@ -901,6 +994,7 @@ sbx_confine_prepare(const struct sandbox_spec *spec, const char *tree,
     const uint16_t *ports, int nports, int fd)
 {
 	struct landlock	*ll;
+	int		 i;
 
 	/* Rules made ahead are of the host's root and its binaries. */
 	if (sbx_ll_ahead != NULL && spec->exec_allow == NULL &&
@@ -912,6 +1006,12 @@ sbx_confine_prepare(const struct sandbox_spec *spec, const char *tree,
 	}
 	sbx_ll_ahead = NULL;
 	sbx_landlock_attempt(ll, tree, ports, nports, fd);
+	/* A service listens on its own ports; nothing else binds any. */
+	for (i = 0; i < spec->nbind; i++)
+		if (landlock_allow_port(ll, spec->bind[i],
+		    LANDLOCK_ACCESS_NET_BIND_TCP) == -1)
+			plan_fail(fd, "landlock rule bind port %u:",
+			    (unsigned)spec->bind[i]);
 	if (!sbx_bounded)
 		sbx_dropbounding(fd);
 	sbx_bounded = 1;
@@ -1074,6 +1174,107 @@ sbx_watchdog_read(int sock, int tfd)
 }
 
 /*
+ * A service's ready command (spec->ready), which pid 1 runs until it
+ * exits 0: forked, confined exactly as the service (its own Landlock
+ * ruleset, made with the service's), its output in the service's
+ * log.  Each failure is "N" and its wait status to the parent, and
+ * the next try waits twice as long, up to SBX_READY_MAXMS; one that
+ * runs longer than SBX_READY_RUNMS is killed, and fails.  Success is
+ * "Y", once; the parent keeps the time (ready-timeout).
+ */
+#define SBX_READY_FIRSTMS	100
+#define SBX_READY_MAXMS		2000
+#define SBX_READY_RUNMS		10000
+
+struct sbx_ready {
+	struct plan	*pl;
+	struct landlock	*ll;		/* NULL once it is ready */
+	int		 tfd;
+	pid_t		 pid;		/* the try that runs, or -1 */
+	uint64_t	 wait_ms;	/* before the next try */
+};
+
+static void
+sbx_timer_in(int tfd, uint64_t ms)
+{
+	struct itimerspec	 it;
+
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_sec = (time_t)(ms / 1000);
+	it.it_value.tv_nsec = (long)(ms % 1000) * 1000000;
+	if (timerfd_settime(tfd, 0, &it, NULL) == -1)
+		_exit(127);
+}
+
+static __dead void
+sbx_ready_exec(struct sbx_ready *rd, int sock)
+{
+	const struct sandbox_spec *spec = rd->pl->spec;
+	sigset_t	 none;
+	int		 fd = spec->logfd;
+
+	close(sock);
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) == -1 || setsid() == -1)
+		plan_fail(fd, "ready: setsid:");
+	sbx_stdio(spec, fd);
+	sbx_confine(spec, rd->pl->tree, rd->ll, fd);
+	execve(spec->ready[0], spec->ready, spec->env);
+	/* A line of the service's log, which its stderr is. */
+	dprintf(2, "factory: ready: exec %s: %s\n", spec->ready[0],
+	    strerror(errno));
+	_exit(127);
+}
+
+static void
+sbx_ready_try(struct sbx_ready *rd, int sock)
+{
+	pid_t	 pid;
+
+	if ((pid = fork()) == -1) {
+		sbx_timer_in(rd->tfd, rd->wait_ms);
+		return;
+	}
+	if (pid == 0)
+		sbx_ready_exec(rd, sock);
+	rd->pid = pid;
+	sbx_timer_in(rd->tfd, SBX_READY_RUNMS);
+}
+
+/* The try that ran ended with st. */
+static void
+sbx_ready_ended(struct sbx_ready *rd, int sock, int st)
+{
+	rd->pid = -1;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		sbx_send(sock, 'Y', "", 0);
+		sbx_timer_in(rd->tfd, 0);	/* disarmed */
+		landlock_free(rd->ll);
+		rd->ll = NULL;
+		return;
+	}
+	sbx_send(sock, 'N', &st, sizeof(st));
+	sbx_timer_in(rd->tfd, rd->wait_ms);
+	if ((rd->wait_ms *= 2) > SBX_READY_MAXMS)
+		rd->wait_ms = SBX_READY_MAXMS;
+}
+
+/* Its timer: the next try, or the end of one that ran too long. */
+static void
+sbx_ready_timer(struct sbx_ready *rd, int sock)
+{
+	uint64_t	 n;
+
+	if (read(rd->tfd, &n, sizeof(n)) != (ssize_t)sizeof(n) ||
+	    rd->ll == NULL)
+		return;
+	if (rd->pid != -1)
+		(void)kill(rd->pid, SIGKILL);
+	else
+		sbx_ready_try(rd, sock);
+}
+
+/*
  * pid 1: reap everything, report the agent, exit with it.  A fleet
  * claim's sandbox also has a watchdog (spec->watchdog_ms): if the
  * parent has not moved it on by then, pid 1 says "W" and exits, and
@@ -1081,9 +1282,9 @@ sbx_watchdog_read(int sock, int tfd)
  * before it thaws a frozen sandbox, so a thaw never finds it spent.
  */
 static __dead void
-sbx_reap(int sock, pid_t agent, uint64_t watchdog)
+sbx_reap(int sock, pid_t agent, uint64_t watchdog, struct sbx_ready *rd)
 {
-	struct pollfd	 pfd[3];
+	struct pollfd	 pfd[4];
 	sigset_t	 mask;
 	uint64_t	 n;
 	pid_t		 pid;
@@ -1100,6 +1301,16 @@ sbx_reap(int sock, pid_t agent, uint64_t watchdog)
 	pfd[0].fd = sfd;
 	pfd[1].fd = sock;
 	pfd[2].fd = tfd;
+	pfd[3].fd = -1;
+	if (rd != NULL) {
+		if ((rd->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC |
+		    TFD_NONBLOCK)) == -1)
+			_exit(127);
+		pfd[3].fd = rd->tfd;
+		rd->pid = -1;
+		rd->wait_ms = SBX_READY_FIRSTMS;
+		sbx_timer_in(rd->tfd, SBX_READY_FIRSTMS);
+	}
 	for (;;) {
 		/* Every child that ended, before waiting again. */
 		while ((pid = waitpid(-1, &st, WNOHANG)) != 0) {
@@ -1107,6 +1318,8 @@ sbx_reap(int sock, pid_t agent, uint64_t watchdog)
 				continue;
 			if (pid == -1)
 				_exit(127);
+			if (rd != NULL && pid == rd->pid)
+				sbx_ready_ended(rd, sock, st);
 			if (pid != agent)
 				continue;
 			sbx_send(sock, 'S', &st, sizeof(st));
@@ -1115,7 +1328,9 @@ sbx_reap(int sock, pid_t agent, uint64_t watchdog)
 			_exit(128 + WTERMSIG(st));
 		}
 		pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
-		if (poll(pfd, 3, -1) == -1) {
+		pfd[3].events = POLLIN;
+		pfd[3].revents = 0;
+		if (poll(pfd, rd != NULL ? 4 : 3, -1) == -1) {
 			if (errno == EINTR)
 				continue;
 			_exit(127);
@@ -1134,7 +1349,26 @@ sbx_reap(int sock, pid_t agent, uint64_t watchdog)
 			sbx_send(sock, 'W', "", 0);
 			_exit(125);
 		}
+		if (pfd[3].revents != 0)
+			sbx_ready_timer(rd, sock);
 	}
+}
+
+/* Every descriptor from 1 on but those of keep (ascending, -1 ignored). */
+static void
+sbx_close_but(const int *keep, int n)
+{
+	unsigned int	 from = 1;
+	int		 i;
+
+	for (i = 0; i < n; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if ((unsigned int)keep[i] > from)
+			syscall(SYS_close_range, from, keep[i] - 1, 0);
+		from = (unsigned int)keep[i] + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0);
 }
 
 /* A fresh network namespace's loopback is down: egress needs it up. */
@@ -1310,7 +1544,9 @@ sbx_pid1(struct plan *pl)
 {
 	struct pollfd	 pfd = { pl->sock, POLLIN, 0 };
 	struct landlock	*ll;
-	uint16_t	 ports[SANDBOX_MAXLISTEN];
+	struct sbx_ready rd;
+	uint16_t	 ports[SANDBOX_MAXPORTS];
+	int		 keep[2];
 	pid_t		 agent;
 
 	/* Die with the parent; if it died already, the socket says so. */
@@ -1339,11 +1575,19 @@ sbx_pid1(struct plan *pl)
 		plan_fail(pl->errfd, "sethostname:");
 	if (pl->spec->nlisten > 0)
 		sbx_net(pl);
+	else if (pl->spec->lo)
+		sbx_lo_up(pl);
 	sbx_mounts(pl);
 	sbx_send_mntns(pl);
 	/* Of the view as it is final, before anything of the agent. */
 	ll = sbx_confine_prepare(pl->spec, pl->tree, ports,
 	    plan_ports(pl->spec, ports), pl->errfd);
+	/* A service's ready command gets a ruleset of its own, the same. */
+	memset(&rd, 0, sizeof(rd));
+	rd.pl = pl;
+	if (pl->spec->ready != NULL)
+		rd.ll = sbx_confine_prepare(pl->spec, pl->tree, ports,
+		    plan_ports(pl->spec, ports), pl->errfd);
 	/* Rooted at the attempt's cgroups: after the move, not before. */
 	if (unshare(CLONE_NEWCGROUP) == -1)
 		plan_fail(pl->errfd, "cgroup namespace:");
@@ -1364,8 +1608,19 @@ sbx_pid1(struct plan *pl)
 	 */
 	if (dup2(pl->sock, 0) == -1)
 		_exit(127);
-	syscall(SYS_close_range, 1, ~0U, 0);
-	sbx_reap(0, agent, pl->spec->watchdog_ms);
+	if (pl->spec->ready == NULL) {
+		syscall(SYS_close_range, 1, ~0U, 0);
+		sbx_reap(0, agent, pl->spec->watchdog_ms, NULL);
+	}
+	/* A service's pid 1 also keeps its log and the ready ruleset. */
+	keep[0] = pl->spec->logfd;
+	keep[1] = landlock_fd(rd.ll);
+	if (keep[1] != -1 && keep[1] < keep[0]) {
+		keep[1] = keep[0];
+		keep[0] = landlock_fd(rd.ll);
+	}
+	sbx_close_but(keep, 2);
+	sbx_reap(0, agent, pl->spec->watchdog_ms, &rd);
 }
 
 /*

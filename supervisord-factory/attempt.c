@@ -27,6 +27,7 @@
 #include "esc.h"
 #include "factoryd.h"
 #include "image.h"
+#include "invmsg.h"
 #include "journal.h"
 #include "log.h"
 #include "receipt.h"
@@ -425,16 +426,18 @@ attempt_provision(struct attempt *a)
 {
 	struct conf_repo	*repo;
 	struct sandbox		 sb;
-	json_t			*facts, *cg;
-	uid_t			 uid;
+	json_t			*facts, *cg, *su;
+	uid_t			 uid, uids[1 + MANIFEST_SERVICES];
 	uint64_t		 bytes;
 	char			 s1[PATH_MAX + 64], s2[32], lower[PATH_MAX];
 	int			 i;
 
 	if ((repo = attempt_repo(a)) == NULL)
 		return;
-	if ((uid = uid_allocate()) == 0)
-		return;		/* stays queued */
+	/* The agent's uid and each service's: all, or it stays queued. */
+	if (uid_allocate_n(uids, 1 + a->m->nservices) == -1)
+		return;
+	uid = uids[0];
 	memset(&sb, 0, sizeof(sb));
 	if (sandbox_cgroup_paths(a->id, &sb) == -1) {
 		attempt_fail(a, "failed", "no cgroup layout on this host");
@@ -459,6 +462,12 @@ attempt_provision(struct attempt *a)
 	facts = json_pack("{s:i, s:s, s:o, s:o, s:o}", "uid", (int)uid,
 	    "dir", a->dir, "cgroups", cg, "disk", disk_facts(a->dir, bytes),
 	    "overlay", disk_overlay_facts(lower, a->dir, "tree"));
+	if (a->m->nservices > 0) {
+		su = json_array();
+		for (i = 0; i < a->m->nservices; i++)
+			json_array_append_new(su, json_integer(uids[1 + i]));
+		json_object_set_new(facts, "service_uids", su);
+	}
 	a->epoch = 1;		/* the first lease */
 	if (attempt_transition(a, "allocating", facts, NULL) == -1)
 		return;
@@ -641,6 +650,7 @@ attempt_pristine_sealed(struct attempt *a, const char *err)
 void
 attempt_start_agent(struct attempt *a)
 {
+	struct run_with	 w;
 	char		 tree[PATH_MAX], err[512];
 	json_t		*facts, *cg;
 	int		 i;
@@ -684,6 +694,16 @@ attempt_start_agent(struct attempt *a)
 			return;		/* attempt_setup_done() goes on */
 		}
 	}
+	/* Its services, ready, before its tree and its sandbox. */
+	switch (service_ready(a, 0, err, sizeof(err))) {
+	case -1:
+		attempt_fail(a, "failed", "services: %s", err);
+		return;
+	case 0:
+		return;		/* attempt_services_ready() goes on */
+	}
+	if (a->m->nservices > 0)
+		attempt_part_time(a, PART_SERVICES, service_ready_ms(a));
 	if (attempt_mount_tree(a, err, sizeof(err)) == -1) {
 		attempt_fail(a, "failed", "%s", err);
 		return;
@@ -692,7 +712,10 @@ attempt_start_agent(struct attempt *a)
 		attempt_fail(a, "failed", "environment: %s", err);
 		return;
 	}
-	if ((a->run = run_start(a, 0, tree, err, sizeof(err))) == NULL) {
+	memset(&w, 0, sizeof(w));
+	w.kind = RUN_AGENT;
+	service_with(a, &w);
+	if ((a->run = run_start_with(a, &w, tree, err, sizeof(err))) == NULL) {
 		attempt_fail(a, "failed", "sandbox: %s", err);
 		return;
 	}
@@ -708,6 +731,8 @@ attempt_start_agent(struct attempt *a)
 	    sandbox_replaced_text());
 	if (a->m->setup != NULL)
 		json_object_set_new(facts, "setup", setup_facts(a));
+	if (a->m->nservices > 0)
+		json_object_set_new(facts, "services", service_facts(a));
 	if (attempt_transition(a, "running", facts, NULL) == -1) {
 		a->run->cancelled = 1;
 		run_kill(a->run);
@@ -909,6 +934,14 @@ attempt_run_done(struct run *r)
 {
 	struct attempt	*a = r->attempt;
 
+	if (r->service) {
+		service_run_done(r);
+		attempt_schedule();
+		return;
+	}
+	/* Its services go first: again (report_run_done) once they have. */
+	if (service_hold(a, r))
+		return;
 	if (r->setup)
 		attempt_setup_done(a, r);
 	else if (r->validation)
@@ -1173,6 +1206,8 @@ attempt_teardown(struct attempt *a)
 		run_kill(a->run);
 		return;		/* again when it is reaped */
 	}
+	if (service_stop(a))
+		return;		/* again when they are gone */
 	if (a->verifier != NULL) {
 		env->busy[child_index(a->verifier)] = NULL;
 		if (a->verifier->pid > 0)
@@ -1196,7 +1231,7 @@ attempt_teardown(struct attempt *a)
 		left++;
 		break;
 	}
-	if (uid_kill_all(a->uid, a->vuid) > 0) {
+	if (attempt_kill_uids(a) > 0) {
 		if (++a->kill_looks < TEARDOWN_KILL_LOOKS) {
 			attempt_teardown_wait(a, TEARDOWN_KILL_MS);
 			return;
@@ -1379,11 +1414,13 @@ int
 attempt_cleanup_sandboxes(struct attempt *a, int how)
 {
 	struct sandbox	 sb;
-	char		 id[ATTEMPT_ID_MAX + 4], err[512];
+	char		 id[ATTEMPT_ID_MAX + 8], err[512];
 	int		 v, ret = 0;
 
-	for (v = 0; v < 2; v++) {
-		snprintf(id, sizeof(id), "%s%s", a->id, v ? "-v" : "");
+	/* The agent's, validation's, then each service's (both sets). */
+	for (v = 0; v < CG_KIND_SERVICE + 2 * a->m->nservices; v++) {
+		if (cg_name(a->id, v, id, sizeof(id)) == -1)
+			continue;
 		if (sandbox_cgroup_paths(id, &sb) == -1)
 			continue;
 		(void)sandbox_kill(&sb);
@@ -1474,4 +1511,50 @@ attempt_json(struct attempt *a)
 	if (a->m->tenant[0] != '\0')
 		json_object_set_new(o, "tenant", json_string(a->m->tenant));
 	return (o);
+}
+
+/* Every process of a's uids killed: how many there were. */
+int
+attempt_kill_uids(struct attempt *a)
+{
+	int	 n, i, k;
+
+	n = uid_kill_all(a->uid, a->vuid);
+	for (i = 0; i < a->m->nservices && i < MANIFEST_SERVICES; i += 2) {
+		k = uid_kill_all(a->suid[i], i + 1 < a->m->nservices ?
+		    a->suid[i + 1] : 0);
+		if (k > 0)
+			n = n > 0 ? n + k : k;
+		else if (k == -1 && n == 0)
+			n = -1;
+	}
+	return (n);
+}
+
+/* Every service of a's run is ready: that run starts. */
+void
+attempt_services_ready(struct attempt *a, int validation)
+{
+	if (validation)
+		attempt_schedule();	/* its validate_req is still set */
+	else
+		attempt_start_agent(a);
+}
+
+/* A service failed, before or during its run. */
+void
+attempt_services_failed(struct attempt *a, const char *why)
+{
+	if (attempt_terminal(a))
+		attempt_teardown(a);
+	else
+		attempt_fail(a, "failed", "%s", why);
+}
+
+/* The services a teardown stopped are gone: it goes on. */
+void
+attempt_services_gone(struct attempt *a)
+{
+	if (attempt_terminal(a) || a->state == AS_TEARDOWN)
+		attempt_teardown(a);
 }

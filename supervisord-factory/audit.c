@@ -64,7 +64,7 @@ audit_note(uid_t uid, int nr, unsigned long code)
 
 	TAILQ_FOREACH(a, &env->attempts, entry)
 		if (!a->torn_down && a->state != AS_QUEUED &&
-		    (a->uid == uid || a->vuid == uid))
+		    attempt_has_uid(a, uid))
 			break;
 	if (a == NULL)
 		return;

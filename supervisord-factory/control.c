@@ -880,15 +880,19 @@ ctl_logs(struct ctl_conn *c, struct imsg *imsg)
 	struct ibuf	 ib;
 	struct attempt	*a;
 	char		 id[ATTEMPT_ID_MAX], path[PATH_MAX], *buf;
+	char		 svc[SERVICE_NAMEMAX];
 	uint64_t	 off;
 	uint8_t		 which;
 	ssize_t		 n;
-	int		 fd;
+	int		 fd, i;
 
+	svc[0] = '\0';
 	if (imsg_get_ibuf(imsg, &ib) == -1 || ibuf_get_n64(&ib, &off) == -1 ||
 	    ibuf_get_n8(&ib, &which) == -1 ||
 	    ibuf_get_string(&ib, id, sizeof(id)) == -1 ||
-	    ibuf_size(&ib) != 0 || which > 1) {
+	    (which & ~(CTL_LOGS_VALIDATION | CTL_LOGS_SERVICE)) != 0 ||
+	    ((which & CTL_LOGS_SERVICE) && ibuf_get_string(&ib, svc,
+	    sizeof(svc)) == -1) || ibuf_size(&ib) != 0) {
 		reply_fail(c, "bad logs request");
 		return;
 	}
@@ -896,7 +900,20 @@ ctl_logs(struct ctl_conn *c, struct imsg *imsg)
 		reply_fail(c, "%s: no such attempt", id);
 		return;
 	}
-	attempt_logpath(a, which, path, sizeof(path));
+	if (which & CTL_LOGS_SERVICE) {
+		/* Only a name of its manifest's becomes a path. */
+		for (i = 0; i < a->m->nservices; i++)
+			if (strcmp(a->m->services[i].name, svc) == 0)
+				break;
+		if (i == a->m->nservices) {
+			reply_fail(c, "%s: no service %s", id, svc);
+			return;
+		}
+		service_logpath(a, which & CTL_LOGS_VALIDATION, svc, path,
+		    sizeof(path));
+	} else
+		attempt_logpath(a, which & CTL_LOGS_VALIDATION, path,
+		    sizeof(path));
 	if ((buf = malloc(CTL_LOGPIECE)) == NULL)
 		fatal(NULL);
 	n = 0;

@@ -47,7 +47,8 @@ static int		factoryd_open_binaries(const char *, int, int *, int *,
 static const struct reports reports = {
 	attempt_note,		attempt_schedule,	attempt_run_done,
 	attempt_setup_stored,	cohort_published,	cohort_member_verified,
-	cohort_publish_fill,
+	cohort_publish_fill,	attempt_services_ready,	attempt_services_failed,
+	attempt_services_gone,
 };
 
 /*

@@ -111,6 +111,7 @@ enum attempt_stage {
 enum attempt_part {
 	PART_IMAGE,		/* the image made ready for the sandbox */
 	PART_CACHE,		/* cache lookup, or miss and setup run */
+	PART_SERVICES,		/* the agent's services, until ready */
 	PART_VALIDATION,	/* the verifier's validation run */
 	PART_MAX
 };
@@ -120,6 +121,7 @@ struct run {
 	struct attempt		*attempt;
 	int			 validation;
 	int			 setup;		/* RUN_SETUP */
+	int			 service;	/* RUN_SERVICE: index + 1 */
 	uid_t			 uid;
 	struct sandbox		 sb;
 	int			 active;	/* pid 1 not yet reaped */
@@ -140,6 +142,10 @@ struct run {
 	uint64_t		 ended_ms;	/* pid 1 reaped */
 	struct egress		*egress;	/* network.allow, or NULL */
 	struct gateway		*gateway;	/* model:, upstreams:, or NULL */
+	/* A service's: pid 1's socket, "Y" and "N" of its ready command. */
+	void			(*ready)(struct run *, int, int);
+	struct event		 sockev;
+	int			 sockev_set;
 };
 
 /* What the gateway's "model" receipts add up to (live and replay). */
@@ -170,6 +176,9 @@ struct attempt {
 	uid_t			 submitter;
 	uid_t			 uid;		/* agent */
 	uid_t			 vuid;		/* validation run */
+	/* Its services' (service.c), journaled with uid at allocation. */
+	uid_t			 suid[MANIFEST_SERVICES];
+	struct svcset		*svc;		/* the services running */
 	char			 dir[PATH_MAX];
 	char			 vdir[PATH_MAX];
 	uint64_t		 epoch;
@@ -446,6 +455,7 @@ int	 lifecycle_cohort_id(const char *);
 struct attempt *attempt_find(const char *);
 int	 attempt_terminal(const struct attempt *);
 void	 attempt_logpath(struct attempt *, int, char *, size_t);
+void	 service_logpath(struct attempt *, int, const char *, char *, size_t);
 /*
  * A part of the sandbox stage measured where it happens (the image
  * made ready, the cache looked up or filled): journaled with the
@@ -682,12 +692,36 @@ int	 keys_load(void);
 #define RUN_AGENT	0
 #define RUN_VALIDATION	1
 #define RUN_SETUP	2	/* the manifest's setup, before the agent */
+#define RUN_SERVICE	3	/* a manifest's service (service.c) */
+struct run_with {
+	int		 kind;		/* RUN_* */
+	int		 service;	/* RUN_SERVICE: the manifest's index */
+	int		 validation;	/* RUN_SERVICE: beside validation */
+	/* Beside services (and for each but the first of them): */
+	const int	*netns;		/* their network namespace */
+	const uint16_t	*ports;		/* their ports, to connect to */
+	int		 nports;
+	/* RUN_SERVICE: pid 1's word on its ready command (service.c). */
+	void		(*ready)(struct run *, int, int);
+};
 struct run *run_start(struct attempt *, int, const char *, char *, size_t);
+struct run *run_start_with(struct attempt *, const struct run_with *,
+	    const char *, char *, size_t);
 int	 run_reap(pid_t, int);
 void	 run_kill(struct run *);
 void	 run_free(struct run *);
 const char *run_limit(const char *, const struct manifest_limits *,
 	    const struct sandbox_usage *, int, char *, size_t);
+
+/* service.c */
+struct svcset;
+int	 service_ready(struct attempt *, int, char *, size_t);
+void	 service_with(struct attempt *, struct run_with *);
+int	 service_hold(struct attempt *, struct run *);
+int	 service_stop(struct attempt *);
+void	 service_run_done(struct run *);
+json_t	*service_facts(const struct attempt *);
+uint64_t service_ready_ms(const struct attempt *);
 
 /* audit.c */
 void	 audit_init(void);
@@ -845,6 +879,9 @@ struct reports {
 	void	(*published)(struct attempt *);
 	void	(*verified)(struct attempt *);
 	int	(*publish_fill)(const struct attempt *, struct msg_publish *);
+	void	(*services_ready)(struct attempt *, int);
+	void	(*services_failed)(struct attempt *, const char *);
+	void	(*services_gone)(struct attempt *);
 };
 void	 report_init(const struct reports *);
 void	 report_note(struct attempt *, const char *, json_t *);
@@ -854,9 +891,14 @@ void	 report_setup_stored(struct attempt *, int, const char *);
 void	 report_published(struct attempt *);
 void	 report_verified(struct attempt *);
 int	 report_publish_fill(const struct attempt *, struct msg_publish *);
+void	 report_services_ready(struct attempt *, int);
+void	 report_services_failed(struct attempt *, const char *);
+void	 report_services_gone(struct attempt *);
 
 /* holds.c: an attempt's uid, trees, mounts and busy children. */
 uid_t	 uid_allocate(void);
+int	 uid_allocate_n(uid_t *, int);
+int	 attempt_has_uid(const struct attempt *, uid_t);
 int	 attempt_active(const struct attempt *);
 int	 attempt_env_check(struct attempt *, char *, size_t);
 int	 attempt_pristine(struct attempt *,
@@ -864,6 +906,10 @@ int	 attempt_pristine(struct attempt *,
 int	 attempt_mount_tree(struct attempt *, char *, size_t);
 int	 attempt_mount_checkout(struct attempt *, uid_t, char *, size_t);
 int	 attempt_validate(struct attempt *, char *, size_t);
+int	 attempt_kill_uids(struct attempt *);
+void	 attempt_services_ready(struct attempt *, int);
+void	 attempt_services_failed(struct attempt *, const char *);
+void	 attempt_services_gone(struct attempt *);
 size_t	 strv_len(char * const *);
 struct child	*verifier_free(void);
 int	 child_index(struct child *);

@@ -35,9 +35,27 @@ uid_in_use(uid_t uid)
 	TAILQ_FOREACH(a, &env->attempts, entry) {
 		if (a->torn_down)
 			continue;
-		if ((a->uid == uid && a->state != AS_QUEUED) || a->vuid == uid)
+		if (a->state != AS_QUEUED && attempt_has_uid(a, uid))
+			return (1);
+		if (a->vuid == uid)
 			return (1);
 	}
+	return (0);
+}
+
+/* uid is a's: its agent's, its validation's or a service's. */
+int
+attempt_has_uid(const struct attempt *a, uid_t uid)
+{
+	int	 i;
+
+	if (uid == 0)
+		return (0);
+	if (a->uid == uid || a->vuid == uid)
+		return (1);
+	for (i = 0; i < a->m->nservices && i < MANIFEST_SERVICES; i++)
+		if (a->suid[i] == uid)
+			return (1);
 	return (0);
 }
 
@@ -46,11 +64,28 @@ uid_allocate(void)
 {
 	uid_t	 u;
 
-	for (u = env->conf->attempt_uid_lo; u <= env->conf->attempt_uid_hi;
-	    u++)
-		if (!uid_in_use(u))
-			return (u);
-	return (0);
+	if (uid_allocate_n(&u, 1) == -1)
+		return (0);
+	return (u);
+}
+
+/* n free uids, all different, into out: 0, or -1 if there are not. */
+int
+uid_allocate_n(uid_t *out, int n)
+{
+	uid_t	 u;
+	int	 k = 0, j;
+
+	for (u = env->conf->attempt_uid_lo; u <= env->conf->attempt_uid_hi &&
+	    k < n; u++) {
+		if (uid_in_use(u))
+			continue;
+		for (j = 0; j < k && out[j] != u; j++)
+			;
+		if (j == k)
+			out[k++] = u;
+	}
+	return (k == n ? 0 : -1);
 }
 
 int
@@ -276,7 +311,8 @@ attempt_mount_checkout(struct attempt *a, uid_t uid, char *err, size_t errlen)
 int
 attempt_validate(struct attempt *a, char *err, size_t errlen)
 {
-	char	 path[PATH_MAX], why[512];
+	struct run_with	 w;
+	char		 path[PATH_MAX], why[512];
 
 	if (a->state != AS_VERIFYING || a->verifier == NULL ||
 	    a->run != NULL) {
@@ -285,6 +321,15 @@ attempt_validate(struct attempt *a, char *err, size_t errlen)
 	}
 	if (a->m->setup != NULL && setup_verify_start(a) == 0)
 		return (1);
+	/* Its own services first: again once they are ready. */
+	switch (service_ready(a, 1, why, sizeof(why))) {
+	case -1:
+		a->validate_req = 0;
+		snprintf(err, errlen, "validation services: %s", why);
+		return (-1);
+	case 0:
+		return (1);
+	}
 	a->validate_req = 0;
 	/* Our own path, whatever the verifier says. */
 	snprintf(path, sizeof(path), "%s/checkout", a->vdir);
@@ -296,7 +341,10 @@ attempt_validate(struct attempt *a, char *err, size_t errlen)
 		snprintf(err, errlen, "validation environment: %s", why);
 		return (-1);
 	}
-	if ((a->run = run_start(a, 1, path, why, sizeof(why))) == NULL) {
+	memset(&w, 0, sizeof(w));
+	w.kind = RUN_VALIDATION;
+	service_with(a, &w);
+	if ((a->run = run_start_with(a, &w, path, why, sizeof(why))) == NULL) {
 		snprintf(err, errlen, "validation sandbox: %s", why);
 		return (-1);
 	}

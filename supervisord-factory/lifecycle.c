@@ -207,6 +207,26 @@ lifecycle_digest(const char *s)
 }
 
 /*
+ * The services' uids, journaled with the agent's at allocation: as
+ * many as the manifest names services, each an attempt uid.
+ */
+static void
+apply_service_uids(struct attempt *a, json_t *v)
+{
+	json_t	*u;
+	size_t	 i;
+
+	json_array_foreach(v, i, u) {
+		if (i >= MANIFEST_SERVICES || (int)i >= a->m->nservices)
+			break;
+		if (json_is_integer(u) && json_integer_value(u) >=
+		    env->conf->attempt_uid_lo && json_integer_value(u) <=
+		    env->conf->attempt_uid_hi)
+			a->suid[i] = (uid_t)json_integer_value(u);
+	}
+}
+
+/*
  * The agent's exit record: how long its sandbox took to start after
  * "ready" and how long it ran, as the parent measured them, and the
  * parts of the sandbox stage.  An old record without them: the
@@ -218,7 +238,8 @@ apply_run_times(struct attempt *a, json_t *times, uint64_t ms)
 	static const struct {
 		const char		*name;
 		enum attempt_part	 part;
-	} parts[] = { { "image_ms", PART_IMAGE }, { "cache_ms", PART_CACHE } };
+	} parts[] = { { "image_ms", PART_IMAGE }, { "cache_ms", PART_CACHE },
+	    { "services_ms", PART_SERVICES } };
 	json_t		*sb, *run, *v;
 	size_t		 i;
 
@@ -363,6 +384,7 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 	} else if (strcmp(t->kind, "allocating") == 0) {
 		a->t[ST_ALLOCATION] = ms;
 		a->uid = json_integer_value(json_object_get(facts, "uid"));
+		apply_service_uids(a, json_object_get(facts, "service_uids"));
 		a->disk = json_integer_value(json_object_get(json_object_get(
 		    facts, "disk"), "size"));
 	} else if (strcmp(t->kind, "ready") == 0) {
@@ -518,7 +540,8 @@ static const char *stage_names[ST_MAX] = {
 	"queue", "allocation", "checkout", "sandbox", "run", "collect",
 	"verify", "publish", "teardown"
 };
-static const char *part_names[PART_MAX] = { "image", "cache", "validation" };
+static const char *part_names[PART_MAX] = { "image", "cache", "services",
+	"validation" };
 
 static int64_t
 part(const struct attempt *a, enum attempt_part p)
@@ -547,7 +570,8 @@ stage_value(const struct attempt *a, int i, uint64_t now, uint64_t end)
 		to = end != 0 ? end : now;
 	d = to > a->t[i] ? (int64_t)(to - a->t[i]) : 0;
 	if (i == ST_SANDBOX)
-		d -= part(a, PART_IMAGE) + part(a, PART_CACHE);
+		d -= part(a, PART_IMAGE) + part(a, PART_CACHE) +
+		    part(a, PART_SERVICES);
 	else if (i == ST_VERIFY)
 		d -= part(a, PART_VALIDATION);
 	return (json_integer(d > 0 ? d : 0));
@@ -861,6 +885,15 @@ attempt_logpath(struct attempt *a, int validation, char *buf, size_t len)
 	    validation ? ".validate" : "");
 }
 
+/* A service's log, beside the run's: ID[.validate].service-NAME.log */
+void
+service_logpath(struct attempt *a, int validation, const char *name,
+    char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/logs/%s%s.service-%s.log", env->conf->statedir,
+	    a->id, validation ? ".validate" : "", name);
+}
+
 void
 attempt_part_time(struct attempt *a, enum attempt_part p, uint64_t ms)
 {
@@ -937,6 +970,9 @@ run_times(struct attempt *a, struct run *r)
 	if (a->part_ms[PART_CACHE] >= 0)
 		json_object_set_new(o, "cache_ms",
 		    json_integer(a->part_ms[PART_CACHE]));
+	if (a->part_ms[PART_SERVICES] >= 0)
+		json_object_set_new(o, "services_ms",
+		    json_integer(a->part_ms[PART_SERVICES]));
 	return (o);
 }
 

@@ -52,7 +52,7 @@ struct orphan {
 	TAILQ_ENTRY(orphan)	 entry;
 	char			 id[64];	/* what reap takes */
 	enum orphan_kind	 kind;
-	int			 validation;	/* cgroup: "<id>-v"; mount: verify/ */
+	int			 validation;	/* cgroup: CG_KIND_*; mount: verify/ */
 	pid_t			 pid;		/* process */
 	uid_t			 uid;
 	char			 what[PATH_MAX];	/* shown, never used */
@@ -63,7 +63,7 @@ TAILQ_HEAD(orphans, orphan);
 struct cgremoval {
 	TAILQ_ENTRY(cgremoval)	 entry;
 	char			 id[ATTEMPT_ID_MAX];
-	int			 validation;
+	int			 validation;	/* CG_KIND_* */
 	int			 reaped;	/* by factoryctl reap */
 	uid_t			 reaper;
 	int			 tries;
@@ -204,10 +204,12 @@ rc_dirpath(const char *id, int verify, char *path, size_t len)
 	    verify ? "verify" : "attempts", id);
 }
 
+/* Its name for kind (CG_KIND_*); "" for one that is none. */
 static void
-rc_cgname(const char *id, int validation, char *name, size_t len)
+rc_cgname(const char *id, int kind, char *name, size_t len)
 {
-	snprintf(name, len, "%s%s", id, validation ? "-v" : "");
+	if (cg_name(id, kind, name, len) == -1 && len > 0)
+		name[0] = '\0';
 }
 
 /*
@@ -220,7 +222,7 @@ static int
 rc_cgroup_try(const char *id, int validation, int dokill)
 {
 	struct sandbox	 sb;
-	char		 name[ATTEMPT_ID_MAX + 2];
+	char		 name[ATTEMPT_ID_MAX + 8];
 	int		 i, busy = 0;
 
 	rc_cgname(id, validation, name, sizeof(name));
@@ -244,7 +246,7 @@ static void
 rc_cgroup_done(struct cgremoval *r, int ok)
 {
 	struct attempt	*a;
-	char		 name[ATTEMPT_ID_MAX + 2];
+	char		 name[ATTEMPT_ID_MAX + 8];
 
 	rc_cgname(r->id, r->validation, name, sizeof(name));
 	if (r->reaped)
@@ -377,21 +379,21 @@ rc_check_cgroups(struct invmsg *m)
 	struct attempt	*a;
 	struct orphan	*o;
 	struct sandbox	 sb;
-	char		 name[ATTEMPT_ID_MAX + 2];
+	char		 name[ATTEMPT_ID_MAX + 8];
 	size_t		 i;
 	int		 rc;
 
 	for (i = 0; i < m->ncgroups; i++) {
-		rc_cgname(m->cgroups[i].id, m->cgroups[i].validation, name,
+		rc_cgname(m->cgroups[i].id, m->cgroups[i].kind, name,
 		    sizeof(name));
 		if ((a = attempt_find(m->cgroups[i].id)) == NULL) {
 			/* Shown as the first of our own paths for it. */
 			o = rc_orphan_add(m->cgroups[i].id, OK_CGROUP,
 			    sandbox_cgroup_paths(name, &sb) == 0 &&
 			    sb.ncgroups > 0 ? sb.cgroups[0] : name);
-			o->validation = m->cgroups[i].validation;
+			o->validation = m->cgroups[i].kind;
 		} else if (rc_finished(a) && (rc = rc_cgroup_remove(a->id,
-		    m->cgroups[i].validation, 0, 0)) != 0)
+		    m->cgroups[i].kind, 0, 0)) != 0)
 			rc_act(a, "cgroup", name, rc == 1);
 	}
 }
@@ -403,7 +405,7 @@ rc_uid_owner(uid_t uid)
 
 	TAILQ_FOREACH(a, &env->attempts, entry)
 		if (!a->torn_down && a->state != AS_QUEUED &&
-		    (a->uid == uid || a->vuid == uid))
+		    attempt_has_uid(a, uid))
 			return (a);
 	return (NULL);
 }

@@ -1,6 +1,6 @@
 /*
- * How the parts below the attempts (run.c, setup.c, gateway.c,
- * shell.c, reconcile.c) and the attempts themselves tell the layer
+ * How the parts below the attempts (run.c, setup.c, service.c,
+ * gateway.c, shell.c, reconcile.c) and the attempts themselves tell the layer
  * above what happened: one table of callbacks, given once by
  * factoryd.c, which wires the parent together.  A report is a call
  * down into this file, never a call up into the file that acts on it.
@@ -62,4 +62,25 @@ int
 report_publish_fill(const struct attempt *a, struct msg_publish *m)
 {
 	return (up->publish_fill(a, m));
+}
+
+/* Every service of a's run (validation: its validation run's) is ready. */
+void
+report_services_ready(struct attempt *a, int validation)
+{
+	up->services_ready(a, validation);
+}
+
+/* A service of a's failed (why names it); they are being stopped. */
+void
+report_services_failed(struct attempt *a, const char *why)
+{
+	up->services_failed(a, why);
+}
+
+/* The services a's teardown stopped are gone. */
+void
+report_services_gone(struct attempt *a)
+{
+	up->services_gone(a);
 }

@@ -5,6 +5,7 @@
  * and reads resource usage from the cgroups, never from the agent.
  */
 #include <sys/types.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -62,6 +63,44 @@ run_log_cb(int fd, short event, void *arg)
 		if (keep > 0 && write(r->logfd, buf, keep) != (ssize_t)keep)
 			log_warn("log write");
 		r->logged += keep;
+	}
+}
+
+/*
+ * A service's pid 1: "Y" its ready command succeeded, "N" and a wait
+ * status it failed; its "S" and "W" are kept for run_reap.  Nothing
+ * else comes from a launcher; anything else is dropped.
+ */
+static void
+run_sock_cb(int fd, short event, void *arg)
+{
+	struct run	*r = arg;
+	char		 msg[16];
+	ssize_t		 n;
+	int		 st;
+
+	for (;;) {
+		n = recv(fd, msg, sizeof(msg), MSG_DONTWAIT);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			event_del(&r->sockev);
+			r->sockev_set = 0;
+			return;
+		}
+		if (n == 1 && msg[0] == 'W')
+			r->sb.watchdog_fired = 1;
+		else if (n == 1 + (ssize_t)sizeof(st) && (msg[0] == 'S' ||
+		    msg[0] == 'N')) {
+			memcpy(&st, msg + 1, sizeof(st));
+			if (msg[0] == 'S')
+				r->sb.agent_status = st;
+			else if (r->ready != NULL)
+				r->ready(r, 0, st);
+		} else if (n == 1 && msg[0] == 'Y' && r->ready != NULL)
+			r->ready(r, 1, 0);
 	}
 }
 
@@ -224,9 +263,49 @@ struct run *
 run_start(struct attempt *a, int kind, const char *tree, char *err,
     size_t errlen)
 {
+	struct run_with	 w;
+
+	memset(&w, 0, sizeof(w));
+	w.kind = kind;
+	return (run_start_with(a, &w, tree, err, errlen));
+}
+
+/*
+ * A service's part of the spec: its argv, env and uid, no egress and
+ * no grant, lo up, its own ports to bind and its ready command.
+ */
+static void
+run_service_spec(struct attempt *a, const struct run_with *w,
+    struct sandbox_spec *spec)
+{
+	const struct manifest_service	*sv = &a->m->services[w->service];
+
+	spec->uid = spec->gid = a->suid[w->service];
+	spec->lo = 1;
+	spec->passwd = 1;
+	spec->connect = w->ports;
+	spec->nconnect = w->nports;
+	spec->argv = sv->run;
+	spec->bind = sv->ports;
+	spec->nbind = sv->nports;
+	spec->ready = sv->ready;
+}
+
+/*
+ * As run_start, with more said: RUN_SERVICE and its index, and for any
+ * run beside services, their network namespace and ports (w->netns).
+ */
+struct run *
+run_start_with(struct attempt *a, const struct run_with *w, const char *tree,
+    char *err, size_t errlen)
+{
+	int				 kind = w->kind;
 	const struct manifest_setup	*su = kind == RUN_SETUP ?
 					    a->m->setup : NULL;
-	int				 validation = kind == RUN_VALIDATION;
+	const struct manifest_service	*sv = kind == RUN_SERVICE ?
+					    &a->m->services[w->service] : NULL;
+	int				 validation = kind == RUN_VALIDATION ||
+					    (sv != NULL && w->validation);
 	struct sandbox_listen	 listen[SANDBOX_MAXLISTEN];
 	struct sandbox_spec	 spec;
 	struct run		*r;
@@ -253,12 +332,18 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 	r->attempt = a;
 	r->validation = validation;
 	r->setup = su != NULL;
-	r->uid = validation ? a->vuid : a->uid;
+	r->service = sv != NULL ? w->service + 1 : 0;
+	r->uid = sv != NULL ? a->suid[w->service] : validation ? a->vuid :
+	    a->uid;
 	r->logmax = a->m->limits.log;
 	r->logpipe = r->logfd = -1;
 	r->status = -1;
 
-	attempt_logpath(a, validation, logpath, sizeof(logpath));
+	if (sv != NULL)
+		service_logpath(a, validation, sv->name, logpath,
+		    sizeof(logpath));
+	else
+		attempt_logpath(a, validation, logpath, sizeof(logpath));
 	if ((r->logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND |
 	    O_CLOEXEC | O_NOFOLLOW, 0640)) == -1) {
 		snprintf(err, errlen, "%s: %s", logpath, strerror(errno));
@@ -276,8 +361,12 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 	 * starts after it: setup's sandbox takes the validation run's
 	 * names (cgroups "<id>-v"), which the reconciler and teardown know.
 	 */
-	snprintf(id, sizeof(id), "%s%s", a->id, validation || su != NULL ?
-	    "-v" : "");
+	if (sv != NULL)
+		snprintf(id, sizeof(id), "%s-%ss%d", a->id, validation ? "v" :
+		    "", w->service);
+	else
+		snprintf(id, sizeof(id), "%s%s", a->id, validation ||
+		    su != NULL ? "-v" : "");
 	run_hide_list(a->m->repository, hide, RUN_MAXHIDE);
 	expose[0] = run_objects(a->m, objects, sizeof(objects)) == 0 ?
 	    objects : NULL;
@@ -298,6 +387,18 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 	spec.cpu_ms = a->m->limits.cpu_ms;
 	spec.fsize = a->m->limits.tree;
 	spec.nofile = RUN_NOFILE;
+	/* Beside services: in their network namespace, reaching them. */
+	if (w->netns != NULL) {
+		spec.netns = w->netns;
+		spec.lo = 1;
+		spec.passwd = 1;
+		spec.connect = w->ports;
+		spec.nconnect = w->nports;
+	}
+	if (sv != NULL) {
+		run_service_spec(a, w, &spec);
+		spec.expose = NULL;	/* the repository is none of its */
+	}
 	/* A fleet claim's: ends the run if factoryd stalls past its lease. */
 	spec.watchdog_ms = a->fleet_epoch != 0 ? a->fleet_watchdog_ms : 0;
 	/* The digest frozen at submission, for the agent and validation. */
@@ -311,8 +412,8 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 		}
 		spec.image = image;
 	}
-	if (egress_new(id, su != NULL ? su->allow : a->m->allow, &r->egress,
-	    err, errlen) == -1) {
+	if (egress_new(id, sv != NULL ? NULL : su != NULL ? su->allow :
+	    a->m->allow, &r->egress, err, errlen) == -1) {
 		close(p[1]);
 		goto fail;
 	}
@@ -323,8 +424,8 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 		close(p[1]);
 		goto fail;
 	}
-	if ((envp = run_env(su != NULL ? su->env : a->m->env,
-	    gateway_env(r->gateway))) == NULL) {
+	if ((envp = run_env(sv != NULL ? sv->env : su != NULL ? su->env :
+	    a->m->env, gateway_env(r->gateway))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		close(p[1]);
 		goto fail;
@@ -346,15 +447,25 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 	envp = NULL;
 	r->active = 1;
 	runs[i] = r;
+	if (sv != NULL) {
+		r->ready = w->ready;
+		event_set(&r->sockev, r->sb.fd, EV_READ | EV_PERSIST,
+		    run_sock_cb, r);
+		event_add(&r->sockev, NULL);
+		r->sockev_set = 1;
+	}
 	/* The next sandbox's namespaces, made while this agent runs. */
 	(void)sandbox_pool_fill(SANDBOX_POOL);
 
 	event_set(&r->logev, r->logpipe, EV_READ | EV_PERSIST, run_log_cb, r);
 	event_add(&r->logev, NULL);
 	evtimer_set(&r->deadline, run_deadline_cb, r);
-	tv.tv_sec = a->m->limits.wall_ms / 1000;
-	tv.tv_usec = (a->m->limits.wall_ms % 1000) * 1000;
-	evtimer_add(&r->deadline, &tv);
+	/* A service lives as long as the run beside it, which has one. */
+	if (sv == NULL) {
+		tv.tv_sec = a->m->limits.wall_ms / 1000;
+		tv.tv_usec = (a->m->limits.wall_ms % 1000) * 1000;
+		evtimer_add(&r->deadline, &tv);
+	}
 	return (r);
  fail:
 	free(envp);
@@ -419,6 +530,10 @@ run_reap(pid_t pid, int status)
 		return (0);
 	r->ended_ms = now_ms();
 	r->active = 0;
+	if (r->sockev_set) {
+		event_del(&r->sockev);
+		r->sockev_set = 0;
+	}
 	/* Its connections hold the namespace: they end with pid 1. */
 	egress_free(r->egress);
 	r->egress = NULL;
@@ -521,6 +636,8 @@ run_free(struct run *r)
 			runs[i] = NULL;
 	if (r->cgwait != NULL)
 		sandbox_destroy_forget(r->cgwait);
+	if (r->sockev_set)
+		event_del(&r->sockev);
 	evtimer_del(&r->deadline);
 	egress_free(r->egress);
 	r->egress = NULL;

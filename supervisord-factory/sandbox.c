@@ -964,7 +964,32 @@ spawn_start(struct plan *pl, int cgfd, pid_t *pidp, int *sockp,
 	pl->sock = sv[1];
 	pl->errfd = ep[1];
 	ns.net = ns.ipc = -1;
-	pooled = spawn_pool_take(&ns);
+	if (pl->spec->netns != NULL) {
+		/* A service's run: its network, an IPC namespace of its own. */
+		if (spawn_pool_make(&ns) == -1) {
+			snprintf(err, errlen, "namespaces: %s",
+			    strerror(errno));
+			close(sv[0]);
+			close(sv[1]);
+			close(ep[0]);
+			close(ep[1]);
+			return (-1);
+		}
+		close(ns.net);
+		if ((ns.net = fcntl(*pl->spec->netns, F_DUPFD_CLOEXEC, 0)) ==
+		    -1) {
+			snprintf(err, errlen, "network namespace: %s",
+			    strerror(errno));
+			close(ns.ipc);
+			close(sv[0]);
+			close(sv[1]);
+			close(ep[0]);
+			close(ep[1]);
+			return (-1);
+		}
+		pooled = 1;
+	} else
+		pooled = spawn_pool_take(&ns);
 	pl->netfd = pooled ? ns.net : -1;
 	pl->ipcfd = pooled ? ns.ipc : -1;
 	if (spawn_launcher == -1 && spawn_forked == NULL) {
@@ -1177,7 +1202,8 @@ sandbox_spawn(const struct sandbox_spec *spec, struct sandbox *sb,
 	pl.ncgroups = sb->ncgroups - (born != -1);
 	gsent = 0;	/* "G": 1 sent, -1 could not be */
 	memset(&nsid, 0, sizeof(nsid));
-	if (rc == 0 && spawn_launcher != -1 &&
+	/* A launcher of the pool made its namespaces: not for a service. */
+	if (rc == 0 && spawn_launcher != -1 && spec->netns == NULL &&
 	    spawn_ready_send(&pl, spec->logfd, cgfd, &r)) {
 		/*
 		 * The cgroups while the launcher clones pid 1, and "G" as

@@ -62,7 +62,7 @@ struct sandbox {
 	uid_t		 uid;
 	gid_t		 gid;
 	char		 tree[PATH_MAX];
-	uint16_t	 ports[SANDBOX_MAXLISTEN];	/* Landlock connect */
+	uint16_t	 ports[SANDBOX_MAXPORTS];	/* Landlock connect */
 	int		 nports;
 	/* Listening sockets inside the namespace, as spec->listen. */
 	int		 lfd[SANDBOX_MAXLISTEN];

@@ -201,6 +201,12 @@ spawn_plan(struct plan *pl, const struct sandbox_spec *spec, char *err,
 		    SANDBOX_MAXLISTEN);
 		return (-1);
 	}
+	if (spec->nconnect < 0 || spec->nconnect > SANDBOX_SVCPORTS ||
+	    spec->nbind < 0 || spec->nbind > SANDBOX_SVCPORTS) {
+		snprintf(err, errlen, "more than %d service ports",
+		    SANDBOX_SVCPORTS);
+		return (-1);
+	}
 	for (n = 0; spec->hide != NULL && spec->hide[n] != NULL; n++)
 		;
 	if (n > 0 && (pl->hide = calloc(n, sizeof(*pl->hide))) == NULL) {

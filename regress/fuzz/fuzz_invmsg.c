@@ -53,8 +53,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		id(m.vdirs[i].id, "verify_dirs");
 	for (i = 0; i < m.ncgroups; i++) {
 		id(m.cgroups[i].id, "cgroups");
-		FUZZ_ASSERT(m.cgroups[i].validation == 0 ||
-		    m.cgroups[i].validation == 1, "cgroups: not a boolean");
+		FUZZ_ASSERT(m.cgroups[i].kind >= 0 &&
+		    m.cgroups[i].kind < CG_KINDS, "cgroups: not a kind");
 	}
 	for (i = 0; i < m.nprocs; i++) {
 		FUZZ_ASSERT(m.procs[i].pid >= 2 &&

@@ -85,8 +85,8 @@ print_inventory(struct imsg *imsg)
 	for (i = 0; i < m.nvdirs; i++)
 		json_array_append_new(l[1], json_string(m.vdirs[i].id));
 	for (i = 0; i < m.ncgroups; i++)
-		json_array_append_new(l[2], json_pack("{s:s, s:b}", "id",
-		    m.cgroups[i].id, "validation", m.cgroups[i].validation));
+		json_array_append_new(l[2], json_pack("{s:s, s:i}", "id",
+		    m.cgroups[i].id, "kind", m.cgroups[i].kind));
 	for (i = 0; i < m.nprocs; i++)
 		json_array_append_new(l[3], json_pack("{s:I, s:I, s:s}", "pid",
 		    (json_int_t)m.procs[i].pid, "uid",

@@ -95,7 +95,7 @@ check "the attempt uid's process" \
     .comm == "sleep")] | length == 1'
 if [ -n "${CG:-}" ]; then
 	check "the host cgroup $CG, by id" q --arg i "$ID" \
-	    'any(.cgroups[]; . == {"id": $i, "validation": false})'
+	    'any(.cgroups[]; . == {"id": $i, "kind": 0})'
 fi
 check "skipped: bad name, symlink, foreign branch, junk" q '.skipped == 4'
 check "no errors under the policy" q '.errors == []'

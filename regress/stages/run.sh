@@ -17,7 +17,7 @@ write_attempt_conf "$T" 63500 63510-63529
 start_factoryd "$T/factoryd.conf" "$T/log"
 
 STAGES='["queue","allocation","checkout","sandbox","run","collect","verify","publish","teardown"]'
-PARTS='["image","cache","validation"]'
+PARTS='["image","cache","services","validation"]'
 
 # Every key there, and nothing but numbers >= 0 or null.
 keys_ok() {	# id

@@ -800,8 +800,8 @@ START_TEST(test_dispatch)
 	ck_assert_uint_eq(m.nerrors, 0);
 	ck_assert(!m.truncated);
 	ck_assert_str_eq(m.cgroups[0].id, "a-20261129-0001");
-	ck_assert(!m.cgroups[0].validation);
-	ck_assert(m.cgroups[1].validation);
+	ck_assert_int_eq(m.cgroups[0].kind, CG_KIND_AGENT);
+	ck_assert_int_eq(m.cgroups[1].kind, CG_KIND_VALIDATION);
 	ck_assert_int_eq(m.procs[0].pid, 123);
 	invmsg_free(&m);
 
@@ -912,7 +912,7 @@ START_TEST(test_decode)
 	    TEST_UID + 1, &m, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(m.ndirs, 1);
 	ck_assert_str_eq(m.dirs[0].id, "a-20261129-0001");
-	ck_assert(m.cgroups[0].validation);
+	ck_assert_int_eq(m.cgroups[0].kind, CG_KIND_VALIDATION);
 	ck_assert_int_eq(m.procs[0].pid, 123);
 	ck_assert_uint_eq(m.procs[0].uid, TEST_UID);
 	ck_assert_str_eq(m.branches[0].repo, "/r.git");
@@ -957,7 +957,9 @@ START_TEST(test_decode)
 	refused(F_CG, "n32 1\ns /sys/fs/cgroup/unified/factory/x/"
 	    "a-20261129-0001\nn8 0", "cgroups[0]");
 	refused(F_CG, "n32 1\ns a-20261129-0001-v\nn8 0", "cgroups[0]");
-	refused(F_CG, "n32 1\ns a-20261129-0001\nn8 2", "cgroups[0]");
+	/* Kinds: the agent's, validation's, and two a service. */
+	refused(F_CG, "n32 1\ns a-20261129-0001\nn8 10", "cgroups[0]");
+	refused(F_CG, "n32 1\ns a-20261129-0001-s0\nn8 2", "cgroups[0]");
 	refused(F_MOUNTS, "n32 1\ns ../x\nn8 1", "mounts[0]");
 	refused(F_MOUNTS, "n32 1\ns a-20261129-0001\nn8 255", "mounts[0]");
 

@@ -39,6 +39,8 @@ static struct sock_fprog	 prog = { 3, insns };
 
 static char *home_[] = { ".codex/config.toml", "model_provider = 1\n",
     ".pi/agent/models.json", "{}\n", NULL };
+static char *ready_[] = { "/usr/bin/pg_isready", "-h", "127.0.0.1", NULL };
+static uint16_t connect_[] = { 5432, 6379 }, bind_[] = { 5432 };
 
 static void
 setup(void)
@@ -71,6 +73,13 @@ setup(void)
 	spec.nlisten = 2;
 	spec.hosts = "127.0.0.2 example.org\n";
 	spec.home = home_;
+	spec.lo = 1;
+	spec.passwd = 1;
+	spec.connect = connect_;
+	spec.nconnect = 2;
+	spec.bind = bind_;
+	spec.nbind = 1;
+	spec.ready = ready_;
 	plan.spec = &spec;
 	strlcpy(plan.tree, "/var/lib/factory/attempts/a/tree",
 	    sizeof(plan.tree));
@@ -157,6 +166,15 @@ START_TEST(test_roundtrip)
 	for (i = 0; home_[i] != NULL; i++)
 		ck_assert_str_eq(d->spec->home[i], home_[i]);
 	ck_assert_ptr_null(d->spec->home[i]);
+	ck_assert_int_eq(d->spec->lo, 1);
+	ck_assert_int_eq(d->spec->passwd, 1);
+	ck_assert_int_eq(d->spec->nconnect, 2);
+	ck_assert_uint_eq(d->spec->connect[1], 6379);
+	ck_assert_int_eq(d->spec->nbind, 1);
+	ck_assert_uint_eq(d->spec->bind[0], 5432);
+	for (i = 0; ready_[i] != NULL; i++)
+		ck_assert_str_eq(d->spec->ready[i], ready_[i]);
+	ck_assert_ptr_null(d->spec->ready[i]);
 	ck_assert_uint_eq(p.len, 3);
 	ck_assert_int_eq(memcmp(p.filter, insns, sizeof(insns)), 0);
 	plan_free(d);
@@ -175,6 +193,8 @@ START_TEST(test_optional)
 
 	spec.exec_allow = NULL;
 	spec.hosts = NULL;
+	spec.ready = NULL;
+	spec.nconnect = spec.nbind = 0;
 	plan.netfd = plan.ipcfd = -1;
 	plan.image[0] = '\0';
 	w = encode(&len);
@@ -182,6 +202,8 @@ START_TEST(test_optional)
 	ck_assert_msg(d != NULL, "%s", err);
 	ck_assert_ptr_null(d->spec->exec_allow);
 	ck_assert_ptr_null(d->spec->hosts);
+	ck_assert_ptr_null(d->spec->ready);
+	ck_assert_int_eq(d->spec->nconnect, 0);
 	ck_assert_int_eq(d->netfd, -1);
 	ck_assert_str_eq(d->image, "");
 	ck_assert_ptr_null(d->spec->image);
@@ -310,6 +332,30 @@ START_TEST(test_fields)
 	lst[0].addrlen = 3;
 	w = encode(&len);
 	refused(w, len, "listen[0]: address length 3");
+	free(w);
+	setup();
+	/* A service's ports and ready command. */
+	connect_[1] = 0;
+	w = encode(&len);
+	refused(w, len, "connect[1]: port 0");
+	free(w);
+	connect_[1] = 6379;
+	setup();
+	spec.nbind = SANDBOX_SVCPORTS + 1;
+	spec.bind = calloc(SANDBOX_SVCPORTS + 1, sizeof(uint16_t));
+	w = encode(&len);
+	refused(w, len, "bind: 17, more than 16");
+	free(w);
+	free((void *)spec.bind);
+	setup();
+	spec.ready = noabs;
+	w = encode(&len);
+	refused(w, len, "ready: not an absolute program");
+	free(w);
+	setup();
+	spec.ready = noargv;
+	w = encode(&len);
+	refused(w, len, "ready: not an absolute program");
 	free(w);
 	setup();
 	/* A NUL inside argv[0] on the wire: overwrite after encoding. */
@@ -526,8 +572,8 @@ START_TEST(test_enter_fields)
 	strlcpy(ent.tree, "/", sizeof(ent.tree));
 	enter_bad("tree: may not be /");
 	enter_setup();
-	ent.nports = SANDBOX_MAXLISTEN + 1;
-	enter_bad("ports: 33, more than 32");
+	ent.nports = SANDBOX_MAXPORTS + 1;
+	enter_bad("ports: 49, more than 48");
 	enter_setup();
 	ent.ports[1] = 0;
 	enter_bad("ports[1]: port 0");

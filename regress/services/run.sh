@@ -1,0 +1,208 @@
+#!/bin/sh
+# Services beside the agent (issue 28), through the real daemon, with
+# Debian's real PostgreSQL: a repository whose validation needs a
+# database passes only with services:; a service that never gets ready
+# fails the attempt in its ready-timeout, named; one that dies while
+# the agent runs fails it; the validation run's services are fresh,
+# not the agent's; another attempt cannot reach a service; a service
+# binds only its own ports; its log is kept apart.
+#
+# Uids: roles 73001-73007, attempts 73010-73049.
+
+. "$(dirname "$0")/../lib.sh"
+
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+[ -x "$PGBIN/postgres" ] && [ -x "$PGBIN/initdb" ] &&
+    [ -x "$PGBIN/psql" ] && [ -x "$PGBIN/pg_isready" ] ||
+    fail "services: PostgreSQL is needed (make deps installs it)"
+
+T=$(regress_tmpdir)
+SOCK=$T/factoryd.sock
+make_repos "$T" 73004
+write_attempt_conf "$T" 73000 73010-73049
+start_factoryd "$T/factoryd.conf" "$T/log"
+
+# A database as a service: initdb into its own directory, then the
+# server on 127.0.0.1:PORT alone, its socket in its private /tmp.
+db_service() {	# name port [ready-timeout]
+	cat <<SVC
+  $1:
+    run: ["/bin/sh", "-c", "$PGBIN/initdb -D data -A trust -U app >/dev/null && exec $PGBIN/postgres -D data -k /tmp -h 127.0.0.1 -p $2 -c fsync=off"]
+    ready: ["$PGBIN/pg_isready", "-q", "-h", "127.0.0.1", "-p", "$2"]
+    ready-timeout: ${3:-60s}
+    ports: [$2]
+SVC
+}
+
+# The real binaries: /usr/bin has Debian's wrappers, in Perl.
+PSQL="$PGBIN/psql -X -q -h 127.0.0.1 -p 5432 -U app -d postgres -v ON_ERROR_STOP=1"
+# The agent leaves a row in its database and a file in the tree; the
+# validation passes only if a database answers, and an empty one.
+AGENT="$PSQL -c 'create table t (n int); insert into t values (42)' &&
+    $PSQL -tAc 'select n from t' >src/answer.txt"
+VALIDATE="test \"\$($PSQL -tAc \"select count(*) from pg_tables where tablename = 't'\")\" = 0"
+
+# A: no services: the agent cannot reach a database, and fails.
+write_manifest "$T/none.yaml" "$AGENT" "$VALIDATE"
+id=$(submit_wait "$T/none.yaml" 120) || fail "A: no end"
+check "A: without services: the agent finds no database, failed" \
+    test "$(field "$id" state)" = failed
+
+# B: with the database: the agent writes to it, the validation finds
+# a fresh one (no table t: else it fails), and the attempt publishes.
+write_manifest "$T/db.yaml" "$AGENT" "$VALIDATE" "services:
+$(db_service db 5432)"
+id=$(submit_wait "$T/db.yaml" 240) || fail "B: no end"
+check "B: with services: published" test "$(field "$id" state)" = published
+check "B: the agent read its row from the service" \
+    test "$(git --git-dir="$T/remote.git" show "factory/$id:src/answer.txt" 2>/dev/null)" = 42
+# The facts of the attempt's first receipt of a kind.
+facts() {	# id kind
+	ctl receipts "$1" | grep "\"kind\":\"$2\"" | head -n 1 | jq -c .facts
+}
+# How many processes run as a uid from lo to hi.
+range_procs() {	# lo hi
+	cat /proc/[0-9]*/status 2>/dev/null | awk -v lo="$1" -v hi="$2" \
+	    '/^Uid:/ && $2 >= lo && $2 <= hi {n++} END {print n + 0}'
+}
+logs_have() {	# text logs-args...
+	t=$1
+	shift
+	ctl logs "$@" | grep -q "$t"
+}
+reason_has() {	# id regex
+	ctl -j show "$1" | jq -e --arg r "$2" '.reason | test($r)'
+}
+refused_with() {	# manifest text
+	ctl submit "$1" 2>&1 | grep -q "$2"
+}
+not() { ! "$@"; }
+
+RUNNING=$(facts "$id" running)
+SUID=$(echo "$RUNNING" | jq '.services.services[0].uid')
+check "B: running's receipt names the service and its time to ready" \
+    jq -en --argjson f "$RUNNING" '$f.services.services[0].name == "db" and
+    $f.services.ready_ms > 0 and $f.services.services[0].ready_ms > 0'
+check "B: the service ran as an attempt uid of its own" \
+    jq -en --argjson f "$RUNNING" --argjson s "$SUID" \
+    '$s >= 73010 and $s <= 73049 and $s != $f.uid'
+check "B: allocating journaled the service's uid before it was made" \
+    jq -en --argjson f "$(facts "$id" allocating)" --argjson s "$SUID" \
+    '$f.service_uids == [$s]'
+check "B: show has the services part of the sandbox stage" \
+    jq -en --argjson o "$(ctl -j show "$id")" '$o.stages.services > 0'
+check "B: its log is kept apart: factoryctl logs -s db" \
+    logs_have 'database system is ready' -s db "$id"
+check "B: the validation's service has its own log" \
+    logs_have 'database system is ready' -v -s db "$id"
+check "B: the agent's log is not the service's" \
+    not logs_have 'database system' "$id"
+check "B: logs of a service it does not have is refused" \
+    not ctl logs -s nosuch "$id"
+check "B: no process of the attempt uids is left" \
+    test "$(range_procs 73010 73049)" -eq 0
+
+# C: a service that never gets ready fails the attempt in its
+# ready-timeout, by name, and the agent never runs.
+write_manifest "$T/never.yaml" "touch src/ran" true "services:
+  slow:
+    run: [\"/bin/sleep\", \"600\"]
+    ready: [\"/bin/false\"]
+    ready-timeout: 3s
+    ports: [7000]"
+t0=$(date +%s)
+id=$(submit_wait "$T/never.yaml" 120) || fail "C: no end"
+t1=$(date +%s)
+check "C: not ready: failed" test "$(field "$id" state)" = failed
+check "C: the reason names the service and its timeout" \
+    reason_has "$id" "service slow: not ready in 3000ms"
+check "C: the reason says how its ready command last ended" \
+    reason_has "$id" "its ready command exited with status 1"
+check "C: it ended in about its ready-timeout, not the wall time" \
+    test $((t1 - t0)) -lt 60
+check "C: the agent never ran (no running receipt)" \
+    test -z "$(facts "$id" running)"
+check "C: no process of the attempt uids is left" \
+    test "$(range_procs 73010 73049)" -eq 0
+
+# D: a service that dies while the agent runs fails the attempt, by
+# name and status, and the agent is killed.
+write_manifest "$T/dies.yaml" "sleep 60" true "services:
+  brief:
+    run: [\"/bin/sh\", \"-c\", \"touch ok; sleep 2; exit 3\"]
+    ready: [\"/bin/test\", \"-e\", \"ok\"]
+    ports: [7001]"
+t0=$(date +%s)
+id=$(submit_wait "$T/dies.yaml" 120) || fail "D: no end"
+t1=$(date +%s)
+check "D: a service died: failed" test "$(field "$id" state)" = failed
+check "D: the reason names it, its status and when" \
+    reason_has "$id" "service brief exited with status 3 while the agent ran"
+check "D: the agent did not run to its end" test $((t1 - t0)) -lt 50
+
+# E: a service binds only its own ports (Landlock's TCP rules, where
+# the kernel has them): one listening elsewhere dies at its bind.
+write_manifest "$T/bind.yaml" "sleep 5" true "services:
+  web:
+    run: [\"/bin/busybox\", \"nc\", \"-l\", \"-p\", \"7003\"]
+    ready: [\"/bin/true\"]
+    ready-timeout: 30s
+    ports: [7002]"
+id=$(submit_wait "$T/bind.yaml" 120) || fail "E: no end"
+if ctl -j policy | grep -q landlock-net; then
+	check "E: a service listening on a port not its own dies" \
+	    reason_has "$id" "service web .*(before it was ready|while the agent ran)"
+else
+	ok "E: # SKIP this kernel has no Landlock TCP rules"
+fi
+write_manifest "$T/bindok.yaml" "sleep 3; echo x >src/x" true "services:
+  web:
+    run: [\"/bin/busybox\", \"nc\", \"-l\", \"-p\", \"7002\"]
+    ready: [\"/bin/true\"]
+    ports: [7002]"
+id=$(submit_wait "$T/bindok.yaml" 120) || fail "E: no end"
+check "E: the same service on its own port runs" \
+    test "$(field "$id" state)" = published
+
+# F: another attempt's agent, in its own network namespace, does not
+# reach a running attempt's service: the first's agent waits while
+# the second probes the first's port.
+write_manifest "$T/hold.yaml" "while [ ! -e /tmp/never ]; do sleep 1; done" \
+    true "services:
+$(db_service db 5432)"
+sed -i 's/^limits: {wall: 20s,/limits: {wall: 120s,/' "$T/hold.yaml"
+held=$(ctl submit "$T/hold.yaml") || fail "F: submit"
+wait_state "$held" running 120 || fail "F: the first never ran"
+write_manifest "$T/probe.yaml" \
+    "if $PGBIN/pg_isready -q -h 127.0.0.1 -p 5432; then echo reached >src/reached; fi; true"
+id=$(submit_wait "$T/probe.yaml" 120) || fail "F: no end"
+check "F: another attempt did not reach the service" \
+    not git --git-dir="$T/remote.git" show "factory/$id:src/reached"
+ctl cancel "$held" >/dev/null
+wait_terminated "$held" 120 || fail "F: the first did not end"
+check "F: cancelled while its service ran: no process of the uids left" \
+    test "$(range_procs 73010 73049)" -eq 0
+
+# G: a manifest's services are checked at submission, one line naming
+# the field.
+write_manifest "$T/bad.yaml" true true "services:
+  Bad:
+    run: [\"/bin/true\"]
+    ready: [\"/bin/true\"]
+    ports: [7004]"
+check "G: a bad service name is refused at submission" \
+    refused_with "$T/bad.yaml" 'not a service name'
+write_manifest "$T/bad2.yaml" true true "services:
+  a:
+    run: [\"/bin/true\"]
+    ready: [\"/bin/true\"]
+    ports: [7005]
+  b:
+    run: [\"/bin/true\"]
+    ready: [\"/bin/true\"]
+    ports: [7005]"
+check "G: one port for two services is refused" \
+    refused_with "$T/bad2.yaml" "port 7005 is service a's"
+
+stop_factoryd
+regress_done

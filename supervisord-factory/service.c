@@ -1,0 +1,480 @@
+/*
+ * Services (factory-manifest(5) SERVICES): what a manifest starts
+ * beside its agent, and afresh beside its validation run, such as the
+ * database its tests need.
+ *
+ * Each service is a sandbox of its own (run.c, RUN_SERVICE): its own
+ * uid, journaled with the attempt's at allocation; its own cgroups,
+ * "<id>-sN" beside the agent and "<id>-vsN" beside validation; its own
+ * pid, mount and IPC namespaces; its writable directory on the disk of
+ * the run it serves.  The services of one run share one network
+ * namespace, made for the first of them, which the run beside them
+ * then joins: the agent reaches them on loopback, and nothing outside
+ * that namespace reaches them at all.  Landlock lets each bind only
+ * its own ports, and every process of the set connect only to the
+ * set's ports (and, for the run, its egress endpoints).
+ *
+ * Pid 1 of each service runs its ready command, confined as the
+ * service, until it exits 0, and says so ("Y", run.c); the run starts
+ * once every service did, each within its ready-timeout, and not at
+ * all if one did not or died first.  A service that dies while its run
+ * goes on fails the attempt with its name and status.  When the run
+ * ends, its services are killed, and its end is told upward
+ * (report_run_done) only once they are reaped and their cgroups gone:
+ * nothing of one set is left when the next starts.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "factoryd.h"
+#include "log.h"
+
+enum svc_state {
+	SVC_STARTING,		/* not every one is ready yet */
+	SVC_READY,		/* the run beside them may start, or runs */
+	SVC_STOPPING		/* killed: waiting for them to be reaped */
+};
+
+struct svc {
+	struct run	*run;		/* NULL once reaped */
+	int		 ready;
+	int		 last;		/* the ready command's last status */
+	uint64_t	 ready_ms;	/* from the set's start */
+};
+
+struct svcset {
+	struct attempt	*a;
+	int		 validation;
+	enum svc_state	 state;
+	int		 n;
+	int		 nlive;		/* not reaped yet */
+	int		 nready;
+	int		 netns;		/* the set's network namespace */
+	uint64_t	 t0;		/* when the first was started */
+	uint64_t	 ready_ms;	/* t0 to the last one ready */
+	struct event	 timer;		/* the next ready-timeout */
+	int		 timer_set;
+	struct run	*held;		/* the run whose end waits for us */
+	uint16_t	 ports[SANDBOX_SVCPORTS];
+	int		 nports;
+	struct svc	 s[MANIFEST_SERVICES];
+};
+
+static void	service_arm(struct svcset *);
+static void	service_kill(struct svcset *);
+
+static struct svcset *
+service_set(struct attempt *a, struct run *r, int *idx)
+{
+	struct svcset	*set = a->svc;
+	int		 i;
+
+	if (set == NULL)
+		return (NULL);
+	for (i = 0; i < set->n; i++)
+		if (set->s[i].run == r) {
+			*idx = i;
+			return (set);
+		}
+	return (NULL);
+}
+
+/* "exited with status N" or "killed by signal N", into buf. */
+static const char *
+service_status(int st, char *buf, size_t len)
+{
+	if (st == -1)
+		snprintf(buf, len, "did not start");
+	else if (WIFSIGNALED(st))
+		snprintf(buf, len, "was killed by signal %d", WTERMSIG(st));
+	else
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
+	return (buf);
+}
+
+/* The set failed: said once upward; every service is killed. */
+static void
+service_failed(struct svcset *set, const char *fmt, ...)
+    __attribute__((__format__ (printf, 2, 3)));
+
+static void
+service_failed(struct svcset *set, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 why[512];
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	service_kill(set);
+	report_services_failed(set->a, why);
+}
+
+static void
+service_free(struct svcset *set)
+{
+	if (set->timer_set)
+		evtimer_del(&set->timer);
+	if (set->netns != -1)
+		close(set->netns);
+	if (set->a->svc == set)
+		set->a->svc = NULL;
+	free(set);
+}
+
+/* Pid 1 of service r said its ready command succeeded, or failed. */
+static void
+service_readiness(struct run *r, int ready, int status)
+{
+	struct svcset	*set;
+	struct svc	*s;
+	int		 i;
+
+	if ((set = service_set(r->attempt, r, &i)) == NULL ||
+	    set->state != SVC_STARTING)
+		return;
+	s = &set->s[i];
+	if (!ready) {
+		s->last = status;
+		return;
+	}
+	if (s->ready)
+		return;
+	s->ready = 1;
+	s->ready_ms = now_ms() - set->t0;
+	log_info("%s: service %s ready in %llums", set->a->id,
+	    set->a->m->services[i].name, (unsigned long long)s->ready_ms);
+	if (++set->nready < set->n) {
+		service_arm(set);
+		return;
+	}
+	set->state = SVC_READY;
+	set->ready_ms = now_ms() - set->t0;
+	if (set->timer_set) {
+		evtimer_del(&set->timer);
+		set->timer_set = 0;
+	}
+	report_services_ready(set->a, set->validation);
+}
+
+/* A ready-timeout went by: the first service not ready by its own fails. */
+static void
+service_timeout(int fd, short event, void *arg)
+{
+	struct svcset			*set = arg;
+	const struct manifest_service	*sv;
+	uint64_t			 age = now_ms() - set->t0;
+	char				 st[96], last[48];
+	int				 i;
+
+	set->timer_set = 0;
+	if (set->state != SVC_STARTING)
+		return;
+	for (i = 0; i < set->n; i++) {
+		sv = &set->a->m->services[i];
+		if (set->s[i].ready || age < sv->ready_ms)
+			continue;
+		if (set->s[i].last == -1)
+			snprintf(st, sizeof(st), "its ready command did not "
+			    "answer");
+		else
+			snprintf(st, sizeof(st), "its ready command %s",
+			    service_status(set->s[i].last, last,
+			    sizeof(last)));
+		service_failed(set, "service %s: not ready in %llums (%s)",
+		    sv->name, (unsigned long long)sv->ready_ms, st);
+		return;
+	}
+	service_arm(set);
+}
+
+/* The timer at the earliest ready-timeout of a service not ready. */
+static void
+service_arm(struct svcset *set)
+{
+	struct timeval	 tv;
+	uint64_t	 at = UINT64_MAX, age = now_ms() - set->t0, ms;
+	int		 i;
+
+	for (i = 0; i < set->n; i++)
+		if (!set->s[i].ready &&
+		    set->a->m->services[i].ready_ms < at)
+			at = set->a->m->services[i].ready_ms;
+	if (at == UINT64_MAX)
+		return;
+	ms = at > age ? at - age : 0;
+	if (set->timer_set)
+		evtimer_del(&set->timer);
+	evtimer_set(&set->timer, service_timeout, set);
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	evtimer_add(&set->timer, &tv);
+	set->timer_set = 1;
+}
+
+/*
+ * A service's directory on the disk of the run it serves, its uid's
+ * alone: DIR/services/NAME.
+ */
+static int
+service_dir(struct svcset *set, int i, char *path, size_t len, char *err,
+    size_t errlen)
+{
+	struct attempt	*a = set->a;
+	const char	*base = set->validation ? a->vdir : a->dir;
+	char		 top[PATH_MAX];
+
+	snprintf(top, sizeof(top), "%s/services", base);
+	if (mkdir(top, 0755) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "%s: %s", top, strerror(errno));
+		return (-1);
+	}
+	if ((size_t)snprintf(path, len, "%s/%s", top,
+	    a->m->services[i].name) >= len) {
+		snprintf(err, errlen, "%s: path too long", top);
+		return (-1);
+	}
+	if (fs_mkdir_owned(path, 0700, a->suid[i], a->suid[i]) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/* Start service i of set: in the set's network namespace after the first. */
+static int
+service_start(struct svcset *set, int i, char *err, size_t errlen)
+{
+	struct attempt	*a = set->a;
+	struct run_with	 w;
+	struct run	*r;
+	char		 dir[PATH_MAX], path[64];
+
+	if (service_dir(set, i, dir, sizeof(dir), err, errlen) == -1)
+		return (-1);
+	memset(&w, 0, sizeof(w));
+	w.kind = RUN_SERVICE;
+	w.service = i;
+	w.validation = set->validation;
+	w.netns = set->netns != -1 ? &set->netns : NULL;
+	w.ports = set->ports;
+	w.nports = set->nports;
+	w.ready = service_readiness;
+	if ((r = run_start_with(a, &w, dir, err, errlen)) == NULL)
+		return (-1);
+	set->s[i].run = r;
+	set->nlive++;
+	if (set->netns == -1) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)r->sb.pid);
+		if ((set->netns = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			return (-1);
+		}
+	}
+	log_info("%s: service %s started as uid %u", a->id,
+	    a->m->services[i].name, (unsigned)a->suid[i]);
+	return (0);
+}
+
+/*
+ * The services of a's run (validation: its validation run's), before
+ * that run starts: 1 if it may start now (they are ready, or there are
+ * none), 0 if it waits for report_services_ready or _failed, -1 and
+ * err if they cannot be started (what was started is being stopped).
+ */
+int
+service_ready(struct attempt *a, int validation, char *err, size_t errlen)
+{
+	struct svcset	*set = a->svc;
+	int		 i, j;
+
+	if (a->m->nservices == 0)
+		return (1);
+	if (set != NULL)
+		return (set->validation == validation &&
+		    set->state == SVC_READY);
+	if ((set = calloc(1, sizeof(*set))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return (-1);
+	}
+	set->a = a;
+	set->validation = validation;
+	set->state = SVC_STARTING;
+	set->n = a->m->nservices;
+	set->netns = -1;
+	for (i = 0; i < set->n; i++) {
+		set->s[i].last = -1;
+		for (j = 0; j < a->m->services[i].nports &&
+		    set->nports < SANDBOX_SVCPORTS; j++)
+			set->ports[set->nports++] = a->m->services[i].ports[j];
+	}
+	a->svc = set;
+	set->t0 = now_ms();
+	for (i = 0; i < set->n; i++) {
+		if (service_start(set, i, err, errlen) == 0)
+			continue;
+		/* The others die; the attempt fails on the caller's word. */
+		service_kill(set);
+		if (set->nlive == 0)
+			service_free(set);
+		return (-1);
+	}
+	service_arm(set);
+	return (0);
+}
+
+/* The set's network namespace and ports, for the run beside it. */
+void
+service_with(struct attempt *a, struct run_with *w)
+{
+	if (a->svc == NULL || a->svc->state != SVC_READY)
+		return;
+	w->netns = &a->svc->netns;
+	w->ports = a->svc->ports;
+	w->nports = a->svc->nports;
+}
+
+static void
+service_kill(struct svcset *set)
+{
+	int	 i;
+
+	set->state = SVC_STOPPING;
+	if (set->timer_set) {
+		evtimer_del(&set->timer);
+		set->timer_set = 0;
+	}
+	for (i = 0; i < set->n; i++)
+		if (set->s[i].run != NULL)
+			run_kill(set->s[i].run);
+}
+
+/*
+ * The run r beside a's services ended: they are stopped, and r's end
+ * goes upward once they are gone.  1 if it waits (report_run_done(r)
+ * again then), 0 if there is nothing to wait for.
+ */
+int
+service_hold(struct attempt *a, struct run *r)
+{
+	struct svcset	*set = a->svc;
+
+	if (set == NULL || r->service || r->setup)
+		return (0);
+	if (set->nlive == 0) {
+		service_free(set);
+		return (0);
+	}
+	set->held = r;
+	service_kill(set);
+	return (1);
+}
+
+/*
+ * The teardown: every service killed.  1 while one is left (the
+ * teardown goes on at report_services_gone), else 0.
+ */
+int
+service_stop(struct attempt *a)
+{
+	struct svcset	*set = a->svc;
+
+	if (set == NULL)
+		return (0);
+	if (set->nlive == 0) {
+		service_free(set);
+		return (0);
+	}
+	service_kill(set);
+	return (1);
+}
+
+/*
+ * A service's pid 1 was reaped and its cgroups are gone.  One that was
+ * not stopped fails the attempt; the last one reaped lets the run held
+ * for it go on (or the teardown).  The set is gone before anything is
+ * told upward: what that starts finds a->svc NULL.
+ */
+void
+service_run_done(struct run *r)
+{
+	struct attempt	*a = r->attempt;
+	struct svcset	*set;
+	struct run	*held = NULL;
+	char		 st[64], why[512];
+	int		 i, status = r->status, failing, gone = 0;
+
+	if ((set = service_set(a, r, &i)) == NULL) {
+		run_free(r);
+		return;
+	}
+	set->s[i].run = NULL;
+	set->nlive--;
+	run_free(r);
+	failing = set->state != SVC_STOPPING;
+	if (failing) {
+		snprintf(why, sizeof(why), "service %s %s %s",
+		    a->m->services[i].name, service_status(status, st,
+		    sizeof(st)), set->state == SVC_STARTING ?
+		    "before it was ready" : set->validation ?
+		    "while the validation ran" : "while the agent ran");
+		log_warnx("%s: %s", a->id, why);
+		service_kill(set);
+	}
+	if (set->nlive == 0) {
+		held = set->held;
+		service_free(set);
+		gone = 1;
+	}
+	if (failing)
+		report_services_failed(a, why);
+	else if (held != NULL)
+		report_run_done(held);
+	else if (gone)
+		report_services_gone(a);
+}
+
+/*
+ * What the receipts and show say of a set (its run's): each service's
+ * name, uid and time to ready; NULL without services.
+ */
+json_t *
+service_facts(const struct attempt *a)
+{
+	const struct svcset	*set = a->svc;
+	json_t			*arr, *o;
+	int			 i;
+
+	if (set == NULL)
+		return (NULL);
+	if ((arr = json_array()) == NULL)
+		return (NULL);
+	for (i = 0; i < set->n; i++) {
+		o = json_pack("{s:s, s:i, s:I}", "name",
+		    a->m->services[i].name, "uid", (int)a->suid[i],
+		    "ready_ms", (json_int_t)set->s[i].ready_ms);
+		if (set->s[i].run != NULL)
+			json_object_set_new(o, "pid",
+			    json_integer(set->s[i].run->sb.pid));
+		json_array_append_new(arr, o);
+	}
+	return (json_pack("{s:o, s:I}", "services", arr, "ready_ms",
+	    (json_int_t)set->ready_ms));
+}
+
+/* The set's time to ready, for the stage times: 0 without services. */
+uint64_t
+service_ready_ms(const struct attempt *a)
+{
+	return (a->svc != NULL ? a->svc->ready_ms : 0);
+}
