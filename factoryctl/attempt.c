@@ -27,7 +27,8 @@
 
 /* The stages one after another; a part is shown after its stage. */
 static const char *stage_order[] = { "queue", "allocation", "checkout",
-    "sandbox", "image", "cache", "run", "collect", "verify", "validation",
+    "sandbox", "image", "cache", "services", "run", "collect", "verify",
+    "validation",
     "publish", "teardown", NULL };
 
 /* A part measured inside a stage, not a stage of its own. */
@@ -35,7 +36,7 @@ static int
 stage_part(const char *name)
 {
 	return (strcmp(name, "image") == 0 || strcmp(name, "cache") == 0 ||
-	    strcmp(name, "validation") == 0);
+	    strcmp(name, "services") == 0 || strcmp(name, "validation") == 0);
 }
 
 /* A member for display (vis.h): nothing in it acts on a terminal. */

@@ -224,7 +224,8 @@ service_arm(struct svcset *set)
 
 /*
  * A service's directory on the disk of the run it serves, its uid's
- * alone: DIR/services/NAME.
+ * alone: DIR/services/NAME, made below DIR's descriptor, never through
+ * a link (the worker owns DIR, the verifier its verify DIR).
  */
 static int
 service_dir(struct svcset *set, int i, char *path, size_t len, char *err,
@@ -232,23 +233,33 @@ service_dir(struct svcset *set, int i, char *path, size_t len, char *err,
 {
 	struct attempt	*a = set->a;
 	const char	*base = set->validation ? a->vdir : a->dir;
-	char		 top[PATH_MAX];
+	const char	*name = a->m->services[i].name;
+	int		 bfd = -1, sfd = -1, fd = -1, rc = -1;
 
-	snprintf(top, sizeof(top), "%s/services", base);
-	if (mkdir(top, 0755) == -1 && errno != EEXIST) {
-		snprintf(err, errlen, "%s: %s", top, strerror(errno));
+	if ((size_t)snprintf(path, len, "%s/services/%s", base, name) >= len) {
+		snprintf(err, errlen, "%s: path too long", base);
 		return (-1);
 	}
-	if ((size_t)snprintf(path, len, "%s/%s", top,
-	    a->m->services[i].name) >= len) {
-		snprintf(err, errlen, "%s: path too long", top);
-		return (-1);
-	}
-	if (fs_mkdir_owned(path, 0700, a->suid[i], a->suid[i]) == -1) {
+	if ((bfd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 ||
+	    (mkdirat(bfd, "services", 0755) == -1 && errno != EEXIST) ||
+	    (sfd = openat(bfd, "services", O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+	    fchown(sfd, 0, 0) == -1 || fchmod(sfd, 0755) == -1 ||
+	    (mkdirat(sfd, name, 0700) == -1 && errno != EEXIST) ||
+	    (fd = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1 ||
+	    fchown(fd, a->suid[i], a->suid[i]) == -1 || fchmod(fd, 0700) == -1)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return (-1);
-	}
-	return (0);
+	else
+		rc = 0;
+	if (fd != -1)
+		close(fd);
+	if (sfd != -1)
+		close(sfd);
+	if (bfd != -1)
+		close(bfd);
+	return (rc);
 }
 
 /* Start service i of set: in the set's network namespace after the first. */

@@ -72,7 +72,7 @@ check "published: the terminated receipt says what show says" \
     receipt_ok "$ok"
 ctl show "$ok" >"$T/show.txt"
 check "published: show prints every stage, unused ones as -" \
-    grep -q '^stages: queue [0-9]*ms .* image - cache - run [0-9]*ms .* validation [0-9]*ms publish [0-9]*ms teardown [0-9]*ms$' "$T/show.txt"
+    grep -q '^stages: queue [0-9]*ms .* image - cache - services - run [0-9]*ms .* validation [0-9]*ms publish [0-9]*ms teardown [0-9]*ms$' "$T/show.txt"
 check "published: show prints the overhead" \
     grep -q '^overhead: [0-9]*ms of [0-9]*ms' "$T/show.txt"
 
