@@ -54,7 +54,7 @@ PROGS_SBIN	= factoryd factoryctl
 PROGS_LIBEXEC	= factory-worker factory-verifier factory-reconciler \
 		  factory-publisher factory-sandbox factory-egress \
 		  factory-image factory-gateway factory-fswalk \
-		  factory-fleet
+		  factory-fleet factory-preview
 PROGS		= $(PROGS_SBIN) $(PROGS_LIBEXEC)
 
 dir_factoryd		= supervisord-factory
@@ -69,6 +69,7 @@ dir_factory-image	= image
 dir_factory-gateway	= gateway
 dir_factory-fswalk	= fswalk
 dir_factory-fleet	= fleet
+dir_factory-preview	= preview
 
 libs_factoryd		= $(LIBS_COMMON)
 libs_factoryctl		= $(LIBS_ARCHIVE) $(LIBS_COMMON)
@@ -80,6 +81,7 @@ libs_factory-egress	= $(LIBS_COMMON)
 libs_factory-image	= $(LIBS_ARCHIVE) $(LIBS_COMMON)
 libs_factory-gateway	= $(LIBS_TLS) $(LIBS_COMMON)
 libs_factory-fswalk	= $(LIBS_COMMON)
+libs_factory-preview	= $(LIBS_COMMON)
 # factory-fleet is the only program that links libpq.
 libs_factory-fleet	= $(shell $(PKG_CONFIG) --libs libpq 2>/dev/null) \
 			  $(LIBS_COMMON)

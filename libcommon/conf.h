@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 #include <sys/queue.h>
+#include <sys/socket.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -156,6 +157,22 @@ struct conf_fleet {
 	struct conf_tenant tenants[CONF_FLEET_TENANTS];
 };
 
+/*
+ * preview: {listen: ADDR:PORT, domain: NAME, ttl: DURATION, secure: yes}:
+ * factory-preview serves each attempt's preview on ID.NAME.
+ */
+#define CONF_PREVIEW_TTL	(2 * 60 * 60 * 1000)	/* ttl's default */
+#define CONF_PREVIEW_TTLMAX	(7 * 24 * 60 * 60 * 1000ULL)
+struct conf_preview {
+	int		 enabled;	/* 0: no child, no listener */
+	char		 listen[64];	/* as written, ADDR:PORT */
+	struct sockaddr_storage addr;
+	socklen_t	 addrlen;
+	char		 domain[200];
+	uint64_t	 ttl_ms;	/* a token's preview, at most */
+	int		 secure;	/* cookies Secure: TLS in front */
+};
+
 struct conf_repo {
 	TAILQ_ENTRY(conf_repo)	 entry;
 	struct conf_modelgrant	 grant;		/* model:, upstreams: */
@@ -204,6 +221,7 @@ struct factoryd_conf {
 	size_t			 ngw;		/* providers, then upstreams */
 	struct conf_gw		 gw[CONF_GW_MAX];
 	struct conf_fleet	 fleet;
+	struct conf_preview	 preview;
 };
 
 /*

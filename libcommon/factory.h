@@ -64,6 +64,7 @@ enum factory_procid {
 	PROC_GATEWAY,
 	PROC_CONTROL,
 	PROC_FLEET,		/* only with a fleet: block */
+	PROC_PREVIEW,		/* only with a preview: block */
 	PROC_MAX
 };
 
@@ -260,6 +261,17 @@ enum imsg_type {
 	IMSG_CTL_FLEET_STATE,
 	IMSG_CTL_TENANTS,	/* empty: the fleet's tenants */
 	IMSG_CTL_USAGE,		/* the window in seconds, NUL-terminated */
+
+	/* parent <-> factory-preview (previewmsg.h) */
+	IMSG_PREVIEW_CONF,	/* parent: the key, domain; the listener */
+	IMSG_PREVIEW_OPEN,	/* parent: an attempt's preview is live */
+	IMSG_PREVIEW_CLOSE,	/* parent: it is not, from now on */
+	IMSG_PREVIEW_CONNECT,	/* preview: a connection to it, please */
+	IMSG_PREVIEW_CONNECTED,	/* parent: the answer, with its socket */
+	IMSG_PREVIEW_OPENED,	/* preview: a token was exchanged */
+	IMSG_PREVIEW_HEALTH,	/* preview: the health path's answer */
+	/* factoryctl preview: attempt id NUL, ttl seconds (decimal) NUL */
+	IMSG_CTL_PREVIEW,
 	IMSG_MAX
 };
 

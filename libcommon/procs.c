@@ -210,6 +210,23 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 			{ NULL, NULL }
 		}
 	},
+	[PROC_PREVIEW] = {
+		PROC_PREVIEW, "preview", "factory-preview",
+		/*
+		 * stdio: imsg and the HTTP connections.  inet: accept on
+		 * the listening socket the parent bound.  recvfd: the
+		 * parent's connections to each attempt's port, made inside
+		 * its network namespace; the child connects nowhere itself.
+		 * No file at all.  Started only when factoryd.conf has a
+		 * preview: block.
+		 */
+		"stdio inet recvfd",
+		"serves each attempt's preview port on its own host name, to "
+		"holders of a token the parent minted",
+		{
+			{ NULL, NULL }
+		}
+	},
 };
 
 /* The -V variables a child was started with, for proc_getvar(). */

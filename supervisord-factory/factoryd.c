@@ -40,7 +40,7 @@ static void		factoryd_instance(const char *);
 static void		factoryd_lock(const char *);
 static void		factoryd_lock_pid(void);
 static void		factoryd_nofile(const struct factoryd_conf *);
-static int		factoryd_open_binaries(const char *, int, int *, int *,
+static int		factoryd_open_binaries(const char *, int, int, int *, int *,
 			    char *, size_t);
 
 /* What the parts below report, and who acts on it (report.c). */
@@ -150,7 +150,8 @@ main(int argc, char *argv[])
 		err(1, NULL);
 	/* Before anything is started: a binary we would not run stops us. */
 	if (factoryd_open_binaries(conf->libexec, conf->fleet.enabled,
-	    env->binfd, &env->sandboxfd, errbuf, sizeof(errbuf)) == -1)
+	    conf->preview.enabled, env->binfd, &env->sandboxfd, errbuf,
+	    sizeof(errbuf)) == -1)
 		factoryd_fatal_start("child binary %s", errbuf);
 	sandbox_set_launcher(env->sandboxfd);
 	if ((fswalk = factoryd_open_binary(conf->libexec, FACTORY_FSWALK_BIN,
@@ -302,7 +303,8 @@ factoryd_open_binary(const char *dir, const char *name, char *err,
  * sandbox launcher into *sbx; all or none.
  */
 static int
-factoryd_open_binaries(const char *dir, int fleet, int *fds, int *sbx,
+factoryd_open_binaries(const char *dir, int fleet, int preview, int *fds,
+    int *sbx,
     char *err, size_t errlen)
 {
 	int	 i;
@@ -311,7 +313,8 @@ factoryd_open_binaries(const char *dir, int fleet, int *fds, int *sbx,
 		fds[i] = -1;
 	for (i = 0; i < PROC_MAX; i++) {
 		if (i == PROC_PARENT || i == PROC_CONTROL ||
-		    (i == PROC_FLEET && !fleet))
+		    (i == PROC_FLEET && !fleet) ||
+		    (i == PROC_PREVIEW && !preview))
 			continue;	/* not children */
 		if ((fds[i] = factoryd_open_binary(dir,
 		    factory_procs[i].binary, err, errlen)) == -1)
@@ -502,7 +505,8 @@ factoryd_reload(char *errbuf, size_t errlen)
 	/* Another libexec: its binaries are opened, and checked, now. */
 	if (strcmp(conf->libexec, env->conf->libexec) != 0) {
 		if (factoryd_open_binaries(conf->libexec,
-		    env->conf->fleet.enabled, fds, &sbx, errbuf, errlen) == -1) {
+		    env->conf->fleet.enabled, env->conf->preview.enabled, fds,
+		    &sbx, errbuf, errlen) == -1) {
 			log_warnx("reload failed, keeping the old "
 			    "configuration: %s", errbuf);
 			conf_free(conf);
