@@ -692,3 +692,45 @@ cmd_reconcile(int argc, char **argv)
 	json_decref(o);
 	return (CTL_EXIT_OK);
 }
+
+/*
+ * A token for the attempt's live preview: its URL, which a browser
+ * opens once (factoryd.conf(5) preview).  It is printed, never kept:
+ * whoever holds it may open the preview until it is taken.
+ */
+int
+cmd_preview(int argc, char **argv)
+{
+	json_t		*o;
+	struct ibuf	*b;
+	const char	*ttl = "2h";
+	int		 ch;
+
+	while ((ch = getopt(argc, argv, "t:")) != -1) {
+		switch (ch) {
+		case 't':
+			ttl = optarg;
+			break;
+		default:
+			ctl_usage("preview");
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1)
+		ctl_usage("preview");
+	if ((b = ibuf_dynamic(64, 1024)) == NULL ||
+	    ibuf_add(b, argv[0], strlen(argv[0]) + 1) == -1 ||
+	    ibuf_add(b, ttl, strlen(ttl) + 1) == -1)
+		err(CTL_EXIT_USAGE, "ibuf");
+	if (ctl_simple(0, IMSG_CTL_PREVIEW, ibuf_data(b), ibuf_size(b),
+	    &o) != 0)
+		return (CTL_EXIT_REFUSED);
+	ibuf_free(b);
+	if (ctl_json)
+		ctl_print_json(o);
+	else
+		printf("%s\n", jstr(o, "url"));
+	json_decref(o);
+	return (CTL_EXIT_OK);
+}

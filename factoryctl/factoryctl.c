@@ -33,6 +33,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "orphans",	1, cmd_orphans,	"orphans" },
 	{ "pause",	0, cmd_pause,	"pause --tenant name | --fleet [-m note]" },
 	{ "policy",	1, cmd_policy,	"policy" },
+	{ "preview",	0, cmd_preview,	"preview [-t ttl] id" },
 	{ "queue",	0, cmd_queue,	"queue" },
 	{ "reap",	0, cmd_reap,	"reap id" },
 	{ "receipts",	1, cmd_receipts, "receipts id" },

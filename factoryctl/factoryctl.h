@@ -62,6 +62,7 @@ int	 cmd_logs(int, char **);
 int	 cmd_cancel(int, char **);
 int	 cmd_approve(int, char **);
 int	 cmd_receipts(int, char **);
+int	 cmd_preview(int, char **);
 int	 cmd_verify(int, char **);
 int	 cmd_orphans(int, char **);
 int	 cmd_reap(int, char **);

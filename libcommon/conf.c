@@ -7,6 +7,9 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,6 +23,7 @@
 
 #include "conf.h"
 #include "gwmsg.h"
+#include "previewmsg.h"
 #include "util.h"
 #include "yaml.h"
 
@@ -50,8 +54,9 @@ static const struct {
 	{ PROC_EGRESS,		"egress",	"_factorye" },
 	{ PROC_IMAGE,		"image",	"_factoryi" },
 	{ PROC_GATEWAY,		"gateway",	"_factoryg" },
-	/* Last: only with a fleet: block (conf_users). */
+	/* Last: only with their blocks (conf_users). */
 	{ PROC_FLEET,		"fleet",	"_factoryf" },
+	{ PROC_PREVIEW,		"preview",	"_factoryx" },
 };
 #define NROLES	(sizeof(conf_roles) / sizeof(conf_roles[0]))
 
@@ -67,7 +72,7 @@ static const char * const conf_topkeys[] = {
 	"max-attempts", "verifiers", "lease-ttl", "reconcile-interval",
 	"control-idle-timeout", "attempt-disk", "pristine-cache", "setup-cache",
 	"images", "keys", "repositories", "sandbox", "environment", "metrics",
-	"providers", "upstreams", "max-cohort", "fleet", NULL
+	"providers", "upstreams", "max-cohort", "fleet", "preview", NULL
 };
 
 const char *const conf_method_names[] = {
@@ -182,11 +187,11 @@ conf_resolve(const char *s, struct conf_user *u, char *why, size_t len)
 
 static int
 conf_users(struct yerr *e, const struct ynode *users, struct factoryd_conf *c,
-    struct conf_where *where, int fleet)
+    struct conf_where *where, int fleet, int preview)
 {
 	static const char * const keys[] = {
 		"worker", "verifier", "reconciler", "publisher", "egress",
-		"image", "gateway", "fleet", NULL
+		"image", "gateway", "fleet", "preview", NULL
 	};
 	const struct ynode	*n;
 	struct conf_user	*u;
@@ -199,9 +204,11 @@ conf_users(struct yerr *e, const struct ynode *users, struct factoryd_conf *c,
 	for (i = 0; i < NROLES; i++) {
 		u = &c->users[conf_roles[i].id];
 		/* Without a fleet, no fleet user: nothing need exist. */
-		if (conf_roles[i].id == PROC_FLEET && !fleet) {
+		if ((conf_roles[i].id == PROC_FLEET && !fleet) ||
+		    (conf_roles[i].id == PROC_PREVIEW && !preview)) {
 			if ((n = y_get(users, conf_roles[i].key)) != NULL)
-				return (y_fail(e, n, "no fleet: block"));
+				return (y_fail(e, n, "no %s: block",
+				    conf_roles[i].key));
 			memset(u, 0, sizeof(*u));
 			where[i].path[0] = '\0';
 			continue;
@@ -1601,6 +1608,74 @@ conf_fleet_adopt_check(const struct factoryd_conf *c,
  * conninfo is libpq's, passed on as it is; it may hold a password, so
  * it is never printed.
  */
+/*
+ * preview: {listen: ADDR:PORT, domain: NAME, ttl: DURATION, secure: yes}.
+ * The address is a literal (IPv6 in brackets): nothing is resolved.
+ */
+static int
+conf_preview(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
+{
+	static const char * const keys[] = { "listen", "domain", "ttl",
+	    "secure", NULL };
+	struct conf_preview	*p = &c->preview;
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&p->addr;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)&p->addr;
+	const struct ynode	*v;
+	char			 host[64], *colon;
+	uint64_t		 port;
+	size_t			 i;
+
+	if (n == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping with listen, domain, ttl and secure") ==
+	    -1 || y_keys(e, n, keys) == -1)
+		return (-1);
+	p->enabled = 1;
+	p->ttl_ms = CONF_PREVIEW_TTL;
+	if ((v = y_need(e, n, "listen")) == NULL ||
+	    y_str(e, v, "an address and port", 0, p->listen,
+	    sizeof(p->listen)) == -1)
+		return (-1);
+	strlcpy(host, p->listen, sizeof(host));
+	if ((colon = strrchr(host, ':')) == NULL ||
+	    y_parse_uint(colon + 1, &port) != 0 || port == 0 || port > 65535)
+		return (y_fail(e, v, "not ADDR:PORT: \"%s\"", p->listen));
+	*colon = '\0';
+	memset(&p->addr, 0, sizeof(p->addr));
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		host[strlen(host) - 1] = '\0';
+		if (inet_pton(AF_INET6, host + 1, &sin6->sin6_addr) != 1)
+			return (y_fail(e, v, "not an IPv6 address: \"%s\"",
+			    host + 1));
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)port);
+		p->addrlen = sizeof(*sin6);
+	} else {
+		if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
+			return (y_fail(e, v, "not an IPv4 address (or [IPv6]): "
+			    "\"%s\"", host));
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)port);
+		p->addrlen = sizeof(*sin);
+	}
+	if ((v = y_need(e, n, "domain")) == NULL ||
+	    y_str(e, v, "a domain", 0, p->domain, sizeof(p->domain)) == -1)
+		return (-1);
+	for (i = 0; p->domain[i] != '\0'; i++)
+		if (p->domain[i] >= 'A' && p->domain[i] <= 'Z')
+			p->domain[i] += 'a' - 'A';
+	if (!preview_valid_domain(p->domain))
+		return (y_fail(e, v, "not a domain: labels of letters, digits "
+		    "and '-'"));
+	if ((v = y_get(n, "ttl")) != NULL) {
+		if (y_duration(e, v, &p->ttl_ms) == -1)
+			return (-1);
+		if (p->ttl_ms < 60000 || p->ttl_ms > CONF_PREVIEW_TTLMAX)
+			return (y_fail(e, v, "not between 1m and 7d"));
+	}
+	return (conf_word(e, y_get(n, "secure"), "yes", "no", &p->secure));
+}
+
 static int
 conf_fleet(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 {
@@ -1747,7 +1822,8 @@ conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 	if (y_keys(e, root, conf_topkeys) == -1 ||
 	    conf_paths(e, root, c) == -1 ||
 	    conf_users(e, y_get(root, "users"), c, where,
-	    y_get(root, "fleet") != NULL) == -1 ||
+	    y_get(root, "fleet") != NULL, y_get(root, "preview") != NULL) ==
+	    -1 ||
 	    conf_attempt_uids(e, y_get(root, "attempt-uids"), c, where) == -1 ||
 	    conf_int(e, y_get(root, "max-attempts"), 1, 1024,
 	    &c->max_attempts) == -1 ||
@@ -1773,7 +1849,8 @@ conf_build(struct yerr *e, const struct ynode *root, struct factoryd_conf *c)
 	    &c->envpolicy) == -1 ||
 	    conf_gateway(e, root, c) == -1 ||
 	    conf_repos(e, y_get(root, "repositories"), c) == -1 ||
-	    conf_fleet(e, y_get(root, "fleet"), c) == -1)
+	    conf_fleet(e, y_get(root, "fleet"), c) == -1 ||
+	    conf_preview(e, y_get(root, "preview"), c) == -1)
 		return (-1);
 	return (0);
 }
@@ -2147,7 +2224,8 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 	fprintf(fp, "users:\n");
 	for (i = 0; i < NROLES; i++) {
 		u = &c->users[conf_roles[i].id];
-		if (conf_roles[i].id == PROC_FLEET && !c->fleet.enabled)
+		if ((conf_roles[i].id == PROC_FLEET && !c->fleet.enabled) ||
+		    (conf_roles[i].id == PROC_PREVIEW && !c->preview.enabled))
 			continue;
 		fprintf(fp, "  %s: ", conf_roles[i].key);
 		y_printstr(fp, u->name);
@@ -2198,6 +2276,14 @@ conf_print(FILE *fp, const struct factoryd_conf *c)
 	conf_printgw(fp, c);
 	if (c->fleet.enabled)
 		conf_printfleet(fp, &c->fleet);
+	if (c->preview.enabled) {
+		fprintf(fp, "preview:\n");
+		conf_printkv(fp, "  ", "listen", c->preview.listen);
+		conf_printkv(fp, "  ", "domain", c->preview.domain);
+		fprintf(fp, "  ttl: ");
+		y_printduration(fp, c->preview.ttl_ms);
+		fprintf(fp, "\n  secure: %s\n", c->preview.secure ? "yes" : "no");
+	}
 	if (TAILQ_EMPTY(&c->repos)) {
 		fprintf(fp, "repositories: {}\n");
 		return;

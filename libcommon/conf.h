@@ -305,6 +305,18 @@ struct manifest_service {
 	int			 nports;	/* at least one */
 };
 
+/*
+ * preview: {port: N, service: NAME | agent, health: /path}: what
+ * factory-preview serves of a running attempt (factory-manifest(5)).
+ */
+#define PREVIEW_AGENT		(-1)	/* preview.service: the agent */
+struct manifest_preview {
+	int			 enabled;
+	uint16_t		 port;
+	int			 service;	/* index, or PREVIEW_AGENT */
+	char			 health[256];	/* "" none */
+};
+
 struct manifest {
 	char			 repository[REPO_NAME_MAX];
 	char			 baseline[256];	/* a ref or an oid, as given */
@@ -327,6 +339,7 @@ struct manifest {
 	struct manifest_setup	*setup;		/* NULL: no setup phase */
 	struct manifest_service	 services[MANIFEST_SERVICES];
 	int			 nservices;
+	struct manifest_preview	 preview;
 
 	struct manifest_model	 model;
 	/* upstreams: names of factoryd.conf upstreams */

@@ -35,7 +35,7 @@ const struct manifest_limits manifest_default_limits = {
 static const char * const manifest_keys[] = {
 	"repository", "baseline", "scope", "agent", "validate", "env",
 	"limits", "network", "exec", "title", "approval", "environment", "setup",
-	"services", "model", "upstreams", "tenant", "cohort", NULL
+	"services", "preview", "model", "upstreams", "tenant", "cohort", NULL
 };
 /* What a cohort's variant may change: everything else is frozen. */
 static const char * const cohort_keys[] = { "size", "variants", NULL };
@@ -710,6 +710,69 @@ m_services(struct yerr *e, const struct ynode *root, struct manifest *m)
 	return (0);
 }
 
+/*
+ * preview: {port: N, service: NAME | agent, health: /PATH}: the port
+ * is the service's (one of its ports) or one the agent may listen on.
+ */
+static int
+m_preview(struct yerr *e, const struct ynode *root, struct manifest *m)
+{
+	static const char * const keys[] = { "port", "service", "health",
+	    NULL };
+	struct manifest_preview	*p = &m->preview;
+	const struct ynode	*n, *v;
+	uint64_t		 port;
+	int			 i, j;
+
+	p->service = PREVIEW_AGENT;
+	if ((n = y_get(root, "preview")) == NULL)
+		return (0);
+	if (y_map(e, n, "a mapping with port, service and health") == -1 ||
+	    y_keys(e, n, keys) == -1)
+		return (-1);
+	if ((v = y_need(e, n, "port")) == NULL ||
+	    y_uint(e, v, 1, 65535, &port) == -1)
+		return (-1);
+	p->enabled = 1;
+	p->port = (uint16_t)port;
+	if ((v = y_get(n, "service")) != NULL) {
+		if (y_str(e, v, "a service's name or agent", 0, NULL, 0) == -1)
+			return (-1);
+		if (strcmp(v->str, "agent") != 0) {
+			for (i = 0; i < m->nservices; i++)
+				if (strcmp(m->services[i].name, v->str) == 0)
+					break;
+			if (i == m->nservices)
+				return (y_fail(e, v, "no service \"%s\"",
+				    v->str));
+			p->service = i;
+		}
+	}
+	for (i = 0; i < m->nservices; i++)
+		for (j = 0; j < m->services[i].nports; j++) {
+			if (m->services[i].ports[j] != p->port)
+				continue;
+			if (p->service == i)
+				goto health;
+			return (y_fail(e, y_get(n, "port"), "port %u is service "
+			    "%s's", (unsigned)p->port, m->services[i].name));
+		}
+	if (p->service != PREVIEW_AGENT)
+		return (y_fail(e, y_get(n, "port"), "not a port of service "
+		    "%s", m->services[p->service].name));
+ health:
+	if ((v = y_get(n, "health")) != NULL) {
+		if (y_str(e, v, "a path", 0, p->health, sizeof(p->health)) ==
+		    -1)
+			return (-1);
+		if (p->health[0] != '/' || strcspn(p->health, " ?#") !=
+		    strlen(p->health) || y_hasctl(p->health))
+			return (y_fail(e, v, "not a path: /, then no space, "
+			    "'?' or '#'"));
+	}
+	return (0);
+}
+
 static int
 m_approval(struct yerr *e, const struct ynode *root, struct manifest *m)
 {
@@ -899,6 +962,7 @@ m_build(struct yerr *e, const struct ynode *root, struct manifest *m)
 	    m_environment(e, root, m) == -1 ||
 	    m_setup(e, root, m) == -1 ||
 	    m_services(e, root, m) == -1 ||
+	    m_preview(e, root, m) == -1 ||
 	    m_model(e, root, m) == -1 ||
 	    m_upstreams(e, root, m) == -1 ||
 	    m_tenant(e, root, m) == -1)
@@ -1404,6 +1468,17 @@ manifest_print(FILE *fp, const struct manifest *m)
 	if (m->setup != NULL)
 		m_printsetup(fp, m->setup);
 	m_printservices(fp, m);
+	if (m->preview.enabled) {
+		fprintf(fp, "preview:\n  port: %u\n  service: %s\n",
+		    (unsigned)m->preview.port,
+		    m->preview.service == PREVIEW_AGENT ? "agent" :
+		    m->services[m->preview.service].name);
+		if (m->preview.health[0] != '\0') {
+			fprintf(fp, "  health: ");
+			y_printstr(fp, m->preview.health);
+			fputc('\n', fp);
+		}
+	}
 	m_printmodel(fp, m);
 	m_printcohort(fp, m);
 }

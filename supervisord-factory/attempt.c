@@ -738,6 +738,7 @@ attempt_start_agent(struct attempt *a)
 		run_kill(a->run);
 	}
 	crashpoint("parent:after-running");
+	preview_open(a);
 	log_info("%s: agent running as uid %u (epoch %llu)", a->id,
 	    (unsigned)a->uid, (unsigned long long)a->epoch);
 }
@@ -777,6 +778,7 @@ attempt_agent_done(struct attempt *a, struct run *r)
 
 	a->run = NULL;
 	a->usage = r->usage;
+	preview_close(a);
 	audit_flush();
 	facts = json_pack("{s:i, s:b, s:b, s:o, s:I, s:b, s:O, s:o}",
 	    "status", st, "timedout", timedout, "cancelled", r->cancelled,
@@ -1206,6 +1208,7 @@ attempt_teardown(struct attempt *a)
 		run_kill(a->run);
 		return;		/* again when it is reaped */
 	}
+	preview_close(a);
 	if (service_stop(a))
 		return;		/* again when they are gone */
 	if (a->verifier != NULL) {

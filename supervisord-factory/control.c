@@ -154,6 +154,7 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_SELECT,	0, 0, ctl_select },
 	{ IMSG_CTL_DIFF,	0, 1, cohort_diff_request },
 	{ IMSG_CTL_ATTEST,	1, 0, attest_ctl },
+	{ IMSG_CTL_PREVIEW,	0, 0, preview_ctl },
 	{ IMSG_CTL_FLEET_SUBMIT, 0, 1, attempt_submit_fleet },
 	{ IMSG_CTL_HOSTS,	0, 1, fleet_ctl_list },
 	{ IMSG_CTL_QUEUE,	0, 1, fleet_ctl_list },

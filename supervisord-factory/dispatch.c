@@ -783,6 +783,9 @@ const struct child_handler child_handlers[] = {
 	/* Only with a fleet: block (fleet.c). */
 	{ PROC_FLEET,		fleet_dispatch,		fleet_ready,
 	    fleet_lost,		NULL },
+	/* Only with a preview: block (preview.c). */
+	{ PROC_PREVIEW,		preview_dispatch,	preview_ready,
+	    NULL,		NULL },
 };
 const size_t nchild_handlers = sizeof(child_handlers) /
     sizeof(child_handlers[0]);

@@ -211,6 +211,8 @@ main(int argc, char *argv[])
 	if (attempt_init(errbuf, sizeof(errbuf)) == -1)
 		factoryd_fatal_start("journal: %s", errbuf);
 	factoryd_nofile(conf);
+	if (preview_init(errbuf, sizeof(errbuf)) == -1)
+		factoryd_fatal_start("%s", errbuf);
 	if (control_init(conf->socket, factoryd_reload) == -1) {
 		/* Another daemon's, maybe: 1, to be tried again; ours undone. */
 		sandbox_pool_end();
@@ -544,6 +546,9 @@ factoryd_reload(char *errbuf, size_t errlen)
 		log_warnx("reload: verifiers changes take effect on restart");
 	if (memcmp(&conf->fleet, &env->conf->fleet, sizeof(conf->fleet)))
 		log_warnx("reload: fleet changes take effect on restart");
+	if (memcmp(&conf->preview, &env->conf->preview,
+	    sizeof(conf->preview)))
+		log_warnx("reload: preview changes take effect on restart");
 	/* What the running daemon pinned or bound stays as it is. */
 	strlcpy(conf->socket, env->conf->socket, sizeof(conf->socket));
 	strlcpy(conf->statedir, env->conf->statedir, sizeof(conf->statedir));
@@ -554,6 +559,8 @@ factoryd_reload(char *errbuf, size_t errlen)
 	conf->verifiers = env->conf->verifiers;
 	conf->fleet = env->conf->fleet;
 	conf->users[PROC_FLEET] = env->conf->users[PROC_FLEET];
+	conf->preview = env->conf->preview;
+	conf->users[PROC_PREVIEW] = env->conf->users[PROC_PREVIEW];
 	if (conf->warning[0] != '\0')
 		log_warnx("reload: %s", conf->warning);
 	conf_free(env->conf);

@@ -179,6 +179,8 @@ struct attempt {
 	/* Its services' (service.c), journaled with uid at allocation. */
 	uid_t			 suid[MANIFEST_SERVICES];
 	struct svcset		*svc;		/* the services running */
+	/* Its preview is live until then (unix seconds), 0: none. */
+	uint64_t		 preview_until;
 	char			 dir[PATH_MAX];
 	char			 vdir[PATH_MAX];
 	uint64_t		 epoch;
@@ -713,8 +715,17 @@ void	 run_free(struct run *);
 const char *run_limit(const char *, const struct manifest_limits *,
 	    const struct sandbox_usage *, int, char *, size_t);
 
+/* preview.c */
+int	 preview_init(char *, size_t);
+void	 preview_open(struct attempt *);
+void	 preview_close(struct attempt *);
+void	 preview_ready(struct child *);
+int	 preview_dispatch(struct child *, struct imsg *, char *, size_t);
+void	 preview_ctl(struct ctl_conn *, struct imsg *);
+
 /* service.c */
 struct svcset;
+int	 service_netns(const struct attempt *);
 int	 service_ready(struct attempt *, int, char *, size_t);
 void	 service_with(struct attempt *, struct run_with *);
 int	 service_hold(struct attempt *, struct run *);

@@ -96,6 +96,8 @@ proc_init_children(void)
 	}
 	if (env->conf->fleet.enabled)
 		env->children[n++].id = PROC_FLEET;
+	if (env->conf->preview.enabled)
+		env->children[n++].id = PROC_PREVIEW;
 	for (i = 0; i < env->conf->verifiers && i < MAX_VERIFIERS; i++) {
 		c = &env->children[n++];
 		c->id = PROC_VERIFIER;

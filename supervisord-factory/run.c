@@ -399,6 +399,13 @@ run_start_with(struct attempt *a, const struct run_with *w, const char *tree,
 		run_service_spec(a, w, &spec);
 		spec.expose = NULL;	/* the repository is none of its */
 	}
+	/* The agent's own preview port: the one it may listen on. */
+	if (kind == RUN_AGENT && a->m->preview.enabled &&
+	    a->m->preview.service == PREVIEW_AGENT) {
+		spec.lo = 1;
+		spec.bind = &a->m->preview.port;
+		spec.nbind = 1;
+	}
 	/* A fleet claim's: ends the run if factoryd stalls past its lease. */
 	spec.watchdog_ms = a->fleet_epoch != 0 ? a->fleet_watchdog_ms : 0;
 	/* The digest frozen at submission, for the agent and validation. */

@@ -344,6 +344,14 @@ service_ready(struct attempt *a, int validation, char *err, size_t errlen)
 	return (0);
 }
 
+/* The set's network namespace (ours: not to be closed), or -1. */
+int
+service_netns(const struct attempt *a)
+{
+	return (a->svc != NULL && a->svc->state == SVC_READY ?
+	    a->svc->netns : -1);
+}
+
 /* The set's network namespace and ports, for the run beside it. */
 void
 service_with(struct attempt *a, struct run_with *w)

@@ -1,0 +1,416 @@
+/*
+ * The parent's side of factory-preview (preview/), only with a preview:
+ * block (factoryd.conf(5)): the listener, bound here at start and
+ * handed to each child; the key of the tokens, made here at start and
+ * held by the child too; which attempts have a live preview; and each
+ * connection into an attempt's network namespace, made here.
+ *
+ * A preview is live from the agent's start until its run ends, at
+ * most the configured ttl: the application is the agent's or one of
+ * its services', and lives no longer.  factoryctl preview mints a
+ * token of at most that end (a "preview" receipt says who asked, when
+ * and for how long); the child takes it once for a cookie of that
+ * attempt's host name alone ("preview-opened"), and asks here for
+ * every connection it proxies.  The answer is a TCP socket made inside
+ * the attempt's network namespace, connected to its preview port on
+ * 127.0.0.1: the child reaches nothing else there, and nothing at all
+ * of an attempt whose preview ended.  What the child says is checked
+ * like any child's bytes; a lie kills it.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crypto.h"
+#include "esc.h"
+#include "factoryd.h"
+#include "log.h"
+#include "previewmsg.h"
+#include "yaml.h"
+
+#define PREVIEW_BACKLOG		128
+#define PREVIEW_TTLMIN		60	/* seconds a token lasts, at least */
+
+static int	 pv_listen = -1;	/* bound at start, or -1 */
+static uint8_t	 pv_key[PREVIEW_KEYLEN];
+
+/*
+ * The listener, bound now (a port below 1024 needs root), and the key
+ * of this daemon's tokens: a restart makes every token void.  0, or
+ * -1 and why: a preview: block whose address cannot be had stops the
+ * start, as any configuration error does.
+ */
+int
+preview_init(char *err, size_t errlen)
+{
+	const struct conf_preview	*p = &env->conf->preview;
+	int				 one = 1;
+
+	if (!p->enabled)
+		return (0);
+	if ((pv_listen = socket(p->addr.ss_family, SOCK_STREAM |
+	    SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1 ||
+	    setsockopt(pv_listen, SOL_SOCKET, SO_REUSEADDR, &one,
+	    sizeof(one)) == -1 ||
+	    (p->addr.ss_family == AF_INET6 && setsockopt(pv_listen,
+	    IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) == -1) ||
+	    bind(pv_listen, (const struct sockaddr *)&p->addr, p->addrlen) ==
+	    -1 || listen(pv_listen, PREVIEW_BACKLOG) == -1) {
+		snprintf(err, errlen, "preview: listen %s: %s", p->listen,
+		    strerror(errno));
+		if (pv_listen != -1)
+			close(pv_listen);
+		pv_listen = -1;
+		return (-1);
+	}
+	arc4random_buf(pv_key, sizeof(pv_key));
+	return (0);
+}
+
+/* The listener's port, as configured. */
+static uint16_t
+pv_port(void)
+{
+	const struct sockaddr_storage	*ss = &env->conf->preview.addr;
+
+	return (ntohs(ss->ss_family == AF_INET6 ?
+	    ((const struct sockaddr_in6 *)ss)->sin6_port :
+	    ((const struct sockaddr_in *)ss)->sin_port));
+}
+
+/* The preview of a, if it has one now: 1, else 0. */
+static int
+preview_live(const struct attempt *a)
+{
+	return (a->preview_until != 0 && a->run != NULL && a->run->active &&
+	    !a->run->validation && !a->run->setup &&
+	    (uint64_t)time(NULL) < a->preview_until);
+}
+
+static void
+preview_send_open(struct attempt *a)
+{
+	struct preview_open	 o;
+	struct ibuf		*b;
+
+	memset(&o, 0, sizeof(o));
+	strlcpy(o.id, a->id, sizeof(o.id));
+	o.port = a->m->preview.port;
+	o.expires = a->preview_until;
+	strlcpy(o.health, a->m->preview.health, sizeof(o.health));
+	if ((b = preview_open_compose(&o)) == NULL) {
+		log_warnx("%s: preview: cannot say it is open", a->id);
+		return;
+	}
+	(void)proc_compose(PROC_PREVIEW, IMSG_PREVIEW_OPEN, 0, -1,
+	    ibuf_data(b), ibuf_size(b));
+	ibuf_free(b);
+}
+
+/* The agent of a runs: its preview, if it has one, is live now. */
+void
+preview_open(struct attempt *a)
+{
+	if (!env->conf->preview.enabled || !a->m->preview.enabled)
+		return;
+	a->preview_until = (uint64_t)time(NULL) +
+	    env->conf->preview.ttl_ms / 1000;
+	log_info("%s: preview of port %u live on %s.%s", a->id,
+	    (unsigned)a->m->preview.port, a->id, env->conf->preview.domain);
+	preview_send_open(a);
+}
+
+/* The run ended, or the attempt did: its preview is gone, at once. */
+void
+preview_close(struct attempt *a)
+{
+	struct ibuf	*b;
+
+	if (a->preview_until == 0)
+		return;
+	a->preview_until = 0;
+	if ((b = preview_id_compose(a->id)) == NULL)
+		return;
+	(void)proc_compose(PROC_PREVIEW, IMSG_PREVIEW_CLOSE, 0, -1,
+	    ibuf_data(b), ibuf_size(b));
+	ibuf_free(b);
+	report_note(a, "preview-closed", json_pack("{s:s}", "why",
+	    "its run ended"));
+}
+
+/* factory-preview (re)started: its configuration, then every preview. */
+void
+preview_ready(struct child *c)
+{
+	struct preview_conf	 pc;
+	struct attempt		*a;
+	struct ibuf		*b;
+	int			 fd;
+
+	memset(&pc, 0, sizeof(pc));
+	memcpy(pc.key, pv_key, sizeof(pc.key));
+	strlcpy(pc.domain, env->conf->preview.domain, sizeof(pc.domain));
+	pc.secure = env->conf->preview.secure;
+	b = preview_conf_compose(&pc);
+	explicit_bzero(&pc, sizeof(pc));
+	if (b == NULL || (fd = fcntl(pv_listen, F_DUPFD_CLOEXEC, 0)) == -1) {
+		ibuf_free(b);
+		proc_kill(c, "preview: cannot configure it");
+		return;
+	}
+	(void)imsgev_compose(&c->iev, IMSG_PREVIEW_CONF, 0, 0, fd,
+	    ibuf_data(b), ibuf_size(b));
+	ibuf_free(b);
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (preview_live(a))
+			preview_send_open(a);
+}
+
+struct pv_sock {
+	int	 netns;
+	int	 fd;
+	int	 err;
+};
+
+/* In a's network namespace, with the caller's files: a socket there. */
+static int
+pv_sock_child(void *arg)
+{
+	struct pv_sock	*ps = arg;
+
+	if (setns(ps->netns, CLONE_NEWNET) == -1 ||
+	    (ps->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0)) == -1)
+		ps->err = errno;
+	_exit(0);
+}
+
+/*
+ * A TCP socket made inside the namespace of netns (CLONE_VM and
+ * CLONE_VFORK, as the sandbox's pool makes its namespaces: nothing is
+ * copied, and it is reaped here), connecting to 127.0.0.1:port.  The
+ * socket keeps that namespace wherever it goes.  -1 and why.
+ */
+static int
+pv_connect(int netns, uint16_t port, char *why, size_t len)
+{
+	char			 stack[16384] __attribute__((aligned(16)));
+	struct sockaddr_in	 sin;
+	struct pv_sock		 ps = { netns, -1, 0 };
+	pid_t			 pid;
+	int			 st;
+
+	pid = clone(pv_sock_child, stack + sizeof(stack), CLONE_VM |
+	    CLONE_VFORK | CLONE_FILES, &ps);
+	if (pid == -1) {
+		snprintf(why, len, "clone: %s", strerror(errno));
+		return (-1);
+	}
+	while (waitpid(pid, &st, __WCLONE) == -1 && errno == EINTR)
+		;
+	if (ps.fd == -1) {
+		snprintf(why, len, "a socket in its namespace: %s",
+		    strerror(ps.err));
+		return (-1);
+	}
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(ps.fd, (struct sockaddr *)&sin, sizeof(sin)) == -1 &&
+	    errno != EINPROGRESS) {
+		snprintf(why, len, "port %u: %s", (unsigned)port,
+		    strerror(errno));
+		close(ps.fd);
+		return (-1);
+	}
+	return (ps.fd);
+}
+
+/* The network namespace of a's run, for one connection: an fd, or -1. */
+static int
+pv_netns(struct attempt *a)
+{
+	char	 path[64];
+
+	if (a->m->nservices > 0)
+		return (service_netns(a));
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)a->run->sb.pid);
+	return (open(path, O_RDONLY | O_CLOEXEC));
+}
+
+static void
+pv_connected(struct child *c, uint32_t req, int fd, const char *why)
+{
+	struct preview_connected	 pc;
+	struct ibuf			*b;
+
+	memset(&pc, 0, sizeof(pc));
+	pc.req = req;
+	pc.ok = fd != -1;
+	strlcpy(pc.why, why, sizeof(pc.why));
+	if ((b = preview_connected_compose(&pc)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return;
+	}
+	(void)imsgev_compose(&c->iev, IMSG_PREVIEW_CONNECTED, 0, 0, fd,
+	    ibuf_data(b), ibuf_size(b));
+	ibuf_free(b);
+}
+
+static void
+pv_connect_req(struct child *c, uint32_t req, const char *id)
+{
+	struct attempt	*a;
+	char		 why[256];
+	int		 ns, fd;
+
+	if ((a = attempt_find(id)) == NULL || !preview_live(a)) {
+		pv_connected(c, req, -1, "no live preview");
+		return;
+	}
+	if ((ns = pv_netns(a)) == -1) {
+		pv_connected(c, req, -1, "its namespace is gone");
+		return;
+	}
+	fd = pv_connect(ns, a->m->preview.port, why, sizeof(why));
+	if (a->m->nservices == 0)
+		close(ns);
+	pv_connected(c, req, fd, fd == -1 ? why : "");
+}
+
+/* What factory-preview says: checked, then acted on. */
+int
+preview_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
+{
+	struct preview_health	 h;
+	struct attempt		*a;
+	char			 id[ATTEMPT_ID_MAX];
+	char			 nonce[PREVIEW_NONCEHEX + 1];
+	uint32_t		 req;
+
+	if (imsg_get_fd(imsg) != -1) {
+		snprintf(why, len, "preview: a descriptor it may not send");
+		return (-1);
+	}
+	switch (imsg_get_type(imsg)) {
+	case IMSG_PREVIEW_CONNECT:
+		if (preview_connect_decode(imsg, &req, id, sizeof(id), why,
+		    len) == -1)
+			return (-1);
+		pv_connect_req(c, req, id);
+		return (0);
+	case IMSG_PREVIEW_OPENED:
+		if (preview_opened_decode(imsg, id, sizeof(id), nonce,
+		    sizeof(nonce), why, len) == -1)
+			return (-1);
+		/* A token of an attempt gone meanwhile: nothing to record. */
+		if ((a = attempt_find(id)) != NULL && !attempt_terminal(a))
+			report_note(a, "preview-opened", json_pack("{s:s}",
+			    "nonce", nonce));
+		return (0);
+	case IMSG_PREVIEW_HEALTH:
+		if (preview_health_decode(imsg, &h, why, len) == -1)
+			return (-1);
+		if ((a = attempt_find(h.id)) != NULL && !attempt_terminal(a))
+			report_note(a, "preview-health", json_pack("{s:i, s:o}",
+			    "status", (int)h.status, "answer",
+			    esc_json(h.what, strlen(h.what))));
+		return (0);
+	}
+	snprintf(why, len, "preview: unexpected message %u",
+	    imsg_get_type(imsg));
+	return (-1);
+}
+
+/*
+ * factoryctl preview ID [-t ttl]: a token for the attempt's live
+ * preview, good once, until the earlier of ttl and the preview's end.
+ * The token is in the answer alone: never logged, never journaled (the
+ * receipt has its nonce and end).
+ */
+void
+preview_ctl(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct ibuf	 ib;
+	struct attempt	*a;
+	char		 id[ATTEMPT_ID_MAX], ttls[16], err[256];
+	char		 token[PREVIEW_TOKENMAX], url[PREVIEW_TOKENMAX + 512];
+	char		 nonce[PREVIEW_NONCEHEX + 1];
+	uint8_t		 rnd[PREVIEW_NONCEHEX / 2];
+	uint64_t	 ttl, expires, now = (uint64_t)time(NULL);
+	const char	*e;
+
+	if (imsg_get_ibuf(imsg, &ib) == -1 ||
+	    ibuf_get_string(&ib, id, sizeof(id)) == -1 ||
+	    ibuf_get_string(&ib, ttls, sizeof(ttls)) == -1 ||
+	    ibuf_size(&ib) != 0 || y_parse_duration(ttls, &ttl, &e) != 0) {
+		reply_fail(c, "bad preview request");
+		return;
+	}
+	if (!env->conf->preview.enabled) {
+		reply_fail(c, "no preview: block in %s", env->conffile);
+		return;
+	}
+	if ((a = attempt_find(id)) == NULL) {
+		reply_fail(c, "%s: no such attempt", id);
+		return;
+	}
+	if (tenant_may_act(c, "preview", a, err, sizeof(err)) == -1) {
+		reply_fail(c, "%s", err);
+		return;
+	}
+	if (!a->m->preview.enabled) {
+		reply_fail(c, "%s: its manifest has no preview", a->id);
+		return;
+	}
+	if (!preview_live(a)) {
+		reply_fail(c, "%s: no live preview (it is %s): a preview lives "
+		    "while the agent runs", a->id, attempt_state_name(
+		    a->outcome != AS_MAX ? a->outcome : a->state));
+		return;
+	}
+	ttl /= 1000;
+	if (ttl < PREVIEW_TTLMIN)
+		ttl = PREVIEW_TTLMIN;
+	expires = now + ttl < a->preview_until ? now + ttl : a->preview_until;
+	arc4random_buf(rnd, sizeof(rnd));
+	hex_encode(rnd, sizeof(rnd), nonce);
+	if (preview_token(pv_key, a->id, expires, nonce, token,
+	    sizeof(token)) == -1) {
+		reply_fail(c, "%s: cannot mint a token", a->id);
+		return;
+	}
+	/* Behind TLS, at 443; else at the listener's own port. */
+	if (env->conf->preview.secure)
+		snprintf(url, sizeof(url), "https://%s.%s%s?token=%s", a->id,
+		    env->conf->preview.domain, PREVIEW_LOGIN, token);
+	else
+		snprintf(url, sizeof(url), "http://%s.%s:%u%s?token=%s", a->id,
+		    env->conf->preview.domain, (unsigned)pv_port(),
+		    PREVIEW_LOGIN, token);
+	report_note(a, "preview", json_pack("{s:i, s:I, s:s}", "uid",
+	    (int)c->uid, "expires", (json_int_t)expires, "nonce", nonce));
+	log_info("%s: preview token for uid %u, until %" PRIu64, a->id,
+	    (unsigned)c->uid, expires);
+	reply_obj(c, json_pack("{s:s, s:s, s:I}", "id", a->id, "url", url,
+	    "expires", (json_int_t)expires));
+	explicit_bzero(token, sizeof(token));
+	explicit_bzero(url, sizeof(url));
+}
