@@ -44,7 +44,7 @@
 #include "yaml.h"
 
 #define PREVIEW_BACKLOG		128
-#define PREVIEW_TTLMIN		60	/* seconds a token lasts, at least */
+#define PREVIEW_TTLMIN		1	/* second a token lasts, at least */
 
 static int	 pv_listen = -1;	/* bound at start, or -1 */
 static uint8_t	 pv_key[PREVIEW_KEYLEN];

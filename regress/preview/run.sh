@@ -1,0 +1,164 @@
+#!/bin/sh
+# Previews (issue 28), through the real daemon and factory-preview:
+# the preview answers with a token's cookie and refuses without one,
+# refuses another attempt's token and cookie, takes a token once, is
+# gone when the agent's run ends and after its ttl, checks a WebSocket
+# upgrade's cookie and Origin, shows the application a local Host and
+# no factory cookie, records its health, and never logs a token.
+#
+# The application is busybox httpd, run by the agent, with a CGI that
+# says what it was sent and one that ends the agent.
+#
+# Uids: roles 73101-73108, attempts 73110-73139.
+
+. "$(dirname "$0")/../lib.sh"
+
+[ -x /bin/busybox ] || fail "preview: busybox is needed"
+command -v curl >/dev/null || fail "preview: curl is needed"
+
+T=$(regress_tmpdir)
+SOCK=$T/factoryd.sock
+make_repos "$T" 73104
+write_attempt_conf "$T" 73100 73110-73139
+PORT=$((20000 + $$ % 20000))
+DOM=preview.test
+sed -i "s/^  gateway: 73107$/  gateway: 73107\n  preview: 73108/" "$T/factoryd.conf"
+cat >>"$T/factoryd.conf" <<CONF
+preview:
+  listen: 127.0.0.1:$PORT
+  domain: $DOM
+  ttl: 10m
+CONF
+start_factoryd "$T/factoryd.conf" "$T/log"
+
+# The agent: a site in /tmp/www with a health path, a CGI that prints
+# what it got, one that ends the agent; then it waits for that.
+APP='mkdir -p /tmp/www/cgi-bin &&
+echo hello-preview >/tmp/www/index.html &&
+echo healthy >/tmp/www/healthz &&
+printf "#!/bin/sh\necho Content-Type: text/plain\necho\necho \"host=\$HTTP_HOST cookie=\$HTTP_COOKIE fwd=\$HTTP_X_FORWARDED_HOST\"\n" >/tmp/www/cgi-bin/env &&
+printf "#!/bin/sh\ntouch /tmp/www/stop\necho Content-Type: text/plain\necho\necho stopping\n" >/tmp/www/cgi-bin/stop &&
+chmod 755 /tmp/www/cgi-bin/env /tmp/www/cgi-bin/stop &&
+(/bin/busybox httpd -f -p 127.0.0.1:3000 -h /tmp/www &) &&
+while [ ! -e /tmp/www/stop ]; do sleep 0.2; done; echo done >src/done'
+write_manifest "$T/app.yaml" "$APP" true "preview: {port: 3000, health: /healthz}"
+sed -i 's/^limits: {wall: 20s,/limits: {wall: 120s,/' "$T/app.yaml"
+
+# get URL [curl args...]: the status code; the body in $T/body.
+get() {
+	u=$1
+	shift
+	h=$(echo "$u" | sed -E 's|^https?://([^/:]+).*|\1|')
+	curl -s -o "$T/body" -w '%{http_code}' --max-time 20 \
+	    --resolve "$h:$PORT:127.0.0.1" "$@" "$u"
+}
+site() { echo "http://$1.$DOM:$PORT$2"; }	# id path
+
+A=$(ctl submit "$T/app.yaml") || fail "submit A"
+B=$(ctl submit "$T/app.yaml") || fail "submit B"
+wait_state "$A" running 120 || fail "A never ran"
+wait_state "$B" running 120 || fail "B never ran"
+
+URL=$(ctl preview "$A") || fail "no preview URL for A"
+TOKEN=${URL#*token=}
+check "a URL of the attempt's own host name with a token" \
+    test "$URL" != "${URL#http://$A.$DOM:$PORT/_factory/preview?token=$A.}"
+
+# Not served yet: the app may take a moment to listen.
+i=0
+while [ $i -lt 100 ] && [ "$(get "$(site "$A" /)")" != 401 ]; do
+	sleep 0.2
+	i=$((i + 1))
+done
+check "without a cookie: 401" test "$(get "$(site "$A" /)")" = 401
+check "a host name of no preview: 404" \
+    test "$(get "$(site a-20991231-0001 /)")" = 404
+check "the control plane is not served: a bare domain is 404" \
+    test "$(curl -s -o /dev/null -w '%{http_code}' -H "Host: $DOM" \
+    "http://127.0.0.1:$PORT/")" = 404
+check "A's token at B's host name: 403" \
+    test "$(get "$(site "$B" "/_factory/preview?token=$TOKEN")")" = 403
+check "the token, at A: 303 and a cookie" \
+    test "$(get "$URL" -c "$T/jar")" = 303
+check "the cookie is HttpOnly, SameSite, for A's host alone" \
+    sh -c "grep -q '^#HttpOnly_$A.$DOM' '$T/jar'"
+check "the same token again: 403 (taken once)" \
+    test "$(get "$URL" -c "$T/jar2")" = 403
+check "with the cookie: the application's page" \
+    sh -c "[ \"\$(curl -s --resolve $A.$DOM:$PORT:127.0.0.1 -b '$T/jar' \
+    '$(site "$A" /)')\" = hello-preview ]"
+get "$(site "$A" /cgi-bin/env)" -b "$T/jar" >/dev/null
+check "the application sees Host 127.0.0.1:3000, the name forwarded" \
+    grep -q "host=127.0.0.1:3000 .*fwd=$A.$DOM" "$T/body"
+check "the application gets no factory cookie" \
+    sh -c "! grep -q factory_preview '$T/body'"
+# A's cookie sent to B's host name (a browser would not; a client may).
+sed "s/^#HttpOnly_$A\\.$DOM/#HttpOnly_$B.$DOM/" "$T/jar" >"$T/jarB"
+check "A's cookie at B's host name: 401" \
+    test "$(get "$(site "$B" /)" -b "$T/jarB")" = 401
+
+# WebSocket: the cookie and an Origin of the preview's own name.
+WS="-H Connection:Upgrade -H Upgrade:websocket -H Sec-WebSocket-Version:13 -H Sec-WebSocket-Key:dGhlIHNhbXBsZSBub25jZQ=="
+check "a WebSocket upgrade without the cookie: 401" \
+    test "$(get "$(site "$A" /ws)" $WS -H "Origin: http://$A.$DOM:$PORT")" = 401
+check "a WebSocket upgrade from another origin: 403" \
+    test "$(get "$(site "$A" /ws)" -b "$T/jar" $WS -H "Origin: http://evil.example")" = 403
+check "a WebSocket upgrade of the preview's origin reaches the app" \
+    sh -c "c=\$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 \
+    --resolve $A.$DOM:$PORT:127.0.0.1 -b '$T/jar' $WS \
+    -H 'Origin: http://$A.$DOM:$PORT' '$(site "$A" /ws)'); \
+    [ \"\$c\" != 401 ] && [ \"\$c\" != 403 ] && [ \"\$c\" != 502 ]"
+
+# Hostile heads: refused before anything is proxied.
+check "two Host headers: 400" \
+    sh -c "raw() { printf \"\$1\" | timeout 20 /bin/busybox nc 127.0.0.1 $PORT | head -n 1; }; \
+    raw 'GET / HTTP/1.1\r\nHost: $A.$DOM\r\nHost: $B.$DOM\r\n\r\n' | grep -q ' 400 '"
+check "Content-Length with Transfer-Encoding: 400" \
+    sh -c "raw() { printf \"\$1\" | timeout 20 /bin/busybox nc 127.0.0.1 $PORT | head -n 1; }; \
+    raw 'POST / HTTP/1.1\r\nHost: $A.$DOM\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n' | grep -q ' 400 '"
+
+# A short token ends by itself.
+SHORT=$(ctl preview -t 1s "$A") || fail "no short URL"
+sleep 3
+check "a token past its ttl: 403" test "$(get "$SHORT")" = 403
+
+# The receipts, the health, the log.
+wait_health() {
+	i=0
+	while [ $i -lt 300 ]; do
+		ctl receipts "$1" | grep -q '"kind":"preview-health"' && return 0
+		sleep 0.2
+		i=$((i + 1))
+	done
+	return 1
+}
+wait_health "$A" || notok "no preview-health receipt"
+check "preview-health: 200, the answer's bytes" \
+    sh -c "'$O/factoryctl' -s '$SOCK' receipts $A | grep '\"kind\":\"preview-health\"' |
+    jq -e '.facts.status == 200 and (.facts.answer | test(\"healthy\"))'"
+check "a preview receipt names who asked and until when" \
+    sh -c "'$O/factoryctl' -s '$SOCK' receipts $A | grep '\"kind\":\"preview\"' |
+    head -n 1 | jq -e '.facts.uid == 0 and .facts.expires > 0'"
+check "preview-opened was recorded" \
+    sh -c "'$O/factoryctl' -s '$SOCK' receipts $A | grep -q '\"kind\":\"preview-opened\"'"
+check "no token in the daemon's log" sh -c "! grep -qF '$TOKEN' '$T/log'"
+check "no token in the receipts" \
+    sh -c "! '$O/factoryctl' -s '$SOCK' receipts $A | grep -qF '${TOKEN##*.}'"
+
+# The agent ends: its preview is gone, cookie or not.
+get "$(site "$A" /cgi-bin/stop)" -b "$T/jar" >/dev/null
+wait_terminated "$A" 120 || fail "A did not end"
+check "after the run: the preview is gone (404)" \
+    test "$(get "$(site "$A" /)" -b "$T/jar")" = 404
+check "after the run: factoryctl preview refuses" \
+    sh -c "! '$O/factoryctl' -s '$SOCK' preview $A 2>/dev/null"
+check "preview-closed was recorded" \
+    sh -c "'$O/factoryctl' -s '$SOCK' receipts $A | grep -q '\"kind\":\"preview-closed\"'"
+URLB=$(ctl preview "$B") || fail "no preview URL for B"
+get "$URLB" -c "$T/jarB2" >/dev/null
+get "$(site "$B" /cgi-bin/stop)" -b "$T/jarB2" >/dev/null
+wait_terminated "$B" 120 || fail "B did not end"
+check "A published" test "$(field "$A" state)" = published
+
+stop_factoryd
+regress_done
