@@ -24,6 +24,8 @@ DEBS = build-essential pkg-config libevent-dev libbsd-dev libssl-dev \
 	clang-14 libclang-rt-14-dev llvm-14 libarchive-dev umoci busybox-static zstd \
 	debhelper dpkg-dev lintian debootstrap python3-cryptography \
 	postgresql-15 postgresql-client-15 libpq-dev
+# What only the tests need: a real browser and client for the previews.
+DEBS_CHECK = curl chromium
 
 PKGS_COMMON	= libbsd-overlay libbsd-ctor libevent libcrypto yaml-0.1 libseccomp jansson
 PKGS_GIT	= libgit2
@@ -128,7 +130,7 @@ endif
 BENCH_SRCS	= $(wildcard bench/*.c)
 BENCH_PROGS	= $(BENCH_SRCS:%.c=$(O)/%)
 
-.PHONY: FORCE all tests deps check check-unit check-asan check-lint deb check-deb check-host check-regress \
+.PHONY: FORCE all tests deps deps-check check check-unit check-asan check-lint deb check-deb check-host check-regress \
 	demo install clean bench fuzz fuzz-build fuzz-progs
 
 all: $(PROGS:%=$(O)/%)
@@ -169,7 +171,8 @@ $(FUZZ_PROGS): $(O)/regress/fuzz/fuzz_%: $(OBJ)/regress/fuzz/fuzz_%.o $(O)/libco
 
 -include $(wildcard regress/*/objs.mk)
 
-deps:
+deps-check: DEBS += $(DEBS_CHECK)
+deps deps-check:
 	@missing=""; for p in $(DEBS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 		    grep -q '^install ok installed' || missing="$$missing $$p"; \
@@ -193,7 +196,7 @@ tests: all $(UNIT_TESTS) $(REGRESS_PROGS) $(BENCH_PROGS)
 # own, beside the release build, and the unit tests once more with the
 # sanitizers.  REGRESS=regress/NAME ... runs those suites alone, without
 # the unit tests.
-check: deps
+check: deps-check
 	$(MAKE) O=$(O)/test TESTBUILD=1 tests
 	$(MAKE) O=$(O)/asan SAN=1 TESTBUILD=1 $(O)/asan/libcommon.a \
 		$(UNIT_TESTS:$(O)/%=$(O)/asan/%)

@@ -105,15 +105,23 @@ print_environment(json_t *e)
 		printf("toolchain: %s\n", ctl_jvis(v));
 }
 
-/* model: the gateway's totals, cost in US dollars; tenant: a label. */
+/*
+ * model: the gateway's totals, cost in US dollars; tenant: a label;
+ * preview: its port, whose it is, live or not.
+ */
 static void
 print_model(json_t *o)
 {
-	json_t		*m;
+	json_t		*m, *p;
 	long long	 cost;
 
 	if (json_object_get(o, "tenant") != NULL)
 		printf("tenant: %s\n", ctl_jvis(json_object_get(o, "tenant")));
+	if ((p = json_object_get(o, "preview")) != NULL)
+		printf("preview: port %lld of %s, %s\n", (long long)
+		    json_integer_value(json_object_get(p, "port")),
+		    jstr(p, "service"), json_is_true(json_object_get(p,
+		    "live")) ? "live" : "not live");
 	if (!json_is_object(m = json_object_get(o, "model")))
 		return;
 	cost = json_integer_value(json_object_get(m, "cost_uusd"));

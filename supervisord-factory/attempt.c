@@ -1513,6 +1513,8 @@ attempt_json(struct attempt *a)
 		json_object_set_new(o, "model", spend_json(&a->spend));
 	if (a->m->tenant[0] != '\0')
 		json_object_set_new(o, "tenant", json_string(a->m->tenant));
+	if (a->m->preview.enabled)
+		json_object_set_new(o, "preview", preview_json(a));
 	return (o);
 }
 

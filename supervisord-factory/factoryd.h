@@ -722,6 +722,8 @@ void	 preview_close(struct attempt *);
 void	 preview_ready(struct child *);
 int	 preview_dispatch(struct child *, struct imsg *, char *, size_t);
 void	 preview_ctl(struct ctl_conn *, struct imsg *);
+json_t	*preview_json(const struct attempt *);
+int	 preview_count(void);
 
 /* service.c */
 struct svcset;

@@ -356,6 +356,10 @@ metrics_text(void)
 	    "# HELP factory_orphans Leftovers the reconciler found, not yet "
 	    "reaped.\n"
 	    "factory_orphans %zu\n", reconcile_orphan_count());
+	if (env->conf->preview.enabled)
+		mprintf(&b, "# TYPE factory_previews gauge\n"
+		    "# HELP factory_previews Attempts whose preview is live.\n"
+		    "factory_previews %d\n", preview_count());
 
 	/* Spend of the attempts the daemon knows (their model receipts). */
 	mprintf(&b, "# TYPE factory_model_requests counter\n"

@@ -102,6 +102,35 @@ preview_live(const struct attempt *a)
 	    (uint64_t)time(NULL) < a->preview_until);
 }
 
+/*
+ * What show says of a's preview: its port, whether it is live and
+ * until when (unix seconds, 0: not live); NULL without one.
+ */
+json_t *
+preview_json(const struct attempt *a)
+{
+	if (!a->m->preview.enabled)
+		return (NULL);
+	return (json_pack("{s:i, s:s, s:b, s:I}", "port",
+	    (int)a->m->preview.port, "service",
+	    a->m->preview.service == PREVIEW_AGENT ? "agent" :
+	    a->m->services[a->m->preview.service].name, "live",
+	    preview_live(a), "until", (json_int_t)a->preview_until));
+}
+
+/* How many previews are live, for the metrics. */
+int
+preview_count(void)
+{
+	struct attempt	*a;
+	int		 n = 0;
+
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (preview_live(a))
+			n++;
+	return (n);
+}
+
 static void
 preview_send_open(struct attempt *a)
 {
