@@ -12,3 +12,4 @@ fuzz_objs_github = $(OBJ)/publisher/local.o $(OBJ)/publisher/pubattest.o \
 	$(OBJ)/publisher/net.o
 fuzz_ldflags_github = -Wl,--wrap=http_request -Wl,--wrap=http_deadline
 fuzz_objs_gwreq = $(OBJ)/gateway/proto.o
+fuzz_objs_previewhttp = $(OBJ)/preview/http.o
