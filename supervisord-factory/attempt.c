@@ -163,6 +163,7 @@ static const char *const stall_kept[] = {
 };
 static const char *const stall_skipped[] = {
 	"submitted", "approved", "selected", "reaped", "shell", "fleet-sent",
+	"preview", "preview-opened", "preview-health", "preview-closed",
 	NULL
 };
 

@@ -80,6 +80,11 @@ static const struct transition transitions[] = {
 	{ "model",		AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
 	/* An operator entered the sandbox (factoryctl shell). */
 	{ "shell",		AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
+	/* Its preview: a token asked for, taken; its health; its end. */
+	{ "preview",		AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
+	{ "preview-opened",	AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
+	{ "preview-health",	AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
+	{ "preview-closed",	AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
 	/* A fleet's attempt: the database took its outcome (fleet.c). */
 	{ "fleet-sent",		AS_MAX,		 B(AS_TERMINATED) },
 };

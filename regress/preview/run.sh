@@ -6,15 +6,18 @@
 # upgrade's cookie and Origin, shows the application a local Host and
 # no factory cookie, records its health, and never logs a token.
 #
-# The application is busybox httpd, run by the agent, with a CGI that
-# says what it was sent and one that ends the agent.
+# The application is a small Python server the agent runs, with a path
+# that says what it was sent and one that ends the agent.
 #
 # Uids: roles 73101-73108, attempts 73110-73139.
 
 . "$(dirname "$0")/../lib.sh"
 
-[ -x /bin/busybox ] || fail "preview: busybox is needed"
-command -v curl >/dev/null || fail "preview: curl is needed"
+[ -x /bin/busybox ] && [ -x /usr/bin/python3 ] ||
+    fail "preview: busybox and python3 are needed"
+command -v curl >/dev/null && command -v chromium >/dev/null ||
+    fail "preview: curl and chromium are needed (make deps-check)"
+not() { ! "$@"; }
 
 T=$(regress_tmpdir)
 SOCK=$T/factoryd.sock
@@ -31,16 +34,32 @@ preview:
 CONF
 start_factoryd "$T/factoryd.conf" "$T/log"
 
-# The agent: a site in /tmp/www with a health path, a CGI that prints
-# what it got, one that ends the agent; then it waits for that.
-APP='mkdir -p /tmp/www/cgi-bin &&
-echo hello-preview >/tmp/www/index.html &&
-echo healthy >/tmp/www/healthz &&
-printf "#!/bin/sh\necho Content-Type: text/plain\necho\necho \"host=\$HTTP_HOST cookie=\$HTTP_COOKIE fwd=\$HTTP_X_FORWARDED_HOST\"\n" >/tmp/www/cgi-bin/env &&
-printf "#!/bin/sh\ntouch /tmp/www/stop\necho Content-Type: text/plain\necho\necho stopping\n" >/tmp/www/cgi-bin/stop &&
-chmod 755 /tmp/www/cgi-bin/env /tmp/www/cgi-bin/stop &&
-(/bin/busybox httpd -f -p 127.0.0.1:3000 -h /tmp/www &) &&
-while [ ! -e /tmp/www/stop ]; do sleep 0.2; done; echo done >src/done'
+# The agent: a small application (Python's http.server, the host's):
+# a page, a health path, one that says what it was sent, one that
+# ends the agent; the agent waits for that.
+cat >"$T/app.py" <<'PY'
+import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        h = self.headers
+        body = {"/": "hello-preview\n", "/healthz": "healthy\n",
+                "/stop": "stopping\n", "/ws": "no websocket here\n"}.get(
+                self.path, "")
+        if self.path == "/env":
+            body = "host=%s cookie=%s fwd=%s\n" % (h.get("Host"),
+                h.get("Cookie"), h.get("X-Forwarded-Host"))
+        if self.path == "/stop":
+            open("/tmp/stop", "w").close()
+        b = body.encode()
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+http.server.HTTPServer(("127.0.0.1", 3000), H).serve_forever()
+PY
+APP="/usr/bin/python3 -c '$(sed "s/'/'\\\\''/g" "$T/app.py")' &
+while [ ! -e /tmp/stop ]; do sleep 0.2; done; echo done >src/done"
 write_manifest "$T/app.yaml" "$APP" true "preview: {port: 3000, health: /healthz}"
 sed -i 's/^limits: {wall: 20s,/limits: {wall: 120s,/' "$T/app.yaml"
 
@@ -87,7 +106,7 @@ check "the same token again: 403 (taken once)" \
 check "with the cookie: the application's page" \
     sh -c "[ \"\$(curl -s --resolve $A.$DOM:$PORT:127.0.0.1 -b '$T/jar' \
     '$(site "$A" /)')\" = hello-preview ]"
-get "$(site "$A" /cgi-bin/env)" -b "$T/jar" >/dev/null
+get "$(site "$A" /env)" -b "$T/jar" >/dev/null
 check "the application sees Host 127.0.0.1:3000, the name forwarded" \
     grep -q "host=127.0.0.1:3000 .*fwd=$A.$DOM" "$T/body"
 check "the application gets no factory cookie" \
@@ -146,7 +165,7 @@ check "no token in the receipts" \
     sh -c "! '$O/factoryctl' -s '$SOCK' receipts $A | grep -qF '${TOKEN##*.}'"
 
 # The agent ends: its preview is gone, cookie or not.
-get "$(site "$A" /cgi-bin/stop)" -b "$T/jar" >/dev/null
+get "$(site "$A" /stop)" -b "$T/jar" >/dev/null
 wait_terminated "$A" 120 || fail "A did not end"
 check "after the run: the preview is gone (404)" \
     test "$(get "$(site "$A" /)" -b "$T/jar")" = 404
@@ -154,9 +173,28 @@ check "after the run: factoryctl preview refuses" \
     sh -c "! '$O/factoryctl' -s '$SOCK' preview $A 2>/dev/null"
 check "preview-closed was recorded" \
     sh -c "'$O/factoryctl' -s '$SOCK' receipts $A | grep -q '\"kind\":\"preview-closed\"'"
+# A real browser, headless: the token URL, its redirect and cookie,
+# the page; a screenshot of it; the same URL again shows no page.
+URLB=$(ctl preview "$B") || fail "no preview URL for B"
+chrome() {	# url dump-file [screenshot]
+	timeout 120 chromium --headless=new --no-sandbox --disable-gpu \
+	    --user-data-dir="$T/chrome.$$.$(date +%s%N)" \
+	    --host-resolver-rules="MAP *.$DOM 127.0.0.1" \
+	    ${3:+--screenshot="$3" --window-size=800,600} \
+	    --dump-dom "$1" >"$2" 2>/dev/null
+}
+chrome "$URLB" "$T/dom1" "$T/preview.png"
+check "chromium opens the preview through its token URL" \
+    grep -q hello-preview "$T/dom1"
+check "chromium's screenshot of it is kept" \
+    sh -c "head -c 8 '$T/preview.png' | od -An -c | grep -q 'P   N   G'"
+chrome "$URLB" "$T/dom2"
+check "chromium, the same token URL again: no page" \
+    not grep -q hello-preview "$T/dom2"
+get "$URLB" -c "$T/jarB2" >/dev/null
 URLB=$(ctl preview "$B") || fail "no preview URL for B"
 get "$URLB" -c "$T/jarB2" >/dev/null
-get "$(site "$B" /cgi-bin/stop)" -b "$T/jarB2" >/dev/null
+get "$(site "$B" /stop)" -b "$T/jarB2" >/dev/null
 wait_terminated "$B" 120 || fail "B did not end"
 check "A published" test "$(field "$A" state)" = published
 

@@ -68,6 +68,10 @@ static const struct {
 					   S(AS_TERMINATED) },
 	{ "model",	  KEEP,		   LIVE | ENDED | S(AS_TEARDOWN) },
 	{ "shell",	  KEEP,		   LIVE | ENDED | S(AS_TEARDOWN) },
+	{ "preview",	  KEEP,		   LIVE | ENDED | S(AS_TEARDOWN) },
+	{ "preview-opened", KEEP,	   LIVE | ENDED | S(AS_TEARDOWN) },
+	{ "preview-health", KEEP,	   LIVE | ENDED | S(AS_TEARDOWN) },
+	{ "preview-closed", KEEP,	   LIVE | ENDED | S(AS_TEARDOWN) },
 	{ "fleet-sent",	  KEEP,		   S(AS_TERMINATED) },
 };
 #define NEXPECT	(sizeof(expect) / sizeof(expect[0]))
