@@ -51,6 +51,13 @@ struct pv_conn {
 	int			 pending;	/* and in its npending */
 	uint32_t		 req;
 	int			 websocket;
+	/*
+	 * The body's bytes still to pass to the application: its
+	 * Content-Length, and no more.  What a browser sends after it
+	 * (a pipelined request) is not passed on: its head was never
+	 * checked nor rewritten.  A WebSocket's: no bound.
+	 */
+	uint64_t		 left;
 	struct bufferevent	*side[2];	/* 0: the browser, 1: the app */
 	int			 eof[2];	/* side i sent EOF */
 	int			 shut[2];	/* side i was shut for writing */
@@ -368,6 +375,12 @@ conn_route(struct pv_conn *c)
 		conn_answer(c, 403, "websocket from another origin");
 		return;
 	}
+	/* A body is passed on by its length alone: not chunked. */
+	if (h->chunked) {
+		conn_answer(c, 411, "a request body needs a Content-Length");
+		return;
+	}
+	c->left = c->websocket ? UINT64_MAX : h->haslength ? h->length : 0;
 	conn_ask(c, p);
 }
 
@@ -410,6 +423,27 @@ conn_head(struct pv_conn *c)
 	conn_route(c);
 }
 
+/*
+ * The browser's bytes towards the application: at most what is left
+ * of the body; the rest is dropped, and the browser no longer read.
+ */
+static void
+conn_body(struct pv_conn *c)
+{
+	struct evbuffer	*in = bufferevent_get_input(c->side[0]);
+	struct evbuffer	*out = bufferevent_get_output(c->side[1]);
+	size_t		 n = evbuffer_get_length(in);
+
+	if (n > c->left)
+		n = (size_t)c->left;
+	if (n > 0 && evbuffer_remove_buffer(in, out, n) > 0)
+		c->left -= n;
+	if (c->left == 0) {
+		evbuffer_drain(in, evbuffer_get_length(in));
+		bufferevent_disable(c->side[0], EV_READ);
+	}
+}
+
 /* The head as the application sees it, then the body's first bytes. */
 static int
 conn_upstream_head(struct pv_conn *c)
@@ -419,9 +453,7 @@ conn_upstream_head(struct pv_conn *c)
 	long		 n;
 
 	if ((n = ph_rewrite(c->head, c->pv->o.port, c->websocket, buf,
-	    sizeof(buf))) == -1 || evbuffer_add(out, buf, (size_t)n) == -1 ||
-	    evbuffer_add_buffer(out, bufferevent_get_input(c->side[0])) ==
-	    -1)
+	    sizeof(buf))) == -1 || evbuffer_add(out, buf, (size_t)n) == -1)
 		return (-1);
 	free(c->head);
 	c->head = NULL;
@@ -454,6 +486,7 @@ conn_relay(struct pv_conn *c, int fd)
 		    conn_event, c);
 		bufferevent_enable(c->side[i], EV_READ | EV_WRITE);
 	}
+	conn_body(c);
 	conn_deadline(c, PV_IDLE_S);
 }
 
@@ -507,7 +540,10 @@ conn_read(struct bufferevent *bev, void *arg)
 	if (i == 1)
 		c->heard = 1;
 	out = bufferevent_get_output(c->side[!i]);
-	evbuffer_add_buffer(out, bufferevent_get_input(bev));
+	if (i == 0)
+		conn_body(c);
+	else
+		evbuffer_add_buffer(out, bufferevent_get_input(bev));
 	if (evbuffer_get_length(out) >= PV_HIWAT)
 		bufferevent_disable(bev, EV_READ);
 	conn_deadline(c, PV_IDLE_S);

@@ -46,8 +46,16 @@ class H(http.server.BaseHTTPRequestHandler):
                 "/stop": "stopping\n", "/ws": "no websocket here\n"}.get(
                 self.path, "")
         if self.path == "/env":
-            body = "host=%s cookie=%s fwd=%s\n" % (h.get("Host"),
-                h.get("Cookie"), h.get("X-Forwarded-Host"))
+            # What came after this request's head, within a second.
+            self.connection.settimeout(1)
+            try:
+                extra = self.rfile.read1(65536)
+            except OSError:
+                extra = b""
+            body = "host=%s cookie=%s fwd=%s extra=%d%s\n" % (
+                h.get("Host"), h.get("Cookie"), h.get("X-Forwarded-Host"),
+                len(extra), " factory_preview" if b"factory_preview" in
+                extra else "")
         if self.path == "/stop":
             open("/tmp/stop", "w").close()
         b = body.encode()
@@ -136,6 +144,18 @@ check "Content-Length with Transfer-Encoding: 400" \
     sh -c "raw() { printf \"\$1\" | timeout 20 /bin/busybox nc 127.0.0.1 $PORT | head -n 1; }; \
     raw 'POST / HTTP/1.1\r\nHost: $A.$DOM\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n' | grep -q ' 400 '"
 
+# A request pipelined behind another is not passed on: its head was
+# never checked, and would carry the factory's cookie to the app.
+CK=$(awk -v h="$A.$DOM" '$1 == "#HttpOnly_" h && $6 == "factory_preview" {print $7}' "$T/jar")
+pipelined() {
+	printf 'GET /env HTTP/1.1\r\nHost: %s\r\nCookie: factory_preview=%s\r\n\r\nGET /env HTTP/1.1\r\nHost: %s\r\nCookie: factory_preview=%s\r\n\r\n' \
+	    "$A.$DOM" "$CK" "$A.$DOM" "$CK" |
+	    timeout 20 /bin/busybox nc 127.0.0.1 "$PORT" >"$T/pipelined"
+	grep -q '^host=.* extra=0$' "$T/pipelined"
+}
+check "a pipelined second request is not passed to the application" \
+    pipelined
+
 # A short token ends by itself.
 SHORT=$(ctl preview -t 1s "$A") || fail "no short URL"
 sleep 3
@@ -197,6 +217,29 @@ get "$URLB" -c "$T/jarB2" >/dev/null
 get "$(site "$B" /stop)" -b "$T/jarB2" >/dev/null
 wait_terminated "$B" 120 || fail "B did not end"
 check "A published" test "$(field "$A" state)" = published
+
+# A service's preview: the agent's services' namespace, its port.
+write_manifest "$T/svc.yaml" "while [ ! -e /tmp/never ]; do sleep 1; done" true "services:
+  web:
+    run: [\"/bin/sh\", \"-c\", \"echo hello-preview >index.html && exec /usr/bin/python3 -m http.server 3000 --bind 127.0.0.1\"]
+    ready: [\"/usr/bin/curl\", \"-sf\", \"http://127.0.0.1:3000/\"]
+    ports: [3000]
+preview: {port: 3000, service: web}"
+sed -i 's/^limits: {wall: 20s,/limits: {wall: 120s,/' "$T/svc.yaml"
+C=$(ctl submit "$T/svc.yaml") || fail "submit C"
+wait_state "$C" running 120 || fail "C never ran"
+URLC=$(ctl preview "$C") || fail "no preview URL for C"
+get "$URLC" -c "$T/jarC" >/dev/null
+check "a service's preview: its page through the cookie" \
+    sh -c "[ \"\$(curl -s --resolve $C.$DOM:$PORT:127.0.0.1 -b '$T/jarC' \
+    '$(site "$C" /)')\" = hello-preview ]"
+check "show says the preview is the service's, and live" \
+    jq -en --argjson o "$(ctl -j show "$C")" \
+    '$o.preview.service == "web" and $o.preview.live'
+ctl cancel "$C" >/dev/null
+wait_terminated "$C" 120 || fail "C did not end"
+check "cancelled: the service's preview is gone" \
+    test "$(get "$(site "$C" /)" -b "$T/jarC")" = 404
 
 stop_factoryd
 regress_done
