@@ -396,6 +396,10 @@ cmd_show(int argc, char **argv)
 int
 cmd_logs(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "service",	required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 }
+	};
 	json_t		*o;
 	struct ibuf	*b;
 	uint64_t	 off = 0;
@@ -406,7 +410,7 @@ cmd_logs(int argc, char **argv)
 	size_t		 ncarry = 0, len, keep;
 	int		 ch, follow = 0, done, more, n;
 
-	while ((ch = getopt(argc, argv, "fs:v")) != -1) {
+	while ((ch = getopt_long(argc, argv, "fs:v", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			follow = 1;

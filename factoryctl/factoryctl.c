@@ -28,7 +28,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	    "rm name | verify name" },
 	{ "list",	1, cmd_list,	"list" },
 	{ "log",	0, cmd_log,	"log verbose | brief" },
-	{ "logs",	1, cmd_logs,	"logs [-fv] [-s service] id" },
+	{ "logs",	1, cmd_logs,	"logs [-fv] [-s | --service name] id" },
 	{ "metrics",	1, cmd_metrics,	"metrics" },
 	{ "orphans",	1, cmd_orphans,	"orphans" },
 	{ "pause",	0, cmd_pause,	"pause --tenant name | --fleet [-m note]" },

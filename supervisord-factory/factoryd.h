@@ -181,6 +181,7 @@ struct attempt {
 	struct svcset		*svc;		/* the services running */
 	/* Its preview is live until then (unix seconds), 0: none. */
 	uint64_t		 preview_until;
+	uint64_t		 preview_from;	/* now_ms() it went live */
 	char			 dir[PATH_MAX];
 	char			 vdir[PATH_MAX];
 	uint64_t		 epoch;
@@ -941,6 +942,7 @@ void	 metrics_init(void);
 void	 metrics_reconfigure(void);
 void	 metrics_attempt_done(const json_t *);
 void	 metrics_teardown_failed(void);
+void	 metrics_preview(uint64_t);
 void	 metrics_fsync(uint64_t);
 json_t	*metrics_overview(void);
 char	*metrics_text(void);

@@ -43,6 +43,7 @@ struct hist {
 static struct hist	 stages[NHIST];	/* by stage name */
 static struct hist	 spawn = { "spawn", { 0 }, 0, 0 };
 static struct hist	 fsync_h = { "fsync", { 0 }, 0, 0 };
+static struct hist	 preview_h = { "preview", { 0 }, 0, 0 };
 static uint64_t		 teardown_failures;
 static uint64_t		 attempts_ended;
 
@@ -107,6 +108,13 @@ metrics_attempt_done(const json_t *stagetimes)
 		if (strcmp(k, "sandbox") == 0)
 			hist_add(&spawn, json_integer_value(v) / 1000.0);
 	}
+}
+
+/* A preview ended, after ms live. */
+void
+metrics_preview(uint64_t ms)
+{
+	hist_add(&preview_h, ms / 1000.0);
 }
 
 void
@@ -356,10 +364,15 @@ metrics_text(void)
 	    "# HELP factory_orphans Leftovers the reconciler found, not yet "
 	    "reaped.\n"
 	    "factory_orphans %zu\n", reconcile_orphan_count());
-	if (env->conf->preview.enabled)
+	if (env->conf->preview.enabled) {
 		mprintf(&b, "# TYPE factory_previews gauge\n"
 		    "# HELP factory_previews Attempts whose preview is live.\n"
 		    "factory_previews %d\n", preview_count());
+		mprintf(&b, "# TYPE factory_preview_seconds histogram\n"
+		    "# HELP factory_preview_seconds How long each preview "
+		    "was live.\n");
+		hist_print(&b, "factory_preview_seconds", NULL, &preview_h);
+	}
 
 	/* Spend of the attempts the daemon knows (their model receipts). */
 	mprintf(&b, "# TYPE factory_model_requests counter\n"

@@ -159,6 +159,7 @@ preview_open(struct attempt *a)
 		return;
 	a->preview_until = (uint64_t)time(NULL) +
 	    env->conf->preview.ttl_ms / 1000;
+	a->preview_from = now_ms();
 	log_info("%s: preview of port %u live on %s.%s", a->id,
 	    (unsigned)a->m->preview.port, a->id, env->conf->preview.domain);
 	preview_send_open(a);
@@ -170,16 +171,20 @@ preview_close(struct attempt *a)
 {
 	struct ibuf	*b;
 
+	uint64_t	 lived;
+
 	if (a->preview_until == 0)
 		return;
 	a->preview_until = 0;
-	if ((b = preview_id_compose(a->id)) == NULL)
-		return;
-	(void)proc_compose(PROC_PREVIEW, IMSG_PREVIEW_CLOSE, 0, -1,
-	    ibuf_data(b), ibuf_size(b));
-	ibuf_free(b);
-	report_note(a, "preview-closed", json_pack("{s:s}", "why",
-	    "its run ended"));
+	lived = now_ms() - a->preview_from;
+	metrics_preview(lived);
+	if ((b = preview_id_compose(a->id)) != NULL) {
+		(void)proc_compose(PROC_PREVIEW, IMSG_PREVIEW_CLOSE, 0, -1,
+		    ibuf_data(b), ibuf_size(b));
+		ibuf_free(b);
+	}
+	report_note(a, "preview-closed", json_pack("{s:s, s:I}", "why",
+	    "its run ended", "lived_ms", (json_int_t)lived));
 }
 
 /* factory-preview (re)started: its configuration, then every preview. */
