@@ -84,6 +84,7 @@ enum {
 	P_ID		= 1 << 14,
 	P_GETPW		= 1 << 15,
 	P_TTY		= 1 << 16,
+	P_ACCEPT	= 1 << 17,
 };
 
 static const struct {
@@ -107,6 +108,11 @@ static const struct {
 	{ "id",		P_ID },
 	{ "getpw",	P_GETPW },
 	{ "tty",	P_TTY },
+	/*
+	 * Not OpenBSD's: accept(2) on a listening socket it was given,
+	 * and nothing more of a network: no socket(2), bind, connect.
+	 */
+	{ "accept",	P_ACCEPT },
 };
 
 /*
@@ -272,10 +278,10 @@ static const struct {
 	/* on sockets of the families the promises let socket(2) make */
 	{ P_UNIX | P_INET, SCMP_SYS(bind) },
 	{ P_UNIX | P_INET, SCMP_SYS(listen) },
-	{ P_UNIX | P_INET, SCMP_SYS(accept) },
-	{ P_UNIX | P_INET, SCMP_SYS(accept4) },
-	{ P_UNIX | P_INET, SCMP_SYS(getsockname) },
-	{ P_UNIX | P_INET, SCMP_SYS(getpeername) },
+	{ P_UNIX | P_INET | P_ACCEPT, SCMP_SYS(accept) },
+	{ P_UNIX | P_INET | P_ACCEPT, SCMP_SYS(accept4) },
+	{ P_UNIX | P_INET | P_ACCEPT, SCMP_SYS(getsockname) },
+	{ P_UNIX | P_INET | P_ACCEPT, SCMP_SYS(getpeername) },
 	{ P_UNIX | P_INET, SCMP_SYS(setsockopt) },
 	{ P_UNIX | P_INET | P_DNS, SCMP_SYS(connect) },
 

@@ -213,14 +213,15 @@ const struct factory_proc factory_procs[PROC_MAX] = {
 	[PROC_PREVIEW] = {
 		PROC_PREVIEW, "preview", "factory-preview",
 		/*
-		 * stdio: imsg and the HTTP connections.  inet: accept on
-		 * the listening socket the parent bound.  recvfd: the
+		 * stdio: imsg and the HTTP connections.  accept: on the
+		 * listening socket the parent bound, and no other network
+		 * call: no socket(2), no connect(2), so neither a new
+		 * connection nor a given one sent elsewhere.  recvfd: the
 		 * parent's connections to each attempt's port, made inside
-		 * its network namespace; the child connects nowhere itself.
-		 * No file at all.  Started only when factoryd.conf has a
-		 * preview: block.
+		 * its network namespace.  No file at all.  Started only
+		 * when factoryd.conf has a preview: block.
 		 */
-		"stdio inet recvfd",
+		"stdio accept recvfd",
 		"serves each attempt's preview port on its own host name, to "
 		"holders of a token the parent minted",
 		{

@@ -55,9 +55,12 @@ struct pv_conn {
 	 * The body's bytes still to pass to the application: its
 	 * Content-Length, and no more.  What a browser sends after it
 	 * (a pipelined request) is not passed on: its head was never
-	 * checked nor rewritten.  A WebSocket's: no bound.
+	 * checked nor rewritten.  A WebSocket's: no bound, once the
+	 * application answered 101 (and not before: a connection it
+	 * kept open otherwise must not become a tunnel).
 	 */
 	uint64_t		 left;
+	int			 answered;	/* the app's first bytes seen */
 	struct bufferevent	*side[2];	/* 0: the browser, 1: the app */
 	int			 eof[2];	/* side i sent EOF */
 	int			 shut[2];	/* side i was shut for writing */
@@ -375,12 +378,24 @@ conn_route(struct pv_conn *c)
 		conn_answer(c, 403, "websocket from another origin");
 		return;
 	}
+	/*
+	 * The previews share a site unless their domain is a public
+	 * suffix: a page of one could post to another with its Lax
+	 * cookie.  A request that is not a read comes from the
+	 * preview's own origin, or not at all.
+	 */
+	if (strcmp(h->method, "GET") != 0 && strcmp(h->method, "HEAD") != 0 &&
+	    strcmp(h->method, "OPTIONS") != 0 && !conn_origin_ok(c, p)) {
+		log_info("%s: preview %s refused: Origin", p->o.id, h->method);
+		conn_answer(c, 403, "a request from another origin");
+		return;
+	}
 	/* A body is passed on by its length alone: not chunked. */
 	if (h->chunked) {
 		conn_answer(c, 411, "a request body needs a Content-Length");
 		return;
 	}
-	c->left = c->websocket ? UINT64_MAX : h->haslength ? h->length : 0;
+	c->left = h->haslength ? h->length : 0;
 	conn_ask(c, p);
 }
 
@@ -442,6 +457,28 @@ conn_body(struct pv_conn *c)
 		evbuffer_drain(in, evbuffer_get_length(in));
 		bufferevent_disable(c->side[0], EV_READ);
 	}
+}
+
+/*
+ * The application's first bytes: for a WebSocket asked for, a 101 opens
+ * the browser's side without bound; anything else keeps the body's.
+ */
+static void
+conn_answered(struct pv_conn *c)
+{
+	struct evbuffer	*in = bufferevent_get_input(c->side[1]);
+	const char	*p;
+	size_t		 n = strlen("HTTP/1.1 101");
+
+	if (evbuffer_get_length(in) < n)
+		return;		/* not yet said */
+	c->answered = 1;
+	if (!c->websocket || (p = (const char *)evbuffer_pullup(in, n)) ==
+	    NULL || (memcmp(p, "HTTP/1.1 101", n) != 0 &&
+	    memcmp(p, "HTTP/1.0 101", n) != 0))
+		return;
+	c->left = UINT64_MAX;
+	bufferevent_enable(c->side[0], EV_READ);
 }
 
 /* The head as the application sees it, then the body's first bytes. */
@@ -539,6 +576,8 @@ conn_read(struct bufferevent *bev, void *arg)
 	i = conn_side(c, bev);
 	if (i == 1)
 		c->heard = 1;
+	if (i == 1 && !c->answered)
+		conn_answered(c);
 	out = bufferevent_get_output(c->side[!i]);
 	if (i == 0)
 		conn_body(c);

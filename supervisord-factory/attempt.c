@@ -428,15 +428,18 @@ attempt_provision(struct attempt *a)
 	struct conf_repo	*repo;
 	struct sandbox		 sb;
 	json_t			*facts, *cg, *su;
-	uid_t			 uid, uids[1 + MANIFEST_SERVICES];
+	uid_t			 uid, uids[1 + 2 * MANIFEST_SERVICES];
 	uint64_t		 bytes;
 	char			 s1[PATH_MAX + 64], s2[32], lower[PATH_MAX];
 	int			 i;
 
 	if ((repo = attempt_repo(a)) == NULL)
 		return;
-	/* The agent's uid and each service's: all, or it stays queued. */
-	if (uid_allocate_n(uids, 1 + a->m->nservices) == -1)
+	/*
+	 * The agent's uid and each service's, beside the agent and beside
+	 * validation: all, or it stays queued.
+	 */
+	if (uid_allocate_n(uids, 1 + 2 * a->m->nservices) == -1)
 		return;
 	uid = uids[0];
 	memset(&sb, 0, sizeof(sb));
@@ -465,7 +468,7 @@ attempt_provision(struct attempt *a)
 	    "overlay", disk_overlay_facts(lower, a->dir, "tree"));
 	if (a->m->nservices > 0) {
 		su = json_array();
-		for (i = 0; i < a->m->nservices; i++)
+		for (i = 0; i < 2 * a->m->nservices; i++)
 			json_array_append_new(su, json_integer(uids[1 + i]));
 		json_object_set_new(facts, "service_uids", su);
 	}
@@ -779,7 +782,7 @@ attempt_agent_done(struct attempt *a, struct run *r)
 
 	a->run = NULL;
 	a->usage = r->usage;
-	preview_close(a);
+	preview_ended(a);
 	audit_flush();
 	facts = json_pack("{s:i, s:b, s:b, s:o, s:I, s:b, s:O, s:o}",
 	    "status", st, "timedout", timedout, "cancelled", r->cancelled,
@@ -1119,6 +1122,9 @@ attempt_publish(struct attempt *a)
 				report_published(a);
 			return;
 		}
+		/* Looked at until now: the services kept for it go. */
+		preview_close(a);
+		service_unkeep(a);
 		if (attempt_transition(a, "publishing", NULL, NULL) == -1)
 			return;
 		a->publish_sent = 0;	/* a reselection's too */
@@ -1526,9 +1532,8 @@ attempt_kill_uids(struct attempt *a)
 	int	 n, i, k;
 
 	n = uid_kill_all(a->uid, a->vuid);
-	for (i = 0; i < a->m->nservices && i < MANIFEST_SERVICES; i += 2) {
-		k = uid_kill_all(a->suid[i], i + 1 < a->m->nservices ?
-		    a->suid[i + 1] : 0);
+	for (i = 0; i < 2 * a->m->nservices; i += 2) {
+		k = uid_kill_all(a->suid[i], a->suid[i + 1]);
 		if (k > 0)
 			n = n > 0 ? n + k : k;
 		else if (k == -1 && n == 0)

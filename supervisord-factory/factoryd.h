@@ -176,12 +176,17 @@ struct attempt {
 	uid_t			 submitter;
 	uid_t			 uid;		/* agent */
 	uid_t			 vuid;		/* validation run */
-	/* Its services' (service.c), journaled with uid at allocation. */
-	uid_t			 suid[MANIFEST_SERVICES];
+	/*
+	 * Its services' (service.c), journaled with uid at allocation:
+	 * the agent's set's, then the validation's (service_uid).
+	 */
+	uid_t			 suid[2 * MANIFEST_SERVICES];
 	struct svcset		*svc;		/* the services running */
+	struct svcset		*keep;		/* the agent's, for the preview */
 	/* Its preview is live until then (unix seconds), 0: none. */
 	uint64_t		 preview_until;
 	uint64_t		 preview_from;	/* now_ms() it went live */
+	int			 preview_health; /* a HEALTH is due */
 	char			 dir[PATH_MAX];
 	char			 vdir[PATH_MAX];
 	uint64_t		 epoch;
@@ -720,6 +725,7 @@ const char *run_limit(const char *, const struct manifest_limits *,
 int	 preview_init(char *, size_t);
 void	 preview_open(struct attempt *);
 void	 preview_close(struct attempt *);
+void	 preview_ended(struct attempt *);
 void	 preview_ready(struct child *);
 int	 preview_dispatch(struct child *, struct imsg *, char *, size_t);
 void	 preview_ctl(struct ctl_conn *, struct imsg *);
@@ -729,10 +735,12 @@ int	 preview_count(void);
 /* service.c */
 struct svcset;
 int	 service_netns(const struct attempt *);
+uid_t	 service_uid(const struct attempt *, int, int);
 int	 service_ready(struct attempt *, int, char *, size_t);
 void	 service_with(struct attempt *, struct run_with *);
 int	 service_hold(struct attempt *, struct run *);
 int	 service_stop(struct attempt *);
+void	 service_unkeep(struct attempt *);
 void	 service_run_done(struct run *);
 json_t	*service_facts(const struct attempt *);
 uint64_t service_ready_ms(const struct attempt *);

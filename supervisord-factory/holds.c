@@ -53,7 +53,7 @@ attempt_has_uid(const struct attempt *a, uid_t uid)
 		return (0);
 	if (a->uid == uid || a->vuid == uid)
 		return (1);
-	for (i = 0; i < a->m->nservices && i < MANIFEST_SERVICES; i++)
+	for (i = 0; i < 2 * a->m->nservices && i < 2 * MANIFEST_SERVICES; i++)
 		if (a->suid[i] == uid)
 			return (1);
 	return (0);

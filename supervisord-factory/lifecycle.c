@@ -212,8 +212,9 @@ lifecycle_digest(const char *s)
 }
 
 /*
- * The services' uids, journaled with the agent's at allocation: as
- * many as the manifest names services, each an attempt uid.
+ * The services' uids, journaled with the agent's at allocation: two
+ * for each service the manifest names (beside the agent, beside
+ * validation), each an attempt uid.
  */
 static void
 apply_service_uids(struct attempt *a, json_t *v)
@@ -222,7 +223,8 @@ apply_service_uids(struct attempt *a, json_t *v)
 	size_t	 i;
 
 	json_array_foreach(v, i, u) {
-		if (i >= MANIFEST_SERVICES || (int)i >= a->m->nservices)
+		if (i >= 2 * MANIFEST_SERVICES ||
+		    (int)i >= 2 * a->m->nservices)
 			break;
 		if (json_is_integer(u) && json_integer_value(u) >=
 		    env->conf->attempt_uid_lo && json_integer_value(u) <=

@@ -46,8 +46,28 @@
 #define PREVIEW_BACKLOG		128
 #define PREVIEW_TTLMIN		1	/* second a token lasts, at least */
 
+#define PREVIEW_TICK_S		5	/* a preview's end is seen this late */
+#define PREVIEW_MINTS		1024	/* tokens minted, not yet taken */
+#define PREVIEW_QUEUED		512	/* our answers the child has not read */
+
 static int	 pv_listen = -1;	/* bound at start, or -1 */
 static uint8_t	 pv_key[PREVIEW_KEYLEN];
+static struct event pv_tick_ev;
+
+/*
+ * The tokens minted and not yet taken: the child's OPENED must name
+ * one of them, once.  A new key at each start of the child voids them
+ * all, and every token and cookie it knew: nothing it was told can be
+ * replayed to the next one.
+ */
+static struct pv_mint {
+	char		 id[ATTEMPT_ID_MAX];
+	char		 nonce[PREVIEW_NONCEHEX + 1];
+	uint64_t	 expires;
+} pv_mints[PREVIEW_MINTS];
+static int	 pv_nmints;
+
+static void	 pv_tick(int, short, void *);
 
 /*
  * The listener, bound now (a port below 1024 needs root), and the key
@@ -79,6 +99,8 @@ preview_init(char *err, size_t errlen)
 		return (-1);
 	}
 	arc4random_buf(pv_key, sizeof(pv_key));
+	evtimer_set(&pv_tick_ev, pv_tick, NULL);
+	pv_tick(-1, 0, NULL);
 	return (0);
 }
 
@@ -93,13 +115,55 @@ pv_port(void)
 	    ((const struct sockaddr_in *)ss)->sin_port));
 }
 
-/* The preview of a, if it has one now: 1, else 0. */
+/*
+ * The preview of a, if it has one now: 1, else 0.  An agent's lives
+ * with the agent's run; a service's with the agent's services, kept
+ * past the run until the attempt publishes or ends (service.c).
+ */
 static int
 preview_live(const struct attempt *a)
 {
-	return (a->preview_until != 0 && a->run != NULL && a->run->active &&
-	    !a->run->validation && !a->run->setup &&
-	    (uint64_t)time(NULL) < a->preview_until);
+	if (a->preview_until == 0 || (uint64_t)time(NULL) >= a->preview_until)
+		return (0);
+	if (a->m->preview.service != PREVIEW_AGENT)
+		return (service_netns(a) != -1);
+	return (a->run != NULL && a->run->active && !a->run->validation &&
+	    !a->run->setup);
+}
+
+/* A minted token taken (1), or none such: a lie (0).  Expired ones go. */
+static int
+pv_mint_take(const char *id, const char *nonce)
+{
+	uint64_t	 now = (uint64_t)time(NULL);
+	int		 i, found = 0;
+
+	for (i = 0; i < pv_nmints; i++) {
+		if (!found && strcmp(pv_mints[i].id, id) == 0 &&
+		    strcmp(pv_mints[i].nonce, nonce) == 0)
+			found = 1;
+		else if (pv_mints[i].expires > now)
+			continue;
+		pv_mints[i--] = pv_mints[--pv_nmints];
+	}
+	return (found);
+}
+
+/*
+ * Every few seconds: a preview past its ttl, or whose services died,
+ * ends; the services kept for it go.
+ */
+static void
+pv_tick(int fd, short event, void *arg)
+{
+	struct timeval	 tv = { PREVIEW_TICK_S, 0 };
+	struct attempt	*a;
+
+	(void)pv_mint_take("", "");	/* the expired ones */
+	TAILQ_FOREACH(a, &env->attempts, entry)
+		if (a->preview_until != 0 && !preview_live(a))
+			preview_ended(a);
+	evtimer_add(&pv_tick_ev, &tv);
 }
 
 /*
@@ -146,8 +210,9 @@ preview_send_open(struct attempt *a)
 		log_warnx("%s: preview: cannot say it is open", a->id);
 		return;
 	}
-	(void)proc_compose(PROC_PREVIEW, IMSG_PREVIEW_OPEN, 0, -1,
-	    ibuf_data(b), ibuf_size(b));
+	if (proc_compose(PROC_PREVIEW, IMSG_PREVIEW_OPEN, 0, -1,
+	    ibuf_data(b), ibuf_size(b)) != -1 && o.health[0] != '\0')
+		a->preview_health = 1;	/* one HEALTH is due */
 	ibuf_free(b);
 }
 
@@ -187,6 +252,19 @@ preview_close(struct attempt *a)
 	    "its run ended", "lived_ms", (json_int_t)lived));
 }
 
+/*
+ * a's run ended, or its state moved on: its preview ends unless it is
+ * still live (a service's, kept); with it, the services kept for it.
+ */
+void
+preview_ended(struct attempt *a)
+{
+	if (preview_live(a))
+		return;
+	preview_close(a);
+	service_unkeep(a);
+}
+
 /* factory-preview (re)started: its configuration, then every preview. */
 void
 preview_ready(struct child *c)
@@ -196,6 +274,9 @@ preview_ready(struct child *c)
 	struct ibuf		*b;
 	int			 fd;
 
+	/* A key of its own: nothing of the last child's is good now. */
+	arc4random_buf(pv_key, sizeof(pv_key));
+	pv_nmints = 0;
 	memset(&pc, 0, sizeof(pc));
 	memcpy(pc.key, pv_key, sizeof(pc.key));
 	strlcpy(pc.domain, env->conf->preview.domain, sizeof(pc.domain));
@@ -339,8 +420,17 @@ preview_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 	char			 nonce[PREVIEW_NONCEHEX + 1];
 	uint32_t		 req;
 
-	if (imsg_get_fd(imsg) != -1) {
+	int			 fd;
+
+	if ((fd = imsg_get_fd(imsg)) != -1) {
+		close(fd);
 		snprintf(why, len, "preview: a descriptor it may not send");
+		return (-1);
+	}
+	/* Asking faster than it reads our answers: their fds pile up. */
+	if (imsgbuf_queuelen(&c->iev.ibuf) > PREVIEW_QUEUED) {
+		snprintf(why, len, "preview: %u answers unread",
+		    imsgbuf_queuelen(&c->iev.ibuf));
 		return (-1);
 	}
 	switch (imsg_get_type(imsg)) {
@@ -354,7 +444,12 @@ preview_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 		if (preview_opened_decode(imsg, id, sizeof(id), nonce,
 		    sizeof(nonce), why, len) == -1)
 			return (-1);
-		/* A token of an attempt gone meanwhile: nothing to record. */
+		/* Only a token we minted, once: else a lie. */
+		if (!pv_mint_take(id, nonce)) {
+			snprintf(why, len, "preview: OPENED %s: no such token "
+			    "minted, or taken before", id);
+			return (-1);
+		}
 		if ((a = attempt_find(id)) != NULL && !attempt_terminal(a))
 			report_note(a, "preview-opened", json_pack("{s:s}",
 			    "nonce", nonce));
@@ -362,10 +457,14 @@ preview_dispatch(struct child *c, struct imsg *imsg, char *why, size_t len)
 	case IMSG_PREVIEW_HEALTH:
 		if (preview_health_decode(imsg, &h, why, len) == -1)
 			return (-1);
-		if ((a = attempt_find(h.id)) != NULL && !attempt_terminal(a))
+		/* One per OPEN with a health path: the rest is not kept. */
+		if ((a = attempt_find(h.id)) != NULL && !attempt_terminal(a) &&
+		    a->preview_health) {
+			a->preview_health = 0;
 			report_note(a, "preview-health", json_pack("{s:i, s:o}",
 			    "status", (int)h.status, "answer",
 			    esc_json(h.what, strlen(h.what))));
+		}
 		return (0);
 	}
 	snprintf(why, len, "preview: unexpected message %u",
@@ -426,11 +525,20 @@ preview_ctl(struct ctl_conn *c, struct imsg *imsg)
 	expires = now + ttl < a->preview_until ? now + ttl : a->preview_until;
 	arc4random_buf(rnd, sizeof(rnd));
 	hex_encode(rnd, sizeof(rnd), nonce);
+	(void)pv_mint_take("", "");	/* the expired ones */
+	if (pv_nmints == PREVIEW_MINTS) {
+		reply_fail(c, "%s: %d tokens not yet taken: none more now",
+		    a->id, PREVIEW_MINTS);
+		return;
+	}
 	if (preview_token(pv_key, a->id, expires, nonce, token,
 	    sizeof(token)) == -1) {
 		reply_fail(c, "%s: cannot mint a token", a->id);
 		return;
 	}
+	strlcpy(pv_mints[pv_nmints].id, a->id, sizeof(pv_mints[0].id));
+	strlcpy(pv_mints[pv_nmints].nonce, nonce, sizeof(pv_mints[0].nonce));
+	pv_mints[pv_nmints++].expires = expires;
 	/* Behind TLS, at 443; else at the listener's own port. */
 	if (env->conf->preview.secure)
 		snprintf(url, sizeof(url), "https://%s.%s%s?token=%s", a->id,

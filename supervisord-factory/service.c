@@ -20,8 +20,13 @@
  * all if one did not or died first.  A service that dies while its run
  * goes on fails the attempt with its name and status.  When the run
  * ends, its services are killed, and its end is told upward
- * (report_run_done) only once they are reaped and their cgroups gone:
- * nothing of one set is left when the next starts.
+ * (report_run_done) only once they are reaped and their cgroups gone.
+ *
+ * But for one: when the manifest's preview is a service's, the agent's
+ * set is kept past the agent (a->keep), for the preview alone, until
+ * the attempt publishes or ends or the preview's ttl runs out
+ * (service_unkeep); the validation run meanwhile has a set of its own.
+ * A kept service that dies fails nothing: the agent is done.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -65,6 +70,7 @@ struct svcset {
 	struct event	 timer;		/* the next ready-timeout */
 	int		 timer_set;
 	struct run	*held;		/* the run whose end waits for us */
+	int		 kept;		/* past its run, for the preview */
 	uint16_t	 ports[SANDBOX_SVCPORTS];
 	int		 nports;
 	struct svc	 s[MANIFEST_SERVICES];
@@ -76,16 +82,15 @@ static void	service_kill(struct svcset *);
 static struct svcset *
 service_set(struct attempt *a, struct run *r, int *idx)
 {
-	struct svcset	*set = a->svc;
-	int		 i;
+	struct svcset	*sets[2] = { a->svc, a->keep };
+	int		 i, k;
 
-	if (set == NULL)
-		return (NULL);
-	for (i = 0; i < set->n; i++)
-		if (set->s[i].run == r) {
-			*idx = i;
-			return (set);
-		}
+	for (k = 0; k < 2; k++)
+		for (i = 0; sets[k] != NULL && i < sets[k]->n; i++)
+			if (sets[k]->s[i].run == r) {
+				*idx = i;
+				return (sets[k]);
+			}
 	return (NULL);
 }
 
@@ -129,6 +134,8 @@ service_free(struct svcset *set)
 		close(set->netns);
 	if (set->a->svc == set)
 		set->a->svc = NULL;
+	if (set->a->keep == set)
+		set->a->keep = NULL;
 	free(set);
 }
 
@@ -249,7 +256,8 @@ service_dir(struct svcset *set, int i, char *path, size_t len, char *err,
 	    (mkdirat(sfd, name, 0700) == -1 && errno != EEXIST) ||
 	    (fd = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1 ||
-	    fchown(fd, a->suid[i], a->suid[i]) == -1 || fchmod(fd, 0700) == -1)
+	    fchown(fd, service_uid(a, i, set->validation), service_uid(a, i,
+	    set->validation)) == -1 || fchmod(fd, 0700) == -1)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 	else
 		rc = 0;
@@ -293,7 +301,8 @@ service_start(struct svcset *set, int i, char *err, size_t errlen)
 		}
 	}
 	log_info("%s: service %s started as uid %u", a->id,
-	    a->m->services[i].name, (unsigned)a->suid[i]);
+	    a->m->services[i].name, (unsigned)service_uid(a, i,
+	    set->validation));
 	return (0);
 }
 
@@ -344,12 +353,24 @@ service_ready(struct attempt *a, int validation, char *err, size_t errlen)
 	return (0);
 }
 
-/* The set's network namespace (ours: not to be closed), or -1. */
+/* Service i's uid beside the agent, or (validation) beside validation. */
+uid_t
+service_uid(const struct attempt *a, int i, int validation)
+{
+	return (a->suid[validation ? a->m->nservices + i : i]);
+}
+
+/*
+ * The network namespace of the agent's set, running or kept (ours:
+ * not to be closed), or -1: never the validation run's.
+ */
 int
 service_netns(const struct attempt *a)
 {
-	return (a->svc != NULL && a->svc->state == SVC_READY ?
-	    a->svc->netns : -1);
+	const struct svcset	*set = a->keep != NULL ? a->keep : a->svc;
+
+	return (set != NULL && !set->validation && set->state == SVC_READY ?
+	    set->netns : -1);
 }
 
 /* The set's network namespace and ports, for the run beside it. */
@@ -394,6 +415,17 @@ service_hold(struct attempt *a, struct run *r)
 		service_free(set);
 		return (0);
 	}
+	/* The agent's, serving the preview: it stays, the run goes on. */
+	if (!set->validation && set->state == SVC_READY &&
+	    a->m->preview.enabled && a->m->preview.service != PREVIEW_AGENT &&
+	    env->conf->preview.enabled && a->preview_until != 0 &&
+	    a->keep == NULL && a->state == AS_RUNNING) {
+		set->kept = 1;
+		a->keep = set;
+		a->svc = NULL;
+		log_info("%s: services kept for the preview", a->id);
+		return (0);
+	}
 	set->held = r;
 	service_kill(set);
 	return (1);
@@ -406,16 +438,35 @@ service_hold(struct attempt *a, struct run *r)
 int
 service_stop(struct attempt *a)
 {
-	struct svcset	*set = a->svc;
+	struct svcset	*sets[2] = { a->svc, a->keep };
+	int		 k, left = 0;
+
+	for (k = 0; k < 2; k++) {
+		if (sets[k] == NULL)
+			continue;
+		if (sets[k]->nlive == 0) {
+			service_free(sets[k]);
+			continue;
+		}
+		service_kill(sets[k]);
+		left = 1;
+	}
+	return (left);
+}
+
+/* The preview is over: the set kept for it goes (reaped, then freed). */
+void
+service_unkeep(struct attempt *a)
+{
+	struct svcset	*set = a->keep;
 
 	if (set == NULL)
-		return (0);
-	if (set->nlive == 0) {
+		return;
+	log_info("%s: services kept for the preview: stopped", a->id);
+	if (set->nlive == 0)
 		service_free(set);
-		return (0);
-	}
-	service_kill(set);
-	return (1);
+	else
+		service_kill(set);
 }
 
 /*
@@ -440,6 +491,13 @@ service_run_done(struct run *r)
 	set->s[i].run = NULL;
 	set->nlive--;
 	run_free(r);
+	/* Kept past the agent: a death ends the preview, nothing else. */
+	if (set->kept && set->state != SVC_STOPPING) {
+		log_warnx("%s: service %s, kept for the preview, %s", a->id,
+		    a->m->services[i].name, service_status(status, st,
+		    sizeof(st)));
+		service_kill(set);
+	}
 	failing = set->state != SVC_STOPPING;
 	if (failing) {
 		snprintf(why, sizeof(why), "service %s %s %s",
@@ -480,7 +538,8 @@ service_facts(const struct attempt *a)
 		return (NULL);
 	for (i = 0; i < set->n; i++) {
 		o = json_pack("{s:s, s:i, s:I}", "name",
-		    a->m->services[i].name, "uid", (int)a->suid[i],
+		    a->m->services[i].name, "uid", (int)service_uid(a, i,
+		    set->validation),
 		    "ready_ms", (json_int_t)set->s[i].ready_ms);
 		if (set->s[i].run != NULL)
 			json_object_set_new(o, "pid",

@@ -45,7 +45,7 @@ class H(http.server.BaseHTTPRequestHandler):
         body = {"/": "hello-preview\n", "/healthz": "healthy\n",
                 "/stop": "stopping\n", "/ws": "no websocket here\n"}.get(
                 self.path, "")
-        if self.path == "/env":
+        if self.path in ("/env", "/ws"):
             # What came after this request's head, within a second.
             self.connection.settimeout(1)
             try:
@@ -156,6 +156,28 @@ pipelined() {
 check "a pipelined second request is not passed to the application" \
     pipelined
 
+# A WebSocket upgrade the application does not take (no 101) is no
+# tunnel: what the browser sends after it is not passed on either.
+wsnot() {
+	printf 'GET /ws HTTP/1.1\r\nHost: %s\r\nCookie: factory_preview=%s\r\nOrigin: http://%s\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nGET /env HTTP/1.1\r\nHost: %s\r\nCookie: factory_preview=%s\r\n\r\n' \
+	    "$A.$DOM" "$CK" "$A.$DOM" "$A.$DOM" "$CK" |
+	    timeout 20 /bin/busybox nc 127.0.0.1 "$PORT" >"$T/wsnot"
+	grep -q '^host=.* extra=0$' "$T/wsnot"
+}
+check "an upgrade the application refuses is no tunnel" wsnot
+
+# A request that is not a read comes from the preview's own origin.
+post() {	# extra curl args...: the status
+	curl -s -o /dev/null -w '%{http_code}' --max-time 20 -X POST -d x \
+	    --resolve "$A.$DOM:$PORT:127.0.0.1" -b "$T/jar" "$@" \
+	    "$(site "$A" /env)"
+}
+check "a POST without an Origin: 403" test "$(post)" = 403
+check "a POST from another preview's origin: 403" \
+    test "$(post -H "Origin: http://$B.$DOM:$PORT")" = 403
+check "a POST from its own origin reaches the application" \
+    test "$(post -H "Origin: http://$A.$DOM:$PORT")" = 501
+
 # A short token ends by itself.
 SHORT=$(ctl preview -t 1s "$A") || fail "no short URL"
 sleep 3
@@ -183,6 +205,28 @@ check "preview-opened was recorded" \
 check "no token in the daemon's log" sh -c "! grep -qF '$TOKEN' '$T/log'"
 check "no token in the receipts" \
     sh -c "! '$O/factoryctl' -s '$SOCK' receipts $A | grep -qF '${TOKEN##*.}'"
+
+# factory-preview restarted (killed by its pid): every token and cookie
+# it knew is void, and a new token works.
+PVPID=$(ctl -j status | jq -r '.processes[] | select(.name == "preview") | .pid')
+STALE=$(ctl preview "$A") || fail "no URL before the restart"
+[ -n "$PVPID" ] && kill "$PVPID"
+i=0
+while [ $i -lt 300 ]; do
+	n=$(ctl -j status | jq -r '.processes[] | select(.name == "preview") | .pid')
+	[ -n "$n" ] && [ "$n" != null ] && [ "$n" != "$PVPID" ] &&
+	    [ "$(get "$(site "$A" /)")" = 401 ] && break
+	sleep 0.2
+	i=$((i + 1))
+done
+check "after the proxy's restart: the old cookie is void (401)" \
+    test "$(get "$(site "$A" /)" -b "$T/jar")" = 401
+check "after the proxy's restart: a token minted before is void (403)" \
+    test "$(get "$STALE")" = 403
+FRESH=$(ctl preview "$A") || fail "no URL after the restart"
+get "$FRESH" -c "$T/jar" >/dev/null
+check "after the proxy's restart: a new token works" \
+    test "$(get "$(site "$A" /)" -b "$T/jar")" = 200
 
 # The agent ends: its preview is gone, cookie or not.
 get "$(site "$A" /stop)" -b "$T/jar" >/dev/null
@@ -240,6 +284,32 @@ ctl cancel "$C" >/dev/null
 wait_terminated "$C" 120 || fail "C did not end"
 check "cancelled: the service's preview is gone" \
     test "$(get "$(site "$C" /)" -b "$T/jarC")" = 404
+
+# A service's preview outlives the agent: through verification and
+# while the attempt waits for approval, and not after it published.
+write_manifest "$T/keep.yaml" "echo x >src/x" true "services:
+  web:
+    run: [\"/bin/sh\", \"-c\", \"echo hello-preview >index.html && exec /usr/bin/python3 -m http.server 3000 --bind 127.0.0.1\"]
+    ready: [\"/usr/bin/curl\", \"-sf\", \"http://127.0.0.1:3000/\"]
+    ports: [3000]
+preview: {port: 3000, service: web}
+approval: manual"
+K=$(ctl submit "$T/keep.yaml") || fail "submit K"
+wait_state "$K" verified 120 || fail "K was not verified"
+URLK=$(ctl preview "$K") || fail "no preview URL for K"
+get "$URLK" -c "$T/jarK" >/dev/null
+check "waiting for approval, the agent gone: the service's preview answers" \
+    sh -c "[ \"\$(curl -s --resolve $K.$DOM:$PORT:127.0.0.1 -b '$T/jarK' \
+    '$(site "$K" /)')\" = hello-preview ]"
+check "show: the preview is live while it waits" \
+    jq -en --argjson o "$(ctl -j show "$K")" '$o.preview.live'
+ctl approve "$K" >/dev/null || fail "approve K"
+wait_terminated "$K" 120 || fail "K did not end"
+check "published: the preview is gone" \
+    test "$(get "$(site "$K" /)" -b "$T/jarK")" = 404
+check "K published" test "$(field "$K" state)" = published
+check "no process of the attempt uids is left" \
+    test "$(cat /proc/[0-9]*/status 2>/dev/null | awk '/^Uid:/ && $2 >= 73110 && $2 <= 73139' | wc -l)" -eq 0
 
 stop_factoryd
 regress_done

@@ -86,9 +86,10 @@ check "B: running's receipt names the service and its time to ready" \
 check "B: the service ran as an attempt uid of its own" \
     jq -en --argjson f "$RUNNING" --argjson s "$SUID" \
     '$s >= 73010 and $s <= 73049 and $s != $f.uid'
-check "B: allocating journaled the service's uid before it was made" \
+check "B: allocating journaled the service's uids before they were used" \
     jq -en --argjson f "$(facts "$id" allocating)" --argjson s "$SUID" \
-    '$f.service_uids == [$s]'
+    '$f.service_uids[0] == $s and ($f.service_uids | length) == 2 and
+    $f.service_uids[1] != $s and $f.service_uids[1] != $f.uid'
 check "B: show has the services part of the sandbox stage" \
     jq -en --argjson o "$(ctl -j show "$id")" '$o.stages.services > 0'
 check "B: its log is kept apart: factoryctl logs -s db" \
