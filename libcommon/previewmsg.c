@@ -16,21 +16,15 @@
 #include <openssl/hmac.h>
 
 #include "crypto.h"
+#include "egressmsg.h"
 #include "previewmsg.h"
 #include "wire.h"
 
+/* The syntax of an attempt id is egress's to say: one home. */
 int
 preview_valid_id(const char *id)
 {
-	size_t	 i, n = strlen(id);
-
-	if (n < 3 || n >= ATTEMPT_ID_MAX || id[0] != 'a' || id[1] != '-')
-		return (0);
-	for (i = 2; i < n; i++)
-		if (!((id[i] >= 'a' && id[i] <= 'z') ||
-		    (id[i] >= '0' && id[i] <= '9') || id[i] == '-'))
-			return (0);
-	return (1);
+	return (egress_valid_id(id));
 }
 
 int
