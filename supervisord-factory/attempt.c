@@ -27,7 +27,6 @@
 #include "esc.h"
 #include "factoryd.h"
 #include "image.h"
-#include "invmsg.h"
 #include "journal.h"
 #include "log.h"
 #include "receipt.h"
@@ -48,8 +47,6 @@ static void	attempt_after_exit(struct attempt *);
  * cgroups (every 2 ms, half a second at most) and a uid's processes
  * dying (three looks, 20 ms apart).  The loop goes on meanwhile.
  */
-#define TEARDOWN_CG_MS		2
-#define TEARDOWN_CG_TRIES	250
 #define TEARDOWN_KILL_MS	20
 #define TEARDOWN_KILL_LOOKS	3
 
@@ -1420,39 +1417,6 @@ attempt_new_lease(struct attempt *a, const char *why, int planned)
 	a->redrive = 1;
 }
 
-int
-attempt_cleanup_sandboxes(struct attempt *a, int how)
-{
-	struct sandbox	 sb;
-	char		 id[ATTEMPT_ID_MAX + 8], err[512];
-	int		 v, ret = 0;
-
-	/* The agent's, validation's, then each service's (both sets). */
-	for (v = 0; v < CG_KIND_SERVICE + 2 * a->m->nservices; v++) {
-		if (cg_name(a->id, v, id, sizeof(id)) == -1)
-			continue;
-		if (sandbox_cgroup_paths(id, &sb) == -1)
-			continue;
-		(void)sandbox_kill(&sb);
-		shell_cgroups_remove(&sb);
-		if (sandbox_destroy(&sb, err, sizeof(err)) == 0)
-			continue;
-		if (errno == EBUSY && how == CLEANUP_LATER) {
-			(void)sandbox_destroy_later(&sb, TEARDOWN_CG_MS *
-			    TEARDOWN_CG_TRIES, NULL, NULL);
-			continue;
-		}
-		if (errno == EBUSY && how == CLEANUP_TRY) {
-			if (ret == 0)
-				ret = 1;
-			continue;
-		}
-		log_warnx("%s: %s", a->id, err);
-		ret = -1;
-	}
-	return (ret);
-}
-
 json_t *
 attempt_json(struct attempt *a)
 {
@@ -1523,49 +1487,4 @@ attempt_json(struct attempt *a)
 	if (a->m->preview.enabled)
 		json_object_set_new(o, "preview", preview_json(a));
 	return (o);
-}
-
-/* Every process of a's uids killed: how many there were. */
-int
-attempt_kill_uids(struct attempt *a)
-{
-	int	 n, i, k;
-
-	n = uid_kill_all(a->uid, a->vuid);
-	for (i = 0; i < 2 * a->m->nservices; i += 2) {
-		k = uid_kill_all(a->suid[i], a->suid[i + 1]);
-		if (k > 0)
-			n = n > 0 ? n + k : k;
-		else if (k == -1 && n == 0)
-			n = -1;
-	}
-	return (n);
-}
-
-/* Every service of a's run is ready: that run starts. */
-void
-attempt_services_ready(struct attempt *a, int validation)
-{
-	if (validation)
-		attempt_schedule();	/* its validate_req is still set */
-	else
-		attempt_start_agent(a);
-}
-
-/* A service failed, before or during its run. */
-void
-attempt_services_failed(struct attempt *a, const char *why)
-{
-	if (attempt_terminal(a))
-		attempt_teardown(a);
-	else
-		attempt_fail(a, "failed", "%s", why);
-}
-
-/* The services a teardown stopped are gone: it goes on. */
-void
-attempt_services_gone(struct attempt *a)
-{
-	if (attempt_terminal(a) || a->state == AS_TEARDOWN)
-		attempt_teardown(a);
 }

@@ -6,11 +6,6 @@
 #ifndef ATTEMPT_H
 #define ATTEMPT_H
 
-/* attempt_cleanup_sandboxes(): how */
-#define CLEANUP_TRY	0
-#define CLEANUP_LAST	1
-#define CLEANUP_LATER	2
-
 int	 attempt_transition(struct attempt *, const char *, json_t *,
 	    json_t *);
 void	 attempt_teardown(struct attempt *);
@@ -31,7 +26,6 @@ void	 attempt_publish_request(struct attempt *, const struct conf_repo *,
 	    struct msg_publish *);
 void	 attempt_publish_request_free(struct msg_publish *);
 void	 publish_forge(const struct conf_repo *, struct msg_publish *);
-int	 attempt_cleanup_sandboxes(struct attempt *, int);
 
 /* submit.c, for dispatch.c */
 void	 attempt_resolved(const struct msg_resolved *);

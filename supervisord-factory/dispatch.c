@@ -761,6 +761,34 @@ child_ready(struct child *c)
 	attempt_schedule();
 }
 
+/* Every service of a's run is ready: that run starts. */
+void
+attempt_services_ready(struct attempt *a, int validation)
+{
+	if (validation)
+		attempt_schedule();	/* its validate_req is still set */
+	else
+		attempt_start_agent(a);
+}
+
+/* A service failed, before or during its run. */
+void
+attempt_services_failed(struct attempt *a, const char *why)
+{
+	if (attempt_terminal(a))
+		attempt_teardown(a);
+	else
+		attempt_fail(a, "failed", "%s", why);
+}
+
+/* The services a teardown stopped are gone: it goes on. */
+void
+attempt_services_gone(struct attempt *a)
+{
+	if (attempt_terminal(a) || a->state == AS_TEARDOWN)
+		attempt_teardown(a);
+}
+
 /* The parent's side of each kind of child (vmd's shape). */
 const struct child_handler child_handlers[] = {
 	{ PROC_WORKER,		dispatch_worker,	worker_ready,

@@ -709,6 +709,7 @@ struct run_with {
 	const int	*netns;		/* their network namespace */
 	const uint16_t	*ports;		/* their ports, to connect to */
 	int		 nports;
+	uid_t		 uid;		/* RUN_SERVICE: the service's */
 	/* RUN_SERVICE: pid 1's word on its ready command (service.c). */
 	void		(*ready)(struct run *, int, int);
 };
@@ -730,7 +731,6 @@ void	 preview_ready(struct child *);
 int	 preview_dispatch(struct child *, struct imsg *, char *, size_t);
 void	 preview_ctl(struct ctl_conn *, struct imsg *);
 json_t	*preview_json(const struct attempt *);
-int	 preview_count(void);
 
 /* service.c */
 struct svcset;
@@ -929,6 +929,13 @@ int	 attempt_mount_tree(struct attempt *, char *, size_t);
 int	 attempt_mount_checkout(struct attempt *, uid_t, char *, size_t);
 int	 attempt_validate(struct attempt *, char *, size_t);
 int	 attempt_kill_uids(struct attempt *);
+/* attempt_cleanup_sandboxes(): how, and how often a teardown tries. */
+#define CLEANUP_TRY	0
+#define CLEANUP_LAST	1
+#define CLEANUP_LATER	2
+#define TEARDOWN_CG_MS		2
+#define TEARDOWN_CG_TRIES	250
+int	 attempt_cleanup_sandboxes(struct attempt *, int);
 void	 attempt_services_ready(struct attempt *, int);
 void	 attempt_services_failed(struct attempt *, const char *);
 void	 attempt_services_gone(struct attempt *);
@@ -951,6 +958,7 @@ void	 metrics_reconfigure(void);
 void	 metrics_attempt_done(const json_t *);
 void	 metrics_teardown_failed(void);
 void	 metrics_preview(uint64_t);
+void	 metrics_previews(int);
 void	 metrics_fsync(uint64_t);
 json_t	*metrics_overview(void);
 char	*metrics_text(void);

@@ -22,6 +22,7 @@
 #include "esc.h"
 #include "factoryd.h"
 #include "image.h"
+#include "invmsg.h"
 #include "journal.h"
 #include "log.h"
 #include "receipt.h"
@@ -405,4 +406,54 @@ attempt_held_by_worker(struct attempt *a)
 {
 	return (a->state == AS_PROVISIONING || (a->state == AS_RUNNING &&
 	    a->run == NULL && a->exit_status != -1));
+}
+
+int
+attempt_cleanup_sandboxes(struct attempt *a, int how)
+{
+	struct sandbox	 sb;
+	char		 id[ATTEMPT_ID_MAX + 8], err[512];
+	int		 v, ret = 0;
+
+	/* The agent's, validation's, then each service's (both sets). */
+	for (v = 0; v < CG_KIND_SERVICE + 2 * a->m->nservices; v++) {
+		if (cg_name(a->id, v, id, sizeof(id)) == -1)
+			continue;
+		if (sandbox_cgroup_paths(id, &sb) == -1)
+			continue;
+		(void)sandbox_kill(&sb);
+		shell_cgroups_remove(&sb);
+		if (sandbox_destroy(&sb, err, sizeof(err)) == 0)
+			continue;
+		if (errno == EBUSY && how == CLEANUP_LATER) {
+			(void)sandbox_destroy_later(&sb, TEARDOWN_CG_MS *
+			    TEARDOWN_CG_TRIES, NULL, NULL);
+			continue;
+		}
+		if (errno == EBUSY && how == CLEANUP_TRY) {
+			if (ret == 0)
+				ret = 1;
+			continue;
+		}
+		log_warnx("%s: %s", a->id, err);
+		ret = -1;
+	}
+	return (ret);
+}
+
+/* Every process of a's uids killed: how many there were. */
+int
+attempt_kill_uids(struct attempt *a)
+{
+	int	 n, i, k;
+
+	n = uid_kill_all(a->uid, a->vuid);
+	for (i = 0; i < 2 * a->m->nservices; i += 2) {
+		k = uid_kill_all(a->suid[i], a->suid[i + 1]);
+		if (k > 0)
+			n = n > 0 ? n + k : k;
+		else if (k == -1 && n == 0)
+			n = -1;
+	}
+	return (n);
 }

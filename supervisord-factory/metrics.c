@@ -44,6 +44,7 @@ static struct hist	 stages[NHIST];	/* by stage name */
 static struct hist	 spawn = { "spawn", { 0 }, 0, 0 };
 static struct hist	 fsync_h = { "fsync", { 0 }, 0, 0 };
 static struct hist	 preview_h = { "preview", { 0 }, 0, 0 };
+static int		 previews_live;	/* preview.c says, as it changes */
 static uint64_t		 teardown_failures;
 static uint64_t		 attempts_ended;
 
@@ -115,6 +116,13 @@ void
 metrics_preview(uint64_t ms)
 {
 	hist_add(&preview_h, ms / 1000.0);
+}
+
+/* How many previews are live now. */
+void
+metrics_previews(int n)
+{
+	previews_live = n;
 }
 
 void
@@ -367,7 +375,7 @@ metrics_text(void)
 	if (env->conf->preview.enabled) {
 		mprintf(&b, "# TYPE factory_previews gauge\n"
 		    "# HELP factory_previews Attempts whose preview is live.\n"
-		    "factory_previews %d\n", preview_count());
+		    "factory_previews %d\n", previews_live);
 		mprintf(&b, "# TYPE factory_preview_seconds histogram\n"
 		    "# HELP factory_preview_seconds How long each preview "
 		    "was live.\n");

@@ -68,6 +68,7 @@ static struct pv_mint {
 static int	 pv_nmints;
 
 static void	 pv_tick(int, short, void *);
+static int	 preview_count(void);
 
 /*
  * The listener, bound now (a port below 1024 needs root), and the key
@@ -163,6 +164,7 @@ pv_tick(int fd, short event, void *arg)
 	TAILQ_FOREACH(a, &env->attempts, entry)
 		if (a->preview_until != 0 && !preview_live(a))
 			preview_ended(a);
+	metrics_previews(preview_count());
 	evtimer_add(&pv_tick_ev, &tv);
 }
 
@@ -183,7 +185,7 @@ preview_json(const struct attempt *a)
 }
 
 /* How many previews are live, for the metrics. */
-int
+static int
 preview_count(void)
 {
 	struct attempt	*a;
@@ -228,6 +230,7 @@ preview_open(struct attempt *a)
 	log_info("%s: preview of port %u live on %s.%s", a->id,
 	    (unsigned)a->m->preview.port, a->id, env->conf->preview.domain);
 	preview_send_open(a);
+	metrics_previews(preview_count());
 }
 
 /* The run ended, or the attempt did: its preview is gone, at once. */
@@ -243,6 +246,7 @@ preview_close(struct attempt *a)
 	a->preview_until = 0;
 	lived = now_ms() - a->preview_from;
 	metrics_preview(lived);
+	metrics_previews(preview_count());
 	if ((b = preview_id_compose(a->id)) != NULL) {
 		(void)proc_compose(PROC_PREVIEW, IMSG_PREVIEW_CLOSE, 0, -1,
 		    ibuf_data(b), ibuf_size(b));

@@ -280,7 +280,7 @@ run_service_spec(struct attempt *a, const struct run_with *w,
 {
 	const struct manifest_service	*sv = &a->m->services[w->service];
 
-	spec->uid = spec->gid = service_uid(a, w->service, w->validation);
+	spec->uid = spec->gid = w->uid;
 	spec->lo = 1;
 	spec->passwd = 1;
 	spec->connect = w->ports;
@@ -333,8 +333,7 @@ run_start_with(struct attempt *a, const struct run_with *w, const char *tree,
 	r->validation = validation;
 	r->setup = su != NULL;
 	r->service = sv != NULL ? w->service + 1 : 0;
-	r->uid = sv != NULL ? service_uid(a, w->service, w->validation) :
-	    validation ? a->vuid :
+	r->uid = sv != NULL ? w->uid : validation ? a->vuid :
 	    a->uid;
 	r->logmax = a->m->limits.log;
 	r->logpipe = r->logfd = -1;

@@ -285,6 +285,7 @@ service_start(struct svcset *set, int i, char *err, size_t errlen)
 	w.kind = RUN_SERVICE;
 	w.service = i;
 	w.validation = set->validation;
+	w.uid = service_uid(a, i, set->validation);
 	w.netns = set->netns != -1 ? &set->netns : NULL;
 	w.ports = set->ports;
 	w.nports = set->nports;
