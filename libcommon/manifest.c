@@ -623,7 +623,26 @@ m_svcname(const char *s)
 	return (strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == n);
 }
 
-/* ports: [PORT, ...]: 1 to SERVICE_PORTS, none another service's. */
+/* Is port that of an entry of network.allow (host:port)? */
+static int
+m_allowport(const struct manifest *m, uint64_t port)
+{
+	const char	*c;
+	uint64_t	 v;
+	size_t		 i;
+
+	for (i = 0; m->allow != NULL && m->allow[i] != NULL; i++)
+		if ((c = strrchr(m->allow[i], ':')) != NULL &&
+		    y_parse_uint(c + 1, &v) == 0 && v == port)
+			return (1);
+	return (0);
+}
+
+/*
+ * ports: [PORT, ...]: 1 to SERVICE_PORTS, none another service's and
+ * none of network.allow's, whose endpoints the agent's sandbox binds
+ * in the same namespace.
+ */
 static int
 m_svcports(struct yerr *e, const struct ynode *n, const struct manifest *m,
     struct manifest_service *sv)
@@ -652,6 +671,9 @@ m_svcports(struct yerr *e, const struct ynode *n, const struct manifest *m,
 			if (sv->ports[k] == v)
 				return (y_fail(e, n->kids[i], "port %llu "
 				    "twice", (unsigned long long)v));
+		if (m_allowport(m, v))
+			return (y_fail(e, n->kids[i], "port %llu is also "
+			    "network.allow's", (unsigned long long)v));
 		sv->ports[sv->nports++] = (uint16_t)v;
 	}
 	return (0);
