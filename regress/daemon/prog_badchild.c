@@ -8,7 +8,10 @@
  * a kind that child may send (msg.h), and the "verdict-*" modes play
  * a verifier that signs, with the real verifier key, a verdict whose
  * accepted flag contradicts its findings; "validate-twice" asks for
- * the validation run twice in a row.  As "prog_badchild ctl
+ * the validation run twice in a row; "preview-opened" plays a preview
+ * child that says a token was taken which the parent never minted,
+ * "preview-health" one whose health answer has an HTTP status of 1000.
+ * As "prog_badchild ctl
  * SOCKET" it connects to a control socket and sends a
  * truncated-then-invalid request.
  */
@@ -30,7 +33,9 @@
 #include "imsg.h"
 #include "msg.h"
 #include "msgjson.h"
+#include "previewmsg.h"
 #include "receipt.h"
+#include "wire.h"
 
 static void
 send_msg(int fd, uint32_t type, uint32_t len, const void *data, size_t dlen)
@@ -337,6 +342,34 @@ ctl(const char *path)
 	return (0);
 }
 
+/* A preview child's lies (previewmsg.h), after its HELLO. */
+static int
+lying_preview(const char *mode)
+{
+	struct ibuf	*b;
+
+	hello(PROC_PARENT_FD);
+	if (strcmp(mode, "preview-opened") == 0)
+		b = preview_opened_compose("a-20261207-0001",
+		    "0123456789abcdef0123456789abcdef");
+	else if (strcmp(mode, "preview-health") == 0) {
+		/* Composed by hand: the codec refuses a status of 1000. */
+		if ((b = ibuf_dynamic(64, 1024)) == NULL ||
+		    m_add_str(b, "a-20261207-0001") == -1 ||
+		    ibuf_add_n32(b, 1000) == -1 || m_add_str(b, "x") == -1)
+			errx(1, "cannot lay out a payload");
+	} else
+		return (-1);
+	if (b == NULL)
+		errx(1, "cannot lay out a payload");
+	send_msg(PROC_PARENT_FD, strcmp(mode, "preview-opened") == 0 ?
+	    IMSG_PREVIEW_OPENED : IMSG_PREVIEW_HEALTH,
+	    sizeof(struct imsg_hdr) + ibuf_size(b), ibuf_data(b),
+	    ibuf_size(b));
+	ibuf_free(b);
+	return (0);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -372,6 +405,9 @@ main(int argc, char *argv[])
 	    strcmp(mode, "validate-twice") == 0) {
 		if (lying_verifier(mode, argc, argv) == -1)
 			return (1);
+	} else if (strncmp(mode, "preview-", 8) == 0) {
+		if (lying_preview(mode) == -1)
+			errx(1, "unknown mode %s", mode);
 	} else if (badmsg(mode) == -1)
 		errx(1, "unknown mode %s", mode);
 	/* Wait to be killed. */

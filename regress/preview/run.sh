@@ -311,5 +311,33 @@ check "K published" test "$(field "$K" state)" = published
 check "no process of the attempt uids is left" \
     test "$(cat /proc/[0-9]*/status 2>/dev/null | awk '/^Uid:/ && $2 >= 73110 && $2 <= 73139' | wc -l)" -eq 0
 
+# A lying factory-preview (prog_badchild in its place): an OPENED of a
+# token the parent never minted, a HEALTH out of range.  Each gets it
+# killed, by name and reason, and the parent goes on.
 stop_factoryd
+for mode in preview-opened:"OPENED a-20261207-0001: no such token minted" \
+    preview-health:"PREVIEW_HEALTH: a field out of range"; do
+	d=$T/bad.${mode%%:*}
+	mkdir -p "$d"
+	for b in "$O"/factory-*; do
+		ln -sf "$b" "$d/$(basename "$b")"
+	done
+	rm -f "$d/factory-preview"
+	cp "$O/regress/daemon/prog_badchild" "$d/factory-preview"
+	echo "${mode%%:*}" >"$d/factory-preview.mode"
+	chmod 755 "$d"
+	sed -i "s|^libexec: .*|libexec: $d|" "$T/factoryd.conf"
+	: >"$T/log"
+	start_factoryd "$T/factoryd.conf" "$T/log"
+	i=0
+	while [ $i -lt 100 ] && ! grep -q 'preview (pid [0-9]*): .*killing it' "$T/log"; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	check "a lying preview (${mode%%:*}) is killed: ${mode#*:}" \
+	    sh -c "grep 'preview (pid [0-9]*): .*killing it' '$T/log' | grep -qF '${mode#*:}'"
+	check "the parent goes on after a lying preview (${mode%%:*})" \
+	    ctl status
+	stop_factoryd
+done
 regress_done
