@@ -271,8 +271,8 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 }
 
 /*
- * A service's part of the spec: its argv, env and uid, no egress and
- * no grant, lo up, its own ports to bind and its ready command.
+ * A service's part of the spec: its argv and uid, no repository, its
+ * own ports to bind and its ready command.
  */
 static void
 run_service_spec(struct attempt *a, const struct run_with *w,
@@ -281,11 +281,8 @@ run_service_spec(struct attempt *a, const struct run_with *w,
 	const struct manifest_service	*sv = &a->m->services[w->service];
 
 	spec->uid = spec->gid = w->uid;
-	spec->lo = 1;
-	spec->passwd = 1;
-	spec->connect = w->ports;
-	spec->nconnect = w->nports;
 	spec->argv = sv->run;
+	spec->expose = NULL;
 	spec->bind = sv->ports;
 	spec->nbind = sv->nports;
 	spec->ready = sv->ready;
@@ -387,18 +384,20 @@ run_start_with(struct attempt *a, const struct run_with *w, const char *tree,
 	spec.cpu_ms = a->m->limits.cpu_ms;
 	spec.fsize = a->m->limits.tree;
 	spec.nofile = RUN_NOFILE;
-	/* Beside services: in their network namespace, reaching them. */
-	if (w->netns != NULL) {
+	/*
+	 * A service, or a run beside services: in their network namespace
+	 * (the first service makes it), reaching their ports, named in
+	 * /etc/passwd.
+	 */
+	if (sv != NULL || w->netns != NULL) {
 		spec.netns = w->netns;
 		spec.lo = 1;
 		spec.passwd = 1;
 		spec.connect = w->ports;
 		spec.nconnect = w->nports;
 	}
-	if (sv != NULL) {
+	if (sv != NULL)
 		run_service_spec(a, w, &spec);
-		spec.expose = NULL;	/* the repository is none of its */
-	}
 	/* The agent's own preview port: the one it may listen on. */
 	if (kind == RUN_AGENT && a->m->preview.enabled &&
 	    a->m->preview.service == PREVIEW_AGENT) {

@@ -214,6 +214,26 @@ sandbox_pool_fill(int want)
 	return (spawn_npool);
 }
 
+/*
+ * The namespaces of a run beside services: the network namespace of
+ * netns (a copy) and a fresh IPC one.  1, or 0 and errno.
+ */
+static int
+spawn_pool_join(int netns, struct spawn_nsfds *ns)
+{
+	int	 fd;
+
+	if ((fd = fcntl(netns, F_DUPFD_CLOEXEC, 0)) == -1)
+		return (0);
+	if (spawn_pool_make(ns) == -1) {
+		close(fd);
+		return (0);
+	}
+	close(ns->net);
+	ns->net = fd;
+	return (1);
+}
+
 static int
 spawn_pool_take(struct spawn_nsfds *ns)
 {
@@ -966,28 +986,12 @@ spawn_start(struct plan *pl, int cgfd, pid_t *pidp, int *sockp,
 	ns.net = ns.ipc = -1;
 	if (pl->spec->netns != NULL) {
 		/* A service's run: its network, an IPC namespace of its own. */
-		if (spawn_pool_make(&ns) == -1) {
+		if ((pooled = spawn_pool_join(*pl->spec->netns, &ns)) == 0) {
 			snprintf(err, errlen, "namespaces: %s",
 			    strerror(errno));
-			close(sv[0]);
-			close(sv[1]);
-			close(ep[0]);
-			close(ep[1]);
-			return (-1);
+			pid = -2;	/* not cloned */
+			goto done;
 		}
-		close(ns.net);
-		if ((ns.net = fcntl(*pl->spec->netns, F_DUPFD_CLOEXEC, 0)) ==
-		    -1) {
-			snprintf(err, errlen, "network namespace: %s",
-			    strerror(errno));
-			close(ns.ipc);
-			close(sv[0]);
-			close(sv[1]);
-			close(ep[0]);
-			close(ep[1]);
-			return (-1);
-		}
-		pooled = 1;
 	} else
 		pooled = spawn_pool_take(&ns);
 	pl->netfd = pooled ? ns.net : -1;
