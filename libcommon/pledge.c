@@ -215,11 +215,9 @@ static const struct {
 	{ P_STDIO, SCMP_SYS(dup) },
 	{ P_STDIO, SCMP_SYS(dup2) },
 	{ P_STDIO, SCMP_SYS(dup3) },
-	{ P_STDIO, SCMP_SYS(sendmsg) },		/* imsg; SCM_RIGHTS too */
+	/* sendmsg (imsg, SCM_RIGHTS too), sendmmsg, sendto: sends_add() */
 	{ P_STDIO, SCMP_SYS(recvmsg) },
-	{ P_STDIO, SCMP_SYS(sendmmsg) },
 	{ P_STDIO, SCMP_SYS(recvmmsg) },
-	{ P_STDIO, SCMP_SYS(sendto) },
 	{ P_STDIO, SCMP_SYS(recvfrom) },
 	{ P_STDIO, SCMP_SYS(shutdown) },
 	{ P_STDIO, SCMP_SYS(getsockopt) },
@@ -632,6 +630,48 @@ add_open_rules(scmp_filter_ctx ctx, unsigned int pr)
 	return (0);
 }
 
+/*
+ * The sends of stdio.  MSG_FASTOPEN makes a send connect a socket that
+ * is not connected (or was reset): a connect(2) in disguise, which only
+ * inet may make; without it, refused with EPERM.  The flags are the
+ * fourth argument of sendto and sendmmsg, the third of sendmsg.
+ */
+static int
+add_send_rules(scmp_filter_ctx ctx, unsigned int pr)
+{
+	static const struct {
+		int		 nr;
+		unsigned int	 arg;
+	} sends[] = {
+		{ SCMP_SYS(sendto), 3 },
+		{ SCMP_SYS(sendmsg), 2 },
+		{ SCMP_SYS(sendmmsg), 3 },
+	};
+	struct scmp_arg_cmp	 cmp[1];
+	size_t			 i;
+
+	if ((pr & P_STDIO) == 0)
+		return (0);
+	for (i = 0; i < sizeof(sends) / sizeof(sends[0]); i++) {
+		if (pr & P_INET) {
+			if (rule(ctx, SCMP_ACT_ALLOW, sends[i].nr, 0, NULL) ==
+			    -1)
+				return (-1);
+			continue;
+		}
+		cmp[0] = SCMP_CMP64(sends[i].arg, SCMP_CMP_MASKED_EQ,
+		    MSG_FASTOPEN, 0);
+		if (rule(ctx, SCMP_ACT_ALLOW, sends[i].nr, 1, cmp) == -1)
+			return (-1);
+		cmp[0] = SCMP_CMP64(sends[i].arg, SCMP_CMP_MASKED_EQ,
+		    MSG_FASTOPEN, MSG_FASTOPEN);
+		if (rule(ctx, SCMP_ACT_ERRNO(EPERM), sends[i].nr, 1, cmp) ==
+		    -1)
+			return (-1);
+	}
+	return (0);
+}
+
 static int
 add_socket_rules(scmp_filter_ctx ctx, unsigned int pr)
 {
@@ -823,6 +863,7 @@ filter_build(unsigned int pr)
 			goto fail;
 	if (add_open_rules(ctx, pr) == -1 ||
 	    add_socket_rules(ctx, pr) == -1 ||
+	    add_send_rules(ctx, pr) == -1 ||
 	    add_arg_rules(ctx, pr) == -1)
 		goto fail;
 	if (add_repledge_rules(ctx) == -1)

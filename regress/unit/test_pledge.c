@@ -259,6 +259,57 @@ child_narrow_gone(void)
 	return (FAIL(4));
 }
 
+/*
+ * MSG_FASTOPEN connects a socket that is not connected: a connect(2)
+ * by another name, refused (EPERM) without inet, on every send call;
+ * a plain send goes.  With inet the kernel answers, not the filter:
+ * a unix stream socket ignores the flag and sends (want 0).
+ */
+static int
+child_fastopen(const char *promises, int want)
+{
+	struct msghdr	 mh;
+	struct iovec	 iov = { "x", 1 };
+	int		 sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1)
+		return (FAIL(1));
+	if (pledge(promises, NULL) == -1)
+		return (FAIL(2));
+	if (send(sv[0], "x", 1, 0) != 1)
+		return (FAIL(3));
+	if (want == 0 ? sendto(sv[0], "x", 1, MSG_FASTOPEN, NULL, 0) != 1 :
+	    sendto(sv[0], "x", 1, MSG_FASTOPEN, NULL, 0) != -1 ||
+	    errno != want)
+		return (FAIL(4));
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (want == 0 ? sendmsg(sv[0], &mh, MSG_FASTOPEN) != 1 :
+	    sendmsg(sv[0], &mh, MSG_FASTOPEN) != -1 || errno != want)
+		return (FAIL(5));
+	return (0);
+}
+
+static int
+child_fastopen_accept(void)
+{
+	return (child_fastopen("stdio accept recvfd", EPERM));
+}
+
+static int
+child_fastopen_inet(void)
+{
+	return (child_fastopen("stdio inet", 0));
+}
+
+START_TEST(test_fastopen)
+{
+	ck_exited(in_child(child_fastopen_accept), 0);
+	ck_exited(in_child(child_fastopen_inet), 0);
+}
+END_TEST
+
 START_TEST(test_narrow_only)
 {
 	ck_exited(in_child(child_narrow), 0);
@@ -598,6 +649,7 @@ pledge_suite(void)
 	tcase_add_test(tc, test_ioctl_width);
 	tcase_add_test(tc, test_threads_not_processes);
 	tcase_add_test(tc, test_narrow_only);
+	tcase_add_test(tc, test_fastopen);
 	tcase_add_test(tc, test_open_flags);
 	tcase_add_test(tc, test_unveil);
 	tcase_add_test(tc, test_landlock_scopes);
