@@ -460,22 +460,23 @@ conn_body(struct pv_conn *c)
 }
 
 /*
- * The application's first bytes: for a WebSocket asked for, a 101 opens
- * the browser's side without bound; anything else keeps the body's.
+ * The application's first read: for a WebSocket asked for, a status
+ * line of exactly 101 ("HTTP/1.1 101 " or "HTTP/1.1 101\r") opens the
+ * browser's side without bound; anything else, a first read too short
+ * to say it included, keeps the body's bound for good.
  */
 static void
 conn_answered(struct pv_conn *c)
 {
 	struct evbuffer	*in = bufferevent_get_input(c->side[1]);
 	const char	*p;
-	size_t		 n = strlen("HTTP/1.1 101");
+	size_t		 n = strlen("HTTP/1.1 101 ");
 
-	if (evbuffer_get_length(in) < n)
-		return;		/* not yet said */
 	c->answered = 1;
-	if (!c->websocket || (p = (const char *)evbuffer_pullup(in, n)) ==
-	    NULL || (memcmp(p, "HTTP/1.1 101", n) != 0 &&
-	    memcmp(p, "HTTP/1.0 101", n) != 0))
+	if (!c->websocket || evbuffer_get_length(in) < n ||
+	    (p = (const char *)evbuffer_pullup(in, n)) == NULL ||
+	    memcmp(p, "HTTP/1.1 101", n - 1) != 0 ||
+	    (p[n - 1] != ' ' && p[n - 1] != '\r'))
 		return;
 	c->left = UINT64_MAX;
 	bufferevent_enable(c->side[0], EV_READ);
