@@ -26,8 +26,13 @@
  * bounded by the head it came from.
  */
 #define PH_OUTMAX	(2 * PH_HEADMAX + 512)
-/* Cookies named factory_preview in one request, each checked. */
-#define PH_MAXCOOKIES	8
+/*
+ * Cookies named factory_preview in one request, each checked: as many
+ * as a head can hold ("factory_preview=" and a byte each), so that a
+ * sibling preview's application, which may set them for the whole
+ * domain, cannot push ours past the bound.
+ */
+#define PH_MAXCOOKIES	(PH_HEADMAX / 17 + 1)
 /* A response of ours: status line, three headers, a line of text. */
 #define PH_ANSWERMAX	1024
 

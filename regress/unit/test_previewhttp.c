@@ -282,8 +282,9 @@ cookie_ok(const char *req, const char *id, uint64_t now)
 
 START_TEST(test_cookie)
 {
-	char	 c[PREVIEW_TOKENMAX], co[PREVIEW_TOKENMAX], req[1024];
+	char	 c[PREVIEW_TOKENMAX], co[PREVIEW_TOKENMAX], req[4096];
 	char	 tok[PREVIEW_TOKENMAX];
+	int	 i;
 
 	ck_assert_int_eq(preview_cookie(key, ID, 2000, NONCE, c, sizeof(c)),
 	    0);
@@ -314,6 +315,17 @@ START_TEST(test_cookie)
 	    "Cookie: " PREVIEW_COOKIE "=\r\n\r\n", ID, 1000), 0);
 	ck_assert_int_eq(cookie_ok("GET / HTTP/1.1\r\nHost: h\r\n"
 	    "Cookie: " PREVIEW_COOKIE "\r\n\r\n", ID, 1000), 0);
+	/*
+	 * A sibling's application set forty cookies of our name for the
+	 * whole domain: ours, sent after them, is still found.
+	 */
+	snprintf(req, sizeof(req), "GET / HTTP/1.1\r\nHost: h\r\nCookie: ");
+	for (i = 0; i < 40; i++)
+		strlcat(req, PREVIEW_COOKIE "=junk; ", sizeof(req));
+	strlcat(req, PREVIEW_COOKIE "=", sizeof(req));
+	strlcat(req, c, sizeof(req));
+	strlcat(req, "\r\n\r\n", sizeof(req));
+	ck_assert_int_eq(cookie_ok(req, ID, 1000), 1);
 }
 END_TEST
 
