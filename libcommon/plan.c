@@ -20,6 +20,7 @@
  *	strv home				pairs: a file below HOME, its bytes
  *	u8 lo; u8 passwd; u32 n, n x u16 connect; u32 n, n x u16 bind;
  *	optstrv ready
+ *	u64 tree_dev, tree_ino			the tree's pin, or 0, 0
  *	u32 n, n x 8 bytes			the seccomp program
  *
  * str is u32 length and bytes; strv is u32 count and strings;
@@ -53,7 +54,7 @@
 
 #define PLAN_MAGIC	0x53425850U	/* "SBXP" on the wire */
 #define ENTER_MAGIC	0x53425845U	/* "SBXE" on the wire */
-#define PLAN_VERSION	6U
+#define PLAN_VERSION	7U
 #define PLAN_NONE	0xffffffffU
 #define PLAN_MAXARGV	4096
 #define PLAN_MAXENV	4096
@@ -249,6 +250,8 @@ plan_encode(const struct plan *pl, const struct sock_fprog *prog,
 	for (i = 0; i < spec->nbind; i++)
 		put_u16(&w, spec->bind[i]);
 	put_strv(&w, spec->ready, 1);
+	put_u64(&w, spec->tree_dev);
+	put_u64(&w, spec->tree_ino);
 	put_prog(&w, prog);
 	return (put_done(&w, lenp));
 }
@@ -748,6 +751,10 @@ get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 	if (!r->failed && o->ready != NULL && (o->ready[0] == NULL ||
 	    o->ready[0][0] != '/'))
 		bad(r, "ready: not an absolute program");
+	spec->tree_dev = get_u64(r, "tree_dev");
+	spec->tree_ino = get_u64(r, "tree_ino");
+	if (!r->failed && spec->tree_ino == 0 && spec->tree_dev != 0)
+		bad(r, "tree_ino: a device without an inode");
 	get_prog(r, &o->bpf, prog);
 	if (!r->failed && ibuf_size(&r->b) != 0)
 		bad(r, "%zu bytes after the end", ibuf_size(&r->b));

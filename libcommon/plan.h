@@ -96,6 +96,15 @@ struct sandbox_spec {
 	int		  nbind;
 	char *const	 *ready;
 	/*
+	 * The tree pinned: the device and inode of the directory the
+	 * parent made, for a tree below a directory a child owns (a
+	 * service's, below the worker's or the verifier's): the parent
+	 * refuses a path that resolves elsewhere, and the launcher a tree
+	 * that is not it when it takes it.  Inode 0: not pinned.
+	 */
+	uint64_t	  tree_dev;
+	uint64_t	  tree_ino;
+	/*
 	 * Not on the wire: the network namespace to join (an fd the
 	 * caller keeps; the services of one run share it), or NULL for
 	 * a fresh one.

@@ -439,6 +439,12 @@ sbx_clone(struct plan *pl, const char *path, uint64_t attr, int untrusted)
 		errno = ENOTDIR;
 		plan_fail(pl->errfd, "tree %s:", path);
 	}
+	/* Pinned: the directory the parent made, not one put in its way. */
+	if (untrusted && pl->spec->tree_ino != 0 &&
+	    ((uint64_t)st.st_dev != pl->spec->tree_dev ||
+	    (uint64_t)st.st_ino != pl->spec->tree_ino))
+		plan_fail(pl->errfd, "tree %s: not the directory made for it",
+		    path);
 	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE,
 	    &ma, sizeof(ma)) == -1)
 		plan_fail(pl->errfd, "mount_setattr %s:", path);

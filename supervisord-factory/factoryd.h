@@ -710,6 +710,9 @@ struct run_with {
 	const uint16_t	*ports;		/* their ports, to connect to */
 	int		 nports;
 	uid_t		 uid;		/* RUN_SERVICE: the service's */
+	/* RUN_SERVICE: its directory's device and inode (plan.h). */
+	uint64_t	 tree_dev;
+	uint64_t	 tree_ino;
 	/* RUN_SERVICE: pid 1's word on its ready command (service.c). */
 	void		(*ready)(struct run *, int, int);
 };

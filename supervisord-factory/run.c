@@ -373,6 +373,8 @@ run_start_with(struct attempt *a, const struct run_with *w, const char *tree,
 	spec.uid = r->uid;
 	spec.gid = r->uid;
 	spec.tree = tree;
+	spec.tree_dev = w->tree_dev;
+	spec.tree_ino = w->tree_ino;
 	spec.argv = validation ? a->m->validate : su != NULL ? su->run :
 	    a->m->agent;
 	spec.hide = hide;

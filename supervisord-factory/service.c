@@ -232,12 +232,16 @@ service_arm(struct svcset *set)
 /*
  * A service's directory on the disk of the run it serves, its uid's
  * alone: DIR/services/NAME, made below DIR's descriptor, never through
- * a link (the worker owns DIR, the verifier its verify DIR).
+ * a link (the worker owns DIR, the verifier its verify DIR).  The
+ * owner of DIR can still rename what is in it before the spawn looks
+ * again: the directory is pinned by its device and inode in w, which
+ * the spawn and the launcher hold the path to.
  */
 static int
-service_dir(struct svcset *set, int i, char *path, size_t len, char *err,
-    size_t errlen)
+service_dir(struct svcset *set, int i, char *path, size_t len,
+    struct run_with *w, char *err, size_t errlen)
 {
+	struct stat	 st;
 	struct attempt	*a = set->a;
 	const char	*base = set->validation ? a->vdir : a->dir;
 	const char	*name = a->m->services[i].name;
@@ -257,10 +261,14 @@ service_dir(struct svcset *set, int i, char *path, size_t len, char *err,
 	    (fd = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1 ||
 	    fchown(fd, service_uid(a, i, set->validation), service_uid(a, i,
-	    set->validation)) == -1 || fchmod(fd, 0700) == -1)
+	    set->validation)) == -1 || fchmod(fd, 0700) == -1 ||
+	    fstat(fd, &st) == -1)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-	else
+	else {
+		w->tree_dev = (uint64_t)st.st_dev;
+		w->tree_ino = (uint64_t)st.st_ino;
 		rc = 0;
+	}
 	if (fd != -1)
 		close(fd);
 	if (sfd != -1)
@@ -279,9 +287,9 @@ service_start(struct svcset *set, int i, char *err, size_t errlen)
 	struct run	*r;
 	char		 dir[PATH_MAX], path[64];
 
-	if (service_dir(set, i, dir, sizeof(dir), err, errlen) == -1)
-		return (-1);
 	memset(&w, 0, sizeof(w));
+	if (service_dir(set, i, dir, sizeof(dir), &w, err, errlen) == -1)
+		return (-1);
 	w.kind = RUN_SERVICE;
 	w.service = i;
 	w.validation = set->validation;

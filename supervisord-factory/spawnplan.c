@@ -161,6 +161,32 @@ spawn_plan_image(struct plan *pl, const char *image, char *err,
 	return (0);
 }
 
+/*
+ * A pinned tree (spec->tree_dev, tree_ino) is the directory made for
+ * it, whatever its path now resolves through: a child that owns a
+ * directory on the way may have put a link or another directory there.
+ */
+static int
+spawn_plan_pinned(struct plan *pl, char *err, size_t errlen)
+{
+	const struct sandbox_spec	*spec = pl->spec;
+	struct stat			 st;
+
+	if (spec->tree_ino == 0)
+		return (0);
+	if (lstat(pl->tree, &st) == -1) {
+		snprintf(err, errlen, "tree %s: %s", pl->tree, strerror(errno));
+		return (-1);
+	}
+	if (!S_ISDIR(st.st_mode) || (uint64_t)st.st_dev != spec->tree_dev ||
+	    (uint64_t)st.st_ino != spec->tree_ino) {
+		snprintf(err, errlen, "tree %s: not the directory made for it",
+		    spec->tree);
+		return (-1);
+	}
+	return (0);
+}
+
 /* Resolve the tree and the masks while errors can still be returned. */
 int
 spawn_plan(struct plan *pl, const struct sandbox_spec *spec, char *err,
@@ -183,6 +209,8 @@ spawn_plan(struct plan *pl, const struct sandbox_spec *spec, char *err,
 		snprintf(err, errlen, "tree may not be /");
 		return (-1);
 	}
+	if (spawn_plan_pinned(pl, err, errlen) == -1)
+		return (-1);
 	if (spec->image != NULL && spawn_plan_image(pl, spec->image, err,
 	    errlen) == -1)
 		return (-1);

@@ -10,7 +10,9 @@
  * the others print "error: TEXT" from the error pipe, or "no error":
  * cut N (the plan's first N bytes), trailing (a byte more), magic,
  * withfd (an fd attached to the plan), title (started for another
- * attempt), noplan (the socket closed at once), badid.
+ * attempt), noplan (the socket closed at once), badid; pinned runs as
+ * good with the tree pinned to its own device and inode, pinwrong
+ * pins it to another inode and must be refused when the tree is taken.
  *
  * The ready modes start it as a launcher of the pool ("factory-sandbox
  * ready", no namespace of its own, one stray fd besides its two): it
@@ -660,6 +662,7 @@ main(int argc, char *argv[])
 {
 	struct sandbox_spec	 spec;
 	struct plan		 pl;
+	struct stat		 tst;
 	const char		*mode;
 	unsigned char		*w, *c;
 	size_t			 len, n = 0;
@@ -688,6 +691,15 @@ main(int argc, char *argv[])
 	spec.nofile = 64;
 	pl.spec = &spec;
 	pl.netfd = pl.ipcfd = -1;
+	/* The tree pinned, as a service's is: to itself, or one off. */
+	if (strcmp(mode, "pinned") == 0 || strcmp(mode, "pinwrong") == 0) {
+		if (stat(pl.tree, &tst) == -1)
+			err(2, "%s", pl.tree);
+		spec.tree_dev = (uint64_t)tst.st_dev;
+		spec.tree_ino = (uint64_t)tst.st_ino +
+		    (strcmp(mode, "pinwrong") == 0);
+		mode = strcmp(mode, "pinned") == 0 ? "good" : "pinwrong";
+	}
 	if (sandbox_probe(probe, sizeof(probe)) == -1)
 		errx(2, "probe: %s", probe);
 	if ((w = plan_encode(&pl, &sandbox_prog, &len)) == NULL)
@@ -735,7 +747,7 @@ main(int argc, char *argv[])
 	}
 	close(sv[1]);
 	close(ep[1]);
-	if (strcmp(mode, "good") == 0) {
+	if (strcmp(mode, "good") == 0 || strcmp(mode, "pinwrong") == 0) {
 		/* No cgroups here: pid 1 joins none. */
 		if (plan_sendtag(sv[0], 0, 'G', NULL, 0) == -1)
 			err(2, "send G");

@@ -265,6 +265,7 @@ main(int argc, char *argv[])
 	struct sandbox		 sb;
 	struct sandbox_usage	 u;
 	struct sigaction	 sa;
+	struct stat		 pst;
 	char			*hide[MAXLIST], *xa[MAXLIST], *env[MAXLIST];
 	char			*ex[MAXLIST];
 	char			 idbuf[64], msg[1024];
@@ -289,7 +290,7 @@ main(int argc, char *argv[])
 	snprintf(idbuf, sizeof(idbuf), "sbx-%ld", (long)getpid());
 	spec.id = idbuf;
 	while ((ch = getopt(argc, argv,
-	    "Cc:De:Ff:H:I:i:KL:l:m:n:p:PR:St:u:W:w:x:")) != -1) {
+	    "Cc:De:Ff:H:I:i:KL:l:m:n:p:PR:ST:t:u:W:w:x:")) != -1) {
 		switch (ch) {
 		case 'C':
 			origin = 1;
@@ -354,6 +355,13 @@ main(int argc, char *argv[])
 			break;
 		case 't':
 			spec.tree = optarg;
+			break;
+		case 'T':
+			/* Pinned to what this path is now, as a service's. */
+			if (stat(optarg, &pst) == -1)
+				err(3, "%s", optarg);
+			spec.tree_dev = (uint64_t)pst.st_dev;
+			spec.tree_ino = (uint64_t)pst.st_ino;
 			break;
 		case 'u':
 			spec.uid = spec.gid = (uid_t)num(optarg);

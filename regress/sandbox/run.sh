@@ -177,6 +177,32 @@ expect "symlink out of the tree refused" "exit 2"
 printf '%s\n' "$OUT" | grep -qx wrote && notok symlink "write went through"
 [ "$(sha256sum /etc/passwd)" = "$h" ] || notok symlink "/etc/passwd changed"
 rm -f "$TREE/link"
+# A pinned tree (a service's directory, below one a child owns): the
+# spawn takes the directory made for it and nothing put in its way.
+# Its owner renames it and leaves a link to another directory (or that
+# directory itself) at its path: refused, the other directory unseen.
+PIN="$TREE2/pin"; mkdir -p "$PIN/svc" "$TREE2/elsewhere/svc"
+: >"$TREE2/elsewhere/svc/secret"
+sbx pinned -T "$PIN/svc" -t "$PIN/svc" -- /bin/sh -c 'echo ran'
+expect "pinned tree: the directory made for it is taken" "ran" "exit 0"
+mv "$PIN" "$TREE2/pin.old"; ln -s "$TREE2/elsewhere" "$PIN"
+sbx pinswap -T "$TREE2/pin.old/svc" -t "$PIN/svc" -- /bin/ls
+if [ "$RC" = 2 ] && printf '%s\n' "$OUT" | grep -qxF \
+    "spawn: tree $PIN/svc: not the directory made for it" &&
+    ! printf '%s\n' "$OUT" | grep -qx secret; then
+	ok "pinned tree: a link put at its path is refused by name"
+else
+	notok pinswap "rc $RC: $(echo $OUT)"
+fi
+rm -f "$PIN"; mv "$TREE2/elsewhere" "$PIN"
+sbx pindir -T "$TREE2/pin.old/svc" -t "$PIN/svc" -- /bin/ls
+if [ "$RC" = 2 ] && printf '%s\n' "$OUT" | grep -qxF \
+    "spawn: tree $PIN/svc: not the directory made for it"; then
+	ok "pinned tree: another directory put at its path is refused"
+else
+	notok pindir "rc $RC: $(echo $OUT)"
+fi
+rm -rf "$PIN" "$TREE2/pin.old"
 sbx hardlink -t "$TREE" -- /bin/ln /etc/shadow "$TREE/hl"
 expect "hardlink of /etc/shadow refused" "exit 1"
 [ -e "$TREE/hl" ] && notok hardlink "link exists"
@@ -607,6 +633,22 @@ title|id launch-1, started as attempt launch-2
 noplan|none came
 badid|id: not a plain name
 EOF
+# The launcher takes a pinned tree only if it is the pinned directory,
+# whatever the parent saw when it looked.
+OUT=$("$PL" "$LAUNCHER" pinned "$TREE" "$U" -- /bin/sh -c 'exit 4' 2>&1)
+if printf '%s\n' "$OUT" | grep -qx "exit 4"; then
+	ok "launcher: a tree pinned to itself is taken"
+else
+	notok launcher-pinned "$(echo $OUT)"
+fi
+OUT=$("$PL" "$LAUNCHER" pinwrong "$TREE" "$U" -- /bin/sh -c 'exit 4' 2>&1)
+if printf '%s\n' "$OUT" | grep -qxF \
+    "error: tree $TREE: not the directory made for it" &&
+    ! printf '%s\n' "$OUT" | grep -qx "exit 4"; then
+	ok "launcher: a tree pinned to another directory is refused"
+else
+	notok launcher-pinwrong "$(echo $OUT)"
+fi
 # A launcher of the pool, by hand: before its plan it holds its socket
 # and error pipe, the host's mount namespace and its own (5 and 6), the
 # agent's Landlock ruleset made ahead (7, sbx_confine_ahead) and

@@ -80,6 +80,8 @@ setup(void)
 	spec.bind = bind_;
 	spec.nbind = 1;
 	spec.ready = ready_;
+	spec.tree_dev = 0x803;
+	spec.tree_ino = 0x1122334455667788ULL;
 	plan.spec = &spec;
 	strlcpy(plan.tree, "/var/lib/factory/attempts/a/tree",
 	    sizeof(plan.tree));
@@ -175,6 +177,8 @@ START_TEST(test_roundtrip)
 	for (i = 0; ready_[i] != NULL; i++)
 		ck_assert_str_eq(d->spec->ready[i], ready_[i]);
 	ck_assert_ptr_null(d->spec->ready[i]);
+	ck_assert_uint_eq(d->spec->tree_dev, 0x803);
+	ck_assert_uint_eq(d->spec->tree_ino, 0x1122334455667788ULL);
 	ck_assert_uint_eq(p.len, 3);
 	ck_assert_int_eq(memcmp(p.filter, insns, sizeof(insns)), 0);
 	plan_free(d);
@@ -356,6 +360,11 @@ START_TEST(test_fields)
 	spec.ready = noargv;
 	w = encode(&len);
 	refused(w, len, "ready: not an absolute program");
+	free(w);
+	setup();
+	spec.tree_ino = 0;
+	w = encode(&len);
+	refused(w, len, "tree_ino: a device without an inode");
 	free(w);
 	setup();
 	/* A NUL inside argv[0] on the wire: overwrite after encoding. */
