@@ -303,7 +303,16 @@ struct manifest_service {
 	uint64_t		 ready_ms;
 	uint16_t		 ports[SERVICE_PORTS];
 	int			 nports;	/* at least one */
+	/*
+	 * Its part of the attempt's limits.memory and limits.pids, 0: an
+	 * equal share (manifest_svc_limit); what the services take
+	 * together, the run beside them has not (manifest_run_limit).
+	 */
+	uint64_t		 memory;
+	uint64_t		 pids;
+	int			 restarts;	/* restart: after a death */
 };
+#define SERVICE_RESTARTS	5	/* restart:, at most */
 
 /*
  * preview: {port: N, service: NAME | agent, health: /path}: what
@@ -404,6 +413,10 @@ void		 manifest_print(FILE *, const struct manifest *);
 #define DISK_MIN	(1024 * 1024)
 /* Defaults applied to a manifest's missing limits. */
 extern const struct manifest_limits manifest_default_limits;
+/* Service i's memory (pids nonzero: its pids), its own or a share. */
+uint64_t	 manifest_svc_limit(const struct manifest *, int, int);
+/* limits.memory (pids: .pids) less what the services take of it. */
+uint64_t	 manifest_run_limit(const struct manifest *, int);
 
 /* glob.c: scope globs, the rules are in factory-manifest(5) */
 int		 glob_valid(const char *, char *, size_t);	/* 0 ok, -1 reason */

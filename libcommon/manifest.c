@@ -680,14 +680,89 @@ m_svcports(struct yerr *e, const struct ynode *n, const struct manifest *m,
 }
 
 /*
+ * A service's memory, pids and restart.  Its memory and pids are
+ * taken from the attempt's limits, not added to them: each service
+ * without its own has an equal share (the attempt's divided by the
+ * services and the run beside them), and the run has what is left.
+ */
+static int
+m_svclimits(struct yerr *e, const struct ynode *s,
+    struct manifest_service *sv)
+{
+	const struct ynode	*t;
+	uint64_t		 v;
+
+	if (m_limit(e, s, "memory", 's', &sv->memory) == -1 ||
+	    m_limit(e, s, "pids", 'n', &sv->pids) == -1)
+		return (-1);
+	if ((t = y_get(s, "restart")) != NULL) {
+		if (y_uint(e, t, 0, SERVICE_RESTARTS, &v) == -1)
+			return (-1);
+		sv->restarts = (int)v;
+	}
+	return (0);
+}
+
+/* Do the services leave the run beside them some of limits.memory, .pids? */
+static int
+m_svcbudget(struct yerr *e, const struct ynode *n, const struct manifest *m)
+{
+	uint64_t	 sum;
+	int		 i, pids;
+
+	for (pids = 0; pids < 2; pids++) {
+		for (sum = 0, i = 0; i < m->nservices; i++)
+			sum += manifest_svc_limit(m, i, pids);
+		if (sum < (pids ? m->limits.pids : m->limits.memory))
+			continue;
+		if (pids)
+			return (y_fail(e, n, "the services' pids, %llu "
+			    "together, leave the agent none of limits.pids "
+			    "%llu", (unsigned long long)sum,
+			    (unsigned long long)m->limits.pids));
+		return (y_fail(e, n, "the services' memory, %lluM together, "
+		    "leaves the agent none of limits.memory %lluM",
+		    (unsigned long long)(sum >> 20),
+		    (unsigned long long)(m->limits.memory >> 20)));
+	}
+	return (0);
+}
+
+/* Service i's memory (pids: its pids): its own, or an equal share. */
+uint64_t
+manifest_svc_limit(const struct manifest *m, int i, int pids)
+{
+	const struct manifest_service	*sv = &m->services[i];
+	uint64_t			 own = pids ? sv->pids : sv->memory;
+	uint64_t			 all = pids ? m->limits.pids :
+					     m->limits.memory;
+
+	return (own != 0 ? own : all / (uint64_t)(m->nservices + 1));
+}
+
+/* What the agent or the validation run has of the limit beside services. */
+uint64_t
+manifest_run_limit(const struct manifest *m, int pids)
+{
+	uint64_t	 all = pids ? m->limits.pids : m->limits.memory;
+	uint64_t	 sum = 0;
+	int		 i;
+
+	for (i = 0; i < m->nservices; i++)
+		sum += manifest_svc_limit(m, i, pids);
+	return (sum < all ? all - sum : 0);
+}
+
+/*
  * services: {NAME: {run: ARGV, ready: ARGV, ready-timeout: DURATION,
- * ports: [PORT], env: {...}}}, in the order written.
+ * ports: [PORT], env: {...}, memory: SIZE, pids: N, restart: N}}, in
+ * the order written.
  */
 static int
 m_services(struct yerr *e, const struct ynode *root, struct manifest *m)
 {
 	static const char * const keys[] = { "run", "ready", "ready-timeout",
-	    "ports", "env", NULL };
+	    "ports", "env", "memory", "pids", "restart", NULL };
 	const struct ynode	*n, *s, *t;
 	struct manifest_service	*sv;
 	size_t			 i;
@@ -706,7 +781,8 @@ m_services(struct yerr *e, const struct ynode *root, struct manifest *m)
 			    "[a-z][a-z0-9-]*, at most %d bytes",
 			    SERVICE_NAMEMAX - 1));
 		if (y_map(e, s, "a mapping with run, ready, ready-timeout, "
-		    "ports and env") == -1 || y_keys(e, s, keys) == -1)
+		    "ports, env, memory, pids and restart") == -1 ||
+		    y_keys(e, s, keys) == -1)
 			return (-1);
 		sv = &m->services[i];
 		strlcpy(sv->name, n->keys[i]->str, sizeof(sv->name));
@@ -725,11 +801,12 @@ m_services(struct yerr *e, const struct ynode *root, struct manifest *m)
 				    "10m"));
 		}
 		if ((t = y_need(e, s, "ports")) == NULL ||
-		    m_svcports(e, t, m, sv) == -1)
+		    m_svcports(e, t, m, sv) == -1 ||
+		    m_svclimits(e, s, sv) == -1)
 			return (-1);
 		m->nservices++;
 	}
-	return (0);
+	return (m_svcbudget(e, n, m));
 }
 
 /*
@@ -1361,7 +1438,18 @@ m_printservices(FILE *fp, const struct manifest *m)
 		for (j = 0; j < sv->nports; j++)
 			fprintf(fp, "%s%u", j > 0 ? ", " : "",
 			    (unsigned)sv->ports[j]);
-		fprintf(fp, "]\n    ");
+		fprintf(fp, "]\n");
+		if (sv->memory != 0) {
+			fprintf(fp, "    memory: ");
+			y_printsize(fp, sv->memory);
+			fprintf(fp, "\n");
+		}
+		if (sv->pids != 0)
+			fprintf(fp, "    pids: %llu\n",
+			    (unsigned long long)sv->pids);
+		if (sv->restarts != 0)
+			fprintf(fp, "    restart: %d\n", sv->restarts);
+		fprintf(fp, "    ");
 		m_printenv(fp, "    ", sv->env);
 	}
 }

@@ -789,7 +789,7 @@ attempt_agent_done(struct attempt *a, struct run *r)
 	    "times", run_times(a, r));
 	if (a->m->model.provider[0] != '\0' || a->m->nupstreams > 0)
 		json_object_set_new(facts, "model", spend_json(&a->spend));
-	if ((limit = run_limit("agent", &a->m->limits, &r->usage, st, why,
+	if ((limit = run_limit("agent", a->m, 1, &r->usage, st, why,
 	    sizeof(why))) != NULL)
 		json_object_set_new(facts, "limit", json_string(limit));
 	run_free(r);
@@ -823,7 +823,7 @@ attempt_after_exit(struct attempt *a)
 	else if (a->timedout)
 		attempt_fail(a, "failed", "agent killed: wall time of %llums "
 		    "exceeded", (unsigned long long)a->m->limits.wall_ms);
-	else if (run_limit("agent", &a->m->limits, &a->usage, st, why,
+	else if (run_limit("agent", a->m, 1, &a->usage, st, why,
 	    sizeof(why)) != NULL)
 		attempt_fail(a, "failed", "%s", why);
 	else if (a->disk_full)
@@ -857,7 +857,7 @@ attempt_validation_done(struct attempt *a, struct run *r)
 	    "run_ms", (json_int_t)ms_between(r->started_ms, r->ended_ms),
 	    "environment", env_facts(a->image, a->toolchain, NULL));
 	/* A limit that fired in any of its processes: not a pass. */
-	if ((limit = run_limit("validation", &a->m->limits, &r->usage, st,
+	if ((limit = run_limit("validation", a->m, 1, &r->usage, st,
 	    why, sizeof(why))) != NULL) {
 		json_object_set_new(facts, "limit", json_string(limit));
 		log_info("%s: %s", a->id, why);
@@ -1465,7 +1465,7 @@ attempt_json(struct attempt *a)
 	    "pids_denied", (json_int_t)a->usage.pids_denied,
 	    "oom_kills", (json_int_t)a->usage.oom_kills));
 	if (a->exit_status != -1 && (limit = run_limit("agent",
-	    &a->m->limits, &a->usage, a->exit_status, why,
+	    a->m, 1, &a->usage, a->exit_status, why,
 	    sizeof(why))) != NULL)
 		json_object_set_new(o, "limit", json_string(limit));
 	if (a->changes != NULL)
@@ -1486,5 +1486,7 @@ attempt_json(struct attempt *a)
 		json_object_set_new(o, "tenant", json_string(a->m->tenant));
 	if (a->m->preview.enabled)
 		json_object_set_new(o, "preview", preview_json(a));
+	if (a->svc != NULL)	/* its services, running */
+		json_object_set_new(o, "services", service_facts(a));
 	return (o);
 }

@@ -722,7 +722,7 @@ struct run *run_start_with(struct attempt *, const struct run_with *,
 int	 run_reap(pid_t, int);
 void	 run_kill(struct run *);
 void	 run_free(struct run *);
-const char *run_limit(const char *, const struct manifest_limits *,
+const char *run_limit(const char *, const struct manifest *, int,
 	    const struct sandbox_usage *, int, char *, size_t);
 
 /* preview.c */

@@ -281,6 +281,8 @@ run_service_spec(struct attempt *a, const struct run_with *w,
 	const struct manifest_service	*sv = &a->m->services[w->service];
 
 	spec->uid = spec->gid = w->uid;
+	spec->memory = manifest_svc_limit(a->m, w->service, 0);
+	spec->pids = manifest_svc_limit(a->m, w->service, 1);
 	spec->argv = sv->run;
 	spec->expose = NULL;
 	spec->bind = sv->ports;
@@ -381,8 +383,11 @@ run_start_with(struct attempt *a, const struct run_with *w, const char *tree,
 	spec.exec_allow = a->m->exec;
 	spec.expose = expose;
 	spec.logfd = p[1];
-	spec.memory = a->m->limits.memory;
-	spec.pids = a->m->limits.pids;
+	/* Beside services, the run has what they leave of the limits. */
+	spec.memory = su != NULL ? a->m->limits.memory :
+	    manifest_run_limit(a->m, 0);
+	spec.pids = su != NULL ? a->m->limits.pids :
+	    manifest_run_limit(a->m, 1);
 	spec.cpu_ms = a->m->limits.cpu_ms;
 	spec.fsize = a->m->limits.tree;
 	spec.nofile = RUN_NOFILE;
@@ -587,10 +592,17 @@ run_reap(pid_t pid, int status)
  * on and exited as it liked.  why says it, of what ("agent", "setup").
  */
 const char *
-run_limit(const char *what, const struct manifest_limits *lim,
+run_limit(const char *what, const struct manifest *m, int beside,
     const struct sandbox_usage *u, int st, char *why, size_t len)
 {
-	char	 how[64];
+	struct manifest_limits	 l = m->limits, *lim = &l;
+	char			 how[64];
+
+	/* The agent's and validation's: what the services left them. */
+	if (beside) {
+		l.memory = manifest_run_limit(m, 0);
+		l.pids = manifest_run_limit(m, 1);
+	}
 
 	if (WIFSIGNALED(st))
 		snprintf(how, sizeof(how), "%s killed by signal %d", what,

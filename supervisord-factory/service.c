@@ -54,7 +54,10 @@ struct svc {
 	struct run	*run;		/* NULL once reaped */
 	int		 ready;
 	int		 last;		/* the ready command's last status */
+	uint64_t	 t0;		/* started (again, after a restart) */
 	uint64_t	 ready_ms;	/* from the set's start */
+	int		 restarts;	/* done, of its restart: */
+	struct sandbox_usage usage;	/* of its last run, once reaped */
 };
 
 struct svcset {
@@ -78,6 +81,7 @@ struct svcset {
 
 static void	service_arm(struct svcset *);
 static void	service_kill(struct svcset *);
+static int	service_start(struct svcset *, int, char *, size_t);
 
 static struct svcset *
 service_set(struct attempt *a, struct run *r, int *idx)
@@ -148,7 +152,7 @@ service_readiness(struct run *r, int ready, int status)
 	int		 i;
 
 	if ((set = service_set(r->attempt, r, &i)) == NULL ||
-	    set->state != SVC_STARTING)
+	    set->state == SVC_STOPPING)
 		return;
 	s = &set->s[i];
 	if (!ready) {
@@ -158,6 +162,15 @@ service_readiness(struct run *r, int ready, int status)
 	if (s->ready)
 		return;
 	s->ready = 1;
+	/* Restarted while its run goes on: nothing waits for it. */
+	if (set->state == SVC_READY) {
+		log_info("%s: service %s ready again in %llums", set->a->id,
+		    set->a->m->services[i].name,
+		    (unsigned long long)(now_ms() - s->t0));
+		set->nready++;
+		service_arm(set);
+		return;
+	}
 	s->ready_ms = now_ms() - set->t0;
 	log_info("%s: service %s ready in %llums", set->a->id,
 	    set->a->m->services[i].name, (unsigned long long)s->ready_ms);
@@ -180,16 +193,17 @@ service_timeout(int fd, short event, void *arg)
 {
 	struct svcset			*set = arg;
 	const struct manifest_service	*sv;
-	uint64_t			 age = now_ms() - set->t0;
+	uint64_t			 now = now_ms();
 	char				 st[96], last[48];
 	int				 i;
 
 	set->timer_set = 0;
-	if (set->state != SVC_STARTING)
+	if (set->state == SVC_STOPPING)
 		return;
 	for (i = 0; i < set->n; i++) {
 		sv = &set->a->m->services[i];
-		if (set->s[i].ready || age < sv->ready_ms)
+		if (set->s[i].ready || set->s[i].run == NULL ||
+		    now - set->s[i].t0 < sv->ready_ms)
 			continue;
 		if (set->s[i].last == -1)
 			snprintf(st, sizeof(st), "its ready command did not "
@@ -198,8 +212,9 @@ service_timeout(int fd, short event, void *arg)
 			snprintf(st, sizeof(st), "its ready command %s",
 			    service_status(set->s[i].last, last,
 			    sizeof(last)));
-		service_failed(set, "service %s: not ready in %llums (%s)",
-		    sv->name, (unsigned long long)sv->ready_ms, st);
+		service_failed(set, "service %s: not ready in %llums%s (%s)",
+		    sv->name, (unsigned long long)sv->ready_ms,
+		    set->s[i].restarts > 0 ? " after a restart" : "", st);
 		return;
 	}
 	service_arm(set);
@@ -210,16 +225,17 @@ static void
 service_arm(struct svcset *set)
 {
 	struct timeval	 tv;
-	uint64_t	 at = UINT64_MAX, age = now_ms() - set->t0, ms;
+	uint64_t	 at = UINT64_MAX, now = now_ms(), ms;
 	int		 i;
 
+	/* The earliest instant a service not ready reaches its timeout. */
 	for (i = 0; i < set->n; i++)
-		if (!set->s[i].ready &&
-		    set->a->m->services[i].ready_ms < at)
-			at = set->a->m->services[i].ready_ms;
+		if (!set->s[i].ready && set->s[i].run != NULL &&
+		    set->s[i].t0 + set->a->m->services[i].ready_ms < at)
+			at = set->s[i].t0 + set->a->m->services[i].ready_ms;
 	if (at == UINT64_MAX)
 		return;
-	ms = at > age ? at - age : 0;
+	ms = at > now ? at - now : 0;
 	if (set->timer_set)
 		evtimer_del(&set->timer);
 	evtimer_set(&set->timer, service_timeout, set);
@@ -301,6 +317,7 @@ service_start(struct svcset *set, int i, char *err, size_t errlen)
 	if ((r = run_start_with(a, &w, dir, err, errlen)) == NULL)
 		return (-1);
 	set->s[i].run = r;
+	set->s[i].t0 = now_ms();
 	set->nlive++;
 	if (set->netns == -1) {
 		snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)r->sb.pid);
@@ -479,6 +496,35 @@ service_unkeep(struct attempt *a)
 }
 
 /*
+ * Service i died while its run goes on, and may be restarted: it is,
+ * as it was started, and must be ready again within its ready-timeout;
+ * its run is not held meanwhile.  -1 if it could not be started.
+ */
+static int
+service_restart(struct svcset *set, int i, int status)
+{
+	struct attempt	*a = set->a;
+	struct svc	*s = &set->s[i];
+	char		 st[64], err[256];
+
+	s->restarts++;
+	s->ready = 0;
+	s->last = -1;
+	set->nready--;
+	log_warnx("%s: service %s %s while the %s ran: restart %d of %d",
+	    a->id, a->m->services[i].name, service_status(status, st,
+	    sizeof(st)), set->validation ? "validation" : "agent",
+	    s->restarts, a->m->services[i].restarts);
+	if (service_start(set, i, err, sizeof(err)) == -1) {
+		log_warnx("%s: service %s: restart: %s", a->id,
+		    a->m->services[i].name, err);
+		return (-1);
+	}
+	service_arm(set);
+	return (0);
+}
+
+/*
  * A service's pid 1 was reaped and its cgroups are gone.  One that was
  * not stopped fails the attempt; the last one reaped lets the run held
  * for it go on (or the teardown).  The set is gone before anything is
@@ -498,8 +544,14 @@ service_run_done(struct run *r)
 		return;
 	}
 	set->s[i].run = NULL;
+	set->s[i].usage = r->usage;
 	set->nlive--;
 	run_free(r);
+	/* Dead while its run goes on, with a restart: left to it. */
+	if (!set->kept && set->state == SVC_READY &&
+	    set->s[i].restarts < a->m->services[i].restarts &&
+	    service_restart(set, i, status) == 0)
+		return;
 	/* Kept past the agent: a death ends the preview, nothing else. */
 	if (set->kept && set->state != SVC_STOPPING) {
 		log_warnx("%s: service %s, kept for the preview, %s", a->id,
@@ -509,11 +561,14 @@ service_run_done(struct run *r)
 	}
 	failing = set->state != SVC_STOPPING;
 	if (failing) {
-		snprintf(why, sizeof(why), "service %s %s %s",
+		snprintf(why, sizeof(why), "service %s %s%s %s%s",
 		    a->m->services[i].name, service_status(status, st,
-		    sizeof(st)), set->state == SVC_STARTING ?
+		    sizeof(st)), set->s[i].usage.oom_kills > 0 ?
+		    " at its memory limit" : "", set->state == SVC_STARTING ?
 		    "before it was ready" : set->validation ?
-		    "while the validation ran" : "while the agent ran");
+		    "while the validation ran" : "while the agent ran",
+		    set->s[i].restarts == 0 ? "" : set->s[i].restarts == 1 ?
+		    ", after 1 restart" : ", after its restarts");
 		log_warnx("%s: %s", a->id, why);
 		service_kill(set);
 	}
@@ -538,6 +593,7 @@ json_t *
 service_facts(const struct attempt *a)
 {
 	const struct svcset	*set = a->svc;
+	struct sandbox_usage	 u;
 	json_t			*arr, *o;
 	int			 i;
 
@@ -546,13 +602,21 @@ service_facts(const struct attempt *a)
 	if ((arr = json_array()) == NULL)
 		return (NULL);
 	for (i = 0; i < set->n; i++) {
-		o = json_pack("{s:s, s:i, s:I}", "name",
+		o = json_pack("{s:s, s:i, s:I, s:I, s:I, s:i}", "name",
 		    a->m->services[i].name, "uid", (int)service_uid(a, i,
 		    set->validation),
-		    "ready_ms", (json_int_t)set->s[i].ready_ms);
-		if (set->s[i].run != NULL)
+		    "ready_ms", (json_int_t)set->s[i].ready_ms,
+		    "memory", (json_int_t)manifest_svc_limit(a->m, i, 0),
+		    "pids", (json_int_t)manifest_svc_limit(a->m, i, 1),
+		    "restarts", set->s[i].restarts);
+		/* Its usage so far, or of its last run once reaped. */
+		u = set->s[i].usage;
+		if (set->s[i].run != NULL) {
 			json_object_set_new(o, "pid",
 			    json_integer(set->s[i].run->sb.pid));
+			(void)sandbox_usage(&set->s[i].run->sb, &u);
+		}
+		json_object_set_new(o, "usage", usage_json(&u));
 		json_array_append_new(arr, o);
 	}
 	return (json_pack("{s:o, s:I}", "services", arr, "ready_ms",

@@ -1109,7 +1109,7 @@ setup_finish(struct attempt *a, struct run *r, char *err, size_t errlen)
 	else if (r->timedout)
 		snprintf(err, errlen, "setup killed: wall time of %llums "
 		    "exceeded", (unsigned long long)a->m->limits.wall_ms);
-	else if (run_limit("setup", &a->m->limits, &r->usage, st, err,
+	else if (run_limit("setup", a->m, 0, &r->usage, st, err,
 	    errlen) != NULL)
 		;	/* the limit that fired, whoever's process it was */
 	else if (WIFSIGNALED(st))

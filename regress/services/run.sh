@@ -5,7 +5,8 @@
 # fails the attempt in its ready-timeout, named; one that dies while
 # the agent runs fails it; the validation run's services are fresh,
 # not the agent's; another attempt cannot reach a service; a service
-# binds only its own ports; its log is kept apart.
+# binds only its own ports; its log is kept apart; one may be
+# restarted; services take their memory from the attempt's.
 #
 # Uids: roles 73001-73007, attempts 73010-73049.
 
@@ -174,6 +175,10 @@ $(db_service db 5432)"
 sed -i 's/^limits: {wall: 20s,/limits: {wall: 120s,/' "$T/hold.yaml"
 held=$(ctl submit "$T/hold.yaml") || fail "F: submit"
 wait_state "$held" running 120 || fail "F: the first never ran"
+check "F: show has the running service's part of the limits and its usage" \
+    jq -en --argjson o "$(ctl -j show "$held")" '$o.services.services[0] |
+    .name == "db" and .memory == 134217728 and .pids == 32 and
+    .restarts == 0 and .usage.mem_peak > 0'
 write_manifest "$T/probe.yaml" \
     "if $PGBIN/pg_isready -q -h 127.0.0.1 -p 5432; then echo reached >src/reached; fi; true"
 id=$(submit_wait "$T/probe.yaml" 120) || fail "F: no end"
@@ -204,6 +209,72 @@ write_manifest "$T/bad2.yaml" true true "services:
     ports: [7005]"
 check "G: one port for two services is refused" \
     refused_with "$T/bad2.yaml" "port 7005 is service a's"
+
+# H: a service with restart: 1 that dies while the agent runs is
+# started again, in its own directory as it was, and the attempt goes
+# on; one that dies again fails it, saying so.
+write_manifest "$T/restart.yaml" "sleep 8; echo x >src/x" true "services:
+  flaky:
+    run: [\"/bin/sh\", \"-c\", \"if [ -e once ]; then exec sleep 600; fi; touch once ok; sleep 1; exit 3\"]
+    ready: [\"/bin/test\", \"-e\", \"ok\"]
+    ports: [7006]
+    restart: 1"
+id=$(submit_wait "$T/restart.yaml" 120) || fail "H: no end"
+check "H: a service restarted once: published" \
+    test "$(field "$id" state)" = published
+check "H: the restart is logged with its cause" \
+    grep -q "$id: service flaky exited with status 3 while the agent ran: restart 1 of 1" "$T/log"
+check "H: the restarted service was ready again" \
+    grep -q "$id: service flaky ready again in" "$T/log"
+write_manifest "$T/restart2.yaml" "sleep 30" true "services:
+  flaky:
+    run: [\"/bin/sh\", \"-c\", \"touch ok; sleep 1; exit 3\"]
+    ready: [\"/bin/test\", \"-e\", \"ok\"]
+    ports: [7006]
+    restart: 1"
+id=$(submit_wait "$T/restart2.yaml" 120) || fail "H: no end"
+check "H: one that dies past its restarts fails the attempt, saying so" \
+    reason_has "$id" "service flaky exited with status 3 while the agent ran, after 1 restart"
+
+# I: services take their memory from the attempt's, not beside it: the
+# agent beside a service of 200M has 56M of limits.memory 256M, and
+# 100M is more than that; a service is held to its own part.
+ALLOC="python3 -c 'b = bytes(range(256)) * 409600'"
+write_manifest "$T/budget.yaml" "$ALLOC" true "services:
+  big:
+    run: [\"/bin/sleep\", \"600\"]
+    ready: [\"/bin/true\"]
+    ports: [7007]
+    memory: 200M"
+id=$(submit_wait "$T/budget.yaml" 120) || fail "I: no end"
+check "I: the agent beside a 200M service has the rest, 56M" \
+    reason_has "$id" "memory limit of 58720256 bytes"
+write_manifest "$T/budget0.yaml" "$ALLOC; echo x >src/x" true
+id=$(submit_wait "$T/budget0.yaml" 120) || fail "I: no end"
+check "I: without the service the same agent has its 256M" \
+    test "$(field "$id" state)" = published
+write_manifest "$T/svcmem.yaml" true true "services:
+  greedy:
+    run: [\"/bin/sh\", \"-c\", \"$ALLOC && touch ok && exec sleep 600\"]
+    ready: [\"/bin/test\", \"-e\", \"ok\"]
+    ready-timeout: 60s
+    ports: [7008]
+    memory: 32M"
+id=$(submit_wait "$T/svcmem.yaml" 120) || fail "I: no end"
+check "I: a service past its own memory dies, saying so" \
+    reason_has "$id" "service greedy .* at its memory limit before it was ready"
+write_manifest "$T/over.yaml" true true "services:
+  a:
+    run: [\"/bin/true\"]
+    ready: [\"/bin/true\"]
+    ports: [7009]
+    memory: 200M
+  b:
+    run: [\"/bin/true\"]
+    ready: [\"/bin/true\"]
+    ports: [7010]"
+check "I: services that take all of limits.memory are refused" \
+    refused_with "$T/over.yaml" "leaves the agent none of limits.memory 256M"
 
 stop_factoryd
 regress_done
