@@ -513,11 +513,55 @@ cmd_cancel(int argc, char **argv)
 	return (simple_id(argc, argv, IMSG_CTL_CANCEL, "cancel", "cancelled"));
 }
 
+/*
+ * approve [-k duration] id: with -k, a preview of a service's lives on
+ * past the approval and the publication for review, that long at most.
+ */
 int
 cmd_approve(int argc, char **argv)
 {
-	return (simple_id(argc, argv, IMSG_CTL_APPROVE, "approve",
-	    "approved"));
+	json_t		*o;
+	struct ibuf	*b;
+	struct tm	*tm;
+	time_t		 until;
+	char		 when[32];
+	const char	*keep = NULL;
+	int		 ch;
+
+	while ((ch = getopt(argc, argv, "k:")) != -1) {
+		switch (ch) {
+		case 'k':
+			keep = optarg;
+			break;
+		default:
+			ctl_usage("approve");
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1)
+		ctl_usage("approve");
+	if ((b = ibuf_dynamic(64, 1024)) == NULL ||
+	    ibuf_add(b, argv[0], strlen(argv[0]) + 1) == -1 ||
+	    (keep != NULL && ibuf_add(b, keep, strlen(keep) + 1) == -1))
+		err(CTL_EXIT_USAGE, "ibuf");
+	if (ctl_simple(0, IMSG_CTL_APPROVE, ibuf_data(b), ibuf_size(b),
+	    &o) != 0)
+		return (CTL_EXIT_REFUSED);
+	ibuf_free(b);
+	until = (time_t)json_integer_value(json_object_get(o, "kept_until"));
+	if ((tm = gmtime(&until)) == NULL ||
+	    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", tm) == 0)
+		strlcpy(when, "-", sizeof(when));
+	if (ctl_json)
+		ctl_print_json(o);
+	else if (keep != NULL)
+		printf("%s: approved, its preview kept until %s\n",
+		    ctl_vis(argv[0]), when);
+	else
+		printf("%s: approved\n", ctl_vis(argv[0]));
+	json_decref(o);
+	return (CTL_EXIT_OK);
 }
 
 int

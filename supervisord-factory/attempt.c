@@ -161,7 +161,7 @@ static const char *const stall_kept[] = {
 static const char *const stall_skipped[] = {
 	"submitted", "approved", "selected", "reaped", "shell", "fleet-sent",
 	"preview", "preview-opened", "preview-health", "preview-closed",
-	NULL
+	"preview-kept", NULL
 };
 
 static int
@@ -1120,8 +1120,10 @@ attempt_publish(struct attempt *a)
 			return;
 		}
 		/* Looked at until now: the services kept for it go. */
-		preview_close(a);
-		service_unkeep(a);
+		if (!preview_kept(a)) {
+			preview_close(a);
+			service_unkeep(a);
+		}
 		if (attempt_transition(a, "publishing", NULL, NULL) == -1)
 			return;
 		a->publish_sent = 0;	/* a reselection's too */
@@ -1212,6 +1214,8 @@ attempt_teardown(struct attempt *a)
 		run_kill(a->run);
 		return;		/* again when it is reaped */
 	}
+	if (preview_kept(a))
+		return;		/* again when its keep ends (preview.c) */
 	preview_close(a);
 	if (service_stop(a))
 		return;		/* again when they are gone */

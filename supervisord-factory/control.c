@@ -55,6 +55,7 @@
 #include "image.h"
 #include "log.h"
 #include "receipt.h"
+#include "yaml.h"
 
 /* Linux 6.5 and 6.11; older headers lack them. */
 #ifndef SO_PEERPIDFD
@@ -991,20 +992,39 @@ static void
 ctl_approve(struct ctl_conn *c, struct imsg *imsg)
 {
 	struct attempt	*a;
-	char		 err[256];
+	struct ibuf	 ib;
+	char		 id[ATTEMPT_ID_MAX], keep[16] = "", err[256];
+	uint64_t	 keep_ms = 0;
+	const char	*e;
 
-	if ((a = reply_attempt(c, imsg)) == NULL)
+	/* The id, and with -k how long its preview is kept for review. */
+	if (imsg_get_ibuf(imsg, &ib) == -1 ||
+	    ibuf_get_string(&ib, id, sizeof(id)) == -1 ||
+	    (ibuf_size(&ib) != 0 && (ibuf_get_string(&ib, keep,
+	    sizeof(keep)) == -1 || y_parse_duration(keep, &keep_ms,
+	    &e) != 0 || keep_ms < 1000)) || ibuf_size(&ib) != 0) {
+		reply_fail(c, "bad approve request");
 		return;
-	if (tenant_may_act(c, "approve", a, err, sizeof(err)) == -1) {
+	}
+	if ((a = attempt_find(id)) == NULL) {
+		reply_fail(c, "%s: no such attempt", id);
+		return;
+	}
+	if (tenant_may_act(c, "approve", a, err, sizeof(err)) == -1 ||
+	    (keep_ms != 0 && preview_keep(a, keep_ms, err,
+	    sizeof(err)) == -1)) {
 		reply_fail(c, "%s", err);
 		return;
 	}
 	if (attempt_approve(a, c->uid, err, sizeof(err)) == -1) {
+		a->keep_until = 0;
 		reply_fail(c, "%s", err);
 		return;
 	}
-	reply_obj(c, json_pack("{s:s, s:i}", "id", a->id, "approver",
-	    (int)c->uid));
+	if (keep_ms != 0)
+		preview_kept_note(a, c->uid);
+	reply_obj(c, json_pack("{s:s, s:i, s:I}", "id", a->id, "approver",
+	    (int)c->uid, "kept_until", (json_int_t)a->keep_until));
 }
 
 /* factoryctl cohort ID: the members side by side. */

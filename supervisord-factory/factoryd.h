@@ -186,6 +186,8 @@ struct attempt {
 	/* Its preview is live until then (unix seconds), 0: none. */
 	uint64_t		 preview_until;
 	uint64_t		 preview_from;	/* now_ms() it went live */
+	/* approve -k: kept for review past the approval until then. */
+	uint64_t		 keep_until;
 	int			 preview_health; /* a HEALTH is due */
 	char			 dir[PATH_MAX];
 	char			 vdir[PATH_MAX];
@@ -734,6 +736,9 @@ void	 preview_ready(struct child *);
 int	 preview_dispatch(struct child *, struct imsg *, char *, size_t);
 void	 preview_ctl(struct ctl_conn *, struct imsg *);
 json_t	*preview_json(const struct attempt *);
+int	 preview_keep(struct attempt *, uint64_t, char *, size_t);
+void	 preview_kept_note(struct attempt *, uid_t);
+int	 preview_kept(const struct attempt *);
 
 /* service.c */
 struct svcset;

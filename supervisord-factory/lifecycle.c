@@ -85,6 +85,8 @@ static const struct transition transitions[] = {
 	{ "preview-opened",	AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
 	{ "preview-health",	AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
 	{ "preview-closed",	AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
+	/* Kept for review past its approval (approve -k). */
+	{ "preview-kept",	AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
 	/* A fleet's attempt: the database took its outcome (fleet.c). */
 	{ "fleet-sent",		AS_MAX,		 B(AS_TERMINATED) },
 };

@@ -124,7 +124,10 @@ pv_port(void)
 static int
 preview_live(const struct attempt *a)
 {
-	if (a->preview_until == 0 || (uint64_t)time(NULL) >= a->preview_until)
+	uint64_t	 now = (uint64_t)time(NULL);
+
+	if (a->preview_until == 0 || now >= a->preview_until ||
+	    (a->keep_until != 0 && now >= a->keep_until))
 		return (0);
 	if (a->m->preview.service != PREVIEW_AGENT)
 		return (service_netns(a) != -1);
@@ -177,11 +180,53 @@ preview_json(const struct attempt *a)
 {
 	if (!a->m->preview.enabled)
 		return (NULL);
-	return (json_pack("{s:i, s:s, s:b, s:I}", "port",
+	return (json_pack("{s:i, s:s, s:b, s:I, s:I}", "port",
 	    (int)a->m->preview.port, "service",
 	    a->m->preview.service == PREVIEW_AGENT ? "agent" :
 	    a->m->services[a->m->preview.service].name, "live",
-	    preview_live(a), "until", (json_int_t)a->preview_until));
+	    preview_live(a), "until", (json_int_t)a->preview_until,
+	    "kept_until", (json_int_t)a->keep_until));
+}
+
+/*
+ * factoryctl approve -k: a's preview, a service's, is kept for review
+ * past the approval and the publication until keep_ms from now, never
+ * past its ttl; the attempt's teardown waits for it (preview_kept).
+ * Set before the approval is: the publication then leaves it be.
+ */
+int
+preview_keep(struct attempt *a, uint64_t keep_ms, char *err, size_t errlen)
+{
+	uint64_t	 until = (uint64_t)time(NULL) + keep_ms / 1000;
+
+	if (!a->m->preview.enabled || a->m->preview.service == PREVIEW_AGENT) {
+		snprintf(err, errlen, "%s: -k: its preview is no service's: "
+		    "there is nothing to keep", a->id);
+		return (-1);
+	}
+	if (!preview_live(a)) {
+		snprintf(err, errlen, "%s: -k: its preview is not live", a->id);
+		return (-1);
+	}
+	a->keep_until = until < a->preview_until ? until : a->preview_until;
+	return (0);
+}
+
+/* The approval that kept a's preview went through: said and receipted. */
+void
+preview_kept_note(struct attempt *a, uid_t uid)
+{
+	log_info("%s: preview kept for review until %llu", a->id,
+	    (unsigned long long)a->keep_until);
+	report_note(a, "preview-kept", json_pack("{s:i, s:I}", "uid",
+	    (int)uid, "until", (json_int_t)a->keep_until));
+}
+
+/* Is a kept past its approval for review, still: its teardown waits. */
+int
+preview_kept(const struct attempt *a)
+{
+	return (a->keep_until != 0 && preview_live(a));
 }
 
 /* How many previews are live, for the metrics. */

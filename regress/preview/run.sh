@@ -311,6 +311,33 @@ check "K published" test "$(field "$K" state)" = published
 check "no process of the attempt uids is left" \
     test "$(cat /proc/[0-9]*/status 2>/dev/null | awk '/^Uid:/ && $2 >= 73110 && $2 <= 73139' | wc -l)" -eq 0
 
+# approve -k: the service's preview is kept for review past the
+# approval and the publication, until its keep ends; then it goes, and
+# the attempt's teardown with it.
+KK=$(ctl submit "$T/keep.yaml") || fail "submit KK"
+wait_state "$KK" verified 120 || fail "KK was not verified"
+URLKK=$(ctl preview "$KK") || fail "no preview URL for KK"
+get "$URLKK" -c "$T/jarKK" >/dev/null
+OUTK=$(ctl approve -k 8s "$KK" 2>&1)
+check "approve -k: approved, saying until when it is kept" \
+    sh -c "echo '$OUTK' | grep -q 'approved, its preview kept until 20'"
+wait_field "$KK" state published 120 || fail "KK did not publish"
+check "published, kept: the service's preview still answers" \
+    sh -c "[ \"\$(curl -s --resolve $KK.$DOM:$PORT:127.0.0.1 -b '$T/jarKK' \
+    '$(site "$KK" /)')\" = hello-preview ]"
+check "published, kept: show says until when, not torn down yet" \
+    jq -en --argjson o "$(ctl -j show "$KK")" '$o.preview.live and
+    $o.preview.kept_until > 0 and ($o.terminated | not)'
+check "the receipts record who kept it until when" \
+    sh -c "\"$O/factoryctl\" -s '$SOCK' receipts $KK | grep '\"kind\":\"preview-kept\"' | grep -q '\"until\"'"
+wait_terminated "$KK" 120 || fail "KK was not torn down after its keep"
+check "its keep over: the preview is gone" \
+    test "$(get "$(site "$KK" /)" -b "$T/jarKK")" = 404
+check "its keep over: no process of the attempt uids is left" \
+    test "$(cat /proc/[0-9]*/status 2>/dev/null | awk '/^Uid:/ && $2 >= 73110 && $2 <= 73139' | wc -l)" -eq 0
+check "approve -k of an attempt that is not verified is refused" \
+    not ctl approve -k 1m "$KK"
+
 # A lying factory-preview (prog_badchild in its place): an OPENED of a
 # token the parent never minted, a HEALTH out of range.  Each gets it
 # killed, by name and reason, and the parent goes on.
