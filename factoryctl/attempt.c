@@ -1,6 +1,6 @@
 /*
  * factoryctl submit, list, show, logs, cancel, approve, receipts,
- * verify: the attempts.
+ * verify, preview, attach: the attempts.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -135,6 +135,22 @@ print_model(json_t *o)
 	    cost / 1000000, cost % 1000000);
 }
 
+/* What operators attached (factoryctl attach), by digest. */
+static void
+print_evidence(json_t *a)
+{
+	json_t	*v;
+	size_t	 i;
+
+	if (json_array_size(a) == 0)
+		return;
+	printf("evidence:\n");
+	json_array_foreach(a, i, v)
+		printf("\t%s %lld bytes %s sha256 %s\n", jstr(v, "name"),
+		    json_integer_value(json_object_get(v, "bytes")),
+		    jstr(v, "type"), jstr(v, "sha256"));
+}
+
 static void
 print_attempt(json_t *o)
 {
@@ -181,6 +197,7 @@ print_attempt(json_t *o)
 		printf("pull request: #%lld (%s)\n",
 		    json_integer_value(json_object_get(o, "pull")),
 		    jstr(o, "record"));
+	print_evidence(json_object_get(o, "evidence"));
 	printf("receipts: %lld\n",
 	    json_integer_value(json_object_get(o, "receipts")));
 }
@@ -787,6 +804,66 @@ cmd_preview(int argc, char **argv)
 		ctl_print_json(o);
 	else
 		printf("%s\n", jstr(o, "url"));
+	json_decref(o);
+	return (CTL_EXIT_OK);
+}
+
+/*
+ * A file kept in the attempt's evidence (a screenshot of its preview):
+ * opened here, by the operator, and passed to factoryd, which reads
+ * it, checks it and names it by digest in a receipt.  Opened without
+ * waiting: a FIFO or a device is factoryd's to refuse, not to hang on.
+ */
+int
+cmd_attach(int argc, char **argv)
+{
+	json_t		*o;
+	struct ibuf	*b;
+	const char	*name = NULL;
+	char		 reason[1024];
+	int		 ch, fd, s, ret;
+
+	while ((ch = getopt(argc, argv, "n:")) != -1) {
+		switch (ch) {
+		case 'n':
+			name = optarg;
+			break;
+		default:
+			ctl_usage("attach");
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 2)
+		ctl_usage("attach");
+	if (name == NULL && (name = strrchr(argv[1], '/')) != NULL)
+		name++;
+	else if (name == NULL)
+		name = argv[1];
+	if ((fd = open(argv[1], O_RDONLY | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC)) == -1)
+		err(CTL_EXIT_USAGE, "%s", ctl_vis(argv[1]));
+	if ((b = ibuf_dynamic(64, 1024)) == NULL ||
+	    ibuf_add(b, argv[0], strlen(argv[0]) + 1) == -1 ||
+	    ibuf_add(b, name, strlen(name) + 1) == -1)
+		err(CTL_EXIT_USAGE, "ibuf");
+	s = ctl_connect(0);
+	ret = ctl_request_fd(s, IMSG_CTL_ATTACH, fd, ibuf_data(b),
+	    ibuf_size(b), NULL, NULL, &o, reason, sizeof(reason));
+	close(s);
+	close(fd);
+	ibuf_free(b);
+	if (ret != 0) {
+		fprintf(stderr, "factoryctl: %s\n", ctl_vis(reason));
+		return (CTL_EXIT_REFUSED);
+	}
+	if (ctl_json)
+		ctl_print_json(o);
+	else
+		printf("%s: %s attached: %lld bytes, %s, sha256 %s\n",
+		    jstr(o, "id"), jstr(o, "name"), json_integer_value(
+		    json_object_get(o, "bytes")), jstr(o, "type"),
+		    jstr(o, "sha256"));
 	json_decref(o);
 	return (CTL_EXIT_OK);
 }

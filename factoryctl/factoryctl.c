@@ -16,6 +16,7 @@
 
 static const struct ctl_cmd ctl_cmds[] = {
 	{ "approve",	0, cmd_approve,	"approve [-k duration] id" },
+	{ "attach",	0, cmd_attach,	"attach [-n name] id file" },
 	{ "attest",	1, cmd_attest,	"attest id" },
 	{ "cache",	1, cmd_cache,	"cache list | rm repository/commit | rm KEY | gc" },
 	{ "cancel",	0, cmd_cancel,	"cancel id | cohort" },

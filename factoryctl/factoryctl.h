@@ -63,6 +63,7 @@ int	 cmd_cancel(int, char **);
 int	 cmd_approve(int, char **);
 int	 cmd_receipts(int, char **);
 int	 cmd_preview(int, char **);
+int	 cmd_attach(int, char **);
 int	 cmd_verify(int, char **);
 int	 cmd_orphans(int, char **);
 int	 cmd_reap(int, char **);

@@ -272,6 +272,8 @@ enum imsg_type {
 	IMSG_PREVIEW_HEALTH,	/* preview: the health path's answer */
 	/* factoryctl preview: attempt id NUL, ttl seconds (decimal) NUL */
 	IMSG_CTL_PREVIEW,
+	/* factoryctl attach: attempt id NUL, name NUL; the file as an fd */
+	IMSG_CTL_ATTACH,
 	IMSG_MAX
 };
 

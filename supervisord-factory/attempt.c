@@ -148,7 +148,8 @@ attempt_fail(struct attempt *a, const char *kind, const char *fmt, ...)
  * attempt goes on from there.  Only the records that end an attempt,
  * and the agent's exit, are kept as they were: for any other, the
  * attempt fails with a reason once the journal takes records again.
- * Records the caller answers for (submitted, approved, selected) or
+ * Records the caller answers for (submitted, approved, selected,
+ * evidence) or
  * that only inform (reaped, shell) are not kept.
  */
 #define STALL_RETRY_SEC	1
@@ -161,7 +162,7 @@ static const char *const stall_kept[] = {
 static const char *const stall_skipped[] = {
 	"submitted", "approved", "selected", "reaped", "shell", "fleet-sent",
 	"preview", "preview-opened", "preview-health", "preview-closed",
-	"preview-kept", NULL
+	"preview-kept", "evidence", NULL
 };
 
 static int
@@ -1484,6 +1485,8 @@ attempt_json(struct attempt *a)
 		    json_integer((json_int_t)a->findings_total));
 	if (a->denials != NULL)
 		json_object_set(o, "seccomp_denials", a->denials);
+	if (a->evidence != NULL)
+		json_object_set(o, "evidence", a->evidence);
 	if (a->m->model.provider[0] != '\0' || a->m->nupstreams > 0)
 		json_object_set_new(o, "model", spend_json(&a->spend));
 	if (a->m->tenant[0] != '\0')

@@ -156,6 +156,7 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_DIFF,	0, 1, cohort_diff_request },
 	{ IMSG_CTL_ATTEST,	1, 0, attest_ctl },
 	{ IMSG_CTL_PREVIEW,	0, 0, preview_ctl },
+	{ IMSG_CTL_ATTACH,	0, 0, evidence_ctl },
 	{ IMSG_CTL_FLEET_SUBMIT, 0, 1, attempt_submit_fleet },
 	{ IMSG_CTL_HOSTS,	0, 1, fleet_ctl_list },
 	{ IMSG_CTL_QUEUE,	0, 1, fleet_ctl_list },
@@ -652,8 +653,9 @@ control_requests(struct ctl_conn *c)
 			control_close(c);
 			return (-1);
 		}
-		/* Only IMAGE_IMPORT carries a descriptor. */
+		/* Only IMAGE_IMPORT and ATTACH carry a descriptor. */
 		if (h->type != IMSG_CTL_IMAGE_IMPORT &&
+		    h->type != IMSG_CTL_ATTACH &&
 		    (n = imsg_get_fd(&imsg)) != -1) {
 			close(n);
 			log_warnx("control: descriptor with request %u from "

@@ -189,6 +189,8 @@ struct attempt {
 	/* approve -k: kept for review past the approval until then. */
 	uint64_t		 keep_until;
 	int			 preview_health; /* a HEALTH is due */
+	/* Its "evidence" receipts: {name, uid, bytes, sha256, type, at}. */
+	json_t			*evidence;
 	char			 dir[PATH_MAX];
 	char			 vdir[PATH_MAX];
 	uint64_t		 epoch;
@@ -739,6 +741,12 @@ json_t	*preview_json(const struct attempt *);
 int	 preview_keep(struct attempt *, uint64_t, char *, size_t);
 void	 preview_kept_note(struct attempt *, uid_t);
 int	 preview_kept(const struct attempt *);
+
+/* evidence.c: what an operator attached (factoryctl attach) */
+#define EVIDENCE_NAME_MAX	64		/* bytes of a name */
+#define EVIDENCE_FILES		16		/* files of one attempt */
+#define EVIDENCE_MAX_BYTES	(8 * 1024 * 1024)	/* of one file */
+void	 evidence_ctl(struct ctl_conn *, struct imsg *);
 
 /* service.c */
 struct svcset;

@@ -87,6 +87,12 @@ static const struct transition transitions[] = {
 	{ "preview-closed",	AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
 	/* Kept for review past its approval (approve -k). */
 	{ "preview-kept",	AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) },
+	/*
+	 * A file an operator attached (factoryctl attach), also once it
+	 * ended: what was gathered is often looked at after.
+	 */
+	{ "evidence",		AS_MAX,		 LIVE | ENDED | B(AS_TEARDOWN) |
+						 B(AS_TERMINATED) },
 	/* A fleet's attempt: the database took its outcome (fleet.c). */
 	{ "fleet-sent",		AS_MAX,		 B(AS_TERMINATED) },
 };
@@ -314,6 +320,42 @@ apply_spend(struct attempt *a, json_t *facts)
 }
 
 /*
+ * A file an operator attached: what show lists of it, in the order
+ * attached.  The receipt is ours, signed; its fields are checked all
+ * the same, as a replayed record's always are.
+ */
+static void
+apply_evidence(struct attempt *a, json_t *facts, uint64_t ms)
+{
+	static const char *const types[] = { "png", "jpeg", "text", "data" };
+	const char	*name, *sha, *type;
+	json_t		*bytes;
+	size_t		 i;
+
+	name = json_string_value(json_object_get(facts, "name"));
+	sha = json_string_value(json_object_get(facts, "sha256"));
+	type = json_string_value(json_object_get(facts, "type"));
+	bytes = json_object_get(facts, "bytes");
+	if (name == NULL || !name_valid(name, EVIDENCE_NAME_MAX) ||
+	    sha == NULL || !hex_valid(sha, 64) || type == NULL ||
+	    !json_is_integer(bytes) || json_integer_value(bytes) < 0)
+		return;
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strcmp(type, types[i]) == 0)
+			break;
+	if (i == sizeof(types) / sizeof(types[0]))
+		return;
+	if (a->evidence == NULL && (a->evidence = json_array()) == NULL)
+		fatal(NULL);
+	if (json_array_append_new(a->evidence, json_pack("{s:s, s:I, s:I, "
+	    "s:s, s:s, s:I}", "name", name, "uid", json_integer_value(
+	    json_object_get(facts, "uid")), "bytes", json_integer_value(bytes),
+	    "sha256", sha, "type", types[i], "at", (json_int_t)(ms / 1000))) ==
+	    -1)
+		fatal(NULL);
+}
+
+/*
  * The member's selection did not publish it (publish-failed, or it
  * ended): it is no longer the cohort's selection, and the cohort keeps
  * what became of it, {"uid", "reason", "ms"}, in the member's order.
@@ -467,6 +509,8 @@ attempt_apply(struct attempt *a, const struct transition *t, json_t *facts,
 			a->part_ms[PART_VALIDATION] = json_integer_value(v);
 	} else if (strcmp(t->kind, "model") == 0) {
 		apply_spend(a, facts);
+	} else if (strcmp(t->kind, "evidence") == 0) {
+		apply_evidence(a, facts, ms);
 	} else if (strcmp(t->kind, "lease") == 0) {
 		/* Counted from the journal; a reload's restart is no death. */
 		if (!json_is_true(json_object_get(facts, "planned")))

@@ -72,6 +72,9 @@ static const struct {
 	{ "preview-opened", KEEP,	   LIVE | ENDED | S(AS_TEARDOWN) },
 	{ "preview-health", KEEP,	   LIVE | ENDED | S(AS_TEARDOWN) },
 	{ "preview-closed", KEEP,	   LIVE | ENDED | S(AS_TEARDOWN) },
+	/* an operator's file, also once the attempt ended */
+	{ "evidence",	  KEEP,		   LIVE | ENDED | S(AS_TEARDOWN) |
+					   S(AS_TERMINATED) },
 	{ "fleet-sent",	  KEEP,		   S(AS_TERMINATED) },
 };
 #define NEXPECT	(sizeof(expect) / sizeof(expect[0]))
@@ -117,6 +120,7 @@ attempt_free(struct attempt *a)
 	json_decref(a->findings);
 	json_decref(a->denials);
 	json_decref(a->select_failures);
+	json_decref(a->evidence);
 	free(a);
 }
 
