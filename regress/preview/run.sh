@@ -4,7 +4,10 @@
 # refuses another attempt's token and cookie, takes a token once, is
 # gone when the agent's run ends and after its ttl, checks a WebSocket
 # upgrade's cookie and Origin, shows the application a local Host and
-# no factory cookie, records its health, and never logs a token.
+# no factory cookie, records its health, and never logs a token.  A
+# browser's screenshot is attached to the attempt's evidence
+# (factoryctl attach), and what is no file, too large, badly named or
+# named twice is refused.
 #
 # The application is a small Python server the agent runs, with a path
 # that says what it was sent and one that ends the agent.
@@ -252,6 +255,79 @@ check "chromium opens the preview through its token URL" \
     grep -q hello-preview "$T/dom1"
 check "chromium's screenshot of it is kept" \
     sh -c "head -c 8 '$T/preview.png' | od -An -c | grep -q 'P   N   G'"
+
+# The screenshot kept as B's evidence (factoryctl attach): stored byte
+# for byte, named by its digest in a receipt and in show.
+SHOT=$(sha256sum "$T/preview.png" | cut -d' ' -f1)
+check "attach: the screenshot is attached to B" \
+    ctl attach -n screenshot "$B" "$T/preview.png"
+check "show lists it: sha256 as sha256sum's, type png, its size, when" \
+    jq -en --argjson o "$(ctl -j show "$B")" --arg s "$SHOT" \
+    --argjson n "$(stat -c %s "$T/preview.png")" \
+    '[$o.evidence[] | select(.name == "screenshot")] | length == 1 and
+    .[0].sha256 == $s and .[0].type == "png" and .[0].bytes == $n and
+    .[0].at > 0'
+check "an evidence receipt names it by digest, and who attached it" \
+    sh -c "'$O/factoryctl' -s '$SOCK' receipts $B | grep '\"kind\":\"evidence\"' |
+    jq -e '.facts.name == \"screenshot\" and .facts.sha256 == \"$SHOT\" and
+    .facts.type == \"png\" and .facts.uid == 0'"
+check "its bytes are kept in the state directory, mode 0640" \
+    sh -c "cmp '$T/preview.png' '$T/state/evidence/$B/screenshot' &&
+    [ \"\$(stat -c %a '$T/state/evidence/$B/screenshot')\" = 640 ]"
+# attach_refused WHAT ARGS...: refused within seconds, in one line
+# that says WHAT.
+attach_refused() {
+	_w=$1
+	shift
+	timeout 10 "$O/factoryctl" -s "$SOCK" attach "$@" >"$T/attach.out" \
+	    2>&1 </dev/null
+	_rc=$?
+	cat "$T/attach.out" >>"$T/attach.log"
+	[ $_rc = 1 ] && [ "$(wc -l <"$T/attach.out")" = 1 ] &&
+	    grep -q "$_w" "$T/attach.out"
+}
+mkfifo "$T/fifo"
+check "attach: a FIFO is refused, without hanging" \
+    attach_refused ": fifo: not a regular file$" "$B" "$T/fifo"
+check "attach: a device is refused" \
+    attach_refused ": zero: not a regular file$" "$B" /dev/zero
+truncate -s 9M "$T/big"
+check "attach: a file over 8 MiB is refused, naming the bound" \
+    attach_refused ": big: 9437184 bytes, more than 8388608 (8 MiB)$" \
+    "$B" "$T/big"
+check "attach: a name with a slash is refused" \
+    attach_refused "$B: not a valid name of evidence" -n a/b "$B" \
+    "$T/preview.png"
+check "attach: a name with a leading dot is refused" \
+    attach_refused "$B: not a valid name of evidence" -n .shot "$B" \
+    "$T/preview.png"
+check "attach: the same name twice is refused" \
+    attach_refused "$B: screenshot is attached already$" -n screenshot \
+    "$B" "$T/preview.png"
+check "attach: an unknown attempt is refused" \
+    attach_refused "a-20991231-0001: no such attempt$" a-20991231-0001 \
+    "$T/preview.png"
+check "attach: a refused file is not stored" \
+    test "$(ls -A "$T/state/evidence/$B")" = screenshot
+# An ended attempt takes evidence too, at most 16 files of it; a text
+# is text, other bytes data.
+i=1
+while [ $i -le 15 ]; do
+	echo "note $i: ok" >"$T/note-$i"
+	ctl attach "$A" "$T/note-$i" >/dev/null || notok "attach note-$i to A"
+	i=$((i + 1))
+done
+printf '\001\377' >"$T/bin"
+check "attach: a sixteenth file to the ended A" ctl attach "$A" "$T/bin"
+check "show: A's notes are text, the other data, all 16 listed" \
+    jq -en --argjson o "$(ctl -j show "$A")" '($o.evidence | length) == 16
+    and ([$o.evidence[] | select(.name | startswith("note-")) | .type] |
+    unique) == ["text"] and ($o.evidence[] | select(.name == "bin") |
+    .type) == "data"'
+check "attach: a seventeenth file is refused" \
+    attach_refused "$A: 16 files attached already, at most 16$" -n more \
+    "$A" "$T/bin"
+sed 's/^/# /' "$T/attach.log"
 chrome "$URLB" "$T/dom2"
 check "chromium, the same token URL again: no page" \
     not grep -q hello-preview "$T/dom2"
@@ -337,6 +413,17 @@ check "its keep over: no process of the attempt uids is left" \
     test "$(cat /proc/[0-9]*/status 2>/dev/null | awk '/^Uid:/ && $2 >= 73110 && $2 <= 73139' | wc -l)" -eq 0
 check "approve -k of an attempt that is not verified is refused" \
     not ctl approve -k 1m "$KK"
+
+# The evidence is in the receipts: a restart rebuilds what show lists.
+stop_factoryd
+start_factoryd "$T/factoryd.conf" "$T/log"
+check "after a restart: show lists B's screenshot by the same digest" \
+    jq -en --argjson o "$(ctl -j show "$B")" --arg s "$SHOT" \
+    '[$o.evidence[] | select(.name == "screenshot" and .sha256 == $s and
+    .type == "png")] | length == 1'
+check "after a restart: A's 16 files, and no seventeenth" \
+    sh -c "[ \"\$('$O/factoryctl' -s '$SOCK' -j show $A | jq '.evidence | length')\" = 16 ] &&
+    ! '$O/factoryctl' -s '$SOCK' attach -n more $A '$T/bin' 2>/dev/null"
 
 # A lying factory-preview (prog_badchild in its place): an OPENED of a
 # token the parent never minted, a HEALTH out of range.  Each gets it
