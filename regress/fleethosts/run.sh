@@ -350,11 +350,14 @@ check "tenants: a tenant's user sees only its own" \
     jq -e '[.tenants[].tenant] == [\"web\"]'"
 
 # Tenants own their attempts: who acts for none (73609) and an ops user
-# (73603) may not approve, cancel, select, diff or shell into web's,
-# each told why; web's own user is not refused so; root may.  The
-# tenant is the claim's, as journaled, so a restart keeps it.
+# (73603) may not approve, cancel, select, diff, attach evidence to or
+# shell into web's, each told why; web's own user is not refused so;
+# root may.  The tenant is the claim's, as journaled, so a restart
+# keeps it.
 wid=$(q "SELECT id FROM fleet_attempts WHERE tenant = 'web' AND
     owner_host = 'alpha' ORDER BY seq LIMIT 1")
+echo "a reviewer's note" >"$T/note"
+chmod 644 "$T/note"
 echo "# web's attempt on alpha: $wid"
 : >"$T/tenant.out"
 for who in "73609 73610" "73603 73610,73602"; do
@@ -365,13 +368,20 @@ for who in "73609 73610" "73603 73610,73602"; do
 	done
 	check "uid $1 is refused shell into web's attempt" \
 	    refused $1 $2 alpha shell "$wid" -- /bin/true
+	check "uid $1 is refused attaching evidence to web's attempt" \
+	    refused $1 $2 alpha attach -n note-$1 "$wid" "$T/note"
 done
+check "no evidence of web's attempt was kept for them" \
+    sh -c "'$O/factoryctl' -s '$T/alpha/factoryd.sock' -j show '$wid' |
+    jq -e '(.evidence // []) | length == 0'"
 for verb in approve cancel select diff; do
 	check "web's user is not refused $verb by the tenant check" \
 	    not_refused 73601 73610 alpha $verb "$wid"
 done
 check "web's user is not refused shell by the tenant check" \
     not_refused 73601 73610 alpha shell "$wid" -- /bin/true
+check "web's user attaches evidence to web's attempt" \
+    as 73601 73610 alpha attach -n note "$wid" "$T/note"
 check "root is not refused by the tenant check" \
     sh -c "! '$O/factoryctl' -s '$T/alpha/factoryd.sock' approve '$wid' \
     2>&1 | grep -q 'does not act for tenant'"
