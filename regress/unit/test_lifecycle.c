@@ -703,6 +703,67 @@ START_TEST(test_replay_malformed)
 }
 END_TEST
 
+#define SHA	"0123456789abcdef0123456789abcdef0123456789abcdef" \
+		"0123456789abcdef"
+
+/*
+ * Evidence receipts: show's list is what they say, in their order,
+ * live and replayed alike; a receipt whose facts are not an
+ * attachment's (a name no file could have, a digest, a type, a size
+ * that are none) adds nothing.
+ */
+START_TEST(test_replay_evidence)
+{
+	static const char *const facts[] = {
+	    "{\"uid\":0,\"name\":\"shot.png\",\"bytes\":5,\"sha256\":\""
+	    SHA "\",\"type\":\"png\"}",
+	    "{\"uid\":1000,\"name\":\"a/b\",\"bytes\":5,\"sha256\":\""
+	    SHA "\",\"type\":\"png\"}",
+	    "{\"uid\":1000,\"name\":\".x\",\"bytes\":5,\"sha256\":\""
+	    SHA "\",\"type\":\"png\"}",
+	    "{\"uid\":1000,\"name\":\"x\",\"bytes\":5,\"sha256\":"
+	    "\"ABCD\",\"type\":\"png\"}",
+	    "{\"uid\":1000,\"name\":\"x\",\"bytes\":5,\"sha256\":\""
+	    SHA "\",\"type\":\"gif\"}",
+	    "{\"uid\":1000,\"name\":\"x\",\"bytes\":-1,\"sha256\":\""
+	    SHA "\",\"type\":\"data\"}",
+	    "{\"uid\":1000,\"name\":\"notes.txt\",\"bytes\":0,"
+	    "\"sha256\":\"" SHA "\",\"type\":\"text\"}",
+	};
+	struct attempt	*a, *r;
+	json_t		*f, *e;
+	const char	*id = "a-20261201-0031";
+	size_t		 i;
+
+	a = fresh(&live_list, id);
+	ck_assert_int_eq(live(a, "submitted", NULL, 1000), 0);
+	for (i = 0; i < sizeof(facts) / sizeof(facts[0]); i++) {
+		ck_assert_ptr_nonnull(f = json_loads(facts[i], 0, NULL));
+		ck_assert_int_eq(live(a, "evidence", f, 2000 + i * 1000), 0);
+		json_decref(f);
+	}
+	ck_assert_uint_eq(json_array_size(a->evidence), 2);
+	e = json_array_get(a->evidence, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(e, "name")),
+	    "shot.png");
+	ck_assert_str_eq(json_string_value(json_object_get(e, "sha256")),
+	    SHA);
+	ck_assert_str_eq(json_string_value(json_object_get(e, "type")),
+	    "png");
+	ck_assert_int_eq(json_integer_value(json_object_get(e, "bytes")), 5);
+	ck_assert_int_eq(json_integer_value(json_object_get(e, "at")), 2);
+	e = json_array_get(a->evidence, 1);
+	ck_assert_str_eq(json_string_value(json_object_get(e, "name")),
+	    "notes.txt");
+	ck_assert_int_eq(json_integer_value(json_object_get(e, "uid")), 1000);
+	for (i = 0; i < a->nreceipts; i++)
+		ck_assert_int_eq(replay_line(i + 1, a->receipts[i],
+		    1000 + i * 1000, i == 0), 0);
+	ck_assert_ptr_nonnull(r = lifecycle_find(&replay_list, id));
+	ck_assert(json_equal(r->evidence, a->evidence));
+}
+END_TEST
+
 /* A cohort's journal record, as cohort_journal() writes it. */
 static int
 replay_cohort(uint64_t seq, const char *cohort)
@@ -1036,6 +1097,7 @@ lifecycle_suite(void)
 	tcase_add_test(tc, test_replay_rejected);
 	tcase_add_test(tc, test_replay_refuses_illegal);
 	tcase_add_test(tc, test_replay_malformed);
+	tcase_add_test(tc, test_replay_evidence);
 	tcase_add_test(tc, test_replay_cohort);
 	tcase_add_test(tc, test_member_waits);
 	tcase_add_test(tc, test_replay_cohort_refused);
