@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "crypto.h"
+#include "esc.h"
 #include "factoryd.h"
 #include "log.h"
 #include "vis.h"
@@ -307,11 +308,14 @@ ev_may_attach(const struct attempt *a, const char *name, char *why,
     size_t len)
 {
 	const struct transition	*t = transition_find("evidence");
+	char			 shown[96];
 
 	if (!name_valid(name, EVIDENCE_NAME_MAX)) {
-		snprintf(why, len, "%s: not a valid name of evidence: 1 to %d "
-		    "of [A-Za-z0-9._-], not starting with . or -", a->id,
-		    EVIDENCE_NAME_MAX);
+		/* The client's bytes, shown escaped (esc.h), and cut. */
+		esc_show(name, strlen(name), shown, sizeof(shown));
+		snprintf(why, len, "%s: \"%s\": not a valid name of evidence: "
+		    "1 to %d of [A-Za-z0-9._-], not starting with . or -",
+		    a->id, shown, EVIDENCE_NAME_MAX);
 		return (-1);
 	}
 	if (t == NULL || !lifecycle_legal(a, t)) {

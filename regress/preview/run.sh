@@ -296,11 +296,14 @@ check "attach: a file over 8 MiB is refused, naming the bound" \
     attach_refused ": big: 9437184 bytes, more than 8388608 (8 MiB)$" \
     "$B" "$T/big"
 check "attach: a name with a slash is refused" \
-    attach_refused "$B: not a valid name of evidence" -n a/b "$B" \
+    attach_refused "$B: \"a/b\": not a valid name of evidence" -n a/b "$B" \
     "$T/preview.png"
 check "attach: a name with a leading dot is refused" \
-    attach_refused "$B: not a valid name of evidence" -n .shot "$B" \
+    attach_refused "$B: \".shot\": not a valid name of evidence" -n .shot "$B" \
     "$T/preview.png"
+check "attach: a name with a newline is refused, escaped, in one line" \
+    attach_refused "$B: \"shot.*png\": not a valid name of evidence" \
+    -n "$(printf 'shot\npng')" "$B" "$T/preview.png"
 check "attach: the same name twice is refused" \
     attach_refused "$B: screenshot is attached already$" -n screenshot \
     "$B" "$T/preview.png"
