@@ -72,6 +72,7 @@ static const struct {
 	{ "preview-opened", KEEP,	   LIVE | ENDED | S(AS_TEARDOWN) },
 	{ "preview-health", KEEP,	   LIVE | ENDED | S(AS_TEARDOWN) },
 	{ "preview-closed", KEEP,	   LIVE | ENDED | S(AS_TEARDOWN) },
+	{ "preview-kept", KEEP,	   LIVE | ENDED | S(AS_TEARDOWN) },
 	/* an operator's file, also once the attempt ended */
 	{ "evidence",	  KEEP,		   LIVE | ENDED | S(AS_TEARDOWN) |
 					   S(AS_TERMINATED) },
