@@ -531,6 +531,38 @@ cmd_cancel(int argc, char **argv)
 }
 
 /*
+ * cmd [-OPT value] id: the id and the option's value (dflt if not
+ * given, none if NULL) to factoryd as one request; its answer.
+ */
+static json_t *
+id_opt_request(int argc, char **argv, const char *cmd, const char *opts,
+    const char *dflt, uint32_t type)
+{
+	json_t		*o;
+	struct ibuf	*b;
+	const char	*val = dflt;
+	int		 ch;
+
+	while ((ch = getopt(argc, argv, opts)) != -1) {
+		if (ch == '?' || ch == ':')
+			ctl_usage(cmd);
+		val = optarg;
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1)
+		ctl_usage(cmd);
+	if ((b = ibuf_dynamic(64, 1024)) == NULL ||
+	    ibuf_add(b, argv[0], strlen(argv[0]) + 1) == -1 ||
+	    (val != NULL && ibuf_add(b, val, strlen(val) + 1) == -1))
+		err(CTL_EXIT_USAGE, "ibuf");
+	if (ctl_simple(0, type, ibuf_data(b), ibuf_size(b), &o) != 0)
+		o = NULL;
+	ibuf_free(b);
+	return (o);
+}
+
+/*
  * approve [-k duration] id: with -k, a preview of a service's lives on
  * past the approval and the publication for review, that long at most.
  */
@@ -538,45 +570,24 @@ int
 cmd_approve(int argc, char **argv)
 {
 	json_t		*o;
-	struct ibuf	*b;
 	struct tm	*tm;
 	time_t		 until;
 	char		 when[32];
-	const char	*keep = NULL;
-	int		 ch;
 
-	while ((ch = getopt(argc, argv, "k:")) != -1) {
-		switch (ch) {
-		case 'k':
-			keep = optarg;
-			break;
-		default:
-			ctl_usage("approve");
-		}
-	}
-	argc -= optind;
-	argv += optind;
-	if (argc != 1)
-		ctl_usage("approve");
-	if ((b = ibuf_dynamic(64, 1024)) == NULL ||
-	    ibuf_add(b, argv[0], strlen(argv[0]) + 1) == -1 ||
-	    (keep != NULL && ibuf_add(b, keep, strlen(keep) + 1) == -1))
-		err(CTL_EXIT_USAGE, "ibuf");
-	if (ctl_simple(0, IMSG_CTL_APPROVE, ibuf_data(b), ibuf_size(b),
-	    &o) != 0)
+	if ((o = id_opt_request(argc, argv, "approve", "k:", NULL,
+	    IMSG_CTL_APPROVE)) == NULL)
 		return (CTL_EXIT_REFUSED);
-	ibuf_free(b);
 	until = (time_t)json_integer_value(json_object_get(o, "kept_until"));
 	if ((tm = gmtime(&until)) == NULL ||
 	    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", tm) == 0)
 		strlcpy(when, "-", sizeof(when));
 	if (ctl_json)
 		ctl_print_json(o);
-	else if (keep != NULL)
+	else if (until != 0)
 		printf("%s: approved, its preview kept until %s\n",
-		    ctl_vis(argv[0]), when);
+		    jstr(o, "id"), when);
 	else
-		printf("%s: approved\n", ctl_vis(argv[0]));
+		printf("%s: approved\n", jstr(o, "id"));
 	json_decref(o);
 	return (CTL_EXIT_OK);
 }
@@ -774,32 +785,11 @@ cmd_reconcile(int argc, char **argv)
 int
 cmd_preview(int argc, char **argv)
 {
-	json_t		*o;
-	struct ibuf	*b;
-	const char	*ttl = "2h";
-	int		 ch;
+	json_t	*o;
 
-	while ((ch = getopt(argc, argv, "t:")) != -1) {
-		switch (ch) {
-		case 't':
-			ttl = optarg;
-			break;
-		default:
-			ctl_usage("preview");
-		}
-	}
-	argc -= optind;
-	argv += optind;
-	if (argc != 1)
-		ctl_usage("preview");
-	if ((b = ibuf_dynamic(64, 1024)) == NULL ||
-	    ibuf_add(b, argv[0], strlen(argv[0]) + 1) == -1 ||
-	    ibuf_add(b, ttl, strlen(ttl) + 1) == -1)
-		err(CTL_EXIT_USAGE, "ibuf");
-	if (ctl_simple(0, IMSG_CTL_PREVIEW, ibuf_data(b), ibuf_size(b),
-	    &o) != 0)
+	if ((o = id_opt_request(argc, argv, "preview", "t:", "2h",
+	    IMSG_CTL_PREVIEW)) == NULL)
 		return (CTL_EXIT_REFUSED);
-	ibuf_free(b);
 	if (ctl_json)
 		ctl_print_json(o);
 	else
