@@ -80,7 +80,8 @@ const char *const conf_method_names[] = {
 };
 
 const char *const conf_downgrade_names[] = {
-	"landlock", "landlock-net", "landlock-scopes", "cgroup-kill", NULL
+	"landlock", "landlock-net", "landlock-scopes", "cgroup-kill",
+	"bind-rule", NULL
 };
 
 static void
@@ -722,7 +723,7 @@ conf_sandbox(struct yerr *e, const struct ynode *n, struct factoryd_conf *c)
 		if (conf_downgrade_names[j] == NULL)
 			return (y_fail(e, dg->kids[i], "unknown feature \"%s\" "
 			    "(landlock, landlock-net, landlock-scopes, "
-			    "cgroup-kill)", dg->kids[i]->str));
+			    "cgroup-kill, bind-rule)", dg->kids[i]->str));
 		c->sandbox_downgrade |= 1U << j;
 	}
 	return (0);

@@ -232,6 +232,7 @@ struct factoryd_conf {
 #define CONF_DG_LANDLOCK_NET	0x02	/* no TCP bind/connect rules */
 #define CONF_DG_LANDLOCK_SCOPES	0x04	/* no abstract unix/signal scopes */
 #define CONF_DG_CGROUP_KILL	0x08	/* no cgroup.kill */
+#define CONF_DG_BIND_RULE	0x10	/* no cgroup bind programs */
 extern const char *const conf_downgrade_names[];	/* NULL-terminated */
 
 enum approval {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "landlock.h"
+#include "probemsg.h"
 
 #ifndef LANDLOCK_RULE_NET_PORT
 #define LANDLOCK_RULE_NET_PORT	2
@@ -97,8 +98,10 @@ landlock_new(uint64_t fs, uint64_t net, uint64_t scoped)
 		return (NULL);
 	ll->fd = -1;
 	ll->fs = fs & ll_fs_known(abi);
-	ll->net = abi >= 4 ? net & (LANDLOCK_ACCESS_NET_BIND_TCP |
-	    LANDLOCK_ACCESS_NET_CONNECT_TCP) : 0;
+	/* A test build may pretend the kernel has no TCP rules. */
+	ll->net = abi >= 4 && !probe_faked("landlock-net") ? net &
+	    (LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP) :
+	    0;
 	ll->scoped = abi >= 6 ? scoped & (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
 	    LANDLOCK_SCOPE_SIGNAL) : 0;
 	if (ll->fs == 0 && ll->net == 0 && ll->scoped == 0)

@@ -306,6 +306,20 @@ cg_limit(const char *dir, const char *file, uint64_t v, char *err,
 	return (cgfile_write(dir, file, buf, err, errlen));
 }
 
+/*
+ * The TCP bind rule (bindrule.c) on the sandbox's cgroup2 directory,
+ * with the limits: before pid 1 is let go.  Without cgroup2 there is
+ * none to hold it (the cgroup-kill downgrade says so already).
+ */
+static int
+cg_bindrule(struct sandbox *sb, const struct sandbox_spec *spec, char *err,
+    size_t errlen)
+{
+	if (sb->cg_kill < 0)
+		return (0);
+	return (bindrule_attach(sb->cgroups[sb->cg_kill], spec, err, errlen));
+}
+
 static int
 cg_limits(struct sandbox *sb, const struct sandbox_spec *spec, char *err,
     size_t errlen)
@@ -332,7 +346,8 @@ cg_limits(struct sandbox *sb, const struct sandbox_spec *spec, char *err,
 		if (spec->memory != 0 && cgfile_write(mem, "memory.oom.group",
 		    "1", err, errlen) == -1)
 			return (-1);
-		return (cg_limit(pids, "pids.max", spec->pids, err, errlen));
+		return (cg_limit(pids, "pids.max", spec->pids, err, errlen) ==
+		    -1 ? -1 : cg_bindrule(sb, spec, err, errlen));
 	}
 	if (cg_limit(mem, "memory.limit_in_bytes", spec->memory, err,
 	    errlen) == -1)
@@ -347,7 +362,8 @@ cg_limits(struct sandbox *sb, const struct sandbox_spec *spec, char *err,
 	    cg_limit(mem, "memory.memsw.limit_in_bytes", spec->memory, err,
 	    errlen) == -1)
 		return (-1);
-	return (cg_limit(pids, "pids.max", spec->pids, err, errlen));
+	return (cg_limit(pids, "pids.max", spec->pids, err, errlen) == -1 ?
+	    -1 : cg_bindrule(sb, spec, err, errlen));
 }
 
 /*

@@ -105,7 +105,7 @@ static struct spawn_ready	 spawn_zygote = { -1, -1, -1, -1 };
 int
 sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 {
-	char	 cg[512];
+	char	 cg[512], br[256] = "";
 	int	 nokill, n;
 
 	/* The launcher probes the kernel; its answer builds the filter. */
@@ -123,6 +123,14 @@ sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 		return (-1);
 	sandbox_feature("cgroup.kill", nokill ||
 	    sandbox_faked_missing("cgroup-kill") ? "downgraded" : NULL);
+	bindrule_off = bindrule_probe(br, sizeof(br)) == -1 ||
+	    sandbox_faked_missing("bind-rule");
+	if (bindrule_off && probe_lacks(allowed, CONF_DG_BIND_RULE, br[0] !=
+	    '\0' && !sandbox_faked_missing("bind-rule") ? br :
+	    "cgroup bind programs (Linux 4.17, CONFIG_CGROUP_BPF): faked",
+	    err, errlen) == -1)
+		return (-1);
+	sandbox_feature("bind-rule", bindrule_off ? "downgraded" : NULL);
 	n = sandbox_pool_fill(SANDBOX_POOL);
 	snprintf(err, errlen, "namespaces mnt pid net ipc uts cgroup "
 	    "(%s pool %d); landlock abi %d; seccomp denylist %u insns; "

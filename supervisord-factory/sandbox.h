@@ -317,4 +317,15 @@ void	sandbox_destroy_forget(struct cg_wait *);
  */
 int	cgroup_probe(const struct probe_cgroup *, char *, size_t, int *);
 
+/*
+ * bindrule.c: the TCP bind rule of a sandbox, on its cgroup2 directory
+ * (its binds and endpoints alone): 0, or -1 and why.  bindrule_probe:
+ * does the kernel load it?  bindrule_off: it does not and the
+ * configuration says run without it (sandbox_probe_downgrade).
+ */
+int	bindrule_attach(const char *, const struct sandbox_spec *, char *,
+	    size_t);
+int	bindrule_probe(char *, size_t);
+extern int bindrule_off;
+
 #endif /* FACTORY_SANDBOX_H */

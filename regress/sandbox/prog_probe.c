@@ -111,6 +111,39 @@ do_abstract(const char *name)
 	return result(connect(s, (struct sockaddr *)&sun, len));
 }
 
+/*
+ * bind tcp|tcp6|udp:PORT on the loopback address: ok, or the errno's
+ * name (EACCES from Landlock, EPERM from the cgroup's bind rule).
+ */
+static int
+do_bind(const char *arg)
+{
+	struct sockaddr_in	 sin;
+	struct sockaddr_in6	 sin6;
+	const char		*c = strchr(arg, ':');
+	int			 s, v6 = strncmp(arg, "tcp6:", 5) == 0;
+
+	if (c == NULL)
+		return (2);
+	s = socket(v6 ? AF_INET6 : AF_INET, strncmp(arg, "udp:", 4) == 0 ?
+	    SOCK_DGRAM : SOCK_STREAM, 0);
+	if (s == -1)
+		return result(-1);
+	if (v6) {
+		memset(&sin6, 0, sizeof(sin6));
+		sin6.sin6_family = AF_INET6;
+		sin6.sin6_port = htons(atoi(c + 1));
+		sin6.sin6_addr = in6addr_loopback;
+		return result(bind(s, (struct sockaddr *)&sin6,
+		    sizeof(sin6)));
+	}
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(atoi(c + 1));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return result(bind(s, (struct sockaddr *)&sin, sizeof(sin)));
+}
+
 /* Host side: accept one connection at a time, say so, until killed. */
 static int
 do_listen(int tcp, const char *arg)
@@ -342,6 +375,8 @@ main(int argc, char *argv[])
 		return do_abstract(arg);
 	if (strcmp(cmd, "listen-tcp") == 0)
 		return do_listen(1, arg);
+	if (strcmp(cmd, "bind") == 0)
+		return do_bind(arg);
 	if (strcmp(cmd, "listen-abstract") == 0)
 		return do_listen(0, arg);
 	if (strcmp(cmd, "unshare") == 0)

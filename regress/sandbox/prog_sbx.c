@@ -4,6 +4,7 @@
  * prints what happened and what the cgroups measured, destroys.
  *
  *	prog_sbx [-CDFKPS] [-L launcher] [-i id] [-I image] -u uid -t tree
+ *	    [-b port]... [-T pinned-dir]
  *	    [-H hide]...
  *	    [-m mem] [-p pids]
  *	    [-c cpu_ms] [-f fsize] [-n nofile] [-w wall_s] [-l logfile]
@@ -266,6 +267,8 @@ main(int argc, char *argv[])
 	struct sandbox_usage	 u;
 	struct sigaction	 sa;
 	struct stat		 pst;
+	uint16_t		 bindp[4];
+	int			 nbindp = 0;
 	char			*hide[MAXLIST], *xa[MAXLIST], *env[MAXLIST];
 	char			*ex[MAXLIST];
 	char			 idbuf[64], msg[1024];
@@ -290,7 +293,7 @@ main(int argc, char *argv[])
 	snprintf(idbuf, sizeof(idbuf), "sbx-%ld", (long)getpid());
 	spec.id = idbuf;
 	while ((ch = getopt(argc, argv,
-	    "Cc:De:Ff:H:I:i:KL:l:m:n:p:PR:ST:t:u:W:w:x:")) != -1) {
+	    "b:Cc:De:Ff:H:I:i:KL:l:m:n:p:PR:ST:t:u:W:w:x:")) != -1) {
 		switch (ch) {
 		case 'C':
 			origin = 1;
@@ -355,6 +358,13 @@ main(int argc, char *argv[])
 			break;
 		case 't':
 			spec.tree = optarg;
+			break;
+		case 'b':
+			/* A port the sandbox may bind, as a service's. */
+			if (nbindp < (int)(sizeof(bindp) / sizeof(bindp[0])))
+				bindp[nbindp++] = (uint16_t)num(optarg);
+			spec.bind = bindp;
+			spec.nbind = nbindp;
 			break;
 		case 'T':
 			/* Pinned to what this path is now, as a service's. */

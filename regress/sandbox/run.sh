@@ -412,6 +412,27 @@ sbx netdev -t "$TREE" -- /bin/sh -c \
     "sed -n 's/^ *\([^:]*\):.*/\1/p' /proc/net/dev | tr '\n' ' '; echo"
 expect "network namespace has only lo" "lo " "exit 0"
 
+# The TCP bind rule on the sandbox's cgroup2 directory (bindrule.c):
+# a TCP socket binds only the plan's ports.  Landlock's TCP rules say
+# the same first (EACCES); with them faked away, as on a kernel before
+# 6.7, the cgroup's rule alone refuses (EPERM), and lets UDP be.
+sbx bindrule -t "$TREE" -b 7000 -- /bin/sh -c \
+    "$PR bind tcp:7000; $PR bind tcp:7001; $PR bind tcp6:7001; $PR bind udp:7001"
+expect "bind rule with Landlock: the plan's port binds, another is EACCES" \
+    "ok" "EACCES" "exit 0"
+# (pid 1 a fork of prog_sbx: the launcher's environment is its own)
+SAVED_NOFEAT=${FACTORY_TEST_NOFEATURE-}
+export FACTORY_TEST_NOFEATURE=landlock-net
+SAVED=$LAUNCH; LAUNCH=
+sbx bindrule-alone -t "$TREE" -b 7000 -- /bin/sh -c \
+    "$PR bind tcp:7000 | sed s/^/a/; $PR bind tcp:7001 | sed s/^/b/;
+    $PR bind tcp6:7001 | sed s/^/c/; $PR bind udp:7001 | sed s/^/d/"
+LAUNCH=$SAVED
+FACTORY_TEST_NOFEATURE=$SAVED_NOFEAT
+[ -n "$SAVED_NOFEAT" ] || unset FACTORY_TEST_NOFEATURE
+expect "bind rule alone (no Landlock TCP): the plan's port binds, others are EPERM, UDP binds" \
+    "aok" "bEPERM" "cEPERM" "dok" "exit 0"
+
 PORT=$((20000 + $$ % 20000))
 "$PR" listen-tcp "$PORT" >"$T/tcp.log" 2>&1 &
 BGPIDS="$BGPIDS $!"
@@ -925,6 +946,18 @@ else
 		ok "a missing landlock-net stops factoryd, naming it"
 	else
 		notok fail-closed "rc $RC: $(tail -n 2 "$T/dg/log1")"
+	fi
+	# The same for the cgroup bind rule (a kernel without
+	# CONFIG_CGROUP_BPF, faked): named, with its downgrade.
+	FACTORY_TEST_NOFEATURE=bind-rule timeout 20 "$O/factoryd" -dk \
+	    -f "$T/dg/factoryd.conf" 2>"$T/dg/log1"
+	RC=$?
+	if [ "$RC" != 0 ] && [ "$RC" != 124 ] && grep -q \
+	    "sandbox: bind-rule: .*downgrade \[bind-rule\]" "$T/dg/log1"
+	then
+		ok "a missing bind-rule stops factoryd, naming it"
+	else
+		notok fail-closed-bind "rc $RC: $(tail -n 2 "$T/dg/log1")"
 	fi
 	dg_conf "sandbox: {downgrade: [landlock-net]}"
 	FACTORY_TEST_NOFEATURE=landlock-net "$O/factoryd" -dk \
