@@ -314,6 +314,9 @@ struct manifest_service {
 	int			 restarts;	/* restart: after a death */
 };
 #define SERVICE_RESTARTS	5	/* restart:, at most */
+/* The least part of the limits a service, or the run beside, may have. */
+#define SERVICE_MEMORY_MIN	(4ULL << 20)
+#define SERVICE_PIDS_MIN	2
 
 /*
  * preview: {port: N, service: NAME | agent, health: /path}: what

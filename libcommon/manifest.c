@@ -686,7 +686,7 @@ m_svcports(struct yerr *e, const struct ynode *n, const struct manifest *m,
  * services and the run beside them), and the run has what is left.
  */
 static int
-m_svclimits(struct yerr *e, const struct ynode *s,
+m_svclimits(struct yerr *e, const struct ynode *s, const struct manifest *m,
     struct manifest_service *sv)
 {
 	const struct ynode	*t;
@@ -695,6 +695,13 @@ m_svclimits(struct yerr *e, const struct ynode *s,
 	if (m_limit(e, s, "memory", 's', &sv->memory) == -1 ||
 	    m_limit(e, s, "pids", 'n', &sv->pids) == -1)
 		return (-1);
+	if (sv->memory >= m->limits.memory)
+		return (y_fail(e, y_get(s, "memory"), "not less than "
+		    "limits.memory, %lluM", (unsigned long long)
+		    (m->limits.memory >> 20)));
+	if (sv->pids >= m->limits.pids)
+		return (y_fail(e, y_get(s, "pids"), "not less than "
+		    "limits.pids, %llu", (unsigned long long)m->limits.pids));
 	if ((t = y_get(s, "restart")) != NULL) {
 		if (y_uint(e, t, 0, SERVICE_RESTARTS, &v) == -1)
 			return (-1);
@@ -703,27 +710,51 @@ m_svclimits(struct yerr *e, const struct ynode *s,
 	return (0);
 }
 
-/* Do the services leave the run beside them some of limits.memory, .pids? */
+/* What the services take of limits.memory (pids: .pids) together. */
+static uint64_t
+m_svcsum(const struct manifest *m, int pids)
+{
+	uint64_t	 sum = 0, v;
+	int		 i;
+
+	for (i = 0; i < m->nservices; i++) {
+		v = manifest_svc_limit(m, i, pids);
+		sum = sum > UINT64_MAX - v ? UINT64_MAX : sum + v;
+	}
+	return (sum);
+}
+
+/*
+ * Does every service, and the run beside them, have at least the floor
+ * of limits.memory and .pids?  A part of 0 would be no limit at all.
+ */
 static int
 m_svcbudget(struct yerr *e, const struct ynode *n, const struct manifest *m)
 {
-	uint64_t	 sum;
-	int		 i, pids;
+	static const uint64_t	 floor[2] = { SERVICE_MEMORY_MIN,
+				     SERVICE_PIDS_MIN };
+	static const char *const what[2] = { "memory", "pids" };
+	uint64_t		 sum;
+	int			 i, pids;
 
 	for (pids = 0; pids < 2; pids++) {
-		for (sum = 0, i = 0; i < m->nservices; i++)
-			sum += manifest_svc_limit(m, i, pids);
-		if (sum < (pids ? m->limits.pids : m->limits.memory))
+		for (i = 0; i < m->nservices; i++)
+			if (manifest_svc_limit(m, i, pids) < floor[pids])
+				return (y_fail(e, n, "service %s has %llu of "
+				    "limits.%s, less than the %llu a sandbox "
+				    "needs", m->services[i].name,
+				    (unsigned long long)manifest_svc_limit(m,
+				    i, pids), what[pids],
+				    (unsigned long long)floor[pids]));
+		sum = m_svcsum(m, pids);
+		if (manifest_run_limit(m, pids) >= floor[pids])
 			continue;
-		if (pids)
-			return (y_fail(e, n, "the services' pids, %llu "
-			    "together, leave the agent none of limits.pids "
-			    "%llu", (unsigned long long)sum,
-			    (unsigned long long)m->limits.pids));
-		return (y_fail(e, n, "the services' memory, %lluM together, "
-		    "leaves the agent none of limits.memory %lluM",
-		    (unsigned long long)(sum >> 20),
-		    (unsigned long long)(m->limits.memory >> 20)));
+		return (y_fail(e, n, "the services' %s, %llu together, "
+		    "leaves the agent less than %llu of limits.%s %llu",
+		    what[pids], (unsigned long long)sum,
+		    (unsigned long long)floor[pids], what[pids],
+		    (unsigned long long)(pids ? m->limits.pids :
+		    m->limits.memory)));
 	}
 	return (0);
 }
@@ -745,11 +776,8 @@ uint64_t
 manifest_run_limit(const struct manifest *m, int pids)
 {
 	uint64_t	 all = pids ? m->limits.pids : m->limits.memory;
-	uint64_t	 sum = 0;
-	int		 i;
+	uint64_t	 sum = m_svcsum(m, pids);
 
-	for (i = 0; i < m->nservices; i++)
-		sum += manifest_svc_limit(m, i, pids);
 	return (sum < all ? all - sum : 0);
 }
 
@@ -802,7 +830,7 @@ m_services(struct yerr *e, const struct ynode *root, struct manifest *m)
 		}
 		if ((t = y_need(e, s, "ports")) == NULL ||
 		    m_svcports(e, t, m, sv) == -1 ||
-		    m_svclimits(e, s, sv) == -1)
+		    m_svclimits(e, s, m, sv) == -1)
 			return (-1);
 		m->nservices++;
 	}
