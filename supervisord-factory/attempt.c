@@ -1215,11 +1215,6 @@ attempt_teardown(struct attempt *a)
 		run_kill(a->run);
 		return;		/* again when it is reaped */
 	}
-	if (preview_kept(a))
-		return;		/* again when its keep ends (preview.c) */
-	preview_close(a);
-	if (service_stop(a))
-		return;		/* again when they are gone */
 	if (a->verifier != NULL) {
 		env->busy[child_index(a->verifier)] = NULL;
 		if (a->verifier->pid > 0)
@@ -1228,6 +1223,11 @@ attempt_teardown(struct attempt *a)
 	}
 	/* Whatever ended it, and after a restart: no grant outlives it. */
 	gateway_revoke(a->id);
+	if (preview_kept(a))
+		return;		/* again when its keep ends (preview.c) */
+	preview_close(a);
+	if (service_stop(a))
+		return;		/* again when they are gone */
 	if (a->state != AS_TEARDOWN &&
 	    attempt_transition(a, "teardown", NULL, NULL) == -1)
 		return;

@@ -996,7 +996,7 @@ ctl_approve(struct ctl_conn *c, struct imsg *imsg)
 	struct attempt	*a;
 	struct ibuf	 ib;
 	char		 id[ATTEMPT_ID_MAX], keep[16] = "", err[256];
-	uint64_t	 keep_ms = 0;
+	uint64_t	 keep_ms = 0, was;
 	const char	*e;
 
 	/* The id, and with -k how long its preview is kept for review. */
@@ -1012,6 +1012,7 @@ ctl_approve(struct ctl_conn *c, struct imsg *imsg)
 		reply_fail(c, "%s: no such attempt", id);
 		return;
 	}
+	was = a->keep_until;
 	if (tenant_may_act(c, "approve", a, err, sizeof(err)) == -1 ||
 	    (keep_ms != 0 && preview_keep(a, keep_ms, err,
 	    sizeof(err)) == -1)) {
@@ -1019,7 +1020,7 @@ ctl_approve(struct ctl_conn *c, struct imsg *imsg)
 		return;
 	}
 	if (attempt_approve(a, c->uid, err, sizeof(err)) == -1) {
-		a->keep_until = 0;
+		a->keep_until = was;	/* a refused approval keeps nothing */
 		reply_fail(c, "%s", err);
 		return;
 	}

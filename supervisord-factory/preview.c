@@ -222,11 +222,15 @@ preview_kept_note(struct attempt *a, uid_t uid)
 	    (int)uid, "until", (json_int_t)a->keep_until));
 }
 
-/* Is a kept past its approval for review, still: its teardown waits. */
+/*
+ * Is a kept past its approval for review, still: its teardown waits.
+ * Not once it failed or was cancelled: a keep is for a publication.
+ */
 int
 preview_kept(const struct attempt *a)
 {
-	return (a->keep_until != 0 && preview_live(a));
+	return (a->keep_until != 0 && preview_live(a) &&
+	    a->outcome != AS_FAILED && a->outcome != AS_CANCELLED);
 }
 
 /* How many previews are live, for the metrics. */

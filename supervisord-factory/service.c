@@ -57,6 +57,7 @@ struct svc {
 	uint64_t	 t0;		/* started (again, after a restart) */
 	uint64_t	 ready_ms;	/* from the set's start */
 	int		 restarts;	/* done, of its restart: */
+	uint64_t	 dev, ino;	/* its directory, made at its start */
 	struct sandbox_usage usage;	/* of its last run, once reaped */
 };
 
@@ -198,7 +199,7 @@ service_timeout(int fd, short event, void *arg)
 	int				 i;
 
 	set->timer_set = 0;
-	if (set->state == SVC_STOPPING)
+	if (set->state == SVC_STOPPING || set->kept)
 		return;
 	for (i = 0; i < set->n; i++) {
 		sv = &set->a->m->services[i];
@@ -257,6 +258,7 @@ static int
 service_dir(struct svcset *set, int i, char *path, size_t len,
     struct run_with *w, char *err, size_t errlen)
 {
+	struct svc	*s = &set->s[i];
 	struct stat	 st;
 	struct attempt	*a = set->a;
 	const char	*base = set->validation ? a->vdir : a->dir;
@@ -273,16 +275,24 @@ service_dir(struct svcset *set, int i, char *path, size_t len,
 	    (sfd = openat(bfd, "services", O_RDONLY | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC)) == -1 ||
 	    fchown(sfd, 0, 0) == -1 || fchmod(sfd, 0755) == -1 ||
-	    (mkdirat(sfd, name, 0700) == -1 && errno != EEXIST) ||
+	    /* Made now, not found: nothing was put there for it. */
+	    (mkdirat(sfd, name, 0700) == -1 && (s->ino == 0 ||
+	    errno != EEXIST)) ||
 	    (fd = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1 ||
-	    fchown(fd, service_uid(a, i, set->validation), service_uid(a, i,
-	    set->validation)) == -1 || fchmod(fd, 0700) == -1 ||
-	    fstat(fd, &st) == -1)
+	    O_CLOEXEC)) == -1 || fstat(fd, &st) == -1)
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	/* Started again: the directory it had, and no other. */
+	else if (s->ino != 0 && ((uint64_t)st.st_dev != s->dev ||
+	    (uint64_t)st.st_ino != s->ino))
+		snprintf(err, errlen, "%s: not the directory made for it",
+		    path);
+	else if (fchown(fd, service_uid(a, i, set->validation),
+	    service_uid(a, i, set->validation)) == -1 ||
+	    fchmod(fd, 0700) == -1)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 	else {
-		w->tree_dev = (uint64_t)st.st_dev;
-		w->tree_ino = (uint64_t)st.st_ino;
+		s->dev = w->tree_dev = (uint64_t)st.st_dev;
+		s->ino = w->tree_ino = (uint64_t)st.st_ino;
 		rc = 0;
 	}
 	if (fd != -1)
@@ -443,6 +453,7 @@ service_hold(struct attempt *a, struct run *r)
 	}
 	/* The agent's, serving the preview: it stays, the run goes on. */
 	if (!set->validation && set->state == SVC_READY &&
+	    set->nready == set->n &&
 	    a->m->preview.enabled && a->m->preview.service != PREVIEW_AGENT &&
 	    env->conf->preview.enabled && a->preview_until != 0 &&
 	    a->keep == NULL && a->state == AS_RUNNING) {
@@ -508,9 +519,10 @@ service_restart(struct svcset *set, int i, int status)
 	char		 st[64], err[256];
 
 	s->restarts++;
+	if (s->ready)		/* not if it died restarting */
+		set->nready--;
 	s->ready = 0;
 	s->last = -1;
-	set->nready--;
 	log_warnx("%s: service %s %s while the %s ran: restart %d of %d",
 	    a->id, a->m->services[i].name, service_status(status, st,
 	    sizeof(st)), set->validation ? "validation" : "agent",
