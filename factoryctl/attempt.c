@@ -809,6 +809,7 @@ cmd_attach(int argc, char **argv)
 {
 	json_t		*o;
 	struct ibuf	*b;
+	struct stat	 st;
 	const char	*name = NULL;
 	char		 reason[1024];
 	int		 ch, fd, s, ret;
@@ -830,16 +831,25 @@ cmd_attach(int argc, char **argv)
 		name++;
 	else if (name == NULL)
 		name = argv[1];
+	/* Its bytes go to factoryd, never the descriptor (evidence.c). */
 	if ((fd = open(argv[1], O_RDONLY | O_NONBLOCK | O_NOCTTY |
 	    O_CLOEXEC)) == -1)
 		err(CTL_EXIT_USAGE, "%s", ctl_vis(argv[1]));
+	if (fstat(fd, &st) == -1)
+		err(CTL_EXIT_USAGE, "%s", ctl_vis(argv[1]));
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "factoryctl: %s: %s: not a regular file\n",
+		    ctl_vis(argv[0]), ctl_vis(name));
+		return (CTL_EXIT_REFUSED);
+	}
 	if ((b = ibuf_dynamic(64, 1024)) == NULL ||
 	    ibuf_add(b, argv[0], strlen(argv[0]) + 1) == -1 ||
 	    ibuf_add(b, name, strlen(name) + 1) == -1)
 		err(CTL_EXIT_USAGE, "ibuf");
 	s = ctl_connect(0);
-	ret = ctl_request_fd(s, IMSG_CTL_ATTACH, fd, ibuf_data(b),
-	    ibuf_size(b), NULL, NULL, &o, reason, sizeof(reason));
+	ret = ctl_upload(s, IMSG_CTL_ATTACH, ibuf_data(b), ibuf_size(b), fd,
+	    EVIDENCE_MAX_BYTES, IMSG_CTL_ATTACH_DATA, IMSG_CTL_ATTACH_END,
+	    &o, reason, sizeof(reason));
 	close(s);
 	close(fd);
 	ibuf_free(b);

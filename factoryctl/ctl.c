@@ -106,18 +106,15 @@ ctl_request(int s, uint32_t type, const void *data, size_t len,
  * and other(imsg, arg) for any answer but DATA, END and FAIL; without
  * other, such an answer ends factoryctl.
  */
+static int	ctl_await(struct imsgbuf *, void (*)(struct imsg *, void *),
+		    void *, json_t **, char *, size_t);
+
 int
 ctl_request_fd(int s, uint32_t type, int fd, const void *data, size_t len,
     void (*other)(struct imsg *, void *), void *arg, json_t **out,
     char *reason, size_t reasonlen)
 {
 	struct imsgbuf	 ibuf;
-	struct imsg	 imsg;
-	json_error_t	 jerr;
-	struct pollfd	 pfd;
-	char		*doc = NULL;
-	size_t		 doclen = 0, n;
-	int		 done = 0, ret = 0, r;
 
 	if (imsgbuf_init(&ibuf, s) == -1 ||
 	    imsgbuf_set_maxsize(&ibuf, FACTORY_MAXIMSG) == -1)
@@ -127,6 +124,59 @@ ctl_request_fd(int s, uint32_t type, int fd, const void *data, size_t len,
 	if (imsg_compose(&ibuf, type, 0, 0, fd, data, len) == -1 ||
 	    imsgbuf_flush(&ibuf) == -1)
 		err(CTL_EXIT_USAGE, "send request");
+	return (ctl_await(&ibuf, other, arg, out, reason, reasonlen));
+}
+
+/*
+ * An upload: the request (begin, hdr), then the bytes of fd, at most
+ * max + 1 of them (the one more is the daemon's to refuse), in pieces
+ * of type piece, then end, whose one answer is awaited.
+ */
+int
+ctl_upload(int s, uint32_t begin, const void *hdr, size_t hlen, int fd,
+    size_t max, uint32_t piece, uint32_t end, json_t **out, char *reason,
+    size_t reasonlen)
+{
+	static char	 buf[32 * 1024];
+	struct imsgbuf	 ibuf;
+	size_t		 sent = 0;
+	ssize_t		 n;
+
+	if (imsgbuf_init(&ibuf, s) == -1 ||
+	    imsgbuf_set_maxsize(&ibuf, FACTORY_MAXIMSG) == -1)
+		err(CTL_EXIT_USAGE, "imsgbuf_init");
+	if (imsg_compose(&ibuf, begin, 0, 0, -1, hdr, hlen) == -1)
+		err(CTL_EXIT_USAGE, "send request");
+	while (sent <= max) {
+		if ((n = read(fd, buf, sizeof(buf))) == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			err(CTL_EXIT_USAGE, "read");
+		if (n == 0)
+			break;
+		sent += (size_t)n;
+		if (imsg_compose(&ibuf, piece, 0, 0, -1, buf, (size_t)n) ==
+		    -1 || imsgbuf_flush(&ibuf) == -1)
+			err(CTL_EXIT_USAGE, "send");
+	}
+	if (imsg_compose(&ibuf, end, 0, 0, -1, NULL, 0) == -1 ||
+	    imsgbuf_flush(&ibuf) == -1)
+		err(CTL_EXIT_USAGE, "send request");
+	return (ctl_await(&ibuf, NULL, NULL, out, reason, reasonlen));
+}
+
+/* The one answer to what was sent on ibuf, as ctl_request_fd says. */
+static int
+ctl_await(struct imsgbuf *ibufp, void (*other)(struct imsg *, void *),
+    void *arg, json_t **out, char *reason, size_t reasonlen)
+{
+	struct imsg	 imsg;
+	json_error_t	 jerr;
+	struct pollfd	 pfd;
+	char		*doc = NULL;
+	size_t		 doclen = 0, n;
+	int		 done = 0, ret = 0, r, s = ibufp->fd;
+
 	while (!done) {
 		pfd.fd = s;
 		pfd.events = POLLIN;
@@ -135,12 +185,12 @@ ctl_request_fd(int s, uint32_t type, int fd, const void *data, size_t len,
 				continue;
 			err(CTL_EXIT_USAGE, "poll");
 		}
-		if ((r = imsgbuf_read(&ibuf)) == -1)
+		if ((r = imsgbuf_read(ibufp)) == -1)
 			err(CTL_EXIT_USAGE, "read");
 		if (r == 0)
 			errx(CTL_EXIT_USAGE, "factoryd closed the connection");
 		for (;;) {
-			if ((r = imsgbuf_get(&ibuf, &imsg)) == -1)
+			if ((r = imsgbuf_get(ibufp, &imsg)) == -1)
 				errx(CTL_EXIT_USAGE, "malformed answer");
 			if (r == 0)
 				break;
@@ -176,7 +226,7 @@ ctl_request_fd(int s, uint32_t type, int fd, const void *data, size_t len,
 				break;
 		}
 	}
-	imsgbuf_clear(&ibuf);
+	imsgbuf_clear(ibufp);
 	if (ret == 0 && out != NULL) {
 		if ((*out = json_loads(doc != NULL ? doc : "{}", 0, &jerr)) ==
 		    NULL)

@@ -33,6 +33,8 @@ int	 ctl_request(int, uint32_t, const void *, size_t, json_t **,
 	    char *, size_t);
 int	 ctl_request_fd(int, uint32_t, int, const void *, size_t,
 	    void (*)(struct imsg *, void *), void *, json_t **, char *, size_t);
+int	 ctl_upload(int, uint32_t, const void *, size_t, int, size_t, uint32_t,
+	    uint32_t, json_t **, char *, size_t);
 int	 ctl_simple(int, uint32_t, const void *, size_t, json_t **);
 void	 ctl_print_json(json_t *);
 const char *ctl_visn(const char *, size_t, int);

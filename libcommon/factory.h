@@ -22,6 +22,8 @@
 
 #define PROC_PARENT_FD		3	/* a child's end of its socketpair */
 #define FACTORY_MAXIMSG		(64 * 1024)
+/* factoryctl attach: the bytes of one file of an attempt's evidence. */
+#define EVIDENCE_MAX_BYTES	(8 * 1024 * 1024)
 #define ATTEMPT_ID_MAX		32	/* "a-20261129-0007" */
 #define MANIFEST_SERVICES	4	/* services a manifest may name */
 #define SERVICE_NAMEMAX		24	/* [a-z][a-z0-9-]*, with the NUL */
@@ -274,6 +276,8 @@ enum imsg_type {
 	IMSG_CTL_PREVIEW,
 	/* factoryctl attach: attempt id NUL, name NUL; the file as an fd */
 	IMSG_CTL_ATTACH,
+	IMSG_CTL_ATTACH_DATA,
+	IMSG_CTL_ATTACH_END,
 	IMSG_MAX
 };
 

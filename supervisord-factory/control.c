@@ -99,6 +99,13 @@ static uint32_t			 conn_next = 1;
 static int			(*reload)(char *, size_t);
 
 static void	control_accept(int, short, void *);
+static void	control_norights(int);
+
+#ifdef SO_PASSRIGHTS
+#define CTL_SO_PASSRIGHTS	SO_PASSRIGHTS
+#else
+#define CTL_SO_PASSRIGHTS	83	/* Linux 6.16's */
+#endif
 static void	control_resume(int, short, void *);
 static void	control_pause(struct ctl_listener *);
 static void	control_dispatch(int, short, void *);
@@ -156,7 +163,9 @@ static const struct ctl_handler ctl_handlers[] = {
 	{ IMSG_CTL_DIFF,	0, 1, cohort_diff_request },
 	{ IMSG_CTL_ATTEST,	1, 0, attest_ctl },
 	{ IMSG_CTL_PREVIEW,	0, 0, preview_ctl },
-	{ IMSG_CTL_ATTACH,	0, 0, evidence_ctl },
+	{ IMSG_CTL_ATTACH,	0, 0, evidence_begin },
+	{ IMSG_CTL_ATTACH_DATA,	0, 0, evidence_data },
+	{ IMSG_CTL_ATTACH_END,	0, 0, evidence_end },
 	{ IMSG_CTL_FLEET_SUBMIT, 0, 1, attempt_submit_fleet },
 	{ IMSG_CTL_HOSTS,	0, 1, fleet_ctl_list },
 	{ IMSG_CTL_QUEUE,	0, 1, fleet_ctl_list },
@@ -251,6 +260,8 @@ control_listen(struct ctl_listener *l, const char *path, int readonly)
 		if (chmod(path, 0660) == -1)
 			goto failunlink;
 	}
+	if (readonly)
+		control_norights(l->fd);
 	if (listen(l->fd, CTL_MAXCONNS) == -1)
 		goto failunlink;
 	event_set(&l->ev, l->fd, EV_READ | EV_PERSIST, control_accept, l);
@@ -429,6 +440,20 @@ control_admit(struct ctl_listener *l, uid_t uid, uid_t owner)
 	    l->nconns < CTL_MAXCONNS - CTL_RW_ROOT);
 }
 
+/*
+ * No request of the read-only socket takes a descriptor, and one that
+ * came would be root's to close: a file of the sender's FUSE server,
+ * or a socket that lingers, can hold that close for ever.  Where the
+ * kernel has SO_PASSRIGHTS (Linux 6.16), it refuses them to the sender.
+ */
+static void
+control_norights(int s)
+{
+	int	 no = 0;
+
+	(void)setsockopt(s, SOL_SOCKET, CTL_SO_PASSRIGHTS, &no, sizeof(no));
+}
+
 static void
 control_accept(int fd, short event, void *arg)
 {
@@ -450,6 +475,8 @@ control_accept(int fd, short event, void *arg)
 			log_warn("control: %s: accept", l->path);
 		return;
 	}
+	if (l->readonly)
+		control_norights(s);
 	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
 		log_warn("control: SO_PEERCRED");
 		close(s);
@@ -559,6 +586,7 @@ control_close(struct ctl_conn *c)
 	TAILQ_REMOVE(&env->ctl_conns, c, entry);
 	reply_wait_drop(c);
 	shell_conn_closed(c);
+	evidence_gone(c);
 	evtimer_del(&c->idle);
 	imsgev_clear(&c->iev);
 	listeners[c->readonly].nconns--;
@@ -653,9 +681,8 @@ control_requests(struct ctl_conn *c)
 			control_close(c);
 			return (-1);
 		}
-		/* Only IMAGE_IMPORT and ATTACH carry a descriptor. */
+		/* Only IMAGE_IMPORT carries a descriptor. */
 		if (h->type != IMSG_CTL_IMAGE_IMPORT &&
-		    h->type != IMSG_CTL_ATTACH &&
 		    (n = imsg_get_fd(&imsg)) != -1) {
 			close(n);
 			log_warnx("control: descriptor with request %u from "

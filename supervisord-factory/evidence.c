@@ -5,22 +5,29 @@
  * never evidence itself: what was gathered through it is, once it is
  * kept here and named by digest in an "evidence" receipt.
  *
- * The file comes as a descriptor the client opened; its bytes are
- * copied below the state directory, STATEDIR/evidence/ID/NAME, beside
- * the journal that holds the receipts and, like it, kept after the
- * attempt ends.  The descriptor is the client's: whatever it is, it is
- * read at most once and bounded, only if it is a regular file of a
- * file system the kernel serves, and closed on every path.
+ * The bytes come in the requests themselves, never as a descriptor:
+ * a descriptor a client made may be a file of its own FUSE server or
+ * a socket that lingers, on which root's read, fstat or even close
+ * could wait for ever.  ATTACH names the attempt and the file; DATA
+ * pieces follow, at most EVIDENCE_MAX_BYTES of them in all; ATTACH_END
+ * is answered, once, with the receipt's facts or the first refusal.
+ * Meanwhile the bytes go to an unnamed file (O_TMPFILE) in the
+ * attempt's evidence directory, STATEDIR/evidence/ID, which a
+ * connection that goes away takes along; at the end it gets its name,
+ * beside the journal that holds the receipts and, like it, kept after
+ * the attempt ends.  An upload that would leave the state directory's
+ * file system with less than EVIDENCE_RESERVE free is refused first:
+ * the journal writes there.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
-
-#include <linux/magic.h>
+#include <sys/statvfs.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,32 +37,25 @@
 #include "log.h"
 #include "vis.h"
 
-#ifndef FUSE_SUPER_MAGIC
-#define FUSE_SUPER_MAGIC	0x65735546
-#endif
-
-#define EVIDENCE_CHUNK		(64 * 1024)
 #define EVIDENCE_DIR		"evidence"
+/* Free space the state directory keeps: the greater of these. */
+#define EVIDENCE_RESERVE	(256ULL << 20)
+#define EVIDENCE_RESERVE_PCT	5
 
-/*
- * File systems whose reads are not a file's: a FUSE server (any user
- * may run one) can make a read wait forever, and the kernel's own
- * report on root, not on the client that opened them.
- */
-static const struct {
-	long		 magic;
-	const char	*name;
-} ev_refused_fs[] = {
-	{ FUSE_SUPER_MAGIC, "FUSE" }, { PROC_SUPER_MAGIC, "proc" },
-	{ SYSFS_MAGIC, "sysfs" }, { DEBUGFS_MAGIC, "debugfs" },
-	{ TRACEFS_MAGIC, "tracefs" }, { SECURITYFS_MAGIC, "securityfs" },
-	{ CGROUP2_SUPER_MAGIC, "cgroup2" }, { EFIVARFS_MAGIC, "efivarfs" },
-};
-
-struct ev_copy {
-	uint64_t	 bytes;
-	char		 sha256[SHA256_HEX_LEN + 1];
-	const char	*type;
+/* An upload on its way: its connection's (ctl_conn upload). */
+struct ev_upload {
+	char			 id[ATTEMPT_ID_MAX];
+	char			 name[NAME_MAX + 1];
+	char			 why[512];	/* the first refusal, or "" */
+	int			 fd;		/* O_TMPFILE in its directory */
+	struct sha256_ctx	 ctx;
+	int			 ctxlive;	/* ctx to be ended */
+	uint64_t		 bytes;
+	unsigned char		 head[8];	/* the first bytes: its type */
+	size_t			 nhead;
+	unsigned char		 tail[4];	/* a character cut by a piece */
+	size_t			 ntail;
+	int			 text;		/* printable UTF-8 so far */
 };
 
 /* The attachment of that name, already in a's receipts: 1, else 0. */
@@ -73,39 +73,6 @@ ev_attached(const struct attempt *a, const char *name)
 }
 
 /*
- * fd, the client's: a regular file of at most EVIDENCE_MAX_BYTES on a
- * file system that serves its own reads.  0, or -1 and why.
- */
-static int
-ev_check_fd(int fd, char *why, size_t len)
-{
-	struct stat	 st;
-	struct statfs	 sfs;
-	size_t		 i;
-
-	if (fstat(fd, &st) == -1 || fstatfs(fd, &sfs) == -1) {
-		snprintf(why, len, "cannot look at it: %s", strerror(errno));
-		return (-1);
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(why, len, "not a regular file");
-		return (-1);
-	}
-	for (i = 0; i < sizeof(ev_refused_fs) / sizeof(ev_refused_fs[0]); i++)
-		if ((long)sfs.f_type == ev_refused_fs[i].magic) {
-			snprintf(why, len, "a file of %s, not of a disk",
-			    ev_refused_fs[i].name);
-			return (-1);
-		}
-	if (st.st_size > EVIDENCE_MAX_BYTES) {
-		snprintf(why, len, "%lld bytes, more than %d (8 MiB)",
-		    (long long)st.st_size, EVIDENCE_MAX_BYTES);
-		return (-1);
-	}
-	return (0);
-}
-
-/*
  * The type, from the first bytes: a PNG or JPEG signature, else text
  * if every byte read was printable UTF-8 (tabs and newlines too).
  */
@@ -118,6 +85,7 @@ ev_type(const unsigned char *head, size_t n, int text)
 		return ("jpeg");
 	return (text && n > 0 ? "text" : "data");
 }
+
 
 static int
 ev_write(int out, const unsigned char *p, size_t n)
@@ -134,80 +102,6 @@ ev_write(int out, const unsigned char *p, size_t n)
 		n -= w;
 	}
 	return (0);
-}
-
-/*
- * Copy fd to out, at most EVIDENCE_MAX_BYTES + 1 bytes read: one more
- * than the bound says the file grew past it since it was looked at.
- * Its digest and type as it goes.  0, or -1 and why.
- */
-static int
-ev_copy(int fd, int out, struct ev_copy *ec, char *why, size_t len)
-{
-	static unsigned char	 buf[4 + EVIDENCE_CHUNK];
-	unsigned char		 head[8], one;
-	struct sha256_ctx	 ctx;
-	uint8_t			 md[SHA256_LEN];
-	size_t			 keep = 0, nhead = 0, cut, want, got;
-	ssize_t			 n;
-	int			 text = 1;
-
-	ec->bytes = 0;
-	if (sha256_init(&ctx) == -1) {
-		snprintf(why, len, "cannot digest it");
-		return (-1);
-	}
-	for (;;) {
-		want = EVIDENCE_MAX_BYTES + 1 - ec->bytes;
-		if (want > EVIDENCE_CHUNK)
-			want = EVIDENCE_CHUNK;
-		if ((n = read(fd, buf + keep, want)) == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			snprintf(why, len, "cannot read it: %s",
-			    strerror(errno));
-			goto fail;
-		}
-		if ((got = (size_t)n) == 0)
-			break;
-		if ((ec->bytes += got) > EVIDENCE_MAX_BYTES) {
-			snprintf(why, len, "it grew past %d bytes (8 MiB)",
-			    EVIDENCE_MAX_BYTES);
-			goto fail;
-		}
-		if (nhead < sizeof(head)) {
-			want = got < sizeof(head) - nhead ? got :
-			    sizeof(head) - nhead;
-			memcpy(head + nhead, buf + keep, want);
-			nhead += want;
-		}
-		if (sha256_update(&ctx, buf + keep, got) == -1 ||
-		    ev_write(out, buf + keep, got) == -1) {
-			snprintf(why, len, "cannot store it: %s",
-			    strerror(errno));
-			goto fail;
-		}
-		if (!text)
-			continue;
-		/* A character cut by this read is judged with the next. */
-		got += keep;
-		cut = vis_tail(buf, got);
-		if (vis_buf((char *)&one, 1, buf, got - cut, VIS_NL | VIS_TAB |
-		    VIS_NOSLASH) != got - cut)
-			text = 0;
-		memmove(buf, buf + got - cut, cut);
-		keep = text ? cut : 0;
-	}
-	if (sha256_final(&ctx, md) == -1) {
-		snprintf(why, len, "cannot digest it");
-		return (-1);
-	}
-	hex_encode(md, sizeof(md), ec->sha256);
-	ec->type = ev_type(head, nhead, text && keep == 0);
-	return (0);
- fail:
-	sha256_abort(&ctx);
-	return (-1);
 }
 
 /*
@@ -245,42 +139,6 @@ ev_dir(const struct attempt *a, char *why, size_t len)
 	}
 	close(efd);
 	return (dfd);
-}
-
-/*
- * fd's bytes as name in a's evidence directory, fsynced, with its
- * digest and type.  A file of that name is one a receipt never named
- * (the daemon stopped between the two): it goes.  0, or -1 and why.
- */
-static int
-ev_store(const struct attempt *a, const char *name, int fd,
-    struct ev_copy *ec, char *why, size_t len)
-{
-	int	 dfd, out, rv = -1;
-
-	if ((dfd = ev_dir(a, why, len)) == -1)
-		return (-1);
-	if (unlinkat(dfd, name, 0) == 0)
-		log_warnx("%s: evidence %s: a file no receipt named, removed",
-		    a->id, name);
-	if ((out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL |
-	    O_NOFOLLOW | O_CLOEXEC, 0640)) == -1) {
-		snprintf(why, len, "cannot store it: %s", strerror(errno));
-		close(dfd);
-		return (-1);
-	}
-	if (ev_copy(fd, out, ec, why, len) == 0) {
-		if (fsync(out) == -1 || fsync(dfd) == -1)
-			snprintf(why, len, "cannot store it: %s",
-			    strerror(errno));
-		else
-			rv = 0;
-	}
-	close(out);
-	if (rv == -1)
-		(void)unlinkat(dfd, name, 0);
-	close(dfd);
-	return (rv);
 }
 
 /* The journal refused the receipt: no file is kept without one. */
@@ -335,63 +193,252 @@ ev_may_attach(const struct attempt *a, const char *name, char *why,
 	return (0);
 }
 
+/* The upload's file (unnamed: it goes) and digest, if any. */
+static void
+ev_drop(struct ev_upload *up)
+{
+	if (up->fd != -1)
+		close(up->fd);
+	up->fd = -1;
+	if (up->ctxlive)
+		sha256_abort(&up->ctx);
+	up->ctxlive = 0;
+}
+
+/* The upload refused: said at its end, its bytes dropped meanwhile. */
+static void
+ev_refuse(struct ev_upload *up, const char *fmt, ...)
+    __attribute__((__format__ (printf, 2, 3)));
+
+static void
+ev_refuse(struct ev_upload *up, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	if (up->why[0] != '\0')
+		return;		/* the first says it */
+	va_start(ap, fmt);
+	vsnprintf(up->why, sizeof(up->why), fmt, ap);
+	va_end(ap);
+	ev_drop(up);
+}
+
+/* Would an upload leave the state directory less than its reserve? */
+static int
+ev_room(int dfd, char *why, size_t len)
+{
+	struct statvfs	 sv;
+	uint64_t	 total, avail, reserve;
+
+	if (fstatvfs(dfd, &sv) == -1) {
+		snprintf(why, len, "cannot look at the state directory: %s",
+		    strerror(errno));
+		return (-1);
+	}
+	total = (uint64_t)sv.f_blocks * sv.f_frsize;
+	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	reserve = total / 100 * EVIDENCE_RESERVE_PCT;
+	if (reserve < EVIDENCE_RESERVE)
+		reserve = EVIDENCE_RESERVE;
+	if (avail < reserve + EVIDENCE_MAX_BYTES) {
+		snprintf(why, len, "the state directory has %lluM free, and "
+		    "keeps %lluM for the journal", (unsigned long long)
+		    (avail >> 20), (unsigned long long)(reserve >> 20));
+		return (-1);
+	}
+	return (0);
+}
+
 /*
- * factoryctl attach [-n name] ID FILE: the attempt id and the name,
- * each NUL-terminated, and the file as a descriptor.
+ * factoryctl attach [-n name] ID FILE, first: the attempt id and the
+ * name, each NUL-terminated.  Checked now; a refusal is said at the
+ * end (evidence_end), and the bytes until then are dropped.
  */
 void
-evidence_ctl(struct ctl_conn *c, struct imsg *imsg)
+evidence_begin(struct ctl_conn *c, struct imsg *imsg)
 {
-	struct ibuf	 ib;
-	struct attempt	*a;
-	struct ev_copy	 ec;
-	char		 id[ATTEMPT_ID_MAX], name[NAME_MAX + 1], err[512];
-	size_t		 n;
-	int		 fd = imsg_get_fd(imsg);
+	struct ibuf		 ib;
+	struct ev_upload	*up;
+	struct attempt		*a;
+	char			 why[256];
+	int			 dfd;
 
+	evidence_gone(c);	/* an upload not ended is dropped */
+	if ((up = calloc(1, sizeof(*up))) == NULL) {
+		log_warn("control: attach");
+		return;		/* ATTACH_END finds none: refused */
+	}
+	up->fd = -1;
+	up->text = 1;
+	c->upload = up;
 	if (imsg_get_ibuf(imsg, &ib) == -1 ||
-	    ibuf_get_string(&ib, id, sizeof(id)) == -1 ||
-	    ibuf_get_string(&ib, name, sizeof(name)) == -1 ||
+	    ibuf_get_string(&ib, up->id, sizeof(up->id)) == -1 ||
+	    ibuf_get_string(&ib, up->name, sizeof(up->name)) == -1 ||
 	    ibuf_size(&ib) != 0) {
-		reply_fail(c, "bad attach request");
+		ev_refuse(up, "bad attach request");
+		return;
+	}
+	if ((a = attempt_find(up->id)) == NULL) {
+		ev_refuse(up, "%s: no such attempt", up->id);
+		return;
+	}
+	if (tenant_may_act(c, "attach", a, up->why, sizeof(up->why)) == -1 ||
+	    ev_may_attach(a, up->name, up->why, sizeof(up->why)) == -1)
+		return;
+	if ((dfd = ev_dir(a, why, sizeof(why))) == -1 ||
+	    ev_room(dfd, why, sizeof(why)) == -1)
+		ev_refuse(up, "%s: %s: %s", up->id, up->name, why);
+	else if ((up->fd = openat(dfd, ".", O_TMPFILE | O_WRONLY |
+	    O_CLOEXEC, 0640)) == -1)
+		ev_refuse(up, "%s: %s: cannot store it: %s", up->id, up->name,
+		    strerror(errno));
+	else if (sha256_init(&up->ctx) == -1)
+		ev_refuse(up, "%s: %s: cannot digest it", up->id, up->name);
+	else
+		up->ctxlive = 1;
+	if (dfd != -1)
+		close(dfd);
+}
+
+/*
+ * A piece of the file: stored, digested, its type looked at, as long
+ * as the whole stays within EVIDENCE_MAX_BYTES.
+ */
+void
+evidence_data(struct ctl_conn *c, struct imsg *imsg)
+{
+	static unsigned char	 buf[sizeof(((struct ev_upload *)0)->tail) +
+				     FACTORY_MAXIMSG];
+	struct ev_upload	*up = c->upload;
+	unsigned char		 one;
+	size_t			 n = imsg_get_len(imsg), got, cut, k;
+
+	if (up == NULL || up->fd == -1)
+		return;		/* refused, or none begun: said at the end */
+	if (n > EVIDENCE_MAX_BYTES - up->bytes) {
+		ev_refuse(up, "%s: %s: more than %d bytes (8 MiB)", up->id,
+		    up->name, EVIDENCE_MAX_BYTES);
+		return;
+	}
+	up->bytes += n;
+	memcpy(buf, up->tail, up->ntail);
+	if (imsg_get_data(imsg, buf + up->ntail, n) == -1) {
+		ev_refuse(up, "bad attach request");
+		return;
+	}
+	if (up->nhead < sizeof(up->head)) {
+		k = n < sizeof(up->head) - up->nhead ? n :
+		    sizeof(up->head) - up->nhead;
+		memcpy(up->head + up->nhead, buf + up->ntail, k);
+		up->nhead += k;
+	}
+	if (sha256_update(&up->ctx, buf + up->ntail, n) == -1 ||
+	    ev_write(up->fd, buf + up->ntail, n) == -1) {
+		ev_refuse(up, "%s: %s: cannot store it: %s", up->id, up->name,
+		    strerror(errno));
+		return;
+	}
+	if (!up->text)
+		return;
+	/* A character cut by this piece is judged with the next. */
+	got = up->ntail + n;
+	cut = vis_tail(buf, got);
+	if (vis_buf((char *)&one, 1, buf, got - cut, VIS_NL | VIS_TAB |
+	    VIS_NOSLASH) != got - cut)
+		up->text = 0;
+	memcpy(up->tail, buf + got - cut, cut);
+	up->ntail = up->text ? cut : 0;
+}
+
+/*
+ * The end of the upload: the file named in its directory, fsynced, its
+ * receipt journaled, its facts answered; or the first refusal.  A file
+ * of that name is one a receipt never named (the daemon stopped
+ * between the two): it goes.
+ */
+void
+evidence_end(struct ctl_conn *c, struct imsg *imsg)
+{
+	struct ev_upload	*up = c->upload;
+	struct attempt		*a;
+	uint8_t			 md[SHA256_LEN];
+	char			 sha[SHA256_HEX_LEN + 1], path[64];
+	const char		*type;
+	size_t			 n;
+	int			 dfd = -1;
+
+	(void)imsg;
+	if (up == NULL) {
+		reply_fail(c, "attach: no upload begun");
+		return;
+	}
+	if (up->why[0] != '\0') {
+		reply_fail(c, "%s", up->why);
 		goto done;
 	}
-	if (fd == -1) {
-		reply_fail(c, "attach: no file came with the request");
+	/* It may have changed meanwhile: another upload, the journal. */
+	if ((a = attempt_find(up->id)) == NULL) {
+		reply_fail(c, "%s: no such attempt", up->id);
 		goto done;
 	}
-	if ((a = attempt_find(id)) == NULL) {
-		reply_fail(c, "%s: no such attempt", id);
+	if (ev_may_attach(a, up->name, up->why, sizeof(up->why)) == -1) {
+		reply_fail(c, "%s", up->why);
 		goto done;
 	}
-	if (tenant_may_act(c, "attach", a, err, sizeof(err)) == -1 ||
-	    ev_may_attach(a, name, err, sizeof(err)) == -1) {
-		reply_fail(c, "%s", err);
+	up->ctxlive = 0;
+	if (sha256_final(&up->ctx, md) == -1) {
+		reply_fail(c, "%s: %s: cannot digest it", up->id, up->name);
 		goto done;
 	}
-	if (ev_check_fd(fd, err, sizeof(err)) == -1 ||
-	    ev_store(a, name, fd, &ec, err, sizeof(err)) == -1) {
-		reply_fail(c, "%s: %s: %s", a->id, name, err);
+	hex_encode(md, sizeof(md), sha);
+	type = ev_type(up->head, up->nhead, up->text && up->ntail == 0);
+	if ((dfd = ev_dir(a, up->why, sizeof(up->why))) == -1) {
+		reply_fail(c, "%s: %s: %s", up->id, up->name, up->why);
+		goto done;
+	}
+	if (unlinkat(dfd, up->name, 0) == 0)
+		log_warnx("%s: evidence %s: a file no receipt named, removed",
+		    a->id, up->name);
+	/* The unnamed file gets its name, once its bytes are down. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", up->fd);
+	if (fsync(up->fd) == -1 || linkat(AT_FDCWD, path, dfd, up->name,
+	    AT_SYMLINK_FOLLOW) == -1 || fsync(dfd) == -1) {
+		reply_fail(c, "%s: %s: cannot store it: %s", up->id, up->name,
+		    strerror(errno));
 		goto done;
 	}
 	/* Kept only once its receipt is: the journal may refuse it. */
 	n = a->nreceipts;
 	report_note(a, "evidence", json_pack("{s:i, s:s, s:I, s:s, s:s}",
-	    "uid", (int)c->uid, "name", name, "bytes", (json_int_t)ec.bytes,
-	    "sha256", ec.sha256, "type", ec.type));
+	    "uid", (int)c->uid, "name", up->name, "bytes",
+	    (json_int_t)up->bytes, "sha256", sha, "type", type));
 	if (a->nreceipts == n) {
-		ev_unstore(a, name);
+		ev_unstore(a, up->name);
 		reply_fail(c, "%s: %s: its receipt could not be journaled (see "
-		    "factoryd's log)", a->id, name);
+		    "factoryd's log)", a->id, up->name);
 		goto done;
 	}
 	log_info("%s: evidence %s attached by uid %u: %llu bytes, %s, "
-	    "sha256 %s", a->id, name, (unsigned)c->uid,
-	    (unsigned long long)ec.bytes, ec.type, ec.sha256);
+	    "sha256 %s", a->id, up->name, (unsigned)c->uid,
+	    (unsigned long long)up->bytes, type, sha);
 	reply_obj(c, json_pack("{s:s, s:s, s:I, s:s, s:s}", "id", a->id,
-	    "name", name, "bytes", (json_int_t)ec.bytes, "sha256", ec.sha256,
-	    "type", ec.type));
+	    "name", up->name, "bytes", (json_int_t)up->bytes, "sha256", sha,
+	    "type", type));
  done:
-	if (fd != -1)
-		close(fd);
+	if (dfd != -1)
+		close(dfd);
+	evidence_gone(c);
+}
+
+/* The connection's upload, if any, is dropped (its file was unnamed). */
+void
+evidence_gone(struct ctl_conn *c)
+{
+	struct ev_upload	*up = c->upload;
+
+	if (up == NULL)
+		return;
+	ev_drop(up);
+	free(up);
+	c->upload = NULL;
 }

@@ -346,6 +346,7 @@ struct ctl_conn {
 	struct event		 idle;		/* control-idle-timeout */
 	int			 sending;	/* an answer is on its way */
 	struct shell		*shell;		/* factoryctl shell, or NULL */
+	struct ev_upload	*upload;	/* factoryctl attach's bytes */
 };
 
 struct factoryd {
@@ -745,8 +746,10 @@ int	 preview_kept(const struct attempt *);
 /* evidence.c: what an operator attached (factoryctl attach) */
 #define EVIDENCE_NAME_MAX	64		/* bytes of a name */
 #define EVIDENCE_FILES		16		/* files of one attempt */
-#define EVIDENCE_MAX_BYTES	(8 * 1024 * 1024)	/* of one file */
-void	 evidence_ctl(struct ctl_conn *, struct imsg *);
+void	 evidence_begin(struct ctl_conn *, struct imsg *);
+void	 evidence_data(struct ctl_conn *, struct imsg *);
+void	 evidence_end(struct ctl_conn *, struct imsg *);
+void	 evidence_gone(struct ctl_conn *);
 
 /* service.c */
 struct svcset;
