@@ -347,8 +347,9 @@ OUT=$(enterraw 5 'b"SBXE"')
 check "factory-sandbox enter without its fds: refused ($OUT)" \
     [ "$OUT" = "enter: fd 5 is missing 127" ]
 OUT=$(enterraw 12 'b"SBXE" + b"\xff" * 64')
+# (whatever the plan's version is now: plan.c's PLAN_VERSION)
 check "an enter plan of garbage: refused naming the field ($OUT)" \
-    [ "$OUT" = "plan: version: not 6 127" ]
+    sh -c "echo '$OUT' | grep -Eqx 'plan: version: not [0-9]+ 127'"
 OUT=$(enterraw 12 'b"SBXP" + b"\x01\0\0\0"')
 check "an agent's plan is not an enter plan ($OUT)" \
     [ "$OUT" = "plan: magic: not an enter plan 127" ]
