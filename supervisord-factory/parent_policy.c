@@ -35,7 +35,7 @@ static const char *const parent_denied[] = {
 	"ptrace", "process_vm_readv", "process_vm_writev",	/* other processes' memory */
 	"kexec_load", "kexec_file_load", "reboot",		/* the host itself */
 	"init_module", "finit_module", "delete_module",		/* the kernel */
-	"bpf", "perf_event_open", "userfaultfd",		/* kernel attack surface */
+	"perf_event_open", "userfaultfd",			/* kernel attack surface */
 	"io_uring_setup", "io_uring_enter", "io_uring_register",
 	"keyctl", "add_key", "request_key",			/* kernel keyrings */
 	"swapon", "swapoff", "acct", "quotactl",
@@ -44,6 +44,35 @@ static const char *const parent_denied[] = {
 	"vhangup", "syslog",
 };
 #define NDENIED	(sizeof(parent_denied) / sizeof(parent_denied[0]))
+
+/*
+ * bpf(2): refused but for loading a program and attaching it, which the
+ * sandboxes' bind rule needs (bindrule.c): no maps, no reading of
+ * programs, no BTF, no links, no other program's detaching.
+ */
+#define PARENT_BPF_LOAD		5	/* BPF_PROG_LOAD */
+#define PARENT_BPF_ATTACH	8	/* BPF_PROG_ATTACH */
+
+static int
+parent_bpf_rules(scmp_filter_ctx ctx, char *err, size_t errlen)
+{
+	int	 nr, rc;
+
+	if ((nr = seccomp_syscall_resolve_name("bpf")) == __NR_SCMP_ERROR)
+		return (0);	/* not on this architecture */
+	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+	    SCMP_A0(SCMP_CMP_LT, PARENT_BPF_LOAD))) < 0 ||
+	    (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+	    SCMP_A0(SCMP_CMP_EQ, PARENT_BPF_LOAD + 1))) < 0 ||
+	    (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+	    SCMP_A0(SCMP_CMP_EQ, PARENT_BPF_LOAD + 2))) < 0 ||
+	    (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+	    SCMP_A0(SCMP_CMP_GT, PARENT_BPF_ATTACH))) < 0) {
+		snprintf(err, errlen, "seccomp rule bpf: %s", strerror(-rc));
+		return (-1);
+	}
+	return (0);
+}
 
 /* Calls with a mode, and the argument that holds it. */
 static const struct {
@@ -150,7 +179,8 @@ parent_policy_apply(char *err, size_t errlen)
 		}
 		n++;
 	}
-	if (parent_setid_rules(ctx, err, errlen) == -1) {
+	if (parent_bpf_rules(ctx, err, errlen) == -1 ||
+	    parent_setid_rules(ctx, err, errlen) == -1) {
 		seccomp_release(ctx);
 		return (-1);
 	}
@@ -164,8 +194,9 @@ parent_policy_apply(char *err, size_t errlen)
 	seccomp_release(ctx);
 	snprintf(parent_policy_text, sizeof(parent_policy_text),
 	    "no pledge (root: mounts, namespaces, uids for the sandboxes)\n"
-	    "seccomp: denylist, %zu syscalls refused with EPERM, and "
-	    "set-id modes, inherited by every child and sandbox", n);
+	    "seccomp: denylist, %zu syscalls refused with EPERM, bpf but "
+	    "for loading and attaching a program, and set-id modes, "
+	    "inherited by every child and sandbox", n);
 	return (0);
 }
 

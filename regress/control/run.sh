@@ -77,7 +77,7 @@ n=$(ctl receipts "$DONE" | wc -c)
 check "the ended attempt has receipts to flood with ($n bytes)" [ "$n" -gt 2000 ]
 write_manifest "$T/long.yaml" 'sleep 60'
 LONG=$(ctl submit "$T/long.yaml") || fail "control: submit"
-wait_state "$LONG" running 30 || fail "control: $LONG never ran"
+wait_state "$LONG" running 120 || fail "control: $LONG never ran"
 
 # --- flood without reading: memory stays bounded ----------------------
 

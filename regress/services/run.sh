@@ -272,7 +272,7 @@ write_manifest "$T/over.yaml" true true "services:
     ready: [\"/bin/true\"]
     ports: [7010]"
 check "I: services that take all of limits.memory are refused" \
-    refused_with "$T/over.yaml" "leaves the agent none of limits.memory 256M"
+    refused_with "$T/over.yaml" "leaves the agent less than 4194304 of limits.memory"
 
 stop_factoryd
 regress_done
