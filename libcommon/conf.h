@@ -288,12 +288,13 @@ struct manifest_setup {
 #define SETUP_REUSE_INPUTS	1
 
 /*
- * services: NAME: {run, ready, ready-timeout, ports, env}: a process
+ * services: NAME: {run, ready, ready-timeout, ports, env, data}: a process
  * beside the agent (and, afresh, beside the validation run) in the
  * run's network namespace, as its own uid, that must answer its ready
  * command before the agent starts (factory-manifest(5) SERVICES).
  */
 #define SERVICE_PORTS		4	/* ports a service may listen on */
+#define SERVICE_DATA		8	/* paths of the run's tree it is shown */
 #define SERVICE_READY_MS	(30 * 1000)	/* ready-timeout's default */
 #define SERVICE_READY_MAXMS	(10 * 60 * 1000)
 struct manifest_service {
@@ -312,6 +313,12 @@ struct manifest_service {
 	uint64_t		 memory;
 	uint64_t		 pids;
 	int			 restarts;	/* restart: after a death */
+	/*
+	 * Paths inside the tree of the run it serves (as setup's
+	 * outputs), shown to it read-only at their paths there; empty:
+	 * none, and it sees nothing of that tree.
+	 */
+	char			**data;
 };
 #define SERVICE_RESTARTS	5	/* restart:, at most */
 /* The least part of the limits a service, or the run beside, may have. */

@@ -173,7 +173,8 @@ m_envmap(struct yerr *e, const struct ynode *n, const char *what,
 			return (y_fail(e, k, "not a variable name: "
 			    "[A-Za-z_][A-Za-z0-9_]*"));
 		/* The sandbox sets these; a manifest does not move them. */
-		if (strcmp(k->str, "HOME") == 0 || strcmp(k->str, "PATH") == 0)
+		if (strcmp(k->str, "HOME") == 0 || strcmp(k->str, "PATH") == 0 ||
+		    strcmp(k->str, "FACTORY_TREE") == 0)
 			return (y_fail(e, k, "refused: factory sets %s",
 			    k->str));
 		/* An empty value must be written "". */
@@ -465,49 +466,6 @@ m_environment(struct yerr *e, const struct ynode *root, struct manifest *m)
 	return (0);
 }
 
-/*
- * A path inside the tree as setup's inputs and outputs name it: relative,
- * each component a name (no "", ".", ".."), not in .git.  Why in why.
- */
-static int
-m_treepath(const char *s, const char **why)
-{
-	const char	*p, *end;
-	size_t		 len;
-
-	if (*s == '\0' || *s == '/') {
-		*why = "not a relative path inside the tree";
-		return (0);
-	}
-	if (y_hasctl(s)) {
-		*why = "contains a control character";
-		return (0);
-	}
-	if (strlen(s) >= SETUP_PATHMAX) {
-		*why = "too long";
-		return (0);
-	}
-	for (p = s; *p != '\0'; p = *end == '\0' ? end : end + 1) {
-		if ((end = strchr(p, '/')) == NULL)
-			end = p + strlen(p);
-		len = (size_t)(end - p);
-		if (len == 0 || (len == 1 && p[0] == '.') ||
-		    (len == 2 && p[0] == '.' && p[1] == '.')) {
-			*why = "an empty, \".\" or \"..\" component";
-			return (0);
-		}
-		if (p == s && len == 4 && strncmp(p, ".git", 4) == 0) {
-			*why = "inside .git";
-			return (0);
-		}
-	}
-	if (s[strlen(s) - 1] == '/') {
-		*why = "ends with '/'";
-		return (0);
-	}
-	return (1);
-}
-
 /* Is a the path b or inside it? */
 static int
 m_within(const char *a, const char *b)
@@ -517,9 +475,13 @@ m_within(const char *a, const char *b)
 	return (strncmp(a, b, n) == 0 && (a[n] == '\0' || a[n] == '/'));
 }
 
+/*
+ * A list of at most max paths inside the tree (tree_relpath), none
+ * inside another: setup's inputs and outputs, a service's data.
+ */
 static int
 m_treepaths(struct yerr *e, const struct ynode *sn, const char *key,
-    int need, char ***out)
+    int need, size_t max, char ***out)
 {
 	const struct ynode	*n;
 	const char		*why;
@@ -534,10 +496,10 @@ m_treepaths(struct yerr *e, const struct ynode *sn, const char *key,
 	}
 	if (y_strv(e, n, "paths inside the tree", out) == -1)
 		return (-1);
-	if (n->nkids > SETUP_PATHS)
-		return (y_fail(e, n, "more than %d paths", SETUP_PATHS));
+	if (n->nkids > max)
+		return (y_fail(e, n, "more than %zu paths", max));
 	for (i = 0; (*out)[i] != NULL; i++) {
-		if (!m_treepath((*out)[i], &why))
+		if (!tree_relpath((*out)[i], SETUP_PATHMAX, &why))
 			return (y_fail(e, n->kids[i], "\"%s\": %s", (*out)[i],
 			    why));
 		for (j = 0; j < i; j++)
@@ -592,8 +554,9 @@ m_setup(struct yerr *e, const struct ynode *root, struct manifest *m)
 	if ((s = m->setup = calloc(1, sizeof(*s))) == NULL)
 		return (y_fail(e, n, "out of memory"));
 	if (m_argv(e, n, "run", &s->run) == -1 ||
-	    m_treepaths(e, n, "inputs", 0, &s->inputs) == -1 ||
-	    m_treepaths(e, n, "outputs", 1, &s->outputs) == -1 ||
+	    m_treepaths(e, n, "inputs", 0, SETUP_PATHS, &s->inputs) == -1 ||
+	    m_treepaths(e, n, "outputs", 1, SETUP_PATHS,
+	    &s->outputs) == -1 ||
 	    m_netallow(e, y_get(n, "network"), &s->allow) == -1 ||
 	    m_envmap(e, y_get(n, "env"), "setup.env", &s->env) == -1 ||
 	    m_setupreuse(e, y_get(n, "reuse"), &s->reuse) == -1)
@@ -783,14 +746,14 @@ manifest_run_limit(const struct manifest *m, int pids)
 
 /*
  * services: {NAME: {run: ARGV, ready: ARGV, ready-timeout: DURATION,
- * ports: [PORT], env: {...}, memory: SIZE, pids: N, restart: N}}, in
- * the order written.
+ * ports: [PORT], env: {...}, memory: SIZE, pids: N, restart: N,
+ * data: [PATH]}}, in the order written.
  */
 static int
 m_services(struct yerr *e, const struct ynode *root, struct manifest *m)
 {
 	static const char * const keys[] = { "run", "ready", "ready-timeout",
-	    "ports", "env", "memory", "pids", "restart", NULL };
+	    "ports", "env", "memory", "pids", "restart", "data", NULL };
 	const struct ynode	*n, *s, *t;
 	struct manifest_service	*sv;
 	size_t			 i;
@@ -809,7 +772,7 @@ m_services(struct yerr *e, const struct ynode *root, struct manifest *m)
 			    "[a-z][a-z0-9-]*, at most %d bytes",
 			    SERVICE_NAMEMAX - 1));
 		if (y_map(e, s, "a mapping with run, ready, ready-timeout, "
-		    "ports, env, memory, pids and restart") == -1 ||
+		    "ports, env, memory, pids, restart and data") == -1 ||
 		    y_keys(e, s, keys) == -1)
 			return (-1);
 		sv = &m->services[i];
@@ -818,7 +781,8 @@ m_services(struct yerr *e, const struct ynode *root, struct manifest *m)
 		if (m_argv(e, s, "run", &sv->run) == -1 ||
 		    m_argv(e, s, "ready", &sv->ready) == -1 ||
 		    m_envmap(e, y_get(s, "env"), "services.env", &sv->env) ==
-		    -1)
+		    -1 || m_treepaths(e, s, "data", 0, SERVICE_DATA,
+		    &sv->data) == -1)
 			return (-1);
 		if ((t = y_get(s, "ready-timeout")) != NULL) {
 			if (y_duration(e, t, &sv->ready_ms) == -1)
@@ -1363,6 +1327,7 @@ manifest_free(struct manifest *m)
 		y_strvfree(m->services[i].run);
 		y_strvfree(m->services[i].ready);
 		y_strvfree(m->services[i].env);
+		y_strvfree(m->services[i].data);
 	}
 	for (i = 0; m->cohort_env != NULL && i < m->cohort_nvariants; i++)
 		y_strvfree(m->cohort_env[i]);
@@ -1479,6 +1444,8 @@ m_printservices(FILE *fp, const struct manifest *m)
 			fprintf(fp, "    restart: %d\n", sv->restarts);
 		fprintf(fp, "    ");
 		m_printenv(fp, "    ", sv->env);
+		if (sv->data != NULL && sv->data[0] != NULL)
+			m_printlist(fp, "    ", "data", sv->data);
 	}
 }
 

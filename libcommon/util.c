@@ -125,3 +125,50 @@ name_valid(const char *s, size_t max)
 	return (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 	    "0123456789._-") == n);
 }
+
+/*
+ * A path inside a tree as a manifest names it (setup's inputs and
+ * outputs, a service's data) and the sandbox's plan carries it:
+ * relative, shorter than max, no control character, each component a
+ * name (no "", ".", ".."), not in .git, no trailing '/'.  1, or 0 and
+ * why.
+ */
+int
+tree_relpath(const char *s, size_t max, const char **why)
+{
+	const char	*p, *end;
+	size_t		 len;
+
+	if (*s == '\0' || *s == '/') {
+		*why = "not a relative path inside the tree";
+		return (0);
+	}
+	for (p = s; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			*why = "contains a control character";
+			return (0);
+		}
+	if (strlen(s) >= max) {
+		*why = "too long";
+		return (0);
+	}
+	for (p = s; *p != '\0'; p = *end == '\0' ? end : end + 1) {
+		if ((end = strchr(p, '/')) == NULL)
+			end = p + strlen(p);
+		len = (size_t)(end - p);
+		if (len == 0 || (len == 1 && p[0] == '.') ||
+		    (len == 2 && p[0] == '.' && p[1] == '.')) {
+			*why = "an empty, \".\" or \"..\" component";
+			return (0);
+		}
+		if (p == s && len == 4 && strncmp(p, ".git", 4) == 0) {
+			*why = "inside .git";
+			return (0);
+		}
+	}
+	if (s[strlen(s) - 1] == '/') {
+		*why = "ends with '/'";
+		return (0);
+	}
+	return (1);
+}
