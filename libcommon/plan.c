@@ -21,6 +21,7 @@
  *	u8 lo; u8 passwd; u32 n, n x u16 connect; u32 n, n x u16 bind;
  *	optstrv ready
  *	u64 tree_dev, tree_ino			the tree's pin, or 0, 0
+ *	u8 has_data [str data_root; u64 data_dev, data_ino; strv data]
  *	u32 n, n x 8 bytes			the seccomp program
  *
  * str is u32 length and bytes; strv is u32 count and strings;
@@ -51,10 +52,11 @@
 
 #include "imsg.h"
 #include "plan.h"
+#include "util.h"
 
 #define PLAN_MAGIC	0x53425850U	/* "SBXP" on the wire */
 #define ENTER_MAGIC	0x53425845U	/* "SBXE" on the wire */
-#define PLAN_VERSION	7U
+#define PLAN_VERSION	8U
 #define PLAN_NONE	0xffffffffU
 #define PLAN_MAXARGV	4096
 #define PLAN_MAXENV	4096
@@ -252,6 +254,13 @@ plan_encode(const struct plan *pl, const struct sock_fprog *prog,
 	put_strv(&w, spec->ready, 1);
 	put_u64(&w, spec->tree_dev);
 	put_u64(&w, spec->tree_ino);
+	put_u8(&w, spec->data_root != NULL);
+	if (spec->data_root != NULL) {
+		put_str(&w, spec->data_root);
+		put_u64(&w, spec->data_dev);
+		put_u64(&w, spec->data_ino);
+		put_strv(&w, spec->data, 0);
+	}
 	put_prog(&w, prog);
 	return (put_done(&w, lenp));
 }
@@ -271,6 +280,7 @@ struct plan_out {
 	char			**exec;
 	char			**home;
 	char			**ready;
+	char			**data;
 	struct sandbox_listen	*listen;
 	uint16_t		 connect[SANDBOX_SVCPORTS];
 	uint16_t		 bind[SANDBOX_SVCPORTS];
@@ -693,6 +703,40 @@ get_svcports(struct rbuf *r, uint16_t *ports, const char *field)
 	return ((int)n);
 }
 
+/*
+ * A service's data: the tree it is taken from, absolute and not /,
+ * pinned; 1 to SANDBOX_MAXDATA paths inside it as a manifest names
+ * them (tree_relpath: no "..", no absolute path, not .git), each of
+ * which, below the tree, still fits a path.
+ */
+static void
+get_data(struct rbuf *r, struct plan_out *o)
+{
+	struct sandbox_spec	*spec = &o->spec;
+	const char		*why;
+	uint32_t		 i;
+
+	if (!get_bool(r, "data"))
+		return;
+	if ((spec->data_root = get_path(r, "data_root")) != NULL &&
+	    strcmp(spec->data_root, "/") == 0)
+		bad(r, "data_root: may not be /");
+	spec->data_dev = get_u64(r, "data_dev");
+	spec->data_ino = get_u64(r, "data_ino");
+	if (!r->failed && spec->data_ino == 0)
+		bad(r, "data_ino: the tree is not pinned");
+	o->data = get_strv(r, SANDBOX_MAXDATA, 0, 0, "data");
+	if (!r->failed && o->data[0] == NULL)
+		bad(r, "data: none given");
+	for (i = 0; !r->failed && o->data[i] != NULL; i++) {
+		if (!tree_relpath(o->data[i], PATH_MAX, &why))
+			bad(r, "data[%u]: %s", i, why);
+		else if (strlen(spec->data_root) + 1 + strlen(o->data[i]) >=
+		    PATH_MAX)
+			bad(r, "data[%u]: too long below data_root", i);
+	}
+}
+
 /* 0 if name is a relative path of plain components (get_homefiles). */
 int
 plan_home_name(const char *name)
@@ -755,6 +799,7 @@ get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 	spec->tree_ino = get_u64(r, "tree_ino");
 	if (!r->failed && spec->tree_ino == 0 && spec->tree_dev != 0)
 		bad(r, "tree_ino: a device without an inode");
+	get_data(r, o);
 	get_prog(r, &o->bpf, prog);
 	if (!r->failed && ibuf_size(&r->b) != 0)
 		bad(r, "%zu bytes after the end", ibuf_size(&r->b));
@@ -766,6 +811,7 @@ get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 	spec->connect = o->connect;
 	spec->bind = o->bind;
 	spec->ready = o->ready;
+	spec->data = o->data;
 	if (spec->image != NULL)
 		strlcpy(pl->image, spec->image, sizeof(pl->image));
 	pl->spec = spec;
@@ -813,6 +859,7 @@ plan_free(struct plan *pl)
 	free(o->exec);
 	free(o->home);
 	free(o->ready);
+	free(o->data);
 	free(o->listen);
 	free(o->bpf);
 	free(o->arena);

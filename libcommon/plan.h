@@ -24,6 +24,7 @@
 #define SANDBOX_MAXBINDS	32	/* exec and expose paths, at most */
 #define SANDBOX_SVCPORTS	16	/* services' ports, to bind or reach */
 #define SANDBOX_MAXPORTS	(SANDBOX_MAXLISTEN + SANDBOX_SVCPORTS)
+#define SANDBOX_MAXDATA		8	/* a service's data paths */
 
 /*
  * One TCP endpoint inside the sandbox's network namespace, where the
@@ -105,6 +106,19 @@ struct sandbox_spec {
 	uint64_t	  tree_dev;
 	uint64_t	  tree_ino;
 	/*
+	 * A service's data (factory-manifest(5) SERVICES): data_root is
+	 * the tree of the run it serves (absolute, resolved), pinned by
+	 * its device and inode as the tree is; data its paths, relative,
+	 * NULL-terminated, at most SANDBOX_MAXDATA.  The launcher opens
+	 * each beneath that tree (a link leaving it is refused) and shows
+	 * it read-only, nosuid, nodev and noexec at data_root/PATH.  NULL
+	 * data_root: none.
+	 */
+	const char	 *data_root;
+	uint64_t	  data_dev;
+	uint64_t	  data_ino;
+	char *const	 *data;
+	/*
 	 * Not on the wire: the network namespace to join (an fd the
 	 * caller keeps; the services of one run share it), or NULL for
 	 * a fresh one.
@@ -175,12 +189,13 @@ struct plan {
 	int		  errfd;		/* close-on-exec: setup errors */
 	/*
 	 * Not on the wire.  A launcher of the pool built the host-root
-	 * part of the view ahead (sbx_view_prepare) and took the binds
-	 * and the tree from the host's mounts (sbx_take_plan).
+	 * part of the view ahead (sbx_view_prepare) and took the binds,
+	 * the tree and the data from the host's mounts (sbx_take_plan).
 	 */
 	int		  prepared;
 	int		 *bindfd;		/* nbinds detached mounts */
 	int		  treefd;
+	int		 *datafd;		/* one for each spec->data */
 };
 
 /* What the waiter of factoryctl shell needs. */

@@ -41,6 +41,7 @@ static char *home_[] = { ".codex/config.toml", "model_provider = 1\n",
     ".pi/agent/models.json", "{}\n", NULL };
 static char *ready_[] = { "/usr/bin/pg_isready", "-h", "127.0.0.1", NULL };
 static uint16_t connect_[] = { 5432, 6379 }, bind_[] = { 5432 };
+static char *data_[] = { "db/schema.sql", "build/fixtures", NULL };
 
 static void
 setup(void)
@@ -82,6 +83,10 @@ setup(void)
 	spec.ready = ready_;
 	spec.tree_dev = 0x803;
 	spec.tree_ino = 0x1122334455667788ULL;
+	spec.data_root = "/var/lib/factory/attempts/a/tree";
+	spec.data_dev = 0x2a;
+	spec.data_ino = 0x8877665544332211ULL;
+	spec.data = data_;
 	plan.spec = &spec;
 	strlcpy(plan.tree, "/var/lib/factory/attempts/a/tree",
 	    sizeof(plan.tree));
@@ -179,6 +184,12 @@ START_TEST(test_roundtrip)
 	ck_assert_ptr_null(d->spec->ready[i]);
 	ck_assert_uint_eq(d->spec->tree_dev, 0x803);
 	ck_assert_uint_eq(d->spec->tree_ino, 0x1122334455667788ULL);
+	ck_assert_str_eq(d->spec->data_root, spec.data_root);
+	ck_assert_uint_eq(d->spec->data_dev, 0x2a);
+	ck_assert_uint_eq(d->spec->data_ino, 0x8877665544332211ULL);
+	for (i = 0; data_[i] != NULL; i++)
+		ck_assert_str_eq(d->spec->data[i], data_[i]);
+	ck_assert_ptr_null(d->spec->data[i]);
 	ck_assert_uint_eq(p.len, 3);
 	ck_assert_int_eq(memcmp(p.filter, insns, sizeof(insns)), 0);
 	plan_free(d);
@@ -199,6 +210,7 @@ START_TEST(test_optional)
 	spec.hosts = NULL;
 	spec.ready = NULL;
 	spec.nconnect = spec.nbind = 0;
+	spec.data_root = NULL;
 	plan.netfd = plan.ipcfd = -1;
 	plan.image[0] = '\0';
 	w = encode(&len);
@@ -211,7 +223,88 @@ START_TEST(test_optional)
 	ck_assert_int_eq(d->netfd, -1);
 	ck_assert_str_eq(d->image, "");
 	ck_assert_ptr_null(d->spec->image);
+	ck_assert_ptr_null(d->spec->data_root);
+	ck_assert_ptr_null(d->spec->data);
 	plan_free(d);
+	free(w);
+}
+END_TEST
+
+/*
+ * A service's data: the tree pinned, not /, and 1 to SANDBOX_MAXDATA
+ * paths inside it as a manifest names them, none leaving it.
+ */
+START_TEST(test_data)
+{
+	static char	*dotdot[] = { "db/../../etc", NULL };
+	static char	*abs[] = { "db", "/etc", NULL };
+	static char	*git[] = { ".git/hooks", NULL };
+	static char	*dot[] = { "./db", NULL };
+	static char	*trail[] = { "db/", NULL };
+	static char	*none[] = { NULL };
+	static char	*many[] = { "a", "b", "c", "d", "e", "f", "g", "h",
+			    "i", NULL };
+	static char	 longp[PATH_MAX];
+	static char	*toolong[] = { longp, NULL };
+	unsigned char	*w;
+	size_t		 len;
+
+	spec.data_root = "/";
+	w = encode(&len);
+	refused(w, len, "data_root: may not be /");
+	free(w);
+	setup();
+	spec.data_root = "attempts/a/tree";
+	w = encode(&len);
+	refused(w, len, "data_root: not an absolute path");
+	free(w);
+	setup();
+	spec.data_ino = 0;
+	w = encode(&len);
+	refused(w, len, "data_ino: the tree is not pinned");
+	free(w);
+	setup();
+	spec.data = dotdot;
+	w = encode(&len);
+	refused(w, len, "data[0]: an empty, \".\" or \"..\" component");
+	free(w);
+	setup();
+	spec.data = abs;
+	w = encode(&len);
+	refused(w, len, "data[1]: not a relative path inside the tree");
+	free(w);
+	setup();
+	spec.data = git;
+	w = encode(&len);
+	refused(w, len, "data[0]: inside .git");
+	free(w);
+	setup();
+	spec.data = dot;
+	w = encode(&len);
+	refused(w, len, "data[0]: an empty");
+	free(w);
+	setup();
+	spec.data = trail;
+	w = encode(&len);
+	refused(w, len, "data[0]: ends with '/'");
+	free(w);
+	setup();
+	spec.data = none;
+	w = encode(&len);
+	refused(w, len, "data: none given");
+	free(w);
+	setup();
+	spec.data = many;
+	w = encode(&len);
+	refused(w, len, "data: 9 entries, more than 8");
+	free(w);
+	setup();
+	/* Fits a path alone, not below the tree. */
+	memset(longp, 'x', PATH_MAX - 10);
+	longp[PATH_MAX - 10] = '\0';
+	spec.data = toolong;
+	w = encode(&len);
+	refused(w, len, "data[0]: too long below data_root");
 	free(w);
 }
 END_TEST
@@ -709,6 +802,7 @@ plan_suite(void)
 	tcase_add_test(tc, test_trailing);
 	tcase_add_test(tc, test_too_big);
 	tcase_add_test(tc, test_fields);
+	tcase_add_test(tc, test_data);
 	tcase_add_test(tc, test_header);
 	tcase_add_test(tc, test_counts);
 	tcase_add_test(tc, test_homefiles);
