@@ -195,7 +195,8 @@ struct plan {
 	int		  prepared;
 	int		 *bindfd;		/* nbinds detached mounts */
 	int		  treefd;
-	int		 *datafd;		/* one for each spec->data */
+	/* Not on the wire either: spec->data's, as detached mounts. */
+	int		  datafd[SANDBOX_MAXDATA];
 };
 
 /* What the waiter of factoryctl shell needs. */

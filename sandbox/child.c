@@ -27,6 +27,7 @@
 #include <linux/mount.h>
 #include <linux/nsfs.h>
 #include <linux/netlink.h>
+#include <linux/openat2.h>
 #include <linux/rtnetlink.h>
 #include <linux/seccomp.h>
 
@@ -48,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "beneath.h"
 #include "landlock.h"
 #include "sbx.h"
 
@@ -129,9 +131,51 @@ sbx_mkdirs(const char *base, const char *rel)
 	return (0);
 }
 
+static const char *sbx_data_path(struct plan *, int, char *);
+
 /*
- * A tmpfs over dir that keeps the way to the tree open: the tree is
- * bound back last, over a directory made here before it goes read-only.
+ * The mount points of a service's data below dir, a fresh tmpfs: a
+ * directory, or an empty file for a file.
+ */
+static void
+sbx_cover_data(struct plan *pl, const char *dir)
+{
+	const struct sandbox_spec *spec = pl->spec;
+	struct stat	 st;
+	char		 path[PATH_MAX], *slash;
+	const char	*rel;
+	int		 i, fd;
+
+	for (i = 0; spec != NULL && spec->data_root != NULL &&
+	    spec->data[i] != NULL; i++) {
+		if ((rel = plan_below(sbx_data_path(pl, i, path), dir)) ==
+		    NULL)
+			continue;
+		if (fstat(pl->datafd[i], &st) == -1)
+			plan_fail(pl->errfd, "fstat data %s:", spec->data[i]);
+		if (S_ISDIR(st.st_mode)) {
+			if (sbx_mkdirs(dir, rel) == -1)
+				plan_fail(pl->errfd, "mkdir %s below %s:", rel,
+				    dir);
+			continue;
+		}
+		slash = strrchr(path, '/');
+		*slash = '\0';
+		if (strcmp(path, dir) != 0 &&
+		    sbx_mkdirs(dir, plan_below(path, dir)) == -1)
+			plan_fail(pl->errfd, "mkdir %s below %s:", path, dir);
+		*slash = '/';
+		if ((fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW |
+		    O_CLOEXEC, 0444)) == -1)
+			plan_fail(pl->errfd, "create %s:", path);
+		close(fd);
+	}
+}
+
+/*
+ * A tmpfs over dir that keeps the way to the tree (and a service's
+ * data) open: they are bound back last, over mount points made here
+ * before it goes read-only.
  */
 static void
 sbx_cover(struct plan *pl, const char *dir, unsigned long flags,
@@ -144,6 +188,7 @@ sbx_cover(struct plan *pl, const char *dir, unsigned long flags,
 	if ((rel = plan_below(pl->tree, dir)) != NULL &&
 	    sbx_mkdirs(dir, rel) == -1)
 		plan_fail(pl->errfd, "mkdir %s below %s:", rel, dir);
+	sbx_cover_data(pl, dir);
 	if (ro && mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
 	    flags, NULL) == -1)
 		plan_fail(pl->errfd, "remount %s read-only:", dir);
@@ -514,7 +559,96 @@ sbx_take_root(struct plan *pl, int *rootfd, char (*link)[PATH_MAX])
 	}
 }
 
-/* The attempt's own: the binds and the tree. */
+/*
+ * One path of a service's data, below rootfd: the tree of the run it
+ * serves, whose content that run's agent wrote.  A link in it may
+ * lead anywhere below the tree, never out of it (RESOLVE_BENEATH; no
+ * /proc magic link); where openat2(2) is refused, no link at all is
+ * followed (open_beneath's walk).  A directory or a regular file only.
+ */
+static int
+sbx_data_open(struct plan *pl, int rootfd, const char *rel)
+{
+	struct open_how	 how;
+	struct stat	 st;
+	int		 fd;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_CLOEXEC;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+	fd = (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
+	if (fd == -1 && errno == ENOSYS)
+		fd = open_beneath(rootfd, rel, O_PATH);
+	if (fd == -1 && errno == EXDEV)
+		plan_fail(pl->errfd, "data %s: leaves the tree", rel);
+	if (fd == -1)
+		plan_fail(pl->errfd, "data %s:", rel);
+	if (fstat(fd, &st) == -1)
+		plan_fail(pl->errfd, "data %s:", rel);
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+		plan_fail(pl->errfd, "data %s: not a directory or a regular "
+		    "file", rel);
+	return (fd);
+}
+
+/*
+ * A service's data (spec->data), each a detached copy of what its path
+ * names below the tree of the run it serves, read-only, nosuid, nodev
+ * and noexec.  That tree is taken as the directory the parent pinned,
+ * never through a link put in its place.
+ */
+static void
+sbx_take_data(struct plan *pl)
+{
+	const struct sandbox_spec *spec = pl->spec;
+	struct mount_attr	 ma = { .attr_set = MOUNT_ATTR_RDONLY |
+				     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+				     MOUNT_ATTR_NOEXEC };
+	struct stat		 st;
+	int			 rootfd, fd, i;
+
+	if (spec->data_root == NULL)
+		return;
+	if ((rootfd = open(spec->data_root, O_PATH | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) == -1)
+		plan_fail(pl->errfd, "data %s:", spec->data_root);
+	if (fstat(rootfd, &st) == -1 ||
+	    (uint64_t)st.st_dev != spec->data_dev ||
+	    (uint64_t)st.st_ino != spec->data_ino)
+		plan_fail(pl->errfd, "data %s: not the tree of the run it "
+		    "serves", spec->data_root);
+	for (i = 0; spec->data[i] != NULL; i++) {
+		fd = sbx_data_open(pl, rootfd, spec->data[i]);
+		pl->datafd[i] = (int)syscall(SYS_open_tree, fd, "",
+		    AT_EMPTY_PATH | OPEN_TREE_CLONE | AT_RECURSIVE |
+		    OPEN_TREE_CLOEXEC);
+		if (pl->datafd[i] == -1)
+			plan_fail(pl->errfd, "open_tree data %s:",
+			    spec->data[i]);
+		close(fd);
+		if (syscall(SYS_mount_setattr, pl->datafd[i], "",
+		    AT_EMPTY_PATH | AT_RECURSIVE, &ma, sizeof(ma)) == -1)
+			plan_fail(pl->errfd, "mount_setattr data %s:",
+			    spec->data[i]);
+	}
+	close(rootfd);
+}
+
+/* data_root/PATH of the service's data path i, in buf of PATH_MAX. */
+static const char *
+sbx_data_path(struct plan *pl, int i, char *buf)
+{
+	if ((size_t)snprintf(buf, PATH_MAX, "%s/%s", pl->spec->data_root,
+	    pl->spec->data[i]) >= PATH_MAX)
+		plan_fail(pl->errfd, "data %s: path too long",
+		    pl->spec->data[i]);
+	return (buf);
+}
+
+/*
+ * The attempt's own: the binds, the tree, and a service's data (into
+ * pl->datafd).
+ */
 void
 sbx_take_plan(struct plan *pl, int *bindfd, int *treefd)
 {
@@ -527,6 +661,7 @@ sbx_take_plan(struct plan *pl, int *bindfd, int *treefd)
 		    (pl->bexec[i] ? 0 : MOUNT_ATTR_NOEXEC), 0);
 	*treefd = sbx_clone(pl, pl->tree, MOUNT_ATTR_NOSUID |
 	    MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 1);
+	sbx_take_data(pl);
 }
 
 /*
@@ -716,6 +851,7 @@ static void
 sbx_view_finish(struct plan *pl, int *bindfd, int treefd)
 {
 	const char	*rel;
+	char		 path[PATH_MAX];
 	int		 i;
 
 	/* The way to a tree below /run, made before it is read-only. */
@@ -739,6 +875,10 @@ sbx_view_finish(struct plan *pl, int *bindfd, int treefd)
 			sbx_attach(pl, bindfd[i], pl->binds[i]);
 	sbx_hide(pl, 0);
 	sbx_attach(pl, treefd, pl->tree);
+	/* A service's data, at its paths in the tree of the run it serves. */
+	for (i = 0; pl->spec->data_root != NULL && pl->spec->data[i] != NULL;
+	    i++)
+		sbx_attach(pl, pl->datafd[i], sbx_data_path(pl, i, path));
 	for (i = 0; i < pl->nbinds; i++)
 		if (!pl->bexec[i])
 			sbx_attach(pl, bindfd[i], pl->binds[i]);
@@ -799,7 +939,9 @@ sbx_mounts(struct plan *pl)
 	sbx_take_plan(pl, bindfd, &treefd);
 	{
 		struct stat	 devst[sizeof(sbx_devices) /
-				     sizeof(sbx_devices[0])];
+				     sizeof(sbx_devices[0])], st;
+		char		 path[PATH_MAX];
+		int		 i;
 
 		sbx_dev_stat(pl, devst);
 		sbx_imageroot(pl, imagefd);
@@ -811,6 +953,14 @@ sbx_mounts(struct plan *pl)
 			sbx_mkpoint(pl, "/etc/hosts", 0);
 		/* The tree's own path, made before / goes read-only. */
 		sbx_mkpoint(pl, pl->tree, 1);
+		for (i = 0; pl->spec->data_root != NULL &&
+		    pl->spec->data[i] != NULL; i++) {
+			if (fstat(pl->datafd[i], &st) == -1)
+				plan_fail(pl->errfd, "fstat data %s:",
+				    pl->spec->data[i]);
+			sbx_mkpoint(pl, sbx_data_path(pl, i, path),
+			    S_ISDIR(st.st_mode));
+		}
 		sbx_cover(pl, "/tmp", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		    SBX_TMPSIZE ",mode=1777", 0);
 		sbx_run(pl);

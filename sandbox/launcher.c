@@ -270,10 +270,11 @@ ready_cgfd(const int *fds, int n)
 /*
  * The attempt's part of the host's mounts, taken in the host's mount
  * namespace as it is now (the tree may have been mounted after this
- * launcher started): the binds and the tree, as detached mounts for
- * pid 1 to attach over the view built ahead (pl->prepared).  With an
- * image the view is built whole, by pid 1, from the host's mounts:
- * this process goes back to them, and the view built ahead goes.
+ * launcher started): the binds, the tree and a service's data, as
+ * detached mounts for pid 1 to attach over the view built ahead
+ * (pl->prepared).  With an image the view is built whole, by pid 1,
+ * from the host's mounts: this process goes back to them, and the view
+ * built ahead goes.
  */
 static void
 ready_take(struct plan *pl, int hostns, int prepns)

@@ -187,6 +187,44 @@ spawn_plan_pinned(struct plan *pl, char *err, size_t errlen)
 	return (0);
 }
 
+/*
+ * A service's data: its tree resolved (its path is the one the service
+ * sees), pinned, still the directory pinned; at most SANDBOX_MAXDATA
+ * paths, which the launcher resolves below it.
+ */
+static int
+spawn_plan_data(const struct sandbox_spec *spec, char *err, size_t errlen)
+{
+	struct stat	 st;
+	char		 real[PATH_MAX];
+	int		 n;
+
+	if (spec->data_root == NULL)
+		return (0);
+	for (n = 0; spec->data != NULL && spec->data[n] != NULL; n++)
+		;
+	if (n == 0 || n > SANDBOX_MAXDATA) {
+		snprintf(err, errlen, "data: %d paths, not 1 to %d", n,
+		    SANDBOX_MAXDATA);
+		return (-1);
+	}
+	if (spec->data_root[0] != '/' || realpath(spec->data_root, real) ==
+	    NULL || strcmp(real, spec->data_root) != 0 ||
+	    strcmp(real, "/") == 0) {
+		snprintf(err, errlen, "data %s: not a resolved absolute path "
+		    "other than /", spec->data_root);
+		return (-1);
+	}
+	if (spec->data_ino == 0 || lstat(real, &st) == -1 ||
+	    !S_ISDIR(st.st_mode) || (uint64_t)st.st_dev != spec->data_dev ||
+	    (uint64_t)st.st_ino != spec->data_ino) {
+		snprintf(err, errlen, "data %s: not the tree of the run it "
+		    "serves", spec->data_root);
+		return (-1);
+	}
+	return (0);
+}
+
 /* Resolve the tree and the masks while errors can still be returned. */
 int
 spawn_plan(struct plan *pl, const struct sandbox_spec *spec, char *err,
@@ -209,7 +247,8 @@ spawn_plan(struct plan *pl, const struct sandbox_spec *spec, char *err,
 		snprintf(err, errlen, "tree may not be /");
 		return (-1);
 	}
-	if (spawn_plan_pinned(pl, err, errlen) == -1)
+	if (spawn_plan_pinned(pl, err, errlen) == -1 ||
+	    spawn_plan_data(spec, err, errlen) == -1)
 		return (-1);
 	if (spec->image != NULL && spawn_plan_image(pl, spec->image, err,
 	    errlen) == -1)

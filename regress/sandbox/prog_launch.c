@@ -4,7 +4,7 @@
  * hands the launcher its descriptors as factoryd does (sbx.h) and a
  * plan, good or spoiled, then prints what came back.
  *
- *	prog_launch LAUNCHER MODE [ARG] TREE UID -- argv...
+ *	prog_launch LAUNCHER MODE [ARG] [ROOT REL] TREE UID -- argv...
  *
  * MODE good runs argv (no cgroups: an empty "G") and prints "exit N";
  * the others print "error: TEXT" from the error pipe, or "no error":
@@ -12,7 +12,10 @@
  * withfd (an fd attached to the plan), title (started for another
  * attempt), noplan (the socket closed at once), badid; pinned runs as
  * good with the tree pinned to its own device and inode, pinwrong
- * pins it to another inode and must be refused when the tree is taken.
+ * pins it to another inode and must be refused when the tree is taken;
+ * data runs as good with REL below ROOT as a service's data (ROOT
+ * pinned to itself, the plan unchecked by the parent's spawn_plan),
+ * datawrong with ROOT pinned to another inode.
  *
  * The ready modes start it as a launcher of the pool ("factory-sandbox
  * ready", no namespace of its own, one stray fd besides its two): it
@@ -663,7 +666,8 @@ main(int argc, char *argv[])
 	struct sandbox_spec	 spec;
 	struct plan		 pl;
 	struct stat		 tst;
-	const char		*mode;
+	const char		*mode, *droot = NULL;
+	char			*data[2] = { NULL, NULL };
 	unsigned char		*w, *c;
 	size_t			 len, n = 0;
 	char			 buf[1024], *largv[4], probe[1024];
@@ -679,6 +683,10 @@ main(int argc, char *argv[])
 	mode = argv[a++];
 	if (strcmp(mode, "cut") == 0)
 		n = strtoul(argv[a++], NULL, 10);
+	if (strcmp(mode, "data") == 0 || strcmp(mode, "datawrong") == 0) {
+		droot = argv[a++];
+		data[0] = argv[a++];
+	}
 	memset(&spec, 0, sizeof(spec));
 	memset(&pl, 0, sizeof(pl));
 	spec.id = strcmp(mode, "badid") == 0 ? "a/b" : "launch-1";
@@ -699,6 +707,17 @@ main(int argc, char *argv[])
 		spec.tree_ino = (uint64_t)tst.st_ino +
 		    (strcmp(mode, "pinwrong") == 0);
 		mode = strcmp(mode, "pinned") == 0 ? "good" : "pinwrong";
+	}
+	/* A service's data, below a root pinned to itself, or one off. */
+	if (droot != NULL) {
+		if (stat(droot, &tst) == -1)
+			err(2, "%s", droot);
+		spec.data_root = droot;
+		spec.data_dev = (uint64_t)tst.st_dev;
+		spec.data_ino = (uint64_t)tst.st_ino +
+		    (strcmp(mode, "datawrong") == 0);
+		spec.data = data;
+		mode = strcmp(mode, "data") == 0 ? "good" : "pinwrong";
 	}
 	if (sandbox_probe(probe, sizeof(probe)) == -1)
 		errx(2, "probe: %s", probe);

@@ -8,7 +8,8 @@
  *	    [-H hide]...
  *	    [-m mem] [-p pids]
  *	    [-c cpu_ms] [-f fsize] [-n nofile] [-w wall_s] [-l logfile]
- *	    [-x exec_allow]... [-R expose]... [-e VAR=value]... -- argv...
+ *	    [-x exec_allow]... [-R expose]... [-e VAR=value]...
+ *	    [-d data_root [-a data]...] -- argv...
  *
  * Exits 0 if the destroy succeeded, 1 if it did not, 2 if the spawn
  * failed, 3 on a usage error.  -P prints sandbox_probe's line, the
@@ -28,7 +29,9 @@
  * might.  -W FIRST[,MOVED] gives pid 1 a watchdog FIRST ms from now
  * (CLOCK_BOOTTIME), as a fleet claim's sandbox has, and once the spawn
  * returned moves it to MOVED ms from then; "watchdog" after the exit
- * if pid 1 said its watchdog ended the sandbox.
+ * if pid 1 said its watchdog ended the sandbox.  -d shows the agent
+ * the -a paths below data_root, as a service's data (pinned to what
+ * data_root is now).
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -270,9 +273,10 @@ main(int argc, char *argv[])
 	uint16_t		 bindp[4];
 	int			 nbindp = 0;
 	char			*hide[MAXLIST], *xa[MAXLIST], *env[MAXLIST];
-	char			*ex[MAXLIST];
+	char			*ex[MAXLIST], *data[MAXLIST];
 	char			 idbuf[64], msg[1024];
 	int			 nhide = 0, nxa = 0, nenv = 0, nex = 0, ch, st;
+	int			 ndata = 0;
 	int			 fresh = 0, launcher = 0, killone = 0;
 	int			 origin = 0, rmspares = 0, nino = 0;
 	ino_t			 inos[64];
@@ -288,18 +292,29 @@ main(int argc, char *argv[])
 	sbx_exec_resolve();
 	sandbox_set_forked(sbx_pid1_forked);
 	memset(&spec, 0, sizeof(spec));
-	hide[0] = xa[0] = env[0] = ex[0] = NULL;
+	hide[0] = xa[0] = env[0] = ex[0] = data[0] = NULL;
 	spec.logfd = STDOUT_FILENO;
 	snprintf(idbuf, sizeof(idbuf), "sbx-%ld", (long)getpid());
 	spec.id = idbuf;
 	while ((ch = getopt(argc, argv,
-	    "b:Cc:De:Ff:H:I:i:KL:l:m:n:p:PR:ST:t:u:W:w:x:")) != -1) {
+	    "a:b:Cc:Dd:e:Ff:H:I:i:KL:l:m:n:p:PR:ST:t:u:W:w:x:")) != -1) {
 		switch (ch) {
+		case 'a':
+			add(data, &ndata, optarg);
+			break;
 		case 'C':
 			origin = 1;
 			break;
 		case 'D':
 			rmspares = 1;
+			break;
+		case 'd':
+			/* A service's data: below this tree, pinned now. */
+			if (stat(optarg, &pst) == -1)
+				err(3, "%s", optarg);
+			spec.data_root = optarg;
+			spec.data_dev = (uint64_t)pst.st_dev;
+			spec.data_ino = (uint64_t)pst.st_ino;
 			break;
 		case 'c':
 			spec.cpu_ms = num(optarg);
@@ -406,6 +421,7 @@ main(int argc, char *argv[])
 	spec.hide = nhide > 0 ? hide : NULL;
 	spec.exec_allow = nxa > 0 ? xa : NULL;
 	spec.expose = nex > 0 ? ex : NULL;
+	spec.data = data;
 
 	/* As factoryd: the launcher started ahead, then handed the plan. */
 	if (launcher && !fresh && sandbox_pool_fill(killone ? 2 : 1) !=

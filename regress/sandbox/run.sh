@@ -203,6 +203,51 @@ else
 	notok pindir "rc $RC: $(echo $OUT)"
 fi
 rm -rf "$PIN" "$TREE2/pin.old"
+# A service's data: paths of the tree of the run it serves, read-only
+# (even a file any uid may write), nosuid, nodev, noexec at their
+# paths, that tree otherwise unseen; a link may go anywhere below it,
+# never out.  Below the hidden state directory, as in an attempt's, by
+# a launcher of the pool and by a fresh one.
+DR="$T/state/attempts/a1/run"
+mkdir -p "$DR/sub" && echo seeded >"$DR/seed.txt" &&
+    echo inner >"$DR/sub/inner.txt" && echo other >"$DR/other.txt" &&
+    ln -s sub/inner.txt "$DR/in-link" && ln -s /etc "$DR/etc" &&
+    ln -s .. "$DR/up" && ln -s /etc/passwd "$DR/sub/abs" &&
+    mkfifo "$DR/fifo" && chmod 666 "$DR/seed.txt" || exit 1
+DSH='cat "$0/seed.txt" "$0/in-link"; echo ls: $(ls "$0")
+for f in seed.txt sub/new; do (echo x >"$0/$f") 2>&1 | sed "s|.*: |$f: |"; done
+o=$(awk -v p="$0/seed.txt" '"'"'$5 == p {print $6}'"'"' /proc/self/mountinfo)
+case $o in ro,nosuid,nodev,noexec*) echo flags: ro nosuid nodev noexec;; esac'
+for how in pool fresh; do
+	F=; [ $how = fresh ] && F=-F
+	sbx data-$how $F -t "$TREE" -d "$DR" -a seed.txt -a sub -a in-link -- \
+	    /bin/sh -c "$DSH" "$DR"
+	expect "data ($how launcher): shown at its paths, links below kept" \
+	    seeded inner "ls: in-link seed.txt sub" \
+	    "seed.txt: Read-only file system" "sub/new: Read-only file system" \
+	    "flags: ro nosuid nodev noexec"
+done
+for rel in etc up sub/abs etc/passwd; do
+	sbx data-out -t "$TREE" -d "$DR" -a "$rel" -- \
+	    /bin/sh -c 'echo ran; cat /etc/passwd'
+	if [ "$RC" = 2 ] && printf '%s\n' "$OUT" | grep -qF \
+	    "data $rel: leaves the tree" &&
+	    ! printf '%s\n' "$OUT" | grep -qx ran; then
+		ok "data: $rel, a link out of the tree, is refused by name"
+	else
+		notok "data-out $rel" "rc $RC: $(echo $OUT)"
+	fi
+done
+for c in "nosuch|No such file or directory" \
+    "fifo|not a directory or a regular file"; do
+	sbx data-bad -t "$TREE" -d "$DR" -a "${c%%|*}" -- /bin/sh -c 'echo ran'
+	if [ "$RC" = 2 ] && printf '%s\n' "$OUT" | grep -qF \
+	    "data ${c%%|*}: ${c#*|}"; then
+		ok "data: ${c%%|*} is refused: ${c#*|}"
+	else
+		notok "data-bad ${c%%|*}" "rc $RC: $(echo $OUT)"
+	fi
+done
 sbx hardlink -t "$TREE" -- /bin/ln /etc/shadow "$TREE/hl"
 expect "hardlink of /etc/shadow refused" "exit 1"
 [ -e "$TREE/hl" ] && notok hardlink "link exists"
@@ -670,6 +715,33 @@ if printf '%s\n' "$OUT" | grep -qxF \
 else
 	notok launcher-pinwrong "$(echo $OUT)"
 fi
+# The launcher resolves a service's data itself, whatever the parent
+# checked: a root that is not the pinned one, ".." and a link out of
+# the tree are refused when the data is taken.
+OUT=$("$PL" "$LAUNCHER" data "$DR" seed.txt "$TREE" "$U" -- \
+    /bin/cat "$DR/seed.txt" 2>&1)
+if printf '%s\n' "$OUT" | grep -qx seeded &&
+    printf '%s\n' "$OUT" | grep -qx "exit 0"; then
+	ok "launcher: a service's data below its pinned tree is shown"
+else
+	notok launcher-data "$(echo $OUT)"
+fi
+while IFS='|' read -r m rel want; do
+	OUT=$("$PL" "$LAUNCHER" "$m" "$DR" "$rel" "$TREE" "$U" -- \
+	    /bin/sh -c 'echo ran' 2>&1)
+	if printf '%s\n' "$OUT" | grep -qxF "error: $want" &&
+	    ! printf '%s\n' "$OUT" | grep -qx ran; then
+		ok "launcher: data $m $rel refused"
+	else
+		notok "launcher-data $m $rel" "$(echo $OUT)"
+	fi
+done <<EOF
+datawrong|seed.txt|data $DR: not the tree of the run it serves
+data|../state|plan: data[0]: an empty, "." or ".." component
+data|sub/../../x|plan: data[0]: an empty, "." or ".." component
+data|up/a1|data up/a1: leaves the tree
+data|etc|data etc: leaves the tree
+EOF
 # A launcher of the pool, by hand: before its plan it holds its socket
 # and error pipe, the host's mount namespace and its own (5 and 6), the
 # agent's Landlock ruleset made ahead (7, sbx_confine_ahead) and
