@@ -696,7 +696,14 @@ attempt_start_agent(struct attempt *a)
 			return;		/* attempt_setup_done() goes on */
 		}
 	}
-	/* Its services, ready, before its tree and its sandbox. */
+	/*
+	 * Its tree (mounted once: again a no-op), then its services,
+	 * which may be shown paths of it, ready before its sandbox.
+	 */
+	if (attempt_mount_tree(a, err, sizeof(err)) == -1) {
+		attempt_fail(a, "failed", "%s", err);
+		return;
+	}
 	switch (service_ready(a, 0, err, sizeof(err))) {
 	case -1:
 		attempt_fail(a, "failed", "services: %s", err);
@@ -706,10 +713,6 @@ attempt_start_agent(struct attempt *a)
 	}
 	if (a->m->nservices > 0)
 		attempt_part_time(a, PART_SERVICES, service_ready_ms(a));
-	if (attempt_mount_tree(a, err, sizeof(err)) == -1) {
-		attempt_fail(a, "failed", "%s", err);
-		return;
-	}
 	if (attempt_env_check(a, err, sizeof(err)) == -1) {
 		attempt_fail(a, "failed", "environment: %s", err);
 		return;

@@ -7,7 +7,10 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
+
+#include <linux/magic.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +31,9 @@
 #define RUN_PATH	"PATH=/usr/local/bin:/usr/bin:/bin"
 #define RUN_HOME	"HOME=/tmp"
 #define RUN_MAXHIDE	64
+#define RUN_TREEVAR	"FACTORY_TREE="
+
+_Static_assert(SERVICE_DATA <= SANDBOX_MAXDATA, "a service's data in a plan");
 
 static struct run	*runs[256];
 
@@ -213,7 +219,7 @@ run_objects(const struct manifest *m, char *path, size_t len)
  * read.
  */
 static char **
-run_env(char * const *menv, char * const *gw)
+run_env(char * const *menv, char * const *gw, char *tree)
 {
 	char	**e;
 	size_t	 n = 0, i, ng = 0;
@@ -222,7 +228,7 @@ run_env(char * const *menv, char * const *gw)
 		n++;
 	while (gw != NULL && gw[ng] != NULL)
 		ng++;
-	if ((e = calloc(ng + n + 3, sizeof(*e))) == NULL)
+	if ((e = calloc(ng + n + 4, sizeof(*e))) == NULL)
 		return (NULL);
 	for (i = 0; i < ng; i++)
 		e[i] = gw[i];
@@ -231,8 +237,20 @@ run_env(char * const *menv, char * const *gw)
 	n += ng;
 	e[n++] = RUN_HOME;
 	e[n++] = RUN_PATH;
+	if (tree != NULL)
+		e[n++] = tree;	/* a service's FACTORY_TREE */
 	e[n] = NULL;
 	return (e);
+}
+
+/* "service NAME: " before what err says. */
+static void
+run_errname(const char *name, char *err, size_t errlen)
+{
+	char	 why[512];
+
+	strlcpy(why, err, sizeof(why));
+	snprintf(err, errlen, "service %s: %s", name, why);
 }
 
 /*
@@ -271,12 +289,56 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
 }
 
 /*
- * A service's part of the spec: its argv and uid, no repository, its
- * own ports to bind and its ready command.
+ * The tree of the run a service serves, which its data is taken from:
+ * the agent's (DIR/tree) or the validation run's (verify DIR/checkout).
+ * The owner of DIR (the worker, the verifier) may rename the overlay
+ * the parent mounted there, from a mount namespace of its own, and put
+ * a directory in its place: the path must be that overlay, whose
+ * device and inode then pin it for the launcher.  Its resolved path
+ * into var, as "FACTORY_TREE=PATH".
  */
-static void
+static int
+run_data_root(struct attempt *a, int validation, struct sandbox_spec *spec,
+    char *var, size_t varlen, char *err, size_t errlen)
+{
+	const char	*dir = validation ? a->vdir : a->dir;
+	const char	*name = validation ? "checkout" : "tree";
+	const char	*root = var + strlen(RUN_TREEVAR);
+	struct statfs	 sfs;
+	struct stat	 st, dst;
+	char		 real[PATH_MAX];
+
+	if (realpath(dir, real) == NULL || stat(real, &dst) == -1) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return (-1);
+	}
+	if ((size_t)snprintf(var, varlen, RUN_TREEVAR "%s/%s", real, name) >=
+	    varlen) {
+		snprintf(err, errlen, "%s: path too long", dir);
+		return (-1);
+	}
+	if (lstat(root, &st) == -1 || !S_ISDIR(st.st_mode) ||
+	    st.st_dev == dst.st_dev || statfs(root, &sfs) == -1 ||
+	    sfs.f_type != OVERLAYFS_SUPER_MAGIC) {
+		snprintf(err, errlen, "data: %s is not the tree mounted for "
+		    "it", root);
+		return (-1);
+	}
+	spec->data_root = root;
+	spec->data_dev = (uint64_t)st.st_dev;
+	spec->data_ino = (uint64_t)st.st_ino;
+	return (0);
+}
+
+/*
+ * A service's part of the spec: its argv and uid, no repository, its
+ * own ports to bind and its ready command; its data, below the tree of
+ * the run it serves, with that tree's path in var (run_data_root).
+ */
+static int
 run_service_spec(struct attempt *a, const struct run_with *w,
-    struct sandbox_spec *spec)
+    struct sandbox_spec *spec, char *var, size_t varlen, char *err,
+    size_t errlen)
 {
 	const struct manifest_service	*sv = &a->m->services[w->service];
 
@@ -288,6 +350,11 @@ run_service_spec(struct attempt *a, const struct run_with *w,
 	spec->bind = sv->ports;
 	spec->nbind = sv->nports;
 	spec->ready = sv->ready;
+	if (sv->data == NULL || sv->data[0] == NULL)
+		return (0);
+	spec->data = sv->data;
+	return (run_data_root(a, w->validation, spec, var, varlen, err,
+	    errlen));
 }
 
 /*
@@ -312,6 +379,7 @@ run_start_with(struct attempt *a, const struct run_with *w, const char *tree,
 	char			*hide[RUN_MAXHIDE], logpath[PATH_MAX];
 	char			 objects[PATH_MAX], *expose[2];
 	char			 image[PATH_MAX];
+	char			 treevar[sizeof(RUN_TREEVAR) + PATH_MAX];
 	char			 id[ATTEMPT_ID_MAX + 4];
 	char			**envp;
 	int			 p[2], i;
@@ -403,8 +471,11 @@ run_start_with(struct attempt *a, const struct run_with *w, const char *tree,
 		spec.connect = w->ports;
 		spec.nconnect = w->nports;
 	}
-	if (sv != NULL)
-		run_service_spec(a, w, &spec);
+	if (sv != NULL && run_service_spec(a, w, &spec, treevar,
+	    sizeof(treevar), err, errlen) == -1) {
+		close(p[1]);
+		goto fail;
+	}
 	/* The agent's own preview port: the one it may listen on. */
 	if (kind == RUN_AGENT && a->m->preview.enabled &&
 	    a->m->preview.service == PREVIEW_AGENT) {
@@ -438,7 +509,8 @@ run_start_with(struct attempt *a, const struct run_with *w, const char *tree,
 		goto fail;
 	}
 	if ((envp = run_env(sv != NULL ? sv->env : su != NULL ? su->env :
-	    a->m->env, gateway_env(r->gateway))) == NULL) {
+	    a->m->env, gateway_env(r->gateway), spec.data_root != NULL ?
+	    treevar : NULL)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		close(p[1]);
 		goto fail;
@@ -481,6 +553,9 @@ run_start_with(struct attempt *a, const struct run_with *w, const char *tree,
 	}
 	return (r);
  fail:
+	/* Which service: the set's failure names it (service.c). */
+	if (sv != NULL)
+		run_errname(sv->name, err, errlen);
 	free(envp);
 	gateway_free(r->gateway);
 	egress_free(r->egress);

@@ -6,7 +6,9 @@
 # the agent runs fails it; the validation run's services are fresh,
 # not the agent's; another attempt cannot reach a service; a service
 # binds only its own ports; its log is kept apart; one may be
-# restarted; services take their memory from the attempt's.
+# restarted; services take their memory from the attempt's; a service
+# is shown the paths of the run's tree its data: names, read-only, and
+# no link out of that tree.
 #
 # Uids: roles 73001-73007, attempts 73010-73049.
 
@@ -273,6 +275,58 @@ write_manifest "$T/over.yaml" true true "services:
     ports: [7010]"
 check "I: services that take all of limits.memory are refused" \
     refused_with "$T/over.yaml" "leaves the agent less than 4194304 of limits.memory"
+
+# J: a service seeded with paths of the run's tree (data:), read-only,
+# at their paths there ($FACTORY_TREE): the agent's sees the tree the
+# agent starts from, the validation's the tree with the agent's change.
+peek_service() {	# data
+	cat <<'SVC'
+  peek:
+    run: ["/bin/sh", "-c", "echo seen: $(cat $FACTORY_TREE/README.md); echo ls: $(ls $FACTORY_TREE); echo x >$FACTORY_TREE/README.md; exec sleep 600"]
+    ready: ["/bin/true"]
+    ports: [7010]
+SVC
+	echo "    data: [$1]"
+}
+write_manifest "$T/seed.yaml" "sleep 1; echo agent >README.md" \
+    'test "$(cat README.md)" = agent' "services:
+$(peek_service "README.md, src")"
+id=$(submit_wait "$T/seed.yaml" 120) || fail "J: no end"
+check "J: seeded from the tree: published" \
+    test "$(field "$id" state)" = published
+check "J: the agent's service read the tree's file at its path" \
+    logs_have 'seen: hello' -s peek "$id"
+check "J: it is shown its data paths of the tree and nothing else" \
+    logs_have 'ls: README.md src$' -s peek "$id"
+check "J: a write to its data fails: read-only" \
+    logs_have 'README.md: Read-only file system' -s peek "$id"
+check "J: the validation's service reads the agent's change" \
+    logs_have 'seen: agent' -v -s peek "$id"
+
+# K: a data path that does not exist, or that is a link out of the
+# tree (to the host's /etc, in the baseline), fails the attempt naming
+# the service and the path; nothing of the host is shown.
+write_manifest "$T/nodata.yaml" true true "services:
+$(peek_service "nosuch.sql")"
+id=$(submit_wait "$T/nodata.yaml" 120) || fail "K: no end"
+check "K: a missing data path: failed" test "$(field "$id" state)" = failed
+check "K: the reason names the service and the path" \
+    reason_has "$id" "service peek: .*data nosuch.sql: No such file"
+ln -s /etc "$T/src/hostetc" && git -C "$T/src" checkout -qb withlink &&
+    git -C "$T/src" add hostetc && git -C "$T/src" -c user.name=test \
+    -c user.email=test@localhost commit -qm "a link out" &&
+    git -C "$T/src" push -q "$T/demo.git" withlink || fail "K: branch"
+write_manifest "$T/escape.yaml" true true "services:
+$(peek_service "hostetc")"
+sed -i 's/^baseline: main$/baseline: withlink/' "$T/escape.yaml"
+id=$(submit_wait "$T/escape.yaml" 120) || fail "K: no end"
+check "K: a link out of the tree: failed" test "$(field "$id" state)" = failed
+check "K: the reason says it leaves the tree, naming service and path" \
+    reason_has "$id" "service peek: .*data hostetc: leaves the tree"
+check "K: the service never ran: nothing of /etc in its log" \
+    not logs_have 'seen:' -s peek "$id"
+check "K: no process of the attempt uids is left" \
+    test "$(range_procs 73010 73049)" -eq 0
 
 stop_factoryd
 regress_done
