@@ -227,6 +227,14 @@ for how in pool fresh; do
 	    "seed.txt: Read-only file system" "sub/new: Read-only file system" \
 	    "flags: ro nosuid nodev noexec"
 done
+# Below /tmp, in a hidden directory: a fresh launcher makes the mount
+# points in each tmpfs that covers the data, /tmp's and the mask's.
+DR2="$TT/state/attempts/a2/run"
+mkdir -p "$DR2/sub" && echo seeded >"$DR2/seed.txt" &&
+    echo inner >"$DR2/sub/inner.txt" || exit 1
+sbx data-tmp -F -t "$TREE2" -d "$DR2" -a seed.txt -a sub -- \
+    /bin/sh -c 'cat "$0/seed.txt" "$0/sub/inner.txt"' "$DR2"
+expect "data below /tmp and a mask (fresh launcher): shown" seeded inner
 for rel in etc up sub/abs etc/passwd; do
 	sbx data-out -t "$TREE" -d "$DR" -a "$rel" -- \
 	    /bin/sh -c 'echo ran; cat /etc/passwd'

@@ -282,7 +282,7 @@ check "I: services that take all of limits.memory are refused" \
 peek_service() {	# data
 	cat <<'SVC'
   peek:
-    run: ["/bin/sh", "-c", "echo seen: $(cat $FACTORY_TREE/README.md); echo ls: $(ls $FACTORY_TREE); echo x >$FACTORY_TREE/README.md; exec sleep 600"]
+    run: ["/bin/sh", "-c", "echo root: ${FACTORY_TREE##*/}; echo seen: $(cat $FACTORY_TREE/README.md); echo ls: $(ls $FACTORY_TREE); echo x >$FACTORY_TREE/README.md; exec sleep 600"]
     ready: ["/bin/true"]
     ports: [7010]
 SVC
@@ -302,6 +302,9 @@ check "J: a write to its data fails: read-only" \
     logs_have 'README.md: Read-only file system' -s peek "$id"
 check "J: the validation's service reads the agent's change" \
     logs_have 'seen: agent' -v -s peek "$id"
+check "H: FACTORY_TREE: the agent's tree, then the validation's" \
+    eval "logs_have 'root: tree' -s peek $id &&
+    logs_have 'root: checkout' -v -s peek $id"
 
 # K: a data path that does not exist, or that is a link out of the
 # tree (to the host's /etc, in the baseline), fails the attempt naming
