@@ -696,10 +696,7 @@ attempt_start_agent(struct attempt *a)
 			return;		/* attempt_setup_done() goes on */
 		}
 	}
-	/*
-	 * Its tree (mounted once: again a no-op), then its services,
-	 * which may be shown paths of it, ready before its sandbox.
-	 */
+	/* Its tree (once), then its services, which may be shown it. */
 	if (attempt_mount_tree(a, err, sizeof(err)) == -1) {
 		attempt_fail(a, "failed", "%s", err);
 		return;
