@@ -91,7 +91,7 @@ for mode in native fallback; do
 	line=$(grep "sandbox: .*; kernel: " "$T/log.$mode")
 	if [ $mode = native ]; then
 		check "$mode: the start-up line names every feature, all used" \
-		    sh -c "echo '$line' | grep -q 'kernel: .*mount_setattr, clone3, clone-into-cgroup, landlock, .*memfd-noexec, .*openat2.*, cgroup.kill, idmapped-mounts, overlay-detached\$' &&
+		    sh -c "echo '$line' | grep -q 'kernel: .*mount_setattr, clone3, clone-into-cgroup, landlock, .*memfd-noexec, .*openat2.*, cgroup.kill, bind-rule, idmapped-mounts, overlay-detached\$' &&
 		    ! echo '$line' | grep -q 'replaced by'"
 	else
 		check "$mode: the start-up line names both replacements" \
