@@ -319,23 +319,6 @@ pem_encode(EVP_PKEY *key, size_t *lenp)
 }
 
 
-static int
-write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t	 n;
-
-	while (len > 0) {
-		if ((n = write(fd, buf, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return (-1);
-		}
-		buf += n;
-		len -= n;
-	}
-	return (0);
-}
-
 int
 ed25519_save_pem(EVP_PKEY *key, const char *path, int overwrite, char *err,
     size_t errlen)

@@ -172,3 +172,22 @@ tree_relpath(const char *s, size_t max, const char **why)
 	}
 	return (1);
 }
+
+/* All of buf to fd, a blocking one: 0, or -1 and errno. */
+int
+write_all(int fd, const void *buf, size_t len)
+{
+	const unsigned char	*p = buf;
+	ssize_t			 n;
+
+	while (len > 0) {
+		if ((n = write(fd, p, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return (-1);
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return (0);
+}

@@ -22,6 +22,7 @@ uint64_t mono_ms(void);
 uint64_t boot_ms(void);
 /* [A-Za-z0-9._-], 1 to max bytes, not starting with '.' or '-'. */
 int	name_valid(const char *, size_t);
+int	write_all(int, const void *, size_t);
 /* A relative path inside a tree, as manifests name them; 0 and why if not. */
 int	tree_relpath(const char *, size_t, const char **);
 

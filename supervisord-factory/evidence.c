@@ -87,22 +87,6 @@ ev_type(const unsigned char *head, size_t n, int text)
 }
 
 
-static int
-ev_write(int out, const unsigned char *p, size_t n)
-{
-	ssize_t	 w;
-
-	while (n > 0) {
-		if ((w = write(out, p, n)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return (-1);
-		}
-		p += w;
-		n -= w;
-	}
-	return (0);
-}
 
 /*
  * The directory of a's evidence, made if need be, every component
@@ -333,7 +317,7 @@ evidence_data(struct ctl_conn *c, struct imsg *imsg)
 		up->nhead += k;
 	}
 	if (sha256_update(&up->ctx, buf + up->ntail, n) == -1 ||
-	    ev_write(up->fd, buf + up->ntail, n) == -1) {
+	    write_all(up->fd, buf + up->ntail, n) == -1) {
 		ev_refuse(up, "%s: %s: cannot store it: %s", up->id, up->name,
 		    strerror(errno));
 		return;
