@@ -107,19 +107,31 @@ br_program(const uint16_t *ports, int n, struct bpf_insn *insn)
 	return (k);
 }
 
-/* The program for one family's hook, loaded: its fd, or -1 and errno. */
+/*
+ * The program for one family's hook, loaded: its fd, or -1 and errno.
+ * The verifier gives up with EAGAIN when a signal is pending, as one
+ * of factoryd's often is (SIGCHLD): that is tried again, a few times.
+ * Seen on Debian 12's 6.1 under systemd (make check-host).
+ */
+#define BR_LOAD_TRIES	8
+
 static int
 br_load(const struct bpf_insn *insn, int n, enum bpf_attach_type type)
 {
 	union bpf_attr	 attr;
+	int		 fd, tries = 0;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_CGROUP_SOCK_ADDR;
-	attr.expected_attach_type = type;
-	attr.insns = (uint64_t)(uintptr_t)insn;
-	attr.insn_cnt = (uint32_t)n;
-	attr.license = (uint64_t)(uintptr_t)"BSD";
-	return (br_bpf(BPF_PROG_LOAD, &attr));
+	do {
+		memset(&attr, 0, sizeof(attr));
+		attr.prog_type = BPF_PROG_TYPE_CGROUP_SOCK_ADDR;
+		attr.expected_attach_type = type;
+		attr.insns = (uint64_t)(uintptr_t)insn;
+		attr.insn_cnt = (uint32_t)n;
+		attr.license = (uint64_t)(uintptr_t)"BSD";
+		fd = br_bpf(BPF_PROG_LOAD, &attr);
+	} while (fd == -1 && (errno == EAGAIN || errno == EINTR) &&
+	    ++tries < BR_LOAD_TRIES);
+	return (fd);
 }
 
 /*
