@@ -334,6 +334,26 @@ for t in "mem:a memory bomb" "memchild:a memory bomb in the agent's child" \
 	check "the unit survives $name" daemon_up
 done
 
+# --- listening is granted, not ambient: an agent's TCP bind to a port
+# its plan does not name is refused, by Landlock's TCP rule (EACCES,
+# 6.7 and later) or, where the kernel has none (6.1), by the sandbox
+# cgroup's bind program (EPERM).  The agent publishes only if refused.
+bindprog='socket(S, PF_INET, SOCK_STREAM, 0) or exit 5; exit 3 if bind(S, pack_sockaddr_in(7001, INADDR_LOOPBACK)); exit((($!+0) == 1 || ($!+0) == 13) ? 0 : 4)'
+manifest bind.yaml "[\"/bin/sh\", \"-c\", \"/usr/bin/perl -MSocket -e '$bindprog' && echo world >greeting\"]" \
+    '{wall: 3m, cpu: 2m, memory: 256M, pids: 32}'
+if daemon_up >/dev/null 2>&1; then
+	id=$(attempt bind.yaml bind.out)
+	st=$(sed -n 's/^state: //p' bind.out | tail -n 1)
+	if [ "$st" = published ]; then
+		ok "an agent's TCP bind to a port not its plan's is refused"
+	else
+		notok "an agent's TCP bind to a port not its plan's is refused ($id $st)"
+		diag <bind.out; jtail 10
+	fi
+else
+	notok "an agent's TCP bind to a port not its plan's is refused (factoryd is not running)"
+fi
+
 # --- restart and stop: the daemon ends what it started, systemd
 # finds nothing left to kill.
 s=$(date +%s); sleep 1; s=$((s + 1))
