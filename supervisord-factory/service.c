@@ -261,6 +261,7 @@ service_dir(struct svcset *set, int i, char *path, size_t len,
 	struct svc	*s = &set->s[i];
 	struct stat	 st;
 	struct attempt	*a = set->a;
+	int		 made = 0;
 	const char	*base = set->validation ? a->vdir : a->dir;
 	const char	*name = a->m->services[i].name;
 	int		 bfd = -1, sfd = -1, fd = -1, rc = -1;
@@ -275,15 +276,18 @@ service_dir(struct svcset *set, int i, char *path, size_t len,
 	    (sfd = openat(bfd, "services", O_RDONLY | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC)) == -1 ||
 	    fchown(sfd, 0, 0) == -1 || fchmod(sfd, 0755) == -1 ||
-	    /* Made now, not found: nothing was put there for it. */
-	    (mkdirat(sfd, name, 0700) == -1 && (s->ino == 0 ||
-	    errno != EEXIST)) ||
+	    ((made = mkdirat(sfd, name, 0700)) == -1 && errno != EEXIST) ||
 	    (fd = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1 || fstat(fd, &st) == -1)
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-	/* Started again: the directory it had, and no other. */
-	else if (s->ino != 0 && ((uint64_t)st.st_dev != s->dev ||
-	    (uint64_t)st.st_ino != s->ino))
+	/*
+	 * Started again: the directory it had, and no other.  Found at
+	 * its first start: only one made for its uid before (an earlier
+	 * run of the attempt), which the owner of DIR cannot make.
+	 */
+	else if ((s->ino != 0 && ((uint64_t)st.st_dev != s->dev ||
+	    (uint64_t)st.st_ino != s->ino)) || (s->ino == 0 && made == -1 &&
+	    st.st_uid != service_uid(a, i, set->validation)))
 		snprintf(err, errlen, "%s: not the directory made for it",
 		    path);
 	else if (fchown(fd, service_uid(a, i, set->validation),
