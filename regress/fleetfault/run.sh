@@ -200,11 +200,17 @@ sampler() {
 		cgdirs 'a-2*' | while read -r d; do
 			grep -q '^populated 1' "$d/cgroup.events" || continue
 			grep -q '^frozen 1' "$d/cgroup.events" && continue
-			echo "${d##*/}"
-		done | sed 's/-v$//' | sort >"$T/sample"
-		sed 's/^/live /' "$T/sample"
-		uniq -d "$T/sample" | sed 's/^/double /'
-		echo tick
+			_i=${d##*/}
+			echo "${_i%-v} $d"
+		done | LC_ALL=C sort >"$T/sample"
+		awk '{ print "live " $1 }' "$T/sample"
+		# A double names both sightings: which hosts' instances,
+		# the agent's or the validation run's.
+		awk '$1 == last { d[$1] = d[$1] " " $2; n[$1]++ }
+		    $1 != last { d[$1] = $2; last = $1 }
+		    END { for (i in n) print "double " i " " d[i] }' \
+		    "$T/sample"
+		echo "tick $(date +%T.%N)"
 		sleep 0.25
 	done >"$T/samples"
 }
@@ -396,7 +402,7 @@ for h in h1 h2 h3; do
 done
 check "S: one branch" [ "$(branches "$S")" = 1 ]
 check "S: never two live sandboxes of it" \
-    sh -c "! grep -q '^double $S\$' '$T/samples'"
+    sh -c "! grep -q '^double $S ' '$T/samples'"
 
 # D: a crash after the claim committed, before h1 journaled it.
 stop_pid "$(pid_of h1)"
@@ -774,7 +780,16 @@ check "the sampler ran ($(grep -c '^tick' "$T/samples") samples)" \
 check "it saw live sandboxes ($(grep -c '^live' "$T/samples") sightings)" \
     [ "$(grep -c '^live' "$T/samples")" -gt 20 ]
 check "never two live sandboxes of one attempt" \
-    sh -c "! grep '^double' '$T/samples'"
+    sh -c "! grep -q '^double' '$T/samples'"
+# What a failure needs to be understood: each double, when, and what
+# the hosts logged of that attempt.
+awk '/^double/ { d = d $0 "\n" } /^tick/ && d != "" { printf "%s", d;
+    print "  at " $2; d = "" }' "$T/samples" | head -20 | sed 's/^/# /'
+for _i in $(awk '/^double/ { print $2 }' "$T/samples" | sort -u | head -3); do
+	for h in h1 h2 h3; do
+		grep -a "$_i" "$T/$h/log" | tail -12 | sed "s/^/# $h: /"
+	done
+done
 # Every published attempt: one branch on all the forges together, at
 # the commit its host pinned, and one pull request.
 onepub() {
