@@ -194,22 +194,44 @@ cgdirs() {	# glob of ids
 	done
 }
 # The sampler: every live (populated, not frozen) sandbox of every
-# fleet attempt; an id live twice at one sample is a double.
+# fleet attempt; an id live twice at one instant is a double.  One
+# sample reads the directories one after another, and under load that
+# takes long enough for an agent's run to end and its validation run
+# to begin between two reads: seen so, both were live, but not at
+# once.  A directory's sandbox is live once, from its spawn to its
+# end, so a sighting that is still live when read again after the
+# last sighting of that id was, was live at that one's instant: that
+# is a double.  Sightings that were not are kept as "near", not
+# counted.
+live() {	# dir
+	grep -q '^populated 1' "$1/cgroup.events" 2>/dev/null &&
+	    ! grep -q '^frozen 1' "$1/cgroup.events" 2>/dev/null
+}
 sampler() {
 	while :; do
 		cgdirs 'a-2*' | while read -r d; do
-			grep -q '^populated 1' "$d/cgroup.events" || continue
-			grep -q '^frozen 1' "$d/cgroup.events" && continue
+			live "$d" || continue
 			_i=${d##*/}
 			echo "${_i%-v} $d"
-		done | LC_ALL=C sort >"$T/sample"
+		done >"$T/sample"
 		awk '{ print "live " $1 }' "$T/sample"
-		# A double names both sightings: which hosts' instances,
-		# the agent's or the validation run's.
-		awk '$1 == last { d[$1] = d[$1] " " $2; n[$1]++ }
-		    $1 != last { d[$1] = $2; last = $1 }
-		    END { for (i in n) print "double " i " " d[i] }' \
-		    "$T/sample"
+		# Each id seen more than once, its sightings in the order
+		# they were read.
+		awk '{ s[$1] = ($1 in s) ? s[$1] " " $2 : $2; n[$1]++ }
+		    END { for (i in n) if (n[i] > 1) print i, s[i] }' \
+		    "$T/sample" | while read -r _i _paths; do
+			set -- $_paths
+			_both=""
+			while [ $# -gt 1 ]; do
+				live "$1" && _both="$_both $1"
+				shift
+			done
+			if [ -n "$_both" ]; then
+				echo "double $_i$_both $1"
+			else
+				echo "near $_i $_paths"
+			fi
+		done
 		echo "tick $(date +%T.%N)"
 		sleep 0.25
 	done >"$T/samples"
@@ -783,7 +805,7 @@ check "never two live sandboxes of one attempt" \
     sh -c "! grep -q '^double' '$T/samples'"
 # What a failure needs to be understood: each double, when, and what
 # the hosts logged of that attempt.
-awk '/^double/ { d = d $0 "\n" } /^tick/ && d != "" { printf "%s", d;
+awk '/^(double|near)/ { d = d $0 "\n" } /^tick/ && d != "" { printf "%s", d;
     print "  at " $2; d = "" }' "$T/samples" | head -20 | sed 's/^/# /'
 for _i in $(awk '/^double/ { print $2 }' "$T/samples" | sort -u | head -3); do
 	for h in h1 h2 h3; do
