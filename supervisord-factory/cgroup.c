@@ -309,7 +309,8 @@ cg_limit(const char *dir, const char *file, uint64_t v, char *err,
 /*
  * The TCP bind rule (bindrule.c) on the sandbox's cgroup2 directory,
  * with the limits: before pid 1 is let go.  Without cgroup2 there is
- * none to hold it (the cgroup-kill downgrade says so already).
+ * none to hold it, and the probe took the bind-rule downgrade for that
+ * (sandbox_probe_downgrade), or factoryd did not start.
  */
 static int
 cg_bindrule(struct sandbox *sb, const struct sandbox_spec *spec, char *err,

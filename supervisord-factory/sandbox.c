@@ -123,8 +123,14 @@ sandbox_probe_downgrade(uint32_t allowed, char *err, size_t errlen)
 		return (-1);
 	sandbox_feature("cgroup.kill", nokill ||
 	    sandbox_faked_missing("cgroup-kill") ? "downgraded" : NULL);
-	bindrule_off = bindrule_probe(br, sizeof(br)) == -1 ||
-	    sandbox_faked_missing("bind-rule");
+	/* The program is attached to cgroup2 only: none, no rule. */
+	if (probe_cgroup()->unified[0] == '\0') {
+		strlcpy(br, "no cgroup2 hierarchy to attach the cgroup bind "
+		    "program to", sizeof(br));
+		bindrule_off = 1;
+	} else
+		bindrule_off = bindrule_probe(br, sizeof(br)) == -1;
+	bindrule_off |= sandbox_faked_missing("bind-rule");
 	if (bindrule_off && probe_lacks(allowed, CONF_DG_BIND_RULE, br[0] !=
 	    '\0' && !sandbox_faked_missing("bind-rule") ? br :
 	    "cgroup bind programs (Linux 4.17, CONFIG_CGROUP_BPF): faked",

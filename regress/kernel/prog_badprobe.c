@@ -21,6 +21,7 @@
  *	cgbase		a delegated base with a ".." in it
  *	cgnotmount	the cgroup2 mount said to be /tmp, no cgroup mount
  *	cgmode		a cgroup layout no PROBE_CG_* names
+ *	cgnounified	hybrid v1 controllers and no cgroup2 mount at all
  *
  * Asked for the cgroups (a fifth argument), the rest of the answer is
  * the launcher's real cgroup probe (sandbox/cgprobe.c), its writes
@@ -67,6 +68,11 @@ badcg(const char *mode, const char *tag, struct probe_cgroup *pc)
 	}
 	if (strcmp(mode, "cgmode") == 0)
 		pc->mode = 7;
+	/* A host of v1 alone: no cgroup.kill, nothing to attach to. */
+	if (strcmp(mode, "cgnounified") == 0 && pc->mode == PROBE_CG_HYBRID) {
+		pc->unified[0] = '\0';
+		pc->nokill = 1;
+	}
 }
 
 int

@@ -59,6 +59,20 @@ for m in "none:field ok: truncated" "trailing:1 bytes left over" \
 	    sh -c "[ $rc = 78 ] && grep -q 'sandbox: factory-sandbox probe: .*${m#*:}' '$T/log.bad.$mode' && ! grep -q forged '$T/log.bad.$mode'"
 done
 
+# A host without a cgroup2 mount has no cgroup.kill and nothing to
+# attach the bind program to: the one downgrade is not the other.
+if [ -n "$(awk '$3 == "cgroup" { print; exit }' /proc/self/mounts)" ]; then
+	printf 'sandbox: {downgrade: [cgroup-kill]}\n' >>"$T/bad.conf"
+	FACTORY_TEST_NOFEATURE=cgnounified timeout 60 "$O/factoryd" -dk \
+	    -f "$T/bad.conf" 2>"$T/log.bad.nounified"
+	rc=$?
+	check "no cgroup2 mount, cgroup-kill allowed: factoryd stops at start (rc $rc), naming bind-rule" \
+	    sh -c "[ $rc != 0 ] && [ $rc != 124 ] && grep -q 'no cgroup2 hierarchy to attach the cgroup bind program to.*bind-rule' '$T/log.bad.nounified'"
+	sed -i '$d' "$T/bad.conf"
+else
+	ok "# SKIP no cgroup v1 controllers here: no host of v1 alone to fake"
+fi
+
 # The launcher's overlay probe failing: its line, as factoryd's own.
 FACTORY_TEST_NOFEATURE=ovlfail timeout 60 "$O/factoryd" -dk \
     -f "$T/bad.conf" 2>"$T/log.bad.ovlfail"
