@@ -24,9 +24,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <linux/magic.h>
 #include <linux/mount.h>
 
 #include <errno.h>
@@ -516,6 +518,39 @@ disk_overlay_mounted(const char *dir, const char *name)
 	    sizeof(tree))
 		return (0);
 	return (disk_mounted(tree));
+}
+
+/*
+ * The device of the overlay mounted on dir/name, taken through dir's
+ * descriptor, with no link below the state directory: what a later use
+ * of the path (a service's data) compares with, so that an overlay the
+ * owner of dir moved there from elsewhere is not taken for this one.
+ */
+int
+disk_overlay_dev(const char *dir, const char *name, uint64_t *devp,
+    char *err, size_t errlen)
+{
+	struct statfs	 sfs;
+	struct stat	 st, dst;
+	int		 dfd, fd = -1, ret = -1;
+
+	if ((dfd = disk_openroot(dir, err, errlen)) == -1)
+		return (-1);
+	if (fstat(dfd, &dst) == -1 || (fd = open_beneath(dfd, name,
+	    O_RDONLY | O_DIRECTORY)) == -1 || fstat(fd, &st) == -1 ||
+	    fstatfs(fd, &sfs) == -1)
+		snprintf(err, errlen, "%s/%s: %s", dir, name, strerror(errno));
+	else if (st.st_dev == dst.st_dev ||
+	    sfs.f_type != OVERLAYFS_SUPER_MAGIC)
+		snprintf(err, errlen, "%s/%s: no overlay mounted", dir, name);
+	else {
+		*devp = (uint64_t)st.st_dev;
+		ret = 0;
+	}
+	if (fd != -1)
+		close(fd);
+	close(dfd);
+	return (ret);
 }
 
 /* The overlay on dir/name alone, the disk under it kept. */

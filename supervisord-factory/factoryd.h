@@ -193,6 +193,9 @@ struct attempt {
 	json_t			*evidence;
 	char			 dir[PATH_MAX];
 	char			 vdir[PATH_MAX];
+	/* The overlays mounted on dir/tree, vdir/checkout: their st_dev. */
+	uint64_t		 tree_dev;
+	uint64_t		 checkout_dev;
 	uint64_t		 epoch;
 	int			 approved;
 	uid_t			 approver;
@@ -742,6 +745,7 @@ json_t	*preview_json(const struct attempt *);
 int	 preview_keep(struct attempt *, uint64_t, char *, size_t);
 void	 preview_kept_note(struct attempt *, uid_t);
 int	 preview_kept(const struct attempt *);
+void	 preview_unkeep(struct attempt *, uid_t);
 
 /* evidence.c: what an operator attached (factoryctl attach) */
 #define EVIDENCE_NAME_MAX	64		/* bytes of a name */
@@ -785,6 +789,8 @@ int	 disk_overlay(const char *, const char *, const char *, const char *,
 	    uid_t, gid_t, char *, size_t);
 json_t	*disk_overlay_facts(const char *, const char *, const char *);
 int	 disk_overlay_mounted(const char *, const char *);
+int	 disk_overlay_dev(const char *, const char *, uint64_t *, char *,
+	    size_t);
 int	 disk_overlay_unmount(const char *, const char *);
 int	 disk_chown_upper(const char *, uid_t, uid_t, char *, size_t);
 json_t	*disk_usage(const char *, uint64_t, int *);

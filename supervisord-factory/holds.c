@@ -193,7 +193,8 @@ attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
 		return (-1);
 	}
 	if (disk_overlay_mounted(a->dir, "tree"))
-		return (0);
+		return (disk_overlay_dev(a->dir, "tree", &a->tree_dev, err,
+		    errlen));
 	/* The worker made it: everything in it must be the worker's. */
 	snprintf(path, sizeof(path), "%s/upper", a->dir);
 	if (fs_chown_tree(path, env->conf->users[PROC_WORKER].uid, a->uid,
@@ -213,7 +214,8 @@ attempt_mount_tree(struct attempt *a, char *err, size_t errlen)
 		return (-1);
 	}
 	if (disk_overlay(lower, attempt_setup_lower(a, extra, sizeof(extra)),
-	    a->dir, "tree", a->uid, a->uid, err, errlen) == -1)
+	    a->dir, "tree", a->uid, a->uid, err, errlen) == -1 ||
+	    disk_overlay_dev(a->dir, "tree", &a->tree_dev, err, errlen) == -1)
 		return (-1);
 	crashpoint("parent:after-tree");
 	log_debug("%s: tree mounted in %d ms", a->id, (int)(now_ms() - t0));
@@ -295,8 +297,11 @@ attempt_mount_checkout(struct attempt *a, uid_t uid, char *err, size_t errlen)
 	if (fs_remove_tree(path) == -1 || fs_mkdir_owned(path, 0700, 0, 0) ==
 	    -1)
 		goto fail;
-	return (disk_overlay(lower, attempt_setup_lower(a, extra,
-	    sizeof(extra)), a->vdir, "checkout", uid, uid, err, errlen));
+	if (disk_overlay(lower, attempt_setup_lower(a, extra,
+	    sizeof(extra)), a->vdir, "checkout", uid, uid, err, errlen) == -1)
+		return (-1);
+	return (disk_overlay_dev(a->vdir, "checkout", &a->checkout_dev, err,
+	    errlen));
  fail:
 	snprintf(err, errlen, "%s: %s", path, strerror(errno));
 	return (-1);

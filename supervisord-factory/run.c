@@ -293,9 +293,11 @@ run_start(struct attempt *a, int kind, const char *tree, char *err,
  * the agent's (DIR/tree) or the validation run's (verify DIR/checkout).
  * The owner of DIR (the worker, the verifier) may rename the overlay
  * the parent mounted there, from a mount namespace of its own, and put
- * a directory in its place: the path must be that overlay, whose
- * device and inode then pin it for the launcher.  Its resolved path
- * into var, as "FACTORY_TREE=PATH".
+ * a directory in its place, or another attempt's overlay: the path
+ * must be the overlay mounted for this run (its device, recorded when
+ * it was mounted: disk_overlay_dev), whose device and inode then pin
+ * it for the launcher.  Its resolved path into var, as
+ * "FACTORY_TREE=PATH".
  */
 static int
 run_data_root(struct attempt *a, int validation, struct sandbox_spec *spec,
@@ -319,7 +321,8 @@ run_data_root(struct attempt *a, int validation, struct sandbox_spec *spec,
 	}
 	if (lstat(root, &st) == -1 || !S_ISDIR(st.st_mode) ||
 	    st.st_dev == dst.st_dev || statfs(root, &sfs) == -1 ||
-	    sfs.f_type != OVERLAYFS_SUPER_MAGIC) {
+	    sfs.f_type != OVERLAYFS_SUPER_MAGIC || (uint64_t)st.st_dev !=
+	    (validation ? a->checkout_dev : a->tree_dev)) {
 		snprintf(err, errlen, "data: %s is not the tree mounted for "
 		    "it", root);
 		return (-1);
