@@ -506,28 +506,29 @@ cmd_logs(int argc, char **argv)
 	}
 }
 
-static int
-simple_id(int argc, char **argv, uint32_t type, const char *cmd,
-    const char *verb)
+/*
+ * cancel ID: an attempt under way ends cancelled; one kept for review
+ * past its approval (approve -k) has its keep ended, nothing else.
+ */
+int
+cmd_cancel(int argc, char **argv)
 {
 	json_t	*o;
 
 	if (argc != 2)
-		ctl_usage(cmd);
-	if (ctl_simple(0, type, argv[1], strlen(argv[1]) + 1, &o) != 0)
+		ctl_usage("cancel");
+	if (ctl_simple(0, IMSG_CTL_CANCEL, argv[1], strlen(argv[1]) + 1,
+	    &o) != 0)
 		return (CTL_EXIT_REFUSED);
 	if (ctl_json)
 		ctl_print_json(o);
+	else if (json_is_true(json_object_get(o, "keep_ended")))
+		printf("%s: its keep for review ended; %s\n", ctl_vis(argv[1]),
+		    jstr(o, "state"));
 	else
-		printf("%s: %s\n", ctl_vis(argv[1]), verb);
+		printf("%s: cancelled\n", ctl_vis(argv[1]));
 	json_decref(o);
 	return (CTL_EXIT_OK);
-}
-
-int
-cmd_cancel(int argc, char **argv)
-{
-	return (simple_id(argc, argv, IMSG_CTL_CANCEL, "cancel", "cancelled"));
 }
 
 /*

@@ -997,6 +997,14 @@ ctl_cancel(struct ctl_conn *c, struct imsg *imsg)
 		reply_fail(c, "%s", err);
 		return;
 	}
+	/* Kept for review (approve -k): the keep ends, nothing else. */
+	if (preview_kept(a)) {
+		preview_unkeep(a, c->uid);
+		reply_obj(c, json_pack("{s:s, s:s, s:b}", "id", a->id, "state",
+		    attempt_state_name(a->outcome != AS_MAX ? a->outcome :
+		    a->state), "keep_ended", 1));
+		return;
+	}
 	if (attempt_terminal(a)) {
 		reply_fail(c, "%s is already %s", a->id,
 		    attempt_state_name(a->outcome));

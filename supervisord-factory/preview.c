@@ -233,6 +233,20 @@ preview_kept(const struct attempt *a)
 	    a->outcome != AS_FAILED && a->outcome != AS_CANCELLED);
 }
 
+/*
+ * factoryctl cancel of an attempt kept for review: the keep ends now,
+ * the preview and the services kept for it with it, and the teardown
+ * that waited goes on.  Its publication, or what it ended as, stands.
+ */
+void
+preview_unkeep(struct attempt *a, uid_t uid)
+{
+	log_info("%s: its keep for review ended by uid %u", a->id,
+	    (unsigned)uid);
+	a->keep_until = (uint64_t)time(NULL);
+	preview_ended(a);
+}
+
 /* How many previews are live, for the metrics. */
 static int
 preview_count(void)

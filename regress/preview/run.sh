@@ -417,6 +417,34 @@ check "its keep over: no process of the attempt uids is left" \
 check "approve -k of an attempt that is not verified is refused" \
     not ctl approve -k 1m "$KK"
 
+# A keep is ended early by cancel: the publication stands, the preview
+# and the services kept for it go, and the teardown that waited goes on.
+KC=$(ctl submit "$T/keep.yaml") || fail "submit KC"
+wait_state "$KC" verified 120 || fail "KC was not verified"
+ctl approve -k 1h "$KC" >/dev/null || fail "approve -k KC"
+wait_field "$KC" state published 120 || fail "KC did not publish"
+check "kept for an hour: not torn down" \
+    jq -en --argjson o "$(ctl -j show "$KC")" '$o.preview.live and
+    ($o.terminated | not)'
+URLKC=$(ctl preview "$KC") || fail "no preview URL for KC"
+get "$URLKC" -c "$T/jarKC" >/dev/null
+check "kept: the service's preview answers" \
+    sh -c "[ \"\$(curl -s --resolve $KC.$DOM:$PORT:127.0.0.1 -b '$T/jarKC' \
+    '$(site "$KC" /)')\" = hello-preview ]"
+OUTC=$(ctl cancel "$KC" 2>&1)
+check "cancel of a kept attempt ends its keep, says so ($OUTC)" \
+    sh -c "echo '$OUTC' | grep -q ': its keep for review ended; published\$'"
+check "its keep ended: torn down long before the hour" \
+    wait_terminated "$KC" 120
+check "its keep ended: still published" \
+    test "$(field "$KC" state)" = published
+check "its keep ended: the preview is gone" \
+    test "$(get "$(site "$KC" /)" -b "$T/jarKC")" = 404
+check "its keep ended: no process of the attempt uids is left" \
+    test "$(cat /proc/[0-9]*/status 2>/dev/null | awk '/^Uid:/ && $2 >= 73110 && $2 <= 73139' | wc -l)" -eq 0
+check "a second cancel is refused: it is published" \
+    not ctl cancel "$KC"
+
 # The evidence is in the receipts: a restart rebuilds what show lists.
 stop_factoryd
 start_factoryd "$T/factoryd.conf" "$T/log"
