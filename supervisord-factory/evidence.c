@@ -17,7 +17,9 @@
  * beside the journal that holds the receipts and, like it, kept after
  * the attempt ends.  An upload that would leave the state directory's
  * file system with less than EVIDENCE_RESERVE free is refused first:
- * the journal writes there.
+ * the journal writes there.  What the uploads in progress may still
+ * write counts as spent already, so that many at once, each of which
+ * would pass alone, cannot together eat into that reserve.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -41,6 +43,14 @@
 /* Free space the state directory keeps: the greater of these. */
 #define EVIDENCE_RESERVE	(256ULL << 20)
 #define EVIDENCE_RESERVE_PCT	5
+/*
+ * Uploads in progress at once, at most.  The rw socket's 64 connections
+ * would bound them too, but each upload holds a descriptor and, until
+ * it ends, EVIDENCE_MAX_BYTES of the state directory's free space (see
+ * ev_held): 64 would hold 512 MiB back from every other attach.  An
+ * operator attaches a screenshot or two at a time; 8 hold 64 MiB.
+ */
+#define EVIDENCE_UPLOADS	8
 
 /* An upload on its way: its connection's (ctl_conn upload). */
 struct ev_upload {
@@ -51,12 +61,23 @@ struct ev_upload {
 	struct sha256_ctx	 ctx;
 	int			 ctxlive;	/* ctx to be ended */
 	uint64_t		 bytes;
+	uint64_t		 held;		/* its part of ev_held */
 	unsigned char		 head[8];	/* the first bytes: its type */
 	size_t			 nhead;
 	unsigned char		 tail[4];	/* a character cut by a piece */
 	size_t			 ntail;
 	int			 text;		/* printable UTF-8 so far */
 };
+
+/*
+ * What the uploads in progress may still write, and how many they are.
+ * ATTACH announces no size (it names the attempt and the file, no
+ * more), so each upload holds EVIDENCE_MAX_BYTES less what it wrote,
+ * from its file's opening until the file is named or dropped: what it
+ * wrote is gone from the file system's free space already.
+ */
+static uint64_t	ev_held;
+static int	ev_uploads;
 
 /* The attachment of that name, already in a's receipts: 1, else 0. */
 static int
@@ -177,13 +198,20 @@ ev_may_attach(const struct attempt *a, const char *name, char *why,
 	return (0);
 }
 
-/* The upload's file (unnamed: it goes) and digest, if any. */
+/*
+ * The upload's file (unnamed: it goes) and digest, if any, and the
+ * free space it held for what it had still to write.
+ */
 static void
 ev_drop(struct ev_upload *up)
 {
-	if (up->fd != -1)
+	if (up->fd != -1) {
 		close(up->fd);
+		ev_held -= up->held;
+		ev_uploads--;
+	}
 	up->fd = -1;
+	up->held = 0;
 	if (up->ctxlive)
 		sha256_abort(&up->ctx);
 	up->ctxlive = 0;
@@ -207,27 +235,65 @@ ev_refuse(struct ev_upload *up, const char *fmt, ...)
 	ev_drop(up);
 }
 
-/* Would an upload leave the state directory less than its reserve? */
+/*
+ * The size and free bytes of dfd's file system: 0, or -1 with errno.
+ * A test build's file system of any size on demand: while the file the
+ * environment's FACTORY_TEST_EVIDENCE_DF names exists, its two numbers
+ * (bytes) are the size and the free bytes instead.
+ */
+static int
+ev_df(int dfd, uint64_t *total, uint64_t *avail)
+{
+	struct statvfs	 sv;
+#ifdef FACTORY_TESTBUILD
+	const char	*f = getenv("FACTORY_TEST_EVIDENCE_DF");
+	unsigned long long t, a;
+	FILE		*fp;
+	int		 n;
+
+	if (f != NULL && *f != '\0' && (fp = fopen(f, "re")) != NULL) {
+		n = fscanf(fp, "%llu %llu", &t, &a);
+		fclose(fp);
+		if (n != 2) {
+			errno = EINVAL;
+			return (-1);
+		}
+		*total = t;
+		*avail = a;
+		return (0);
+	}
+#endif
+	if (fstatvfs(dfd, &sv) == -1)
+		return (-1);
+	*total = (uint64_t)sv.f_blocks * sv.f_frsize;
+	*avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	return (0);
+}
+
+/*
+ * Would one more upload leave the state directory less than its
+ * reserve, with all those in progress written to their bound?
+ */
 static int
 ev_room(int dfd, char *why, size_t len)
 {
-	struct statvfs	 sv;
 	uint64_t	 total, avail, reserve;
 
-	if (fstatvfs(dfd, &sv) == -1) {
+	if (ev_df(dfd, &total, &avail) == -1) {
 		snprintf(why, len, "cannot look at the state directory: %s",
 		    strerror(errno));
 		return (-1);
 	}
-	total = (uint64_t)sv.f_blocks * sv.f_frsize;
-	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
 	reserve = total / 100 * EVIDENCE_RESERVE_PCT;
 	if (reserve < EVIDENCE_RESERVE)
 		reserve = EVIDENCE_RESERVE;
-	if (avail < reserve + EVIDENCE_MAX_BYTES) {
-		snprintf(why, len, "the state directory has %lluM free, and "
-		    "keeps %lluM for the journal", (unsigned long long)
-		    (avail >> 20), (unsigned long long)(reserve >> 20));
+	if (avail < ev_held ||
+	    avail - ev_held < reserve + EVIDENCE_MAX_BYTES) {
+		snprintf(why, len, "the state directory has %lluM free, %lluM "
+		    "of it held by %d uploads in progress, and keeps %lluM for "
+		    "the journal", (unsigned long long)(avail >> 20),
+		    (unsigned long long)(ev_held >> 20), ev_uploads,
+		    (unsigned long long)(reserve >> 20));
 		return (-1);
 	}
 	return (0);
@@ -269,6 +335,11 @@ evidence_begin(struct ctl_conn *c, struct imsg *imsg)
 	if (tenant_may_act(c, "attach", a, up->why, sizeof(up->why)) == -1 ||
 	    ev_may_attach(a, up->name, up->why, sizeof(up->why)) == -1)
 		return;
+	if (ev_uploads >= EVIDENCE_UPLOADS) {
+		ev_refuse(up, "%s: %s: %d uploads in progress, at most %d at "
+		    "once", up->id, up->name, ev_uploads, EVIDENCE_UPLOADS);
+		return;
+	}
 	if ((dfd = ev_dir(a, why, sizeof(why))) == -1 ||
 	    ev_room(dfd, why, sizeof(why)) == -1)
 		ev_refuse(up, "%s: %s: %s", up->id, up->name, why);
@@ -276,10 +347,17 @@ evidence_begin(struct ctl_conn *c, struct imsg *imsg)
 	    O_CLOEXEC, 0640)) == -1)
 		ev_refuse(up, "%s: %s: cannot store it: %s", up->id, up->name,
 		    strerror(errno));
-	else if (sha256_init(&up->ctx) == -1)
-		ev_refuse(up, "%s: %s: cannot digest it", up->id, up->name);
-	else
-		up->ctxlive = 1;
+	else {
+		/* Held until its file is named or dropped (ev_drop). */
+		up->held = EVIDENCE_MAX_BYTES;
+		ev_held += up->held;
+		ev_uploads++;
+		if (sha256_init(&up->ctx) == -1)
+			ev_refuse(up, "%s: %s: cannot digest it", up->id,
+			    up->name);
+		else
+			up->ctxlive = 1;
+	}
 	if (dfd != -1)
 		close(dfd);
 }
@@ -305,6 +383,8 @@ evidence_data(struct ctl_conn *c, struct imsg *imsg)
 		return;
 	}
 	up->bytes += n;
+	up->held -= n;		/* now on the file system's books */
+	ev_held -= n;
 	memcpy(buf, up->tail, up->ntail);
 	if (imsg_get_data(imsg, buf + up->ntail, n) == -1) {
 		ev_refuse(up, "bad attach request");
