@@ -7,7 +7,9 @@
 # no factory cookie, records its health, and never logs a token.  A
 # browser's screenshot is attached to the attempt's evidence
 # (factoryctl attach), and what is no file, too large, badly named or
-# named twice is refused.
+# named twice is refused; an upload whose connection goes leaves
+# nothing, and those in progress together keep the state directory's
+# reserve free.
 #
 # The application is a small Python server the agent runs, with a path
 # that says what it was sent and one that ends the agent.
@@ -24,6 +26,16 @@ not() { ! "$@"; }
 
 T=$(regress_tmpdir)
 SOCK=$T/factoryd.sock
+# prog_attach's pid while it holds uploads: killed on any exit.
+HOLD=""
+pv_cleanup() {
+	[ -z "$HOLD" ] || kill -KILL "$HOLD" 2>/dev/null
+	regress_cleanup
+}
+trap pv_cleanup EXIT
+# While this file is there, the state directory's file system is as
+# large and as free as it says (a test build's, evidence.c).
+export FACTORY_TEST_EVIDENCE_DF="$T/evidence.df"
 make_repos "$T" 73104
 write_attempt_conf "$T" 73100 73110-73139
 PORT=$((20000 + $$ % 20000))
@@ -312,6 +324,96 @@ check "attach: an unknown attempt is refused" \
     "$T/preview.png"
 check "attach: a refused file is not stored" \
     test "$(ls -A "$T/state/evidence/$B")" = screenshot
+
+# Uploads begun and never ended (prog_attach): N connections to B that
+# each sent ATTACH and some DATA, held until killed.  hold NAME N BYTES
+# is true once the daemon took all of them.
+hold() {
+	"$O/regress/preview/prog_attach" "$SOCK" "$B" "$1" "$2" "$3" \
+	    >"$T/hold.out" 2>&1 &
+	HOLD=$!
+	i=0
+	while [ $i -lt 300 ] && ! grep -qx "held $2" "$T/hold.out"; do
+		kill -0 "$HOLD" 2>/dev/null || break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	grep -qx "held $2" "$T/hold.out"
+}
+unhold() {
+	kill "$HOLD" 2>/dev/null
+	wait "$HOLD" 2>/dev/null
+	HOLD=""
+}
+# The daemon's unnamed files in B's evidence directory (O_TMPFILE).
+tmpfiles() {
+	ls -l "/proc/$FACTORYD_PID/fd" 2>/dev/null |
+	    grep -c -- "-> $T/state/evidence/$B/#.* (deleted)$"
+}
+# Until the daemon let go of every one, at most 30 seconds.
+tmpfiles_gone() {
+	i=0
+	while [ $i -lt 300 ] && [ "$(tmpfiles)" != 0 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ "$(tmpfiles)" = 0 ]
+}
+echo "kept after a dropped one" >"$T/later"
+
+# A connection that goes mid-upload takes its upload along.
+hold dropped 1 100000 || notok "attach: an upload begun and held"
+check "attach: an upload in progress is an unnamed file of the daemon's" \
+    test "$(tmpfiles)" = 1
+unhold
+check "attach: its connection gone, the upload's unnamed file is closed" \
+    tmpfiles_gone
+check "attach: its connection gone, no file of the upload is kept" \
+    test "$(ls -A "$T/state/evidence/$B")" = screenshot
+check "attach: its connection gone, no receipt names the upload" \
+    sh -c "! '$O/factoryctl' -s '$SOCK' receipts $B |
+    grep '\"kind\":\"evidence\"' | grep -q '\"name\":\"dropped\"'"
+check "attach: its connection gone, the daemon serves" ctl status
+check "attach: its connection gone, the same name is attached later" \
+    sh -c "'$O/factoryctl' -s '$SOCK' attach -n dropped $B '$T/later' &&
+    cmp '$T/later' '$T/state/evidence/$B/dropped'"
+
+# Uploads in progress hold what they may still write (8 MiB less what
+# they wrote) from the free space: a file system of 1 GiB (its reserve
+# 256 MiB, more than 5%) with 28 MiB free beyond that has room for
+# three, not four.  Each alone would pass.
+M=8388608
+echo "$((1 << 30)) $((268435456 + 3 * M + M / 2))" >"$T/evidence.df"
+hold many 3 1000 || notok "attach: three uploads begun and held"
+check "attach: three in progress, room for three: a fourth is refused" \
+    attach_refused "$B: fourth: the state directory has 284M free, 23M of it held by 3 uploads in progress, and keeps 256M for the journal$" \
+    -n fourth "$B" "$T/later"
+unhold
+# attach_soon NAME: B takes $T/later as NAME within 30 seconds (the
+# daemon sees the held connections go meanwhile).
+attach_soon() {
+	i=0
+	until ctl attach -n "$1" "$B" "$T/later" >/dev/null 2>&1; do
+		[ $i -lt 300 ] || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+check "attach: the three gone, the fourth has their room" attach_soon fourth
+
+# At most 8 uploads in progress at once, however free the disk.
+echo "$((1 << 40)) $((1 << 40))" >"$T/evidence.df"
+hold eight 8 0 || notok "attach: eight uploads begun and held"
+check "attach: 8 uploads in progress: a ninth is refused" \
+    attach_refused "$B: ninth: 8 uploads in progress, at most 8 at once$" \
+    -n ninth "$B" "$T/later"
+unhold
+check "attach: the eight gone, the ninth is taken" attach_soon ninth
+rm -f "$T/evidence.df"
+check "attach: no upload left an unnamed file open" tmpfiles_gone
+check "attach: of the held uploads, no file is kept" \
+    test "$(ls -A "$T/state/evidence/$B" | sort | tr '\n' ' ')" = \
+    "dropped fourth ninth screenshot "
 # An ended attempt takes evidence too, at most 16 files of it; a text
 # is text, other bytes data.
 i=1
