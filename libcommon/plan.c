@@ -19,6 +19,7 @@
  *	u8 has_hosts [str hosts]
  *	strv home				pairs: a file below HOME, its bytes
  *	u8 lo; u8 passwd; u32 n, n x u16 connect; u32 n, n x u16 bind;
+ *	u32 n, n x u16 reserve
  *	optstrv ready
  *	u64 tree_dev, tree_ino			the tree's pin, or 0, 0
  *	u8 has_data [str data_root; u64 data_dev, data_ino; strv data]
@@ -56,7 +57,7 @@
 
 #define PLAN_MAGIC	0x53425850U	/* "SBXP" on the wire */
 #define ENTER_MAGIC	0x53425845U	/* "SBXE" on the wire */
-#define PLAN_VERSION	8U
+#define PLAN_VERSION	9U
 #define PLAN_NONE	0xffffffffU
 #define PLAN_MAXARGV	4096
 #define PLAN_MAXENV	4096
@@ -251,6 +252,9 @@ plan_encode(const struct plan *pl, const struct sock_fprog *prog,
 	put_u32(&w, (uint32_t)spec->nbind);
 	for (i = 0; i < spec->nbind; i++)
 		put_u16(&w, spec->bind[i]);
+	put_u32(&w, (uint32_t)spec->nreserve);
+	for (i = 0; i < spec->nreserve; i++)
+		put_u16(&w, spec->reserve[i]);
 	put_strv(&w, spec->ready, 1);
 	put_u64(&w, spec->tree_dev);
 	put_u64(&w, spec->tree_ino);
@@ -284,6 +288,7 @@ struct plan_out {
 	struct sandbox_listen	*listen;
 	uint16_t		 connect[SANDBOX_SVCPORTS];
 	uint16_t		 bind[SANDBOX_SVCPORTS];
+	uint16_t		 reserve[SANDBOX_SVCPORTS];
 	struct sock_filter	*bpf;
 };
 
@@ -791,6 +796,7 @@ get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 	spec->passwd = get_bool(r, "passwd");
 	spec->nconnect = get_svcports(r, o->connect, "connect");
 	spec->nbind = get_svcports(r, o->bind, "bind");
+	spec->nreserve = get_svcports(r, o->reserve, "reserve");
 	o->ready = get_strv(r, PLAN_MAXARGV, 1, 0, "ready");
 	if (!r->failed && o->ready != NULL && (o->ready[0] == NULL ||
 	    o->ready[0][0] != '/'))
@@ -810,6 +816,7 @@ get_all(struct rbuf *r, struct plan_out *o, struct sock_fprog *prog)
 	spec->home = o->home;
 	spec->connect = o->connect;
 	spec->bind = o->bind;
+	spec->reserve = o->reserve;
 	spec->ready = o->ready;
 	spec->data = o->data;
 	if (spec->image != NULL)

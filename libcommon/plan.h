@@ -95,6 +95,16 @@ struct sandbox_spec {
 	int		  nconnect;
 	const uint16_t	 *bind;
 	int		  nbind;
+	/*
+	 * Ports other members of its network namespace bind that this
+	 * one's plan does not name (its services get the agent's preview
+	 * port).  Pid 1 keeps them, its own bind, connect and endpoint
+	 * ports too, from autobind (net.ipv4.ip_local_reserved_ports),
+	 * which neither Landlock nor the bind rule sees: listen(2) of an
+	 * unbound socket never lands on one.
+	 */
+	const uint16_t	 *reserve;
+	int		  nreserve;
 	char *const	 *ready;
 	/*
 	 * The tree pinned: the device and inode of the directory the

@@ -269,7 +269,8 @@ spawn_plan(struct plan *pl, const struct sandbox_spec *spec, char *err,
 		return (-1);
 	}
 	if (spec->nconnect < 0 || spec->nconnect > SANDBOX_SVCPORTS ||
-	    spec->nbind < 0 || spec->nbind > SANDBOX_SVCPORTS) {
+	    spec->nbind < 0 || spec->nbind > SANDBOX_SVCPORTS ||
+	    spec->nreserve < 0 || spec->nreserve > SANDBOX_SVCPORTS) {
 		snprintf(err, errlen, "more than %d service ports",
 		    SANDBOX_SVCPORTS);
 		return (-1);

@@ -41,6 +41,7 @@ static char *home_[] = { ".codex/config.toml", "model_provider = 1\n",
     ".pi/agent/models.json", "{}\n", NULL };
 static char *ready_[] = { "/usr/bin/pg_isready", "-h", "127.0.0.1", NULL };
 static uint16_t connect_[] = { 5432, 6379 }, bind_[] = { 5432 };
+static uint16_t reserve_[] = { 3000 };
 static char *data_[] = { "db/schema.sql", "build/fixtures", NULL };
 
 static void
@@ -80,6 +81,8 @@ setup(void)
 	spec.nconnect = 2;
 	spec.bind = bind_;
 	spec.nbind = 1;
+	spec.reserve = reserve_;
+	spec.nreserve = 1;
 	spec.ready = ready_;
 	spec.tree_dev = 0x803;
 	spec.tree_ino = 0x1122334455667788ULL;
@@ -179,6 +182,8 @@ START_TEST(test_roundtrip)
 	ck_assert_uint_eq(d->spec->connect[1], 6379);
 	ck_assert_int_eq(d->spec->nbind, 1);
 	ck_assert_uint_eq(d->spec->bind[0], 5432);
+	ck_assert_int_eq(d->spec->nreserve, 1);
+	ck_assert_uint_eq(d->spec->reserve[0], 3000);
 	for (i = 0; ready_[i] != NULL; i++)
 		ck_assert_str_eq(d->spec->ready[i], ready_[i]);
 	ck_assert_ptr_null(d->spec->ready[i]);
@@ -209,7 +214,7 @@ START_TEST(test_optional)
 	spec.exec_allow = NULL;
 	spec.hosts = NULL;
 	spec.ready = NULL;
-	spec.nconnect = spec.nbind = 0;
+	spec.nconnect = spec.nbind = spec.nreserve = 0;
 	spec.data_root = NULL;
 	plan.netfd = plan.ipcfd = -1;
 	plan.image[0] = '\0';
@@ -220,6 +225,7 @@ START_TEST(test_optional)
 	ck_assert_ptr_null(d->spec->hosts);
 	ck_assert_ptr_null(d->spec->ready);
 	ck_assert_int_eq(d->spec->nconnect, 0);
+	ck_assert_int_eq(d->spec->nreserve, 0);
 	ck_assert_int_eq(d->netfd, -1);
 	ck_assert_str_eq(d->image, "");
 	ck_assert_ptr_null(d->spec->image);
@@ -445,6 +451,20 @@ START_TEST(test_fields)
 	free(w);
 	free((void *)spec.bind);
 	setup();
+	/* The ports other members of its namespace bind: the same bounds. */
+	reserve_[0] = 0;
+	w = encode(&len);
+	refused(w, len, "reserve[0]: port 0");
+	free(w);
+	reserve_[0] = 3000;
+	setup();
+	spec.nreserve = SANDBOX_SVCPORTS + 1;
+	spec.reserve = calloc(SANDBOX_SVCPORTS + 1, sizeof(uint16_t));
+	w = encode(&len);
+	refused(w, len, "reserve: 17, more than 16");
+	free(w);
+	free((void *)spec.reserve);
+	setup();
 	spec.ready = noabs;
 	w = encode(&len);
 	refused(w, len, "ready: not an absolute program");
@@ -493,6 +513,10 @@ START_TEST(test_header)
 	/* A plan of the format before images: refused, not misread. */
 	w[4] = 1;
 	refused(w, len, "version");
+	/* Nor one of version 8, before the ports to reserve. */
+	w[4] = 0;
+	w[7] = 8;
+	refused(w, len, "version: not 9");
 	free(w);
 }
 END_TEST
