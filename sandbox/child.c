@@ -132,6 +132,7 @@ sbx_mkdirs(const char *base, const char *rel)
 }
 
 static const char *sbx_data_path(struct plan *, int, char *);
+static void	 sbx_reserve(struct plan *);
 
 /*
  * The mount points of a service's data below dir, a fresh tmpfs: a
@@ -870,6 +871,7 @@ sbx_view_finish(struct plan *pl, int *bindfd, int treefd)
 	    "hidepid=invisible") == -1)
 		plan_fail(pl->errfd, "mount /proc:");
 	sbx_memfd_noexec(pl);
+	sbx_reserve(pl);
 	for (i = 0; i < pl->nbinds; i++)
 		if (pl->bexec[i])
 			sbx_attach(pl, bindfd[i], pl->binds[i]);
@@ -1645,6 +1647,120 @@ sbx_net(struct plan *pl)
 		plan_fail(pl->errfd, "send egress listeners:");
 	for (i = 0; i < spec->nlisten; i++)
 		close(fds[i]);
+}
+
+/*
+ * The ports of the plan kept from autobind in its network namespace:
+ * its binds, its endpoints, the ports it connects to (the services')
+ * and those it is told other members bind (reserve), added to
+ * net.ipv4.ip_local_reserved_ports, which governs IPv6 too.  Landlock's
+ * TCP rules and the cgroup's bind rule see bind(2) alone: a listen(2)
+ * or connect(2) of an unbound socket picks its port itself, and where
+ * the caller says (IP_LOCAL_PORT_RANGE, Linux 6.3), a service's port
+ * while that service restarts, say.  A reserved port no autobind
+ * takes; an explicit bind still may, as those rules allow.
+ *
+ * Added to, not replaced: a service started again must not take the
+ * agent's ports away.  What is there is the set's own: a namespace is
+ * never handed to another sandbox or set (the pool gives each once),
+ * and the parent starts one sandbox at a time, so no two pid 1s write
+ * at once.  Through the sandbox's own /proc, just mounted (a sysctl of
+ * the opener's network namespace, which pid 1, root, administers).
+ * Nothing to add: nothing is written.  Any failure is the spawn's.
+ */
+#define SBX_RESERVED	"/proc/sys/net/ipv4/ip_local_reserved_ports"
+
+/* The kernel's list ("1024,40000-40003\n", or "\n") into set. */
+static int
+sbx_reserved_parse(const char *s, uint8_t *set)
+{
+	unsigned long	 lo, hi;
+	char		*end;
+
+	while (*s != '\n') {
+		lo = hi = strtoul(s, &end, 10);
+		if (end == s || lo > 65535)
+			return (-1);
+		s = end;
+		if (*s == '-') {
+			hi = strtoul(++s, &end, 10);
+			if (end == s || hi > 65535 || hi < lo)
+				return (-1);
+			s = end;
+		}
+		for (; lo <= hi; lo++)
+			set[lo / 8] |= 1 << (lo % 8);
+		if (*s == ',')
+			s++;
+		else if (*s != '\n')
+			return (-1);
+	}
+	return (s[1] == '\0' ? 0 : -1);
+}
+
+/* set as the kernel takes it, in runs; -1 if buf is too small. */
+static int
+sbx_reserved_format(const uint8_t *set, char *buf, size_t len)
+{
+	size_t		 off = 0;
+	unsigned int	 p, q;
+	int		 n;
+
+	for (p = 1; p < 65536; p = q + 1) {
+		if (!(set[p / 8] & (1 << (p % 8)))) {
+			q = p;
+			continue;
+		}
+		for (q = p; q + 1 < 65536 && (set[(q + 1) / 8] &
+		    (1 << ((q + 1) % 8))); q++)
+			;
+		n = q == p ? snprintf(buf + off, len - off, "%s%u",
+		    off > 0 ? "," : "", p) : snprintf(buf + off, len - off,
+		    "%s%u-%u", off > 0 ? "," : "", p, q);
+		if (n < 0 || (size_t)n >= len - off)
+			return (-1);
+		off += (size_t)n;
+	}
+	if (off + 2 > len)
+		return (-1);
+	memcpy(buf + off, "\n", 2);
+	return ((int)off + 1);
+}
+
+static void
+sbx_reserve(struct plan *pl)
+{
+	const struct sandbox_spec *spec = pl->spec;
+	static uint8_t	 set[65536 / 8];
+	uint16_t	 ports[SANDBOX_MAXPORTS];
+	char		 buf[4096];
+	ssize_t		 got;
+	int		 fd, i, n, len;
+
+	n = plan_ports(spec, ports);
+	if (n + spec->nbind + spec->nreserve == 0)
+		return;
+	if ((fd = open(SBX_RESERVED, O_RDWR | O_CLOEXEC)) == -1 ||
+	    (got = read(fd, buf, sizeof(buf) - 1)) == -1)
+		plan_fail(pl->errfd, "reserve the plan's ports: %s:",
+		    SBX_RESERVED);
+	buf[got] = '\0';
+	memset(set, 0, sizeof(set));
+	if (sbx_reserved_parse(buf, set) == -1)
+		plan_fail(pl->errfd, "reserve the plan's ports: %s: not a "
+		    "port list", SBX_RESERVED);
+	for (i = 0; i < n; i++)
+		set[ports[i] / 8] |= 1 << (ports[i] % 8);
+	for (i = 0; i < spec->nbind; i++)
+		set[spec->bind[i] / 8] |= 1 << (spec->bind[i] % 8);
+	for (i = 0; i < spec->nreserve; i++)
+		set[spec->reserve[i] / 8] |= 1 << (spec->reserve[i] % 8);
+	if ((len = sbx_reserved_format(set, buf, sizeof(buf))) == -1)
+		plan_fail(pl->errfd, "reserve the plan's ports: too many");
+	if (pwrite(fd, buf, (size_t)len, 0) != len)
+		plan_fail(pl->errfd, "reserve the plan's ports: %s:",
+		    SBX_RESERVED);
+	close(fd);
 }
 
 /*

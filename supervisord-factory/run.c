@@ -486,6 +486,12 @@ run_start_with(struct attempt *a, const struct run_with *w, const char *tree,
 		spec.bind = &a->m->preview.port;
 		spec.nbind = 1;
 	}
+	/* Its services, in its namespace first, keep it from autobind. */
+	if (sv != NULL && !validation && a->m->preview.enabled &&
+	    a->m->preview.service == PREVIEW_AGENT) {
+		spec.reserve = &a->m->preview.port;
+		spec.nreserve = 1;
+	}
 	/* A fleet claim's: ends the run if factoryd stalls past its lease. */
 	spec.watchdog_ms = a->fleet_epoch != 0 ? a->fleet_watchdog_ms : 0;
 	/* The digest frozen at submission, for the agent and validation. */
