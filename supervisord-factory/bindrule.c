@@ -12,6 +12,11 @@
  * It is attached before pid 1 is let go ("G"), so nothing of the
  * sandbox binds before it, pid 1's own endpoints included, and it goes
  * with the directory.
+ *
+ * Neither rule sees a port the kernel picks itself (autobind: listen(2)
+ * or connect(2) of an unbound socket): pid 1 keeps the same ports, and
+ * its services', from that in its network namespace instead
+ * (ip_local_reserved_ports, sandbox/child.c sbx_reserve).
  */
 #include <sys/types.h>
 #include <sys/socket.h>

@@ -144,6 +144,97 @@ do_bind(const char *arg)
 	return result(bind(s, (struct sockaddr *)&sin, sizeof(sin)));
 }
 
+#ifndef IP_LOCAL_PORT_RANGE
+#define IP_LOCAL_PORT_RANGE	51	/* Linux 6.3 */
+#endif
+
+/*
+ * A TCP socket (tcp|tcp6:LO[-HI]) that autobind picks a port for from
+ * LO to HI alone (IP_LOCAL_PORT_RANGE, LO-LO for one port), unbound:
+ * -1 and its errno's name printed if there is none.
+ */
+static int
+autosock(const char *arg, int *lo, int *hi)
+{
+	const char	*c = strchr(arg, ':'), *dash;
+	uint32_t	 range;
+	int		 s;
+
+	if (c == NULL)
+		return (-1);
+	*lo = *hi = atoi(c + 1);
+	if ((dash = strchr(c, '-')) != NULL)
+		*hi = atoi(dash + 1);
+	range = (uint32_t)*hi << 16 | (uint32_t)*lo;
+	if ((s = socket(strncmp(arg, "tcp6:", 5) == 0 ? AF_INET6 : AF_INET,
+	    SOCK_STREAM, 0)) == -1 ||
+	    setsockopt(s, IPPROTO_IP, IP_LOCAL_PORT_RANGE, &range,
+	    sizeof(range)) == -1) {
+		result(-1);
+		return (-1);
+	}
+	return (s);
+}
+
+static int
+sockport(int s)
+{
+	struct sockaddr_in6	 sin6;
+	socklen_t		 len = sizeof(sin6);
+
+	if (getsockname(s, (struct sockaddr *)&sin6, &len) == -1)
+		return (-1);
+	return (ntohs(sin6.sin6_port));	/* sin_port's place too */
+}
+
+/*
+ * autolisten tcp|tcp6:PORT: listen(2) without bind(2), the port asked
+ * of autobind: "port N" where it landed, or the errno's name.
+ */
+static int
+do_autolisten(const char *arg)
+{
+	int	 s, lo, hi;
+
+	if ((s = autosock(arg, &lo, &hi)) == -1)
+		return (1);
+	if (listen(s, 1) == -1)
+		return result(-1);
+	printf("port %d\n", sockport(s));
+	return (0);
+}
+
+/*
+ * autofill tcp|tcp6:LO-HI: listen(2) without bind(2) again and again,
+ * each socket kept, until autobind has no port of LO to HI left: the
+ * ports taken ("took 40000 40002"), then why the last failed.  Bounded
+ * by the range: every free port of it is taken, none twice.
+ */
+static int
+do_autofill(const char *arg)
+{
+	int	 s, lo, hi, i, n = 0, taken[64], e = 0;
+
+	do {
+		if ((s = autosock(arg, &lo, &hi)) == -1)
+			return (1);
+		if (listen(s, 1) == -1) {
+			e = errno;
+			break;
+		}
+		taken[n++] = sockport(s);
+	} while (n < (int)(sizeof(taken) / sizeof(taken[0])) &&
+	    n <= hi - lo + 1);
+	printf("took");
+	for (i = lo; i <= hi; i++)
+		for (s = 0; s < n; s++)
+			if (taken[s] == i)
+				printf(" %d", i);
+	printf("\n");
+	errno = e;
+	return result(e == 0 ? 0 : -1);
+}
+
 /* Host side: accept one connection at a time, say so, until killed. */
 static int
 do_listen(int tcp, const char *arg)
@@ -377,6 +468,10 @@ main(int argc, char *argv[])
 		return do_listen(1, arg);
 	if (strcmp(cmd, "bind") == 0)
 		return do_bind(arg);
+	if (strcmp(cmd, "autolisten") == 0)
+		return do_autolisten(arg);
+	if (strcmp(cmd, "autofill") == 0)
+		return do_autofill(arg);
 	if (strcmp(cmd, "listen-abstract") == 0)
 		return do_listen(0, arg);
 	if (strcmp(cmd, "unshare") == 0)

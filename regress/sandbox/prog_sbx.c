@@ -4,7 +4,7 @@
  * prints what happened and what the cgroups measured, destroys.
  *
  *	prog_sbx [-CDFKPS] [-L launcher] [-i id] [-I image] -u uid -t tree
- *	    [-b port]... [-T pinned-dir]
+ *	    [-b port]... [-o port]... [-r port]... [-T pinned-dir]
  *	    [-H hide]...
  *	    [-m mem] [-p pids]
  *	    [-c cpu_ms] [-f fsize] [-n nofile] [-w wall_s] [-l logfile]
@@ -101,7 +101,8 @@ usage(void)
 	    "[-I image] -u uid "
 	    "-t tree "
 	    "[-H hide] [-m mem] [-p pids] [-c cpu_ms] [-f fsize] "
-	    "[-n nofile] [-w wall_s] [-l logfile] [-x exec_allow] "
+	    "[-n nofile] [-b port] [-o port] [-r port] [-w wall_s] "
+	    "[-l logfile] [-x exec_allow] "
 	    "[-R expose] [-e VAR=value] -- argv...\n");
 	exit(3);
 }
@@ -270,8 +271,8 @@ main(int argc, char *argv[])
 	struct sandbox_usage	 u;
 	struct sigaction	 sa;
 	struct stat		 pst;
-	uint16_t		 bindp[4];
-	int			 nbindp = 0;
+	uint16_t		 bindp[4], connp[4], resp[4];
+	int			 nbindp = 0, nconnp = 0, nresp = 0;
 	char			*hide[MAXLIST], *xa[MAXLIST], *env[MAXLIST];
 	char			*ex[MAXLIST], *data[MAXLIST];
 	char			 idbuf[64], msg[1024];
@@ -297,7 +298,7 @@ main(int argc, char *argv[])
 	snprintf(idbuf, sizeof(idbuf), "sbx-%ld", (long)getpid());
 	spec.id = idbuf;
 	while ((ch = getopt(argc, argv,
-	    "a:b:Cc:Dd:e:Ff:H:I:i:KL:l:m:n:p:PR:ST:t:u:W:w:x:")) != -1) {
+	    "a:b:Cc:Dd:e:Ff:H:I:i:KL:l:m:n:o:p:PR:r:ST:t:u:W:w:x:")) != -1) {
 		switch (ch) {
 		case 'a':
 			add(data, &ndata, optarg);
@@ -363,6 +364,13 @@ main(int argc, char *argv[])
 		case 'n':
 			spec.nofile = num(optarg);
 			break;
+		case 'o':
+			/* A port it may connect to, as the services'. */
+			if (nconnp < (int)(sizeof(connp) / sizeof(connp[0])))
+				connp[nconnp++] = (uint16_t)num(optarg);
+			spec.connect = connp;
+			spec.nconnect = nconnp;
+			break;
 		case 'p':
 			spec.pids = num(optarg);
 			break;
@@ -370,6 +378,13 @@ main(int argc, char *argv[])
 			return probe();
 		case 'R':
 			add(ex, &nex, optarg);
+			break;
+		case 'r':
+			/* Another's port, as the agent's preview a service's. */
+			if (nresp < (int)(sizeof(resp) / sizeof(resp[0])))
+				resp[nresp++] = (uint16_t)num(optarg);
+			spec.reserve = resp;
+			spec.nreserve = nresp;
 			break;
 		case 't':
 			spec.tree = optarg;

@@ -486,6 +486,41 @@ FACTORY_TEST_NOFEATURE=$SAVED_NOFEAT
 expect "bind rule alone (no Landlock TCP): the plan's port binds, others are EPERM, UDP binds" \
     "aok" "bEPERM" "cEPERM" "dok" "exit 0"
 
+# Autobind (listen(2) or connect(2) of an unbound socket) meets neither
+# Landlock's TCP rules nor the bind rule: pid 1 keeps the plan's ports
+# from it (its namespace's ip_local_reserved_ports): its binds (-b),
+# the ports it connects to (-o, the services') and those other members
+# of the namespace bind (-r, the agent's preview for its services).
+# Asked for one port (IP_LOCAL_PORT_RANGE, Linux 6.3), autobind gives
+# none of those, and does give one no plan names; listen(2) again and
+# again over a range takes every port of it but the plan's (eight
+# ports: over an even number autobind tries each one in every call).
+# All in the ephemeral range (32768-60999).
+sbx autobind -t "$TREE" -b 40001 -o 40003 -r 40005 -- /bin/sh -c \
+    "cat /proc/sys/net/ipv4/ip_local_reserved_ports
+    $PR autolisten tcp:40001 | sed s/^/a/; $PR autolisten tcp6:40001 | sed s/^/b/
+    $PR autolisten tcp:40003 | sed s/^/c/; $PR autolisten tcp:40005 | sed s/^/d/
+    $PR autolisten tcp:40007 | sed s/^/e/
+    $PR autofill tcp:40000-40007 | sed s/^/f/
+    $PR autofill tcp6:40000-40007 | sed s/^/g/"
+if printf '%s\n' "$OUT" | grep -qx aENOPROTOOPT; then
+	expect "autobind: the plan's ports are reserved" "40001,40003,40005" \
+	    "exit 0"
+	ok "autobind asked for a plan's port # SKIP no IP_LOCAL_PORT_RANGE"
+else
+	expect "autobind never lands on a plan's port, asked for it or not" \
+	    "40001,40003,40005" aEADDRINUSE bEADDRINUSE cEADDRINUSE \
+	    dEADDRINUSE "eport 40007" \
+	    "ftook 40000 40002 40004 40006 40007" fEADDRINUSE \
+	    "gtook 40000 40002 40004 40006 40007" gEADDRINUSE "exit 0"
+fi
+# Nothing of it is left for the next sandbox: a namespace is never
+# handed on (the pool gives each once).
+sbx autobind-fresh -t "$TREE" -- /bin/sh -c \
+    "echo \"[\$(cat /proc/sys/net/ipv4/ip_local_reserved_ports)]\""
+expect "a sandbox without ports reserves none, whatever ran before" \
+    "[]" "exit 0"
+
 PORT=$((20000 + $$ % 20000))
 "$PR" listen-tcp "$PORT" >"$T/tcp.log" 2>&1 &
 BGPIDS="$BGPIDS $!"
