@@ -8,7 +8,7 @@
 # binds only its own ports; its log is kept apart; one may be
 # restarted; services take their memory from the attempt's; a service
 # is shown the paths of the run's tree its data: names, read-only, and
-# no link out of that tree.
+# no link out of that tree; autobind never takes a port of the set.
 #
 # Uids: roles 73001-73007, attempts 73010-73049.
 
@@ -330,6 +330,81 @@ check "K: the service never ran: nothing of /etc in its log" \
     not logs_have 'seen:' -s peek "$id"
 check "K: no process of the attempt uids is left" \
     test "$(range_procs 73010 73049)" -eq 0
+
+# L: a service's port is kept from autobind in the set's namespace
+# (ip_local_reserved_ports), which Landlock's TCP rules and the bind
+# rule do not see: an agent that asks autobind for its service's port
+# (IP_LOCAL_PORT_RANGE, lo = hi, then listen(2) without bind(2)) while
+# the service does not listen on it (as while it restarts) is refused
+# it, and listen(2) again and again over a range around it (eight
+# ports: over an even number autobind tries each one in every call)
+# takes every port of the range but that one.  A service, started before the agent,
+# is refused the agent's preview port the same way.
+SQUAT='
+import errno, socket, struct, sys
+def sock(lo, hi):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.IPPROTO_IP, 51, struct.pack("I", hi << 16 | lo))
+    return s
+def name(e):
+    return errno.errorcode.get(e.errno, str(e.errno))
+p = int(sys.argv[1])
+lo, hi = p - 1, p + 6
+try:
+    s = sock(p, p)
+    s.listen(1)
+    print("port", s.getsockname()[1])
+except OSError as e:
+    print(name(e))
+held = []
+try:
+    while len(held) <= hi - lo:
+        s = sock(lo, hi)
+        s.listen(1)
+        held.append(s)
+    print("ok")
+except OSError as e:
+    print(name(e))
+print("took", *sorted(s.getsockname()[1] for s in held), flush=True)
+'
+write_manifest "$T/squat.yaml" "python3 -c '$SQUAT' 40001 >src/squat.txt" \
+    true "services:
+  idle:
+    run: [\"/bin/sleep\", \"600\"]
+    ready: [\"/bin/true\"]
+    ports: [40001]"
+id=$(submit_wait "$T/squat.yaml" 120) || fail "L: no end"
+check "L: the squatting agent ran to its end: published" \
+    test "$(field "$id" state)" = published
+git --git-dir="$T/remote.git" show "factory/$id:src/squat.txt" \
+    >"$T/squat.txt" 2>&1
+check "L: autobind asked for the service's port refuses it" \
+    test "$(sed -n 1p "$T/squat.txt")" = EADDRINUSE
+check "L: repeated listen takes every port around it but the service's" \
+    test "$(sed -n 3p "$T/squat.txt")" = \
+    "took 40000 40002 40003 40004 40005 40006 40007"
+write_manifest "$T/squat2.yaml" "sleep 1; echo x >src/x" true "services:
+  squat:
+    run: [\"/bin/sh\", \"-c\", $(printf '%s' \
+    "python3 -c '$SQUAT' 40003; exec sleep 600" | jq -Rs .)]
+    ready: [\"/bin/true\"]
+    ports: [40011]
+preview: {port: 40003}"
+id=$(submit_wait "$T/squat2.yaml" 120) || fail "L: no end"
+check "L: a service beside the agent's preview: published" \
+    test "$(field "$id" state)" = published
+ctl logs -s squat "$id" >"$T/squat2.txt" 2>&1
+check "L: autobind asked for the agent's preview port refuses the service" \
+    test "$(sed -n 1p "$T/squat2.txt")" = EADDRINUSE
+check "L: the service's repeated listen never lands on it" \
+    test "$(sed -n 3p "$T/squat2.txt")" = \
+    "took 40002 40004 40005 40006 40007 40008 40009"
+# Nothing is left for the next attempt: its namespace is a fresh one.
+write_manifest "$T/fresh.yaml" \
+    "echo \"[\$(cat /proc/sys/net/ipv4/ip_local_reserved_ports)]\" >src/x" true
+id=$(submit_wait "$T/fresh.yaml" 120) || fail "L: no end"
+check "L: the next attempt's namespace reserves nothing of theirs" \
+    test "$(git --git-dir="$T/remote.git" show "factory/$id:src/x")" = "[]"
 
 stop_factoryd
 regress_done
