@@ -365,11 +365,14 @@ rbuf_cmsgs(struct imsgbuf *imsgbuf, struct msghdr *msg)
 	size_t			 i, nfds;
 	int			 fd;
 
+	if (msg->msg_flags & MSG_CTRUNC)
+		imsgbuf->flags |= IMSGF_SAWFD;
 	for (cmsg = CMSG_FIRSTHDR(msg); cmsg != NULL;
 	    cmsg = CMSG_NXTHDR(msg, cmsg)) {
 		if (cmsg->cmsg_level != SOL_SOCKET ||
 		    cmsg->cmsg_type != SCM_RIGHTS)
 			continue;
+		imsgbuf->flags |= IMSGF_SAWFD;
 		data = CMSG_DATA(cmsg);
 		nfds = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		for (i = 0; i < nfds; i++) {
@@ -462,8 +465,17 @@ imsgbuf_read(struct imsgbuf *imsgbuf)
 	iov.iov_len = r->size - r->wpos;
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
-	msg.msg_control = cmsgbuf.buf;
-	msg.msg_controllen = sizeof(cmsgbuf.buf);
+	/*
+	 * A channel that takes no descriptors gives the kernel no room for
+	 * them: a peer's are then never installed here, only let go of
+	 * (MSG_CTRUNC, which breaks the channel).  Installed, a close of
+	 * ours would be a flush of the peer's file (FUSE's waits for the
+	 * peer's own server, for ever).
+	 */
+	if (imsgbuf->flags & IMSGF_HASFD) {
+		msg.msg_control = cmsgbuf.buf;
+		msg.msg_controllen = sizeof(cmsgbuf.buf);
+	}
 
 	if ((n = recvmsg(imsgbuf->fd, &msg, MSG_CMSG_CLOEXEC)) == -1) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)

@@ -40,6 +40,7 @@ struct imsgbuf {
 };
 
 #define IMSGF_HASFD		0x01	/* fd passing allowed */
+#define IMSGF_SAWFD		0x02	/* the peer sent descriptors */
 
 struct imsg_hdr {
 	uint32_t	 type;

@@ -33,6 +33,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/un.h>
 
 #include <linux/nsfs.h>
@@ -42,6 +43,7 @@
 #include <grp.h>
 #include <jansson.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +76,9 @@
 #define CTL_PAUSE_S	1	/* accept retried after, out of fds */
 #define CTL_LOGPIECE	(FACTORY_MAXIMSG / 8)	/* log bytes an answer */
 #define CTL_SNDBUF	4096		/* the kernel doubles it */
+#define CTL_GUARD_MS	250	/* a read or close of a client's, at most */
+#define CTL_PENALTY_S	60	/* then its user is refused that long */
+#define CTL_PENALTIES	16	/* users refused at once, at most */
 
 struct ctl_listener {
 	struct event	 ev;
@@ -95,11 +100,32 @@ struct ctl_handler {
 
 static struct ctl_listener	 listeners[2];
 static uint32_t			 conn_next = 1;
+
+/*
+ * A client's descriptors can hold the daemon.  One it passed is let go
+ * of when we read its connection (a channel that takes none gives them
+ * no room, imsg.c) or close it (what it had queued goes), and where
+ * ours was the last reference the release runs here: a TCP socket set
+ * to linger with unsent data waits out its linger time, an hour if it
+ * likes, and the whole daemon with it.  Before Linux 6.16 (no
+ * SO_PASSRIGHTS) any user may send one to the .ro socket.  Each read
+ * and close of a client's connection runs under a one-shot timer whose
+ * signal ends such a wait (the kernel's waits in a close are
+ * interruptible) after CTL_GUARD_MS; a client that sent descriptors
+ * and held us that long is closed, and its user refused for
+ * CTL_PENALTY_S.  Root is always served.
+ */
+static volatile sig_atomic_t	 guard_fired;
+static struct {
+	uid_t	 owner;
+	time_t	 until;
+} penalties[CTL_PENALTIES];
 /* factoryd.c's reload, given at control_init(). */
 static int			(*reload)(char *, size_t);
 
 static void	control_accept(int, short, void *);
 static void	control_norights(int);
+static void	control_guard_sig(int);
 
 #ifdef SO_PASSRIGHTS
 #define CTL_SO_PASSRIGHTS	SO_PASSRIGHTS
@@ -281,10 +307,17 @@ control_listen(struct ctl_listener *l, const char *path, int readonly)
 int
 control_init(const char *path, int (*reload_fn)(char *, size_t))
 {
-	char	 ro[PATH_MAX];
+	struct sigaction	 sa;
+	char			 ro[PATH_MAX];
 
 	reload = reload_fn;
 	reply_init(control_dispatch);
+	/* No SA_RESTART: the signal is there to end a wait (control_guard). */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = control_guard_sig;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) == -1)
+		return (-1);
 	if ((size_t)snprintf(ro, sizeof(ro), "%s%s", path, FACTORYD_ROSUFFIX)
 	    >= sizeof(ro))
 		return (-1);
@@ -455,6 +488,78 @@ control_norights(int s)
 }
 
 static void
+control_guard_sig(int sig)
+{
+	guard_fired = 1;
+}
+
+/* The timer on (1) before a read or close of a client's, off (0) after. */
+static void
+control_guard(int on)
+{
+	struct itimerval	 it;
+
+	memset(&it, 0, sizeof(it));
+	if (on) {
+		guard_fired = 0;
+		it.it_value.tv_usec = CTL_GUARD_MS * 1000;
+	}
+	(void)setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* A client's socket closed under the guard: 1 if it held us. */
+static int
+control_guarded_close(int s)
+{
+	control_guard(1);
+	close(s);
+	control_guard(0);
+	return (guard_fired);
+}
+
+/* Is owner refused for now, for holding us with a descriptor? */
+static int
+control_penalized(uid_t owner)
+{
+	time_t	 now = time(NULL);
+	size_t	 i;
+
+	for (i = 0; i < CTL_PENALTIES; i++)
+		if (penalties[i].owner == owner && penalties[i].until > now)
+			return (1);
+	return (0);
+}
+
+/* c's user, whose descriptor held us: refused for CTL_PENALTY_S. */
+static void
+control_penalize(const struct ctl_conn *c)
+{
+	time_t	 now = time(NULL);
+	size_t	 i, slot = 0;
+
+	if (c->owner == 0) {
+		log_warnx("control: uid %u (user 0) sent a descriptor whose "
+		    "release held the daemon %dms", (unsigned)c->uid,
+		    CTL_GUARD_MS);
+		return;
+	}
+	log_warnx("control: uid %u (user %u) sent a descriptor whose release "
+	    "held the daemon %dms: refused for %ds", (unsigned)c->uid,
+	    (unsigned)c->owner, CTL_GUARD_MS, CTL_PENALTY_S);
+	/* Its own row, else a spent one, else the one that ends first. */
+	for (i = 0; i < CTL_PENALTIES; i++) {
+		if (penalties[i].owner == c->owner) {
+			slot = i;
+			break;
+		}
+		if (penalties[i].until < penalties[slot].until)
+			slot = i;
+	}
+	penalties[slot].owner = c->owner;
+	penalties[slot].until = now + CTL_PENALTY_S;
+}
+
+static void
 control_accept(int fd, short event, void *arg)
 {
 	struct ctl_listener	*l = arg;
@@ -479,13 +584,13 @@ control_accept(int fd, short event, void *arg)
 		control_norights(s);
 	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
 		log_warn("control: SO_PEERCRED");
-		close(s);
+		(void)control_guarded_close(s);
 		return;
 	}
 	/* It takes descriptors of its own: out of them, as accept is. */
 	if (control_owner(s, &cred, &owner) == -1) {
 		if (errno == EMFILE || errno == ENFILE || errno == ENOMEM) {
-			close(s);
+			(void)control_guarded_close(s);
 			control_pause(l);
 			return;
 		}
@@ -495,12 +600,22 @@ control_accept(int fd, short event, void *arg)
 			    "its user namespace cannot be told", l->path,
 			    (unsigned)cred.uid);
 		}
-		close(s);
+		(void)control_guarded_close(s);
 		return;
 	}
 	if (l->paused) {
 		log_info("control: %s: accepting again", l->path);
 		l->paused = 0;
+	}
+	if (control_penalized(owner) && (cred.uid != 0 || l->readonly)) {
+		if ((now = time(NULL)) != l->refused) {
+			l->refused = now;
+			log_warnx("control: %s: connection of uid %u (user "
+			    "%u) refused: its descriptor held the daemon",
+			    l->path, (unsigned)cred.uid, (unsigned)owner);
+		}
+		(void)control_guarded_close(s);
+		return;
 	}
 	if (!control_admit(l, cred.uid, owner)) {
 		/* At most one line a second, whatever a flood does. */
@@ -512,12 +627,12 @@ control_accept(int fd, short event, void *arg)
 			    l->nconns, CTL_MAXCONNS, l->readonly ?
 			    CTL_RO_PERUID : CTL_RW_PERUID);
 		}
-		close(s);
+		(void)control_guarded_close(s);
 		return;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		log_warn("control");
-		close(s);
+		(void)control_guarded_close(s);
 		return;
 	}
 	c->id = conn_next++;
@@ -528,7 +643,7 @@ control_accept(int fd, short event, void *arg)
 	c->readonly = l->readonly;
 	if (imsgev_init(&c->iev, s, control_dispatch, c, FACTORY_MAXIMSG) ==
 	    -1) {
-		close(s);
+		(void)control_guarded_close(s);
 		free(c);
 		return;
 	}
@@ -588,7 +703,11 @@ control_close(struct ctl_conn *c)
 	shell_conn_closed(c);
 	evidence_gone(c);
 	evtimer_del(&c->idle);
+	control_guard(1);
 	imsgev_clear(&c->iev);
+	control_guard(0);
+	if (guard_fired && (c->iev.ibuf.flags & IMSGF_SAWFD))
+		control_penalize(c);
 	listeners[c->readonly].nconns--;
 	free(c);
 	/* A descriptor came free. */
@@ -729,6 +848,7 @@ static void
 control_dispatch(int fd, short event, void *arg)
 {
 	struct ctl_conn		*c = arg;
+	int			 rv;
 
 	if ((event & EV_CLOSED) && control_hangup(c) == -1)
 		return;
@@ -742,7 +862,15 @@ control_dispatch(int fd, short event, void *arg)
 	}
 	/* A stray read event while busy (another module's compose). */
 	if ((event & EV_READ) && !reply_busy(c)) {
-		switch (imsgbuf_read(&c->iev.ibuf)) {
+		control_guard(1);
+		rv = imsgbuf_read(&c->iev.ibuf);
+		control_guard(0);
+		if (guard_fired && (c->iev.ibuf.flags & IMSGF_SAWFD)) {
+			control_penalize(c);
+			control_close(c);
+			return;
+		}
+		switch (rv) {
 		case -1:
 			if (errno != ECONNRESET)
 				log_warn("control: uid %u, closing",
