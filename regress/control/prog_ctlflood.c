@@ -17,6 +17,12 @@
  *	hugelen SOCK		    a header claiming 2 GiB; prints "closed"
  *	fdpass SOCK		    a STATUS carrying a descriptor; "closed"
  *	manyfds SOCK		    a SHELL_FD carrying 64 descriptors; "closed"
+ *	linger SOCK SECS	    a STATUS's first byte carrying a TCP
+ *				    socket that lingers SECS on close with
+ *				    data its peer never reads; closes its
+ *				    own copy, then the connection, so the
+ *				    daemon's is the last; keeps that peer
+ *				    SECS; prints "sent" or "refused"
  *	slowread SOCK TYPE ID CHUNK MS SECS
  *				    TYPE (show or receipts) of attempt ID,
  *				    then read CHUNK bytes every MS
@@ -43,6 +49,8 @@
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+
+#include <netinet/in.h>
 
 #include <err.h>
 #include <errno.h>
@@ -297,6 +305,84 @@ withfds(const char *path, uint32_t type, int nfds)
 	if (n != sizeof(h))
 		err(2, "sendmsg");
 	printf("%s\n", closed_within(s, 3000) ? "closed" : "open");
+	return (0);
+}
+
+/*
+ * The last reference of a TCP socket whose close waits, to the daemon:
+ * it lingers secs with data queued that its peer, ours, never reads.
+ */
+static int
+linger(const char *path, int secs)
+{
+	struct sockaddr_in	 sin;
+	struct linger		 lg = { 1, secs };
+	struct imsg_hdr		 h;
+	struct msghdr		 msg;
+	struct iovec		 iov;
+	struct cmsghdr		*cmsg;
+	union {
+		struct cmsghdr	 hdr;
+		char		 buf[CMSG_SPACE(sizeof(int))];
+	}			 cbuf;
+	socklen_t		 sl = sizeof(sin);
+	char			 data[65536];
+	int			 l, t, s, small = 4096;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((l = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+	    setsockopt(l, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) ==
+	    -1 || bind(l, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+	    listen(l, 1) == -1 ||
+	    getsockname(l, (struct sockaddr *)&sin, &sl) == -1)
+		err(2, "listener");
+	if ((t = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+	    setsockopt(t, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)) ==
+	    -1 || connect(t, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
+	    fcntl(t, F_SETFL, O_NONBLOCK) == -1)
+		err(2, "tcp");
+	memset(data, 'x', sizeof(data));
+	while (write(t, data, sizeof(data)) > 0)
+		;
+	if (errno != EAGAIN ||
+	    setsockopt(t, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) == -1)
+		err(2, "linger");
+	if ((s = dial(path, 0)) == -1)
+		err(2, "%s", path);
+	/*
+	 * The descriptor rides with a header's first byte: the daemon
+	 * holds it until the rest comes, so our close below is never the
+	 * last one; the connection's close then makes the daemon's so.
+	 */
+	header(&h, IMSG_CTL_STATUS, sizeof(h));
+	h.len |= 0x80000000U;
+	iov.iov_base = &h;
+	iov.iov_len = 1;
+	memset(&msg, 0, sizeof(msg));
+	memset(&cbuf, 0, sizeof(cbuf));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cbuf.buf;
+	msg.msg_controllen = sizeof(cbuf.buf);
+	cmsg = CMSG_FIRSTHDR(&msg);
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cmsg), &t, sizeof(int));
+	if (sendmsg(s, &msg, MSG_NOSIGNAL) == -1) {
+		if (errno != EPERM)
+			err(2, "sendmsg");
+		printf("refused\n");
+		return (0);
+	}
+	/* The daemon's copy is the last one now, its release the wait. */
+	close(t);
+	close(s);
+	printf("sent\n");
+	fflush(stdout);
+	sleep(secs);
 	return (0);
 }
 
@@ -582,6 +668,8 @@ main(int argc, char *argv[])
 		return (withfds(argv[2], IMSG_CTL_STATUS, 1));
 	if (argc == 3 && strcmp(argv[1], "manyfds") == 0)
 		return (withfds(argv[2], IMSG_CTL_SHELL_FD, 64));
+	if (argc == 4 && strcmp(argv[1], "linger") == 0)
+		return (linger(argv[2], atoi(argv[3])));
 	if (argc == 8 && strcmp(argv[1], "slowread") == 0)
 		return (slowread(argv[2], argv[3], argv[4], atoi(argv[5]),
 		    atoi(argv[6]), atoi(argv[7])));
@@ -593,7 +681,8 @@ main(int argc, char *argv[])
 	if (argc == 5 && strcmp(argv[1], "submitgone") == 0)
 		return (submitgone(argv[2], argv[3], atoi(argv[4])));
 	fprintf(stderr, "usage: prog_ctlflood flood|conns|idle|slowloris|"
-	    "hugelen|fdpass|manyfds|slowread|userns|connectexit|submitgone "
+	    "hugelen|fdpass|manyfds|linger|slowread|userns|connectexit|"
+	    "submitgone "
 	    "SOCK ...\n");
 	return (2);
 }

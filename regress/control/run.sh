@@ -181,6 +181,42 @@ check "a descriptor with STATUS on the rw socket closes the client" \
     sh -c "'$F' fdpass '$SOCK' | grep -qx closed"
 check "64 descriptors in one message close the client" \
     sh -c "'$F' manyfds '$SOCK' | grep -qx closed"
+
+# A descriptor whose release waits: the last reference of a TCP socket
+# set to linger a minute, with data its peer never reads.  Reading or
+# closing the client that sent it is where the daemon lets it go; that
+# is bounded, and the sender's user is refused for a while (root never
+# is).  Before Linux 6.16 any user may send one to the .ro socket.
+sent() { i=0; while ! grep -qx sent "$1" 2>/dev/null && [ $i -lt 100 ]; do
+	sleep 0.1; i=$((i + 1)); done; grep -qx sent "$1"; }
+ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+"$F" linger "$SOCK" 60 >"$T/linger.root" &
+LPID=$!
+BGPIDS="$BGPIDS $LPID"
+sent "$T/linger.root" || notok "linger: root's descriptor was not sent"
+t0=$(date +%s%N)
+ctl status >/dev/null
+check "root's lingering descriptor holds the daemon a moment, not a minute ($(ms $t0) ms)" \
+    [ "$(ms $t0)" -lt 10000 ]
+setpriv --reuid 64791 --regid 64790 --clear-groups "$F" linger "$SOCK" 60 \
+    >"$T/linger.member" &
+BGPIDS="$BGPIDS $!"
+sent "$T/linger.member" || notok "linger: the member's descriptor was not sent"
+t0=$(date +%s%N)
+ctl status >/dev/null
+check "a member's lingering descriptor: root is answered at once ($(ms $t0) ms)" \
+    [ "$(ms $t0)" -lt 10000 ]
+held() { grep -q 'control: uid 64791 (user 64791) sent a descriptor whose release held the daemon' "$T/log"; }
+i=0
+while ! held && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+check "the daemon says whose descriptor held it" held
+check "that member is refused for a while after" \
+    sh -c "! setpriv --reuid 64791 --regid 64790 --clear-groups \
+    '$O/factoryctl' -s '$SOCK' status"
+check "another member is served meanwhile" \
+    setpriv --reuid 64792 --regid 64790 --clear-groups \
+    "$O/factoryctl" -s "$SOCK" status
+stop_bg
 fds=$(nfds)
 check "no descriptor leaked to factoryd ($fds)" [ "$fds" -lt 60 ]
 check "root: status after the attacks" ctl status
