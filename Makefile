@@ -235,8 +235,8 @@ check-deb: deb
 
 # check-host boots the package on Debian's kernels under qemu, systemd
 # as pid 1 and pure cgroup v2 (regress/host/check.sh says which).
-check-host: deb
-	DEB=$(DEB) sh regress/host/check.sh
+check-host: deb $(O)/regress/control/prog_ctlflood
+	O=$(O) DEB=$(DEB) sh regress/host/check.sh
 
 check-lint:
 	mandoc -Tlint -Wwarning man/*.[0-9]

@@ -338,6 +338,10 @@ D=$T/disk
 mkdir -p "$D/git"
 cp "$DEB" "$D/factory.deb"
 cp "$here/guest.sh" "$D/guest.sh"
+# A client of the control socket's (regress/control), libbsd its one
+# library, as the package's: where the tests were built.
+[ -x "${O:-build}/regress/control/prog_ctlflood" ] &&
+    cp "${O:-build}/regress/control/prog_ctlflood" "$D/"
 git init -q -b main "$T/work"
 printf 'hello\n' >"$T/work/greeting"
 git -C "$T/work" add -A

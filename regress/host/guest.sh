@@ -383,6 +383,30 @@ else
 	notok "an agent's unbound listen never takes its service's port (factoryd is not running)"
 fi
 
+# --- a descriptor whose release waits, sent to the .ro socket by any
+# user: before 6.16 the kernel cannot refuse it (SO_PASSRIGHTS), and
+# the daemon lets it go.  A TCP socket set to linger a minute, with
+# data its peer never reads, holds the daemon a moment, not a minute.
+if [ -x "$H/prog_ctlflood" ] && daemon_up >/dev/null 2>&1; then
+	setpriv --reuid 65534 --regid 65534 --clear-groups \
+	    "$H/prog_ctlflood" linger /run/factoryd.sock.ro 60 \
+	    >"$W/linger" 2>&1 &
+	lp=$!
+	i=0
+	while ! grep -qE '^(sent|refused)$' "$W/linger" && [ $i -lt 100 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	t0=$(date +%s%N)
+	timeout 120 factoryctl status >/dev/null 2>&1
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	check "a user's lingering descriptor on the .ro socket holds the daemon a moment ($ms ms; $(tr '\n' ' ' <"$W/linger"))" \
+	    [ "$ms" -lt 10000 ]
+	journalctl -u factoryd --no-pager -o cat 2>&1 |
+	    grep 'sent a descriptor whose release' | tail -n 1 | diag
+	kill "$lp" 2>/dev/null
+	wait "$lp" 2>/dev/null
+fi
+
 # --- restart and stop: the daemon ends what it started, systemd
 # finds nothing left to kill.
 s=$(date +%s); sleep 1; s=$((s + 1))
