@@ -335,8 +335,15 @@ service_start(struct svcset *set, int i, char *err, size_t errlen)
 	set->nlive++;
 	if (set->netns == -1) {
 		snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)r->sb.pid);
+		/* Gone (ENOENT): its pid 1 exited, and took the link. */
 		if ((set->netns = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			if (errno == ENOENT)
+				snprintf(err, errlen, "service %s exited before "
+				    "it was ready, its network namespace with it",
+				    a->m->services[i].name);
+			else
+				snprintf(err, errlen, "%s: %s", path,
+				    strerror(errno));
 			return (-1);
 		}
 	}

@@ -155,7 +155,7 @@ write_manifest "$T/bind.yaml" "sleep 5" true "services:
 id=$(submit_wait "$T/bind.yaml" 120) || fail "E: no end"
 # Landlock's TCP rules refuse it where the kernel has them, the cgroup
 # bind rule everywhere (neither is downgraded here).
-check "E: a service listening on a port not its own dies" \
+check "E: a service listening on a port not its own dies ($(field "$id" state): $(field "$id" reason))" \
     reason_has "$id" "service web .*(before it was ready|while the agent ran)"
 write_manifest "$T/bindok.yaml" "sleep 3; echo x >src/x" true "services:
   web:
