@@ -1388,7 +1388,9 @@ m_printsetup(FILE *fp, const struct manifest_setup *s)
 
 	fprintf(fp, "setup:\n");
 	m_printlist(fp, "  ", "run", s->run);
-	m_printlist(fp, "  ", "inputs", s->inputs);
+	/* Optional, and never an empty list: none, no key. */
+	if (s->inputs[0] != NULL)
+		m_printlist(fp, "  ", "inputs", s->inputs);
 	m_printlist(fp, "  ", "outputs", s->outputs);
 	if (s->allow == NULL)
 		fprintf(fp, "  network: none\n");
