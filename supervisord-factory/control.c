@@ -126,6 +126,7 @@ static int			(*reload)(char *, size_t);
 static void	control_accept(int, short, void *);
 static void	control_norights(int);
 static void	control_guard_sig(int);
+static void	control_penalize(const struct ctl_conn *);
 
 #ifdef SO_PASSRIGHTS
 #define CTL_SO_PASSRIGHTS	SO_PASSRIGHTS
@@ -493,7 +494,11 @@ control_guard_sig(int sig)
 	guard_fired = 1;
 }
 
-/* The timer on (1) before a read or close of a client's, off (0) after. */
+/*
+ * The timer on (1) before a read or close of a client's, off (0)
+ * after; it repeats, so each of several releases in one region (the
+ * descriptors a message had queued) is cut short, not the first alone.
+ */
 static void
 control_guard(int on)
 {
@@ -503,6 +508,7 @@ control_guard(int on)
 	if (on) {
 		guard_fired = 0;
 		it.it_value.tv_usec = CTL_GUARD_MS * 1000;
+		it.it_interval = it.it_value;
 	}
 	(void)setitimer(ITIMER_REAL, &it, NULL);
 }
@@ -515,6 +521,17 @@ control_guarded_close(int s)
 	close(s);
 	control_guard(0);
 	return (guard_fired);
+}
+
+/*
+ * A descriptor c sent, which no request takes: closed under the guard,
+ * and c's user refused if it held us (control_penalize).
+ */
+static void
+control_drop_fd(struct ctl_conn *c, int fd)
+{
+	if (control_guarded_close(fd))
+		control_penalize(c);
 }
 
 /* Is owner refused for now, for holding us with a descriptor? */
@@ -537,10 +554,9 @@ control_penalize(const struct ctl_conn *c)
 	time_t	 now = time(NULL);
 	size_t	 i, slot = 0;
 
-	if (c->owner == 0) {
-		log_warnx("control: uid %u (user 0) sent a descriptor whose "
-		    "release held the daemon %dms", (unsigned)c->uid,
-		    CTL_GUARD_MS);
+	if (c->uid == 0) {
+		log_warnx("control: uid 0 sent a descriptor whose release "
+		    "held the daemon %dms", CTL_GUARD_MS);
 		return;
 	}
 	log_warnx("control: uid %u (user %u) sent a descriptor whose release "
@@ -557,6 +573,27 @@ control_penalize(const struct ctl_conn *c)
 	}
 	penalties[slot].owner = c->owner;
 	penalties[slot].until = now + CTL_PENALTY_S;
+}
+
+/*
+ * A connection not taken, closed under the guard.  What the client had
+ * queued goes with it, before we could know whose it was; if that held
+ * us, this listener stops accepting for CTL_PAUSE_S (not resumed by a
+ * connection closing, as control_pause's is), rather than pay again for
+ * the next one at once.
+ */
+static void
+control_refuse(struct ctl_listener *l, int s)
+{
+	struct timeval	 tv = { CTL_PAUSE_S, 0 };
+
+	if (!control_guarded_close(s))
+		return;
+	log_warnx("control: %s: a refused connection's queued descriptor "
+	    "held the daemon %dms: not accepting for %ds", l->path,
+	    CTL_GUARD_MS, CTL_PAUSE_S);
+	event_del(&l->ev);
+	evtimer_add(&l->pause, &tv);
 }
 
 static void
@@ -584,13 +621,13 @@ control_accept(int fd, short event, void *arg)
 		control_norights(s);
 	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
 		log_warn("control: SO_PEERCRED");
-		(void)control_guarded_close(s);
+		control_refuse(l, s);
 		return;
 	}
 	/* It takes descriptors of its own: out of them, as accept is. */
 	if (control_owner(s, &cred, &owner) == -1) {
 		if (errno == EMFILE || errno == ENFILE || errno == ENOMEM) {
-			(void)control_guarded_close(s);
+			control_refuse(l, s);
 			control_pause(l);
 			return;
 		}
@@ -600,7 +637,7 @@ control_accept(int fd, short event, void *arg)
 			    "its user namespace cannot be told", l->path,
 			    (unsigned)cred.uid);
 		}
-		(void)control_guarded_close(s);
+		control_refuse(l, s);
 		return;
 	}
 	if (l->paused) {
@@ -614,7 +651,7 @@ control_accept(int fd, short event, void *arg)
 			    "%u) refused: its descriptor held the daemon",
 			    l->path, (unsigned)cred.uid, (unsigned)owner);
 		}
-		(void)control_guarded_close(s);
+		control_refuse(l, s);
 		return;
 	}
 	if (!control_admit(l, cred.uid, owner)) {
@@ -627,12 +664,12 @@ control_accept(int fd, short event, void *arg)
 			    l->nconns, CTL_MAXCONNS, l->readonly ?
 			    CTL_RO_PERUID : CTL_RW_PERUID);
 		}
-		(void)control_guarded_close(s);
+		control_refuse(l, s);
 		return;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		log_warn("control");
-		(void)control_guarded_close(s);
+		control_refuse(l, s);
 		return;
 	}
 	c->id = conn_next++;
@@ -643,7 +680,7 @@ control_accept(int fd, short event, void *arg)
 	c->readonly = l->readonly;
 	if (imsgev_init(&c->iev, s, control_dispatch, c, FACTORY_MAXIMSG) ==
 	    -1) {
-		(void)control_guarded_close(s);
+		control_refuse(l, s);
 		free(c);
 		return;
 	}
@@ -800,10 +837,17 @@ control_requests(struct ctl_conn *c)
 			control_close(c);
 			return (-1);
 		}
-		/* Only IMAGE_IMPORT carries a descriptor. */
+		/*
+		 * Only IMAGE_IMPORT carries a descriptor, and only root's is
+		 * taken; another's goes here, under the guard, and the
+		 * handler refuses the import.
+		 */
+		if (h->type == IMSG_CTL_IMAGE_IMPORT && c->uid != 0 &&
+		    (n = imsg_get_fd(&imsg)) != -1)
+			control_drop_fd(c, n);
 		if (h->type != IMSG_CTL_IMAGE_IMPORT &&
 		    (n = imsg_get_fd(&imsg)) != -1) {
-			close(n);
+			control_drop_fd(c, n);
 			log_warnx("control: descriptor with request %u from "
 			    "uid %u, closing", h->type, (unsigned)c->uid);
 			imsg_free(&imsg);

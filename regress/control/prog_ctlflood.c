@@ -23,6 +23,9 @@
  *				    own copy, then the connection, so the
  *				    daemon's is the last; keeps that peer
  *				    SECS; prints "sent" or "refused"
+ *	lingerreq SOCK SECS	    the same, but the request is sent whole
+ *				    and the connection kept: the daemon
+ *				    drops the descriptor as the request's
  *	slowread SOCK TYPE ID CHUNK MS SECS
  *				    TYPE (show or receipts) of attempt ID,
  *				    then read CHUNK bytes every MS
@@ -313,7 +316,7 @@ withfds(const char *path, uint32_t type, int nfds)
  * it lingers secs with data queued that its peer, ours, never reads.
  */
 static int
-linger(const char *path, int secs)
+linger(const char *path, int secs, int whole)
 {
 	struct sockaddr_in	 sin;
 	struct linger		 lg = { 1, secs };
@@ -379,7 +382,12 @@ linger(const char *path, int secs)
 	}
 	/* The daemon's copy is the last one now, its release the wait. */
 	close(t);
-	close(s);
+	if (whole) {
+		if (write(s, (char *)&h + 1, sizeof(h) - 1) !=
+		    (ssize_t)sizeof(h) - 1)
+			err(2, "write");
+	} else
+		close(s);
 	printf("sent\n");
 	fflush(stdout);
 	sleep(secs);
@@ -669,7 +677,9 @@ main(int argc, char *argv[])
 	if (argc == 3 && strcmp(argv[1], "manyfds") == 0)
 		return (withfds(argv[2], IMSG_CTL_SHELL_FD, 64));
 	if (argc == 4 && strcmp(argv[1], "linger") == 0)
-		return (linger(argv[2], atoi(argv[3])));
+		return (linger(argv[2], atoi(argv[3]), 0));
+	if (argc == 4 && strcmp(argv[1], "lingerreq") == 0)
+		return (linger(argv[2], atoi(argv[3]), 1));
 	if (argc == 8 && strcmp(argv[1], "slowread") == 0)
 		return (slowread(argv[2], argv[3], argv[4], atoi(argv[5]),
 		    atoi(argv[6]), atoi(argv[7])));
@@ -681,7 +691,8 @@ main(int argc, char *argv[])
 	if (argc == 5 && strcmp(argv[1], "submitgone") == 0)
 		return (submitgone(argv[2], argv[3], atoi(argv[4])));
 	fprintf(stderr, "usage: prog_ctlflood flood|conns|idle|slowloris|"
-	    "hugelen|fdpass|manyfds|linger|slowread|userns|connectexit|"
+	    "hugelen|fdpass|manyfds|linger|lingerreq|slowread|userns|"
+	    "connectexit|"
 	    "submitgone "
 	    "SOCK ...\n");
 	return (2);

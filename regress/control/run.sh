@@ -216,6 +216,15 @@ check "that member is refused for a while after" \
 check "another member is served meanwhile" \
     setpriv --reuid 64792 --regid 64790 --clear-groups \
     "$O/factoryctl" -s "$SOCK" status
+# The same descriptor riding a whole request, the connection kept: the
+# daemon drops it as the request's, under the same bound.
+"$F" lingerreq "$SOCK" 60 >"$T/linger.req" &
+BGPIDS="$BGPIDS $!"
+sent "$T/linger.req" || notok "linger: the request's descriptor was not sent"
+t0=$(date +%s%N)
+ctl status >/dev/null
+check "a lingering descriptor with a whole request holds the daemon a moment ($(ms $t0) ms)" \
+    [ "$(ms $t0)" -lt 10000 ]
 stop_bg
 fds=$(nfds)
 check "no descriptor leaked to factoryd ($fds)" [ "$fds" -lt 60 ]

@@ -198,11 +198,13 @@ cgdirs() {	# glob of ids
 # sample reads the directories one after another, and under load that
 # takes long enough for an agent's run to end and its validation run
 # to begin between two reads: seen so, both were live, but not at
-# once.  A directory's sandbox is live once, from its spawn to its
-# end, so a sighting that is still live when read again after the
+# once.  That is one host's agent and validation run, one after the
+# other: sightings of an id on two hosts are a double as they are.
+# On one host, a directory's sandbox is live once, from its spawn to
+# its end, so a sighting that is still live when read again after the
 # last sighting of that id was, was live at that one's instant: that
-# is a double.  Sightings that were not are kept as "near", not
-# counted.
+# is a double.  One host's sightings that were not are kept as "near",
+# not counted.
 live() {	# dir
 	grep -q '^populated 1' "$1/cgroup.events" 2>/dev/null &&
 	    ! grep -q '^frozen 1' "$1/cgroup.events" 2>/dev/null
@@ -221,6 +223,12 @@ sampler() {
 		    END { for (i in n) if (n[i] > 1) print i, s[i] }' \
 		    "$T/sample" | while read -r _i _paths; do
 			set -- $_paths
+			_hosts=$(for _p in "$@"; do dirname "$_p"; done |
+			    sort -u | wc -l)
+			if [ "$_hosts" -gt 1 ]; then
+				echo "double $_i $_paths"
+				continue
+			fi
 			_both=""
 			while [ $# -gt 1 ]; do
 				live "$1" && _both="$_both $1"
