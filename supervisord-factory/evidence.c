@@ -51,6 +51,8 @@
  * operator attaches a screenshot or two at a time; 8 hold 64 MiB.
  */
 #define EVIDENCE_UPLOADS	8
+/* Of them, one user's (root's: any), so one cannot take them all. */
+#define EVIDENCE_UPLOADS_USER	2
 
 /* An upload on its way: its connection's (ctl_conn upload). */
 struct ev_upload {
@@ -78,6 +80,20 @@ struct ev_upload {
  */
 static uint64_t	ev_held;
 static int	ev_uploads;
+
+/* The uploads in progress of user owner's connections. */
+static int
+ev_uploads_of(uid_t owner)
+{
+	struct ctl_conn	*c;
+	int		 n = 0;
+
+	TAILQ_FOREACH(c, &env->ctl_conns, entry)
+		if (c->owner == owner && c->upload != NULL &&
+		    c->upload->fd != -1)
+			n++;
+	return (n);
+}
 
 /* The attachment of that name, already in a's receipts: 1, else 0. */
 static int
@@ -338,6 +354,12 @@ evidence_begin(struct ctl_conn *c, struct imsg *imsg)
 	if (ev_uploads >= EVIDENCE_UPLOADS) {
 		ev_refuse(up, "%s: %s: %d uploads in progress, at most %d at "
 		    "once", up->id, up->name, ev_uploads, EVIDENCE_UPLOADS);
+		return;
+	}
+	if (c->uid != 0 && ev_uploads_of(c->owner) >= EVIDENCE_UPLOADS_USER) {
+		ev_refuse(up, "%s: %s: user %u has %d uploads in progress, at "
+		    "most %d at once", up->id, up->name, (unsigned)c->owner,
+		    EVIDENCE_UPLOADS_USER, EVIDENCE_UPLOADS_USER);
 		return;
 	}
 	if ((dfd = ev_dir(a, why, sizeof(why))) == -1 ||

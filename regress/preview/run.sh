@@ -329,8 +329,8 @@ check "attach: a refused file is not stored" \
 # each sent ATTACH and some DATA, held until killed.  hold NAME N BYTES
 # is true once the daemon took all of them.
 hold() {
-	"$O/regress/preview/prog_attach" "$SOCK" "$B" "$1" "$2" "$3" \
-	    >"$T/hold.out" 2>&1 &
+	$HOLD_AS "$O/regress/preview/prog_attach" "$SOCK" "$B" "$1" "$2" \
+	    "$3" >"$T/hold.out" 2>&1 &
 	HOLD=$!
 	i=0
 	while [ $i -lt 300 ] && ! grep -qx "held $2" "$T/hold.out"; do
@@ -409,11 +409,24 @@ check "attach: 8 uploads in progress: a ninth is refused" \
     -n ninth "$B" "$T/later"
 unhold
 check "attach: the eight gone, the ninth is taken" attach_soon ninth
+
+# One user holds at most two of them (root any): another user, let in
+# by the read-write socket's group, cannot take all eight.
+chgrp 73190 "$SOCK"
+HOLD_AS="setpriv --reuid 73191 --regid 73190 --clear-groups"
+hold mine 2 0 || notok "attach: a user's two uploads begun and held"
+check "attach: a user's two in progress: its third is refused" \
+    sh -c "setpriv --reuid 73191 --regid 73190 --clear-groups \
+    '$O/factoryctl' -s '$SOCK' attach -n third '$B' /etc/passwd 2>&1 |
+    grep -q ': third: user 73191 has 2 uploads in progress, at most 2 at once\$'"
+check "attach: meanwhile root attaches" attach_soon rootwhile
+unhold
+HOLD_AS=""
 rm -f "$T/evidence.df"
 check "attach: no upload left an unnamed file open" tmpfiles_gone
 check "attach: of the held uploads, no file is kept" \
     test "$(ls -A "$T/state/evidence/$B" | sort | tr '\n' ' ')" = \
-    "dropped fourth ninth screenshot "
+    "dropped fourth ninth rootwhile screenshot "
 # An ended attempt takes evidence too, at most 16 files of it; a text
 # is text, other bytes data.
 i=1
