@@ -108,12 +108,16 @@ static uint32_t			 conn_next = 1;
  * ours was the last reference the release runs here: a TCP socket set
  * to linger with unsent data waits out its linger time, an hour if it
  * likes, and the whole daemon with it.  Before Linux 6.16 (no
- * SO_PASSRIGHTS) any user may send one to the .ro socket.  Each read
- * and close of a client's connection runs under a one-shot timer whose
+ * SO_PASSRIGHTS) any user may send one to the .ro socket.  Each read,
+ * request and close of a client's connection runs under a timer whose
  * signal ends such a wait (the kernel's waits in a close are
- * interruptible) after CTL_GUARD_MS; a client that sent descriptors
+ * interruptible) every CTL_GUARD_MS; a client that sent descriptors
  * and held us that long is closed, and its user refused for
- * CTL_PENALTY_S.  Root is always served.
+ * CTL_PENALTY_S (root, uid 0, never is); a listener whose refused
+ * connection did so pauses (control_refuse).  Not bounded: a FUSE
+ * file's flush, which waits uninterruptibly once interrupted; only the
+ * rw socket installs a client's descriptors.  A control process of
+ * its own, taking such waits instead of us, would be the whole fix.
  */
 static volatile sig_atomic_t	 guard_fired;
 static struct {

@@ -267,26 +267,23 @@ hugelen(const char *path)
 	return (0);
 }
 
-/* One request with nfds descriptors (of /dev/null) attached. */
-static int
-withfds(const char *path, uint32_t type, int nfds)
+/*
+ * len bytes of a request's header h (marked as carrying one) with nfds
+ * copies of fd: what sendmsg(2) returns.
+ */
+static ssize_t
+sendfds(int s, struct imsg_hdr *h, size_t len, int fd, int nfds)
 {
-	struct imsg_hdr	 h;
 	struct msghdr	 msg;
 	struct iovec	 iov;
 	struct cmsghdr	*cmsg;
 	char		*cbuf;
 	ssize_t		 n;
-	int		 s, i, fd;
+	int		 i;
 
-	if ((s = dial(path, 0)) == -1)
-		err(2, "%s", path);
-	if ((fd = open("/dev/null", O_RDONLY)) == -1)
-		err(2, "/dev/null");
-	header(&h, type, sizeof(h));
-	h.len |= 0x80000000U;
-	iov.iov_base = &h;
-	iov.iov_len = sizeof(h);
+	h->len |= 0x80000000U;
+	iov.iov_base = h;
+	iov.iov_len = len;
 	memset(&msg, 0, sizeof(msg));
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
@@ -300,8 +297,27 @@ withfds(const char *path, uint32_t type, int nfds)
 	cmsg->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
 	for (i = 0; i < nfds; i++)
 		memcpy(CMSG_DATA(cmsg) + i * sizeof(int), &fd, sizeof(int));
+	n = sendmsg(s, &msg, MSG_NOSIGNAL);
+	free(cbuf);
+	return (n);
+}
+
+/* One request with nfds descriptors (of /dev/null) attached. */
+static int
+withfds(const char *path, uint32_t type, int nfds)
+{
+	struct imsg_hdr	 h;
+	ssize_t		 n;
+	int		 s, fd;
+
+	if ((s = dial(path, 0)) == -1)
+		err(2, "%s", path);
+	if ((fd = open("/dev/null", O_RDONLY)) == -1)
+		err(2, "/dev/null");
+	header(&h, type, sizeof(h));
 	/* SO_PASSRIGHTS 0 on the receiving side (Linux 6.16): EPERM. */
-	if ((n = sendmsg(s, &msg, MSG_NOSIGNAL)) == -1 && errno == EPERM) {
+	if ((n = sendfds(s, &h, sizeof(h), fd, nfds)) == -1 &&
+	    errno == EPERM) {
 		printf("refused\n");
 		return (0);
 	}
@@ -321,13 +337,6 @@ linger(const char *path, int secs, int whole)
 	struct sockaddr_in	 sin;
 	struct linger		 lg = { 1, secs };
 	struct imsg_hdr		 h;
-	struct msghdr		 msg;
-	struct iovec		 iov;
-	struct cmsghdr		*cmsg;
-	union {
-		struct cmsghdr	 hdr;
-		char		 buf[CMSG_SPACE(sizeof(int))];
-	}			 cbuf;
 	socklen_t		 sl = sizeof(sin);
 	char			 data[65536];
 	int			 l, t, s, small = 4096;
@@ -360,21 +369,7 @@ linger(const char *path, int secs, int whole)
 	 * last one; the connection's close then makes the daemon's so.
 	 */
 	header(&h, IMSG_CTL_STATUS, sizeof(h));
-	h.len |= 0x80000000U;
-	iov.iov_base = &h;
-	iov.iov_len = 1;
-	memset(&msg, 0, sizeof(msg));
-	memset(&cbuf, 0, sizeof(cbuf));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cbuf.buf;
-	msg.msg_controllen = sizeof(cbuf.buf);
-	cmsg = CMSG_FIRSTHDR(&msg);
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &t, sizeof(int));
-	if (sendmsg(s, &msg, MSG_NOSIGNAL) == -1) {
+	if (sendfds(s, &h, 1, t, 1) == -1) {
 		if (errno != EPERM)
 			err(2, "sendmsg");
 		printf("refused\n");
