@@ -485,9 +485,12 @@ imsgbuf_read(struct imsgbuf *imsgbuf)
 	r->wpos += n;
 	/*
 	 * A refused descriptor fails the next read or get, not this one:
-	 * the bytes did arrive.  A lost one (MSG_CTRUNC) fails now.
+	 * the bytes did arrive.  So does one a channel without descriptors
+	 * gave no room (MSG_CTRUNC there); a lost one, on a channel that
+	 * takes them, fails now.
 	 */
-	if (rbuf_cmsgs(imsgbuf, &msg) == -1 && (msg.msg_flags & MSG_CTRUNC)) {
+	if (rbuf_cmsgs(imsgbuf, &msg) == -1 && (msg.msg_flags & MSG_CTRUNC) &&
+	    (imsgbuf->flags & IMSGF_HASFD)) {
 		errno = r->error;
 		return (-1);
 	}
