@@ -81,7 +81,7 @@ struct ev_upload {
 static uint64_t	ev_held;
 static int	ev_uploads;
 
-/* The uploads in progress of user owner's connections. */
+/* The uploads in progress of user owner's connections, but root's. */
 static int
 ev_uploads_of(uid_t owner)
 {
@@ -89,7 +89,7 @@ ev_uploads_of(uid_t owner)
 	int		 n = 0;
 
 	TAILQ_FOREACH(c, &env->ctl_conns, entry)
-		if (c->owner == owner && c->upload != NULL &&
+		if (c->owner == owner && c->uid != 0 && c->upload != NULL &&
 		    c->upload->fd != -1)
 			n++;
 	return (n);
@@ -327,7 +327,7 @@ evidence_begin(struct ctl_conn *c, struct imsg *imsg)
 	struct ev_upload	*up;
 	struct attempt		*a;
 	char			 why[256];
-	int			 dfd;
+	int			 dfd, n;
 
 	evidence_gone(c);	/* an upload not ended is dropped */
 	if ((up = calloc(1, sizeof(*up))) == NULL) {
@@ -356,10 +356,11 @@ evidence_begin(struct ctl_conn *c, struct imsg *imsg)
 		    "once", up->id, up->name, ev_uploads, EVIDENCE_UPLOADS);
 		return;
 	}
-	if (c->uid != 0 && ev_uploads_of(c->owner) >= EVIDENCE_UPLOADS_USER) {
+	if (c->uid != 0 && (n = ev_uploads_of(c->owner)) >=
+	    EVIDENCE_UPLOADS_USER) {
 		ev_refuse(up, "%s: %s: user %u has %d uploads in progress, at "
-		    "most %d at once", up->id, up->name, (unsigned)c->owner,
-		    EVIDENCE_UPLOADS_USER, EVIDENCE_UPLOADS_USER);
+		    "most %d at once", up->id, up->name, (unsigned)c->owner, n,
+		    EVIDENCE_UPLOADS_USER);
 		return;
 	}
 	if ((dfd = ev_dir(a, why, sizeof(why))) == -1 ||
